@@ -1,0 +1,3 @@
+from lbctl.cli.app import main
+
+main()

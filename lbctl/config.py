@@ -1,0 +1,407 @@
+"""Pulsar's load-balancer settings, declared once, and how their values are resolved.
+
+Each :class:`Setting` mirrors a field of ``org.apache.pulsar.broker.ServiceConfiguration``
+(category "Load Balancer" and a few namespace ones): Pulsar's exact name, its Java type, unit and
+default. Values resolve with this precedence (highest first)::
+
+    --set key=value   >   --broker-conf FILE (broker.conf)   >   the snapshot's "config"   >   default
+
+Unknown keys are errors that suggest the closest known name; values are parsed like Pulsar's
+``PulsarConfigurationLoader`` (``true``/``false``, numbers, comma-separated lists).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lbctl.errors import ConfigError, UsageError
+
+IMPL = "org.apache.pulsar.broker.loadbalance.impl."
+MB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One ``ServiceConfiguration`` field: name, Java type, default, unit and what it does."""
+
+    name: str
+    type: str  # "boolean" | "int" | "long" | "double" | "string" | "list"
+    default: Any
+    unit: str
+    doc: str
+    deprecated_by: str | None = None
+
+    def parse(self, raw: Any) -> Any:
+        """Convert a value from a file or the command line to this setting's type."""
+        try:
+            return _PARSERS[self.type](raw)
+        except (ValueError, TypeError):
+            raise ConfigError(
+                f"setting {self.name}: expected {_TYPE_WORDS[self.type]}, got {raw!r}"
+            ) from None
+
+
+def _bool(raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
+        return raw.strip().lower() == "true"
+    raise ValueError(raw)
+
+
+def _int(raw: Any) -> int:
+    if isinstance(raw, bool):
+        raise TypeError(raw)
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float) and raw.is_integer():
+        return int(raw)
+    if isinstance(raw, str):
+        return int(raw.strip())
+    raise TypeError(raw)
+
+
+def _double(raw: Any) -> float:
+    if isinstance(raw, bool):
+        raise TypeError(raw)
+    if isinstance(raw, int | float | str):
+        value = float(raw.strip() if isinstance(raw, str) else raw)
+        if not math.isfinite(value):
+            raise ValueError(raw)
+        return value
+    raise TypeError(raw)
+
+
+def _string(raw: Any) -> str:
+    if isinstance(raw, str):
+        return raw.strip()
+    raise TypeError(raw)
+
+
+def _list(raw: Any) -> tuple[str, ...]:
+    if isinstance(raw, list | tuple | set | frozenset):
+        return tuple(str(x).strip() for x in raw if str(x).strip())
+    if isinstance(raw, str):
+        text = raw.strip()
+        if text.startswith("[") and text.endswith("]"):  # runtime config prints sets as [a, b]
+            text = text[1:-1]
+        return tuple(x.strip() for x in text.split(",") if x.strip())
+    raise TypeError(raw)
+
+
+_PARSERS = {
+    "boolean": _bool,
+    "int": _int,
+    "long": _int,
+    "double": _double,
+    "string": _string,
+    "list": _list,
+}
+_TYPE_WORDS = {
+    "boolean": "true or false",
+    "int": "an integer",
+    "long": "an integer",
+    "double": "a finite number",
+    "string": "a string",
+    "list": "a comma-separated list",
+}
+
+_SPLIT_ALGORITHMS = (
+    "range_equally_divide",
+    "topic_count_equally_divide",
+    "specified_positions_divide",
+    "flow_or_qps_equally_divide",
+)
+
+SETTINGS: tuple[Setting, ...] = (
+    # --- the load manager and its cycle ---------------------------------------------------
+    Setting("loadBalancerEnabled", "boolean", True, "", "Enable the load balancer."),
+    Setting("loadManagerClassName", "string", IMPL + "ModularLoadManagerImpl", "",
+            "Load manager implementation (modular or extensible)."),
+    Setting("loadBalancerSheddingEnabled", "boolean", True, "", "Enable load shedding."),
+    Setting("loadBalancerSheddingIntervalMinutes", "int", 1, "minutes",
+            "Interval between load-shedding cycles."),
+    Setting("loadBalancerSheddingGracePeriodMinutes", "long", 30, "minutes",
+            "A bundle unloaded less than this long ago is not shed again."),
+    Setting("loadBalancerSheddingExcludedNamespaces", "list", (), "",
+            "Namespaces never shed; their bundles are placed round-robin."),
+    Setting("loadBalancerLoadSheddingStrategy", "string", IMPL + "ThresholdShedder", "",
+            "Shedding strategy class of the modular load manager."),
+    Setting("loadBalancerLoadPlacementStrategy", "string", IMPL + "LeastLongTermMessageRate", "",
+            "Placement strategy class of the modular load manager."),
+    Setting("loadBalancerReportUpdateThresholdPercentage", "int", 10, "percent",
+            "A broker rewrites its load report when a figure changed by more than this."),
+    Setting("loadBalancerReportUpdateMaxIntervalMinutes", "int", 15, "minutes",
+            "A broker rewrites its load report at least this often."),
+    Setting("loadBalancerMaxNumberOfBundlesInBundleLoadReport", "int", 10, "bundles",
+            "Top bundles per broker persisted as bundle data (<= 0: all)."),
+    # --- placement filters -------------------------------------------------------------------
+    Setting("loadBalancerDistributeBundlesEvenlyEnabled", "boolean", True, "",
+            "Before placement keep only the brokers owning the fewest bundles of the namespace."),
+    Setting("loadBalancerBrokerMaxTopics", "int", 50000, "topics",
+            "Brokers with more topics are not candidates for placement."),
+    Setting("loadBalancerBrokerOverloadedThresholdPercentage", "int", 85, "percent",
+            "Usage above which a broker is overloaded (OverloadShedder, placement)."),
+    # --- resource weights --------------------------------------------------------------------
+    Setting("loadBalancerCPUResourceWeight", "double", 1.0, "",
+            "Weight of CPU usage in the weighted max resource usage."),
+    Setting("loadBalancerMemoryResourceWeight", "double", 0.0, "",
+            "Weight of JVM heap usage (deprecated 5-argument usage only).",
+            deprecated_by="loadBalancerDirectMemoryResourceWeight"),
+    Setting("loadBalancerDirectMemoryResourceWeight", "double", 0.0, "",
+            "Weight of direct memory usage in the weighted max resource usage."),
+    Setting("loadBalancerBandwidthInResourceWeight", "double", 1.0, "",
+            "Weight of inbound bandwidth usage in the weighted max resource usage."),
+    Setting("loadBalancerBandwidthOutResourceWeight", "double", 1.0, "",
+            "Weight of outbound bandwidth usage in the weighted max resource usage."),
+    Setting("loadBalancerBandwithInResourceWeight", "double", 1.0, "",
+            "Deprecated misspelt key, read when loadBalancerBandwidthInResourceWeight is 1.0.",
+            deprecated_by="loadBalancerBandwidthInResourceWeight"),
+    Setting("loadBalancerBandwithOutResourceWeight", "double", 1.0, "",
+            "Deprecated misspelt key, read when loadBalancerBandwidthOutResourceWeight is 1.0.",
+            deprecated_by="loadBalancerBandwidthOutResourceWeight"),
+    Setting("loadBalancerHistoryResourcePercentage", "double", 0.9, "fraction",
+            "Weight of history in the usage average (ThresholdShedder, LeastResourceUsageWithWeight)."),
+    # --- ThresholdShedder ---------------------------------------------------------------------
+    Setting("loadBalancerBrokerThresholdShedderPercentage", "int", 10, "percent",
+            "ThresholdShedder sheds brokers this far above the average usage."),
+    Setting("loadBalancerBundleUnloadMinThroughputThreshold", "double", 10.0, "MB",
+            "ThresholdShedder does not shed a broker for less than this throughput."),
+    Setting("lowerBoundarySheddingEnabled", "boolean", False, "",
+            "ThresholdShedder also sheds when some broker is far below the average."),
+    # --- LeastResourceUsageWithWeight ---------------------------------------------------------
+    Setting("loadBalancerAverageResourceUsageDifferenceThresholdPercentage", "int", 10, "percent",
+            "Placement prefers brokers this far below the candidates' mean usage."),
+    # --- UniformLoadShedder / AvgShedder ------------------------------------------------------
+    Setting("loadBalancerMsgRateDifferenceShedderThreshold", "double", 50.0, "percent",
+            "UniformLoadShedder: message-rate difference between max and min broker."),
+    Setting("loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold", "double", 4.0, "ratio",
+            "UniformLoadShedder: throughput ratio between max and min broker."),
+    Setting("maxUnloadPercentage", "double", 0.2, "fraction",
+            "Fraction of the difference between two brokers to move."),
+    Setting("minUnloadMessage", "long", 1000, "msg/s",
+            "Do not unload for a message-rate difference below this."),
+    Setting("minUnloadMessageThroughput", "long", 1048576, "bytes/s",
+            "Do not unload for a throughput difference below this."),
+    Setting("maxUnloadBundleNumPerShedding", "int", -1, "bundles",
+            "UniformLoadShedder: bundles unloaded per cycle (-1: no limit)."),
+    Setting("loadBalancerAvgShedderLowThreshold", "double", 15.0, "percent",
+            "AvgShedder: score gap that counts towards the low hit count."),
+    Setting("loadBalancerAvgShedderHighThreshold", "double", 40.0, "percent",
+            "AvgShedder: score gap that counts towards the high hit count."),
+    Setting("loadBalancerAvgShedderHitCountLowThreshold", "int", 8, "cycles",
+            "AvgShedder: consecutive low-gap hits before shedding."),
+    Setting("loadBalancerAvgShedderHitCountHighThreshold", "int", 2, "cycles",
+            "AvgShedder: consecutive high-gap hits before shedding."),
+    Setting("atLeastOneBundleSelected", "boolean", True, "",
+            "Select at least one bundle when shedding (declared by Pulsar; no reader found)."),
+    # --- bundle split -------------------------------------------------------------------------
+    Setting("loadBalancerAutoBundleSplitEnabled", "boolean", True, "", "Split hot bundles automatically."),
+    Setting("loadBalancerAutoUnloadSplitBundlesEnabled", "boolean", True, "",
+            "Unload the children of an automatic split."),
+    Setting("loadBalancerNamespaceBundleMaxTopics", "int", 1000, "topics",
+            "Split a bundle with more topics."),
+    Setting("loadBalancerNamespaceBundleMaxSessions", "int", 1000, "sessions",
+            "Split a bundle with more producers + consumers (<= 0 disables)."),
+    Setting("loadBalancerNamespaceBundleMaxMsgRate", "int", 30000, "msg/s",
+            "Split a bundle with a higher long-term message rate."),
+    Setting("loadBalancerNamespaceBundleMaxBandwidthMbytes", "int", 100, "MB/s",
+            "Split a bundle with a higher long-term throughput."),
+    Setting("loadBalancerNamespaceMaximumBundles", "int", 128, "bundles",
+            "No automatic split beyond this many bundles in a namespace."),
+    Setting("flowOrQpsDifferenceThresholdPercentage", "int", 10, "percent",
+            "flow_or_qps_equally_divide: margin over the bundle limits."),
+    Setting("defaultNamespaceBundleSplitAlgorithm", "string", "range_equally_divide", "",
+            "Split algorithm used when none is given."),
+    Setting("supportedNamespaceBundleSplitAlgorithms", "list", _SPLIT_ALGORITHMS, "",
+            "Split algorithms the broker accepts."),
+    Setting("defaultNumberOfNamespaceBundles", "int", 4, "bundles", "Bundles of a new namespace."),
+    Setting("topicBundleAssignmentStrategy", "string",
+            "org.apache.pulsar.common.naming.ConsistentHashingTopicBundleAssigner", "",
+            "How topics map to bundles (CRC-32 of the full name)."),
+)
+
+SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+
+
+def closest(name: str, choices: Iterable[str]) -> str | None:
+    """The closest valid name, for "did you mean …?" messages."""
+    choices = list(choices)
+    lowered = {c.lower(): c for c in choices}
+    if name.lower() in lowered:
+        return lowered[name.lower()]
+    match = difflib.get_close_matches(name, choices, n=1, cutoff=0.5)
+    return match[0] if match else None
+
+
+def unknown_setting(name: str) -> UsageError:
+    hint = closest(name, SETTINGS_BY_NAME)
+    suffix = f" (did you mean {hint}?)" if hint else ""
+    return UsageError(f"unknown setting {name!r}{suffix}")
+
+
+class Settings(Mapping[str, Any]):
+    """Resolved settings. Reading one records its name, so a plan can list what it read."""
+
+    __slots__ = ("_origin", "_read", "_values")
+
+    def __init__(self, values: Mapping[str, Any], origin: Mapping[str, str] | None = None):
+        self._values = {s.name: s.default for s in SETTINGS}
+        self._values.update(values)
+        self._origin = dict(origin or {})
+        self._read: set[str] = set()
+
+    @classmethod
+    def defaults(cls) -> Settings:
+        return cls({})
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._values:
+            raise unknown_setting(key)
+        self._read.add(key)
+        return self._values[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def with_values(self, **overrides: Any) -> Settings:
+        """A copy with some values replaced (for tests and `--set`)."""
+        for k in overrides:
+            if k not in SETTINGS_BY_NAME:
+                raise unknown_setting(k)
+        values = dict(self._values)
+        values.update({k: SETTINGS_BY_NAME[k].parse(v) for k, v in overrides.items()})
+        origin = dict(self._origin)
+        origin.update({k: "override" for k in overrides})
+        return Settings(values, origin)
+
+    def origin(self, key: str) -> str:
+        """Where the value came from: default, snapshot, broker.conf or --set."""
+        return self._origin.get(key, "default")
+
+    def read_values(self) -> dict[str, Any]:
+        """Every setting read so far, with its value, in declaration order."""
+        return {s.name: _plain(self._values[s.name]) for s in SETTINGS if s.name in self._read}
+
+    # --- derived values that Pulsar computes from several keys --------------------------------
+    def bandwidth_in_weight(self) -> float:
+        """``getLoadBalancerBandwidthInResourceWeight()``: the new key unless it is 1.0, then the
+        deprecated ``…BandwithIn…`` key unless that is 1.0, else 1.0."""
+        return _weight(self, "loadBalancerBandwidthInResourceWeight",
+                       "loadBalancerBandwithInResourceWeight")
+
+    def bandwidth_out_weight(self) -> float:
+        return _weight(self, "loadBalancerBandwidthOutResourceWeight",
+                       "loadBalancerBandwithOutResourceWeight")
+
+    def weights4(self) -> tuple[float, float, float, float]:
+        """(cpu, directMemory, bandwidthIn, bandwidthOut) for ``getMaxResourceUsageWithWeight``."""
+        return (
+            float(self["loadBalancerCPUResourceWeight"]),
+            float(self["loadBalancerDirectMemoryResourceWeight"]),
+            self.bandwidth_in_weight(),
+            self.bandwidth_out_weight(),
+        )
+
+    def memory_weight(self) -> float:
+        return float(self["loadBalancerMemoryResourceWeight"])
+
+
+def _weight(settings: Settings, key: str, deprecated: str) -> float:
+    value = float(settings[key])
+    if value != 1.0:
+        return value
+    old = float(settings[deprecated])
+    return old if old != 1.0 else 1.0
+
+
+def _plain(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v
+
+
+def parse_assignments(items: Iterable[str]) -> dict[str, str]:
+    """``--set key=value`` items → dict; malformed items are usage errors."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UsageError(f"--set expects key=value, got {item!r}")
+        out[key] = value.strip()
+    return out
+
+
+def read_broker_conf(path: Path) -> dict[str, str]:
+    """Read a Pulsar ``broker.conf`` (Java properties): ``key=value`` lines, ``#`` comments.
+
+    Keys that are not load-balancer settings lbctl knows are ignored: a broker.conf holds hundreds
+    of unrelated settings.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except IsADirectoryError:
+        raise ConfigError(f"{path}: is a directory, expected a broker.conf file") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read broker.conf ({e.strerror})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not a text file") from None
+    values: dict[str, str] = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        sep_at = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
+        if sep_at < 0:
+            continue
+        key, value = line[:sep_at].strip(), line[sep_at + 1 :].strip()
+        if key in SETTINGS_BY_NAME:
+            values[key] = value
+    return values
+
+
+def resolve(
+    snapshot_config: Mapping[str, Any] | None = None,
+    broker_conf: Mapping[str, str] | None = None,
+    overrides: Mapping[str, str] | None = None,
+    *,
+    source_names: tuple[str, str] = ("snapshot", "broker.conf"),
+) -> Settings:
+    """Merge the layers: overrides > broker.conf > snapshot config > Pulsar's defaults.
+
+    Unknown keys in a snapshot's ``config`` are ignored (brokers report every setting they have);
+    unknown keys in ``--set`` are errors that suggest the closest name.
+    """
+    values: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for layer, label, strict in (
+        (snapshot_config or {}, source_names[0], False),
+        (broker_conf or {}, source_names[1], False),
+        (overrides or {}, "--set", True),
+    ):
+        for key, raw in layer.items():
+            setting = SETTINGS_BY_NAME.get(key)
+            if setting is None:
+                if strict:
+                    raise unknown_setting(key)
+                continue
+            if raw is None:
+                continue
+            try:
+                values[key] = setting.parse(raw)
+            except ConfigError as e:
+                raise ConfigError(f"{label}: {e}") from None
+            origin[key] = label
+    return Settings(values, origin)
+
+
+def describe(setting: Setting) -> str:
+    unit = f" {setting.unit}" if setting.unit else ""
+    return f"{setting.name} = {_plain(setting.default)}{unit}"

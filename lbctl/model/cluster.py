@@ -1,0 +1,110 @@
+"""An immutable picture of one cluster at one moment (what a snapshot v1 file holds)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import Any
+
+from lbctl.model.bundle import BundleName, locate, namespace_of, topic_hash, topic_namespace
+from lbctl.model.load import BundleData, LocalBrokerData, NamespaceBundleStats
+
+MODULAR = "modular"
+EXTENSIBLE = "extensible"
+
+
+def _frozen(m: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(m or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class TopicStats:
+    """A topic's rates (``/admin/v2/broker-stats/topics`` or per-topic stats)."""
+
+    msgRateIn: float = 0.0
+    msgRateOut: float = 0.0
+    msgThroughputIn: float = 0.0
+    msgThroughputOut: float = 0.0
+    producerCount: int = 0
+    consumerCount: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterState:
+    """Brokers, their load reports and bundles, the namespaces' boundaries and recent history.
+
+    ``brokers`` and every other mapping keep the order of the source (the snapshot file); strategies
+    that need Java's iteration order ask :mod:`lbctl.model.javaorder` for it.
+    """
+
+    cluster: str
+    captured_at: int  # epoch milliseconds
+    brokers: Mapping[str, LocalBrokerData]
+    load_manager: str = MODULAR
+    config: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))
+    bundle_data: Mapping[str, BundleData] | None = None
+    namespaces: Mapping[str, tuple[int, ...]] = field(default_factory=lambda: _frozen(None))
+    topics: Mapping[str, TopicStats] = field(default_factory=lambda: _frozen(None))
+    recently_unloaded: Mapping[str, int] = field(default_factory=lambda: _frozen(None))
+    #: extensible load manager parts, kept as Pulsar's JSON until their issue models them
+    broker_load_data: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))
+    top_bundles_load_data: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))
+    recently_unloaded_brokers: Mapping[str, int] = field(default_factory=lambda: _frozen(None))
+    source: str = ""
+
+    @property
+    def captured_at_iso(self) -> str:
+        return iso_time(self.captured_at)
+
+    def owners(self) -> dict[str, str]:
+        """Full bundle name → owning broker, from each broker's ``lastStats`` and ``bundles``."""
+        owner: dict[str, str] = {}
+        for broker, data in self.brokers.items():
+            for b in data.lastStats:
+                owner[b] = broker
+            for b in data.bundles:
+                owner.setdefault(b, broker)
+        return owner
+
+    def bundle_count(self) -> int:
+        return len(self.owners())
+
+    def bundle_stats(self, bundle: str) -> NamespaceBundleStats | None:
+        for data in self.brokers.values():
+            st = data.lastStats.get(bundle)
+            if st is not None:
+                return st
+        return None
+
+    def namespace_bundle_count(self, namespace: str) -> int:
+        """Bundles the namespace has: from its boundaries, else from the bundles brokers report."""
+        bounds = self.namespaces.get(namespace)
+        if bounds is not None:
+            return len(bounds) - 1
+        return sum(1 for b in self.owners() if namespace_of(b) == namespace)
+
+    def topics_of_bundle(self, bundle: str) -> list[str]:
+        """Full topic names of ``topics`` that hash into ``bundle`` (CRC-32 of the full name)."""
+        name = BundleName.parse(bundle)
+        bounds = self.namespaces.get(name.namespace)
+        out = []
+        for t in self.topics:
+            if topic_namespace(t) != name.namespace:
+                continue
+            h = topic_hash(t)
+            if bounds is not None:
+                if locate(bounds, h) == name.range:
+                    out.append(t)
+            elif name.range.contains(h):
+                out.append(t)
+        return out
+
+
+def iso_time(epoch_ms: int) -> str:
+    """RFC 3339 UTC with a ``Z``; milliseconds only when there are any."""
+    dt = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
+    if epoch_ms % 1000:
+        return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{epoch_ms % 1000:03d}Z"
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")

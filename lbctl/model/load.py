@@ -1,0 +1,338 @@
+"""Broker and bundle load, with Pulsar's arithmetic.
+
+Mirrors ``org.apache.pulsar.policies.data.loadbalancer.ResourceUsage``, ``LocalBrokerData``,
+``NamespaceBundleStats``, ``TimeAverageMessageData``, ``BundleData`` and
+``TimeAverageBrokerData``. Everything here is an immutable value; updates return new values.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+_F32 = struct.Struct("<f")
+
+#: ModularLoadManagerImpl.NUM_SHORT_SAMPLES / NUM_LONG_SAMPLES
+NUM_SHORT_SAMPLES = 10
+NUM_LONG_SAMPLES = 1000
+#: ModularLoadManagerImpl.DEFAULT_MESSAGE_RATE (msg/s) and DEFAULT_MESSAGE_THROUGHPUT (bytes/s)
+DEFAULT_MESSAGE_RATE = 50.0
+DEFAULT_MESSAGE_THROUGHPUT = 50000.0
+
+EMPTY_MAP: Mapping[str, object] = MappingProxyType({})
+
+
+def f32(x: float) -> float:
+    """Round a double to the nearest Java ``float`` (IEEE binary32), saturating to ±infinity."""
+    try:
+        return float(_F32.unpack(_F32.pack(x))[0])
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def java_max(*values: float) -> float:
+    """``LocalBrokerData.max``: start at -inf and keep a value only if it is strictly greater.
+
+    NaN therefore never wins, and all-NaN gives -inf.
+    """
+    best = -math.inf
+    for v in values:
+        if v > best:
+            best = v
+    return best
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceUsage:
+    """A ``{usage, limit}`` pair; ``percent`` is computed in 32-bit float exactly as Pulsar does."""
+
+    usage: float = 0.0
+    limit: float = 0.0
+
+    @property
+    def percent(self) -> float:
+        """``ResourceUsage.percentUsage()``: ``(float)usage / (float)limit * 100f``; limit <= 0 → 0.
+
+        Both operands are rounded to float before the division and the product is a float too;
+        products and quotients of two floats are exact in double before that final rounding, so
+        rounding each step with :func:`f32` reproduces Java bit for bit. No clamping: a usage over
+        its limit gives more than 100 %.
+        """
+        p = 0.0
+        if self.limit > 0:
+            num, den = f32(self.usage), f32(self.limit)
+            if den == 0.0:
+                p = math.nan if num == 0.0 else math.copysign(math.inf, num)
+            else:
+                p = f32(num / den)
+        return f32(p * 100.0)
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceBundleStats:
+    """One bundle's latest figures as its owner reports them (``NamespaceBundleStats``)."""
+
+    msgRateIn: float = 0.0
+    msgThroughputIn: float = 0.0
+    msgRateOut: float = 0.0
+    msgThroughputOut: float = 0.0
+    consumerCount: int = 0
+    producerCount: int = 0
+    topics: int = 0
+    cacheSize: int = 0
+
+    @property
+    def msg_rate(self) -> float:
+        return self.msgRateIn + self.msgRateOut
+
+    @property
+    def throughput(self) -> float:
+        return self.msgThroughputIn + self.msgThroughputOut
+
+
+DEFAULT_BUNDLE_STATS = NamespaceBundleStats(
+    msgRateIn=DEFAULT_MESSAGE_RATE,
+    msgThroughputIn=DEFAULT_MESSAGE_THROUGHPUT,
+    msgRateOut=DEFAULT_MESSAGE_RATE,
+    msgThroughputOut=DEFAULT_MESSAGE_THROUGHPUT,
+)
+"""``ModularLoadManagerImpl.defaultStats``: what a never-seen bundle is assumed to carry."""
+
+
+@dataclass(frozen=True, slots=True)
+class LocalBrokerData:
+    """A broker's load report (``LocalBrokerData``), as ``/admin/v2/broker-stats/load-report`` gives it.
+
+    ``bundles`` keeps the report's order; ``lastStats`` maps full bundle name → stats.
+    """
+
+    cpu: ResourceUsage = ResourceUsage()
+    memory: ResourceUsage = ResourceUsage()
+    directMemory: ResourceUsage = ResourceUsage()
+    bandwidthIn: ResourceUsage = ResourceUsage()
+    bandwidthOut: ResourceUsage = ResourceUsage()
+    msgThroughputIn: float = 0.0
+    msgThroughputOut: float = 0.0
+    msgRateIn: float = 0.0
+    msgRateOut: float = 0.0
+    numTopics: int = 0
+    numBundles: int = 0
+    numConsumers: int = 0
+    numProducers: int = 0
+    bundles: tuple[str, ...] = ()
+    lastBundleGains: tuple[str, ...] = ()
+    lastBundleLosses: tuple[str, ...] = ()
+    lastStats: Mapping[str, NamespaceBundleStats] = field(default_factory=lambda: EMPTY_MAP)  # type: ignore[arg-type]
+    lastUpdate: int = 0
+    brokerVersionString: str | None = None
+    persistentTopicsEnabled: bool = True
+    nonPersistentTopicsEnabled: bool = True
+
+    # --- LocalBrokerData.getMaxResourceUsage* ---------------------------------------------
+    def max_resource_usage(self) -> float:
+        """``getMaxResourceUsage()``: max of cpu, direct memory, bandwidth in/out percent / 100.
+
+        JVM heap memory is excluded, as in current Pulsar (``LocalBrokerDataTest`` "skips memory").
+        """
+        return (
+            java_max(
+                self.cpu.percent,
+                self.directMemory.percent,
+                self.bandwidthIn.percent,
+                self.bandwidthOut.percent,
+            )
+            / 100
+        )
+
+    def max_resource_usage_with_weight(
+        self,
+        cpu_weight: float,
+        direct_memory_weight: float,
+        bandwidth_in_weight: float,
+        bandwidth_out_weight: float,
+        memory_weight: float | None = None,
+    ) -> float:
+        """``getMaxResourceUsageWithWeight``: the max of each percent times its weight, / 100.
+
+        The 4-argument form (cpu, direct memory, bandwidth in, bandwidth out) is the current API;
+        passing ``memory_weight`` gives the deprecated 5-argument form that also weighs JVM heap.
+        """
+        terms = [
+            self.cpu.percent * cpu_weight,
+            self.directMemory.percent * direct_memory_weight,
+            self.bandwidthIn.percent * bandwidth_in_weight,
+            self.bandwidthOut.percent * bandwidth_out_weight,
+        ]
+        if memory_weight is not None:
+            terms.insert(1, self.memory.percent * memory_weight)
+        return java_max(*terms) / 100
+
+    def resource_percents(self) -> dict[str, float]:
+        """The five resource percentages, in Pulsar's order."""
+        return {
+            "cpu": self.cpu.percent,
+            "memory": self.memory.percent,
+            "directMemory": self.directMemory.percent,
+            "bandwidthIn": self.bandwidthIn.percent,
+            "bandwidthOut": self.bandwidthOut.percent,
+        }
+
+    @property
+    def msg_rate(self) -> float:
+        return self.msgRateIn + self.msgRateOut
+
+    @property
+    def throughput(self) -> float:
+        return self.msgThroughputIn + self.msgThroughputOut
+
+    def with_stats(self, stats: Mapping[str, NamespaceBundleStats]) -> LocalBrokerData:
+        """``LocalBrokerData.update(systemResourceUsage, bundleStats)`` for the message part:
+        aggregates are re-summed from ``stats`` and gains/losses computed against ``bundles``."""
+        old = set(self.bundles)
+        new = tuple(stats)
+        return replace(
+            self,
+            lastStats=MappingProxyType(dict(stats)),
+            bundles=new,
+            numBundles=len(new),
+            msgRateIn=sum(s.msgRateIn for s in stats.values()),
+            msgRateOut=sum(s.msgRateOut for s in stats.values()),
+            msgThroughputIn=sum(s.msgThroughputIn for s in stats.values()),
+            msgThroughputOut=sum(s.msgThroughputOut for s in stats.values()),
+            numTopics=sum(s.topics for s in stats.values()),
+            numConsumers=sum(s.consumerCount for s in stats.values()),
+            numProducers=sum(s.producerCount for s in stats.values()),
+            lastBundleGains=tuple(b for b in new if b not in old),
+            lastBundleLosses=tuple(b for b in self.bundles if b not in stats),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TimeAverageMessageData:
+    """A windowed average of a bundle's rates (``TimeAverageMessageData``).
+
+    ``update`` follows Pulsar's rule ``x = ((n - 1) * x + new) / n`` with ``n = min(n + 1, max)``:
+    an exact mean until the window is full, an exponential average with weight ``1/max`` after, and
+    the first sample overwrites the defaults.
+    """
+
+    maxSamples: int
+    numSamples: int = 0
+    msgThroughputIn: float = 0.0
+    msgThroughputOut: float = 0.0
+    msgRateIn: float = 0.0
+    msgRateOut: float = 0.0
+
+    @classmethod
+    def with_defaults(
+        cls, max_samples: int, defaults: NamespaceBundleStats = DEFAULT_BUNDLE_STATS
+    ) -> TimeAverageMessageData:
+        return cls(
+            max_samples,
+            0,
+            defaults.msgThroughputIn,
+            defaults.msgThroughputOut,
+            defaults.msgRateIn,
+            defaults.msgRateOut,
+        )
+
+    def update(self, stats: NamespaceBundleStats) -> TimeAverageMessageData:
+        n = min(self.numSamples + 1, self.maxSamples)
+
+        def upd(old: float, new: float) -> float:
+            return ((n - 1) * old + new) / n
+
+        return TimeAverageMessageData(
+            self.maxSamples,
+            n,
+            upd(self.msgThroughputIn, stats.msgThroughputIn),
+            upd(self.msgThroughputOut, stats.msgThroughputOut),
+            upd(self.msgRateIn, stats.msgRateIn),
+            upd(self.msgRateOut, stats.msgRateOut),
+        )
+
+    @property
+    def msg_rate(self) -> float:
+        return self.msgRateIn + self.msgRateOut
+
+    @property
+    def throughput(self) -> float:
+        return self.msgThroughputIn + self.msgThroughputOut
+
+
+@dataclass(frozen=True, slots=True)
+class BundleData:
+    """A bundle's short-term (10 samples) and long-term (1000 samples) averages (``BundleData``)."""
+
+    shortTermData: TimeAverageMessageData
+    longTermData: TimeAverageMessageData
+    topics: int = 0
+
+    @classmethod
+    def new(
+        cls,
+        short_samples: int = NUM_SHORT_SAMPLES,
+        long_samples: int = NUM_LONG_SAMPLES,
+        defaults: NamespaceBundleStats = DEFAULT_BUNDLE_STATS,
+    ) -> BundleData:
+        """``new BundleData(10, 1000, defaultStats)``: no samples yet, default figures."""
+        return cls(
+            TimeAverageMessageData.with_defaults(short_samples, defaults),
+            TimeAverageMessageData.with_defaults(long_samples, defaults),
+        )
+
+    def update(self, stats: NamespaceBundleStats) -> BundleData:
+        """``BundleData.update(stats)``: both windows take the sample; topics = stats.topics."""
+        return BundleData(
+            self.shortTermData.update(stats), self.longTermData.update(stats), stats.topics
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TimeAverageBrokerData:
+    """Sums of a broker's bundles' averages (``TimeAverageBrokerData.reset``)."""
+
+    shortTermMsgThroughputIn: float = 0.0
+    shortTermMsgThroughputOut: float = 0.0
+    shortTermMsgRateIn: float = 0.0
+    shortTermMsgRateOut: float = 0.0
+    longTermMsgThroughputIn: float = 0.0
+    longTermMsgThroughputOut: float = 0.0
+    longTermMsgRateIn: float = 0.0
+    longTermMsgRateOut: float = 0.0
+
+    @classmethod
+    def of(
+        cls,
+        bundles: Iterable[str],
+        bundle_data: Mapping[str, BundleData],
+        defaults: NamespaceBundleStats = DEFAULT_BUNDLE_STATS,
+    ) -> TimeAverageBrokerData:
+        """A bundle with no ``BundleData`` contributes the default stats to both windows."""
+        s_tin = s_tout = s_rin = s_rout = 0.0
+        l_tin = l_tout = l_rin = l_rout = 0.0
+        for b in bundles:
+            data = bundle_data.get(b)
+            if data is None:
+                s_tin += defaults.msgThroughputIn
+                s_tout += defaults.msgThroughputOut
+                s_rin += defaults.msgRateIn
+                s_rout += defaults.msgRateOut
+                l_tin += defaults.msgThroughputIn
+                l_tout += defaults.msgThroughputOut
+                l_rin += defaults.msgRateIn
+                l_rout += defaults.msgRateOut
+            else:
+                st, lt = data.shortTermData, data.longTermData
+                s_tin += st.msgThroughputIn
+                s_tout += st.msgThroughputOut
+                s_rin += st.msgRateIn
+                s_rout += st.msgRateOut
+                l_tin += lt.msgThroughputIn
+                l_tout += lt.msgThroughputOut
+                l_rin += lt.msgRateIn
+                l_rout += lt.msgRateOut
+        return cls(s_tin, s_tout, s_rin, s_rout, l_tin, l_tout, l_rin, l_rout)

@@ -1,0 +1,1 @@
+"""Pure strategies: shedding, placement (and, later, split), registered by Pulsar's names."""

@@ -1,0 +1,201 @@
+"""What strategies receive and what they return.
+
+A strategy is pure: ``(LoadData, Settings, memory) -> (decision, new memory)``. The memory is the
+state Pulsar keeps inside the strategy instance between cycles (ThresholdShedder's usage EWMA,
+AvgShedder's hit counters, LeastResourceUsageWithWeight's history…); lbctl passes it in and gets it
+back, so a sequence of snapshots replays exactly as the leader broker would, and one snapshot starts
+from Pulsar's initial (empty) state.
+
+Decisions mirror Pulsar's decision objects (``extensions/models/UnloadDecision``): a label, a reason
+and the numbers, for every broker, including those where nothing happens.
+
+    Label:  Success | Skip | Failure
+    Reason: Overloaded | Underloaded | Balanced | NoBundles | HitCount | CoolDown | OutDatedData
+            | NoLoadData | NoBrokers | Unknown            (shedding)
+            Topics | Sessions | MsgRate | Bandwidth | Admin (split)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from random import Random
+from types import MappingProxyType
+from typing import Any, Protocol
+
+from lbctl.config import Settings
+from lbctl.model.bundle import namespace_of
+from lbctl.model.load import BundleData, LocalBrokerData, TimeAverageBrokerData
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class Label(StrEnum):
+    SUCCESS = "Success"
+    SKIP = "Skip"
+    FAILURE = "Failure"
+
+
+class Reason(StrEnum):
+    OVERLOADED = "Overloaded"
+    UNDERLOADED = "Underloaded"
+    BALANCED = "Balanced"
+    NO_BUNDLES = "NoBundles"
+    HIT_COUNT = "HitCount"
+    COOL_DOWN = "CoolDown"
+    OUTDATED_DATA = "OutDatedData"
+    NO_LOAD_DATA = "NoLoadData"
+    NO_BROKERS = "NoBrokers"
+    UNKNOWN = "Unknown"
+    TOPICS = "Topics"
+    SESSIONS = "Sessions"
+    MSG_RATE = "MsgRate"
+    BANDWIDTH = "Bandwidth"
+    ADMIN = "Admin"
+
+
+# NamespaceService.isSystemServiceNamespace: heartbeat (v1, v2) and SLA-monitor namespaces.
+_SYSTEM_NAMESPACE = re.compile(
+    r"^(pulsar/[^/]+/[^:/]+:\d+|pulsar/[^:/]+:\d+|sla-monitor/[^/]+/[^:/]+:\d+)$"
+)
+
+
+def is_system_service_namespace(namespace: str) -> bool:
+    """Heartbeat and SLA-monitor namespaces, which no shedder may move."""
+    return bool(_SYSTEM_NAMESPACE.match(namespace))
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerData:
+    """``BrokerData``: the broker's report, its bundles' time averages, and preallocations."""
+
+    local: LocalBrokerData
+    time_average: TimeAverageBrokerData = TimeAverageBrokerData()
+    preallocated: Mapping[str, BundleData] = field(default_factory=lambda: _EMPTY)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadData:
+    """``LoadData`` as the leader holds it when a cycle runs.
+
+    ``brokers`` iterates in Java ``HashMap`` order (see :mod:`lbctl.model.javaorder`), because
+    Pulsar's shedders iterate its ``ConcurrentHashMap`` and break ties by the first broker found.
+    ``recently_unloaded`` is already cut to the grace period.
+    """
+
+    brokers: Mapping[str, BrokerData]
+    bundle_data: Mapping[str, BundleData]
+    recently_unloaded: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+    now: int = 0
+
+    def bundle_data_for_shedding(self) -> dict[str, BundleData]:
+        """``LoadData.getBundleDataForLoadShedding()``: bundle data minus system namespaces."""
+        return {
+            b: d
+            for b, d in self.bundle_data.items()
+            if not is_system_service_namespace(namespace_of(b))
+        }
+
+
+# --- what shedding strategies return ------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """One bundle a shedder picked to unload from ``broker``."""
+
+    broker: str
+    bundle: str
+    reason: Reason
+    msg_rate: float
+    throughput: float
+    destination: str | None = None  # AvgShedder/TransferShedder choose it while shedding
+
+
+@dataclass(frozen=True, slots=True)
+class BundleCandidate:
+    """One bundle the selection loop looked at, and what it did with it and why."""
+
+    broker: str
+    bundle: str
+    value: float  # the figure it was ranked by (throughput or rate)
+    chosen: bool
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerVerdict:
+    """What a strategy concluded about one broker, with the numbers behind it."""
+
+    broker: str
+    usage: float | None = None  # the strategy's load figure (fraction)
+    score: float | None = None  # history-smoothed figure, where the strategy keeps one
+    label: Label | None = None
+    reason: Reason | None = None
+    why: str = ""
+    numbers: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
+
+
+@dataclass(frozen=True, slots=True)
+class SheddingDecision:
+    """The outcome of one ``findBundlesForUnloading`` call."""
+
+    strategy: str
+    selections: tuple[Selection, ...] = ()
+    brokers: Mapping[str, BrokerVerdict] = field(default_factory=lambda: _EMPTY)
+    candidates: tuple[BundleCandidate, ...] = ()
+    notes: tuple[str, ...] = ()  # cluster-level reasoning in words
+    numbers: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
+
+
+class SheddingStrategy(Protocol):
+    """A modular load-shedding strategy (``LoadSheddingStrategy``)."""
+
+    name: str
+
+    def initial_memory(self) -> Any: ...
+
+    def shed(
+        self, load: LoadData, settings: Settings, memory: Any
+    ) -> tuple[SheddingDecision, Any]: ...
+
+
+# --- what placement strategies return -----------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class PlacementDecision:
+    """Which broker a placement strategy picked for a bundle, and the scores it compared."""
+
+    strategy: str
+    bundle: str
+    broker: str | None
+    candidates: tuple[str, ...]
+    scores: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
+    best: tuple[str, ...] = ()
+    why: str = ""
+
+
+class PlacementStrategy(Protocol):
+    """A modular placement strategy (``ModularLoadManagerStrategy``).
+
+    ``candidates`` come in Java ``HashSet`` order. ``rng`` replaces ``ThreadLocalRandom`` for the
+    uniform pick among equally good brokers (``--seed``). ``planned`` carries a shedder's own
+    destinations (AvgShedder as placement).
+    """
+
+    name: str
+
+    def initial_memory(self) -> Any: ...
+
+    def select(
+        self,
+        candidates: Sequence[str],
+        bundle: str,
+        data: BundleData,
+        load: LoadData,
+        settings: Settings,
+        memory: Any,
+        rng: Random,
+        planned: Mapping[str, str],
+    ) -> tuple[PlacementDecision, Any]: ...
+
+    def on_active_brokers_change(self, memory: Any, active: frozenset[str]) -> Any: ...

@@ -1,0 +1,69 @@
+"""Strategies registered by Pulsar's names.
+
+One registry per kind. A strategy is looked up by its short class name (``ThresholdShedder``) or its
+fully qualified class name (``org.apache.pulsar.broker.loadbalance.impl.ThresholdShedder``), which is
+how ``loadBalancerLoadSheddingStrategy`` names it. Unknown names are usage errors that suggest the
+closest registered name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+from lbctl.config import closest
+from lbctl.errors import UsageError
+from lbctl.strategies.base import PlacementStrategy, SheddingStrategy
+
+T = TypeVar("T")
+
+
+class Registry(Generic[T]):
+    def __init__(self, kind: str, package: str):
+        self.kind = kind
+        self.package = package  # Java package of the classes, for fully qualified names
+        self._factories: dict[str, Callable[[], T]] = {}
+
+    def register(self, name: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
+        def deco(factory: Callable[[], T]) -> Callable[[], T]:
+            self._factories[name] = factory
+            return factory
+
+        return deco
+
+    def names(self) -> list[str]:
+        _load_builtin()
+        return list(self._factories)
+
+    def short_name(self, name: str) -> str:
+        """Resolve a short or fully qualified name to the registered short name."""
+        _load_builtin()
+        text = name.strip()
+        short = text.rsplit(".", 1)[-1]
+        if short in self._factories and (text == short or text == f"{self.package}.{short}"):
+            return short
+        hint = closest(short, self._factories)
+        suffix = f" (did you mean {hint}?)" if hint else ""
+        known = ", ".join(self._factories)
+        raise UsageError(f"unknown {self.kind} strategy {name!r}{suffix}; known: {known}")
+
+    def create(self, name: str) -> T:
+        return self._factories[self.short_name(name)]()
+
+
+IMPL_PACKAGE = "org.apache.pulsar.broker.loadbalance.impl"
+
+SHEDDING: Registry[SheddingStrategy] = Registry("shedding", IMPL_PACKAGE)
+PLACEMENT: Registry[PlacementStrategy] = Registry("placement", IMPL_PACKAGE)
+
+_loaded = False
+
+
+def _load_builtin() -> None:
+    """Import the built-in strategy modules once, so their decorators register them."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import lbctl.strategies.placement
+    import lbctl.strategies.shedding  # noqa: F401
