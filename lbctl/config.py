@@ -30,7 +30,7 @@ class Setting:
     """One ``ServiceConfiguration`` field: name, Java type, default, unit and what it does."""
 
     name: str
-    type: str  # "boolean" | "int" | "long" | "double" | "string" | "list"
+    type: str  # "boolean" | "int" | "long" | "double" | "string" | "list" | "set"
     default: Any
     unit: str
     doc: str
@@ -54,7 +54,7 @@ def _bool(raw: Any) -> bool:
     raise ValueError(raw)
 
 
-def _int(raw: Any) -> int:
+def _integer(raw: Any) -> int:
     if isinstance(raw, bool):
         raise TypeError(raw)
     if isinstance(raw, int):
@@ -64,6 +64,22 @@ def _int(raw: Any) -> int:
     if isinstance(raw, str):
         return int(raw.strip())
     raise TypeError(raw)
+
+
+def _int(raw: Any) -> int:
+    """A Java ``int``: ``Integer.parseInt`` rejects values outside 32 bits."""
+    value = _integer(raw)
+    if not -(2**31) <= value < 2**31:
+        raise ValueError(raw)
+    return value
+
+
+def _long(raw: Any) -> int:
+    """A Java ``long`` (64 bits)."""
+    value = _integer(raw)
+    if not -(2**63) <= value < 2**63:
+        raise ValueError(raw)
+    return value
 
 
 def _double(raw: Any) -> float:
@@ -94,21 +110,28 @@ def _list(raw: Any) -> tuple[str, ...]:
     raise TypeError(raw)
 
 
+def _set(raw: Any) -> tuple[str, ...]:
+    """A ``Set<String>`` field (Pulsar declares them as ``TreeSet``): sorted, without duplicates."""
+    return tuple(sorted(set(_list(raw))))
+
+
 _PARSERS = {
     "boolean": _bool,
     "int": _int,
-    "long": _int,
+    "long": _long,
     "double": _double,
     "string": _string,
     "list": _list,
+    "set": _set,
 }
 _TYPE_WORDS = {
     "boolean": "true or false",
-    "int": "an integer",
-    "long": "an integer",
+    "int": "a 32-bit integer",
+    "long": "a 64-bit integer",
     "double": "a finite number",
     "string": "a string",
     "list": "a comma-separated list",
+    "set": "a comma-separated list",
 }
 
 _SPLIT_ALGORITHMS = (
@@ -128,7 +151,7 @@ SETTINGS: tuple[Setting, ...] = (
             "Interval between load-shedding cycles."),
     Setting("loadBalancerSheddingGracePeriodMinutes", "long", 30, "minutes",
             "A bundle unloaded less than this long ago is not shed again."),
-    Setting("loadBalancerSheddingExcludedNamespaces", "list", (), "",
+    Setting("loadBalancerSheddingExcludedNamespaces", "set", (), "",
             "Namespaces never shed; their bundles are placed round-robin."),
     Setting("loadBalancerLoadSheddingStrategy", "string", IMPL + "ThresholdShedder", "",
             "Shedding strategy class of the modular load manager."),
@@ -184,15 +207,15 @@ SETTINGS: tuple[Setting, ...] = (
             "UniformLoadShedder: throughput ratio between max and min broker."),
     Setting("maxUnloadPercentage", "double", 0.2, "fraction",
             "Fraction of the difference between two brokers to move."),
-    Setting("minUnloadMessage", "long", 1000, "msg/s",
+    Setting("minUnloadMessage", "int", 1000, "msg/s",
             "Do not unload for a message-rate difference below this."),
-    Setting("minUnloadMessageThroughput", "long", 1048576, "bytes/s",
+    Setting("minUnloadMessageThroughput", "int", 1048576, "bytes/s",
             "Do not unload for a throughput difference below this."),
     Setting("maxUnloadBundleNumPerShedding", "int", -1, "bundles",
             "UniformLoadShedder: bundles unloaded per cycle (-1: no limit)."),
-    Setting("loadBalancerAvgShedderLowThreshold", "double", 15.0, "percent",
+    Setting("loadBalancerAvgShedderLowThreshold", "int", 15, "percent",
             "AvgShedder: score gap that counts towards the low hit count."),
-    Setting("loadBalancerAvgShedderHighThreshold", "double", 40.0, "percent",
+    Setting("loadBalancerAvgShedderHighThreshold", "int", 40, "percent",
             "AvgShedder: score gap that counts towards the high hit count."),
     Setting("loadBalancerAvgShedderHitCountLowThreshold", "int", 8, "cycles",
             "AvgShedder: consecutive low-gap hits before shedding."),
@@ -280,7 +303,7 @@ class Settings(Mapping[str, Any]):
         values = dict(self._values)
         values.update({k: SETTINGS_BY_NAME[k].parse(v) for k, v in overrides.items()})
         origin = dict(self._origin)
-        origin.update({k: "override" for k in overrides})
+        origin.update(dict.fromkeys(overrides, "override"))
         return Settings(values, origin)
 
     def origin(self, key: str) -> str:

@@ -9,7 +9,10 @@ same answer, lbctl iterates keys in the order a Java ``HashMap`` of ``String`` k
 * bucket ``(h ^ (h >>> 16)) & (capacity - 1)``, buckets in ascending index,
 * within a bucket, insertion order,
 * capacity 16, doubled whenever the size exceeds 0.75 × capacity (insertion one by one), or
-  ``tableSizeFor(n / 0.75 + 1)`` for a copy (``new HashMap<>(map)``).
+  ``tableSizeFor(ceil(n / 0.75))`` for a copy (``new HashMap<>(map)``), which may be smaller
+  than 16 (a copy of 2 keys has 4 buckets). That is the JDK 19+ presizing (JDK-8281631) of the
+  Java 21 runtime current Pulsar images ship; JDK 8–18 used ``tableSizeFor(n / 0.75 + 1)``,
+  which differs when ``n`` is a multiple of 3.
 
 ``ConcurrentHashMap`` uses the same bucket rule; it may order entries of one bin differently after
 a resize, a difference lbctl does not model (documented in the README).
@@ -17,6 +20,7 @@ a resize, a difference lbctl does not model (documented in the README).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 
@@ -47,9 +51,11 @@ def hashmap_capacity(size: int, *, copied: bool = False) -> int:
     time.
     """
     if copied:
+        # HashMap.putMapEntries presizes an empty table to tableSizeFor(ceil(s / loadFactor));
+        # an empty source leaves the table unallocated, i.e. the default 16 on first use.
         if size == 0:
             return 16
-        return max(16, _table_size_for(int(size / 0.75 + 1.0)))
+        return _table_size_for(math.ceil(size / 0.75))
     cap = 16
     while size > cap * 0.75:
         cap <<= 1

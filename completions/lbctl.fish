@@ -1,0 +1,1 @@
+complete --command lbctl --no-files --arguments "(env _LBCTL_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) lbctl)" --condition "env _LBCTL_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) lbctl"

@@ -1,0 +1,71 @@
+"""Wiring for `recommend` and `explain`: snapshots → settings → strategies → cycles → plans.
+
+Kept out of the CLI so the same path serves tests, the fleet pipeline and future commands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lbctl.config import Settings, read_broker_conf, resolve
+from lbctl.cycle import CycleResult, LoadManager
+from lbctl.errors import UsageError
+from lbctl.model.cluster import EXTENSIBLE, ClusterState
+from lbctl.plan import Plan, build_plan
+from lbctl.strategies.registry import PLACEMENT, SHEDDING
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user chose on the command line."""
+
+    strategy: str | None = None
+    placement: str | None = None
+    overrides: Mapping[str, str] | None = None
+    broker_conf: Path | None = None
+    seed: int | None = None
+
+
+def settings_for(state: ClusterState, opts: Options, broker_conf: Mapping[str, str]) -> Settings:
+    overrides = dict(opts.overrides or {})
+    return resolve(state.config, broker_conf, overrides)
+
+
+def load_manager_for(settings: Settings, opts: Options) -> LoadManager:
+    """Strategies from the flags, else from the settings (``loadBalancerLoadSheddingStrategy``,
+    ``loadBalancerLoadPlacementStrategy``)."""
+    shed_name = SHEDDING.short_name(opts.strategy or settings["loadBalancerLoadSheddingStrategy"])
+    place_name = PLACEMENT.short_name(
+        opts.placement or settings["loadBalancerLoadPlacementStrategy"])
+    if place_name == "AvgShedder" and shed_name != "AvgShedder":
+        # ModularLoadManagerImpl refuses to start with this pair.
+        raise UsageError(
+            "placement AvgShedder needs the AvgShedder shedding strategy (Pulsar uses one instance "
+            f"for both); got shedding strategy {shed_name}")
+    return LoadManager(
+        SHEDDING.create(shed_name),
+        PLACEMENT.create(place_name),
+        PLACEMENT.create("RoundRobinBrokerSelector"),
+        seed=opts.seed,
+    )
+
+
+def run_cycles(states: Sequence[ClusterState], opts: Options) -> list[CycleResult]:
+    """Replay the snapshots as successive cycles of the modular load manager."""
+    if not states:
+        raise UsageError("no snapshot given")
+    for st in states:
+        if st.load_manager == EXTENSIBLE:
+            raise UsageError(
+                f"{st.source or st.cluster}: the snapshot is of an extensible load manager cluster; "
+                "lbctl models the modular load manager only (TransferShedder is not implemented yet)")
+    conf = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
+    settings = [settings_for(st, opts, conf) for st in states]
+    lm = load_manager_for(settings[-1], opts)
+    return lm.run_sequence(states, settings)
+
+
+def plans(states: Sequence[ClusterState], opts: Options) -> list[Plan]:
+    return [build_plan(c) for c in run_cycles(states, opts)]

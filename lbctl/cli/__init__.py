@@ -1,0 +1,1 @@
+"""The thin Typer layer: one module per subcommand, no algorithm here."""

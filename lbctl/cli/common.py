@@ -1,0 +1,99 @@
+"""What every command shares: option types, error handling and output.
+
+Errors are mapped to exit codes in one place (:func:`handled`): an :class:`~lbctl.errors.LbctlError`
+prints ``lbctl: error: <one line>`` on stderr and exits with its code (1, or 2 for usage errors);
+anything unexpected prints one line too — never a traceback — unless ``LBCTL_TRACEBACK=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lbctl.errors import LbctlError
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+    csv = "csv"
+
+
+Snapshots = Annotated[
+    list[Path],
+    typer.Argument(help="Snapshot files (.json, .yaml, .jsonl, optionally .gz); several form a sequence.",
+                   show_default=False, metavar="SNAPSHOT"),
+]
+Output = Annotated[
+    OutputFormat,
+    typer.Option("-o", "--output", help="Output format.", case_sensitive=False),
+]
+Strategy = Annotated[
+    str | None,
+    typer.Option("--strategy", metavar="NAME", help="Shedding strategy (short or fully qualified class name); "
+                 "default: the snapshot's loadBalancerLoadSheddingStrategy."),
+]
+Placement = Annotated[
+    str | None,
+    typer.Option("--placement", metavar="NAME", help="Placement strategy; default: the snapshot's "
+                 "loadBalancerLoadPlacementStrategy."),
+]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set", metavar="KEY=VALUE",
+                 help="Override a load-balancer setting (repeatable), e.g. "
+                 "--set loadBalancerBrokerThresholdShedderPercentage=5."),
+]
+BrokerConf = Annotated[
+    Path | None,
+    typer.Option("--broker-conf", metavar="FILE", help="A Pulsar broker.conf whose load-balancer settings apply."),
+]
+Seed = Annotated[
+    int | None,
+    typer.Option("--seed", metavar="N", help="Seed for random choices among equally good brokers."),
+]
+AllCycles = Annotated[
+    bool,
+    typer.Option("--all-cycles", help="Show every cycle of a sequence, not only the last."),
+]
+
+
+def error(message: str) -> None:
+    sys.stderr.write(f"lbctl: error: {message}\n")
+
+
+@contextmanager
+def handled() -> Iterator[None]:
+    """Run a command body, turning every failure into one line and an exit code."""
+    try:
+        yield
+    except LbctlError as e:
+        error(str(e).splitlines()[0] if str(e) else type(e).__name__)
+        raise typer.Exit(e.exit_code) from None
+    except typer.Exit:
+        raise
+    except KeyboardInterrupt:
+        error("interrupted")
+        raise typer.Exit(130) from None
+    except BrokenPipeError:
+        raise typer.Exit(0) from None
+    except Exception as e:  # the promise: never a traceback
+        if os.environ.get("LBCTL_TRACEBACK"):
+            raise
+        msg = str(e).splitlines()[0] if str(e) else ""
+        error(f"internal error: {type(e).__name__}: {msg} (set LBCTL_TRACEBACK=1 for details)")
+        raise typer.Exit(1) from None
+
+
+def emit(result: object, fmt: OutputFormat) -> None:
+    from lbctl.render import render
+
+    render(result, fmt.value, sys.stdout)  # type: ignore[arg-type]

@@ -1,0 +1,69 @@
+"""`lbctl explain`: the reasoning behind the load manager's decision, in numbers and words."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from lbctl.cli.common import (
+    AllCycles,
+    BrokerConf,
+    Output,
+    OutputFormat,
+    Placement,
+    Seed,
+    SetOpt,
+    Snapshots,
+    Strategy,
+    emit,
+    handled,
+)
+
+
+def explain(
+    snapshots: Snapshots,
+    broker: Annotated[str | None, typer.Option("--broker", metavar="BROKER", help="Explain one broker only.")] = None,
+    bundle: Annotated[
+        str | None, typer.Option("-b", "--bundle", metavar="BUNDLE", help="Explain one bundle (tenant/ns/0x…_0x…).")
+    ] = None,
+    strategy: Strategy = None,
+    placement: Placement = None,
+    set_: SetOpt = None,
+    broker_conf: BrokerConf = None,
+    seed: Seed = None,
+    all_cycles: AllCycles = False,
+    output: Output = OutputFormat.table,
+) -> None:
+    """Explain why the load manager unloads what it unloads — or why nothing happens.
+
+    Shows each broker's resource usage and which resource won the weighted max, raw usage against
+    the history-smoothed score, the average and threshold, every candidate bundle with why it was
+    chosen or skipped, and the placement scores of each destination.
+
+    Examples:
+
+      lbctl explain examples/rolling-restart.yaml
+
+      lbctl explain examples/hot-broker.json --broker broker-1.pulsar.svc:8080
+
+      lbctl explain snap.json -o json
+    """
+    with handled():
+        from lbctl.analysis import Options, plans
+        from lbctl.config import parse_assignments
+        from lbctl.errors import UsageError
+        from lbctl.explain import check_bundle_name
+        from lbctl.render.views import ExplainView
+        from lbctl.sources.snapshot import read_snapshots
+
+        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
+        if bundle:
+            bundle = check_bundle_name(bundle)
+        states = read_snapshots(snapshots)
+        if broker and broker not in states[-1].brokers:
+            from lbctl.config import closest
+
+            hint = closest(broker, states[-1].brokers)
+            raise UsageError(f"unknown broker {broker!r}" + (f" (did you mean {hint}?)" if hint else ""))
+        emit(ExplainView(plans(states, opts), broker, bundle, all_cycles), output)

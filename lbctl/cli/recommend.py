@@ -1,0 +1,51 @@
+"""`lbctl recommend`: what the modular load manager would do with a snapshot, as a plan."""
+
+from __future__ import annotations
+
+from lbctl.cli.common import (
+    AllCycles,
+    BrokerConf,
+    Output,
+    OutputFormat,
+    Placement,
+    Seed,
+    SetOpt,
+    Snapshots,
+    Strategy,
+    emit,
+    handled,
+)
+
+
+def recommend(
+    snapshots: Snapshots,
+    strategy: Strategy = None,
+    placement: Placement = None,
+    set_: SetOpt = None,
+    broker_conf: BrokerConf = None,
+    seed: Seed = None,
+    all_cycles: AllCycles = False,
+    output: Output = OutputFormat.table,
+) -> None:
+    """Recommend unloads: run Pulsar's shedding and placement strategies over a snapshot.
+
+    A sequence (several files, or a .jsonl) is replayed cycle by cycle, carrying the strategies'
+    history; the plan of the last cycle is printed (--all-cycles: every cycle).
+
+    Examples:
+
+      lbctl recommend examples/hot-broker.json
+
+      lbctl recommend examples/two-brokers-90-10.jsonl --all-cycles -o json
+
+      lbctl recommend snap.json --strategy AvgShedder --placement AvgShedder --set maxUnloadPercentage=0.5
+    """
+    with handled():
+        from lbctl.analysis import Options, plans
+        from lbctl.config import parse_assignments
+        from lbctl.render.views import RecommendView
+        from lbctl.sources.snapshot import read_snapshots
+
+        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
+        states = read_snapshots(snapshots)
+        emit(RecommendView(plans(states, opts), all_cycles), output)

@@ -1,0 +1,37 @@
+"""`lbctl snapshot …`: work with snapshot files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lbctl.cli.common import Output, OutputFormat, emit, handled
+
+app = typer.Typer(help="Work with snapshot files (snapshot v1).", no_args_is_help=True)
+
+
+@app.command("validate")
+def validate(
+    files: Annotated[list[Path], typer.Argument(help="Snapshot files to check.", show_default=False, metavar="FILE")],
+    output: Output = OutputFormat.table,
+) -> None:
+    """Check snapshot files strictly; print one summary line per file.
+
+    Each malformed file gets one line naming the file, the JSON path and what was expected, and the
+    exit code is 1.
+
+    Examples:
+
+      lbctl snapshot validate examples/*.json examples/*.yaml examples/*.jsonl
+    """
+    with handled():
+        from lbctl.render.views import ValidateView
+        from lbctl.sources.snapshot import read_snapshot_file, summarize
+
+        summaries = []
+        for f in files:
+            for st in read_snapshot_file(f):
+                summaries.append({"file": str(f), **summarize(st)})
+        emit(ValidateView(summaries), output)

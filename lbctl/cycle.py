@@ -1,0 +1,330 @@
+"""One load-manager cycle of Pulsar's modular load manager, and a sequence of them.
+
+Mirrors the parts of ``ModularLoadManagerImpl`` around the strategies:
+
+1. ``updateBundleData``: every reported bundle takes a sample (:mod:`lbctl.loaddata`).
+2. ``cleanupDeadBrokersData``: the placement strategy forgets brokers that are gone
+   (``onActiveBrokersChange``).
+3. ``doLoadShedding``: nothing when ``loadBalancerEnabled`` or ``loadBalancerSheddingEnabled`` is off,
+   or with one broker or fewer; drop grace-period entries older than
+   ``loadBalancerSheddingGracePeriodMinutes``; ask the shedding strategy; then for each selected
+   bundle (brokers in Java ``HashMap`` order, bundles in selection order): skip namespaces in
+   ``loadBalancerSheddingExcludedNamespaces``; skip when no broker other than the owner could take it
+   (namespace policies); pick the destination with ``selectBroker``; skip when there is none or it is
+   the owner; otherwise unload and remember the bundle as recently unloaded (at the snapshot's time).
+4. ``selectBroker``: all brokers → ``filterBrokersWithLargeTopicCount``
+   (``loadBalancerBrokerMaxTopics``) → ``removeMostServicingBrokersForNamespace`` (when
+   ``loadBalancerDistributeBundlesEvenlyEnabled``, or for ``pulsar/system``) → back to all brokers if
+   empty → ``RoundRobinBrokerSelector`` for shedding-excluded namespaces, else the placement strategy →
+   if the pick's weighted usage exceeds ``loadBalancerBrokerOverloadedThresholdPercentage``, ask the
+   placement strategy again over all brokers and take its answer when it has one.
+
+Not modelled, because snapshot v1 carries no such data: namespace isolation policies,
+anti-affinity groups, failure domains, and the broker-version / load-manager-class filter pipeline.
+The state carried between cycles (:class:`CycleMemory`) is what the leader keeps in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from random import Random
+from types import MappingProxyType
+from typing import Any
+
+from lbctl.config import Settings
+from lbctl.loaddata import build_load_data, update_bundle_data
+from lbctl.model.bundle import namespace_of
+from lbctl.model.cluster import ClusterState
+from lbctl.model.javaorder import java_hash_order
+from lbctl.model.load import BundleData
+from lbctl.strategies.base import (
+    LoadData,
+    PlacementDecision,
+    PlacementStrategy,
+    Selection,
+    SheddingDecision,
+    SheddingStrategy,
+)
+
+SYSTEM_NAMESPACE = "pulsar/system"
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class CycleMemory:
+    """What the leader broker keeps between two cycles."""
+
+    bundle_data: Mapping[str, BundleData] = field(default_factory=lambda: _EMPTY)
+    recently_unloaded: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+    shedding: Any = None
+    placement: Any = None
+    round_robin: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class FilterStep:
+    """One broker filter of ``selectBroker``: who went in, who came out, and why."""
+
+    name: str
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementTrace:
+    """How ``selectBroker`` chose (or failed to choose) a destination."""
+
+    bundle: str
+    steps: tuple[FilterStep, ...]
+    decision: PlacementDecision | None
+    recheck: PlacementDecision | None = None  # the overload post-check's second pick
+    broker: str | None = None
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class UnloadOutcome:
+    """A bundle the shedder selected, and what the load manager then did with it."""
+
+    selection: Selection
+    destination: str | None
+    skipped: str | None = None
+    placement: PlacementTrace | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CycleResult:
+    """Everything one cycle decided, with the inputs it decided on."""
+
+    state: ClusterState
+    settings: Settings
+    shedding: str
+    placement: str
+    load: LoadData
+    decision: SheddingDecision | None
+    outcomes: tuple[UnloadOutcome, ...]
+    gate: str | None  # why shedding did not run at all
+    expired_grace: tuple[str, ...]  # bundles whose grace period ended this cycle
+    memory: CycleMemory
+
+    @property
+    def unloads(self) -> tuple[UnloadOutcome, ...]:
+        return tuple(o for o in self.outcomes if o.skipped is None)
+
+
+class LoadManager:
+    """Runs cycles with one shedding and one placement strategy, carrying memory between them."""
+
+    def __init__(
+        self,
+        shedding: SheddingStrategy,
+        placement: PlacementStrategy,
+        round_robin: PlacementStrategy,
+        *,
+        seed: int | None = None,
+    ):
+        self.shedding = shedding
+        self.placement = placement
+        self.round_robin = round_robin
+        self.rng = Random(seed if seed is not None else 0)
+
+    def initial_memory(self) -> CycleMemory:
+        return CycleMemory(
+            shedding=self.shedding.initial_memory(),
+            placement=self.placement.initial_memory(),
+            round_robin=self.round_robin.initial_memory(),
+        )
+
+    # --- one cycle -------------------------------------------------------------------------------
+    def run_cycle(
+        self, state: ClusterState, settings: Settings, memory: CycleMemory | None = None
+    ) -> CycleResult:
+        mem = memory or self.initial_memory()
+        now = state.captured_at
+        bundle_data = update_bundle_data(state, mem.bundle_data)
+
+        recently = dict(mem.recently_unloaded)
+        for bundle, ts in state.recently_unloaded.items():
+            recently[bundle] = max(ts, recently.get(bundle, ts))
+
+        active = frozenset(state.brokers)
+        placement_mem = self.placement.on_active_brokers_change(mem.placement, active)
+        rr_mem = self.round_robin.on_active_brokers_change(mem.round_robin, active)
+
+        gate = None
+        if not settings["loadBalancerEnabled"]:
+            gate = "loadBalancerEnabled is false: the load manager does nothing"
+        elif not settings["loadBalancerSheddingEnabled"]:
+            gate = "loadBalancerSheddingEnabled is false: no load shedding"
+        elif len(state.brokers) <= 1:
+            gate = f"only {len(state.brokers)} broker available: no load shedding is performed"
+
+        expired: tuple[str, ...] = ()
+        if gate is None:
+            cutoff = now - int(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60_000
+            expired = tuple(b for b, ts in recently.items() if ts < cutoff)
+            for b in expired:
+                del recently[b]
+
+        load = build_load_data(state, bundle_data, recently)
+        shed_name = self.shedding.name
+        if gate is not None:
+            return CycleResult(
+                state, settings, shed_name, self.placement.name, load, None, (), gate, expired,
+                CycleMemory(bundle_data, MappingProxyType(recently), mem.shedding, placement_mem,
+                            rr_mem),
+            )
+
+        decision, shed_mem = self.shedding.shed(load, settings, mem.shedding)
+        planned = {s.bundle: s.destination for s in decision.selections if s.destination}
+
+        outcomes: list[UnloadOutcome] = []
+        excluded = set(settings["loadBalancerSheddingExcludedNamespaces"])
+        for sel in _multimap_order(decision.selections):
+            ns = namespace_of(sel.bundle)
+            if ns in excluded:
+                outcomes.append(UnloadOutcome(
+                    sel, None, f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"))
+                continue
+            if not [b for b in load.brokers if b != sel.broker]:
+                outcomes.append(UnloadOutcome(
+                    sel, None, "no broker other than the owner can take it (namespace policies)"))
+                continue
+            trace, placement_mem, rr_mem = self.select_broker(
+                sel.bundle, load, settings, placement_mem, rr_mem, planned)
+            if trace.broker is None:
+                outcomes.append(UnloadOutcome(sel, None, "no broker available to take it", trace))
+            elif trace.broker == sel.broker:
+                outcomes.append(UnloadOutcome(
+                    sel, trace.broker, "the destination broker is the current owner", trace))
+            else:
+                outcomes.append(UnloadOutcome(sel, trace.broker, None, trace))
+                recently[sel.bundle] = now
+        # onUnloadAttemptCompleted: a shedder's own destinations live for this attempt only.
+        return CycleResult(
+            state, settings, shed_name, self.placement.name, load, decision, tuple(outcomes),
+            None, expired,
+            CycleMemory(bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem),
+        )
+
+    # --- placement -------------------------------------------------------------------------------
+    def select_broker(
+        self,
+        bundle: str,
+        load: LoadData,
+        settings: Settings,
+        placement_mem: Any,
+        rr_mem: Any,
+        planned: Mapping[str, str] | None = None,
+    ) -> tuple[PlacementTrace, Any, Any]:
+        """``ModularLoadManagerImpl.selectBroker`` (no preallocation)."""
+        planned = planned or {}
+        data = load.bundle_data.get(bundle) or BundleData.new()
+        everyone = tuple(java_hash_order(load.brokers))  # HashSet<String> iteration order
+        steps: list[FilterStep] = []
+
+        cands = _filter_large_topic_count(everyone, load, settings, steps)
+        ns = namespace_of(bundle)
+        if settings["loadBalancerDistributeBundlesEvenlyEnabled"] or ns == SYSTEM_NAMESPACE:
+            cands = _remove_most_servicing(cands, ns, load, steps)
+        if not cands:
+            steps.append(FilterStep("restore", (), everyone, "no candidate left: all brokers"))
+            cands = everyone
+
+        use_rr = ns in set(settings["loadBalancerSheddingExcludedNamespaces"])
+        strategy = self.round_robin if use_rr else self.placement
+        mem = rr_mem if use_rr else placement_mem
+        decision, mem = strategy.select(cands, bundle, data, load, settings, mem, self.rng, planned)
+        if use_rr:
+            rr_mem = mem
+        else:
+            placement_mem = mem
+        broker = decision.broker
+        if broker is None:
+            return (PlacementTrace(bundle, tuple(steps), decision, None, None,
+                                   "the placement strategy found no broker"),
+                    placement_mem, rr_mem)
+
+        recheck = None
+        why = decision.why
+        threshold = settings["loadBalancerBrokerOverloadedThresholdPercentage"] / 100.0
+        usage = load.brokers[broker].local.max_resource_usage_with_weight(*settings.weights4())
+        if usage > threshold:
+            recheck, placement_mem = self.placement.select(
+                everyone, bundle, data, load, settings, placement_mem, self.rng, planned)
+            if recheck.broker is not None:
+                why = (f"{broker} is overloaded ({usage:.1%} > {threshold:.0%}); "
+                       f"asked again over all brokers: {recheck.broker}")
+                broker = recheck.broker
+        return (PlacementTrace(bundle, tuple(steps), decision, recheck, broker, why),
+                placement_mem, rr_mem)
+
+    # --- a sequence --------------------------------------------------------------------------------
+    def run_sequence(
+        self, states: Sequence[ClusterState], settings: Sequence[Settings]
+    ) -> list[CycleResult]:
+        """Replay snapshots as successive cycles, memory carried from each to the next."""
+        results: list[CycleResult] = []
+        memory = self.initial_memory()
+        for st, conf in zip(states, settings, strict=True):
+            result = self.run_cycle(st, conf, memory)
+            results.append(result)
+            memory = result.memory
+        return results
+
+
+def _multimap_order(selections: Sequence[Selection]) -> list[Selection]:
+    """``Multimap.asMap().forEach``: brokers in ``HashMap`` order, bundles in insertion order."""
+    by_broker: dict[str, list[Selection]] = {}
+    for s in selections:
+        by_broker.setdefault(s.broker, []).append(s)
+    return [s for b in java_hash_order(by_broker) for s in by_broker[b]]
+
+
+def _filter_large_topic_count(
+    cands: tuple[str, ...], load: LoadData, settings: Settings, steps: list[FilterStep]
+) -> tuple[str, ...]:
+    """``LoadManagerShared.filterBrokersWithLargeTopicCount``: keep brokers whose topics (plus
+    preallocated bundles' topics) are at most ``loadBalancerBrokerMaxTopics``; if none is left,
+    keep them all."""
+    limit = int(settings["loadBalancerBrokerMaxTopics"])
+    kept = []
+    for b in cands:
+        bd = load.brokers[b]
+        topics = bd.local.numTopics + sum(d.topics for d in bd.preallocated.values())
+        if topics <= limit:
+            kept.append(b)
+    if not kept:
+        steps.append(FilterStep("loadBalancerBrokerMaxTopics", cands, cands,
+                                f"every broker has more than {limit} topics: filter not applied"))
+        return cands
+    removed = [b for b in cands if b not in kept]
+    steps.append(FilterStep(
+        "loadBalancerBrokerMaxTopics", cands, tuple(kept),
+        f"removed {', '.join(removed)}: more than {limit} topics" if removed else ""))
+    return tuple(kept)
+
+
+def _remove_most_servicing(
+    cands: tuple[str, ...], namespace: str, load: LoadData, steps: list[FilterStep]
+) -> tuple[str, ...]:
+    """``LoadManagerShared.removeMostServicingBrokersForNamespace``: keep the candidates that own
+    (or have preallocated) the fewest bundles of the bundle's namespace."""
+    if not cands:
+        return cands
+    counts = {}
+    for b in cands:
+        bd = load.brokers[b]
+        owned = set(bd.local.lastStats) | set(bd.preallocated)
+        counts[b] = sum(1 for x in owned if namespace_of(x) == namespace)
+    least = min(counts.values())
+    kept = tuple(b for b in cands if counts[b] == least)
+    removed = [b for b in cands if b not in kept]
+    why = ""
+    if removed:
+        why = (f"loadBalancerDistributeBundlesEvenlyEnabled: kept brokers owning {least} bundle(s) "
+               f"of {namespace}; removed " + ", ".join(f"{b} ({counts[b]})" for b in removed))
+    steps.append(FilterStep("loadBalancerDistributeBundlesEvenlyEnabled", cands, kept, why))
+    return kept

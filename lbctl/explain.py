@@ -1,0 +1,246 @@
+"""The reasoning behind one cycle's decision, in words and numbers.
+
+Nothing here re-derives a decision: strategies and the cycle record their reasons
+(:class:`lbctl.strategies.base.BrokerVerdict`, ``BundleCandidate``, :class:`lbctl.cycle.PlacementTrace`)
+and this module arranges them for a person: each broker's resources and which one won the weighted
+max, raw usage against the smoothed score, the cluster-level thresholds, every candidate bundle with
+why it was chosen or skipped, each destination's placement scores, and — when nothing happens — why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lbctl.cycle import CycleResult, PlacementTrace
+from lbctl.model.bundle import BundleName, BundleNameError
+
+_RESOURCES = ("cpu", "directMemory", "bandwidthIn", "bandwidthOut")
+
+
+def _pct(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if math.isinf(x):
+        return "inf"
+    return f"{x * 100:.1f}%"
+
+
+def weighted_terms(cycle: CycleResult, broker: str) -> dict[str, float]:
+    """Each resource's percentage × its weight, the terms of ``getMaxResourceUsageWithWeight``."""
+    local = cycle.load.brokers[broker].local
+    cpu_w, dm_w, in_w, out_w = cycle.settings.weights4()
+    return {
+        "cpu": local.cpu.percent * cpu_w,
+        "directMemory": local.directMemory.percent * dm_w,
+        "bandwidthIn": local.bandwidthIn.percent * in_w,
+        "bandwidthOut": local.bandwidthOut.percent * out_w,
+    }
+
+
+def dominant_resource(terms: Mapping[str, float]) -> str:
+    """The resource that wins the weighted max (first of equals, as Java's strict ``>``)."""
+    best, name = -math.inf, "cpu"
+    for k in _RESOURCES:
+        if terms[k] > best:
+            best, name = terms[k], k
+    return name
+
+
+def nothing_happens(cycle: CycleResult) -> list[str]:
+    """Why the cycle unloads nothing (empty when it does unload something)."""
+    if cycle.unloads:
+        return []
+    if cycle.gate:
+        return [cycle.gate]
+    reasons: list[str] = []
+    d = cycle.decision
+    if d is not None and not d.selections:
+        reasons.extend(d.notes or (f"{cycle.shedding} selected no bundle",))
+    for o in cycle.outcomes:
+        reasons.append(f"{o.selection.bundle} was selected but not unloaded: {o.skipped}")
+    return reasons
+
+
+def _placement_dict(t: PlacementTrace | None) -> dict[str, Any] | None:
+    if t is None:
+        return None
+
+    def dec(d: Any) -> dict[str, Any] | None:
+        if d is None:
+            return None
+        return {
+            "strategy": d.strategy,
+            "candidates": list(d.candidates),
+            "scores": {k: (None if math.isinf(v) or math.isnan(v) else round(v, 6))
+                       for k, v in d.scores.items()},
+            "best": list(d.best),
+            "broker": d.broker,
+            "why": d.why,
+        }
+
+    return {
+        "filters": [
+            {"filter": s.name, "before": list(s.before), "after": list(s.after), "why": s.why}
+            for s in t.steps
+        ],
+        "decision": dec(t.decision),
+        "overloadRecheck": dec(t.recheck),
+        "broker": t.broker,
+        "why": t.why,
+    }
+
+
+def explanation_dict(cycle: CycleResult) -> dict[str, Any]:
+    """The reasoning as plain data, attached to the plan by ``lbctl explain -o json``."""
+    d = cycle.decision
+    return {
+        "gate": cycle.gate,
+        "notes": list(d.notes) if d else [],
+        "numbers": {k: (None if math.isinf(v) or math.isnan(v) else v)
+                    for k, v in (d.numbers.items() if d else ())},
+        "recentlyUnloaded": dict(cycle.load.recently_unloaded),
+        "gracePeriodExpired": list(cycle.expired_grace),
+        "candidates": [
+            {"broker": c.broker, "bundle": c.bundle, "value": c.value, "chosen": c.chosen,
+             "why": c.why}
+            for c in (d.candidates if d else ())
+        ],
+        "outcomes": [
+            {"bundle": o.selection.bundle, "broker": o.selection.broker,
+             "destinationBroker": o.destination, "skipped": o.skipped,
+             "placement": _placement_dict(o.placement)}
+            for o in cycle.outcomes
+        ],
+        "whyNothingHappens": nothing_happens(cycle),
+    }
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """A cycle's reasoning, optionally narrowed to one broker or one bundle."""
+
+    cycle: CycleResult
+    broker: str | None = None
+    bundle: str | None = None
+
+    def lines(self) -> list[str]:
+        c = self.cycle
+        st = c.state
+        out = [
+            f"Cluster {st.cluster} at {st.captured_at_iso} ({len(st.brokers)} brokers, "
+            f"{st.bundle_count()} bundles)",
+            f"Shedding strategy {c.shedding}, placement {c.placement}",
+        ]
+        if c.gate:
+            out += ["", f"Nothing happens: {c.gate}."]
+            return out
+        out += ["", "Brokers (weighted max resource usage = max(resource% × weight) / 100):"]
+        verdicts = c.decision.brokers if c.decision else {}
+        for name in st.brokers:
+            if self.broker and name != self.broker:
+                continue
+            terms = weighted_terms(c, name)
+            dom = dominant_resource(terms)
+            local = c.load.brokers[name].local
+            res = ", ".join(f"{k} {local.resource_percents()[k]:.1f}%" for k in _RESOURCES)
+            v = verdicts.get(name)
+            usage = local.max_resource_usage_with_weight(*c.settings.weights4())
+            line = f"  {name}: usage {_pct(usage)} (won by {dom}; {res})"
+            if v is not None and v.score is not None:
+                line += f"; smoothed score {_pct(v.score)}"
+            out.append(line)
+            if v is not None:
+                tag = f"{v.label}/{v.reason}" if v.label else "no action"
+                out.append(f"      -> {tag}" + (f": {v.why}" if v.why else ""))
+        d = c.decision
+        if d and d.notes and not self.broker:
+            out += ["", "Cluster:"] + [f"  {n}" for n in d.notes]
+        cands = [x for x in (d.candidates if d else ())
+                 if (not self.broker or x.broker == self.broker)
+                 and (not self.bundle or x.bundle == self.bundle)]
+        if cands:
+            out += ["", "Candidate bundles, in the order the strategy looked at them:"]
+            for x in cands:
+                mark = "chosen " if x.chosen else "skipped"
+                out.append(f"  [{mark}] {x.bundle} on {x.broker} ({x.value:,.1f}): {x.why}")
+        outcomes = [o for o in c.outcomes
+                    if (not self.broker or o.selection.broker == self.broker)
+                    and (not self.bundle or o.selection.bundle == self.bundle)]
+        if outcomes:
+            out += ["", "Unloads:"]
+            for o in outcomes:
+                s = o.selection
+                head = f"  {s.bundle}: {s.broker} -> {o.destination or '(none)'} ({s.reason})"
+                out.append(head + (f" — skipped: {o.skipped}" if o.skipped else ""))
+                out.extend(_placement_lines(o.placement))
+        if self.bundle:
+            out += self._bundle_lines()
+        why_not = nothing_happens(c)
+        if why_not and not self.bundle:
+            out += ["", "Why nothing happens:"] + [f"  - {w}" for w in why_not]
+        return out
+
+    def _bundle_lines(self) -> list[str]:
+        c, b = self.cycle, self.bundle or ""
+        owners = c.state.owners()
+        lines = ["", f"Bundle {b}:"]
+        if b not in owners:
+            lines.append("  not owned by any broker in this snapshot")
+            return lines
+        lines.append(f"  owned by {owners[b]}")
+        data = c.load.bundle_data.get(b)
+        if data is not None:
+            lines.append(
+                f"  short-term {data.shortTermData.msg_rate:,.1f} msg/s, "
+                f"{data.shortTermData.throughput / 1048576:,.2f} MB/s; long-term "
+                f"{data.longTermData.msg_rate:,.1f} msg/s ({data.shortTermData.numSamples} short, "
+                f"{data.longTermData.numSamples} long samples)")
+        ts = c.load.recently_unloaded.get(b)
+        if ts is not None:
+            grace = int(c.settings["loadBalancerSheddingGracePeriodMinutes"])
+            age = (c.state.captured_at - ts) / 60000
+            lines.append(f"  recently unloaded {age:.1f} min ago: within the {grace}-minute grace "
+                         "period (loadBalancerSheddingGracePeriodMinutes), invisible to shedders")
+        d = c.decision
+        looked = [x for x in (d.candidates if d else ()) if x.bundle == b]
+        chosen = [s for s in (d.selections if d else ()) if s.bundle == b]
+        if not looked and not chosen:
+            lines.append("  the shedding strategy did not consider it (its broker was not shed)")
+        return lines
+
+    def to_text(self) -> str:
+        return "\n".join(self.lines())
+
+
+def _placement_lines(t: PlacementTrace | None) -> list[str]:
+    if t is None:
+        return []
+    out = []
+    for s in t.steps:
+        if s.why:
+            out.append(f"      filter {s.name}: {s.why}")
+    for label, dec in (("placement", t.decision), ("overload re-check", t.recheck)):
+        if dec is None:
+            continue
+        scores = ", ".join(
+            f"{k}={'inf' if math.isinf(v) else f'{v:,.3f}'}" for k, v in dec.scores.items())
+        out.append(f"      {label} {dec.strategy}: {scores or 'no scores'}"
+                   + (f"; best {', '.join(dec.best)}" if dec.best else ""))
+        if dec.why:
+            out.append(f"        {dec.why}")
+    if t.why and t.recheck is not None:
+        out.append(f"      {t.why}")
+    return out
+
+
+def check_bundle_name(bundle: str) -> str:
+    """Validate a ``--bundle`` argument (full name)."""
+    try:
+        return str(BundleName.parse(bundle))
+    except BundleNameError as e:
+        from lbctl.errors import UsageError
+
+        raise UsageError(str(e)) from None

@@ -1,0 +1,182 @@
+"""Result objects of the commands, each able to show itself as data, rows or text."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lbctl.explain import Explanation
+from lbctl.plan import Plan
+from lbctl.render import table
+
+
+def _pct(x: float | None) -> str:
+    if x is None:
+        return "-"
+    if math.isinf(x):
+        return "inf"
+    return f"{x * 100:.1f}%"
+
+
+def _mb(x: float | None) -> str:
+    return "-" if x is None else f"{x / 1048576:,.2f}"
+
+
+def _rate(x: float | None) -> str:
+    return "-" if x is None else f"{x:,.1f}"
+
+
+def plan_text(plan: Plan, *, title: str | None = None) -> str:
+    c = plan.cycle
+    st = c.state
+    head = title or (f"{st.cluster} at {st.captured_at_iso}: {c.shedding} + {c.placement}")
+    parts = [head, ""]
+    if c.gate:
+        parts.append(f"No load shedding: {c.gate}.")
+    actions = [
+        {
+            "action": a.action,
+            "bundle": a.bundle,
+            "from": a.broker,
+            "to": a.destinationBroker or "-",
+            "reason": a.reason,
+            "msg/s": _rate(a.msgRate),
+            "MB/s": _mb(a.throughput),
+            "skipped": a.skipped or "",
+        }
+        for a in plan.actions
+    ]
+    if actions:
+        parts += ["Actions:", table(actions), ""]
+    elif not c.gate:
+        parts += ["Actions: none", ""]
+    brokers = [
+        {
+            "broker": b.broker,
+            "usage": _pct(b.usage),
+            "score": _pct(b.score),
+            "after": _pct(b.usage_after),
+            "msg/s": _rate(b.msg_rate),
+            "MB/s": _mb(b.throughput),
+            "bundles": str(b.bundles),
+            "decision": f"{b.label}/{b.reason}" if b.label else "",
+        }
+        for b in plan.brokers
+    ]
+    parts += ["Brokers:", table(brokers)]
+    s = plan.summary()
+    parts += [
+        "",
+        f"{s['unloads']} unload(s), {s['skipped']} skipped; usage spread (std) "
+        f"{_pct(s['before']['std'])} -> {_pct(s['after']['std'])}, max "
+        f"{_pct(s['before']['max'])} -> {_pct(s['after']['max'])} (after = estimate)",
+    ]
+    return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class RecommendView:
+    plans: Sequence[Plan]
+    all_cycles: bool = False
+
+    def _shown(self) -> Sequence[Plan]:
+        return self.plans if self.all_cycles else self.plans[-1:]
+
+    def to_data(self) -> Any:
+        if self.all_cycles:
+            return {"cycles": [p.to_dict() for p in self.plans]}
+        return self.plans[-1].to_dict()
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for i, p in enumerate(self.plans):
+            if not self.all_cycles and i != len(self.plans) - 1:
+                continue
+            for a in p.actions:
+                row: dict[str, Any] = {}
+                if self.all_cycles:
+                    row["cycle"] = i + 1
+                    row["capturedAt"] = p.state.captured_at_iso
+                row.update(a.to_dict())
+                row.setdefault("skipped", None)
+                rows.append(row)
+        return rows
+
+    def to_text(self) -> str:
+        out = []
+        n = len(self.plans)
+        for i, p in enumerate(self.plans):
+            if not self.all_cycles and i != n - 1:
+                continue
+            title = None
+            if n > 1:
+                c = p.cycle
+                title = (f"Cycle {i + 1}/{n} — {c.state.cluster} at {c.state.captured_at_iso}: "
+                         f"{c.shedding} + {c.placement}")
+            out.append(plan_text(p, title=title))
+        return "\n\n".join(out)
+
+
+@dataclass(frozen=True)
+class ExplainView:
+    plans: Sequence[Plan]
+    broker: str | None = None
+    bundle: str | None = None
+    all_cycles: bool = False
+
+    def _shown(self) -> Sequence[Plan]:
+        return self.plans if self.all_cycles else self.plans[-1:]
+
+    def to_data(self) -> Any:
+        if self.all_cycles:
+            return {"cycles": [p.to_dict(explained=True) for p in self.plans]}
+        return self.plans[-1].to_dict(explained=True)
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for p in self._shown():
+            for b in p.brokers:
+                if self.broker and b.broker != self.broker:
+                    continue
+                row = {
+                    "capturedAt": p.state.captured_at_iso,
+                    "broker": b.broker,
+                    "usage": round(b.usage, 6),
+                    "score": None if b.score is None else round(b.score, 6),
+                    "label": b.label,
+                    "reason": b.reason,
+                    "why": b.why,
+                }
+                row.update({k: round(v, 4) for k, v in b.resources.items()})
+                rows.append(row)
+        return rows
+
+    def to_text(self) -> str:
+        shown = self._shown()
+        texts = []
+        for i, p in enumerate(shown):
+            text = Explanation(p.cycle, broker=self.broker, bundle=self.bundle).to_text()
+            if len(shown) > 1:
+                text = f"=== Cycle {i + 1}/{len(shown)} ===\n" + text
+            texts.append(text)
+        return "\n\n".join(texts)
+
+
+@dataclass(frozen=True)
+class ValidateView:
+    summaries: Sequence[dict[str, Any]]
+
+    def to_data(self) -> Any:
+        return list(self.summaries)
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        return list(self.summaries)
+
+    def to_text(self) -> str:
+        return "\n".join(
+            f"{s['file']}: OK — cluster {s['cluster']}, {s['capturedAt']}, {s['brokers']} brokers, "
+            f"{s['bundles']} bundles ({s['loadManager']})"
+            for s in self.summaries
+        )
