@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from lbctl.model.cluster import ClusterState
-from lbctl.model.javaorder import java_hash_order
+from lbctl.model.javaorder import concurrent_order
 from lbctl.model.load import BundleData, TimeAverageBrokerData
-from lbctl.strategies.base import BrokerData, LoadData
+from lbctl.strategies.base import BrokerData, LoadData, count_system_bundles
 
 
 def update_bundle_data(
@@ -47,9 +47,9 @@ def build_load_data(
     bundle_data: Mapping[str, BundleData],
     recently_unloaded: Mapping[str, int] | None = None,
 ) -> LoadData:
-    """``LoadData`` for one cycle at ``state.captured_at``, brokers in Java ``HashMap`` order."""
+    """``LoadData`` for one cycle at ``state.captured_at``, brokers in ``ConcurrentHashMap`` order."""
     brokers: dict[str, BrokerData] = {}
-    for broker in java_hash_order(state.brokers):
+    for broker in concurrent_order(state.brokers):
         local = state.brokers[broker]
         brokers[broker] = BrokerData(
             local=local,
@@ -60,4 +60,5 @@ def build_load_data(
         bundle_data=MappingProxyType(dict(bundle_data)),
         recently_unloaded=MappingProxyType(dict(recently_unloaded or {})),
         now=state.captured_at,
+        system_bundles=count_system_bundles(bundle_data),
     )

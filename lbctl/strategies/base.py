@@ -18,7 +18,7 @@ and the numbers, for every broker, including those where nothing happens.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from random import Random
@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from lbctl.config import Settings
 from lbctl.model.bundle import namespace_of
+from lbctl.model.javaorder import concurrent_capacity, hashmap_capacity, rehashed_order
 from lbctl.model.load import BundleData, LocalBrokerData, TimeAverageBrokerData
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -62,9 +63,17 @@ _SYSTEM_NAMESPACE = re.compile(
 )
 
 
+_SYSTEM_PREFIXES = ("pulsar/", "sla-monitor/")
+
+
 def is_system_service_namespace(namespace: str) -> bool:
     """Heartbeat and SLA-monitor namespaces, which no shedder may move."""
     return bool(_SYSTEM_NAMESPACE.match(namespace))
+
+
+def count_system_bundles(bundles: Iterable[str]) -> int:
+    return sum(1 for b in bundles if b.startswith(_SYSTEM_PREFIXES)
+               and is_system_service_namespace(namespace_of(b)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,13 +98,28 @@ class LoadData:
     bundle_data: Mapping[str, BundleData]
     recently_unloaded: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
     now: int = 0
+    system_bundles: int = -1  # bundles of system namespaces in bundle_data; -1: not counted yet
+
+    def shedding_order(self, bundles: Iterable[str]) -> list[str]:
+        """``bundles`` in the order ``getBundleDataForLoadShedding()`` iterates them.
+
+        That map is collected (``Collectors.toMap``, one ``put`` at a time) from the
+        ``ConcurrentHashMap`` of all bundle data, minus system namespaces; only the hashes of
+        ``bundles`` and the two maps' sizes matter, so this never hashes the whole map.
+        """
+        total = len(self.bundle_data)
+        system = self.system_bundles
+        if system < 0:
+            system = count_system_bundles(self.bundle_data)
+        return rehashed_order(bundles, capacity=hashmap_capacity(total - system),
+                              source_capacity=concurrent_capacity(total))
 
     def bundle_data_for_shedding(self) -> dict[str, BundleData]:
         """``LoadData.getBundleDataForLoadShedding()``: bundle data minus system namespaces."""
         return {
             b: d
             for b, d in self.bundle_data.items()
-            if not is_system_service_namespace(namespace_of(b))
+            if not (b.startswith(_SYSTEM_PREFIXES) and is_system_service_namespace(namespace_of(b)))
         }
 
 

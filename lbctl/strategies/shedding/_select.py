@@ -22,12 +22,11 @@ the broker it looked at, chosen or not and why, so ``lbctl explain`` can replay 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lbctl.config import MB
 from lbctl.model.bundle import namespace_of
-from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import BundleData
 from lbctl.strategies.base import (
     BrokerData,
@@ -52,18 +51,28 @@ def fmt_pct(fraction: float) -> str:
     return f"{fraction * 100:.1f}%"
 
 
-def shedding_bundles(load: LoadData) -> dict[str, BundleData]:
-    """``LoadData.getBundleDataForLoadShedding()`` in the order Java iterates it.
+def descending(value: float) -> tuple[int, float]:
+    """Sort key for ``Double.compare(b, a)`` (largest first): NaN, which ``Double.compare`` ranks
+    above everything, comes first; ``-0.0`` and ``0.0`` tie (Java puts ``0.0`` first, a
+    difference that needs negative-zero traffic figures to show)."""
+    return (0, 0.0) if math.isnan(value) else (1, -value)
 
-    Pulsar builds that map with ``Collectors.toMap`` over the ``bundleData`` ``ConcurrentHashMap``:
-    a fresh ``HashMap`` filled one ``put`` at a time (not a presized copy), in the source map's
-    iteration order. So the order is the Java ``HashMap`` order of the kept keys, entries of one
-    bucket in the source's order (itself modelled as a ``HashMap`` order of all bundle names).
+
+def is_sheddable_data(load: LoadData, bundle: str) -> bool:
+    """Whether ``bundle`` is a key of ``LoadData.getBundleDataForLoadShedding()``: it has bundle
+    data and is not in a system (heartbeat / SLA-monitor) namespace."""
+    return bundle in load.bundle_data and not is_system_service_namespace(namespace_of(bundle))
+
+
+def shedding_candidates(load: LoadData, bundles: Iterable[str]) -> list[str]:
+    """The ``bundles`` (of one broker) that the shedding map holds, in the order Java iterates it.
+
+    Pulsar builds that map with ``Collectors.toMap`` over the ``bundleData``
+    ``ConcurrentHashMap`` (``LoadData`` at commit 19938526): a ``HashMap`` filled one ``put`` at a
+    time — not a presized ``new HashMap<>(map)`` copy — whose order
+    :meth:`~lbctl.strategies.base.LoadData.shedding_order` reproduces.
     """
-    kept = load.bundle_data_for_shedding()
-    source = java_hash_order(load.bundle_data)
-    ordered = java_hash_order(k for k in source if k in kept)
-    return {k: kept[k] for k in ordered}
+    return load.shedding_order(b for b in bundles if is_sheddable_data(load, b))
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,27 +94,43 @@ def short_term_rate(data: BundleData) -> float:
     return st.msgRateIn + st.msgRateOut
 
 
+def unranked_candidates(
+    load: LoadData, broker: str, bundles: Iterable[str]
+) -> list[BundleCandidate]:
+    """The broker's bundles that a selection loop never sees, so an explanation is complete:
+    system namespaces (heartbeat / SLA monitor) and bundles without ``BundleData``."""
+    out = []
+    for bundle in bundles:
+        if is_sheddable_data(load, bundle):
+            continue
+        if is_system_service_namespace(namespace_of(bundle)):
+            why = "system namespace (heartbeat / SLA monitor): never shed"
+        else:
+            why = "no bundle data: Pulsar only ranks bundles it has BundleData for"
+        out.append(BundleCandidate(broker, bundle, 0.0, False, why))
+    return out
+
+
 def select_greedy(
     load: LoadData,
     broker: str,
     data: BrokerData,
     amount: float,
     reason: Reason = Reason.OVERLOADED,
-    shedding: Mapping[str, BundleData] | None = None,
 ) -> GreedyResult:
     """Pick bundles off ``broker`` until their short-term throughput reaches ``amount`` (bytes/s).
 
-    ``shedding`` is :func:`shedding_bundles` of ``load``, passed in when the caller already built it.
     Tie rule: equal throughputs keep the shedding map's Java iteration order (stable sort).
     Besides the bundles in the loop, the broker's bundles that Pulsar never ranks (system
     namespaces, or no ``BundleData``) are listed as not chosen, after the ranked ones.
     """
-    table = shedding_bundles(load) if shedding is None else shedding
-    owned = set(data.local.bundles)
-    ranked = [(b, short_term_throughput(d)) for b, d in table.items() if b in owned]
+    table = load.bundle_data
+    ranked = [
+        (b, short_term_throughput(table[b])) for b in shedding_candidates(load, data.local.bundles)
+    ]
     # list.sort is stable, like Java's Stream.sorted: ties keep the map's iteration order.
     # Dropping recently unloaded bundles before or after a stable sort gives the same order.
-    ranked.sort(key=lambda item: -item[1])
+    ranked.sort(key=lambda item: descending(item[1]))
 
     selections: list[Selection] = []
     candidates: list[BundleCandidate] = []
@@ -146,14 +171,5 @@ def select_greedy(
                 )
             )
 
-    # Bundles of the broker that the loop never sees, listed so the explanation is complete.
-    for bundle in data.local.bundles:
-        if bundle in table:
-            continue
-        if is_system_service_namespace(namespace_of(bundle)):
-            why = "system namespace (heartbeat / SLA monitor): never shed"
-        else:
-            why = "no bundle data: Pulsar only ranks bundles it has BundleData for"
-        candidates.append(BundleCandidate(broker, bundle, 0.0, False, why))
-
+    candidates.extend(unranked_candidates(load, broker, data.local.bundles))
     return GreedyResult(tuple(selections), tuple(candidates), marked)

@@ -54,6 +54,7 @@ from types import MappingProxyType
 from typing import Any
 
 from lbctl.config import Settings
+from lbctl.model.bundle import namespace_of
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import BundleData
 from lbctl.strategies.base import (
@@ -65,6 +66,7 @@ from lbctl.strategies.base import (
     Reason,
     Selection,
     SheddingDecision,
+    is_system_service_namespace,
 )
 from lbctl.strategies.registry import PLACEMENT, SHEDDING
 
@@ -412,10 +414,11 @@ class AvgShedder:
         out: list[BundleCandidate],
     ) -> list[Selection]:
         """Rule 8: ``0 < v <= left``, largest first; ``left`` shrinks with every pick."""
-        owned = set(load.brokers[high].local.bundles)
-        data = load.bundle_data_for_shedding()
-        # Collectors.toMap builds the HashMap one put at a time.
-        ordered = [b for b in java_hash_order(data) if b in owned]
+        data = load.bundle_data
+        owned = [b for b in load.brokers[high].local.bundles
+                 if b in data and not is_system_service_namespace(namespace_of(b))]
+        # getBundleDataForLoadShedding() iteration order (Collectors.toMap from the CHM).
+        ordered = load.shedding_order(owned)
         values: list[tuple[str, float, BundleData]] = []
         for b in ordered:
             d = data[b]

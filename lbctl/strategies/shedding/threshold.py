@@ -7,7 +7,9 @@ Rules, in Pulsar's order:
 
 1. Usage of a broker is ``getMaxResourceUsageWithWeight`` of its report (4-argument form):
    ``loadBalancerCPUResourceWeight``, ``loadBalancerDirectMemoryResourceWeight``,
-   ``loadBalancerBandwidthIn/OutResourceWeight``.
+   ``loadBalancerBandwidthIn/OutResourceWeight``. (The newest source readable, late 2022, still
+   used the 5-argument form with ``loadBalancerMemoryResourceWeight``; both agree while that
+   deprecated weight is 0, its default.)
 2. Each broker's usage is smoothed across cycles (the strategy instance's
    ``brokerAvgResourceUsage`` map, here the memory): the first sample is taken as is, later ones as
    ``old * H + (1 - H) * usage`` with ``H = loadBalancerHistoryResourcePercentage``. Entries of
@@ -35,7 +37,6 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from lbctl.config import MB, Settings
-from lbctl.model.load import BundleData
 from lbctl.strategies.base import (
     BrokerVerdict,
     BundleCandidate,
@@ -46,7 +47,7 @@ from lbctl.strategies.base import (
     SheddingDecision,
 )
 from lbctl.strategies.registry import SHEDDING
-from lbctl.strategies.shedding._select import fmt_mb, fmt_pct, select_greedy, shedding_bundles
+from lbctl.strategies.shedding._select import fmt_mb, fmt_pct, select_greedy
 
 #: ThresholdShedder.ADDITIONAL_THRESHOLD_PERCENT_MARGIN
 ADDITIONAL_THRESHOLD_PERCENT_MARGIN = 0.05
@@ -187,7 +188,6 @@ class ThresholdShedder:
                 )
             return done(verdicts)
 
-        shedding = shedding_bundles(load)
         selections: list[Selection] = []
         candidates: list[BundleCandidate] = []
         for broker, data in load.brokers.items():
@@ -225,7 +225,7 @@ class ThresholdShedder:
                 continue
             n_bundles = len(local.bundles)
             if n_bundles > 1:
-                got = select_greedy(load, broker, data, need, Reason.OVERLOADED, shedding)
+                got = select_greedy(load, broker, data, need, Reason.OVERLOADED)
                 selections.extend(got.selections)
                 candidates.extend(got.candidates)
                 nums["selected"] = got.marked
@@ -282,7 +282,7 @@ class ThresholdShedder:
             return done(verdicts, (), candidates)
 
         chosen = _lower_boundary(
-            load, settings, history, usage, verdicts, candidates, notes, numbers, shedding
+            load, settings, history, usage, verdicts, candidates, notes, numbers
         )
         return done(verdicts, chosen, candidates)
 
@@ -296,7 +296,6 @@ def _lower_boundary(
     candidates: list[BundleCandidate],
     notes: list[str],
     numbers: dict[str, float],
-    shedding: Mapping[str, BundleData],
 ) -> tuple[Selection, ...]:
     """``tryLowerBoundaryShedding`` (rule 7 of the module docstring).
 
@@ -383,9 +382,7 @@ def _lower_boundary(
         notes.append(f"nothing selected: {fmt_mb(need)} is below the minimum {min_mb:g} MB/s")
         return ()
 
-    got = select_greedy(
-        load, max_broker, load.brokers[max_broker], need, Reason.UNDERLOADED, shedding
-    )
+    got = select_greedy(load, max_broker, load.brokers[max_broker], need, Reason.UNDERLOADED)
     candidates.extend(got.candidates)
     more["selected"] = got.marked
     if got.selections:

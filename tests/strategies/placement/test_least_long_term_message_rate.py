@@ -1,0 +1,141 @@
+"""LeastLongTermMessageRate: Pulsar's scenario plus the rules behind it.
+
+Source: ``ModularLoadManagerStrategyTest#testLeastLongTermMessageRate``
+(``pulsar-broker/src/test/java/org/apache/pulsar/broker/loadbalance/ModularLoadManagerStrategyTest.java``;
+there is no ``LeastLongTermMessageRateTest`` class in Pulsar). Brokers "1", "2", "3" have all
+resources at 0 % and long-term rate in 100, 200, 300 msg/s.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from random import Random
+from types import MappingProxyType
+
+import pytest
+from factories import broker, bundle_data
+
+from lbctl.config import Settings
+from lbctl.model.javaorder import java_hash_order
+from lbctl.model.load import BundleData, LocalBrokerData, ResourceUsage, TimeAverageBrokerData
+from lbctl.strategies.base import BrokerData, LoadData
+from lbctl.strategies.placement.least_long_term_message_rate import LeastLongTermMessageRate
+from lbctl.strategies.registry import PLACEMENT
+
+BUNDLE = "t/n/0x00000000_0xffffffff"
+
+
+def _load(brokers: Mapping[str, BrokerData]) -> LoadData:
+    order = java_hash_order(brokers)
+    return LoadData(MappingProxyType({b: brokers[b] for b in order}), MappingProxyType({}))
+
+
+def _data(rate_in: float, local: LocalBrokerData | None = None, **kw) -> BrokerData:
+    return BrokerData(
+        local=local or LocalBrokerData(), time_average=TimeAverageBrokerData(longTermMsgRateIn=rate_in), **kw
+    )
+
+
+def _select(data: LoadData, settings: Settings | None = None, seed: int = 0):
+    strategy = LeastLongTermMessageRate()
+    decision, _ = strategy.select(
+        tuple(data.brokers), BUNDLE, BundleData.new(), data,
+        settings or Settings.defaults(), strategy.initial_memory(), Random(seed), {},
+    )
+    return decision
+
+
+def test_least_long_term_message_rate() -> None:
+    brokers = {"1": _data(100), "2": _data(200), "3": _data(300)}
+    assert _select(_load(brokers)).broker == "1"
+    brokers["1"] = _data(400)
+    assert _select(_load(brokers)).broker == "2"
+    brokers["2"] = _data(200, LocalBrokerData(cpu=ResourceUsage(90, 100)))
+    decision = _select(_load(brokers))
+    assert decision.broker == "3"
+    assert decision.scores["2"] == math.inf
+
+
+# --- the rules -----------------------------------------------------------------------------------
+def test_preallocated_bundles_count_towards_the_score() -> None:
+    pre = MappingProxyType({"t/n/a": bundle_data(rate_in=150, long_term=(0, 0, 150, 0))})
+    data = _load({"1": _data(100, preallocated=pre), "2": _data(200)})
+    decision = _select(data)
+    assert decision.scores == {"1": 250.0, "2": 200.0}
+    assert decision.broker == "2"
+
+
+def test_usage_at_the_threshold_is_not_overloaded() -> None:
+    data = _load({"1": _data(100, LocalBrokerData(cpu=ResourceUsage(85, 100))), "2": _data(200)})
+    assert _select(data).broker == "1"
+
+
+def test_all_overloaded_means_all_are_best() -> None:
+    hot = LocalBrokerData(bandwidthOut=ResourceUsage(99, 100))
+    data = _load({"1": _data(100, hot), "2": _data(200, hot), "3": _data(300, hot)})
+    decision = _select(data, seed=3)
+    assert decision.best == ("1", "2", "3")
+    assert decision.broker in decision.best
+    assert "every candidate is overloaded" in decision.why
+
+
+def test_ties_keep_candidate_order_and_pick_with_rng() -> None:
+    data = _load({"1": _data(100), "2": _data(100), "3": _data(300)})
+    picks = {_select(data, seed=s).broker for s in range(20)}
+    assert _select(data).best == ("1", "2")
+    assert picks == {"1", "2"}
+    # the pick is best[rng.randrange(len(best))]
+    assert _select(data, seed=5).broker == ("1", "2")[Random(5).randrange(2)]
+
+
+def test_overload_uses_the_five_argument_weighted_usage() -> None:
+    heap = LocalBrokerData(memory=ResourceUsage(95, 100), directMemory=ResourceUsage(95, 100))
+    data = _load({"1": _data(100, heap), "2": _data(200)})
+    # defaults: memory and direct memory weights are 0, so neither counts
+    assert _select(data).broker == "1"
+    # the deprecated memory weight is read (5-argument form)
+    heavy = Settings.defaults().with_values(loadBalancerMemoryResourceWeight=1.0)
+    assert _select(data, heavy).broker == "2"
+
+
+def test_bandwidth_weights_are_the_raw_deprecated_keys() -> None:
+    busy = LocalBrokerData(bandwidthIn=ResourceUsage(90, 100))
+    data = _load({"1": _data(100, busy), "2": _data(200)})
+    # the correctly spelt key is not read by this strategy (it calls the misspelt getters)
+    new_key = Settings.defaults().with_values(loadBalancerBandwidthInResourceWeight=0.5)
+    assert _select(data, new_key).broker == "2"
+    old_key = Settings.defaults().with_values(loadBalancerBandwithInResourceWeight=0.5)
+    assert _select(data, old_key).broker == "1"
+
+
+def test_why_names_the_winner_and_the_overloaded() -> None:
+    hot = broker(cpu=(91, 100))
+    data = _load({"1": _data(300, hot), "2": _data(120), "3": _data(200)})
+    decision = _select(data)
+    assert decision.broker == "2"
+    assert "2 has the lowest long-term message rate 120.0 msg/s" in decision.why
+    assert "1 is overloaded (usage 91% > 85%) → +inf" in decision.why
+    assert decision.candidates == ("1", "2", "3")
+
+
+def test_no_candidates() -> None:
+    strategy = LeastLongTermMessageRate()
+    decision, mem = strategy.select(
+        (), BUNDLE, BundleData.new(), _load({}), Settings.defaults(), None, Random(0), {}
+    )
+    assert decision.broker is None and mem is None
+
+
+def test_stateless_and_registered() -> None:
+    strategy = PLACEMENT.create("org.apache.pulsar.broker.loadbalance.impl.LeastLongTermMessageRate")
+    assert isinstance(strategy, LeastLongTermMessageRate)
+    assert strategy.initial_memory() is None
+    assert strategy.on_active_brokers_change(None, frozenset({"1"})) is None
+
+
+@pytest.mark.parametrize("cpu", [86, 100])
+def test_just_over_the_threshold_scores_infinity(cpu: int) -> None:
+    data = _load({"1": _data(1, LocalBrokerData(cpu=ResourceUsage(cpu, 100))), "2": _data(500)})
+    decision = _select(data)
+    assert decision.scores["1"] == math.inf and decision.broker == "2"

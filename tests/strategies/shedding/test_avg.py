@@ -1,0 +1,341 @@
+"""AvgShedder: Pulsar's ``AvgShedderTest`` scenarios, plus memory and explanations.
+
+Source: ``pulsar-broker/src/test/java/org/apache/pulsar/broker/loadbalance/impl/AvgShedderTest.java``.
+Java builds every broker with cpu/memory/bandwidth ``ResourceUsage()`` (0 %), sets the cpu usage and
+the broker's message rates directly, and gives ``broker1`` (and ``broker3``) 11 bundles whose
+short-term rate is 450 in + 450 out. ``selectBroker`` is asked with all brokers as candidates.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from random import Random
+from types import MappingProxyType
+
+import pytest
+from factories import broker, bundle_data, load
+
+from lbctl.config import Settings
+from lbctl.model.javaorder import java_hash_order
+from lbctl.strategies.base import Label, LoadData, Reason
+from lbctl.strategies.registry import PLACEMENT, SHEDDING
+from lbctl.strategies.shedding.avg import AvgShedder, AvgShedderMemory, AvgShedderPlacement
+
+MB = 1024 * 1024
+
+
+def _broker(cpu: float, rate: float, bundles: tuple[str, ...] = (), tp: float = 0.0):
+    return broker(
+        cpu=(cpu, 100),
+        msg_rate_in=rate,
+        msg_rate_out=rate,
+        tp_in=tp,
+        tp_out=tp,
+        bundle_names=bundles,
+    )
+
+
+def _bundles(prefix: str, n: int = 11) -> tuple[str, ...]:
+    return tuple(f"{prefix}{i}" for i in range(n))
+
+
+def _three_brokers(cpu1: float, cpu2: float) -> LoadData:
+    names = _bundles("bundle-")
+    return load(
+        {
+            "broker1": _broker(cpu1, 10000, names),
+            "broker2": _broker(cpu2, 1000),
+            "broker3": _broker(50, 5000),  # in the middle
+        },
+        bundle_data={b: bundle_data(rate_in=450, rate_out=450) for b in names},
+    )
+
+
+def _place(data: LoadData, decision, settings: Settings) -> dict[str, str]:
+    """AvgShedder as placement for every selected bundle, all brokers as candidates."""
+    planned = {s.bundle: s.destination for s in decision.selections}
+    strategy = AvgShedderPlacement()
+    out = {}
+    for s in decision.selections:
+        d, _ = strategy.select(
+            tuple(data.brokers), s.bundle, data.bundle_data[s.bundle], data, settings,
+            strategy.initial_memory(), Random(0), planned,
+        )
+        out[s.bundle] = d.broker
+    return out
+
+
+# --- AvgShedderTest ------------------------------------------------------------------------------
+def test_hit_high_threshold() -> None:
+    settings = Settings.defaults().with_values(
+        maxUnloadPercentage=0.5,
+        loadBalancerAvgShedderHighThreshold=40,
+        loadBalancerAvgShedderHitCountHighThreshold=2,
+    )
+    data = _three_brokers(80, 30)
+    shedder = AvgShedder()
+    # first time: the hit count is not enough
+    first, mem = shedder.shed(data, settings, shedder.initial_memory())
+    assert first.selections == ()
+    # second time: (20000 - 2000) / 2 = 9000 msg/s = 10 bundles of 900
+    second, mem = shedder.shed(data, settings, mem)
+    assert len(second.selections) == 10
+    assert {s.broker for s in second.selections} == {"broker1"}
+    assert set(_place(data, second, settings).values()) == {"broker2"}
+
+
+def test_hit_low_threshold() -> None:
+    hit_count_low = 6
+    settings = Settings.defaults().with_values(
+        maxUnloadPercentage=0.5,
+        loadBalancerAvgShedderLowThreshold=20,
+        loadBalancerAvgShedderHitCountLowThreshold=hit_count_low,
+    )
+    data = _three_brokers(60, 40)
+    shedder = AvgShedder()
+    mem = shedder.initial_memory()
+    for _ in range(hit_count_low - 1):
+        decision, mem = shedder.shed(data, settings, mem)
+        assert decision.selections == ()
+    decision, mem = shedder.shed(data, settings, mem)
+    assert len(decision.selections) == 10
+    assert {s.broker for s in decision.selections} == {"broker1"}
+    assert set(_place(data, decision, settings).values()) == {"broker2"}
+
+
+def test_shedding_multiple_pairs() -> None:
+    settings = Settings.defaults().with_values(
+        maxUnloadPercentage=0.5,
+        loadBalancerAvgShedderHighThreshold=40,
+        loadBalancerAvgShedderHitCountHighThreshold=2,
+    )
+    b1, b3 = _bundles("bundle1-"), _bundles("bundle3-")
+    data = load(
+        {
+            "broker1": _broker(80, 10000, b1),  # pair broker1 and broker2
+            "broker2": _broker(30, 1000),
+            "broker3": _broker(75, 10000, b3),  # pair broker3 and broker4
+            "broker4": _broker(35, 1000),
+        },
+        bundle_data={b: bundle_data(rate_in=450, rate_out=450) for b in b1 + b3},
+    )
+    shedder = AvgShedder()
+    first, mem = shedder.shed(data, settings, shedder.initial_memory())
+    assert first.selections == ()
+    second, mem = shedder.shed(data, settings, mem)
+    assert len(second.selections) == 20
+    assert Counter(s.broker for s in second.selections) == {"broker1": 10, "broker3": 10}
+    placed = _place(data, second, settings)
+    for bundle, dest in placed.items():
+        assert dest == ("broker2" if bundle.startswith("bundle1-") else "broker4")
+
+
+# --- memory carried across calls -----------------------------------------------------------------
+def test_hit_counts_are_carried_in_memory_and_reset_when_shed() -> None:
+    settings = Settings.defaults().with_values(maxUnloadPercentage=0.5)
+    data = _three_brokers(80, 30)
+    shedder = AvgShedder()
+    _, mem = shedder.shed(data, settings, shedder.initial_memory())
+    assert isinstance(mem, AvgShedderMemory)
+    # gap 50 >= high 40: both low and high counters of the pair go up; the middle broker has none
+    assert dict(mem.hit_high) == {"broker1": 1, "broker2": 1}
+    assert dict(mem.hit_low) == {"broker1": 1, "broker2": 1}
+    decision, mem = shedder.shed(data, settings, mem)
+    assert len(decision.selections) == 10
+    assert dict(mem.hit_high) == {} and dict(mem.hit_low) == {}
+    # the input memory is not mutated
+    before = AvgShedderMemory(MappingProxyType({"broker1": 1}), MappingProxyType({"broker1": 1}))
+    shedder.shed(data, settings, before)
+    assert dict(before.hit_high) == {"broker1": 1}
+
+
+def test_gap_between_low_and_high_drops_the_high_count() -> None:
+    settings = Settings.defaults()
+    shedder = AvgShedder()
+    high = _three_brokers(80, 30)
+    _, mem = shedder.shed(high, settings, shedder.initial_memory())
+    assert mem.hit_high["broker1"] == 1
+    low = _three_brokers(60, 40)  # gap 20: between low 15 and high 40
+    _, mem = shedder.shed(low, settings, mem)
+    assert "broker1" not in mem.hit_high
+    assert mem.hit_low["broker1"] == 2
+
+
+def test_no_pair_clears_every_hit_count() -> None:
+    settings = Settings.defaults()
+    stale = AvgShedderMemory(
+        MappingProxyType({"gone": 1, "broker1": 1}), MappingProxyType({"gone": 5})
+    )
+    data = _three_brokers(50, 45)  # scores 45, 50, 50: no gap of 15
+    decision, mem = AvgShedder().shed(data, settings, stale)
+    assert decision.selections == ()
+    assert mem == AvgShedderMemory()
+    assert any(n.startswith(Reason.BALANCED) for n in decision.notes)
+    assert {v.reason for v in decision.brokers.values()} == {Reason.BALANCED}
+
+
+# --- bundle selection ----------------------------------------------------------------------------
+def test_recently_unloaded_and_idle_bundles_are_not_selected() -> None:
+    settings = Settings.defaults().with_values(
+        maxUnloadPercentage=0.5, loadBalancerAvgShedderHitCountHighThreshold=1
+    )
+    names = ("a/b/x", "a/b/y", "a/b/z")
+    data = load(
+        {"hi": _broker(80, 10000, names), "lo": _broker(30, 1000)},
+        bundle_data={
+            "a/b/x": bundle_data(rate_in=450, rate_out=450),
+            "a/b/y": bundle_data(rate_in=450, rate_out=450),
+            "a/b/z": bundle_data(),  # no traffic: v > 0 fails
+        },
+        recently_unloaded={"a/b/y": 0},
+    )
+    decision, _ = AvgShedder().shed(data, settings, AvgShedder().initial_memory())
+    assert [s.bundle for s in decision.selections] == ["a/b/x"]
+    assert decision.selections[0].destination == "lo"
+    why = {c.bundle: c for c in decision.candidates}
+    assert not why["a/b/y"].chosen and "recently" in why["a/b/y"].why
+    assert not why["a/b/z"].chosen and "no traffic" in why["a/b/z"].why
+
+
+def test_largest_first_while_it_fits() -> None:
+    settings = Settings.defaults().with_values(
+        maxUnloadPercentage=0.5, loadBalancerAvgShedderHitCountHighThreshold=1
+    )
+    rates = {"t/n/a": 3000, "t/n/b": 2500, "t/n/c": 2000, "t/n/d": 500}
+    data = load(
+        {"hi": _broker(80, 5000, tuple(rates)), "lo": _broker(30, 0)},
+        bundle_data={b: bundle_data(rate_in=r) for b, r in rates.items()},
+    )
+    # need = 10000 * 0.5 = 5000: a (3000) fits, b (2500 > 2000) does not, c (2000) fits, d does not
+    decision, _ = AvgShedder().shed(data, settings, AvgShedder().initial_memory())
+    assert [s.bundle for s in decision.selections] == ["t/n/a", "t/n/c"]
+    assert decision.brokers["hi"].numbers["need_msg_rate"] == 5000
+
+
+def test_throughput_when_the_rate_gap_is_too_small() -> None:
+    settings = Settings.defaults().with_values(
+        maxUnloadPercentage=0.5, loadBalancerAvgShedderHitCountHighThreshold=1
+    )
+    names = ("t/n/a", "t/n/b")
+    data = load(
+        {"hi": _broker(80, 500, names, tp=4 * MB), "lo": _broker(30, 0)},
+        bundle_data={b: bundle_data(tp_in=1.5 * MB, rate_in=10) for b in names},
+    )
+    # rate: 1000 * 0.5 = 500 <= 1000; throughput: 8 MB * 0.5 = 4 MB > 1 MB → 2 × 1.5 MB fit
+    decision, _ = AvgShedder().shed(data, settings, AvgShedder().initial_memory())
+    assert len(decision.selections) == 2
+    assert "moves throughput" in decision.brokers["hi"].why
+
+
+def test_traffic_gap_too_small_sheds_nothing_and_says_why() -> None:
+    settings = Settings.defaults().with_values(loadBalancerAvgShedderHitCountHighThreshold=1)
+    data = load(
+        {"hi": _broker(80, 1000, ("t/n/a",)), "lo": _broker(30, 900)},
+        bundle_data={"t/n/a": bundle_data(rate_in=100)},
+    )
+    decision, mem = AvgShedder().shed(data, settings, AvgShedder().initial_memory())
+    assert decision.selections == ()
+    assert decision.brokers["hi"].reason == Reason.BALANCED
+    assert "minUnloadMessage" in decision.brokers["hi"].why
+    assert any("too small" in n for n in decision.notes)
+    assert dict(mem.hit_high) == {}  # the counts were consumed by the check
+
+
+def test_equal_scores_keep_hash_map_order() -> None:
+    names = ["b", "a", "c", "d"]
+    data = load({n: _broker(40, 100) for n in names})
+    decision, _ = AvgShedder().shed(data, Settings.defaults(), AvgShedder().initial_memory())
+    ranks = {b: int(v.numbers["rank"]) for b, v in decision.brokers.items()}
+    assert sorted(ranks, key=ranks.__getitem__) == java_hash_order(names)
+
+
+# --- explanations --------------------------------------------------------------------------------
+def test_verdicts_explain_a_pair_waiting_for_its_hit_count() -> None:
+    settings = Settings.defaults().with_values(maxUnloadPercentage=0.5)
+    data = _three_brokers(80, 30)
+    decision, _ = AvgShedder().shed(data, settings, AvgShedder().initial_memory())
+    assert set(decision.brokers) == {"broker1", "broker2", "broker3"}
+    v1 = decision.brokers["broker1"]
+    assert v1.label == Label.SKIP and v1.reason == Reason.HIT_COUNT
+    assert v1.score == pytest.approx(80.0) and v1.usage == pytest.approx(0.8)
+    assert "paired with broker2: gap 50.0 ≥ high threshold 40" in v1.why
+    assert "high hit count 1/2" in v1.why and "not yet" in v1.why
+    assert v1.numbers["gap"] == pytest.approx(50.0)
+    assert v1.numbers["hit_high"] == 1 and v1.numbers["hit_count_high_threshold"] == 2
+    v3 = decision.brokers["broker3"]
+    assert v3.reason == Reason.BALANCED and "middle broker" in v3.why
+    assert any(n.startswith(Reason.HIT_COUNT) and "broker1" in n for n in decision.notes)
+
+
+def test_verdicts_explain_a_shed_pair() -> None:
+    settings = Settings.defaults().with_values(
+        maxUnloadPercentage=0.5, loadBalancerAvgShedderHitCountHighThreshold=1
+    )
+    decision, _ = AvgShedder().shed(_three_brokers(80, 30), settings, AvgShedder().initial_memory())
+    hi, lo = decision.brokers["broker1"], decision.brokers["broker2"]
+    assert (hi.label, hi.reason) == (Label.SUCCESS, Reason.OVERLOADED)
+    assert (lo.label, lo.reason) == (Label.SUCCESS, Reason.UNDERLOADED)
+    assert "go to broker2" in hi.why and "9000.0 msg/s" in hi.why
+    assert "receives 10 bundle(s)" in lo.why
+    assert sum(c.chosen for c in decision.candidates) == 10
+    assert decision.numbers["pairs"] == 1
+    assert all(s.destination == "broker2" for s in decision.selections)
+
+
+def test_no_brokers() -> None:
+    decision, mem = AvgShedder().shed(
+        load({}), Settings.defaults(), AvgShedder().initial_memory()
+    )
+    assert decision.selections == () and decision.notes[0].startswith(Reason.NO_BROKERS)
+    assert mem == AvgShedderMemory()
+
+
+# --- placement half ------------------------------------------------------------------------------
+def test_placement_without_plan_is_a_random_pick_among_sorted_candidates() -> None:
+    data = _three_brokers(80, 30)
+    strategy = AvgShedderPlacement()
+    cands = ("broker3", "broker1", "broker2")
+    d, mem = strategy.select(
+        cands, "bundle-0", data.bundle_data["bundle-0"], data, Settings.defaults(),
+        strategy.initial_memory(), Random(7), {},
+    )
+    assert d.best == ("broker1", "broker2", "broker3")
+    assert d.broker in d.best
+    assert "no AvgShedder plan" in d.why
+    # same seed, same pick
+    d2, _ = strategy.select(
+        cands, "bundle-0", data.bundle_data["bundle-0"], data, Settings.defaults(),
+        mem, Random(7), {},
+    )
+    assert d2.broker == d.broker
+
+
+def test_placement_plan_for_a_broker_that_is_not_a_candidate() -> None:
+    data = _three_brokers(80, 30)
+    strategy = AvgShedderPlacement()
+    d, _ = strategy.select(
+        ("broker1", "broker3"), "bundle-0", data.bundle_data["bundle-0"], data,
+        Settings.defaults(), None, Random(1), {"bundle-0": "broker2"},
+    )
+    assert d.best == ("broker1", "broker3")
+    assert "broker2 is not a candidate" in d.why
+
+
+def test_placement_follows_the_plan() -> None:
+    data = _three_brokers(80, 30)
+    strategy = AvgShedderPlacement()
+    d, _ = strategy.select(
+        tuple(data.brokers), "bundle-3", data.bundle_data["bundle-3"], data,
+        Settings.defaults(), None, Random(1), {"bundle-3": "broker2"},
+    )
+    assert d.broker == "broker2" and d.best == ("broker2",)
+    assert d.scores["broker1"] == pytest.approx(80.0)
+    assert "planned" in d.why
+
+
+def test_registered_under_pulsar_names() -> None:
+    assert isinstance(SHEDDING.create("AvgShedder"), AvgShedder)
+    assert isinstance(
+        PLACEMENT.create("org.apache.pulsar.broker.loadbalance.impl.AvgShedder"),
+        AvgShedderPlacement,
+    )

@@ -1,0 +1,138 @@
+"""The greedy bundle selector shared by ThresholdShedder and OverloadShedder.
+
+Pulsar has no test of its own for it (it is inlined in both shedders); these pin the rules of
+spec §4 "Common greedy selector": candidates, short-term throughput, stable descending order over
+the shedding map's Java order, at least one bundle, stop once the running sum reaches the amount.
+"""
+
+from __future__ import annotations
+
+from factories import broker, bundle_data, load
+
+from lbctl.config import MB
+from lbctl.model.javaorder import concurrent_order, copy_order, java_hash_order
+from lbctl.strategies.base import Reason
+from lbctl.strategies.shedding._select import fmt_mb, select_greedy, shedding_candidates
+
+HEARTBEAT = "pulsar/broker-a:8080/0x00000000_0xffffffff"
+
+
+def one_broker(values: dict[str, float], **extra):
+    """Broker ``b`` owning bundles with these short-term throughputs (in only)."""
+    bundles = {name: bundle_data(tp, 0.0, 1.0, 2.0) for name, tp in values.items()}
+    brokers = {"b": broker(bundle_names=tuple(values) + extra.pop("more", ()))}
+    brokers.update(extra.pop("others", {}))
+    bundles.update(extra.pop("other_bundles", {}))
+    return load(brokers, bundle_data=bundles, **extra)
+
+
+def run(ld, amount: float):
+    return select_greedy(ld, "b", ld.brokers["b"], amount)
+
+
+def test_takes_the_largest_until_the_sum_reaches_the_amount():
+    ld = one_broker({"x/y/a": 2 * MB, "x/y/b": 5 * MB, "x/y/c": 3 * MB})
+    got = run(ld, 8 * MB)
+    assert [s.bundle for s in got.selections] == ["x/y/b", "x/y/c"]
+    assert got.marked == 8 * MB
+    c = {x.bundle: x for x in got.candidates}
+    assert not c["x/y/a"].chosen
+    assert c["x/y/a"].why == "not needed: 8.0 MB/s already selected ≥ 8.0 MB/s"
+    assert c["x/y/c"].why == "selected: 5.0 MB/s so far < 8.0 MB/s needed"
+    assert c["x/y/b"].why.startswith("largest eligible bundle (5.0 MB/s)")
+
+
+def test_always_at_least_one_bundle():
+    ld = one_broker({"x/y/a": 2 * MB, "x/y/b": 5 * MB})
+    assert [s.bundle for s in run(ld, 0.0).selections] == ["x/y/b"]
+    assert [s.bundle for s in run(ld, -1.0).selections] == ["x/y/b"]
+
+
+def test_takes_everything_when_the_amount_is_never_reached():
+    ld = one_broker({"x/y/a": 2 * MB, "x/y/b": 5 * MB})
+    got = run(ld, 100 * MB)
+    assert [s.bundle for s in got.selections] == ["x/y/b", "x/y/a"]
+
+
+def test_selection_values_are_short_term_figures():
+    ld = one_broker({"x/y/a": 2 * MB})
+    (sel,) = run(ld, 1.0).selections
+    assert (sel.broker, sel.reason, sel.throughput, sel.msg_rate) == (
+        "b",
+        Reason.OVERLOADED,
+        2 * MB,
+        3.0,
+    )
+    under = select_greedy(ld, "b", ld.brokers["b"], 1.0, Reason.UNDERLOADED)
+    assert under.selections[0].reason == Reason.UNDERLOADED
+
+
+def test_ignores_other_brokers_bundles():
+    ld = one_broker(
+        {"x/y/a": MB},
+        others={"c": broker(bundle_names=("x/y/big",))},
+        other_bundles={"x/y/big": bundle_data(100 * MB)},
+    )
+    got = run(ld, 50 * MB)
+    assert [s.bundle for s in got.selections] == ["x/y/a"]
+    assert all(c.broker == "b" for c in got.candidates)
+
+
+def test_recently_unloaded_are_skipped_and_reported():
+    ld = one_broker({"x/y/a": 2 * MB, "x/y/b": 5 * MB}, recently_unloaded={"x/y/b": 1})
+    got = run(ld, 1.0)
+    assert [s.bundle for s in got.selections] == ["x/y/a"]
+    (skipped,) = [c for c in got.candidates if c.bundle == "x/y/b"]
+    assert not skipped.chosen and skipped.value == 5 * MB
+    assert "recently unloaded" in skipped.why
+
+
+def test_bundles_the_loop_never_sees_are_reported():
+    ld = one_broker(
+        {"x/y/a": MB, HEARTBEAT: 100 * MB},
+        more=("x/y/nodata",),
+    )
+    got = run(ld, 1.0)
+    assert [s.bundle for s in got.selections] == ["x/y/a"]
+    why = {c.bundle: c.why for c in got.candidates}
+    assert "system namespace" in why[HEARTBEAT]
+    assert "no bundle data" in why["x/y/nodata"]
+    assert len(got.candidates) == 3
+
+
+def test_ties_keep_the_shedding_map_order():
+    """Equal throughputs keep Java's order: ``{"1/1/…", "2/2/…"}`` iterates 2/2 first (the order
+    ``ModularLoadManagerImplTest#testLoadShedding`` relies on, spec §10)."""
+    names = ["1/1/0x00000000_0xffffffff", "2/2/0x00000000_0xffffffff"]
+    ld = one_broker(dict.fromkeys(names, MB))
+    got = run(ld, 100 * MB)
+    assert [s.bundle for s in got.selections] == list(reversed(names))
+    # larger values still come first, whatever the map order
+    ld = one_broker({names[0]: 2 * MB, names[1]: MB})
+    assert [s.bundle for s in run(ld, 100 * MB).selections] == names
+
+
+def test_candidates_follow_the_shedding_map_order():
+    """``Collectors.toMap``: a HashMap filled one put at a time from the ConcurrentHashMap of all
+    bundle data (system bundles counted in the source only), not a presized copy."""
+    names = [f"t/ns/b{i}" for i in range(12)]
+    ld = one_broker(dict.fromkeys([*names, HEARTBEAT], MB), more=("t/ns/nodata",))
+    order = shedding_candidates(ld, ld.brokers["b"].local.bundles)
+    source = [k for k in concurrent_order([*names, HEARTBEAT]) if k != HEARTBEAT]
+    assert order == java_hash_order(source)
+    assert HEARTBEAT not in order and "t/ns/nodata" not in order
+    # 12 keys: 16 buckets when filled one by one, 32 for a presized copy; the orders differ here
+    assert order != copy_order(names)
+
+
+def test_fmt_mb():
+    assert fmt_mb(10 * MB) == "10.0 MB/s"
+    assert fmt_mb(3.2 * MB) == "3.2 MB/s"
+    assert fmt_mb(1.7976931348623157e308) == "1.71e+302 MB/s"
+
+
+def test_nan_ranks_first_like_double_compare():
+    ld = one_broker({"x/y/a": 2 * MB, "x/y/nan": float("nan"), "x/y/b": 5 * MB})
+    got = run(ld, 1.0)
+    # NaN sorts first; the running sum is then NaN, never < the amount: nothing more is added
+    assert [s.bundle for s in got.selections] == ["x/y/nan"]
