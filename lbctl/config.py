@@ -126,8 +126,8 @@ _PARSERS = {
 }
 _TYPE_WORDS = {
     "boolean": "true or false",
-    "int": "a 32-bit integer",
-    "long": "a 64-bit integer",
+    "int": "an integer (32-bit)",
+    "long": "an integer (64-bit)",
     "double": "a finite number",
     "string": "a string",
     "list": "a comma-separated list",
@@ -289,6 +289,11 @@ class Settings(Mapping[str, Any]):
         self._read.add(key)
         return self._values[key]
 
+    def __contains__(self, key: object) -> bool:
+        # Mapping's default goes through __getitem__, which raises UsageError (not KeyError) for
+        # unknown names and would record known ones as read.
+        return key in self._values
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._values)
 
@@ -366,7 +371,8 @@ def read_broker_conf(path: Path) -> dict[str, str]:
     """Read a Pulsar ``broker.conf`` (Java properties): ``key=value`` lines, ``#`` comments.
 
     Keys that are not load-balancer settings lbctl knows are ignored: a broker.conf holds hundreds
-    of unrelated settings.
+    of unrelated settings. A blank value (``key=``) is what Pulsar's ``FieldParser.setEmptyValue``
+    makes of it: an empty list or set, and no change (the default stays) for any other type.
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -385,8 +391,13 @@ def read_broker_conf(path: Path) -> dict[str, str]:
         if sep_at < 0:
             continue
         key, value = line[:sep_at].strip(), line[sep_at + 1 :].strip()
-        if key in SETTINGS_BY_NAME:
-            values[key] = value
+        setting = SETTINGS_BY_NAME.get(key)
+        if setting is None:
+            continue
+        if not value and setting.type not in ("list", "set"):
+            values.pop(key, None)  # blank scalar: Pulsar keeps the default
+            continue
+        values[key] = value
     return values
 
 

@@ -224,7 +224,7 @@ class AvgShedder:
                     verdicts[b] = BrokerVerdict(
                         broker=b,
                         usage=scores[b] / 100,
-                        score=scores[b],
+                        score=None,  # AvgShedder keeps no smoothed figure; its score (usage × 100) is in numbers
                         label=Label.SKIP,
                         reason=Reason.BALANCED,
                         why=f"{pair_text(b, pair)}; hit counts cleared",
@@ -251,7 +251,7 @@ class AvgShedder:
                     verdicts[b] = BrokerVerdict(
                         broker=b,
                         usage=scores[b] / 100,
-                        score=scores[b],
+                        score=None,  # AvgShedder keeps no smoothed figure; its score (usage × 100) is in numbers
                         label=Label.SKIP,
                         reason=Reason.BALANCED,
                         why=f"{pair_text(b, pair)}; hit counts reset",
@@ -272,7 +272,7 @@ class AvgShedder:
                     verdicts[b] = BrokerVerdict(
                         broker=b,
                         usage=scores[b] / 100,
-                        score=scores[b],
+                        score=None,  # AvgShedder keeps no smoothed figure; its score (usage × 100) is in numbers
                         label=Label.SKIP,
                         reason=Reason.HIT_COUNT,
                         why=f"{pair_text(b, pair)}; {fmt_counts(hh, hl)} — not yet",
@@ -324,7 +324,7 @@ class AvgShedder:
                     verdicts[b] = BrokerVerdict(
                         broker=b,
                         usage=scores[b] / 100,
-                        score=scores[b],
+                        score=None,  # AvgShedder keeps no smoothed figure; its score (usage × 100) is in numbers
                         label=Label.SKIP,
                         reason=Reason.BALANCED,
                         why=why if b == hi else f"{pair_text(b, pair)}; {gate} → due, "
@@ -377,7 +377,7 @@ class AvgShedder:
                 verdicts[b] = BrokerVerdict(
                     broker=b,
                     usage=scores[b] / 100,
-                    score=scores[b],
+                    score=None,  # AvgShedder keeps no smoothed figure; its score (usage × 100) is in numbers
                     label=label,
                     reason=reason,
                     why=why,

@@ -257,7 +257,8 @@ def test_verdicts_explain_a_pair_waiting_for_its_hit_count() -> None:
     assert set(decision.brokers) == {"broker1", "broker2", "broker3"}
     v1 = decision.brokers["broker1"]
     assert v1.label == Label.SKIP and v1.reason == Reason.HIT_COUNT
-    assert v1.score == pytest.approx(80.0) and v1.usage == pytest.approx(0.8)
+    assert v1.score is None and v1.numbers["score"] == pytest.approx(80.0)
+    assert v1.usage == pytest.approx(0.8)
     assert "paired with broker2: gap 50.0 ≥ high threshold 40" in v1.why
     assert "high hit count 1/2" in v1.why and "not yet" in v1.why
     assert v1.numbers["gap"] == pytest.approx(50.0)
