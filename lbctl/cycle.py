@@ -129,6 +129,7 @@ class LoadManager:
         self.placement = placement
         self.round_robin = round_robin
         self.rng = Random(seed if seed is not None else 0)
+        self._filter_memo: tuple[Any, ...] = (None, None)
 
     def initial_memory(self) -> CycleMemory:
         return CycleMemory(
@@ -188,7 +189,7 @@ class LoadManager:
                 outcomes.append(UnloadOutcome(
                     sel, None, f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"))
                 continue
-            if not [b for b in load.brokers if b != sel.broker]:
+            if len(load.brokers) - (sel.broker in load.brokers) < 1:
                 outcomes.append(UnloadOutcome(
                     sel, None, "no broker other than the owner can take it (namespace policies)"))
                 continue
@@ -222,16 +223,8 @@ class LoadManager:
         """``ModularLoadManagerImpl.selectBroker`` (no preallocation)."""
         planned = planned or {}
         data = load.bundle_data.get(bundle) or BundleData.new()
-        everyone = tuple(java_hash_order(load.brokers))  # HashSet<String> iteration order
-        steps: list[FilterStep] = []
-
-        cands = _filter_large_topic_count(everyone, load, settings, steps)
         ns = namespace_of(bundle)
-        if settings["loadBalancerDistributeBundlesEvenlyEnabled"] or ns == SYSTEM_NAMESPACE:
-            cands = _remove_most_servicing(cands, ns, load, steps)
-        if not cands:
-            steps.append(FilterStep("restore", (), everyone, "no candidate left: all brokers"))
-            cands = everyone
+        everyone, cands, steps = self._candidates(ns, load, settings)
 
         use_rr = ns in set(settings["loadBalancerSheddingExcludedNamespaces"])
         strategy = self.round_robin if use_rr else self.placement
@@ -260,6 +253,35 @@ class LoadManager:
                 broker = recheck.broker
         return (PlacementTrace(bundle, tuple(steps), decision, recheck, broker, why),
                 placement_mem, rr_mem)
+
+    def _candidates(
+        self, namespace: str, load: LoadData, settings: Settings
+    ) -> tuple[tuple[str, ...], tuple[str, ...], list[FilterStep]]:
+        """All brokers, and the candidates left after the filters, for a bundle of ``namespace``.
+
+        During shedding nothing is preallocated, so within one cycle the filters' answer depends
+        on the namespace alone: it is computed once per namespace and cycle.
+        """
+        key = (settings["loadBalancerBrokerMaxTopics"],
+               settings["loadBalancerDistributeBundlesEvenlyEnabled"])
+        if self._filter_memo[0] is not load or self._filter_memo[1] != key:
+            everyone = tuple(java_hash_order(load.brokers))  # HashSet<String> iteration order
+            steps: list[FilterStep] = []
+            kept = _filter_large_topic_count(everyone, load, settings, steps)
+            self._filter_memo = (load, key, everyone, kept, tuple(steps),
+                                 namespace_bundle_counts(load), {})
+        _, _, everyone, kept, base_steps, index, per_ns = self._filter_memo
+        hit = per_ns.get(namespace)
+        if hit is None:
+            steps = list(base_steps)
+            cands = kept
+            if settings["loadBalancerDistributeBundlesEvenlyEnabled"] or namespace == SYSTEM_NAMESPACE:
+                cands = _remove_most_servicing(cands, namespace, index, steps)
+            if not cands:
+                steps.append(FilterStep("restore", (), everyone, "no candidate left: all brokers"))
+                cands = everyone
+            hit = per_ns[namespace] = (cands, tuple(steps))
+        return everyone, hit[0], list(hit[1])
 
     # --- a sequence --------------------------------------------------------------------------------
     def run_sequence(
@@ -300,31 +322,48 @@ def _filter_large_topic_count(
         steps.append(FilterStep("loadBalancerBrokerMaxTopics", cands, cands,
                                 f"every broker has more than {limit} topics: filter not applied"))
         return cands
-    removed = [b for b in cands if b not in kept]
+    kept_set = set(kept)
+    removed = [b for b in cands if b not in kept_set]
     steps.append(FilterStep(
         "loadBalancerBrokerMaxTopics", cands, tuple(kept),
         f"removed {', '.join(removed)}: more than {limit} topics" if removed else ""))
     return tuple(kept)
 
 
+def namespace_bundle_counts(load: LoadData) -> dict[str, dict[str, int]]:
+    """``brokerToNamespaceToBundleRange``, inverted: per namespace, how many of its bundles each
+    broker owns (reports in ``lastStats``) or has preallocated. Brokers without any are absent."""
+    index: dict[str, dict[str, int]] = {}
+    for broker, bd in load.brokers.items():
+        for x in {*bd.local.lastStats, *bd.preallocated}:
+            per_broker = index.setdefault(namespace_of(x), {})
+            per_broker[broker] = per_broker.get(broker, 0) + 1
+    return index
+
+
 def _remove_most_servicing(
-    cands: tuple[str, ...], namespace: str, load: LoadData, steps: list[FilterStep]
+    cands: tuple[str, ...], namespace: str, index: Mapping[str, Mapping[str, int]],
+    steps: list[FilterStep],
 ) -> tuple[str, ...]:
     """``LoadManagerShared.removeMostServicingBrokersForNamespace``: keep the candidates that own
     (or have preallocated) the fewest bundles of the bundle's namespace."""
     if not cands:
         return cands
-    counts = {}
-    for b in cands:
-        bd = load.brokers[b]
-        owned = set(bd.local.lastStats) | set(bd.preallocated)
-        counts[b] = sum(1 for x in owned if namespace_of(x) == namespace)
-    least = min(counts.values())
-    kept = tuple(b for b in cands if counts[b] == least)
-    removed = [b for b in cands if b not in kept]
+    owners = index.get(namespace, {})
+    members = frozenset(cands)
+    owning = [b for b in owners if b in members]
+    # Usually most candidates own none of the namespace: then the least count is 0 and the
+    # owners (a few) are removed; only otherwise are all candidates' counts compared.
+    if len(owning) < len(cands):
+        least = 0
+        kept = tuple(b for b in cands if b not in owners)
+    else:
+        least = min(owners[b] for b in cands)
+        kept = tuple(b for b in cands if owners[b] == least)
     why = ""
-    if removed:
+    if len(kept) < len(cands):
+        removed = [f"{b} ({owners[b]})" for b in owning if owners[b] != least]
         why = (f"loadBalancerDistributeBundlesEvenlyEnabled: kept brokers owning {least} bundle(s) "
-               f"of {namespace}; removed " + ", ".join(f"{b} ({counts[b]})" for b in removed))
+               f"of {namespace}; removed " + ", ".join(removed))
     steps.append(FilterStep("loadBalancerDistributeBundlesEvenlyEnabled", cands, kept, why))
     return kept

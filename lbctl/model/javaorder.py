@@ -27,20 +27,32 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
+from operator import mul
+
+_POWERS: list[int] = [1]  # 31**k mod 2**32, highest power first once reversed per call
+
+
+def _powers(n: int) -> list[int]:
+    while len(_POWERS) < n:
+        _POWERS.append((_POWERS[-1] * 31) & 0xFFFFFFFF)
+    return _POWERS
 
 
 @lru_cache(maxsize=1 << 16)
 def java_string_hash(s: str) -> int:
-    """``String.hashCode()`` as an unsigned 32-bit value."""
-    h = 0
+    """``String.hashCode()`` as an unsigned 32-bit value.
+
+    ``h = s[0]*31^(n-1) + … + s[n-1]`` (mod 2^32) over UTF-16 code units, summed in C with
+    ``map`` rather than one Python step per character.
+    """
     if s.isascii():
-        for c in s.encode("ascii"):
-            h = (31 * h + c) & 0xFFFFFFFF
-        return h
-    data = s.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h
+        units: bytes | list[int] = s.encode("ascii")
+    else:
+        data = s.encode("utf-16-be")
+        units = [(data[i] << 8) | data[i + 1] for i in range(0, len(data), 2)]
+    n = len(units)
+    powers = _powers(n)
+    return sum(map(mul, units, reversed(powers[:n]))) & 0xFFFFFFFF
 
 
 def spread(h: int) -> int:

@@ -11,6 +11,7 @@ import math
 import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from types import MappingProxyType
 
 _F32 = struct.Struct("<f")
@@ -61,14 +62,20 @@ class ResourceUsage:
         rounding each step with :func:`f32` reproduces Java bit for bit. No clamping: a usage over
         its limit gives more than 100 %.
         """
-        p = 0.0
-        if self.limit > 0:
-            num, den = f32(self.usage), f32(self.limit)
-            if den == 0.0:
-                p = math.nan if num == 0.0 else math.copysign(math.inf, num)
-            else:
-                p = f32(num / den)
-        return f32(p * 100.0)
+        return _percent_usage(self.usage, self.limit)
+
+
+@lru_cache(maxsize=1 << 14)
+def _percent_usage(usage: float, limit: float) -> float:
+    """Memoised: brokers' usages are read many times per cycle (every placement scores them)."""
+    p = 0.0
+    if limit > 0:
+        num, den = f32(usage), f32(limit)
+        if den == 0.0:
+            p = math.nan if num == 0.0 else math.copysign(math.inf, num)
+        else:
+            p = f32(num / den)
+    return f32(p * 100.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +289,23 @@ class BundleData:
         return cls(
             TimeAverageMessageData.with_defaults(short_samples, defaults),
             TimeAverageMessageData.with_defaults(long_samples, defaults),
+        )
+
+    @classmethod
+    def first_sample(
+        cls,
+        stats: NamespaceBundleStats,
+        short_samples: int = NUM_SHORT_SAMPLES,
+        long_samples: int = NUM_LONG_SAMPLES,
+    ) -> BundleData:
+        """``new BundleData(10, 1000, defaultStats).update(stats)`` in one step: the first sample
+        overwrites the defaults, so both windows hold exactly ``stats`` with one sample."""
+        tin, tout = stats.msgThroughputIn, stats.msgThroughputOut
+        rin, rout = stats.msgRateIn, stats.msgRateOut
+        return cls(
+            TimeAverageMessageData(short_samples, 1, tin, tout, rin, rout),
+            TimeAverageMessageData(long_samples, 1, tin, tout, rin, rout),
+            stats.topics,
         )
 
     def update(self, stats: NamespaceBundleStats) -> BundleData:

@@ -93,3 +93,9 @@ def test_copied_map_is_presized() -> None:
     # a copy of the two keys has 4 buckets and both fall in bucket 1: source order (2/2 first)
     assert java_hash_order(keys, copied=True) == [keys[1], keys[0]]
     assert copy_order(keys) == [keys[1], keys[0]]
+
+
+def test_string_hash_non_ascii_uses_utf16_code_units() -> None:
+    # Java: "ÄÖü€".hashCode() == 6060866; "😀" is two UTF-16 units (0xd83d, 0xde00).
+    assert java_string_hash("ÄÖü€") == 6060866
+    assert java_string_hash("😀") == (31 * 0xD83D + 0xDE00) & 0xFFFFFFFF

@@ -226,3 +226,10 @@ def test_time_average_broker_data_sums_windows_and_defaults_missing_bundles() ->
     assert data.longTermMsgRateIn == 1.0 + 50.0
     assert data.longTermMsgRateOut == 2.0 + 50.0
     assert TimeAverageBrokerData.of([], {}) == TimeAverageBrokerData()
+
+
+def test_first_sample_equals_default_then_update() -> None:
+    from lbctl.model.load import BundleData, NamespaceBundleStats
+
+    st = NamespaceBundleStats(12.5, 3000.0, 7.25, 1500.0, 1, 2, 3, 0)
+    assert BundleData.first_sample(st) == BundleData.new().update(st)

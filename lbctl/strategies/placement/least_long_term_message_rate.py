@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from random import Random
 from types import MappingProxyType
 from typing import Any
@@ -69,11 +70,32 @@ def _pct(x: float) -> str:
     return f"{x * 100:.0f}%" if x * 100 == round(x * 100) else f"{x * 100:.1f}%"
 
 
+@dataclass(frozen=True, slots=True)
+class _Ranking:
+    """The outcome of rules 1-3 for one candidate set (everything but the random pick)."""
+
+    scores: Mapping[str, float]
+    best: tuple[str, ...]
+    min_score: float
+    notes: tuple[str, ...]
+
+
 @PLACEMENT.register(NAME)
 class LeastLongTermMessageRate:
-    """See the module docstring. Keeps no state between calls."""
+    """See the module docstring. Keeps no state between calls.
+
+    Scores depend only on the load data and the settings, and a cycle places many bundles over
+    the same candidate sets, so rankings are memoised per (load data, candidate set); the random
+    pick is still drawn on every call, exactly as often as Java draws it.
+    """
 
     name = NAME
+
+    def __init__(self) -> None:
+        self._memo_load: LoadData | None = None  # held, so that identity means "same data"
+        self._memo_key: tuple[Any, ...] | None = None
+        self._memo: dict[tuple[str, ...], _Ranking] = {}
+        self._scores: dict[str, tuple[float, str | None]] = {}  # broker -> (score, note)
 
     def initial_memory(self) -> None:
         return None
@@ -90,37 +112,13 @@ class LeastLongTermMessageRate:
         planned: Mapping[str, str],
     ) -> tuple[PlacementDecision, Any]:
         cands = tuple(candidates)
-        threshold = float(settings["loadBalancerBrokerOverloadedThresholdPercentage"]) / 100.0
-        scores: dict[str, float] = {}
-        overloaded: list[str] = []
-        missing: list[str] = []
-        best: list[str] = []
-        min_score = math.inf
-        for c in cands:
-            bd = load.brokers.get(c)
-            if bd is None:
-                # Pulsar would fail on a candidate without load data; lbctl ranks it last.
-                score = math.inf
-                missing.append(c)
-            else:
-                usage = weighted_usage5(bd.local, settings)
-                if usage > threshold:
-                    score = math.inf
-                    overloaded.append(f"{c} is overloaded (usage {_pct(usage)} > {_pct(threshold)})")
-                else:
-                    score = long_term_rate(bd)
-            scores[c] = score
-            if score < min_score:
-                best = [c]
-                min_score = score
-            elif score == min_score:
-                best.append(c)
-        if not best:
-            best = list(cands)  # NaN scores only; Pulsar's "all overloaded" fallback
+        ranking = self._ranking(cands, load, settings)
+        best = ranking.best
         if not best:
             return PlacementDecision(NAME, bundle, None, cands, why="no candidate brokers"), memory
 
         pick = best[rng.randrange(len(best))]
+        min_score = ranking.min_score
         parts: list[str] = []
         if math.isinf(min_score) or math.isnan(min_score):
             parts.append(
@@ -134,11 +132,67 @@ class LeastLongTermMessageRate:
                 f"{', '.join(best)} tie at the lowest long-term message rate {min_score:.1f} "
                 f"msg/s: uniform random pick → {pick}"
             )
-        parts.extend(f"{o} → +inf" for o in overloaded)
-        parts.extend(f"{m} has no load data → +inf" for m in missing)
+        parts.extend(ranking.notes)
         return PlacementDecision(
-            NAME, bundle, pick, cands, MappingProxyType(scores), tuple(best), "; ".join(parts)
+            NAME, bundle, pick, cands, ranking.scores, best, "; ".join(parts)
         ), memory
+
+    def _ranking(self, cands: tuple[str, ...], load: LoadData, settings: Settings) -> _Ranking:
+        key = _settings_key(settings)
+        if self._memo_load is not load or self._memo_key != key:
+            self._memo_load, self._memo_key, self._memo = load, key, {}
+            self._scores = {}
+        ranking = self._memo.get(cands)
+        if ranking is None:
+            ranking = self._memo[cands] = _rank(cands, load, settings, self._scores)
+        return ranking
 
     def on_active_brokers_change(self, memory: Any, active: frozenset[str]) -> Any:
         return memory
+
+
+def _settings_key(settings: Settings) -> tuple[Any, ...]:
+    return tuple(settings[k] for k in (
+        "loadBalancerBrokerOverloadedThresholdPercentage", "loadBalancerCPUResourceWeight",
+        "loadBalancerDirectMemoryResourceWeight", "loadBalancerBandwithInResourceWeight",
+        "loadBalancerBandwithOutResourceWeight", "loadBalancerMemoryResourceWeight"))
+
+
+def _score(broker: str, load: LoadData, settings: Settings) -> tuple[float, str | None]:
+    """Rules 1-2 for one broker: its score, and a note when it is +inf."""
+    bd = load.brokers.get(broker)
+    if bd is None:
+        # Pulsar would fail on a candidate without load data; lbctl ranks it last.
+        return math.inf, f"{broker} has no load data → +inf"
+    threshold = float(settings["loadBalancerBrokerOverloadedThresholdPercentage"]) / 100.0
+    usage = weighted_usage5(bd.local, settings)
+    if usage > threshold:
+        return math.inf, f"{broker} is overloaded (usage {_pct(usage)} > {_pct(threshold)}) → +inf"
+    return long_term_rate(bd), None
+
+
+def _rank(
+    cands: tuple[str, ...], load: LoadData, settings: Settings,
+    memo: dict[str, tuple[float, str | None]],
+) -> _Ranking:
+    """Rule 3 over ``cands`` in their order (broker scores memoised in ``memo``)."""
+    scores: dict[str, float] = {}
+    notes: list[str] = []
+    best: list[str] = []
+    min_score = math.inf
+    for c in cands:
+        hit = memo.get(c)
+        if hit is None:
+            hit = memo[c] = _score(c, load, settings)
+        score, note = hit
+        if note:
+            notes.append(note)
+        scores[c] = score
+        if score < min_score:
+            best = [c]
+            min_score = score
+        elif score == min_score:
+            best.append(c)
+    if not best:
+        best = list(cands)  # NaN scores only; Pulsar's "all overloaded" fallback
+    return _Ranking(MappingProxyType(scores), tuple(best), min_score, tuple(notes))
