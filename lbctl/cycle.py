@@ -363,7 +363,7 @@ def _remove_most_servicing(
     why = ""
     if len(kept) < len(cands):
         removed = [f"{b} ({owners[b]})" for b in owning if owners[b] != least]
-        why = (f"loadBalancerDistributeBundlesEvenlyEnabled: kept brokers owning {least} bundle(s) "
+        why = (f"kept brokers owning {least} bundle(s) "
                f"of {namespace}; removed " + ", ".join(removed))
     steps.append(FilterStep("loadBalancerDistributeBundlesEvenlyEnabled", cands, kept, why))
     return kept

@@ -165,7 +165,7 @@ class Explanation:
             out += ["", "Candidate bundles, in the order the strategy looked at them:"]
             for x in cands:
                 mark = "chosen " if x.chosen else "skipped"
-                out.append(f"  [{mark}] {x.bundle} on {x.broker} ({x.value:,.0f}): {x.why}")
+                out.append(f"  [{mark}] {x.bundle} on {x.broker}: {x.why}")
         outcomes = [o for o in c.outcomes
                     if (not self.broker or o.selection.broker == self.broker)
                     and (not self.bundle or o.selection.bundle == self.bundle)]

@@ -148,3 +148,27 @@ def test_real_subprocess_missing_file_no_traceback(tmp_path: Path) -> None:
     assert out.returncode == 1
     assert "Traceback" not in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_strategy_in_snapshot_config(runner, tmp_path: Path) -> None:
+    doc = json.loads((EXAMPLES / "hot-broker.json").read_text())
+    doc["config"]["loadBalancerLoadSheddingStrategy"] = (
+        "org.apache.pulsar.broker.loadbalance.impl.ThreshholdShedder")
+    f = tmp_path / "bad-strategy.json"
+    f.write_text(json.dumps(doc))
+    res = runner.invoke(app, ["recommend", str(f)])
+    assert res.exit_code == 2
+    assert "did you mean ThresholdShedder" in res.stderr
+
+
+def test_broker_conf_layer(runner, tmp_path: Path) -> None:
+    conf = tmp_path / "broker.conf"
+    conf.write_text("# excerpt\nloadBalancerLoadSheddingStrategy="
+                    "org.apache.pulsar.broker.loadbalance.impl.OverloadShedder\n"
+                    "loadBalancerBrokerOverloadedThresholdPercentage=95\nzookeeperServers=zk:2181\n")
+    plan = _plan(runner, str(EXAMPLES / "hot-broker.json"), "--broker-conf", str(conf))
+    assert plan["shedding"] == "OverloadShedder"
+    assert plan["actions"] == []  # 92 % < 95 %
+    plan = _plan(runner, str(EXAMPLES / "hot-broker.json"), "--broker-conf", str(conf),
+                 "--set", "loadBalancerBrokerOverloadedThresholdPercentage=90")
+    assert plan["actions"], "--set wins over broker.conf"
