@@ -16,16 +16,9 @@ from typing import Any
 
 from lbctl.cycle import CycleResult, PlacementTrace
 from lbctl.model.bundle import BundleName, BundleNameError
+from lbctl.render import pct
 
 _RESOURCES = ("cpu", "directMemory", "bandwidthIn", "bandwidthOut")
-
-
-def _pct(x: float | None) -> str:
-    if x is None:
-        return "-"
-    if math.isinf(x):
-        return "inf"
-    return f"{x * 100:.1f}%"
 
 
 def weighted_terms(cycle: CycleResult, broker: str) -> dict[str, float]:
@@ -148,9 +141,9 @@ class Explanation:
             res = ", ".join(f"{k} {local.resource_percents()[k]:.1f}%" for k in _RESOURCES)
             v = verdicts.get(name)
             usage = local.max_resource_usage_with_weight(*c.settings.weights4())
-            line = f"  {name}: usage {_pct(usage)} (won by {dom}; {res})"
+            line = f"  {name}: usage {pct(usage)} (won by {dom}; {res})"
             if v is not None and v.score is not None:
-                line += f"; smoothed score {_pct(v.score)}"
+                line += f"; smoothed score {pct(v.score)}"
             out.append(line)
             if v is not None:
                 tag = f"{v.label}/{v.reason}" if v.label else "no action"

@@ -340,23 +340,17 @@ class TimeAverageBrokerData:
         l_tin = l_tout = l_rin = l_rout = 0.0
         for b in bundles:
             data = bundle_data.get(b)
-            if data is None:
-                s_tin += defaults.msgThroughputIn
-                s_tout += defaults.msgThroughputOut
-                s_rin += defaults.msgRateIn
-                s_rout += defaults.msgRateOut
-                l_tin += defaults.msgThroughputIn
-                l_tout += defaults.msgThroughputOut
-                l_rin += defaults.msgRateIn
-                l_rout += defaults.msgRateOut
-            else:
+            # NamespaceBundleStats and TimeAverageMessageData share the four field names.
+            st: NamespaceBundleStats | TimeAverageMessageData = defaults
+            lt: NamespaceBundleStats | TimeAverageMessageData = defaults
+            if data is not None:
                 st, lt = data.shortTermData, data.longTermData
-                s_tin += st.msgThroughputIn
-                s_tout += st.msgThroughputOut
-                s_rin += st.msgRateIn
-                s_rout += st.msgRateOut
-                l_tin += lt.msgThroughputIn
-                l_tout += lt.msgThroughputOut
-                l_rin += lt.msgRateIn
-                l_rout += lt.msgRateOut
+            s_tin += st.msgThroughputIn
+            s_tout += st.msgThroughputOut
+            s_rin += st.msgRateIn
+            s_rout += st.msgRateOut
+            l_tin += lt.msgThroughputIn
+            l_tout += lt.msgThroughputOut
+            l_rin += lt.msgRateIn
+            l_rout += lt.msgRateOut
         return cls(s_tin, s_tout, s_rin, s_rout, l_tin, l_tout, l_rin, l_rout)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Sequence
 from typing import Any, Protocol, TextIO
 
@@ -23,6 +24,15 @@ class Renderable(Protocol):
     def to_rows(self) -> list[dict[str, Any]]: ...
 
     def to_text(self) -> str: ...
+
+
+def pct(x: float | None) -> str:
+    """A fraction as a percentage for people: 0.425 → "42.5%"; None → "-"; +inf → "inf"."""
+    if x is None:
+        return "-"
+    if math.isinf(x):
+        return "inf"
+    return f"{x * 100:.1f}%"
 
 
 def to_json(data: Any) -> str:

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lbctl.explain import Explanation
 from lbctl.plan import Plan
-from lbctl.render import table
-
-
-def _pct(x: float | None) -> str:
-    if x is None:
-        return "-"
-    if math.isinf(x):
-        return "inf"
-    return f"{x * 100:.1f}%"
+from lbctl.render import pct, table
 
 
 def _mb(x: float | None) -> str:
@@ -55,9 +46,9 @@ def plan_text(plan: Plan, *, title: str | None = None) -> str:
     brokers = [
         {
             "broker": b.broker,
-            "usage": _pct(b.usage),
-            "score": _pct(b.score),
-            "after": _pct(b.usage_after),
+            "usage": pct(b.usage),
+            "score": pct(b.score),
+            "after": pct(b.usage_after),
             "msg/s": _rate(b.msg_rate),
             "MB/s": _mb(b.throughput),
             "bundles": str(b.bundles),
@@ -70,8 +61,8 @@ def plan_text(plan: Plan, *, title: str | None = None) -> str:
     parts += [
         "",
         f"{s['unloads']} unload(s), {s['skipped']} skipped; usage spread (std) "
-        f"{_pct(s['before']['std'])} -> {_pct(s['after']['std'])}, max "
-        f"{_pct(s['before']['max'])} -> {_pct(s['after']['max'])} (after = estimate)",
+        f"{pct(s['before']['std'])} -> {pct(s['after']['std'])}, max "
+        f"{pct(s['before']['max'])} -> {pct(s['after']['max'])} (after = estimate)",
     ]
     return "\n".join(parts)
 
