@@ -68,4 +68,10 @@ def run_cycles(states: Sequence[ClusterState], opts: Options) -> list[CycleResul
 
 
 def plans(states: Sequence[ClusterState], opts: Options) -> list[Plan]:
+    from lbctl.extensible.runner import run_extensible, uses_extensible
+
+    if uses_extensible(states, opts):  # extensible snapshots, or --strategy TransferShedder
+        from lbctl.plan import build_extensible_plan
+
+        return [build_extensible_plan(c) for c in run_extensible(states, opts)]
     return [build_plan(c) for c in run_cycles(states, opts)]

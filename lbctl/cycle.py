@@ -46,6 +46,7 @@ from lbctl.strategies.base import (
     SheddingDecision,
     SheddingStrategy,
 )
+from lbctl.strategies.split.candidates import auto_splits
 
 SYSTEM_NAMESPACE = "pulsar/system"
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -108,6 +109,8 @@ class CycleResult:
     gate: str | None  # why shedding did not run at all
     expired_grace: tuple[str, ...]  # bundles whose grace period ended this cycle
     memory: CycleMemory
+    #: ``checkNamespaceBundleSplit``: the automatic splits of this cycle (AutoSplit objects)
+    splits: tuple[Any, ...] = ()
 
     @property
     def unloads(self) -> tuple[UnloadOutcome, ...]:
@@ -170,12 +173,14 @@ class LoadManager:
                 del recently[b]
 
         load = build_load_data(state, bundle_data, recently)
+        splits = auto_splits(state, load, settings)
         shed_name = self.shedding.name
         if gate is not None:
             return CycleResult(
                 state, settings, shed_name, self.placement.name, load, None, (), gate, expired,
                 CycleMemory(bundle_data, MappingProxyType(recently), mem.shedding, placement_mem,
                             rr_mem),
+                splits,
             )
 
         decision, shed_mem = self.shedding.shed(load, settings, mem.shedding)
@@ -208,6 +213,7 @@ class LoadManager:
             state, settings, shed_name, self.placement.name, load, decision, tuple(outcomes),
             None, expired,
             CycleMemory(bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem),
+            splits,
         )
 
     # --- placement -------------------------------------------------------------------------------

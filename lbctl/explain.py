@@ -88,6 +88,10 @@ def _placement_dict(t: PlacementTrace | None) -> dict[str, Any] | None:
 
 def explanation_dict(cycle: CycleResult) -> dict[str, Any]:
     """The reasoning as plain data, attached to the plan by ``lbctl explain -o json``."""
+    if getattr(cycle, "extensible", False):  # an extensible load manager cycle
+        from lbctl.extensible.explain import explanation_dict as extensible_dict
+
+        return extensible_dict(cycle)  # type: ignore[arg-type]
     d = cycle.decision
     return {
         "gate": cycle.gate,
@@ -120,6 +124,10 @@ class Explanation:
     bundle: str | None = None
 
     def lines(self) -> list[str]:
+        if getattr(self.cycle, "extensible", False):  # an extensible load manager cycle
+            from lbctl.extensible.explain import ExtensibleExplanation
+
+            return ExtensibleExplanation(self.cycle, self.broker, self.bundle).lines()  # type: ignore[arg-type]
         c = self.cycle
         st = c.state
         out = [

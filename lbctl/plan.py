@@ -35,14 +35,41 @@ class Action:
     msgRate: float | None = None
     throughput: float | None = None
     skipped: str | None = None
+    # split actions only (plan v1): the algorithm, boundaries ("0x%08x", ascending), the children's
+    # full names, whether they are unloaded after the split, and the figure that fired the reason
+    algorithm: str | None = None
+    boundaries: tuple[str, ...] | None = None
+    children: tuple[str, ...] | None = None
+    unload: bool | None = None
+    detail: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        if self.action == "split":
+            return self._split_dict()
         d: dict[str, Any] = {
             "action": self.action,
             "bundle": self.bundle,
             "broker": self.broker,
             "destinationBroker": self.destinationBroker,
             "reason": self.reason,
+            "msgRate": self.msgRate,
+            "throughput": self.throughput,
+        }
+        if self.skipped is not None:
+            d["skipped"] = self.skipped
+        return d
+
+    def _split_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "action": self.action,
+            "bundle": self.bundle,
+            "broker": self.broker,
+            "reason": self.reason,
+            "detail": self.detail,
+            "algorithm": self.algorithm,
+            "boundaries": list(self.boundaries or ()),
+            "children": list(self.children or ()),
+            "unload": bool(self.unload),
             "msgRate": self.msgRate,
             "throughput": self.throughput,
         }
@@ -201,7 +228,29 @@ def build_plan(cycle: CycleResult) -> Plan:
             numbers=dict(v.numbers) if v else {},
             resources=bd.local.resource_percents(),
         ))
-    return Plan(cycle, tuple(_action(o) for o in cycle.outcomes), tuple(rows))
+    splits = tuple(split_action(s) for s in getattr(cycle, "splits", ()))
+    return Plan(cycle, tuple(_action(o) for o in cycle.outcomes) + splits, tuple(rows))
+
+
+def split_action(split: Any) -> Action:
+    """A plan action for one automatic split (:class:`lbctl.strategies.split.candidates.AutoSplit`)."""
+    from lbctl.model.bundle import format_position
+
+    c = split.candidate
+    return Action(
+        action="split",
+        bundle=c.bundle,
+        broker=c.broker,
+        reason=str(c.reason),
+        msgRate=_num(c.msg_rate),
+        throughput=_num(c.throughput),
+        skipped=split.skipped,
+        algorithm=split.algorithm,
+        boundaries=tuple(format_position(b) for b in split.boundaries),
+        children=tuple(split.children),
+        unload=split.unload,
+        detail=c.detail,
+    )
 
 
 def _share(local: Any, bundle: str) -> float:
@@ -216,3 +265,10 @@ def _share(local: Any, bundle: str) -> float:
     if total_rate > 0:
         return st.msg_rate / total_rate
     return 1.0 / len(stats)
+
+
+def build_extensible_plan(cycle: Any) -> Plan:
+    """The plan of an extensible load manager cycle (:mod:`lbctl.extensible.plan`)."""
+    from lbctl.extensible.plan import build
+
+    return build(cycle)

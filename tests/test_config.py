@@ -88,6 +88,19 @@ PULSAR: dict[str, tuple[str, object]] = {
         "string",
         "org.apache.pulsar.common.naming.ConsistentHashingTopicBundleAssigner",
     ),
+    # extensible load manager (ServiceConfiguration, "Load Balancer Extension")
+    "loadBalancerDebugModeEnabled": ("boolean", False),
+    "loadBalancerBrokerLoadTargetStd": ("double", 0.25),
+    "loadBalancerSheddingConditionHitCountThreshold": ("int", 3),
+    "loadBalancerTransferEnabled": ("boolean", True),
+    "loadBalancerMaxNumberOfBrokerSheddingPerCycle": ("int", 3),
+    "loadBalanceSheddingDelayInSeconds": ("long", 180),
+    "loadBalancerBrokerLoadDataTTLInSeconds": ("long", 1800),
+    "loadBalancerSheddingBundlesWithPoliciesEnabled": ("boolean", False),
+    "loadBalancerReportUpdateMinIntervalMillis": ("int", 5000),
+    "loadBalancerMaxNumberOfBundlesToSplitPerCycle": ("int", 10),
+    "loadBalancerNamespaceBundleSplitConditionHitCountThreshold": ("int", 3),
+    "preferLaterVersions": ("boolean", False),
 }
 
 

@@ -7,7 +7,11 @@ from typing import Annotated
 import typer
 
 from lbctl import __version__
-from lbctl.cli import explain, recommend, snapshot
+from lbctl.cli import compare as compare_cmd
+from lbctl.cli import connection, explain, export, monitor_brokers, recommend, snapshot, unload
+from lbctl.cli import fleet as fleet_cmd
+from lbctl.cli import simulate as simulate_cmd
+from lbctl.cli import split_bundle as split_bundle_cmd
 
 app = typer.Typer(
     name="lbctl",
@@ -27,17 +31,39 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def root(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version."),
     ] = False,
+    admin_url: connection.AdminUrl = None,
+    auth_plugin: connection.AuthPlugin = None,
+    auth_params: connection.AuthParams = None,
+    tls_trust_cert_path: connection.TlsTrustCertPath = None,
+    tls_allow_insecure: connection.TlsAllowInsecure = None,
+    tls_enable_hostname_verification: connection.TlsHostnameVerification = None,
+    request_timeout: connection.RequestTimeout = None,
+    client_conf: connection.ClientConf = None,
+    debug: connection.Debug = False,
 ) -> None:
     """Understand and steer Apache Pulsar broker load balancing."""
+    connection.remember(
+        ctx, admin_url=admin_url, auth_plugin=auth_plugin, auth_params=auth_params,
+        tls_trust_cert_path=tls_trust_cert_path, tls_allow_insecure=tls_allow_insecure,
+        tls_enable_hostname_verification=tls_enable_hostname_verification,
+        request_timeout=request_timeout, client_conf=client_conf, debug=debug)
 
 
 app.command("recommend")(recommend.recommend)
 app.command("explain")(explain.explain)
 app.add_typer(snapshot.app, name="snapshot")
+app.command("split-bundle")(split_bundle_cmd.split_bundle)
+app.command("monitor-brokers")(monitor_brokers.monitor_brokers)
+app.command("unload")(unload.unload)
+snapshot.app.command("export")(export.export)
+app.add_typer(fleet_cmd.app, name="fleet")
+app.command("simulate")(simulate_cmd.simulate)
+app.command("compare")(compare_cmd.compare)
 
 
 def main() -> None:

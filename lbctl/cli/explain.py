@@ -14,15 +14,16 @@ from lbctl.cli.common import (
     Placement,
     Seed,
     SetOpt,
-    Snapshots,
     Strategy,
     emit,
     handled,
 )
+from lbctl.cli.connection import OptionalSnapshots
 
 
 def explain(
-    snapshots: Snapshots,
+    ctx: typer.Context,
+    snapshots: OptionalSnapshots = None,
     broker: Annotated[str | None, typer.Option("--broker", metavar="BROKER", help="Explain one broker only.")] = None,
     bundle: Annotated[
         str | None, typer.Option("-b", "--bundle", metavar="BUNDLE", help="Explain one bundle (tenant/ns/0x…_0x…).")
@@ -51,6 +52,7 @@ def explain(
     """
     with handled():
         from lbctl.analysis import Options, plans
+        from lbctl.cli.connection import live_states
         from lbctl.config import parse_assignments
         from lbctl.errors import UsageError
         from lbctl.explain import check_bundle_name
@@ -60,7 +62,7 @@ def explain(
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
         if bundle:
             bundle = check_bundle_name(bundle)
-        states = read_snapshots(snapshots)
+        states = read_snapshots(snapshots) if snapshots else live_states(ctx)  # live: --admin-url
         if broker and broker not in states[-1].brokers:
             from lbctl.config import closest
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import typer
+
 from lbctl.cli.common import (
     AllCycles,
     BrokerConf,
@@ -10,15 +12,16 @@ from lbctl.cli.common import (
     Placement,
     Seed,
     SetOpt,
-    Snapshots,
     Strategy,
     emit,
     handled,
 )
+from lbctl.cli.connection import OptionalSnapshots
 
 
 def recommend(
-    snapshots: Snapshots,
+    ctx: typer.Context,
+    snapshots: OptionalSnapshots = None,
     strategy: Strategy = None,
     placement: Placement = None,
     set_: SetOpt = None,
@@ -42,10 +45,11 @@ def recommend(
     """
     with handled():
         from lbctl.analysis import Options, plans
+        from lbctl.cli.connection import live_states
         from lbctl.config import parse_assignments
         from lbctl.render.views import RecommendView
         from lbctl.sources.snapshot import read_snapshots
 
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
-        states = read_snapshots(snapshots)
+        states = read_snapshots(snapshots) if snapshots else live_states(ctx)  # live: --admin-url
         emit(RecommendView(plans(states, opts), all_cycles), output)

@@ -28,7 +28,7 @@ class Renderable(Protocol):
 
 def pct(x: float | None) -> str:
     """A fraction as a percentage for people: 0.425 → "42.5%"; None → "-"; +inf → "inf"."""
-    if x is None:
+    if x is None or math.isnan(x):  # NaN: a broker without load data (extensible plans)
         return "-"
     if math.isinf(x):
         return "inf"

@@ -9,11 +9,14 @@ closest registered name.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from lbctl.config import closest
 from lbctl.errors import UsageError
 from lbctl.strategies.base import PlacementStrategy, SheddingStrategy
+
+if TYPE_CHECKING:  # the split package imports this module to register itself
+    from lbctl.strategies.split.base import SplitAlgorithm
 
 T = TypeVar("T")
 
@@ -23,10 +26,18 @@ class Registry(Generic[T]):
         self.kind = kind
         self.package = package  # Java package of the classes, for fully qualified names
         self._factories: dict[str, Callable[[], T]] = {}
+        self._packages: dict[str, str] = {}  # names registered from another Java package
 
-    def register(self, name: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
+    def register(
+        self, name: str, package: str | None = None
+    ) -> Callable[[Callable[[], T]], Callable[[], T]]:
+        """Register ``name``; ``package`` when its class is not in the registry's package
+        (``TransferShedder`` lives in ``…loadbalance.extensions.scheduler``)."""
+
         def deco(factory: Callable[[], T]) -> Callable[[], T]:
             self._factories[name] = factory
+            if package is not None:
+                self._packages[name] = package
             return factory
 
         return deco
@@ -40,7 +51,8 @@ class Registry(Generic[T]):
         _load_builtin()
         text = name.strip()
         short = text.rsplit(".", 1)[-1]
-        if short in self._factories and (text == short or text == f"{self.package}.{short}"):
+        package = self._packages.get(short, self.package)
+        if short in self._factories and (text == short or text == f"{package}.{short}"):
             return short
         hint = closest(short, self._factories)
         suffix = f" (did you mean {hint}?)" if hint else ""
@@ -55,6 +67,8 @@ IMPL_PACKAGE = "org.apache.pulsar.broker.loadbalance.impl"
 
 SHEDDING: Registry[SheddingStrategy] = Registry("shedding", IMPL_PACKAGE)
 PLACEMENT: Registry[PlacementStrategy] = Registry("placement", IMPL_PACKAGE)
+#: bundle split algorithms, by the names ``splitAlgorithmName`` takes (``range_equally_divide``…)
+SPLIT: Registry[SplitAlgorithm] = Registry("split", "org.apache.pulsar.common.naming")
 
 _loaded = False
 
@@ -65,5 +79,7 @@ def _load_builtin() -> None:
     if _loaded:
         return
     _loaded = True
+    import lbctl.extensible.registration
     import lbctl.strategies.placement
-    import lbctl.strategies.shedding  # noqa: F401
+    import lbctl.strategies.shedding
+    import lbctl.strategies.split  # noqa: F401

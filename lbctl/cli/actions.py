@@ -1,0 +1,56 @@
+"""Running mutations from a command: terminal detection, the confirmation prompt and the result."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lbctl.cli.common import OutputFormat, emit
+
+if TYPE_CHECKING:
+    from lbctl.admin.client import AdminClient
+    from lbctl.executor import Mutation, Outcome
+
+
+class OutcomesView:
+    """What was sent (or would have been), one row per request."""
+
+    def __init__(self, outcomes: Sequence[Outcome]):
+        self.outcomes = outcomes
+
+    def to_data(self) -> Any:
+        return {"requests": [o.to_dict() for o in self.outcomes]}
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        return [o.to_dict() for o in self.outcomes]
+
+    def to_text(self) -> str:
+        return "\n".join(f"{o.state}: {o.mutation.summary}"
+                         + (f" (HTTP {o.status})" if o.status else "") for o in self.outcomes)
+
+
+def execute(client: AdminClient, mutations: Sequence[Mutation], *, dry_run: bool, yes: bool,
+            journal: Path | None, output: OutputFormat) -> list[Outcome]:
+    """Show, confirm, send and report ``mutations`` through the :class:`~lbctl.executor.Executor`.
+
+    The preview goes to stdout for the table format and to stderr for machine formats, so that
+    ``-o json`` prints only JSON."""
+    import typer
+
+    from lbctl.cli.connection import is_terminal
+    from lbctl.executor import Executor
+
+    stream = sys.stdout if output == OutputFormat.table else sys.stderr
+    ex = Executor(
+        client, dry_run=dry_run, yes=yes,
+        interactive=is_terminal(sys.stdin) and is_terminal(sys.stderr),
+        confirm=lambda q: typer.confirm(q, default=False, err=True),
+        show=lambda line: stream.write(line + "\n"),
+        journal=journal,
+    )
+    outcomes = ex.run(mutations)
+    if not dry_run or output != OutputFormat.table:
+        emit(OutcomesView(outcomes), output)
+    return outcomes

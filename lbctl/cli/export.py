@@ -1,0 +1,55 @@
+"""`lbctl snapshot export`: the live cluster as a snapshot v1 file, or one more line of a sequence."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lbctl.cli.common import handled
+
+
+def export(
+    ctx: typer.Context,
+    output_file: Annotated[Path | None, typer.Option(
+        "-o", "--output", metavar="FILE",
+        help="Write the snapshot here (.json, .yaml, .jsonl, optionally .gz), atomically.")] = None,
+    append: Annotated[Path | None, typer.Option(
+        "--append", metavar="FILE.jsonl",
+        help="Append one line to this sequence (created when missing).")] = None,
+    topics: Annotated[bool, typer.Option(
+        "--topics/--no-topics", help="Read per-broker topic stats (/broker-stats/topics).")] = True,
+) -> None:
+    """Export the live cluster (--admin-url) as a snapshot v1.
+
+    Reads the runtime configuration, every broker's load report and topic stats, and every
+    namespace's bundles. A broker that cannot be read is reported and left out. The file is written
+    atomically (never half-written); --append adds one line to a .jsonl sequence, so that a loop or
+    cron builds history that recommend and explain replay cycle by cycle.
+
+    Examples:
+
+      lbctl --admin-url http://pulsar:8080 snapshot export -o snap.json
+
+      lbctl snapshot export --append history.jsonl     # e.g. every minute from cron
+    """
+    with handled():
+        from lbctl.cli.connection import live_states
+        from lbctl.errors import UsageError
+        from lbctl.sources.snapshot import append_snapshot, summarize, write_snapshot
+
+        if (output_file is None) == (append is None):
+            raise UsageError("give exactly one of -o FILE or --append FILE.jsonl")
+        state = live_states(ctx, topics=topics)[0]
+        if append is not None:
+            append_snapshot(state, append)
+            target = append
+        else:
+            assert output_file is not None
+            write_snapshot(state, output_file)
+            target = output_file
+        s = summarize(state)
+        sys.stderr.write(f"lbctl: {'appended to' if append else 'wrote'} {target}: cluster "
+                         f"{s['cluster']}, {s['brokers']} broker(s), {s['bundles']} bundle(s)\n")

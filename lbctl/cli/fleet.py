@@ -1,0 +1,183 @@
+"""`lbctl fleet …`: fleet-wide offline analysis on Apache Spark (ingest, report, whatif).
+
+Spark (pyspark) is imported only when one of these commands runs; ``--master`` and ``--conf``
+pass through to the session (:mod:`lbctl.fleet.session`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from lbctl.cli.common import Output, OutputFormat, Placement, Seed, SetOpt, emit, handled
+
+app = typer.Typer(help="Fleet-wide offline analysis of snapshot histories on Apache Spark.",
+                  no_args_is_help=True)
+
+Master = Annotated[
+    str | None,
+    typer.Option("--master", metavar="URL",
+                 help="Spark master (local[*], spark://host:7077, yarn, k8s://…); default local[*], "
+                      "or spark-submit's when run under spark-submit."),
+]
+Conf = Annotated[
+    list[str] | None,
+    typer.Option("--conf", metavar="KEY=VALUE",
+                 help="A Spark setting (repeatable), e.g. --conf spark.driver.memory=4g."),
+]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")]
+DataDir = Annotated[
+    Path, typer.Argument(metavar="DIR", help="The output directory of `lbctl fleet ingest`.",
+                         show_default=False),
+]
+
+
+@contextmanager
+def _spark(master: str | None, conf: list[str] | None, quiet: bool
+           ) -> Iterator[tuple[Callable[[], Any], Any]]:
+    """A lazily started Spark session (stopped on exit) and the progress printer."""
+    from lbctl.fleet.progress import Progress
+    from lbctl.fleet.session import parse_conf, spark_session
+
+    settings = parse_conf(conf or [])
+    progress = Progress(enabled=not quiet)
+    held: list[Any] = []
+
+    def session() -> Any:
+        if not held:
+            from lbctl.fleet.session import active_session
+
+            owned = active_session() is None  # a session the caller made is the caller's to stop
+            with progress.phase(f"starting Spark ({master or 'local[*]'})"):
+                held.append(spark_session(master, settings))
+            held.append(owned)
+            progress.spark = held[0]
+        return held[0]
+
+    try:
+        yield session, progress
+    finally:
+        if held and held[1]:
+            held[0].stop()
+
+
+@app.command("ingest")
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(
+        metavar="PATH", show_default=False,
+        help="Snapshot files or directories (searched recursively), any clusters mixed.")],
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Where the Parquet tables go.")],
+    master: Master = None,
+    conf: Conf = None,
+    quiet: Quiet = False,
+    output: Output = OutputFormat.table,
+) -> None:
+    """Read snapshot files with Spark into Parquet tables partitioned by cluster and date.
+
+    Tables: snapshots, brokers (one row per broker per snapshot), bundles (one row per bundle per
+    snapshot) and topics. Re-running adds only what is new; a malformed file is reported and
+    skipped.
+
+    Examples:
+
+      lbctl fleet ingest examples/fleet/ --out /tmp/fleet
+
+      lbctl fleet ingest /data/snapshots --out /data/fleet --master local[8] --conf spark.driver.memory=4g
+    """
+    with handled():
+        from lbctl.fleet.ingest import ingest as run
+        from lbctl.fleet.views import IngestView
+
+        with _spark(master, conf, quiet) as (session, progress):
+            result = run(paths, out, session=session, progress=progress)
+        emit(IngestView(result), output)
+
+
+@app.command("report")
+def report(
+    data: DataDir,
+    out: Annotated[Path | None, typer.Option(
+        "--out", metavar="DIR", help="Where CSV/Parquet tables and PNG plots go [default: DIR/report].")] = None,
+    bounce_window: Annotated[int, typer.Option(
+        "--bounce-window", metavar="N", help="A move back to an owner of the last N samples is a bounce-back.")] = 10,
+    oversized_share: Annotated[float, typer.Option(
+        "--oversized-share", metavar="F", help="A bundle carrying more than this share of its broker's throughput is oversized.")] = 0.5,
+    top: Annotated[int, typer.Option("--top", metavar="K", help="Hot bundles shown.")] = 10,
+    master: Master = None,
+    conf: Conf = None,
+    quiet: Quiet = False,
+    output: Output = OutputFormat.table,
+) -> None:
+    """Imbalance, hot bundles and churn per cluster and over time; tables and PNG plots.
+
+    Per cluster: spread of broker load (std, cv, max - min, max/min of message rate and
+    throughput), overloaded and idle brokers, bundles over the split thresholds, oversized and
+    unsplittable bundles, observed moves and bounce-backs, and rankings by imbalance and churn.
+
+    Examples:
+
+      lbctl fleet report /tmp/fleet
+
+      lbctl fleet report /tmp/fleet --out /tmp/fleet-report -o json
+    """
+    with handled():
+        from lbctl.fleet.report import ReportOptions, compute, require_tables, write_files
+        from lbctl.fleet.views import ReportView
+
+        opts = ReportOptions(bounce_window, oversized_share, top)
+        require_tables(data, "snapshots", "brokers", "bundles")  # before Spark's start-up cost
+        with _spark(master, conf, quiet) as (session, progress):
+            result = compute(session(), data, opts, progress)
+        write_files(result, out or data / "report")
+        emit(ReportView(result), output)
+
+
+@app.command("whatif")
+def whatif(
+    data: DataDir,
+    strategy: Annotated[list[str] | None, typer.Option(
+        "--strategy", metavar="NAME",
+        help="Shedding strategy to replay (repeatable); default: each snapshot's configured one.")] = None,
+    placement: Placement = None,
+    set_: SetOpt = None,
+    seed: Seed = None,
+    window: Annotated[int, typer.Option(
+        "--window", metavar="N", help="'Soon after' means within N samples.")] = 10,
+    cluster: Annotated[list[str] | None, typer.Option(
+        "--cluster", metavar="NAME", help="Only this cluster (repeatable).")] = None,
+    master: Master = None,
+    conf: Conf = None,
+    quiet: Quiet = False,
+    output: Output = OutputFormat.table,
+) -> None:
+    """Replay every cluster's history through strategies; count the unloads each recommends.
+
+    The replay runs lbctl's own strategies and load-manager cycle (as `lbctl recommend
+    --all-cycles` does), one Spark group per cluster, cycles in time order with the strategies'
+    memory carried. moved_soon_after counts unloads whose bundle the recorded history shows
+    moving within N samples; repeats, unloads the same strategy recommends again within N cycles.
+
+    Examples:
+
+      lbctl fleet whatif /tmp/fleet --strategy ThresholdShedder --strategy UniformLoadShedder
+
+      lbctl fleet whatif /tmp/fleet --strategy AvgShedder --placement AvgShedder -o csv
+    """
+    with handled():
+        from lbctl.config import parse_assignments
+        from lbctl.fleet.report import require_tables
+        from lbctl.fleet.views import WhatIfView
+        from lbctl.fleet.whatif import WhatIfOptions, compute, strategies_arg, validate
+
+        opts = WhatIfOptions(strategies_arg(strategy), placement,
+                             tuple(parse_assignments(set_ or []).items()), seed, window,
+                             tuple(cluster or ()))
+        validate(opts)
+        require_tables(data, "snapshots")
+        with _spark(master, conf, quiet) as (session, progress):
+            counts = compute(session(), data, opts, progress)
+        emit(WhatIfView(counts, window), output)

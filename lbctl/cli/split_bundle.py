@@ -1,0 +1,144 @@
+"""`lbctl split-bundle`: where a split would cut a bundle and how its load would divide — and,
+on a live cluster, the split itself.
+
+Flags follow ``pulsar-admin namespaces split-bundle``. With ``--snapshot`` the command previews
+offline. Without it, it reads the live cluster, shows the same preview
+(:func:`~lbctl.split_preview.preview`), then sends the split through the executor: shown first,
+confirmed, sent once, journaled. A ``LARGEST``/``HOT`` bundle is sent as the range the preview
+resolved, so the split that happens is the one that was shown.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from lbctl.cli.common import BrokerConf, Output, OutputFormat, SetOpt, emit, handled
+from lbctl.cli.unload import DryRun, Journal, Yes
+
+if TYPE_CHECKING:
+    from lbctl.split_preview import SplitRequest
+
+
+def split_bundle(
+    ctx: typer.Context,
+    namespace: Annotated[str, typer.Argument(metavar="TENANT/NAMESPACE", show_default=False,
+                                             help="The namespace of the bundle.")],
+    bundle: Annotated[str | None, typer.Option(
+        "-b", "--bundle", metavar="RANGE",
+        help="{start}_{end} of the bundle (0x00000000_0x40000000), or LARGEST / HOT.")] = None,
+    bundle_type: Annotated[str | None, typer.Option(
+        "-bt", "--bundle-type", metavar="LARGEST|HOT",
+        help="Pick the bundle: LARGEST (most topics) or HOT (highest throughput).")] = None,
+    split_algorithm_name: Annotated[str | None, typer.Option(
+        "-san", "--split-algorithm-name", metavar="NAME",
+        help="range_equally_divide, topic_count_equally_divide, specified_positions_divide or "
+             "flow_or_qps_equally_divide; default: the broker's "
+             "defaultNamespaceBundleSplitAlgorithm.")] = None,
+    split_boundaries: Annotated[list[str] | None, typer.Option(
+        "-sb", "--split-boundaries", metavar="POS",
+        help="A split position for specified_positions_divide, hex (0x60000000) or decimal; "
+             "repeatable.")] = None,
+    unload: Annotated[bool, typer.Option(
+        "-u", "--unload", help="Unload the new bundles right after the split.")] = False,
+    snapshot: Annotated[Path | None, typer.Option(
+        "--snapshot", metavar="FILE",
+        help="Preview on this snapshot (the last one of a sequence) instead of a live cluster.")]
+        = None,
+    set_: SetOpt = None,
+    broker_conf: BrokerConf = None,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    journal: Journal = None,
+    output: Output = OutputFormat.table,
+) -> None:
+    """Split a bundle as the broker would: preview the boundaries and children, then split.
+
+    Shows where the algorithm cuts, each child bundle's range, its topics, message rate and
+    throughput, and which broker keeps it. With --snapshot FILE it only previews, offline. On a
+    live cluster (--admin-url or client.conf) it then prints the exact request, asks for
+    confirmation (--yes skips it; --dry-run sends nothing) and splits.
+
+    Examples:
+
+      lbctl split-bundle my-tenant/my-ns -b 0x00000000_0x80000000 \\
+          -san flow_or_qps_equally_divide --snapshot examples/flow-or-qps.json
+
+      lbctl split-bundle acme/orders -bt HOT --snapshot snap.json -o json
+
+      lbctl split-bundle acme/orders -b 0x40000000_0x80000000 -san specified_positions_divide \\
+          -sb 0x50000000 -sb 0x60000000 --snapshot snap.json
+
+      lbctl --admin-url http://pulsar:8080 split-bundle acme/orders -bt HOT -u --dry-run
+    """
+    with handled():
+        from lbctl.config import parse_assignments, read_broker_conf, resolve
+        from lbctl.render.split_view import SplitView
+        from lbctl.sources.snapshot import read_snapshots
+        from lbctl.split_preview import SplitRequest, preview
+
+        request = SplitRequest(
+            namespace=namespace,
+            bundle=bundle,
+            bundle_type=bundle_type,
+            algorithm=split_algorithm_name,
+            positions=_positions(split_boundaries or []),
+            unload=unload,
+        )
+        request.target()  # flag combination errors first, as pulsar-admin does
+        overrides = parse_assignments(set_ or [])
+        conf = read_broker_conf(broker_conf) if broker_conf else {}
+        if snapshot is not None:
+            state = read_snapshots([snapshot])[-1]
+            settings = resolve(state.config, conf, overrides)
+            emit(SplitView(preview(state, settings, request)), output)
+            return
+        _split_live(ctx, request, conf, overrides, dry_run=dry_run, yes=yes, journal=journal,
+                    output=output)
+
+
+def _split_live(ctx: typer.Context, request: SplitRequest, conf: dict[str, str],
+                overrides: dict[str, str], *, dry_run: bool, yes: bool, journal: Path | None,
+                output: OutputFormat) -> None:
+    """Preview on the live state, then send ``PUT …/{bundle}/split`` through the executor."""
+    import sys
+
+    from lbctl.cli.actions import execute
+    from lbctl.cli.connection import live_states, open_client
+    from lbctl.config import resolve
+    from lbctl.executor import check_bundle, split_mutation
+    from lbctl.render import render
+    from lbctl.render.split_view import SplitView
+    from lbctl.split_preview import preview
+
+    state = live_states(ctx)[-1]
+    settings = resolve(state.config, conf, overrides)
+    pv = preview(state, settings, request)
+    # The preview is for people: on stdout in table form, on stderr when stdout is for machines.
+    render(SplitView(pv), "table", sys.stdout if output == OutputFormat.table else sys.stderr)
+    rng = pv.bundle.rpartition("/")[2]
+    mutation = split_mutation(
+        pv.namespace, rng, unload=request.unload, algorithm=request.algorithm,
+        boundaries=list(request.positions) or None)
+    with open_client(ctx) as client:
+        check_bundle(client, pv.namespace, rng)
+        execute(client, [mutation], dry_run=dry_run, yes=yes, journal=journal, output=output)
+
+
+def _positions(values: list[str]) -> tuple[int, ...]:
+    """-sb values: each a ``Long.decode`` number (hex or decimal); commas also separate."""
+    from lbctl.errors import UsageError
+    from lbctl.model.bundle import BundleNameError, parse_position
+
+    out = []
+    for v in values:
+        for item in v.split(","):
+            if not item.strip():
+                continue
+            try:
+                out.append(parse_position(item))
+            except BundleNameError as e:
+                raise UsageError(f"--split-boundaries: {e}") from None
+    return tuple(out)

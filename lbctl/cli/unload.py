@@ -1,0 +1,61 @@
+"""`lbctl unload`: pulsar-admin's `namespaces unload`, shown first, confirmed, journaled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lbctl.cli.common import Output, OutputFormat, handled
+
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the requests; send nothing.")]
+Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+Journal = Annotated[Path | None, typer.Option(
+    "--journal", metavar="FILE",
+    help="Append what is sent to this JSON-lines file (default $LBCTL_JOURNAL, else "
+         "$XDG_STATE_HOME/lbctl/journal.jsonl).")]
+
+
+def unload(
+    ctx: typer.Context,
+    namespace: Annotated[str, typer.Argument(metavar="TENANT/NAMESPACE", show_default=False)],
+    bundle: Annotated[str | None, typer.Option(
+        "-b", "--bundle", metavar="{start}_{end}", help="Unload this bundle only.")] = None,
+    destination: Annotated[str | None, typer.Option(
+        "-d", "--destinationBroker", "--destination-broker", metavar="BROKER",
+        help="Move the bundle to this active broker (needs --bundle).")] = None,
+    dry_run: DryRun = False,
+    yes: Yes = False,
+    journal: Journal = None,
+    output: Output = OutputFormat.table,
+) -> None:
+    """Unload a namespace, or one of its bundles, from the broker serving it.
+
+    Checks first that the bundle exists and the destination is an active broker, prints the exact
+    request, asks for confirmation on a terminal (--yes skips it; without a terminal it refuses),
+    then sends it once and appends it to the journal.
+
+    Examples:
+
+      lbctl --admin-url http://pulsar:8080 unload public/default -b 0x40000000_0x80000000 --dry-run
+
+      lbctl unload public/default -b 0x40000000_0x80000000 -d broker-2.pulsar.svc:8080 --yes
+    """
+    with handled():
+        from lbctl.admin.client import split_namespace
+        from lbctl.cli.actions import execute
+        from lbctl.cli.connection import open_client
+        from lbctl.errors import UsageError
+        from lbctl.executor import check_bundle, check_destination, parse_range, unload_mutation
+
+        split_namespace(namespace)
+        if destination and not bundle:
+            raise UsageError("--destinationBroker cannot be set when --bundle is not specified.")
+        rng = parse_range(namespace, bundle) if bundle else None
+        with open_client(ctx) as client:
+            if rng:
+                check_bundle(client, namespace, rng)
+            dest = check_destination(client, destination) if destination else None
+            execute(client, [unload_mutation(namespace, rng, dest)], dry_run=dry_run, yes=yes,
+                    journal=journal, output=output)

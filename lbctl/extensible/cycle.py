@@ -1,0 +1,303 @@
+"""The extensible load manager's cycle over a snapshot, and a sequence of them.
+
+Mirrors the leader's ``UnloadScheduler`` and every broker's ``SplitScheduler`` around the
+strategies (the extensible counterpart of :mod:`lbctl.cycle`):
+
+1. **Load data.** An extensible snapshot's ``brokerLoadData`` is the store, as published; a
+   missing ``updatedAt`` is taken as ``capturedAt``, missing features are computed as a first
+   sample. In a sequence each broker's later sample advances its EMAs once with Pulsar's rule
+   (``BrokerLoadData.update``: ``ema = h·ema + (1−h)·new``), starting from the carried values —
+   one reporter tick per snapshot; a sample with the same ``updatedAt`` is the same sample.
+   ``topBundlesLoadData`` is used in its published (ascending) order.
+   A **modular** snapshot (``recommend --strategy TransferShedder``) is read as the extensible
+   reporters would have sampled it: each ``LocalBrokerData`` gives a ``BrokerLoadData`` with the
+   same five resource usages, current throughputs, rates, ``numBundles`` and ``numTopics``, taken
+   as a first sample (``weightedMaxEMA`` = the weighted max with the configured weights, JVM heap
+   included with ``loadBalancerMemoryResourceWeight``; ``msgThroughputEMA`` = the throughput) at
+   the report's ``lastUpdate``; its top bundles are ``TopKBundles`` of ``lastStats``
+   (``loadBalancerMaxNumberOfBundlesInBundleLoadReport``, in ``HashMap`` order before sorting).
+2. **UnloadScheduler.** Nothing when ``loadBalancerEnabled`` or ``loadBalancerSheddingEnabled``
+   is off or at most one broker is available; recently unloaded bundles older than
+   ``loadBalancerSheddingGracePeriodMinutes`` are forgotten; TransferShedder runs with its hit
+   count carried; every Success decision records the bundle and its source broker as recently
+   unloaded at the snapshot's time (the next cycle's cool-down). The store iterates in
+   ``ConcurrentHashMap`` order (the table view), which breaks ties between equal loads.
+3. **isTransferable** applies the broker filters lbctl can evaluate (max topics, versions,
+   isolation without policies: brokers accepting persistent topics). A bundle's owner is the
+   broker reporting it in ``lastStats``/``bundles`` when the snapshot says, else the broker
+   publishing it in its top bundles.
+4. **Placement preview.** In unload mode the new owner is chosen at the next lookup; ``explain``
+   shows what ``LeastResourceUsageWithWeight`` would pick then (``--seed``), the plan leaves the
+   destination empty as Pulsar does.
+5. **SplitScheduler** on every broker over its bundles (``lastStats`` when the snapshot has them,
+   else its top bundles), with per-broker hit counts carried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field, replace
+from random import Random
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+from lbctl.config import Settings
+from lbctl.extensible import placement as lruw
+from lbctl.extensible.filters import (
+    BrokerLookup,
+    FilterContext,
+    FilterError,
+    apply_filters,
+    default_pipeline,
+    make_transferable,
+)
+from lbctl.extensible.models import (
+    BrokerLoadData,
+    Label,
+    TopBundle,
+    UnloadDecision,
+    first_sample,
+    from_local_broker_data,
+    has_features,
+    parse_broker_load_data,
+    parse_top_bundles,
+    top_k_bundles,
+)
+from lbctl.extensible.split import SplitResult, find_bundles_to_split
+from lbctl.extensible.transfer_shedder import ShedderInput, ShedResult, TransferShedder
+from lbctl.model.bundle import namespace_of
+from lbctl.model.cluster import EXTENSIBLE, ClusterState
+from lbctl.model.javaorder import concurrent_order, java_hash_order
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class ExtensibleMemory:
+    """What the brokers keep between cycles: the shedder's hit count, each broker's load data (its
+    EMAs), the recently unloaded bundles and brokers, the split strategies' hit counts."""
+
+    hit_count: int = 0
+    broker_load: Mapping[str, BrokerLoadData] = field(default_factory=lambda: _EMPTY)
+    recently_unloaded: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+    recently_unloaded_brokers: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+    split_hits: Mapping[str, Mapping[str, int]] = field(default_factory=lambda: _EMPTY)
+    started: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ExtAction:
+    """One decision of the cycle as the plan shows it."""
+
+    decision: UnloadDecision
+    msg_rate: float | None
+    throughput: float | None
+    preview: lruw.Selection | None = None  # unload mode: the next lookup's likely pick
+
+
+@dataclass(frozen=True)
+class ExtensibleCycleResult:
+    """Everything one extensible cycle decided, with the inputs it decided on."""
+
+    extensible: ClassVar[bool] = True
+    state: ClusterState
+    settings: Settings
+    store: Mapping[str, BrokerLoadData]
+    top_bundles: Mapping[str, tuple[TopBundle, ...]]
+    derived: bool  # load data derived from modular reports
+    gate: str | None
+    shed: ShedResult | None
+    actions: tuple[ExtAction, ...]
+    splits: tuple[SplitResult, ...]
+    expired_grace: tuple[str, ...]
+    recently_unloaded: Mapping[str, int]
+    recently_unloaded_brokers: Mapping[str, int]
+    memory: ExtensibleMemory
+    shedding: str = "TransferShedder"
+    placement: str = lruw.NAME
+
+    def bundle_names(self) -> set[str]:
+        names = set(self.state.owners())
+        for tops in self.top_bundles.values():
+            names.update(t.bundleName for t in tops)
+        return names
+
+    def bundle_stats(self, bundle: str) -> TopBundle | None:
+        for tops in self.top_bundles.values():
+            for t in tops:
+                if t.bundleName == bundle:
+                    return t
+        st = self.state.bundle_stats(bundle)
+        return TopBundle(bundle, st) if st is not None else None
+
+
+def _store(state: ClusterState, settings: Settings, mem: ExtensibleMemory
+           ) -> tuple[dict[str, BrokerLoadData], bool]:
+    now = state.captured_at
+    out: dict[str, BrokerLoadData] = {}
+    derived = state.load_manager != EXTENSIBLE
+    file = state.source or state.cluster
+    if derived:
+        samples = {b: from_local_broker_data(local, settings, now)
+                   for b, local in state.brokers.items()}
+        raws: Mapping[str, Any] = {}
+    else:
+        raws = state.broker_load_data
+        samples = {}
+        for b, raw in raws.items():
+            data = parse_broker_load_data(raw, file, f'brokerLoadData["{b}"]')
+            if data.updatedAt == 0:
+                data = replace(data, updatedAt=now)
+            samples[b] = data
+    for b, sample in samples.items():
+        prev = mem.broker_load.get(b) if mem.started else None
+        if prev is not None:
+            out[b] = prev.update_from(sample, settings) if sample.updatedAt > prev.updatedAt \
+                else prev
+        elif derived or has_features(raws[b]):
+            out[b] = sample
+        else:
+            out[b] = first_sample(sample, settings, now)
+    return {b: out[b] for b in concurrent_order(out)}, derived
+
+
+def _top_bundles(state: ClusterState, settings: Settings, derived: bool
+                 ) -> dict[str, tuple[TopBundle, ...]]:
+    file = state.source or state.cluster
+    if not derived:
+        return {b: parse_top_bundles(raw, file, f'topBundlesLoadData["{b}"]')
+                for b, raw in state.top_bundles_load_data.items()}
+    k = int(settings["loadBalancerMaxNumberOfBundlesInBundleLoadReport"])
+    out = {}
+    for b, local in state.brokers.items():
+        order = java_hash_order(local.lastStats)
+        out[b] = top_k_bundles(((x, local.lastStats[x]) for x in order), k, settings)
+    return out
+
+
+def _lookups(state: ClusterState) -> dict[str, BrokerLookup]:
+    return {b: BrokerLookup(local.brokerVersionString, local.persistentTopicsEnabled,
+                            local.nonPersistentTopicsEnabled)
+            for b, local in state.brokers.items()}
+
+
+class ExtensibleLoadManager:
+    """Runs extensible cycles, carrying :class:`ExtensibleMemory` between them."""
+
+    def __init__(self, *, seed: int | None = None):
+        self.shedder = TransferShedder()
+        self.rng = Random(seed if seed is not None else 0)
+
+    def run_cycle(self, state: ClusterState, settings: Settings,
+                  memory: ExtensibleMemory | None = None) -> ExtensibleCycleResult:
+        mem = memory or ExtensibleMemory()
+        now = state.captured_at
+        store, derived = _store(state, settings, mem)
+        tops = _top_bundles(state, settings, derived)
+
+        recently = dict(mem.recently_unloaded)
+        for b, ts in state.recently_unloaded.items():
+            recently[b] = max(ts, recently.get(b, ts))
+        recent_brokers = dict(mem.recently_unloaded_brokers)
+        for b, ts in state.recently_unloaded_brokers.items():
+            recent_brokers[b] = max(ts, recent_brokers.get(b, ts))
+
+        available = list(state.brokers)
+        gate = None
+        if not settings["loadBalancerEnabled"]:
+            gate = "loadBalancerEnabled is false: the load manager does nothing"
+        elif not settings["loadBalancerSheddingEnabled"]:
+            gate = "loadBalancerSheddingEnabled is false: no load shedding"
+        elif len(available) <= 1:
+            gate = f"only {len(available)} broker available: the unload scheduler skips the cycle"
+
+        expired: tuple[str, ...] = ()
+        shed: ShedResult | None = None
+        actions: list[ExtAction] = []
+        hit = mem.hit_count
+        lookups = _lookups(state)
+        fctx = FilterContext(settings, store)
+        if gate is None:
+            cutoff = now - int(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60_000
+            expired = tuple(b for b, ts in recently.items() if ts < cutoff)
+            for b in expired:
+                del recently[b]
+            owners = state.owners()
+            publisher = {t.bundleName: b for b, ts in tops.items() for t in ts}
+
+            def is_owner(bundle: str, broker: str) -> bool:
+                owner = owners.get(bundle) or publisher.get(bundle)
+                return owner is None or owner == broker
+
+            ctx = ShedderInput(
+                settings, now, store, tops,
+                [available[i] for i in range(len(available))],
+                MappingProxyType(dict(recently)), MappingProxyType(dict(recent_brokers)),
+                is_owner, make_transferable(lookups, fctx, default_pipeline()))
+            shed = self.shedder.find_bundles_for_unloading(ctx, hit)
+            hit = shed.hit_count
+            for b in shed.expired_brokers:
+                recent_brokers.pop(b, None)
+            for d in shed.decisions:
+                if d.label is not Label.SUCCESS:
+                    continue
+                src_tops = tops.get(d.unload.source, ())
+                top = next((t for t in src_tops if t.bundleName == d.unload.bundle), None)
+                preview = None
+                if d.unload.destination is None:
+                    preview = self._preview(d.unload.bundle, d.unload.source, lookups, fctx, store,
+                                            settings)
+                actions.append(ExtAction(
+                    d, top.stats.msgRateIn + top.stats.msgRateOut if top else None,
+                    top.throughput if top else None, preview))
+                recently[d.unload.bundle] = now
+                recent_brokers[d.unload.source] = now
+
+        splits: list[SplitResult] = []
+        split_hits = dict(mem.split_hits)
+        if settings["loadBalancerEnabled"] and settings["loadBalancerAutoBundleSplitEnabled"]:
+            known = {t.bundleName for ts in tops.values() for t in ts} | set(state.owners())
+
+            def bundle_count(ns: str) -> int:
+                if ns in state.namespaces:
+                    return len(state.namespaces[ns]) - 1
+                return sum(1 for x in known if namespace_of(x) == ns)
+
+            for b in available:
+                local = state.brokers[b]
+                stats = ([(x, local.lastStats[x]) for x in java_hash_order(local.lastStats)]
+                         if local.lastStats else [(t.bundleName, t.stats) for t in tops.get(b, ())])
+                res = find_bundles_to_split(b, stats, settings, split_hits.get(b, {}),
+                                            bundle_count)
+                split_hits[b] = res.hit_counts
+                splits.append(res)
+
+        new_mem = ExtensibleMemory(hit, MappingProxyType(store), MappingProxyType(recently),
+                                   MappingProxyType(recent_brokers), MappingProxyType(split_hits),
+                                   True)
+        return ExtensibleCycleResult(
+            state, settings, MappingProxyType(store), MappingProxyType(tops), derived, gate,
+            shed, tuple(actions), tuple(splits), expired, MappingProxyType(dict(recently)),
+            MappingProxyType(dict(recent_brokers)), new_mem)
+
+    def _preview(self, bundle: str, source: str, lookups: Mapping[str, BrokerLookup],
+                 fctx: FilterContext, store: Mapping[str, BrokerLoadData],
+                 settings: Settings) -> lruw.Selection:
+        """``ExtensibleLoadManagerImpl.selectAsync`` at the next lookup: the filters over the
+        available brokers except the current owner, then LeastResourceUsageWithWeight."""
+        cands = {b: v for b, v in lookups.items() if b != source}
+        with suppress(FilterError):  # Pulsar logs a failing filter and keeps its candidates
+            cands, _ = apply_filters(cands, bundle, fctx, default_pipeline())
+        order = java_hash_order(cands)
+        return lruw.select(order, store, settings, self.rng)
+
+    def run_sequence(self, states: Sequence[ClusterState], settings: Sequence[Settings]
+                     ) -> list[ExtensibleCycleResult]:
+        out: list[ExtensibleCycleResult] = []
+        memory = ExtensibleMemory()
+        for st, conf in zip(states, settings, strict=True):
+            result = self.run_cycle(st, conf, memory)
+            out.append(result)
+            memory = result.memory
+        return out

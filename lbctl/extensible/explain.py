@@ -1,0 +1,233 @@
+"""The reasoning of an extensible cycle, in words and numbers.
+
+Nothing is re-derived here: TransferShedder records each broker as phase A saw it, the hit-count
+gate, every max/min round with the load average and standard deviation before and after it, each
+top bundle with why it moved or not, and the gate that stopped the cycle; the split strategy
+records each bundle it looked at. This module arranges those records for ``lbctl explain``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from lbctl.extensible.cycle import ExtensibleCycleResult
+from lbctl.extensible.transfer_shedder import Round
+
+
+def _f(x: float | None, digits: int = 6) -> float | None:
+    if x is None or math.isnan(x) or math.isinf(x):
+        return None
+    return round(x, digits)
+
+
+def _pct(x: float | None) -> str:
+    if x is None or math.isnan(x) or math.isinf(x):
+        return "-"
+    return f"{x * 100:.1f}%"
+
+
+def nothing_happens(c: ExtensibleCycleResult) -> list[str]:
+    """Why the cycle moves nothing (empty when it does move something)."""
+    if c.actions:
+        return []
+    if c.gate:
+        return [c.gate]
+    s = c.shed
+    if s is None:
+        return []
+    label = f"{s.skip[0]}/{s.skip[1]}" if s.skip else "no decision"
+    return [f"{label}: {s.why}"]
+
+
+def _round_dict(r: Round) -> dict[str, Any]:
+    return {
+        "reason": str(r.reason), "whyReason": r.why_reason,
+        "maxBroker": r.max_broker, "minBroker": r.min_broker,
+        "stdBefore": _f(r.std_before), "stdAfter": _f(r.std_after),
+        "outcome": r.outcome, "why": r.why,
+        "maxLoad": _f(r.max_load), "minLoad": _f(r.min_load), "offload": _f(r.offload),
+        "offloadThroughput": _f(r.offload_throughput, 3),
+        "maxThroughput": _f(r.max_throughput, 3), "minThroughput": _f(r.min_throughput, 3),
+        "markedThroughput": _f(r.marked, 3), "gainedThroughput": _f(r.gained, 3),
+        "adjustedOffload": _f(r.adjusted_offload),
+        "bundles": [{"bundle": b.bundle, "throughput": _f(b.throughput, 3), "outcome": b.outcome,
+                     "why": b.why,
+                     "swaps": [{"bundle": u.bundle, "from": u.source, "to": u.destination}
+                               for u in b.swaps]}
+                    for b in r.bundles],
+    }
+
+
+def explanation_dict(c: ExtensibleCycleResult) -> dict[str, Any]:
+    """The reasoning as plain data (``lbctl explain -o json``'s ``explanation``)."""
+    s = c.shed
+    settings = c.settings
+    out: dict[str, Any] = {
+        "gate": c.gate,
+        "loadData": "derived from the modular load reports" if c.derived else "brokerLoadData",
+        "brokers": [
+            {"broker": b, "weightedMaxEMA": _f(d.weightedMaxEMA),
+             "maxResourceUsage": _f(d.maxResourceUsage),
+             "msgThroughputEMA": _f(d.msgThroughputEMA, 3), "throughput": _f(d.throughput, 3),
+             "updatedAt": d.updatedAt, "summary": d.to_string(settings),
+             "topBundles": [t.bundleName for t in c.top_bundles.get(b, ())]}
+            for b, d in c.store.items()
+        ],
+        "recentlyUnloaded": dict(c.recently_unloaded),
+        "recentlyUnloadedBrokers": dict(c.recently_unloaded_brokers),
+        "gracePeriodExpired": list(c.expired_grace),
+        "whyNothingHappens": nothing_happens(c),
+    }
+    if s is not None:
+        out["shedding"] = {
+            "outcome": ({"label": str(s.skip[0]), "reason": str(s.skip[1])} if s.skip
+                        else {"label": "Success", "decisions": len(s.decisions)}),
+            "why": s.why,
+            "loadAvg": _f(s.avg), "loadStd": _f(s.std), "stdAfter": _f(s.final_std),
+            "targetStd": float(settings["loadBalancerBrokerLoadTargetStd"]),
+            "hitCountBefore": s.hit_count_before, "hitCountAtGate": s.hit_count_at_gate,
+            "hitCount": s.hit_count,
+            "hitCountThreshold": s.threshold,
+            "condition": dict(s.condition),
+            "phaseA": [{"broker": b.broker, "load": _f(b.load), "counted": b.counted,
+                        "why": b.why} for b in s.brokers],
+            "sortedByLoad": list(s.sorted_brokers),
+            "rounds": [_round_dict(r) for r in s.rounds],
+            "loopEnded": s.stop,
+            "decisions": [
+                {"bundle": d.unload.bundle, "from": d.unload.source, "to": d.unload.destination,
+                 "label": str(d.label), "reason": str(d.reason)} for d in s.decisions],
+        }
+    previews = [
+        {"bundle": a.decision.unload.bundle, "candidates": list(a.preview.candidates),
+         "scores": {k: _f(v) for k, v in a.preview.scores.items()},
+         "average": _f(a.preview.average), "best": list(a.preview.best),
+         "broker": a.preview.broker, "why": a.preview.why}
+        for a in c.actions if a.preview is not None]
+    if previews:
+        out["placementPreview"] = previews
+    out["splits"] = [
+        {"broker": ch_broker, "bundle": ch.bundle, "hitCount": ch.hit_count, "why": ch.why}
+        for res in c.splits for ch_broker in [_broker_of(c, res)] for ch in res.checks
+    ]
+    return out
+
+
+def _broker_of(c: ExtensibleCycleResult, res: Any) -> str | None:
+    idx = list(c.splits).index(res)
+    brokers = list(c.state.brokers)
+    return brokers[idx] if idx < len(brokers) else None
+
+
+@dataclass(frozen=True)
+class ExtensibleExplanation:
+    """An extensible cycle's reasoning, optionally narrowed to one broker or one bundle."""
+
+    cycle: ExtensibleCycleResult
+    broker: str | None = None
+    bundle: str | None = None
+
+    def _mine(self, *brokers: str | None) -> bool:
+        return not self.broker or self.broker in brokers
+
+    def lines(self) -> list[str]:
+        c, s = self.cycle, self.cycle.shed
+        st = c.state
+        settings = c.settings
+        out = [
+            f"Cluster {st.cluster} at {st.captured_at_iso} ({len(st.brokers)} brokers, "
+            f"{len(c.bundle_names())} bundles), extensible load manager"
+            + (" (load data derived from the modular reports)" if c.derived else ""),
+            f"Shedding strategy {c.shedding}, placement {c.placement}",
+        ]
+        if c.gate:
+            out += ["", f"Nothing happens: {c.gate}."]
+            return out
+        out += ["", "Brokers (load = weightedMaxEMA: the moving average of the weighted max "
+                "resource usage, max(resource% × weight) / 100):"]
+        order = list(s.sorted_brokers) if s else list(c.store)
+        stats = {b.broker: b for b in (s.brokers if s else ())}
+        for name in order + [b for b in st.brokers if b not in c.store]:
+            if not self._mine(name):
+                continue
+            d = c.store.get(name)
+            if d is None:
+                out.append(f"  {name}: no load data")
+                continue
+            res = ", ".join(f"{k} {v:.1f}%" for k, v in d.resource_percents().items())
+            line = (f"  {name}: load {_pct(d.weightedMaxEMA)} (current max "
+                    f"{_pct(d.maxResourceUsage)}; {res}); throughput "
+                    f"{d.throughput / 1048576:,.2f} MB/s, EMA {d.msgThroughputEMA / 1048576:,.2f}")
+            b = stats.get(name)
+            if b is not None and not b.counted:
+                line += f" — not counted: {b.why}"
+            out.append(line)
+        if s is None:
+            return out
+        target = float(settings["loadBalancerBrokerLoadTargetStd"])
+        if not self.broker and s.condition:  # phase A passed: the statistics were computed
+            out += ["", "Cluster:"]
+            out.append(f"  load average {s.avg:.4f}, standard deviation {s.std:.4f} "
+                       f"(loadBalancerBrokerLoadTargetStd {target:g})")
+            if s.condition:
+                cond = s.condition
+                out.append(
+                    f"  shedding condition: std > target {cond['stdAboveTarget']}, least loaded "
+                    f"underloaded {cond['minUnderloaded']}, most loaded overloaded "
+                    f"{cond['maxOverloaded']}; hit count {s.hit_count_before} -> "
+                    f"{s.hit_count_at_gate} (must exceed "
+                    f"loadBalancerSheddingConditionHitCountThreshold {s.threshold})")
+        rounds = [r for r in s.rounds if self._mine(r.max_broker, r.min_broker)]
+        if rounds:
+            out += ["", "Rounds (most loaded broker paired with the least loaded):"]
+            for i, r in enumerate(s.rounds, 1):
+                if r not in rounds:
+                    continue
+                out.append(f"  {i}. {r.max_broker} -> {r.min_broker} [{r.reason}: {r.why_reason}]")
+                if r.max_load is not None:
+                    out.append(f"     loads {r.max_load:.4f} / {r.min_load:.4f}: offload "
+                               f"{r.offload:.4f} = {(r.offload_throughput or 0) / 1048576:,.2f} "
+                               f"MB/s of {(r.max_throughput or 0) / 1048576:,.2f} MB/s")
+                for b in r.bundles:
+                    if self.bundle and b.bundle != self.bundle:
+                        continue
+                    out.append(f"     [{b.outcome:7}] {b.bundle} "
+                               f"({b.throughput / 1048576:,.2f} MB/s): {b.why}")
+                out.append(f"     {r.outcome}: {r.why}; std {r.std_before:.4f} -> "
+                           f"{r.std_after:.4f}")
+            if not self.broker:
+                out.append(f"  loop ended: {s.stop}")
+        acts = [a for a in c.actions
+                if self._mine(a.decision.unload.source, a.decision.unload.destination)
+                and (not self.bundle or a.decision.unload.bundle == self.bundle)]
+        if acts:
+            out += ["", "Decisions:"]
+            for a in acts:
+                u = a.decision.unload
+                kind = "transfer" if u.destination else "unload"
+                out.append(f"  {kind} {u.bundle}: {u.source} -> {u.destination or '(next lookup)'}"
+                           f" ({a.decision.label}/{a.decision.reason})")
+                if a.preview is not None:
+                    scores = ", ".join(f"{k}={v:.3f}" for k, v in a.preview.scores.items())
+                    out.append(f"      next lookup, {c.placement}: {scores or 'no load data'}; "
+                               f"{a.preview.why}; e.g. {a.preview.broker}")
+        split_lines = []
+        for idx, res in enumerate(c.splits):
+            broker = list(st.brokers)[idx]
+            if not self._mine(broker):
+                continue
+            for ch in res.checks:
+                if self.bundle and ch.bundle != self.bundle:
+                    continue
+                split_lines.append(f"  {ch.bundle} on {broker}: {ch.why}")
+        if split_lines and (self.bundle or any(r.decisions for r in c.splits)):
+            out += ["", "Bundle splits (DefaultNamespaceBundleSplitStrategyImpl):"] + split_lines
+        why_not = nothing_happens(c)
+        if why_not and not self.bundle:
+            out += ["", "Why nothing happens:"] + [f"  - {w}" for w in why_not]
+        return out
+
+    def to_text(self) -> str:
+        return "\n".join(self.lines())

@@ -1,0 +1,443 @@
+"""The extensible load manager's data: ``BrokerLoadData``, top bundles and unload decisions.
+
+Mirrors ``extensions.data.BrokerLoadData``, ``extensions.data.TopBundlesLoadData``,
+``extensions.models.TopKBundles`` and ``extensions.models.UnloadDecision``. Values are immutable;
+``update`` returns a new :class:`BrokerLoadData`. Resource percentages are 32-bit floats exactly as
+``ResourceUsage.percentUsage()`` computes them (:class:`lbctl.model.load.ResourceUsage`), widened to
+double when weighted, so the EMA reproduces Pulsar's tests bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+from lbctl.config import Settings
+from lbctl.errors import SnapshotFormatError
+from lbctl.model.bundle import namespace_of
+from lbctl.model.load import LocalBrokerData, NamespaceBundleStats, ResourceUsage, java_max
+from lbctl.strategies.base import is_system_service_namespace
+
+#: ``BrokerLoadData.DEFAULT_RESOURCE_USAGE``: a broker without a sample counts as fully loaded
+DEFAULT_RESOURCE_USAGE = 1.0
+#: ``NamespaceName.SYSTEM_NAMESPACE``, a system-service namespace for TopKBundles
+SYSTEM_NAMESPACE = "pulsar/system"
+RESOURCES = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")
+
+
+class Label(StrEnum):
+    """``UnloadDecision.Label`` / ``SplitDecision.Label``."""
+
+    SUCCESS = "Success"
+    SKIP = "Skip"
+    FAILURE = "Failure"
+
+
+class Reason(StrEnum):
+    """``UnloadDecision.Reason`` and ``SplitDecision.Reason`` (no ``Balanced`` for unloads: the
+    current source reports a balanced cluster as Skip/HitCount)."""
+
+    OVERLOADED = "Overloaded"
+    UNDERLOADED = "Underloaded"
+    ADMIN = "Admin"
+    NO_BUNDLES = "NoBundles"
+    COOL_DOWN = "CoolDown"
+    OUTDATED_DATA = "OutDatedData"
+    NO_LOAD_DATA = "NoLoadData"
+    NO_BROKERS = "NoBrokers"
+    HIT_COUNT = "HitCount"
+    UNKNOWN = "Unknown"
+    TOPICS = "Topics"
+    SESSIONS = "Sessions"
+    MSG_RATE = "MsgRate"
+    BANDWIDTH = "Bandwidth"
+
+
+@dataclass(frozen=True, slots=True)
+class SystemUsage:
+    """``SystemResourceUsage``: the five usage/limit pairs a broker samples."""
+
+    cpu: ResourceUsage = ResourceUsage()
+    memory: ResourceUsage = ResourceUsage()
+    directMemory: ResourceUsage = ResourceUsage()
+    bandwidthIn: ResourceUsage = ResourceUsage()
+    bandwidthOut: ResourceUsage = ResourceUsage()
+
+
+def weights5(settings: Settings) -> tuple[float, float, float, float, float]:
+    """(cpu, memory, directMemory, bandwidthIn, bandwidthOut) weights as ``LoadBalancerConfiguration``
+    returns them; the bandwidth ones honour the deprecated ``…Bandwith…`` keys."""
+    cpu, dm, bw_in, bw_out = settings.weights4()
+    return cpu, settings.memory_weight(), dm, bw_in, bw_out
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerLoadData:
+    """One broker's load as it publishes it on ``loadbalancer-broker-load-data``.
+
+    ``weightedMaxEMA`` is the load TransferShedder and placement compare; ``msgThroughputEMA``
+    feeds the underloaded test only.
+    """
+
+    cpu: ResourceUsage = ResourceUsage()
+    memory: ResourceUsage = ResourceUsage()
+    directMemory: ResourceUsage = ResourceUsage()
+    bandwidthIn: ResourceUsage = ResourceUsage()
+    bandwidthOut: ResourceUsage = ResourceUsage()
+    msgThroughputIn: float = 0.0
+    msgThroughputOut: float = 0.0
+    msgRateIn: float = 0.0
+    msgRateOut: float = 0.0
+    bundleCount: int = 0
+    topics: int = 0
+    maxResourceUsage: float = DEFAULT_RESOURCE_USAGE
+    weightedMaxEMA: float = DEFAULT_RESOURCE_USAGE
+    msgThroughputEMA: float = 0.0
+    updatedAt: int = 0
+    reportedAt: int = 0
+
+    @property
+    def throughput(self) -> float:
+        """Current ``msgThroughputIn + msgThroughputOut`` (not the EMA)."""
+        return self.msgThroughputIn + self.msgThroughputOut
+
+    @property
+    def msg_rate(self) -> float:
+        return self.msgRateIn + self.msgRateOut
+
+    def usage(self) -> SystemUsage:
+        return SystemUsage(self.cpu, self.memory, self.directMemory, self.bandwidthIn,
+                           self.bandwidthOut)
+
+    def max_resource_usage(self) -> float:
+        """``updateMaxResourceUsage``: max(cpu, directMemory, bwIn, bwOut) % / 100 — no memory,
+        no weights, no cap."""
+        return java_max(self.cpu.percent, self.directMemory.percent, self.bandwidthIn.percent,
+                        self.bandwidthOut.percent) / 100
+
+    def weighted_max(self, settings: Settings) -> float:
+        """``getMaxResourceUsageWithWeight``: the five percentages times their weights, max / 100."""
+        w_cpu, w_mem, w_dm, w_in, w_out = weights5(settings)
+        return java_max(self.cpu.percent * w_cpu, self.memory.percent * w_mem,
+                        self.directMemory.percent * w_dm, self.bandwidthIn.percent * w_in,
+                        self.bandwidthOut.percent * w_out) / 100
+
+    def update(
+        self,
+        usage: SystemUsage,
+        msg_throughput_in: float,
+        msg_throughput_out: float,
+        msg_rate_in: float,
+        msg_rate_out: float,
+        bundle_count: int,
+        topics: int,
+        settings: Settings,
+        now: int,
+    ) -> BrokerLoadData:
+        """``update(usage, tIn, tOut, rIn, rOut, bundleCount, topics, conf)`` sampled at ``now``.
+
+        The first sample (``updatedAt == 0``) sets both EMAs; later ones blend with the history
+        weight ``h = loadBalancerHistoryResourcePercentage``: ``ema = ema·h + (1−h)·new``.
+        """
+        h = float(settings["loadBalancerHistoryResourcePercentage"])
+        nxt = replace(
+            self, cpu=usage.cpu, memory=usage.memory, directMemory=usage.directMemory,
+            bandwidthIn=usage.bandwidthIn, bandwidthOut=usage.bandwidthOut,
+            msgThroughputIn=msg_throughput_in, msgThroughputOut=msg_throughput_out,
+            msgRateIn=msg_rate_in, msgRateOut=msg_rate_out, bundleCount=bundle_count,
+            topics=topics,
+        )
+        weighted = nxt.weighted_max(settings)
+        tp = msg_throughput_in + msg_throughput_out
+        first = self.updatedAt == 0
+        return replace(
+            nxt,
+            maxResourceUsage=nxt.max_resource_usage(),
+            weightedMaxEMA=weighted if first else self.weightedMaxEMA * h + (1 - h) * weighted,
+            msgThroughputEMA=tp if first else self.msgThroughputEMA * h + (1 - h) * tp,
+            updatedAt=now,
+        )
+
+    def update_from(self, sample: BrokerLoadData, settings: Settings) -> BrokerLoadData:
+        """This (carried) data taking ``sample``'s raw figures as its next reporter tick, at
+        ``sample.updatedAt``; ``reportedAt`` follows the sample."""
+        nxt = self.update(sample.usage(), sample.msgThroughputIn, sample.msgThroughputOut,
+                          sample.msgRateIn, sample.msgRateOut, sample.bundleCount, sample.topics,
+                          settings, sample.updatedAt)
+        return replace(nxt, reportedAt=sample.reportedAt)
+
+    def clear(self) -> BrokerLoadData:
+        """``clear()``: back to a new object's defaults."""
+        return BrokerLoadData()
+
+    def to_string(self, settings: Settings) -> str:
+        """``toString(conf)``: the one-line form Pulsar logs (and its tests assert)."""
+        w_cpu, w_mem, w_dm, w_in, w_out = weights5(settings)
+        return (
+            f"cpu= {self.cpu.percent:.2f}%, memory= {self.memory.percent:.2f}%, "
+            f"directMemory= {self.directMemory.percent:.2f}%, "
+            f"bandwidthIn= {self.bandwidthIn.percent:.2f}%, "
+            f"bandwidthOut= {self.bandwidthOut.percent:.2f}%, "
+            f"cpuWeight= {w_cpu:f}, memoryWeight= {w_mem:f}, directMemoryWeight= {w_dm:f}, "
+            f"bandwidthInResourceWeight= {w_in:f}, bandwidthOutResourceWeight= {w_out:f}, "
+            f"msgThroughputIn= {self.msgThroughputIn:.2f}, "
+            f"msgThroughputOut= {self.msgThroughputOut:.2f}, msgRateIn= {self.msgRateIn:.2f}, "
+            f"msgRateOut= {self.msgRateOut:.2f}, bundleCount= {self.bundleCount}, "
+            f"maxResourceUsage= {self.maxResourceUsage * 100:.2f}%, "
+            f"weightedMaxEMA= {self.weightedMaxEMA * 100:.2f}%, "
+            f"msgThroughputEMA= {self.msgThroughputEMA:.2f}, "
+            f"updatedAt= {self.updatedAt}, reportedAt= {self.reportedAt}"
+        )
+
+    def resource_percents(self) -> dict[str, float]:
+        return {r: getattr(self, r).percent for r in RESOURCES}
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON Pulsar publishes (field names as in the Java class)."""
+        out: dict[str, Any] = {
+            r: {"usage": getattr(self, r).usage, "limit": getattr(self, r).limit}
+            for r in RESOURCES
+        }
+        for k in ("msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut",
+                  "bundleCount", "topics", "maxResourceUsage", "weightedMaxEMA",
+                  "msgThroughputEMA", "updatedAt", "reportedAt"):
+            out[k] = getattr(self, k)
+        return out
+
+
+# --- reading the snapshot's JSON ---------------------------------------------------------------
+_DOUBLES = ("msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut", "msgThroughputEMA")
+_FEATURES = ("maxResourceUsage", "weightedMaxEMA")
+_INTS = ("bundleCount", "topics")
+_LONGS = ("updatedAt", "reportedAt")
+
+
+def _key(key: str) -> str:
+    from lbctl.sources.snapshot_schema import key_path
+
+    return key_path(key)
+
+
+def _fail(file: str, path: str, expected: str, got: object) -> SnapshotFormatError:
+    shown = "null" if got is None else repr(got)
+    return SnapshotFormatError(file, path, f"{expected}, got {shown[:60]}")
+
+
+def _number(file: str, path: str, value: object, *, non_negative: bool) -> float:
+    if type(value) not in (int, float) or not math.isfinite(value):  # type: ignore[arg-type]
+        raise _fail(file, path, "expected a finite number", value)
+    if non_negative and value < 0:  # type: ignore[operator]
+        raise _fail(file, path, "expected a number >= 0", value)
+    return float(value)  # type: ignore[arg-type]
+
+
+def _integer(file: str, path: str, value: object, limit: int) -> int:
+    if type(value) is not int or not 0 <= value <= limit:
+        raise _fail(file, path, f"expected an integer in [0, {limit}]", value)
+    return value
+
+
+def parse_broker_load_data(raw: Mapping[str, Any], file: str, path: str) -> BrokerLoadData:
+    """A ``BrokerLoadData`` JSON object, validated field by field. Missing fields take the Java
+    defaults; when the features (``maxResourceUsage``, ``weightedMaxEMA``, ``msgThroughputEMA``)
+    are missing they are left to :func:`complete_features`."""
+    values: dict[str, Any] = {}
+    for r in RESOURCES:
+        ru = raw.get(r)
+        if ru is None:
+            continue
+        if not isinstance(ru, Mapping):
+            raise _fail(file, f"{path}.{r}", 'expected an object {"usage", "limit"}', ru)
+        values[r] = ResourceUsage(
+            _number(file, f"{path}.{r}.usage", ru.get("usage", 0.0), non_negative=False),
+            _number(file, f"{path}.{r}.limit", ru.get("limit", 0.0), non_negative=False),
+        )
+    for k in _DOUBLES:
+        if k in raw:
+            values[k] = _number(file, f"{path}.{k}", raw[k], non_negative=True)
+    for k in _FEATURES:
+        if k in raw:
+            values[k] = _number(file, f"{path}.{k}", raw[k], non_negative=True)
+    for k in _INTS:
+        if k in raw:
+            values[k] = _integer(file, f"{path}.{k}", raw[k], 2**31 - 1)
+    for k in _LONGS:
+        if k in raw:
+            values[k] = _integer(file, f"{path}.{k}", raw[k], 2**63 - 1)
+    return BrokerLoadData(**values)
+
+
+def has_features(raw: Mapping[str, Any]) -> bool:
+    """Whether the published JSON carries the EMA feature (else it is computed from a sample)."""
+    return "weightedMaxEMA" in raw
+
+
+def first_sample(data: BrokerLoadData, settings: Settings, now: int) -> BrokerLoadData:
+    """Features of a report that lacks them: ``new BrokerLoadData().update(sample)`` at the
+    report's ``updatedAt`` (or ``now``)."""
+    at = data.updatedAt or now
+    return replace(BrokerLoadData().update_from(replace(data, updatedAt=at), settings),
+                   reportedAt=data.reportedAt)
+
+
+def from_local_broker_data(local: LocalBrokerData, settings: Settings, now: int) -> BrokerLoadData:
+    """A modular report (``LocalBrokerData``) as the extensible reporter would have sampled it:
+    same resource usages, current throughputs and rates, ``numBundles`` and ``numTopics``, taken
+    as a first sample (so ``weightedMaxEMA`` is the weighted max, ``msgThroughputEMA`` the
+    throughput) at the report's ``lastUpdate`` (or the snapshot time)."""
+    usage = SystemUsage(local.cpu, local.memory, local.directMemory, local.bandwidthIn,
+                        local.bandwidthOut)
+    return BrokerLoadData().update(
+        usage, local.msgThroughputIn, local.msgThroughputOut, local.msgRateIn, local.msgRateOut,
+        local.numBundles or len(local.lastStats), local.numTopics, settings,
+        local.lastUpdate or now)
+
+
+# --- top bundles ----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class TopBundle:
+    """``TopBundlesLoadData.BundleLoadData``: a bundle and its latest stats."""
+
+    bundleName: str
+    stats: NamespaceBundleStats
+
+    @property
+    def throughput(self) -> float:
+        return self.stats.msgThroughputIn + self.stats.msgThroughputOut
+
+
+_STATS_DOUBLES = ("msgRateIn", "msgThroughputIn", "msgRateOut", "msgThroughputOut")
+_STATS_INTS = ("consumerCount", "producerCount", "topics", "cacheSize")
+
+
+def parse_top_bundles(raw: Mapping[str, Any], file: str, path: str) -> tuple[TopBundle, ...]:
+    """``{"topBundlesLoadData": [{"bundleName", "stats"}, …]}`` in the published (ascending) order."""
+    items = raw.get("topBundlesLoadData", [])
+    if not isinstance(items, list):
+        raise _fail(file, f"{path}.topBundlesLoadData", "expected a list", items)
+    out = []
+    for i, item in enumerate(items):
+        p = f"{path}.topBundlesLoadData[{i}]"
+        if not isinstance(item, Mapping):
+            raise _fail(file, p, "expected an object {bundleName, stats}", item)
+        name = item.get("bundleName")
+        if type(name) is not str or "/" not in name:
+            raise _fail(file, f"{p}.bundleName", "expected a bundle name tenant/ns/0x…_0x…", name)
+        st = item.get("stats", {})
+        if not isinstance(st, Mapping):
+            raise _fail(file, f"{p}.stats", "expected an object (NamespaceBundleStats)", st)
+        kw: dict[str, Any] = {}
+        for k in _STATS_DOUBLES:
+            if k in st:
+                kw[k] = _number(file, f"{p}.stats.{k}", st[k], non_negative=True)
+        for k in _STATS_INTS:
+            if k in st:
+                kw[k] = _integer(file, f"{p}.stats.{k}", st[k], 2**63 - 1)
+        out.append(TopBundle(name, NamespaceBundleStats(**kw)))
+    return tuple(out)
+
+
+def compare_stats(a: NamespaceBundleStats, b: NamespaceBundleStats) -> int:
+    """``StrictNamespaceBundleStatsComparator``: lexicographic on throughput in, throughput out,
+    msg rate in+out, topics+consumers+producers, cache size — no thresholds (the pre-#24772
+    threshold comparator was not transitive; near-ties may order differently from old releases)."""
+    keys_a = (a.msgThroughputIn, a.msgThroughputOut, a.msgRateIn + a.msgRateOut,
+              a.topics + a.consumerCount + a.producerCount, a.cacheSize)
+    keys_b = (b.msgThroughputIn, b.msgThroughputOut, b.msgRateIn + b.msgRateOut,
+              b.topics + b.consumerCount + b.producerCount, b.cacheSize)
+    for x, y in zip(keys_a, keys_b, strict=True):
+        if x < y:
+            return -1
+        if x > y:
+            return 1
+    return 0
+
+
+def partition_sort(arr: list[Any], k: int, compare: Any) -> None:
+    """``TopKBundles.partitionSort``: a three-way quickselect that puts the ``k`` largest first,
+    then sorts that prefix descending (stable, as ``Collections.sort``). ``arr`` holds
+    ``(key, value)`` pairs; ``compare(x, y)`` compares values."""
+    import functools
+
+    start, end, target = 0, len(arr) - 1, k - 1
+    while start < end:
+        lo, hi, mid = start, end, start
+        pivot = arr[hi][1]
+        while mid <= hi:
+            cmp = compare(pivot, arr[mid][1])
+            if cmp < 0:
+                arr[lo], arr[mid] = arr[mid], arr[lo]
+                lo += 1
+                mid += 1
+            elif cmp > 0:
+                arr[mid], arr[hi] = arr[hi], arr[mid]
+                hi -= 1
+            else:
+                mid += 1
+        if lo <= target < mid:
+            end = lo
+            break
+        if target < lo:
+            end = lo - 1
+        else:
+            start = mid
+    head = sorted(arr[:end], key=functools.cmp_to_key(lambda x, y: compare(y[1], x[1])))
+    arr[:end] = head
+
+
+def top_k_bundles(
+    bundle_stats: Iterable[tuple[str, NamespaceBundleStats]],
+    k: int,
+    settings: Settings,
+    has_policies: Any = None,
+) -> tuple[TopBundle, ...]:
+    """``TopKBundles.update(bundleStats, k)``: drop system-service namespaces, bundles with
+    isolation or anti-affinity policies (unless ``loadBalancerSheddingBundlesWithPoliciesEnabled``)
+    and ``loadBalancerSheddingExcludedNamespaces``; keep the ``k`` largest and return them in
+    **ascending** order (smallest first). ``bundle_stats`` comes in the broker's map order."""
+    with_policies = bool(settings["loadBalancerSheddingBundlesWithPoliciesEnabled"])
+    excluded = set(settings["loadBalancerSheddingExcludedNamespaces"])
+    arr: list[tuple[str, NamespaceBundleStats]] = []
+    for bundle, st in bundle_stats:
+        ns = namespace_of(bundle)
+        if ns == SYSTEM_NAMESPACE or is_system_service_namespace(ns):
+            continue
+        if not with_policies and has_policies is not None and has_policies(bundle):
+            continue
+        if ns in excluded:
+            continue
+        arr.append((bundle, st))
+    if not arr:
+        return ()
+    k = min(k, len(arr))
+    partition_sort(arr, k, compare_stats)
+    return tuple(TopBundle(b, s) for b, s in reversed(arr[:k]))
+
+
+# --- decisions ------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Unload:
+    """``models.Unload``: move ``bundle`` off ``source``, to ``destination`` (transfer) or to
+    whichever broker the next lookup picks (``None``)."""
+
+    source: str
+    bundle: str
+    destination: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UnloadDecision:
+    """``models.UnloadDecision``: an unload with its label and reason (value equality)."""
+
+    unload: Unload
+    label: Label
+    reason: Reason
+
+
+def unloads_key(decisions: Sequence[UnloadDecision]) -> set[tuple[str, str, str | None, str, str]]:
+    """Decisions as a set of plain tuples (Pulsar returns a ``Set``)."""
+    return {(d.unload.source, d.unload.bundle, d.unload.destination, str(d.label), str(d.reason))
+            for d in decisions}

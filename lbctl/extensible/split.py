@@ -1,0 +1,175 @@
+"""``extensions.strategy.DefaultNamespaceBundleSplitStrategyImpl``: which hot bundles to split.
+
+Every broker runs it over its own bundles each ``loadBalancerSplitIntervalMinutes``: a bundle with
+at least 2 topics that exceeds a limit — topics (``loadBalancerNamespaceBundleMaxTopics``), else
+sessions (``…MaxSessions``, when > 0), else message rate (``…MaxMsgRate``), else throughput
+(``…MaxBandwidthMbytes`` MiB/s) — raises its hit count; a bundle below every limit loses it. It
+splits once the count exceeds ``loadBalancerNamespaceBundleSplitConditionHitCountThreshold``,
+unless its namespace already has ``loadBalancerNamespaceMaximumBundles`` (counting this cycle's
+splits) or a bundle of the namespace sharing its lower or upper bound is mid-split; at most
+``loadBalancerMaxNumberOfBundlesToSplitPerCycle`` per cycle (later bundles are not evaluated, so
+their counts do not advance). The children stay on the broker.
+
+The hit counts are the strategy's memory across cycles. Only ``range_equally_divide`` (the
+default) is computed here; another ``defaultNamespaceBundleSplitAlgorithm`` is reported as a
+Failure/Unknown decision, as Pulsar reports a failed boundary computation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from lbctl.config import Settings
+from lbctl.extensible.models import Label, Reason
+from lbctl.model.bundle import BundleRange, format_position
+from lbctl.model.load import NamespaceBundleStats
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class SplitDecision:
+    """``SplitDecision`` with its ``Split``: the parent bundle, the broker, the two child ranges."""
+
+    bundle: str
+    broker: str
+    label: Label
+    reason: Reason
+    boundary: int | None = None
+    children: tuple[str, ...] = ()
+    algorithm: str = "range_equally_divide"
+
+
+@dataclass(frozen=True, slots=True)
+class BundleCheck:
+    """One bundle the strategy looked at, for ``explain``."""
+
+    bundle: str
+    hit_count: int
+    why: str
+
+
+@dataclass(frozen=True)
+class SplitResult:
+    decisions: tuple[SplitDecision, ...]
+    failures: int  # Failure/Unknown counter updates
+    hit_counts: Mapping[str, int]
+    checks: tuple[BundleCheck, ...] = ()
+
+
+def _range_of(bundle: str) -> tuple[str, str]:
+    ns, _, rng = bundle.rpartition("/")
+    return ns, rng
+
+
+def _parse_range(rng: str) -> BundleRange | None:
+    try:
+        lo, hi = rng.split("_")
+        return BundleRange(int(lo, 16), int(hi, 16))
+    except ValueError:
+        return None
+
+
+def split_reason(st: NamespaceBundleStats, settings: Settings) -> Reason | None:
+    """Topics, then Sessions, then MsgRate, then Bandwidth — the first limit exceeded."""
+    max_sessions = int(settings["loadBalancerNamespaceBundleMaxSessions"])
+    if st.topics > int(settings["loadBalancerNamespaceBundleMaxTopics"]):
+        return Reason.TOPICS
+    if max_sessions > 0 and st.consumerCount + st.producerCount > max_sessions:
+        return Reason.SESSIONS
+    if st.msgRateIn + st.msgRateOut > int(settings["loadBalancerNamespaceBundleMaxMsgRate"]):
+        return Reason.MSG_RATE
+    if (st.msgThroughputIn + st.msgThroughputOut
+            > int(settings["loadBalancerNamespaceBundleMaxBandwidthMbytes"]) * MIB):
+        return Reason.BANDWIDTH
+    return None
+
+
+def find_bundles_to_split(
+    broker: str,
+    bundle_stats: Iterable[tuple[str, NamespaceBundleStats]],
+    settings: Settings,
+    hit_counts: Mapping[str, int],
+    bundle_count: Callable[[str], int],
+    is_owner: Callable[[str], bool] = lambda bundle: True,
+    splitting: Mapping[str, str] | None = None,
+) -> SplitResult:
+    """``findBundlesToSplit`` for one broker. ``bundle_count(namespace)`` may raise (Failure)."""
+    stats = list(bundle_stats)
+    counts = {b: n for b, n in hit_counts.items() if b in dict(stats)}
+    threshold = int(settings["loadBalancerNamespaceBundleSplitConditionHitCountThreshold"])
+    max_bundles = int(settings["loadBalancerNamespaceMaximumBundles"])
+    max_splits = int(settings["loadBalancerMaxNumberOfBundlesToSplitPerCycle"])
+    algorithm = str(settings["defaultNamespaceBundleSplitAlgorithm"])
+    decisions: list[SplitDecision] = []
+    checks: list[BundleCheck] = []
+    per_ns: dict[str, int] = {}
+    failures = 0
+    for bundle, st in stats:
+        if st.topics < 2:
+            checks.append(BundleCheck(bundle, counts.get(bundle, 0), "fewer than 2 topics"))
+            continue
+        if not is_owner(bundle):
+            checks.append(BundleCheck(bundle, counts.get(bundle, 0), f"{broker} is not the owner"))
+            continue
+        ns, rng = _range_of(bundle)
+        parsed = _parse_range(rng)
+        if parsed is None or not parsed.can_split():
+            failures += 1  # Failure/Unknown
+            checks.append(BundleCheck(bundle, counts.get(bundle, 0),
+                                      f"invalid bundle range {rng}: cannot split"))
+            continue
+        reason = split_reason(st, settings)
+        if reason is not None:
+            counts[bundle] = counts.get(bundle, 0) + 1
+        else:
+            counts.pop(bundle, None)
+        hits = counts.get(bundle, 0)
+        if hits <= threshold:
+            why = (f"hit count {hits} <= loadBalancerNamespaceBundleSplitConditionHitCountThreshold"
+                   f" {threshold}" + (f" ({reason} over its limit)" if reason else
+                                      " (under every limit)"))
+            checks.append(BundleCheck(bundle, hits, why))
+            continue
+        try:
+            count = bundle_count(ns)
+        except Exception as e:
+            failures += 1
+            checks.append(BundleCheck(bundle, hits, f"bundle count lookup failed: {e}"))
+            continue
+        if count + per_ns.get(ns, 0) >= max_bundles:
+            checks.append(BundleCheck(bundle, hits, f"namespace {ns} has {count} bundles, "
+                                      f"loadBalancerNamespaceMaximumBundles is {max_bundles}"))
+            continue
+        lo, hi = rng.split("_")
+        parent_splitting = next(
+            (b for b, r in (splitting or {}).items()
+             if b.startswith(ns) and (r.startswith(lo) or r.endswith(hi))), None)
+        if parent_splitting is not None:
+            checks.append(BundleCheck(bundle, hits, f"{parent_splitting} is being split"))
+            continue
+        if algorithm != "range_equally_divide":
+            failures += 1
+            checks.append(BundleCheck(bundle, hits, f"split algorithm {algorithm} is not "
+                                      "modelled by lbctl (only range_equally_divide)"))
+            continue
+        boundary = parsed.lower + (parsed.upper - parsed.lower) // 2
+        children = (f"{ns}/{format_position(parsed.lower)}_{format_position(boundary)}",
+                    f"{ns}/{format_position(boundary)}_{format_position(parsed.upper)}")
+        decisions.append(SplitDecision(bundle, broker, Label.SUCCESS, reason or Reason.UNKNOWN,
+                                       boundary, children, algorithm))
+        checks.append(BundleCheck(bundle, hits, f"split: {reason} over its limit for {hits} "
+                                  f"cycles (> {threshold})"))
+        per_ns[ns] = per_ns.get(ns, 0) + 1
+        counts.pop(bundle, None)
+        if len(decisions) == max_splits:
+            break
+    return SplitResult(tuple(decisions), failures, dict(counts), tuple(checks))
+
+
+@dataclass(frozen=True)
+class SplitMemory:
+    """Hit counts per broker (each broker runs its own strategy instance)."""
+
+    hit_counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)

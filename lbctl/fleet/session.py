@@ -1,0 +1,161 @@
+"""The one recipe for a Spark session: local and quiet by default, any cluster on request.
+
+Why each default (measured in ``shared/reference/toolchain.md``):
+
+* in local mode ``PYSPARK_PYTHON`` is this interpreter: otherwise Python workers run whatever ``python3`` is on
+  ``PATH`` and the first pandas UDF fails to import pandas (or lbctl).
+* local masters bind to the loopback interface (``SPARK_LOCAL_IP``, ``spark.driver.host``): no
+  hostname lookups, no warnings, nothing listening on the network.
+* in local mode: no web UI, no console progress bar (lbctl draws its own, :mod:`lbctl.fleet.progress`), log
+  level ERROR, UTC session time zone, a few shuffle partitions in local mode.
+* the JVM's own stderr chatter (incubator-module warning, log4j banner, native-library warning)
+  goes to a log file: fd 2 is pointed at the file while the JVM is spawned and restored after, so
+  the JVM (and the Python workers it starts) keep writing there while lbctl's messages reach the
+  terminal.
+* pyspark's pandas-3 ``FutureWarning`` and ``Pandas4Warning`` are filtered: they are about
+  pyspark's own calls and say nothing the user can act on.
+
+``--master`` and ``--conf key=value`` pass through and win over every default. Under
+``spark-submit`` (which sets ``PYSPARK_GATEWAY_PORT``) the master and deploy settings come from
+spark-submit unless ``--master`` is given.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from lbctl.errors import LbctlError, UsageError
+from lbctl.fleet import _compat
+
+DEFAULT_MASTER = "local[*]"
+APP_NAME = "lbctl-fleet"
+
+
+class SparkError(LbctlError):
+    """Spark could not start or a job failed; the message names the log file."""
+
+
+def parse_conf(items: Iterable[str]) -> dict[str, str]:
+    """``--conf key=value`` items (as spark-submit takes them) → a dict."""
+    conf: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--conf {item!r}: expected key=value, e.g. spark.driver.memory=2g")
+        conf[key.strip()] = value
+    return conf
+
+
+def default_conf(master: str | None) -> dict[str, str]:
+    """What lbctl sets unless ``--conf`` says otherwise (see the module docstring)."""
+    conf = {
+        "spark.log.level": "ERROR",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # partition values stay strings: a cluster named "42" or a date must not change type
+        "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+    }
+    if is_local(master):  # on a cluster these are the deployment's business (spark-submit)
+        conf.update({
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+            "spark.pyspark.python": sys.executable,
+            "spark.sql.shuffle.partitions": "8",
+            "spark.driver.host": "127.0.0.1",
+            "spark.driver.bindAddress": "127.0.0.1",
+            "spark.sql.warehouse.dir": str(Path(tempfile.gettempdir()) / "lbctl-spark-warehouse"),
+        })
+    return conf
+
+
+def is_local(master: str | None) -> bool:
+    return master is not None and (master == "local" or master.startswith("local["))
+
+
+def log_path() -> Path:
+    """Where the JVM's stderr goes for this process."""
+    return Path(tempfile.gettempdir()) / f"lbctl-spark-{os.getpid()}.log"
+
+
+def quiet_warnings() -> None:
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
+                            category=FutureWarning)
+    warnings.filterwarnings("ignore", message="The copy keyword is deprecated")
+
+
+def spark_session(
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+    *,
+    app_name: str = APP_NAME,
+) -> Any:
+    """A ``SparkSession`` (an existing one is reused, as ``getOrCreate`` does).
+
+    ``master=None`` means ``local[*]``, except under spark-submit where spark-submit decides.
+    """
+    sql = _compat.sql()
+    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
+    if master is None and not under_submit:
+        master = DEFAULT_MASTER
+    if is_local(master):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    quiet_warnings()
+    builder = sql.SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    for key, value in {**default_conf(master), **dict(conf or {})}.items():
+        builder = builder.config(key, value)
+    log = log_path()
+    try:
+        with _stderr_to(log):
+            session = builder.getOrCreate()
+    except Exception as e:
+        raise SparkError(f"cannot start Spark ({master or 'spark-submit master'}): "
+                         f"{_first_line(e)}; Spark's log: {log}") from None
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+@contextlib.contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """Point fd 2 at ``path`` while the block runs (the JVM started inside inherits it)."""
+    with contextlib.suppress(AttributeError, ValueError):
+        sys.stderr.flush()
+    saved = os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.dup2(fd, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+
+
+def active_session() -> Any:
+    """The session already running in this process, if any (without starting one)."""
+    return _compat.sql().SparkSession.getActiveSession()
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def job_error(e: BaseException) -> SparkError:
+    """A failed Spark job as one line: the Python exception of the task when there is one."""
+    text = str(e)
+    reason = _first_line(e)
+    for line in text.splitlines():  # a PythonException carries the worker's traceback
+        line = line.strip()
+        if line.startswith(("lbctl.", "ValueError:", "TypeError:", "KeyError:", "RuntimeError:")):
+            reason = line
+    return SparkError(f"Spark job failed: {reason} (Spark's log: {log_path()})")

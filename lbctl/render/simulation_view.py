@@ -1,0 +1,229 @@
+"""Views of simulations (``lbctl simulate``) and comparisons (``lbctl compare``).
+
+JSON/YAML: ``lbctl/simulation@1`` — the run's parameters, the load model's calibration, a summary
+and every cycle (spread, moves, per-broker load as decided on and as reported); ``compare`` prints
+``lbctl/comparison@1``, one summary per run. CSV: one row per cycle (per run for ``compare``).
+Table: the cycles (quiet ones elided in long runs) and the summary in words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lbctl.model.cluster import iso_time
+from lbctl.render import table
+from lbctl.simulate.compare import ComparisonResult
+from lbctl.simulate.engine import CycleRecord, SimulationResult
+
+SIMULATION_FORMAT = "lbctl/simulation@1"
+COMPARISON_FORMAT = "lbctl/comparison@1"
+_FULL_TABLE = 60  # longer runs show only the cycles where something moved
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x * 100:.1f}%"
+
+
+def _mb(x: float) -> str:
+    return f"{x / 1048576:,.1f}"
+
+
+def _r(x: float | None, digits: int = 6) -> float | None:
+    return None if x is None else round(x, digits)
+
+
+def _cycle_dict(c: CycleRecord) -> dict[str, Any]:
+    return {
+        "cycle": c.cycle,
+        "at": iso_time(c.at),
+        "spread": {k: _r(v) for k, v in c.spread.to_dict().items()},
+        "unloads": len(c.moves),
+        "skipped": c.skipped,
+        "throughputMoved": c.moved_throughput,
+        "msgRateMoved": c.moved_msg_rate,
+        "bounceBacks": sum(m.bounce_back for m in c.moves),
+        "aboveAveragePlacements": sum(m.above_average for m in c.moves),
+        "reportsWritten": c.reports_written,
+        "gate": c.gate,
+        "brokers": [
+            {"broker": b, "load": _r(load), "reported": _r(c.reported.get(b)),
+             "score": _r(c.scores.get(b)), "bundles": c.bundles.get(b, 0),
+             "throughput": c.throughput.get(b, 0.0), "msgRate": c.msg_rate.get(b, 0.0)}
+            for b, load in c.loads.items()
+        ],
+        "moves": [
+            {"bundle": m.bundle, "from": m.source, "to": m.destination, "reason": m.reason,
+             "throughput": m.throughput, "msgRate": m.msg_rate, "bounceBack": m.bounce_back,
+             "aboveAverage": m.above_average}
+            for m in c.moves
+        ],
+    }
+
+
+def _summary(r: SimulationResult) -> dict[str, Any]:
+    s = r.summary()
+    for key in ("initial", "final"):
+        s[key] = {k: _r(v) for k, v in s[key].items()}
+    s["finalThroughputRatio"] = _r(s["finalThroughputRatio"])
+    return s
+
+
+def _header(r: SimulationResult) -> dict[str, Any]:
+    return {
+        "cluster": r.cluster,
+        "startedAt": iso_time(r.start),
+        "shedding": r.shedding,
+        "placement": r.placement,
+        "intervalMinutes": r.interval_minutes,
+        "traceSnapshots": r.trace_snapshots,
+        "band": r.band,
+        "bounceWindowMinutes": r.bounce_window_ms / 60_000,
+    }
+
+
+def summary_words(r: SimulationResult) -> str:
+    s = r.summary()
+    settled = s["settledAtCycle"]
+    when = (f"settled within a {r.band * 100:g}-point range from cycle {settled} "
+            f"({s['settleMinutes']} min)" if settled is not None
+            else f"did not settle within a {r.band * 100:g}-point range")
+    return (
+        f"{s['unloads']} unload(s) of {s['bundlesMoved']} bundle(s) in {s['cyclesWithUnloads']} "
+        f"cycle(s), {_mb(s['throughputMoved'])} MB/s moved, {s['bounceBacks']} bounce-back(s), "
+        f"{s['aboveAveragePlacements']} placement(s) onto above-average brokers; load range "
+        f"{_pct(s['initial']['range'])} -> {_pct(s['final']['range'])}, std "
+        f"{_pct(s['initial']['std'])} -> {_pct(s['final']['std'])}; {when}."
+    )
+
+
+@dataclass(frozen=True)
+class SimulationView:
+    result: SimulationResult
+
+    def to_data(self) -> Any:
+        r = self.result
+        return {
+            "format": SIMULATION_FORMAT,
+            **_header(r),
+            "settings": dict(r.settings),
+            "model": r.model.describe(),
+            "summary": _summary(r),
+            "cycles": [_cycle_dict(c) for c in r.cycles],
+            "final": {"brokers": {b: _r(v) for b, v in r.final_loads.items()},
+                      "spread": {k: _r(v) for k, v in r.final.to_dict().items()}},
+        }
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        r = self.result
+        brokers = r.brokers()
+        rows = []
+        for c in r.cycles:
+            row: dict[str, Any] = {
+                "cycle": c.cycle, "at": iso_time(c.at),
+                "minute": (c.at - r.start) // 60_000,
+                **{k: _r(v) for k, v in c.spread.to_dict().items()},
+                "unloads": len(c.moves), "skipped": c.skipped,
+                "throughputMoved": c.moved_throughput, "msgRateMoved": c.moved_msg_rate,
+                "bounceBacks": sum(m.bounce_back for m in c.moves),
+                "aboveAveragePlacements": sum(m.above_average for m in c.moves),
+                "reportsWritten": c.reports_written,
+            }
+            row.update({f"load:{b}": _r(c.loads.get(b)) for b in brokers})
+            rows.append(row)
+        return rows
+
+    def to_text(self) -> str:
+        r = self.result
+        head = (f"{r.cluster} from {iso_time(r.start)}: {r.label}, {len(r.cycles)} cycles of "
+                f"{r.interval_minutes} min"
+                + (f", trace of {r.trace_snapshots} snapshots" if r.trace_snapshots > 1 else ""))
+        shown = list(r.cycles)
+        note = ""
+        if len(shown) > _FULL_TABLE:
+            keep = {1, len(shown)} | {c.cycle for c in shown if c.moves or c.skipped}
+            shown = [c for c in shown if c.cycle in keep]
+            note = (f"({len(r.cycles) - len(shown)} cycles without unloads not shown; "
+                    "-o csv lists every cycle)")
+        rows = [
+            {"cycle": str(c.cycle), "minute": str((c.at - r.start) // 60_000),
+             "mean": _pct(c.spread.mean), "std": _pct(c.spread.std),
+             "cov": "-" if c.spread.cov is None else f"{c.spread.cov:.2f}",
+             "min load": _pct(c.spread.min), "max load": _pct(c.spread.max),
+             "range": _pct(c.spread.range), "unloads": str(len(c.moves)),
+             "MB/s moved": _mb(c.moved_throughput),
+             "bounce": str(sum(m.bounce_back for m in c.moves)),
+             "above avg": str(sum(m.above_average for m in c.moves)),
+             "reports": str(c.reports_written)}
+            for c in shown
+        ]
+        final = r.final
+        parts = [head, "", table(rows)]
+        if note:
+            parts.append(note)
+        parts += ["", f"After the last cycle: mean {_pct(final.mean)}, std {_pct(final.std)}, "
+                  f"range {_pct(final.range)} "
+                  f"({', '.join(f'{b} {_pct(v)}' for b, v in list(r.final_loads.items())[:12])}"
+                  f"{', …' if len(r.final_loads) > 12 else ''})",
+                  summary_words(r)]
+        return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class ComparisonView:
+    result: ComparisonResult
+
+    def _runs(self) -> Sequence[SimulationResult]:
+        return self.result.runs
+
+    def to_data(self) -> Any:
+        runs = self._runs()
+        first = runs[0]
+        return {
+            "format": COMPARISON_FORMAT,
+            **{k: v for k, v in _header(first).items() if k not in ("shedding", "placement")},
+            "cycles": len(first.cycles),
+            "runs": [{"shedding": r.shedding, "placement": r.placement,
+                      "settings": dict(r.settings), "summary": _summary(r),
+                      "range": [_r(c.spread.range) for c in r.cycles],
+                      "std": [_r(c.spread.std) for c in r.cycles],
+                      "unloads": [len(c.moves) for c in r.cycles]}
+                     for r in runs],
+        }
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        for r in self._runs():
+            s = _summary(r)
+            rows.append({
+                "shedding": r.shedding, "placement": r.placement, "cycles": s["cycles"],
+                "finalStd": s["final"]["std"], "finalRange": s["final"]["range"],
+                "finalCov": s["final"]["cov"], "unloads": s["unloads"],
+                "bundlesMoved": s["bundlesMoved"], "throughputMoved": s["throughputMoved"],
+                "bounceBacks": s["bounceBacks"],
+                "aboveAveragePlacements": s["aboveAveragePlacements"],
+                "settledAtCycle": s["settledAtCycle"], "settleMinutes": s["settleMinutes"],
+            })
+        return rows
+
+    def to_text(self) -> str:
+        runs = self._runs()
+        first = runs[0]
+        head = (f"{first.cluster} from {iso_time(first.start)}: {len(first.cycles)} cycles of "
+                f"{first.interval_minutes} min, initial load range "
+                f"{_pct(first.cycles[0].spread.range)}, std {_pct(first.cycles[0].spread.std)}")
+        rows = []
+        for r in runs:
+            s = r.summary()
+            settled = s["settledAtCycle"]
+            rows.append({
+                "shedding": r.shedding, "placement": r.placement,
+                "final std": _pct(s["final"]["std"]), "final range": _pct(s["final"]["range"]),
+                "unloads": str(s["unloads"]), "MB/s moved": _mb(s["throughputMoved"]),
+                "bounce": str(s["bounceBacks"]), "above avg": str(s["aboveAveragePlacements"]),
+                "settled": "never" if settled is None
+                else f"cycle {settled} ({s['settleMinutes']} min)",
+            })
+        return "\n".join([head, "", table(rows), "",
+                          f"settled = load range within {first.band * 100:g} points from then on"])

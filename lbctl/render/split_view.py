@@ -1,0 +1,150 @@
+"""The split preview as a plan v1 object, CSV rows (one per child) or a table.
+
+JSON/YAML is a plan (``lbctl/plan@1``) with one ``split`` action, reason ``Admin``, and a
+``preview`` object with the parent and every child: range, topics, message rate and throughput,
+and the broker that keeps it. ``apply`` can later execute the action as it stands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lbctl.errors import LbctlError
+from lbctl.model.bundle import format_position
+from lbctl.plan import PLAN_FORMAT, Action, spread
+from lbctl.render import table
+from lbctl.split_preview import SplitPreview
+
+_MB = 1024 * 1024
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+def _strategy(settings: Any, key: str, kind: str) -> str:
+    from lbctl.strategies.registry import PLACEMENT, SHEDDING
+
+    registry = SHEDDING if kind == "shedding" else PLACEMENT
+    try:
+        return registry.short_name(settings[key])
+    except LbctlError:
+        return str(settings[key]).rsplit(".", 1)[-1]
+
+
+@dataclass(frozen=True)
+class SplitView:
+    preview: SplitPreview
+
+    def action(self) -> Action:
+        p = self.preview
+        return Action(
+            action="split",
+            bundle=p.bundle,
+            broker=p.owner or "",
+            reason="Admin",
+            msgRate=_r(p.stats.msg_rate) if p.stats else None,
+            throughput=_r(p.stats.throughput) if p.stats else None,
+            algorithm=p.algorithm,
+            boundaries=tuple(format_position(b) for b in p.boundaries),
+            children=tuple(c.bundle for c in p.children),
+            unload=p.unload,
+            detail=p.selection_why or "split-bundle",
+        )
+
+    def to_data(self) -> dict[str, Any]:
+        p = self.preview
+        st = p.state
+        weights = p.settings.weights4()
+        brokers = []
+        usages = []
+        for name, local in st.brokers.items():
+            usage = local.max_resource_usage_with_weight(*weights)
+            usages.append(usage)
+            brokers.append({"broker": name, "usage": _r(usage), "score": None,
+                            "msgRate": _r(local.msg_rate), "throughput": _r(local.throughput),
+                            "bundles": len(local.lastStats) or local.numBundles})
+        data = {
+            "format": PLAN_FORMAT,
+            "cluster": st.cluster,
+            "capturedAt": st.captured_at_iso,
+            "loadManager": st.load_manager,
+            "shedding": _strategy(p.settings, "loadBalancerLoadSheddingStrategy", "shedding"),
+            "placement": _strategy(p.settings, "loadBalancerLoadPlacementStrategy", "placement"),
+            "settings": {},
+            "actions": [self.action().to_dict()],
+            "brokers": brokers,
+            "summary": {"brokers": len(brokers), "bundles": st.bundle_count(), "unloads": 0,
+                        "splits": 1, "skipped": 0, "before": spread(usages),
+                        "after": spread(usages)},
+            "preview": self._preview(),
+        }
+        data["settings"] = p.settings.read_values()  # last: everything above has been read
+        return data
+
+    def _preview(self) -> dict[str, Any]:
+        p = self.preview
+        return {
+            "namespace": p.namespace,
+            "bundle": p.bundle,
+            "owner": p.owner,
+            "selectedBy": p.selected_by,
+            "selection": p.selection_why or None,
+            "algorithm": p.algorithm,
+            "algorithmFrom": p.algorithm_note,
+            "why": p.result.why,
+            "boundaries": [format_position(b) for b in p.boundaries],
+            "namespaceBundles": {"before": p.bundles_before, "after": p.bundles_after},
+            "parent": {
+                "topics": len(p.topics),
+                "reportedTopics": p.stats.topics if p.stats else None,
+                "msgRate": _r(p.stats.msg_rate) if p.stats else None,
+                "throughput": _r(p.stats.throughput) if p.stats else None,
+            },
+            "children": [
+                {"bundle": c.bundle, "range": str(c.range), "lower": format_position(c.range.lower),
+                 "upper": format_position(c.range.upper), "topics": list(c.topics),
+                 "msgRate": _r(c.msg_rate), "throughput": _r(c.throughput), "broker": c.broker,
+                 "unloaded": p.unload}
+                for c in p.children
+            ],
+        }
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        p = self.preview
+        return [
+            {"parent": p.bundle, "bundle": c.bundle, "lower": format_position(c.range.lower),
+             "upper": format_position(c.range.upper), "topics": len(c.topics),
+             "msgRate": _r(c.msg_rate), "throughput": _r(c.throughput), "broker": c.broker,
+             "unload": p.unload, "algorithm": p.algorithm}
+            for c in p.children
+        ]
+
+    def to_text(self) -> str:
+        p = self.preview
+        st = p.state
+        owner = p.owner or "no broker (unowned)"
+        lines = [f"{st.cluster} at {st.captured_at_iso}: split {p.bundle} (owner {owner})"]
+        if p.selected_by:
+            lines.append(f"  bundle:     {p.selection_why}")
+        lines.append(f"  algorithm:  {p.algorithm} ({p.algorithm_note})")
+        lines.append(f"  why:        {p.result.why}")
+        lines.append(f"  boundaries: {', '.join(format_position(b) for b in p.boundaries)}")
+        if p.stats:
+            lines.append(f"  parent:     {p.stats.topics} topics reported, "
+                         f"{p.stats.msg_rate:,.1f} msg/s, {p.stats.throughput / _MB:,.2f} MB/s "
+                         "(latest load report)")
+        rows = [{
+            "bundle": c.bundle,
+            "topics": str(len(c.topics)),
+            "msg/s": "-" if c.msg_rate is None else f"{c.msg_rate:,.1f}",
+            "MB/s": "-" if c.throughput is None else f"{c.throughput / _MB:,.2f}",
+            "broker": (c.broker or "-") + (" (unloaded)" if p.unload else ""),
+        } for c in p.children]
+        lines += ["", "Children:", table(rows), ""]
+        keep = ("the owner takes them, then unloads them: the next lookup places each one"
+                if p.unload else "the owner keeps them")
+        lines.append(f"{p.namespace}: {p.bundles_before} -> {p.bundles_after} bundles; {keep}. "
+                     "Preview only: nothing was changed.")
+        return "\n".join(lines)

@@ -1,0 +1,396 @@
+"""The closed loop: the load manager decides, bundles move, load is recomputed, repeat.
+
+Every cycle (``loadBalancerSheddingIntervalMinutes`` apart, starting at the first snapshot's
+``capturedAt``):
+
+1. **Traffic.** Each bundle carries the stats of the snapshot in force: the starting snapshot, or
+   with a sequence (trace-driven mode) the latest snapshot captured at or before the cycle's time
+   (the last one after the trace ends). Ownership is the simulation's own: the starting owners,
+   changed only by the simulated unloads. Bundles new in the trace join their reported owner;
+   bundles gone from it are dropped; brokers new in the trace join with their report (calibrated
+   then); the bundles of a broker gone from it go to their reported owner if alive, else to the
+   least loaded broker.
+2. **True load.** Each broker's report is recomputed from the bundles it carries with the load model
+   (:mod:`lbctl.simulate.model`).
+3. **What the leader sees.** A broker rewrites its report only when ``needBrokerDataUpdate`` says
+   so (:mod:`lbctl.simulate.reports`); otherwise the leader keeps the last report written (the
+   first cycle sees the snapshot exactly as given, so cycle 1 is ``lbctl recommend``).
+4. **The cycle.** :meth:`lbctl.cycle.LoadManager.run_cycle` runs on that view, with the memory of
+   the previous cycle: bundle time averages, the grace period, the shedder's history (EWMA, hit
+   counters) and the placement strategy's history all carry over as in ``recommend`` on a sequence.
+5. **The moves.** Every unload that was carried out moves its bundle to the chosen destination.
+
+Metrics are taken on the true load at the moment of decision (:mod:`lbctl.simulate.metrics`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any
+
+from lbctl.analysis import Options, load_manager_for, settings_for
+from lbctl.config import Settings, read_broker_conf
+from lbctl.cycle import CycleMemory
+from lbctl.errors import UsageError
+from lbctl.loaddata import BundleDataView
+from lbctl.model.cluster import EXTENSIBLE, ClusterState
+from lbctl.model.load import BundleData, LocalBrokerData, NamespaceBundleStats
+from lbctl.simulate.metrics import BounceTracker, Spread, ratio, settle_cycle
+from lbctl.simulate.model import LoadModel
+from lbctl.simulate.reports import need_update
+from lbctl.simulate.sampling import sample_all
+
+DEFAULT_CYCLES = 60
+DEFAULT_BAND = 0.10
+_ZERO = NamespaceBundleStats()
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One unload the load manager carried out, as the simulation applied it."""
+
+    bundle: str
+    source: str
+    destination: str
+    reason: str
+    throughput: float
+    msg_rate: float
+    bounce_back: bool
+    above_average: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CycleRecord:
+    """One cycle: the true load it decided on, what the leader saw, and what moved."""
+
+    cycle: int
+    at: int  # epoch ms
+    loads: Mapping[str, float]  # true weighted max usage (fraction) per broker
+    reported: Mapping[str, float]  # the same figure in the report the leader saw
+    scores: Mapping[str, float | None]  # the shedder's smoothed score, where it keeps one
+    bundles: Mapping[str, int]
+    throughput: Mapping[str, float]
+    msg_rate: Mapping[str, float]
+    moves: tuple[Move, ...]
+    skipped: int
+    reports_written: int
+    gate: str | None
+    spread: Spread
+
+    @property
+    def moved_throughput(self) -> float:
+        return sum(m.throughput for m in self.moves)
+
+    @property
+    def moved_msg_rate(self) -> float:
+        return sum(m.msg_rate for m in self.moves)
+
+
+@dataclass(frozen=True)
+class SimulationResult:
+    """A whole run, and its summary figures."""
+
+    cluster: str
+    start: int
+    shedding: str
+    placement: str
+    interval_minutes: int
+    band: float
+    bounce_window_ms: int
+    trace_snapshots: int
+    settings: Mapping[str, Any]
+    model: LoadModel
+    cycles: tuple[CycleRecord, ...]
+    final_loads: Mapping[str, float]
+    final_throughput: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def final(self) -> Spread:
+        return Spread.of(list(self.final_loads.values()))
+
+    @property
+    def label(self) -> str:
+        return f"{self.shedding} + {self.placement}"
+
+    def brokers(self) -> list[str]:
+        """Every broker that took part, in order of first appearance."""
+        seen: dict[str, None] = {}
+        for c in self.cycles:
+            seen.update(dict.fromkeys(c.loads))
+        seen.update(dict.fromkeys(self.final_loads))
+        return list(seen)
+
+    def settled_at(self) -> int | None:
+        return settle_cycle([c.spread.range for c in self.cycles], self.final.range, self.band)
+
+    def summary(self) -> dict[str, Any]:
+        moves = [m for c in self.cycles for m in c.moves]
+        settled = self.settled_at()
+        first = self.cycles[0].spread if self.cycles else Spread.of([])
+        return {
+            "cycles": len(self.cycles),
+            "minutes": len(self.cycles) * self.interval_minutes,
+            "unloads": len(moves),
+            "skipped": sum(c.skipped for c in self.cycles),
+            "bundlesMoved": len({m.bundle for m in moves}),
+            "throughputMoved": sum(m.throughput for m in moves),
+            "msgRateMoved": sum(m.msg_rate for m in moves),
+            "bounceBacks": sum(m.bounce_back for m in moves),
+            "aboveAveragePlacements": sum(m.above_average for m in moves),
+            "reportsWritten": sum(c.reports_written for c in self.cycles),
+            "cyclesWithUnloads": sum(1 for c in self.cycles if c.moves),
+            "initial": first.to_dict(),
+            "final": self.final.to_dict(),
+            "finalThroughputRatio": ratio(list(self.final_throughput.values())),
+            "band": self.band,
+            "settledAtCycle": settled,
+            "settleMinutes": None if settled is None else (settled - 1) * self.interval_minutes,
+        }
+
+
+@dataclass(frozen=True)
+class SimulationOptions:
+    """The simulation's own knobs (strategies and settings come from :class:`Options`)."""
+
+    cycles: int | None = None  # default: 60, or longer to cover a trace
+    band: float = DEFAULT_BAND  # settle band on the load range (fraction)
+    bounce_window: int | None = None  # cycles; default: the grace period
+    idle_usage: float | None = None  # percent; default: fitted
+
+
+def check_states(states: Sequence[ClusterState]) -> None:
+    if not states:
+        raise UsageError("no snapshot given")
+    for st in states:
+        if st.load_manager == EXTENSIBLE:
+            raise UsageError(
+                f"{st.source or st.cluster}: the snapshot is of an extensible load manager cluster; "
+                "the simulator models modular load reports only")
+
+
+def simulate(states: Sequence[ClusterState], opts: Options,
+             sim: SimulationOptions | None = None) -> SimulationResult:
+    """Run the closed loop from ``states[0]`` (the rest, if any, is the trace)."""
+    sim = sim or SimulationOptions()
+    check_states(states)
+    conf = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
+    return _Run(states, opts, sim, conf).run()
+
+
+class _Run:
+    """The mutable state of one simulation run."""
+
+    def __init__(self, states: Sequence[ClusterState], opts: Options, sim: SimulationOptions,
+                 conf: Mapping[str, str]):
+        self.states = list(states)
+        self.times = [s.captured_at for s in self.states]
+        self.opts = opts
+        self.sim = sim
+        self._settings: dict[int, Settings] = {}
+        self.conf = conf
+        s0 = self.states[0]
+        self.settings0 = self.settings(0)
+        self.lm = load_manager_for(self.settings0, opts)
+        interval = int(self.settings0["loadBalancerSheddingIntervalMinutes"])
+        if interval <= 0:
+            raise UsageError(f"loadBalancerSheddingIntervalMinutes must be positive, got {interval}")
+        self.interval = interval
+        self.interval_ms = interval * 60_000
+        span = self.times[-1] - self.times[0]
+        trace_cycles = math.ceil(span / self.interval_ms) + 1 if len(self.states) > 1 else 1
+        cycles = sim.cycles if sim.cycles is not None else max(DEFAULT_CYCLES, trace_cycles)
+        if cycles < 1:
+            raise UsageError(f"--cycles must be at least 1, got {cycles}")
+        self.n_cycles = cycles
+        if sim.bounce_window is not None:
+            if sim.bounce_window < 0:
+                raise UsageError(f"--bounce-window must be >= 0, got {sim.bounce_window}")
+            window = sim.bounce_window * self.interval_ms
+        else:
+            window = int(self.settings0["loadBalancerSheddingGracePeriodMinutes"]) * 60_000
+        self.bounce = BounceTracker(window)
+
+        # ownership and traffic at the start
+        self.trace_index = 0
+        self.stats = self._stats_of(0)
+        self.owner: dict[str, str] = {}
+        self.owned: dict[str, dict[str, None]] = {b: {} for b in s0.brokers}
+        for broker, rep in s0.brokers.items():
+            for x in (*rep.lastStats, *rep.bundles):
+                if x not in self.owner:
+                    self.owner[x] = broker
+                    self.owned[broker][x] = None
+        self.model = LoadModel.calibrate(
+            s0, {b: [self.stats[x] for x in xs] for b, xs in self.owned.items()}, sim.idle_usage)
+        self.written: dict[str, LocalBrokerData] = dict(s0.brokers)
+        self.true: dict[str, LocalBrokerData] = {}
+        self.dirty: set[str] = set(s0.brokers)
+        self.weights = self.settings0.weights4()
+        self.bundle_data: dict[str, BundleData] = {}
+        self._steady: dict[str, Any] = {}  # see sample_all
+
+    # --- inputs ---------------------------------------------------------------------------------
+    def settings(self, i: int) -> Settings:
+        s = self._settings.get(i)
+        if s is None:
+            s = self._settings[i] = settings_for(self.states[i], self.opts, self.conf)
+        return s
+
+    def _stats_of(self, i: int) -> dict[str, NamespaceBundleStats]:
+        stats: dict[str, NamespaceBundleStats] = {}
+        for rep in self.states[i].brokers.values():
+            for x in rep.bundles:
+                stats.setdefault(x, _ZERO)
+            stats.update(rep.lastStats)
+        return stats
+
+    def _follow_trace(self, i: int) -> None:
+        """Switch to trace snapshot ``i``: new traffic, joining/leaving brokers and bundles."""
+        st = self.states[i]
+        self.trace_index = i
+        self.stats = self._stats_of(i)
+        trace_owner = {}
+        for broker, rep in st.brokers.items():
+            for x in (*rep.lastStats, *rep.bundles):
+                trace_owner.setdefault(x, broker)
+        for broker, rep in st.brokers.items():
+            if broker not in self.owned:
+                self.owned[broker] = {}
+                self.written[broker] = rep
+                if broker not in self.model:
+                    self.model.add_broker(
+                        broker, rep, self.model.drivers(rep.lastStats.values()))
+        alive = set(st.brokers)
+        for gone in [b for b in self.owned if b not in alive]:
+            for x in self.owned.pop(gone):
+                del self.owner[x]
+            self.written.pop(gone, None)
+            self.true.pop(gone, None)
+        for x in [x for x in self.owner if x not in self.stats]:
+            del self.owned[self.owner.pop(x)][x]
+        loads = {b: self._usage(self.true[b]) for b in self.owned if b in self.true}
+        for x in self.stats:
+            if x in self.owner:
+                continue
+            dest = trace_owner.get(x)
+            if dest not in self.owned:
+                dest = min(self.owned, key=lambda b: (loads.get(b, 0.0), b))
+            self.owner[x] = dest
+            self.owned[dest][x] = None
+        self.dirty = set(self.owned)
+
+    # --- the loop -------------------------------------------------------------------------------
+    def _usage(self, rep: LocalBrokerData) -> float:
+        return rep.max_resource_usage_with_weight(*self.weights)
+
+    def _recompute(self) -> None:
+        for b in self.dirty:
+            carried = {x: self.stats[x] for x in self.owned[b]}
+            self.true[b] = self.model.report(b, self.written[b], carried)
+        self.dirty = set()
+
+    def _publish(self, now: int, settings: Settings) -> int:
+        """Brokers write their reports where ``needBrokerDataUpdate`` says so; returns how many."""
+        written = 0
+        max_interval = int(settings["loadBalancerReportUpdateMaxIntervalMinutes"]) * 60_000
+        for b, true in self.true.items():
+            last = self.written[b]
+            changed = true is not last and b in self._changed
+            due = now - last.lastUpdate > max_interval
+            if due or (changed and need_update(last, true, now, settings)):
+                self.written[b] = replace(true, lastUpdate=now)
+                # written: the broker clears its gains and losses
+                self.true[b] = replace(self.written[b], lastBundleGains=(), lastBundleLosses=())
+                written += 1
+        return written
+
+    def _sample(self, written: int) -> Mapping[str, BundleData]:
+        """The leader's bundle data for this cycle: one sample of every reported bundle when some
+        broker wrote its report (``updateAll`` on the write notification), else unchanged."""
+        if written:
+            reported: dict[str, NamespaceBundleStats] = {}
+            for b in self.owned:
+                reported.update(self.written[b].lastStats)
+            self.bundle_data = sample_all(self.bundle_data, reported, self._steady)
+        return self.bundle_data
+
+    def run(self) -> SimulationResult:
+        s0 = self.states[0]
+        t0 = s0.captured_at
+        memory: CycleMemory | None = None
+        records: list[CycleRecord] = []
+        self._changed: set[str] = set(self.owned)
+        for k in range(1, self.n_cycles + 1):
+            now = t0 + (k - 1) * self.interval_ms
+            i = bisect.bisect_right(self.times, now) - 1
+            if i != self.trace_index:
+                self._follow_trace(i)
+            self._changed = set(self.dirty)
+            self._recompute()
+            trace_state = self.states[self.trace_index]
+            settings = self.settings(self.trace_index)
+            if k == 1:
+                view, written = s0, 0
+            else:
+                written = self._publish(now, settings)
+                view = ClusterState(
+                    cluster=s0.cluster, captured_at=now,
+                    brokers=MappingProxyType({b: self.written[b] for b in self.owned}),
+                    load_manager=s0.load_manager, config=trace_state.config,
+                    bundle_data=self._sample(written),
+                    namespaces=trace_state.namespaces, topics=trace_state.topics,
+                    source=s0.source)
+            loads = {b: self._usage(self.true[b]) for b in self.owned}
+            spread = Spread.of(list(loads.values()))
+            if memory is not None:  # our bundle data replaces the cycle's (already sampled)
+                memory = replace(memory, bundle_data=self.bundle_data)
+            result = self.lm.run_cycle(view, settings, memory)
+            memory = result.memory
+            if k == 1:
+                data = memory.bundle_data
+                self.bundle_data = (data.materialized() if isinstance(data, BundleDataView)
+                                    else dict(data))
+            verdicts = result.decision.brokers if result.decision is not None else {}
+            counts = {b: len(xs) for b, xs in self.owned.items()}
+            moves = []
+            for o in result.unloads:
+                sel = o.selection
+                x, dest = sel.bundle, o.destination
+                src = self.owner.get(x)
+                if src is None or dest is None or dest not in self.owned:
+                    continue
+                st = self.stats.get(x, _ZERO)
+                bounce = src != dest and self.bounce.move(x, src, dest, now)
+                moves.append(Move(x, src, dest, str(sel.reason), st.throughput, st.msg_rate,
+                                  bounce, loads.get(dest, 0.0) > spread.mean))
+                if src != dest:
+                    del self.owned[src][x]
+                    self.owned[dest][x] = None
+                    self.owner[x] = dest
+                    self.dirty.update((src, dest))
+            records.append(CycleRecord(
+                cycle=k, at=now, loads=MappingProxyType(loads),
+                reported={b: self._usage(view.brokers[b]) for b in view.brokers},
+                scores={b: (v.score if (v := verdicts.get(b)) is not None else None)
+                        for b in view.brokers},
+                bundles=counts,
+                throughput={b: self.true[b].throughput for b in self.owned},
+                msg_rate={b: self.true[b].msg_rate for b in self.owned},
+                moves=tuple(moves), skipped=len(result.outcomes) - len(result.unloads),
+                reports_written=written, gate=result.gate, spread=spread,
+            ))
+        self._recompute()
+        final = {b: self._usage(self.true[b]) for b in self.owned}
+        return SimulationResult(
+            cluster=s0.cluster, start=t0, shedding=self.lm.shedding.name,
+            placement=self.lm.placement.name, interval_minutes=self.interval,
+            band=self.sim.band, bounce_window_ms=self.bounce.window_ms,
+            trace_snapshots=len(self.states), settings=self.settings0.read_values(),
+            model=self.model, cycles=tuple(records), final_loads=final,
+            final_throughput={b: self.true[b].throughput for b in self.owned},
+        )
+

@@ -1,0 +1,337 @@
+"""A running cluster, read over the admin REST API, as a :class:`~lbctl.model.cluster.ClusterState`.
+
+What is read (``shared/reference/admin-api.md`` §7, the REST-only call plan):
+
+1. ``GET /admin/v2/brokers/configuration/runtime`` on the admin URL: the settings in force (only the
+   load-balancer settings lbctl declares are kept — the runtime configuration also holds secrets
+   such as ``brokerClientAuthenticationParameters``, which must never reach a snapshot), the
+   ``clusterName`` and the ``loadManagerClassName``;
+2. ``GET /admin/v2/brokers`` (at the same time as 1; the local cluster's active broker ids), or on
+   older brokers ``GET /admin/v2/brokers/{cluster}`` (``GET /admin/v2/clusters`` when the runtime
+   configuration does not name the cluster and there is exactly one);
+3. concurrently, on every broker itself (``http://<broker id>``; per-broker data is answered by the
+   receiving broker, never redirected): ``GET /admin/v2/broker-stats/load-report`` (its
+   ``LocalBrokerData``) and, when topics are wanted, ``GET /admin/v2/broker-stats/topics``;
+4. ``GET /admin/v2/tenants`` → ``GET /admin/v2/namespaces/{tenant}`` →
+   ``GET /admin/v2/namespaces/{t}/{ns}/bundles``: every namespace's boundaries.
+
+A broker that fails or times out is reported in :attr:`LiveRead.failures` and left out; it is not
+fatal. The pieces are assembled into a snapshot v1 object and validated by the same code that reads
+snapshot files, so a live state and an exported file of it are the same thing. Reads taken at
+slightly different moments can disagree (a bundle moving while the reports are read); such
+conflicts are resolved and listed in :attr:`LiveRead.warnings`: a bundle reported by two brokers
+stays with the report updated last, and a namespace whose boundaries no longer match its reported
+bundles (a split in between) keeps the bundles and drops the boundaries.
+
+Sources never decide: nothing here looks at load beyond copying it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lbctl.admin.client import (
+    ACTIVE_BROKERS,
+    BROKER_TOPICS,
+    BUNDLES,
+    CLUSTERS,
+    LOAD_REPORT,
+    LOCAL_BROKERS,
+    NAMESPACES,
+    RUNTIME_CONFIG,
+    TENANTS,
+    AdminClient,
+    call,
+)
+from lbctl.admin.errors import AdminError, HttpError, NotFound
+from lbctl.config import SETTINGS_BY_NAME
+from lbctl.errors import ConfigError, LbctlError
+from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class BrokerFailure:
+    """A broker (or namespace) whose data could not be read, with the one-line error."""
+
+    broker: str
+    error: str
+    exit_code: int
+
+
+@dataclass
+class LiveRead:
+    """The result of one read: the state, the snapshot object it came from, and what went wrong."""
+
+    state: ClusterState
+    snapshot: dict[str, Any]
+    failures: list[BrokerFailure] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Discovery:
+    cluster: str
+    brokers: list[str]
+    config: dict[str, Any]
+    load_manager: str
+
+
+class LiveSource:
+    """``load()`` → :class:`ClusterState` of the cluster behind ``client``."""
+
+    def __init__(self, client: AdminClient, *, topics: bool = True, namespaces: bool = True,
+                 progress: Progress | None = None, clock: Callable[[], float] = time.time):
+        self.client = client
+        self.topics = topics
+        self.namespaces = namespaces
+        self.progress = progress or (lambda _s, _d, _t: None)
+        self.clock = clock
+
+    def load(self) -> ClusterState:
+        return self.read().state
+
+    # ---- steps -----------------------------------------------------------------------------
+    def discover(self) -> Discovery:
+        """The cluster, its active brokers and the runtime configuration, in one round trip when
+        the broker serves ``GET /admin/v2/brokers`` (the local cluster's brokers, Pulsar 3.x+)."""
+        raw, local = self.client.gather([call(RUNTIME_CONFIG), call(LOCAL_BROKERS)])
+        if isinstance(raw, AdminError):
+            raise raw
+        if not isinstance(raw, dict):
+            raise HttpError("GET /admin/v2/brokers/configuration/runtime: expected a JSON object")
+        cluster = raw.get("clusterName")
+        if not isinstance(cluster, str) or not cluster:
+            clusters = self.client.json(call(CLUSTERS))
+            if not isinstance(clusters, list) or len(clusters) != 1:
+                raise LbctlError("cannot tell which cluster the admin URL serves (no clusterName in "
+                                 f"its runtime configuration; clusters: {clusters})")
+            cluster = str(clusters[0])
+            local = None
+        if isinstance(local, NotFound) or (isinstance(local, AdminError) and local.status == 405):
+            local = None  # an older broker: ask by cluster name
+        elif isinstance(local, AdminError):
+            raise local
+        brokers = local if local is not None else self.client.json(
+            call(ACTIVE_BROKERS, cluster=cluster))
+        if not isinstance(brokers, list) or not all(isinstance(b, str) for b in brokers):
+            raise HttpError(f"GET /admin/v2/brokers/{cluster}: expected a JSON array of broker ids")
+        lm_class = str(raw.get("loadManagerClassName", ""))
+        lm = EXTENSIBLE if "extensions.ExtensibleLoadManager" in lm_class else MODULAR
+        return Discovery(cluster, list(brokers), raw, lm)
+
+    def load_reports(self, brokers: list[str]) -> dict[str, dict[str, Any] | AdminError]:
+        """Every broker's ``LocalBrokerData`` (or its error), read concurrently."""
+        results = self.client.gather(
+            [call(LOAD_REPORT, base=self.client.broker_url(b)) for b in brokers])
+        out: dict[str, dict[str, Any] | AdminError] = {}
+        for b, r in zip(brokers, results, strict=True):
+            if not isinstance(r, AdminError) and not isinstance(r, dict):
+                r = HttpError(f"GET {self.client.broker_url(b)}/admin/v2/broker-stats/load-report: "
+                              "expected a LocalBrokerData object"
+                              + (" (got null: no load manager report)" if r is None else ""))
+            out[b] = r
+        return out
+
+    def read(self) -> LiveRead:
+        captured = int(self.clock() * 1000)
+        self.progress("brokers", 0, 1)
+        d = self.discover()
+        failures: list[BrokerFailure] = []
+        warnings: list[str] = []
+        config, dropped = _lb_settings(d.config)
+        warnings += [f"runtime setting {k} ignored: value cannot be parsed" for k in dropped]
+
+        brokers: dict[str, Any] = {}
+        if d.load_manager == MODULAR:
+            self.progress("load reports", 0, len(d.brokers))
+            errors: list[AdminError] = []
+            for b, r in self.load_reports(d.brokers).items():
+                if isinstance(r, AdminError):
+                    failures.append(BrokerFailure(b, str(r), r.exit_code))
+                    errors.append(r)
+                else:
+                    brokers[b] = r
+            if errors and not brokers:
+                raise errors[0]  # no broker answered: that is the cluster's answer, not one broker's
+            self.progress("load reports", len(d.brokers), len(d.brokers))
+        else:
+            brokers = {b: {} for b in d.brokers}  # snapshot v1: the load report is not served
+
+        topics: dict[str, Any] = {}
+        if self.topics and brokers:
+            topics = self._topics(list(brokers), failures)
+        namespaces: dict[str, Any] = {}
+        if self.namespaces:
+            namespaces = self._namespaces(failures)
+
+        warnings += reconcile(brokers, namespaces)
+        snap: dict[str, Any] = {
+            "format": "lbctl/snapshot@1",
+            "cluster": d.cluster,
+            "capturedAt": captured,
+            "loadManager": d.load_manager,
+            "config": config,
+            "brokers": brokers,
+        }
+        if namespaces:
+            snap["namespaces"] = namespaces
+        if topics:
+            snap["topics"] = topics
+        from lbctl.sources.snapshot_schema import parse_snapshot
+
+        state = parse_snapshot(snap, f"live:{d.cluster}")
+        return LiveRead(state, snap, failures, warnings)
+
+    def _topics(self, brokers: list[str], failures: list[BrokerFailure]) -> dict[str, Any]:
+        self.progress("topic stats", 0, len(brokers))
+        results = self.client.gather(
+            [call(BROKER_TOPICS, base=self.client.broker_url(b)) for b in brokers])
+        topics: dict[str, Any] = {}
+        for b, r in zip(brokers, results, strict=True):
+            if isinstance(r, AdminError):
+                failures.append(BrokerFailure(b, f"topic stats: {r}", r.exit_code))
+            elif isinstance(r, dict):
+                topics.update(flatten_topics(r))
+        self.progress("topic stats", len(brokers), len(brokers))
+        return topics
+
+    def _namespaces(self, failures: list[BrokerFailure]) -> dict[str, Any]:
+        tenants = self.client.json(call(TENANTS))
+        if not isinstance(tenants, list):
+            raise HttpError("GET /admin/v2/tenants: expected a JSON array")
+        self.progress("namespaces", 0, len(tenants))
+        lists = self.client.gather([call(NAMESPACES, tenant=t) for t in tenants])
+        names: list[str] = []
+        for t, r in zip(tenants, lists, strict=True):
+            if isinstance(r, AdminError):
+                failures.append(BrokerFailure(f"tenant {t}", str(r), r.exit_code))
+            elif isinstance(r, list):
+                names += [n for n in r if isinstance(n, str) and n.count("/") == 1]
+        self.progress("bundles", 0, len(names))
+        datas = self.client.gather(
+            [call(BUNDLES, tenant=n.split("/")[0], namespace=n.split("/")[1]) for n in names])
+        out: dict[str, Any] = {}
+        for n, r in zip(names, datas, strict=True):
+            if isinstance(r, AdminError):
+                failures.append(BrokerFailure(f"namespace {n}", str(r), r.exit_code))
+            elif isinstance(r, dict) and isinstance(r.get("boundaries"), list):
+                out[n] = {"boundaries": r["boundaries"],
+                          "numBundles": r.get("numBundles", len(r["boundaries"]) - 1)}
+        self.progress("bundles", len(names), len(names))
+        return out
+
+
+def _lb_settings(runtime: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The load-balancer settings lbctl declares, from a runtime configuration (strings)."""
+    kept: dict[str, Any] = {}
+    dropped: list[str] = []
+    for key, value in runtime.items():
+        setting = SETTINGS_BY_NAME.get(key)
+        if setting is None or value is None:
+            continue
+        if isinstance(value, str) and value == "" and setting.type not in ("list", "set"):
+            continue
+        try:
+            setting.parse(value)
+        except ConfigError:
+            dropped.append(key)
+            continue
+        kept[key] = value if not isinstance(value, dict) else str(value)
+    return kept, dropped
+
+
+def flatten_topics(nested: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``/broker-stats/topics`` (namespace → bundle → persistent|non-persistent → topic → stats)
+    → full topic name → the rates a snapshot keeps."""
+    out: dict[str, dict[str, Any]] = {}
+    for bundles in nested.values():
+        if not isinstance(bundles, dict):
+            continue
+        for domains in bundles.values():
+            if not isinstance(domains, dict):
+                continue
+            for topics in domains.values():
+                if not isinstance(topics, dict):
+                    continue
+                for name, st in topics.items():
+                    if not isinstance(st, dict):
+                        continue
+                    subs = st.get("subscriptions") or {}
+                    consumers = sum(len(s.get("consumers") or []) for s in subs.values()
+                                    if isinstance(s, dict))
+                    out[name] = {
+                        "msgRateIn": _rate(st.get("msgRateIn")),
+                        "msgRateOut": _rate(st.get("msgRateOut")),
+                        "msgThroughputIn": _rate(st.get("msgThroughputIn")),
+                        "msgThroughputOut": _rate(st.get("msgThroughputOut")),
+                        "producerCount": _count(st.get("producerCount",
+                                                       len(st.get("publishers") or []))),
+                        "consumerCount": consumers,
+                    }
+    return out
+
+
+def _rate(v: Any) -> float:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 else 0.0
+
+
+def _count(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
+
+
+def _stats_of(report: dict[str, Any]) -> dict[str, Any]:
+    stats = report.get("lastStats")
+    if not isinstance(stats, dict):
+        stats = report.get("bundleStats")
+    return stats if isinstance(stats, dict) else {}
+
+
+def reconcile(brokers: dict[str, Any], namespaces: dict[str, Any]) -> list[str]:
+    """Resolve what reads at different moments disagree on (see the module docstring)."""
+    from lbctl.model.bundle import BundleName, BundleNameError
+
+    warnings: list[str] = []
+    owner: dict[str, str] = {}
+    for bid, rep in sorted(brokers.items(), key=lambda kv: _last_update(kv[1])):
+        names = list(_stats_of(rep)) + [b for b in rep.get("bundles") or [] if isinstance(b, str)]
+        for name in dict.fromkeys(names):
+            prev = owner.get(name)
+            if prev is not None and prev != bid:
+                _drop_bundle(brokers[prev], name)
+                warnings.append(f"bundle {name} reported by {prev} and {bid}; kept with {bid} "
+                                "(newer report)")
+            owner[name] = bid
+    for name in owner:
+        try:
+            bn = BundleName.parse(name)
+        except BundleNameError:
+            continue
+        ns = namespaces.get(bn.namespace)
+        if ns is None:
+            continue
+        bounds = ns["boundaries"]
+        lo, hi = name.rsplit("/", 1)[1].split("_")
+        if lo not in bounds or hi not in bounds or bounds.index(hi) != bounds.index(lo) + 1:
+            del namespaces[bn.namespace]
+            warnings.append(f"namespace {bn.namespace}: reported bundle {name} is not one of its "
+                            "current bundles (changed while reading); boundaries left out")
+    return warnings
+
+
+def _last_update(rep: dict[str, Any]) -> int:
+    v = rep.get("lastUpdate")
+    return v if isinstance(v, int) else 0
+
+
+def _drop_bundle(rep: dict[str, Any], name: str) -> None:
+    for key in ("lastStats", "bundleStats"):
+        st = rep.get(key)
+        if isinstance(st, dict):
+            st.pop(name, None)
+    if isinstance(rep.get("bundles"), list):
+        rep["bundles"] = [b for b in rep["bundles"] if b != name]

@@ -1,0 +1,58 @@
+"""The live commands offline: help without heavy imports, monitor-brokers on snapshots, and
+recommend without a snapshot trying the admin URL."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import EXAMPLES  # type: ignore[import-not-found]
+
+from lbctl.cli.app import app
+
+HEAVY = ("pandas", "httpx", "pyspark", "numpy")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv", [["monitor-brokers", "--help"], ["unload", "--help"],
+                                  ["snapshot", "export", "--help"]])
+def test_help_imports_no_heavy_module(argv: list[str]) -> None:
+    code = (
+        "import sys\n"
+        "from lbctl.cli.app import app\n"
+        f"try:\n    app({argv!r}, prog_name='lbctl')\n"
+        "except SystemExit:\n    pass\n"
+        f"print('HEAVY:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "Usage: lbctl" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "HEAVY:"
+
+
+def test_monitor_on_a_snapshot_sequence(runner) -> None:
+    res = runner.invoke(app, ["monitor-brokers", "--snapshot",
+                              str(EXAMPLES / "two-brokers-90-10.jsonl"), "-o", "json"])
+    assert res.exit_code == 0, res.stderr
+    doc = json.loads(res.stdout)
+    rows = doc["brokers"]
+    n = sum(1 for line in (EXAMPLES / "two-brokers-90-10.jsonl").read_text().splitlines() if line)
+    assert len(rows) == 2 and all(r["samples"] == n for r in rows)
+    # averaged across the sequence: the long-term rate is not the latest one
+    assert any(r["longMsgRate"] != pytest.approx(r["latestMsgRate"]) for r in rows)
+
+
+def test_monitor_on_a_snapshot_table(runner) -> None:
+    res = runner.invoke(app, ["monitor-brokers", "--snapshot", str(EXAMPLES / "hot-broker.json"),
+                              "--summary", "--sort", "max"])
+    assert res.exit_code == 0, res.stderr
+    assert "Overall Broker Data" in res.stdout and res.stdout.rstrip().splitlines()[-1].startswith("TOTAL")
+
+
+def test_recommend_without_snapshot_reads_the_admin_url(runner, monkeypatch) -> None:
+    monkeypatch.delenv("PULSAR_CLIENT_CONF", raising=False)
+    res = runner.invoke(app, ["--admin-url", "http://127.0.0.1:9", "--request-timeout", "1",
+                              "recommend"])
+    assert res.exit_code == 3
+    assert res.stderr.startswith("lbctl: error: GET http://127.0.0.1:9/admin/v2/")

@@ -1,0 +1,197 @@
+"""The extensible cycle over snapshots: PIP-220's motivating cases, EMA and cool-down carried
+across a sequence, load data derived from modular reports, and the CLI on every example."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from lbctl.analysis import Options, plans
+from lbctl.cli.app import app
+from lbctl.sources.snapshot import read_snapshots
+
+ROOT = Path(__file__).resolve().parents[2]
+EXT = ROOT / "examples" / "extensible"
+PIP220 = [EXT / "pip220-12-2-1-1.jsonl", EXT / "pip220-50x5-0.jsonl"]
+
+
+def all_examples() -> list[Path]:
+    files = [p for d in (ROOT / "examples", EXT) for p in sorted(d.iterdir())
+             if p.suffix in (".json", ".yaml", ".yml", ".jsonl", ".gz")]
+    return files
+
+
+@pytest.mark.parametrize("example", PIP220, ids=lambda p: p.name)
+def test_pip220_threshold_shedder_recommends_nothing(example):
+    states = [replace(s, load_manager="modular") for s in read_snapshots([example])]
+    for p in plans(states, Options(strategy="ThresholdShedder")):
+        assert [a for a in p.actions if a.action == "unload"] == []
+
+
+@pytest.mark.parametrize("example, source, dest, rule", [
+    # 12,2,1,1 %: std 0.046 is under target; the idle broker's throughput EMA is < 1/8 of the max's
+    (PIP220[0], "broker-1.pulsar.svc:8080", "broker-3.pulsar.svc:8080", "msgThroughputEMA"),
+    # 50,50,50,50,50,0 %: the empty broker's load is under avg × min(0.5, targetStd / 2)
+    (PIP220[1], "broker-5.pulsar.svc:8080", "broker-6.pulsar.svc:8080", "< avg"),
+])
+def test_pip220_transfer_shedder_moves_load(example, source, dest, rule):
+    ps = plans(read_snapshots([example]), Options())
+    # the condition must hold more than 3 cycles in a row: nothing, nothing, nothing, transfers
+    assert [len(p.actions) for p in ps[:3]] == [0, 0, 0]
+    for i, p in enumerate(ps[:3], 1):
+        assert p.cycle.shed.skip[1] == "HitCount" and p.cycle.shed.hit_count == i
+    last = ps[-1]
+    moves = {(a.action, a.broker, a.destinationBroker, a.reason) for a in last.actions}
+    assert moves == {("transfer", source, dest, "Underloaded")}
+    assert len(last.actions) == 2
+    assert rule in last.cycle.shed.rounds[0].why_reason
+    assert last.summary()["after"]["std"] < last.summary()["before"]["std"]
+
+
+@pytest.mark.parametrize("example", PIP220, ids=lambda p: p.name)
+def test_pip220_explain_says_why(runner, example):
+    res = runner.invoke(app, ["explain", str(example), "--all-cycles"])
+    assert res.exit_code == 0, res.output
+    cycles = res.stdout.split("=== Cycle ")[1:]
+    for c in cycles[:3]:
+        assert "Skip/HitCount" in c and "loadBalancerSheddingConditionHitCountThreshold (3)" in c
+    assert "Underloaded" in cycles[3] and "std " in cycles[3] and "loop ended" in cycles[3]
+    res = runner.invoke(app, ["recommend", str(example), "--strategy", "ThresholdShedder",
+                              "--set", "loadBalancerSheddingConditionHitCountThreshold=3"])
+    assert res.exit_code == 2 and "TransferShedder only" in res.output
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def _shift(state, ms):
+    return replace(state, captured_at=state.captured_at + ms,
+                   broker_load_data={b: {**d, "updatedAt": d["updatedAt"] + ms}
+                                     for b, d in state.broker_load_data.items()})
+
+
+def test_cool_down_across_cycles():
+    (s,) = read_snapshots([EXT / "skewed.json"])
+    ps = plans([s, _shift(s, 60_000), _shift(s, 240_000)], Options())
+    assert {a.broker for a in ps[0].actions} == {"broker-5.pulsar.svc:8080",
+                                                 "broker-4.pulsar.svc:8080"}
+    assert ps[1].cycle.shed.skip[1] == "CoolDown" and ps[1].actions == ()
+    assert ps[1].cycle.recently_unloaded_brokers["broker-5.pulsar.svc:8080"] == s.captured_at
+    # 4 minutes on: past loadBalanceSheddingDelayInSeconds, but the moved bundles are in grace
+    assert ps[2].cycle.shed.skip is None or ps[2].cycle.shed.skip[1] != "CoolDown"
+    moved = {a.bundle for a in ps[0].actions}
+    assert not moved & {a.bundle for a in ps[2].actions}
+
+
+def test_ema_carried_across_a_sequence():
+    (s,) = read_snapshots([EXT / "skewed.json"])
+    b = "broker-1.pulsar.svc:8080"
+    hot = dict(s.broker_load_data[b])
+    hot["cpu"] = {"usage": 720, "limit": 800}  # 90 % in the next sample
+    later = _shift(s, 60_000)
+    later = replace(later, broker_load_data={**later.broker_load_data,
+                                             b: {**hot, "updatedAt": hot["updatedAt"] + 60_000}})
+    ps = plans([s, later], Options(overrides={"loadBalancerSheddingEnabled": "false"}))
+    assert ps[0].cycle.store[b].weightedMaxEMA == pytest.approx(0.02)
+    assert ps[1].cycle.store[b].weightedMaxEMA == pytest.approx(0.9 * 0.02 + 0.1 * 0.9)
+    # a single snapshot uses the EMA as published
+    assert plans([later], Options())[0].cycle.store[b].weightedMaxEMA == pytest.approx(0.02)
+
+
+def test_modular_snapshot_with_transfer_shedder_derives_load_data():
+    hot = ROOT / "examples" / "hot-broker.json"
+    p = plans(read_snapshots([hot]), Options(
+        strategy="TransferShedder",
+        overrides={"loadBalancerSheddingConditionHitCountThreshold": "0"}))[-1]
+    assert p.cycle.derived
+    src = "broker-2.pulsar.svc:8080"
+    assert p.cycle.store[src].weightedMaxEMA == pytest.approx(0.92)
+    assert any(a.action == "transfer" and a.broker == src for a in p.actions)
+    d = p.to_dict(explained=True)
+    assert d["shedding"] == "TransferShedder" and d["placement"] == "LeastResourceUsageWithWeight"
+    assert d["explanation"]["loadData"] == "derived from the modular load reports"
+    assert "loadBalancerBrokerLoadTargetStd" in d["settings"]
+
+
+def test_unload_mode_leaves_destination_to_the_lookup():
+    (s,) = read_snapshots([EXT / "skewed.json"])
+    p = plans([s], Options(overrides={"loadBalancerTransferEnabled": "false"}))[-1]
+    assert p.actions and all(a.action == "unload" and a.destinationBroker is None
+                             for a in p.actions)
+    ex = p.to_dict(explained=True)["explanation"]
+    assert ex["placementPreview"] and ex["placementPreview"][0]["broker"]
+
+
+def test_fully_qualified_name_in_config_selects_the_extensible_cycle():
+    hot = ROOT / "examples" / "hot-broker.json"
+    (s,) = read_snapshots([hot])
+    s = replace(s, config={**s.config, "loadBalancerLoadSheddingStrategy":
+                           "org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder"})
+    assert plans([s], Options())[0].cycle.shedding == "TransferShedder"
+
+
+@pytest.mark.parametrize("example", all_examples(), ids=lambda p: p.name)
+def test_recommend_transfer_shedder_on_every_example(runner, example):
+    res = runner.invoke(app, ["recommend", str(example), "--strategy", "TransferShedder",
+                              "-o", "json"])
+    assert res.exit_code == 0, res.output
+    plan = json.loads(res.stdout)
+    assert plan["format"] == "lbctl/plan@1" and plan["shedding"] == "TransferShedder"
+    for a in plan["actions"]:
+        assert a["action"] in ("transfer", "unload", "split")
+        if a["action"] == "transfer":
+            assert a["destinationBroker"] and a["destinationBroker"] != a["broker"]
+    assert plan["summary"]["unloads"] == sum(
+        1 for a in plan["actions"] if a["action"] in ("transfer", "unload"))
+
+
+@pytest.mark.parametrize("example", sorted(EXT.glob("*.json*")), ids=lambda p: p.name)
+@pytest.mark.parametrize("fmt", ["table", "json", "yaml", "csv"])
+def test_explain_extensible_every_format(runner, example, fmt):
+    res = runner.invoke(app, ["explain", str(example), "-o", fmt])
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    if fmt in ("json", "yaml"):
+        plan = json.loads(out) if fmt == "json" else yaml.safe_load(out)
+        ex = plan["explanation"]
+        assert plan["loadManager"] == "extensible"
+        sh = ex["shedding"]
+        assert {"loadAvg", "loadStd", "hitCount", "rounds", "phaseA", "loopEnded"} <= set(sh)
+        for r in sh["rounds"]:
+            assert r["stdBefore"] is not None and r["stdAfter"] is not None
+    elif fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert rows and {"broker", "usage", "cpu"} <= set(rows[0])
+    else:
+        assert "weightedMaxEMA" in out and ("Rounds" in out or "Why nothing happens" in out)
+
+
+def test_explain_one_broker_and_one_bundle(runner):
+    ex = EXT / "skewed.json"
+    res = runner.invoke(app, ["explain", str(ex), "--broker", "broker-4.pulsar.svc:8080"])
+    assert res.exit_code == 0
+    assert "broker-4.pulsar.svc:8080 -> broker-2.pulsar.svc:8080" in res.stdout
+    assert "broker-5.pulsar.svc:8080 ->" not in res.stdout
+    res = runner.invoke(app, ["explain", str(ex), "-b", "acme/telemetry/0xdb6db6d8_0xedb6db6a"])
+    assert res.exit_code == 0
+    assert "acme/telemetry/0xdb6db6d8_0xedb6db6a" in res.stdout
+
+
+def test_bad_broker_load_data_is_one_line(runner, tmp_path):
+    raw = json.loads((EXT / "skewed.json").read_text())
+    raw["brokerLoadData"]["broker-1.pulsar.svc:8080"]["msgThroughputIn"] = -5
+    f = tmp_path / "bad.json"
+    f.write_text(json.dumps(raw))
+    res = runner.invoke(app, ["recommend", str(f)])
+    assert res.exit_code == 1
+    assert res.output.startswith("lbctl: error: ") and res.output.count("\n") == 1
+    assert 'brokerLoadData["broker-1.pulsar.svc:8080"].msgThroughputIn' in res.output

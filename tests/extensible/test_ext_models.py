@@ -1,0 +1,205 @@
+"""Pulsar's ``BrokerLoadDataTest`` and ``TopKBundlesTest``, and the snapshot JSON of both."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from lbctl.config import Settings
+from lbctl.errors import SnapshotFormatError
+from lbctl.extensible.filters import IsolationPolicy, Policies
+from lbctl.extensible.models import (
+    BrokerLoadData,
+    SystemUsage,
+    compare_stats,
+    first_sample,
+    parse_broker_load_data,
+    parse_top_bundles,
+    partition_sort,
+    top_k_bundles,
+)
+from lbctl.model.load import NamespaceBundleStats, ResourceUsage
+
+WEIGHTS = {"loadBalancerCPUResourceWeight": 0.5, "loadBalancerMemoryResourceWeight": 0.5,
+           "loadBalancerDirectMemoryResourceWeight": 0.5,
+           "loadBalancerBandwidthInResourceWeight": 0.5,
+           "loadBalancerBandwidthOutResourceWeight": 0.5,
+           "loadBalancerHistoryResourcePercentage": 0.75}
+
+
+def usage(cpu, mem, dm, bw_in, bw_out):
+    return SystemUsage(ResourceUsage(*cpu), ResourceUsage(*mem), ResourceUsage(*dm),
+                       ResourceUsage(*bw_in), ResourceUsage(*bw_out))
+
+
+def test_update_by_system_resource_usage():
+    conf = Settings.defaults().with_values(**WEIGHTS)
+    data = BrokerLoadData().update(
+        usage((1.0, 100.0), (800.0, 200.0), (2.0, 100.0), (3.0, 100.0), (4.0, 100.0)),
+        1, 2, 3, 4, 5, 6, conf, now=1000)
+    assert (data.msgThroughputIn, data.msgThroughputOut, data.msgRateIn, data.msgRateOut) == (
+        1.0, 2.0, 3.0, 4.0)
+    assert (data.bundleCount, data.topics) == (5, 6)
+    assert data.maxResourceUsage == 0.04  # skips memory usage
+    assert data.weightedMaxEMA == 2
+    assert data.msgThroughputEMA == 3
+    assert data.updatedAt == 1000
+
+    data = data.update(
+        usage((300.0, 100.0), (200.0, 200.0), (2.0, 100.0), (3.0, 100.0), (4.0, 100.0)),
+        5, 6, 7, 8, 9, 10, conf, now=2000)
+    assert data.maxResourceUsage == 3.0
+    assert data.weightedMaxEMA == 1.875
+    assert data.msgThroughputEMA == 5
+    assert data.reportedAt == 0
+    assert data.to_string(conf) == (
+        "cpu= 300.00%, memory= 100.00%, directMemory= 2.00%, bandwidthIn= 3.00%, "
+        "bandwidthOut= 4.00%, cpuWeight= 0.500000, memoryWeight= 0.500000, "
+        "directMemoryWeight= 0.500000, bandwidthInResourceWeight= 0.500000, "
+        "bandwidthOutResourceWeight= 0.500000, msgThroughputIn= 5.00, msgThroughputOut= 6.00, "
+        "msgRateIn= 7.00, msgRateOut= 8.00, bundleCount= 9, maxResourceUsage= 300.00%, "
+        "weightedMaxEMA= 187.50%, msgThroughputEMA= 5.00, updatedAt= 2000, reportedAt= 0")
+    assert data.clear() == BrokerLoadData()
+
+
+def test_update_by_broker_load_data():
+    conf = Settings.defaults().with_values(**WEIGHTS)
+    other = BrokerLoadData().update(
+        usage((1.0, 100.0), (800.0, 200.0), (2.0, 100.0), (3.0, 100.0), (4.0, 100.0)),
+        1, 2, 3, 4, 5, 6, conf, now=1000)
+    # update(other) copies every field verbatim: a value copy here
+    assert BrokerLoadData(**{f: getattr(other, f) for f in other.__slots__}) == other
+
+
+def test_percentages_are_float32():
+    """30/100 is 0.30000001907… once widened from a Java float: the average is Pulsar's."""
+    conf = Settings.defaults()
+    loads = [BrokerLoadData().update(usage((x, 100.0), (0, 100.0), (0, 100.0), (0, 100.0),
+                                           (0, 100.0)), 0, 0, 0, 0, 0, 0, conf, 1)
+             for x in (10, 20, 30)]
+    assert loads[2].weightedMaxEMA == 0.30000001907348633
+    assert sum(d.weightedMaxEMA for d in loads) / 3 == 0.2000000063578288
+
+
+def test_default_ema_alpha_is_point_one():
+    conf = Settings.defaults()
+    zero = usage((0, 100.0), (0, 100.0), (0, 100.0), (0, 100.0), (0, 100.0))
+    full = usage((100, 100.0), (0, 100.0), (0, 100.0), (0, 100.0), (0, 100.0))
+    d = BrokerLoadData().update(zero, 0, 0, 0, 0, 0, 0, conf, 1)
+    d = d.update(full, 10, 0, 0, 0, 0, 0, conf, 2)
+    assert d.weightedMaxEMA == pytest.approx(0.1)
+    assert d.msgThroughputEMA == pytest.approx(1.0)
+
+
+def test_parse_and_first_sample():
+    raw = {"cpu": {"usage": 60, "limit": 100}, "msgThroughputIn": 10, "msgThroughputOut": 20,
+           "updatedAt": 5}
+    d = parse_broker_load_data(raw, "f.json", 'brokerLoadData["b"]')
+    assert d.weightedMaxEMA == 1.0  # the Java default until a sample is taken
+    d = first_sample(d, Settings.defaults(), now=9)
+    assert d.weightedMaxEMA == pytest.approx(0.6) and d.msgThroughputEMA == 30
+    assert d.updatedAt == 5
+
+
+@pytest.mark.parametrize("raw, path", [
+    ({"cpu": 3}, 'brokerLoadData["b"].cpu'),
+    ({"msgThroughputIn": -1}, 'brokerLoadData["b"].msgThroughputIn'),
+    ({"bundleCount": 1.5}, 'brokerLoadData["b"].bundleCount'),
+    ({"weightedMaxEMA": "x"}, 'brokerLoadData["b"].weightedMaxEMA'),
+])
+def test_bad_broker_load_data_names_the_path(raw, path):
+    with pytest.raises(SnapshotFormatError) as e:
+        parse_broker_load_data(raw, "f.json", 'brokerLoadData["b"]')
+    assert path in str(e.value) and "f.json" in str(e.value)
+
+
+def test_bad_top_bundles():
+    with pytest.raises(SnapshotFormatError, match=r"topBundlesLoadData\[0\].bundleName"):
+        parse_top_bundles({"topBundlesLoadData": [{"bundleName": 3}]}, "f", "t")
+
+
+# --- TopKBundlesTest ------------------------------------------------------------------------------
+B1 = "my-tenant/my-namespace1/0x00000000_0x0FFFFFFF"
+B2 = "my-tenant/my-namespace2/0x00000000_0x0FFFFFFF"
+B3 = "my-tenant/my-namespace3/0x00000000_0x0FFFFFFF"
+B4 = "my-tenant/my-namespace4/0x00000000_0x0FFFFFFF"
+TOPK_CONF = Settings.defaults().with_values(loadBalancerSheddingBundlesWithPoliciesEnabled=False)
+
+
+def rate(x):
+    return NamespaceBundleStats(msgRateIn=x)
+
+
+def names(tops):
+    return [t.bundleName for t in tops]
+
+
+def test_top_bundles_load_data():
+    tops = top_k_bundles([(B1, rate(100000)), (B2, rate(500)), (B3, rate(10000)), (B4, rate(0))],
+                         3, TOPK_CONF)
+    assert names(tops) == [B2, B3, B1]  # ascending
+
+
+def test_system_namespace():
+    tops = top_k_bundles([("pulsar/system/0x00000000_0x0FFFFFFF", rate(500)), (B1, rate(10000))],
+                         2, TOPK_CONF)
+    assert names(tops) == [B1]
+    heartbeat = "pulsar/b1.svc:8080/0x00000000_0xffffffff"
+    assert names(top_k_bundles([(heartbeat, rate(1)), (B1, rate(2))], 2, TOPK_CONF)) == [B1]
+
+
+def test_shedding_excluded_namespaces():
+    conf = TOPK_CONF.with_values(loadBalancerSheddingExcludedNamespaces="my-tenant/my-namespace2")
+    assert names(top_k_bundles([(B2, rate(500)), (B1, rate(10000))], 2, conf)) == [B1]
+
+
+ISOLATION = Policies((IsolationPolicy(("my-tenant/my-namespace1.*",),
+                                      ("prod1-broker[1-3].messaging.use.example.com",),
+                                      ("prod1-broker.*.use.example.com",), 3),))
+ANTI_AFFINITY = Policies(anti_affinity={"my-tenant/my-namespace2": "namespaceAntiAffinityGroup"})
+
+
+def test_isolation_policy():
+    tops = top_k_bundles([(B1, rate(500)), (B2, rate(10000))], 2, TOPK_CONF,
+                         ISOLATION.has_policies)
+    assert names(tops) == [B2]
+
+
+def test_anti_affinity_group_policy():
+    tops = top_k_bundles([(B1, rate(500)), (B2, rate(10000))], 2, TOPK_CONF,
+                         ANTI_AFFINITY.has_policies)
+    assert names(tops) == [B1]
+
+
+def test_shedding_bundles_with_policies_enabled_config():
+    both = Policies(ISOLATION.isolation, ANTI_AFFINITY.anti_affinity)
+    on = TOPK_CONF.with_values(loadBalancerSheddingBundlesWithPoliciesEnabled=True)
+    stats = [(B1, rate(500)), (B2, rate(10000))]
+    assert names(top_k_bundles(stats, 2, on, both.has_policies)) == [B1, B2]
+    assert top_k_bundles(stats, 2, TOPK_CONF, both.has_policies) == ()
+
+
+def test_partition_sort():
+    rng = random.Random(3)
+
+    def cmp(a, b):
+        return (a > b) - (a < b)
+
+    for _ in range(100):
+        n = rng.randrange(10) + 1
+        arr = [(str(i), rng.randrange(n)) for i in range(n)]
+        k = rng.randrange(n) + 1
+        expected = sorted((v for _, v in arr), reverse=True)
+        partition_sort(arr, k, cmp)
+        assert [v for _, v in arr[:k]] == expected[:k]
+
+
+def test_comparator_key_order():
+    a = NamespaceBundleStats(msgThroughputIn=1, msgThroughputOut=0)
+    b = NamespaceBundleStats(msgThroughputIn=0, msgThroughputOut=100)
+    assert compare_stats(a, b) == 1  # throughput in first
+    c = NamespaceBundleStats(topics=2)
+    d = NamespaceBundleStats(consumerCount=1)
+    assert compare_stats(c, d) == 1
+    assert compare_stats(c, NamespaceBundleStats(topics=1, producerCount=1)) == 0

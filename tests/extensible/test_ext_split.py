@@ -1,0 +1,102 @@
+"""Pulsar's ``DefaultNamespaceBundleSplitStrategyTest``: hit counts, the per-cycle maximum, the
+reasons Topics / Sessions / MsgRate / Bandwidth, and the failure paths."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from lbctl.config import Settings
+from lbctl.extensible.models import Label, Reason
+from lbctl.extensible.split import find_bundles_to_split
+from lbctl.model.load import NamespaceBundleStats
+
+BUNDLE1 = "tenant/namespace/0x00000000_0xffffffff"
+BUNDLE2 = "tenant/namespace/0x00000000_0x0fffffff"
+CHILDREN1 = ("tenant/namespace/0x00000000_0x7fffffff", "tenant/namespace/0x7fffffff_0xffffffff")
+CHILDREN2 = ("tenant/namespace/0x00000000_0x07ffffff", "tenant/namespace/0x07ffffff_0x0fffffff")
+BROKER = "broker-1"
+
+CONF = Settings.defaults().with_values(
+    loadBalancerDebugModeEnabled=True, loadBalancerNamespaceMaximumBundles=100,
+    loadBalancerNamespaceBundleMaxTopics=100, loadBalancerNamespaceBundleMaxSessions=100,
+    loadBalancerNamespaceBundleMaxMsgRate=100, loadBalancerNamespaceBundleMaxBandwidthMbytes=100,
+    loadBalancerMaxNumberOfBundlesToSplitPerCycle=1,
+    loadBalancerNamespaceBundleSplitConditionHitCountThreshold=3)
+
+
+def stats(**kw):
+    base = NamespaceBundleStats(topics=5)
+    s = replace(base, **kw)
+    return [(BUNDLE1, s), (BUNDLE2, s)]
+
+
+def run(bundle_stats, conf=CONF, hits=None, count=lambda ns: 1, **kw):
+    return find_bundles_to_split(BROKER, bundle_stats, conf, hits or {}, count, **kw)
+
+
+HOT = {"msgRateIn": 101.0}
+T0 = CONF.with_values(loadBalancerNamespaceBundleSplitConditionHitCountThreshold=0)
+
+
+def test_namespace_bundle_split_condition_threshold():
+    assert len(run(stats(**HOT), T0).decisions) == 1
+
+
+def test_not_enough_topics():
+    assert run(stats(topics=1, **HOT), T0).decisions == ()
+
+
+def test_namespace_maximum_bundles():
+    assert run(stats(**HOT), T0, count=lambda ns: 100).decisions == ()
+
+
+def test_empty_bundle_stats():
+    assert run([], T0).decisions == ()
+
+
+def test_no_bundle_owner():
+    r = run(stats(**HOT), T0, is_owner=lambda b: False)
+    assert r.decisions == () and r.failures == 0
+
+
+def test_error():
+    def boom(ns):
+        raise RuntimeError("metadata store down")
+
+    r = run(stats(**HOT), T0, count=boom)
+    assert r.decisions == () and r.failures == 2
+
+
+def test_splitting_bundle():
+    r = run(stats(**HOT), T0, splitting={BUNDLE1: "0x00000000_0xFFFFFFFF".lower()})
+    assert r.decisions == () and r.failures == 0
+
+
+@pytest.mark.parametrize("fields, reason", [
+    ({"msgRateOut": 51.0, "msgRateIn": 51.0}, Reason.MSG_RATE),
+    ({"topics": 101}, Reason.TOPICS),
+    ({"producerCount": 51, "consumerCount": 51}, Reason.SESSIONS),
+    ({"msgThroughputOut": 50 * 1024 * 1024 + 1, "msgThroughputIn": 50 * 1024 * 1024 + 1},
+     Reason.BANDWIDTH),
+])
+def test_max_limits(fields, reason):
+    hits: dict = {}
+    for i in range(3 + 2):
+        r = run(stats(**fields), hits=hits)
+        hits = dict(r.hit_counts)
+        got = [(d.bundle, d.broker, d.children, d.label, d.reason) for d in r.decisions]
+        if i == 3:
+            assert got == [(BUNDLE1, BROKER, CHILDREN1, Label.SUCCESS, reason)]
+        elif i == 4:
+            assert got == [(BUNDLE2, BROKER, CHILDREN2, Label.SUCCESS, reason)]
+        else:
+            assert got == []
+        assert r.failures == 0
+
+
+def test_unmodelled_algorithm_is_a_failure():
+    conf = T0.with_values(defaultNamespaceBundleSplitAlgorithm="topic_count_equally_divide")
+    r = run(stats(**HOT), conf)
+    assert r.decisions == () and r.failures == 2

@@ -1,0 +1,61 @@
+"""`lbctl fleet` errors and cheap paths: one line, an exit code, and no Spark start-up."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from lbctl.cli.app import app
+
+
+def _run(*args: str):
+    return CliRunner().invoke(app, ["fleet", *args])
+
+
+def test_report_on_a_directory_that_was_not_ingested_is_a_usage_error(tmp_path) -> None:
+    r = _run("report", str(tmp_path))
+    assert r.exit_code == 2
+    assert r.stderr == f"lbctl: error: {tmp_path}: no snapshots table; run `lbctl fleet ingest … --out {tmp_path}` first\n"
+
+
+def test_whatif_needs_an_ingested_directory(tmp_path) -> None:
+    r = _run("whatif", str(tmp_path), "--strategy", "OverloadShedder")
+    assert r.exit_code == 2 and "no snapshots table" in r.stderr
+
+
+def test_bad_conf_and_missing_input_are_one_line_errors(tmp_path) -> None:
+    r = _run("ingest", str(tmp_path), "--out", str(tmp_path / "o"), "--conf", "spark.driver.memory")
+    assert r.exit_code == 2
+    assert r.stderr.startswith("lbctl: error: --conf 'spark.driver.memory': expected key=value")
+    r = _run("ingest", str(tmp_path / "nope"), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 2 and r.stderr == f"lbctl: error: {tmp_path / 'nope'}: no such file or directory\n"
+
+
+def test_a_bad_manifest_is_reported(tmp_path) -> None:
+    (tmp_path / "_lbctl_fleet.json").write_text("[1, 2]")
+    r = _run("ingest", str(tmp_path), "--out", str(tmp_path))
+    assert r.exit_code == 2 and "not an lbctl fleet manifest" in r.stderr
+
+
+def test_nothing_to_read_does_not_start_spark(tmp_path) -> None:
+    r = _run("ingest", str(tmp_path), "--out", str(tmp_path / "o"), "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert "starting Spark" not in r.stderr
+    assert '"found": 0' in r.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("argv", [["fleet", "--help"], ["fleet", "report", "--help"]])
+def test_fleet_help_imports_no_heavy_module(argv: list[str]) -> None:
+    code = (
+        "import sys\nfrom lbctl.cli.app import app\n"
+        f"try:\n    app({argv!r}, prog_name='lbctl')\nexcept SystemExit:\n    pass\n"
+        "print('HEAVY:' + ','.join(m for m in ('pyspark', 'pandas', 'numpy', 'matplotlib') "
+        "if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "Usage: lbctl fleet" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "HEAVY:"

@@ -1,0 +1,172 @@
+"""The fleet jobs on a real local Spark session, checked against an independent pandas reading.
+
+One Spark session serves every test here (``tests/fleet/conftest.py``); the corpus is ingested once
+through the CLI and the report and whatif run on that output.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import struct
+
+import orjson
+import pandas as pd  # noqa: TID253 - Spark tests need pandas anyway
+import pytest
+from independent import CORPUS, brokers_frame, bundles_frame, epoch_ms, load_snapshots
+from independent import report as expected_report
+from typer.testing import CliRunner
+
+from lbctl.cli.app import app as lbctl_app
+
+pytestmark = pytest.mark.spark
+
+SNAPS = load_snapshots(CORPUS)
+CLUSTERS = sorted({s["cluster"] for s in SNAPS})
+
+
+def test_ingest_writes_every_row_and_reports_the_malformed_file(ingested) -> None:
+    out, result = ingested
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["files"] == {"found": 12, "unchanged": 0, "read": 11, "skipped": 1}
+    assert [s["file"] for s in summary["skipped"]] == [str(CORPUS / "lab" / "broken.json")]
+    assert "msgRateIn: expected a number >= 0, got -5" in summary["skipped"][0]["reason"]
+    assert summary["snapshots"] == {"read": len(SNAPS), "added": len(SNAPS), "alreadyStored": 0}
+    b, u = brokers_frame(SNAPS), bundles_frame(SNAPS)
+    assert summary["rows"] == {"snapshots": len(SNAPS), "brokers": len(b), "bundles": len(u),
+                               "topics": sum(len(s.get("topics", {})) for s in SNAPS)}
+
+    got = pd.read_parquet(out / "brokers").sort_values(["cluster", "captured_at", "broker"])
+    exp = b.sort_values(["cluster", "captured_at", "broker"])
+    assert list(got["cluster"].astype(str)) == list(exp["cluster"])
+    assert list(got["captured_at"]) == list(exp["captured_at"])
+    assert got["weighted_max_usage"].to_numpy() == pytest.approx(exp["usage"].to_numpy(), rel=1e-6)
+    assert (got["msg_rate_in"] + got["msg_rate_out"]).to_numpy() == pytest.approx(exp["rate"].to_numpy())
+    assert list(got["num_bundles"]) == list(exp["num_bundles"])
+    bundles = pd.read_parquet(out / "bundles").sort_values(["cluster", "captured_at", "bundle"])
+    exp_u = u.sort_values(["cluster", "captured_at", "bundle"])
+    assert list(bundles["broker"]) == list(exp_u["broker"])
+    assert list(bundles["topics"]) == list(exp_u["topics"])
+    # partitioned by cluster and UTC day
+    assert sorted(p.name for p in (out / "bundles").iterdir() if p.is_dir()) == \
+        [f"cluster={c}" for c in CLUSTERS]
+    assert (out / "bundles" / "cluster=east" / "date=2026-03-14").is_dir()
+
+
+def test_rerun_reads_only_new_files_and_a_grown_jsonl_adds_only_new_lines(run_fleet, tmp_path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    shutil.copy(CORPUS / "lab" / "lab.jsonl", src / "lab.jsonl")
+    out = tmp_path / "out"
+    first = json.loads(run_fleet("ingest", str(src), "--out", str(out), "-o", "json", "-q").stdout)
+    assert first["snapshots"]["added"] == 8
+    again = json.loads(run_fleet("ingest", str(src), "--out", str(out), "-o", "json", "-q").stdout)
+    assert again["files"]["unchanged"] == 1 and again["rows"]["brokers"] == 0
+    # the history grows by one snapshot, and an exact copy of an old one shows up in a new file
+    lines = (src / "lab.jsonl").read_text().splitlines()
+    new = json.loads(lines[-1])
+    new["capturedAt"] = "2026-03-14T10:08:00Z"
+    with open(src / "lab.jsonl", "a") as f:
+        f.write(json.dumps(new) + "\n")
+    (src / "copy.json.gz").write_bytes(gzip.compress(lines[0].encode()))
+    grown = json.loads(run_fleet("ingest", str(src), "--out", str(out), "-o", "json", "-q").stdout)
+    assert grown["files"] == {"found": 2, "unchanged": 0, "read": 2, "skipped": 0}
+    assert grown["snapshots"] == {"read": 10, "added": 1, "alreadyStored": 9}
+    assert grown["rows"]["brokers"] == 4
+    assert len(pd.read_parquet(out / "snapshots")) == 9
+
+
+@pytest.fixture(scope="module")
+def reported(ingested, run_fleet, tmp_path_factory):
+    out, _ = ingested
+    dest = tmp_path_factory.mktemp("report")
+    result = run_fleet("report", str(out), "--out", str(dest), "-o", "json", "-q")
+    assert result.exit_code == 0, result.output
+    return dest, json.loads(result.stdout)
+
+
+def test_every_cluster_figure_matches_an_independent_pandas_computation(reported) -> None:
+    _, data = reported
+    expected = expected_report(SNAPS)
+    got = {c["cluster"]: c for c in data["clusters"]}
+    assert sorted(got) == CLUSTERS
+    for cluster, exp in expected.items():
+        for key, value in exp.items():
+            assert got[cluster][key] == pytest.approx(value, rel=1e-9, abs=1e-12), (cluster, key)
+    # the corpus was made with observed moves and bounce-backs in east and lab, none in west
+    assert (got["east"]["moves"], got["east"]["bounces"]) == (3, 1)
+    assert (got["lab"]["moves"], got["lab"]["bounces"]) == (5, 3)
+    assert got["west"]["moves"] == 0
+    # rankings: 1 = worst
+    by_cv = sorted(CLUSTERS, key=lambda c: -expected[c]["tput_cv"])
+    assert [got[c]["imbalance_rank"] for c in by_cv] == [1, 2, 3]
+    by_churn = sorted(CLUSTERS, key=lambda c: (-expected[c]["churn"], -expected[c]["bounces"], c))
+    assert [got[c]["churn_rank"] for c in by_churn] == [1, 2, 3]
+
+
+def test_report_files_hold_the_per_sample_table_moves_and_hot_bundles(reported) -> None:
+    dest, data = reported
+    samples = pd.read_csv(dest / "samples.csv")
+    assert len(samples) == len(SNAPS)
+    assert set(samples.columns) >= {"cluster", "time", "tput_cv", "rate_ratio", "moves", "bounces"}
+    moves = pd.read_parquet(dest / "moves.parquet")
+    east = moves[moves["cluster"] == "east"]
+    first = east.iloc[0]
+    assert (first["bundle"], first["from_broker"], first["to_broker"]) == (
+        "acme/orders/0x40000000_0x80000000", "broker-2.east.svc:8080", "broker-3.east.svc:8080")
+    assert first["captured_at"] == epoch_ms("2026-03-14T10:02:00Z")
+    assert list(east["bounced"]) == [False, True, False]
+    hot = pd.read_csv(dest / "hot_bundles.csv")
+    # the single-topic ~140 MiB/s bundle of every cluster: over the bandwidth threshold, unsplittable
+    unsplittable = hot[hot["unsplittable"] > 0]
+    assert sorted(unsplittable["cluster"]) == CLUSTERS
+    assert (unsplittable["max_topics"] == 1).all()
+    assert sorted(data["files"]) == sorted(str(p) for p in dest.iterdir())
+
+
+@pytest.mark.parametrize("name", ["spread.png", "churn.png"])
+def test_plots_are_valid_non_trivial_pngs(reported, name) -> None:
+    dest, _ = reported
+    data = (dest / name).read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width >= 400 and height >= 300
+    assert len(data) > 10_000  # lines, bars and labels, not a blank canvas
+    import matplotlib.image as mpimg
+
+    pixels = mpimg.imread(dest / name)
+    assert pixels.reshape(-1, pixels.shape[-1]).std(axis=0).max() > 0.05
+
+
+def test_whatif_counts_equal_recommend_all_cycles(ingested, run_fleet) -> None:
+    out, _ = ingested
+    strategies = ["ThresholdShedder", "UniformLoadShedder"]
+    args = [a for s in strategies for a in ("--strategy", s)]
+    result = run_fleet("whatif", str(out), *args, "-o", "json", "-q")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["results"]
+    assert len(rows) == len(CLUSTERS) * len(strategies)
+    runner = CliRunner()
+    total = 0
+    for row in rows:
+        files = [str(p) for p in sorted((CORPUS / row["cluster"]).iterdir()) if p.name != "broken.json"]
+        rec = runner.invoke(lbctl_app, ["recommend", *files, "--all-cycles", "--strategy",
+                                        row["strategy"], "-o", "json"])
+        assert rec.exit_code == 0, rec.output
+        cycles = orjson.loads(rec.stdout)["cycles"]
+        assert row["cycles"] == len(cycles)
+        assert row["unloads"] == sum(c["summary"]["unloads"] for c in cycles), row
+        assert row["error"] is None
+        assert 0 <= row["moved_soon_after"] <= row["unloads"]
+        assert 0 <= row["repeats"] <= row["unloads"]
+        total += row["unloads"]
+    assert total > 0  # the corpus makes the strategies act
+
+
+def test_whatif_unknown_strategy_is_a_usage_error_before_spark(run_fleet, ingested) -> None:
+    out, _ = ingested
+    result = run_fleet("whatif", str(out), "--strategy", "ThresholdShedd", "-q")
+    assert result.exit_code == 2
+    assert "did you mean ThresholdShedder" in result.stderr

@@ -1,0 +1,34 @@
+"""Every request lbctl sent to the test cluster — across export, monitor, live recommend, unload and
+split, redirects included — is a path and method the official admin v2 OpenAPI spec defines."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from live_helpers import ADMIN_TOKEN, Lbctl
+from spec_paths import SKIP_REASON, SPEC, defined
+
+from lbctl.admin.auth import make_auth
+from lbctl.admin.client import AdminClient
+from lbctl.executor import Executor, split_mutation
+
+pytestmark = [pytest.mark.live, pytest.mark.skipif(not SPEC.is_file(), reason=SKIP_REASON)]
+
+
+def test_every_request_sent_is_in_the_spec(lbctl: Lbctl, tmp_path: Path) -> None:
+    c = lbctl.cluster
+    assert lbctl("snapshot", "export", "-o", str(tmp_path / "s.json")).exit_code == 0
+    assert lbctl("monitor-brokers", "--once").exit_code == 0
+    assert lbctl("recommend").exit_code == 0
+    rng = c.ranges("public/default")[1]
+    dest = list(c.brokers)[2]
+    assert lbctl("unload", "public/default", "-b", rng, "-d", dest, "--yes").exit_code == 0
+    assert lbctl("unload", "tenant-a/orders", "--yes").exit_code == 0
+    with AdminClient(c.admin_url, auth=make_auth("token", f"token:{ADMIN_TOKEN}")) as client:
+        Executor(client, yes=True, show=lambda _: None, journal=tmp_path / "j").run(
+            [split_mutation("public/default", c.ranges("public/default")[1], unload=True)])
+    seen = {(r.method, r.path) for r in c.log}
+    assert len(seen) >= 10
+    undefined = sorted(x for x in seen if not defined(*x))
+    assert not undefined

@@ -1,0 +1,47 @@
+"""A Pulsar-admin-compatible test cluster on loopback (see :mod:`.server`) and its scenarios."""
+
+from __future__ import annotations
+
+from pulsar_test_cluster.server import FULL, Fault, TestCluster, fmt
+
+__all__ = ["FULL", "Fault", "TestCluster", "equal_boundaries", "fmt", "hot_cluster"]
+
+
+def equal_boundaries(n: int) -> list[int]:
+    """``n`` equal bundles over the hash space, as ``NamespaceBundleFactory`` divides a namespace."""
+    step = (FULL + 1) // n
+    return [i * step for i in range(n)] + [FULL]
+
+
+def hot_cluster(n_brokers: int = 3, *, bundles_per_broker: int = 2, latency: float = 0.0,
+                tokens: dict[str, str] | None = None, topics: int = 40) -> TestCluster:
+    """A started cluster whose first broker is hot (90 % CPU) and the others cool (20–32 %).
+
+    ``public/default`` has ``bundles_per_broker × n_brokers`` bundles spread round-robin; the first
+    broker's bundles carry ten times the traffic. ``tenant-a/orders`` has 4 bundles on the last
+    broker. ``topics`` topics of ``public/default`` carry rates (for ``/broker-stats/topics``).
+    """
+    c = TestCluster(tokens=tokens)
+    ids = c.start(n_brokers, latency=latency)
+    bundles = c.add_namespace("public/default", equal_boundaries(bundles_per_broker * n_brokers))
+    for i, b in enumerate(bundles):
+        owner = ids[i % n_brokers]
+        hot = owner == ids[0]
+        k = 10.0 if hot else 1.0
+        c.own(b, owner, msgRateIn=100.0 * k + i, msgRateOut=200.0 * k + i,
+              msgThroughputIn=1048576.0 * k + i, msgThroughputOut=2097152.0 * k,
+              consumerCount=2, producerCount=1, topics=3)
+    for j, b in enumerate(c.add_namespace("tenant-a/orders", equal_boundaries(4))):
+        c.own(b, ids[-1], msgRateIn=10.0 + j, msgRateOut=10.0, msgThroughputIn=1024.0,
+              msgThroughputOut=1024.0, consumerCount=1, producerCount=1, topics=1)
+    for i, bid in enumerate(ids):
+        st = c.brokers[bid]
+        st.cpu = (90.0, 100.0) if i == 0 else (20.0 + 3 * (i % 5), 100.0)
+        st.direct = (100.0 + i, 1024.0)
+        st.bw_in = (0.5e6 if i == 0 else 0.1e6, 1e7)
+        st.bw_out = (0.6e6 if i == 0 else 0.1e6, 1e7)
+    for t in range(topics):
+        c.topics[f"persistent://public/default/orders-{t}"] = {
+            "msgRateIn": 10.0 + t, "msgRateOut": 20.0 + t, "msgThroughputIn": 1000.0 * t,
+            "msgThroughputOut": 2000.0 * t, "producerCount": 1, "consumerCount": 1}
+    return c

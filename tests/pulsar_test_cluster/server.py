@@ -1,0 +1,484 @@
+"""A Pulsar-admin-compatible test cluster on loopback: several brokers, each on its own port, over one
+shared cluster state.
+
+It speaks real HTTP/1.1 (keep-alive, Content-Length bodies) from one asyncio loop in a background
+thread, so hundreds of brokers cost one thread. It serves the admin v2 endpoints lbctl uses with
+Pulsar's JSON shapes:
+
+* ``GET /admin/v2/clusters``, ``/brokers/{cluster}``, ``/brokers/configuration/runtime``;
+* ``GET /admin/v2/broker-stats/load-report`` (the receiving broker's ``LocalBrokerData``) and
+  ``/broker-stats/topics`` (its topics, nested namespace → bundle → persistent → topic);
+* ``GET /admin/v2/tenants``, ``/namespaces/{tenant}``, ``/namespaces/{t}/{ns}/bundles``;
+* ``PUT /admin/v2/namespaces/{t}/{ns}/unload`` and ``…/{bundle}/unload[?destinationBroker=]``:
+  ownership moves (to the destination, else to the next broker); a bundle operation that reaches a
+  broker that does not own the bundle is answered ``307`` with the same path and query on the owner,
+  as ``PulsarWebResource.validateNamespaceBundleOwnership`` does;
+* ``PUT …/{bundle}/split?unload=&splitAlgorithmName=`` with an optional JSON array of positions:
+  ``range_equally_divide`` and ``specified_positions_divide`` change the namespace's boundaries and
+  share the bundle's load among the new bundles.
+
+Bearer tokens are checked when ``tokens`` is set (unknown → 401 with a servlet-style HTML page,
+known but not super-user → 403 ``{"reason": …}``). Faults are injected per rule (:class:`Fault`):
+a status with a reason, extra latency, a hang longer than the client's timeout, or a dropped
+connection. Every request is logged (:attr:`TestCluster.log`) with whether it carried the token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+FULL = 0xFFFFFFFF
+SUPPORTED_SPLIT = ("range_equally_divide", "specified_positions_divide")
+
+
+@dataclass
+class Fault:
+    """Answer requests matching ``path`` (a regex on the path) with a fault.
+
+    ``kind``: ``"status"`` (``status`` + ``reason`` JSON), ``"latency"`` (``seconds`` more, then
+    normal), ``"hang"`` (never answer in time), ``"drop"`` (close the connection). ``broker`` limits
+    it to one broker id, ``method`` to one method, ``times`` to that many matches (None: always).
+    """
+
+    path: str
+    kind: str = "status"
+    status: int = 500
+    reason: str = "Internal error"
+    seconds: float = 0.0
+    broker: str | None = None
+    method: str | None = None
+    times: int | None = None
+    html: bool = False
+
+    def matches(self, broker: str, method: str, path: str) -> bool:
+        return ((self.broker is None or self.broker == broker)
+                and (self.method is None or self.method == method)
+                and re.search(self.path, path) is not None
+                and (self.times is None or self.times > 0))
+
+
+@dataclass
+class LoggedRequest:
+    broker: str
+    method: str
+    path: str
+    query: dict[str, str]
+    body: bytes
+    authorization: str | None
+    status: int = 0
+
+
+@dataclass
+class BrokerState:
+    cpu: tuple[float, float] = (10.0, 100.0)
+    memory: tuple[float, float] = (1000.0, 4096.0)
+    direct: tuple[float, float] = (100.0, 1024.0)
+    bw_in: tuple[float, float] = (1000.0, 1e7)
+    bw_out: tuple[float, float] = (1000.0, 1e7)
+    gains: list[str] = field(default_factory=list)
+    losses: list[str] = field(default_factory=list)
+    latency: float = 0.0
+
+
+def fmt(pos: int) -> str:
+    return f"0x{pos:08x}"
+
+
+class TestCluster:
+    """The shared state of the cluster and the servers of its brokers."""
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, cluster: str = "test-cluster", *, tokens: dict[str, str] | None = None):
+        self.cluster = cluster
+        self.tokens = tokens  # token → "admin" | "user"
+        self.brokers: dict[str, BrokerState] = {}
+        self.namespaces: dict[str, list[int]] = {}
+        self.owners: dict[str, str] = {}  # full bundle name → broker id
+        self.stats: dict[str, dict[str, float]] = {}  # full bundle name → NamespaceBundleStats
+        self.topics: dict[str, dict[str, Any]] = {}  # topic → stats (rates, counts)
+        self.config: dict[str, str] = {
+            "clusterName": cluster,
+            "loadManagerClassName": "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl",
+            "loadBalancerBrokerOverloadedThresholdPercentage": "85",
+            "loadBalancerLoadSheddingStrategy":
+                "org.apache.pulsar.broker.loadbalance.impl.ThresholdShedder",
+            # a secret every real broker has; lbctl must never copy it anywhere
+            "brokerClientAuthenticationParameters": "token:BROKER-CLIENT-SECRET",
+            "tokenSecretKey": "data:;base64,U0VDUkVULUtFWQ==",
+        }
+        self.faults: list[Fault] = []
+        self.log: list[LoggedRequest] = []
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._servers: list[asyncio.base_events.Server] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._port_broker: dict[int, str] = {}
+
+    # ---- lifecycle ----------------------------------------------------------------------------
+    def start(self, n_brokers: int, *, latency: float = 0.0) -> list[str]:
+        """Listen on ``n_brokers`` loopback ports; returns the broker ids (``127.0.0.1:port``)."""
+        ready = threading.Event()
+        self._loop = asyncio.new_event_loop()
+
+        def run() -> None:
+            asyncio.set_event_loop(self._loop)
+            self._loop.run_until_complete(self._listen(n_brokers, latency))  # type: ignore[union-attr]
+            ready.set()
+            self._loop.run_forever()  # type: ignore[union-attr]
+
+        self._thread = threading.Thread(target=run, name="pulsar-test-cluster", daemon=True)
+        self._thread.start()
+        ready.wait(30)
+        return list(self.brokers)
+
+    async def _listen(self, n: int, latency: float) -> None:
+        for _ in range(n):
+            srv = await asyncio.start_server(self._serve_conn, "127.0.0.1", 0, backlog=1024)
+            port = srv.sockets[0].getsockname()[1]
+            bid = f"127.0.0.1:{port}"
+            self.brokers[bid] = BrokerState(latency=latency)
+            self._servers.append(srv)
+            self._port_broker[port] = bid
+
+    def stop(self) -> None:
+        loop = self._loop
+        if loop is None:
+            return
+
+        async def shutdown() -> None:
+            for s in self._servers:
+                s.close()
+            for t in list(self._tasks):
+                t.cancel()
+            await asyncio.sleep(0)
+
+        asyncio.run_coroutine_threadsafe(shutdown(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(10)
+        loop.close()
+        self._loop = None
+
+    @property
+    def admin_url(self) -> str:
+        return f"http://{next(iter(self.brokers))}"
+
+    def url(self, broker: str) -> str:
+        return f"http://{broker}"
+
+    # ---- state helpers ----------------------------------------------------------------------
+    def add_namespace(self, namespace: str, boundaries: list[int]) -> list[str]:
+        self.namespaces[namespace] = list(boundaries)
+        return [f"{namespace}/{fmt(a)}_{fmt(b)}" for a, b in zip(boundaries, boundaries[1:], strict=False)]
+
+    def ranges(self, namespace: str) -> list[str]:
+        b = self.namespaces[namespace]
+        return [f"{fmt(x)}_{fmt(y)}" for x, y in zip(b, b[1:], strict=False)]
+
+    @staticmethod
+    def _zero() -> dict[str, float]:
+        return {"msgRateIn": 0.0, "msgThroughputIn": 0.0, "msgRateOut": 0.0, "msgThroughputOut": 0.0,
+                "consumerCount": 0, "producerCount": 0, "topics": 0, "cacheSize": 0}
+
+    def own(self, bundle: str, broker: str, **stats: float) -> None:
+        self.owners[bundle] = broker
+        base = self._zero()
+        base.update(stats)
+        self.stats[bundle] = base
+
+    def bundles_of(self, broker: str) -> list[str]:
+        return [b for b, o in self.owners.items() if o == broker]
+
+    def requests(self, method: str | None = None, path: str | None = None) -> list[LoggedRequest]:
+        return [r for r in self.log if (method is None or r.method == method)
+                and (path is None or re.search(path, r.path))]
+
+    def load_report(self, broker: str) -> dict[str, Any]:
+        """The broker's ``LocalBrokerData`` as the modular load manager serialises it."""
+        st = self.brokers[broker]
+        # every broker owns its heartbeat namespace's bundle (pulsar/<cluster>/<broker id>)
+        heartbeat = f"pulsar/{self.cluster}/{broker}/0x00000000_0xffffffff"
+        bundles = [*self.bundles_of(broker), heartbeat]
+        last = {b: dict(self.stats.get(b) or self._zero()) for b in bundles}
+
+        def ru(p: tuple[float, float]) -> dict[str, float]:
+            return {"usage": p[0], "limit": p[1]}
+
+        def pct(p: tuple[float, float]) -> float:
+            return p[0] / p[1] * 100 if p[1] > 0 else 0.0
+
+        total = lambda k: sum(s[k] for s in last.values())  # noqa: E731
+        host, port = broker.split(":")
+        return {
+            "webServiceUrl": f"http://{broker}",
+            "pulsarServiceUrl": f"pulsar://{host}:6650",
+            "persistentTopicsEnabled": True,
+            "nonPersistentTopicsEnabled": True,
+            "cpu": ru(st.cpu), "memory": ru(st.memory), "directMemory": ru(st.direct),
+            "bandwidthIn": ru(st.bw_in), "bandwidthOut": ru(st.bw_out),
+            "msgThroughputIn": total("msgThroughputIn"), "msgThroughputOut": total("msgThroughputOut"),
+            "msgRateIn": total("msgRateIn"), "msgRateOut": total("msgRateOut"),
+            "lastUpdate": int(time.time() * 1000),
+            "lastStats": last,
+            "numTopics": int(total("topics")), "numBundles": len(bundles),
+            "numConsumers": int(total("consumerCount")), "numProducers": int(total("producerCount")),
+            "bundles": bundles,
+            "lastBundleGains": list(st.gains), "lastBundleLosses": list(st.losses),
+            "brokerVersionString": "4.1.1",
+            "protocols": {}, "advertisedListeners": {},
+            "loadManagerClassName": self.config["loadManagerClassName"],
+            "startTimestamp": 1700000000000,
+            "maxResourceUsage": max(pct(st.cpu), pct(st.direct), pct(st.bw_in), pct(st.bw_out)) / 100,
+            "loadReportType": "LocalBrokerData",
+        }
+
+    def broker_topics(self, broker: str) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for topic, st in self.topics.items():
+            bundle = self.bundle_of_topic(topic)
+            if bundle is None or self.owners.get(bundle) != broker:
+                continue
+            ns = "/".join(bundle.split("/")[:2])
+            rng = bundle.split("/")[2]
+            subs = {"sub": {"consumers": [{"consumerName": f"c{i}"}
+                                          for i in range(int(st.get("consumerCount", 0)))],
+                            "msgRateOut": st.get("msgRateOut", 0.0), "msgBacklog": 0}}
+            out.setdefault(ns, {}).setdefault(rng, {}).setdefault("persistent", {})[topic] = {
+                "publishers": [], "replication": {}, "subscriptions": subs,
+                "producerCount": int(st.get("producerCount", 0)),
+                "msgRateIn": st.get("msgRateIn", 0.0), "msgRateOut": st.get("msgRateOut", 0.0),
+                "msgThroughputIn": st.get("msgThroughputIn", 0.0),
+                "msgThroughputOut": st.get("msgThroughputOut", 0.0),
+                "storageSize": 0, "backlogSize": 0,
+            }
+        return out
+
+    def bundle_of_topic(self, topic: str) -> str | None:
+        import zlib
+
+        ns = "/".join(topic.split("://", 1)[1].split("/")[:2])
+        bounds = self.namespaces.get(ns)
+        if bounds is None:
+            return None
+        h = zlib.crc32(topic.encode()) & 0xFFFFFFFF
+        for a, b in zip(bounds, bounds[1:], strict=False):
+            if a <= h < b or (b == FULL and h == FULL):
+                return f"{ns}/{fmt(a)}_{fmt(b)}"
+        return None
+
+    # ---- HTTP ---------------------------------------------------------------------------------
+    async def _serve_conn(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        port = writer.get_extra_info("sockname")[1]
+        broker = self._port_broker[port]
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                lines = head.decode("latin-1").split("\r\n")
+                method, target, _ = lines[0].split(" ", 2)
+                headers = {}
+                for line in lines[1:]:
+                    if ":" in line:
+                        k, v = line.split(":", 1)
+                        headers[k.strip().lower()] = v.strip()
+                n = int(headers.get("content-length", "0") or 0)
+                body = await reader.readexactly(n) if n else b""
+                keep = await self._respond(broker, method, target, headers, body, writer)
+                if not keep or headers.get("connection", "").lower() == "close":
+                    return
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self._tasks.discard(task)
+            writer.close()
+
+    async def _respond(self, broker: str, method: str, target: str, headers: dict[str, str],
+                       body: bytes, writer: asyncio.StreamWriter) -> bool:
+        parts = urlsplit(target)
+        path = unquote(parts.path)
+        query = dict(parse_qsl(parts.query))
+        entry = LoggedRequest(broker, method, parts.path, query, body, headers.get("authorization"))
+        with self._lock:
+            self.log.append(entry)
+            fault = next((f for f in self.faults if f.matches(broker, method, path)), None)
+            if fault is not None and fault.times is not None:
+                fault.times -= 1
+        delay = self.brokers[broker].latency
+        if fault is not None and fault.kind == "latency":
+            delay += fault.seconds
+        if delay:
+            await asyncio.sleep(delay)
+        if fault is not None and fault.kind == "drop":
+            entry.status = -1
+            writer.transport.abort()
+            return False
+        if fault is not None and fault.kind == "hang":
+            await asyncio.sleep(fault.seconds or 3600)
+            return False
+        if fault is not None and fault.kind == "status":
+            status, payload, ctype, extra = self._fault_response(fault)
+        else:
+            status, payload, ctype, extra = self._route(broker, method, path, parts.query, query,
+                                                        headers, body)
+        entry.status = status
+        reason = {200: "OK", 204: "No Content", 307: "Temporary Redirect", 401: "Unauthorized",
+                  403: "Forbidden", 404: "Not Found", 409: "Conflict", 412: "Precondition Failed",
+                  500: "Internal Server Error", 503: "Service Unavailable"}.get(status, "Status")
+        head = [f"HTTP/1.1 {status} {reason}", f"Content-Length: {len(payload)}"]
+        if payload:
+            head.append(f"Content-Type: {ctype}")
+        head += [f"{k}: {v}" for k, v in extra.items()]
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + payload)
+        try:
+            await writer.drain()
+        except ConnectionError:
+            return False
+        return True
+
+    @staticmethod
+    def _fault_response(f: Fault) -> tuple[int, bytes, str, dict[str, str]]:
+        if f.html:
+            page = (f"<html><head><title>Error {f.status} {f.reason}</title></head>"
+                    f"<body><h2>HTTP ERROR {f.status}</h2></body></html>")
+            return f.status, page.encode(), "text/html", {}
+        return f.status, json.dumps({"reason": f.reason}).encode(), "application/json", {}
+
+    def _route(self, broker: str, method: str, path: str, raw_query: str, query: dict[str, str],
+               headers: dict[str, str], body: bytes) -> tuple[int, bytes, str, dict[str, str]]:
+        def ok(obj: Any) -> tuple[int, bytes, str, dict[str, str]]:
+            return 200, json.dumps(obj).encode(), "application/json", {}
+
+        def err(status: int, reason: str) -> tuple[int, bytes, str, dict[str, str]]:
+            return status, json.dumps({"reason": reason}).encode(), "application/json", {}
+
+        if self.tokens is not None:
+            auth = headers.get("authorization", "")
+            role = self.tokens.get(auth[len("Bearer "):]) if auth.startswith("Bearer ") else None
+            if role is None:
+                page = b"<html><head><title>Error 401 Authentication required</title></head></html>"
+                return 401, page, "text/html", {}
+            if role != "admin":
+                return err(403, "This operation requires super-user access")
+
+        p = path.removeprefix("/admin/v2")
+        seg = [s for s in p.split("/") if s]
+        with self._lock:
+            if method == "GET":
+                if seg == ["clusters"]:
+                    return ok([self.cluster])
+                if seg == ["brokers"]:
+                    return ok(list(self.brokers))
+                if seg == ["brokers", "configuration", "runtime"]:
+                    return ok(self.config)
+                if len(seg) == 2 and seg[0] == "brokers":
+                    if seg[1] != self.cluster:
+                        return err(404, f"Cluster does not exist: cluster={seg[1]}")
+                    return ok(list(self.brokers))
+                if seg == ["broker-stats", "load-report"]:
+                    return ok(self.load_report(broker))
+                if seg == ["broker-stats", "topics"]:
+                    return ok(self.broker_topics(broker))
+                if seg == ["tenants"]:
+                    return ok(sorted({ns.split("/")[0] for ns in self.namespaces}))
+                if len(seg) == 2 and seg[0] == "namespaces":
+                    nss = [ns for ns in self.namespaces if ns.split("/")[0] == seg[1]]
+                    return ok(nss) if nss else err(404, "Tenant does not exist")
+                if len(seg) == 4 and seg[0] == "namespaces" and seg[3] == "bundles":
+                    ns = f"{seg[1]}/{seg[2]}"
+                    if ns not in self.namespaces:
+                        return err(404, "Namespace does not exist")
+                    b = self.namespaces[ns]
+                    return ok({"boundaries": [fmt(x) for x in b], "numBundles": len(b) - 1})
+                return err(404, "HTTP 404 Not Found")
+            if method == "PUT" and len(seg) >= 4 and seg[0] == "namespaces":
+                ns = f"{seg[1]}/{seg[2]}"
+                if ns not in self.namespaces:
+                    return err(404, "Namespace does not exist")
+                if len(seg) == 4 and seg[3] == "unload":
+                    for rng in self.ranges(ns):
+                        self._move(f"{ns}/{rng}", None)
+                    return 204, b"", "", {}
+                if len(seg) == 5 and seg[4] in ("unload", "split"):
+                    bundle = f"{ns}/{seg[3]}"
+                    if seg[3] not in self.ranges(ns):
+                        return err(404, f"Bundle range {seg[3]} not found")
+                    owner = self.owners.get(bundle)
+                    if owner is None:
+                        return err(412, f"Failed to find ownership for ServiceUnit:{bundle}")
+                    if owner != broker:
+                        loc = f"http://{owner}{path}" + (f"?{raw_query}" if raw_query else "")
+                        return 307, b"", "", {"Location": loc}
+                    if seg[4] == "unload":
+                        dest = query.get("destinationBroker")
+                        if dest is not None:
+                            dest = dest.removeprefix("http://").removeprefix("https://")
+                            if dest not in self.brokers:
+                                return err(412, "Not allowed unload namespace bundle to inactive "
+                                                f"destination broker {dest}")
+                        self._move(bundle, dest)
+                        return 204, b"", "", {}
+                    return self._split(bundle, query, body, err)
+            return err(405, "Method Not Allowed")
+
+    def _move(self, bundle: str, dest: str | None) -> None:
+        owner = self.owners.get(bundle)
+        if owner is None:
+            return
+        if dest is None:
+            ids = list(self.brokers)
+            dest = ids[(ids.index(owner) + 1) % len(ids)]
+        if dest == owner:
+            return
+        self.owners[bundle] = dest
+        self.brokers[owner].losses.append(bundle)
+        self.brokers[dest].gains.append(bundle)
+
+    def _split(self, bundle: str, query: dict[str, str], body: bytes, err: Any) -> Any:
+        algo = query.get("splitAlgorithmName") or "range_equally_divide"
+        if algo not in SUPPORTED_SPLIT:
+            return err(412, "Unsupported namespace bundle split algorithm, supported algorithms "
+                            f"are {list(SUPPORTED_SPLIT)}")
+        ns = "/".join(bundle.split("/")[:2])
+        lo_s, hi_s = bundle.split("/")[2].split("_")
+        lo, hi = int(lo_s, 16), int(hi_s, 16)
+        if algo == "range_equally_divide":
+            cuts = [lo + (hi - lo) // 2]
+        else:
+            try:
+                positions = json.loads(body) if body.strip() else []
+            except ValueError:
+                return err(412, "Split bundle failed due to invalid request")
+            if not positions:
+                return err(412, "With specified_positions_divide split algorithm, splitBoundaries "
+                                "must not be empty")
+            cuts = sorted({int(p) for p in positions if lo < int(p) < hi})
+            if not cuts:
+                return err(412, "Split bundle failed due to invalid request")
+        bounds = self.namespaces[ns]
+        self.namespaces[ns] = sorted(set(bounds) | set(cuts))
+        owner = self.owners.pop(bundle)
+        old = self.stats.pop(bundle)
+        edges = [lo, *cuts, hi]
+        share = 1 / (len(edges) - 1)
+        for a, b in zip(edges, edges[1:], strict=False):
+            child = f"{ns}/{fmt(a)}_{fmt(b)}"
+            self.own(child, owner, **{k: (v * share if isinstance(v, float) else v)
+                                      for k, v in old.items()})
+            if query.get("unload") == "true":
+                self._move(child, None)
+        return 204, b"", "", {}
+

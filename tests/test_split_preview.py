@@ -1,0 +1,184 @@
+"""The split preview: how LARGEST and HOT resolve (``NamespaceBundleFactory``), the admin-side
+checks of ``NamespacesBase.internalSplitNamespaceBundleAsync``, and the children it reports."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+
+import pytest
+from factories import broker, bundle_data, state, stats  # type: ignore[import-not-found]
+
+from lbctl.config import Settings, resolve
+from lbctl.errors import UsageError
+from lbctl.model.bundle import topic_hash
+from lbctl.model.cluster import TopicStats
+from lbctl.sources.snapshot import read_snapshots
+from lbctl.split_preview import SplitRequest, preview
+from lbctl.strategies.split.base import SplitError
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "flow-or-qps.json"
+NS = "t/ns"
+BOUNDS = (0x00000000, 0x40000000, 0x80000000, 0xC0000000, 0xFFFFFFFF)
+
+
+def _cluster(topics: dict[str, TopicStats] | None = None, bundle_stats=None, data=None):
+    bundle_stats = bundle_stats or {
+        f"{NS}/0x00000000_0x40000000": stats(100, topics=3),
+        f"{NS}/0x40000000_0x80000000": stats(100, topics=2),
+        f"{NS}/0x80000000_0xc0000000": stats(100, topics=2),
+        f"{NS}/0xc0000000_0xffffffff": stats(100, topics=2),
+    }
+    st = state({"b1": broker(bundles=bundle_stats)}, bundle_data=data)
+    return replace(st, namespaces=MappingProxyType({NS: BOUNDS}),
+                   topics=MappingProxyType(topics or {}))
+
+
+def _topics_per_bundle(counts: dict[int, int]) -> dict[str, TopicStats]:
+    """Topic names whose hashes put ``counts[i]`` topics in bundle ``i`` of ``BOUNDS``."""
+    out: dict[str, TopicStats] = {}
+    have = dict.fromkeys(counts, 0)
+    i = 0
+    while have != counts:
+        name = f"persistent://{NS}/topic-{i}"
+        i += 1
+        idx = next(k for k in range(4) if BOUNDS[k] <= topic_hash(name) < BOUNDS[k + 1])
+        if have.get(idx, 0) < counts.get(idx, 0):
+            have[idx] += 1
+            out[name] = TopicStats(msgRateIn=10.0 * i)
+    return out
+
+
+def test_largest_is_the_bundle_with_most_topics() -> None:
+    topics = _topics_per_bundle({0: 2, 1: 5, 2: 3, 3: 1})
+    p = preview(_cluster(topics), Settings.defaults(), SplitRequest(NS, bundle_type="LARGEST"))
+    assert p.bundle == f"{NS}/0x40000000_0x80000000" and p.selected_by == "LARGEST"
+    assert "5 of the namespace's 11" in p.selection_why
+
+
+def test_largest_tie_goes_to_the_first_bundle_to_reach_the_count() -> None:
+    """Topics are counted in name order; a later bundle needs a strictly higher count."""
+    topics = _topics_per_bundle({0: 3, 2: 3})
+    counts = {0: 0, 2: 0}
+    leader = None
+    for t in sorted(topics):
+        k = 0 if topic_hash(t) < BOUNDS[1] else 2
+        counts[k] += 1
+        if counts[k] == 3 and leader is None:
+            leader = k
+    p = preview(_cluster(topics), Settings.defaults(), SplitRequest(NS, bundle="LARGEST"))
+    assert p.bundle == f"{NS}/0x{BOUNDS[leader]:08x}_0x{BOUNDS[leader + 1]:08x}"
+
+
+def test_largest_without_topics_is_not_found() -> None:
+    with pytest.raises(SplitError, match="Bundle range LARGEST not found"):
+        preview(_cluster(), Settings.defaults(), SplitRequest(NS, bundle="LARGEST"))
+
+
+def test_hot_is_the_highest_long_term_throughput_with_topics() -> None:
+    b = [f"{NS}/0x00000000_0x40000000", f"{NS}/0x40000000_0x80000000",
+         f"{NS}/0x80000000_0xc0000000", f"{NS}/0xc0000000_0xffffffff"]
+    data = {
+        b[0]: bundle_data(tp_in=5e6, topics=3),
+        b[1]: bundle_data(tp_in=9e9, topics=0),  # the hottest, but its bundle data counts no topic
+        b[2]: bundle_data(tp_in=1e6, topics=2, long_term=(8e6, 0, 0, 0)),  # long-term decides
+        b[3]: bundle_data(tp_in=1e6, topics=2),
+    }
+    p = preview(_cluster(data=data), Settings.defaults(), SplitRequest(NS, bundle_type="hot"))
+    assert p.bundle == b[2] and p.selected_by == "HOT"
+
+
+def test_hot_not_found_when_no_bundle_counts_topics() -> None:
+    """``NamespaceServiceTest``: "Bundle range HOT not found" on a namespace without load."""
+    zero = {f"{NS}/0x00000000_0x40000000": stats(100, topics=0)}
+    with pytest.raises(SplitError, match="Bundle range HOT not found"):
+        preview(_cluster(bundle_stats=zero), Settings.defaults(), SplitRequest(NS, bundle="HOT"))
+
+
+def test_range_split_children_and_owner() -> None:
+    topics = _topics_per_bundle({0: 4})
+    p = preview(_cluster(topics), Settings.defaults(),
+                SplitRequest(NS, bundle="0x00000000_0x40000000", unload=True))
+    assert p.boundaries == (0x20000000,) and p.owner == "b1" and p.unload
+    assert [c.bundle for c in p.children] == [f"{NS}/0x00000000_0x20000000",
+                                              f"{NS}/0x20000000_0x40000000"]
+    assert sorted(t for c in p.children for t in c.topics) == sorted(topics)
+    assert sum(c.msg_rate for c in p.children) == sum(s.msgRateIn for s in topics.values())
+    assert all(c.broker == "b1" for c in p.children)
+    assert (p.bundles_before, p.bundles_after) == (4, 5)
+
+
+def test_namespace_without_boundaries_uses_reported_bundles() -> None:
+    st = replace(_cluster(), namespaces=MappingProxyType({}))
+    p = preview(st, Settings.defaults(), SplitRequest(NS, bundle="0xc0000000_0xffffffff"))
+    assert p.boundaries == (0xC0000000 + (0xFFFFFFFF - 0xC0000000) // 2,)
+
+
+def test_bundle_too_small_to_split() -> None:
+    tiny = {f"{NS}/0x00000000_0x00000001": stats(topics=2),
+            f"{NS}/0x00000001_0xffffffff": stats(topics=2)}
+    st = replace(_cluster(bundle_stats=tiny),
+                 namespaces=MappingProxyType({NS: (0, 1, 0xFFFFFFFF)}))
+    with pytest.raises(SplitError, match="can't be split further"):
+        preview(st, Settings.defaults(), SplitRequest(NS, bundle="0x00000000_0x00000001"))
+
+
+@pytest.mark.parametrize(("request_", "error", "match"), [
+    (SplitRequest(NS), UsageError, "Must pass one of the params"),
+    (SplitRequest(NS, bundle="0x00000000_0x40000000", bundle_type="HOT"), UsageError,
+     "mutually exclusive"),
+    (SplitRequest("t/other", bundle="0x00000000_0x40000000"), SplitError, "not in the snapshot"),
+    (SplitRequest("nonsense", bundle="0x00000000_0x40000000"), UsageError, "tenant/namespace"),
+    (SplitRequest(NS, bundle="0x00000000_0x20000000"), SplitError, "is not a bundle of t/ns"),
+    (SplitRequest(NS, bundle="0x0_0x4"), SplitError, "bad bundle range"),
+    (SplitRequest(NS, bundle="0x00000000_0x40000000", algorithm="evenly"), SplitError,
+     "Unsupported namespace bundle split algorithm"),
+    (SplitRequest(NS, bundle="0x00000000_0x40000000", algorithm="specified_positions_divide"),
+     SplitError, "splitBoundaries must not be empty"),
+    (SplitRequest(NS, bundle="0x00000000_0x40000000", algorithm="topic_count_equally_divide"),
+     SplitError, "the snapshot's 'topics' must list them"),
+])
+def test_errors(request_: SplitRequest, error: type, match: str) -> None:
+    with pytest.raises(error, match=match):
+        preview(_cluster(), Settings.defaults(), request_)
+
+
+def test_positions_all_outside_the_bundle() -> None:
+    req = SplitRequest(NS, bundle="0x00000000_0x40000000", algorithm="specified_positions_divide",
+                       positions=(0x50000000, 0x60000000))
+    with pytest.raises(SplitError, match="no split position is strictly inside.*dropped 0x50000000"):
+        preview(_cluster(_topics_per_bundle({0: 3})), Settings.defaults(), req)
+    ok = replace(req, positions=(0x10000000, 0x50000000))
+    p = preview(_cluster(_topics_per_bundle({0: 3})), Settings.defaults(), ok)
+    assert p.boundaries == (0x10000000,)
+
+
+def test_algorithm_must_be_supported_by_the_broker() -> None:
+    settings = Settings.defaults().with_values(
+        supportedNamespaceBundleSplitAlgorithms="range_equally_divide,topic_count_equally_divide")
+    with pytest.raises(SplitError, match=r"supported algorithms are \[range_equally_divide, "):
+        preview(_cluster(), settings, SplitRequest(NS, bundle="0x00000000_0x40000000",
+                                                  algorithm="flow_or_qps_equally_divide"))
+
+
+def test_namespace_at_maximum_bundles() -> None:
+    settings = Settings.defaults().with_values(loadBalancerNamespaceMaximumBundles=4)
+    with pytest.raises(SplitError, match="already has 4 bundles"):
+        preview(_cluster(), settings, SplitRequest(NS, bundle="0x00000000_0x40000000"))
+
+
+@pytest.mark.parametrize(("rate", "mbytes", "children"), [
+    (450, 200, 5), (1900, 90, 3), (1100, 110, 2)])
+def test_documentation_example_snapshot(rate: int, mbytes: int, children: int) -> None:
+    """The example's topics really hash to the documentation's positions."""
+    st = read_snapshots([EXAMPLE])[-1]
+    hashes = sorted(topic_hash(t) for t in st.topics_of_bundle("my-tenant/my-ns/0x00000000_0x80000000"))
+    assert hashes == [0x10000000, 0x15000000, 0x24000000, 0x39000000, 0x58000000, 0x76000000]
+    settings = resolve(st.config, {}, {"loadBalancerNamespaceBundleMaxMsgRate": str(rate),
+                                       "loadBalancerNamespaceBundleMaxBandwidthMbytes": str(mbytes)})
+    p = preview(st, settings, SplitRequest("my-tenant/my-ns", bundle="0x00000000_0x80000000",
+                                           algorithm="flow_or_qps_equally_divide"))
+    assert len(p.children) == children
+    for c in p.children:  # within the limits unless one topic alone exceeds them
+        assert (c.msg_rate <= rate and c.throughput <= mbytes * 1048576) or len(c.topics) == 1
