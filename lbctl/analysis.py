@@ -60,7 +60,7 @@ def run_cycles(states: Sequence[ClusterState], opts: Options) -> list[CycleResul
         if st.load_manager == EXTENSIBLE:
             raise UsageError(
                 f"{st.source or st.cluster}: the snapshot is of an extensible load manager cluster; "
-                "lbctl models the modular load manager only (TransferShedder is not implemented yet)")
+                "the modular cycle cannot replay it (analysis.plans sends it to the extensible runner)")
     conf = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
     settings = [settings_for(st, opts, conf) for st in states]
     lm = load_manager_for(settings[-1], opts)

@@ -399,23 +399,10 @@ def read_broker_conf(path: Path) -> dict[str, str]:
     of unrelated settings. A blank value (``key=``) is what Pulsar's ``FieldParser.setEmptyValue``
     makes of it: an empty list or set, and no change (the default stays) for any other type.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a directory, expected a broker.conf file") from None
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read broker.conf ({e.strerror})") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: not a text file") from None
+    from lbctl.properties import read_properties
+
     values: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith(("#", "!")):
-            continue
-        sep_at = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)
-        if sep_at < 0:
-            continue
-        key, value = line[:sep_at].strip(), line[sep_at + 1 :].strip()
+    for key, value in read_properties(path, "broker.conf").items():
         setting = SETTINGS_BY_NAME.get(key)
         if setting is None:
             continue

@@ -366,13 +366,13 @@ def test_read_broker_conf_blank_list_is_empty(tmp_path: Path) -> None:
 
 
 def test_read_broker_conf_errors(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="cannot read broker.conf"):
+    with pytest.raises(ConfigError, match="no such broker.conf file"):
         read_broker_conf(tmp_path / "missing.conf")
     with pytest.raises(ConfigError, match="is a directory"):
         read_broker_conf(tmp_path)
     binary = tmp_path / "broker.conf"
     binary.write_bytes(b"\xff\xfe\x00bad")
-    with pytest.raises(ConfigError, match="not a text file"):
+    with pytest.raises(ConfigError, match="broker.conf is not UTF-8 text"):
         read_broker_conf(binary)
 
 

@@ -81,30 +81,9 @@ class ConnectionConfig:
 
 def read_client_conf(path: str | Path) -> dict[str, str]:
     """The client.conf keys lbctl uses, as strings (Java properties: ``key=value``, ``#`` comments)."""
-    p = Path(path).expanduser()
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such client.conf file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a directory, expected a client.conf file") from None
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read client.conf ({e.strerror})") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: client.conf is not UTF-8 text") from None
-    values: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith(("#", "!")):
-            continue
-        seps = [i for i in (line.find("="), line.find(":")) if i >= 0]
-        if not seps:
-            continue
-        at = min(seps)
-        key, value = line[:at].strip(), line[at + 1 :].strip()
-        if key in _KEYS:
-            values[key] = value
-    return values
+    from lbctl.properties import read_properties
+
+    return {k: v for k, v in read_properties(path, "client.conf").items() if k in _KEYS}
 
 
 def resolve_connection(opts: ConnectionOptions, env: dict[str, str] | None = None) -> ConnectionConfig:
