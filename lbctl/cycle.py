@@ -127,10 +127,14 @@ class LoadManager:
         round_robin: PlacementStrategy,
         *,
         seed: int | None = None,
+        check_splits: bool = True,
     ):
+        """``check_splits=False`` skips ``checkNamespaceBundleSplit`` for callers that would
+        throw its answer away (the simulator's load model does not apply splits)."""
         self.shedding = shedding
         self.placement = placement
         self.round_robin = round_robin
+        self.check_splits = check_splits
         self.rng = Random(seed if seed is not None else 0)
         self._filter_memo: tuple[Any, ...] = (None, None)
 
@@ -173,7 +177,7 @@ class LoadManager:
                 del recently[b]
 
         load = build_load_data(state, bundle_data, recently)
-        splits = auto_splits(state, load, settings)
+        splits = auto_splits(state, load, settings) if self.check_splits else ()
         shed_name = self.shedding.name
         if gate is not None:
             return CycleResult(

@@ -43,6 +43,9 @@ class BundleDataView(Mapping[str, BundleData]):
         self._built: dict[str, BundleData] = {}
 
     def __getitem__(self, bundle: str) -> BundleData:
+        data = self._given.get(bundle)  # stored data is used as is: nothing to build
+        if data is not None and bundle in self._stats:
+            return data
         data = self._built.get(bundle)
         if data is None:
             stats = self._stats[bundle]  # KeyError: not reported, so not in LoadData
@@ -52,6 +55,13 @@ class BundleDataView(Mapping[str, BundleData]):
                 data = BundleData.first_sample(stats) if base is None else base.update(stats)
             self._built[bundle] = data
         return data
+
+    def get(self, bundle: str, default: BundleData | None = None) -> BundleData | None:  # type: ignore[override]
+        """``Mapping.get`` without its exception round trip (called per bundle per cycle)."""
+        if bundle not in self._stats:
+            return default
+        data = self._given.get(bundle)
+        return data if data is not None else self[bundle]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._stats)

@@ -195,6 +195,7 @@ class _Run:
         s0 = self.states[0]
         self.settings0 = self.settings(0)
         self.lm = load_manager_for(self.settings0, opts)
+        self.lm.check_splits = False  # the load model does not apply splits (see README)
         interval = int(self.settings0["loadBalancerSheddingIntervalMinutes"])
         if interval <= 0:
             raise UsageError(f"loadBalancerSheddingIntervalMinutes must be positive, got {interval}")
