@@ -200,18 +200,30 @@ class LocalBrokerData:
         aggregates are re-summed from ``stats`` and gains/losses computed against ``bundles``."""
         old = set(self.bundles)
         new = tuple(stats)
+        # A plain left-to-right loop, as Java adds: Python 3.12's sum() of floats compensates
+        # rounding errors and would differ from Java in the last bits.
+        rin = rout = tin = tout = 0.0
+        topics = consumers = producers = 0
+        for s in stats.values():
+            rin += s.msgRateIn
+            rout += s.msgRateOut
+            tin += s.msgThroughputIn
+            tout += s.msgThroughputOut
+            topics += s.topics
+            consumers += s.consumerCount
+            producers += s.producerCount
         return replace(
             self,
             lastStats=MappingProxyType(dict(stats)),
             bundles=new,
             numBundles=len(new),
-            msgRateIn=sum(s.msgRateIn for s in stats.values()),
-            msgRateOut=sum(s.msgRateOut for s in stats.values()),
-            msgThroughputIn=sum(s.msgThroughputIn for s in stats.values()),
-            msgThroughputOut=sum(s.msgThroughputOut for s in stats.values()),
-            numTopics=sum(s.topics for s in stats.values()),
-            numConsumers=sum(s.consumerCount for s in stats.values()),
-            numProducers=sum(s.producerCount for s in stats.values()),
+            msgRateIn=rin,
+            msgRateOut=rout,
+            msgThroughputIn=tin,
+            msgThroughputOut=tout,
+            numTopics=topics,
+            numConsumers=consumers,
+            numProducers=producers,
             lastBundleGains=tuple(b for b in new if b not in old),
             lastBundleLosses=tuple(b for b in self.bundles if b not in stats),
         )
