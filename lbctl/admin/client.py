@@ -73,6 +73,7 @@ ACTIVE_BROKERS = _ep("GET", "/brokers/{cluster}")
 RUNTIME_CONFIG = _ep("GET", "/brokers/configuration/runtime")
 LOAD_REPORT = _ep("GET", "/broker-stats/load-report")
 BROKER_TOPICS = _ep("GET", "/broker-stats/topics")
+BROKER_METRICS = _ep("GET", "/broker-stats/metrics")  # brk_lb_* (the extensible LB's load data)
 TENANTS = _ep("GET", "/tenants")
 NAMESPACES = _ep("GET", "/namespaces/{tenant}")
 BUNDLES = _ep("GET", "/namespaces/{tenant}/{namespace}/bundles")
@@ -83,7 +84,7 @@ SPLIT_BUNDLE = _ep("PUT", "/namespaces/{tenant}/{namespace}/{bundle}/split")
 #: every endpoint lbctl may request (the spec test reads this)
 ENDPOINTS: tuple[Endpoint, ...] = (
     CLUSTERS, LOCAL_BROKERS, ACTIVE_BROKERS, RUNTIME_CONFIG, LOAD_REPORT, BROKER_TOPICS, TENANTS, NAMESPACES,
-    BUNDLES, UNLOAD_NAMESPACE, UNLOAD_BUNDLE, SPLIT_BUNDLE,
+    BUNDLES, UNLOAD_NAMESPACE, UNLOAD_BUNDLE, SPLIT_BUNDLE, BROKER_METRICS,
 )
 
 

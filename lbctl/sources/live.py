@@ -11,7 +11,9 @@ What is read (``shared/reference/admin-api.md`` §7, the REST-only call plan):
    configuration does not name the cluster and there is exactly one);
 3. concurrently, on every broker itself (``http://<broker id>``; per-broker data is answered by the
    receiving broker, never redirected): ``GET /admin/v2/broker-stats/load-report`` (its
-   ``LocalBrokerData``) and, when topics are wanted, ``GET /admin/v2/broker-stats/topics``;
+   ``LocalBrokerData``) and, when topics are wanted, ``GET /admin/v2/broker-stats/topics`` (on an
+   extensible cluster, where load-report answers 500, ``/broker-stats/metrics`` and
+   ``/broker-stats/topics`` instead: :mod:`lbctl.sources.live_extensible`);
 4. ``GET /admin/v2/tenants`` → ``GET /admin/v2/namespaces/{tenant}`` →
    ``GET /admin/v2/namespaces/{t}/{ns}/bundles``: every namespace's boundaries.
 
@@ -91,6 +93,7 @@ class LiveSource:
         self.namespaces = namespaces
         self.progress = progress or (lambda _s, _d, _t: None)
         self.clock = clock
+        self.load_manager = MODULAR  # as the last discover() found it
 
     def load(self) -> ClusterState:
         return self.read().state
@@ -120,12 +123,20 @@ class LiveSource:
             call(ACTIVE_BROKERS, cluster=cluster))
         if not isinstance(brokers, list) or not all(isinstance(b, str) for b in brokers):
             raise HttpError(f"GET /admin/v2/brokers/{cluster}: expected a JSON array of broker ids")
-        lm_class = str(raw.get("loadManagerClassName", ""))
-        lm = EXTENSIBLE if "extensions.ExtensibleLoadManager" in lm_class else MODULAR
+        from lbctl.sources.live_extensible import is_extensible_class
+
+        lm = EXTENSIBLE if is_extensible_class(raw.get("loadManagerClassName")) else MODULAR
+        self.load_manager = lm
         return Discovery(cluster, list(brokers), raw, lm)
 
     def load_reports(self, brokers: list[str]) -> dict[str, dict[str, Any] | AdminError]:
-        """Every broker's ``LocalBrokerData`` (or its error), read concurrently."""
+        """Every broker's ``LocalBrokerData`` (or its error), read concurrently. On an extensible
+        cluster (see :mod:`lbctl.sources.live_extensible`) they are rebuilt from each broker's
+        metrics and topic stats: the load-report endpoint answers 500 there."""
+        from lbctl.sources.live_extensible import ExtensibleReader
+
+        if self.load_manager == EXTENSIBLE:
+            return ExtensibleReader(self).local_reports(brokers) or {}
         results = self.client.gather(
             [call(LOAD_REPORT, base=self.client.broker_url(b)) for b in brokers])
         out: dict[str, dict[str, Any] | AdminError] = {}
@@ -135,6 +146,11 @@ class LiveSource:
                               "expected a LocalBrokerData object"
                               + (" (got null: no load manager report)" if r is None else ""))
             out[b] = r
+        if out and all(isinstance(r, AdminError) and r.status == 500 for r in out.values()):
+            rebuilt = ExtensibleReader(self).local_reports(brokers, probe=True)
+            if rebuilt is not None:
+                self.load_manager = EXTENSIBLE
+                return rebuilt
         return out
 
     def read(self) -> LiveRead:
@@ -146,11 +162,22 @@ class LiveSource:
         config, dropped = _lb_settings(d.config)
         warnings += [f"runtime setting {k} ignored: value cannot be parsed" for k in dropped]
 
+        from lbctl.sources.live_extensible import ExtensibleReader
+
+        if d.load_manager == EXTENSIBLE:
+            return ExtensibleReader(self).read(d, captured, config, failures, warnings)
         brokers: dict[str, Any] = {}
         if d.load_manager == MODULAR:
             self.progress("load reports", 0, len(d.brokers))
             errors: list[AdminError] = []
-            for b, r in self.load_reports(d.brokers).items():
+            reports = self.load_reports(d.brokers)
+            if self.load_manager == EXTENSIBLE:  # every load-report answered 500: see load_reports
+                warnings.append(
+                    "every broker's load-report answered 500 and their metrics are the extensible "
+                    "load manager's, although loadManagerClassName is "
+                    f"{d.config.get('loadManagerClassName')!r}: read as an extensible cluster")
+                return ExtensibleReader(self).read(d, captured, config, failures, warnings)
+            for b, r in reports.items():
                 if isinstance(r, AdminError):
                     failures.append(BrokerFailure(b, str(r), r.exit_code))
                     errors.append(r)

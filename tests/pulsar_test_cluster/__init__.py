@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pulsar_test_cluster.server import FULL, Fault, TestCluster, fmt
 
-__all__ = ["FULL", "Fault", "TestCluster", "equal_boundaries", "fmt", "hot_cluster"]
+__all__ = ["FULL", "Fault", "TestCluster", "equal_boundaries", "extensible_cluster", "fmt",
+           "hot_cluster"]
 
 
 def equal_boundaries(n: int) -> list[int]:
@@ -44,4 +45,44 @@ def hot_cluster(n_brokers: int = 3, *, bundles_per_broker: int = 2, latency: flo
         c.topics[f"persistent://public/default/orders-{t}"] = {
             "msgRateIn": 10.0 + t, "msgRateOut": 20.0 + t, "msgThroughputIn": 1000.0 * t,
             "msgThroughputOut": 2000.0 * t, "producerCount": 1, "consumerCount": 1}
+    return c
+
+
+#: extensible_cluster's brokers: (published weightedMaxEMA, CPU usage of 100, bundles owned)
+EXTENSIBLE_BROKERS = ((0.85, 90.0, 4), (0.30, 33.3, 2), (0.20, 21.7, 1), (0.10, 10.1, 1))
+
+
+def extensible_cluster(*, tokens: dict[str, str] | None = None, topics: int = 160,
+                       **config: str) -> TestCluster:
+    """A started cluster on the extensible load manager (load-report → 500), four brokers whose
+    published loads (``weightedMaxEMA``) are 85, 30, 20 and 10 % — std 0.28 > the 0.25 target — and
+    the hit-count threshold 0, so TransferShedder acts in one cycle.
+
+    ``public/default`` has 8 bundles: the first four on the hot broker, then 2, 1, 1. The load is in
+    ``topics`` topics of ``public/default`` (the only bundle data REST serves there): a topic's
+    rates follow its bundle's owner (10× on the hot broker, 2× on the second) and its index.
+    """
+    c = TestCluster(tokens=tokens)
+    c.set_extensible(loadBalancerSheddingConditionHitCountThreshold="0", **config)
+    ids = c.start(len(EXTENSIBLE_BROKERS))
+    bundles = c.add_namespace("public/default", equal_boundaries(8))
+    owner_of = [i for i, (_, _, n) in enumerate(EXTENSIBLE_BROKERS) for _ in range(n)]
+    for b, i in zip(bundles, owner_of, strict=True):
+        c.own(b, ids[i])
+    for bid, (ema, cpu, _) in zip(ids, EXTENSIBLE_BROKERS, strict=True):
+        st = c.brokers[bid]
+        st.ema = ema
+        st.cpu = (cpu, 100.0)
+        st.bw_in = (cpu * 1e4, 1e7)  # below the CPU: CPU is the weighted max
+        st.bw_out = (cpu * 2e4, 1e7)
+    factor = {ids[0]: 10.0, ids[1]: 2.0}
+    for t in range(topics):
+        name = f"persistent://public/default/events-{t}"
+        bundle = c.bundle_of_topic(name)
+        assert bundle is not None
+        k = factor.get(c.owners[bundle], 1.0)
+        c.topics[name] = {"msgRateIn": (10.0 + t % 7) * k, "msgRateOut": (20.0 + t % 5) * k,
+                          "msgThroughputIn": (100000.0 + 1000.0 * t) * k,
+                          "msgThroughputOut": (200000.0 + 500.0 * t) * k,
+                          "producerCount": 1, "consumerCount": 1 + t % 3}
     return c

@@ -6,8 +6,10 @@ thread, so hundreds of brokers cost one thread. It serves the admin v2 endpoints
 Pulsar's JSON shapes:
 
 * ``GET /admin/v2/clusters``, ``/brokers/{cluster}``, ``/brokers/configuration/runtime``;
-* ``GET /admin/v2/broker-stats/load-report`` (the receiving broker's ``LocalBrokerData``) and
-  ``/broker-stats/topics`` (its topics, nested namespace → bundle → persistent → topic);
+* ``GET /admin/v2/broker-stats/load-report`` (the receiving broker's ``LocalBrokerData``),
+  ``/broker-stats/topics`` (its topics, nested namespace → bundle → persistent → topic) and
+  ``/broker-stats/metrics`` (Pulsar's list of ``{"dimensions", "metrics"}``: the load manager's
+  ``brk_lb_*`` usage percentages, as 32-bit floats, among other entries);
 * ``GET /admin/v2/tenants``, ``/namespaces/{tenant}``, ``/namespaces/{t}/{ns}/bundles``;
 * ``PUT /admin/v2/namespaces/{t}/{ns}/unload`` and ``…/{bundle}/unload[?destinationBroker=]``:
   ownership moves (to the destination, else to the next broker); a bundle operation that reaches a
@@ -16,6 +18,12 @@ Pulsar's JSON shapes:
 * ``PUT …/{bundle}/split?unload=&splitAlgorithmName=`` with an optional JSON array of positions:
   ``range_equally_divide`` and ``specified_positions_divide`` change the namespace's boundaries and
   share the bundle's load among the new bundles.
+
+In **extensible mode** (:meth:`TestCluster.set_extensible`) the cluster runs the extensible load
+manager as far as REST can tell: the runtime configuration names ``ExtensibleLoadManagerImpl``,
+``load-report`` answers 500 (``ExtensibleLoadManagerWrapper`` has no load report) and the metrics
+add ``BrokerLoadData.toMetrics``' ``brk_lb_resource_usage`` entries with ``feature=max_ema`` (the
+broker's ``weightedMaxEMA``: :attr:`BrokerState.ema`, else its weighted max) and ``feature=max``.
 
 Bearer tokens are checked when ``tokens`` is set (unknown → 401 with a servlet-style HTML page,
 known but not super-user → 403 ``{"reason": …}``). Faults are injected per rule (:class:`Fault`):
@@ -28,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import struct
 import threading
 import time
 from dataclasses import dataclass, field
@@ -36,6 +45,27 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 FULL = 0xFFFFFFFF
 SUPPORTED_SPLIT = ("range_equally_divide", "specified_positions_divide")
+EXTENSIBLE_LM = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
+TRANSFER_SHEDDER = "org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder"
+
+
+def _f32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def percent_usage(pair: tuple[float, float]) -> float:
+    """Java's ``ResourceUsage.percentUsage()``: float division, times 100 in float."""
+    usage, limit = pair
+    return _f32(_f32(_f32(usage) / _f32(limit)) * 100.0) if limit > 0 else 0.0
+
+
+def java_float(x: float) -> float:
+    """The shortest decimal that reads back as the same float, as Jackson writes a ``Float``."""
+    for digits in range(1, 10):
+        v = float(f"{x:.{digits}g}")
+        if _f32(v) == x:
+            return v
+    return x
 
 
 @dataclass
@@ -85,6 +115,7 @@ class BrokerState:
     gains: list[str] = field(default_factory=list)
     losses: list[str] = field(default_factory=list)
     latency: float = 0.0
+    ema: float | None = None  # extensible mode: the broker's published weightedMaxEMA
 
 
 def fmt(pos: int) -> str:
@@ -114,6 +145,7 @@ class TestCluster:
             "brokerClientAuthenticationParameters": "token:BROKER-CLIENT-SECRET",
             "tokenSecretKey": "data:;base64,U0VDUkVULUtFWQ==",
         }
+        self.extensible = False
         self.faults: list[Fault] = []
         self.log: list[LoggedRequest] = []
         self._lock = threading.Lock()
@@ -176,6 +208,44 @@ class TestCluster:
         return f"http://{broker}"
 
     # ---- state helpers ----------------------------------------------------------------------
+    def set_extensible(self, **config: str) -> None:
+        """Run the extensible load manager (see the module docstring); ``config`` adds runtime
+        settings."""
+        self.extensible = True
+        self.config["loadManagerClassName"] = EXTENSIBLE_LM
+        self.config["loadBalancerLoadSheddingStrategy"] = TRANSFER_SHEDDER
+        self.config.update(config)
+
+    def metrics(self, broker: str) -> list[dict[str, Any]]:
+        """``/broker-stats/metrics`` of one broker: a JVM entry, the load-balancing entries and,
+        in extensible mode, ``BrokerLoadData.toMetrics``' features."""
+        st = self.brokers[broker]
+        pct = {k: percent_usage(v) for k, v in (("cpu", st.cpu), ("memory", st.memory),
+                                                 ("direct", st.direct), ("in", st.bw_in),
+                                                 ("out", st.bw_out))}
+        dims = {"broker": broker.split(":")[0], "metric": "loadBalancing"}
+        out: list[dict[str, Any]] = [
+            {"dimensions": {}, "metrics": {"brk_ml_cache_evictions": 0, "jvm_heap_used": 1.0e9}},
+            {"dimensions": dict(dims), "metrics": {
+                "brk_lb_cpu_usage": java_float(pct["cpu"]),
+                "brk_lb_memory_usage": java_float(pct["memory"]),
+                "brk_lb_directMemory_usage": java_float(pct["direct"]),
+                "brk_lb_bandwidth_in_usage": java_float(pct["in"]),
+                "brk_lb_bandwidth_out_usage": java_float(pct["out"])}},
+        ]
+        if self.extensible:
+            max_usage = max(pct["cpu"], pct["direct"], pct["in"], pct["out"]) / 100
+            # default weights: CPU and bandwidth 1, heap and direct memory 0
+            ema = st.ema if st.ema is not None else max(pct["cpu"], pct["in"], pct["out"]) / 100
+            out += [{"dimensions": {**dims, "feature": "max_ema"},
+                     "metrics": {"brk_lb_resource_usage": ema}},
+                    {"dimensions": {**dims, "feature": "max"},
+                     "metrics": {"brk_lb_resource_usage": max_usage}},
+                    {"dimensions": {"broker": dims["broker"], "metric": "bundleUnloading"},
+                     "metrics": {"brk_lb_unload_broker_total": 0,
+                                 "brk_lb_unload_bundle_total": 0}}]
+        return out
+
     def add_namespace(self, namespace: str, boundaries: list[int]) -> list[str]:
         self.namespaces[namespace] = list(boundaries)
         return [f"{namespace}/{fmt(a)}_{fmt(b)}" for a, b in zip(boundaries, boundaries[1:], strict=False)]
@@ -389,7 +459,11 @@ class TestCluster:
                         return err(404, f"Cluster does not exist: cluster={seg[1]}")
                     return ok(list(self.brokers))
                 if seg == ["broker-stats", "load-report"]:
+                    if self.extensible:  # RestException(UnsupportedOperationException): no message
+                        return 500, b'{"reason":null}', "application/json", {}
                     return ok(self.load_report(broker))
+                if seg == ["broker-stats", "metrics"]:
+                    return ok(self.metrics(broker))
                 if seg == ["broker-stats", "topics"]:
                     return ok(self.broker_topics(broker))
                 if seg == ["tenants"]:
