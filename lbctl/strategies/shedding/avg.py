@@ -215,23 +215,23 @@ class AvgShedder:
                 return f"{head} ≥ high threshold {_num(high_t)}"
             return f"{head} ≥ low threshold {_num(low_t)} (< high threshold {_num(high_t)})"
 
+        def verdict(b: str, pair: _Pair, label: Label, reason: Reason, why: str,
+                    hits: tuple[int, int] = (0, 0), **extra: float) -> BrokerVerdict:
+            # AvgShedder keeps no smoothed figure: its score (usage × 100) goes in numbers.
+            return BrokerVerdict(
+                broker=b, usage=scores[b] / 100, score=None, label=label, reason=reason, why=why,
+                numbers=MappingProxyType({**base_numbers(b, pair), "hit_high": float(hits[0]),
+                                          "hit_low": float(hits[1]), **extra}),
+            )
+
         kept = [p for p in steps if p.kept]
 
         # Rule 5: no pair kept.
         if not kept:
             for pair in steps:
                 for b in dict.fromkeys((pair.low, pair.high)):
-                    verdicts[b] = BrokerVerdict(
-                        broker=b,
-                        usage=scores[b] / 100,
-                        score=None,  # AvgShedder keeps no smoothed figure; its score (usage × 100) is in numbers
-                        label=Label.SKIP,
-                        reason=Reason.BALANCED,
-                        why=f"{pair_text(b, pair)}; hit counts cleared",
-                        numbers=MappingProxyType(
-                            {**base_numbers(b, pair), "hit_high": 0.0, "hit_low": 0.0}
-                        ),
-                    )
+                    verdicts[b] = verdict(b, pair, Label.SKIP, Reason.BALANCED,
+                                          f"{pair_text(b, pair)}; hit counts cleared")
             notes.append(
                 f"{Reason.BALANCED}: no pair of brokers is {_num(low_t)} or more points apart "
                 f"(loadBalancerAvgShedderLowThreshold); all hit counts cleared."
@@ -248,17 +248,8 @@ class AvgShedder:
             lo, hi = pair.low, pair.high
             if not pair.kept:
                 for b in dict.fromkeys((lo, hi)):
-                    verdicts[b] = BrokerVerdict(
-                        broker=b,
-                        usage=scores[b] / 100,
-                        score=None,  # AvgShedder keeps no smoothed figure; its score (usage × 100) is in numbers
-                        label=Label.SKIP,
-                        reason=Reason.BALANCED,
-                        why=f"{pair_text(b, pair)}; hit counts reset",
-                        numbers=MappingProxyType(
-                            {**base_numbers(b, pair), "hit_high": 0.0, "hit_low": 0.0}
-                        ),
-                    )
+                    verdicts[b] = verdict(b, pair, Label.SKIP, Reason.BALANCED,
+                                          f"{pair_text(b, pair)}; hit counts reset")
                 continue
 
             # Rule 6: the hit-count gate (absent counters count as 0).
@@ -268,18 +259,9 @@ class AvgShedder:
             )
             if not triggered:
                 for b in dict.fromkeys((lo, hi)):
-                    hh, hl = counts[b]
-                    verdicts[b] = BrokerVerdict(
-                        broker=b,
-                        usage=scores[b] / 100,
-                        score=None,  # AvgShedder keeps no smoothed figure; its score (usage × 100) is in numbers
-                        label=Label.SKIP,
-                        reason=Reason.HIT_COUNT,
-                        why=f"{pair_text(b, pair)}; {fmt_counts(hh, hl)} — not yet",
-                        numbers=MappingProxyType(
-                            {**base_numbers(b, pair), "hit_high": float(hh), "hit_low": float(hl)}
-                        ),
-                    )
+                    verdicts[b] = verdict(
+                        b, pair, Label.SKIP, Reason.HIT_COUNT,
+                        f"{pair_text(b, pair)}; {fmt_counts(*counts[b])} — not yet", counts[b])
                 notes.append(
                     f"{Reason.HIT_COUNT}: pair {lo} (score {scores[lo]:.1f}) ↔ {hi} "
                     f"(score {scores[hi]:.1f}), gap {pair.gap:.1f}: "
@@ -321,23 +303,11 @@ class AvgShedder:
                     f"{need_tp / MB:.2f} MB/s ≤ minUnloadMessageThroughput {min_tp / MB:.2f} MB/s"
                 )
                 for b in dict.fromkeys((lo, hi)):
-                    verdicts[b] = BrokerVerdict(
-                        broker=b,
-                        usage=scores[b] / 100,
-                        score=None,  # AvgShedder keeps no smoothed figure; its score (usage × 100) is in numbers
-                        label=Label.SKIP,
-                        reason=Reason.BALANCED,
-                        why=why if b == hi else f"{pair_text(b, pair)}; {gate} → due, "
+                    verdicts[b] = verdict(
+                        b, pair, Label.SKIP, Reason.BALANCED,
+                        why if b == hi else f"{pair_text(b, pair)}; {gate} → due, "
                         f"but the traffic gap is too small to move anything",
-                        numbers=MappingProxyType(
-                            {
-                                **base_numbers(b, pair),
-                                "hit_high": float(counts[b][0]),
-                                "hit_low": float(counts[b][1]),
-                                **amounts,
-                            }
-                        ),
-                    )
+                        counts[b], **amounts)
                 notes.append(f"{Reason.BALANCED}: pair {lo} ↔ {hi}: {why}.")
                 continue
 
@@ -374,23 +344,8 @@ class AvgShedder:
                 (lo, lo_label, lo_reason, lo_why),
                 (hi, hi_label, hi_reason, hi_why),
             ):
-                verdicts[b] = BrokerVerdict(
-                    broker=b,
-                    usage=scores[b] / 100,
-                    score=None,  # AvgShedder keeps no smoothed figure; its score (usage × 100) is in numbers
-                    label=label,
-                    reason=reason,
-                    why=why,
-                    numbers=MappingProxyType(
-                        {
-                            **base_numbers(b, pair),
-                            "hit_high": float(counts[b][0]),
-                            "hit_low": float(counts[b][1]),
-                            **amounts,
-                            "selected": float(len(chosen)),
-                        }
-                    ),
-                )
+                verdicts[b] = verdict(b, pair, label, reason, why, counts[b], **amounts,
+                                      selected=float(len(chosen)))
 
         decision = SheddingDecision(
             NAME,
