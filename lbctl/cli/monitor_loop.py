@@ -59,14 +59,14 @@ def live_refresh(src: Any, mon: BrokerMonitor, last_threshold: list[float]) -> R
 
     at = int(time.time() * 1000)
     try:
-        d = src.discover()
+        d, raw_reports = src.discover_and_reports(list(mon.rows))
     except AdminError as e:
         if not mon.rows:
             raise
         brokers = list(mon.rows)
         return mon.update(brokers, dict.fromkeys(brokers, f"admin URL: {e}"), last_threshold[0], at)
     last_threshold[0] = threshold_of(d.config)
-    reports = parse_reports(d.cluster, src.load_reports(d.brokers))
+    reports = parse_reports(d.cluster, raw_reports)
     return mon.update(d.brokers, reports, last_threshold[0], at, d.cluster)
 
 

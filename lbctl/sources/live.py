@@ -103,6 +103,10 @@ class LiveSource:
         """The cluster, its active brokers and the runtime configuration, in one round trip when
         the broker serves ``GET /admin/v2/brokers`` (the local cluster's brokers, Pulsar 3.x+)."""
         raw, local = self.client.gather([call(RUNTIME_CONFIG), call(LOCAL_BROKERS)])
+        return self._discovery(raw, local)
+
+    def _discovery(self, raw: Any, local: Any) -> Discovery:
+        """:meth:`discover` from the answers to its two first requests."""
         if isinstance(raw, AdminError):
             raise raw
         if not isinstance(raw, dict):
@@ -139,6 +143,12 @@ class LiveSource:
             return ExtensibleReader(self).local_reports(brokers) or {}
         results = self.client.gather(
             [call(LOAD_REPORT, base=self.client.broker_url(b)) for b in brokers])
+        return self._reports(brokers, results)
+
+    def _reports(self, brokers: list[str], results: list[Any]) -> dict[str, dict[str, Any] | AdminError]:
+        """:meth:`load_reports` from the answers to its requests."""
+        from lbctl.sources.live_extensible import ExtensibleReader
+
         out: dict[str, dict[str, Any] | AdminError] = {}
         for b, r in zip(brokers, results, strict=True):
             if not isinstance(r, AdminError) and not isinstance(r, dict):
@@ -152,6 +162,32 @@ class LiveSource:
                 self.load_manager = EXTENSIBLE
                 return rebuilt
         return out
+
+    def discover_and_reports(
+        self, known: list[str]
+    ) -> tuple[Discovery, dict[str, dict[str, Any] | AdminError]]:
+        """A refresh (``monitor-brokers``): the discovery and every broker's load report.
+
+        When the brokers are known from the previous refresh of a modular cluster, their load
+        reports are asked for together with the discovery — one round trip instead of two; a
+        broker that joined since is read right after, one that left is dropped.
+        """
+        if not known or self.load_manager != MODULAR:
+            d = self.discover()
+            return d, self.load_reports(d.brokers)
+        results = self.client.gather(
+            [call(RUNTIME_CONFIG), call(LOCAL_BROKERS)]
+            + [call(LOAD_REPORT, base=self.client.broker_url(b)) for b in known])
+        d = self._discovery(results[0], results[1])
+        if d.load_manager != MODULAR:
+            return d, self.load_reports(d.brokers)
+        listed = set(d.brokers)
+        # (if every report answered 500, _reports found an extensible cluster and rebuilt them)
+        reports = {b: r for b, r in self._reports(known, results[2:]).items() if b in listed}
+        joined = [b for b in d.brokers if b not in reports]
+        if joined:
+            reports.update(self.load_reports(joined))
+        return d, reports
 
     def read(self) -> LiveRead:
         captured = int(self.clock() * 1000)

@@ -94,3 +94,33 @@ def test_refreshes_average_across_samples(lbctl: Lbctl) -> None:
     assert row["samples"] == 2 and first["brokers"][0]["samples"] == 1
     # the same rates twice: the averages equal them (the leader's rule keeps a constant constant)
     assert row["shortMsgRateIn"] == pytest.approx(row["latestMsgRateIn"])
+
+
+def test_refresh_reads_known_brokers_with_the_discovery(cluster) -> None:
+    """After the first refresh the known brokers' load reports go out together with the broker
+    list (one round trip); a broker that left is dropped, not shown as failing."""
+    from live_helpers import ADMIN_TOKEN
+
+    from lbctl.admin.auth import make_auth
+    from lbctl.admin.client import AdminClient
+    from lbctl.cli.monitor_loop import live_refresh
+    from lbctl.monitor import BrokerMonitor
+    from lbctl.sources.live import LiveSource
+
+    with AdminClient(cluster.admin_url, auth=make_auth("token", f"token:{ADMIN_TOKEN}")) as client:
+        src = LiveSource(client, topics=False, namespaces=False)
+        mon = BrokerMonitor()
+        first = live_refresh(src, mon, [85.0])
+        assert {r.broker for r in first.rows} == set(cluster.brokers)
+        gone = list(cluster.brokers)[-1]
+        del cluster.brokers[gone]
+        cluster.log.clear()
+        second = live_refresh(src, mon, [85.0])
+    ok = {r.broker for r in second.rows if r.state == "ok"}
+    assert ok == set(cluster.brokers) and gone not in {r.broker for r in second.rows}
+    reports = [r.broker for r in cluster.log if r.path == "/admin/v2/broker-stats/load-report"]
+    # one batch: each remaining broker's report asked once (not again after the broker list),
+    # the departed broker's too (it was known), retried as reads are
+    assert sorted(b for b in reports if b != gone) == sorted(cluster.brokers)
+    assert gone in reports
+    assert [r.path for r in cluster.log].count("/admin/v2/brokers") == 1

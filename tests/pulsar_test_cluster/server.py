@@ -387,7 +387,12 @@ class TestCluster:
             fault = next((f for f in self.faults if f.matches(broker, method, path)), None)
             if fault is not None and fault.times is not None:
                 fault.times -= 1
-        delay = self.brokers[broker].latency
+        state = self.brokers.get(broker)
+        if state is None:  # a broker removed from the cluster: as good as stopped
+            entry.status = -1
+            writer.transport.abort()
+            return False
+        delay = state.latency
         if fault is not None and fault.kind == "latency":
             delay += fault.seconds
         if delay:
