@@ -52,15 +52,20 @@ def load_manager_for(settings: Settings, opts: Options) -> LoadManager:
     )
 
 
-def run_cycles(states: Sequence[ClusterState], opts: Options) -> list[CycleResult]:
-    """Replay the snapshots as successive cycles of the modular load manager."""
+def require_modular(states: Sequence[ClusterState], why: str) -> None:
+    """At least one snapshot, none of an extensible cluster (``why`` ends the message)."""
     if not states:
         raise UsageError("no snapshot given")
     for st in states:
         if st.load_manager == EXTENSIBLE:
-            raise UsageError(
-                f"{st.source or st.cluster}: the snapshot is of an extensible load manager cluster; "
-                "the modular cycle cannot replay it (analysis.plans sends it to the extensible runner)")
+            raise UsageError(f"{st.source or st.cluster}: the snapshot is of an extensible load "
+                             f"manager cluster; {why}")
+
+
+def run_cycles(states: Sequence[ClusterState], opts: Options) -> list[CycleResult]:
+    """Replay the snapshots as successive cycles of the modular load manager."""
+    require_modular(states, "the modular cycle cannot replay it (analysis.plans sends it to the "
+                            "extensible runner)")
     conf = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
     settings = [settings_for(st, opts, conf) for st in states]
     lm = load_manager_for(settings[-1], opts)

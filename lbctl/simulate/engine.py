@@ -32,12 +32,12 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from lbctl.analysis import Options, load_manager_for, settings_for
+from lbctl.analysis import Options, load_manager_for, require_modular, settings_for
 from lbctl.config import Settings, read_broker_conf
 from lbctl.cycle import CycleMemory
 from lbctl.errors import UsageError
 from lbctl.loaddata import BundleDataView
-from lbctl.model.cluster import EXTENSIBLE, ClusterState
+from lbctl.model.cluster import ClusterState
 from lbctl.model.load import BundleData, LocalBrokerData, NamespaceBundleStats
 from lbctl.simulate.metrics import BounceTracker, Spread, ratio, settle_cycle
 from lbctl.simulate.model import LoadModel
@@ -163,13 +163,7 @@ class SimulationOptions:
 
 
 def check_states(states: Sequence[ClusterState]) -> None:
-    if not states:
-        raise UsageError("no snapshot given")
-    for st in states:
-        if st.load_manager == EXTENSIBLE:
-            raise UsageError(
-                f"{st.source or st.cluster}: the snapshot is of an extensible load manager cluster; "
-                "the simulator models modular load reports only")
+    require_modular(states, "the simulator models modular load reports only")
 
 
 def simulate(states: Sequence[ClusterState], opts: Options,
