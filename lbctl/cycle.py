@@ -36,16 +36,16 @@ from lbctl.config import Settings
 from lbctl.loaddata import build_load_data, update_bundle_data
 from lbctl.model.bundle import namespace_of
 from lbctl.model.cluster import ClusterState
-from lbctl.model.javaorder import java_hash_order
-from lbctl.model.load import BundleData
-from lbctl.strategies.base import (
-    LoadData,
-    PlacementDecision,
-    PlacementStrategy,
+from lbctl.model.decision import (
+    FilterStep,
+    PlacementTrace,
     Selection,
     SheddingDecision,
-    SheddingStrategy,
+    UnloadOutcome,
 )
+from lbctl.model.javaorder import java_hash_order
+from lbctl.model.load import BundleData
+from lbctl.strategies.base import LoadData, PlacementStrategy, SheddingStrategy
 from lbctl.strategies.split.candidates import auto_splits
 
 SYSTEM_NAMESPACE = "pulsar/system"
@@ -61,38 +61,6 @@ class CycleMemory:
     shedding: Any = None
     placement: Any = None
     round_robin: Any = None
-
-
-@dataclass(frozen=True, slots=True)
-class FilterStep:
-    """One broker filter of ``selectBroker``: who went in, who came out, and why."""
-
-    name: str
-    before: tuple[str, ...]
-    after: tuple[str, ...]
-    why: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class PlacementTrace:
-    """How ``selectBroker`` chose (or failed to choose) a destination."""
-
-    bundle: str
-    steps: tuple[FilterStep, ...]
-    decision: PlacementDecision | None
-    recheck: PlacementDecision | None = None  # the overload post-check's second pick
-    broker: str | None = None
-    why: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class UnloadOutcome:
-    """A bundle the shedder selected, and what the load manager then did with it."""
-
-    selection: Selection
-    destination: str | None
-    skipped: str | None = None
-    placement: PlacementTrace | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lbctl.cycle import CycleResult, PlacementTrace
+from lbctl.cycle import CycleResult
 from lbctl.model.bundle import BundleName, BundleNameError
+from lbctl.model.decision import PlacementTrace
 from lbctl.render import pct
 
 _RESOURCES = ("cpu", "directMemory", "bandwidthIn", "bandwidthOut")

@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from lbctl.cycle import CycleResult, UnloadOutcome
+from lbctl.cycle import CycleResult
+from lbctl.model.decision import UnloadOutcome
 
 PLAN_FORMAT = "lbctl/plan@1"
 

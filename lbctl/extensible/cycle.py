@@ -54,9 +54,7 @@ from lbctl.extensible.filters import (
 )
 from lbctl.extensible.models import (
     BrokerLoadData,
-    Label,
     TopBundle,
-    UnloadDecision,
     first_sample,
     from_local_broker_data,
     has_features,
@@ -64,10 +62,11 @@ from lbctl.extensible.models import (
     parse_top_bundles,
     top_k_bundles,
 )
-from lbctl.extensible.split import SplitResult, find_bundles_to_split
-from lbctl.extensible.transfer_shedder import ShedderInput, ShedResult, TransferShedder
+from lbctl.extensible.split import find_bundles_to_split
+from lbctl.extensible.transfer_shedder import ShedderInput, TransferShedder
 from lbctl.model.bundle import namespace_of
 from lbctl.model.cluster import EXTENSIBLE, ClusterState
+from lbctl.model.decision import Label, PlacementDecision, ShedResult, SplitResult, UnloadDecision
 from lbctl.model.javaorder import concurrent_order, java_hash_order
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -93,7 +92,7 @@ class ExtAction:
     decision: UnloadDecision
     msg_rate: float | None
     throughput: float | None
-    preview: lruw.Selection | None = None  # unload mode: the next lookup's likely pick
+    preview: PlacementDecision | None = None  # unload mode: the next lookup's likely pick
 
 
 @dataclass(frozen=True)
@@ -283,14 +282,14 @@ class ExtensibleLoadManager:
 
     def _preview(self, bundle: str, source: str, lookups: Mapping[str, BrokerLookup],
                  fctx: FilterContext, store: Mapping[str, BrokerLoadData],
-                 settings: Settings) -> lruw.Selection:
+                 settings: Settings) -> PlacementDecision:
         """``ExtensibleLoadManagerImpl.selectAsync`` at the next lookup: the filters over the
         available brokers except the current owner, then LeastResourceUsageWithWeight."""
         cands = {b: v for b, v in lookups.items() if b != source}
         with suppress(FilterError):  # Pulsar logs a failing filter and keeps its candidates
             cands, _ = apply_filters(cands, bundle, fctx, default_pipeline())
         order = java_hash_order(cands)
-        return lruw.select(order, store, settings, self.rng)
+        return lruw.select(order, store, settings, self.rng, bundle)
 
     def run_sequence(self, states: Sequence[ClusterState], settings: Sequence[Settings]
                      ) -> list[ExtensibleCycleResult]:

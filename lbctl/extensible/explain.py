@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lbctl.extensible.cycle import ExtensibleCycleResult
-from lbctl.extensible.transfer_shedder import Round
+from lbctl.model.decision import Round
 
 
 def _f(x: float | None, digits: int = 6) -> float | None:

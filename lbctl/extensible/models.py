@@ -10,9 +10,8 @@ double when weighted, so the EMA reproduces Pulsar's tests bit for bit.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from typing import Any
 
 from lbctl.config import Settings
@@ -26,34 +25,6 @@ DEFAULT_RESOURCE_USAGE = 1.0
 #: ``NamespaceName.SYSTEM_NAMESPACE``, a system-service namespace for TopKBundles
 SYSTEM_NAMESPACE = "pulsar/system"
 RESOURCES = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")
-
-
-class Label(StrEnum):
-    """``UnloadDecision.Label`` / ``SplitDecision.Label``."""
-
-    SUCCESS = "Success"
-    SKIP = "Skip"
-    FAILURE = "Failure"
-
-
-class Reason(StrEnum):
-    """``UnloadDecision.Reason`` and ``SplitDecision.Reason`` (no ``Balanced`` for unloads: the
-    current source reports a balanced cluster as Skip/HitCount)."""
-
-    OVERLOADED = "Overloaded"
-    UNDERLOADED = "Underloaded"
-    ADMIN = "Admin"
-    NO_BUNDLES = "NoBundles"
-    COOL_DOWN = "CoolDown"
-    OUTDATED_DATA = "OutDatedData"
-    NO_LOAD_DATA = "NoLoadData"
-    NO_BROKERS = "NoBrokers"
-    HIT_COUNT = "HitCount"
-    UNKNOWN = "Unknown"
-    TOPICS = "Topics"
-    SESSIONS = "Sessions"
-    MSG_RATE = "MsgRate"
-    BANDWIDTH = "Bandwidth"
 
 
 @dataclass(frozen=True, slots=True)
@@ -418,26 +389,5 @@ def top_k_bundles(
 
 
 # --- decisions ------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Unload:
-    """``models.Unload``: move ``bundle`` off ``source``, to ``destination`` (transfer) or to
-    whichever broker the next lookup picks (``None``)."""
-
-    source: str
-    bundle: str
-    destination: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class UnloadDecision:
-    """``models.UnloadDecision``: an unload with its label and reason (value equality)."""
-
-    unload: Unload
-    label: Label
-    reason: Reason
-
-
-def unloads_key(decisions: Sequence[UnloadDecision]) -> set[tuple[str, str, str | None, str, str]]:
-    """Decisions as a set of plain tuples (Pulsar returns a ``Set``)."""
-    return {(d.unload.source, d.unload.bundle, d.unload.destination, str(d.label), str(d.reason))
-            for d in decisions}

@@ -11,26 +11,13 @@ caller's order (a Java ``HashSet`` in Pulsar).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from random import Random
 
 from lbctl.config import Settings
 from lbctl.extensible.models import BrokerLoadData
+from lbctl.model.decision import PlacementDecision
 
 NAME = "LeastResourceUsageWithWeight"
-
-
-@dataclass(frozen=True, slots=True)
-class Selection:
-    """The pick and the numbers behind it."""
-
-    broker: str | None
-    candidates: tuple[str, ...]
-    scores: Mapping[str, float] = field(default_factory=dict)
-    best: tuple[str, ...] = ()
-    no_data: tuple[str, ...] = ()
-    average: float | None = None
-    why: str = ""
 
 
 def select(
@@ -38,10 +25,11 @@ def select(
     store: Mapping[str, BrokerLoadData],
     settings: Settings,
     rng: Random,
-) -> Selection:
+    bundle: str = "",
+) -> PlacementDecision:
     cands = tuple(candidates)
     if not cands:
-        return Selection(None, cands, why="no candidate broker")
+        return PlacementDecision(NAME, bundle, None, cands, why="no candidate broker")
     scores: dict[str, float] = {}
     no_data: list[str] = []
     total = 0.0
@@ -64,4 +52,5 @@ def select(
         best = list(cands)
         why = "no broker is clearly below the average: all candidates are equally good"
     pick = best[rng.randrange(len(best))]
-    return Selection(pick, cands, scores, tuple(best), tuple(no_data), avg, why)
+    return PlacementDecision(NAME, bundle, pick, cands, scores, tuple(best), why, tuple(no_data),
+                             avg)

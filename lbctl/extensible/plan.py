@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lbctl.extensible.cycle import ExtensibleCycleResult
-from lbctl.extensible.models import Reason
 from lbctl.model.bundle import format_position
+from lbctl.model.decision import Reason
 from lbctl.plan import Action, BrokerRow, Plan, spread
 
 

@@ -17,15 +17,9 @@ from typing import Any
 from lbctl.config import Settings
 from lbctl.extensible.models import BrokerLoadData, from_local_broker_data, top_k_bundles
 from lbctl.extensible.transfer_shedder import NAME, PACKAGE, ShedderInput, TransferShedder
+from lbctl.model.decision import BrokerVerdict, Label, Reason, Selection, SheddingDecision
 from lbctl.model.javaorder import concurrent_order, java_hash_order
-from lbctl.strategies.base import (
-    BrokerVerdict,
-    Label,
-    LoadData,
-    Reason,
-    Selection,
-    SheddingDecision,
-)
+from lbctl.strategies.base import LoadData
 from lbctl.strategies.registry import SHEDDING
 
 

@@ -21,41 +21,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from lbctl.config import Settings
-from lbctl.extensible.models import Label, Reason
 from lbctl.model.bundle import BundleRange, format_position
+from lbctl.model.decision import BundleCheck, Label, Reason, SplitDecision, SplitResult
 from lbctl.model.load import NamespaceBundleStats
 
 MIB = 1024 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class SplitDecision:
-    """``SplitDecision`` with its ``Split``: the parent bundle, the broker, the two child ranges."""
-
-    bundle: str
-    broker: str
-    label: Label
-    reason: Reason
-    boundary: int | None = None
-    children: tuple[str, ...] = ()
-    algorithm: str = "range_equally_divide"
-
-
-@dataclass(frozen=True, slots=True)
-class BundleCheck:
-    """One bundle the strategy looked at, for ``explain``."""
-
-    bundle: str
-    hit_count: int
-    why: str
-
-
-@dataclass(frozen=True)
-class SplitResult:
-    decisions: tuple[SplitDecision, ...]
-    failures: int  # Failure/Unknown counter updates
-    hit_counts: Mapping[str, int]
-    checks: tuple[BundleCheck, ...] = ()
 
 
 def _range_of(bundle: str) -> tuple[str, str]:

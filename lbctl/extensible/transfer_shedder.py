@@ -34,15 +34,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lbctl.config import Settings
-from lbctl.extensible.models import (
-    BrokerLoadData,
+from lbctl.extensible.models import BrokerLoadData, TopBundle
+from lbctl.model.bundle import namespace_of
+from lbctl.model.decision import (
+    BrokerStat,
+    BundleStep,
     Label,
     Reason,
-    TopBundle,
+    Round,
+    ShedResult,
     Unload,
     UnloadDecision,
 )
-from lbctl.model.bundle import namespace_of
 
 NAME = "TransferShedder"
 PACKAGE = "org.apache.pulsar.broker.loadbalance.extensions.scheduler"
@@ -70,73 +73,6 @@ class ShedderInput:
     recently_unloaded_brokers: Mapping[str, int] = field(default_factory=dict)
     is_owner: Callable[[str, str], bool] | None = None
     transferable: Transferable | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class BundleStep:
-    """One top bundle of a max broker, and what the round did with it."""
-
-    bundle: str
-    throughput: float
-    outcome: str  # "moved" | "skipped" | "stopped"
-    why: str
-    swaps: tuple[Unload, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Round:
-    """One max/min pairing of the main loop, with the numbers it used."""
-
-    reason: Reason
-    why_reason: str
-    max_broker: str
-    min_broker: str
-    std_before: float
-    std_after: float
-    outcome: str  # "offloaded" | "no load data" | "few bundles" | "nothing movable"
-    why: str
-    max_load: float | None = None
-    min_load: float | None = None
-    offload: float | None = None
-    offload_throughput: float | None = None
-    max_throughput: float | None = None
-    min_throughput: float | None = None
-    marked: float = 0.0
-    gained: float = 0.0
-    adjusted_offload: float | None = None
-    bundles: tuple[BundleStep, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class BrokerStat:
-    """A broker of the load-data store as phase A saw it."""
-
-    broker: str
-    load: float
-    counted: bool
-    why: str = ""
-
-
-@dataclass(frozen=True)
-class ShedResult:
-    """Everything one ``findBundlesForUnloading`` decided, and why."""
-
-    decisions: tuple[UnloadDecision, ...]
-    skip: tuple[Label, Reason] | None  # the counter update when nothing was decided
-    why: str  # one line: the outcome and its gate
-    hit_count_before: int
-    hit_count: int  # the memory carried to the next cycle
-    threshold: int
-    avg: float  # counter.getLoadAvg() (0 when phase A stopped the cycle)
-    std: float  # counter.getLoadStd()
-    final_std: float  # LoadStats.std after the loop
-    brokers: tuple[BrokerStat, ...] = ()
-    sorted_brokers: tuple[str, ...] = ()
-    condition: Mapping[str, bool] = field(default_factory=dict)
-    rounds: tuple[Round, ...] = ()
-    stop: str = ""  # why the main loop ended
-    expired_brokers: tuple[str, ...] = ()  # removed from recentlyUnloadedBrokers
-    hit_count_at_gate: int = 0  # the count the gate compared with the threshold
 
 
 def _sqrt(x: float) -> float:

@@ -20,41 +20,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from random import Random
 from types import MappingProxyType
 from typing import Any, Protocol
 
 from lbctl.config import Settings
 from lbctl.model.bundle import namespace_of
+from lbctl.model.decision import PlacementDecision, SheddingDecision
 from lbctl.model.javaorder import concurrent_capacity, hashmap_capacity, rehashed_order
 from lbctl.model.load import BundleData, LocalBrokerData, TimeAverageBrokerData
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
-
-
-class Label(StrEnum):
-    SUCCESS = "Success"
-    SKIP = "Skip"
-    FAILURE = "Failure"
-
-
-class Reason(StrEnum):
-    OVERLOADED = "Overloaded"
-    UNDERLOADED = "Underloaded"
-    BALANCED = "Balanced"
-    NO_BUNDLES = "NoBundles"
-    HIT_COUNT = "HitCount"
-    COOL_DOWN = "CoolDown"
-    OUTDATED_DATA = "OutDatedData"
-    NO_LOAD_DATA = "NoLoadData"
-    NO_BROKERS = "NoBrokers"
-    UNKNOWN = "Unknown"
-    TOPICS = "Topics"
-    SESSIONS = "Sessions"
-    MSG_RATE = "MsgRate"
-    BANDWIDTH = "Bandwidth"
-    ADMIN = "Admin"
 
 
 # NamespaceService.isSystemServiceNamespace: heartbeat (v1, v2) and SLA-monitor namespaces.
@@ -124,52 +100,6 @@ class LoadData:
 
 
 # --- what shedding strategies return ------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Selection:
-    """One bundle a shedder picked to unload from ``broker``."""
-
-    broker: str
-    bundle: str
-    reason: Reason
-    msg_rate: float
-    throughput: float
-    destination: str | None = None  # AvgShedder/TransferShedder choose it while shedding
-
-
-@dataclass(frozen=True, slots=True)
-class BundleCandidate:
-    """One bundle the selection loop looked at, and what it did with it and why."""
-
-    broker: str
-    bundle: str
-    value: float  # the figure it was ranked by (throughput or rate)
-    chosen: bool
-    why: str
-
-
-@dataclass(frozen=True, slots=True)
-class BrokerVerdict:
-    """What a strategy concluded about one broker, with the numbers behind it."""
-
-    broker: str
-    usage: float | None = None  # the strategy's load figure (fraction)
-    score: float | None = None  # history-smoothed figure, where the strategy keeps one
-    label: Label | None = None
-    reason: Reason | None = None
-    why: str = ""
-    numbers: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
-
-
-@dataclass(frozen=True, slots=True)
-class SheddingDecision:
-    """The outcome of one ``findBundlesForUnloading`` call."""
-
-    strategy: str
-    selections: tuple[Selection, ...] = ()
-    brokers: Mapping[str, BrokerVerdict] = field(default_factory=lambda: _EMPTY)
-    candidates: tuple[BundleCandidate, ...] = ()
-    notes: tuple[str, ...] = ()  # cluster-level reasoning in words
-    numbers: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
 
 
 class SheddingStrategy(Protocol):
@@ -185,17 +115,6 @@ class SheddingStrategy(Protocol):
 
 
 # --- what placement strategies return -----------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class PlacementDecision:
-    """Which broker a placement strategy picked for a bundle, and the scores it compared."""
-
-    strategy: str
-    bundle: str
-    broker: str | None
-    candidates: tuple[str, ...]
-    scores: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
-    best: tuple[str, ...] = ()
-    why: str = ""
 
 
 class PlacementStrategy(Protocol):

@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from lbctl.config import Settings
-from lbctl.extensible.models import Label, Reason
 from lbctl.extensible.split import find_bundles_to_split
+from lbctl.model.decision import Label, Reason
 from lbctl.model.load import NamespaceBundleStats
 
 BUNDLE1 = "tenant/namespace/0x00000000_0xffffffff"

@@ -24,8 +24,8 @@ from lbctl.extensible.filters import (
     make_transferable,
     shedding_with_policies_allowed,
 )
-from lbctl.extensible.models import Label, Reason, unloads_key
 from lbctl.extensible.transfer_shedder import ShedderInput, TransferShedder
+from lbctl.model.decision import Label, Reason, unloads_key
 
 SETUP_AVG = 0.36400000000000005
 SETUP_STD = 0.3982762860126121

@@ -38,8 +38,9 @@ from types import MappingProxyType
 from typing import Any
 
 from lbctl.config import Settings
+from lbctl.model.decision import PlacementDecision
 from lbctl.model.load import BundleData, LocalBrokerData
-from lbctl.strategies.base import BrokerData, LoadData, PlacementDecision
+from lbctl.strategies.base import BrokerData, LoadData
 from lbctl.strategies.registry import PLACEMENT
 
 NAME = "LeastLongTermMessageRate"

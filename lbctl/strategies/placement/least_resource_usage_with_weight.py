@@ -35,8 +35,9 @@ from types import MappingProxyType
 from typing import Any
 
 from lbctl.config import Settings
+from lbctl.model.decision import PlacementDecision
 from lbctl.model.load import BundleData
-from lbctl.strategies.base import LoadData, PlacementDecision
+from lbctl.strategies.base import LoadData
 from lbctl.strategies.registry import PLACEMENT
 
 NAME = "LeastResourceUsageWithWeight"

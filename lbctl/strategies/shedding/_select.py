@@ -27,15 +27,9 @@ from dataclasses import dataclass
 
 from lbctl.config import MB
 from lbctl.model.bundle import namespace_of
+from lbctl.model.decision import BundleCandidate, Reason, Selection
 from lbctl.model.load import BundleData
-from lbctl.strategies.base import (
-    BrokerData,
-    BundleCandidate,
-    LoadData,
-    Reason,
-    Selection,
-    is_system_service_namespace,
-)
+from lbctl.strategies.base import BrokerData, LoadData, is_system_service_namespace
 
 
 def fmt_mb(value: float) -> str:

@@ -55,19 +55,18 @@ from typing import Any
 
 from lbctl.config import Settings
 from lbctl.model.bundle import namespace_of
-from lbctl.model.javaorder import java_hash_order
-from lbctl.model.load import BundleData
-from lbctl.strategies.base import (
+from lbctl.model.decision import (
     BrokerVerdict,
     BundleCandidate,
     Label,
-    LoadData,
     PlacementDecision,
     Reason,
     Selection,
     SheddingDecision,
-    is_system_service_namespace,
 )
+from lbctl.model.javaorder import java_hash_order
+from lbctl.model.load import BundleData
+from lbctl.strategies.base import LoadData, is_system_service_namespace
 from lbctl.strategies.registry import PLACEMENT, SHEDDING
 
 NAME = "AvgShedder"

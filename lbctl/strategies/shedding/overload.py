@@ -27,15 +27,15 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from lbctl.config import Settings
-from lbctl.strategies.base import (
+from lbctl.model.decision import (
     BrokerVerdict,
     BundleCandidate,
     Label,
-    LoadData,
     Reason,
     Selection,
     SheddingDecision,
 )
+from lbctl.strategies.base import LoadData
 from lbctl.strategies.registry import SHEDDING
 from lbctl.strategies.shedding._select import fmt_mb, fmt_pct, select_greedy
 

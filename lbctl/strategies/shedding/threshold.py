@@ -37,15 +37,15 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
 from lbctl.config import MB, Settings
-from lbctl.strategies.base import (
+from lbctl.model.decision import (
     BrokerVerdict,
     BundleCandidate,
     Label,
-    LoadData,
     Reason,
     Selection,
     SheddingDecision,
 )
+from lbctl.strategies.base import LoadData
 from lbctl.strategies.registry import SHEDDING
 from lbctl.strategies.shedding._select import fmt_mb, fmt_pct, select_greedy
 

@@ -38,16 +38,16 @@ from collections.abc import Callable
 from types import MappingProxyType
 
 from lbctl.config import Settings
-from lbctl.model.load import BundleData
-from lbctl.strategies.base import (
+from lbctl.model.decision import (
     BrokerVerdict,
     BundleCandidate,
     Label,
-    LoadData,
     Reason,
     Selection,
     SheddingDecision,
 )
+from lbctl.model.load import BundleData
+from lbctl.strategies.base import LoadData
 from lbctl.strategies.registry import SHEDDING
 from lbctl.strategies.shedding._select import (
     descending,

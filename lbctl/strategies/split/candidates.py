@@ -27,15 +27,15 @@ are unloaded when ``loadBalancerAutoUnloadSplitBundlesEnabled``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from lbctl.config import Settings
 from lbctl.loaddata import BundleDataView
 from lbctl.model.bundle import BundleName, BundleNameError, namespace_of
 from lbctl.model.cluster import ClusterState
+from lbctl.model.decision import AutoSplit, Reason, SplitCandidate
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import NamespaceBundleStats
-from lbctl.strategies.base import LoadData, Reason
+from lbctl.strategies.base import LoadData
 from lbctl.strategies.split.base import (
     MB,
     SplitError,
@@ -43,35 +43,6 @@ from lbctl.strategies.split.base import (
     apply_boundaries,
     option_for,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class SplitCandidate:
-    """A bundle over a split threshold; ``selected`` unless its namespace has too many bundles."""
-
-    bundle: str
-    broker: str
-    reason: Reason
-    detail: str  # the firing figure against its limit, e.g. "Message Rate: 49976/30000 msg/s"
-    topics: int
-    sessions: int
-    msg_rate: float  # long-term msgRateIn + msgRateOut
-    throughput: float  # long-term msgThroughputIn + msgThroughputOut, bytes/s
-    selected: bool = True
-    why: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class AutoSplit:
-    """What ``checkNamespaceBundleSplit`` does with one picked bundle."""
-
-    candidate: SplitCandidate
-    algorithm: str
-    boundaries: tuple[int, ...] = ()
-    children: tuple[str, ...] = ()
-    unload: bool = False
-    skipped: str | None = None
-    why: str = ""
 
 
 def _n(x: float) -> str:

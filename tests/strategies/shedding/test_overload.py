@@ -13,7 +13,7 @@ import pytest
 from factories import broker, bundle_data, load
 
 from lbctl.config import MB, Settings
-from lbctl.strategies.base import Label, Reason
+from lbctl.model.decision import Label, Reason
 from lbctl.strategies.registry import SHEDDING
 from lbctl.strategies.shedding.overload import OverloadShedder
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from factories import broker, bundle_data, load
 
 from lbctl.config import MB
+from lbctl.model.decision import Reason
 from lbctl.model.javaorder import concurrent_order, copy_order, java_hash_order
-from lbctl.strategies.base import Reason
 from lbctl.strategies.shedding._select import fmt_mb, select_greedy, shedding_candidates
 
 HEARTBEAT = "pulsar/broker-a:8080/0x00000000_0xffffffff"

@@ -14,8 +14,8 @@ from lbctl.analysis import Options, plans
 from lbctl.config import Settings
 from lbctl.model.bundle import BundleName, topic_hash
 from lbctl.model.cluster import TopicStats
+from lbctl.model.decision import Reason
 from lbctl.sources.snapshot import read_snapshots
-from lbctl.strategies.base import Reason
 from lbctl.strategies.split.candidates import auto_splits, find_bundles_to_split
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "split"

@@ -1,0 +1,326 @@
+"""What load managers decide, as data: one vocabulary for every strategy, plan and explanation.
+
+Mirrors Pulsar's decision objects (``extensions.models.UnloadDecision`` and ``SplitDecision``): a
+label, a reason and the numbers, for every broker and bundle looked at, including those where
+nothing happens. The modular strategies return the same vocabulary, so a plan or an explanation
+never asks which load manager produced a decision.
+
+    Label:  Success | Skip | Failure
+    Reason: Overloaded | Underloaded | Balanced | NoBundles | HitCount | CoolDown | OutDatedData
+            | NoLoadData | NoBrokers | Unknown            (shedding)
+            Topics | Sessions | MsgRate | Bandwidth | Admin (split)
+
+Records, by who makes them::
+
+    shedding strategies      SheddingDecision ─┬─ Selection       a bundle picked to unload
+                                               ├─ BrokerVerdict   per broker: label, reason, numbers
+                                               └─ BundleCandidate per bundle looked at
+    TransferShedder          ShedResult ─┬─ UnloadDecision(Unload)  per decided unload/transfer
+                                         ├─ BrokerStat           per broker, as phase A saw it
+                                         └─ Round ── BundleStep  per max/min pairing
+    placement strategies     PlacementDecision                  scores and the pick
+    modular selectBroker     PlacementTrace ── FilterStep       the filters, then the strategy
+    modular cycle            UnloadOutcome                      a selection and what became of it
+    split strategies         SplitCandidate / AutoSplit (modular), SplitResult ─┬─ SplitDecision
+                                                                                └─ BundleCheck
+
+All records are immutable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class Label(StrEnum):
+    """``UnloadDecision.Label`` / ``SplitDecision.Label``."""
+
+    SUCCESS = "Success"
+    SKIP = "Skip"
+    FAILURE = "Failure"
+
+
+class Reason(StrEnum):
+    """``UnloadDecision.Reason`` and ``SplitDecision.Reason``, plus ``Balanced`` (the modular
+    strategies' "nothing to do"; the extensible shedder reports a balanced cluster as
+    Skip/HitCount)."""
+
+    OVERLOADED = "Overloaded"
+    UNDERLOADED = "Underloaded"
+    BALANCED = "Balanced"
+    NO_BUNDLES = "NoBundles"
+    HIT_COUNT = "HitCount"
+    COOL_DOWN = "CoolDown"
+    OUTDATED_DATA = "OutDatedData"
+    NO_LOAD_DATA = "NoLoadData"
+    NO_BROKERS = "NoBrokers"
+    UNKNOWN = "Unknown"
+    TOPICS = "Topics"
+    SESSIONS = "Sessions"
+    MSG_RATE = "MsgRate"
+    BANDWIDTH = "Bandwidth"
+    ADMIN = "Admin"
+
+
+# --- shedding (modular strategies) ----------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """One bundle a shedder picked to unload from ``broker``."""
+
+    broker: str
+    bundle: str
+    reason: Reason
+    msg_rate: float
+    throughput: float
+    destination: str | None = None  # AvgShedder/TransferShedder choose it while shedding
+
+
+@dataclass(frozen=True, slots=True)
+class BundleCandidate:
+    """One bundle the selection loop looked at, and what it did with it and why."""
+
+    broker: str
+    bundle: str
+    value: float  # the figure it was ranked by (throughput or rate)
+    chosen: bool
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerVerdict:
+    """What a strategy concluded about one broker, with the numbers behind it."""
+
+    broker: str
+    usage: float | None = None  # the strategy's load figure (fraction)
+    score: float | None = None  # history-smoothed figure, where the strategy keeps one
+    label: Label | None = None
+    reason: Reason | None = None
+    why: str = ""
+    numbers: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
+
+
+@dataclass(frozen=True, slots=True)
+class SheddingDecision:
+    """The outcome of one ``findBundlesForUnloading`` call."""
+
+    strategy: str
+    selections: tuple[Selection, ...] = ()
+    brokers: Mapping[str, BrokerVerdict] = field(default_factory=lambda: _EMPTY)
+    candidates: tuple[BundleCandidate, ...] = ()
+    notes: tuple[str, ...] = ()  # cluster-level reasoning in words
+    numbers: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
+
+
+# --- shedding (TransferShedder) -----------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Unload:
+    """``models.Unload``: move ``bundle`` off ``source``, to ``destination`` (transfer) or to
+    whichever broker the next lookup picks (``None``)."""
+
+    source: str
+    bundle: str
+    destination: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UnloadDecision:
+    """``models.UnloadDecision``: an unload with its label and reason (value equality)."""
+
+    unload: Unload
+    label: Label
+    reason: Reason
+
+
+def unloads_key(decisions: Sequence[UnloadDecision]) -> set[tuple[str, str, str | None, str, str]]:
+    """Decisions as a set of plain tuples (Pulsar returns a ``Set``)."""
+    return {(d.unload.source, d.unload.bundle, d.unload.destination, str(d.label), str(d.reason))
+            for d in decisions}
+
+
+@dataclass(frozen=True, slots=True)
+class BundleStep:
+    """One top bundle of a max broker, and what the round did with it."""
+
+    bundle: str
+    throughput: float
+    outcome: str  # "moved" | "skipped" | "stopped"
+    why: str
+    swaps: tuple[Unload, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Round:
+    """One max/min pairing of TransferShedder's main loop, with the numbers it used."""
+
+    reason: Reason
+    why_reason: str
+    max_broker: str
+    min_broker: str
+    std_before: float
+    std_after: float
+    outcome: str  # "offloaded" | "no load data" | "few bundles" | "nothing movable"
+    why: str
+    max_load: float | None = None
+    min_load: float | None = None
+    offload: float | None = None
+    offload_throughput: float | None = None
+    max_throughput: float | None = None
+    min_throughput: float | None = None
+    marked: float = 0.0
+    gained: float = 0.0
+    adjusted_offload: float | None = None
+    bundles: tuple[BundleStep, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerStat:
+    """A broker of the load-data store as TransferShedder's phase A saw it."""
+
+    broker: str
+    load: float
+    counted: bool
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class ShedResult:
+    """Everything one TransferShedder ``findBundlesForUnloading`` decided, and why."""
+
+    decisions: tuple[UnloadDecision, ...]
+    skip: tuple[Label, Reason] | None  # the counter update when nothing was decided
+    why: str  # one line: the outcome and its gate
+    hit_count_before: int
+    hit_count: int  # the memory carried to the next cycle
+    threshold: int
+    avg: float  # counter.getLoadAvg() (0 when phase A stopped the cycle)
+    std: float  # counter.getLoadStd()
+    final_std: float  # LoadStats.std after the loop
+    brokers: tuple[BrokerStat, ...] = ()
+    sorted_brokers: tuple[str, ...] = ()
+    condition: Mapping[str, bool] = field(default_factory=dict)
+    rounds: tuple[Round, ...] = ()
+    stop: str = ""  # why the main loop ended
+    expired_brokers: tuple[str, ...] = ()  # removed from recentlyUnloadedBrokers
+    hit_count_at_gate: int = 0  # the count the gate compared with the threshold
+
+
+# --- placement ------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class PlacementDecision:
+    """Which broker a placement strategy picked for a bundle, and the scores it compared.
+
+    ``no_data`` and ``average`` are the extensible ``LeastResourceUsageWithWeight``'s: candidates
+    without load data, and the average load of the others.
+    """
+
+    strategy: str
+    bundle: str
+    broker: str | None
+    candidates: tuple[str, ...]
+    scores: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
+    best: tuple[str, ...] = ()
+    why: str = ""
+    no_data: tuple[str, ...] = ()
+    average: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FilterStep:
+    """One broker filter of ``selectBroker``: who went in, who came out, and why."""
+
+    name: str
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementTrace:
+    """How ``selectBroker`` chose (or failed to choose) a destination."""
+
+    bundle: str
+    steps: tuple[FilterStep, ...]
+    decision: PlacementDecision | None
+    recheck: PlacementDecision | None = None  # the overload post-check's second pick
+    broker: str | None = None
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class UnloadOutcome:
+    """A bundle the shedder selected, and what the load manager then did with it."""
+
+    selection: Selection
+    destination: str | None
+    skipped: str | None = None
+    placement: PlacementTrace | None = None
+
+
+# --- splits ---------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class SplitCandidate:
+    """A bundle over a split threshold (modular ``BundleSplitterTask``); ``selected`` unless its
+    namespace has too many bundles."""
+
+    bundle: str
+    broker: str
+    reason: Reason
+    detail: str  # the firing figure against its limit, e.g. "Message Rate: 49976/30000 msg/s"
+    topics: int
+    sessions: int
+    msg_rate: float  # long-term msgRateIn + msgRateOut
+    throughput: float  # long-term msgThroughputIn + msgThroughputOut, bytes/s
+    selected: bool = True
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AutoSplit:
+    """What the modular ``checkNamespaceBundleSplit`` does with one picked bundle."""
+
+    candidate: SplitCandidate
+    algorithm: str
+    boundaries: tuple[int, ...] = ()
+    children: tuple[str, ...] = ()
+    unload: bool = False
+    skipped: str | None = None
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SplitDecision:
+    """The extensible ``SplitDecision`` with its ``Split``: the parent bundle, the broker, the two
+    child ranges."""
+
+    bundle: str
+    broker: str
+    label: Label
+    reason: Reason
+    boundary: int | None = None
+    children: tuple[str, ...] = ()
+    algorithm: str = "range_equally_divide"
+
+
+@dataclass(frozen=True, slots=True)
+class BundleCheck:
+    """One bundle the extensible split strategy looked at, for ``explain``."""
+
+    bundle: str
+    hit_count: int
+    why: str
+
+
+@dataclass(frozen=True)
+class SplitResult:
+    """One broker's run of the extensible split strategy."""
+
+    decisions: tuple[SplitDecision, ...]
+    failures: int  # Failure/Unknown counter updates
+    hit_counts: Mapping[str, int]
+    checks: tuple[BundleCheck, ...] = ()
