@@ -45,7 +45,8 @@ from lbctl.model.decision import (
 )
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import BundleData
-from lbctl.strategies.base import LoadData, PlacementStrategy, SheddingStrategy
+from lbctl.model.loaddata import LoadData
+from lbctl.strategies.base import PlacementStrategy, SheddingStrategy
 from lbctl.strategies.split.candidates import auto_splits
 
 SYSTEM_NAMESPACE = "pulsar/system"

@@ -12,73 +12,14 @@ then costs what its shed brokers cost, not 200,000 object constructions.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from types import MappingProxyType
 
+from lbctl.model.bundle import count_system_bundles
 from lbctl.model.cluster import ClusterState
 from lbctl.model.javaorder import concurrent_order
 from lbctl.model.load import BundleData, NamespaceBundleStats, TimeAverageBrokerData
-from lbctl.strategies.base import BrokerData, LoadData, count_system_bundles
-
-
-class BundleDataView(Mapping[str, BundleData]):
-    """Bundle data after one cycle's samples, each entry built when first read.
-
-    Read-only from outside; the memo inside is an implementation detail. Entry for bundle ``b``:
-    the snapshot's own ``bundleData[b]`` when it carries one (it already holds the samples), else
-    ``previous[b].update(stats)``, else the first sample ``stats`` itself.
-    """
-
-    __slots__ = ("_built", "_given", "_prev", "_stats")
-
-    def __init__(
-        self,
-        stats: Mapping[str, NamespaceBundleStats],
-        previous: Mapping[str, BundleData] | None = None,
-        given: Mapping[str, BundleData] | None = None,
-    ):
-        self._stats = stats
-        self._prev = previous or {}
-        self._given = given or {}
-        self._built: dict[str, BundleData] = {}
-
-    def __getitem__(self, bundle: str) -> BundleData:
-        data = self._given.get(bundle)  # stored data is used as is: nothing to build
-        if data is not None and bundle in self._stats:
-            return data
-        data = self._built.get(bundle)
-        if data is None:
-            stats = self._stats[bundle]  # KeyError: not reported, so not in LoadData
-            data = self._given.get(bundle)
-            if data is None:
-                base = self._prev.get(bundle)
-                data = BundleData.first_sample(stats) if base is None else base.update(stats)
-            self._built[bundle] = data
-        return data
-
-    def get(self, bundle: str, default: BundleData | None = None) -> BundleData | None:  # type: ignore[override]
-        """``Mapping.get`` without its exception round trip (called per bundle per cycle)."""
-        if bundle not in self._stats:
-            return default
-        data = self._given.get(bundle)
-        return data if data is not None else self[bundle]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._stats)
-
-    def __len__(self) -> int:
-        return len(self._stats)
-
-    def __contains__(self, bundle: object) -> bool:
-        return bundle in self._stats
-
-    def is_first_sample(self, bundle: str) -> bool:
-        """True when the entry is just the latest stats (no history, no stored data)."""
-        return bundle not in self._given and bundle not in self._prev
-
-    def materialized(self) -> dict[str, BundleData]:
-        """Every entry, built (used when a sequence carries the data to its next cycle)."""
-        return {b: self[b] for b in self._stats}
+from lbctl.model.loaddata import BrokerData, BundleDataView, LoadData
 
 
 def update_bundle_data(

@@ -18,7 +18,7 @@ from lbctl.model.load import (
     ResourceUsage,
     TimeAverageMessageData,
 )
-from lbctl.strategies.base import LoadData
+from lbctl.model.loaddata import LoadData
 
 
 def stats(

@@ -16,9 +16,8 @@ from typing import Any
 
 from lbctl.config import Settings
 from lbctl.errors import SnapshotFormatError
-from lbctl.model.bundle import namespace_of
+from lbctl.model.bundle import is_system_service_namespace, namespace_of
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats, ResourceUsage, java_max
-from lbctl.strategies.base import is_system_service_namespace
 
 #: ``BrokerLoadData.DEFAULT_RESOURCE_USAGE``: a broker without a sample counts as fully loaded
 DEFAULT_RESOURCE_USAGE = 1.0

@@ -19,7 +19,7 @@ from lbctl.extensible.models import BrokerLoadData, from_local_broker_data, top_
 from lbctl.extensible.transfer_shedder import NAME, PACKAGE, ShedderInput, TransferShedder
 from lbctl.model.decision import BrokerVerdict, Label, Reason, Selection, SheddingDecision
 from lbctl.model.javaorder import concurrent_order, java_hash_order
-from lbctl.strategies.base import LoadData
+from lbctl.model.loaddata import LoadData
 from lbctl.strategies.registry import SHEDDING
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 FULL_LOWER = 0x00000000
@@ -207,3 +207,23 @@ def locate(boundaries: Sequence[int], hash_value: int) -> BundleRange:
     idx = bisect.bisect_right(boundaries, hash_value) - 1
     idx = min(idx, len(boundaries) - 2)
     return BundleRange(boundaries[idx], boundaries[idx + 1])
+
+
+# --- system namespaces --------------------------------------------------------------------------
+# NamespaceService.isSystemServiceNamespace: heartbeat (v1, v2) and SLA-monitor namespaces.
+_SYSTEM_NAMESPACE = re.compile(
+    r"^(pulsar/[^/]+/[^:/]+:\d+|pulsar/[^:/]+:\d+|sla-monitor/[^/]+/[^:/]+:\d+)$"
+)
+
+
+SYSTEM_PREFIXES = ("pulsar/", "sla-monitor/")
+
+
+def is_system_service_namespace(namespace: str) -> bool:
+    """Heartbeat and SLA-monitor namespaces, which no shedder may move."""
+    return bool(_SYSTEM_NAMESPACE.match(namespace))
+
+
+def count_system_bundles(bundles: Iterable[str]) -> int:
+    return sum(1 for b in bundles if b.startswith(SYSTEM_PREFIXES)
+               and is_system_service_namespace(namespace_of(b)))

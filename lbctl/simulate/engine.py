@@ -36,9 +36,9 @@ from lbctl.analysis import Options, load_manager_for, require_modular, settings_
 from lbctl.config import Settings, read_broker_conf
 from lbctl.cycle import CycleMemory
 from lbctl.errors import UsageError
-from lbctl.loaddata import BundleDataView
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import BundleData, LocalBrokerData, NamespaceBundleStats
+from lbctl.model.loaddata import BundleDataView
 from lbctl.simulate.metrics import BounceTracker, Spread, ratio, settle_cycle
 from lbctl.simulate.model import LoadModel
 from lbctl.simulate.reports import need_update

@@ -40,7 +40,7 @@ from typing import Any
 from lbctl.config import Settings
 from lbctl.model.decision import PlacementDecision
 from lbctl.model.load import BundleData, LocalBrokerData
-from lbctl.strategies.base import BrokerData, LoadData
+from lbctl.model.loaddata import BrokerData, LoadData
 from lbctl.strategies.registry import PLACEMENT
 
 NAME = "LeastLongTermMessageRate"

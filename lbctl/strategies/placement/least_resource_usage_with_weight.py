@@ -37,7 +37,7 @@ from typing import Any
 from lbctl.config import Settings
 from lbctl.model.decision import PlacementDecision
 from lbctl.model.load import BundleData
-from lbctl.strategies.base import LoadData
+from lbctl.model.loaddata import LoadData
 from lbctl.strategies.registry import PLACEMENT
 
 NAME = "LeastResourceUsageWithWeight"

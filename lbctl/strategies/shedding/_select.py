@@ -26,10 +26,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lbctl.config import MB
-from lbctl.model.bundle import namespace_of
+from lbctl.model.bundle import is_system_service_namespace, namespace_of
 from lbctl.model.decision import BundleCandidate, Reason, Selection
 from lbctl.model.load import BundleData
-from lbctl.strategies.base import BrokerData, LoadData, is_system_service_namespace
+from lbctl.model.loaddata import BrokerData, LoadData
 
 
 def fmt_mb(value: float) -> str:

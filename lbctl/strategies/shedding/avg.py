@@ -54,7 +54,7 @@ from types import MappingProxyType
 from typing import Any
 
 from lbctl.config import Settings
-from lbctl.model.bundle import namespace_of
+from lbctl.model.bundle import is_system_service_namespace, namespace_of
 from lbctl.model.decision import (
     BrokerVerdict,
     BundleCandidate,
@@ -66,7 +66,7 @@ from lbctl.model.decision import (
 )
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import BundleData
-from lbctl.strategies.base import LoadData, is_system_service_namespace
+from lbctl.model.loaddata import LoadData
 from lbctl.strategies.registry import PLACEMENT, SHEDDING
 
 NAME = "AvgShedder"

@@ -35,7 +35,7 @@ from lbctl.model.decision import (
     Selection,
     SheddingDecision,
 )
-from lbctl.strategies.base import LoadData
+from lbctl.model.loaddata import LoadData
 from lbctl.strategies.registry import SHEDDING
 from lbctl.strategies.shedding._select import fmt_mb, fmt_pct, select_greedy
 

@@ -47,7 +47,7 @@ from lbctl.model.decision import (
     SheddingDecision,
 )
 from lbctl.model.load import BundleData
-from lbctl.strategies.base import LoadData
+from lbctl.model.loaddata import LoadData
 from lbctl.strategies.registry import SHEDDING
 from lbctl.strategies.shedding._select import (
     descending,

@@ -29,13 +29,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lbctl.config import Settings
-from lbctl.loaddata import BundleDataView
 from lbctl.model.bundle import BundleName, BundleNameError, namespace_of
 from lbctl.model.cluster import ClusterState
 from lbctl.model.decision import AutoSplit, Reason, SplitCandidate
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import NamespaceBundleStats
-from lbctl.strategies.base import LoadData
+from lbctl.model.loaddata import BundleDataView, LoadData
 from lbctl.strategies.split.base import (
     MB,
     SplitError,

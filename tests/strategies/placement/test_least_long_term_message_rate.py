@@ -19,7 +19,7 @@ from factories import broker, bundle_data
 from lbctl.config import Settings
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import BundleData, LocalBrokerData, ResourceUsage, TimeAverageBrokerData
-from lbctl.strategies.base import BrokerData, LoadData
+from lbctl.model.loaddata import BrokerData, LoadData
 from lbctl.strategies.placement.least_long_term_message_rate import LeastLongTermMessageRate
 from lbctl.strategies.registry import PLACEMENT
 

@@ -19,7 +19,7 @@ from factories import broker, load
 from lbctl.config import Settings
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import BundleData
-from lbctl.strategies.base import LoadData
+from lbctl.model.loaddata import LoadData
 from lbctl.strategies.placement.least_resource_usage_with_weight import (
     LeastResourceUsageWithWeight,
 )

@@ -18,7 +18,7 @@ from factories import broker, bundle_data, load
 from lbctl.config import Settings
 from lbctl.model.decision import Label, Reason
 from lbctl.model.javaorder import java_hash_order
-from lbctl.strategies.base import LoadData
+from lbctl.model.loaddata import LoadData
 from lbctl.strategies.registry import PLACEMENT, SHEDDING
 from lbctl.strategies.shedding.avg import AvgShedder, AvgShedderMemory, AvgShedderPlacement
 
