@@ -34,7 +34,7 @@ from typing import Any
 
 from lbctl.config import Settings
 from lbctl.loaddata import build_load_data, update_bundle_data
-from lbctl.model.bundle import namespace_of
+from lbctl.model.bundle import SYSTEM_NAMESPACE, namespace_of
 from lbctl.model.cluster import ClusterState
 from lbctl.model.decision import (
     FilterStep,
@@ -49,7 +49,6 @@ from lbctl.model.loaddata import LoadData
 from lbctl.strategies.base import PlacementStrategy, SheddingStrategy
 from lbctl.strategies.split.candidates import auto_splits
 
-SYSTEM_NAMESPACE = "pulsar/system"
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 

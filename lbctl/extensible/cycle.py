@@ -52,18 +52,15 @@ from lbctl.extensible.filters import (
     default_pipeline,
     make_transferable,
 )
-from lbctl.extensible.models import (
+from lbctl.extensible.split import find_bundles_to_split
+from lbctl.extensible.transfer_shedder import ShedderInput, TransferShedder
+from lbctl.model.brokerload import (
     BrokerLoadData,
     TopBundle,
     first_sample,
     from_local_broker_data,
-    has_features,
-    parse_broker_load_data,
-    parse_top_bundles,
     top_k_bundles,
 )
-from lbctl.extensible.split import find_bundles_to_split
-from lbctl.extensible.transfer_shedder import ShedderInput, TransferShedder
 from lbctl.model.bundle import namespace_of
 from lbctl.model.cluster import EXTENSIBLE, ClusterState
 from lbctl.model.decision import Label, PlacementDecision, ShedResult, SplitResult, UnloadDecision
@@ -136,16 +133,14 @@ def _store(state: ClusterState, settings: Settings, mem: ExtensibleMemory
     now = state.captured_at
     out: dict[str, BrokerLoadData] = {}
     derived = state.load_manager != EXTENSIBLE
-    file = state.source or state.cluster
+    published = state.broker_load_data
     if derived:
         samples = {b: from_local_broker_data(local, settings, now)
                    for b, local in state.brokers.items()}
-        raws: Mapping[str, Any] = {}
     else:
-        raws = state.broker_load_data
         samples = {}
-        for b, raw in raws.items():
-            data = parse_broker_load_data(raw, file, f'brokerLoadData["{b}"]')
+        for b, pub in published.items():
+            data = pub.data
             if data.updatedAt == 0:
                 data = replace(data, updatedAt=now)
             samples[b] = data
@@ -154,7 +149,7 @@ def _store(state: ClusterState, settings: Settings, mem: ExtensibleMemory
         if prev is not None:
             out[b] = prev.update_from(sample, settings) if sample.updatedAt > prev.updatedAt \
                 else prev
-        elif derived or has_features(raws[b]):
+        elif derived or published[b].has_features:
             out[b] = sample
         else:
             out[b] = first_sample(sample, settings, now)
@@ -163,10 +158,8 @@ def _store(state: ClusterState, settings: Settings, mem: ExtensibleMemory
 
 def _top_bundles(state: ClusterState, settings: Settings, derived: bool
                  ) -> dict[str, tuple[TopBundle, ...]]:
-    file = state.source or state.cluster
     if not derived:
-        return {b: parse_top_bundles(raw, file, f'topBundlesLoadData["{b}"]')
-                for b, raw in state.top_bundles_load_data.items()}
+        return {b: p.bundles for b, p in state.top_bundles_load_data.items()}
     k = int(settings["loadBalancerMaxNumberOfBundlesInBundleLoadReport"])
     out = {}
     for b, local in state.brokers.items():

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from lbctl.config import Settings
-from lbctl.extensible.models import BrokerLoadData
+from lbctl.model.brokerload import BrokerLoadData
 from lbctl.model.bundle import namespace_of
 
 

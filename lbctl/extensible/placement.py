@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from random import Random
 
 from lbctl.config import Settings
-from lbctl.extensible.models import BrokerLoadData
+from lbctl.model.brokerload import BrokerLoadData
 from lbctl.model.decision import PlacementDecision
 
 NAME = "LeastResourceUsageWithWeight"

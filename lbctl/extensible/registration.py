@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lbctl.config import Settings
-from lbctl.extensible.models import BrokerLoadData, from_local_broker_data, top_k_bundles
 from lbctl.extensible.transfer_shedder import NAME, PACKAGE, ShedderInput, TransferShedder
+from lbctl.model.brokerload import BrokerLoadData, from_local_broker_data, top_k_bundles
 from lbctl.model.decision import BrokerVerdict, Label, Reason, Selection, SheddingDecision
 from lbctl.model.javaorder import concurrent_order, java_hash_order
 from lbctl.model.loaddata import LoadData

@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lbctl.config import Settings
-from lbctl.extensible.models import BrokerLoadData, TopBundle
+from lbctl.model.brokerload import BrokerLoadData, TopBundle
 from lbctl.model.bundle import namespace_of
 from lbctl.model.decision import (
     BrokerStat,

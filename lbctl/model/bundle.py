@@ -210,6 +210,10 @@ def locate(boundaries: Sequence[int], hash_value: int) -> BundleRange:
 
 
 # --- system namespaces --------------------------------------------------------------------------
+#: ``NamespaceName.SYSTEM_NAMESPACE``: bundles spread evenly (modular ``selectBroker``) and never in
+#: TopKBundles (extensible)
+SYSTEM_NAMESPACE = "pulsar/system"
+
 # NamespaceService.isSystemServiceNamespace: heartbeat (v1, v2) and SLA-monitor namespaces.
 _SYSTEM_NAMESPACE = re.compile(
     r"^(pulsar/[^/]+/[^:/]+:\d+|pulsar/[^:/]+:\d+|sla-monitor/[^/]+/[^:/]+:\d+)$"

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
+from lbctl.model.brokerload import PublishedLoad, PublishedTopBundles
 from lbctl.model.bundle import BundleName, locate, namespace_of, topic_hash, topic_namespace
 from lbctl.model.load import BundleData, LocalBrokerData, NamespaceBundleStats
 
@@ -48,9 +49,10 @@ class ClusterState:
     namespaces: Mapping[str, tuple[int, ...]] = field(default_factory=lambda: _frozen(None))
     topics: Mapping[str, TopicStats] = field(default_factory=lambda: _frozen(None))
     recently_unloaded: Mapping[str, int] = field(default_factory=lambda: _frozen(None))
-    #: extensible load manager parts, kept as Pulsar's JSON until their issue models them
-    broker_load_data: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))
-    top_bundles_load_data: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))
+    #: the extensible load manager's published data (``brokerLoadData``, ``topBundlesLoadData``)
+    broker_load_data: Mapping[str, PublishedLoad] = field(default_factory=lambda: _frozen(None))
+    top_bundles_load_data: Mapping[str, PublishedTopBundles] = field(
+        default_factory=lambda: _frozen(None))
     recently_unloaded_brokers: Mapping[str, int] = field(default_factory=lambda: _frozen(None))
     source: str = ""
 

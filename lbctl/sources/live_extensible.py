@@ -43,13 +43,12 @@ from typing import TYPE_CHECKING, Any
 from lbctl.admin.client import BROKER_METRICS, BROKER_TOPICS, call
 from lbctl.admin.errors import AdminError, HttpError
 from lbctl.model.cluster import EXTENSIBLE
+from lbctl.sources.snapshot_schema import RECONSTRUCTED
 
 if TYPE_CHECKING:
     from lbctl.config import Settings
     from lbctl.sources.live import BrokerFailure, Discovery, LiveRead, LiveSource
 
-#: the key that lists which fields of an object lbctl rebuilt (not read as Pulsar published them)
-RECONSTRUCTED = "reconstructed"
 EXTENSIBLE_CLASS = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
 #: ``BrokerLoadData.toMetrics`` metric name → ``BrokerLoadData`` resource
 RESOURCE_METRICS: dict[str, str] = {
@@ -203,7 +202,7 @@ def local_broker_data(m: LbMetrics, stats: Mapping[str, Mapping[str, Any]], at: 
 def broker_load_data(m: LbMetrics, stats: Mapping[str, Mapping[str, Any]], settings: Settings,
                      at: int) -> dict[str, Any]:
     """``BrokerLoadData`` JSON rebuilt from the metrics and the bundle stats (module docstring)."""
-    from lbctl.extensible.models import BrokerLoadData
+    from lbctl.model.brokerload import BrokerLoadData
     from lbctl.model.load import ResourceUsage
 
     t = _totals(stats)
@@ -235,7 +234,7 @@ def broker_load_data(m: LbMetrics, stats: Mapping[str, Mapping[str, Any]], setti
 def top_bundles_load_data(stats: Mapping[str, Mapping[str, Any]], settings: Settings
                           ) -> dict[str, Any]:
     """``TopBundlesLoadData`` of the bundle stats: ``TopKBundles.update(bundleStats, k)``."""
-    from lbctl.extensible.models import top_k_bundles
+    from lbctl.model.brokerload import top_k_bundles
     from lbctl.model.javaorder import java_hash_order
     from lbctl.model.load import NamespaceBundleStats
 

@@ -18,8 +18,9 @@ the Java field types those classes declare:
 
 Every violation raises :class:`lbctl.errors.SnapshotFormatError` naming the file, the JSON path
 (``brokers["b1:8080"].lastStats["t/ns/0x…"].msgRateIn``) and what was expected. Unknown keys are
-ignored everywhere; the extensible load manager's parts (``brokerLoadData``,
-``topBundlesLoadData``) are only checked to be objects of objects and are kept as given.
+ignored everywhere but for the ``reconstructed`` list a live capture puts in the extensible load
+manager's parts (``brokerLoadData``, ``topBundlesLoadData``), which are validated against
+``BrokerLoadData`` / ``TopBundlesLoadData`` like the rest and kept with that list.
 
 Missing aggregates of a broker report (``msgRateIn``, ``msgRateOut``, ``msgThroughputIn``,
 ``msgThroughputOut``, ``numTopics``, ``numConsumers``, ``numProducers``, ``numBundles``,
@@ -50,6 +51,7 @@ from typing import Any, NoReturn
 
 from lbctl.config import SETTINGS_BY_NAME
 from lbctl.errors import ConfigError, SnapshotFormatError
+from lbctl.model.brokerload import BrokerLoadData, PublishedLoad, PublishedTopBundles, TopBundle
 from lbctl.model.bundle import (
     BundleName,
     BundleNameError,
@@ -66,6 +68,8 @@ from lbctl.model.load import (
 )
 
 FORMAT = "lbctl/snapshot@1"
+#: the list of rebuilt fields a live capture adds to the extensible sections
+RECONSTRUCTED = "reconstructed"
 LOAD_MANAGERS = (MODULAR, EXTENSIBLE)
 
 _MAX_DOUBLE = sys.float_info.max
@@ -309,10 +313,12 @@ def parse_snapshot(obj: object, file: str, path_prefix: str = "") -> ClusterStat
             _recently_unloaded(c, top.get("recentlyUnloaded", _MISSING))
         ),
         broker_load_data=MappingProxyType(
-            _object_of_objects(c, "brokerLoadData", top.get("brokerLoadData", _MISSING))
+            _per_broker(c, "brokerLoadData", top.get("brokerLoadData", _MISSING),
+                        _broker_load_data)
         ),
         top_bundles_load_data=MappingProxyType(
-            _object_of_objects(c, "topBundlesLoadData", top.get("topBundlesLoadData", _MISSING))
+            _per_broker(c, "topBundlesLoadData", top.get("topBundlesLoadData", _MISSING),
+                        _top_bundles)
         ),
         recently_unloaded_brokers=MappingProxyType(
             _recently_unloaded_brokers(c, top.get("recentlyUnloadedBrokers", _MISSING))
@@ -849,16 +855,91 @@ def _recently_unloaded_brokers(c: _Checker, raw: object) -> dict[str, int]:
     return dict(data)
 
 
-def _object_of_objects(c: _Checker, key: str, raw: object) -> dict[str, Any]:
-    """Extensible load manager JSON (``brokerLoadData``, ``topBundlesLoadData``): kept as given,
-    only checked to be broker id → object."""
+def _per_broker(c: _Checker, key: str, raw: object,
+                parse: Callable[[_Checker, str, dict[Any, Any]], Any]) -> dict[str, Any]:
+    """An extensible load manager section: broker id → object, each parsed by ``parse``."""
     if raw is _MISSING:
         return {}
     data = c.obj(key, raw, "an object: broker id → object")
     c.keys_are_strings(key, data, "a broker id")
+    out = {}
     for bid, value in data.items():
-        c.obj(f"{key}{key_path(bid)}", value, "an object")
-    return dict(data)
+        path = f"{key}{key_path(bid)}"
+        out[bid] = parse(c, path, c.obj(path, value, "an object"))
+    return out
+
+
+_BLD_DOUBLES = ("msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut",
+                "msgThroughputEMA", "maxResourceUsage", "weightedMaxEMA")
+_BLD_COUNTS = (("bundleCount", "int"), ("topics", "int"), ("updatedAt", "long"),
+               ("reportedAt", "long"))
+_TOP_RATES = ("msgRateIn", "msgThroughputIn", "msgRateOut", "msgThroughputOut")
+_TOP_COUNTS = ("consumerCount", "producerCount", "topics", "cacheSize")
+
+
+def _reconstructed(c: _Checker, path: str, raw: dict[Any, Any]) -> tuple[str, ...]:
+    names = raw.get(RECONSTRUCTED, [])
+    if type(names) is not list or any(type(n) is not str for n in names):
+        c.fail(f"{path}.{RECONSTRUCTED}", "expected a list of field names", names)
+    return tuple(names)
+
+
+def _broker_load_data(c: _Checker, path: str, raw: dict[Any, Any]) -> PublishedLoad:
+    """``BrokerLoadData`` (``extensions.data``): missing fields take the Java defaults; without
+    ``weightedMaxEMA`` the cycle computes the features from the sample."""
+    values: dict[str, Any] = {}
+    for r in _RESOURCES:
+        ru = raw.get(r)
+        if ru is None:
+            continue
+        ru = c.obj(f"{path}.{r}", ru, 'an object {"usage", "limit"}')
+        values[r] = ResourceUsage(c.finite(f"{path}.{r}.usage", ru.get("usage", 0.0)),
+                                  c.finite(f"{path}.{r}.limit", ru.get("limit", 0.0)))
+    for k in _BLD_DOUBLES:
+        if k in raw:
+            values[k] = c.rate(f"{path}.{k}", raw[k])
+    for k, java in _BLD_COUNTS:
+        if k in raw:
+            values[k] = c.count(f"{path}.{k}", raw[k], java)
+    return PublishedLoad(BrokerLoadData(**values), "weightedMaxEMA" in raw,
+                         _reconstructed(c, path, raw))
+
+
+def _top_bundles(c: _Checker, path: str, raw: dict[Any, Any]) -> PublishedTopBundles:
+    """``TopBundlesLoadData``: ``{"topBundlesLoadData": [{"bundleName", "stats"}, …]}`` in the
+    published (ascending) order."""
+    items = raw.get("topBundlesLoadData", [])
+    if type(items) is not list:
+        c.fail(f"{path}.topBundlesLoadData", "expected a list", items)
+    out = []
+    for i, item in enumerate(items):
+        p = f"{path}.topBundlesLoadData[{i}]"
+        item = c.obj(p, item, "an object {bundleName, stats}")
+        name = item.get("bundleName")
+        if type(name) is not str or "/" not in name:
+            c.fail(f"{p}.bundleName", "expected a bundle name tenant/ns/0x…_0x…", name)
+        st = c.obj(f"{p}.stats", item.get("stats", {}), "an object (NamespaceBundleStats)")
+        kw: dict[str, Any] = {}
+        for k in _TOP_RATES:
+            if k in st:
+                kw[k] = c.rate(f"{p}.stats.{k}", st[k])
+        for k in _TOP_COUNTS:
+            if k in st:
+                kw[k] = c.count(f"{p}.stats.{k}", st[k], "long")
+        out.append(TopBundle(name, NamespaceBundleStats(**kw)))
+    return PublishedTopBundles(tuple(out), _reconstructed(c, path, raw))
+
+
+def parse_broker_load_data(raw: object, file: str, path: str) -> PublishedLoad:
+    """One ``brokerLoadData`` entry on its own (``path`` names it in errors)."""
+    c = _Checker(file)
+    return _broker_load_data(c, path, c.obj(path, raw, "an object"))
+
+
+def parse_top_bundles(raw: object, file: str, path: str) -> PublishedTopBundles:
+    """One ``topBundlesLoadData`` entry on its own (``path`` names it in errors)."""
+    c = _Checker(file)
+    return _top_bundles(c, path, c.obj(path, raw, "an object"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -908,9 +989,10 @@ def snapshot_to_dict(state: ClusterState) -> dict[str, Any]:
     if state.recently_unloaded:
         out["recentlyUnloaded"] = dict(state.recently_unloaded)
     if state.broker_load_data:
-        out["brokerLoadData"] = _plain(state.broker_load_data)
+        out["brokerLoadData"] = {b: _published_load(p) for b, p in state.broker_load_data.items()}
     if state.top_bundles_load_data:
-        out["topBundlesLoadData"] = _plain(state.top_bundles_load_data)
+        out["topBundlesLoadData"] = {b: _published_tops(p)
+                                     for b, p in state.top_bundles_load_data.items()}
     if state.recently_unloaded_brokers:
         out["recentlyUnloadedBrokers"] = dict(state.recently_unloaded_brokers)
     return out
@@ -931,25 +1013,44 @@ def broker_to_dict(local: LocalBrokerData) -> dict[str, Any]:
     out["bundles"] = list(local.bundles)
     out["lastBundleGains"] = list(local.lastBundleGains)
     out["lastBundleLosses"] = list(local.lastBundleLosses)
-    out["lastStats"] = {
-        name: {
-            "msgRateIn": s.msgRateIn,
-            "msgThroughputIn": s.msgThroughputIn,
-            "msgRateOut": s.msgRateOut,
-            "msgThroughputOut": s.msgThroughputOut,
-            "consumerCount": s.consumerCount,
-            "producerCount": s.producerCount,
-            "topics": s.topics,
-            "cacheSize": s.cacheSize,
-        }
-        for name, s in local.lastStats.items()
-    }
+    out["lastStats"] = {name: _stats_to_dict(s) for name, s in local.lastStats.items()}
     out["lastUpdate"] = local.lastUpdate
     if local.brokerVersionString is not None:
         out["brokerVersionString"] = local.brokerVersionString
     out["persistentTopicsEnabled"] = local.persistentTopicsEnabled
     out["nonPersistentTopicsEnabled"] = local.nonPersistentTopicsEnabled
     return out
+
+
+def _published_load(p: PublishedLoad) -> dict[str, Any]:
+    out = p.data.to_json()
+    if not p.has_features:  # re-read, it must again be completed from the sample
+        for k in ("maxResourceUsage", "weightedMaxEMA", "msgThroughputEMA"):
+            del out[k]
+    if p.reconstructed:
+        out[RECONSTRUCTED] = list(p.reconstructed)
+    return out
+
+
+def _published_tops(p: PublishedTopBundles) -> dict[str, Any]:
+    out: dict[str, Any] = {"topBundlesLoadData": [
+        {"bundleName": t.bundleName, "stats": _stats_to_dict(t.stats)} for t in p.bundles]}
+    if p.reconstructed:
+        out[RECONSTRUCTED] = list(p.reconstructed)
+    return out
+
+
+def _stats_to_dict(s: NamespaceBundleStats) -> dict[str, Any]:
+    return {
+        "msgRateIn": s.msgRateIn,
+        "msgThroughputIn": s.msgThroughputIn,
+        "msgRateOut": s.msgRateOut,
+        "msgThroughputOut": s.msgThroughputOut,
+        "consumerCount": s.consumerCount,
+        "producerCount": s.producerCount,
+        "topics": s.topics,
+        "cacheSize": s.cacheSize,
+    }
 
 
 def _tamd_to_dict(t: TimeAverageMessageData) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from lbctl.config import Settings
-from lbctl.extensible.models import BrokerLoadData, SystemUsage, TopBundle, top_k_bundles
+from lbctl.model.brokerload import BrokerLoadData, SystemUsage, TopBundle, top_k_bundles
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import NamespaceBundleStats, ResourceUsage
 

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from lbctl.analysis import Options, plans
 from lbctl.cli.app import app
+from lbctl.model.load import ResourceUsage
 from lbctl.sources.snapshot import read_snapshots
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,8 +76,9 @@ def runner() -> CliRunner:
 
 def _shift(state, ms):
     return replace(state, captured_at=state.captured_at + ms,
-                   broker_load_data={b: {**d, "updatedAt": d["updatedAt"] + ms}
-                                     for b, d in state.broker_load_data.items()})
+                   broker_load_data={b: replace(p, data=replace(p.data,
+                                                                updatedAt=p.data.updatedAt + ms))
+                                     for b, p in state.broker_load_data.items()})
 
 
 def test_cool_down_across_cycles():
@@ -95,11 +97,10 @@ def test_cool_down_across_cycles():
 def test_ema_carried_across_a_sequence():
     (s,) = read_snapshots([EXT / "skewed.json"])
     b = "broker-1.pulsar.svc:8080"
-    hot = dict(s.broker_load_data[b])
-    hot["cpu"] = {"usage": 720, "limit": 800}  # 90 % in the next sample
     later = _shift(s, 60_000)
-    later = replace(later, broker_load_data={**later.broker_load_data,
-                                             b: {**hot, "updatedAt": hot["updatedAt"] + 60_000}})
+    pub = later.broker_load_data[b]
+    hot = replace(pub, data=replace(pub.data, cpu=ResourceUsage(720, 800)))  # 90 % next sample
+    later = replace(later, broker_load_data={**later.broker_load_data, b: hot})
     ps = plans([s, later], Options(overrides={"loadBalancerSheddingEnabled": "false"}))
     assert ps[0].cycle.store[b].weightedMaxEMA == pytest.approx(0.02)
     assert ps[1].cycle.store[b].weightedMaxEMA == pytest.approx(0.9 * 0.02 + 0.1 * 0.9)

@@ -19,8 +19,8 @@ from lbctl.extensible.filters import (
     Policies,
     VersionFilter,
 )
-from lbctl.extensible.models import BrokerLoadData, SystemUsage
 from lbctl.extensible.placement import select
+from lbctl.model.brokerload import BrokerLoadData, SystemUsage
 from lbctl.model.load import ResourceUsage
 
 LRUW_CONF = Settings.defaults().with_values(

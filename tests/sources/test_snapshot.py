@@ -225,13 +225,19 @@ def test_full_snapshot_sections():
     assert s.config["someFutureSetting"] is None
 
 
-def test_extensible_parts_are_kept_as_given():
+def test_extensible_parts_are_typed_and_written_back_as_given():
     (s,) = read_snapshot_file(VALID / "extensible.json")
     raw = json.loads((VALID / "extensible.json").read_text("utf-8"))
     assert s.load_manager == "extensible"
     assert s.brokers["e1:8080"] == LocalBrokerData()  # empty report: all defaults
-    assert dict(s.broker_load_data) == raw["brokerLoadData"]
-    assert dict(s.top_bundles_load_data) == raw["topBundlesLoadData"]
+    pub = s.broker_load_data["e1:8080"]
+    assert pub.has_features and pub.data.weightedMaxEMA == 0.55 and pub.data.cpu.usage == 60.0
+    [top] = s.top_bundles_load_data["e1:8080"].bundles
+    assert top.bundleName == "pub/ns/0x00000000_0xffffffff" and top.stats.msgThroughputOut == 20.0
+    out = snapshot_to_dict(s)
+    for key in ("cpu", "msgThroughputIn", "weightedMaxEMA", "updatedAt", "reportedAt"):
+        assert out["brokerLoadData"]["e1:8080"][key] == raw["brokerLoadData"]["e1:8080"][key]
+    assert out["topBundlesLoadData"] == raw["topBundlesLoadData"]
     assert dict(s.recently_unloaded_brokers) == {"e2:8080": 1763762000000}
 
 

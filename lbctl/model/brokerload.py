@@ -1,7 +1,8 @@
-"""The extensible load manager's data: ``BrokerLoadData``, top bundles and unload decisions.
+"""The extensible load manager's data: ``BrokerLoadData`` and top bundles.
 
-Mirrors ``extensions.data.BrokerLoadData``, ``extensions.data.TopBundlesLoadData``,
-``extensions.models.TopKBundles`` and ``extensions.models.UnloadDecision``. Values are immutable;
+Mirrors ``extensions.data.BrokerLoadData``, ``extensions.data.TopBundlesLoadData`` and
+``extensions.models.TopKBundles``; :class:`PublishedLoad` and :class:`PublishedTopBundles` are
+what a snapshot holds of them (see :mod:`lbctl.sources.snapshot_schema`). Values are immutable;
 ``update`` returns a new :class:`BrokerLoadData`. Resource percentages are 32-bit floats exactly as
 ``ResourceUsage.percentUsage()`` computes them (:class:`lbctl.model.load.ResourceUsage`), widened to
 double when weighted, so the EMA reproduces Pulsar's tests bit for bit.
@@ -9,20 +10,16 @@ double when weighted, so the EMA reproduces Pulsar's tests bit for bit.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from lbctl.config import Settings
-from lbctl.errors import SnapshotFormatError
-from lbctl.model.bundle import is_system_service_namespace, namespace_of
+from lbctl.model.bundle import SYSTEM_NAMESPACE, is_system_service_namespace, namespace_of
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats, ResourceUsage, java_max
 
 #: ``BrokerLoadData.DEFAULT_RESOURCE_USAGE``: a broker without a sample counts as fully loaded
 DEFAULT_RESOURCE_USAGE = 1.0
-#: ``NamespaceName.SYSTEM_NAMESPACE``, a system-service namespace for TopKBundles
-SYSTEM_NAMESPACE = "pulsar/system"
 RESOURCES = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")
 
 
@@ -179,70 +176,20 @@ class BrokerLoadData:
 
 
 # --- reading the snapshot's JSON ---------------------------------------------------------------
-_DOUBLES = ("msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut", "msgThroughputEMA")
-_FEATURES = ("maxResourceUsage", "weightedMaxEMA")
-_INTS = ("bundleCount", "topics")
-_LONGS = ("updatedAt", "reportedAt")
 
 
-def _key(key: str) -> str:
-    from lbctl.sources.snapshot_schema import key_path
+@dataclass(frozen=True, slots=True)
+class PublishedLoad:
+    """One broker's entry of a snapshot's ``brokerLoadData``, as the broker published it.
 
-    return key_path(key)
+    ``has_features`` is False when the JSON carried no ``weightedMaxEMA`` (a hand-made report):
+    the cycle then takes the sample as a first one (:func:`first_sample`). ``reconstructed`` names
+    the fields a live capture rebuilt rather than read (kept through export and re-reading).
+    """
 
-
-def _fail(file: str, path: str, expected: str, got: object) -> SnapshotFormatError:
-    shown = "null" if got is None else repr(got)
-    return SnapshotFormatError(file, path, f"{expected}, got {shown[:60]}")
-
-
-def _number(file: str, path: str, value: object, *, non_negative: bool) -> float:
-    if type(value) not in (int, float) or not math.isfinite(value):  # type: ignore[arg-type]
-        raise _fail(file, path, "expected a finite number", value)
-    if non_negative and value < 0:  # type: ignore[operator]
-        raise _fail(file, path, "expected a number >= 0", value)
-    return float(value)  # type: ignore[arg-type]
-
-
-def _integer(file: str, path: str, value: object, limit: int) -> int:
-    if type(value) is not int or not 0 <= value <= limit:
-        raise _fail(file, path, f"expected an integer in [0, {limit}]", value)
-    return value
-
-
-def parse_broker_load_data(raw: Mapping[str, Any], file: str, path: str) -> BrokerLoadData:
-    """A ``BrokerLoadData`` JSON object, validated field by field. Missing fields take the Java
-    defaults; when the features (``maxResourceUsage``, ``weightedMaxEMA``, ``msgThroughputEMA``)
-    are missing they are left to :func:`complete_features`."""
-    values: dict[str, Any] = {}
-    for r in RESOURCES:
-        ru = raw.get(r)
-        if ru is None:
-            continue
-        if not isinstance(ru, Mapping):
-            raise _fail(file, f"{path}.{r}", 'expected an object {"usage", "limit"}', ru)
-        values[r] = ResourceUsage(
-            _number(file, f"{path}.{r}.usage", ru.get("usage", 0.0), non_negative=False),
-            _number(file, f"{path}.{r}.limit", ru.get("limit", 0.0), non_negative=False),
-        )
-    for k in _DOUBLES:
-        if k in raw:
-            values[k] = _number(file, f"{path}.{k}", raw[k], non_negative=True)
-    for k in _FEATURES:
-        if k in raw:
-            values[k] = _number(file, f"{path}.{k}", raw[k], non_negative=True)
-    for k in _INTS:
-        if k in raw:
-            values[k] = _integer(file, f"{path}.{k}", raw[k], 2**31 - 1)
-    for k in _LONGS:
-        if k in raw:
-            values[k] = _integer(file, f"{path}.{k}", raw[k], 2**63 - 1)
-    return BrokerLoadData(**values)
-
-
-def has_features(raw: Mapping[str, Any]) -> bool:
-    """Whether the published JSON carries the EMA feature (else it is computed from a sample)."""
-    return "weightedMaxEMA" in raw
+    data: BrokerLoadData
+    has_features: bool = True
+    reconstructed: tuple[str, ...] = ()
 
 
 def first_sample(data: BrokerLoadData, settings: Settings, now: int) -> BrokerLoadData:
@@ -279,35 +226,13 @@ class TopBundle:
         return self.stats.msgThroughputIn + self.stats.msgThroughputOut
 
 
-_STATS_DOUBLES = ("msgRateIn", "msgThroughputIn", "msgRateOut", "msgThroughputOut")
-_STATS_INTS = ("consumerCount", "producerCount", "topics", "cacheSize")
+@dataclass(frozen=True, slots=True)
+class PublishedTopBundles:
+    """One broker's entry of a snapshot's ``topBundlesLoadData``: its top bundles in the published
+    (ascending) order, and the fields a live capture rebuilt."""
 
-
-def parse_top_bundles(raw: Mapping[str, Any], file: str, path: str) -> tuple[TopBundle, ...]:
-    """``{"topBundlesLoadData": [{"bundleName", "stats"}, …]}`` in the published (ascending) order."""
-    items = raw.get("topBundlesLoadData", [])
-    if not isinstance(items, list):
-        raise _fail(file, f"{path}.topBundlesLoadData", "expected a list", items)
-    out = []
-    for i, item in enumerate(items):
-        p = f"{path}.topBundlesLoadData[{i}]"
-        if not isinstance(item, Mapping):
-            raise _fail(file, p, "expected an object {bundleName, stats}", item)
-        name = item.get("bundleName")
-        if type(name) is not str or "/" not in name:
-            raise _fail(file, f"{p}.bundleName", "expected a bundle name tenant/ns/0x…_0x…", name)
-        st = item.get("stats", {})
-        if not isinstance(st, Mapping):
-            raise _fail(file, f"{p}.stats", "expected an object (NamespaceBundleStats)", st)
-        kw: dict[str, Any] = {}
-        for k in _STATS_DOUBLES:
-            if k in st:
-                kw[k] = _number(file, f"{p}.stats.{k}", st[k], non_negative=True)
-        for k in _STATS_INTS:
-            if k in st:
-                kw[k] = _integer(file, f"{p}.stats.{k}", st[k], 2**63 - 1)
-        out.append(TopBundle(name, NamespaceBundleStats(**kw)))
-    return tuple(out)
+    bundles: tuple[TopBundle, ...] = ()
+    reconstructed: tuple[str, ...] = ()
 
 
 def compare_stats(a: NamespaceBundleStats, b: NamespaceBundleStats) -> int:
