@@ -34,20 +34,29 @@ from typing import Any
 
 from lbctl.config import Settings
 from lbctl.loaddata import build_load_data, update_bundle_data
-from lbctl.model.bundle import SYSTEM_NAMESPACE, namespace_of
+from lbctl.model.bundle import SYSTEM_NAMESPACE, BundleName, BundleNameError, namespace_of
 from lbctl.model.cluster import ClusterState
 from lbctl.model.decision import (
+    AutoSplit,
     FilterStep,
     PlacementTrace,
     Selection,
     SheddingDecision,
+    SplitCandidate,
     UnloadOutcome,
 )
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import LoadData
 from lbctl.strategies.base import PlacementStrategy, SheddingStrategy
-from lbctl.strategies.split.candidates import auto_splits
+from lbctl.strategies.builtin import algorithm_by_name
+from lbctl.strategies.placement.filters import (
+    filter_large_topic_count,
+    namespace_bundle_counts,
+    remove_most_servicing,
+)
+from lbctl.strategies.split.base import SplitError, apply_boundaries, option_for
+from lbctl.strategies.split.bundle_splitter_task import find_bundles_to_split
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -245,7 +254,7 @@ class LoadManager:
         if self._filter_memo[0] is not load or self._filter_memo[1] != key:
             everyone = tuple(java_hash_order(load.brokers))  # HashSet<String> iteration order
             steps: list[FilterStep] = []
-            kept = _filter_large_topic_count(everyone, load, settings, steps)
+            kept = filter_large_topic_count(everyone, load, settings, steps)
             self._filter_memo = (load, key, everyone, kept, tuple(steps),
                                  namespace_bundle_counts(load), {})
         _, _, everyone, kept, base_steps, index, per_ns = self._filter_memo
@@ -254,7 +263,7 @@ class LoadManager:
             steps = list(base_steps)
             cands = kept
             if settings["loadBalancerDistributeBundlesEvenlyEnabled"] or namespace == SYSTEM_NAMESPACE:
-                cands = _remove_most_servicing(cands, namespace, index, steps)
+                cands = remove_most_servicing(cands, namespace, index, steps)
             if not cands:
                 steps.append(FilterStep("restore", (), everyone, "no candidate left: all brokers"))
                 cands = everyone
@@ -283,65 +292,44 @@ def _multimap_order(selections: Sequence[Selection]) -> list[Selection]:
     return [s for b in java_hash_order(by_broker) for s in by_broker[b]]
 
 
-def _filter_large_topic_count(
-    cands: tuple[str, ...], load: LoadData, settings: Settings, steps: list[FilterStep]
-) -> tuple[str, ...]:
-    """``LoadManagerShared.filterBrokersWithLargeTopicCount``: keep brokers whose topics (plus
-    preallocated bundles' topics) are at most ``loadBalancerBrokerMaxTopics``; if none is left,
-    keep them all."""
-    limit = int(settings["loadBalancerBrokerMaxTopics"])
-    kept = []
-    for b in cands:
-        bd = load.brokers[b]
-        topics = bd.local.numTopics + sum(d.topics for d in bd.preallocated.values())
-        if topics <= limit:
-            kept.append(b)
-    if not kept:
-        steps.append(FilterStep("loadBalancerBrokerMaxTopics", cands, cands,
-                                f"every broker has more than {limit} topics: filter not applied"))
-        return cands
-    kept_set = set(kept)
-    removed = [b for b in cands if b not in kept_set]
-    steps.append(FilterStep(
-        "loadBalancerBrokerMaxTopics", cands, tuple(kept),
-        f"removed {', '.join(removed)}: more than {limit} topics" if removed else ""))
-    return tuple(kept)
+# --- checkNamespaceBundleSplit --------------------------------------------------------------------
+def auto_splits(state: ClusterState, load: LoadData, settings: Settings) -> tuple[AutoSplit, ...]:
+    """``checkNamespaceBundleSplit``: the splits the leader would make this cycle, in order."""
+    if not settings["loadBalancerAutoBundleSplitEnabled"] or len(load.brokers) <= 1:
+        return ()
+    candidates = find_bundles_to_split(load, settings, state.namespace_bundle_count)
+    picked = {c.bundle: c for c in candidates if c.selected}
+    if not picked:
+        return ()
+    unload = bool(settings["loadBalancerAutoUnloadSplitBundlesEnabled"])
+    algorithm = algorithm_by_name(None, settings)
+    return tuple(_plan_one(state, settings, picked[b], algorithm, unload)
+                 for b in java_hash_order(picked))
 
 
-def namespace_bundle_counts(load: LoadData) -> dict[str, dict[str, int]]:
-    """``brokerToNamespaceToBundleRange``, inverted: per namespace, how many of its bundles each
-    broker owns (reports in ``lastStats``) or has preallocated. Brokers without any are absent."""
-    index: dict[str, dict[str, int]] = {}
-    for broker, bd in load.brokers.items():
-        for x in {*bd.local.lastStats, *bd.preallocated}:
-            per_broker = index.setdefault(namespace_of(x), {})
-            per_broker[broker] = per_broker.get(broker, 0) + 1
-    return index
-
-
-def _remove_most_servicing(
-    cands: tuple[str, ...], namespace: str, index: Mapping[str, Mapping[str, int]],
-    steps: list[FilterStep],
-) -> tuple[str, ...]:
-    """``LoadManagerShared.removeMostServicingBrokersForNamespace``: keep the candidates that own
-    (or have preallocated) the fewest bundles of the bundle's namespace."""
-    if not cands:
-        return cands
-    owners = index.get(namespace, {})
-    members = frozenset(cands)
-    owning = [b for b in owners if b in members]
-    # Usually most candidates own none of the namespace: then the least count is 0 and the
-    # owners (a few) are removed; only otherwise are all candidates' counts compared.
-    if len(owning) < len(cands):
-        least = 0
-        kept = tuple(b for b in cands if b not in owners)
-    else:
-        least = min(owners[b] for b in cands)
-        kept = tuple(b for b in cands if owners[b] == least)
-    why = ""
-    if len(kept) < len(cands):
-        removed = [f"{b} ({owners[b]})" for b in owning if owners[b] != least]
-        why = (f"kept brokers owning {least} bundle(s) "
-               f"of {namespace}; removed " + ", ".join(removed))
-    steps.append(FilterStep("loadBalancerDistributeBundlesEvenlyEnabled", cands, kept, why))
-    return kept
+def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate, algorithm,
+              unload: bool) -> AutoSplit:
+    try:
+        name = BundleName.parse(cand.bundle)
+    except BundleNameError as e:
+        return AutoSplit(cand, algorithm.name, skipped=str(e))
+    rng = name.range
+    if not rng.can_split():
+        return AutoSplit(cand, algorithm.name, skipped=f"range {rng} can't be split further")
+    bounds = state.namespaces.get(name.namespace)
+    if bounds is not None and not any(a == rng.lower and b == rng.upper
+                                      for a, b in zip(bounds, bounds[1:], strict=False)):
+        return AutoSplit(cand, algorithm.name,
+                         skipped=f"{cand.bundle} is not one of the namespace's bundles any more")
+    topics = state.topics_of_bundle(cand.bundle)
+    try:
+        result = algorithm.boundaries(option_for(rng, topics, state.topics, settings))
+        if not result.boundaries:
+            return AutoSplit(cand, algorithm.name, unload=unload, why=result.why,
+                             skipped=f"{algorithm.name} found no split boundary: {result.why}")
+        children = apply_boundaries(rng, result.boundaries)
+    except SplitError as e:
+        return AutoSplit(cand, algorithm.name, unload=unload, skipped=str(e))
+    return AutoSplit(
+        cand, algorithm.name, tuple(sorted(result.boundaries)),
+        tuple(f"{name.namespace}/{c}" for c in children), unload, None, result.why)

@@ -44,11 +44,11 @@ from lbctl.model.bundle import (
 )
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import NamespaceBundleStats
+from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.strategies.split.base import (
     SPECIFIED_POSITIONS_DIVIDE,
     SplitBoundaries,
     SplitError,
-    algorithm_by_name,
     apply_boundaries,
     option_for,
 )
@@ -204,7 +204,7 @@ def _check_algorithm(request: SplitRequest, settings: Settings) -> None:
         return
     supported = list(settings["supportedNamespaceBundleSplitAlgorithms"])
     if name not in supported:
-        from lbctl.strategies.registry import SPLIT
+        from lbctl.strategies.builtin import SPLIT
 
         hint = None if name in SPLIT.names() else closest(name, supported)
         raise SplitError(

@@ -9,7 +9,7 @@ from factories import broker, state, stats
 from lbctl.config import Settings
 from lbctl.cycle import LoadManager
 from lbctl.model.load import ResourceUsage
-from lbctl.strategies.registry import PLACEMENT, SHEDDING
+from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 
 B1 = "1/1/1/0x00000000_0xffffffff"
 B2 = "2/2/2/0x00000000_0xffffffff"

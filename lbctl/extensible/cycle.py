@@ -43,17 +43,6 @@ from types import MappingProxyType
 from typing import Any, ClassVar
 
 from lbctl.config import Settings
-from lbctl.extensible import placement as lruw
-from lbctl.extensible.filters import (
-    BrokerLookup,
-    FilterContext,
-    FilterError,
-    apply_filters,
-    default_pipeline,
-    make_transferable,
-)
-from lbctl.extensible.split import find_bundles_to_split
-from lbctl.extensible.transfer_shedder import ShedderInput, TransferShedder
 from lbctl.model.brokerload import (
     BrokerLoadData,
     TopBundle,
@@ -65,6 +54,17 @@ from lbctl.model.bundle import namespace_of
 from lbctl.model.cluster import EXTENSIBLE, ClusterState
 from lbctl.model.decision import Label, PlacementDecision, ShedResult, SplitResult, UnloadDecision
 from lbctl.model.javaorder import concurrent_order, java_hash_order
+from lbctl.strategies.placement import extensible_least_resource_usage as lruw
+from lbctl.strategies.placement.broker_filters import (
+    BrokerLookup,
+    FilterContext,
+    FilterError,
+    apply_filters,
+    default_pipeline,
+    make_transferable,
+)
+from lbctl.strategies.shedding.transfer import ShedderInput, TransferShedder
+from lbctl.strategies.split.default_namespace_bundle_split_strategy import find_bundles_to_split
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 

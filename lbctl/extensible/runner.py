@@ -9,10 +9,10 @@ from typing import Any
 from lbctl.config import read_broker_conf, resolve
 from lbctl.errors import UsageError
 from lbctl.extensible.cycle import ExtensibleCycleResult, ExtensibleLoadManager
-from lbctl.extensible.placement import NAME as PLACEMENT_NAME
-from lbctl.extensible.transfer_shedder import NAME
 from lbctl.model.cluster import EXTENSIBLE, ClusterState
-from lbctl.strategies.registry import PLACEMENT, SHEDDING
+from lbctl.strategies.builtin import PLACEMENT, SHEDDING
+from lbctl.strategies.placement.extensible_least_resource_usage import NAME as PLACEMENT_NAME
+from lbctl.strategies.shedding.transfer import NAME
 
 
 def uses_extensible(states: Sequence[ClusterState], opts: Any) -> bool:

@@ -43,7 +43,7 @@ class WhatIfOptions:
 def validate(opts: WhatIfOptions) -> None:
     """Unknown strategy or setting names are usage errors on the driver, before Spark starts."""
     from lbctl.config import resolve
-    from lbctl.strategies.registry import PLACEMENT, SHEDDING
+    from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 
     for s in opts.strategies:
         if s is not None:

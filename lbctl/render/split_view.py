@@ -24,7 +24,7 @@ def _r(x: float | None) -> float | None:
 
 
 def _strategy(settings: Any, key: str, kind: str) -> str:
-    from lbctl.strategies.registry import PLACEMENT, SHEDDING
+    from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 
     registry = SHEDDING if kind == "shedding" else PLACEMENT
     try:

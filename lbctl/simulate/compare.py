@@ -14,7 +14,7 @@ from lbctl.config import SETTINGS_BY_NAME, read_broker_conf
 from lbctl.errors import UsageError
 from lbctl.model.cluster import ClusterState
 from lbctl.simulate.engine import SimulationOptions, SimulationResult, check_states, simulate
-from lbctl.strategies.registry import PLACEMENT, SHEDDING
+from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 
 #: Pulsar's default loadBalancerLoadPlacementStrategy, short name
 DEFAULT_PLACEMENT = str(SETTINGS_BY_NAME["loadBalancerLoadPlacementStrategy"].default).rsplit(".", 1)[-1]

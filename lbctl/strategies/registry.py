@@ -3,7 +3,8 @@
 One registry per kind. A strategy is looked up by its short class name (``ThresholdShedder``) or its
 fully qualified class name (``org.apache.pulsar.broker.loadbalance.impl.ThresholdShedder``), which is
 how ``loadBalancerLoadSheddingStrategy`` names it. Unknown names are usage errors that suggest the
-closest registered name.
+closest registered name. Adding a strategy is one module that registers itself, listed in
+:mod:`lbctl.strategies.builtin`, plus its test.
 """
 
 from __future__ import annotations
@@ -15,40 +16,56 @@ from lbctl.config import closest
 from lbctl.errors import UsageError
 from lbctl.strategies.base import PlacementStrategy, SheddingStrategy
 
-if TYPE_CHECKING:  # the split package imports this module to register itself
+if TYPE_CHECKING:  # the split algorithms' module registers itself here
     from lbctl.strategies.split.base import SplitAlgorithm
 
 T = TypeVar("T")
 
 
 class Registry(Generic[T]):
+    """Strategies of one kind, by Pulsar's short class name, with the settings each reads.
+
+    The registry imports none of its strategies: each module registers itself when imported, and
+    :mod:`lbctl.strategies.builtin` imports the built-in ones (import the registries from there).
+    """
+
     def __init__(self, kind: str, package: str):
         self.kind = kind
         self.package = package  # Java package of the classes, for fully qualified names
         self._factories: dict[str, Callable[[], T]] = {}
         self._packages: dict[str, str] = {}  # names registered from another Java package
+        self._reads: dict[str, tuple[str, ...]] = {}
 
     def register(
-        self, name: str, package: str | None = None
+        self, name: str, package: str | None = None, *, reads: tuple[str, ...] = ()
     ) -> Callable[[Callable[[], T]], Callable[[], T]]:
         """Register ``name``; ``package`` when its class is not in the registry's package
-        (``TransferShedder`` lives in ``…loadbalance.extensions.scheduler``)."""
+        (``TransferShedder`` lives in ``…loadbalance.extensions.scheduler``); ``reads``: the
+        load-balancer settings the strategy reads (checked by the contract tests)."""
 
         def deco(factory: Callable[[], T]) -> Callable[[], T]:
             self._factories[name] = factory
             if package is not None:
                 self._packages[name] = package
+            self._reads[name] = reads
             return factory
 
         return deco
 
     def names(self) -> list[str]:
-        _load_builtin()
         return list(self._factories)
+
+    def qualified_name(self, name: str) -> str:
+        """The fully qualified Java class name of a registered strategy."""
+        short = self.short_name(name)
+        return f"{self._packages.get(short, self.package)}.{short}"
+
+    def reads(self, name: str) -> tuple[str, ...]:
+        """The settings a registered strategy declares it reads."""
+        return self._reads[self.short_name(name)]
 
     def short_name(self, name: str) -> str:
         """Resolve a short or fully qualified name to the registered short name."""
-        _load_builtin()
         text = name.strip()
         short = text.rsplit(".", 1)[-1]
         package = self._packages.get(short, self.package)
@@ -69,17 +86,3 @@ SHEDDING: Registry[SheddingStrategy] = Registry("shedding", IMPL_PACKAGE)
 PLACEMENT: Registry[PlacementStrategy] = Registry("placement", IMPL_PACKAGE)
 #: bundle split algorithms, by the names ``splitAlgorithmName`` takes (``range_equally_divide``…)
 SPLIT: Registry[SplitAlgorithm] = Registry("split", "org.apache.pulsar.common.naming")
-
-_loaded = False
-
-
-def _load_builtin() -> None:
-    """Import the built-in strategy modules once, so their decorators register them."""
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    import lbctl.extensible.registration
-    import lbctl.strategies.placement
-    import lbctl.strategies.shedding
-    import lbctl.strategies.split  # noqa: F401

@@ -7,7 +7,6 @@ import random
 import pytest
 
 from lbctl.config import Settings
-from lbctl.extensible.filters import IsolationPolicy, Policies
 from lbctl.model.brokerload import (
     BrokerLoadData,
     SystemUsage,
@@ -16,6 +15,7 @@ from lbctl.model.brokerload import (
     top_k_bundles,
 )
 from lbctl.model.load import NamespaceBundleStats, ResourceUsage
+from lbctl.strategies.placement.broker_filters import IsolationPolicy, Policies
 
 WEIGHTS = {"loadBalancerCPUResourceWeight": 0.5, "loadBalancerMemoryResourceWeight": 0.5,
            "loadBalancerDirectMemoryResourceWeight": 0.5,

@@ -9,7 +9,9 @@ from random import Random
 import pytest
 
 from lbctl.config import Settings
-from lbctl.extensible.filters import (
+from lbctl.model.brokerload import BrokerLoadData, SystemUsage
+from lbctl.model.load import ResourceUsage
+from lbctl.strategies.placement.broker_filters import (
     BrokerLookup,
     FilterContext,
     FilterError,
@@ -19,9 +21,7 @@ from lbctl.extensible.filters import (
     Policies,
     VersionFilter,
 )
-from lbctl.extensible.placement import select
-from lbctl.model.brokerload import BrokerLoadData, SystemUsage
-from lbctl.model.load import ResourceUsage
+from lbctl.strategies.placement.extensible_least_resource_usage import select
 
 LRUW_CONF = Settings.defaults().with_values(
     loadBalancerCPUResourceWeight=1.0, loadBalancerMemoryResourceWeight=0.1,

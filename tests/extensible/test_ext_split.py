@@ -8,9 +8,9 @@ from dataclasses import replace
 import pytest
 
 from lbctl.config import Settings
-from lbctl.extensible.split import find_bundles_to_split
 from lbctl.model.decision import Label, Reason
 from lbctl.model.load import NamespaceBundleStats
+from lbctl.strategies.split.default_namespace_bundle_split_strategy import find_bundles_to_split
 
 BUNDLE1 = "tenant/namespace/0x00000000_0xffffffff"
 BUNDLE2 = "tenant/namespace/0x00000000_0x0fffffff"

@@ -14,7 +14,8 @@ import statistics
 import pytest
 from ext_helpers import NOW, cpu_load, shedder_settings, store, top_bundles
 
-from lbctl.extensible.filters import (
+from lbctl.model.decision import Label, Reason, unloads_key
+from lbctl.strategies.placement.broker_filters import (
     BrokerLookup,
     FilterContext,
     FilterError,
@@ -24,8 +25,7 @@ from lbctl.extensible.filters import (
     make_transferable,
     shedding_with_policies_allowed,
 )
-from lbctl.extensible.transfer_shedder import ShedderInput, TransferShedder
-from lbctl.model.decision import Label, Reason, unloads_key
+from lbctl.strategies.shedding.transfer import ShedderInput, TransferShedder
 
 SETUP_AVG = 0.36400000000000005
 SETUP_STD = 0.3982762860126121
@@ -477,7 +477,7 @@ def test_underload_outlier():
 
 def test_random_load_stats():
     """``testRandomLoadStats``: avg/std follow the offload arithmetic, round after round."""
-    from lbctl.extensible.transfer_shedder import _Stats
+    from lbctl.strategies.shedding.transfer import _Stats
 
     rng = random.Random(11)
     for _ in range(5):
@@ -503,7 +503,7 @@ def test_random_load_stats():
 
 
 def _stats_of(loads):
-    from lbctl.extensible.transfer_shedder import _Run
+    from lbctl.strategies.shedding.transfer import _Run
 
     names = [f"broker{i}:8080" for i in range(len(loads))]
     ctx = Ctx(available=names)

@@ -13,7 +13,7 @@ import pytest
 from lbctl.analysis import Options
 from lbctl.simulate.engine import SimulationOptions, SimulationResult, simulate
 from lbctl.sources.snapshot import read_snapshots
-from lbctl.strategies.registry import SHEDDING
+from lbctl.strategies.builtin import SHEDDING
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 B1, B2 = "broker-1.pulsar.svc:8080", "broker-2.pulsar.svc:8080"

@@ -1,13 +1,4 @@
-"""Modular placement strategies, one module per Pulsar class (``…loadbalance.impl``)."""
-
-from lbctl.strategies.placement import (
-    least_long_term_message_rate,
-    least_resource_usage_with_weight,
-    round_robin,
-)
-
-__all__ = [
-    "least_long_term_message_rate",
-    "least_resource_usage_with_weight",
-    "round_robin",
-]
+"""Placement strategies and broker filters, one module per Pulsar class: the modular ones
+(``…loadbalance.impl``: LeastLongTermMessageRate, LeastResourceUsageWithWeight,
+RoundRobinBrokerSelector and ``selectBroker``'s filters) and the extensible load manager's
+(``…extensions.strategy.LeastResourceUsageWithWeight``, ``…extensions.filter``)."""

@@ -1,5 +1,2 @@
-"""Modular load-shedding strategies, one module per Pulsar class (``…loadbalance.impl``)."""
-
-from lbctl.strategies.shedding import avg, overload, threshold, uniform
-
-__all__ = ["avg", "overload", "threshold", "uniform"]
+"""Load-shedding strategies, one module per Pulsar class: the modular ones (``…loadbalance.impl``)
+and the extensible load manager's TransferShedder (``…extensions.scheduler``)."""

@@ -127,22 +127,6 @@ def split_namespace(boundaries: Sequence[int], bundle: BundleRange,
     raise SplitError(f"bundle {bundle} is not one of the namespace's bundles")
 
 
-def algorithm_of(name: str | None) -> SplitAlgorithm | None:
-    """``NamespaceBundleSplitAlgorithm.of``: the algorithm of exactly that name, else ``None``."""
-    from lbctl.strategies.registry import SPLIT
-
-    if name is None or name not in SPLIT.names():
-        return None
-    return SPLIT.create(name)
-
-
-def algorithm_by_name(name: str | None, settings: Settings) -> SplitAlgorithm:
-    """``NamespaceService.getNamespaceBundleSplitAlgorithmByName``: the named algorithm, else the
-    broker's ``defaultNamespaceBundleSplitAlgorithm``, else range_equally_divide."""
-    algo = algorithm_of(name) or algorithm_of(settings["defaultNamespaceBundleSplitAlgorithm"])
-    return algo or algorithm_of(RANGE_EQUALLY_DIVIDE)  # type: ignore[return-value]
-
-
 def option_for(
     bundle: BundleRange,
     topics: Sequence[str],

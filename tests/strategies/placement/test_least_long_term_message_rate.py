@@ -20,8 +20,8 @@ from lbctl.config import Settings
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import BundleData, LocalBrokerData, ResourceUsage, TimeAverageBrokerData
 from lbctl.model.loaddata import BrokerData, LoadData
+from lbctl.strategies.builtin import PLACEMENT
 from lbctl.strategies.placement.least_long_term_message_rate import LeastLongTermMessageRate
-from lbctl.strategies.registry import PLACEMENT
 
 BUNDLE = "t/n/0x00000000_0xffffffff"
 

@@ -19,7 +19,7 @@ from lbctl.config import Settings
 from lbctl.model.decision import Label, Reason
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.loaddata import LoadData
-from lbctl.strategies.registry import PLACEMENT, SHEDDING
+from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 from lbctl.strategies.shedding.avg import AvgShedder, AvgShedderMemory, AvgShedderPlacement
 
 MB = 1024 * 1024

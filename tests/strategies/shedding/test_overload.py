@@ -14,7 +14,7 @@ from factories import broker, bundle_data, load
 
 from lbctl.config import MB, Settings
 from lbctl.model.decision import Label, Reason
-from lbctl.strategies.registry import SHEDDING
+from lbctl.strategies.builtin import SHEDDING
 from lbctl.strategies.shedding.overload import OverloadShedder
 
 # OverloadShedderTest's constructor sets loadBalancerBrokerOverloadedThresholdPercentage = 85.

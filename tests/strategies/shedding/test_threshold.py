@@ -20,7 +20,7 @@ from factories import broker, bundle_data, load
 
 from lbctl.config import MB, Settings
 from lbctl.model.decision import Label, Reason
-from lbctl.strategies.registry import SHEDDING
+from lbctl.strategies.builtin import SHEDDING
 from lbctl.strategies.shedding.threshold import ThresholdShedder
 
 CONF = Settings.defaults().with_values(lowerBoundarySheddingEnabled=False)

@@ -14,16 +14,8 @@ import pytest
 from lbctl.config import Settings
 from lbctl.model.bundle import FULL_RANGE, BundleRange
 from lbctl.model.cluster import TopicStats
-from lbctl.strategies.registry import SPLIT
-from lbctl.strategies.split.base import (
-    MB,
-    FlowOrQpsLimits,
-    SplitError,
-    SplitOption,
-    algorithm_by_name,
-    algorithm_of,
-    option_for,
-)
+from lbctl.strategies.builtin import SPLIT, algorithm_by_name, algorithm_of
+from lbctl.strategies.split.base import MB, FlowOrQpsLimits, SplitError, SplitOption, option_for
 from lbctl.strategies.split.flow_or_qps_equally_divide import FlowOrQpsEquallyDivide
 from lbctl.strategies.split.range_equally_divide import RangeEquallyDivide
 from lbctl.strategies.split.specified_positions_divide import SpecifiedPositionsDivide

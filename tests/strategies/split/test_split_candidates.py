@@ -12,11 +12,12 @@ from factories import broker, bundle_data, load, state, stats  # type: ignore[im
 
 from lbctl.analysis import Options, plans
 from lbctl.config import Settings
+from lbctl.cycle import auto_splits
 from lbctl.model.bundle import BundleName, topic_hash
 from lbctl.model.cluster import TopicStats
 from lbctl.model.decision import Reason
 from lbctl.sources.snapshot import read_snapshots
-from lbctl.strategies.split.candidates import auto_splits, find_bundles_to_split
+from lbctl.strategies.split.bundle_splitter_task import find_bundles_to_split
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "split"
 MAX_RATE = 30000

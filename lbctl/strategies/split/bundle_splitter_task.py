@@ -1,4 +1,4 @@
-"""Which bundles the modular load manager splits on its own, and how.
+"""Which bundles the modular load manager splits on its own.
 
 ``find_bundles_to_split`` mirrors ``org.apache.pulsar.broker.loadbalance.impl.BundleSplitterTask``:
 
@@ -17,11 +17,8 @@ order of the extensible load manager's ``DefaultNamespaceBundleSplitStrategyImpl
 (Topics, Sessions, MsgRate, Bandwidth), with the figures against their limits as that class logs
 them ("Message Rate: 49976/30000 msg/s").
 
-``auto_splits`` mirrors ``ModularLoadManagerImpl.checkNamespaceBundleSplit``: only when
-``loadBalancerAutoBundleSplitEnabled`` and more than one broker is known; each picked bundle (in the
-result ``HashMap``'s order) is split with the broker's ``defaultNamespaceBundleSplitAlgorithm``
-(Pulsar passes no algorithm), unless its range cannot be split or it no longer exists; the children
-are unloaded when ``loadBalancerAutoUnloadSplitBundlesEnabled``.
+The load manager then splits each picked bundle (``checkNamespaceBundleSplit``, in
+:mod:`lbctl.loadmanager.modular`).
 """
 
 from __future__ import annotations
@@ -29,18 +26,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lbctl.config import Settings
-from lbctl.model.bundle import BundleName, BundleNameError, namespace_of
-from lbctl.model.cluster import ClusterState
-from lbctl.model.decision import AutoSplit, Reason, SplitCandidate
-from lbctl.model.javaorder import java_hash_order
+from lbctl.model.bundle import namespace_of
+from lbctl.model.decision import Reason, SplitCandidate
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.model.loaddata import BundleDataView, LoadData
 from lbctl.strategies.split.base import (
     MB,
-    SplitError,
-    algorithm_by_name,
-    apply_boundaries,
-    option_for,
 )
 
 
@@ -110,43 +101,3 @@ def find_bundles_to_split(
     return tuple(out)
 
 
-def auto_splits(state: ClusterState, load: LoadData, settings: Settings) -> tuple[AutoSplit, ...]:
-    """``checkNamespaceBundleSplit``: the splits the leader would make this cycle, in order."""
-    if not settings["loadBalancerAutoBundleSplitEnabled"] or len(load.brokers) <= 1:
-        return ()
-    candidates = find_bundles_to_split(load, settings, state.namespace_bundle_count)
-    picked = {c.bundle: c for c in candidates if c.selected}
-    if not picked:
-        return ()
-    unload = bool(settings["loadBalancerAutoUnloadSplitBundlesEnabled"])
-    algorithm = algorithm_by_name(None, settings)
-    return tuple(_plan_one(state, settings, picked[b], algorithm, unload)
-                 for b in java_hash_order(picked))
-
-
-def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate, algorithm,
-              unload: bool) -> AutoSplit:
-    try:
-        name = BundleName.parse(cand.bundle)
-    except BundleNameError as e:
-        return AutoSplit(cand, algorithm.name, skipped=str(e))
-    rng = name.range
-    if not rng.can_split():
-        return AutoSplit(cand, algorithm.name, skipped=f"range {rng} can't be split further")
-    bounds = state.namespaces.get(name.namespace)
-    if bounds is not None and not any(a == rng.lower and b == rng.upper
-                                      for a, b in zip(bounds, bounds[1:], strict=False)):
-        return AutoSplit(cand, algorithm.name,
-                         skipped=f"{cand.bundle} is not one of the namespace's bundles any more")
-    topics = state.topics_of_bundle(cand.bundle)
-    try:
-        result = algorithm.boundaries(option_for(rng, topics, state.topics, settings))
-        if not result.boundaries:
-            return AutoSplit(cand, algorithm.name, unload=unload, why=result.why,
-                             skipped=f"{algorithm.name} found no split boundary: {result.why}")
-        children = apply_boundaries(rng, result.boundaries)
-    except SplitError as e:
-        return AutoSplit(cand, algorithm.name, unload=unload, skipped=str(e))
-    return AutoSplit(
-        cand, algorithm.name, tuple(sorted(result.boundaries)),
-        tuple(f"{name.namespace}/{c}" for c in children), unload, None, result.why)
