@@ -118,7 +118,7 @@ def main() -> int:
         orjson.loads(path.read_bytes())
 
     def recommend_in_process() -> None:
-        from lbctl.analysis import Options, plans
+        from lbctl.loadmanager.select import Options, plans
         from lbctl.render import render
         from lbctl.render.views import RecommendView
         from lbctl.sources.snapshot import read_snapshots
@@ -130,7 +130,7 @@ def main() -> int:
         subprocess.run([sys.executable, "-m", "lbctl", "recommend", "-o", "json", str(path)],
                        check=True, stdout=subprocess.DEVNULL)
 
-    from lbctl.analysis import Options, plans
+    from lbctl.loadmanager.select import Options, plans
     from lbctl.sources.snapshot import read_snapshots
 
     summary = plans(read_snapshots([path]), Options())[-1].summary()

@@ -80,7 +80,7 @@ def main() -> int:
     ap.add_argument("--profile", action="store_true", help="print the top functions by time")
     args = ap.parse_args()
 
-    from lbctl.analysis import Options
+    from lbctl.loadmanager.select import Options
     from lbctl.simulate.engine import SimulationOptions, simulate
     from lbctl.sources.snapshot import parse_snapshot
 

@@ -1,8 +1,9 @@
 """Plans: the actions a load manager would take, with their reasons and numbers (plan v1).
 
-A :class:`Plan` is built from one :class:`lbctl.cycle.CycleResult`. Its ``to_dict`` is exactly the
-``lbctl/plan@1`` object of ``shared/spec/plan-v1.md``; ``explained=True`` attaches the per-broker
-reasoning that ``lbctl explain -o json`` prints.
+This module is the sole owner of the ``lbctl/plan@1`` format: :meth:`Plan.to_dict` is exactly its
+object (documented in ``docs/``). A plan knows nothing of cycles: the load managers
+(:mod:`lbctl.loadmanager`) and ``split-bundle``'s preview build one; ``explained=True`` adds the
+per-broker detail ``lbctl explain -o json`` shows next to the explanation.
 
 Usage "after" the plan is an estimate, stated here because it is ours, not Pulsar's: a broker's
 usage is taken as shared among its bundles in proportion to their throughput (message rate when
@@ -18,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from lbctl.cycle import CycleResult
-from lbctl.model.decision import UnloadOutcome
+from lbctl.config import Settings
+from lbctl.units import rounded
 
 PLAN_FORMAT = "lbctl/plan@1"
 
@@ -97,21 +98,32 @@ class BrokerRow:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    cycle: CycleResult
+    """One cycle's actions and a row per broker, with the header plan@1 carries.
+
+    ``settings`` is read at :meth:`to_dict` time: the plan lists every setting the computation
+    read, including those read while its rows were built. ``gate`` says why no shedding ran.
+    """
+
+    cluster: str
+    captured_at: str  # RFC 3339
+    load_manager: str
+    shedding: str
+    placement: str
+    settings: Settings
     actions: tuple[Action, ...]
     brokers: tuple[BrokerRow, ...]
-
-    @property
-    def state(self):
-        return self.cycle.state
+    bundles: int
+    gate: str | None = None
 
     def summary(self) -> dict[str, Any]:
-        before = [b.usage for b in self.brokers]
-        after = [b.usage_after for b in self.brokers]
+        """Counts, and the usage spread before and after (brokers without a figure left out)."""
+        before = [b.usage for b in self.brokers if not math.isnan(b.usage)]
+        after = [b.usage_after for b in self.brokers if not math.isnan(b.usage_after)]
         return {
             "brokers": len(self.brokers),
-            "bundles": self.cycle.state.bundle_count(),
-            "unloads": sum(1 for a in self.actions if a.action == "unload" and a.skipped is None),
+            "bundles": self.bundles,
+            "unloads": sum(1 for a in self.actions
+                           if a.action in ("unload", "transfer") and a.skipped is None),
             "splits": sum(1 for a in self.actions if a.action == "split"),
             "skipped": sum(1 for a in self.actions if a.skipped is not None),
             "before": spread(before),
@@ -119,24 +131,18 @@ class Plan:
         }
 
     def to_dict(self, *, explained: bool = False) -> dict[str, Any]:
-        c = self.cycle
-        out: dict[str, Any] = {
+        return {
             "format": PLAN_FORMAT,
-            "cluster": c.state.cluster,
-            "capturedAt": c.state.captured_at_iso,
-            "loadManager": c.state.load_manager,
-            "shedding": c.shedding,
-            "placement": c.placement,
-            "settings": c.settings.read_values(),
+            "cluster": self.cluster,
+            "capturedAt": self.captured_at,
+            "loadManager": self.load_manager,
+            "shedding": self.shedding,
+            "placement": self.placement,
+            "settings": self.settings.read_values(),
             "actions": [a.to_dict() for a in self.actions],
             "brokers": [_broker_dict(b, explained) for b in self.brokers],
             "summary": self.summary(),
         }
-        if explained:
-            from lbctl.explain import explanation_dict
-
-            out["explanation"] = explanation_dict(c)
-        return out
 
 
 def spread(values: list[float]) -> dict[str, float]:
@@ -150,21 +156,13 @@ def spread(values: list[float]) -> dict[str, float]:
     }
 
 
-def _num(x: float | None) -> float | None:
-    if x is None:
-        return None
-    if math.isinf(x) or math.isnan(x):
-        return None
-    return round(x, 6)
-
-
 def _broker_dict(b: BrokerRow, explained: bool) -> dict[str, Any]:
     d: dict[str, Any] = {
         "broker": b.broker,
-        "usage": _num(b.usage),
-        "score": _num(b.score),
-        "msgRate": _num(b.msg_rate),
-        "throughput": _num(b.throughput),
+        "usage": rounded(b.usage),
+        "score": rounded(b.score),
+        "msgRate": rounded(b.msg_rate),
+        "throughput": rounded(b.throughput),
         "bundles": b.bundles,
     }
     if b.label:
@@ -172,104 +170,8 @@ def _broker_dict(b: BrokerRow, explained: bool) -> dict[str, Any]:
     if b.reason:
         d["reason"] = b.reason
     if explained:
-        d["usageAfter"] = _num(b.usage_after)
-        d["resources"] = {k: _num(v) for k, v in b.resources.items()}
+        d["usageAfter"] = rounded(b.usage_after)
+        d["resources"] = {k: rounded(v) for k, v in b.resources.items()}
         d["why"] = b.why
-        d["numbers"] = {k: _num(v) for k, v in b.numbers.items()}
+        d["numbers"] = {k: rounded(v) for k, v in b.numbers.items()}
     return d
-
-
-def _action(o: UnloadOutcome) -> Action:
-    s = o.selection
-    return Action(
-        action="unload",
-        bundle=s.bundle,
-        broker=s.broker,
-        reason=str(s.reason),
-        destinationBroker=o.destination,
-        msgRate=_num(s.msg_rate),
-        throughput=_num(s.throughput),
-        skipped=o.skipped,
-    )
-
-
-def build_plan(cycle: CycleResult) -> Plan:
-    """The plan of one cycle: its unload actions and a row per broker (before/after)."""
-    settings = cycle.settings
-    weights = settings.weights4()
-    verdicts = cycle.decision.brokers if cycle.decision else {}
-    usage: dict[str, float] = {}
-    for name, bd in cycle.load.brokers.items():
-        usage[name] = bd.local.max_resource_usage_with_weight(*weights)
-    after = dict(usage)
-    for o in cycle.outcomes:
-        if o.skipped is not None or o.destination is None:
-            continue
-        src = cycle.load.brokers.get(o.selection.broker)
-        if src is None:
-            continue
-        share = _share(src.local, o.selection.bundle) * usage[o.selection.broker]
-        after[o.selection.broker] -= share
-        after[o.destination] = after.get(o.destination, 0.0) + share
-    rows = []
-    for name in cycle.state.brokers:  # the snapshot's order, which a person chose
-        bd = cycle.load.brokers[name]
-        v = verdicts.get(name)
-        rows.append(BrokerRow(
-            broker=name,
-            usage=usage[name],
-            usage_after=after[name],
-            score=v.score if v else None,
-            msg_rate=bd.local.msg_rate,
-            throughput=bd.local.throughput,
-            bundles=len(bd.local.lastStats) or bd.local.numBundles,
-            label=str(v.label) if v and v.label else None,
-            reason=str(v.reason) if v and v.reason else None,
-            why=v.why if v else "",
-            numbers=dict(v.numbers) if v else {},
-            resources=bd.local.resource_percents(),
-        ))
-    splits = tuple(split_action(s) for s in getattr(cycle, "splits", ()))
-    return Plan(cycle, tuple(_action(o) for o in cycle.outcomes) + splits, tuple(rows))
-
-
-def split_action(split: Any) -> Action:
-    """A plan action for one automatic split (:class:`lbctl.strategies.split.candidates.AutoSplit`)."""
-    from lbctl.model.bundle import format_position
-
-    c = split.candidate
-    return Action(
-        action="split",
-        bundle=c.bundle,
-        broker=c.broker,
-        reason=str(c.reason),
-        msgRate=_num(c.msg_rate),
-        throughput=_num(c.throughput),
-        skipped=split.skipped,
-        algorithm=split.algorithm,
-        boundaries=tuple(format_position(b) for b in split.boundaries),
-        children=tuple(split.children),
-        unload=split.unload,
-        detail=c.detail,
-    )
-
-
-def _share(local: Any, bundle: str) -> float:
-    stats = local.lastStats
-    st = stats.get(bundle)
-    if st is None or not stats:
-        return 0.0
-    total_tp = sum(s.throughput for s in stats.values())
-    if total_tp > 0:
-        return st.throughput / total_tp
-    total_rate = sum(s.msg_rate for s in stats.values())
-    if total_rate > 0:
-        return st.msg_rate / total_rate
-    return 1.0 / len(stats)
-
-
-def build_extensible_plan(cycle: Any) -> Plan:
-    """The plan of an extensible load manager cycle (:mod:`lbctl.extensible.plan`)."""
-    from lbctl.extensible.plan import build
-
-    return build(cycle)

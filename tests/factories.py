@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from lbctl.loaddata import build_load_data, update_bundle_data
+from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import (
     BundleData,

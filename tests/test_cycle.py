@@ -7,7 +7,7 @@ from dataclasses import replace
 from factories import broker, state, stats
 
 from lbctl.config import Settings
-from lbctl.cycle import LoadManager
+from lbctl.loadmanager.modular import ModularLoadManager as LoadManager
 from lbctl.model.load import ResourceUsage
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 

@@ -12,10 +12,10 @@ from factories import broker, bundle_data, state, stats  # type: ignore[import-n
 
 from lbctl.config import Settings, resolve
 from lbctl.errors import UsageError
+from lbctl.loadmanager.split_preview import SplitRequest, preview
 from lbctl.model.bundle import topic_hash
 from lbctl.model.cluster import TopicStats
 from lbctl.sources.snapshot import read_snapshots
-from lbctl.split_preview import SplitRequest, preview
 from lbctl.strategies.split.base import SplitError
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "flow-or-qps.json"

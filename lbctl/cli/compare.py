@@ -54,8 +54,8 @@ def compare(
       lbctl compare examples/hot-broker.json --strategy ThresholdShedder --strategy UniformLoadShedder --strategy OverloadShedder --plot spread.png
     """
     with handled():
-        from lbctl.analysis import Options
         from lbctl.config import parse_assignments
+        from lbctl.loadmanager.select import Options
         from lbctl.render.simulation_view import ComparisonView
         from lbctl.simulate.compare import compare as run
         from lbctl.simulate.compare import parse_pairs

@@ -51,11 +51,10 @@ def explain(
       lbctl explain snap.json -o json
     """
     with handled():
-        from lbctl.analysis import Options, plans
         from lbctl.cli.connection import live_states
         from lbctl.config import parse_assignments
         from lbctl.errors import UsageError
-        from lbctl.explain import check_bundle_name
+        from lbctl.loadmanager.select import Options, run
         from lbctl.render.views import ExplainView
         from lbctl.sources.snapshot import read_snapshots
 
@@ -68,4 +67,15 @@ def explain(
 
             hint = closest(broker, states[-1].brokers)
             raise UsageError(f"unknown broker {broker!r}" + (f" (did you mean {hint}?)" if hint else ""))
-        emit(ExplainView(plans(states, opts), broker, bundle, all_cycles), output)
+        emit(ExplainView(run(states, opts), broker, bundle, all_cycles), output)
+
+
+def check_bundle_name(bundle: str) -> str:
+    """Validate a ``--bundle`` argument (full name)."""
+    from lbctl.errors import UsageError
+    from lbctl.model.bundle import BundleName, BundleNameError
+
+    try:
+        return str(BundleName.parse(bundle))
+    except BundleNameError as e:
+        raise UsageError(str(e)) from None

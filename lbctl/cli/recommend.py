@@ -44,9 +44,9 @@ def recommend(
       lbctl recommend snap.json --strategy AvgShedder --placement AvgShedder --set maxUnloadPercentage=0.5
     """
     with handled():
-        from lbctl.analysis import Options, plans
         from lbctl.cli.connection import live_states
         from lbctl.config import parse_assignments
+        from lbctl.loadmanager.select import Options, plans
         from lbctl.render.views import RecommendView
         from lbctl.sources.snapshot import read_snapshots
 

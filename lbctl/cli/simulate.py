@@ -91,8 +91,8 @@ def simulate(
       lbctl simulate examples/hot-broker.json --cycles 120 -o csv --plot hot.png
     """
     with handled():
-        from lbctl.analysis import Options
         from lbctl.config import parse_assignments
+        from lbctl.loadmanager.select import Options
         from lbctl.render.simulation_view import SimulationView
         from lbctl.simulate.engine import simulate as run
         from lbctl.sources.snapshot import read_snapshots

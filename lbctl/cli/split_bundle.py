@@ -3,7 +3,7 @@ on a live cluster, the split itself.
 
 Flags follow ``pulsar-admin namespaces split-bundle``. With ``--snapshot`` the command previews
 offline. Without it, it reads the live cluster, shows the same preview
-(:func:`~lbctl.split_preview.preview`), then sends the split through the executor: shown first,
+(:func:`~lbctl.loadmanager.split_preview.preview`), then sends the split through the executor: shown first,
 confirmed, sent once, journaled. A ``LARGEST``/``HOT`` bundle is sent as the range the preview
 resolved, so the split that happens is the one that was shown.
 """
@@ -19,7 +19,7 @@ from lbctl.cli.common import BrokerConf, Output, OutputFormat, SetOpt, emit, han
 from lbctl.cli.unload import DryRun, Journal, Yes
 
 if TYPE_CHECKING:
-    from lbctl.split_preview import SplitRequest
+    from lbctl.loadmanager.split_preview import SplitRequest
 
 
 def split_bundle(
@@ -75,9 +75,9 @@ def split_bundle(
     """
     with handled():
         from lbctl.config import parse_assignments, read_broker_conf, resolve
+        from lbctl.loadmanager.split_preview import SplitRequest, preview
         from lbctl.render.split_view import SplitView
         from lbctl.sources.snapshot import read_snapshots
-        from lbctl.split_preview import SplitRequest, preview
 
         request = SplitRequest(
             namespace=namespace,
@@ -109,9 +109,9 @@ def _split_live(ctx: typer.Context, request: SplitRequest, conf: dict[str, str],
     from lbctl.cli.connection import live_states, open_client
     from lbctl.config import resolve
     from lbctl.executor import check_bundle, split_mutation
+    from lbctl.loadmanager.split_preview import preview
     from lbctl.render import render
     from lbctl.render.split_view import SplitView
-    from lbctl.split_preview import preview
 
     state = live_states(ctx)[-1]
     settings = resolve(state.config, conf, overrides)

@@ -4,7 +4,7 @@ This package is the only place that imports pyspark, and only through :mod:`lbct
 inside the functions that run a job, so ``lbctl --help`` never loads Spark. Sessions come from one
 factory (:mod:`lbctl.fleet.session`). What runs inside Spark tasks is lbctl's own code: snapshots
 are parsed by :mod:`lbctl.sources.snapshot` (:mod:`lbctl.fleet.rows`) and histories are replayed
-by :mod:`lbctl.analysis` (:mod:`lbctl.fleet.replay`); nothing is reimplemented for Spark.
+by :mod:`lbctl.loadmanager.select` (:mod:`lbctl.fleet.replay`); nothing is reimplemented for Spark.
 
 Modules: ``files`` (inputs and the ingest manifest), ``rows`` (a snapshot as tidy rows),
 ``ingest``, ``report``, ``whatif`` (the three jobs), ``replay`` (one cluster's history through the

@@ -1,7 +1,7 @@
 """One cluster's recorded history replayed through a strategy: the per-group work of `whatif`.
 
 Pure Python, no Spark: :func:`replay_history` takes the cluster's snapshots in time order and
-calls :func:`lbctl.analysis.plans` — the very path ``lbctl recommend --all-cycles`` takes — so the
+calls :func:`lbctl.loadmanager.select.plans` — the very path ``lbctl recommend --all-cycles`` takes — so the
 strategies' memory (ThresholdShedder's history, AvgShedder's hit counters, bundles' time averages,
 the grace period of unloaded bundles) carries from cycle to cycle exactly as it does there.
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lbctl.analysis import Options, plans
+from lbctl.loadmanager.select import Options, plans
 from lbctl.model.cluster import ClusterState
 
 
@@ -62,5 +62,5 @@ def replay_history(states: Sequence[ClusterState], opts: Options, window: int) -
                 soon += 1
             if any(b in unloaded[j] for j in range(i + 1, min(i + window + 1, len(unloaded)))):
                 repeats += 1
-    last = cycle_plans[-1].cycle
+    last = cycle_plans[-1]
     return ReplayCount(last.shedding, last.placement, len(cycle_plans), unloads, soon, repeats)

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lbctl.analysis import Options
 from lbctl.errors import LbctlError
 from lbctl.fleet import _compat
 from lbctl.fleet.progress import Progress
 from lbctl.fleet.report import require_tables
+from lbctl.loadmanager.select import Options
 
 RESULT_COLUMNS = (("cluster", "string"), ("strategy", "string"), ("placement", "string"),
                   ("cycles", "long"), ("unloads", "long"), ("moved_soon_after", "long"),

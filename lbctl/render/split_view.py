@@ -10,27 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lbctl.errors import LbctlError
+from lbctl.loadmanager.split_preview import SplitPreview
 from lbctl.model.bundle import format_position
-from lbctl.plan import PLAN_FORMAT, Action, spread
+from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.render import table
-from lbctl.split_preview import SplitPreview
-
-_MB = 1024 * 1024
-
-
-def _r(x: float | None) -> float | None:
-    return None if x is None else round(x, 6)
-
-
-def _strategy(settings: Any, key: str, kind: str) -> str:
-    from lbctl.strategies.builtin import PLACEMENT, SHEDDING
-
-    registry = SHEDDING if kind == "shedding" else PLACEMENT
-    try:
-        return registry.short_name(settings[key])
-    except LbctlError:
-        return str(settings[key]).rsplit(".", 1)[-1]
+from lbctl.units import MB, rounded
 
 
 @dataclass(frozen=True)
@@ -44,8 +28,8 @@ class SplitView:
             bundle=p.bundle,
             broker=p.owner or "",
             reason="Admin",
-            msgRate=_r(p.stats.msg_rate) if p.stats else None,
-            throughput=_r(p.stats.throughput) if p.stats else None,
+            msgRate=rounded(p.stats.msg_rate) if p.stats else None,
+            throughput=rounded(p.stats.throughput) if p.stats else None,
             algorithm=p.algorithm,
             boundaries=tuple(format_position(b) for b in p.boundaries),
             children=tuple(c.bundle for c in p.children),
@@ -53,34 +37,23 @@ class SplitView:
             detail=p.selection_why or "split-bundle",
         )
 
-    def to_data(self) -> dict[str, Any]:
+    def plan(self) -> Plan:
+        """The preview as a plan: the split action, and each broker's usage (unchanged)."""
         p = self.preview
         st = p.state
         weights = p.settings.weights4()
-        brokers = []
-        usages = []
+        rows = []
         for name, local in st.brokers.items():
             usage = local.max_resource_usage_with_weight(*weights)
-            usages.append(usage)
-            brokers.append({"broker": name, "usage": _r(usage), "score": None,
-                            "msgRate": _r(local.msg_rate), "throughput": _r(local.throughput),
-                            "bundles": len(local.lastStats) or local.numBundles})
-        data = {
-            "format": PLAN_FORMAT,
-            "cluster": st.cluster,
-            "capturedAt": st.captured_at_iso,
-            "loadManager": st.load_manager,
-            "shedding": _strategy(p.settings, "loadBalancerLoadSheddingStrategy", "shedding"),
-            "placement": _strategy(p.settings, "loadBalancerLoadPlacementStrategy", "placement"),
-            "settings": {},
-            "actions": [self.action().to_dict()],
-            "brokers": brokers,
-            "summary": {"brokers": len(brokers), "bundles": st.bundle_count(), "unloads": 0,
-                        "splits": 1, "skipped": 0, "before": spread(usages),
-                        "after": spread(usages)},
-            "preview": self._preview(),
-        }
-        data["settings"] = p.settings.read_values()  # last: everything above has been read
+            rows.append(BrokerRow(broker=name, usage=usage, usage_after=usage, score=None,
+                                  msg_rate=local.msg_rate, throughput=local.throughput,
+                                  bundles=len(local.lastStats) or local.numBundles))
+        return Plan(st.cluster, st.captured_at_iso, st.load_manager, p.shedding, p.placement,
+                    p.settings, (self.action(),), tuple(rows), st.bundle_count())
+
+    def to_data(self) -> dict[str, Any]:
+        data = self.plan().to_dict()
+        data["preview"] = self._preview()
         return data
 
     def _preview(self) -> dict[str, Any]:
@@ -99,13 +72,13 @@ class SplitView:
             "parent": {
                 "topics": len(p.topics),
                 "reportedTopics": p.stats.topics if p.stats else None,
-                "msgRate": _r(p.stats.msg_rate) if p.stats else None,
-                "throughput": _r(p.stats.throughput) if p.stats else None,
+                "msgRate": rounded(p.stats.msg_rate) if p.stats else None,
+                "throughput": rounded(p.stats.throughput) if p.stats else None,
             },
             "children": [
                 {"bundle": c.bundle, "range": str(c.range), "lower": format_position(c.range.lower),
                  "upper": format_position(c.range.upper), "topics": list(c.topics),
-                 "msgRate": _r(c.msg_rate), "throughput": _r(c.throughput), "broker": c.broker,
+                 "msgRate": rounded(c.msg_rate), "throughput": rounded(c.throughput), "broker": c.broker,
                  "unloaded": p.unload}
                 for c in p.children
             ],
@@ -116,7 +89,7 @@ class SplitView:
         return [
             {"parent": p.bundle, "bundle": c.bundle, "lower": format_position(c.range.lower),
              "upper": format_position(c.range.upper), "topics": len(c.topics),
-             "msgRate": _r(c.msg_rate), "throughput": _r(c.throughput), "broker": c.broker,
+             "msgRate": rounded(c.msg_rate), "throughput": rounded(c.throughput), "broker": c.broker,
              "unload": p.unload, "algorithm": p.algorithm}
             for c in p.children
         ]
@@ -133,13 +106,13 @@ class SplitView:
         lines.append(f"  boundaries: {', '.join(format_position(b) for b in p.boundaries)}")
         if p.stats:
             lines.append(f"  parent:     {p.stats.topics} topics reported, "
-                         f"{p.stats.msg_rate:,.1f} msg/s, {p.stats.throughput / _MB:,.2f} MB/s "
+                         f"{p.stats.msg_rate:,.1f} msg/s, {p.stats.throughput / MB:,.2f} MB/s "
                          "(latest load report)")
         rows = [{
             "bundle": c.bundle,
             "topics": str(len(c.topics)),
             "msg/s": "-" if c.msg_rate is None else f"{c.msg_rate:,.1f}",
-            "MB/s": "-" if c.throughput is None else f"{c.throughput / _MB:,.2f}",
+            "MB/s": "-" if c.throughput is None else f"{c.throughput / MB:,.2f}",
             "broker": (c.broker or "-") + (" (unloaded)" if p.unload else ""),
         } for c in p.children]
         lines += ["", "Children:", table(rows), ""]

@@ -6,26 +6,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lbctl.explain import Explanation
+from lbctl.loadmanager.base import CycleResult
 from lbctl.plan import Plan
-from lbctl.render import pct, table
-
-
-def _mb(x: float | None) -> str:
-    return "-" if x is None else f"{x / 1048576:,.2f}"
-
-
-def _rate(x: float | None) -> str:
-    return "-" if x is None else f"{x:,.1f}"
+from lbctl.render import table
+from lbctl.units import mb, pct, rate
 
 
 def plan_text(plan: Plan, *, title: str | None = None) -> str:
-    c = plan.cycle
-    st = c.state
-    head = title or (f"{st.cluster} at {st.captured_at_iso}: {c.shedding} + {c.placement}")
+    head = title or (f"{plan.cluster} at {plan.captured_at}: {plan.shedding} + {plan.placement}")
     parts = [head, ""]
-    if c.gate:
-        parts.append(f"No load shedding: {c.gate}.")
+    if plan.gate:
+        parts.append(f"No load shedding: {plan.gate}.")
     actions = [
         {
             "action": a.action,
@@ -33,15 +24,15 @@ def plan_text(plan: Plan, *, title: str | None = None) -> str:
             "from": a.broker,
             "to": a.destinationBroker or "-",
             "reason": a.reason,
-            "msg/s": _rate(a.msgRate),
-            "MB/s": _mb(a.throughput),
+            "msg/s": rate(a.msgRate),
+            "MB/s": mb(a.throughput),
             "skipped": a.skipped or "",
         }
         for a in plan.actions
     ]
     if actions:
         parts += ["Actions:", table(actions), ""]
-    elif not c.gate:
+    elif not plan.gate:
         parts += ["Actions: none", ""]
     brokers = [
         {
@@ -49,8 +40,8 @@ def plan_text(plan: Plan, *, title: str | None = None) -> str:
             "usage": pct(b.usage),
             "score": pct(b.score),
             "after": pct(b.usage_after),
-            "msg/s": _rate(b.msg_rate),
-            "MB/s": _mb(b.throughput),
+            "msg/s": rate(b.msg_rate),
+            "MB/s": mb(b.throughput),
             "bundles": str(b.bundles),
             "decision": f"{b.label}/{b.reason}" if b.label else "",
         }
@@ -89,7 +80,7 @@ class RecommendView:
                 row: dict[str, Any] = {}
                 if self.all_cycles:
                     row["cycle"] = i + 1
-                    row["capturedAt"] = p.state.captured_at_iso
+                    row["capturedAt"] = p.captured_at
                 row.update(a.to_dict())
                 row.setdefault("skipped", None)
                 rows.append(row)
@@ -103,36 +94,43 @@ class RecommendView:
                 continue
             title = None
             if n > 1:
-                c = p.cycle
-                title = (f"Cycle {i + 1}/{n} — {c.state.cluster} at {c.state.captured_at_iso}: "
-                         f"{c.shedding} + {c.placement}")
+                title = (f"Cycle {i + 1}/{n} — {p.cluster} at {p.captured_at}: "
+                         f"{p.shedding} + {p.placement}")
             out.append(plan_text(p, title=title))
         return "\n\n".join(out)
 
 
 @dataclass(frozen=True)
 class ExplainView:
-    plans: Sequence[Plan]
+    """The plan and the reasoning of each cycle: JSON/YAML are plans with an ``explanation``."""
+
+    results: Sequence[CycleResult]
     broker: str | None = None
     bundle: str | None = None
     all_cycles: bool = False
 
-    def _shown(self) -> Sequence[Plan]:
-        return self.plans if self.all_cycles else self.plans[-1:]
+    def _shown(self) -> Sequence[CycleResult]:
+        return self.results if self.all_cycles else self.results[-1:]
+
+    def _explained(self, r: CycleResult) -> dict[str, Any]:
+        data = r.plan().to_dict(explained=True)
+        data["explanation"] = r.explanation().to_dict()
+        return data
 
     def to_data(self) -> Any:
         if self.all_cycles:
-            return {"cycles": [p.to_dict(explained=True) for p in self.plans]}
-        return self.plans[-1].to_dict(explained=True)
+            return {"cycles": [self._explained(r) for r in self.results]}
+        return self._explained(self.results[-1])
 
     def to_rows(self) -> list[dict[str, Any]]:
         rows = []
-        for p in self._shown():
+        for r in self._shown():
+            p = r.plan()
             for b in p.brokers:
                 if self.broker and b.broker != self.broker:
                     continue
                 row = {
-                    "capturedAt": p.state.captured_at_iso,
+                    "capturedAt": p.captured_at,
                     "broker": b.broker,
                     "usage": round(b.usage, 6),
                     "score": None if b.score is None else round(b.score, 6),
@@ -147,8 +145,8 @@ class ExplainView:
     def to_text(self) -> str:
         shown = self._shown()
         texts = []
-        for i, p in enumerate(shown):
-            text = Explanation(p.cycle, broker=self.broker, bundle=self.bundle).to_text()
+        for i, r in enumerate(shown):
+            text = r.explanation(self.broker, self.bundle).to_text()
             if len(shown) > 1:
                 text = f"=== Cycle {i + 1}/{len(shown)} ===\n" + text
             texts.append(text)

@@ -2,7 +2,7 @@
 
 :mod:`~lbctl.simulate.model` predicts broker load from carried bundles,
 :mod:`~lbctl.simulate.reports` decides which reports the leader sees,
-:mod:`~lbctl.simulate.engine` runs the loop through :class:`lbctl.cycle.LoadManager`,
+:mod:`~lbctl.simulate.engine` runs the loop through :class:`lbctl.loadmanager.modular.ModularLoadManager`,
 :mod:`~lbctl.simulate.metrics` measures it, :mod:`~lbctl.simulate.compare` runs several strategies
 on the same start and trace, and :mod:`~lbctl.simulate.plot` draws PNGs (matplotlib, lazily).
 """

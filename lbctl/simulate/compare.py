@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from lbctl.analysis import Options, settings_for
 from lbctl.config import SETTINGS_BY_NAME, read_broker_conf
 from lbctl.errors import UsageError
+from lbctl.loadmanager.select import Options, settings_for
 from lbctl.model.cluster import ClusterState
 from lbctl.simulate.engine import SimulationOptions, SimulationResult, check_states, simulate
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING

@@ -15,7 +15,7 @@ Every cycle (``loadBalancerSheddingIntervalMinutes`` apart, starting at the firs
 3. **What the leader sees.** A broker rewrites its report only when ``needBrokerDataUpdate`` says
    so (:mod:`lbctl.simulate.reports`); otherwise the leader keeps the last report written (the
    first cycle sees the snapshot exactly as given, so cycle 1 is ``lbctl recommend``).
-4. **The cycle.** :meth:`lbctl.cycle.LoadManager.run_cycle` runs on that view, with the memory of
+4. **The cycle.** :meth:`lbctl.loadmanager.modular.ModularLoadManager.run_cycle` runs on that view, with the memory of
    the previous cycle: bundle time averages, the grace period, the shedder's history (EWMA, hit
    counters) and the placement strategy's history all carry over as in ``recommend`` on a sequence.
 5. **The moves.** Every unload that was carried out moves its bundle to the chosen destination.
@@ -32,11 +32,11 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
-from lbctl.analysis import Options, load_manager_for, require_modular, settings_for
 from lbctl.config import Settings, read_broker_conf
-from lbctl.cycle import CycleMemory
 from lbctl.errors import UsageError
+from lbctl.loadmanager.select import Options, modular_load_manager, require_modular, settings_for
 from lbctl.model.cluster import ClusterState
+from lbctl.model.cycle import CycleMemory
 from lbctl.model.load import BundleData, LocalBrokerData, NamespaceBundleStats
 from lbctl.model.loaddata import BundleDataView
 from lbctl.simulate.metrics import BounceTracker, Spread, ratio, settle_cycle
@@ -188,8 +188,8 @@ class _Run:
         self.conf = conf
         s0 = self.states[0]
         self.settings0 = self.settings(0)
-        self.lm = load_manager_for(self.settings0, opts)
-        self.lm.check_splits = False  # the load model does not apply splits (see README)
+        # the load model does not apply splits (see README)
+        self.lm = modular_load_manager(self.settings0, opts, check_splits=False)
         interval = int(self.settings0["loadBalancerSheddingIntervalMinutes"])
         if interval <= 0:
             raise UsageError(f"loadBalancerSheddingIntervalMinutes must be positive, got {interval}")

@@ -10,7 +10,7 @@ in a cycle where no broker wrote.
 This module does exactly :meth:`lbctl.model.load.BundleData.update`'s arithmetic, in the same
 order (so the figures are bit-identical), but builds the frozen values without their
 constructors' overhead: a day of one-minute cycles over 10,000 bundles is 14 million samples.
-The result is handed to :meth:`lbctl.cycle.LoadManager.run_cycle` as the snapshot's own
+The result is handed to :meth:`lbctl.loadmanager.modular.ModularLoadManager.run_cycle` as the snapshot's own
 ``bundleData``, which the cycle takes as is.
 """
 

@@ -13,8 +13,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from lbctl.analysis import Options, plans
 from lbctl.cli.app import app
+from lbctl.loadmanager.select import Options, plans, run
 from lbctl.model.load import ResourceUsage
 from lbctl.sources.snapshot import read_snapshots
 
@@ -43,16 +43,17 @@ def test_pip220_threshold_shedder_recommends_nothing(example):
     (PIP220[1], "broker-5.pulsar.svc:8080", "broker-6.pulsar.svc:8080", "< avg"),
 ])
 def test_pip220_transfer_shedder_moves_load(example, source, dest, rule):
-    ps = plans(read_snapshots([example]), Options())
+    rs = run(read_snapshots([example]), Options())
+    ps = [r.plan() for r in rs]
     # the condition must hold more than 3 cycles in a row: nothing, nothing, nothing, transfers
     assert [len(p.actions) for p in ps[:3]] == [0, 0, 0]
-    for i, p in enumerate(ps[:3], 1):
-        assert p.cycle.shed.skip[1] == "HitCount" and p.cycle.shed.hit_count == i
+    for i, r in enumerate(rs[:3], 1):
+        assert r.shed.skip[1] == "HitCount" and r.shed.hit_count == i
     last = ps[-1]
     moves = {(a.action, a.broker, a.destinationBroker, a.reason) for a in last.actions}
     assert moves == {("transfer", source, dest, "Underloaded")}
     assert len(last.actions) == 2
-    assert rule in last.cycle.shed.rounds[0].why_reason
+    assert rule in rs[-1].shed.rounds[0].why_reason
     assert last.summary()["after"]["std"] < last.summary()["before"]["std"]
 
 
@@ -83,13 +84,14 @@ def _shift(state, ms):
 
 def test_cool_down_across_cycles():
     (s,) = read_snapshots([EXT / "skewed.json"])
-    ps = plans([s, _shift(s, 60_000), _shift(s, 240_000)], Options())
+    rs = run([s, _shift(s, 60_000), _shift(s, 240_000)], Options())
+    ps = [r.plan() for r in rs]
     assert {a.broker for a in ps[0].actions} == {"broker-5.pulsar.svc:8080",
                                                  "broker-4.pulsar.svc:8080"}
-    assert ps[1].cycle.shed.skip[1] == "CoolDown" and ps[1].actions == ()
-    assert ps[1].cycle.recently_unloaded_brokers["broker-5.pulsar.svc:8080"] == s.captured_at
+    assert rs[1].shed.skip[1] == "CoolDown" and ps[1].actions == ()
+    assert rs[1].recently_unloaded_brokers["broker-5.pulsar.svc:8080"] == s.captured_at
     # 4 minutes on: past loadBalanceSheddingDelayInSeconds, but the moved bundles are in grace
-    assert ps[2].cycle.shed.skip is None or ps[2].cycle.shed.skip[1] != "CoolDown"
+    assert rs[2].shed.skip is None or rs[2].shed.skip[1] != "CoolDown"
     moved = {a.bundle for a in ps[0].actions}
     assert not moved & {a.bundle for a in ps[2].actions}
 
@@ -101,34 +103,36 @@ def test_ema_carried_across_a_sequence():
     pub = later.broker_load_data[b]
     hot = replace(pub, data=replace(pub.data, cpu=ResourceUsage(720, 800)))  # 90 % next sample
     later = replace(later, broker_load_data={**later.broker_load_data, b: hot})
-    ps = plans([s, later], Options(overrides={"loadBalancerSheddingEnabled": "false"}))
-    assert ps[0].cycle.store[b].weightedMaxEMA == pytest.approx(0.02)
-    assert ps[1].cycle.store[b].weightedMaxEMA == pytest.approx(0.9 * 0.02 + 0.1 * 0.9)
+    rs = run([s, later], Options(overrides={"loadBalancerSheddingEnabled": "false"}))
+    assert rs[0].store[b].weightedMaxEMA == pytest.approx(0.02)
+    assert rs[1].store[b].weightedMaxEMA == pytest.approx(0.9 * 0.02 + 0.1 * 0.9)
     # a single snapshot uses the EMA as published
-    assert plans([later], Options())[0].cycle.store[b].weightedMaxEMA == pytest.approx(0.02)
+    assert run([later], Options())[0].store[b].weightedMaxEMA == pytest.approx(0.02)
 
 
 def test_modular_snapshot_with_transfer_shedder_derives_load_data():
     hot = ROOT / "examples" / "hot-broker.json"
-    p = plans(read_snapshots([hot]), Options(
+    r = run(read_snapshots([hot]), Options(
         strategy="TransferShedder",
         overrides={"loadBalancerSheddingConditionHitCountThreshold": "0"}))[-1]
-    assert p.cycle.derived
+    assert r.derived
     src = "broker-2.pulsar.svc:8080"
-    assert p.cycle.store[src].weightedMaxEMA == pytest.approx(0.92)
+    assert r.store[src].weightedMaxEMA == pytest.approx(0.92)
+    p = r.plan()
     assert any(a.action == "transfer" and a.broker == src for a in p.actions)
     d = p.to_dict(explained=True)
     assert d["shedding"] == "TransferShedder" and d["placement"] == "LeastResourceUsageWithWeight"
-    assert d["explanation"]["loadData"] == "derived from the modular load reports"
+    assert r.explanation().to_dict()["loadData"] == "derived from the modular load reports"
     assert "loadBalancerBrokerLoadTargetStd" in d["settings"]
 
 
 def test_unload_mode_leaves_destination_to_the_lookup():
     (s,) = read_snapshots([EXT / "skewed.json"])
-    p = plans([s], Options(overrides={"loadBalancerTransferEnabled": "false"}))[-1]
+    r = run([s], Options(overrides={"loadBalancerTransferEnabled": "false"}))[-1]
+    p = r.plan()
     assert p.actions and all(a.action == "unload" and a.destinationBroker is None
                              for a in p.actions)
-    ex = p.to_dict(explained=True)["explanation"]
+    ex = r.explanation().to_dict()
     assert ex["placementPreview"] and ex["placementPreview"][0]["broker"]
 
 
@@ -137,7 +141,7 @@ def test_fully_qualified_name_in_config_selects_the_extensible_cycle():
     (s,) = read_snapshots([hot])
     s = replace(s, config={**s.config, "loadBalancerLoadSheddingStrategy":
                            "org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder"})
-    assert plans([s], Options())[0].cycle.shedding == "TransferShedder"
+    assert run([s], Options())[0].shedding == "TransferShedder"
 
 
 @pytest.mark.parametrize("example", all_examples(), ids=lambda p: p.name)

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lbctl.analysis import Options, plans
 from lbctl.errors import UsageError
+from lbctl.loadmanager.select import Options, plans
 from lbctl.model.cluster import EXTENSIBLE
 from lbctl.simulate.engine import SimulationOptions, simulate
 from lbctl.sources.snapshot import read_snapshots

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lbctl.analysis import Options
+from lbctl.loadmanager.select import Options
 from lbctl.simulate.engine import SimulationOptions, SimulationResult, simulate
 from lbctl.sources.snapshot import read_snapshots
 from lbctl.strategies.builtin import SHEDDING

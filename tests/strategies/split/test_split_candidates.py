@@ -10,9 +10,9 @@ from types import MappingProxyType
 import pytest
 from factories import broker, bundle_data, load, state, stats  # type: ignore[import-not-found]
 
-from lbctl.analysis import Options, plans
 from lbctl.config import Settings
-from lbctl.cycle import auto_splits
+from lbctl.loadmanager.modular import auto_splits
+from lbctl.loadmanager.select import Options, plans
 from lbctl.model.bundle import BundleName, topic_hash
 from lbctl.model.cluster import TopicStats
 from lbctl.model.decision import Reason

@@ -1,8 +1,8 @@
-"""One load-manager cycle of Pulsar's modular load manager, and a sequence of them.
+"""Pulsar's modular load manager: one cycle, a sequence of them, and the plan of each.
 
 Mirrors the parts of ``ModularLoadManagerImpl`` around the strategies:
 
-1. ``updateBundleData``: every reported bundle takes a sample (:mod:`lbctl.loaddata`).
+1. ``updateBundleData``: every reported bundle takes a sample (:mod:`lbctl.loadmanager.loaddata`).
 2. ``cleanupDeadBrokersData``: the placement strategy forgets brokers that are gone
    (``onActiveBrokersChange``).
 3. ``doLoadShedding``: nothing when ``loadBalancerEnabled`` or ``loadBalancerSheddingEnabled`` is off,
@@ -17,37 +17,54 @@ Mirrors the parts of ``ModularLoadManagerImpl`` around the strategies:
    ``loadBalancerDistributeBundlesEvenlyEnabled``, or for ``pulsar/system``) → back to all brokers if
    empty → ``RoundRobinBrokerSelector`` for shedding-excluded namespaces, else the placement strategy →
    if the pick's weighted usage exceeds ``loadBalancerBrokerOverloadedThresholdPercentage``, ask the
-   placement strategy again over all brokers and take its answer when it has one.
+   placement strategy again over all brokers and take its answer when it has one (the filters are
+   :mod:`lbctl.strategies.placement.filters`).
+5. ``checkNamespaceBundleSplit``: only when ``loadBalancerAutoBundleSplitEnabled`` and more than one
+   broker is known, the bundles ``BundleSplitterTask`` picks (in the result ``HashMap``'s order) are
+   split with the broker's ``defaultNamespaceBundleSplitAlgorithm`` (Pulsar passes no algorithm),
+   unless their range cannot be split or they no longer exist; the children are unloaded when
+   ``loadBalancerAutoUnloadSplitBundlesEnabled``.
 
 Not modelled, because snapshot v1 carries no such data: namespace isolation policies,
 anti-affinity groups, failure domains, and the broker-version / load-manager-class filter pipeline.
-The state carried between cycles (:class:`CycleMemory`) is what the leader keeps in memory.
+The state carried between cycles (:class:`~lbctl.model.cycle.CycleMemory`) is what the leader keeps
+in memory. Each cycle's record is a :class:`ModularCycleResult`, which builds its plan (below) and
+its explanation (:mod:`lbctl.explain.modular`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from random import Random
 from types import MappingProxyType
 from typing import Any
 
 from lbctl.config import Settings
-from lbctl.loaddata import build_load_data, update_bundle_data
-from lbctl.model.bundle import SYSTEM_NAMESPACE, BundleName, BundleNameError, namespace_of
+from lbctl.explain import Explanation
+from lbctl.explain.modular import ModularExplanation
+from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
+from lbctl.model.bundle import (
+    SYSTEM_NAMESPACE,
+    BundleName,
+    BundleNameError,
+    format_position,
+    namespace_of,
+)
 from lbctl.model.cluster import ClusterState
+from lbctl.model.cycle import CycleMemory, ModularCycle
 from lbctl.model.decision import (
     AutoSplit,
     FilterStep,
     PlacementTrace,
     Selection,
-    SheddingDecision,
     SplitCandidate,
     UnloadOutcome,
 )
 from lbctl.model.javaorder import java_hash_order
-from lbctl.model.load import BundleData
+from lbctl.model.load import BundleData, LocalBrokerData
 from lbctl.model.loaddata import LoadData
+from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.strategies.base import PlacementStrategy, SheddingStrategy
 from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.strategies.placement.filters import (
@@ -57,44 +74,12 @@ from lbctl.strategies.placement.filters import (
 )
 from lbctl.strategies.split.base import SplitError, apply_boundaries, option_for
 from lbctl.strategies.split.bundle_splitter_task import find_bundles_to_split
+from lbctl.units import rounded
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
-@dataclass(frozen=True, slots=True)
-class CycleMemory:
-    """What the leader broker keeps between two cycles."""
-
-    bundle_data: Mapping[str, BundleData] = field(default_factory=lambda: _EMPTY)
-    recently_unloaded: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
-    shedding: Any = None
-    placement: Any = None
-    round_robin: Any = None
-
-
-@dataclass(frozen=True, slots=True)
-class CycleResult:
-    """Everything one cycle decided, with the inputs it decided on."""
-
-    state: ClusterState
-    settings: Settings
-    shedding: str
-    placement: str
-    load: LoadData
-    decision: SheddingDecision | None
-    outcomes: tuple[UnloadOutcome, ...]
-    gate: str | None  # why shedding did not run at all
-    expired_grace: tuple[str, ...]  # bundles whose grace period ended this cycle
-    memory: CycleMemory
-    #: ``checkNamespaceBundleSplit``: the automatic splits of this cycle (AutoSplit objects)
-    splits: tuple[Any, ...] = ()
-
-    @property
-    def unloads(self) -> tuple[UnloadOutcome, ...]:
-        return tuple(o for o in self.outcomes if o.skipped is None)
-
-
-class LoadManager:
+class ModularLoadManager:
     """Runs cycles with one shedding and one placement strategy, carrying memory between them."""
 
     def __init__(
@@ -125,7 +110,7 @@ class LoadManager:
     # --- one cycle -------------------------------------------------------------------------------
     def run_cycle(
         self, state: ClusterState, settings: Settings, memory: CycleMemory | None = None
-    ) -> CycleResult:
+    ) -> ModularCycleResult:
         mem = memory or self.initial_memory()
         now = state.captured_at
         bundle_data = update_bundle_data(state, mem.bundle_data)
@@ -157,7 +142,7 @@ class LoadManager:
         splits = auto_splits(state, load, settings) if self.check_splits else ()
         shed_name = self.shedding.name
         if gate is not None:
-            return CycleResult(
+            return ModularCycleResult(
                 state, settings, shed_name, self.placement.name, load, None, (), gate, expired,
                 CycleMemory(bundle_data, MappingProxyType(recently), mem.shedding, placement_mem,
                             rr_mem),
@@ -190,7 +175,7 @@ class LoadManager:
                 outcomes.append(UnloadOutcome(sel, trace.broker, None, trace))
                 recently[sel.bundle] = now
         # onUnloadAttemptCompleted: a shedder's own destinations live for this attempt only.
-        return CycleResult(
+        return ModularCycleResult(
             state, settings, shed_name, self.placement.name, load, decision, tuple(outcomes),
             None, expired,
             CycleMemory(bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem),
@@ -273,9 +258,9 @@ class LoadManager:
     # --- a sequence --------------------------------------------------------------------------------
     def run_sequence(
         self, states: Sequence[ClusterState], settings: Sequence[Settings]
-    ) -> list[CycleResult]:
+    ) -> list[ModularCycleResult]:
         """Replay snapshots as successive cycles, memory carried from each to the next."""
-        results: list[CycleResult] = []
+        results: list[ModularCycleResult] = []
         memory = self.initial_memory()
         for st, conf in zip(states, settings, strict=True):
             result = self.run_cycle(st, conf, memory)
@@ -333,3 +318,105 @@ def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate, alg
     return AutoSplit(
         cand, algorithm.name, tuple(sorted(result.boundaries)),
         tuple(f"{name.namespace}/{c}" for c in children), unload, None, result.why)
+
+
+@dataclass(frozen=True, slots=True)
+class ModularCycleResult(ModularCycle):
+    """A modular cycle's record, with its plan and its explanation."""
+
+    def plan(self) -> Plan:
+        return build_plan(self)
+
+    def explanation(self, broker: str | None = None, bundle: str | None = None) -> Explanation:
+        return ModularExplanation(self, broker, bundle)
+
+
+# --- plan@1 of a cycle ----------------------------------------------------------------------------
+def _action(o: UnloadOutcome) -> Action:
+    s = o.selection
+    return Action(
+        action="unload",
+        bundle=s.bundle,
+        broker=s.broker,
+        reason=str(s.reason),
+        destinationBroker=o.destination,
+        msgRate=rounded(s.msg_rate),
+        throughput=rounded(s.throughput),
+        skipped=o.skipped,
+    )
+
+
+def build_plan(cycle: ModularCycle) -> Plan:
+    """The plan of one cycle: its unload actions and a row per broker (before/after)."""
+    settings = cycle.settings
+    weights = settings.weights4()
+    verdicts = cycle.decision.brokers if cycle.decision else {}
+    usage: dict[str, float] = {}
+    for name, bd in cycle.load.brokers.items():
+        usage[name] = bd.local.max_resource_usage_with_weight(*weights)
+    after = dict(usage)
+    for o in cycle.outcomes:
+        if o.skipped is not None or o.destination is None:
+            continue
+        src = cycle.load.brokers.get(o.selection.broker)
+        if src is None:
+            continue
+        share = _share(src.local, o.selection.bundle) * usage[o.selection.broker]
+        after[o.selection.broker] -= share
+        after[o.destination] = after.get(o.destination, 0.0) + share
+    rows = []
+    for name in cycle.state.brokers:  # the snapshot's order, which a person chose
+        bd = cycle.load.brokers[name]
+        v = verdicts.get(name)
+        rows.append(BrokerRow(
+            broker=name,
+            usage=usage[name],
+            usage_after=after[name],
+            score=v.score if v else None,
+            msg_rate=bd.local.msg_rate,
+            throughput=bd.local.throughput,
+            bundles=len(bd.local.lastStats) or bd.local.numBundles,
+            label=str(v.label) if v and v.label else None,
+            reason=str(v.reason) if v and v.reason else None,
+            why=v.why if v else "",
+            numbers=dict(v.numbers) if v else {},
+            resources=bd.local.resource_percents(),
+        ))
+    splits = tuple(split_action(s) for s in cycle.splits)
+    st = cycle.state
+    return Plan(st.cluster, st.captured_at_iso, st.load_manager, cycle.shedding, cycle.placement,
+                settings, tuple(_action(o) for o in cycle.outcomes) + splits, tuple(rows),
+                st.bundle_count(), cycle.gate)
+
+
+def split_action(split: AutoSplit) -> Action:
+    """A plan action for one automatic split."""
+    c = split.candidate
+    return Action(
+        action="split",
+        bundle=c.bundle,
+        broker=c.broker,
+        reason=str(c.reason),
+        msgRate=rounded(c.msg_rate),
+        throughput=rounded(c.throughput),
+        skipped=split.skipped,
+        algorithm=split.algorithm,
+        boundaries=tuple(format_position(b) for b in split.boundaries),
+        children=tuple(split.children),
+        unload=split.unload,
+        detail=c.detail,
+    )
+
+
+def _share(local: LocalBrokerData, bundle: str) -> float:
+    stats = local.lastStats
+    st = stats.get(bundle)
+    if st is None or not stats:
+        return 0.0
+    total_tp = sum(s.throughput for s in stats.values())
+    if total_tp > 0:
+        return st.throughput / total_tp
+    total_rate = sum(s.msg_rate for s in stats.values())
+    if total_rate > 0:
+        return st.msg_rate / total_rate
+    return 1.0 / len(stats)

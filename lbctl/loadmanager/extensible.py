@@ -1,7 +1,8 @@
-"""The extensible load manager's cycle over a snapshot, and a sequence of them.
+"""Pulsar's extensible load manager: one cycle over a snapshot, a sequence of them, and the plan of
+each.
 
 Mirrors the leader's ``UnloadScheduler`` and every broker's ``SplitScheduler`` around the
-strategies (the extensible counterpart of :mod:`lbctl.cycle`):
+strategies (the extensible counterpart of :mod:`lbctl.loadmanager.modular`):
 
 1. **Load data.** An extensible snapshot's ``brokerLoadData`` is the store, as published; a
    missing ``updatedAt`` is taken as ``capturedAt``, missing features are computed as a first
@@ -35,14 +36,17 @@ strategies (the extensible counterpart of :mod:`lbctl.cycle`):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from random import Random
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any
 
 from lbctl.config import Settings
+from lbctl.explain import Explanation
+from lbctl.explain.extensible import ExtensibleExplanation
 from lbctl.model.brokerload import (
     BrokerLoadData,
     TopBundle,
@@ -50,10 +54,18 @@ from lbctl.model.brokerload import (
     from_local_broker_data,
     top_k_bundles,
 )
-from lbctl.model.bundle import namespace_of
+from lbctl.model.bundle import format_position, namespace_of
 from lbctl.model.cluster import EXTENSIBLE, ClusterState
-from lbctl.model.decision import Label, PlacementDecision, ShedResult, SplitResult, UnloadDecision
+from lbctl.model.cycle import ExtAction, ExtensibleCycle, ExtensibleMemory
+from lbctl.model.decision import (
+    Label,
+    PlacementDecision,
+    Reason,
+    ShedResult,
+    SplitResult,
+)
 from lbctl.model.javaorder import concurrent_order, java_hash_order
+from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.strategies.placement import extensible_least_resource_usage as lruw
 from lbctl.strategies.placement.broker_filters import (
     BrokerLookup,
@@ -65,67 +77,9 @@ from lbctl.strategies.placement.broker_filters import (
 )
 from lbctl.strategies.shedding.transfer import ShedderInput, TransferShedder
 from lbctl.strategies.split.default_namespace_bundle_split_strategy import find_bundles_to_split
+from lbctl.units import rounded
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
-
-
-@dataclass(frozen=True)
-class ExtensibleMemory:
-    """What the brokers keep between cycles: the shedder's hit count, each broker's load data (its
-    EMAs), the recently unloaded bundles and brokers, the split strategies' hit counts."""
-
-    hit_count: int = 0
-    broker_load: Mapping[str, BrokerLoadData] = field(default_factory=lambda: _EMPTY)
-    recently_unloaded: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
-    recently_unloaded_brokers: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
-    split_hits: Mapping[str, Mapping[str, int]] = field(default_factory=lambda: _EMPTY)
-    started: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ExtAction:
-    """One decision of the cycle as the plan shows it."""
-
-    decision: UnloadDecision
-    msg_rate: float | None
-    throughput: float | None
-    preview: PlacementDecision | None = None  # unload mode: the next lookup's likely pick
-
-
-@dataclass(frozen=True)
-class ExtensibleCycleResult:
-    """Everything one extensible cycle decided, with the inputs it decided on."""
-
-    extensible: ClassVar[bool] = True
-    state: ClusterState
-    settings: Settings
-    store: Mapping[str, BrokerLoadData]
-    top_bundles: Mapping[str, tuple[TopBundle, ...]]
-    derived: bool  # load data derived from modular reports
-    gate: str | None
-    shed: ShedResult | None
-    actions: tuple[ExtAction, ...]
-    splits: tuple[SplitResult, ...]
-    expired_grace: tuple[str, ...]
-    recently_unloaded: Mapping[str, int]
-    recently_unloaded_brokers: Mapping[str, int]
-    memory: ExtensibleMemory
-    shedding: str = "TransferShedder"
-    placement: str = lruw.NAME
-
-    def bundle_names(self) -> set[str]:
-        names = set(self.state.owners())
-        for tops in self.top_bundles.values():
-            names.update(t.bundleName for t in tops)
-        return names
-
-    def bundle_stats(self, bundle: str) -> TopBundle | None:
-        for tops in self.top_bundles.values():
-            for t in tops:
-                if t.bundleName == bundle:
-                    return t
-        st = self.state.bundle_stats(bundle)
-        return TopBundle(bundle, st) if st is not None else None
 
 
 def _store(state: ClusterState, settings: Settings, mem: ExtensibleMemory
@@ -293,3 +247,83 @@ class ExtensibleLoadManager:
             out.append(result)
             memory = result.memory
         return out
+
+
+@dataclass(frozen=True)
+class ExtensibleCycleResult(ExtensibleCycle):
+    """An extensible cycle's record, with its plan and its explanation."""
+
+    def plan(self) -> Plan:
+        return build_plan(self)
+
+    def explanation(self, broker: str | None = None, bundle: str | None = None) -> Explanation:
+        return ExtensibleExplanation(self, broker, bundle)
+
+
+# --- plan@1 of a cycle ----------------------------------------------------------------------------
+# A broker's ``usage`` and ``score`` are its ``weightedMaxEMA`` (the load TransferShedder compares;
+# it is already history-smoothed). "Usage after" is our estimate, as for the modular plans: a
+# broker's load is shared among its bundles in proportion to their throughput (over the broker's
+# total throughput), and a moved bundle carries its share to the destination (in unload mode: to
+# the broker the placement preview picks). Brokers without load data show no usage.
+def build_plan(c: ExtensibleCycle) -> Plan:
+    actions: list[Action] = []
+    load = {b: d.weightedMaxEMA for b, d in c.store.items()}
+    after = dict(load)
+    for a in c.actions:
+        u = a.decision.unload
+        dest = u.destination or (a.preview.broker if a.preview else None)
+        src = c.store.get(u.source)
+        if src is not None and a.throughput is not None and src.throughput > 0:
+            share = a.throughput / src.throughput * load[u.source]
+            after[u.source] -= share
+            if dest in after:
+                after[dest] += share
+        actions.append(Action(
+            action="transfer" if u.destination else "unload", bundle=u.bundle, broker=u.source,
+            reason=str(a.decision.reason), destinationBroker=u.destination,
+            msgRate=rounded(a.msg_rate), throughput=rounded(a.throughput)))
+    for res in c.splits:
+        for s in res.decisions:
+            st = c.bundle_stats(s.bundle)
+            actions.append(Action(
+                action="split", bundle=s.bundle, broker=s.broker, reason=str(s.reason),
+                msgRate=rounded(st.stats.msgRateIn + st.stats.msgRateOut) if st else None,
+                throughput=rounded(st.throughput) if st else None,
+                algorithm=s.algorithm,
+                boundaries=(format_position(s.boundary),) if s.boundary is not None else (),
+                children=s.children, unload=False))
+    rows = [_row(c, b, load, after) for b in c.state.brokers]
+    st = c.state
+    return Plan(st.cluster, st.captured_at_iso, st.load_manager, c.shedding, c.placement,
+                c.settings, tuple(actions), tuple(rows), len(c.bundle_names()), c.gate)
+
+
+def _row(c: ExtensibleCycle, broker: str, load: dict[str, float],
+         after: dict[str, float]) -> BrokerRow:
+    data = c.store.get(broker)
+    label = reason = None
+    whys = []
+    shed = c.shed
+    for r in (shed.rounds if shed else ()):
+        if r.max_broker == broker:
+            whys.append(f"max broker of a round ({r.reason}): {r.why}")
+        elif r.min_broker == broker and r.outcome == "offloaded":
+            whys.append(f"min broker of a round: receives load from {r.max_broker}")
+    moved = [a for a in c.actions if a.decision.unload.source == broker]
+    if moved:
+        label = "Success"
+        reasons = {str(a.decision.reason) for a in moved}
+        reason = str(Reason.OVERLOADED) if str(Reason.OVERLOADED) in reasons else reasons.pop()
+    if data is None:
+        whys.append("no load data")
+        nan = math.nan
+        return BrokerRow(broker, nan, nan, None, 0.0, 0.0, len(c.top_bundles.get(broker, ())),
+                         label, reason, "; ".join(whys))
+    numbers = {"weightedMaxEMA": data.weightedMaxEMA, "maxResourceUsage": data.maxResourceUsage,
+               "msgThroughputEMA": data.msgThroughputEMA, "updatedAt": float(data.updatedAt)}
+    return BrokerRow(
+        broker=broker, usage=load[broker], usage_after=after[broker], score=data.weightedMaxEMA,
+        msg_rate=data.msg_rate, throughput=data.throughput,
+        bundles=data.bundleCount or len(c.top_bundles.get(broker, ())), label=label,
+        reason=reason, why="; ".join(whys), numbers=numbers, resources=data.resource_percents())

@@ -1,8 +1,8 @@
-"""The reasoning behind one cycle's decision, in words and numbers.
+"""The reasoning behind one modular load-manager cycle, in words and numbers.
 
 Nothing here re-derives a decision: strategies and the cycle record their reasons
-(:class:`lbctl.strategies.base.BrokerVerdict`, ``BundleCandidate``, :class:`lbctl.cycle.PlacementTrace`)
-and this module arranges them for a person: each broker's resources and which one won the weighted
+(:class:`~lbctl.model.decision.BrokerVerdict`, ``BundleCandidate``, ``PlacementTrace``) in a
+:class:`~lbctl.model.cycle.ModularCycle`, and this module arranges them for a person: each broker's resources and which one won the weighted
 max, raw usage against the smoothed score, the cluster-level thresholds, every candidate bundle with
 why it was chosen or skipped, each destination's placement scores, and — when nothing happens — why.
 """
@@ -14,15 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from lbctl.cycle import CycleResult
-from lbctl.model.bundle import BundleName, BundleNameError
+from lbctl.model.cycle import ModularCycle
 from lbctl.model.decision import PlacementTrace
-from lbctl.render import pct
+from lbctl.units import pct
 
 _RESOURCES = ("cpu", "directMemory", "bandwidthIn", "bandwidthOut")
 
 
-def weighted_terms(cycle: CycleResult, broker: str) -> dict[str, float]:
+def weighted_terms(cycle: ModularCycle, broker: str) -> dict[str, float]:
     """Each resource's percentage × its weight, the terms of ``getMaxResourceUsageWithWeight``."""
     local = cycle.load.brokers[broker].local
     cpu_w, dm_w, in_w, out_w = cycle.settings.weights4()
@@ -43,7 +42,7 @@ def dominant_resource(terms: Mapping[str, float]) -> str:
     return name
 
 
-def nothing_happens(cycle: CycleResult) -> list[str]:
+def nothing_happens(cycle: ModularCycle) -> list[str]:
     """Why the cycle unloads nothing (empty when it does unload something)."""
     if cycle.unloads:
         return []
@@ -87,12 +86,8 @@ def _placement_dict(t: PlacementTrace | None) -> dict[str, Any] | None:
     }
 
 
-def explanation_dict(cycle: CycleResult) -> dict[str, Any]:
+def explanation_dict(cycle: ModularCycle) -> dict[str, Any]:
     """The reasoning as plain data, attached to the plan by ``lbctl explain -o json``."""
-    if getattr(cycle, "extensible", False):  # an extensible load manager cycle
-        from lbctl.extensible.explain import explanation_dict as extensible_dict
-
-        return extensible_dict(cycle)  # type: ignore[arg-type]
     d = cycle.decision
     return {
         "gate": cycle.gate,
@@ -117,18 +112,18 @@ def explanation_dict(cycle: CycleResult) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Explanation:
-    """A cycle's reasoning, optionally narrowed to one broker or one bundle."""
+class ModularExplanation:
+    """A modular cycle's reasoning, optionally narrowed to one broker or one bundle."""
 
-    cycle: CycleResult
+    cycle: ModularCycle
     broker: str | None = None
     bundle: str | None = None
 
-    def lines(self) -> list[str]:
-        if getattr(self.cycle, "extensible", False):  # an extensible load manager cycle
-            from lbctl.extensible.explain import ExtensibleExplanation
+    def to_dict(self) -> dict[str, Any]:
+        """The whole cycle's reasoning as data (not narrowed)."""
+        return explanation_dict(self.cycle)
 
-            return ExtensibleExplanation(self.cycle, self.broker, self.bundle).lines()  # type: ignore[arg-type]
+    def lines(self) -> list[str]:
         c = self.cycle
         st = c.state
         out = [
@@ -236,13 +231,3 @@ def _placement_lines(t: PlacementTrace | None) -> list[str]:
     if t.why and t.recheck is not None:
         out.append(f"      {t.why}")
     return out
-
-
-def check_bundle_name(bundle: str) -> str:
-    """Validate a ``--bundle`` argument (full name)."""
-    try:
-        return str(BundleName.parse(bundle))
-    except BundleNameError as e:
-        from lbctl.errors import UsageError
-
-        raise UsageError(str(e)) from None

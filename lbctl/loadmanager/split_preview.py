@@ -30,10 +30,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from lbctl.config import Settings, closest
-from lbctl.errors import UsageError
-from lbctl.loaddata import update_bundle_data
+from lbctl.errors import LbctlError, UsageError
+from lbctl.loadmanager.loaddata import update_bundle_data
 from lbctl.model.bundle import (
     BundleNameError,
     BundleRange,
@@ -44,7 +45,8 @@ from lbctl.model.bundle import (
 )
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import NamespaceBundleStats
-from lbctl.strategies.builtin import algorithm_by_name
+from lbctl.strategies.builtin import PLACEMENT, SHEDDING, algorithm_by_name
+from lbctl.strategies.registry import Registry
 from lbctl.strategies.split.base import (
     SPECIFIED_POSITIONS_DIVIDE,
     SplitBoundaries,
@@ -113,6 +115,8 @@ class SplitPreview:
     stats: NamespaceBundleStats | None  # the parent's latest load report figures
     bundles_before: int
     bundles_after: int
+    shedding: str = ""  # the cluster's strategies, short names (for the plan's header)
+    placement: str = ""
 
     @property
     def boundaries(self) -> tuple[int, ...]:
@@ -180,6 +184,8 @@ def preview(state: ClusterState, settings: Settings, request: SplitRequest) -> S
         algorithm_note=note, result=result, children=children, unload=request.unload,
         topics=topics, stats=stats, bundles_before=len(bundles),
         bundles_after=len(bundles) - 1 + len(children),
+        shedding=_strategy_name(SHEDDING, settings["loadBalancerLoadSheddingStrategy"]),
+        placement=_strategy_name(PLACEMENT, settings["loadBalancerLoadPlacementStrategy"]),
     )
 
 
@@ -284,3 +290,11 @@ def _child(state: ClusterState, ns: str, rng: BundleRange, topics: Sequence[str]
         rate = sum(s.msgRateIn + s.msgRateOut for s in known)
         tp = sum(s.msgThroughputIn + s.msgThroughputOut for s in known)
     return ChildBundle(f"{ns}/{rng}", rng, mine, rate, tp, owner)
+
+
+def _strategy_name(registry: Registry[Any], value: object) -> str:
+    """A configured strategy's short name (the class name's last part when it is not ours)."""
+    try:
+        return registry.short_name(str(value))
+    except LbctlError:
+        return str(value).rsplit(".", 1)[-1]

@@ -1,4 +1,4 @@
-"""The reasoning of an extensible cycle, in words and numbers.
+"""The reasoning behind one extensible load-manager cycle, in words and numbers.
 
 Nothing is re-derived here: TransferShedder records each broker as phase A saw it, the hit-count
 gate, every max/min round with the load average and standard deviation before and after it, each
@@ -8,27 +8,15 @@ records each bundle it looked at. This module arranges those records for ``lbctl
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
-from lbctl.extensible.cycle import ExtensibleCycleResult
+from lbctl.model.cycle import ExtensibleCycle
 from lbctl.model.decision import Round
+from lbctl.units import pct, rounded
 
 
-def _f(x: float | None, digits: int = 6) -> float | None:
-    if x is None or math.isnan(x) or math.isinf(x):
-        return None
-    return round(x, digits)
-
-
-def _pct(x: float | None) -> str:
-    if x is None or math.isnan(x) or math.isinf(x):
-        return "-"
-    return f"{x * 100:.1f}%"
-
-
-def nothing_happens(c: ExtensibleCycleResult) -> list[str]:
+def nothing_happens(c: ExtensibleCycle) -> list[str]:
     """Why the cycle moves nothing (empty when it does move something)."""
     if c.actions:
         return []
@@ -45,14 +33,14 @@ def _round_dict(r: Round) -> dict[str, Any]:
     return {
         "reason": str(r.reason), "whyReason": r.why_reason,
         "maxBroker": r.max_broker, "minBroker": r.min_broker,
-        "stdBefore": _f(r.std_before), "stdAfter": _f(r.std_after),
+        "stdBefore": rounded(r.std_before), "stdAfter": rounded(r.std_after),
         "outcome": r.outcome, "why": r.why,
-        "maxLoad": _f(r.max_load), "minLoad": _f(r.min_load), "offload": _f(r.offload),
-        "offloadThroughput": _f(r.offload_throughput, 3),
-        "maxThroughput": _f(r.max_throughput, 3), "minThroughput": _f(r.min_throughput, 3),
-        "markedThroughput": _f(r.marked, 3), "gainedThroughput": _f(r.gained, 3),
-        "adjustedOffload": _f(r.adjusted_offload),
-        "bundles": [{"bundle": b.bundle, "throughput": _f(b.throughput, 3), "outcome": b.outcome,
+        "maxLoad": rounded(r.max_load), "minLoad": rounded(r.min_load), "offload": rounded(r.offload),
+        "offloadThroughput": rounded(r.offload_throughput, 3),
+        "maxThroughput": rounded(r.max_throughput, 3), "minThroughput": rounded(r.min_throughput, 3),
+        "markedThroughput": rounded(r.marked, 3), "gainedThroughput": rounded(r.gained, 3),
+        "adjustedOffload": rounded(r.adjusted_offload),
+        "bundles": [{"bundle": b.bundle, "throughput": rounded(b.throughput, 3), "outcome": b.outcome,
                      "why": b.why,
                      "swaps": [{"bundle": u.bundle, "from": u.source, "to": u.destination}
                                for u in b.swaps]}
@@ -60,7 +48,7 @@ def _round_dict(r: Round) -> dict[str, Any]:
     }
 
 
-def explanation_dict(c: ExtensibleCycleResult) -> dict[str, Any]:
+def explanation_dict(c: ExtensibleCycle) -> dict[str, Any]:
     """The reasoning as plain data (``lbctl explain -o json``'s ``explanation``)."""
     s = c.shed
     settings = c.settings
@@ -68,9 +56,9 @@ def explanation_dict(c: ExtensibleCycleResult) -> dict[str, Any]:
         "gate": c.gate,
         "loadData": "derived from the modular load reports" if c.derived else "brokerLoadData",
         "brokers": [
-            {"broker": b, "weightedMaxEMA": _f(d.weightedMaxEMA),
-             "maxResourceUsage": _f(d.maxResourceUsage),
-             "msgThroughputEMA": _f(d.msgThroughputEMA, 3), "throughput": _f(d.throughput, 3),
+            {"broker": b, "weightedMaxEMA": rounded(d.weightedMaxEMA),
+             "maxResourceUsage": rounded(d.maxResourceUsage),
+             "msgThroughputEMA": rounded(d.msgThroughputEMA, 3), "throughput": rounded(d.throughput, 3),
              "updatedAt": d.updatedAt, "summary": d.to_string(settings),
              "topBundles": [t.bundleName for t in c.top_bundles.get(b, ())]}
             for b, d in c.store.items()
@@ -85,13 +73,13 @@ def explanation_dict(c: ExtensibleCycleResult) -> dict[str, Any]:
             "outcome": ({"label": str(s.skip[0]), "reason": str(s.skip[1])} if s.skip
                         else {"label": "Success", "decisions": len(s.decisions)}),
             "why": s.why,
-            "loadAvg": _f(s.avg), "loadStd": _f(s.std), "stdAfter": _f(s.final_std),
+            "loadAvg": rounded(s.avg), "loadStd": rounded(s.std), "stdAfter": rounded(s.final_std),
             "targetStd": float(settings["loadBalancerBrokerLoadTargetStd"]),
             "hitCountBefore": s.hit_count_before, "hitCountAtGate": s.hit_count_at_gate,
             "hitCount": s.hit_count,
             "hitCountThreshold": s.threshold,
             "condition": dict(s.condition),
-            "phaseA": [{"broker": b.broker, "load": _f(b.load), "counted": b.counted,
+            "phaseA": [{"broker": b.broker, "load": rounded(b.load), "counted": b.counted,
                         "why": b.why} for b in s.brokers],
             "sortedByLoad": list(s.sorted_brokers),
             "rounds": [_round_dict(r) for r in s.rounds],
@@ -102,8 +90,8 @@ def explanation_dict(c: ExtensibleCycleResult) -> dict[str, Any]:
         }
     previews = [
         {"bundle": a.decision.unload.bundle, "candidates": list(a.preview.candidates),
-         "scores": {k: _f(v) for k, v in a.preview.scores.items()},
-         "average": _f(a.preview.average), "best": list(a.preview.best),
+         "scores": {k: rounded(v) for k, v in a.preview.scores.items()},
+         "average": rounded(a.preview.average), "best": list(a.preview.best),
          "broker": a.preview.broker, "why": a.preview.why}
         for a in c.actions if a.preview is not None]
     if previews:
@@ -115,7 +103,7 @@ def explanation_dict(c: ExtensibleCycleResult) -> dict[str, Any]:
     return out
 
 
-def _broker_of(c: ExtensibleCycleResult, res: Any) -> str | None:
+def _broker_of(c: ExtensibleCycle, res: Any) -> str | None:
     idx = list(c.splits).index(res)
     brokers = list(c.state.brokers)
     return brokers[idx] if idx < len(brokers) else None
@@ -125,9 +113,13 @@ def _broker_of(c: ExtensibleCycleResult, res: Any) -> str | None:
 class ExtensibleExplanation:
     """An extensible cycle's reasoning, optionally narrowed to one broker or one bundle."""
 
-    cycle: ExtensibleCycleResult
+    cycle: ExtensibleCycle
     broker: str | None = None
     bundle: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole cycle's reasoning as data (not narrowed)."""
+        return explanation_dict(self.cycle)
 
     def _mine(self, *brokers: str | None) -> bool:
         return not self.broker or self.broker in brokers
@@ -157,8 +149,8 @@ class ExtensibleExplanation:
                 out.append(f"  {name}: no load data")
                 continue
             res = ", ".join(f"{k} {v:.1f}%" for k, v in d.resource_percents().items())
-            line = (f"  {name}: load {_pct(d.weightedMaxEMA)} (current max "
-                    f"{_pct(d.maxResourceUsage)}; {res}); throughput "
+            line = (f"  {name}: load {pct(d.weightedMaxEMA)} (current max "
+                    f"{pct(d.maxResourceUsage)}; {res}); throughput "
                     f"{d.throughput / 1048576:,.2f} MB/s, EMA {d.msgThroughputEMA / 1048576:,.2f}")
             b = stats.get(name)
             if b is not None and not b.counted:

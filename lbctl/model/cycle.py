@@ -1,0 +1,127 @@
+"""What one load-manager cycle saw and decided: the records both load managers produce.
+
+A cycle record holds the inputs (the snapshot, the settings, the load data the strategies read),
+every decision (records of :mod:`lbctl.model.decision`), and the memory carried to the next cycle
+(what the leader keeps between cycles: strategy state, bundle time averages, the recently unloaded
+bundles). Plans and explanations are built from these records and never re-derive a decision.
+
+    ModularCycle     ``ModularLoadManagerImpl``: doLoadShedding + selectBroker + checkNamespaceBundleSplit
+    ExtensibleCycle  ``ExtensibleLoadManagerImpl``: UnloadScheduler + SplitScheduler
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from lbctl.config import Settings
+from lbctl.model.brokerload import BrokerLoadData, TopBundle
+from lbctl.model.cluster import ClusterState
+from lbctl.model.decision import (
+    AutoSplit,
+    PlacementDecision,
+    SheddingDecision,
+    ShedResult,
+    SplitResult,
+    UnloadDecision,
+    UnloadOutcome,
+)
+from lbctl.model.load import BundleData
+from lbctl.model.loaddata import LoadData
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+# --- the modular load manager -------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class CycleMemory:
+    """What the leader broker keeps between two cycles."""
+
+    bundle_data: Mapping[str, BundleData] = field(default_factory=lambda: _EMPTY)
+    recently_unloaded: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+    shedding: Any = None
+    placement: Any = None
+    round_robin: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModularCycle:
+    """Everything one modular load-manager cycle decided, with the inputs it decided on."""
+
+    state: ClusterState
+    settings: Settings
+    shedding: str
+    placement: str
+    load: LoadData
+    decision: SheddingDecision | None
+    outcomes: tuple[UnloadOutcome, ...]
+    gate: str | None  # why shedding did not run at all
+    expired_grace: tuple[str, ...]  # bundles whose grace period ended this cycle
+    memory: CycleMemory
+    #: ``checkNamespaceBundleSplit``: the automatic splits of this cycle
+    splits: tuple[AutoSplit, ...] = ()
+
+    @property
+    def unloads(self) -> tuple[UnloadOutcome, ...]:
+        return tuple(o for o in self.outcomes if o.skipped is None)
+
+
+# --- the extensible load manager ----------------------------------------------------------------
+@dataclass(frozen=True)
+class ExtensibleMemory:
+    """What the brokers keep between cycles: the shedder's hit count, each broker's load data (its
+    EMAs), the recently unloaded bundles and brokers, the split strategies' hit counts."""
+
+    hit_count: int = 0
+    broker_load: Mapping[str, BrokerLoadData] = field(default_factory=lambda: _EMPTY)
+    recently_unloaded: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+    recently_unloaded_brokers: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+    split_hits: Mapping[str, Mapping[str, int]] = field(default_factory=lambda: _EMPTY)
+    started: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ExtAction:
+    """One decision of the cycle as the plan shows it."""
+
+    decision: UnloadDecision
+    msg_rate: float | None
+    throughput: float | None
+    preview: PlacementDecision | None = None  # unload mode: the next lookup's likely pick
+
+
+@dataclass(frozen=True)
+class ExtensibleCycle:
+    """Everything one extensible cycle decided, with the inputs it decided on."""
+
+    state: ClusterState
+    settings: Settings
+    store: Mapping[str, BrokerLoadData]
+    top_bundles: Mapping[str, tuple[TopBundle, ...]]
+    derived: bool  # load data derived from modular reports
+    gate: str | None
+    shed: ShedResult | None
+    actions: tuple[ExtAction, ...]
+    splits: tuple[SplitResult, ...]
+    expired_grace: tuple[str, ...]
+    recently_unloaded: Mapping[str, int]
+    recently_unloaded_brokers: Mapping[str, int]
+    memory: ExtensibleMemory
+    shedding: str = "TransferShedder"
+    placement: str = "LeastResourceUsageWithWeight"
+
+    def bundle_names(self) -> set[str]:
+        names = set(self.state.owners())
+        for tops in self.top_bundles.values():
+            names.update(t.bundleName for t in tops)
+        return names
+
+    def bundle_stats(self, bundle: str) -> TopBundle | None:
+        for tops in self.top_bundles.values():
+            for t in tops:
+                if t.bundleName == bundle:
+                    return t
+        st = self.state.bundle_stats(bundle)
+        return TopBundle(bundle, st) if st is not None else None
