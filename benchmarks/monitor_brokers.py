@@ -56,7 +56,7 @@ def run(url: str, n: int, latency: float) -> None:
 
     from lbctl.admin.client import AdminClient
     from lbctl.cli.monitor_loop import live_refresh
-    from lbctl.monitor import BrokerMonitor
+    from lbctl.monitor.brokers import BrokerMonitor
     from lbctl.sources.live import LiveSource
 
     with httpx.Client() as http:

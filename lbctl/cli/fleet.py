@@ -2,6 +2,11 @@
 
 Spark (pyspark) is imported only when one of these commands runs; ``--master`` and ``--conf``
 pass through to the session (:mod:`lbctl.fleet.session`).
+
+This file is also the application file for ``spark-submit`` (and ``python -m lbctl.cli.fleet``)::
+
+    spark-submit --master yarn "$(python -c 'import lbctl.cli.fleet as m; print(m.__file__)')" \\
+        report /shared/fleet
 """
 
 from __future__ import annotations
@@ -90,7 +95,7 @@ def ingest(
     """
     with handled():
         from lbctl.fleet.ingest import ingest as run
-        from lbctl.fleet.views import IngestView
+        from lbctl.render.fleet_view import IngestView
 
         with _spark(master, conf, quiet) as (session, progress):
             result = run(paths, out, session=session, progress=progress)
@@ -126,7 +131,7 @@ def report(
     """
     with handled():
         from lbctl.fleet.report import ReportOptions, compute, require_tables, write_files
-        from lbctl.fleet.views import ReportView
+        from lbctl.render.fleet_view import ReportView
 
         opts = ReportOptions(bounce_window, oversized_share, top)
         require_tables(data, "snapshots", "brokers", "bundles")  # before Spark's start-up cost
@@ -170,7 +175,7 @@ def whatif(
     with handled():
         from lbctl.config import parse_assignments
         from lbctl.fleet.report import require_tables
-        from lbctl.fleet.views import WhatIfView
+        from lbctl.render.fleet_view import WhatIfView
         from lbctl.fleet.whatif import WhatIfOptions, compute, strategies_arg, validate
 
         opts = WhatIfOptions(strategies_arg(strategy), placement,
@@ -181,3 +186,7 @@ def whatif(
         with _spark(master, conf, quiet) as (session, progress):
             counts = compute(session(), data, opts, progress)
         emit(WhatIfView(counts, window), output)
+
+
+if __name__ == "__main__":  # spark-submit …/lbctl/cli/fleet.py report DIR
+    app(prog_name="lbctl fleet")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lbctl.model.cluster import iso_time
-from lbctl.monitor import BrokerRow, Refresh, sort_rows
+from lbctl.monitor.brokers import BrokerRow, Refresh, sort_rows
 
 CELL = 14
 _RED, _BOLD, _DIM, _RESET = "\x1b[31m", "\x1b[1m", "\x1b[2m", "\x1b[0m"

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from lbctl.admin.client import (
@@ -49,38 +48,17 @@ from lbctl.admin.client import (
     call,
 )
 from lbctl.admin.errors import AdminError, HttpError, NotFound
-from lbctl.config import SETTINGS_BY_NAME
-from lbctl.errors import ConfigError, LbctlError
+from lbctl.errors import LbctlError
 from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
-
-Progress = Callable[[str, int, int], None]
-
-
-@dataclass(frozen=True)
-class BrokerFailure:
-    """A broker (or namespace) whose data could not be read, with the one-line error."""
-
-    broker: str
-    error: str
-    exit_code: int
-
-
-@dataclass
-class LiveRead:
-    """The result of one read: the state, the snapshot object it came from, and what went wrong."""
-
-    state: ClusterState
-    snapshot: dict[str, Any]
-    failures: list[BrokerFailure] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Discovery:
-    cluster: str
-    brokers: list[str]
-    config: dict[str, Any]
-    load_manager: str
+from lbctl.sources.live_data import (
+    BrokerFailure,
+    Discovery,
+    LiveRead,
+    Progress,
+    flatten_topics,
+    lb_settings,
+    reconcile,
+)
 
 
 class LiveSource:
@@ -195,7 +173,7 @@ class LiveSource:
         d = self.discover()
         failures: list[BrokerFailure] = []
         warnings: list[str] = []
-        config, dropped = _lb_settings(d.config)
+        config, dropped = lb_settings(d.config)
         warnings += [f"runtime setting {k} ignored: value cannot be parsed" for k in dropped]
 
         from lbctl.sources.live_extensible import ExtensibleReader
@@ -289,112 +267,3 @@ class LiveSource:
         return out
 
 
-def _lb_settings(runtime: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The load-balancer settings lbctl declares, from a runtime configuration (strings)."""
-    kept: dict[str, Any] = {}
-    dropped: list[str] = []
-    for key, value in runtime.items():
-        setting = SETTINGS_BY_NAME.get(key)
-        if setting is None or value is None:
-            continue
-        if isinstance(value, str) and value == "" and setting.type not in ("list", "set"):
-            continue
-        try:
-            setting.parse(value)
-        except ConfigError:
-            dropped.append(key)
-            continue
-        kept[key] = value if not isinstance(value, dict) else str(value)
-    return kept, dropped
-
-
-def flatten_topics(nested: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """``/broker-stats/topics`` (namespace → bundle → persistent|non-persistent → topic → stats)
-    → full topic name → the rates a snapshot keeps."""
-    out: dict[str, dict[str, Any]] = {}
-    for bundles in nested.values():
-        if not isinstance(bundles, dict):
-            continue
-        for domains in bundles.values():
-            if not isinstance(domains, dict):
-                continue
-            for topics in domains.values():
-                if not isinstance(topics, dict):
-                    continue
-                for name, st in topics.items():
-                    if not isinstance(st, dict):
-                        continue
-                    subs = st.get("subscriptions") or {}
-                    consumers = sum(len(s.get("consumers") or []) for s in subs.values()
-                                    if isinstance(s, dict))
-                    out[name] = {
-                        "msgRateIn": _rate(st.get("msgRateIn")),
-                        "msgRateOut": _rate(st.get("msgRateOut")),
-                        "msgThroughputIn": _rate(st.get("msgThroughputIn")),
-                        "msgThroughputOut": _rate(st.get("msgThroughputOut")),
-                        "producerCount": _count(st.get("producerCount",
-                                                       len(st.get("publishers") or []))),
-                        "consumerCount": consumers,
-                    }
-    return out
-
-
-def _rate(v: Any) -> float:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 else 0.0
-
-
-def _count(v: Any) -> int:
-    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
-
-
-def _stats_of(report: dict[str, Any]) -> dict[str, Any]:
-    stats = report.get("lastStats")
-    if not isinstance(stats, dict):
-        stats = report.get("bundleStats")
-    return stats if isinstance(stats, dict) else {}
-
-
-def reconcile(brokers: dict[str, Any], namespaces: dict[str, Any]) -> list[str]:
-    """Resolve what reads at different moments disagree on (see the module docstring)."""
-    from lbctl.model.bundle import BundleName, BundleNameError
-
-    warnings: list[str] = []
-    owner: dict[str, str] = {}
-    for bid, rep in sorted(brokers.items(), key=lambda kv: _last_update(kv[1])):
-        names = list(_stats_of(rep)) + [b for b in rep.get("bundles") or [] if isinstance(b, str)]
-        for name in dict.fromkeys(names):
-            prev = owner.get(name)
-            if prev is not None and prev != bid:
-                _drop_bundle(brokers[prev], name)
-                warnings.append(f"bundle {name} reported by {prev} and {bid}; kept with {bid} "
-                                "(newer report)")
-            owner[name] = bid
-    for name in owner:
-        try:
-            bn = BundleName.parse(name)
-        except BundleNameError:
-            continue
-        ns = namespaces.get(bn.namespace)
-        if ns is None:
-            continue
-        bounds = ns["boundaries"]
-        lo, hi = name.rsplit("/", 1)[1].split("_")
-        if lo not in bounds or hi not in bounds or bounds.index(hi) != bounds.index(lo) + 1:
-            del namespaces[bn.namespace]
-            warnings.append(f"namespace {bn.namespace}: reported bundle {name} is not one of its "
-                            "current bundles (changed while reading); boundaries left out")
-    return warnings
-
-
-def _last_update(rep: dict[str, Any]) -> int:
-    v = rep.get("lastUpdate")
-    return v if isinstance(v, int) else 0
-
-
-def _drop_bundle(rep: dict[str, Any], name: str) -> None:
-    for key in ("lastStats", "bundleStats"):
-        st = rep.get(key)
-        if isinstance(st, dict):
-            st.pop(name, None)
-    if isinstance(rep.get("bundles"), list):
-        rep["bundles"] = [b for b in rep["bundles"] if b != name]

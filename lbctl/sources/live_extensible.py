@@ -47,7 +47,8 @@ from lbctl.sources.snapshot_schema import RECONSTRUCTED
 
 if TYPE_CHECKING:
     from lbctl.config import Settings
-    from lbctl.sources.live import BrokerFailure, Discovery, LiveRead, LiveSource
+    from lbctl.sources.live import LiveSource
+    from lbctl.sources.live_data import BrokerFailure, Discovery, LiveRead
 
 EXTENSIBLE_CLASS = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
 #: ``BrokerLoadData.toMetrics`` metric name → ``BrokerLoadData`` resource
@@ -139,7 +140,7 @@ def bundle_stats(nested: object, boundaries: Mapping[str, list[int]]
     """(bundle → ``NamespaceBundleStats``, topic → snapshot topic stats, warnings) of one broker's
     ``/broker-stats/topics`` (namespace → bundle range → domain → topic → stats)."""
     from lbctl.model.bundle import BundleName, BundleNameError, locate, topic_hash
-    from lbctl.sources.live import flatten_topics
+    from lbctl.sources.live_data import flatten_topics
 
     out: dict[str, dict[str, Any]] = {}
     topics: dict[str, dict[str, Any]] = {}
@@ -310,7 +311,7 @@ class ExtensibleReader:
         """The cluster as an extensible snapshot (``loadManager: "extensible"``)."""
         from lbctl.config import resolve
         from lbctl.model.bundle import parse_position
-        from lbctl.sources.live import BrokerFailure, LiveRead, reconcile
+        from lbctl.sources.live_data import BrokerFailure, LiveRead, reconcile
         from lbctl.sources.snapshot_schema import parse_snapshot
 
         src = self.src

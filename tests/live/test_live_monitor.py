@@ -104,7 +104,7 @@ def test_refresh_reads_known_brokers_with_the_discovery(cluster) -> None:
     from lbctl.admin.auth import make_auth
     from lbctl.admin.client import AdminClient
     from lbctl.cli.monitor_loop import live_refresh
-    from lbctl.monitor import BrokerMonitor
+    from lbctl.monitor.brokers import BrokerMonitor
     from lbctl.sources.live import LiveSource
 
     with AdminClient(cluster.admin_url, auth=make_auth("token", f"token:{ADMIN_TOKEN}")) as client:

@@ -1,0 +1,1 @@
+"""``lbctl monitor-brokers``: what ``pulsar-perf monitor-brokers`` shows, from load reports."""

@@ -1,0 +1,182 @@
+"""The pieces of a live read, shared by the modular and the extensible readers: what a read gives
+back, and how admin-API JSON is cleaned before it becomes a snapshot (settings kept, topic stats
+flattened, reads at different moments reconciled). Pure data and parsing; no request is sent here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from lbctl.admin.errors import AdminError
+from lbctl.config import SETTINGS_BY_NAME
+from lbctl.errors import ConfigError, SnapshotError
+from lbctl.model.bundle import BundleName, BundleNameError
+from lbctl.model.cluster import ClusterState
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class BrokerFailure:
+    """A broker (or namespace) whose data could not be read, with the one-line error."""
+
+    broker: str
+    error: str
+    exit_code: int
+
+
+@dataclass
+class LiveRead:
+    """The result of one read: the state, the snapshot object it came from, and what went wrong."""
+
+    state: ClusterState
+    snapshot: dict[str, Any]
+    failures: list[BrokerFailure] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Discovery:
+    cluster: str
+    brokers: list[str]
+    config: dict[str, Any]
+    load_manager: str
+
+
+def lb_settings(runtime: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The load-balancer settings lbctl declares, from a runtime configuration (strings)."""
+    kept: dict[str, Any] = {}
+    dropped: list[str] = []
+    for key, value in runtime.items():
+        setting = SETTINGS_BY_NAME.get(key)
+        if setting is None or value is None:
+            continue
+        if isinstance(value, str) and value == "" and setting.type not in ("list", "set"):
+            continue
+        try:
+            setting.parse(value)
+        except ConfigError:
+            dropped.append(key)
+            continue
+        kept[key] = value if not isinstance(value, dict) else str(value)
+    return kept, dropped
+
+
+def flatten_topics(nested: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``/broker-stats/topics`` (namespace → bundle → persistent|non-persistent → topic → stats)
+    → full topic name → the rates a snapshot keeps."""
+    out: dict[str, dict[str, Any]] = {}
+    for bundles in nested.values():
+        if not isinstance(bundles, dict):
+            continue
+        for domains in bundles.values():
+            if not isinstance(domains, dict):
+                continue
+            for topics in domains.values():
+                if not isinstance(topics, dict):
+                    continue
+                for name, st in topics.items():
+                    if not isinstance(st, dict):
+                        continue
+                    subs = st.get("subscriptions") or {}
+                    consumers = sum(len(s.get("consumers") or []) for s in subs.values()
+                                    if isinstance(s, dict))
+                    out[name] = {
+                        "msgRateIn": _rate(st.get("msgRateIn")),
+                        "msgRateOut": _rate(st.get("msgRateOut")),
+                        "msgThroughputIn": _rate(st.get("msgThroughputIn")),
+                        "msgThroughputOut": _rate(st.get("msgThroughputOut")),
+                        "producerCount": _count(st.get("producerCount",
+                                                       len(st.get("publishers") or []))),
+                        "consumerCount": consumers,
+                    }
+    return out
+
+
+def _rate(v: Any) -> float:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and v >= 0 else 0.0
+
+
+def _count(v: Any) -> int:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else 0
+
+
+def _stats_of(report: dict[str, Any]) -> dict[str, Any]:
+    stats = report.get("lastStats")
+    if not isinstance(stats, dict):
+        stats = report.get("bundleStats")
+    return stats if isinstance(stats, dict) else {}
+
+
+def reconcile(brokers: dict[str, Any], namespaces: dict[str, Any]) -> list[str]:
+    """Resolve what reads at different moments disagree on: a bundle reported by two brokers
+    stays with the report updated last, and a namespace whose boundaries no longer match its
+    reported bundles (a split in between) keeps the bundles and drops the boundaries. Returns the
+    warnings; ``brokers`` and ``namespaces`` are changed in place."""
+    warnings: list[str] = []
+    owner: dict[str, str] = {}
+    for bid, rep in sorted(brokers.items(), key=lambda kv: _last_update(kv[1])):
+        names = list(_stats_of(rep)) + [b for b in rep.get("bundles") or [] if isinstance(b, str)]
+        for name in dict.fromkeys(names):
+            prev = owner.get(name)
+            if prev is not None and prev != bid:
+                _drop_bundle(brokers[prev], name)
+                warnings.append(f"bundle {name} reported by {prev} and {bid}; kept with {bid} "
+                                "(newer report)")
+            owner[name] = bid
+    for name in owner:
+        try:
+            bn = BundleName.parse(name)
+        except BundleNameError:
+            continue
+        ns = namespaces.get(bn.namespace)
+        if ns is None:
+            continue
+        bounds = ns["boundaries"]
+        lo, hi = name.rsplit("/", 1)[1].split("_")
+        if lo not in bounds or hi not in bounds or bounds.index(hi) != bounds.index(lo) + 1:
+            del namespaces[bn.namespace]
+            warnings.append(f"namespace {bn.namespace}: reported bundle {name} is not one of its "
+                            "current bundles (changed while reading); boundaries left out")
+    return warnings
+
+
+def _last_update(rep: dict[str, Any]) -> int:
+    v = rep.get("lastUpdate")
+    return v if isinstance(v, int) else 0
+
+
+def _drop_bundle(rep: dict[str, Any], name: str) -> None:
+    for key in ("lastStats", "bundleStats"):
+        st = rep.get(key)
+        if isinstance(st, dict):
+            st.pop(name, None)
+    if isinstance(rep.get("bundles"), list):
+        rep["bundles"] = [b for b in rep["bundles"] if b != name]
+
+
+def parse_reports(cluster: str, reports: dict[str, Any]) -> dict[str, Any]:
+    """Broker → ``LocalBrokerData`` (validated as a snapshot's brokers are), or its error text."""
+    from lbctl.sources.live_data import reconcile
+    from lbctl.sources.snapshot_schema import parse_snapshot
+
+    out: dict[str, Any] = {b: str(r) for b, r in reports.items() if isinstance(r, AdminError)}
+    good = {b: r for b, r in reports.items() if not isinstance(r, AdminError)}
+    reconcile(good, {})
+
+    def parse(brokers: dict[str, Any]) -> dict[str, Any]:
+        snap = {"format": "lbctl/snapshot@1", "cluster": cluster or "?", "capturedAt": 0,
+                "brokers": brokers}
+        return dict(parse_snapshot(snap, "load-report").brokers)
+
+    try:
+        out.update(parse(good))
+    except SnapshotError:
+        for b, r in good.items():  # find the malformed ones; keep the others
+            try:
+                out.update(parse({b: r}))
+            except SnapshotError as e:
+                out[b] = f"malformed load report: {str(e).split(': ', 1)[-1]}"
+    return out
