@@ -1,30 +1,79 @@
-"""Errors lbctl reports to its user, each carrying a one-line message.
+"""Errors lbctl reports to its user, each carrying a one-line message, and the exit status of each.
 
 ::
 
-    LbctlError                 exit 1 unless stated
-    ├── UsageError             exit 2: a bad flag, an unknown strategy or setting
+    LbctlError                 ExitStatus.ERROR unless stated
+    ├── UsageError             USAGE: a bad flag, an unknown strategy or setting
     ├── ConfigError            a setting value or broker.conf that cannot be read
-    └── SnapshotError          a snapshot file that cannot be read or is malformed
-        └── SnapshotFormatError   names the file, the JSON path and what was expected
+    ├── SnapshotError          a snapshot file that cannot be read or is malformed
+    │   └── SnapshotFormatError   names the file, the JSON path and what was expected
+    ├── MutationRefused        NOT_CONFIRMED: a change was not confirmed
+    └── AdminError (lbctl.admin.errors): a failed admin request, one subclass per status
 
-The CLI catches these in one place (``lbctl.cli.app``) and prints ``lbctl: error: <message>``;
-nothing else reaches the user as a traceback.
+:class:`ExitStatus` is the one table of exit codes (``lbctl --help``, the README and the docs show
+it). The CLI catches these errors in one place (:func:`lbctl.cli.common.handled`) and prints
+``lbctl: error: <message>``; nothing else reaches the user as a traceback.
 """
 
 from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitStatus(IntEnum):
+    """What lbctl's exit code means."""
+
+    SUCCESS = 0
+    ERROR = 1
+    USAGE = 2
+    CONNECTION = 3
+    TIMEOUT = 4
+    UNAUTHORIZED = 5
+    FORBIDDEN = 6
+    NOT_FOUND = 7
+    CONFLICT = 8
+    PRECONDITION_FAILED = 9
+    SERVER_ERROR = 10
+    HTTP_ERROR = 11
+    NOT_CONFIRMED = 12
+    INTERRUPTED = 130
+
+    @property
+    def description(self) -> str:
+        return _DESCRIPTIONS[self]
+
+
+_DESCRIPTIONS = {
+    ExitStatus.SUCCESS: "success",
+    ExitStatus.ERROR: "other error (bad input file, unexpected failure)",
+    ExitStatus.USAGE: "usage error (bad flag, unknown setting, bundle or broker)",
+    ExitStatus.CONNECTION: "connection refused, unreachable or dropped",
+    ExitStatus.TIMEOUT: "timeout (--request-timeout)",
+    ExitStatus.UNAUTHORIZED: "HTTP 401 authentication required",
+    ExitStatus.FORBIDDEN: "HTTP 403 not authorised",
+    ExitStatus.NOT_FOUND: "HTTP 404 not found",
+    ExitStatus.CONFLICT: "HTTP 409 conflict",
+    ExitStatus.PRECONDITION_FAILED: "HTTP 412 precondition failed",
+    ExitStatus.SERVER_ERROR: "HTTP 5xx server error",
+    ExitStatus.HTTP_ERROR: "other HTTP error, too many redirects, malformed response",
+    ExitStatus.NOT_CONFIRMED: "change not confirmed (no terminal and no --yes, or answered no)",
+    ExitStatus.INTERRUPTED: "interrupted",
+}
+
+#: exit code → what it means (README and tests read it)
+EXIT_CODES: dict[int, str] = {int(s): s.description for s in ExitStatus}
 
 
 class LbctlError(Exception):
     """Base of every error lbctl reports; ``str(error)`` is the one-line message."""
 
-    exit_code = 1
+    exit_code: int = ExitStatus.ERROR
 
 
 class UsageError(LbctlError):
-    """The command line asked for something that does not exist (exit code 2)."""
+    """The command line asked for something that does not exist."""
 
-    exit_code = 2
+    exit_code = ExitStatus.USAGE
 
 
 class ConfigError(LbctlError):
@@ -44,3 +93,9 @@ class SnapshotFormatError(SnapshotError):
         self.expected = expected
         where = f" at {path}" if path else ""
         super().__init__(f"{file}{where}: {expected}")
+
+
+class MutationRefused(LbctlError):
+    """A change to the cluster was not confirmed (answered no, or no terminal without ``--yes``)."""
+
+    exit_code = ExitStatus.NOT_CONFIRMED

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from lbctl.admin.client import AdminClient, Call
-from lbctl.admin.errors import AdminError, MutationRefused
-from lbctl.errors import ConfigError
+from lbctl.admin.errors import AdminError
+from lbctl.errors import ConfigError, MutationRefused
 
 
 @dataclass(frozen=True)

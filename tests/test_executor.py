@@ -9,8 +9,8 @@ import pytest
 import respx
 
 from lbctl.admin.client import AdminClient
-from lbctl.admin.errors import MutationRefused, ServerError
-from lbctl.errors import UsageError
+from lbctl.admin.errors import ServerError
+from lbctl.errors import MutationRefused, UsageError
 from lbctl.executor import Executor, parse_range, split_mutation, unload_mutation
 
 # httpx through pytest: ruff bans module-level httpx imports (they would slow the CLI's start-up)

@@ -5,22 +5,7 @@ Every failure of a request ends as one :class:`AdminError` subclass whose messag
 (``org.apache.pulsar.common.policies.data.ErrorData``, what ``RestException`` writes), else the
 first line of a non-JSON body (the servlet container's 401 page), else the HTTP reason phrase.
 
-Exit codes (:data:`EXIT_CODES` is the single source; a test keeps the README's table equal to it)::
-
-    0    success
-    1    any other error (a bad snapshot, an unexpected response)
-    2    usage error (bad flag, unknown setting, unknown bundle or broker)
-    3    connection refused / host unreachable / connection dropped
-    4    timeout (no answer within --request-timeout)
-    5    401 authentication required or rejected
-    6    403 not authorised
-    7    404 not found
-    8    409 conflict
-    9    412 precondition failed
-    10   5xx server error
-    11   another HTTP error (other 4xx, too many redirects, malformed response)
-    12   a mutation was refused (not confirmed, or no terminal and no --yes)
-    130  interrupted
+Each class carries its :class:`~lbctl.errors.ExitStatus`.
 
 Messages never carry credentials: the client redacts every secret its auth knows and the user
 info of URLs before an error is built (see :meth:`lbctl.admin.client.AdminClient.redact`).
@@ -28,13 +13,13 @@ info of URLs before an error is built (see :meth:`lbctl.admin.client.AdminClient
 
 from __future__ import annotations
 
-from lbctl.errors import LbctlError
+from lbctl.errors import ExitStatus, LbctlError
 
 
 class AdminError(LbctlError):
     """A request to the admin REST API failed; ``str()`` is the one-line message."""
 
-    exit_code = 11
+    exit_code = ExitStatus.HTTP_ERROR
     status: int | None = None
 
     def __init__(self, message: str, *, status: int | None = None, sent: bool = True):
@@ -48,61 +33,55 @@ class AdminError(LbctlError):
 class ConnectionFailed(AdminError):
     """Connection refused, unreachable host, TLS handshake failure or a dropped connection."""
 
-    exit_code = 3
+    exit_code = ExitStatus.CONNECTION
 
 
 class RequestTimeout(AdminError):
     """No complete answer within ``--request-timeout``."""
 
-    exit_code = 4
+    exit_code = ExitStatus.TIMEOUT
 
 
 class Unauthorized(AdminError):
     """401: missing or rejected credentials."""
 
-    exit_code = 5
+    exit_code = ExitStatus.UNAUTHORIZED
 
 
 class Forbidden(AdminError):
     """403: authenticated but not allowed (most admin calls need super-user)."""
 
-    exit_code = 6
+    exit_code = ExitStatus.FORBIDDEN
 
 
 class NotFound(AdminError):
     """404: tenant, namespace, bundle, cluster or broker not found."""
 
-    exit_code = 7
+    exit_code = ExitStatus.NOT_FOUND
 
 
 class Conflict(AdminError):
     """409: concurrent modification or an operation the load manager does not support."""
 
-    exit_code = 8
+    exit_code = ExitStatus.CONFLICT
 
 
 class PreconditionFailed(AdminError):
     """412: invalid names, unsupported split algorithm, no owner for the bundle, …"""
 
-    exit_code = 9
+    exit_code = ExitStatus.PRECONDITION_FAILED
 
 
 class ServerError(AdminError):
     """5xx: the broker failed (also the extensible load manager's load-report)."""
 
-    exit_code = 10
+    exit_code = ExitStatus.SERVER_ERROR
 
 
 class HttpError(AdminError):
     """Any other unexpected status, too many redirects, or a body that is not what was expected."""
 
-    exit_code = 11
-
-
-class MutationRefused(LbctlError):
-    """A change to the cluster was not confirmed (answered no, or no terminal without ``--yes``)."""
-
-    exit_code = 12
+    exit_code = ExitStatus.HTTP_ERROR
 
 
 _BY_STATUS: dict[int, type[AdminError]] = {
@@ -112,25 +91,6 @@ _BY_STATUS: dict[int, type[AdminError]] = {
     409: Conflict,
     412: PreconditionFailed,
 }
-
-#: exit code → what it means; the one table (README and tests read it)
-EXIT_CODES: dict[int, str] = {
-    0: "success",
-    1: "other error (bad input file, unexpected failure)",
-    2: "usage error (bad flag, unknown setting, bundle or broker)",
-    ConnectionFailed.exit_code: "connection refused, unreachable or dropped",
-    RequestTimeout.exit_code: "timeout (--request-timeout)",
-    Unauthorized.exit_code: "HTTP 401 authentication required",
-    Forbidden.exit_code: "HTTP 403 not authorised",
-    NotFound.exit_code: "HTTP 404 not found",
-    Conflict.exit_code: "HTTP 409 conflict",
-    PreconditionFailed.exit_code: "HTTP 412 precondition failed",
-    ServerError.exit_code: "HTTP 5xx server error",
-    HttpError.exit_code: "other HTTP error, too many redirects, malformed response",
-    MutationRefused.exit_code: "change not confirmed (no terminal and no --yes, or answered no)",
-    130: "interrupted",
-}
-
 
 def error_class(status: int) -> type[AdminError]:
     """The error class of an HTTP status (the mapping; exit codes follow from the class)."""

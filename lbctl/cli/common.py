@@ -17,14 +17,11 @@ from typing import Annotated
 
 import typer
 
-from lbctl.errors import LbctlError
+from lbctl.errors import ExitStatus, LbctlError
+from lbctl.render import FORMATS, Renderable, render
 
-
-class OutputFormat(StrEnum):
-    table = "table"
-    json = "json"
-    yaml = "yaml"
-    csv = "csv"
+#: ``-o/--output`` choices: the formats of :data:`lbctl.render.FORMATS`, ``table`` first
+OutputFormat = StrEnum("OutputFormat", [(name, name) for name in FORMATS])  # type: ignore[misc]
 
 
 Snapshots = Annotated[
@@ -77,23 +74,21 @@ def handled() -> Iterator[None]:
         yield
     except LbctlError as e:
         error(str(e).splitlines()[0] if str(e) else type(e).__name__)
-        raise typer.Exit(e.exit_code) from None
+        raise typer.Exit(int(e.exit_code)) from None
     except typer.Exit:
         raise
     except KeyboardInterrupt:
         error("interrupted")
-        raise typer.Exit(130) from None
+        raise typer.Exit(ExitStatus.INTERRUPTED) from None
     except BrokenPipeError:
-        raise typer.Exit(0) from None
+        raise typer.Exit(ExitStatus.SUCCESS) from None
     except Exception as e:  # the promise: never a traceback
         if os.environ.get("LBCTL_TRACEBACK"):
             raise
         msg = str(e).splitlines()[0] if str(e) else ""
         error(f"internal error: {type(e).__name__}: {msg} (set LBCTL_TRACEBACK=1 for details)")
-        raise typer.Exit(1) from None
+        raise typer.Exit(ExitStatus.ERROR) from None
 
 
-def emit(result: object, fmt: OutputFormat) -> None:
-    from lbctl.render import render
-
-    render(result, fmt.value, sys.stdout)  # type: ignore[arg-type]
+def emit(result: Renderable, fmt: OutputFormat) -> None:
+    render(result, fmt.value, sys.stdout)

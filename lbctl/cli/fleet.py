@@ -175,8 +175,8 @@ def whatif(
     with handled():
         from lbctl.config import parse_assignments
         from lbctl.fleet.report import require_tables
-        from lbctl.render.fleet_view import WhatIfView
         from lbctl.fleet.whatif import WhatIfOptions, compute, strategies_arg, validate
+        from lbctl.render.fleet_view import WhatIfView
 
         opts = WhatIfOptions(strategies_arg(strategy), placement,
                              tuple(parse_assignments(set_ or []).items()), seed, window,

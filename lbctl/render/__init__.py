@@ -1,21 +1,20 @@
 """Output: one place that turns command results into table, json, yaml or csv.
 
-Commands return objects implementing :class:`Renderable`; :func:`render` picks the format. JSON and
-YAML print ``to_data()`` (plan v1 for plans), CSV prints ``to_rows()``, the table format prints
-``to_text()``.
+Commands return objects implementing :class:`Renderable`; :func:`render` picks the format from
+:data:`FORMATS`, the one table of output formats (the CLI's ``-o`` choices are built from it): JSON
+and YAML print ``to_data()`` (plan v1 for plans), CSV prints ``to_rows()``, the table format prints
+``to_text()``. A new format is one entry here.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
 from lbctl.errors import UsageError
-
-FORMATS = ("table", "json", "yaml", "csv")
 
 
 class Renderable(Protocol):
@@ -24,15 +23,6 @@ class Renderable(Protocol):
     def to_rows(self) -> list[dict[str, Any]]: ...
 
     def to_text(self) -> str: ...
-
-
-def pct(x: float | None) -> str:
-    """A fraction as a percentage for people: 0.425 → "42.5%"; None → "-"; +inf → "inf"."""
-    if x is None or math.isnan(x):  # NaN: a broker without load data (extensible plans)
-        return "-"
-    if math.isinf(x):
-        return "inf"
-    return f"{x * 100:.1f}%"
 
 
 def to_json(data: Any) -> str:
@@ -71,15 +61,27 @@ def table(rows: Sequence[dict[str, Any]], *, floatfmt: str = ",.2f") -> str:
                     missingval="-", disable_numparse=True)
 
 
+@dataclass(frozen=True)
+class Format:
+    """One output format: its ``-o`` name, what it is for, and how a result becomes text."""
+
+    name: str
+    about: str
+    text: Callable[[Renderable], str]
+
+
+FORMATS: dict[str, Format] = {f.name: f for f in (
+    Format("table", "tables and prose for people", lambda r: r.to_text()),
+    Format("json", "the result's data (plan@1 for plans)", lambda r: to_json(r.to_data())),
+    Format("yaml", "the same data as YAML", lambda r: to_yaml(r.to_data())),
+    Format("csv", "one row per action, broker or record", lambda r: to_csv(r.to_rows())),
+)}
+
+
 def render(result: Renderable, fmt: str, stream: TextIO) -> None:
-    if fmt == "json":
-        text = to_json(result.to_data())
-    elif fmt == "yaml":
-        text = to_yaml(result.to_data())
-    elif fmt == "csv":
-        text = to_csv(result.to_rows())
-    elif fmt == "table":
-        text = result.to_text()
-    else:
+    """Write ``result`` to ``stream`` in format ``fmt`` (a key of :data:`FORMATS`)."""
+    f = FORMATS.get(fmt)
+    if f is None:
         raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    text = f.text(result)
     stream.write(text if text.endswith("\n") else text + "\n")

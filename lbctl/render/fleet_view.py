@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lbctl.render import table
+from lbctl.units import number
 
 
 def records(df: Any, columns: list[str] | None = None) -> list[dict[str, Any]]:
@@ -23,10 +24,6 @@ def records(df: Any, columns: list[str] | None = None) -> list[dict[str, Any]]:
             rec[k] = v
         out.append(rec)
     return out
-
-
-def _f(x: Any, digits: int = 3) -> str:
-    return "-" if x is None else f"{x:,.{digits}f}"
 
 
 @dataclass
@@ -98,7 +95,7 @@ class ReportView:
         r = self.report
         rows = []
         for rec in records(r.clusters):
-            rows.append({label: (_f(rec[k]) if isinstance(rec[k], float) or rec[k] is None
+            rows.append({label: (number(rec[k], 3) if isinstance(rec[k], float) or rec[k] is None
                                  else str(rec[k])) for k, label in CLUSTER_TEXT})
         parts = ["Clusters (rank 1 = most imbalanced / most churn):", table(rows)]
         hot = records(r.hot_bundles.head(r.options.top))
@@ -107,8 +104,8 @@ class ReportView:
                 {"cluster": h["cluster"], "bundle": h["bundle"], "samples": str(h["samples"]),
                  "over split": str(h["over_split"]), "oversized": str(h["oversized"]),
                  "unsplittable": str(h["unsplittable"]), "moves": str(h["moves"]),
-                 "bounces": str(h["bounces"]), "max share": _f(h["max_share"], 2),
-                 "max MB/s": _f((h["max_tput"] or 0) / 1048576, 1)} for h in hot])]
+                 "bounces": str(h["bounces"]), "max share": number(h["max_share"], 2),
+                 "max MB/s": number((h["max_tput"] or 0) / 1048576, 1)} for h in hot])]
         if r.files:
             parts += ["", "Written: " + ", ".join(r.files)]
         return "\n".join(parts)

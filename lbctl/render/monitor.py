@@ -14,6 +14,7 @@ from typing import Any
 
 from lbctl.model.cluster import iso_time
 from lbctl.monitor.brokers import BrokerRow, Refresh, sort_rows
+from lbctl.units import number
 
 CELL = 14
 _RED, _BOLD, _DIM, _RESET = "\x1b[31m", "\x1b[1m", "\x1b[2m", "\x1b[0m"
@@ -24,8 +25,9 @@ def _cells(label: str, values: list[str]) -> str:
     return "||" + "|".join(v.ljust(CELL) for v in [label, *values]) + "||"
 
 
-def _f(x: float | None) -> str:
-    return "-" if x is None else f"{x:.2f}"
+def _two(x: float | None) -> str:
+    """pulsar-perf's cell: two decimals, no grouping (``%.2f``)."""
+    return number(x, 2, grouped=False)
 
 
 def _i(x: int | None) -> str:
@@ -44,13 +46,13 @@ def broker_block(r: BrokerRow, *, color: bool = False) -> str:
         title = (_RED + _BOLD if r.overloaded else _DIM) + title + _RESET
     lines = [title, "=" * width,
              _cells("SYSTEM", ["CPU %", "MEMORY %", "DIRECT %", "BW IN %", "BW OUT %", "MAX %"]),
-             _cells("", [_f(r.cpu), _f(r.memory), _f(r.direct), _f(r.bw_in), _f(r.bw_out), _f(r.max)]),
+             _cells("", [_two(r.cpu), _two(r.memory), _two(r.direct), _two(r.bw_in), _two(r.bw_out), _two(r.max)]),
              _cells("COUNT", ["TOPIC", "BUNDLE", "PRODUCER", "CONSUMER", "BUNDLE +", "BUNDLE -"]),
              _cells("", [_i(r.topics), _i(r.bundles), _i(r.producers), _i(r.consumers), _i(r.gains),
                          _i(r.losses)])]
     for label, rates in (("LATEST", r.latest), ("SHORT", r.short), ("LONG", r.long)):
         lines.append(_cells(label, list(_RATE_HEADS)))
-        lines.append(_cells("", [_f(v) for v in (rates.row() if rates else (None,) * 6)]))
+        lines.append(_cells("", [_two(v) for v in (rates.row() if rates else (None,) * 6)]))
     lines.append("=" * width)
     return "\n".join(lines)
 
@@ -67,8 +69,8 @@ def overall(rows: list[BrokerRow], total: BrokerRow, *, color: bool = False) -> 
         state = "" if r is total else ("overloaded" if r.overloaded else "")
         if r.state != "ok":
             state = f"{r.state}: {r.error}"
-        line = (f"{r.broker:<{bw}}{_i(r.bundles):>10}{_f(msg):>14}{_f(long_):>14}{_f(kb):>14}"
-                f"{_f(r.max):>10}  {state}").rstrip()
+        line = (f"{r.broker:<{bw}}{_i(r.bundles):>10}{_two(msg):>14}{_two(long_):>14}{_two(kb):>14}"
+                f"{_two(r.max):>10}  {state}").rstrip()
         if r is total:
             out.append("*" * len(head))
         if color and (r.overloaded or r.state != "ok") and r is not total:

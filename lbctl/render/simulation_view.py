@@ -16,29 +16,18 @@ from lbctl.model.cluster import iso_time
 from lbctl.render import table
 from lbctl.simulate.compare import ComparisonResult
 from lbctl.simulate.engine import CycleRecord, SimulationResult
+from lbctl.units import mb, pct, rounded
 
 SIMULATION_FORMAT = "lbctl/simulation@1"
 COMPARISON_FORMAT = "lbctl/comparison@1"
 _FULL_TABLE = 60  # longer runs show only the cycles where something moved
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x * 100:.1f}%"
-
-
-def _mb(x: float) -> str:
-    return f"{x / 1048576:,.1f}"
-
-
-def _r(x: float | None, digits: int = 6) -> float | None:
-    return None if x is None else round(x, digits)
-
-
 def _cycle_dict(c: CycleRecord) -> dict[str, Any]:
     return {
         "cycle": c.cycle,
         "at": iso_time(c.at),
-        "spread": {k: _r(v) for k, v in c.spread.to_dict().items()},
+        "spread": {k: rounded(v) for k, v in c.spread.to_dict().items()},
         "unloads": len(c.moves),
         "skipped": c.skipped,
         "throughputMoved": c.moved_throughput,
@@ -48,8 +37,8 @@ def _cycle_dict(c: CycleRecord) -> dict[str, Any]:
         "reportsWritten": c.reports_written,
         "gate": c.gate,
         "brokers": [
-            {"broker": b, "load": _r(load), "reported": _r(c.reported.get(b)),
-             "score": _r(c.scores.get(b)), "bundles": c.bundles.get(b, 0),
+            {"broker": b, "load": rounded(load), "reported": rounded(c.reported.get(b)),
+             "score": rounded(c.scores.get(b)), "bundles": c.bundles.get(b, 0),
              "throughput": c.throughput.get(b, 0.0), "msgRate": c.msg_rate.get(b, 0.0)}
             for b, load in c.loads.items()
         ],
@@ -65,8 +54,8 @@ def _cycle_dict(c: CycleRecord) -> dict[str, Any]:
 def _summary(r: SimulationResult) -> dict[str, Any]:
     s = r.summary()
     for key in ("initial", "final"):
-        s[key] = {k: _r(v) for k, v in s[key].items()}
-    s["finalThroughputRatio"] = _r(s["finalThroughputRatio"])
+        s[key] = {k: rounded(v) for k, v in s[key].items()}
+    s["finalThroughputRatio"] = rounded(s["finalThroughputRatio"])
     return s
 
 
@@ -91,10 +80,10 @@ def summary_words(r: SimulationResult) -> str:
             else f"did not settle within a {r.band * 100:g}-point range")
     return (
         f"{s['unloads']} unload(s) of {s['bundlesMoved']} bundle(s) in {s['cyclesWithUnloads']} "
-        f"cycle(s), {_mb(s['throughputMoved'])} MB/s moved, {s['bounceBacks']} bounce-back(s), "
+        f"cycle(s), {mb(s['throughputMoved'], 1)} MB/s moved, {s['bounceBacks']} bounce-back(s), "
         f"{s['aboveAveragePlacements']} placement(s) onto above-average brokers; load range "
-        f"{_pct(s['initial']['range'])} -> {_pct(s['final']['range'])}, std "
-        f"{_pct(s['initial']['std'])} -> {_pct(s['final']['std'])}; {when}."
+        f"{pct(s['initial']['range'])} -> {pct(s['final']['range'])}, std "
+        f"{pct(s['initial']['std'])} -> {pct(s['final']['std'])}; {when}."
     )
 
 
@@ -111,8 +100,8 @@ class SimulationView:
             "model": r.model.describe(),
             "summary": _summary(r),
             "cycles": [_cycle_dict(c) for c in r.cycles],
-            "final": {"brokers": {b: _r(v) for b, v in r.final_loads.items()},
-                      "spread": {k: _r(v) for k, v in r.final.to_dict().items()}},
+            "final": {"brokers": {b: rounded(v) for b, v in r.final_loads.items()},
+                      "spread": {k: rounded(v) for k, v in r.final.to_dict().items()}},
         }
 
     def to_rows(self) -> list[dict[str, Any]]:
@@ -123,14 +112,14 @@ class SimulationView:
             row: dict[str, Any] = {
                 "cycle": c.cycle, "at": iso_time(c.at),
                 "minute": (c.at - r.start) // 60_000,
-                **{k: _r(v) for k, v in c.spread.to_dict().items()},
+                **{k: rounded(v) for k, v in c.spread.to_dict().items()},
                 "unloads": len(c.moves), "skipped": c.skipped,
                 "throughputMoved": c.moved_throughput, "msgRateMoved": c.moved_msg_rate,
                 "bounceBacks": sum(m.bounce_back for m in c.moves),
                 "aboveAveragePlacements": sum(m.above_average for m in c.moves),
                 "reportsWritten": c.reports_written,
             }
-            row.update({f"load:{b}": _r(c.loads.get(b)) for b in brokers})
+            row.update({f"load:{b}": rounded(c.loads.get(b)) for b in brokers})
             rows.append(row)
         return rows
 
@@ -148,11 +137,11 @@ class SimulationView:
                     "-o csv lists every cycle)")
         rows = [
             {"cycle": str(c.cycle), "minute": str((c.at - r.start) // 60_000),
-             "mean": _pct(c.spread.mean), "std": _pct(c.spread.std),
+             "mean": pct(c.spread.mean), "std": pct(c.spread.std),
              "cov": "-" if c.spread.cov is None else f"{c.spread.cov:.2f}",
-             "min load": _pct(c.spread.min), "max load": _pct(c.spread.max),
-             "range": _pct(c.spread.range), "unloads": str(len(c.moves)),
-             "MB/s moved": _mb(c.moved_throughput),
+             "min load": pct(c.spread.min), "max load": pct(c.spread.max),
+             "range": pct(c.spread.range), "unloads": str(len(c.moves)),
+             "MB/s moved": mb(c.moved_throughput, 1),
              "bounce": str(sum(m.bounce_back for m in c.moves)),
              "above avg": str(sum(m.above_average for m in c.moves)),
              "reports": str(c.reports_written)}
@@ -162,9 +151,9 @@ class SimulationView:
         parts = [head, "", table(rows)]
         if note:
             parts.append(note)
-        parts += ["", f"After the last cycle: mean {_pct(final.mean)}, std {_pct(final.std)}, "
-                  f"range {_pct(final.range)} "
-                  f"({', '.join(f'{b} {_pct(v)}' for b, v in list(r.final_loads.items())[:12])}"
+        parts += ["", f"After the last cycle: mean {pct(final.mean)}, std {pct(final.std)}, "
+                  f"range {pct(final.range)} "
+                  f"({', '.join(f'{b} {pct(v)}' for b, v in list(r.final_loads.items())[:12])}"
                   f"{', …' if len(r.final_loads) > 12 else ''})",
                   summary_words(r)]
         return "\n".join(parts)
@@ -186,8 +175,8 @@ class ComparisonView:
             "cycles": len(first.cycles),
             "runs": [{"shedding": r.shedding, "placement": r.placement,
                       "settings": dict(r.settings), "summary": _summary(r),
-                      "range": [_r(c.spread.range) for c in r.cycles],
-                      "std": [_r(c.spread.std) for c in r.cycles],
+                      "range": [rounded(c.spread.range) for c in r.cycles],
+                      "std": [rounded(c.spread.std) for c in r.cycles],
                       "unloads": [len(c.moves) for c in r.cycles]}
                      for r in runs],
         }
@@ -212,15 +201,15 @@ class ComparisonView:
         first = runs[0]
         head = (f"{first.cluster} from {iso_time(first.start)}: {len(first.cycles)} cycles of "
                 f"{first.interval_minutes} min, initial load range "
-                f"{_pct(first.cycles[0].spread.range)}, std {_pct(first.cycles[0].spread.std)}")
+                f"{pct(first.cycles[0].spread.range)}, std {pct(first.cycles[0].spread.std)}")
         rows = []
         for r in runs:
             s = r.summary()
             settled = s["settledAtCycle"]
             rows.append({
                 "shedding": r.shedding, "placement": r.placement,
-                "final std": _pct(s["final"]["std"]), "final range": _pct(s["final"]["range"]),
-                "unloads": str(s["unloads"]), "MB/s moved": _mb(s["throughputMoved"]),
+                "final std": pct(s["final"]["std"]), "final range": pct(s["final"]["range"]),
+                "unloads": str(s["unloads"]), "MB/s moved": mb(s["throughputMoved"], 1),
                 "bounce": str(s["bounceBacks"]), "above avg": str(s["aboveAveragePlacements"]),
                 "settled": "never" if settled is None
                 else f"cycle {settled} ({s['settleMinutes']} min)",

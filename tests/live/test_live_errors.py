@@ -8,8 +8,8 @@ import pytest
 from live_helpers import SECRETS, USER_TOKEN, Lbctl, assert_no_secret
 from pulsar_test_cluster import Fault, TestCluster
 
-from lbctl.admin.errors import EXIT_CODES
 from lbctl.cli.app import app
+from lbctl.errors import EXIT_CODES
 
 pytestmark = pytest.mark.live
 

@@ -42,6 +42,7 @@ from lbctl.model.decision import PlacementDecision
 from lbctl.model.load import BundleData, LocalBrokerData
 from lbctl.model.loaddata import BrokerData, LoadData
 from lbctl.strategies.registry import PLACEMENT
+from lbctl.units import pct_whole
 
 NAME = "LeastLongTermMessageRate"
 
@@ -65,10 +66,6 @@ def long_term_rate(data: BrokerData) -> float:
         total += lt.msgRateIn + lt.msgRateOut
     ta = data.time_average
     return total + (ta.longTermMsgRateIn + ta.longTermMsgRateOut)
-
-
-def _pct(x: float) -> str:
-    return f"{x * 100:.0f}%" if x * 100 == round(x * 100) else f"{x * 100:.1f}%"
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +165,7 @@ def _score(broker: str, load: LoadData, settings: Settings) -> tuple[float, str 
     threshold = float(settings["loadBalancerBrokerOverloadedThresholdPercentage"]) / 100.0
     usage = weighted_usage5(bd.local, settings)
     if usage > threshold:
-        return math.inf, f"{broker} is overloaded (usage {_pct(usage)} > {_pct(threshold)}) → +inf"
+        return math.inf, f"{broker} is overloaded (usage {pct_whole(usage)} > {pct_whole(threshold)}) → +inf"
     return long_term_rate(bd), None
 
 

@@ -39,6 +39,7 @@ from lbctl.model.decision import PlacementDecision
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import LoadData
 from lbctl.strategies.registry import PLACEMENT
+from lbctl.units import pct
 
 NAME = "LeastResourceUsageWithWeight"
 #: MAX_RESOURCE_USAGE: the history assumed for a candidate without one (cannot happen after rule 2)
@@ -46,10 +47,6 @@ MAX_RESOURCE_USAGE = 1.0
 
 History = Mapping[str, float]
 _EMPTY: History = MappingProxyType({})
-
-
-def _pct(x: float) -> str:
-    return f"{x * 100:.1f}%"
 
 
 @PLACEMENT.register(NAME)
@@ -115,14 +112,14 @@ class LeastResourceUsageWithWeight:
             best = list(cands)
         pick = best[rng.randrange(len(best))]
 
-        parts = [f"mean smoothed usage of the candidates {_pct(mean)}"]
+        parts = [f"mean smoothed usage of the candidates {pct(mean)}"]
         if fallback:
             parts.append(
                 f"no candidate is {diff * 100:g}% below it (all overloaded, as Pulsar puts it): "
                 f"uniform random pick among all [{', '.join(best)}] → {pick}"
             )
         else:
-            below = ", ".join(f"{c} ({_pct(scores[c])})" for c in best)
+            below = ", ".join(f"{c} ({pct(scores[c])})" for c in best)
             parts.append(
                 f"at least {diff * 100:g}% below it: {below}"
                 + (f" → random pick {pick}" if len(best) > 1 else f" → {pick}")
@@ -136,7 +133,7 @@ class LeastResourceUsageWithWeight:
             parts.append(
                 "above the overload threshold "
                 f"{overload * 100:g}% (Pulsar only logs it): "
-                + ", ".join(f"{c} ({_pct(scores[c])})" for c in over)
+                + ", ".join(f"{c} ({pct(scores[c])})" for c in over)
             )
         if missing:
             parts.append(f"no load data (counted as 100%): {', '.join(missing)}")

@@ -25,24 +25,11 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from lbctl.config import MB
 from lbctl.model.bundle import is_system_service_namespace, namespace_of
 from lbctl.model.decision import BundleCandidate, Reason, Selection
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import BrokerData, LoadData
-
-
-def fmt_mb(value: float) -> str:
-    """A throughput in bytes/s as Pulsar logs it, in MByte/s (1 MB = 1024 * 1024 bytes)."""
-    mb = value / MB
-    if math.isfinite(mb) and abs(mb) >= 1e9:
-        return f"{mb:.3g} MB/s"
-    return f"{mb:.1f} MB/s"
-
-
-def fmt_pct(fraction: float) -> str:
-    """A usage fraction as a percentage with one decimal."""
-    return f"{fraction * 100:.1f}%"
+from lbctl.units import mb_s
 
 
 def descending(value: float) -> tuple[int, float]:
@@ -144,11 +131,11 @@ def select_greedy(
         if marked < amount or not selections:
             if not selections:
                 why = (
-                    f"largest eligible bundle ({fmt_mb(value)}): "
+                    f"largest eligible bundle ({mb_s(value)}): "
                     "at least one bundle is always selected"
                 )
             else:
-                why = f"selected: {fmt_mb(marked)} so far < {fmt_mb(amount)} needed"
+                why = f"selected: {mb_s(marked)} so far < {mb_s(amount)} needed"
             marked += value
             selections.append(
                 Selection(broker, bundle, reason, short_term_rate(table[bundle]), value)
@@ -161,7 +148,7 @@ def select_greedy(
                     bundle,
                     value,
                     False,
-                    f"not needed: {fmt_mb(marked)} already selected ≥ {fmt_mb(amount)}",
+                    f"not needed: {mb_s(marked)} already selected ≥ {mb_s(amount)}",
                 )
             )
 

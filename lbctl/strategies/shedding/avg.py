@@ -68,6 +68,7 @@ from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import LoadData
 from lbctl.strategies.registry import PLACEMENT, SHEDDING
+from lbctl.units import short
 
 NAME = "AvgShedder"
 MB = 1024 * 1024
@@ -97,11 +98,6 @@ def _double_key(x: float) -> tuple[bool, float, float]:
     if math.isnan(x):
         return (True, 0.0, 0.0)
     return (False, x, math.copysign(1.0, x))
-
-
-def _num(x: float) -> str:
-    """A threshold as a person writes it: 40, 0.5, 15.5."""
-    return f"{x:g}"
 
 
 def _inc(counts: dict[str, int], broker: str) -> None:
@@ -209,10 +205,10 @@ class AvgShedder:
             else:
                 head = f"paired with {other}: gap {pair.gap:.1f}"
             if not pair.kept:
-                return f"{head} < low threshold {_num(low_t)}"
+                return f"{head} < low threshold {short(low_t)}"
             if pair.high_gap:
-                return f"{head} ≥ high threshold {_num(high_t)}"
-            return f"{head} ≥ low threshold {_num(low_t)} (< high threshold {_num(high_t)})"
+                return f"{head} ≥ high threshold {short(high_t)}"
+            return f"{head} ≥ low threshold {short(low_t)} (< high threshold {short(high_t)})"
 
         def verdict(b: str, pair: _Pair, label: Label, reason: Reason, why: str,
                     hits: tuple[int, int] = (0, 0), **extra: float) -> BrokerVerdict:
@@ -232,7 +228,7 @@ class AvgShedder:
                     verdicts[b] = verdict(b, pair, Label.SKIP, Reason.BALANCED,
                                           f"{pair_text(b, pair)}; hit counts cleared")
             notes.append(
-                f"{Reason.BALANCED}: no pair of brokers is {_num(low_t)} or more points apart "
+                f"{Reason.BALANCED}: no pair of brokers is {short(low_t)} or more points apart "
                 f"(loadBalancerAvgShedderLowThreshold); all hit counts cleared."
             )
             decision = SheddingDecision(
@@ -285,20 +281,20 @@ class AvgShedder:
                 by_rate, left = True, need_rate
                 plan = (
                     f"moves message rate: ({hi_local.msg_rate:.1f} - {lo_local.msg_rate:.1f}) "
-                    f"× {_num(max_pct)} = {need_rate:.1f} msg/s > minUnloadMessage {_num(min_msg)}"
+                    f"× {short(max_pct)} = {need_rate:.1f} msg/s > minUnloadMessage {short(min_msg)}"
                 )
             elif need_tp > min_tp:
                 by_rate, left = False, need_tp
                 plan = (
                     f"moves throughput: ({hi_local.throughput / MB:.2f} - "
-                    f"{lo_local.throughput / MB:.2f}) MB/s × {_num(max_pct)} = "
+                    f"{lo_local.throughput / MB:.2f}) MB/s × {short(max_pct)} = "
                     f"{need_tp / MB:.2f} MB/s > minUnloadMessageThroughput "
                     f"{min_tp / MB:.2f} MB/s"
                 )
             else:
                 why = (
                     f"{pair_text(hi, pair)}; {gate} → due, but the traffic gap is too small: "
-                    f"{need_rate:.1f} msg/s ≤ minUnloadMessage {_num(min_msg)} and "
+                    f"{need_rate:.1f} msg/s ≤ minUnloadMessage {short(min_msg)} and "
                     f"{need_tp / MB:.2f} MB/s ≤ minUnloadMessageThroughput {min_tp / MB:.2f} MB/s"
                 )
                 for b in dict.fromkeys((lo, hi)):

@@ -37,7 +37,8 @@ from lbctl.model.decision import (
 )
 from lbctl.model.loaddata import LoadData
 from lbctl.strategies.registry import SHEDDING
-from lbctl.strategies.shedding._select import fmt_mb, fmt_pct, select_greedy
+from lbctl.strategies.shedding._select import select_greedy
+from lbctl.units import mb_s, pct
 
 #: OverloadShedder.ADDITIONAL_THRESHOLD_PERCENT_MARGIN
 ADDITIONAL_THRESHOLD_PERCENT_MARGIN = 0.05
@@ -61,8 +62,8 @@ class OverloadShedder:
     def shed(
         self, load: LoadData, settings: Settings, memory: None
     ) -> tuple[SheddingDecision, None]:
-        pct = settings["loadBalancerBrokerOverloadedThresholdPercentage"]
-        threshold = pct / 100.0
+        thr_pct = settings["loadBalancerBrokerOverloadedThresholdPercentage"]
+        threshold = thr_pct / 100.0
         weights = settings.weights4()
         notes: list[str] = []
         verdicts: dict[str, BrokerVerdict] = {}
@@ -74,8 +75,8 @@ class OverloadShedder:
         else:
             notes.append(
                 f"a broker is shed when its weighted usage is ≥ "
-                f"loadBalancerBrokerOverloadedThresholdPercentage {pct}%; it then offloads "
-                f"(usage - {pct}% + 5%) of its throughput, at least one bundle"
+                f"loadBalancerBrokerOverloadedThresholdPercentage {thr_pct}%; it then offloads "
+                f"(usage - {thr_pct}% + 5%) of its throughput, at least one bundle"
             )
 
         for broker, data in load.brokers.items():
@@ -97,17 +98,17 @@ class OverloadShedder:
                     nums,
                     Label.SKIP,
                     Reason.BALANCED,
-                    f"usage {fmt_pct(usage)} is below "
-                    f"loadBalancerBrokerOverloadedThresholdPercentage {pct}%",
+                    f"usage {pct(usage)} is below "
+                    f"loadBalancerBrokerOverloadedThresholdPercentage {thr_pct}%",
                 )
                 continue
             fraction = usage - threshold + ADDITIONAL_THRESHOLD_PERCENT_MARGIN
             need = throughput * fraction
             nums.update(offloadFraction=fraction, need=need)
             over = (
-                f"usage {fmt_pct(usage)} ≥ loadBalancerBrokerOverloadedThresholdPercentage "
-                f"{pct}%; it should offload {fmt_pct(fraction)} of its {fmt_mb(throughput)} "
-                f"= {fmt_mb(need)}"
+                f"usage {pct(usage)} ≥ loadBalancerBrokerOverloadedThresholdPercentage "
+                f"{thr_pct}%; it should offload {pct(fraction)} of its {mb_s(throughput)} "
+                f"= {mb_s(need)}"
             )
             if n_bundles > 1:
                 got = select_greedy(load, broker, data, need, Reason.OVERLOADED)
@@ -122,7 +123,7 @@ class OverloadShedder:
                         Label.SUCCESS,
                         Reason.OVERLOADED,
                         f"{over}: {len(got.selections)} bundle(s) with "
-                        f"{fmt_mb(got.marked)} selected",
+                        f"{mb_s(got.marked)} selected",
                     )
                 else:
                     verdicts[broker] = _verdict(
@@ -160,11 +161,11 @@ class OverloadShedder:
             over = [b for b, v in verdicts.items() if v.reason != Reason.BALANCED]
             if over:
                 notes.append(
-                    f"nothing selected: {', '.join(over)} reached {pct}% but could not be shed "
+                    f"nothing selected: {', '.join(over)} reached {thr_pct}% but could not be shed "
                     "(see each broker)"
                 )
             else:
-                notes.append(f"nothing selected: no broker reaches {pct}%")
+                notes.append(f"nothing selected: no broker reaches {thr_pct}%")
 
         decision = SheddingDecision(
             strategy=self.name,

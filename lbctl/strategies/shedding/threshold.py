@@ -47,7 +47,8 @@ from lbctl.model.decision import (
 )
 from lbctl.model.loaddata import LoadData
 from lbctl.strategies.registry import SHEDDING
-from lbctl.strategies.shedding._select import fmt_mb, fmt_pct, select_greedy
+from lbctl.strategies.shedding._select import select_greedy
+from lbctl.units import mb_s, pct
 
 #: ThresholdShedder.ADDITIONAL_THRESHOLD_PERCENT_MARGIN
 ADDITIONAL_THRESHOLD_PERCENT_MARGIN = 0.05
@@ -101,8 +102,8 @@ class ThresholdShedder:
     def shed(
         self, load: LoadData, settings: Settings, memory: Memory
     ) -> tuple[SheddingDecision, Memory]:
-        pct = settings["loadBalancerBrokerThresholdShedderPercentage"]
-        threshold = pct / 100.0
+        thr_pct = settings["loadBalancerBrokerThresholdShedderPercentage"]
+        threshold = thr_pct / 100.0
         min_mb = settings["loadBalancerBundleUnloadMinThroughputThreshold"]
         min_tp = min_mb * MB
         h = settings["loadBalancerHistoryResourcePercentage"]
@@ -149,12 +150,12 @@ class ThresholdShedder:
             }
 
         def usage_words(broker: str) -> str:
-            return f"usage {fmt_pct(usage[broker])} (smoothed {fmt_pct(history[broker])})"
+            return f"usage {pct(usage[broker])} (smoothed {pct(history[broker])})"
 
         notes.append(
-            f"average smoothed usage of {len(load.brokers)} brokers is {fmt_pct(avg)}; "
-            f"a broker is shed at average + loadBalancerBrokerThresholdShedderPercentage {pct}% "
-            f"= {fmt_pct(trigger)} or more "
+            f"average smoothed usage of {len(load.brokers)} brokers is {pct(avg)}; "
+            f"a broker is shed at average + loadBalancerBrokerThresholdShedderPercentage {thr_pct}% "
+            f"= {pct(trigger)} or more "
             f"(history weight loadBalancerHistoryResourcePercentage {h})"
         )
 
@@ -199,8 +200,8 @@ class ThresholdShedder:
                     broker,
                     Label.SKIP,
                     Reason.BALANCED,
-                    f"{usage_words(broker)} is below average {fmt_pct(avg)} + threshold "
-                    f"{pct}% = {fmt_pct(trigger)}",
+                    f"{usage_words(broker)} is below average {pct(avg)} + threshold "
+                    f"{thr_pct}% = {pct(trigger)}",
                     nums,
                 )
                 continue
@@ -209,16 +210,16 @@ class ThresholdShedder:
             need = throughput * fraction
             nums.update(offloadFraction=fraction, need=need, minThroughput=min_tp)
             over = (
-                f"{usage_words(broker)} ≥ average {fmt_pct(avg)} + threshold {pct}% "
-                f"= {fmt_pct(trigger)}; it should offload {fmt_pct(fraction)} of its "
-                f"{fmt_mb(throughput)} = {fmt_mb(need)}"
+                f"{usage_words(broker)} ≥ average {pct(avg)} + threshold {thr_pct}% "
+                f"= {pct(trigger)}; it should offload {pct(fraction)} of its "
+                f"{mb_s(throughput)} = {mb_s(need)}"
             )
             if need < min_tp:
                 put(
                     broker,
                     Label.SKIP,
                     Reason.OVERLOADED,
-                    f"{over}, but needs {fmt_mb(need)} < "
+                    f"{over}, but needs {mb_s(need)} < "
                     f"loadBalancerBundleUnloadMinThroughputThreshold {min_mb:g} MB/s",
                     nums,
                 )
@@ -235,7 +236,7 @@ class ThresholdShedder:
                         Label.SUCCESS,
                         Reason.OVERLOADED,
                         f"{over}: {len(got.selections)} bundle(s) with "
-                        f"{fmt_mb(got.marked)} selected",
+                        f"{mb_s(got.marked)} selected",
                         nums,
                     )
                 else:
@@ -272,11 +273,11 @@ class ThresholdShedder:
         over_brokers = [b for b in load.brokers if history[b] >= trigger]
         if over_brokers:
             notes.append(
-                f"nothing selected: {', '.join(over_brokers)} reached {fmt_pct(trigger)} but "
+                f"nothing selected: {', '.join(over_brokers)} reached {pct(trigger)} but "
                 "could not be shed (see each broker)"
             )
         else:
-            notes.append(f"nothing selected: no broker reaches {fmt_pct(trigger)}")
+            notes.append(f"nothing selected: no broker reaches {pct(trigger)}")
         if not lower_enabled:
             notes.append("lowerBoundarySheddingEnabled is false: no lower-boundary shedding")
             return done(verdicts, (), candidates)
@@ -302,8 +303,8 @@ def _lower_boundary(
     Updates ``history`` (second smoothing), ``verdicts``, ``candidates``, ``notes`` and ``numbers``
     in place and returns the selections.
     """
-    pct = settings["loadBalancerBrokerThresholdShedderPercentage"]
-    threshold = pct / 100.0
+    thr_pct = settings["loadBalancerBrokerThresholdShedderPercentage"]
+    threshold = thr_pct / 100.0
     min_mb = settings["loadBalancerBundleUnloadMinThroughputThreshold"]
     min_tp = min_mb * MB
     h = settings["loadBalancerHistoryResourcePercentage"]
@@ -326,9 +327,9 @@ def _lower_boundary(
             below.append(broker)
 
     notes.append(
-        f"lower-boundary shedding: average recomputed as {fmt_pct(avg2)} (Pulsar smooths "
-        f"every usage a second time this cycle); lower bound = average - {pct}% "
-        f"= {fmt_pct(lower)}"
+        f"lower-boundary shedding: average recomputed as {pct(avg2)} (Pulsar smooths "
+        f"every usage a second time this cycle); lower bound = average - {thr_pct}% "
+        f"= {pct(lower)}"
     )
 
     def annotate(
@@ -351,13 +352,13 @@ def _lower_boundary(
     if max_broker is None:
         notes.append(
             f"nothing selected: no broker with more than one bundle is above the lower "
-            f"bound {fmt_pct(lower)}"
+            f"bound {pct(lower)}"
         )
         return ()
     if not below:
         notes.append(
-            f"nothing selected: no broker is below the lower bound {fmt_pct(lower)} "
-            f"(the busiest, {max_broker}, is at {fmt_pct(max_usage)})"
+            f"nothing selected: no broker is below the lower bound {pct(lower)} "
+            f"(the busiest, {max_broker}, is at {pct(max_usage)})"
         )
         return ()
 
@@ -366,20 +367,20 @@ def _lower_boundary(
     need = throughput * threshold * LOWER_BOUNDARY_THRESHOLD_MARGIN
     more = {"lowerBoundaryNeed": need, "minThroughput": min_tp}
     notes.append(
-        f"{', '.join(below)} below {fmt_pct(lower)}; the busiest broker with more than one "
-        f"bundle is {max_broker} ({fmt_pct(max_usage)}), which should offload "
-        f"{pct}% x {LOWER_BOUNDARY_THRESHOLD_MARGIN} of {fmt_mb(throughput)} = {fmt_mb(need)}"
+        f"{', '.join(below)} below {pct(lower)}; the busiest broker with more than one "
+        f"bundle is {max_broker} ({pct(max_usage)}), which should offload "
+        f"{thr_pct}% x {LOWER_BOUNDARY_THRESHOLD_MARGIN} of {mb_s(throughput)} = {mb_s(need)}"
     )
     if min_tp > need:  # strict: exactly the minimum proceeds
         annotate(
             max_broker,
             Label.SKIP,
             Reason.UNDERLOADED,
-            f"lower-boundary shedding would offload {fmt_mb(need)} < "
+            f"lower-boundary shedding would offload {mb_s(need)} < "
             f"loadBalancerBundleUnloadMinThroughputThreshold {min_mb:g} MB/s",
             more,
         )
-        notes.append(f"nothing selected: {fmt_mb(need)} is below the minimum {min_mb:g} MB/s")
+        notes.append(f"nothing selected: {mb_s(need)} is below the minimum {min_mb:g} MB/s")
         return ()
 
     got = select_greedy(load, max_broker, load.brokers[max_broker], need, Reason.UNDERLOADED)
@@ -390,8 +391,8 @@ def _lower_boundary(
             max_broker,
             Label.SUCCESS,
             Reason.UNDERLOADED,
-            f"lower-boundary shedding (some broker is below {fmt_pct(lower)}): "
-            f"{len(got.selections)} bundle(s) with {fmt_mb(got.marked)} selected",
+            f"lower-boundary shedding (some broker is below {pct(lower)}): "
+            f"{len(got.selections)} bundle(s) with {mb_s(got.marked)} selected",
             more,
         )
         notes.append(f"{len(got.selections)} bundle(s) selected from {max_broker}")
@@ -409,8 +410,8 @@ def _lower_boundary(
             broker,
             Label.SKIP,
             Reason.UNDERLOADED,
-            f"below the lower bound {fmt_pct(lower)} (smoothed again: "
-            f"{fmt_pct(history[broker])}), which is what triggers lower-boundary shedding",
+            f"below the lower bound {pct(lower)} (smoothed again: "
+            f"{pct(history[broker])}), which is what triggers lower-boundary shedding",
             {},
         )
     return got.selections

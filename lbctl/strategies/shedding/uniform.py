@@ -51,12 +51,12 @@ from lbctl.model.loaddata import LoadData
 from lbctl.strategies.registry import SHEDDING
 from lbctl.strategies.shedding._select import (
     descending,
-    fmt_mb,
     shedding_candidates,
     short_term_rate,
     short_term_throughput,
     unranked_candidates,
 )
+from lbctl.units import mb_s, msg_s
 
 INT_MAX = 2**31 - 1
 INT_MIN = -(2**31)
@@ -78,12 +78,6 @@ def java_int(x: float) -> int:
 def java_int_add(a: int, b: int) -> int:
     """``a + b`` on Java ``int``s (32-bit two's complement wrap-around)."""
     return (a + b + 2**31) % 2**32 - 2**31
-
-
-def _fmt_rate(value: float) -> str:
-    if math.isfinite(value) and abs(value) >= 1e12:
-        return f"{value:.3g} msg/s"
-    return f"{value:.1f} msg/s"
 
 
 @SHEDDING.register("UniformLoadShedder")
@@ -165,13 +159,13 @@ class UniformLoadShedder:
                 f"loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold {tp_mult:g}"
             )
             notes.append(
-                f"msg rate: highest {over_r} {_fmt_rate(max_r)}, lowest {under_r} "
-                f"{_fmt_rate(raw_min_r)}; difference (max - min) / min = {rate_diff:.1f}% "
+                f"msg rate: highest {over_r} {msg_s(max_r)}, lowest {under_r} "
+                f"{msg_s(raw_min_r)}; difference (max - min) / min = {rate_diff:.1f}% "
                 f"{rate_words}"
             )
             notes.append(
-                f"throughput: highest {over_t} {fmt_mb(max_t)}, lowest {under_t} "
-                f"{fmt_mb(raw_min_t)}; ratio max / min = {tp_ratio:.2f} {tp_words}"
+                f"throughput: highest {over_t} {mb_s(max_t)}, lowest {under_t} "
+                f"{mb_s(raw_min_t)}; ratio max / min = {tp_ratio:.2f} {tp_words}"
             )
             if raw_min_r != min_r or raw_min_t != min_t:
                 notes.append("a lowest figure of (almost) 0 counts as 1 in the comparison")
@@ -185,7 +179,7 @@ class UniformLoadShedder:
             )
 
         def figures(broker: str) -> str:
-            return f"msg rate {_fmt_rate(rates[broker])}, throughput {fmt_mb(tps[broker])}"
+            return f"msg rate {msg_s(rates[broker])}, throughput {mb_s(tps[broker])}"
 
         selections: list[Selection] = []
         candidates: list[BundleCandidate] = []
@@ -219,10 +213,10 @@ class UniformLoadShedder:
             source, budget, minimum, dest = over_r, req_r, min_msg, under_r
             metric, min_key = "msg rate", "minUnloadMessage"
             value_of = short_term_rate
-            fmt = _fmt_rate
+            fmt = msg_s
             notes.append(
                 f"msg rate is uneven: shedding from {source}, the broker with the highest msg "
-                f"rate; budget (int)(({_fmt_rate(max_r)} - {_fmt_rate(min_r)}) x "
+                f"rate; budget (int)(({msg_s(max_r)} - {msg_s(min_r)}) x "
                 f"maxUnloadPercentage {max_pct:g}) = {budget} msg/s"
                 + (" (the throughput criterion is not looked at)" if tp_ex else "")
             )
@@ -230,10 +224,10 @@ class UniformLoadShedder:
             source, budget, minimum, dest = over_t, req_t, min_tp, under_t
             metric, min_key = "throughput", "minUnloadMessageThroughput"
             value_of = short_term_throughput
-            fmt = fmt_mb
+            fmt = mb_s
             notes.append(
                 f"throughput is uneven: shedding from {source}, the broker with the highest "
-                f"throughput; budget (int)(({fmt_mb(max_t)} - {fmt_mb(min_t)}) x "
+                f"throughput; budget (int)(({mb_s(max_t)} - {mb_s(min_t)}) x "
                 f"maxUnloadPercentage {max_pct:g}) = {budget} bytes/s"
             )
 

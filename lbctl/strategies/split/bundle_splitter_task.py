@@ -33,11 +33,7 @@ from lbctl.model.loaddata import BundleDataView, LoadData
 from lbctl.strategies.split.base import (
     MB,
 )
-
-
-def _n(x: float) -> str:
-    """A figure as Pulsar's logs print it: whole numbers without decimals."""
-    return f"{x:.0f}" if abs(x - round(x)) < 0.05 else f"{x:.1f}"
+from lbctl.units import whole
 
 
 def _long_term(load: LoadData, bundle: str, stats: NamespaceBundleStats) -> tuple[float, float]:
@@ -82,10 +78,10 @@ def find_bundles_to_split(
                 detail = (f"Sessions: ({stats.producerCount}+{stats.consumerCount})"
                           f"/{max_sessions}")
             elif rate > max_rate:
-                reason, detail = Reason.MSG_RATE, f"Message Rate: {_n(rate)}/{max_rate} msg/s"
+                reason, detail = Reason.MSG_RATE, f"Message Rate: {whole(rate)}/{max_rate} msg/s"
             elif tp > max_bw:
                 reason = Reason.BANDWIDTH
-                detail = f"Message Throughput: {_n(tp / MB)}/{max_bw_mb} MB/s"
+                detail = f"Message Throughput: {whole(tp / MB)}/{max_bw_mb} MB/s"
             else:
                 continue
             ns = namespace_of(bundle)

@@ -12,7 +12,7 @@ from factories import broker, bundle_data, load
 from lbctl.config import MB
 from lbctl.model.decision import Reason
 from lbctl.model.javaorder import concurrent_order, copy_order, java_hash_order
-from lbctl.strategies.shedding._select import fmt_mb, select_greedy, shedding_candidates
+from lbctl.strategies.shedding._select import select_greedy, shedding_candidates
 
 HEARTBEAT = "pulsar/broker-a:8080/0x00000000_0xffffffff"
 
@@ -123,12 +123,6 @@ def test_candidates_follow_the_shedding_map_order():
     assert HEARTBEAT not in order and "t/ns/nodata" not in order
     # 12 keys: 16 buckets when filled one by one, 32 for a presized copy; the orders differ here
     assert order != copy_order(names)
-
-
-def test_fmt_mb():
-    assert fmt_mb(10 * MB) == "10.0 MB/s"
-    assert fmt_mb(3.2 * MB) == "3.2 MB/s"
-    assert fmt_mb(1.7976931348623157e308) == "1.71e+302 MB/s"
 
 
 def test_nan_ranks_first_like_double_compare():

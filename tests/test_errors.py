@@ -1,10 +1,10 @@
-"""The README's exit-code table is the one in lbctl.admin.errors."""
+"""The README's exit-code table is lbctl.errors.ExitStatus."""
 
 from pathlib import Path
 
-from lbctl.admin.errors import EXIT_CODES
+from lbctl.errors import EXIT_CODES
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def test_readme_table_matches() -> None:
