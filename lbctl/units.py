@@ -50,7 +50,9 @@ def rate(x: float | None, digits: int = 1) -> str:
 
 def mb(bytes_per_s: float | None, digits: int = 2) -> str:
     """A throughput in MB/s, grouped, without the unit: 57671680 → "55.00"; "-" when missing."""
-    return DASH if _missing(bytes_per_s) else f"{bytes_per_s / MB:,.{digits}f}"  # type: ignore[operator]
+    if bytes_per_s is None or math.isnan(bytes_per_s):
+        return DASH
+    return f"{bytes_per_s / MB:,.{digits}f}"
 
 
 def mb_s(bytes_per_s: float) -> str:

@@ -27,9 +27,9 @@ import asyncio
 import contextlib
 import re
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote, urlencode, urljoin, urlsplit
 
 from lbctl.admin.auth import Auth, make_auth
@@ -49,6 +49,8 @@ DEFAULT_BACKOFF = 0.2  # seconds, doubled per attempt
 DEFAULT_CONCURRENCY = 256
 _REDIRECTS = (301, 302, 303, 307, 308)
 _PARAM = re.compile(r"\{([^}]+)\}")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -205,10 +207,10 @@ class AdminClient:
             self._runner = None
             self._http = {}
 
-    def run(self, coro: Awaitable[Any]) -> Any:
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
         if self._runner is None:
             self._runner = asyncio.Runner()
-        return self._runner.run(coro)  # type: ignore[arg-type]
+        return self._runner.run(coro)
 
     def _client(self, url: str) -> Any:
         """One ``httpx.AsyncClient`` per origin: httpcore's pool scans every connection it holds
@@ -273,8 +275,8 @@ class AdminClient:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _delay(self, attempt: int, last: AdminError | None) -> float:
-        delay = self.backoff * (2 ** (attempt - 1))
-        retry_after = getattr(last, "retry_after", None)
+        delay = float(self.backoff * (2 ** (attempt - 1)))
+        retry_after = last.retry_after if last is not None else None
         if retry_after is not None:
             delay = max(delay, min(retry_after, 5.0))
         return delay
@@ -352,7 +354,7 @@ class AdminClient:
         err = error_class(resp.status)(self.redact(text), status=resp.status)
         if resp.status == 429:
             with contextlib.suppress(ValueError):
-                err.retry_after = float(resp.headers.get("retry-after") or 0)  # type: ignore[attr-defined]
+                err.retry_after = float(resp.headers.get("retry-after") or 0)
         return err
 
     # ---- sync helpers --------------------------------------------------------------------------
@@ -393,7 +395,8 @@ class AdminClient:
             raise HttpError("GET /admin/v2/brokers/configuration/runtime: expected an object")
         return cfg
 
-    def bundles(self, namespace: str) -> dict[str, Any]:
+    def bundles(self, namespace: str) -> Any:
+        """``BundlesData`` of a namespace, as decoded (the caller checks its shape)."""
         tenant, ns = split_namespace(namespace)
         return self.json(call(BUNDLES, tenant=tenant, namespace=ns))
 
@@ -412,7 +415,7 @@ def _no_sniffio() -> None:
     import sys
 
     if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
-        sys.modules["sniffio"] = None  # type: ignore[assignment]
+        sys.modules["sniffio"] = None  # type: ignore[assignment]  # None: "not installed", fast
 
 
 def split_namespace(namespace: str) -> tuple[str, str]:

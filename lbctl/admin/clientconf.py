@@ -98,7 +98,7 @@ def resolve_connection(opts: ConnectionOptions, env: dict[str, str] | None = Non
             if value == "":
                 continue
             updates[attr] = _bool(key, value, conf_path) if attr in _BOOLEANS else value
-        cfg = replace(cfg, **updates)  # type: ignore[arg-type]
+        cfg = replace(cfg, **updates)  # type: ignore[arg-type]  # str or bool per _KEYS/_BOOLEANS
     flags = {
         attr: getattr(opts, attr)
         for attr in (*_KEYS.values(), "request_timeout")

@@ -21,6 +21,7 @@ class AdminError(LbctlError):
 
     exit_code = ExitStatus.HTTP_ERROR
     status: int | None = None
+    retry_after: float | None = None  # seconds, from a 429/503 Retry-After header
 
     def __init__(self, message: str, *, status: int | None = None, sent: bool = True):
         super().__init__(message)

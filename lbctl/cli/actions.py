@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lbctl.cli.common import OutputFormat, emit
+from lbctl.cli.common import TABLE, OutputFormat, emit
 
 if TYPE_CHECKING:
     from lbctl.admin.client import AdminClient
@@ -42,15 +42,15 @@ def execute(client: AdminClient, mutations: Sequence[Mutation], *, dry_run: bool
     from lbctl.cli.connection import is_terminal
     from lbctl.executor import Executor
 
-    stream = sys.stdout if output == OutputFormat.table else sys.stderr
+    stream = sys.stdout if output == TABLE else sys.stderr
     ex = Executor(
         client, dry_run=dry_run, yes=yes,
         interactive=is_terminal(sys.stdin) and is_terminal(sys.stderr),
         confirm=lambda q: typer.confirm(q, default=False, err=True),
-        show=lambda line: stream.write(line + "\n"),
+        show=lambda line: print(line, file=stream),
         journal=journal,
     )
     outcomes = ex.run(mutations)
-    if not dry_run or output != OutputFormat.table:
+    if not dry_run or output != TABLE:
         emit(OutcomesView(outcomes), output)
     return outcomes

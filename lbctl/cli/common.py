@@ -21,7 +21,8 @@ from lbctl.errors import ExitStatus, LbctlError
 from lbctl.render import FORMATS, Renderable, render
 
 #: ``-o/--output`` choices: the formats of :data:`lbctl.render.FORMATS`, ``table`` first
-OutputFormat = StrEnum("OutputFormat", [(name, name) for name in FORMATS])  # type: ignore[misc]
+OutputFormat = StrEnum("OutputFormat", [(name, name) for name in FORMATS])  # type: ignore[misc]  # built at run time
+TABLE = OutputFormat("table")  # the default everywhere
 
 
 Snapshots = Annotated[

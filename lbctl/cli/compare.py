@@ -7,9 +7,9 @@ from typing import Annotated
 import typer
 
 from lbctl.cli.common import (
+    TABLE,
     BrokerConf,
     Output,
-    OutputFormat,
     Placement,
     Seed,
     SetOpt,
@@ -39,7 +39,7 @@ def compare(
     bounce_window: BounceWindow = None,
     idle_usage: IdleUsage = None,
     plot: PlotFile = None,
-    output: Output = OutputFormat.table,
+    output: Output = TABLE,
 ) -> None:
     """Compare shedding strategies by simulating each from the same snapshot (and trace).
 

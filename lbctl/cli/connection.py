@@ -63,15 +63,17 @@ OptionalSnapshots = Annotated[
 
 def remember(ctx: typer.Context, **options: Any) -> None:
     """Store the global options on the root context (called by the root callback)."""
-    ctx.obj = ConnectionOptions(**{k: (str(v) if isinstance(v, Path) else v)
+    ctx.obj = ConnectionOptions(**{k: (str(v) if isinstance(v, Path) else v)  # type: ignore[arg-type]  # the root callback's typed flags
                                    for k, v in options.items()})
 
 
 def options_of(ctx: typer.Context | None) -> ConnectionOptions:
-    while ctx is not None:
-        if isinstance(ctx.obj, ConnectionOptions):
-            return ctx.obj
-        ctx = ctx.parent
+    """The global options stored on the root context (a subcommand's context walks up to it)."""
+    node: Any = ctx  # parents are the CLI library's own Context class
+    while node is not None:
+        if isinstance(node.obj, ConnectionOptions):
+            return node.obj
+        node = node.parent
     return ConnectionOptions()
 
 
@@ -89,8 +91,10 @@ def open_client(ctx: typer.Context | None) -> AdminClient:
 
     opts = options_of(ctx)
     cfg = resolve_connection(opts)
-    trace = (lambda line: sys.stderr.write(f"lbctl: debug: {line}\n")) if cfg.debug else None
-    return client_from_config(cfg, trace=trace)
+    def trace(line: str) -> None:
+        sys.stderr.write(f"lbctl: debug: {line}\n")
+
+    return client_from_config(cfg, trace=trace if cfg.debug else None)
 
 
 def warn(message: str) -> None:

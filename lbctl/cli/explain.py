@@ -7,10 +7,10 @@ from typing import Annotated
 import typer
 
 from lbctl.cli.common import (
+    TABLE,
     AllCycles,
     BrokerConf,
     Output,
-    OutputFormat,
     Placement,
     Seed,
     SetOpt,
@@ -34,7 +34,7 @@ def explain(
     broker_conf: BrokerConf = None,
     seed: Seed = None,
     all_cycles: AllCycles = False,
-    output: Output = OutputFormat.table,
+    output: Output = TABLE,
 ) -> None:
     """Explain why the load manager unloads what it unloads — or why nothing happens.
 

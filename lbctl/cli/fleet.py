@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from lbctl.cli.common import Output, OutputFormat, Placement, Seed, SetOpt, emit, handled
+from lbctl.cli.common import TABLE, Output, Placement, Seed, SetOpt, emit, handled
 
 app = typer.Typer(help="Fleet-wide offline analysis of snapshot histories on Apache Spark.",
                   no_args_is_help=True)
@@ -79,7 +79,7 @@ def ingest(
     master: Master = None,
     conf: Conf = None,
     quiet: Quiet = False,
-    output: Output = OutputFormat.table,
+    output: Output = TABLE,
 ) -> None:
     """Read snapshot files with Spark into Parquet tables partitioned by cluster and date.
 
@@ -115,7 +115,7 @@ def report(
     master: Master = None,
     conf: Conf = None,
     quiet: Quiet = False,
-    output: Output = OutputFormat.table,
+    output: Output = TABLE,
 ) -> None:
     """Imbalance, hot bundles and churn per cluster and over time; tables and PNG plots.
 
@@ -157,7 +157,7 @@ def whatif(
     master: Master = None,
     conf: Conf = None,
     quiet: Quiet = False,
-    output: Output = OutputFormat.table,
+    output: Output = TABLE,
 ) -> None:
     """Replay every cluster's history through strategies; count the unloads each recommends.
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import Output, OutputFormat, handled
+from lbctl.cli.common import TABLE, Output, handled
 
 
 def monitor_brokers(
@@ -25,7 +25,7 @@ def monitor_brokers(
     snapshot: Annotated[list[Path] | None, typer.Option(
         "--snapshot", metavar="FILE", help="Show snapshot files instead of the live cluster "
         "(a sequence is replayed as refreshes).")] = None,
-    output: Output = OutputFormat.table,
+    output: Output = TABLE,
 ) -> None:
     """Show every broker's load like `pulsar-perf monitor-brokers`, refreshed in place.
 

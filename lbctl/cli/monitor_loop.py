@@ -14,7 +14,7 @@ from pathlib import Path
 
 import typer
 
-from lbctl.cli.common import OutputFormat, emit
+from lbctl.cli.common import TABLE, OutputFormat, emit
 from lbctl.monitor.brokers import BrokerMonitor, Refresh
 from lbctl.monitor.live import live_refresh, threshold_of
 
@@ -39,7 +39,7 @@ def run_live(ctx: typer.Context, *, interval: float, refreshes: int | None, sort
 
     sort_rows([], sort)  # a bad --sort fails before any request
     tty = is_terminal(sys.stdout)
-    in_place = tty and output == OutputFormat.table and refreshes != 1
+    in_place = tty and output == TABLE and refreshes != 1
     n = 0
     with open_client(ctx) as client:
         src = LiveSource(client, topics=False, namespaces=False)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import typer
 
 from lbctl.cli.common import (
+    TABLE,
     AllCycles,
     BrokerConf,
     Output,
-    OutputFormat,
     Placement,
     Seed,
     SetOpt,
@@ -28,7 +28,7 @@ def recommend(
     broker_conf: BrokerConf = None,
     seed: Seed = None,
     all_cycles: AllCycles = False,
-    output: Output = OutputFormat.table,
+    output: Output = TABLE,
 ) -> None:
     """Recommend unloads: run Pulsar's shedding and placement strategies over a snapshot.
 

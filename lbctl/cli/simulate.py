@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from lbctl.cli.common import (
+    TABLE,
     BrokerConf,
     Output,
-    OutputFormat,
     Placement,
     Seed,
     SetOpt,
@@ -19,6 +19,9 @@ from lbctl.cli.common import (
     emit,
     handled,
 )
+
+if TYPE_CHECKING:
+    from lbctl.simulate.engine import SimulationOptions
 
 Cycles = Annotated[
     int | None,
@@ -47,7 +50,7 @@ PlotFile = Annotated[
 
 
 def sim_options(cycles: int | None, band: float, bounce_window: int | None,
-                idle_usage: float | None):
+                idle_usage: float | None) -> SimulationOptions:
     """The simulation's own flags, checked."""
     import math
 
@@ -74,7 +77,7 @@ def simulate(
     bounce_window: BounceWindow = None,
     idle_usage: IdleUsage = None,
     plot: PlotFile = None,
-    output: Output = OutputFormat.table,
+    output: Output = TABLE,
 ) -> None:
     """Simulate load balancing over time: shed, place, move, recompute load, repeat.
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import Output, OutputFormat, emit, handled
+from lbctl.cli.common import TABLE, Output, emit, handled
 
 app = typer.Typer(help="Work with snapshot files (snapshot v1).", no_args_is_help=True)
 
@@ -15,7 +15,7 @@ app = typer.Typer(help="Work with snapshot files (snapshot v1).", no_args_is_hel
 @app.command("validate")
 def validate(
     files: Annotated[list[Path], typer.Argument(help="Snapshot files to check.", show_default=False, metavar="FILE")],
-    output: Output = OutputFormat.table,
+    output: Output = TABLE,
 ) -> None:
     """Check snapshot files strictly; print one summary line per file.
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from lbctl.cli.common import BrokerConf, Output, OutputFormat, SetOpt, emit, handled
+from lbctl.cli.common import TABLE, BrokerConf, Output, OutputFormat, SetOpt, emit, handled
 from lbctl.cli.unload import DryRun, Journal, Yes
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def split_bundle(
     dry_run: DryRun = False,
     yes: Yes = False,
     journal: Journal = None,
-    output: Output = OutputFormat.table,
+    output: Output = TABLE,
 ) -> None:
     """Split a bundle as the broker would: preview the boundaries and children, then split.
 
@@ -117,7 +117,7 @@ def _split_live(ctx: typer.Context, request: SplitRequest, conf: dict[str, str],
     settings = resolve(state.config, conf, overrides)
     pv = preview(state, settings, request)
     # The preview is for people: on stdout in table form, on stderr when stdout is for machines.
-    render(SplitView(pv), "table", sys.stdout if output == OutputFormat.table else sys.stderr)
+    render(SplitView(pv), "table", sys.stdout if output == TABLE else sys.stderr)
     rng = pv.bundle.rpartition("/")[2]
     mutation = split_mutation(
         pv.namespace, rng, unload=request.unload, algorithm=request.algorithm,

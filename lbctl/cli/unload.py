@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import Output, OutputFormat, handled
+from lbctl.cli.common import TABLE, Output, handled
 
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the requests; send nothing.")]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
@@ -28,7 +28,7 @@ def unload(
     dry_run: DryRun = False,
     yes: Yes = False,
     journal: Journal = None,
-    output: Output = OutputFormat.table,
+    output: Output = TABLE,
 ) -> None:
     """Unload a namespace, or one of its bundles, from the broker serving it.
 

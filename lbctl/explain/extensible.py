@@ -182,11 +182,11 @@ class ExtensibleExplanation:
                     out.append(f"     loads {r.max_load:.4f} / {r.min_load:.4f}: offload "
                                f"{r.offload:.4f} = {(r.offload_throughput or 0) / 1048576:,.2f} "
                                f"MB/s of {(r.max_throughput or 0) / 1048576:,.2f} MB/s")
-                for b in r.bundles:
-                    if self.bundle and b.bundle != self.bundle:
+                for step in r.bundles:
+                    if self.bundle and step.bundle != self.bundle:
                         continue
-                    out.append(f"     [{b.outcome:7}] {b.bundle} "
-                               f"({b.throughput / 1048576:,.2f} MB/s): {b.why}")
+                    out.append(f"     [{step.outcome:7}] {step.bundle} "
+                               f"({step.throughput / 1048576:,.2f} MB/s): {step.why}")
                 out.append(f"     {r.outcome}: {r.why}; std {r.std_before:.4f} -> "
                            f"{r.std_after:.4f}")
             if not self.broker:
@@ -206,14 +206,14 @@ class ExtensibleExplanation:
                     out.append(f"      next lookup, {c.placement}: {scores or 'no load data'}; "
                                f"{a.preview.why}; e.g. {a.preview.broker}")
         split_lines = []
-        for idx, res in enumerate(c.splits):
-            broker = list(st.brokers)[idx]
-            if not self._mine(broker):
+        for idx, result in enumerate(c.splits):
+            owner = list(st.brokers)[idx]
+            if not self._mine(owner):
                 continue
-            for ch in res.checks:
+            for ch in result.checks:
                 if self.bundle and ch.bundle != self.bundle:
                     continue
-                split_lines.append(f"  {ch.bundle} on {broker}: {ch.why}")
+                split_lines.append(f"  {ch.bundle} on {owner}: {ch.why}")
         if split_lines and (self.bundle or any(r.decisions for r in c.splits)):
             out += ["", "Bundle splits (DefaultNamespaceBundleSplitStrategyImpl):"] + split_lines
         why_not = nothing_happens(c)

@@ -235,7 +235,7 @@ def finish_moves(m: Any) -> Any:
 
 
 def _iso(ts: Any) -> str:
-    return ts.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(ts.strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
 def write_files(report: FleetReport, out: Path) -> list[str]:

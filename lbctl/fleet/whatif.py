@@ -65,7 +65,7 @@ def cluster_replayer(opts: WhatIfOptions) -> Callable[[Any], Any]:
 
         pdf = pdf.sort_values(["captured_at", "source"], kind="stable")
         cluster = str(pdf["cluster"].iloc[0])
-        rows = []
+        rows: list[tuple[str, str, str, int, int, int, int, str | None]] = []
         try:
             states = [parse_snapshot(orjson.loads(raw), str(src))
                       for raw, src in zip(pdf["raw"], pdf["source"], strict=True)]

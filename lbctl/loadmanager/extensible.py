@@ -294,8 +294,8 @@ def build_plan(c: ExtensibleCycle) -> Plan:
                 boundaries=(format_position(s.boundary),) if s.boundary is not None else (),
                 children=s.children, unload=False))
     rows = [_row(c, b, load, after) for b in c.state.brokers]
-    st = c.state
-    return Plan(st.cluster, st.captured_at_iso, st.load_manager, c.shedding, c.placement,
+    state = c.state
+    return Plan(state.cluster, state.captured_at_iso, state.load_manager, c.shedding, c.placement,
                 c.settings, tuple(actions), tuple(rows), len(c.bundle_names()), c.gate)
 
 

@@ -72,7 +72,7 @@ from lbctl.strategies.placement.filters import (
     namespace_bundle_counts,
     remove_most_servicing,
 )
-from lbctl.strategies.split.base import SplitError, apply_boundaries, option_for
+from lbctl.strategies.split.base import SplitAlgorithm, SplitError, apply_boundaries, option_for
 from lbctl.strategies.split.bundle_splitter_task import find_bundles_to_split
 from lbctl.units import rounded
 
@@ -292,8 +292,8 @@ def auto_splits(state: ClusterState, load: LoadData, settings: Settings) -> tupl
                  for b in java_hash_order(picked))
 
 
-def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate, algorithm,
-              unload: bool) -> AutoSplit:
+def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate,
+              algorithm: SplitAlgorithm, unload: bool) -> AutoSplit:
     try:
         name = BundleName.parse(cand.bundle)
     except BundleNameError as e:

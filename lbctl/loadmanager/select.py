@@ -71,7 +71,7 @@ def uses_extensible(states: Sequence[ClusterState], opts: Options) -> bool:
     if name is None and states:
         raw = states[-1].config.get("loadBalancerLoadSheddingStrategy")
         name = raw if isinstance(raw, str) else None
-    return bool(name) and SHEDDING.short_name(name) == TRANSFER_SHEDDER
+    return name is not None and bool(name) and SHEDDING.short_name(name) == TRANSFER_SHEDDER
 
 
 def modular_load_manager(settings: Settings, opts: Options, *,

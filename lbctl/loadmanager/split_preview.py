@@ -82,7 +82,8 @@ class SplitRequest:
             if kind not in BUNDLE_TYPES:
                 raise UsageError(f"--bundle-type must be LARGEST or HOT, got {self.bundle_type!r}")
             return kind
-        return self.bundle.strip()  # type: ignore[union-attr]
+        assert self.bundle is not None  # one of the two, checked above
+        return self.bundle.strip()
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ double when weighted, so the EMA reproduces Pulsar's tests bit for bit.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -251,7 +251,8 @@ def compare_stats(a: NamespaceBundleStats, b: NamespaceBundleStats) -> int:
     return 0
 
 
-def partition_sort(arr: list[Any], k: int, compare: Any) -> None:
+def partition_sort(arr: list[tuple[str, NamespaceBundleStats]], k: int,
+                   compare: Callable[[NamespaceBundleStats, NamespaceBundleStats], int]) -> None:
     """``TopKBundles.partitionSort``: a three-way quickselect that puts the ``k`` largest first,
     then sorts that prefix descending (stable, as ``Collections.sort``). ``arr`` holds
     ``(key, value)`` pairs; ``compare(x, y)`` compares values."""
@@ -279,7 +280,10 @@ def partition_sort(arr: list[Any], k: int, compare: Any) -> None:
             end = lo - 1
         else:
             start = mid
-    head = sorted(arr[:end], key=functools.cmp_to_key(lambda x, y: compare(y[1], x[1])))
+    def descending(x: tuple[str, NamespaceBundleStats], y: tuple[str, NamespaceBundleStats]) -> int:
+        return compare(y[1], x[1])
+
+    head = sorted(arr[:end], key=functools.cmp_to_key(descending))
     arr[:end] = head
 
 
@@ -287,7 +291,7 @@ def top_k_bundles(
     bundle_stats: Iterable[tuple[str, NamespaceBundleStats]],
     k: int,
     settings: Settings,
-    has_policies: Any = None,
+    has_policies: Callable[[str], bool] | None = None,
 ) -> tuple[TopBundle, ...]:
     """``TopKBundles.update(bundleStats, k)``: drop system-service namespaces, bundles with
     isolation or anti-affinity policies (unless ``loadBalancerSheddingBundlesWithPoliciesEnabled``)

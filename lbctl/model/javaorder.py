@@ -52,7 +52,8 @@ def java_string_hash(s: str) -> int:
         units = [(data[i] << 8) | data[i + 1] for i in range(0, len(data), 2)]
     n = len(units)
     powers = _powers(n)
-    return sum(map(mul, units, reversed(powers[:n]))) & 0xFFFFFFFF
+    total: int = sum(map(mul, units, reversed(powers[:n])))
+    return total & 0xFFFFFFFF
 
 
 def spread(h: int) -> int:

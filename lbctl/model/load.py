@@ -109,6 +109,9 @@ DEFAULT_BUNDLE_STATS = NamespaceBundleStats(
 """``ModularLoadManagerImpl.defaultStats``: what a never-seen bundle is assumed to carry."""
 
 
+_NO_STATS: Mapping[str, NamespaceBundleStats] = MappingProxyType({})
+
+
 @dataclass(frozen=True, slots=True)
 class LocalBrokerData:
     """A broker's load report (``LocalBrokerData``), as ``/admin/v2/broker-stats/load-report`` gives it.
@@ -132,7 +135,7 @@ class LocalBrokerData:
     bundles: tuple[str, ...] = ()
     lastBundleGains: tuple[str, ...] = ()
     lastBundleLosses: tuple[str, ...] = ()
-    lastStats: Mapping[str, NamespaceBundleStats] = field(default_factory=lambda: EMPTY_MAP)  # type: ignore[arg-type]
+    lastStats: Mapping[str, NamespaceBundleStats] = field(default_factory=lambda: _NO_STATS)
     lastUpdate: int = 0
     brokerVersionString: str | None = None
     persistentTopicsEnabled: bool = True

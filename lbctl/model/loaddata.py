@@ -112,7 +112,7 @@ class BundleDataView(Mapping[str, BundleData]):
             self._built[bundle] = data
         return data
 
-    def get(self, bundle: str, default: BundleData | None = None) -> BundleData | None:  # type: ignore[override]
+    def get(self, bundle: str, default: BundleData | None = None) -> BundleData | None:  # type: ignore[override]  # Mapping.get's overloads, one signature
         """``Mapping.get`` without its exception round trip (called per bundle per cycle)."""
         if bundle not in self._stats:
             return default

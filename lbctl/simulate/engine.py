@@ -248,7 +248,7 @@ class _Run:
         st = self.states[i]
         self.trace_index = i
         self.stats = self._stats_of(i)
-        trace_owner = {}
+        trace_owner: dict[str, str] = {}
         for broker, rep in st.brokers.items():
             for x in (*rep.lastStats, *rep.bundles):
                 trace_owner.setdefault(x, broker)

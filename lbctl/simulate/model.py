@@ -68,7 +68,8 @@ class Drivers:
     bandwidthOut: float = 0.0
 
     def get(self, resource: str) -> float:
-        return getattr(self, resource)
+        value: float = getattr(self, resource)
+        return value
 
 
 class LoadModel:
@@ -160,11 +161,11 @@ class LoadModel:
         """
         new = previous.with_stats(stats)
         pct = self.percents(broker, self.drivers(stats.values()))
-        changes = {}
+        changes: dict[str, ResourceUsage] = {}
         for res, p in pct.items():
             limit = getattr(previous, res).limit
             changes[res] = ResourceUsage(p / 100.0 * limit, limit)
-        return replace(new, **changes) if changes else new
+        return replace(new, **changes) if changes else new  # type: ignore[arg-type]  # resource fields only
 
     def describe(self) -> dict[str, object]:
         """The calibration, for JSON output: cluster base/slope and every broker's fit."""

@@ -46,4 +46,5 @@ def need_update(last: LocalBrokerData, now: LocalBrokerData, now_ms: int,
     max_interval = int(settings["loadBalancerReportUpdateMaxIntervalMinutes"]) * 60_000
     if now_ms - last.lastUpdate > max_interval:
         return True
-    return max_change(last, now, settings) > settings["loadBalancerReportUpdateThresholdPercentage"]
+    threshold = float(settings["loadBalancerReportUpdateThresholdPercentage"])
+    return max_change(last, now, settings) > threshold

@@ -106,7 +106,8 @@ def parse_lb_metrics(entries: object, where: str) -> LbMetrics:
     for e in entries:
         if not isinstance(e, dict) or not isinstance(e.get("metrics"), dict):
             continue
-        dims = e.get("dimensions") if isinstance(e.get("dimensions"), dict) else {}
+        raw_dims = e.get("dimensions")
+        dims: dict[str, Any] = raw_dims if isinstance(raw_dims, dict) else {}
         metrics = e["metrics"]
         feature = dims.get("feature")
         if feature is None:
@@ -209,7 +210,7 @@ def broker_load_data(m: LbMetrics, stats: Mapping[str, Mapping[str, Any]], setti
     t = _totals(stats)
     res = {r: usage_for_percent(m.percents.get(r, 0.0)) for r in _RESOURCES}
     data = BrokerLoadData(
-        **{r: ResourceUsage(u["usage"], u["limit"]) for r, u in res.items()},
+        **{r: ResourceUsage(u["usage"], u["limit"]) for r, u in res.items()},  # type: ignore[arg-type]  # resources only
         msgThroughputIn=t["msgThroughputIn"], msgThroughputOut=t["msgThroughputOut"],
         msgRateIn=t["msgRateIn"], msgRateOut=t["msgRateOut"], bundleCount=len(stats),
         topics=t["topics"], msgThroughputEMA=t["msgThroughputIn"] + t["msgThroughputOut"],

@@ -170,7 +170,7 @@ class _Checker:
     def rate(self, path: str, value: object) -> float:
         """A Java ``double`` rate/throughput: finite and >= 0."""
         t = type(value)
-        if (t is float or t is int) and 0 <= value <= _MAX_DOUBLE:  # type: ignore[operator]
+        if (t is float or t is int) and 0 <= value <= _MAX_DOUBLE:  # type: ignore[operator]  # int/float by identity
             return float(value)  # type: ignore[arg-type]  # a Java double
         if t is bool or not isinstance(value, int | float):
             self.fail(path, "expected a number", value)
@@ -183,7 +183,7 @@ class _Checker:
     def finite(self, path: str, value: object) -> float:
         """A Java ``double`` that may be negative (resource usage/limit), finite."""
         t = type(value)
-        if (t is float or t is int) and -_MAX_DOUBLE <= value <= _MAX_DOUBLE:  # type: ignore[operator]
+        if (t is float or t is int) and -_MAX_DOUBLE <= value <= _MAX_DOUBLE:  # type: ignore[operator]  # int/float by identity
             return float(value)  # type: ignore[arg-type]  # a Java double
         if t is bool or not isinstance(value, int | float):
             self.fail(path, "expected a number", value)
@@ -211,7 +211,7 @@ class _Checker:
     def obj(self, path: str, value: object, what: str = "an object") -> dict[Any, Any]:
         if type(value) is not dict:
             self.fail(path, f"expected {what}", value)
-        return value  # type: ignore[return-value]
+        return value
 
     def string(self, path: str, value: object, what: str = "a string") -> str:
         if type(value) is not str:
@@ -259,8 +259,8 @@ def parse_snapshot(obj: object, file: str, path_prefix: str = "") -> ClusterStat
     c = _Checker(file, path_prefix)
     if type(obj) is not dict:
         c.fail("", "expected a snapshot object at the top level", obj)
-    c.keys_are_strings("", obj, "a top-level key")  # type: ignore[arg-type]
-    top: dict[str, Any] = obj  # type: ignore[assignment]
+    c.keys_are_strings("", obj, "a top-level key")
+    top: dict[str, Any] = obj
 
     fmt = top.get("format", _MISSING)
     if fmt is _MISSING:
@@ -551,7 +551,7 @@ class _NameCache:
 
     def _learn(self, c: _Checker, name: object, path_of: Callable[[Any], str]) -> None:
         c.bundle_name(path_of(name), name)
-        text: str = name  # type: ignore[assignment]
+        text: str = name  # type: ignore[assignment]  # bundle_name() raised unless a str
         self.ns.setdefault(text[:-_RANGE_TAIL], None)
         self.tails[text[-_RANGE_TAIL:]] = None
 
@@ -640,8 +640,8 @@ def _broker(
     version = g("brokerVersionString", None)
     if version is not None:
         c.string(f"{base}.brokerVersionString", version)
-    local = LocalBrokerData(
-        *resources,
+    local = LocalBrokerData(  # type: ignore[misc]  # positional fast path: the five resources
+        *resources,  # type: ignore[arg-type]  # come first in LocalBrokerData
         bundles=bundles,
         lastBundleGains=()
         if gains is _MISSING
@@ -718,7 +718,7 @@ def _bundle_stats(c: _Checker, path: str, raw: object) -> dict[str, NamespaceBun
     out: dict[str, NamespaceBundleStats] = {}
     nbs, every_field = NamespaceBundleStats, _STATS_GETTER
     f_, i_, dmax, imax, lmax = float, int, _MAX_DOUBLE, _MAX_INT, _MAX_LONG
-    for name, st in raw.items():  # type: ignore[attr-defined]
+    for name, st in raw.items():
         if type(st) is not dict:
             c.fail(f"{path}{key_path(name)}", "expected an object (NamespaceBundleStats)", st)
         try:  # all eight fields present (every Pulsar report): one C call
@@ -797,8 +797,7 @@ def _bundle_data(c: _Checker, raw: object) -> Mapping[str, BundleData]:
 def _time_average(c: _Checker, path: str, raw: object) -> TimeAverageMessageData:
     if raw is _MISSING:
         c.fail(path, "required key is missing (expected a TimeAverageMessageData object)")
-    c.obj(path, raw, "an object (TimeAverageMessageData)")
-    g = raw.get  # type: ignore[attr-defined]
+    g = c.obj(path, raw, "an object (TimeAverageMessageData)").get
     max_samples = g("maxSamples", _MISSING)
     if max_samples is _MISSING:
         c.fail(f"{path}.maxSamples", "required key is missing (expected an integer > 0)")
@@ -826,8 +825,8 @@ def _topics(c: _Checker, raw: object) -> dict[str, TopicStats]:
         c.obj(path, st, "an object (msgRateIn, msgRateOut, msgThroughputIn, msgThroughputOut)")
         g = st.get
         rates = [c.rate(f"{path}.{k}", g(k, 0.0)) for k in _TOPIC_RATES]
-        out[name] = TopicStats(
-            *rates,
+        out[name] = TopicStats(  # type: ignore[misc]  # positional: the four rates
+            *rates,  # type: ignore[arg-type]  # come first in TopicStats
             producerCount=c.count(f"{path}.producerCount", g("producerCount", 0)),
             consumerCount=c.count(f"{path}.consumerCount", g("consumerCount", 0)),
         )

@@ -40,4 +40,4 @@ def algorithm_by_name(name: str | None, settings: Settings) -> SplitAlgorithm:
     """``NamespaceService.getNamespaceBundleSplitAlgorithmByName``: the named algorithm, else the
     broker's ``defaultNamespaceBundleSplitAlgorithm``, else range_equally_divide."""
     algo = algorithm_of(name) or algorithm_of(settings["defaultNamespaceBundleSplitAlgorithm"])
-    return algo or algorithm_of(RANGE_EQUALLY_DIVIDE)  # type: ignore[return-value]
+    return algo or SPLIT.create(RANGE_EQUALLY_DIVIDE)

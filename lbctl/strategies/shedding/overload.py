@@ -158,10 +158,10 @@ class OverloadShedder:
             sources = list(dict.fromkeys(s.broker for s in selections))
             notes.append(f"{len(selections)} bundle(s) selected from {', '.join(sources)}")
         elif load.brokers:
-            over = [b for b, v in verdicts.items() if v.reason != Reason.BALANCED]
-            if over:
+            over_brokers = [b for b, v in verdicts.items() if v.reason != Reason.BALANCED]
+            if over_brokers:
                 notes.append(
-                    f"nothing selected: {', '.join(over)} reached {thr_pct}% but could not be shed "
+                    f"nothing selected: {', '.join(over_brokers)} reached {thr_pct}% but could not be shed "
                     "(see each broker)"
                 )
             else:

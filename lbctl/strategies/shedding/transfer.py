@@ -350,9 +350,9 @@ class _Run:
         max_d = ctx.store.get(max_b)
         min_d = ctx.store.get(min_b)
 
-        def fail(outcome: str, why: str, kind: str, **kw: object) -> tuple[Round, str]:
+        def fail(outcome: str, why: str, kind: str, **kw: float | None) -> tuple[Round, str]:
             return Round(reason, why_reason, max_b, min_b, std_before, st.std, outcome, why,
-                         **kw), kind  # type: ignore[arg-type]
+                         **kw), kind  # type: ignore[arg-type]  # the optional float fields
 
         if max_d is None:
             return fail("no load data", f"{max_b} has no load data", "empty")
@@ -455,10 +455,10 @@ class _Run:
             return Round(reason, why_reason, max_b, min_b, std_before, st.std, "offloaded",
                          f"offloaded {marked - gained:,.0f} B/s ≈ {adj:.4f} load",
                          marked=marked, gained=gained, adjusted_offload=adj,
-                         bundles=tuple(steps), **nums), "ok"  # type: ignore[arg-type]
+                         bundles=tuple(steps), **nums), "ok"
         return Round(reason, why_reason, max_b, min_b, std_before, st.std, "nothing movable",
                      "no top bundle of the broker could be moved", bundles=tuple(steps),
-                     **nums), "few"  # type: ignore[arg-type]
+                     **nums), "few"
 
 
 # --- TransferShedder in the SHEDDING registry, behind the modular shedding protocol ---------------

@@ -213,7 +213,7 @@ class UniformLoadShedder:
             source, budget, minimum, dest = over_r, req_r, min_msg, under_r
             metric, min_key = "msg rate", "minUnloadMessage"
             value_of = short_term_rate
-            fmt = msg_s
+            fmt: Callable[[float], str] = msg_s
             notes.append(
                 f"msg rate is uneven: shedding from {source}, the broker with the highest msg "
                 f"rate; budget (int)(({msg_s(max_r)} - {msg_s(min_r)}) x "
