@@ -368,6 +368,12 @@ class Settings(Mapping[str, Any]):
         return float(self["loadBalancerMemoryResourceWeight"])
 
 
+#: what :meth:`Settings.weights4` reads (the deprecated ``…Bandwith…`` keys when the new are 1.0)
+WEIGHT_KEYS = ("loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourceWeight",
+               "loadBalancerBandwidthInResourceWeight", "loadBalancerBandwidthOutResourceWeight",
+               "loadBalancerBandwithInResourceWeight", "loadBalancerBandwithOutResourceWeight")
+
+
 def _weight(settings: Settings, key: str, deprecated: str) -> float:
     value = float(settings[key])
     if value != 1.0:

@@ -126,3 +126,76 @@ def load(
     st = state(brokers, now=now)
     data = dict(bundle_data) if bundle_data is not None else update_bundle_data(st)
     return build_load_data(st, data, recently_unloaded)
+
+
+# --- named scenarios (the contract suite runs every strategy over each) ---------------------------
+MB = 1024 * 1024
+
+
+def _bundles(ns: str, n: int, tp: float, rate: float, *, topics: int = 3) -> dict[str, NamespaceBundleStats]:
+    """``n`` bundles of namespace ``ns`` (equal ranges), each with these figures."""
+    step = 2**32 // n
+    out = {}
+    for i in range(n):
+        lo, hi = i * step, (2**32 - 1 if i == n - 1 else (i + 1) * step)
+        out[f"{ns}/0x{lo:08x}_0x{hi:08x}"] = stats(rate / 2, rate / 2, tp / 2, tp / 2,
+                                                   topics=topics, producers=2, consumers=2)
+    return out
+
+
+def _scenario(usages: Mapping[str, float], per_broker: Mapping[str, dict[str, NamespaceBundleStats]],
+              *, now: int = 1_763_000_000_000) -> ClusterState:
+    brokers = {b: broker(cpu=(u * 800, 800), bandwidth_in=(u * 50, 100),
+                         bundles=per_broker.get(b, {}))
+               for b, u in usages.items()}
+    return state(brokers, now=now)
+
+
+def balanced(n: int = 4) -> ClusterState:
+    """``n`` brokers at 40–46 % with 4 bundles each of one namespace: nobody should move."""
+    names = [f"b{i}:8080" for i in range(n)]
+    return _scenario({b: 0.40 + 0.02 * (i % 4) for i, b in enumerate(names)},
+                     {b: _bundles(f"t/ns{i}", 4, 10 * MB, 1000) for i, b in enumerate(names)})
+
+
+def skewed_overload(n: int = 5) -> ClusterState:
+    """One broker at 95 % with 12 bundles, the others at 20–35 % with 3: the hot one must shed."""
+    names = [f"b{i}:8080" for i in range(n)]
+    usages = {b: (0.95 if i == 0 else 0.20 + 0.05 * (i % 4)) for i, b in enumerate(names)}
+    per = {b: _bundles(f"t/hot{i}", 12 if i == 0 else 3, (40 if i == 0 else 10) * MB,
+                       4000 if i == 0 else 1000) for i, b in enumerate(names)}
+    return _scenario(usages, per)
+
+
+def skewed_underload(n: int = 4) -> ClusterState:
+    """Brokers at 60 % and one at 1 % with no bundles (a restarted broker)."""
+    names = [f"b{i}:8080" for i in range(n)]
+    usages = {b: (0.01 if i == n - 1 else 0.60) for i, b in enumerate(names)}
+    per = {b: _bundles(f"t/ns{i}", 6, 20 * MB, 2000) for i, b in enumerate(names) if i < n - 1}
+    return _scenario(usages, per)
+
+
+def single_hot_bundle() -> ClusterState:
+    """Two brokers; the hot one carries one huge bundle and one tiny one."""
+    hot = {**_bundles("t/big", 1, 400 * MB, 40000), **_bundles("t/tiny", 1, 1 * MB, 10)}
+    return _scenario({"b0:8080": 0.9, "b1:8080": 0.1},
+                     {"b0:8080": hot, "b1:8080": _bundles("t/other", 2, 5 * MB, 500)})
+
+
+def single_broker() -> ClusterState:
+    """One broker: no load manager sheds with one broker or fewer."""
+    return _scenario({"b0:8080": 0.99}, {"b0:8080": _bundles("t/ns", 8, 50 * MB, 5000)})
+
+
+def with_system_namespaces() -> ClusterState:
+    """A hot broker whose heaviest bundles are heartbeat / SLA-monitor ones: never moved."""
+    hot = {**_bundles("pulsar/b0:8080", 1, 300 * MB, 30000),
+           **_bundles("sla-monitor/c1/b0:8080", 1, 300 * MB, 30000),
+           **_bundles("t/ns", 4, 10 * MB, 1000)}
+    return _scenario({"b0:8080": 0.95, "b1:8080": 0.1, "b2:8080": 0.1},
+                     {"b0:8080": hot, "b1:8080": _bundles("t/a", 2, 1 * MB, 100),
+                      "b2:8080": _bundles("t/b", 2, 1 * MB, 100)})
+
+
+SCENARIOS = {f.__name__: f for f in (balanced, skewed_overload, skewed_underload,
+                                     single_hot_bundle, single_broker, with_system_namespaces)}

@@ -78,7 +78,10 @@ class _Ranking:
     notes: tuple[str, ...]
 
 
-@PLACEMENT.register(NAME)
+@PLACEMENT.register(NAME, reads=(
+    "loadBalancerCPUResourceWeight", "loadBalancerMemoryResourceWeight",
+    "loadBalancerDirectMemoryResourceWeight", "loadBalancerBandwithInResourceWeight",
+    "loadBalancerBandwithOutResourceWeight", "loadBalancerBrokerOverloadedThresholdPercentage"))
 class LeastLongTermMessageRate:
     """See the module docstring. Keeps no state between calls.
 

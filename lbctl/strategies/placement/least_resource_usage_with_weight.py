@@ -34,7 +34,7 @@ from random import Random
 from types import MappingProxyType
 from typing import Any
 
-from lbctl.config import Settings
+from lbctl.config import WEIGHT_KEYS, Settings
 from lbctl.model.decision import PlacementDecision
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import LoadData
@@ -49,7 +49,9 @@ History = Mapping[str, float]
 _EMPTY: History = MappingProxyType({})
 
 
-@PLACEMENT.register(NAME)
+@PLACEMENT.register(NAME, reads=(
+    *WEIGHT_KEYS, "loadBalancerAverageResourceUsageDifferenceThresholdPercentage",
+    "loadBalancerBrokerOverloadedThresholdPercentage", "loadBalancerHistoryResourcePercentage"))
 class LeastResourceUsageWithWeight:
     """See the module docstring. Memory: broker → smoothed weighted usage (fraction)."""
 

@@ -53,7 +53,7 @@ from random import Random
 from types import MappingProxyType
 from typing import Any
 
-from lbctl.config import Settings
+from lbctl.config import WEIGHT_KEYS, Settings
 from lbctl.model.bundle import is_system_service_namespace, namespace_of
 from lbctl.model.decision import (
     BrokerVerdict,
@@ -74,6 +74,11 @@ NAME = "AvgShedder"
 MB = 1024 * 1024
 
 _EMPTY_COUNTS: Mapping[str, int] = MappingProxyType({})
+#: one instance sheds and places (``AvgShedder`` implements both interfaces in Pulsar)
+READS = (*WEIGHT_KEYS, "loadBalancerAvgShedderHighThreshold",
+         "loadBalancerAvgShedderHitCountHighThreshold", "loadBalancerAvgShedderHitCountLowThreshold",
+         "loadBalancerAvgShedderLowThreshold", "maxUnloadPercentage", "minUnloadMessage",
+         "minUnloadMessageThroughput")
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +118,7 @@ def scores_of(load: LoadData, settings: Settings) -> dict[str, float]:
     }
 
 
-@SHEDDING.register(NAME)
+@SHEDDING.register(NAME, reads=READS)
 class AvgShedder:
     """The shedding half of ``AvgShedder`` (see the module docstring for the rules)."""
 
@@ -413,7 +418,7 @@ def _java_string_key(s: str) -> bytes:
     return s.encode("utf-16-be")
 
 
-@PLACEMENT.register(NAME)
+@PLACEMENT.register(NAME, reads=READS)
 class AvgShedderPlacement:
     """The placement half of ``AvgShedder`` (``selectBroker``).
 

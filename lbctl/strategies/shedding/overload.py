@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from lbctl.config import Settings
+from lbctl.config import WEIGHT_KEYS, Settings
 from lbctl.model.decision import (
     BrokerVerdict,
     BundleCandidate,
@@ -50,7 +50,8 @@ def _verdict(
     return BrokerVerdict(broker, usage, None, label, reason, why, MappingProxyType(dict(nums)))
 
 
-@SHEDDING.register("OverloadShedder")
+@SHEDDING.register("OverloadShedder", reads=(
+    *WEIGHT_KEYS, "loadBalancerBrokerOverloadedThresholdPercentage"))
 class OverloadShedder:
     """Pure port of ``OverloadShedder``; it keeps no state between cycles (memory is ``None``)."""
 

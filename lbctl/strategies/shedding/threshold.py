@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from lbctl.config import MB, Settings
+from lbctl.config import MB, WEIGHT_KEYS, Settings
 from lbctl.model.decision import (
     BrokerVerdict,
     BundleCandidate,
@@ -90,7 +90,10 @@ def _smooth(
     return total / count if count > 0 else 0.0
 
 
-@SHEDDING.register("ThresholdShedder")
+@SHEDDING.register("ThresholdShedder", reads=(
+    *WEIGHT_KEYS, "loadBalancerBrokerThresholdShedderPercentage",
+    "loadBalancerBundleUnloadMinThroughputThreshold", "loadBalancerHistoryResourcePercentage",
+    "lowerBoundarySheddingEnabled"))
 class ThresholdShedder:
     """Pure port of ``ThresholdShedder``; memory = broker → smoothed usage (fraction)."""
 

@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lbctl.config import Settings
+from lbctl.config import WEIGHT_KEYS, Settings
 from lbctl.model.brokerload import BrokerLoadData, TopBundle, from_local_broker_data, top_k_bundles
 from lbctl.model.bundle import namespace_of
 from lbctl.model.decision import (
@@ -520,4 +520,12 @@ class TransferShedderAdapter:
         return decision, _Memory(res.hit_count, store)
 
 
-SHEDDING.register(NAME, PACKAGE)(TransferShedderAdapter)
+SHEDDING.register(NAME, PACKAGE, reads=(
+    *WEIGHT_KEYS, "loadBalancerMemoryResourceWeight", "loadBalanceSheddingDelayInSeconds",
+    "loadBalancerBrokerLoadDataTTLInSeconds", "loadBalancerBrokerLoadTargetStd",
+    "loadBalancerBrokerOverloadedThresholdPercentage", "loadBalancerDebugModeEnabled",
+    "loadBalancerHistoryResourcePercentage", "loadBalancerMaxNumberOfBrokerSheddingPerCycle",
+    "loadBalancerMaxNumberOfBundlesInBundleLoadReport",
+    "loadBalancerSheddingBundlesWithPoliciesEnabled",
+    "loadBalancerSheddingConditionHitCountThreshold", "loadBalancerSheddingExcludedNamespaces",
+    "loadBalancerTransferEnabled"))(TransferShedderAdapter)

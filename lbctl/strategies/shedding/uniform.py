@@ -80,7 +80,11 @@ def java_int_add(a: int, b: int) -> int:
     return (a + b + 2**31) % 2**32 - 2**31
 
 
-@SHEDDING.register("UniformLoadShedder")
+@SHEDDING.register("UniformLoadShedder", reads=(
+    "loadBalancerMsgRateDifferenceShedderThreshold",
+    "loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold",
+    "maxUnloadBundleNumPerShedding", "maxUnloadPercentage", "minUnloadMessage",
+    "minUnloadMessageThroughput"))
 class UniformLoadShedder:
     """Pure port of ``UniformLoadShedder``; memory is ``None``."""
 

@@ -37,7 +37,9 @@ from lbctl.strategies.split.base import (
 )
 
 
-@SPLIT.register(FLOW_OR_QPS_EQUALLY_DIVIDE)
+@SPLIT.register(FLOW_OR_QPS_EQUALLY_DIVIDE, reads=(  # through the option's limits (option_for)
+    "loadBalancerNamespaceBundleMaxMsgRate", "loadBalancerNamespaceBundleMaxBandwidthMbytes",
+    "flowOrQpsDifferenceThresholdPercentage"))
 class FlowOrQpsEquallyDivide:
     name = FLOW_OR_QPS_EQUALLY_DIVIDE
 
