@@ -49,7 +49,10 @@ def test_load_shedding_ladder() -> None:
     assert unloaded(r) == [(B1, "primary:8080", "secondary:8080")]
     r = lm.run_cycle(two_brokers(90, 3 * MINUTE), conf, r.memory)
     assert unloaded(r) == []
-    assert "recently" in " ".join(c.why for c in r.decision.candidates) or not r.decision.selections
+    assert r.decision.selections == ()
+    assert [c.why for c in r.decision.candidates] == [
+        "recently unloaded (within loadBalancerSheddingGracePeriodMinutes)"] * 2
+    assert r.decision.brokers["primary:8080"].reason == "NoBundles"
     cleared = replace(r.memory, recently_unloaded={})
     r = lm.run_cycle(two_brokers(90, 4 * MINUTE), conf, cleared)
     assert len(r.unloads) == 1

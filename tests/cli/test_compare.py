@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import EXAMPLES, example_files  # type: ignore[import-not-found]
+from paths import EXAMPLES, example_files  # type: ignore[import-not-found]
 
 from lbctl.cli.app import app
 

@@ -4,31 +4,13 @@ recommend without a snapshot trying the admin URL."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
-from conftest import EXAMPLES  # type: ignore[import-not-found]
+from paths import EXAMPLES  # type: ignore[import-not-found]
 
 from lbctl.cli.app import app
 
 HEAVY = ("pandas", "httpx", "pyspark", "numpy")
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("argv", [["monitor-brokers", "--help"], ["unload", "--help"],
-                                  ["snapshot", "export", "--help"]])
-def test_help_imports_no_heavy_module(argv: list[str]) -> None:
-    code = (
-        "import sys\n"
-        "from lbctl.cli.app import app\n"
-        f"try:\n    app({argv!r}, prog_name='lbctl')\n"
-        "except SystemExit:\n    pass\n"
-        f"print('HEAVY:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "Usage: lbctl" in out.stdout
-    assert out.stdout.strip().splitlines()[-1] == "HEAVY:"
 
 
 def test_monitor_on_a_snapshot_sequence(runner) -> None:

@@ -8,10 +8,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from random import Random
 
 import pytest
 import yaml
-from conftest import EXAMPLES, example_files  # type: ignore[import-not-found]
+from paths import EXAMPLES, example_files  # type: ignore[import-not-found]
 
 from lbctl.cli.app import app
 
@@ -109,11 +110,19 @@ def test_strategy_override_and_settings(runner) -> None:
     assert plan["settings"]["loadBalancerBrokerOverloadedThresholdPercentage"] == 80
 
 
-def test_seed_makes_random_placement_repeatable(runner) -> None:
-    args = [str(EXAMPLES / "hot-broker.json"), "--placement", "LeastResourceUsageWithWeight"]
-    a = _plan(runner, *args, "--seed", "3")
-    b = _plan(runner, *args, "--seed", "3")
-    assert a["actions"] == b["actions"]
+def test_seed_picks_among_equally_good_brokers(runner) -> None:
+    """uniform.json's one unload has two equally good destinations for
+    LeastResourceUsageWithWeight (``best``, in the candidates' Java order); Pulsar's
+    ``ThreadLocalRandom`` pick is ``Random(seed).randrange(2)`` into that list."""
+    args = [str(EXAMPLES / "uniform.json"), "--placement", "LeastResourceUsageWithWeight"]
+    ex = json.loads(runner.invoke(app, ["explain", *args, "-o", "json"]).stdout)
+    [outcome] = ex["explanation"]["outcomes"]
+    best = outcome["placement"]["decision"]["best"]
+    assert best == ["broker-3.pulsar.svc:8080", "broker-2.pulsar.svc:8080"]
+    for seed, index in ((0, 1), (3, 0)):  # Random(0).randrange(2) == 1, Random(3)… == 0
+        assert Random(seed).randrange(len(best)) == index
+        [action] = _plan(runner, *args, "--seed", str(seed))["actions"]
+        assert action["destinationBroker"] == best[index]
 
 
 @pytest.mark.parametrize("args, code, text", [

@@ -5,13 +5,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import EXAMPLES, example_files  # type: ignore[import-not-found]
+from paths import EXAMPLES, example_files  # type: ignore[import-not-found]
 
 from lbctl.cli.app import app
 
@@ -102,13 +100,3 @@ def test_unwritable_plot_is_a_one_line_error(runner, tmp_path: Path) -> None:
                               "--plot", str(tmp_path / "missing" / "x.png")])
     assert res.exit_code == 1
     assert res.stderr.startswith("lbctl: error: ") and "cannot write the plot" in res.stderr
-
-
-@pytest.mark.slow
-def test_help_does_not_import_matplotlib() -> None:
-    code = ("import sys\nfrom lbctl.cli.app import app\n"
-            "try:\n    app(['simulate', '--help'], prog_name='lbctl')\nexcept SystemExit:\n    pass\n"
-            "print('HEAVY:' + ','.join(m for m in ('matplotlib', 'numpy', 'pandas') "
-            "if m in sys.modules))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip().splitlines()[-1] == "HEAVY:"

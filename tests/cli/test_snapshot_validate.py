@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLES, ROOT, example_files  # type: ignore[import-not-found]
+from paths import EXAMPLES, ROOT, example_files  # type: ignore[import-not-found]
 
 from lbctl.cli.app import app
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import EXAMPLES  # type: ignore[import-not-found]
+from paths import EXAMPLES  # type: ignore[import-not-found]
 
 from lbctl.cli.app import app
 

@@ -31,8 +31,6 @@ from lbctl.sources.snapshot import read_snapshots
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING, SPLIT
 from lbctl.strategies.split.base import option_for
 
-sys.path.insert(0, str(Path(__file__).parent))
-
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = [p for p in sorted((ROOT / "examples").iterdir())
             if p.suffix in (".json", ".yaml", ".jsonl")]

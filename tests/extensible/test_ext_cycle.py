@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from plan_contract import check_plan  # type: ignore[import-not-found]
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
@@ -32,8 +33,9 @@ def all_examples() -> list[Path]:
 @pytest.mark.parametrize("example", PIP220, ids=lambda p: p.name)
 def test_pip220_threshold_shedder_recommends_nothing(example):
     states = [replace(s, load_manager="modular") for s in read_snapshots([example])]
-    for p in plans(states, Options(strategy="ThresholdShedder")):
-        assert [a for a in p.actions if a.action == "unload"] == []
+    ps = plans(states, Options(strategy="ThresholdShedder"))
+    assert len(ps) == len(states) == 4
+    assert [[a for a in p.actions if a.action == "unload"] for p in ps] == [[]] * 4
 
 
 @pytest.mark.parametrize("example, source, dest, rule", [
@@ -150,13 +152,8 @@ def test_recommend_transfer_shedder_on_every_example(runner, example):
                               "-o", "json"])
     assert res.exit_code == 0, res.output
     plan = json.loads(res.stdout)
-    assert plan["format"] == "lbctl/plan@1" and plan["shedding"] == "TransferShedder"
-    for a in plan["actions"]:
-        assert a["action"] in ("transfer", "unload", "split")
-        if a["action"] == "transfer":
-            assert a["destinationBroker"] and a["destinationBroker"] != a["broker"]
-    assert plan["summary"]["unloads"] == sum(
-        1 for a in plan["actions"] if a["action"] in ("transfer", "unload"))
+    assert plan["shedding"] == "TransferShedder" and plan["placement"] == "LeastResourceUsageWithWeight"
+    check_plan(plan)  # transfers go to another broker; the summary counts them
 
 
 @pytest.mark.parametrize("example", sorted(EXT.glob("*.json*")), ids=lambda p: p.name)
@@ -171,6 +168,7 @@ def test_explain_extensible_every_format(runner, example, fmt):
         assert plan["loadManager"] == "extensible"
         sh = ex["shedding"]
         assert {"loadAvg", "loadStd", "hitCount", "rounds", "phaseA", "loopEnded"} <= set(sh)
+        assert sh["rounds"], "every bundled extensible example ends with a shedding round"
         for r in sh["rounds"]:
             assert r["stdBefore"] is not None and r["stdAfter"] is not None
     elif fmt == "csv":

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-import pytest
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
@@ -45,17 +41,3 @@ def test_nothing_to_read_does_not_start_spark(tmp_path) -> None:
     assert r.exit_code == 0, r.output
     assert "starting Spark" not in r.stderr
     assert '"found": 0' in r.stdout
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("argv", [["fleet", "--help"], ["fleet", "report", "--help"]])
-def test_fleet_help_imports_no_heavy_module(argv: list[str]) -> None:
-    code = (
-        "import sys\nfrom lbctl.cli.app import app\n"
-        f"try:\n    app({argv!r}, prog_name='lbctl')\nexcept SystemExit:\n    pass\n"
-        "print('HEAVY:' + ','.join(m for m in ('pyspark', 'pandas', 'numpy', 'matplotlib') "
-        "if m in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert "Usage: lbctl fleet" in out.stdout
-    assert out.stdout.strip().splitlines()[-1] == "HEAVY:"

@@ -13,7 +13,6 @@ import pytest
 from lbctl.loadmanager.select import Options
 from lbctl.simulate.engine import SimulationOptions, SimulationResult, simulate
 from lbctl.sources.snapshot import read_snapshots
-from lbctl.strategies.builtin import SHEDDING
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 B1, B2 = "broker-1.pulsar.svc:8080", "broker-2.pulsar.svc:8080"
@@ -28,11 +27,6 @@ def run(name: str, cycles: int, strategy: str | None = None, placement: str | No
 
 def loads(r: SimulationResult) -> list[list[float]]:
     return [[round(v * 100, 4) for v in c.loads.values()] for c in r.cycles]
-
-
-def needs_transfer_shedder() -> None:
-    if "TransferShedder" not in SHEDDING.names():
-        pytest.skip("TransferShedder is not registered yet (issue 5)")
 
 
 # --- PIP-364: two brokers at 90 % and 10 % -----------------------------------------------------
@@ -97,7 +91,6 @@ def test_pip220_rolling_restart_lower_boundary_shedding_feeds_the_idle_broker() 
 
 @pytest.mark.parametrize("name", ["pip220-12-2-1-1.json", "rolling-restart.yaml"])
 def test_pip220_transfer_shedder_moves_and_converges(name: str) -> None:
-    needs_transfer_shedder()
     r = run(name, 60, "TransferShedder")
     s = r.summary()
     assert s["unloads"] > 0

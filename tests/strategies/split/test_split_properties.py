@@ -9,7 +9,7 @@ lower bound (topic_count_equally_divide's boundary could equal it) and the hash 
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from lbctl.model.bundle import FULL_UPPER, BundleRange
@@ -97,8 +97,7 @@ def test_topic_count_equally_divide(case) -> None:
                                                  max_size=8, unique=True))
 def test_specified_positions_divide(case, positions: list[int]) -> None:
     b, hashes = case
-    if len(hashes) < 2:
-        return
+    assume(len(hashes) >= 2)  # a bundle too narrow for two topics is not a case here
     res = SpecifiedPositionsDivide().boundaries(
         SplitOption(b, tuple(hashes), tuple(positions), hash=hashes.__getitem__))
     inside = sorted(p for p in positions if b.lower < p < b.upper)
