@@ -4,11 +4,11 @@ checks of ``NamespacesBase.internalSplitNamespaceBundleAsync``, and the children
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from types import MappingProxyType
 
 import pytest
 from factories import broker, bundle_data, state, stats  # type: ignore[import-not-found]
+from paths import EXAMPLES  # type: ignore[import-not-found]
 
 from lbctl.config import Settings, resolve
 from lbctl.errors import UsageError
@@ -18,7 +18,7 @@ from lbctl.model.cluster import TopicStats
 from lbctl.sources.snapshot import read_snapshots
 from lbctl.strategies.split.base import SplitError
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "flow-or-qps.json"
+EXAMPLE = EXAMPLES / "flow-or-qps.json"
 NS = "t/ns"
 BOUNDS = (0x00000000, 0x40000000, 0x80000000, 0xC0000000, 0xFFFFFFFF)
 

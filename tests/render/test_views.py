@@ -1,0 +1,155 @@
+"""Every view in every output format, in one test.
+
+The views are found by introspection (every class under ``lbctl.render`` with ``to_data``,
+``to_rows`` and ``to_text``), so a new view without a sample here fails ``test_every_view_is_here``;
+the formats come from :data:`lbctl.render.FORMATS`, so a new format is exercised on every view.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import inspect
+import io
+import json
+import pkgutil
+from collections.abc import Callable
+
+import pytest
+import yaml
+from paths import EXAMPLES  # type: ignore[import-not-found]
+
+import lbctl.render
+from lbctl.config import resolve
+from lbctl.loadmanager.select import Options, run
+from lbctl.loadmanager.split_preview import SplitRequest, preview
+from lbctl.monitor.brokers import BrokerMonitor
+from lbctl.render import FORMATS, render
+from lbctl.render.fleet_view import IngestView, ReportView, WhatIfView
+from lbctl.render.monitor import MonitorView
+from lbctl.render.simulation_view import ComparisonView, SimulationView
+from lbctl.render.split_view import SplitView
+from lbctl.render.views import ExplainView, RecommendView, ValidateView
+from lbctl.simulate.compare import compare, parse_pairs
+from lbctl.simulate.engine import SimulationOptions, simulate
+from lbctl.sources.snapshot import read_snapshots, summarize
+
+
+def _states(name: str = "two-brokers-90-10.jsonl"):
+    return read_snapshots([EXAMPLES / name])
+
+
+def _recommend():
+    return RecommendView([r.plan() for r in run(_states(), Options())], all_cycles=True)
+
+
+def _explain():
+    return ExplainView(run(_states(), Options()), all_cycles=True)
+
+
+def _explain_extensible():
+    return ExplainView(run(read_snapshots([EXAMPLES / "extensible" / "skewed.json"]), Options()))
+
+
+def _validate():
+    path = EXAMPLES / "balanced.json"
+    return ValidateView([{"file": str(path), **summarize(s)} for s in read_snapshots([path])])
+
+
+def _split():
+    st = read_snapshots([EXAMPLES / "flow-or-qps.json"])[-1]
+    request = SplitRequest("my-tenant/my-ns", bundle="0x00000000_0x80000000")
+    return SplitView(preview(st, resolve(st.config), request))
+
+
+def _simulation():
+    return SimulationView(simulate(_states("hot-broker.json"), Options(),
+                                   SimulationOptions(cycles=6)))
+
+
+def _comparison():
+    pairs = parse_pairs(["ThresholdShedder", "AvgShedder:AvgShedder"], None)
+    return ComparisonView(compare(_states("hot-broker.json"), Options(), pairs,
+                                  SimulationOptions(cycles=6)))
+
+
+def _monitor():
+    mon = BrokerMonitor()
+    refresh = None
+    for st in _states():
+        refresh = mon.update(list(st.brokers), dict(st.brokers), 85.0, st.captured_at, st.cluster)
+    return MonitorView(refresh)
+
+
+def _ingest():
+    from lbctl.fleet.ingest import IngestResult
+
+    return IngestView(IngestResult("/tmp/fleet", files_found=3, files_read=3, snapshots_read=4,
+                                   snapshots_added=4,
+                                   skipped=[{"file": "x.json", "reason": "x.json: bad"}]))
+
+
+def _report():
+    import pandas as pd
+
+    from lbctl.fleet.report import FleetReport, ReportOptions
+
+    clusters = pd.DataFrame([{"imbalance_rank": 1, "churn_rank": 1, "cluster": "east",
+                              "samples": 3, "brokers": 2, "bundles": 10, "tput_cv": 0.5,
+                              "rate_cv": 0.4, "tput_ratio": 3.0, "overloaded": 1, "idle": 0,
+                              "over_split": 0, "unsplittable": 0, "moves": 2, "bounces": 0,
+                              "churn": 0.1}])
+    hot = pd.DataFrame([{"cluster": "east", "bundle": "t/ns/0x00000000_0xffffffff", "samples": 3,
+                         "over_split": 0, "oversized": 1, "unsplittable": 0, "moves": 1,
+                         "bounces": 0, "max_share": 0.7, "max_tput": 2.5e7}])
+    return ReportView(FleetReport(clusters, None, hot, None, ReportOptions(), ["clusters.csv"]))
+
+
+def _whatif():
+    import pandas as pd
+
+    return WhatIfView(pd.DataFrame([{"cluster": "east", "strategy": "ThresholdShedder",
+                                     "placement": "LeastLongTermMessageRate", "cycles": 3,
+                                     "unloads": 2, "moved_soon_after": 1, "repeats": 0,
+                                     "error": None}]), 5)
+
+
+SAMPLES: dict[str, Callable[[], object]] = {
+    "RecommendView": _recommend, "ExplainView": _explain,
+    "ExplainView/extensible": _explain_extensible, "ValidateView": _validate,
+    "SplitView": _split, "SimulationView": _simulation, "ComparisonView": _comparison,
+    "MonitorView": _monitor, "IngestView": _ingest, "ReportView": _report,
+    "WhatIfView": _whatif,
+}
+
+
+def _view_classes() -> set[str]:
+    names = set()
+    for mod in pkgutil.iter_modules(lbctl.render.__path__, "lbctl.render."):
+        for name, cls in inspect.getmembers(importlib.import_module(mod.name), inspect.isclass):
+            if cls.__module__ == mod.name and all(
+                    hasattr(cls, m) for m in ("to_data", "to_rows", "to_text")):
+                names.add(name)
+    return names
+
+
+def test_every_view_is_here() -> None:
+    assert _view_classes() == {k.split("/")[0] for k in SAMPLES}
+
+
+@pytest.mark.parametrize("fmt", list(FORMATS))
+@pytest.mark.parametrize("view", sorted(SAMPLES))
+def test_view_renders_in_format(view: str, fmt: str) -> None:
+    buf = io.StringIO()
+    render(SAMPLES[view](), fmt, buf)  # type: ignore[arg-type]
+    text = buf.getvalue()
+    assert text.endswith("\n") and text.strip()
+    if fmt == "json":
+        assert isinstance(json.loads(text), dict | list)
+    elif fmt == "yaml":
+        assert yaml.safe_load(text) is not None
+    elif fmt == "csv":
+        rows = list(csv.reader(io.StringIO(text)))
+        assert rows and all(len(r) == len(rows[0]) for r in rows), "ragged CSV"
+    else:
+        assert "\x1b" not in text  # no colour unless asked for
