@@ -2,7 +2,7 @@
 
 Every endpoint lbctl uses is one :class:`Endpoint` in :data:`ENDPOINTS` — a method and a path
 template exactly as the official admin v2 OpenAPI spec spells it (a test checks them against
-``shared/spec/pulsar-admin-v2-swagger-4.1.1.json``). A request is described by a :class:`Call`
+Pulsar 4.1.1's published spec). A request is described by a :class:`Call`
 before it is sent, so that the executor can show a mutation exactly as it will go over the wire.
 
 Behaviour, mirroring ``pulsar-admin``'s ``AsyncHttpConnector`` where it matters:

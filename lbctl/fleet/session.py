@@ -1,6 +1,6 @@
 """The one recipe for a Spark session: local and quiet by default, any cluster on request.
 
-Why each default (measured in ``shared/reference/toolchain.md``):
+Why each default:
 
 * in local mode ``PYSPARK_PYTHON`` is this interpreter: otherwise Python workers run whatever ``python3`` is on
   ``PATH`` and the first pandas UDF fails to import pandas (or lbctl).

@@ -81,7 +81,7 @@ def overall(rows: list[BrokerRow], total: BrokerRow, *, color: bool = False) -> 
 
 @dataclass
 class MonitorView:
-    """A :class:`~lbctl.monitor.Refresh` as table text, records or data."""
+    """A :class:`~lbctl.monitor.brokers.Refresh` as table text, records or data."""
 
     refresh: Refresh
     sort: str | None = None

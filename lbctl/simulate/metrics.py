@@ -2,7 +2,7 @@
 
 The questions users ask of a shedding strategy (PIP-364, PIP-220, #16059, #21722) are "how uneven
 is the load", "how much moves", "does it ping-pong" and "how long until it settles"; these are the
-figures that answer them, named as in ``shared/reference/anchors.md`` §5:
+figures that answer them:
 
 * spread of broker load (the weighted max resource usage, as a fraction): mean, population
   standard deviation, coefficient of variation (std / mean), min, max and range (max − min);

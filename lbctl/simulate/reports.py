@@ -8,7 +8,7 @@ old, or when the largest change since it exceeds ``loadBalancerReportUpdateThres
 * the percent change of message rate (in + out), throughput (in + out) and bundle count, where
   ``pc(old, new) = 0`` if both are 0, ``+∞`` if only ``old`` is 0, else ``100 · |old − new| / old``.
 
-(See ``shared/reference/pulsar-modular-lb.md`` §3.5.) Strict comparisons, as in Pulsar.
+Strict comparisons, as in Pulsar.
 """
 
 from __future__ import annotations

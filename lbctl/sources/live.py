@@ -1,6 +1,6 @@
 """A running cluster, read over the admin REST API, as a :class:`~lbctl.model.cluster.ClusterState`.
 
-What is read (``shared/reference/admin-api.md`` §7, the REST-only call plan):
+What is read (REST only: no ZooKeeper, no Pulsar client):
 
 1. ``GET /admin/v2/brokers/configuration/runtime`` on the admin URL: the settings in force (only the
    load-balancer settings lbctl declares are kept — the runtime configuration also holds secrets

@@ -1,4 +1,4 @@
-"""Reading and writing snapshot v1 files (``/work/shared/spec/snapshot-v1.md``).
+"""Reading and writing snapshot v1 files (the format is :mod:`lbctl.sources.snapshot_schema`'s).
 
 Files:
 

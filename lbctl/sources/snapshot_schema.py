@@ -1,6 +1,6 @@
 """Snapshot v1 objects ↔ :class:`~lbctl.model.cluster.ClusterState`, with strict validation.
 
-The contract is ``/work/shared/spec/snapshot-v1.md``: a snapshot's parts are Pulsar's own JSON shapes
+A snapshot's parts are Pulsar's own JSON shapes
 (``LocalBrokerData`` as ``/admin/v2/broker-stats/load-report`` returns it, ``NamespaceBundleStats``,
 ``BundleData``/``TimeAverageMessageData``, ``BundlesData``), so a decoded object is checked against
 the Java field types those classes declare:
