@@ -1,6 +1,6 @@
 """Benchmark: one `monitor-brokers` refresh against 200 test brokers that each answer after 50 ms.
 
-The loopback test cluster (tests/pulsar_test_cluster) runs in its own process so that its event loop
+The loopback test cluster (lbctl.sandbox) runs in its own process so that its event loop
 does not share lbctl's interpreter. Prints: one request's time (median of 20 GETs of a load report),
 one refresh's time measured inside lbctl (discovery + 200 load reports, median of 5), and the wall
 time of the whole `lbctl monitor-brokers --once` command in a fresh process (interpreter start-up
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SERVER = """
 import sys, time
 sys.path.insert(0, {tests!r})
-from pulsar_test_cluster import hot_cluster
+from lbctl.sandbox import hot_cluster
 c = hot_cluster({n}, latency={lat}, tokens=None)
 print(c.admin_url, flush=True)
 sys.stdin.read()

@@ -1,4 +1,4 @@
-"""Fixtures of the loopback Pulsar test cluster (``tests/pulsar_test_cluster``)."""
+"""Fixtures of the loopback Pulsar test cluster (:mod:`lbctl.sandbox`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 from live_helpers import TOKENS, Lbctl
-from pulsar_test_cluster import TestCluster, hot_cluster
+
+from lbctl.sandbox import TestCluster, hot_cluster
 
 
 @pytest.fixture(autouse=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulsar_test_cluster import TestCluster
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
+from lbctl.sandbox import TestCluster
 
 ADMIN_TOKEN = "eyJhbGciOiJIUzI1NiJ9.c3VwZXJ1c2Vy.SECRET-ADMIN-SIGNATURE"
 USER_TOKEN = "eyJhbGciOiJIUzI1NiJ9.dXNlcg.SECRET-USER-SIGNATURE"

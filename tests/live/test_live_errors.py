@@ -6,10 +6,10 @@ import socket
 
 import pytest
 from live_helpers import SECRETS, USER_TOKEN, Lbctl, assert_no_secret
-from pulsar_test_cluster import Fault, TestCluster
 
 from lbctl.cli.app import app
 from lbctl.errors import EXIT_CODES
+from lbctl.sandbox import Fault, TestCluster
 
 pytestmark = pytest.mark.live
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from live_helpers import Lbctl, assert_no_secret
-from pulsar_test_cluster import Fault
 
+from lbctl.sandbox import Fault
 from lbctl.sources.snapshot import read_snapshot_file
 
 pytestmark = pytest.mark.live

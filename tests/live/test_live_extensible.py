@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 from live_helpers import TOKENS, Lbctl, assert_no_secret
-from pulsar_test_cluster import EXTENSIBLE_BROKERS as SPEC_BROKERS
-from pulsar_test_cluster import Fault, TestCluster, extensible_cluster, hot_cluster
-from pulsar_test_cluster.server import percent_usage
 from spec_paths import SPEC, defined
 
 from lbctl.config import resolve
 from lbctl.model.bundle import topic_hash
 from lbctl.model.load import ResourceUsage
+from lbctl.sandbox import EXTENSIBLE_BROKERS as SPEC_BROKERS
+from lbctl.sandbox import Fault, TestCluster, extensible_cluster, hot_cluster
+from lbctl.sandbox.server import percent_usage
 from lbctl.sources.live_extensible import (
     RECONSTRUCTED,
     broker_load_data,

@@ -6,7 +6,8 @@ import json
 
 import pytest
 from live_helpers import Lbctl, assert_no_secret
-from pulsar_test_cluster import Fault, hot_cluster
+
+from lbctl.sandbox import Fault, hot_cluster
 
 pytestmark = pytest.mark.live
 

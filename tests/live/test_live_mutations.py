@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from live_helpers import ADMIN_TOKEN, Lbctl, assert_no_secret
-from pulsar_test_cluster import TestCluster
 
 from lbctl.admin.auth import make_auth
 from lbctl.admin.client import AdminClient
 from lbctl.executor import Executor, check_bundle, parse_range, split_mutation
+from lbctl.sandbox import TestCluster
 
 pytestmark = pytest.mark.live
 

@@ -39,9 +39,13 @@ import re
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
+
+#: an HTTP answer: status, body, content type, extra headers
+Response = tuple[int, bytes, str, dict[str, str]]
 
 FULL = 0xFFFFFFFF
 SUPPORTED_SPLIT = ("range_equally_divide", "specified_positions_divide")
@@ -50,7 +54,8 @@ TRANSFER_SHEDDER = "org.apache.pulsar.broker.loadbalance.extensions.scheduler.Tr
 
 
 def _f32(x: float) -> float:
-    return struct.unpack("<f", struct.pack("<f", x))[0]
+    value: float = struct.unpack("<f", struct.pack("<f", x))[0]
+    return value
 
 
 def percent_usage(pair: tuple[float, float]) -> float:
@@ -286,7 +291,8 @@ class TestCluster:
         def pct(p: tuple[float, float]) -> float:
             return p[0] / p[1] * 100 if p[1] > 0 else 0.0
 
-        total = lambda k: sum(s[k] for s in last.values())  # noqa: E731
+        def total(k: str) -> float:
+            return float(sum(s[k] for s in last.values()))
         host, port = broker.split(":")
         return {
             "webServiceUrl": f"http://{broker}",
@@ -526,7 +532,8 @@ class TestCluster:
         self.brokers[owner].losses.append(bundle)
         self.brokers[dest].gains.append(bundle)
 
-    def _split(self, bundle: str, query: dict[str, str], body: bytes, err: Any) -> Any:
+    def _split(self, bundle: str, query: dict[str, str], body: bytes,
+               err: Callable[[int, str], Response]) -> Response:
         algo = query.get("splitAlgorithmName") or "range_equally_divide"
         if algo not in SUPPORTED_SPLIT:
             return err(412, "Unsupported namespace bundle split algorithm, supported algorithms "
@@ -555,7 +562,8 @@ class TestCluster:
         share = 1 / (len(edges) - 1)
         for a, b in zip(edges, edges[1:], strict=False):
             child = f"{ns}/{fmt(a)}_{fmt(b)}"
-            self.own(child, owner, **{k: (v * share if isinstance(v, float) else v)
+            # rates and throughputs are shared; counts (topics, sessions) stay whole
+            self.own(child, owner, **{k: (v * share if k.startswith("msg") else v)
                                       for k, v in old.items()})
             if query.get("unload") == "true":
                 self._move(child, None)

@@ -1,8 +1,9 @@
-"""A Pulsar-admin-compatible test cluster on loopback (see :mod:`.server`) and its scenarios."""
+"""Ready-made clusters for the loopback test cluster (:mod:`lbctl.sandbox.server`): a hot broker,
+an extensible cluster."""
 
 from __future__ import annotations
 
-from pulsar_test_cluster.server import FULL, Fault, TestCluster, fmt
+from lbctl.sandbox.server import FULL, Fault, TestCluster, fmt
 
 __all__ = ["FULL", "Fault", "TestCluster", "equal_boundaries", "extensible_cluster", "fmt",
            "hot_cluster"]
