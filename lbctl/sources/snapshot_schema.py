@@ -493,7 +493,33 @@ def _brokers(
                     + json.dumps(other, ensure_ascii=False),
                 )
         brokers[bid] = local
+    _check_disjoint(c, brokers, owned, namespaces)
     return brokers
+
+
+def _check_disjoint(c: _Checker, brokers: Mapping[str, LocalBrokerData], owned: set[str],
+                    namespaces: Mapping[str, Any]) -> None:
+    """Owned bundles of a namespace without ``namespaces`` boundaries must not overlap: a
+    namespace's bundles partition its hash range (``NamespaceBundles``), so two that overlap
+    cannot both exist. (With boundaries, each must be one of their ranges: checked per name.)"""
+    by_ns: dict[str, list[tuple[int, int, str]]] = {}
+    for name in owned:
+        ns = name[:-_RANGE_TAIL]
+        if ns in namespaces:
+            continue
+        tail = name[-_RANGE_TAIL + 1 :]
+        by_ns.setdefault(ns, []).append((int(tail[2:10], 16), int(tail[13:21], 16), name))
+    for ranges in by_ns.values():
+        if len(ranges) < 2:
+            continue
+        ranges.sort()
+        for (_, hi, prev), (lo, _, name) in zip(ranges, ranges[1:], strict=False):
+            if lo < hi:
+                bid = next(b for b, d in brokers.items() if name in d.lastStats or name in d.bundles)
+                stats_key = "lastStats" if name in brokers[bid].lastStats else "bundles"
+                c.fail(_bundle_path(bid, stats_key, brokers[bid], name),
+                       f"expected bundles of one namespace not to overlap: range "
+                       f"{name[-_RANGE_TAIL + 1 :]} overlaps {prev[-_RANGE_TAIL + 1 :]}")
 
 
 def _bundle_path(bid: str, stats_key: str, local: LocalBrokerData, name: str) -> str:
