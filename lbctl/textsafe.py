@@ -34,15 +34,28 @@ def _escape(m: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
-def terminal_safe(text: str, *, keep_newlines: bool = True) -> str:
+#: Select Graphic Rendition (colour, bold): the only escape sequence output may keep; it cannot
+#: move the cursor, clear the screen or set the window title
+_SGR = re.compile(r"\x1b\[[0-9;]{0,32}m")
+
+
+def terminal_safe(text: str, *, keep_newlines: bool = True, keep_colors: bool = False) -> str:
     """``text`` with every control character written as a visible escape (``\\e``, ``\\x07``).
 
     Newlines and tabs are kept when ``keep_newlines`` (multi-line tables); a one-line message
     passes ``keep_newlines=False`` so that a name holding a newline cannot start a fake line.
+    ``keep_colors`` lets colour sequences (SGR, ``ESC [ … m``) through: tables colour decisions.
     """
     pattern = _CONTROL if keep_newlines else _CONTROL_ALL
     if pattern.search(text) is None:  # the common case: no copy
         return text
+    if keep_colors and "\x1b[" in text:
+        parts = _SGR.split(text)
+        colors = _SGR.findall(text)
+        out = [pattern.sub(_escape, parts[0])]
+        for color, part in zip(colors, parts[1:], strict=True):
+            out += [color, pattern.sub(_escape, part)]
+        return "".join(out)
     return pattern.sub(_escape, text)
 
 

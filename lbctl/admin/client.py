@@ -751,7 +751,7 @@ def connection_warnings(cfg: ConnectionConfig, auth: Auth) -> list[str]:
     if not sends_credential(auth):
         return out
     host = urlsplit(cfg.admin_url).hostname or cfg.admin_url
-    if cfg.admin_url.startswith("http://") and auth.headers_are_secret:
+    if cfg.admin_url.startswith("http://") and auth.headers_are_secret and not _loopback(host):
         out.append(f"the {auth.credential_name} is sent over plain http to {host}: anyone on the "
                    "network path can read and reuse it; use an https:// admin URL")
     elif cfg.admin_url.startswith("https://"):
@@ -763,6 +763,18 @@ def connection_warnings(cfg: ConnectionConfig, auth: Auth) -> list[str]:
                        f"a certificate for any name that the CA store trusts is accepted for "
                        f"{host}, so the {auth.credential_name} may be sent to an impostor")
     return out
+
+
+def _loopback(host: str) -> bool:
+    """Loopback traffic never crosses a network (no warning about plain http there)."""
+    import ipaddress
+
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def client_from_config(cfg: ConnectionConfig, *, transport: Any = None,

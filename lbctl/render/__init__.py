@@ -84,4 +84,8 @@ def render(result: Renderable, fmt: str, stream: TextIO) -> None:
     if f is None:
         raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
     text = f.text(result)
+    if fmt == "table":  # for people: names from outside must not drive the terminal
+        from lbctl.textsafe import terminal_safe
+
+        text = terminal_safe(text, keep_colors=True)
     stream.write(text if text.endswith("\n") else text + "\n")
