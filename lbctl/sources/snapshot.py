@@ -87,6 +87,12 @@ def check_one_cluster(states: Sequence[ClusterState]) -> None:
                 f"{s.source}: cluster {_quote(s.cluster)} differs from cluster "
                 f"{_quote(first.cluster)} of {first.source}; a sequence must be of one cluster"
             )
+        if s.load_manager != first.load_manager:
+            raise SnapshotError(
+                f"{s.source}: loadManager {_quote(s.load_manager)} differs from "
+                f"{_quote(first.load_manager)} of {first.source}; a sequence must be of one "
+                "load manager"
+            )
 
 
 def read_snapshot_file(path: Path | str) -> list[ClusterState]:

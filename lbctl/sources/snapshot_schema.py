@@ -195,6 +195,10 @@ class _Checker:
         if type(value) is int and 0 <= value <= top:
             return value
         if type(value) is not int:
+            if type(value) is float and value.is_integer() and abs(value) >= 2**53:
+                # a JSON integer too large for a 64-bit number (the decoder made it a float)
+                self.fail(path, f"expected an integer within the range of a Java {java}, got a "
+                          f"number of {len(str(int(abs(value))))} digits")
             self.fail(path, "expected an integer >= 0", value)
         if value < 0:
             self.fail(path, "expected an integer >= 0", value)
@@ -940,9 +944,7 @@ def _top_bundles(c: _Checker, path: str, raw: dict[Any, Any]) -> PublishedTopBun
     for i, item in enumerate(items):
         p = f"{path}.topBundlesLoadData[{i}]"
         item = c.obj(p, item, "an object {bundleName, stats}")
-        name = item.get("bundleName")
-        if type(name) is not str or "/" not in name:
-            c.fail(f"{p}.bundleName", "expected a bundle name tenant/ns/0x…_0x…", name)
+        name = c.bundle_name(f"{p}.bundleName", item.get("bundleName"))
         st = c.obj(f"{p}.stats", item.get("stats", {}), "an object (NamespaceBundleStats)")
         kw: dict[str, Any] = {}
         for k in _TOP_RATES:
