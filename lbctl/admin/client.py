@@ -518,10 +518,10 @@ class AdminClient:
         return self.json(call(BUNDLES, tenant=tenant, namespace=ns))
 
     def broker_url(self, broker_id: str) -> str:
-        """``<admin URL's scheme>://host:port`` of a broker id (never a downgrade to http; an
-        ``http(s)://`` prefix on the id is dropped, as the broker drops it). An id that is not
-        ``host:port`` is an error; a host outside ``--broker-host-allow`` is remembered as
-        refused, and any request to it fails before it is sent."""
+        """``<admin URL's scheme>://host:port`` of a broker id (never a downgrade to http). An id
+        that is not exactly ``host:port`` (a scheme, a path, user info, a bad port) is an error;
+        a host outside ``--broker-host-allow`` is remembered as refused, and any request to it
+        fails before it is sent."""
         host, port = parse_broker_id(broker_id)
         netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         url = f"{self.scheme}://{netloc}"
@@ -568,11 +568,7 @@ def _join(base: str, location: str) -> str | None:
 
 def parse_broker_id(broker_id: str) -> tuple[str, int]:
     """``host:port`` of a broker id as ``GET /admin/v2/brokers`` lists it (``[v6]:port`` too)."""
-    bid = broker_id.strip()
-    for prefix in ("http://", "https://"):
-        if bid.lower().startswith(prefix):
-            bid = bid[len(prefix):].rstrip("/")
-    parsed = parse_host_port(bid)
+    parsed = parse_host_port(broker_id)
     if parsed is None:
         raise HttpError(f"broker id {shorten(broker_id, 100)!r} is not host:port: not contacted",
                         sent=False)
