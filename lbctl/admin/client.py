@@ -438,6 +438,9 @@ class AdminClient:
         if isinstance(e, httpx.ConnectError):
             detail = self._detail(e)
             return ConnectionFailed(self.redact(f"{where}: cannot connect ({detail})"), sent=False)
+        if isinstance(e, httpx.RemoteProtocolError) and "location header" in str(e).lower():
+            return HttpError(self.redact(f"{where}: redirected to an invalid URL (the server's "
+                                         f"Location header: {shorten(str(e), 160)})"))
         if isinstance(e, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
             return ConnectionFailed(self.redact(f"{where}: connection dropped by the server{maybe}"))
         if isinstance(e, httpx.LocalProtocolError | httpx.UnsupportedProtocol | httpx.InvalidURL):
