@@ -40,7 +40,7 @@ def _with_timeout(fn, seconds: float = 10.0):
     def run() -> None:
         try:
             box["value"] = fn()
-        except BaseException as e:  # noqa: BLE001 - handed to the test
+        except BaseException as e:
             box["error"] = e
 
     t = threading.Thread(target=run, daemon=True)
