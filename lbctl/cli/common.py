@@ -74,8 +74,6 @@ def error(message: str) -> None:
 @contextmanager
 def handled() -> Iterator[None]:
     """Run a command body, turning every failure into one line and an exit code."""
-    import click
-
     try:
         yield
     except LbctlError as e:
@@ -86,7 +84,7 @@ def handled() -> Iterator[None]:
     except KeyboardInterrupt:
         error("interrupted")
         raise typer.Exit(ExitStatus.INTERRUPTED) from None
-    except click.exceptions.Abort:  # Ctrl-C or Ctrl-D at a prompt (typer.confirm)
+    except typer.Abort:  # Ctrl-C or Ctrl-D at a prompt (typer.confirm)
         error("aborted at the prompt: nothing was sent")
         raise typer.Exit(ExitStatus.INTERRUPTED) from None
     except BrokenPipeError:
