@@ -7,7 +7,9 @@
     ├── ConfigError            a setting value or broker.conf that cannot be read
     ├── SnapshotError          a snapshot file that cannot be read or is malformed
     │   └── SnapshotFormatError   names the file, the JSON path and what was expected
-    ├── MutationRefused        NOT_CONFIRMED: a change was not confirmed
+    ├── MutationRefused        NOT_CONFIRMED: a change was not confirmed (or repeats a recent one)
+    ├── NotJournaled           a change was applied but the journal could not record it
+    ├── Interrupted            INTERRUPTED: Ctrl-C (a change in flight may have been applied)
     └── AdminError (lbctl.admin.errors): a failed admin request, one subclass per status
 
 :class:`ExitStatus` is the one table of exit codes (``lbctl --help``, the README and the docs show
@@ -93,6 +95,17 @@ class SnapshotFormatError(SnapshotError):
         self.expected = expected
         where = f" at {path}" if path else ""
         super().__init__(f"{file}{where}: {expected}")
+
+
+class Interrupted(LbctlError):
+    """Ctrl-C (SIGINT) stopped a command; for a mutation in flight the message says it may have
+    been applied."""
+
+    exit_code = ExitStatus.INTERRUPTED
+
+
+class NotJournaled(LbctlError):
+    """A change was applied but its outcome could not be written to the journal."""
 
 
 class MutationRefused(LbctlError):

@@ -8,16 +8,25 @@ Rules, in the order they apply:
    reading the cluster, validating the bundle and the destination — has run.
 3. **Confirm.** On a terminal lbctl asks; ``--yes`` skips the question; without a terminal and
    without ``--yes`` it refuses (:class:`~lbctl.admin.errors.MutationRefused`, exit 12).
-4. **Journal.** Before each request a ``sending`` line, after it a ``done``/``failed`` line, are
+4. **Not twice by accident.** A request identical to one the journal shows as sent within the
+   grace period (``loadBalancerSheddingGracePeriodMinutes``, 30 min by default: Pulsar would not
+   move the bundle again before it ends) is refused with the time it was sent; ``--force`` sends it
+   anyway. A dry run only warns.
+5. **Journal.** Before each request a ``sending`` line, after it a ``done``/``failed`` line, are
    appended to a JSON-lines journal (``--journal FILE``, else ``$LBCTL_JOURNAL``, else
-   ``$XDG_STATE_HOME/lbctl/journal.jsonl``). The journal holds method, URL and body — never a
-   header, so never a credential. If it cannot be written, nothing is sent.
-5. **No blind retry.** Each mutation is sent once (the client never retries a mutation); the first
+   ``$XDG_STATE_HOME/lbctl/journal.jsonl``), crash-safely (:func:`lbctl.fileio.append_record`;
+   file 0600, directory 0700). The journal holds method, URL and body — never a header, so never a
+   credential. If it cannot be written before a request, nothing is sent; if the outcome of an
+   applied request cannot be written, the run stops with "applied, but not journaled" and a
+   non-zero exit (:class:`~lbctl.errors.NotJournaled`).
+6. **No blind retry.** Each mutation is sent once (the client never retries a mutation); the first
    failure stops the run and is reported with its exit code, saying which requests had been sent.
+   Ctrl-C while a request is in flight says it may have been applied (exit 130).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import uuid
@@ -28,7 +37,7 @@ from typing import Any
 
 from lbctl.admin.client import AdminClient, Call
 from lbctl.admin.errors import AdminError
-from lbctl.errors import ConfigError, MutationRefused
+from lbctl.errors import ConfigError, Interrupted, MutationRefused, NotJournaled
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,9 @@ class Executor:
         show: Callable[[str], None] = print,
         journal: Path | None = None,
         clock: Callable[[], float] = time.time,
+        force: bool = False,
+        warn: Callable[[str], None] | None = None,
+        grace_minutes: float | None = None,
     ):
         self.client = client
         self.dry_run = dry_run
@@ -84,6 +96,13 @@ class Executor:
         self.journal = journal or default_journal()
         self.clock = clock
         self.run_id = uuid.uuid4().hex[:12]
+        self.force = force
+        self.warn = warn or (lambda _line: None)
+        if grace_minutes is None:
+            from lbctl.config import SETTINGS_BY_NAME
+
+            grace_minutes = float(SETTINGS_BY_NAME["loadBalancerSheddingGracePeriodMinutes"].default)
+        self.grace_minutes = grace_minutes
 
     def run(self, mutations: Sequence[Mutation]) -> list[Outcome]:
         requests = [m.call.describe(self.client.admin_url) for m in mutations]
@@ -91,23 +110,72 @@ class Executor:
         self.show(f"lbctl {verb} {len(mutations)} request(s):")
         for m, r in zip(mutations, requests, strict=True):
             self.show(f"  {r}    # {m.summary}")
+        repeats = self._repeats(mutations)
         if self.dry_run:
+            for line in repeats:
+                self.warn(line)
             self.show("dry run: nothing was sent")
             return [Outcome(m, r, "dry-run") for m, r in zip(mutations, requests, strict=True)]
+        if repeats:
+            if not self.force:
+                raise MutationRefused(repeats[0] + "; nothing was sent (--force sends it again)")
+            for line in repeats:
+                self.warn(line + "; sending again (--force)")
         self._confirm(len(mutations))
         self._check_journal()
         outcomes: list[Outcome] = []
         for i, (m, r) in enumerate(zip(mutations, requests, strict=True)):
-            self._journal(m, "sending")
+            earlier = f"; {i} earlier request(s) were applied" if i else ""
+            try:
+                self._journal(m, "sending")
+            except (OSError, ConfigError) as e:
+                raise ConfigError(f"cannot write the journal: {e}; {r} was not sent{earlier}"
+                                  ) from None
             try:
                 resp = self.client.request(m.call)
             except AdminError as e:
-                self._journal(m, "failed", status=e.status, error=str(e))
-                done = f"; {i} earlier request(s) were applied" if i else ""
-                raise type(e)(f"{e}{done}", status=e.status, sent=e.sent) from None
-            self._journal(m, "done", status=resp.status)
+                self._journal_outcome(m, r, "failed", status=e.status, error=str(e))
+                raise type(e)(f"{e}{earlier}", status=e.status, sent=e.sent) from None
+            except KeyboardInterrupt:
+                with contextlib.suppress(Exception):
+                    self._journal(m, "interrupted")
+                raise Interrupted(f"interrupted while sending {r}: the change may have been "
+                                  f"applied; check the cluster before retrying{earlier}") from None
+            self._journal_outcome(m, r, "done", status=resp.status)
             outcomes.append(Outcome(m, r, "done", resp.status))
         return outcomes
+
+    def _journal_outcome(self, m: Mutation, request: str, state: str, *,
+                         status: int | None = None, error: str | None = None) -> None:
+        """The outcome line; when it cannot be written the user must know the request went out."""
+        try:
+            self._journal(m, state, status=status, error=error)
+        except (OSError, ConfigError) as e:
+            sent = "applied" if state == "done" else "sent (it failed)"
+            raise NotJournaled(f"{request}: {sent}, but not journaled: {e}") from None
+
+    def _repeats(self, mutations: Sequence[Mutation]) -> list[str]:
+        """Lines about each request the journal shows as sent within the grace period."""
+        if self.grace_minutes <= 0:
+            return []
+        since = self.clock() - self.grace_minutes * 60
+        recent = recent_requests(self.journal, since)
+        out = []
+        for m in mutations:
+            key = self._key(m)
+            when = recent.get(key)
+            if when is not None:
+                ago = max(0.0, self.clock() - when) / 60
+                out.append(f"the same request ({m.summary}) was sent {ago:.0f} min ago according "
+                           f"to the journal {self.journal}, within the "
+                           f"{self.grace_minutes:g}-minute grace period")
+        return out
+
+    def _key(self, m: Mutation) -> tuple[str, str, str]:
+        import orjson
+
+        return (m.call.method, self.client.redact(m.call.url(self.client.admin_url)),
+                orjson.dumps(m.call.body).decode())
 
     def _confirm(self, n: int) -> None:
         if self.yes:
@@ -120,13 +188,20 @@ class Executor:
             raise MutationRefused("aborted: nothing was sent")
 
     def _check_journal(self) -> None:
+        from lbctl.fileio import private_dir
+
         try:
-            self.journal.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.journal, "a", encoding="utf-8"):
-                pass
-        except OSError as e:
-            raise ConfigError(f"cannot write the journal {self.journal} ({e.strerror}); nothing "
+            private_dir(str(self.journal.parent))
+            self._append(b"")  # creates it (0600), repairs a partial last line, proves writable
+        except (OSError, ConfigError) as e:
+            reason = e.strerror if isinstance(e, OSError) else str(e)
+            raise ConfigError(f"cannot write the journal {self.journal} ({reason}); nothing "
                               "was sent (set --journal or $LBCTL_JOURNAL)") from None
+
+    def _append(self, record: bytes) -> None:
+        from lbctl.fileio import append_record
+
+        append_record(str(self.journal), record, gz=False, error=ConfigError)
 
     def _journal(self, m: Mutation, state: str, *, status: int | None = None,
                  error: str | None = None) -> None:
@@ -143,8 +218,50 @@ class Executor:
             "status": status,
             "error": error,
         }
-        with open(self.journal, "ab") as f:
-            f.write(orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE))
+        self._append(orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE))
+
+
+def recent_requests(journal: Path, since: float, *, tail_bytes: int = 4 << 20
+                    ) -> dict[tuple[str, str, str], float]:
+    """(method, url, body) → when it was last sent (a ``sending`` or ``done`` line at or after
+    ``since``), from the last ``tail_bytes`` of the journal. Unreadable lines are skipped."""
+    import orjson
+
+    try:
+        with open(journal, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - tail_bytes))
+            data = f.read(tail_bytes)
+    except OSError:
+        return {}
+    out: dict[tuple[str, str, str], float] = {}
+    for line in data.split(b"\n"):
+        try:
+            e = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(e, dict) or e.get("state") not in ("sending", "done"):
+            continue
+        when = _time_of(e.get("time"))
+        if when is None or when < since:
+            continue
+        key = (str(e.get("method")), str(e.get("url")), orjson.dumps(e.get("body")).decode())
+        out[key] = max(when, out.get(key, when))
+    return out
+
+
+def _time_of(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        from datetime import datetime
+
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
 
 
 # --------------------------------------------------------------------------------------------

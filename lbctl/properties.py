@@ -16,20 +16,20 @@ def read_properties(path: str | Path, role: str) -> dict[str, str]:
 
     ``role`` names the file in messages: "broker.conf", "client.conf".
     """
+    from lbctl.fileio import read_regular
+
     p = Path(path).expanduser()
+    # a regular file only: a FIFO or /dev/zero would hang or never end; 64 MiB is plenty
+    raw = read_regular(str(p), what=f"a {role} file", limit=64 << 20,
+                       error=lambda m: ConfigError(m.replace(": no such file",
+                                                             f": no such {role} file")))
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such {role} file") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: is a directory, expected a {role} file") from None
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read {role} ({e.strerror})") from None
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: {role} is not UTF-8 text") from None
     values: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = raw.strip()
+    for row in text.splitlines():
+        line = row.strip()
         if not line or line.startswith(("#", "!")):
             continue
         at = min((i for i in (line.find("="), line.find(":")) if i >= 0), default=-1)

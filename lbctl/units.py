@@ -33,6 +33,8 @@ def pct(fraction: float | None, digits: int = 1) -> str:
 def pct_whole(fraction: float) -> str:
     """A threshold as a person writes it: "10%" when whole, else one decimal ("7.5%")."""
     x = fraction * 100
+    if not math.isfinite(x):  # Java's double arithmetic can reach Infinity/NaN: print it
+        return "NaN" if math.isnan(x) else ("Infinity%" if x > 0 else "-Infinity%")
     return f"{x:.0f}%" if x == round(x) else f"{x:.1f}%"
 
 

@@ -8,23 +8,30 @@ before it is sent, so that the executor can show a mutation exactly as it will g
 Behaviour, mirroring ``pulsar-admin``'s ``AsyncHttpConnector`` where it matters:
 
 * Redirects (301/302/303/307/308) are followed here, not by httpx, up to 5 hops (AHC's
-  ``maxRedirects``): the method, body and every header — including ``Authorization``, which httpx
-  drops on a cross-host redirect — are kept (303 alone turns into a body-less GET). A broker answers
-  a bundle operation for a bundle it does not own with a 307 to the owner.
+  ``maxRedirects``): the method, body and headers are kept (303 alone turns into a body-less GET).
+  A broker answers a bundle operation for a bundle it does not own with a 307 to the owner.
+* **Where credentials go.** A request — and so a credential — only goes to a *trusted origin*:
+  the admin URL's, or a broker of this cluster (an id of ``GET /admin/v2/brokers``, which must be
+  ``host:port``) reached on the admin URL's scheme, and only if its host matches
+  ``--broker-host-allow`` when that is set. A redirect to any other origin, or from https to
+  http, is not followed: it is an error naming the target (for a mutation: the change was not
+  made, since the server that answered with the redirect did not make it).
+* Response bodies are read as a stream and refused past ``--max-response-size``.
 * Reads (GET) are retried with exponential backoff on connection errors, dropped connections,
   429 (honouring ``Retry-After`` up to 5 s) and 5xx. Mutations are never retried: a failed PUT is
   reported, with a warning when it may have reached the broker.
 * Fan-out to many brokers runs concurrently on one event loop, bounded by ``max_concurrency``;
   one refresh of 200 brokers costs about one round trip.
 * Every failure becomes one :mod:`lbctl.admin.errors` error with a one-line message built from the
-  broker's ``{"reason": …}``; secrets the auth knows and URL user info are scrubbed from it, and from
-  ``--debug`` traces.
+  broker's ``{"reason": …}``; secrets the auth knows (and their quoted and escaped forms) and URL
+  user info are scrubbed from it, and from ``--debug`` traces — before anything is shortened.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import fnmatch
 import re
 import time
 from collections.abc import Callable, Coroutine, Sequence
@@ -33,7 +40,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote, urlencode, urljoin, urlsplit
 
 from lbctl.admin.auth import Auth, make_auth
-from lbctl.admin.clientconf import ConnectionConfig, _safe_url
+from lbctl.admin.clientconf import ConnectionConfig, _safe_url, parse_host_port
 from lbctl.admin.errors import (
     AdminError,
     ConnectionFailed,
@@ -42,6 +49,7 @@ from lbctl.admin.errors import (
     error_class,
     reason_of,
 )
+from lbctl.textsafe import shorten
 
 MAX_REDIRECTS = 5
 DEFAULT_RETRIES = 2
@@ -170,6 +178,8 @@ class AdminClient:
         max_concurrency: int = DEFAULT_CONCURRENCY,
         max_redirects: int = MAX_REDIRECTS,
         trace: Callable[[str], None] | None = None,
+        broker_host_allow: Sequence[str] = (),
+        max_response_bytes: int | None = None,
     ):
         self.admin_url = admin_url.rstrip("/")
         self.auth = auth or Auth()
@@ -186,6 +196,15 @@ class AdminClient:
         self._sem: asyncio.Semaphore | None = None
         #: every (method, url) sent, in order (tests and the journal read it)
         self.sent: list[tuple[str, str]] = []
+        self.scheme = urlsplit(self.admin_url).scheme
+        #: host patterns (fnmatch, case-insensitive) a broker must match to be contacted
+        self.broker_host_allow = tuple(p.strip().lower() for p in broker_host_allow if p.strip())
+        #: origins requests (and credentials) may go to: the admin URL's and this cluster's brokers
+        self._trusted: set[str] = {origin_of(self.admin_url)}
+        #: brokers' origins refused by --broker-host-allow, with the pattern text for the message
+        self._refused: set[str] = set()
+        self._brokers_asked = False
+        self.max_response_bytes = max_response_bytes
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def __enter__(self) -> AdminClient:
@@ -240,15 +259,66 @@ class AdminClient:
 
     # ---- redaction -------------------------------------------------------------------------
     def redact(self, text: str) -> str:
-        """``text`` without any secret the auth has seen and without URL user info."""
-        for s in sorted(self.auth.secrets(), key=len, reverse=True):
-            if s:
-                text = text.replace(s, "***")
-        return re.sub(r"(https?://)[^/@\s]+@", r"\1***@", text)
+        """``text`` without any secret the auth has seen — nor its JSON-, ``repr``- or
+        URL-escaped forms — and without URL user info."""
+        return redact_secrets(text, self.auth.secrets())
 
     def _debug(self, line: str) -> None:
         if self._trace is not None:
             self._trace(self.redact(line))
+
+    # ---- where requests may go --------------------------------------------------------------
+    def trust_brokers(self, broker_ids: Sequence[str]) -> None:
+        """Trust the origins of these brokers of the cluster (ids as ``GET /brokers`` lists them;
+        invalid ones are skipped: :meth:`broker_url` reports them)."""
+        for b in broker_ids:
+            with contextlib.suppress(AdminError):
+                self.broker_url(b)
+
+    def host_allowed(self, host: str, port: int | None = None) -> bool:
+        """Whether ``--broker-host-allow`` lets this broker receive requests (no patterns: yes)."""
+        if not self.broker_host_allow:
+            return True
+        h = host.lower()
+        hp = f"{h}:{port}" if port is not None else h
+        return any(fnmatch.fnmatchcase(h, p) or fnmatch.fnmatchcase(hp, p)
+                   for p in self.broker_host_allow)
+
+    def _check_target(self, c: Call, url: str, hop: int) -> None:
+        """Refuse to send to an origin that is not trusted (before any byte is sent)."""
+        o = origin_of(url)
+        if o in self._trusted:
+            return
+        where = f"{c.method} {_safe_url(c.url(self.admin_url))}"
+        if o in self._refused:
+            raise HttpError(self.redact(
+                f"{where}: {_safe_url(o)} does not match --broker-host-allow "
+                f"({', '.join(self.broker_host_allow)}): not contacted"), sent=hop > 0)
+        raise HttpError(self.redact(
+            f"{where}: {_safe_url(url)} is neither the admin URL nor a broker of this cluster: "
+            "not contacted"), sent=hop > 0)
+
+    async def _may_follow(self, c: Call, current: str, target: str) -> None:
+        """A redirect may only go to a trusted origin and never from https to http; the brokers
+        of the cluster are asked for once, the first time a redirect leaves the admin URL."""
+        where = f"{c.method} {_safe_url(c.url(self.admin_url))}"
+        not_made = " (the change was not made)" if c.endpoint.mutation else ""
+        if urlsplit(current).scheme == "https" and urlsplit(target).scheme != "https":
+            raise HttpError(self.redact(f"{where}: refusing to follow a redirect from https to "
+                                        f"{_safe_url(target)}{not_made}"))
+        o = origin_of(target)
+        if o not in self._trusted and o not in self._refused and not self._brokers_asked:
+            self._brokers_asked = True
+            with contextlib.suppress(AdminError):
+                listed = (await self.arequest(call(LOCAL_BROKERS))).json()
+                if isinstance(listed, list):
+                    self.trust_brokers([b for b in listed if isinstance(b, str)])
+        if o in self._trusted:
+            return
+        why = ("does not match --broker-host-allow" if o in self._refused
+               else "is neither the admin URL nor a broker of this cluster")
+        raise HttpError(self.redact(f"{where}: redirected to {_safe_url(target)}, which {why}: "
+                                    f"not followed{not_made}"))
 
     # ---- requests ----------------------------------------------------------------------------
     async def arequest(self, c: Call) -> Response:
@@ -286,7 +356,8 @@ class AdminClient:
         headers = {"Accept": "application/json"}
         if method != "GET":
             headers["Content-Type"] = "application/json"
-        for _hop in range(self.max_redirects + 1):
+        for hop in range(self.max_redirects + 1):
+            self._check_target(c, url, hop)
             send_headers = {**headers, **self.auth.headers()}  # recomputed per hop (token files)
             start = time.perf_counter()
             http = self._client(url)
@@ -294,26 +365,61 @@ class AdminClient:
             try:
                 async with self._sem, asyncio.timeout(self.timeout):
                     self.sent.append((method, url))
-                    r = await http.request(method, url, content=body if method != "GET" else None,
-                                           headers=send_headers)
+                    req = http.build_request(method, url,
+                                             content=body if method != "GET" else None,
+                                             headers=send_headers)
+                    r = await http.send(req, stream=True)
+                    try:
+                        location = r.headers.get("location")
+                        if r.status_code in _REDIRECTS and location:
+                            content = b""
+                        else:
+                            content = await self._read_body(c, url, r)
+                    finally:
+                        await r.aclose()
+            except AdminError:
+                raise
             except BaseException as e:
                 raise self._transport_error(c, method, url, e) from None
-            location = r.headers.get("location")
             if self._trace is not None:
                 ms = (time.perf_counter() - start) * 1000
                 self._debug(f"{method} {url} -> {r.status_code}"
                             + (f" Location: {location}" if location and r.status_code in _REDIRECTS
                                else "") + f" ({ms:.1f} ms)")
             if r.status_code in _REDIRECTS and location:
-                url = urljoin(url, location)
+                target = _join(url, location)
+                if target is None:
+                    raise HttpError(self.redact(
+                        f"{c.method} {_safe_url(c.url(self.admin_url))}: redirected to an invalid "
+                        f"URL {shorten(_safe_url(location), 200)!r}"))
+                await self._may_follow(c, url, target)
+                url = target
                 if r.status_code == 303:
                     method, body = "GET", b""
                 continue
-            return Response(r.status_code, r.content, url,
+            return Response(r.status_code, content, url,
                             {"content-type": r.headers.get("content-type", ""),
                              "retry-after": r.headers.get("retry-after", "")})
         raise HttpError(self.redact(f"{c.method} {_safe_url(c.url(self.admin_url))}: too many "
                                     f"redirects (more than {self.max_redirects})"))
+
+    async def _read_body(self, c: Call, url: str, r: Any) -> bytes:
+        """The body, refused as soon as it passes ``max_response_bytes``."""
+        from lbctl.fileio import LIMITS, human_size
+
+        cap = self.max_response_bytes or LIMITS.max_response_bytes
+        declared = r.headers.get("content-length", "")
+        too_big = HttpError(self.redact(
+            f"{c.method} {_safe_url(url)}: the response is larger than {human_size(cap)} "
+            "(raise --max-response-size)"))
+        if declared.isdigit() and int(declared) > cap:
+            raise too_big
+        buf = bytearray()
+        async for chunk in r.aiter_bytes():
+            buf += chunk
+            if len(buf) > cap:
+                raise too_big
+        return bytes(buf)
 
     def _transport_error(self, c: Call, method: str, url: str, e: BaseException) -> AdminError:
         import httpx
@@ -330,15 +436,28 @@ class AdminClient:
             return RequestTimeout(self.redact(f"{where}: no answer within {self.timeout:g} s"
                                               f" (--request-timeout){maybe}"))
         if isinstance(e, httpx.ConnectError):
-            detail = _reason_text(e)
+            detail = self._detail(e)
             return ConnectionFailed(self.redact(f"{where}: cannot connect ({detail})"), sent=False)
+        if isinstance(e, httpx.RemoteProtocolError) and "location header" in str(e).lower():
+            return HttpError(self.redact(f"{where}: redirected to an invalid URL (the server's "
+                                         f"Location header: {shorten(str(e), 160)})"))
         if isinstance(e, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
             return ConnectionFailed(self.redact(f"{where}: connection dropped by the server{maybe}"))
+        if isinstance(e, httpx.LocalProtocolError | httpx.UnsupportedProtocol | httpx.InvalidURL):
+            return HttpError(self.redact(f"{where}: the request could not be built "
+                                         f"({self._detail(e)})"), sent=False)
         if isinstance(e, httpx.HTTPError):
-            return HttpError(self.redact(f"{where}: {type(e).__name__}: {_reason_text(e)}"))
+            return HttpError(self.redact(f"{where}: {type(e).__name__}: {self._detail(e)}"))
         if isinstance(e, OSError):
-            return ConnectionFailed(self.redact(f"{where}: {_reason_text(e)}"), sent=False)
+            return ConnectionFailed(self.redact(f"{where}: {self._detail(e)}"), sent=False)
+        if isinstance(e, ValueError | UnicodeError):  # a URL or header httpx cannot encode
+            return HttpError(self.redact(f"{where}: the request could not be built "
+                                         f"({self._detail(e)})"), sent=False)
         raise e
+
+    def _detail(self, e: BaseException) -> str:
+        """The short cause of ``e``, redacted first and shortened after."""
+        return shorten(self.redact(_reason_text(e)), 160)
 
     def _status_error(self, c: Call, resp: Response) -> AdminError:
         from http import HTTPStatus
@@ -347,7 +466,8 @@ class AdminClient:
             phrase = HTTPStatus(resp.status).phrase
         except ValueError:
             phrase = ""
-        reason = reason_of(resp.body, resp.headers.get("content-type", ""))
+        reason = shorten(self.redact(reason_of(resp.body, resp.headers.get("content-type", ""))),
+                         MAX_REASON)  # redacted first: a cut could split a secret
         text = f"{c.method} {_safe_url(resp.url)}: {resp.status} {phrase}".rstrip()
         if reason and reason != phrase:
             text += f": {reason}"
@@ -401,10 +521,77 @@ class AdminClient:
         return self.json(call(BUNDLES, tenant=tenant, namespace=ns))
 
     def broker_url(self, broker_id: str) -> str:
-        """``http(s)://<broker id>``: the admin URL's scheme on the broker's web address."""
-        if broker_id.startswith(("http://", "https://")):
-            return broker_id.rstrip("/")
-        return f"{urlsplit(self.admin_url).scheme}://{broker_id}"
+        """``<admin URL's scheme>://host:port`` of a broker id (never a downgrade to http). An id
+        that is not exactly ``host:port`` (a scheme, a path, user info, a bad port) is an error;
+        a host outside ``--broker-host-allow`` is remembered as refused, and any request to it
+        fails before it is sent."""
+        host, port = parse_broker_id(broker_id)
+        netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        url = f"{self.scheme}://{netloc}"
+        o = origin_of(url)
+        if o not in self._trusted:
+            if self.host_allowed(host, port):
+                self._trusted.add(o)
+            else:
+                self._refused.add(o)
+        return url
+
+
+#: the longest server reason kept in a message (after redaction)
+MAX_REASON = 300
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host:port`` with the default port made explicit (``http://h`` = ``http://h:80``)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    port = port or (443 if scheme == "https" else 80)
+    host = (parts.hostname or "").lower()
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
+
+
+def _join(base: str, location: str) -> str | None:
+    """The absolute URL of a ``Location`` header, or None when it is not a usable http(s) URL."""
+    if any(ord(ch) < 0x21 or ord(ch) == 0x7F for ch in location):
+        return None
+    try:
+        url = urljoin(base, location)
+        parts = urlsplit(url)
+        _ = parts.port  # raises on a bad port
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return url
+
+
+def parse_broker_id(broker_id: str) -> tuple[str, int]:
+    """``host:port`` of a broker id as ``GET /admin/v2/brokers`` lists it (``[v6]:port`` too)."""
+    parsed = parse_host_port(broker_id)
+    if parsed is None:
+        raise HttpError(f"broker id {shorten(broker_id, 100)!r} is not host:port: not contacted",
+                        sent=False)
+    return parsed
+
+
+def redact_secrets(text: str, secrets: Sequence[str]) -> str:
+    """``text`` without the secrets (each also as JSON-, repr- and URL-escaped) nor URL user info."""
+    import json
+    from urllib.parse import quote_plus
+
+    forms: set[str] = set()
+    for s in secrets:
+        if not s:
+            continue
+        forms.update({s, json.dumps(s)[1:-1], repr(s)[1:-1], quote(s, safe=""), quote_plus(s)})
+    for f in sorted(forms, key=len, reverse=True):
+        if len(f) >= 4:
+            text = text.replace(f, "***")
+    return re.sub(r"(https?://)[^/@\s]+@", r"\1***@", text)
 
 
 def _no_sniffio() -> None:
@@ -418,12 +605,28 @@ def _no_sniffio() -> None:
         sys.modules["sniffio"] = None  # type: ignore[assignment]  # None: "not installed", fast
 
 
+#: Pulsar's ``NamedEntity`` pattern for tenant, namespace and cluster names (``^[-=:.\\w]*$``,
+#: ``\\w`` being ASCII in Java); "." and ".." are refused on top: they would walk the URL's path
+_NAMED_ENTITY = re.compile(r"[-=:.A-Za-z0-9_]+")
+
+
+def check_name(kind: str, name: str, whole: str) -> None:
+    from lbctl.errors import UsageError
+
+    if _NAMED_ENTITY.fullmatch(name) is None or name in (".", ".."):
+        raise UsageError(f"bad {kind} name in {shorten(whole, 120)!r}: Pulsar allows letters, "
+                         "digits and - = : . _ only (and not . or ..)")
+
+
 def split_namespace(namespace: str) -> tuple[str, str]:
+    """``tenant/namespace`` checked by Pulsar's naming rules before any URL is built."""
     from lbctl.errors import UsageError
 
     parts = namespace.strip("/").split("/")
     if len(parts) != 2 or not all(parts):
-        raise UsageError(f"bad namespace {namespace!r}: expected tenant/namespace")
+        raise UsageError(f"bad namespace {shorten(namespace, 120)!r}: expected tenant/namespace")
+    check_name("tenant", parts[0], namespace)
+    check_name("namespace", parts[1], namespace)
     return parts[0], parts[1]
 
 
@@ -473,7 +676,7 @@ def _reason_text(e: BaseException) -> str:
                        ("CERTIFICATE_VERIFY_FAILED", "TLS certificate verification failed")):
         if pat in text:
             return short
-    return text[:160] or type(e).__name__
+    return text or type(e).__name__
 
 
 def _str_list(value: Any, what: str) -> list[str]:
@@ -482,42 +685,113 @@ def _str_list(value: Any, what: str) -> list[str]:
     return value
 
 
+def sends_credential(auth: Auth) -> bool:
+    """Whether requests carry a credential (a header or a client certificate)."""
+    return auth.name != "none"
+
+
+def hostname_verification(cfg: ConnectionConfig, auth: Auth) -> bool:
+    """``tlsEnableHostnameVerification`` as given, else on exactly when a credential is sent."""
+    if cfg.tls_allow_insecure:
+        return False
+    if cfg.tls_enable_hostname_verification is not None:
+        return cfg.tls_enable_hostname_verification
+    return sends_credential(auth)
+
+
 def ssl_context(cfg: ConnectionConfig, auth: Auth) -> Any:
-    """``verify`` for httpx: False when insecure, else a context with the trust store, the client
-    certificate and hostname checks only when ``tlsEnableHostnameVerification`` (pulsar-admin)."""
-    if cfg.tls_allow_insecure and auth.client_cert() is None:
+    """``verify`` for httpx: False when insecure, else a context with the trust store (a PEM file,
+    a keystore, or the public CA store), the client certificate, and hostname checks as
+    :func:`hostname_verification` decides."""
+    if cfg.tls_allow_insecure and auth.client_cert() is None and not cfg.use_key_store_tls:
         return False
     import ssl
 
     from lbctl.errors import ConfigError
+    from lbctl.fileio import open_regular
 
     try:
-        if cfg.tls_trust_cert_path:
+        cadata: str | None = None
+        chain: Any = None
+        if cfg.use_key_store_tls:
+            from lbctl.admin.keystore import load_keystores
+
+            cadata, chain = load_keystores(cfg)
+        if cadata is not None:
+            ctx = ssl.create_default_context(cadata=cadata)
+        elif cfg.tls_trust_cert_path:
+            import os
+
+            os.close(open_regular(cfg.tls_trust_cert_path, what="a PEM file of CA certificates",
+                                  error=lambda m: ConfigError(f"TLS: trust certificates {m}")))
             ctx = ssl.create_default_context(cafile=cfg.tls_trust_cert_path)
         else:
             import certifi
 
             ctx = ssl.create_default_context(cafile=certifi.where())
-        ctx.check_hostname = cfg.tls_enable_hostname_verification and not cfg.tls_allow_insecure
+        ctx.check_hostname = hostname_verification(cfg, auth)
         if cfg.tls_allow_insecure:
             ctx.verify_mode = ssl.CERT_NONE
         cert = auth.client_cert()
-        if cert is not None:
+        if chain is not None:
+            from lbctl.admin.keystore import load_key_into
+
+            load_key_into(ctx, chain)
+        elif cert is not None:
             ctx.load_cert_chain(*cert)
     except (OSError, ssl.SSLError) as e:
         raise ConfigError(f"TLS: cannot load certificates ({getattr(e, 'strerror', None) or e})") from None
     return ctx
 
 
+def connection_warnings(cfg: ConnectionConfig, auth: Auth) -> list[str]:
+    """One line per way the credential could leak that the user chose (never a refusal)."""
+    out: list[str] = []
+    if not sends_credential(auth):
+        return out
+    host = urlsplit(cfg.admin_url).hostname or cfg.admin_url
+    if cfg.admin_url.startswith("http://") and auth.headers_are_secret and not _loopback(host):
+        out.append(f"the {auth.credential_name} is sent over plain http to {host}: anyone on the "
+                   "network path can read and reuse it; use an https:// admin URL")
+    elif cfg.admin_url.startswith("https://"):
+        if cfg.tls_allow_insecure:
+            out.append(f"--tls-allow-insecure: any server certificate is accepted for {host}, so "
+                       f"the {auth.credential_name} may be sent to an impostor")
+        elif cfg.tls_enable_hostname_verification is False:
+            out.append("TLS hostname verification is off (tlsEnableHostnameVerification=false): "
+                       f"a certificate for any name that the CA store trusts is accepted for "
+                       f"{host}, so the {auth.credential_name} may be sent to an impostor")
+    return out
+
+
+def _loopback(host: str) -> bool:
+    """Loopback traffic never crosses a network (no warning about plain http there)."""
+    import ipaddress
+
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def client_from_config(cfg: ConnectionConfig, *, transport: Any = None,
-                       trace: Callable[[str], None] | None = None, **kwargs: Any) -> AdminClient:
-    """An :class:`AdminClient` for resolved connection settings."""
+                       trace: Callable[[str], None] | None = None,
+                       warn: Callable[[str], None] | None = None, **kwargs: Any) -> AdminClient:
+    """An :class:`AdminClient` for resolved connection settings (``warn`` gets
+    :func:`connection_warnings`)."""
     auth = make_auth(cfg.auth_plugin, cfg.auth_params, cert_file=cfg.tls_cert_file,
                      key_file=cfg.tls_key_file, timeout=cfg.request_timeout)
     verify: Any = True
-    if cfg.admin_url.startswith("https://") or auth.client_cert() is not None:
+    if (cfg.admin_url.startswith("https://") or auth.client_cert() is not None
+            or cfg.use_key_store_tls):
         verify = ssl_context(cfg, auth)
     if hasattr(auth, "verify"):
         auth.verify = verify  # the OAuth2 issuer is reached with the same trust settings
+    if warn is not None:
+        for line in connection_warnings(cfg, auth):
+            warn(line)
+    kwargs.setdefault("broker_host_allow", cfg.host_patterns)
     return AdminClient(cfg.admin_url, auth=auth, timeout=cfg.request_timeout, verify=verify,
                        transport=transport, trace=trace, **kwargs)

@@ -9,16 +9,30 @@ Precedence (highest first)::
 ``client.conf`` is a Java properties file; the keys read are those of Pulsar's ``conf/client.conf``
 (``webServiceUrl``, ``authPlugin``, ``authParams``, ``tlsTrustCertsFilePath``,
 ``tlsAllowInsecureConnection``, ``tlsEnableHostnameVerification``, ``tlsCertificateFilePath``,
-``tlsKeyFilePath``); everything else in it is ignored. As in pulsar-admin, hostname verification
-is off unless ``tlsEnableHostnameVerification=true``.
+``tlsKeyFilePath``, and the keystore settings ``useKeyStoreTls``, ``tlsTrustStoreType``,
+``tlsTrustStorePath``, ``tlsTrustStorePassword``, ``tlsKeyStoreType``, ``tlsKeyStorePath``,
+``tlsKeyStorePassword``) plus lbctl's own ``brokerHostAllow`` (comma-separated host patterns, see
+``--broker-host-allow``); everything else in it is ignored.
+
+TLS hostname verification: pulsar-admin leaves it off unless
+``tlsEnableHostnameVerification=true``; lbctl turns it **on** whenever a credential is sent (a
+token, a password, an OAuth2 token or a client certificate), since otherwise any certificate the CA
+store trusts — for any name — would receive it. An explicit ``tlsEnableHostnameVerification=false``
+(or ``--no-tls-enable-hostname-verification``) or ``--tls-allow-insecure`` still turns it off, with
+a warning.
+
+Values are checked here: the admin URL must be an ``http(s)://host[:port]`` URL (a valid port, a
+closed IPv6 bracket, no blanks), the request timeout a finite number of seconds up to a day.
 
 This module reads files only; it never imports httpx, so the CLI's help stays fast.
 """
 
 from __future__ import annotations
 
+import math
 import os
-from dataclasses import dataclass, field, replace
+import re
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from lbctl.errors import ConfigError, UsageError
@@ -26,6 +40,8 @@ from lbctl.errors import ConfigError, UsageError
 DEFAULT_ADMIN_URL = "http://localhost:8080"
 #: seconds; pulsar-admin's default is 300 s, which is too long to wait for one dead broker
 DEFAULT_REQUEST_TIMEOUT = 30.0
+#: the longest --request-timeout accepted (a day): an infinite one would hang a command forever
+MAX_REQUEST_TIMEOUT = 86400.0
 ENV_CLIENT_CONF = "PULSAR_CLIENT_CONF"
 
 _KEYS = {
@@ -37,8 +53,18 @@ _KEYS = {
     "tlsEnableHostnameVerification": "tls_enable_hostname_verification",
     "tlsCertificateFilePath": "tls_cert_file",
     "tlsKeyFilePath": "tls_key_file",
+    "useKeyStoreTls": "use_key_store_tls",
+    "tlsTrustStoreType": "tls_trust_store_type",
+    "tlsTrustStorePath": "tls_trust_store_path",
+    "tlsTrustStorePassword": "tls_trust_store_password",
+    "tlsKeyStoreType": "tls_key_store_type",
+    "tlsKeyStorePath": "tls_key_store_path",
+    "tlsKeyStorePassword": "tls_key_store_password",
+    "brokerHostAllow": "broker_host_allow",
 }
-_BOOLEANS = {"tls_allow_insecure", "tls_enable_hostname_verification"}
+_BOOLEANS = {"tls_allow_insecure", "tls_enable_hostname_verification", "use_key_store_tls"}
+#: settings that hold a secret: never printed, never in a repr
+SECRET_FIELDS = ("auth_params", "token", "tls_trust_store_password", "tls_key_store_password")
 
 
 @dataclass(frozen=True)
@@ -56,27 +82,51 @@ class ConnectionOptions:
     request_timeout: float | None = None
     client_conf: str | None = None
     debug: bool = False
+    token: str | None = field(default=None, repr=False)
+    token_file: str | None = None
+    broker_host_allow: str | None = None
+    use_key_store_tls: bool | None = None
+    tls_trust_store_type: str | None = None
+    tls_trust_store_path: str | None = None
+    tls_trust_store_password: str | None = field(default=None, repr=False)
+    tls_key_store_type: str | None = None
+    tls_key_store_path: str | None = None
+    tls_key_store_password: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
 class ConnectionConfig:
-    """The resolved connection settings. ``auth_params`` may hold a secret: never printed."""
+    """The resolved connection settings. Secrets (:data:`SECRET_FIELDS`) are never printed."""
 
     admin_url: str = DEFAULT_ADMIN_URL
     auth_plugin: str | None = None
     auth_params: str | None = field(default=None, repr=False)
     tls_trust_cert_path: str | None = None
     tls_allow_insecure: bool = False
-    tls_enable_hostname_verification: bool = False
+    #: None: on when a credential is sent (see the module docstring)
+    tls_enable_hostname_verification: bool | None = None
     tls_cert_file: str | None = None
     tls_key_file: str | None = None
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT
     debug: bool = False
     client_conf: str | None = None
+    broker_host_allow: str | None = None
+    use_key_store_tls: bool = False
+    tls_trust_store_type: str | None = None
+    tls_trust_store_path: str | None = None
+    tls_trust_store_password: str | None = field(default=None, repr=False)
+    tls_key_store_type: str | None = None
+    tls_key_store_path: str | None = None
+    tls_key_store_password: str | None = field(default=None, repr=False)
 
-    def __repr__(self) -> str:  # auth_params excluded by field(repr=False); keep it explicit
+    def __repr__(self) -> str:  # secrets excluded by field(repr=False); keep it explicit
         return (f"ConnectionConfig(admin_url={self.admin_url!r}, auth_plugin={self.auth_plugin!r}, "
                 f"auth_params={'<redacted>' if self.auth_params else None})")
+
+    @property
+    def host_patterns(self) -> tuple[str, ...]:
+        """``--broker-host-allow`` / ``brokerHostAllow`` as a tuple of patterns."""
+        return tuple(p.strip() for p in (self.broker_host_allow or "").split(",") if p.strip())
 
 
 def read_client_conf(path: str | Path) -> dict[str, str]:
@@ -99,18 +149,98 @@ def resolve_connection(opts: ConnectionOptions, env: dict[str, str] | None = Non
                 continue
             updates[attr] = _bool(key, value, conf_path) if attr in _BOOLEANS else value
         cfg = replace(cfg, **updates)  # type: ignore[arg-type]  # str or bool per _KEYS/_BOOLEANS
+    names = {f.name for f in fields(ConnectionConfig)}
     flags = {
         attr: getattr(opts, attr)
         for attr in (*_KEYS.values(), "request_timeout")
-        if getattr(opts, attr) is not None
+        if attr in names and getattr(opts, attr) is not None
     }
+    flags.update(_token_flags(opts))
     cfg = replace(cfg, **flags)
-    if cfg.request_timeout <= 0:
-        raise UsageError("--request-timeout must be a positive number of seconds")
+    t = cfg.request_timeout
+    if not math.isfinite(t) or t <= 0 or t > MAX_REQUEST_TIMEOUT:
+        raise UsageError(f"--request-timeout must be a number of seconds between 0 and "
+                         f"{MAX_REQUEST_TIMEOUT:g}, got {t:g}")
     url = cfg.admin_url.strip().rstrip("/")
-    if not url.startswith(("http://", "https://")):
-        raise UsageError(f"admin URL must start with http:// or https://, got {_safe_url(url)!r}")
+    check_admin_url(url)
     return replace(cfg, admin_url=url)
+
+
+def _token_flags(opts: ConnectionOptions) -> dict[str, object]:
+    """pulsarctl's ``--token TOKEN`` / ``--token-file FILE``: AuthenticationToken shortcuts."""
+    if opts.token is None and opts.token_file is None:
+        return {}
+    if opts.token is not None and opts.token_file is not None:
+        raise UsageError("give --token or --token-file, not both")
+    if opts.auth_plugin or opts.auth_params:
+        raise UsageError("--token/--token-file replace --auth-plugin/--auth-params: give one or "
+                         "the other")
+    params = (f"token:{opts.token}" if opts.token is not None
+              else f"file://{opts.token_file}")
+    return {"auth_plugin": "AuthenticationToken", "auth_params": params}
+
+
+_HOST_LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?")
+
+
+def valid_host(host: str) -> bool:
+    """A DNS name, an IPv4 address or (bracket-less) an IPv6 address."""
+    if not host or len(host) > 253:
+        return False
+    if ":" in host:
+        import ipaddress
+
+        try:
+            ipaddress.IPv6Address(host.split("%", 1)[0])
+        except ValueError:
+            return False
+        return True
+    return all(_HOST_LABEL.fullmatch(label) for label in host.rstrip(".").split("."))
+
+
+def parse_host_port(text: str) -> tuple[str, int] | None:
+    """``host:port`` or ``[v6]:port`` → (host, port); None when it is anything else (a path, user
+    info, a missing or out-of-range port, blanks)."""
+    if text.startswith("["):
+        end = text.find("]")
+        if end < 0 or text[end + 1 : end + 2] != ":":
+            return None
+        host, port_text = text[1:end], text[end + 2 :]
+        if ":" not in host:
+            return None
+    else:
+        host, sep, port_text = text.rpartition(":")
+        if not sep or ":" in host:
+            return None
+    if not port_text.isascii() or not port_text.isdigit() or len(port_text) > 5:
+        return None
+    port = int(port_text)
+    if not 0 < port < 65536 or not valid_host(host):
+        return None
+    return host, port
+
+
+def check_admin_url(url: str) -> None:
+    """The admin URL must be ``http(s)://host[:port][/path]`` with a valid host and port."""
+    from urllib.parse import urlsplit
+
+    shown = _safe_url(url)[:200]
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"admin URL must start with http:// or https://, got {shown!r}")
+    if any(ord(ch) <= 0x20 or ord(ch) == 0x7F for ch in url) or not url.isprintable():
+        raise UsageError(f"admin URL holds blanks or control characters: {shown!r}")
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as e:
+        raise UsageError(f"bad admin URL {shown!r}: {e}") from None
+    host = parts.hostname or ""
+    if not valid_host(host):
+        raise UsageError(f"bad admin URL {shown!r}: expected a host name or address")
+    if port == 0:
+        raise UsageError(f"bad admin URL {shown!r}: port 0")
+    if parts.query or parts.fragment:
+        raise UsageError(f"bad admin URL {shown!r}: no query or fragment expected")
 
 
 def _bool(key: str, value: str, path: str) -> bool:

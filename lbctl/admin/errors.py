@@ -106,15 +106,15 @@ def reason_of(body: bytes, content_type: str = "") -> str:
     """Pulsar's ``{"reason": …}``, else the first meaningful line of the body (HTML stripped)."""
     import re
 
-    text = body[:4096].decode("utf-8", "replace").strip()
+    text = body.decode("utf-8", "replace").strip()  # whole: redaction runs before any cut
     if not text:
         return ""
     if text.startswith("{"):
         import json
 
         try:
-            obj = json.loads(body)
-        except ValueError:
+            obj = json.loads(body) if len(body) <= 1 << 20 else None
+        except (ValueError, RecursionError):
             obj = None
         if isinstance(obj, dict):
             for key in ("reason", "message", "error"):
@@ -125,7 +125,7 @@ def reason_of(body: bytes, content_type: str = "") -> str:
         if title:
             return _one_line(title.group(1))
         text = re.sub(r"<[^>]+>", " ", text)
-    return _one_line(text)[:200]
+    return _one_line(text)  # shortened by the caller, after redaction
 
 
 def _one_line(text: str) -> str:

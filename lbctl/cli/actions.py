@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lbctl.cli.common import TABLE, OutputFormat, emit
+from lbctl.textsafe import terminal_safe
 
 if TYPE_CHECKING:
     from lbctl.admin.client import AdminClient
@@ -32,14 +33,14 @@ class OutcomesView:
 
 
 def execute(client: AdminClient, mutations: Sequence[Mutation], *, dry_run: bool, yes: bool,
-            journal: Path | None, output: OutputFormat) -> list[Outcome]:
+            journal: Path | None, output: OutputFormat, force: bool = False) -> list[Outcome]:
     """Show, confirm, send and report ``mutations`` through the :class:`~lbctl.executor.Executor`.
 
     The preview goes to stdout for the table format and to stderr for machine formats, so that
     ``-o json`` prints only JSON."""
     import typer
 
-    from lbctl.cli.connection import is_terminal
+    from lbctl.cli.connection import is_terminal, warn
     from lbctl.executor import Executor
 
     stream = sys.stdout if output == TABLE else sys.stderr
@@ -47,8 +48,10 @@ def execute(client: AdminClient, mutations: Sequence[Mutation], *, dry_run: bool
         client, dry_run=dry_run, yes=yes,
         interactive=is_terminal(sys.stdin) and is_terminal(sys.stderr),
         confirm=lambda q: typer.confirm(q, default=False, err=True),
-        show=lambda line: print(line, file=stream),
+        show=lambda line: print(terminal_safe(line), file=stream),
         journal=journal,
+        force=force,
+        warn=warn,
     )
     outcomes = ex.run(mutations)
     if not dry_run or output != TABLE:

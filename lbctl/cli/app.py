@@ -20,6 +20,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    cls=connection.GlobalOptionsGroup,  # connection flags also after the subcommand
 )
 
 
@@ -34,24 +35,38 @@ def root(
     ctx: typer.Context,
     version: Annotated[
         bool,
-        typer.Option("--version", "-V", callback=_version, is_eager=True, help="Print the version."),
+        typer.Option("--version", "-V", "-v", callback=_version, is_eager=True,
+                     help="Print the version."),
     ] = False,
     admin_url: connection.AdminUrl = None,
     auth_plugin: connection.AuthPlugin = None,
     auth_params: connection.AuthParams = None,
+    token: connection.Token = None,
+    token_file: connection.TokenFile = None,
     tls_trust_cert_path: connection.TlsTrustCertPath = None,
+    tls_cert_file: connection.TlsCertFile = None,
+    tls_key_file: connection.TlsKeyFile = None,
     tls_allow_insecure: connection.TlsAllowInsecure = None,
     tls_enable_hostname_verification: connection.TlsHostnameVerification = None,
+    broker_host_allow: connection.BrokerHostAllow = None,
     request_timeout: connection.RequestTimeout = None,
     client_conf: connection.ClientConf = None,
     debug: connection.Debug = False,
+    max_input_size: connection.MaxInputSize = None,
+    max_response_size: connection.MaxResponseSize = None,
 ) -> None:
     """Understand and steer Apache Pulsar broker load balancing."""
+    from lbctl.cli.common import handled
+
+    with handled():
+        connection.set_limits(max_input_size, max_response_size)
     connection.remember(
-        ctx, admin_url=admin_url, auth_plugin=auth_plugin, auth_params=auth_params,
-        tls_trust_cert_path=tls_trust_cert_path, tls_allow_insecure=tls_allow_insecure,
+        ctx, admin_url=admin_url, auth_plugin=auth_plugin, auth_params=auth_params, token=token,
+        token_file=token_file, tls_trust_cert_path=tls_trust_cert_path, tls_cert_file=tls_cert_file,
+        tls_key_file=tls_key_file, tls_allow_insecure=tls_allow_insecure,
         tls_enable_hostname_verification=tls_enable_hostname_verification,
-        request_timeout=request_timeout, client_conf=client_conf, debug=debug)
+        broker_host_allow=broker_host_allow, request_timeout=request_timeout,
+        client_conf=client_conf, debug=debug)
 
 
 app.command("recommend")(recommend.recommend)

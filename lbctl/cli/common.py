@@ -19,6 +19,7 @@ import typer
 
 from lbctl.errors import ExitStatus, LbctlError
 from lbctl.render import FORMATS, Renderable, render
+from lbctl.textsafe import one_line, shorten
 
 #: ``-o/--output`` choices: the formats of :data:`lbctl.render.FORMATS`, ``table`` first
 OutputFormat = StrEnum("OutputFormat", [(name, name) for name in FORMATS])  # type: ignore[misc]  # built at run time
@@ -65,7 +66,9 @@ AllCycles = Annotated[
 
 
 def error(message: str) -> None:
-    sys.stderr.write(f"lbctl: error: {message}\n")
+    """``lbctl: error: …`` — one line, whatever the message holds: control characters (a name
+    with a newline or an escape sequence) are shown escaped, and a huge one is shortened."""
+    sys.stderr.write(f"lbctl: error: {one_line(message)}\n")
 
 
 @contextmanager
@@ -74,12 +77,15 @@ def handled() -> Iterator[None]:
     try:
         yield
     except LbctlError as e:
-        error(str(e).splitlines()[0] if str(e) else type(e).__name__)
+        error(str(e) if str(e) else type(e).__name__)
         raise typer.Exit(int(e.exit_code)) from None
     except typer.Exit:
         raise
     except KeyboardInterrupt:
         error("interrupted")
+        raise typer.Exit(ExitStatus.INTERRUPTED) from None
+    except typer.Abort:  # Ctrl-C or Ctrl-D at a prompt (typer.confirm)
+        error("aborted at the prompt: nothing was sent")
         raise typer.Exit(ExitStatus.INTERRUPTED) from None
     except BrokenPipeError:
         raise typer.Exit(ExitStatus.SUCCESS) from None
@@ -87,7 +93,8 @@ def handled() -> Iterator[None]:
         if os.environ.get("LBCTL_TRACEBACK"):
             raise
         msg = str(e).splitlines()[0] if str(e) else ""
-        error(f"internal error: {type(e).__name__}: {msg} (set LBCTL_TRACEBACK=1 for details)")
+        error(f"internal error: {type(e).__name__}: {shorten(msg, 300)} "
+              "(set LBCTL_TRACEBACK=1 for details)")
         raise typer.Exit(ExitStatus.ERROR) from None
 
 

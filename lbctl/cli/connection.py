@@ -1,9 +1,11 @@
 """Global connection options (pulsar-admin's names) and the helpers live commands share.
 
-The root command takes them, before the subcommand as with pulsar-admin::
+The root command takes them, before the subcommand as with pulsar-admin — or after it, as
+pulsar-admin users often type them (:class:`GlobalOptionsGroup` moves them in front)::
 
     lbctl --admin-url https://pulsar:8443 --auth-plugin AuthenticationToken \\
           --auth-params file:///etc/pulsar/admin.jwt monitor-brokers --once
+    lbctl monitor-brokers --once --admin-url https://pulsar:8443 --token-file /etc/pulsar/admin.jwt
 
 They are only stored here; a client.conf is read and httpx imported when a command actually talks
 to a cluster, so ``lbctl --help`` stays fast.
@@ -16,8 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import typer.core
 
+from lbctl.admin.auth import PLUGIN_NAMES
 from lbctl.admin.clientconf import ConnectionOptions
+from lbctl.textsafe import one_line
 
 if TYPE_CHECKING:
     from lbctl.admin.client import AdminClient
@@ -30,22 +35,46 @@ AdminUrl = Annotated[str | None, typer.Option(
     help="Admin service URL (client.conf webServiceUrl; default http://localhost:8080).")]
 AuthPlugin = Annotated[str | None, typer.Option(
     "--auth-plugin", metavar="CLASS", rich_help_panel=_P,
-    help="AuthenticationToken, AuthenticationTls, AuthenticationOAuth2 or AuthenticationBasic "
-         "(short or fully qualified).")]
+    help=f"{PLUGIN_NAMES} (short or fully qualified).")]
 AuthParams = Annotated[str | None, typer.Option(
     "--auth-params", metavar="PARAMS", rich_help_panel=_P, show_default=False,
-    help="Plugin parameters, e.g. token:… or file:///path/to/token (never printed).")]
+    help="Plugin parameters (never printed). For a token prefer file:///path, env:VAR or token:- "
+         "(read from stdin) to token:…, which any local user can read in the process list.")]
+Token = Annotated[str | None, typer.Option(
+    "--token", metavar="TOKEN", rich_help_panel=_P, show_default=False,
+    help="AuthenticationToken with this token; - reads it from stdin, env:VAR from a variable.")]
+TokenFile = Annotated[str | None, typer.Option(
+    "--token-file", metavar="FILE", rich_help_panel=_P,
+    help="AuthenticationToken with the token in FILE (read again on every request).")]
 TlsTrustCertPath = Annotated[str | None, typer.Option(
     "--tls-trust-cert-path", metavar="FILE", rich_help_panel=_P, help="CA certificates (PEM).")]
+TlsCertFile = Annotated[str | None, typer.Option(
+    "--tls-cert-file", metavar="FILE", rich_help_panel=_P,
+    help="Client certificate (PEM), as client.conf tlsCertificateFilePath.")]
+TlsKeyFile = Annotated[str | None, typer.Option(
+    "--tls-key-file", metavar="FILE", rich_help_panel=_P,
+    help="Client private key (PEM), as client.conf tlsKeyFilePath.")]
 TlsAllowInsecure = Annotated[bool | None, typer.Option(
     "--tls-allow-insecure", rich_help_panel=_P, show_default=False,
-    help="Accept any server certificate.")]
+    help="Accept any server certificate (warns when a credential is sent).")]
 TlsHostnameVerification = Annotated[bool | None, typer.Option(
-    "--tls-enable-hostname-verification", rich_help_panel=_P, show_default=False,
-    help="Check the server's host name against its certificate (off by default, as pulsar-admin).")]
+    "--tls-enable-hostname-verification/--no-tls-enable-hostname-verification",
+    rich_help_panel=_P, show_default=False,
+    help="Check the server's host name against its certificate. Default: on whenever a credential "
+         "is sent, else off (as pulsar-admin).")]
+BrokerHostAllow = Annotated[list[str] | None, typer.Option(
+    "--broker-host-allow", metavar="PATTERN", rich_help_panel=_P,
+    help="Only brokers whose host (or host:port) matches a pattern (*, ?) are contacted and get "
+         "credentials; repeatable (client.conf brokerHostAllow, comma-separated).")]
 RequestTimeout = Annotated[float | None, typer.Option(
     "--request-timeout", metavar="SECONDS", rich_help_panel=_P,
-    help="Give up on a request after this many seconds (default 30).")]
+    help="Give up on a request after this many seconds (default 30, at most 86400).")]
+MaxInputSize = Annotated[str | None, typer.Option(
+    "--max-input-size", metavar="SIZE", rich_help_panel="Limits",
+    help="Largest input file, after decompression (default 1G).")]
+MaxResponseSize = Annotated[str | None, typer.Option(
+    "--max-response-size", metavar="SIZE", rich_help_panel="Limits",
+    help="Largest HTTP response body (default 256M).")]
 ClientConf = Annotated[Path | None, typer.Option(
     "--client-conf", metavar="FILE", rich_help_panel=_P,
     help="A Pulsar client.conf (default: $PULSAR_CLIENT_CONF).")]
@@ -63,8 +92,71 @@ OptionalSnapshots = Annotated[
 
 def remember(ctx: typer.Context, **options: Any) -> None:
     """Store the global options on the root context (called by the root callback)."""
+    hosts = options.pop("broker_host_allow", None)
+    if hosts:
+        options["broker_host_allow"] = ",".join(hosts)
     ctx.obj = ConnectionOptions(**{k: (str(v) if isinstance(v, Path) else v)  # type: ignore[arg-type]  # the root callback's typed flags
                                    for k, v in options.items()})
+
+
+def set_limits(max_input_size: str | None, max_response_size: str | None) -> None:
+    """``--max-input-size`` / ``--max-response-size`` into :data:`lbctl.fileio.LIMITS`."""
+    from lbctl.fileio import LIMITS, Limits, parse_size
+
+    defaults = Limits()
+    LIMITS.max_input_bytes = (parse_size(max_input_size, "--max-input-size") if max_input_size
+                              else defaults.max_input_bytes)
+    LIMITS.max_response_bytes = (parse_size(max_response_size, "--max-response-size")
+                                 if max_response_size else defaults.max_response_bytes)
+
+
+#: the root's options, by flag: whether each takes a value (read by :class:`GlobalOptionsGroup`)
+GLOBAL_FLAGS: dict[str, bool] = {}
+
+
+class GlobalOptionsGroup(typer.core.TyperGroup):
+    """The root group: connection options given after the subcommand are moved before it, so
+    ``lbctl monitor-brokers --admin-url URL`` works as ``lbctl --admin-url URL monitor-brokers``.
+    Only the root's own long flags move (no subcommand has one of them); everything after ``--``
+    stays where it is."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if not GLOBAL_FLAGS:
+            for p in self.params:
+                for opt in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ())):
+                    if opt.startswith("--") and opt not in ("--help", "--version"):
+                        GLOBAL_FLAGS[opt] = not getattr(p, "is_flag", False)
+        return super().parse_args(ctx, hoist_global_options(args, GLOBAL_FLAGS))
+
+
+def hoist_global_options(args: list[str], flags: dict[str, bool]) -> list[str]:
+    """``args`` with every global flag found after the first positional argument (the
+    subcommand) moved, with its value, in front of it."""
+    i = 0
+    while i < len(args):  # past the global options given before the subcommand
+        a = args[i]
+        if a == "--":
+            return args
+        if not a.startswith("-") or a == "-":
+            break
+        i += 2 if flags.get(a.split("=", 1)[0]) and "=" not in a else 1
+    else:
+        return args
+    front, moved, rest = args[:i], [], []
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            rest += args[i:]
+            break
+        name = a.split("=", 1)[0]
+        if name in flags:
+            n = 2 if flags[name] and "=" not in a else 1
+            moved += args[i:i + n]
+            i += n
+            continue
+        rest.append(a)
+        i += 1
+    return front + moved + rest
 
 
 def options_of(ctx: typer.Context | None) -> ConnectionOptions:
@@ -91,14 +183,24 @@ def open_client(ctx: typer.Context | None) -> AdminClient:
 
     opts = options_of(ctx)
     cfg = resolve_connection(opts)
-    def trace(line: str) -> None:
-        sys.stderr.write(f"lbctl: debug: {line}\n")
 
-    return client_from_config(cfg, trace=trace if cfg.debug else None)
+    def trace(line: str) -> None:
+        sys.stderr.write(f"lbctl: debug: {one_line(line)}\n")
+
+    return client_from_config(cfg, trace=trace if cfg.debug else None, warn=_warn_once)
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warn(message)
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"lbctl: warning: {message}\n")
+    sys.stderr.write(f"lbctl: warning: {one_line(message)}\n")
 
 
 def progress_bar(enabled: bool) -> Any:

@@ -62,11 +62,26 @@ def explain(
         if bundle:
             bundle = check_bundle_name(bundle)
         states = read_snapshots(snapshots) if snapshots else live_states(ctx)  # live: --admin-url
-        if broker and broker not in states[-1].brokers:
-            from lbctl.config import closest
+        from lbctl.config import closest
+        from lbctl.textsafe import shorten
 
+        if broker is not None and broker not in states[-1].brokers:
             hint = closest(broker, states[-1].brokers)
-            raise UsageError(f"unknown broker {broker!r}" + (f" (did you mean {hint}?)" if hint else ""))
+            raise UsageError(f"unknown broker {shorten(broker, 120)!r}: not in the snapshot"
+                             + (f" (did you mean {hint}?)" if hint else
+                                f"; it has {', '.join(list(states[-1].brokers)[:5])}"
+                                + (", …" if len(states[-1].brokers) > 5 else "")))
+        if bundle is not None:
+            known = {b for st in states for b in st.owners()} | {
+                f"{ns}/{a}_{b}" for st in states for ns, bounds in st.namespaces.items()
+                for a, b in zip([f"0x{x:08x}" for x in bounds],
+                                [f"0x{x:08x}" for x in bounds[1:]], strict=False)}
+            if bundle not in known:
+                ns = bundle.rsplit("/", 1)[0] + "/"
+                near = sorted(k for k in known if k.startswith(ns)) or sorted(known)
+                hint = closest(bundle, near[:5000])
+                raise UsageError(f"unknown bundle {shorten(bundle, 120)!r}: not in the snapshot"
+                                 + (f" (did you mean {hint}?)" if hint else ""))
         emit(ExplainView(run(states, opts), broker, bundle, all_cycles), output)
 
 

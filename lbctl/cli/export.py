@@ -26,8 +26,9 @@ def export(
 
     Reads the runtime configuration, every broker's load report and topic stats, and every
     namespace's bundles. A broker that cannot be read is reported and left out. The file is written
-    atomically (never half-written); --append adds one line to a .jsonl sequence, so that a loop or
-    cron builds history that recommend and explain replay cycle by cycle.
+    atomically (never half-written, mode 0600); --append adds one line to a .jsonl sequence,
+    crash-safely (a line cut short by a crash or a full disk is never glued to the next), so that
+    a loop or cron builds history that recommend and explain replay cycle by cycle.
 
     Examples:
 
@@ -44,12 +45,20 @@ def export(
             raise UsageError("give exactly one of -o FILE or --append FILE.jsonl")
         state = live_states(ctx, topics=topics)[0]
         if append is not None:
-            append_snapshot(state, append)
+            cut = append_snapshot(state, append)
+            if cut:
+                from lbctl.cli.connection import warn
+
+                warn(f"{append}: removed a partial last line ({cut} bytes) left by an interrupted "
+                     "append before appending")
             target = append
         else:
             assert output_file is not None
             write_snapshot(state, output_file)
             target = output_file
         s = summarize(state)
-        sys.stderr.write(f"lbctl: {'appended to' if append else 'wrote'} {target}: cluster "
-                         f"{s['cluster']}, {s['brokers']} broker(s), {s['bundles']} bundle(s)\n")
+        from lbctl.textsafe import one_line
+
+        sys.stderr.write(one_line(f"lbctl: {'appended to' if append else 'wrote'} {target}: "
+                                  f"cluster {s['cluster']}, {s['brokers']} broker(s), "
+                                  f"{s['bundles']} bundle(s)") + "\n")

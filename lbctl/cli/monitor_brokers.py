@@ -13,7 +13,8 @@ from lbctl.cli.common import TABLE, Output, handled
 def monitor_brokers(
     ctx: typer.Context,
     interval: Annotated[float, typer.Option(
-        "--interval", "-i", metavar="SECONDS", min=0.1, help="Seconds between refreshes.")] = 10.0,
+        "--interval", "-i", metavar="SECONDS", min=0.1, max=86400.0,
+        help="Seconds between refreshes (0.1 to 86400).")] = 10.0,
     once: Annotated[bool, typer.Option("--once", help="Print one refresh and exit.")] = False,
     count: Annotated[int | None, typer.Option(
         "--count", "-n", metavar="N", min=1, help="Stop after N refreshes.")] = None,

@@ -20,18 +20,22 @@ def validate(
     """Check snapshot files strictly; print one summary line per file.
 
     Each malformed file gets one line naming the file, the JSON path and what was expected, and the
-    exit code is 1.
+    exit code is 1. A snapshot whose config names a strategy lbctl cannot run (an unknown class,
+    AvgShedder placement without AvgShedder shedding) is malformed too: recommend would refuse it.
 
     Examples:
 
       lbctl snapshot validate examples/*.json examples/*.yaml examples/*.jsonl
     """
     with handled():
+        from lbctl.loadmanager.select import check_runnable
         from lbctl.render.views import ValidateView
         from lbctl.sources.snapshot import read_snapshot_file, summarize
 
         summaries = []
         for f in files:
-            for st in read_snapshot_file(f):
+            states = read_snapshot_file(f)
+            check_runnable(states)  # the same selection recommend makes: one validator for both
+            for st in states:
                 summaries.append({"file": str(f), **summarize(st)})
         emit(ValidateView(summaries), output)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from lbctl.cli.common import TABLE, BrokerConf, Output, OutputFormat, SetOpt, emit, handled
-from lbctl.cli.unload import DryRun, Journal, Yes
+from lbctl.cli.unload import DryRun, Force, Journal, Yes
 
 if TYPE_CHECKING:
     from lbctl.loadmanager.split_preview import SplitRequest
@@ -51,6 +51,7 @@ def split_bundle(
     broker_conf: BrokerConf = None,
     dry_run: DryRun = False,
     yes: Yes = False,
+    force: Force = False,
     journal: Journal = None,
     output: Output = TABLE,
 ) -> None:
@@ -74,11 +75,21 @@ def split_bundle(
       lbctl --admin-url http://pulsar:8080 split-bundle acme/orders -bt HOT -u --dry-run
     """
     with handled():
+        from lbctl.admin.client import split_namespace
         from lbctl.config import parse_assignments, read_broker_conf, resolve
+        from lbctl.executor import BUNDLE_KEYWORDS, parse_range
         from lbctl.loadmanager.split_preview import SplitRequest, preview
         from lbctl.render.split_view import SplitView
         from lbctl.sources.snapshot import read_snapshots
 
+        split_namespace(namespace)  # Pulsar's naming rules, before anything else
+        if bundle is not None and bundle.upper() not in BUNDLE_KEYWORDS:
+            bundle = parse_range(namespace, bundle)  # tenant/ns/0x…_0x… as unload -b takes it
+        if split_boundaries and split_algorithm_name != "specified_positions_divide":
+            from lbctl.errors import UsageError
+
+            raise UsageError("--split-boundaries needs --split-algorithm-name "
+                             "specified_positions_divide (other algorithms ignore positions)")
         request = SplitRequest(
             namespace=namespace,
             bundle=bundle,
@@ -96,12 +107,12 @@ def split_bundle(
             emit(SplitView(preview(state, settings, request)), output)
             return
         _split_live(ctx, request, conf, overrides, dry_run=dry_run, yes=yes, journal=journal,
-                    output=output)
+                    output=output, force=force)
 
 
 def _split_live(ctx: typer.Context, request: SplitRequest, conf: dict[str, str],
                 overrides: dict[str, str], *, dry_run: bool, yes: bool, journal: Path | None,
-                output: OutputFormat) -> None:
+                output: OutputFormat, force: bool = False) -> None:
     """Preview on the live state, then send ``PUT …/{bundle}/split`` through the executor."""
     import sys
 
@@ -124,7 +135,8 @@ def _split_live(ctx: typer.Context, request: SplitRequest, conf: dict[str, str],
         boundaries=list(request.positions) or None)
     with open_client(ctx) as client:
         check_bundle(client, pv.namespace, rng)
-        execute(client, [mutation], dry_run=dry_run, yes=yes, journal=journal, output=output)
+        execute(client, [mutation], dry_run=dry_run, yes=yes, journal=journal, output=output,
+                force=force)
 
 
 def _positions(values: list[str]) -> tuple[int, ...]:

@@ -11,6 +11,8 @@ from lbctl.cli.common import TABLE, Output, handled
 
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the requests; send nothing.")]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+Force = Annotated[bool, typer.Option(
+    "--force", help="Send even when the journal shows the same request within the grace period.")]
 Journal = Annotated[Path | None, typer.Option(
     "--journal", metavar="FILE",
     help="Append what is sent to this JSON-lines file (default $LBCTL_JOURNAL, else "
@@ -27,6 +29,7 @@ def unload(
         help="Move the bundle to this active broker (needs --bundle).")] = None,
     dry_run: DryRun = False,
     yes: Yes = False,
+    force: Force = False,
     journal: Journal = None,
     output: Output = TABLE,
 ) -> None:
@@ -34,7 +37,8 @@ def unload(
 
     Checks first that the bundle exists and the destination is an active broker, prints the exact
     request, asks for confirmation on a terminal (--yes skips it; without a terminal it refuses),
-    then sends it once and appends it to the journal.
+    then sends it once and appends it to the journal. The same request again within the grace
+    period (30 min) is refused unless --force.
 
     Examples:
 
@@ -58,4 +62,4 @@ def unload(
                 check_bundle(client, namespace, rng)
             dest = check_destination(client, destination) if destination else None
             execute(client, [unload_mutation(namespace, rng, dest)], dry_run=dry_run, yes=yes,
-                    journal=journal, output=output)
+                    journal=journal, output=output, force=force)

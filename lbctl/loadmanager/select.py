@@ -129,3 +129,28 @@ def run(states: Sequence[ClusterState], opts: Options) -> Sequence[CycleResult]:
 def plans(states: Sequence[ClusterState], opts: Options) -> list[Plan]:
     """The plan of every cycle (``recommend --all-cycles``, the fleet replay)."""
     return [r.plan() for r in run(states, opts)]
+
+
+def check_runnable(states: Sequence[ClusterState]) -> None:
+    """Raise what :func:`run` would raise about the snapshots' own settings (strategies named in
+    ``config``, the load-manager mix), without running a cycle: ``snapshot validate`` accepts
+    exactly what ``recommend`` can run."""
+    from lbctl.errors import LbctlError, SnapshotFormatError
+
+    if not states:
+        return
+    opts = Options()
+    try:
+        if uses_extensible(states, opts):
+            extensible_load_manager(opts)
+            return
+        for st, settings in zip(states, resolve_settings(states, opts), strict=True):
+            try:
+                modular_load_manager(settings, opts)
+            except LbctlError as e:
+                raise SnapshotFormatError(st.source or st.cluster, "config",
+                                          f"{e} (recommend would refuse it)") from None
+    except SnapshotFormatError:
+        raise
+    except LbctlError as e:
+        raise SnapshotFormatError(states[-1].source or states[-1].cluster, "", str(e)) from None

@@ -26,9 +26,24 @@ class Renderable(Protocol):
 
 
 def to_json(data: Any) -> str:
+    """JSON; a non-finite number (Java's double arithmetic can reach Infinity or NaN) is written
+    as the string Jackson writes — "Infinity", "-Infinity", "NaN" — never as a silent null, and a
+    warning says so."""
     import orjson
 
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    opts = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+    text = orjson.dumps(data, option=opts)
+    if b"null" in text:  # orjson writes inf/NaN as null: look for them only then
+        from lbctl.textsafe import nonfinite_as_strings
+
+        fixed, count = nonfinite_as_strings(data)
+        if count:
+            import sys
+
+            sys.stderr.write(f"lbctl: warning: {count} number(s) are not finite (Infinity/NaN, as "
+                             "Java's double arithmetic gives them); written as strings\n")
+            text = orjson.dumps(fixed, option=opts)
+    return text.decode()
 
 
 def to_yaml(data: Any) -> str:
@@ -84,4 +99,8 @@ def render(result: Renderable, fmt: str, stream: TextIO) -> None:
     if f is None:
         raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
     text = f.text(result)
+    if fmt == "table":  # for people: names from outside must not drive the terminal
+        from lbctl.textsafe import terminal_safe
+
+        text = terminal_safe(text, keep_colors=True)
     stream.write(text if text.endswith("\n") else text + "\n")

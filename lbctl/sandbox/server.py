@@ -78,7 +78,8 @@ class Fault:
     """Answer requests matching ``path`` (a regex on the path) with a fault.
 
     ``kind``: ``"status"`` (``status`` + ``reason`` JSON), ``"latency"`` (``seconds`` more, then
-    normal), ``"hang"`` (never answer in time), ``"drop"`` (close the connection). ``broker`` limits
+    normal), ``"hang"`` (never answer in time), ``"drop"`` (close the connection), ``"redirect"``
+    (``status``, e.g. 307, with ``Location: location``). ``broker`` limits
     it to one broker id, ``method`` to one method, ``times`` to that many matches (None: always).
     """
 
@@ -91,6 +92,7 @@ class Fault:
     method: str | None = None
     times: int | None = None
     html: bool = False
+    location: str = ""
 
     def matches(self, broker: str, method: str, path: str) -> bool:
         return ((self.broker is None or self.broker == broker)
@@ -410,7 +412,7 @@ class TestCluster:
         if fault is not None and fault.kind == "hang":
             await asyncio.sleep(fault.seconds or 3600)
             return False
-        if fault is not None and fault.kind == "status":
+        if fault is not None and fault.kind in ("status", "redirect"):
             status, payload, ctype, extra = self._fault_response(fault)
         else:
             status, payload, ctype, extra = self._route(broker, method, path, parts.query, query,
@@ -432,6 +434,8 @@ class TestCluster:
 
     @staticmethod
     def _fault_response(f: Fault) -> tuple[int, bytes, str, dict[str, str]]:
+        if f.kind == "redirect":
+            return f.status, b"", "", {"Location": f.location}
         if f.html:
             page = (f"<html><head><title>Error {f.status} {f.reason}</title></head>"
                     f"<body><h2>HTTP ERROR {f.status}</h2></body></html>")

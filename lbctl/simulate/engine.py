@@ -45,6 +45,9 @@ from lbctl.simulate.reports import need_update
 from lbctl.simulate.sampling import sample_all
 
 DEFAULT_CYCLES = 60
+#: the most cycles one run simulates (about 69 days of one-minute cycles): a bound on the work a
+#: two-line sequence years apart, or a mistyped --cycles, can ask for
+MAX_CYCLES = 100_000
 DEFAULT_BAND = 0.10
 _ZERO = NamespaceBundleStats()
 
@@ -197,9 +200,16 @@ class _Run:
         self.interval_ms = interval * 60_000
         span = self.times[-1] - self.times[0]
         trace_cycles = math.ceil(span / self.interval_ms) + 1 if len(self.states) > 1 else 1
+        if sim.cycles is None and trace_cycles > MAX_CYCLES:
+            raise UsageError(
+                f"the sequence spans {trace_cycles:,} cycles of {interval} min (from its first to "
+                f"its last capturedAt), more than {MAX_CYCLES:,}: pass --cycles N to simulate "
+                "part of it")
         cycles = sim.cycles if sim.cycles is not None else max(DEFAULT_CYCLES, trace_cycles)
         if cycles < 1:
             raise UsageError(f"--cycles must be at least 1, got {cycles}")
+        if cycles > MAX_CYCLES:
+            raise UsageError(f"--cycles must be at most {MAX_CYCLES:,}, got {cycles:,}")
         self.n_cycles = cycles
         if sim.bounce_window is not None:
             if sim.bounce_window < 0:

@@ -41,8 +41,12 @@ class Spread:
         if not values:
             return cls(0.0, 0.0, None, 0.0, 0.0)
         mean = statistics.fmean(values)
-        std = statistics.pstdev(values, mean)
-        return cls(mean, std, std / mean if mean else None, min(values), max(values))
+        if all(math.isfinite(v) for v in values):
+            std = statistics.pstdev(values, mean)
+        else:  # an infinite load (Java's double arithmetic overflowed): plain float arithmetic
+            std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+        cov = std / mean if mean and math.isfinite(mean) else None
+        return cls(mean, std, cov, min(values), max(values))
 
     def to_dict(self) -> dict[str, float | None]:
         return {"mean": self.mean, "std": self.std, "cov": self.cov, "min": self.min,

@@ -72,6 +72,8 @@ class LiveSource:
         self.progress = progress or (lambda _s, _d, _t: None)
         self.clock = clock
         self.load_manager = MODULAR  # as the last discover() found it
+        #: broker ids the cluster listed that are not host:port (never contacted) → why
+        self.rejected: dict[str, str] = {}
 
     def load(self) -> ClusterState:
         return self.read().state
@@ -105,11 +107,27 @@ class LiveSource:
             call(ACTIVE_BROKERS, cluster=cluster))
         if not isinstance(brokers, list) or not all(isinstance(b, str) for b in brokers):
             raise HttpError(f"GET /admin/v2/brokers/{cluster}: expected a JSON array of broker ids")
+        brokers = self._valid_ids(brokers)
         from lbctl.sources.live_extensible import is_extensible_class
 
         lm = EXTENSIBLE if is_extensible_class(raw.get("loadManagerClassName")) else MODULAR
         self.load_manager = lm
         return Discovery(cluster, list(brokers), raw, lm)
+
+    def _valid_ids(self, brokers: list[str]) -> list[str]:
+        """The broker ids that are ``host:port`` (each then trusted as a destination of requests,
+        within ``--broker-host-allow``); the others are never contacted and listed in
+        :attr:`rejected`. Duplicates are dropped."""
+        valid: list[str] = []
+        for b in dict.fromkeys(brokers):
+            try:
+                self.client.broker_url(b)
+            except AdminError as e:
+                if b not in self.rejected:
+                    self.rejected[b] = str(e)
+                continue
+            valid.append(b)
+        return valid
 
     def load_reports(self, brokers: list[str]) -> dict[str, dict[str, Any] | AdminError]:
         """Every broker's ``LocalBrokerData`` (or its error), read concurrently. On an extensible
@@ -175,6 +193,7 @@ class LiveSource:
         warnings: list[str] = []
         config, dropped = lb_settings(d.config)
         warnings += [f"runtime setting {k} ignored: value cannot be parsed" for k in dropped]
+        warnings += list(self.rejected.values())
 
         from lbctl.sources.live_extensible import ExtensibleReader
 

@@ -114,31 +114,45 @@ def reconcile(brokers: dict[str, Any], namespaces: dict[str, Any]) -> list[str]:
     """Resolve what reads at different moments disagree on: a bundle reported by two brokers
     stays with the report updated last, and a namespace whose boundaries no longer match its
     reported bundles (a split in between) keeps the bundles and drops the boundaries. Returns the
-    warnings; ``brokers`` and ``namespaces`` are changed in place."""
+    warnings; ``brokers`` and ``namespaces`` are changed in place.
+
+    Linear in the number of bundles: each namespace's boundaries are indexed once (position of
+    each boundary) and a broker's dropped bundles are removed in one pass per broker."""
     warnings: list[str] = []
     owner: dict[str, str] = {}
+    dropped: dict[str, set[str]] = {}
     for bid, rep in sorted(brokers.items(), key=lambda kv: _last_update(kv[1])):
         names = list(_stats_of(rep)) + [b for b in rep.get("bundles") or [] if isinstance(b, str)]
         for name in dict.fromkeys(names):
             prev = owner.get(name)
             if prev is not None and prev != bid:
-                _drop_bundle(brokers[prev], name)
+                dropped.setdefault(prev, set()).add(name)
                 warnings.append(f"bundle {name} reported by {prev} and {bid}; kept with {bid} "
                                 "(newer report)")
             owner[name] = bid
+    for prev, gone in dropped.items():
+        _drop_bundles(brokers[prev], gone)
+    index: dict[str, dict[Any, int] | None] = {}
     for name in owner:
         try:
             bn = BundleName.parse(name)
         except BundleNameError:
             continue
-        ns = namespaces.get(bn.namespace)
-        if ns is None:
+        ns = bn.namespace
+        if ns not in index:
+            data = namespaces.get(ns)
+            bounds = data.get("boundaries") if isinstance(data, dict) else None
+            index[ns] = ({b: i for i, b in enumerate(bounds) if isinstance(b, str)}
+                         if isinstance(bounds, list) else None)
+        at = index[ns]
+        if at is None:
             continue
-        bounds = ns["boundaries"]
         lo, hi = name.rsplit("/", 1)[1].split("_")
-        if lo not in bounds or hi not in bounds or bounds.index(hi) != bounds.index(lo) + 1:
-            del namespaces[bn.namespace]
-            warnings.append(f"namespace {bn.namespace}: reported bundle {name} is not one of its "
+        i, j = at.get(lo), at.get(hi)
+        if i is None or j is None or j != i + 1:
+            del namespaces[ns]
+            index[ns] = None
+            warnings.append(f"namespace {ns}: reported bundle {name} is not one of its "
                             "current bundles (changed while reading); boundaries left out")
     return warnings
 
@@ -148,13 +162,14 @@ def _last_update(rep: dict[str, Any]) -> int:
     return v if isinstance(v, int) else 0
 
 
-def _drop_bundle(rep: dict[str, Any], name: str) -> None:
+def _drop_bundles(rep: dict[str, Any], names: set[str]) -> None:
     for key in ("lastStats", "bundleStats"):
         st = rep.get(key)
         if isinstance(st, dict):
-            st.pop(name, None)
+            for name in names:
+                st.pop(name, None)
     if isinstance(rep.get("bundles"), list):
-        rep["bundles"] = [b for b in rep["bundles"] if b != name]
+        rep["bundles"] = [b for b in rep["bundles"] if b not in names]
 
 
 def parse_reports(cluster: str, reports: dict[str, Any]) -> dict[str, Any]:

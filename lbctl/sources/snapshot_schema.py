@@ -195,6 +195,10 @@ class _Checker:
         if type(value) is int and 0 <= value <= top:
             return value
         if type(value) is not int:
+            if type(value) is float and value.is_integer() and abs(value) >= 2**53:
+                # a JSON integer too large for a 64-bit number (the decoder made it a float)
+                self.fail(path, f"expected an integer within the range of a Java {java}, got a "
+                          f"number of {len(str(int(abs(value))))} digits")
             self.fail(path, "expected an integer >= 0", value)
         if value < 0:
             self.fail(path, "expected an integer >= 0", value)
@@ -493,7 +497,33 @@ def _brokers(
                     + json.dumps(other, ensure_ascii=False),
                 )
         brokers[bid] = local
+    _check_disjoint(c, brokers, owned, namespaces)
     return brokers
+
+
+def _check_disjoint(c: _Checker, brokers: Mapping[str, LocalBrokerData], owned: set[str],
+                    namespaces: Mapping[str, Any]) -> None:
+    """Owned bundles of a namespace without ``namespaces`` boundaries must not overlap: a
+    namespace's bundles partition its hash range (``NamespaceBundles``), so two that overlap
+    cannot both exist. (With boundaries, each must be one of their ranges: checked per name.)"""
+    by_ns: dict[str, list[tuple[int, int, str]]] = {}
+    for name in owned:
+        ns = name[:-_RANGE_TAIL]
+        if ns in namespaces:
+            continue
+        tail = name[-_RANGE_TAIL + 1 :]
+        by_ns.setdefault(ns, []).append((int(tail[2:10], 16), int(tail[13:21], 16), name))
+    for ranges in by_ns.values():
+        if len(ranges) < 2:
+            continue
+        ranges.sort()
+        for (_, hi, prev), (lo, _, name) in zip(ranges, ranges[1:], strict=False):
+            if lo < hi:
+                bid = next(b for b, d in brokers.items() if name in d.lastStats or name in d.bundles)
+                stats_key = "lastStats" if name in brokers[bid].lastStats else "bundles"
+                c.fail(_bundle_path(bid, stats_key, brokers[bid], name),
+                       f"expected bundles of one namespace not to overlap: range "
+                       f"{name[-_RANGE_TAIL + 1 :]} overlaps {prev[-_RANGE_TAIL + 1 :]}")
 
 
 def _bundle_path(bid: str, stats_key: str, local: LocalBrokerData, name: str) -> str:
@@ -914,9 +944,7 @@ def _top_bundles(c: _Checker, path: str, raw: dict[Any, Any]) -> PublishedTopBun
     for i, item in enumerate(items):
         p = f"{path}.topBundlesLoadData[{i}]"
         item = c.obj(p, item, "an object {bundleName, stats}")
-        name = item.get("bundleName")
-        if type(name) is not str or "/" not in name:
-            c.fail(f"{p}.bundleName", "expected a bundle name tenant/ns/0x…_0x…", name)
+        name = c.bundle_name(f"{p}.bundleName", item.get("bundleName"))
         st = c.obj(f"{p}.stats", item.get("stats", {}), "an object (NamespaceBundleStats)")
         kw: dict[str, Any] = {}
         for k in _TOP_RATES:

@@ -46,6 +46,9 @@ def test_cross_host_307_keeps_method_body_and_authorization() -> None:
         307, headers={"Location": B + path + "?unload=true&splitAlgorithmName=specified_positions_divide"
                       "&authoritative=false"}))
     second = respx.put(B + path).mock(return_value=httpx.Response(204))
+    # the owner is a broker of the cluster: the client asks the admin URL for them once
+    respx.get(A + "/admin/v2/brokers").mock(return_value=httpx.Response(
+        200, json=["broker-1:8080", "broker-2:8080"]))
     with client() as c:
         r = c.request(split_call("public/default", "0x00000000_0x40000000", unload=True,
                                  algorithm="specified_positions_divide", boundaries=[536870912]))

@@ -108,7 +108,7 @@ def test_default_algorithm_comes_from_the_snapshot(runner) -> None:
     (["split-bundle", "my-tenant/nope", "--snapshot", EXAMPLE, "-b", "0x00000000_0x80000000"], 1,
      "namespace my-tenant/nope is not in the snapshot (did you mean my-tenant/my-ns?)"),
     ([*BASE, "-b", "0x00000000_0x40000000"], 1, "is not a bundle of my-tenant/my-ns"),
-    ([*BASE, "-b", "0-0x4"], 1, "bad bundle range"),
+    ([*BASE, "-b", "0-0x4"], 2, "bad bundle range"),  # a bad flag value, as unload -b
     ([*BASE, "-b", "0x00000000_0x80000000", "-san", "specified_positions_divide",
       "-sb", "0x90000000"], 1, "no split position is strictly inside"),
     ([*BASE, "-b", "0x00000000_0x80000000", "-san", "specified_positions_divide"], 1,

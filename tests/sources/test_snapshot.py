@@ -471,7 +471,7 @@ def test_write_is_atomic_and_replaces(tmp_path):
     assert os.listdir(tmp_path) == ["snap.json"]  # no temporary file left behind
     assert read_snapshot_file(target)[0].cluster == "demo"
     mode = stat.S_IMODE(target.stat().st_mode)
-    assert mode & 0o044  # not the 0600 of a temporary file (readable as usual under umask 022)
+    assert mode == 0o600  # a snapshot describes the cluster: private to its owner (issue 12)
 
 
 def test_write_errors(tmp_path):

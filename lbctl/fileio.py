@@ -1,0 +1,367 @@
+"""Reading and writing files safely: regular files only, bounded sizes, private and crash-safe writes.
+
+Every file lbctl reads on a user's word (snapshots, ``broker.conf``, ``client.conf``, token and key
+files) is opened through :func:`read_regular`:
+
+* **regular files only** (or ``-`` where a command reads stdin): a FIFO would block the open or the
+  read forever and ``/dev/zero`` never ends. The file is opened with ``O_NONBLOCK`` — a FIFO's open
+  returns at once — and ``fstat`` decides before a byte is read;
+* **bounded**: at most :data:`LIMITS` ``.max_input_bytes`` (1 GiB unless ``--max-input-size``
+  raises it), decompressed size included (:func:`gunzip_limited` stops a gzip bomb after the limit,
+  not after 4 GB).
+
+Writes:
+
+* :func:`atomic_write` builds the file under an anonymous ``O_TMPFILE`` inode (a ``kill -9`` leaves
+  nothing behind) and renames it over the target, with mode ``0600``;
+* :func:`append_record` appends one record to a history file (``.jsonl``, ``.jsonl.gz``, the
+  journal) so that the file is never left corrupt: an exclusive ``flock`` serialises concurrent
+  appenders, a partial last record left by a crash is cut off first (and reported), a failed write
+  (``ENOSPC``) is rolled back with ``ftruncate``, and the record is ``fsync``-ed;
+* :func:`private_dir` creates directories ``0700``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat
+import sys
+import tempfile
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lbctl.errors import ConfigError, LbctlError
+
+GIB = 1 << 30
+MIB = 1 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+_CHUNK = 1 << 20
+
+
+@dataclass
+class Limits:
+    """Process-wide resource bounds, set once from the root command's flags."""
+
+    #: bytes of one input file after decompression (``--max-input-size``)
+    max_input_bytes: int = GIB
+    #: bytes of one HTTP response body (``--max-response-size``)
+    max_response_bytes: int = 256 * MIB
+
+
+LIMITS = Limits()
+
+ErrorFactory = Callable[[str], LbctlError]
+
+
+def parse_size(text: str, flag: str) -> int:
+    """``512M``, ``2G``, ``1.5GiB``, ``100000`` → bytes (powers of 1024)."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", text)
+    if m is None:
+        raise ConfigError(f"{flag}: expected a size like 512M or 2G, got {text[:40]!r}")
+    scale = {"": 1, "k": 1 << 10, "m": MIB, "g": GIB, "t": 1 << 40}[m[2].lower()]
+    value = int(float(m[1]) * scale)
+    if value < 1024:
+        raise ConfigError(f"{flag}: at least 1K, got {text[:40]!r}")
+    return value
+
+
+def human_size(n: int) -> str:
+    for unit, size in (("GiB", GIB), ("MiB", MIB), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:g} {unit}"
+    return f"{n} bytes"
+
+
+def _describe(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "is a directory"
+    if stat.S_ISFIFO(mode):
+        return "is a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device"
+    if stat.S_ISSOCK(mode):
+        return "is a socket"
+    return "is not a regular file"
+
+
+def open_regular(path: str, *, what: str, error: ErrorFactory = ConfigError) -> int:
+    """A file descriptor of ``path`` opened for reading, after checking it is a regular file.
+
+    ``what`` ends the message (``expected {what}``). The open never blocks (``O_NONBLOCK``).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise error(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise error(f"{path}: is a directory (expected {what})") from None
+    except PermissionError:
+        raise error(f"{path}: permission denied") from None
+    except OSError as e:
+        raise error(f"{path}: cannot open: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise error(f"{path}: {_describe(st.st_mode)} (expected {what})")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
+                 limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` (default
+    :data:`LIMITS`.max_input_bytes)."""
+    cap = LIMITS.max_input_bytes if limit is None else limit
+    fd = open_regular(path, what=what, error=error)
+    try:
+        with os.fdopen(fd, "rb") as f:
+            data = f.read(cap + 1)
+    except OSError as e:
+        raise error(f"{path}: cannot read: {e.strerror or e}") from None
+    if len(data) > cap:
+        raise error(too_large(path, cap))
+    return data
+
+
+def read_stream(stream: object, name: str, *, error: ErrorFactory) -> bytes:
+    """Bytes from a binary stream (stdin), bounded like a file. A closed stdin is an error."""
+    cap = LIMITS.max_input_bytes
+    reader = getattr(stream, "read", None)
+    if reader is None:
+        raise error(f"{name}: standard input is closed")
+    try:
+        data: bytes = reader(cap + 1)
+    except (OSError, ValueError) as e:
+        raise error(f"{name}: cannot read standard input ({getattr(e, 'strerror', None) or e})") from None
+    if len(data) > cap:
+        raise error(too_large(name, cap))
+    return data
+
+
+def too_large(name: str, cap: int) -> str:
+    return (f"{name}: larger than {human_size(cap)} (the input size limit; raise it with "
+            "--max-input-size)")
+
+
+def gunzip_limited(data: bytes, name: str, *, error: ErrorFactory, limit: int | None = None) -> bytes:
+    """Decompress every gzip member of ``data``, stopping as soon as the output passes ``limit``."""
+    cap = LIMITS.max_input_bytes if limit is None else limit
+    out = bytearray()
+    rest = data
+    while rest:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            out += d.decompress(rest, cap + 1 - len(out))
+        except zlib.error as e:
+            raise error(f"{name}: bad gzip data: {e}") from None
+        if len(out) > cap or d.unconsumed_tail:
+            raise error(too_large(name, cap) + " (decompressed)")
+        if not d.eof:
+            raise error(f"{name}: bad gzip data: the compressed data is truncated")
+        rest = d.unused_data
+        if rest and not rest.startswith(GZIP_MAGIC):
+            if rest.strip(b"\x00"):
+                raise error(f"{name}: bad gzip data: trailing garbage after the last member")
+            break
+    return bytes(out)
+
+
+# --------------------------------------------------------------------------------------------
+# writing
+# --------------------------------------------------------------------------------------------
+def private_dir(directory: str) -> None:
+    """Create ``directory`` (and parents) with mode 0700 when missing."""
+    if directory and not os.path.isdir(directory):
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+
+
+def _fsync_dir(directory: str) -> None:
+    with contextlib.suppress(OSError):
+        dfd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def atomic_write(name: str, data: bytes, *, error: ErrorFactory, mode: int = 0o600) -> None:
+    """Replace ``name`` with ``data`` at once: readers see the old file or the new one, never
+    half of it, and a crash at any point leaves no temporary file behind."""
+    directory = os.path.dirname(os.path.abspath(name))
+    tmp: str | None = None
+    try:
+        anon = _anonymous(directory, mode)
+        if anon is None:
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(name)}.",
+                                       suffix=".tmp")
+        else:
+            fd = anon
+        try:
+            _write_all(fd, data)
+            os.fchmod(fd, mode)
+            os.fsync(fd)
+            if tmp is None:
+                tmp = _link_anonymous(fd, directory, os.path.basename(name))
+                if tmp is None:  # no /proc: write it again under a name
+                    os.close(fd)
+                    fd, tmp = tempfile.mkstemp(dir=directory,
+                                               prefix=f".{os.path.basename(name)}.", suffix=".tmp")
+                    _write_all(fd, data)
+                    os.fchmod(fd, mode)
+                    os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, name)
+        tmp = None
+        _fsync_dir(directory)
+    except OSError as e:
+        raise error(f"{name}: cannot write: {e.strerror or e}") from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def _anonymous(directory: str, mode: int) -> int | None:
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is None:
+        return None
+    try:
+        return os.open(directory, flag | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), mode)
+    except OSError:
+        return None  # a filesystem without O_TMPFILE
+
+
+def _link_anonymous(fd: int, directory: str, base: str) -> str | None:
+    """Give the anonymous inode a name, just before it is renamed over the target."""
+    for _ in range(8):
+        tmp = os.path.join(directory, f".{base}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        try:
+            os.link(f"/proc/self/fd/{fd}", tmp)
+            return tmp
+        except FileExistsError:
+            continue
+        except OSError:
+            return None
+    return None
+
+
+def append_record(name: str, record: bytes, *, gz: bool, error: ErrorFactory,
+                  mode: int = 0o600) -> int:
+    """Append one newline-terminated ``record`` (a gzip member when ``gz``) to ``name``.
+
+    Returns the number of bytes of a partial last record that was cut off first (0 normally).
+    """
+    directory = os.path.dirname(os.path.abspath(name))
+    created = not os.path.exists(name)
+    try:
+        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0),
+                     mode)
+    except IsADirectoryError:
+        raise error(f"{name}: is a directory") from None
+    except OSError as e:
+        raise error(f"{name}: cannot open for appending: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise error(f"{name}: {_describe(st.st_mode)} (expected a regular file to append to)")
+        os.set_blocking(fd, True)
+        _lock(fd)
+        size = os.fstat(fd).st_size
+        good = _good_end_gz(fd, size) if gz else _good_end_lines(fd, size)
+        if good != size:
+            os.ftruncate(fd, good)
+        os.lseek(fd, good, os.SEEK_SET)
+        try:
+            _write_all(fd, record)
+            os.fsync(fd)
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, good)
+                os.fsync(fd)
+            raise error(f"{name}: cannot write: {e.strerror or e}; nothing was appended") from None
+    except OSError as e:
+        raise error(f"{name}: cannot append: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+    if created:
+        _fsync_dir(directory)
+    return size - good
+
+
+def _lock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def _good_end_lines(fd: int, size: int) -> int:
+    """The length of the file up to and including its last newline (all of it when it ends in
+    one)."""
+    if size == 0:
+        return 0
+    if os.pread(fd, 1, size - 1) == b"\n":
+        return size
+    pos = size
+    while pos > 0:
+        start = max(0, pos - 65536)
+        chunk = os.pread(fd, pos - start, start)
+        at = chunk.rfind(b"\n")
+        if at >= 0:
+            return start + at + 1
+        pos = start
+    return 0
+
+
+def _good_end_gz(fd: int, size: int) -> int:
+    """The end of the last complete gzip member whose text ends with a newline (each append
+    writes one member holding one line)."""
+    good = 0
+    offset = 0
+    pending = b""
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    last = b""
+    while True:
+        if not pending:
+            if offset >= size:
+                return good  # an unfinished member (or none) at the end
+            pending = os.pread(fd, min(_CHUNK, size - offset), offset)
+            if not pending:
+                return good
+            offset += len(pending)
+        try:
+            out = d.decompress(pending, _CHUNK)
+        except zlib.error:
+            return good
+        if out:
+            last = out[-1:]
+        if d.eof:
+            pending = d.unused_data
+            if last == b"\n":
+                good = offset - len(pending)
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            last = b""
+            continue
+        pending = d.unconsumed_tail
+
+
+def warn(message: str) -> None:
+    """A warning on stderr, for the few file-level events the caller cannot see."""
+    from lbctl.textsafe import one_line
+
+    sys.stderr.write(f"lbctl: warning: {one_line(message)}\n")
