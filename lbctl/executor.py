@@ -14,7 +14,7 @@ Rules, in the order they apply:
    anyway. A dry run only warns.
 5. **Journal.** Before each request a ``sending`` line, after it a ``done``/``failed`` line, are
    appended to a JSON-lines journal (``--journal FILE``, else ``$LBCTL_JOURNAL``, else
-   ``$XDG_STATE_HOME/lbctl/journal.jsonl``), crash-safely (:func:`lbctl.fileio.append_record`;
+   ``$XDG_STATE_HOME/lbctl/journal.jsonl``), crash-safely (:func:`lbctl.safe.files.append_record`;
    file 0600, directory 0700). The journal holds method, URL and body — never a header, so never a
    credential. If it cannot be written before a request, nothing is sent; if the outcome of an
    applied request cannot be written, the run stops with "applied, but not journaled" and a
@@ -188,7 +188,7 @@ class Executor:
             raise MutationRefused("aborted: nothing was sent")
 
     def _check_journal(self) -> None:
-        from lbctl.fileio import private_dir
+        from lbctl.safe.files import private_dir
 
         try:
             private_dir(str(self.journal.parent))
@@ -199,7 +199,7 @@ class Executor:
                               "was sent (set --journal or $LBCTL_JOURNAL)") from None
 
     def _append(self, record: bytes) -> None:
-        from lbctl.fileio import append_record
+        from lbctl.safe.files import append_record
 
         append_record(str(self.journal), record, gz=False, error=ConfigError)
 

@@ -16,7 +16,7 @@ def read_properties(path: str | Path, role: str) -> dict[str, str]:
 
     ``role`` names the file in messages: "broker.conf", "client.conf".
     """
-    from lbctl.fileio import read_regular
+    from lbctl.safe.files import read_regular
 
     p = Path(path).expanduser()
     # a regular file only: a FIFO or /dev/zero would hang or never end; 64 MiB is plenty

@@ -70,7 +70,7 @@ def plugin_kind(name: str) -> str:
     """``token``/``tls``/``oauth2``/``basic`` of a plugin name (short, qualified or alias)."""
     kind = PLUGINS.get(name.strip().lower())
     if kind is None:
-        from lbctl.textsafe import shorten
+        from lbctl.safe.text import shorten
 
         raise ConfigError(f"auth: unsupported auth plugin {shorten(name, 120)!r} (supported: "
                           f"{PLUGIN_NAMES}, short or fully qualified)")
@@ -140,7 +140,7 @@ class TokenAuth(Auth):
 
     def _read(self) -> str:
         assert self._path is not None
-        from lbctl.fileio import read_regular
+        from lbctl.safe.files import read_regular
 
         path = str(Path(self._path).expanduser())
         raw = read_regular(path, what="a token file", limit=1 << 20,
@@ -174,7 +174,7 @@ class TlsAuth(Auth):
     def __init__(self, cert_file: str, key_file: str):
         import os
 
-        from lbctl.fileio import open_regular
+        from lbctl.safe.files import open_regular
 
         for what, p in (("certificate", cert_file), ("key", key_file)):
             prefix = f"auth: TLS client {what} "
@@ -247,7 +247,7 @@ class OAuth2Auth(Auth):
                 _, _, payload = raw.partition(",")
                 text = base64.b64decode(payload).decode() if ";base64" in raw.split(",")[0] else payload
             else:
-                from lbctl.fileio import read_regular
+                from lbctl.safe.files import read_regular
 
                 path = raw[len("file://"):] if raw.startswith("file://") else raw
                 text = read_regular(str(Path(path).expanduser()), what="an OAuth2 key file",
@@ -286,7 +286,7 @@ class OAuth2Auth(Auth):
         except ValueError:
             same = False
         if not same:
-            from lbctl.textsafe import shorten
+            from lbctl.safe.text import shorten
 
             raise Unauthorized(
                 f"OAuth2: refusing to send the client secret to {shorten(_safe_url(endpoint), 200)}"

@@ -49,7 +49,7 @@ from lbctl.admin.errors import (
     error_class,
     reason_of,
 )
-from lbctl.textsafe import shorten
+from lbctl.safe.text import shorten
 
 MAX_REDIRECTS = 5
 DEFAULT_RETRIES = 2
@@ -405,7 +405,7 @@ class AdminClient:
 
     async def _read_body(self, c: Call, url: str, r: Any) -> bytes:
         """The body, refused as soon as it passes ``max_response_bytes``."""
-        from lbctl.fileio import LIMITS, human_size
+        from lbctl.safe.files import LIMITS, human_size
 
         cap = self.max_response_bytes or LIMITS.max_response_bytes
         declared = r.headers.get("content-length", "")
@@ -708,7 +708,7 @@ def ssl_context(cfg: ConnectionConfig, auth: Auth) -> Any:
     import ssl
 
     from lbctl.errors import ConfigError
-    from lbctl.fileio import open_regular
+    from lbctl.safe.files import open_regular
 
     try:
         cadata: str | None = None

@@ -49,7 +49,7 @@ def _pem(kind: str, der: bytes) -> str:
 
 
 def read_store(path: str, kind: str | None, password: str | None, what: str) -> Store:
-    from lbctl.fileio import read_regular
+    from lbctl.safe.files import read_regular
 
     data = read_regular(path, what=f"a {what}", limit=64 << 20,
                         error=lambda m: ConfigError(f"TLS: {what} {m}"))

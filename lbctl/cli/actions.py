@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lbctl.cli.common import TABLE, OutputFormat, emit
-from lbctl.textsafe import terminal_safe
+from lbctl.safe.text import terminal_safe
 
 if TYPE_CHECKING:
     from lbctl.admin.client import AdminClient

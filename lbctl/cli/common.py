@@ -19,7 +19,7 @@ import typer
 
 from lbctl.errors import ExitStatus, LbctlError
 from lbctl.render import FORMATS, Renderable, render
-from lbctl.textsafe import one_line, shorten
+from lbctl.safe.text import one_line, shorten
 
 #: ``-o/--output`` choices: the formats of :data:`lbctl.render.FORMATS`, ``table`` first
 OutputFormat = StrEnum("OutputFormat", [(name, name) for name in FORMATS])  # type: ignore[misc]  # built at run time

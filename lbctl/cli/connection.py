@@ -22,7 +22,7 @@ import typer.core
 
 from lbctl.admin.auth import PLUGIN_NAMES
 from lbctl.admin.clientconf import ConnectionOptions
-from lbctl.textsafe import one_line
+from lbctl.safe.text import one_line
 
 if TYPE_CHECKING:
     from lbctl.admin.client import AdminClient
@@ -100,8 +100,8 @@ def remember(ctx: typer.Context, **options: Any) -> None:
 
 
 def set_limits(max_input_size: str | None, max_response_size: str | None) -> None:
-    """``--max-input-size`` / ``--max-response-size`` into :data:`lbctl.fileio.LIMITS`."""
-    from lbctl.fileio import LIMITS, Limits, parse_size
+    """``--max-input-size`` / ``--max-response-size`` into :data:`lbctl.safe.files.LIMITS`."""
+    from lbctl.safe.files import LIMITS, Limits, parse_size
 
     defaults = Limits()
     LIMITS.max_input_bytes = (parse_size(max_input_size, "--max-input-size") if max_input_size

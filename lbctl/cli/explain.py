@@ -63,7 +63,7 @@ def explain(
             bundle = check_bundle_name(bundle)
         states = read_snapshots(snapshots) if snapshots else live_states(ctx)  # live: --admin-url
         from lbctl.config import closest
-        from lbctl.textsafe import shorten
+        from lbctl.safe.text import shorten
 
         if broker is not None and broker not in states[-1].brokers:
             hint = closest(broker, states[-1].brokers)

@@ -57,7 +57,7 @@ def export(
             write_snapshot(state, output_file)
             target = output_file
         s = summarize(state)
-        from lbctl.textsafe import one_line
+        from lbctl.safe.text import one_line
 
         sys.stderr.write(one_line(f"lbctl: {'appended to' if append else 'wrote'} {target}: "
                                   f"cluster {s['cluster']}, {s['brokers']} broker(s), "

@@ -34,7 +34,7 @@ def to_json(data: Any) -> str:
     opts = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
     text = orjson.dumps(data, option=opts)
     if b"null" in text:  # orjson writes inf/NaN as null: look for them only then
-        from lbctl.textsafe import nonfinite_as_strings
+        from lbctl.safe.text import nonfinite_as_strings
 
         fixed, count = nonfinite_as_strings(data)
         if count:
@@ -100,7 +100,7 @@ def render(result: Renderable, fmt: str, stream: TextIO) -> None:
         raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(FORMATS)}")
     text = f.text(result)
     if fmt == "table":  # for people: names from outside must not drive the terminal
-        from lbctl.textsafe import terminal_safe
+        from lbctl.safe.text import terminal_safe
 
         text = terminal_safe(text, keep_colors=True)
     stream.write(text if text.endswith("\n") else text + "\n")

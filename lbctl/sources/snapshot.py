@@ -14,7 +14,7 @@ empty) raises :class:`~lbctl.errors.SnapshotError`; one that decodes but breaks 
 :class:`~lbctl.errors.SnapshotFormatError` (see :mod:`lbctl.sources.snapshot_schema`). Messages are
 one line and start with the file name.
 
-Reading is bounded (:mod:`lbctl.fileio`): regular files only (a FIFO or a device is refused before
+Reading is bounded (:mod:`lbctl.safe.files`): regular files only (a FIFO or a device is refused before
 a byte is read), at most ``--max-input-size`` bytes after decompression, YAML nested at most
 :data:`MAX_YAML_DEPTH` levels, with no alias to a collection that contains it and no alias
 explosion; a key repeated in one object is an error (it would silently replace the first value).
@@ -39,8 +39,8 @@ import orjson
 import yaml
 
 from lbctl.errors import SnapshotError
-from lbctl.fileio import append_record, atomic_write, gunzip_limited, read_regular, read_stream
 from lbctl.model.cluster import ClusterState
+from lbctl.safe.files import append_record, atomic_write, gunzip_limited, read_regular, read_stream
 from lbctl.sources.snapshot_schema import FORMAT, parse_snapshot, snapshot_to_dict
 
 __all__ = [
@@ -392,7 +392,7 @@ def write_snapshots(states: Sequence[ClusterState], path: Path | str) -> None:
 def append_snapshot(state: ClusterState, path: Path | str) -> int:
     """Append one snapshot to a ``.jsonl`` sequence (created when missing, mode 0600).
 
-    Crash-safe (:func:`lbctl.fileio.append_record`): a line is written whole or not at all — a
+    Crash-safe (:func:`lbctl.safe.files.append_record`): a line is written whole or not at all — a
     partial last line left by an earlier crash is cut off first, a full disk leaves the file as it
     was. For ``.jsonl.gz`` the line is a new gzip member, which gzip readers concatenate. Returns
     the number of bytes of a partial last line that was removed (0 normally).

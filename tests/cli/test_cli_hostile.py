@@ -219,7 +219,7 @@ def test_max_input_size_flag(runner: CliRunner, tmp_path: Path) -> None:
     assert res.exit_code == 1 and "--max-input-size" in _one_error_line(res)
     res = runner.invoke(app, ["--max-input-size", "lots", "recommend", str(VALID / "minimal.json")])
     assert res.exit_code != 0 and "--max-input-size" in res.stderr
-    from lbctl.fileio import LIMITS, Limits
+    from lbctl.safe.files import LIMITS, Limits
 
     LIMITS.max_input_bytes = Limits().max_input_bytes
-    assert sys.modules["lbctl.fileio"].LIMITS is LIMITS
+    assert sys.modules["lbctl.safe.files"].LIMITS is LIMITS

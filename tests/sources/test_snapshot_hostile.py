@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from lbctl.errors import SnapshotError, SnapshotFormatError
-from lbctl.fileio import LIMITS
+from lbctl.safe.files import LIMITS
 from lbctl.sources import append_snapshot, read_snapshot_file, read_snapshots, write_snapshot
 
 VALID = Path(__file__).parent.parent / "data" / "valid"

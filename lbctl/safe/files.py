@@ -362,6 +362,6 @@ def _good_end_gz(fd: int, size: int) -> int:
 
 def warn(message: str) -> None:
     """A warning on stderr, for the few file-level events the caller cannot see."""
-    from lbctl.textsafe import one_line
+    from lbctl.safe.text import one_line
 
     sys.stderr.write(f"lbctl: warning: {one_line(message)}\n")
