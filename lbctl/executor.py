@@ -10,8 +10,9 @@ Rules, in the order they apply:
    without ``--yes`` it refuses (:class:`~lbctl.admin.errors.MutationRefused`, exit 12).
 4. **Journal.** Before each request a ``sending`` line, after it a ``done``/``failed`` line, are
    appended to a JSON-lines journal (``--journal FILE``, else ``$LBCTL_JOURNAL``, else
-   ``$XDG_STATE_HOME/lbctl/journal.jsonl``). The journal holds method, URL and body — never a
-   header, so never a credential. If it cannot be written, nothing is sent.
+   ``$XDG_STATE_HOME/lbctl/journal.jsonl``): one JSON object per line, ``time`` in RFC 3339 UTC
+   with milliseconds (``lbctl journal`` prints it). The journal holds method, URL and body — never
+   a header, so never a credential. If it cannot be written, nothing is sent.
 5. **No blind retry.** Each mutation is sent once (the client never retries a mutation); the first
    failure stops the run and is reported with its exit code, saying which requests had been sent.
 """
@@ -50,6 +51,14 @@ class Outcome:
     def to_dict(self) -> dict[str, Any]:
         return {"action": self.mutation.summary, "request": self.request, "state": self.state,
                 "status": self.status, "error": self.error}
+
+
+def journal_time(epoch_seconds: float) -> str:
+    """A journal line's ``time``: RFC 3339 in UTC with milliseconds (``2026-03-12T14:05:00.123Z``)."""
+    from datetime import UTC, datetime
+
+    t = datetime.fromtimestamp(epoch_seconds, UTC)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
 
 
 def default_journal() -> Path:
@@ -133,7 +142,7 @@ class Executor:
         import orjson
 
         entry = {
-            "time": round(self.clock(), 3),
+            "time": journal_time(self.clock()),
             "run": self.run_id,
             "state": state,
             "action": m.summary,
