@@ -7,9 +7,13 @@ from typing import Annotated
 import typer
 
 from lbctl import __version__
+from lbctl.cli import brokers as brokers_cmd
 from lbctl.cli import compare as compare_cmd
 from lbctl.cli import connection, explain, export, monitor_brokers, recommend, snapshot, unload
+from lbctl.cli import examples as examples_cmd
 from lbctl.cli import fleet as fleet_cmd
+from lbctl.cli import journal as journal_cmd
+from lbctl.cli import sandbox as sandbox_cmd
 from lbctl.cli import simulate as simulate_cmd
 from lbctl.cli import split_bundle as split_bundle_cmd
 
@@ -64,6 +68,10 @@ snapshot.app.command("export")(export.export)
 app.add_typer(fleet_cmd.app, name="fleet")
 app.command("simulate")(simulate_cmd.simulate)
 app.command("compare")(compare_cmd.compare)
+app.command("brokers")(brokers_cmd.brokers)
+app.command("journal")(journal_cmd.journal)
+app.command("sandbox")(sandbox_cmd.sandbox)
+app.command("examples")(examples_cmd.examples)
 
 
 def main() -> None:

@@ -9,11 +9,13 @@ import typer
 from lbctl.cli.common import (
     TABLE,
     BrokerConf,
+    NoColor,
     Output,
     Placement,
     Seed,
     SetOpt,
     Snapshots,
+    Wide,
     emit,
     handled,
 )
@@ -40,6 +42,8 @@ def compare(
     idle_usage: IdleUsage = None,
     plot: PlotFile = None,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Compare shedding strategies by simulating each from the same snapshot (and trace).
 
@@ -69,4 +73,4 @@ def compare(
             from lbctl.simulate.plot import plot_comparison
 
             plot_comparison(result.runs, plot)
-        emit(ComparisonView(result), output)
+        emit(ComparisonView(result), output, wide=wide, no_color=no_color)

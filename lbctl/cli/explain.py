@@ -10,11 +10,13 @@ from lbctl.cli.common import (
     TABLE,
     AllCycles,
     BrokerConf,
+    NoColor,
     Output,
     Placement,
     Seed,
     SetOpt,
     Strategy,
+    Wide,
     emit,
     handled,
 )
@@ -24,7 +26,9 @@ from lbctl.cli.connection import OptionalSnapshots
 def explain(
     ctx: typer.Context,
     snapshots: OptionalSnapshots = None,
-    broker: Annotated[str | None, typer.Option("--broker", metavar="BROKER", help="Explain one broker only.")] = None,
+    broker: Annotated[str | None, typer.Option(
+        "--broker", metavar="BROKER",
+        help="Explain one broker only (its id, or its name as tables show it: broker-2).")] = None,
     bundle: Annotated[
         str | None, typer.Option("-b", "--bundle", metavar="BUNDLE", help="Explain one bundle (tenant/ns/0x…_0x…).")
     ] = None,
@@ -35,6 +39,8 @@ def explain(
     seed: Seed = None,
     all_cycles: AllCycles = False,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Explain why the load manager unloads what it unloads — or why nothing happens.
 
@@ -53,7 +59,6 @@ def explain(
     with handled():
         from lbctl.cli.connection import live_states
         from lbctl.config import parse_assignments
-        from lbctl.errors import UsageError
         from lbctl.loadmanager.select import Options, run
         from lbctl.render.views import ExplainView
         from lbctl.sources.snapshot import read_snapshots
@@ -62,12 +67,24 @@ def explain(
         if bundle:
             bundle = check_bundle_name(bundle)
         states = read_snapshots(snapshots) if snapshots else live_states(ctx)  # live: --admin-url
-        if broker and broker not in states[-1].brokers:
-            from lbctl.config import closest
+        if broker:
+            broker = resolve_broker(broker, list(states[-1].brokers))
+        emit(ExplainView(run(states, opts), broker, bundle, all_cycles), output, wide=wide, no_color=no_color)
 
-            hint = closest(broker, states[-1].brokers)
-            raise UsageError(f"unknown broker {broker!r}" + (f" (did you mean {hint}?)" if hint else ""))
-        emit(ExplainView(run(states, opts), broker, bundle, all_cycles), output)
+
+def resolve_broker(name: str, brokers: list[str]) -> str:
+    """A broker id as given, or as the tables show it (``broker-2`` for
+    ``broker-2.pulsar.svc:8080``: the one id that continues with ``.`` or ``:``)."""
+    from lbctl.config import closest
+    from lbctl.errors import UsageError
+
+    if name in brokers:
+        return name
+    matches = [b for b in brokers if b.startswith(name) and b[len(name):][:1] in (".", ":")]
+    if len(matches) == 1:
+        return matches[0]
+    hint = closest(name, brokers)
+    raise UsageError(f"unknown broker {name!r}" + (f" (did you mean {hint}?)" if hint else ""))
 
 
 def check_bundle_name(bundle: str) -> str:

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from lbctl.cli.common import TABLE, Output, Placement, Seed, SetOpt, emit, handled
+from lbctl.cli.common import TABLE, NoColor, Output, Placement, Seed, SetOpt, Wide, emit, handled
 
 app = typer.Typer(help="Fleet-wide offline analysis of snapshot histories on Apache Spark.",
                   no_args_is_help=True)
@@ -80,6 +80,8 @@ def ingest(
     conf: Conf = None,
     quiet: Quiet = False,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Read snapshot files with Spark into Parquet tables partitioned by cluster and date.
 
@@ -99,7 +101,7 @@ def ingest(
 
         with _spark(master, conf, quiet) as (session, progress):
             result = run(paths, out, session=session, progress=progress)
-        emit(IngestView(result), output)
+        emit(IngestView(result), output, wide=wide, no_color=no_color)
 
 
 @app.command("report")
@@ -116,6 +118,8 @@ def report(
     conf: Conf = None,
     quiet: Quiet = False,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Imbalance, hot bundles and churn per cluster and over time; tables and PNG plots.
 
@@ -138,7 +142,7 @@ def report(
         with _spark(master, conf, quiet) as (session, progress):
             result = compute(session(), data, opts, progress)
         write_files(result, out or data / "report")
-        emit(ReportView(result), output)
+        emit(ReportView(result), output, wide=wide, no_color=no_color)
 
 
 @app.command("whatif")
@@ -158,6 +162,8 @@ def whatif(
     conf: Conf = None,
     quiet: Quiet = False,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Replay every cluster's history through strategies; count the unloads each recommends.
 
@@ -185,7 +191,7 @@ def whatif(
         require_tables(data, "snapshots")
         with _spark(master, conf, quiet) as (session, progress):
             counts = compute(session(), data, opts, progress)
-        emit(WhatIfView(counts, window), output)
+        emit(WhatIfView(counts, window), output, wide=wide, no_color=no_color)
 
 
 if __name__ == "__main__":  # spark-submit …/lbctl/cli/fleet.py report DIR

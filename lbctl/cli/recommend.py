@@ -8,11 +8,13 @@ from lbctl.cli.common import (
     TABLE,
     AllCycles,
     BrokerConf,
+    NoColor,
     Output,
     Placement,
     Seed,
     SetOpt,
     Strategy,
+    Wide,
     emit,
     handled,
 )
@@ -29,6 +31,8 @@ def recommend(
     seed: Seed = None,
     all_cycles: AllCycles = False,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Recommend unloads: run Pulsar's shedding and placement strategies over a snapshot.
 
@@ -52,4 +56,4 @@ def recommend(
 
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
         states = read_snapshots(snapshots) if snapshots else live_states(ctx)  # live: --admin-url
-        emit(RecommendView(plans(states, opts), all_cycles), output)
+        emit(RecommendView(plans(states, opts), all_cycles), output, wide=wide, no_color=no_color)

@@ -10,12 +10,14 @@ import typer
 from lbctl.cli.common import (
     TABLE,
     BrokerConf,
+    NoColor,
     Output,
     Placement,
     Seed,
     SetOpt,
     Snapshots,
     Strategy,
+    Wide,
     emit,
     handled,
 )
@@ -78,6 +80,8 @@ def simulate(
     idle_usage: IdleUsage = None,
     plot: PlotFile = None,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Simulate load balancing over time: shed, place, move, recompute load, repeat.
 
@@ -107,4 +111,4 @@ def simulate(
             from lbctl.simulate.plot import plot_simulation
 
             plot_simulation(result, plot)
-        emit(SimulationView(result), output)
+        emit(SimulationView(result), output, wide=wide, no_color=no_color)

@@ -15,7 +15,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, BrokerConf, Output, OutputFormat, SetOpt, emit, handled
+from lbctl.cli.common import (
+    TABLE,
+    BrokerConf,
+    NoColor,
+    Output,
+    OutputFormat,
+    SetOpt,
+    Wide,
+    emit,
+    handled,
+)
 from lbctl.cli.unload import DryRun, Journal, Yes
 
 if TYPE_CHECKING:
@@ -53,6 +63,8 @@ def split_bundle(
     yes: Yes = False,
     journal: Journal = None,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Split a bundle as the broker would: preview the boundaries and children, then split.
 
@@ -93,7 +105,7 @@ def split_bundle(
         if snapshot is not None:
             state = read_snapshots([snapshot])[-1]
             settings = resolve(state.config, conf, overrides)
-            emit(SplitView(preview(state, settings, request)), output)
+            emit(SplitView(preview(state, settings, request)), output, wide=wide, no_color=no_color)
             return
         _split_live(ctx, request, conf, overrides, dry_run=dry_run, yes=yes, journal=journal,
                     output=output)
