@@ -17,9 +17,19 @@ from lbctl.cli import sandbox as sandbox_cmd
 from lbctl.cli import simulate as simulate_cmd
 from lbctl.cli import split_bundle as split_bundle_cmd
 
+
+def _exit_codes() -> str:
+    """The epilog of ``lbctl --help``: the exit codes, from :class:`~lbctl.errors.ExitStatus`
+    (``\b`` keeps Click from re-flowing the lines)."""
+    from lbctl.errors import ExitStatus
+
+    return "\b\nExit codes:\n" + "\n".join(f"  {int(s):>3}  {s.description}" for s in ExitStatus)
+
+
 app = typer.Typer(
     name="lbctl",
     help="Understand and steer Apache Pulsar broker load balancing.",
+    epilog=_exit_codes(),
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,

@@ -51,11 +51,13 @@ def compare(
     onto above-average brokers and the time to settle. --placement applies to strategies given
     without one; --set applies to every run.
 
+    \b
     Examples:
-
-      lbctl compare examples/pip364-90-10.json --strategy ThresholdShedder --strategy AvgShedder:AvgShedder --set maxUnloadPercentage=0.5
-
-      lbctl compare examples/hot-broker.json --strategy ThresholdShedder --strategy UniformLoadShedder --strategy OverloadShedder --plot spread.png
+      lbctl compare examples/pip364-90-10.json --strategy ThresholdShedder \\
+          --strategy AvgShedder:AvgShedder --set maxUnloadPercentage=0.5
+      lbctl compare examples/hot-broker.json --strategy ThresholdShedder \\
+          --strategy UniformLoadShedder --strategy OverloadShedder \\
+          --plot spread.png
     """
     with handled():
         from lbctl.config import parse_assignments

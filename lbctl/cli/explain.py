@@ -48,25 +48,22 @@ def explain(
     the history-smoothed score, the average and threshold, every candidate bundle with why it was
     chosen or skipped, and the placement scores of each destination.
 
+    \b
     Examples:
-
       lbctl explain examples/rolling-restart.yaml
-
       lbctl explain examples/hot-broker.json --broker broker-1.pulsar.svc:8080
-
       lbctl explain snap.json -o json
     """
     with handled():
-        from lbctl.cli.connection import live_states
+        from lbctl.cli.inputs import cluster_states
         from lbctl.config import parse_assignments
         from lbctl.loadmanager.select import Options, run
         from lbctl.render.views import ExplainView
-        from lbctl.sources.snapshot import read_snapshots
 
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
         if bundle:
             bundle = check_bundle_name(bundle)
-        states = read_snapshots(snapshots) if snapshots else live_states(ctx)  # live: --admin-url
+        states = cluster_states(ctx, snapshots)  # none: the live cluster (--admin-url)
         if broker:
             broker = resolve_broker(broker, list(states[-1].brokers))
         emit(ExplainView(run(states, opts), broker, bundle, all_cycles), output, wide=wide, no_color=no_color)

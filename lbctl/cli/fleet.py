@@ -89,11 +89,11 @@ def ingest(
     snapshot) and topics. Re-running adds only what is new; a malformed file is reported and
     skipped.
 
+    \b
     Examples:
-
       lbctl fleet ingest examples/fleet/ --out /tmp/fleet
-
-      lbctl fleet ingest /data/snapshots --out /data/fleet --master local[8] --conf spark.driver.memory=4g
+      lbctl fleet ingest /data/snapshots --out /data/fleet --master local[8] \\
+          --conf spark.driver.memory=4g
     """
     with handled():
         from lbctl.fleet.ingest import ingest as run
@@ -127,10 +127,9 @@ def report(
     throughput), overloaded and idle brokers, bundles over the split thresholds, oversized and
     unsplittable bundles, observed moves and bounce-backs, and rankings by imbalance and churn.
 
+    \b
     Examples:
-
       lbctl fleet report /tmp/fleet
-
       lbctl fleet report /tmp/fleet --out /tmp/fleet-report -o json
     """
     with handled():
@@ -172,11 +171,12 @@ def whatif(
     memory carried. moved_soon_after counts unloads whose bundle the recorded history shows
     moving within N samples; repeats, unloads the same strategy recommends again within N cycles.
 
+    \b
     Examples:
-
-      lbctl fleet whatif /tmp/fleet --strategy ThresholdShedder --strategy UniformLoadShedder
-
-      lbctl fleet whatif /tmp/fleet --strategy AvgShedder --placement AvgShedder -o csv
+      lbctl fleet whatif /tmp/fleet --strategy ThresholdShedder \\
+          --strategy UniformLoadShedder
+      lbctl fleet whatif /tmp/fleet --strategy AvgShedder --placement AvgShedder \\
+          -o csv
     """
     with handled():
         from lbctl.config import parse_assignments

@@ -38,14 +38,11 @@ def monitor_brokers(
     loadBalancerBrokerOverloadedThresholdPercentage are highlighted; a broker that stops answering
     stays on screen, marked stale with its error.
 
+    \b
     Examples:
-
       lbctl --admin-url http://pulsar:8080 monitor-brokers
-
       lbctl monitor-brokers --once --sort max --summary
-
       lbctl monitor-brokers --once -o json
-
       lbctl monitor-brokers --snapshot examples/two-brokers-90-10.jsonl
     """
     with handled():

@@ -39,21 +39,19 @@ def recommend(
     A sequence (several files, or a .jsonl) is replayed cycle by cycle, carrying the strategies'
     history; the plan of the last cycle is printed (--all-cycles: every cycle).
 
+    \b
     Examples:
-
       lbctl recommend examples/hot-broker.json
-
       lbctl recommend examples/two-brokers-90-10.jsonl --all-cycles -o json
-
-      lbctl recommend snap.json --strategy AvgShedder --placement AvgShedder --set maxUnloadPercentage=0.5
+      lbctl recommend snap.json --strategy AvgShedder --placement AvgShedder \\
+          --set maxUnloadPercentage=0.5
     """
     with handled():
-        from lbctl.cli.connection import live_states
+        from lbctl.cli.inputs import cluster_states
         from lbctl.config import parse_assignments
         from lbctl.loadmanager.select import Options, plans
         from lbctl.render.views import RecommendView
-        from lbctl.sources.snapshot import read_snapshots
 
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
-        states = read_snapshots(snapshots) if snapshots else live_states(ctx)  # live: --admin-url
+        states = cluster_states(ctx, snapshots)  # none: the live cluster (--admin-url)
         emit(RecommendView(plans(states, opts), all_cycles), output, wide=wide, no_color=no_color)

@@ -41,7 +41,7 @@ def sandbox(
 
     \b
     Examples:
-      lbctl sandbox                              # 3 brokers, the first one hot, on :8080…
+      lbctl sandbox            # 3 brokers, the first one hot, on :8080…
       lbctl sandbox --scenario rolling-restart --port 0
       lbctl sandbox --extensible --brokers 5
     """

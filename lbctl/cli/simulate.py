@@ -89,12 +89,11 @@ def simulate(
     and bandwidth follow the traffic of the bundles they carry (see README, "Simulation"). Prints
     per-cycle load spread, unloads, throughput moved, bounce-backs and the time to settle.
 
+    \b
     Examples:
-
       lbctl simulate examples/pip364-90-10.json --cycles 10
-
-      lbctl simulate examples/pip364-90-10.json --strategy AvgShedder --placement AvgShedder --set maxUnloadPercentage=0.5
-
+      lbctl simulate examples/pip364-90-10.json --strategy AvgShedder \\
+          --placement AvgShedder --set maxUnloadPercentage=0.5
       lbctl simulate examples/hot-broker.json --cycles 120 -o csv --plot hot.png
     """
     with handled():

@@ -24,8 +24,8 @@ def validate(
     Each malformed file gets one line naming the file, the JSON path and what was expected, and the
     exit code is 1.
 
+    \b
     Examples:
-
       lbctl snapshot validate examples/*.json examples/*.yaml examples/*.jsonl
     """
     with handled():

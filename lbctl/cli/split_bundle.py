@@ -73,17 +73,16 @@ def split_bundle(
     live cluster (--admin-url or client.conf) it then prints the exact request, asks for
     confirmation (--yes skips it; --dry-run sends nothing) and splits.
 
+    \b
     Examples:
-
       lbctl split-bundle my-tenant/my-ns -b 0x00000000_0x80000000 \\
           -san flow_or_qps_equally_divide --snapshot examples/flow-or-qps.json
-
       lbctl split-bundle acme/orders -bt HOT --snapshot snap.json -o json
-
-      lbctl split-bundle acme/orders -b 0x40000000_0x80000000 -san specified_positions_divide \\
-          -sb 0x50000000 -sb 0x60000000 --snapshot snap.json
-
-      lbctl --admin-url http://pulsar:8080 split-bundle acme/orders -bt HOT -u --dry-run
+      lbctl split-bundle acme/orders -b 0x40000000_0x80000000 \\
+          -san specified_positions_divide -sb 0x50000000 -sb 0x60000000 \\
+          --snapshot snap.json
+      lbctl --admin-url http://pulsar:8080 split-bundle acme/orders -bt HOT -u \\
+          --dry-run
     """
     with handled():
         from lbctl.config import parse_assignments, read_broker_conf, resolve

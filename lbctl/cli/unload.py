@@ -36,11 +36,12 @@ def unload(
     request, asks for confirmation on a terminal (--yes skips it; without a terminal it refuses),
     then sends it once and appends it to the journal.
 
+    \b
     Examples:
-
-      lbctl --admin-url http://pulsar:8080 unload public/default -b 0x40000000_0x80000000 --dry-run
-
-      lbctl unload public/default -b 0x40000000_0x80000000 -d broker-2.pulsar.svc:8080 --yes
+      lbctl --admin-url http://pulsar:8080 unload public/default \\
+          -b 0x40000000_0x80000000 --dry-run
+      lbctl unload public/default -b 0x40000000_0x80000000 \\
+          -d broker-2.pulsar.svc:8080 --yes
     """
     with handled():
         from lbctl.admin.client import split_namespace

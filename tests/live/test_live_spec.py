@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.live]
 
 def test_every_request_sent_is_in_the_spec(lbctl: Lbctl, tmp_path: Path) -> None:
     c = lbctl.cluster
-    assert lbctl("snapshot", "export", "-o", str(tmp_path / "s.json")).exit_code == 0
+    assert lbctl("snapshot", "export", "-f", str(tmp_path / "s.json")).exit_code == 0
     assert lbctl("monitor-brokers", "--once").exit_code == 0
     assert lbctl("recommend").exit_code == 0
     assert lbctl("brokers").exit_code == 0
