@@ -11,6 +11,7 @@ This file is also the application file for ``spark-submit`` (and ``python -m lbc
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,8 +46,12 @@ DataDir = Annotated[
 def _spark(master: str | None, conf: list[str] | None, quiet: bool
            ) -> Iterator[tuple[Callable[[], Any], Any]]:
     """A lazily started Spark session (stopped on exit) and the progress printer."""
+    from lbctl.fleet import _compat
     from lbctl.fleet.progress import Progress
     from lbctl.fleet.session import parse_conf, spark_session
+
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # under spark-submit, Spark is already up
+        _compat.require_fleet()
 
     settings = parse_conf(conf or [])
     progress = Progress(enabled=not quiet)
