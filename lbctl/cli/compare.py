@@ -70,7 +70,12 @@ def compare(
         opts = Options(None, placement, parse_assignments(set_ or []), broker_conf, seed)
         pairs = parse_pairs(strategy, placement)
         sim = sim_options(cycles, band, bounce_window, idle_usage)
-        result = run(read_snapshots(snapshots), opts, pairs, sim)
+        from lbctl.cli.progress import Progress
+
+        bar = Progress()
+        with bar.phase(f"reading {len(snapshots)} snapshot file(s)"):
+            states = read_snapshots(snapshots)
+        result = run(states, opts, pairs, sim, progress=lambda d, t: bar.step("simulating", d, t))
         if plot is not None:
             from lbctl.simulate.plot import plot_comparison
 

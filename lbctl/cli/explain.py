@@ -63,10 +63,19 @@ def explain(
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
         if bundle:
             bundle = check_bundle_name(bundle)
-        states = cluster_states(ctx, snapshots)  # none: the live cluster (--admin-url)
+        from contextlib import nullcontext
+
+        from lbctl.cli.progress import Progress
+
+        bar = Progress()
+        with bar.phase("reading the snapshots") if snapshots else nullcontext():
+            states = cluster_states(ctx, snapshots)  # none: the live cluster (--admin-url)
         if broker:
             broker = resolve_broker(broker, list(states[-1].brokers))
-        emit(ExplainView(run(states, opts), broker, bundle, all_cycles), output, wide=wide, no_color=no_color)
+        with bar.phase(f"running the load manager over {len(states)} cycle(s)"):
+            results = run(states, opts)
+        emit(ExplainView(results, broker, bundle, all_cycles), output, wide=wide,
+             no_color=no_color)
 
 
 def resolve_broker(name: str, brokers: list[str]) -> str:

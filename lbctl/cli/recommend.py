@@ -53,5 +53,13 @@ def recommend(
         from lbctl.render.views import RecommendView
 
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
-        states = cluster_states(ctx, snapshots)  # none: the live cluster (--admin-url)
-        emit(RecommendView(plans(states, opts), all_cycles), output, wide=wide, no_color=no_color)
+        from contextlib import nullcontext
+
+        from lbctl.cli.progress import Progress
+
+        bar = Progress()
+        with bar.phase("reading the snapshots") if snapshots else nullcontext():
+            states = cluster_states(ctx, snapshots)  # none: the live cluster (--admin-url)
+        with bar.phase(f"running the load manager over {len(states)} cycle(s)"):
+            result = plans(states, opts)
+        emit(RecommendView(result, all_cycles), output, wide=wide, no_color=no_color)

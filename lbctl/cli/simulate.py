@@ -97,6 +97,7 @@ def simulate(
       lbctl simulate examples/hot-broker.json --cycles 120 -o csv --plot hot.png
     """
     with handled():
+        from lbctl.cli.progress import Progress
         from lbctl.config import parse_assignments
         from lbctl.loadmanager.select import Options
         from lbctl.render.simulation_view import SimulationView
@@ -105,7 +106,10 @@ def simulate(
 
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
         sim = sim_options(cycles, band, bounce_window, idle_usage)
-        result = run(read_snapshots(snapshots), opts, sim)
+        bar = Progress()
+        with bar.phase(f"reading {len(snapshots)} snapshot file(s)"):
+            states = read_snapshots(snapshots)
+        result = run(states, opts, sim, progress=lambda d, t: bar.step("simulating", d, t))
         if plot is not None:
             from lbctl.simulate.plot import plot_simulation
 
