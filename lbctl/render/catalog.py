@@ -1,6 +1,6 @@
 """Every command's CSV/JSONL schema in one list, in the order the docs show them.
 
-``python -m lbctl.render.catalog > docs/output-schemas.md`` regenerates the reference page (a test
+``python tests/docs_pages.py`` regenerates the reference page, docs/output-schemas.md (a test
 keeps it equal to :data:`SCHEMAS`).
 """
 

@@ -116,8 +116,8 @@ def schema_of(view: Any) -> Schema:
 def markdown(schemas: Sequence[Schema]) -> str:
     """The reference page of every schema (``docs/output-schemas.md``)."""
     out = ["# CSV and JSONL output", "",
-           "<!-- generated from lbctl/render/schema.py and the views' declarations: "
-           "python -m lbctl.render.catalog > docs/output-schemas.md -->", "",
+           "<!-- generated from the views' schemas (lbctl/render/catalog.py): "
+           "python tests/docs_pages.py -->", "",
            "`-o csv` and `-o jsonl` write the same rows: CSV with a header line (always, even",
            "when there is no row), JSONL as one JSON object per line. The columns of each",
            "command are fixed: the same names in the same order whatever the input.", "",

@@ -58,8 +58,7 @@ def test_every_command_has_a_schema_with_unique_columns() -> None:
 
 
 def test_docs_page_is_generated_from_the_schemas() -> None:
-    """docs/output-schemas.md is markdown(SCHEMAS); regenerate it with
-    ``python -m lbctl.render.catalog > docs/output-schemas.md``."""
+    """docs/output-schemas.md is markdown(SCHEMAS); ``python tests/docs_pages.py`` rewrites it."""
     page = (ROOT / "docs" / "output-schemas.md").read_text()
     assert page == markdown(SCHEMAS) + "\n"
 
