@@ -55,7 +55,7 @@ def _skip(args: list[str], line: str) -> str | None:
         return "the test's sandbox stands in for `lbctl sandbox`"
     if "fleet" in args[:1]:
         return "needs Spark (tests/fleet runs the fleet commands)"
-    if any(a.startswith("--auth") or a.startswith("--tls") for a in args):
+    if any(a.startswith(("--auth", "--tls")) for a in args):
         return "needs credentials of a real cluster"
     if "$(" in line:
         return "shell substitution"
