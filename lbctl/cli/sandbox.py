@@ -72,13 +72,16 @@ def sandbox(
         lm = "extensible (TransferShedder)" if cluster.extensible else "modular (ThresholdShedder)"
         flag = "" if url == "http://127.0.0.1:8080" else f"--admin-url {url} "
         print(f"lbctl sandbox: cluster {cluster.cluster}, {len(ids)} broker(s) on "
-              f"127.0.0.1:{ids[0].split(':')[1]}-{ids[-1].split(':')[1]}, scenario {chosen.name}, "
-              f"{lm} load manager")
-        print(f"admin URL: {url}   (use --admin-url {url})")
+              f"127.0.0.1:{ids[0].split(':')[1]}-{ids[-1].split(':')[1]}")
+        print(f"scenario {chosen.name}: {lm} load manager")
+        print(f"admin URL: {url}")
         print("try, in another terminal:")
         for cmd in ("brokers", "monitor-brokers --once", "recommend", "explain",
                     f"unload public/default -b {cluster.ranges('public/default')[0]} --dry-run"):
-            print(f"  lbctl {flag}{cmd}")
+            line = f"  lbctl {flag}{cmd}"
+            if len(line) > 78 and " -b " in line:  # keep within 80 columns
+                line = line.replace(" -b ", " \\\n      -b ", 1)
+            print(line)
         print("Ctrl-C stops it.", flush=True)
         stop = threading.Event()
 
