@@ -336,6 +336,13 @@ class Settings(Mapping[str, Any]):
         origin.update(dict.fromkeys(overrides, "override"))
         return Settings(values, origin)
 
+    def peek(self, key: str) -> Any:
+        """The value of ``key`` without recording it as read (for lbctl's own checks, which must
+        not add settings to the list a plan says the computation read)."""
+        if key not in self._values:
+            raise unknown_setting(key)
+        return self._values[key]
+
     def origin(self, key: str) -> str:
         """Where the value came from: default, snapshot, broker.conf or --set."""
         return self._origin.get(key, "default")

@@ -14,11 +14,12 @@ Rules, in the order they apply:
    anyway. A dry run only warns.
 5. **Journal.** Before each request a ``sending`` line, after it a ``done``/``failed`` line, are
    appended to a JSON-lines journal (``--journal FILE``, else ``$LBCTL_JOURNAL``, else
-   ``$XDG_STATE_HOME/lbctl/journal.jsonl``), crash-safely (:func:`lbctl.safe.files.append_record`;
-   file 0600, directory 0700). The journal holds method, URL and body — never a header, so never a
-   credential. If it cannot be written before a request, nothing is sent; if the outcome of an
-   applied request cannot be written, the run stops with "applied, but not journaled" and a
-   non-zero exit (:class:`~lbctl.errors.NotJournaled`).
+   ``$XDG_STATE_HOME/lbctl/journal.jsonl``): one JSON object per line, ``time`` in RFC 3339 UTC
+   with milliseconds (``lbctl journal`` prints it), written crash-safely
+   (:func:`lbctl.safe.files.append_record`; file 0600, directory 0700). The journal holds method,
+   URL and body — never a header, so never a credential. If it cannot be written before a request,
+   nothing is sent; if the outcome of an applied request cannot be written, the run stops with
+   "applied, but not journaled" and a non-zero exit (:class:`~lbctl.errors.NotJournaled`).
 6. **No blind retry.** Each mutation is sent once (the client never retries a mutation); the first
    failure stops the run and is reported with its exit code, saying which requests had been sent.
    Ctrl-C while a request is in flight says it may have been applied (exit 130).
@@ -59,6 +60,14 @@ class Outcome:
     def to_dict(self) -> dict[str, Any]:
         return {"action": self.mutation.summary, "request": self.request, "state": self.state,
                 "status": self.status, "error": self.error}
+
+
+def journal_time(epoch_seconds: float) -> str:
+    """A journal line's ``time``: RFC 3339 in UTC with milliseconds (``2026-03-12T14:05:00.123Z``)."""
+    from datetime import UTC, datetime
+
+    t = datetime.fromtimestamp(epoch_seconds, UTC)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
 
 
 def default_journal() -> Path:
@@ -208,7 +217,7 @@ class Executor:
         import orjson
 
         entry = {
-            "time": round(self.clock(), 3),
+            "time": journal_time(self.clock()),
             "run": self.run_id,
             "state": state,
             "action": m.summary,

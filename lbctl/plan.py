@@ -130,8 +130,13 @@ class Plan:
             "after": spread(after),
         }
 
+    def warnings(self) -> list[PlanWarning]:
+        """Sanity checks on the plan (:func:`plan_warnings`): Pulsar's decision is kept, but a
+        person should know when it looks wrong."""
+        return plan_warnings(self)
+
     def to_dict(self, *, explained: bool = False) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "format": PLAN_FORMAT,
             "cluster": self.cluster,
             "capturedAt": self.captured_at,
@@ -143,6 +148,10 @@ class Plan:
             "brokers": [_broker_dict(b, explained) for b in self.brokers],
             "summary": self.summary(),
         }
+        warnings = self.warnings()
+        if warnings:
+            d["warnings"] = [w.to_dict() for w in warnings]
+        return d
 
 
 def spread(values: list[float]) -> dict[str, float]:
@@ -175,3 +184,88 @@ def _broker_dict(b: BrokerRow, explained: bool) -> dict[str, Any]:
         d["why"] = b.why
         d["numbers"] = {k: rounded(v) for k, v in b.numbers.items()}
     return d
+
+
+# --------------------------------------------------------------------------------------------
+# sanity warnings
+# --------------------------------------------------------------------------------------------
+OVERLOAD_KEY = "loadBalancerBrokerOverloadedThresholdPercentage"
+MIN_CONCENTRATED = 3  # fewer moves to one broker are never called concentrated
+
+
+@dataclass(frozen=True, slots=True)
+class PlanWarning:
+    """One sanity warning: a stable code for scripts and one line for people."""
+
+    code: str  # destination-shed | over-threshold | concentrated | split-and-unload
+    message: str
+    brokers: tuple[str, ...] = ()
+    bundles: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "brokers": list(self.brokers),
+                "bundles": list(self.bundles)}
+
+
+def _few(names: list[str], n: int = 3) -> str:
+    return ", ".join(names[:n]) + (f" and {len(names) - n} more" if len(names) > n else "")
+
+
+def plan_warnings(plan: Plan) -> list[PlanWarning]:
+    """What looks wrong in a plan, each kind in one line. Pulsar would do exactly this; these say
+    where its rules produce something an operator should look at twice:
+
+    * ``destination-shed`` — a move goes to a broker that the same plan sheds (the modular
+      placement does not know what the shedder chose);
+    * ``over-threshold`` — a destination's estimated usage after the plan is at or above
+      ``loadBalancerBrokerOverloadedThresholdPercentage``, or above 100 % (the estimate is
+      lbctl's own, see the module docstring);
+    * ``concentrated`` — more than max(3, twice an even share) of the moves go to one broker;
+    * ``split-and-unload`` — one bundle is both split and unloaded in the same plan.
+    """
+    moves = [a for a in plan.actions
+             if a.action in ("unload", "transfer") and a.skipped is None]
+    out: list[PlanWarning] = []
+    sources = {a.broker for a in moves}
+    to_shed = [a for a in moves if a.destinationBroker in sources]
+    if to_shed:
+        dests = sorted({a.destinationBroker or "" for a in to_shed})
+        out.append(PlanWarning(
+            "destination-shed",
+            f"{len(to_shed):,} of {len(moves):,} moves go to a broker that is itself being shed "
+            f"({_few(dests)})", tuple(dests), tuple(a.bundle for a in to_shed)))
+    received: dict[str, int] = {}
+    for a in moves:
+        if a.destinationBroker:
+            received[a.destinationBroker] = received.get(a.destinationBroker, 0) + 1
+    threshold = float(plan.settings.peek(OVERLOAD_KEY)) / 100 if OVERLOAD_KEY in plan.settings \
+        else 0.85
+    after = {b.broker: b.usage_after for b in plan.brokers if not math.isnan(b.usage_after)}
+    hot = sorted((b for b in received if after.get(b, 0.0) >= threshold),
+                 key=lambda b: -after[b])
+    if hot:
+        worst = after[hot[0]]
+        over100 = " (above 100 %)" if worst > 1.0 else ""
+        out.append(PlanWarning(
+            "over-threshold",
+            f"estimated usage after the plan reaches {worst * 100:,.1f}% on {hot[0]}{over100}; "
+            f"{len(hot):,} destination(s) end at or above the overload threshold "
+            f"{threshold * 100:g}% ({OVERLOAD_KEY})", tuple(hot)))
+    if received:
+        idle = max(1, len(plan.brokers) - len(sources))
+        limit = max(MIN_CONCENTRATED, 2 * len(moves) / idle)
+        heavy = sorted((b for b, n in received.items() if n > limit), key=lambda b: -received[b])
+        if heavy:
+            b = heavy[0]
+            out.append(PlanWarning(
+                "concentrated",
+                f"{received[b]:,} of {len(moves):,} moves go to {b}"
+                + (f" ({len(heavy) - 1} other broker(s) get more than {limit:g} too)"
+                   if len(heavy) > 1 else ""), tuple(heavy)))
+    split = {a.bundle for a in plan.actions if a.action == "split"}
+    both = sorted(split & {a.bundle for a in moves})
+    if both:
+        out.append(PlanWarning("split-and-unload",
+                               f"{len(both)} bundle(s) are both split and unloaded: {_few(both)}",
+                               bundles=tuple(both)))
+    return out

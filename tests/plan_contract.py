@@ -17,7 +17,7 @@ from lbctl.strategies.builtin import SPLIT
 
 KEYS = ["format", "cluster", "capturedAt", "loadManager", "shedding", "placement", "settings",
         "actions", "brokers", "summary"]
-OPTIONAL = ["explanation", "preview"]
+OPTIONAL = ["warnings", "explanation", "preview"]
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z")
 _HEX = re.compile(r"0x[0-9a-f]{8}")
 REASONS = {str(r) for r in Reason}

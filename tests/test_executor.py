@@ -79,7 +79,7 @@ def test_journal_and_no_retry(tmp_path: Path) -> None:
     assert ok.call_count == 1 and bad.call_count == 1  # stopped at the failure, not retried
     lines = [json.loads(x) for x in (tmp_path / "j.jsonl").read_text().splitlines()]
     assert [x["state"] for x in lines] == ["sending", "done", "sending", "failed"]
-    assert lines[3]["status"] == 503 and lines[0]["time"] == 1700000000.0
+    assert lines[3]["status"] == 503 and lines[0]["time"] == "2023-11-14T22:13:20.000Z"
     assert lines[0]["url"] == A + PATH and lines[0]["method"] == "PUT"
 
 

@@ -3,7 +3,8 @@
 The stored copies (``tests/data/golden/``) pin what lbctl prints for the examples in every format:
 ``recommend``, ``explain`` (whole, per broker, per bundle), ``simulate``, ``compare``,
 ``split-bundle``, ``monitor-brokers --snapshot`` and ``snapshot validate``, with the default
-strategies and each other registered one. A refactoring must leave them untouched; a change that
+strategies and each other registered one, on an 80-column terminal (``COLUMNS=80``; every table
+view must fit it: :func:`test_tables_fit_80_columns`). A refactoring must leave them untouched; a change that
 means to alter an output regenerates them on purpose and shows the difference in review:
 
     LBCTL_UPDATE_GOLDEN=1 pytest tests/test_golden_outputs.py
@@ -23,6 +24,8 @@ from lbctl.cli.app import app
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "data" / "golden"
 FORMATS = ("table", "json", "yaml", "csv")
+STREAMS = (*FORMATS, "jsonl")  # jsonl: for recommend, explain and monitor-brokers
+WIDTH = 80
 
 MODULAR = ["examples/balanced.json", "examples/hot-broker.json", "examples/rolling-restart.yaml",
            "examples/two-brokers-90-10.jsonl", "examples/uniform.json",
@@ -45,13 +48,13 @@ def _cases() -> dict[str, list[str]]:
         cases[name[:150]] = args
 
     for f in MODULAR + EXTENSIBLE:
-        for fmt in FORMATS:
+        for fmt in STREAMS:
             add(["recommend", f, "-o", fmt])
             add(["explain", f, "-o", fmt])
             add(["monitor-brokers", "--snapshot", f, "--once", "-o", fmt])
         add(["snapshot", "validate", f, "-o", "json"])
     for f in SEQUENCES:
-        for fmt in FORMATS:
+        for fmt in STREAMS:
             add(["recommend", f, "--all-cycles", "-o", fmt])
             add(["explain", f, "--all-cycles", "-o", fmt])
     for f in MODULAR:
@@ -85,6 +88,9 @@ def _cases() -> dict[str, list[str]]:
     add(["simulate", HOT, "--cycles", "30", "--strategy", "AvgShedder", "--placement",
          "AvgShedder", "--band", "5", "--bounce-window", "4", "--idle-usage", "2"])
     add(["recommend", HOT, "--broker-conf", "tests/data/broker.conf", "-o", "json"])
+    add(["recommend", HOT, "--wide"])
+    add(["explain", HOT, "--broker", "broker-2", "--wide"])
+    add(["monitor-brokers", "--snapshot", HOT, "--wide"])
     for fmt in FORMATS:
         for limits in (("450", "200"), ("1900", "90"), ("1100", "110")):
             add(["split-bundle", "my-tenant/my-ns", "-b", "0x00000000_0x80000000", "-san",
@@ -108,7 +114,8 @@ CASES = _cases()
 
 
 def _run(args: list[str]) -> str:
-    res = CliRunner().invoke(app, args, env={"COLUMNS": "100", "LBCTL_TRACEBACK": ""})
+    res = CliRunner().invoke(app, args, env={"COLUMNS": str(WIDTH), "LBCTL_TRACEBACK": "",
+                                             "NO_COLOR": ""})
     return f"exit: {res.exit_code}\n--- stdout\n{res.stdout}--- stderr\n{res.stderr}"
 
 
@@ -122,6 +129,24 @@ def test_golden_output(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
         path.write_text(got)
     assert path.exists(), f"no stored output for {name}: run with LBCTL_UPDATE_GOLDEN=1"
     assert got == path.read_text(), f"output of lbctl {' '.join(CASES[name])} changed"
+
+
+def _is_table(args: list[str]) -> bool:
+    fmt = args[args.index("-o") + 1] if "-o" in args else "table"
+    return fmt == "table" and "--wide" not in args
+
+
+TABLES = sorted(name for name, args in CASES.items() if _is_table(args))
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_tables_fit_80_columns(name: str) -> None:
+    """Every table view of every example fits an 80-column terminal (the stored output is what
+    COLUMNS=80 prints, so checking it checks the command)."""
+    text = (GOLDEN / f"{name}.txt").read_text()
+    stdout = text.split("--- stdout\n", 1)[1].split("--- stderr\n", 1)[0]
+    wide = [line for line in stdout.splitlines() if len(line) > WIDTH]
+    assert not wide, f"{len(wide)} line(s) wider than {WIDTH}: {wide[0]!r}"
 
 
 def test_no_stale_golden_files() -> None:

@@ -5,31 +5,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lbctl.cli.common import TABLE, OutputFormat, emit
+from lbctl.render.outcomes import OutcomesView
 from lbctl.safe.text import terminal_safe
 
 if TYPE_CHECKING:
     from lbctl.admin.client import AdminClient
     from lbctl.executor import Mutation, Outcome
-
-
-class OutcomesView:
-    """What was sent (or would have been), one row per request."""
-
-    def __init__(self, outcomes: Sequence[Outcome]):
-        self.outcomes = outcomes
-
-    def to_data(self) -> Any:
-        return {"requests": [o.to_dict() for o in self.outcomes]}
-
-    def to_rows(self) -> list[dict[str, Any]]:
-        return [o.to_dict() for o in self.outcomes]
-
-    def to_text(self) -> str:
-        return "\n".join(f"{o.state}: {o.mutation.summary}"
-                         + (f" (HTTP {o.status})" if o.status else "") for o in self.outcomes)
 
 
 def execute(client: AdminClient, mutations: Sequence[Mutation], *, dry_run: bool, yes: bool,

@@ -7,15 +7,29 @@ from typing import Annotated
 import typer
 
 from lbctl import __version__
+from lbctl.cli import brokers as brokers_cmd
 from lbctl.cli import compare as compare_cmd
 from lbctl.cli import connection, explain, export, monitor_brokers, recommend, snapshot, unload
+from lbctl.cli import examples as examples_cmd
 from lbctl.cli import fleet as fleet_cmd
+from lbctl.cli import journal as journal_cmd
+from lbctl.cli import sandbox as sandbox_cmd
 from lbctl.cli import simulate as simulate_cmd
 from lbctl.cli import split_bundle as split_bundle_cmd
+
+
+def _exit_codes() -> str:
+    """The epilog of ``lbctl --help``: the exit codes, from :class:`~lbctl.errors.ExitStatus`
+    (``\b`` keeps Click from re-flowing the lines)."""
+    from lbctl.errors import ExitStatus
+
+    return "\b\nExit codes:\n" + "\n".join(f"  {int(s):>3}  {s.description}" for s in ExitStatus)
+
 
 app = typer.Typer(
     name="lbctl",
     help="Understand and steer Apache Pulsar broker load balancing.",
+    epilog=_exit_codes(),
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
@@ -79,6 +93,10 @@ snapshot.app.command("export")(export.export)
 app.add_typer(fleet_cmd.app, name="fleet")
 app.command("simulate")(simulate_cmd.simulate)
 app.command("compare")(compare_cmd.compare)
+app.command("brokers")(brokers_cmd.brokers)
+app.command("journal")(journal_cmd.journal)
+app.command("sandbox")(sandbox_cmd.sandbox)
+app.command("examples")(examples_cmd.examples)
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ import typer
 
 from lbctl.errors import ExitStatus, LbctlError
 from lbctl.render import FORMATS, Renderable, render
+from lbctl.render.display import Display, colour_wanted, terminal_width, using
 from lbctl.safe.text import one_line, shorten
 
 #: ``-o/--output`` choices: the formats of :data:`lbctl.render.FORMATS`, ``table`` first
@@ -63,6 +64,15 @@ AllCycles = Annotated[
     bool,
     typer.Option("--all-cycles", help="Show every cycle of a sequence, not only the last."),
 ]
+Wide = Annotated[
+    bool,
+    typer.Option("--wide", help="Tables: full broker names and no fitting to the terminal width."),
+]
+NoColor = Annotated[
+    bool,
+    typer.Option("--no-color", help="Tables: no colour (none either when NO_COLOR is set or the "
+                 "output is not a terminal)."),
+]
 
 
 def error(message: str) -> None:
@@ -98,5 +108,14 @@ def handled() -> Iterator[None]:
         raise typer.Exit(ExitStatus.ERROR) from None
 
 
-def emit(result: Renderable, fmt: OutputFormat) -> None:
-    render(result, fmt.value, sys.stdout)
+def display(*, wide: bool = False, no_color: bool = False) -> Display:
+    """What the table format may assume about stdout (:mod:`lbctl.render.display`)."""
+    return Display(width=terminal_width(), wide=wide,
+                   color=colour_wanted(sys.stdout, no_color=no_color))
+
+
+def emit(result: Renderable, fmt: OutputFormat, *, wide: bool = False,
+         no_color: bool = False) -> None:
+    with using(display(wide=wide, no_color=no_color)):
+        render(result, fmt.value, sys.stdout)
+    sys.stdout.flush()

@@ -9,11 +9,13 @@ import typer
 from lbctl.cli.common import (
     TABLE,
     BrokerConf,
+    NoColor,
     Output,
     Placement,
     Seed,
     SetOpt,
     Snapshots,
+    Wide,
     emit,
     handled,
 )
@@ -40,6 +42,8 @@ def compare(
     idle_usage: IdleUsage = None,
     plot: PlotFile = None,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Compare shedding strategies by simulating each from the same snapshot (and trace).
 
@@ -47,11 +51,13 @@ def compare(
     onto above-average brokers and the time to settle. --placement applies to strategies given
     without one; --set applies to every run.
 
+    \b
     Examples:
-
-      lbctl compare examples/pip364-90-10.json --strategy ThresholdShedder --strategy AvgShedder:AvgShedder --set maxUnloadPercentage=0.5
-
-      lbctl compare examples/hot-broker.json --strategy ThresholdShedder --strategy UniformLoadShedder --strategy OverloadShedder --plot spread.png
+      lbctl compare examples/pip364-90-10.json --strategy ThresholdShedder \\
+          --strategy AvgShedder:AvgShedder --set maxUnloadPercentage=0.5
+      lbctl compare examples/hot-broker.json --strategy ThresholdShedder \\
+          --strategy UniformLoadShedder --strategy OverloadShedder \\
+          --plot spread.png
     """
     with handled():
         from lbctl.config import parse_assignments
@@ -64,9 +70,14 @@ def compare(
         opts = Options(None, placement, parse_assignments(set_ or []), broker_conf, seed)
         pairs = parse_pairs(strategy, placement)
         sim = sim_options(cycles, band, bounce_window, idle_usage)
-        result = run(read_snapshots(snapshots), opts, pairs, sim)
+        from lbctl.cli.progress import Progress
+
+        bar = Progress()
+        with bar.phase(f"reading {len(snapshots)} snapshot file(s)"):
+            states = read_snapshots(snapshots)
+        result = run(states, opts, pairs, sim, progress=lambda d, t: bar.step("simulating", d, t))
         if plot is not None:
             from lbctl.simulate.plot import plot_comparison
 
             plot_comparison(result.runs, plot)
-        emit(ComparisonView(result), output)
+        emit(ComparisonView(result), output, wide=wide, no_color=no_color)

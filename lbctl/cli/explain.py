@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -10,21 +11,28 @@ from lbctl.cli.common import (
     TABLE,
     AllCycles,
     BrokerConf,
+    NoColor,
     Output,
     Placement,
     Seed,
     SetOpt,
     Strategy,
+    Wide,
     emit,
     handled,
 )
 from lbctl.cli.connection import OptionalSnapshots
 
+if TYPE_CHECKING:
+    from lbctl.model.cluster import ClusterState
+
 
 def explain(
     ctx: typer.Context,
     snapshots: OptionalSnapshots = None,
-    broker: Annotated[str | None, typer.Option("--broker", metavar="BROKER", help="Explain one broker only.")] = None,
+    broker: Annotated[str | None, typer.Option(
+        "--broker", metavar="BROKER",
+        help="Explain one broker only (its id, or its name as tables show it: broker-2).")] = None,
     bundle: Annotated[
         str | None, typer.Option("-b", "--bundle", metavar="BUNDLE", help="Explain one bundle (tenant/ns/0x…_0x…).")
     ] = None,
@@ -35,6 +43,8 @@ def explain(
     seed: Seed = None,
     all_cycles: AllCycles = False,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Explain why the load manager unloads what it unloads — or why nothing happens.
 
@@ -42,47 +52,71 @@ def explain(
     the history-smoothed score, the average and threshold, every candidate bundle with why it was
     chosen or skipped, and the placement scores of each destination.
 
+    \b
     Examples:
-
       lbctl explain examples/rolling-restart.yaml
-
       lbctl explain examples/hot-broker.json --broker broker-1.pulsar.svc:8080
-
       lbctl explain snap.json -o json
     """
     with handled():
-        from lbctl.cli.connection import live_states
+        from contextlib import nullcontext
+
+        from lbctl.cli.inputs import cluster_states
+        from lbctl.cli.progress import Progress
         from lbctl.config import parse_assignments
-        from lbctl.errors import UsageError
         from lbctl.loadmanager.select import Options, run
         from lbctl.render.views import ExplainView
-        from lbctl.sources.snapshot import read_snapshots
 
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
         if bundle:
             bundle = check_bundle_name(bundle)
-        states = read_snapshots(snapshots) if snapshots else live_states(ctx)  # live: --admin-url
-        from lbctl.config import closest
-        from lbctl.safe.text import shorten
-
-        if broker is not None and broker not in states[-1].brokers:
-            hint = closest(broker, states[-1].brokers)
-            raise UsageError(f"unknown broker {shorten(broker, 120)!r}: not in the snapshot"
-                             + (f" (did you mean {hint}?)" if hint else
-                                f"; it has {', '.join(list(states[-1].brokers)[:5])}"
-                                + (", …" if len(states[-1].brokers) > 5 else "")))
+        bar = Progress()
+        with bar.phase("reading the snapshots") if snapshots else nullcontext():
+            states = cluster_states(ctx, snapshots)  # none: the live cluster (--admin-url)
+        if broker is not None:
+            broker = resolve_broker(broker, list(states[-1].brokers))
         if bundle is not None:
-            known = {b for st in states for b in st.owners()} | {
-                f"{ns}/{a}_{b}" for st in states for ns, bounds in st.namespaces.items()
-                for a, b in zip([f"0x{x:08x}" for x in bounds],
-                                [f"0x{x:08x}" for x in bounds[1:]], strict=False)}
-            if bundle not in known:
-                ns = bundle.rsplit("/", 1)[0] + "/"
-                near = sorted(k for k in known if k.startswith(ns)) or sorted(known)
-                hint = closest(bundle, near[:5000])
-                raise UsageError(f"unknown bundle {shorten(bundle, 120)!r}: not in the snapshot"
-                                 + (f" (did you mean {hint}?)" if hint else ""))
-        emit(ExplainView(run(states, opts), broker, bundle, all_cycles), output)
+            check_known_bundle(bundle, states)
+        with bar.phase(f"running the load manager over {len(states)} cycle(s)"):
+            results = run(states, opts)
+        emit(ExplainView(results, broker, bundle, all_cycles), output, wide=wide,
+             no_color=no_color)
+
+
+def resolve_broker(name: str, brokers: list[str]) -> str:
+    """A broker id as given, or as the tables show it (``broker-2`` for
+    ``broker-2.pulsar.svc:8080``: the one id that continues with ``.`` or ``:``)."""
+    from lbctl.config import closest
+    from lbctl.errors import UsageError
+    from lbctl.safe.text import shorten
+
+    if name in brokers:
+        return name
+    matches = [b for b in brokers if b.startswith(name) and b[len(name):][:1] in (".", ":")]
+    if len(matches) == 1:
+        return matches[0]
+    hint = closest(name, brokers)
+    raise UsageError(f"unknown broker {shorten(name, 120)!r}: not in the snapshot"
+                     + (f" (did you mean {hint}?)" if hint else
+                        f"; it has {', '.join(brokers[:5])}" + (", …" if len(brokers) > 5 else "")))
+
+
+def check_known_bundle(bundle: str, states: Sequence[ClusterState]) -> None:
+    """``--bundle`` must name a bundle of the snapshots (owned, or one of a namespace's ranges)."""
+    from lbctl.config import closest
+    from lbctl.errors import UsageError
+    from lbctl.safe.text import shorten
+
+    known = {b for st in states for b in st.owners()} | {
+        f"{ns}/{a}_{b}" for st in states for ns, bounds in st.namespaces.items()
+        for a, b in zip([f"0x{x:08x}" for x in bounds],
+                        [f"0x{x:08x}" for x in bounds[1:]], strict=False)}
+    if bundle not in known:
+        ns = bundle.rsplit("/", 1)[0] + "/"
+        near = sorted(k for k in known if k.startswith(ns)) or sorted(known)
+        hint = closest(bundle, near[:5000])
+        raise UsageError(f"unknown bundle {shorten(bundle, 120)!r}: not in the snapshot"
+                         + (f" (did you mean {hint}?)" if hint else ""))
 
 
 def check_bundle_name(bundle: str) -> str:

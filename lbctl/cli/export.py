@@ -13,9 +13,13 @@ from lbctl.cli.common import handled
 
 def export(
     ctx: typer.Context,
-    output_file: Annotated[Path | None, typer.Option(
-        "-o", "--output", metavar="FILE",
-        help="Write the snapshot here (.json, .yaml, .jsonl, optionally .gz), atomically.")] = None,
+    file: Annotated[str | None, typer.Option(
+        "-f", "--file", metavar="FILE",
+        help="Write the snapshot here (.json, .yaml, .jsonl, optionally .gz), atomically; "
+             "'-' writes JSON to stdout.")] = None,
+    output_file: Annotated[str | None, typer.Option(
+        "-o", "--output", metavar="FILE", hidden=True,
+        help="Deprecated: use -f/--file (-o means a format everywhere else).")] = None,
     append: Annotated[Path | None, typer.Option(
         "--append", metavar="FILE.jsonl",
         help="Append one line to this sequence (created when missing).")] = None,
@@ -30,20 +34,28 @@ def export(
     crash-safely (a line cut short by a crash or a full disk is never glued to the next), so that
     a loop or cron builds history that recommend and explain replay cycle by cycle.
 
+    \b
     Examples:
-
-      lbctl --admin-url http://pulsar:8080 snapshot export -o snap.json
-
-      lbctl snapshot export --append history.jsonl     # e.g. every minute from cron
+      lbctl --admin-url http://pulsar:8080 snapshot export -f snap.json
+      lbctl snapshot export --append history.jsonl   # e.g. every minute, cron
+      lbctl snapshot export -f - | gzip > snap.json.gz
     """
     with handled():
         from lbctl.cli.connection import live_states
         from lbctl.errors import UsageError
         from lbctl.sources.snapshot import append_snapshot, summarize, write_snapshot
 
-        if (output_file is None) == (append is None):
-            raise UsageError("give exactly one of -o FILE or --append FILE.jsonl")
+        if output_file is not None:
+            if file is not None:
+                raise UsageError("give -f/--file only (-o is its deprecated alias)")
+            sys.stderr.write("lbctl: warning: snapshot export -o FILE is deprecated (-o means a "
+                             "format everywhere else); use -f/--file FILE\n")
+            file = output_file
+        if (file is None) == (append is None):
+            raise UsageError("give exactly one of -f FILE (or -f - for stdout) or "
+                             "--append FILE.jsonl")
         state = live_states(ctx, topics=topics)[0]
+        target: Path | str
         if append is not None:
             cut = append_snapshot(state, append)
             if cut:
@@ -52,10 +64,17 @@ def export(
                 warn(f"{append}: removed a partial last line ({cut} bytes) left by an interrupted "
                      "append before appending")
             target = append
+        elif file == "-":
+            from lbctl.sources.snapshot import encode_snapshot
+
+            data = encode_snapshot(state, "json")
+            sys.stdout.buffer.write(data if data.endswith(b"\n") else data + b"\n")
+            sys.stdout.flush()
+            target = "stdout"
         else:
-            assert output_file is not None
-            write_snapshot(state, output_file)
-            target = output_file
+            assert file is not None
+            write_snapshot(state, Path(file))
+            target = file
         s = summarize(state)
         from lbctl.safe.text import one_line
 

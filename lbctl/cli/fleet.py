@@ -11,6 +11,7 @@ This file is also the application file for ``spark-submit`` (and ``python -m lbc
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
-from lbctl.cli.common import TABLE, Output, Placement, Seed, SetOpt, emit, handled
+from lbctl.cli.common import TABLE, NoColor, Output, Placement, Seed, SetOpt, Wide, emit, handled
 
 app = typer.Typer(help="Fleet-wide offline analysis of snapshot histories on Apache Spark.",
                   no_args_is_help=True)
@@ -45,8 +46,12 @@ DataDir = Annotated[
 def _spark(master: str | None, conf: list[str] | None, quiet: bool
            ) -> Iterator[tuple[Callable[[], Any], Any]]:
     """A lazily started Spark session (stopped on exit) and the progress printer."""
+    from lbctl.fleet import _compat
     from lbctl.fleet.progress import Progress
     from lbctl.fleet.session import parse_conf, spark_session
+
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # under spark-submit, Spark is already up
+        _compat.require_fleet()
 
     settings = parse_conf(conf or [])
     progress = Progress(enabled=not quiet)
@@ -80,6 +85,8 @@ def ingest(
     conf: Conf = None,
     quiet: Quiet = False,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Read snapshot files with Spark into Parquet tables partitioned by cluster and date.
 
@@ -87,11 +94,11 @@ def ingest(
     snapshot) and topics. Re-running adds only what is new; a malformed file is reported and
     skipped.
 
+    \b
     Examples:
-
       lbctl fleet ingest examples/fleet/ --out /tmp/fleet
-
-      lbctl fleet ingest /data/snapshots --out /data/fleet --master local[8] --conf spark.driver.memory=4g
+      lbctl fleet ingest /data/snapshots --out /data/fleet --master local[8] \\
+          --conf spark.driver.memory=4g
     """
     with handled():
         from lbctl.fleet.ingest import ingest as run
@@ -99,7 +106,7 @@ def ingest(
 
         with _spark(master, conf, quiet) as (session, progress):
             result = run(paths, out, session=session, progress=progress)
-        emit(IngestView(result), output)
+        emit(IngestView(result), output, wide=wide, no_color=no_color)
 
 
 @app.command("report")
@@ -116,6 +123,8 @@ def report(
     conf: Conf = None,
     quiet: Quiet = False,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Imbalance, hot bundles and churn per cluster and over time; tables and PNG plots.
 
@@ -123,10 +132,9 @@ def report(
     throughput), overloaded and idle brokers, bundles over the split thresholds, oversized and
     unsplittable bundles, observed moves and bounce-backs, and rankings by imbalance and churn.
 
+    \b
     Examples:
-
       lbctl fleet report /tmp/fleet
-
       lbctl fleet report /tmp/fleet --out /tmp/fleet-report -o json
     """
     with handled():
@@ -138,7 +146,7 @@ def report(
         with _spark(master, conf, quiet) as (session, progress):
             result = compute(session(), data, opts, progress)
         write_files(result, out or data / "report")
-        emit(ReportView(result), output)
+        emit(ReportView(result), output, wide=wide, no_color=no_color)
 
 
 @app.command("whatif")
@@ -158,6 +166,8 @@ def whatif(
     conf: Conf = None,
     quiet: Quiet = False,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Replay every cluster's history through strategies; count the unloads each recommends.
 
@@ -166,11 +176,12 @@ def whatif(
     memory carried. moved_soon_after counts unloads whose bundle the recorded history shows
     moving within N samples; repeats, unloads the same strategy recommends again within N cycles.
 
+    \b
     Examples:
-
-      lbctl fleet whatif /tmp/fleet --strategy ThresholdShedder --strategy UniformLoadShedder
-
-      lbctl fleet whatif /tmp/fleet --strategy AvgShedder --placement AvgShedder -o csv
+      lbctl fleet whatif /tmp/fleet --strategy ThresholdShedder \\
+          --strategy UniformLoadShedder
+      lbctl fleet whatif /tmp/fleet --strategy AvgShedder --placement AvgShedder \\
+          -o csv
     """
     with handled():
         from lbctl.config import parse_assignments
@@ -185,7 +196,7 @@ def whatif(
         require_tables(data, "snapshots")
         with _spark(master, conf, quiet) as (session, progress):
             counts = compute(session(), data, opts, progress)
-        emit(WhatIfView(counts, window), output)
+        emit(WhatIfView(counts, window), output, wide=wide, no_color=no_color)
 
 
 if __name__ == "__main__":  # spark-submit …/lbctl/cli/fleet.py report DIR

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, Output, handled
+from lbctl.cli.common import TABLE, NoColor, Output, Wide, handled
 
 
 def monitor_brokers(
@@ -27,6 +27,8 @@ def monitor_brokers(
         "--snapshot", metavar="FILE", help="Show snapshot files instead of the live cluster "
         "(a sequence is replayed as refreshes).")] = None,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Show every broker's load like `pulsar-perf monitor-brokers`, refreshed in place.
 
@@ -37,21 +39,19 @@ def monitor_brokers(
     loadBalancerBrokerOverloadedThresholdPercentage are highlighted; a broker that stops answering
     stays on screen, marked stale with its error.
 
+    \b
     Examples:
-
       lbctl --admin-url http://pulsar:8080 monitor-brokers
-
       lbctl monitor-brokers --once --sort max --summary
-
       lbctl monitor-brokers --once -o json
-
       lbctl monitor-brokers --snapshot examples/two-brokers-90-10.jsonl
     """
     with handled():
         from lbctl.cli.monitor_loop import run_live, run_snapshots
 
         if snapshot:
-            run_snapshots(snapshot, sort=sort, summary=summary, output=output)
+            run_snapshots(snapshot, sort=sort, summary=summary, output=output, wide=wide,
+                          no_color=no_color)
         else:
             run_live(ctx, interval=interval, refreshes=1 if once else count, sort=sort,
-                     summary=summary, output=output)
+                     summary=summary, output=output, wide=wide, no_color=no_color)

@@ -17,22 +17,24 @@ import typer
 from lbctl.cli.common import TABLE, OutputFormat, emit
 from lbctl.monitor.brokers import BrokerMonitor, Refresh
 from lbctl.monitor.live import live_refresh, threshold_of
+from lbctl.render.display import colour_wanted
 
 _CLEAR = "\x1b[H\x1b[2J"
 
 
 def show(refresh: Refresh, *, sort: str | None, summary: bool, output: OutputFormat,
-         in_place: bool, color: bool) -> None:
+         in_place: bool, color: bool, wide: bool = False) -> None:
     from lbctl.render.monitor import MonitorView
 
     if in_place:
         sys.stdout.write(_CLEAR)
-    emit(MonitorView(refresh, sort, summary, color), output)
+    emit(MonitorView(refresh, sort, summary, color), output, wide=wide, no_color=not color)
     sys.stdout.flush()
 
 
 def run_live(ctx: typer.Context, *, interval: float, refreshes: int | None, sort: str | None,
-             summary: bool, output: OutputFormat) -> None:
+             summary: bool, output: OutputFormat, wide: bool = False,
+             no_color: bool = False) -> None:
     from lbctl.cli.connection import is_terminal, open_client
     from lbctl.monitor.brokers import sort_rows
     from lbctl.sources.live import LiveSource
@@ -50,7 +52,7 @@ def run_live(ctx: typer.Context, *, interval: float, refreshes: int | None, sort
                 started = time.monotonic()
                 refresh = live_refresh(src, mon, threshold)
                 show(refresh, sort=sort, summary=summary, output=output, in_place=in_place,
-                     color=tty)
+                     color=colour_wanted(sys.stdout, no_color=no_color), wide=wide)
                 n += 1
                 if refreshes is not None and n >= refreshes:
                     return
@@ -60,8 +62,7 @@ def run_live(ctx: typer.Context, *, interval: float, refreshes: int | None, sort
 
 
 def run_snapshots(files: Sequence[Path], *, sort: str | None, summary: bool,
-                  output: OutputFormat) -> None:
-    from lbctl.cli.connection import is_terminal
+                  output: OutputFormat, wide: bool = False, no_color: bool = False) -> None:
     from lbctl.sources.snapshot import read_snapshots
 
     mon = BrokerMonitor()
@@ -71,4 +72,4 @@ def run_snapshots(files: Sequence[Path], *, sort: str | None, summary: bool,
                              st.captured_at, st.cluster)
     assert refresh is not None
     show(refresh, sort=sort, summary=summary, output=output, in_place=False,
-         color=is_terminal(sys.stdout))
+         color=colour_wanted(sys.stdout, no_color=no_color), wide=wide)

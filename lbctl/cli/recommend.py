@@ -8,11 +8,13 @@ from lbctl.cli.common import (
     TABLE,
     AllCycles,
     BrokerConf,
+    NoColor,
     Output,
     Placement,
     Seed,
     SetOpt,
     Strategy,
+    Wide,
     emit,
     handled,
 )
@@ -29,27 +31,35 @@ def recommend(
     seed: Seed = None,
     all_cycles: AllCycles = False,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Recommend unloads: run Pulsar's shedding and placement strategies over a snapshot.
 
     A sequence (several files, or a .jsonl) is replayed cycle by cycle, carrying the strategies'
     history; the plan of the last cycle is printed (--all-cycles: every cycle).
 
+    \b
     Examples:
-
       lbctl recommend examples/hot-broker.json
-
       lbctl recommend examples/two-brokers-90-10.jsonl --all-cycles -o json
-
-      lbctl recommend snap.json --strategy AvgShedder --placement AvgShedder --set maxUnloadPercentage=0.5
+      lbctl recommend snap.json --strategy AvgShedder --placement AvgShedder \\
+          --set maxUnloadPercentage=0.5
     """
     with handled():
-        from lbctl.cli.connection import live_states
+        from lbctl.cli.inputs import cluster_states
         from lbctl.config import parse_assignments
         from lbctl.loadmanager.select import Options, plans
         from lbctl.render.views import RecommendView
-        from lbctl.sources.snapshot import read_snapshots
 
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
-        states = read_snapshots(snapshots) if snapshots else live_states(ctx)  # live: --admin-url
-        emit(RecommendView(plans(states, opts), all_cycles), output)
+        from contextlib import nullcontext
+
+        from lbctl.cli.progress import Progress
+
+        bar = Progress()
+        with bar.phase("reading the snapshots") if snapshots else nullcontext():
+            states = cluster_states(ctx, snapshots)  # none: the live cluster (--admin-url)
+        with bar.phase(f"running the load manager over {len(states)} cycle(s)"):
+            result = plans(states, opts)
+        emit(RecommendView(result, all_cycles), output, wide=wide, no_color=no_color)

@@ -10,12 +10,14 @@ import typer
 from lbctl.cli.common import (
     TABLE,
     BrokerConf,
+    NoColor,
     Output,
     Placement,
     Seed,
     SetOpt,
     Snapshots,
     Strategy,
+    Wide,
     emit,
     handled,
 )
@@ -78,6 +80,8 @@ def simulate(
     idle_usage: IdleUsage = None,
     plot: PlotFile = None,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Simulate load balancing over time: shed, place, move, recompute load, repeat.
 
@@ -85,15 +89,15 @@ def simulate(
     and bandwidth follow the traffic of the bundles they carry (see README, "Simulation"). Prints
     per-cycle load spread, unloads, throughput moved, bounce-backs and the time to settle.
 
+    \b
     Examples:
-
       lbctl simulate examples/pip364-90-10.json --cycles 10
-
-      lbctl simulate examples/pip364-90-10.json --strategy AvgShedder --placement AvgShedder --set maxUnloadPercentage=0.5
-
+      lbctl simulate examples/pip364-90-10.json --strategy AvgShedder \\
+          --placement AvgShedder --set maxUnloadPercentage=0.5
       lbctl simulate examples/hot-broker.json --cycles 120 -o csv --plot hot.png
     """
     with handled():
+        from lbctl.cli.progress import Progress
         from lbctl.config import parse_assignments
         from lbctl.loadmanager.select import Options
         from lbctl.render.simulation_view import SimulationView
@@ -102,9 +106,12 @@ def simulate(
 
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
         sim = sim_options(cycles, band, bounce_window, idle_usage)
-        result = run(read_snapshots(snapshots), opts, sim)
+        bar = Progress()
+        with bar.phase(f"reading {len(snapshots)} snapshot file(s)"):
+            states = read_snapshots(snapshots)
+        result = run(states, opts, sim, progress=lambda d, t: bar.step("simulating", d, t))
         if plot is not None:
             from lbctl.simulate.plot import plot_simulation
 
             plot_simulation(result, plot)
-        emit(SimulationView(result), output)
+        emit(SimulationView(result), output, wide=wide, no_color=no_color)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, Output, emit, handled
+from lbctl.cli.common import TABLE, NoColor, Output, Wide, emit, handled
 
 app = typer.Typer(help="Work with snapshot files (snapshot v1).", no_args_is_help=True)
 
@@ -16,6 +16,8 @@ app = typer.Typer(help="Work with snapshot files (snapshot v1).", no_args_is_hel
 def validate(
     files: Annotated[list[Path], typer.Argument(help="Snapshot files to check.", show_default=False, metavar="FILE")],
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Check snapshot files strictly; print one summary line per file.
 
@@ -23,8 +25,8 @@ def validate(
     exit code is 1. A snapshot whose config names a strategy lbctl cannot run (an unknown class,
     AvgShedder placement without AvgShedder shedding) is malformed too: recommend would refuse it.
 
+    \b
     Examples:
-
       lbctl snapshot validate examples/*.json examples/*.yaml examples/*.jsonl
     """
     with handled():
@@ -38,4 +40,4 @@ def validate(
             check_runnable(states)  # the same selection recommend makes: one validator for both
             for st in states:
                 summaries.append({"file": str(f), **summarize(st)})
-        emit(ValidateView(summaries), output)
+        emit(ValidateView(summaries), output, wide=wide, no_color=no_color)

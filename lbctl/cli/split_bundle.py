@@ -15,7 +15,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, BrokerConf, Output, OutputFormat, SetOpt, emit, handled
+from lbctl.cli.common import (
+    TABLE,
+    BrokerConf,
+    NoColor,
+    Output,
+    OutputFormat,
+    SetOpt,
+    Wide,
+    emit,
+    handled,
+)
 from lbctl.cli.unload import DryRun, Force, Journal, Yes
 
 if TYPE_CHECKING:
@@ -54,6 +64,8 @@ def split_bundle(
     force: Force = False,
     journal: Journal = None,
     output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
 ) -> None:
     """Split a bundle as the broker would: preview the boundaries and children, then split.
 
@@ -62,17 +74,16 @@ def split_bundle(
     live cluster (--admin-url or client.conf) it then prints the exact request, asks for
     confirmation (--yes skips it; --dry-run sends nothing) and splits.
 
+    \b
     Examples:
-
       lbctl split-bundle my-tenant/my-ns -b 0x00000000_0x80000000 \\
           -san flow_or_qps_equally_divide --snapshot examples/flow-or-qps.json
-
       lbctl split-bundle acme/orders -bt HOT --snapshot snap.json -o json
-
-      lbctl split-bundle acme/orders -b 0x40000000_0x80000000 -san specified_positions_divide \\
-          -sb 0x50000000 -sb 0x60000000 --snapshot snap.json
-
-      lbctl --admin-url http://pulsar:8080 split-bundle acme/orders -bt HOT -u --dry-run
+      lbctl split-bundle acme/orders -b 0x40000000_0x80000000 \\
+          -san specified_positions_divide -sb 0x50000000 -sb 0x60000000 \\
+          --snapshot snap.json
+      lbctl --admin-url http://pulsar:8080 split-bundle acme/orders -bt HOT -u \\
+          --dry-run
     """
     with handled():
         from lbctl.admin.client import split_namespace
@@ -104,7 +115,7 @@ def split_bundle(
         if snapshot is not None:
             state = read_snapshots([snapshot])[-1]
             settings = resolve(state.config, conf, overrides)
-            emit(SplitView(preview(state, settings, request)), output)
+            emit(SplitView(preview(state, settings, request)), output, wide=wide, no_color=no_color)
             return
         _split_live(ctx, request, conf, overrides, dry_run=dry_run, yes=yes, journal=journal,
                     output=output, force=force)

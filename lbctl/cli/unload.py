@@ -40,11 +40,12 @@ def unload(
     then sends it once and appends it to the journal. The same request again within the grace
     period (30 min) is refused unless --force.
 
+    \b
     Examples:
-
-      lbctl --admin-url http://pulsar:8080 unload public/default -b 0x40000000_0x80000000 --dry-run
-
-      lbctl unload public/default -b 0x40000000_0x80000000 -d broker-2.pulsar.svc:8080 --yes
+      lbctl --admin-url http://pulsar:8080 unload public/default \\
+          -b 0x40000000_0x80000000 --dry-run
+      lbctl unload public/default -b 0x40000000_0x80000000 \\
+          -d broker-2.pulsar.svc:8080 --yes
     """
     with handled():
         from lbctl.admin.client import split_namespace

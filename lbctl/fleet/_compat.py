@@ -13,7 +13,10 @@ from types import ModuleType
 
 from lbctl.errors import LbctlError
 
-INSTALL_HINT = "pyspark is not installed; install the Spark extra: pip install 'lbctl[spark]'"
+INSTALL_HINT = "pyspark is not installed; install the fleet extra: pip install 'lbctl[fleet]'"
+PANDAS_HINT = "pandas is not installed; install the fleet extra: pip install 'lbctl[fleet]'"
+JAVA_HINT = ("Spark needs Java: install Java 17 (or later) or set JAVA_HOME to a JDK; "
+             "no java found on PATH")
 
 
 class SparkUnavailable(LbctlError):
@@ -29,6 +32,8 @@ def _require(name: str) -> ModuleType:
         missing = getattr(e, "name", "") or ""
         if missing.split(".")[0] in ("pyspark", "py4j"):
             raise SparkUnavailable(INSTALL_HINT) from None
+        if missing.split(".")[0] in ("pandas", "pyarrow", "numpy"):
+            raise SparkUnavailable(PANDAS_HINT.replace("pandas", missing.split(".")[0])) from None
         raise SparkUnavailable(f"cannot import {name}: {e}") from None
 
 
@@ -55,6 +60,37 @@ def window() -> ModuleType:
 def storage_level() -> ModuleType:
     """``pyspark`` itself (``StorageLevel``)."""
     return _require("pyspark")
+
+
+def java() -> str | None:
+    """The ``java`` Spark would start: ``$JAVA_HOME/bin/java`` when JAVA_HOME is set (Spark's own
+    rule), else the one on ``PATH``; None when there is none."""
+    import os
+    import shutil
+
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        exe = os.path.join(home, "bin", "java")
+        return exe if os.access(exe, os.X_OK) else None
+    return shutil.which("java")
+
+
+def require_fleet() -> None:
+    """pyspark, pandas, pyarrow and Java, checked before a fleet command starts anything: each
+    missing piece is one line saying how to get it."""
+    import importlib.util
+
+    for mod, hint in (("pyspark", INSTALL_HINT), ("pandas", PANDAS_HINT),
+                      ("pyarrow", PANDAS_HINT.replace("pandas", "pyarrow"))):
+        if importlib.util.find_spec(mod) is None:
+            raise SparkUnavailable(hint)
+    if java() is None:
+        import os
+
+        home = os.environ.get("JAVA_HOME")
+        raise SparkUnavailable(JAVA_HINT if not home else
+                               f"JAVA_HOME={home} has no bin/java: install Java 17 (or later) "
+                               "or set JAVA_HOME to a JDK")
 
 
 def is_available() -> bool:

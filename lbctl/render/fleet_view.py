@@ -4,10 +4,58 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from lbctl.render import table
+from lbctl.render.schema import Schema, col
 from lbctl.units import number
+
+INGEST_SCHEMA = Schema("fleet ingest", "counter of the run", (
+    col("item", "string", "files_found, files_unchanged, files_read, files_skipped, "
+        "snapshots_read, snapshots_added, snapshots_alreadyStored, rows_<table>"),
+    col("count", "integer", "its value"),
+))
+
+REPORT_SCHEMA = Schema("fleet report", "cluster (clusters.csv has the same columns)", (
+    col("cluster", "string", "the cluster"),
+    col("samples", "integer", "snapshots of it"),
+    col("first", "time", "the first sample"),
+    col("last", "time", "the last sample"),
+    col("brokers", "integer", "most brokers in a sample"),
+    col("bundles", "integer", "most bundles in a sample"),
+    col("rate_std", "number", "std of the brokers' message rate (in + out), msg/s, mean over samples"),
+    col("rate_cv", "number", "its coefficient of variation, mean over samples"),
+    col("rate_cv_max", "number", "the worst sample's cv of message rate"),
+    col("rate_range", "number", "max - min message rate, msg/s, mean over samples"),
+    col("rate_ratio", "number", "max / min message rate, mean over samples"),
+    col("tput_std", "number", "std of the brokers' throughput, bytes/s, mean over samples"),
+    col("tput_cv", "number", "its coefficient of variation, mean over samples"),
+    col("tput_cv_max", "number", "the worst sample's cv of throughput"),
+    col("tput_range", "number", "max - min throughput, bytes/s, mean over samples"),
+    col("tput_ratio", "number", "max / min throughput, mean over samples"),
+    col("usage_range", "number", "max - min weighted max usage, fraction, mean over samples"),
+    col("overloaded", "integer", "overloaded broker-samples"),
+    col("idle", "integer", "idle broker-samples (no messages)"),
+    col("over_split", "integer", "bundle-samples over a split threshold"),
+    col("oversized", "integer", "oversized bundle-samples"),
+    col("unsplittable", "integer", "unsplittable bundle-samples"),
+    col("moves", "integer", "observed moves"),
+    col("bounces", "integer", "observed bounce-backs"),
+    col("churn", "number", "moves per bundle-sample that has a previous one"),
+    col("imbalance_rank", "integer", "rank by imbalance, 1 = worst"),
+    col("churn_rank", "integer", "rank by churn, 1 = worst"),
+))
+
+WHATIF_SCHEMA = Schema("fleet whatif", "cluster and strategy", (
+    col("cluster", "string", "the cluster"),
+    col("strategy", "string", "the shedding strategy replayed"),
+    col("placement", "string", "its placement strategy"),
+    col("cycles", "integer", "cycles replayed"),
+    col("unloads", "integer", "unloads the strategy made"),
+    col("moved_soon_after", "integer", "unloads of bundles the history shows moving within --window"),
+    col("repeats", "integer", "the same bundle unloaded again within --window cycles"),
+    col("error", "string", "why the replay failed (empty when it did not)"),
+))
 
 
 def records(df: Any, columns: list[str] | None = None) -> list[dict[str, Any]]:
@@ -29,6 +77,7 @@ def records(df: Any, columns: list[str] | None = None) -> list[dict[str, Any]]:
 @dataclass
 class IngestView:
     result: Any  # lbctl.fleet.ingest.IngestResult
+    schema: ClassVar[Schema] = INGEST_SCHEMA
 
     def to_data(self) -> Any:
         r = self.result
@@ -63,17 +112,25 @@ class IngestView:
         return "\n".join(lines)
 
 
-CLUSTER_TEXT = [("imbalance_rank", "imb#"), ("churn_rank", "churn#"), ("cluster", "cluster"),
-                ("samples", "samples"), ("brokers", "brokers"), ("bundles", "bundles"),
-                ("tput_cv", "tput cv"), ("rate_cv", "rate cv"), ("tput_ratio", "tput max/min"),
-                ("overloaded", "overloaded"), ("idle", "idle"), ("over_split", "over split"),
-                ("unsplittable", "unsplittable"), ("moves", "moves"), ("bounces", "bounces"),
-                ("churn", "churn")]
+#: the report's two tables (each fits 80 columns): imbalance, then churn and bundles
+CLUSTER_TEXT = [("imbalance_rank", "imb#"), ("cluster", "cluster"), ("samples", "samples"),
+                ("brokers", "brokers"), ("bundles", "bundles"), ("tput_cv", "tput cv"),
+                ("rate_cv", "rate cv"), ("tput_ratio", "tput max/min"),
+                ("overloaded", "overload"), ("idle", "idle")]
+CHURN_TEXT = [("churn_rank", "churn#"), ("cluster", "cluster"), ("moves", "moves"),
+              ("bounces", "bounces"), ("churn", "churn"), ("over_split", "over split"),
+              ("oversized", "oversized"), ("unsplittable", "unsplit")]
+
+
+def _cells(rec: dict[str, Any], columns: list[tuple[str, str]]) -> dict[str, str]:
+    return {label: (number(rec.get(k), 3) if isinstance(rec.get(k), float) or rec.get(k) is None
+                    else str(rec[k])) for k, label in columns}
 
 
 @dataclass
 class ReportView:
     report: Any  # lbctl.fleet.report.FleetReport
+    schema: ClassVar[Schema] = REPORT_SCHEMA
 
     def to_data(self) -> Any:
         from lbctl.fleet.report import REPORT_FORMAT
@@ -89,15 +146,18 @@ class ReportView:
         }
 
     def to_rows(self) -> list[dict[str, Any]]:
-        return records(self.report.clusters)
+        cols = [c.name for c in REPORT_SCHEMA.columns]
+        return [{k: v for k, v in rec.items() if k in cols}
+                for rec in records(self.report.clusters)]
 
     def to_text(self) -> str:
         r = self.report
-        rows = []
-        for rec in records(r.clusters):
-            rows.append({label: (number(rec[k], 3) if isinstance(rec[k], float) or rec[k] is None
-                                 else str(rec[k])) for k, label in CLUSTER_TEXT})
-        parts = ["Clusters (rank 1 = most imbalanced / most churn):", table(rows)]
+        recs = records(r.clusters)
+        by_churn = sorted(recs, key=lambda x: (x["churn_rank"], x["cluster"]))
+        parts = ["Clusters by imbalance (rank 1 = most imbalanced):",
+                 table([_cells(x, CLUSTER_TEXT) for x in recs]), "",
+                 "Clusters by churn (rank 1 = most churn; bundle counts are samples):",
+                 table([_cells(x, CHURN_TEXT) for x in by_churn])]
         hot = records(r.hot_bundles.head(r.options.top))
         if hot:
             parts += ["", f"Hot bundles (top {r.options.top}; counts are samples):", table([
@@ -115,6 +175,7 @@ class ReportView:
 class WhatIfView:
     counts: Any  # pandas DataFrame, lbctl.fleet.whatif.RESULT_COLUMNS
     window: int
+    schema: ClassVar[Schema] = WHATIF_SCHEMA
 
     def to_data(self) -> Any:
         return {"window": self.window, "results": records(self.counts)}
@@ -125,5 +186,5 @@ class WhatIfView:
     def to_text(self) -> str:
         rows = [{k: ("" if v is None else str(v)) for k, v in rec.items()}
                 for rec in records(self.counts)]
-        return (f"Replayed cluster histories (moved_soon_after / repeats: within {self.window} "
+        return (f"Replayed cluster histories (moved_soon_after / repeats: within {self.window}\n"
                 f"samples after the unload):\n" + table(rows))

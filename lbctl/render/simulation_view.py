@@ -2,7 +2,8 @@
 
 JSON/YAML: ``lbctl/simulation@1`` — the run's parameters, the load model's calibration, a summary
 and every cycle (spread, moves, per-broker load as decided on and as reported); ``compare`` prints
-``lbctl/comparison@1``, one summary per run. CSV: one row per cycle (per run for ``compare``).
+``lbctl/comparison@1``, one summary per run. CSV/JSONL: one row per cycle and broker, the cycle's
+figures repeated on each (fixed columns, whatever the brokers); one row per run for ``compare``.
 Table: the cycles (quiet ones elided in long runs) and the summary in words.
 """
 
@@ -10,10 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from lbctl.model.cluster import iso_time
 from lbctl.render import table
+from lbctl.render.display import current
+from lbctl.render.names import BrokerNames
+from lbctl.render.schema import Schema, col
+from lbctl.render.tables import wrap_prose
 from lbctl.simulate.compare import ComparisonResult
 from lbctl.simulate.engine import CycleRecord, SimulationResult
 from lbctl.units import mb, pct, rounded
@@ -21,6 +26,48 @@ from lbctl.units import mb, pct, rounded
 SIMULATION_FORMAT = "lbctl/simulation@1"
 COMPARISON_FORMAT = "lbctl/comparison@1"
 _FULL_TABLE = 60  # longer runs show only the cycles where something moved
+
+SIMULATION_SCHEMA = Schema("simulate", "cycle and broker (the cycle's figures repeated)", (
+    col("cycle", "integer", "the cycle, from 1"),
+    col("at", "time", "when the cycle runs (simulated time)"),
+    col("minute", "integer", "minutes since the first cycle"),
+    col("broker", "string", "the broker"),
+    col("load", "number", "its true (modelled) weighted max usage when the cycle decides, fraction"),
+    col("reported", "number", "the usage its last written report says, fraction"),
+    col("score", "number", "the strategy's smoothed score, fraction (empty when it keeps none)"),
+    col("bundles", "integer", "bundles it carries"),
+    col("throughput", "number", "its throughput in + out, bytes/s"),
+    col("msgRate", "number", "its message rate in + out, msg/s"),
+    col("mean", "number", "cycle: mean load over the brokers, fraction"),
+    col("std", "number", "cycle: population standard deviation of the load, fraction"),
+    col("cov", "number", "cycle: coefficient of variation (std / mean)"),
+    col("min", "number", "cycle: lowest load, fraction"),
+    col("max", "number", "cycle: highest load, fraction"),
+    col("range", "number", "cycle: max - min, fraction"),
+    col("unloads", "integer", "cycle: unloads carried out"),
+    col("skipped", "integer", "cycle: unloads the strategy chose but the cycle skipped"),
+    col("throughputMoved", "number", "cycle: throughput of the moved bundles, bytes/s"),
+    col("msgRateMoved", "number", "cycle: message rate of the moved bundles, msg/s"),
+    col("bounceBacks", "integer", "cycle: moves back to a broker the bundle left recently"),
+    col("aboveAveragePlacements", "integer", "cycle: moves onto a broker above the mean load"),
+    col("reportsWritten", "integer", "cycle: brokers that rewrote their load report"),
+))
+
+COMPARISON_SCHEMA = Schema("compare", "strategy run", (
+    col("shedding", "string", "the shedding strategy"),
+    col("placement", "string", "the placement strategy"),
+    col("cycles", "integer", "cycles simulated"),
+    col("finalStd", "number", "standard deviation of the load after the last cycle, fraction"),
+    col("finalRange", "number", "max - min load after the last cycle, fraction"),
+    col("finalCov", "number", "coefficient of variation after the last cycle"),
+    col("unloads", "integer", "unloads over the run"),
+    col("bundlesMoved", "integer", "distinct bundles moved"),
+    col("throughputMoved", "number", "throughput moved over the run, bytes/s summed per move"),
+    col("bounceBacks", "integer", "moves back to a broker the bundle left recently"),
+    col("aboveAveragePlacements", "integer", "moves onto a broker above the mean load"),
+    col("settledAtCycle", "integer", "first cycle from which the range stays in the band (empty: never)"),
+    col("settleMinutes", "number", "minutes until then (empty: never)"),
+))
 
 
 def _cycle_dict(c: CycleRecord) -> dict[str, Any]:
@@ -90,6 +137,7 @@ def summary_words(r: SimulationResult) -> str:
 @dataclass(frozen=True)
 class SimulationView:
     result: SimulationResult
+    schema: ClassVar[Schema] = SIMULATION_SCHEMA
 
     def to_data(self) -> Any:
         r = self.result
@@ -109,18 +157,24 @@ class SimulationView:
         brokers = r.brokers()
         rows = []
         for c in r.cycles:
-            row: dict[str, Any] = {
-                "cycle": c.cycle, "at": iso_time(c.at),
-                "minute": (c.at - r.start) // 60_000,
-                **{k: rounded(v) for k, v in c.spread.to_dict().items()},
+            cycle: dict[str, Any] = {
+                **c.spread.to_dict(),
                 "unloads": len(c.moves), "skipped": c.skipped,
                 "throughputMoved": c.moved_throughput, "msgRateMoved": c.moved_msg_rate,
                 "bounceBacks": sum(m.bounce_back for m in c.moves),
                 "aboveAveragePlacements": sum(m.above_average for m in c.moves),
                 "reportsWritten": c.reports_written,
             }
-            row.update({f"load:{b}": rounded(c.loads.get(b)) for b in brokers})
-            rows.append(row)
+            for b in brokers:
+                if b not in c.loads:
+                    continue
+                rows.append({
+                    "cycle": c.cycle, "at": iso_time(c.at),
+                    "minute": (c.at - r.start) // 60_000, "broker": b,
+                    "load": c.loads.get(b), "reported": c.reported.get(b),
+                    "score": c.scores.get(b), "bundles": c.bundles.get(b, 0),
+                    "throughput": c.throughput.get(b, 0.0), "msgRate": c.msg_rate.get(b, 0.0),
+                    **cycle})
         return rows
 
     def to_text(self) -> str:
@@ -138,30 +192,33 @@ class SimulationView:
         rows = [
             {"cycle": str(c.cycle), "minute": str((c.at - r.start) // 60_000),
              "mean": pct(c.spread.mean), "std": pct(c.spread.std),
-             "cov": "-" if c.spread.cov is None else f"{c.spread.cov:.2f}",
-             "min load": pct(c.spread.min), "max load": pct(c.spread.max),
+             "min": pct(c.spread.min), "max": pct(c.spread.max),
              "range": pct(c.spread.range), "unloads": str(len(c.moves)),
              "MB/s moved": mb(c.moved_throughput, 1),
              "bounce": str(sum(m.bounce_back for m in c.moves)),
-             "above avg": str(sum(m.above_average for m in c.moves)),
-             "reports": str(c.reports_written)}
+             "above avg": str(sum(m.above_average for m in c.moves))}
             for c in shown
         ]
         final = r.final
-        parts = [head, "", table(rows)]
+        names = BrokerNames.of(r.final_loads, wide=current().wide)
+        parts = [wrap_prose(head), "", "Load (weighted max usage) per cycle; cov and reports "
+                 "written: -o csv or json:", table(rows)]
         if note:
-            parts.append(note)
-        parts += ["", f"After the last cycle: mean {pct(final.mean)}, std {pct(final.std)}, "
-                  f"range {pct(final.range)} "
-                  f"({', '.join(f'{b} {pct(v)}' for b, v in list(r.final_loads.items())[:12])}"
-                  f"{', …' if len(r.final_loads) > 12 else ''})",
-                  summary_words(r)]
+            parts.append(wrap_prose(note))
+        loads = ", ".join(f"{names(b)} {pct(v)}" for b, v in list(r.final_loads.items())[:12])
+        parts += ["", wrap_prose(f"After the last cycle: mean {pct(final.mean)}, std "
+                                 f"{pct(final.std)}, range {pct(final.range)} ({loads}"
+                                 f"{', …' if len(r.final_loads) > 12 else ''})"),
+                  wrap_prose(summary_words(r))]
+        if names.note():
+            parts += ["", wrap_prose(names.note() or "")]
         return "\n".join(parts)
 
 
 @dataclass(frozen=True)
 class ComparisonView:
     result: ComparisonResult
+    schema: ClassVar[Schema] = COMPARISON_SCHEMA
 
     def _runs(self) -> Sequence[SimulationResult]:
         return self.result.runs
@@ -214,5 +271,5 @@ class ComparisonView:
                 "settled": "never" if settled is None
                 else f"cycle {settled} ({s['settleMinutes']} min)",
             })
-        return "\n".join([head, "", table(rows), "",
+        return "\n".join([wrap_prose(head), "", table(rows), "",
                           f"settled = load range within {first.band * 100:g} points from then on"])

@@ -8,18 +8,36 @@ and the broker that keeps it. ``apply`` can later execute the action as it stand
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from lbctl.loadmanager.split_preview import SplitPreview
 from lbctl.model.bundle import format_position
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.render import table
+from lbctl.render.display import current
+from lbctl.render.names import BrokerNames
+from lbctl.render.schema import Schema, col
+from lbctl.render.tables import wrap_prose
 from lbctl.units import MB, rounded
+
+SPLIT_SCHEMA = Schema("split-bundle", "new bundle (child of the split)", (
+    col("parent", "string", "the bundle split"),
+    col("bundle", "string", "the child bundle"),
+    col("lower", "string", "its lower boundary, 0x%08x"),
+    col("upper", "string", "its upper boundary, 0x%08x"),
+    col("topics", "integer", "topics of the parent that hash into it"),
+    col("msgRate", "number", "its share of the parent's message rate, msg/s"),
+    col("throughput", "number", "its share of the parent's throughput, bytes/s"),
+    col("broker", "string", "the broker that keeps it"),
+    col("unload", "boolean", "whether it is unloaded right after the split (-u)"),
+    col("algorithm", "string", "the split algorithm"),
+))
 
 
 @dataclass(frozen=True)
 class SplitView:
     preview: SplitPreview
+    schema: ClassVar[Schema] = SPLIT_SCHEMA
 
     def action(self) -> Action:
         p = self.preview
@@ -97,7 +115,8 @@ class SplitView:
     def to_text(self) -> str:
         p = self.preview
         st = p.state
-        owner = p.owner or "no broker (unowned)"
+        names = BrokerNames.of(st.brokers, wide=current().wide)
+        owner = names(p.owner) if p.owner else "no broker (unowned)"
         lines = [f"{st.cluster} at {st.captured_at_iso}: split {p.bundle} (owner {owner})"]
         if p.selected_by:
             lines.append(f"  bundle:     {p.selection_why}")
@@ -113,11 +132,15 @@ class SplitView:
             "topics": str(len(c.topics)),
             "msg/s": "-" if c.msg_rate is None else f"{c.msg_rate:,.1f}",
             "MB/s": "-" if c.throughput is None else f"{c.throughput / MB:,.2f}",
-            "broker": (c.broker or "-") + (" (unloaded)" if p.unload else ""),
+            "broker": names(c.broker) + (" (unloaded)" if p.unload else ""),
         } for c in p.children]
+        lines = [wrap_prose(line, hang=4 if i == 0 else 14) for i, line in enumerate(lines)]
         lines += ["", "Children:", table(rows), ""]
         keep = ("the owner takes them, then unloads them: the next lookup places each one"
                 if p.unload else "the owner keeps them")
-        lines.append(f"{p.namespace}: {p.bundles_before} -> {p.bundles_after} bundles; {keep}. "
-                     "Preview only: nothing was changed.")
+        lines.append(wrap_prose(f"{p.namespace}: {p.bundles_before} -> {p.bundles_after} "
+                                f"bundles; {keep}. Preview only: nothing was changed."))
+        note = names.note()
+        if note:
+            lines += ["", wrap_prose(note)]
         return "\n".join(lines)

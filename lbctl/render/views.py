@@ -4,25 +4,87 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from lbctl.loadmanager.base import CycleResult
 from lbctl.plan import Plan
 from lbctl.render import table
+from lbctl.render.display import current, decision_style, paint, paint_decisions
+from lbctl.render.names import BrokerNames
+from lbctl.render.schema import Schema, col
+from lbctl.render.tables import wrap_prose
 from lbctl.units import mb, pct, rate
+
+RECOMMEND_SCHEMA = Schema("recommend", "action of the plan (of every cycle with --all-cycles)", (
+    col("cycle", "integer", "the cycle in the sequence, from 1 (the last one without --all-cycles)"),
+    col("capturedAt", "time", "when the cycle's snapshot was captured"),
+    col("action", "string", "unload, transfer (extensible load manager) or split"),
+    col("bundle", "string", "the bundle, tenant/namespace/0xLOWER_0xUPPER"),
+    col("broker", "string", "the broker that owns the bundle"),
+    col("destinationBroker", "string", "where placement sends it (empty: the next lookup decides)"),
+    col("reason", "string", "Pulsar's reason (Overloaded, Underloaded, Balanced, MsgRate, …)"),
+    col("msgRate", "number", "the bundle's message rate in + out, msg/s"),
+    col("throughput", "number", "the bundle's throughput in + out, bytes/s"),
+    col("skipped", "string", "why the action is not carried out (empty when it is)"),
+    col("algorithm", "string", "split only: the split algorithm"),
+    col("boundaries", "list", "split only: the split positions, 0x%08x"),
+    col("children", "list", "split only: the new bundles"),
+    col("unload", "boolean", "split only: whether the new bundles are unloaded"),
+    col("detail", "string", "split only: the figure that fired the split"),
+))
+
+EXPLAIN_SCHEMA = Schema("explain", "broker (of every cycle with --all-cycles)", (
+    col("cycle", "integer", "the cycle in the sequence, from 1"),
+    col("capturedAt", "time", "when the cycle's snapshot was captured"),
+    col("broker", "string", "the broker id"),
+    col("usage", "number", "weighted max resource usage, fraction"),
+    col("score", "number", "the usage the strategy compared (history-smoothed), fraction"),
+    col("usageAfter", "number", "estimated usage after the plan, fraction"),
+    col("label", "string", "Success, Skip or Failure (Pulsar's Label)"),
+    col("reason", "string", "Pulsar's Reason"),
+    col("why", "string", "the decision in words"),
+    col("cpu", "number", "CPU usage, fraction"),
+    col("memory", "number", "JVM heap usage, fraction"),
+    col("directMemory", "number", "direct memory usage, fraction"),
+    col("bandwidthIn", "number", "inbound bandwidth usage, fraction"),
+    col("bandwidthOut", "number", "outbound bandwidth usage, fraction"),
+))
+
+VALIDATE_SCHEMA = Schema("snapshot validate", "snapshot (a sequence file gives one per line)", (
+    col("file", "string", "the file"),
+    col("cluster", "string", "the cluster name"),
+    col("capturedAt", "time", "when the snapshot was captured"),
+    col("brokers", "integer", "brokers in the snapshot"),
+    col("bundles", "integer", "bundles in the snapshot"),
+    col("loadManager", "string", "modular or extensible"),
+))
+
+RESOURCES = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")
+
+
+def plan_names(plan: Plan) -> BrokerNames:
+    names = [b.broker for b in plan.brokers]
+    for a in plan.actions:
+        names += [a.broker] + ([a.destinationBroker] if a.destinationBroker else [])
+    return BrokerNames.of(names, wide=current().wide)
+
+
+def _decision_style(text: str) -> str | None:
+    return decision_style(text)
 
 
 def plan_text(plan: Plan, *, title: str | None = None) -> str:
+    names = plan_names(plan)
     head = title or (f"{plan.cluster} at {plan.captured_at}: {plan.shedding} + {plan.placement}")
     parts = [head, ""]
     if plan.gate:
-        parts.append(f"No load shedding: {plan.gate}.")
+        parts.append(wrap_prose(f"No load shedding: {plan.gate}."))
     actions = [
         {
             "action": a.action,
             "bundle": a.bundle,
-            "from": a.broker,
-            "to": a.destinationBroker or "-",
+            "from": names(a.broker),
+            "to": names(a.destinationBroker) if a.destinationBroker else "-",
             "reason": a.reason,
             "msg/s": rate(a.msgRate),
             "MB/s": mb(a.throughput),
@@ -36,7 +98,7 @@ def plan_text(plan: Plan, *, title: str | None = None) -> str:
         parts += ["Actions: none", ""]
     brokers = [
         {
-            "broker": b.broker,
+            "broker": names(b.broker),
             "usage": pct(b.usage),
             "score": pct(b.score),
             "after": pct(b.usage_after),
@@ -47,14 +109,21 @@ def plan_text(plan: Plan, *, title: str | None = None) -> str:
         }
         for b in plan.brokers
     ]
-    parts += ["Brokers:", table(brokers)]
+    parts += ["Brokers:", table(brokers, styles={"decision": _decision_style})]
     s = plan.summary()
     parts += [
         "",
-        f"{s['unloads']} unload(s), {s['skipped']} skipped; usage spread (std) "
-        f"{pct(s['before']['std'])} -> {pct(s['after']['std'])}, max "
-        f"{pct(s['before']['max'])} -> {pct(s['after']['max'])} (after = estimate)",
+        wrap_prose(f"{s['unloads']} unload(s), {s['skipped']} skipped; usage spread (std) "
+                   f"{pct(s['before']['std'])} -> {pct(s['after']['std'])}, max "
+                   f"{pct(s['before']['max'])} -> {pct(s['after']['max'])} (after = estimate)"),
     ]
+    warnings = plan.warnings()
+    if warnings:
+        parts += ["", "Warnings (Pulsar would do this; look twice):"]
+        parts += [paint(wrap_prose(f"  ! {names.text(w.message)}"), "warn") for w in warnings]
+    note = names.note()
+    if note:
+        parts += ["", wrap_prose(note)]
     return "\n".join(parts)
 
 
@@ -62,9 +131,11 @@ def plan_text(plan: Plan, *, title: str | None = None) -> str:
 class RecommendView:
     plans: Sequence[Plan]
     all_cycles: bool = False
+    schema: ClassVar[Schema] = RECOMMEND_SCHEMA
 
-    def _shown(self) -> Sequence[Plan]:
-        return self.plans if self.all_cycles else self.plans[-1:]
+    def _shown(self) -> list[tuple[int, Plan]]:
+        numbered = list(enumerate(self.plans, start=1))
+        return numbered if self.all_cycles else numbered[-1:]
 
     def to_data(self) -> Any:
         if self.all_cycles:
@@ -73,28 +144,20 @@ class RecommendView:
 
     def to_rows(self) -> list[dict[str, Any]]:
         rows = []
-        for i, p in enumerate(self.plans):
-            if not self.all_cycles and i != len(self.plans) - 1:
-                continue
+        for i, p in self._shown():
             for a in p.actions:
-                row: dict[str, Any] = {}
-                if self.all_cycles:
-                    row["cycle"] = i + 1
-                    row["capturedAt"] = p.captured_at
+                row: dict[str, Any] = {"cycle": i, "capturedAt": p.captured_at}
                 row.update(a.to_dict())
-                row.setdefault("skipped", None)
                 rows.append(row)
         return rows
 
     def to_text(self) -> str:
         out = []
         n = len(self.plans)
-        for i, p in enumerate(self.plans):
-            if not self.all_cycles and i != n - 1:
-                continue
+        for i, p in self._shown():
             title = None
             if n > 1:
-                title = (f"Cycle {i + 1}/{n} — {p.cluster} at {p.captured_at}: "
+                title = (f"Cycle {i}/{n} — {p.cluster} at {p.captured_at}: "
                          f"{p.shedding} + {p.placement}")
             out.append(plan_text(p, title=title))
         return "\n\n".join(out)
@@ -108,9 +171,11 @@ class ExplainView:
     broker: str | None = None
     bundle: str | None = None
     all_cycles: bool = False
+    schema: ClassVar[Schema] = EXPLAIN_SCHEMA
 
-    def _shown(self) -> Sequence[CycleResult]:
-        return self.results if self.all_cycles else self.results[-1:]
+    def _shown(self) -> list[tuple[int, CycleResult]]:
+        numbered = list(enumerate(self.results, start=1))
+        return numbered if self.all_cycles else numbered[-1:]
 
     def _explained(self, r: CycleResult) -> dict[str, Any]:
         data = r.plan().to_dict(explained=True)
@@ -124,38 +189,48 @@ class ExplainView:
 
     def to_rows(self) -> list[dict[str, Any]]:
         rows = []
-        for r in self._shown():
+        for i, r in self._shown():
             p = r.plan()
             for b in p.brokers:
                 if self.broker and b.broker != self.broker:
                     continue
-                row = {
+                row: dict[str, Any] = {
+                    "cycle": i,
                     "capturedAt": p.captured_at,
                     "broker": b.broker,
-                    "usage": round(b.usage, 6),
-                    "score": None if b.score is None else round(b.score, 6),
+                    "usage": b.usage,
+                    "score": b.score,
+                    "usageAfter": b.usage_after,
                     "label": b.label,
                     "reason": b.reason,
                     "why": b.why,
                 }
-                row.update({k: round(v, 4) for k, v in b.resources.items()})
+                # the plan's resources are percentages; the CSV keeps one unit: fractions
+                row.update({k: b.resources[k] / 100 for k in RESOURCES if k in b.resources})
                 rows.append(row)
         return rows
 
     def to_text(self) -> str:
         shown = self._shown()
         texts = []
-        for i, r in enumerate(shown):
+        for i, r in shown:
             text = r.explanation(self.broker, self.bundle).to_text()
             if len(shown) > 1:
-                text = f"=== Cycle {i + 1}/{len(shown)} ===\n" + text
+                text = f"=== Cycle {i}/{len(self.results)} ===\n" + text
             texts.append(text)
-        return "\n\n".join(texts)
+        plan = self.results[-1].plan()
+        names = plan_names(plan)
+        text = wrap_prose(names.text("\n\n".join(texts)))
+        note = names.note()
+        if note:
+            text += "\n\n" + wrap_prose(note)
+        return paint_decisions(text)
 
 
 @dataclass(frozen=True)
 class ValidateView:
     summaries: Sequence[dict[str, Any]]
+    schema: ClassVar[Schema] = VALIDATE_SCHEMA
 
     def to_data(self) -> Any:
         return list(self.summaries)
@@ -169,3 +244,39 @@ class ValidateView:
             f"{s['bundles']} bundles ({s['loadManager']})"
             for s in self.summaries
         )
+
+
+EXAMPLES_SCHEMA = Schema("examples", "bundled example file (one per snapshot file)", (
+    col("file", "string", "the path, relative to the examples directory"),
+    col("kind", "string", "snapshot (one moment) or sequence (several, replayed as cycles)"),
+    col("cluster", "string", "the cluster name"),
+    col("snapshots", "integer", "snapshots in the file"),
+    col("brokers", "integer", "brokers in its last snapshot"),
+    col("bundles", "integer", "bundles in its last snapshot"),
+    col("loadManager", "string", "modular or extensible"),
+))
+
+
+@dataclass(frozen=True)
+class ExamplesView:
+    """The example snapshots shipped with lbctl (``lbctl examples``)."""
+
+    directory: str
+    files: Sequence[dict[str, Any]]
+    schema: ClassVar[Schema] = EXAMPLES_SCHEMA
+
+    def to_data(self) -> Any:
+        return {"directory": self.directory, "files": list(self.files)}
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        return list(self.files)
+
+    def to_text(self) -> str:
+        rows = [{"file": f["file"], "kind": f["kind"], "brokers": str(f["brokers"]),
+                 "bundles": str(f["bundles"]), "load manager": f["loadManager"]}
+                for f in self.files]
+        return "\n".join([
+            wrap_prose(f"Example snapshots in {self.directory} (what each shows: README.md "
+                       "there):"), "", table(rows), "",
+            wrap_prose("Copy them next to you with `lbctl examples --copy examples`, then e.g. "
+                       "`lbctl recommend examples/hot-broker.json`.")])

@@ -1,12 +1,17 @@
 """Ready-made clusters for the loopback test cluster (:mod:`lbctl.sandbox.server`): a hot broker,
-an extensible cluster."""
+an extensible cluster, a balanced one and one after a rolling restart. :data:`SCENARIOS` names
+them for ``lbctl sandbox --scenario``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from lbctl.sandbox.server import FULL, Fault, TestCluster, fmt
 
-__all__ = ["FULL", "Fault", "TestCluster", "equal_boundaries", "extensible_cluster", "fmt",
-           "hot_cluster"]
+__all__ = ["FULL", "SCENARIOS", "Fault", "Scenario", "TestCluster", "balanced_cluster",
+           "equal_boundaries", "extensible_cluster", "fmt", "hot_cluster",
+           "rolling_restart_cluster"]
 
 
 def equal_boundaries(n: int) -> list[int]:
@@ -16,7 +21,8 @@ def equal_boundaries(n: int) -> list[int]:
 
 
 def hot_cluster(n_brokers: int = 3, *, bundles_per_broker: int = 2, latency: float = 0.0,
-                tokens: dict[str, str] | None = None, topics: int = 40) -> TestCluster:
+                tokens: dict[str, str] | None = None, topics: int = 40,
+                port: int = 0) -> TestCluster:
     """A started cluster whose first broker is hot (90 % CPU) and the others cool (20–32 %).
 
     ``public/default`` has ``bundles_per_broker × n_brokers`` bundles spread round-robin; the first
@@ -24,7 +30,7 @@ def hot_cluster(n_brokers: int = 3, *, bundles_per_broker: int = 2, latency: flo
     broker. ``topics`` topics of ``public/default`` carry rates (for ``/broker-stats/topics``).
     """
     c = TestCluster(tokens=tokens)
-    ids = c.start(n_brokers, latency=latency)
+    ids = c.start(n_brokers, latency=latency, port=port)
     bundles = c.add_namespace("public/default", equal_boundaries(bundles_per_broker * n_brokers))
     for i, b in enumerate(bundles):
         owner = ids[i % n_brokers]
@@ -54,7 +60,7 @@ EXTENSIBLE_BROKERS = ((0.85, 90.0, 4), (0.30, 33.3, 2), (0.20, 21.7, 1), (0.10, 
 
 
 def extensible_cluster(*, tokens: dict[str, str] | None = None, topics: int = 160,
-                       **config: str) -> TestCluster:
+                       port: int = 0, **config: str) -> TestCluster:
     """A started cluster on the extensible load manager (load-report → 500), four brokers whose
     published loads (``weightedMaxEMA``) are 85, 30, 20 and 10 % — std 0.28 > the 0.25 target — and
     the hit-count threshold 0, so TransferShedder acts in one cycle.
@@ -65,7 +71,7 @@ def extensible_cluster(*, tokens: dict[str, str] | None = None, topics: int = 16
     """
     c = TestCluster(tokens=tokens)
     c.set_extensible(loadBalancerSheddingConditionHitCountThreshold="0", **config)
-    ids = c.start(len(EXTENSIBLE_BROKERS))
+    ids = c.start(len(EXTENSIBLE_BROKERS), port=port)
     bundles = c.add_namespace("public/default", equal_boundaries(8))
     owner_of = [i for i, (_, _, n) in enumerate(EXTENSIBLE_BROKERS) for _ in range(n)]
     for b, i in zip(bundles, owner_of, strict=True):
@@ -87,3 +93,65 @@ def extensible_cluster(*, tokens: dict[str, str] | None = None, topics: int = 16
                           "msgThroughputOut": (200000.0 + 500.0 * t) * k,
                           "producerCount": 1, "consumerCount": 1 + t % 3}
     return c
+
+
+def _spread(c: TestCluster, ids: list[str], usage: list[float], bundles: list[int]) -> None:
+    """``public/default`` with ``sum(bundles)`` bundles owned as ``bundles`` says, each broker's
+    traffic following its CPU ``usage`` (percent); bandwidth a tenth of it."""
+    names = c.add_namespace("public/default", equal_boundaries(max(1, sum(bundles))))
+    owners = [bid for bid, n in zip(ids, bundles, strict=True) for _ in range(n)]
+    for i, (b, owner) in enumerate(zip(names, owners, strict=False)):
+        k = usage[ids.index(owner)] / 10
+        c.own(b, owner, msgRateIn=100.0 * k + i, msgRateOut=200.0 * k + i,
+              msgThroughputIn=1048576.0 * k, msgThroughputOut=2097152.0 * k,
+              consumerCount=2, producerCount=1, topics=3)
+    for bid, u in zip(ids, usage, strict=True):
+        st = c.brokers[bid]
+        st.cpu = (u, 100.0)
+        st.bw_in = (u * 1e4, 1e7)
+        st.bw_out = (u * 2e4, 1e7)
+
+
+def balanced_cluster(n_brokers: int = 4, *, port: int = 0) -> TestCluster:
+    """A started cluster whose brokers sit between 40 and 50 % CPU with equal bundle counts:
+    no shedding strategy acts (a quiet baseline)."""
+    c = TestCluster()
+    ids = c.start(n_brokers, port=port)
+    _spread(c, ids, [40.0 + 10.0 * i / max(1, n_brokers - 1) for i in range(n_brokers)],
+            [3] * n_brokers)
+    return c
+
+
+def rolling_restart_cluster(n_brokers: int = 6, *, port: int = 0) -> TestCluster:
+    """A started cluster right after a rolling restart: every broker at 50 % CPU but the last one,
+    restarted last, idle with no bundle (PIP-220's case: ThresholdShedder leaves it empty unless
+    ``lowerBoundarySheddingEnabled``)."""
+    c = TestCluster()
+    ids = c.start(max(2, n_brokers), port=port)
+    n = len(ids)
+    _spread(c, ids, [50.0] * (n - 1) + [0.4], [3] * (n - 1) + [0])
+    return c
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A named cluster for ``lbctl sandbox``: how to build it with N brokers on a port."""
+
+    name: str
+    about: str
+    default_brokers: int
+    build: Callable[[int, int], TestCluster]  # (brokers, first port) -> started cluster
+
+
+SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
+    Scenario("hot-broker", "the first broker at 90 % CPU carrying ten times the traffic; the "
+             "others cool (ThresholdShedder unloads from it)", 3,
+             lambda n, port: hot_cluster(n, port=port)),
+    Scenario("balanced", "brokers between 40 and 50 % with equal bundles: nothing to do", 4,
+             lambda n, port: balanced_cluster(n, port=port)),
+    Scenario("rolling-restart", "every broker at 50 % but the last, idle and empty after a "
+             "restart (PIP-220)", 6, lambda n, port: rolling_restart_cluster(n, port=port)),
+    Scenario("skewed", "the extensible load manager: four brokers at 85, 30, 20 and 10 % "
+             "(TransferShedder moves load at once); --brokers is ignored", 4,
+             lambda n, port: extensible_cluster(port=port)),
+)}

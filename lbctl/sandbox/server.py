@@ -5,7 +5,8 @@ It speaks real HTTP/1.1 (keep-alive, Content-Length bodies) from one asyncio loo
 thread, so hundreds of brokers cost one thread. It serves the admin v2 endpoints lbctl uses with
 Pulsar's JSON shapes:
 
-* ``GET /admin/v2/clusters``, ``/brokers/{cluster}``, ``/brokers/configuration/runtime``;
+* ``GET /admin/v2/clusters``, ``/brokers/{cluster}``, ``/brokers/configuration/runtime``,
+  ``/brokers/leaderBroker`` and ``/brokers/version``;
 * ``GET /admin/v2/broker-stats/load-report`` (the receiving broker's ``LocalBrokerData``),
   ``/broker-stats/topics`` (its topics, nested namespace → bundle → persistent → topic) and
   ``/broker-stats/metrics`` (Pulsar's list of ``{"dimensions", "metrics"}``: the load manager's
@@ -163,25 +164,41 @@ class TestCluster:
         self._port_broker: dict[int, str] = {}
 
     # ---- lifecycle ----------------------------------------------------------------------------
-    def start(self, n_brokers: int, *, latency: float = 0.0) -> list[str]:
-        """Listen on ``n_brokers`` loopback ports; returns the broker ids (``127.0.0.1:port``)."""
+    def start(self, n_brokers: int, *, latency: float = 0.0, port: int = 0) -> list[str]:
+        """Listen on ``n_brokers`` loopback ports (any free ones, or ``port``, ``port + 1``, …);
+        returns the broker ids (``127.0.0.1:port``). A port that cannot be bound raises
+        ``OSError`` here."""
         ready = threading.Event()
+        failed: list[BaseException] = []
         self._loop = asyncio.new_event_loop()
 
         def run() -> None:
             asyncio.set_event_loop(self._loop)
-            self._loop.run_until_complete(self._listen(n_brokers, latency))  # type: ignore[union-attr]
+            try:
+                self._loop.run_until_complete(self._listen(n_brokers, latency, port))  # type: ignore[union-attr]
+            except OSError as e:
+                failed.append(e)
+                ready.set()
+                return
             ready.set()
             self._loop.run_forever()  # type: ignore[union-attr]
 
         self._thread = threading.Thread(target=run, name="pulsar-test-cluster", daemon=True)
         self._thread.start()
         ready.wait(30)
+        if failed:
+            self._thread.join(5)
+            for srv in self._servers:
+                srv.close()
+            self._loop.close()
+            self._loop = None
+            raise failed[0]
         return list(self.brokers)
 
-    async def _listen(self, n: int, latency: float) -> None:
-        for _ in range(n):
-            srv = await asyncio.start_server(self._serve_conn, "127.0.0.1", 0, backlog=1024)
+    async def _listen(self, n: int, latency: float, first_port: int = 0) -> None:
+        for i in range(n):
+            srv = await asyncio.start_server(self._serve_conn, "127.0.0.1",
+                                             first_port + i if first_port else 0, backlog=1024)
             port = srv.sockets[0].getsockname()[1]
             bid = f"127.0.0.1:{port}"
             self.brokers[bid] = BrokerState(latency=latency)
@@ -469,6 +486,9 @@ class TestCluster:
                     return ok(list(self.brokers))
                 if seg == ["brokers", "configuration", "runtime"]:
                     return ok(self.config)
+                info = self._broker_info(broker, seg)
+                if info is not None:
+                    return info
                 if len(seg) == 2 and seg[0] == "brokers":
                     if seg[1] != self.cluster:
                         return err(404, f"Cluster does not exist: cluster={seg[1]}")
@@ -522,6 +542,27 @@ class TestCluster:
                         return 204, b"", "", {}
                     return self._split(bundle, query, body, err)
             return err(405, "Method Not Allowed")
+
+    # ---- leader and version (lbctl brokers) ---------------------------------------------------
+    #: the leader's broker id (None: no leader elected right now → 404); default the first broker
+    leader: str | None = None
+    no_leader: bool = False
+    version: str = "4.1.1"
+
+    def _broker_info(self, broker: str, seg: list[str]) -> Response | None:
+        """``GET /brokers/leaderBroker`` (``BrokerInfo``: ``serviceUrl`` and ``brokerId``, as
+        ``BrokersBase.getLeaderBroker`` answers since 3.0) and ``GET /brokers/version`` (the
+        bare version string, as Jersey writes a ``String`` entity); None for other paths."""
+        if seg == ["brokers", "leaderBroker"]:
+            leader = None if self.no_leader else (self.leader or next(iter(self.brokers), None))
+            if leader is None:
+                return 404, json.dumps({"reason": "Couldn't find leader broker"}).encode(), \
+                    "application/json", {}
+            info = {"serviceUrl": f"http://{leader}", "brokerId": leader}
+            return 200, json.dumps(info).encode(), "application/json", {}
+        if seg == ["brokers", "version"]:
+            return 200, self.version.encode(), "application/json", {}
+        return None
 
     def _move(self, bundle: str, dest: str | None) -> None:
         owner = self.owners.get(bundle)

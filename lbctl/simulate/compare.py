@@ -6,7 +6,7 @@ memory and random generator (seeded alike), so the runs differ only by the strat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from lbctl.config import SETTINGS_BY_NAME, read_broker_conf
@@ -58,7 +58,8 @@ class ComparisonResult:
 
 
 def compare(states: Sequence[ClusterState], opts: Options, pairs: Sequence[Pair],
-            sim: SimulationOptions | None = None) -> ComparisonResult:
+            sim: SimulationOptions | None = None, *,
+            progress: Callable[[int, int], None] | None = None) -> ComparisonResult:
     """Simulate each pair. A pair without a placement takes ``--placement``, else the snapshot's
     ``loadBalancerLoadPlacementStrategy`` — except that a snapshot configured with AvgShedder as
     placement gives the other shedders Pulsar's default placement (LeastLongTermMessageRate), since
@@ -67,10 +68,16 @@ def compare(states: Sequence[ClusterState], opts: Options, pairs: Sequence[Pair]
     conf = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
     configured = PLACEMENT.short_name(
         settings_for(states[0], opts, conf)["loadBalancerLoadPlacementStrategy"])
-    runs = []
-    for p in pairs:
+    runs: list[SimulationResult] = []
+    for i, p in enumerate(pairs):
         place = p.placement or opts.placement
         if place is None and configured == "AvgShedder" and p.shedding != "AvgShedder":
             place = DEFAULT_PLACEMENT
-        runs.append(simulate(states, replace(opts, strategy=p.shedding, placement=place), sim))
+
+        def step(done: int, total: int, i: int = i) -> None:
+            if progress is not None:
+                progress(i * total + done, len(pairs) * total)
+
+        runs.append(simulate(states, replace(opts, strategy=p.shedding, placement=place), sim,
+                             progress=step))
     return ComparisonResult(tuple(runs))

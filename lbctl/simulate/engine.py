@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
@@ -169,13 +169,20 @@ def check_states(states: Sequence[ClusterState]) -> None:
     require_modular(states, "the simulator models modular load reports only")
 
 
+#: told (cycle done, cycles in all) after each cycle; for a progress display, never for results
+CycleProgress = Callable[[int, int], None]
+
+
 def simulate(states: Sequence[ClusterState], opts: Options,
-             sim: SimulationOptions | None = None) -> SimulationResult:
+             sim: SimulationOptions | None = None, *,
+             progress: CycleProgress | None = None) -> SimulationResult:
     """Run the closed loop from ``states[0]`` (the rest, if any, is the trace)."""
     sim = sim or SimulationOptions()
     check_states(states)
     conf = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
-    return _Run(states, opts, sim, conf).run()
+    run = _Run(states, opts, sim, conf)
+    run.progress = progress
+    return run.run()
 
 
 class _Run:
@@ -323,6 +330,8 @@ class _Run:
             self.bundle_data = sample_all(self.bundle_data, reported, self._steady)
         return self.bundle_data
 
+    progress: CycleProgress | None = None
+
     def run(self) -> SimulationResult:
         s0 = self.states[0]
         t0 = s0.captured_at
@@ -388,6 +397,8 @@ class _Run:
                 moves=tuple(moves), skipped=len(result.outcomes) - len(result.unloads),
                 reports_written=written, gate=result.gate, spread=spread,
             ))
+            if self.progress is not None:
+                self.progress(k, self.n_cycles)
         self._recompute()
         final = {b: self._usage(self.true[b]) for b in self.owned}
         return SimulationResult(

@@ -28,7 +28,7 @@ def test_every_example_every_format(runner, example: Path, fmt: str) -> None:
     elif fmt == "yaml":
         assert "explanation" in yaml.safe_load(res.stdout)
     elif fmt == "csv":
-        assert res.stdout.splitlines()[0].startswith("capturedAt,broker,usage")
+        assert res.stdout.splitlines()[0].startswith("cycle,capturedAt,broker,usage")
     else:
         assert "weighted max resource usage" in res.stdout
 
@@ -58,7 +58,8 @@ def test_broker_filter(runner) -> None:
     plan = json.loads(runner.invoke(app, ["recommend", str(EXAMPLES / "hot-broker.json"),
                                           "-o", "json"]).stdout)
     name = plan["brokers"][1]["broker"]
-    res = runner.invoke(app, ["explain", str(EXAMPLES / "hot-broker.json"), "--broker", name])
+    res = runner.invoke(app, ["explain", str(EXAMPLES / "hot-broker.json"), "--broker", name,
+                              "--wide"])
     assert res.exit_code == 0
     others = [b["broker"] for b in plan["brokers"] if b["broker"] != name]
     body = res.stdout.split("Brokers", 1)[1].split("\n\n")[0]

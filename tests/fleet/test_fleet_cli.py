@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from paths import EXAMPLES
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
@@ -41,3 +42,16 @@ def test_nothing_to_read_does_not_start_spark(tmp_path) -> None:
     assert r.exit_code == 0, r.output
     assert "starting Spark" not in r.stderr
     assert '"found": 0' in r.stdout
+
+
+def test_without_java_one_line(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))  # no bin/java there
+    args = ("ingest", str(EXAMPLES / "hot-broker.json"), "--out", str(tmp_path / "o"))
+    res = _run(*args)
+    assert res.exit_code == 1
+    assert res.stderr.count("\n") == 1 and "install Java 17" in res.stderr
+    monkeypatch.delenv("JAVA_HOME")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    res = _run(*args)
+    assert res.exit_code == 1 and "install Java 17 (or later) or set JAVA_HOME" in res.stderr

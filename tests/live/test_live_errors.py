@@ -40,7 +40,7 @@ def _case(name: str, c: TestCluster, lbctl: Lbctl):  # -> result of the command
         return lbctl("recommend")
     if name == "timeout":
         c.faults.append(Fault(r"configuration/runtime", kind="hang"))
-        args = lbctl.args("snapshot", "export", "-o", "x.json")
+        args = lbctl.args("snapshot", "export", "-f", "x.json")
         args[args.index("--request-timeout") + 1] = "0.3"
         return lbctl.runner.invoke(app, args)
     if name == "refused":

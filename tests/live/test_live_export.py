@@ -23,7 +23,7 @@ def _plan(stdout: str) -> dict:
 
 def test_export_then_recommend_gives_the_live_plan(lbctl: Lbctl, tmp_path: Path) -> None:
     snap = tmp_path / "snap.json"
-    res = lbctl("snapshot", "export", "-o", str(snap))
+    res = lbctl("snapshot", "export", "-f", str(snap))
     assert res.exit_code == 0, res.stderr
     assert "3 broker(s)" in res.stderr
     live = lbctl("recommend", "-o", "json")
@@ -40,7 +40,7 @@ def test_export_then_recommend_gives_the_live_plan(lbctl: Lbctl, tmp_path: Path)
 
 def test_export_content(lbctl: Lbctl, tmp_path: Path) -> None:
     snap = tmp_path / "snap.yaml"
-    assert lbctl("snapshot", "export", "-o", str(snap)).exit_code == 0
+    assert lbctl("snapshot", "export", "-f", str(snap)).exit_code == 0
     [st] = read_snapshot_file(snap)
     c = lbctl.cluster
     assert st.cluster == c.cluster and list(st.brokers) == list(c.brokers)
@@ -67,7 +67,7 @@ def test_export_is_atomic_on_failure(lbctl: Lbctl, tmp_path: Path) -> None:
     snap = tmp_path / "snap.json"
     snap.write_text("previous content")
     lbctl.cluster.faults.append(Fault(r"/tenants$", status=500, reason="boom"))
-    res = lbctl("snapshot", "export", "-o", str(snap))
+    res = lbctl("snapshot", "export", "-f", str(snap))
     assert res.exit_code == 10
     assert snap.read_text() == "previous content"
     assert [p.name for p in tmp_path.iterdir()] == ["snap.json"]  # no temporary file left
@@ -77,7 +77,7 @@ def test_failed_broker_is_reported_and_left_out(lbctl: Lbctl, tmp_path: Path) ->
     bad = list(lbctl.cluster.brokers)[2]
     lbctl.cluster.faults.append(Fault(r"load-report", kind="drop", broker=bad))
     snap = tmp_path / "snap.json"
-    res = lbctl("snapshot", "export", "-o", str(snap))
+    res = lbctl("snapshot", "export", "-f", str(snap))
     assert res.exit_code == 0, res.stderr
     assert f"lbctl: warning: {bad}" in res.stderr and "connection dropped" in res.stderr
     [st] = read_snapshot_file(snap)
@@ -86,4 +86,16 @@ def test_failed_broker_is_reported_and_left_out(lbctl: Lbctl, tmp_path: Path) ->
 
 def test_export_needs_one_target(lbctl: Lbctl) -> None:
     res = lbctl("snapshot", "export")
-    assert res.exit_code == 2 and "exactly one of -o FILE or --append" in res.stderr
+    assert res.exit_code == 2 and "exactly one of -f FILE" in res.stderr
+
+
+def test_file_dash_is_stdout_and_o_is_a_deprecated_alias(lbctl: Lbctl, tmp_path: Path) -> None:
+    res = lbctl("snapshot", "export", "-f", "-")
+    assert res.exit_code == 0, res.stderr
+    assert json.loads(res.stdout)["format"] == "lbctl/snapshot@1"
+    snap = tmp_path / "old.json"
+    res = lbctl("snapshot", "export", "-o", str(snap))
+    assert res.exit_code == 0 and snap.is_file()
+    assert "deprecated" in res.stderr and "-f/--file" in res.stderr
+    res = lbctl("snapshot", "export", "-o", str(snap), "-f", str(snap))
+    assert res.exit_code == 2

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from live_helpers import TOKENS, Lbctl, assert_no_secret
-from spec_paths import SPEC, defined
+from spec_paths import defined
 
 from lbctl.config import resolve
 from lbctl.model.bundle import topic_hash
@@ -134,7 +134,7 @@ def test_extensible_class_names() -> None:
 def test_export_then_recommend_gives_the_live_plan(lb: Lbctl, tmp_path: Path) -> None:
     c = lb.cluster
     snap = tmp_path / "snap.json"
-    res = lb("snapshot", "export", "-o", str(snap))
+    res = lb("snapshot", "export", "-f", str(snap))
     assert res.exit_code == 0, res.stderr
     assert "4 broker(s), 8 bundle(s)" in res.stderr and "rebuilt" in res.stderr
     live = lb("recommend", "-o", "json")
@@ -158,7 +158,7 @@ def test_export_then_recommend_gives_the_live_plan(lb: Lbctl, tmp_path: Path) ->
 def test_export_content_and_reconstructed_marker(lb: Lbctl, tmp_path: Path) -> None:
     c = lb.cluster
     snap = tmp_path / "snap.json"
-    assert lb("snapshot", "export", "-o", str(snap)).exit_code == 0
+    assert lb("snapshot", "export", "-f", str(snap)).exit_code == 0
     raw = json.loads(snap.read_text())
     assert raw["loadManager"] == "extensible"
     [st] = read_snapshot_file(snap)
@@ -242,7 +242,7 @@ def test_broker_without_topic_stats_has_no_load_data(lb: Lbctl, tmp_path: Path) 
     bad = list(c.brokers)[2]
     c.faults.append(Fault(r"broker-stats/topics", status=503, broker=bad))
     snap = tmp_path / "s.json"
-    res = lb("snapshot", "export", "-o", str(snap))
+    res = lb("snapshot", "export", "-f", str(snap))
     assert res.exit_code == 0, res.stderr
     assert f"{bad}: topic stats" in res.stderr and "without load data" in res.stderr
     raw = json.loads(snap.read_text())
@@ -257,17 +257,16 @@ def test_unreachable_broker_is_left_out(lb: Lbctl, tmp_path: Path) -> None:
     bad = list(c.brokers)[1]
     c.faults.append(Fault(r"broker-stats/metrics", kind="drop", broker=bad))
     snap = tmp_path / "s.json"
-    res = lb("snapshot", "export", "-o", str(snap))
+    res = lb("snapshot", "export", "-f", str(snap))
     assert res.exit_code == 0, res.stderr
     assert f"lbctl: warning: {bad}:" in res.stderr
     assert bad not in json.loads(snap.read_text())["brokers"]
 
 
 @pytest.mark.live
-@pytest.mark.skipif(not SPEC.is_file(), reason="admin v2 OpenAPI spec not available")
 def test_every_request_sent_is_in_the_spec(lb: Lbctl, tmp_path: Path) -> None:
     c = lb.cluster
-    assert lb("snapshot", "export", "-o", str(tmp_path / "s.json")).exit_code == 0
+    assert lb("snapshot", "export", "-f", str(tmp_path / "s.json")).exit_code == 0
     assert lb("monitor-brokers", "--once").exit_code == 0
     assert lb("recommend").exit_code == 0
     c.config["loadManagerClassName"] = MODULAR_LM

@@ -57,7 +57,8 @@ def test_csv_has_a_total_row(lbctl: Lbctl) -> None:
     res = lbctl("monitor-brokers", "--once", "-o", "csv")
     assert res.exit_code == 0
     lines = res.stdout.strip().splitlines()
-    assert lines[0].startswith("broker,state,error,cpu") and lines[-1].startswith("TOTAL,")
+    assert lines[0].startswith("cluster,at,broker,state,error,cpu")
+    assert lines[-1].split(",")[2] == "TOTAL"
     assert len(lines) == 1 + 3 + 1
 
 

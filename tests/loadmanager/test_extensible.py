@@ -180,7 +180,8 @@ def test_explain_extensible_every_format(runner, example, fmt):
 
 def test_explain_one_broker_and_one_bundle(runner):
     ex = EXT / "skewed.json"
-    res = runner.invoke(app, ["explain", str(ex), "--broker", "broker-4.pulsar.svc:8080"])
+    res = runner.invoke(app, ["explain", str(ex), "--broker", "broker-4.pulsar.svc:8080",
+                              "--wide"])
     assert res.exit_code == 0
     assert "broker-4.pulsar.svc:8080 -> broker-2.pulsar.svc:8080" in res.stdout
     assert "broker-5.pulsar.svc:8080 ->" not in res.stdout

@@ -27,6 +27,7 @@ from lbctl.monitor.brokers import BrokerMonitor
 from lbctl.render import FORMATS, render
 from lbctl.render.fleet_view import IngestView, ReportView, WhatIfView
 from lbctl.render.monitor import MonitorView
+from lbctl.render.outcomes import OutcomesView
 from lbctl.render.simulation_view import ComparisonView, SimulationView
 from lbctl.render.split_view import SplitView
 from lbctl.render.views import ExplainView, RecommendView, ValidateView
@@ -105,6 +106,43 @@ def _report():
     return ReportView(FleetReport(clusters, None, hot, None, ReportOptions(), ["clusters.csv"]))
 
 
+def _outcomes():
+    from lbctl.admin.client import unload_call
+    from lbctl.executor import Mutation, Outcome
+
+    m = Mutation(unload_call("public/default", "0x00000000_0x80000000"), "unload a bundle")
+    return OutcomesView([Outcome(m, "PUT http://b:8080/admin/v2/…/unload", "done", 204)])
+
+
+def _brokers():
+    from lbctl.render.brokers_view import BrokersView
+    from lbctl.sources.live_brokers import BrokerInfo, BrokerList
+
+    lm = "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl"
+    return BrokersView(BrokerList("c1", "b-1.svc:8080", None, (
+        BrokerInfo("b-1.svc:8080", True, True, "4.1.1", lm),
+        BrokerInfo("b-2.svc:8080", False, False, error="GET …/version: timed out"))))
+
+
+def _journal():
+    from datetime import UTC, datetime
+
+    from lbctl.render.journal_view import JournalView
+    from lbctl.sources.journal import JournalEntry
+
+    t = datetime(2026, 3, 12, 14, 5, tzinfo=UTC)
+    return JournalView("j.jsonl", (
+        JournalEntry(t, "r1", "sending", "split x", "PUT", "http://b/x", [1], None, None),
+        JournalEntry(t, "r1", "done", "split x", "PUT", "http://b/x", [1], 204, None)))
+
+
+def _examples():
+    from lbctl.cli.examples import describe
+    from lbctl.render.views import ExamplesView
+
+    return ExamplesView(str(EXAMPLES), describe(EXAMPLES))
+
+
 def _whatif():
     import pandas as pd
 
@@ -119,7 +157,8 @@ SAMPLES: dict[str, Callable[[], object]] = {
     "ExplainView/extensible": _explain_extensible, "ValidateView": _validate,
     "SplitView": _split, "SimulationView": _simulation, "ComparisonView": _comparison,
     "MonitorView": _monitor, "IngestView": _ingest, "ReportView": _report,
-    "WhatIfView": _whatif,
+    "WhatIfView": _whatif, "OutcomesView": _outcomes, "BrokersView": _brokers,
+    "JournalView": _journal, "ExamplesView": _examples,
 }
 
 
@@ -151,5 +190,9 @@ def test_view_renders_in_format(view: str, fmt: str) -> None:
     elif fmt == "csv":
         rows = list(csv.reader(io.StringIO(text)))
         assert rows and all(len(r) == len(rows[0]) for r in rows), "ragged CSV"
+        assert rows[0] == SAMPLES[view]().schema.names  # type: ignore[attr-defined]
+    elif fmt == "jsonl":
+        names = SAMPLES[view]().schema.names  # type: ignore[attr-defined]
+        assert all(list(json.loads(line)) == names for line in text.splitlines())
     else:
         assert "\x1b" not in text  # no colour unless asked for

@@ -1,6 +1,6 @@
 """Write the small multi-cluster snapshot corpora used by the fleet tests and the README.
 
-    python tests/data/fleet/make_fleet.py            # rewrites tests/data/fleet/ and examples/fleet/
+    python tests/data/fleet/make_fleet.py            # rewrites tests/data/fleet/ and lbctl/examples/fleet/
 
 Each cluster is a minute-by-minute history of snapshot v1 objects. Brokers' aggregates are the
 sums of their ``lastStats``; CPU usage follows the broker's message rate, bandwidth its throughput.
@@ -178,7 +178,7 @@ def write_fleet(out: Path, samples: int, *, malformed: bool) -> None:
 
 def main() -> None:
     write_fleet(HERE / "corpus", samples=8, malformed=True)
-    write_fleet(ROOT / "examples" / "fleet", samples=30, malformed=False)
+    write_fleet(ROOT / "lbctl" / "examples" / "fleet", samples=30, malformed=False)
 
 
 if __name__ == "__main__":

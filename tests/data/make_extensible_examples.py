@@ -1,5 +1,6 @@
-"""Generate the extensible example snapshots: `python examples/extensible/generate.py` from the
-repository root rewrites skewed.json and the two PIP-220 sequences (deterministic)."""
+"""Generate the extensible example snapshots (lbctl/examples/extensible/): `python
+tests/data/make_extensible_examples.py` from the repository root rewrites skewed.json and the two
+PIP-220 sequences (deterministic)."""
 import json
 from datetime import UTC, datetime, timedelta
 
@@ -112,9 +113,9 @@ def write_seq(path, cluster, brokers, n=4):
                                separators=(",", ":")) + "\n")
 
 
-write_seq("examples/extensible/pip220-12-2-1-1.jsonl", "pip220-a", pip220_a())
-write_seq("examples/extensible/pip220-50x5-0.jsonl", "pip220-b", pip220_b())
-with open("examples/extensible/skewed.json", "w") as f:
+write_seq("lbctl/examples/extensible/pip220-12-2-1-1.jsonl", "pip220-a", pip220_a())
+write_seq("lbctl/examples/extensible/pip220-50x5-0.jsonl", "pip220-b", pip220_b())
+with open("lbctl/examples/extensible/skewed.json", "w") as f:
     json.dump(snapshot("prod-eu", T0, skewed(),
                        {"loadBalancerSheddingConditionHitCountThreshold": "0"}), f, indent=2)
     f.write("\n")

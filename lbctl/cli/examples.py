@@ -1,0 +1,108 @@
+"""`lbctl examples`: the example snapshots shipped inside the package, listed or copied out.
+
+They live in ``lbctl/examples/`` (package data, so a ``pip install`` has them; the repository
+root's ``examples`` is a link to the same directory). ``--copy DIR`` writes them to ``DIR`` so
+that the README's commands (``lbctl recommend examples/hot-broker.json``) work as written.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from lbctl.cli.common import TABLE, NoColor, Output, Wide, emit, handled
+
+SNAPSHOT_SUFFIXES = (".json", ".yaml", ".yml", ".jsonl", ".gz")
+
+
+def examples_dir() -> Path:
+    """Where the installed examples are."""
+    from importlib.resources import files
+
+    return Path(str(files("lbctl") / "examples"))
+
+
+def example_files(root: Path) -> list[Path]:
+    """The snapshot files under ``root`` (the fleet corpus, one file per sample, is left out of
+    the list but copied)."""
+    return sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in SNAPSHOT_SUFFIXES
+                  and "fleet" not in p.relative_to(root).parts)
+
+
+def describe(root: Path) -> list[dict[str, Any]]:
+    from lbctl.sources.snapshot import read_snapshot_file, summarize
+
+    out = []
+    for p in example_files(root):
+        states = read_snapshot_file(p)
+        s = summarize(states[-1])
+        out.append({"file": str(p.relative_to(root)),
+                    "kind": "sequence" if len(states) > 1 else "snapshot",
+                    "cluster": s["cluster"], "snapshots": len(states), "brokers": s["brokers"],
+                    "bundles": s["bundles"], "loadManager": s["loadManager"]})
+    return out
+
+
+def copy_examples(root: Path, dest: Path) -> int:
+    """Copy every file under ``root`` to ``dest``; an existing different file is an error (never
+    overwritten). Returns the number of files written."""
+    import shutil
+
+    from lbctl.errors import LbctlError
+
+    files = [p for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
+    clash = [dest / p.relative_to(root) for p in files
+             if (dest / p.relative_to(root)).exists()
+             and (dest / p.relative_to(root)).read_bytes() != p.read_bytes()]
+    if clash:
+        raise LbctlError(f"{clash[0]} exists and differs from the example; nothing was copied "
+                         "(choose another directory)")
+    written = 0
+    for p in files:
+        target = dest / p.relative_to(root)
+        if target.exists():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(p, target)
+        written += 1
+    return written
+
+
+def examples(
+    copy: Annotated[Path | None, typer.Option(
+        "--copy", metavar="DIR", help="Copy the examples into DIR (created if needed; an "
+        "existing different file stops the copy).")] = None,
+    path: Annotated[bool, typer.Option(
+        "--path", help="Print only the directory the examples are installed in.")] = False,
+    output: Output = TABLE,
+    wide: Wide = False,
+    no_color: NoColor = False,
+) -> None:
+    """List the example snapshots shipped with lbctl, or copy them out.
+
+    \b
+    Examples:
+      lbctl examples
+      lbctl examples --copy examples && lbctl recommend examples/hot-broker.json
+      lbctl recommend "$(lbctl examples --path)/hot-broker.json"
+    """
+    with handled():
+        from lbctl.render.views import ExamplesView
+
+        root = examples_dir()
+        if not root.is_dir():
+            from lbctl.errors import LbctlError
+
+            raise LbctlError(f"the examples are not installed ({root} is missing)")
+        if path:
+            print(root)
+            return
+        if copy is not None:
+            n = copy_examples(root, copy)
+            sys.stderr.write(f"lbctl: copied {n} file(s) to {copy} "
+                             f"(try: lbctl recommend {copy / 'hot-broker.json'})\n")
+            return
+        emit(ExamplesView(str(root), describe(root)), output, wide=wide, no_color=no_color)

@@ -1,0 +1,101 @@
+"""`lbctl sandbox`: a Pulsar-admin-compatible cluster on loopback to try lbctl without a cluster.
+
+It is the test cluster of :mod:`lbctl.sandbox` (many brokers on their own ports over one shared
+state; 307 redirects to a bundle's owner; unload and split change ownership and boundaries) with a
+ready-made scenario. It runs in the foreground until Ctrl-C (or SIGTERM) and prints the
+``--admin-url`` to give the other commands. By default the first broker listens on port 8080, so
+that lbctl's default admin URL (``http://localhost:8080``) reaches it with no flag at all.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from lbctl.cli.common import handled
+
+
+def sandbox(
+    brokers: Annotated[int | None, typer.Option(
+        "--brokers", "-n", metavar="N", min=1, max=500,
+        help="Brokers to start [default: the scenario's: hot-broker 3, balanced 4, "
+             "rolling-restart 6].")] = None,
+    scenario: Annotated[str, typer.Option(
+        "--scenario", "-s", metavar="NAME",
+        help="hot-broker, balanced, rolling-restart or skewed (extensible).")] = "hot-broker",
+    extensible: Annotated[bool, typer.Option(
+        "--extensible", help="Run the extensible load manager (ExtensibleLoadManagerImpl, "
+        "TransferShedder) instead of the modular one.")] = False,
+    port: Annotated[int, typer.Option(
+        "--port", "-p", metavar="PORT", min=0, max=65535,
+        help="Port of the first broker (the others follow it); 0 picks free ones.")] = 8080,
+) -> None:
+    """Start a loopback Pulsar-admin test cluster and keep it running until Ctrl-C.
+
+    Every broker answers the admin REST endpoints lbctl uses (load reports, topic stats, metrics,
+    bundles, unload, split, leader, version) from one shared state, so monitor-brokers,
+    recommend, explain, brokers, split-bundle and unload can be tried end to end. Nothing leaves
+    127.0.0.1.
+
+    \b
+    Examples:
+      lbctl sandbox            # 3 brokers, the first one hot, on :8080…
+      lbctl sandbox --scenario rolling-restart --port 0
+      lbctl sandbox --extensible --brokers 5
+    """
+    with handled():
+        import signal
+        import threading
+
+        from lbctl.config import closest
+        from lbctl.errors import LbctlError, UsageError
+        from lbctl.sandbox.scenarios import SCENARIOS
+
+        chosen = SCENARIOS.get(scenario)
+        if chosen is None:
+            hint = closest(scenario, SCENARIOS)
+            raise UsageError(f"unknown scenario {scenario!r}; choose one of "
+                             f"{', '.join(SCENARIOS)}" + (f" (did you mean {hint}?)" if hint else ""))
+        n = brokers or chosen.default_brokers
+        try:
+            cluster = chosen.build(n, port)
+        except OSError as e:
+            raise LbctlError(f"cannot listen on 127.0.0.1:{port}"
+                             f"{f'-{port + n - 1}' if n > 1 else ''} ({e.strerror or e}); "
+                             "choose another --port, or --port 0 for free ones") from None
+        if extensible and not cluster.extensible:
+            cluster.set_extensible(loadBalancerSheddingConditionHitCountThreshold="0")
+        ids = list(cluster.brokers)
+        url = cluster.admin_url
+        lm = "extensible (TransferShedder)" if cluster.extensible else "modular (ThresholdShedder)"
+        flag = "" if url == "http://127.0.0.1:8080" else f"--admin-url {url} "
+        print(f"lbctl sandbox: cluster {cluster.cluster}, {len(ids)} broker(s) on "
+              f"127.0.0.1:{ids[0].split(':')[1]}-{ids[-1].split(':')[1]}")
+        print(f"scenario {chosen.name}: {lm} load manager")
+        print(f"admin URL: {url}")
+        print("try, in another terminal:")
+        for cmd in ("brokers", "monitor-brokers --once", "recommend", "explain",
+                    f"unload public/default -b {cluster.ranges('public/default')[0]} --dry-run"):
+            line = f"  lbctl {flag}{cmd}"
+            if len(line) > 78 and " -b " in line:  # keep within 80 columns
+                line = line.replace(" -b ", " \\\n      -b ", 1)
+            print(line)
+        print("Ctrl-C stops it.", flush=True)
+        stop = threading.Event()
+
+        def on_term(_sig: int, _frame: object) -> None:
+            stop.set()
+
+        previous = {s: signal.signal(s, on_term) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            while not stop.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+            cluster.stop()
+        sys.stderr.write("lbctl sandbox: stopped\n")

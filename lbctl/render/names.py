@@ -1,0 +1,72 @@
+"""Broker names for people: the suffix every broker shares is left out of tables and prose.
+
+Broker ids are ``host:port`` and in a Kubernetes cluster they all end alike
+(``broker-2.pulsar.svc:8080``); printed whole they take half an 80-column line. The table format
+shows ``broker-2`` instead and says once which suffix it left out; ``--wide`` (or a single broker)
+shows names whole. The cut is made at a ``.`` or ``:`` so that a name is never cut inside a label,
+and only when every shortened name stays distinct and non-empty. Machine formats (JSON, YAML, CSV,
+JSONL) always carry the full ids.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+
+def common_suffix(names: Iterable[str]) -> str:
+    """The longest suffix all ``names`` share that starts at a ``.`` or ``:`` ("" if none)."""
+    uniq = sorted(set(names))
+    if len(uniq) < 2:
+        return ""
+    first = uniq[0]
+    n = 0
+    while n < len(first) and all(len(x) > n and x[-1 - n] == first[-1 - n] for x in uniq):
+        n += 1
+    suffix = first[len(first) - n:] if n else ""
+    # start the suffix at its first separator, so that "a1.x"/"b1.x" lose ".x", not "1.x"
+    cut = next((i for i, ch in enumerate(suffix) if ch in ".:"), None)
+    if cut is None:
+        return ""
+    suffix = suffix[cut:]
+    if any(len(x) <= len(suffix) for x in uniq):
+        return ""
+    return suffix
+
+
+@dataclass(frozen=True)
+class BrokerNames:
+    """Shortens the broker ids of one output."""
+
+    suffix: str = ""
+    full: tuple[str, ...] = field(default=())
+
+    @classmethod
+    def of(cls, names: Iterable[str], *, wide: bool = False) -> BrokerNames:
+        full = tuple(dict.fromkeys(names))
+        return cls("" if wide else common_suffix(full), full)
+
+    def __call__(self, name: str | None) -> str:
+        """The short form of ``name`` (unchanged when it does not end with the suffix)."""
+        if name is None:
+            return "-"
+        if self.suffix and name.endswith(self.suffix) and len(name) > len(self.suffix):
+            return name[: -len(self.suffix)]
+        return name
+
+    def text(self, text: str) -> str:
+        """``text`` with every known broker id shortened (longest ids first)."""
+        if not self.suffix:
+            return text
+        known = sorted((n for n in self.full if n.endswith(self.suffix)), key=len, reverse=True)
+        if not known:
+            return text
+        rx = re.compile("|".join(re.escape(n) for n in known))
+        return rx.sub(lambda m: self(m.group(0)), text)
+
+    def note(self) -> str | None:
+        """One line saying what was left out, or None when nothing was."""
+        if not self.suffix:
+            return None
+        return f"(common suffix {self.suffix} left out of broker names; --wide: full names)"

@@ -1,0 +1,44 @@
+"""`lbctl examples`: the examples ship inside the package and can be listed and copied out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from paths import EXAMPLES
+
+from lbctl.cli.app import app
+from lbctl.cli.examples import examples_dir
+
+
+def test_the_package_holds_the_examples() -> None:
+    assert examples_dir().resolve() == EXAMPLES.resolve()
+    assert (examples_dir() / "hot-broker.json").is_file()
+
+
+def test_list(runner) -> None:
+    res = runner.invoke(app, ["examples", "-o", "json"])
+    assert res.exit_code == 0, res.output
+    files = {f["file"]: f for f in json.loads(res.stdout)["files"]}
+    assert files["hot-broker.json"]["brokers"] == 5
+    assert files["two-brokers-90-10.jsonl"]["kind"] == "sequence"
+    assert files["extensible/skewed.json"]["loadManager"] == "extensible"
+    assert not any(f.startswith("fleet/") for f in files)
+
+
+def test_copy_then_run_as_the_readme_does(runner, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["examples", "--copy", "examples"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "examples" / "fleet").is_dir()
+    res = runner.invoke(app, ["recommend", "examples/hot-broker.json", "-o", "json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["summary"]["unloads"] == 5
+    assert runner.invoke(app, ["examples", "--copy", "examples"]).exit_code == 0  # same files
+    (tmp_path / "examples" / "balanced.json").write_text("{}")
+    res = runner.invoke(app, ["examples", "--copy", "examples"])
+    assert res.exit_code == 1 and "differs" in res.stderr
+
+
+def test_path(runner) -> None:
+    res = runner.invoke(app, ["examples", "--path"])
+    assert Path(res.stdout.strip()).resolve() == EXAMPLES.resolve()

@@ -1,0 +1,88 @@
+"""`lbctl sandbox`: runs in the foreground, prints the admin URL, serves every command, stops on
+SIGTERM/Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from lbctl.cli.app import app
+from lbctl.sandbox.scenarios import SCENARIOS
+
+pytestmark = pytest.mark.live
+
+
+def _start(*args: str) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, "-m", "lbctl", "sandbox", "--port", "0", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if line.startswith("admin URL: "):
+            return proc, line.split()[2]
+        if not line and proc.poll() is not None:
+            break
+    proc.kill()
+    raise AssertionError(f"no admin URL: {proc.stderr.read() if proc.stderr else ''}")
+
+
+def _stop(proc: subprocess.Popen[str], sig: int) -> tuple[int, str]:
+    proc.send_signal(sig)
+    try:
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_foreground_until_stopped(sig: int) -> None:
+    proc, url = _start("--brokers", "4")
+    try:
+        runner = CliRunner()
+        res = runner.invoke(app, ["--admin-url", url, "monitor-brokers", "--once", "-o", "json"])
+        assert res.exit_code == 0, res.stderr
+        assert len(json.loads(res.stdout)["brokers"]) == 4
+        res = runner.invoke(app, ["--admin-url", url, "recommend", "-o", "json"])
+        assert res.exit_code == 0 and json.loads(res.stdout)["summary"]["unloads"] >= 1
+        res = runner.invoke(app, ["--admin-url", url, "unload", "public/default", "-b",
+                                  "0x00000000_0x20000000", "--dry-run"])
+        assert res.exit_code == 0 and "nothing was sent" in res.stdout
+    finally:
+        code, err = _stop(proc, sig)
+    assert code == 0 and "stopped" in err
+
+
+def test_extensible_and_scenarios() -> None:
+    proc, url = _start("--scenario", "rolling-restart", "--extensible")
+    try:
+        res = CliRunner().invoke(app, ["--admin-url", url, "brokers", "-o", "json"])
+        data = json.loads(res.stdout)
+        assert len(data["brokers"]) == SCENARIOS["rolling-restart"].default_brokers
+        assert all(b["loadManager"].endswith("ExtensibleLoadManagerImpl") for b in data["brokers"])
+    finally:
+        _stop(proc, signal.SIGTERM)
+
+
+def test_busy_port_is_one_line() -> None:
+    proc, url = _start("--brokers", "1")
+    try:
+        port = url.rsplit(":", 1)[1]
+        res = CliRunner().invoke(app, ["sandbox", "--port", port, "--brokers", "1"])
+        assert res.exit_code == 1 and "cannot listen on 127.0.0.1:" in res.stderr
+        assert "--port 0" in res.stderr
+    finally:
+        _stop(proc, signal.SIGTERM)
+
+
+def test_unknown_scenario_suggests() -> None:
+    res = CliRunner().invoke(app, ["sandbox", "--scenario", "hot-brokers"])
+    assert res.exit_code == 2 and "hot-broker" in res.stderr

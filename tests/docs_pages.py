@@ -1,0 +1,83 @@
+"""The documentation pages generated from the code, and their generator.
+
+``python tests/docs_pages.py`` rewrites them; ``tests/test_docs.py`` fails when one is stale:
+
+* ``docs/exit-codes.md`` from :class:`lbctl.errors.ExitStatus`;
+* ``docs/settings.md`` from :data:`lbctl.config.SETTINGS`;
+* ``docs/output-schemas.md`` from the views' CSV/JSONL schemas (:mod:`lbctl.render.catalog`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def exit_codes() -> str:
+    from lbctl.errors import ExitStatus
+
+    lines = ["# Exit codes", "",
+             "<!-- generated from lbctl.errors.ExitStatus: python tests/docs_pages.py -->", "",
+             "Every error is one line on stderr, `lbctl: error: …`, and the exit code says which",
+             "kind it was (`lbctl --help` lists them too). Click's own usage errors (an unknown",
+             "option, a missing argument) also exit with 2.", "",
+             "| code | name | meaning |", "|---|---|---|"]
+    lines += [f"| {int(s)} | `{s.name}` | {_cell(s.description)} |" for s in ExitStatus]
+    return "\n".join(lines) + "\n"
+
+
+def _default(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple | list):
+        return ", ".join(str(v) for v in value) or "(empty)"
+    if value == "":
+        return "(empty)"
+    return str(value)
+
+
+def settings() -> str:
+    from lbctl.config import SETTINGS
+
+    lines = ["# Settings lbctl reads", "",
+             "<!-- generated from lbctl.config.SETTINGS: python tests/docs_pages.py -->", "",
+             "Each setting is a field of Pulsar's `ServiceConfiguration`, with Pulsar's name, Java",
+             "type and default. A value is resolved with this precedence, highest first:", "",
+             "1. `--set key=value` (repeatable);",
+             "2. `--broker-conf FILE` (a `broker.conf`; keys lbctl does not know are ignored);",
+             "3. the snapshot's `config` (a live read keeps only these keys from the runtime",
+             "   configuration);",
+             "4. Pulsar's default, below.", "",
+             "An unknown `--set` key is an error that suggests the closest name. Every plan lists",
+             "the settings its computation read, with their values (`settings` in plan@1).", "",
+             "| setting | type | default | unit | what it does |", "|---|---|---|---|---|"]
+    for s in SETTINGS:
+        doc = s.doc + (f" Deprecated: use `{s.deprecated_by}`." if s.deprecated_by else "")
+        lines.append(f"| `{s.name}` | {s.type} | `{_cell(_default(s.default))}` | "
+                     f"{_cell(s.unit) or ''} | {_cell(doc)} |")
+    return "\n".join(lines) + "\n"
+
+
+def output_schemas() -> str:
+    from lbctl.render.catalog import SCHEMAS
+    from lbctl.render.schema import markdown
+
+    return markdown(SCHEMAS) + "\n"
+
+
+PAGES = {"exit-codes.md": exit_codes, "settings.md": settings,
+         "output-schemas.md": output_schemas}
+
+if __name__ == "__main__":
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    for name, make in PAGES.items():
+        (DOCS / name).write_text(make())
+        print(f"wrote docs/{name}")
