@@ -10,6 +10,7 @@ from lbctl import __version__
 from lbctl.cli import compare as compare_cmd
 from lbctl.cli import connection, explain, export, monitor_brokers, recommend, snapshot, unload
 from lbctl.cli import fleet as fleet_cmd
+from lbctl.cli import prometheus as prometheus_cmd
 from lbctl.cli import simulate as simulate_cmd
 from lbctl.cli import split_bundle as split_bundle_cmd
 
@@ -61,6 +62,7 @@ app.command("split-bundle")(split_bundle_cmd.split_bundle)
 app.command("monitor-brokers")(monitor_brokers.monitor_brokers)
 app.command("unload")(unload.unload)
 snapshot.app.command("export")(export.export)
+snapshot.app.command("from-prometheus")(prometheus_cmd.from_prometheus)
 app.add_typer(fleet_cmd.app, name="fleet")
 app.command("simulate")(simulate_cmd.simulate)
 app.command("compare")(compare_cmd.compare)

@@ -13,9 +13,20 @@ from lbctl.cli.common import (
     Placement,
     Seed,
     SetOpt,
-    Snapshots,
     emit,
     handled,
+)
+from lbctl.cli.prometheus import (
+    AllowPartial,
+    Cluster,
+    End,
+    PrometheusConf,
+    PrometheusUrl,
+    ReferenceOpt,
+    Since,
+    SnapshotsOrPrometheus,
+    Start,
+    Step,
 )
 from lbctl.cli.simulate import Band, BounceWindow, Cycles, IdleUsage, PlotFile, sim_options
 
@@ -28,8 +39,9 @@ Strategies = Annotated[
 
 
 def compare(
-    snapshots: Snapshots,
+    ctx: typer.Context,
     strategy: Strategies,
+    snapshots: SnapshotsOrPrometheus = None,
     placement: Placement = None,
     cycles: Cycles = None,
     set_: SetOpt = None,
@@ -40,6 +52,15 @@ def compare(
     idle_usage: IdleUsage = None,
     plot: PlotFile = None,
     output: Output = TABLE,
+    prometheus_url: PrometheusUrl = None,
+    since: Since = None,
+    start: Start = None,
+    end: End = None,
+    step: Step = "1m",
+    cluster: Cluster = None,
+    reference: ReferenceOpt = None,
+    prometheus_conf: PrometheusConf = None,
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Compare shedding strategies by simulating each from the same snapshot (and trace).
 
@@ -54,17 +75,20 @@ def compare(
       lbctl compare examples/hot-broker.json --strategy ThresholdShedder --strategy UniformLoadShedder --strategy OverloadShedder --plot spread.png
     """
     with handled():
+        from lbctl.cli.prometheus import PrometheusArgs, states_for
         from lbctl.config import parse_assignments
         from lbctl.loadmanager.select import Options
         from lbctl.render.simulation_view import ComparisonView
         from lbctl.simulate.compare import compare as run
         from lbctl.simulate.compare import parse_pairs
-        from lbctl.sources.snapshot import read_snapshots
 
         opts = Options(None, placement, parse_assignments(set_ or []), broker_conf, seed)
         pairs = parse_pairs(strategy, placement)
         sim = sim_options(cycles, band, bounce_window, idle_usage)
-        result = run(read_snapshots(snapshots), opts, pairs, sim)
+        states = states_for(ctx, snapshots, PrometheusArgs(
+            prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
+            allow_partial), live=False)
+        result = run(states, opts, pairs, sim)
         if plot is not None:
             from lbctl.simulate.plot import plot_comparison
 

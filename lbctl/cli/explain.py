@@ -19,6 +19,17 @@ from lbctl.cli.common import (
     handled,
 )
 from lbctl.cli.connection import OptionalSnapshots
+from lbctl.cli.prometheus import (
+    AllowPartial,
+    Cluster,
+    End,
+    PrometheusConf,
+    PrometheusUrl,
+    ReferenceOpt,
+    Since,
+    Start,
+    Step,
+)
 
 
 def explain(
@@ -35,6 +46,15 @@ def explain(
     seed: Seed = None,
     all_cycles: AllCycles = False,
     output: Output = TABLE,
+    prometheus_url: PrometheusUrl = None,
+    since: Since = None,
+    start: Start = None,
+    end: End = None,
+    step: Step = "1m",
+    cluster: Cluster = None,
+    reference: ReferenceOpt = None,
+    prometheus_conf: PrometheusConf = None,
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Explain why the load manager unloads what it unloads — or why nothing happens.
 
@@ -51,17 +71,18 @@ def explain(
       lbctl explain snap.json -o json
     """
     with handled():
-        from lbctl.cli.connection import live_states
+        from lbctl.cli.prometheus import PrometheusArgs, states_for
         from lbctl.config import parse_assignments
         from lbctl.errors import UsageError
         from lbctl.loadmanager.select import Options, run
         from lbctl.render.views import ExplainView
-        from lbctl.sources.snapshot import read_snapshots
 
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
         if bundle:
             bundle = check_bundle_name(bundle)
-        states = read_snapshots(snapshots) if snapshots else live_states(ctx)  # live: --admin-url
+        states = states_for(ctx, snapshots, PrometheusArgs(
+            prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
+            allow_partial))
         if broker and broker not in states[-1].brokers:
             from lbctl.config import closest
 

@@ -17,6 +17,17 @@ from lbctl.cli.common import (
     handled,
 )
 from lbctl.cli.connection import OptionalSnapshots
+from lbctl.cli.prometheus import (
+    AllowPartial,
+    Cluster,
+    End,
+    PrometheusConf,
+    PrometheusUrl,
+    ReferenceOpt,
+    Since,
+    Start,
+    Step,
+)
 
 
 def recommend(
@@ -29,6 +40,15 @@ def recommend(
     seed: Seed = None,
     all_cycles: AllCycles = False,
     output: Output = TABLE,
+    prometheus_url: PrometheusUrl = None,
+    since: Since = None,
+    start: Start = None,
+    end: End = None,
+    step: Step = "1m",
+    cluster: Cluster = None,
+    reference: ReferenceOpt = None,
+    prometheus_conf: PrometheusConf = None,
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Recommend unloads: run Pulsar's shedding and placement strategies over a snapshot.
 
@@ -44,12 +64,13 @@ def recommend(
       lbctl recommend snap.json --strategy AvgShedder --placement AvgShedder --set maxUnloadPercentage=0.5
     """
     with handled():
-        from lbctl.cli.connection import live_states
+        from lbctl.cli.prometheus import PrometheusArgs, states_for
         from lbctl.config import parse_assignments
         from lbctl.loadmanager.select import Options, plans
         from lbctl.render.views import RecommendView
-        from lbctl.sources.snapshot import read_snapshots
 
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
-        states = read_snapshots(snapshots) if snapshots else live_states(ctx)  # live: --admin-url
+        states = states_for(ctx, snapshots, PrometheusArgs(
+            prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
+            allow_partial))
         emit(RecommendView(plans(states, opts), all_cycles), output)

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from lbctl.loadmanager.base import CycleResult
+from lbctl.loadmanager.observed import ObservedComparison
+from lbctl.loadmanager.observed import compare as compare_observed
 from lbctl.plan import Plan
 from lbctl.render import table
 from lbctl.units import mb, pct, rate
@@ -115,6 +117,8 @@ class ExplainView:
     def _explained(self, r: CycleResult) -> dict[str, Any]:
         data = r.plan().to_dict(explained=True)
         data["explanation"] = r.explanation().to_dict()
+        if r.state.observed is not None:  # a sequence rebuilt from Prometheus
+            data["observed"] = _observed(r).to_dict()
         return data
 
     def to_data(self) -> Any:
@@ -147,10 +151,18 @@ class ExplainView:
         texts = []
         for i, r in enumerate(shown):
             text = r.explanation(self.broker, self.bundle).to_text()
+            if r.state.observed is not None:
+                text += "\n\n" + _observed(r).to_text()
             if len(shown) > 1:
                 text = f"=== Cycle {i + 1}/{len(shown)} ===\n" + text
             texts.append(text)
         return "\n\n".join(texts)
+
+
+def _observed(r: CycleResult) -> ObservedComparison:
+    """The prediction of ``r`` against what the leader did next (``observed`` is set)."""
+    assert r.state.observed is not None
+    return compare_observed(r.plan(), r.state.observed)
 
 
 @dataclass(frozen=True)
