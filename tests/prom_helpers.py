@@ -315,7 +315,7 @@ def history(*, brokers: int = 20, bundles: int = 500, steps: int = 180, step_ms:
                 owner[name] = dst
                 step_moves.append((name, src, dst))
             totals[leader]["pulsar_lb_unload_bundle_total"] += len(step_moves)
-            totals[leader]["pulsar_lb_unload_broker_total"] += 1
+            totals[leader]["pulsar_lb_unload_broker_total"] += 1 if step_moves else 0
         moves[k] = step_moves
     return History(snaps, counters, moves, leader_of)
 

@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from lbctl.admin.auth import Auth, BasicAuth, make_auth
 from lbctl.admin.clientconf import ConnectionConfig, _safe_url
@@ -137,7 +137,7 @@ class PrometheusClient:
         self._trace = trace
         self._sleep = sleep
         self._http: Any = None
-        #: every URL requested, in order (tests read it)
+        #: every URL requested with its query string, in order (tests read it)
         self.sent: list[str] = []
 
     # ---- lifecycle -----------------------------------------------------------------------------
@@ -260,7 +260,7 @@ class PrometheusClient:
 
         url = self.url + path
         where = self._where(path)
-        self.sent.append(url)
+        self.sent.append(f"{url}?{urlencode(params)}")
         start = time.perf_counter()
         try:
             r = self._client().get(url, params=params, headers={**self.auth.headers(),
