@@ -317,7 +317,8 @@ class Step:
     features: dict[str, dict[str, float]] = field(default_factory=dict)
     limits: dict[str, dict[str, float]] = field(default_factory=dict)
     bundles: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
-    topics: dict[str, tuple[str, dict[str, float]]] = field(default_factory=dict)
+    #: topic → broker → stats (a topic moving between two scrapes shows under both)
+    topics: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     counters: dict[str, dict[tuple[tuple[str, str], ...], float]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
@@ -423,7 +424,8 @@ class PrometheusHistory:
                     for t, v in ser.points.items():
                         st = at(t)
                         if st is not None:
-                            st.topics.setdefault(topic, (b, {}))[1].setdefault(m.field, v)
+                            st.topics.setdefault(topic, {}).setdefault(b, {}).setdefault(
+                                m.field, v)
         for bn in sorted(bad)[:3]:
             self.report.warnings.append(f"bundle label {bn!r} is not a bundle name; left out")
         for group in ("counters", "breakdowns"):
@@ -492,7 +494,7 @@ class PrometheusHistory:
         layout = self.layout
         at = st.t
         gaps = list(st.warnings)
-        brokers_stats = self._bundle_stats(st, gaps)
+        brokers_stats = self._bundle_stats(st, gaps, self._raw_owners(nxt) if nxt else None)
         present = sorted(st.resources)
         for b in sorted(known - set(present)):
             gaps.append(f"broker {b}: no pulsar_lb_* sample in the step before "
@@ -521,8 +523,8 @@ class PrometheusHistory:
             snap["topics"] = {name: {**{k: float(stats.get(k, 0.0)) for k in _RATES},
                                      "producerCount": _int(stats.get("producerCount")),
                                      "consumerCount": _int(stats.get("consumerCount"))}
-                              for name, (_, stats) in sorted(st.topics.items())
-                              if _topic_ok(name)}
+                              for name, per in sorted(st.topics.items()) if _topic_ok(name)
+                              for stats in [per[max(per)]]}
         if layout.load_manager == EXTENSIBLE:
             self._extensible(snap, st)
         rebuilt = ["brokers"]
@@ -542,42 +544,84 @@ class PrometheusHistory:
             snap[GAPS] = gaps
         return snap
 
-    def _bundle_stats(self, st: Step, gaps: list[str]
+    def _raw_owners(self, st: Step) -> dict[str, set[str]]:
+        """Bundle (or topic) → the brokers whose samples carry it at ``st``, unreconciled."""
+        out: dict[str, set[str]] = {}
+        if self.layout.bundles_from == "bundles":
+            for b, per in st.bundles.items():
+                for name in per:
+                    out.setdefault(name, set()).add(b)
+        else:
+            for topic, per_broker in st.topics.items():
+                out[topic] = set(per_broker)
+        return out
+
+    def _pick(self, what: str, brokers: set[str], st: Step, hint: dict[str, set[str]] | None,
+              gaps: list[str] | None) -> str:
+        """One owner for a bundle (or topic) two brokers' samples carry in the same step — it
+        moved between their scrapes: the one that still carries it at the next step, else the
+        one with load-balancing samples, else the last by name; said under ``gaps``."""
+        ranked = sorted(brokers, key=lambda b: (b in (hint or {}).get(what, ()),
+                                                b in st.resources, b))
+        chosen = ranked[-1]
+        if gaps is not None:
+            gaps.append(f"{what} carried by {', '.join(sorted(brokers))} in the same step (moving);"
+                        f" kept with {chosen}")
+        return chosen
+
+    def _bundle_stats(self, st: Step, gaps: list[str] | None,
+                      hint: dict[str, set[str]] | None = None
                       ) -> dict[str, dict[str, dict[str, Any]]]:
-        """Broker → bundle → ``NamespaceBundleStats`` JSON."""
+        """Broker → bundle → ``NamespaceBundleStats`` JSON, one owner per bundle (``hint``: the
+        raw owners at the next step, to settle a bundle two brokers carry)."""
         out: dict[str, dict[str, dict[str, Any]]] = {}
         if self.layout.bundles_from == "bundles":
-            for b in sorted(st.bundles):
-                for name in sorted(st.bundles[b]):
-                    v = st.bundles[b][name]
-                    out.setdefault(b, {})[name] = {
-                        **{k: float(v.get(k, 0.0)) for k in _RATES},
-                        **{k: _int(v.get(k)) for k in _STAT_COUNTS}, "cacheSize": 0}
-            return out
+            owners = self._raw_owners(st)
+            for name in sorted(owners):
+                brokers = owners[name]
+                b = next(iter(brokers)) if len(brokers) == 1 else self._pick(
+                    name, brokers, st, hint, gaps)
+                v = st.bundles[b][name]
+                out.setdefault(b, {})[name] = {
+                    **{k: float(v.get(k, 0.0)) for k in _RATES},
+                    **{k: _int(v.get(k)) for k in _STAT_COUNTS}, "cacheSize": 0}
+            return {b: dict(sorted(per.items())) for b, per in sorted(out.items())}
         from lbctl.model.bundle import locate, topic_hash
 
         unknown: set[str] = set()
+        bundle_owner: dict[str, str] = {}
+        per_bundle: dict[str, list[tuple[str, dict[str, float]]]] = {}
         for topic in sorted(st.topics):
-            b, v = st.topics[topic]
             ns = _topic_ns(topic)
             bounds = self._bounds.get(ns) if ns else None
             if bounds is None:
                 unknown.add(ns or topic)
                 continue
+            per_broker = st.topics[topic]
+            b = next(iter(per_broker)) if len(per_broker) == 1 else self._pick(
+                topic, set(per_broker), st, hint, gaps)
             name = f"{ns}/{locate(bounds, topic_hash(topic))}"
-            acc = out.setdefault(b, {}).setdefault(name, {
+            per_bundle.setdefault(name, []).append((b, per_broker[b]))
+        for name, items in per_bundle.items():
+            brokers = {b for b, _ in items}
+            # every topic of a bundle is served by its owner; topics on two brokers: it moved
+            bundle_owner[name] = next(iter(brokers)) if len(brokers) == 1 else self._pick(
+                name, brokers, st, None, gaps)
+        for name in sorted(per_bundle):
+            acc = out.setdefault(bundle_owner[name], {}).setdefault(name, {
                 **dict.fromkeys(_RATES, 0.0), "consumerCount": 0, "producerCount": 0,
                 "topics": 0, "cacheSize": 0})
-            for k in _RATES:
-                acc[k] += float(v.get(k, 0.0))
-            acc["consumerCount"] += _int(v.get("consumerCount"))
-            acc["producerCount"] += _int(v.get("producerCount"))
-            acc["topics"] += 1
-        if unknown:
+            for _, v in per_bundle[name]:
+                for k in _RATES:
+                    acc[k] += float(v.get(k, 0.0))
+                acc["consumerCount"] += _int(v.get("consumerCount"))
+                acc["producerCount"] += _int(v.get("producerCount"))
+                acc["topics"] += 1
+        if unknown and gaps is not None:
             shown = ", ".join(sorted(unknown)[:3])
             gaps.append(f"topics of {len(unknown)} namespace(s) without boundaries in the "
                         f"reference ({shown}{', …' if len(unknown) > 3 else ''}); left out")
-        return out
+        return {b: out[b] for b in sorted(out)}
 
     def _local_broker_data(self, b: str, st: Step, stats: dict[str, dict[str, Any]]
                            ) -> dict[str, Any]:
@@ -679,7 +723,7 @@ class PrometheusHistory:
             out[m.field] = per
         # ownership changes and splits between the two steps
         now_owner = {name: b for b, rep in brokers.items() for name in rep["lastStats"]}
-        next_stats = self._bundle_stats(nxt, [])
+        next_stats = self._bundle_stats(nxt, None)
         next_owner = {name: b for b, per in next_stats.items() for name in per
                       if b in nxt.resources}
         moves = [{"bundle": name, "from": b, "to": next_owner[name]}
