@@ -265,7 +265,7 @@ def history(*, brokers: int = 20, bundles: int = 500, steps: int = 180, step_ms:
         names += [f"{ns}/{format_position(lo)}_{format_position(hi)}" for lo, hi in zip(b, b[1:], strict=False)]
     owner = {name: ids[i % brokers] for i, name in enumerate(names)}
     base = {name: (rnd.uniform(5, 500), rnd.uniform(5, 800), rnd.randint(1, 8)) for name in names}
-    hot = set(rnd.sample(ids, 3))
+    hot = set(rnd.sample(ids, min(3, brokers - 1)))
     counters = Counters()
     totals = {bid: {"pulsar_lb_unload_bundle_total": 0.0, "pulsar_lb_unload_broker_total": 0.0,
                     "pulsar_lb_bundles_split_total": 0.0} for bid in ids}

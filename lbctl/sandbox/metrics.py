@@ -23,6 +23,7 @@ As in Pulsar by default (``authenticateMetricsEndpoint=false``), no token is nee
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -56,9 +57,6 @@ def _num(v: float) -> str:
 
 def exposition(c: TestCluster, broker: str) -> str:
     """The ``/metrics`` text of ``broker`` (the caller holds the cluster's lock)."""
-    from lbctl.sandbox.server import java_float, percent_usage
-
-    st = c.brokers[broker]
     host = broker.rsplit(":", 1)[0]
     cluster = c.cluster
     families: dict[str, list[str]] = {}
@@ -66,21 +64,19 @@ def exposition(c: TestCluster, broker: str) -> str:
     def put(name: str, labels: str, value: str) -> None:
         families.setdefault(name, []).append(f"{name}{labels} {value}")
 
-    lb = _labels(cluster=cluster, broker=host, metric="loadBalancing")
-    pct = {"pulsar_lb_cpu_usage": percent_usage(st.cpu),
-           "pulsar_lb_memory_usage": percent_usage(st.memory),
-           "pulsar_lb_directMemory_usage": percent_usage(st.direct),
-           "pulsar_lb_bandwidth_in_usage": percent_usage(st.bw_in),
-           "pulsar_lb_bandwidth_out_usage": percent_usage(st.bw_out)}
-    for name, v in pct.items():
-        put(name, lb, java_float(v))
-    if c.extensible:
-        for entry in c.metrics(broker):
-            feature = entry["dimensions"].get("feature")
-            if feature in ("max_ema", "max"):
-                put("pulsar_lb_resource_usage",
-                    _labels(cluster=cluster, broker=host, feature=feature, metric="loadBalancing"),
-                    _num(entry["metrics"]["brk_lb_resource_usage"]))
+    # the load manager's own entries, as /broker-stats/metrics serves them (Java floats)
+    for entry in c.metrics(broker):
+        dims, values = entry["dimensions"], entry["metrics"]
+        if dims.get("metric") != "loadBalancing":
+            continue
+        feature = dims.get("feature")
+        if feature is None:
+            labels = _labels(cluster=cluster, broker=host, metric="loadBalancing")
+        else:
+            labels = _labels(cluster=cluster, broker=host, feature=feature,
+                             metric="loadBalancing")
+        for key, v in values.items():
+            put(key.replace("brk_", "pulsar_", 1), labels, _num(v))
     report = c.load_report(broker)
     for bundle, stats in report["lastStats"].items():
         labels = _labels(cluster=cluster, broker=host, bundle=bundle, metric="bundle")
@@ -112,7 +108,7 @@ def exposition(c: TestCluster, broker: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def _unloaded_bundles(c: TestCluster, unloads: list[object]) -> int:
+def _unloaded_bundles(c: TestCluster, unloads: Sequence[object]) -> int:
     """A bundle unload moves one bundle; a namespace unload moves all of its bundles."""
     n = 0
     for r in unloads:
