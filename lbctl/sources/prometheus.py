@@ -458,10 +458,20 @@ class PrometheusHistory:
                              max_samples=self.client.max_samples)
         total = (req.end_ms - req.start_ms) // req.step_ms + 1
         self.report.steps = total
-        pending: Step | None = None
+        pending: Step | None = None  # the step whose snapshot waits for the next step
+        ready: dict[str, Any] | None = None  # built; its moves wait for the next snapshot
         skipped: list[int] = []
         known: set[str] = set()
         done = 0
+
+        def emit(snap: dict[str, Any], next_owners: Mapping[str, str]) -> dict[str, Any]:
+            nonlocal done
+            _add_moves(snap, next_owners)
+            done += 1
+            if self.progress:
+                self.progress("prometheus", done, total)
+            return snap
+
         for s, e in chunks:
             steps = self._fetch(s, e)
             for t in sorted(steps):
@@ -473,19 +483,27 @@ class PrometheusHistory:
                         self.report.empty_steps += 1
                     continue
                 if pending is not None:
-                    yield self._snapshot(pending, st, known)
-                    done += 1
-                    if self.progress:
-                        self.progress("prometheus", done, total)
-                if beyond:
-                    pending = None
+                    snap = self._snapshot(pending, st, known)
+                    if ready is not None:
+                        yield emit(ready, _owners(snap["brokers"]))
+                    ready = snap
+                if beyond:  # only read for the last snapshot's observed decisions
+                    if ready is not None:
+                        extra = self._bundle_stats(st, None)
+                        yield emit(ready, {n: b for b, per in extra.items() for n in per
+                                           if b in st.resources})
+                    pending = ready = None
                     break
                 st.warnings += _skipped_note(skipped)
                 skipped = []
                 pending = st
         if pending is not None:
-            yield self._snapshot(pending, None, known)
-            done += 1
+            snap = self._snapshot(pending, None, known)
+            if ready is not None:
+                yield emit(ready, _owners(snap["brokers"]))
+            ready = snap
+        if ready is not None:
+            yield emit(ready, {})
         if self.progress:
             self.progress("prometheus", total, total)
         self.report.snapshots = done
@@ -529,7 +547,7 @@ class PrometheusHistory:
             self._extensible(snap, st)
         rebuilt = ["brokers"]
         if nxt is not None:
-            snap["observed"] = self._observed(st, nxt, brokers)
+            snap["observed"] = self._observed(st, nxt)
             rebuilt.append("observed")
         if layout.load_manager == EXTENSIBLE:
             rebuilt += ["brokerLoadData", "topBundlesLoadData"]
@@ -693,7 +711,7 @@ class PrometheusHistory:
         snap["topBundlesLoadData"] = tops
 
     # ---- observed decisions ------------------------------------------------------------------------
-    def _observed(self, st: Step, nxt: Step, brokers: Mapping[str, Any]) -> dict[str, Any]:
+    def _observed(self, st: Step, nxt: Step) -> dict[str, Any]:
         out: dict[str, Any] = {"until": iso_time(nxt.t)}
         notes: list[str] = []
         leaders: set[str] = set()
@@ -721,24 +739,33 @@ class PrometheusHistory:
                     per[label] = per.get(label, 0) + int(inc)
                     leaders |= who
             out[m.field] = per
-        # ownership changes and splits between the two steps
-        now_owner = {name: b for b, rep in brokers.items() for name in rep["lastStats"]}
-        next_stats = self._bundle_stats(nxt, None)
-        next_owner = {name: b for b, per in next_stats.items() for name in per
-                      if b in nxt.resources}
-        moves = [{"bundle": name, "from": b, "to": next_owner[name]}
-                 for name, b in sorted(now_owner.items())
-                 if name in next_owner and next_owner[name] != b]
-        splits = _splits(set(now_owner), set(next_owner))
-        if moves:
-            out["moves"] = moves
-        if splits:
-            out["splits"] = splits
         if leaders:
             notes.append("decisions counted on " + ", ".join(sorted(leaders)))
         if notes:
             out["notes"] = list(dict.fromkeys(notes))
         return out
+
+
+def _owners(brokers: Mapping[str, Any]) -> dict[str, str]:
+    return {name: b for b, rep in brokers.items() for name in rep["lastStats"]}
+
+
+def _add_moves(snap: dict[str, Any], next_owner: Mapping[str, str]) -> None:
+    """The ownership changes and splits between ``snap`` and the next snapshot (its bundles'
+    owners, ``next_owner``), added to ``snap``'s observed decisions — both sides with their
+    owners settled the same way (see :meth:`PrometheusHistory._pick`)."""
+    observed = snap.get("observed")
+    if observed is None:
+        return
+    now_owner = _owners(snap["brokers"])
+    moves = [{"bundle": name, "from": b, "to": next_owner[name]}
+             for name, b in sorted(now_owner.items())
+             if name in next_owner and next_owner[name] != b]
+    splits = _splits(set(now_owner), set(next_owner))
+    if moves:
+        observed["moves"] = moves
+    if splits:
+        observed["splits"] = splits
 
 
 def _increase(before: Mapping[Any, float], after: Mapping[Any, float], notes: list[str],
