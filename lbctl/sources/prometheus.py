@@ -350,6 +350,11 @@ class PrometheusHistory:
         self.progress = progress
         self.layout = discover(client, req)
         self.report = Report()
+        for m in CATALOG["resources"]:
+            if f"resources.{m.field}" not in self.layout.names:
+                self.report.warnings.append(
+                    f"{m.names[0]} is not exported by cluster {self.layout.cluster}: "
+                    f"{m.field} taken as 0 % in every snapshot")
         self._instance_broker: dict[str, str] = {}
         self._chunk_warnings: list[str] = []
         self._bounds = dict(req.reference.namespaces) if req.reference else {}
@@ -513,20 +518,25 @@ class PrometheusHistory:
         at = st.t
         gaps = list(st.warnings)
         brokers_stats = self._bundle_stats(st, gaps, self._raw_owners(nxt) if nxt else None)
-        present = sorted(st.resources)
-        for b in sorted(known - set(present)):
-            gaps.append(f"broker {b}: no pulsar_lb_* sample in the step before "
-                        f"{iso_time(at)} (down, or not scraped); left out")
+        exported = [r for r in _RESOURCES if f"resources.{r}" in layout.names]
+        present = []
+        missing: dict[str, str] = {}
+        for b in sorted(st.resources):
+            lacking = [r for r in exported if r not in st.resources[b]]
+            if lacking:  # a partial scrape: the report would be half made up
+                missing[b] = f"no sample of {', '.join(lacking)} in the step"
+            else:
+                present.append(b)
+        for b in sorted(known - set(st.resources)):
+            missing[b] = "no pulsar_lb_* sample in the step (down, or not scraped)"
+        for b in sorted(set(brokers_stats) - set(st.resources)):
+            missing.setdefault(b, "bundle samples without pulsar_lb_* samples")
+        for b, why in sorted(missing.items()):
+            gaps.append(f"broker {b}: {why} before {iso_time(at)}; left out")
             self.report.broker_gaps[b] = self.report.broker_gaps.get(b, 0) + 1
-        for b in sorted(set(brokers_stats) - set(present)):
-            gaps.append(f"broker {b}: bundle samples without pulsar_lb_* samples; left out")
-            self.report.broker_gaps[b] = self.report.broker_gaps.get(b, 0) + 1
-        known.update(present)
+        known.update(st.resources)
         brokers: dict[str, Any] = {}
         for b in present:
-            missing = [r for r in _RESOURCES if r not in st.resources[b]]
-            if missing:
-                gaps.append(f"broker {b}: no sample of {', '.join(missing)} (taken as 0 %)")
             brokers[b] = self._local_broker_data(b, st, brokers_stats.get(b, {}))
         snap: dict[str, Any] = {
             "format": "lbctl/snapshot@1", "cluster": layout.cluster, "capturedAt": iso_time(at),

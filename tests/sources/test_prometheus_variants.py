@@ -112,8 +112,14 @@ EXT_COUNTERS = Counters({k: {BROKERS[0]: {
 
 @pytest.fixture(scope="module")
 def prom() -> Iterator[str]:
+    gappy = openmetrics(GAPPY_SCRAPED, counters=OLD_COUNTERS, skip=SKIP)
+    t3 = GAPPY[3]["capturedAt"]
+    half = f'instance="{BROKERS[2]}"'  # a partial scrape: broker 2's CPU figure missing at step 3
+    gappy = "".join(ln for ln in gappy.splitlines(keepends=True)
+                    if not (ln.startswith("pulsar_lb_cpu_usage{") and half in ln
+                            and ln.rstrip().endswith(f" {t3 // 1000}.000")))
     text = merge(
-        openmetrics(GAPPY_SCRAPED, counters=OLD_COUNTERS, skip=SKIP),
+        gappy,
         openmetrics(TOPICS_SNAPS, bundle_metrics=False, topic_metrics=TOPIC_STATS),
         openmetrics(EXT_SNAPS, bundle_metrics=False, topic_metrics=TOPIC_STATS,
                     extensible=EXT_FEATURES, counters=EXT_COUNTERS))
@@ -135,7 +141,9 @@ def test_a_broker_not_scraped_is_left_out_and_marked(prom: str, tmp_path: Path) 
     t5, t6, t10 = (GAPPY[k]["capturedAt"] for k in (5, 6, 10))
     assert BROKERS[1] not in by_time[t5].brokers and BROKERS[1] not in by_time[t6].brokers
     assert set(by_time[GAPPY[4]["capturedAt"]].brokers) == set(BROKERS)
-    assert report.broker_gaps == {BROKERS[1]: 2}
+    assert report.broker_gaps == {BROKERS[1]: 2, BROKERS[2]: 1}
+    s3 = by_time[GAPPY[3]["capturedAt"]]  # a half-scraped broker is left out, not made up
+    assert set(s3.brokers) == set(BROKERS) - {BROKERS[2]}
     assert t10 not in by_time and len(states) == 19  # the step without any sample
     assert report.empty_steps == 1
     lines = report.lines()
@@ -155,6 +163,9 @@ def test_a_broker_not_scraped_is_left_out_and_marked(prom: str, tmp_path: Path) 
     gaps11 = next(s for s in lines_out if s["capturedAt"] == iso_time(GAPPY[11]["capturedAt"]))
     assert any("no sample from any broker at 1 step(s)" in g for g in gaps11["gaps"])
     assert "gaps" not in lines_out[0]
+    gaps3 = next(s for s in lines_out if s["capturedAt"] == iso_time(GAPPY[3]["capturedAt"]))
+    assert f"broker {BROKERS[2]}: no sample of cpu in the step before " \
+           f"{iso_time(GAPPY[3]['capturedAt'])}; left out" in gaps3["gaps"]
 
 
 def test_a_bundle_two_brokers_carry_in_one_step_has_one_owner(prom: str) -> None:
@@ -360,3 +371,22 @@ def test_a_dropped_connection_is_one_line() -> None:
     assert res.exit_code == 3
     assert res.stderr == (f"lbctl: error: GET http://127.0.0.1:{port}/api/v1/series: connection "
                           "dropped by the server\n")
+
+
+# ---- simulate and compare read the same history ----------------------------------------------------
+def test_simulate_and_compare_from_prometheus(prom: str) -> None:
+    span = ["--prometheus-url", prom, "--cluster", "gappy",
+            "--start", iso_time(GAPPY[0]["capturedAt"]), "--end", iso_time(GAPPY[-1]["capturedAt"])]
+    res = CliRunner().invoke(app, ["simulate", *span, "--cycles", "3", "-o", "json"])
+    assert res.exit_code == 0, res.output
+    sim = json.loads(res.stdout)
+    assert len(sim["cycles"]) == 3
+    assert sorted(b["broker"] for b in sim["cycles"][0]["brokers"]) == sorted(BROKERS)
+    assert sim["cluster"] == "gappy" and sim["traceSnapshots"] == 19  # 20 steps, one empty
+    assert "warning: " in res.stderr  # the gaps of that range are said
+    res = CliRunner().invoke(app, ["compare", *span, "--cycles", "3", "--strategy",
+                                   "ThresholdShedder", "--strategy", "UniformLoadShedder",
+                                   "-o", "json"])
+    assert res.exit_code == 0, res.output
+    assert [r["shedding"] for r in json.loads(res.stdout)["runs"]] == [
+        "ThresholdShedder", "UniformLoadShedder"]
