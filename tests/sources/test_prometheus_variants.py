@@ -235,7 +235,7 @@ def test_topics_without_a_reference_is_a_clear_error(prom: str) -> None:
 
 
 # ---- the extensible load manager ------------------------------------------------------------------
-def test_extensible_features_and_decision_breakdown(prom: str) -> None:
+def test_extensible_features_and_decision_breakdown(prom: str, tmp_path: Path) -> None:
     ref = Reference({"acme/orders": tuple(int(x, 16) for x in TOPIC_BOUNDS)}, {}, "test")
     states, _ = read(prom, EXT_SNAPS, "ext", ref)
     assert all(s.load_manager == "extensible" for s in states)
@@ -254,13 +254,23 @@ def test_extensible_features_and_decision_breakdown(prom: str) -> None:
             if (k + 1) // 2 != k // 2:
                 expected["Skip/HitCount"] = 1  # labelled Balanced by older releases
             assert dict(obs.unload_breakdown) == expected
-    res = CliRunner().invoke(app, ["explain", "--prometheus-url", prom, "--cluster", "ext",
-                                   "--start", iso_time(EXT_SNAPS[0]["capturedAt"]),
-                                   "--end", iso_time(EXT_SNAPS[-2]["capturedAt"]),
-                                   "--reference", "live", "--all-cycles", "-o", "json"],
-                           )
+    span = ["explain", "--prometheus-url", prom, "--cluster", "ext",
+            "--start", iso_time(EXT_SNAPS[0]["capturedAt"]),
+            "--end", iso_time(EXT_SNAPS[-2]["capturedAt"]), "--all-cycles", "-o", "json"]
     # --reference live needs an admin URL that answers: nothing listens here
+    res = CliRunner().invoke(app, ["--admin-url", f"http://127.0.0.1:{free_port()}",
+                                   "--request-timeout", "2", *span, "--reference", "live"])
     assert res.exit_code == 3 and res.stderr.startswith("lbctl: error: ")
+    ref = tmp_path / "ref.json"
+    ref.write_text(json.dumps({"format": "lbctl/snapshot@1", "cluster": "ext",
+                               "capturedAt": 0, "brokers": {}, "namespaces": {
+                                   "acme/orders": {"boundaries": TOPIC_BOUNDS}}}))
+    res = CliRunner().invoke(app, [*span, "--reference", str(ref)])
+    assert res.exit_code == 0, res.output
+    for c in json.loads(res.stdout)["cycles"]:  # the extensible breakdown, by reason
+        reasons = c["observed"]["reasons"]
+        assert reasons["observed"] == {"Success/Overloaded": 2}
+        assert sum(reasons["predicted"].values()) == c["observed"]["unloads"]["predicted"]
 
 
 def test_several_clusters_need_cluster(prom: str) -> None:
