@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import socket
+import threading
+
 import pytest
+from prom_helpers import free_port
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
@@ -88,3 +92,33 @@ def test_a_missing_prometheus_conf_is_one_line(tmp_path) -> None:
                                    "--since", "1h", "--prometheus-conf", str(tmp_path / "nope")])
     assert res.exit_code != 0 and res.stderr.startswith("lbctl: error: ")
     assert res.stderr.count("\n") == 1
+
+
+def test_a_prometheus_that_is_down_is_one_line() -> None:
+    port = free_port()
+    res = CliRunner().invoke(app, ["recommend", "--prometheus-url", f"http://127.0.0.1:{port}",
+                                   "--since", "1h"])
+    assert res.exit_code == 3
+    assert res.stderr == (f"lbctl: error: GET http://127.0.0.1:{port}/api/v1/series: cannot "
+                          "connect (connection refused); is Prometheus running there?\n")
+
+
+def test_a_dropped_connection_is_one_line() -> None:
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    port = srv.getsockname()[1]
+
+    def serve() -> None:
+        for _ in range(3):
+            conn, _ = srv.accept()
+            conn.recv(4096)
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    res = CliRunner().invoke(app, ["recommend", "--prometheus-url", f"http://127.0.0.1:{port}",
+                                   "--since", "1h"])
+    srv.close()
+    assert res.exit_code == 3
+    assert res.stderr == (f"lbctl: error: GET http://127.0.0.1:{port}/api/v1/series: connection "
+                          "dropped by the server\n")
