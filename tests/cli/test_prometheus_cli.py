@@ -122,3 +122,43 @@ def test_a_dropped_connection_is_one_line() -> None:
     assert res.exit_code == 3
     assert res.stderr == (f"lbctl: error: GET http://127.0.0.1:{port}/api/v1/series: connection "
                           "dropped by the server\n")
+
+
+def test_prometheus_conf_authenticates_and_an_empty_prometheus_is_one_line(tmp_path) -> None:
+    """client.conf's keys authenticate to Prometheus (here a bearer token); a Prometheus without
+    any Pulsar series says so in one line."""
+    import json
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    seen: list[str | None] = []
+
+    class Empty(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # the http.server API's name
+            seen.append(self.headers.get("Authorization"))
+            body = json.dumps({"status": "success", "data": []}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Empty)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    conf = tmp_path / "prometheus.conf"
+    conf.write_text("authPlugin=org.apache.pulsar.client.impl.auth.AuthenticationToken\n"
+                    "authParams=token:prom-s3cret\n")
+    url = f"http://127.0.0.1:{srv.server_address[1]}"
+    try:
+        res = CliRunner().invoke(app, ["recommend", "--prometheus-url", url, "--since", "1h",
+                                       "--prometheus-conf", str(conf)])
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert seen == ["Bearer prom-s3cret"]
+    assert res.exit_code == 1 and res.stderr.count("\n") == 1
+    assert res.stderr.startswith(f"lbctl: error: Prometheus at {url} has no pulsar_lb_cpu_usage "
+                                 "series between ")
+    assert "prom-s3cret" not in res.stderr
