@@ -1,6 +1,16 @@
 """The metrics lbctl reads, with the Pulsar class that emits each and their renames across
 versions, and :func:`discover`: which of them Prometheus holds for a cluster (``/api/v1/series``
-only)."""
+only).
+
+Read in Pulsar's source: ``ModularLoadManagerImpl`` (``updateLoadBalancingMetrics``,
+``updateLoadBalancingBundlesMetrics``, ``updateBundleUnloadingMetrics``,
+``updateBundleSplitMetrics``, ``getLoadBalancingMetrics``; apache/pulsar@009a9bf2), the extensible
+``UnloadCounter`` (@1a5df8f3), ``SplitCounter`` (@6a01f9de), ``BrokerLoadData.toMetrics`` and
+``ExtensibleLoadManagerImpl.getMetrics``, ``PrometheusMetricsGenerator
+.parseMetricsToPrometheusMetrics`` (``brk_`` → ``pulsar_``, the ``cluster`` label),
+``TopicStats.printTopicStats``, ``LoadManagerShared.getSystemResourceUsage`` (memory limits in
+MiB); the ``*_count`` → ``*_total`` rename of apache/pulsar#16611 (Pulsar 2.11).
+"""
 
 from __future__ import annotations
 
