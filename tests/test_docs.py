@@ -57,16 +57,30 @@ def _skip(args: list[str], line: str) -> str | None:
         return "needs Spark (tests/fleet runs the fleet commands)"
     if any(a.startswith(("--auth", "--tls")) for a in args):
         return "needs credentials of a real cluster"
+    if "--prometheus-url" in args or any(a.startswith("--prometheus-url=") for a in args):
+        return "needs the cluster's Prometheus (tests/sources/test_prometheus_*.py run a real one)"
     if "$(" in line:
         return "shell substitution"
     if any(re.match(r"^/(etc|pulsar|certs|shared|data)\b", a) for a in args):
         return "a file of a real host"
     if any(a.startswith(("--install-completion", "--show-completion")) for a in args):
         return "installs into the shell"
+    for a in args:
+        if a in _UNWRITTEN and a not in _written(args):
+            return f"reads {a}, which a skipped line writes ({_UNWRITTEN[a]})"
     files = [a for a in args if a.endswith((".json", ".yaml", ".jsonl", ".gz"))]
     if not files and any("pulsar.svc" in a for a in args):
         return "names a real cluster's broker"
     return None
+
+
+def _written(args: list[str]) -> list[str]:
+    """The files a command writes (``-f FILE`` / ``--file FILE``)."""
+    return [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-f", "--file")]
+
+
+#: files written by lines that are skipped: a later line reading one is skipped too
+_UNWRITTEN: dict[str, str] = {}
 
 
 def _commands() -> list[tuple[str, str]]:
@@ -77,6 +91,10 @@ def _commands() -> list[tuple[str, str]]:
         for m in _BLOCK.finditer(text):
             lineno = text[: m.start()].count("\n") + 2
             for line in _lines(m.group(1)):
+                for piece in _pieces(line):
+                    reason = _skip(piece[1:], line)
+                    if reason:
+                        _UNWRITTEN.update(dict.fromkeys(_written(piece[1:]), reason))
                 if _pieces(line):
                     out.append((f"{src.relative_to(ROOT)}:{lineno}", line))
     return out

@@ -13,6 +13,7 @@ from lbctl.cli import connection, explain, export, monitor_brokers, recommend, s
 from lbctl.cli import examples as examples_cmd
 from lbctl.cli import fleet as fleet_cmd
 from lbctl.cli import journal as journal_cmd
+from lbctl.cli import prometheus as prometheus_cmd
 from lbctl.cli import sandbox as sandbox_cmd
 from lbctl.cli import simulate as simulate_cmd
 from lbctl.cli import split_bundle as split_bundle_cmd
@@ -90,6 +91,7 @@ app.command("split-bundle")(split_bundle_cmd.split_bundle)
 app.command("monitor-brokers")(monitor_brokers.monitor_brokers)
 app.command("unload")(unload.unload)
 snapshot.app.command("export")(export.export)
+snapshot.app.command("from-prometheus")(prometheus_cmd.from_prometheus)
 app.add_typer(fleet_cmd.app, name="fleet")
 app.command("simulate")(simulate_cmd.simulate)
 app.command("compare")(compare_cmd.compare)

@@ -14,10 +14,21 @@ from lbctl.cli.common import (
     Placement,
     Seed,
     SetOpt,
-    Snapshots,
     Wide,
     emit,
     handled,
+)
+from lbctl.cli.prometheus import (
+    AllowPartial,
+    Cluster,
+    End,
+    PrometheusConf,
+    PrometheusUrl,
+    ReferenceOpt,
+    Since,
+    SnapshotsOrPrometheus,
+    Start,
+    Step,
 )
 from lbctl.cli.simulate import Band, BounceWindow, Cycles, IdleUsage, PlotFile, sim_options
 
@@ -30,8 +41,9 @@ Strategies = Annotated[
 
 
 def compare(
-    snapshots: Snapshots,
+    ctx: typer.Context,
     strategy: Strategies,
+    snapshots: SnapshotsOrPrometheus = None,
     placement: Placement = None,
     cycles: Cycles = None,
     set_: SetOpt = None,
@@ -44,6 +56,15 @@ def compare(
     output: Output = TABLE,
     wide: Wide = False,
     no_color: NoColor = False,
+    prometheus_url: PrometheusUrl = None,
+    since: Since = None,
+    start: Start = None,
+    end: End = None,
+    step: Step = "1m",
+    cluster: Cluster = None,
+    reference: ReferenceOpt = None,
+    prometheus_conf: PrometheusConf = None,
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Compare shedding strategies by simulating each from the same snapshot (and trace).
 
@@ -60,12 +81,12 @@ def compare(
           --plot spread.png
     """
     with handled():
+        from lbctl.cli.prometheus import PrometheusArgs, states_for
         from lbctl.config import parse_assignments
         from lbctl.loadmanager.select import Options
         from lbctl.render.simulation_view import ComparisonView
         from lbctl.simulate.compare import compare as run
         from lbctl.simulate.compare import parse_pairs
-        from lbctl.sources.snapshot import read_snapshots
 
         opts = Options(None, placement, parse_assignments(set_ or []), broker_conf, seed)
         pairs = parse_pairs(strategy, placement)
@@ -73,8 +94,10 @@ def compare(
         from lbctl.cli.progress import Progress
 
         bar = Progress()
-        with bar.phase(f"reading {len(snapshots)} snapshot file(s)"):
-            states = read_snapshots(snapshots)
+        with bar.phase("reading the snapshots"):
+            states = states_for(ctx, snapshots, PrometheusArgs(
+                prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
+                allow_partial), live=False)
         result = run(states, opts, pairs, sim, progress=lambda d, t: bar.step("simulating", d, t))
         if plot is not None:
             from lbctl.simulate.plot import plot_comparison

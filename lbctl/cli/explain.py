@@ -22,6 +22,17 @@ from lbctl.cli.common import (
     handled,
 )
 from lbctl.cli.connection import OptionalSnapshots
+from lbctl.cli.prometheus import (
+    AllowPartial,
+    Cluster,
+    End,
+    PrometheusConf,
+    PrometheusUrl,
+    ReferenceOpt,
+    Since,
+    Start,
+    Step,
+)
 
 if TYPE_CHECKING:
     from lbctl.model.cluster import ClusterState
@@ -45,6 +56,15 @@ def explain(
     output: Output = TABLE,
     wide: Wide = False,
     no_color: NoColor = False,
+    prometheus_url: PrometheusUrl = None,
+    since: Since = None,
+    start: Start = None,
+    end: End = None,
+    step: Step = "1m",
+    cluster: Cluster = None,
+    reference: ReferenceOpt = None,
+    prometheus_conf: PrometheusConf = None,
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Explain why the load manager unloads what it unloads — or why nothing happens.
 
@@ -59,10 +79,8 @@ def explain(
       lbctl explain snap.json -o json
     """
     with handled():
-        from contextlib import nullcontext
-
-        from lbctl.cli.inputs import cluster_states
         from lbctl.cli.progress import Progress
+        from lbctl.cli.prometheus import PrometheusArgs, states_for
         from lbctl.config import parse_assignments
         from lbctl.loadmanager.select import Options, run
         from lbctl.render.views import ExplainView
@@ -71,8 +89,10 @@ def explain(
         if bundle:
             bundle = check_bundle_name(bundle)
         bar = Progress()
-        with bar.phase("reading the snapshots") if snapshots else nullcontext():
-            states = cluster_states(ctx, snapshots)  # none: the live cluster (--admin-url)
+        with bar.phase("reading the snapshots"):
+            states = states_for(ctx, snapshots, PrometheusArgs(
+                prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
+                allow_partial))
         if broker is not None:
             broker = resolve_broker(broker, list(states[-1].brokers))
         if bundle is not None:

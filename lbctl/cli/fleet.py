@@ -19,6 +19,7 @@ from typing import Annotated, Any
 
 import typer
 
+from lbctl.cli import prometheus as prom
 from lbctl.cli.common import TABLE, NoColor, Output, Placement, Seed, SetOpt, Wide, emit, handled
 
 app = typer.Typer(help="Fleet-wide offline analysis of snapshot histories on Apache Spark.",
@@ -77,16 +78,22 @@ def _spark(master: str | None, conf: list[str] | None, quiet: bool
 
 @app.command("ingest")
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(
-        metavar="PATH", show_default=False,
-        help="Snapshot files or directories (searched recursively), any clusters mixed.")],
+    ctx: typer.Context,
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Where the Parquet tables go.")],
+    paths: Annotated[list[Path] | None, typer.Argument(
+        metavar="PATH", show_default=False,
+        help="Snapshot files or directories (searched recursively), any clusters mixed; or "
+             "none, with --prometheus-url.")] = None,
     master: Master = None,
     conf: Conf = None,
     quiet: Quiet = False,
     output: Output = TABLE,
     wide: Wide = False,
     no_color: NoColor = False,
+    prometheus_url: prom.PrometheusUrl = None, since: prom.Since = None,
+    start: prom.Start = None, end: prom.End = None, step: prom.Step = "1m",
+    cluster: prom.Cluster = None, reference: prom.ReferenceOpt = None,
+    prometheus_conf: prom.PrometheusConf = None, allow_partial: prom.AllowPartial = False,
 ) -> None:
     """Read snapshot files with Spark into Parquet tables partitioned by cluster and date.
 
@@ -104,8 +111,11 @@ def ingest(
         from lbctl.fleet.ingest import ingest as run
         from lbctl.render.fleet_view import IngestView
 
-        with _spark(master, conf, quiet) as (session, progress):
-            result = run(paths, out, session=session, progress=progress)
+        history = prom.PrometheusArgs(prometheus_url, since, start, end, step, cluster,
+                                      reference, prometheus_conf, allow_partial)
+        with prom.history_inputs(ctx, paths, history, out) as inputs, \
+                _spark(master, conf, quiet) as (session, progress):
+            result = run(inputs, out, session=session, progress=progress)
         emit(IngestView(result), output, wide=wide, no_color=no_color)
 
 

@@ -19,6 +19,17 @@ from lbctl.cli.common import (
     handled,
 )
 from lbctl.cli.connection import OptionalSnapshots
+from lbctl.cli.prometheus import (
+    AllowPartial,
+    Cluster,
+    End,
+    PrometheusConf,
+    PrometheusUrl,
+    ReferenceOpt,
+    Since,
+    Start,
+    Step,
+)
 
 
 def recommend(
@@ -33,6 +44,15 @@ def recommend(
     output: Output = TABLE,
     wide: Wide = False,
     no_color: NoColor = False,
+    prometheus_url: PrometheusUrl = None,
+    since: Since = None,
+    start: Start = None,
+    end: End = None,
+    step: Step = "1m",
+    cluster: Cluster = None,
+    reference: ReferenceOpt = None,
+    prometheus_conf: PrometheusConf = None,
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Recommend unloads: run Pulsar's shedding and placement strategies over a snapshot.
 
@@ -47,19 +67,19 @@ def recommend(
           --set maxUnloadPercentage=0.5
     """
     with handled():
-        from lbctl.cli.inputs import cluster_states
+        from lbctl.cli.prometheus import PrometheusArgs, states_for
         from lbctl.config import parse_assignments
         from lbctl.loadmanager.select import Options, plans
         from lbctl.render.views import RecommendView
 
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
-        from contextlib import nullcontext
-
         from lbctl.cli.progress import Progress
 
         bar = Progress()
-        with bar.phase("reading the snapshots") if snapshots else nullcontext():
-            states = cluster_states(ctx, snapshots)  # none: the live cluster (--admin-url)
+        with bar.phase("reading the snapshots"):
+            states = states_for(ctx, snapshots, PrometheusArgs(
+                prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
+                allow_partial))
         with bar.phase(f"running the load manager over {len(states)} cycle(s)"):
             result = plans(states, opts)
         emit(RecommendView(result, all_cycles), output, wide=wide, no_color=no_color)

@@ -15,11 +15,22 @@ from lbctl.cli.common import (
     Placement,
     Seed,
     SetOpt,
-    Snapshots,
     Strategy,
     Wide,
     emit,
     handled,
+)
+from lbctl.cli.prometheus import (
+    AllowPartial,
+    Cluster,
+    End,
+    PrometheusConf,
+    PrometheusUrl,
+    ReferenceOpt,
+    Since,
+    SnapshotsOrPrometheus,
+    Start,
+    Step,
 )
 
 if TYPE_CHECKING:
@@ -68,7 +79,8 @@ def sim_options(cycles: int | None, band: float, bounce_window: int | None,
 
 
 def simulate(
-    snapshots: Snapshots,
+    ctx: typer.Context,
+    snapshots: SnapshotsOrPrometheus = None,
     strategy: Strategy = None,
     placement: Placement = None,
     cycles: Cycles = None,
@@ -82,6 +94,15 @@ def simulate(
     output: Output = TABLE,
     wide: Wide = False,
     no_color: NoColor = False,
+    prometheus_url: PrometheusUrl = None,
+    since: Since = None,
+    start: Start = None,
+    end: End = None,
+    step: Step = "1m",
+    cluster: Cluster = None,
+    reference: ReferenceOpt = None,
+    prometheus_conf: PrometheusConf = None,
+    allow_partial: AllowPartial = False,
 ) -> None:
     """Simulate load balancing over time: shed, place, move, recompute load, repeat.
 
@@ -98,17 +119,19 @@ def simulate(
     """
     with handled():
         from lbctl.cli.progress import Progress
+        from lbctl.cli.prometheus import PrometheusArgs, states_for
         from lbctl.config import parse_assignments
         from lbctl.loadmanager.select import Options
         from lbctl.render.simulation_view import SimulationView
         from lbctl.simulate.engine import simulate as run
-        from lbctl.sources.snapshot import read_snapshots
 
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
         sim = sim_options(cycles, band, bounce_window, idle_usage)
         bar = Progress()
-        with bar.phase(f"reading {len(snapshots)} snapshot file(s)"):
-            states = read_snapshots(snapshots)
+        with bar.phase("reading the snapshots"):
+            states = states_for(ctx, snapshots, PrometheusArgs(
+                prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
+                allow_partial), live=False)
         result = run(states, opts, sim, progress=lambda d, t: bar.step("simulating", d, t))
         if plot is not None:
             from lbctl.simulate.plot import plot_simulation

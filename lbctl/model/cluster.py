@@ -11,6 +11,7 @@ from typing import Any
 from lbctl.model.brokerload import PublishedLoad, PublishedTopBundles
 from lbctl.model.bundle import BundleName, locate, namespace_of, topic_hash, topic_namespace
 from lbctl.model.load import BundleData, LocalBrokerData, NamespaceBundleStats
+from lbctl.model.observed import ObservedDecisions
 
 MODULAR = "modular"
 EXTENSIBLE = "extensible"
@@ -55,6 +56,8 @@ class ClusterState:
         default_factory=lambda: _frozen(None))
     recently_unloaded_brokers: Mapping[str, int] = field(default_factory=lambda: _frozen(None))
     source: str = ""
+    #: what the leader did until the next sample (snapshots built from Prometheus)
+    observed: ObservedDecisions | None = None
 
     @property
     def captured_at_iso(self) -> str:

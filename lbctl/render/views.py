@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from lbctl.loadmanager.base import CycleResult
+from lbctl.loadmanager.observed import ObservedComparison
+from lbctl.loadmanager.observed import compare as compare_observed
 from lbctl.plan import Plan
 from lbctl.render import table
 from lbctl.render.display import current, decision_style, paint, paint_decisions
@@ -180,6 +182,8 @@ class ExplainView:
     def _explained(self, r: CycleResult) -> dict[str, Any]:
         data = r.plan().to_dict(explained=True)
         data["explanation"] = r.explanation().to_dict()
+        if r.state.observed is not None:  # a sequence rebuilt from Prometheus
+            data["observed"] = _observed(r).to_dict()
         return data
 
     def to_data(self) -> Any:
@@ -215,6 +219,8 @@ class ExplainView:
         texts = []
         for i, r in shown:
             text = r.explanation(self.broker, self.bundle).to_text()
+            if r.state.observed is not None:
+                text += "\n\n" + _observed(r).to_text()
             if len(shown) > 1:
                 text = f"=== Cycle {i}/{len(self.results)} ===\n" + text
             texts.append(text)
@@ -225,6 +231,12 @@ class ExplainView:
         if note:
             text += "\n\n" + wrap_prose(note)
         return paint_decisions(text)
+
+
+def _observed(r: CycleResult) -> ObservedComparison:
+    """The prediction of ``r`` against what the leader did next (``observed`` is set)."""
+    assert r.state.observed is not None
+    return compare_observed(r.plan(), r.state.observed)
 
 
 @dataclass(frozen=True)

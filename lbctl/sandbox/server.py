@@ -16,6 +16,7 @@ Pulsar's JSON shapes:
   ownership moves (to the destination, else to the next broker); a bundle operation that reaches a
   broker that does not own the bundle is answered ``307`` with the same path and query on the owner,
   as ``PulsarWebResource.validateNamespaceBundleOwnership`` does;
+* ``GET /metrics``: Pulsar's Prometheus endpoint (:mod:`lbctl.sandbox.metrics`);
 * ``PUT …/{bundle}/split?unload=&splitAlgorithmName=`` with an optional JSON array of positions:
   ``range_equally_divide`` and ``specified_positions_divide`` change the namespace's boundaries and
   share the bundle's load among the new bundles.
@@ -466,6 +467,12 @@ class TestCluster:
 
         def err(status: int, reason: str) -> tuple[int, bytes, str, dict[str, str]]:
             return status, json.dumps({"reason": reason}).encode(), "application/json", {}
+
+        if method == "GET" and path == "/metrics":  # Prometheus' endpoint: lbctl/sandbox/metrics.py
+            from lbctl.sandbox.metrics import CONTENT_TYPE, exposition
+
+            with self._lock:
+                return 200, exposition(self, broker).encode(), CONTENT_TYPE, {}
 
         if self.tokens is not None:
             auth = headers.get("authorization", "")

@@ -66,6 +66,8 @@ from lbctl.model.load import (
     ResourceUsage,
     TimeAverageMessageData,
 )
+from lbctl.sources.snapshot_observed import KEY as OBSERVED
+from lbctl.sources.snapshot_observed import observed_to_dict, parse_observed
 
 FORMAT = "lbctl/snapshot@1"
 #: the list of rebuilt fields a live capture adds to the extensible sections
@@ -328,6 +330,8 @@ def parse_snapshot(obj: object, file: str, path_prefix: str = "") -> ClusterStat
             _recently_unloaded_brokers(c, top.get("recentlyUnloadedBrokers", _MISSING))
         ),
         source=file,
+        observed=None if top.get(OBSERVED) is None else parse_observed(c, top[OBSERVED],
+                                                                          parse_captured_at),
     )
 
 
@@ -1022,6 +1026,8 @@ def snapshot_to_dict(state: ClusterState) -> dict[str, Any]:
                                      for b, p in state.top_bundles_load_data.items()}
     if state.recently_unloaded_brokers:
         out["recentlyUnloadedBrokers"] = dict(state.recently_unloaded_brokers)
+    if state.observed is not None:
+        out[OBSERVED] = observed_to_dict(state.observed)
     return out
 
 

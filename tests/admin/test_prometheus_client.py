@@ -1,0 +1,235 @@
+"""The Prometheus HTTP client: chunking, retries, timeouts, partial data, auth — on a mock
+transport (the real Prometheus is in tests/sources/test_prometheus_*.py)."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import parse_qs
+
+import httpx  # noqa: TID253  # a test of the HTTP client: its transport is httpx
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lbctl.admin.errors import ConnectionFailed, NotFound, RequestTimeout, ServerError
+from lbctl.admin.prometheus import (
+    MAX_POINTS,
+    PartialData,
+    PrometheusClient,
+    PrometheusConfig,
+    client_from_config,
+    plan_chunks,
+    split_userinfo,
+)
+from lbctl.errors import ExitStatus, UsageError
+
+STEP = 60_000
+T0 = 1_700_000_000_000
+
+
+@given(start=st.integers(0, 10**6), steps=st.integers(1, 5000), series=st.integers(1, 10**5),
+       max_points=st.integers(1, 12000), max_samples=st.integers(1, 10**7))
+def test_chunks_cover_the_grid_exactly(start: int, steps: int, series: int, max_points: int,
+                                       max_samples: int) -> None:
+    end = start + (steps - 1) * STEP + 59_999  # an end off the grid: the last step is <= end
+    chunks = plan_chunks(start, end, STEP, series, max_points=max_points, max_samples=max_samples)
+    grid = [t for s, e in chunks for t in range(s, e + 1, STEP)]
+    assert grid == [start + i * STEP for i in range(steps)]
+    per = max(1, min(max_points, max_samples // series))
+    assert all((e - s) // STEP + 1 <= per for s, e in chunks)
+    assert len(chunks) == -(-steps // per)
+
+
+def test_a_week_at_one_minute_is_chunked_under_prometheus_limit() -> None:
+    week = 7 * 24 * 60
+    chunks = plan_chunks(T0, T0 + (week - 1) * STEP, STEP, series=1)
+    assert len(chunks) == 1 and MAX_POINTS == 11_000
+    chunks = plan_chunks(T0, T0 + (2 * week - 1) * STEP, STEP, series=1)
+    assert len(chunks) == 2  # 20,160 points > 11,000
+    # 10,000 bundles: the sample budget (2 million) cuts far below 11,000 points
+    chunks = plan_chunks(T0, T0 + (week - 1) * STEP, STEP, series=10_000)
+    assert all((e - s) // STEP + 1 <= 200 for s, e in chunks)
+
+
+def matrix(series: list[tuple[dict[str, str], list[tuple[float, str]]]],
+           warnings: list[str] | None = None) -> bytes:
+    body: dict[str, object] = {"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": m, "values": [[t, v] for t, v in vals]} for m, vals in series]}}
+    if warnings:
+        body["warnings"] = warnings
+    return json.dumps(body).encode()
+
+
+def range_server(requests: list[httpx.Request], *, fail: dict[int, int] | None = None,
+                 warnings: list[str] | None = None):
+    """Answers query_range with one series whose value at t is t (seconds); ``fail`` maps the
+    n-th request (0-based) to a status."""
+    fail = fail or {}
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        n = len(requests)
+        requests.append(req)
+        if n in fail:
+            return httpx.Response(fail[n], json={"status": "error", "errorType": "unavailable",
+                                                 "error": "overloaded"})
+        q = parse_qs(req.url.query.decode())
+        s, e, step = float(q["start"][0]), float(q["end"][0]), float(q["step"][0])
+        ts = []
+        t = s
+        while t <= e + 1e-9:
+            ts.append((t, str(t)))
+            t += step
+        return httpx.Response(200, content=matrix([({"instance": "b1"}, ts)], warnings))
+
+    return httpx.MockTransport(handler)
+
+
+def test_query_range_is_chunked_and_merged() -> None:
+    reqs: list[httpx.Request] = []
+    c = PrometheusClient("http://prom", transport=range_server(reqs), max_points=10)
+    res = c.query_range("up", T0, T0 + 24 * STEP, STEP)
+    assert len(reqs) == 3  # 25 points in 10 + 10 + 5
+    assert [len(parse_qs(r.url.query.decode())["start"]) for r in reqs] == [1, 1, 1]
+    (series,) = res.series
+    assert sorted(series.points) == [T0 + i * STEP for i in range(25)]
+    assert series.points[T0 + 3 * STEP] == (T0 + 3 * STEP) / 1000
+    q = parse_qs(reqs[0].url.query.decode())
+    assert q["timeout"] == ["30s"] and q["step"] == ["60"]
+
+
+def test_too_many_samples_halves_the_chunk() -> None:
+    reqs: list[httpx.Request] = []
+    inner = range_server(reqs)
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        q = parse_qs(req.url.query.decode())
+        if float(q["end"][0]) - float(q["start"][0]) > 5 * 60:
+            reqs.append(req)
+            return httpx.Response(422, json={
+                "status": "error", "errorType": "execution",
+                "error": "query processing would load too many samples into memory in query "
+                         "execution"})
+        return inner.handle_request(req)
+
+    c = PrometheusClient("http://prom", transport=httpx.MockTransport(handler))
+    res = c.query_range("up", T0, T0 + 19 * STEP, STEP)
+    assert sorted(res.series[0].points) == [T0 + i * STEP for i in range(20)]
+
+
+def test_unavailable_is_retried_boundedly() -> None:
+    reqs: list[httpx.Request] = []
+    sleeps: list[float] = []
+    c = PrometheusClient("http://prom", transport=range_server(reqs, fail={0: 503, 1: 503}),
+                         sleep=sleeps.append)
+    assert c.query_range("up", T0, T0, STEP).series
+    assert len(reqs) == 3 and sleeps == [0.5, 1.0]
+    reqs.clear()
+    c = PrometheusClient("http://prom", transport=range_server(reqs, fail={0: 503, 1: 503, 2: 503}),
+                         sleep=sleeps.append)
+    with pytest.raises(ServerError) as e:
+        c.query_range("up", T0, T0, STEP)
+    assert len(reqs) == 3
+    assert str(e.value) == "GET http://prom/api/v1/query_range: 503 Service Unavailable: overloaded"
+    assert e.value.exit_code == ExitStatus.SERVER_ERROR
+
+
+def test_a_bad_query_is_not_retried() -> None:
+    reqs: list[httpx.Request] = []
+    c = PrometheusClient("http://prom", transport=range_server(reqs, fail={0: 404}))
+    with pytest.raises(NotFound):
+        c.series(["up"], T0, T0)
+    assert len(reqs) == 1
+
+
+def test_partial_data_is_an_error_unless_allowed() -> None:
+    reqs: list[httpx.Request] = []
+    t = range_server(reqs, warnings=["store unavailable: partial response"])
+    with pytest.raises(PartialData) as e:
+        PrometheusClient("http://prom", transport=t).query_range("up", T0, T0, STEP)
+    assert "partial data (store unavailable: partial response)" in str(e.value)
+    assert "--allow-partial" in str(e.value) and "\n" not in str(e.value)
+    res = PrometheusClient("http://prom", transport=t, allow_partial=True).query_range(
+        "up", T0, T0, STEP)
+    assert res.warnings == ["store unavailable: partial response"] and res.series
+
+
+def test_slow_and_down_are_one_line_errors() -> None:
+    def slow(req: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("timed out", request=req)
+
+    c = PrometheusClient("http://prom", transport=httpx.MockTransport(slow), timeout=2)
+    with pytest.raises(RequestTimeout) as e:
+        c.query_range("up", T0, T0, STEP)
+    assert str(e.value) == "GET http://prom/api/v1/query_range: no answer within 2 s (--request-timeout)"
+
+    calls = []
+
+    def down(req: httpx.Request) -> httpx.Response:
+        calls.append(req)
+        raise httpx.ConnectError("[Errno 111] Connection refused", request=req)
+
+    c = PrometheusClient("http://prom", transport=httpx.MockTransport(down), sleep=lambda s: None)
+    with pytest.raises(ConnectionFailed) as e2:
+        c.series(["up"], T0, T0)
+    assert "cannot connect (connection refused)" in str(e2.value)
+    assert len(calls) == 3  # retried twice: a refused connection never reached Prometheus
+
+
+def test_answers_that_are_not_prometheus_are_errors() -> None:
+    def html(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=b"<html>login</html>")
+
+    with pytest.raises(Exception, match="not JSON"):
+        PrometheusClient("http://p", transport=httpx.MockTransport(html)).series(["up"], T0, T0)
+
+    def odd(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"status": "success", "data": {"resultType": "vector",
+                                                                        "result": []}})
+
+    with pytest.raises(Exception, match="expected a matrix"):
+        PrometheusClient("http://p", transport=httpx.MockTransport(odd)).query_range(
+            "up", T0, T0, STEP)
+
+
+def test_nan_and_inf_samples_are_missing_not_zero() -> None:
+    def handler(req: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=matrix([({"a": "1"}, [(T0 / 1000, "NaN"),
+                                                                 (T0 / 1000 + 60, "+Inf"),
+                                                                 (T0 / 1000 + 120, "2.5")])]))
+
+    res = PrometheusClient("http://p", transport=httpx.MockTransport(handler)).query_range(
+        "x", T0, T0 + 2 * STEP, STEP)
+    assert res.series[0].points == {T0 + 2 * STEP: 2.5}
+
+
+def test_bearer_and_basic_auth_and_redaction(tmp_path) -> None:
+    seen: list[str | None] = []
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        seen.append(req.headers.get("authorization"))
+        return httpx.Response(401, text="<html><title>Unauthorized</title></html>",
+                              headers={"content-type": "text/html"})
+
+    token = tmp_path / "token"
+    token.write_text("s3cr3t-token\n")
+    c = client_from_config(PrometheusConfig("http://prom:9090", auth_plugin="token",
+                                            auth_params=f"file://{token}"),
+                           transport=httpx.MockTransport(handler))
+    with pytest.raises(Exception) as e:
+        c.series(["up"], T0, T0)
+    assert seen[-1] == "Bearer s3cr3t-token"
+    assert "401 Unauthorized" in str(e.value) and "s3cr3t" not in str(e.value)
+    c = client_from_config(PrometheusConfig("https://ops:pa%3Ass@prom:9090/"),
+                           transport=httpx.MockTransport(handler))
+    assert c.url == "https://prom:9090"
+    with pytest.raises(Exception) as e:
+        c.series(["up"], T0, T0)
+    assert seen[-1] == "Basic b3BzOnBhOnNz"  # ops:pa:ss
+    assert "pa:ss" not in str(e.value) and "ops" not in str(e.value)
+
+
+def test_urls_are_checked_and_userinfo_split() -> None:
+    with pytest.raises(UsageError, match="must start with http"):
+        client_from_config(PrometheusConfig("prom:9090"))
+    assert split_userinfo("http://u:p@h:1/x?y") == ("http://h:1/x?y", ("u", "p"))
+    assert split_userinfo("http://h") == ("http://h", None)
