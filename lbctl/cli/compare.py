@@ -11,6 +11,7 @@ from lbctl.cli.common import (
     BrokerConf,
     Output,
     Placement,
+    PulsarVersion,
     Seed,
     SetOpt,
     Snapshots,
@@ -35,6 +36,7 @@ def compare(
     set_: SetOpt = None,
     broker_conf: BrokerConf = None,
     seed: Seed = None,
+    pulsar_version: PulsarVersion = None,
     band: Band = 10.0,
     bounce_window: BounceWindow = None,
     idle_usage: IdleUsage = None,
@@ -61,7 +63,8 @@ def compare(
         from lbctl.simulate.compare import parse_pairs
         from lbctl.sources.snapshot import read_snapshots
 
-        opts = Options(None, placement, parse_assignments(set_ or []), broker_conf, seed)
+        opts = Options(None, placement, parse_assignments(set_ or []), broker_conf, seed,
+                       pulsar_version)
         pairs = parse_pairs(strategy, placement)
         sim = sim_options(cycles, band, bounce_window, idle_usage)
         result = run(read_snapshots(snapshots), opts, pairs, sim)

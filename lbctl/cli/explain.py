@@ -9,12 +9,17 @@ import typer
 from lbctl.cli.common import (
     TABLE,
     AllCycles,
+    AssumeSteady,
     BrokerConf,
+    Count,
+    Interval,
     Output,
     Placement,
+    PulsarVersion,
     Seed,
     SetOpt,
     Strategy,
+    Watch,
     emit,
     handled,
 )
@@ -33,14 +38,20 @@ def explain(
     set_: SetOpt = None,
     broker_conf: BrokerConf = None,
     seed: Seed = None,
+    pulsar_version: PulsarVersion = None,
+    assume_steady: AssumeSteady = False,
     all_cycles: AllCycles = False,
+    watch: Watch = False,
+    interval: Interval = None,
+    count: Count = None,
     output: Output = TABLE,
 ) -> None:
     """Explain why the load manager unloads what it unloads — or why nothing happens.
 
     Shows each broker's resource usage and which resource won the weighted max, raw usage against
     the history-smoothed score, the average and threshold, every candidate bundle with why it was
-    chosen or skipped, and the placement scores of each destination.
+    chosen or skipped, and the placement scores of each destination. It names the Pulsar release
+    modelled, the gate that held and how many more cycles of this state would open it.
 
     Examples:
 
@@ -49,6 +60,8 @@ def explain(
       lbctl explain examples/hot-broker.json --broker broker-1.pulsar.svc:8080
 
       lbctl explain snap.json -o json
+
+      lbctl explain examples/extensible/skewed.json --pulsar-version 3.1 --assume-steady
     """
     with handled():
         from lbctl.cli.connection import live_states
@@ -58,9 +71,20 @@ def explain(
         from lbctl.render.views import ExplainView
         from lbctl.sources.snapshot import read_snapshots
 
-        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
+        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed,
+                       pulsar_version, assume_steady, live=not snapshots, project=True)
         if bundle:
             bundle = check_bundle_name(bundle)
+        if watch or interval is not None or count is not None:
+            if snapshots:
+                raise UsageError("--watch follows a live cluster: give no snapshot")
+            if not watch:
+                raise UsageError("--interval and --count go with --watch")
+            from lbctl.cli.watch import run_watch
+
+            run_watch(ctx, opts, lambda r: ExplainView([r], broker, bundle), output,
+                      interval=interval, count=count)
+            return
         states = read_snapshots(snapshots) if snapshots else live_states(ctx)  # live: --admin-url
         if broker and broker not in states[-1].brokers:
             from lbctl.config import closest

@@ -12,6 +12,7 @@ from lbctl.cli.common import (
     BrokerConf,
     Output,
     Placement,
+    PulsarVersion,
     Seed,
     SetOpt,
     Snapshots,
@@ -73,6 +74,7 @@ def simulate(
     set_: SetOpt = None,
     broker_conf: BrokerConf = None,
     seed: Seed = None,
+    pulsar_version: PulsarVersion = None,
     band: Band = 10.0,
     bounce_window: BounceWindow = None,
     idle_usage: IdleUsage = None,
@@ -100,7 +102,8 @@ def simulate(
         from lbctl.simulate.engine import simulate as run
         from lbctl.sources.snapshot import read_snapshots
 
-        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
+        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed,
+                       pulsar_version)
         sim = sim_options(cycles, band, bounce_window, idle_usage)
         result = run(read_snapshots(snapshots), opts, sim)
         if plot is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
@@ -25,10 +26,43 @@ class Renderable(Protocol):
     def to_text(self) -> str: ...
 
 
+def non_finite(data: Any, path: str = "") -> list[str]:
+    """Where ``data`` holds an infinite or NaN float (JSON has neither: it writes ``null``)."""
+    out: list[str] = []
+    if isinstance(data, float):
+        if not math.isfinite(data):
+            out.append(f"{path or 'value'} is {data}")
+    elif isinstance(data, dict):
+        for k, v in data.items():
+            out += non_finite(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(data, list | tuple):
+        for i, v in enumerate(data):
+            out += non_finite(v, f"{path}[{i}]")
+    return out
+
+
+def json_safe(data: Any) -> Any:
+    """``data`` with a warning for each infinite or NaN figure, which JSON shows as ``null``, so
+    that no such figure disappears silently (added to a top-level ``warnings`` list)."""
+    found = non_finite(data)
+    if not found or not isinstance(data, dict):
+        return data
+    notes = [f"{w} (JSON shows null)" for w in found]
+    return {**data, "warnings": [*data.get("warnings", []), *notes]}
+
+
 def to_json(data: Any) -> str:
     import orjson
 
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+    return orjson.dumps(json_safe(data),
+                        option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+
+
+def to_json_line(data: Any) -> str:
+    """One compact JSON document on one line (a stream of them: ``--watch -o json``)."""
+    import orjson
+
+    return orjson.dumps(json_safe(data), option=orjson.OPT_NON_STR_KEYS).decode()
 
 
 def to_yaml(data: Any) -> str:

@@ -14,8 +14,11 @@ from lbctl.units import mb, pct, rate
 
 def plan_text(plan: Plan, *, title: str | None = None) -> str:
     head = title or (f"{plan.cluster} at {plan.captured_at}: {plan.shedding} + {plan.placement}")
-    parts = [head, ""]
-    if plan.gate:
+    parts = [head, f"Modelled as {plan.settings.profile.name}", ""]
+    if plan.decision is not None:
+        d = plan.decision
+        parts += [f"Decision: {d.label}/{d.reason} — {d.detail}", ""]
+    elif plan.gate:
         parts.append(f"No load shedding: {plan.gate}.")
     actions = [
         {
@@ -55,6 +58,7 @@ def plan_text(plan: Plan, *, title: str | None = None) -> str:
         f"{pct(s['before']['std'])} -> {pct(s['after']['std'])}, max "
         f"{pct(s['before']['max'])} -> {pct(s['after']['max'])} (after = estimate)",
     ]
+    parts += [f"Warning: {w}" for w in plan.all_warnings()]
     return "\n".join(parts)
 
 

@@ -4,7 +4,8 @@ Both Pulsar classes (``…loadbalance.impl.ThresholdShedder#filterAndSelectBundl
 ``OverloadShedder#findBundlesForUnloading``) pick bundles off one broker the same way:
 
 1. Candidates are the entries of ``LoadData.getBundleDataForLoadShedding()`` (bundle data minus the
-   heartbeat / SLA-monitor namespaces) that belong to the broker's ``bundles`` set.
+   system namespaces: ``pulsar/system`` from Pulsar 2.11 on, heartbeat and SLA-monitor ones) that
+   belong to the broker's ``bundles`` set.
 2. A bundle in ``recentlyUnloadedBundles`` is dropped (the leader already cut that map to
    ``loadBalancerSheddingGracePeriodMinutes``, so the strategy only tests membership).
 3. Each candidate is valued by its *short-term* throughput, ``msgThroughputIn + msgThroughputOut``
@@ -25,7 +26,6 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from lbctl.model.bundle import is_system_service_namespace, namespace_of
 from lbctl.model.decision import BundleCandidate, Reason, Selection
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import BrokerData, LoadData
@@ -41,8 +41,8 @@ def descending(value: float) -> tuple[int, float]:
 
 def is_sheddable_data(load: LoadData, bundle: str) -> bool:
     """Whether ``bundle`` is a key of ``LoadData.getBundleDataForLoadShedding()``: it has bundle
-    data and is not in a system (heartbeat / SLA-monitor) namespace."""
-    return bundle in load.bundle_data and not is_system_service_namespace(namespace_of(bundle))
+    data and is not in a system namespace (``pulsar/system``, heartbeat, SLA monitor)."""
+    return load.is_sheddable(bundle)
 
 
 def shedding_candidates(load: LoadData, bundles: Iterable[str]) -> list[str]:
@@ -84,8 +84,10 @@ def unranked_candidates(
     for bundle in bundles:
         if is_sheddable_data(load, bundle):
             continue
-        if is_system_service_namespace(namespace_of(bundle)):
-            why = "system namespace (heartbeat / SLA monitor): never shed"
+        if bundle in load.split_away:
+            why = "split in this cycle: its bundle data is gone until the next update"
+        elif load.is_system_bundle(bundle):
+            why = "system namespace (pulsar/system, heartbeat or SLA monitor): never shed"
         else:
             why = "no bundle data: Pulsar only ranks bundles it has BundleData for"
         out.append(BundleCandidate(broker, bundle, 0.0, False, why))

@@ -11,7 +11,7 @@ from factories import broker, bundle_data, load
 
 from lbctl.config import MB
 from lbctl.model.decision import Reason
-from lbctl.model.javaorder import concurrent_order, copy_order, java_hash_order
+from lbctl.model.javaorder import JavaHashMap, concurrent_order, hashmap_order, java_hash_order
 from lbctl.strategies.shedding._select import select_greedy, shedding_candidates
 
 HEARTBEAT = "pulsar/broker-a:8080/0x00000000_0xffffffff"
@@ -119,10 +119,26 @@ def test_candidates_follow_the_shedding_map_order():
     ld = one_broker(dict.fromkeys([*names, HEARTBEAT], MB), more=("t/ns/nodata",))
     order = shedding_candidates(ld, ld.brokers["b"].local.bundles)
     source = [k for k in concurrent_order([*names, HEARTBEAT]) if k != HEARTBEAT]
-    assert order == java_hash_order(source)
+    assert order == java_hash_order(source) == hashmap_order(source)
     assert HEARTBEAT not in order and "t/ns/nodata" not in order
     # 12 keys: 16 buckets when filled one by one, 32 for a presized copy; the orders differ here
-    assert order != copy_order(names)
+    assert order != JavaHashMap.copy_of(source).keys()
+
+
+def test_pulsar_system_is_never_a_candidate():
+    """``LoadData.getBundleDataForLoadShedding`` leaves out every namespace
+    ``NamespaceService.isSystemServiceNamespace`` names, ``pulsar/system`` included (PR #15252,
+    Pulsar 2.11+); Pulsar 2.10 left out only heartbeat and SLA-monitor namespaces."""
+    from dataclasses import replace
+
+    system = "pulsar/system/0x00000000_0x40000000"
+    ld = one_broker({system: 9 * MB, "x/y/a": MB, HEARTBEAT: 5 * MB})
+    got = run(ld, 100 * MB)
+    assert [s.bundle for s in got.selections] == ["x/y/a"]
+    why = {c.bundle: c.why for c in got.candidates if not c.chosen}
+    assert "never shed" in why[system] and "never shed" in why[HEARTBEAT]
+    old = replace(ld, pulsar_system=False)
+    assert [s.bundle for s in run(old, 100 * MB).selections] == [system, "x/y/a"]
 
 
 def test_nan_ranks_first_like_double_compare():
