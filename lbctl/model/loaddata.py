@@ -8,7 +8,7 @@ unloaded within the grace period. Strategies read it and never change it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -80,7 +80,8 @@ class LoadData:
         assert isinstance(order, ConcurrentOrder)
         return order
 
-    def shedding_order(self, bundles: Iterable[str]) -> list[str]:
+    def shedding_order(self, bundles: Iterable[str],
+                       value: Callable[[str], float] | None = None) -> list[str]:
         """``bundles`` in the order ``getBundleDataForLoadShedding()`` iterates them.
 
         That map is a ``HashMap`` collected (``Collectors.toMap``, one ``putIfAbsent`` at a time)
@@ -88,6 +89,10 @@ class LoadData:
         bucket, then in the concurrent map's order (its bucket — the concurrent map is never
         smaller — then the position in that bucket, which depends on the map's resizes and is
         replayed only for buckets holding two or more of ``bundles``).
+
+        ``value``: the figure the caller then sorts by (stably). Keys sharing a bucket only need
+        their exact order when they also tie on it, so other buckets are not replayed: that
+        replay hashes the whole map, which is costly on a large one.
         """
         items = list(dict.fromkeys(bundles))
         if len(items) <= 1:
@@ -108,15 +113,39 @@ class LoadData:
             decorated.append((h & hm_mask, h & chm_mask & 0x7FFFFFFF, k))
             shared[h & chm_mask] = shared.get(h & chm_mask, 0) + 1
         position: dict[str, int] = {}
-        for b, n in shared.items():
-            if n > 1:
-                position.update((k, i) for i, k in enumerate(chm.bucket(b)))
+        ties = _tied_buckets(decorated, shared, chm_mask, value)
+        for b in ties:
+            position.update((k, i) for i, k in enumerate(chm.bucket(b)))
         decorated.sort(key=lambda d: (d[0], d[1], position.get(d[2], 0)))
         return [d[2] for d in decorated]
 
     def bundle_data_for_shedding(self) -> dict[str, BundleData]:
         """``LoadData.getBundleDataForLoadShedding()``: bundle data minus system namespaces."""
         return {b: d for b, d in self.bundle_data.items() if self.is_sheddable(b)}
+
+
+def _tied_buckets(decorated: list[tuple[int, int, str]], shared: Mapping[int, int],
+                  mask: int, value: Callable[[str], float] | None) -> list[int]:
+    """The concurrent-map buckets holding two or more keys whose order can matter: all shared
+    ones, or with ``value`` only those where two keys tie on it (NaN ties NaN, as in
+    ``Double.compare``)."""
+    multi = [b for b, n in shared.items() if n > 1]
+    if value is None or not multi:
+        return multi
+    wanted = set(multi)
+    seen: dict[int, set[Any]] = {}
+    tied: list[int] = []
+    for _, bucket, k in decorated:
+        b = bucket & mask
+        if b not in wanted:
+            continue
+        v = value(k)
+        key = "nan" if v != v else v
+        vals = seen.setdefault(b, set())
+        if key in vals and b not in tied:
+            tied.append(b)
+        vals.add(key)
+    return tied
 
 
 class BundleDataView(Mapping[str, BundleData]):

@@ -23,7 +23,7 @@ the broker it looked at, chosen or not and why, so ``lbctl explain`` can replay 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from lbctl.model.decision import BundleCandidate, Reason, Selection
@@ -45,7 +45,8 @@ def is_sheddable_data(load: LoadData, bundle: str) -> bool:
     return load.is_sheddable(bundle)
 
 
-def shedding_candidates(load: LoadData, bundles: Iterable[str]) -> list[str]:
+def shedding_candidates(load: LoadData, bundles: Iterable[str],
+                        value: Callable[[str], float] | None = None) -> list[str]:
     """The ``bundles`` (of one broker) that the shedding map holds, in the order Java iterates it.
 
     Pulsar builds that map with ``Collectors.toMap`` over the ``bundleData``
@@ -53,7 +54,7 @@ def shedding_candidates(load: LoadData, bundles: Iterable[str]) -> list[str]:
     time — not a presized ``new HashMap<>(map)`` copy — whose order
     :meth:`~lbctl.strategies.base.LoadData.shedding_order` reproduces.
     """
-    return load.shedding_order(b for b in bundles if is_sheddable_data(load, b))
+    return load.shedding_order((b for b in bundles if is_sheddable_data(load, b)), value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +110,8 @@ def select_greedy(
     """
     table = load.bundle_data
     ranked = [
-        (b, short_term_throughput(table[b])) for b in shedding_candidates(load, data.local.bundles)
+        (b, short_term_throughput(table[b])) for b in shedding_candidates(
+            load, data.local.bundles, lambda b: short_term_throughput(table[b]))
     ]
     # list.sort is stable, like Java's Stream.sorted: ties keep the map's iteration order.
     # Dropping recently unloaded bundles before or after a stable sort gives the same order.

@@ -371,7 +371,8 @@ class AvgShedder:
         data = load.bundle_data
         owned = [b for b in load.brokers[high].local.bundles if load.is_sheddable(b)]
         # getBundleDataForLoadShedding() iteration order (Collectors.toMap from the CHM).
-        ordered = load.shedding_order(owned)
+        ordered = load.shedding_order(owned, lambda b: (
+            data[b].shortTermData.msg_rate if by_rate else data[b].shortTermData.throughput))
         values: list[tuple[str, float, BundleData]] = []
         for b in ordered:
             d = data[b]
