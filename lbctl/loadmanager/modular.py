@@ -64,7 +64,9 @@ from lbctl.model.cycle import CycleMemory, Elapsed, ModularCycle
 from lbctl.model.decision import (
     AutoSplit,
     FilterStep,
+    Label,
     PlacementTrace,
+    Reason,
     Selection,
     SplitCandidate,
     UnloadOutcome,
@@ -413,9 +415,17 @@ def build_plan(cycle: ModularCycle) -> Plan:
         after[o.selection.broker] -= share
         after[o.destination] = after.get(o.destination, 0.0) + share
     rows = []
+    decision = modular_decision(cycle)
+    # a broker the strategy said nothing about was skipped: by the cycle's gate, else as balanced
+    unsaid = decision.reason if decision.label is Label.SKIP and not verdicts else Reason.BALANCED
+    receivers = {o.destination for o in cycle.unloads}
     for name in cycle.state.brokers:  # the snapshot's order, which a person chose
         bd = cycle.load.brokers[name]
         v = verdicts.get(name)
+        label = str(v.label) if v and v.label else None
+        reason = str(v.reason) if v and v.reason else None
+        if label is None and name not in receivers:
+            label, reason = str(Label.SKIP), str(unsaid)
         rows.append(BrokerRow(
             broker=name,
             usage=usage[name],
@@ -424,8 +434,8 @@ def build_plan(cycle: ModularCycle) -> Plan:
             msg_rate=bd.local.msg_rate,
             throughput=bd.local.throughput,
             bundles=len(bd.local.lastStats) or bd.local.numBundles,
-            label=str(v.label) if v and v.label else None,
-            reason=str(v.reason) if v and v.reason else None,
+            label=label,
+            reason=reason,
             why=v.why if v else "",
             numbers=dict(v.numbers) if v else {},
             resources=bd.local.resource_percents(),
@@ -440,7 +450,7 @@ def build_plan(cycle: ModularCycle) -> Plan:
                 warnings.append(f"{s.bundle}: {name} is {x}; JSON shows null")
     return Plan(st.cluster, st.captured_at_iso, st.load_manager, cycle.shedding, cycle.placement,
                 settings, tuple(_action(o) for o in cycle.outcomes) + splits, tuple(rows),
-                st.bundle_count(), cycle.gate, modular_decision(cycle),
+                st.bundle_count(), cycle.gate, decision,
                 history_dict(cycle.elapsed), tuple(warnings))
 
 
