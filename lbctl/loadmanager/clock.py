@@ -98,7 +98,7 @@ def advance(lm: Replayable[R], state: ClusterState, settings: Settings, memory: 
     for j in range(start, start + limit):
         at = times(j)
         result = lm.run_cycle(lm.held(state, at), settings, memory,
-                              Elapsed(samples=0, first_sight=False))
+                              Elapsed(samples=0, first_sight=False, replaying=True))
         if lm.acted(result):
             return memory, kept, at
         new = lm.memory_of(result)

@@ -36,6 +36,9 @@ def update_bundle_data(
     stats: dict[str, NamespaceBundleStats] = {}
     for local in state.brokers.values():
         stats.update(local.lastStats)
+    if (samples == 0 and isinstance(previous, BundleDataView) and not state.bundle_data
+            and previous.keys() == stats.keys()):
+        return previous  # no report written, the same bundles: the leader's data is unchanged
     if isinstance(previous, BundleDataView):
         previous = previous.materialized()  # do not chain views across a long sequence
     return BundleDataView(stats, previous, state.bundle_data, samples)

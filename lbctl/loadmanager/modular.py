@@ -156,7 +156,9 @@ class ModularLoadManager:
 
         load = build_load_data(state, bundle_data, recently,
                                pulsar_system=bool(profile["shedPulsarSystem"]))
-        splits = auto_splits(state, load, settings) if self.check_splits else ()
+        # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none
+        splits = (auto_splits(state, load, settings)
+                  if self.check_splits and not elapsed.replaying else ())
         split_away = frozenset(s.candidate.bundle for s in splits if s.skipped is None)
         if split_away:
             load = replace(load, split_away=split_away)
@@ -199,6 +201,8 @@ class ModularLoadManager:
             else:
                 outcomes.append(UnloadOutcome(sel, trace.broker, None, trace))
                 recently[sel.bundle] = now
+                if elapsed.replaying:
+                    break  # the replay stops before a cycle that acts: the rest is not needed
         # onUnloadAttemptCompleted: a shedder's own destinations live for this attempt only.
         return ModularCycleResult(
             state, settings, shed_name, self.placement.name, load, decision, tuple(outcomes),

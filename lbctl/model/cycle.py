@@ -73,6 +73,8 @@ class Elapsed:
     #: ``--watch``: cycles followed so far, and how many the strategy's memory needs (0: no watch)
     followed: int = 0
     warm_up: int = 0
+    #: a cycle replayed on a held state for its memory only (no sample, no split, no output)
+    replaying: bool = False
 
     @property
     def warming_up(self) -> bool:
