@@ -352,11 +352,6 @@ class Settings(Mapping[str, Any]):
         origin.update(dict.fromkeys(overrides, "override"))
         return Settings(values, origin, self._profile)
 
-    def with_profile(self, profile: Profile) -> Settings:
-        """The same explicit values under another release's defaults and code variants."""
-        explicit = {k: v for k, v in self._values.items() if k in self._origin}
-        return Settings(explicit, self._origin, profile)
-
     def origin(self, key: str) -> str:
         """Where the value came from: default, snapshot, broker.conf or --set."""
         return self._origin.get(key, "default")

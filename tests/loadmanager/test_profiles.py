@@ -148,3 +148,18 @@ def test_profile_named_in_plans_and_explanations() -> None:
     assert "Pulsar profile: Pulsar 3.0.17 (--pulsar-version)" in r.explanation().to_text()
     (r,) = run([direct_memory_hot()], Options(pulsar_version="3.4.2"))
     assert any("nearest" in w for w in r.plan().all_warnings())
+
+
+def test_least_long_term_message_rate_overload_test_before_pip_358() -> None:
+    """``LeastLongTermMessageRate.getScore``: a candidate over the overload threshold scores +inf.
+    Before PIP-358 (4.0) the test used the unweighted ``getMaxResourceUsage()``, so a broker at
+    90 % direct memory was avoided; since, direct memory weighs 0 and it is an ordinary
+    candidate."""
+    from lbctl.config import resolve
+    from lbctl.strategies.placement.least_long_term_message_rate import overload_usage
+
+    local = broker(cpu=(10, 100), direct_memory=(90, 100))
+    old = resolve({}, profile=profile_for(Version.parse("3.3.9")))
+    new = resolve({}, profile=profile_for(Version.parse("4.0.0")))
+    assert overload_usage(local, old) == pytest.approx(0.9)
+    assert overload_usage(local, new) == pytest.approx(0.1)
