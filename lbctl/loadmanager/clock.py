@@ -88,9 +88,12 @@ class Replayable(Protocol[R]):
 
     def samples(self, earlier: ClusterState, later: ClusterState) -> int: ...
 
+    def timers(self, memory: Any) -> bool: ...
+
 
 def advance(lm: Replayable[R], state: ClusterState, settings: Settings, memory: Any,
-            times: Callable[[int], int], limit: int, start: int = 1) -> tuple[Any, int, int | None]:
+            times: Callable[[int], int], limit: int, start: int = 1, *,
+            stop_at_fixed_point: bool = True) -> tuple[Any, int, int | None]:
     """Run memory-only cycles on ``state`` at ``times(j)`` for j = start, start+1, …, up to
     ``limit`` of them, stopping before the first that would act (its time is returned) or after
     one that changed nothing. Returns (memory, cycles kept, time of the first acting cycle)."""
@@ -103,7 +106,8 @@ def advance(lm: Replayable[R], state: ClusterState, settings: Settings, memory: 
             return memory, kept, at
         new = lm.memory_of(result)
         kept += 1
-        if lm.memory_key(new) == lm.memory_key(memory):
+        if (stop_at_fixed_point or not lm.timers(new)) \
+                and lm.memory_key(new) == lm.memory_key(memory):
             return new, kept, None  # a fixed point: every later cycle is the same
         memory = new
     return memory, kept, None
@@ -189,9 +193,12 @@ def _every(start: int, step: int) -> Callable[[int], int]:
 
 def cycles_to_open(lm: Replayable[R], state: ClusterState, settings: Settings, memory: Any,
                    limit: int = STEADY_LIMIT) -> int | None:
-    """How many more cycles of this very state the leader needs before it acts (``None``: not
-    within ``limit``, or never — the memory stops changing first)."""
-    _, kept, at = advance(lm, state, settings, memory, _constant(state.captured_at), limit)
+    """How many more cycles of this very state the leader needs before it acts, the clock moving
+    on by one interval per cycle (so grace periods and cool-downs run out); ``None``: not within
+    ``limit``."""
+    _, kept, at = advance(lm, state, settings, memory,
+                          _every(state.captured_at, interval_ms(settings)), limit,
+                          stop_at_fixed_point=False)
     return kept + 1 if at is not None else None
 
 

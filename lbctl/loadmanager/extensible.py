@@ -280,6 +280,10 @@ class ExtensibleLoadManager:
     def samples(self, earlier: ClusterState, later: ClusterState) -> int:
         return 1
 
+    def timers(self, memory: ExtensibleMemory) -> bool:
+        """Whether the clock alone can still change the memory (grace periods, cool-downs)."""
+        return bool(memory.recently_unloaded or memory.recently_unloaded_brokers)
+
     def cycles_to_open(self, result: ExtensibleCycleResult) -> int | None:
         if result.gate is not None or result.actions:
             return None

@@ -312,6 +312,10 @@ class ModularLoadManager:
     def samples(self, earlier: ClusterState, later: ClusterState) -> int:
         return reports_written(earlier, later)
 
+    def timers(self, memory: CycleMemory) -> bool:
+        """Whether the clock alone can still change the memory (a grace period to run out)."""
+        return bool(memory.recently_unloaded)
+
     def cycles_to_open(self, result: ModularCycleResult) -> int | None:
         """More cycles of this cycle's state before the leader acts (``None``: not soon)."""
         if result.gate is not None or result.unloads:

@@ -146,8 +146,8 @@ def projection_line(opens_in: int | None, projected: bool, interval_ms: int) -> 
     if not projected:
         return []
     if opens_in is None:
-        return ["More cycles of this very state would not make the leader act (the gates stay "
-                "closed, or the memory stops changing, within 64 cycles)"]
+        return ["More cycles of this very state would not make the leader act (not within 64 "
+                "cycles, the clock moving on: grace periods and cool-downs included)"]
     minutes = opens_in * interval_ms // 60_000
     return [f"The leader would act after {opens_in} more cycle(s) of this state (~{minutes} min); "
             "--assume-steady shows that cycle"]
