@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from lbctl.errors import ConfigError, UsageError
+from lbctl.versions import Profile, newest
 
 IMPL = "org.apache.pulsar.broker.loadbalance.impl."
 MB = 1024 * 1024
@@ -157,6 +158,9 @@ SETTINGS: tuple[Setting, ...] = (
             "Shedding strategy class of the modular load manager."),
     Setting("loadBalancerLoadPlacementStrategy", "string", IMPL + "LeastLongTermMessageRate", "",
             "Placement strategy class of the modular load manager."),
+    Setting("loadBalancerPlacementStrategy", "string", "leastLoadedServer", "",
+            "SimpleLoadManagerImpl's placement key (read by mistake for AvgShedder by some 3.x "
+            "releases, PR #23156)."),
     Setting("loadBalancerReportUpdateThresholdPercentage", "int", 10, "percent",
             "A broker rewrites its load report when a figure changed by more than this."),
     Setting("loadBalancerReportUpdateMaxIntervalMinutes", "int", 15, "minutes",
@@ -294,19 +298,31 @@ def unknown_setting(name: str) -> UsageError:
 
 
 class Settings(Mapping[str, Any]):
-    """Resolved settings. Reading one records its name, so a plan can list what it read."""
+    """Resolved settings. Reading one records its name, so a plan can list what it read.
 
-    __slots__ = ("_origin", "_read", "_values")
+    ``profile`` is the Pulsar release modelled (:mod:`lbctl.versions`): its defaults replace the
+    declared ones where that release differs, and strategies ask it which code variant to run.
+    """
 
-    def __init__(self, values: Mapping[str, Any], origin: Mapping[str, str] | None = None):
+    __slots__ = ("_origin", "_profile", "_read", "_values")
+
+    def __init__(self, values: Mapping[str, Any], origin: Mapping[str, str] | None = None,
+                 profile: Profile | None = None):
+        self._profile = profile or newest()
         self._values = {s.name: s.default for s in SETTINGS}
+        self._values.update(self._profile.setting_defaults())
         self._values.update(values)
         self._origin = dict(origin or {})
         self._read: set[str] = set()
 
     @classmethod
-    def defaults(cls) -> Settings:
-        return cls({})
+    def defaults(cls, profile: Profile | None = None) -> Settings:
+        return cls({}, profile=profile)
+
+    @property
+    def profile(self) -> Profile:
+        """The Pulsar release whose behaviour these settings model."""
+        return self._profile
 
     def __getitem__(self, key: str) -> Any:
         if key not in self._values:
@@ -334,7 +350,7 @@ class Settings(Mapping[str, Any]):
         values.update({k: SETTINGS_BY_NAME[k].parse(v) for k, v in overrides.items()})
         origin = dict(self._origin)
         origin.update(dict.fromkeys(overrides, "override"))
-        return Settings(values, origin)
+        return Settings(values, origin, self._profile)
 
     def peek(self, key: str) -> Any:
         """The value of ``key`` without recording it as read (for lbctl's own checks, which must
@@ -354,7 +370,8 @@ class Settings(Mapping[str, Any]):
     # --- derived values that Pulsar computes from several keys --------------------------------
     def bandwidth_in_weight(self) -> float:
         """``getLoadBalancerBandwidthInResourceWeight()``: the new key unless it is 1.0, then the
-        deprecated ``…BandwithIn…`` key unless that is 1.0, else 1.0."""
+        deprecated ``…BandwithIn…`` key unless that is 1.0, else 1.0 (PIP-357, Pulsar 4.0+).
+        Before 4.0 only the misspelt key exists: a correctly spelt one is an unknown key."""
         return _weight(self, "loadBalancerBandwidthInResourceWeight",
                        "loadBalancerBandwithInResourceWeight")
 
@@ -374,6 +391,28 @@ class Settings(Mapping[str, Any]):
     def memory_weight(self) -> float:
         return float(self["loadBalancerMemoryResourceWeight"])
 
+    def weighted_usage_memory_weight(self) -> float | None:
+        """The memory weight ThresholdShedder and LeastResourceUsageWithWeight pass to
+        ``getMaxResourceUsageWithWeight``: ``None`` (4-argument form, no JVM heap) from Pulsar
+        3.0 on (PR #19559), the memory weight before."""
+        if self._profile["weightedUsageWithMemory"]:
+            return self.memory_weight()
+        return None
+
+    def weighted_usage(self, local: Any) -> float:
+        """``getMaxResourceUsageWithWeight`` of a ``LocalBrokerData`` as ThresholdShedder,
+        LeastResourceUsageWithWeight and AvgShedder compute it in this release."""
+        return float(local.max_resource_usage_with_weight(
+            *self.weights4(), memory_weight=self.weighted_usage_memory_weight()))
+
+    def overload_usage(self, local: Any) -> float:
+        """The usage compared with ``loadBalancerBrokerOverloadedThresholdPercentage`` by
+        OverloadShedder and ``selectBroker``'s post-check: the weighted 4-argument usage from
+        Pulsar 4.0 (PIP-358), the unweighted ``getMaxResourceUsage()`` before."""
+        if self._profile["overloadUsage"] == "weighted":
+            return float(local.max_resource_usage_with_weight(*self.weights4()))
+        return float(local.max_resource_usage())
+
 
 #: what :meth:`Settings.weights4` reads (the deprecated ``…Bandwith…`` keys when the new are 1.0)
 WEIGHT_KEYS = ("loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourceWeight",
@@ -381,7 +420,13 @@ WEIGHT_KEYS = ("loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourc
                "loadBalancerBandwithInResourceWeight", "loadBalancerBandwithOutResourceWeight")
 
 
+#: what :meth:`Settings.weighted_usage` may read (JVM heap's weight before Pulsar 3.0)
+USAGE_KEYS = (*WEIGHT_KEYS, "loadBalancerMemoryResourceWeight")
+
+
 def _weight(settings: Settings, key: str, deprecated: str) -> float:
+    if settings.profile["bandwidthKeys"] == "misspelt":
+        return float(settings[deprecated])
     value = float(settings[key])
     if value != 1.0:
         return value
@@ -432,6 +477,7 @@ def resolve(
     overrides: Mapping[str, str] | None = None,
     *,
     source_names: tuple[str, str] = ("snapshot", "broker.conf"),
+    profile: Profile | None = None,
 ) -> Settings:
     """Merge the layers: overrides > broker.conf > snapshot config > Pulsar's defaults.
 
@@ -458,7 +504,7 @@ def resolve(
             except ConfigError as e:
                 raise ConfigError(f"{label}: {e}") from None
             origin[key] = label
-    return Settings(values, origin)
+    return Settings(values, origin, profile)
 
 
 def describe(setting: Setting) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lbctl.config import Settings
+from lbctl.model.decision import CycleDecision
 from lbctl.units import rounded
 
 PLAN_FORMAT = "lbctl/plan@1"
@@ -101,7 +102,10 @@ class Plan:
     """One cycle's actions and a row per broker, with the header plan@1 carries.
 
     ``settings`` is read at :meth:`to_dict` time: the plan lists every setting the computation
-    read, including those read while its rows were built. ``gate`` says why no shedding ran.
+    read, including those read while its rows were built. ``gate`` says why no shedding ran;
+    ``decision`` is the cycle's outcome in one line (label, reason, detail); ``history`` says how
+    the leader's clock moved before the cycle (:mod:`lbctl.loadmanager.clock`); ``warnings`` are
+    what a reader must know (a strategy this release lacks, a figure JSON cannot hold, no history).
     """
 
     cluster: str
@@ -114,11 +118,15 @@ class Plan:
     brokers: tuple[BrokerRow, ...]
     bundles: int
     gate: str | None = None
+    decision: CycleDecision | None = None
+    history: Mapping[str, Any] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
     def summary(self) -> dict[str, Any]:
-        """Counts, and the usage spread before and after (brokers without a figure left out)."""
-        before = [b.usage for b in self.brokers if not math.isnan(b.usage)]
-        after = [b.usage_after for b in self.brokers if not math.isnan(b.usage_after)]
+        """Counts, and the usage spread before and after (brokers without a finite figure — no
+        load data, or an infinite or NaN usage — are left out and counted apart)."""
+        before = [b.usage for b in self.brokers if math.isfinite(b.usage)]
+        after = [b.usage_after for b in self.brokers if math.isfinite(b.usage_after)]
         return {
             "brokers": len(self.brokers),
             "bundles": self.bundles,
@@ -130,10 +138,29 @@ class Plan:
             "after": spread(after),
         }
 
-    def warnings(self) -> list[PlanWarning]:
+    def sanity_warnings(self) -> list[PlanWarning]:
         """Sanity checks on the plan (:func:`plan_warnings`): Pulsar's decision is kept, but a
         person should know when it looks wrong."""
         return plan_warnings(self)
+
+    def all_warnings(self) -> list[PlanWarning]:
+        """Everything a reader must know: the sanity checks, the load manager's notes (a strategy
+        this release lacks, no history, …), and one per figure JSON cannot carry (shown as
+        ``null``)."""
+        out = self.sanity_warnings()
+        out += [PlanWarning("note", w) for w in self.warnings]
+        for b in self.brokers:
+            for name, x in (("usage", b.usage), ("score", b.score)):
+                if x is not None and math.isinf(x):
+                    out.append(PlanWarning(
+                        "non-finite", f"{b.broker}: {name} is {'+' if x > 0 else '-'}infinity "
+                        "(a resource usage beyond float range, or a limit that rounds to 0 in "
+                        "float); JSON shows null", (b.broker,)))
+                elif x is not None and math.isnan(x) and name == "usage" and b.resources:
+                    out.append(PlanWarning(
+                        "non-finite", f"{b.broker}: usage is NaN (a usage and limit of 0 in "
+                        "float); JSON shows null", (b.broker,)))
+        return out
 
     def to_dict(self, *, explained: bool = False) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -148,20 +175,32 @@ class Plan:
             "brokers": [_broker_dict(b, explained) for b in self.brokers],
             "summary": self.summary(),
         }
-        warnings = self.warnings()
-        if warnings:
-            d["warnings"] = [w.to_dict() for w in warnings]
+        # additions to plan@1 (docs/plan-format.md), after the original keys
+        if self.decision is not None:
+            d["decision"] = self.decision.to_dict()
+        if self.history:
+            d["history"] = dict(self.history)
+        d["pulsarVersion"] = self.settings.profile.to_dict()
+        d["warnings"] = [w.to_dict() for w in self.all_warnings()]
         return d
 
 
 def spread(values: list[float]) -> dict[str, float]:
+    """Mean, population std, max and min of finite figures (``statistics`` would raise on an
+    infinite one: the callers leave those out)."""
+    values = [v for v in values if math.isfinite(v)]
     if not values:
         return {"mean": 0.0, "std": 0.0, "max": 0.0, "min": 0.0}
+    try:
+        mean = math.fsum(values) / len(values)
+        std = statistics.pstdev(values)
+    except (OverflowError, ValueError):  # finite figures so huge that their sums overflow
+        mean = std = math.inf
     return {
-        "mean": round(statistics.fmean(values), 6),
-        "std": round(statistics.pstdev(values), 6),
-        "max": round(max(values), 6),
-        "min": round(min(values), 6),
+        "mean": rounded(mean) or 0.0,
+        "std": rounded(std) or 0.0,
+        "max": rounded(max(values)) or 0.0,
+        "min": rounded(min(values)) or 0.0,
     }
 
 

@@ -31,7 +31,10 @@ def pct(fraction: float | None, digits: int = 1) -> str:
 
 
 def pct_whole(fraction: float) -> str:
-    """A threshold as a person writes it: "10%" when whole, else one decimal ("7.5%")."""
+    """A threshold as a person writes it: "10%" when whole, else one decimal ("7.5%"); an
+    infinite or NaN figure (a report Pulsar's float arithmetic overflows) as "inf"/"NaN"."""
+    if not math.isfinite(fraction):
+        return pct(fraction) if math.isinf(fraction) else "NaN"
     x = fraction * 100
     if not math.isfinite(x):  # Java's double arithmetic can reach Infinity/NaN: print it
         return "NaN" if math.isnan(x) else ("Infinity%" if x > 0 else "-Infinity%")

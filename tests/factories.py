@@ -188,8 +188,10 @@ def single_broker() -> ClusterState:
 
 
 def with_system_namespaces() -> ClusterState:
-    """A hot broker whose heaviest bundles are heartbeat / SLA-monitor ones: never moved."""
+    """A hot broker whose heaviest bundles are heartbeat / SLA-monitor / pulsar/system ones: never
+    moved (``NamespaceService.isSystemServiceNamespace``)."""
     hot = {**_bundles("pulsar/b0:8080", 1, 300 * MB, 30000),
+           **_bundles("pulsar/system", 1, 300 * MB, 30000),
            **_bundles("sla-monitor/c1/b0:8080", 1, 300 * MB, 30000),
            **_bundles("t/ns", 4, 10 * MB, 1000)}
     return _scenario({"b0:8080": 0.95, "b1:8080": 0.1, "b2:8080": 0.1},

@@ -17,7 +17,7 @@ from lbctl.strategies.builtin import SPLIT
 
 KEYS = ["format", "cluster", "capturedAt", "loadManager", "shedding", "placement", "settings",
         "actions", "brokers", "summary"]
-OPTIONAL = ["warnings", "explanation", "preview"]
+OPTIONAL = ["decision", "history", "pulsarVersion", "warnings", "explanation", "preview"]
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z")
 _HEX = re.compile(r"0x[0-9a-f]{8}")
 REASONS = {str(r) for r in Reason}
@@ -81,6 +81,19 @@ def check_plan(plan: dict[str, Any]) -> None:
                 assert dest is not None and dest != a["broker"], where
             if a.get("skipped") is None and dest is not None:
                 assert dest != a["broker"], f"{where}: moved to its own owner"
+
+    if "decision" in plan:
+        dec = plan["decision"]
+        assert list(dec) == ["label", "reason", "detail"], dec
+        assert dec["label"] in LABELS and dec["reason"] in REASONS, dec
+        assert isinstance(dec["detail"], str) and dec["detail"], dec
+        moved = any(a["action"] in ("unload", "transfer") and "skipped" not in a
+                    for a in plan["actions"])
+        assert (dec["label"] == "Success") == moved, f"decision {dec} vs actions"
+    if "warnings" in plan:
+        for w in plan["warnings"]:
+            assert set(w) == {"code", "message", "brokers", "bundles"}, w
+            assert isinstance(w["code"], str) and isinstance(w["message"], str) and w["message"]
 
     s = plan["summary"]
     assert s["brokers"] == len(brokers)

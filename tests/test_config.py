@@ -36,6 +36,7 @@ PULSAR: dict[str, tuple[str, object]] = {
     "loadBalancerSheddingExcludedNamespaces": ("set", ()),
     "loadBalancerLoadSheddingStrategy": ("string", IMPL + "ThresholdShedder"),
     "loadBalancerLoadPlacementStrategy": ("string", IMPL + "LeastLongTermMessageRate"),
+    "loadBalancerPlacementStrategy": ("string", "leastLoadedServer"),  # SimpleLoadManagerImpl
     "loadBalancerReportUpdateThresholdPercentage": ("int", 10),
     "loadBalancerReportUpdateMaxIntervalMinutes": ("int", 15),
     "loadBalancerMaxNumberOfBundlesInBundleLoadReport": ("int", 10),

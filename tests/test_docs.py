@@ -126,6 +126,8 @@ def _live_args(args: list[str], url: str) -> list[str]:
         del args[i:i + 2]
     if "monitor-brokers" in args and not {"--once", "--count", "-n"} & set(args):
         args.append("--once")  # a monitor refreshes until Ctrl-C
+    if "--watch" in args and "--count" not in args:
+        args += ["--count", "1"]  # a watch follows the leader until Ctrl-C
     return ["--admin-url", url, *args]
 
 

@@ -60,6 +60,34 @@ Seed = Annotated[
     int | None,
     typer.Option("--seed", metavar="N", help="Seed for random choices among equally good brokers."),
 ]
+PulsarVersion = Annotated[
+    str | None,
+    typer.Option("--pulsar-version", metavar="X.Y[.Z]",
+                 help="The Pulsar release whose defaults and code to model; default: the version "
+                 "the snapshot's brokers report (brokerVersionString), else the newest known "
+                 "(see docs/versions.md)."),
+]
+AssumeSteady = Annotated[
+    bool,
+    typer.Option("--assume-steady",
+                 help="Treat the (first) snapshot as a state that has lasted: replay earlier cycles "
+                 "of it first (hit counts, usage history), instead of the leader's first sight."),
+]
+Watch = Annotated[
+    bool,
+    typer.Option("--watch", help="Live: follow the leader, refreshing every --interval seconds and "
+                 "carrying the strategy's memory across refreshes (first cycles: warming up)."),
+]
+Interval = Annotated[
+    float | None,
+    typer.Option("--interval", metavar="SECONDS", min=1.0,
+                 help="--watch: seconds between refreshes (default: the shedding interval, "
+                 "loadBalancerSheddingIntervalMinutes)."),
+]
+Count = Annotated[
+    int | None,
+    typer.Option("--count", metavar="N", min=1, help="--watch: stop after N refreshes."),
+]
 AllCycles = Annotated[
     bool,
     typer.Option("--all-cycles", help="Show every cycle of a sequence, not only the last."),

@@ -12,6 +12,7 @@ from lbctl.cli.common import (
     NoColor,
     Output,
     Placement,
+    PulsarVersion,
     Seed,
     SetOpt,
     Wide,
@@ -49,6 +50,7 @@ def compare(
     set_: SetOpt = None,
     broker_conf: BrokerConf = None,
     seed: Seed = None,
+    pulsar_version: PulsarVersion = None,
     band: Band = 10.0,
     bounce_window: BounceWindow = None,
     idle_usage: IdleUsage = None,
@@ -88,7 +90,8 @@ def compare(
         from lbctl.simulate.compare import compare as run
         from lbctl.simulate.compare import parse_pairs
 
-        opts = Options(None, placement, parse_assignments(set_ or []), broker_conf, seed)
+        opts = Options(None, placement, parse_assignments(set_ or []), broker_conf, seed,
+                       pulsar_version)
         pairs = parse_pairs(strategy, placement)
         sim = sim_options(cycles, band, bounce_window, idle_usage)
         from lbctl.cli.progress import Progress

@@ -10,13 +10,18 @@ import typer
 from lbctl.cli.common import (
     TABLE,
     AllCycles,
+    AssumeSteady,
     BrokerConf,
+    Count,
+    Interval,
     NoColor,
     Output,
     Placement,
+    PulsarVersion,
     Seed,
     SetOpt,
     Strategy,
+    Watch,
     Wide,
     emit,
     handled,
@@ -52,7 +57,12 @@ def explain(
     set_: SetOpt = None,
     broker_conf: BrokerConf = None,
     seed: Seed = None,
+    pulsar_version: PulsarVersion = None,
+    assume_steady: AssumeSteady = False,
     all_cycles: AllCycles = False,
+    watch: Watch = False,
+    interval: Interval = None,
+    count: Count = None,
     output: Output = TABLE,
     wide: Wide = False,
     no_color: NoColor = False,
@@ -70,24 +80,40 @@ def explain(
 
     Shows each broker's resource usage and which resource won the weighted max, raw usage against
     the history-smoothed score, the average and threshold, every candidate bundle with why it was
-    chosen or skipped, and the placement scores of each destination.
+    chosen or skipped, and the placement scores of each destination. It names the Pulsar release
+    modelled, the gate that held and how many more cycles of this state would open it.
 
     \b
     Examples:
       lbctl explain examples/rolling-restart.yaml
       lbctl explain examples/hot-broker.json --broker broker-1.pulsar.svc:8080
       lbctl explain snap.json -o json
+
+      lbctl explain examples/extensible/skewed.json --pulsar-version 3.1 --assume-steady
     """
     with handled():
         from lbctl.cli.progress import Progress
         from lbctl.cli.prometheus import PrometheusArgs, states_for
         from lbctl.config import parse_assignments
+        from lbctl.errors import UsageError
         from lbctl.loadmanager.select import Options, run
         from lbctl.render.views import ExplainView
 
-        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
+        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed,
+                       pulsar_version, assume_steady,
+                       live=not snapshots and not prometheus_url, project=True)
         if bundle:
             bundle = check_bundle_name(bundle)
+        if watch or interval is not None or count is not None:
+            if snapshots:
+                raise UsageError("--watch follows a live cluster: give no snapshot")
+            if not watch:
+                raise UsageError("--interval and --count go with --watch")
+            from lbctl.cli.watch import run_watch
+
+            run_watch(ctx, opts, lambda r: ExplainView([r], broker, bundle), output,
+                      interval=interval, count=count)
+            return
         bar = Progress()
         with bar.phase("reading the snapshots"):
             states = states_for(ctx, snapshots, PrometheusArgs(

@@ -7,13 +7,18 @@ import typer
 from lbctl.cli.common import (
     TABLE,
     AllCycles,
+    AssumeSteady,
     BrokerConf,
+    Count,
+    Interval,
     NoColor,
     Output,
     Placement,
+    PulsarVersion,
     Seed,
     SetOpt,
     Strategy,
+    Watch,
     Wide,
     emit,
     handled,
@@ -40,7 +45,12 @@ def recommend(
     set_: SetOpt = None,
     broker_conf: BrokerConf = None,
     seed: Seed = None,
+    pulsar_version: PulsarVersion = None,
+    assume_steady: AssumeSteady = False,
     all_cycles: AllCycles = False,
+    watch: Watch = False,
+    interval: Interval = None,
+    count: Count = None,
     output: Output = TABLE,
     wide: Wide = False,
     no_color: NoColor = False,
@@ -57,7 +67,10 @@ def recommend(
     """Recommend unloads: run Pulsar's shedding and placement strategies over a snapshot.
 
     A sequence (several files, or a .jsonl) is replayed cycle by cycle, carrying the strategies'
-    history; the plan of the last cycle is printed (--all-cycles: every cycle).
+    history on the leader's clock (the cycles that elapsed between snapshots count); the plan of
+    the last cycle is printed (--all-cycles: every cycle). A single snapshot, or a live read, is the
+    leader's first sight of the state (--assume-steady: a state that has lasted). Live, --watch
+    follows the leader, carrying the strategies' memory from refresh to refresh.
 
     \b
     Examples:
@@ -65,14 +78,29 @@ def recommend(
       lbctl recommend examples/two-brokers-90-10.jsonl --all-cycles -o json
       lbctl recommend snap.json --strategy AvgShedder --placement AvgShedder \\
           --set maxUnloadPercentage=0.5
+      lbctl recommend snap.json --pulsar-version 3.0.6 --assume-steady
+      lbctl --admin-url http://pulsar:8080 recommend --watch --interval 60
     """
     with handled():
         from lbctl.cli.prometheus import PrometheusArgs, states_for
         from lbctl.config import parse_assignments
+        from lbctl.errors import UsageError
         from lbctl.loadmanager.select import Options, plans
         from lbctl.render.views import RecommendView
 
-        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
+        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed,
+                       pulsar_version, assume_steady,
+                       live=not snapshots and not prometheus_url)
+        if watch or interval is not None or count is not None:
+            if snapshots:
+                raise UsageError("--watch follows a live cluster: give no snapshot")
+            if not watch:
+                raise UsageError("--interval and --count go with --watch")
+            from lbctl.cli.watch import run_watch
+
+            run_watch(ctx, opts, lambda r: RecommendView([r.plan()]), output,
+                      interval=interval, count=count)
+            return
         from lbctl.cli.progress import Progress
 
         bar = Progress()

@@ -13,6 +13,7 @@ from lbctl.cli.common import (
     NoColor,
     Output,
     Placement,
+    PulsarVersion,
     Seed,
     SetOpt,
     Strategy,
@@ -87,6 +88,7 @@ def simulate(
     set_: SetOpt = None,
     broker_conf: BrokerConf = None,
     seed: Seed = None,
+    pulsar_version: PulsarVersion = None,
     band: Band = 10.0,
     bounce_window: BounceWindow = None,
     idle_usage: IdleUsage = None,
@@ -125,7 +127,8 @@ def simulate(
         from lbctl.render.simulation_view import SimulationView
         from lbctl.simulate.engine import simulate as run
 
-        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed)
+        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed,
+                       pulsar_version)
         sim = sim_options(cycles, band, bounce_window, idle_usage)
         bar = Progress()
         with bar.phase("reading the snapshots"):

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from lbctl.model.cycle import ExtensibleCycle, ModularCycle
+from lbctl.model.outcome import cycle_decision, history_lines, profile_lines, projection_line
+
 
 class Explanation(Protocol):
     """A cycle's reasoning, optionally narrowed to one broker or one bundle (``lines``)."""
@@ -18,3 +21,28 @@ class Explanation(Protocol):
     def to_text(self) -> str: ...
 
     def to_dict(self) -> dict[str, Any]: ...
+
+
+def preamble(cycle: ModularCycle | ExtensibleCycle) -> list[str]:
+    """What every explanation says first: the Pulsar release modelled, the cycle's decision, how
+    the leader's clock got there, how long until the gate opens, and the run's warnings."""
+    dec = cycle_decision(cycle)
+    out = profile_lines(cycle.settings)
+    out += ["", f"Decision: {dec.label}/{dec.reason} — {dec.detail}"]
+    out += history_lines(cycle.elapsed, samples=isinstance(cycle, ModularCycle))
+    out += projection_line(cycle.opens_in, cycle.projected, cycle.elapsed.interval_ms)
+    out += [f"Warning: {w}" for w in cycle.warnings]
+    return out
+
+
+def preamble_dict(cycle: ModularCycle | ExtensibleCycle) -> dict[str, Any]:
+    """The same as data, for ``explanation`` in ``explain -o json``."""
+    d: dict[str, Any] = {
+        "profile": cycle.settings.profile.name,
+        "profileDifferences": [
+            {"variant": v.name, "value": value, "what": v.what, "source": v.source}
+            for v, value in cycle.settings.profile.differences()],
+    }
+    if cycle.projected:
+        d["opensInCycles"] = cycle.opens_in
+    return d

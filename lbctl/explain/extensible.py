@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from lbctl.explain import preamble, preamble_dict
 from lbctl.model.cycle import ExtensibleCycle
 from lbctl.model.decision import Round
 from lbctl.units import pct, rounded
@@ -53,6 +54,7 @@ def explanation_dict(c: ExtensibleCycle) -> dict[str, Any]:
     s = c.shed
     settings = c.settings
     out: dict[str, Any] = {
+        **preamble_dict(c),
         "gate": c.gate,
         "loadData": "derived from the modular load reports" if c.derived else "brokerLoadData",
         "brokers": [
@@ -133,6 +135,7 @@ class ExtensibleExplanation:
             f"{len(c.bundle_names())} bundles), extensible load manager"
             + (" (load data derived from the modular reports)" if c.derived else ""),
             f"Shedding strategy {c.shedding}, placement {c.placement}",
+            *preamble(c),
         ]
         if c.gate:
             out += ["", f"Nothing happens: {c.gate}."]

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lbctl.explain import preamble, preamble_dict
 from lbctl.model.cycle import ModularCycle
 from lbctl.model.decision import PlacementTrace
 from lbctl.units import pct
@@ -90,10 +91,10 @@ def explanation_dict(cycle: ModularCycle) -> dict[str, Any]:
     """The reasoning as plain data, attached to the plan by ``lbctl explain -o json``."""
     d = cycle.decision
     return {
+        **preamble_dict(cycle),
         "gate": cycle.gate,
         "notes": list(d.notes) if d else [],
-        "numbers": {k: (None if math.isinf(v) or math.isnan(v) else v)
-                    for k, v in (d.numbers.items() if d else ())},
+        "numbers": dict(d.numbers.items()) if d else {},
         "recentlyUnloaded": dict(cycle.load.recently_unloaded),
         "gracePeriodExpired": list(cycle.expired_grace),
         "candidates": [
@@ -130,6 +131,7 @@ class ModularExplanation:
             f"Cluster {st.cluster} at {st.captured_at_iso} ({len(st.brokers)} brokers, "
             f"{st.bundle_count()} bundles)",
             f"Shedding strategy {c.shedding}, placement {c.placement}",
+            *preamble(c),
         ]
         if c.gate:
             out += ["", f"Nothing happens: {c.gate}."]
@@ -144,7 +146,7 @@ class ModularExplanation:
             local = c.load.brokers[name].local
             res = ", ".join(f"{k} {local.resource_percents()[k]:.1f}%" for k in _RESOURCES)
             v = verdicts.get(name)
-            usage = local.max_resource_usage_with_weight(*c.settings.weights4())
+            usage = c.settings.weighted_usage(local)
             line = f"  {name}: usage {pct(usage)} (won by {dom}; {res})"
             if v is not None and v.score is not None:
                 line += f"; smoothed score {pct(v.score)}"

@@ -6,9 +6,10 @@ strategies (the extensible counterpart of :mod:`lbctl.loadmanager.modular`):
 
 1. **Load data.** An extensible snapshot's ``brokerLoadData`` is the store, as published; a
    missing ``updatedAt`` is taken as ``capturedAt``, missing features are computed as a first
-   sample. In a sequence each broker's later sample advances its EMAs once with Pulsar's rule
-   (``BrokerLoadData.update``: ``ema = h·ema + (1−h)·new``), starting from the carried values —
-   one reporter tick per snapshot; a sample with the same ``updatedAt`` is the same sample.
+   sample. The published ``weightedMaxEMA`` and ``msgThroughputEMA`` are what the leader reads,
+   so a sequence uses each snapshot's as published; only a report without them (or a modular
+   snapshot's derived data) has its EMAs advanced by lbctl, once per snapshot with Pulsar's rule
+   (``BrokerLoadData.update``: ``ema = h·ema + (1−h)·new``) from the carried values.
    ``topBundlesLoadData`` is used in its published (ascending) order.
    A **modular** snapshot (``recommend --strategy TransferShedder``) is read as the extensible
    reporters would have sampled it: each ``LocalBrokerData`` gives a ``BrokerLoadData`` with the
@@ -47,6 +48,7 @@ from typing import Any
 from lbctl.config import Settings
 from lbctl.explain import Explanation
 from lbctl.explain.extensible import ExtensibleExplanation
+from lbctl.loadmanager.clock import cycles_to_open, interval_ms, replay, shifted
 from lbctl.model.brokerload import (
     BrokerLoadData,
     TopBundle,
@@ -56,8 +58,9 @@ from lbctl.model.brokerload import (
 )
 from lbctl.model.bundle import format_position, namespace_of
 from lbctl.model.cluster import EXTENSIBLE, ClusterState
-from lbctl.model.cycle import ExtAction, ExtensibleCycle, ExtensibleMemory
+from lbctl.model.cycle import Elapsed, ExtAction, ExtensibleCycle, ExtensibleMemory
 from lbctl.model.decision import (
+    CycleDecision,
     Label,
     PlacementDecision,
     Reason,
@@ -65,6 +68,7 @@ from lbctl.model.decision import (
     SplitResult,
 )
 from lbctl.model.javaorder import concurrent_order, java_hash_order
+from lbctl.model.outcome import extensible_decision, history_dict, history_warnings
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.strategies.placement import extensible_least_resource_usage as lruw
 from lbctl.strategies.placement.broker_filters import (
@@ -100,10 +104,12 @@ def _store(state: ClusterState, settings: Settings, mem: ExtensibleMemory
             samples[b] = data
     for b, sample in samples.items():
         prev = mem.broker_load.get(b) if mem.started else None
-        if prev is not None:
+        if not derived and published[b].has_features:
+            out[b] = sample  # the leader reads the EMAs each broker published, as published
+        elif prev is not None:
             out[b] = prev.update_from(sample, settings) if sample.updatedAt > prev.updatedAt \
                 else prev
-        elif derived or published[b].has_features:
+        elif derived:
             out[b] = sample
         else:
             out[b] = first_sample(sample, settings, now)
@@ -131,13 +137,16 @@ def _lookups(state: ClusterState) -> dict[str, BrokerLookup]:
 class ExtensibleLoadManager:
     """Runs extensible cycles, carrying :class:`ExtensibleMemory` between them."""
 
-    def __init__(self, *, seed: int | None = None):
+    def __init__(self, *, seed: int | None = None, warnings: Sequence[str] = ()):
         self.shedder = TransferShedder()
         self.rng = Random(seed if seed is not None else 0)
+        self.warnings = tuple(warnings)
 
     def run_cycle(self, state: ClusterState, settings: Settings,
-                  memory: ExtensibleMemory | None = None) -> ExtensibleCycleResult:
+                  memory: ExtensibleMemory | None = None,
+                  elapsed: Elapsed | None = None) -> ExtensibleCycleResult:
         mem = memory or ExtensibleMemory()
+        elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
         now = state.captured_at
         store, derived = _store(state, settings, mem)
         tops = _top_bundles(state, settings, derived)
@@ -225,7 +234,8 @@ class ExtensibleLoadManager:
         return ExtensibleCycleResult(
             state, settings, MappingProxyType(store), MappingProxyType(tops), derived, gate,
             shed, tuple(actions), tuple(splits), expired, MappingProxyType(dict(recently)),
-            MappingProxyType(dict(recent_brokers)), new_mem)
+            MappingProxyType(dict(recent_brokers)), new_mem, elapsed=elapsed,
+            warnings=self.warnings)
 
     def _preview(self, bundle: str, source: str, lookups: Mapping[str, BrokerLookup],
                  fctx: FilterContext, store: Mapping[str, BrokerLoadData],
@@ -238,15 +248,46 @@ class ExtensibleLoadManager:
         order = java_hash_order(cands)
         return lruw.select(order, store, settings, self.rng, bundle)
 
-    def run_sequence(self, states: Sequence[ClusterState], settings: Sequence[Settings]
-                     ) -> list[ExtensibleCycleResult]:
-        out: list[ExtensibleCycleResult] = []
-        memory = ExtensibleMemory()
-        for st, conf in zip(states, settings, strict=True):
-            result = self.run_cycle(st, conf, memory)
-            out.append(result)
-            memory = result.memory
-        return out
+    def run_sequence(self, states: Sequence[ClusterState], settings: Sequence[Settings], *,
+                     assume_steady: bool = False) -> list[ExtensibleCycleResult]:
+        """Replay snapshots on the leader's clock (:func:`lbctl.loadmanager.clock.replay`)."""
+        return replay(self, states, settings, assume_steady=assume_steady)
+
+    # --- what lbctl.loadmanager.clock needs -------------------------------------------------------
+    def initial_memory(self) -> ExtensibleMemory:
+        return ExtensibleMemory()
+
+    def memory_of(self, result: ExtensibleCycleResult) -> ExtensibleMemory:
+        return result.memory
+
+    def acted(self, result: ExtensibleCycleResult) -> bool:
+        return bool(result.actions)
+
+    def memory_key(self, memory: ExtensibleMemory) -> Any:
+        return (memory.hit_count, dict(memory.recently_unloaded),
+                dict(memory.recently_unloaded_brokers),
+                {b: dict(h) for b, h in memory.split_hits.items()}, dict(memory.broker_load))
+
+    def held(self, state: ClusterState, at: int) -> ClusterState:
+        """The state observed again at ``at``: brokers republished the same figures (their load
+        data carries the new time, so it neither ages past the TTL nor stays cooling down)."""
+        published = {b: replace(p, data=replace(p.data, updatedAt=at))
+                     for b, p in state.broker_load_data.items()}
+        brokers = {b: replace(local, lastUpdate=at) for b, local in state.brokers.items()}
+        return replace(shifted(state, at), broker_load_data=MappingProxyType(published),
+                       brokers=MappingProxyType(brokers))
+
+    def samples(self, earlier: ClusterState, later: ClusterState) -> int:
+        return 1
+
+    def timers(self, memory: ExtensibleMemory) -> bool:
+        """Whether the clock alone can still change the memory (grace periods, cool-downs)."""
+        return bool(memory.recently_unloaded or memory.recently_unloaded_brokers)
+
+    def cycles_to_open(self, result: ExtensibleCycleResult) -> int | None:
+        if result.gate is not None or result.actions:
+            return None
+        return cycles_to_open(self, result.state, result.settings, result.memory)
 
 
 @dataclass(frozen=True)
@@ -293,18 +334,36 @@ def build_plan(c: ExtensibleCycle) -> Plan:
                 algorithm=s.algorithm,
                 boundaries=(format_position(s.boundary),) if s.boundary is not None else (),
                 children=s.children, unload=False))
-    rows = [_row(c, b, load, after) for b in c.state.brokers]
+    decision = extensible_decision(c)
+    rows = [_row(c, b, load, after, decision) for b in c.state.brokers]
     state = c.state
+    warnings = (*c.warnings, *history_warnings(c.elapsed))
     return Plan(state.cluster, state.captured_at_iso, state.load_manager, c.shedding, c.placement,
-                c.settings, tuple(actions), tuple(rows), len(c.bundle_names()), c.gate)
+                c.settings, tuple(actions), tuple(rows), len(c.bundle_names()), c.gate,
+                decision, history_dict(c.elapsed), warnings)
 
 
 def _row(c: ExtensibleCycle, broker: str, load: dict[str, float],
-         after: dict[str, float]) -> BrokerRow:
+         after: dict[str, float], decision: CycleDecision) -> BrokerRow:
+    """One broker's row: Success and the reason when bundles move off it, else Skip and why
+    (no load data, outdated, cooling down, or the cycle's own gate)."""
     data = c.store.get(broker)
-    label = reason = None
+    label: str | None = str(Label.SKIP)
+    reason: str | None = str(decision.reason) if decision.label is not Label.SUCCESS \
+        else str(Reason.BALANCED)
+    stat = next((s for s in (c.shed.brokers if c.shed else ()) if s.broker == broker), None)
+    if data is None:
+        reason = str(Reason.NO_LOAD_DATA)
+    elif stat is not None and not stat.counted:
+        reason = str(Reason.COOL_DOWN if stat.why.startswith("cooling") else
+                     Reason.OUTDATED_DATA)
     whys = []
+    if stat is not None and stat.why:
+        whys.append(stat.why)
     shed = c.shed
+    if any(r.min_broker == broker and r.outcome == "offloaded" for r in (shed.rounds if shed
+                                                                          else ())):
+        label = reason = None  # it receives load: nothing was skipped
     for r in (shed.rounds if shed else ()):
         if r.max_broker == broker:
             whys.append(f"max broker of a round ({r.reason}): {r.why}")

@@ -23,21 +23,25 @@ from lbctl.model.loaddata import BrokerData, BundleDataView, LoadData
 
 
 def update_bundle_data(
-    state: ClusterState, previous: Mapping[str, BundleData] | None = None
+    state: ClusterState, previous: Mapping[str, BundleData] | None = None, samples: int = 1
 ) -> BundleDataView:
     """Bundle data after this snapshot's reports.
 
     A snapshot that carries Pulsar's own ``bundleData`` is taken as is (it already holds the
     samples); bundles it lacks (Pulsar persists only the top bundles) are built from ``lastStats``.
     Otherwise each reported bundle's data from ``previous`` (the last cycle of a sequence) takes one
-    sample, as the leader does on every load-report refresh.
+    sample per load report written since the previous snapshot (``samples``; the leader samples
+    every bundle each time a broker writes its report, see :mod:`lbctl.loadmanager.clock`).
     """
     stats: dict[str, NamespaceBundleStats] = {}
     for local in state.brokers.values():
         stats.update(local.lastStats)
+    if (samples == 0 and isinstance(previous, BundleDataView) and not state.bundle_data
+            and previous.keys() == stats.keys()):
+        return previous  # no report written, the same bundles: the leader's data is unchanged
     if isinstance(previous, BundleDataView):
         previous = previous.materialized()  # do not chain views across a long sequence
-    return BundleDataView(stats, previous, state.bundle_data)
+    return BundleDataView(stats, previous, state.bundle_data, samples)
 
 
 def _time_average(bundles: Mapping[str, NamespaceBundleStats],
@@ -71,6 +75,8 @@ def build_load_data(
     state: ClusterState,
     bundle_data: Mapping[str, BundleData],
     recently_unloaded: Mapping[str, int] | None = None,
+    *,
+    pulsar_system: bool = True,
 ) -> LoadData:
     """``LoadData`` for one cycle at ``state.captured_at``, brokers in ``ConcurrentHashMap`` order."""
     brokers: dict[str, BrokerData] = {}
@@ -85,5 +91,6 @@ def build_load_data(
         bundle_data=bundle_data,
         recently_unloaded=MappingProxyType(dict(recently_unloaded or {})),
         now=state.captured_at,
-        system_bundles=count_system_bundles(bundle_data),
+        system_bundles=count_system_bundles(bundle_data, pulsar_system),
+        pulsar_system=pulsar_system,
     )

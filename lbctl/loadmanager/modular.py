@@ -34,8 +34,9 @@ its explanation (:mod:`lbctl.explain.modular`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from random import Random
 from types import MappingProxyType
 from typing import Any
@@ -43,6 +44,13 @@ from typing import Any
 from lbctl.config import Settings
 from lbctl.explain import Explanation
 from lbctl.explain.modular import ModularExplanation
+from lbctl.loadmanager.clock import (
+    cycles_to_open,
+    interval_ms,
+    replay,
+    reports_written,
+    shifted,
+)
 from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
 from lbctl.model.bundle import (
     SYSTEM_NAMESPACE,
@@ -52,18 +60,21 @@ from lbctl.model.bundle import (
     namespace_of,
 )
 from lbctl.model.cluster import ClusterState
-from lbctl.model.cycle import CycleMemory, ModularCycle
+from lbctl.model.cycle import CycleMemory, Elapsed, ModularCycle
 from lbctl.model.decision import (
     AutoSplit,
     FilterStep,
+    Label,
     PlacementTrace,
+    Reason,
     Selection,
     SplitCandidate,
     UnloadOutcome,
 )
-from lbctl.model.javaorder import java_hash_order
+from lbctl.model.javaorder import java_hash_order, multimap_key_order
 from lbctl.model.load import BundleData, LocalBrokerData
 from lbctl.model.loaddata import LoadData
+from lbctl.model.outcome import history_dict, history_warnings, modular_decision
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.strategies.base import PlacementStrategy, SheddingStrategy
 from lbctl.strategies.builtin import algorithm_by_name
@@ -90,6 +101,7 @@ class ModularLoadManager:
         *,
         seed: int | None = None,
         check_splits: bool = True,
+        warnings: Sequence[str] = (),
     ):
         """``check_splits=False`` skips ``checkNamespaceBundleSplit`` for callers that would
         throw its answer away (the simulator's load model does not apply splits)."""
@@ -98,6 +110,7 @@ class ModularLoadManager:
         self.round_robin = round_robin
         self.check_splits = check_splits
         self.rng = Random(seed if seed is not None else 0)
+        self.warnings = tuple(warnings)  # e.g. a strategy this Pulsar release does not have
         self._filter_memo: tuple[Any, ...] = (None, None)
 
     def initial_memory(self) -> CycleMemory:
@@ -109,11 +122,14 @@ class ModularLoadManager:
 
     # --- one cycle -------------------------------------------------------------------------------
     def run_cycle(
-        self, state: ClusterState, settings: Settings, memory: CycleMemory | None = None
+        self, state: ClusterState, settings: Settings, memory: CycleMemory | None = None,
+        elapsed: Elapsed | None = None,
     ) -> ModularCycleResult:
         mem = memory or self.initial_memory()
+        elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
+        profile = settings.profile
         now = state.captured_at
-        bundle_data = update_bundle_data(state, mem.bundle_data)
+        bundle_data = update_bundle_data(state, mem.bundle_data, elapsed.samples)
 
         recently = dict(mem.recently_unloaded)
         for bundle, ts in state.recently_unloaded.items():
@@ -138,23 +154,34 @@ class ModularLoadManager:
             for b in expired:
                 del recently[b]
 
-        load = build_load_data(state, bundle_data, recently)
-        splits = auto_splits(state, load, settings) if self.check_splits else ()
+        load = build_load_data(state, bundle_data, recently,
+                               pulsar_system=bool(profile["shedPulsarSystem"]))
+        # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none
+        splits = (auto_splits(state, load, settings)
+                  if self.check_splits and not elapsed.replaying else ())
+        split_away = frozenset(s.candidate.bundle for s in splits if s.skipped is None)
+        if split_away:
+            load = replace(load, split_away=split_away)
         shed_name = self.shedding.name
         if gate is not None:
             return ModularCycleResult(
                 state, settings, shed_name, self.placement.name, load, None, (), gate, expired,
                 CycleMemory(bundle_data, MappingProxyType(recently), mem.shedding, placement_mem,
-                            rr_mem),
-                splits,
+                            rr_mem, mem.multimap_capacity),
+                splits, elapsed, self.warnings,
             )
 
         decision, shed_mem = self.shedding.shed(load, settings, mem.shedding)
         planned = {s.bundle: s.destination for s in decision.selections if s.destination}
 
+        # ArrayListMultimap: AvgShedder builds one per call; the other modular shedders keep one
+        # in a field and clear() it, so its table keeps the length it once grew to.
+        reused = 0 if shed_name == "AvgShedder" else mem.multimap_capacity
+        ordered, capacity = _multimap_order(decision.selections,
+                                            int(profile["guavaMultimapBuckets"]), reused)
         outcomes: list[UnloadOutcome] = []
         excluded = set(settings["loadBalancerSheddingExcludedNamespaces"])
-        for sel in _multimap_order(decision.selections):
+        for sel in ordered:
             ns = namespace_of(sel.bundle)
             if ns in excluded:
                 outcomes.append(UnloadOutcome(
@@ -174,12 +201,15 @@ class ModularLoadManager:
             else:
                 outcomes.append(UnloadOutcome(sel, trace.broker, None, trace))
                 recently[sel.bundle] = now
+                if elapsed.replaying:
+                    break  # the replay stops before a cycle that acts: the rest is not needed
         # onUnloadAttemptCompleted: a shedder's own destinations live for this attempt only.
         return ModularCycleResult(
             state, settings, shed_name, self.placement.name, load, decision, tuple(outcomes),
             None, expired,
-            CycleMemory(bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem),
-            splits,
+            CycleMemory(bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem,
+                        capacity if shed_name != "AvgShedder" else mem.multimap_capacity),
+            splits, elapsed, self.warnings,
         )
 
     # --- placement -------------------------------------------------------------------------------
@@ -215,7 +245,7 @@ class ModularLoadManager:
         recheck = None
         why = decision.why
         threshold = settings["loadBalancerBrokerOverloadedThresholdPercentage"] / 100.0
-        usage = load.brokers[broker].local.max_resource_usage_with_weight(*settings.weights4())
+        usage = settings.overload_usage(load.brokers[broker].local)  # PIP-358: weighted from 4.0
         if usage > threshold:
             recheck, placement_mem = self.placement.select(
                 everyone, bundle, data, load, settings, placement_mem, self.rng, planned)
@@ -257,24 +287,52 @@ class ModularLoadManager:
 
     # --- a sequence --------------------------------------------------------------------------------
     def run_sequence(
-        self, states: Sequence[ClusterState], settings: Sequence[Settings]
+        self, states: Sequence[ClusterState], settings: Sequence[Settings], *,
+        assume_steady: bool = False,
     ) -> list[ModularCycleResult]:
-        """Replay snapshots as successive cycles, memory carried from each to the next."""
-        results: list[ModularCycleResult] = []
-        memory = self.initial_memory()
-        for st, conf in zip(states, settings, strict=True):
-            result = self.run_cycle(st, conf, memory)
-            results.append(result)
-            memory = result.memory
-        return results
+        """Replay snapshots on the leader's clock (:func:`lbctl.loadmanager.clock.replay`)."""
+        return replay(self, states, settings, assume_steady=assume_steady)
+
+    # --- what lbctl.loadmanager.clock needs -------------------------------------------------------
+    def memory_of(self, result: ModularCycleResult) -> CycleMemory:
+        return result.memory
+
+    def acted(self, result: ModularCycleResult) -> bool:
+        return bool(result.unloads)
+
+    def memory_key(self, memory: CycleMemory) -> Any:
+        """Everything that changes from cycle to cycle on a held state (bundle data does not:
+        replayed cycles take no sample)."""
+        return (memory.shedding, memory.placement, memory.round_robin,
+                dict(memory.recently_unloaded), memory.multimap_capacity)
+
+    def held(self, state: ClusterState, at: int) -> ClusterState:
+        return shifted(state, at)
+
+    def samples(self, earlier: ClusterState, later: ClusterState) -> int:
+        return reports_written(earlier, later)
+
+    def timers(self, memory: CycleMemory) -> bool:
+        """Whether the clock alone can still change the memory (a grace period to run out)."""
+        return bool(memory.recently_unloaded)
+
+    def cycles_to_open(self, result: ModularCycleResult) -> int | None:
+        """More cycles of this cycle's state before the leader acts (``None``: not soon)."""
+        if result.gate is not None or result.unloads:
+            return None
+        return cycles_to_open(self, result.state, result.settings, result.memory)
 
 
-def _multimap_order(selections: Sequence[Selection]) -> list[Selection]:
-    """``Multimap.asMap().forEach``: brokers in ``HashMap`` order, bundles in insertion order."""
+def _multimap_order(selections: Sequence[Selection], buckets: int,
+                    reused: int) -> tuple[list[Selection], int]:
+    """``Multimap.asMap().forEach``: brokers in the backing ``HashMap``'s order (16 buckets on
+    Guava 32+, 32 on Guava ≤ 31.1, or the length a reused multimap grew to), each broker's
+    bundles in insertion order; and the table length to carry to the next cycle."""
     by_broker: dict[str, list[Selection]] = {}
     for s in selections:
         by_broker.setdefault(s.broker, []).append(s)
-    return [s for b in java_hash_order(by_broker) for s in by_broker[b]]
+    order, capacity = multimap_key_order(by_broker, buckets, reused)
+    return [s for b in order for s in by_broker[b]], capacity
 
 
 # --- checkNamespaceBundleSplit --------------------------------------------------------------------
@@ -365,9 +423,17 @@ def build_plan(cycle: ModularCycle) -> Plan:
         after[o.selection.broker] -= share
         after[o.destination] = after.get(o.destination, 0.0) + share
     rows = []
+    decision = modular_decision(cycle)
+    # a broker the strategy said nothing about was skipped: by the cycle's gate, else as balanced
+    unsaid = decision.reason if decision.label is Label.SKIP and not verdicts else Reason.BALANCED
+    receivers = {o.destination for o in cycle.unloads}
     for name in cycle.state.brokers:  # the snapshot's order, which a person chose
         bd = cycle.load.brokers[name]
         v = verdicts.get(name)
+        label = str(v.label) if v and v.label else None
+        reason = str(v.reason) if v and v.reason else None
+        if label is None and name not in receivers:
+            label, reason = str(Label.SKIP), str(unsaid)
         rows.append(BrokerRow(
             broker=name,
             usage=usage[name],
@@ -376,17 +442,24 @@ def build_plan(cycle: ModularCycle) -> Plan:
             msg_rate=bd.local.msg_rate,
             throughput=bd.local.throughput,
             bundles=len(bd.local.lastStats) or bd.local.numBundles,
-            label=str(v.label) if v and v.label else None,
-            reason=str(v.reason) if v and v.reason else None,
+            label=label,
+            reason=reason,
             why=v.why if v else "",
             numbers=dict(v.numbers) if v else {},
             resources=bd.local.resource_percents(),
         ))
     splits = tuple(split_action(s) for s in cycle.splits)
     st = cycle.state
+    warnings = list(cycle.warnings) + history_warnings(cycle.elapsed)
+    for o in cycle.outcomes:
+        s = o.selection
+        for name, x in (("msgRate", s.msg_rate), ("throughput", s.throughput)):
+            if not math.isfinite(x):
+                warnings.append(f"{s.bundle}: {name} is {x}; JSON shows null")
     return Plan(st.cluster, st.captured_at_iso, st.load_manager, cycle.shedding, cycle.placement,
                 settings, tuple(_action(o) for o in cycle.outcomes) + splits, tuple(rows),
-                st.bundle_count(), cycle.gate)
+                st.bundle_count(), cycle.gate, decision,
+                history_dict(cycle.elapsed), tuple(warnings))
 
 
 def split_action(split: AutoSplit) -> Action:

@@ -2,8 +2,11 @@
 
 The one place where:
 
+* **the Pulsar release is chosen** (:func:`profile_of`): ``--pulsar-version``, else the version
+  most of the snapshot's brokers report (``brokerVersionString``), else the newest profile
+  (:mod:`lbctl.versions`); an unknown release gets the nearest profile and a warning;
 * **settings are resolved** for each snapshot (``--set`` > ``--broker-conf`` > the snapshot's
-  ``config`` > Pulsar's defaults, :func:`lbctl.config.resolve`);
+  ``config`` > that release's defaults, :func:`lbctl.config.resolve`);
 * **the load manager is chosen**: an extensible snapshot always runs the extensible load manager
   (Pulsar falls back to TransferShedder whatever ``loadBalancerLoadSheddingStrategy`` says); a
   modular one does when TransferShedder is asked for, on the command line or in the snapshot's
@@ -11,7 +14,12 @@ The one place where:
   the flags, else of the settings;
 * **strategy pairs are checked**: AvgShedder as placement needs AvgShedder as shedder
   (``ModularLoadManagerImpl`` refuses to start otherwise); the extensible load manager sheds with
-  TransferShedder and places with its LeastResourceUsageWithWeight only.
+  TransferShedder and places with its LeastResourceUsageWithWeight only;
+* **the release's strategies are used**: a strategy the release lacks is replaced as Pulsar
+  replaces it (AvgShedder before 3.0.6 → OverloadShedder for shedding, LeastLongTermMessageRate for
+  placement), with a warning; the releases whose AvgShedder check read the wrong key (PR #23156)
+  refuse to start the modular load manager unless ``loadBalancerPlacementStrategy`` also names
+  AvgShedder; the extensible load manager needs Pulsar 3.0.
 
 ``recommend``, ``explain``, the simulator and the fleet replay all come through here.
 """
@@ -22,12 +30,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lbctl import versions
 from lbctl.config import Settings, read_broker_conf, resolve
 from lbctl.errors import UsageError
 from lbctl.loadmanager.base import CycleResult
+from lbctl.loadmanager.clock import project
 from lbctl.loadmanager.extensible import ExtensibleLoadManager
 from lbctl.loadmanager.modular import ModularLoadManager
 from lbctl.model.cluster import EXTENSIBLE, ClusterState
+from lbctl.model.outcome import NO_HISTORY
 from lbctl.plan import Plan
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 from lbctl.strategies.placement.extensible_least_resource_usage import NAME as EXT_PLACEMENT
@@ -43,18 +54,55 @@ class Options:
     overrides: Mapping[str, str] | None = None
     broker_conf: Path | None = None
     seed: int | None = None
+    pulsar_version: str | None = None
+    assume_steady: bool = False
+    live: bool = False  # the states were read from a running cluster a moment ago
+    project: bool = False  # explain: how many more cycles of the last state open the gate
 
 
-def settings_for(state: ClusterState, opts: Options, broker_conf: Mapping[str, str]) -> Settings:
+def profile_of(states: Sequence[ClusterState], opts: Options) -> tuple[versions.Profile, list[str]]:
+    """The Pulsar release to model, and what to warn about it (module docstring)."""
+    notes: list[str] = []
+    if opts.pulsar_version:
+        try:
+            profile = versions.resolve(opts.pulsar_version)
+        except ValueError as e:
+            raise UsageError(f"--pulsar-version: {e}") from None
+    else:
+        reported = {b: local.brokerVersionString
+                    for st in states[-1:] for b, local in st.brokers.items()}
+        text, note = versions.from_brokers(reported)
+        if note:
+            notes.append(note)
+        profile = versions.resolve(text, origin="snapshot") if text else versions.newest()
+    if profile.warning:
+        notes.append(profile.warning)
+    return profile, notes
+
+
+def settings_for(state: ClusterState, opts: Options, broker_conf: Mapping[str, str],
+                 profile: versions.Profile | None = None) -> Settings:
     """One snapshot's settings (``broker_conf``: the ``--broker-conf`` file, already read)."""
     overrides = dict(opts.overrides or {})
-    return resolve(state.config, broker_conf, overrides)
+    if profile is None:
+        profile, _ = profile_of([state], opts)
+    return resolve(state.config, broker_conf, overrides, profile=profile)
 
 
 def resolve_settings(states: Sequence[ClusterState], opts: Options) -> list[Settings]:
-    """Each snapshot's settings, the ``--broker-conf`` file read once."""
+    """Each snapshot's settings, the ``--broker-conf`` file read once, one release for all."""
     conf = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
-    return [settings_for(st, opts, conf) for st in states]
+    profile, _ = profile_of(states, opts) if states else (versions.newest(), [])
+    return [settings_for(st, opts, conf, profile) for st in states]
+
+
+def version_warnings(states: Sequence[ClusterState], opts: Options) -> list[str]:
+    """What every plan of this run says up front: the release modelled when it is a guess, and
+    that a live read has no history."""
+    notes = profile_of(states, opts)[1] if states else []
+    if opts.live:
+        notes.append(NO_HISTORY)
+    return notes
 
 
 def uses_extensible(states: Sequence[ClusterState], opts: Options) -> bool:
@@ -74,10 +122,13 @@ def uses_extensible(states: Sequence[ClusterState], opts: Options) -> bool:
     return name is not None and bool(name) and SHEDDING.short_name(name) == TRANSFER_SHEDDER
 
 
-def modular_load_manager(settings: Settings, opts: Options, *,
-                         check_splits: bool = True) -> ModularLoadManager:
+def modular_load_manager(settings: Settings, opts: Options, *, check_splits: bool = True,
+                         warnings: Sequence[str] = ()) -> ModularLoadManager:
     """The modular load manager with the strategies of the flags, else of the settings
-    (``loadBalancerLoadSheddingStrategy``, ``loadBalancerLoadPlacementStrategy``)."""
+    (``loadBalancerLoadSheddingStrategy``, ``loadBalancerLoadPlacementStrategy``), as the
+    modelled release instantiates them."""
+    profile = settings.profile
+    notes = list(warnings)
     shed_name = SHEDDING.short_name(opts.strategy or settings["loadBalancerLoadSheddingStrategy"])
     place_name = PLACEMENT.short_name(
         opts.placement or settings["loadBalancerLoadPlacementStrategy"])
@@ -86,22 +137,48 @@ def modular_load_manager(settings: Settings, opts: Options, *,
         raise UsageError(
             "placement AvgShedder needs the AvgShedder shedding strategy (Pulsar uses one instance "
             f"for both); got shedding strategy {shed_name}")
+    if "AvgShedder" in (shed_name, place_name) and not profile["avgShedder"]:
+        # createLoadSheddingStrategy / ModularLoadManagerStrategy.create: class not found
+        notes.append(f"AvgShedder does not exist in Pulsar {profile.version} (it came in 3.0.6, "
+                     "3.2.4, 3.3.1, 4.0.0): ModularLoadManagerImpl falls back to OverloadShedder "
+                     "for shedding and LeastLongTermMessageRate for placement")
+        shed_name = "OverloadShedder" if shed_name == "AvgShedder" else shed_name
+        place_name = ("LeastLongTermMessageRate" if place_name == "AvgShedder" else place_name)
+    elif place_name == "AvgShedder" \
+            and profile["avgShedderBindKey"] == "loadBalancerPlacementStrategy":
+        other = str(settings["loadBalancerPlacementStrategy"]).rsplit(".", 1)[-1]
+        if other != "AvgShedder":
+            raise UsageError(
+                f"Pulsar {profile.version} checks AvgShedder against loadBalancerPlacementStrategy "
+                f"(PR #23156), which is {settings['loadBalancerPlacementStrategy']!r}: "
+                "ModularLoadManagerImpl refuses to start and Pulsar falls back to "
+                "SimpleLoadManagerImpl, which lbctl does not model; set "
+                "loadBalancerPlacementStrategy to AvgShedder's class name as well")
+    if shed_name == "ThresholdShedder" and settings["lowerBoundarySheddingEnabled"] \
+            and not profile["lowerBoundaryShedding"]:
+        notes.append(f"lowerBoundarySheddingEnabled is ignored: Pulsar {profile.version} has no "
+                     "lower-boundary shedding (it came in 2.11.0)")
     return ModularLoadManager(
         SHEDDING.create(shed_name),
         PLACEMENT.create(place_name),
         PLACEMENT.create("RoundRobinBrokerSelector"),
         seed=opts.seed,
         check_splits=check_splits,
+        warnings=notes,
     )
 
 
-def extensible_load_manager(opts: Options) -> ExtensibleLoadManager:
+def extensible_load_manager(opts: Options, settings: Settings | None = None,
+                            warnings: Sequence[str] = ()) -> ExtensibleLoadManager:
     """The extensible load manager (its placement is fixed: a different ``--placement`` is an
-    error)."""
+    error; it needs Pulsar 3.0)."""
     if opts.placement and PLACEMENT.short_name(opts.placement) != EXT_PLACEMENT:
         raise UsageError(f"the extensible load manager places with {EXT_PLACEMENT} only; got "
                          f"--placement {opts.placement}")
-    return ExtensibleLoadManager(seed=opts.seed)
+    if settings is not None and not settings.profile["extensible"]:
+        raise UsageError(f"Pulsar {settings.profile.version} has no extensible load manager "
+                         "(PIP-192 and TransferShedder came in 3.0.0)")
+    return ExtensibleLoadManager(seed=opts.seed, warnings=warnings)
 
 
 def require_modular(states: Sequence[ClusterState], why: str) -> None:
@@ -114,16 +191,37 @@ def require_modular(states: Sequence[ClusterState], why: str) -> None:
                              f"manager cluster; {why}")
 
 
+def manager(states: Sequence[ClusterState], opts: Options
+            ) -> tuple[ModularLoadManager | ExtensibleLoadManager, list[Settings]]:
+    """The load manager that serves these snapshots, and each snapshot's settings."""
+    if not states:
+        raise UsageError("no snapshot given")
+    settings = resolve_settings(states, opts)
+    if uses_extensible(states, opts):
+        return extensible_load_manager(opts, settings[-1], version_warnings(states, opts)), settings
+    require_modular(states, "the modular load manager cannot replay it")
+    return modular_load_manager(settings[-1], opts,
+                                warnings=version_warnings(states, opts)), settings
+
+
 def run(states: Sequence[ClusterState], opts: Options) -> Sequence[CycleResult]:
     """Replay the snapshots as successive cycles of the load manager that serves them."""
     if uses_extensible(states, opts):  # extensible snapshots, or --strategy TransferShedder
         if not states:
             raise UsageError("no snapshot given")
-        ext = extensible_load_manager(opts)
-        return ext.run_sequence(states, resolve_settings(states, opts))
+        settings = resolve_settings(states, opts)
+        ext = extensible_load_manager(opts, settings[-1], version_warnings(states, opts))
+        ext_results = ext.run_sequence(states, settings, assume_steady=opts.assume_steady)
+        if opts.project:
+            ext_results[-1] = project(ext, ext_results[-1])
+        return ext_results
     require_modular(states, "the modular load manager cannot replay it")
     settings = resolve_settings(states, opts)
-    return modular_load_manager(settings[-1], opts).run_sequence(states, settings)
+    lm = modular_load_manager(settings[-1], opts, warnings=version_warnings(states, opts))
+    results = lm.run_sequence(states, settings, assume_steady=opts.assume_steady)
+    if opts.project:
+        results[-1] = project(lm, results[-1])
+    return results
 
 
 def plans(states: Sequence[ClusterState], opts: Options) -> list[Plan]:

@@ -10,12 +10,13 @@ double when weighted, so the EMA reproduces Pulsar's tests bit for bit.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from lbctl.config import Settings
-from lbctl.model.bundle import SYSTEM_NAMESPACE, is_system_service_namespace, namespace_of
+from lbctl.model.bundle import is_system_service_namespace, namespace_of
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats, ResourceUsage, java_max
 
 #: ``BrokerLoadData.DEFAULT_RESOURCE_USAGE``: a broker without a sample counts as fully loaded
@@ -235,19 +236,57 @@ class PublishedTopBundles:
     reconstructed: tuple[str, ...] = ()
 
 
+#: NamespaceBundleStats' resolutions (and, before PR #24772, thresholds): throughput in and out
+#: (bytes/s), message rate in + out, topics + consumers + producers, cache size (bytes)
+_STEPS = (1e5, 1e5, 100.0, 500, 100000)
+
+
+def _stat_keys(s: NamespaceBundleStats) -> tuple[float, float, float, int, int]:
+    return (s.msgThroughputIn, s.msgThroughputOut, s.msgRateIn + s.msgRateOut,
+            s.topics + s.consumerCount + s.producerCount, s.cacheSize)
+
+
+def java_round(x: float) -> int:
+    """``Math.round(double)``: the closest long, halves up; NaN → 0; saturating."""
+    if math.isnan(x):
+        return 0
+    if x >= 2.0**63:
+        return 2**63 - 1
+    if x < -(2.0**63):
+        return -(2**63)
+    if abs(x) >= 2.0**52:
+        return int(x)
+    f = math.floor(x)
+    return f + 1 if x - f >= 0.5 else f
+
+
+def _sign(x: float, y: float) -> int:
+    """``Long.compare``, and ``Double.compare`` where neither is NaN (callers make sure)."""
+    return (x > y) - (x < y)
+
+
 def compare_stats(a: NamespaceBundleStats, b: NamespaceBundleStats) -> int:
-    """``StrictNamespaceBundleStatsComparator``: lexicographic on throughput in, throughput out,
-    msg rate in+out, topics+consumers+producers, cache size — no thresholds (the pre-#24772
-    threshold comparator was not transitive; near-ties may order differently from old releases)."""
-    keys_a = (a.msgThroughputIn, a.msgThroughputOut, a.msgRateIn + a.msgRateOut,
-              a.topics + a.consumerCount + a.producerCount, a.cacheSize)
-    keys_b = (b.msgThroughputIn, b.msgThroughputOut, b.msgRateIn + b.msgRateOut,
-              b.topics + b.consumerCount + b.producerCount, b.cacheSize)
-    for x, y in zip(keys_a, keys_b, strict=True):
-        if x < y:
-            return -1
-        if x > y:
-            return 1
+    """``NamespaceBundleStats.compareTo`` since PR #24772: throughput in, throughput out, msg rate
+    in+out, topics+consumers+producers and cache size in turn, each rounded to its resolution
+    first (``Math.round(v / resolution)`` for doubles, ``v / resolution`` for longs)."""
+    for i, (x, y, step) in enumerate(zip(_stat_keys(a), _stat_keys(b), _STEPS, strict=True)):
+        if i < 3:
+            c = _sign(java_round(x / step), java_round(y / step))
+        else:
+            c = _sign(int(x) // int(step) if x >= 0 else -(-int(x) // int(step)),
+                      int(y) // int(step) if y >= 0 else -(-int(y) // int(step)))
+        if c:
+            return c
+    return 0
+
+
+def compare_stats_threshold(a: NamespaceBundleStats, b: NamespaceBundleStats) -> int:
+    """``NamespaceBundleStats.compareTo`` before PR #24772: each figure compares equal unless the
+    two differ by more than its threshold (not transitive: ``Collections.sort`` may then throw in
+    Java; Python's sort orders anyway)."""
+    for x, y, step in zip(_stat_keys(a), _stat_keys(b), _STEPS, strict=True):
+        if abs(x - y) > step:
+            return _sign(x, y)
     return 0
 
 
@@ -297,12 +336,14 @@ def top_k_bundles(
     isolation or anti-affinity policies (unless ``loadBalancerSheddingBundlesWithPoliciesEnabled``)
     and ``loadBalancerSheddingExcludedNamespaces``; keep the ``k`` largest and return them in
     **ascending** order (smallest first). ``bundle_stats`` comes in the broker's map order."""
+    compare = (compare_stats if settings.profile["topKComparator"] == "resolution"
+               else compare_stats_threshold)
     with_policies = bool(settings["loadBalancerSheddingBundlesWithPoliciesEnabled"])
     excluded = set(settings["loadBalancerSheddingExcludedNamespaces"])
     arr: list[tuple[str, NamespaceBundleStats]] = []
     for bundle, st in bundle_stats:
         ns = namespace_of(bundle)
-        if ns == SYSTEM_NAMESPACE or is_system_service_namespace(ns):
+        if is_system_service_namespace(ns):
             continue
         if not with_policies and has_policies is not None and has_policies(bundle):
             continue
@@ -312,7 +353,7 @@ def top_k_bundles(
     if not arr:
         return ()
     k = min(k, len(arr))
-    partition_sort(arr, k, compare_stats)
+    partition_sort(arr, k, compare)
     return tuple(TopBundle(b, s) for b, s in reversed(arr[:k]))
 
 

@@ -210,24 +210,42 @@ def locate(boundaries: Sequence[int], hash_value: int) -> BundleRange:
 
 
 # --- system namespaces --------------------------------------------------------------------------
-#: ``NamespaceName.SYSTEM_NAMESPACE``: bundles spread evenly (modular ``selectBroker``) and never in
-#: TopKBundles (extensible)
+#: ``NamespaceName.SYSTEM_NAMESPACE``: never shed (modular, Pulsar 2.11+; extensible), its bundles
+#: spread evenly (modular ``selectBroker``) and never in TopKBundles (extensible)
 SYSTEM_NAMESPACE = "pulsar/system"
 
-# NamespaceService.isSystemServiceNamespace: heartbeat (v1, v2) and SLA-monitor namespaces.
-_SYSTEM_NAMESPACE = re.compile(
-    r"^(pulsar/[^/]+/[^:/]+:\d+|pulsar/[^:/]+:\d+|sla-monitor/[^/]+/[^:/]+:\d+)$"
+# NamespaceService's heartbeat (v1 ``pulsar/<cluster>/<host:port>``, v2 ``pulsar/<host:port>``)
+# and SLA-monitor (``<tenant>/<cluster>/<host:port>``) patterns.
+# Java's ``Matcher.matches()`` is a full match, ``[^:]`` includes ``/`` and ``\d`` is ASCII only.
+_SLA_OR_HEARTBEAT = re.compile(
+    r"pulsar/[^/]+/[^:]+:[0-9]+|pulsar/[^:]+:[0-9]+|sla-monitor/[^/]+/[^:]+:[0-9]+"
 )
 
 
 SYSTEM_PREFIXES = ("pulsar/", "sla-monitor/")
 
 
+def is_sla_or_heartbeat_namespace(namespace: str) -> bool:
+    """``NamespaceService.isSLAOrHeartbeatNamespace``: the heartbeat and SLA-monitor namespaces,
+    which belong to one broker and can never move (Pulsar 2.10 excluded only these from shedding)."""
+    return _SLA_OR_HEARTBEAT.fullmatch(namespace) is not None
+
+
 def is_system_service_namespace(namespace: str) -> bool:
-    """Heartbeat and SLA-monitor namespaces, which no shedder may move."""
-    return bool(_SYSTEM_NAMESPACE.match(namespace))
+    """``NamespaceService.isSystemServiceNamespace``: ``pulsar/system`` (PR #15252, Pulsar 2.11+),
+    the heartbeat and the SLA-monitor namespaces. ``LoadData.getBundleDataForLoadShedding`` leaves
+    their bundles out, so no modular shedder ever unloads them; TopKBundles does the same."""
+    return namespace == SYSTEM_NAMESPACE or is_sla_or_heartbeat_namespace(namespace)
 
 
-def count_system_bundles(bundles: Iterable[str]) -> int:
+def is_shedding_excluded(namespace: str, pulsar_system: bool = True) -> bool:
+    """Whether modular shedding skips a namespace: :func:`is_system_service_namespace`, or only
+    :func:`is_sla_or_heartbeat_namespace` when ``pulsar_system`` is false (Pulsar 2.10)."""
+    if pulsar_system:
+        return is_system_service_namespace(namespace)
+    return is_sla_or_heartbeat_namespace(namespace)
+
+
+def count_system_bundles(bundles: Iterable[str], pulsar_system: bool = True) -> int:
     return sum(1 for b in bundles if b.startswith(SYSTEM_PREFIXES)
-               and is_system_service_namespace(namespace_of(b)))
+               and is_shedding_excluded(namespace_of(b), pulsar_system))

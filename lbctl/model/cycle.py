@@ -44,6 +44,41 @@ class CycleMemory:
     shedding: Any = None
     placement: Any = None
     round_robin: Any = None
+    #: the table length the shedder's reused ``ArrayListMultimap`` grew to (0: never used)
+    multimap_capacity: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Elapsed:
+    """How the leader's clock moved before a cycle (:mod:`lbctl.loadmanager.clock`).
+
+    ``cycles``: shedding cycles the leader ran since the previous snapshot, this one included;
+    ``replayed``: of those before this one, how many lbctl replayed on the earlier state (memory
+    only: they stopped before the first that would have acted); ``would_act_at``: when that first
+    acting cycle would have run (epoch ms), if catching up stopped there; ``samples``: bundle-data
+    samples taken for this snapshot (one per broker report written since the previous one);
+    ``steady``: ``--assume-steady`` warm-up cycles run on this very state; ``first_sight``: no
+    history before this cycle (a single snapshot, a live read, the first of a sequence).
+    """
+
+    cycles: int = 1
+    replayed: int = 0
+    capped: bool = False
+    would_act_at: int | None = None
+    samples: int = 1
+    steady: int = 0
+    assumed_steady: bool = False
+    first_sight: bool = True
+    interval_ms: int = 60_000
+    #: ``--watch``: cycles followed so far, and how many the strategy's memory needs (0: no watch)
+    followed: int = 0
+    warm_up: int = 0
+    #: a cycle replayed on a held state for its memory only (no sample, no split, no output)
+    replaying: bool = False
+
+    @property
+    def warming_up(self) -> bool:
+        return self.followed < self.warm_up
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +97,12 @@ class ModularCycle:
     memory: CycleMemory
     #: ``checkNamespaceBundleSplit``: the automatic splits of this cycle
     splits: tuple[AutoSplit, ...] = ()
+    elapsed: Elapsed = Elapsed()
+    warnings: tuple[str, ...] = ()
+    #: ``explain``'s projection: more cycles of this state before the leader acts (``None``: not
+    #: within the limit, or never); only meaningful when ``projected``
+    opens_in: int | None = None
+    projected: bool = False
 
     @property
     def unloads(self) -> tuple[UnloadOutcome, ...]:
@@ -111,6 +152,10 @@ class ExtensibleCycle:
     memory: ExtensibleMemory
     shedding: str = "TransferShedder"
     placement: str = "LeastResourceUsageWithWeight"
+    elapsed: Elapsed = Elapsed()
+    warnings: tuple[str, ...] = ()
+    opens_in: int | None = None
+    projected: bool = False
 
     def bundle_names(self) -> set[str]:
         names = set(self.state.owners())

@@ -7,7 +7,7 @@ never asks which load manager produced a decision.
 
     Label:  Success | Skip | Failure
     Reason: Overloaded | Underloaded | Balanced | NoBundles | HitCount | CoolDown | OutDatedData
-            | NoLoadData | NoBrokers | Unknown            (shedding)
+            | NoLoadData | NoBrokers | Unknown | Disabled (shedding)
             Topics | Sessions | MsgRate | Bandwidth | Admin (split)
 
 Records, by who makes them::
@@ -61,11 +61,26 @@ class Reason(StrEnum):
     NO_LOAD_DATA = "NoLoadData"
     NO_BROKERS = "NoBrokers"
     UNKNOWN = "Unknown"
+    DISABLED = "Disabled"  # lbctl's: loadBalancerEnabled / loadBalancerSheddingEnabled is false
     TOPICS = "Topics"
     SESSIONS = "Sessions"
     MSG_RATE = "MsgRate"
     BANDWIDTH = "Bandwidth"
     ADMIN = "Admin"
+
+
+@dataclass(frozen=True, slots=True)
+class CycleDecision:
+    """What one cycle came to, in one line: ``Success/Overloaded`` when something moves, else the
+    gate that held (``Skip/HitCount``, ``Skip/CoolDown``, ``Skip/NoBrokers``, ``Skip/Balanced``…)
+    and why. ``plan@1`` carries it as its top-level ``decision``."""
+
+    label: Label
+    reason: Reason
+    detail: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"label": str(self.label), "reason": str(self.reason), "detail": self.detail}
 
 
 # --- shedding (modular strategies) ----------------------------------------------------------------

@@ -2,34 +2,51 @@
 
 Pulsar's load manager keeps brokers and bundles in ``ConcurrentHashMap``/``HashMap``/``HashSet``
 and resolves many ties by "first encountered" (UniformLoadShedder's max broker, the placement
-strategies' best list) or by stable sorts over such maps (the greedy bundle selectors). To give the
-same answer, lbctl iterates keys in the order Java would:
+strategies' best list) or by stable sorts over such maps (the greedy bundle selectors), and it
+issues unloads in the order of a Guava ``ArrayListMultimap``. To give the same answer, lbctl
+iterates keys in the order JDK 17 would. The rules (JDK 17 ``HashMap``, ``HashSet``,
+``Collectors.toMap`` and ``ConcurrentHashMap``, checked against the JDK by
+``tests/model/test_javaorder_jdk.py``):
 
-* ``h = String.hashCode()`` (``h = 31*h + c`` over UTF-16 code units, 32-bit);
-* bucket ``(h ^ (h >>> 16)) & (capacity - 1)``, buckets in ascending index, and within a bucket the
-  order of insertion;
-* the capacity depends on how the map was filled:
+* ``h = String.hashCode()`` (``h = 31*h + c`` over UTF-16 code units, 32 bits); the bucket is
+  ``(h ^ (h >>> 16)) & (length - 1)``; iteration walks buckets upwards, each bucket's chain in
+  order.
+* ``HashMap`` (and ``HashSet``): 16 buckets on the first put (or ``tableSizeFor(n)`` for
+  ``new HashMap<>(n)``), doubling when the size *exceeds* 3/4 of the length. A resize splits each
+  chain into a low and a high half keeping the order, so without tree bins a bucket holds its keys
+  in insertion order. ``clear()`` keeps the table.
+* ``ConcurrentHashMap``: 16 buckets on the first put, doubling when the size *reaches* 3/4 of the
+  length (one key earlier than ``HashMap``). Its ``transfer`` does **not** keep the order: the
+  longest tail of a chain whose keys all go to the same half (``lastRun``) is moved as is, and every
+  key before it is *prepended* to its half, so those come out reversed. From 12 keys on (the first
+  resize) a map's order depends on its insertion history, not only on its keys.
+* A chain reaching 9 keys becomes a red-black tree bin (or, below 64 buckets, the table grows
+  instead: 8-fold for ``ConcurrentHashMap``); tree bins keep their own chain order. Both maps model
+  that too (:class:`JavaHashMap`, :class:`JavaConcurrentHashMap`).
+* Guava's ``ArrayListMultimap.create()`` is a ``HashMap`` created with ``Maps.capacity(12)``:
+  17 → 32 buckets up to Guava 31.1, 16 buckets from Guava 32.0 on (:func:`multimap_key_order`).
 
-  - ``HashMap``/``HashSet`` filled one ``put`` at a time: 16, doubled whenever the size exceeds
-    0.75 × capacity (:func:`hashmap_capacity`);
-  - ``ConcurrentHashMap``: 16, doubled when the size reaches 0.75 × capacity
-    (:func:`concurrent_capacity`);
-  - a copy ``new HashMap<>(map)``: ``tableSizeFor((int)(n / 0.75f + 1))`` (JDK 17's rule), its
-    buckets filled in the source map's order (:func:`copy_order`);
-  - a map collected from another one (``Collectors.toMap`` over ``chm.entrySet()``): a ``HashMap``
-    filled one ``put`` at a time, in the source's order (:func:`rehashed_order`).
-
-Not modelled: ``ConcurrentHashMap`` may reorder the entries of one bin when it resizes, and bins of
-eight or more entries become trees. Both only matter for keys that share a bucket.
+What lbctl assumes of the history (what a snapshot cannot tell): the leader's maps were filled in
+the snapshot's order, one ``put`` per key, without removals, and never saw concurrent writes
+(a ``ConcurrentHashMap`` that did keeps ``CounterCells`` and resizes later; the model supports it
+with ``counter_cells=True`` but nothing sets it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import math
+import struct
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from operator import mul
 
-_POWERS: list[int] = [1]  # 31**k mod 2**32, highest power first once reversed per call
+MAXIMUM_CAPACITY = 1 << 30
+TREEIFY_THRESHOLD = 8
+UNTREEIFY_THRESHOLD = 6
+MIN_TREEIFY_CAPACITY = 64
+_INT_MAX = 0x7FFFFFFF
+
+_POWERS: list[int] = [1]  # 31**k mod 2**32
 
 
 def _powers(n: int) -> list[int]:
@@ -48,7 +65,7 @@ def java_string_hash(s: str) -> int:
     if s.isascii():
         units: bytes | list[int] = s.encode("ascii")
     else:
-        data = s.encode("utf-16-be")
+        data = s.encode("utf-16-be", "surrogatepass")
         units = [(data[i] << 8) | data[i + 1] for i in range(0, len(data), 2)]
     n = len(units)
     powers = _powers(n)
@@ -57,19 +74,815 @@ def java_string_hash(s: str) -> int:
 
 
 def spread(h: int) -> int:
-    """``HashMap.hash``: the high half folded into the low half."""
+    """``HashMap.hash``: the high half folded into the low half (unsigned here)."""
     return h ^ (h >> 16)
 
 
-def _table_size_for(cap: int) -> int:
-    n = 1
-    while n < cap:
-        n <<= 1
-    return n
+def _f32(x: float) -> float:
+    """Java ``float`` rounding."""
+    return float(struct.unpack("f", struct.pack("f", x))[0])
 
 
+def _f2i(x: float) -> int:
+    """Java's ``(int)`` narrowing of a float or double: toward zero, saturating, NaN → 0."""
+    if math.isnan(x):
+        return 0
+    if x >= _INT_MAX:
+        return _INT_MAX
+    if x <= -0x80000000:
+        return -0x80000000
+    return int(x)
+
+
+def table_size_for(c: int) -> int:
+    """``HashMap.tableSizeFor``: the smallest power of two ≥ ``c`` (1 for ``c`` ≤ 1)."""
+    if c <= 1:
+        return 1
+    n = 1 << (c - 1).bit_length()
+    return MAXIMUM_CAPACITY if n >= MAXIMUM_CAPACITY else n
+
+
+def _signed(h: int) -> int:
+    return h - (1 << 32) if h & 0x80000000 else h
+
+
+def _hm_hash(key: str) -> int:
+    """``HashMap.hash(key)``: ``h ^ (h >>> 16)`` as a signed int (the sign orders tree bins)."""
+    return _signed(spread(java_string_hash(key)))
+
+
+def _chm_spread(key: str) -> int:
+    """``ConcurrentHashMap.spread(h)``: ``(h ^ (h >>> 16)) & 0x7fffffff``."""
+    return spread(java_string_hash(key)) & _INT_MAX
+
+
+def _utf16(key: str) -> bytes:
+    """A sort key that orders like ``String.compareTo`` (UTF-16 code units, then length)."""
+    return key.encode("utf-16-be", "surrogatepass")
+
+
+# --- red-black trees (HashMap.TreeNode and ConcurrentHashMap.TreeBin share the algorithm) --------
+class _Node:
+    __slots__ = ("hash", "key", "kc", "left", "parent", "red", "right")
+
+    def __init__(self, key: str, h: int) -> None:
+        self.key = key
+        self.hash = h  # as the map stores it (HashMap: signed; ConcurrentHashMap: non-negative)
+        self.kc = _utf16(key)
+        self.parent: _Node | None = None
+        self.left: _Node | None = None
+        self.right: _Node | None = None
+        self.red = False
+
+
+def _goes_left(x: _Node, p: _Node) -> bool:
+    """Insertion direction under ``p``: by hash, then ``String.compareTo`` (distinct strings never
+    compare equal, so the identity tie-break is never reached)."""
+    if p.hash != x.hash:
+        return p.hash > x.hash
+    return x.kc < p.kc
+
+
+def _rotate_left(root: _Node | None, p: _Node | None) -> _Node | None:
+    if p is not None and (r := p.right) is not None:
+        rl = p.right = r.left
+        if rl is not None:
+            rl.parent = p
+        pp = r.parent = p.parent
+        if pp is None:
+            root = r
+            r.red = False
+        elif pp.left is p:
+            pp.left = r
+        else:
+            pp.right = r
+        r.left = p
+        p.parent = r
+    return root
+
+
+def _rotate_right(root: _Node | None, p: _Node | None) -> _Node | None:
+    if p is not None and (lf := p.left) is not None:
+        lr = p.left = lf.right
+        if lr is not None:
+            lr.parent = p
+        pp = lf.parent = p.parent
+        if pp is None:
+            root = lf
+            lf.red = False
+        elif pp.right is p:
+            pp.right = lf
+        else:
+            pp.left = lf
+        lf.right = p
+        p.parent = lf
+    return root
+
+
+def _balance_insertion(root: _Node | None, x: _Node) -> _Node | None:
+    x.red = True
+    while True:
+        xp = x.parent
+        if xp is None:
+            x.red = False
+            return x
+        xpp = xp.parent
+        if not xp.red or xpp is None:
+            return root
+        xppl = xpp.left
+        if xp is xppl:
+            xppr = xpp.right
+            if xppr is not None and xppr.red:
+                xppr.red = False
+                xp.red = False
+                xpp.red = True
+                x = xpp
+            else:
+                if x is xp.right:
+                    x = xp
+                    root = _rotate_left(root, x)
+                    xp = x.parent
+                    xpp = None if xp is None else xp.parent
+                if xp is not None:
+                    xp.red = False
+                    if xpp is not None:
+                        xpp.red = True
+                        root = _rotate_right(root, xpp)
+        else:
+            if xppl is not None and xppl.red:
+                xppl.red = False
+                xp.red = False
+                xpp.red = True
+                x = xpp
+            else:
+                if x is xp.left:
+                    x = xp
+                    root = _rotate_right(root, x)
+                    xp = x.parent
+                    xpp = None if xp is None else xp.parent
+                if xp is not None:
+                    xp.red = False
+                    if xpp is not None:
+                        xpp.red = True
+                        root = _rotate_left(root, xpp)
+
+
+def _balance_deletion(root: _Node | None, x: _Node | None) -> _Node | None:
+    while True:
+        if x is None or x is root:
+            return root
+        xp = x.parent
+        if xp is None:
+            x.red = False
+            return x
+        if x.red:
+            x.red = False
+            return root
+        xpl = xp.left
+        if xpl is x:
+            xpr = xp.right
+            if xpr is not None and xpr.red:
+                xpr.red = False
+                xp.red = True
+                root = _rotate_left(root, xp)
+                xp = x.parent
+                xpr = None if xp is None else xp.right
+            if xpr is None:
+                x = xp
+            else:
+                sl, sr = xpr.left, xpr.right
+                if (sr is None or not sr.red) and (sl is None or not sl.red):
+                    xpr.red = True
+                    x = xp
+                else:
+                    if sr is None or not sr.red:
+                        if sl is not None:
+                            sl.red = False
+                        xpr.red = True
+                        root = _rotate_right(root, xpr)
+                        xp = x.parent
+                        xpr = None if xp is None else xp.right
+                    if xpr is not None:
+                        xpr.red = False if xp is None else xp.red
+                        sr = xpr.right
+                        if sr is not None:
+                            sr.red = False
+                    if xp is not None:
+                        xp.red = False
+                        root = _rotate_left(root, xp)
+                    x = root
+        else:
+            if xpl is not None and xpl.red:
+                xpl.red = False
+                xp.red = True
+                root = _rotate_right(root, xp)
+                xp = x.parent
+                xpl = None if xp is None else xp.left
+            if xpl is None:
+                x = xp
+            else:
+                sl, sr = xpl.left, xpl.right
+                if (sl is None or not sl.red) and (sr is None or not sr.red):
+                    xpl.red = True
+                    x = xp
+                else:
+                    if sl is None or not sl.red:
+                        if sr is not None:
+                            sr.red = False
+                        xpl.red = True
+                        root = _rotate_left(root, xpl)
+                        xp = x.parent
+                        xpl = None if xp is None else xp.left
+                    if xpl is not None:
+                        xpl.red = False if xp is None else xp.red
+                        sl = xpl.left
+                        if sl is not None:
+                            sl.red = False
+                    if xp is not None:
+                        xp.red = False
+                        root = _rotate_right(root, xp)
+                    x = root
+
+
+def _tree_insert(root: _Node | None, x: _Node) -> tuple[_Node, _Node | None]:
+    """Binary descent and ``balanceInsertion``: ``(new root, parent of x)``."""
+    x.left = x.right = None
+    if root is None:
+        x.parent = None
+        x.red = False
+        return x, None
+    p = root
+    while True:
+        left = _goes_left(x, p)
+        xp = p
+        nxt = p.left if left else p.right
+        if nxt is None:
+            x.parent = xp
+            if left:
+                xp.left = x
+            else:
+                xp.right = x
+            new_root = _balance_insertion(root, x)
+            assert new_root is not None
+            return new_root, xp
+        p = nxt
+
+
+def _build_tree(nodes: Sequence[_Node]) -> _Node | None:
+    """``TreeNode.treeify`` / ``new TreeBin(first)``: insert in chain order; returns the root."""
+    root: _Node | None = None
+    for x in nodes:
+        root, _ = _tree_insert(root, x)
+    return root
+
+
+def _too_small(root: _Node | None) -> bool:
+    """``removeTreeNode``'s untreeify test, made before the node leaves the tree."""
+    return root is None or root.right is None or root.left is None or root.left.left is None
+
+
+def _tree_delete(root: _Node | None, p: _Node, hashmap: bool) -> _Node | None:
+    """The tree half of ``removeTreeNode`` (deletion by link swapping); the new root.
+
+    ``hashmap``: HashMap blackens a replacement that becomes the root; TreeBin does not.
+    """
+    pl, pr = p.left, p.right
+    if pl is not None and pr is not None:
+        s = pr
+        while s.left is not None:
+            s = s.left
+        s.red, p.red = p.red, s.red
+        sr = s.right
+        pp = p.parent
+        if s is pr:
+            p.parent = s
+            s.right = p
+        else:
+            sp = s.parent
+            p.parent = sp
+            if sp is not None:
+                if s is sp.left:
+                    sp.left = p
+                else:
+                    sp.right = p
+            s.right = pr
+            pr.parent = s
+        p.left = None
+        p.right = sr
+        if sr is not None:
+            sr.parent = p
+        s.left = pl
+        pl.parent = s
+        s.parent = pp
+        if pp is None:
+            root = s
+        elif p is pp.left:
+            pp.left = s
+        else:
+            pp.right = s
+        replacement = sr if sr is not None else p
+    elif pl is not None:
+        replacement = pl
+    elif pr is not None:
+        replacement = pr
+    else:
+        replacement = p
+    if replacement is not p:
+        pp = replacement.parent = p.parent
+        if pp is None:
+            root = replacement
+            if hashmap:
+                replacement.red = False
+        elif p is pp.left:
+            pp.left = replacement
+        else:
+            pp.right = replacement
+        p.left = p.right = p.parent = None
+    r = root if p.red else _balance_deletion(root, replacement)
+    if replacement is p:
+        pp = p.parent
+        if pp is not None:
+            if p is pp.left:
+                pp.left = None
+            elif p is pp.right:
+                pp.right = None
+            p.parent = None
+    return r
+
+
+class _Tree:
+    """A tree bin: ``order`` is the chain iteration follows, ``root`` the red-black root."""
+
+    __slots__ = ("nodes", "order", "root")
+
+    def __init__(self, order: list[_Node], root: _Node | None) -> None:
+        self.order = order
+        self.root = root
+        self.nodes = {n.key: n for n in order}
+
+
+_Bin = list[str] | _Tree
+
+
+def _bin_keys(b: _Bin) -> list[str]:
+    return b if isinstance(b, list) else [n.key for n in b.order]
+
+
+# --- java.util.HashMap ----------------------------------------------------------------------------
+class JavaHashMap:
+    """A JDK 17 ``HashMap<String, ?>`` (also ``HashSet``), keys only, single-threaded."""
+
+    def __init__(self, initial_capacity: int | None = None, load_factor: float = 0.75) -> None:
+        self.load_factor = _f32(load_factor)
+        self.table: list[_Bin | None] | None = None
+        self.size = 0
+        self._hash: dict[str, int] = {}
+        if initial_capacity is None:
+            self.threshold = 0  # HashMap(): 16 buckets, threshold 12, decided in resize()
+        else:
+            if initial_capacity < 0:
+                raise ValueError(f"illegal initial capacity {initial_capacity}")
+            self.threshold = table_size_for(min(initial_capacity, MAXIMUM_CAPACITY))
+
+    @classmethod
+    def copy_of(cls, source_order: Iterable[str]) -> JavaHashMap:
+        """``new HashMap<>(map)`` of a map iterating ``source_order``."""
+        m = cls()
+        m.put_all(source_order)
+        return m
+
+    @classmethod
+    def hash_set_copy_of(cls, source_order: Iterable[str]) -> JavaHashMap:
+        """``new HashSet<>(collection)``: ``HashMap(max((int)(n/.75f) + 1, 16))``, then adds."""
+        src = list(dict.fromkeys(source_order))
+        m = cls(max(_f2i(_f32(len(src) / _f32(0.75))) + 1, 16))
+        for k in src:
+            m.put(k)
+        return m
+
+    @property
+    def capacity(self) -> int:
+        return 0 if self.table is None else len(self.table)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._hash
+
+    def keys(self) -> list[str]:
+        out: list[str] = []
+        for b in self.table or ():
+            if b is not None:
+                out.extend(_bin_keys(b))
+        return out
+
+    def tree_bins(self) -> int:
+        return sum(1 for b in self.table or () if isinstance(b, _Tree))
+
+    def clear(self) -> None:
+        """``clear()``: every bin emptied, the table (and threshold) kept."""
+        if self.table is not None and self.size > 0:
+            self.table = [None] * len(self.table)
+        self.size = 0
+        self._hash.clear()
+
+    def put_all(self, source_order: Iterable[str]) -> None:
+        """``putAll`` (``putMapEntries``, JDK 17): presize, then one ``put`` per key."""
+        src = list(dict.fromkeys(source_order))
+        s = len(src)
+        if s == 0:
+            return
+        if self.table is None:
+            ft = _f32(_f32(_f32(float(s)) / self.load_factor) + _f32(1.0))
+            t = _f2i(ft) if ft < float(MAXIMUM_CAPACITY) else MAXIMUM_CAPACITY
+            if t > self.threshold:
+                self.threshold = table_size_for(t)
+        else:
+            while s > self.threshold and len(self.table) < MAXIMUM_CAPACITY:
+                self._resize()
+        for k in src:
+            self.put(k)
+
+    def put(self, key: str) -> bool:
+        """``put``/``putIfAbsent``/``add``; True when the key was new."""
+        if key in self._hash:
+            return False  # replacing a value changes nothing
+        h = _hm_hash(key)
+        if self.table is None:
+            self._resize()
+        tab = self.table
+        assert tab is not None
+        i = (len(tab) - 1) & h
+        b = tab[i]
+        self._hash[key] = h
+        if b is None:
+            tab[i] = [key]
+        elif isinstance(b, list):
+            before = len(b)
+            b.append(key)
+            if before >= TREEIFY_THRESHOLD:
+                self._treeify_bin(h)
+        else:
+            self._put_tree(b, key, h)
+        self.size += 1
+        if self.size > self.threshold:
+            self._resize()
+        return True
+
+    def remove(self, key: str) -> bool:
+        h = self._hash.pop(key, None)
+        if h is None or self.table is None:
+            return False
+        tab = self.table
+        i = (len(tab) - 1) & h
+        b = tab[i]
+        if isinstance(b, list):
+            b.remove(key)
+            if not b:
+                tab[i] = None
+        elif b is not None:
+            self._remove_tree(i, b, key)
+        self.size -= 1
+        return True
+
+    def _resize(self) -> None:
+        old = self.table
+        old_cap = 0 if old is None else len(old)
+        old_thr = self.threshold
+        new_thr = 0
+        if old_cap > 0:
+            if old_cap >= MAXIMUM_CAPACITY:
+                self.threshold = _INT_MAX
+                return
+            new_cap = old_cap << 1
+            if new_cap < MAXIMUM_CAPACITY and old_cap >= 16:
+                new_thr = old_thr << 1
+        elif old_thr > 0:
+            new_cap = old_thr
+        else:
+            new_cap, new_thr = 16, 12
+        if new_thr == 0:
+            ft = _f32(float(new_cap) * self.load_factor)
+            new_thr = (_f2i(ft) if new_cap < MAXIMUM_CAPACITY and ft < float(MAXIMUM_CAPACITY)
+                       else _INT_MAX)
+        self.threshold = new_thr
+        new: list[_Bin | None] = [None] * new_cap
+        self.table = new
+        if old is None:
+            return
+        hashes = self._hash
+        for j, b in enumerate(old):
+            if b is None:
+                continue
+            if isinstance(b, list):
+                if len(b) == 1:
+                    new[hashes[b[0]] & (new_cap - 1)] = b
+                    continue
+                lo = [k for k in b if not hashes[k] & old_cap]  # order kept
+                hi = [k for k in b if hashes[k] & old_cap]
+                if lo:
+                    new[j] = lo
+                if hi:
+                    new[j + old_cap] = hi
+            else:
+                self._split_tree(b, new, j, old_cap)
+
+    def _split_tree(self, t: _Tree, new: list[_Bin | None], index: int, bit: int) -> None:
+        lo = [n for n in t.order if not n.hash & bit]
+        hi = [n for n in t.order if n.hash & bit]
+        for side, at, other in ((lo, index, hi), (hi, index + bit, lo)):
+            if not side:
+                continue
+            if len(side) <= UNTREEIFY_THRESHOLD:
+                new[at] = [n.key for n in side]
+            elif other:
+                new[at] = self._treeify(side)
+            else:
+                new[at] = t  # the whole tree moves unchanged
+
+    def _treeify(self, nodes: list[_Node]) -> _Tree:
+        """``TreeNode.treeify``: built in chain order, then ``moveRootToFront``."""
+        root = _build_tree(nodes)
+        order = list(nodes)
+        if root is not None and order[0] is not root:
+            order.remove(root)
+            order.insert(0, root)
+        return _Tree(order, root)
+
+    def _treeify_bin(self, h: int) -> None:
+        tab = self.table
+        assert tab is not None
+        if len(tab) < MIN_TREEIFY_CAPACITY:
+            self._resize()
+            return
+        i = (len(tab) - 1) & h
+        b = tab[i]
+        if isinstance(b, list):
+            tab[i] = self._treeify([_Node(k, self._hash[k]) for k in b])
+
+    def _put_tree(self, t: _Tree, key: str, h: int) -> None:
+        x = _Node(key, h)
+        root, xp = _tree_insert(t.root, x)
+        # the new node is linked right after its tree parent in the chain
+        t.order.insert(t.order.index(xp) + 1 if xp is not None else 0, x)
+        t.nodes[key] = x
+        t.root = root
+        if t.order[0] is not root:  # moveRootToFront
+            t.order.remove(root)
+            t.order.insert(0, root)
+
+    def _remove_tree(self, i: int, t: _Tree, key: str) -> None:
+        assert self.table is not None
+        p = t.nodes.pop(key)
+        t.order.remove(p)
+        if not t.order:
+            self.table[i] = None
+            return
+        if _too_small(t.root):
+            self.table[i] = [n.key for n in t.order]  # untreeify, chain order kept
+            return
+        t.root = _tree_delete(t.root, p, hashmap=True)
+        if t.root is not None and t.order[0] is not t.root:  # moveRootToFront
+            t.order.remove(t.root)
+            t.order.insert(0, t.root)
+
+
+# --- java.util.concurrent.ConcurrentHashMap ------------------------------------------------------
+class JavaConcurrentHashMap:
+    """A JDK 17 ``ConcurrentHashMap<String, ?>``, keys only, single-threaded history.
+
+    ``initial_capacity=None`` is ``new ConcurrentHashMap<>()``; otherwise the constructor
+    ``(initialCapacity, loadFactor, concurrencyLevel)`` (which ``(n)`` calls with ``0.75f, 1``).
+    ``counter_cells=True``: the map once saw contention on its size counter and counts in
+    ``CounterCells`` for life; then only a put into a chain of 2 or more (or a tree bin) checks
+    for a resize.
+    """
+
+    def __init__(self, initial_capacity: int | None = None, load_factor: float = 0.75,
+                 concurrency_level: int = 1, counter_cells: bool = False) -> None:
+        self.counter_cells = counter_cells
+        self.table: list[_Bin | None] | None = None
+        self.size = 0
+        self._hash: dict[str, int] = {}
+        if initial_capacity is None:
+            self.size_ctl = 0
+        else:
+            lf = _f32(load_factor)
+            if not lf > 0.0 or initial_capacity < 0 or concurrency_level <= 0:
+                raise ValueError("illegal ConcurrentHashMap arguments")
+            initial_capacity = max(initial_capacity, concurrency_level)
+            # (long)(1.0 + (long)initialCapacity / loadFactor), the division in float
+            size = int(1.0 + _f32(_f32(float(initial_capacity)) / lf))
+            self.size_ctl = MAXIMUM_CAPACITY if size >= MAXIMUM_CAPACITY else table_size_for(size)
+
+    @classmethod
+    def copy_of(cls, source_order: Iterable[str]) -> JavaConcurrentHashMap:
+        """``new ConcurrentHashMap<>(map)``: ``sizeCtl = 16``, then ``putAll``."""
+        m = cls()
+        m.size_ctl = 16
+        m.put_all(source_order)
+        return m
+
+    @property
+    def capacity(self) -> int:
+        return 0 if self.table is None else len(self.table)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._hash
+
+    def keys(self) -> list[str]:
+        out: list[str] = []
+        for b in self.table or ():
+            if b is not None:
+                out.extend(_bin_keys(b))
+        return out
+
+    def bin(self, index: int) -> list[str]:
+        """The keys of one bucket, in iteration order."""
+        b = None if self.table is None else self.table[index]
+        return [] if b is None else _bin_keys(b)
+
+    def tree_bins(self) -> int:
+        return sum(1 for b in self.table or () if isinstance(b, _Tree))
+
+    def mark_contended(self) -> None:
+        """The map has seen size-counter contention (it now has ``CounterCells``)."""
+        if self.table is None:
+            self._init_table()
+        self.counter_cells = True
+
+    def clear(self) -> None:
+        """``clear()``: every bin emptied, the table kept; never resizes."""
+        if self.table is not None:
+            self.table = [None] * len(self.table)
+        self.size = 0
+        self._hash.clear()
+
+    def put_all(self, source_order: Iterable[str]) -> None:
+        src = list(dict.fromkeys(source_order))
+        self._try_presize(len(src))
+        for k in src:
+            self.put(k)
+
+    def put(self, key: str) -> bool:
+        """``put``/``putIfAbsent``; True when the key was new."""
+        h = self._hash.get(key)
+        new = h is None
+        if h is None:
+            h = _chm_spread(key)
+            self._hash[key] = h
+        if self.table is None:
+            self._init_table()
+        tab = self.table
+        assert tab is not None
+        i = (len(tab) - 1) & h
+        b = tab[i]
+        if b is None:
+            tab[i] = [key]
+            bin_count = 0
+        elif isinstance(b, list):
+            if new:
+                bin_count = len(b)  # nodes walked before appending
+                b.append(key)
+            else:
+                bin_count = b.index(key) + 1
+            if bin_count >= TREEIFY_THRESHOLD:
+                self._treeify_bin(i)
+        else:
+            if new:
+                x = _Node(key, h)
+                b.root, _ = _tree_insert(b.root, x)
+                b.order.insert(0, x)  # TreeBin.putTreeVal: the new node becomes `first`
+                b.nodes[key] = x
+            bin_count = 2
+        if not new:
+            return False  # a replaced value: no addCount
+        self.size += 1
+        self._add_count(bin_count)
+        return True
+
+    def remove(self, key: str) -> bool:
+        h = self._hash.pop(key, None)
+        if h is None or self.table is None:
+            return False
+        tab = self.table
+        i = (len(tab) - 1) & h
+        b = tab[i]
+        if isinstance(b, list):
+            b.remove(key)
+            if not b:
+                tab[i] = None
+        elif b is not None:
+            p = b.nodes.pop(key)
+            b.order.remove(p)
+            if not b.order:
+                tab[i] = None
+            elif _too_small(b.root):
+                tab[i] = [n.key for n in b.order]  # untreeify
+            else:
+                b.root = _tree_delete(b.root, p, hashmap=False)
+        self.size -= 1  # addCount(-1, -1): never resizes
+        return True
+
+    def _init_table(self) -> None:
+        n = self.size_ctl if self.size_ctl > 0 else 16
+        self.table = [None] * n
+        self.size_ctl = n - (n >> 2)
+
+    def _add_count(self, check: int) -> None:
+        if check < 0 or (self.counter_cells and check <= 1):
+            return
+        while (self.size >= self.size_ctl and self.table is not None
+               and len(self.table) < MAXIMUM_CAPACITY):
+            self._transfer()
+
+    def _try_presize(self, size: int) -> None:
+        c = (MAXIMUM_CAPACITY if size >= (MAXIMUM_CAPACITY >> 1)
+             else table_size_for(size + (size >> 1) + 1))
+        while self.size_ctl >= 0:
+            sc = self.size_ctl
+            if self.table is None or len(self.table) == 0:
+                n = sc if sc > c else c
+                self.table = [None] * n
+                self.size_ctl = n - (n >> 2)
+            elif c <= sc or len(self.table) >= MAXIMUM_CAPACITY:
+                break
+            else:
+                self._transfer()
+
+    def _treeify_bin(self, i: int) -> None:
+        tab = self.table
+        assert tab is not None
+        n = len(tab)
+        if n < MIN_TREEIFY_CAPACITY:
+            self._try_presize(n << 1)
+            return
+        b = tab[i]
+        if isinstance(b, list):
+            nodes = [_Node(k, self._hash[k]) for k in b]
+            tab[i] = _Tree(nodes, _build_tree(nodes))
+
+    def _transfer(self) -> None:
+        """Double the table (bin ``i`` feeds only bins ``i`` and ``i + n``)."""
+        tab = self.table
+        assert tab is not None
+        n = len(tab)
+        new: list[_Bin | None] = [None] * (n << 1)
+        hashes = self._hash
+        for i in range(n - 1, -1, -1):
+            b = tab[i]
+            if b is None:
+                continue
+            if isinstance(b, list):
+                lo, hi = split_chain(b, [hashes[k] & n for k in b])
+                if lo:
+                    new[i] = lo
+                if hi:
+                    new[i + n] = hi
+                continue
+            lo_n = [x for x in b.order if not x.hash & n]
+            hi_n = [x for x in b.order if x.hash & n]
+            for side, at, other in ((lo_n, i, hi_n), (hi_n, i + n, lo_n)):
+                if not side:
+                    continue
+                if len(side) <= UNTREEIFY_THRESHOLD:
+                    new[at] = [x.key for x in side]
+                elif other:
+                    fresh = [_Node(x.key, x.hash) for x in side]
+                    new[at] = _Tree(fresh, _build_tree(fresh))
+                else:
+                    new[at] = b
+        self.table = new
+        self.size_ctl = (n << 1) - (n >> 1)
+
+
+def split_chain(chain: Sequence[str], bits: Sequence[int]) -> tuple[list[str], list[str]]:
+    """``ConcurrentHashMap.transfer`` of one list bin: (low half, high half).
+
+    ``lastRun`` is the start of the longest tail whose keys all go to the same half; that tail
+    keeps its order, every key before it is prepended to its half (so they come out reversed).
+    """
+    run_bit = bits[0]
+    last_run = 0
+    for idx in range(1, len(bits)):
+        if bits[idx] != run_bit:
+            run_bit = bits[idx]
+            last_run = idx
+    lo: list[str] = []
+    hi: list[str] = []
+    for idx in range(last_run - 1, -1, -1):
+        (hi if bits[idx] else lo).append(chain[idx])
+    (hi if run_bit else lo).extend(chain[last_run:])
+    return lo, hi
+
+
+# --- orders of maps filled one put at a time -----------------------------------------------------
 def hashmap_capacity(size: int) -> int:
-    """Capacity of a ``HashMap`` after ``size`` single ``put`` calls."""
+    """Capacity of a ``HashMap`` after ``size`` single ``put`` calls (no tree bins)."""
     cap = 16
     while size > cap * 3 // 4:
         cap <<= 1
@@ -77,66 +890,156 @@ def hashmap_capacity(size: int) -> int:
 
 
 def concurrent_capacity(size: int) -> int:
-    """Capacity of a ``ConcurrentHashMap`` (default constructor) holding ``size`` keys."""
+    """Capacity of a ``new ConcurrentHashMap<>()`` after ``size`` single puts (no tree bins)."""
     cap = 16
     while size >= cap * 3 // 4:
         cap <<= 1
     return cap
 
 
-def copy_capacity(size: int) -> int:
-    """Capacity of ``new HashMap<>(map)`` with ``size`` entries (JDK 17)."""
-    return _table_size_for(max(1, int(size / 0.75 + 1.0)))
-
-
-def java_hash_order(
-    keys: Iterable[str], *, capacity: int | None = None, copied: bool = False,
-    size: int | None = None,
-) -> list[str]:
-    """``keys`` (given in insertion order) in the order a Java hash map iterates them.
-
-    ``capacity``: the table size; by default that of a ``HashMap`` filled one ``put`` at a time
-    with ``size`` keys (``len(keys)`` unless given, e.g. when ``keys`` is a subset of a larger map).
-    ``copied=True``: the keys are those of a ``new HashMap<>(map)`` copy of a ``ConcurrentHashMap``
-    of ``size`` keys — see :func:`copy_order`.
-    """
+def java_hash_order(keys: Iterable[str], *, capacity: int | None = None) -> list[str]:
+    """``keys`` (in insertion order) as a ``HashMap``/``HashSet`` filled one ``put`` at a time
+    iterates them: by bucket, then insertion order (resizes keep it). ``capacity``: the table
+    length (default: what ``len(keys)`` puts give). Tree bins (9+ keys in one bucket) are not
+    modelled here; :class:`JavaHashMap` does."""
     items = list(dict.fromkeys(keys))
-    n = len(items) if size is None else size
-    if copied:
-        return copy_order(items, n)
-    mask = (capacity or hashmap_capacity(n)) - 1
+    mask = (capacity or hashmap_capacity(len(items))) - 1
     decorated = [(spread(java_string_hash(k)) & mask, i, k) for i, k in enumerate(items)]
     decorated.sort()
     return [k for _, _, k in decorated]
 
 
-def concurrent_order(keys: Iterable[str], size: int | None = None) -> list[str]:
-    """Iteration order of a ``ConcurrentHashMap`` of ``size`` keys (default: ``len(keys)``)."""
-    items = list(dict.fromkeys(keys))
-    n = len(items) if size is None else size
-    return java_hash_order(items, capacity=concurrent_capacity(n))
+def hashmap_order(keys: Iterable[str], initial_capacity: int | None = None) -> list[str]:
+    """``new HashMap<>()`` (or ``(initial_capacity)``), one ``put`` per key, exactly."""
+    m = JavaHashMap(initial_capacity)
+    for k in keys:
+        m.put(k)
+    return m.keys()
 
 
-def copy_order(keys: Iterable[str], size: int | None = None) -> list[str]:
-    """Order of ``new HashMap<>(chm)`` where ``chm`` is a ``ConcurrentHashMap`` of ``size`` keys."""
-    items = list(dict.fromkeys(keys))
-    n = len(items) if size is None else size
-    return rehashed_order(items, capacity=copy_capacity(n), source_capacity=concurrent_capacity(n))
+def concurrent_order(keys: Iterable[str], initial_capacity: int | None = None) -> list[str]:
+    """``new ConcurrentHashMap<>()`` (or ``(initial_capacity)``), one ``put`` per key, exactly."""
+    m = JavaConcurrentHashMap(initial_capacity)
+    for k in keys:
+        m.put(k)
+    return m.keys()
 
 
-def rehashed_order(
-    keys: Iterable[str], *, capacity: int, source_capacity: int
-) -> list[str]:
-    """Order of a hash map of ``capacity`` filled by iterating another one of ``source_capacity``.
+class ConcurrentOrder:
+    """The order of a ``new ConcurrentHashMap<>()`` filled one ``put`` per key of ``keys`` (no
+    removals), answered per bucket so that a large map need not be simulated in full.
 
-    Keys sharing a bucket of the new map keep the source's order, so the sort key is
-    (new bucket, source bucket, insertion). ``keys`` may be a subset of the map's keys: the order
-    of a subset depends only on its own hashes and the two capacities.
+    The table length only depends on the number of keys (as long as no chain reaches 9 keys), so a
+    key's bucket is known from its hash; the order *inside* a bucket depends on the keys that
+    shared its ancestors' buckets at each resize. :meth:`bucket` replays just that lineage: at each
+    table length ``c`` the keys put while the table had length ``c`` with the bucket's residue are
+    appended, then :func:`split_chain` keeps the half that leads to the bucket. Maps of up to
+    ``exact_limit`` keys, and any map where a chain would reach 9 keys (tree bins, early growth),
+    are simulated in full with :class:`JavaConcurrentHashMap`.
     """
-    copy_mask, src_mask = capacity - 1, source_capacity - 1
-    decorated = []
-    for i, k in enumerate(dict.fromkeys(keys)):
-        h = spread(java_string_hash(k))
-        decorated.append((h & copy_mask, h & src_mask, i, k))
-    decorated.sort()
-    return [d[3] for d in decorated]
+
+    def __init__(self, keys: Sequence[str], exact_limit: int = 4096):
+        self.keys = keys
+        self.size = len(keys)
+        self._full: JavaConcurrentHashMap | None = None
+        self._levels: dict[int, dict[int, list[str]]] | None = None
+        self._buckets: dict[int, list[str]] = {}
+        self.capacity = concurrent_capacity(self.size)
+        if self.size <= exact_limit or not self._grows_normally():
+            self._simulate()
+
+    def _grows_normally(self) -> bool:
+        """Whether the first 24 puts (the only ones a table under 64 buckets sees) leave the
+        table at 64: a chain of 9 keys there would have grown it 8-fold at once."""
+        head = JavaConcurrentHashMap()
+        for k in self.keys[:24]:
+            head.put(k)
+        return head.capacity == concurrent_capacity(len(head))
+
+    def _simulate(self) -> JavaConcurrentHashMap:
+        m = JavaConcurrentHashMap()
+        for k in self.keys:
+            m.put(k)
+        self._full = m
+        self.capacity = m.capacity
+        return m
+
+    def bucket_of(self, key: str) -> int:
+        return _chm_spread(key) & (self.capacity - 1)
+
+    def bucket(self, index: int) -> list[str]:
+        """The keys of one bucket of the final table, in iteration order."""
+        if self._full is not None:
+            return self._full.bin(index)
+        hit = self._buckets.get(index)
+        if hit is None:
+            hit = self._lineage(index)
+            if hit is None:  # a chain would reach 9 keys: simulate everything
+                return self._simulate().bin(index & (self.capacity - 1))
+            self._buckets[index] = hit
+        return hit
+
+    def _index(self) -> dict[int, dict[int, list[str]]]:
+        """Table length → residue → keys put while the table had that length (in order)."""
+        if self._levels is None:
+            levels: dict[int, dict[int, list[str]]] = {}
+            cap, threshold, j = 16, 12, 0
+            while j < self.size:
+                end = min(self.size, threshold)  # the put bringing the size to 3/4 resizes
+                by_residue: dict[int, list[str]] = {}
+                mask = cap - 1
+                for k in self.keys[j:end]:
+                    by_residue.setdefault(_chm_spread(k) & mask, []).append(k)
+                levels[cap] = by_residue
+                j = end
+                cap, threshold = cap << 1, threshold << 1
+            self._levels = levels
+        return self._levels
+
+    def _lineage(self, index: int) -> list[str] | None:
+        levels = self._index()
+        chain: list[str] = []
+        cap = 16
+        while True:
+            chain = chain + levels.get(cap, {}).get(index & (cap - 1), [])
+            if len(chain) > TREEIFY_THRESHOLD:
+                return None
+            if cap >= self.capacity:
+                return chain
+            if len(chain) > 1:
+                lo, hi = split_chain(chain, [_chm_spread(k) & cap for k in chain])
+                chain = hi if index & cap else lo
+            elif chain and bool(_chm_spread(chain[0]) & cap) != bool(index & cap):
+                chain = []
+            cap <<= 1
+
+
+# --- Guava ArrayListMultimap --------------------------------------------------------------------
+def guava_expected_size_capacity(expected_size: int, buckets: int = 16) -> int:
+    """``Maps.capacity(n)``: ``(int)(n / 0.75f + 1.0f)`` up to Guava 31.1 (``buckets=32``, the
+    outcome for the multimap's 12 expected keys), ``(int) Math.ceil(n / 0.75)`` from Guava 32.0
+    (``buckets=16``). Both give ``n + 1`` below 3."""
+    if expected_size < 3:
+        return expected_size + 1
+    if buckets == 32:
+        return _f2i(_f32(_f32(_f32(float(expected_size)) / _f32(0.75)) + 1.0))
+    return math.ceil(expected_size / 0.75)
+
+
+def multimap_capacity(keys: int, buckets: int = 16, reused: int = 0) -> int:
+    """Table length of an ``ArrayListMultimap.create()``'s backing ``HashMap`` holding ``keys``
+    keys: it starts at ``buckets`` (16 on Guava 32+, 32 on Guava ≤ 31.1) and doubles when the size
+    exceeds 3/4; a multimap reused with ``clear()`` keeps the ``reused`` length it grew to."""
+    cap = max(buckets, reused)
+    while keys > cap * 3 // 4:
+        cap <<= 1
+    return cap
+
+
+def multimap_key_order(keys: Iterable[str], buckets: int = 16,
+                       reused: int = 0) -> tuple[list[str], int]:
+    """``Multimap.asMap()`` key order (keys given in first-insertion order) and the table length,
+    to carry to the next cycle when the shedder reuses its multimap."""
+    items = list(dict.fromkeys(keys))
+    cap = multimap_capacity(len(items), buckets, reused)
+    return java_hash_order(items, capacity=cap), cap

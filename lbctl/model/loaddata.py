@@ -8,7 +8,7 @@ unloaded within the grace period. Strategies read it and never change it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -16,10 +16,10 @@ from typing import Any
 from lbctl.model.bundle import (
     SYSTEM_PREFIXES,
     count_system_bundles,
-    is_system_service_namespace,
+    is_shedding_excluded,
     namespace_of,
 )
-from lbctl.model.javaorder import concurrent_capacity, hashmap_capacity, rehashed_order
+from lbctl.model.javaorder import ConcurrentOrder, hashmap_capacity, java_string_hash, spread
 from lbctl.model.load import (
     BundleData,
     LocalBrokerData,
@@ -43,9 +43,12 @@ class BrokerData:
 class LoadData:
     """``LoadData`` as the leader holds it when a cycle runs.
 
-    ``brokers`` iterates in Java ``HashMap`` order (see :mod:`lbctl.model.javaorder`), because
-    Pulsar's shedders iterate its ``ConcurrentHashMap`` and break ties by the first broker found.
-    ``recently_unloaded`` is already cut to the grace period.
+    ``brokers`` iterates in Java ``ConcurrentHashMap`` order (see :mod:`lbctl.model.javaorder`),
+    because Pulsar's shedders iterate that map and break ties by the first broker found.
+    ``bundle_data`` iterates in the order bundles were put into the leader's ``bundleData`` map.
+    ``recently_unloaded`` is already cut to the grace period. ``pulsar_system``: whether
+    ``pulsar/system`` is left out of shedding like the heartbeat and SLA-monitor namespaces
+    (Pulsar 2.11+, see :func:`lbctl.model.bundle.is_shedding_excluded`).
     """
 
     brokers: Mapping[str, BrokerData]
@@ -53,28 +56,96 @@ class LoadData:
     recently_unloaded: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
     now: int = 0
     system_bundles: int = -1  # bundles of system namespaces in bundle_data; -1: not counted yet
+    pulsar_system: bool = True
+    #: bundles split this cycle: ``checkNamespaceBundleSplit`` removed their ``BundleData``, so no
+    #: shedder sees them until the next ``updateBundleData``
+    split_away: frozenset[str] = frozenset()
+    _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
-    def shedding_order(self, bundles: Iterable[str]) -> list[str]:
+    def is_system_bundle(self, bundle: str) -> bool:
+        """Whether ``getBundleDataForLoadShedding()`` leaves the bundle out (system namespace)."""
+        return bundle.startswith(SYSTEM_PREFIXES) and is_shedding_excluded(
+            namespace_of(bundle), self.pulsar_system)
+
+    def is_sheddable(self, bundle: str) -> bool:
+        """Whether ``bundle`` is a key of ``getBundleDataForLoadShedding()``."""
+        return (bundle in self.bundle_data and not self.is_system_bundle(bundle)
+                and bundle not in self.split_away)
+
+    def _bundle_map(self) -> ConcurrentOrder:
+        """The ``bundleData`` ``ConcurrentHashMap``, filled in ``bundle_data``'s order."""
+        order = self._memo.get("bundles")
+        if order is None:
+            order = self._memo["bundles"] = ConcurrentOrder(list(self.bundle_data))
+        assert isinstance(order, ConcurrentOrder)
+        return order
+
+    def shedding_order(self, bundles: Iterable[str],
+                       value: Callable[[str], float] | None = None) -> list[str]:
         """``bundles`` in the order ``getBundleDataForLoadShedding()`` iterates them.
 
-        That map is collected (``Collectors.toMap``, one ``put`` at a time) from the
-        ``ConcurrentHashMap`` of all bundle data, minus system namespaces; only the hashes of
-        ``bundles`` and the two maps' sizes matter, so this never hashes the whole map.
+        That map is a ``HashMap`` collected (``Collectors.toMap``, one ``putIfAbsent`` at a time)
+        from the ``ConcurrentHashMap`` of all bundle data minus the system namespaces: by its
+        bucket, then in the concurrent map's order (its bucket — the concurrent map is never
+        smaller — then the position in that bucket, which depends on the map's resizes and is
+        replayed only for buckets holding two or more of ``bundles``).
+
+        ``value``: the figure the caller then sorts by (stably). Keys sharing a bucket only need
+        their exact order when they also tie on it, so other buckets are not replayed: that
+        replay hashes the whole map, which is costly on a large one.
         """
+        items = list(dict.fromkeys(bundles))
+        if len(items) <= 1:
+            return items
         total = len(self.bundle_data)
         system = self.system_bundles
         if system < 0:
-            system = count_system_bundles(self.bundle_data)
-        return rehashed_order(bundles, capacity=hashmap_capacity(total - system),
-                              source_capacity=concurrent_capacity(total))
+            system = count_system_bundles(self.bundle_data, self.pulsar_system)
+        gone = sum(1 for b in self.split_away if b in self.bundle_data
+                   and not self.is_system_bundle(b))
+        hm_mask = hashmap_capacity(total - system - gone) - 1
+        chm = self._bundle_map()
+        chm_mask = chm.capacity - 1
+        decorated = []
+        shared: dict[int, int] = {}
+        for k in items:
+            h = spread(java_string_hash(k))
+            decorated.append((h & hm_mask, h & chm_mask & 0x7FFFFFFF, k))
+            shared[h & chm_mask] = shared.get(h & chm_mask, 0) + 1
+        position: dict[str, int] = {}
+        ties = _tied_buckets(decorated, shared, chm_mask, value)
+        for b in ties:
+            position.update((k, i) for i, k in enumerate(chm.bucket(b)))
+        decorated.sort(key=lambda d: (d[0], d[1], position.get(d[2], 0)))
+        return [d[2] for d in decorated]
 
     def bundle_data_for_shedding(self) -> dict[str, BundleData]:
         """``LoadData.getBundleDataForLoadShedding()``: bundle data minus system namespaces."""
-        return {
-            b: d
-            for b, d in self.bundle_data.items()
-            if not (b.startswith(SYSTEM_PREFIXES) and is_system_service_namespace(namespace_of(b)))
-        }
+        return {b: d for b, d in self.bundle_data.items() if self.is_sheddable(b)}
+
+
+def _tied_buckets(decorated: list[tuple[int, int, str]], shared: Mapping[int, int],
+                  mask: int, value: Callable[[str], float] | None) -> list[int]:
+    """The concurrent-map buckets holding two or more keys whose order can matter: all shared
+    ones, or with ``value`` only those where two keys tie on it (NaN ties NaN, as in
+    ``Double.compare``)."""
+    multi = [b for b, n in shared.items() if n > 1]
+    if value is None or not multi:
+        return multi
+    wanted = set(multi)
+    seen: dict[int, set[Any]] = {}
+    tied: list[int] = []
+    for _, bucket, k in decorated:
+        b = bucket & mask
+        if b not in wanted:
+            continue
+        v = value(k)
+        key = "nan" if v != v else v
+        vals = seen.setdefault(b, set())
+        if key in vals and b not in tied:
+            tied.append(b)
+        vals.add(key)
+    return tied
 
 
 class BundleDataView(Mapping[str, BundleData]):
@@ -82,21 +153,24 @@ class BundleDataView(Mapping[str, BundleData]):
 
     Read-only from outside; the memo inside is an implementation detail. Entry for bundle ``b``:
     the snapshot's own ``bundleData[b]`` when it carries one (it already holds the samples), else
-    ``previous[b].update(stats)``, else the first sample ``stats`` itself.
+    ``previous[b]`` updated with ``stats`` ``samples`` times (one per report write the leader saw),
+    else the first sample ``stats`` itself (then ``samples - 1`` more).
     """
 
-    __slots__ = ("_built", "_given", "_prev", "_stats")
+    __slots__ = ("_built", "_given", "_prev", "_samples", "_stats")
 
     def __init__(
         self,
         stats: Mapping[str, NamespaceBundleStats],
         previous: Mapping[str, BundleData] | None = None,
         given: Mapping[str, BundleData] | None = None,
+        samples: int = 1,
     ):
         self._stats = stats
         self._prev = previous or {}
         self._given = given or {}
         self._built: dict[str, BundleData] = {}
+        self._samples = samples
 
     def __getitem__(self, bundle: str) -> BundleData:
         data = self._given.get(bundle)  # stored data is used as is: nothing to build
@@ -108,7 +182,13 @@ class BundleDataView(Mapping[str, BundleData]):
             data = self._given.get(bundle)
             if data is None:
                 base = self._prev.get(bundle)
-                data = BundleData.first_sample(stats) if base is None else base.update(stats)
+                n = self._samples
+                if base is None:
+                    data, n = BundleData.first_sample(stats), n - 1
+                else:
+                    data = base
+                for _ in range(n):
+                    data = data.update(stats)
             self._built[bundle] = data
         return data
 
@@ -130,7 +210,7 @@ class BundleDataView(Mapping[str, BundleData]):
 
     def is_first_sample(self, bundle: str) -> bool:
         """True when the entry is just the latest stats (no history, no stored data)."""
-        return bundle not in self._given and bundle not in self._prev
+        return bundle not in self._given and bundle not in self._prev and self._samples <= 1
 
     def materialized(self) -> dict[str, BundleData]:
         """Every entry, built (used when a sequence carries the data to its next cycle)."""

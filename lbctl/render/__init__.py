@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
@@ -30,25 +31,57 @@ class Renderable(Protocol):
     def to_text(self) -> str: ...
 
 
+def non_finite(data: Any, path: str = "") -> list[str]:
+    """Where ``data`` holds an infinite or NaN float (JSON has neither: it writes ``null``)."""
+    out: list[str] = []
+    if isinstance(data, float):
+        if not math.isfinite(data):
+            out.append(f"{path or 'value'} is {data}")
+    elif isinstance(data, dict):
+        for k, v in data.items():
+            out += non_finite(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(data, list | tuple):
+        for i, v in enumerate(data):
+            out += non_finite(v, f"{path}[{i}]")
+    return out
+
+
+def json_safe(data: Any) -> Any:
+    """``data`` with a warning for each infinite or NaN figure, which JSON shows as ``null``, so
+    that no such figure disappears silently (added to a top-level ``warnings`` list)."""
+    found = non_finite(data)
+    if not found or not isinstance(data, dict):
+        return data
+    notes = [{"code": "non-finite", "message": f"{w} (JSON shows null)", "brokers": [],
+              "bundles": []} for w in found]
+    return {**data, "warnings": [*data.get("warnings", []), *notes]}
+
+
+def _json_ready(data: Any) -> Any:
+    """``data`` as JSON can carry it: non-finite figures (Java's double arithmetic reaches
+    Infinity and NaN) become ``null``, each named in the document's ``warnings`` (when it is an
+    object) and counted in one warning on stderr — never a silent null, never a non-JSON token."""
+    found = non_finite(data)
+    if found:
+        import sys
+
+        sys.stderr.write(f"lbctl: warning: {len(found)} figure(s) are not finite (Infinity/NaN, "
+                         "as Java's double arithmetic gives them); JSON shows them as null\n")
+    return json_safe(data)
+
+
 def to_json(data: Any) -> str:
-    """JSON; a non-finite number (Java's double arithmetic can reach Infinity or NaN) is written
-    as the string Jackson writes — "Infinity", "-Infinity", "NaN" — never as a silent null, and a
-    warning says so."""
     import orjson
 
-    opts = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
-    text = orjson.dumps(data, option=opts)
-    if b"null" in text:  # orjson writes inf/NaN as null: look for them only then
-        from lbctl.safe.text import nonfinite_as_strings
+    return orjson.dumps(_json_ready(data),
+                        option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
 
-        fixed, count = nonfinite_as_strings(data)
-        if count:
-            import sys
 
-            sys.stderr.write(f"lbctl: warning: {count} number(s) are not finite (Infinity/NaN, as "
-                             "Java's double arithmetic gives them); written as strings\n")
-            text = orjson.dumps(fixed, option=opts)
-    return text.decode()
+def to_json_line(data: Any) -> str:
+    """One compact JSON document on one line (a stream of them: ``--watch -o json``)."""
+    import orjson
+
+    return orjson.dumps(_json_ready(data), option=orjson.OPT_NON_STR_KEYS).decode()
 
 
 def to_yaml(data: Any) -> str:

@@ -44,6 +44,8 @@ SIMULATION_SCHEMA = Schema("simulate", "cycle and broker (the cycle's figures re
     col("min", "number", "cycle: lowest load, fraction"),
     col("max", "number", "cycle: highest load, fraction"),
     col("range", "number", "cycle: max - min, fraction"),
+    col("nonFinite", "integer", "cycle: brokers whose load is infinite or NaN (left out of the "
+        "spread; empty when none)"),
     col("unloads", "integer", "cycle: unloads carried out"),
     col("skipped", "integer", "cycle: unloads the strategy chose but the cycle skipped"),
     col("throughputMoved", "number", "cycle: throughput of the moved bundles, bytes/s"),

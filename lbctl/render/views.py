@@ -78,8 +78,11 @@ def _decision_style(text: str) -> str | None:
 def plan_text(plan: Plan, *, title: str | None = None) -> str:
     names = plan_names(plan)
     head = title or (f"{plan.cluster} at {plan.captured_at}: {plan.shedding} + {plan.placement}")
-    parts = [head, ""]
-    if plan.gate:
+    parts = [head, f"Modelled as {plan.settings.profile.name}", ""]
+    if plan.decision is not None:
+        d = plan.decision
+        parts += [wrap_prose(f"Decision: {d.label}/{d.reason} — {names.text(d.detail)}"), ""]
+    elif plan.gate:
         parts.append(wrap_prose(f"No load shedding: {plan.gate}."))
     actions = [
         {
@@ -119,9 +122,9 @@ def plan_text(plan: Plan, *, title: str | None = None) -> str:
                    f"{pct(s['before']['std'])} -> {pct(s['after']['std'])}, max "
                    f"{pct(s['before']['max'])} -> {pct(s['after']['max'])} (after = estimate)"),
     ]
-    warnings = plan.warnings()
+    warnings = plan.all_warnings()
     if warnings:
-        parts += ["", "Warnings (Pulsar would do this; look twice):"]
+        parts += ["", "Warnings:"]
         parts += [paint(wrap_prose(f"  ! {names.text(w.message)}"), "warn") for w in warnings]
     note = names.note()
     if note:

@@ -31,6 +31,9 @@ class Spread:
     cov: float | None  # None when the mean is 0
     min: float
     max: float
+    #: loads left out because they are not finite (an infinite or NaN usage, as Pulsar computes
+    #: from a report with a huge usage or a limit that rounds to 0 in float)
+    excluded: int = 0
 
     @property
     def range(self) -> float:
@@ -38,19 +41,24 @@ class Spread:
 
     @classmethod
     def of(cls, values: Sequence[float]) -> Spread:
-        if not values:
-            return cls(0.0, 0.0, None, 0.0, 0.0)
-        mean = statistics.fmean(values)
-        if all(math.isfinite(v) for v in values):
-            std = statistics.pstdev(values, mean)
-        else:  # an infinite load (Java's double arithmetic overflowed): plain float arithmetic
-            std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+        finite_values = [v for v in values if math.isfinite(v)]
+        excluded = len(values) - len(finite_values)
+        if not finite_values:
+            return cls(0.0, 0.0, None, 0.0, 0.0, excluded)
+        try:
+            mean = statistics.fmean(finite_values)
+            std = statistics.pstdev(finite_values, mean)
+        except (OverflowError, ValueError, AttributeError):  # sums beyond double range
+            mean = std = math.inf
         cov = std / mean if mean and math.isfinite(mean) else None
-        return cls(mean, std, cov, min(values), max(values))
+        return cls(mean, std, cov, min(finite_values), max(finite_values), excluded)
 
     def to_dict(self) -> dict[str, float | None]:
-        return {"mean": self.mean, "std": self.std, "cov": self.cov, "min": self.min,
-                "max": self.max, "range": self.range}
+        d: dict[str, float | None] = {"mean": self.mean, "std": self.std, "cov": self.cov,
+                                      "min": self.min, "max": self.max, "range": self.range}
+        if self.excluded:
+            d["nonFinite"] = self.excluded
+        return d
 
 
 def ratio(values: Sequence[float]) -> float | None:

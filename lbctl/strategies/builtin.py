@@ -18,7 +18,11 @@ import pkgutil
 from lbctl.config import Settings
 from lbctl.strategies import placement, shedding, split
 from lbctl.strategies.registry import PLACEMENT, SHEDDING, SPLIT
-from lbctl.strategies.split.base import RANGE_EQUALLY_DIVIDE, SplitAlgorithm
+from lbctl.strategies.split.base import (
+    FLOW_OR_QPS_EQUALLY_DIVIDE,
+    RANGE_EQUALLY_DIVIDE,
+    SplitAlgorithm,
+)
 
 for _package in (shedding, placement, split):
     for _module in pkgutil.iter_modules(_package.__path__, _package.__name__ + "."):
@@ -36,6 +40,13 @@ def algorithm_of(name: str | None) -> SplitAlgorithm | None:
 
 def algorithm_by_name(name: str | None, settings: Settings) -> SplitAlgorithm:
     """``NamespaceService.getNamespaceBundleSplitAlgorithmByName``: the named algorithm, else the
-    broker's ``defaultNamespaceBundleSplitAlgorithm``, else range_equally_divide."""
-    algo = algorithm_of(name) or algorithm_of(settings["defaultNamespaceBundleSplitAlgorithm"])
+    broker's ``defaultNamespaceBundleSplitAlgorithm``, else range_equally_divide. A release
+    without flow_or_qps_equally_divide (before 3.0) does not know that name either."""
+    def known(n: str | None) -> str | None:
+        if n == FLOW_OR_QPS_EQUALLY_DIVIDE and not settings.profile["flowOrQps"]:
+            return None
+        return n
+
+    algo = algorithm_of(known(name)) or algorithm_of(
+        known(settings["defaultNamespaceBundleSplitAlgorithm"]))
     return algo or SPLIT.create(RANGE_EQUALLY_DIVIDE)

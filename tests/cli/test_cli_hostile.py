@@ -194,7 +194,7 @@ def test_a_huge_weight_follows_java_arithmetic_in_simulate(runner: CliRunner) ->
     assert "internal error" not in res.stderr
 
 
-def test_non_finite_numbers_are_written_as_jackson_does() -> None:
+def test_non_finite_numbers_are_null_and_said_to_be() -> None:
     import io
 
     from lbctl.render import render
@@ -211,7 +211,10 @@ def test_non_finite_numbers_are_written_as_jackson_does() -> None:
 
     out = io.StringIO()
     render(R(), "json", out)
-    assert json.loads(out.getvalue()) == {"a": "Infinity", "b": ["NaN", None, 1.5]}
+    doc = json.loads(out.getvalue())  # valid JSON: the figures are null, and said to be
+    assert doc["a"] is None and doc["b"] == [None, None, 1.5]
+    assert [w["code"] for w in doc["warnings"]] == ["non-finite"] * 2
+    assert all("JSON shows null" in w["message"] for w in doc["warnings"])
 
 
 def test_max_input_size_flag(runner: CliRunner, tmp_path: Path) -> None:

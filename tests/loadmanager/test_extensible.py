@@ -98,18 +98,26 @@ def test_cool_down_across_cycles():
     assert not moved & {a.bundle for a in ps[2].actions}
 
 
-def test_ema_carried_across_a_sequence():
+def test_published_emas_are_what_the_leader_reads():
+    """TransferShedder reads ``BrokerLoadData.weightedMaxEMA`` as each broker published it
+    (``ExtensibleLoadManagerImpl``'s brokerLoadDataStore): in a sequence too, the snapshot's own
+    EMA is used, not one recomputed by lbctl from the raw percentages."""
     (s,) = read_snapshots([EXT / "skewed.json"])
     b = "broker-1.pulsar.svc:8080"
     later = _shift(s, 60_000)
     pub = later.broker_load_data[b]
-    hot = replace(pub, data=replace(pub.data, cpu=ResourceUsage(720, 800)))  # 90 % next sample
+    hot = replace(pub, data=replace(pub.data, cpu=ResourceUsage(720, 800),
+                                    weightedMaxEMA=0.5, msgThroughputEMA=1234.0))
     later = replace(later, broker_load_data={**later.broker_load_data, b: hot})
     rs = run([s, later], Options(overrides={"loadBalancerSheddingEnabled": "false"}))
     assert rs[0].store[b].weightedMaxEMA == pytest.approx(0.02)
+    assert rs[1].store[b].weightedMaxEMA == 0.5
+    assert rs[1].store[b].msgThroughputEMA == 1234.0
+    # a report that publishes no EMA gets one: the carried one, advanced by its sample
+    bare = replace(hot, has_features=False)
+    later2 = replace(later, broker_load_data={**later.broker_load_data, b: bare})
+    rs = run([s, later2], Options(overrides={"loadBalancerSheddingEnabled": "false"}))
     assert rs[1].store[b].weightedMaxEMA == pytest.approx(0.9 * 0.02 + 0.1 * 0.9)
-    # a single snapshot uses the EMA as published
-    assert run([later], Options())[0].store[b].weightedMaxEMA == pytest.approx(0.02)
 
 
 def test_modular_snapshot_with_transfer_shedder_derives_load_data():

@@ -11,6 +11,7 @@ from lbctl.model.brokerload import (
     BrokerLoadData,
     SystemUsage,
     compare_stats,
+    compare_stats_threshold,
     partition_sort,
     top_k_bundles,
 )
@@ -164,11 +165,29 @@ def test_partition_sort():
         assert [v for _, v in arr[:k]] == expected[:k]
 
 
-def test_comparator_key_order():
-    a = NamespaceBundleStats(msgThroughputIn=1, msgThroughputOut=0)
-    b = NamespaceBundleStats(msgThroughputIn=0, msgThroughputOut=100)
-    assert compare_stats(a, b) == 1  # throughput in first
-    c = NamespaceBundleStats(topics=2)
-    d = NamespaceBundleStats(consumerCount=1)
-    assert compare_stats(c, d) == 1
-    assert compare_stats(c, NamespaceBundleStats(topics=1, producerCount=1)) == 0
+def test_comparator_rounds_to_resolutions():
+    """``NamespaceBundleStats.compareTo`` after PR #24772: each figure rounded to its resolution
+    (``Math.round(v / 1e5)`` for throughputs, ``/ 100`` for rates, long division by 500 and 100 kB
+    for counts and cache), throughput in first."""
+    a = NamespaceBundleStats(msgThroughputIn=150_000)
+    b = NamespaceBundleStats(msgThroughputIn=49_999, msgThroughputOut=1e9)
+    assert compare_stats(a, b) == 1  # round(1.5) = 2 > round(0.49999) = 0: in decides first
+    c = NamespaceBundleStats(msgThroughputIn=149_999)
+    d = NamespaceBundleStats(msgThroughputIn=50_000)
+    assert compare_stats(c, d) == 0  # both round to 1
+    assert compare_stats(NamespaceBundleStats(topics=499), NamespaceBundleStats()) == 0
+    assert compare_stats(NamespaceBundleStats(topics=500), NamespaceBundleStats(topics=499)) == 1
+    assert compare_stats(NamespaceBundleStats(msgRateIn=49.9, msgRateOut=0.1),
+                         NamespaceBundleStats(msgRateIn=49)) == 1  # 50 → 1 (half up) vs 0
+
+
+def test_comparator_before_24772_uses_thresholds():
+    """The earlier ``compareTo``: equal unless the figures differ by more than the threshold."""
+    a = NamespaceBundleStats(msgThroughputIn=150_000)
+    b = NamespaceBundleStats(msgThroughputIn=50_000)
+    assert compare_stats_threshold(a, b) == 0  # exactly 1e5 apart: not more
+    assert compare_stats_threshold(NamespaceBundleStats(msgThroughputIn=150_001), b) == 1
+    # not transitive: 0 ~ 60k ~ 120k but 0 < 120k
+    x, y, z = (NamespaceBundleStats(msgThroughputIn=v) for v in (0, 60_000, 120_000))
+    assert compare_stats_threshold(x, y) == 0 and compare_stats_threshold(y, z) == 0
+    assert compare_stats_threshold(x, z) == -1

@@ -11,13 +11,19 @@ from __future__ import annotations
 import pytest
 
 from lbctl.model.javaorder import (
+    ConcurrentOrder,
+    JavaConcurrentHashMap,
+    JavaHashMap,
     concurrent_capacity,
     concurrent_order,
-    copy_capacity,
-    copy_order,
+    guava_expected_size_capacity,
     hashmap_capacity,
+    hashmap_order,
     java_hash_order,
     java_string_hash,
+    multimap_capacity,
+    multimap_key_order,
+    split_chain,
 )
 
 
@@ -87,12 +93,69 @@ def test_concurrent_hash_map_resizes_one_key_earlier() -> None:
 
 
 def test_copied_map_is_presized() -> None:
-    """``new HashMap<>(m)`` presizes to ``tableSizeFor((int)(n / 0.75f + 1))`` (JDK 8–18)."""
-    assert [copy_capacity(n) for n in (1, 2, 3, 5, 6, 11, 12, 24)] == [2, 4, 8, 8, 16, 16, 32, 64]
+    """``new HashMap<>(m)`` presizes to ``tableSizeFor((int)(n / 0.75f + 1))`` (JDK 17
+    ``putMapEntries``)."""
+    caps = []
+    for n in (1, 2, 3, 5, 6, 11, 12, 24):
+        caps.append(JavaHashMap.copy_of(str(i) for i in range(n)).capacity)
+    assert caps == [2, 4, 8, 8, 16, 16, 32, 64]
     keys = ["1/1/0x00000000_0xffffffff", "2/2/0x00000000_0xffffffff"]
     # a copy of the two keys has 4 buckets and both fall in bucket 1: source order (2/2 first)
-    assert java_hash_order(keys, copied=True) == [keys[1], keys[0]]
-    assert copy_order(keys) == [keys[1], keys[0]]
+    assert JavaHashMap.copy_of([keys[1], keys[0]]).keys() == [keys[1], keys[0]]
+
+
+def test_transfer_reverses_keys_before_the_last_run() -> None:
+    """``ConcurrentHashMap.transfer``: [a(lo), b(lo), c(hi)] → lo [b, a], hi [c]; [a(hi), b(lo),
+    c(hi), d(lo), e(lo)] → lo [b, d, e] (d, e are the last run), hi [c, a]."""
+    assert split_chain(["a", "b", "c"], [0, 0, 1]) == (["b", "a"], ["c"])
+    assert split_chain(["a", "b", "c", "d", "e"], [1, 0, 1, 0, 0]) == (["b", "d", "e"], ["c", "a"])
+    assert split_chain(["a", "b"], [1, 1]) == ([], ["a", "b"])
+
+
+def test_concurrent_order_differs_from_bucket_then_insertion() -> None:
+    """The reordering the issue reported: 12 StatefulSet-named brokers. From the 12th key the
+    map has resized once, and a bin of three keys comes out reversed."""
+    brokers = [f"pulsar-broker-{i}.pulsar-broker.pulsar.svc.cluster.local:8080" for i in range(12)]
+    naive = java_hash_order(brokers, capacity=concurrent_capacity(12))
+    assert concurrent_order(brokers) != naive
+    assert sorted(concurrent_order(brokers)) == sorted(brokers)
+    m = JavaConcurrentHashMap()
+    for b in brokers:
+        m.put(b)
+    assert m.capacity == 32 and m.keys() == concurrent_order(brokers)
+
+
+def test_hashmap_model_matches_bucket_order_without_trees() -> None:
+    keys = [f"broker-{i}.pulsar.svc:8080" for i in range(200)]
+    assert hashmap_order(keys) == java_hash_order(keys)
+
+
+@pytest.mark.parametrize("n", [1, 11, 12, 13, 47, 48, 500, 5000])
+def test_concurrent_order_by_lineage_equals_full_simulation(n: int) -> None:
+    keys = [f"tenant-{i % 7}/ns-{i % 13}/0x{(i * 2654435761) & 0xffffffff:08x}_0xffffffff"
+            for i in range(n)]
+    lazy = ConcurrentOrder(keys, exact_limit=0)
+    full = JavaConcurrentHashMap()
+    for k in keys:
+        full.put(k)
+    assert lazy.capacity == full.capacity
+    assert [k for b in range(full.capacity) for k in lazy.bucket(b)] == full.keys()
+
+
+def test_guava_multimap_buckets() -> None:
+    """``Maps.capacity(12)``: 17 up to Guava 31.1 (→ 32 buckets), 16 from Guava 32."""
+    assert guava_expected_size_capacity(12, 32) == 17
+    assert guava_expected_size_capacity(12, 16) == 16
+    assert multimap_capacity(12, 16) == 16 and multimap_capacity(13, 16) == 32
+    assert multimap_capacity(24, 32) == 32 and multimap_capacity(25, 32) == 64
+    # a multimap cleared and reused keeps the table it grew to
+    assert multimap_capacity(3, 16, reused=64) == 64
+    keys = [f"broker-{i}.pulsar.svc:8080" for i in range(6)]
+    order16, cap16 = multimap_key_order(keys, 16)
+    order32, cap32 = multimap_key_order(keys, 32)
+    assert (cap16, cap32) == (16, 32)
+    assert order16 == java_hash_order(keys, capacity=16)
+    assert order32 == java_hash_order(keys, capacity=32)
 
 
 def test_string_hash_non_ascii_uses_utf16_code_units() -> None:

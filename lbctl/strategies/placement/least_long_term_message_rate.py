@@ -21,6 +21,9 @@ Rules:
 4. One of the best is picked uniformly at random (``ThreadLocalRandom`` in Java; lbctl uses
    ``rng.randrange(len(best))`` with ``--seed``).
 
+Before Pulsar 4.0 (PIP-358) rule 1's usage was the unweighted ``getMaxResourceUsage()`` (the version
+profile chooses, :func:`overload_usage`).
+
 There is no ``1/(threshold - usage)`` weighting any more (removed by PR #442); the +∞ rule is what
 is left of it.
 
@@ -56,6 +59,14 @@ def weighted_usage5(local: LocalBrokerData, settings: Settings) -> float:
         float(settings["loadBalancerBandwithOutResourceWeight"]),
         memory_weight=float(settings["loadBalancerMemoryResourceWeight"]),
     )
+
+
+def overload_usage(local: LocalBrokerData, settings: Settings) -> float:
+    """Rule 1's usage in the modelled release: :func:`weighted_usage5` from Pulsar 4.0 (PIP-358),
+    the unweighted ``getMaxResourceUsage()`` before."""
+    if settings.profile["overloadUsage"] == "weighted":
+        return weighted_usage5(local, settings)
+    return local.max_resource_usage()
 
 
 def long_term_rate(data: BrokerData) -> float:
@@ -166,7 +177,7 @@ def _score(broker: str, load: LoadData, settings: Settings) -> tuple[float, str 
         # Pulsar would fail on a candidate without load data; lbctl ranks it last.
         return math.inf, f"{broker} has no load data → +inf"
     threshold = float(settings["loadBalancerBrokerOverloadedThresholdPercentage"]) / 100.0
-    usage = weighted_usage5(bd.local, settings)
+    usage = overload_usage(bd.local, settings)
     if usage > threshold:
         return math.inf, f"{broker} is overloaded (usage {pct_whole(usage)} > {pct_whole(threshold)}) → +inf"
     return long_term_rate(bd), None

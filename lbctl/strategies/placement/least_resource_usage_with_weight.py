@@ -34,7 +34,7 @@ from random import Random
 from types import MappingProxyType
 from typing import Any
 
-from lbctl.config import WEIGHT_KEYS, Settings
+from lbctl.config import USAGE_KEYS, Settings
 from lbctl.model.decision import PlacementDecision
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import LoadData
@@ -50,7 +50,7 @@ _EMPTY: History = MappingProxyType({})
 
 
 @PLACEMENT.register(NAME, reads=(
-    *WEIGHT_KEYS, "loadBalancerAverageResourceUsageDifferenceThresholdPercentage",
+    *USAGE_KEYS, "loadBalancerAverageResourceUsageDifferenceThresholdPercentage",
     "loadBalancerBrokerOverloadedThresholdPercentage", "loadBalancerHistoryResourcePercentage"))
 class LeastResourceUsageWithWeight:
     """See the module docstring. Memory: broker → smoothed weighted usage (fraction)."""
@@ -78,7 +78,6 @@ class LeastResourceUsageWithWeight:
                 NAME, bundle, None, cands, why="no candidate brokers"
             ), MappingProxyType(history)
 
-        weights = settings.weights4()
         keep = float(settings["loadBalancerHistoryResourcePercentage"])
         diff = int(settings["loadBalancerAverageResourceUsageDifferenceThresholdPercentage"]) / 100.0
         overload = float(settings["loadBalancerBrokerOverloadedThresholdPercentage"]) / 100.0
@@ -101,7 +100,7 @@ class LeastResourceUsageWithWeight:
                 if h is not None:
                     resets.append(c)
                 h = None
-            r = local.max_resource_usage_with_weight(*weights)
+            r = settings.weighted_usage(local)
             h = r if h is None else h * keep + (1 - keep) * r
             history[c] = h
             total += h

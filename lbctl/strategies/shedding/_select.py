@@ -4,7 +4,8 @@ Both Pulsar classes (``…loadbalance.impl.ThresholdShedder#filterAndSelectBundl
 ``OverloadShedder#findBundlesForUnloading``) pick bundles off one broker the same way:
 
 1. Candidates are the entries of ``LoadData.getBundleDataForLoadShedding()`` (bundle data minus the
-   heartbeat / SLA-monitor namespaces) that belong to the broker's ``bundles`` set.
+   system namespaces: ``pulsar/system`` from Pulsar 2.11 on, heartbeat and SLA-monitor ones) that
+   belong to the broker's ``bundles`` set.
 2. A bundle in ``recentlyUnloadedBundles`` is dropped (the leader already cut that map to
    ``loadBalancerSheddingGracePeriodMinutes``, so the strategy only tests membership).
 3. Each candidate is valued by its *short-term* throughput, ``msgThroughputIn + msgThroughputOut``
@@ -22,10 +23,9 @@ the broker it looked at, chosen or not and why, so ``lbctl explain`` can replay 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from lbctl.model.bundle import is_system_service_namespace, namespace_of
 from lbctl.model.decision import BundleCandidate, Reason, Selection
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import BrokerData, LoadData
@@ -41,11 +41,12 @@ def descending(value: float) -> tuple[int, float]:
 
 def is_sheddable_data(load: LoadData, bundle: str) -> bool:
     """Whether ``bundle`` is a key of ``LoadData.getBundleDataForLoadShedding()``: it has bundle
-    data and is not in a system (heartbeat / SLA-monitor) namespace."""
-    return bundle in load.bundle_data and not is_system_service_namespace(namespace_of(bundle))
+    data and is not in a system namespace (``pulsar/system``, heartbeat, SLA monitor)."""
+    return load.is_sheddable(bundle)
 
 
-def shedding_candidates(load: LoadData, bundles: Iterable[str]) -> list[str]:
+def shedding_candidates(load: LoadData, bundles: Iterable[str],
+                        value: Callable[[str], float] | None = None) -> list[str]:
     """The ``bundles`` (of one broker) that the shedding map holds, in the order Java iterates it.
 
     Pulsar builds that map with ``Collectors.toMap`` over the ``bundleData``
@@ -53,7 +54,7 @@ def shedding_candidates(load: LoadData, bundles: Iterable[str]) -> list[str]:
     time — not a presized ``new HashMap<>(map)`` copy — whose order
     :meth:`~lbctl.strategies.base.LoadData.shedding_order` reproduces.
     """
-    return load.shedding_order(b for b in bundles if is_sheddable_data(load, b))
+    return load.shedding_order((b for b in bundles if is_sheddable_data(load, b)), value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +85,10 @@ def unranked_candidates(
     for bundle in bundles:
         if is_sheddable_data(load, bundle):
             continue
-        if is_system_service_namespace(namespace_of(bundle)):
-            why = "system namespace (heartbeat / SLA monitor): never shed"
+        if bundle in load.split_away:
+            why = "split in this cycle: its bundle data is gone until the next update"
+        elif load.is_system_bundle(bundle):
+            why = "system namespace (pulsar/system, heartbeat or SLA monitor): never shed"
         else:
             why = "no bundle data: Pulsar only ranks bundles it has BundleData for"
         out.append(BundleCandidate(broker, bundle, 0.0, False, why))
@@ -107,7 +110,8 @@ def select_greedy(
     """
     table = load.bundle_data
     ranked = [
-        (b, short_term_throughput(table[b])) for b in shedding_candidates(load, data.local.bundles)
+        (b, short_term_throughput(table[b])) for b in shedding_candidates(
+            load, data.local.bundles, lambda b: short_term_throughput(table[b]))
     ]
     # list.sort is stable, like Java's Stream.sorted: ties keep the map's iteration order.
     # Dropping recently unloaded bundles before or after a stable sort gives the same order.

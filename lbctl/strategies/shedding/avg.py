@@ -54,7 +54,6 @@ from types import MappingProxyType
 from typing import Any
 
 from lbctl.config import WEIGHT_KEYS, Settings
-from lbctl.model.bundle import is_system_service_namespace, namespace_of
 from lbctl.model.decision import (
     BrokerVerdict,
     BundleCandidate,
@@ -370,10 +369,10 @@ class AvgShedder:
     ) -> list[Selection]:
         """Rule 8: ``0 < v <= left``, largest first; ``left`` shrinks with every pick."""
         data = load.bundle_data
-        owned = [b for b in load.brokers[high].local.bundles
-                 if b in data and not is_system_service_namespace(namespace_of(b))]
+        owned = [b for b in load.brokers[high].local.bundles if load.is_sheddable(b)]
         # getBundleDataForLoadShedding() iteration order (Collectors.toMap from the CHM).
-        ordered = load.shedding_order(owned)
+        ordered = load.shedding_order(owned, lambda b: (
+            data[b].shortTermData.msg_rate if by_rate else data[b].shortTermData.throughput))
         values: list[tuple[str, float, BundleData]] = []
         for b in ordered:
             d = data[b]

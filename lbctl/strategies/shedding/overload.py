@@ -8,8 +8,9 @@ Rules:
 1. Usage of a broker is ``getMaxResourceUsageWithWeight`` of its latest report, weights
    ``loadBalancerCPUResourceWeight``, ``loadBalancerDirectMemoryResourceWeight`` and
    ``loadBalancerBandwidthIn/OutResourceWeight`` (so, with the defaults, direct memory does not
-   count). No history: each cycle stands alone, and the strategy keeps no memory. (Before
-   PIP-358 — the last source readable, 2022 — it was the unweighted ``getMaxResourceUsage()``.)
+   count). No history: each cycle stands alone, and the strategy keeps no memory. Before Pulsar
+   4.0 (PIP-358) it was the unweighted ``getMaxResourceUsage()`` (max of CPU, direct memory and
+   bandwidth in/out): :meth:`lbctl.config.Settings.overload_usage` follows the version profile.
 2. A broker whose usage is ``>= loadBalancerBrokerOverloadedThresholdPercentage / 100`` is
    overloaded (equality triggers, unlike placement's strict ``>``).
 3. It should offload ``usage - threshold + 5 %`` of its message throughput
@@ -65,7 +66,6 @@ class OverloadShedder:
     ) -> tuple[SheddingDecision, None]:
         thr_pct = settings["loadBalancerBrokerOverloadedThresholdPercentage"]
         threshold = thr_pct / 100.0
-        weights = settings.weights4()
         notes: list[str] = []
         verdicts: dict[str, BrokerVerdict] = {}
         selections: list[Selection] = []
@@ -82,7 +82,7 @@ class OverloadShedder:
 
         for broker, data in load.brokers.items():
             local = data.local
-            usage = local.max_resource_usage_with_weight(*weights)
+            usage = settings.overload_usage(local)
             throughput = local.msgThroughputIn + local.msgThroughputOut
             n_bundles = len(local.bundles)
             nums: dict[str, float] = {

@@ -5,11 +5,11 @@ lower-boundary shedding, weights as changed by PR #19559). Pulsar's default shed
 
 Rules, in Pulsar's order:
 
-1. Usage of a broker is ``getMaxResourceUsageWithWeight`` of its report (4-argument form):
-   ``loadBalancerCPUResourceWeight``, ``loadBalancerDirectMemoryResourceWeight``,
-   ``loadBalancerBandwidthIn/OutResourceWeight``. (The newest source readable, late 2022, still
-   used the 5-argument form with ``loadBalancerMemoryResourceWeight``; both agree while that
-   deprecated weight is 0, its default.)
+1. Usage of a broker is ``getMaxResourceUsageWithWeight`` of its report (4-argument form since
+   Pulsar 3.0, PR #19559): ``loadBalancerCPUResourceWeight``,
+   ``loadBalancerDirectMemoryResourceWeight``, ``loadBalancerBandwidthIn/OutResourceWeight``.
+   Before 3.0 the 5-argument form also weighed JVM heap with ``loadBalancerMemoryResourceWeight``
+   (:meth:`lbctl.config.Settings.weighted_usage` follows the version profile).
 2. Each broker's usage is smoothed across cycles (the strategy instance's
    ``brokerAvgResourceUsage`` map, here the memory): the first sample is taken as is, later ones as
    ``old * H + (1 - H) * usage`` with ``H = loadBalancerHistoryResourcePercentage``. Entries of
@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from lbctl.config import MB, WEIGHT_KEYS, Settings
+from lbctl.config import MB, USAGE_KEYS, Settings
 from lbctl.model.decision import (
     BrokerVerdict,
     BundleCandidate,
@@ -91,7 +91,7 @@ def _smooth(
 
 
 @SHEDDING.register("ThresholdShedder", reads=(
-    *WEIGHT_KEYS, "loadBalancerBrokerThresholdShedderPercentage",
+    *USAGE_KEYS, "loadBalancerBrokerThresholdShedderPercentage",
     "loadBalancerBundleUnloadMinThroughputThreshold", "loadBalancerHistoryResourcePercentage",
     "lowerBoundarySheddingEnabled"))
 class ThresholdShedder:
@@ -111,11 +111,7 @@ class ThresholdShedder:
         min_tp = min_mb * MB
         h = settings["loadBalancerHistoryResourcePercentage"]
         lower_enabled = settings["lowerBoundarySheddingEnabled"]
-        weights = settings.weights4()
-
-        usage = {
-            b: d.local.max_resource_usage_with_weight(*weights) for b, d in load.brokers.items()
-        }
+        usage = {b: settings.weighted_usage(d.local) for b, d in load.brokers.items()}
         history = dict(memory)
         avg = _smooth(load, history, usage, h)
         trigger = avg + threshold

@@ -18,6 +18,10 @@ C. **Rounds**: pair the current max broker with the current min broker, offload 
    that moved something updates the std as if the load had moved and advances the min broker; at
    most ``loadBalancerMaxNumberOfBrokerSheddingPerCycle`` such rounds.
 
+Version variants (:mod:`lbctl.versions`): the underloaded test compares the min broker's
+``msgThroughputEMA`` with the max broker's (PR #22321; before it, with 1 B/s), and bundles without
+throughput are skipped on both sides (PR #23626; before it, they could move).
+
 Quirks kept on purpose (see the shared reference §2.7): failed rounds keep the same min broker;
 the swap gain only counts with ``loadBalancerDebugModeEnabled`` (``trafficMarkedToGain`` is updated
 inside the debug branch); unload mode still checks the min broker's filters; outdated brokers stay
@@ -168,6 +172,12 @@ class _Run:
         if data.weightedMaxEMA < self.stats.avg * m:
             return True, (f"{broker}'s load {data.weightedMaxEMA:.4f} < avg {self.stats.avg:.4f} × "
                           f"{m:g}")
+        if self.conf.profile["transferUnderloadedRule"] == "absolute":  # before PR #22321
+            if data.msgThroughputEMA < 1:
+                return True, f"{broker}'s msgThroughputEMA {data.msgThroughputEMA:,.2f} B/s < 1"
+            return False, (f"{broker} is not underloaded: load {data.weightedMaxEMA:.4f} >= "
+                           f"avg×{m:g} = {self.stats.avg * m:.4f} and throughput EMA "
+                           f"{data.msgThroughputEMA:,.0f} >= 1 B/s")
         mx = self.ctx.store.get(self.stats.peek_max())
         if mx is None:
             return False, f"{broker} is not underloaded (the max broker has no load data)"
@@ -375,6 +385,7 @@ class _Run:
 
         marked = gained = 0.0
         remaining = len(tops)
+        skip_zero = bool(self.conf.profile["transferSkipsZeroThroughput"])  # PR #23626
         excluded = set(self.conf["loadBalancerSheddingExcludedNamespaces"])
         steps: list[BundleStep] = []
         for top in tops:
@@ -400,7 +411,7 @@ class _Run:
                 steps.append(BundleStep(bundle, bt, "stopped",
                                         "only one top bundle left on the broker; it stays"))
                 break
-            if bt == 0:
+            if bt == 0 and skip_zero:
                 steps.append(BundleStep(bundle, bt, "skipped", "zero throughput"))
                 continue
             swap = False
@@ -415,7 +426,7 @@ class _Run:
                                 mb.bundleName, min_b, max_b)[0]:
                             continue
                         mbt = mb.throughput
-                        if mbt == 0:
+                        if mbt == 0 and skip_zero:
                             continue
                         if max_new + mbt < max_t and min_new - mbt < max_t:
                             swaps.append(Unload(min_b, mb.bundleName, max_b))

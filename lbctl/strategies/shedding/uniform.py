@@ -320,7 +320,8 @@ class UniformLoadShedder:
         """Rules 7 and 8; appends to ``selections`` and ``candidates``, returns the budget left."""
         table = load.bundle_data
         owned = load.brokers[source].local.bundles
-        ranked = [(b, value_of(table[b])) for b in shedding_candidates(load, owned)]
+        ranked = [(b, value_of(table[b])) for b in shedding_candidates(
+            load, owned, lambda b: value_of(table[b]))]
         ranked.sort(key=lambda item: descending(item[1]))  # stable, like Java's Stream.sorted
         remaining = budget
         for bundle, value in ranked:

@@ -11,7 +11,7 @@ from factories import broker, bundle_data, load
 
 from lbctl.config import MB
 from lbctl.model.decision import Reason
-from lbctl.model.javaorder import concurrent_order, copy_order, java_hash_order
+from lbctl.model.javaorder import JavaHashMap, concurrent_order, hashmap_order, java_hash_order
 from lbctl.strategies.shedding._select import select_greedy, shedding_candidates
 
 HEARTBEAT = "pulsar/broker-a:8080/0x00000000_0xffffffff"
@@ -119,10 +119,26 @@ def test_candidates_follow_the_shedding_map_order():
     ld = one_broker(dict.fromkeys([*names, HEARTBEAT], MB), more=("t/ns/nodata",))
     order = shedding_candidates(ld, ld.brokers["b"].local.bundles)
     source = [k for k in concurrent_order([*names, HEARTBEAT]) if k != HEARTBEAT]
-    assert order == java_hash_order(source)
+    assert order == java_hash_order(source) == hashmap_order(source)
     assert HEARTBEAT not in order and "t/ns/nodata" not in order
     # 12 keys: 16 buckets when filled one by one, 32 for a presized copy; the orders differ here
-    assert order != copy_order(names)
+    assert order != JavaHashMap.copy_of(source).keys()
+
+
+def test_pulsar_system_is_never_a_candidate():
+    """``LoadData.getBundleDataForLoadShedding`` leaves out every namespace
+    ``NamespaceService.isSystemServiceNamespace`` names, ``pulsar/system`` included (PR #15252,
+    Pulsar 2.11+); Pulsar 2.10 left out only heartbeat and SLA-monitor namespaces."""
+    from dataclasses import replace
+
+    system = "pulsar/system/0x00000000_0x40000000"
+    ld = one_broker({system: 9 * MB, "x/y/a": MB, HEARTBEAT: 5 * MB})
+    got = run(ld, 100 * MB)
+    assert [s.bundle for s in got.selections] == ["x/y/a"]
+    why = {c.bundle: c.why for c in got.candidates if not c.chosen}
+    assert "never shed" in why[system] and "never shed" in why[HEARTBEAT]
+    old = replace(ld, pulsar_system=False)
+    assert [s.bundle for s in run(old, 100 * MB).selections] == [system, "x/y/a"]
 
 
 def test_nan_ranks_first_like_double_compare():
@@ -130,3 +146,21 @@ def test_nan_ranks_first_like_double_compare():
     got = run(ld, 1.0)
     # NaN sorts first; the running sum is then NaN, never < the amount: nothing more is added
     assert [s.bundle for s in got.selections] == ["x/y/nan"]
+
+
+def test_value_aware_order_sorts_like_the_full_order():
+    """Replaying a bucket's order is only needed for keys that also tie on the sort value: the
+    stable sort by value gives the same list either way (5,000 bundles: the lazy per-bucket
+    replay of ``ConcurrentOrder``, not the full simulation)."""
+    import random
+
+    rng = random.Random(7)
+    names = [f"t{i % 40}/ns{i % 7}/0x{rng.getrandbits(32):08x}_0xffffffff" for i in range(5000)]
+    values = {n: float(rng.choice([1, 2, 3])) for n in names}
+    ld = load({"b": broker(bundle_names=tuple(names))},
+              bundle_data={n: bundle_data(values[n]) for n in names})
+    for _ in range(20):
+        subset = rng.sample(names, 300)
+        full = sorted(ld.shedding_order(subset), key=lambda n: -values[n])
+        lazy = sorted(ld.shedding_order(subset, values.__getitem__), key=lambda n: -values[n])
+        assert full == lazy

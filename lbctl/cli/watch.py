@@ -1,0 +1,75 @@
+"""`recommend --watch` / `explain --watch`: follow a live leader, refresh after refresh.
+
+Each refresh reads the cluster, runs the load manager's cycle on it with the memory carried from
+the previous refreshes (:class:`lbctl.loadmanager.clock.Follower`: the cycles that elapsed in
+between are replayed on the earlier state, as for a snapshot sequence), and prints the result.
+Until lbctl has followed as many cycles as the strategy's memory needs
+(:func:`~lbctl.loadmanager.clock.warm_up_cycles`), each result says it is warming up: hit counts and
+usage averages are still shorter than the leader's.
+
+Kept apart from the commands so that they stay declarations of options.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import typer
+
+from lbctl.cli.common import OutputFormat, emit
+from lbctl.loadmanager.select import Options
+from lbctl.render import Renderable
+
+
+def run_watch(ctx: typer.Context, opts: Options, view: Callable[[Any], Renderable],
+              output: OutputFormat, *, interval: float | None, count: int | None) -> None:
+    """Refresh until ``count`` refreshes (or Ctrl-C, which ends the watch without an error)."""
+    from lbctl.cli.connection import live_states, warn
+    from lbctl.config import read_broker_conf
+    from lbctl.loadmanager.clock import Follower, interval_ms, warm_up_cycles
+    from lbctl.loadmanager.select import manager, profile_of, settings_for, uses_extensible
+    from lbctl.render import to_json_line
+
+    conf_file = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
+    opts = replace(opts, live=False)  # warming up says it instead of "no history"
+    follower: Follower[Any] | None = None
+    extensible: bool | None = None
+    n = 0
+    try:
+        while True:
+            started = time.monotonic()
+            states = live_states(ctx)
+            state = states[-1]
+            now_extensible = uses_extensible(states, opts)
+            if follower is None or now_extensible != extensible:
+                if follower is not None:
+                    warn("the load manager changed: following it afresh")
+                lm, _ = manager(states, opts)
+                extensible = now_extensible
+                follower = Follower(lm, assume_steady=opts.assume_steady)
+            profile, _ = profile_of(states, opts)
+            settings = settings_for(state, opts, conf_file, profile)
+            result = follower.step(state, settings)
+            elapsed = replace(result.elapsed, followed=follower.cycles,
+                              warm_up=warm_up_cycles(result.shedding, settings))
+            result = replace(result, elapsed=elapsed)
+            shown = view(result)
+            if output.value == "json":
+                sys.stdout.write(to_json_line(shown.to_data()) + "\n")
+            else:
+                if output.value == "table":
+                    sys.stdout.write(f"=== refresh {n + 1} at {state.captured_at_iso}"
+                                     + (" — warming up" if elapsed.warming_up else "") + " ===\n")
+                emit(shown, output)
+            sys.stdout.flush()
+            n += 1
+            if count is not None and n >= count:
+                return
+            pause = interval if interval is not None else interval_ms(settings) / 1000
+            time.sleep(max(0.0, pause - (time.monotonic() - started)))
+    except KeyboardInterrupt:
+        return

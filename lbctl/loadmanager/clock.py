@@ -1,0 +1,207 @@
+"""The leader's clock: how many cycles ran between two snapshots, and what they did to its memory.
+
+A snapshot is one observation of a cluster, not one shedding cycle. The leader runs a cycle every
+``loadBalancerSheddingIntervalMinutes`` (``LoadSheddingTask`` on the modular load manager, the
+``UnloadScheduler`` on the extensible one, both on that key), so between two snapshots captured
+``Δt`` apart it ran ``⌊Δt / interval⌋`` cycles (at least one is counted per snapshot). Each of them
+advanced its memory: hit counts (TransferShedder, AvgShedder), ThresholdShedder's usage average,
+LeastResourceUsageWithWeight's history, the grace period and the cool-down (which follow the
+clock itself).
+
+:func:`replay` runs a sequence that way. Before each snapshot's own cycle it replays the cycles
+that elapsed since the previous snapshot on the *previous* state (the state held as the earlier
+snapshot showed it), keeping their memory, and stops at the first of them that would have acted:
+had the leader acted, the state would have changed, and the next snapshot is what shows the
+result — so that cycle's decision is the one the next snapshot's cycle makes. Replaying stops
+early when a cycle leaves the memory unchanged (every later one would too) and after
+:data:`CATCH_UP_LIMIT` cycles (a warning says so).
+
+A single snapshot (and the first of a sequence, and a live read) is the leader's first sight of
+the state, as in Pulsar's own unit tests: hit counts at zero, no usage history. ``--assume-steady``
+instead treats it as having lasted long enough for every gate: warm-up cycles run on the snapshot
+itself, memory only, until the next would act (or nothing changes any more).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any, Generic, Protocol, TypeVar
+
+from lbctl.config import Settings
+from lbctl.model.cluster import ClusterState
+from lbctl.model.cycle import Elapsed
+
+#: at most this many elapsed cycles are replayed between two snapshots (4 hours of 1-minute cycles)
+CATCH_UP_LIMIT = 240
+#: at most this many warm-up cycles for ``--assume-steady`` and for ``explain``'s projection
+STEADY_LIMIT = 64
+
+
+def interval_ms(settings: Settings) -> int:
+    """``loadBalancerSheddingIntervalMinutes`` in milliseconds (at least one minute)."""
+    return max(1, int(settings["loadBalancerSheddingIntervalMinutes"])) * 60_000
+
+
+def cycles_between(earlier: int, later: int, settings: Settings) -> int:
+    """Shedding cycles the leader ran in ``(earlier, later]`` (epoch ms): ``⌊Δt / interval⌋``,
+    counted as 1 when the snapshots are closer than one interval (each snapshot is one cycle)."""
+    return max(1, (later - earlier) // interval_ms(settings))
+
+
+def reports_written(earlier: ClusterState, later: ClusterState) -> int:
+    """Load reports written between two snapshots, as far as the snapshots tell: a broker whose
+    ``lastUpdate`` advanced (or that appeared) wrote at least once, and each write made the
+    leader sample every bundle (``ModularLoadManagerImpl.updateAll`` on the write
+    notification). Without timestamps, a broker whose bundle stats changed counts as one write."""
+    n = 0
+    for b, local in later.brokers.items():
+        old = earlier.brokers.get(b)
+        if old is None:
+            n += 1
+        elif local.lastUpdate or old.lastUpdate:
+            n += local.lastUpdate > old.lastUpdate
+        elif local.lastStats != old.lastStats:
+            n += 1
+    return n
+
+
+R = TypeVar("R")
+
+
+class Replayable(Protocol[R]):
+    """What a load manager offers :func:`replay`."""
+
+    def initial_memory(self) -> Any: ...
+
+    def run_cycle(self, state: ClusterState, settings: Settings, memory: Any = None,
+                  elapsed: Elapsed | None = None) -> R: ...
+
+    def memory_of(self, result: R) -> Any: ...
+
+    def acted(self, result: R) -> bool: ...
+
+    def memory_key(self, memory: Any) -> Any: ...
+
+    def held(self, state: ClusterState, at: int) -> ClusterState: ...
+
+    def samples(self, earlier: ClusterState, later: ClusterState) -> int: ...
+
+    def timers(self, memory: Any) -> bool: ...
+
+
+def advance(lm: Replayable[R], state: ClusterState, settings: Settings, memory: Any,
+            times: Callable[[int], int], limit: int, start: int = 1, *,
+            stop_at_fixed_point: bool = True) -> tuple[Any, int, int | None]:
+    """Run memory-only cycles on ``state`` at ``times(j)`` for j = start, start+1, …, up to
+    ``limit`` of them, stopping before the first that would act (its time is returned) or after
+    one that changed nothing. Returns (memory, cycles kept, time of the first acting cycle)."""
+    kept = 0
+    for j in range(start, start + limit):
+        at = times(j)
+        result = lm.run_cycle(lm.held(state, at), settings, memory,
+                              Elapsed(samples=0, first_sight=False, replaying=True))
+        if lm.acted(result):
+            return memory, kept, at
+        new = lm.memory_of(result)
+        kept += 1
+        if (stop_at_fixed_point or not lm.timers(new)) \
+                and lm.memory_key(new) == lm.memory_key(memory):
+            return new, kept, None  # a fixed point: every later cycle is the same
+        memory = new
+    return memory, kept, None
+
+
+class Follower(Generic[R]):
+    """Runs snapshots one after another on the leader's clock (module docstring), keeping the
+    memory in between: :func:`replay` over a file, and ``--watch`` beside a live leader."""
+
+    def __init__(self, lm: Replayable[R], *, assume_steady: bool = False):
+        self.lm = lm
+        self.assume_steady = assume_steady
+        self.memory: Any = lm.initial_memory()
+        self.prev: tuple[ClusterState, Settings] | None = None
+        self.cycles = 0  # cycles the leader ran since lbctl started following, as lbctl counts
+
+    def step(self, st: ClusterState, conf: Settings) -> R:
+        lm, memory = self.lm, self.memory
+        step = interval_ms(conf)
+        if self.prev is None:
+            elapsed = Elapsed(interval_ms=step)
+            if self.assume_steady:
+                memory, kept, at = advance(lm, st, conf, memory, _constant(st.captured_at),
+                                           STEADY_LIMIT)
+                elapsed = Elapsed(steady=kept, assumed_steady=True, first_sight=False,
+                                  would_act_at=at, interval_ms=step)
+            self.cycles = 1
+        else:
+            p_state, p_conf = self.prev
+            k = cycles_between(p_state.captured_at, st.captured_at, p_conf)
+            limit = min(k - 1, CATCH_UP_LIMIT)
+            memory, kept, at = advance(lm, p_state, p_conf, memory,
+                                       _every(p_state.captured_at, interval_ms(p_conf)), limit)
+            elapsed = Elapsed(cycles=k, replayed=kept, capped=k - 1 > CATCH_UP_LIMIT,
+                              would_act_at=at, samples=lm.samples(p_state, st),
+                              first_sight=False, interval_ms=step)
+            self.cycles += k
+        result = lm.run_cycle(st, conf, memory, elapsed)
+        self.memory = lm.memory_of(result)
+        self.prev = (st, conf)
+        return result
+
+
+def replay(lm: Replayable[R], states: Sequence[ClusterState], settings: Sequence[Settings], *,
+           assume_steady: bool = False) -> list[R]:
+    """Each snapshot's cycle, with the cycles that elapsed before it (module docstring)."""
+    follower = Follower(lm, assume_steady=assume_steady)
+    return [follower.step(st, conf) for st, conf in zip(states, settings, strict=True)]
+
+
+def warm_up_cycles(shedding: str, settings: Settings) -> int:
+    """Cycles a follower needs before its memory is the leader's (``--watch``'s warm-up): the
+    hit-count gates' thresholds (TransferShedder, AvgShedder), the usage average's time constant
+    ``1 / (1 − loadBalancerHistoryResourcePercentage)`` (ThresholdShedder), else one."""
+    if shedding == "TransferShedder":
+        return int(settings["loadBalancerSheddingConditionHitCountThreshold"]) + 1
+    if shedding == "AvgShedder":
+        return max(int(settings["loadBalancerAvgShedderHitCountLowThreshold"]),
+                   int(settings["loadBalancerAvgShedderHitCountHighThreshold"]))
+    if shedding == "ThresholdShedder":
+        h = float(settings["loadBalancerHistoryResourcePercentage"])
+        return max(1, math.ceil(1 / (1 - h) - 1e-9)) if h < 1 else STEADY_LIMIT
+    return 1
+
+
+def project(lm: Replayable[R], result: R) -> R:
+    """``result`` with ``opens_in``: how many more cycles of its state the leader needs before it
+    acts (for ``explain``; a cycle that acted or was gated is left as is)."""
+    if getattr(result, "gate", None) is not None or lm.acted(result):
+        return result
+    state, settings = getattr(result, "state"), getattr(result, "settings")  # noqa: B009
+    n = cycles_to_open(lm, state, settings, lm.memory_of(result))
+    return replace(result, opens_in=n, projected=True)  # type: ignore[type-var]  # a cycle record
+
+
+def _constant(at: int) -> Callable[[int], int]:
+    return lambda _j: at
+
+
+def _every(start: int, step: int) -> Callable[[int], int]:
+    return lambda j: start + j * step
+
+
+def cycles_to_open(lm: Replayable[R], state: ClusterState, settings: Settings, memory: Any,
+                   limit: int = STEADY_LIMIT) -> int | None:
+    """How many more cycles of this very state the leader needs before it acts, the clock moving
+    on by one interval per cycle (so grace periods and cool-downs run out); ``None``: not within
+    ``limit``."""
+    _, kept, at = advance(lm, state, settings, memory,
+                          _every(state.captured_at, interval_ms(settings)), limit,
+                          stop_at_fixed_point=False)
+    return kept + 1 if at is not None else None
+
+
+def shifted(state: ClusterState, at: int) -> ClusterState:
+    """The same state observed again at ``at`` (brokers republish the same figures)."""
+    return replace(state, captured_at=at)

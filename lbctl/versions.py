@@ -1,0 +1,355 @@
+"""Pulsar version profiles: which defaults and which code variants a given release runs.
+
+An operator runs one Pulsar release, and the load balancer changed from release to release: setting
+defaults, the usage figure a strategy compares, which namespaces are never shed, whole strategies.
+lbctl answers "what would *my* leader do" by resolving a :class:`Profile` from a version string
+(``--pulsar-version``, else the snapshot brokers' ``brokerVersionString``, else the newest profile)
+and letting the settings (:class:`lbctl.config.Settings`) and the strategies read it.
+
+Every difference is one :class:`Variant`: a name, what it changes, the Pulsar source it follows, and
+the releases that carry the newer behaviour (:class:`Since`). Releases are given per release line,
+because Pulsar back-ports fixes to maintained lines: ``Since("3.0.5", "3.2.3", "3.3.0")`` means
+3.0.5 and later 3.0.x, 3.2.3 and later 3.2.x, and every release of 3.3 and of every later line; 3.1.x
+(between the listed lines, never patched) keeps the older behaviour.
+
+This module is the one place the per-version knowledge lives, so that other commands (a future
+``lbctl doctor``) can reuse it; ``docs/versions.md`` carries the table :func:`markdown_table` prints.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from types import MappingProxyType
+from typing import Any
+
+# --- versions -------------------------------------------------------------------------------------
+_VERSION_RE = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Version:
+    """``major.minor.patch``; anything after the third number (``-SNAPSHOT``, a vendor suffix such
+    as ``.5-ds``) is ignored, as it does not change the open-source code a release carries."""
+
+    major: int
+    minor: int
+    patch: int = 0
+
+    @classmethod
+    def parse(cls, text: str) -> Version:
+        """``"3.0.2"``, ``"3.0"``, ``"v4.0.1-SNAPSHOT"``; ``ValueError`` when not a version."""
+        m = _VERSION_RE.match(text or "")
+        if not m:
+            raise ValueError(f"not a Pulsar version: {text!r} (expected X.Y or X.Y.Z)")
+        return cls(int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
+
+    @property
+    def line(self) -> tuple[int, int]:
+        return (self.major, self.minor)
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}.{self.patch}"
+
+
+def has_patch(text: str) -> bool:
+    """Whether a version string names a patch release (``3.0.2``) rather than a line (``3.0``)."""
+    m = _VERSION_RE.match(text or "")
+    return bool(m and m.group(3) is not None)
+
+
+#: the release lines lbctl has profiles for, each with the newest patch release it knows of
+LINES: Mapping[tuple[int, int], Version] = MappingProxyType({
+    (2, 10): Version(2, 10, 6),
+    (2, 11): Version(2, 11, 4),
+    (3, 0): Version(3, 0, 17),
+    (3, 1): Version(3, 1, 3),
+    (3, 2): Version(3, 2, 4),
+    (3, 3): Version(3, 3, 9),
+    (4, 0): Version(4, 0, 13),
+    (4, 1): Version(4, 1, 1),
+})
+NEWEST = max(LINES.values())
+
+
+@dataclass(frozen=True, slots=True)
+class Since:
+    """The releases that carry a change: the first release on each line that got it.
+
+    A version has the change when its line is listed and it is at or after that line's entry, or
+    when its line is newer than every listed line (released after the change reached master).
+    """
+
+    first: tuple[Version, ...]
+
+    def __init__(self, *first: str):
+        object.__setattr__(self, "first", tuple(sorted(Version.parse(v) for v in first)))
+
+    def __contains__(self, v: object) -> bool:
+        if not isinstance(v, Version):
+            return False
+        for f in self.first:
+            if f.line == v.line:
+                return v >= f
+        return bool(self.first) and v.line > self.first[-1].line
+
+    def __str__(self) -> str:
+        return ", ".join(str(f) for f in self.first) + "+"
+
+
+@dataclass(frozen=True, slots=True)
+class Releases:
+    """An explicit list of releases (a bug that lived in a few patch releases only)."""
+
+    listed: frozenset[Version]
+
+    def __init__(self, *names: str):
+        object.__setattr__(self, "listed", frozenset(Version.parse(n) for n in names))
+
+    def __contains__(self, v: object) -> bool:
+        return v in self.listed
+
+    def __str__(self) -> str:
+        return "only " + ", ".join(str(v) for v in sorted(self.listed))
+
+
+# --- what differs -------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One behaviour that differs between releases: ``old`` elsewhere, ``new`` in the releases of
+    ``since``. ``source`` cites the Pulsar class, PR or PIP it follows."""
+
+    name: str
+    what: str
+    since: Since | Releases
+    old: Any
+    new: Any
+    source: str
+
+    def value(self, v: Version) -> Any:
+        return self.new if v in self.since else self.old
+
+
+VARIANTS: tuple[Variant, ...] = (
+    # --- setting defaults (ServiceConfiguration) --------------------------------------------
+    Variant("memoryWeightDefault",
+            "default of loadBalancerMemoryResourceWeight",
+            Since("4.0.0"), 1.0, 0.0,
+            "ServiceConfiguration; PR #22820 (disable loadBalancerMemoryResourceWeight by default)"),
+    Variant("directMemoryWeightDefault",
+            "default of loadBalancerDirectMemoryResourceWeight (3.0.x LTS kept 1.0)",
+            Since("3.1.1"), 1.0, 0.0,
+            "ServiceConfiguration; PR #21168 (disable balancing based on DirectMemory), #22821"),
+    # --- which keys and which usage figure ------------------------------------------------------
+    Variant("bandwidthKeys",
+            "bandwidth weights read from: only the misspelt loadBalancerBandwith{In,Out}"
+            "ResourceWeight (old), or the correct spelling falling back to the misspelt one (new)",
+            Since("4.0.0"), "misspelt", "both",
+            "PIP-357, PR #22824 (ServiceConfiguration.getLoadBalancerBandwidthInResourceWeight)"),
+    Variant("weightedUsageWithMemory",
+            "ThresholdShedder and LeastResourceUsageWithWeight weigh JVM heap too "
+            "(5-argument getMaxResourceUsageWithWeight) (old) or not (new, 4 arguments)",
+            Since("3.0.0"), True, False,
+            "PR #19559 (LocalBrokerData.getMaxResourceUsageWithWeight without memory)"),
+    Variant("overloadUsage",
+            "usage OverloadShedder, LeastLongTermMessageRate's overload test and selectBroker's "
+            "post-check compare with the overload threshold: unweighted getMaxResourceUsage (old) "
+            "or the weighted usage (new)",
+            Since("4.0.0"), "unweighted", "weighted",
+            "PIP-358, PR #22888 (OverloadShedder, LeastLongTermMessageRate, "
+            "ModularLoadManagerImpl)"),
+    # --- shedding ---------------------------------------------------------------------------------
+    Variant("shedPulsarSystem",
+            "modular shedders never shed bundles of pulsar/system (new) or only heartbeat and "
+            "SLA-monitor namespaces are excluded (old)",
+            Since("2.11.0"), False, True,
+            "LoadData.getBundleDataForLoadShedding → NamespaceService.isSystemServiceNamespace "
+            "(NamespaceName.SYSTEM_NAMESPACE added by PR #15252)"),
+    Variant("lowerBoundaryShedding",
+            "ThresholdShedder's lowerBoundarySheddingEnabled exists",
+            Since("2.11.0"), False, True, "PR #17456 (ThresholdShedder.tryLowerBoundaryShedding)"),
+    Variant("avgShedder",
+            "AvgShedder exists (else Pulsar falls back to OverloadShedder for shedding and to "
+            "LeastLongTermMessageRate for placement)",
+            Since("3.0.6", "3.2.4", "3.3.1", "4.0.0"), False, True,
+            "PIP-364, PRs #22949 / #23053; ModularLoadManagerImpl.createLoadSheddingStrategy"),
+    Variant("avgShedderBindKey",
+            "the key ModularLoadManagerImpl.initialize compares loadBalancerLoadShedding"
+            "Strategy with when placement is AvgShedder: loadBalancerLoadPlacementStrategy, or by "
+            "mistake SimpleLoadManagerImpl's loadBalancerPlacementStrategy (then the load manager "
+            "refuses to start and Pulsar falls back to SimpleLoadManagerImpl)",
+            Releases("3.0.6", "3.0.7", "3.2.4", "3.3.1", "3.3.2"),
+            "loadBalancerLoadPlacementStrategy", "loadBalancerPlacementStrategy",
+            "PR #23156 (fixed in 3.0.8, 3.3.3, 4.0.0)"),
+    # --- extensible load manager ------------------------------------------------------------------
+    Variant("extensible",
+            "the extensible load manager (PIP-192) and TransferShedder (PIP-220) exist",
+            Since("3.0.0"), False, True, "PIP-192, PIP-220"),
+    Variant("transferUnderloadedRule",
+            "TransferShedder's underloaded test: weightedMaxEMA < avg·m or msgThroughputEMA < 1 "
+            "B/s (old), or msgThroughputEMA < the max broker's msgThroughputEMA·m (new)",
+            Since("3.0.5", "3.2.3", "3.3.0"), "absolute", "relative",
+            "PR #22321 (TransferShedder.isUnderLoaded)"),
+    Variant("transferSkipsZeroThroughput",
+            "TransferShedder skips bundles without throughput (in + out = 0)",
+            Since("3.3.3", "4.0.1"), False, True, "PR #23626 (TransferShedder)"),
+    Variant("topKComparator",
+            "NamespaceBundleStats.compareTo, which orders TopKBundles: figures within a "
+            "threshold compare equal (old, not transitive), or figures rounded to a resolution "
+            "are compared (new)",
+            Since("3.0.14", "3.3.9", "4.0.7", "4.1.1"), "threshold", "resolution",
+            "PR #24772 (NamespaceBundleStats.compareTo)"),
+    # --- split algorithms -------------------------------------------------------------------------
+    Variant("flowOrQps",
+            "the flow_or_qps_equally_divide split algorithm exists (else an unknown algorithm "
+            "name falls back to range_equally_divide)",
+            Since("3.0.0"), False, True,
+            "PIP-169; NamespaceService.getNamespaceBundleSplitAlgorithmByName"),
+    # --- Java libraries ---------------------------------------------------------------------------
+    Variant("guavaMultimapBuckets",
+            "buckets of the ArrayListMultimap the modular shedders return (Guava <= 31.1: "
+            "capacity(12) = 17 → 32 buckets; Guava >= 32: capacity(12) = 16 → 16 buckets), "
+            "which orders the unloads by broker",
+            Since("2.10.5", "2.11.2", "3.0.1", "3.1.0"), 32, 16,
+            "Guava Maps.capacity (Guava PR #5965); Pulsar PR #20459 (Guava 32.0.0)"),
+)
+
+VARIANTS_BY_NAME: Mapping[str, Variant] = MappingProxyType({v.name: v for v in VARIANTS})
+
+#: setting → variant giving its default in a release
+DEFAULTS: Mapping[str, str] = MappingProxyType({
+    "loadBalancerMemoryResourceWeight": "memoryWeightDefault",
+    "loadBalancerDirectMemoryResourceWeight": "directMemoryWeightDefault",
+})
+
+# --- a resolved profile --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Profile:
+    """The behaviour of one Pulsar release, as lbctl models it.
+
+    ``version``: the release modelled; ``requested``: what was asked for (``None``: nothing);
+    ``origin``: where the version came from (``--pulsar-version``, ``snapshot``, ``newest``);
+    ``warning``: why the release modelled is not exactly the one asked for, if so.
+    """
+
+    version: Version
+    requested: str | None = None
+    origin: str = "newest"
+    warning: str | None = None
+    values: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    @property
+    def line(self) -> str:
+        return f"{self.version.major}.{self.version.minor}"
+
+    @property
+    def name(self) -> str:
+        """How the profile is named in outputs: ``Pulsar 3.0.17 (snapshot)``."""
+        return f"Pulsar {self.version} ({self.origin})"
+
+    def setting_defaults(self) -> dict[str, Any]:
+        """Defaults of this release that differ from lbctl's declared (newest) ones."""
+        return {key: self.values[var] for key, var in DEFAULTS.items()}
+
+    def differences(self) -> list[tuple[Variant, Any]]:
+        """The variants where this release differs from the newest profile."""
+        newest = profile_for(NEWEST)
+        return [(v, self.values[v.name]) for v in VARIANTS
+                if self.values[v.name] != newest.values[v.name]]
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"version": str(self.version), "line": self.line,
+                             "origin": self.origin}
+        if self.requested is not None:
+            d["requested"] = self.requested
+        if self.warning:
+            d["warning"] = self.warning
+        return d
+
+
+@lru_cache(maxsize=64)
+def profile_for(version: Version, requested: str | None = None, origin: str = "newest",
+                warning: str | None = None) -> Profile:
+    values = {v.name: v.value(version) for v in VARIANTS}
+    return Profile(version, requested, origin, warning, MappingProxyType(values))
+
+
+def newest() -> Profile:
+    return profile_for(NEWEST)
+
+
+def resolve(requested: str | None, *, origin: str = "--pulsar-version") -> Profile:
+    """The profile of a version string; unknown lines get the nearest known one and a warning.
+
+    ``X.Y`` without a patch number means the newest patch release of that line lbctl knows.
+    ``ValueError`` when the string is not a version at all.
+    """
+    if requested is None:
+        return newest()
+    v = Version.parse(requested)
+    if v.line in LINES:
+        if not has_patch(requested):
+            v = LINES[v.line]
+        return profile_for(v, requested, origin)
+    older = [line for line in LINES if line < v.line]
+    near = LINES[max(older)] if older else Version(*min(LINES), 0)
+    warning = (f"Pulsar {requested} is not a release line lbctl has a profile for; using the "
+               f"nearest, Pulsar {near}")
+    return profile_for(near, requested, origin, warning)
+
+
+def from_brokers(versions: Mapping[str, str | None]) -> tuple[str | None, str | None]:
+    """The version to model from the brokers' ``brokerVersionString``: the one most brokers run
+    (the newest on a tie), and a note when they differ (a rolling upgrade: the leader may run
+    either). ``(None, None)`` when no broker says."""
+    counts: dict[Version, tuple[int, str]] = {}
+    for raw in versions.values():
+        if not raw:
+            continue
+        try:
+            v = Version.parse(raw)
+        except ValueError:
+            continue
+        n, text = counts.get(v, (0, raw))
+        counts[v] = (n + 1, text)
+    if not counts:
+        return None, None
+    best = max(counts, key=lambda v: (counts[v][0], v))
+    note = None
+    if len(counts) > 1:
+        seen = ", ".join(f"{counts[v][1]} ×{counts[v][0]}" for v in sorted(counts))
+        note = (f"brokers run different Pulsar versions ({seen}); modelling {counts[best][1]}, "
+                "the most common (the leader's own version decides; use --pulsar-version)")
+    return counts[best][1], note
+
+
+# --- the table in docs/versions.md ---------------------------------------------------------------
+def _cell(value: Any) -> str:
+    if value is True:
+        return "yes"
+    if value is False:
+        return "no"
+    return str(value)
+
+
+def markdown_table() -> str:
+    """One row per variant, one column per release line (its newest known patch), then the
+    releases that changed it and the source. ``docs/versions.md`` carries this table verbatim."""
+    lines = sorted(LINES)
+    head = "| behaviour | " + " | ".join(f"{a}.{b}" for a, b in lines) + " | changed in | source |"
+    sep = "|---|" + "---|" * len(lines) + "---|---|"
+    rows = [head, sep]
+    for var in VARIANTS:
+        cells = [_cell(var.value(LINES[line])) for line in lines]
+        rows.append(f"| `{var.name}`: {var.what} | " + " | ".join(cells)
+                    + f" | {var.since} | {var.source} |")
+    return "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":  # python -m lbctl.versions: the table docs/versions.md carries
+    print(markdown_table(), end="")
