@@ -272,6 +272,8 @@ SETTINGS: tuple[Setting, ...] = (
             "Extensible split strategy splits once a bundle was hot more cycles than this."),
     Setting("preferLaterVersions", "boolean", False, "",
             "Broker version filter: place only on the newest broker version."),
+    Setting("failureDomainsEnabled", "boolean", False, "",
+            "Anti-affinity placement first spreads a group over failure domains."),
 )
 
 SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
