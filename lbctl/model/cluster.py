@@ -15,6 +15,13 @@ from lbctl.model.policies import NO_POLICIES, ClusterPolicies
 
 MODULAR = "modular"
 EXTENSIBLE = "extensible"
+EXTENSIBLE_CLASS = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
+
+
+def is_extensible_class(name: object) -> bool:
+    """Whether a ``loadManagerClassName`` names the extensible load manager."""
+    return isinstance(name, str) and (name.strip().endswith("ExtensibleLoadManagerImpl")
+                                      or "extensions.ExtensibleLoadManager" in name)
 
 
 def _frozen(m: Mapping[str, Any] | None) -> Mapping[str, Any]:

@@ -42,7 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 from lbctl.admin.client import BROKER_METRICS, BROKER_TOPICS, call
 from lbctl.admin.errors import AdminError, HttpError
-from lbctl.model.cluster import EXTENSIBLE
+from lbctl.model.cluster import EXTENSIBLE, EXTENSIBLE_CLASS
+from lbctl.model.cluster import is_extensible_class as is_extensible_class  # re-exported
 from lbctl.sources.snapshot_schema import RECONSTRUCTED
 
 if TYPE_CHECKING:
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
     from lbctl.sources.live import LiveSource
     from lbctl.sources.live_data import BrokerFailure, Discovery, LiveRead
 
-EXTENSIBLE_CLASS = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
 #: ``BrokerLoadData.toMetrics`` metric name → ``BrokerLoadData`` resource
 RESOURCE_METRICS: dict[str, str] = {
     "brk_lb_cpu_usage": "cpu",
@@ -67,12 +67,6 @@ _RATES = ("msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut")
 #: fields of a rebuilt ``BrokerLoadData`` that are never read as published
 _ALWAYS_REBUILT = (*_RESOURCES, *_RATES, "bundleCount", "topics", "msgThroughputEMA",
                    "updatedAt", "reportedAt")
-
-
-def is_extensible_class(name: object) -> bool:
-    """Whether a ``loadManagerClassName`` names the extensible load manager."""
-    return isinstance(name, str) and (name.strip().endswith("ExtensibleLoadManagerImpl")
-                                      or "extensions.ExtensibleLoadManager" in name)
 
 
 # ---- /broker-stats/metrics ---------------------------------------------------------------------
