@@ -353,11 +353,16 @@ class ExtensibleReader:
             load[b] = broker_load_data(m, stats, settings, captured)
             tops[b] = top_bundles_load_data(stats, settings)
 
+        from lbctl.sources.live_policies import read_broker_identity
+
+        for b, ident in read_broker_identity(self.client, list(brokers)).items():
+            brokers[b].update(ident)  # the real version and class of each broker's lookup data
         snap: dict[str, Any] = {
             "format": "lbctl/snapshot@1", "cluster": d.cluster, "capturedAt": captured,
             "loadManager": EXTENSIBLE, "config": config, "brokers": brokers,
             "brokerLoadData": load, "topBundlesLoadData": tops,
         }
+        snap.update(src.placement_sections(d, warnings))
         if namespaces:
             snap["namespaces"] = namespaces
         if topics and src.topics:
