@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from lbctl.explain.placement import placement_data_lines
 from lbctl.model.cycle import ExtensibleCycle
 from lbctl.model.decision import Round
 from lbctl.units import pct, rounded
@@ -133,6 +134,7 @@ class ExtensibleExplanation:
             f"{len(c.bundle_names())} bundles), extensible load manager"
             + (" (load data derived from the modular reports)" if c.derived else ""),
             f"Shedding strategy {c.shedding}, placement {c.placement}",
+            *placement_data_lines(st),
         ]
         if c.gate:
             out += ["", f"Nothing happens: {c.gate}."]

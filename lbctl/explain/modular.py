@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lbctl.explain.placement import placement_data_lines
 from lbctl.model.cycle import ModularCycle
 from lbctl.model.decision import PlacementTrace
 from lbctl.units import pct
@@ -130,6 +131,7 @@ class ModularExplanation:
             f"Cluster {st.cluster} at {st.captured_at_iso} ({len(st.brokers)} brokers, "
             f"{st.bundle_count()} bundles)",
             f"Shedding strategy {c.shedding}, placement {c.placement}",
+            *placement_data_lines(st),
         ]
         if c.gate:
             out += ["", f"Nothing happens: {c.gate}."]

@@ -195,3 +195,15 @@ def test_split_children_stay_when_policies_block_unload() -> None:
     policy = IsolationPolicy(("iso/.*",), ("hot",), name="p")
     r = manager().run_cycle(replace(st, policies=ClusterPolicies((policy,))), Settings.defaults())
     assert [s.unload for s in r.splits] == [False]
+
+
+def test_explain_names_the_policies_and_brokers_without_reports() -> None:
+    policy = IsolationPolicy(("iso/.*",), ("mid",), name="iso-policy")
+    st = cluster(ISO, policies=ClusterPolicies((policy,), anti_affinity={"g/a": "grp"}),
+                 available_brokers=(HOT, COLD, MID, "ghost:8080"))
+    text = manager().run_cycle(st, Settings.defaults()).explanation().to_text()
+    assert "Namespace policies: 1 isolation policy (iso-policy); anti-affinity groups grp" in text
+    assert "Active without a load report: ghost:8080" in text
+    assert "filter namespace policies: isolation policy iso-policy" in text
+    plain = manager().run_cycle(cluster(), Settings.defaults()).explanation().to_text()
+    assert "Namespace policies" not in plain and "without a load report" not in plain
