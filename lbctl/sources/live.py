@@ -76,6 +76,10 @@ class LiveSource:
         self.clock = clock
         self.load_manager = MODULAR  # as the last discover() found it
         self.namespace_names: list[str] = []  # as the last _namespaces() listed them
+        self.last_config: dict[str, Any] = {}  # the runtime configuration the last discovery read
+        #: an extensible cluster's rebuilt BrokerLoadData JSON per broker, from the last
+        #: load_reports() (monitor-brokers' extensible view)
+        self.last_broker_load: dict[str, dict[str, Any]] = {}
 
     def load(self) -> ClusterState:
         return self.read().state
@@ -93,6 +97,7 @@ class LiveSource:
             raise raw
         if not isinstance(raw, dict):
             raise HttpError("GET /admin/v2/brokers/configuration/runtime: expected a JSON object")
+        self.last_config = raw
         cluster = raw.get("clusterName")
         if not isinstance(cluster, str) or not cluster:
             clusters = self.client.json(call(CLUSTERS))

@@ -292,6 +292,8 @@ class ExtensibleReader:
         if probe and not any(isinstance(m, LbMetrics) and m.extensible for m in metrics.values()):
             return None
         out: dict[str, dict[str, Any] | AdminError] = {}
+        loads: dict[str, dict[str, Any]] = {}
+        settings = self._settings()
         for b, r in reads.items():
             m = metrics[b]
             if isinstance(m, AdminError):
@@ -299,7 +301,17 @@ class ExtensibleReader:
                 continue
             stats = {} if isinstance(r.topics, AdminError) else bundle_stats(r.topics, {})[0]
             out[b] = local_broker_data(m, stats, at)
+            loads[b] = broker_load_data(m, stats, settings, at)
+        self.src.last_broker_load = loads  # monitor-brokers' extensible view reads these
         return out
+
+    def _settings(self) -> Settings:
+        """The settings of the runtime configuration the last discovery read (the weights of a
+        ``weightedMaxEMA`` a broker does not publish)."""
+        from lbctl.config import resolve
+        from lbctl.sources.live_data import lb_settings
+
+        return resolve(lb_settings(self.src.last_config)[0])
 
     def read(self, d: Discovery, captured: int, config: dict[str, Any],
              failures: list[BrokerFailure], warnings: list[str]) -> LiveRead:
