@@ -61,6 +61,11 @@ def _cases() -> dict[str, list[str]]:
                  "--strategy", "OverloadShedder", "--strategy", "UniformLoadShedder",
                  "--strategy", "AvgShedder:AvgShedder",
                  "--strategy", "ThresholdShedder:LeastResourceUsageWithWeight", "-o", fmt])
+    for f in EXTENSIBLE:  # the extensible load manager in the simulator's loop
+        for fmt in FORMATS:
+            add(["simulate", f, "--cycles", "12", "-o", fmt])
+            add(["compare", f, "--cycles", "12", "--strategy", "TransferShedder",
+                 "--strategy", "ThresholdShedder", "-o", fmt])
     strategies = [["--strategy", "OverloadShedder"], ["--strategy", "UniformLoadShedder"],
                   ["--strategy", "AvgShedder", "--placement", "AvgShedder"],
                   ["--strategy", "TransferShedder"],
