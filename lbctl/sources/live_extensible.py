@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -227,19 +227,29 @@ def broker_load_data(m: LbMetrics, stats: Mapping[str, Mapping[str, Any]], setti
     return out
 
 
-def top_bundles_load_data(stats: Mapping[str, Mapping[str, Any]], settings: Settings
-                          ) -> dict[str, Any]:
-    """``TopBundlesLoadData`` of the bundle stats: ``TopKBundles.update(bundleStats, k)``."""
+def top_bundles_load_data(stats: Mapping[str, Mapping[str, Any]], settings: Settings,
+                          has_policies: Callable[[str], bool] | None = None) -> dict[str, Any]:
+    """``TopBundlesLoadData`` of the bundle stats: ``TopKBundles.update(bundleStats, k)`` (bundles
+    of namespaces with policies left out, as ``hasPolicies``, when the policies are known)."""
     from lbctl.model.brokerload import top_k_bundles
     from lbctl.model.javaorder import java_hash_order
     from lbctl.model.load import NamespaceBundleStats
 
     k = int(settings["loadBalancerMaxNumberOfBundlesInBundleLoadReport"])
     tops = top_k_bundles(((b, NamespaceBundleStats(**stats[b])) for b in java_hash_order(stats)),
-                         k, settings)
+                         k, settings, has_policies)
     return {"topBundlesLoadData": [{"bundleName": t.bundleName, "stats": dict(stats[t.bundleName])}
                                    for t in tops],
             RECONSTRUCTED: ["topBundlesLoadData"]}
+
+
+def _has_policies(raw: object) -> Callable[[str], bool] | None:
+    """``TopKBundles.hasPolicies`` of a captured ``policies`` section (``None``: not captured)."""
+    if not isinstance(raw, dict):
+        return None
+    from lbctl.sources.snapshot_schema import _Checker, _policies
+
+    return _policies(_Checker("live"), raw).has_policies  # type: ignore[no-any-return]  # ClusterPolicies
 
 
 # ---- reading -----------------------------------------------------------------------------------------
@@ -357,13 +367,15 @@ class ExtensibleReader:
             topics.update(broker_topics)
             brokers[b] = local_broker_data(m, stats, captured)
         warnings += reconcile(brokers, namespaces)  # a bundle two brokers report stays with one
+        placement = src.placement_sections(d, warnings)
+        has_policies = _has_policies(placement.get("policies"))
         for b, rep in brokers.items():
             m = metrics[b]
             if not rep or not isinstance(m, LbMetrics):
                 continue
             stats = rep["lastStats"]
             load[b] = broker_load_data(m, stats, settings, captured)
-            tops[b] = top_bundles_load_data(stats, settings)
+            tops[b] = top_bundles_load_data(stats, settings, has_policies)
 
         from lbctl.sources.live_policies import read_broker_identity
 
@@ -374,7 +386,7 @@ class ExtensibleReader:
             "loadManager": EXTENSIBLE, "config": config, "brokers": brokers,
             "brokerLoadData": load, "topBundlesLoadData": tops,
         }
-        snap.update(src.placement_sections(d, warnings))
+        snap.update(placement)
         if namespaces:
             snap["namespaces"] = namespaces
         if topics and src.topics:

@@ -169,3 +169,22 @@ def test_extensible_capture_records_every_bundle(ext: TestCluster, tmp_path: Pat
     hot = list(ext.brokers)[0]
     assert len(st.top_bundles_load_data[hot].bundles) == 1
     assert len(st.brokers[hot].lastStats) == 4
+
+
+def test_extensible_top_bundles_leave_out_bundles_with_policies(ext: TestCluster,
+                                                                tmp_path: Path) -> None:
+    """``TopKBundles.hasPolicies``: with public/default in an anti-affinity group its bundles are
+    not among any broker's top bundles (unless loadBalancerSheddingBundlesWithPoliciesEnabled)."""
+    lb = Lbctl(ext)
+    snap = tmp_path / "s.json"
+    assert lb("snapshot", "export", "-o", str(snap)).exit_code == 0
+    [before] = read_snapshot_file(snap)
+    assert any(p.bundles for p in before.top_bundles_load_data.values())
+    ext.anti_affinity = {"public/default": "grp"}
+    assert lb("snapshot", "export", "-o", str(snap)).exit_code == 0
+    [after] = read_snapshot_file(snap)
+    assert not any(p.bundles for p in after.top_bundles_load_data.values())
+    ext.config["loadBalancerSheddingBundlesWithPoliciesEnabled"] = "true"
+    assert lb("snapshot", "export", "-o", str(snap)).exit_code == 0
+    [allowed] = read_snapshot_file(snap)
+    assert any(p.bundles for p in allowed.top_bundles_load_data.values())
