@@ -258,16 +258,24 @@ class ModularLoadManager:
         """
         if (self._filter_memo[0] is not load or self._filter_memo[1] is not settings
                 or self._filter_memo[2] is not env):
-            self._filter_memo = (load, settings, env, namespace_bundle_counts(load), {})
-        _, _, _, index, per_ns = self._filter_memo
+            self._filter_memo = (load, settings, env, namespace_bundle_counts(load), {}, {})
+        _, _, _, index, per_ns, per_policy = self._filter_memo
         hit = per_ns.get(namespace)
         if hit is None:
-            steps: list[FilterStep] = []
             policy = policy_candidates(namespace, env, load)
             allowed = policy.brokers
-            if policy.why:
-                steps.append(FilterStep("namespace policies", env.available, allowed, policy.why))
-            cands = filter_large_topic_count(allowed, load, settings, steps)
+            # the policy candidates and the max-topics filter depend on the namespace's isolation
+            # policy only: computed once per policy (and once for all namespaces without one)
+            base = per_policy.get(id(policy))
+            if base is None:
+                base_steps: list[FilterStep] = []
+                if policy.why:
+                    base_steps.append(FilterStep("namespace policies", env.available, allowed,
+                                                 policy.why))
+                topped = filter_large_topic_count(allowed, load, settings, base_steps)
+                base = per_policy[id(policy)] = (topped, tuple(base_steps), policy)
+            steps = list(base[1])
+            cands = base[0]
             cands = filter_anti_affinity_modular(cands, namespace, env, load, settings, steps)
             if settings["loadBalancerDistributeBundlesEvenlyEnabled"] or namespace == SYSTEM_NAMESPACE:
                 cands = remove_most_servicing(cands, namespace, index, steps)

@@ -18,14 +18,14 @@ Each filter takes the candidates in order and returns those it keeps, recording 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lbctl.config import Settings
 from lbctl.model.bundle import namespace_of
 from lbctl.model.decision import FilterStep
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.loaddata import LoadData
-from lbctl.model.policies import NO_POLICIES, ClusterPolicies
+from lbctl.model.policies import NO_POLICIES, ClusterPolicies, IsolationPolicy
 from lbctl.strategies.placement.namespace_policies import (
     PolicyCandidates,
     apply_namespace_policies,
@@ -115,6 +115,10 @@ class PlacementEnv:
     policies: ClusterPolicies = NO_POLICIES
     class_known: bool = False
     versions_known: bool = False
+    #: per cycle: the policy candidates of each isolation policy (None: namespaces without one),
+    #: which is all that makes them differ between namespaces
+    cache: dict[tuple[int, IsolationPolicy | None], PolicyCandidates] = field(
+        default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, available: Sequence[str], load: LoadData,
@@ -137,6 +141,11 @@ def policy_candidates(namespace: str, env: PlacementEnv, load: LoadData) -> Poli
     without a report allows none). Bundles are placed here as persistent ones: during shedding
     Pulsar builds the bundle from its name, which never marks it non-persistent."""
 
+    key = (id(load), env.policies.isolation_for(namespace))
+    hit = env.cache.get(key)
+    if hit is not None:
+        return hit
+
     def loads(broker: str, non_persistent: bool) -> bool:
         bd = load.brokers.get(broker)
         if bd is None:
@@ -144,7 +153,8 @@ def policy_candidates(namespace: str, env: PlacementEnv, load: LoadData) -> Poli
         return bd.local.nonPersistentTopicsEnabled if non_persistent \
             else bd.local.persistentTopicsEnabled
 
-    return apply_namespace_policies(namespace, env.available, env.policies, loads)
+    out = env.cache[key] = apply_namespace_policies(namespace, env.available, env.policies, loads)
+    return out
 
 
 def filter_anti_affinity_modular(
@@ -177,7 +187,8 @@ def filter_load_manager_class(cands: tuple[str, ...], load: LoadData, settings: 
     if not env.class_known:
         return cands
     mine = str(settings["loadManagerClassName"])
-    other = {b for b, bd in load.brokers.items() if bd.local.loadManagerClassName != mine}
+    brokers = load.brokers  # Pulsar iterates loadData: a broker without data is not removed
+    other = {b for b in cands if b in brokers and brokers[b].local.loadManagerClassName != mine}
     kept = tuple(b for b in cands if b not in other)
     if len(kept) < len(cands):
         removed = [f"{b} ({load.brokers[b].local.loadManagerClassName or 'no class'})"
