@@ -316,6 +316,13 @@ class Settings(Mapping[str, Any]):
         self._read.add(key)
         return self._values[key]
 
+    def peek(self, key: str) -> Any:
+        """A value without recording it as read (for notes about what the computation did not
+        need; the plan lists only what it read)."""
+        if key not in self._values:
+            raise unknown_setting(key)
+        return self._values[key]
+
     def __contains__(self, key: object) -> bool:
         # Mapping's default goes through __getitem__, which raises UsageError (not KeyError) for
         # unknown names and would record known ones as read.

@@ -134,7 +134,7 @@ class ExtensibleExplanation:
             f"{len(c.bundle_names())} bundles), extensible load manager"
             + (" (load data derived from the modular reports)" if c.derived else ""),
             f"Shedding strategy {c.shedding}, placement {c.placement}",
-            *placement_data_lines(st),
+            *placement_data_lines(st, c.settings),
         ]
         if c.gate:
             out += ["", f"Nothing happens: {c.gate}."]

@@ -131,7 +131,7 @@ class ModularExplanation:
             f"Cluster {st.cluster} at {st.captured_at_iso} ({len(st.brokers)} brokers, "
             f"{st.bundle_count()} bundles)",
             f"Shedding strategy {c.shedding}, placement {c.placement}",
-            *placement_data_lines(st),
+            *placement_data_lines(st, c.settings),
         ]
         if c.gate:
             out += ["", f"Nothing happens: {c.gate}."]

@@ -221,3 +221,14 @@ def test_split_with_specified_positions_fails() -> None:
     res, check = splits(skewed(), "specified_positions_divide")
     assert HOT_BUNDLE not in {d.bundle for d in res.decisions}
     assert "failed" in check.why
+
+
+def test_explain_says_when_the_version_filter_cannot_apply() -> None:
+    st = skewed()
+    no_versions = replace(st, brokers={b: replace(v, brokerVersionString=None)
+                                       for b, v in st.brokers.items()})
+    text = cycle(no_versions, preferLaterVersions="true").explanation().to_text()
+    assert "BrokerVersionFilter not applied" in text
+    assert "BrokerVersionFilter not applied" not in cycle(no_versions).explanation().to_text()
+    assert "BrokerVersionFilter not applied" not in cycle(
+        st, preferLaterVersions="true").explanation().to_text()
