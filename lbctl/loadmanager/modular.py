@@ -287,6 +287,7 @@ class ModularLoadManager:
                                         "no candidate left: every broker the namespace "
                                         "policies allow"))
                 cands = allowed
+            cands, allowed = _with_reports(cands, load, steps), _with_reports(allowed, load, [])
             hit = per_ns[namespace] = (allowed, cands, tuple(steps))
         return hit[0], hit[1], list(hit[2])
 
@@ -320,6 +321,19 @@ def policies_block_unload(namespace: str, owner: str, load: LoadData, env: Place
         return ("every candidate broker owns as many namespaces of its anti-affinity group as "
                 "the owner: it would come back (shouldAntiAffinityNamespaceUnload)")
     return None
+
+
+def _with_reports(cands: tuple[str, ...], load: LoadData,
+                  steps: list[FilterStep]) -> tuple[str, ...]:
+    """The candidates a placement strategy can score: only an isolation policy lets a broker
+    without a load report through the filters, and Pulsar's strategies then read its missing
+    ``BrokerData`` (and fail); lbctl leaves such a broker out instead, and says so."""
+    kept = tuple(b for b in cands if b in load.brokers)
+    if len(kept) < len(cands):
+        steps.append(FilterStep("load report", cands, kept,
+                                "removed " + ", ".join(b for b in cands if b not in load.brokers)
+                                + ": no load report to place by"))
+    return kept
 
 
 def _multimap_order(selections: Sequence[Selection]) -> list[Selection]:

@@ -368,6 +368,9 @@ class ExtensibleReader:
             brokers[b] = local_broker_data(m, stats, captured)
         warnings += reconcile(brokers, namespaces)  # a bundle two brokers report stays with one
         placement = src.placement_sections(d, warnings)
+        # an unreachable broker is left out, as before: listed as available without load data,
+        # it would make TransferShedder skip every cycle (NoLoadData) for lbctl's failed read
+        placement["availableBrokers"] = [b for b in d.brokers if b in brokers]
         has_policies = _has_policies(placement.get("policies"))
         for b, rep in brokers.items():
             m = metrics[b]

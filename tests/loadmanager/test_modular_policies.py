@@ -207,3 +207,14 @@ def test_explain_names_the_policies_and_brokers_without_reports() -> None:
     assert "filter namespace policies: isolation policy iso-policy" in text
     plain = manager().run_cycle(cluster(), Settings.defaults()).explanation().to_text()
     assert "Namespace policies" not in plain and "without a load report" not in plain
+
+
+def test_isolation_primary_without_a_report_is_not_scored() -> None:
+    """An isolation policy may name a broker whose report cannot be read: the policy lets it
+    through, but there is no report to place by — lbctl leaves it out and says so."""
+    policy = IsolationPolicy(("iso/.*",), ("ghost", "mid"), name="p")
+    st = cluster(ISO, policies=ClusterPolicies((policy,)),
+                 available_brokers=(HOT, COLD, MID, "ghost:8080"))
+    o = outcome(st)
+    assert o.destination == MID
+    assert any(s.name == "load report" and "ghost:8080" in s.why for s in o.placement.steps)
