@@ -27,7 +27,7 @@ FORMATS = ("table", "json", "yaml", "csv")
 MODULAR = ["examples/balanced.json", "examples/hot-broker.json", "examples/rolling-restart.yaml",
            "examples/two-brokers-90-10.jsonl", "examples/uniform.json",
            "examples/avg-shedder.jsonl", "examples/flow-or-qps.json",
-           "examples/pip220-12-2-1-1.json", "examples/pip364-90-10.json",
+           "examples/pip220-12-2-1-1.json", "examples/pip364-90-10.json", "examples/policies.json",
            "tests/data/split/auto-split.json", "tests/data/valid/full.json",
            "tests/data/valid/legacy_bundle_stats.json", "tests/data/valid/sequence.jsonl"]
 EXTENSIBLE = ["examples/extensible/skewed.json", "examples/extensible/pip220-12-2-1-1.jsonl",

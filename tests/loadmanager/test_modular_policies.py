@@ -218,3 +218,20 @@ def test_isolation_primary_without_a_report_is_not_scored() -> None:
     o = outcome(st)
     assert o.destination == MID
     assert any(s.name == "load report" and "ghost:8080" in s.why for s in o.placement.steps)
+
+
+def test_the_policies_example() -> None:
+    """examples/policies.json (examples/README.md): the isolated namespace goes to its other
+    primary, billing to the failure domain owning the fewest of its group, never to broker-6."""
+    from paths import EXAMPLES  # type: ignore[import-not-found]
+
+    from lbctl.loadmanager.select import Options, plans
+    from lbctl.sources.snapshot import read_snapshots
+
+    [plan] = plans(read_snapshots([EXAMPLES / "policies.json"]), Options())
+    dest = {a.bundle.rsplit("/", 1)[0]: a.destinationBroker for a in plan.actions
+            if a.action == "unload"}
+    assert dest == {"acme/clickstream": "broker-3.pulsar.svc:8080",
+                    "acme/billing": "broker-1.pulsar.svc:8080"}
+    [base] = plans(read_snapshots([EXAMPLES / "hot-broker.json"]), Options())
+    assert [a.bundle for a in base.actions] == [a.bundle for a in plan.actions]
