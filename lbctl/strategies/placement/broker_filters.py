@@ -82,6 +82,9 @@ class FilterContext:
     owners: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     leader_class: str | None = None
     versions_known: bool = True
+    #: per cycle: anti-affinity counts per group (they depend on the group only)
+    group_counts: dict[str, dict[str, int] | None] = field(
+        default_factory=dict, compare=False, repr=False)
 
     def domains(self) -> dict[str, str] | None:
         if not self.settings["failureDomainsEnabled"]:
@@ -166,9 +169,14 @@ class AntiAffinityGroupFilter:
     name = "broker_anti_affinity_group_filter"
 
     def __call__(self, brokers: Candidates, bundle: str, ctx: FilterContext) -> Candidates:
-        counts = bundle_group_counts(_namespace(bundle), ctx.policies, ctx.owners)
-        if counts is None:
+        ns = _namespace(bundle)
+        group = ctx.policies.anti_affinity_group(ns)
+        if group is None:
             return brokers
+        key = group.lower()
+        if key not in ctx.group_counts:
+            ctx.group_counts[key] = bundle_group_counts(ns, ctx.policies, ctx.owners)
+        counts = ctx.group_counts[key]
         kept, _ = filter_anti_affinity(tuple(brokers), counts, ctx.domains())
         keep = set(kept)
         return {b: v for b, v in brokers.items() if b in keep}
