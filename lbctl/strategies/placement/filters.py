@@ -119,6 +119,9 @@ class PlacementEnv:
     #: which is all that makes them differ between namespaces
     cache: dict[tuple[int, IsolationPolicy | None], PolicyCandidates] = field(
         default_factory=dict, compare=False, repr=False)
+    #: per cycle: the anti-affinity counts of each group
+    group_counts: dict[tuple[int, str], dict[str, int] | None] = field(
+        default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, available: Sequence[str], load: LoadData,
@@ -173,11 +176,15 @@ def filter_anti_affinity_modular(
 
 def anti_affinity_counts(namespace: str, env: PlacementEnv, load: LoadData) -> dict[str, int] | None:
     """``getAntiAffinityNamespaceOwnedBrokers`` over ``brokerToNamespaceToBundleRange``."""
-    if env.policies.anti_affinity_group(namespace) is None:
+    group = env.policies.anti_affinity_group(namespace)
+    if group is None:
         return None
-    per_broker = {b: {namespace_of(x) for x in (*bd.local.lastStats, *bd.preallocated)}
-                  for b, bd in load.brokers.items()}
-    return namespace_group_counts(namespace, env.policies, per_broker)
+    key = (id(load), group.lower())
+    if key not in env.group_counts:
+        per_broker = {b: {namespace_of(x) for x in (*bd.local.lastStats, *bd.preallocated)}
+                      for b, bd in load.brokers.items()}
+        env.group_counts[key] = namespace_group_counts(namespace, env.policies, per_broker)
+    return env.group_counts[key]
 
 
 def filter_load_manager_class(cands: tuple[str, ...], load: LoadData, settings: Settings,
