@@ -276,6 +276,8 @@ SETTINGS: tuple[Setting, ...] = (
             "Extensible split strategy splits once a bundle was hot more cycles than this."),
     Setting("preferLaterVersions", "boolean", False, "",
             "Broker version filter: place only on the newest broker version."),
+    Setting("failureDomainsEnabled", "boolean", False, "",
+            "Anti-affinity placement first spreads a group over failure domains."),
 )
 
 SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
@@ -330,6 +332,13 @@ class Settings(Mapping[str, Any]):
         self._read.add(key)
         return self._values[key]
 
+    def peek(self, key: str) -> Any:
+        """A value without recording it as read (lbctl's own checks and notes must not add settings
+        to the list a plan says the computation read)."""
+        if key not in self._values:
+            raise unknown_setting(key)
+        return self._values[key]
+
     def __contains__(self, key: object) -> bool:
         # Mapping's default goes through __getitem__, which raises UsageError (not KeyError) for
         # unknown names and would record known ones as read.
@@ -351,13 +360,6 @@ class Settings(Mapping[str, Any]):
         origin = dict(self._origin)
         origin.update(dict.fromkeys(overrides, "override"))
         return Settings(values, origin, self._profile)
-
-    def peek(self, key: str) -> Any:
-        """The value of ``key`` without recording it as read (for lbctl's own checks, which must
-        not add settings to the list a plan says the computation read)."""
-        if key not in self._values:
-            raise unknown_setting(key)
-        return self._values[key]
 
     def origin(self, key: str) -> str:
         """Where the value came from: default, snapshot, broker.conf or --set."""

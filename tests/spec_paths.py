@@ -36,6 +36,15 @@ OPERATIONS: tuple[tuple[str, str], ...] = tuple((m, BASE + t) for m, t in (
     ("PUT", "/namespaces/{tenant}/{namespace}/unload"),
     ("PUT", "/namespaces/{tenant}/{namespace}/{bundle}/unload"),
     ("PUT", "/namespaces/{tenant}/{namespace}/{bundle}/split"),
+    # placement data beside load (isolation, anti-affinity, failure domains, topics in metadata)
+    ("GET", "/clusters/{cluster}/namespaceIsolationPolicies"),
+    ("GET", "/clusters/{cluster}/failureDomains"),
+    ("GET", "/namespaces/{tenant}/{namespace}/antiAffinity"),
+    ("GET", "/namespaces/{tenant}/{namespace}/topics"),
+    ("GET", "/persistent/{tenant}/{namespace}/partitioned"),
+    ("GET", "/non-persistent/{tenant}/{namespace}/partitioned"),
+    ("GET", "/persistent/{tenant}/{namespace}/{topic}/partitions"),
+    ("GET", "/non-persistent/{tenant}/{namespace}/{topic}/partitions"),
 ))
 
 SPEC_ENV = "LBCTL_ADMIN_SPEC"

@@ -102,6 +102,8 @@ PULSAR: dict[str, tuple[str, object]] = {
     "loadBalancerMaxNumberOfBundlesToSplitPerCycle": ("int", 10),
     "loadBalancerNamespaceBundleSplitConditionHitCountThreshold": ("int", 3),
     "preferLaterVersions": ("boolean", False),
+    # ServiceConfiguration.failureDomainsEnabled (category "Server")
+    "failureDomainsEnabled": ("boolean", False),
 }
 
 

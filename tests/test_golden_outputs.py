@@ -30,7 +30,7 @@ WIDTH = 80
 MODULAR = ["examples/balanced.json", "examples/hot-broker.json", "examples/rolling-restart.yaml",
            "examples/two-brokers-90-10.jsonl", "examples/uniform.json",
            "examples/avg-shedder.jsonl", "examples/flow-or-qps.json",
-           "examples/pip220-12-2-1-1.json", "examples/pip364-90-10.json",
+           "examples/pip220-12-2-1-1.json", "examples/pip364-90-10.json", "examples/policies.json",
            "tests/data/split/auto-split.json", "tests/data/valid/full.json",
            "tests/data/valid/legacy_bundle_stats.json", "tests/data/valid/sequence.jsonl"]
 EXTENSIBLE = ["examples/extensible/skewed.json", "examples/extensible/pip220-12-2-1-1.jsonl",
@@ -64,6 +64,11 @@ def _cases() -> dict[str, list[str]]:
                  "--strategy", "OverloadShedder", "--strategy", "UniformLoadShedder",
                  "--strategy", "AvgShedder:AvgShedder",
                  "--strategy", "ThresholdShedder:LeastResourceUsageWithWeight", "-o", fmt])
+    for f in EXTENSIBLE:  # the extensible load manager in the simulator's loop
+        for fmt in FORMATS:
+            add(["simulate", f, "--cycles", "12", "-o", fmt])
+            add(["compare", f, "--cycles", "12", "--strategy", "TransferShedder",
+                 "--strategy", "ThresholdShedder", "-o", fmt])
     strategies = [["--strategy", "OverloadShedder"], ["--strategy", "UniformLoadShedder"],
                   ["--strategy", "AvgShedder", "--placement", "AvgShedder"],
                   ["--strategy", "TransferShedder"],

@@ -67,14 +67,15 @@ class Endpoint:
 
     method: str
     template: str
+    text: bool = False  # the broker answers plain text (a Java String), not JSON
 
     @property
     def mutation(self) -> bool:
         return self.method != "GET"
 
 
-def _ep(method: str, template: str) -> Endpoint:
-    return Endpoint(method, "/admin/v2" + template)
+def _ep(method: str, template: str, *, text: bool = False) -> Endpoint:
+    return Endpoint(method, "/admin/v2" + template, text)
 
 
 CLUSTERS = _ep("GET", "/clusters")
@@ -90,11 +91,23 @@ BUNDLES = _ep("GET", "/namespaces/{tenant}/{namespace}/bundles")
 UNLOAD_NAMESPACE = _ep("PUT", "/namespaces/{tenant}/{namespace}/unload")
 UNLOAD_BUNDLE = _ep("PUT", "/namespaces/{tenant}/{namespace}/{bundle}/unload")
 SPLIT_BUNDLE = _ep("PUT", "/namespaces/{tenant}/{namespace}/{bundle}/split")
+# placement data beside load (docs/snapshot-policies.md)
+ISOLATION_POLICIES = _ep("GET", "/clusters/{cluster}/namespaceIsolationPolicies")
+FAILURE_DOMAINS = _ep("GET", "/clusters/{cluster}/failureDomains")
+ANTI_AFFINITY = _ep("GET", "/namespaces/{tenant}/{namespace}/antiAffinity", text=True)
+NAMESPACE_TOPICS = _ep("GET", "/namespaces/{tenant}/{namespace}/topics")
+PERSISTENT_PARTITIONED = _ep("GET", "/persistent/{tenant}/{namespace}/partitioned")
+NON_PERSISTENT_PARTITIONED = _ep("GET", "/non-persistent/{tenant}/{namespace}/partitioned")
+PERSISTENT_PARTITIONS = _ep("GET", "/persistent/{tenant}/{namespace}/{topic}/partitions")
+NON_PERSISTENT_PARTITIONS = _ep("GET", "/non-persistent/{tenant}/{namespace}/{topic}/partitions")
+BROKER_VERSION = _ep("GET", "/brokers/version", text=True)
 
 #: every endpoint lbctl may request (the spec test reads this)
 ENDPOINTS: tuple[Endpoint, ...] = (
     CLUSTERS, LOCAL_BROKERS, ACTIVE_BROKERS, RUNTIME_CONFIG, LOAD_REPORT, BROKER_TOPICS, TENANTS, NAMESPACES,
     BUNDLES, UNLOAD_NAMESPACE, UNLOAD_BUNDLE, SPLIT_BUNDLE, BROKER_METRICS,
+    ISOLATION_POLICIES, FAILURE_DOMAINS, ANTI_AFFINITY, NAMESPACE_TOPICS, PERSISTENT_PARTITIONED,
+    NON_PERSISTENT_PARTITIONED, PERSISTENT_PARTITIONS, NON_PERSISTENT_PARTITIONS, BROKER_VERSION,
 )
 
 
@@ -160,6 +173,22 @@ class Response:
             return orjson.loads(self.body)
         except orjson.JSONDecodeError:
             raise HttpError(f"GET {self.url}: the response is not JSON") from None
+
+    def text(self) -> str | None:
+        """A plain-text answer (Jersey writes a ``String`` as is, whatever the content type);
+        one that happens to be a JSON string is unquoted."""
+        import orjson
+
+        body = self.body.decode("utf-8", "replace").strip()
+        if not body:
+            return None
+        if body.startswith('"'):
+            try:
+                value = orjson.loads(body)
+            except orjson.JSONDecodeError:
+                return body
+            return value if isinstance(value, str) else body
+        return body
 
 
 class AdminClient:
@@ -482,7 +511,12 @@ class AdminClient:
         return self.run(self.arequest(c))
 
     async def ajson(self, c: Call) -> Any:
-        return (await self.arequest(c)).json()
+        """The decoded JSON answer; a plain-text endpoint's answer as a string (``None`` when
+        empty; a JSON string is unquoted)."""
+        resp = await self.arequest(c)
+        if c.endpoint.text:
+            return resp.text()
+        return resp.json()
 
     def json(self, c: Call) -> Any:
         return self.run(self.ajson(c))

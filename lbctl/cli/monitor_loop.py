@@ -16,7 +16,7 @@ import typer
 
 from lbctl.cli.common import TABLE, OutputFormat, emit
 from lbctl.monitor.brokers import BrokerMonitor, Refresh
-from lbctl.monitor.live import live_refresh, threshold_of
+from lbctl.monitor.live import live_refresh, snapshot_refresh_args
 from lbctl.render.display import colour_wanted
 
 _CLEAR = "\x1b[H\x1b[2J"
@@ -68,8 +68,7 @@ def run_snapshots(files: Sequence[Path], *, sort: str | None, summary: bool,
     mon = BrokerMonitor()
     refresh = None
     for st in read_snapshots(files):
-        refresh = mon.update(list(st.brokers), dict(st.brokers), threshold_of(st.config),
-                             st.captured_at, st.cluster)
+        refresh = mon.update(*snapshot_refresh_args(st))
     assert refresh is not None
     show(refresh, sort=sort, summary=summary, output=output, in_place=False,
          color=colour_wanted(sys.stdout, no_color=no_color), wide=wide)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lbctl.explain import preamble, preamble_dict
+from lbctl.explain.placement import placement_data_lines
 from lbctl.model.cycle import ExtensibleCycle
 from lbctl.model.decision import Round
 from lbctl.units import pct, rounded
@@ -136,6 +137,7 @@ class ExtensibleExplanation:
             + (" (load data derived from the modular reports)" if c.derived else ""),
             f"Shedding strategy {c.shedding}, placement {c.placement}",
             *preamble(c),
+            *placement_data_lines(st, c.settings),
         ]
         if c.gate:
             out += ["", f"Nothing happens: {c.gate}."]

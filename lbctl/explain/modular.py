@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lbctl.explain import preamble, preamble_dict
+from lbctl.explain.placement import placement_data_lines
 from lbctl.model.cycle import ModularCycle
 from lbctl.model.decision import PlacementTrace
 from lbctl.units import pct
@@ -132,6 +133,7 @@ class ModularExplanation:
             f"{st.bundle_count()} bundles)",
             f"Shedding strategy {c.shedding}, placement {c.placement}",
             *preamble(c),
+            *placement_data_lines(st, c.settings),
         ]
         if c.gate:
             out += ["", f"Nothing happens: {c.gate}."]

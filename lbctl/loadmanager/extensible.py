@@ -38,7 +38,7 @@ strategies (the extensible counterpart of :mod:`lbctl.loadmanager.modular`):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from random import Random
@@ -56,8 +56,8 @@ from lbctl.model.brokerload import (
     from_local_broker_data,
     top_k_bundles,
 )
-from lbctl.model.bundle import format_position, namespace_of
-from lbctl.model.cluster import EXTENSIBLE, ClusterState
+from lbctl.model.bundle import BundleName, format_position, namespace_of
+from lbctl.model.cluster import EXTENSIBLE, EXTENSIBLE_CLASS, ClusterState, is_extensible_class
 from lbctl.model.cycle import Elapsed, ExtAction, ExtensibleCycle, ExtensibleMemory
 from lbctl.model.decision import (
     CycleDecision,
@@ -70,6 +70,7 @@ from lbctl.model.decision import (
 from lbctl.model.javaorder import concurrent_order, java_hash_order
 from lbctl.model.outcome import extensible_decision, history_dict, history_warnings
 from lbctl.plan import Action, BrokerRow, Plan
+from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.strategies.placement import extensible_least_resource_usage as lruw
 from lbctl.strategies.placement.broker_filters import (
     BrokerLookup,
@@ -80,6 +81,7 @@ from lbctl.strategies.placement.broker_filters import (
     make_transferable,
 )
 from lbctl.strategies.shedding.transfer import ShedderInput, TransferShedder
+from lbctl.strategies.split.base import SplitBoundaries, option_for
 from lbctl.strategies.split.default_namespace_bundle_split_strategy import find_bundles_to_split
 from lbctl.units import rounded
 
@@ -121,17 +123,58 @@ def _top_bundles(state: ClusterState, settings: Settings, derived: bool
     if not derived:
         return {b: p.bundles for b, p in state.top_bundles_load_data.items()}
     k = int(settings["loadBalancerMaxNumberOfBundlesInBundleLoadReport"])
+    has_policies = state.policies.has_policies if state.policies is not None else None
     out = {}
     for b, local in state.brokers.items():
         order = java_hash_order(local.lastStats)
-        out[b] = top_k_bundles(((x, local.lastStats[x]) for x in order), k, settings)
+        out[b] = top_k_bundles(((x, local.lastStats[x]) for x in order), k, settings,
+                               has_policies)
     return out
 
 
 def _lookups(state: ClusterState) -> dict[str, BrokerLookup]:
-    return {b: BrokerLookup(local.brokerVersionString, local.persistentTopicsEnabled,
-                            local.nonPersistentTopicsEnabled)
-            for b, local in state.brokers.items()}
+    """``BrokerLookupData`` of every available broker: from its report when the snapshot has one
+    (version, topic kinds, load manager class), else the registry's defaults (unknown version and
+    class, both topic kinds)."""
+    out = {}
+    for b in state.available():
+        local = state.brokers.get(b)
+        out[b] = (BrokerLookup() if local is None else
+                  BrokerLookup(local.brokerVersionString, local.persistentTopicsEnabled,
+                               local.nonPersistentTopicsEnabled, local.loadManagerClassName))
+    return out
+
+
+def _filter_context(state: ClusterState, settings: Settings, store: Mapping[str, BrokerLoadData],
+                    lookups: Mapping[str, BrokerLookup], owners: Mapping[str, str],
+                    derived: bool) -> FilterContext:
+    """The broker filters' inputs. The load-manager-class filter compares with the leader's
+    ``loadManagerClassName`` (an extensible one: a configuration naming another class would not
+    run this load manager) and is not applied when no broker's class is known, nor on a modular
+    snapshot read as extensible (``--strategy TransferShedder``: its brokers' reports name the
+    modular class they run today). The version filter is not applied when no version is known."""
+    leader_class = None
+    if not derived and any(v.loadManagerClassName is not None for v in lookups.values()):
+        configured = str(settings["loadManagerClassName"])
+        leader_class = configured if is_extensible_class(configured) else EXTENSIBLE_CLASS
+    return FilterContext(settings, store, state.cluster_policies(), owners=owners,
+                         leader_class=leader_class,
+                         versions_known=any(v.brokerVersion for v in lookups.values()))
+
+
+def _split_boundaries(state: ClusterState, settings: Settings
+                      ) -> Callable[[str], SplitBoundaries]:
+    """``NamespaceService.getSplitBoundary(bundle, null, defaultNamespaceBundleSplitAlgorithm)``:
+    the default algorithm over the bundle's topics (every topic in metadata when the snapshot
+    lists them) and, for ``flow_or_qps_equally_divide``, their stats."""
+    algorithm = algorithm_by_name(None, settings)
+
+    def boundaries(bundle: str) -> SplitBoundaries:
+        rng = BundleName.parse(bundle).range
+        return algorithm.boundaries(option_for(rng, state.topics_of_bundle(bundle), state.topics,
+                                               settings))
+
+    return boundaries
 
 
 class ExtensibleLoadManager:
@@ -158,7 +201,7 @@ class ExtensibleLoadManager:
         for b, ts in state.recently_unloaded_brokers.items():
             recent_brokers[b] = max(ts, recent_brokers.get(b, ts))
 
-        available = list(state.brokers)
+        available = list(state.available())
         gate = None
         if not settings["loadBalancerEnabled"]:
             gate = "loadBalancerEnabled is false: the load manager does nothing"
@@ -172,15 +215,14 @@ class ExtensibleLoadManager:
         actions: list[ExtAction] = []
         hit = mem.hit_count
         lookups = _lookups(state)
-        fctx = FilterContext(settings, store)
+        owners = state.owners()
+        publisher = {t.bundleName: b for b, ts in tops.items() for t in ts}
+        fctx = _filter_context(state, settings, store, lookups, {**publisher, **owners}, derived)
         if gate is None:
             cutoff = now - int(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60_000
             expired = tuple(b for b, ts in recently.items() if ts < cutoff)
             for b in expired:
                 del recently[b]
-            owners = state.owners()
-            publisher = {t.bundleName: b for b, ts in tops.items() for t in ts}
-
             def is_owner(bundle: str, broker: str) -> bool:
                 owner = owners.get(bundle) or publisher.get(bundle)
                 return owner is None or owner == broker
@@ -219,12 +261,19 @@ class ExtensibleLoadManager:
                     return len(state.namespaces[ns]) - 1
                 return sum(1 for x in known if namespace_of(x) == ns)
 
+            boundaries = _split_boundaries(state, settings)
             for b in available:
-                local = state.brokers[b]
+                local = state.brokers.get(b)
+                if local is None:
+                    continue  # a broker without a report has no bundle stats we know of
                 stats = ([(x, local.lastStats[x]) for x in java_hash_order(local.lastStats)]
                          if local.lastStats else [(t.bundleName, t.stats) for t in tops.get(b, ())])
+
+                def owns(bundle: str, broker: str = b) -> bool:
+                    return owners.get(bundle, broker) == broker
+
                 res = find_bundles_to_split(b, stats, settings, split_hits.get(b, {}),
-                                            bundle_count)
+                                            bundle_count, owns, boundaries=boundaries)
                 split_hits[b] = res.hit_counts
                 splits.append(res)
 

@@ -79,10 +79,17 @@ from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.strategies.base import PlacementStrategy, SheddingStrategy
 from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.strategies.placement.filters import (
+    PlacementEnv,
+    anti_affinity_counts,
+    filter_anti_affinity_modular,
     filter_large_topic_count,
+    filter_load_manager_class,
+    filter_versions,
     namespace_bundle_counts,
+    policy_candidates,
     remove_most_servicing,
 )
+from lbctl.strategies.placement.namespace_policies import should_anti_affinity_namespace_unload
 from lbctl.strategies.split.base import SplitAlgorithm, SplitError, apply_boundaries, option_for
 from lbctl.strategies.split.bundle_splitter_task import find_bundles_to_split
 from lbctl.units import rounded
@@ -112,6 +119,7 @@ class ModularLoadManager:
         self.rng = Random(seed if seed is not None else 0)
         self.warnings = tuple(warnings)  # e.g. a strategy this Pulsar release does not have
         self._filter_memo: tuple[Any, ...] = (None, None)
+        self._env: PlacementEnv | None = None
 
     def initial_memory(self) -> CycleMemory:
         return CycleMemory(
@@ -144,8 +152,8 @@ class ModularLoadManager:
             gate = "loadBalancerEnabled is false: the load manager does nothing"
         elif not settings["loadBalancerSheddingEnabled"]:
             gate = "loadBalancerSheddingEnabled is false: no load shedding"
-        elif len(state.brokers) <= 1:
-            gate = f"only {len(state.brokers)} broker available: no load shedding is performed"
+        elif len(state.available()) <= 1:
+            gate = f"only {len(state.available())} broker available: no load shedding is performed"
 
         expired: tuple[str, ...] = ()
         if gate is None:
@@ -156,8 +164,10 @@ class ModularLoadManager:
 
         load = build_load_data(state, bundle_data, recently,
                                pulsar_system=bool(profile["shedPulsarSystem"]))
+        env = PlacementEnv.of(state.available(), load, state.cluster_policies())
+        self._env = env
         # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none
-        splits = (auto_splits(state, load, settings)
+        splits = (auto_splits(state, load, settings, env)
                   if self.check_splits and not elapsed.replaying else ())
         split_away = frozenset(s.candidate.bundle for s in splits if s.skipped is None)
         if split_away:
@@ -187,9 +197,10 @@ class ModularLoadManager:
                 outcomes.append(UnloadOutcome(
                     sel, None, f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"))
                 continue
-            if len(load.brokers) - (sel.broker in load.brokers) < 1:
-                outcomes.append(UnloadOutcome(
-                    sel, None, "no broker other than the owner can take it (namespace policies)"))
+            allowed = self._candidates(ns, load, settings, env)[0]
+            why_not = policies_block_unload(ns, sel.broker, load, env, allowed)
+            if why_not is not None:
+                outcomes.append(UnloadOutcome(sel, None, why_not))
                 continue
             trace, placement_mem, rr_mem = self.select_broker(
                 sel.bundle, load, settings, placement_mem, rr_mem, planned)
@@ -221,12 +232,15 @@ class ModularLoadManager:
         placement_mem: Any,
         rr_mem: Any,
         planned: Mapping[str, str] | None = None,
+        env: PlacementEnv | None = None,
     ) -> tuple[PlacementTrace, Any, Any]:
         """``ModularLoadManagerImpl.selectBroker`` (no preallocation)."""
         planned = planned or {}
+        if env is None:
+            env = self._env or PlacementEnv(tuple(java_hash_order(load.brokers)))
         data = load.bundle_data.get(bundle) or BundleData.new()
         ns = namespace_of(bundle)
-        everyone, cands, steps = self._candidates(ns, load, settings)
+        allowed, cands, steps = self._candidates(ns, load, settings, env)
 
         use_rr = ns in set(settings["loadBalancerSheddingExcludedNamespaces"])
         strategy = self.round_robin if use_rr else self.placement
@@ -247,8 +261,10 @@ class ModularLoadManager:
         threshold = settings["loadBalancerBrokerOverloadedThresholdPercentage"] / 100.0
         usage = settings.overload_usage(load.brokers[broker].local)  # PIP-358: weighted from 4.0
         if usage > threshold:
+            # applyNamespacePolicies adds its brokers to the (not cleared) candidate set: every
+            # broker the namespace policies allow
             recheck, placement_mem = self.placement.select(
-                everyone, bundle, data, load, settings, placement_mem, self.rng, planned)
+                allowed, bundle, data, load, settings, placement_mem, self.rng, planned)
             if recheck.broker is not None:
                 why = (f"{broker} is overloaded ({usage:.1%} > {threshold:.0%}); "
                        f"asked again over all brokers: {recheck.broker}")
@@ -257,33 +273,53 @@ class ModularLoadManager:
                 placement_mem, rr_mem)
 
     def _candidates(
-        self, namespace: str, load: LoadData, settings: Settings
+        self, namespace: str, load: LoadData, settings: Settings, env: PlacementEnv
     ) -> tuple[tuple[str, ...], tuple[str, ...], list[FilterStep]]:
-        """All brokers, and the candidates left after the filters, for a bundle of ``namespace``.
+        """The brokers the namespace policies allow, and the candidates left after the filters,
+        for a bundle of ``namespace``: ``applyNamespacePolicies`` → ``loadBalancerBrokerMaxTopics``
+        → anti-affinity group → ``removeMostServicingBrokersForNamespace`` → the filter pipeline
+        (load manager class, versions; a failing filter restores the policy candidates) → the
+        policy candidates again when none is left.
 
         During shedding nothing is preallocated, so within one cycle the filters' answer depends
-        on the namespace alone: it is computed once per namespace and cycle.
+        on the namespace alone: it is computed once per namespace and cycle. Brokers without a
+        load report only become candidates through an isolation policy; placement strategies
+        score brokers from their reports, so such brokers are left to the strategies' own rules.
         """
-        key = (settings["loadBalancerBrokerMaxTopics"],
-               settings["loadBalancerDistributeBundlesEvenlyEnabled"])
-        if self._filter_memo[0] is not load or self._filter_memo[1] != key:
-            everyone = tuple(java_hash_order(load.brokers))  # HashSet<String> iteration order
-            steps: list[FilterStep] = []
-            kept = filter_large_topic_count(everyone, load, settings, steps)
-            self._filter_memo = (load, key, everyone, kept, tuple(steps),
-                                 namespace_bundle_counts(load), {})
-        _, _, everyone, kept, base_steps, index, per_ns = self._filter_memo
+        if (self._filter_memo[0] is not load or self._filter_memo[1] is not settings
+                or self._filter_memo[2] is not env):
+            self._filter_memo = (load, settings, env, namespace_bundle_counts(load), {}, {})
+        _, _, _, index, per_ns, per_policy = self._filter_memo
         hit = per_ns.get(namespace)
         if hit is None:
-            steps = list(base_steps)
-            cands = kept
+            policy = policy_candidates(namespace, env, load)
+            allowed = policy.brokers
+            # the policy candidates and the max-topics filter depend on the namespace's isolation
+            # policy only: computed once per policy (and once for all namespaces without one)
+            base = per_policy.get(id(policy))
+            if base is None:
+                base_steps: list[FilterStep] = []
+                if policy.why:
+                    base_steps.append(FilterStep("namespace policies", env.available, allowed,
+                                                 policy.why))
+                topped = filter_large_topic_count(allowed, load, settings, base_steps)
+                base = per_policy[id(policy)] = (topped, tuple(base_steps), policy)
+            steps = list(base[1])
+            cands = base[0]
+            cands = filter_anti_affinity_modular(cands, namespace, env, load, settings, steps)
             if settings["loadBalancerDistributeBundlesEvenlyEnabled"] or namespace == SYSTEM_NAMESPACE:
                 cands = remove_most_servicing(cands, namespace, index, steps)
+            piped = filter_versions(filter_load_manager_class(cands, load, settings, env, steps),
+                                    load, settings, env, steps)
+            cands = allowed if piped is None else piped
             if not cands:
-                steps.append(FilterStep("restore", (), everyone, "no candidate left: all brokers"))
-                cands = everyone
-            hit = per_ns[namespace] = (cands, tuple(steps))
-        return everyone, hit[0], list(hit[1])
+                steps.append(FilterStep("restore", (), allowed,
+                                        "no candidate left: every broker the namespace "
+                                        "policies allow"))
+                cands = allowed
+            cands, allowed = _with_reports(cands, load, steps), _with_reports(allowed, load, [])
+            hit = per_ns[namespace] = (allowed, cands, tuple(steps))
+        return hit[0], hit[1], list(hit[2])
 
     # --- a sequence --------------------------------------------------------------------------------
     def run_sequence(
@@ -323,6 +359,37 @@ class ModularLoadManager:
         return cycles_to_open(self, result.state, result.settings, result.memory)
 
 
+def policies_block_unload(namespace: str, owner: str, load: LoadData, env: PlacementEnv,
+                          allowed: tuple[str, ...] | None = None) -> str | None:
+    """Why ``doLoadShedding`` would not unload a bundle of ``namespace`` from ``owner``:
+    ``shouldNamespacePoliciesUnload`` (no broker but the owner passes the namespace policies)
+    and ``shouldAntiAffinityNamespaceUnload`` (the bundle would come back). ``None``: unload.
+    ``allowed``: the namespace's policy candidates when already known."""
+    if allowed is None:
+        allowed = policy_candidates(namespace, env, load).brokers
+    if not [b for b in allowed if b != owner]:
+        return ("no broker other than the owner passes the namespace policies "
+                "(shouldNamespacePoliciesUnload)")
+    counts = anti_affinity_counts(namespace, env, load)
+    if not should_anti_affinity_namespace_unload(owner, allowed, counts):
+        return ("every candidate broker owns as many namespaces of its anti-affinity group as "
+                "the owner: it would come back (shouldAntiAffinityNamespaceUnload)")
+    return None
+
+
+def _with_reports(cands: tuple[str, ...], load: LoadData,
+                  steps: list[FilterStep]) -> tuple[str, ...]:
+    """The candidates a placement strategy can score: only an isolation policy lets a broker
+    without a load report through the filters, and Pulsar's strategies then read its missing
+    ``BrokerData`` (and fail); lbctl leaves such a broker out instead, and says so."""
+    kept = tuple(b for b in cands if b in load.brokers)
+    if len(kept) < len(cands):
+        steps.append(FilterStep("load report", cands, kept,
+                                "removed " + ", ".join(b for b in cands if b not in load.brokers)
+                                + ": no load report to place by"))
+    return kept
+
+
 def _multimap_order(selections: Sequence[Selection], buckets: int,
                     reused: int) -> tuple[list[Selection], int]:
     """``Multimap.asMap().forEach``: brokers in the backing ``HashMap``'s order (16 buckets on
@@ -336,9 +403,13 @@ def _multimap_order(selections: Sequence[Selection], buckets: int,
 
 
 # --- checkNamespaceBundleSplit --------------------------------------------------------------------
-def auto_splits(state: ClusterState, load: LoadData, settings: Settings) -> tuple[AutoSplit, ...]:
-    """``checkNamespaceBundleSplit``: the splits the leader would make this cycle, in order."""
-    if not settings["loadBalancerAutoBundleSplitEnabled"] or len(load.brokers) <= 1:
+def auto_splits(state: ClusterState, load: LoadData, settings: Settings,
+                env: PlacementEnv | None = None) -> tuple[AutoSplit, ...]:
+    """``checkNamespaceBundleSplit``: the splits the leader would make this cycle, in order. The
+    children are unloaded when ``loadBalancerAutoUnloadSplitBundlesEnabled`` and the namespace
+    policies would let the bundle be unloaded (``shouldNamespacePoliciesUnload``,
+    ``shouldAntiAffinityNamespaceUnload``)."""
+    if not settings["loadBalancerAutoBundleSplitEnabled"] or len(state.available()) <= 1:
         return ()
     candidates = find_bundles_to_split(load, settings, state.namespace_bundle_count)
     picked = {c.bundle: c for c in candidates if c.selected}
@@ -346,8 +417,13 @@ def auto_splits(state: ClusterState, load: LoadData, settings: Settings) -> tupl
         return ()
     unload = bool(settings["loadBalancerAutoUnloadSplitBundlesEnabled"])
     algorithm = algorithm_by_name(None, settings)
-    return tuple(_plan_one(state, settings, picked[b], algorithm, unload)
-                 for b in java_hash_order(picked))
+    if env is None:
+        env = PlacementEnv.of(state.available(), load, state.cluster_policies())
+    return tuple(
+        _plan_one(state, settings, picked[b], algorithm,
+                  unload and policies_block_unload(namespace_of(b), picked[b].broker, load,
+                                                   env) is None)
+        for b in java_hash_order(picked))
 
 
 def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate,

@@ -171,7 +171,7 @@ def preview(state: ClusterState, settings: Settings, request: SplitRequest) -> S
     stats = state.bundle_stats(bundle)
     if not result.boundaries:
         hint = ""
-        if len(topics) <= 1 and stats and stats.topics > 1:
+        if len(topics) <= 1 and stats and stats.topics > 1 and ns not in state.namespace_topics:
             hint = (f" (its load report counts {stats.topics}: the snapshot's 'topics' must list "
                     "them)")
         raise SplitError(f"no split: {algo.name} found no boundary for {bundle}: "
@@ -246,12 +246,16 @@ def _find(ranges: Sequence[BundleRange], bounds: Sequence[int] | None, h: int) -
 
 def _largest(state: ClusterState, ns: str) -> tuple[BundleRange, str]:
     """``getBundleWithHighestTopicsAsync``: persistent topics in name order; a bundle takes the
-    lead only with a strictly higher count, so the first to reach the top count wins."""
+    lead only with a strictly higher count, so the first to reach the top count wins. The topics
+    are the namespace's persistent topics in metadata (loaded or not) when the snapshot lists them
+    (``namespaceTopics``), else the persistent topics of ``topics``."""
     ranges = namespace_ranges(state, ns)
     bounds = state.namespaces.get(ns)
     counts: dict[BundleRange, int] = {}
     best, best_count = None, 0
-    for topic in sorted(t for t in state.topics
+    listed = state.namespace_topics.get(ns)
+    source = listed.persistent if listed is not None else state.topics
+    for topic in sorted(t for t in source
                         if t.startswith("persistent://") and topic_namespace(t) == ns):
         r = _find(ranges, bounds, topic_hash(topic))
         if r is None:

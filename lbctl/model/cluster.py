@@ -12,9 +12,17 @@ from lbctl.model.brokerload import PublishedLoad, PublishedTopBundles
 from lbctl.model.bundle import BundleName, locate, namespace_of, topic_hash, topic_namespace
 from lbctl.model.load import BundleData, LocalBrokerData, NamespaceBundleStats
 from lbctl.model.observed import ObservedDecisions
+from lbctl.model.policies import NO_POLICIES, ClusterPolicies
 
 MODULAR = "modular"
 EXTENSIBLE = "extensible"
+EXTENSIBLE_CLASS = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
+
+
+def is_extensible_class(name: object) -> bool:
+    """Whether a ``loadManagerClassName`` names the extensible load manager."""
+    return isinstance(name, str) and (name.strip().endswith("ExtensibleLoadManagerImpl")
+                                      or "extensions.ExtensibleLoadManager" in name)
 
 
 def _frozen(m: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -31,6 +39,33 @@ class TopicStats:
     msgThroughputOut: float = 0.0
     producerCount: int = 0
     consumerCount: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceTopics:
+    """A namespace's topics as its metadata lists them, loaded or not.
+
+    ``persistent``: ``NamespaceService.getListOfPersistentTopics`` (every persistent topic with a
+    managed ledger, partitions included); ``non_persistent``: ``getListOfNonPersistentTopics``;
+    ``partitioned``: partitioned topic → number of partitions (``getAllPartitions`` lists
+    ``<topic>-partition-<i>`` for each)."""
+
+    persistent: tuple[str, ...] = ()
+    non_persistent: tuple[str, ...] = ()
+    partitioned: Mapping[str, int] = field(default_factory=lambda: _frozen(None))
+
+    def partitions(self) -> list[str]:
+        """``getAllPartitions``: every partition of every partitioned topic, in order."""
+        return [f"{t}-partition-{i}" for t, n in self.partitioned.items() for i in range(n)]
+
+    def all_topics(self) -> list[str]:
+        """``getOwnedTopicListForNamespaceBundle`` before its range filter: the persistent list,
+        then the non-persistent one (``ListUtils.union`` keeps both), then the partitions not
+        already listed."""
+        out = [*self.persistent, *self.non_persistent]
+        seen = set(out)
+        out += [p for p in self.partitions() if p not in seen]
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +93,23 @@ class ClusterState:
     source: str = ""
     #: what the leader did until the next sample (snapshots built from Prometheus)
     observed: ObservedDecisions | None = None
+    #: the active brokers (``GET /admin/v2/brokers``) when captured: those not in ``brokers`` have
+    #: no readable load report; ``None``: exactly the brokers of ``brokers``
+    available_brokers: tuple[str, ...] | None = None
+    #: isolation policies, anti-affinity groups and failure domains; ``None``: not captured
+    policies: ClusterPolicies | None = None
+    #: namespace → its topics in metadata (loaded or not); namespaces absent: not captured
+    namespace_topics: Mapping[str, NamespaceTopics] = field(default_factory=lambda: _frozen(None))
+
+    def available(self) -> tuple[str, ...]:
+        """The active brokers: ``available_brokers`` when captured, else those with a report."""
+        if self.available_brokers is not None:
+            return self.available_brokers
+        return tuple(self.brokers)
+
+    def cluster_policies(self) -> ClusterPolicies:
+        """The policies, or none when they were not captured."""
+        return self.policies if self.policies is not None else NO_POLICIES
 
     @property
     def captured_at_iso(self) -> str:
@@ -91,8 +143,17 @@ class ClusterState:
         return sum(1 for b in self.owners() if namespace_of(b) == namespace)
 
     def topics_of_bundle(self, bundle: str) -> list[str]:
-        """Full topic names of ``topics`` that hash into ``bundle`` (CRC-32 of the full name)."""
+        """The topics a split algorithm sees in ``bundle``.
+
+        With the namespace's metadata topic list (``namespace_topics``): Pulsar's
+        ``NamespaceService.getOwnedTopicListForNamespaceBundle`` — every persistent and
+        non-persistent topic and every partition whose CRC-32 falls in the bundle's range, loaded
+        or not. Without it: the topics of ``topics`` (the loaded ones, with stats) that hash into
+        the bundle."""
         name = BundleName.parse(bundle)
+        listed = self.namespace_topics.get(name.namespace)
+        if listed is not None:
+            return [t for t in listed.all_topics() if name.range.contains(topic_hash(t))]
         bounds = self.namespaces.get(name.namespace)
         out = []
         for t in self.topics:

@@ -140,6 +140,9 @@ class LocalBrokerData:
     brokerVersionString: str | None = None
     persistentTopicsEnabled: bool = True
     nonPersistentTopicsEnabled: bool = True
+    #: the broker's configured load manager (``BrokerLoadManagerClassFilter``); ``None`` when the
+    #: report does not say (brokers older than the field, or a hand-made snapshot)
+    loadManagerClassName: str | None = None
 
     # --- LocalBrokerData.getMaxResourceUsage* ---------------------------------------------
     def max_resource_usage(self) -> float:

@@ -1,26 +1,37 @@
 """What ``pulsar-perf monitor-brokers`` shows, computed from load reports (no I/O here).
 
-``BrokerMonitor`` (``pulsar-testclient``'s ``BrokerMonitor``) reads ZooKeeper: each broker's
-``LocalBrokerData`` and the leader's ``TimeAverageBrokerData``. Over REST only the load report is
-served, so the SHORT and LONG rows are computed here with the leader's own rule
-(``ModularLoadManagerImpl.updateBundleData``): every bundle a new report lists updates its
-``BundleData`` — a short window of 10 samples and a long one of 1000, each
-``TimeAverageMessageData.update`` (``x = ((n-1)·x + new)/n``, the first sample overwriting the
-defaults) — and a broker's SHORT/LONG figures are the sums over its current bundles
-(``TimeAverageBrokerData.reset``). One sample is taken per refresh for each broker whose report is
-new (its ``lastUpdate`` moved), as the leader samples once per report it reads; so the figures
-start equal to LATEST and smooth out over refreshes.
+``BrokerMonitor`` (``pulsar-testclient``'s ``BrokerMonitor``) prints one of three per-broker views,
+depending on the load manager a broker runs; each view here follows it:
 
-Per broker (the five rows of BrokerMonitor's modular table):
+* **modular** (``LocalBrokerData``): SYSTEM (CPU %, MEMORY %, DIRECT %, BW IN %, BW OUT % —
+  ``ResourceUsage.percentUsage``, float32 — and MAX % = ``getMaxResourceUsage() × 100``, JVM heap
+  excluded), COUNT (topics, bundles, producers, consumers, bundle gains and losses of the last
+  report), LATEST / SHORT / LONG (msg/s in, out, total and KB/s in, out, total);
+* **extensible** (``pulsar-perf monitor-brokers --extensions``: each broker's ``BrokerLoadData``):
+  SYSTEM (MAX % = ``BrokerLoadData.maxResourceUsage × 100``), COUNT with only BUNDLE
+  (``bundleCount``) filled, LATEST;
+* **simple** (``SimpleLoadManagerImpl``'s ``LoadReport``): COUNT, RAW SYSTEM (the five
+  ``systemResourceUsage`` percentages, MAX % of all five, JVM heap included), ALLOC SYSTEM (the
+  resource quotas' allocated CPU, memory and bandwidth against the limits, ``100 · min(1, u/l)``;
+  DIRECT blank), RAW MSG (message rates; KB/s from the bandwidth *usage*, as BrokerMonitor prints
+  it) and ALLOC MSG (allocated message rates and bandwidth).
 
-* SYSTEM: CPU %, MEMORY %, DIRECT %, BW IN %, BW OUT % (``ResourceUsage.percentUsage``, float32)
-  and MAX % = ``LocalBrokerData.getMaxResourceUsage() × 100`` (JVM heap excluded, as in Pulsar);
-* COUNT: topics, bundles, producers, consumers, bundle gains and losses of the last report;
-* LATEST / SHORT / LONG: msg/s in, out, total and KB/s in, out, total (throughput / 1024).
+**SHORT and LONG** are the sums of the broker's bundles' short- (10 samples) and long-term (1000)
+averages (``TimeAverageBrokerData.reset``). The leader keeps them in its metadata store, which
+REST does not serve; so they are the **leader's** only when the source carries the leader's own
+bundle data (a snapshot's ``bundleData``), and otherwise **lbctl's own**, sampled with the leader's
+rule (``ModularLoadManagerImpl.updateBundleData``: ``x = ((n-1)·x + new)/n``, the first sample
+overwriting the defaults) once per refresh for each broker whose report is new (its ``lastUpdate``
+moved) — they start equal to LATEST and smooth out over refreshes. :attr:`Refresh.averages` says
+which, and the views label them.
 
-A broker is *overloaded* when MAX % reaches ``loadBalancerBrokerOverloadedThresholdPercentage``
-(``OverloadShedder``'s test). A broker that stops answering keeps its last figures, marked stale
-with the error; one that leaves the active list is dropped ("Lost broker").
+**OVERLOADED** uses the usage the load manager itself compares: for modular brokers the weighted
+max resource usage (``getMaxResourceUsageWithWeight`` with the configured weights, as
+``OverloadShedder`` and ``recommend``) at or above
+``loadBalancerBrokerOverloadedThresholdPercentage``; for extensible brokers ``weightedMaxEMA``
+above it (``TransferShedder.isOverLoaded``'s threshold test); for simple brokers the report's own
+``overLoaded``. A broker that stops answering keeps its last figures, marked stale with the error;
+one that leaves the active list is dropped ("Lost broker").
 """
 
 from __future__ import annotations
@@ -29,9 +40,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from lbctl.config import Settings
+from lbctl.model.brokerload import BrokerLoadData
 from lbctl.model.load import BundleData, LocalBrokerData, TimeAverageBrokerData
+from lbctl.model.loadreport import SimpleLoadReport
 
 KB = 1024.0
+MODULAR_VIEW, EXTENSIBLE_VIEW, SIMPLE_VIEW = "modular", "extensible", "simple"
+#: where SHORT/LONG came from
+LEADER, LBCTL = "leader", "lbctl"
+
+Report = LocalBrokerData | BrokerLoadData | SimpleLoadReport
 
 
 @dataclass(frozen=True)
@@ -48,6 +67,9 @@ class Rates:
                 self.bytes_in / KB, self.bytes_out / KB, (self.bytes_in + self.bytes_out) / KB)
 
 
+_ALLOC_KEYS = ("allocCpu", "allocMemory", "allocDirect", "allocBwIn", "allocBwOut", "allocMax")
+
+
 @dataclass(frozen=True)
 class BrokerRow:
     """One broker on the monitor's screen."""
@@ -60,7 +82,7 @@ class BrokerRow:
     direct: float | None = None
     bw_in: float | None = None
     bw_out: float | None = None
-    max: float | None = None  # percent
+    max: float | None = None  # percent, as pulsar-perf's MAX %
     overloaded: bool = False
     topics: int | None = None
     bundles: int | None = None
@@ -73,22 +95,32 @@ class BrokerRow:
     long: Rates | None = None
     samples: int = 0
     last_update: int | None = None
+    view: str = MODULAR_VIEW
+    #: percent: the usage the load manager compares (modular: weighted max resource usage;
+    #: extensible: weightedMaxEMA); None for simple brokers (their report says overLoaded)
+    weighted: float | None = None
+    #: simple brokers: ALLOC SYSTEM (cpu, memory, direct (blank), bw in, bw out, max) and ALLOC MSG
+    alloc: tuple[float | None, ...] | None = None
+    alloc_msg: Rates | None = None
 
     def record(self) -> dict[str, Any]:
         """The flat record of ``-o json|yaml|csv`` (column names for ``--sort``)."""
         rec: dict[str, Any] = {
-            "broker": self.broker, "state": self.state, "error": self.error,
+            "broker": self.broker, "state": self.state, "error": self.error, "view": self.view,
             "cpu": self.cpu, "memory": self.memory, "direct": self.direct,
             "bwIn": self.bw_in, "bwOut": self.bw_out, "max": self.max,
-            "overloaded": self.overloaded,
+            "weightedMax": self.weighted, "overloaded": self.overloaded,
             "topics": self.topics, "bundles": self.bundles, "producers": self.producers,
             "consumers": self.consumers, "bundleGains": self.gains, "bundleLosses": self.losses,
         }
-        for label, rates in (("latest", self.latest), ("short", self.short), ("long", self.long)):
+        for label, rates in (("latest", self.latest), ("short", self.short), ("long", self.long),
+                             ("alloc", self.alloc_msg)):
             vals = rates.row() if rates is not None else (None,) * 6
             for name, v in zip(("MsgRateIn", "MsgRateOut", "MsgRate", "KBIn", "KBOut", "KB"),
                                vals, strict=True):
                 rec[label + name] = v
+        alloc = self.alloc or (None,) * 6
+        rec.update(zip(_ALLOC_KEYS, alloc, strict=True))
         rec["samples"] = self.samples
         rec["lastUpdate"] = self.last_update
         return rec
@@ -96,29 +128,40 @@ class BrokerRow:
 
 @dataclass
 class Refresh:
-    """One screenful: the rows, the threshold and when it was taken."""
+    """One screenful: the rows, the threshold, when it was taken, and where SHORT/LONG came from
+    (``averages``: :data:`LEADER` or :data:`LBCTL`, with ``averages_note``)."""
 
     rows: list[BrokerRow]
     threshold: float  # percent
     at: int  # epoch ms
     cluster: str = ""
     warnings: list[str] = field(default_factory=list)
+    averages: str = LBCTL
+    averages_note: str = ""
 
     def total(self) -> BrokerRow:
         ok = [r for r in self.rows if r.latest is not None]
 
-        def s(attr: str) -> Rates:
+        def s(attr: str) -> Rates | None:
             rs = [getattr(r, attr) for r in ok if getattr(r, attr) is not None]
+            if not rs:
+                return None
             return Rates(sum(x.msg_in for x in rs), sum(x.msg_out for x in rs),
                          sum(x.bytes_in for x in rs), sum(x.bytes_out for x in rs))
 
         maxes = [r.max for r in ok if r.max is not None]
+        weighted = [r.weighted for r in ok if r.weighted is not None]
         return BrokerRow(
             "TOTAL", "ok", bundles=sum(r.bundles or 0 for r in ok),
             topics=sum(r.topics or 0 for r in ok), producers=sum(r.producers or 0 for r in ok),
             consumers=sum(r.consumers or 0 for r in ok), gains=sum(r.gains or 0 for r in ok),
-            losses=sum(r.losses or 0 for r in ok), latest=s("latest"), short=s("short"),
-            long=s("long"), max=max(maxes) if maxes else None)
+            losses=sum(r.losses or 0 for r in ok), latest=s("latest") or Rates(),
+            short=s("short"), long=s("long"), alloc_msg=s("alloc_msg"),
+            max=max(maxes) if maxes else None, weighted=max(weighted) if weighted else None)
+
+    @property
+    def views(self) -> set[str]:
+        return {r.view for r in self.rows if r.state != "unreachable"}
 
 
 class BrokerMonitor:
@@ -130,11 +173,21 @@ class BrokerMonitor:
         self._last_update: dict[str, int] = {}
         self._samples: dict[str, int] = {}
 
-    def update(self, brokers: list[str], reports: Mapping[str, LocalBrokerData | str],
-               threshold: float, at: int, cluster: str = "") -> Refresh:
-        """Take one refresh: ``reports`` maps a broker to its report, or to its error message."""
+    def update(self, brokers: list[str], reports: Mapping[str, Report | str],
+               settings: Settings | float, at: int, cluster: str = "",
+               leader_data: Mapping[str, BundleData] | None = None) -> Refresh:
+        """Take one refresh: ``reports`` maps a broker to its report, or to its error message.
+
+        ``settings`` are the load-balancer settings in force (a bare number is taken as the
+        overload threshold with every other setting at its default); ``leader_data`` is the
+        leader's own bundle data when the source carries it (a snapshot's ``bundleData``)."""
+        if not isinstance(settings, Settings):
+            settings = Settings.defaults().with_values(
+                loadBalancerBrokerOverloadedThresholdPercentage=int(settings))
+        threshold = float(settings["loadBalancerBrokerOverloadedThresholdPercentage"])
         for gone in [b for b in self.rows if b not in brokers]:
             del self.rows[gone]  # "Lost broker"
+        from_leader = from_lbctl = 0
         for b in brokers:
             rep = reports.get(b, "no load report")
             if isinstance(rep, str):
@@ -142,9 +195,39 @@ class BrokerMonitor:
                 self.rows[b] = (replace(prev, state="stale", error=rep) if prev is not None
                                 else BrokerRow(b, "unreachable", rep))
                 continue
-            self._sample(b, rep)
-            self.rows[b] = self._row(b, rep, threshold)
-        return Refresh([self.rows[b] for b in brokers if b in self.rows], threshold, at, cluster)
+            if isinstance(rep, LocalBrokerData):
+                self._sample(b, rep)
+                data = self._averaging_data(rep, leader_data)
+                leader_n = sum(1 for x in (rep.bundles or rep.lastStats)
+                               if leader_data is not None and x in leader_data)
+                from_leader += leader_n
+                from_lbctl += len(rep.bundles or rep.lastStats) - leader_n
+                self.rows[b] = self._modular_row(b, rep, settings, threshold, data)
+            elif isinstance(rep, BrokerLoadData):
+                self.rows[b] = _extensible_row(b, rep, threshold)
+            else:
+                self.rows[b] = _simple_row(b, rep)
+        averages, note = self._averages_note(from_leader, from_lbctl)
+        return Refresh([self.rows[b] for b in brokers if b in self.rows], threshold, at, cluster,
+                       averages=averages, averages_note=note)
+
+    def _averages_note(self, from_leader: int, from_lbctl: int) -> tuple[str, str]:
+        samples = max(self._samples.values(), default=0)
+        own = (f"lbctl's own averages over {samples} report(s) with the leader's rule (the "
+               "leader's are in its metadata store, which REST does not serve; a snapshot's "
+               "bundleData carries them)")
+        if from_leader and not from_lbctl:
+            return LEADER, "the leader's bundle data (the snapshot's bundleData)"
+        if from_leader:
+            return LEADER, (f"the leader's bundle data for {from_leader} bundle(s); {own} for the "
+                            f"other {from_lbctl}")
+        return LBCTL, own
+
+    def _averaging_data(self, rep: LocalBrokerData,
+                        leader: Mapping[str, BundleData] | None) -> Mapping[str, BundleData]:
+        if not leader:
+            return self.bundle_data
+        return {**self.bundle_data, **{x: leader[x] for x in rep.lastStats if x in leader}}
 
     def _sample(self, broker: str, rep: LocalBrokerData) -> None:
         if self._last_update.get(broker) == rep.lastUpdate and broker in self._samples:
@@ -156,14 +239,16 @@ class BrokerMonitor:
             self.bundle_data[name] = (BundleData.first_sample(stats) if data is None
                                       else data.update(stats))
 
-    def _row(self, broker: str, rep: LocalBrokerData, threshold: float) -> BrokerRow:
-        avg = TimeAverageBrokerData.of(rep.bundles or tuple(rep.lastStats), self.bundle_data)
-        mx = rep.max_resource_usage() * 100
+    def _modular_row(self, broker: str, rep: LocalBrokerData, settings: Settings,
+                     threshold: float, data: Mapping[str, BundleData]) -> BrokerRow:
+        avg = TimeAverageBrokerData.of(rep.bundles or tuple(rep.lastStats), data)
+        usage = rep.max_resource_usage_with_weight(*settings.weights4())
         return BrokerRow(
             broker, "ok", None,
             cpu=rep.cpu.percent, memory=rep.memory.percent, direct=rep.directMemory.percent,
-            bw_in=rep.bandwidthIn.percent, bw_out=rep.bandwidthOut.percent, max=mx,
-            overloaded=mx >= threshold,
+            bw_in=rep.bandwidthIn.percent, bw_out=rep.bandwidthOut.percent,
+            max=rep.max_resource_usage() * 100, weighted=usage * 100,
+            overloaded=usage >= threshold / 100.0,  # OverloadShedder's comparison
             topics=rep.numTopics, bundles=rep.numBundles, producers=rep.numProducers,
             consumers=rep.numConsumers, gains=len(rep.lastBundleGains),
             losses=len(rep.lastBundleLosses),
@@ -173,6 +258,35 @@ class BrokerMonitor:
             long=Rates(avg.longTermMsgRateIn, avg.longTermMsgRateOut,
                        avg.longTermMsgThroughputIn, avg.longTermMsgThroughputOut),
             samples=self._samples.get(broker, 0), last_update=rep.lastUpdate)
+
+
+def _extensible_row(broker: str, data: BrokerLoadData, threshold: float) -> BrokerRow:
+    """``BrokerMonitor.printBrokerLoadData``."""
+    pct = data.resource_percents()
+    return BrokerRow(
+        broker, "ok", None, cpu=pct["cpu"], memory=pct["memory"], direct=pct["directMemory"],
+        bw_in=pct["bandwidthIn"], bw_out=pct["bandwidthOut"], max=data.maxResourceUsage * 100,
+        weighted=data.weightedMaxEMA * 100,
+        overloaded=data.weightedMaxEMA > threshold / 100.0,  # TransferShedder.isOverLoaded's
+        bundles=data.bundleCount,
+        latest=Rates(data.msgRateIn, data.msgRateOut, data.msgThroughputIn, data.msgThroughputOut),
+        last_update=data.updatedAt, view=EXTENSIBLE_VIEW)
+
+
+def _simple_row(broker: str, rep: SimpleLoadReport) -> BrokerRow:
+    """``BrokerMonitor.printLoadReport``."""
+    cpu, memory, direct, bw_in, bw_out = rep.raw_percents()
+    a_cpu, a_mem, a_in, a_out = rep.allocated_percents()
+    return BrokerRow(
+        broker, "ok", None, cpu=cpu, memory=memory, direct=direct, bw_in=bw_in, bw_out=bw_out,
+        max=rep.raw_max(), overloaded=rep.overLoaded, topics=rep.numTopics,
+        bundles=rep.numBundles, producers=rep.numProducers, consumers=rep.numConsumers,
+        gains=rep.bundleGains, losses=rep.bundleLosses,
+        latest=Rates(rep.msgRateIn, rep.msgRateOut, rep.bandwidthIn.usage, rep.bandwidthOut.usage),
+        last_update=rep.timestamp, view=SIMPLE_VIEW,
+        alloc=(a_cpu, a_mem, None, a_in, a_out, max(max(max(a_cpu, a_mem), a_in), a_out)),
+        alloc_msg=Rates(rep.allocatedMsgRateIn, rep.allocatedMsgRateOut,
+                        rep.allocatedBandwidthIn, rep.allocatedBandwidthOut))
 
 
 SORT_KEYS = tuple(BrokerRow("", "ok").record())

@@ -8,7 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from lbctl.admin.errors import AdminError
-from lbctl.config import resolve
+from lbctl.config import Settings, resolve
+from lbctl.model.cluster import EXTENSIBLE, ClusterState
 from lbctl.monitor.brokers import BrokerMonitor, Refresh
 from lbctl.sources.live import LiveSource
 from lbctl.sources.live_data import lb_settings, parse_reports
@@ -16,15 +17,58 @@ from lbctl.sources.live_data import lb_settings, parse_reports
 THRESHOLD = "loadBalancerBrokerOverloadedThresholdPercentage"
 
 
+def settings_of(config: Mapping[str, Any]) -> Settings:
+    """The load-balancer settings of a runtime configuration or a snapshot's ``config`` (defaults
+    for what is absent): the overload threshold and the resource weights."""
+    return resolve(lb_settings(dict(config))[0])
+
+
 def threshold_of(config: Mapping[str, Any]) -> float:
     """``loadBalancerBrokerOverloadedThresholdPercentage`` of a runtime configuration or a
     snapshot's ``config`` (the default when absent)."""
-    return float(resolve(lb_settings(dict(config))[0])[THRESHOLD])
+    return float(settings_of(config)[THRESHOLD])
+
+
+def extensible_loads(raw: Mapping[str, Any], settings: Settings, at: int) -> dict[str, Any]:
+    """Rebuilt ``BrokerLoadData`` JSON → the store's values (a first sample when the broker does
+    not publish its features), or the error text of a malformed one."""
+    from lbctl.errors import SnapshotError
+    from lbctl.model.brokerload import first_sample
+    from lbctl.sources.snapshot_schema import parse_broker_load_data
+
+    out: dict[str, Any] = {}
+    for b, obj in raw.items():
+        try:
+            pub = parse_broker_load_data(obj, "brokerLoadData", f"brokerLoadData[{b!r}]")
+        except SnapshotError as e:
+            out[b] = f"malformed load data: {e}"
+            continue
+        out[b] = pub.data if pub.has_features else first_sample(pub.data, settings, at)
+    return out
+
+
+def snapshot_refresh_args(st: ClusterState) -> tuple[Any, ...]:
+    """:meth:`BrokerMonitor.update`'s arguments for one snapshot: an extensible one in
+    ``--extensions``' view (its published ``brokerLoadData``), a modular one with the leader's
+    own bundle data when it carries ``bundleData``."""
+    settings = settings_of(st.config)
+    brokers = list(st.available())
+    if st.load_manager == EXTENSIBLE:
+        from lbctl.model.brokerload import first_sample
+
+        reports: dict[str, Any] = {
+            b: (p.data if p.has_features else first_sample(p.data, settings, st.captured_at))
+            for b, p in st.broker_load_data.items()}
+        reports.update({b: "no load data" for b in brokers if b not in reports})
+        return brokers, reports, settings, st.captured_at, st.cluster
+    reports = {b: st.brokers.get(b, "no readable load report") for b in brokers}
+    return brokers, reports, settings, st.captured_at, st.cluster, st.bundle_data
 
 
 def live_refresh(src: LiveSource, mon: BrokerMonitor, last_threshold: list[float]) -> Refresh:
     """Read the brokers and their reports once and fold them into ``mon``; when the admin URL
-    fails after a first good read, every broker stays on screen, stale, with the error."""
+    fails after a first good read, every broker stays on screen, stale, with the error. An
+    extensible cluster is shown in ``--extensions``' view (each broker's ``BrokerLoadData``)."""
     at = int(time.time() * 1000)
     try:
         d, raw_reports = src.discover_and_reports(list(mon.rows))
@@ -33,6 +77,10 @@ def live_refresh(src: LiveSource, mon: BrokerMonitor, last_threshold: list[float
             raise
         brokers = list(mon.rows)
         return mon.update(brokers, dict.fromkeys(brokers, f"admin URL: {e}"), last_threshold[0], at)
-    last_threshold[0] = threshold_of(d.config)
+    settings = settings_of(d.config)
+    last_threshold[0] = float(settings[THRESHOLD])
     reports = parse_reports(d.cluster, raw_reports)
-    return mon.update(d.brokers, reports, last_threshold[0], at, d.cluster)
+    if src.load_manager == EXTENSIBLE:
+        loads = extensible_loads(src.last_broker_load, settings, at)
+        reports = {b: loads.get(b, r) for b, r in reports.items()}
+    return mon.update(d.brokers, reports, settings, at, d.cluster)

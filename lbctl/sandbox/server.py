@@ -17,6 +17,12 @@ Pulsar's JSON shapes:
   broker that does not own the bundle is answered ``307`` with the same path and query on the owner,
   as ``PulsarWebResource.validateNamespaceBundleOwnership`` does;
 * ``GET /metrics``: Pulsar's Prometheus endpoint (:mod:`lbctl.sandbox.metrics`);
+* placement data beside load (:meth:`TestCluster._route_placement`):
+  ``GET /admin/v2/clusters/{cluster}/namespaceIsolationPolicies`` and ``…/failureDomains``,
+  ``GET /admin/v2/namespaces/{t}/{ns}/antiAffinity`` and ``…/topics?mode=``, the persistent and
+  non-persistent ``…/partitioned`` lists and ``…/{topic}/partitions``, and
+  ``GET /admin/v2/brokers/version``; a broker may serve ``SimpleLoadManagerImpl``'s ``LoadReport``
+  (:attr:`BrokerState.simple_lm`);
 * ``PUT …/{bundle}/split?unload=&splitAlgorithmName=`` with an optional JSON array of positions:
   ``range_equally_divide`` and ``specified_positions_divide`` change the namespace's boundaries and
   share the bundle's load among the new bundles.
@@ -53,6 +59,7 @@ FULL = 0xFFFFFFFF
 SUPPORTED_SPLIT = ("range_equally_divide", "specified_positions_divide")
 EXTENSIBLE_LM = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
 TRANSFER_SHEDDER = "org.apache.pulsar.broker.loadbalance.extensions.scheduler.TransferShedder"
+IMPL_SIMPLE = "org.apache.pulsar.broker.loadbalance.impl.SimpleLoadManagerImpl"
 
 
 def _f32(x: float) -> float:
@@ -125,6 +132,12 @@ class BrokerState:
     losses: list[str] = field(default_factory=list)
     latency: float = 0.0
     ema: float | None = None  # extensible mode: the broker's published weightedMaxEMA
+    # placement data beside load (see TestCluster._route_placement)
+    version: str = "4.1.1"  # brokerVersionString, GET /brokers/version
+    lm_class: str | None = None  # this broker's loadManagerClassName (None: the cluster's)
+    persistent: bool = True  # persistentTopicsEnabled
+    non_persistent: bool = True  # nonPersistentTopicsEnabled
+    simple_lm: bool = False  # serves SimpleLoadManagerImpl's LoadReport as its load report
 
 
 def fmt(pos: int) -> str:
@@ -155,6 +168,12 @@ class TestCluster:
             "tokenSecretKey": "data:;base64,U0VDUkVULUtFWQ==",
         }
         self.extensible = False
+        # placement data beside load, served by _route_placement
+        self.isolation_policies: dict[str, Any] = {}  # policy name → NamespaceIsolationData
+        self.failure_domains: dict[str, list[str]] = {}  # domain → broker ids
+        self.anti_affinity: dict[str, str] = {}  # namespace → group
+        self.idle_topics: list[str] = []  # topics in metadata that no broker has loaded
+        self.partitioned: dict[str, int] = {}  # partitioned topic → partitions
         self.faults: list[Fault] = []
         self.log: list[LoggedRequest] = []
         self._lock = threading.Lock()
@@ -317,8 +336,8 @@ class TestCluster:
         return {
             "webServiceUrl": f"http://{broker}",
             "pulsarServiceUrl": f"pulsar://{host}:6650",
-            "persistentTopicsEnabled": True,
-            "nonPersistentTopicsEnabled": True,
+            "persistentTopicsEnabled": st.persistent,
+            "nonPersistentTopicsEnabled": st.non_persistent,
             "cpu": ru(st.cpu), "memory": ru(st.memory), "directMemory": ru(st.direct),
             "bandwidthIn": ru(st.bw_in), "bandwidthOut": ru(st.bw_out),
             "msgThroughputIn": total("msgThroughputIn"), "msgThroughputOut": total("msgThroughputOut"),
@@ -329,12 +348,102 @@ class TestCluster:
             "numConsumers": int(total("consumerCount")), "numProducers": int(total("producerCount")),
             "bundles": bundles,
             "lastBundleGains": list(st.gains), "lastBundleLosses": list(st.losses),
-            "brokerVersionString": "4.1.1",
+            "brokerVersionString": st.version,
             "protocols": {}, "advertisedListeners": {},
-            "loadManagerClassName": self.config["loadManagerClassName"],
+            "loadManagerClassName": self.broker_lm_class(broker),
             "startTimestamp": 1700000000000,
             "maxResourceUsage": max(pct(st.cpu), pct(st.direct), pct(st.bw_in), pct(st.bw_out)) / 100,
             "loadReportType": "LocalBrokerData",
+        }
+
+    # ---- placement data beside load ------------------------------------------------------------
+    def broker_lm_class(self, broker: str) -> str:
+        """The broker's ``loadManagerClassName``: its own during a migration, else the cluster's."""
+        return self.brokers[broker].lm_class or self.config["loadManagerClassName"]
+
+    def namespace_topics(self, namespace: str) -> list[str]:
+        """``NamespaceService.getListOfTopics(ALL)``: the loaded topics and the idle ones listed
+        in metadata, persistent first (each list in name order)."""
+        names = {t for t in [*self.topics, *self.idle_topics]
+                 if t.split("://", 1)[-1].startswith(namespace + "/")}
+        return (sorted(t for t in names if t.startswith("persistent://"))
+                + sorted(t for t in names if t.startswith("non-persistent://")))
+
+    def _route_placement(self, broker: str, method: str, seg: list[str],
+                         query: dict[str, str]) -> Response | None:
+        """The admin GETs that serve policies, topic lists, partitioned metadata and a broker's
+        version; ``None`` for any other request."""
+        def ok(obj: Any) -> Response:
+            return 200, json.dumps(obj).encode(), "application/json", {}
+
+        if len(seg) == 3 and seg[0] == "clusters" and seg[2] in ("namespaceIsolationPolicies",
+                                                                 "failureDomains"):
+            if seg[1] != self.cluster:
+                return 404, json.dumps({"reason": "Cluster does not exist"}).encode(), \
+                    "application/json", {}
+            if seg[2] == "failureDomains":
+                return ok({d: {"brokers": b} for d, b in self.failure_domains.items()})
+            return ok(self.isolation_policies)
+        if seg == ["brokers", "version"]:  # a Java String, written as is
+            return 200, self.brokers[broker].version.encode(), "application/json", {}
+        if len(seg) == 4 and seg[0] == "namespaces" and seg[3] in ("antiAffinity", "topics"):
+            ns = f"{seg[1]}/{seg[2]}"
+            if ns not in self.namespaces:
+                return 404, json.dumps({"reason": "Namespace does not exist"}).encode(), \
+                    "application/json", {}
+            if seg[3] == "antiAffinity":
+                group = self.anti_affinity.get(ns)
+                return (200, group.encode(), "application/json", {}) if group else \
+                    (204, b"", "", {})
+            mode = query.get("mode", "PERSISTENT")
+            every = self.namespace_topics(ns)
+            if mode == "PERSISTENT":
+                every = [t for t in every if t.startswith("persistent://")]
+            elif mode == "NON_PERSISTENT":
+                every = [t for t in every if t.startswith("non-persistent://")]
+            return ok(every)
+        if len(seg) == 4 and seg[0] in ("persistent", "non-persistent") and seg[3] == "partitioned":
+            prefix = f"{seg[0]}://{seg[1]}/{seg[2]}/"
+            return ok(sorted(t for t in self.partitioned if t.startswith(prefix)))
+        if len(seg) == 5 and seg[0] in ("persistent", "non-persistent") and seg[4] == "partitions":
+            topic = f"{seg[0]}://{seg[1]}/{seg[2]}/{seg[3]}"
+            return ok({"partitions": self.partitioned.get(topic, 0), "deleted": False})
+        return None
+
+    def simple_load_report(self, broker: str) -> dict[str, Any]:
+        """``SimpleLoadManagerImpl``'s ``LoadReport`` (``loadReportType`` "LoadReport"): its
+        ``systemResourceUsage``, ``bundleStats``, gains and losses, and the allocated and
+        pre-allocated figures of its resource quotas (here: 80 % of the latest rates)."""
+        st = self.brokers[broker]
+        local = self.load_report(broker)
+
+        def ru(p: tuple[float, float]) -> dict[str, float]:
+            return {"usage": p[0], "limit": p[1]}
+
+        usage = {"cpu": ru(st.cpu), "memory": ru(st.memory), "directMemory": ru(st.direct),
+                 "bandwidthIn": ru(st.bw_in), "bandwidthOut": ru(st.bw_out)}
+        return {
+            "name": f"http://{broker}", "brokerVersionString": st.version,
+            "webServiceUrl": f"http://{broker}", "pulsarServiceUrl": local["pulsarServiceUrl"],
+            "persistentTopicsEnabled": st.persistent,
+            "nonPersistentTopicsEnabled": st.non_persistent,
+            "timestamp": local["lastUpdate"], "lastUpdate": local["lastUpdate"],
+            "msgRateIn": local["msgRateIn"], "msgRateOut": local["msgRateOut"],
+            "msgThroughputIn": local["msgThroughputIn"], "msgThroughputOut": local["msgThroughputOut"],
+            "numTopics": local["numTopics"], "numConsumers": local["numConsumers"],
+            "numProducers": local["numProducers"], "numBundles": local["numBundles"],
+            "protocols": {}, "loadManagerClassName": IMPL_SIMPLE, "startTimestamp": 1700000000000,
+            "systemResourceUsage": usage, **usage,
+            "bundleStats": local["lastStats"],
+            "bundleGains": local["lastBundleGains"], "bundleLosses": local["lastBundleLosses"],
+            "allocatedCPU": st.cpu[0] * 0.8, "allocatedMemory": st.memory[0] * 0.8,
+            "allocatedBandwidthIn": st.bw_in[0] * 0.8, "allocatedBandwidthOut": st.bw_out[0] * 0.8,
+            "allocatedMsgRateIn": local["msgRateIn"] * 0.8,
+            "allocatedMsgRateOut": local["msgRateOut"] * 0.8,
+            "preAllocatedCPU": 0.0, "preAllocatedMemory": 0.0, "preAllocatedBandwidthIn": 0.0,
+            "preAllocatedBandwidthOut": 0.0, "preAllocatedMsgRateIn": 0.0,
+            "preAllocatedMsgRateOut": 0.0,
+            "underLoaded": False, "overLoaded": False, "loadReportType": "LoadReport",
         }
 
     def broker_topics(self, broker: str) -> dict[str, Any]:
@@ -486,13 +595,16 @@ class TestCluster:
         p = path.removeprefix("/admin/v2")
         seg = [s for s in p.split("/") if s]
         with self._lock:
+            placed = self._route_placement(broker, method, seg, query) if method == "GET" else None
+            if placed is not None:
+                return placed
             if method == "GET":
                 if seg == ["clusters"]:
                     return ok([self.cluster])
                 if seg == ["brokers"]:
                     return ok(list(self.brokers))
                 if seg == ["brokers", "configuration", "runtime"]:
-                    return ok(self.config)
+                    return ok({**self.config, "loadManagerClassName": self.broker_lm_class(broker)})
                 info = self._broker_info(broker, seg)
                 if info is not None:
                     return info
@@ -503,6 +615,8 @@ class TestCluster:
                 if seg == ["broker-stats", "load-report"]:
                     if self.extensible:  # RestException(UnsupportedOperationException): no message
                         return 500, b'{"reason":null}', "application/json", {}
+                    if self.brokers[broker].simple_lm:
+                        return ok(self.simple_load_report(broker))
                     return ok(self.load_report(broker))
                 if seg == ["broker-stats", "metrics"]:
                     return ok(self.metrics(broker))
@@ -550,16 +664,15 @@ class TestCluster:
                     return self._split(bundle, query, body, err)
             return err(405, "Method Not Allowed")
 
-    # ---- leader and version (lbctl brokers) ---------------------------------------------------
+    # ---- the leader (lbctl brokers) -----------------------------------------------------------
     #: the leader's broker id (None: no leader elected right now → 404); default the first broker
     leader: str | None = None
     no_leader: bool = False
-    version: str = "4.1.1"
 
     def _broker_info(self, broker: str, seg: list[str]) -> Response | None:
         """``GET /brokers/leaderBroker`` (``BrokerInfo``: ``serviceUrl`` and ``brokerId``, as
-        ``BrokersBase.getLeaderBroker`` answers since 3.0) and ``GET /brokers/version`` (the
-        bare version string, as Jersey writes a ``String`` entity); None for other paths."""
+        ``BrokersBase.getLeaderBroker`` answers since 3.0); None for other paths (each broker's
+        ``GET /brokers/version`` is :meth:`_route_placement`'s)."""
         if seg == ["brokers", "leaderBroker"]:
             leader = None if self.no_leader else (self.leader or next(iter(self.brokers), None))
             if leader is None:
@@ -567,8 +680,6 @@ class TestCluster:
                     "application/json", {}
             info = {"serviceUrl": f"http://{leader}", "brokerId": leader}
             return 200, json.dumps(info).encode(), "application/json", {}
-        if seg == ["brokers", "version"]:
-            return 200, self.version.encode(), "application/json", {}
         return None
 
     def _move(self, bundle: str, dest: str | None) -> None:

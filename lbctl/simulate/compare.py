@@ -12,9 +12,10 @@ from dataclasses import dataclass, replace
 from lbctl.config import SETTINGS_BY_NAME, read_broker_conf
 from lbctl.errors import UsageError
 from lbctl.loadmanager.select import Options, settings_for
-from lbctl.model.cluster import ClusterState
+from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
 from lbctl.simulate.engine import SimulationOptions, SimulationResult, check_states, simulate
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
+from lbctl.strategies.shedding.transfer import NAME as TRANSFER_SHEDDER
 
 #: Pulsar's default loadBalancerLoadPlacementStrategy, short name
 DEFAULT_PLACEMENT = str(SETTINGS_BY_NAME["loadBalancerLoadPlacementStrategy"].default).rsplit(".", 1)[-1]
@@ -63,9 +64,15 @@ def compare(states: Sequence[ClusterState], opts: Options, pairs: Sequence[Pair]
     """Simulate each pair. A pair without a placement takes ``--placement``, else the snapshot's
     ``loadBalancerLoadPlacementStrategy`` — except that a snapshot configured with AvgShedder as
     placement gives the other shedders Pulsar's default placement (LeastLongTermMessageRate), since
-    Pulsar refuses AvgShedder placement with any other shedder."""
+    Pulsar refuses AvgShedder placement with any other shedder.
+
+    On extensible snapshots, TransferShedder runs the extensible load manager; any other shedder
+    runs the modular load manager on the brokers' load reports (``brokers``: the
+    ``LocalBrokerData`` a modular cluster would publish), so that both answer "what if"."""
     check_states(states)
     conf = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
+    extensible = all(st.load_manager == EXTENSIBLE for st in states)
+    as_modular = [replace(st, load_manager=MODULAR) for st in states] if extensible else states
     configured = PLACEMENT.short_name(
         settings_for(states[0], opts, conf)["loadBalancerLoadPlacementStrategy"])
     runs: list[SimulationResult] = []
@@ -78,6 +85,7 @@ def compare(states: Sequence[ClusterState], opts: Options, pairs: Sequence[Pair]
             if progress is not None:
                 progress(i * total + done, len(pairs) * total)
 
-        runs.append(simulate(states, replace(opts, strategy=p.shedding, placement=place), sim,
+        start = as_modular if extensible and p.shedding != TRANSFER_SHEDDER else states
+        runs.append(simulate(start, replace(opts, strategy=p.shedding, placement=place), sim,
                              progress=step))
     return ComparisonResult(tuple(runs))

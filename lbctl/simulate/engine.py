@@ -20,6 +20,16 @@ Every cycle (``loadBalancerSheddingIntervalMinutes`` apart, starting at the firs
    counters) and the placement strategy's history all carry over as in ``recommend`` on a sequence.
 5. **The moves.** Every unload that was carried out moves its bundle to the chosen destination.
 
+An **extensible** snapshot runs the extensible load manager in the same loop
+(:mod:`lbctl.simulate.extensible`): each broker's reporter keeps its ``BrokerLoadData`` — every
+``loadBalancerReportUpdateMinIntervalMillis`` a tick takes the broker's true load into the EMAs
+(``BrokerLoadData.update``) — and the leader sees the data as last published (a broker publishes
+when ``needBrokerDataUpdate`` says so) together with every broker's top bundles of its true bundle
+stats (``TopKBundles``); TransferShedder decides with its hit count, cool-down and recently
+unloaded bundles carried, and a transfer moves its bundle to the shedder's destination, an unload
+to the broker placement would pick at the next lookup. Cycle 1 is ``lbctl recommend`` on the
+snapshot.
+
 Metrics are taken on the true load at the moment of decision (:mod:`lbctl.simulate.metrics`).
 """
 
@@ -34,8 +44,14 @@ from typing import Any
 
 from lbctl.config import Settings, read_broker_conf
 from lbctl.errors import UsageError
-from lbctl.loadmanager.select import Options, modular_load_manager, require_modular, settings_for
-from lbctl.model.cluster import ClusterState
+from lbctl.loadmanager.select import (
+    Options,
+    modular_load_manager,
+    require_modular,
+    settings_for,
+    uses_extensible,
+)
+from lbctl.model.cluster import EXTENSIBLE, ClusterState
 from lbctl.model.cycle import CycleMemory
 from lbctl.model.load import BundleData, LocalBrokerData, NamespaceBundleStats
 from lbctl.model.loaddata import BundleDataView
@@ -165,8 +181,30 @@ class SimulationOptions:
     idle_usage: float | None = None  # percent; default: fitted
 
 
-def check_states(states: Sequence[ClusterState]) -> None:
-    require_modular(states, "the simulator models modular load reports only")
+def check_states(states: Sequence[ClusterState], opts: Options | None = None) -> None:
+    """At least one snapshot; an extensible one (run by the extensible load manager) must carry
+    each broker's bundle stats, which the load model moves around."""
+    if not states or not uses_extensible(states, opts or Options()) or not _all_extensible(states):
+        require_modular(states, "the simulator runs it with the extensible load manager only "
+                                "(give --strategy TransferShedder or none)")
+        return
+    for st in states:
+        missing = [b for b, pub in st.broker_load_data.items()
+                   if b not in st.brokers or (not st.brokers[b].lastStats and (
+                       pub.data.bundleCount or _published_tops(st, b)))]
+        if missing:
+            raise UsageError(f"{st.source or st.cluster}: the simulator needs each broker's bundle "
+                             f"stats (brokers[b].lastStats) to move load; missing for "
+                             f"{', '.join(missing)}")
+
+
+def _published_tops(st: ClusterState, broker: str) -> int:
+    tops = st.top_bundles_load_data.get(broker)
+    return len(tops.bundles) if tops is not None else 0
+
+
+def _all_extensible(states: Sequence[ClusterState]) -> bool:
+    return all(st.load_manager == EXTENSIBLE for st in states)
 
 
 #: told (cycle done, cycles in all) after each cycle; for a progress display, never for results
@@ -178,9 +216,14 @@ def simulate(states: Sequence[ClusterState], opts: Options,
              progress: CycleProgress | None = None) -> SimulationResult:
     """Run the closed loop from ``states[0]`` (the rest, if any, is the trace)."""
     sim = sim or SimulationOptions()
-    check_states(states)
+    check_states(states, opts)
     conf = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
-    run = _Run(states, opts, sim, conf)
+    if _all_extensible(states):
+        from lbctl.simulate.extensible import ExtensibleDriver
+
+        run = _Run(states, opts, sim, conf, ExtensibleDriver())
+    else:
+        run = _Run(states, opts, sim, conf)
     run.progress = progress
     return run.run()
 
@@ -189,7 +232,10 @@ class _Run:
     """The mutable state of one simulation run."""
 
     def __init__(self, states: Sequence[ClusterState], opts: Options, sim: SimulationOptions,
-                 conf: Mapping[str, str]):
+                 conf: Mapping[str, str], driver: Any = None):
+        """``driver``: another load manager's view and decisions
+        (:class:`lbctl.simulate.extensible.ExtensibleDriver`); ``None``: the modular one."""
+        self.driver = driver
         self.states = list(states)
         self.times = [s.captured_at for s in self.states]
         self.opts = opts
@@ -198,8 +244,7 @@ class _Run:
         self.conf = conf
         s0 = self.states[0]
         self.settings0 = self.settings(0)
-        # the load model does not apply splits (see README)
-        self.lm = modular_load_manager(self.settings0, opts, check_splits=False)
+        self.lm = self._load_manager()
         interval = int(self.settings0["loadBalancerSheddingIntervalMinutes"])
         if interval <= 0:
             raise UsageError(f"loadBalancerSheddingIntervalMinutes must be positive, got {interval}")
@@ -244,6 +289,12 @@ class _Run:
         self.weights = self.settings0.weights4()
         self.bundle_data: dict[str, BundleData] = {}
         self._steady: dict[str, Any] = {}  # see sample_all
+
+    def _load_manager(self) -> Any:
+        if self.driver is not None:
+            return self.driver.load_manager(self)
+        # the load model does not apply splits (see README)
+        return modular_load_manager(self.settings0, self.opts, check_splits=False)
 
     # --- inputs ---------------------------------------------------------------------------------
     def settings(self, i: int) -> Settings:
@@ -332,6 +383,45 @@ class _Run:
 
     progress: CycleProgress | None = None
 
+    def _view(self, now: int, trace_state: ClusterState, written: int) -> ClusterState:
+        """What the leader sees at ``now``: the reports last written."""
+        if self.driver is not None:
+            return self.driver.view(self, now, trace_state, written)  # type: ignore[no-any-return]  # the driver's ClusterState
+        s0 = self.states[0]
+        return ClusterState(
+            cluster=s0.cluster, captured_at=now,
+            brokers=MappingProxyType({b: self.written[b] for b in self.owned}),
+            load_manager=s0.load_manager, config=trace_state.config,
+            bundle_data=self._sample(written),
+            namespaces=trace_state.namespaces, topics=trace_state.topics,
+            source=s0.source)
+
+    def _decide(self, k: int, view: ClusterState, settings: Settings, memory: Any
+                ) -> tuple[Any, list[tuple[str, str | None, str]], dict[str, float | None], int,
+                           str | None]:
+        """One cycle of the load manager: its memory, the moves it made (bundle, destination,
+        reason), each broker's score, how many selections were skipped, and its gate."""
+        if self.driver is not None:
+            return self.driver.decide(self, k, view, settings, memory)  # type: ignore[no-any-return]  # the driver's tuple
+        if memory is not None:  # our bundle data replaces the cycle's (already sampled)
+            memory = replace(memory, bundle_data=self.bundle_data)
+        result = self.lm.run_cycle(view, settings, memory)
+        memory = result.memory
+        if k == 1:
+            data = memory.bundle_data
+            self.bundle_data = (data.materialized() if isinstance(data, BundleDataView)
+                                else dict(data))
+        verdicts = result.decision.brokers if result.decision is not None else {}
+        moves = [(o.selection.bundle, o.destination, str(o.selection.reason))
+                 for o in result.unloads]
+        scores = {b: v.score for b, v in verdicts.items()}
+        return memory, moves, scores, len(result.outcomes) - len(result.unloads), result.gate
+
+    def _names(self) -> tuple[str, str]:
+        if self.driver is not None:
+            return ("TransferShedder", "LeastResourceUsageWithWeight")
+        return self.lm.shedding.name, self.lm.placement.name
+
     def run(self) -> SimulationResult:
         s0 = self.states[0]
         t0 = s0.captured_at
@@ -351,35 +441,19 @@ class _Run:
                 view, written = s0, 0
             else:
                 written = self._publish(now, settings)
-                view = ClusterState(
-                    cluster=s0.cluster, captured_at=now,
-                    brokers=MappingProxyType({b: self.written[b] for b in self.owned}),
-                    load_manager=s0.load_manager, config=trace_state.config,
-                    bundle_data=self._sample(written),
-                    namespaces=trace_state.namespaces, topics=trace_state.topics,
-                    source=s0.source)
+                view = self._view(now, trace_state, written)
             loads = {b: self._usage(self.true[b]) for b in self.owned}
             spread = Spread.of(list(loads.values()))
-            if memory is not None:  # our bundle data replaces the cycle's (already sampled)
-                memory = replace(memory, bundle_data=self.bundle_data)
-            result = self.lm.run_cycle(view, settings, memory)
-            memory = result.memory
-            if k == 1:
-                data = memory.bundle_data
-                self.bundle_data = (data.materialized() if isinstance(data, BundleDataView)
-                                    else dict(data))
-            verdicts = result.decision.brokers if result.decision is not None else {}
+            memory, decided, scores, skipped, gate = self._decide(k, view, settings, memory)
             counts = {b: len(xs) for b, xs in self.owned.items()}
             moves = []
-            for o in result.unloads:
-                sel = o.selection
-                x, dest = sel.bundle, o.destination
+            for x, dest, reason in decided:
                 src = self.owner.get(x)
                 if src is None or dest is None or dest not in self.owned:
                     continue
                 st = self.stats.get(x, _ZERO)
                 bounce = src != dest and self.bounce.move(x, src, dest, now)
-                moves.append(Move(x, src, dest, str(sel.reason), st.throughput, st.msg_rate,
+                moves.append(Move(x, src, dest, reason, st.throughput, st.msg_rate,
                                   bounce, loads.get(dest, 0.0) > spread.mean))
                 if src != dest:
                     del self.owned[src][x]
@@ -389,21 +463,21 @@ class _Run:
             records.append(CycleRecord(
                 cycle=k, at=now, loads=MappingProxyType(loads),
                 reported={b: self._usage(view.brokers[b]) for b in view.brokers},
-                scores={b: (v.score if (v := verdicts.get(b)) is not None else None)
-                        for b in view.brokers},
+                scores={b: scores.get(b) for b in view.brokers},
                 bundles=counts,
                 throughput={b: self.true[b].throughput for b in self.owned},
                 msg_rate={b: self.true[b].msg_rate for b in self.owned},
-                moves=tuple(moves), skipped=len(result.outcomes) - len(result.unloads),
-                reports_written=written, gate=result.gate, spread=spread,
+                moves=tuple(moves), skipped=skipped,
+                reports_written=written, gate=gate, spread=spread,
             ))
             if self.progress is not None:
                 self.progress(k, self.n_cycles)
         self._recompute()
         final = {b: self._usage(self.true[b]) for b in self.owned}
+        shedding, placement = self._names()
         return SimulationResult(
-            cluster=s0.cluster, start=t0, shedding=self.lm.shedding.name,
-            placement=self.lm.placement.name, interval_minutes=self.interval,
+            cluster=s0.cluster, start=t0, shedding=shedding,
+            placement=placement, interval_minutes=self.interval,
             band=self.sim.band, bounce_window_ms=self.bounce.window_ms,
             trace_snapshots=len(self.states), settings=self.settings0.read_values(),
             model=self.model, cycles=tuple(records), final_loads=final,

@@ -15,7 +15,10 @@ What is read (REST only: no ZooKeeper, no Pulsar client):
    extensible cluster, where load-report answers 500, ``/broker-stats/metrics`` and
    ``/broker-stats/topics`` instead: :mod:`lbctl.sources.live_extensible`);
 4. ``GET /admin/v2/tenants`` → ``GET /admin/v2/namespaces/{tenant}`` →
-   ``GET /admin/v2/namespaces/{t}/{ns}/bundles``: every namespace's boundaries.
+   ``GET /admin/v2/namespaces/{t}/{ns}/bundles``: every namespace's boundaries;
+5. the placement data beside load (:mod:`lbctl.sources.live_policies`): the active brokers as
+   ``availableBrokers`` (with those whose report could not be read), the isolation policies,
+   anti-affinity groups and failure domains, and every namespace's topic lists in metadata.
 
 A broker that fails or times out is reported in :attr:`LiveRead.failures` and left out; it is not
 fatal. The pieces are assembled into a snapshot v1 object and validated by the same code that reads
@@ -74,6 +77,11 @@ class LiveSource:
         self.load_manager = MODULAR  # as the last discover() found it
         #: broker ids the cluster listed that are not host:port (never contacted) → why
         self.rejected: dict[str, str] = {}
+        self.namespace_names: list[str] = []  # as the last _namespaces() listed them
+        self.last_config: dict[str, Any] = {}  # the runtime configuration the last discovery read
+        #: an extensible cluster's rebuilt BrokerLoadData JSON per broker, from the last
+        #: load_reports() (monitor-brokers' extensible view)
+        self.last_broker_load: dict[str, dict[str, Any]] = {}
 
     def load(self) -> ClusterState:
         return self.read().state
@@ -91,6 +99,7 @@ class LiveSource:
             raise raw
         if not isinstance(raw, dict):
             raise HttpError("GET /admin/v2/brokers/configuration/runtime: expected a JSON object")
+        self.last_config = raw
         cluster = raw.get("clusterName")
         if not isinstance(cluster, str) or not cluster:
             clusters = self.client.json(call(CLUSTERS))
@@ -228,6 +237,12 @@ class LiveSource:
         namespaces: dict[str, Any] = {}
         if self.namespaces:
             namespaces = self._namespaces(failures)
+        placement = self.placement_sections(d, warnings)
+        unreadable = [b for b in d.brokers if b not in brokers]
+        if unreadable and d.load_manager == MODULAR:
+            warnings.append(f"{len(unreadable)} active broker(s) without a readable load report "
+                            "are listed as available: the snapshot gives them no bundle (the "
+                            "leader may still have their report)")
 
         warnings += reconcile(brokers, namespaces)
         snap: dict[str, Any] = {
@@ -242,10 +257,32 @@ class LiveSource:
             snap["namespaces"] = namespaces
         if topics:
             snap["topics"] = topics
+        snap.update(placement)
         from lbctl.sources.snapshot_schema import parse_snapshot
 
         state = parse_snapshot(snap, f"live:{d.cluster}")
         return LiveRead(state, snap, failures, warnings)
+
+    def placement_sections(self, d: Discovery, warnings: list[str]) -> dict[str, Any]:
+        """``availableBrokers`` always; ``policies`` when namespaces are read; ``namespaceTopics``
+        when topics are read too (:mod:`lbctl.sources.live_policies`)."""
+        from lbctl.sources.live_policies import read_namespace_topics, read_policies
+
+        out: dict[str, Any] = {"availableBrokers": list(d.brokers)}
+        if not self.namespaces:
+            return out
+        self.progress("policies", 0, 1)
+        policies = read_policies(self.client, d.cluster, self.namespace_names, warnings)
+        if policies is not None:
+            out["policies"] = policies
+        if self.topics:
+            self.progress("topic lists", 0, len(self.namespace_names))
+            listed = read_namespace_topics(self.client, self.namespace_names, warnings)
+            if listed:
+                out["namespaceTopics"] = listed
+            self.progress("topic lists", len(self.namespace_names), len(self.namespace_names))
+        self.progress("policies", 1, 1)
+        return out
 
     def _topics(self, brokers: list[str], failures: list[BrokerFailure]) -> dict[str, Any]:
         self.progress("topic stats", 0, len(brokers))
@@ -272,6 +309,7 @@ class LiveSource:
                 failures.append(BrokerFailure(f"tenant {t}", str(r), r.exit_code))
             elif isinstance(r, list):
                 names += [n for n in r if isinstance(n, str) and n.count("/") == 1]
+        self.namespace_names = names
         self.progress("bundles", 0, len(names))
         datas = self.client.gather(
             [call(BUNDLES, tenant=n.split("/")[0], namespace=n.split("/")[1]) for n in names])

@@ -172,13 +172,61 @@ def _drop_bundles(rep: dict[str, Any], names: set[str]) -> None:
         rep["bundles"] = [b for b in rep["bundles"] if b not in names]
 
 
+def is_simple_report(raw: object) -> bool:
+    """A ``SimpleLoadManagerImpl`` ``LoadReport`` rather than a ``LocalBrokerData``: its
+    ``loadReportType``, else (older brokers) an ``allocated…`` field — ``BrokerMonitor`` looks for
+    the word "allocated" in the JSON text; lbctl looks at the keys only, so that a bundle or topic
+    named "allocated" does not count."""
+    if not isinstance(raw, dict):
+        return False
+    kind = raw.get("loadReportType")
+    if isinstance(kind, str):
+        return kind == "LoadReport"
+    return any(isinstance(k, str) and k.startswith("allocated") for k in raw)
+
+
+def parse_simple_report(raw: dict[str, Any]) -> Any:
+    """A ``LoadReport`` as :class:`~lbctl.model.loadreport.SimpleLoadReport`; fields that are
+    missing or not numbers read as Java's defaults (0)."""
+    from lbctl.model.load import ResourceUsage
+    from lbctl.model.loadreport import SimpleLoadReport
+
+    usage = raw.get("systemResourceUsage")
+    usage = usage if isinstance(usage, dict) else raw
+
+    def num(obj: Any, key: str) -> float:
+        v = obj.get(key) if isinstance(obj, dict) else None
+        return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
+
+    def res(key: str) -> ResourceUsage:
+        ru = usage.get(key)
+        return ResourceUsage(num(ru, "usage"), num(ru, "limit"))
+
+    def size(key: str) -> int:
+        v = raw.get(key)
+        return len(v) if isinstance(v, list | dict) else 0
+
+    return SimpleLoadReport(
+        res("cpu"), res("memory"), res("directMemory"), res("bandwidthIn"), res("bandwidthOut"),
+        num(raw, "msgRateIn"), num(raw, "msgRateOut"), _count(raw.get("numTopics")),
+        _count(raw.get("numBundles")), _count(raw.get("numConsumers")),
+        _count(raw.get("numProducers")), size("bundleGains"), size("bundleLosses"),
+        num(raw, "allocatedCPU"), num(raw, "allocatedMemory"), num(raw, "allocatedBandwidthIn"),
+        num(raw, "allocatedBandwidthOut"), num(raw, "allocatedMsgRateIn"),
+        num(raw, "allocatedMsgRateOut"), raw.get("overLoaded") is True,
+        _count(raw.get("timestamp", raw.get("lastUpdate"))))
+
+
 def parse_reports(cluster: str, reports: dict[str, Any]) -> dict[str, Any]:
-    """Broker → ``LocalBrokerData`` (validated as a snapshot's brokers are), or its error text."""
+    """Broker → ``LocalBrokerData`` (validated as a snapshot's brokers are), a
+    ``SimpleLoadReport`` for a broker on ``SimpleLoadManagerImpl``, or its error text."""
     from lbctl.sources.live_data import reconcile
     from lbctl.sources.snapshot_schema import parse_snapshot
 
     out: dict[str, Any] = {b: str(r) for b, r in reports.items() if isinstance(r, AdminError)}
-    good = {b: r for b, r in reports.items() if not isinstance(r, AdminError)}
+    out.update({b: parse_simple_report(r) for b, r in reports.items() if is_simple_report(r)})
+    good = {b: r for b, r in reports.items()
+            if not isinstance(r, AdminError) and not is_simple_report(r)}
     reconcile(good, {})
 
     def parse(brokers: dict[str, Any]) -> dict[str, Any]:

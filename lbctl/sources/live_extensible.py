@@ -36,13 +36,14 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lbctl.admin.client import BROKER_METRICS, BROKER_TOPICS, call
 from lbctl.admin.errors import AdminError, HttpError
-from lbctl.model.cluster import EXTENSIBLE
+from lbctl.model.cluster import EXTENSIBLE, EXTENSIBLE_CLASS
+from lbctl.model.cluster import is_extensible_class as is_extensible_class  # re-exported
 from lbctl.sources.snapshot_schema import RECONSTRUCTED
 
 if TYPE_CHECKING:
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
     from lbctl.sources.live import LiveSource
     from lbctl.sources.live_data import BrokerFailure, Discovery, LiveRead
 
-EXTENSIBLE_CLASS = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
 #: ``BrokerLoadData.toMetrics`` metric name → ``BrokerLoadData`` resource
 RESOURCE_METRICS: dict[str, str] = {
     "brk_lb_cpu_usage": "cpu",
@@ -67,12 +67,6 @@ _RATES = ("msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut")
 #: fields of a rebuilt ``BrokerLoadData`` that are never read as published
 _ALWAYS_REBUILT = (*_RESOURCES, *_RATES, "bundleCount", "topics", "msgThroughputEMA",
                    "updatedAt", "reportedAt")
-
-
-def is_extensible_class(name: object) -> bool:
-    """Whether a ``loadManagerClassName`` names the extensible load manager."""
-    return isinstance(name, str) and (name.strip().endswith("ExtensibleLoadManagerImpl")
-                                      or "extensions.ExtensibleLoadManager" in name)
 
 
 # ---- /broker-stats/metrics ---------------------------------------------------------------------
@@ -233,19 +227,29 @@ def broker_load_data(m: LbMetrics, stats: Mapping[str, Mapping[str, Any]], setti
     return out
 
 
-def top_bundles_load_data(stats: Mapping[str, Mapping[str, Any]], settings: Settings
-                          ) -> dict[str, Any]:
-    """``TopBundlesLoadData`` of the bundle stats: ``TopKBundles.update(bundleStats, k)``."""
+def top_bundles_load_data(stats: Mapping[str, Mapping[str, Any]], settings: Settings,
+                          has_policies: Callable[[str], bool] | None = None) -> dict[str, Any]:
+    """``TopBundlesLoadData`` of the bundle stats: ``TopKBundles.update(bundleStats, k)`` (bundles
+    of namespaces with policies left out, as ``hasPolicies``, when the policies are known)."""
     from lbctl.model.brokerload import top_k_bundles
     from lbctl.model.javaorder import java_hash_order
     from lbctl.model.load import NamespaceBundleStats
 
     k = int(settings["loadBalancerMaxNumberOfBundlesInBundleLoadReport"])
     tops = top_k_bundles(((b, NamespaceBundleStats(**stats[b])) for b in java_hash_order(stats)),
-                         k, settings)
+                         k, settings, has_policies)
     return {"topBundlesLoadData": [{"bundleName": t.bundleName, "stats": dict(stats[t.bundleName])}
                                    for t in tops],
             RECONSTRUCTED: ["topBundlesLoadData"]}
+
+
+def _has_policies(raw: object) -> Callable[[str], bool] | None:
+    """``TopKBundles.hasPolicies`` of a captured ``policies`` section (``None``: not captured)."""
+    if not isinstance(raw, dict):
+        return None
+    from lbctl.sources.snapshot_schema import _Checker, _policies
+
+    return _policies(_Checker("live"), raw).has_policies  # type: ignore[no-any-return]  # ClusterPolicies
 
 
 # ---- reading -----------------------------------------------------------------------------------------
@@ -298,6 +302,8 @@ class ExtensibleReader:
         if probe and not any(isinstance(m, LbMetrics) and m.extensible for m in metrics.values()):
             return None
         out: dict[str, dict[str, Any] | AdminError] = {}
+        loads: dict[str, dict[str, Any]] = {}
+        settings = self._settings()
         for b, r in reads.items():
             m = metrics[b]
             if isinstance(m, AdminError):
@@ -305,7 +311,17 @@ class ExtensibleReader:
                 continue
             stats = {} if isinstance(r.topics, AdminError) else bundle_stats(r.topics, {})[0]
             out[b] = local_broker_data(m, stats, at)
+            loads[b] = broker_load_data(m, stats, settings, at)
+        self.src.last_broker_load = loads  # monitor-brokers' extensible view reads these
         return out
+
+    def _settings(self) -> Settings:
+        """The settings of the runtime configuration the last discovery read (the weights of a
+        ``weightedMaxEMA`` a broker does not publish)."""
+        from lbctl.config import resolve
+        from lbctl.sources.live_data import lb_settings
+
+        return resolve(lb_settings(self.src.last_config)[0])
 
     def read(self, d: Discovery, captured: int, config: dict[str, Any],
              failures: list[BrokerFailure], warnings: list[str]) -> LiveRead:
@@ -351,19 +367,29 @@ class ExtensibleReader:
             topics.update(broker_topics)
             brokers[b] = local_broker_data(m, stats, captured)
         warnings += reconcile(brokers, namespaces)  # a bundle two brokers report stays with one
+        placement = src.placement_sections(d, warnings)
+        # an unreachable broker is left out, as before: listed as available without load data,
+        # it would make TransferShedder skip every cycle (NoLoadData) for lbctl's failed read
+        placement["availableBrokers"] = [b for b in d.brokers if b in brokers]
+        has_policies = _has_policies(placement.get("policies"))
         for b, rep in brokers.items():
             m = metrics[b]
             if not rep or not isinstance(m, LbMetrics):
                 continue
             stats = rep["lastStats"]
             load[b] = broker_load_data(m, stats, settings, captured)
-            tops[b] = top_bundles_load_data(stats, settings)
+            tops[b] = top_bundles_load_data(stats, settings, has_policies)
 
+        from lbctl.sources.live_policies import read_broker_identity
+
+        for b, ident in read_broker_identity(self.client, list(brokers)).items():
+            brokers[b].update(ident)  # the real version and class of each broker's lookup data
         snap: dict[str, Any] = {
             "format": "lbctl/snapshot@1", "cluster": d.cluster, "capturedAt": captured,
             "loadManager": EXTENSIBLE, "config": config, "brokers": brokers,
             "brokerLoadData": load, "topBundlesLoadData": tops,
         }
+        snap.update(placement)
         if namespaces:
             snap["namespaces"] = namespaces
         if topics and src.topics:

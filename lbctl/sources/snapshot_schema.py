@@ -306,6 +306,7 @@ def parse_snapshot(obj: object, file: str, path_prefix: str = "") -> ClusterStat
     raw_bundle_data = top.get("bundleData", _MISSING)
     bundle_data = None if raw_bundle_data is _MISSING else _bundle_data(c, raw_bundle_data)
 
+    placement = parse_placement_sections(c, top, brokers)
     return ClusterState(
         cluster=cluster,
         captured_at=captured_at,
@@ -332,6 +333,7 @@ def parse_snapshot(obj: object, file: str, path_prefix: str = "") -> ClusterStat
         source=file,
         observed=None if top.get(OBSERVED) is None else parse_observed(c, top[OBSERVED],
                                                                           parse_captured_at),
+        **placement,
     )
 
 
@@ -674,6 +676,9 @@ def _broker(
     version = g("brokerVersionString", None)
     if version is not None:
         c.string(f"{base}.brokerVersionString", version)
+    lm_class = g("loadManagerClassName", None)
+    if lm_class is not None:
+        c.string(f"{base}.loadManagerClassName", lm_class)
     local = LocalBrokerData(  # type: ignore[misc]  # positional fast path: the five resources
         *resources,  # type: ignore[arg-type]  # come first in LocalBrokerData
         bundles=bundles,
@@ -686,6 +691,7 @@ def _broker(
         lastStats=MappingProxyType(stats),
         lastUpdate=0 if last_update is _MISSING else c.epoch_ms(f"{base}.lastUpdate", last_update),
         brokerVersionString=version,
+        loadManagerClassName=lm_class,
         persistentTopicsEnabled=c.boolean(
             f"{base}.persistentTopicsEnabled", g("persistentTopicsEnabled", True)
         ),
@@ -1028,6 +1034,7 @@ def snapshot_to_dict(state: ClusterState) -> dict[str, Any]:
         out["recentlyUnloadedBrokers"] = dict(state.recently_unloaded_brokers)
     if state.observed is not None:
         out[OBSERVED] = observed_to_dict(state.observed)
+    out.update(placement_sections_to_dict(state))
     return out
 
 
@@ -1050,6 +1057,8 @@ def broker_to_dict(local: LocalBrokerData) -> dict[str, Any]:
     out["lastUpdate"] = local.lastUpdate
     if local.brokerVersionString is not None:
         out["brokerVersionString"] = local.brokerVersionString
+    if local.loadManagerClassName is not None:
+        out["loadManagerClassName"] = local.loadManagerClassName
     out["persistentTopicsEnabled"] = local.persistentTopicsEnabled
     out["nonPersistentTopicsEnabled"] = local.nonPersistentTopicsEnabled
     return out
@@ -1104,3 +1113,205 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple | set | frozenset):
         return [_plain(v) for v in value]
     return value
+
+
+# --------------------------------------------------------------------------------------------
+# placement inputs besides load: active brokers, cluster policies, namespace topic lists
+# (documented in docs/snapshot-policies.md)
+# --------------------------------------------------------------------------------------------
+def parse_placement_sections(c: _Checker, top: Mapping[str, Any],
+                             brokers: Mapping[str, LocalBrokerData]) -> dict[str, Any]:
+    """``availableBrokers``, ``policies`` and ``namespaceTopics`` as :class:`ClusterState`
+    keyword arguments (absent sections are left to their defaults: not captured)."""
+    out: dict[str, Any] = {}
+    raw = top.get("availableBrokers", _MISSING)
+    if raw is not _MISSING:
+        out["available_brokers"] = _available_brokers(c, raw, brokers)
+    raw = top.get("policies", _MISSING)
+    if raw is not _MISSING:
+        out["policies"] = _policies(c, raw)
+    raw = top.get("namespaceTopics", _MISSING)
+    if raw is not _MISSING:
+        out["namespace_topics"] = MappingProxyType(_namespace_topics(c, raw))
+    return out
+
+
+def _string_list(c: _Checker, path: str, raw: object, what: str) -> tuple[str, ...]:
+    if type(raw) is not list:
+        c.fail(path, f"expected an array of {what}", raw)
+    for i, x in enumerate(raw):
+        if type(x) is not str or not x:
+            c.fail(f"{path}[{i}]", f"expected {what[:-1] if what.endswith('s') else what}, a "
+                   "non-empty string", x)
+    return tuple(raw)
+
+
+def _available_brokers(c: _Checker, raw: object,
+                       brokers: Mapping[str, LocalBrokerData]) -> tuple[str, ...]:
+    """``GET /admin/v2/brokers``: the active broker ids; every broker with a report among them."""
+    names = _string_list(c, "availableBrokers", raw, "broker ids")
+    seen: set[str] = set()
+    for i, b in enumerate(names):
+        if b in seen:
+            c.fail(f"availableBrokers[{i}]", "expected distinct broker ids, this one repeats")
+        seen.add(b)
+    for b in brokers:
+        if b not in seen:
+            c.fail("availableBrokers", "expected every broker of brokers to be listed (Pulsar "
+                   f"drops the report of a broker that is not active); missing {json.dumps(b)}")
+    return names
+
+
+def _regexes(c: _Checker, path: str, raw: object, what: str) -> tuple[str, ...]:
+    from lbctl.model.policies import regex_error
+
+    items = _string_list(c, path, raw, what)
+    for i, p in enumerate(items):
+        problem = regex_error(p)
+        if problem is not None:
+            c.fail(f"{path}[{i}]", f"expected a valid regular expression ({problem})", p)
+    return items
+
+
+def _int_parameter(c: _Checker, path: str, params: Mapping[str, Any], key: str) -> int:
+    """A ``min_available`` parameter: ``Integer.parseInt`` of its string value."""
+    value = params.get(key, _MISSING)
+    if value is _MISSING:
+        c.fail(f"{path}.{key}", "required key is missing (expected an integer, as a string)")
+    text = str(value) if type(value) in (str, int) else ""
+    if re.fullmatch(r"[+-]?[0-9]+", text) is None or not -(2**31) <= int(text) < 2**31:
+        c.fail(f"{path}.{key}", "expected an integer (Integer.parseInt)", value)
+    return int(text)
+
+
+def _isolation_policy(c: _Checker, path: str, name: str, raw: object) -> Any:
+    """``NamespaceIsolationData`` as ``namespaceIsolationPolicies`` serves it, checked as its
+    ``validate()`` does (namespaces and primary not empty, regexes valid, a ``min_available``
+    auto-failover policy with ``min_limit`` and ``usage_threshold``)."""
+    from lbctl.model.policies import MIN_AVAILABLE, IsolationPolicy
+
+    data = c.obj(path, raw, "an object (NamespaceIsolationData)")
+    namespaces = _regexes(c, f"{path}.namespaces", data.get("namespaces", []), "namespace regexes")
+    if not namespaces:
+        c.fail(f"{path}.namespaces", "expected at least one namespace regex")
+    primary = _regexes(c, f"{path}.primary", data.get("primary", []), "broker regexes")
+    if not primary:
+        c.fail(f"{path}.primary", "expected at least one primary broker regex")
+    secondary = _regexes(c, f"{path}.secondary", data.get("secondary") or [], "broker regexes")
+    afp_path = f"{path}.auto_failover_policy"
+    afp = data.get("auto_failover_policy", _MISSING)
+    if afp is _MISSING:
+        c.fail(afp_path, 'required key is missing (expected {"policy_type": "min_available", '
+               '"parameters": {"min_limit": "1", "usage_threshold": "80"}})')
+    afp = c.obj(afp_path, afp, "an object (AutoFailoverPolicyData)")
+    kind = afp.get("policy_type", afp.get("policyType", _MISSING))
+    if kind != MIN_AVAILABLE:
+        c.fail(f"{afp_path}.policy_type", f'expected "{MIN_AVAILABLE}"',
+               None if kind is _MISSING else kind)
+    params = c.obj(f"{afp_path}.parameters", afp.get("parameters", {}), "an object of strings")
+    return IsolationPolicy(
+        namespaces, primary, secondary,
+        _int_parameter(c, f"{afp_path}.parameters", params, "min_limit"),
+        _int_parameter(c, f"{afp_path}.parameters", params, "usage_threshold"), name)
+
+
+def _policies(c: _Checker, raw: object) -> Any:
+    """``policies``: isolation policies (``namespaceIsolationPolicies``, in the served order),
+    anti-affinity groups (namespace → group) and failure domains (domain → ``{"brokers": [...]}``)."""
+    from lbctl.model.policies import ClusterPolicies
+
+    data = c.obj("policies", raw, "an object {namespaceIsolationPolicies, antiAffinityGroups, "
+                 "failureDomains}")
+    iso_raw = c.obj("policies.namespaceIsolationPolicies",
+                    data.get("namespaceIsolationPolicies", {}), "an object: policy name → policy")
+    c.keys_are_strings("policies.namespaceIsolationPolicies", iso_raw, "a policy name")
+    isolation = tuple(
+        _isolation_policy(c, f"policies.namespaceIsolationPolicies{key_path(n)}", n, p)
+        for n, p in iso_raw.items())
+    aa_raw = c.obj("policies.antiAffinityGroups", data.get("antiAffinityGroups", {}),
+                   "an object: namespace → anti-affinity group")
+    groups: dict[str, str] = {}
+    for ns, group in aa_raw.items():
+        path = f"policies.antiAffinityGroups{key_path(ns)}"
+        if type(ns) is not str or _NAMESPACE_RE.fullmatch(ns) is None:
+            c.fail(path, "expected a namespace name tenant/namespace as the key")
+        groups[ns] = c.string(path, group, "the group name, a string")
+    fd_raw = c.obj("policies.failureDomains", data.get("failureDomains", {}),
+                   'an object: domain name → {"brokers": [...]}')
+    c.keys_are_strings("policies.failureDomains", fd_raw, "a domain name")
+    domains: dict[str, tuple[str, ...]] = {}
+    for name, dom in fd_raw.items():
+        path = f"policies.failureDomains{key_path(name)}"
+        dom = c.obj(path, dom, 'an object {"brokers": [broker ids]}')
+        domains[name] = _string_list(c, f"{path}.brokers", dom.get("brokers", []), "broker ids")
+    return ClusterPolicies(isolation, MappingProxyType(groups), MappingProxyType(domains))
+
+
+def _namespace_topics(c: _Checker, raw: object) -> dict[str, Any]:
+    """``namespaceTopics``: per namespace, its persistent and non-persistent topics and its
+    partitioned topics with their partition counts, every name of that namespace."""
+    from lbctl.model.bundle import topic_namespace
+    from lbctl.model.cluster import NamespaceTopics
+
+    data = c.obj("namespaceTopics", raw, "an object: tenant/namespace → its topic lists")
+    out: dict[str, Any] = {}
+    for ns, lists in data.items():
+        base = f"namespaceTopics{key_path(ns)}"
+        if type(ns) is not str or _NAMESPACE_RE.fullmatch(ns) is None:
+            c.fail(base, "expected a namespace name tenant/namespace as the key")
+        lists = c.obj(base, lists, 'an object {"persistent": [...], "nonPersistent": [...], '
+                      '"partitioned": {topic: partitions}}')
+
+        persistent = _topic_names(c, ns, "persistent", lists.get("persistent", []),
+                                  f"{base}.persistent")
+        non_persistent = _topic_names(c, ns, "non-persistent", lists.get("nonPersistent", []),
+                                      f"{base}.nonPersistent")
+        parts_raw = c.obj(f"{base}.partitioned", lists.get("partitioned", {}),
+                          "an object: partitioned topic → number of partitions")
+        parts: dict[str, int] = {}
+        for t, n in parts_raw.items():
+            path = f"{base}.partitioned{key_path(t)}"
+            if (type(t) is not str or _TOPIC_RE.fullmatch(t) is None
+                    or topic_namespace(t) != ns):
+                c.fail(path, f"expected a full topic name of {ns} as the key")
+            parts[t] = c.count(path, n)
+        out[ns] = NamespaceTopics(persistent, non_persistent, MappingProxyType(parts))
+    return out
+
+
+def _topic_names(c: _Checker, ns: str, domain: str, raw: object, path: str) -> tuple[str, ...]:
+    from lbctl.model.bundle import topic_namespace
+
+    items = _string_list(c, path, raw, "full topic names")
+    for i, t in enumerate(items):
+        if (not t.startswith(domain + "://") or _TOPIC_RE.fullmatch(t) is None
+                or topic_namespace(t) != ns):
+            c.fail(f"{path}[{i}]", f"expected a {domain} topic of {ns} ({domain}://{ns}/…)", t)
+    return items
+
+
+def placement_sections_to_dict(state: ClusterState) -> dict[str, Any]:
+    """The sections :func:`parse_placement_sections` reads, for the ones ``state`` has."""
+    out: dict[str, Any] = {}
+    if state.available_brokers is not None:
+        out["availableBrokers"] = list(state.available_brokers)
+    if state.policies is not None:
+        p = state.policies
+        out["policies"] = {
+            "namespaceIsolationPolicies": {
+                (pol.name or f"policy-{i}"): {
+                    "namespaces": list(pol.namespaces), "primary": list(pol.primary),
+                    "secondary": list(pol.secondary),
+                    "auto_failover_policy": {"policy_type": "min_available", "parameters": {
+                        "min_limit": str(pol.min_limit),
+                        "usage_threshold": str(pol.usage_threshold)}}}
+                for i, pol in enumerate(p.isolation)},
+            "antiAffinityGroups": dict(p.anti_affinity),
+            "failureDomains": {d: {"brokers": list(b)} for d, b in p.failure_domains.items()},
+        }
+    if state.namespace_topics:
+        out["namespaceTopics"] = {
+            ns: {"persistent": list(t.persistent), "nonPersistent": list(t.non_persistent),
+                 "partitioned": dict(t.partitioned)}
+            for ns, t in state.namespace_topics.items()}
+    return out

@@ -43,7 +43,7 @@ def snapshot(cluster, when, brokers, config=None, lm="extensible"):
             "msgRateIn": rin, "msgRateOut": rout, "msgThroughputIn": tin,
             "msgThroughputOut": tout, "numTopics": 6 * len(stats), "numBundles": len(stats),
             "numConsumers": 4 * len(stats), "numProducers": 4 * len(stats),
-            "bundles": list(stats), "lastStats": stats, "brokerVersionString": "3.3.2"}
+            "bundles": list(stats), "lastStats": stats, "brokerVersionString": "4.0.4"}
         out["brokerLoadData"][name] = {
             "cpu": cpu_u, "memory": {"usage": 2100, "limit": 4096},
             "directMemory": {"usage": 900, "limit": 4096},

@@ -208,8 +208,14 @@ def test_monitor_brokers_reads_the_metrics(lb: Lbctl) -> None:
     assert res.exit_code == 0, res.stderr
     rows = {r["broker"]: r for r in json.loads(res.stdout)["brokers"]}
     ids = list(lb.cluster.brokers)
-    assert rows[ids[0]]["state"] == "ok" and rows[ids[0]]["overloaded"]
+    assert rows[ids[0]]["state"] == "ok" and rows[ids[0]]["view"] == "extensible"
+    # OVERLOADED is TransferShedder's test: weightedMaxEMA (85 %) above the 85 % threshold — not
+    # at it — although MAX % is 90
+    assert rows[ids[0]]["weightedMax"] == pytest.approx(85.0) and not rows[ids[0]]["overloaded"]
     assert rows[ids[0]]["max"] == pytest.approx(90.0) and rows[ids[3]]["max"] == pytest.approx(10.1)
+    lb.cluster.brokers[ids[0]].ema = 0.9
+    again = json.loads(lb("monitor-brokers", "--once", "-o", "json").stdout)["brokers"]
+    assert next(r for r in again if r["broker"] == ids[0])["overloaded"]
     assert rows[ids[0]]["bundles"] == 4 and rows[ids[0]]["latestMsgRate"] > rows[ids[1]][
         "latestMsgRate"]
     assert not lb.cluster.requests("GET", "load-report$")

@@ -57,7 +57,7 @@ def test_csv_has_a_total_row(lbctl: Lbctl) -> None:
     res = lbctl("monitor-brokers", "--once", "-o", "csv")
     assert res.exit_code == 0
     lines = res.stdout.strip().splitlines()
-    assert lines[0].startswith("cluster,at,broker,state,error,cpu")
+    assert lines[0].startswith("cluster,at,broker,state,error,view,cpu")
     assert lines[-1].split(",")[2] == "TOTAL"
     assert len(lines) == 1 + 3 + 1
 
@@ -126,3 +126,26 @@ def test_refresh_reads_known_brokers_with_the_discovery(cluster) -> None:
     assert sorted(b for b in reports if b != gone) == sorted(cluster.brokers)
     assert gone in reports
     assert [r.path for r in cluster.log].count("/admin/v2/brokers") == 1
+
+
+def test_a_simple_load_manager_broker_gets_the_legacy_view(lbctl: Lbctl) -> None:
+    """A broker serving ``SimpleLoadManagerImpl``'s ``LoadReport`` is shown as BrokerMonitor's
+    ``printLoadReport`` does (COUNT, RAW SYSTEM, ALLOC SYSTEM, RAW MSG, ALLOC MSG); the others
+    keep the modular view."""
+    c = lbctl.cluster
+    simple = list(c.brokers)[1]
+    c.brokers[simple].simple_lm = True
+    res = lbctl("monitor-brokers", "--once", "-o", "json")
+    assert res.exit_code == 0, res.stderr
+    rows = {r["broker"]: r for r in json.loads(res.stdout)["brokers"]}
+    row = rows[simple]
+    assert row["view"] == "simple" and row["state"] == "ok"
+    cpu_usage, cpu_limit = c.brokers[simple].cpu
+    assert row["allocCpu"] == pytest.approx(100 * min(1.0, 0.8 * cpu_usage / cpu_limit))
+    assert row["allocMsgRate"] == pytest.approx(0.8 * row["latestMsgRate"])
+    assert {r["view"] for b, r in rows.items() if b != simple} == {"modular"}
+    text = lbctl("monitor-brokers", "--once")
+    assert text.exit_code == 0
+    block = text.stdout.split(simple)[1]
+    assert "||ALLOC SYSTEM" in block and "||RAW MSG" in block
+    assert "*SHORT/LONG: lbctl's own averages" in text.stdout

@@ -182,3 +182,62 @@ def test_documentation_example_snapshot(rate: int, mbytes: int, children: int) -
     assert len(p.children) == children
     for c in p.children:  # within the limits unless one topic alone exceeds them
         assert (c.msg_rate <= rate and c.throughput <= mbytes * 1048576) or len(c.topics) == 1
+
+
+# --- every topic in metadata (namespaceTopics): NamespaceService.getOwnedTopicListForNamespaceBundle
+def _listed(st, persistent=(), non_persistent=(), partitioned=None):
+    from lbctl.model.cluster import NamespaceTopics
+
+    return replace(st, namespace_topics=MappingProxyType({NS: NamespaceTopics(
+        tuple(persistent), tuple(non_persistent), MappingProxyType(partitioned or {}))}))
+
+
+def test_largest_counts_topics_that_are_not_loaded() -> None:
+    """``getBundleWithHighestTopicsAsync`` lists the namespace's persistent topics from metadata:
+    a bundle whose topics are idle (no stats) can be the largest."""
+    loaded = _topics_per_bundle({1: 3})
+    idle = [t for t in _topics_per_bundle({1: 3, 2: 5}) if topic_hash(t) >= BOUNDS[2]]
+    st = _listed(_cluster(loaded), persistent=[*loaded, *idle])
+    p = preview(st, Settings.defaults(), SplitRequest(NS, bundle="LARGEST"))
+    assert p.bundle == f"{NS}/0x80000000_0xc0000000"
+    assert "5 of the namespace's 8" in p.selection_why
+    # without the list only the loaded topics count
+    p = preview(_cluster(loaded), Settings.defaults(), SplitRequest(NS, bundle="LARGEST"))
+    assert p.bundle == f"{NS}/0x40000000_0x80000000"
+
+
+def test_topic_count_split_sees_partitions_and_idle_topics() -> None:
+    """topic_count_equally_divide over the persistent list, the non-persistent list and every
+    partition of the partitioned topics (those already listed are not repeated)."""
+    part = f"persistent://{NS}/p"
+    np_topic = f"non-persistent://{NS}/live"
+    st = _listed(_cluster(), persistent=[f"{part}-partition-0"], non_persistent=[np_topic],
+                 partitioned={part: 12})
+    topics = st.namespace_topics[NS].all_topics()
+    assert topics.count(f"{part}-partition-0") == 1 and len(topics) == 13
+    bundle = f"{NS}/0x00000000_0x40000000"
+    mine = [t for t in topics if topic_hash(t) < BOUNDS[1]]
+    assert st.topics_of_bundle(bundle) == mine
+    settings = Settings.defaults()
+    assert len(mine) >= 2  # the 12 partitions spread over the four bundles
+    p = preview(st, settings, SplitRequest(NS, bundle="0x00000000_0x40000000",
+                                           algorithm="topic_count_equally_divide"))
+    h = sorted(topic_hash(t) for t in mine)
+    n = len(h)
+    mid = h[max(n // 2 - 1, 0)] + (h[n // 2] - h[max(n // 2 - 1, 0)]) // 2
+    assert p.boundaries == (mid,)
+    assert sum(len(c.topics) for c in p.children) == len(mine)
+
+
+def test_one_listed_topic_blocks_the_split_even_with_more_loaded() -> None:
+    """The "at most one topic: no split" rule reads the metadata list, not the loaded topics."""
+    loaded = _topics_per_bundle({0: 3})
+    one = sorted(loaded)[:1]
+    st = _listed(_cluster(loaded), persistent=one)
+    with pytest.raises(SplitError, match=r"the bundle has 1 topic\(s\)") as e:
+        preview(st, Settings.defaults(), SplitRequest(NS, bundle="0x00000000_0x40000000",
+                                                      algorithm="topic_count_equally_divide"))
+    assert "must list them" not in str(e.value)
+    p = preview(_cluster(loaded), Settings.defaults(), SplitRequest(
+        NS, bundle="0x00000000_0x40000000", algorithm="topic_count_equally_divide"))
+    assert len(p.boundaries) == 1

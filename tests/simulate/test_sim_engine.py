@@ -91,7 +91,8 @@ def test_bad_inputs_are_usage_errors() -> None:
     st = read_snapshots([EXAMPLES / "balanced.json"])
     with pytest.raises(UsageError, match="cycles"):
         simulate(st, Options(), SimulationOptions(cycles=0))
-    with pytest.raises(UsageError, match="extensible"):
-        simulate([replace(st[0], load_manager=EXTENSIBLE)], Options(), SimulationOptions())
+    with pytest.raises(UsageError, match="extensible"):  # TransferShedder only there
+        simulate([replace(st[0], load_manager=EXTENSIBLE)], Options(strategy="AvgShedder"),
+                 SimulationOptions())
     with pytest.raises(UsageError, match="unknown shedding strategy"):
         simulate(st, Options(strategy="ThresholdShedderX"), SimulationOptions(cycles=1))

@@ -1,27 +1,57 @@
 """The extensible load manager's broker filters and namespace policies.
 
-Mirrors ``extensions.filter.BrokerMaxTopicCountFilter``, ``BrokerVersionFilter``,
-``BrokerIsolationPoliciesFilter`` (through ``IsolationPoliciesHelper`` /
-``LoadManagerShared.applyNamespacePoliciesAsync``) and TransferShedder's ``isTransferable`` /
-``isLoadBalancerSheddingBundlesWithPoliciesEnabled``.
+Mirrors ``ExtensibleLoadManagerImpl``'s broker-filter pipeline, in its order:
+
+1. ``BrokerLoadManagerClassFilter`` — a broker whose lookup data names another load manager class
+   than the leader's ``loadManagerClassName`` (a modular broker during a modular → extensible
+   migration; ``null`` counts as different) is not a candidate;
+2. ``BrokerMaxTopicCountFilter`` (``loadBalancerBrokerMaxTopics``);
+3. ``BrokerVersionFilter`` (``preferLaterVersions``): only the newest version; a broker without
+   (or with an invalid) version fails the filter;
+4. ``AntiAffinityGroupPolicyFilter`` (``AntiAffinityGroupPolicyHelper.filter``): for a namespace
+   of an anti-affinity group, the brokers (and, with ``failureDomainsEnabled``, the failure
+   domains) owning the fewest bundles of the group;
+5. ``BrokerIsolationPoliciesFilter`` (``IsolationPoliciesHelper`` →
+   ``LoadManagerShared.applyNamespacePoliciesAsync``): primaries (+ secondaries on failover) of
+   the namespace's isolation policy, else the shared brokers that load the topic kind.
+
+and TransferShedder's ``isTransferable`` / ``isLoadBalancerSheddingBundlesWithPoliciesEnabled``.
 
 Candidates are an ordered ``dict`` broker id → :class:`BrokerLookup` (the registry's lookup data);
-a filter returns the brokers it keeps or raises :class:`FilterError`. Not modelled from snapshots
-(snapshot v1 carries no such data): the load-manager-class filter (every broker is taken to run the
-extensible load manager) and anti-affinity groups; :class:`Policies` can carry isolation policies
-and anti-affinity group membership when a caller has them.
+a filter returns the brokers it keeps or raises :class:`FilterError`. Data a snapshot did not
+capture is not invented: with no broker's ``loadManagerClassName`` known the class filter is not
+applied, and with no broker's version known the version filter is not applied (both are said in
+``apply_filters``' steps) — a capture that lacks them must not make every transfer fail.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Protocol
 
 from lbctl.config import Settings
 from lbctl.model.brokerload import BrokerLoadData
 from lbctl.model.bundle import namespace_of
+from lbctl.model.policies import NO_POLICIES, ClusterPolicies, IsolationPolicy
+from lbctl.strategies.placement.namespace_policies import (
+    apply_namespace_policies,
+    bundle_group_counts,
+    filter_anti_affinity,
+)
+from lbctl.strategies.placement.versions import Version, compare_versions, same_version
+
+__all__ = [
+    "NO_POLICIES", "AntiAffinityGroupFilter", "BrokerFilter", "BrokerLookup", "Candidates",
+    "FilterContext", "FilterError", "IsolationPoliciesFilter", "IsolationPolicy",
+    "LoadManagerClassFilter", "MaxTopicCountFilter", "Policies", "Version", "VersionFilter",
+    "apply_filters", "compare_versions", "default_pipeline", "latest_version",
+    "make_transferable", "shedding_with_policies_allowed",
+]
+
+#: the policies of a cluster (kept under its old name for callers)
+Policies = ClusterPolicies
 
 
 class FilterError(Exception):
@@ -38,64 +68,28 @@ class BrokerLookup:
     loadManagerClassName: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class IsolationPolicy:
-    """A ``NamespaceIsolationPolicy``: namespace regexes, primary and secondary broker regexes, and
-    the ``min_available`` auto-failover ``min_limit``."""
-
-    namespaces: tuple[str, ...]
-    primary: tuple[str, ...]
-    secondary: tuple[str, ...] = ()
-    min_limit: int = 1
-
-    def applies_to(self, namespace: str) -> bool:
-        return any(re.fullmatch(p, namespace) for p in self.namespaces)
-
-
-def _matches(patterns: Sequence[str], broker: str) -> bool:
-    """A broker matches by host (``host:port`` minus the port) or by its full id."""
-    host = broker.rsplit(":", 1)[0]
-    return any(re.fullmatch(p, host) or re.fullmatch(p, broker) for p in patterns)
-
-
-@dataclass(frozen=True)
-class Policies:
-    """Namespace isolation policies and anti-affinity groups (``namespace → group``)."""
-
-    isolation: tuple[IsolationPolicy, ...] = ()
-    anti_affinity: Mapping[str, str] = field(default_factory=dict)
-
-    def isolation_for(self, namespace: str) -> IsolationPolicy | None:
-        return next((p for p in self.isolation if p.applies_to(namespace)), None)
-
-    def has_isolation_policy(self, namespace: str) -> bool:
-        return self.isolation_for(namespace) is not None
-
-    def has_anti_affinity(self, namespace: str) -> bool:
-        return namespace in self.anti_affinity
-
-    def has_policies(self, bundle: str) -> bool:
-        """``TopKBundles.hasPolicies``: isolation policy or anti-affinity group."""
-        ns = namespace_of(bundle)
-        return self.has_isolation_policy(ns) or self.has_anti_affinity(ns)
-
-    def is_shared(self, broker: str) -> bool:
-        """``NamespaceIsolationPolicies.isSharedBroker``: no policy names it primary or secondary."""
-        return not any(_matches(p.primary, broker) or _matches(p.secondary, broker)
-                       for p in self.isolation)
-
-
-NO_POLICIES = Policies()
-
-
 @dataclass(frozen=True)
 class FilterContext:
-    """What the filters read: settings, the broker load-data store, policies."""
+    """What the filters read: settings, the broker load-data store, policies, ownership (bundle →
+    owner, for anti-affinity counts), the failure domains (broker → domain) when
+    ``failureDomainsEnabled``, the leader's load manager class (``None``: the class filter is not
+    applied) and whether any broker version is known."""
 
     settings: Settings
     store: Mapping[str, BrokerLoadData]
-    policies: Policies = NO_POLICIES
+    policies: ClusterPolicies = NO_POLICIES
     non_persistent: Callable[[str], bool] = field(default=lambda bundle: False)
+    owners: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    leader_class: str | None = None
+    versions_known: bool = True
+    #: per cycle: anti-affinity counts per group (they depend on the group only)
+    group_counts: dict[str, dict[str, int] | None] = field(
+        default_factory=dict, compare=False, repr=False)
+
+    def domains(self) -> dict[str, str] | None:
+        if not self.settings["failureDomainsEnabled"]:
+            return None
+        return self.policies.broker_domains()
 
 
 Candidates = dict[str, BrokerLookup]
@@ -105,6 +99,22 @@ class BrokerFilter(Protocol):
     name: str
 
     def __call__(self, brokers: Candidates, bundle: str, ctx: FilterContext) -> Candidates: ...
+
+
+def _namespace(bundle: str) -> str:
+    return namespace_of(bundle) if bundle.count("/") >= 2 else bundle
+
+
+class LoadManagerClassFilter:
+    """``broker_load_manager_class_filter``: drop brokers whose ``loadManagerClassName`` is not
+    the leader's (``Objects.equals``: a missing name is a mismatch)."""
+
+    name = "broker_load_manager_class_filter"
+
+    def __call__(self, brokers: Candidates, bundle: str, ctx: FilterContext) -> Candidates:
+        if ctx.leader_class is None or not brokers:
+            return brokers
+        return {b: v for b, v in brokers.items() if v.loadManagerClassName == ctx.leader_class}
 
 
 class MaxTopicCountFilter:
@@ -119,57 +129,6 @@ class MaxTopicCountFilter:
                 if (ctx.store[b].topics if b in ctx.store else 0) < limit}
 
 
-# --- semantic versions (com.github.zafarkhaja.semver, BUILD_AWARE_ORDER) ----------------------------
-_SEMVER = re.compile(
-    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
-    r"(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$")
-
-
-@dataclass(frozen=True, slots=True)
-class Version:
-    major: int
-    minor: int
-    patch: int
-    pre: tuple[str, ...] = ()
-    build: tuple[str, ...] = ()
-
-    @classmethod
-    def parse(cls, text: str) -> Version:
-        m = _SEMVER.match(text)
-        if not m:
-            raise ValueError(f"invalid version {text!r}")
-        pre = tuple(m.group(4).split(".")) if m.group(4) else ()
-        build = tuple(m.group(5).split(".")) if m.group(5) else ()
-        return cls(int(m.group(1)), int(m.group(2)), int(m.group(3)), pre, build)
-
-
-def _ids_compare(a: tuple[str, ...], b: tuple[str, ...]) -> int:
-    """Pre-release / build identifiers: absent ranks above present; numeric below alphanumeric."""
-    if a == b:
-        return 0
-    if not a:
-        return 1
-    if not b:
-        return -1
-    for x, y in zip(a, b, strict=False):
-        if x == y:
-            continue
-        if x.isdigit() and y.isdigit():
-            return -1 if int(x) < int(y) else 1
-        if x.isdigit() != y.isdigit():
-            return -1 if x.isdigit() else 1
-        return -1 if x < y else 1
-    return -1 if len(a) < len(b) else 1
-
-
-def compare_versions(a: Version, b: Version) -> int:
-    """``Version.BUILD_AWARE_ORDER``."""
-    for x, y in ((a.major, b.major), (a.minor, b.minor), (a.patch, b.patch)):
-        if x != y:
-            return -1 if x < y else 1
-    return _ids_compare(a.pre, b.pre) or _ids_compare(a.build, b.build)
-
-
 class VersionFilter:
     """``broker_version_filter``: with ``preferLaterVersions``, keep brokers on the newest version
     (equal by semantic-version precedence). A missing or invalid version fails the filter."""
@@ -177,17 +136,11 @@ class VersionFilter:
     name = "broker_version_filter"
 
     def __call__(self, brokers: Candidates, bundle: str, ctx: FilterContext) -> Candidates:
-        if not ctx.settings["preferLaterVersions"] or not brokers:
+        if not ctx.settings["preferLaterVersions"] or not brokers or not ctx.versions_known:
             return brokers
         latest = latest_version(brokers)
-        out = {}
-        for b, v in brokers.items():
-            ver = Version.parse(v.brokerVersion or "")
-            # Version.equals ignores build metadata
-            if (ver.major, ver.minor, ver.patch, ver.pre) == (
-                    latest.major, latest.minor, latest.patch, latest.pre):
-                out[b] = v
-        return out
+        return {b: v for b, v in brokers.items()
+                if same_version(Version.parse(v.brokerVersion or ""), latest)}
 
 
 def latest_version(brokers: Candidates) -> Version:
@@ -209,6 +162,26 @@ def latest_version(brokers: Candidates) -> Version:
     return latest
 
 
+class AntiAffinityGroupFilter:
+    """``broker_anti_affinity_group_filter``: ``AntiAffinityGroupPolicyHelper.filter`` over the
+    ownership entries (bundles of the group per owner)."""
+
+    name = "broker_anti_affinity_group_filter"
+
+    def __call__(self, brokers: Candidates, bundle: str, ctx: FilterContext) -> Candidates:
+        ns = _namespace(bundle)
+        group = ctx.policies.anti_affinity_group(ns)
+        if group is None:
+            return brokers
+        key = group.lower()
+        if key not in ctx.group_counts:
+            ctx.group_counts[key] = bundle_group_counts(ns, ctx.policies, ctx.owners)
+        counts = ctx.group_counts[key]
+        kept, _ = filter_anti_affinity(tuple(brokers), counts, ctx.domains())
+        keep = set(kept)
+        return {b: v for b, v in brokers.items() if b in keep}
+
+
 class IsolationPoliciesFilter:
     """``broker_isolation_policies_filter``: with an isolation policy, the primaries (plus the
     secondaries when fewer primaries than ``min_limit`` are available); without, the shared
@@ -217,31 +190,20 @@ class IsolationPoliciesFilter:
     name = "broker_isolation_policies_filter"
 
     def __call__(self, brokers: Candidates, bundle: str, ctx: FilterContext) -> Candidates:
-        ns = namespace_of(bundle) if "/" in bundle and bundle.count("/") >= 2 else bundle
-        policy = ctx.policies.isolation_for(ns)
-        keep: set[str] = set()
-        if policy is not None:
-            primaries = [b for b in brokers if _matches(policy.primary, b)]
-            secondaries = [b for b in brokers
-                           if b not in primaries and _matches(policy.secondary, b)]
-            keep.update(primaries)
-            if len(primaries) < policy.min_limit:
-                keep.update(secondaries)
-        else:
-            non_persistent = ctx.non_persistent(bundle)
-            for b, v in brokers.items():
-                if non_persistent and not v.nonPersistentTopicsEnabled:
-                    continue
-                if not non_persistent and not v.persistentTopicsEnabled:
-                    continue
-                if ctx.policies.is_shared(b):
-                    keep.add(b)
+        def loads(b: str, non_persistent: bool) -> bool:
+            v = brokers[b]
+            return v.nonPersistentTopicsEnabled if non_persistent else v.persistentTopicsEnabled
+
+        kept = apply_namespace_policies(_namespace(bundle), tuple(brokers), ctx.policies, loads,
+                                        non_persistent=ctx.non_persistent(bundle))
+        keep = set(kept.brokers)
         return {b: v for b, v in brokers.items() if b in keep}
 
 
 def default_pipeline() -> tuple[BrokerFilter, ...]:
-    """The filters lbctl can apply from a snapshot, in Pulsar's pipeline order."""
-    return (MaxTopicCountFilter(), VersionFilter(), IsolationPoliciesFilter())
+    """The filters of ``ExtensibleLoadManagerImpl``, in Pulsar's pipeline order."""
+    return (LoadManagerClassFilter(), MaxTopicCountFilter(), VersionFilter(),
+            AntiAffinityGroupFilter(), IsolationPoliciesFilter())
 
 
 def apply_filters(brokers: Candidates, bundle: str, ctx: FilterContext,
@@ -278,8 +240,9 @@ def make_transferable(
     pipeline: Sequence[BrokerFilter],
 ) -> Callable[[str, str, str | None], tuple[bool, str]]:
     """TransferShedder's ``isTransferable(bundle, src, dst)`` with a PulsarService: policies gate,
-    the filter pipeline over the available brokers, then the destination (or, in unload mode, any
-    other broker) must survive. Note Q4: the destination is checked in unload mode too."""
+    the filter pipeline over the available brokers (a failing filter makes the bundle not
+    transferable), then the destination (or, in unload mode, any other broker) must survive.
+    Note Q4: the destination is checked in unload mode too."""
     settings = ctx.settings
 
     def transferable(bundle: str, src: str, dst: str | None) -> tuple[bool, str]:

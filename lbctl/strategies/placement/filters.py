@@ -6,17 +6,33 @@ Each filter takes the candidates in order and returns those it keeps, recording 
 * :func:`filter_large_topic_count` — ``filterBrokersWithLargeTopicCount``
   (``loadBalancerBrokerMaxTopics``);
 * :func:`remove_most_servicing` — ``removeMostServicingBrokersForNamespace``, with the
-  per-namespace ownership index of :func:`namespace_bundle_counts`.
+  per-namespace ownership index of :func:`namespace_bundle_counts`;
+* :func:`policy_candidates` — ``applyNamespacePolicies`` (isolation policies, the shared brokers,
+  the topic kinds a broker loads; a broker without a load report is no candidate);
+* :func:`filter_anti_affinity_modular` — ``filterAntiAffinityGroupOwnedBrokers`` (anti-affinity
+  groups, failure domains);
+* :func:`filter_load_manager_class` and :func:`filter_versions` — the ``filterPipeline``
+  (``BrokerLoadManagerClassFilter``, ``BrokerVersionFilter``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from lbctl.config import Settings
 from lbctl.model.bundle import namespace_of
 from lbctl.model.decision import FilterStep
+from lbctl.model.javaorder import java_hash_order
 from lbctl.model.loaddata import LoadData
+from lbctl.model.policies import NO_POLICIES, ClusterPolicies, IsolationPolicy
+from lbctl.strategies.placement.namespace_policies import (
+    PolicyCandidates,
+    apply_namespace_policies,
+    filter_anti_affinity,
+    namespace_group_counts,
+)
+from lbctl.strategies.placement.versions import Version, compare_versions, same_version
 
 
 def filter_large_topic_count(
@@ -28,8 +44,10 @@ def filter_large_topic_count(
     limit = int(settings["loadBalancerBrokerMaxTopics"])
     kept = []
     for b in cands:
-        bd = load.brokers[b]
-        topics = bd.local.numTopics + sum(d.topics for d in bd.preallocated.values())
+        bd = load.brokers.get(b)
+        # a broker without BrokerData counts 0 topics
+        topics = 0 if bd is None else (
+            bd.local.numTopics + sum(d.topics for d in bd.preallocated.values()))
         if topics <= limit:
             kept.append(b)
     if not kept:
@@ -80,4 +98,155 @@ def remove_most_servicing(
         why = (f"kept brokers owning {least} bundle(s) "
                f"of {namespace}; removed " + ", ".join(removed))
     steps.append(FilterStep("loadBalancerDistributeBundlesEvenlyEnabled", cands, kept, why))
+    return kept
+
+
+# --- namespace policies, anti-affinity, the filter pipeline (selectBroker) --------------------------
+@dataclass(frozen=True)
+class PlacementEnv:
+    """What the modular ``selectBroker`` reads besides ``LoadData``, fixed for one cycle.
+
+    ``available`` are the active brokers (``getAvailableBrokers``, in ``HashSet`` order), with or
+    without a load report; ``class_known`` / ``versions_known`` say whether any load report
+    names its load manager class / broker version (when none does, the data was not captured and
+    the filter that needs it is not applied, rather than failing every broker)."""
+
+    available: tuple[str, ...]
+    policies: ClusterPolicies = NO_POLICIES
+    class_known: bool = False
+    versions_known: bool = False
+    #: per cycle: the policy candidates of each isolation policy (None: namespaces without one),
+    #: which is all that makes them differ between namespaces
+    cache: dict[tuple[int, IsolationPolicy | None], PolicyCandidates] = field(
+        default_factory=dict, compare=False, repr=False)
+    #: per cycle: the anti-affinity counts of each group
+    group_counts: dict[tuple[int, str], dict[str, int] | None] = field(
+        default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, available: Sequence[str], load: LoadData,
+           policies: ClusterPolicies) -> PlacementEnv:
+        locals_ = [bd.local for bd in load.brokers.values()]
+        return cls(
+            tuple(java_hash_order(available)), policies,
+            any(x.loadManagerClassName is not None for x in locals_),
+            any(x.brokerVersionString for x in locals_))
+
+    def domains(self, settings: Settings) -> dict[str, str] | None:
+        """The broker → failure-domain map when ``failureDomainsEnabled`` (read only here, as
+        ``filterAntiAffinityGroupOwnedBrokers`` reads it)."""
+        return self.policies.broker_domains() if settings["failureDomainsEnabled"] else None
+
+
+def policy_candidates(namespace: str, env: PlacementEnv, load: LoadData) -> PolicyCandidates:
+    """``applyNamespacePolicies`` over every available broker with the modular load manager's
+    ``BrokerTopicLoadingPredicate``: the broker's load report must allow the topic kind (a broker
+    without a report allows none). Bundles are placed here as persistent ones: during shedding
+    Pulsar builds the bundle from its name, which never marks it non-persistent."""
+
+    key = (id(load), env.policies.isolation_for(namespace))
+    hit = env.cache.get(key)
+    if hit is not None:
+        return hit
+
+    def loads(broker: str, non_persistent: bool) -> bool:
+        bd = load.brokers.get(broker)
+        if bd is None:
+            return False
+        return bd.local.nonPersistentTopicsEnabled if non_persistent \
+            else bd.local.persistentTopicsEnabled
+
+    out = env.cache[key] = apply_namespace_policies(namespace, env.available, env.policies, loads)
+    return out
+
+
+def filter_anti_affinity_modular(
+    cands: tuple[str, ...], namespace: str, env: PlacementEnv, load: LoadData,
+    settings: Settings, steps: list[FilterStep],
+) -> tuple[str, ...]:
+    """``filterAntiAffinityGroupOwnedBrokers`` with the modular count (namespaces of the group a
+    broker owns bundles of, or has preallocated)."""
+    counts = anti_affinity_counts(namespace, env, load)
+    if counts is None:
+        return cands
+    kept, why = filter_anti_affinity(cands, counts, env.domains(settings))
+    steps.append(FilterStep("anti-affinity group", cands, kept, why))
+    return kept
+
+
+def anti_affinity_counts(namespace: str, env: PlacementEnv, load: LoadData) -> dict[str, int] | None:
+    """``getAntiAffinityNamespaceOwnedBrokers`` over ``brokerToNamespaceToBundleRange``."""
+    group = env.policies.anti_affinity_group(namespace)
+    if group is None:
+        return None
+    key = (id(load), group.lower())
+    if key not in env.group_counts:
+        per_broker = {b: {namespace_of(x) for x in (*bd.local.lastStats, *bd.preallocated)}
+                      for b, bd in load.brokers.items()}
+        env.group_counts[key] = namespace_group_counts(namespace, env.policies, per_broker)
+    return env.group_counts[key]
+
+
+def filter_load_manager_class(cands: tuple[str, ...], load: LoadData, settings: Settings,
+                              env: PlacementEnv, steps: list[FilterStep]) -> tuple[str, ...]:
+    """``impl.BrokerLoadManagerClassFilter``: every broker whose report names another load manager
+    class than the leader's ``loadManagerClassName`` (or none) is removed."""
+    if not env.class_known:
+        return cands
+    mine = str(settings["loadManagerClassName"])
+    brokers = load.brokers  # Pulsar iterates loadData: a broker without data is not removed
+    other = {b for b in cands if b in brokers and brokers[b].local.loadManagerClassName != mine}
+    kept = tuple(b for b in cands if b not in other)
+    if len(kept) < len(cands):
+        removed = [f"{b} ({load.brokers[b].local.loadManagerClassName or 'no class'})"
+                   for b in cands if b in other]
+        steps.append(FilterStep("BrokerLoadManagerClassFilter", cands, kept,
+                                f"removed {', '.join(removed)}: not {mine}"))
+    return kept
+
+
+def filter_versions(cands: tuple[str, ...], load: LoadData, settings: Settings,
+                    env: PlacementEnv, steps: list[FilterStep]) -> tuple[str, ...] | None:
+    """``impl.BrokerVersionFilter`` (``preferLaterVersions``): the candidates on the newest
+    version; ``None`` when Pulsar's filter throws (no candidate, a candidate without a report or a
+    version, an invalid version) — the caller then restores the policy candidates."""
+    if not settings["preferLaterVersions"]:
+        return cands
+    if not env.versions_known:
+        steps.append(FilterStep("BrokerVersionFilter", cands, cands,
+                                "not applied: no load report carries brokerVersionString"))
+        return cands
+    problem = None
+    latest: Version | None = None
+    if not cands:
+        problem = "Unable to determine latest version since broker set was empty"
+    for b in cands:
+        bd = load.brokers.get(b)
+        version = bd.local.brokerVersionString if bd is not None else None
+        if bd is None:
+            problem = f'No broker data for broker "{b}"'
+        elif not version:
+            problem = f'No version string in load report for broker "{b}"'
+        else:
+            try:
+                v = Version.parse(version)
+            except ValueError:
+                problem = f'Invalid version string in load report for broker "{b}": "{version}"'
+            else:
+                if latest is None or compare_versions(latest, v) < 0:
+                    latest = v
+        if problem:
+            break
+    if problem is not None or latest is None:
+        steps.append(FilterStep("BrokerVersionFilter", cands, (),
+                                f"failed ({problem}): candidates restored"))
+        return None
+    newest = latest
+    kept = tuple(b for b in cands
+                 if same_version(Version.parse(load.brokers[b].local.brokerVersionString or ""),
+                                 newest))
+    if len(kept) < len(cands):
+        steps.append(FilterStep("BrokerVersionFilter", cands, kept,
+                                "removed brokers older than the newest version "
+                                f"{newest.major}.{newest.minor}.{newest.patch}"))
     return kept

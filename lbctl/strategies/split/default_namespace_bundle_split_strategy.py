@@ -10,9 +10,14 @@ splits) or a bundle of the namespace sharing its lower or upper bound is mid-spl
 ``loadBalancerMaxNumberOfBundlesToSplitPerCycle`` per cycle (later bundles are not evaluated, so
 their counts do not advance). The children stay on the broker.
 
-The hit counts are the strategy's memory across cycles. Only ``range_equally_divide`` (the
-default) is computed here; another ``defaultNamespaceBundleSplitAlgorithm`` is reported as a
-Failure/Unknown decision, as Pulsar reports a failed boundary computation.
+The hit counts are the strategy's memory across cycles. The boundary comes from the broker's
+``defaultNamespaceBundleSplitAlgorithm`` (``NamespaceService.getSplitBoundary(bundle, null,
+algorithm)``), computed by the caller's ``boundaries(bundle)``: every algorithm works, with
+Pulsar's rules around it — an algorithm that fails (``specified_positions_divide`` without
+positions, ``flow_or_qps_equally_divide`` when it is not the default), answers no boundary
+(``null``) or more than one (``flow_or_qps_equally_divide`` cutting a bundle in three or more;
+"The size of split boundaries is not 1") is a Failure/Unknown decision, and the bundle keeps its
+hit count. Without ``boundaries`` only ``range_equally_divide`` (it reads no topic) is computed.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from lbctl.config import Settings
 from lbctl.model.bundle import BundleRange, format_position
 from lbctl.model.decision import BundleCheck, Label, Reason, SplitDecision, SplitResult
 from lbctl.model.load import NamespaceBundleStats
+from lbctl.strategies.split.base import SplitBoundaries, SplitError
 
 MIB = 1024 * 1024
 
@@ -64,8 +70,11 @@ def find_bundles_to_split(
     bundle_count: Callable[[str], int],
     is_owner: Callable[[str], bool] = lambda bundle: True,
     splitting: Mapping[str, str] | None = None,
+    boundaries: Callable[[str], SplitBoundaries] | None = None,
 ) -> SplitResult:
-    """``findBundlesToSplit`` for one broker. ``bundle_count(namespace)`` may raise (Failure)."""
+    """``findBundlesToSplit`` for one broker. ``bundle_count(namespace)`` may raise (Failure);
+    ``boundaries(bundle)`` is the default algorithm's answer (it may raise
+    :class:`~lbctl.strategies.split.base.SplitError`: Failure)."""
     stats = list(bundle_stats)
     counts = {b: n for b, n in hit_counts.items() if b in dict(stats)}
     threshold = int(settings["loadBalancerNamespaceBundleSplitConditionHitCountThreshold"])
@@ -119,12 +128,31 @@ def find_bundles_to_split(
         if parent_splitting is not None:
             checks.append(BundleCheck(bundle, hits, f"{parent_splitting} is being split"))
             continue
-        if algorithm != "range_equally_divide":
+        if boundaries is None and algorithm == "range_equally_divide":
+            boundary = parsed.lower + (parsed.upper - parsed.lower) // 2
+        elif boundaries is None:
             failures += 1
-            checks.append(BundleCheck(bundle, hits, f"split algorithm {algorithm} is not "
-                                      "modelled by lbctl (only range_equally_divide)"))
+            checks.append(BundleCheck(bundle, hits, f"split algorithm {algorithm} needs the "
+                                      "bundle's topics, which were not given (Failure/Unknown)"))
             continue
-        boundary = parsed.lower + (parsed.upper - parsed.lower) // 2
+        else:
+            try:
+                answer = boundaries(bundle)
+            except SplitError as e:
+                failures += 1
+                checks.append(BundleCheck(bundle, hits, f"{algorithm} failed to compute the split "
+                                          f"boundaries (Failure/Unknown): {e}"))
+                continue
+            if answer.boundaries is None or len(answer.boundaries) != 1:
+                failures += 1
+                got = ("no boundary" if not answer.boundaries else
+                       f"{len(answer.boundaries)} boundaries "
+                       f"({', '.join(format_position(b) for b in answer.boundaries)})")
+                checks.append(BundleCheck(bundle, hits, f"{algorithm} gave {got}; the split "
+                                          "strategy needs exactly one (Failure/Unknown)"
+                                          + (f": {answer.why}" if answer.why else "")))
+                continue
+            boundary = answer.boundaries[0]
         children = (f"{ns}/{format_position(parsed.lower)}_{format_position(boundary)}",
                     f"{ns}/{format_position(boundary)}_{format_position(parsed.upper)}")
         decisions.append(SplitDecision(bundle, broker, Label.SUCCESS, reason or Reason.UNKNOWN,

@@ -1,0 +1,38 @@
+"""What a cycle knew of the placement data beside load (the snapshot's ``policies`` and
+``availableBrokers``), in words, for both load managers' explanations. Said only when the snapshot
+captured it: a snapshot without these sections explains as before."""
+
+from __future__ import annotations
+
+from lbctl.config import Settings
+from lbctl.model.cluster import ClusterState
+
+
+def placement_data_lines(state: ClusterState, settings: Settings | None = None) -> list[str]:
+    """One line on the policies in force, one on active brokers without a load report, one when
+    ``preferLaterVersions`` is on but no broker's version was captured (the version filter is then
+    not applied rather than failing every broker)."""
+    out = []
+    p = state.policies
+    if p is not None:
+        parts = []
+        if p.isolation:
+            parts.append(f"{len(p.isolation)} isolation polic{'y' if len(p.isolation) == 1 else 'ies'}"
+                         f" ({', '.join(x.name or '?' for x in p.isolation)})")
+        groups = sorted({g for ns in p.anti_affinity
+                         if (g := p.anti_affinity_group(ns)) is not None})
+        if groups:
+            parts.append(f"anti-affinity groups {', '.join(groups)} "
+                         f"({len(p.anti_affinity)} namespaces)")
+        if p.failure_domains:
+            parts.append(f"{len(p.failure_domains)} failure domain(s)")
+        out.append("Namespace policies: " + ("; ".join(parts) if parts else "none defined"))
+    if (settings is not None and settings.peek("preferLaterVersions")
+            and not any(local.brokerVersionString for local in state.brokers.values())):
+        out.append("BrokerVersionFilter not applied: preferLaterVersions is on but no broker's "
+                   "version was captured")
+    missing = [b for b in state.available() if b not in state.brokers]
+    if missing:
+        out.append(f"Active without a load report: {', '.join(missing)} — never a destination "
+                   "unless an isolation policy names it")
+    return out

@@ -1,0 +1,159 @@
+"""Namespace policies in placement, shared by both load managers (``LoadManagerShared``).
+
+* :func:`apply_namespace_policies` — ``applyNamespacePolicies`` / ``applyNamespacePoliciesAsync``:
+  a namespace with an isolation policy may go to its primary brokers, plus the secondary ones when
+  the policy's ``min_available`` failover says so (fewer primaries than ``min_limit``); a namespace
+  without one may go to the *shared* brokers only — those no policy names primary — that load its
+  topic kind (``persistentTopicsEnabled``, or ``nonPersistentTopicsEnabled`` for a bundle looked up
+  for a non-persistent topic). The modular load manager's predicate also needs the broker's load
+  report (``brokerTopicLoadingPredicate`` reads ``loadData``): a broker without one is never a
+  shared candidate. Brokers are matched by their id (``host:port``) and by their host.
+* :func:`filter_anti_affinity` — ``filterAntiAffinityGroupOwnedBrokers``: for a namespace of an
+  anti-affinity group, with ``failureDomainsEnabled`` first only the failure domains owning the
+  fewest namespaces of the group stay, then only the brokers owning the fewest (a broker owning
+  none wins over every broker owning some).
+* :func:`should_anti_affinity_namespace_unload` — ``shouldAntiAffinityNamespaceUnload``: do not shed
+  a bundle of such a namespace when every candidate broker owns as many of the group as the
+  least-owning one and the owner is among them (the bundle would come back).
+
+Counting members of a group differs between the load managers: the modular one counts, per broker,
+the *namespaces* of the group it owns bundles of (``BundleRangeCache``); the extensible one counts
+the owned *bundles* of the group (``ServiceUnitStateChannel`` ownership entries). Both are here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from lbctl.model.bundle import namespace_of
+from lbctl.model.policies import DEFAULT_DOMAIN, ClusterPolicies
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyCandidates:
+    """The brokers a namespace's policies allow, and in words why."""
+
+    brokers: tuple[str, ...]
+    why: str
+    policy: str | None = None  # the isolation policy's name, when one applies
+
+
+def apply_namespace_policies(
+    namespace: str,
+    available: Sequence[str],
+    policies: ClusterPolicies,
+    loads_topics: Callable[[str, bool], bool],
+    *,
+    non_persistent: bool = False,
+) -> PolicyCandidates:
+    """``LoadManagerShared.applyNamespacePolicies``; ``loads_topics(broker, non_persistent)`` is the
+    ``BrokerTopicLoadingPredicate``. The result keeps ``available``'s order."""
+    policy = policies.isolation_for(namespace)
+    if policy is not None:
+        primaries = [b for b in available if policy.is_primary(b)]
+        secondaries = [b for b in available if b not in primaries and policy.is_secondary(b)]
+        keep = set(primaries)
+        name = policy.name or "an isolation policy"
+        why = f"isolation policy {name}: primaries {', '.join(primaries) or 'none'}"
+        if policy.should_failover(len(primaries)):
+            keep.update(secondaries)
+            why += (f"; fewer than min_limit {policy.min_limit}, so the secondaries too: "
+                    f"{', '.join(secondaries) or 'none'}")
+        return PolicyCandidates(tuple(b for b in available if b in keep), why, policy.name)
+    kind = "non-persistent" if non_persistent else "persistent"
+    kept: list[str] = []
+    no_kind: list[str] = []
+    reserved: list[str] = []
+    for b in available:
+        if not loads_topics(b, non_persistent):
+            no_kind.append(b)
+        elif not policies.is_shared(b):
+            reserved.append(b)
+        else:
+            kept.append(b)
+    parts = []
+    if no_kind:
+        parts.append(f"{', '.join(no_kind)} cannot load {kind} topics "
+                     "(or have no load report)")
+    if reserved:
+        parts.append(f"{', '.join(reserved)} are primary brokers of an isolation policy "
+                     "(not shared)")
+    return PolicyCandidates(tuple(kept), "; ".join(parts))
+
+
+# --- anti-affinity groups ---------------------------------------------------------------------------
+def namespace_group_counts(namespace: str, policies: ClusterPolicies,
+                           broker_namespaces: Mapping[str, Iterable[str]]) -> dict[str, int] | None:
+    """Modular ``getAntiAffinityNamespaceOwnedBrokers``: per broker, how many namespaces of the
+    namespace's group it owns bundles of (``None`` when the namespace has no group)."""
+    group = policies.anti_affinity_group(namespace)
+    if group is None:
+        return None
+    out: dict[str, int] = {}
+    for broker, namespaces in broker_namespaces.items():
+        n = sum(1 for ns in namespaces if policies.same_group(ns, group))
+        if n:
+            out[broker] = n
+    return out
+
+
+def bundle_group_counts(namespace: str, policies: ClusterPolicies,
+                        owners: Mapping[str, str]) -> dict[str, int] | None:
+    """Extensible ``getAntiAffinityNamespaceOwnedBrokers`` over the ownership entries
+    (bundle → owner): per broker, how many owned bundles belong to the group."""
+    group = policies.anti_affinity_group(namespace)
+    if group is None:
+        return None
+    out: dict[str, int] = {}
+    for bundle, owner in owners.items():
+        if policies.same_group(namespace_of(bundle), group):
+            out[owner] = out.get(owner, 0) + 1
+    return out
+
+
+def filter_anti_affinity(
+    cands: Sequence[str],
+    counts: Mapping[str, int] | None,
+    domains: Mapping[str, str] | None,
+) -> tuple[tuple[str, ...], str]:
+    """``filterAntiAffinityGroupOwnedBrokers`` on ``cands`` (order kept); ``domains`` is the broker →
+    failure domain map when ``failureDomainsEnabled`` (else ``None``). Returns the survivors and
+    why others went."""
+    if not cands or counts is None:
+        return tuple(cands), ""
+    out = list(cands)
+    why = []
+    if domains:  # filterDomainsNotHavingLeastNumberAntiAffinityNamespaces
+        per_domain: dict[str, int] = {}
+        for b in out:
+            d = domains.get(b, DEFAULT_DOMAIN)
+            per_domain[d] = per_domain.get(d, 0) + counts.get(b, 0)
+        least_d = min(per_domain.values())
+        dropped = [b for b in out if per_domain[domains.get(b, DEFAULT_DOMAIN)] != least_d]
+        if dropped:
+            why.append(f"failure domains owning more than {least_d} namespace(s) of the group: "
+                       f"removed {', '.join(dropped)}")
+        out = [b for b in out if b not in dropped]
+    if not out:
+        return (), "; ".join(why)
+    least = min(counts.get(b, 0) for b in out)
+    kept = [b for b in out if counts.get(b, 0) == least]
+    dropped = [f"{b} ({counts.get(b, 0)})" for b in out if counts.get(b, 0) != least]
+    if dropped:
+        why.append(f"kept the brokers owning {least} of the anti-affinity group; removed "
+                   + ", ".join(dropped))
+    return tuple(kept), "; ".join(why)
+
+
+def should_anti_affinity_namespace_unload(current: str, cands: Sequence[str],
+                                          counts: Mapping[str, int] | None) -> bool:
+    """``LoadManagerShared.shouldAntiAffinityNamespaceUnload`` over the policy candidates."""
+    if not counts:
+        return True
+    least = min((counts.get(b, 0) for b in cands), default=2**31 - 1)
+    current_count = counts.get(current, 0) if current in cands else 0
+    if least == 0 or current_count > least:
+        return True
+    owners_of_least = sum(1 for b in cands if counts.get(b, 0) == least)
+    return len(cands) != owners_of_least
