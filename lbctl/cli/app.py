@@ -10,6 +10,7 @@ from lbctl import __version__
 from lbctl.cli import compare as compare_cmd
 from lbctl.cli import connection, explain, export, monitor_brokers, recommend, snapshot, unload
 from lbctl.cli import fleet as fleet_cmd
+from lbctl.cli import propose as propose_cmd
 from lbctl.cli import simulate as simulate_cmd
 from lbctl.cli import split_bundle as split_bundle_cmd
 
@@ -64,6 +65,7 @@ snapshot.app.command("export")(export.export)
 app.add_typer(fleet_cmd.app, name="fleet")
 app.command("simulate")(simulate_cmd.simulate)
 app.command("compare")(compare_cmd.compare)
+app.command("propose")(propose_cmd.propose)
 
 
 def main() -> None:

@@ -11,7 +11,7 @@ Every cycle (``loadBalancerSheddingIntervalMinutes`` apart, starting at the firs
    then); the bundles of a broker gone from it go to their reported owner if alive, else to the
    least loaded broker.
 2. **True load.** Each broker's report is recomputed from the bundles it carries with the load model
-   (:mod:`lbctl.simulate.model`).
+   (:mod:`lbctl.model.loadmodel`).
 3. **What the leader sees.** A broker rewrites its report only when ``needBrokerDataUpdate`` says
    so (:mod:`lbctl.simulate.reports`); otherwise the leader keeps the last report written (the
    first cycle sees the snapshot exactly as given, so cycle 1 is ``lbctl recommend``).
@@ -30,17 +30,21 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from lbctl.config import Settings, read_broker_conf
 from lbctl.errors import UsageError
 from lbctl.loadmanager.select import Options, modular_load_manager, require_modular, settings_for
 from lbctl.model.cluster import ClusterState
 from lbctl.model.cycle import CycleMemory
+from lbctl.model.decision import SheddingDecision, UnloadOutcome
 from lbctl.model.load import BundleData, LocalBrokerData, NamespaceBundleStats
 from lbctl.model.loaddata import BundleDataView
+from lbctl.model.loadmodel import LoadModel
+from lbctl.planner import is_planner
+from lbctl.planner.cycle import PlannerLoadManager
+from lbctl.planner.propose import ProposeOptions
 from lbctl.simulate.metrics import BounceTracker, Spread, ratio, settle_cycle
-from lbctl.simulate.model import LoadModel
 from lbctl.simulate.reports import need_update
 from lbctl.simulate.sampling import sample_all
 
@@ -114,6 +118,8 @@ class SimulationResult:
 
     @property
     def label(self) -> str:
+        if self.shedding == self.placement:  # lbctl's planner decides both
+            return self.shedding
         return f"{self.shedding} + {self.placement}"
 
     def brokers(self) -> list[str]:
@@ -160,6 +166,39 @@ class SimulationOptions:
     band: float = DEFAULT_BAND  # settle band on the load range (fraction)
     bounce_window: int | None = None  # cycles; default: the grace period
     idle_usage: float | None = None  # percent; default: fitted
+    #: ``--strategy lbctl``: the planner's goals (default: the settle band as target range)
+    planner: ProposeOptions | None = None
+
+    def planner_options(self) -> ProposeOptions:
+        if self.planner is None:
+            return ProposeOptions(target_range=self.band * 100)
+        if self.planner.target_range is None and self.planner.target_std is None:
+            return replace(self.planner, target_range=self.band * 100)
+        return self.planner
+
+
+class _Cycle(Protocol):
+    """What the loop reads of one cycle's result (a modular cycle or lbctl's planner's)."""
+
+    @property
+    def decision(self) -> SheddingDecision | None: ...
+
+    @property
+    def outcomes(self) -> tuple[UnloadOutcome, ...]: ...
+
+    @property
+    def unloads(self) -> tuple[UnloadOutcome, ...]: ...
+
+    @property
+    def gate(self) -> str | None: ...
+
+    @property
+    def memory(self) -> CycleMemory: ...
+
+
+class _Decider(Protocol):
+    def run_cycle(self, state: ClusterState, settings: Settings,
+                  memory: CycleMemory | None = None) -> _Cycle: ...
 
 
 def check_states(states: Sequence[ClusterState]) -> None:
@@ -188,8 +227,17 @@ class _Run:
         self.conf = conf
         s0 = self.states[0]
         self.settings0 = self.settings(0)
-        # the load model does not apply splits (see README)
-        self.lm = modular_load_manager(self.settings0, opts, check_splits=False)
+        self.lm: _Decider
+        if is_planner(opts.strategy):
+            if opts.placement:
+                raise UsageError("lbctl's planner chooses destinations itself: --placement does "
+                                 "not apply to --strategy lbctl")
+            planner = PlannerLoadManager(sim.planner_options())
+            self.lm, self.names = planner, (planner.shedding.name, planner.placement.name)
+        else:
+            # the load model does not apply splits (see README)
+            modular = modular_load_manager(self.settings0, opts, check_splits=False)
+            self.lm, self.names = modular, (modular.shedding.name, modular.placement.name)
         interval = int(self.settings0["loadBalancerSheddingIntervalMinutes"])
         if interval <= 0:
             raise UsageError(f"loadBalancerSheddingIntervalMinutes must be positive, got {interval}")
@@ -381,8 +429,8 @@ class _Run:
         self._recompute()
         final = {b: self._usage(self.true[b]) for b in self.owned}
         return SimulationResult(
-            cluster=s0.cluster, start=t0, shedding=self.lm.shedding.name,
-            placement=self.lm.placement.name, interval_minutes=self.interval,
+            cluster=s0.cluster, start=t0, shedding=self.names[0],
+            placement=self.names[1], interval_minutes=self.interval,
             band=self.sim.band, bounce_window_ms=self.bounce.window_ms,
             trace_snapshots=len(self.states), settings=self.settings0.read_values(),
             model=self.model, cycles=tuple(records), final_loads=final,

@@ -73,6 +73,15 @@ def _comparison():
                                   SimulationOptions(cycles=6)))
 
 
+def _propose():
+    from lbctl.planner.propose import ProposeOptions, propose
+    from lbctl.render.propose_view import ProposeView
+
+    st = _states("hot-broker.json")[-1]
+    return ProposeView(propose(st, resolve(st.config), ProposeOptions(solver="greedy")),
+                       detailed=True)
+
+
 def _monitor():
     mon = BrokerMonitor()
     refresh = None
@@ -119,7 +128,7 @@ SAMPLES: dict[str, Callable[[], object]] = {
     "ExplainView/extensible": _explain_extensible, "ValidateView": _validate,
     "SplitView": _split, "SimulationView": _simulation, "ComparisonView": _comparison,
     "MonitorView": _monitor, "IngestView": _ingest, "ReportView": _report,
-    "WhatIfView": _whatif,
+    "WhatIfView": _whatif, "ProposeView": _propose,
 }
 
 
