@@ -149,21 +149,25 @@ def build_rules(state: ClusterState, settings: Settings, view: LoadView,
 
     pinned: list[str | None] = []
     ns_cache: dict[str, str | None] = {}
+
+    def why_namespace(ns: str) -> str | None:
+        if ns == SYSTEM_NAMESPACE or is_system_service_namespace(ns):
+            return f"system namespace {ns}"
+        if ns in excluded:
+            return f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
+        if (extensible and policies is not None and not shed_policies
+                and (policies.isolation_for(ns) is not None or ns in policies.anti_affinity)):
+            return (f"namespace {ns} has isolation or anti-affinity policies and "
+                    "loadBalancerSheddingBundlesWithPoliciesEnabled is false")
+        return None
+
     for x in view.bundles:
-        ns = namespace_of(x)
-        why = ns_cache.get(ns, "")
-        if why == "":
-            why = None
-            if ns == SYSTEM_NAMESPACE or is_system_service_namespace(ns):
-                why = f"system namespace {ns}"
-            elif ns in excluded:
-                why = f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"
-            elif (extensible and policies is not None and not shed_policies
-                  and (policies.isolation_for(ns) is not None or ns in policies.anti_affinity)):
-                why = (f"namespace {ns} has isolation or anti-affinity policies and "
-                       "loadBalancerSheddingBundlesWithPoliciesEnabled is false")
-            ns_cache[ns] = why
-        if why is None:
+        ns = x.rpartition("/")[0]
+        try:
+            why = ns_cache[ns]
+        except KeyError:
+            why = ns_cache[ns] = why_namespace(ns)
+        if why is None and recent:
             at = recent.get(x)
             if at is not None and at >= now - grace_ms:
                 why = (f"unloaded {max(0, (now - at) // 60_000)} min ago: in the grace period "

@@ -34,14 +34,17 @@ class Costs:
         n = len(view.bundles)
         if n == 0:
             return cls((), 1.0)
-        unit = max(sum(view.throughput) / n, 1.0)
-        t_bar = max(sum(view.topics) / n, 1.0)
-        c_bar = max(sum(view.connections) / n, 1.0)
+        import numpy as np
+
+        tp = np.asarray(view.throughput, dtype=float)
+        topics = np.asarray(view.topics, dtype=float)
+        conns = np.asarray(view.connections, dtype=float)
+        unit = max(float(tp.sum()) / n, 1.0)
+        t_bar = max(float(topics.sum()) / n, 1.0)
+        c_bar = max(float(conns.sum()) / n, 1.0)
         price = MOVE_PRICE * unit / 3
-        cost = tuple(tp + price * (1 + t / t_bar + c / c_bar)
-                     for tp, t, c in zip(view.throughput, view.topics, view.connections,
-                                         strict=True))
-        return cls(cost, unit)
+        cost = tp + price * (1 + topics / t_bar + conns / c_bar)
+        return cls(tuple(cost.tolist()), unit)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lbctl.planner.assignment import EPS, Assignment
+from lbctl.planner.assignment import EPS
 from lbctl.planner.propose import Proposal
 
 DETAILED = 50
@@ -60,31 +60,32 @@ def _alternatives(p: Proposal, i: int, dst: int,
                if k not in a.moved and p.rules.pinned[k] is None
                and p.costs.cost[k] < p.costs.cost[i]]
     for k in sorted(cheaper, key=lambda k: -p.costs.cost[k])[:1]:
-        trial = Assignment(view, p.rules, p.costs)
-        trial.apply(m for m in p.moves if m[0] != i)
-        refused = trial.refuses(k, dst)
+        # the plan with k moved instead of i: the source keeps i and loses k, the destination
+        # takes k instead of i
         what = f"{view.bundles[k]} ({_mb(view.throughput[k])})"
+        refused = p.rules.static_refuses(k, dst)
         if refused is not None:
             out.append((what, f"cheaper, but {view.brokers[dst]} may not take it: {refused}"))
             continue
-        trial.move(k, dst)
-        us, ud = trial.u[src], trial.u[dst]
+        us, ud = a.usage_swap(src, k, i), a.usage_swap(dst, i, k)
+        others = [u for j, u in enumerate(a.u) if j not in (src, dst)]
+        top = max([us, ud, *others])
+        low = min([us, ud, *others])
         if us > min(hi, umax) + EPS:
             out.append((what, f"cheaper, but {view.brokers[src]} would stay at {_pct(us)}, "
-                              f"above the band's top {_pct(hi)}"))
+                              f"above the band's top {_pct(min(hi, umax))}"))
         elif ud < lo - EPS:
             out.append((what, f"cheaper, but {view.brokers[dst]} would stay at {_pct(ud)}, "
                               f"below the band's bottom {_pct(lo)}"))
-        elif max(trial.u) - min(trial.u) > p.solution.width + EPS:
-            out.append((what, "cheaper, but the band would not hold: range "
-                              f"{_pct(max(trial.u) - min(trial.u))}"))
+        elif top - low > p.solution.width + EPS:
+            out.append((what, f"cheaper, but the band would not hold: range {_pct(top - low)}"))
         else:
             out.append((what, "cheaper and within the band too; it could replace this move "
                               "(the solver's pick is not unique or not optimal)"))
     # other destinations, least loaded first
-    others = sorted((j for j in range(len(view.brokers)) if j not in (src, dst)),
-                    key=lambda j: a.u[j])[:2]
-    for j in others:
+    nearest = sorted((j for j in range(len(view.brokers)) if j not in (src, dst)),
+                     key=lambda j: a.u[j])[:2]
+    for j in nearest:
         what = view.brokers[j]
         refused = p.rules.static_refuses(i, j)
         if refused is not None:

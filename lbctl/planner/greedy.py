@@ -384,10 +384,7 @@ class GreedyResult:
 def _rho(view: LoadView) -> list[float]:
     """Bytes/s of typical traffic per unit of usage (fraction), per broker, on its dominant
     resource: what one point of usage costs to move there."""
-    totals = [0.0, 0.0, 0.0]
-    for d in view.drivers:
-        for r in range(3):
-            totals[r] += d[r]
+    totals = view.driver_totals
     tp = sum(view.throughput)
     out = []
     for t in view.terms:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 from types import MappingProxyType
 
 from lbctl.config import Settings
@@ -100,6 +101,7 @@ class LoadView:
     model: LoadModel
     guarded: tuple[str, ...] = ()  # "broker (resource)" planned at the slope floor
     floors: Vector = (0.0, 0.0, 0.0)  # the slope floor per resource
+    driver_totals: Vector = (0.0, 0.0, 0.0)  # every bundle's drivers, summed
 
     def index(self) -> dict[str, int]:
         return {b: j for j, b in enumerate(self.brokers)}
@@ -180,21 +182,8 @@ def build(state: ClusterState, settings: Settings, model: LoadModel | None = Non
     index = {b: j for j, b in enumerate(brokers)}
 
     names = tuple(owner_of)
-    wr, wt = model.rate_weight, model.throughput_weight
-    drivers: list[Vector] = []
-    tps: list[float] = []
-    rates: list[float] = []
-    topics: list[int] = []
-    conns: list[int] = []
-    for x in names:
-        s = stats[x]
-        rate = s.msgRateIn + s.msgRateOut
-        tp = s.msgThroughputIn + s.msgThroughputOut
-        drivers.append((wr * rate + wt * tp, s.msgThroughputIn, s.msgThroughputOut))
-        tps.append(tp)
-        rates.append(rate)
-        topics.append(s.topics)
-        conns.append(s.producerCount + s.consumerCount)
+    drivers, tps, rates, topics, conns, totals = _columns(
+        [stats[x] for x in names], model.rate_weight, model.throughput_weight)
     owner = tuple(index[owner_of[x]] for x in names)
 
     for b, rep in state.brokers.items():
@@ -227,9 +216,31 @@ def build(state: ClusterState, settings: Settings, model: LoadModel | None = Non
         terms.append(BrokerTerms(b, floor, (now[0], now[1], now[2]),
                                  (per_unit[0], per_unit[1], per_unit[2])))
         broker_topics.append(rep.numTopics or sum(s.topics for s in carried_by[b]))
-    return LoadView(brokers, tuple(terms), names, owner, tuple(drivers), tuple(tps),
-                    tuple(rates), tuple(topics), tuple(conns), tuple(broker_topics), weights,
-                    tuple(percents), model, tuple(guarded), floors)
+    return LoadView(brokers, tuple(terms), names, owner, drivers, tps, rates, topics, conns,
+                    tuple(broker_topics), weights, tuple(percents), model, tuple(guarded), floors,
+                    totals)
+
+
+def _columns(stats: Sequence[NamespaceBundleStats], wr: float, wt: float) -> tuple[
+        tuple[Vector, ...], tuple[float, ...], tuple[float, ...], tuple[int, ...],
+        tuple[int, ...], Vector]:
+    """Per bundle: drivers, throughput, message rate, topics, connections (columns computed
+    with numpy: a 200,000-bundle cluster is one pass over the stats), and the driver totals."""
+    import numpy as np
+
+    if not stats:
+        return (), (), (), (), (), (0.0, 0.0, 0.0)
+    get = attrgetter("msgRateIn", "msgRateOut", "msgThroughputIn", "msgThroughputOut",
+                     "topics", "producerCount", "consumerCount")
+    a = np.array([get(s) for s in stats], dtype=float)
+    rate = a[:, 0] + a[:, 1]
+    tp = a[:, 2] + a[:, 3]
+    cpu = wr * rate + wt * tp
+    drivers = tuple(zip(cpu.tolist(), a[:, 2].tolist(), a[:, 3].tolist(), strict=True))
+    totals = (float(cpu.sum()), float(a[:, 2].sum()), float(a[:, 3].sum()))
+    return (drivers, tuple(tp.tolist()), tuple(rate.tolist()),
+            tuple(int(t) for t in a[:, 4].tolist()),
+            tuple(int(c) for c in (a[:, 5] + a[:, 6]).tolist()), totals)
 
 
 def slope_floors(model: LoadModel, brokers: Sequence[str]) -> tuple[float, float, float]:
