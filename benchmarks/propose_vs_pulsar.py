@@ -423,17 +423,31 @@ def main() -> int:
         jobs = [(rng.randrange(1 << 30), rng.randint(5, 200), args.cycles, planner)
                 for _ in range(args.random)]
         print(f"\n# {args.random} random clusters, 5-200 brokers (seed {args.seed})")
+        results = []
         if args.jobs > 1:
             from multiprocessing import Pool
 
             with Pool(args.jobs) as pool:
-                results = pool.map(_random_one, jobs)
+                for res in pool.imap(_random_one, jobs):
+                    results.append(res)
+                    progress(res)
         else:
-            results = [_random_one(j) for j in jobs]
+            for j in jobs:
+                results.append(_random_one(j))
+                progress(results[-1])
         summarize(results)
     if args.only in (None, "large"):
         large(args.repeat)
     return 0
+
+
+def progress(res: tuple[int, int, list[Row]]) -> None:
+    """One line per random cluster as it finishes (on stderr; the table follows at the end)."""
+    seed, n, rows = res
+    me = next(r for r in rows if r.strategy == LBCTL)
+    v = judge(rows, 1)
+    print(f"  cluster {seed} ({n} brokers): lbctl {me.moved / MB:.1f} MB/s, "
+          f"{'PASS' if v.ok else 'FAIL'}", file=sys.stderr, flush=True)
 
 
 def summarize(results: Sequence[tuple[int, int, list[Row]]]) -> None:

@@ -23,7 +23,7 @@ Strategies = Annotated[
     list[str],
     typer.Option("--strategy", metavar="NAME[:PLACEMENT]", show_default=False,
                  help="A shedding strategy to compare (repeatable), optionally with its placement "
-                 "strategy, e.g. AvgShedder:AvgShedder."),
+                 "strategy, e.g. AvgShedder:AvgShedder; lbctl for lbctl's own planner."),
 ]
 
 
@@ -52,6 +52,8 @@ def compare(
       lbctl compare examples/pip364-90-10.json --strategy ThresholdShedder --strategy AvgShedder:AvgShedder --set maxUnloadPercentage=0.5
 
       lbctl compare examples/hot-broker.json --strategy ThresholdShedder --strategy UniformLoadShedder --strategy OverloadShedder --plot spread.png
+
+      lbctl compare examples/rolling-restart.yaml --strategy ThresholdShedder --strategy lbctl
     """
     with handled():
         from lbctl.config import parse_assignments

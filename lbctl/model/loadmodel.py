@@ -25,7 +25,10 @@ here and in the README ("Simulation: the load model"):
     a least-squares line through the brokers' (driver, percent) points, clamped to
     ``[0, lowest broker's percent]`` — or ``--idle-usage`` when given (also clamped);
   - a broker carrying traffic gets ``slope = (percent − base) / driver``: its own cost per unit of
-    traffic, which keeps heterogeneous hosts heterogeneous (a strong host stays cheaper);
+    traffic, which keeps heterogeneous hosts heterogeneous (a strong host stays cheaper) — but
+    never less than a tenth of the cluster's slope (:data:`MIN_SLOPE_SHARE`; its base is then
+    lowered, to 0 at least, so that its report is still reproduced): a broker whose report sits
+    at the fitted idle usage would otherwise carry any traffic for free;
   - a broker carrying nothing keeps its own reported percent as its base and takes the cluster's
     slope ``Σ(percent − base) / Σ driver``.
 
@@ -47,6 +50,8 @@ from lbctl.model.load import LocalBrokerData, NamespaceBundleStats, ResourceUsag
 
 #: resources whose usage follows the carried traffic
 MODELLED = ("cpu", "bandwidthIn", "bandwidthOut")
+#: a broker carrying traffic never costs less per unit of it than this share of the cluster's slope
+MIN_SLOPE_SHARE = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +143,14 @@ class LoadModel:
             cluster = self.cluster.get(res, Fit(0.0, 0.0))
             if x > 0:
                 base = min(max(cluster.base, 0.0), pct) if pct >= 0 else pct
-                fits[res] = Fit(base, (pct - base) / x)
+                slope = (pct - base) / x
+                least = MIN_SLOPE_SHARE * cluster.slope
+                if slope < least and pct > 0:
+                    # at (or just above) the idle usage while carrying traffic: not free; take a
+                    # share of the cluster's slope and lower the base to reproduce the report
+                    slope = min(least, pct / x)
+                    base = pct - slope * x
+                fits[res] = Fit(base, slope)
             else:
                 fits[res] = Fit(pct, cluster.slope)
         self.fits[broker] = fits

@@ -20,11 +20,6 @@ checked by ``lbctl simulate --strategy lbctl`` lands where the plan said:
 
 A broker starts from its **reported** percentages (not the model's reproduction of them, which is
 the same number on the snapshot it was calibrated on); only the change is predicted.
-
-One guard departs from the simulator's model: a broker whose calibrated slope is below a tenth
-(:data:`SLOPE_FLOOR`) of the cluster's median — typically one whose report sits exactly at the
-fitted idle usage, which the model would take as carrying traffic for free — is planned with that
-tenth, so no plan pours the cluster onto it. Plans list such brokers.
 """
 
 from __future__ import annotations
@@ -42,8 +37,6 @@ from lbctl.model.loadmodel import MODELLED, LoadModel
 
 #: the resources that follow traffic, in the order of every per-resource tuple here
 RESOURCES = MODELLED
-#: a broker's cost per unit of traffic is never planned below this share of the cluster's median
-SLOPE_FLOOR = 0.1
 _ZERO = NamespaceBundleStats()
 Vector = tuple[float, float, float]
 
@@ -99,8 +92,6 @@ class LoadView:
     weights: tuple[float, float, float, float]  # cpu, directMemory, bandwidthIn, bandwidthOut
     percents: tuple[Mapping[str, float], ...]  # each broker's reported resource percentages
     model: LoadModel
-    guarded: tuple[str, ...] = ()  # "broker (resource)" planned at the slope floor
-    floors: Vector = (0.0, 0.0, 0.0)  # the slope floor per resource
     driver_totals: Vector = (0.0, 0.0, 0.0)  # every bundle's drivers, summed
 
     def index(self) -> dict[str, int]:
@@ -134,7 +125,7 @@ class LoadView:
             for r, res in enumerate(RESOURCES):
                 fit = fits.get(res)
                 if fit is not None:
-                    pct[res] = pct[res] + max(fit.slope, self.floors[r]) * delta[j][r]
+                    pct[res] = pct[res] + fit.slope * delta[j][r]
             out.append(pct)
         return out
 
@@ -189,11 +180,9 @@ def build(state: ClusterState, settings: Settings, model: LoadModel | None = Non
     for b, rep in state.brokers.items():
         if b not in model:
             model.add_broker(b, rep, model.drivers(carried_by[b]))
-    floors = slope_floors(model, brokers)
     terms = []
     percents = []
     broker_topics = []
-    guarded: list[str] = []
     for b, rep in state.brokers.items():
         fits = model.fits[b]
         pct = rep.resource_percents()
@@ -207,18 +196,13 @@ def build(state: ClusterState, settings: Settings, model: LoadModel | None = Non
                 fixed.append(pct[res] * res_weight[r])
             else:
                 now[r] = pct[res] * res_weight[r] / 100
-                slope = fit.slope
-                if slope < floors[r]:
-                    slope = floors[r]
-                    guarded.append(f"{b} ({res})")
-                per_unit[r] = slope * res_weight[r] / 100
+                per_unit[r] = fit.slope * res_weight[r] / 100
         floor = java_max(*fixed) / 100
         terms.append(BrokerTerms(b, floor, (now[0], now[1], now[2]),
                                  (per_unit[0], per_unit[1], per_unit[2])))
         broker_topics.append(rep.numTopics or sum(s.topics for s in carried_by[b]))
     return LoadView(brokers, tuple(terms), names, owner, drivers, tps, rates, topics, conns,
-                    tuple(broker_topics), weights, tuple(percents), model, tuple(guarded), floors,
-                    totals)
+                    tuple(broker_topics), weights, tuple(percents), model, totals)
 
 
 def _columns(stats: Sequence[NamespaceBundleStats], wr: float, wt: float) -> tuple[
@@ -243,16 +227,6 @@ def _columns(stats: Sequence[NamespaceBundleStats], wr: float, wt: float) -> tup
             tuple(int(c) for c in (a[:, 5] + a[:, 6]).tolist()), totals)
 
 
-def slope_floors(model: LoadModel, brokers: Sequence[str]) -> tuple[float, float, float]:
-    """Per resource, :data:`SLOPE_FLOOR` of the median calibrated slope of the brokers."""
-    out = []
-    for res in RESOURCES:
-        slopes = sorted(f.slope for b in brokers
-                        if (f := model.fits.get(b, {}).get(res)) is not None and f.slope > 0)
-        out.append(SLOPE_FLOOR * slopes[len(slopes) // 2] if slopes else 0.0)
-    return (out[0], out[1], out[2])
-
-
 def with_moves(state: ClusterState, model: LoadModel,
                moves: Sequence[tuple[str, str, str]]) -> ClusterState:
     """``state`` as it will be once ``moves`` (bundle, source, destination) are carried out, by
@@ -261,8 +235,6 @@ def with_moves(state: ClusterState, model: LoadModel,
     yet gains it. Reports already showing a move are left alone."""
     if not moves:
         return state
-    brokers = tuple(state.brokers)
-    floors = slope_floors(model, brokers)
     stats_of: dict[str, NamespaceBundleStats] = {}
     for rep in state.brokers.values():
         stats_of.update(rep.lastStats)
@@ -281,12 +253,12 @@ def with_moves(state: ClusterState, model: LoadModel,
         after = model.drivers(stats.values())
         changes: dict[str, ResourceUsage] = {}
         fits = model.fits.get(b, {})
-        for r, res in enumerate(RESOURCES):
+        for res in RESOURCES:
             fit = fits.get(res)
             usage: ResourceUsage = getattr(old, res)
             if fit is None or usage.limit <= 0:
                 continue
-            pct = usage.percent + max(fit.slope, floors[r]) * (after.get(res) - before.get(res))
+            pct = usage.percent + fit.slope * (after.get(res) - before.get(res))
             changes[res] = ResourceUsage(pct / 100 * usage.limit, usage.limit)
         reports[b] = replace(new, **changes)  # type: ignore[arg-type]  # resource fields only
     return replace(state, brokers=MappingProxyType(reports))

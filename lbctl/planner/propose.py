@@ -198,10 +198,6 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
     order = tuple(sorted(solution.moves, key=lambda m: (view.owner[m[0]],
                                                         -view.throughput[m[0]], m[0])))
     notes = list(solution.notes)
-    if view.guarded:
-        shown = ", ".join(view.guarded[:5]) + (", …" if len(view.guarded) > 5 else "")
-        notes.append(f"{len(view.guarded)} broker resource(s) calibrated as nearly free per unit "
-                     f"of traffic, planned at a tenth of the cluster's median cost: {shown}")
     if len(view.brokers) == 1:
         notes.append("one broker: there is nowhere to move a bundle")
     return Proposal(state, settings, view, rules, costs, targets, solution, after, splits,

@@ -118,7 +118,7 @@ class SimulationResult:
 
     @property
     def label(self) -> str:
-        if self.shedding == self.placement:  # lbctl's planner decides both
+        if is_planner(self.shedding):  # lbctl's planner decides both
             return self.shedding
         return f"{self.shedding} + {self.placement}"
 
