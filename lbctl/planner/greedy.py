@@ -164,9 +164,22 @@ class _Fill:
                 del ids[k]
 
     def _destination(self, i: int, src: int) -> int | None:
-        """The least loaded broker that may take ``i`` and stays inside the window with it."""
+        """The least loaded broker that may take ``i`` and stays inside the window with it;
+        failing that (a big bundle, brokers of different strength), the broker where it ends
+        lowest, if that is inside the window."""
         with closing(self._walk(self.low)) as walk:
-            return self._first_fit(walk, i, src)
+            found = self._first_fit(walk, i, src)
+        if found is not None:
+            return found
+        a = self.a
+        best: tuple[float, int] | None = None
+        for j in range(len(a.u)):
+            if j == src:
+                continue
+            u = a.usage_if(j, i, 1.0)
+            if u <= self.hi + EPS and (best is None or u < best[0]) and a.refuses(i, j) is None:
+                best = (u, j)
+        return None if best is None else best[1]
 
     def _first_fit(self, walk: Iterator[int], i: int, src: int) -> int | None:
         a = self.a
@@ -223,8 +236,49 @@ class _Fill:
                 break
         return None
 
+    def _big_first(self) -> None:
+        """Bundles too big for the least loaded broker (more than half the window, and it would
+        overshoot there) go first, each to the broker where it ends lowest: on a cluster of
+        unequal hosts only the strong ones may hold them, and the small bundles placed before
+        would fill those up."""
+        a = self.a
+        width = self.hi - self.lo
+        big: list[tuple[float, int, int]] = []
+        must: set[int] = set()  # big bundles whose broker cannot get inside the window otherwise
+        lowest = min(range(len(a.u)), key=lambda d: a.u[d]) if a.u else 0
+        for j in range(len(a.u)):
+            if a.u[j] <= self.hi + EPS:
+                continue
+            effects = [(a.u[j] - a.usage_if(j, i, -1.0), i) for i in self.cands[j]]
+            total = sum(e for e, _ in effects)
+            for effect, i in effects:
+                if effect <= width / 2 or (j != lowest
+                                           and a.usage_if(lowest, i, 1.0) <= self.hi + EPS):
+                    continue  # small, or the least loaded broker can take it: the usual path
+                rest = total - effect
+                if a.u[j] - effect >= self.lo - EPS or rest < a.u[j] - self.hi:
+                    big.append((-effect, i, j))
+                    if a.u[j] - effect < self.lo - EPS:
+                        must.add(i)  # the fill phase brings its broker back up
+        for _, i, j in sorted(big):
+            if self._out_of_moves() or i in a.moved or a.u[j] <= self.hi + EPS:
+                continue
+            if (a.usage_if(j, i, -1.0) < self.lo - EPS and i not in must) or self._capped(i):
+                continue
+            best: tuple[float, int] | None = None
+            for d in range(len(a.u)):
+                if d == j:
+                    continue
+                u = a.usage_if(d, i, 1.0)
+                if u <= self.hi + EPS and (best is None or u < best[0]) \
+                        and a.refuses(i, d) is None:
+                    best = (u, d)
+            if best is not None:
+                self._move(i, best[1])
+
     def shed(self) -> None:
         a = self.a
+        self._big_first()
         stuck: set[int] = set()
         while not self._out_of_moves():
             j = self._pop_top(self.high, stuck)
