@@ -17,13 +17,17 @@ driver going out)::
 The slacks make every instance feasible, and their weights make capacity and band lexicographic
 ahead of cost (a millionth of a point of band outweighs moving everything). HiGHS reports the
 relative gap between the best plan found and its bound; with the time limit reached, the best
-plan so far comes back with that gap. scipy is an optional extra (``pip install 'lbctl[propose]'``):
+plan so far comes back with that gap. ``LBCTL_MILP_DEBUG=1`` prints HiGHS's log. scipy is an optional extra (``pip install 'lbctl[propose]'``):
 without it :func:`available` is false and the planner runs greedy only.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,10 +119,12 @@ def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wid
 
     m = build_model(view, rules, costs, targets, width, caps, pairs)
     nvar = len(m.c)
-    res: Any = milp(m.c, constraints=LinearConstraint(m.a, m.lb, m.ub),
-                    integrality=m.integrality, bounds=Bounds(m.lower, m.upper),
-                    options={"time_limit": max(0.1, time_limit), "disp": bool(__import__("os").environ.get("LBCTL_MILP_DEBUG")),
-                             "mip_rel_gap": 1e-4})
+    debug = bool(os.environ.get("LBCTL_MILP_DEBUG"))
+    with nullcontext() if debug else _quiet_stdout():
+        res: Any = milp(m.c, constraints=LinearConstraint(m.a, m.lb, m.ub),
+                        integrality=m.integrality, bounds=Bounds(m.lower, m.upper),
+                        options={"time_limit": max(0.1, time_limit), "disp": debug,
+                                 "mip_rel_gap": 1e-4})
     status = {0: "optimal", 1: "time limit", 2: "infeasible", 3: "unbounded"}.get(
         int(res.status), "solver error")
     gap = getattr(res, "mip_gap", None)
@@ -261,6 +267,27 @@ def build_model(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wi
     a = coo_array((vals, (rows, cols)), shape=(len(lb), nvar)).tocsr()
     return Model(c, a, np.array(lb), np.array(ub), lower, upper, integrality, pairs, norm,
                  y_index)
+
+
+@contextmanager
+def _quiet_stdout() -> Iterator[None]:
+    """HiGHS writes a few lines to the process's standard output (file descriptor 1) even with
+    ``disp`` off; they would land in the middle of ``-o json``. Descriptor 1 points at /dev/null
+    while the solver runs (``LBCTL_MILP_DEBUG=1`` shows the solver's log instead)."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):  # no descriptor 1 (embedded use): nothing to protect
+        yield
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
 
 
 def _finite(x: Any) -> float | None:
