@@ -36,6 +36,23 @@ class Violation:
         return self.capacity <= 1e-8 and self.band <= 1e-8
 
 
+#: violations closer than this (a tenth of a point) count as equal: then the cheaper plan wins
+TOLERANCE = 0.001
+
+
+def better(v: Violation, cost: float, w: Violation, other: float) -> bool:
+    """Whether a plan at ``(v, cost)`` beats one at ``(w, other)``: nearer capacity (by more than
+    :data:`TOLERANCE`), else nearer the band, else cheaper. Without the tolerance a plan moving
+    half the cluster would beat a light one for a hundredth of a point of capacity."""
+    if abs(v.capacity - w.capacity) > TOLERANCE:
+        return v.capacity < w.capacity
+    if abs(v.band - w.band) > TOLERANCE:
+        return v.band < w.band
+    if v.ok != w.ok:
+        return v.ok
+    return cost < other
+
+
 def violation(usages: list[float], targets: Targets) -> Violation:
     st = Stats.of(usages)
     cap = max(0.0, st.max - targets.max_usage)

@@ -32,7 +32,7 @@ from collections.abc import Generator, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 
-from lbctl.planner.assignment import EPS, Assignment, Violation
+from lbctl.planner.assignment import EPS, Assignment, Violation, better
 from lbctl.planner.constraints import Rules
 from lbctl.planner.cost import Costs
 from lbctl.planner.goals import Targets
@@ -496,7 +496,7 @@ def solve_greedy(view: LoadView, rules: Rules, costs: Costs, targets: Targets, w
     cands = candidates_by_broker(view, rules, costs)
     umax = targets.max_usage
     usages = view.usages()
-    results: list[tuple[tuple[float, float], float, Assignment, tuple[float, float] | None]] = []
+    results: list[tuple[Violation, float, Assignment, tuple[float, float] | None]] = []
     tried = 0
     passes = 2 if len(view.bundles) <= 20_000 else 1
     for lo in rank_windows(view, usages, width, umax, windows):
@@ -507,17 +507,20 @@ def solve_greedy(view: LoadView, rules: Rules, costs: Costs, targets: Targets, w
         improve(a, cands, width, umax, passes)
         tried += 1
         v = _violation(a, width, umax)
-        results.append((v.key(), a.cost, a, (lo, lo + width)))
-    if not any(r[0] == (0.0, 0.0) for r in results):
+        results.append((v, a.cost, a, (lo, lo + width)))
+    if not any(r[0].ok for r in results):
         a = Assignment(view, rules, costs)
         fill = _Fill(a, cands, -math.inf, umax, caps)
         fill.shed()
-        results.append((_violation(a, width, umax).key(), a.cost, a, None))
+        results.append((_violation(a, width, umax), a.cost, a, None))
         a = Assignment(view, rules, costs)
         level(a, cands, caps)
-        results.append((_violation(a, width, umax).key(), a.cost, a, None))
-    results.sort(key=lambda e: (e[0], e[1]))
-    _, _, best, window = results[0]
+        results.append((_violation(a, width, umax), a.cost, a, None))
+    best_i = 0
+    for k in range(1, len(results)):
+        if better(results[k][0], results[k][1], results[best_i][0], results[best_i][1]):
+            best_i = k
+    _, _, best, window = results[best_i]
     return GreedyResult(best, window, tried)
 
 

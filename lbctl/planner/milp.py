@@ -114,10 +114,17 @@ class Model:
 
 def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, width: float,
                caps: Caps, time_limit: float,
-               pairs: list[tuple[int, int]] | None = None) -> MilpResult:
+               pairs: list[tuple[int, int]] | None = None,
+               slack_limits: tuple[float, float] | None = None) -> MilpResult:
+    """Solve the model; ``slack_limits`` (capacity, band) caps the slacks and leaves cost alone
+    in the objective: the cheapest plan no further from the goals than that."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     m = build_model(view, rules, costs, targets, width, caps, pairs)
+    if slack_limits is not None:
+        n = len(m.pairs)
+        m.upper[n + 2], m.upper[n + 3] = slack_limits
+        m.c[n + 2] = m.c[n + 3] = 0.0
     nvar = len(m.c)
     debug = bool(os.environ.get("LBCTL_MILP_DEBUG"))
     with nullcontext() if debug else _quiet_stdout():

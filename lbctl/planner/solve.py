@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lbctl.planner import milp
-from lbctl.planner.assignment import Assignment, Violation
+from lbctl.planner.assignment import TOLERANCE, Assignment, Violation, better
 from lbctl.planner.bounds import lower_bound
 from lbctl.planner.constraints import Rules
 from lbctl.planner.cost import Costs
@@ -88,8 +88,8 @@ def _better(v: Violation, base: Violation) -> bool:
     return v.capacity <= base.capacity + 1e-9 and v.band < base.band - IMPROVEMENT
 
 
-def _key(a: Assignment, targets: Targets) -> tuple[tuple[float, float], float]:
-    return (a.violation(targets).key(), a.cost)
+def _beats(a: Assignment, b: Assignment, targets: Targets) -> bool:
+    return better(a.violation(targets), a.cost, b.violation(targets), b.cost)
 
 
 def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Caps,
@@ -106,7 +106,7 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
     best_width = band_widths(targets)[0]
     for width in band_widths(targets):
         g = solve_greedy(view, rules, costs, targets, width, caps).assignment
-        if best is None or _key(g, targets) < _key(best, targets):
+        if best is None or _beats(g, best, targets):
             best, best_width = g, width
     assert best is not None
     solver, status = "greedy", "greedy + local search"
@@ -131,7 +131,7 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
         if res.moves is not None:
             exact = Assignment(view, rules, costs)
             exact.apply(res.moves)
-            if _key(exact, targets) <= _key(best, targets):
+            if not _beats(best, exact, targets):
                 best = exact
                 solver = "exact (HiGHS)"
                 status = ("optimal" if res.status == "optimal"
@@ -144,6 +144,20 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
             notes.append(f"the exact solver found no plan ({res.status}); greedy's is kept")
         if res.bound is not None and best.violation(targets).ok:
             bound = res.bound * res.norm
+        v_exact = best.violation(targets)
+        if not v_exact.ok and res.moves is not None:
+            # the goals are out of reach: the cheapest plan as near to them (within tolerance)
+            span = v_exact.band + (targets.target_range or 0.0) if targets.target_std is None \
+                else max(best.u) - min(best.u)
+            limits = (v_exact.capacity + TOLERANCE, max(0.0, span - best_width) + TOLERANCE)
+            cheap = milp.solve_milp(view, rules, costs, targets, best_width, caps,
+                                    options.time_limit, slack_limits=limits)
+            if cheap.moves is not None:
+                lean = Assignment(view, rules, costs)
+                lean.apply(cheap.moves)
+                if _beats(lean, best, targets):
+                    best = lean
+                    solver, status = "exact (HiGHS)", f"{cheap.status}: cheapest nearest plan"
 
     v = best.violation(targets)
     if not v.ok and not _better(v, v0):
