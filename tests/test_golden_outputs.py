@@ -2,7 +2,7 @@
 
 The stored copies (``tests/data/golden/``) pin what lbctl prints for the examples in every format:
 ``recommend``, ``explain`` (whole, per broker, per bundle), ``simulate``, ``compare``,
-``split-bundle``, ``monitor-brokers --snapshot`` and ``snapshot validate``, with the default
+``split-bundle``, ``monitor-brokers --snapshot``, ``snapshot validate`` and ``propose``, with the default
 strategies and each other registered one, on an 80-column terminal (``COLUMNS=80``; every table
 view must fit it: :func:`test_tables_fit_80_columns`). A refactoring must leave them untouched; a change that
 means to alter an output regenerates them on purpose and shows the difference in review:
@@ -96,6 +96,11 @@ def _cases() -> dict[str, list[str]]:
     add(["recommend", HOT, "--wide"])
     add(["explain", HOT, "--broker", "broker-2", "--wide"])
     add(["monitor-brokers", "--snapshot", HOT, "--wide"])
+    for f in MODULAR + EXTENSIBLE:  # lbctl's planner (greedy: no solver time limit involved)
+        add(["propose", f, "--solver", "greedy", "-o", "json"])
+        add(["propose", f, "--solver", "greedy", "--explain"])
+    add(["compare", "examples/pip364-90-10.json", "--cycles", "12", "--strategy",
+         "ThresholdShedder", "--strategy", "lbctl"])
     for fmt in FORMATS:
         for limits in (("450", "200"), ("1900", "90"), ("1100", "110")):
             add(["split-bundle", "my-tenant/my-ns", "-b", "0x00000000_0x80000000", "-san",

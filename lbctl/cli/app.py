@@ -14,6 +14,7 @@ from lbctl.cli import examples as examples_cmd
 from lbctl.cli import fleet as fleet_cmd
 from lbctl.cli import journal as journal_cmd
 from lbctl.cli import prometheus as prometheus_cmd
+from lbctl.cli import propose as propose_cmd
 from lbctl.cli import sandbox as sandbox_cmd
 from lbctl.cli import simulate as simulate_cmd
 from lbctl.cli import split_bundle as split_bundle_cmd
@@ -99,6 +100,7 @@ app.command("brokers")(brokers_cmd.brokers)
 app.command("journal")(journal_cmd.journal)
 app.command("sandbox")(sandbox_cmd.sandbox)
 app.command("examples")(examples_cmd.examples)
+app.command("propose")(propose_cmd.propose)
 
 
 def main() -> None:

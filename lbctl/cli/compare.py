@@ -37,7 +37,7 @@ Strategies = Annotated[
     list[str],
     typer.Option("--strategy", metavar="NAME[:PLACEMENT]", show_default=False,
                  help="A shedding strategy to compare (repeatable), optionally with its placement "
-                 "strategy, e.g. AvgShedder:AvgShedder."),
+                 "strategy, e.g. AvgShedder:AvgShedder; lbctl for lbctl's own planner."),
 ]
 
 
@@ -81,6 +81,8 @@ def compare(
       lbctl compare examples/hot-broker.json --strategy ThresholdShedder \\
           --strategy UniformLoadShedder --strategy OverloadShedder \\
           --plot spread.png
+      lbctl compare examples/rolling-restart.yaml --strategy ThresholdShedder \\
+          --strategy lbctl
     """
     with handled():
         from lbctl.cli.prometheus import PrometheusArgs, states_for

@@ -111,6 +111,8 @@ def simulate(
     Starts from the first snapshot; with a sequence, bundle rates follow it over time. Broker CPU
     and bandwidth follow the traffic of the bundles they carry (see README, "Simulation"). Prints
     per-cycle load spread, unloads, throughput moved, bounce-backs and the time to settle.
+    --strategy lbctl runs lbctl's own planner (lbctl propose): it plans once and re-plans only
+    when the load range leaves the --band.
 
     \b
     Examples:

@@ -11,6 +11,7 @@ from lbctl.render.fleet_view import INGEST_SCHEMA, REPORT_SCHEMA, WHATIF_SCHEMA
 from lbctl.render.journal_view import JOURNAL_SCHEMA
 from lbctl.render.monitor import MONITOR_SCHEMA
 from lbctl.render.outcomes import OUTCOMES_SCHEMA
+from lbctl.render.propose_view import PROPOSE_SCHEMA
 from lbctl.render.schema import Schema, markdown
 from lbctl.render.simulation_view import COMPARISON_SCHEMA, SIMULATION_SCHEMA
 from lbctl.render.split_view import SPLIT_SCHEMA
@@ -22,7 +23,7 @@ from lbctl.render.views import (
 )
 
 SCHEMAS: tuple[Schema, ...] = (
-    RECOMMEND_SCHEMA, EXPLAIN_SCHEMA, SIMULATION_SCHEMA, COMPARISON_SCHEMA, MONITOR_SCHEMA,
+    RECOMMEND_SCHEMA, PROPOSE_SCHEMA, EXPLAIN_SCHEMA, SIMULATION_SCHEMA, COMPARISON_SCHEMA, MONITOR_SCHEMA,
     BROKERS_SCHEMA, SPLIT_SCHEMA, OUTCOMES_SCHEMA, JOURNAL_SCHEMA, VALIDATE_SCHEMA,
     EXAMPLES_SCHEMA, INGEST_SCHEMA, REPORT_SCHEMA, WHATIF_SCHEMA,
 )

@@ -13,6 +13,7 @@ from lbctl.config import SETTINGS_BY_NAME, read_broker_conf
 from lbctl.errors import UsageError
 from lbctl.loadmanager.select import Options, settings_for
 from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
+from lbctl.planner import PLANNER, is_planner
 from lbctl.simulate.engine import SimulationOptions, SimulationResult, check_states, simulate
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 from lbctl.strategies.shedding.transfer import NAME as TRANSFER_SHEDDER
@@ -30,7 +31,8 @@ class Pair:
 
 
 def parse_pairs(values: Sequence[str], placement: str | None = None) -> list[Pair]:
-    """``--strategy NAME`` or ``--strategy NAME:PLACEMENT`` items → pairs (names resolved).
+    """``--strategy NAME`` or ``--strategy NAME:PLACEMENT`` items → pairs (names resolved;
+    ``lbctl`` is lbctl's own planner, which places its bundles itself).
 
     ``placement`` applies to the items that name none (else each run uses the snapshot's
     ``loadBalancerLoadPlacementStrategy``).
@@ -42,6 +44,15 @@ def parse_pairs(values: Sequence[str], placement: str | None = None) -> list[Pai
         shed, sep, place = v.partition(":")
         if not shed.strip() or (sep and not place.strip()):
             raise UsageError(f"--strategy expects NAME or NAME:PLACEMENT, got {v!r}")
+        if is_planner(shed):
+            if sep:
+                raise UsageError(f"lbctl's planner chooses destinations itself: {v!r} names a "
+                                 "placement; give --strategy lbctl")
+            pair = Pair(PLANNER)
+            if pair in pairs:
+                raise UsageError(f"strategy {v!r} is given twice")
+            pairs.append(pair)
+            continue
         place_name = place.strip() if sep else placement
         pair = Pair(SHEDDING.short_name(shed),
                     PLACEMENT.short_name(place_name) if place_name else None)
@@ -77,15 +88,19 @@ def compare(states: Sequence[ClusterState], opts: Options, pairs: Sequence[Pair]
         settings_for(states[0], opts, conf)["loadBalancerLoadPlacementStrategy"])
     runs: list[SimulationResult] = []
     for i, p in enumerate(pairs):
-        place = p.placement or opts.placement
-        if place is None and configured == "AvgShedder" and p.shedding != "AvgShedder":
-            place = DEFAULT_PLACEMENT
 
         def step(done: int, total: int, i: int = i) -> None:
             if progress is not None:
                 progress(i * total + done, len(pairs) * total)
 
         start = as_modular if extensible and p.shedding != TRANSFER_SHEDDER else states
+        if is_planner(p.shedding):
+            runs.append(simulate(start, replace(opts, strategy=p.shedding, placement=None), sim,
+                                 progress=step))
+            continue
+        place = p.placement or opts.placement
+        if place is None and configured == "AvgShedder" and p.shedding != "AvgShedder":
+            place = DEFAULT_PLACEMENT
         runs.append(simulate(start, replace(opts, strategy=p.shedding, placement=place), sim,
                              progress=step))
     return ComparisonResult(tuple(runs))

@@ -11,7 +11,7 @@ Every cycle (``loadBalancerSheddingIntervalMinutes`` apart, starting at the firs
    then); the bundles of a broker gone from it go to their reported owner if alive, else to the
    least loaded broker.
 2. **True load.** Each broker's report is recomputed from the bundles it carries with the load model
-   (:mod:`lbctl.simulate.model`).
+   (:mod:`lbctl.model.loadmodel`).
 3. **What the leader sees.** A broker rewrites its report only when ``needBrokerDataUpdate`` says
    so (:mod:`lbctl.simulate.reports`); otherwise the leader keeps the last report written (the
    first cycle sees the snapshot exactly as given, so cycle 1 is ``lbctl recommend``).
@@ -40,7 +40,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from lbctl.config import Settings, read_broker_conf
 from lbctl.errors import UsageError
@@ -51,12 +51,16 @@ from lbctl.loadmanager.select import (
     settings_for,
     uses_extensible,
 )
-from lbctl.model.cluster import EXTENSIBLE, ClusterState
+from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
 from lbctl.model.cycle import CycleMemory
+from lbctl.model.decision import SheddingDecision, UnloadOutcome
 from lbctl.model.load import BundleData, LocalBrokerData, NamespaceBundleStats
 from lbctl.model.loaddata import BundleDataView
+from lbctl.model.loadmodel import LoadModel
+from lbctl.planner import is_planner
+from lbctl.planner.cycle import PlannerLoadManager
+from lbctl.planner.propose import ProposeOptions
 from lbctl.simulate.metrics import BounceTracker, Spread, ratio, settle_cycle
-from lbctl.simulate.model import LoadModel
 from lbctl.simulate.reports import need_update
 from lbctl.simulate.sampling import sample_all
 
@@ -133,6 +137,8 @@ class SimulationResult:
 
     @property
     def label(self) -> str:
+        if is_planner(self.shedding):  # lbctl's planner decides both
+            return self.shedding
         return f"{self.shedding} + {self.placement}"
 
     def brokers(self) -> list[str]:
@@ -179,11 +185,47 @@ class SimulationOptions:
     band: float = DEFAULT_BAND  # settle band on the load range (fraction)
     bounce_window: int | None = None  # cycles; default: the grace period
     idle_usage: float | None = None  # percent; default: fitted
+    #: ``--strategy lbctl``: the planner's goals (default: the settle band as target range)
+    planner: ProposeOptions | None = None
+
+    def planner_options(self) -> ProposeOptions:
+        if self.planner is None:
+            return ProposeOptions(target_range=self.band * 100)
+        if self.planner.target_range is None and self.planner.target_std is None:
+            return replace(self.planner, target_range=self.band * 100)
+        return self.planner
+
+
+class _Cycle(Protocol):
+    """What the loop reads of one cycle's result (a modular cycle or lbctl's planner's)."""
+
+    @property
+    def decision(self) -> SheddingDecision | None: ...
+
+    @property
+    def outcomes(self) -> tuple[UnloadOutcome, ...]: ...
+
+    @property
+    def unloads(self) -> tuple[UnloadOutcome, ...]: ...
+
+    @property
+    def gate(self) -> str | None: ...
+
+    @property
+    def memory(self) -> CycleMemory: ...
+
+
+class _Decider(Protocol):
+    def run_cycle(self, state: ClusterState, settings: Settings,
+                  memory: CycleMemory | None = None) -> _Cycle: ...
 
 
 def check_states(states: Sequence[ClusterState], opts: Options | None = None) -> None:
     """At least one snapshot; an extensible one (run by the extensible load manager) must carry
-    each broker's bundle stats, which the load model moves around."""
+    each broker's bundle stats, which the load model moves around. lbctl's planner
+    (``--strategy lbctl``) runs on the modular path."""
+    if opts is not None and is_planner(opts.strategy):
+        opts = replace(opts, strategy=None)
     if not states or not uses_extensible(states, opts or Options()) or not _all_extensible(states):
         require_modular(states, "the simulator runs it with the extensible load manager only "
                                 "(give --strategy TransferShedder or none)")
@@ -216,6 +258,9 @@ def simulate(states: Sequence[ClusterState], opts: Options,
              progress: CycleProgress | None = None) -> SimulationResult:
     """Run the closed loop from ``states[0]`` (the rest, if any, is the trace)."""
     sim = sim or SimulationOptions()
+    if is_planner(opts.strategy) and _all_extensible(states):
+        # lbctl's planner moves the brokers' load reports as on a modular cluster (as compare does)
+        states = [replace(st, load_manager=MODULAR) for st in states]
     check_states(states, opts)
     conf = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
     if _all_extensible(states):
@@ -291,8 +336,15 @@ class _Run:
         self._steady: dict[str, Any] = {}  # see sample_all
 
     def _load_manager(self) -> Any:
+        """The decider of each cycle: the extensible driver's, lbctl's planner
+        (``--strategy lbctl``: :class:`_Decider`) or the modular load manager."""
         if self.driver is not None:
             return self.driver.load_manager(self)
+        if is_planner(self.opts.strategy):
+            if self.opts.placement:
+                raise UsageError("lbctl's planner chooses destinations itself: --placement does "
+                                 "not apply to --strategy lbctl")
+            return PlannerLoadManager(self.sim.planner_options())
         # the load model does not apply splits (see README)
         return modular_load_manager(self.settings0, self.opts, check_splits=False)
 

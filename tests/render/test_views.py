@@ -74,6 +74,15 @@ def _comparison():
                                   SimulationOptions(cycles=6)))
 
 
+def _propose():
+    from lbctl.planner.propose import ProposeOptions, propose
+    from lbctl.render.propose_view import ProposeView
+
+    st = _states("hot-broker.json")[-1]
+    return ProposeView(propose(st, resolve(st.config), ProposeOptions(solver="greedy")),
+                       detailed=True)
+
+
 def _monitor():
     mon = BrokerMonitor()
     refresh = None
@@ -158,7 +167,7 @@ SAMPLES: dict[str, Callable[[], object]] = {
     "SplitView": _split, "SimulationView": _simulation, "ComparisonView": _comparison,
     "MonitorView": _monitor, "IngestView": _ingest, "ReportView": _report,
     "WhatIfView": _whatif, "OutcomesView": _outcomes, "BrokersView": _brokers,
-    "JournalView": _journal, "ExamplesView": _examples,
+    "JournalView": _journal, "ExamplesView": _examples, "ProposeView": _propose,
 }
 
 

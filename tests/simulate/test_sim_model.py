@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lbctl.simulate.model import Fit, LoadModel
+from lbctl.model.loadmodel import Fit, LoadModel
 from lbctl.sources.snapshot import read_snapshots
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -1,0 +1,99 @@
+"""`lbctl propose`: lbctl's own plan for the whole cluster, against goals, with its cost."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from lbctl.cli.common import TABLE, BrokerConf, Output, SetOpt, emit, handled
+from lbctl.cli.connection import OptionalSnapshots
+
+MaxUsage = Annotated[float | None, typer.Option(
+    "--max-usage", metavar="PERCENT", show_default=False,
+    help="Capacity goal: no broker's weighted usage above this [default: "
+         "loadBalancerBrokerOverloadedThresholdPercentage].")]
+TargetRange = Annotated[float | None, typer.Option(
+    "--target-range", metavar="POINTS", show_default=False,
+    help="Band goal: most and least loaded broker at most this many points apart [default: 10].")]
+TargetStd = Annotated[float | None, typer.Option(
+    "--target-std", metavar="POINTS", show_default=False,
+    help="Band goal as a standard deviation of broker usage, in points (instead of "
+         "--target-range).")]
+MaxMoves = Annotated[int | None, typer.Option(
+    "--max-moves", metavar="N", show_default=False, help="Move at most N bundles.")]
+MaxThroughput = Annotated[float | None, typer.Option(
+    "--max-throughput", metavar="MB/S", show_default=False,
+    help="Move at most this much traffic (in + out, MB/s).")]
+Solver = Annotated[str, typer.Option(
+    "--solver", metavar="auto|exact|greedy",
+    help="exact: the mixed-integer model on HiGHS (needs scipy: pip install 'lbctl[propose]'); "
+         "greedy: greedy + local search; auto: exact up to --exact-limit pairs.")]
+TimeLimit = Annotated[float, typer.Option(
+    "--time-limit", metavar="SECONDS", help="Time limit of the exact solver.")]
+ExactLimit = Annotated[int, typer.Option(
+    "--exact-limit", metavar="PAIRS",
+    help="auto runs the exact solver up to this many (bundle, destination) pairs.")]
+Explain = Annotated[bool, typer.Option(
+    "--explain", help="Show why each move was chosen over its alternatives (table output).")]
+NoSplits = Annotated[bool, typer.Option(
+    "--no-splits", help="Do not propose splits for bundles too big for the band.")]
+
+
+def propose(
+    ctx: typer.Context,
+    snapshots: OptionalSnapshots = None,
+    max_usage: MaxUsage = None,
+    target_range: TargetRange = None,
+    target_std: TargetStd = None,
+    max_moves: MaxMoves = None,
+    max_throughput: MaxThroughput = None,
+    solver: Solver = "auto",
+    time_limit: TimeLimit = 10.0,
+    exact_limit: ExactLimit = 20_000,
+    set_: SetOpt = None,
+    broker_conf: BrokerConf = None,
+    explain: Explain = False,
+    no_splits: NoSplits = False,
+    output: Output = TABLE,
+) -> None:
+    """Propose one plan that brings the cluster into a target band in a single pass.
+
+    Goals, hard before soft: no broker above --max-usage; the most and least loaded brokers
+    within --target-range points (or --target-std); then the least disruption (throughput moved,
+    topics and connections disturbed, number of moves). Broker load is predicted per resource
+    with the model simulate uses. The plan (plan@1, unloads with a destinationBroker) says which
+    solver ran, its optimality gap, each goal before/after and a balancedness score (0-100).
+    With a sequence the last snapshot is planned. See docs/propose.md.
+
+    \b
+    Examples:
+      lbctl propose examples/pip364-90-10.json
+      lbctl propose examples/rolling-restart.yaml --target-range 5 --explain
+      lbctl propose snap.json --max-moves 10 --max-throughput 500 \\
+          -o json > plan.json
+    """
+    with handled():
+        from lbctl.cli.connection import live_states
+        from lbctl.config import parse_assignments
+        from lbctl.loadmanager.select import Options, resolve_settings
+        from lbctl.planner.propose import ProposeOptions
+        from lbctl.planner.propose import propose as run
+        from lbctl.render.propose_view import ProposeView
+        from lbctl.sources.snapshot import read_snapshots
+
+        opts = Options(None, None, parse_assignments(set_ or []), broker_conf, None)
+        options = ProposeOptions(
+            max_usage=max_usage, target_range=target_range, target_std=target_std,
+            max_moves=max_moves,
+            max_throughput=None if max_throughput is None else max_throughput * 1048576,
+            solver=solver.strip().lower(), time_limit=time_limit, exact_limit=exact_limit,
+            splits=not no_splits)
+        options.check()
+        states = read_snapshots(snapshots) if snapshots else live_states(ctx)
+        settings = resolve_settings(states[-1:], opts)[-1]
+        proposal = run(states[-1], settings, options)
+        for note in proposal.notes:
+            if note.startswith("scipy is not installed"):
+                typer.echo(f"lbctl: {note}", err=True)
+        emit(ProposeView(proposal, explain), output)

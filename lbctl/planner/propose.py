@@ -1,0 +1,219 @@
+"""``lbctl propose``: one snapshot and the goals in, one plan@1 and its explanation out.
+
+:func:`propose` builds the planner's view of the cluster (:mod:`lbctl.planner.load`), its
+constraints, the costs, solves (:mod:`lbctl.planner.solve`), looks for bundles no move can place
+(:mod:`lbctl.planner.splits`), and returns a :class:`Proposal`, whose :meth:`~Proposal.plan` is a
+plan@1 that ``lbctl apply`` can execute as it stands:
+
+* every action is an ``unload`` of an existing bundle from its **current owner** (the broker the
+  snapshot says owns it) with a ``destinationBroker`` that is a live broker of the snapshot, other
+  than the owner (``pulsar-admin namespaces unload -b RANGE -d BROKER``), or a ``split`` with the
+  boundaries ``split-bundle`` previews;
+* each bundle appears at most once;
+* ``shedding`` and ``placement`` are ``lbctl`` (the planner decides both);
+* each broker's ``usageAfter`` is the load model's prediction after all the unloads, which is
+  what the goals were checked on; the ``explanation`` key carries the solver, the gap, the goals
+  before/after, the balancedness score and why each move was chosen (``docs/propose.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from lbctl.config import Settings
+from lbctl.errors import UsageError
+from lbctl.model.cluster import ClusterState
+from lbctl.model.decision import Label, Reason
+from lbctl.model.loadmodel import LoadModel
+from lbctl.plan import Action, BrokerRow, Plan
+from lbctl.planner import PLANNER
+from lbctl.planner.assignment import Assignment
+from lbctl.planner.constraints import Rules, build_rules
+from lbctl.planner.cost import Costs, Totals
+from lbctl.planner.goals import DEFAULT_RANGE, GoalResult, Targets, balancedness, evaluate
+from lbctl.planner.greedy import Caps
+from lbctl.planner.load import RESOURCES, LoadView, build
+from lbctl.planner.solve import SOLVERS, Solution, SolveOptions, solve
+from lbctl.planner.splits import SplitFinding, find_splits
+from lbctl.units import rounded
+
+
+@dataclass(frozen=True)
+class ProposeOptions:
+    """The goals and limits of ``lbctl propose`` (percentages and points as typed; MB/s)."""
+
+    max_usage: float | None = None  # percent; default loadBalancerBrokerOverloadedThresholdPercentage
+    target_range: float | None = None  # points; default 10 unless target_std
+    target_std: float | None = None  # points
+    max_moves: int | None = None
+    max_throughput: float | None = None  # bytes/s
+    solver: str = "auto"
+    time_limit: float = 10.0
+    exact_limit: int = 20_000
+    splits: bool = True
+
+    def check(self) -> None:
+        if self.target_range is not None and self.target_std is not None:
+            raise UsageError("give --target-range or --target-std, not both")
+        for name, v in (("--max-usage", self.max_usage), ("--target-range", self.target_range),
+                        ("--target-std", self.target_std),
+                        ("--max-throughput", self.max_throughput),
+                        ("--time-limit", self.time_limit)):
+            if v is not None and (not math.isfinite(v) or v < 0):
+                raise UsageError(f"{name} must be a number >= 0, got {v:g}")
+        if self.max_moves is not None and self.max_moves < 0:
+            raise UsageError(f"--max-moves must be >= 0, got {self.max_moves}")
+        if self.exact_limit < 0:
+            raise UsageError(f"--exact-limit must be >= 0, got {self.exact_limit}")
+        if self.solver not in SOLVERS:
+            raise UsageError(f"--solver must be one of {', '.join(SOLVERS)}, got {self.solver!r}")
+
+    def targets(self, settings: Settings) -> Targets:
+        self.check()
+        umax = (self.max_usage if self.max_usage is not None
+                else float(settings["loadBalancerBrokerOverloadedThresholdPercentage"]))
+        rng = None
+        if self.target_std is None:
+            rng = DEFAULT_RANGE if self.target_range is None else self.target_range / 100
+        std = None if self.target_std is None else self.target_std / 100
+        return Targets(umax / 100, rng, std, self.max_moves, self.max_throughput)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A solved proposal: the state, what was solved, and the result."""
+
+    state: ClusterState
+    settings: Settings
+    view: LoadView
+    rules: Rules
+    costs: Costs
+    targets: Targets
+    solution: Solution
+    after: Assignment
+    splits: SplitFinding
+    goals: tuple[GoalResult, ...]
+    notes: tuple[str, ...] = ()
+    order: tuple[tuple[int, int], ...] = field(default=())
+
+    @property
+    def moves(self) -> tuple[tuple[int, int], ...]:
+        return self.order or self.solution.moves
+
+    def usages_before(self) -> list[float]:
+        return self.view.usages()
+
+    def usages_after(self) -> list[float]:
+        return list(self.after.u)
+
+    def totals(self) -> Totals:
+        return Totals.of(self.view, self.costs, [i for i, _ in self.moves])
+
+    def balancedness(self) -> tuple[float, float]:
+        return balancedness(self.goals, after=False), balancedness(self.goals, after=True)
+
+    def reasons(self) -> dict[int, Reason]:
+        """Per moved bundle: Overloaded when the move relieves a broker at or above the mean
+        usage, Underloaded when it feeds a broker from one below it."""
+        before = self.usages_before()
+        mean = sum(before) / len(before)
+        return {i: Reason.OVERLOADED if before[self.view.owner[i]] >= mean else Reason.UNDERLOADED
+                for i, _ in self.moves}
+
+    def plan(self) -> Plan:
+        view = self.view
+        reasons = self.reasons()
+        actions = [
+            Action(action="unload", bundle=view.bundles[i], broker=view.brokers[view.owner[i]],
+                   reason=str(reasons[i]), destinationBroker=view.brokers[dst],
+                   msgRate=rounded(view.msg_rate[i]), throughput=rounded(view.throughput[i]))
+            for i, dst in self.moves
+        ]
+        actions += self.splits.actions
+        before, after = self.usages_before(), self.usages_after()
+        sent = [0.0] * len(view.brokers)
+        got = [0.0] * len(view.brokers)
+        for i, dst in self.moves:
+            sent[view.owner[i]] += view.throughput[i]
+            got[dst] += view.throughput[i]
+        counts = [0] * len(view.brokers)
+        for o in view.owner:
+            counts[o] += 1
+        rows = []
+        for j, b in enumerate(view.brokers):
+            rep = self.state.brokers[b]
+            label = reason = None
+            why = f"usage {before[j]:.1%} -> {after[j]:.1%}"
+            if sent[j] > 0:
+                label, reason = str(Label.SUCCESS), str(Reason.OVERLOADED)
+                why += f"; sends {sent[j] / 1048576:,.2f} MB/s away"
+            elif got[j] > 0:
+                label, reason = str(Label.SUCCESS), str(Reason.UNDERLOADED)
+                why += f"; takes {got[j] / 1048576:,.2f} MB/s"
+            if j in self.rules.closed:
+                why += f"; takes no bundle: {self.rules.closed[j]}"
+            rows.append(BrokerRow(
+                broker=b, usage=before[j], usage_after=after[j], score=None,
+                msg_rate=rep.msg_rate, throughput=rep.throughput,
+                bundles=len(rep.lastStats) or rep.numBundles or counts[j], label=label,
+                reason=reason, why=why,
+                numbers={"usageAfter": after[j], "throughputOut": sent[j],
+                         "throughputIn": got[j]},
+                resources=rep.resource_percents()))
+        gate = None
+        if not actions:
+            gate = self.solution.status
+        st = self.state
+        return Plan(st.cluster, st.captured_at_iso, st.load_manager, PLANNER, PLANNER,
+                    self.settings, tuple(actions), tuple(rows), len(view.bundles), gate)
+
+
+def propose(state: ClusterState, settings: Settings, options: ProposeOptions | None = None, *,
+            model: LoadModel | None = None,
+            recently_moved: Mapping[str, int] | None = None) -> Proposal:
+    """Plan ``state`` against the goals of ``options`` (see the module docstring).
+
+    ``model`` reuses a calibration (the simulator's planner keeps its first one);
+    ``recently_moved`` adds bundles moved by earlier plans to the grace period."""
+    options = options or ProposeOptions()
+    targets = options.targets(settings)
+    if not state.brokers:
+        raise UsageError("the snapshot has no broker")
+    view = build(state, settings, model)
+    rules = build_rules(state, settings, view, recently_moved)
+    costs = Costs.of(view)
+    caps = Caps(options.max_moves, options.max_throughput)
+    solution = solve(view, rules, costs, targets, caps,
+                     SolveOptions(options.solver, options.time_limit, options.exact_limit))
+    after = Assignment(view, rules, costs)
+    after.apply(solution.moves)
+    splits = SplitFinding((), (), ())
+    if options.splits and not solution.violation.ok and len(view.brokers) > 1:
+        splits = find_splits(state, settings, after, solution.width)
+    res_before = _resources(view, ())
+    res_after = _resources(view, solution.moves)
+    goals = evaluate(view.usages(), after.u, res_before, res_after, targets)
+    order = tuple(sorted(solution.moves, key=lambda m: (view.owner[m[0]],
+                                                        -view.throughput[m[0]], m[0])))
+    notes = list(solution.notes)
+    if len(view.brokers) == 1:
+        notes.append("one broker: there is nowhere to move a bundle")
+    return Proposal(state, settings, view, rules, costs, targets, solution, after, splits,
+                    tuple(goals), tuple(notes), order)
+
+
+def _resources(view: LoadView, moves: tuple[tuple[int, int], ...]) -> dict[str, list[float]]:
+    """Per weighted modelled resource, every broker's percentage (brokers with a limit)."""
+    pct = view.resource_percents_after(moves)
+    weights = {"cpu": view.weights[0], "bandwidthIn": view.weights[2],
+               "bandwidthOut": view.weights[3]}
+    out: dict[str, list[float]] = {}
+    for res in RESOURCES:
+        if weights[res] <= 0:
+            continue
+        vals = [p[res] for j, p in enumerate(pct) if res in view.model.fits.get(view.brokers[j], {})]
+        if vals:
+            out[res] = vals
+    return out

@@ -1,0 +1,187 @@
+"""Which solver runs, what happens when it cannot, and how far from optimal the answer may be.
+
+``--solver auto`` (the default) always computes the greedy plan; when scipy is installed and the
+problem has at most ``--exact-limit`` (bundle, destination) pairs it also runs the exact model on
+HiGHS for at most ``--time-limit`` seconds, and keeps whichever plan is nearer the goals, then
+cheaper. ``exact`` runs the exact model whatever the size; ``greedy`` never does. Without scipy the
+exact model is skipped with a note (never an error).
+
+The **gap** is how much cheaper a plan meeting the same goals could be, relative to this one: from
+HiGHS's dual bound when the exact model ran, else from :mod:`lbctl.planner.bounds`; 0 means
+provably optimal. It is ``None`` when the goals cannot be met (there is nothing to compare with).
+
+The band is planned slightly inside the target (:data:`MARGIN` of its width) so that float32
+rounding of the reports never puts a broker a hair outside it. When the goals cannot be met (the
+cluster is short of capacity, a bundle is too big for the band), a plan is proposed only if it
+brings the cluster at least :data:`IMPROVEMENT` (0.1 point) nearer to them — capacity first, then
+the band; otherwise nothing moves.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lbctl.planner import milp
+from lbctl.planner.assignment import TOLERANCE, Assignment, Violation, better
+from lbctl.planner.bounds import lower_bound
+from lbctl.planner.constraints import Rules
+from lbctl.planner.cost import Costs
+from lbctl.planner.goals import Targets
+from lbctl.planner.greedy import Caps, solve_greedy
+from lbctl.planner.load import LoadView
+
+SOLVERS = ("auto", "exact", "greedy")
+MARGIN = 0.01
+EXACT_LIMIT = 20_000
+HARD_LIMIT = 2_000_000  # pairs beyond which even --solver exact would exhaust memory
+TIME_LIMIT = 10.0
+INSTALL_HINT = "pip install 'lbctl[propose]'"
+#: a plan that cannot meet the goals is only worth its moves if it gets this much nearer them
+IMPROVEMENT = 0.001
+
+
+@dataclass(frozen=True, slots=True)
+class SolveOptions:
+    solver: str = "auto"
+    time_limit: float = TIME_LIMIT
+    exact_limit: int = EXACT_LIMIT
+
+
+@dataclass(frozen=True)
+class Solution:
+    """The moves chosen (bundle index, destination index) and how they were found."""
+
+    moves: tuple[tuple[int, int], ...]
+    solver: str  # "exact (HiGHS)", "greedy", "none"
+    status: str  # in words
+    gap: float | None
+    lower_bound: float | None  # bytes/s-equivalent cost no plan meeting the goals can go below
+    width: float  # the band width planned for (fraction)
+    violation: Violation
+    notes: tuple[str, ...] = ()
+
+
+def band_widths(targets: Targets) -> list[float]:
+    """The widths of the windows to plan for: the target range (minus the margin), or for a
+    std target a few widths the std is likely to hold in (std <= width / 2 always)."""
+    if targets.target_std is not None:
+        s = targets.target_std
+        return [w * (1 - MARGIN) for w in (4 * s, 3 * s, 2.5 * s, 2 * s)]
+    return [(targets.target_range or 0.0) * (1 - MARGIN)]
+
+
+def _widest(targets: Targets, brokers: int) -> float:
+    """The widest range a plan meeting the band goal can have: the target range, or for a std
+    target ``std · sqrt(2n)`` (two brokers at the extremes, the rest at the mean)."""
+    if targets.target_std is not None:
+        return targets.target_std * math.sqrt(2 * max(brokers, 1))
+    return targets.target_range or 0.0
+
+
+def _better(v: Violation, base: Violation) -> bool:
+    """Whether ``v`` is nearer the hard goals than ``base`` by :data:`IMPROVEMENT` at least
+    (capacity first, then the band)."""
+    if v.capacity < base.capacity - IMPROVEMENT:
+        return True
+    return v.capacity <= base.capacity + 1e-9 and v.band < base.band - IMPROVEMENT
+
+
+def _beats(a: Assignment, b: Assignment, targets: Targets) -> bool:
+    return better(a.violation(targets), a.cost, b.violation(targets), b.cost)
+
+
+def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Caps,
+          options: SolveOptions) -> Solution:
+    start = Assignment(view, rules, costs)
+    v0 = start.violation(targets)
+    if v0.ok:
+        return Solution((), "none", "the goals are already met: nothing to move", 0.0, 0.0,
+                        band_widths(targets)[-1], v0)
+    notes: list[str] = []
+
+    # greedy, for every candidate width; the cheapest plan meeting the goals, else the nearest
+    best: Assignment | None = None
+    best_width = band_widths(targets)[0]
+    for width in band_widths(targets):
+        g = solve_greedy(view, rules, costs, targets, width, caps).assignment
+        if best is None or _beats(g, best, targets):
+            best, best_width = g, width
+    assert best is not None
+    solver, status = "greedy", "greedy + local search"
+    gap: float | None = None
+    bound: float | None = None
+
+    movable = sum(1 for why in rules.pinned if why is None)
+    most = movable * max(len(view.brokers) - 1, 0)  # pairs, before the constraints
+    exact_wanted = options.solver == "exact" or (options.solver == "auto"
+                                                  and most <= options.exact_limit)
+    if options.solver == "auto" and not exact_wanted:
+        notes.append(f"{most:,} (bundle, destination) pairs > --exact-limit "
+                     f"{options.exact_limit:,}: greedy solver")
+    elif exact_wanted and not milp.available():
+        notes.append(f"scipy is not installed: greedy solver only ({INSTALL_HINT} for the "
+                     "exact solver)")
+    elif exact_wanted and most > HARD_LIMIT:
+        notes.append(f"{most:,} (bundle, destination) pairs: too many for the exact solver; "
+                     "greedy solver")
+    elif exact_wanted:
+        res = milp.solve_milp(view, rules, costs, targets, best_width, caps, options.time_limit)
+        if res.moves is not None:
+            exact = Assignment(view, rules, costs)
+            exact.apply(res.moves)
+            if not _beats(best, exact, targets):
+                best = exact
+                solver = "exact (HiGHS)"
+                status = ("optimal" if res.status == "optimal"
+                          else f"{res.status}: best plan found")
+                gap = res.gap
+            else:
+                notes.append(f"the exact solver stopped ({res.status}) with a plan no better "
+                             "than greedy's; greedy's is kept")
+        else:
+            notes.append(f"the exact solver found no plan ({res.status}); greedy's is kept")
+        if res.bound is not None and best.violation(targets).ok:
+            bound = res.bound * res.norm
+        v_exact = best.violation(targets)
+        if not v_exact.ok and res.moves is not None:
+            # the goals are out of reach: the cheapest plan as near to them (within tolerance)
+            span = v_exact.band + (targets.target_range or 0.0) if targets.target_std is None \
+                else max(best.u) - min(best.u)
+            limits = (v_exact.capacity + TOLERANCE, max(0.0, span - best_width) + TOLERANCE)
+            cheap = milp.solve_milp(view, rules, costs, targets, best_width, caps,
+                                    options.time_limit, slack_limits=limits)
+            if cheap.moves is not None:
+                lean = Assignment(view, rules, costs)
+                lean.apply(cheap.moves)
+                if _beats(lean, best, targets):
+                    best = lean
+                    solver, status = "exact (HiGHS)", f"{cheap.status}: cheapest nearest plan"
+
+    v = best.violation(targets)
+    if not v.ok and not _better(v, v0):
+        return Solution((), solver, "the goals cannot be met and no plan brings the cluster "
+                        f"nearer to them (by {IMPROVEMENT * 100:g} point or more)", None, None,
+                        best_width, v0, tuple(notes))
+    if v.ok:
+        lb = lower_bound(view, rules, costs, _widest(targets, len(view.brokers)),
+                         targets.max_usage)
+        if lb is not None:
+            bound = max(bound or 0.0, lb)
+        if bound is not None and gap is None:
+            gap = max(0.0, (best.cost - bound) / best.cost) if best.cost > 0 else 0.0
+        elif bound is not None and gap is not None and best.cost > 0:
+            gap = min(gap, max(0.0, (best.cost - bound) / best.cost))
+    else:
+        gap = None
+        status += "; the goals cannot all be met"
+    return Solution(tuple(best.moves()), solver, status, gap, bound, best_width, v,
+                    tuple(notes))
+
+
+def assignment_of(view: LoadView, rules: Rules, costs: Costs,
+                  moves: Sequence[tuple[int, int]]) -> Assignment:
+    a = Assignment(view, rules, costs)
+    a.apply(moves)
+    return a

@@ -1,0 +1,88 @@
+"""lbctl's planner as a simulator strategy: one pass, no bounce-back, re-plan only out of band."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from planner_clusters import random_cluster  # type: ignore[import-not-found]
+
+from lbctl.errors import UsageError
+from lbctl.loadmanager.select import Options
+from lbctl.planner.propose import ProposeOptions
+from lbctl.simulate.compare import Pair, compare, parse_pairs
+from lbctl.simulate.engine import SimulationOptions, simulate
+from lbctl.sources.snapshot import read_snapshots
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+GREEDY = ProposeOptions(solver="greedy")
+
+
+def test_pip364_settles_in_one_pass() -> None:
+    r = simulate(read_snapshots([EXAMPLES / "pip364-90-10.json"]), Options(strategy="lbctl"),
+                 SimulationOptions(cycles=20, bounce_window=60, planner=GREEDY))
+    s = r.summary()
+    assert [len(c.moves) for c in r.cycles] == [1] + [0] * 19
+    assert s["settledAtCycle"] == 2 and s["bounceBacks"] == 0
+    assert r.label == "lbctl" and r.shedding == r.placement == "lbctl"
+    assert all(c.gate and c.gate.startswith("inside the band") for c in r.cycles[1:])
+
+
+def test_the_planner_targets_the_simulation_band() -> None:
+    states = read_snapshots([EXAMPLES / "rolling-restart.yaml"])
+    wide = simulate(states, Options(strategy="lbctl"),
+                    SimulationOptions(cycles=3, band=0.2, planner=GREEDY))
+    narrow = simulate(states, Options(strategy="lbctl"),
+                      SimulationOptions(cycles=3, band=0.05, planner=GREEDY))
+    assert wide.final.range <= 0.2 and narrow.final.range <= 0.05
+    assert wide.summary()["throughputMoved"] < narrow.summary()["throughputMoved"]
+
+
+def test_brokers_leaving_and_coming_back_are_each_one_pass() -> None:
+    base = random_cluster(5, 5, per_broker=8, strong=0.0)
+    from dataclasses import replace
+    from types import MappingProxyType
+
+    gone = list(base.brokers)[3:]
+    # 15 minutes later two brokers are gone (their bundles reported by the first one), and
+    # 20 minutes after that they are back, empty
+    first = next(iter(base.brokers))
+    moved = dict(base.brokers[first].lastStats)
+    for b in gone:
+        moved.update(base.brokers[b].lastStats)
+    left = {b: r for b, r in base.brokers.items() if b not in gone}
+    left[first] = left[first].with_stats(moved)
+    s1 = replace(base, captured_at=base.captured_at + 15 * 60_000,
+                 brokers=MappingProxyType(left))
+    back = dict(left)
+    for b in gone:
+        back[b] = base.brokers[b].with_stats({})
+    s2 = replace(base, captured_at=base.captured_at + 35 * 60_000, brokers=MappingProxyType(back))
+    r = simulate([base, s1, s2], Options(strategy="lbctl"),
+                 SimulationOptions(cycles=60, planner=GREEDY))
+    busy = [c.cycle for c in r.cycles if c.moves]
+    assert busy and busy[0] == 1 and len(busy) <= 3
+    assert all(c <= 1 or 16 <= c <= 17 or 36 <= c <= 37 for c in busy)
+    assert r.summary()["bounceBacks"] == 0 and r.summary()["settledAtCycle"] is not None
+
+
+def test_compare_runs_the_planner_next_to_pulsar_strategies() -> None:
+    pairs = parse_pairs(["ThresholdShedder", "lbctl"])
+    assert pairs == [Pair("ThresholdShedder"), Pair("lbctl")]
+    result = compare(read_snapshots([EXAMPLES / "pip364-90-10.json"]), Options(), pairs,
+                     SimulationOptions(cycles=10, planner=GREEDY))
+    ts, me = result.runs
+    assert me.summary()["unloads"] == 1 and ts.summary()["unloads"] > 1
+
+
+@pytest.mark.parametrize("bad", [["lbctl:LeastLongTermMessageRate"], ["lbctl", "LBCTL"]])
+def test_bad_planner_pairs(bad: list[str]) -> None:
+    with pytest.raises(UsageError):
+        parse_pairs(bad)
+
+
+def test_placement_does_not_apply_to_the_planner() -> None:
+    with pytest.raises(UsageError, match="--placement"):
+        simulate(read_snapshots([EXAMPLES / "pip364-90-10.json"]),
+                 Options(strategy="lbctl", placement="LeastLongTermMessageRate"),
+                 SimulationOptions(cycles=2))
