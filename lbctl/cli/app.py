@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from lbctl import __version__
+from lbctl.cli import apply as apply_cmd
 from lbctl.cli import compare as compare_cmd
 from lbctl.cli import connection, explain, export, monitor_brokers, recommend, snapshot, unload
 from lbctl.cli import fleet as fleet_cmd
@@ -79,6 +80,7 @@ snapshot.app.command("export")(export.export)
 app.add_typer(fleet_cmd.app, name="fleet")
 app.command("simulate")(simulate_cmd.simulate)
 app.command("compare")(compare_cmd.compare)
+app.command("apply")(apply_cmd.apply)
 
 
 def main() -> None:

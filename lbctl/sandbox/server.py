@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from lbctl.sandbox.operations import OperationsMixin
+
 #: an HTTP answer: status, body, content type, extra headers
 Response = tuple[int, bytes, str, dict[str, str]]
 
@@ -129,8 +131,9 @@ def fmt(pos: int) -> str:
     return f"0x{pos:08x}"
 
 
-class TestCluster:
-    """The shared state of the cluster and the servers of its brokers."""
+class TestCluster(OperationsMixin):
+    """The shared state of the cluster and the servers of its brokers (lookups, ownership after
+    unload, dynamic configuration and chosen faults: :mod:`lbctl.sandbox.operations`)."""
 
     __test__ = False  # not a pytest test class
 
@@ -161,6 +164,7 @@ class TestCluster:
         self._servers: list[asyncio.base_events.Server] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._port_broker: dict[int, str] = {}
+        self._ops_init()
 
     # ---- lifecycle ----------------------------------------------------------------------------
     def start(self, n_brokers: int, *, latency: float = 0.0) -> list[str]:
@@ -417,6 +421,8 @@ class TestCluster:
         else:
             status, payload, ctype, extra = self._route(broker, method, path, parts.query, query,
                                                         headers, body)
+            if status < 300:
+                self._after(method, path, query)
         entry.status = status
         reason = {200: "OK", 204: "No Content", 307: "Temporary Redirect", 401: "Unauthorized",
                   403: "Forbidden", 404: "Not Found", 409: "Conflict", 412: "Precondition Failed",
@@ -461,6 +467,9 @@ class TestCluster:
 
         p = path.removeprefix("/admin/v2")
         seg = [s for s in p.split("/") if s]
+        ops = self._route_ops(broker, method, path, seg, query)
+        if ops is not None:
+            return ops
         with self._lock:
             if method == "GET":
                 if seg == ["clusters"]:
@@ -525,7 +534,7 @@ class TestCluster:
 
     def _move(self, bundle: str, dest: str | None) -> None:
         owner = self.owners.get(bundle)
-        if owner is None:
+        if owner is None or self._defer_move(bundle, dest):
             return
         if dest is None:
             ids = list(self.brokers)
