@@ -37,6 +37,7 @@ A run, in order — each step stops the run or narrows what is sent, never widen
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -133,7 +134,12 @@ class ApplyRun:
     def __init__(self, client: AdminClient, plan: PlanFile, opts: ApplyOptions, ui: UI, *,
                  stop: threading.Event | None = None, history: RunHistory | None = None,
                  clock: Callable[[], float] = time.time, live: LiveView | None = None,
-                 arm: Callable[[], None] | None = None):
+                 arm: Callable[[], None] | None = None,
+                 prelude: Sequence[Mutation] = (), on_start: Callable[[Executor], None] | None = None,
+                 locked: bool = False):
+        """``prelude``: requests shown (and confirmed) with the plan's, sent by ``on_start`` once
+        the run has started (a drain's balancer pause); ``locked``: the caller holds the cluster's
+        lock already."""
         self.client = client
         self.plan = plan
         self.opts = opts
@@ -143,6 +149,9 @@ class ApplyRun:
         self.clock = clock
         self.live = live
         self.arm = arm or (lambda: None)
+        self.prelude = list(prelude)
+        self.on_start = on_start
+        self.locked = locked
         self.journal = opts.journal or default_journal()
         self.executor = Executor(
             client, dry_run=False, yes=opts.yes, interactive=ui.interactive, confirm=ui.confirm,
@@ -190,7 +199,8 @@ class ApplyRun:
         from lbctl.apply.lock import ClusterLock
 
         what = f"lbctl {self.opts.kind} {Path(self.plan.path).name}"
-        with ClusterLock(live.cluster, what=what, journal=self.journal):
+        with contextlib.nullcontext() if self.locked else ClusterLock(
+                live.cluster, what=what, journal=self.journal):
             if not self.opts.confirm_each:
                 self.executor.ask(
                     f"Apply {len(todo)} action(s) of {Path(self.plan.path).name} to cluster "
@@ -204,6 +214,8 @@ class ApplyRun:
                         "actions": len(self.plan.actions),
                         "steps": [s.action.step for s in todo],
                         "resumes": report.resumed or None, "kind": self.opts.kind})
+            if self.on_start is not None:
+                self.on_start(self.executor)
             for s in steps:
                 if s.state != "pending":
                     self._note({"state": "skipped", "step": s.action.step,
@@ -336,9 +348,11 @@ class ApplyRun:
                 line += f": {s.why}"
             self.ui.show(line)
         verb = "would send" if dry else "will send"
-        self.ui.show(f"lbctl {verb} {len(todo)} request(s)"
+        self.ui.show(f"lbctl {verb} {len(todo) + len(self.prelude)} request(s)"
                      + (f", {self.opts.concurrency} at a time" if self.opts.concurrency > 1 else "")
                      + (f", {self.opts.interval:g} s apart" if self.opts.interval else "") + ":")
+        for m in self.prelude:
+            self.ui.show(f"  {m.call.describe(self.client.admin_url)}    # {m.summary}")
         for s in todo:
             m = mutations[s.action.step]
             self.ui.show(f"  {s.request}    # {m.summary}")

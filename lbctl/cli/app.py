@@ -10,6 +10,7 @@ from lbctl import __version__
 from lbctl.cli import apply as apply_cmd
 from lbctl.cli import compare as compare_cmd
 from lbctl.cli import connection, explain, export, monitor_brokers, recommend, snapshot, unload
+from lbctl.cli import drain as drain_cmd
 from lbctl.cli import fleet as fleet_cmd
 from lbctl.cli import simulate as simulate_cmd
 from lbctl.cli import split_bundle as split_bundle_cmd
@@ -81,6 +82,8 @@ app.add_typer(fleet_cmd.app, name="fleet")
 app.command("simulate")(simulate_cmd.simulate)
 app.command("compare")(compare_cmd.compare)
 app.command("apply")(apply_cmd.apply)
+app.command("drain")(drain_cmd.drain)
+app.command("rebalance-after")(drain_cmd.rebalance_after)
 
 
 def main() -> None:

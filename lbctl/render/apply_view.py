@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from lbctl.apply.drain import DrainReport
 from lbctl.apply.runner import ApplyReport
 
 RUN_FORMAT = "lbctl/apply-run@1"
@@ -52,3 +53,31 @@ class ApplyView:
             if isinstance(v, str):
                 lines.append(f"{k}: {v}")
         return "\n".join(lines)
+
+
+@dataclass
+class DrainView:
+    """A drain: each round's run, what the broker still owns, the balancer, safe or not."""
+
+    report: DrainReport
+
+    def to_data(self) -> Any:
+        r = self.report
+        return {"format": "lbctl/drain@1", "broker": r.broker, "safe": r.safe,
+                "message": r.message, "remaining": list(r.remaining), "balancer": r.balancer,
+                "rounds": [ApplyView(x).to_data() for x in r.rounds]}
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        return [{"round": i + 1, **s.to_dict()} for i, x in enumerate(self.report.rounds)
+                for s in x.steps]
+
+    def to_text(self) -> str:
+        r = self.report
+        lines = [ApplyView(x).to_text() for x in r.rounds]
+        if r.remaining:
+            lines.append(f"{r.broker} still owns: " + ", ".join(r.remaining[:10])
+                         + (" …" if len(r.remaining) > 10 else ""))
+        if r.balancer:
+            lines.append(f"balancer: {r.balancer}")
+        lines.append(r.message)
+        return "\n".join(x for x in lines if x)
