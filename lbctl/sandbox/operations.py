@@ -158,9 +158,19 @@ class OperationsMixin:
         return True
 
     def _settle_losses(self, bundle: str, owner: str) -> None:
-        st = self.brokers.get(owner)
-        if st is not None:
-            st.losses.append(bundle)
+        self._note_move(bundle, owner, None)
+
+    def _note_move(self, bundle: str, owner: str | None, dest: str | None) -> None:
+        """``lastBundleLosses``/``lastBundleGains`` as sets, as ``LocalBrokerData.update``
+        computes them (a bundle gained back is no longer lost, and the other way round)."""
+        for broker, mine, other in ((owner, "losses", "gains"), (dest, "gains", "losses")):
+            st = self.brokers.get(broker) if broker else None
+            if st is None:
+                continue
+            if bundle in getattr(st, other):
+                getattr(st, other).remove(bundle)
+            if bundle not in getattr(st, mine):
+                getattr(st, mine).append(bundle)
 
     def _settle(self, now: float | None = None) -> None:
         """Give every pending bundle whose delay has passed its new owner (under the lock)."""
@@ -183,7 +193,7 @@ class OperationsMixin:
         if dest is None:
             dest = ids[sum(map(ord, bundle)) % len(ids)]
         self.owners[bundle] = dest
-        self.brokers[dest].gains.append(bundle)
+        self._note_move(bundle, None, dest)
         return dest
 
     def _route_ops(self, broker: str, method: str, path: str, seg: list[str],

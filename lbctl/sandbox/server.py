@@ -542,8 +542,7 @@ class TestCluster(OperationsMixin):
         if dest == owner:
             return
         self.owners[bundle] = dest
-        self.brokers[owner].losses.append(bundle)
-        self.brokers[dest].gains.append(bundle)
+        self._note_move(bundle, owner, dest)
 
     def _split(self, bundle: str, query: dict[str, str], body: bytes,
                err: Callable[[int, str], Response]) -> Response:
