@@ -155,7 +155,8 @@ def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event
                     report.message = (f"{len(unplaced)} bundle(s) of {o.broker} have nowhere to "
                                       f"go ({unplaced[0].skipped}): not safe to restart")
                     return report
-                report.remaining = _wait_empty(client, live.cluster, o.broker, o, ui, stop)
+                moving = {x.action.bundle for x in r.steps if x.state in ("done", "done-elsewhere")}
+                report.remaining = _wait_empty(client, live.cluster, o.broker, moving, o, stop)
                 if not report.remaining:
                     report.safe = True
                     report.message = f"{o.broker} owns no bundle now: it is safe to restart it"
@@ -196,12 +197,15 @@ def _owned(client: AdminClient, cluster: str, broker: str) -> list[str]:
         return []
 
 
-def _wait_empty(client: AdminClient, cluster: str, broker: str, o: DrainOptions, ui: UI,
-                stop: threading.Event) -> list[str]:
+def _wait_empty(client: AdminClient, cluster: str, broker: str, moving: set[str],
+                o: DrainOptions, stop: threading.Event) -> list[str]:
+    """Until the broker owns nothing, or the timeout; at once when what it still owns is none of
+    the bundles this round moved (they arrived since, or could not be sent: plan them again)."""
     deadline = time.monotonic() + o.timeout
     while True:
         left = owned_by(client, cluster, broker)
-        if not left or time.monotonic() >= deadline or stop.is_set():
+        if (not left or not set(left) & moving or time.monotonic() >= deadline
+                or stop.is_set()):
             return left
         stop.wait(min(o.poll, max(0.0, deadline - time.monotonic())))
 

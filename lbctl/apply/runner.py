@@ -253,7 +253,8 @@ class ApplyRun:
             except ConfigError as e:
                 self.ui.warn(f"the journal cannot be read for recent unloads: {e}")
         verdicts = V.validate(self.plan.actions, live, recent_unloads=recent, now=self.clock(),
-                              force=self.opts.force, rollback=self.plan.shedding == ROLLBACK)
+                              force=self.opts.force,
+                              exempt_grace=self.plan.shedding in (ROLLBACK, "drain"))
         steps = []
         for v in verdicts:
             st = Step(v.action, v.status, v.why, owner=v.owner)

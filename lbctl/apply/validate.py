@@ -42,16 +42,17 @@ class Verdict:
 
 def validate(actions: Sequence[PlannedAction], live: LiveView, *,
              recent_unloads: Mapping[str, float] | None = None, now: float = 0.0,
-             force: bool = False, rollback: bool = False) -> list[Verdict]:
+             force: bool = False, exempt_grace: bool = False) -> list[Verdict]:
     """One verdict per action, in plan order. ``recent_unloads``: bundle → when the journal last
-    shows an unload of it (epoch seconds). A rollback plan (``rollback``) is exempt from the
-    grace period: it returns bundles that a run moved moments ago, on purpose."""
+    shows an unload of it (epoch seconds). Rollback and drain plans are exempt from the grace
+    period (``exempt_grace``): a rollback returns bundles a run moved moments ago, a drain must
+    empty the broker whatever moved recently — on purpose, as an operator's unload is."""
     recent = dict(recent_unloads or {})
     grace_s = float(live.settings["loadBalancerSheddingGracePeriodMinutes"]) * 60
     out = []
     for a in actions:
         v = _one(a, live)
-        if v.status == VALID and a.is_move and not force and not rollback:
+        if v.status == VALID and a.is_move and not force and not exempt_grace:
             why = _in_grace(a, live, recent, now, grace_s)
             if why:
                 v = Verdict(a, CHANGED, why + " (--force sends it anyway)", v.owner)
