@@ -254,10 +254,13 @@ class ApplyRun:
                 self.ui.warn(f"the journal cannot be read for recent unloads: {e}")
         verdicts = V.validate(self.plan.actions, live, recent_unloads=recent, now=self.clock(),
                               force=self.opts.force,
-                              exempt_grace=self.plan.shedding in (ROLLBACK, "drain"))
+                              exempt_grace=self.plan.shedding in (ROLLBACK, "drain"),
+                              rollback=self.plan.shedding == ROLLBACK)
         steps = []
         for v in verdicts:
             st = Step(v.action, v.status, v.why, owner=v.owner)
+            if v.status == V.VALID and v.why:
+                self.ui.warn(f"#{v.action.step}: {v.why}")
             if v.status != V.VALID:
                 st.state = "skipped"
             steps.append(st)

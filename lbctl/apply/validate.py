@@ -42,16 +42,19 @@ class Verdict:
 
 def validate(actions: Sequence[PlannedAction], live: LiveView, *,
              recent_unloads: Mapping[str, float] | None = None, now: float = 0.0,
-             force: bool = False, exempt_grace: bool = False) -> list[Verdict]:
+             force: bool = False, exempt_grace: bool = False,
+             rollback: bool = False) -> list[Verdict]:
     """One verdict per action, in plan order. ``recent_unloads``: bundle → when the journal last
     shows an unload of it (epoch seconds). Rollback and drain plans are exempt from the grace
     period (``exempt_grace``): a rollback returns bundles a run moved moments ago, a drain must
-    empty the broker whatever moved recently — on purpose, as an operator's unload is."""
+    empty the broker whatever moved recently — on purpose, as an operator's unload is. A
+    ``rollback`` returns bundles to their original owners even when one is overloaded now (said,
+    not refused): restoring the earlier state is the point."""
     recent = dict(recent_unloads or {})
     grace_s = float(live.settings["loadBalancerSheddingGracePeriodMinutes"]) * 60
     out = []
     for a in actions:
-        v = _one(a, live)
+        v = _one(a, live, rollback=rollback)
         if v.status == VALID and a.is_move and not force and not exempt_grace:
             why = _in_grace(a, live, recent, now, grace_s)
             if why:
@@ -60,7 +63,7 @@ def validate(actions: Sequence[PlannedAction], live: LiveView, *,
     return out
 
 
-def _one(a: PlannedAction, live: LiveView) -> Verdict:
+def _one(a: PlannedAction, live: LiveView, *, rollback: bool = False) -> Verdict:
     if a.skipped is not None:
         return Verdict(a, SKIPPED, f"the plan skips it: {a.skipped}")
     ranges = live.ranges(a.namespace)
@@ -92,8 +95,11 @@ def _one(a: PlannedAction, live: LiveView) -> Verdict:
             return Verdict(a, CHANGED, f"destination {d} is not an active broker", owner)
         u = live.usage.get(d)
         if u is not None and u >= live.overload_threshold:
-            return Verdict(a, CHANGED, f"destination {d} is overloaded now ({pct(u)} >= "
-                                       f"{pct(live.overload_threshold, 0)})", owner)
+            why = (f"destination {d} is overloaded now ({pct(u)} >= "
+                   f"{pct(live.overload_threshold, 0)})")
+            if rollback:
+                return Verdict(a, VALID, why + "; a rollback returns the bundle anyway", owner)
+            return Verdict(a, CHANGED, why, owner)
         cls = live.broker_class.get(d)
         if cls and live.load_manager_class and cls != live.load_manager_class:
             return Verdict(a, CHANGED, f"destination {d} runs {cls.rsplit('.', 1)[-1]}, not the "

@@ -44,8 +44,12 @@ def apply(
         help="Continue the last run of this journal: actions it sent and the broker confirmed "
              "are not sent again.")] = None,
     run_id: Annotated[str | None, typer.Option(
-        "--run", metavar="ID", help="With --resume: the run to continue (default: the last).")]
+        "--run", metavar="ID", help="With --resume or --rollback: that run (default: the last).")]
         = None,
+    rollback: Annotated[bool, typer.Option(
+        "--rollback", help="Apply the rollback plan of the journal's last run (--journal, else "
+                           "the default journal): every bundle it moved back to its owner.")]
+        = False,
     max_age: Annotated[float, typer.Option(
         "--max-age", metavar="SECONDS", min=0,
         help="Refuse a plan computed longer ago than this (0: no limit).")] = 600.0,
@@ -93,14 +97,19 @@ def apply(
       lbctl apply plan.json                      # no terminal: a dry run
       lbctl apply plan.json --yes --max-moves 5 --interval 30 --reason CHG-1234
       lbctl apply --resume ~/.local/state/lbctl/journal.jsonl --yes
-      lbctl apply ~/.local/state/lbctl/rollback-1a2b3c4d5e6f.json --yes
+      lbctl apply --rollback --yes               # the last run's moves, undone
     """
     with handled():
         from lbctl.apply.runner import ApplyOptions
         from lbctl.errors import UsageError
 
+        if rollback:
+            if plan is not None or resume is not None:
+                raise UsageError("--rollback takes no plan file and no --resume")
+            plan = _rollback_plan(journal, run_id)
+            run_id = None
         if plan is None and resume is None:
-            raise UsageError("give a plan file, or --resume JOURNAL")
+            raise UsageError("give a plan file, or --resume JOURNAL, or --rollback")
         opts = ApplyOptions(
             dry_run=dry_run, yes=yes, confirm_each=confirm_each, force=force,
             force_stale=force_stale, max_age=max_age or None, max_moves=max_moves,
@@ -115,6 +124,21 @@ def apply(
         with open_client(ctx) as client:
             report = run_plan(client, plan_file, opts, output, history=history)
         finish(report, output)
+
+
+def _rollback_plan(journal: Path | None, run_id: str | None) -> Path:
+    """The rollback plan the journal's last run (or run ``run_id``) wrote."""
+    from lbctl.apply.journal import read_records
+    from lbctl.errors import ConfigError
+    from lbctl.executor import default_journal
+
+    j = journal or default_journal()
+    ends = [r for r in read_records(j) if r.get("state") == "apply-end" and r.get("rollback")
+            and (run_id is None or r.get("run") == run_id)]
+    if not ends:
+        raise ConfigError(f"the journal {j} has no run with a rollback plan"
+                          + (f" with id {run_id}" if run_id else ""))
+    return Path(str(ends[-1]["rollback"]))
 
 
 def _plan_and_history(plan: Path | None, resume: Path | None, run_id: str | None

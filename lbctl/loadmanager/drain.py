@@ -24,8 +24,9 @@ broker is a skipped action saying so.
 for the shedder, which may leave it idle — Pulsar issue 12160 — or move many bundles at once). It
 raises the restarted broker toward the cluster's mean usage: from the most loaded broker above
 the mean, the largest bundle whose share of that broker's usage fits both what the source has
-above the mean and what the target lacks below it; when none fits, one smaller move that narrows
-the gap between the most loaded broker and the target without inverting it, then stop. A broker's
+above the mean and what the target lacks below it; when none fits, the one move from the most
+loaded broker that leaves it and the target closest to each other (if it narrows their gap at all),
+then stop. A broker's
 usage is shared among its bundles in proportion to their throughput (:mod:`lbctl.plan`'s
 estimate). The target must pass the placement filters for each
 bundle (max topics; on the extensible load manager its broker filters). The plan carries no pacing:
@@ -215,10 +216,10 @@ def fill_plan(state: ClusterState, settings: Settings, broker: str, opts: Option
                 break
         if chosen is None and not overshoot_done and pools:
             src = max(pools, key=lambda x: (est[x], x))
-            narrower = [(b, s) for b, s in pools[src]
-                        if 0 < s <= (est[src] - est[broker]) / 2 and accepts(b)]
-            if narrower:
-                b, s = min(narrower, key=lambda x: (x[1], x[0]))
+            gap = est[src] - est[broker]
+            narrower = [(b, s) for b, s in pools[src] if 0 < s < gap and accepts(b)]
+            if narrower:  # the one leaving the pair closest to each other
+                b, s = min(narrower, key=lambda x: (abs(gap - 2 * x[1]), x[0]))
                 chosen = (src, b, s)
                 overshoot_done = True
         if chosen is None:

@@ -40,7 +40,7 @@ class ApplyView:
 
     def to_text(self) -> str:
         r = self.report
-        counts = ", ".join(f"{n} {k}" for k, n in sorted(r.counts().items()))
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(r.counts().items())) or "no action"
         lines = [f"{r.result}: {counts}" + (f" — {r.why}" if r.why and r.result != "dry-run"
                                              else "")]
         if r.journal and r.result not in ("dry-run", "nothing"):

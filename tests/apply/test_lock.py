@@ -39,9 +39,9 @@ def test_kill_9_releases_the_lock(tmp_path: Path) -> None:
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     try:
         assert p.stdout is not None and p.stdout.readline().strip() == b"held"
-        with pytest.raises(Locked, match=f"pid {p.pid}"):
-            with ClusterLock("c", what="x", directory=tmp_path):
-                pass
+        with pytest.raises(Locked, match=f"pid {p.pid}"), \
+                ClusterLock("c", what="x", directory=tmp_path):
+            pass
         p.send_signal(signal.SIGKILL)
         p.wait(10)
         time.sleep(0.05)
