@@ -351,3 +351,26 @@ def test_bad_plan_files(cluster: TestCluster, tmp_path: Path) -> None:
         assert r.stderr.count("\n") == 1
     r = lbctl(cluster, "apply")
     assert r.exit_code == ExitStatus.USAGE
+
+
+def test_extensible_transfers_from_recommend(tmp_path: Path) -> None:
+    """On the extensible load manager: recommend's transfer actions applied and verified."""
+    from lbctl.sandbox import extensible_cluster
+
+    c = extensible_cluster()
+    c.set_reassignment(delay=0.05)
+    try:
+        r = lbctl(c, "recommend", "-o", "json")
+        doc = json.loads(r.stdout)
+        transfers = [a for a in doc["actions"] if a["action"] == "transfer"]
+        assert transfers
+        plan = tmp_path / "plan.json"
+        plan.write_text(r.stdout)
+        r = lbctl(c, "apply", str(plan), "--yes", "-o", "json")
+        assert r.exit_code == 0, r.stderr
+        acts = json.loads(r.stdout)["actions"]
+        assert [a["outcome"] for a in acts if a["action"] == "transfer"] == ["done"] * len(transfers)
+        for a in transfers:
+            assert c.owners[a["bundle"]] == a["destinationBroker"]
+    finally:
+        c.stop()
