@@ -353,9 +353,9 @@ class ApplyRun:
             self.ui.show(line)
         verb = "would send" if dry else "will send"
         self.ui.show(f"lbctl {verb} {len(todo) + len(self.prelude)} request(s)"
-                     + (("" if self.opts.concurrency <= 1 else
+                     + ("" if self.opts.concurrency <= 1 else
                          ", all at once" if self.opts.concurrency >= len(todo) else
-                         f", {self.opts.concurrency} at a time"))
+                         f", {self.opts.concurrency} at a time")
                      + (f", {self.opts.interval:g} s apart" if self.opts.interval else "") + ":")
         for m in self.prelude:
             self.ui.show(f"  {m.call.describe(self.client.admin_url)}    # {m.summary}")
