@@ -397,7 +397,11 @@ class ApplyRun:
                 if self.stop.is_set():
                     stop_why = "stopped by a signal"
                     break
-                if self.opts.confirm_each and not self._ask_one(s):
+                declined = self.opts.confirm_each and not self._ask_one(s)
+                if self.stop.is_set():  # a signal at the prompt: stop before sending
+                    stop_why = "stopped by a signal"
+                    break
+                if declined:
                     s.state = "declined"
                     self._note({"state": "skipped", "step": s.action.step,
                                 "bundle": s.action.bundle, "why": "declined"})

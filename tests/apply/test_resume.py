@@ -139,8 +139,9 @@ def test_in_doubt_action_still_on_its_source_needs_force(cluster: TestCluster, t
     assert [a["outcome"] for a in json.loads(r.stdout)["actions"]][1] == "done"
 
 
-def test_sigterm_finishes_the_action_in_flight(cluster: TestCluster, tmp_path: Path,
-                                               journal: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_finishes_the_action_in_flight(cluster: TestCluster, tmp_path: Path,
+                                                journal: Path, sig: signal.Signals) -> None:
     c = cluster
     moves = spread_moves(c, 4)
     plan = write_plan(tmp_path / "plan.json", plan_doc(c, moves))
@@ -148,12 +149,12 @@ def test_sigterm_finishes_the_action_in_flight(cluster: TestCluster, tmp_path: P
     c.faults.append(Fault(rf"{b2}/unload$", kind="latency", seconds=1.0, method="PUT"))
     proc = _start(c, plan, journal)
     _wait(lambda: any(r.method == "PUT" and b2 in r.path for r in c.log))
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(sig)
     proc.wait(60)
     out, err = (tmp_path / "out.txt").read_text(), (tmp_path / "err.txt").read_text()
     assert proc.returncode == ExitStatus.PARTIAL, err
     assert unloads_done(c) == [moves[0][0], moves[1][0]]  # the one in flight finished
-    assert "#2 done" in out and "stopped by a signal" in err and "SIGTERM" in err
+    assert "#2 done" in out and "stopped by a signal" in err and sig.name in err
     recs = [json.loads(x) for x in journal.read_text().splitlines()]
     assert [x["outcome"] for x in recs if x.get("state") == "verified"] == ["done", "done"]
     assert recs[-1]["state"] == "apply-end" and recs[-1]["result"] == "partial"
