@@ -29,13 +29,24 @@ from lbctl.errors import ConfigError
 _UNLOAD = re.compile(r"/admin/v2/namespaces/([^/?]+)/([^/?]+)/([^/?]+)/unload(?:\?|$)")
 
 
-def read_records(path: Path | str) -> list[dict[str, Any]]:
-    """Every readable record of a journal (a cut or foreign line is skipped)."""
+def read_records(path: Path | str, *, tail_bytes: int | None = None) -> list[dict[str, Any]]:
+    """Every readable record of a journal (a cut or foreign line is skipped); with
+    ``tail_bytes``, of its last that many bytes only (recent records: the grace period)."""
     import orjson
 
-    from lbctl.safe.files import read_regular
+    from lbctl.safe.files import open_regular, read_regular
 
-    data = read_regular(str(path), what="a journal (JSON lines)", error=ConfigError)
+    if tail_bytes is None:
+        data = read_regular(str(path), what="a journal (JSON lines)", error=ConfigError)
+    else:
+        import os
+
+        fd = open_regular(str(path), what="a journal (JSON lines)", error=ConfigError)
+        try:
+            size = os.fstat(fd).st_size
+            data = os.pread(fd, tail_bytes, max(0, size - tail_bytes))
+        finally:
+            os.close(fd)
     out = []
     for line in data.split(b"\n"):
         if not line.strip():

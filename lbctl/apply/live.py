@@ -31,16 +31,40 @@ class LiveView:
     gains: dict[str, frozenset[str]] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    _ranges: dict[str, frozenset[tuple[int, int]] | None] = field(default_factory=dict)
+    _topics: dict[str, list[str]] | None = None
 
     @property
     def overload_threshold(self) -> float:
         return float(self.settings["loadBalancerBrokerOverloadedThresholdPercentage"]) / 100.0
 
-    def ranges(self, namespace: str) -> list[tuple[int, int]] | None:
-        bounds = self.state.namespaces.get(namespace)
-        if bounds is None:
-            return None
-        return list(zip(bounds, bounds[1:], strict=False))
+    def ranges(self, namespace: str) -> frozenset[tuple[int, int]] | None:
+        """The namespace's bundle ranges (cached: a plan of many actions checks each once)."""
+        cache = self._ranges
+        if namespace not in cache:
+            bounds = self.state.namespaces.get(namespace)
+            cache[namespace] = (None if bounds is None
+                                else frozenset(zip(bounds, bounds[1:], strict=False)))
+        return cache[namespace]
+
+    def topics_of(self, bundle: str) -> list[str]:
+        """The topics the live read found in ``bundle`` (one pass over all topics, cached)."""
+        if self._topics is None:
+            from lbctl.model.bundle import BundleNameError, locate, topic_hash, topic_namespace
+
+            index: dict[str, list[str]] = {}
+            for t in self.state.topics:
+                ns = topic_namespace(t)
+                bounds = self.state.namespaces.get(ns)
+                if bounds is None:
+                    continue
+                try:
+                    rng = locate(bounds, topic_hash(t))
+                except BundleNameError:
+                    continue
+                index.setdefault(f"{ns}/{rng}", []).append(t)
+            self._topics = index
+        return self._topics.get(bundle, [])
 
     def overloaded(self) -> dict[str, float]:
         thr = self.overload_threshold

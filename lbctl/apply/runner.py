@@ -249,7 +249,8 @@ class ApplyRun:
             from lbctl.errors import ConfigError
 
             try:
-                recent = recent_unloads(read_records(self.journal), self.clock() - grace)
+                recent = recent_unloads(read_records(self.journal, tail_bytes=16 << 20),
+                                        self.clock() - grace)
             except ConfigError as e:
                 self.ui.warn(f"the journal cannot be read for recent unloads: {e}")
         verdicts = V.validate(self.plan.actions, live, recent_unloads=recent, now=self.clock(),
@@ -456,7 +457,7 @@ class ApplyRun:
         if moves:
             topics = []
             for s in moves:
-                known = self.live.state.topics_of_bundle(s.action.bundle) if self.live else []
+                known = self.live.topics_of(s.action.bundle) if self.live else []
                 topics.append((s.action, topic_in(s.action.bundle, known)))
             results = verifier.moves(topics)
             for s in moves:
