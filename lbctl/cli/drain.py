@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from lbctl.cli.apply import Interval, MaxMoves, Reason, VerifyTimeout
+from lbctl.cli.apply import MaxMoves, Reason, VerifyTimeout
 from lbctl.cli.common import (
     TABLE,
     Output,
@@ -32,7 +32,10 @@ BrokerArg = Annotated[str, typer.Argument(metavar="BROKER", show_default=False,
                                           help="The broker id (host:port, as brokers list it).")]
 PerInterval = Annotated[int, typer.Option(
     "--per-interval", metavar="N", min=1, max=1000,
-    help="At most N bundles moved per interval (no thundering herd).")]
+    help="Filling: at most N bundles moved per interval (no thundering herd).")]
+FillInterval = Annotated[float, typer.Option(
+    "--interval", metavar="SECONDS", min=0, max=86400,
+    help="Filling: seconds between batches of --per-interval bundles.")]
 
 
 def drain(
@@ -62,7 +65,7 @@ def drain(
         "--timeout", metavar="SECONDS", min=0, max=86400,
         help="How long to wait for the broker to own nothing.")] = 600.0,
     per_interval: PerInterval = 2,
-    interval: Interval = 60.0,
+    interval: FillInterval = 60.0,
     max_moves: MaxMoves = None,
     verify_timeout: VerifyTimeout = 60.0,
     strategy: Strategy = None,
@@ -87,9 +90,9 @@ def drain(
 
     \b
     Examples:
-      lbctl drain broker-3.pulsar.svc:8080 --dry-run
-      lbctl drain broker-3.pulsar.svc:8080 --pause-balancer --keep-paused --yes
-      lbctl drain broker-3.pulsar.svc:8080 --fill --per-interval 2 --interval 60 --yes
+      lbctl drain broker-3:8080 --dry-run
+      lbctl drain broker-3:8080 --pause-balancer --keep-paused --yes
+      lbctl drain broker-3:8080 --fill --per-interval 2 --interval 60 --yes
       lbctl drain --restore --yes
     """
     with handled():
@@ -176,7 +179,7 @@ def rebalance_after(
     broker: BrokerArg,
     max_moves: MaxMoves = None,
     per_interval: PerInterval = 2,
-    interval: Interval = 60.0,
+    interval: FillInterval = 60.0,
     strategy: Strategy = None,
     placement: Placement = None,
     set_: SetOpt = None,
@@ -192,8 +195,8 @@ def rebalance_after(
 
     \b
     Examples:
-      lbctl rebalance-after broker-3.pulsar.svc:8080
-      lbctl rebalance-after broker-3.pulsar.svc:8080 -o json > fill.json
+      lbctl rebalance-after broker-3:8080
+      lbctl rebalance-after broker-3:8080 -o json > fill.json
     """
     with handled():
         from lbctl.cli.connection import live_states, warn
