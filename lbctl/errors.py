@@ -7,7 +7,11 @@
     ├── ConfigError            a setting value or broker.conf that cannot be read
     ├── SnapshotError          a snapshot file that cannot be read or is malformed
     │   └── SnapshotFormatError   names the file, the JSON path and what was expected
+    ├── PlanError              a plan file that cannot be read or is not plan@1
     ├── MutationRefused        NOT_CONFIRMED: a change was not confirmed (or repeats a recent one)
+    │   └── StalePlan          STALE_PLAN: a plan older than --max-age (apply --force-stale)
+    ├── Locked                 LOCKED: another apply holds the cluster's lock (names the holder)
+    ├── PartialRun             PARTIAL: a run stopped before its plan was carried out
     ├── NotJournaled           a change was applied but the journal could not record it
     ├── Interrupted            INTERRUPTED: Ctrl-C (a change in flight may have been applied)
     └── AdminError (lbctl.admin.errors): a failed admin request, one subclass per status
@@ -38,6 +42,9 @@ class ExitStatus(IntEnum):
     SERVER_ERROR = 10
     HTTP_ERROR = 11
     NOT_CONFIRMED = 12
+    PARTIAL = 13
+    LOCKED = 14
+    STALE_PLAN = 15
     INTERRUPTED = 130
 
     @property
@@ -59,6 +66,10 @@ _DESCRIPTIONS = {
     ExitStatus.SERVER_ERROR: "HTTP 5xx server error",
     ExitStatus.HTTP_ERROR: "other HTTP error, too many redirects, malformed response",
     ExitStatus.NOT_CONFIRMED: "change not confirmed (no terminal and no --yes, or answered no)",
+    ExitStatus.PARTIAL: "partial: a plan was carried out in part (stopped, a failure, a broker "
+                        "gone, an action not verified); the journal says which",
+    ExitStatus.LOCKED: "another apply or drain holds the cluster's lock",
+    ExitStatus.STALE_PLAN: "plan older than --max-age (--force-stale applies it anyway)",
     ExitStatus.INTERRUPTED: "interrupted",
 }
 
@@ -97,6 +108,10 @@ class SnapshotFormatError(SnapshotError):
         super().__init__(f"{file}{where}: {expected}")
 
 
+class PlanError(LbctlError):
+    """A plan file (``lbctl apply PLAN``) that cannot be read or breaks the plan@1 contract."""
+
+
 class Interrupted(LbctlError):
     """Ctrl-C (SIGINT) stopped a command; for a mutation in flight the message says it may have
     been applied."""
@@ -112,3 +127,23 @@ class MutationRefused(LbctlError):
     """A change to the cluster was not confirmed (answered no, or no terminal without ``--yes``)."""
 
     exit_code = ExitStatus.NOT_CONFIRMED
+
+
+class StalePlan(MutationRefused):
+    """A plan computed longer ago than ``--max-age``: the cluster has moved on since."""
+
+    exit_code = ExitStatus.STALE_PLAN
+
+
+class Locked(LbctlError):
+    """Another ``apply`` (or ``drain``) against the same cluster holds its lock."""
+
+    exit_code = ExitStatus.LOCKED
+
+
+class PartialRun(LbctlError):
+    """A run of a plan stopped before every action was carried out and verified (a signal, a
+    broker gone, a failed request, an action not reassigned); the message says where it stopped
+    and how to resume."""
+
+    exit_code = ExitStatus.PARTIAL

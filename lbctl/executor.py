@@ -125,40 +125,75 @@ class Executor:
                 self.warn(line)
             self.show("dry run: nothing was sent")
             return [Outcome(m, r, "dry-run") for m, r in zip(mutations, requests, strict=True)]
+        self.refuse_repeats(repeats)
+        self._confirm(len(mutations))
+        self._check_journal()
+        outcomes: list[Outcome] = []
+        for i, m in enumerate(mutations):
+            outcomes.append(self.send(m, earlier=i))
+        return outcomes
+
+    # ---- building blocks (``lbctl apply`` sends a plan one action at a time with these) -------
+    def refuse_repeats(self, repeats: Sequence[str]) -> None:
+        """Rule 4: refuse requests the journal shows within the grace period, unless ``force``."""
         if repeats:
             if not self.force:
                 raise MutationRefused(repeats[0] + "; nothing was sent (--force sends it again)")
             for line in repeats:
                 self.warn(line + "; sending again (--force)")
-        self._confirm(len(mutations))
+
+    def repeats(self, mutations: Sequence[Mutation]) -> list[str]:
+        """Lines about each request the journal shows as sent within the grace period."""
+        return self._repeats(mutations)
+
+    def ask(self, question: str) -> None:
+        """Rule 3 for one question (``--yes`` answers it; no terminal refuses)."""
+        self._confirm(0, question)
+
+    def open_journal(self) -> None:
+        """Create (0600) or repair the journal and prove it writable, before anything is sent."""
         self._check_journal()
-        outcomes: list[Outcome] = []
-        for i, (m, r) in enumerate(zip(mutations, requests, strict=True)):
-            earlier = f"; {i} earlier request(s) were applied" if i else ""
-            try:
-                self._journal(m, "sending")
-            except (OSError, ConfigError) as e:
-                raise ConfigError(f"cannot write the journal: {e}; {r} was not sent{earlier}"
-                                  ) from None
-            try:
-                resp = self.client.request(m.call)
-            except AdminError as e:
-                self._journal_outcome(m, r, "failed", status=e.status, error=str(e))
-                raise type(e)(f"{e}{earlier}", status=e.status, sent=e.sent) from None
-            except KeyboardInterrupt:
-                with contextlib.suppress(Exception):
-                    self._journal(m, "interrupted")
-                raise Interrupted(f"interrupted while sending {r}: the change may have been "
-                                  f"applied; check the cluster before retrying{earlier}") from None
-            self._journal_outcome(m, r, "done", status=resp.status)
-            outcomes.append(Outcome(m, r, "done", resp.status))
-        return outcomes
+
+    def send(self, m: Mutation, *, earlier: int = 0, extra: dict[str, Any] | None = None,
+             raise_errors: bool = True) -> Outcome:
+        """Send one mutation (rules 5 and 6): ``sending`` journaled before, ``done``/``failed``
+        after, each record carrying ``extra``. A failure raises (``raise_errors``) or comes back as
+        a ``failed`` outcome."""
+        r = m.call.describe(self.client.admin_url)
+        note = f"; {earlier} earlier request(s) were applied" if earlier else ""
+        try:
+            self._journal(m, "sending", extra=extra)
+        except (OSError, ConfigError) as e:
+            raise ConfigError(f"cannot write the journal: {e}; {r} was not sent{note}") from None
+        try:
+            resp = self.client.request(m.call)
+        except AdminError as e:
+            self._journal_outcome(m, r, "failed", status=e.status, error=str(e), extra=extra)
+            if not raise_errors:
+                return Outcome(m, r, "failed", e.status, str(e))
+            raise type(e)(f"{e}{note}", status=e.status, sent=e.sent) from None
+        except KeyboardInterrupt:
+            with contextlib.suppress(Exception):
+                self._journal(m, "interrupted", extra=extra)
+            raise Interrupted(f"interrupted while sending {r}: the change may have been "
+                              f"applied; check the cluster before retrying{note}") from None
+        self._journal_outcome(m, r, "done", status=resp.status, extra=extra)
+        return Outcome(m, r, "done", resp.status)
+
+    def note(self, record: dict[str, Any]) -> None:
+        """Append a record that is not a request (a plan started, an action verified); same
+        crash-safe append, same run id."""
+        import orjson
+
+        entry = {"time": journal_time(self.clock()), "run": self.run_id, **record}
+        self._append(orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE))
 
     def _journal_outcome(self, m: Mutation, request: str, state: str, *,
-                         status: int | None = None, error: str | None = None) -> None:
+                         status: int | None = None, error: str | None = None,
+                         extra: dict[str, Any] | None = None) -> None:
         """The outcome line; when it cannot be written the user must know the request went out."""
         try:
-            self._journal(m, state, status=status, error=error)
+            self._journal(m, state, status=status, error=error, extra=extra)
         except (OSError, ConfigError) as e:
             sent = "applied" if state == "done" else "sent (it failed)"
             raise NotJournaled(f"{request}: {sent}, but not journaled: {e}") from None
@@ -186,14 +221,15 @@ class Executor:
         return (m.call.method, self.client.redact(m.call.url(self.client.admin_url)),
                 orjson.dumps(m.call.body).decode())
 
-    def _confirm(self, n: int) -> None:
+    def _confirm(self, n: int, question: str | None = None) -> None:
         if self.yes:
             return
         if not self.interactive or self.confirm is None:
             raise MutationRefused(
                 "refusing to change the cluster without confirmation: not a terminal; "
                 "pass --yes to send, or --dry-run to only show the requests")
-        if not self.confirm(f"Send {n} request(s) to {self.client.redact(self.client.admin_url)}?"):
+        if not self.confirm(question or
+                            f"Send {n} request(s) to {self.client.redact(self.client.admin_url)}?"):
             raise MutationRefused("aborted: nothing was sent")
 
     def _check_journal(self) -> None:
@@ -213,7 +249,7 @@ class Executor:
         append_record(str(self.journal), record, gz=False, error=ConfigError)
 
     def _journal(self, m: Mutation, state: str, *, status: int | None = None,
-                 error: str | None = None) -> None:
+                 error: str | None = None, extra: dict[str, Any] | None = None) -> None:
         import orjson
 
         entry = {
@@ -226,6 +262,7 @@ class Executor:
             "body": m.call.body,
             "status": status,
             "error": error,
+            **(extra or {}),
         }
         self._append(orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE))
 

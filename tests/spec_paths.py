@@ -2,7 +2,9 @@
 
 :data:`OPERATIONS` lists the (method, path template) pairs of Pulsar's admin v2 API that lbctl
 uses, as Pulsar 4.1.1's published OpenAPI spec (``BrokersBase``, ``BrokerStatsBase``,
-``NamespacesBase``, ``TenantsBase``, ``ClustersBase``) names them. Tests check that every endpoint
+``NamespacesBase``, ``TenantsBase``, ``ClustersBase``) names them, and the one lookup v2 operation
+(``TopicLookup``, base path ``/lookup``) apply's verification sends; :data:`APPLY_OPERATIONS` are
+those ``apply``/``drain`` added. Tests check that every endpoint
 lbctl declares, and every request it sends to the test cluster, is one of these — always, with no
 file outside the repository. When ``LBCTL_ADMIN_SPEC`` names a copy of the official spec (a
 Swagger 2 JSON), ``test_operations_are_in_the_official_spec`` also checks this list against it;
@@ -45,7 +47,19 @@ OPERATIONS: tuple[tuple[str, str], ...] = tuple((m, BASE + t) for m, t in (
     ("GET", "/non-persistent/{tenant}/{namespace}/partitioned"),
     ("GET", "/persistent/{tenant}/{namespace}/{topic}/partitions"),
     ("GET", "/non-persistent/{tenant}/{namespace}/{topic}/partitions"),
-))
+    # apply / drain: a broker's owned bundles, the dynamic configuration
+    ("GET", "/brokers/{clusterName}/{brokerId}/ownedNamespaces"),
+    ("GET", "/brokers/configuration"),
+    ("GET", "/brokers/configuration/values"),
+    ("POST", "/brokers/configuration/{configName}/{configValue}"),
+    ("DELETE", "/brokers/configuration/{configName}"),
+)) + (
+    # lookup v2 (its own base path): who owns a topic's bundle — a client's reconnection
+    ("GET", "/lookup/v2/topic/{topic-domain}/{tenant}/{namespace}/{topic}"),
+)
+
+#: what apply and drain added to the list
+APPLY_OPERATIONS: tuple[tuple[str, str], ...] = OPERATIONS[-6:]
 
 SPEC_ENV = "LBCTL_ADMIN_SPEC"
 SPEC = Path(os.environ[SPEC_ENV]) if os.environ.get(SPEC_ENV) else None

@@ -101,6 +101,15 @@ NON_PERSISTENT_PARTITIONED = _ep("GET", "/non-persistent/{tenant}/{namespace}/pa
 PERSISTENT_PARTITIONS = _ep("GET", "/persistent/{tenant}/{namespace}/{topic}/partitions")
 NON_PERSISTENT_PARTITIONS = _ep("GET", "/non-persistent/{tenant}/{namespace}/{topic}/partitions")
 BROKER_VERSION = _ep("GET", "/brokers/version", text=True)
+# apply / drain (issue 15): ownership, lookups and dynamic configuration
+OWNED_NAMESPACES = _ep("GET", "/brokers/{clusterName}/{brokerId}/ownedNamespaces")
+DYNAMIC_CONFIG_NAMES = _ep("GET", "/brokers/configuration")
+DYNAMIC_CONFIG_VALUES = _ep("GET", "/brokers/configuration/values")
+UPDATE_DYNAMIC_CONFIG = _ep("POST", "/brokers/configuration/{configName}/{configValue}")
+DELETE_DYNAMIC_CONFIG = _ep("DELETE", "/brokers/configuration/{configName}")
+#: the lookup v2 API (its own base path, ``/lookup``): who owns a topic's bundle, assigning it when
+#: nobody does — what a client's reconnection does after an unload
+LOOKUP_TOPIC = Endpoint("GET", "/lookup/v2/topic/{topic-domain}/{tenant}/{namespace}/{topic}")
 
 #: every endpoint lbctl may request (the spec test reads this)
 ENDPOINTS: tuple[Endpoint, ...] = (
@@ -108,6 +117,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     BUNDLES, UNLOAD_NAMESPACE, UNLOAD_BUNDLE, SPLIT_BUNDLE, BROKER_METRICS,
     ISOLATION_POLICIES, FAILURE_DOMAINS, ANTI_AFFINITY, NAMESPACE_TOPICS, PERSISTENT_PARTITIONED,
     NON_PERSISTENT_PARTITIONED, PERSISTENT_PARTITIONS, NON_PERSISTENT_PARTITIONS, BROKER_VERSION,
+    OWNED_NAMESPACES, DYNAMIC_CONFIG_NAMES, DYNAMIC_CONFIG_VALUES, UPDATE_DYNAMIC_CONFIG,
+    DELETE_DYNAMIC_CONFIG, LOOKUP_TOPIC,
 )
 
 
@@ -682,6 +693,30 @@ def split_call(namespace: str, bundle: str, *, unload: bool = False, algorithm: 
     body = [int(b) for b in boundaries] if boundaries else None
     return call(SPLIT_BUNDLE, tenant=tenant, namespace=ns, bundle=bundle,
                 query={"unload": unload, "splitAlgorithmName": algorithm}, body=body)
+
+
+def update_config_call(name: str, value: str) -> Call:
+    """``pulsar-admin brokers update-dynamic-config --config NAME --value VALUE``."""
+    return call(UPDATE_DYNAMIC_CONFIG, configName=name, configValue=value)
+
+
+def delete_config_call(name: str) -> Call:
+    """``pulsar-admin brokers delete-dynamic-config --config NAME``: back to broker.conf's value."""
+    return call(DELETE_DYNAMIC_CONFIG, configName=name)
+
+
+def lookup_call(topic: str, *, base: str | None = None) -> Call:
+    """``GET /lookup/v2/topic/{domain}/{tenant}/{namespace}/{topic}`` of a full topic name
+    (``persistent://tenant/ns/name``)."""
+    domain, _, rest = topic.partition("://")
+    parts = rest.split("/", 2)
+    if domain not in ("persistent", "non-persistent") or len(parts) != 3:
+        from lbctl.errors import UsageError
+
+        raise UsageError(f"bad topic name {shorten(topic, 120)!r}: expected "
+                         "persistent://tenant/namespace/topic")
+    return Call(LOOKUP_TOPIC, (("topic-domain", domain), ("tenant", parts[0]),
+                               ("namespace", parts[1]), ("topic", parts[2])), base=base)
 
 
 def _retryable(e: AdminError) -> bool:

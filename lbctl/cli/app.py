@@ -7,9 +7,11 @@ from typing import Annotated
 import typer
 
 from lbctl import __version__
+from lbctl.cli import apply as apply_cmd
 from lbctl.cli import brokers as brokers_cmd
 from lbctl.cli import compare as compare_cmd
 from lbctl.cli import connection, explain, export, monitor_brokers, recommend, snapshot, unload
+from lbctl.cli import drain as drain_cmd
 from lbctl.cli import examples as examples_cmd
 from lbctl.cli import fleet as fleet_cmd
 from lbctl.cli import journal as journal_cmd
@@ -101,6 +103,9 @@ app.command("journal")(journal_cmd.journal)
 app.command("sandbox")(sandbox_cmd.sandbox)
 app.command("examples")(examples_cmd.examples)
 app.command("propose")(propose_cmd.propose)
+app.command("apply")(apply_cmd.apply)
+app.command("drain")(drain_cmd.drain)
+app.command("rebalance-after")(drain_cmd.rebalance_after)
 
 
 def main() -> None:

@@ -52,6 +52,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from lbctl.sandbox.operations import OperationsMixin
+
 #: an HTTP answer: status, body, content type, extra headers
 Response = tuple[int, bytes, str, dict[str, str]]
 
@@ -144,8 +146,9 @@ def fmt(pos: int) -> str:
     return f"0x{pos:08x}"
 
 
-class TestCluster:
-    """The shared state of the cluster and the servers of its brokers."""
+class TestCluster(OperationsMixin):
+    """The shared state of the cluster and the servers of its brokers (lookups, ownership after
+    unload, dynamic configuration and chosen faults: :mod:`lbctl.sandbox.operations`)."""
 
     __test__ = False  # not a pytest test class
 
@@ -182,6 +185,7 @@ class TestCluster:
         self._servers: list[asyncio.base_events.Server] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._port_broker: dict[int, str] = {}
+        self._ops_init()
 
     # ---- lifecycle ----------------------------------------------------------------------------
     def start(self, n_brokers: int, *, latency: float = 0.0, port: int = 0) -> list[str]:
@@ -544,6 +548,8 @@ class TestCluster:
         else:
             status, payload, ctype, extra = self._route(broker, method, path, parts.query, query,
                                                         headers, body)
+            if status < 300:
+                self._after(method, path, query)
         entry.status = status
         reason = {200: "OK", 204: "No Content", 307: "Temporary Redirect", 401: "Unauthorized",
                   403: "Forbidden", 404: "Not Found", 409: "Conflict", 412: "Precondition Failed",
@@ -594,6 +600,9 @@ class TestCluster:
 
         p = path.removeprefix("/admin/v2")
         seg = [s for s in p.split("/") if s]
+        ops = self._route_ops(broker, method, path, seg, query)
+        if ops is not None:
+            return ops
         with self._lock:
             placed = self._route_placement(broker, method, seg, query) if method == "GET" else None
             if placed is not None:
@@ -684,7 +693,7 @@ class TestCluster:
 
     def _move(self, bundle: str, dest: str | None) -> None:
         owner = self.owners.get(bundle)
-        if owner is None:
+        if owner is None or self._defer_move(bundle, dest):
             return
         if dest is None:
             ids = list(self.brokers)
@@ -692,8 +701,7 @@ class TestCluster:
         if dest == owner:
             return
         self.owners[bundle] = dest
-        self.brokers[owner].losses.append(bundle)
-        self.brokers[dest].gains.append(bundle)
+        self._note_move(bundle, owner, dest)
 
     def _split(self, bundle: str, query: dict[str, str], body: bytes,
                err: Callable[[int, str], Response]) -> Response:

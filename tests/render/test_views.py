@@ -161,7 +161,40 @@ def _whatif():
                                      "error": None}]), 5)
 
 
+def _apply_report():
+    from pathlib import Path
+
+    from lbctl.apply.planfile import parse_plan
+    from lbctl.apply.runner import ApplyReport, Step
+
+    plan = parse_plan({"format": "lbctl/plan@1", "cluster": "c", "capturedAt": "2026-11-21T22:00:00Z",
+                       "actions": [{"action": "unload", "bundle": f"t/ns/0x{i:08x}_0x{i + 1:08x}",
+                                    "broker": "b1:8080", "destinationBroker": "b2:8080",
+                                    "reason": "Overloaded"} for i in range(3)]}, "plan.json", "d")
+    steps = [Step(plan.actions[0], "valid", state="done", owner="b2:8080", seconds=0.2,
+                  request="PUT http://b1:8080/admin/v2/namespaces/t/ns/x/unload"),
+             Step(plan.actions[1], "changed", "owned by b3:8080 now", state="skipped"),
+             Step(plan.actions[2], "valid", state="not-sent", why="stopped by a signal")]
+    return ApplyReport(plan, "c", "run1", steps, "partial", "stopped by a signal",
+                       Path("/j.jsonl"), Path("/rollback-run1.json"))
+
+
+def _apply():
+    from lbctl.render.apply_view import ApplyView
+
+    return ApplyView(_apply_report())
+
+
+def _drain():
+    from lbctl.apply.drain import DrainReport
+    from lbctl.render.apply_view import DrainView
+
+    return DrainView(DrainReport("b1:8080", [_apply_report()], ["t/ns/0x00000002_0x00000003"],
+                                 "restored", False, "drain of b1:8080 stopped"))
+
+
 SAMPLES: dict[str, Callable[[], object]] = {
+    "ApplyView": _apply, "DrainView": _drain,
     "RecommendView": _recommend, "ExplainView": _explain,
     "ExplainView/extensible": _explain_extensible, "ValidateView": _validate,
     "SplitView": _split, "SimulationView": _simulation, "ComparisonView": _comparison,

@@ -1,0 +1,240 @@
+"""``lbctl drain``: empty a broker before a restart, through ``apply``'s runner; and put it back.
+
+The rolling-restart procedure, automated:
+
+1. optionally pause the balancer (:mod:`lbctl.apply.balancer`; the previous values journaled);
+2. plan every bundle of the broker to where the cluster's placement would put it
+   (:func:`lbctl.loadmanager.drain.drain_plan`), write the plan next to the journal
+   (``drain-<broker>-<time>.json``, so ``apply --resume`` works on a drain too), and apply it with
+   ``apply``'s runner — re-validated, shown, confirmed once, journaled, verified, with a rollback
+   plan — paced like ``pulsar-admin brokers shutdown --max-concurrent-unload-per-sec N``: at most N
+   unloads started per second;
+3. wait until the broker owns nothing (``ownedNamespaces`` less its heartbeat and SLA-monitor
+   namespaces, which never move) or ``--timeout``; bundles that landed on it meanwhile (a lookup
+   may still assign to it: it is an active broker) are planned and moved in a further round, up to
+   three rounds in all;
+4. restore the balancer settings it changed (unless ``--keep-paused``: then ``drain --restore``
+   does it later, from the journal) — also when the run stops early;
+5. say whether the broker is safe to restart.
+
+The lock of the cluster is held from the plan to the restore.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lbctl.admin.client import AdminClient
+from lbctl.apply import balancer
+from lbctl.apply.live import read_live
+from lbctl.apply.planfile import PlanFile, parse_plan
+from lbctl.apply.runner import UI, ApplyOptions, ApplyReport, ApplyRun
+from lbctl.apply.verify import owned_by
+from lbctl.errors import UsageError
+from lbctl.executor import Executor, default_journal
+from lbctl.loadmanager.select import Options
+
+MAX_ROUNDS = 3
+
+
+@dataclass
+class DrainOptions:
+    broker: str
+    apply: ApplyOptions
+    placement: Options = field(default_factory=Options)
+    pause_balancer: bool = False
+    keep_paused: bool = False
+    timeout: float = 600.0  # waiting for the broker to own nothing
+    poll: float = 1.0
+    fill: bool = False
+
+
+@dataclass
+class DrainReport:
+    broker: str
+    rounds: list[ApplyReport] = field(default_factory=list)
+    remaining: list[str] = field(default_factory=list)
+    balancer: str | None = None  # "paused" | "restored" | "kept paused"
+    safe: bool = False
+    message: str = ""
+
+
+def write_plan(plan: Any, journal: Path, stem: str) -> PlanFile:
+    """Write a :class:`~lbctl.plan.Plan` beside the journal and read it back as a plan file."""
+    import hashlib
+
+    import orjson
+
+    from lbctl.errors import ConfigError
+    from lbctl.safe.files import atomic_write, private_dir
+
+    private_dir(str(journal.parent))
+    path = journal.parent / f"{stem}.json"
+    data = orjson.dumps(plan.to_dict(), option=orjson.OPT_INDENT_2) + b"\n"
+    atomic_write(str(path), data, error=ConfigError)
+    return parse_plan(orjson.loads(data), str(path), hashlib.sha256(data).hexdigest())
+
+
+def _stem(kind: str, broker: str) -> str:
+    import re
+
+    return f"{kind}-{re.sub(r'[^A-Za-z0-9._-]', '_', broker)}-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+
+
+def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event,
+          arm: Callable[[], None]) -> DrainReport:
+    from lbctl.apply.lock import ClusterLock
+    from lbctl.config import resolve
+    from lbctl.loadmanager.drain import drain_plan, fill_plan
+
+    journal = o.apply.journal or default_journal()
+    o.apply.journal = journal
+    report = DrainReport(o.broker)
+    live = read_live(client)
+    if o.broker not in live.brokers:
+        from lbctl.config import closest
+
+        hint = closest(o.broker, live.brokers)
+        raise UsageError(f"{o.broker} is not an active broker of {live.cluster}"
+                         + (f" (did you mean {hint}?)" if hint else ""))
+    settings = resolve(live.state.config, {}, dict(o.placement.overrides or {}))
+    kind = "fill" if o.fill else "drain"
+    o.apply.kind = kind
+    lock = contextlib_null() if o.apply.dry_run else ClusterLock(
+        live.cluster, what=f"lbctl {kind} {o.broker}", journal=journal)
+    with lock:
+        if o.fill:
+            plan = write_plan(fill_plan(live.state, settings, o.broker, o.placement,
+                                        max_moves=o.apply.max_moves), journal, _stem(kind, o.broker))
+            o.apply.max_moves = None
+            r = ApplyRun(client, plan, o.apply, ui, stop=stop, arm=arm, live=live,
+                         locked=True).run()
+            report.rounds.append(r)
+            report.safe = r.result in ("complete", "nothing")
+            report.message = (f"{o.broker} filled: {r.counts()}" if report.safe
+                              else f"fill of {o.broker} stopped: {r.why}")
+            return report
+        previous: dict[str, str | None] = {}
+        if o.pause_balancer:
+            previous = balancer.to_pause(Executor(client, journal=journal, show=ui.show))
+        paused = {"done": False}
+
+        def on_start(ex: Executor) -> None:
+            if previous:
+                balancer.pause(ex, live.cluster, previous)
+                paused["done"] = True
+                report.balancer = "paused"
+
+        try:
+            for rnd in range(1, MAX_ROUNDS + 1):
+                if rnd > 1:
+                    live = read_live(client)
+                plan_obj = drain_plan(live.state, settings, o.broker, o.placement)
+                plan = write_plan(plan_obj, journal, _stem(kind, o.broker) + f"-{rnd}")
+                opts = o.apply if rnd == 1 else _again(o.apply)
+                r = ApplyRun(client, plan, opts, ui, stop=stop, arm=arm, live=live, locked=True,
+                             prelude=balancer.pause_mutations(previous) if rnd == 1 else (),
+                             on_start=on_start if rnd == 1 else None).run()
+                report.rounds.append(r)
+                if r.result == "dry-run":
+                    report.message = (f"dry run: {o.broker} would be drained"
+                                      + (" (balancer paused first)" if previous else ""))
+                    return report
+                if r.result == "partial" or stop.is_set():
+                    report.message = f"drain of {o.broker} stopped: {r.why or 'stopped'}"
+                    report.remaining = _owned(client, live.cluster, o.broker)
+                    return report
+                unplaced = [x for x in plan.actions if x.skipped is not None]
+                if unplaced:
+                    report.remaining = _owned(client, live.cluster, o.broker)
+                    report.message = (f"{len(unplaced)} bundle(s) of {o.broker} have nowhere to "
+                                      f"go ({unplaced[0].skipped}): not safe to restart")
+                    return report
+                moving = {x.action.bundle for x in r.steps if x.state in ("done", "done-elsewhere")}
+                report.remaining = _wait_empty(client, live.cluster, o.broker, moving, o, stop)
+                if not report.remaining:
+                    report.safe = True
+                    report.message = f"{o.broker} owns no bundle now: it is safe to restart it"
+                    return report
+                ui.show(f"{o.broker} still owns {len(report.remaining)} bundle(s)"
+                        + (": planning them again" if rnd < MAX_ROUNDS else ""))
+            report.message = (f"{o.broker} still owns {len(report.remaining)} bundle(s) after "
+                              f"{MAX_ROUNDS} rounds: not safe to restart")
+            return report
+        finally:
+            if paused["done"]:
+                if o.keep_paused:
+                    report.balancer = "kept paused"
+                    ui.show("the balancer stays paused (--keep-paused): lbctl drain --restore "
+                            "puts it back")
+                else:
+                    restorer = Executor(client, yes=True, journal=journal, show=ui.show,
+                                        warn=ui.warn)
+                    balancer.restore(restorer, live.cluster, previous)
+                    report.balancer = "restored"
+                    ui.show("balancer settings restored: " + ", ".join(
+                        f"{k}={'(broker.conf)' if v is None else v}" for k, v in previous.items()))
+
+
+def _again(o: ApplyOptions) -> ApplyOptions:
+    """A further round of a confirmed drain: not asked again (the drain was confirmed)."""
+    from dataclasses import replace
+
+    return replace(o, yes=True, max_age=None)
+
+
+def _owned(client: AdminClient, cluster: str, broker: str) -> list[str]:
+    from lbctl.admin.errors import AdminError
+
+    try:
+        return owned_by(client, cluster, broker)
+    except AdminError:
+        return []
+
+
+def _wait_empty(client: AdminClient, cluster: str, broker: str, moving: set[str],
+                o: DrainOptions, stop: threading.Event) -> list[str]:
+    """Until the broker owns nothing, or the timeout; at once when what it still owns is none of
+    the bundles this round moved (they arrived since, or could not be sent: plan them again)."""
+    deadline = time.monotonic() + o.timeout
+    while True:
+        left = owned_by(client, cluster, broker)
+        if (not left or not set(left) & moving or time.monotonic() >= deadline
+                or stop.is_set()):
+            return left
+        stop.wait(min(o.poll, max(0.0, deadline - time.monotonic())))
+
+
+def contextlib_null() -> Any:
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+def restore_from_journal(client: AdminClient, journal: Path, ui: UI, *, yes: bool,
+                         interactive: bool, dry_run: bool) -> dict[str, Any]:
+    """``drain --restore``: put back the balancer settings the journal's last pause changed."""
+    from lbctl.apply.journal import paused_balancer, read_records
+    from lbctl.errors import ConfigError
+    from lbctl.sources.live import LiveSource
+
+    cluster = LiveSource(client, topics=False, namespaces=False).discover().cluster
+    rec = paused_balancer(read_records(journal), cluster) if journal.exists() else None
+    if rec is None:
+        raise ConfigError(f"the journal {journal} shows no paused balancer of cluster {cluster} "
+                          "that was not restored: nothing to restore")
+    previous = rec.get("previous")
+    if not isinstance(previous, dict) or not previous:
+        raise ConfigError(f"the journal {journal}: the balancer-paused record has no previous "
+                          "values")
+    ex = Executor(client, dry_run=dry_run, yes=yes, interactive=interactive, confirm=ui.confirm,
+                  show=ui.show, journal=journal, warn=ui.warn)
+    ex.run(balancer.restore_mutations(previous))
+    if not dry_run:
+        ex.note({"state": "balancer-restored", "cluster": cluster, "previous": previous})
+    return previous

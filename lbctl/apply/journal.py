@@ -1,0 +1,166 @@
+"""Reading the journal back: what a run sent, what it verified, and where to resume.
+
+The journal stays one JSON object per line (:mod:`lbctl.executor` writes it). ``apply`` and
+``drain`` extend the request lines additively — ``plan``, ``planDigest``, ``step``, ``bundle``,
+``source``, ``destination``, ``reason`` — and add lines of their own, each with the run id and a
+``state`` that no request line uses:
+
+* ``apply-start`` (plan, digest, cluster, actions, the steps to send, ``reason``, ``resumes``:
+  the run it continues), ``apply-end`` (``result``: ``complete``/``partial``/``dry-run``, why,
+  the rollback plan's path);
+* ``verified`` (step, bundle, ``outcome``: done / done-elsewhere / not-reassigned / failed,
+  ``owner``, ``seconds``), ``skipped`` (step, ``why``: re-validation, a cap, declined);
+* ``balancer-paused`` (``previous``: each setting's override before, null when it had none) and
+  ``balancer-restored``.
+
+Times are read in either form the journal has held (epoch seconds, or RFC 3339 strings).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lbctl.errors import ConfigError
+
+_UNLOAD = re.compile(r"/admin/v2/namespaces/([^/?]+)/([^/?]+)/([^/?]+)/unload(?:\?|$)")
+
+
+def read_records(path: Path | str, *, tail_bytes: int | None = None) -> list[dict[str, Any]]:
+    """Every readable record of a journal (a cut or foreign line is skipped); with
+    ``tail_bytes``, of its last that many bytes only (recent records: the grace period)."""
+    import orjson
+
+    from lbctl.safe.files import open_regular, read_regular
+
+    if tail_bytes is None:
+        data = read_regular(str(path), what="a journal (JSON lines)", error=ConfigError)
+    else:
+        import os
+
+        fd = open_regular(str(path), what="a journal (JSON lines)", error=ConfigError)
+        try:
+            size = os.fstat(fd).st_size
+            data = os.pread(fd, tail_bytes, max(0, size - tail_bytes))
+        finally:
+            os.close(fd)
+    out = []
+    for line in data.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
+
+
+def time_of(rec: dict[str, Any]) -> float | None:
+    from lbctl.executor import _time_of
+
+    return _time_of(rec.get("time"))
+
+
+def recent_unloads(records: Iterable[dict[str, Any]], since: float) -> dict[str, float]:
+    """bundle → when an unload of it was last sent (at or after ``since``), whatever the run."""
+    out: dict[str, float] = {}
+    for r in records:
+        if r.get("state") not in ("sending", "done") or r.get("method") != "PUT":
+            continue
+        when = time_of(r)
+        if when is None or when < since:
+            continue
+        m = _UNLOAD.search(str(r.get("url", "")))
+        if not m:
+            continue
+        from urllib.parse import unquote
+
+        bundle = "/".join(unquote(x) for x in m.groups())
+        out[bundle] = max(when, out.get(bundle, when))
+    return out
+
+
+@dataclass
+class StepHistory:
+    sent: bool = False  # a request line ("sending") exists
+    confirmed: bool = False  # the broker answered 2xx ("done")
+    failed: str | None = None
+    interrupted: bool = False
+    outcome: str | None = None  # the verification's
+    owner: str | None = None
+
+
+@dataclass
+class RunHistory:
+    """What earlier runs of one plan (same digest) did, step by step."""
+
+    plan: str
+    digest: str
+    cluster: str
+    runs: list[str] = field(default_factory=list)
+    reason: str | None = None
+    steps: dict[int, StepHistory] = field(default_factory=dict)
+
+    def in_doubt(self) -> list[int]:
+        """Steps sent but never answered (killed in flight): maybe applied."""
+        return sorted(s for s, h in self.steps.items()
+                      if h.sent and not h.confirmed and h.failed is None)
+
+
+def last_run(records: list[dict[str, Any]], run: str | None = None) -> RunHistory:
+    """The history of the plan of the last ``apply-start`` (or of run ``run``), gathered over
+    every run of the same plan digest."""
+    starts = [r for r in records if r.get("state") == "apply-start"]
+    if run is not None:
+        starts = [r for r in starts if r.get("run") == run]
+    if not starts:
+        raise ConfigError("the journal has no apply run to resume"
+                          + (f" with id {run}" if run else ""))
+    start = starts[-1]
+    digest = str(start.get("planDigest") or "")
+    hist = RunHistory(str(start.get("plan") or ""), digest, str(start.get("cluster") or ""),
+                      reason=start.get("reason") if isinstance(start.get("reason"), str) else None)
+    runs = {str(r.get("run")) for r in starts if r.get("planDigest") == digest} | {
+        str(r.get("run")) for r in records
+        if r.get("state") == "apply-start" and r.get("planDigest") == digest}
+    hist.runs = sorted(runs)
+    for r in records:
+        if str(r.get("run")) not in runs or r.get("planDigest") not in (digest, None):
+            continue
+        step = r.get("step")
+        if not isinstance(step, int) or isinstance(step, bool):
+            continue
+        h = hist.steps.setdefault(step, StepHistory())
+        state = r.get("state")
+        if state == "sending":
+            h.sent = True
+        elif state == "done":
+            h.confirmed = True
+        elif state == "failed":
+            h.failed = str(r.get("error") or "failed")
+        elif state == "interrupted":
+            h.interrupted = True
+        elif state == "verified":
+            h.outcome = r.get("outcome") if isinstance(r.get("outcome"), str) else None
+            h.owner = r.get("owner") if isinstance(r.get("owner"), str) else None
+    return hist
+
+
+def paused_balancer(records: list[dict[str, Any]], cluster: str | None = None
+                    ) -> dict[str, Any] | None:
+    """The last ``balancer-paused`` record not followed by a ``balancer-restored`` (of the same
+    cluster), or None."""
+    found: dict[str, Any] | None = None
+    for r in records:
+        if cluster is not None and r.get("cluster") not in (cluster, None):
+            continue
+        if r.get("state") == "balancer-paused":
+            found = r
+        elif r.get("state") == "balancer-restored":
+            found = None
+    return found

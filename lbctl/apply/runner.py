@@ -1,0 +1,545 @@
+"""Carrying out a plan: ``lbctl apply`` (and the drains, which apply the plans they build).
+
+A run, in order — each step stops the run or narrows what is sent, never widens it:
+
+1. **Age.** A plan whose ``capturedAt`` is older than ``--max-age`` (10 min) is refused
+   (:class:`~lbctl.errors.StalePlan`) unless ``--force-stale``; a plan of another cluster is
+   refused outright.
+2. **Re-validation** of every action against a fresh read of the cluster
+   (:mod:`lbctl.apply.validate`); the diff (valid / changed / gone / skipped) is printed.
+3. **Resume** (``--resume JOURNAL``): steps an earlier run of the same plan (same SHA-256) had sent
+   and the broker confirmed are not sent again; a step sent but never answered (killed in flight)
+   is checked on the live state — moved: counted as done; still on its source: not sent unless
+   ``--force``; a step that failed is not sent again unless ``--force``.
+4. **Caps**, in plan order: ``--max-moves`` unloads/transfers, ``--max-per-broker`` moves touching
+   one broker (as source or destination), ``--max-throughput`` MB/s of bundle throughput moved
+   (the plan's figure, else the live one); actions past a cap are deferred, not sent.
+5. **Show** exactly what will be sent (method, URL with query, body). Without a terminal and
+   without ``--yes`` — or with ``--dry-run`` — that is all: a dry run sends nothing.
+6. **Not twice**: a request the journal shows within the grace period is refused unless
+   ``--force`` (:class:`~lbctl.executor.Executor`).
+7. **Lock** the cluster (:mod:`lbctl.apply.lock`): a second apply against it is refused.
+8. **Confirm** once for the batch on a terminal (``--yes`` skips it), or per action with
+   ``--confirm-each`` (an action answered no is skipped).
+9. **Send, paced**: ``--concurrency N`` actions at a time (sent one after the other, then verified
+   together), ``--interval S`` seconds between batches. Each request is journaled before it is
+   sent and after (with the plan, its digest, the step, the bundle, source, destination and
+   ``--reason``); each outcome is verified (:mod:`lbctl.apply.verify`) and journaled; the rollback
+   plan is rewritten after every verified move (:mod:`lbctl.apply.rollback`).
+10. **Between batches** the brokers' loads are read again: a broker of the remaining actions that
+    left the cluster stops the run; a destination that turned overloaded pauses it until it is
+    not (``--pause-timeout``, then the run stops).
+11. **Stop**: a 409 or 412 fails that action and the run goes on (the bundle's state changed);
+    any other failure — a 5xx, a broker that does not answer — stops the run. SIGINT/SIGTERM
+    (the ``stop`` event) let the in-flight action finish, journal it, and stop. A run that
+    stopped early, or whose actions failed or were not reassigned, is *partial* (exit 13).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lbctl.admin.client import AdminClient
+from lbctl.apply import validate as V
+from lbctl.apply.journal import RunHistory, read_records, recent_unloads
+from lbctl.apply.live import LiveView, bundle_throughput, read_live
+from lbctl.apply.planfile import PlanFile, PlannedAction
+from lbctl.apply.rollback import ROLLBACK, Rollback, rollback_path
+from lbctl.apply.verify import DONE, ELSEWHERE, FAILED, NOT_REASSIGNED, Verifier, topic_in
+from lbctl.errors import StalePlan, UsageError
+from lbctl.executor import Executor, Mutation, default_journal, split_mutation, unload_mutation
+from lbctl.units import MB, pct
+
+#: a failed request with one of these statuses fails its action only; any other stops the run
+CONTINUE_ON = (409, 412)
+
+
+@dataclass
+class ApplyOptions:
+    dry_run: bool = False
+    yes: bool = False
+    confirm_each: bool = False
+    force: bool = False
+    force_stale: bool = False
+    max_age: float | None = 600.0  # seconds; None: no limit
+    max_moves: int | None = None
+    max_per_broker: int | None = None
+    max_throughput: float | None = None  # MB/s
+    interval: float = 0.0
+    concurrency: int = 1
+    verify_timeout: float = 60.0
+    pause_timeout: float = 300.0
+    reason: str | None = None
+    journal: Path | None = None
+    kind: str = "apply"  # the journal's and the lock's word for the run: apply, drain, fill
+
+
+@dataclass
+class UI:
+    show: Callable[[str], None] = print
+    warn: Callable[[str], None] = lambda _line: None
+    confirm: Callable[[str], bool] | None = None
+    interactive: bool = False
+
+
+@dataclass
+class Step:
+    """One action of the plan, what re-validation said and what became of it."""
+
+    action: PlannedAction
+    verdict: str
+    why: str = ""
+    request: str | None = None
+    state: str = "pending"
+    owner: str | None = None
+    seconds: float | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        a = self.action
+        return {"step": a.step, "action": a.action, "bundle": a.bundle, "broker": a.broker,
+                "destinationBroker": a.destination, "verdict": self.verdict, "why": self.why,
+                "request": self.request, "outcome": self.state, "owner": self.owner,
+                "seconds": self.seconds, "error": self.error}
+
+
+@dataclass
+class ApplyReport:
+    plan: PlanFile
+    cluster: str
+    run_id: str
+    steps: list[Step]
+    result: str = "complete"  # complete | partial | dry-run | nothing
+    why: str = ""
+    journal: Path | None = None
+    rollback: Path | None = None
+    resumed: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for s in self.steps:
+            out[s.state] = out.get(s.state, 0) + 1
+        return out
+
+
+class ApplyRun:
+    """One run of a plan (module docstring)."""
+
+    def __init__(self, client: AdminClient, plan: PlanFile, opts: ApplyOptions, ui: UI, *,
+                 stop: threading.Event | None = None, history: RunHistory | None = None,
+                 clock: Callable[[], float] = time.time, live: LiveView | None = None,
+                 arm: Callable[[], None] | None = None,
+                 prelude: Sequence[Mutation] = (), on_start: Callable[[Executor], None] | None = None,
+                 locked: bool = False):
+        """``prelude``: requests shown (and confirmed) with the plan's, sent by ``on_start`` once
+        the run has started (a drain's balancer pause); ``locked``: the caller holds the cluster's
+        lock already."""
+        self.client = client
+        self.plan = plan
+        self.opts = opts
+        self.ui = ui
+        self.stop = stop or threading.Event()
+        self.history = history
+        self.clock = clock
+        self.live = live
+        self.arm = arm or (lambda: None)
+        self.prelude = list(prelude)
+        self.on_start = on_start
+        self.locked = locked
+        self.journal = opts.journal or default_journal()
+        self.executor = Executor(
+            client, dry_run=False, yes=opts.yes, interactive=ui.interactive, confirm=ui.confirm,
+            show=ui.show, journal=self.journal, clock=clock, force=opts.force, warn=ui.warn)
+
+    # ---- the run ------------------------------------------------------------------------------
+    def run(self) -> ApplyReport:
+        self._check_age()
+        live = self.live or read_live(self.client)
+        self.live = live
+        for line in live.failures:
+            self.ui.warn(line)
+        if live.cluster != self.plan.cluster:
+            raise UsageError(f"{self.plan.path} is a plan of cluster {self.plan.cluster}, but the "
+                             f"admin URL serves cluster {live.cluster}: nothing was sent")
+        steps = self._validate(live)
+        report = ApplyReport(self.plan, live.cluster, self.executor.run_id, steps,
+                             journal=self.journal,
+                             resumed=list(self.history.runs) if self.history else [])
+        self._resume(steps, live)
+        self._caps(steps, live)
+        todo = [s for s in steps if s.state == "pending"]
+        mutations = {s.action.step: self._mutation(s.action) for s in todo}
+        for s in todo:
+            s.request = mutations[s.action.step].call.describe(self.client.admin_url)
+        dry = self.opts.dry_run or (not self.opts.yes and not self.ui.interactive)
+        self._show(steps, todo, mutations, dry)
+        if not todo:
+            report.result = "nothing"
+            report.why = "no action of the plan is valid now: nothing was sent"
+            self.ui.show(report.why)
+            return report
+        if dry:
+            for line in self.executor.repeats(list(mutations.values())):
+                self.ui.warn(line)
+            for s in todo:
+                s.state = "dry-run"
+            report.result = "dry-run"
+            report.why = ("dry run: nothing was sent" if self.opts.dry_run else
+                          "dry run (no terminal and no --yes): nothing was sent; pass --yes to "
+                          "apply")
+            self.ui.show(report.why)
+            return report
+        self.executor.refuse_repeats(self.executor.repeats(list(mutations.values())))
+        from lbctl.apply.lock import ClusterLock
+
+        what = f"lbctl {self.opts.kind} {Path(self.plan.path).name}"
+        with contextlib.nullcontext() if self.locked else ClusterLock(
+                live.cluster, what=what, journal=self.journal):
+            if not self.opts.confirm_each:
+                self.executor.ask(
+                    f"Apply {len(todo)} action(s) of {Path(self.plan.path).name} to cluster "
+                    f"{live.cluster} ({self.client.redact(self.client.admin_url)})?")
+            self.executor.open_journal()
+            self.arm()  # from here a signal lets the action in flight finish
+            report.rollback = rollback_path(self.journal, self.executor.run_id)
+            rollback = Rollback(report.rollback, self.plan, live)
+            self._note({"state": "apply-start", "cluster": live.cluster,
+                        "adminUrl": self.client.redact(self.client.admin_url),
+                        "actions": len(self.plan.actions),
+                        "steps": [s.action.step for s in todo],
+                        "resumes": report.resumed or None, "kind": self.opts.kind})
+            if self.on_start is not None:
+                self.on_start(self.executor)
+            for s in steps:
+                if s.state != "pending":
+                    self._note({"state": "skipped", "step": s.action.step,
+                                "bundle": s.action.bundle, "outcome": s.state,
+                                "why": s.why or None})
+            try:
+                self._execute(todo, mutations, rollback, report, live)
+            finally:
+                if rollback.actions:
+                    report.rollback = rollback.path
+                else:
+                    report.rollback = None
+                self._finish(report)
+        return report
+
+    # ---- pieces -----------------------------------------------------------------------------
+    def _check_age(self) -> None:
+        if self.opts.max_age is None or self.opts.force_stale:
+            return
+        age = self.clock() - self.plan.captured_at / 1000
+        if age > self.opts.max_age:
+            raise StalePlan(f"{self.plan.path} was computed {_ago(age)} ago (capturedAt), more "
+                            f"than --max-age {self.opts.max_age:g} s: the cluster has moved on; "
+                            "compute a new plan, or pass --force-stale to apply it after "
+                            "re-validation anyway")
+
+    def _validate(self, live: LiveView) -> list[Step]:
+        recent: dict[str, float] = {}
+        grace = float(live.settings["loadBalancerSheddingGracePeriodMinutes"]) * 60
+        if self.journal.exists():
+            from lbctl.errors import ConfigError
+
+            try:
+                recent = recent_unloads(read_records(self.journal, tail_bytes=16 << 20),
+                                        self.clock() - grace)
+            except ConfigError as e:
+                self.ui.warn(f"the journal cannot be read for recent unloads: {e}")
+        verdicts = V.validate(self.plan.actions, live, recent_unloads=recent, now=self.clock(),
+                              force=self.opts.force,
+                              exempt_grace=self.plan.shedding in (ROLLBACK, "drain"),
+                              rollback=self.plan.shedding == ROLLBACK)
+        steps = []
+        for v in verdicts:
+            st = Step(v.action, v.status, v.why, owner=v.owner)
+            if v.status == V.VALID and v.why:
+                self.ui.warn(f"#{v.action.step}: {v.why}")
+            if v.status != V.VALID:
+                st.state = "skipped"
+            steps.append(st)
+        return steps
+
+    def _resume(self, steps: list[Step], live: LiveView) -> None:
+        h = self.history
+        if h is None:
+            return
+        doubt = set(h.in_doubt())
+        for s in steps:
+            past = h.steps.get(s.action.step)
+            if past is None or not past.sent:
+                continue
+            a = s.action
+            owner = live.owners.get(a.bundle)
+            if past.confirmed:
+                s.state = "already-done"
+                s.why = (f"sent by run {'/'.join(h.runs)} and confirmed"
+                         + (f"; verified {past.outcome}" if past.outcome else ""))
+                s.owner = owner
+                continue
+            moved = owner is not None and owner != a.broker if a.is_move else False
+            if s.action.step in doubt:
+                if moved:
+                    s.state = "already-done"
+                    s.why = f"sent before the earlier run stopped; {a.bundle} is on {owner} now"
+                    s.owner = owner
+                elif not self.opts.force:
+                    s.state = "in-doubt"
+                    s.why = (f"sent before the earlier run stopped, never confirmed; still on "
+                             f"{owner or 'no broker'}: --force sends it again")
+                continue
+            if past.failed is not None and not self.opts.force:
+                s.state = "skipped"
+                s.why = f"sent before and failed ({past.failed}); --force sends it again"
+
+    def _caps(self, steps: list[Step], live: LiveView) -> None:
+        o = self.opts
+        moves = 0
+        per: dict[str, int] = {}
+        moved_tp = 0.0
+        for s in steps:
+            if s.state != "pending" or not s.action.is_move:
+                continue
+            a = s.action
+            why = ""
+            tp = a.throughput if a.throughput is not None else bundle_throughput(live.state, a.bundle)
+            touched = [b for b in (a.broker, a.destination) if b]
+            if o.max_moves is not None and moves >= o.max_moves:
+                why = f"--max-moves {o.max_moves} reached"
+            elif o.max_per_broker is not None and any(per.get(b, 0) >= o.max_per_broker
+                                                      for b in touched):
+                full = next(b for b in touched if per.get(b, 0) >= o.max_per_broker)
+                why = f"--max-per-broker {o.max_per_broker} reached for {full}"
+            elif o.max_throughput is not None and moved_tp + (tp or 0.0) > o.max_throughput * MB:
+                why = (f"--max-throughput {o.max_throughput:g} MB/s would be exceeded "
+                       f"({(moved_tp + (tp or 0.0)) / MB:.2f} MB/s)")
+            if why:
+                s.state = "deferred"
+                s.why = why
+                continue
+            moves += 1
+            moved_tp += tp or 0.0
+            for b in touched:
+                per[b] = per.get(b, 0) + 1
+
+    def _mutation(self, a: PlannedAction) -> Mutation:
+        if a.is_move:
+            m = unload_mutation(a.namespace, a.range, a.destination)
+        else:
+            m = split_mutation(a.namespace, a.range, unload=a.unload,
+                               algorithm=V.SPECIFIED, boundaries=list(a.boundaries))
+        return Mutation(m.call, f"#{a.step} {m.summary}")
+
+    def _show(self, steps: Sequence[Step], todo: Sequence[Step], mutations: dict[int, Mutation],
+              dry: bool) -> None:
+        age = self.clock() - self.plan.captured_at / 1000
+        c = {k: sum(1 for s in steps if s.verdict == k)
+             for k in (V.VALID, V.CHANGED, V.GONE, V.SKIPPED)}
+        self.ui.show(f"plan {self.plan.path}: {len(steps)} action(s), computed {_ago(age)} ago; "
+                     f"against cluster {self.plan.cluster} now: {c[V.VALID]} still valid, "
+                     f"{c[V.CHANGED]} changed, {c[V.GONE]} gone, {c[V.SKIPPED]} skipped by the "
+                     "plan")
+        for s in steps:
+            label = s.verdict if s.state in ("pending", "skipped") else s.state
+            line = f"  #{s.action.step:<3} {label:<13} {s.action.describe()}"
+            if s.why:
+                line += f": {s.why}"
+            self.ui.show(line)
+        verb = "would send" if dry else "will send"
+        self.ui.show(f"lbctl {verb} {len(todo) + len(self.prelude)} request(s)"
+                     + ("" if self.opts.concurrency <= 1 else
+                         ", all at once" if self.opts.concurrency >= len(todo) else
+                         f", {self.opts.concurrency} at a time")
+                     + (f", {self.opts.interval:g} s apart" if self.opts.interval else "") + ":")
+        for m in self.prelude:
+            self.ui.show(f"  {m.call.describe(self.client.admin_url)}    # {m.summary}")
+        for s in todo:
+            m = mutations[s.action.step]
+            self.ui.show(f"  {s.request}    # {m.summary}")
+
+    def _note(self, record: dict[str, Any]) -> None:
+        base: dict[str, Any] = {"plan": self.plan.path, "planDigest": self.plan.digest}
+        if self.opts.reason:
+            base["reason"] = self.opts.reason
+        self.executor.note({**record, **base})
+
+    def _extra(self, a: PlannedAction) -> dict[str, Any]:
+        e: dict[str, Any] = {"plan": self.plan.path, "planDigest": self.plan.digest,
+                             "step": a.step, "bundle": a.bundle, "source": a.broker,
+                             "destination": a.destination, "kind": self.opts.kind}
+        if self.opts.reason:
+            e["reason"] = self.opts.reason
+        return e
+
+    def _execute(self, todo: list[Step], mutations: dict[int, Mutation], rollback: Rollback,
+                 report: ApplyReport, live: LiveView) -> None:
+        verifier = Verifier(self.client, timeout=self.opts.verify_timeout, cluster=live.cluster,
+                            brokers=lambda: list(self.live.brokers) if self.live else [])
+        n = max(1, self.opts.concurrency)
+        start_overloaded = set(live.overloaded())
+        sent = 0
+        i = 0
+        stop_why = ""
+        while i < len(todo) and not stop_why:
+            if self.stop.is_set():
+                stop_why = "stopped by a signal"
+                break
+            batch = todo[i:i + n]
+            i += len(batch)
+            in_flight: list[Step] = []
+            for s in batch:
+                if self.stop.is_set():
+                    stop_why = "stopped by a signal"
+                    break
+                declined = self.opts.confirm_each and not self._ask_one(s)
+                if self.stop.is_set():  # a signal at the prompt: stop before sending
+                    stop_why = "stopped by a signal"
+                    break
+                if declined:
+                    s.state = "declined"
+                    self._note({"state": "skipped", "step": s.action.step,
+                                "bundle": s.action.bundle, "why": "declined"})
+                    continue
+                out = self.executor.send(mutations[s.action.step], earlier=sent,
+                                         extra=self._extra(s.action), raise_errors=False)
+                sent += 1
+                if out.state == "failed":
+                    s.state = FAILED
+                    s.error = out.error
+                    self._verified(s)
+                    if out.status not in CONTINUE_ON:
+                        stop_why = f"step #{s.action.step} failed: {out.error}"
+                        break
+                    continue
+                in_flight.append(s)
+            self._verify(in_flight, verifier, rollback)
+            if stop_why or self.stop.is_set():
+                stop_why = stop_why or "stopped by a signal"
+                break
+            rest = todo[i:]
+            if rest:
+                stop_why = self._between(rest, start_overloaded)
+                if not stop_why and self.opts.interval > 0:
+                    self.stop.wait(self.opts.interval)
+        for s in todo:
+            if s.state == "pending":
+                s.state = "not-sent"
+                s.why = stop_why
+        bad = [s for s in report.steps if s.state in (FAILED, NOT_REASSIGNED, "not-sent",
+                                                        "in-doubt")]
+        if stop_why or bad:
+            report.result = "partial"
+            parts = [stop_why] if stop_why else []
+            for state in (FAILED, NOT_REASSIGNED, "in-doubt", "not-sent"):
+                k = sum(1 for s in bad if s.state == state)
+                if k:
+                    parts.append(f"{k} {state}")
+            report.why = "; ".join(parts)
+
+    def _ask_one(self, s: Step) -> bool:
+        if self.opts.yes:
+            return True
+        if self.ui.confirm is None or not self.ui.interactive:
+            from lbctl.errors import MutationRefused
+
+            raise MutationRefused("--confirm-each needs a terminal to ask on")
+        return bool(self.ui.confirm(f"Send #{s.action.step}: {s.request}?"))
+
+    def _verify(self, in_flight: list[Step], verifier: Verifier, rollback: Rollback) -> None:
+        moves = [s for s in in_flight if s.action.is_move]
+        if moves:
+            topics = []
+            for s in moves:
+                known = self.live.topics_of(s.action.bundle) if self.live else []
+                topics.append((s.action, topic_in(s.action.bundle, known)))
+            results = verifier.moves(topics)
+            for s in moves:
+                r = results[s.action.step]
+                s.state, s.owner, s.seconds = r.outcome, r.owner, r.seconds
+                s.why = r.why
+                self._verified(s)
+                if r.outcome in (DONE, ELSEWHERE) and r.owner:
+                    rollback.moved(s.action, r.owner)
+        for s in in_flight:
+            if s.action.is_move:
+                continue
+            r = verifier.split(s.action)
+            s.state, s.seconds, s.why = r.outcome, r.seconds, r.why
+            self._verified(s)
+            if r.outcome == DONE:
+                rollback.split(s.action)
+
+    def _verified(self, s: Step) -> None:
+        self._note({"state": "verified", "step": s.action.step, "bundle": s.action.bundle,
+                    "outcome": s.state, "owner": s.owner, "seconds": s.seconds,
+                    "why": s.why or s.error or None})
+        line = f"#{s.action.step} {s.state}: {s.action.describe()}"
+        if s.owner and s.action.is_move:
+            line += f" (owner {s.owner}"
+            line += f", after {s.seconds:g} s)" if s.seconds is not None else ")"
+        if s.why or s.error:
+            line += f" — {s.why or s.error}"
+        self.ui.show(line)
+
+    def _between(self, rest: list[Step], start_overloaded: set[str]) -> str:
+        """Read the brokers again: a broker of the remaining actions gone stops the run; a
+        destination turned overloaded pauses it (up to ``--pause-timeout``)."""
+        from lbctl.admin.errors import AdminError
+
+        waited = 0.0
+        while True:
+            try:
+                now = read_live(self.client, topics=False, namespaces=False)
+            except AdminError as e:
+                return f"the cluster cannot be read between actions: {e}"
+            if self.live is not None:
+                self.live.brokers = now.brokers
+                self.live.usage = now.usage
+            involved = {b for s in rest for b in (s.action.broker, s.action.destination) if b}
+            gone = sorted(b for b in involved if b not in now.brokers)
+            if gone:
+                return (f"broker {', '.join(gone)} left the cluster mid-run; the remaining "
+                        "actions were not sent")
+            over = {b: u for b, u in now.overloaded().items() if b not in start_overloaded}
+            dests = {s.action.destination for s in rest if s.action.is_move}
+            hot = {b: u for b, u in over.items() if b in dests or None in dests}
+            if not hot:
+                if waited:
+                    self.ui.show("resumed: no destination is overloaded any more")
+                return ""
+            if waited >= self.opts.pause_timeout:
+                return (f"paused {waited:.0f} s for overloaded broker(s) "
+                        f"{', '.join(sorted(hot))} (--pause-timeout)")
+            if not waited:
+                self.ui.show("paused: " + ", ".join(f"{b} turned overloaded ({pct(u)} >= "
+                                                     f"{pct(now.overload_threshold, 0)})"
+                                                     for b, u in sorted(hot.items())))
+                self._note({"state": "paused", "overloaded": sorted(hot)})
+            step = min(5.0, max(0.5, self.opts.pause_timeout / 10))
+            if self.stop.wait(step):
+                return "stopped by a signal"
+            waited += step
+
+    def _finish(self, report: ApplyReport) -> None:
+        try:
+            self._note({"state": "apply-end", "result": report.result, "why": report.why or None,
+                        "rollback": str(report.rollback) if report.rollback else None,
+                        "outcomes": report.counts()})
+        except Exception as e:  # the report is still printed; say why it was not journaled
+            self.ui.warn(f"the end of the run could not be journaled: {e}")
+
+
+def _ago(seconds: float) -> str:
+    s = max(0.0, seconds)
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 7200:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
