@@ -138,6 +138,8 @@ class LocalBrokerData:
     lastStats: Mapping[str, NamespaceBundleStats] = field(default_factory=lambda: _NO_STATS)
     lastUpdate: int = 0
     brokerVersionString: str | None = None
+    #: the broker's ``loadManagerClassName`` (``LocalBrokerData`` carries it since Pulsar 3.0)
+    loadManagerClassName: str | None = None
     persistentTopicsEnabled: bool = True
     nonPersistentTopicsEnabled: bool = True
 

@@ -674,6 +674,9 @@ def _broker(
     version = g("brokerVersionString", None)
     if version is not None:
         c.string(f"{base}.brokerVersionString", version)
+    lm_class = g("loadManagerClassName", None)
+    if lm_class is not None:
+        c.string(f"{base}.loadManagerClassName", lm_class)
     local = LocalBrokerData(  # type: ignore[misc]  # positional fast path: the five resources
         *resources,  # type: ignore[arg-type]  # come first in LocalBrokerData
         bundles=bundles,
@@ -686,6 +689,7 @@ def _broker(
         lastStats=MappingProxyType(stats),
         lastUpdate=0 if last_update is _MISSING else c.epoch_ms(f"{base}.lastUpdate", last_update),
         brokerVersionString=version,
+        loadManagerClassName=lm_class,
         persistentTopicsEnabled=c.boolean(
             f"{base}.persistentTopicsEnabled", g("persistentTopicsEnabled", True)
         ),
@@ -1050,6 +1054,8 @@ def broker_to_dict(local: LocalBrokerData) -> dict[str, Any]:
     out["lastUpdate"] = local.lastUpdate
     if local.brokerVersionString is not None:
         out["brokerVersionString"] = local.brokerVersionString
+    if local.loadManagerClassName is not None:
+        out["loadManagerClassName"] = local.loadManagerClassName
     out["persistentTopicsEnabled"] = local.persistentTopicsEnabled
     out["nonPersistentTopicsEnabled"] = local.nonPersistentTopicsEnabled
     return out
