@@ -25,6 +25,7 @@ OPERATIONS: tuple[tuple[str, str], ...] = tuple((m, BASE + t) for m, t in (
     ("GET", "/brokers"),
     ("GET", "/brokers/{cluster}"),
     ("GET", "/brokers/configuration/runtime"),
+    ("GET", "/brokers/configuration/values"),
     ("GET", "/brokers/leaderBroker"),
     ("GET", "/brokers/version"),
     ("GET", "/broker-stats/load-report"),

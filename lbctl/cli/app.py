@@ -10,6 +10,7 @@ from lbctl import __version__
 from lbctl.cli import brokers as brokers_cmd
 from lbctl.cli import compare as compare_cmd
 from lbctl.cli import connection, explain, export, monitor_brokers, recommend, snapshot, unload
+from lbctl.cli import doctor as doctor_cmd
 from lbctl.cli import examples as examples_cmd
 from lbctl.cli import fleet as fleet_cmd
 from lbctl.cli import journal as journal_cmd
@@ -99,6 +100,7 @@ app.command("brokers")(brokers_cmd.brokers)
 app.command("journal")(journal_cmd.journal)
 app.command("sandbox")(sandbox_cmd.sandbox)
 app.command("examples")(examples_cmd.examples)
+app.command("doctor")(doctor_cmd.doctor)
 
 
 def main() -> None:

@@ -53,5 +53,6 @@ def diagnose(states: Sequence[ClusterState], opts: Options, *,
     findings = run_rules(ctx, only, skip)
     n = len(RULES) - len(set(skip)) if not only else len(set(only))
     st = ctx.state
+    notes += [f"could not read {what}: {error}" for what, error in unreachable]
     return Report(st.cluster, st.source or st.cluster, str(ctx.profile.version),
                   st.load_manager, len(st.brokers), tuple(findings), n, tuple(notes))

@@ -7,6 +7,7 @@ keeps it equal to :data:`SCHEMAS`).
 from __future__ import annotations
 
 from lbctl.render.brokers_view import BROKERS_SCHEMA
+from lbctl.render.doctor_view import DOCTOR_SCHEMA
 from lbctl.render.fleet_view import INGEST_SCHEMA, REPORT_SCHEMA, WHATIF_SCHEMA
 from lbctl.render.journal_view import JOURNAL_SCHEMA
 from lbctl.render.monitor import MONITOR_SCHEMA
@@ -24,7 +25,7 @@ from lbctl.render.views import (
 SCHEMAS: tuple[Schema, ...] = (
     RECOMMEND_SCHEMA, EXPLAIN_SCHEMA, SIMULATION_SCHEMA, COMPARISON_SCHEMA, MONITOR_SCHEMA,
     BROKERS_SCHEMA, SPLIT_SCHEMA, OUTCOMES_SCHEMA, JOURNAL_SCHEMA, VALIDATE_SCHEMA,
-    EXAMPLES_SCHEMA, INGEST_SCHEMA, REPORT_SCHEMA, WHATIF_SCHEMA,
+    EXAMPLES_SCHEMA, INGEST_SCHEMA, REPORT_SCHEMA, WHATIF_SCHEMA, DOCTOR_SCHEMA,
 )
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ thread, so hundreds of brokers cost one thread. It serves the admin v2 endpoints
 Pulsar's JSON shapes:
 
 * ``GET /admin/v2/clusters``, ``/brokers/{cluster}``, ``/brokers/configuration/runtime``,
+  ``/brokers/configuration/values`` (:meth:`TestCluster.set_dynamic`),
   ``/brokers/leaderBroker`` and ``/brokers/version``;
 * ``GET /admin/v2/broker-stats/load-report`` (the receiving broker's ``LocalBrokerData``),
   ``/broker-stats/topics`` (its topics, nested namespace → bundle → persistent → topic) and
@@ -154,6 +155,8 @@ class TestCluster:
             "brokerClientAuthenticationParameters": "token:BROKER-CLIENT-SECRET",
             "tokenSecretKey": "data:;base64,U0VDUkVULUtFWQ==",
         }
+        #: ``update-dynamic-config`` values (``GET /brokers/configuration/values``; also in ``config``)
+        self.dynamic: dict[str, str] = {}
         self.extensible = False
         self.faults: list[Fault] = []
         self.log: list[LoggedRequest] = []
@@ -233,6 +236,13 @@ class TestCluster:
         return f"http://{broker}"
 
     # ---- state helpers ----------------------------------------------------------------------
+    def set_dynamic(self, **config: str) -> None:
+        """Settings as ``pulsar-admin brokers update-dynamic-config`` leaves them: listed by
+        ``/brokers/configuration/values`` and in force in the runtime configuration."""
+        with self._lock:
+            self.dynamic.update(config)
+            self.config.update(config)
+
     def set_extensible(self, **config: str) -> None:
         """Run the extensible load manager (see the module docstring); ``config`` adds runtime
         settings."""
@@ -493,6 +503,8 @@ class TestCluster:
                     return ok(list(self.brokers))
                 if seg == ["brokers", "configuration", "runtime"]:
                     return ok(self.config)
+                if seg == ["brokers", "configuration", "values"]:
+                    return ok(self.dynamic)
                 info = self._broker_info(broker, seg)
                 if info is not None:
                     return info

@@ -8,8 +8,9 @@ from spec_paths import OPERATIONS, SKIP_REASON, SPEC, defined, spec_templates, t
 
 from lbctl.admin.client import ENDPOINTS, split_call, unload_call
 from lbctl.sources.live_brokers import ENDPOINTS as BROKER_ENDPOINTS
+from lbctl.sources.live_dynamic import ENDPOINTS as DYNAMIC_ENDPOINTS
 
-ALL = (*ENDPOINTS, *BROKER_ENDPOINTS)
+ALL = (*ENDPOINTS, *BROKER_ENDPOINTS, *DYNAMIC_ENDPOINTS)
 
 
 @pytest.mark.parametrize("ep", ALL, ids=lambda e: f"{e.method} {e.template}")
