@@ -31,7 +31,8 @@ KEYS = {
       title="Shedding, automatic splitting or the load balancer switched off",
       source="ServiceConfiguration (dynamic settings), ModularLoadManagerImpl.doLoadShedding",
       why="a dynamic setting turned off for a drain or an incident stays off in the metadata "
-          "store across restarts, and the cluster silently stops rebalancing.",
+          "store across restarts, and the cluster silently stops rebalancing "
+          "(ServiceConfiguration marks it dynamic; ModularLoadManagerImpl.doLoadShedding).",
       fix="pulsar-admin brokers update-dynamic-config --config loadBalancerSheddingEnabled "
           "--value true (likewise the other key), or delete-dynamic-config")
 def check(ctx: Context, r: Rule) -> Iterator[Finding]:

@@ -25,8 +25,9 @@ def age_text(ms: int) -> str:
 @rule("stale-load-report", Severity.WARNING,
       title="A broker's load report older than the reporting interval allows",
       source="ModularLoadManagerImpl.needBrokerDataUpdate, PIP-192",
-      why="a broker reports at least every loadBalancerReportUpdateMaxIntervalMinutes; an older "
-          "report means it stopped, and the leader balances on its old load.",
+      why="a broker reports at least every loadBalancerReportUpdateMaxIntervalMinutes, so an "
+          "older report means it stopped and the leader balances on its old load "
+          "(ModularLoadManagerImpl.needBrokerDataUpdate).",
       fix="check the broker's load manager (its logs, pulsar-admin broker-stats load-report)")
 def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     now = ctx.state.captured_at
