@@ -157,6 +157,8 @@ class TestCluster:
         }
         #: ``update-dynamic-config`` values (``GET /brokers/configuration/values``; also in ``config``)
         self.dynamic: dict[str, str] = {}
+        #: broker id → its own version (a rolling upgrade half done); others report ``version``
+        self.broker_versions: dict[str, str] = {}
         self.extensible = False
         self.faults: list[Fault] = []
         self.log: list[LoggedRequest] = []
@@ -339,7 +341,7 @@ class TestCluster:
             "numConsumers": int(total("consumerCount")), "numProducers": int(total("producerCount")),
             "bundles": bundles,
             "lastBundleGains": list(st.gains), "lastBundleLosses": list(st.losses),
-            "brokerVersionString": "4.1.1",
+            "brokerVersionString": self.broker_versions.get(broker, self.version),
             "protocols": {}, "advertisedListeners": {},
             "loadManagerClassName": self.config["loadManagerClassName"],
             "startTimestamp": 1700000000000,
@@ -580,7 +582,8 @@ class TestCluster:
             info = {"serviceUrl": f"http://{leader}", "brokerId": leader}
             return 200, json.dumps(info).encode(), "application/json", {}
         if seg == ["brokers", "version"]:
-            return 200, self.version.encode(), "application/json", {}
+            return 200, self.broker_versions.get(broker, self.version).encode(), \
+                "application/json", {}
         return None
 
     def _move(self, bundle: str, dest: str | None) -> None:

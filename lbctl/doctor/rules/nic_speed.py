@@ -11,6 +11,9 @@ figure is wrong, each a warning:
 * brokers reporting limits 10 times apart: a VM reporting its host's 10 Gbit/s while throttled at
   1 Gbit/s (#1149, hence ``loadBalancerOverrideBrokerNicSpeedGbps``, PR #1157) understates
   its bandwidth percentage tenfold.
+
+A live extensible cluster serves no load report: its usages are rebuilt from the published
+percentages (limit 100), which say nothing about the NIC, so such brokers are not judged.
 """
 
 from __future__ import annotations
@@ -24,6 +27,9 @@ from lbctl.doctor.context import Context, listing
 KBIT = 8 / 1024
 SPREAD = 10.0
 MEASURED_SHARE = 0.5
+#: the limit of a usage rebuilt from the extensible load manager's published percentage
+#: (:func:`lbctl.sources.live_extensible.usage_for_percent`): a percentage, not kbit/s
+PERCENT_FORM = 100.0
 
 
 def gbit(kbps: float) -> str:
@@ -44,6 +50,8 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     for b, local in ctx.brokers.items():
         traffic = local.msgThroughputIn + local.msgThroughputOut
         lim_in, lim_out = local.bandwidthIn.limit, local.bandwidthOut.limit
+        if ctx.extensible and lim_in == lim_out == PERCENT_FORM:
+            continue  # rebuilt from brk_lb_* percentages: no kbit/s figure to judge
         if traffic > 0 and (lim_in <= 0 or lim_out <= 0):
             none.append(b)
             continue
