@@ -3,8 +3,8 @@
 ``loadBalancerEnabled=false`` stops the leader's load-management tasks altogether;
 ``loadBalancerSheddingEnabled=false`` makes the shedding task return before any strategy runs
 (``ModularLoadManagerImpl.doLoadShedding``; the extensible manager's ``UnloadScheduler`` checks
-the same key); ``loadBalancerAutoBundleSplitEnabled=false`` stops ``BundleSplitterTask``. All are
-dynamic (``ServiceConfiguration``, ``@FieldContext(dynamic = true)``), so a drain or an incident
+the same key); ``loadBalancerAutoBundleSplitEnabled=false`` stops ``BundleSplitterTask``. All but
+``loadBalancerEnabled`` are dynamic (``ServiceConfiguration``, ``@FieldContext(dynamic = true)``), so a drain or an incident
 that turned one off via ``update-dynamic-config`` leaves it off across restarts until someone turns
 it back on. ``loadBalancerAutoUnloadSplitBundlesEnabled=false`` keeps split children on the hot
 broker (info).
