@@ -36,9 +36,8 @@ def exit_codes() -> str:
               "lbctl. A doctor run that could not examine the cluster (unreadable file, bad flag,",
               "cluster unreachable) exits with the codes above and prints `lbctl: error: …` and",
               "no report; one that examined it always prints the report (`-o json`: `status`).",
-              "Codes 3 and above only ever mean a failure.", "",
-              "| code | name | meaning |", "|---|---|---|"]
-    lines += [f"| {int(s)} | `{s.name}` | {_cell(s.description)} |" for s in DoctorStatus]
+              "Codes 3 and above only ever mean a failure.", ""]
+    lines += [f"* `{int(s)}` (`{s.name}`): {s.description}" for s in DoctorStatus]
     return "\n".join(lines) + "\n"
 
 

@@ -152,13 +152,20 @@ def _whatif():
                                      "error": None}]), 5)
 
 
+def _doctor():
+    from lbctl.doctor.run import diagnose
+    from lbctl.render.doctor_view import DoctorView
+
+    return DoctorView(diagnose(_states("rolling-restart.yaml"), Options()))
+
+
 SAMPLES: dict[str, Callable[[], object]] = {
     "RecommendView": _recommend, "ExplainView": _explain,
     "ExplainView/extensible": _explain_extensible, "ValidateView": _validate,
     "SplitView": _split, "SimulationView": _simulation, "ComparisonView": _comparison,
     "MonitorView": _monitor, "IngestView": _ingest, "ReportView": _report,
     "WhatIfView": _whatif, "OutcomesView": _outcomes, "BrokersView": _brokers,
-    "JournalView": _journal, "ExamplesView": _examples,
+    "JournalView": _journal, "ExamplesView": _examples, "DoctorView": _doctor,
 }
 
 
