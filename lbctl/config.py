@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +27,48 @@ MB = 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
+class Range:
+    """The values a numeric setting may take: ``low`` and ``high`` inclusive (``None``: open).
+
+    Pulsar's ``@FieldContext`` declares ``minValue``/``maxValue`` on none of the load-balancer
+    fields (``ServiceConfiguration``, category "Load Balancer"): Pulsar accepts any number of the
+    field's Java type. The ranges here are those in which a setting means what Pulsar's code does
+    with it — a percentage compared with a usage in %, a weight multiplying one, a fraction of a
+    difference, an interval a scheduler needs positive; ``why`` says which (``lbctl doctor``'s
+    ``setting-out-of-range`` rule reads it)."""
+
+    low: float | None
+    high: float | None
+    why: str
+
+    def contains(self, value: float) -> bool:
+        return (self.low is None or value >= self.low) and (self.high is None or value <= self.high)
+
+    def __str__(self) -> str:
+        def num(x: float) -> str:
+            return str(int(x)) if float(x).is_integer() else str(x)
+
+        if self.low is not None and self.high is not None:
+            return f"[{num(self.low)}, {num(self.high)}]"
+        if self.low is not None:
+            return f">= {num(self.low)}"
+        return f"<= {num(self.high)}" if self.high is not None else "any"
+
+
+#: the ranges the settings below use
+PERCENT = Range(0, 100, "a percentage compared with a resource usage in %")
+WEIGHT = Range(0, None, "a weight multiplying a resource usage (a negative one turns the usage "
+                        "negative, so the weighted max ignores that resource)")
+FRACTION = Range(0, 1, "a fraction")
+NON_NEGATIVE = Range(0, None, "a threshold or count: a negative value is below any figure")
+POSITIVE = Range(1, None, "a count or interval that must be at least 1")
+
+
+@dataclass(frozen=True, slots=True)
 class Setting:
-    """One ``ServiceConfiguration`` field: name, Java type, default, unit and what it does."""
+    """One ``ServiceConfiguration`` field: name, Java type, default, unit and what it does;
+    ``dynamic``: ``@FieldContext(dynamic = true)`` (``pulsar-admin brokers update-dynamic-config``
+    changes it without a restart); ``valid``: the values that make sense (:class:`Range`)."""
 
     name: str
     type: str  # "boolean" | "int" | "long" | "double" | "string" | "list" | "set"
@@ -36,6 +76,8 @@ class Setting:
     unit: str
     doc: str
     deprecated_by: str | None = None
+    dynamic: bool = False
+    valid: Range | None = None
 
     def parse(self, raw: Any) -> Any:
         """Convert a value from a file or the command line to this setting's type."""
@@ -280,7 +322,94 @@ SETTINGS: tuple[Setting, ...] = (
             "Anti-affinity placement first spreads a group over failure domains."),
 )
 
+#: ``@FieldContext(dynamic = true)`` fields (ServiceConfiguration); the others need a restart
+_DYNAMIC = frozenset({
+    "loadManagerClassName", "loadBalancerSheddingEnabled", "loadBalancerSheddingIntervalMinutes",
+    "loadBalancerSheddingGracePeriodMinutes", "loadBalancerLoadSheddingStrategy",
+    "loadBalancerReportUpdateThresholdPercentage", "loadBalancerReportUpdateMaxIntervalMinutes",
+    "loadBalancerMaxNumberOfBundlesInBundleLoadReport", "loadBalancerDistributeBundlesEvenlyEnabled",
+    "loadBalancerBrokerMaxTopics", "loadBalancerBrokerOverloadedThresholdPercentage",
+    "loadBalancerCPUResourceWeight", "loadBalancerMemoryResourceWeight",
+    "loadBalancerDirectMemoryResourceWeight", "loadBalancerBandwidthInResourceWeight",
+    "loadBalancerBandwidthOutResourceWeight", "loadBalancerBandwithInResourceWeight",
+    "loadBalancerBandwithOutResourceWeight", "loadBalancerHistoryResourcePercentage",
+    "loadBalancerBrokerThresholdShedderPercentage", "loadBalancerBundleUnloadMinThroughputThreshold",
+    "loadBalancerAverageResourceUsageDifferenceThresholdPercentage",
+    "loadBalancerMsgRateDifferenceShedderThreshold",
+    "loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold", "maxUnloadPercentage",
+    "minUnloadMessage", "minUnloadMessageThroughput", "maxUnloadBundleNumPerShedding",
+    "loadBalancerAvgShedderLowThreshold", "loadBalancerAvgShedderHighThreshold",
+    "loadBalancerAvgShedderHitCountLowThreshold", "loadBalancerAvgShedderHitCountHighThreshold",
+    "atLeastOneBundleSelected", "loadBalancerAutoBundleSplitEnabled",
+    "loadBalancerAutoUnloadSplitBundlesEnabled", "loadBalancerNamespaceBundleMaxTopics",
+    "loadBalancerNamespaceBundleMaxSessions", "loadBalancerNamespaceBundleMaxMsgRate",
+    "loadBalancerNamespaceBundleMaxBandwidthMbytes", "loadBalancerNamespaceMaximumBundles",
+    "flowOrQpsDifferenceThresholdPercentage", "defaultNamespaceBundleSplitAlgorithm",
+    "supportedNamespaceBundleSplitAlgorithms", "loadBalancerDebugModeEnabled",
+    "loadBalancerBrokerLoadTargetStd", "loadBalancerSheddingConditionHitCountThreshold",
+    "loadBalancerTransferEnabled", "loadBalancerMaxNumberOfBrokerSheddingPerCycle",
+    "loadBalanceSheddingDelayInSeconds", "loadBalancerBrokerLoadDataTTLInSeconds",
+    "loadBalancerSheddingBundlesWithPoliciesEnabled", "loadBalancerReportUpdateMinIntervalMillis",
+    "loadBalancerMaxNumberOfBundlesToSplitPerCycle",
+    "loadBalancerNamespaceBundleSplitConditionHitCountThreshold", "preferLaterVersions",
+})
+
+_INTERVAL = Range(1, None, "an interval the load manager schedules a task with: Java's "
+                           "ScheduledExecutorService refuses a period of 0 or less")
+_BUNDLES = Range(1, None, "a number of bundles: a namespace has at least one")
+_OPTIONAL_COUNT = Range(-1, None, "a count, or -1 for no limit")
+
+#: the valid range of each numeric setting (see :class:`Range`)
+_VALID: dict[str, Range] = {
+    "loadBalancerSheddingIntervalMinutes": _INTERVAL,
+    "loadBalancerSheddingGracePeriodMinutes": NON_NEGATIVE,
+    "loadBalancerReportUpdateThresholdPercentage": NON_NEGATIVE,
+    "loadBalancerReportUpdateMaxIntervalMinutes": _INTERVAL,
+    "loadBalancerBrokerMaxTopics": NON_NEGATIVE,
+    "loadBalancerBrokerOverloadedThresholdPercentage": PERCENT,
+    "loadBalancerCPUResourceWeight": WEIGHT,
+    "loadBalancerMemoryResourceWeight": WEIGHT,
+    "loadBalancerDirectMemoryResourceWeight": WEIGHT,
+    "loadBalancerBandwidthInResourceWeight": WEIGHT,
+    "loadBalancerBandwidthOutResourceWeight": WEIGHT,
+    "loadBalancerBandwithInResourceWeight": WEIGHT,
+    "loadBalancerBandwithOutResourceWeight": WEIGHT,
+    "loadBalancerHistoryResourcePercentage": Range(
+        0, 1, "the weight of history in a moving average: above 1 the average diverges, below 0 "
+              "it alternates in sign"),
+    "loadBalancerBrokerThresholdShedderPercentage": PERCENT,
+    "loadBalancerBundleUnloadMinThroughputThreshold": NON_NEGATIVE,
+    "loadBalancerAverageResourceUsageDifferenceThresholdPercentage": PERCENT,
+    "loadBalancerMsgRateDifferenceShedderThreshold": NON_NEGATIVE,
+    "loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold": NON_NEGATIVE,
+    "maxUnloadPercentage": Range(0, 1, "the fraction of a difference to move"),
+    "minUnloadMessage": NON_NEGATIVE,
+    "minUnloadMessageThroughput": NON_NEGATIVE,
+    "maxUnloadBundleNumPerShedding": _OPTIONAL_COUNT,
+    "loadBalancerAvgShedderLowThreshold": PERCENT,
+    "loadBalancerAvgShedderHighThreshold": PERCENT,
+    "loadBalancerAvgShedderHitCountLowThreshold": NON_NEGATIVE,
+    "loadBalancerAvgShedderHitCountHighThreshold": NON_NEGATIVE,
+    "loadBalancerNamespaceBundleMaxTopics": NON_NEGATIVE,
+    "loadBalancerNamespaceBundleMaxMsgRate": NON_NEGATIVE,
+    "loadBalancerNamespaceBundleMaxBandwidthMbytes": NON_NEGATIVE,
+    "loadBalancerNamespaceMaximumBundles": _BUNDLES,
+    "flowOrQpsDifferenceThresholdPercentage": NON_NEGATIVE,
+    "defaultNumberOfNamespaceBundles": _BUNDLES,
+    "loadBalancerBrokerLoadTargetStd": NON_NEGATIVE,
+    "loadBalancerSheddingConditionHitCountThreshold": NON_NEGATIVE,
+    "loadBalancerMaxNumberOfBrokerSheddingPerCycle": NON_NEGATIVE,
+    "loadBalanceSheddingDelayInSeconds": NON_NEGATIVE,
+    "loadBalancerBrokerLoadDataTTLInSeconds": NON_NEGATIVE,
+    "loadBalancerReportUpdateMinIntervalMillis": NON_NEGATIVE,
+    "loadBalancerMaxNumberOfBundlesToSplitPerCycle": NON_NEGATIVE,
+    "loadBalancerNamespaceBundleSplitConditionHitCountThreshold": NON_NEGATIVE,
+}
+
+SETTINGS = tuple(replace(s, dynamic=s.name in _DYNAMIC, valid=_VALID.get(s.name))
+                 for s in SETTINGS)
 SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+assert SETTINGS_BY_NAME.keys() >= _DYNAMIC and _VALID.keys() <= SETTINGS_BY_NAME.keys()
 
 
 def closest(name: str, choices: Iterable[str]) -> str | None:

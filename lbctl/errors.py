@@ -77,6 +77,32 @@ _DESCRIPTIONS = {
 EXIT_CODES: dict[int, str] = {int(s): s.description for s in ExitStatus}
 
 
+class DoctorStatus(IntEnum):
+    """``lbctl doctor``'s exit code when it examined the cluster: its findings' worst severity.
+
+    The codes 1 and 2 are :attr:`ExitStatus.ERROR` and :attr:`ExitStatus.USAGE` of a command that
+    failed; doctor reuses them, as linters do, so that ``0`` alone means "nothing to fix" and a CI
+    step can gate on any non-zero code. A doctor run that could not examine the cluster exits with
+    an :class:`ExitStatus` code and prints ``lbctl: error: …`` on stderr and no report on stdout;
+    one that examined it prints the report (``-o json``: ``status`` says which code it chose).
+    Codes 3 and above only ever mean a failure."""
+
+    HEALTHY = 0
+    WARNINGS = 1
+    ERRORS = 2
+
+    @property
+    def description(self) -> str:
+        return _DOCTOR_DESCRIPTIONS[self]
+
+
+_DOCTOR_DESCRIPTIONS = {
+    DoctorStatus.HEALTHY: "no finding, or findings of severity info only",
+    DoctorStatus.WARNINGS: "at least one warning, no error",
+    DoctorStatus.ERRORS: "at least one error",
+}
+
+
 class LbctlError(Exception):
     """Base of every error lbctl reports; ``str(error)`` is the one-line message."""
 

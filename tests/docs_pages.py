@@ -4,7 +4,8 @@
 
 * ``docs/exit-codes.md`` from :class:`lbctl.errors.ExitStatus`;
 * ``docs/settings.md`` from :data:`lbctl.config.SETTINGS`;
-* ``docs/output-schemas.md`` from the views' CSV/JSONL schemas (:mod:`lbctl.render.catalog`).
+* ``docs/output-schemas.md`` from the views' CSV/JSONL schemas (:mod:`lbctl.render.catalog`);
+* ``docs/doctor.md`` from the doctor rules (:data:`lbctl.doctor.builtin.RULES`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ def _cell(text: object) -> str:
 
 
 def exit_codes() -> str:
-    from lbctl.errors import ExitStatus
+    from lbctl.errors import DoctorStatus, ExitStatus
 
     lines = ["# Exit codes", "",
              "<!-- generated from lbctl.errors.ExitStatus: python tests/docs_pages.py -->", "",
@@ -29,6 +30,14 @@ def exit_codes() -> str:
              "option, a missing argument) also exit with 2.", "",
              "| code | name | meaning |", "|---|---|---|"]
     lines += [f"| {int(s)} | `{s.name}` | {_cell(s.description)} |" for s in ExitStatus]
+    lines += ["", "## `lbctl doctor`", "",
+              "`lbctl doctor` exits with its findings' worst severity when it examined the cluster,",
+              "as linters do: 1 and 2 then mean *warnings* and *errors found*, not a failure of",
+              "lbctl. A doctor run that could not examine the cluster (unreadable file, bad flag,",
+              "cluster unreachable) exits with the codes above and prints `lbctl: error: …` and",
+              "no report; one that examined it always prints the report (`-o json`: `status`).",
+              "Codes 3 and above only ever mean a failure.", ""]
+    lines += [f"* `{int(s)}` (`{s.name}`): {s.description}" for s in DoctorStatus]
     return "\n".join(lines) + "\n"
 
 
@@ -56,11 +65,16 @@ def settings() -> str:
              "4. Pulsar's default, below.", "",
              "An unknown `--set` key is an error that suggests the closest name. Every plan lists",
              "the settings its computation read, with their values (`settings` in plan@1).", "",
-             "| setting | type | default | unit | what it does |", "|---|---|---|---|---|"]
+             "*valid*: the range in which Pulsar's code gives the setting its meaning (Pulsar",
+             "itself accepts any number; `lbctl doctor` reports a value outside it); *dynamic*:",
+             "`pulsar-admin brokers update-dynamic-config` changes it without a restart.", "",
+             "| setting | type | default | unit | valid | dynamic | what it does |",
+             "|---|---|---|---|---|---|---|"]
     for s in SETTINGS:
         doc = s.doc + (f" Deprecated: use `{s.deprecated_by}`." if s.deprecated_by else "")
         lines.append(f"| `{s.name}` | {s.type} | `{_cell(_default(s.default))}` | "
-                     f"{_cell(s.unit) or ''} | {_cell(doc)} |")
+                     f"{_cell(s.unit) or ''} | {_cell(s.valid) if s.valid else ''} | "
+                     f"{'yes' if s.dynamic else ''} | {_cell(doc)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -71,8 +85,33 @@ def output_schemas() -> str:
     return markdown(SCHEMAS) + "\n"
 
 
+def doctor() -> str:
+    import sys
+
+    from lbctl.doctor.builtin import RULES
+
+    lines = ["# Doctor rules", "",
+             "<!-- generated from lbctl.doctor.builtin.RULES: python tests/docs_pages.py -->", "",
+             "`lbctl doctor` ([the command](commands/doctor.md)) runs every rule below over a",
+             "cluster's settings (as the modelled Pulsar release resolves them: `--set` >",
+             "`--broker-conf` > the snapshot's or runtime configuration > the release's defaults)",
+             "and state. Each finding names its rule, a severity, what was found with the",
+             "cluster's numbers, why it matters and the fix. The severity below is the rule's",
+             "usual one; a finding may be milder or worse (each rule's section says when).",
+             "Exit status: 0 no finding or info only, 1 warnings, 2 errors",
+             "([exit codes](exit-codes.md)).", "",
+             "| rule | severity | source | what it finds |", "|---|---|---|---|"]
+    lines += [f"| [`{r.id}`](#{r.id}) | {r.severity.value} | {_cell(r.source)} | {_cell(r.title)} |"
+              for r in RULES]
+    for r in RULES:
+        doc = " ".join((sys.modules[r.check.__module__].__doc__ or "").split())
+        lines += ["", f"## {r.id}", "", f"**{r.severity.value}** — {r.title}. Source: {r.source}.",
+                  "", f"*Why:* {r.why}", "", f"*Fix:* {r.fix}", "", f"*Details:* {doc}"]
+    return "\n".join(lines) + "\n"
+
+
 PAGES = {"exit-codes.md": exit_codes, "settings.md": settings,
-         "output-schemas.md": output_schemas}
+         "output-schemas.md": output_schemas, "doctor.md": doctor}
 
 if __name__ == "__main__":
     import sys

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from lbctl.admin.client import DYNAMIC_CONFIG_VALUES, call, delete_config_call, update_config_call
-from lbctl.admin.errors import HttpError
+from lbctl.admin.client import delete_config_call, update_config_call
 from lbctl.executor import Executor, Mutation
+from lbctl.sources.live_dynamic import read_dynamic_config
 
 SETTINGS = ("loadBalancerSheddingEnabled", "loadBalancerAutoBundleSplitEnabled")
 
@@ -26,15 +26,13 @@ def to_pause(executor: Executor) -> dict[str, str | None]:
     """The balancer settings that are on now, each with its dynamic override (None: none) — what
     pausing changes and restoring puts back. A setting already off is left alone (pausing twice
     sends nothing the second time)."""
-    values = executor.client.json(call(DYNAMIC_CONFIG_VALUES))
-    if not isinstance(values, dict):
-        raise HttpError("GET /admin/v2/brokers/configuration/values: expected a JSON object")
+    values = read_dynamic_config(executor.client)
     runtime = executor.client.runtime_config()
     out: dict[str, str | None] = {}
     for k in SETTINGS:
         now = values.get(k, runtime.get(k, "true"))
         if str(now).strip().lower() != "false":
-            out[k] = str(values[k]) if values.get(k) is not None else None
+            out[k] = values.get(k)
     return out
 
 

@@ -11,6 +11,7 @@ from lbctl.cli import apply as apply_cmd
 from lbctl.cli import brokers as brokers_cmd
 from lbctl.cli import compare as compare_cmd
 from lbctl.cli import connection, explain, export, monitor_brokers, recommend, snapshot, unload
+from lbctl.cli import doctor as doctor_cmd
 from lbctl.cli import drain as drain_cmd
 from lbctl.cli import examples as examples_cmd
 from lbctl.cli import fleet as fleet_cmd
@@ -106,6 +107,7 @@ app.command("propose")(propose_cmd.propose)
 app.command("apply")(apply_cmd.apply)
 app.command("drain")(drain_cmd.drain)
 app.command("rebalance-after")(drain_cmd.rebalance_after)
+app.command("doctor")(doctor_cmd.doctor)
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ thread, so hundreds of brokers cost one thread. It serves the admin v2 endpoints
 Pulsar's JSON shapes:
 
 * ``GET /admin/v2/clusters``, ``/brokers/{cluster}``, ``/brokers/configuration/runtime``,
+  ``/brokers/configuration/values`` (:meth:`TestCluster.set_dynamic`),
   ``/brokers/leaderBroker`` and ``/brokers/version``;
 * ``GET /admin/v2/broker-stats/load-report`` (the receiving broker's ``LocalBrokerData``),
   ``/broker-stats/topics`` (its topics, nested namespace → bundle → persistent → topic) and
@@ -256,6 +257,13 @@ class TestCluster(OperationsMixin):
         return f"http://{broker}"
 
     # ---- state helpers ----------------------------------------------------------------------
+    def set_dynamic(self, **config: str) -> None:
+        """Settings as ``pulsar-admin brokers update-dynamic-config`` leaves them: listed by
+        ``/brokers/configuration/values`` and in force in the runtime configuration."""
+        with self._lock:
+            self.dynamic.update(config)
+            self.config.update(config)
+
     def set_extensible(self, **config: str) -> None:
         """Run the extensible load manager (see the module docstring); ``config`` adds runtime
         settings."""

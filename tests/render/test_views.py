@@ -193,6 +193,13 @@ def _drain():
                                  "restored", False, "drain of b1:8080 stopped"))
 
 
+def _doctor():
+    from lbctl.doctor.run import diagnose
+    from lbctl.render.doctor_view import DoctorView
+
+    return DoctorView(diagnose(_states("rolling-restart.yaml"), Options()))
+
+
 SAMPLES: dict[str, Callable[[], object]] = {
     "ApplyView": _apply, "DrainView": _drain,
     "RecommendView": _recommend, "ExplainView": _explain,
@@ -201,6 +208,7 @@ SAMPLES: dict[str, Callable[[], object]] = {
     "MonitorView": _monitor, "IngestView": _ingest, "ReportView": _report,
     "WhatIfView": _whatif, "OutcomesView": _outcomes, "BrokersView": _brokers,
     "JournalView": _journal, "ExamplesView": _examples, "ProposeView": _propose,
+    "DoctorView": _doctor,
 }
 
 

@@ -1,0 +1,171 @@
+"""What the rules look at: the cluster's state, its settings as the modelled Pulsar release
+resolves them, and what a live read adds (dynamic configuration, each broker's version and load
+manager, the brokers that did not answer)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from lbctl.config import SETTINGS_BY_NAME, Settings
+from lbctl.model.bundle import namespace_of
+from lbctl.model.cluster import EXTENSIBLE, ClusterState
+from lbctl.model.load import LocalBrokerData
+from lbctl.versions import Profile
+
+IMPL = "org.apache.pulsar.broker.loadbalance.impl."
+MODULAR_CLASS = IMPL + "ModularLoadManagerImpl"
+EXTENSIBLE_CLASS = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
+#: namespaces every broker owns a bundle of (heartbeat, SLA monitor): never balanced
+_SYSTEM_PREFIXES = ("pulsar/",)
+
+
+@dataclass(frozen=True)
+class BrokerFacts:
+    """One broker as the cluster lists it: its version and ``loadManagerClassName`` (from a live
+    read of each broker, else from its load report), and whether it leads."""
+
+    broker: str
+    version: str | None = None
+    load_manager: str | None = None
+    leader: bool = False
+
+
+@dataclass(frozen=True)
+class Context:
+    """The inputs of every rule (they read, never change it).
+
+    ``states``: the snapshots given (a sequence ends with the state examined); ``settings``: the
+    last state's settings (``--set`` > ``--broker-conf`` > its ``config`` > the release's
+    defaults); ``dynamic``: the dynamic configuration a live read found (its values are already in
+    force, and in ``settings``); ``facts``: per broker; ``unreachable``: what a live read could
+    not read, and why.
+    """
+
+    states: tuple[ClusterState, ...]
+    settings: Settings
+    dynamic: Mapping[str, str] = field(default_factory=dict)
+    facts: tuple[BrokerFacts, ...] = ()
+    unreachable: tuple[tuple[str, str], ...] = ()
+    live: bool = False
+
+    # --- the state ---------------------------------------------------------------------------
+    @property
+    def state(self) -> ClusterState:
+        return self.states[-1]
+
+    @property
+    def profile(self) -> Profile:
+        return self.settings.profile
+
+    @property
+    def extensible(self) -> bool:
+        return self.state.load_manager == EXTENSIBLE
+
+    @property
+    def brokers(self) -> Mapping[str, LocalBrokerData]:
+        return self.state.brokers
+
+    @cached_property
+    def owners(self) -> dict[str, str]:
+        return self.state.owners()
+
+    def user_bundles(self, broker: str) -> list[str]:
+        """The bundles a broker owns outside Pulsar's own namespaces (``pulsar/…``: heartbeat, SLA
+        monitor and system namespaces, which every broker or the leader owns by design)."""
+        local = self.brokers[broker]
+        names = dict.fromkeys([*local.lastStats, *local.bundles])
+        return [b for b in names if not is_system(namespace_of(b))]
+
+    # --- settings ----------------------------------------------------------------------------
+    def value(self, key: str) -> Any:
+        """A setting's value in force (not recorded as read by a strategy)."""
+        return self.settings.peek(key)
+
+    def default(self, key: str) -> Any:
+        """The modelled release's default of a setting."""
+        return Settings.defaults(self.profile).peek(key)
+
+    def is_set(self, key: str) -> bool:
+        """Whether a setting differs from the release's default (a live runtime configuration
+        lists every key, so where it came from cannot tell)."""
+        return bool(self.value(key) != self.default(key))
+
+    def origin(self, key: str) -> str:
+        """Where the value came from: dynamic configuration, broker.conf, snapshot, --set, default."""
+        if key in self.dynamic:
+            return "dynamic configuration"
+        origin = self.settings.origin(key)
+        return "runtime configuration" if origin == "snapshot" and self.live else origin
+
+    def shown(self, key: str) -> str:
+        """``key=value (origin)`` for a finding."""
+        return f"{key}={plain(self.value(key))} ({self.origin(key)})"
+
+    def set_fix(self, key: str, value: Any) -> str:
+        """How to set a setting: ``update-dynamic-config`` for a dynamic one, else broker.conf."""
+        text = plain(value)
+        setting = SETTINGS_BY_NAME[key]
+        if setting.dynamic and key != "loadBalancerLoadSheddingStrategy":
+            return (f"pulsar-admin brokers update-dynamic-config --config {key} --value {text} "
+                    f"(or {key}={text} in broker.conf)")
+        return f"{key}={text} in broker.conf on every broker, then a rolling restart"
+
+    def shedder(self) -> str:
+        """The shedding strategy's short class name (TransferShedder on the extensible manager)."""
+        if self.extensible:
+            return "TransferShedder"
+        return short(self.value("loadBalancerLoadSheddingStrategy"))
+
+    def placement(self) -> str:
+        if self.extensible:
+            return "LeastResourceUsageWithWeight"
+        return short(self.value("loadBalancerLoadPlacementStrategy"))
+
+
+def short(name: Any) -> str:
+    """``ThresholdShedder`` for ``org.apache.….impl.ThresholdShedder``."""
+    return str(name).strip().rsplit(".", 1)[-1]
+
+
+def plain(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple | list):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, float) and value.is_integer():
+        return f"{value:.1f}"
+    return str(value)
+
+
+def is_system(namespace: str) -> bool:
+    return namespace.startswith(_SYSTEM_PREFIXES)
+
+
+def facts_from_state(state: ClusterState) -> tuple[BrokerFacts, ...]:
+    """Each broker's version and load manager as its load report says them."""
+    return tuple(BrokerFacts(b, local.brokerVersionString, local.loadManagerClassName)
+                 for b, local in state.brokers.items())
+
+
+def make(states: Sequence[ClusterState], settings: Settings, *,
+         dynamic: Mapping[str, str] | None = None, facts: Sequence[BrokerFacts] | None = None,
+         unreachable: Sequence[tuple[str, str]] = (), live: bool = False) -> Context:
+    st = tuple(states)
+    return Context(st, settings, dict(dynamic or {}),
+                   tuple(facts) if facts is not None else facts_from_state(st[-1]),
+                   tuple(unreachable), live)
+
+
+def listing(items: Sequence[str], limit: int = 5) -> str:
+    """``a, b, c`` — at most ``limit`` named, then ``and N more``."""
+    items = list(items)
+    head = ", ".join(items[:limit])
+    return head + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def pct(x: float) -> str:
+    """A percentage as findings write it: ``92.0 %``."""
+    return f"{x:.1f} %"

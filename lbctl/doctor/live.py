@@ -1,0 +1,54 @@
+"""What ``lbctl doctor`` reads from a running cluster: its state (the same read as every other
+live command, :class:`lbctl.sources.live.LiveSource`), its dynamic configuration
+(:mod:`lbctl.sources.live_dynamic`) and each broker's version, load manager and leadership
+(:func:`lbctl.sources.live_brokers.read_brokers`). Brokers or pieces that could not be read are
+kept as ``unreachable`` (the report lists them; they are not fatal unless nothing answered)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lbctl.admin.client import AdminClient
+from lbctl.admin.errors import AdminError
+from lbctl.doctor.context import BrokerFacts
+from lbctl.model.cluster import ClusterState
+from lbctl.sources.live_data import Progress
+
+
+@dataclass
+class LiveFacts:
+    """One live read for doctor."""
+
+    state: ClusterState
+    dynamic: dict[str, str] = field(default_factory=dict)
+    facts: list[BrokerFacts] = field(default_factory=list)
+    unreachable: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_live(client: AdminClient, *, progress: Progress | None = None) -> LiveFacts:
+    """The cluster behind ``client``: state, dynamic configuration, per-broker facts."""
+    from lbctl.sources.live import LiveSource
+    from lbctl.sources.live_brokers import read_brokers
+    from lbctl.sources.live_dynamic import read_dynamic_config
+
+    read = LiveSource(client, topics=True, progress=progress).read()
+    out = LiveFacts(read.state, warnings=list(read.warnings))
+    out.unreachable += [(f.broker, f.error) for f in read.failures]
+    try:
+        out.dynamic = read_dynamic_config(client)
+    except AdminError as e:
+        out.unreachable.append(("dynamic configuration", str(e)))
+    try:
+        listed = read_brokers(client)
+    except AdminError as e:
+        out.unreachable.append(("broker versions", str(e)))
+        from lbctl.doctor.context import facts_from_state
+
+        out.facts = list(facts_from_state(read.state))
+    else:
+        out.facts = [BrokerFacts(b.broker, b.version, b.load_manager, b.leader)
+                     for b in listed.brokers]
+        out.unreachable += [(b.broker, b.error) for b in listed.brokers
+                            if not b.answered and b.error and b.broker not in read.state.brokers]
+    return out

@@ -1,0 +1,1 @@
+"""One module per doctor rule (:func:`lbctl.doctor.base.rule` registers it by id)."""

@@ -1,0 +1,186 @@
+"""Every doctor rule fires on a real file that has its trap and stays silent on one that does not.
+
+The files are under tests/data/doctor: ``base.json`` is a healthy 4-broker modular cluster (no
+finding at all); each trap is a variant of it — a snapshot (state traps) or a broker.conf applied
+on top of it (configuration traps), sometimes with the Pulsar release that has the trap.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from paths import DATA
+
+from lbctl.doctor.base import Severity
+from lbctl.doctor.builtin import RULES
+from lbctl.doctor.run import diagnose
+from lbctl.errors import DoctorStatus
+from lbctl.loadmanager.select import Options
+from lbctl.sources.snapshot import read_snapshots
+
+D = DATA / "doctor"
+BASE = "base.json"
+
+
+def run(snapshot: str = BASE, conf: str | None = None, version: str | None = None,
+        **overrides: str):
+    opts = Options(overrides=overrides or None, broker_conf=D / conf if conf else None,
+                   pulsar_version=version)
+    return diagnose(read_snapshots([D / snapshot]), opts)
+
+
+def rules_of(report) -> dict[str, list[Severity]]:
+    out: dict[str, list[Severity]] = {}
+    for f in report.findings:
+        out.setdefault(f.rule, []).append(f.severity)
+    return out
+
+
+#: rule → (a case that triggers it, its worst severity there, a close case that does not)
+CASES: dict[str, tuple[dict, Severity, dict]] = {
+    "avg-shedder-key": ({"conf": "avg-shedder-half.conf", "version": "3.3.1",
+                         "loadBalancerPlacementStrategy": "x.LeastLongTermMessageRate"},
+                        Severity.ERROR, {"conf": "avg-shedder-half.conf", "version": "3.3.1"}),
+    "avg-shedder-unload-percentage": ({"conf": "avg-shedder.conf"}, Severity.WARNING,
+                                      {"conf": "avg-shedder-half.conf"}),
+    "bandwidth-key-spelling": ({"conf": "bandwidth-correct-spelling.conf", "version": "3.3.2"},
+                               Severity.WARNING,
+                               {"conf": "bandwidth-correct-spelling.conf", "version": "4.0.4"}),
+    "distribute-evenly": ({"conf": "distribute-evenly.conf"}, Severity.WARNING, {}),
+    "load-manager-mismatch": ({"conf": "transfer-shedder-on-modular.conf"}, Severity.ERROR, {}),
+    "memory-weights": ({"conf": "memory-weights.conf"}, Severity.WARNING, {}),
+    "namespace-bundle-cap": ({"conf": "bundle-cap.conf"}, Severity.WARNING, {}),
+    "namespace-few-bundles": ({"snapshot": "few-bundles.json"}, Severity.WARNING, {}),
+    "nic-speed": ({"snapshot": "nic-speed.json"}, Severity.WARNING, {}),
+    "shedder-placement-mismatch": ({"conf": "threshold-llmr.conf"}, Severity.WARNING, {}),
+    "single-hot-topic": ({"snapshot": "single-hot-topic.json"}, Severity.WARNING, {}),
+    "stale-load-report": ({"snapshot": "stale-report.json"}, Severity.WARNING, {}),
+    "strategy-unavailable": ({"conf": "avg-shedder-half.conf", "version": "3.0.5"},
+                             Severity.ERROR, {"conf": "avg-shedder-half.conf", "version": "3.0.6"}),
+    "threshold-no-lower-boundary": ({"conf": "no-lower-boundary.conf"}, Severity.INFO, {}),
+    "uniform-minimums": ({"conf": "uniform-high-minimums.conf"}, Severity.WARNING,
+                         {"conf": "uniform.conf"}),
+    "usage-over-100": ({"snapshot": "usage-over-100.json"}, Severity.WARNING, {}),
+    "idle-broker": ({"snapshot": "idle-broker.json"}, Severity.WARNING, {}),
+    "balancing-disabled": ({"conf": "shedding-disabled.conf"}, Severity.WARNING, {}),
+    "mixed-cluster": ({"snapshot": "mixed-load-managers.json"}, Severity.ERROR,
+                      {"snapshot": "base.json"}),
+    "setting-out-of-range": ({"conf": "out-of-range.conf"}, Severity.ERROR, {}),
+}
+
+
+def test_every_registered_rule_has_cases() -> None:
+    assert set(CASES) == set(RULES.ids())
+
+
+def test_the_base_cluster_is_healthy() -> None:
+    report = run()
+    assert report.findings == ()
+    assert report.status == DoctorStatus.HEALTHY
+    assert report.rules_run == len(RULES)
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_rule_triggers(rule: str) -> None:
+    case, severity, _ = CASES[rule]
+    found = rules_of(run(**case))
+    assert rule in found, found
+    assert max(found[rule], key=lambda s: s.rank) == severity
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_rule_does_not_trigger(rule: str) -> None:
+    _, _, case = CASES[rule]
+    assert rule not in rules_of(run(**case))
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_finding_is_complete(rule: str) -> None:
+    """What was found, why (citing a PR, issue, PIP or Pulsar class) and the fix are all there."""
+    case, _, _ = CASES[rule]
+    for f in run(**case).findings:
+        assert f.found and f.fix and f.source
+        assert any(tag in f.why for tag in ("PR #", "PIP-", "#", "ServiceConfiguration", "Impl.")), f.why
+        assert f.why.endswith("."), f.why
+
+
+# --- the cases' details --------------------------------------------------------------------
+def test_mixed_versions_is_a_warning_naming_both() -> None:
+    (f,) = run("mixed-versions.json").findings
+    assert f.rule == "mixed-cluster" and f.severity == Severity.WARNING
+    assert "4.0.4 on 3" in f.found and "3.3.1 on 1" in f.found
+
+
+def test_bandwidth_misspelt_is_info_on_4_0_and_silent_before() -> None:
+    got = run(conf="bandwidth-misspelt.conf", version="4.0.4").findings
+    assert {f.severity for f in got} == {Severity.INFO}
+    assert "deprecated spelling" in got[0].found
+    assert not run(conf="bandwidth-misspelt.conf", version="3.3.2").findings
+
+
+def test_memory_weight_severity_follows_the_release() -> None:
+    """Heap weight is read by the modular strategies before 3.0 (PR #19559): warning; after:
+    info. Direct memory on 3.0.x is the default (1.0) — the default itself is the trap."""
+    old = {f.severity for f in run(conf="memory-weights.conf", version="2.11.4").findings
+           if "loadBalancerMemoryResourceWeight" in f.settings}
+    new = {f.severity for f in run(conf="memory-weights.conf").findings
+           if "loadBalancerMemoryResourceWeight" in f.settings}
+    assert old == {Severity.WARNING} and new == {Severity.INFO}
+    plain_300 = run(version="3.0.7", loadBalancerDirectMemoryResourceWeight="1.0").findings
+    assert any("default of this release" in f.found for f in plain_300)
+
+
+def test_out_of_range_names_the_range_and_default() -> None:
+    got = {f.settings[0]: f for f in run(conf="out-of-range.conf").findings}
+    f = got["loadBalancerBrokerOverloadedThresholdPercentage"]
+    assert "150" in f.found and "[0, 100]" in f.found and "85" in f.fix
+    assert "[0, 1]" in got["maxUnloadPercentage"].found
+
+
+def test_uniform_minimums_numbers() -> None:
+    (f,) = run(conf="uniform-high-minimums.conf").findings
+    assert "can never fire" in f.found and "minUnloadMessage 1000000000" in f.found
+
+
+def test_idle_broker_names_it() -> None:
+    (f,) = run("idle-broker.json").findings
+    assert f.brokers[0] == "broker-4.pulsar.svc:8080"
+    assert "1 of 4 brokers own no bundle" in f.found
+
+
+def test_extensible_settings_on_modular() -> None:
+    (f,) = run(conf="extensible-settings-on-modular.conf").findings
+    assert f.rule == "load-manager-mismatch"
+    assert "loadBalancerBrokerLoadTargetStd=0.1" in f.found
+
+
+def test_dynamic_origin_and_fix() -> None:
+    """A setting found in the dynamic configuration is said so, and the fix names
+    delete-dynamic-config."""
+    from lbctl.doctor.run import context_for, run_rules
+
+    states = read_snapshots([D / BASE])
+    opts = Options(overrides={"loadBalancerSheddingEnabled": "false"})
+    ctx, _ = context_for(states, opts, dynamic={"loadBalancerSheddingEnabled": "false"})
+    (f,) = [f for f in run_rules(ctx) if f.rule == "balancing-disabled"]
+    assert "(dynamic configuration)" in f.found
+    assert "delete-dynamic-config --config loadBalancerSheddingEnabled" in f.fix
+
+
+def test_unknown_rule_is_a_usage_error() -> None:
+    from lbctl.errors import UsageError
+
+    with pytest.raises(UsageError, match="did you mean idle-broker"):
+        diagnose(read_snapshots([D / BASE]), Options(), only=["idle-brokr"])
+
+
+def test_only_and_skip() -> None:
+    r = diagnose(read_snapshots([D / "idle-broker.json"]), Options(), skip=["idle-broker"])
+    assert not r.findings and r.rules_run == len(RULES) - 1
+    r = diagnose(read_snapshots([D / "idle-broker.json"]), Options(), only=["idle-broker"])
+    assert [f.rule for f in r.findings] == ["idle-broker"] and r.rules_run == 1
+
+
+def test_data_files_are_real_files() -> None:
+    assert all(isinstance(p, Path) and p.stat().st_size > 0 for p in D.iterdir())

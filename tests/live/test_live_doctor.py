@@ -1,0 +1,91 @@
+"""`lbctl doctor` on the loopback test cluster, modular and extensible: the live read (runtime and
+dynamic configuration, every broker's version and load manager) over real HTTP."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from live_helpers import TOKENS, Lbctl, assert_no_secret
+
+from lbctl.sandbox import TestCluster, extensible_cluster
+
+pytestmark = pytest.mark.live
+
+LLMR = "org.apache.pulsar.broker.loadbalance.impl.LeastLongTermMessageRate"
+LRUWW = "org.apache.pulsar.broker.loadbalance.impl.LeastResourceUsageWithWeight"
+
+
+@pytest.fixture
+def ext() -> Iterator[TestCluster]:
+    c = extensible_cluster(tokens=TOKENS)
+    yield c
+    c.stop()
+
+
+def findings(res) -> dict[str, dict]:
+    data = json.loads(res.stdout)
+    return {f["rule"]: f for f in data["findings"]}
+
+
+def test_modular_defaults(cluster: TestCluster, lbctl: Lbctl) -> None:
+    """The sandbox runs ThresholdShedder with the default placement (LeastLongTermMessageRate)."""
+    res = lbctl("doctor", "-o", "json")
+    assert res.exit_code == 1, res.output
+    got = findings(res)
+    assert set(got) == {"shedder-placement-mismatch", "threshold-no-lower-boundary"}
+    assert "(runtime configuration)" in got["shedder-placement-mismatch"]["found"]
+    assert_no_secret(res.stdout, res.stderr)
+    # the live read asked for the dynamic configuration and each broker's version
+    paths = {r.path for r in cluster.log}
+    assert "/admin/v2/brokers/configuration/values" in paths
+    assert "/admin/v2/brokers/version" in paths
+
+
+def test_modular_fixed_then_drained(cluster: TestCluster, lbctl: Lbctl) -> None:
+    cluster.set_dynamic(loadBalancerLoadPlacementStrategy=LRUWW)
+    cluster.config["lowerBoundarySheddingEnabled"] = "true"
+    res = lbctl("doctor", "-o", "json")
+    assert res.exit_code == 0 and findings(res) == {}
+    cluster.set_dynamic(loadBalancerSheddingEnabled="false")  # left behind by a drain
+    res = lbctl("doctor")
+    assert res.exit_code == 1
+    text = " ".join(res.stdout.split())
+    assert "balancing-disabled" in text and "(dynamic configuration)" in text
+    assert "delete-dynamic-config --config loadBalancerSheddingEnabled" in text
+
+
+def test_modular_mixed_versions(cluster: TestCluster, lbctl: Lbctl) -> None:
+    """A broker answering /brokers/version with another release: a rolling upgrade half done."""
+    first = next(iter(cluster.brokers))
+    cluster.brokers[first].version = "3.3.1"
+    res = lbctl("doctor", "-o", "json", "--rule", "mixed-cluster")
+    got = findings(res)
+    assert got["mixed-cluster"]["severity"] == "warning"
+    assert "3.3.1" in got["mixed-cluster"]["found"]
+
+
+def test_extensible(ext: TestCluster) -> None:
+    lb = Lbctl(ext)
+    res = lb("doctor", "-o", "json")
+    data = json.loads(res.stdout)
+    assert data["loadManager"] == "extensible"
+    assert res.exit_code == data["status"]
+    assert set(findings(res)) <= {"memory-weights"}
+    ext.set_dynamic(loadBalancerLoadPlacementStrategy=LLMR, maxUnloadPercentage="0.5")
+    res = lb("doctor", "-o", "json")
+    got = findings(res)
+    assert "load-manager-mismatch" in got
+    assert "maxUnloadPercentage=0.5" in got["load-manager-mismatch"]["found"]
+
+
+def test_unreachable_cluster_is_one_error_line() -> None:
+    from typer.testing import CliRunner
+
+    from lbctl.cli.app import app
+
+    res = CliRunner().invoke(app, ["--admin-url", "http://127.0.0.1:1", "--request-timeout", "1",
+                                   "doctor"])
+    assert res.exit_code == 3 and res.stdout == ""
+    assert res.stderr.startswith("lbctl: error:")
