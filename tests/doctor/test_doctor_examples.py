@@ -25,7 +25,7 @@ EXPECTED: dict[str, tuple[set[str], int]] = {
     "rolling-restart.yaml": ({"shedder-placement-mismatch", "threshold-no-lower-boundary",
                               "distribute-evenly", "idle-broker"}, 1),
     "pip220-12-2-1-1.json": ({"shedder-placement-mismatch", "threshold-no-lower-boundary",
-                              "namespace-few-bundles", "threshold-no-lower-boundary"}, 1),
+                              "namespace-few-bundles"}, 1),
     "pip364-90-10.json": ({"shedder-placement-mismatch", "threshold-no-lower-boundary",
                            "distribute-evenly", "namespace-few-bundles", "balancing-disabled"}, 1),
     "two-brokers-90-10.jsonl": ({"shedder-placement-mismatch", "threshold-no-lower-boundary",
