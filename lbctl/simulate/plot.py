@@ -77,7 +77,7 @@ def threshold_line(shedding: str, setting: Getter, scores: Sequence[float]
         pct = int(setting(OVERLOAD_KEY))
         target = float(setting(TARGET_STD_KEY))
         avg = math.fsum(finite) / len(finite)
-        return (f"overloaded above: max({OVERLOAD_KEY} {pct}%, average load + "
+        return (f"overloaded above: max({OVERLOAD_KEY} {pct}%,\n    average load + "
                 f"{TARGET_STD_KEY} {target:g})", max(pct / 100.0, avg + target))
     return None
 
