@@ -16,7 +16,12 @@ from typing import Any
 
 
 def _pyplot() -> Any:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        from lbctl.errors import UsageError
+
+        raise UsageError("fleet report plots need matplotlib: pip install 'lbctl[plot]'") from None
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
