@@ -27,7 +27,11 @@ def exit_codes() -> str:
              "<!-- generated from lbctl.errors.ExitStatus: python tests/docs_pages.py -->", "",
              "Every error is one line on stderr, `lbctl: error: …`, and the exit code says which",
              "kind it was (`lbctl --help` lists them too). Click's own usage errors (an unknown",
-             "option, a missing argument) also exit with 2.", "",
+             "option, a missing argument) read alike, `lbctl: error: No such option: --x (try",
+             "'lbctl recommend -h')`, and exit with 2. A failed request names its method, URL and",
+             "Pulsar's `reason`: `lbctl: error: GET http://…/admin/v2/…: 500 Internal Server",
+             "Error: <reason>`. A command given no snapshot reads the live cluster and says so:",
+             "`lbctl: no snapshot given: reading the live cluster at URL`.", "",
              "| code | name | meaning |", "|---|---|---|"]
     lines += [f"| {int(s)} | `{s.name}` | {_cell(s.description)} |" for s in ExitStatus]
     lines += ["", "## `lbctl doctor`", "",

@@ -105,8 +105,12 @@ NoColor = Annotated[
 
 def error(message: str) -> None:
     """``lbctl: error: …`` — one line, whatever the message holds: control characters (a name
-    with a newline or an escape sequence) are shown escaped, and a huge one is shortened."""
-    sys.stderr.write(f"lbctl: error: {one_line(message)}\n")
+    with a newline or an escape sequence) are shown escaped, and a huge one is shortened. On a
+    terminal, a progress line left by the failed work is erased first (the error starts its line)."""
+    from lbctl.cli.connection import is_terminal
+
+    erase = "\r" + " " * 79 + "\r" if is_terminal(sys.stderr) else ""
+    sys.stderr.write(f"{erase}lbctl: error: {one_line(message)}\n")
 
 
 @contextmanager

@@ -96,6 +96,10 @@ def compare(
                        pulsar_version)
         pairs = parse_pairs(strategy, placement)
         sim = sim_options(cycles, band, bounce_window, idle_usage)
+        if plot is not None:
+            from lbctl.simulate.plot import check_plot_path
+
+            check_plot_path(plot)
         from lbctl.cli.progress import Progress
 
         bar = Progress()

@@ -114,6 +114,37 @@ def set_limits(max_input_size: str | None, max_response_size: str | None) -> Non
 GLOBAL_FLAGS: dict[str, bool] = {}
 
 
+def _click_usage_error() -> type[Exception]:
+    """click's UsageError, as the click Typer runs on raises it (Typer may vendor its own click):
+    found in the module of the click ``Command`` that Typer's group derives from."""
+    for k in typer.core.TyperGroup.__mro__:
+        found = getattr(sys.modules.get(k.__module__), "UsageError", None)
+        if isinstance(found, type) and issubclass(found, Exception):
+            return found
+    raise ImportError("click's UsageError not found")  # pragma: no cover - Typer's layout changed
+
+
+_ClickUsageError = _click_usage_error()
+
+
+def _restyled(e: Exception) -> Exception:
+    """A command-line mistake click found (an unknown option, a bad or missing value), shown in
+    lbctl's one error style: ``lbctl: error: <click's message> (try 'lbctl CMD -h')``, exit 2
+    (click's own, which prints usage and help first when no argument is given, is kept)."""
+    if type(e).__name__ == "NoArgsIsHelpError" or getattr(e, "_lbctl_styled", False):
+        return e
+    ctx = getattr(e, "ctx", None)
+    path = getattr(ctx, "command_path", None) or "lbctl"
+    message = one_line(str(e.format_message()))  # type: ignore[attr-defined]
+
+    def show(file: Any = None) -> None:
+        sys.stderr.write(f"lbctl: error: {message} (try '{path} -h')\n")
+
+    e.show = show  # type: ignore[attr-defined]
+    e._lbctl_styled = True  # type: ignore[attr-defined]
+    return e
+
+
 class GlobalOptionsGroup(typer.core.TyperGroup):
     """The root group: connection options given after the subcommand are moved before it, so
     ``lbctl monitor-brokers --admin-url URL`` works as ``lbctl --admin-url URL monitor-brokers``.
@@ -127,6 +158,20 @@ class GlobalOptionsGroup(typer.core.TyperGroup):
                     if opt.startswith("--") and opt not in ("--help", "--version"):
                         GLOBAL_FLAGS[opt] = not getattr(p, "is_flag", False)
         return super().parse_args(ctx, hoist_global_options(args, GLOBAL_FLAGS))
+
+    # click's own usage errors (in this group's arguments or a subcommand's) in lbctl's style
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
+                     **extra: Any) -> Any:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except _ClickUsageError as e:
+            raise _restyled(e) from None
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except _ClickUsageError as e:
+            raise _restyled(e) from None
 
 
 def hoist_global_options(args: list[str], flags: dict[str, bool]) -> list[str]:

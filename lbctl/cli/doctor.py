@@ -78,9 +78,13 @@ def doctor(
             from lbctl.cli.inputs import note_live
             from lbctl.doctor.live import read_live
 
-            note_live(ctx)
+            terminal = is_terminal(sys.stderr)
+            if terminal:  # before the read on a terminal; after a successful one otherwise
+                note_live(ctx)
             with open_client(ctx) as client:
-                got = read_live(client, progress=progress_bar(is_terminal(sys.stderr)))
+                got = read_live(client, progress=progress_bar(terminal))
+            if not terminal:
+                note_live(ctx)
             for w in got.warnings:
                 warn(w)
             report = diagnose([got.state], opts, dynamic=got.dynamic, facts=got.facts,

@@ -115,7 +115,7 @@ def explain(
                       interval=interval, count=count)
             return
         bar = Progress()
-        with bar.phase("reading the snapshots"):
+        with bar.phase("reading the snapshots" if snapshots else "reading the cluster"):
             states = states_for(ctx, snapshots, PrometheusArgs(
                 prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
                 allow_partial))

@@ -74,13 +74,12 @@ def propose(
           -o json > plan.json
     """
     with handled():
-        from lbctl.cli.connection import live_states
+        from lbctl.cli.inputs import cluster_states
         from lbctl.config import parse_assignments
         from lbctl.loadmanager.select import Options, resolve_settings
         from lbctl.planner.propose import ProposeOptions
         from lbctl.planner.propose import propose as run
         from lbctl.render.propose_view import ProposeView
-        from lbctl.sources.snapshot import read_snapshots
 
         opts = Options(None, None, parse_assignments(set_ or []), broker_conf, None)
         options = ProposeOptions(
@@ -90,7 +89,7 @@ def propose(
             solver=solver.strip().lower(), time_limit=time_limit, exact_limit=exact_limit,
             splits=not no_splits)
         options.check()
-        states = read_snapshots(snapshots) if snapshots else live_states(ctx)
+        states = cluster_states(ctx, snapshots)  # none given: the live cluster, announced
         settings = resolve_settings(states[-1:], opts)[-1]
         proposal = run(states[-1], settings, options)
         for note in proposal.notes:

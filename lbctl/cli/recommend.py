@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
 from lbctl.cli.common import (
@@ -36,6 +39,13 @@ from lbctl.cli.prometheus import (
     Step,
 )
 
+PlanPlotFile = Annotated[
+    Path | None,
+    typer.Option("--plot", metavar="FILE", help="Also draw each broker's usage before and after "
+                 "the (last) plan to FILE, a .png or .svg (needs matplotlib: pip install "
+                 "'lbctl[plot]')."),
+]
+
 
 def recommend(
     ctx: typer.Context,
@@ -63,6 +73,7 @@ def recommend(
     reference: ReferenceOpt = None,
     prometheus_conf: PrometheusConf = None,
     allow_partial: AllowPartial = False,
+    plot: PlanPlotFile = None,
 ) -> None:
     """Recommend unloads: run Pulsar's shedding and placement strategies over a snapshot.
 
@@ -79,6 +90,7 @@ def recommend(
       lbctl recommend snap.json --strategy AvgShedder --placement AvgShedder \\
           --set maxUnloadPercentage=0.5
       lbctl recommend snap.json --pulsar-version 3.0.6 --assume-steady
+      lbctl recommend examples/hot-broker.json --plot hot.png
       lbctl --admin-url http://pulsar:8080 recommend --watch --interval 60
     """
     with handled():
@@ -91,7 +103,13 @@ def recommend(
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed,
                        pulsar_version, assume_steady,
                        live=not snapshots and not prometheus_url)
+        if plot is not None:
+            from lbctl.simulate.plot import check_plot_path
+
+            check_plot_path(plot)
         if watch or interval is not None or count is not None:
+            if plot is not None:
+                raise UsageError("--plot draws one plan: give a snapshot, not --watch")
             if snapshots:
                 raise UsageError("--watch follows a live cluster: give no snapshot")
             if not watch:
@@ -104,10 +122,14 @@ def recommend(
         from lbctl.cli.progress import Progress
 
         bar = Progress()
-        with bar.phase("reading the snapshots"):
+        with bar.phase("reading the snapshots" if snapshots else "reading the cluster"):
             states = states_for(ctx, snapshots, PrometheusArgs(
                 prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
                 allow_partial))
         with bar.phase(f"running the load manager over {len(states)} cycle(s)"):
             result = plans(states, opts)
+        if plot is not None and result:
+            from lbctl.render.plan_plot import plot_plan
+
+            plot_plan(result[-1], plot, wide=wide)
         emit(RecommendView(result, all_cycles), output, wide=wide, no_color=no_color)

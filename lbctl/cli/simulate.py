@@ -59,7 +59,8 @@ IdleUsage = Annotated[
 ]
 PlotFile = Annotated[
     Path | None,
-    typer.Option("--plot", metavar="FILE", help="Write a PNG plot to FILE (needs matplotlib)."),
+    typer.Option("--plot", metavar="FILE", help="Also draw the run to FILE, a .png or .svg "
+                 "(needs matplotlib: pip install 'lbctl[plot]')."),
 ]
 
 
@@ -132,6 +133,10 @@ def simulate(
         opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed,
                        pulsar_version)
         sim = sim_options(cycles, band, bounce_window, idle_usage)
+        if plot is not None:
+            from lbctl.simulate.plot import check_plot_path
+
+            check_plot_path(plot)
         bar = Progress()
         with bar.phase("reading the snapshots"):
             states = states_for(ctx, snapshots, PrometheusArgs(

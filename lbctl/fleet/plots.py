@@ -1,4 +1,9 @@
-"""PNG plots of a fleet report: spread over time per cluster, and churn per cluster.
+"""PNG plots of a fleet report: spread and churn over time per cluster, and churn per cluster.
+
+Churn is normalised per bundle-sample (moves / bundle samples that have a previous one, as the
+report's ``churn`` column), so a cluster with many bundles or many samples is not the worst only
+for its size. Time axes carry month and year (matplotlib's concise date ticks). Plain pandas and
+matplotlib: no Spark here.
 
 matplotlib is imported here only, when a report is written, with the non-interactive Agg backend
 (no display needed, nothing opens a window).
@@ -11,7 +16,12 @@ from typing import Any
 
 
 def _pyplot() -> Any:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        from lbctl.errors import UsageError
+
+        raise UsageError("fleet report plots need matplotlib: pip install 'lbctl[plot]'") from None
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
@@ -21,43 +31,78 @@ def _pyplot() -> Any:
 
 def write_plots(report: Any, out: Path) -> list[str]:
     return [spread_plot(report.samples, out / "spread.png"),
-            churn_plot(report.clusters, out / "churn.png")]
+            churn_plot(report.samples, out / "churn.png")]
+
+
+def churn_series(samples: Any) -> Any:
+    """Per cluster, worst churn first: moves and bounce-backs per bundle-sample that has a previous
+    sample (``has_prev``), the denominators the report's ``churn`` uses; 0 without any."""
+    g = samples.groupby("cluster", sort=True)[["moves", "bounces", "has_prev"]].sum()
+    per = g["has_prev"].where(g["has_prev"] > 0)
+    out = g.assign(moves_per_sample=(g["moves"] / per).fillna(0.0),
+                   bounces_per_sample=(g["bounces"] / per).fillna(0.0)).reset_index()
+    out["cluster"] = out["cluster"].astype(str)
+    return out.sort_values(["moves_per_sample", "bounces_per_sample", "cluster"],
+                           ascending=[False, False, True]).reset_index(drop=True)
+
+
+def churn_over_time(samples: Any) -> Any:
+    """Per sample: moves / bundle samples with a previous one (NaN for a cluster's first sample)."""
+    s = samples[["cluster", "time", "moves", "has_prev"]].copy()
+    s["churn"] = s["moves"] / s["has_prev"].where(s["has_prev"] > 0)
+    return s
+
+
+def _dates(ax: Any) -> None:
+    import matplotlib.dates
+
+    mdates: Any = matplotlib.dates  # untyped module
+    locator = mdates.AutoDateLocator()
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, show_offset=True))
 
 
 def spread_plot(samples: Any, path: Path) -> str:
-    """Coefficient of variation of broker throughput and message rate over time, per cluster."""
+    """Coefficient of variation of broker throughput and message rate, and churn per bundle-sample,
+    over time, per cluster."""
     plt = _pyplot()
-    fig, axes = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
+    fig, axes = plt.subplots(3, 1, figsize=(10, 9), sharex=True)
+    churn = churn_over_time(samples)
     for cluster, s in samples.groupby("cluster", sort=True):
         axes[0].plot(s["time"], s["tput_cv"], marker=".", label=str(cluster))
         axes[1].plot(s["time"], s["rate_cv"], marker=".", label=str(cluster))
+        c = churn[churn["cluster"] == cluster]
+        axes[2].plot(c["time"], c["churn"], marker=".", label=str(cluster))
     axes[0].set_ylabel("throughput cv (std / mean)")
     axes[1].set_ylabel("message rate cv (std / mean)")
-    axes[1].set_xlabel("time (UTC)")
-    axes[0].set_title("Broker load spread per cluster")
+    axes[2].set_ylabel("moves per bundle-sample")
+    axes[2].set_xlabel("time (UTC)")
+    axes[0].set_title("Broker load spread and churn per cluster")
     axes[0].legend(loc="upper left", fontsize="small", ncol=2)
     for ax in axes:
+        ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
-    fig.autofmt_xdate()
+    _dates(axes[2])
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return str(path)
 
 
-def churn_plot(clusters: Any, path: Path) -> str:
-    """Observed moves and bounce-backs per cluster, worst churn first."""
+def churn_plot(samples: Any, path: Path) -> str:
+    """Observed moves and bounce-backs per bundle-sample, per cluster, worst churn first."""
     plt = _pyplot()
-    c = clusters.sort_values(["churn_rank", "cluster"])
-    names = [str(x) for x in c["cluster"]]
+    c = churn_series(samples)
+    names = list(c["cluster"])
     x = range(len(names))
     fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(names) + 2), 4.5))
-    ax.bar([i - 0.2 for i in x], c["moves"], width=0.4, label="moves (unloads observed)")
-    ax.bar([i + 0.2 for i in x], c["bounces"], width=0.4, label="bounce-backs")
+    ax.bar([i - 0.2 for i in x], c["moves_per_sample"], width=0.4,
+           label="moves (unloads observed)")
+    ax.bar([i + 0.2 for i in x], c["bounces_per_sample"], width=0.4, label="bounce-backs")
     ax.set_xticks(list(x))
     ax.set_xticklabels(names, rotation=30, ha="right")
-    ax.set_ylabel("count")
-    ax.set_title("Bundle ownership churn per cluster")
+    ax.set_ylabel("per bundle-sample")
+    ax.set_title("Bundle ownership churn per cluster (per bundle-sample with a previous one)")
     ax.legend()
     ax.grid(True, axis="y", alpha=0.3)
     fig.tight_layout()

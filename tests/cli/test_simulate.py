@@ -102,3 +102,14 @@ def test_unwritable_plot_is_a_one_line_error(runner, tmp_path: Path) -> None:
                               "--plot", str(tmp_path / "missing" / "x.png")])
     assert res.exit_code == 1
     assert res.stderr.startswith("lbctl: error: ") and "cannot write the plot" in res.stderr
+
+
+@pytest.mark.parametrize("command", [["simulate"], ["compare", "--strategy", "ThresholdShedder"]])
+def test_a_plot_name_matplotlib_would_guess_is_refused_before_the_run(runner, tmp_path: Path,
+                                                                      command: list[str]) -> None:
+    target = tmp_path / "x.jpg"
+    res = runner.invoke(app, [*command, str(EXAMPLES / "balanced.json"), "--cycles", "2",
+                              "--plot", str(target)])
+    assert res.exit_code == 2 and not target.exists() and res.stdout == ""
+    assert res.stderr.startswith("lbctl: error: --plot ") and "must end in .png or .svg" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
