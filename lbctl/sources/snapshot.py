@@ -41,6 +41,7 @@ import yaml
 from lbctl.errors import SnapshotError
 from lbctl.model.cluster import ClusterState
 from lbctl.safe.files import append_record, atomic_write, gunzip_limited, read_regular, read_stream
+from lbctl.sources.snapshot_fast import fast_load
 from lbctl.sources.snapshot_schema import FORMAT, parse_snapshot, snapshot_to_dict
 
 __all__ = [
@@ -160,6 +161,10 @@ def _maybe_gunzip(name: str, data: bytes, *, expect_gzip: bool) -> bytes:
 def _load_json(name: str, data: bytes) -> Any:
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
+    if len(data) > FAST_READ_BYTES:  # large, machine-written: the typed decode first
+        fast = fast_load(data)
+        if fast is not None:
+            return fast
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as e:
@@ -175,6 +180,10 @@ def _load_json(name: str, data: bytes) -> Any:
 #: 20,000-bundle snapshot that otherwise reads in 210 ms), so larger documents (machine-written
 #: exports, where keys cannot repeat) skip it.
 DUPLICATE_CHECK_BYTES = 4 << 20
+#: documents larger than this are read by :func:`lbctl.sources.snapshot_fast.fast_load` first (a
+#: typed msgspec decode, about twice as fast on a 200,000-bundle file); smaller ones, and any the
+#: fast reader refuses, the ordinary way, whose checks name what is wrong
+FAST_READ_BYTES = DUPLICATE_CHECK_BYTES
 
 
 class _DuplicateKey(Exception):
