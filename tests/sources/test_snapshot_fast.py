@@ -87,3 +87,39 @@ def test_a_large_file_reads_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.undo()
     big.write_text(json.dumps(doc))
     assert [s.brokers for s in snapshot.read_snapshot_file(big)] == [s.brokers for s in ordinary]
+
+
+# --- the overlap check's shortcuts (snapshot_schema._check_disjoint) ------------------------------
+def _doc(names_by_broker: dict[str, list[str]]) -> dict[str, object]:
+    return {"format": "lbctl/snapshot@1", "cluster": "c", "capturedAt": "2026-01-01T00:00:00Z",
+            "brokers": {b: {"lastStats": {n: {"msgRateIn": 1.0} for n in names}}
+                        for b, names in names_by_broker.items()}}
+
+
+def test_namespaces_split_differently_are_not_an_overlap() -> None:
+    """The ranges used overall overlap (4 bundles here, 2 there), those of each namespace do not."""
+    four = [f"t/a/0x{k << 30:08x}_0x{((k + 1) << 30) - (k == 3):08x}" for k in range(4)]
+    two = ["t/b/0x00000000_0x80000000", "t/b/0x80000000_0xffffffff"]
+    state = parse_snapshot(_doc({"b1:8080": four[:2] + two[:1], "b2:8080": four[2:] + two[1:]}),
+                           "f.json")
+    assert state.bundle_count() == 6
+
+
+@pytest.mark.parametrize("other", ["t/a/0x1", "t/a/0x0"])
+def test_overlap_found_when_a_longer_namespace_sorts_in_between(other: str) -> None:
+    """A three-part namespace extending a two-part one's name sorts among its bundles."""
+    names = ["t/a/0x00000000_0x80000000", "t/a/0x40000000_0xffffffff",
+             f"{other}/0x00000000_0x10000000", f"{other}/0x20000000_0x30000000"]
+    with pytest.raises(SnapshotError, match="expected bundles of one namespace not to overlap"):
+        parse_snapshot(_doc({"b1:8080": names[:2], "b2:8080": names[2:]}), "f.json")
+
+
+def test_disjoint_with_a_longer_namespace_in_between() -> None:
+    names = ["t/a/0x00000000_0x40000000", "t/a/0x40000000_0xffffffff",
+             "t/a/0x1/0x00000000_0x10000000", "t/a/0x1/0x08000000_0x30000000"]
+    with pytest.raises(SnapshotError, match=r"range 0x08000000_0x30000000 overlaps "
+                                            r"0x00000000_0x10000000"):
+        parse_snapshot(_doc({"b1:8080": names[:2], "b2:8080": names[2:]}), "f.json")
+    names[3] = "t/a/0x1/0x10000000_0x30000000"
+    assert parse_snapshot(_doc({"b1:8080": names[:2], "b2:8080": names[2:]}),
+                          "f.json").bundle_count() == 4
