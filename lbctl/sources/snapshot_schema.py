@@ -519,8 +519,8 @@ def _check_disjoint(c: _Checker, brokers: Mapping[str, LocalBrokerData], owned: 
     namespace: nothing more to check. Else at C speed over all names
     (:func:`_disjoint_at_c_speed`); only when that cannot tell, name by name, which also finds
     the pair to report."""
-    ranges = sorted(tails)
-    if all(map(str.__le__, [t[-10:] for t in ranges], [t[-21:-11] for t in ranges[1:]])):
+    used = sorted(tails)
+    if all(map(str.__le__, [t[-10:] for t in used], [t[-21:-11] for t in used[1:]])):
         return
     if _disjoint_at_c_speed(owned):
         return
