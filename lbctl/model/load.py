@@ -84,19 +84,18 @@ def _percent_usage(usage: float, limit: float) -> float:
 
 #: the Java field types of ``NamespaceBundleStats`` as decoding constraints: a ``double`` rate is a
 #: finite number >= 0 (an integer is read as a double), an ``int``/``long`` count an integer >= 0
-#: within the type's range. Only a typed decode (:mod:`lbctl.sources.snapshot_fast`) checks them.
+#: within the type's range. Only a typed decode (lbctl.sources.snapshot_fast) checks them.
 JavaRate = Annotated[float, msgspec.Meta(ge=0.0, le=sys.float_info.max)]
 JavaIntCount = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
 JavaLongCount = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
 
 
-class NamespaceBundleStats(msgspec.Struct, frozen=True, gc=False):
+@dataclass(frozen=True, slots=True)
+class NamespaceBundleStats:
     """One bundle's latest figures as its owner reports them (``NamespaceBundleStats``).
 
-    A frozen msgspec ``Struct`` (positional/keyword construction, equality and hashing like a
-    frozen dataclass) so that a large snapshot's ``lastStats`` decode straight into these values,
-    validated in C; ``gc=False``: it holds numbers only, so the cycle collector never scans the
-    hundreds of thousands a large snapshot has."""
+    The field annotations carry the Java types' ranges, so that a large snapshot's ``lastStats``
+    decode (msgspec) straight into these values, validated in C."""
 
     msgRateIn: JavaRate = 0.0
     msgThroughputIn: JavaRate = 0.0

@@ -69,9 +69,18 @@ def namespace_bundle_counts(load: LoadData) -> dict[str, dict[str, int]]:
     broker owns (reports in ``lastStats``) or has preallocated. Brokers without any are absent."""
     index: dict[str, dict[str, int]] = {}
     for broker, bd in load.brokers.items():
-        for x in {*bd.local.lastStats, *bd.preallocated}:
-            per_broker = index.setdefault(namespace_of(x), {})
-            per_broker[broker] = per_broker.get(broker, 0) + 1
+        pre = bd.preallocated
+        # a broker's key order in each namespace's map is the brokers' order: the order within
+        # one broker's names does not matter, so its lastStats serve as they are when nothing is
+        # preallocated
+        names = {*bd.local.lastStats, *pre} if pre else bd.local.lastStats
+        for x in names:
+            ns = x.rpartition("/")[0]  # namespace_of, inline (once per bundle)
+            per_broker = index.get(ns)
+            if per_broker is None:
+                index[ns] = {broker: 1}
+            else:
+                per_broker[broker] = per_broker.get(broker, 0) + 1
     return index
 
 
