@@ -28,7 +28,7 @@ _RESOURCES = ("cpu", "directMemory", "bandwidthIn", "bandwidthOut")
 #: ``--bundle`` narrow the explanation and print everything
 LIST_LIMIT = 20
 #: a filter's reason longer than this is shortened in a whole-cycle explanation
-_WHY_LIMIT = 600
+_WHY_LIMIT = 400
 
 
 def weighted_terms(cycle: ModularCycle, broker: str) -> dict[str, float]:
@@ -284,7 +284,11 @@ def _placement_lines(t: PlacementTrace | None, full: bool = True) -> list[str]:
         out.append(f"      {label} {dec.strategy}: {scores or 'no scores'}"
                    + (f"; best {', '.join(dec.best)}" if dec.best else ""))
         if dec.why:
-            out.append(f"        {dec.why}")
+            why = dec.why
+            if not full and len(why) > _WHY_LIMIT:
+                why = (why[:_WHY_LIMIT].rsplit("; ", 1)[0] + f"; … (lbctl explain --bundle "
+                       f"{t.bundle}: the whole reason)")
+            out.append(f"        {why}")
     if t.why and t.recheck is not None:
         out.append(f"      {t.why}")
     return out
