@@ -404,6 +404,22 @@ def _with_reports(cands: tuple[str, ...], load: LoadData,
     return kept
 
 
+_TOTALS: dict[int, tuple[LocalBrokerData, float]] = {}
+
+
+def _total_throughput(local: LocalBrokerData) -> float:
+    """A broker's reported throughput summed over its bundles (memoised by identity, a few
+    reports at a time: a shed broker's many unloads each ask)."""
+    hit = _TOTALS.get(id(local))
+    if hit is not None and hit[0] is local:
+        return hit[1]
+    if len(_TOTALS) >= 64:
+        _TOTALS.clear()
+    total = sum(s.throughput for s in local.lastStats.values())
+    _TOTALS[id(local)] = (local, total)
+    return total
+
+
 def _multimap_order(selections: Sequence[Selection], buckets: int,
                     reused: int) -> tuple[list[Selection], int]:
     """``Multimap.asMap().forEach``: brokers in the backing ``HashMap``'s order (16 buckets on
@@ -576,7 +592,7 @@ def _share(local: LocalBrokerData, bundle: str) -> float:
     st = stats.get(bundle)
     if st is None or not stats:
         return 0.0
-    total_tp = sum(s.throughput for s in stats.values())
+    total_tp = _total_throughput(local)
     if total_tp > 0:
         return st.throughput / total_tp
     total_rate = sum(s.msg_rate for s in stats.values())
