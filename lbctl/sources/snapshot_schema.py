@@ -583,11 +583,13 @@ class _NameCache:
     not among them overlaps the boundaries.
     """
 
-    __slots__ = ("ns", "tails")
+    __slots__ = ("bounded", "ns", "tails")
 
     def __init__(self, namespaces: Mapping[str, tuple[tuple[int, ...], frozenset[str]]]):
         #: valid namespace → the tails of its ranges when ``namespaces`` gives them, else None
         self.ns: dict[str, frozenset[str] | None] = {n: t for n, (_, t) in namespaces.items()}
+        #: the namespaces with boundaries (learned ones never have any)
+        self.bounded = frozenset(namespaces)
         #: valid tails
         self.tails: dict[str, None] = {}
         for _, tails in namespaces.values():
@@ -601,8 +603,24 @@ class _NameCache:
         *,
         owned: bool = True,
     ) -> None:
-        """Raise for the first invalid name, or (``owned``) the first that overlaps boundaries."""
+        """Raise for the first invalid name, or (``owned``) the first that overlaps boundaries.
+
+        First, with set comprehensions over all the names: when every namespace part is a known
+        one without boundaries and every range a known one, there is nothing to do (the loop
+        below would do nothing for any of them); otherwise the loop runs over the names it has
+        work for, in order."""
         ns_ok, tails_ok, unseen, cut = self.ns, self.tails, _MISSING, -_RANGE_TAIL
+        try:
+            heads = {n[:cut] for n in names}
+            tails = {n[cut:] for n in names}
+        except TypeError:  # a name that is not a string: the loop reports it
+            pass
+        else:
+            if (tails_ok.keys() >= tails and ns_ok.keys() >= heads
+                    and (not self.bounded or heads.isdisjoint(self.bounded))):
+                return
+            names = [n for n in names
+                     if ns_ok.get(n[:cut], unseen) is not None or n[cut:] not in tails_ok]
         try:
             for name in names:
                 tail = name[cut:]
