@@ -85,12 +85,14 @@ def read_plan(path: Path | str) -> PlanFile:
 
 
 def _decode(name: str, data: bytes) -> Any:
-    from lbctl.sources import snapshot
+    from lbctl.sources.snapshot import load_json
 
     try:
         if data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith((b"{", b"[")):
-            return snapshot._load_json(name, data)
-        return snapshot._load_yaml(name, data)
+            return load_json(name, data)
+        from lbctl.sources.snapshot_yaml import load_yaml
+
+        return load_yaml(name, data)
     except SnapshotError as e:
         raise PlanError(str(e).replace("(expected a snapshot)", "(expected a plan)")) from None
 

@@ -21,6 +21,7 @@ from lbctl.cli import propose as propose_cmd
 from lbctl.cli import sandbox as sandbox_cmd
 from lbctl.cli import simulate as simulate_cmd
 from lbctl.cli import split_bundle as split_bundle_cmd
+from lbctl.cli.coercion import install as install_coercion
 
 
 def _exit_codes() -> str:
@@ -30,6 +31,8 @@ def _exit_codes() -> str:
 
     return "\b\nExit codes:\n" + "\n".join(f"  {int(s):>3}  {s.description}" for s in ExitStatus)
 
+
+install_coercion()  # plain parameter values without a pydantic TypeAdapter each
 
 app = typer.Typer(
     name="lbctl",

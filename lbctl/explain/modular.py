@@ -10,17 +10,25 @@ why it was chosen or skipped, each destination's placement scores, and — when 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from lbctl.explain import preamble, preamble_dict
 from lbctl.explain.placement import placement_data_lines
 from lbctl.model.cycle import ModularCycle
-from lbctl.model.decision import PlacementTrace
+from lbctl.model.decision import BundleCandidate, PlacementTrace
 from lbctl.units import pct
 
 _RESOURCES = ("cpu", "directMemory", "bandwidthIn", "bandwidthOut")
+
+#: a whole-cycle explanation lists at most this many of a kind in full — a broker's skipped
+#: bundles, a filter's removed brokers, a placement's scores — and says what changed beyond
+#: that (a 200,000-bundle cycle would otherwise print hundreds of megabytes); ``--broker`` /
+#: ``--bundle`` narrow the explanation and print everything
+LIST_LIMIT = 20
+#: a filter's reason longer than this is shortened in a whole-cycle explanation
+_WHY_LIMIT = 400
 
 
 def weighted_terms(cycle: ModularCycle, broker: str) -> dict[str, float]:
@@ -162,11 +170,10 @@ class ModularExplanation:
         cands = [x for x in (d.candidates if d else ())
                  if (not self.broker or x.broker == self.broker)
                  and (not self.bundle or x.bundle == self.bundle)]
+        full = bool(self.broker or self.bundle)
         if cands:
             out += ["", "Candidate bundles, in the order the strategy looked at them:"]
-            for x in cands:
-                mark = "chosen " if x.chosen else "skipped"
-                out.append(f"  [{mark}] {x.bundle} on {x.broker}: {x.why}")
+            out += _candidate_lines(cands, full)
         outcomes = [o for o in c.outcomes
                     if (not self.broker or o.selection.broker == self.broker)
                     and (not self.bundle or o.selection.bundle == self.bundle)]
@@ -176,7 +183,7 @@ class ModularExplanation:
                 s = o.selection
                 head = f"  {s.bundle}: {s.broker} -> {o.destination or '(none)'} ({s.reason})"
                 out.append(head + (f" — skipped: {o.skipped}" if o.skipped else ""))
-                out.extend(_placement_lines(o.placement))
+                out.extend(_placement_lines(o.placement, full))
         if self.bundle:
             out += self._bundle_lines()
         why_not = nothing_happens(c)
@@ -216,22 +223,72 @@ class ModularExplanation:
         return "\n".join(self.lines())
 
 
-def _placement_lines(t: PlacementTrace | None) -> list[str]:
+def _candidate_lines(cands: Sequence[BundleCandidate], full: bool) -> list[str]:
+    """Each candidate on a line; in a whole-cycle explanation, a broker with more than
+    :data:`LIST_LIMIT` skipped bundles has them counted by reason instead (chosen ones are always
+    listed, in order)."""
+    skipped: dict[str, int] = {}
+    for x in cands:
+        if not x.chosen:
+            skipped[x.broker] = skipped.get(x.broker, 0) + 1
+    out: list[str] = []
+    grouped: dict[str, dict[str, int]] = {}
+    for x in cands:
+        if x.chosen or full or skipped[x.broker] <= LIST_LIMIT:
+            mark = "chosen " if x.chosen else "skipped"
+            out.append(f"  [{mark}] {x.bundle} on {x.broker}: {x.why}")
+            continue
+        reasons = grouped.get(x.broker)
+        if reasons is None:  # the broker's first skipped bundle: its summary goes here
+            reasons = grouped[x.broker] = {}
+            out.append(x.broker)  # placeholder, replaced below
+        reasons[x.why] = reasons.get(x.why, 0) + 1
+    done = []
+    for line in out:
+        reasons = grouped.get(line)
+        if reasons is None:
+            done.append(line)
+            continue
+        done += [f"  [skipped] {n} bundle(s) on {line}: {why}" for why, n in reasons.items()]
+        done.append(f"      (lbctl explain --broker {line} lists each of them)")
+    return done
+
+
+def _scores_text(scores: Mapping[str, float]) -> str:
+    return ", ".join(f"{k}={'inf' if math.isinf(v) else f'{v:,.3f}'}" for k, v in scores.items())
+
+
+def _placement_lines(t: PlacementTrace | None, full: bool = True) -> list[str]:
     if t is None:
         return []
     out = []
     for s in t.steps:
-        if s.why:
+        if not s.why:
+            continue
+        if full or len(s.why) <= _WHY_LIMIT:
             out.append(f"      filter {s.name}: {s.why}")
+            continue
+        head = s.why[:_WHY_LIMIT].rsplit(", ", 1)[0]
+        out.append(f"      filter {s.name}: {len(s.before)} -> {len(s.after)} broker(s): "
+                   f"{head}, … (lbctl explain --bundle {t.bundle}: every name)")
     for label, dec in (("placement", t.decision), ("overload re-check", t.recheck)):
         if dec is None:
             continue
-        scores = ", ".join(
-            f"{k}={'inf' if math.isinf(v) else f'{v:,.3f}'}" for k, v in dec.scores.items())
+        if full or len(dec.scores) <= LIST_LIMIT:
+            scores = _scores_text(dec.scores)
+        else:  # the best brokers' scores and the chosen one's
+            shown = {b: dec.scores[b] for b in (*dec.best, dec.broker)
+                     if b is not None and b in dec.scores}
+            scores = (f"{len(dec.scores)} brokers scored ({_scores_text(shown)}; lbctl explain "
+                      f"--bundle {t.bundle}: every score)")
         out.append(f"      {label} {dec.strategy}: {scores or 'no scores'}"
                    + (f"; best {', '.join(dec.best)}" if dec.best else ""))
         if dec.why:
-            out.append(f"        {dec.why}")
+            why = dec.why
+            if not full and len(why) > _WHY_LIMIT:
+                why = (why[:_WHY_LIMIT].rsplit("; ", 1)[0] + f"; … (lbctl explain --bundle "
+                       f"{t.bundle}: the whole reason)")
+            out.append(f"        {why}")
     if t.why and t.recheck is not None:
         out.append(f"      {t.why}")
     return out

@@ -288,8 +288,9 @@ class ModularLoadManager:
         """
         if (self._filter_memo[0] is not load or self._filter_memo[1] is not settings
                 or self._filter_memo[2] is not env):
-            self._filter_memo = (load, settings, env, namespace_bundle_counts(load), {}, {})
-        _, _, _, index, per_ns, per_policy = self._filter_memo
+            self._filter_memo = (load, settings, env, namespace_bundle_counts(load), {}, {},
+                                 {})
+        _, _, _, index, per_ns, per_policy, _ = self._filter_memo
         hit = per_ns.get(namespace)
         if hit is None:
             policy = policy_candidates(namespace, env, load)
@@ -303,12 +304,17 @@ class ModularLoadManager:
                     base_steps.append(FilterStep("namespace policies", env.available, allowed,
                                                  policy.why))
                 topped = filter_large_topic_count(allowed, load, settings, base_steps)
-                base = per_policy[id(policy)] = (topped, tuple(base_steps), policy)
+                base = per_policy[id(policy)] = (topped, tuple(base_steps), policy,
+                                                 _with_reports(allowed, load, []))
             steps = list(base[1])
             cands = base[0]
             cands = filter_anti_affinity_modular(cands, namespace, env, load, settings, steps)
             if settings["loadBalancerDistributeBundlesEvenlyEnabled"] or namespace == SYSTEM_NAMESPACE:
-                cands = remove_most_servicing(cands, namespace, index, steps)
+                sets = self._filter_memo[6]  # candidates tuple (by identity) → its set
+                known = sets.get(id(cands))
+                if known is None or known[0] is not cands:
+                    known = sets[id(cands)] = (cands, frozenset(cands))
+                cands = remove_most_servicing(cands, namespace, index, steps, known[1])
             piped = filter_versions(filter_load_manager_class(cands, load, settings, env, steps),
                                     load, settings, env, steps)
             cands = allowed if piped is None else piped
@@ -317,7 +323,12 @@ class ModularLoadManager:
                                         "no candidate left: every broker the namespace "
                                         "policies allow"))
                 cands = allowed
-            cands, allowed = _with_reports(cands, load, steps), _with_reports(allowed, load, [])
+            # the policy's brokers with reports (once per policy); the candidates are among
+            # them, so when none lacks a report the candidates need no check either
+            reported = base[3]
+            if len(reported) < len(allowed):
+                cands = _with_reports(cands, load, steps)
+            allowed = reported
             hit = per_ns[namespace] = (allowed, cands, tuple(steps))
         return hit[0], hit[1], list(hit[2])
 
@@ -367,7 +378,7 @@ def policies_block_unload(namespace: str, owner: str, load: LoadData, env: Place
     ``allowed``: the namespace's policy candidates when already known."""
     if allowed is None:
         allowed = policy_candidates(namespace, env, load).brokers
-    if not [b for b in allowed if b != owner]:
+    if all(b == owner for b in allowed):  # no broker but the owner (stops at the first other)
         return ("no broker other than the owner passes the namespace policies "
                 "(shouldNamespacePoliciesUnload)")
     counts = anti_affinity_counts(namespace, env, load)
@@ -382,12 +393,31 @@ def _with_reports(cands: tuple[str, ...], load: LoadData,
     """The candidates a placement strategy can score: only an isolation policy lets a broker
     without a load report through the filters, and Pulsar's strategies then read its missing
     ``BrokerData`` (and fail); lbctl leaves such a broker out instead, and says so."""
-    kept = tuple(b for b in cands if b in load.brokers)
+    reports = load.brokers
+    if all(map(reports.__contains__, cands)):  # the usual case, at C speed
+        return cands
+    kept = tuple(b for b in cands if b in reports)
     if len(kept) < len(cands):
         steps.append(FilterStep("load report", cands, kept,
                                 "removed " + ", ".join(b for b in cands if b not in load.brokers)
                                 + ": no load report to place by"))
     return kept
+
+
+_TOTALS: dict[int, tuple[LocalBrokerData, float]] = {}
+
+
+def _total_throughput(local: LocalBrokerData) -> float:
+    """A broker's reported throughput summed over its bundles (memoised by identity, a few
+    reports at a time: a shed broker's many unloads each ask)."""
+    hit = _TOTALS.get(id(local))
+    if hit is not None and hit[0] is local:
+        return hit[1]
+    if len(_TOTALS) >= 64:
+        _TOTALS.clear()
+    total = sum(s.throughput for s in local.lastStats.values())
+    _TOTALS[id(local)] = (local, total)
+    return total
 
 
 def _multimap_order(selections: Sequence[Selection], buckets: int,
@@ -562,7 +592,7 @@ def _share(local: LocalBrokerData, bundle: str) -> float:
     st = stats.get(bundle)
     if st is None or not stats:
         return 0.0
-    total_tp = sum(s.throughput for s in stats.values())
+    total_tp = _total_throughput(local)
     if total_tp > 0:
         return st.throughput / total_tp
     total_rate = sum(s.msg_rate for s in stats.values())

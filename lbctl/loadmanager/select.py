@@ -29,13 +29,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lbctl import versions
 from lbctl.config import Settings, read_broker_conf, resolve
 from lbctl.errors import UsageError
 from lbctl.loadmanager.base import CycleResult
 from lbctl.loadmanager.clock import project
-from lbctl.loadmanager.extensible import ExtensibleLoadManager
 from lbctl.loadmanager.modular import ModularLoadManager
 from lbctl.model.cluster import EXTENSIBLE, ClusterState
 from lbctl.model.outcome import NO_HISTORY
@@ -43,6 +43,9 @@ from lbctl.plan import Plan
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 from lbctl.strategies.placement.extensible_least_resource_usage import NAME as EXT_PLACEMENT
 from lbctl.strategies.shedding.transfer import NAME as TRANSFER_SHEDDER
+
+if TYPE_CHECKING:  # imported when an extensible cycle runs: a modular snapshot never needs it
+    from lbctl.loadmanager.extensible import ExtensibleLoadManager
 
 
 @dataclass(frozen=True)
@@ -178,6 +181,8 @@ def extensible_load_manager(opts: Options, settings: Settings | None = None,
     if settings is not None and not settings.profile["extensible"]:
         raise UsageError(f"Pulsar {settings.profile.version} has no extensible load manager "
                          "(PIP-192 and TransferShedder came in 3.0.0)")
+    from lbctl.loadmanager.extensible import ExtensibleLoadManager
+
     return ExtensibleLoadManager(seed=opts.seed, warnings=warnings)
 
 

@@ -247,5 +247,6 @@ def is_shedding_excluded(namespace: str, pulsar_system: bool = True) -> bool:
 
 
 def count_system_bundles(bundles: Iterable[str], pulsar_system: bool = True) -> int:
-    return sum(1 for b in bundles if b.startswith(SYSTEM_PREFIXES)
-               and is_shedding_excluded(namespace_of(b), pulsar_system))
+    # a list of the few names with a system prefix first (a C-speed filter), then the exact test
+    prefixed = [b for b in bundles if b.startswith(SYSTEM_PREFIXES)]
+    return sum(1 for b in prefixed if is_shedding_excluded(namespace_of(b), pulsar_system))

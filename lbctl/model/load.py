@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import math
 import struct
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from types import MappingProxyType
+from typing import Annotated
+
+import msgspec
 
 _F32 = struct.Struct("<f")
 
@@ -78,18 +82,29 @@ def _percent_usage(usage: float, limit: float) -> float:
     return f32(p * 100.0)
 
 
+#: the Java field types of ``NamespaceBundleStats`` as decoding constraints: a ``double`` rate is a
+#: finite number >= 0 (an integer is read as a double), an ``int``/``long`` count an integer >= 0
+#: within the type's range. Only a typed decode (lbctl.sources.snapshot_fast) checks them.
+JavaRate = Annotated[float, msgspec.Meta(ge=0.0, le=sys.float_info.max)]
+JavaIntCount = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
+JavaLongCount = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
+
+
 @dataclass(frozen=True, slots=True)
 class NamespaceBundleStats:
-    """One bundle's latest figures as its owner reports them (``NamespaceBundleStats``)."""
+    """One bundle's latest figures as its owner reports them (``NamespaceBundleStats``).
 
-    msgRateIn: float = 0.0
-    msgThroughputIn: float = 0.0
-    msgRateOut: float = 0.0
-    msgThroughputOut: float = 0.0
-    consumerCount: int = 0
-    producerCount: int = 0
-    topics: int = 0
-    cacheSize: int = 0
+    The field annotations carry the Java types' ranges, so that a large snapshot's ``lastStats``
+    decode (msgspec) straight into these values, validated in C."""
+
+    msgRateIn: JavaRate = 0.0
+    msgThroughputIn: JavaRate = 0.0
+    msgRateOut: JavaRate = 0.0
+    msgThroughputOut: JavaRate = 0.0
+    consumerCount: JavaIntCount = 0
+    producerCount: JavaIntCount = 0
+    topics: JavaLongCount = 0
+    cacheSize: JavaLongCount = 0
 
     @property
     def msg_rate(self) -> float:

@@ -212,6 +212,14 @@ class BundleDataView(Mapping[str, BundleData]):
         """True when the entry is just the latest stats (no history, no stored data)."""
         return bundle not in self._given and bundle not in self._prev and self._samples <= 1
 
+    def reported(self) -> Mapping[str, NamespaceBundleStats]:
+        """The reported stats the entries are built from (bundle → its latest stats)."""
+        return self._stats
+
+    def first_samples_only(self) -> bool:
+        """True when :meth:`is_first_sample` holds for every bundle."""
+        return not self._given and not self._prev and self._samples <= 1
+
     def materialized(self) -> dict[str, BundleData]:
         """Every entry, built (used when a sequence carries the data to its next cycle)."""
         return {b: self[b] for b in self._stats}

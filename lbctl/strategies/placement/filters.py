@@ -18,7 +18,9 @@ Each filter takes the candidates in order and returns those it keeps, recording 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from itertools import filterfalse
 
 from lbctl.config import Settings
 from lbctl.model.bundle import namespace_of
@@ -67,28 +69,39 @@ def namespace_bundle_counts(load: LoadData) -> dict[str, dict[str, int]]:
     broker owns (reports in ``lastStats``) or has preallocated. Brokers without any are absent."""
     index: dict[str, dict[str, int]] = {}
     for broker, bd in load.brokers.items():
-        for x in {*bd.local.lastStats, *bd.preallocated}:
-            per_broker = index.setdefault(namespace_of(x), {})
-            per_broker[broker] = per_broker.get(broker, 0) + 1
+        pre = bd.preallocated
+        # a broker's key order in each namespace's map is the brokers' order: the order within
+        # one broker's names does not matter, so its lastStats serve as they are when nothing is
+        # preallocated
+        names = {*bd.local.lastStats, *pre} if pre else bd.local.lastStats
+        for x in names:
+            ns = x.rpartition("/")[0]  # namespace_of, inline (once per bundle)
+            per_broker = index.get(ns)
+            if per_broker is None:
+                index[ns] = {broker: 1}
+            else:
+                per_broker[broker] = per_broker.get(broker, 0) + 1
     return index
 
 
 def remove_most_servicing(
     cands: tuple[str, ...], namespace: str, index: Mapping[str, Mapping[str, int]],
-    steps: list[FilterStep],
+    steps: list[FilterStep], members: AbstractSet[str] | None = None,
 ) -> tuple[str, ...]:
     """``LoadManagerShared.removeMostServicingBrokersForNamespace``: keep the candidates that own
-    (or have preallocated) the fewest bundles of the bundle's namespace."""
+    (or have preallocated) the fewest bundles of the bundle's namespace. ``members``: ``cands``
+    as a set, when the caller already has it (the same candidates serve many namespaces)."""
     if not cands:
         return cands
     owners = index.get(namespace, {})
-    members = frozenset(cands)
+    if members is None:
+        members = frozenset(cands)
     owning = [b for b in owners if b in members]
     # Usually most candidates own none of the namespace: then the least count is 0 and the
     # owners (a few) are removed; only otherwise are all candidates' counts compared.
     if len(owning) < len(cands):
         least = 0
-        kept = tuple(b for b in cands if b not in owners)
+        kept = tuple(filterfalse(owners.__contains__, cands)) if owning else cands
     else:
         least = min(owners[b] for b in cands)
         kept = tuple(b for b in cands if owners[b] == least)

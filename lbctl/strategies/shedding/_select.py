@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from lbctl.model.decision import BundleCandidate, Reason, Selection
 from lbctl.model.load import BundleData
-from lbctl.model.loaddata import BrokerData, LoadData
+from lbctl.model.loaddata import BrokerData, BundleDataView, LoadData
 from lbctl.units import mb_s
 
 
@@ -54,7 +54,8 @@ def shedding_candidates(load: LoadData, bundles: Iterable[str],
     time — not a presized ``new HashMap<>(map)`` copy — whose order
     :meth:`~lbctl.strategies.base.LoadData.shedding_order` reproduces.
     """
-    return load.shedding_order((b for b in bundles if is_sheddable_data(load, b)), value)
+    sheddable = load.is_sheddable
+    return load.shedding_order([b for b in bundles if sheddable(b)], value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,23 @@ class GreedyResult:
     selections: tuple[Selection, ...]
     candidates: tuple[BundleCandidate, ...]
     marked: float  # throughput (bytes/s) of the chosen bundles
+
+
+def _short_term_throughput_of(load: LoadData) -> Callable[[str], float]:
+    """bundle → its short-term throughput. When every bundle's data is just this cycle's first
+    sample, that is its reported stats' ``msgThroughputIn + msgThroughputOut`` (what
+    ``BundleData.first_sample`` stores, summed in the same order), read without building the
+    bundle's ``BundleData``."""
+    table = load.bundle_data
+    if isinstance(table, BundleDataView) and table.first_samples_only():
+        stats = table.reported()
+
+        def first(bundle: str) -> float:
+            st = stats[bundle]
+            return st.msgThroughputIn + st.msgThroughputOut
+
+        return first
+    return lambda bundle: short_term_throughput(table[bundle])
 
 
 def short_term_throughput(data: BundleData) -> float:
@@ -109,10 +127,9 @@ def select_greedy(
     namespaces, or no ``BundleData``) are listed as not chosen, after the ranked ones.
     """
     table = load.bundle_data
-    ranked = [
-        (b, short_term_throughput(table[b])) for b in shedding_candidates(
-            load, data.local.bundles, lambda b: short_term_throughput(table[b]))
-    ]
+    throughput = _short_term_throughput_of(load)
+    ranked = [(b, throughput(b))
+              for b in shedding_candidates(load, data.local.bundles, throughput)]
     # list.sort is stable, like Java's Stream.sorted: ties keep the map's iteration order.
     # Dropping recently unloaded bundles before or after a stable sort gives the same order.
     ranked.sort(key=lambda item: descending(item[1]))
@@ -120,6 +137,7 @@ def select_greedy(
     selections: list[Selection] = []
     candidates: list[BundleCandidate] = []
     marked = 0.0
+    not_needed = ""  # the same for every bundle once enough is marked: formatted once
     for bundle, value in ranked:
         if bundle in load.recently_unloaded:
             candidates.append(
@@ -146,15 +164,9 @@ def select_greedy(
             )
             candidates.append(BundleCandidate(broker, bundle, value, True, why))
         else:
-            candidates.append(
-                BundleCandidate(
-                    broker,
-                    bundle,
-                    value,
-                    False,
-                    f"not needed: {mb_s(marked)} already selected ≥ {mb_s(amount)}",
-                )
-            )
+            if not not_needed:
+                not_needed = f"not needed: {mb_s(marked)} already selected ≥ {mb_s(amount)}"
+            candidates.append(BundleCandidate(broker, bundle, value, False, not_needed))
 
     candidates.extend(unranked_candidates(load, broker, data.local.bundles))
     return GreedyResult(tuple(selections), tuple(candidates), marked)

@@ -65,11 +65,18 @@ def find_bundles_to_split(
 
     out: list[SplitCandidate] = []
     picked: dict[str, int] = {}
+    view = load.bundle_data
+    # every bundle's data just this cycle's first sample: its long-term figures are its stats
+    all_first = isinstance(view, BundleDataView) and view.first_samples_only()
     for broker, bd in load.brokers.items():
         for bundle, stats in bd.local.lastStats.items():
             if stats.topics < 2:
                 continue
-            rate, tp = _long_term(load, bundle, stats)
+            if all_first:  # _long_term's first case, inline (same sums, same order)
+                rate = stats.msgRateIn + stats.msgRateOut
+                tp = stats.msgThroughputIn + stats.msgThroughputOut
+            else:
+                rate, tp = _long_term(load, bundle, stats)
             sessions = stats.consumerCount + stats.producerCount
             if stats.topics > max_topics:
                 reason, detail = Reason.TOPICS, f"Topics: {stats.topics}/{max_topics}"

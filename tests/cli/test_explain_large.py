@@ -1,0 +1,68 @@
+"""`lbctl explain` on a large cycle says what changed: a broker's many skipped bundles counted by
+reason, a filter's long list of removed brokers cut, a placement's scores those of the best;
+``--broker`` / ``--bundle`` still print every one of them."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from lbctl.cli.app import app
+from lbctl.explain.modular import LIST_LIMIT
+
+BROKERS = 60
+PER_NS = 32
+
+
+def snapshot(path: Path) -> None:
+    """60 brokers, 64 namespaces of 32 bundles dealt round-robin; one broker in ten hot."""
+    rng = random.Random(3)
+    seg = (1 << 32) // PER_NS
+    bounds = [f"0x{k * seg:08x}" for k in range(PER_NS)] + ["0xffffffff"]
+    stats: list[dict[str, dict[str, float]]] = [{} for _ in range(BROKERS)]
+    n = 0
+    for ns in range(64):
+        for k in range(PER_NS):
+            rate = rng.uniform(10, 2000)
+            stats[n % BROKERS][f"t/ns-{ns}/{bounds[k]}_{bounds[k + 1]}"] = {
+                "msgRateIn": rate, "msgRateOut": rate, "msgThroughputIn": rate * 1000,
+                "msgThroughputOut": rate * 1000, "topics": 1}
+            n += 1
+    brokers = {}
+    for i, st in enumerate(stats):
+        cpu = 92.0 if i % 10 == 3 else rng.uniform(30, 50)
+        brokers[f"broker-{i:02d}:8080"] = {
+            "cpu": {"usage": cpu, "limit": 100.0}, "memory": {"usage": 1.0, "limit": 4.0},
+            "bandwidthIn": {"usage": cpu, "limit": 100.0},
+            "bandwidthOut": {"usage": cpu, "limit": 100.0}, "lastStats": st}
+    path.write_text(json.dumps({"format": "lbctl/snapshot@1", "cluster": "c",
+                                "capturedAt": "2026-01-01T00:00:00Z", "brokers": brokers}))
+
+
+def test_whole_cycle_counts_what_is_long(runner, tmp_path: Path) -> None:
+    f = tmp_path / "s.json"
+    snapshot(f)
+    whole = runner.invoke(app, ["explain", str(f), "--wide"])
+    assert whole.exit_code == 0, whole.output
+    text = whole.stdout
+    assert "bundle(s) on broker-03:8080: not needed:" in text
+    assert "(lbctl explain --broker broker-03:8080 lists each of them)" in text
+    assert "brokers scored (" in text and ": every score)" in text
+    narrowed = runner.invoke(app, ["explain", str(f), "--wide", "--broker", "broker-03:8080"])
+    assert narrowed.exit_code == 0, narrowed.output
+    skipped = narrowed.stdout.count("[skipped]")
+    assert skipped > LIST_LIMIT  # each one listed
+    assert "bundle(s) on" not in narrowed.stdout
+    assert len(text) < 40 * len(narrowed.stdout)
+
+
+def test_one_bundle_shows_every_score(runner, tmp_path: Path) -> None:
+    f = tmp_path / "s.json"
+    snapshot(f)
+    plan = json.loads(runner.invoke(app, ["recommend", str(f), "-o", "json"]).stdout)
+    bundle = plan["actions"][0]["bundle"]
+    res = runner.invoke(app, ["explain", str(f), "--wide", "--bundle", bundle])
+    assert res.exit_code == 0, res.output
+    assert "brokers scored" not in res.stdout
+    assert res.stdout.count("=") > LIST_LIMIT  # every candidate's score

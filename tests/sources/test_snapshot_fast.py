@@ -1,0 +1,125 @@
+"""The fast reader of large JSON snapshots (:mod:`lbctl.sources.snapshot_fast`) reads exactly what
+the ordinary reader does, and leaves every refusal to it (the same one-line messages)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+from paths import DATA, EXAMPLES
+
+from lbctl.errors import SnapshotError
+from lbctl.model.load import NamespaceBundleStats
+from lbctl.sources import snapshot
+from lbctl.sources.snapshot_fast import CheckedStats, fast_load
+from lbctl.sources.snapshot_schema import parse_snapshot
+
+JSON_FILES = sorted([*EXAMPLES.glob("**/*.json"), *(DATA / "valid").glob("*.json")])
+MALFORMED = sorted(p for p in (DATA / "malformed").glob("*.json") if p.name != "EXPECTED.json")
+
+
+@pytest.mark.parametrize("path", JSON_FILES, ids=lambda p: p.name)
+def test_same_state_as_the_ordinary_reader(path: Path) -> None:
+    data = path.read_bytes()
+    fast = fast_load(data)
+    assert fast is not None
+    assert parse_snapshot(fast, path.name) == parse_snapshot(orjson.loads(data), path.name)
+
+
+def test_stats_are_decoded_and_marked() -> None:
+    doc = fast_load(b'{"brokers": {"b:8080": {"lastStats": {"t/n/0x00000000_0xffffffff": '
+                    b'{"msgRateIn": 5, "topics": 2}}}}}')
+    assert doc is not None
+    stats = doc["brokers"]["b:8080"]["lastStats"]
+    assert type(stats) is CheckedStats
+    value = stats["t/n/0x00000000_0xffffffff"]
+    assert value == NamespaceBundleStats(msgRateIn=5.0, topics=2)
+    assert type(value.msgRateIn) is float  # a Java double, as the ordinary reader gives
+
+
+@pytest.mark.parametrize("bad", [
+    b'{"msgRateIn": -1}', b'{"msgRateIn": true}', b'{"msgRateIn": "1"}', b'{"msgRateIn": null}',
+    b'{"msgRateIn": 1e400}', b'{"consumerCount": 1.0}', b'{"consumerCount": 2147483648}',
+    b'{"topics": 9223372036854775808}', b'{"topics": -1}', b'[]', b'1',
+])
+def test_refuses_what_java_would_not_read(bad: bytes) -> None:
+    doc = b'{"brokers": {"b:8080": {"lastStats": {"t/n/0x00000000_0xffffffff": ' + bad + b"}}}}"
+    assert fast_load(doc) is None
+
+
+@pytest.mark.parametrize("data", [b"", b"{", b"[]", b'{"brokers": []}', b'{"brokers": {"b": 1}}',
+                                  b'{"a": NaN}', b"\xff\xfe", b'{"brokers": {"b": {"x": }}}'])
+def test_refuses_other_shapes(data: bytes) -> None:
+    assert fast_load(data) is None
+
+
+def _message(path: Path) -> str:
+    with pytest.raises(SnapshotError) as e:
+        snapshot.read_snapshot_file(path)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("path", MALFORMED, ids=lambda p: p.name)
+def test_hostile_files_get_the_same_message(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every malformed example read as if it were large (the fast reader first) fails with the
+    ordinary reader's message."""
+    expected = _message(path)
+    monkeypatch.setattr(snapshot, "FAST_READ_BYTES", 0)
+    monkeypatch.setattr(snapshot, "DUPLICATE_CHECK_BYTES", -1)  # as for a large file
+    try:
+        got = _message(path)
+    except pytest.fail.Exception:  # only the duplicate-key check (skipped when large) failed it
+        assert "appears twice" in expected
+        return
+    assert got == expected
+
+
+def test_a_large_file_reads_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = EXAMPLES / "hot-broker.json"
+    ordinary = snapshot.read_snapshot_file(path)
+    monkeypatch.setattr(snapshot, "FAST_READ_BYTES", 0)
+    assert snapshot.read_snapshot_file(path) == ordinary
+    big = tmp_path / "big.json"
+    doc = json.loads(path.read_text())
+    doc["padding"] = "x" * (snapshot.FAST_READ_BYTES + 1)  # an unknown key: ignored by both
+    monkeypatch.undo()
+    big.write_text(json.dumps(doc))
+    assert [s.brokers for s in snapshot.read_snapshot_file(big)] == [s.brokers for s in ordinary]
+
+
+# --- the overlap check's shortcuts (snapshot_schema._check_disjoint) ------------------------------
+def _doc(names_by_broker: dict[str, list[str]]) -> dict[str, object]:
+    return {"format": "lbctl/snapshot@1", "cluster": "c", "capturedAt": "2026-01-01T00:00:00Z",
+            "brokers": {b: {"lastStats": {n: {"msgRateIn": 1.0} for n in names}}
+                        for b, names in names_by_broker.items()}}
+
+
+def test_namespaces_split_differently_are_not_an_overlap() -> None:
+    """The ranges used overall overlap (4 bundles here, 2 there), those of each namespace do not."""
+    four = [f"t/a/0x{k << 30:08x}_0x{((k + 1) << 30) - (k == 3):08x}" for k in range(4)]
+    two = ["t/b/0x00000000_0x80000000", "t/b/0x80000000_0xffffffff"]
+    state = parse_snapshot(_doc({"b1:8080": four[:2] + two[:1], "b2:8080": four[2:] + two[1:]}),
+                           "f.json")
+    assert state.bundle_count() == 6
+
+
+@pytest.mark.parametrize("other", ["t/a/0x1", "t/a/0x0"])
+def test_overlap_found_when_a_longer_namespace_sorts_in_between(other: str) -> None:
+    """A three-part namespace extending a two-part one's name sorts among its bundles."""
+    names = ["t/a/0x00000000_0x80000000", "t/a/0x40000000_0xffffffff",
+             f"{other}/0x00000000_0x10000000", f"{other}/0x20000000_0x30000000"]
+    with pytest.raises(SnapshotError, match="expected bundles of one namespace not to overlap"):
+        parse_snapshot(_doc({"b1:8080": names[:2], "b2:8080": names[2:]}), "f.json")
+
+
+def test_disjoint_with_a_longer_namespace_in_between() -> None:
+    names = ["t/a/0x00000000_0x40000000", "t/a/0x40000000_0xffffffff",
+             "t/a/0x1/0x00000000_0x10000000", "t/a/0x1/0x08000000_0x30000000"]
+    with pytest.raises(SnapshotError, match=r"range 0x08000000_0x30000000 overlaps "
+                                            r"0x00000000_0x10000000"):
+        parse_snapshot(_doc({"b1:8080": names[:2], "b2:8080": names[2:]}), "f.json")
+    names[3] = "t/a/0x1/0x10000000_0x30000000"
+    assert parse_snapshot(_doc({"b1:8080": names[:2], "b2:8080": names[2:]}),
+                          "f.json").bundle_count() == 4
