@@ -85,9 +85,14 @@ def log_path() -> Path:
 
 
 def quiet_warnings() -> None:
+    import logging
+
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
                             category=FutureWarning)
     warnings.filterwarnings("ignore", message="The copy keyword is deprecated")
+    # pyspark logs every failed query's context as JSON on stderr; lbctl reports errors itself
+    for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger"):
+        logging.getLogger(name).disabled = True
 
 
 def spark_session(
