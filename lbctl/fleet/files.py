@@ -157,3 +157,13 @@ def write_manifest(out: Path, files: Mapping[str, list[int]]) -> None:
 def changed(inputs: Iterable[InputFile], manifest: Mapping[str, list[int]]) -> list[InputFile]:
     """The inputs that are new or whose size or modification time differ from the manifest."""
     return [f for f in inputs if manifest.get(f.path) != f.stamp]
+
+
+def tree_size(root: Path) -> int:
+    """Bytes of the regular files under ``root`` (a hint for sizing Spark)."""
+    total = 0
+    for dirpath, _, filenames in os.walk(root):
+        for name in filenames:
+            with contextlib.suppress(OSError):
+                total += os.stat(os.path.join(dirpath, name)).st_size
+    return total

@@ -158,7 +158,7 @@ def ingest(
             progress.note(f"skipped: {s['reason']}")
         if not todo:
             return result
-        spark = session()
+        spark = _start(session, input_bytes=sum(f.size for f in todo))
         progress.spark = spark
         from lbctl.fleet.session import job_error
 
@@ -177,6 +177,19 @@ def ingest(
             commit.publish(out, run, {f.path: f.stamp for f in todo if f.path not in bad})
     result.skipped.sort(key=lambda d: d["file"])
     return result
+
+
+def _start(session: Any, **hints: Any) -> Any:
+    """Call the session factory, with sizing hints when it takes them."""
+    import inspect
+
+    try:
+        params = inspect.signature(session).parameters
+    except (TypeError, ValueError):
+        return session()
+    if all(k in params for k in hints) or any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return session(**hints)
+    return session()
 
 
 # ------------------------------------------------------------------------------------------
@@ -294,15 +307,19 @@ class _Native:
 
         spark, F = self.spark, _compat.functions()
         level = _compat.storage_level().StorageLevel.MEMORY_AND_DISK
-        sentinel = native.new_sentinel()
         lines = native.read_text(spark, [p for p in paths if self.kinds[p] == "lines"],
                                  [p for p in paths if self.kinds[p] == "whole"])
-        uri_map = spark.createDataFrame([(file_uri(p), p) for p in paths], "uri string, source string")
+        uri_map = spark.createDataFrame([(file_uri(p), p) for p in paths],
+                                        "uri string, source string")
         lines = lines.join(F.broadcast(uri_map), "uri").drop("uri")
-        parsed = native.line_checks(native.parse(lines, sentinel)) \
-            .withColumn("uid", F.monotonically_increasing_id()) \
-            .withColumn("h", F.xxhash64("text"))
-        self.cached = parsed.persist(level)
+        # 1. the full parse and every check that needs no driver-side table, materialized once
+        #    (a local checkpoint: later jobs see a small plan instead of re-planning the checks)
+        #    and the tables are derived from it
+        parsed = (native.line_checks(native.parse(lines, native.new_sentinel()))
+                  .withColumn("uid", F.monotonically_increasing_id())
+                  .withColumn("h", F.xxhash64("text")))
+        self.cached = parsed.localCheckpoint(eager=True, storageLevel=level)
+        # 2. the distinct config and namespaces sections, checked on the driver by lbctl
         shaped = self.cached.filter("guard")
         pairs = (shaped.select(F.lit("c").alias("kind"), F.col("config_key").alias("key"),
                                F.col("config_json").alias("json"))
@@ -310,7 +327,8 @@ class _Native:
                                             F.col("namespaces_key").alias("key"),
                                             F.col("namespaces_json").alias("json")))
                  .distinct().collect())
-        cfg = sections.config_table(spark, [(r["key"], r["json"]) for r in pairs if r["kind"] == "c"])
+        cfg = sections.config_table(spark, [(r["key"], r["json"]) for r in pairs
+                                            if r["kind"] == "c"])
         nss = sections.namespaces_table(spark, [(r["key"], r["json"]) for r in pairs
                                                 if r["kind"] == "n"])
         checked = (self.cached.join(F.broadcast(cfg), "config_key", "left")
@@ -319,6 +337,7 @@ class _Native:
               & F.coalesce(F.col("namespaces_ok"), F.lit(False))
               & native.overlap_ok(F.col("owned"), F.col("ns_names"), F.col("ns_listed")))
         checked = checked.withColumn("ok", F.coalesce(ok, F.lit(False)))
+        # 3. per file: every line valid, one cluster, at least one snapshot
         per_file = checked.groupBy("source").agg(
             F.count(F.lit(1)).alias("lines"),
             F.sum(F.when(F.col("ok"), 0).otherwise(1)).alias("bad"),

@@ -77,6 +77,9 @@ SQL_SETTINGS = {
     "spark.sql.json.enablePartialResults": "false",  # one bad field nulls the whole record
     "spark.sql.ansi.enabled": "false",  # Java arithmetic: casts saturate, no exceptions
     "spark.sql.session.timeZone": "UTC",
+    # a task writes each cluster/day partition through its own open file instead of sorting
+    # all its rows by partition first (a task sees a handful of partitions)
+    "spark.sql.maxConcurrentOutputFileWriters": "64",
 }
 
 
@@ -137,7 +140,8 @@ def element_schema(sentinel: str) -> Any:
 
 
 def stats_type() -> Any:
-    return element_schema("_").fields[6].dataType.valueType["lastStats"].dataType.valueType
+    """``NamespaceBundleStats`` as a Spark type."""
+    return element_schema("_")["brokers"].dataType.valueType["lastStats"].dataType.valueType
 
 
 # ------------------------------------------------------------------------------------------
@@ -149,7 +153,10 @@ def read_text(spark: Any, line_paths: list[str], whole_paths: list[str]) -> Any:
     F = _compat.functions()
     parts = []
     if line_paths:
-        lines = spark.read.text(line_paths, lineSep="\n")
+        # Hadoop's default line reader (it also ends a line at a lone \r, which only JSON
+        # whitespace can hold: such a file fails here and lbctl's reader, which splits on \n
+        # only, reads it) is much faster than a custom separator
+        lines = spark.read.text(line_paths)
         parts.append(lines.select(F.col("_metadata.file_path").alias("uri"),
                                   F.col("value").alias("text")))
     if whole_paths:
@@ -173,15 +180,38 @@ def parse(lines: Any, sentinel: str) -> Any:
     wrapped = F.concat(F.lit("["), F.col("text"), F.lit(f',{{"{sentinel}":1}}]'))
     a = F.from_json(wrapped, schema, JSON_OPTIONS)
     text = F.col("text")
+    # contains() is a tight byte loop; the regular expressions run only on the rare hits
     guard = (
         F.expr("is_valid_utf8(text)")
-        & ~((F.instr(text, "null") > 0) & text.rlike(NULL_RE))
-        & ~((F.instr(text, "\\u") > 0) & text.rlike(SURROGATE_RE))
+        & ~(text.contains("null") & text.rlike(NULL_RE))
+        & ~(text.contains("\\u") & text.rlike(SURROGATE_RE))
     )
     return (lines.withColumn("a", a)
             .withColumn("guard", guard & (F.coalesce(F.size("a"), F.lit(-1)) == 2)
                         & (F.col("a")[1][sentinel] == 1) & F.col("a")[0][sentinel].isNull())
             .withColumn("s", F.col("a")[0]).drop("a"))
+
+
+def sections_of(lines: Any) -> Any:
+    """``(kind, key, json)`` of every line's ``config`` (kind ``c``) and ``namespaces`` (``n``),
+    from a parse that reads nothing else (Jackson skips the rest without building it)."""
+    F = _compat.functions()
+    T = _compat.types()
+    V = T.VariantType()
+    small = T.StructType([T.StructField("config", V), T.StructField("namespaces", V)])
+    s = F.from_json(F.col("text"), small, JSON_OPTIONS)
+    cfg = section_json(s["config"])
+    nss = section_json(s["namespaces"])
+    df = lines.select(cfg.alias("c"), nss.alias("n"))
+    return (df.select(F.lit("c").alias("kind"), F.xxhash64("c").alias("key"), F.col("c").alias("json"))
+            .unionByName(df.select(F.lit("n").alias("kind"), F.xxhash64("n").alias("key"),
+                                   F.col("n").alias("json"))))
+
+
+def section_json(v: Any) -> Any:
+    """A variant section as JSON text (``{}`` when absent): the key of its driver-side check."""
+    F = _compat.functions()
+    return F.when(v.isNull(), F.lit("{}")).otherwise(F.to_json(v))
 
 
 # ------------------------------------------------------------------------------------------
@@ -237,16 +267,39 @@ def _names_ok(arr: Any) -> Any:
                            & (F.size(F.array_distinct(arr)) == F.size(arr)))
 
 
-def _resource_ok(r: Any) -> Any:
-    return r.isNull() | (_finite(r["usage"]) & _finite(r["limit"]))
+# Checks over many values at once use Spark's native array functions on a field pulled out of an
+# array of structs (``stats.msgRateIn`` is the array of every bundle's rate): higher-order
+# functions (forall, aggregate) run interpreted, element by element, and are kept for the few
+# rules that need them (names, per-broker sets).
+def _all(arr: Any, lo: float, hi: float) -> Any:
+    """Every non-null element of a numeric array within [lo, hi] (NaN fails: Spark orders it
+    above everything)."""
+    F = _F()
+    return F.coalesce((F.array_min(arr) >= lo) & (F.array_max(arr) <= hi), F.lit(True))
 
 
-def _stats_ok(st: Any, counts_top: int = INT_MAX) -> Any:
-    return (st.isNull()
-            | (_rate(st["msgRateIn"]) & _rate(st["msgThroughputIn"]) & _rate(st["msgRateOut"])
-               & _rate(st["msgThroughputOut"]) & _count(st["consumerCount"], counts_top)
-               & _count(st["producerCount"], counts_top) & _count(st["topics"], LONG_MAX)
-               & _count(st["cacheSize"], LONG_MAX)))
+def _no_nulls(arr: Any) -> Any:
+    F = _F()
+    return F.coalesce(F.size(F.array_compact(arr)) == F.size(arr), F.lit(True))
+
+
+def _stats_all_ok(stats: Any, counts_top: int = INT_MAX) -> Any:
+    """Every ``NamespaceBundleStats`` of an array: rates finite >= 0, counts in range."""
+    f = stats.getField
+    ok = _all(f("msgRateIn"), 0, DMAX) & _all(f("msgThroughputIn"), 0, DMAX)
+    ok = ok & _all(f("msgRateOut"), 0, DMAX) & _all(f("msgThroughputOut"), 0, DMAX)
+    ok = ok & _all(f("consumerCount"), 0, counts_top) & _all(f("producerCount"), 0, counts_top)
+    return ok & _all(f("topics"), 0, LONG_MAX) & _all(f("cacheSize"), 0, LONG_MAX)
+
+
+def _resources_ok(structs: Any) -> Any:
+    """Each of the five ``{usage, limit}`` of an array of structs holding them: finite."""
+    ok = _F().lit(True)
+    for r in RESOURCES:
+        res = structs.getField(r)
+        ok = ok & _all(res.getField("usage"), -DMAX, DMAX) & _all(res.getField("limit"), -DMAX,
+                                                                  DMAX)
+    return ok
 
 
 RESOURCES = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")
@@ -258,27 +311,34 @@ def stats_of(b: Any) -> Any:
     return _F().coalesce(b["lastStats"], b["bundleStats"])
 
 
-def _broker_ok(b: Any) -> Any:
+def _brokers_ok(brokers: Any) -> Any:
+    """Every ``LocalBrokerData`` of the snapshot (``brokers`` is the map)."""
+    F = _F()
+    b = F.map_values(brokers)
+    ok = _resources_ok(b)
+    for k in BROKER_RATES:
+        ok = ok & _all(b.getField(k), 0, DMAX)
+    for k in ("numTopics", "numBundles", "numConsumers", "numProducers"):
+        ok = ok & _all(b.getField(k), 0, INT_MAX)
+    ok = ok & _all(b.getField("lastUpdate"), 0, MAX_EPOCH_MS)
+    return ok & F.forall(b, _broker_sets_ok)
+
+
+def _broker_sets_ok(b: Any) -> Any:
+    """What is checked broker by broker: its bundle sets, version string, sums that fit."""
     F = _F()
     st = stats_of(b)
-    ok = F.lit(True)
-    for r in RESOURCES:
-        ok = ok & _resource_ok(b[r])
-    for k in BROKER_RATES:
-        ok = ok & _rate(b[k])
-    for k in ("numTopics", "numBundles", "numConsumers", "numProducers"):
-        ok = ok & _count(b[k])
-    ok = ok & (st.isNull() | F.forall(F.map_values(st), lambda x: _stats_ok(x)))
     # the owned set: lbctl's reader allows ``bundles`` to differ from the stats' keys; the
     # native path takes the usual case (the same set, or no stats at all) and leaves the rest
-    ok = ok & (b["bundles"].isNull() | st.isNull()
-               | (F.array_sort(b["bundles"]) == F.array_sort(F.map_keys(st))))
+    ok = (b["bundles"].isNull() | st.isNull()
+          | (F.array_sort(b["bundles"]) == F.array_sort(F.map_keys(st))))
     ok = ok & _names_ok(b["lastBundleGains"]) & _names_ok(b["lastBundleLosses"])
-    ok = ok & _epoch(b["lastUpdate"])
     ok = ok & (b["brokerVersionString"].isNull() | _is_string(b["brokerVersionString"]))
     # missing aggregates are sums; a sum past a Java long cannot be stored (lbctl's rows fail)
+    values = F.map_values(st)
     for k in ("topics", "consumerCount", "producerCount"):
-        ok = ok & (sum_of(F.map_values(st), k, "double") < 9.2e18)
+        top = F.coalesce(F.array_max(values.getField(k)), F.lit(0)).cast("double")
+        ok = ok & (st.isNull() | (top * F.size(st) < 9.2e18))
     return ok
 
 
@@ -300,42 +360,65 @@ def owned_names(s: Any) -> Any:
                                                       F.array().cast("array<string>"))))
 
 
-def _tamd_ok(t: Any) -> Any:
-    F = _F()
-    ms, ns = t["maxSamples"], t["numSamples"]
-    return (t.isNotNull() & ms.isNotNull() & (ms >= 1) & (ms <= INT_MAX) & _count(ns)
-            & (F.coalesce(ns, F.lit(0)) <= ms)
-            & _rate(t["msgThroughputIn"]) & _rate(t["msgThroughputOut"]) & _rate(t["msgRateIn"])
-            & _rate(t["msgRateOut"]))
 
 
-def _bld_ok(x: Any) -> Any:
+
+def all_stats(s: Any) -> Any:
+    """Every bundle's ``NamespaceBundleStats`` of the snapshot, brokers in order."""
     F = _F()
-    ok = F.lit(True)
-    for r in RESOURCES:
-        ok = ok & _resource_ok(x[r])
+    empty = F.array().cast(f"array<{stats_type().simpleString()}>")
+    return F.flatten(F.transform(F.map_values(s["brokers"]),
+                                 lambda b: F.coalesce(F.map_values(stats_of(b)), empty)))
+
+
+def _count_array(arr: Any, top: int) -> Any:
+    return _all(arr, 0, top)
+
+
+def _tamds_ok(t: Any) -> Any:
+    """``TimeAverageMessageData`` of an array of bundle data: required, maxSamples > 0 and
+    required, numSamples <= maxSamples, rates finite >= 0."""
+    F = _F()
+    ms, ns = t.getField("maxSamples"), t.getField("numSamples")
+    return (_no_nulls(t) & _no_nulls(ms) & _all(ms, 1, INT_MAX) & _all(ns, 0, INT_MAX)
+            & F.forall(t, lambda x: F.coalesce(x["numSamples"], F.lit(0)) <= x["maxSamples"])
+            & _all(t.getField("msgThroughputIn"), 0, DMAX)
+            & _all(t.getField("msgThroughputOut"), 0, DMAX)
+            & _all(t.getField("msgRateIn"), 0, DMAX) & _all(t.getField("msgRateOut"), 0, DMAX))
+
+
+def _blds_ok(x: Any) -> Any:
+    """The extensible ``BrokerLoadData`` of every broker."""
+    F = _F()
+    ok = _resources_ok(x)
     for k in ("msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut",
               "msgThroughputEMA", "maxResourceUsage", "weightedMaxEMA"):
-        ok = ok & _rate(x[k])
-    ok = ok & _count(x["bundleCount"]) & _count(x["topics"])
-    ok = ok & _count(x["updatedAt"], LONG_MAX) & _count(x["reportedAt"], LONG_MAX)
-    return ok & _strings_ok(x["reconstructed"])
+        ok = ok & _all(x.getField(k), 0, DMAX)
+    ok = ok & _all(x.getField("bundleCount"), 0, INT_MAX) & _all(x.getField("topics"), 0, INT_MAX)
+    ok = ok & _all(x.getField("updatedAt"), 0, LONG_MAX)
+    ok = ok & _all(x.getField("reportedAt"), 0, LONG_MAX)
+    return ok & F.forall(x, lambda v: _strings_ok(v["reconstructed"]))
 
 
 def _strings_ok(arr: Any) -> Any:
     return arr.isNull() | _F().forall(arr, lambda v: _is_string(v))
 
 
-def _top_ok(x: Any) -> Any:
+def _tops_ok(x: Any) -> Any:
+    """The extensible ``TopBundlesLoadData`` of every broker."""
     F = _F()
+    empty = F.array().cast(_top_items_type())
+    items = F.flatten(F.transform(x, lambda v: F.coalesce(v["topBundlesLoadData"], empty)))
+    names = items.getField("bundleName")
+    return (_no_nulls(items) & _stats_all_ok(items.getField("stats"), LONG_MAX)
+            & F.forall(names, lambda n: _is_string(n) & (F.instr(_vstring(n), "/") > 0))
+            & F.forall(x, lambda v: _strings_ok(v["reconstructed"])))
 
-    def item_ok(i: Any) -> Any:
-        name = i["bundleName"]
-        return (_is_string(name) & (F.instr(_vstring(name), "/") > 0)
-                & _stats_ok(i["stats"], LONG_MAX))
 
-    items = x["topBundlesLoadData"]
-    return (items.isNull() | F.forall(items, item_ok)) & _strings_ok(x["reconstructed"])
+def _top_items_type() -> str:
+    schema = element_schema("_")
+    top = schema["topBundlesLoadData"].dataType.valueType
+    return str(top["topBundlesLoadData"].dataType.simpleString())
 
 
 def captured_at_ms(v: Any) -> Any:
@@ -376,10 +459,8 @@ def line_checks(df: Any) -> Any:
         _vstring(s["cluster"]).alias("cluster"),
         captured_at_ms(s["capturedAt"]).alias("captured_at"),
         F.when(lm.isNull(), F.lit("modular")).otherwise(_vstring(lm)).alias("load_manager"),
-        F.when(s["config"].isNull(), F.lit("{}"))
-        .otherwise(F.to_json(s["config"])).alias("config_json"),
-        F.when(s["namespaces"].isNull(), F.lit("{}"))
-        .otherwise(F.to_json(s["namespaces"])).alias("namespaces_json"),
+        section_json(s["config"]).alias("config_json"),
+        section_json(s["namespaces"]).alias("namespaces_json"),
         owned_names(s).alias("owned"),
     )
     brokers = s["brokers"]
@@ -393,32 +474,40 @@ def line_checks(df: Any) -> Any:
         & (s["namespaces"].isNull() | _schema_of(s["namespaces"]).startswith("OBJECT"))
         & brokers.isNotNull() & _distinct_keys(brokers)
         & F.forall(F.map_keys(brokers), lambda k: F.length(k) > 0)
-        & F.forall(F.map_values(brokers), _broker_ok)
+        & _brokers_ok(brokers)
+        & _stats_all_ok(all_stats(s))
         & (F.size(F.array_distinct("owned")) == F.size("owned"))
         & F.forall("owned", _name_ok)
     )
     bd = s["bundleData"]
-    ok = ok & _distinct_keys(bd) & (bd.isNull() | F.forall(F.map_entries(bd), lambda e: (
-        _name_ok(e["key"]) & e["value"].isNotNull() & _tamd_ok(e["value"]["shortTermData"])
-        & _tamd_ok(e["value"]["longTermData"]) & _count(e["value"]["topics"], LONG_MAX))))
+    bdv = F.map_values(bd)
+    ok = ok & (bd.isNull() | (
+        _distinct_keys(bd) & F.forall(F.map_keys(bd), _name_ok)
+        & _no_nulls(bdv) & _count_array(bdv.getField("topics"), LONG_MAX)
+        & _tamds_ok(bdv.getField("shortTermData")) & _tamds_ok(bdv.getField("longTermData"))))
     tp = s["topics"]
-    ok = ok & _distinct_keys(tp) & (tp.isNull() | F.forall(F.map_entries(tp), lambda e: (
-        e["key"].rlike(TOPIC_RE) & e["value"].isNotNull()
-        & _rate(e["value"]["msgRateIn"]) & _rate(e["value"]["msgRateOut"])
-        & _rate(e["value"]["msgThroughputIn"]) & _rate(e["value"]["msgThroughputOut"])
-        & _count(e["value"]["producerCount"]) & _count(e["value"]["consumerCount"]))))
+    tpv = F.map_values(tp)
+    ok = ok & (tp.isNull() | (
+        _distinct_keys(tp) & F.forall(F.map_keys(tp), lambda k: k.rlike(TOPIC_RE))
+        & _no_nulls(tpv)
+        & _all(tpv.getField("msgRateIn"), 0, DMAX) & _all(tpv.getField("msgRateOut"), 0, DMAX)
+        & _all(tpv.getField("msgThroughputIn"), 0, DMAX)
+        & _all(tpv.getField("msgThroughputOut"), 0, DMAX)
+        & _count_array(tpv.getField("producerCount"), INT_MAX)
+        & _count_array(tpv.getField("consumerCount"), INT_MAX)))
     ru = s["recentlyUnloaded"]
-    ok = ok & _distinct_keys(ru) & (ru.isNull() | F.forall(F.map_entries(ru), lambda e: (
-        _name_ok(e["key"]) & e["value"].isNotNull() & _epoch(e["value"]))))
+    ok = ok & (ru.isNull() | (_distinct_keys(ru) & F.forall(F.map_keys(ru), _name_ok)
+                              & _no_nulls(F.map_values(ru))
+                              & _all(F.map_values(ru), 0, MAX_EPOCH_MS)))
     rub = s["recentlyUnloadedBrokers"]
-    ok = ok & _distinct_keys(rub) & (rub.isNull() | F.forall(
-        F.map_values(rub), lambda v: v.isNotNull() & _epoch(v)))
+    ok = ok & (rub.isNull() | (_distinct_keys(rub) & _no_nulls(F.map_values(rub))
+                               & _all(F.map_values(rub), 0, MAX_EPOCH_MS)))
     bld = s["brokerLoadData"]
-    ok = ok & _distinct_keys(bld) & (bld.isNull() | F.forall(
-        F.map_values(bld), lambda v: v.isNotNull() & _bld_ok(v)))
+    bldv = F.map_values(bld)
+    ok = ok & (bld.isNull() | (_distinct_keys(bld) & _no_nulls(bldv) & _blds_ok(bldv)))
     top = s["topBundlesLoadData"]
-    ok = ok & _distinct_keys(top) & (top.isNull() | F.forall(
-        F.map_values(top), lambda v: v.isNotNull() & _top_ok(v)))
+    topv = F.map_values(top)
+    ok = ok & (top.isNull() | (_distinct_keys(top) & _no_nulls(topv) & _tops_ok(topv)))
     return df.withColumn("ok", F.coalesce(ok, F.lit(False))) \
         .withColumn("config_key", F.xxhash64("config_json")) \
         .withColumn("namespaces_key", F.xxhash64("namespaces_json"))
