@@ -99,6 +99,8 @@ def new_run(out: Path) -> Path:
 
 def discard(run: Path) -> None:
     shutil.rmtree(run, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        run.parent.rmdir()  # the staging directory, when no other run is in it
 
 
 def recover(out: Path) -> list[str]:
