@@ -55,7 +55,8 @@ def standalone(tmp_path_factory) -> Iterator[str]:
     url = f"spark://127.0.0.1:{port}"
     spark_class = str(SPARK_HOME / "bin" / "spark-class")
     procs: list[subprocess.Popen[bytes]] = []
-    master_log, worker_log = open(logs / "master.log", "wb"), open(logs / "worker.log", "wb")
+    master_log = open(logs / "master.log", "wb")  # noqa: SIM115 - closed in the finally below
+    worker_log = open(logs / "worker.log", "wb")  # noqa: SIM115
     try:
         procs.append(subprocess.Popen(
             [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",

@@ -64,12 +64,12 @@ def test_a_run_with_a_plan_is_published_and_one_without_is_discarded(tmp_path) -
 
 def test_a_writer_excludes_other_writers_and_readers(tmp_path) -> None:
     with commit.locked(tmp_path, write=True):
-        with pytest.raises(UsageError, match="busy: another `lbctl fleet ingest` is writing it"):
-            with commit.locked(tmp_path, write=True):
-                pass
-        with pytest.raises(UsageError, match="busy: an `lbctl fleet ingest` is writing it"):
-            with commit.locked(tmp_path, write=False):
-                pass
+        with (pytest.raises(UsageError, match="busy: another `lbctl fleet ingest` is writing it"),
+              commit.locked(tmp_path, write=True)):
+            pass
+        with (pytest.raises(UsageError, match="busy: an `lbctl fleet ingest` is writing it"),
+              commit.locked(tmp_path, write=False)):
+            pass
     with commit.locked(tmp_path, write=False), commit.locked(tmp_path, write=False):
         pass  # readers share
 
