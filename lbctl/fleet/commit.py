@@ -45,15 +45,17 @@ TABLE_NAMES = ("snapshots", "brokers", "bundles", "topics")
 
 
 @contextlib.contextmanager
-def locked(out: Path, *, write: bool) -> Iterator[None]:
-    """Hold ``OUT``'s lock: exclusive to write (ingest), shared to read (report, whatif).
+def locked(out: Path, *, write: bool) -> Iterator[list[str]]:
+    """Hold ``OUT``'s lock: exclusive to write (ingest), shared to read (report, whatif); yields
+    what recovery did.
 
     A reader that finds the directory free also recovers an interrupted ingest (it briefly
     takes the lock exclusively to do so)."""
+    done: list[str] = []
     if write:
         out.mkdir(parents=True, exist_ok=True)
     elif not out.is_dir():
-        yield
+        yield done
         return
     path = out / LOCK
     try:
@@ -61,22 +63,22 @@ def locked(out: Path, *, write: bool) -> Iterator[None]:
     except OSError as e:
         if write:
             raise UsageError(f"{out}: cannot write: {e.strerror or e}") from None
-        yield  # a read-only directory: nothing can be writing it through lbctl
+        yield done  # a read-only directory: nothing can be writing it through lbctl
         return
     try:
         if write:
             _flock(fh, fcntl.LOCK_EX, out, "another `lbctl fleet ingest` is writing it")
-            recover(out)
+            done += recover(out)
         else:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                recover(out)
+                done += recover(out)
                 fcntl.flock(fh, fcntl.LOCK_SH)  # downgrade: other readers may come in
             except OSError as e:
                 if e.errno not in (errno.EAGAIN, errno.EACCES):
                     raise
                 _flock(fh, fcntl.LOCK_SH, out, "an `lbctl fleet ingest` is writing it")
-        yield
+        yield done
     finally:
         fh.close()  # releases the lock
 

@@ -145,7 +145,9 @@ def ingest(
     progress = progress or Progress(enabled=False)
     out = Path(out)
     listing = list_inputs(paths)
-    with commit.locked(out, write=True):
+    with commit.locked(out, write=True) as recovered:
+        for note in recovered:
+            progress.note(f"{out}: {note}")
         manifest = read_manifest(out)
         todo = changed(listing.files, manifest)
         found = len(listing.files) + len(listing.skipped)
@@ -153,6 +155,7 @@ def ingest(
                               files_unchanged=len(listing.files) - len(todo),
                               files_read=len(todo) + len(listing.skipped))
         result.skipped = [{"file": f, "reason": r} for f, r in listing.skipped.items()]
+        result.recovered = list(recovered)
         progress.note(f"{found} snapshot file(s) found, {len(todo)} new or changed")
         for s in result.skipped:
             progress.note(f"skipped: {s['reason']}")
