@@ -318,9 +318,8 @@ class _Native:
         # 1. the full parse and every check that needs no driver-side table, materialized once
         #    (a local checkpoint: later jobs see a small plan instead of re-planning the checks)
         #    and the tables are derived from it
-        parsed = (native.line_checks(native.parse(lines, native.new_sentinel()))
-                  .withColumn("uid", F.monotonically_increasing_id())
-                  .withColumn("h", F.xxhash64("text")))
+        sentinel = native.new_sentinel()
+        parsed = native.line_checks(native.parse(lines, sentinel), sentinel)
         self.cached = parsed.localCheckpoint(eager=True, storageLevel=level)
         # 2. the distinct config and namespaces sections, checked on the driver by lbctl
         shaped = self.cached.filter("guard")

@@ -172,350 +172,289 @@ def read_text(spark: Any, line_paths: list[str], whole_paths: list[str]) -> Any:
 
 
 def parse(lines: Any, sentinel: str) -> Any:
-    """Add ``s`` (the snapshot struct, or null) and ``guard`` (the line is within what the native
-    path can decide) to ``(uri, text)`` rows."""
+    """Add ``a``, the line decoded as ``[snapshot, {sentinel: 1}]``, to ``(source, text)`` rows
+    (:func:`line_checks` takes it from there)."""
     F = _compat.functions()
     T = _compat.types()
     schema = T.ArrayType(element_schema(sentinel))
     wrapped = F.concat(F.lit("["), F.col("text"), F.lit(f',{{"{sentinel}":1}}]'))
-    a = F.from_json(wrapped, schema, JSON_OPTIONS)
-    text = F.col("text")
-    # contains() is a tight byte loop; the regular expressions run only on the rare hits
-    guard = (
-        F.expr("is_valid_utf8(text)")
-        & ~(text.contains("null") & text.rlike(NULL_RE))
-        & ~(text.contains("\\u") & text.rlike(SURROGATE_RE))
-    )
-    return (lines.withColumn("a", a)
-            .withColumn("guard", guard & (F.coalesce(F.size("a"), F.lit(-1)) == 2)
-                        & (F.col("a")[1][sentinel] == 1) & F.col("a")[0][sentinel].isNull())
-            .withColumn("s", F.col("a")[0]).drop("a"))
-
-
-def sections_of(lines: Any) -> Any:
-    """``(kind, key, json)`` of every line's ``config`` (kind ``c``) and ``namespaces`` (``n``),
-    from a parse that reads nothing else (Jackson skips the rest without building it)."""
-    F = _compat.functions()
-    T = _compat.types()
-    V = T.VariantType()
-    small = T.StructType([T.StructField("config", V), T.StructField("namespaces", V)])
-    s = F.from_json(F.col("text"), small, JSON_OPTIONS)
-    cfg = section_json(s["config"])
-    nss = section_json(s["namespaces"])
-    df = lines.select(cfg.alias("c"), nss.alias("n"))
-    return (df.select(F.lit("c").alias("kind"), F.xxhash64("c").alias("key"), F.col("c").alias("json"))
-            .unionByName(df.select(F.lit("n").alias("kind"), F.xxhash64("n").alias("key"),
-                                   F.col("n").alias("json"))))
-
-
-def section_json(v: Any) -> Any:
-    """A variant section as JSON text (``{}`` when absent): the key of its driver-side check."""
-    F = _compat.functions()
-    return F.when(v.isNull(), F.lit("{}")).otherwise(F.to_json(v))
+    return lines.select("*", F.from_json(wrapped, schema, JSON_OPTIONS).alias("a"))
 
 
 # ------------------------------------------------------------------------------------------
-# the checks, as column expressions
+# the checks, as SQL text
 # ------------------------------------------------------------------------------------------
-def _F() -> Any:
-    return _compat.functions()
-
-
-def _rate(x: Any) -> Any:
-    """A Java double rate/throughput: absent, or finite and >= 0 (Spark orders NaN above all)."""
-    return x.isNull() | ((x >= 0) & (x <= DMAX))
-
-
-def _finite(x: Any) -> Any:
-    return x.isNull() | (_F().abs(x) <= DMAX)
-
-
-def _count(x: Any, top: int = INT_MAX) -> Any:
-    return x.isNull() | ((x >= 0) & (x <= top))
-
-
-def _epoch(x: Any) -> Any:
-    return x.isNull() | ((x >= 0) & (x <= MAX_EPOCH_MS))
-
-
-def _schema_of(v: Any) -> Any:
-    return _F().call_function("schema_of_variant", v)
-
-
-def _is_string(v: Any) -> Any:
-    return _schema_of(v) == "STRING"
-
-
-def _vstring(v: Any) -> Any:
-    return _F().call_function("variant_get", v, _F().lit("$"), _F().lit("string"))
-
-
-def _distinct_keys(m: Any) -> Any:
-    F = _F()
-    return m.isNull() | (F.size(F.array_distinct(F.map_keys(m))) == F.size(m))
-
-
-def _name_ok(n: Any) -> Any:
-    """A full bundle name: the grammar, and lower < upper (fixed-width lower-case hex)."""
-    F = _F()
-    return n.rlike(BUNDLE_RE) & (F.substring(n, -19, 8) < F.substring(n, -8, 8))
-
-
-def _names_ok(arr: Any) -> Any:
-    F = _F()
-    return arr.isNull() | (F.forall(arr, _name_ok)
-                           & (F.size(F.array_distinct(arr)) == F.size(arr)))
-
-
-# Checks over many values at once use Spark's native array functions on a field pulled out of an
-# array of structs (``stats.msgRateIn`` is the array of every bundle's rate): higher-order
-# functions (forall, aggregate) run interpreted, element by element, and are kept for the few
-# rules that need them (names, per-broker sets).
-def _all(arr: Any, lo: float, hi: float) -> Any:
-    """Every non-null element of a numeric array within [lo, hi] (NaN fails: Spark orders it
-    above everything)."""
-    F = _F()
-    return F.coalesce((F.array_min(arr) >= lo) & (F.array_max(arr) <= hi), F.lit(True))
-
-
-def _no_nulls(arr: Any) -> Any:
-    F = _F()
-    return F.coalesce(F.size(F.array_compact(arr)) == F.size(arr), F.lit(True))
-
-
-def _stats_all_ok(stats: Any, counts_top: int = INT_MAX) -> Any:
-    """Every ``NamespaceBundleStats`` of an array: rates finite >= 0, counts in range."""
-    f = stats.getField
-    ok = _all(f("msgRateIn"), 0, DMAX) & _all(f("msgThroughputIn"), 0, DMAX)
-    ok = ok & _all(f("msgRateOut"), 0, DMAX) & _all(f("msgThroughputOut"), 0, DMAX)
-    ok = ok & _all(f("consumerCount"), 0, counts_top) & _all(f("producerCount"), 0, counts_top)
-    return ok & _all(f("topics"), 0, LONG_MAX) & _all(f("cacheSize"), 0, LONG_MAX)
-
-
-def _resources_ok(structs: Any) -> Any:
-    """Each of the five ``{usage, limit}`` of an array of structs holding them: finite."""
-    ok = _F().lit(True)
-    for r in RESOURCES:
-        res = structs.getField(r)
-        ok = ok & _all(res.getField("usage"), -DMAX, DMAX) & _all(res.getField("limit"), -DMAX,
-                                                                  DMAX)
-    return ok
-
-
+# The rules are written as Spark SQL text and handed over in one piece: built with the Column
+# API they cost ~10,000 calls into the JVM per run (seconds), as text one parse. Checks over many
+# values at once use Spark's native array functions on a field pulled out of an array of structs
+# (``map_values(m).msgRateIn`` is the array of every entry's rate): higher-order functions
+# (forall, transform) run interpreted, element by element, and are kept for the rules that need
+# them (names, per-broker sets).
+S = "a[0]"  # the snapshot: the first element of the decoded ``[LINE, {sentinel: 1}]``
+_DMAX = "1.7976931348623157E308D"
+_INT = str(INT_MAX)
+_LONG = f"{LONG_MAX}L"
+_EPOCH = f"{MAX_EPOCH_MS}L"
 RESOURCES = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")
 BROKER_RATES = ("msgRateIn", "msgRateOut", "msgThroughputIn", "msgThroughputOut")
 
 
-def stats_of(b: Any) -> Any:
+def lit(text: str) -> str:
+    """A Spark SQL string literal (backslashes and quotes escaped)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _and(*parts: str) -> str:
+    return "(" + " AND ".join(parts) + ")"
+
+
+def _all(arr: str, lo: str, hi: str) -> str:
+    """Every non-null element of a numeric array within [lo, hi] (NaN fails: Spark orders it
+    above everything; an empty or all-null array passes)."""
+    return f"coalesce(array_min({arr}) >= {lo} AND array_max({arr}) <= {hi}, true)"
+
+
+def _rates(arr: str) -> str:
+    return _all(arr, "0", _DMAX)
+
+
+def _no_nulls(arr: str) -> str:
+    return f"coalesce(size(array_compact({arr})) = size({arr}), true)"
+
+
+def _is_string(v: str) -> str:
+    return f"(schema_of_variant({v}) = 'STRING')"
+
+
+def vstring(v: str) -> str:
+    return f"variant_get({v}, '$', 'string')"
+
+
+def _distinct_keys(m: str) -> str:
+    return f"({m} IS NULL OR size(array_distinct(map_keys({m}))) = size({m}))"
+
+
+def name_ok(n: str) -> str:
+    """A full bundle name: the grammar, and lower < upper (fixed-width lower-case hex)."""
+    return f"({n} RLIKE {lit(BUNDLE_RE)} AND substring({n}, -19, 8) < substring({n}, -8, 8))"
+
+
+def _names_ok(arr: str, var: str) -> str:
+    return (f"({arr} IS NULL OR (forall({arr}, {var} -> {name_ok(var)}) "
+            f"AND size(array_distinct({arr})) = size({arr})))")
+
+
+def stats_of(b: str) -> str:
     """``lastStats``, or the ``bundleStats`` older brokers wrote when there is no ``lastStats``."""
-    return _F().coalesce(b["lastStats"], b["bundleStats"])
+    return f"coalesce({b}.lastStats, {b}.bundleStats)"
 
 
-def _brokers_ok(brokers: Any) -> Any:
+def _stats_all_ok(stats: str, counts_top: str = _INT) -> str:
+    """Every ``NamespaceBundleStats`` of an array: rates finite >= 0, counts in range."""
+    return _and(*[_rates(f"{stats}.{k}") for k in ("msgRateIn", "msgThroughputIn", "msgRateOut",
+                                                  "msgThroughputOut")],
+                _all(f"{stats}.consumerCount", "0", counts_top),
+                _all(f"{stats}.producerCount", "0", counts_top),
+                _all(f"{stats}.topics", "0", _LONG), _all(f"{stats}.cacheSize", "0", _LONG))
+
+
+def _resources_ok(structs: str) -> str:
+    """Each of the five ``{usage, limit}`` of an array of structs holding them: finite."""
+    return _and(*[_all(f"{structs}.{r}.{k}", f"-{_DMAX}", _DMAX)
+                  for r in RESOURCES for k in ("usage", "limit")])
+
+
+def _brokers_ok(brokers: str) -> str:
     """Every ``LocalBrokerData`` of the snapshot (``brokers`` is the map)."""
-    F = _F()
-    b = F.map_values(brokers)
-    ok = _resources_ok(b)
-    for k in BROKER_RATES:
-        ok = ok & _all(b.getField(k), 0, DMAX)
-    for k in ("numTopics", "numBundles", "numConsumers", "numProducers"):
-        ok = ok & _all(b.getField(k), 0, INT_MAX)
-    ok = ok & _all(b.getField("lastUpdate"), 0, MAX_EPOCH_MS)
-    return ok & F.forall(b, _broker_sets_ok)
+    b = f"map_values({brokers})"
+    return _and(_resources_ok(b), *[_rates(f"{b}.{k}") for k in BROKER_RATES],
+                *[_all(f"{b}.{k}", "0", _INT) for k in ("numTopics", "numBundles",
+                                                         "numConsumers", "numProducers")],
+                _all(f"{b}.lastUpdate", "0", _EPOCH), f"forall({b}, b -> {_broker_sets_ok('b')})")
 
 
-def _broker_sets_ok(b: Any) -> Any:
+def _broker_sets_ok(b: str) -> str:
     """What is checked broker by broker: its bundle sets, version string, sums that fit."""
-    F = _F()
     st = stats_of(b)
     # the owned set: lbctl's reader allows ``bundles`` to differ from the stats' keys; the
     # native path takes the usual case (the same set, or no stats at all) and leaves the rest
-    ok = (b["bundles"].isNull() | st.isNull()
-          | (F.array_sort(b["bundles"]) == F.array_sort(F.map_keys(st))))
-    ok = ok & _names_ok(b["lastBundleGains"]) & _names_ok(b["lastBundleLosses"])
-    ok = ok & (b["brokerVersionString"].isNull() | _is_string(b["brokerVersionString"]))
+    parts = [f"({b}.bundles IS NULL OR {st} IS NULL "
+             f"OR array_sort({b}.bundles) = array_sort(map_keys({st})))",
+             _names_ok(f"{b}.lastBundleGains", "g"), _names_ok(f"{b}.lastBundleLosses", "l"),
+             f"({b}.brokerVersionString IS NULL OR {_is_string(f'{b}.brokerVersionString')})"]
     # missing aggregates are sums; a sum past a Java long cannot be stored (lbctl's rows fail)
-    values = F.map_values(st)
     for k in ("topics", "consumerCount", "producerCount"):
-        top = F.coalesce(F.array_max(values.getField(k)), F.lit(0)).cast("double")
-        ok = ok & (st.isNull() | (top * F.size(st) < 9.2e18))
-    return ok
+        top = f"CAST(coalesce(array_max(map_values({st}).{k}), 0) AS DOUBLE)"
+        parts.append(f"({st} IS NULL OR {top} * size({st}) < 9.2E18D)")
+    return _and(*parts)
 
 
-def sum_of(values: Any, field: str, kind: str) -> Any:
-    """``field`` summed over an array of structs left to right, as Java's ``+=`` (absent = 0)."""
-    F = _F()
-
-    def add(acc: Any, x: Any) -> Any:
-        return acc + F.coalesce(x[field], F.lit(0)).cast(kind)
-
-    return F.aggregate(F.coalesce(values, F.array()), F.lit(0).cast(kind), add)
-
-
-def owned_names(s: Any) -> Any:
-    """Every bundle a broker owns, brokers in file order (``ClusterState.owners()``'s order)."""
-    F = _F()
-    return F.flatten(F.transform(F.map_values(s["brokers"]),
-                                 lambda b: F.coalesce(F.map_keys(stats_of(b)), b["bundles"],
-                                                      F.array().cast("array<string>"))))
-
-
-
-
-
-def all_stats(s: Any) -> Any:
+def all_stats(s: str = S) -> str:
     """Every bundle's ``NamespaceBundleStats`` of the snapshot, brokers in order."""
-    F = _F()
-    empty = F.array().cast(f"array<{stats_type().simpleString()}>")
-    return F.flatten(F.transform(F.map_values(s["brokers"]),
-                                 lambda b: F.coalesce(F.map_values(stats_of(b)), empty)))
+    empty = f"CAST(array() AS array<{stats_type().simpleString()}>)"
+    return (f"flatten(transform(map_values({s}.brokers), "
+            f"b -> coalesce(map_values({stats_of('b')}), {empty})))")
 
 
-def _count_array(arr: Any, top: int) -> Any:
-    return _all(arr, 0, top)
+def owned_names(s: str = S) -> str:
+    """Every bundle a broker owns, brokers in file order (``ClusterState.owners()``'s order)."""
+    return (f"flatten(transform(map_values({s}.brokers), "
+            f"b -> coalesce(map_keys({stats_of('b')}), b.bundles, CAST(array() AS array<string>))))")
 
 
-def _tamds_ok(t: Any) -> Any:
+def _tamds_ok(t: str) -> str:
     """``TimeAverageMessageData`` of an array of bundle data: required, maxSamples > 0 and
     required, numSamples <= maxSamples, rates finite >= 0."""
-    F = _F()
-    ms, ns = t.getField("maxSamples"), t.getField("numSamples")
-    return (_no_nulls(t) & _no_nulls(ms) & _all(ms, 1, INT_MAX) & _all(ns, 0, INT_MAX)
-            & F.forall(t, lambda x: F.coalesce(x["numSamples"], F.lit(0)) <= x["maxSamples"])
-            & _all(t.getField("msgThroughputIn"), 0, DMAX)
-            & _all(t.getField("msgThroughputOut"), 0, DMAX)
-            & _all(t.getField("msgRateIn"), 0, DMAX) & _all(t.getField("msgRateOut"), 0, DMAX))
+    return _and(_no_nulls(t), _no_nulls(f"{t}.maxSamples"), _all(f"{t}.maxSamples", "1", _INT),
+                _all(f"{t}.numSamples", "0", _INT),
+                f"forall({t}, x -> coalesce(x.numSamples, 0) <= x.maxSamples)",
+                *[_rates(f"{t}.{k}") for k in ("msgThroughputIn", "msgThroughputOut",
+                                               "msgRateIn", "msgRateOut")])
 
 
-def _blds_ok(x: Any) -> Any:
+def _strings_ok(arr: str, var: str) -> str:
+    return f"({arr} IS NULL OR forall({arr}, {var} -> {_is_string(var)}))"
+
+
+def _blds_ok(x: str) -> str:
     """The extensible ``BrokerLoadData`` of every broker."""
-    F = _F()
-    ok = _resources_ok(x)
-    for k in ("msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut",
-              "msgThroughputEMA", "maxResourceUsage", "weightedMaxEMA"):
-        ok = ok & _all(x.getField(k), 0, DMAX)
-    ok = ok & _all(x.getField("bundleCount"), 0, INT_MAX) & _all(x.getField("topics"), 0, INT_MAX)
-    ok = ok & _all(x.getField("updatedAt"), 0, LONG_MAX)
-    ok = ok & _all(x.getField("reportedAt"), 0, LONG_MAX)
-    return ok & F.forall(x, lambda v: _strings_ok(v["reconstructed"]))
+    return _and(_resources_ok(x),
+                *[_rates(f"{x}.{k}") for k in ("msgThroughputIn", "msgThroughputOut",
+                                               "msgRateIn", "msgRateOut", "msgThroughputEMA",
+                                               "maxResourceUsage", "weightedMaxEMA")],
+                _all(f"{x}.bundleCount", "0", _INT), _all(f"{x}.topics", "0", _INT),
+                _all(f"{x}.updatedAt", "0", _LONG), _all(f"{x}.reportedAt", "0", _LONG),
+                f"forall({x}, v -> {_strings_ok('v.reconstructed', 'r')})")
 
 
-def _strings_ok(arr: Any) -> Any:
-    return arr.isNull() | _F().forall(arr, lambda v: _is_string(v))
-
-
-def _tops_ok(x: Any) -> Any:
+def _tops_ok(x: str) -> str:
     """The extensible ``TopBundlesLoadData`` of every broker."""
-    F = _F()
-    empty = F.array().cast(_top_items_type())
-    items = F.flatten(F.transform(x, lambda v: F.coalesce(v["topBundlesLoadData"], empty)))
-    names = items.getField("bundleName")
-    return (_no_nulls(items) & _stats_all_ok(items.getField("stats"), LONG_MAX)
-            & F.forall(names, lambda n: _is_string(n) & (F.instr(_vstring(n), "/") > 0))
-            & F.forall(x, lambda v: _strings_ok(v["reconstructed"])))
+    top = element_schema("_")["topBundlesLoadData"].dataType.valueType
+    empty = f"CAST(array() AS {top['topBundlesLoadData'].dataType.simpleString()})"
+    items = f"flatten(transform({x}, v -> coalesce(v.topBundlesLoadData, {empty})))"
+    return _and(_no_nulls(items), _stats_all_ok(f"{items}.stats", _LONG),
+                f"forall({items}.bundleName, n -> {_is_string('n')} "
+                f"AND instr({vstring('n')}, '/') > 0)",
+                f"forall({x}, v -> {_strings_ok('v.reconstructed', 'r')})")
 
 
-def _top_items_type() -> str:
-    schema = element_schema("_")
-    top = schema["topBundlesLoadData"].dataType.valueType
-    return str(top["topBundlesLoadData"].dataType.simpleString())
-
-
-def captured_at_ms(v: Any) -> Any:
+def captured_at_ms(v: str) -> str:
     """``capturedAt`` as epoch ms (snapshot_schema's ``parse_captured_at``), null if invalid."""
-    F = _F()
-    t = _schema_of(v)
-    as_int = F.call_function("variant_get", v, F.lit("$"), F.lit("bigint"))
-    text = _vstring(v)
+    text = vstring(v)
 
-    def g(i: int) -> Any:
-        return F.regexp_extract(text, RFC3339_RE, i)
+    def g(i: int, kind: str = "") -> str:
+        e = f"regexp_extract({text}, {lit(RFC3339_RE)}, {i})"
+        return f"CAST({e} AS {kind})" if kind else e
 
-    y, mo, d = g(1).cast("int"), g(2).cast("int"), g(3).cast("int")
-    hh, mi, ss = g(4).cast("long"), g(5).cast("long"), g(6).cast("long")
-    frac, sign = g(7), g(8)
-    oh, om = g(9), g(10)
-    offset_min = F.when(sign == "", F.lit(0)).otherwise(oh.cast("long") * 60 + om.cast("long"))
-    signed = F.when(sign == "-", -offset_min).otherwise(offset_min)
-    days = F.datediff(F.make_date(y, mo, d), F.lit("1970-01-01").cast("date")).cast("long")
-    millis = F.rpad(F.substring(frac, 1, 3), 3, "0").cast("long")
-    seconds = days * 86400 + hh * 3600 + mi * 60 + ss - signed * 60
-    text_ms = F.when(
-        text.rlike(RFC3339_RE) & (y >= 1) & (hh <= 23) & (mi <= 59) & (ss <= 59)
-        & (offset_min < 1440) & F.make_date(y, mo, d).isNotNull(),
-        seconds * 1000 + millis)
-    ms = F.when(t == "BIGINT", as_int).when(t == "STRING", text_ms)
-    return F.when((ms >= 0) & (ms <= MAX_EPOCH_MS), ms)
+    y, mo, d = g(1, "INT"), g(2, "INT"), g(3, "INT")
+    hh, mi, ss = g(4, "BIGINT"), g(5, "BIGINT"), g(6, "BIGINT")
+    offset = f"(CASE WHEN {g(8)} = '' THEN 0L ELSE {g(9, 'BIGINT')} * 60 + {g(10, 'BIGINT')} END)"
+    signed = f"(CASE WHEN {g(8)} = '-' THEN -{offset} ELSE {offset} END)"
+    days = f"CAST(datediff(make_date({y}, {mo}, {d}), DATE'1970-01-01') AS BIGINT)"
+    millis = f"CAST(rpad(substring({g(7)}, 1, 3), 3, '0') AS BIGINT)"
+    seconds = f"({days} * 86400 + {hh} * 3600 + {mi} * 60 + {ss} - {signed} * 60)"
+    valid = _and(f"{text} RLIKE {lit(RFC3339_RE)}", f"{y} >= 1", f"{hh} <= 23", f"{mi} <= 59",
+                 f"{ss} <= 59", f"{offset} < 1440", f"make_date({y}, {mo}, {d}) IS NOT NULL")
+    ms = (f"(CASE schema_of_variant({v}) WHEN 'BIGINT' THEN variant_get({v}, '$', 'bigint') "
+          f"WHEN 'STRING' THEN (CASE WHEN {valid} THEN {seconds} * 1000 + {millis} END) END)")
+    return f"(CASE WHEN {ms} BETWEEN 0 AND {_EPOCH} THEN {ms} END)"
 
 
-def line_checks(df: Any) -> Any:
-    """Add the snapshot's fields and ``ok`` (every rule of the reader that needs no driver-side
-    table) to parsed lines."""
-    F = _F()
-    s = F.col("s")
-    lm = s["loadManager"]
-    df = df.select(
-        "*",
-        _vstring(s["cluster"]).alias("cluster"),
-        captured_at_ms(s["capturedAt"]).alias("captured_at"),
-        F.when(lm.isNull(), F.lit("modular")).otherwise(_vstring(lm)).alias("load_manager"),
-        section_json(s["config"]).alias("config_json"),
-        section_json(s["namespaces"]).alias("namespaces_json"),
-        owned_names(s).alias("owned"),
-    )
-    brokers = s["brokers"]
-    ok = (
-        F.col("guard") & s.isNotNull()
-        & _is_string(s["format"]) & (_vstring(s["format"]) == FORMAT)
-        & _is_string(s["cluster"]) & (F.length("cluster") > 0)
-        & F.col("captured_at").isNotNull()
-        & (lm.isNull() | (_is_string(lm) & F.col("load_manager").isin("modular", "extensible")))
-        & (s["config"].isNull() | _schema_of(s["config"]).startswith("OBJECT"))
-        & (s["namespaces"].isNull() | _schema_of(s["namespaces"]).startswith("OBJECT"))
-        & brokers.isNotNull() & _distinct_keys(brokers)
-        & F.forall(F.map_keys(brokers), lambda k: F.length(k) > 0)
-        & _brokers_ok(brokers)
-        & _stats_all_ok(all_stats(s))
-        & (F.size(F.array_distinct("owned")) == F.size("owned"))
-        & F.forall("owned", _name_ok)
-    )
-    bd = s["bundleData"]
-    bdv = F.map_values(bd)
-    ok = ok & (bd.isNull() | (
-        _distinct_keys(bd) & F.forall(F.map_keys(bd), _name_ok)
-        & _no_nulls(bdv) & _count_array(bdv.getField("topics"), LONG_MAX)
-        & _tamds_ok(bdv.getField("shortTermData")) & _tamds_ok(bdv.getField("longTermData"))))
-    tp = s["topics"]
-    tpv = F.map_values(tp)
-    ok = ok & (tp.isNull() | (
-        _distinct_keys(tp) & F.forall(F.map_keys(tp), lambda k: k.rlike(TOPIC_RE))
-        & _no_nulls(tpv)
-        & _all(tpv.getField("msgRateIn"), 0, DMAX) & _all(tpv.getField("msgRateOut"), 0, DMAX)
-        & _all(tpv.getField("msgThroughputIn"), 0, DMAX)
-        & _all(tpv.getField("msgThroughputOut"), 0, DMAX)
-        & _count_array(tpv.getField("producerCount"), INT_MAX)
-        & _count_array(tpv.getField("consumerCount"), INT_MAX)))
-    ru = s["recentlyUnloaded"]
-    ok = ok & (ru.isNull() | (_distinct_keys(ru) & F.forall(F.map_keys(ru), _name_ok)
-                              & _no_nulls(F.map_values(ru))
-                              & _all(F.map_values(ru), 0, MAX_EPOCH_MS)))
-    rub = s["recentlyUnloadedBrokers"]
-    ok = ok & (rub.isNull() | (_distinct_keys(rub) & _no_nulls(F.map_values(rub))
-                               & _all(F.map_values(rub), 0, MAX_EPOCH_MS)))
-    bld = s["brokerLoadData"]
-    bldv = F.map_values(bld)
-    ok = ok & (bld.isNull() | (_distinct_keys(bld) & _no_nulls(bldv) & _blds_ok(bldv)))
-    top = s["topBundlesLoadData"]
-    topv = F.map_values(top)
-    ok = ok & (top.isNull() | (_distinct_keys(top) & _no_nulls(topv) & _tops_ok(topv)))
-    return df.withColumn("ok", F.coalesce(ok, F.lit(False))) \
-        .withColumn("config_key", F.xxhash64("config_json")) \
-        .withColumn("namespaces_key", F.xxhash64("namespaces_json"))
+def section_json(v: str) -> str:
+    """A variant section as JSON text (``{}`` when absent): the key of its driver-side check."""
+    return f"(CASE WHEN {v} IS NULL THEN '{{}}' ELSE to_json({v}) END)"
+
+
+def guard_sql(sentinel: str) -> str:
+    """The line is within what the native path decides: one JSON value, valid UTF-8, no
+    ``null`` and no surrogate escape (``contains`` is a tight byte loop; the regular
+    expressions run only on the rare hits)."""
+    return _and("is_valid_utf8(text)",
+                f"NOT (contains(text, 'null') AND text RLIKE {lit(NULL_RE)})",
+                f"NOT (contains(text, {lit(chr(92) + 'u')}) AND text RLIKE {lit(SURROGATE_RE)})",
+                "coalesce(size(a), -1) = 2", f"a[1].`{sentinel}` = 1",
+                f"a[0].`{sentinel}` IS NULL")
+
+
+def ok_sql(sentinel: str) -> str:
+    """Every rule of lbctl's reader that needs no driver-side table, as one SQL predicate."""
+    s = S
+    lm = f"{s}.loadManager"
+    owned = owned_names(s)
+    rules = [
+        guard_sql(sentinel), f"{s} IS NOT NULL",
+        _is_string(f"{s}.format"), f"{vstring(f'{s}.format')} = {lit(FORMAT)}",
+        _is_string(f"{s}.cluster"), f"length({vstring(f'{s}.cluster')}) > 0",
+        f"{captured_at_ms(f'{s}.capturedAt')} IS NOT NULL",
+        f"({lm} IS NULL OR ({_is_string(lm)} AND {vstring(lm)} IN ('modular', 'extensible')))",
+        f"({s}.config IS NULL OR startswith(schema_of_variant({s}.config), 'OBJECT'))",
+        f"({s}.namespaces IS NULL OR startswith(schema_of_variant({s}.namespaces), 'OBJECT'))",
+        f"{s}.brokers IS NOT NULL", _distinct_keys(f"{s}.brokers"),
+        f"forall(map_keys({s}.brokers), k -> length(k) > 0)",
+        _brokers_ok(f"{s}.brokers"), _stats_all_ok(all_stats(s)),
+        f"size(array_distinct({owned})) = size({owned})",
+        f"forall({owned}, n -> {name_ok('n')})",
+    ]
+    bd, bdv = f"{s}.bundleData", f"map_values({s}.bundleData)"
+    rules.append(f"({bd} IS NULL OR " + _and(
+        _distinct_keys(bd), f"forall(map_keys({bd}), n -> {name_ok('n')})", _no_nulls(bdv),
+        _all(f"{bdv}.topics", "0", _LONG), _tamds_ok(f"{bdv}.shortTermData"),
+        _tamds_ok(f"{bdv}.longTermData")) + ")")
+    tp, tpv = f"{s}.topics", f"map_values({s}.topics)"
+    rules.append(f"({tp} IS NULL OR " + _and(
+        _distinct_keys(tp), f"forall(map_keys({tp}), t -> t RLIKE {lit(TOPIC_RE)})",
+        _no_nulls(tpv), *[_rates(f"{tpv}.{k}") for k in ("msgRateIn", "msgRateOut",
+                                                          "msgThroughputIn", "msgThroughputOut")],
+        _all(f"{tpv}.producerCount", "0", _INT), _all(f"{tpv}.consumerCount", "0", _INT)) + ")")
+    ru = f"{s}.recentlyUnloaded"
+    rules.append(f"({ru} IS NULL OR " + _and(
+        _distinct_keys(ru), f"forall(map_keys({ru}), n -> {name_ok('n')})",
+        _no_nulls(f"map_values({ru})"), _all(f"map_values({ru})", "0", _EPOCH)) + ")")
+    rub = f"{s}.recentlyUnloadedBrokers"
+    rules.append(f"({rub} IS NULL OR " + _and(
+        _distinct_keys(rub), _no_nulls(f"map_values({rub})"),
+        _all(f"map_values({rub})", "0", _EPOCH)) + ")")
+    bld = f"{s}.brokerLoadData"
+    rules.append(f"({bld} IS NULL OR " + _and(
+        _distinct_keys(bld), _no_nulls(f"map_values({bld})"), _blds_ok(f"map_values({bld})"))
+        + ")")
+    top = f"{s}.topBundlesLoadData"
+    rules.append(f"({top} IS NULL OR " + _and(
+        _distinct_keys(top), _no_nulls(f"map_values({top})"), _tops_ok(f"map_values({top})"))
+        + ")")
+    return f"coalesce({_and(*rules)}, false)"
+
+
+def line_checks(df: Any, sentinel: str) -> Any:
+    """From parsed lines (:func:`parse`): the snapshot ``s``, its fields, ``guard``, ``ok``
+    (every rule of the reader that needs no driver-side table), the keys of its ``config`` and
+    ``namespaces`` sections, a line id ``uid`` and a content hash ``h`` — in one projection
+    (every DataFrame step re-checks the whole plan, and this plan is large)."""
+    F = _compat.functions()
+    s = S
+    cols = {
+        "s": s,
+        "guard": guard_sql(sentinel),
+        "cluster": vstring(f"{s}.cluster"),
+        "captured_at": captured_at_ms(f"{s}.capturedAt"),
+        "load_manager": (f"(CASE WHEN {s}.loadManager IS NULL THEN 'modular' "
+                         f"ELSE {vstring(f'{s}.loadManager')} END)"),
+        "config_json": section_json(f"{s}.config"),
+        "namespaces_json": section_json(f"{s}.namespaces"),
+        "owned": owned_names(s),
+        "ok": ok_sql(sentinel),
+        "config_key": f"xxhash64({section_json(f'{s}.config')})",
+        "namespaces_key": f"xxhash64({section_json(f'{s}.namespaces')})",
+        "uid": "monotonically_increasing_id()",
+        "h": "xxhash64(text)",
+    }
+    return df.select("source", "text", *[F.expr(e).alias(n) for n, e in cols.items()])
 
 
 def ns_part(n: Any) -> Any:
     """``namespace_of`` of a valid bundle name: everything before its ``/0x…_0x…`` tail."""
-    return n.substr(_F().lit(1), _F().length(n) - _RANGE_TAIL)
+    F = _compat.functions()
+    return n.substr(F.lit(1), F.length(n) - _RANGE_TAIL)
 
 
 def overlap_ok(owned: Any, ns_names: Any, ns_listed: Any) -> Any:
@@ -523,9 +462,13 @@ def overlap_ok(owned: Any, ns_names: Any, ns_listed: Any) -> Any:
     (snapshot_schema's ``_NameCache._check_overlap``): what is left of the owned names after
     removing the listed ranges' names must belong to unlisted namespaces. Hash-set operations,
     so linear in the snapshot's size."""
-    F = _F()
+    F = _compat.functions()
     rest = F.array_except(owned, ns_names)
     return F.size(F.array_intersect(F.transform(rest, ns_part), ns_listed)) == 0
+
+
+def _F() -> Any:
+    return _compat.functions()
 
 
 # ------------------------------------------------------------------------------------------

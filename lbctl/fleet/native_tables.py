@@ -13,15 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from lbctl.fleet import _compat
-from lbctl.fleet.native import (
-    finite_or_null,
-    java_max,
-    ns_part,
-    percent,
-    stats_of,
-    stats_type,
-    sum_of,
-)
+from lbctl.fleet.native import finite_or_null, java_max, ns_part, percent, stats_type
 from lbctl.fleet.rows import table_schema
 
 DAY_MS = 86_400_000
@@ -29,6 +21,22 @@ DAY_MS = 86_400_000
 
 def _F() -> Any:
     return _compat.functions()
+
+
+def stats_of(b: Any) -> Any:
+    """``lastStats``, or the ``bundleStats`` older brokers wrote when there is no ``lastStats``."""
+    return _F().coalesce(b["lastStats"], b["bundleStats"])
+
+
+def sum_of(values: Any, field: str, kind: str) -> Any:
+    """``field`` summed over an array of structs left to right, as Java's ``+=`` (absent = 0):
+    ``LocalBrokerData.update``'s aggregates of a report that lacks them."""
+    F = _F()
+
+    def add(acc: Any, x: Any) -> Any:
+        return acc + F.coalesce(x[field], F.lit(0)).cast(kind)
+
+    return F.aggregate(F.coalesce(values, F.array()), F.lit(0).cast(kind), add)
 
 
 def select_table(df: Any, table: str) -> Any:

@@ -8,8 +8,8 @@ Why each default:
   hostname lookups, no warnings, nothing listening on the network.
 * in local mode: no web UI, no console progress bar (lbctl draws its own, :mod:`lbctl.fleet.progress`), log
   level ERROR, UTC session time zone, and sizes fitted to the machine (:func:`local_tuning`):
-  shuffle partitions from the cores, 64 MiB input splits (JSON decoding is the costly part, so
-  splits small enough to keep every core busy), driver memory a quarter of the machine's (the
+  shuffle partitions from the cores, input splits of at most 64 MiB and at least four per core
+  (JSON decoding is the costly part: splits small and even enough to keep every core busy), driver memory a quarter of the machine's (the
   driver JVM is the executor in local mode; 1–8 GiB), and for inputs under 1 GiB the C1 JIT
   only (``-XX:TieredStopAtLevel=1``: a job of seconds spends more time optimising code with C2
   than it gains).
@@ -67,6 +67,9 @@ def local_tuning(input_bytes: int | None = None) -> dict[str, str]:
     conf = {
         "spark.sql.shuffle.partitions": str(max(8, 2 * cores)),
         "spark.sql.files.maxPartitionBytes": "64m",
+        # at least 4 splits per core: small inputs are cut evenly instead of into a few 64 MiB
+        # splits and a straggler
+        "spark.sql.files.minPartitionNum": str(4 * cores),
         "spark.driver.memory": f"{_driver_memory_mib()}m",
     }
     if input_bytes is not None and input_bytes < SMALL_JOB_BYTES:
