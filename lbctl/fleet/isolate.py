@@ -67,6 +67,8 @@ def _stop(child: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         child.kill()
         child.wait()
+    if child.stdout is not None:  # a crashed child leaves its pipe open otherwise
+        child.stdout.close()
 
 
 def _one(child: subprocess.Popen[bytes], path: str) -> Generator[Batch, None, bool]:
