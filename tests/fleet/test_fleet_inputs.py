@@ -67,7 +67,50 @@ def test_spark_file_uris_are_recognised_in_read_errors() -> None:
     assert _failed_file(RuntimeError("something else"), uris) is None
 
 
-def test_a_yaml_that_crashes_the_reader_costs_one_line(tmp_path) -> None:
+#: the isolation child with one change: reading a file named ``crash.yaml`` kills it with SIGSEGV
+#: (what libyaml does on a document nested too deeply, whatever bounds the reader grows)
+_CRASHING_CHILD = """
+import os, signal
+import lbctl.fleet.isolate as isolate
+real = isolate.file_rows
+def file_rows(path):
+    if path.endswith("crash.yaml"):
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return real(path)
+isolate.file_rows = file_rows
+isolate.main()
+"""
+
+
+def test_a_reader_that_crashes_costs_one_line_and_a_new_child_reads_on(tmp_path,
+                                                                       monkeypatch) -> None:
+    import subprocess
+    import sys
+
+    from lbctl.fleet import isolate
+
+    good = tmp_path / "good.yaml"
+    good.write_text((CORPUS / "west" / "snap-002.yaml").read_text())
+    crash = tmp_path / "crash.yaml"
+    crash.write_text(good.read_text())
+    started = []
+
+    def start() -> subprocess.Popen[bytes]:
+        started.append(1)
+        return subprocess.Popen([sys.executable, "-c", _CRASHING_CHILD], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    monkeypatch.setattr(isolate, "_start", start)
+    batches = list(isolated_file_rows([str(good), str(crash), str(good)]))
+    kinds = [(b.cols["source"][0], b.cols["kind"][0]) for b in batches]
+    assert kinds == [(str(good), "snapshot"), (str(crash), "error"), (str(good), "snapshot")]
+    assert batches[1].cols["message"][0] == (
+        f"{crash}: cannot read: the reader crashed (SIGSEGV); a YAML document nested too "
+        "deeply does this")
+    assert len(started) == 2  # the crash cost one child; the next file got a new one
+
+
+def test_a_yaml_nested_too_deeply_costs_one_line(tmp_path) -> None:
     good = tmp_path / "good.yaml"
     good.write_text((CORPUS / "west" / "snap-002.yaml").read_text())
     deep = tmp_path / "deep.yaml"
@@ -78,6 +121,6 @@ def test_a_yaml_that_crashes_the_reader_costs_one_line(tmp_path) -> None:
     batches = list(isolated_file_rows([str(good), str(deep), str(good)]))
     kinds = [(b.cols["source"][0], b.cols["kind"][0]) for b in batches]
     assert kinds == [(str(good), "snapshot"), (str(deep), "error"), (str(good), "snapshot")]
-    crash = batches[1].cols["message"][0]
-    assert crash.startswith(f"{deep}: cannot read: the reader crashed (SIG")
-    assert "\n" not in crash
+    # libyaml's stack overflow (a crash) or a reader that bounds the nesting: one line either way
+    message = batches[1].cols["message"][0]
+    assert message.startswith(f"{deep}: ") and "\n" not in message
