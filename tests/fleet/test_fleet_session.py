@@ -18,6 +18,7 @@ def test_local_defaults_follow_the_machine_and_the_input_size() -> None:
     cores = os.cpu_count() or 2
     assert small["spark.sql.shuffle.partitions"] == str(max(8, 2 * cores))
     assert small["spark.sql.files.maxPartitionBytes"] == "64m"
+    assert small["spark.sql.files.minPartitionNum"] == str(4 * cores)
     mib = int(small["spark.driver.memory"].removesuffix("m"))
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
     assert mib == max(1024, min(8192, total // 4))
