@@ -252,7 +252,8 @@ def _run(spark: Any, todo: list[InputFile], run: Path, out: Path, result: Ingest
     kinds = {f.path: native_kind(f) for f in todo}
     native_files = [f.path for f in todo if kinds[f.path] is not None]
     reader_files = [f.path for f in todo if kinds[f.path] is None]
-    staged = _Native(spark, kinds, progress)
+    sizes = {f.path: f.size for f in todo}
+    staged = _Native(spark, kinds, sizes, progress)
     try:
         rejected = staged.run(native_files)
         reader_files = sorted({*reader_files, *rejected})
@@ -273,9 +274,11 @@ def _run(spark: Any, todo: list[InputFile], run: Path, out: Path, result: Ingest
 class _Native:
     """The native parse: cached parsed lines, the driver-side section tables, per-file verdicts."""
 
-    def __init__(self, spark: Any, kinds: dict[str, str | None], progress: Progress) -> None:
+    def __init__(self, spark: Any, kinds: dict[str, str | None], sizes: dict[str, int],
+                 progress: Progress) -> None:
         self.spark = spark
         self.kinds = kinds
+        self.sizes = sizes
         self.progress = progress
         self.cached: Any = None
         self.good: Any = None  # validated lines of the files the native path accepts
@@ -312,8 +315,9 @@ class _Native:
         level = _compat.storage_level().StorageLevel.MEMORY_AND_DISK
         lines = native.read_text(spark, [p for p in paths if self.kinds[p] == "lines"],
                                  [p for p in paths if self.kinds[p] == "whole"])
-        uri_map = spark.createDataFrame([(file_uri(p), p) for p in paths],
-                                        "uri string, source string")
+        uri_map = spark.createDataFrame(
+            [(file_uri(p), p, native.check_keys(self.sizes[p])) for p in paths],
+            "uri string, source string, check_keys boolean")
         lines = lines.join(F.broadcast(uri_map), "uri").drop("uri")
         # 1. the full parse and every check that needs no driver-side table, materialized once
         #    (a local checkpoint: later jobs see a small plan instead of re-planning the checks)

@@ -22,6 +22,10 @@ is sent to lbctl:
   numbers too large for a double become infinity and fail the range checks;
 * invalid UTF-8 and ``\\uD800``-style surrogate escapes go to lbctl (Spark would replace them);
 * duplicate keys in a map (Spark keeps both entries, Python the last) go to lbctl;
+* a key twice in any one object of a document small enough for lbctl's reader to check for
+  repeated keys (:data:`DUPLICATE_CHECK_BYTES`): Spark's struct keeps one value, the reader may
+  refuse the document, so such a line goes to lbctl (``try_parse_json``, which refuses repeated
+  keys, is run only on the lines of those files: ``check_keys``);
 * a broker whose ``bundles`` is not a permutation of its ``lastStats`` keys goes to lbctl.
 
 The ``config`` and ``namespaces`` sections are few and repeat from snapshot to snapshot: their
@@ -59,6 +63,16 @@ RFC3339_RE = (r"^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2}):([0-
 NULL_RE = r"[\[:,][ \t\r\n]*null"
 SURROGATE_RE = r"\\u[dD][89abcdefABCDEF]"
 _RANGE_TAIL = 22  # len("/0xLLLLLLLL_0xUUUUUUUU")
+#: lbctl's reader checks JSON documents up to this size (after gunzip) for repeated object keys
+#: (``lbctl.sources.snapshot``); a gzip file is never much smaller than its content, so files
+#: up to this size plus a margin on disk are the ones whose lines are checked here
+DUPLICATE_CHECK_BYTES = 4 << 20
+DUPLICATE_CHECK_MARGIN = 64 << 10
+
+
+def check_keys(size: int) -> bool:
+    """Whether the lines of a file of ``size`` bytes on disk are checked for repeated keys."""
+    return size <= DUPLICATE_CHECK_BYTES + DUPLICATE_CHECK_MARGIN
 
 #: Spark's JSON reader made as strict as JSON (and orjson) is
 JSON_OPTIONS = {
@@ -367,13 +381,15 @@ def section_json(v: str) -> str:
 
 def guard_sql(sentinel: str) -> str:
     """The line is within what the native path decides: one JSON value, valid UTF-8, no
-    ``null`` and no surrogate escape (``contains`` is a tight byte loop; the regular
-    expressions run only on the rare hits)."""
+    ``null``, no surrogate escape (``contains`` is a tight byte loop; the regular
+    expressions run only on the rare hits) and, where ``check_keys``, no object with a key
+    twice."""
     return _and("is_valid_utf8(text)",
                 f"NOT (contains(text, 'null') AND text RLIKE {lit(NULL_RE)})",
                 f"NOT (contains(text, {lit(chr(92) + 'u')}) AND text RLIKE {lit(SURROGATE_RE)})",
                 "coalesce(size(a), -1) = 2", f"a[1].`{sentinel}` = 1",
-                f"a[0].`{sentinel}` IS NULL")
+                f"a[0].`{sentinel}` IS NULL",
+                "(NOT check_keys OR try_parse_json(text) IS NOT NULL)")
 
 
 def ok_sql(sentinel: str) -> str:

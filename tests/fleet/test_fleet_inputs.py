@@ -124,3 +124,13 @@ def test_a_yaml_nested_too_deeply_costs_one_line(tmp_path) -> None:
     # libyaml's stack overflow (a crash) or a reader that bounds the nesting: one line either way
     message = batches[1].cols["message"][0]
     assert message.startswith(f"{deep}: ") and "\n" not in message
+
+
+def test_every_file_the_reader_checks_for_repeated_keys_is_checked_natively() -> None:
+    from lbctl.fleet.native import DUPLICATE_CHECK_BYTES, check_keys
+
+    assert check_keys(0) and check_keys(DUPLICATE_CHECK_BYTES)
+    # incompressible content at the reader's limit: the gzip file is a little larger than it
+    gz = gzip.compress(os.urandom(DUPLICATE_CHECK_BYTES), compresslevel=9)
+    assert len(gz) > DUPLICATE_CHECK_BYTES and check_keys(len(gz))
+    assert not check_keys(2 * DUPLICATE_CHECK_BYTES)  # large files skip the extra parse
