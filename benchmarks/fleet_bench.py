@@ -1,21 +1,33 @@
-"""Time `fleet ingest` + `fleet report` on Spark local mode next to a single-process pandas run.
+"""`lbctl fleet ingest` + `report` on Spark (local mode) next to one pandas process doing the same.
 
     python benchmarks/fleet_bench.py                 # 1M and 10M bundle-sample rows
     python benchmarks/fleet_bench.py --sizes 1       # only 1M (sizes in millions of rows)
+    python benchmarks/fleet_bench.py --sizes 1 --engines spark
 
-For each size a synthetic fleet is generated once (benchmarks/fleet_gen.py: 4 clusters × 10
-brokers × 250 bundles × N samples) under --work. Each engine runs in its own child process, so
-peak memory is that process's alone: for Spark the driver (Python) and, separately, the JVM it
-starts; for pandas the one process. Both parse with lbctl's reader (lbctl.fleet.rows) and compute
-the report's per-sample spreads, moves and bounce-backs and the per-cluster summary; Spark also
-writes the Parquet tables (ingest), pandas keeps everything in memory.
-Prints wall time, bundle-sample rows/s and peak RSS per engine, and the ratios.
+For each size a synthetic fleet is generated once under ``--work`` (benchmarks/fleet_gen.py:
+4 clusters × 10 brokers × 250 bundles × N one-minute samples, ``.jsonl`` files of 100 snapshots).
+Each engine runs in a child process of its own:
+
+* **spark**: exactly what the CLI runs — a session with lbctl's local-mode defaults, then
+  ``lbctl.fleet.ingest.ingest`` (the native path: Spark's JSON reader, SQL checks, Parquet) and
+  ``lbctl.fleet.report.compute``;
+* **pandas** (the baseline): one Python process reads every file with lbctl's reader
+  (``lbctl.fleet.rows.file_rows``: the same validation), keeps the broker and bundle columns the
+  report needs, and computes the same per-sample spreads, moves and bounce-backs with pandas, and
+  the same per-cluster summary (``lbctl.fleet.report.summarize``).
+
+Printed per engine: wall seconds, CPU seconds (the process and everything it started: the JVM,
+Python workers), peak RSS (for Spark: the Python driver, and separately the JVM); then the
+ratios spark/pandas, and the 1-minute load average before and after (the machine is shared:
+CPU seconds are the figure to trust when it is busy; wall seconds only on a quiet machine).
+Both engines must find the same moves (checked).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -23,12 +35,33 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+CLUSTERS, BROKERS, BUNDLES = 4, 10, 250
+
+
+def tree_cpu_seconds(pid: int | None = None) -> float:
+    """User + system CPU of a process and its live descendants (from /proc)."""
+    kids: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                fields = Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            kids.setdefault(int(fields[1]), []).append(int(d))
+    total, todo = 0, [pid or os.getpid()]
+    while todo:
+        p = todo.pop()
+        todo += kids.get(p, [])
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError):
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def descendants_peak_mb() -> float:
     """Sum of peak RSS (VmHWM) of this process's descendants: the JVM and its Python workers."""
-    import os
-
     kids: dict[int, list[int]] = {}
     for d in os.listdir("/proc"):
         if d.isdigit():
@@ -51,76 +84,105 @@ def descendants_peak_mb() -> float:
 
 
 def spark_run(src: str, work: str) -> dict:
+    from lbctl.fleet.files import list_inputs
     from lbctl.fleet.ingest import ingest
+    from lbctl.fleet.progress import Progress
     from lbctl.fleet.report import ReportOptions, compute
     from lbctl.fleet.session import spark_session
 
+    size = sum(f.size for f in list_inputs([src]).files)
     t0 = time.perf_counter()
-    spark = spark_session("local[*]", {"spark.driver.memory": "2g"})
+    spark = spark_session(None, {}, input_bytes=size)
     t1 = time.perf_counter()
     out = Path(work) / "tables"
-    ingest([src], out, session=lambda: spark)
+    res = ingest([src], out, session=lambda: spark)
     t2 = time.perf_counter()
-    from lbctl.fleet.progress import Progress
-
     rep = compute(spark, out, ReportOptions(), Progress(enabled=False))
     t3 = time.perf_counter()
+    cpu = tree_cpu_seconds()
     jvm = descendants_peak_mb()
     spark.stop()
-    return {"jvm_rss_mb": jvm, "start": t1 - t0, "ingest": t2 - t1, "report": t3 - t2, "clusters": len(rep.clusters),
-            "moves": int(rep.clusters["moves"].sum())}
+    return {"cpu": cpu, "jvm_rss_mb": jvm, "start": t1 - t0, "ingest": t2 - t1,
+            "report": t3 - t2, "clusters": len(rep.clusters), "files": res.files_found,
+            "native_files": res.native_files, "moves": int(rep.clusters["moves"].sum()),
+            "bounces": int(rep.clusters["bounces"].sum())}
 
 
 def pandas_run(src: str, work: str) -> dict:
+    import numpy as np
     import pandas as pd
 
     from lbctl.fleet.files import list_inputs
-    from lbctl.fleet.ingest import batch_frame
     from lbctl.fleet.report import finish_samples, summarize
     from lbctl.fleet.rows import file_rows
 
     t0 = time.perf_counter()
-    frames = [batch_frame(b) for f in list_inputs([src]) for b in file_rows(f.path)]
-    rows = pd.concat(frames, ignore_index=True)
-    del frames
+    brokers, bundles, snaps = [], [], []
+    for f in list_inputs([src]).files:
+        for batch in file_rows(f.path):
+            cols = batch.cols
+            kind = np.array(cols["kind"], dtype=object)
+
+            def pick(k: str, names: list[str], kind: np.ndarray = kind,
+                     cols: dict = cols) -> pd.DataFrame:
+                m = kind == k
+                return pd.DataFrame({n: np.array(cols[n], dtype=object)[m] for n in names})
+
+            snaps.append(pick("snapshot", ["cluster", "captured_at", "overloaded_threshold"]))
+            brokers.append(pick("broker", ["cluster", "captured_at", "weighted_max_usage",
+                                           "msg_rate_in", "msg_rate_out", "msg_throughput_in",
+                                           "msg_throughput_out"]))
+            bundles.append(pick("bundle", ["cluster", "captured_at", "bundle", "broker"]))
+    snap = pd.concat(snaps, ignore_index=True)
+    br = pd.concat(brokers, ignore_index=True)
+    bu = pd.concat(bundles, ignore_index=True)
+    for df in (snap, br, bu):
+        df["cluster"] = df["cluster"].astype("category")
+        df["captured_at"] = df["captured_at"].astype("int64")
+    for c in ("bundle", "broker"):
+        bu[c] = bu[c].astype("category")
     t1 = time.perf_counter()
     keys = ["cluster", "captured_at"]
-    br = rows[rows["kind"] == "broker"].assign(
-        rate=lambda d: d["msg_rate_in"] + d["msg_rate_out"],
-        tput=lambda d: d["msg_throughput_in"] + d["msg_throughput_out"])
-    snaps = rows.loc[rows["kind"] == "snapshot", [*keys, "overloaded_threshold"]]
-    br = br.drop(columns=["overloaded_threshold"]).merge(snaps, on=keys)
+    for c in ("weighted_max_usage", "msg_rate_in", "msg_rate_out", "msg_throughput_in",
+              "msg_throughput_out"):
+        br[c] = br[c].astype("float64")
+    br["rate"] = br["msg_rate_in"] + br["msg_rate_out"]
+    br["tput"] = br["msg_throughput_in"] + br["msg_throughput_out"]
+    snap["overloaded_threshold"] = snap["overloaded_threshold"].astype("float64")
+    br = br.merge(snap, on=keys)
     br["overloaded"] = (br["weighted_max_usage"] >= br["overloaded_threshold"] / 100).astype(int)
     br["idle"] = (br["rate"] == 0).astype(int)
-    g = br.groupby(keys)
+    g = br.groupby(keys, observed=True)
     per = pd.DataFrame({"brokers": g.size(), "usage_range": g["weighted_max_usage"].max()
                         - g["weighted_max_usage"].min(), "overloaded": g["overloaded"].sum(),
                         "idle": g["idle"].sum()})
     for c in ("rate", "tput"):
         per[f"{c}_mean"], per[f"{c}_std"] = g[c].mean(), g[c].std(ddof=0)
         per[f"{c}_min"], per[f"{c}_max"] = g[c].min(), g[c].max()
-    bu = rows.loc[rows["kind"] == "bundle", [*keys, "bundle", "broker"]].sort_values(
-        ["cluster", "bundle", "captured_at"])
+    bu = bu.sort_values(["cluster", "bundle", "captured_at"], kind="stable")
     same = (bu["cluster"] == bu["cluster"].shift()) & (bu["bundle"] == bu["bundle"].shift())
+    owner = bu["broker"].astype(str)
     bu["has_prev"] = same.astype(int)
-    bu["moved"] = (same & (bu["broker"] != bu["broker"].shift())).astype(int)
+    bu["moved"] = (same & (owner != owner.shift())).astype(int)
     bounced = pd.Series(False, index=bu.index)
-    for k in range(1, 11):
+    for k in range(2, 11):
         ok = (bu["cluster"] == bu["cluster"].shift(k)) & (bu["bundle"] == bu["bundle"].shift(k))
-        bounced |= ok & (bu["broker"] == bu["broker"].shift(k))
+        bounced |= ok & (owner == owner.shift(k))
     bu["bounced"] = (bounced & (bu["moved"] == 1)).astype(int)
-    gb = bu.groupby(keys)
+    gb = bu.groupby(keys, observed=True)
     per["bundles"] = gb.size()
     for c in ("moved", "bounced", "has_prev"):
         per[c] = gb[c].sum()
     for c in ("over_split", "oversized", "unsplittable"):
         per[c] = 0  # the synthetic fleet has none; kept for the same summary code
     per = per.reset_index()
+    per["cluster"] = per["cluster"].astype(str)
     summary = summarize(per)
     finish_samples(per)
     t2 = time.perf_counter()
-    return {"parse": t1 - t0, "report": t2 - t1, "clusters": len(summary),
-            "moves": int(summary["moves"].sum())}
+    return {"cpu": tree_cpu_seconds(), "parse": t1 - t0, "report": t2 - t1,
+            "clusters": len(summary), "moves": int(summary["moves"].sum()),
+            "bounces": int(summary["bounces"].sum())}
 
 
 def child(engine: str, src: str, work: str) -> None:
@@ -131,25 +193,30 @@ def child(engine: str, src: str, work: str) -> None:
     res = spark_run(src, work) if engine == "spark" else pandas_run(src, work)
     res["wall"] = time.perf_counter() - t
     res["self_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    res["children_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print("RESULT " + json.dumps(res))
+    print("RESULT " + json.dumps(res), flush=True)
 
 
-def run(engine: str, src: Path, work: Path) -> dict:
+def run(engine: str, src: Path, work: Path, timeout: float | None) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     subprocess.run(["rm", "-rf", str(work / "tables")], check=True)
     p = subprocess.run([sys.executable, __file__, "--child", engine, str(src), str(work)],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, timeout=timeout)
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[7:])
+            return dict(json.loads(line[7:]))
     raise SystemExit(f"{engine} run failed:\n{p.stderr[-3000:]}")
+
+
+def load() -> float:
+    return os.getloadavg()[0]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=float, nargs="*", default=[1, 10], help="millions of rows")
+    ap.add_argument("--engines", nargs="*", default=["spark", "pandas"])
     ap.add_argument("--work", type=Path, default=Path("/tmp/lbctl-fleet-bench"))
+    ap.add_argument("--timeout", type=float, default=None, help="seconds per engine run")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -158,24 +225,54 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     from fleet_gen import generate
 
+    print(f"machine: {os.cpu_count()} cores; CPU seconds count the process and all it started "
+          "(JVM, Python workers); wall seconds are only comparable on a quiet machine")
+    driver_rss: dict[float, float] = {}
     for size in a.sizes:
-        samples = int(size * 1_000_000 / (4 * 250))
+        samples = int(size * 1_000_000 / (CLUSTERS * BUNDLES))
+        rows = CLUSTERS * BUNDLES * samples
         src = a.work / f"fleet-{size:g}M"
         if not src.exists():
             t = time.perf_counter()
-            rows = generate(src, 4, 10, 250, samples)
+            generate(src, CLUSTERS, BROKERS, BUNDLES, samples)
             print(f"generated {rows:,} rows in {time.perf_counter() - t:.1f} s")
-        rows = 4 * 250 * samples
-        sp = run("spark", src, a.work / "spark")
-        pd_ = run("pandas", src, a.work / "pandas")
-        print(f"\n{rows:,} bundle-sample rows ({4 * 10 * samples:,} broker rows)")
-        print(f"  spark local[*]: {sp['wall']:.1f} s (start {sp['start']:.1f}, ingest "
-              f"{sp['ingest']:.1f}, report {sp['report']:.1f}), {rows / sp['wall']:,.0f} rows/s, "
-              f"driver peak {sp['self_rss_mb']:.0f} MB, JVM+workers peak {sp['jvm_rss_mb']:.0f} MB")
-        print(f"  pandas:         {pd_['wall']:.1f} s (parse {pd_['parse']:.1f}, report "
-              f"{pd_['report']:.1f}), {rows / pd_['wall']:,.0f} rows/s, peak {pd_['self_rss_mb']:.0f} MB")
-        print(f"  spark / pandas time: {sp['wall'] / pd_['wall']:.2f}x; moves found "
-              f"{sp['moves']} vs {pd_['moves']}")
+        mb = sum(f.stat().st_size for f in src.rglob("*") if f.is_file()) / 1e6
+        print(f"\n{rows:,} bundle-sample rows ({CLUSTERS * BROKERS * samples:,} broker rows, "
+              f"{mb:,.0f} MB of JSON lines)")
+        res = {}
+        for engine in a.engines:
+            before = load()
+            res[engine] = r = run(engine, src, a.work / engine, a.timeout)
+            r["load"] = (before, load())
+            if engine == "spark":
+                driver_rss[size] = r["self_rss_mb"]
+                print(f"  spark local[*]: wall {r['wall']:.1f} s (start {r['start']:.1f}, "
+                      f"ingest {r['ingest']:.1f}, report {r['report']:.1f}), CPU {r['cpu']:.1f} s, "
+                      f"{rows / r['wall']:,.0f} rows/s; driver peak RSS {r['self_rss_mb']:.0f} MB, "
+                      f"JVM + workers peak {r['jvm_rss_mb']:.0f} MB; {r['native_files']} of "
+                      f"{r['files']} files read by Spark's JSON reader "
+                      f"[load {r['load'][0]:.1f} → {r['load'][1]:.1f}]")
+            else:
+                print(f"  pandas (1 process): wall {r['wall']:.1f} s (parse {r['parse']:.1f}, "
+                      f"report {r['report']:.1f}), CPU {r['cpu']:.1f} s, "
+                      f"{rows / r['wall']:,.0f} rows/s; peak RSS {r['self_rss_mb']:.0f} MB "
+                      f"[load {r['load'][0]:.1f} → {r['load'][1]:.1f}]")
+        if "spark" in res and "pandas" in res:
+            sp, pd_ = res["spark"], res["pandas"]
+            print(f"  spark / pandas: wall {sp['wall'] / pd_['wall']:.2f}x, CPU "
+                  f"{sp['cpu'] / pd_['cpu']:.2f}x (goal at 10M: <= 3x); moves found "
+                  f"{sp['moves']} vs {pd_['moves']}, bounce-backs {sp['bounces']} vs "
+                  f"{pd_['bounces']}")
+            if (sp["moves"], sp["bounces"]) != (pd_["moves"], pd_["bounces"]):
+                raise SystemExit("the engines disagree")
+        if "spark" in res and size == 1:
+            print(f"  spark at 1M: wall {res['spark']['wall']:.1f} s against the 60 s goal "
+                  f"(quiet machine)")
+    if len(driver_rss) > 1:
+        lo, hi = min(driver_rss), max(driver_rss)
+        print(f"\nSpark driver peak RSS: {driver_rss[hi]:.0f} MB at {hi:g}M vs "
+              f"{driver_rss[lo]:.0f} MB at {lo:g}M: {driver_rss[hi] / driver_rss[lo]:.2f}x "
+              f"(goal <= 1.5x)")
 
 
 if __name__ == "__main__":

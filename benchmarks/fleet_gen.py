@@ -5,6 +5,8 @@
 Bundle-sample rows = clusters × bundles × samples. Each cluster's history is written as .jsonl
 files of ``--per-file`` snapshots (one minute apart). Loads random-walk; every sample a few
 bundles move to a random broker (some of them back to their previous owner: bounce-backs).
+Each broker report carries its aggregates (rates, throughputs, counts) as real
+``LocalBrokerData`` reports do: the sums of its ``lastStats``, left to right.
 """
 
 from __future__ import annotations
@@ -56,11 +58,20 @@ def cluster_files(out: Path, name: str, brokers: int, bundles: int, samples: int
         snap = {"format": "lbctl/snapshot@1", "cluster": name, "capturedAt": iso(START_MS + s * MINUTE),
                 "brokers": {}, "namespaces": namespaces}
         for b, bid in enumerate(ids):
-            tot = sum(x["msgRateIn"] for x in stats[b].values())
+            st = stats[b]
+            tot = sum(x["msgRateIn"] for x in st.values())
+            agg: dict[str, float | int] = {}
+            for key in ("msgRateIn", "msgRateOut", "msgThroughputIn", "msgThroughputOut"):
+                acc = 0.0
+                for x in st.values():
+                    acc += x[key]
+                agg[key] = acc
             snap["brokers"][bid] = {"cpu": {"usage": min(790.0, 10 + tot / 50), "limit": 800.0},
                                     "bandwidthIn": {"usage": tot * 8, "limit": 1e7},
                                     "bandwidthOut": {"usage": tot * 8, "limit": 1e7},
-                                    "lastStats": stats[b]}
+                                    **agg, "numTopics": 4 * len(st), "numBundles": len(st),
+                                    "numConsumers": 4 * len(st), "numProducers": 4 * len(st),
+                                    "lastStats": st}
         lines.append(orjson.dumps(snap) + b"\n")
     if lines:
         (out / f"{name}-{(samples - 1) // per_file:05d}.jsonl").write_bytes(b"".join(lines))

@@ -12,6 +12,7 @@ This file is also the application file for ``spark-submit`` (and ``python -m lbc
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -43,9 +44,27 @@ DataDir = Annotated[
 ]
 
 
+@app.callback()
+def fleet(
+    ctx: typer.Context,
+    debug: Annotated[bool, typer.Option(
+        "--debug", help="Print the Spark settings in use (and where each comes from) on stderr.")
+    ] = False,
+) -> None:
+    """Fleet-wide offline analysis of snapshot histories on Apache Spark."""
+    ctx.meta["lbctl.fleet.debug"] = debug
+
+
+def _debug(ctx: typer.Context | None) -> bool:
+    """``lbctl --debug fleet …`` or ``lbctl fleet --debug …`` (the latter under spark-submit)."""
+    from lbctl.cli.connection import options_of
+
+    return bool(ctx is not None and (ctx.meta.get("lbctl.fleet.debug") or options_of(ctx).debug))
+
+
 @contextmanager
-def _spark(master: str | None, conf: list[str] | None, quiet: bool
-           ) -> Iterator[tuple[Callable[[], Any], Any]]:
+def _spark(master: str | None, conf: list[str] | None, quiet: bool, debug: bool = False
+           ) -> Iterator[tuple[Callable[..., Any], Any]]:
     """A lazily started Spark session (stopped on exit) and the progress printer."""
     from lbctl.fleet import _compat
     from lbctl.fleet.progress import Progress
@@ -58,15 +77,26 @@ def _spark(master: str | None, conf: list[str] | None, quiet: bool
     progress = Progress(enabled=not quiet)
     held: list[Any] = []
 
-    def session() -> Any:
+    def session(input_bytes: int | None = None) -> Any:
         if not held:
-            from lbctl.fleet.session import active_session
+            from lbctl.fleet.session import active_session, effective_conf
 
             owned = active_session() is None  # a session the caller made is the caller's to stop
+            if debug:
+                for key, value, origin in effective_conf(master, settings, input_bytes):
+                    sys.stderr.write(f"lbctl: debug: spark {key}={value} ({origin})\n")
+                if not owned:
+                    sys.stderr.write("lbctl: debug: reusing the Spark session already running "
+                                     "in this process (its settings stay)\n")
             with progress.phase(f"starting Spark ({master or 'local[*]'})"):
-                held.append(spark_session(master, settings))
+                held.append(spark_session(master, settings, input_bytes=input_bytes))
             held.append(owned)
             progress.spark = held[0]
+            if debug:
+                sc = held[0].sparkContext
+                sys.stderr.write(f"lbctl: debug: spark master {sc.master}, Spark "
+                                 f"{held[0].version}, default parallelism "
+                                 f"{sc.defaultParallelism}\n")
         return held[0]
 
     try:
@@ -114,13 +144,14 @@ def ingest(
         history = prom.PrometheusArgs(prometheus_url, since, start, end, step, cluster,
                                       reference, prometheus_conf, allow_partial)
         with prom.history_inputs(ctx, paths, history, out) as inputs, \
-                _spark(master, conf, quiet) as (session, progress):
+                _spark(master, conf, quiet, _debug(ctx)) as (session, progress):
             result = run(inputs, out, session=session, progress=progress)
         emit(IngestView(result), output, wide=wide, no_color=no_color)
 
 
 @app.command("report")
 def report(
+    ctx: typer.Context,
     data: DataDir,
     out: Annotated[Path | None, typer.Option(
         "--out", metavar="DIR", help="Where CSV/Parquet tables and PNG plots go [default: DIR/report].")] = None,
@@ -148,19 +179,24 @@ def report(
       lbctl fleet report /tmp/fleet --out /tmp/fleet-report -o json
     """
     with handled():
+        from lbctl.fleet.commit import locked
         from lbctl.fleet.report import ReportOptions, compute, require_tables, write_files
         from lbctl.render.fleet_view import ReportView
 
         opts = ReportOptions(bounce_window, oversized_share, top)
         require_tables(data, "snapshots", "brokers", "bundles")  # before Spark's start-up cost
-        with _spark(master, conf, quiet) as (session, progress):
-            result = compute(session(), data, opts, progress)
+        from lbctl.fleet.files import tree_size
+
+        with locked(data, write=False), _spark(master, conf, quiet, _debug(ctx)) as (
+                session, progress):
+            result = compute(session(tree_size(data)), data, opts, progress)
         write_files(result, out or data / "report")
         emit(ReportView(result), output, wide=wide, no_color=no_color)
 
 
 @app.command("whatif")
 def whatif(
+    ctx: typer.Context,
     data: DataDir,
     strategy: Annotated[list[str] | None, typer.Option(
         "--strategy", metavar="NAME",
@@ -204,7 +240,10 @@ def whatif(
                              tuple(cluster or ()))
         validate(opts)
         require_tables(data, "snapshots")
-        with _spark(master, conf, quiet) as (session, progress):
+        from lbctl.fleet.commit import locked
+
+        with locked(data, write=False), _spark(master, conf, quiet, _debug(ctx)) as (
+                session, progress):
             counts = compute(session(), data, opts, progress)
         emit(WhatIfView(counts, window), output, wide=wide, no_color=no_color)
 

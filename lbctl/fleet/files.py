@@ -4,7 +4,9 @@ Inputs are files or directories (walked recursively; entries starting with ``.``
 skips them) of snapshot files:
 ``.json``, ``.yaml``/``.yml``, ``.jsonl``/``.ndjson``, each optionally ``.gz``. Other files in an
 input directory are not snapshots and are left alone (a file named explicitly is always read, so a
-wrong extension is reported by the reader).
+wrong extension is reported by the reader). Only regular files are read: a dangling symbolic link,
+a FIFO, a socket or a device in an input directory is reported with one line and skipped (a FIFO
+would block the reader forever), as is a directory that cannot be listed.
 
 The manifest (``_lbctl_fleet.json`` in the output directory) remembers every file read
 successfully with its size and modification time; a re-run reads only files that are new or
@@ -17,8 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +30,7 @@ import orjson
 from lbctl.errors import UsageError
 
 MANIFEST = "_lbctl_fleet.json"
-MANIFEST_FORMAT = "lbctl/fleet-manifest@1"
+MANIFEST_FORMAT = "lbctl/fleet-manifest@2"  # @2: bundles carry owner_bundles, owner_throughput
 _HIDDEN = (".", "_")  # hidden, and Spark/Hadoop bookkeeping such as this manifest
 _SUFFIXES = (".json", ".yaml", ".yml", ".jsonl", ".ndjson")
 
@@ -50,27 +53,68 @@ def is_snapshot_name(name: str) -> bool:
     return lower.endswith(_SUFFIXES)
 
 
-def list_inputs(paths: Iterable[Path | str]) -> list[InputFile]:
+@dataclass
+class Listing:
+    """The snapshot files found, and the entries that cannot be read (file → one-line reason)."""
+
+    files: list[InputFile]
+    skipped: dict[str, str]
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISDIR, "a directory"))
+
+
+def list_inputs(paths: Iterable[Path | str]) -> Listing:
     """Every snapshot file under ``paths``, each once, in a stable (sorted) order."""
     seen: dict[str, InputFile] = {}
+    skipped: dict[str, str] = {}
     for p in paths:
         root = Path(p)
         if not root.exists():
             raise UsageError(f"{p}: no such file or directory")
-        if root.is_file():
-            _add(seen, root)
+        if not root.is_dir():
+            _add(seen, skipped, root)
             continue
-        for dirpath, dirnames, filenames in os.walk(root):
+
+        for dirpath, dirnames, filenames in os.walk(root, onerror=_unlisted(skipped, root)):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(_HIDDEN))
             for name in sorted(filenames):
                 if not name.startswith(_HIDDEN) and is_snapshot_name(name):
-                    _add(seen, Path(dirpath) / name)
-    return sorted(seen.values(), key=lambda f: f.path)
+                    _add(seen, skipped, Path(dirpath) / name)
+    return Listing(sorted(seen.values(), key=lambda f: f.path), dict(sorted(skipped.items())))
 
 
-def _add(seen: dict[str, InputFile], path: Path) -> None:
+def _unlisted(skipped: dict[str, str], root: Path) -> Callable[[OSError], None]:
+    """os.walk's error handler: a directory that cannot be listed is reported, not fatal."""
+
+    def record(e: OSError) -> None:
+        name = os.path.abspath(e.filename or str(root))
+        skipped[name] = f"{name}: cannot list the directory: {e.strerror or e}"
+
+    return record
+
+
+def _add(seen: dict[str, InputFile], skipped: dict[str, str], path: Path) -> None:
+    """A regular file is recorded (by its real path); anything else is skipped with a reason."""
+    shown = os.path.abspath(path)
+    try:
+        st = os.stat(path)  # follows symbolic links
+    except FileNotFoundError:
+        skipped[shown] = f"{shown}: no such file" + (
+            " (a dangling symbolic link)" if os.path.islink(path) else "")
+        return
+    except OSError as e:
+        skipped[shown] = f"{shown}: cannot read: {e.strerror or e}"
+        return
+    if not stat.S_ISREG(st.st_mode):
+        what = next((w for test, w in _KINDS if test(st.st_mode)), "not a regular file")
+        skipped[shown] = f"{shown}: not a regular file ({what}); only regular files are read"
+        return
+    if not os.access(path, os.R_OK):
+        skipped[shown] = f"{shown}: permission denied"
+        return
     full = str(path.resolve())
-    st = path.stat()
     seen[full] = InputFile(full, st.st_size, st.st_mtime_ns)
 
 
@@ -82,10 +126,14 @@ def read_manifest(out: Path) -> dict[str, list[int]]:
     try:
         data = orjson.loads(f.read_bytes())
         files = data["files"]
-        if data.get("format") != MANIFEST_FORMAT or not isinstance(files, dict):
+        fmt = data.get("format")
+        if not isinstance(files, dict) or not isinstance(fmt, str):
             raise ValueError
     except (OSError, ValueError, KeyError, TypeError):
         raise UsageError(f"{f}: not an lbctl fleet manifest; is {out} an ingest output?") from None
+    if fmt != MANIFEST_FORMAT:
+        raise UsageError(f"{out}: written by another lbctl version ({fmt}, this one writes "
+                         f"{MANIFEST_FORMAT}); ingest into a new directory")
     return {str(k): list(v) for k, v in files.items()}
 
 
@@ -98,6 +146,8 @@ def write_manifest(out: Path, files: Mapping[str, list[int]]) -> None:
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
         os.replace(tmp, out / MANIFEST)
     finally:
         with contextlib.suppress(FileNotFoundError):
@@ -107,3 +157,13 @@ def write_manifest(out: Path, files: Mapping[str, list[int]]) -> None:
 def changed(inputs: Iterable[InputFile], manifest: Mapping[str, list[int]]) -> list[InputFile]:
     """The inputs that are new or whose size or modification time differ from the manifest."""
     return [f for f in inputs if manifest.get(f.path) != f.stamp]
+
+
+def tree_size(root: Path) -> int:
+    """Bytes of the regular files under ``root`` (a hint for sizing Spark)."""
+    total = 0
+    for dirpath, _, filenames in os.walk(root):
+        for name in filenames:
+            with contextlib.suppress(OSError):
+                total += os.stat(os.path.join(dirpath, name)).st_size
+    return total

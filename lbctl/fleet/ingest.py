@@ -2,17 +2,25 @@
 
 The job:
 
-1. The driver lists the inputs and drops files the manifest says are already ingested
-   (:mod:`lbctl.fleet.files`); with nothing new, Spark is not even started.
-2. The file list is spread over tasks (largest files dealt round-robin) and each task parses its
-   files with lbctl's reader through ``mapInPandas`` (:func:`lbctl.fleet.rows.file_rows`): one
-   union-schema row set per file, or one ``error`` row with the reader's message.
-3. Snapshots are identified by (cluster, ``capturedAt``): those already stored (the ``snapshots``
-   table) and repeats within the run (the same snapshot in two files: the first file by name wins)
-   are dropped; the rest is appended to ``snapshots``, ``brokers``, ``bundles`` and ``topics``
-   under ``OUT/<table>/cluster=…/date=…/``.
-4. The manifest records the files read successfully; malformed files are reported, skipped and
-   not recorded.
+1. The driver lists the inputs (regular files only; anything else is reported and skipped) and
+   drops files the manifest says are already ingested (:mod:`lbctl.fleet.files`); with nothing
+   new, Spark is not even started.
+2. **Native path** (JSON, JSON lines, optionally gzipped): Spark reads the text and decodes it
+   with ``from_json`` against an explicit schema; SQL predicates apply lbctl's validation rules
+   (:mod:`lbctl.fleet.native`); the distinct ``config`` and ``namespaces`` sections are checked
+   on the driver by lbctl's reader and joined back (:mod:`lbctl.fleet.sections`). The parsed
+   lines are cached once and every table is derived from them (:mod:`lbctl.fleet.native_tables`).
+3. **lbctl's reader** (:mod:`lbctl.fleet.rows`, in Spark tasks): YAML files (in a child process:
+   :mod:`lbctl.fleet.isolate`), files whose names Spark cannot read, and every file the native
+   path did not accept — so a malformed file is reported with exactly the one-line message of
+   ``lbctl snapshot validate`` and skipped, and a valid file the native checks were unsure of is
+   ingested all the same. A file Spark cannot even read (bad gzip data) is moved to this path
+   and the native job run again without it.
+4. Snapshots are identified by (cluster, ``capturedAt``): those already stored (the published
+   ``snapshots`` table) and repeats within the run (the first file by name wins, then the
+   content) are dropped.
+5. The rows are written to a staging directory and published as one unit, with the manifest
+   (:mod:`lbctl.fleet.commit`): a crash at any point loses nothing and duplicates nothing.
 
 Inputs and ``OUT`` must be readable at the same path by the driver and every executor (trivially
 so in local mode; a shared file system on a cluster).
@@ -20,17 +28,23 @@ so in local mode; a shared file system on a cluster).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
-from lbctl.fleet import _compat
-from lbctl.fleet.files import InputFile, changed, list_inputs, read_manifest, write_manifest
+from lbctl.fleet import _compat, commit
+from lbctl.fleet.files import InputFile, changed, list_inputs, read_manifest
 from lbctl.fleet.progress import Progress
 from lbctl.fleet.rows import COLUMNS, KIND_OF_TABLE, TABLES, Batch, file_rows
 
 PARTITIONS = ("cluster", "date")
+#: characters Hadoop's path handling (globs, URIs) cannot take: such files go to lbctl's reader
+_UNSAFE_PATH = re.compile(r"[\\:\[\]?*{}\x00-\x1f\x7f]")
+_GZIP_MAGIC = b"\x1f\x8b"
+_NATIVE = (".json", ".jsonl", ".ndjson")
 
 
 @dataclass
@@ -45,6 +59,9 @@ class IngestResult:
     snapshots_read: int = 0
     snapshots_added: int = 0
     rows: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TABLES, 0))
+    native_files: int = 0
+    reader_files: int = 0
+    recovered: list[str] = field(default_factory=list)
 
     @property
     def snapshots_already_stored(self) -> int:
@@ -54,10 +71,11 @@ class IngestResult:
 def union_schema() -> Any:
     T = _compat.types()
     kinds = {"string": T.StringType(), "long": T.LongType(), "double": T.DoubleType()}
-    return T.StructType([T.StructField(name, kinds[t], True) for name, t in COLUMNS])
+    fields = [T.StructField(name, kinds[t], True) for name, t in COLUMNS]
+    return T.StructType([*fields, T.StructField("seq", T.LongType(), True)])
 
 
-def batch_frame(batch: Batch) -> Any:
+def batch_frame(batch: Batch, seq: Sequence[int | None] | None = None) -> Any:
     """A :class:`Batch` as a pandas DataFrame with the union schema's dtypes."""
     import pandas as pd
 
@@ -70,15 +88,49 @@ def batch_frame(batch: Batch) -> Any:
             data[name] = pd.array(values, dtype="Int64")
         else:
             data[name] = pd.Series(values, dtype=object)
+    data["seq"] = pd.array(list(seq) if seq is not None else [None] * len(batch), dtype="Int64")
     return pd.DataFrame(data)
 
 
+def _numbered(path: str, batches: Iterator[Batch]) -> Iterator[Any]:
+    """Frames of one file's rows, each row tagged with its snapshot's position in the file."""
+    from lbctl.fleet.rows import error_batch
+
+    n = -1
+    for b in batches:
+        seq = []
+        for kind in b.cols["kind"]:
+            n += kind == "snapshot"
+            seq.append(n)
+        try:
+            yield batch_frame(b, seq)
+        except (OverflowError, TypeError, ValueError) as e:  # e.g. a count past a Java long
+            yield batch_frame(error_batch(path, f"{path}: cannot store: {e}".splitlines()[0]))
+            return
+
+
 def parse_files(batches: Iterator[Any]) -> Iterator[Any]:
-    """The ``mapInPandas`` task: paths in, union-schema rows out (runs on executors)."""
+    """The ``mapInPandas`` task of lbctl's reader: paths in, union-schema rows out."""
+    from lbctl.fleet.isolate import isolated_file_rows, needs_isolation
+
     for batch in batches:
-        for path in batch["path"]:
-            for rows in file_rows(str(path)):
-                yield batch_frame(rows)
+        paths = [str(p) for p in batch["path"]]
+        for path in paths:
+            if not needs_isolation(path):
+                yield from _numbered(path, file_rows(path))
+        risky = [p for p in paths if needs_isolation(p)]
+        if risky:
+            current: list[Batch] = []
+            last = None
+            for b in isolated_file_rows(risky):
+                source = b.cols["source"][0] if b.n else None
+                if current and source != last:
+                    yield from _numbered(str(last), iter(current))
+                    current = []
+                current.append(b)
+                last = source
+            if current:
+                yield from _numbered(str(last), iter(current))
 
 
 def ingest(
@@ -92,80 +144,323 @@ def ingest(
     session, called only when there is something to read."""
     progress = progress or Progress(enabled=False)
     out = Path(out)
-    inputs = list_inputs(paths)
-    manifest = read_manifest(out)
-    todo = changed(inputs, manifest)
-    result = IngestResult(out=str(out), files_found=len(inputs),
-                          files_unchanged=len(inputs) - len(todo), files_read=len(todo))
-    progress.note(f"{len(inputs)} snapshot file(s) found, {len(todo)} new or changed")
-    if not todo:
-        return result
-    spark = session()
-    progress.spark = spark
-    from lbctl.fleet.session import job_error
+    listing = list_inputs(paths)
+    with commit.locked(out, write=True) as recovered:
+        for note in recovered:
+            progress.note(f"{out}: {note}")
+        manifest = read_manifest(out)
+        todo = changed(listing.files, manifest)
+        found = len(listing.files) + len(listing.skipped)
+        result = IngestResult(out=str(out), files_found=found,
+                              files_unchanged=len(listing.files) - len(todo),
+                              files_read=len(todo) + len(listing.skipped))
+        result.skipped = [{"file": f, "reason": r} for f, r in listing.skipped.items()]
+        result.recovered = list(recovered)
+        progress.note(f"{found} snapshot file(s) found, {len(todo)} new or changed")
+        for s in result.skipped:
+            progress.note(f"skipped: {s['reason']}")
+        if not todo:
+            return result
+        spark = _start(session, input_bytes=sum(f.size for f in todo))
+        progress.spark = spark
+        from lbctl.fleet.session import job_error
 
-    try:
-        _run(spark, todo, out, result, progress)
-    except _compat.SparkUnavailable:
-        raise
-    except Exception as e:
-        if type(e).__module__.startswith(("pyspark", "py4j")):
-            raise job_error(e) from None
-        raise
-    bad = {s["file"] for s in result.skipped}
-    for f in todo:
-        if f.path not in bad:
-            manifest[f.path] = f.stamp
-    write_manifest(out, manifest)
+        run = commit.new_run(out)
+        try:
+            bad = _run(spark, todo, run, out, result, progress)
+        except _compat.SparkUnavailable:
+            commit.discard(run)
+            raise
+        except Exception as e:
+            commit.discard(run)
+            if type(e).__module__.startswith(("pyspark", "py4j")):
+                raise job_error(e) from None
+            raise
+        with progress.phase("publishing the tables"):
+            commit.publish(out, run, {f.path: f.stamp for f in todo if f.path not in bad})
+    result.skipped.sort(key=lambda d: d["file"])
     return result
 
 
-def _deal(files: list[InputFile], slices: int) -> list[str]:
+def _start(session: Any, **hints: Any) -> Any:
+    """Call the session factory, with sizing hints when it takes them."""
+    import inspect
+
+    try:
+        params = inspect.signature(session).parameters
+    except (TypeError, ValueError):
+        return session()
+    if all(k in params for k in hints) or any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return session(**hints)
+    return session()
+
+
+# ------------------------------------------------------------------------------------------
+# which path a file takes
+# ------------------------------------------------------------------------------------------
+def native_kind(f: InputFile) -> str | None:
+    """``lines`` or ``whole`` when Spark's text reader can take the file as it is, else None."""
+    lower = f.path.lower()
+    gz = lower.endswith(".gz")
+    stem = lower[:-3] if gz else lower
+    if not stem.endswith(_NATIVE) or _UNSAFE_PATH.search(f.path) or f.size == 0:
+        return None
+    try:  # gzip is told by its magic bytes whatever the name (lbctl's reader does the same)
+        with open(f.path, "rb") as fh:
+            head = fh.read(2)
+    except OSError:
+        return None
+    if (head == _GZIP_MAGIC) != gz:
+        return None
+    return "whole" if stem.endswith(".json") else "lines"
+
+
+def file_uri(path: str) -> str:
+    """The ``_metadata.file_path`` Spark reports for a local path (Hadoop's ``Path.toUri``)."""
+    out = []
+    for ch in path:
+        if ch.isascii() and not (ch.isalnum() or ch in "/_-!.~'()*,;:$&+=@"):
+            out.append("".join(f"%{b:02X}" for b in ch.encode()))
+        else:
+            out.append(ch)
+    return "file:" + "".join(out)
+
+
+def _failed_file(e: BaseException, uris: dict[str, str]) -> str | None:
+    """The input file a failed Spark read names, if any (``FAILED_READ_FILE``)."""
+    m = re.search(r"reading file (\S+?)\.?(?:\s|$)", str(e))
+    if m is None:
+        return None
+    uri = m.group(1)
+    for key in (uri, uri.replace("file:///", "file:/", 1)):
+        if key in uris:
+            return uris[key]
+    local = unquote(uri.split(":", 1)[1]).replace("///", "/", 1).lstrip("/")
+    return next((p for p in uris.values() if p.lstrip("/") == local), None)
+
+
+# ------------------------------------------------------------------------------------------
+# the run
+# ------------------------------------------------------------------------------------------
+def _run(spark: Any, todo: list[InputFile], run: Path, out: Path, result: IngestResult,
+         progress: Progress) -> set[str]:
+    """Stage every table of this run; returns the files that were skipped (malformed)."""
+    from lbctl.fleet import native
+
+    for key, value in native.SQL_SETTINGS.items():
+        spark.conf.set(key, value)
+    kinds = {f.path: native_kind(f) for f in todo}
+    native_files = [f.path for f in todo if kinds[f.path] is not None]
+    reader_files = [f.path for f in todo if kinds[f.path] is None]
+    sizes = {f.path: f.size for f in todo}
+    staged = _Native(spark, kinds, sizes, progress)
+    try:
+        rejected = staged.run(native_files)
+        reader_files = sorted({*reader_files, *rejected})
+        result.native_files = len(native_files) - len(rejected)
+        result.reader_files = len(reader_files)
+        fallback = _Reader(spark, reader_files, progress)
+        try:
+            result.skipped += fallback.errors
+            bad = {s["file"] for s in fallback.errors}
+            _write(spark, staged, fallback, run, out, result, progress)
+        finally:
+            fallback.close()
+    finally:
+        staged.close()
+    return bad
+
+
+class _Native:
+    """The native parse: cached parsed lines, the driver-side section tables, per-file verdicts."""
+
+    def __init__(self, spark: Any, kinds: dict[str, str | None], sizes: dict[str, int],
+                 progress: Progress) -> None:
+        self.spark = spark
+        self.kinds = kinds
+        self.sizes = sizes
+        self.progress = progress
+        self.cached: Any = None
+        self.good: Any = None  # validated lines of the files the native path accepts
+        self.keys: Any = None
+
+    def close(self) -> None:
+        if self.cached is not None:
+            self.cached.unpersist()
+
+    def run(self, paths: list[str]) -> list[str]:
+        """Parse ``paths``; returns the files handed on to lbctl's reader."""
+        rejected: list[str] = []
+        todo = list(paths)
+        while todo:
+            try:
+                with self.progress.phase(f"reading {len(todo)} JSON file(s) with Spark"):
+                    rejected += self._attempt(todo)
+                return rejected
+            except Exception as e:
+                uris = {file_uri(p): p for p in todo}
+                failed = _failed_file(e, uris)
+                if failed is None or not type(e).__module__.startswith(("pyspark", "py4j")):
+                    raise
+                self.close()
+                self.progress.note(f"Spark cannot read {failed}; lbctl's reader will")
+                todo.remove(failed)
+                rejected.append(failed)
+        return rejected
+
+    def _attempt(self, paths: list[str]) -> list[str]:
+        from lbctl.fleet import native, sections
+
+        spark, F = self.spark, _compat.functions()
+        level = _compat.storage_level().StorageLevel.MEMORY_AND_DISK
+        lines = native.read_text(spark, [p for p in paths if self.kinds[p] == "lines"],
+                                 [p for p in paths if self.kinds[p] == "whole"])
+        uri_map = spark.createDataFrame(
+            [(file_uri(p), p, native.check_keys(self.sizes[p])) for p in paths],
+            "uri string, source string, check_keys boolean")
+        lines = lines.join(F.broadcast(uri_map), "uri").drop("uri")
+        # 1. the full parse and every check that needs no driver-side table, materialized once
+        #    (a local checkpoint: later jobs see a small plan instead of re-planning the checks)
+        #    and the tables are derived from it
+        sentinel = native.new_sentinel()
+        parsed = native.line_checks(native.parse(lines, sentinel), sentinel)
+        self.cached = parsed.localCheckpoint(eager=True, storageLevel=level)
+        # 2. the distinct config and namespaces sections, checked on the driver by lbctl
+        shaped = self.cached.filter("guard")
+        pairs = (shaped.select(F.lit("c").alias("kind"), F.col("config_key").alias("key"),
+                               F.col("config_json").alias("json"))
+                 .unionByName(shaped.select(F.lit("n").alias("kind"),
+                                            F.col("namespaces_key").alias("key"),
+                                            F.col("namespaces_json").alias("json")))
+                 .distinct().collect())
+        cfg = sections.config_table(spark, [(r["key"], r["json"]) for r in pairs
+                                            if r["kind"] == "c"])
+        nss = sections.namespaces_table(spark, [(r["key"], r["json"]) for r in pairs
+                                                if r["kind"] == "n"])
+        checked = (self.cached.join(F.broadcast(cfg), "config_key", "left")
+                   .join(F.broadcast(nss), "namespaces_key", "left"))
+        ok = (F.col("ok") & F.coalesce(F.col("config_ok"), F.lit(False))
+              & F.coalesce(F.col("namespaces_ok"), F.lit(False))
+              & native.overlap_ok(F.col("owned"), F.col("ns_names"), F.col("ns_listed")))
+        checked = checked.withColumn("ok", F.coalesce(ok, F.lit(False)))
+        # 3. per file: every line valid, one cluster, at least one snapshot
+        per_file = checked.groupBy("source").agg(
+            F.count(F.lit(1)).alias("lines"),
+            F.sum(F.when(F.col("ok"), 0).otherwise(1)).alias("bad"),
+            F.min("cluster").alias("c0"), F.max("cluster").alias("c1"))
+        files = spark.createDataFrame([(p,) for p in paths], "source string")
+        verdict = files.join(per_file, "source", "left").filter(
+            F.col("lines").isNull() | (F.col("bad") > 0) | (F.col("c0") != F.col("c1")))
+        rejected = [r["source"] for r in verdict.select("source").collect()]
+        bad_files = spark.createDataFrame([(p,) for p in rejected], "source string")
+        self.good = checked.join(F.broadcast(bad_files), "source", "left_anti")
+        s = F.col("s")
+        self.keys = self.good.select(
+            "cluster", "captured_at", "source", "h", "uid",
+            F.size(s["brokers"]).cast("long").alias("n_brokers"),
+            F.size("owned").cast("long").alias("n_bundles"),
+            F.when(s["topics"].isNull(), 0).otherwise(F.size(s["topics"])).cast("long")
+            .alias("n_topics"))
+        return rejected
+
+
+class _Reader:
+    """lbctl's reader over the files the native path does not take (a Spark job of its own)."""
+
+    def __init__(self, spark: Any, paths: list[str], progress: Progress) -> None:
+        F = _compat.functions()
+        self.rows: Any = None
+        self.errors: list[dict[str, str]] = []
+        self.keys: Any = None
+        if not paths:
+            return
+        level = _compat.storage_level().StorageLevel.MEMORY_AND_DISK
+        sc = spark.sparkContext
+        slices = max(1, min(len(paths), sc.defaultParallelism * 4))
+        listing = spark.createDataFrame(sc.parallelize([(p,) for p in _deal(paths, slices)],
+                                                       slices), "path string")
+        rows = listing.mapInPandas(parse_files, union_schema())
+        self.rows = rows.withColumn("uid", F.xxhash64("source", "seq")) \
+            .withColumn("h", F.xxhash64("raw")).persist(level)
+        with progress.phase(f"reading {len(paths)} file(s) with lbctl's reader"):
+            errors = self.rows.filter(F.col("kind") == "error") \
+                .select("source", "message").collect()
+        self.errors = sorted(({"file": r["source"], "reason": r["message"]} for r in errors),
+                             key=lambda d: d["file"])
+        for s in self.errors:
+            progress.note(f"skipped: {s['reason']}")
+        self.keys = self.rows.filter(F.col("kind") == "snapshot").select(
+            "cluster", "captured_at", "source", "h", "uid",
+            F.col("num_brokers").alias("n_brokers"), F.col("num_bundles").alias("n_bundles"),
+            F.col("num_topics").alias("n_topics"))
+
+    def close(self) -> None:
+        if self.rows is not None:
+            self.rows.unpersist()
+
+
+def _deal(paths: list[str], slices: int) -> list[str]:
     """Largest files first, dealt round-robin so each contiguous slice gets a fair share."""
-    ordered = sorted(files, key=lambda f: (-f.size, f.path))
-    return [ordered[i].path for j in range(slices) for i in range(j, len(ordered), slices)]
+    import os
+
+    ordered = sorted(paths, key=lambda p: (-os.path.getsize(p) if os.path.exists(p) else 0, p))
+    return [ordered[i] for j in range(slices) for i in range(j, len(ordered), slices)]
 
 
-def _run(spark: Any, todo: list[InputFile], out: Path, result: IngestResult,
-         progress: Progress) -> None:
+def _write(spark: Any, native: _Native, reader: _Reader, run: Path, out: Path,
+           result: IngestResult, progress: Progress) -> None:
+    from lbctl.fleet import native_tables
+
     F = _compat.functions()
     level = _compat.storage_level().StorageLevel.MEMORY_AND_DISK
-    sc = spark.sparkContext
-    slices = max(1, min(len(todo), sc.defaultParallelism * 4))
-    paths = spark.createDataFrame(sc.parallelize([(p,) for p in _deal(todo, slices)], slices),
-                                  "path string")
-    parsed = paths.mapInPandas(parse_files, union_schema()).persist(level)
+    keys = [k for k in (native.keys, reader.keys) if k is not None]
+    if not keys:
+        return
+    allkeys = keys[0]
+    for k in keys[1:]:
+        allkeys = allkeys.unionByName(k)
+    best = F.min(F.struct("source", "h", "uid", "n_brokers", "n_bundles", "n_topics"))
+    winners = allkeys.groupBy("cluster", "captured_at").agg(best.alias("w"),
+                                                            F.count(F.lit(1)).alias("copies"))
+    stored = out / "snapshots"
+    if stored.is_dir():
+        have = spark.read.parquet(str(stored)).select("cluster", "captured_at")
+        winners = winners.join(have, ["cluster", "captured_at"], "left_anti")
+    winners = winners.select("cluster", "captured_at", "copies", "w.*").persist(level)
     try:
-        with progress.phase(f"reading {len(todo)} file(s)"):
-            errors = parsed.filter(F.col("kind") == "error").select("source", "message").collect()
-        result.skipped = sorted(({"file": r["source"], "reason": r["message"]} for r in errors),
-                                key=lambda d: d["file"])
-        for s in result.skipped:
-            progress.note(f"skipped: {s['reason']}")
-
-        snaps = parsed.filter(F.col("kind") == "snapshot").select("cluster", "captured_at",
-                                                                   "source")
-        keep = snaps.groupBy("cluster", "captured_at").agg(F.min("source").alias("source"))
-        stored = out / "snapshots"
-        if stored.exists():
-            have = spark.read.parquet(str(stored)).select("cluster", "captured_at")
-            keep = keep.join(have, ["cluster", "captured_at"], "left_anti")
-        keep = keep.persist(level)
-        result.snapshots_read = snaps.count()
-        good = parsed.join(F.broadcast(keep), ["cluster", "captured_at", "source"], "left_semi")
-        with progress.phase("counting new rows"):
-            counts = {r["kind"]: r["count"] for r in good.groupBy("kind").count().collect()}
-        result.snapshots_added = counts.get("snapshot", 0)
+        with progress.phase("finding the snapshots not stored yet"):
+            totals = (allkeys.agg(F.count(F.lit(1)).alias("read")).collect()[0]["read"],
+                      winners.agg(F.count(F.lit(1)), F.sum("n_brokers"), F.sum("n_bundles"),
+                                  F.sum("n_topics")).collect()[0])
+        result.snapshots_read = int(totals[0] or 0)
+        added, n_brokers, n_bundles, n_topics = (int(x or 0) for x in totals[1])
+        result.snapshots_added = added
+        result.rows = {"snapshots": added, "brokers": n_brokers, "bundles": n_bundles,
+                       "topics": n_topics}
+        chosen = F.broadcast(winners.select("source", "uid"))
+        good_native = (native.good.join(chosen, ["source", "uid"], "left_semi")
+                       if native.good is not None else None)
+        good_reader = (reader.rows.filter(F.col("kind") != "error")
+                       .join(chosen, ["source", "uid"], "left_semi")
+                       if reader.rows is not None else None)
+        builders = {"snapshots": native_tables.snapshots, "brokers": native_tables.brokers,
+                    "bundles": native_tables.bundles, "topics": native_tables.topics}
         for table, cols in TABLES.items():
-            n = counts.get(KIND_OF_TABLE[table], 0)
-            result.rows[table] = n
+            n = result.rows[table]
             if not n:
                 continue
+            parts = []
+            if good_native is not None:
+                parts.append(builders[table](good_native))
+            if good_reader is not None:
+                parts.append(native_tables.select_table(
+                    good_reader.filter(F.col("kind") == KIND_OF_TABLE[table])
+                    .select(*[F.col(src).alias(dst) for src, dst in cols]), table))
+            df = parts[0]
+            for p in parts[1:]:
+                df = df.unionByName(p)
             with progress.phase(f"writing {n:,} row(s) to {table}"):
-                (good.filter(F.col("kind") == KIND_OF_TABLE[table])
-                 .select(*[F.col(src).alias(dst) for src, dst in cols])
-                 .write.mode("append").partitionBy(*PARTITIONS)
-                 .option("compression", "zstd").parquet(str(out / table)))
-        keep.unpersist()
+                (df.write.mode("overwrite").partitionBy(*PARTITIONS)
+                 .option("compression", "zstd").parquet(str(run / table)))
     finally:
-        parsed.unpersist()
+        winners.unpersist()

@@ -19,7 +19,8 @@ small and are finished in pandas. Definitions (every figure the report prints):
   split can fix (``BundleSplitterTask`` never splits such a bundle).
 * **moves**: a bundle's owner differs from its owner in the bundle's previous sample (an unload
   observed). **bounces**: a move to an owner the bundle had in one of its previous
-  ``--bounce-window`` samples (it comes back). **churn**: moves / (bundle samples that have a previous one).
+  ``--bounce-window`` samples (it comes back). **churn**: moves / (bundle samples that have a
+  previous one). "Previous" is in the order of ``capturedAt`` among the samples ingested.
 * Per cluster: counts are summed over samples, spreads averaged (``*_cv_max`` is the worst
   sample). Clusters are ranked by imbalance (mean throughput cv, then mean rate cv) and by churn
   (churn, then bounces); rank 1 is the worst.
@@ -70,22 +71,29 @@ def require_tables(data: Path, *names: str) -> None:
 
 
 def compute(spark: Any, data: Path, opts: ReportOptions, progress: Progress) -> FleetReport:
-    """Run the report's Spark jobs over the tables in ``data``."""
+    """Run the report's Spark jobs over the tables in ``data``.
+
+    Three passes over the Parquet tables, all native Spark: per sample over ``brokers`` (spreads,
+    overloaded, idle); per sample over ``bundles`` (split thresholds, oversized, unsplittable —
+    the owner's bundle count and throughput were stored at ingest, so no window is needed);
+    per bundle over ``bundles`` in time order (one window, the owner of each of the last
+    ``bounce_window`` samples as ``lag()`` columns: moves and bounce-backs). The results are
+    small and are finished in pandas.
+    """
     require_tables(data, "snapshots", "brokers", "bundles")
     F = _compat.functions()
     W = _compat.window().Window
+    spark.conf.set("spark.sql.ansi.enabled", "false")
     keys = ["cluster", "captured_at"]
-    thresholds = spark.read.parquet(str(data / "snapshots")).select(
+    thresholds = F.broadcast(spark.read.parquet(str(data / "snapshots")).select(
         *keys, "overloaded_threshold", "split_max_topics", "split_max_sessions",
-        "split_max_msg_rate", "split_max_bandwidth")
+        "split_max_msg_rate", "split_max_bandwidth"))
     brokers = (spark.read.parquet(str(data / "brokers"))
-               .withColumn("rate", F.col("msg_rate_in") + F.col("msg_rate_out"))
-               .withColumn("tput", F.col("msg_throughput_in") + F.col("msg_throughput_out"))
-               .join(F.broadcast(thresholds), keys))
-    brokers = (brokers
-               .withColumn("overloaded", (F.col("weighted_max_usage")
-                                          >= F.col("overloaded_threshold") / 100.0).cast("int"))
-               .withColumn("idle", (F.col("rate") == 0).cast("int")))
+               .select(*keys, "weighted_max_usage",
+                       (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate"),
+                       (F.col("msg_throughput_in") + F.col("msg_throughput_out")).alias("tput"))
+               .join(thresholds, keys))
+    overloaded = F.col("weighted_max_usage") >= F.col("overloaded_threshold") / 100.0
     aggs = []
     for c in ("rate", "tput"):
         aggs += [F.mean(c).alias(f"{c}_mean"), F.stddev_pop(c).alias(f"{c}_std"),
@@ -93,63 +101,89 @@ def compute(spark: Any, data: Path, opts: ReportOptions, progress: Progress) -> 
     per_sample = brokers.groupBy(*keys).agg(
         F.count(F.lit(1)).alias("brokers"), *aggs,
         (F.max("weighted_max_usage") - F.min("weighted_max_usage")).alias("usage_range"),
-        F.sum("overloaded").alias("overloaded"), F.sum("idle").alias("idle"))
+        F.sum(overloaded.cast("int")).alias("overloaded"),
+        F.sum((F.col("rate") == 0).cast("int")).alias("idle"))
 
-    owner = (spark.read.parquet(str(data / "brokers"))
-             .select(*keys, "broker",
-                     (F.col("msg_throughput_in") + F.col("msg_throughput_out")).alias("owner_tput")))
-    w_owner = W.partitionBy("cluster", "captured_at", "broker")
-    w_bundle = W.partitionBy("cluster", "bundle").orderBy("captured_at")
+    bundles = _bundle_flags(spark.read.parquet(str(data / "bundles")), thresholds, opts)
+    counts = [F.sum(c).alias(c) for c in ("over_split", "oversized", "unsplittable")]
+    with progress.phase("aggregating brokers and bundles per sample"):
+        per_sample_b = bundles.groupBy(*keys).agg(F.count(F.lit(1)).alias("bundles"), *counts)
+        samples = per_sample.join(per_sample_b, keys, "left").toPandas()
+    level = _compat.storage_level().StorageLevel.MEMORY_AND_DISK
     n = opts.bounce_window
-    bundles = (spark.read.parquet(str(data / "bundles"))
-               .withColumn("rate", F.col("msg_rate_in") + F.col("msg_rate_out"))
-               .withColumn("tput", F.col("msg_throughput_in") + F.col("msg_throughput_out"))
-               .join(F.broadcast(thresholds), keys)
-               .join(owner, [*keys, "broker"], "left")
-               .withColumn("owner_bundles", F.count(F.lit(1)).over(w_owner))
-               .withColumn("share", F.when(F.col("owner_tput") > 0,
-                                           F.col("tput") / F.col("owner_tput")))
-               .withColumn("prev", F.lag("broker").over(w_bundle))
-               .withColumn("recent", F.collect_list("broker").over(w_bundle.rowsBetween(-n, -1))))
+    w = W.partitionBy("cluster", "bundle").orderBy("captured_at")
+    lagged = bundles.select("*", *[F.lag("broker", k).over(w).alias(f"_lag{k}")
+                                   for k in range(1, n + 1)])
+    prev = F.col("_lag1")
+    moved = prev.isNotNull() & (prev != F.col("broker"))
+    back = F.lit(False)
+    for k in range(2, n + 1):  # lag 1 is the owner it moved from
+        back = back | F.coalesce(F.col(f"_lag{k}") == F.col("broker"), F.lit(False))
+    move = F.struct(F.col("captured_at"), prev.alias("from_broker"),
+                    F.col("broker").alias("to_broker"), back.alias("bounced"))
+    per_bundle = lagged.groupBy("cluster", "bundle").agg(
+        F.count(F.lit(1)).alias("samples"), *counts,
+        F.sum(moved.cast("int")).alias("moved"),
+        F.sum((moved & back).cast("int")).alias("bounced"),
+        F.max("share").alias("max_share"), F.max("rate").alias("max_rate"),
+        F.max("tput").alias("max_tput"), F.max("topics").alias("max_topics"),
+        F.min("captured_at").alias("first_seen"),
+        F.collect_list(F.when(moved, move)).alias("moves")).persist(level)
+    try:
+        with progress.phase("finding moves, bounce-backs and hot bundles"):
+            hot = (per_bundle.filter("over_split > 0 OR oversized > 0 OR moved > 0")
+                   .drop("moves", "first_seen").toPandas())
+            moves = (per_bundle.filter("moved > 0")
+                     .select("cluster", "bundle", F.explode("moves").alias("m"))
+                     .select("cluster", "bundle", "m.*").toPandas())
+            firsts = (per_bundle.groupBy("cluster", F.col("first_seen").alias("captured_at"))
+                      .agg(F.count(F.lit(1)).alias("first")).toPandas())
+    finally:
+        per_bundle.unpersist()
+    samples = _with_moves(samples, moves, firsts)
+    hot = hot.sort_values(["cluster", "bundle"]).reset_index(drop=True)
+    moves = moves.sort_values(["cluster", "captured_at", "bundle"]).reset_index(drop=True)
+    return FleetReport(summarize(samples), finish_samples(samples), finish_hot(hot),
+                       finish_moves(moves), opts)
+
+
+def _bundle_flags(bundles: Any, thresholds: Any, opts: ReportOptions) -> Any:
+    """Bundle samples with rate, throughput, share of the owner and the three flags."""
+    F = _compat.functions()
+    b = (bundles.select("cluster", "captured_at", "bundle", "broker", "topics", "consumers",
+                        "producers", "owner_bundles", "owner_throughput",
+                        (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate"),
+                        (F.col("msg_throughput_in") + F.col("msg_throughput_out")).alias("tput"))
+         .join(thresholds, ["cluster", "captured_at"]))
+    share = F.when(F.col("owner_throughput") > 0, F.col("tput") / F.col("owner_throughput"))
     over = ((F.col("topics") > F.col("split_max_topics"))
             | ((F.col("split_max_sessions") > 0)
                & (F.col("consumers") + F.col("producers") > F.col("split_max_sessions")))
             | (F.col("rate") > F.col("split_max_msg_rate"))
             | (F.col("tput") > F.col("split_max_bandwidth")))
-    oversized = (F.col("share") > opts.oversized_share) & (F.col("owner_bundles") >= 2)
-    moved = F.col("prev").isNotNull() & (F.col("prev") != F.col("broker"))
-    bundles = (bundles
-               .withColumn("over_split", over.cast("int"))
-               .withColumn("oversized", F.coalesce(oversized, F.lit(False)).cast("int"))
-               .withColumn("unsplittable", (((F.col("over_split") + F.col("oversized")) > 0)
-                                            & (F.col("topics") < 2)).cast("int"))
-               .withColumn("moved", moved.cast("int"))
-               .withColumn("bounced", (moved & F.array_contains("recent", F.col("broker")))
-                           .cast("int"))
-               .withColumn("has_prev", F.col("prev").isNotNull().cast("int")))
-    # three jobs read the windowed bundle rows: compute them once
-    bundles = bundles.drop("recent", "msg_rate_in", "msg_rate_out", "msg_throughput_in",
-                           "msg_throughput_out").persist(
-        _compat.storage_level().StorageLevel.MEMORY_AND_DISK)
-    counts = [F.sum(c).alias(c) for c in ("over_split", "oversized", "unsplittable", "moved",
-                                          "bounced", "has_prev")]
-    with progress.phase("aggregating brokers and bundles per sample"):
-        per_sample_b = bundles.groupBy(*keys).agg(F.count(F.lit(1)).alias("bundles"), *counts)
-        samples = (per_sample.join(per_sample_b, keys, "left").orderBy(*keys).toPandas())
-    with progress.phase("finding hot bundles and moves"):
-        hot = (bundles.groupBy("cluster", "bundle")
-               .agg(F.count(F.lit(1)).alias("samples"), *counts[:5],
-                    F.max("share").alias("max_share"), F.max("rate").alias("max_rate"),
-                    F.max("tput").alias("max_tput"), F.max("topics").alias("max_topics"))
-               .filter("over_split > 0 OR oversized > 0 OR moved > 0")
-               .orderBy("cluster", "bundle").toPandas())
-        moves = (bundles.filter(moved)
-                 .select("cluster", "bundle", "captured_at", F.col("prev").alias("from_broker"),
-                         F.col("broker").alias("to_broker"), "bounced")
-                 .orderBy("cluster", "captured_at", "bundle").toPandas())
-    bundles.unpersist()
-    return FleetReport(summarize(samples), finish_samples(samples), finish_hot(hot),
-                       finish_moves(moves), opts)
+    oversized = F.coalesce((share > opts.oversized_share) & (F.col("owner_bundles") >= 2),
+                           F.lit(False))
+    unsplittable = (over | oversized) & (F.col("topics") < 2)
+    return b.select("cluster", "captured_at", "bundle", "broker", "rate", "tput", "topics",
+                    share.alias("share"), over.cast("int").alias("over_split"),
+                    oversized.cast("int").alias("oversized"),
+                    unsplittable.cast("int").alias("unsplittable"))
+
+
+def _with_moves(samples: Any, moves: Any, firsts: Any) -> Any:
+    """Per-sample moves, bounces and bundle samples with a previous one, from the small tables."""
+    import pandas as pd
+
+    keys = ["cluster", "captured_at"]
+    if len(moves):
+        per = moves.groupby(keys).agg(moved=("bounced", "size"), bounced=("bounced", "sum"))
+    else:
+        per = pd.DataFrame(columns=["moved", "bounced"],
+                           index=pd.MultiIndex.from_tuples([], names=keys))
+    s = samples.merge(per.reset_index(), on=keys, how="left")
+    s = s.merge(firsts, on=keys, how="left")
+    s["has_prev"] = s["bundles"].fillna(0) - s["first"].fillna(0)
+    return s.drop(columns=["first"]).sort_values(keys).reset_index(drop=True)
 
 
 def finish_samples(s: Any) -> Any:

@@ -3,7 +3,10 @@
 Pure Python (no Spark, no pandas): :func:`file_rows` reads a file with lbctl's own reader
 (:func:`lbctl.sources.snapshot.read_snapshot_file`), so a malformed file yields one ``error`` row
 carrying exactly the one-line message ``lbctl snapshot validate`` prints, and a good file yields
-rows of five kinds in one column-oriented batch (the union schema :data:`COLUMNS`):
+rows of five kinds in one column-oriented batch (the union schema :data:`COLUMNS`). This is the
+ingest's second path, for the files Spark's own JSON reader does not take
+(:mod:`lbctl.fleet.native` says which); both paths write the same columns with the same values,
+and the tables' columns are declared once here (:data:`TABLES`).
 
 * ``snapshot``: one per snapshot (cluster, time, sizes, the thresholds the report needs resolved
   from the snapshot's ``config`` with Pulsar's defaults, and the snapshot itself as compact JSON
@@ -13,7 +16,8 @@ rows of five kinds in one column-oriented batch (the union schema :data:`COLUMNS
   ``LocalBrokerData.getMaxResourceUsage()`` and ``weighted_max_usage``
   ``getMaxResourceUsageWithWeight`` with the snapshot's weights, both fractions as Pulsar keeps
   them; rates msg/s, throughputs bytes/s, counts from the report;
-* ``bundle``: one per owned bundle per snapshot (owner, the owner's ``lastStats`` figures);
+* ``bundle``: one per owned bundle per snapshot (owner, the owner's ``lastStats`` figures, and
+  the owner's bundle count and throughput, which the report needs per bundle);
 * ``topic``: one per topic of the snapshot's ``topics`` (with the bundle its CRC-32 hash falls in);
 * ``error``: ``message`` is the reader's one-line reason.
 
@@ -26,7 +30,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from lbctl.config import resolve
 from lbctl.errors import LbctlError
 from lbctl.model.bundle import BundleName, locate, namespace_of, topic_hash, topic_namespace
 from lbctl.model.cluster import ClusterState
@@ -65,6 +68,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("split_max_sessions", "long"),
     ("split_max_msg_rate", "double"),
     ("split_max_bandwidth", "double"),
+    ("owner_bundles", "long"),
+    ("owner_throughput", "double"),
     ("raw", "string"),
     ("message", "string"),
 )
@@ -98,6 +103,7 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
         ("msg_rate_in", "msg_rate_in"), ("msg_rate_out", "msg_rate_out"),
         ("msg_throughput_in", "msg_throughput_in"), ("msg_throughput_out", "msg_throughput_out"),
         ("num_topics", "topics"), ("num_consumers", "consumers"), ("num_producers", "producers"),
+        ("owner_bundles", "owner_bundles"), ("owner_throughput", "owner_throughput"),
     ),
     "topics": (
         ("cluster", "cluster"), ("date", "date"), ("captured_at", "captured_at"),
@@ -109,7 +115,11 @@ TABLES: dict[str, tuple[tuple[str, str], ...]] = {
 }
 KIND_OF_TABLE = {"snapshots": "snapshot", "brokers": "broker", "bundles": "bundle",
                  "topics": "topic"}
-MIBI = 1024 * 1024  # LoadManagerShared.MIBI: loadBalancerNamespaceBundleMaxBandwidthMbytes unit
+
+
+def table_schema(table: str) -> list[tuple[str, str]]:
+    """(column, Spark type) of a written table, in order."""
+    return [(dst, _TYPES[src]) for src, dst in TABLES[table]]
 
 
 class Batch:
@@ -157,6 +167,9 @@ def file_rows(path: str, *, chunk_rows: int = 65536) -> Iterator[Batch]:
     except LbctlError as e:  # e.g. a config value the settings cannot parse
         yield error_batch(path, str(e).splitlines()[0])
         return
+    except Exception as e:  # one bad file never stops the run
+        yield error_batch(path, f"{path}: cannot read: {type(e).__name__}: {e}".splitlines()[0])
+        return
     if len(batch):
         yield batch
 
@@ -171,21 +184,25 @@ def snapshot_rows(st: ClusterState, source: str, out: Batch) -> None:
     """Append the snapshot, broker, bundle and topic rows of one snapshot to ``out``."""
     import orjson
 
+    from lbctl.fleet.sections import config_info
     from lbctl.sources.snapshot import snapshot_to_dict
 
-    settings = resolve(st.config)
-    weights = settings.weights4()
+    info = config_info(st.config)
+    weights = info.weights
     common = {"cluster": st.cluster, "date": utc_date(st.captured_at),
               "captured_at": st.captured_at, "source": source}
     owners = st.owners()
+    owned_by: dict[str, int] = {}
+    for owner in owners.values():
+        owned_by[owner] = owned_by.get(owner, 0) + 1
     out.add(
         kind="snapshot", **common, load_manager=st.load_manager, num_brokers=len(st.brokers),
         num_bundles=len(owners), num_topics=len(st.topics),
-        overloaded_threshold=float(settings["loadBalancerBrokerOverloadedThresholdPercentage"]),
-        split_max_topics=int(settings["loadBalancerNamespaceBundleMaxTopics"]),
-        split_max_sessions=int(settings["loadBalancerNamespaceBundleMaxSessions"]),
-        split_max_msg_rate=float(settings["loadBalancerNamespaceBundleMaxMsgRate"]),
-        split_max_bandwidth=float(settings["loadBalancerNamespaceBundleMaxBandwidthMbytes"]) * MIBI,
+        overloaded_threshold=info.overloaded_threshold,
+        split_max_topics=info.split_max_topics,
+        split_max_sessions=info.split_max_sessions,
+        split_max_msg_rate=info.split_max_msg_rate,
+        split_max_bandwidth=info.split_max_bandwidth,
         raw=orjson.dumps(snapshot_to_dict(st)).decode(),
     )
     for broker, local in st.brokers.items():
@@ -201,12 +218,15 @@ def snapshot_rows(st: ClusterState, source: str, out: Batch) -> None:
             num_consumers=local.numConsumers, num_producers=local.numProducers,
         )
     for bundle, owner in owners.items():
-        s = st.brokers[owner].lastStats.get(bundle) or _NO_STATS
+        local = st.brokers[owner]
+        s = local.lastStats.get(bundle) or _NO_STATS
         out.add(
             kind="bundle", **common, bundle=bundle, namespace=namespace_of(bundle), broker=owner,
             msg_rate_in=s.msgRateIn, msg_rate_out=s.msgRateOut,
             msg_throughput_in=s.msgThroughputIn, msg_throughput_out=s.msgThroughputOut,
             num_topics=s.topics, num_consumers=s.consumerCount, num_producers=s.producerCount,
+            owner_bundles=owned_by[owner],
+            owner_throughput=local.msgThroughputIn + local.msgThroughputOut,
         )
     for topic, t in st.topics.items():
         ns = topic_namespace(topic)

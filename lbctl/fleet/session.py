@@ -7,7 +7,12 @@ Why each default:
 * local masters bind to the loopback interface (``SPARK_LOCAL_IP``, ``spark.driver.host``): no
   hostname lookups, no warnings, nothing listening on the network.
 * in local mode: no web UI, no console progress bar (lbctl draws its own, :mod:`lbctl.fleet.progress`), log
-  level ERROR, UTC session time zone, a few shuffle partitions in local mode.
+  level ERROR, UTC session time zone, and sizes fitted to the machine (:func:`local_tuning`):
+  shuffle partitions from the cores, input splits of at most 64 MiB and at least four per core
+  (JSON decoding is the costly part: splits small and even enough to keep every core busy), driver memory a quarter of the machine's (the
+  driver JVM is the executor in local mode; 1–8 GiB), and for inputs under 1 GiB the C1 JIT
+  only (``-XX:TieredStopAtLevel=1``: a job of seconds spends more time optimising code with C2
+  than it gains).
 * the JVM's own stderr chatter (incubator-module warning, log4j banner, native-library warning)
   goes to a log file: fd 2 is pointed at the file while the JVM is spawned and restored after, so
   the JVM (and the Python workers it starts) keep writing there while lbctl's messages reach the
@@ -53,7 +58,34 @@ def parse_conf(items: Iterable[str]) -> dict[str, str]:
     return conf
 
 
-def default_conf(master: str | None) -> dict[str, str]:
+SMALL_JOB_BYTES = 1 << 30  # below this much input, C1 alone compiles fast enough
+
+
+def local_tuning(input_bytes: int | None = None) -> dict[str, str]:
+    """Local-mode sizes from this machine (cores, memory) and, when known, the input's size."""
+    cores = os.cpu_count() or 2
+    conf = {
+        "spark.sql.shuffle.partitions": str(max(8, 2 * cores)),
+        "spark.sql.files.maxPartitionBytes": "64m",
+        # at least 4 splits per core: small inputs are cut evenly instead of into a few 64 MiB
+        # splits and a straggler
+        "spark.sql.files.minPartitionNum": str(4 * cores),
+        "spark.driver.memory": f"{_driver_memory_mib()}m",
+    }
+    if input_bytes is not None and input_bytes < SMALL_JOB_BYTES:
+        conf["spark.driver.extraJavaOptions"] = "-XX:TieredStopAtLevel=1"
+    return conf
+
+
+def _driver_memory_mib() -> int:
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
+    except (ValueError, OSError, AttributeError):
+        total = 4096
+    return max(1024, min(8192, total // 4))
+
+
+def default_conf(master: str | None, input_bytes: int | None = None) -> dict[str, str]:
     """What lbctl sets unless ``--conf`` says otherwise (see the module docstring)."""
     conf = {
         "spark.log.level": "ERROR",
@@ -67,12 +99,30 @@ def default_conf(master: str | None) -> dict[str, str]:
             "spark.ui.enabled": "false",
             "spark.ui.showConsoleProgress": "false",
             "spark.pyspark.python": sys.executable,
-            "spark.sql.shuffle.partitions": "8",
             "spark.driver.host": "127.0.0.1",
             "spark.driver.bindAddress": "127.0.0.1",
             "spark.sql.warehouse.dir": str(Path(tempfile.gettempdir()) / "lbctl-spark-warehouse"),
+            **local_tuning(input_bytes),
         })
     return conf
+
+
+def resolve_master(master: str | None) -> str | None:
+    """``--master``, else ``local[*]``; under spark-submit (None) spark-submit's own."""
+    if master is None and "PYSPARK_GATEWAY_PORT" not in os.environ:
+        return DEFAULT_MASTER
+    return master
+
+
+def effective_conf(master: str | None, conf: Mapping[str, str] | None = None,
+                   input_bytes: int | None = None) -> list[tuple[str, str, str]]:
+    """(key, value, origin) of every setting lbctl passes: ``--conf`` or ``lbctl default``."""
+    master = resolve_master(master)
+    given = dict(conf or {})
+    out = [(k, v, "lbctl default") for k, v in default_conf(master, input_bytes).items()
+           if k not in given]
+    out += [(k, v, "--conf") for k, v in given.items()]
+    return sorted(out)
 
 
 def is_local(master: str | None) -> bool:
@@ -85,9 +135,14 @@ def log_path() -> Path:
 
 
 def quiet_warnings() -> None:
+    import logging
+
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
                             category=FutureWarning)
     warnings.filterwarnings("ignore", message="The copy keyword is deprecated")
+    # pyspark logs every failed query's context as JSON on stderr; lbctl reports errors itself
+    for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger"):
+        logging.getLogger(name).disabled = True
 
 
 def spark_session(
@@ -95,15 +150,14 @@ def spark_session(
     conf: Mapping[str, str] | None = None,
     *,
     app_name: str = APP_NAME,
+    input_bytes: int | None = None,
 ) -> Any:
     """A ``SparkSession`` (an existing one is reused, as ``getOrCreate`` does).
 
     ``master=None`` means ``local[*]``, except under spark-submit where spark-submit decides.
     """
     sql = _compat.sql()
-    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ
-    if master is None and not under_submit:
-        master = DEFAULT_MASTER
+    master = resolve_master(master)
     if is_local(master):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -111,7 +165,7 @@ def spark_session(
     builder = sql.SparkSession.builder.appName(app_name)
     if master is not None:
         builder = builder.master(master)
-    for key, value in {**default_conf(master), **dict(conf or {})}.items():
+    for key, value in {**default_conf(master, input_bytes), **dict(conf or {})}.items():
         builder = builder.config(key, value)
     log = log_path()
     try:

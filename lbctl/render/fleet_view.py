@@ -86,6 +86,8 @@ class IngestView:
             "files": {"found": r.files_found, "unchanged": r.files_unchanged,
                       "read": r.files_read - len(r.skipped), "skipped": len(r.skipped)},
             "skipped": r.skipped,
+            # which reader took the files read: Spark's JSON reader or lbctl's (YAML, the rest)
+            "readers": {"spark": r.native_files, "lbctl": r.reader_files},
             "snapshots": {"read": r.snapshots_read, "added": r.snapshots_added,
                           "alreadyStored": r.snapshots_already_stored},
             "rows": dict(r.rows),
@@ -94,6 +96,7 @@ class IngestView:
     def to_rows(self) -> list[dict[str, Any]]:
         d = self.to_data()
         rows = [{"item": f"files_{k}", "count": v} for k, v in d["files"].items()]
+        rows += [{"item": f"read_by_{k}", "count": v} for k, v in d["readers"].items()]
         rows += [{"item": f"snapshots_{k}", "count": v} for k, v in d["snapshots"].items()]
         rows += [{"item": f"rows_{k}", "count": v} for k, v in d["rows"].items()]
         return rows
@@ -105,6 +108,8 @@ class IngestView:
             f"Ingested into {d['out']}",
             f"files: {f['found']} found, {f['unchanged']} unchanged since the last run, "
             f"{f['read']} read, {f['skipped']} skipped (malformed)",
+            f"read by Spark's JSON reader: {d['readers']['spark']} file(s), by lbctl's reader: "
+            f"{d['readers']['lbctl']}",
             f"snapshots: {s['read']} read, {s['added']} added, {s['alreadyStored']} already stored",
             "rows written: " + ", ".join(f"{k} {v:,}" for k, v in rows.items()),
         ]

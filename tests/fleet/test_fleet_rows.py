@@ -59,11 +59,11 @@ def test_inputs_are_listed_recursively_and_the_manifest_finds_changes(tmp_path) 
     (tmp_path / "a" / ".hidden").mkdir(parents=True)
     for name in ("a/x.json", "a/y.jsonl.gz", "a/z.yaml", "a/notes.txt", "a/.hidden/h.json", "b.ndjson"):
         (tmp_path / name).write_text("{}")
-    found = [f.path for f in list_inputs([tmp_path / "a", tmp_path / "b.ndjson"])]
+    found = [f.path for f in list_inputs([tmp_path / "a", tmp_path / "b.ndjson"]).files]
     assert [p.rsplit("/", 1)[1] for p in found] == ["x.json", "y.jsonl.gz", "z.yaml", "b.ndjson"]
     assert not is_snapshot_name("notes.txt") and is_snapshot_name("S.JSON.GZ")
-    inputs = list_inputs([tmp_path])
+    inputs = list_inputs([tmp_path]).files
     write_manifest(tmp_path / "out", {f.path: f.stamp for f in inputs})
     assert changed(inputs, read_manifest(tmp_path / "out")) == []
     (tmp_path / "a" / "x.json").write_text('{"grown": true}')
-    assert [f.path for f in changed(list_inputs([tmp_path]), read_manifest(tmp_path / "out"))] == [found[0]]
+    assert [f.path for f in changed(list_inputs([tmp_path]).files, read_manifest(tmp_path / "out"))] == [found[0]]

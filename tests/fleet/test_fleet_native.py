@@ -1,0 +1,190 @@
+"""Spark's native ingest agrees with lbctl's reader, file by file and row by row.
+
+One ``lbctl fleet ingest`` reads a corpus of awkward files (``hostile.py``: every validation rule
+bent one way at a time, Spark's JSON quirks, odd file names), the malformed and valid snapshot
+test files and the bundled examples. The oracle is lbctl's reader: a file it rejects must be
+skipped with exactly its one-line message; a file it accepts must give exactly the rows
+``lbctl.fleet.rows`` computes from it (after dropping repeated snapshots: the first file by name
+wins) — whether Spark's JSON reader took the file or handed it to lbctl's.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pandas as pd  # noqa: TID253 - Spark tests need pandas anyway
+import pytest
+from hostile import write_corpus
+from paths import DATA, EXAMPLES
+
+from lbctl.fleet.files import list_inputs
+from lbctl.fleet.rows import COLUMN_NAMES, TABLES, file_rows, table_schema
+from lbctl.sources.snapshot import parse_snapshot, read_snapshot_file, snapshot_to_dict
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("native") / "in"
+    write_corpus(root)
+    for name in ("malformed", "valid"):
+        shutil.copytree(DATA / name, root / name)
+    shutil.copytree(EXAMPLES, root / "examples", ignore=shutil.ignore_patterns("*.md", "*.py"))
+    return root
+
+
+@pytest.fixture(scope="module")
+def ingested_corpus(corpus, run_fleet, tmp_path_factory):
+    out = tmp_path_factory.mktemp("native") / "out"
+    result = run_fleet("ingest", str(corpus), "--out", str(out), "-o", "json", "-q")
+    assert result.exit_code == 0, result.output
+    return out, json.loads(result.stdout)
+
+
+_CHILD_ORACLE = """
+import sys
+from lbctl.sources.snapshot import read_snapshot_file
+try:
+    read_snapshot_file(sys.argv[1])
+except Exception as e:
+    sys.stdout.write(str(e).splitlines()[0])
+    sys.exit(3)
+"""
+
+
+def _verdict_in_a_child(path: str) -> str | None:
+    """lbctl's reader on ``path`` in a child process (a deep YAML may crash it): None when it
+    accepts the file, else the message the ingest must give."""
+    p = subprocess.run([sys.executable, "-c", _CHILD_ORACLE, path], capture_output=True,
+                       text=True, timeout=120)
+    if p.returncode == 0:
+        return None
+    if p.returncode < 0:
+        return (f"{path}: cannot read: the reader crashed ({signal.Signals(-p.returncode).name}); "
+                "a YAML document nested too deeply does this")
+    assert p.returncode == 3, p.stderr[-2000:]
+    return p.stdout
+
+
+def _oracle(files: list[str]) -> tuple[dict[str, str], list[str]]:
+    """lbctl's reader on every file: file → message of the rejected ones, the accepted ones."""
+    rejected, accepted = {}, []
+    for f in files:
+        if "/special/" in f:  # deep.yaml may crash the process reading it
+            message = _verdict_in_a_child(f)
+            if message is None:
+                accepted.append(f)
+            else:
+                rejected[f] = message
+            continue
+        try:
+            read_snapshot_file(f)
+            accepted.append(f)
+        except Exception as e:
+            rejected[f] = str(e).splitlines()[0]
+    return rejected, accepted
+
+
+@pytest.fixture(scope="module")
+def oracle(corpus) -> tuple[dict[str, str], list[str]]:
+    return _oracle([f.path for f in list_inputs([corpus]).files])
+
+
+def test_every_rejected_file_is_skipped_with_the_readers_message(corpus, ingested_corpus,
+                                                                 oracle) -> None:
+    _, summary = ingested_corpus
+    rejected, accepted = oracle
+    files = {f.path for f in list_inputs([corpus]).files}
+    skipped = {s["file"]: s["reason"] for s in summary["skipped"] if s["file"] in files}
+    assert skipped == rejected
+    assert len(rejected) > 100 and len(accepted) > 80
+    # Spark's own reader did the bulk of the work: every valid JSON file except those it
+    # cannot decide (nulls, surrogates, BOMs, odd names, gzip with a .json name, …)
+    assert summary["readers"]["spark"] >= 100
+
+
+def test_the_inputs_that_used_to_stop_a_run_are_skipped_with_one_line(corpus, ingested_corpus,
+                                                                      oracle):
+    _, summary = ingested_corpus
+    rejected, _ = oracle
+    special = {Path(s["file"]).name: s["reason"] for s in summary["skipped"]
+               if "/special/" in s["file"]}
+    where = corpus / "special"
+    assert special.pop("dangling.json") == (f"{where / 'dangling.json'}: no such file "
+                                            "(a dangling symbolic link)")
+    assert special.pop("fifo.json") == (f"{where / 'fifo.json'}: not a regular file (a FIFO); "
+                                        "only regular files are read")
+    assert stat.S_ISFIFO((where / "fifo.json").lstat().st_mode)  # left alone
+    # the YAML ones: exactly what lbctl's reader says of each (or that it crashed)
+    assert special == {Path(f).name: m for f, m in rejected.items() if "/special/" in f}
+    assert {"deep.yaml", "selfref_config.yaml"} <= special.keys()
+    assert all("\n" not in m for m in special.values())
+
+
+def _expected_rows(accepted: list[str]) -> dict[str, list[tuple]]:
+    """What the tables must hold: lbctl's rows of every accepted file, each snapshot once."""
+    snaps: dict[tuple, dict[str, list[dict]]] = {}
+    order: dict[tuple, tuple] = {}
+    for f in sorted(accepted):
+        seq = -1
+        for batch in file_rows(f):
+            for values in zip(*batch.cols.values(), strict=True):
+                row = dict(zip(COLUMN_NAMES, values, strict=True))
+                seq += row["kind"] == "snapshot"
+                snaps.setdefault((f, seq), {}).setdefault(row["kind"], []).append(row)
+                if row["kind"] == "snapshot":
+                    key = (row["cluster"], row["captured_at"])
+                    order.setdefault(key, (f, seq))
+    out: dict[str, list[tuple]] = {t: [] for t in TABLES}
+    kinds = {"snapshots": "snapshot", "brokers": "broker", "bundles": "bundle", "topics": "topic"}
+    for chosen in order.values():
+        for table, cols in TABLES.items():
+            for row in snaps[chosen].get(kinds[table], []):
+                out[table].append(tuple(_plain(row[src]) for src, _ in cols))
+    return out
+
+
+def _plain(v):
+    if v is None or (isinstance(v, float) and v != v):
+        return None
+    return v.item() if hasattr(v, "item") else v
+
+
+def _table(out: Path, table: str) -> list[tuple]:
+    df = pd.read_parquet(out / table)
+    cols = [name for name, _ in table_schema(table)]
+    for c in ("cluster", "date"):
+        df[c] = df[c].astype(str)
+    return [tuple(_plain(v) for v in row) for row in df[cols].astype(object).itertuples(index=False)]
+
+
+def _canonical_raw(rows: list[tuple], index: int) -> list[tuple]:
+    """The ``raw`` snapshot compared by what it parses to (Spark keeps the file's own text)."""
+    out = []
+    for r in rows:
+        d = snapshot_to_dict(parse_snapshot(orjson.loads(r[index]), "x"))
+        out.append((*r[:index], orjson.dumps(d, option=orjson.OPT_SORT_KEYS), *r[index + 1:]))
+    return out
+
+
+@pytest.mark.parametrize("table", list(TABLES))
+def test_tables_hold_exactly_the_readers_rows(ingested_corpus, oracle, table) -> None:
+    out, summary = ingested_corpus
+    _, accepted = oracle
+    assert any(f.endswith("/special/ok.yaml") for f in accepted)
+    expected = _expected_rows(accepted)[table]
+    got = _table(out, table)
+    if table == "snapshots":
+        raw = [name for name, _ in table_schema(table)].index("raw")
+        expected, got = _canonical_raw(expected, raw), _canonical_raw(got, raw)
+    key = lambda r: tuple((x is None, str(type(x)), x if x is not None else 0) for x in r)  # noqa: E731
+    assert sorted(got, key=key) == sorted(expected, key=key)
+    assert summary["rows"][table] == len(expected)

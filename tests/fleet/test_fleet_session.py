@@ -1,0 +1,49 @@
+"""Local-mode defaults are fitted to the machine, --conf wins, and --debug shows them."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from independent import CORPUS
+from typer.testing import CliRunner
+
+from lbctl.cli.app import app
+from lbctl.fleet.session import SMALL_JOB_BYTES, default_conf, effective_conf, local_tuning
+
+
+def test_local_defaults_follow_the_machine_and_the_input_size() -> None:
+    small = local_tuning(10_000)
+    cores = os.cpu_count() or 2
+    assert small["spark.sql.shuffle.partitions"] == str(max(8, 2 * cores))
+    assert small["spark.sql.files.maxPartitionBytes"] == "64m"
+    assert small["spark.sql.files.minPartitionNum"] == str(4 * cores)
+    mib = int(small["spark.driver.memory"].removesuffix("m"))
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
+    assert mib == max(1024, min(8192, total // 4))
+    assert small["spark.driver.extraJavaOptions"] == "-XX:TieredStopAtLevel=1"
+    assert "spark.driver.extraJavaOptions" not in local_tuning(SMALL_JOB_BYTES)  # C2 for big jobs
+    assert "spark.driver.extraJavaOptions" not in local_tuning(None)
+
+
+def test_a_cluster_gets_no_local_sizes_and_conf_wins() -> None:
+    assert "spark.driver.memory" not in default_conf("spark://h:7077")
+    assert "spark.sql.shuffle.partitions" not in default_conf("yarn")
+    rows = {k: (v, origin) for k, v, origin in
+            effective_conf("local[2]", {"spark.sql.shuffle.partitions": "3"}, 5)}
+    assert rows["spark.sql.shuffle.partitions"] == ("3", "--conf")
+    assert rows["spark.sql.files.maxPartitionBytes"] == ("64m", "lbctl default")
+    assert rows["spark.driver.host"] == ("127.0.0.1", "lbctl default")
+
+
+@pytest.mark.spark
+def test_debug_prints_every_setting_with_its_origin(spark, tmp_path) -> None:
+    r = CliRunner().invoke(app, ["--debug", "fleet", "ingest", str(CORPUS / "west"), "--out",
+                                 str(tmp_path / "o"), "-o", "json", "-q", "--conf",
+                                 "spark.sql.shuffle.partitions=3"])
+    assert r.exit_code == 0, r.output
+    assert "lbctl: debug: spark spark.sql.shuffle.partitions=3 (--conf)\n" in r.stderr
+    assert "lbctl: debug: spark spark.sql.files.maxPartitionBytes=64m (lbctl default)\n" in r.stderr
+    assert "reusing the Spark session already running in this process" in r.stderr
+    assert json.loads(r.stdout)["rows"]["brokers"] == 16
