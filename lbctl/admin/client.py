@@ -68,21 +68,24 @@ class Endpoint:
     method: str
     template: str
     text: bool = False  # the broker answers plain text (a Java String), not JSON
+    #: sent on the light wire (:mod:`lbctl.admin.fastget`) when the request allows it: the
+    #: per-broker GETs of a refresh, where httpx's per-request CPU is the refresh's cost
+    fast: bool = False
 
     @property
     def mutation(self) -> bool:
         return self.method != "GET"
 
 
-def _ep(method: str, template: str, *, text: bool = False) -> Endpoint:
-    return Endpoint(method, "/admin/v2" + template, text)
+def _ep(method: str, template: str, *, text: bool = False, fast: bool = False) -> Endpoint:
+    return Endpoint(method, "/admin/v2" + template, text, fast)
 
 
 CLUSTERS = _ep("GET", "/clusters")
 LOCAL_BROKERS = _ep("GET", "/brokers")  # the local cluster's brokers (Pulsar 3.x+)
 ACTIVE_BROKERS = _ep("GET", "/brokers/{cluster}")
 RUNTIME_CONFIG = _ep("GET", "/brokers/configuration/runtime")
-LOAD_REPORT = _ep("GET", "/broker-stats/load-report")
+LOAD_REPORT = _ep("GET", "/broker-stats/load-report", fast=True)
 BROKER_TOPICS = _ep("GET", "/broker-stats/topics")
 BROKER_METRICS = _ep("GET", "/broker-stats/metrics")  # brk_lb_* (the extensible LB's load data)
 TENANTS = _ep("GET", "/tenants")
@@ -233,6 +236,7 @@ class AdminClient:
         self._trace = trace
         self._runner: asyncio.Runner | None = None
         self._http: dict[str, Any] = {}  # origin → httpx.AsyncClient
+        self._fast: Any = None  # lbctl.admin.fastget.FastGet, made on first use
         self._sem: asyncio.Semaphore | None = None
         #: every (method, url) sent, in order (tests and the journal read it)
         self.sent: list[tuple[str, str]] = []
@@ -256,8 +260,11 @@ class AdminClient:
     def close(self) -> None:
         if self._runner is not None:
             clients = list(self._http.values())
+            fast, self._fast = self._fast, None
 
             async def close_all() -> None:
+                if fast is not None:
+                    fast.close()
                 await asyncio.gather(*(c.aclose() for c in clients), return_exceptions=True)
 
             with contextlib.suppress(Exception):
@@ -293,8 +300,6 @@ class AdminClient:
                                     max_keepalive_connections=self.max_concurrency),
                 trust_env=False,
             )
-        if self._sem is None:
-            self._sem = asyncio.Semaphore(self.max_concurrency)
         return http
 
     # ---- redaction -------------------------------------------------------------------------
@@ -400,33 +405,40 @@ class AdminClient:
             self._check_target(c, url, hop)
             send_headers = {**headers, **self.auth.headers()}  # recomputed per hop (token files)
             start = time.perf_counter()
-            http = self._client(url)
-            assert self._sem is not None
+            fast = self._fast_parts(c, method, url, send_headers)
+            http: Any = self._client(url) if fast is None else None
+            if self._sem is None:
+                self._sem = asyncio.Semaphore(self.max_concurrency)
             try:
                 async with self._sem, asyncio.timeout(self.timeout):
                     self.sent.append((method, url))
-                    req = http.build_request(method, url,
-                                             content=body if method != "GET" else None,
-                                             headers=send_headers)
-                    r = await http.send(req, stream=True)
-                    try:
-                        location = r.headers.get("location")
-                        if r.status_code in _REDIRECTS and location:
-                            content = b""
-                        else:
-                            content = await self._read_body(c, url, r)
-                    finally:
-                        await r.aclose()
+                    if fast is not None:
+                        status, rheaders, content = await self._fast_get(c, url, fast, send_headers)
+                        location = rheaders.get("location")
+                    else:
+                        req = http.build_request(method, url,
+                                                 content=body if method != "GET" else None,
+                                                 headers=send_headers)
+                        r = await http.send(req, stream=True)
+                        try:
+                            status, rheaders = r.status_code, r.headers
+                            location = r.headers.get("location")
+                            if r.status_code in _REDIRECTS and location:
+                                content = b""
+                            else:
+                                content = await self._read_body(c, url, r)
+                        finally:
+                            await r.aclose()
             except AdminError:
                 raise
             except BaseException as e:
                 raise self._transport_error(c, method, url, e) from None
             if self._trace is not None:
                 ms = (time.perf_counter() - start) * 1000
-                self._debug(f"{method} {url} -> {r.status_code}"
-                            + (f" Location: {location}" if location and r.status_code in _REDIRECTS
+                self._debug(f"{method} {url} -> {status}"
+                            + (f" Location: {location}" if location and status in _REDIRECTS
                                else "") + f" ({ms:.1f} ms)")
-            if r.status_code in _REDIRECTS and location:
+            if status in _REDIRECTS and location:
                 target = _join(url, location)
                 if target is None:
                     raise HttpError(self.redact(
@@ -434,24 +446,85 @@ class AdminClient:
                         f"URL {shorten(_safe_url(location), 200)!r}"))
                 await self._may_follow(c, url, target)
                 url = target
-                if r.status_code == 303:
+                if status == 303:
                     method, body = "GET", b""
                 continue
-            return Response(r.status_code, content, url,
-                            {"content-type": r.headers.get("content-type", ""),
-                             "retry-after": r.headers.get("retry-after", "")})
+            return Response(status, content, url,
+                            {"content-type": rheaders.get("content-type", ""),
+                             "retry-after": rheaders.get("retry-after", "")})
         raise HttpError(self.redact(f"{c.method} {_safe_url(c.url(self.admin_url))}: too many "
                                     f"redirects (more than {self.max_redirects})"))
 
-    async def _read_body(self, c: Call, url: str, r: Any) -> bytes:
-        """The body, refused as soon as it passes ``max_response_bytes``."""
-        from lbctl.safe.files import LIMITS, human_size
+    def _cap(self) -> int:
+        from lbctl.safe.files import LIMITS
 
-        cap = self.max_response_bytes or LIMITS.max_response_bytes
-        declared = r.headers.get("content-length", "")
-        too_big = HttpError(self.redact(
+        return self.max_response_bytes or LIMITS.max_response_bytes
+
+    def _too_big(self, c: Call, url: str, cap: int) -> HttpError:
+        from lbctl.safe.files import human_size
+
+        return HttpError(self.redact(
             f"{c.method} {_safe_url(url)}: the response is larger than {human_size(cap)} "
             "(raise --max-response-size)"))
+
+    def _fast_parts(self, c: Call, method: str, url: str,
+                    headers: dict[str, str]) -> tuple[str, str, int, str, str, Any] | None:
+        """``(scheme, host, port, netloc, target, ssl context)`` when this request may go on the
+        light wire: a GET of a ``fast`` endpoint, no injected transport, a plain ASCII URL without
+        user info, header values httpx would send unchanged, and TLS verified as configured
+        (``--tls-allow-insecure``'s ``verify=False`` stays on httpx). Anything else: None."""
+        if method != "GET" or not c.endpoint.fast or self._transport is not None \
+                or _httpx_intercepted():
+            return None
+        if not url.isascii() or any(ch <= " " or ch == "\x7f" for ch in url):
+            return None
+        for k, v in headers.items():
+            if not (k.isascii() and v.isascii()) or any(ch < " " or ch == "\x7f" for ch in k + v):
+                return None
+        parts = urlsplit(url)
+        try:
+            port = parts.port
+        except ValueError:
+            return None
+        host = parts.hostname
+        if parts.scheme not in ("http", "https") or not host or "@" in parts.netloc:
+            return None
+        ctx: Any = None
+        if parts.scheme == "https":
+            if self._verify is True:  # the same context httpx would use, made once
+                import httpx
+
+                self._verify = httpx.create_ssl_context()
+            import ssl
+
+            if not isinstance(self._verify, ssl.SSLContext):
+                return None
+            ctx = self._verify
+        port = port or (443 if parts.scheme == "https" else 80)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        return parts.scheme, host, port, parts.netloc, target, ctx
+
+    async def _fast_get(self, c: Call, url: str, fast: tuple[str, str, int, str, str, Any],
+                        headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        from lbctl.admin.fastget import FastGet, TooLarge
+
+        if self._fast is None:
+            self._fast = FastGet()
+        scheme, host, port, netloc, target, ctx = fast
+        cap = self._cap()
+        try:
+            reply = await self._fast.get(scheme=scheme, host=host, port=port, netloc=netloc,
+                                         target=target, headers=headers, ssl_context=ctx,
+                                         connect_timeout=min(10.0, self.timeout), cap=cap)
+        except TooLarge:
+            raise self._too_big(c, url, cap) from None
+        return reply.status, reply.headers, reply.body
+
+    async def _read_body(self, c: Call, url: str, r: Any) -> bytes:
+        """The body, refused as soon as it passes ``max_response_bytes``."""
+        cap = self._cap()
+        declared = r.headers.get("content-length", "")
+        too_big = self._too_big(c, url, cap)
         if declared.isdigit() and int(declared) > cap:
             raise too_big
         buf = bytearray()
@@ -464,11 +537,21 @@ class AdminClient:
     def _transport_error(self, c: Call, method: str, url: str, e: BaseException) -> AdminError:
         import httpx
 
+        from lbctl.admin import fastget
+
         if isinstance(e, asyncio.CancelledError | KeyboardInterrupt):
             raise e
         where = f"{method} {_safe_url(url)}"
         maybe = (" (the change may have been applied: check before retrying)"
                  if c.endpoint.mutation else "")
+        if isinstance(e, fastget.ConnectTimedOut):
+            return RequestTimeout(self.redact(f"{where}: connection timed out after "
+                                              f"{self.timeout:g} s"), sent=False)
+        if isinstance(e, fastget.ConnectFailed):
+            return ConnectionFailed(self.redact(f"{where}: cannot connect ({self._detail(e)})"),
+                                    sent=False)
+        if isinstance(e, fastget.Dropped):
+            return ConnectionFailed(self.redact(f"{where}: connection dropped by the server{maybe}"))
         if isinstance(e, httpx.ConnectTimeout):
             return RequestTimeout(self.redact(f"{where}: connection timed out after "
                                               f"{self.timeout:g} s"), sent=False)
@@ -637,6 +720,21 @@ def redact_secrets(text: str, secrets: Sequence[str]) -> str:
         if len(f) >= 4:
             text = text.replace(f, "***")
     return re.sub(r"(https?://)[^/@\s]+@", r"\1***@", text)
+
+
+def _httpx_intercepted() -> bool:
+    """Whether httpx's wire has been replaced in this process (a test's ``respx`` mock patches
+    httpcore's pool): requests then stay on httpx, so that what was mocked is what answers."""
+    import sys
+
+    pool = sys.modules.get("httpcore")
+    if pool is None:
+        return False
+    send = getattr(pool.AsyncConnectionPool, "handle_async_request", None)
+    transport = getattr(sys.modules.get("httpx"), "AsyncHTTPTransport", None)
+    return (getattr(send, "__module__", "") or "").split(".")[0] != "httpcore" or (
+        transport is not None and (getattr(transport.handle_async_request, "__module__", "") or "")
+        .split(".")[0] != "httpx")
 
 
 def _no_sniffio() -> None:
