@@ -265,6 +265,7 @@ class AdminClient:
             async def close_all() -> None:
                 if fast is not None:
                     fast.close()
+                    await asyncio.sleep(0)  # the transports' close callbacks run on this loop
                 await asyncio.gather(*(c.aclose() for c in clients), return_exceptions=True)
 
             with contextlib.suppress(Exception):

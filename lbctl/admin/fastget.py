@@ -102,9 +102,11 @@ class _Conn(asyncio.Protocol):
             self.waiter = None
 
     def close(self) -> None:
+        """Close now: nothing is left to send (an answer was read, or the exchange failed), and a
+        TLS close_notify exchange would need the loop to keep running after the client closes."""
         self.closed = True
         if self.transport is not None:
-            self.transport.close()
+            self.transport.abort()
 
     async def exchange(self, request: bytes, cap: int, skip_redirect_body: bool) -> tuple[Reply, bool]:
         """Send ``request``; the reply and whether the connection may be reused."""
@@ -255,9 +257,20 @@ class FastGet:
     async def _connect(host: str, port: int, ctx: ssl.SSLContext | None, timeout: float) -> _Conn:
         loop = asyncio.get_running_loop()
         try:
-            async with asyncio.timeout(timeout):
-                _, conn = await loop.create_connection(
-                    _Conn, host, port, ssl=ctx, server_hostname=host if ctx is not None else None)
+            async with asyncio.timeout(timeout):  # TCP and the TLS handshake, as httpx's connect
+                raw, conn = await loop.create_connection(_Conn, host, port)
+                if ctx is not None:
+                    # TLS upgraded here rather than by create_connection(ssl=…): on a refused
+                    # certificate the socket is ours to close at once
+                    try:
+                        tls = await loop.start_tls(raw, conn, ctx, server_hostname=host)
+                    except BaseException:
+                        raw.close()
+                        raise
+                    if tls is None:  # pragma: no cover  (only when the transport is closing)
+                        raw.close()
+                        raise ConnectionResetError("connection closed during the TLS handshake")
+                    conn.transport = tls
         except TimeoutError:
             raise ConnectTimedOut from None
         except OSError as e:  # refused, unreachable, unknown host, TLS verification (ssl.SSLError)
