@@ -1,12 +1,15 @@
 """Benchmark: one `monitor-brokers` refresh against 200 test brokers that each answer after 50 ms.
 
 The loopback test cluster (lbctl.sandbox) runs in its own process so that its event loop
-does not share lbctl's interpreter. Prints: one request's time (median of 20 GETs of a load report),
-one refresh's time measured inside lbctl (discovery + 200 load reports, median of 5), and the wall
-time of the whole `lbctl monitor-brokers --once` command in a fresh process (interpreter start-up
-included).
+does not share lbctl's interpreter. Prints the machine's load (the cores are shared: read the
+figures with it), one request's time (median of 20 GETs of a load report), then the wall and CPU
+time of a warm refresh (discovery + 200 load reports on open connections, median of 5) and of a
+first one (a new client: new connections, median of 5), each as a ratio to one request next to
+issue 14's goal — on the light wire the admin client uses, and for comparison with every request
+forced onto httpx (the path before; --no-httpx skips it) — and the wall time of the whole
+`lbctl monitor-brokers --once` command in a fresh process (interpreter start-up included).
 
-    python benchmarks/monitor_brokers.py [--brokers 200] [--latency 0.05]
+    python benchmarks/monitor_brokers.py [--brokers 200] [--latency 0.05] [--no-httpx]
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--brokers", type=int, default=200)
     ap.add_argument("--latency", type=float, default=0.05)
+    ap.add_argument("--no-httpx", action="store_true",
+                    help="skip the comparison run with every request on httpx")
     args = ap.parse_args()
     server = subprocess.Popen(
         [sys.executable, "-c", SERVER.format(tests=str(ROOT / "tests"), n=args.brokers,
@@ -44,21 +49,52 @@ def main() -> None:
     try:
         assert server.stdout is not None
         url = server.stdout.readline().strip()
-        run(url, args.brokers, args.latency)
+        run(url, args.brokers, args.latency, not args.no_httpx)
     finally:
         assert server.stdin is not None
         server.stdin.close()
         server.wait(30)
 
 
-def run(url: str, n: int, latency: float) -> None:
-    import httpx
+GOAL_WARM = 3.0  # issue 14: a warm refresh within 3 requests' time
+GOAL_FIRST = 4.0  # and the first one (new connections) within 4
 
+
+def refreshes(url: str, n: int, cold: int, warm: int) -> tuple[list[float], list[float],
+                                                                list[float], list[float]]:
+    """Wall and CPU (this process) of ``cold`` first refreshes (a new client each) and of ``warm``
+    refreshes on one client after a first one."""
     from lbctl.admin.client import AdminClient
     from lbctl.cli.monitor_loop import live_refresh
     from lbctl.monitor.brokers import BrokerMonitor
     from lbctl.sources.live import LiveSource
 
+    first_wall, first_cpu, warm_wall, warm_cpu = [], [], [], []
+    for _ in range(cold):
+        with AdminClient(url) as client:
+            w, c = time.perf_counter(), time.process_time()
+            ref = live_refresh(LiveSource(client, topics=False, namespaces=False),
+                               BrokerMonitor(), [85.0])
+            first_wall.append(time.perf_counter() - w)
+            first_cpu.append(time.process_time() - c)
+            assert len(ref.rows) == n and all(r.state == "ok" for r in ref.rows)
+    with AdminClient(url) as client:
+        src = LiveSource(client, topics=False, namespaces=False)
+        mon = BrokerMonitor()
+        live_refresh(src, mon, [85.0])  # warm: connections opened
+        for _ in range(warm):
+            w, c = time.perf_counter(), time.process_time()
+            ref = live_refresh(src, mon, [85.0])
+            warm_wall.append(time.perf_counter() - w)
+            warm_cpu.append(time.process_time() - c)
+        assert len(ref.rows) == n and all(r.state == "ok" for r in ref.rows)
+    return first_wall, first_cpu, warm_wall, warm_cpu
+
+
+def run(url: str, n: int, latency: float, with_httpx: bool) -> None:
+    import httpx
+
+    med = statistics.median
     with httpx.Client() as http:
         http.get(url + "/admin/v2/broker-stats/load-report")
         singles = []
@@ -66,24 +102,35 @@ def run(url: str, n: int, latency: float) -> None:
             t = time.perf_counter()
             http.get(url + "/admin/v2/broker-stats/load-report").raise_for_status()
             singles.append(time.perf_counter() - t)
-    one = statistics.median(singles)
+    one = med(singles)
 
-    refreshes = []
-    with AdminClient(url) as client:
-        src = LiveSource(client, topics=False, namespaces=False)
-        mon = BrokerMonitor()
-        live_refresh(src, mon, [85.0])  # warm: connections opened
-        for _ in range(5):
-            t = time.perf_counter()
-            ref = live_refresh(src, mon, [85.0])
-            refreshes.append(time.perf_counter() - t)
-        assert len(ref.rows) == n and all(r.state == "ok" for r in ref.rows)
-    cold = []
-    with AdminClient(url) as client:
-        t = time.perf_counter()
-        live_refresh(LiveSource(client, topics=False, namespaces=False), BrokerMonitor(), [85.0])
-        cold.append(time.perf_counter() - t)
-    refresh = statistics.median(refreshes)
+    print(f"machine: {os.cpu_count()} cores, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+          " (1/5/15 min; the cores are shared)")
+    print(f"brokers: {n}, each answering after {latency * 1000:.0f} ms")
+    print(f"one request (GET load-report), median of 20:       {one * 1000:7.1f} ms")
+    paths = [("light wire (lbctl.admin.fastget)", False)]
+    if with_httpx:
+        paths.append(("httpx for every request (the path before)", True))
+    for label, httpx_only in paths:
+        if httpx_only:
+            from lbctl.admin.client import AdminClient
+
+            saved = AdminClient._fast_parts
+            AdminClient._fast_parts = lambda *a, **k: None  # type: ignore[method-assign]
+        try:
+            fw, fc, ww, wc = refreshes(url, n, cold=5, warm=5)
+        finally:
+            if httpx_only:
+                AdminClient._fast_parts = saved  # type: ignore[method-assign]
+        print(f"-- {label}")
+        print(f"one refresh (brokers + {n} load reports), warm, median of 5: "
+              f"{med(ww) * 1000:7.1f} ms wall ({med(wc) * 1000:5.1f} ms CPU)"
+              f"  = {med(ww) / one:5.2f} x one request  (goal <= {GOAL_WARM:g} x: "
+              f"{'met' if med(ww) / one <= GOAL_WARM else 'NOT met'})")
+        print(f"first refresh (new connections), median of 5:        "
+              f"{med(fw) * 1000:7.1f} ms wall ({med(fc) * 1000:5.1f} ms CPU)"
+              f"  = {med(fw) / one:5.2f} x one request  (goal <= {GOAL_FIRST:g} x: "
+              f"{'met' if med(fw) / one <= GOAL_FIRST else 'NOT met'})")
 
     env = dict(os.environ, PULSAR_CLIENT_CONF="")
     t = time.perf_counter()
@@ -91,13 +138,6 @@ def run(url: str, n: int, latency: float) -> None:
                           "--once", "--summary"], capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t
     assert out.returncode == 0, out.stderr
-
-    print(f"brokers: {n}, each answering after {latency * 1000:.0f} ms")
-    print(f"one request (GET load-report), median of 20:       {one * 1000:7.1f} ms")
-    print(f"one refresh (brokers + {n} load reports), warm:    {refresh * 1000:7.1f} ms"
-          f"  = {refresh / one:.2f} x one request")
-    print(f"first refresh (new connections to {n} brokers):    {cold[0] * 1000:7.1f} ms"
-          f"  = {cold[0] / one:.2f} x one request")
     print(f"`lbctl monitor-brokers --once` wall time (process): {wall * 1000:7.1f} ms")
 
 
