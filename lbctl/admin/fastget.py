@@ -121,7 +121,8 @@ class _Conn(asyncio.Protocol):
         if status in (204, 304) or (skip_redirect_body and status in (301, 302, 303, 307, 308)
                                      and headers.get("location")):
             # a redirect's body is not read (nor is the connection reused when it has one)
-            return Reply(status, headers, b""), keep and headers.get("content-length", "0") == "0"
+            empty = headers.get("content-length") == "0" and "transfer-encoding" not in headers
+            return Reply(status, headers, b""), keep and empty
         te = headers.get("transfer-encoding", "").lower()
         if te:
             if te != "chunked":

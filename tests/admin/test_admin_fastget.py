@@ -151,6 +151,27 @@ def test_a_stale_keep_alive_connection_is_replaced() -> None:
     assert len(served) == 2
 
 
+def test_an_unread_redirect_body_never_reaches_the_next_request() -> None:
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        await _head(r)
+        w.write(b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /elsewhere\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n")
+        await w.drain()
+        await asyncio.sleep(0.05)  # the body comes after the client has moved on
+        w.write(b"5\r\nmoved\r\n0\r\n\r\n")
+        await w.drain()
+        await _head(r)  # a request on this connection would read the body above as its answer
+        w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nno")
+        await w.drain()
+
+    async def gets(f: fastget.FastGet, port: int) -> list[fastget.Reply]:
+        return [await _get(f, port), await _get(f, port)]
+
+    redirect, second = _serve(script, gets)
+    assert (redirect.status, redirect.headers["location"], redirect.body) == (307, "/elsewhere", b"")
+    assert (second.status, second.body) == (307, b"")  # a new connection, answered afresh
+
+
 def test_a_refused_connection_keeps_its_oserror() -> None:
     async def gets(f: fastget.FastGet, port: int) -> Any:
         return await _get(f, 1)
