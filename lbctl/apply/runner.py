@@ -284,11 +284,16 @@ class ApplyRun:
                          + (f"; verified {past.outcome}" if past.outcome else ""))
                 s.owner = owner
                 continue
-            moved = owner is not None and owner != a.broker if a.is_move else False
+            moved = owner != a.broker if a.is_move else False
             if s.action.step in doubt:
                 if moved:
+                    # off its source: on another broker, or on none (Pulsar leaves an unloaded
+                    # bundle unowned until the next lookup assigns it)
                     s.state = "already-done"
-                    s.why = f"sent before the earlier run stopped; {a.bundle} is on {owner} now"
+                    s.why = (f"sent before the earlier run stopped; {a.bundle} is on {owner} now"
+                             if owner is not None else
+                             f"sent before the earlier run stopped; {a.bundle} has left "
+                             f"{a.broker} and is on no broker now (the next lookup assigns it)")
                     s.owner = owner
                 elif not self.opts.force:
                     s.state = "in-doubt"
