@@ -112,6 +112,36 @@ def test_killed_with_a_request_in_flight(cluster: TestCluster, tmp_path: Path,
     assert Counter(unloads_done(c)) == Counter(b for b, _, _ in moves)
 
 
+def test_killed_in_flight_and_left_unowned_counts_as_done(cluster: TestCluster, tmp_path: Path,
+                                                         journal: Path) -> None:
+    """Killed with the 3rd unload in flight; the broker carries it out and, as Pulsar does, leaves
+    the bundle unowned until a lookup assigns it. On resume the bundle has left its source: done,
+    not in doubt, and not sent again."""
+    c = cluster
+    c.set_reassignment(delay=1.0)  # no owner until a lookup, and none before a second has passed
+    moves = spread_moves(c, 5)
+    plan = write_plan(tmp_path / "plan.json", plan_doc(c, moves))
+    b3 = moves[2][0].rsplit("/", 1)[1]
+    c.faults.append(Fault(rf"{b3}/unload$", kind="latency", seconds=2.0, method="PUT"))
+    proc = _start(c, plan, journal)
+    try:
+        _wait(lambda: any(r.method == "PUT" and b3 in r.path for r in c.log))
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    _wait(lambda: b3 in "".join(unloads_done(c)), 10)
+    assert c.owners.get(moves[2][0]) is None  # unloaded, not yet looked up
+    r = lbctl(c, "apply", "--resume", str(journal), "--yes", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    acts = json.loads(r.stdout)["actions"]
+    assert acts[2]["outcome"] == "already-done"
+    assert "is on no broker now" in acts[2]["why"]
+    assert Counter(unloads_done(c)) == Counter(b for b, _, _ in moves)
+
+
 def test_in_doubt_action_still_on_its_source_needs_force(cluster: TestCluster, tmp_path: Path,
                                                          journal: Path) -> None:
     """Killed with the 2nd request in flight that never reached a broker's router (a hang):
