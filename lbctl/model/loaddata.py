@@ -212,6 +212,10 @@ class BundleDataView(Mapping[str, BundleData]):
         """True when the entry is just the latest stats (no history, no stored data)."""
         return bundle not in self._given and bundle not in self._prev and self._samples <= 1
 
+    def stored(self) -> Mapping[str, BundleData]:
+        """The stored data taken as is for every reported bundle it holds (``given``)."""
+        return self._given
+
     def reported(self) -> Mapping[str, NamespaceBundleStats]:
         """The reported stats the entries are built from (bundle → its latest stats)."""
         return self._stats
