@@ -16,11 +16,15 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from lbctl.model.bundle import count_system_bundles
-from lbctl.model.bundlecolumns import BundleColumns
+from lbctl.model.bundlecolumns import BundleColumns, numpy_or_none
 from lbctl.model.cluster import ClusterState
 from lbctl.model.javaorder import concurrent_order
 from lbctl.model.load import BundleData, NamespaceBundleStats, TimeAverageBrokerData
 from lbctl.model.loaddata import BrokerData, BundleDataView, LoadData
+
+#: a sequence's cycles keep their bundle data as numpy columns (when numpy is installed) from this
+#: many bundles: below it, importing numpy costs more than it saves
+COLUMNS_FROM = 512
 
 
 def update_bundle_data(
@@ -40,9 +44,20 @@ def update_bundle_data(
     if (samples == 0 and isinstance(previous, BundleDataView) and not state.bundle_data
             and previous.keys() == stats.keys()):
         return previous  # no report written, the same bundles: the leader's data is unchanged
+    if len(stats) >= COLUMNS_FROM and previous and not state.bundle_data:
+        np = numpy_or_none()
+        if np is not None:  # a sequence's later cycle: every bundle sampled, per column
+            base = previous.stored() if isinstance(previous, BundleDataView) else previous
+            if not (isinstance(base, BundleColumns) and len(base) == len(previous)):
+                base = BundleColumns.of(np, _materialized(previous))
+            return BundleDataView(stats, None, base.sampled(stats, [], samples), samples)
     if isinstance(previous, BundleDataView):
         previous = previous.materialized()  # do not chain views across a long sequence
     return BundleDataView(stats, previous, state.bundle_data, samples)
+
+
+def _materialized(data: Mapping[str, BundleData]) -> Mapping[str, BundleData]:
+    return data.materialized() if isinstance(data, BundleDataView) else data
 
 
 def _time_average(bundles: Mapping[str, NamespaceBundleStats],

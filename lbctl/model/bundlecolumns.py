@@ -81,7 +81,8 @@ class BundleColumns(Mapping[str, BundleData]):
     ``n`` and ``m`` (int64, 2 rows: short, long): samples taken and window size.
     """
 
-    __slots__ = ("_avg", "_built", "_index", "_keys", "_system", "m", "n", "np", "topics", "vals")
+    __slots__ = ("_avg", "_built", "_index", "_keys", "_long", "_system", "m", "n", "np", "topics",
+                 "vals")
 
     def __init__(self, np: Any, keys: list[str], n: Any, m: Any, vals: Any, topics: list[int],
                  index: dict[str, int] | None = None):
@@ -92,6 +93,7 @@ class BundleColumns(Mapping[str, BundleData]):
         self._built: dict[str, BundleData] = {}
         self._avg: dict[int, tuple[Mapping[str, Any], TimeAverageBrokerData]] = {}
         self._system: dict[bool, int] = {}
+        self._long: dict[str, tuple[float, float]] | None = None
 
     @classmethod
     def of(cls, np: Any, data: Mapping[str, BundleData]) -> BundleColumns:
@@ -135,10 +137,12 @@ class BundleColumns(Mapping[str, BundleData]):
 
     # --- one sample of every reported bundle ------------------------------------------------------
     def sampled(self, reported: Mapping[str, NamespaceBundleStats],
-                cache: list[StatsColumns]) -> BundleColumns:
-        """``updateBundleData``: every bundle of ``reported`` sampled once (a new one starts from
-        its first sample); bundles not reported are dropped. ``cache`` (kept by the caller, one
-        slot) holds the last stats columns, reused while the stats objects are the same."""
+                cache: list[StatsColumns], times: int = 1) -> BundleColumns:
+        """``updateBundleData``: every bundle of ``reported`` sampled ``times`` times (a new one
+        starts from its first sample, then ``times - 1`` more, as
+        :class:`lbctl.model.loaddata.BundleDataView` does); bundles not reported are dropped.
+        ``cache`` (kept by the caller, one slot) holds the last stats columns, reused while the
+        stats objects are the same."""
         np = self.np
         keys = list(reported)
         objs = list(reported.values())
@@ -164,14 +168,18 @@ class BundleColumns(Mapping[str, BundleData]):
             m = m.copy()
             m[0, fresh] = NUM_SHORT_SAMPLES
             m[1, fresh] = NUM_LONG_SAMPLES
-        n = np.minimum(n_old + 1, m)
-        k8 = np.repeat((n - 1).astype(np.float64), 4, axis=0)
-        n8 = np.repeat(n.astype(np.float64), 4, axis=0)
         new8 = np.concatenate((stats.vals, stats.vals))
-        vals = (k8 * old + new8) / n8
-        if fresh is not None and fresh.any():
-            vals[:, fresh] = new8[:, fresh]  # the first sample replaces the defaults
-            n[:, fresh] = 1
+        n, vals = n_old, old
+        for t in range(max(times, 1)):
+            if t < times:
+                n = np.minimum(n + 1, m)
+                k8 = np.repeat((n - 1).astype(np.float64), 4, axis=0)
+                n8 = np.repeat(n.astype(np.float64), 4, axis=0)
+                vals = (k8 * vals + new8) / n8
+            if t == 0 and fresh is not None and fresh.any():
+                vals, n = vals.copy(), n.copy()
+                vals[:, fresh] = new8[:, fresh]  # the first sample replaces the defaults
+                n[:, fresh] = 1
         out = BundleColumns(np, keys, n, m, vals, stats.topics,
                             self._index if same_keys else None)
         if same_keys:
@@ -179,6 +187,17 @@ class BundleColumns(Mapping[str, BundleData]):
         return out
 
     # --- what a cycle reads of all bundles --------------------------------------------------------
+    def long_term_totals(self) -> Mapping[str, tuple[float, float]]:
+        """Every bundle's long-term ``(msgRateIn + msgRateOut, msgThroughputIn +
+        msgThroughputOut)`` (``TimeAverageMessageData.msg_rate``/``throughput``, the same adds),
+        for the split check that reads every bundle."""
+        if self._long is None:
+            v = self.vals
+            self._long = dict(zip(self._keys, zip((v[6] + v[7]).tolist(),
+                                                   (v[4] + v[5]).tolist(), strict=True),
+                                  strict=True))
+        return self._long
+
     def system_bundles(self, pulsar_system: bool) -> int:
         """:func:`lbctl.model.bundle.count_system_bundles` over the keys, once per key set."""
         c = self._system.get(pulsar_system)
