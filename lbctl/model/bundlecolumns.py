@@ -210,6 +210,8 @@ class BundleColumns(Mapping[str, BundleData]):
         """``TimeAverageBrokerData.reset`` over each group's keys (a broker's ``lastStats``),
         summed left to right; ``None`` when a key has no data here (the caller's Python path)."""
         np = self.np
+        if len(self._avg) > 2 * len(groups):  # reports since replaced: let them go
+            self._avg.clear()
         out: list[TimeAverageBrokerData | None] = []
         todo: list[tuple[int, Mapping[str, Any]]] = []
         for g, bundles in enumerate(groups):
