@@ -17,7 +17,7 @@ from lbctl.cli.app import app
 from lbctl.errors import SnapshotError
 from lbctl.loadmanager.select import Options, plans, stream_plans
 from lbctl.model.cluster import ClusterState
-from lbctl.sources import snapshot_stream
+from lbctl.sources import snapshot, snapshot_stream
 from lbctl.sources.snapshot import read_snapshots
 from lbctl.sources.snapshot_stream import StreamedSnapshots, open_sequence
 
@@ -25,10 +25,15 @@ SEQUENCES = [EXAMPLES / "two-brokers-90-10.jsonl", EXAMPLES / "avg-shedder.jsonl
              EXAMPLES / "extensible" / "pip220-12-2-1-1.jsonl"]
 
 
-@pytest.fixture(autouse=True)
-def _stream_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(autouse=True, params=["keys-checked", "typed-decode"])
+def _stream_everything(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """Every file streams; ``typed-decode``: as a file over the duplicate-key check's size (no
+    check, lines decoded by msgspec first) — for the whole-file read too."""
     monkeypatch.setattr(snapshot_stream, "STREAM_BYTES", 0)
     monkeypatch.delenv("LBCTL_NO_STREAM", raising=False)
+    if request.param == "typed-decode":
+        monkeypatch.setattr(snapshot_stream, "DUPLICATE_CHECK_BYTES", 0)
+        monkeypatch.setattr(snapshot, "DUPLICATE_CHECK_BYTES", 0)
 
 
 def _streamed(path: Path) -> StreamedSnapshots:
@@ -197,3 +202,19 @@ def test_recommend_prints_the_same(monkeypatch: pytest.MonkeyPatch, extra: list[
     whole = CliRunner().invoke(app, args, env={**env, "LBCTL_NO_STREAM": "1"})
     assert streamed.exit_code == whole.exit_code == 0
     assert streamed.output == whole.output
+
+
+def test_large_files_decode_lines_with_the_typed_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(snapshot_stream, "DUPLICATE_CHECK_BYTES", 0)
+    used = []
+    real = snapshot_stream.fast_load
+
+    def counting(data: bytes) -> object:
+        out = real(data)
+        used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(snapshot_stream, "fast_load", counting)
+    seq = _streamed(EXAMPLES / "two-brokers-90-10.jsonl")
+    assert list(seq.states()) == read_snapshots([EXAMPLES / "two-brokers-90-10.jsonl"])
+    assert used and all(used)
