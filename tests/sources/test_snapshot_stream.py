@@ -65,8 +65,9 @@ def test_headers_carry_no_bundles() -> None:
         s.captured_at for s in read_snapshots([EXAMPLES / "two-brokers-90-10.jsonl"])]
 
 
-def _with_stats(objs: list[object]) -> int:
-    return sum(1 for o in objs if type(o) is ClusterState
+def _with_stats(objs: list[object], path: Path) -> int:
+    """Whole snapshots of ``path`` alive (other tests' states may be alive too: not counted)."""
+    return sum(1 for o in objs if type(o) is ClusterState and o.source.startswith(str(path))
                and any(r.lastStats for r in o.brokers.values()))
 
 
@@ -84,7 +85,7 @@ def test_the_replay_holds_a_bounded_number_of_snapshots(tmp_path: Path) -> None:
     def watched() -> Iterator[ClusterState]:
         for st in seq.states():
             gc.collect()
-            most[0] = max(most[0], _with_stats(gc.get_objects()))
+            most[0] = max(most[0], _with_stats(gc.get_objects(), path))
             yield st
 
     out = stream_plans(seq.headers, watched(), Options())
@@ -93,7 +94,7 @@ def test_the_replay_holds_a_bounded_number_of_snapshots(tmp_path: Path) -> None:
     # the whole-file read, by contrast, holds them all
     whole = read_snapshots([path])
     gc.unfreeze()  # the whole-file read freezes what it read, out of gc.get_objects()' sight
-    assert _with_stats(gc.get_objects()) >= 40
+    assert _with_stats(gc.get_objects(), path) >= 40
     del whole
 
 
