@@ -2,16 +2,23 @@
 
     python benchmarks/simulate_large.py [--brokers 100] [--bundles 10000] [--cycles 1440]
                                         [--strategy ThresholdShedder] [--profile]
+                                        [--baseline-cycles N] [--no-baseline]
 
 Generates a deterministic snapshot in memory (bundles of 10-2,000 msg/s, 128 per namespace; one
 broker in ten owns twice as many; CPU = 5 % + traffic × host speed, about 45 % on average),
 then runs the closed-loop simulation for --cycles cycles (1,440 = one day at Pulsar's default
 1-minute shedding interval) with the given strategy and prints:
 
-* the time to calibrate and run the whole simulation, and per cycle;
+* the time to calibrate and run the whole simulation, and per cycle (wall and CPU seconds: the
+  machine is shared, CPU is the figure to compare);
+* the baseline: the same run on the Python path (``LBCTL_NO_NUMPY=1``: the implementation before
+  the numpy columns of :mod:`lbctl.model.bundlecolumns`), over --baseline-cycles cycles (default:
+  all), its CPU per cycle and the ratio; and whether both runs' records are identical (when the
+  baseline ran every cycle);
 * what happened (unloads, bounce-backs, spread before/after, reports written).
 
-Target (issue 7): under a minute on the project's 2-core machine. Nothing here asserts a time.
+Targets: issue 7, under a minute; issue 14, ≤ 10 ms of CPU per cycle at 100 × 10k × 1,440.
+Nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -78,7 +85,11 @@ def main() -> int:
     ap.add_argument("--cycles", type=int, default=1440)
     ap.add_argument("--strategy", default="ThresholdShedder")
     ap.add_argument("--profile", action="store_true", help="print the top functions by time")
+    ap.add_argument("--baseline-cycles", type=int, default=None,
+                    help="cycles of the Python-path baseline (default: --cycles)")
+    ap.add_argument("--no-baseline", action="store_true", help="skip the Python-path baseline")
     args = ap.parse_args()
+    import os
 
     from lbctl.loadmanager.select import Options
     from lbctl.simulate.engine import SimulationOptions, simulate
@@ -88,9 +99,9 @@ def main() -> int:
     state = parse_snapshot(generate(args.brokers, args.bundles), "<generated>")
     t_gen = time.perf_counter() - t
 
-    def run():
+    def run(cycles: int = args.cycles):
         return simulate([state], Options(strategy=args.strategy),
-                        SimulationOptions(cycles=args.cycles))
+                        SimulationOptions(cycles=cycles))
 
     if args.profile:
         import cProfile
@@ -99,13 +110,29 @@ def main() -> int:
         prof = cProfile.Profile()
         result = prof.runcall(run)
         pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     result = run()
-    elapsed = time.perf_counter() - t
+    elapsed, cpu = time.perf_counter() - t, time.process_time() - c
     s = result.summary()
     print(f"brokers={args.brokers} bundles={args.bundles} cycles={args.cycles} "
           f"strategy={result.label}; snapshot built in {t_gen:.2f} s")
-    print(f"simulate: {elapsed:8.2f} s total, {elapsed / args.cycles * 1000:7.2f} ms per cycle")
+    print(f"simulate: {elapsed:8.2f} s wall, {cpu:8.2f} s CPU, "
+          f"{cpu / args.cycles * 1000:7.2f} ms CPU per cycle")
+    if not args.no_baseline:
+        n = args.baseline_cycles or args.cycles
+        os.environ["LBCTL_NO_NUMPY"] = "1"
+        c = time.process_time()
+        base = run(n)
+        b_cpu = time.process_time() - c
+        del os.environ["LBCTL_NO_NUMPY"]
+        per, b_per = cpu / args.cycles, b_cpu / n
+        print(f"baseline (Python path, LBCTL_NO_NUMPY=1, {n} cycles): {b_cpu:8.2f} s CPU, "
+              f"{b_per * 1000:7.2f} ms CPU per cycle; ratio {per / b_per:.3f} "
+              f"({b_per / per:.1f}x faster)")
+        if n == args.cycles:
+            same = (repr(base.cycles) == repr(result.cycles)
+                    and repr(base.final_loads) == repr(result.final_loads))
+            print(f"records identical to the baseline's: {same}")
     print(f"unloads {s['unloads']} in {s['cyclesWithUnloads']} cycles, bounce-backs "
           f"{s['bounceBacks']}, above-average placements {s['aboveAveragePlacements']}, "
           f"reports written {s['reportsWritten']}")

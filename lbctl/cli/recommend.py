@@ -122,12 +122,24 @@ def recommend(
         from lbctl.cli.progress import Progress
 
         bar = Progress()
+        history = PrometheusArgs(prometheus_url, since, start, end, step, cluster, reference,
+                                 prometheus_conf, allow_partial)
         with bar.phase("reading the snapshots" if snapshots else "reading the cluster"):
-            states = states_for(ctx, snapshots, PrometheusArgs(
-                prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
-                allow_partial))
-        with bar.phase(f"running the load manager over {len(states)} cycle(s)"):
-            result = plans(states, opts)
+            if snapshots and not history.given:
+                # a large .jsonl is validated now and replayed a snapshot at a time
+                from lbctl.sources.snapshot_stream import open_sequence
+
+                history.check_alone(snapshots)
+                seq = open_sequence(snapshots)
+            else:
+                seq = states_for(ctx, snapshots, history)
+        with bar.phase(f"running the load manager over {len(seq)} cycle(s)"):
+            if isinstance(seq, list):
+                result = plans(seq, opts)
+            else:
+                from lbctl.loadmanager.select import stream_plans
+
+                result = stream_plans(seq.headers, seq.states(), opts)
         if plot is not None and result:
             from lbctl.render.plan_plot import plot_plan
 

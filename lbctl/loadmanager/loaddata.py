@@ -16,10 +16,15 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from lbctl.model.bundle import count_system_bundles
+from lbctl.model.bundlecolumns import BundleColumns, numpy_or_none
 from lbctl.model.cluster import ClusterState
 from lbctl.model.javaorder import concurrent_order
 from lbctl.model.load import BundleData, NamespaceBundleStats, TimeAverageBrokerData
 from lbctl.model.loaddata import BrokerData, BundleDataView, LoadData
+
+#: a sequence's cycles keep their bundle data as numpy columns (when numpy is installed) from this
+#: many bundles: below it, importing numpy costs more than it saves
+COLUMNS_FROM = 512
 
 
 def update_bundle_data(
@@ -39,9 +44,20 @@ def update_bundle_data(
     if (samples == 0 and isinstance(previous, BundleDataView) and not state.bundle_data
             and previous.keys() == stats.keys()):
         return previous  # no report written, the same bundles: the leader's data is unchanged
+    if len(stats) >= COLUMNS_FROM and previous and not state.bundle_data:
+        np = numpy_or_none()
+        if np is not None:  # a sequence's later cycle: every bundle sampled, per column
+            base = previous.stored() if isinstance(previous, BundleDataView) else previous
+            if not (isinstance(base, BundleColumns) and len(base) == len(previous)):
+                base = BundleColumns.of(np, _materialized(previous))
+            return BundleDataView(stats, None, base.sampled(stats, [], samples), samples)
     if isinstance(previous, BundleDataView):
         previous = previous.materialized()  # do not chain views across a long sequence
     return BundleDataView(stats, previous, state.bundle_data, samples)
+
+
+def _materialized(data: Mapping[str, BundleData]) -> Mapping[str, BundleData]:
+    return data.materialized() if isinstance(data, BundleDataView) else data
 
 
 def _time_average(bundles: Mapping[str, NamespaceBundleStats],
@@ -79,6 +95,14 @@ def _time_average(bundles: Mapping[str, NamespaceBundleStats],
     )
 
 
+def _columns(data: Mapping[str, BundleData]) -> BundleColumns | None:
+    """The simulator's bundle data as columns (:mod:`lbctl.model.bundlecolumns`), when the cycle
+    takes it as is for every reported bundle."""
+    if isinstance(data, BundleDataView):
+        data = data.stored()
+    return data if isinstance(data, BundleColumns) else None
+
+
 def build_load_data(
     state: ClusterState,
     bundle_data: Mapping[str, BundleData],
@@ -88,17 +112,27 @@ def build_load_data(
 ) -> LoadData:
     """``LoadData`` for one cycle at ``state.captured_at``, brokers in ``ConcurrentHashMap`` order."""
     brokers: dict[str, BrokerData] = {}
-    for broker in concurrent_order(state.brokers):
+    order = concurrent_order(state.brokers)
+    columns = _columns(bundle_data)
+    averages = (columns.time_averages([state.brokers[b].lastStats for b in order])
+                if columns is not None else None)
+    for i, broker in enumerate(order):
         local = state.brokers[broker]
-        brokers[broker] = BrokerData(local=local,
-                                     time_average=_time_average(local.lastStats, bundle_data))
+        brokers[broker] = BrokerData(
+            local=local, time_average=(averages[i] if averages is not None
+                                       else _time_average(local.lastStats, bundle_data)))
     if not isinstance(bundle_data, BundleDataView):
         bundle_data = MappingProxyType(dict(bundle_data))
+    if averages is not None and columns is not None and len(columns) == len(bundle_data):
+        # every reported bundle is in the columns (checked by time_averages), as many: the same keys
+        system = columns.system_bundles(pulsar_system)
+    else:
+        system = count_system_bundles(bundle_data, pulsar_system)
     return LoadData(
         brokers=MappingProxyType(brokers),
         bundle_data=bundle_data,
         recently_unloaded=MappingProxyType(dict(recently_unloaded or {})),
         now=state.captured_at,
-        system_bundles=count_system_bundles(bundle_data, pulsar_system),
+        system_bundles=system,
         pulsar_system=pulsar_system,
     )

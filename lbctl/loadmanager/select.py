@@ -26,16 +26,16 @@ The one place where:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lbctl import versions
 from lbctl.config import Settings, read_broker_conf, resolve
 from lbctl.errors import UsageError
 from lbctl.loadmanager.base import CycleResult
-from lbctl.loadmanager.clock import project
+from lbctl.loadmanager.clock import Follower, project
 from lbctl.loadmanager.modular import ModularLoadManager
 from lbctl.model.cluster import EXTENSIBLE, ClusterState
 from lbctl.model.outcome import NO_HISTORY
@@ -232,6 +232,29 @@ def run(states: Sequence[ClusterState], opts: Options) -> Sequence[CycleResult]:
 def plans(states: Sequence[ClusterState], opts: Options) -> list[Plan]:
     """The plan of every cycle (``recommend --all-cycles``, the fleet replay)."""
     return [r.plan() for r in run(states, opts)]
+
+
+def stream_plans(headers: Sequence[ClusterState], states: Iterable[ClusterState],
+                 opts: Options) -> list[Plan]:
+    """:func:`plans` over a sequence read one snapshot at a time
+    (:mod:`lbctl.sources.snapshot_stream`): ``headers`` (every snapshot without its bundles)
+    choose the load manager, the release and each cycle's settings as :func:`run` does from the
+    whole snapshots; ``states`` then come one by one, each cycle's result dropped once its plan is
+    made, so the replay holds a snapshot and the one before it (the leader's clock), not all."""
+    if uses_extensible(headers, opts):
+        if not headers:
+            raise UsageError("no snapshot given")
+        settings = resolve_settings(headers, opts)
+        lm: Any = extensible_load_manager(opts, settings[-1], version_warnings(headers, opts))
+    else:
+        require_modular(headers, "the modular load manager cannot replay it")
+        settings = resolve_settings(headers, opts)
+        lm = modular_load_manager(settings[-1], opts, warnings=version_warnings(headers, opts))
+    follower = Follower(lm, assume_steady=opts.assume_steady)
+    out: list[Plan] = []
+    for st, conf in zip(states, settings, strict=True):
+        out.append(follower.step(st, conf).plan())
+    return out
 
 
 def check_runnable(states: Sequence[ClusterState]) -> None:

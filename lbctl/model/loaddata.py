@@ -28,6 +28,8 @@ from lbctl.model.load import (
 )
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+#: the last bundle map's order (a function of its keys alone), reused while the keys are the same
+_LAST_ORDER: list[ConcurrentOrder] = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +78,15 @@ class LoadData:
         """The ``bundleData`` ``ConcurrentHashMap``, filled in ``bundle_data``'s order."""
         order = self._memo.get("bundles")
         if order is None:
-            order = self._memo["bundles"] = ConcurrentOrder(list(self.bundle_data))
+            keys = list(self.bundle_data)
+            last = _LAST_ORDER[0] if _LAST_ORDER else None
+            # a sequence's cycles mostly keep the same bundles in the same order: the same map
+            if last is not None and last.keys == keys:  # list == compares identity first
+                order = last
+            else:
+                order = ConcurrentOrder(keys)
+                _LAST_ORDER[:] = [order]
+            self._memo["bundles"] = order
         assert isinstance(order, ConcurrentOrder)
         return order
 
@@ -211,6 +221,10 @@ class BundleDataView(Mapping[str, BundleData]):
     def is_first_sample(self, bundle: str) -> bool:
         """True when the entry is just the latest stats (no history, no stored data)."""
         return bundle not in self._given and bundle not in self._prev and self._samples <= 1
+
+    def stored(self) -> Mapping[str, BundleData]:
+        """The stored data taken as is for every reported bundle it holds (``given``)."""
+        return self._given
 
     def reported(self) -> Mapping[str, NamespaceBundleStats]:
         """The reported stats the entries are built from (bundle → its latest stats)."""

@@ -51,6 +51,7 @@ from lbctl.loadmanager.select import (
     settings_for,
     uses_extensible,
 )
+from lbctl.model.bundlecolumns import StatsColumns, columns_of, numpy_or_none
 from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
 from lbctl.model.cycle import CycleMemory
 from lbctl.model.decision import SheddingDecision, UnloadOutcome
@@ -332,8 +333,10 @@ class _Run:
         self.true: dict[str, LocalBrokerData] = {}
         self.dirty: set[str] = set(s0.brokers)
         self.weights = self.settings0.weights4()
-        self.bundle_data: dict[str, BundleData] = {}
+        self.bundle_data: Mapping[str, BundleData] = {}
         self._steady: dict[str, Any] = {}  # see sample_all
+        self._np = numpy_or_none()
+        self._stats_columns: list[StatsColumns] = []  # see BundleColumns.sampled
 
     def _load_manager(self) -> Any:
         """The decider of each cycle: the extensible driver's, lbctl's planner
@@ -430,7 +433,12 @@ class _Run:
             reported: dict[str, NamespaceBundleStats] = {}
             for b in self.owned:
                 reported.update(self.written[b].lastStats)
-            self.bundle_data = sample_all(self.bundle_data, reported, self._steady)
+            np = self._np
+            if np is not None:  # the same figures, per column (lbctl.model.bundlecolumns)
+                self.bundle_data = columns_of(np, self.bundle_data).sampled(
+                    reported, self._stats_columns)
+            else:
+                self.bundle_data = sample_all(self.bundle_data, reported, self._steady)
         return self.bundle_data
 
     progress: CycleProgress | None = None

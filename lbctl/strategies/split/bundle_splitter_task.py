@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 from lbctl.config import Settings
 from lbctl.model.bundle import namespace_of
+from lbctl.model.bundlecolumns import BundleColumns
 from lbctl.model.decision import Reason, SplitCandidate
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.model.loaddata import BundleDataView, LoadData
@@ -43,8 +44,14 @@ def _long_term(load: LoadData, bundle: str, stats: NamespaceBundleStats) -> tupl
     figures: read them without building its ``BundleData`` (a cycle of 200,000 bundles stays lazy).
     """
     data_map = load.bundle_data
-    if isinstance(data_map, BundleDataView) and data_map.is_first_sample(bundle):
-        return stats.msg_rate, stats.throughput  # the view holds every reported bundle
+    if isinstance(data_map, BundleDataView):
+        if data_map.is_first_sample(bundle):
+            return stats.msg_rate, stats.throughput  # the view holds every reported bundle
+        stored = data_map.stored()
+        if isinstance(stored, BundleColumns):  # a long sequence's columns: no object per bundle
+            hit = stored.long_term_totals().get(bundle)
+            if hit is not None:
+                return hit
     data = data_map.get(bundle)
     if data is None:
         return 0.0, 0.0
@@ -68,6 +75,8 @@ def find_bundles_to_split(
     view = load.bundle_data
     # every bundle's data just this cycle's first sample: its long-term figures are its stats
     all_first = isinstance(view, BundleDataView) and view.first_samples_only()
+    stored = view.stored() if isinstance(view, BundleDataView) else None
+    totals = stored.long_term_totals() if isinstance(stored, BundleColumns) else None
     for broker, bd in load.brokers.items():
         for bundle, stats in bd.local.lastStats.items():
             if stats.topics < 2:
@@ -75,6 +84,8 @@ def find_bundles_to_split(
             if all_first:  # _long_term's first case, inline (same sums, same order)
                 rate = stats.msgRateIn + stats.msgRateOut
                 tp = stats.msgThroughputIn + stats.msgThroughputOut
+            elif totals is not None and bundle in totals:  # _long_term's columns case, inline
+                rate, tp = totals[bundle]
             else:
                 rate, tp = _long_term(load, bundle, stats)
             sessions = stats.consumerCount + stats.producerCount

@@ -1,0 +1,266 @@
+"""A large ``.jsonl`` sequence read snapshot by snapshot, so a replay holds one at a time.
+
+:func:`lbctl.sources.snapshot.read_snapshots` holds every snapshot of a sequence (240 snapshots of
+2,000 bundles: half a gigabyte). A replay needs them one after another, plus a little of each up
+front: the load manager and the modelled release are chosen from the last snapshot's settings and
+broker versions, and every snapshot is validated before the first cycle runs (an operator gets
+the one-line error of a bad line N before any output, as before). So a sequence file larger than
+:data:`STREAM_BYTES` (after decompression) is read in passes, each streamed, in constant memory:
+
+1. the bytes: the same bounds and gzip checks as the whole-file read (too large, bad gzip data,
+   truncated, trailing garbage, empty), before any line is decoded — the same first error;
+2. every line decoded and validated with the same messages (``file:N``, the partial last line),
+   keeping per snapshot only a header (:func:`_header`: cluster, time, settings, broker versions);
+3. the replay: the lines decoded again, one snapshot yielded at a time
+   (:meth:`StreamedSnapshots.states`); a file changed in between is an error, never a silent mix.
+
+A sequence out of ``capturedAt`` order (the replay sorts it), several files, standard input and
+smaller files are read whole as before. ``LBCTL_NO_STREAM=1`` reads every file whole (the
+benchmark's baseline, ``benchmarks/replay_sequence.py``).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import orjson
+
+from lbctl.errors import SnapshotError
+from lbctl.model.cluster import ClusterState
+from lbctl.model.load import LocalBrokerData
+from lbctl.safe.files import GZIP_MAGIC, LIMITS, open_regular, too_large
+from lbctl.sources.snapshot import (
+    _BOM,
+    DUPLICATE_CHECK_BYTES,
+    STDIN,
+    _check_duplicate_keys,
+    _json_reason,
+    _kind,
+    check_one_cluster,
+    read_snapshots,
+)
+from lbctl.sources.snapshot_fast import fast_load
+from lbctl.sources.snapshot_schema import parse_snapshot
+from lbctl.sources.snapshot_text import decode_error as _decode_error
+
+#: sequence files larger than this (decompressed) are streamed; smaller ones are read whole
+STREAM_BYTES = DUPLICATE_CHECK_BYTES
+_CHUNK = 1 << 20
+_EMPTY: MappingProxyType[str, object] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class StreamedSnapshots:
+    """A validated sequence file: its snapshots' headers now, the snapshots one at a time."""
+
+    name: str
+    gz: bool
+    check_keys: bool
+    headers: tuple[ClusterState, ...]
+
+    def __len__(self) -> int:
+        return len(self.headers)
+
+    def states(self) -> Iterator[ClusterState]:
+        """Every snapshot in file order (already ``capturedAt`` order), decoded as it is needed."""
+        count = 0
+        for state in _parse_lines(self.name, self.gz, self.check_keys):
+            if count == len(self.headers):
+                return  # lines appended since the check: not part of this replay
+            head = self.headers[count]
+            if (state.captured_at, state.cluster) != (head.captured_at, head.cluster):
+                raise SnapshotError(f"{state.source}: the file changed while it was replayed")
+            count += 1
+            yield state
+        if count != len(self.headers):
+            raise SnapshotError(f"{self.name}: the file changed while it was replayed")
+
+
+def open_sequence(paths: Sequence[Path | str]) -> StreamedSnapshots | list[ClusterState]:
+    """The snapshots of ``paths``: streamed (one large ``.jsonl`` in ``capturedAt`` order), else
+    :func:`lbctl.sources.snapshot.read_snapshots`'s list. Errors are that function's."""
+    if len(paths) != 1 or str(paths[0]) == STDIN or os.environ.get("LBCTL_NO_STREAM", "") not in (
+            "", "0"):
+        return read_snapshots(paths)
+    name = str(paths[0])
+    kind, gz_name = _kind(name)
+    if kind != "jsonl":
+        return read_snapshots(paths)
+    size, gz = _check_bytes(name, gz_name)
+    if size <= STREAM_BYTES:
+        return read_snapshots(paths)
+    check_keys = size <= DUPLICATE_CHECK_BYTES
+    headers = [_header(st) for st in _parse_lines(name, gz, check_keys)]
+    check_one_cluster(headers)
+    if any(b.captured_at < a.captured_at for a, b in zip(headers, headers[1:], strict=False)):
+        return read_snapshots(paths)  # the replay sorts it: read whole
+    return StreamedSnapshots(name, gz, check_keys, tuple(headers))
+
+
+def _header(st: ClusterState) -> ClusterState:
+    """What the replay reads of a snapshot before its cycle: cluster, load manager, time, source,
+    settings and the brokers' versions (the release modelled); nothing of the bundles."""
+    versions = {b: LocalBrokerData(brokerVersionString=r.brokerVersionString)
+                for b, r in st.brokers.items()}
+    return replace(st, brokers=MappingProxyType(versions), bundle_data=None,
+                   namespaces=_EMPTY, topics=_EMPTY, broker_load_data=_EMPTY,  # type: ignore[arg-type]  # an empty mapping of any value type
+                   top_bundles_load_data=_EMPTY, namespace_topics=_EMPTY, observed=None)  # type: ignore[arg-type]  # as above
+
+
+# --- bytes ------------------------------------------------------------------------------------
+def _raw(name: str) -> Iterator[bytes]:
+    """The file's bytes in chunks, bounded as ``read_regular`` bounds them."""
+    cap = LIMITS.max_input_bytes
+    fd = open_regular(name, what="a snapshot file", error=SnapshotError)
+    try:
+        size = os.fstat(fd).st_size
+    except OSError:
+        size = 0
+    if size > cap:
+        os.close(fd)
+        raise SnapshotError(too_large(name, cap))
+    total = 0
+    with os.fdopen(fd, "rb") as f:
+        while True:
+            try:
+                chunk = f.read(_CHUNK)
+            except OSError as e:
+                raise SnapshotError(f"{name}: cannot read: {e.strerror or e}") from None
+            if not chunk:
+                return
+            total += len(chunk)
+            if total > cap:
+                raise SnapshotError(too_large(name, cap))
+            yield chunk
+
+
+def _gunzip(name: str, chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """``gunzip_limited`` streamed: every member, the same bounds and messages."""
+    cap = LIMITS.max_input_bytes
+    out = 0
+    d: Any = zlib.decompressobj(16 + zlib.MAX_WBITS)  # None between members
+    data = b""
+    trailing = False
+    while True:
+        if not data:
+            more = next(chunks, None)
+            if more is None:
+                break
+            data = more
+        if trailing:  # after the last member: zero padding is allowed, nothing else
+            if data.strip(b"\x00"):
+                raise SnapshotError(f"{name}: bad gzip data: trailing garbage after the last member")
+            data = b""
+            continue
+        if d is None:
+            if len(data) < len(GZIP_MAGIC):  # the next member's magic may be split
+                more = next(chunks, None)
+                if more is not None:
+                    data += more
+                    continue
+            if not data.startswith(GZIP_MAGIC):
+                trailing = True
+                continue
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            piece = d.decompress(data, cap + 1 - out)
+        except zlib.error as e:
+            raise SnapshotError(f"{name}: bad gzip data: {e}") from None
+        out += len(piece)
+        if out > cap or d.unconsumed_tail:
+            raise SnapshotError(too_large(name, cap) + " (decompressed)")
+        if piece:
+            yield piece
+        if d.eof:
+            data, d = d.unused_data, None
+        else:
+            data = b""
+    if d is not None:
+        raise SnapshotError(f"{name}: bad gzip data: the compressed data is truncated")
+
+
+def _bytes(name: str, gz: bool) -> Iterator[bytes]:
+    return _gunzip(name, _raw(name)) if gz else _raw(name)
+
+
+def _check_bytes(name: str, gz_name: bool) -> tuple[int, bool]:
+    """Pass 1: the decompressed size and whether the file is gzip, after the whole-file read's
+    byte-level checks (same messages, same order)."""
+    raw = _raw(name)
+    first = next(raw, b"")
+    gz = first.startswith(GZIP_MAGIC)
+    if gz_name and not gz:
+        raise SnapshotError(f"{name}: not a gzip file (the name ends in .gz)")
+
+    def chunks() -> Iterator[bytes]:
+        yield first
+        yield from raw
+
+    size = 0
+    blank = True
+    for piece in (_gunzip(name, chunks()) if gz else chunks()):
+        size += len(piece)
+        if blank and piece and not piece.isspace():
+            blank = False
+    if blank:  # nothing, or only whitespace
+        raise SnapshotError(f"{name}: empty file (expected a snapshot)")
+    return size, gz
+
+
+# --- lines ------------------------------------------------------------------------------------
+def _lines(chunks: Iterator[bytes]) -> Iterator[tuple[bytes, bool]]:
+    """Each line without its newline, and whether it had one (``data.split(b"\\n")``'s segments)."""
+    buf = b""
+    first = True
+    for chunk in chunks:
+        buf += chunk
+        if first and len(buf) >= len(_BOM):
+            if buf.startswith(_BOM):
+                buf = buf[len(_BOM):]
+            first = False
+        *done, buf = buf.split(b"\n")
+        for line in done:
+            yield line, True
+    if first and buf.startswith(_BOM):
+        buf = buf[len(_BOM):]
+    yield buf, False
+
+
+def _parse_lines(name: str, gz: bool, check_keys: bool) -> Iterator[ClusterState]:
+    """``_read_jsonl`` streamed: the same messages, one snapshot at a time."""
+    for number, (line, terminated) in enumerate(_lines(_bytes(name, gz)), start=1):
+        if not line.strip():
+            continue
+        where = f"{name}:{number}"
+        paused = gc.isenabled()
+        gc.disable()  # a snapshot's many acyclic containers: no collection in the middle
+        try:
+            # the typed decode first (the same values, bundle stats checked in C); anything it
+            # refuses is read the ordinary way, whose message names what is wrong
+            obj = None if check_keys else fast_load(line)
+            try:
+                if obj is None:
+                    obj = orjson.loads(line)
+            except orjson.JSONDecodeError as e:
+                if not terminated:  # the last line, without its newline: an append cut short
+                    raise SnapshotError(
+                        f"{where}: partial last line (an append was interrupted); the next "
+                        "'lbctl snapshot export --append' to this file removes it") from None
+                raise _decode_error(
+                    where, line, "JSON", _json_reason(line, e), number, e.colno
+                ) from None
+            if check_keys:
+                _check_duplicate_keys(where, line)
+            state = parse_snapshot(obj, where)
+        finally:
+            if paused:
+                gc.enable()
+        del obj
+        yield state

@@ -1,0 +1,221 @@
+"""A large ``.jsonl`` sequence is replayed a snapshot at a time, with the whole-file read's results
+and messages (``lbctl.sources.snapshot_stream``; ``STREAM_BYTES`` lowered so small files stream)."""
+
+from __future__ import annotations
+
+import gc
+import gzip
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+from paths import EXAMPLES
+from typer.testing import CliRunner
+
+from lbctl.cli.app import app
+from lbctl.errors import SnapshotError
+from lbctl.loadmanager.select import Options, plans, stream_plans
+from lbctl.model.cluster import ClusterState
+from lbctl.sources import snapshot, snapshot_stream
+from lbctl.sources.snapshot import read_snapshots
+from lbctl.sources.snapshot_stream import StreamedSnapshots, open_sequence
+
+SEQUENCES = [EXAMPLES / "two-brokers-90-10.jsonl", EXAMPLES / "avg-shedder.jsonl",
+             EXAMPLES / "extensible" / "pip220-12-2-1-1.jsonl"]
+
+
+@pytest.fixture(autouse=True, params=["keys-checked", "typed-decode"])
+def _stream_everything(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """Every file streams; ``typed-decode``: as a file over the duplicate-key check's size (no
+    check, lines decoded by msgspec first) — for the whole-file read too."""
+    monkeypatch.setattr(snapshot_stream, "STREAM_BYTES", 0)
+    monkeypatch.delenv("LBCTL_NO_STREAM", raising=False)
+    if request.param == "typed-decode":
+        monkeypatch.setattr(snapshot_stream, "DUPLICATE_CHECK_BYTES", 0)
+        monkeypatch.setattr(snapshot, "DUPLICATE_CHECK_BYTES", 0)
+
+
+def _streamed(path: Path) -> StreamedSnapshots:
+    seq = open_sequence([path])
+    assert isinstance(seq, StreamedSnapshots)
+    return seq
+
+
+@pytest.mark.parametrize("gz", [False, True])
+@pytest.mark.parametrize("path", SEQUENCES, ids=lambda p: p.name)
+def test_same_states_and_plans_as_the_whole_file(tmp_path: Path, path: Path, gz: bool) -> None:
+    if gz:
+        copy = tmp_path / (path.name + ".gz")
+        copy.write_bytes(gzip.compress(path.read_bytes()))
+        path = copy
+    seq = _streamed(path)
+    whole = read_snapshots([path])
+    gc.unfreeze()  # the whole-file read freezes what it read, out of gc.get_objects()' sight
+    assert list(seq.states()) == whole
+    assert len(seq) == len(whole)
+    streamed = [p.to_dict() for p in stream_plans(seq.headers, seq.states(), Options())]
+    assert streamed == [p.to_dict() for p in plans(whole, Options())]
+
+
+def test_headers_carry_no_bundles() -> None:
+    seq = _streamed(EXAMPLES / "two-brokers-90-10.jsonl")
+    assert all(not r.lastStats for h in seq.headers for r in h.brokers.values())
+    assert [h.captured_at for h in seq.headers] == [
+        s.captured_at for s in read_snapshots([EXAMPLES / "two-brokers-90-10.jsonl"])]
+
+
+def _with_stats(objs: list[object], path: Path) -> int:
+    """Whole snapshots of ``path`` alive (other tests' states may be alive too: not counted)."""
+    return sum(1 for o in objs if type(o) is ClusterState and o.source.startswith(str(path))
+               and any(r.lastStats for r in o.brokers.values()))
+
+
+def test_the_replay_holds_a_bounded_number_of_snapshots(tmp_path: Path) -> None:
+    line = (EXAMPLES / "two-brokers-90-10.jsonl").read_text().splitlines()[0]
+    snap = orjson.loads(line)
+    path = tmp_path / "long.jsonl"
+    with path.open("wb") as f:
+        for i in range(40):
+            snap["capturedAt"] = 1_795_000_000_000 + i * 60_000
+            f.write(orjson.dumps(snap) + b"\n")
+    seq = _streamed(path)
+    most = [0]
+
+    def watched() -> Iterator[ClusterState]:
+        for st in seq.states():
+            gc.collect()
+            most[0] = max(most[0], _with_stats(gc.get_objects(), path))
+            yield st
+
+    out = stream_plans(seq.headers, watched(), Options())
+    assert len(out) == 40
+    assert 1 <= most[0] <= 3  # this one, the one before (the leader's clock), a plan's own
+    # the whole-file read, by contrast, holds them all
+    whole = read_snapshots([path])
+    gc.unfreeze()  # the whole-file read freezes what it read, out of gc.get_objects()' sight
+    assert _with_stats(gc.get_objects(), path) >= 40
+    del whole
+
+
+def test_states_are_decoded_lazily(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seq = _streamed(EXAMPLES / "two-brokers-90-10.jsonl")
+    calls = []
+    real = snapshot_stream.parse_snapshot
+
+    def counting(obj: object, where: str) -> ClusterState:
+        calls.append(where)
+        return real(obj, where)
+
+    monkeypatch.setattr(snapshot_stream, "parse_snapshot", counting)
+    it = seq.states()
+    assert calls == []
+    next(it)
+    assert len(calls) == 1
+
+
+def _message(fn: object, path: Path) -> str:
+    with pytest.raises(SnapshotError) as e:
+        fn([path])  # type: ignore[operator]
+    return str(e.value)
+
+
+def _hostile(tmp_path: Path) -> dict[str, bytes]:
+    good = (EXAMPLES / "two-brokers-90-10.jsonl").read_bytes()
+    lines = good.splitlines(keepends=True)
+    other = lines[2].replace(b'"cluster":', b'"cluster": "other", "x":', 1)
+    return {
+        "bad-json.jsonl": lines[0] + b"{not json\n" + lines[1],
+        "partial.jsonl": good + lines[0][:40],
+        "schema.jsonl": lines[0] + b'{"format": "lbctl/snapshot@1"}\n',
+        "empty.jsonl": b"  \n\n",
+        "bom.jsonl": b"\xef\xbb\xbf" + good,
+        "nan.jsonl": lines[0] + b'{"a": NaN}\n',
+        "dup.jsonl": lines[0] + b'{"a": 1, "a": 2}\n',
+        "mixed.jsonl": lines[0] + other,
+        "bad.jsonl.gz": b"\x1f\x8b" + b"garbage" * 10,
+        "truncated.jsonl.gz": gzip.compress(good)[:-30],
+        "trailing.jsonl.gz": gzip.compress(good) + b"xyz",
+        "padded.jsonl.gz": gzip.compress(good) + b"\x00" * 8,
+        "members.jsonl.gz": gzip.compress(lines[0]) + gzip.compress(b"".join(lines[1:])),
+        "notgz.jsonl.gz": good,
+    }
+
+
+def test_errors_are_the_whole_file_reads(tmp_path: Path) -> None:
+    for name, data in _hostile(tmp_path).items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        try:
+            expected = [s.captured_at for s in read_snapshots([path])]
+        except SnapshotError as e:
+            assert _message(open_sequence, path) == str(e), name
+        else:
+            seq = open_sequence([path])
+            got = seq.states() if isinstance(seq, StreamedSnapshots) else seq
+            assert [s.captured_at for s in got] == expected, name
+
+
+def test_too_large_is_refused_before_reading(tmp_path: Path) -> None:
+    from lbctl.safe.files import LIMITS
+
+    path = tmp_path / "big.jsonl"
+    path.write_bytes((EXAMPLES / "two-brokers-90-10.jsonl").read_bytes())
+    old = LIMITS.max_input_bytes
+    LIMITS.max_input_bytes = 100
+    try:
+        assert _message(open_sequence, path) == _message(read_snapshots, path)
+        gz = tmp_path / "big.jsonl.gz"
+        gz.write_bytes(gzip.compress(path.read_bytes()))
+        LIMITS.max_input_bytes = len(gz.read_bytes()) + 10
+        assert "(decompressed)" in _message(open_sequence, gz)
+        assert _message(open_sequence, gz) == _message(read_snapshots, gz)
+    finally:
+        LIMITS.max_input_bytes = old
+
+
+def test_a_file_changed_between_the_passes_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "seq.jsonl"
+    data = (EXAMPLES / "two-brokers-90-10.jsonl").read_bytes()
+    path.write_bytes(data)
+    seq = _streamed(path)
+    path.write_bytes(data.splitlines(keepends=True)[0])
+    with pytest.raises(SnapshotError, match="changed while it was replayed"):
+        list(seq.states())
+    path.write_bytes(data + data.splitlines(keepends=True)[-1])  # appended: not replayed
+    assert len(list(seq.states())) == len(seq)
+
+
+def test_out_of_order_sequences_are_read_whole(tmp_path: Path) -> None:
+    lines = (EXAMPLES / "two-brokers-90-10.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "rev.jsonl"
+    path.write_bytes(b"".join(reversed(lines)))
+    seq = open_sequence([path])
+    assert isinstance(seq, list)
+    assert seq == read_snapshots([path])
+
+
+@pytest.mark.parametrize("extra", [[], ["--all-cycles"], ["--all-cycles", "-o", "json"]])
+def test_recommend_prints_the_same(monkeypatch: pytest.MonkeyPatch, extra: list[str]) -> None:
+    args = ["recommend", str(EXAMPLES / "two-brokers-90-10.jsonl"), *extra]
+    env = {"COLUMNS": "120", "LBCTL_TRACEBACK": ""}
+    streamed = CliRunner().invoke(app, args, env=env)
+    whole = CliRunner().invoke(app, args, env={**env, "LBCTL_NO_STREAM": "1"})
+    assert streamed.exit_code == whole.exit_code == 0
+    assert streamed.output == whole.output
+
+
+def test_large_files_decode_lines_with_the_typed_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(snapshot_stream, "DUPLICATE_CHECK_BYTES", 0)
+    used = []
+    real = snapshot_stream.fast_load
+
+    def counting(data: bytes) -> object:
+        out = real(data)
+        used.append(out is not None)
+        return out
+
+    monkeypatch.setattr(snapshot_stream, "fast_load", counting)
+    seq = _streamed(EXAMPLES / "two-brokers-90-10.jsonl")
+    assert list(seq.states()) == read_snapshots([EXAMPLES / "two-brokers-90-10.jsonl"])
+    assert used and all(used)
