@@ -66,8 +66,7 @@ _DESCRIPTIONS = {
     ExitStatus.SERVER_ERROR: "HTTP 5xx server error",
     ExitStatus.HTTP_ERROR: "other HTTP error, too many redirects, malformed response",
     ExitStatus.NOT_CONFIRMED: "change not confirmed (no terminal and no --yes, or answered no)",
-    ExitStatus.PARTIAL: "partial: a plan was carried out in part (stopped, a failure, a broker "
-                        "gone, an action not verified); the journal says which",
+    ExitStatus.PARTIAL: "a plan carried out in part (the journal says which actions)",
     ExitStatus.LOCKED: "another apply or drain holds the cluster's lock",
     ExitStatus.STALE_PLAN: "plan older than --max-age (--force-stale applies it anyway)",
     ExitStatus.INTERRUPTED: "interrupted",

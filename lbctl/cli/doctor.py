@@ -48,6 +48,7 @@ def doctor(
         0  no finding, or info only
         1  at least one warning, no error
         2  at least one error
+
     A failure to examine it (unreadable file, cluster unreachable) prints `lbctl: error: ...`
     and no report, with the codes of `lbctl --help` (1 other error, 2 usage, 3+ network/HTTP).
 
@@ -55,7 +56,7 @@ def doctor(
     Examples:
       lbctl doctor examples/balanced.json
       lbctl doctor snap.json --broker-conf conf/broker.conf --pulsar-version 3.0.7
-      lbctl doctor -o json > findings.json || echo "load balancing needs attention"
+      lbctl doctor -o json > findings.json || echo "needs attention"
       lbctl --admin-url http://pulsar:8080 doctor
     """
     with handled():

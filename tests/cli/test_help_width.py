@@ -1,0 +1,39 @@
+"""Every ``--help`` fits an 80-column terminal: the global help with its exit-code epilog, and
+each command's and subcommand's (their examples keep their lines, so a long one would spill)."""
+
+from __future__ import annotations
+
+import click
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+from lbctl.cli.app import app
+
+WIDTH = 80
+
+
+def _paths() -> list[list[str]]:
+    root = typer.main.get_command(app)
+    out: list[list[str]] = [[]]
+
+    def walk(cmd: click.Command, path: list[str]) -> None:
+        for name, sub in getattr(cmd, "commands", {}).items():
+            out.append([*path, name])
+            walk(sub, [*path, name])
+
+    walk(root, [])
+    return out
+
+
+@pytest.mark.parametrize("path", _paths(), ids=lambda p: " ".join(p) or "lbctl")
+def test_help_fits_80_columns(path: list[str]) -> None:
+    res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": str(WIDTH)})
+    assert res.exit_code == 0, res.output
+    wide = [line for line in res.stdout.splitlines() if len(line) > WIDTH]
+    assert not wide, f"{len(wide)} line(s) wider than {WIDTH}: {wide[0]!r}"
+
+
+def test_every_command_is_walked() -> None:
+    names = {" ".join(p) for p in _paths()}
+    assert {"", "recommend", "apply", "doctor", "snapshot export", "fleet ingest"} <= names
