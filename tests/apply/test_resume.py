@@ -85,11 +85,10 @@ def test_killed_at_action_7_and_resumed_sends_8_to_20_once(cluster: TestCluster,
     assert len([r_ for r_ in c.log if r_.method == "PUT"]) == 20
 
 
-def test_killed_with_a_request_in_flight(cluster: TestCluster, tmp_path: Path,
-                                         journal: Path) -> None:
-    """The 3rd unload takes 2 s to answer; the run is killed meanwhile. The broker applies it
-    anyway (as a real one would): the resumed run finds the bundle moved and does not resend."""
-    c = cluster
+def _kill_during_third_unload(c: TestCluster, tmp_path: Path, journal: Path
+                              ) -> list[tuple[str, str, str | None]]:
+    """A run of 5 moves whose 3rd unload takes 2 s to answer, killed (SIGKILL) meanwhile; the
+    broker carries the unload out anyway, as a real one would. Returns the plan's moves."""
     moves = spread_moves(c, 5)
     plan = write_plan(tmp_path / "plan.json", plan_doc(c, moves))
     b3 = moves[2][0].rsplit("/", 1)[1]
@@ -104,6 +103,15 @@ def test_killed_with_a_request_in_flight(cluster: TestCluster, tmp_path: Path,
         if proc.poll() is None:
             proc.kill()
     _wait(lambda: b3 in "".join(unloads_done(c)), 10)  # the broker finished it after the kill
+    return moves
+
+
+def test_killed_with_a_request_in_flight(cluster: TestCluster, tmp_path: Path,
+                                         journal: Path) -> None:
+    """The 3rd unload takes 2 s to answer; the run is killed meanwhile. The broker applies it
+    anyway (as a real one would): the resumed run finds the bundle moved and does not resend."""
+    c = cluster
+    moves = _kill_during_third_unload(c, tmp_path, journal)
     r = lbctl(c, "apply", "--resume", str(journal), "--yes", "-o", "json")
     assert r.exit_code == 0, r.stderr
     acts = json.loads(r.stdout)["actions"]
@@ -119,20 +127,7 @@ def test_killed_in_flight_and_left_unowned_counts_as_done(cluster: TestCluster, 
     not in doubt, and not sent again."""
     c = cluster
     c.set_reassignment(delay=1.0)  # no owner until a lookup, and none before a second has passed
-    moves = spread_moves(c, 5)
-    plan = write_plan(tmp_path / "plan.json", plan_doc(c, moves))
-    b3 = moves[2][0].rsplit("/", 1)[1]
-    c.faults.append(Fault(rf"{b3}/unload$", kind="latency", seconds=2.0, method="PUT"))
-    proc = _start(c, plan, journal)
-    try:
-        _wait(lambda: any(r.method == "PUT" and b3 in r.path for r in c.log))
-        time.sleep(0.2)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    _wait(lambda: b3 in "".join(unloads_done(c)), 10)
+    moves = _kill_during_third_unload(c, tmp_path, journal)
     assert c.owners.get(moves[2][0]) is None  # unloaded, not yet looked up
     r = lbctl(c, "apply", "--resume", str(journal), "--yes", "-o", "json")
     assert r.exit_code == 0, r.stderr
