@@ -245,21 +245,32 @@ def _read_jsonl(name: str, data: bytes) -> list[ClusterState]:
         if not line.strip():
             continue
         where = f"{name}:{number}"
+        obj = jsonl_line(where, line, number, last=number == len(lines), check_keys=check_keys)
+        states.append(parse_snapshot(obj, where))
+    check_one_cluster(states)
+    return states
+
+
+def jsonl_line(where: str, line: bytes, number: int, *, last: bool, check_keys: bool,
+               decoded: Any = None) -> Any:
+    """Line ``number`` of a ``.jsonl`` sequence as JSON (``decoded``: already decoded by a faster
+    reader), with the reader's messages: a broken last line without its newline is an append cut
+    short; duplicate keys are checked when ``check_keys``."""
+    obj = decoded
+    if obj is None:
         try:
             obj = orjson.loads(line)
         except orjson.JSONDecodeError as e:
-            if number == len(lines):  # the last line, without its newline: an append cut short
+            if last:  # the last line, without its newline: an append cut short
                 raise SnapshotError(
                     f"{where}: partial last line (an append was interrupted); the next "
                     "'lbctl snapshot export --append' to this file removes it") from None
             raise _decode_error(
                 where, line, "JSON", _json_reason(line, e), number, e.colno
             ) from None
-        if check_keys:
-            _check_duplicate_keys(where, line)
-        states.append(parse_snapshot(obj, where))
-    check_one_cluster(states)
-    return states
+    if check_keys:
+        _check_duplicate_keys(where, line)
+    return obj
 
 
 # --------------------------------------------------------------------------------------------

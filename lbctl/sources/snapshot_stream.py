@@ -30,8 +30,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import orjson
-
 from lbctl.errors import SnapshotError
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import LocalBrokerData
@@ -40,15 +38,13 @@ from lbctl.sources.snapshot import (
     _BOM,
     DUPLICATE_CHECK_BYTES,
     STDIN,
-    _check_duplicate_keys,
-    _json_reason,
     _kind,
     check_one_cluster,
+    jsonl_line,
     read_snapshots,
 )
 from lbctl.sources.snapshot_fast import fast_load
 from lbctl.sources.snapshot_schema import parse_snapshot
-from lbctl.sources.snapshot_text import decode_error as _decode_error
 
 #: sequence files larger than this (decompressed) are streamed; smaller ones are read whole
 STREAM_BYTES = DUPLICATE_CHECK_BYTES
@@ -244,20 +240,8 @@ def _parse_lines(name: str, gz: bool, check_keys: bool) -> Iterator[ClusterState
         try:
             # the typed decode first (the same values, bundle stats checked in C); anything it
             # refuses is read the ordinary way, whose message names what is wrong
-            obj = None if check_keys else fast_load(line)
-            try:
-                if obj is None:
-                    obj = orjson.loads(line)
-            except orjson.JSONDecodeError as e:
-                if not terminated:  # the last line, without its newline: an append cut short
-                    raise SnapshotError(
-                        f"{where}: partial last line (an append was interrupted); the next "
-                        "'lbctl snapshot export --append' to this file removes it") from None
-                raise _decode_error(
-                    where, line, "JSON", _json_reason(line, e), number, e.colno
-                ) from None
-            if check_keys:
-                _check_duplicate_keys(where, line)
+            obj = jsonl_line(where, line, number, last=not terminated, check_keys=check_keys,
+                             decoded=None if check_keys else fast_load(line))
             state = parse_snapshot(obj, where)
         finally:
             if paused:
