@@ -15,19 +15,20 @@ from __future__ import annotations
 import difflib
 import math
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from msgspec import Struct
+
 from lbctl.errors import ConfigError, UsageError
+from lbctl.records import replace
 from lbctl.versions import Profile, newest
 
 IMPL = "org.apache.pulsar.broker.loadbalance.impl."
 MB = 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class Range:
+class Range(Struct, frozen=True):
     """The values a numeric setting may take: ``low`` and ``high`` inclusive (``None``: open).
 
     Pulsar's ``@FieldContext`` declares ``minValue``/``maxValue`` on none of the load-balancer
@@ -64,8 +65,7 @@ NON_NEGATIVE = Range(0, None, "a threshold or count: a negative value is below a
 POSITIVE = Range(1, None, "a count or interval that must be at least 1")
 
 
-@dataclass(frozen=True, slots=True)
-class Setting:
+class Setting(Struct, frozen=True):
     """One ``ServiceConfiguration`` field: name, Java type, default, unit and what it does;
     ``dynamic``: ``@FieldContext(dynamic = true)`` (``pulsar-admin brokers update-dynamic-config``
     changes it without a restart); ``valid``: the values that make sense (:class:`Range`)."""

@@ -16,8 +16,9 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from lbctl.config import Settings
 from lbctl.model.decision import CycleDecision
@@ -26,8 +27,7 @@ from lbctl.units import rounded
 PLAN_FORMAT = "lbctl/plan@1"
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
+class Action(Struct, frozen=True):
     """One row of a plan: unload (or transfer, split) of a bundle, with reason and numbers."""
 
     action: str
@@ -81,8 +81,7 @@ class Action:
         return d
 
 
-@dataclass(frozen=True, slots=True)
-class BrokerRow:
+class BrokerRow(Struct, frozen=True):
     broker: str
     usage: float
     usage_after: float
@@ -97,8 +96,7 @@ class BrokerRow:
     resources: Mapping[str, float] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(Struct, frozen=True):
     """One cycle's actions and a row per broker, with the header plan@1 carries.
 
     ``settings`` is read at :meth:`to_dict` time: the plan lists every setting the computation
@@ -232,8 +230,7 @@ OVERLOAD_KEY = "loadBalancerBrokerOverloadedThresholdPercentage"
 MIN_CONCENTRATED = 3  # fewer moves to one broker are never called concentrated
 
 
-@dataclass(frozen=True, slots=True)
-class PlanWarning:
+class PlanWarning(Struct, frozen=True):
     """One sanity warning: a stable code for scripts and one line for people."""
 
     code: str  # destination-shed | over-threshold | concentrated | split-and-unload

@@ -20,17 +20,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any
+
+from msgspec import Struct, field
 
 # --- versions -------------------------------------------------------------------------------------
 _VERSION_RE = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?")
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Version:
+class Version(Struct, frozen=True, order=True):
     """``major.minor.patch``; anything after the third number (``-SNAPSHOT``, a vendor suffix such
     as ``.5-ds``) is ignored, as it does not change the open-source code a release carries."""
 
@@ -116,8 +117,7 @@ class Releases:
 
 
 # --- what differs -------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Variant:
+class Variant(Struct, frozen=True):
     """One behaviour that differs between releases: ``old`` elsewhere, ``new`` in the releases of
     ``since``. ``source`` cites the Pulsar class, PR or PIP it follows."""
 
@@ -225,8 +225,7 @@ DEFAULTS: Mapping[str, str] = MappingProxyType({
 })
 
 # --- a resolved profile --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Profile:
+class Profile(Struct, frozen=True):
     """The behaviour of one Pulsar release, as lbctl models it.
 
     ``version``: the release modelled; ``requested``: what was asked for (``None``: nothing);

@@ -78,7 +78,7 @@ def broker(
         if value is not None:
             changes[key] = value
     if changes:
-        from dataclasses import replace
+        from lbctl.records import replace
 
         data = replace(data, **changes)
     return data

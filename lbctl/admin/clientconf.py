@@ -32,10 +32,11 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from lbctl.errors import ConfigError, UsageError
+from lbctl.records import replace
 
 DEFAULT_ADMIN_URL = "http://localhost:8080"
 #: seconds; pulsar-admin's default is 300 s, which is too long to wait for one dead broker
@@ -148,7 +149,7 @@ def resolve_connection(opts: ConnectionOptions, env: dict[str, str] | None = Non
             if value == "":
                 continue
             updates[attr] = _bool(key, value, conf_path) if attr in _BOOLEANS else value
-        cfg = replace(cfg, **updates)  # type: ignore[arg-type]  # str or bool per _KEYS/_BOOLEANS
+        cfg = replace(cfg, **updates)
     names = {f.name for f in fields(ConnectionConfig)}
     flags = {
         attr: getattr(opts, attr)

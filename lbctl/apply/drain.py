@@ -183,7 +183,7 @@ def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event
 
 def _again(o: ApplyOptions) -> ApplyOptions:
     """A further round of a confirmed drain: not asked again (the drain was confirmed)."""
-    from dataclasses import replace
+    from lbctl.records import replace
 
     return replace(o, yes=True, max_age=None)
 

@@ -11,11 +11,11 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from msgspec import Struct
 
 from lbctl.cli.common import handled
 
@@ -57,8 +57,7 @@ AllowPartial = Annotated[bool, typer.Option(
     help="Accept answers Prometheus flags as partial (their gaps are marked), instead of failing.")]
 
 
-@dataclass(frozen=True)
-class PrometheusArgs:
+class PrometheusArgs(Struct, frozen=True):
     """The ``--prometheus-url`` family of flags, as given."""
 
     url: str | None = None

@@ -15,13 +15,13 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import typer
 
 from lbctl.cli.common import OutputFormat, emit
 from lbctl.loadmanager.select import Options
+from lbctl.records import replace
 from lbctl.render import Renderable
 
 

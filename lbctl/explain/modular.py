@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from lbctl.explain import preamble, preamble_dict
 from lbctl.explain.placement import placement_data_lines
@@ -121,8 +122,7 @@ def explanation_dict(cycle: ModularCycle) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class ModularExplanation:
+class ModularExplanation(Struct, frozen=True):
     """A modular cycle's reasoning, optionally narrowed to one broker or one bundle."""
 
     cycle: ModularCycle

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any, Generic, Protocol, TypeVar
 
 from lbctl.config import Settings
 from lbctl.model.cluster import ClusterState
 from lbctl.model.cycle import Elapsed
+from lbctl.records import replace
 
 #: at most this many elapsed cycles are replayed between two snapshots (4 hours of 1-minute cycles)
 CATCH_UP_LIMIT = 240
@@ -180,7 +180,7 @@ def project(lm: Replayable[R], result: R) -> R:
         return result
     state, settings = getattr(result, "state"), getattr(result, "settings")  # noqa: B009
     n = cycles_to_open(lm, state, settings, lm.memory_of(result))
-    return replace(result, opens_in=n, projected=True)  # type: ignore[type-var]  # a cycle record
+    return replace(result, opens_in=n, projected=True)
 
 
 def _constant(at: int) -> Callable[[int], int]:

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
@@ -51,6 +50,7 @@ from lbctl.model.cluster import EXTENSIBLE, ClusterState
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import LoadData
 from lbctl.plan import Action, BrokerRow, Plan
+from lbctl.records import replace
 from lbctl.units import pct, rounded
 
 DRAIN = "drain"

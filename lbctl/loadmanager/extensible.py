@@ -40,7 +40,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, replace
 from random import Random
 from types import MappingProxyType
 from typing import Any
@@ -70,6 +69,7 @@ from lbctl.model.decision import (
 from lbctl.model.javaorder import concurrent_order, java_hash_order
 from lbctl.model.outcome import extensible_decision, history_dict, history_warnings
 from lbctl.plan import Action, BrokerRow, Plan
+from lbctl.records import replace
 from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.strategies.placement import extensible_least_resource_usage as lruw
 from lbctl.strategies.placement.broker_filters import (
@@ -339,8 +339,7 @@ class ExtensibleLoadManager:
         return cycles_to_open(self, result.state, result.settings, result.memory)
 
 
-@dataclass(frozen=True)
-class ExtensibleCycleResult(ExtensibleCycle):
+class ExtensibleCycleResult(ExtensibleCycle, frozen=True):
     """An extensible cycle's record, with its plan and its explanation."""
 
     def plan(self) -> Plan:

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from random import Random
 from types import MappingProxyType
 from typing import Any
@@ -76,6 +75,7 @@ from lbctl.model.load import BundleData, LocalBrokerData
 from lbctl.model.loaddata import LoadData
 from lbctl.model.outcome import history_dict, history_warnings, modular_decision
 from lbctl.plan import Action, BrokerRow, Plan
+from lbctl.records import replace
 from lbctl.strategies.base import PlacementStrategy, SheddingStrategy
 from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.strategies.placement.filters import (
@@ -484,8 +484,7 @@ def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate,
         tuple(f"{name.namespace}/{c}" for c in children), unload, None, result.why)
 
 
-@dataclass(frozen=True, slots=True)
-class ModularCycleResult(ModularCycle):
+class ModularCycleResult(ModularCycle, frozen=True):
     """A modular cycle's record, with its plan and its explanation."""
 
     def plan(self) -> Plan:

@@ -10,23 +10,22 @@ acted on a slightly different state (it reads load reports when they change, lbc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from lbctl.model.cluster import iso_time
 from lbctl.model.observed import ObservedDecisions
 from lbctl.plan import Plan
 
 
-@dataclass(frozen=True)
-class BundleMatch:
+class BundleMatch(Struct, frozen=True):
     bundle: str
     predicted: str | None  # "unload b1 → b2", None when not planned
     observed: str | None  # "b1 → b2", None when it did not move
 
 
-@dataclass(frozen=True)
-class ObservedComparison:
+class ObservedComparison(Struct, frozen=True):
     captured_at: str
     until: str
     predicted_unloads: int

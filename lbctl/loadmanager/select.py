@@ -27,9 +27,10 @@ The one place where:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from lbctl import versions
 from lbctl.config import Settings, read_broker_conf, resolve
@@ -48,8 +49,7 @@ if TYPE_CHECKING:  # imported when an extensible cycle runs: a modular snapshot 
     from lbctl.loadmanager.extensible import ExtensibleLoadManager
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(Struct, frozen=True):
     """What the user chose on the command line."""
 
     strategy: str | None = None

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from lbctl.config import Settings
 from lbctl.model.bundle import is_system_service_namespace, namespace_of
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats, ResourceUsage, java_max
+from lbctl.records import replace
 
 #: ``BrokerLoadData.DEFAULT_RESOURCE_USAGE``: a broker without a sample counts as fully loaded
 DEFAULT_RESOURCE_USAGE = 1.0

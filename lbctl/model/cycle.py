@@ -12,9 +12,10 @@ bundles). Plans and explanations are built from these records and never re-deriv
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
+
+from msgspec import Struct, field
 
 from lbctl.config import Settings
 from lbctl.model.brokerload import BrokerLoadData, TopBundle
@@ -35,8 +36,7 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 # --- the modular load manager -------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class CycleMemory:
+class CycleMemory(Struct, frozen=True):
     """What the leader broker keeps between two cycles."""
 
     bundle_data: Mapping[str, BundleData] = field(default_factory=lambda: _EMPTY)
@@ -48,8 +48,7 @@ class CycleMemory:
     multimap_capacity: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Elapsed:
+class Elapsed(Struct, frozen=True):
     """How the leader's clock moved before a cycle (:mod:`lbctl.loadmanager.clock`).
 
     ``cycles``: shedding cycles the leader ran since the previous snapshot, this one included;
@@ -81,8 +80,7 @@ class Elapsed:
         return self.followed < self.warm_up
 
 
-@dataclass(frozen=True, slots=True)
-class ModularCycle:
+class ModularCycle(Struct, frozen=True):
     """Everything one modular load-manager cycle decided, with the inputs it decided on."""
 
     state: ClusterState
@@ -110,8 +108,7 @@ class ModularCycle:
 
 
 # --- the extensible load manager ----------------------------------------------------------------
-@dataclass(frozen=True)
-class ExtensibleMemory:
+class ExtensibleMemory(Struct, frozen=True):
     """What the brokers keep between cycles: the shedder's hit count, each broker's load data (its
     EMAs), the recently unloaded bundles and brokers, the split strategies' hit counts."""
 
@@ -123,8 +120,7 @@ class ExtensibleMemory:
     started: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class ExtAction:
+class ExtAction(Struct, frozen=True):
     """One decision of the cycle as the plan shows it."""
 
     decision: UnloadDecision
@@ -133,8 +129,7 @@ class ExtAction:
     preview: PlacementDecision | None = None  # unload mode: the next lookup's likely pick
 
 
-@dataclass(frozen=True)
-class ExtensibleCycle:
+class ExtensibleCycle(Struct, frozen=True):
     """Everything one extensible cycle decided, with the inputs it decided on."""
 
     state: ClusterState

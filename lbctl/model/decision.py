@@ -30,10 +30,11 @@ All records are immutable.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
+
+from msgspec import Struct, field
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -69,8 +70,7 @@ class Reason(StrEnum):
     ADMIN = "Admin"
 
 
-@dataclass(frozen=True, slots=True)
-class CycleDecision:
+class CycleDecision(Struct, frozen=True):
     """What one cycle came to, in one line: ``Success/Overloaded`` when something moves, else the
     gate that held (``Skip/HitCount``, ``Skip/CoolDown``, ``Skip/NoBrokers``, ``Skip/Balanced``…)
     and why. ``plan@1`` carries it as its top-level ``decision``."""
@@ -84,8 +84,7 @@ class CycleDecision:
 
 
 # --- shedding (modular strategies) ----------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Selection:
+class Selection(Struct, frozen=True):
     """One bundle a shedder picked to unload from ``broker``."""
 
     broker: str
@@ -96,8 +95,7 @@ class Selection:
     destination: str | None = None  # AvgShedder/TransferShedder choose it while shedding
 
 
-@dataclass(frozen=True, slots=True)
-class BundleCandidate:
+class BundleCandidate(Struct, frozen=True):
     """One bundle the selection loop looked at, and what it did with it and why."""
 
     broker: str
@@ -107,8 +105,7 @@ class BundleCandidate:
     why: str
 
 
-@dataclass(frozen=True, slots=True)
-class BrokerVerdict:
+class BrokerVerdict(Struct, frozen=True):
     """What a strategy concluded about one broker, with the numbers behind it."""
 
     broker: str
@@ -120,8 +117,7 @@ class BrokerVerdict:
     numbers: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
 
 
-@dataclass(frozen=True, slots=True)
-class SheddingDecision:
+class SheddingDecision(Struct, frozen=True):
     """The outcome of one ``findBundlesForUnloading`` call."""
 
     strategy: str
@@ -133,8 +129,7 @@ class SheddingDecision:
 
 
 # --- shedding (TransferShedder) -----------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Unload:
+class Unload(Struct, frozen=True):
     """``models.Unload``: move ``bundle`` off ``source``, to ``destination`` (transfer) or to
     whichever broker the next lookup picks (``None``)."""
 
@@ -143,8 +138,7 @@ class Unload:
     destination: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class UnloadDecision:
+class UnloadDecision(Struct, frozen=True):
     """``models.UnloadDecision``: an unload with its label and reason (value equality)."""
 
     unload: Unload
@@ -158,8 +152,7 @@ def unloads_key(decisions: Sequence[UnloadDecision]) -> set[tuple[str, str, str 
             for d in decisions}
 
 
-@dataclass(frozen=True, slots=True)
-class BundleStep:
+class BundleStep(Struct, frozen=True):
     """One top bundle of a max broker, and what the round did with it."""
 
     bundle: str
@@ -169,8 +162,7 @@ class BundleStep:
     swaps: tuple[Unload, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Round:
+class Round(Struct, frozen=True):
     """One max/min pairing of TransferShedder's main loop, with the numbers it used."""
 
     reason: Reason
@@ -193,8 +185,7 @@ class Round:
     bundles: tuple[BundleStep, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class BrokerStat:
+class BrokerStat(Struct, frozen=True):
     """A broker of the load-data store as TransferShedder's phase A saw it."""
 
     broker: str
@@ -203,8 +194,7 @@ class BrokerStat:
     why: str = ""
 
 
-@dataclass(frozen=True)
-class ShedResult:
+class ShedResult(Struct, frozen=True):
     """Everything one TransferShedder ``findBundlesForUnloading`` decided, and why."""
 
     decisions: tuple[UnloadDecision, ...]
@@ -226,8 +216,7 @@ class ShedResult:
 
 
 # --- placement ------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class PlacementDecision:
+class PlacementDecision(Struct, frozen=True):
     """Which broker a placement strategy picked for a bundle, and the scores it compared.
 
     ``no_data`` and ``average`` are the extensible ``LeastResourceUsageWithWeight``'s: candidates
@@ -245,8 +234,7 @@ class PlacementDecision:
     average: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class FilterStep:
+class FilterStep(Struct, frozen=True):
     """One broker filter of ``selectBroker``: who went in, who came out, and why."""
 
     name: str
@@ -255,8 +243,7 @@ class FilterStep:
     why: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class PlacementTrace:
+class PlacementTrace(Struct, frozen=True):
     """How ``selectBroker`` chose (or failed to choose) a destination."""
 
     bundle: str
@@ -267,8 +254,7 @@ class PlacementTrace:
     why: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class UnloadOutcome:
+class UnloadOutcome(Struct, frozen=True):
     """A bundle the shedder selected, and what the load manager then did with it."""
 
     selection: Selection
@@ -278,8 +264,7 @@ class UnloadOutcome:
 
 
 # --- splits ---------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class SplitCandidate:
+class SplitCandidate(Struct, frozen=True):
     """A bundle over a split threshold (modular ``BundleSplitterTask``); ``selected`` unless its
     namespace has too many bundles."""
 
@@ -295,8 +280,7 @@ class SplitCandidate:
     why: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class AutoSplit:
+class AutoSplit(Struct, frozen=True):
     """What the modular ``checkNamespaceBundleSplit`` does with one picked bundle."""
 
     candidate: SplitCandidate
@@ -308,8 +292,7 @@ class AutoSplit:
     why: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class SplitDecision:
+class SplitDecision(Struct, frozen=True):
     """The extensible ``SplitDecision`` with its ``Split``: the parent bundle, the broker, the two
     child ranges."""
 
@@ -322,8 +305,7 @@ class SplitDecision:
     algorithm: str = "range_equally_divide"
 
 
-@dataclass(frozen=True, slots=True)
-class BundleCheck:
+class BundleCheck(Struct, frozen=True):
     """One bundle the extensible split strategy looked at, for ``explain``."""
 
     bundle: str
@@ -331,8 +313,7 @@ class BundleCheck:
     why: str
 
 
-@dataclass(frozen=True)
-class SplitResult:
+class SplitResult(Struct, frozen=True):
     """One broker's run of the extensible split strategy."""
 
     decisions: tuple[SplitDecision, ...]

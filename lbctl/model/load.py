@@ -11,12 +11,14 @@ import math
 import struct
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Annotated
 
 import msgspec
+
+from lbctl.records import replace
 
 _F32 = struct.Struct("<f")
 

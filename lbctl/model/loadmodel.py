@@ -43,10 +43,11 @@ the cluster's base and slope.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats, ResourceUsage
+from lbctl.records import replace
 
 #: resources whose usage follows the carried traffic
 MODELLED = ("cpu", "bandwidthIn", "bandwidthOut")
@@ -178,7 +179,7 @@ class LoadModel:
         for res, p in pct.items():
             limit = getattr(previous, res).limit
             changes[res] = ResourceUsage(p / 100.0 * limit, limit)
-        return replace(new, **changes) if changes else new  # type: ignore[arg-type]  # resource fields only
+        return replace(new, **changes) if changes else new
 
     def describe(self) -> dict[str, object]:
         """The calibration, for JSON output: cluster base/slope and every broker's fit."""

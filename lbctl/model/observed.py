@@ -15,12 +15,12 @@ replaced by narrower ones was split (:attr:`splits`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from msgspec import Struct, field
 
-@dataclass(frozen=True, slots=True)
-class ObservedMove:
+
+class ObservedMove(Struct, frozen=True):
     """A bundle owned by ``source`` in this snapshot and by ``destination`` in the next."""
 
     bundle: str
@@ -28,8 +28,7 @@ class ObservedMove:
     destination: str
 
 
-@dataclass(frozen=True, slots=True)
-class ObservedDecisions:
+class ObservedDecisions(Struct, frozen=True):
     """The leader's decisions in ``(capturedAt, until]``; a count is ``None`` when its counter is
     not exported (or was missing at either end)."""
 

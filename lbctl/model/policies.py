@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
+
+from msgspec import Struct, field
 
 MIN_AVAILABLE = "min_available"
 #: ``LoadManagerShared.DEFAULT_DOMAIN``: the failure domain of a broker no domain lists
@@ -77,8 +78,7 @@ def matches_broker(patterns: Sequence[str], broker: str) -> bool:
     return host is not None and full_match(patterns, host)
 
 
-@dataclass(frozen=True, slots=True)
-class IsolationPolicy:
+class IsolationPolicy(Struct, frozen=True):
     """One ``NamespaceIsolationData``: namespace regexes, primary and secondary broker regexes and
     the ``min_available`` auto-failover policy's ``min_limit`` / ``usage_threshold``."""
 
@@ -107,8 +107,7 @@ def _frozen(m: Mapping[str, object] | None) -> Mapping[str, object]:
     return MappingProxyType(dict(m or {}))
 
 
-@dataclass(frozen=True)
-class ClusterPolicies:
+class ClusterPolicies(Struct, frozen=True):
     """Isolation policies (in the map's order), anti-affinity groups (namespace → group) and
     failure domains (domain → broker ids)."""
 

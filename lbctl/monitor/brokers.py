@@ -37,13 +37,14 @@ one that leaves the active list is dropped ("Lost broker").
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from lbctl.config import Settings
 from lbctl.model.brokerload import BrokerLoadData
 from lbctl.model.load import BundleData, LocalBrokerData, TimeAverageBrokerData
 from lbctl.model.loadreport import SimpleLoadReport
+from lbctl.records import replace
 
 KB = 1024.0
 MODULAR_VIEW, EXTENSIBLE_VIEW, SIMPLE_VIEW = "modular", "extensible", "simple"

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from operator import attrgetter
 from types import MappingProxyType
 
@@ -34,6 +34,7 @@ from lbctl.config import Settings
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import NamespaceBundleStats, ResourceUsage, java_max
 from lbctl.model.loadmodel import MODELLED, LoadModel
+from lbctl.records import replace
 
 #: the resources that follow traffic, in the order of every per-resource tuple here
 RESOURCES = MODELLED
@@ -260,5 +261,5 @@ def with_moves(state: ClusterState, model: LoadModel,
                 continue
             pct = usage.percent + fit.slope * (after.get(res) - before.get(res))
             changes[res] = ResourceUsage(pct / 100 * usage.limit, usage.limit)
-        reports[b] = replace(new, **changes)  # type: ignore[arg-type]  # resource fields only
+        reports[b] = replace(new, **changes)
     return replace(state, brokers=MappingProxyType(reports))

@@ -20,8 +20,9 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 MIN_WIDTH = 40  # narrower terminals are treated as this wide (tables would be unreadable anyway)
 DEFAULT_WIDTH = 80
@@ -48,8 +49,7 @@ def colour_wanted(stream: Any, *, no_color: bool = False) -> bool:
         return False
 
 
-@dataclass(frozen=True)
-class Display:
+class Display(Struct, frozen=True):
     """What the table format may assume about where its text goes."""
 
     width: int = DEFAULT_WIDTH

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 
 def common_suffix(names: Iterable[str]) -> str:
@@ -35,8 +36,7 @@ def common_suffix(names: Iterable[str]) -> str:
     return suffix
 
 
-@dataclass(frozen=True)
-class BrokerNames:
+class BrokerNames(Struct, frozen=True):
     """Shortens the broker ids of one output."""
 
     suffix: str = ""

@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 DIGITS = 6
 TYPES = ("string", "integer", "number", "boolean", "list", "time")
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(Struct, frozen=True):
     """One column: its name, JSON type (``time`` = RFC 3339 UTC string) and meaning with unit."""
 
     name: str
@@ -36,8 +36,7 @@ class Column:
             raise ValueError(f"column {self.name}: unknown type {self.type}")
 
 
-@dataclass(frozen=True)
-class Schema:
+class Schema(Struct, frozen=True):
     """The rows a command writes with ``-o csv`` / ``-o jsonl``."""
 
     command: str  # e.g. "recommend"

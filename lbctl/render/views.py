@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
+
+from msgspec import Struct
 
 from lbctl.loadmanager.base import CycleResult
 from lbctl.loadmanager.observed import ObservedComparison
@@ -132,8 +133,7 @@ def plan_text(plan: Plan, *, title: str | None = None) -> str:
     return "\n".join(parts)
 
 
-@dataclass(frozen=True)
-class RecommendView:
+class RecommendView(Struct, frozen=True):
     plans: Sequence[Plan]
     all_cycles: bool = False
     schema: ClassVar[Schema] = RECOMMEND_SCHEMA
@@ -168,8 +168,7 @@ class RecommendView:
         return "\n\n".join(out)
 
 
-@dataclass(frozen=True)
-class ExplainView:
+class ExplainView(Struct, frozen=True):
     """The plan and the reasoning of each cycle: JSON/YAML are plans with an ``explanation``."""
 
     results: Sequence[CycleResult]
@@ -242,8 +241,7 @@ def _observed(r: CycleResult) -> ObservedComparison:
     return compare_observed(r.plan(), r.state.observed)
 
 
-@dataclass(frozen=True)
-class ValidateView:
+class ValidateView(Struct, frozen=True):
     summaries: Sequence[dict[str, Any]]
     schema: ClassVar[Schema] = VALIDATE_SCHEMA
 
@@ -272,8 +270,7 @@ EXAMPLES_SCHEMA = Schema("examples", "bundled example file (one per snapshot fil
 ))
 
 
-@dataclass(frozen=True)
-class ExamplesView:
+class ExamplesView(Struct, frozen=True):
     """The example snapshots shipped with lbctl (``lbctl examples``)."""
 
     directory: str

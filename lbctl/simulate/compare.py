@@ -7,13 +7,14 @@ memory and random generator (seeded alike), so the runs differ only by the strat
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from lbctl.config import SETTINGS_BY_NAME, read_broker_conf
 from lbctl.errors import UsageError
 from lbctl.loadmanager.select import Options, settings_for
 from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
 from lbctl.planner import PLANNER, is_planner
+from lbctl.records import replace
 from lbctl.simulate.engine import SimulationOptions, SimulationResult, check_states, simulate
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 from lbctl.strategies.shedding.transfer import NAME as TRANSFER_SHEDDER

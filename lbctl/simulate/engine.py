@@ -38,7 +38,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -61,6 +61,7 @@ from lbctl.model.loadmodel import LoadModel
 from lbctl.planner import is_planner
 from lbctl.planner.cycle import PlannerLoadManager
 from lbctl.planner.propose import ProposeOptions
+from lbctl.records import replace
 from lbctl.simulate.metrics import BounceTracker, Spread, ratio, settle_cycle
 from lbctl.simulate.reports import need_update
 from lbctl.simulate.sampling import sample_all

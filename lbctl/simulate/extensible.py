@@ -23,7 +23,6 @@ Cycle 1 is ``lbctl recommend`` on the snapshot as given.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
@@ -41,6 +40,7 @@ from lbctl.model.cluster import EXTENSIBLE, ClusterState
 from lbctl.model.decision import Label
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import LocalBrokerData
+from lbctl.records import replace
 
 
 class ExtensibleDriver:

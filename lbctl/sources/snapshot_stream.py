@@ -25,14 +25,16 @@ import gc
 import os
 import zlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from msgspec import Struct
+
 from lbctl.errors import SnapshotError
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import LocalBrokerData
+from lbctl.records import replace
 from lbctl.safe.files import GZIP_MAGIC, LIMITS, open_regular, too_large
 from lbctl.sources.snapshot import (
     _BOM,
@@ -52,8 +54,7 @@ _CHUNK = 1 << 20
 _EMPTY: MappingProxyType[str, object] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class StreamedSnapshots:
+class StreamedSnapshots(Struct, frozen=True):
     """A validated sequence file: its snapshots' headers now, the snapshots one at a time."""
 
     name: str
@@ -106,8 +107,8 @@ def _header(st: ClusterState) -> ClusterState:
     versions = {b: LocalBrokerData(brokerVersionString=r.brokerVersionString)
                 for b, r in st.brokers.items()}
     return replace(st, brokers=MappingProxyType(versions), bundle_data=None,
-                   namespaces=_EMPTY, topics=_EMPTY, broker_load_data=_EMPTY,  # type: ignore[arg-type]  # an empty mapping of any value type
-                   top_bundles_load_data=_EMPTY, namespace_topics=_EMPTY, observed=None)  # type: ignore[arg-type]  # as above
+                   namespaces=_EMPTY, topics=_EMPTY, broker_load_data=_EMPTY,
+                   top_bundles_load_data=_EMPTY, namespace_topics=_EMPTY, observed=None)
 
 
 # --- bytes ------------------------------------------------------------------------------------

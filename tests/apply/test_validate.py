@@ -18,7 +18,7 @@ MOD = "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl"
 
 
 def _live(state: ClusterState, **cls: str) -> LiveView:
-    from dataclasses import replace
+    from lbctl.records import replace
 
     bounds = {}
     for b in state.owners():
@@ -110,7 +110,7 @@ class _Counting(Mapping[str, Any]):
 def test_many_actions_read_each_namespace_once() -> None:
     """30,000 actions over a 30,000-bundle namespace: the boundaries are turned into ranges once
     (a scan per action would be 9·10⁸ comparisons)."""
-    from dataclasses import replace
+    from lbctl.records import replace
 
     n = 30_000
     step = 0xFFFFFFFF // n

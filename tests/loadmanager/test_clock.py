@@ -11,7 +11,6 @@ semantics: ``TransferShedderTest`` starts every case from a new shedder, hit cou
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 from factories import MB, broker, state, stats
@@ -27,6 +26,7 @@ from lbctl.loadmanager.clock import (
 from lbctl.loadmanager.select import Options, run
 from lbctl.model.cluster import ClusterState
 from lbctl.model.decision import Label, Reason
+from lbctl.records import replace
 from lbctl.sources.snapshot import read_snapshots
 
 ROOT = Path(__file__).resolve().parents[2]

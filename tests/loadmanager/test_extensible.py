@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from typer.testing import CliRunner
 from lbctl.cli.app import app
 from lbctl.loadmanager.select import Options, plans, run
 from lbctl.model.load import ResourceUsage
+from lbctl.records import replace
 from lbctl.sources.snapshot import read_snapshots
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,6 @@ default algorithm; anything but exactly one boundary is Failure/Unknown).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 from lbctl.config import Settings
@@ -19,6 +18,7 @@ from lbctl.loadmanager.extensible import ExtensibleLoadManager
 from lbctl.model.cluster import EXTENSIBLE_CLASS, ClusterState, NamespaceTopics, TopicStats
 from lbctl.model.decision import Label
 from lbctl.model.policies import ClusterPolicies, IsolationPolicy
+from lbctl.records import replace
 from lbctl.sources.snapshot import read_snapshots
 from lbctl.strategies.placement.broker_filters import (
     AntiAffinityGroupFilter,

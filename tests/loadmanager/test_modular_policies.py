@@ -11,14 +11,13 @@ stays) is the behaviour under test.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from factories import broker, state, stats
 
 from lbctl.config import IMPL, Settings
 from lbctl.loadmanager.modular import ModularLoadManager
 from lbctl.model.cluster import ClusterState
 from lbctl.model.policies import ClusterPolicies, IsolationPolicy
+from lbctl.records import replace
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 
 ISO = "iso/ns/0x00000000_0xffffffff"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import replace
 
 import pytest
 from factories import MB, balanced, broker, single_broker, skewed_overload, state, stats
@@ -16,6 +15,7 @@ from lbctl.cli.app import app
 from lbctl.loadmanager.select import Options, plans, run
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import ResourceUsage
+from lbctl.records import replace
 
 NOW = 1_763_000_000_000
 

@@ -3,8 +3,6 @@ the decision the way the cited Pulsar change did."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 from factories import MB, broker, state, stats
 
@@ -13,6 +11,7 @@ from lbctl.loadmanager.select import Options, plans, run
 from lbctl.model.brokerload import top_k_bundles
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import NamespaceBundleStats
+from lbctl.records import replace
 from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.versions import Version, profile_for
 

@@ -3,7 +3,6 @@ checks of ``NamespacesBase.internalSplitNamespaceBundleAsync``, and the children
 
 from __future__ import annotations
 
-from dataclasses import replace
 from types import MappingProxyType
 
 import pytest
@@ -15,6 +14,7 @@ from lbctl.errors import UsageError
 from lbctl.loadmanager.split_preview import SplitRequest, preview
 from lbctl.model.bundle import topic_hash
 from lbctl.model.cluster import TopicStats
+from lbctl.records import replace
 from lbctl.sources.snapshot import read_snapshots
 from lbctl.strategies.split.base import SplitError
 

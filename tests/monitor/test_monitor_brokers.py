@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from types import MappingProxyType
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from lbctl.errors import UsageError
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats, ResourceUsage
 from lbctl.monitor.brokers import BrokerMonitor, sort_rows
+from lbctl.records import replace
 
 B1 = "t/n/0x00000000_0x80000000"
 B2 = "t/n/0x80000000_0xffffffff"

@@ -5,7 +5,6 @@ manager compares, SHORT/LONG from the leader's bundle data or labelled as lbctl'
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -22,6 +21,7 @@ from lbctl.model.load import (
 from lbctl.model.loadreport import SimpleLoadReport
 from lbctl.monitor.brokers import LBCTL, LEADER, BrokerMonitor
 from lbctl.monitor.live import snapshot_refresh_args
+from lbctl.records import replace
 from lbctl.render.monitor import MonitorView
 from lbctl.sources.snapshot import read_snapshots
 

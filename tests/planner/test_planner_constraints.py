@@ -43,7 +43,7 @@ def clusters(draw: st.DrawFn) -> tuple[ClusterState, dict[str, object]]:
     brokers = list(base.brokers)
     reports = dict(base.brokers)
     # heavy system bundles (pulsar/system and a heartbeat namespace) on the busiest broker
-    from dataclasses import replace
+    from lbctl.records import replace
 
     busiest = max(brokers, key=lambda b: reports[b].cpu.percent)
     if draw(st.booleans()):

@@ -40,8 +40,9 @@ def test_the_planner_targets_the_simulation_band() -> None:
 
 def test_brokers_leaving_and_coming_back_are_each_one_pass() -> None:
     base = random_cluster(5, 5, per_broker=8, strong=0.0)
-    from dataclasses import replace
     from types import MappingProxyType
+
+    from lbctl.records import replace
 
     gone = list(base.brokers)[3:]
     # 15 minutes later two brokers are gone (their bundles reported by the first one), and

@@ -9,7 +9,6 @@ pairwise and left-to-right results differ) and on random whole simulations, with
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ import pytest
 from lbctl.loadmanager.select import Options
 from lbctl.model.bundlecolumns import BundleColumns, StatsColumns, numpy_or_none
 from lbctl.model.load import BundleData, NamespaceBundleStats, TimeAverageBrokerData
+from lbctl.records import replace
 from lbctl.simulate.engine import SimulationOptions, simulate
 from lbctl.simulate.sampling import sample_all
 from lbctl.sources.snapshot import parse_snapshot

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from lbctl.errors import UsageError
 from lbctl.loadmanager.select import Options, plans
 from lbctl.model.cluster import EXTENSIBLE
+from lbctl.records import replace
 from lbctl.simulate.engine import SimulationOptions, simulate
 from lbctl.sources.snapshot import read_snapshots
 

@@ -6,7 +6,6 @@ memory carried, as ``recommend --all-cycles`` replays it."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from lbctl.errors import UsageError
 from lbctl.loadmanager.select import Options, plans
 from lbctl.model.brokerload import BrokerLoadData
 from lbctl.model.load import ResourceUsage
+from lbctl.records import replace
 from lbctl.simulate.compare import Pair, compare
 from lbctl.simulate.engine import SimulationOptions, simulate
 from lbctl.simulate.extensible import ExtensibleDriver

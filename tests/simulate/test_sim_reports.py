@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import pytest
 from factories import broker, stats  # type: ignore[import-not-found]
 
 from lbctl.config import Settings
+from lbctl.records import replace
 from lbctl.simulate.reports import max_change, need_update, percent_change
 
 

@@ -6,7 +6,6 @@ substring its one-line error must contain; ``tests/data/valid`` holds small vali
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import io
 import json
@@ -24,6 +23,7 @@ import pytest
 from lbctl.errors import SnapshotError, SnapshotFormatError
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats, ResourceUsage
+from lbctl.records import replace
 from lbctl.sources import (
     append_snapshot,
     parse_snapshot,
@@ -44,7 +44,7 @@ N = "public/default/"
 
 def same(a: ClusterState, b: ClusterState) -> bool:
     """Equal in every modelled field (``source`` names the file and differs by design)."""
-    return dataclasses.replace(a, source="") == dataclasses.replace(b, source="")
+    return replace(a, source="") == replace(b, source="")
 
 
 def minimal_dict() -> dict:
@@ -376,9 +376,9 @@ def test_jsonl_sequence():
 
 def test_files_form_one_sequence_ordered_by_captured_at(tmp_path):
     (base,) = read_snapshot_file(VALID / "minimal.json")
-    late = dataclasses.replace(base, captured_at=base.captured_at + 60_000)
-    early = dataclasses.replace(base, captured_at=base.captured_at - 60_000)
-    tie = dataclasses.replace(base, config=MappingProxyType({"marker": "tie"}))
+    late = replace(base, captured_at=base.captured_at + 60_000)
+    early = replace(base, captured_at=base.captured_at - 60_000)
+    tie = replace(base, config=MappingProxyType({"marker": "tie"}))
     write_snapshot(late, tmp_path / "1.json")
     write_snapshots([base, early], tmp_path / "2.jsonl")
     write_snapshot(tie, tmp_path / "3.yaml")
@@ -396,7 +396,7 @@ def test_files_form_one_sequence_ordered_by_captured_at(tmp_path):
 
 def test_mixed_clusters_across_files(tmp_path):
     (base,) = read_snapshot_file(VALID / "minimal.json")
-    write_snapshot(dataclasses.replace(base, cluster="other"), tmp_path / "other.json")
+    write_snapshot(replace(base, cluster="other"), tmp_path / "other.json")
     with pytest.raises(SnapshotError) as info:
         read_snapshots([VALID / "minimal.json", tmp_path / "other.json"])
     message = str(info.value)
@@ -439,12 +439,12 @@ def test_round_trip(tmp_path, source, suffix):
 def test_round_trip_keeps_float_bits(tmp_path):
     (s,) = read_snapshot_file(VALID / "minimal.json")
     odd = NamespaceBundleStats(0.1 + 0.2, 1e-300, 123456789.123456789, 2.0**60, 1, 2, 3, 2**40)
-    b1 = dataclasses.replace(
+    b1 = replace(
         s.brokers["broker-1:8080"],
         lastStats=MappingProxyType({f"{N}0x00000000_0x40000000": odd}),
         cpu=ResourceUsage(-1.0, -1.0),
     )
-    s = dataclasses.replace(s, brokers=MappingProxyType({**s.brokers, "broker-1:8080": b1}))
+    s = replace(s, brokers=MappingProxyType({**s.brokers, "broker-1:8080": b1}))
     for suffix in (".json", ".yaml"):
         write_snapshot(s, tmp_path / f"x{suffix}")
         (again,) = read_snapshot_file(tmp_path / f"x{suffix}")
@@ -489,10 +489,10 @@ def test_append_snapshot(tmp_path, suffix):
     (s,) = read_snapshot_file(VALID / "minimal.json")
     target = tmp_path / f"seq{suffix}"
     for i in range(3):
-        append_snapshot(dataclasses.replace(s, captured_at=s.captured_at + i * 60_000), target)
+        append_snapshot(replace(s, captured_at=s.captured_at + i * 60_000), target)
     states = read_snapshot_file(target)
     assert [x.captured_at - s.captured_at for x in states] == [0, 60_000, 120_000]
-    assert all(same(dataclasses.replace(x, captured_at=s.captured_at), s) for x in states)
+    assert all(same(replace(x, captured_at=s.captured_at), s) for x in states)
 
 
 def test_append_needs_jsonl(tmp_path):

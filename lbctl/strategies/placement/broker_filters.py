@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Protocol
 
+from msgspec import Struct
+
 from lbctl.config import Settings
 from lbctl.model.brokerload import BrokerLoadData
 from lbctl.model.bundle import namespace_of
@@ -58,8 +60,7 @@ class FilterError(Exception):
     """``BrokerFilterException`` (e.g. ``BrokerFilterBadVersionException``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class BrokerLookup:
+class BrokerLookup(Struct, frozen=True):
     """The parts of ``BrokerLookupData`` the filters read."""
 
     brokerVersion: str | None = None

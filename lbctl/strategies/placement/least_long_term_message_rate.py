@@ -35,10 +35,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from random import Random
 from types import MappingProxyType
 from typing import Any
+
+from msgspec import Struct
 
 from lbctl.config import Settings
 from lbctl.model.decision import PlacementDecision
@@ -79,8 +80,7 @@ def long_term_rate(data: BrokerData) -> float:
     return total + (ta.longTermMsgRateIn + ta.longTermMsgRateOut)
 
 
-@dataclass(frozen=True, slots=True)
-class _Ranking:
+class _Ranking(Struct, frozen=True):
     """The outcome of rules 1-3 for one candidate set (everything but the random pick)."""
 
     scores: Mapping[str, float]

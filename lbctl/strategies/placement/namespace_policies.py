@@ -24,14 +24,14 @@ the owned *bundles* of the group (``ServiceUnitStateChannel`` ownership entries)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from lbctl.model.bundle import namespace_of
 from lbctl.model.policies import DEFAULT_DOMAIN, ClusterPolicies
 
 
-@dataclass(frozen=True, slots=True)
-class PolicyCandidates:
+class PolicyCandidates(Struct, frozen=True):
     """The brokers a namespace's policies allow, and in words why."""
 
     brokers: tuple[str, ...]

@@ -21,10 +21,11 @@ current counter. Order: candidates in the order given (Java ``Set`` iteration or
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from random import Random
 from types import MappingProxyType
 from typing import Any
+
+from msgspec import Struct
 
 from lbctl.config import Settings
 from lbctl.model.decision import PlacementDecision
@@ -36,8 +37,7 @@ NAME = "RoundRobinBrokerSelector"
 INT_MAX = 2**31 - 1
 
 
-@dataclass(frozen=True, slots=True)
-class RoundRobinMemory:
+class RoundRobinMemory(Struct, frozen=True):
     """``count`` (``AtomicInteger``) and ``cache`` (``AtomicReference<List<String>>``)."""
 
     count: int = 0

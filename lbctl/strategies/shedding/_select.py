@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from lbctl.model.decision import BundleCandidate, Reason, Selection
 from lbctl.model.load import BundleData
@@ -58,8 +59,7 @@ def shedding_candidates(load: LoadData, bundles: Iterable[str],
     return load.shedding_order([b for b in bundles if sheddable(b)], value)
 
 
-@dataclass(frozen=True, slots=True)
-class GreedyResult:
+class GreedyResult(Struct, frozen=True):
     """What the greedy loop chose off one broker, and every bundle it looked at."""
 
     selections: tuple[Selection, ...]

@@ -48,10 +48,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from random import Random
 from types import MappingProxyType
 from typing import Any
+
+from msgspec import Struct, field
 
 from lbctl.config import WEIGHT_KEYS, Settings
 from lbctl.model.decision import (
@@ -80,16 +81,14 @@ READS = (*WEIGHT_KEYS, "loadBalancerAvgShedderHighThreshold",
          "minUnloadMessageThroughput")
 
 
-@dataclass(frozen=True, slots=True)
-class AvgShedderMemory:
+class AvgShedderMemory(Struct, frozen=True):
     """The hit counters AvgShedder keeps between cycles (``brokerHitCountForHigh/Low``)."""
 
     hit_high: Mapping[str, int] = field(default_factory=lambda: _EMPTY_COUNTS)
     hit_low: Mapping[str, int] = field(default_factory=lambda: _EMPTY_COUNTS)
 
 
-@dataclass(frozen=True, slots=True)
-class _Pair:
+class _Pair(Struct, frozen=True):
     low: str
     high: str
     gap: float

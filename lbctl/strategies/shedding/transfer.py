@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from lbctl.config import WEIGHT_KEYS, Settings
 from lbctl.model.brokerload import BrokerLoadData, TopBundle, from_local_broker_data, top_k_bundles
@@ -65,8 +66,7 @@ PACKAGE = "org.apache.pulsar.broker.loadbalance.extensions.scheduler"
 Transferable = Callable[[str, str, str | None], tuple[bool, str]]
 
 
-@dataclass(frozen=True)
-class ShedderInput:
+class ShedderInput(Struct, frozen=True):
     """What ``findBundlesForUnloading`` reads: the two load-data stores, the broker registry, the
     recently unloaded bundles and brokers, and (when modelled) ownership and broker filters.
 
@@ -482,8 +482,7 @@ class _Run:
 # destination is the shedder's own (transfer mode).
 
 
-@dataclass(frozen=True)
-class _Memory:
+class _Memory(Struct, frozen=True):
     hit_count: int = 0
     loads: dict[str, BrokerLoadData] = field(default_factory=dict)
 

@@ -14,9 +14,10 @@ Algorithms are pure; they say *why* in words and numbers so the preview can expl
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol
+
+from msgspec import Struct, field
 
 from lbctl.config import Settings
 from lbctl.errors import LbctlError
@@ -36,8 +37,7 @@ class SplitError(LbctlError):
     """A split Pulsar would refuse (IllegalArgumentException, 404, 412…), in one line."""
 
 
-@dataclass(frozen=True, slots=True)
-class FlowOrQpsLimits:
+class FlowOrQpsLimits(Struct, frozen=True):
     """The extra inputs of ``FlowOrQpsEquallyDivideBundleSplitOption``."""
 
     max_msg_rate: int = 30000  # loadBalancerNamespaceBundleMaxMsgRate, msg/s
@@ -53,8 +53,7 @@ class FlowOrQpsLimits:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class SplitOption:
+class SplitOption(Struct, frozen=True):
     """``BundleSplitOption``: the bundle, its owned topics and the positions asked for.
 
     ``topic_stats`` and ``limits`` are set only when Pulsar would build a
@@ -72,8 +71,7 @@ class SplitOption:
     hash: Callable[[str], int] = topic_hash
 
 
-@dataclass(frozen=True, slots=True)
-class SplitBoundaries:
+class SplitBoundaries(Struct, frozen=True):
     """An algorithm's answer: ascending boundaries, or ``None`` for "no split", and why."""
 
     algorithm: str

@@ -23,7 +23,8 @@ hit count. Without ``boundaries`` only ``range_equally_divide`` (it reads no top
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from lbctl.config import Settings
 from lbctl.model.bundle import BundleRange, format_position
@@ -166,8 +167,7 @@ def find_bundles_to_split(
     return SplitResult(tuple(decisions), failures, dict(counts), tuple(checks))
 
 
-@dataclass(frozen=True)
-class SplitMemory:
+class SplitMemory(Struct, frozen=True):
     """Hit counts per broker (each broker runs its own strategy instance)."""
 
     hit_counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)

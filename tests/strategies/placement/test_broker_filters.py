@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from random import Random
 
 import pytest
@@ -11,6 +10,7 @@ import pytest
 from lbctl.config import Settings
 from lbctl.model.brokerload import BrokerLoadData, SystemUsage
 from lbctl.model.load import ResourceUsage
+from lbctl.records import replace
 from lbctl.strategies.placement.broker_filters import (
     BrokerLookup,
     FilterContext,

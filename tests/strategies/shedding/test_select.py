@@ -129,7 +129,7 @@ def test_pulsar_system_is_never_a_candidate():
     """``LoadData.getBundleDataForLoadShedding`` leaves out every namespace
     ``NamespaceService.isSystemServiceNamespace`` names, ``pulsar/system`` included (PR #15252,
     Pulsar 2.11+); Pulsar 2.10 left out only heartbeat and SLA-monitor namespaces."""
-    from dataclasses import replace
+    from lbctl.records import replace
 
     system = "pulsar/system/0x00000000_0x40000000"
     ld = one_broker({system: 9 * MB, "x/y/a": MB, HEARTBEAT: 5 * MB})

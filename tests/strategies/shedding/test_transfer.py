@@ -50,7 +50,7 @@ class Ctx:
         self.tops[broker] = top_bundles(self.settings, prefix, *loads)
 
     def push_load(self, broker, load, **fields):
-        from dataclasses import replace
+        from lbctl.records import replace
 
         data = cpu_load(self.settings, load, self.tops.get(broker))
         self.loads[broker] = replace(data, **fields) if fields else data
@@ -103,7 +103,7 @@ def test_empty_top_bundles_load_data():
 
 
 def test_out_dated_load_data():
-    from dataclasses import replace
+    from lbctl.records import replace
 
     ctx = setup_context()
     assert len(run(ctx).decisions) == 2
@@ -251,9 +251,8 @@ def test_bundle_throughput_larger_than_offload_threshold():
 
 
 def test_zero_bundle_throughput():
-    from dataclasses import replace
-
     from lbctl.model.load import NamespaceBundleStats
+    from lbctl.records import replace
 
     ctx = setup_context()
     ctx.tops = {b: tuple(replace(t, stats=NamespaceBundleStats()) for t in tops)

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
@@ -16,6 +15,7 @@ from lbctl.loadmanager.select import Options, plans
 from lbctl.model.bundle import BundleName, topic_hash
 from lbctl.model.cluster import TopicStats
 from lbctl.model.decision import Reason
+from lbctl.records import replace
 from lbctl.sources.snapshot import read_snapshots
 from lbctl.strategies.split.bundle_splitter_task import find_bundles_to_split
 

@@ -3,13 +3,12 @@ reasons Topics / Sessions / MsgRate / Bandwidth, and the failure paths."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from lbctl.config import Settings
 from lbctl.model.decision import Label, Reason
 from lbctl.model.load import NamespaceBundleStats
+from lbctl.records import replace
 from lbctl.strategies.split.default_namespace_bundle_split_strategy import find_bundles_to_split
 
 BUNDLE1 = "tenant/namespace/0x00000000_0xffffffff"
