@@ -18,7 +18,7 @@ from msgspec import Struct
 from lbctl.explain import preamble, preamble_dict
 from lbctl.explain.placement import placement_data_lines
 from lbctl.model.cycle import ModularCycle
-from lbctl.model.decision import BundleCandidate, PlacementTrace
+from lbctl.model.decision import BundleCandidate, FilterStep, PlacementDecision, PlacementTrace
 from lbctl.units import pct
 
 _RESOURCES = ("cpu", "directMemory", "bandwidthIn", "bandwidthOut")
@@ -68,58 +68,151 @@ def nothing_happens(cycle: ModularCycle) -> list[str]:
     return reasons
 
 
-def _placement_dict(t: PlacementTrace | None) -> dict[str, Any] | None:
+def _json_score(v: float) -> float | None:
+    return None if math.isinf(v) or math.isnan(v) else round(v, 6)
+
+
+#: in a cut placement, a filter that removed at most this many brokers names them; one that
+#: removed more counts them (``--bundle`` names every one)
+_REMOVED_LIMIT = 5
+
+
+def _cut_why(why: str) -> str:
+    """A long reason shortened for a whole-cycle explanation's JSON: its first clause (up to the
+    first ``"; "``) — "kept brokers owning 0 bundle(s) of ns", "b has the lowest long-term
+    message rate …" — or its first :data:`_WHY_LIMIT` characters; a placement's ``more`` names
+    the command that writes it whole."""
+    if len(why) <= _WHY_LIMIT:
+        return why
+    head = why.split("; ", 1)[0]
+    return (head if len(head) <= _WHY_LIMIT else why[:_WHY_LIMIT]) + "; …"
+
+
+def _placement_dict(t: PlacementTrace | None, full: bool = True) -> dict[str, Any] | None:
+    """A placement as data. In a whole-cycle explanation (``full`` false) a placement with a list
+    longer than :data:`LIST_LIMIT` — a filter's brokers, a strategy's candidates and scores — is
+    cut, as the text is: counts (and the brokers a filter removed, when at most
+    :data:`_REMOVED_LIMIT`), the best scores and the pick, reasons shortened, and ``more`` naming
+    the command that writes it whole; placements with shorter lists are written whole, as ``--bundle`` writes every one."""
     if t is None:
         return None
 
-    def dec(d: Any) -> dict[str, Any] | None:
+    def step(s: FilterStep) -> dict[str, Any]:
+        if not cut:
+            return {"filter": s.name, "before": list(s.before), "after": list(s.after),
+                    "why": s.why}
+        if len(s.after) == len(s.before):  # a filter that kept everyone
+            return {"filter": s.name, "beforeCount": len(s.before), "afterCount": len(s.after)}
+        kept = set(s.after)
+        removed = [b for b in s.before if b not in kept]
+        step = {"filter": s.name, "beforeCount": len(s.before), "afterCount": len(s.after),
+                "removedCount": len(removed), "why": _cut_why(s.why)}
+        if len(removed) <= _REMOVED_LIMIT:
+            step["removed"] = removed
+        return step
+
+    def dec(d: PlacementDecision | None) -> dict[str, Any] | None:
         if d is None:
             return None
+        if not cut:
+            return {
+                "strategy": d.strategy,
+                "candidates": list(d.candidates),
+                "scores": {k: _json_score(v) for k, v in d.scores.items()},
+                "best": list(d.best),
+                "broker": d.broker,
+                "why": d.why,
+            }
+        shown = [b for b in dict.fromkeys((*d.best, d.broker)) if b is not None and b in d.scores]
         return {
             "strategy": d.strategy,
-            "candidates": list(d.candidates),
-            "scores": {k: (None if math.isinf(v) or math.isnan(v) else round(v, 6))
-                       for k, v in d.scores.items()},
+            "candidateCount": len(d.candidates),
+            "scoredCount": len(d.scores),
+            "scores": {b: _json_score(d.scores[b]) for b in shown},  # the best and the pick
             "best": list(d.best),
             "broker": d.broker,
-            "why": d.why,
+            "why": _cut_why(d.why),
         }
 
-    return {
-        "filters": [
-            {"filter": s.name, "before": list(s.before), "after": list(s.after), "why": s.why}
-            for s in t.steps
-        ],
+    cut = not full and (
+        any(len(s.before) > LIST_LIMIT for s in t.steps)
+        or any(d is not None and (len(d.scores) > LIST_LIMIT or len(d.candidates) > LIST_LIMIT)
+               for d in (t.decision, t.recheck)))
+    out = {
+        "filters": [step(s) for s in t.steps],
         "decision": dec(t.decision),
         "overloadRecheck": dec(t.recheck),
         "broker": t.broker,
-        "why": t.why,
+        # cut, the placement's reason is written when an overload re-check made it differ from
+        # the strategy's (as the text does); otherwise it repeats decision.why
+        "why": t.why if not cut else (_cut_why(t.why) if t.recheck is not None else None),
     }
+    if cut:
+        out["more"] = f"lbctl explain --bundle {t.bundle} -o json"
+    return out
 
 
-def explanation_dict(cycle: ModularCycle) -> dict[str, Any]:
-    """The reasoning as plain data, attached to the plan by ``lbctl explain -o json``."""
+def _candidates_data(cands: Sequence[BundleCandidate], full: bool
+                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The candidates as data and, in a whole-cycle explanation, the skipped bundles of a broker
+    with more than :data:`LIST_LIMIT` of them counted by reason instead (chosen ones are always
+    listed, in order) — the text explanation's rule."""
+    skipped: dict[str, int] = {}
+    for x in cands:
+        if not x.chosen:
+            skipped[x.broker] = skipped.get(x.broker, 0) + 1
+    listed: list[dict[str, Any]] = []
+    counted: dict[tuple[str, str], int] = {}
+    for x in cands:
+        if x.chosen or full or skipped[x.broker] <= LIST_LIMIT:
+            listed.append({"broker": x.broker, "bundle": x.bundle, "value": x.value,
+                           "chosen": x.chosen, "why": x.why})
+        else:
+            counted[(x.broker, x.why)] = counted.get((x.broker, x.why), 0) + 1
+    summary = [{"broker": b, "why": why, "count": n,
+                "more": f"lbctl explain --broker {b} -o json: each of them"}
+               for (b, why), n in counted.items()]
+    return listed, summary
+
+
+def explanation_dict(cycle: ModularCycle, broker: str | None = None,
+                     bundle: str | None = None) -> dict[str, Any]:
+    """The reasoning as plain data, attached to the plan by ``lbctl explain -o json``.
+
+    Narrowed to ``broker`` or ``bundle`` (``--broker``/``--bundle``), the candidates and unloads
+    are that broker's or bundle's, every list whole. The whole cycle's explanation writes lists
+    of up to :data:`LIST_LIMIT` whole and summarises longer ones (``skippedCandidates``, filter
+    counts with the removed names, the best scores), so that a 200,000-bundle cycle's
+    explanation stays a few megabytes rather than a gigabyte."""
     d = cycle.decision
-    return {
+    full = bool(broker or bundle)
+    cands = [x for x in (d.candidates if d else ())
+             if (not broker or x.broker == broker) and (not bundle or x.bundle == bundle)]
+    listed, skipped = _candidates_data(cands, full)
+    outcomes = [o for o in cycle.outcomes
+                if (not broker or o.selection.broker == broker)
+                and (not bundle or o.selection.bundle == bundle)]
+    out = {
         **preamble_dict(cycle),
         "gate": cycle.gate,
         "notes": list(d.notes) if d else [],
         "numbers": dict(d.numbers.items()) if d else {},
         "recentlyUnloaded": dict(cycle.load.recently_unloaded),
         "gracePeriodExpired": list(cycle.expired_grace),
-        "candidates": [
-            {"broker": c.broker, "bundle": c.bundle, "value": c.value, "chosen": c.chosen,
-             "why": c.why}
-            for c in (d.candidates if d else ())
-        ],
+        "candidates": listed,
         "outcomes": [
             {"bundle": o.selection.bundle, "broker": o.selection.broker,
              "destinationBroker": o.destination, "skipped": o.skipped,
-             "placement": _placement_dict(o.placement)}
-            for o in cycle.outcomes
+             "placement": _placement_dict(o.placement, full)}
+            for o in outcomes
         ],
         "whyNothingHappens": nothing_happens(cycle),
     }
+    if skipped:
+        out["skippedCandidates"] = skipped
+    if broker or bundle:
+        out["narrowedTo"] = {"broker": broker, "bundle": bundle}
+    return out
 
 
 class ModularExplanation(Struct, frozen=True):
@@ -130,8 +223,8 @@ class ModularExplanation(Struct, frozen=True):
     bundle: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The whole cycle's reasoning as data (not narrowed)."""
-        return explanation_dict(self.cycle)
+        """The reasoning as data, narrowed as the text is (see :func:`explanation_dict`)."""
+        return explanation_dict(self.cycle, self.broker, self.bundle)
 
     def lines(self) -> list[str]:
         c = self.cycle

@@ -183,7 +183,7 @@ class ExplainView(Struct, frozen=True):
 
     def _explained(self, r: CycleResult) -> dict[str, Any]:
         data = r.plan().to_dict(explained=True)
-        data["explanation"] = r.explanation().to_dict()
+        data["explanation"] = r.explanation(self.broker, self.bundle).to_dict()
         if r.state.observed is not None:  # a sequence rebuilt from Prometheus
             data["observed"] = _observed(r).to_dict()
         return data

@@ -66,3 +66,55 @@ def test_one_bundle_shows_every_score(runner, tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert "brokers scored" not in res.stdout
     assert res.stdout.count("=") > LIST_LIMIT  # every candidate's score
+
+
+def _explained(runner, f: Path, *args: str) -> dict:
+    res = runner.invoke(app, ["explain", str(f), "-o", "json", *args])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)["explanation"]
+
+
+def test_json_whole_cycle_counts_what_is_long(runner, tmp_path: Path) -> None:
+    """The JSON follows the text's rule: a placement over 60 brokers is cut to counts, the best
+    scores and the pick; a broker's many skipped bundles are counted by reason."""
+    f = tmp_path / "s.json"
+    snapshot(f)
+    e = _explained(runner, f)
+    assert "narrowedTo" not in e
+    placement = e["outcomes"][0]["placement"]
+    assert placement["more"].startswith("lbctl explain --bundle ")
+    for step in placement["filters"]:
+        assert "before" not in step and step["beforeCount"] >= step["afterCount"]
+        removed = step["beforeCount"] - step["afterCount"]
+        assert removed == step.get("removedCount", 0)
+        assert len(step.get("removed", [])) in (0, removed)
+    dec = placement["decision"]
+    assert "candidates" not in dec and dec["scoredCount"] > LIST_LIMIT
+    assert dec["broker"] in dec["scores"] and len(dec["scores"]) <= len(dec["best"]) + 1
+    counted = [s for s in e["skippedCandidates"] if s["broker"] == "broker-03:8080"]
+    assert counted and all(s["count"] > 0 for s in counted)
+    listed = [c for c in e["candidates"] if c["broker"] == "broker-03:8080"]
+    assert all(c["chosen"] for c in listed)  # its skipped ones are counted, not listed
+
+
+def test_json_narrowed_writes_everything(runner, tmp_path: Path) -> None:
+    f = tmp_path / "s.json"
+    snapshot(f)
+    whole = _explained(runner, f)
+    bundle = whole["outcomes"][0]["bundle"]
+    e = _explained(runner, f, "--bundle", bundle)
+    assert e["narrowedTo"] == {"broker": None, "bundle": bundle}
+    assert [o["bundle"] for o in e["outcomes"]] == [bundle]
+    placement = e["outcomes"][0]["placement"]
+    assert "more" not in placement
+    first = placement["filters"][0]
+    assert len(first["before"]) == BROKERS  # every name
+    assert len(placement["decision"]["scores"]) == len(placement["decision"]["candidates"])
+    assert placement["decision"]["scores"].keys() >= set(whole["outcomes"][0]["placement"]
+                                                         ["decision"]["scores"])
+    e = _explained(runner, f, "--broker", "broker-03:8080")
+    assert "skippedCandidates" not in e
+    mine = e["candidates"]
+    assert {c["broker"] for c in mine} == {"broker-03:8080"}
+    assert sum(not c["chosen"] for c in mine) == sum(
+        s["count"] for s in whole["skippedCandidates"] if s["broker"] == "broker-03:8080")
