@@ -81,8 +81,8 @@ class BundleColumns(Mapping[str, BundleData]):
     ``n`` and ``m`` (int64, 2 rows: short, long): samples taken and window size.
     """
 
-    __slots__ = ("_avg", "_built", "_index", "_keys", "_long", "_system", "m", "n", "np", "topics",
-                 "vals")
+    __slots__ = ("_avg", "_built", "_index", "_keys", "_long", "_short", "_system", "m", "n", "np",
+                 "topics", "vals")
 
     def __init__(self, np: Any, keys: list[str], n: Any, m: Any, vals: Any, topics: list[int],
                  index: dict[str, int] | None = None):
@@ -94,6 +94,7 @@ class BundleColumns(Mapping[str, BundleData]):
         self._avg: dict[int, tuple[Mapping[str, Any], TimeAverageBrokerData]] = {}
         self._system: dict[bool, int] = {}
         self._long: dict[str, tuple[float, float]] | None = None
+        self._short: dict[str, float] | None = None
 
     @classmethod
     def of(cls, np: Any, data: Mapping[str, BundleData]) -> BundleColumns:
@@ -197,6 +198,14 @@ class BundleColumns(Mapping[str, BundleData]):
                                                    (v[4] + v[5]).tolist(), strict=True),
                                   strict=True))
         return self._long
+
+    def short_term_throughputs(self) -> Mapping[str, float]:
+        """Every bundle's short-term ``msgThroughputIn + msgThroughputOut`` (what the greedy
+        selectors rank by, the same float64 add as on the built object), once per columns."""
+        if self._short is None:
+            v = self.vals
+            self._short = dict(zip(self._keys, (v[0] + v[1]).tolist(), strict=True))
+        return self._short
 
     def system_bundles(self, pulsar_system: bool) -> int:
         """:func:`lbctl.model.bundle.count_system_bundles` over the keys, once per key set."""

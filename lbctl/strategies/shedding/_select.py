@@ -26,6 +26,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from lbctl.model.bundlecolumns import BundleColumns
 from lbctl.model.decision import BundleCandidate, Reason, Selection
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import BrokerData, BundleDataView, LoadData
@@ -37,6 +38,11 @@ def descending(value: float) -> tuple[int, float]:
     above everything, comes first; ``-0.0`` and ``0.0`` tie (Java puts ``0.0`` first, a
     difference that needs negative-zero traffic figures to show)."""
     return (0, 0.0) if math.isnan(value) else (1, -value)
+
+
+def _negated_value(item: tuple[str, float]) -> float:
+    """Sort key equal to :func:`descending` when no value is NaN."""
+    return -item[1]
 
 
 def is_sheddable_data(load: LoadData, bundle: str) -> bool:
@@ -56,6 +62,17 @@ def shedding_candidates(load: LoadData, bundles: Iterable[str],
     """
     sheddable = load.is_sheddable
     return load.shedding_order([b for b in bundles if sheddable(b)], value)
+
+
+def _partition(load: LoadData, bundles: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The ``bundles`` the shedding map holds, and the others (in ``bundles``' order): one pass
+    for what :func:`shedding_candidates` and :func:`unranked_candidates` each test."""
+    sheddable = load.is_sheddable
+    ranked: list[str] = []
+    other: list[str] = []
+    for b in bundles:
+        (ranked if sheddable(b) else other).append(b)
+    return ranked, other
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +98,17 @@ def _short_term_throughput_of(load: LoadData) -> Callable[[str], float]:
             return st.msgThroughputIn + st.msgThroughputOut
 
         return first
+    stored = table.stored() if isinstance(table, BundleDataView) else None
+    if isinstance(stored, BundleColumns):
+        # a sequence's later cycle: the view takes the columns' entry for every bundle they
+        # hold; the columns add each bundle's two figures once, as the object would
+        short = stored.short_term_throughputs()
+
+        def column(bundle: str) -> float:
+            v = short.get(bundle)
+            return v if v is not None else short_term_throughput(table[bundle])
+
+        return column
     return lambda bundle: short_term_throughput(table[bundle])
 
 
@@ -99,10 +127,13 @@ def unranked_candidates(
 ) -> list[BundleCandidate]:
     """The broker's bundles that a selection loop never sees, so an explanation is complete:
     system namespaces (heartbeat / SLA monitor) and bundles without ``BundleData``."""
+    return _unranked(load, broker, [b for b in bundles if not is_sheddable_data(load, b)])
+
+
+def _unranked(load: LoadData, broker: str, bundles: Iterable[str]) -> list[BundleCandidate]:
+    """:func:`unranked_candidates` of bundles already known not to be in the shedding map."""
     out = []
     for bundle in bundles:
-        if is_sheddable_data(load, bundle):
-            continue
         if bundle in load.split_away:
             why = "split in this cycle: its bundle data is gone until the next update"
         elif load.is_system_bundle(bundle):
@@ -128,11 +159,14 @@ def select_greedy(
     """
     table = load.bundle_data
     throughput = _short_term_throughput_of(load)
-    ranked = [(b, throughput(b))
-              for b in shedding_candidates(load, data.local.bundles, throughput)]
+    sheddable, other = _partition(load, data.local.bundles)
+    ranked = [(b, throughput(b)) for b in load.shedding_order(sheddable, throughput)]
     # list.sort is stable, like Java's Stream.sorted: ties keep the map's iteration order.
     # Dropping recently unloaded bundles before or after a stable sort gives the same order.
-    ranked.sort(key=lambda item: descending(item[1]))
+    if any(v != v for _, v in ranked):  # NaN: Double.compare ranks it first
+        ranked.sort(key=lambda item: descending(item[1]))
+    else:  # the same order: -0.0 and 0.0 tie either way
+        ranked.sort(key=_negated_value)
 
     selections: list[Selection] = []
     candidates: list[BundleCandidate] = []
@@ -168,5 +202,5 @@ def select_greedy(
                 not_needed = f"not needed: {mb_s(marked)} already selected ≥ {mb_s(amount)}"
             candidates.append(BundleCandidate(broker, bundle, value, False, not_needed))
 
-    candidates.extend(unranked_candidates(load, broker, data.local.bundles))
+    candidates.extend(_unranked(load, broker, other))
     return GreedyResult(tuple(selections), tuple(candidates), marked)
