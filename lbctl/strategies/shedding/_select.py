@@ -26,6 +26,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from lbctl.model.bundle import SYSTEM_PREFIXES
 from lbctl.model.bundlecolumns import BundleColumns
 from lbctl.model.decision import BundleCandidate, Reason, Selection
 from lbctl.model.load import BundleData
@@ -40,9 +41,7 @@ def descending(value: float) -> tuple[int, float]:
     return (0, 0.0) if math.isnan(value) else (1, -value)
 
 
-def _negated_value(item: tuple[str, float]) -> float:
-    """Sort key equal to :func:`descending` when no value is NaN."""
-    return -item[1]
+_RECENTLY = "recently unloaded (within loadBalancerSheddingGracePeriodMinutes)"
 
 
 def is_sheddable_data(load: LoadData, bundle: str) -> bool:
@@ -67,11 +66,19 @@ def shedding_candidates(load: LoadData, bundles: Iterable[str],
 def _partition(load: LoadData, bundles: Iterable[str]) -> tuple[list[str], list[str]]:
     """The ``bundles`` the shedding map holds, and the others (in ``bundles``' order): one pass
     for what :func:`shedding_candidates` and :func:`unranked_candidates` each test."""
-    sheddable = load.is_sheddable
+    table = load.bundle_data
+    # LoadData.is_sheddable, inline (once per bundle of each shed broker)
+    held = table.reported() if isinstance(table, BundleDataView) else table
+    away = load.split_away
+    system = load.is_system_bundle
     ranked: list[str] = []
     other: list[str] = []
     for b in bundles:
-        (ranked if sheddable(b) else other).append(b)
+        if (b in held and b not in away
+                and not (b.startswith(SYSTEM_PREFIXES) and system(b))):
+            ranked.append(b)
+        else:
+            other.append(b)
     return ranked, other
 
 
@@ -160,29 +167,27 @@ def select_greedy(
     table = load.bundle_data
     throughput = _short_term_throughput_of(load)
     sheddable, other = _partition(load, data.local.bundles)
-    ranked = [(b, throughput(b)) for b in load.shedding_order(sheddable, throughput)]
+    order = load.shedding_order(sheddable, throughput)
+    values = list(map(throughput, order))
     # list.sort is stable, like Java's Stream.sorted: ties keep the map's iteration order.
     # Dropping recently unloaded bundles before or after a stable sort gives the same order.
-    if any(v != v for _, v in ranked):  # NaN: Double.compare ranks it first
-        ranked.sort(key=lambda item: descending(item[1]))
+    if any(map(math.isnan, values)):  # Double.compare ranks NaN first
+        keys: list[tuple[int, float]] | list[float] = [descending(v) for v in values]
     else:  # the same order: -0.0 and 0.0 tie either way
-        ranked.sort(key=_negated_value)
+        keys = [-v for v in values]
+    ranks = sorted(range(len(order)), key=keys.__getitem__)
 
     selections: list[Selection] = []
     candidates: list[BundleCandidate] = []
+    append = candidates.append
+    recently = load.recently_unloaded
     marked = 0.0
     not_needed = ""  # the same for every bundle once enough is marked: formatted once
-    for bundle, value in ranked:
-        if bundle in load.recently_unloaded:
-            candidates.append(
-                BundleCandidate(
-                    broker,
-                    bundle,
-                    value,
-                    False,
-                    "recently unloaded (within loadBalancerSheddingGracePeriodMinutes)",
-                )
-            )
+    for i in ranks:
+        bundle = order[i]
+        value = values[i]
+        if bundle in recently:
+            append(BundleCandidate(broker, bundle, value, False, _RECENTLY))
             continue
         if marked < amount or not selections:
             if not selections:
@@ -196,11 +201,11 @@ def select_greedy(
             selections.append(
                 Selection(broker, bundle, reason, short_term_rate(table[bundle]), value)
             )
-            candidates.append(BundleCandidate(broker, bundle, value, True, why))
+            append(BundleCandidate(broker, bundle, value, True, why))
         else:
             if not not_needed:
                 not_needed = f"not needed: {mb_s(marked)} already selected ≥ {mb_s(amount)}"
-            candidates.append(BundleCandidate(broker, bundle, value, False, not_needed))
+            append(BundleCandidate(broker, bundle, value, False, not_needed))
 
     candidates.extend(_unranked(load, broker, other))
     return GreedyResult(tuple(selections), tuple(candidates), marked)
