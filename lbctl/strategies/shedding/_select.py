@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from lbctl.model.bundle import SYSTEM_PREFIXES
 from lbctl.model.bundlecolumns import BundleColumns
@@ -151,6 +152,43 @@ def _unranked(load: LoadData, broker: str, bundles: Iterable[str]) -> list[Bundl
     return out
 
 
+#: the bundle data (by identity) the rankings below were made from, and (a broker's bundles, what
+#: else the shedding map's keys and order depend on) → that ranking
+_RANKED: list[Any] = []
+
+
+def _ranking(load: LoadData, bundles: Iterable[str]
+             ) -> tuple[list[str], list[float], list[int], list[str]]:
+    """The broker's sheddable bundles in the shedding map's order, their short-term throughputs,
+    the positions sorted by throughput (largest first, stable), and the bundles not in that map.
+
+    A function of the bundle data and the broker's bundles: a cycle that sees the same bundle
+    data object (a sequence's snapshot with no report written since the last one) ranks the
+    same, so the last bundle data's rankings are kept."""
+    table = load.bundle_data
+    bundles = tuple(bundles)
+    key = (bundles, load.split_away, load.pulsar_system, load.system_bundles)
+    if _RANKED and _RANKED[0] is table:
+        hit: tuple[list[str], list[float], list[int], list[str]] | None = _RANKED[1].get(key)
+        if hit is not None:
+            return hit
+    else:
+        _RANKED[:] = [table, {}]
+    throughput = _short_term_throughput_of(load)
+    sheddable, other = _partition(load, bundles)
+    order = load.shedding_order(sheddable, throughput)
+    values = list(map(throughput, order))
+    # list.sort is stable, like Java's Stream.sorted: ties keep the map's iteration order.
+    # Dropping recently unloaded bundles before or after a stable sort gives the same order.
+    if any(map(math.isnan, values)):  # Double.compare ranks NaN first
+        keys: list[tuple[int, float]] | list[float] = [descending(v) for v in values]
+    else:  # the same order: -0.0 and 0.0 tie either way
+        keys = [-v for v in values]
+    ranks = sorted(range(len(order)), key=keys.__getitem__)
+    hit = _RANKED[1][key] = (order, values, ranks, other)
+    return hit
+
+
 def select_greedy(
     load: LoadData,
     broker: str,
@@ -165,17 +203,7 @@ def select_greedy(
     namespaces, or no ``BundleData``) are listed as not chosen, after the ranked ones.
     """
     table = load.bundle_data
-    throughput = _short_term_throughput_of(load)
-    sheddable, other = _partition(load, data.local.bundles)
-    order = load.shedding_order(sheddable, throughput)
-    values = list(map(throughput, order))
-    # list.sort is stable, like Java's Stream.sorted: ties keep the map's iteration order.
-    # Dropping recently unloaded bundles before or after a stable sort gives the same order.
-    if any(map(math.isnan, values)):  # Double.compare ranks NaN first
-        keys: list[tuple[int, float]] | list[float] = [descending(v) for v in values]
-    else:  # the same order: -0.0 and 0.0 tie either way
-        keys = [-v for v in values]
-    ranks = sorted(range(len(order)), key=keys.__getitem__)
+    order, values, ranks, other = _ranking(load, data.local.bundles)
 
     selections: list[Selection] = []
     candidates: list[BundleCandidate] = []
