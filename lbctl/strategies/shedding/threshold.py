@@ -111,7 +111,12 @@ class ThresholdShedder:
         min_tp = min_mb * MB
         h = settings["loadBalancerHistoryResourcePercentage"]
         lower_enabled = settings["lowerBoundarySheddingEnabled"]
-        usage = {b: settings.weighted_usage(d.local) for b, d in load.brokers.items()}
+        # Settings.weighted_usage with its weights read once, not once per broker
+        weights = settings.weights4()
+        memory_weight = settings.weighted_usage_memory_weight()
+        usage = {b: float(d.local.max_resource_usage_with_weight(
+                     *weights, memory_weight=memory_weight))
+                 for b, d in load.brokers.items()}
         history = dict(memory)
         avg = _smooth(load, history, usage, h)
         trigger = avg + threshold
