@@ -158,9 +158,9 @@ _RANKED: list[Any] = []
 
 
 def _ranking(load: LoadData, bundles: Iterable[str]
-             ) -> tuple[list[str], list[float], list[int], list[str]]:
-    """The broker's sheddable bundles in the shedding map's order, their short-term throughputs,
-    the positions sorted by throughput (largest first, stable), and the bundles not in that map.
+             ) -> tuple[list[str], list[float], list[str]]:
+    """The broker's sheddable bundles ranked by short-term throughput (largest first; ties in
+    the shedding map's order), their throughputs, and the bundles not in that map.
 
     A function of the bundle data and the broker's bundles: a cycle that sees the same bundle
     data object (a sequence's snapshot with no report written since the last one) ranks the
@@ -169,7 +169,7 @@ def _ranking(load: LoadData, bundles: Iterable[str]
     bundles = tuple(bundles)
     key = (bundles, load.split_away, load.pulsar_system, load.system_bundles)
     if _RANKED and _RANKED[0] is table:
-        hit: tuple[list[str], list[float], list[int], list[str]] | None = _RANKED[1].get(key)
+        hit: tuple[list[str], list[float], list[str]] | None = _RANKED[1].get(key)
         if hit is not None:
             return hit
     else:
@@ -185,7 +185,7 @@ def _ranking(load: LoadData, bundles: Iterable[str]
     else:  # the same order: -0.0 and 0.0 tie either way
         keys = [-v for v in values]
     ranks = sorted(range(len(order)), key=keys.__getitem__)
-    hit = _RANKED[1][key] = (order, values, ranks, other)
+    hit = _RANKED[1][key] = ([order[i] for i in ranks], [values[i] for i in ranks], other)
     return hit
 
 
@@ -203,37 +203,41 @@ def select_greedy(
     namespaces, or no ``BundleData``) are listed as not chosen, after the ranked ones.
     """
     table = load.bundle_data
-    order, values, ranks, other = _ranking(load, data.local.bundles)
+    ranked, values, other = _ranking(load, data.local.bundles)
 
     selections: list[Selection] = []
     candidates: list[BundleCandidate] = []
     append = candidates.append
     recently = load.recently_unloaded
     marked = 0.0
-    not_needed = ""  # the same for every bundle once enough is marked: formatted once
-    for i in ranks:
-        bundle = order[i]
+    stop = len(ranked)
+    for i, bundle in enumerate(ranked):
         value = values[i]
         if bundle in recently:
             append(BundleCandidate(broker, bundle, value, False, _RECENTLY))
             continue
-        if marked < amount or not selections:
-            if not selections:
-                why = (
-                    f"largest eligible bundle ({mb_s(value)}): "
-                    "at least one bundle is always selected"
-                )
-            else:
-                why = f"selected: {mb_s(marked)} so far < {mb_s(amount)} needed"
-            marked += value
-            selections.append(
-                Selection(broker, bundle, reason, short_term_rate(table[bundle]), value)
+        if not (marked < amount or not selections):
+            stop = i  # enough is marked: nothing changes for the rest (below)
+            break
+        if not selections:
+            why = (
+                f"largest eligible bundle ({mb_s(value)}): "
+                "at least one bundle is always selected"
             )
-            append(BundleCandidate(broker, bundle, value, True, why))
         else:
-            if not not_needed:
-                not_needed = f"not needed: {mb_s(marked)} already selected ≥ {mb_s(amount)}"
-            append(BundleCandidate(broker, bundle, value, False, not_needed))
+            why = f"selected: {mb_s(marked)} so far < {mb_s(amount)} needed"
+        marked += value
+        selections.append(
+            Selection(broker, bundle, reason, short_term_rate(table[bundle]), value)
+        )
+        append(BundleCandidate(broker, bundle, value, True, why))
+    if stop < len(ranked):
+        # every later bundle is either recently unloaded or not needed (formatted once)
+        not_needed = f"not needed: {mb_s(marked)} already selected ≥ {mb_s(amount)}"
+        candidates += [
+            BundleCandidate(broker, bundle, value, False,
+                            _RECENTLY if bundle in recently else not_needed)
+            for bundle, value in zip(ranked[stop:], values[stop:], strict=True)]
 
     candidates.extend(_unranked(load, broker, other))
     return GreedyResult(tuple(selections), tuple(candidates), marked)
