@@ -152,8 +152,8 @@ def _unranked(load: LoadData, broker: str, bundles: Iterable[str]) -> list[Bundl
     return out
 
 
-#: the bundle data (by identity) the rankings below were made from, and (a broker's bundles, what
-#: else the shedding map's keys and order depend on) → that ranking
+#: the bundle data view (by identity) the rankings below were made from, and (a broker's bundles,
+#: what else the shedding map's keys and order depend on) → that ranking
 _RANKED: list[Any] = []
 
 
@@ -168,12 +168,15 @@ def _ranking(load: LoadData, bundles: Iterable[str]
     table = load.bundle_data
     bundles = tuple(bundles)
     key = (bundles, load.split_away, load.pulsar_system, load.system_bundles)
-    if _RANKED and _RANKED[0] is table:
-        hit: tuple[list[str], list[float], list[str]] | None = _RANKED[1].get(key)
+    # only the load manager's own views: read-only, so the same object holds the same data
+    memo: dict[Any, Any] | None = None
+    if isinstance(table, BundleDataView):
+        if not _RANKED or _RANKED[0] is not table:
+            _RANKED[:] = [table, {}]
+        memo = _RANKED[1]
+        hit: tuple[list[str], list[float], list[str]] | None = memo.get(key)
         if hit is not None:
             return hit
-    else:
-        _RANKED[:] = [table, {}]
     throughput = _short_term_throughput_of(load)
     sheddable, other = _partition(load, bundles)
     order = load.shedding_order(sheddable, throughput)
@@ -185,7 +188,9 @@ def _ranking(load: LoadData, bundles: Iterable[str]
     else:  # the same order: -0.0 and 0.0 tie either way
         keys = [-v for v in values]
     ranks = sorted(range(len(order)), key=keys.__getitem__)
-    hit = _RANKED[1][key] = ([order[i] for i in ranks], [values[i] for i in ranks], other)
+    hit = ([order[i] for i in ranks], [values[i] for i in ranks], other)
+    if memo is not None:
+        memo[key] = hit
     return hit
 
 
