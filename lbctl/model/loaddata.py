@@ -135,12 +135,14 @@ class LoadData:
                 decorated.append((h & hm_mask, h & chm_mask & 0x7FFFFFFF, k))
                 shared[h & chm_mask] = shared.get(h & chm_mask, 0) + 1
             by_bucket = [d[2] for d in sorted(decorated, key=lambda d: (d[0], d[1]))]
+            # only keys sharing a concurrent-map bucket can need their position there
+            crowded = [d for d in decorated if shared[d[1] & chm_mask] > 1]
             if len(_ORDER_MEMO) > _ORDER_MEMO_SIZE:
                 _ORDER_MEMO.clear()
                 _ORDER_MEMO[None] = chm
-            memo = _ORDER_MEMO[memo_key] = (decorated, shared, by_bucket)
-        decorated, shared, by_bucket = memo
-        ties = _tied_buckets(decorated, shared, chm_mask, value)
+            memo = _ORDER_MEMO[memo_key] = (decorated, shared, by_bucket, crowded)
+        decorated, shared, by_bucket, crowded = memo
+        ties = _tied_buckets(crowded, shared, chm_mask, value) if crowded else []
         if not ties:  # every position 0 below: the stable sort by bucket alone
             return list(by_bucket)
         decorated = list(decorated)
