@@ -87,8 +87,8 @@ class BundleColumns(Mapping[str, BundleData]):
     ``n`` and ``m`` (int64, 2 rows: short, long): samples taken and window size.
     """
 
-    __slots__ = ("_avg", "_avg_keys", "_built", "_index", "_keys", "_long", "_short", "_system", "m", "n", "np",
-                 "topics", "vals")
+    __slots__ = ("_avg", "_avg_keys", "_built", "_index", "_keys", "_long", "_over", "_short",
+                 "_system", "m", "n", "np", "topics", "vals")
 
     def __init__(self, np: Any, keys: list[str], n: Any, m: Any, vals: Any, topics: list[int],
                  index: dict[str, int] | None = None):
@@ -102,6 +102,7 @@ class BundleColumns(Mapping[str, BundleData]):
         self._system: dict[bool, int] = {}
         self._long: dict[str, tuple[float, float]] | None = None
         self._short: dict[str, float] | None = None
+        self._over: dict[tuple[int, int], frozenset[str]] = {}
 
     @classmethod
     def of(cls, np: Any, data: Mapping[str, BundleData]) -> BundleColumns:
@@ -142,6 +143,10 @@ class BundleColumns(Mapping[str, BundleData]):
 
     def __contains__(self, bundle: object) -> bool:
         return bundle in self._index
+
+    def key_index(self) -> Mapping[str, int]:
+        """bundle → its column (read-only)."""
+        return self._index
 
     # --- one sample of every reported bundle ------------------------------------------------------
     def sampled(self, reported: Mapping[str, NamespaceBundleStats],
@@ -205,6 +210,21 @@ class BundleColumns(Mapping[str, BundleData]):
                                                    (v[4] + v[5]).tolist(), strict=True),
                                   strict=True))
         return self._long
+
+    def long_term_over(self, max_rate: int, max_bandwidth: int) -> frozenset[str]:
+        """The bundles whose long-term ``msgRateIn + msgRateOut`` exceeds ``max_rate`` or whose
+        ``msgThroughputIn + msgThroughputOut`` exceeds ``max_bandwidth`` (the split check's two
+        figures, the same float64 adds as :meth:`long_term_totals`; NaN exceeds nothing).
+        Both limits must be integers a float64 holds exactly (|x| < 2**53): then the column
+        comparison is Python's exact float-to-int comparison."""
+        key = (max_rate, max_bandwidth)
+        hit = self._over.get(key)
+        if hit is None:
+            v = self.vals
+            flags = ((v[6] + v[7]) > float(max_rate)) | ((v[4] + v[5]) > float(max_bandwidth))
+            keys = self._keys
+            hit = self._over[key] = frozenset(keys[i] for i in self.np.flatnonzero(flags).tolist())
+        return hit
 
     def short_term_throughputs(self) -> Mapping[str, float]:
         """Every bundle's short-term ``msgThroughputIn + msgThroughputOut`` (what the greedy

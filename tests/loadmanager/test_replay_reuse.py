@@ -30,8 +30,8 @@ from lbctl.sources.snapshot import parse_snapshot
 T0 = 1_795_000_000_000
 
 
-def _sequence(seed: int, brokers: int = 8, bundles: int = 640, snapshots: int = 14
-              ) -> list[dict[str, Any]]:
+def _sequence(seed: int, brokers: int = 8, bundles: int = 640, snapshots: int = 14,
+              config: dict[str, str] | None = None) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     ids = [f"broker-{i}:8080" for i in range(brokers)]
     stats: list[dict[str, Any]] = [{} for _ in ids]
@@ -42,9 +42,10 @@ def _sequence(seed: int, brokers: int = 8, bundles: int = 640, snapshots: int = 
             f"{ns}/0x{n * 4096:08x}_0x{(n + 1) * 4096:08x}"] = {
             "msgRateIn": rng.uniform(0, 900), "msgRateOut": rng.uniform(0, 900),
             "msgThroughputIn": tp, "msgThroughputOut": 0.0 if n % 11 == 0 else tp / 3,
-            "topics": rng.randint(1, 9), "consumerCount": 2, "producerCount": 2}
+            "topics": rng.randint(1, 9), "consumerCount": rng.randint(0, 6),
+            "producerCount": rng.randint(0, 6)}
     snap: dict[str, Any] = {
-        "format": "lbctl/snapshot@1", "cluster": "c", "capturedAt": T0, "config": {},
+        "format": "lbctl/snapshot@1", "cluster": "c", "capturedAt": T0, "config": config or {},
         "brokers": {b: {"cpu": {"usage": rng.uniform(5, 95) * 16, "limit": 1600.0},
                         "memory": {"usage": 4096.0, "limit": 8192.0},
                         "bandwidthIn": {"usage": rng.uniform(1e4, 9e6), "limit": 1e7},
@@ -97,15 +98,25 @@ def _plans(monkeypatch: pytest.MonkeyPatch, raw: list[dict[str, Any]], strategy:
     return json.dumps([p.to_dict() for p in got], sort_keys=True)
 
 
-@pytest.mark.parametrize(("seed", "strategy"), [
-    (1, "ThresholdShedder"), (2, "ThresholdShedder"), (3, "OverloadShedder"),
-    (4, "UniformLoadShedder"),
+#: split limits low enough that the split check fires on some bundles, for each of its reasons
+SPLITS = {"loadBalancerNamespaceBundleMaxTopics": "8", "loadBalancerNamespaceBundleMaxSessions": "10",
+          "loadBalancerNamespaceBundleMaxMsgRate": "1700",
+          "loadBalancerNamespaceBundleMaxBandwidthMbytes": "5",
+          "loadBalancerNamespaceMaximumBundles": "200"}
+
+
+@pytest.mark.parametrize(("seed", "strategy", "config"), [
+    (1, "ThresholdShedder", None), (2, "ThresholdShedder", SPLITS), (3, "OverloadShedder", None),
+    (4, "UniformLoadShedder", SPLITS),
 ])
-def test_kept_work_changes_no_plan(monkeypatch: pytest.MonkeyPatch, seed: int,
-                                   strategy: str) -> None:
-    raw = _sequence(seed)
+def test_kept_work_changes_no_plan(monkeypatch: pytest.MonkeyPatch, seed: int, strategy: str,
+                                   config: dict[str, str] | None) -> None:
+    raw = _sequence(seed, config=config)
     kept = _plans(monkeypatch, raw, strategy)
     assert '"action": "unload"' in kept  # the sequence does shed something
+    if config:
+        for reason in ("Topics", "Sessions", "MsgRate", "Bandwidth"):
+            assert f'"reason": "{reason}"' in kept, reason
     assert kept == _plans(monkeypatch, raw, strategy, forget=True)
     assert kept == _plans(monkeypatch, raw, strategy, python=True)
 
