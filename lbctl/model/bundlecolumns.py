@@ -285,9 +285,12 @@ class BundleColumns(Mapping[str, BundleData]):
             width = mat.shape[1]
             ext = np.concatenate((self.vals, np.zeros((8, 1), np.float64)), axis=1)
             gathered = ext[:, mat]  # (8, groups, width)
-            acc = np.zeros((8, len(todo)), np.float64)
-            for j in range(width):  # left to right, as the Python loop adds
-                acc += gathered[:, :, j]
+            if width:
+                # left to right, as the Python loop adds: accumulate is sequential (never
+                # pairwise); the loop starts from +0.0, which only changes an all -0.0 sum
+                acc = np.add.accumulate(gathered, axis=2)[:, :, -1] + 0.0
+            else:
+                acc = np.zeros((8, len(todo)), np.float64)
             sums = acc.T.tolist()
             for r, (g, b, keys) in enumerate(todo):
                 avg = TimeAverageBrokerData(*sums[r])
