@@ -153,6 +153,8 @@ class ThresholdShedder:
                 "bundles": float(len(local.bundles)),
             }
 
+        avg_words, trigger_words = pct(avg), pct(trigger)  # said of every broker: once
+
         def usage_words(broker: str) -> str:
             return f"usage {pct(usage[broker])} (smoothed {pct(history[broker])})"
 
@@ -204,8 +206,8 @@ class ThresholdShedder:
                     broker,
                     Label.SKIP,
                     Reason.BALANCED,
-                    f"{usage_words(broker)} is below average {pct(avg)} + threshold "
-                    f"{thr_pct}% = {pct(trigger)}",
+                    f"{usage_words(broker)} is below average {avg_words} + threshold "
+                    f"{thr_pct}% = {trigger_words}",
                     nums,
                 )
                 continue
@@ -214,8 +216,8 @@ class ThresholdShedder:
             need = throughput * fraction
             nums.update(offloadFraction=fraction, need=need, minThroughput=min_tp)
             over = (
-                f"{usage_words(broker)} ≥ average {pct(avg)} + threshold {thr_pct}% "
-                f"= {pct(trigger)}; it should offload {pct(fraction)} of its "
+                f"{usage_words(broker)} ≥ average {avg_words} + threshold {thr_pct}% "
+                f"= {trigger_words}; it should offload {pct(fraction)} of its "
                 f"{mb_s(throughput)} = {mb_s(need)}"
             )
             if need < min_tp:
