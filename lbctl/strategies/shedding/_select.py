@@ -154,7 +154,7 @@ def _unranked(load: LoadData, broker: str, bundles: Iterable[str]) -> list[Bundl
 
 #: the bundle data view (by identity) the rankings below were made from, and (a broker's bundles,
 #: what else the shedding map's keys and order depend on) → that ranking
-_RANKED: list[Any] = []
+_RANKED: list[tuple[BundleDataView, dict[Any, Any]]] = []
 
 
 def _ranking(load: LoadData, bundles: Iterable[str]
@@ -171,9 +171,11 @@ def _ranking(load: LoadData, bundles: Iterable[str]
     # only the load manager's own views: read-only, so the same object holds the same data
     memo: dict[Any, Any] | None = None
     if isinstance(table, BundleDataView):
-        if not _RANKED or _RANKED[0] is not table:
-            _RANKED[:] = [table, {}]
-        memo = _RANKED[1]
+        slot = _RANKED[0] if _RANKED else None
+        if slot is None or slot[0] is not table:
+            slot = (table, {})
+            _RANKED[:] = [slot]
+        memo = slot[1]
         hit: tuple[list[str], list[float], list[str]] | None = memo.get(key)
         if hit is not None:
             return hit
