@@ -50,6 +50,11 @@ def numpy_or_none() -> Any:
     return numpy
 
 
+#: the last gather matrix of :meth:`BundleColumns.time_averages`: (key index, the groups' keys,
+#: matrix), reused by the next columns sharing that index (a sequence's next cycle)
+_GATHER: list[tuple[dict[str, int], tuple[tuple[str, ...], ...], Any]] = []
+
+
 def _window(m: int, n: int, vals: Sequence[float]) -> TimeAverageMessageData:
     w = _new(TimeAverageMessageData)
     _set(w, "maxSamples", m)
@@ -68,9 +73,10 @@ class StatsColumns:
 
     def __init__(self, np: Any, objs: list[NamespaceBundleStats]):
         self.objs = objs
-        self.vals: Any = np.array(
-            [(s.msgThroughputIn, s.msgThroughputOut, s.msgRateIn, s.msgRateOut) for s in objs],
-            dtype=np.float64).reshape(len(objs), 4).T
+        self.vals: Any = np.array(  # one list per field: faster than a tuple per object
+            [[s.msgThroughputIn for s in objs], [s.msgThroughputOut for s in objs],
+             [s.msgRateIn for s in objs], [s.msgRateOut for s in objs]],
+            dtype=np.float64).reshape(4, len(objs))
         self.topics = [s.topics for s in objs]
 
 
@@ -81,8 +87,8 @@ class BundleColumns(Mapping[str, BundleData]):
     ``n`` and ``m`` (int64, 2 rows: short, long): samples taken and window size.
     """
 
-    __slots__ = ("_avg", "_built", "_index", "_keys", "_long", "_system", "m", "n", "np", "topics",
-                 "vals")
+    __slots__ = ("_avg", "_avg_keys", "_built", "_index", "_keys", "_long", "_over", "_short",
+                 "_system", "m", "n", "np", "topics", "vals")
 
     def __init__(self, np: Any, keys: list[str], n: Any, m: Any, vals: Any, topics: list[int],
                  index: dict[str, int] | None = None):
@@ -92,8 +98,11 @@ class BundleColumns(Mapping[str, BundleData]):
         self.n, self.m, self.vals, self.topics = n, m, vals, topics
         self._built: dict[str, BundleData] = {}
         self._avg: dict[int, tuple[Mapping[str, Any], TimeAverageBrokerData]] = {}
+        self._avg_keys: dict[tuple[str, ...], TimeAverageBrokerData] = {}
         self._system: dict[bool, int] = {}
         self._long: dict[str, tuple[float, float]] | None = None
+        self._short: dict[str, float] | None = None
+        self._over: dict[tuple[int, int], frozenset[str]] = {}
 
     @classmethod
     def of(cls, np: Any, data: Mapping[str, BundleData]) -> BundleColumns:
@@ -134,6 +143,10 @@ class BundleColumns(Mapping[str, BundleData]):
 
     def __contains__(self, bundle: object) -> bool:
         return bundle in self._index
+
+    def key_index(self) -> Mapping[str, int]:
+        """bundle → its column (read-only)."""
+        return self._index
 
     # --- one sample of every reported bundle ------------------------------------------------------
     def sampled(self, reported: Mapping[str, NamespaceBundleStats],
@@ -198,6 +211,29 @@ class BundleColumns(Mapping[str, BundleData]):
                                   strict=True))
         return self._long
 
+    def long_term_over(self, max_rate: int, max_bandwidth: int) -> frozenset[str]:
+        """The bundles whose long-term ``msgRateIn + msgRateOut`` exceeds ``max_rate`` or whose
+        ``msgThroughputIn + msgThroughputOut`` exceeds ``max_bandwidth`` (the split check's two
+        figures, the same float64 adds as :meth:`long_term_totals`; NaN exceeds nothing).
+        Both limits must be integers a float64 holds exactly (|x| < 2**53): then the column
+        comparison is Python's exact float-to-int comparison."""
+        key = (max_rate, max_bandwidth)
+        hit = self._over.get(key)
+        if hit is None:
+            v = self.vals
+            flags = ((v[6] + v[7]) > float(max_rate)) | ((v[4] + v[5]) > float(max_bandwidth))
+            keys = self._keys
+            hit = self._over[key] = frozenset(keys[i] for i in self.np.flatnonzero(flags).tolist())
+        return hit
+
+    def short_term_throughputs(self) -> Mapping[str, float]:
+        """Every bundle's short-term ``msgThroughputIn + msgThroughputOut`` (what the greedy
+        selectors rank by, the same float64 add as on the built object), once per columns."""
+        if self._short is None:
+            v = self.vals
+            self._short = dict(zip(self._keys, (v[0] + v[1]).tolist(), strict=True))
+        return self._short
+
     def system_bundles(self, pulsar_system: bool) -> int:
         """:func:`lbctl.model.bundle.count_system_bundles` over the keys, once per key set."""
         c = self._system.get(pulsar_system)
@@ -212,35 +248,55 @@ class BundleColumns(Mapping[str, BundleData]):
         np = self.np
         if len(self._avg) > 2 * len(groups):  # reports since replaced: let them go
             self._avg.clear()
+        if len(self._avg_keys) > 2 * len(groups):
+            self._avg_keys.clear()
         out: list[TimeAverageBrokerData | None] = []
-        todo: list[tuple[int, Mapping[str, Any]]] = []
+        todo: list[tuple[int, Mapping[str, Any], tuple[str, ...]]] = []
         for g, bundles in enumerate(groups):
             memo = self._avg.get(id(bundles))
             if memo is not None and memo[0] is bundles:
                 out.append(memo[1])
+                continue
+            # the sums depend on the keys (in order) alone: a report read again (a sequence's
+            # next snapshot, decoded anew) with the same bundles sums to the same figures
+            keys = tuple(bundles)
+            avg = self._avg_keys.get(keys)
+            out.append(avg)
+            if avg is None:
+                todo.append((g, bundles, keys))
             else:
-                out.append(None)
-                todo.append((g, bundles))
+                self._avg[id(bundles)] = (bundles, avg)
         if todo:
             index = self._index
-            if any(k not in index for _, b in todo for k in b):
-                return None
-            width = max(len(b) for _, b in todo)
-            total = len(self._keys)
-            mat = np.full((len(todo), width), total, dtype=np.intp)
-            for r, (_, b) in enumerate(todo):
-                if b:
-                    mat[r, :len(b)] = np.fromiter(map(index.__getitem__, b), np.intp, len(b))
+            shape = tuple(k for _, _, k in todo)
+            last = _GATHER[0] if _GATHER else None
+            if last is not None and last[0] is index and last[1] == shape:
+                mat = last[2]  # the same keys at the same positions: the same gather
+            else:
+                if any(k not in index for _, b, _ in todo for k in b):
+                    return None
+                width = max(len(b) for _, b, _ in todo)
+                total = len(self._keys)
+                mat = np.full((len(todo), width), total, dtype=np.intp)
+                for r, (_, b, _) in enumerate(todo):
+                    if b:
+                        mat[r, :len(b)] = np.fromiter(map(index.__getitem__, b), np.intp, len(b))
+                _GATHER[:] = [(index, shape, mat)]
+            width = mat.shape[1]
             ext = np.concatenate((self.vals, np.zeros((8, 1), np.float64)), axis=1)
             gathered = ext[:, mat]  # (8, groups, width)
-            acc = np.zeros((8, len(todo)), np.float64)
-            for j in range(width):  # left to right, as the Python loop adds
-                acc += gathered[:, :, j]
+            if width:
+                # left to right, as the Python loop adds: accumulate is sequential (never
+                # pairwise); the loop starts from +0.0, which only changes an all -0.0 sum
+                acc = np.add.accumulate(gathered, axis=2)[:, :, -1] + 0.0
+            else:
+                acc = np.zeros((8, len(todo)), np.float64)
             sums = acc.T.tolist()
-            for r, (g, b) in enumerate(todo):
+            for r, (g, b, keys) in enumerate(todo):
                 avg = TimeAverageBrokerData(*sums[r])
                 out[g] = avg
                 self._avg[id(b)] = (b, avg)
+                self._avg_keys[keys] = avg
         return out  # type: ignore[return-value]  # every slot filled above
 
 

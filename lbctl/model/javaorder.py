@@ -918,7 +918,27 @@ def hashmap_order(keys: Iterable[str], initial_capacity: int | None = None) -> l
 
 
 def concurrent_order(keys: Iterable[str], initial_capacity: int | None = None) -> list[str]:
-    """``new ConcurrentHashMap<>()`` (or ``(initial_capacity)``), one ``put`` per key, exactly."""
+    """``new ConcurrentHashMap<>()`` (or ``(initial_capacity)``), one ``put`` per key, exactly.
+
+    A function of the keys (in order) alone: the orders of the last few small key lists (a
+    sequence's brokers, cycle after cycle) are kept."""
+    items = tuple(keys)
+    if len(items) > _CONCURRENT_MEMO_KEYS:
+        return _concurrent_order(items, initial_capacity)
+    memo_key = (items, initial_capacity)
+    hit = _CONCURRENT_MEMO.get(memo_key)
+    if hit is None:
+        if len(_CONCURRENT_MEMO) >= 16:
+            _CONCURRENT_MEMO.clear()
+        hit = _CONCURRENT_MEMO[memo_key] = tuple(_concurrent_order(items, initial_capacity))
+    return list(hit)
+
+
+_CONCURRENT_MEMO: dict[tuple[tuple[str, ...], int | None], tuple[str, ...]] = {}
+_CONCURRENT_MEMO_KEYS = 4096
+
+
+def _concurrent_order(keys: Iterable[str], initial_capacity: int | None) -> list[str]:
     m = JavaConcurrentHashMap(initial_capacity)
     for k in keys:
         m.put(k)

@@ -30,6 +30,10 @@ from lbctl.model.load import (
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 #: the last bundle map's order (a function of its keys alone), reused while the keys are the same
 _LAST_ORDER: list[ConcurrentOrder] = []
+#: :meth:`LoadData.shedding_order`'s hashing of the last bundle map (key ``None``): (a broker's
+#: bundles, HashMap mask) → (their buckets, shared buckets, the keys by bucket)
+_ORDER_MEMO: dict[Any, Any] = {}
+_ORDER_MEMO_SIZE = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,14 +120,33 @@ class LoadData:
         hm_mask = hashmap_capacity(total - system - gone) - 1
         chm = self._bundle_map()
         chm_mask = chm.capacity - 1
-        decorated = []
-        shared: dict[int, int] = {}
-        for k in items:
-            h = spread(java_string_hash(k))
-            decorated.append((h & hm_mask, h & chm_mask & 0x7FFFFFFF, k))
-            shared[h & chm_mask] = shared.get(h & chm_mask, 0) + 1
+        # the buckets depend on the keys and the two table lengths alone: a sequence's cycles ask
+        # for the same brokers' bundles again and again
+        if _ORDER_MEMO.get(None) is not chm:  # entries of one map at a time
+            _ORDER_MEMO.clear()
+            _ORDER_MEMO[None] = chm
+        memo_key = (tuple(items), hm_mask)
+        memo = _ORDER_MEMO.get(memo_key)
+        if memo is None:
+            decorated = []
+            shared: dict[int, int] = {}
+            for k in items:
+                h = spread(java_string_hash(k))
+                decorated.append((h & hm_mask, h & chm_mask & 0x7FFFFFFF, k))
+                shared[h & chm_mask] = shared.get(h & chm_mask, 0) + 1
+            by_bucket = [d[2] for d in sorted(decorated, key=lambda d: (d[0], d[1]))]
+            # only keys sharing a concurrent-map bucket can need their position there
+            crowded = [d for d in decorated if shared[d[1] & chm_mask] > 1]
+            if len(_ORDER_MEMO) > _ORDER_MEMO_SIZE:
+                _ORDER_MEMO.clear()
+                _ORDER_MEMO[None] = chm
+            memo = _ORDER_MEMO[memo_key] = (decorated, shared, by_bucket, crowded)
+        decorated, shared, by_bucket, crowded = memo
+        ties = _tied_buckets(crowded, shared, chm_mask, value) if crowded else []
+        if not ties:  # every position 0 below: the stable sort by bucket alone
+            return list(by_bucket)
+        decorated = list(decorated)
         position: dict[str, int] = {}
-        ties = _tied_buckets(decorated, shared, chm_mask, value)
         for b in ties:
             position.update((k, i) for i, k in enumerate(chm.bucket(b)))
         decorated.sort(key=lambda d: (d[0], d[1], position.get(d[2], 0)))

@@ -148,3 +148,12 @@ def test_stats_columns_are_reused_while_the_stats_objects_are() -> None:
     assert cache[0] is first
     cols.sampled({**reported, "b0": replace(reported["b0"], msgRateIn=1.0)}, cache)
     assert cache[0] is not first
+
+
+def test_broker_sums_of_negative_zeros_start_from_positive_zero() -> None:
+    # the Python loop starts each sum at +0.0, so bundles of -0.0 alone sum to +0.0
+    stats = {f"z{i}": NamespaceBundleStats(msgRateIn=-0.0, msgThroughputIn=-0.0) for i in range(3)}
+    data = sample_all({}, stats)
+    (avg,) = BundleColumns.of(np, data).time_averages([stats]) or [None]
+    assert repr(avg) == repr(TimeAverageBrokerData.of(stats, data))
+    assert avg is not None and repr(avg.shortTermMsgRateIn) == "0.0"

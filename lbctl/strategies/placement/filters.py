@@ -64,9 +64,29 @@ def filter_large_topic_count(
     return tuple(kept)
 
 
-def namespace_bundle_counts(load: LoadData) -> dict[str, dict[str, int]]:
+def namespace_bundle_counts(load: LoadData) -> Mapping[str, Mapping[str, int]]:
     """``brokerToNamespaceToBundleRange``, inverted: per namespace, how many of its bundles each
-    broker owns (reports in ``lastStats``) or has preallocated. Brokers without any are absent."""
+    broker owns (reports in ``lastStats``) or has preallocated. Brokers without any are absent.
+
+    A function of the brokers (in order) and their bundle names alone: without preallocations the
+    last answer is kept for the next cycle that shows the same reports (read-only: shared)."""
+    if not any(bd.preallocated for bd in load.brokers.values()):
+        key = tuple((broker, tuple(bd.local.lastStats)) for broker, bd in load.brokers.items())
+        last = _LAST_COUNTS[0] if _LAST_COUNTS else None
+        if last is not None and last[0] == key:
+            return last[1]
+        index = _namespace_bundle_counts(load)
+        _LAST_COUNTS[:] = [(key, index)]
+        return index
+    return _namespace_bundle_counts(load)
+
+
+#: the last (brokers and their bundle names, index) of :func:`namespace_bundle_counts`
+_LAST_COUNTS: list[tuple[tuple[tuple[str, tuple[str, ...]], ...],
+                         Mapping[str, Mapping[str, int]]]] = []
+
+
+def _namespace_bundle_counts(load: LoadData) -> dict[str, dict[str, int]]:
     index: dict[str, dict[str, int]] = {}
     for broker, bd in load.brokers.items():
         pre = bd.preallocated

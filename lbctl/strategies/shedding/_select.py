@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from msgspec import Struct
 
+from lbctl.model.bundle import SYSTEM_PREFIXES
+from lbctl.model.bundlecolumns import BundleColumns
 from lbctl.model.decision import BundleCandidate, Reason, Selection
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import BrokerData, BundleDataView, LoadData
@@ -38,6 +41,9 @@ def descending(value: float) -> tuple[int, float]:
     above everything, comes first; ``-0.0`` and ``0.0`` tie (Java puts ``0.0`` first, a
     difference that needs negative-zero traffic figures to show)."""
     return (0, 0.0) if math.isnan(value) else (1, -value)
+
+
+_RECENTLY = "recently unloaded (within loadBalancerSheddingGracePeriodMinutes)"
 
 
 def is_sheddable_data(load: LoadData, bundle: str) -> bool:
@@ -57,6 +63,25 @@ def shedding_candidates(load: LoadData, bundles: Iterable[str],
     """
     sheddable = load.is_sheddable
     return load.shedding_order([b for b in bundles if sheddable(b)], value)
+
+
+def _partition(load: LoadData, bundles: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The ``bundles`` the shedding map holds, and the others (in ``bundles``' order): one pass
+    for what :func:`shedding_candidates` and :func:`unranked_candidates` each test."""
+    table = load.bundle_data
+    # LoadData.is_sheddable, inline (once per bundle of each shed broker)
+    held = table.reported() if isinstance(table, BundleDataView) else table
+    away = load.split_away
+    system = load.is_system_bundle
+    ranked: list[str] = []
+    other: list[str] = []
+    for b in bundles:
+        if (b in held and b not in away
+                and not (b.startswith(SYSTEM_PREFIXES) and system(b))):
+            ranked.append(b)
+        else:
+            other.append(b)
+    return ranked, other
 
 
 class GreedyResult(Struct, frozen=True):
@@ -81,6 +106,17 @@ def _short_term_throughput_of(load: LoadData) -> Callable[[str], float]:
             return st.msgThroughputIn + st.msgThroughputOut
 
         return first
+    stored = table.stored() if isinstance(table, BundleDataView) else None
+    if isinstance(stored, BundleColumns):
+        # a sequence's later cycle: the view takes the columns' entry for every bundle they
+        # hold; the columns add each bundle's two figures once, as the object would
+        short = stored.short_term_throughputs()
+
+        def column(bundle: str) -> float:
+            v = short.get(bundle)
+            return v if v is not None else short_term_throughput(table[bundle])
+
+        return column
     return lambda bundle: short_term_throughput(table[bundle])
 
 
@@ -99,10 +135,13 @@ def unranked_candidates(
 ) -> list[BundleCandidate]:
     """The broker's bundles that a selection loop never sees, so an explanation is complete:
     system namespaces (heartbeat / SLA monitor) and bundles without ``BundleData``."""
+    return _unranked(load, broker, [b for b in bundles if not is_sheddable_data(load, b)])
+
+
+def _unranked(load: LoadData, broker: str, bundles: Iterable[str]) -> list[BundleCandidate]:
+    """:func:`unranked_candidates` of bundles already known not to be in the shedding map."""
     out = []
     for bundle in bundles:
-        if is_sheddable_data(load, bundle):
-            continue
         if bundle in load.split_away:
             why = "split in this cycle: its bundle data is gone until the next update"
         elif load.is_system_bundle(bundle):
@@ -111,6 +150,50 @@ def unranked_candidates(
             why = "no bundle data: Pulsar only ranks bundles it has BundleData for"
         out.append(BundleCandidate(broker, bundle, 0.0, False, why))
     return out
+
+
+#: the bundle data view (by identity) the rankings below were made from, and (a broker's bundles,
+#: what else the shedding map's keys and order depend on) → that ranking
+_RANKED: list[tuple[BundleDataView, dict[Any, Any]]] = []
+
+
+def _ranking(load: LoadData, bundles: Iterable[str]
+             ) -> tuple[list[str], list[float], list[str]]:
+    """The broker's sheddable bundles ranked by short-term throughput (largest first; ties in
+    the shedding map's order), their throughputs, and the bundles not in that map.
+
+    A function of the bundle data and the broker's bundles: a cycle that sees the same bundle
+    data object (a sequence's snapshot with no report written since the last one) ranks the
+    same, so the last bundle data's rankings are kept."""
+    table = load.bundle_data
+    bundles = tuple(bundles)
+    key = (bundles, load.split_away, load.pulsar_system, load.system_bundles)
+    # only the load manager's own views: read-only, so the same object holds the same data
+    memo: dict[Any, Any] | None = None
+    if isinstance(table, BundleDataView):
+        slot = _RANKED[0] if _RANKED else None
+        if slot is None or slot[0] is not table:
+            slot = (table, {})
+            _RANKED[:] = [slot]
+        memo = slot[1]
+        hit: tuple[list[str], list[float], list[str]] | None = memo.get(key)
+        if hit is not None:
+            return hit
+    throughput = _short_term_throughput_of(load)
+    sheddable, other = _partition(load, bundles)
+    order = load.shedding_order(sheddable, throughput)
+    values = list(map(throughput, order))
+    # list.sort is stable, like Java's Stream.sorted: ties keep the map's iteration order.
+    # Dropping recently unloaded bundles before or after a stable sort gives the same order.
+    if any(map(math.isnan, values)):  # Double.compare ranks NaN first
+        keys: list[tuple[int, float]] | list[float] = [descending(v) for v in values]
+    else:  # the same order: -0.0 and 0.0 tie either way
+        keys = [-v for v in values]
+    ranks = sorted(range(len(order)), key=keys.__getitem__)
+    hit = ([order[i] for i in ranks], [values[i] for i in ranks], other)
+    if memo is not None:
+        memo[key] = hit
+    return hit
 
 
 def select_greedy(
@@ -127,46 +210,41 @@ def select_greedy(
     namespaces, or no ``BundleData``) are listed as not chosen, after the ranked ones.
     """
     table = load.bundle_data
-    throughput = _short_term_throughput_of(load)
-    ranked = [(b, throughput(b))
-              for b in shedding_candidates(load, data.local.bundles, throughput)]
-    # list.sort is stable, like Java's Stream.sorted: ties keep the map's iteration order.
-    # Dropping recently unloaded bundles before or after a stable sort gives the same order.
-    ranked.sort(key=lambda item: descending(item[1]))
+    ranked, values, other = _ranking(load, data.local.bundles)
 
     selections: list[Selection] = []
     candidates: list[BundleCandidate] = []
+    append = candidates.append
+    recently = load.recently_unloaded
     marked = 0.0
-    not_needed = ""  # the same for every bundle once enough is marked: formatted once
-    for bundle, value in ranked:
-        if bundle in load.recently_unloaded:
-            candidates.append(
-                BundleCandidate(
-                    broker,
-                    bundle,
-                    value,
-                    False,
-                    "recently unloaded (within loadBalancerSheddingGracePeriodMinutes)",
-                )
-            )
+    stop = len(ranked)
+    for i, bundle in enumerate(ranked):
+        value = values[i]
+        if bundle in recently:
+            append(BundleCandidate(broker, bundle, value, False, _RECENTLY))
             continue
-        if marked < amount or not selections:
-            if not selections:
-                why = (
-                    f"largest eligible bundle ({mb_s(value)}): "
-                    "at least one bundle is always selected"
-                )
-            else:
-                why = f"selected: {mb_s(marked)} so far < {mb_s(amount)} needed"
-            marked += value
-            selections.append(
-                Selection(broker, bundle, reason, short_term_rate(table[bundle]), value)
+        if not (marked < amount or not selections):
+            stop = i  # enough is marked: nothing changes for the rest (below)
+            break
+        if not selections:
+            why = (
+                f"largest eligible bundle ({mb_s(value)}): "
+                "at least one bundle is always selected"
             )
-            candidates.append(BundleCandidate(broker, bundle, value, True, why))
         else:
-            if not not_needed:
-                not_needed = f"not needed: {mb_s(marked)} already selected ≥ {mb_s(amount)}"
-            candidates.append(BundleCandidate(broker, bundle, value, False, not_needed))
+            why = f"selected: {mb_s(marked)} so far < {mb_s(amount)} needed"
+        marked += value
+        selections.append(
+            Selection(broker, bundle, reason, short_term_rate(table[bundle]), value)
+        )
+        append(BundleCandidate(broker, bundle, value, True, why))
+    if stop < len(ranked):
+        # every later bundle is either recently unloaded or not needed (formatted once)
+        not_needed = f"not needed: {mb_s(marked)} already selected ≥ {mb_s(amount)}"
+        candidates += [
+            BundleCandidate(broker, bundle, value, False,
+                            _RECENTLY if bundle in recently else not_needed)
+            for bundle, value in zip(ranked[stop:], values[stop:], strict=True)]
 
-    candidates.extend(unranked_candidates(load, broker, data.local.bundles))
+    candidates.extend(_unranked(load, broker, other))
     return GreedyResult(tuple(selections), tuple(candidates), marked)

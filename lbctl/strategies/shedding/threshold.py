@@ -111,7 +111,12 @@ class ThresholdShedder:
         min_tp = min_mb * MB
         h = settings["loadBalancerHistoryResourcePercentage"]
         lower_enabled = settings["lowerBoundarySheddingEnabled"]
-        usage = {b: settings.weighted_usage(d.local) for b, d in load.brokers.items()}
+        # Settings.weighted_usage with its weights read once, not once per broker
+        weights = settings.weights4()
+        memory_weight = settings.weighted_usage_memory_weight()
+        usage = {b: float(d.local.max_resource_usage_with_weight(
+                     *weights, memory_weight=memory_weight))
+                 for b, d in load.brokers.items()}
         history = dict(memory)
         avg = _smooth(load, history, usage, h)
         trigger = avg + threshold
@@ -147,6 +152,8 @@ class ThresholdShedder:
                 "throughput": local.msgThroughputIn + local.msgThroughputOut,
                 "bundles": float(len(local.bundles)),
             }
+
+        avg_words, trigger_words = pct(avg), pct(trigger)  # said of every broker: once
 
         def usage_words(broker: str) -> str:
             return f"usage {pct(usage[broker])} (smoothed {pct(history[broker])})"
@@ -199,8 +206,8 @@ class ThresholdShedder:
                     broker,
                     Label.SKIP,
                     Reason.BALANCED,
-                    f"{usage_words(broker)} is below average {pct(avg)} + threshold "
-                    f"{thr_pct}% = {pct(trigger)}",
+                    f"{usage_words(broker)} is below average {avg_words} + threshold "
+                    f"{thr_pct}% = {trigger_words}",
                     nums,
                 )
                 continue
@@ -209,8 +216,8 @@ class ThresholdShedder:
             need = throughput * fraction
             nums.update(offloadFraction=fraction, need=need, minThroughput=min_tp)
             over = (
-                f"{usage_words(broker)} ≥ average {pct(avg)} + threshold {thr_pct}% "
-                f"= {pct(trigger)}; it should offload {pct(fraction)} of its "
+                f"{usage_words(broker)} ≥ average {avg_words} + threshold {thr_pct}% "
+                f"= {trigger_words}; it should offload {pct(fraction)} of its "
                 f"{mb_s(throughput)} = {mb_s(need)}"
             )
             if need < min_tp:

@@ -23,7 +23,8 @@ The load manager then splits each picked bundle (``checkNamespaceBundleSplit``, 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 
 from lbctl.config import Settings
 from lbctl.model.bundle import namespace_of
@@ -35,6 +36,9 @@ from lbctl.strategies.split.base import (
     MB,
 )
 from lbctl.units import whole
+
+#: integers below this magnitude convert to float64 exactly (the column comparisons' limits)
+_EXACT = 2**53
 
 
 def _long_term(load: LoadData, bundle: str, stats: NamespaceBundleStats) -> tuple[float, float]:
@@ -76,11 +80,26 @@ def find_bundles_to_split(
     # every bundle's data just this cycle's first sample: its long-term figures are its stats
     all_first = isinstance(view, BundleDataView) and view.first_samples_only()
     stored = view.stored() if isinstance(view, BundleDataView) else None
-    totals = stored.long_term_totals() if isinstance(stored, BundleColumns) else None
+    columns = stored if isinstance(stored, BundleColumns) else None
+    totals: Mapping[str, tuple[float, float]] | None = None
+    # a long sequence's columns: the long-term figures over their limits found per column; a
+    # bundle in the columns and not among them, with few topics and sessions, fires nothing
+    in_columns: Mapping[str, int] = {}
+    over: AbstractSet[str] = frozenset()
+    if columns is not None and not all_first and abs(max_rate) < _EXACT and abs(max_bw) < _EXACT:
+        in_columns = columns.key_index()
+        over = columns.long_term_over(max_rate, max_bw)
     for broker, bd in load.brokers.items():
         for bundle, stats in bd.local.lastStats.items():
-            if stats.topics < 2:
+            topics = stats.topics
+            if topics < 2:
                 continue
+            if (topics <= max_topics and bundle in in_columns and bundle not in over
+                    and (max_sessions <= 0
+                         or stats.consumerCount + stats.producerCount <= max_sessions)):
+                continue
+            if totals is None and columns is not None:
+                totals = columns.long_term_totals()
             if all_first:  # _long_term's first case, inline (same sums, same order)
                 rate = stats.msgRateIn + stats.msgRateOut
                 tp = stats.msgThroughputIn + stats.msgThroughputOut
