@@ -82,10 +82,14 @@ _MAX_LONG = 2**63 - 1  # Java long
 _MAX_EPOCH_MS = 253402300799999
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MISSING: Any = object()
+_NO_USAGE = ResourceUsage()
 
 _RESOURCES = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")
 _BROKER_RATES = ("msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut")
 _BROKER_COUNTS = ("numTopics", "numBundles", "numConsumers", "numProducers")
+#: the counts a report may leave out, with the ``NamespaceBundleStats`` field they sum
+_BROKER_SUMS = (("numTopics", "topics"), ("numConsumers", "consumerCount"),
+                ("numProducers", "producerCount"))
 _STATS_FIELDS = (
     ("msgRateIn", "rate"),
     ("msgThroughputIn", "rate"),
@@ -110,6 +114,9 @@ _RFC3339_RE = re.compile(
 _TOPIC_RE = re.compile(r"(?:non-)?persistent://[^/]+/[^/]+/.+", re.DOTALL)
 #: length of ``/0xLLLLLLLL_0xUUUUUUUU``, the part of a bundle name after its namespace
 _RANGE_TAIL = 22
+#: a bundle name's namespace part and its range tail (``name[:-22]``, ``name[-22:]``) in C
+_HEAD = operator.itemgetter(slice(None, -_RANGE_TAIL))
+_TAIL = operator.itemgetter(slice(-_RANGE_TAIL, None))
 
 
 # --------------------------------------------------------------------------------------------
@@ -610,9 +617,9 @@ class _NameCache:
         below would do nothing for any of them); otherwise the loop runs over the names it has
         work for, in order."""
         ns_ok, tails_ok, unseen, cut = self.ns, self.tails, _MISSING, -_RANGE_TAIL
-        try:
-            heads = {n[:cut] for n in names}
-            tails = {n[cut:] for n in names}
+        try:  # map over C slicers: no Python frame per name
+            heads = set(map(_HEAD, names))
+            tails = set(map(_TAIL, names))
         except TypeError:  # a name that is not a string: the loop reports it
             pass
         else:
@@ -675,11 +682,19 @@ def _broker(
     names_ok.check(c, stats, lambda n: f"{base}.{stats_key}{key_path(n)}")
 
     resources = []
+    f_, i_, dmax = float, int, _MAX_DOUBLE
     for key in _RESOURCES:
         ru = g(key, _MISSING)
         if ru is _MISSING:
-            resources.append(ResourceUsage())
+            resources.append(_NO_USAGE)
             continue
+        if type(ru) is dict:  # the usual case, checked inline: a path is built only to report
+            u, lim = ru.get("usage", 0.0), ru.get("limit", 0.0)
+            tu, tl = type(u), type(lim)
+            if ((tu is f_ or tu is i_) and (tl is f_ or tl is i_)
+                    and -dmax <= u <= dmax and -dmax <= lim <= dmax):
+                resources.append(ResourceUsage(f_(u), f_(lim)))
+                continue
         path = f"{base}.{key}"
         c.obj(path, ru, 'an object {"usage": number, "limit": number}')
         resources.append(
@@ -698,22 +713,21 @@ def _broker(
             c, f"{base}.bundles", bundles_raw, names_ok, owned=True, known=stats
         )
 
-    values = list(stats.values())
     fields: dict[str, Any] = {}
     for key in _BROKER_RATES:
         v = g(key, _MISSING)
-        if v is _MISSING:
-            fields[key] = _java_sum((getattr(s, key) for s in values), 0.0)
+        if type(v) is f_ and 0 <= v <= dmax:  # the usual case; else the checks below report
+            fields[key] = v
+        elif v is _MISSING:
+            fields[key] = _java_sum((getattr(s, key) for s in stats.values()), 0.0)
         else:
             fields[key] = c.rate(f"{base}.{key}", v)
-    for key, stat in (
-        ("numTopics", "topics"),
-        ("numConsumers", "consumerCount"),
-        ("numProducers", "producerCount"),
-    ):
+    for key, stat in _BROKER_SUMS:
         v = g(key, _MISSING)
-        if v is _MISSING:
-            fields[key] = _java_sum(getattr(s, stat) for s in values)
+        if type(v) is i_ and 0 <= v <= _MAX_INT:
+            fields[key] = v
+        elif v is _MISSING:
+            fields[key] = _java_sum(getattr(s, stat) for s in stats.values())
         else:
             fields[key] = c.count(f"{base}.{key}", v)
     v = g("numBundles", _MISSING)
