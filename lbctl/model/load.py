@@ -11,7 +11,7 @@ import math
 import struct
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, make_dataclass, replace
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Annotated
@@ -90,12 +90,16 @@ JavaIntCount = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
 JavaLongCount = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
 
 
-@dataclass(frozen=True, slots=True)
-class NamespaceBundleStats:
+class NamespaceBundleStats(msgspec.Struct, frozen=True, gc=False):
     """One bundle's latest figures as its owner reports them (``NamespaceBundleStats``).
 
     The field annotations carry the Java types' ranges, so that a large snapshot's ``lastStats``
-    decode (msgspec) straight into these values, validated in C."""
+    decode (msgspec) straight into these values, validated in C. A frozen msgspec ``Struct``
+    rather than a dataclass (the dataclasses module still sees one, below): the same
+    constructor, fields, equality and ``repr``, but built about a third faster by that decode,
+    and (holding only numbers, it cannot be part of a cycle) never tracked by the cyclic garbage
+    collector — a large snapshot has one per bundle. Assigning a field raises AttributeError
+    (a dataclass's FrozenInstanceError is one too)."""
 
     msgRateIn: JavaRate = 0.0
     msgThroughputIn: JavaRate = 0.0
@@ -113,6 +117,20 @@ class NamespaceBundleStats:
     @property
     def throughput(self) -> float:
         return self.msgThroughputIn + self.msgThroughputOut
+
+
+# The dataclasses module (``fields``, ``replace``, ``asdict``, ``is_dataclass``) and orjson's
+# dataclass encoding keep seeing NamespaceBundleStats as the frozen dataclass it was: the same
+# fields and defaults, described by ``dataclasses.Field`` objects of an equivalent dataclass.
+_NBS_SHAPE = make_dataclass(
+    "NamespaceBundleStats",
+    [(name, NamespaceBundleStats.__annotations__[name], default) for name, default in zip(
+        NamespaceBundleStats.__struct_fields__, NamespaceBundleStats.__struct_defaults__,
+        strict=True)],
+    frozen=True,
+)
+for _attr in ("__dataclass_fields__", "__dataclass_params__"):
+    setattr(NamespaceBundleStats, _attr, getattr(_NBS_SHAPE, _attr))
 
 
 DEFAULT_BUNDLE_STATS = NamespaceBundleStats(
