@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import orjson
 import pytest
 from paths import DATA, EXAMPLES
@@ -13,7 +14,7 @@ from paths import DATA, EXAMPLES
 from lbctl.errors import SnapshotError
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.sources import snapshot
-from lbctl.sources.snapshot_fast import CheckedStats, fast_load
+from lbctl.sources.snapshot_fast import CheckedStats, _typed_reports, fast_load
 from lbctl.sources.snapshot_schema import parse_snapshot
 
 JSON_FILES = sorted([*EXAMPLES.glob("**/*.json"), *(DATA / "valid").glob("*.json")])
@@ -53,6 +54,62 @@ def test_refuses_what_java_would_not_read(bad: bytes) -> None:
                                   b'{"a": NaN}', b"\xff\xfe", b'{"brokers": {"b": {"x": }}}'])
 def test_refuses_other_shapes(data: bytes) -> None:
     assert fast_load(data) is None
+
+
+_REPORT = {
+    "cpu": {"usage": 10, "limit": 100.0}, "memory": {"usage": -1, "limit": -1},
+    "msgRateIn": 1.5, "msgRateOut": 2, "msgThroughputIn": 3.0, "msgThroughputOut": 0,
+    "numTopics": 1, "numBundles": 1, "numConsumers": 0, "numProducers": 2,
+    "bundles": ["t/n/0x00000000_0x80000000"], "lastBundleGains": [], "lastBundleLosses": [],
+    "lastStats": {"t/n/0x00000000_0x80000000": {"msgRateIn": 1}}, "lastUpdate": 17,
+    "brokerVersionString": None, "loadManagerClassName": "x", "persistentTopicsEnabled": False,
+    "nonPersistentTopicsEnabled": True,
+}
+
+
+def _outcome(doc: object) -> object:
+    try:
+        return parse_snapshot(doc, "f.json")
+    except SnapshotError as e:
+        return str(e)
+
+
+@pytest.mark.parametrize("change", [
+    {}, {"unknownKey": [1, 2]}, {"cpu": {"usage": 1, "limit": 2, "other": 3}}, {"cpu": {}},
+    {"cpu": None}, {"cpu": {"usage": "1"}}, {"cpu": {"usage": 1e308, "limit": -1e308}},
+    {"msgRateIn": -1}, {"msgRateIn": 12345678901234567890123}, {"msgRateIn": True},
+    {"numTopics": 2**31}, {"numTopics": 1.0}, {"numBundles": None}, {"lastUpdate": -1},
+    {"lastUpdate": 253402300800000}, {"lastUpdate": 1.5}, {"brokerVersionString": 3},
+    {"loadManagerClassName": None}, {"persistentTopicsEnabled": 1},
+    {"nonPersistentTopicsEnabled": None}, {"bundles": ["t/n/0x80000000_0xffffffff"]},
+    {"bundles": [1]}, {"bundles": "x"}, {"lastBundleGains": ["bad"]},
+    {"lastBundleLosses": ["t/n/0x00000000_0x80000000", "t/n/0x00000000_0x80000000"]},
+    {"lastStats": {"t/n/0x00000000_0x80000000": {"topics": -1}}},
+    {"bundleStats": {"t/n/0x00000000_0x80000000": {"msgRateIn": 2}}},
+], ids=lambda c: ",".join(f"{k}={v!r}"[:40] for k, v in c.items()) or "as-written")
+@pytest.mark.parametrize("drop", [(), ("lastStats",), tuple(_REPORT)])
+def test_a_report_reads_as_the_ordinary_reader_reads_it(change: dict[str, object],
+                                                         drop: tuple[str, ...]) -> None:
+    """Whichever way the fast reader decodes a broker report (typed in one pass, or split when
+    a key or value is one it leaves to the reader), the state or the message is the same."""
+    report = {k: v for k, v in _REPORT.items() if k not in drop} | change
+    data = json.dumps({"format": "lbctl/snapshot@1", "cluster": "c", "capturedAt": 5,
+                       "brokers": {"b:8080": report, "c:8080": {}}}).encode()
+    fast = fast_load(data)
+    ordinary = _outcome(orjson.loads(data))
+    if fast is None:  # refused whole: the ordinary reader reads it
+        return
+    assert _outcome(fast) == ordinary
+
+
+def test_reports_are_typed_in_one_pass_unless_a_key_is_unknown() -> None:
+    written = msgspec.Raw(json.dumps({"b:8080": _REPORT}).encode())
+    typed = _typed_reports(written)
+    assert typed is not None
+    assert type(typed["b:8080"]["lastStats"]) is CheckedStats
+    assert typed["b:8080"]["cpu"] == {"usage": 10.0, "limit": 100.0}
+    assert set(typed["b:8080"]) == set(_REPORT)  # only the keys present
+    assert _typed_reports(msgspec.Raw(json.dumps({"b:8080": {"webServiceUrl": "x"}}).encode())) is None
 
 
 def _message(path: Path) -> str:
