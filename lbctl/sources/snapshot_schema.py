@@ -82,10 +82,14 @@ _MAX_LONG = 2**63 - 1  # Java long
 _MAX_EPOCH_MS = 253402300799999
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MISSING: Any = object()
+_NO_USAGE = ResourceUsage()
 
 _RESOURCES = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")
 _BROKER_RATES = ("msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut")
 _BROKER_COUNTS = ("numTopics", "numBundles", "numConsumers", "numProducers")
+#: the counts a report may leave out, with the ``NamespaceBundleStats`` field they sum
+_BROKER_SUMS = (("numTopics", "topics"), ("numConsumers", "consumerCount"),
+                ("numProducers", "producerCount"))
 _STATS_FIELDS = (
     ("msgRateIn", "rate"),
     ("msgThroughputIn", "rate"),
@@ -110,6 +114,9 @@ _RFC3339_RE = re.compile(
 _TOPIC_RE = re.compile(r"(?:non-)?persistent://[^/]+/[^/]+/.+", re.DOTALL)
 #: length of ``/0xLLLLLLLL_0xUUUUUUUU``, the part of a bundle name after its namespace
 _RANGE_TAIL = 22
+#: a bundle name's namespace part and its range tail (``name[:-22]``, ``name[-22:]``) in C
+_HEAD = operator.itemgetter(slice(None, -_RANGE_TAIL))
+_TAIL = operator.itemgetter(slice(-_RANGE_TAIL, None))
 
 
 # --------------------------------------------------------------------------------------------
@@ -610,9 +617,9 @@ class _NameCache:
         below would do nothing for any of them); otherwise the loop runs over the names it has
         work for, in order."""
         ns_ok, tails_ok, unseen, cut = self.ns, self.tails, _MISSING, -_RANGE_TAIL
-        try:
-            heads = {n[:cut] for n in names}
-            tails = {n[cut:] for n in names}
+        try:  # map over C slicers: no Python frame per name
+            heads = set(map(_HEAD, names))
+            tails = set(map(_TAIL, names))
         except TypeError:  # a name that is not a string: the loop reports it
             pass
         else:
@@ -638,7 +645,9 @@ class _NameCache:
             raise
 
     def _learn(self, c: _Checker, name: object, path_of: Callable[[Any], str]) -> None:
-        c.bundle_name(path_of(name), name)
+        m = _BUNDLE_RE.fullmatch(name) if type(name) is str else None
+        if m is None or m[1] >= m[2]:  # the path is built only to report
+            c.bundle_name(path_of(name), name)
         text: str = name  # type: ignore[assignment]  # bundle_name() raised unless a str
         self.ns.setdefault(text[:-_RANGE_TAIL], None)
         self.tails[text[-_RANGE_TAIL:]] = None
@@ -659,9 +668,11 @@ def _broker(
 ) -> tuple[LocalBrokerData, str, tuple[str, ...]]:
     """One ``LocalBrokerData``; also returns the key its stats came from and the bundles the
     report lists in ``bundles`` without stats."""
-    base = f"brokers{key_path(bid)}"
+    def at(suffix: str = "") -> str:  # a JSON path in this report, built only to report
+        return f"brokers{key_path(bid)}{suffix}"
+
     if type(data) is not dict:
-        c.fail(base, "expected an object (the broker's LocalBrokerData)", data)
+        c.fail(at(), "expected an object (the broker's LocalBrokerData)", data)
     g = data.get
 
     stats_key = "lastStats"
@@ -671,16 +682,28 @@ def _broker(
         if legacy is not _MISSING:
             stats_key, stats_raw = "bundleStats", legacy
     has_stats = stats_raw is not _MISSING
-    stats = _bundle_stats(c, f"{base}.{stats_key}", stats_raw) if has_stats else {}
-    names_ok.check(c, stats, lambda n: f"{base}.{stats_key}{key_path(n)}")
+    stats: dict[str, NamespaceBundleStats] = {}
+    if type(stats_raw) is CheckedStats:  # decoded and validated by the fast reader
+        stats = stats_raw
+    elif has_stats:
+        stats = _bundle_stats(c, at(f".{stats_key}"), stats_raw)
+    names_ok.check(c, stats, lambda n: at(f".{stats_key}{key_path(n)}"))
 
     resources = []
+    f_, i_, dmax = float, int, _MAX_DOUBLE
     for key in _RESOURCES:
         ru = g(key, _MISSING)
         if ru is _MISSING:
-            resources.append(ResourceUsage())
+            resources.append(_NO_USAGE)
             continue
-        path = f"{base}.{key}"
+        if type(ru) is dict:  # the usual case, checked inline: a path is built only to report
+            u, lim = ru.get("usage", 0.0), ru.get("limit", 0.0)
+            tu, tl = type(u), type(lim)
+            if ((tu is f_ or tu is i_) and (tl is f_ or tl is i_)
+                    and -dmax <= u <= dmax and -dmax <= lim <= dmax):
+                resources.append(ResourceUsage(f_(u), f_(lim)))
+                continue
+        path = at(f".{key}")
         c.obj(path, ru, 'an object {"usage": number, "limit": number}')
         resources.append(
             ResourceUsage(
@@ -695,61 +718,66 @@ def _broker(
         extra: tuple[str, ...] = ()
     else:
         bundles, extra = _name_list(
-            c, f"{base}.bundles", bundles_raw, names_ok, owned=True, known=stats
+            c, lambda: at(".bundles"), bundles_raw, names_ok, owned=True, known=stats
         )
 
-    values = list(stats.values())
     fields: dict[str, Any] = {}
     for key in _BROKER_RATES:
         v = g(key, _MISSING)
-        if v is _MISSING:
-            fields[key] = _java_sum((getattr(s, key) for s in values), 0.0)
+        if type(v) is f_ and 0 <= v <= dmax:  # the usual case; else the checks below report
+            fields[key] = v
+        elif v is _MISSING:
+            fields[key] = _java_sum((getattr(s, key) for s in stats.values()), 0.0)
         else:
-            fields[key] = c.rate(f"{base}.{key}", v)
-    for key, stat in (
-        ("numTopics", "topics"),
-        ("numConsumers", "consumerCount"),
-        ("numProducers", "producerCount"),
-    ):
+            fields[key] = c.rate(at(f".{key}"), v)
+    for key, stat in _BROKER_SUMS:
         v = g(key, _MISSING)
-        if v is _MISSING:
-            fields[key] = _java_sum(getattr(s, stat) for s in values)
+        if type(v) is i_ and 0 <= v <= _MAX_INT:
+            fields[key] = v
+        elif v is _MISSING:
+            fields[key] = _java_sum(getattr(s, stat) for s in stats.values())
         else:
-            fields[key] = c.count(f"{base}.{key}", v)
+            fields[key] = c.count(at(f".{key}"), v)
     v = g("numBundles", _MISSING)
-    if v is _MISSING:
+    if type(v) is i_ and 0 <= v <= _MAX_INT:
+        fields["numBundles"] = v
+    elif v is _MISSING:
         fields["numBundles"] = len(stats) if has_stats else len(bundles)
     else:
-        fields["numBundles"] = c.count(f"{base}.numBundles", v)
+        fields["numBundles"] = c.count(at(".numBundles"), v)
 
     gains = g("lastBundleGains", _MISSING)
     losses = g("lastBundleLosses", _MISSING)
     last_update = g("lastUpdate", _MISSING)
     version = g("brokerVersionString", None)
-    if version is not None:
-        c.string(f"{base}.brokerVersionString", version)
+    if version is not None and type(version) is not str:
+        c.string(at(".brokerVersionString"), version)
     lm_class = g("loadManagerClassName", None)
-    if lm_class is not None:
-        c.string(f"{base}.loadManagerClassName", lm_class)
+    if lm_class is not None and type(lm_class) is not str:
+        c.string(at(".loadManagerClassName"), lm_class)
+    gains_t = () if gains is _MISSING else _name_list(
+        c, lambda: at(".lastBundleGains"), gains, names_ok)[0]
+    losses_t = () if losses is _MISSING else _name_list(
+        c, lambda: at(".lastBundleLosses"), losses, names_ok)[0]
+    if type(last_update) is not i_ or not 0 <= last_update <= _MAX_EPOCH_MS:
+        last_update = 0 if last_update is _MISSING else c.epoch_ms(at(".lastUpdate"), last_update)
+    persistent = g("persistentTopicsEnabled", True)
+    if type(persistent) is not bool:
+        c.boolean(at(".persistentTopicsEnabled"), persistent)
+    non_persistent = g("nonPersistentTopicsEnabled", True)
+    if type(non_persistent) is not bool:
+        c.boolean(at(".nonPersistentTopicsEnabled"), non_persistent)
     local = LocalBrokerData(  # type: ignore[misc]  # positional fast path: the five resources
         *resources,  # type: ignore[arg-type]  # come first in LocalBrokerData
         bundles=bundles,
-        lastBundleGains=()
-        if gains is _MISSING
-        else _name_list(c, f"{base}.lastBundleGains", gains, names_ok)[0],
-        lastBundleLosses=()
-        if losses is _MISSING
-        else _name_list(c, f"{base}.lastBundleLosses", losses, names_ok)[0],
+        lastBundleGains=gains_t,
+        lastBundleLosses=losses_t,
         lastStats=MappingProxyType(stats),
-        lastUpdate=0 if last_update is _MISSING else c.epoch_ms(f"{base}.lastUpdate", last_update),
+        lastUpdate=last_update,
         brokerVersionString=version,
         loadManagerClassName=lm_class,
-        persistentTopicsEnabled=c.boolean(
-            f"{base}.persistentTopicsEnabled", g("persistentTopicsEnabled", True)
-        ),
-        nonPersistentTopicsEnabled=c.boolean(
-            f"{base}.nonPersistentTopicsEnabled", g("nonPersistentTopicsEnabled", True)
-        ),
+        persistentTopicsEnabled=persistent,
+        nonPersistentTopicsEnabled=non_persistent,
         **fields,
     )
     return local, stats_key, extra
@@ -766,7 +794,7 @@ def _java_sum(values: Iterable[Any], start: Any = 0) -> Any:
 
 def _name_list(
     c: _Checker,
-    path: str,
+    where: Callable[[], str],
     raw: object,
     names_ok: _NameCache,
     *,
@@ -777,11 +805,15 @@ def _name_list(
     names and those of them not in ``known``.
 
     Names also in ``known`` (the report's ``lastStats``, already checked) are not checked again:
-    a broker's ``bundles`` normally equals its ``lastStats`` keys.
+    a broker's ``bundles`` normally equals its ``lastStats`` keys, often in the same order (then
+    one tuple comparison tells). ``where`` gives the array's JSON path, built only to report.
     """
     if type(raw) is not list:
-        c.fail(path, "expected an array of bundle names", raw)
+        c.fail(where(), "expected an array of bundle names", raw)
     names = tuple(raw)
+    if known is not None and len(names) == len(known) and names == tuple(known):
+        return names, ()  # the keys of ``known``: valid and distinct
+    path = where()
     try:
         distinct = set(names)
     except TypeError:  # an unhashable element (an object or array): report it

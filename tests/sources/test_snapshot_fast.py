@@ -55,6 +55,52 @@ def test_refuses_other_shapes(data: bytes) -> None:
     assert fast_load(data) is None
 
 
+_REPORT = {
+    "cpu": {"usage": 10, "limit": 100.0}, "memory": {"usage": -1, "limit": -1},
+    "msgRateIn": 1.5, "msgRateOut": 2, "msgThroughputIn": 3.0, "msgThroughputOut": 0,
+    "numTopics": 1, "numBundles": 1, "numConsumers": 0, "numProducers": 2,
+    "bundles": ["t/n/0x00000000_0x80000000"], "lastBundleGains": [], "lastBundleLosses": [],
+    "lastStats": {"t/n/0x00000000_0x80000000": {"msgRateIn": 1}}, "lastUpdate": 17,
+    "brokerVersionString": None, "loadManagerClassName": "x", "persistentTopicsEnabled": False,
+    "nonPersistentTopicsEnabled": True,
+}
+
+
+def _outcome(doc: object) -> object:
+    try:
+        return parse_snapshot(doc, "f.json")
+    except SnapshotError as e:
+        return str(e)
+
+
+@pytest.mark.parametrize("change", [
+    {}, {"unknownKey": [1, 2]}, {"cpu": {"usage": 1, "limit": 2, "other": 3}}, {"cpu": {}},
+    {"cpu": None}, {"cpu": {"usage": "1"}}, {"cpu": {"usage": 1e308, "limit": -1e308}},
+    {"msgRateIn": -1}, {"msgRateIn": 12345678901234567890123}, {"msgRateIn": True},
+    {"numTopics": 2**31}, {"numTopics": 1.0}, {"numBundles": None}, {"lastUpdate": -1},
+    {"lastUpdate": 253402300800000}, {"lastUpdate": 1.5}, {"brokerVersionString": 3},
+    {"loadManagerClassName": None}, {"persistentTopicsEnabled": 1},
+    {"nonPersistentTopicsEnabled": None}, {"bundles": ["t/n/0x80000000_0xffffffff"]},
+    {"bundles": [1]}, {"bundles": "x"}, {"lastBundleGains": ["bad"]},
+    {"lastBundleLosses": ["t/n/0x00000000_0x80000000", "t/n/0x00000000_0x80000000"]},
+    {"lastStats": {"t/n/0x00000000_0x80000000": {"topics": -1}}},
+    {"bundleStats": {"t/n/0x00000000_0x80000000": {"msgRateIn": 2}}},
+], ids=lambda c: ",".join(f"{k}={v!r}"[:40] for k, v in c.items()) or "as-written")
+@pytest.mark.parametrize("drop", [(), ("lastStats",), tuple(_REPORT)])
+def test_a_report_reads_as_the_ordinary_reader_reads_it(change: dict[str, object],
+                                                         drop: tuple[str, ...]) -> None:
+    """A broker report read by the fast reader gives the ordinary reader's state or message,
+    whatever its keys and values (present, absent, unknown, of a wrong type, out of range)."""
+    report = {k: v for k, v in _REPORT.items() if k not in drop} | change
+    data = json.dumps({"format": "lbctl/snapshot@1", "cluster": "c", "capturedAt": 5,
+                       "brokers": {"b:8080": report, "c:8080": {}}}).encode()
+    fast = fast_load(data)
+    ordinary = _outcome(orjson.loads(data))
+    if fast is None:  # refused whole: the ordinary reader reads it
+        return
+    assert _outcome(fast) == ordinary
+
+
 def _message(path: Path) -> str:
     with pytest.raises(SnapshotError) as e:
         snapshot.read_snapshot_file(path)
