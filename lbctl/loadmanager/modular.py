@@ -310,11 +310,14 @@ class ModularLoadManager:
             cands = base[0]
             cands = filter_anti_affinity_modular(cands, namespace, env, load, settings, steps)
             if settings["loadBalancerDistributeBundlesEvenlyEnabled"] or namespace == SYSTEM_NAMESPACE:
-                sets = self._filter_memo[6]  # candidates tuple (by identity) → its set
+                # candidates tuple (by identity) → its set and each one's position
+                sets = self._filter_memo[6]
                 known = sets.get(id(cands))
                 if known is None or known[0] is not cands:
-                    known = sets[id(cands)] = (cands, frozenset(cands))
-                cands = remove_most_servicing(cands, namespace, index, steps, known[1])
+                    known = sets[id(cands)] = (cands, frozenset(cands),
+                                               {b: i for i, b in enumerate(cands)})
+                cands = remove_most_servicing(cands, namespace, index, steps, known[1],
+                                              known[2])
             piped = filter_versions(filter_load_manager_class(cands, load, settings, env, steps),
                                     load, settings, env, steps)
             cands = allowed if piped is None else piped

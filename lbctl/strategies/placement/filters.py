@@ -107,10 +107,13 @@ def _namespace_bundle_counts(load: LoadData) -> dict[str, dict[str, int]]:
 def remove_most_servicing(
     cands: tuple[str, ...], namespace: str, index: Mapping[str, Mapping[str, int]],
     steps: list[FilterStep], members: AbstractSet[str] | None = None,
+    positions: Mapping[str, int] | None = None,
 ) -> tuple[str, ...]:
     """``LoadManagerShared.removeMostServicingBrokersForNamespace``: keep the candidates that own
     (or have preallocated) the fewest bundles of the bundle's namespace. ``members``: ``cands``
-    as a set, when the caller already has it (the same candidates serve many namespaces)."""
+    as a set, and ``positions``: each candidate's index in ``cands``, when the caller already has
+    them (the same candidates serve many namespaces): then removing a namespace's few owners
+    costs what copying the tuple does, not a membership test per candidate."""
     if not cands:
         return cands
     owners = index.get(namespace, {})
@@ -121,7 +124,12 @@ def remove_most_servicing(
     # owners (a few) are removed; only otherwise are all candidates' counts compared.
     if len(owning) < len(cands):
         least = 0
-        kept = tuple(filterfalse(owners.__contains__, cands)) if owning else cands
+        if not owning:
+            kept = cands
+        elif positions is not None:
+            kept = _without(cands, sorted(positions[b] for b in owning))
+        else:
+            kept = tuple(filterfalse(owners.__contains__, cands))
     else:
         least = min(owners[b] for b in cands)
         kept = tuple(b for b in cands if owners[b] == least)
@@ -132,6 +140,18 @@ def remove_most_servicing(
                f"of {namespace}; removed " + ", ".join(removed))
     steps.append(FilterStep("loadBalancerDistributeBundlesEvenlyEnabled", cands, kept, why))
     return kept
+
+
+def _without(items: tuple[str, ...], drop: list[int]) -> tuple[str, ...]:
+    """``items`` without the (sorted, distinct) positions ``drop``, in order: the slices between
+    them joined (a copy, no test per item)."""
+    parts: list[str] = []
+    start = 0
+    for i in drop:
+        parts.extend(items[start:i])
+        start = i + 1
+    parts.extend(items[start:])
+    return tuple(parts)
 
 
 # --- namespace policies, anti-affinity, the filter pipeline (selectBroker) --------------------------

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from random import Random
 from types import MappingProxyType
 from typing import Any
@@ -107,7 +108,8 @@ class LeastLongTermMessageRate:
         self._memo_load: LoadData | None = None  # held, so that identity means "same data"
         self._memo_key: tuple[Any, ...] | None = None
         self._memo: dict[tuple[str, ...], _Ranking] = {}
-        self._scores: dict[str, tuple[float, str | None]] = {}  # broker -> (score, note)
+        # broker -> score, and broker -> note for those at +inf
+        self._scores: tuple[dict[str, float], dict[str, str]] = ({}, {})
 
     def initial_memory(self) -> None:
         return None
@@ -153,7 +155,7 @@ class LeastLongTermMessageRate:
         key = _settings_key(settings)
         if self._memo_load is not load or self._memo_key != key:
             self._memo_load, self._memo_key, self._memo = load, key, {}
-            self._scores = {}
+            self._scores = ({}, {})
         ranking = self._memo.get(cands)
         if ranking is None:
             ranking = self._memo[cands] = _rank(cands, load, settings, self._scores)
@@ -185,26 +187,33 @@ def _score(broker: str, load: LoadData, settings: Settings) -> tuple[float, str 
 
 def _rank(
     cands: tuple[str, ...], load: LoadData, settings: Settings,
-    memo: dict[str, tuple[float, str | None]],
+    memo: tuple[dict[str, float], dict[str, str]],
 ) -> _Ranking:
-    """Rule 3 over ``cands`` in their order (broker scores memoised in ``memo``)."""
-    scores: dict[str, float] = {}
-    notes: list[str] = []
-    best: list[str] = []
-    min_score = math.inf
-    for c in cands:
-        hit = memo.get(c)
-        if hit is None:
-            hit = memo[c] = _score(c, load, settings)
-        score, note = hit
-        if note:
-            notes.append(note)
-        scores[c] = score
-        if score < min_score:
-            best = [c]
-            min_score = score
-        elif score == min_score:
-            best.append(c)
-    if not best:
+    """Rule 3 over ``cands`` in their order (broker scores memoised in ``memo``: each broker's
+    score, and the note of those at +inf).
+
+    Java keeps the first candidate whose score is strictly lower than the least so far and adds
+    those equal to it: the result is every candidate equal to the first-met minimum, in order.
+    That is computed with whole-list operations (one score lookup per candidate, ``min`` from
+    +inf — NaN is never lower, as in Java — and a count of the minimum), so that the thousands
+    of candidate sets of a large cycle cost a copy each rather than a Python step per broker."""
+    scored, noted = memo
+    if not all(map(scored.__contains__, cands)):
+        for c in cands:
+            if c not in scored:
+                score, note = _score(c, load, settings)
+                scored[c] = score
+                if note:
+                    noted[c] = note
+    values = list(map(scored.__getitem__, cands))
+    min_score = min(chain((math.inf,), values))
+    ties = values.count(min_score)
+    if ties == 0:
         best = list(cands)  # NaN scores only; Pulsar's "all overloaded" fallback
-    return _Ranking(MappingProxyType(scores), tuple(best), min_score, tuple(notes))
+    elif ties == 1:
+        best = [cands[values.index(min_score)]]
+    else:
+        best = [c for c, v in zip(cands, values, strict=True) if v == min_score]
+    notes = tuple(map(noted.__getitem__, filter(noted.__contains__, cands))) if noted else ()
+    return _Ranking(MappingProxyType(dict(zip(cands, values, strict=True))), tuple(best),
+                    min_score, notes)

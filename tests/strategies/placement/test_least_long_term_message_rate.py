@@ -139,3 +139,43 @@ def test_just_over_the_threshold_scores_infinity(cpu: int) -> None:
     data = _load({"1": _data(1, LocalBrokerData(cpu=ResourceUsage(cpu, 100))), "2": _data(500)})
     decision = _select(data)
     assert decision.scores["1"] == math.inf and decision.broker == "2"
+
+
+def _java_rank(cands: tuple[str, ...], scores: Mapping[str, float]) -> tuple[list[str], float]:
+    """Rule 3 as Java's loop writes it: a strictly lower score restarts the best list, an equal
+    one joins it; with no best (NaN only) every candidate is."""
+    best: list[str] = []
+    least = math.inf
+    for c in cands:
+        s = scores[c]
+        if s < least:
+            best, least = [c], s
+        elif s == least:
+            best.append(c)
+    return (best or list(cands)), least
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_whole_list_ranking_is_javas_loop(seed: int) -> None:
+    """The ranking's whole-list form against Java's loop: ties, -0.0 before 0.0, +inf (all
+    overloaded), NaN (never the least), repeated candidates."""
+    from lbctl.strategies.placement.least_long_term_message_rate import _rank
+
+    rng = Random(seed)
+    brokers = [f"b{i}" for i in range(rng.randint(1, 60))]
+    pool = [0.0, -0.0, 1.5, 2.0, math.inf, math.nan, 7.25]
+    scores = {b: (rng.choice(pool) if rng.random() < 0.6 else rng.uniform(0, 10)) for b in brokers}
+    if seed % 5 == 0:
+        scores = {b: rng.choice([math.inf, math.nan]) for b in brokers}
+    notes = {b: f"{b} is overloaded" for b, s in scores.items() if math.isinf(s)}
+    for _ in range(5):
+        cands = tuple(rng.sample(brokers, rng.randint(1, len(brokers))))
+        if seed % 7 == 0:
+            cands += cands[:2]
+        ranking = _rank(cands, None, None, ({**scores}, {**notes}))  # type: ignore[arg-type]  # memo complete: load and settings unread
+        best, least = _java_rank(cands, scores)
+        assert list(ranking.best) == best
+        assert (ranking.min_score == least and math.copysign(1, ranking.min_score)
+                == math.copysign(1, least)) or (math.isnan(least) and math.isnan(ranking.min_score))
+        assert list(ranking.notes) == [notes[c] for c in cands if c in notes]
+        assert list(ranking.scores) == list(dict.fromkeys(cands))
