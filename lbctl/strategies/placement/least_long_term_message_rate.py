@@ -108,6 +108,7 @@ class LeastLongTermMessageRate:
         self._memo_load: LoadData | None = None  # held, so that identity means "same data"
         self._memo_key: tuple[Any, ...] | None = None
         self._memo: dict[tuple[str, ...], _Ranking] = {}
+        self._by_id: dict[int, tuple[tuple[str, ...], _Ranking]] = {}
         # broker -> score, and broker -> note for those at +inf
         self._scores: tuple[dict[str, float], dict[str, str]] = ({}, {})
 
@@ -156,9 +157,16 @@ class LeastLongTermMessageRate:
         if self._memo_load is not load or self._memo_key != key:
             self._memo_load, self._memo_key, self._memo = load, key, {}
             self._scores = ({}, {})
+            self._by_id = {}
+        # the load manager hands the same tuple object for every bundle of a namespace: found by
+        # identity first (hashing a 10,000-broker tuple costs more than ranking a small one)
+        known = self._by_id.get(id(cands))
+        if known is not None and known[0] is cands:
+            return known[1]
         ranking = self._memo.get(cands)
         if ranking is None:
             ranking = self._memo[cands] = _rank(cands, load, settings, self._scores)
+        self._by_id[id(cands)] = (cands, ranking)  # holding cands: its id is not reused
         return ranking
 
     def on_active_brokers_change(self, memory: Any, active: frozenset[str]) -> Any:
