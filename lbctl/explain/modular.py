@@ -93,7 +93,8 @@ def _placement_dict(t: PlacementTrace | None, full: bool = True) -> dict[str, An
     longer than :data:`LIST_LIMIT` — a filter's brokers, a strategy's candidates and scores — is
     cut, as the text is: counts (and the brokers a filter removed, when at most
     :data:`_REMOVED_LIMIT`), the best scores and the pick, reasons shortened, and ``more`` naming
-    the command that writes it whole; placements with shorter lists are written whole, as ``--bundle`` writes every one."""
+    the command that writes it whole; placements with shorter lists are written whole, as
+    ``--bundle`` writes every one."""
     if t is None:
         return None
 
@@ -105,11 +106,11 @@ def _placement_dict(t: PlacementTrace | None, full: bool = True) -> dict[str, An
             return {"filter": s.name, "beforeCount": len(s.before), "afterCount": len(s.after)}
         kept = set(s.after)
         removed = [b for b in s.before if b not in kept]
-        step = {"filter": s.name, "beforeCount": len(s.before), "afterCount": len(s.after),
-                "removedCount": len(removed), "why": _cut_why(s.why)}
+        entry = {"filter": s.name, "beforeCount": len(s.before), "afterCount": len(s.after),
+                 "removedCount": len(removed), "why": _cut_why(s.why)}
         if len(removed) <= _REMOVED_LIMIT:
-            step["removed"] = removed
-        return step
+            entry["removed"] = removed
+        return entry
 
     def dec(d: PlacementDecision | None) -> dict[str, Any] | None:
         if d is None:
