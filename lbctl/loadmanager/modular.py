@@ -274,7 +274,7 @@ class ModularLoadManager:
 
     def _candidates(
         self, namespace: str, load: LoadData, settings: Settings, env: PlacementEnv
-    ) -> tuple[tuple[str, ...], tuple[str, ...], list[FilterStep]]:
+    ) -> tuple[tuple[str, ...], Sequence[str], list[FilterStep]]:
         """The brokers the namespace policies allow, and the candidates left after the filters,
         for a bundle of ``namespace``: ``applyNamespacePolicies`` → ``loadBalancerBrokerMaxTopics``
         → anti-affinity group → ``removeMostServicingBrokersForNamespace`` → the filter pipeline
@@ -310,14 +310,11 @@ class ModularLoadManager:
             cands = base[0]
             cands = filter_anti_affinity_modular(cands, namespace, env, load, settings, steps)
             if settings["loadBalancerDistributeBundlesEvenlyEnabled"] or namespace == SYSTEM_NAMESPACE:
-                # candidates tuple (by identity) → its set and each one's position
-                sets = self._filter_memo[6]
+                sets = self._filter_memo[6]  # candidates tuple (by identity) → its set
                 known = sets.get(id(cands))
                 if known is None or known[0] is not cands:
-                    known = sets[id(cands)] = (cands, frozenset(cands),
-                                               {b: i for i, b in enumerate(cands)})
-                cands = remove_most_servicing(cands, namespace, index, steps, known[1],
-                                              known[2])
+                    known = sets[id(cands)] = (cands, frozenset(cands))
+                cands = remove_most_servicing(cands, namespace, index, steps, known[1])
             piped = filter_versions(filter_load_manager_class(cands, load, settings, env, steps),
                                     load, settings, env, steps)
             cands = allowed if piped is None else piped
@@ -391,8 +388,8 @@ def policies_block_unload(namespace: str, owner: str, load: LoadData, env: Place
     return None
 
 
-def _with_reports(cands: tuple[str, ...], load: LoadData,
-                  steps: list[FilterStep]) -> tuple[str, ...]:
+def _with_reports(cands: Sequence[str], load: LoadData,
+                  steps: list[FilterStep]) -> Sequence[str]:
     """The candidates a placement strategy can score: only an isolation policy lets a broker
     without a load report through the filters, and Pulsar's strategies then read its missing
     ``BrokerData`` (and fail); lbctl leaves such a broker out instead, and says so."""

@@ -226,7 +226,7 @@ class PlacementDecision(Struct, frozen=True):
     strategy: str
     bundle: str
     broker: str | None
-    candidates: tuple[str, ...]
+    candidates: Sequence[str]  # a tuple, or an Excluding view (model/candidates.py)
     scores: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
     best: tuple[str, ...] = ()
     why: str = ""
@@ -238,8 +238,8 @@ class FilterStep(Struct, frozen=True):
     """One broker filter of ``selectBroker``: who went in, who came out, and why."""
 
     name: str
-    before: tuple[str, ...]
-    after: tuple[str, ...]
+    before: Sequence[str]  # a tuple, or an Excluding view (model/candidates.py)
+    after: Sequence[str]
     why: str = ""
 
 

@@ -118,3 +118,29 @@ def test_json_narrowed_writes_everything(runner, tmp_path: Path) -> None:
     assert {c["broker"] for c in mine} == {"broker-03:8080"}
     assert sum(not c["chosen"] for c in mine) == sum(
         s["count"] for s in whole["skippedCandidates"] if s["broker"] == "broker-03:8080")
+
+
+def test_candidate_views_decide_as_tuples(runner, tmp_path: Path, monkeypatch) -> None:
+    """The planner hands placement a candidate list without a namespace's owners as a view
+    (``Excluding``); with plain tuples instead, every plan, pick, score and reason is the same."""
+    from lbctl.loadmanager import modular
+    from lbctl.strategies.placement import filters
+
+    f = tmp_path / "s.json"
+    snapshot(f)
+
+    def outputs() -> list[str]:
+        plan = runner.invoke(app, ["recommend", str(f), "-o", "json"])
+        whole = runner.invoke(app, ["explain", str(f), "-o", "json"])
+        bundles = [a["bundle"] for a in json.loads(plan.stdout)["actions"]][:4]
+        narrowed = [runner.invoke(app, ["explain", str(f), "-o", "json", "--bundle", b]).stdout
+                    for b in bundles]
+        text = runner.invoke(app, ["explain", str(f), "--wide"])
+        return [plan.stdout, whole.stdout, *narrowed, text.stdout]
+
+    with_views = outputs()
+    monkeypatch.setattr(modular, "remove_most_servicing",
+                        lambda c, ns, index, steps, members=None:
+                        filters.remove_most_servicing(c, ns, index, steps))
+    assert outputs() == with_views
+    assert json.loads(with_views[0])["actions"]  # something was placed

@@ -24,6 +24,7 @@ from itertools import filterfalse
 
 from lbctl.config import Settings
 from lbctl.model.bundle import namespace_of
+from lbctl.model.candidates import Excluding
 from lbctl.model.decision import FilterStep
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.loaddata import LoadData
@@ -105,29 +106,30 @@ def _namespace_bundle_counts(load: LoadData) -> dict[str, dict[str, int]]:
 
 
 def remove_most_servicing(
-    cands: tuple[str, ...], namespace: str, index: Mapping[str, Mapping[str, int]],
+    cands: Sequence[str], namespace: str, index: Mapping[str, Mapping[str, int]],
     steps: list[FilterStep], members: AbstractSet[str] | None = None,
-    positions: Mapping[str, int] | None = None,
-) -> tuple[str, ...]:
+) -> Sequence[str]:
     """``LoadManagerShared.removeMostServicingBrokersForNamespace``: keep the candidates that own
     (or have preallocated) the fewest bundles of the bundle's namespace. ``members``: ``cands``
-    as a set, and ``positions``: each candidate's index in ``cands``, when the caller already has
-    them (the same candidates serve many namespaces): then removing a namespace's few owners
-    costs what copying the tuple does, not a membership test per candidate."""
+    (distinct names, a tuple) as a set, when the caller already has it (the same candidates serve
+    many namespaces): then the usual answer — every candidate but the namespace's owners — is an
+    :class:`~lbctl.model.candidates.Excluding` view, built in time proportional to the owners."""
     if not cands:
         return cands
     owners = index.get(namespace, {})
+    shared = members is not None  # the caller places many namespaces over these candidates
     if members is None:
         members = frozenset(cands)
     owning = [b for b in owners if b in members]
     # Usually most candidates own none of the namespace: then the least count is 0 and the
     # owners (a few) are removed; only otherwise are all candidates' counts compared.
+    kept: Sequence[str]
     if len(owning) < len(cands):
         least = 0
         if not owning:
             kept = cands
-        elif positions is not None:
-            kept = _without(cands, sorted(positions[b] for b in owning))
+        elif shared and isinstance(cands, tuple) and len(members) == len(cands):
+            kept = Excluding(cands, frozenset(owning), members)
         else:
             kept = tuple(filterfalse(owners.__contains__, cands))
     else:
@@ -140,18 +142,6 @@ def remove_most_servicing(
                f"of {namespace}; removed " + ", ".join(removed))
     steps.append(FilterStep("loadBalancerDistributeBundlesEvenlyEnabled", cands, kept, why))
     return kept
-
-
-def _without(items: tuple[str, ...], drop: list[int]) -> tuple[str, ...]:
-    """``items`` without the (sorted, distinct) positions ``drop``, in order: the slices between
-    them joined (a copy, no test per item)."""
-    parts: list[str] = []
-    start = 0
-    for i in drop:
-        parts.extend(items[start:i])
-        start = i + 1
-    parts.extend(items[start:])
-    return tuple(parts)
 
 
 # --- namespace policies, anti-affinity, the filter pipeline (selectBroker) --------------------------
@@ -240,8 +230,8 @@ def anti_affinity_counts(namespace: str, env: PlacementEnv, load: LoadData) -> d
     return env.group_counts[key]
 
 
-def filter_load_manager_class(cands: tuple[str, ...], load: LoadData, settings: Settings,
-                              env: PlacementEnv, steps: list[FilterStep]) -> tuple[str, ...]:
+def filter_load_manager_class(cands: Sequence[str], load: LoadData, settings: Settings,
+                              env: PlacementEnv, steps: list[FilterStep]) -> Sequence[str]:
     """``impl.BrokerLoadManagerClassFilter``: every broker whose report names another load manager
     class than the leader's ``loadManagerClassName`` (or none) is removed."""
     if not env.class_known:
@@ -258,8 +248,8 @@ def filter_load_manager_class(cands: tuple[str, ...], load: LoadData, settings: 
     return kept
 
 
-def filter_versions(cands: tuple[str, ...], load: LoadData, settings: Settings,
-                    env: PlacementEnv, steps: list[FilterStep]) -> tuple[str, ...] | None:
+def filter_versions(cands: Sequence[str], load: LoadData, settings: Settings,
+                    env: PlacementEnv, steps: list[FilterStep]) -> Sequence[str] | None:
     """``impl.BrokerVersionFilter`` (``preferLaterVersions``): the candidates on the newest
     version; ``None`` when Pulsar's filter throws (no candidate, a candidate without a report or a
     version, an invalid version) — the caller then restores the policy candidates."""

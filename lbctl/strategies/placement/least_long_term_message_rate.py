@@ -34,8 +34,8 @@ order, which is what the random index is drawn over.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from itertools import chain
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain, filterfalse
 from random import Random
 from types import MappingProxyType
 from typing import Any
@@ -43,6 +43,7 @@ from typing import Any
 from msgspec import Struct
 
 from lbctl.config import Settings
+from lbctl.model.candidates import Excluding
 from lbctl.model.decision import PlacementDecision
 from lbctl.model.load import BundleData, LocalBrokerData
 from lbctl.model.loaddata import BrokerData, LoadData
@@ -109,6 +110,8 @@ class LeastLongTermMessageRate:
         self._memo_key: tuple[Any, ...] | None = None
         self._memo: dict[tuple[str, ...], _Ranking] = {}
         self._by_id: dict[int, tuple[tuple[str, ...], _Ranking]] = {}
+        self._bases: dict[int, _BaseRanking] = {}  # id(candidate tuple) -> its ranking
+        self._views: dict[tuple[int, frozenset[str]], tuple[tuple[str, ...], _Ranking]] = {}
         # broker -> score, and broker -> note for those at +inf
         self._scores: tuple[dict[str, float], dict[str, str]] = ({}, {})
 
@@ -126,8 +129,13 @@ class LeastLongTermMessageRate:
         rng: Random,
         planned: Mapping[str, str],
     ) -> tuple[PlacementDecision, Any]:
-        cands = tuple(candidates)
-        ranking = self._ranking(cands, load, settings)
+        cands: Sequence[str]
+        if isinstance(candidates, Excluding):
+            cands = candidates
+            ranking = self._view_ranking(candidates, load, settings)
+        else:
+            cands = tuple(candidates)
+            ranking = self._ranking(cands, load, settings)
         best = ranking.best
         if not best:
             return PlacementDecision(NAME, bundle, None, cands, why="no candidate brokers"), memory
@@ -152,12 +160,35 @@ class LeastLongTermMessageRate:
             NAME, bundle, pick, cands, ranking.scores, best, "; ".join(parts)
         ), memory
 
-    def _ranking(self, cands: tuple[str, ...], load: LoadData, settings: Settings) -> _Ranking:
+    def _fresh(self, load: LoadData, settings: Settings) -> None:
+        """Forget every ranking when the load data or the settings the scores read change."""
         key = _settings_key(settings)
         if self._memo_load is not load or self._memo_key != key:
             self._memo_load, self._memo_key, self._memo = load, key, {}
             self._scores = ({}, {})
             self._by_id = {}
+            self._bases = {}
+            self._views = {}
+
+    def _view_ranking(self, view: Excluding, load: LoadData, settings: Settings) -> _Ranking:
+        """Rule 3 over ``view`` (a candidate list without a namespace's owners): its list is
+        ranked once (:class:`_BaseRanking`), and each view walks that order past its few
+        excluded brokers."""
+        self._fresh(load, settings)
+        key = (id(view.base), view.excluded)
+        known = self._views.get(key)
+        if known is not None and known[0] is view.base:
+            return known[1]
+        base = self._bases.get(id(view.base))
+        if base is None or base.names is not view.base:
+            _fill(view.base, load, settings, self._scores)
+            base = self._bases[id(view.base)] = _BaseRanking.of(view.base, self._scores)
+        ranking = base.without(view)
+        self._views[key] = (view.base, ranking)  # holding the base: its id is not reused
+        return ranking
+
+    def _ranking(self, cands: tuple[str, ...], load: LoadData, settings: Settings) -> _Ranking:
+        self._fresh(load, settings)
         # the load manager hands the same tuple object for every bundle of a namespace: found by
         # identity first (hashing a 10,000-broker tuple costs more than ranking a small one)
         known = self._by_id.get(id(cands))
@@ -193,6 +224,20 @@ def _score(broker: str, load: LoadData, settings: Settings) -> tuple[float, str 
     return long_term_rate(bd), None
 
 
+def _fill(cands: Sequence[str], load: LoadData, settings: Settings,
+          memo: tuple[dict[str, float], dict[str, str]]) -> None:
+    """Score the candidates not scored yet (rules 1-2) into ``memo``."""
+    scored, noted = memo
+    if all(map(scored.__contains__, cands)):
+        return
+    for c in cands:
+        if c not in scored:
+            score, note = _score(c, load, settings)
+            scored[c] = score
+            if note:
+                noted[c] = note
+
+
 def _rank(
     cands: tuple[str, ...], load: LoadData, settings: Settings,
     memo: tuple[dict[str, float], dict[str, str]],
@@ -205,14 +250,8 @@ def _rank(
     That is computed with whole-list operations (one score lookup per candidate, ``min`` from
     +inf — NaN is never lower, as in Java — and a count of the minimum), so that the thousands
     of candidate sets of a large cycle cost a copy each rather than a Python step per broker."""
+    _fill(cands, load, settings, memo)
     scored, noted = memo
-    if not all(map(scored.__contains__, cands)):
-        for c in cands:
-            if c not in scored:
-                score, note = _score(c, load, settings)
-                scored[c] = score
-                if note:
-                    noted[c] = note
     values = list(map(scored.__getitem__, cands))
     min_score = min(chain((math.inf,), values))
     ties = values.count(min_score)
@@ -225,3 +264,75 @@ def _rank(
     notes = tuple(map(noted.__getitem__, filter(noted.__contains__, cands))) if noted else ()
     return _Ranking(MappingProxyType(dict(zip(cands, values, strict=True))), tuple(best),
                     min_score, notes)
+
+
+class _BaseRanking:
+    """One candidate list ranked once, for the views that drop a few of its brokers: its scores
+    in order, its positions sorted by (score, position) — NaN left out, as it is never the least
+    — and the notes of its +inf brokers with their positions."""
+
+    __slots__ = ("names", "notes", "order", "scores")
+
+    def __init__(self, names: tuple[str, ...], scores: dict[str, float],
+                 order: list[int], notes: list[tuple[int, str]]) -> None:
+        self.names = names
+        self.scores = scores
+        self.order = order
+        self.notes = notes
+
+    @classmethod
+    def of(cls, names: tuple[str, ...],
+           memo: tuple[dict[str, float], dict[str, str]]) -> _BaseRanking:
+        scored, noted = memo
+        values = list(map(scored.__getitem__, names))
+        order = sorted((i for i, v in enumerate(values) if v == v),  # not NaN
+                       key=lambda i: (values[i], i))
+        notes = [(i, noted[b]) for i, b in enumerate(names) if b in noted]
+        return cls(names, dict(zip(names, values, strict=True)), order, notes)
+
+    def without(self, view: Excluding) -> _Ranking:
+        """Rule 3 over ``view``: the least score not excluded, and every view broker equal to it
+        (in list order, the first one's score being the least Java keeps — -0.0 or 0.0 as met);
+        when every view broker is NaN, all of them (the loop's fallback)."""
+        names, scores, out = self.names, self.scores, view.excluded
+        least: float | None = None
+        group: list[int] = []
+        for i in self.order:
+            if names[i] in out:
+                continue
+            v = scores[names[i]]
+            if least is None:
+                least = v
+            elif v != least:
+                break
+            group.append(i)
+        if not group:
+            best: tuple[str, ...] = view.items()
+            min_score = math.inf
+        else:
+            group.sort()
+            best = tuple(names[i] for i in group)
+            min_score = scores[names[group[0]]]
+        notes = tuple(n for i, n in self.notes if names[i] not in out)
+        return _Ranking(_ScoresWithout(scores, out, len(view)), best, min_score, notes)
+
+
+class _ScoresWithout(Mapping[str, float]):
+    """A list's scores without the excluded brokers' (a view: built in no time, read only by an
+    explanation)."""
+
+    __slots__ = ("_len", "_out", "_scores")
+
+    def __init__(self, scores: dict[str, float], out: frozenset[str], length: int) -> None:
+        self._scores, self._out, self._len = scores, out, length
+
+    def __getitem__(self, name: str) -> float:
+        if name in self._out:
+            raise KeyError(name)
+        return self._scores[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return filterfalse(self._out.__contains__, self._scores)
+
+    def __len__(self) -> int:
+        return self._len

@@ -179,3 +179,53 @@ def test_whole_list_ranking_is_javas_loop(seed: int) -> None:
                 == math.copysign(1, least)) or (math.isnan(least) and math.isnan(ranking.min_score))
         assert list(ranking.notes) == [notes[c] for c in cands if c in notes]
         assert list(ranking.scores) == list(dict.fromkeys(cands))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_view_ranks_as_its_names_do(seed: int) -> None:
+    """A candidate list without a namespace's owners (an ``Excluding`` view) is ranked from its
+    list's one ranking; the result equals ranking the remaining names themselves."""
+    from lbctl.model.candidates import Excluding
+    from lbctl.strategies.placement.least_long_term_message_rate import _BaseRanking, _rank
+
+    rng = Random(1000 + seed)
+    base = tuple(f"b{i}" for i in rng.sample(range(200), rng.randint(1, 80)))
+    pool = [0.0, -0.0, 1.5, 2.0, math.inf, math.nan, 7.25]
+    scores = {b: (rng.choice(pool) if rng.random() < 0.6 else rng.uniform(0, 10)) for b in base}
+    if seed % 5 == 0:
+        scores = {b: rng.choice([math.inf, math.nan]) for b in base}
+    notes = {b: f"{b} is overloaded" for b, s in scores.items() if math.isinf(s)}
+    ranked = _BaseRanking.of(base, (scores, notes))
+    for _ in range(6):
+        out = frozenset(rng.sample(base, rng.randint(0, len(base))))
+        view = Excluding(base, out, frozenset(base))
+        got = ranked.without(view)
+        want = _rank(tuple(view), None, None, (scores, notes))  # type: ignore[arg-type]  # memo complete
+        assert got.best == want.best
+        assert math.copysign(1, got.min_score) == math.copysign(1, want.min_score)
+        assert got.min_score == want.min_score or (math.isnan(got.min_score)
+                                                   and math.isnan(want.min_score))
+        assert got.notes == want.notes
+        assert list(got.scores) == list(want.scores) and len(got.scores) == len(want.scores)
+        assert all(got.scores[b] == want.scores[b] or math.isnan(want.scores[b])
+                   for b in want.scores)
+        assert not any(b in got.scores for b in out)
+
+
+def test_select_over_a_view_is_select_over_its_names() -> None:
+    """The strategy itself: the same pick (same random draw), best, scores and reason."""
+    from lbctl.model.candidates import Excluding
+
+    brokers = {f"broker-{i}": _data(100.0 * (i % 7)) for i in range(30)}
+    brokers["broker-3"] = _data(0.0, LocalBrokerData(cpu=ResourceUsage(95.0, 100.0)))
+    load = _load(brokers)
+    base = tuple(java_hash_order(brokers))
+    for out in (frozenset(), frozenset({"broker-0", "broker-7"}), frozenset(base[:-1]),
+                frozenset(base)):
+        view = Excluding(base, out, frozenset(base))
+        a, _ = LeastLongTermMessageRate().select(view, BUNDLE, BundleData.new(), load,
+                                                 Settings.defaults(), None, Random(5), {})
+        b, _ = LeastLongTermMessageRate().select(tuple(view), BUNDLE, BundleData.new(), load,
+                                                 Settings.defaults(), None, Random(5), {})
+        assert (a.broker, a.best, a.why, dict(a.scores), tuple(a.candidates)) == (
+            b.broker, b.best, b.why, dict(b.scores), tuple(b.candidates))
