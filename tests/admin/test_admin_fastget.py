@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import http.server
-import shutil
 import ssl
-import subprocess
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tls_helpers import self_signed  # type: ignore[import-not-found]
 
 from lbctl.admin import fastget
 from lbctl.admin.auth import make_auth
@@ -269,18 +268,8 @@ def test_a_redirect_to_a_foreign_origin_is_not_followed(cluster: TestCluster) ->
     assert TOKEN not in str(r)
 
 
-def _self_signed(tmp: Path) -> tuple[Path, Path]:
-    if shutil.which("openssl") is None:  # pragma: no cover
-        pytest.skip("openssl is not installed")
-    cert, key = tmp / "broker.pem", tmp / "broker.key"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
-    return cert, key
-
-
 def test_tls_is_verified_on_the_light_wire(tmp_path: Path) -> None:
-    cert, key = _self_signed(tmp_path)
+    cert, key = self_signed(tmp_path, "broker")
     server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server_ctx.load_cert_chain(cert, key)
     seen: list[str | None] = []

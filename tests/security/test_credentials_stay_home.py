@@ -5,9 +5,7 @@ errors — no credential, and no mutation, ever reaches the foreign host."""
 from __future__ import annotations
 
 import json
-import shutil
 import ssl
-import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -16,6 +14,7 @@ from typing import Any
 import pytest
 from foreign import Foreign
 from live_helpers import ADMIN_TOKEN, Lbctl, assert_no_secret
+from tls_helpers import self_signed  # type: ignore[import-not-found]
 
 from lbctl.sandbox import Fault, TestCluster
 
@@ -121,21 +120,11 @@ def test_the_token_is_never_in_an_error_even_when_the_server_echoes_it(
     assert ADMIN_TOKEN[:16] not in res.stdout + res.stderr  # not even a piece of it
 
 
-def _self_signed(tmp: Path) -> tuple[Path, Path]:
-    if shutil.which("openssl") is None:  # pragma: no cover
-        pytest.skip("openssl is not installed")
-    cert, key = tmp / "issuer.pem", tmp / "issuer.key"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
-    return cert, key
-
-
 class _Issuer:
     """An https OpenID issuer on 127.0.0.1 whose discovery names ``token_endpoint``."""
 
     def __init__(self, tmp: Path, token_endpoint: str):
-        cert, key = _self_signed(tmp)
+        cert, key = self_signed(tmp, "issuer")
         outer = self
         self.seen: list[tuple[str, str, bytes]] = []
 
