@@ -122,14 +122,20 @@ def bundles(lines: Any) -> Any:
     v = F.col("x")["value"]
     df = (df.withColumn("bundle", F.col("x")["key"])
           .withColumn("namespace", ns_part(F.col("bundle")))
-          .withColumn("msg_rate_in", F.coalesce(v["msgRateIn"], F.lit(0.0)))
-          .withColumn("msg_rate_out", F.coalesce(v["msgRateOut"], F.lit(0.0)))
-          .withColumn("msg_throughput_in", F.coalesce(v["msgThroughputIn"], F.lit(0.0)))
-          .withColumn("msg_throughput_out", F.coalesce(v["msgThroughputOut"], F.lit(0.0)))
-          .withColumn("topics", F.coalesce(v["topics"], F.lit(0)))
-          .withColumn("consumers", F.coalesce(v["consumerCount"], F.lit(0)))
-          .withColumn("producers", F.coalesce(v["producerCount"], F.lit(0))))
-    return select_table(df, "bundles")
+          .withColumn("topics", F.coalesce(v["topics"], F.lit(0))))
+    return select_table(_with_stats(df, v), "bundles")
+
+
+def _with_stats(df: Any, stats: Any) -> Any:
+    """The rate, throughput and client-count columns of a bundle's or a topic's stats struct
+    (absent = 0), as :func:`lbctl.fleet.rows.snapshot_rows` writes them."""
+    F = _F()
+    return (df.withColumn("msg_rate_in", F.coalesce(stats["msgRateIn"], F.lit(0.0)))
+            .withColumn("msg_rate_out", F.coalesce(stats["msgRateOut"], F.lit(0.0)))
+            .withColumn("msg_throughput_in", F.coalesce(stats["msgThroughputIn"], F.lit(0.0)))
+            .withColumn("msg_throughput_out", F.coalesce(stats["msgThroughputOut"], F.lit(0.0)))
+            .withColumn("consumers", F.coalesce(stats["consumerCount"], F.lit(0)))
+            .withColumn("producers", F.coalesce(stats["producerCount"], F.lit(0))))
 
 
 def _range_of(name: Any) -> tuple[Any, Any]:
@@ -163,11 +169,5 @@ def topics(lines: Any) -> Any:
                 & ((h < hi) | ((hi == 0xFFFFFFFF) & (h <= hi))))
 
     owned = F.element_at(F.filter(F.col("owned"), holds), 1)
-    df = (df.withColumn("bundle", F.when(bounds.isNotNull(), located).otherwise(owned))
-          .withColumn("msg_rate_in", F.coalesce(t["msgRateIn"], F.lit(0.0)))
-          .withColumn("msg_rate_out", F.coalesce(t["msgRateOut"], F.lit(0.0)))
-          .withColumn("msg_throughput_in", F.coalesce(t["msgThroughputIn"], F.lit(0.0)))
-          .withColumn("msg_throughput_out", F.coalesce(t["msgThroughputOut"], F.lit(0.0)))
-          .withColumn("consumers", F.coalesce(t["consumerCount"], F.lit(0)))
-          .withColumn("producers", F.coalesce(t["producerCount"], F.lit(0))))
-    return select_table(df, "topics")
+    df = df.withColumn("bundle", F.when(bounds.isNotNull(), located).otherwise(owned))
+    return select_table(_with_stats(df, t), "topics")
