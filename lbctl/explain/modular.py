@@ -153,19 +153,28 @@ def _placement_dict(t: PlacementTrace | None, full: bool = True) -> dict[str, An
     return out
 
 
+def _summarised_brokers(cands: Sequence[BundleCandidate], full: bool) -> set[str]:
+    """The brokers whose skipped bundles a whole-cycle explanation counts by reason instead of
+    listing: more than :data:`LIST_LIMIT` of them (none when ``full``)."""
+    if full:
+        return set()
+    skipped: dict[str, int] = {}
+    for x in cands:
+        if not x.chosen:
+            skipped[x.broker] = skipped.get(x.broker, 0) + 1
+    return {b for b, n in skipped.items() if n > LIST_LIMIT}
+
+
 def _candidates_data(cands: Sequence[BundleCandidate], full: bool
                      ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The candidates as data and, in a whole-cycle explanation, the skipped bundles of a broker
     with more than :data:`LIST_LIMIT` of them counted by reason instead (chosen ones are always
     listed, in order) — the text explanation's rule."""
-    skipped: dict[str, int] = {}
-    for x in cands:
-        if not x.chosen:
-            skipped[x.broker] = skipped.get(x.broker, 0) + 1
+    summarised = _summarised_brokers(cands, full)
     listed: list[dict[str, Any]] = []
     counted: dict[tuple[str, str], int] = {}
     for x in cands:
-        if x.chosen or full or skipped[x.broker] <= LIST_LIMIT:
+        if x.chosen or x.broker not in summarised:
             listed.append({"broker": x.broker, "bundle": x.bundle, "value": x.value,
                            "chosen": x.chosen, "why": x.why})
         else:
@@ -321,14 +330,11 @@ def _candidate_lines(cands: Sequence[BundleCandidate], full: bool) -> list[str]:
     """Each candidate on a line; in a whole-cycle explanation, a broker with more than
     :data:`LIST_LIMIT` skipped bundles has them counted by reason instead (chosen ones are always
     listed, in order)."""
-    skipped: dict[str, int] = {}
-    for x in cands:
-        if not x.chosen:
-            skipped[x.broker] = skipped.get(x.broker, 0) + 1
+    summarised = _summarised_brokers(cands, full)
     out: list[str] = []
     grouped: dict[str, dict[str, int]] = {}
     for x in cands:
-        if x.chosen or full or skipped[x.broker] <= LIST_LIMIT:
+        if x.chosen or x.broker not in summarised:
             mark = "chosen " if x.chosen else "skipped"
             out.append(f"  [{mark}] {x.bundle} on {x.broker}: {x.why}")
             continue
