@@ -33,6 +33,8 @@ class Renderable(Protocol):
 
 def non_finite(data: Any, path: str = "") -> list[str]:
     """Where ``data`` holds an infinite or NaN float (JSON has neither: it writes ``null``)."""
+    if not path and _all_finite(data):  # the usual answer, without a path string per value
+        return []
     out: list[str] = []
     if isinstance(data, float):
         if not math.isfinite(data):
@@ -46,10 +48,28 @@ def non_finite(data: Any, path: str = "") -> list[str]:
     return out
 
 
-def json_safe(data: Any) -> Any:
+def _all_finite(data: Any) -> bool:
+    """Whether no float in ``data`` (nested dicts, lists, tuples) is infinite or NaN."""
+    stack = [data]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        x = pop()
+        if isinstance(x, float):
+            if not math.isfinite(x):
+                return False
+        elif isinstance(x, dict):
+            extend(x.values())
+        elif isinstance(x, list | tuple):
+            extend(x)
+    return True
+
+
+def json_safe(data: Any, found: list[str] | None = None) -> Any:
     """``data`` with a warning for each infinite or NaN figure, which JSON shows as ``null``, so
-    that no such figure disappears silently (added to a top-level ``warnings`` list)."""
-    found = non_finite(data)
+    that no such figure disappears silently (added to a top-level ``warnings`` list). ``found``:
+    :func:`non_finite` of ``data`` when the caller already has it (a large plan is walked once)."""
+    if found is None:
+        found = non_finite(data)
     if not found or not isinstance(data, dict):
         return data
     notes = [{"code": "non-finite", "message": f"{w} (JSON shows null)", "brokers": [],
@@ -67,7 +87,7 @@ def _json_ready(data: Any) -> Any:
 
         sys.stderr.write(f"lbctl: warning: {len(found)} figure(s) are not finite (Infinity/NaN, "
                          "as Java's double arithmetic gives them); JSON shows them as null\n")
-    return json_safe(data)
+    return json_safe(data, found)
 
 
 def to_json(data: Any) -> str:

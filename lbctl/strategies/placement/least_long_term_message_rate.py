@@ -107,6 +107,7 @@ class LeastLongTermMessageRate:
 
     def __init__(self) -> None:
         self._memo_load: LoadData | None = None  # held, so that identity means "same data"
+        self._memo_settings: Settings | None = None  # held likewise
         self._memo_key: tuple[Any, ...] | None = None
         self._memo: dict[tuple[str, ...], _Ranking] = {}
         self._by_id: dict[int, tuple[tuple[str, ...], _Ranking]] = {}
@@ -161,8 +162,14 @@ class LeastLongTermMessageRate:
         ), memory
 
     def _fresh(self, load: LoadData, settings: Settings) -> None:
-        """Forget every ranking when the load data or the settings the scores read change."""
+        """Forget every ranking when the load data or the settings the scores read change.
+
+        The same load data with the same ``Settings`` object (never changed in place) is known
+        by identity: its values are not read again for each bundle placed."""
+        if self._memo_load is load and self._memo_settings is settings:
+            return
         key = _settings_key(settings)
+        self._memo_settings = settings
         if self._memo_load is not load or self._memo_key != key:
             self._memo_load, self._memo_key, self._memo = load, key, {}
             self._scores = ({}, {})
