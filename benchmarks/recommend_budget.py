@@ -1,0 +1,188 @@
+"""Where `recommend -o json` spends its CPU on one large snapshot, next to the ratio goal's budget.
+
+    python benchmarks/recommend_budget.py [--bundles 200000] [--repeat 3]
+
+The performance goal for `recommend -o json` is a ratio to ``orjson.loads`` of the file (≤ 2× at
+200k bundles, ≤ 2.5× at 1M). This script prints that budget in CPU seconds and what the whole
+process spends, phase by phase: start-up (the same command on the bundled example), the read
+and validation, each part of the modular cycle, the plan and its JSON. Beside them it prints the
+cost of the least Python work a cycle over every bundle has to do (one pass reading a field,
+the one ``bundleData`` map of every bundle, every bundle's namespace) and of importing numpy,
+so that what is left of the budget can be compared with what any pure-Python cycle needs.
+
+Phases are timed in a child process by wrapping lbctl's functions (a renamed one prints
+``n/a``); phases nest (the cycle holds its parts). CPU seconds, best of --repeat. Nothing here
+asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import importlib
+import io
+import json
+import subprocess
+import sys
+import time
+from contextlib import redirect_stdout
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from core_perf import ENV, LBCTL, best_cpu, parse_cpu, run, snapshot  # noqa: E402
+
+#: (label, module, attribute, modules that imported it by name) — the phases, in order
+PHASES = [
+    ("read: msgspec decode of the reports", "lbctl.sources.snapshot_fast", "fast_load",
+     ("lbctl.sources.snapshot",)),
+    ("read: validation, the cluster state", "lbctl.sources.snapshot_schema", "parse_snapshot",
+     ("lbctl.sources.snapshot",)),
+    ("cycle (all of it)", "lbctl.loadmanager.modular", "ModularLoadManager.run_cycle", ()),
+    ("  bundleData (one map of every bundle)", "lbctl.loadmanager.loaddata",
+     "update_bundle_data", ("lbctl.loadmanager.modular",)),
+    ("  LoadData (time averages per broker)", "lbctl.loadmanager.loaddata", "build_load_data",
+     ("lbctl.loadmanager.modular",)),
+    ("  bundle split check", "lbctl.loadmanager.modular", "auto_splits", ()),
+    ("  shedding strategy", "lbctl.strategies.shedding.threshold", "ThresholdShedder.shed", ()),
+    ("  placement filters (candidates)", "lbctl.loadmanager.modular",
+     "ModularLoadManager._candidates", ()),
+    ("    of which the namespace index", "lbctl.strategies.placement.filters",
+     "_namespace_bundle_counts", ()),
+    ("  placement strategy (selectBroker)", "lbctl.loadmanager.modular",
+     "ModularLoadManager.select_broker", ()),
+    ("plan (broker rows, actions)", "lbctl.loadmanager.modular", "build_plan", ()),
+    ("plan as JSON data", "lbctl.plan", "Plan.to_dict", ()),
+    ("JSON text", "lbctl.render", "to_json", ()),
+]
+
+
+def child(path: str) -> None:
+    """One in-process `recommend -o json`, timed by phase; prints a JSON object of CPU seconds."""
+    start = time.process_time()
+    spent: dict[str, float] = {}
+    from lbctl.cli.app import main  # the command's own lazy imports follow, inside main()
+
+    def wrap(label: str, modname: str, attr: str, others: tuple[str, ...]) -> None:
+        try:
+            owner: Any = importlib.import_module(modname)
+            *outer, name = attr.split(".")
+            for part in outer:
+                owner = getattr(owner, part)
+            fn = getattr(owner, name)
+        except (ImportError, AttributeError):
+            return
+
+        @functools.wraps(fn)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[label] = spent.get(label, 0.0) + time.process_time() - t
+
+        setattr(owner, name, timed)
+        for other in others:
+            mod = importlib.import_module(other)
+            if getattr(mod, name, None) is fn:
+                setattr(mod, name, timed)
+
+    for label, modname, attr, others in PHASES:
+        wrap(label, modname, attr, others)
+    ready = time.process_time()
+    sys.argv = ["lbctl", "recommend", "-o", "json", path]
+    try:
+        with redirect_stdout(io.StringIO()):
+            main()
+    except SystemExit as e:
+        if e.code not in (0, None):
+            raise
+    done = time.process_time()
+    print(json.dumps({"imports": ready - start, "command": done - ready, "phases": spent}))
+
+
+def floors(path: Path, repeat: int) -> list[tuple[str, float]]:
+    """The least work a cycle over every bundle does in Python, on this snapshot."""
+    from lbctl.sources.snapshot import read_snapshots
+
+    state = read_snapshots([path])[0]
+    maps = [r.lastStats for r in state.brokers.values()]
+
+    def one_pass() -> None:
+        for m in maps:
+            for s in m.values():
+                if s.topics < 0:
+                    raise AssertionError
+
+    def bundle_map() -> None:
+        d: dict[str, Any] = {}
+        for m in maps:
+            d.update(m)
+
+    def namespaces() -> None:
+        for m in maps:
+            for name in m:
+                name.rpartition("/")
+
+    out = [("one pass over every bundle reading one field", best_cpu(one_pass, repeat)),
+           ("one map of every bundle (bundleData)", best_cpu(bundle_map, repeat)),
+           ("every bundle's namespace", best_cpu(namespaces, repeat))]
+    bare = min(run([sys.executable, "-c", "pass"])[0] for _ in range(repeat))
+    with_numpy = min(run([sys.executable, "-c", "import numpy"])[0] for _ in range(repeat))
+    out.append(("importing numpy (a columnar cycle's first cost)", with_numpy - bare))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bundles", type=int, default=200_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args.child)
+        return 0
+
+    path = snapshot(args.bundles)
+    goal = 2.0 if args.bundles <= 200_000 else 2.5
+    base = parse_cpu(path, args.repeat)
+    whole = min(run([*LBCTL, "recommend", "-o", "json", str(path)])[0] for _ in range(args.repeat))
+    example = str(ROOT / "examples" / "hot-broker.json")
+    startup = min(run([*LBCTL, "recommend", example])[0] for _ in range(args.repeat + 2))
+    runs: list[dict[str, Any]] = []
+    for _ in range(args.repeat):
+        out = subprocess.run([sys.executable, __file__, "--child", str(path)], env=ENV, cwd=ROOT,
+                             check=True, capture_output=True, text=True).stdout
+        runs.append(json.loads(out))
+    best = min(runs, key=lambda r: r["imports"] + r["command"])
+
+    n = args.bundles
+    budget = goal * base
+    print(f"recommend -o json, {n:,} bundles (CPU s; best of {args.repeat})")
+    print(f"  budget: {goal}x orjson.loads {base:.3f} = {budget:.3f}; whole process {whole:.3f} "
+          f"= {whole / base:.2f}x")
+    print(f"  start-up (recommend on examples/hot-broker.json, whole process) {startup:.3f} "
+          f"= {startup / base:.2f}x")
+    phases: dict[str, float] = best["phases"]
+    read = sum(v for k, v in phases.items() if k.startswith("read:"))
+    print(f"  read and validation {read:.3f} = {read / base:.2f}x")
+    left = budget - startup - read
+    print(f"  left of the budget for the cycle, the plan and the output: {left:.3f} "
+          f"({left / n * 1e6:.2f} µs per bundle)")
+    print("  phases (in process; nested ones indented):")
+    for label, *_ in PHASES:
+        v = phases.get(label)
+        print(f"    {label:<44} {'n/a' if v is None else f'{v:.3f}':>7}")
+    print("  the least a pure-Python cycle over every bundle does (in process):")
+    for label, v in floors(path, args.repeat):
+        print(f"    {label:<50} {v:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    gc.collect()
+    sys.exit(main())
