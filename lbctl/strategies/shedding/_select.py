@@ -181,8 +181,16 @@ def _ranking(load: LoadData, bundles: Iterable[str]
             return hit
     throughput = _short_term_throughput_of(load)
     sheddable, other = _partition(load, bundles)
-    order = load.shedding_order(sheddable, throughput)
-    values = list(map(throughput, order))
+    distinct = list(dict.fromkeys(sheddable))
+    values = list(map(throughput, distinct))
+    if len(set(values)) == len(values) and not any(map(math.isnan, values)):
+        # No two throughputs tie (0.0 and -0.0 count as a tie here): the sort below orders every
+        # bundle by its value alone, whatever order the shedding map iterates them in — so that
+        # order (a Java hash of every name) is not needed.
+        order = distinct
+    else:
+        order = load.shedding_order(distinct, throughput)
+        values = list(map(throughput, order))
     # list.sort is stable, like Java's Stream.sorted: ties keep the map's iteration order.
     # Dropping recently unloaded bundles before or after a stable sort gives the same order.
     if any(map(math.isnan, values)):  # Double.compare ranks NaN first

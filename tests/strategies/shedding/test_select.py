@@ -164,3 +164,38 @@ def test_value_aware_order_sorts_like_the_full_order():
         full = sorted(ld.shedding_order(subset), key=lambda n: -values[n])
         lazy = sorted(ld.shedding_order(subset, values.__getitem__), key=lambda n: -values[n])
         assert full == lazy
+
+
+def test_distinct_throughputs_rank_without_the_map_order():
+    """When no two candidates tie on throughput the ranking is the values' order alone, so the
+    shedding map's Java order is not computed (no name is hashed); with a tie — equal values,
+    ``0.0`` and ``-0.0``, NaN — the map order decides as before. Either way the selection and
+    every candidate equal a stable sort of the map's order by ``Double.compare`` descending."""
+    import math
+    import random
+
+    from lbctl.model import javaorder
+    from lbctl.strategies.shedding import _select
+    from lbctl.strategies.shedding._select import descending
+
+    rng = random.Random(11)
+    for case in range(60):
+        n = rng.randrange(2, 120)
+        names = [f"t{rng.randrange(5)}/ns{rng.randrange(9)}/0x{rng.getrandbits(32):08x}_0xffffffff"
+                 for _ in range(n)]
+        tie = case % 3
+        values = {x: (rng.uniform(0, 9) * MB if not tie else
+                      float(rng.choice([0.0, -0.0, 1.0, 2.5, math.nan] if tie == 2 else [1.0, 2.0])))
+                  for x in names}
+        ld = one_broker(values, more=("t0/ns0/nodata",))
+        _select._RANKED.clear()
+        javaorder.java_string_hash.cache_clear()
+        got = run(ld, rng.uniform(0, 50) * MB)
+        hashed = javaorder.java_string_hash.cache_info().misses
+        distinct = len(set(values.values())) == len(values) and not any(
+            math.isnan(v) for v in values.values())
+        assert (hashed == 0) == distinct, case
+        order = ld.shedding_order(list(values))
+        expected = sorted(order, key=lambda x: descending(values[x]))
+        ranked = [c.bundle for c in got.candidates if c.bundle in values]
+        assert ranked == expected, case
