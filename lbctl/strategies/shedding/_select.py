@@ -23,6 +23,7 @@ the broker it looked at, chosen or not and why, so ``lbctl explain`` can replay 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -157,6 +158,12 @@ def _unranked(load: LoadData, broker: str, bundles: Iterable[str]) -> list[Bundl
 _RANKED: list[tuple[BundleDataView, dict[Any, Any]]] = []
 
 
+def _tie_key(value: float) -> object:
+    """What ``Double.compare`` ties on, as a dict key: every NaN alike; ``0.0`` and ``-0.0``
+    already hash and compare equal (lbctl lets them tie, see :func:`descending`)."""
+    return "nan" if value != value else value
+
+
 def _ranking(load: LoadData, bundles: Iterable[str]
              ) -> tuple[list[str], list[float], list[str]]:
     """The broker's sheddable bundles ranked by short-term throughput (largest first; ties in
@@ -183,14 +190,18 @@ def _ranking(load: LoadData, bundles: Iterable[str]
     sheddable, other = _partition(load, bundles)
     distinct = list(dict.fromkeys(sheddable))
     values = list(map(throughput, distinct))
-    if len(set(values)) == len(values) and not any(map(math.isnan, values)):
-        # No two throughputs tie (0.0 and -0.0 count as a tie here): the sort below orders every
-        # bundle by its value alone, whatever order the shedding map iterates them in — so that
-        # order (a Java hash of every name) is not needed.
-        order = distinct
-    else:
-        order = load.shedding_order(distinct, throughput)
+    if len(set(values)) < len(values) or any(map(math.isnan, values)):
+        # The stable sort below keeps the shedding map's order among bundles that tie on their
+        # value (0.0 and -0.0 tie here; every NaN ties every NaN) and orders the others by value
+        # alone: only the tied ones need the map's order (a Java hash of each name). They go
+        # first in that order, the others after them in any order.
+        count = Counter(_tie_key(v) for v in values)
+        tied = [b for b, v in zip(distinct, values, strict=True) if count[_tie_key(v)] > 1]
+        alone = [b for b, v in zip(distinct, values, strict=True) if count[_tie_key(v)] == 1]
+        order = (load.shedding_order(tied, throughput) if tied else []) + alone
         values = list(map(throughput, order))
+    else:
+        order = distinct
     # list.sort is stable, like Java's Stream.sorted: ties keep the map's iteration order.
     # Dropping recently unloaded bundles before or after a stable sort gives the same order.
     if any(map(math.isnan, values)):  # Double.compare ranks NaN first

@@ -166,36 +166,49 @@ def test_value_aware_order_sorts_like_the_full_order():
         assert full == lazy
 
 
-def test_distinct_throughputs_rank_without_the_map_order():
-    """When no two candidates tie on throughput the ranking is the values' order alone, so the
-    shedding map's Java order is not computed (no name is hashed); with a tie — equal values,
-    ``0.0`` and ``-0.0``, NaN — the map order decides as before. Either way the selection and
-    every candidate equal a stable sort of the map's order by ``Double.compare`` descending."""
+def test_only_tied_throughputs_need_the_map_order(monkeypatch):
+    """The ranking is by value; the shedding map's Java order only decides among bundles that
+    tie on it (equal values, ``0.0`` and ``-0.0``, NaN), so only those are put in that order
+    (a Java hash of each name) — none when no two tie. Either way the selection and every
+    candidate equal a stable sort of the map's order of all of them by ``Double.compare``
+    descending."""
     import math
     import random
+    from collections import Counter
 
-    from lbctl.model import javaorder
+    from lbctl.model.loaddata import LoadData
     from lbctl.strategies.shedding import _select
     from lbctl.strategies.shedding._select import descending
 
+    asked: list[list[str]] = []
+    full_order = LoadData.shedding_order
+
+    def spy(self, bundles, value=None):
+        bundles = list(bundles)
+        asked.append(bundles)
+        return full_order(self, bundles, value)
+
     rng = random.Random(11)
-    for case in range(60):
+    pools = {1: [1.0, 2.0], 2: [0.0, -0.0, 1.0, 2.5, math.nan], 3: [0.0, -0.0, math.nan]}
+    for case in range(120):
         n = rng.randrange(2, 120)
         names = [f"t{rng.randrange(5)}/ns{rng.randrange(9)}/0x{rng.getrandbits(32):08x}_0xffffffff"
                  for _ in range(n)]
-        tie = case % 3
-        values = {x: (rng.uniform(0, 9) * MB if not tie else
-                      float(rng.choice([0.0, -0.0, 1.0, 2.5, math.nan] if tie == 2 else [1.0, 2.0])))
+        kind = case % 4  # 0: all distinct; 1, 2: mostly ties; 3: distinct but a few idle ones
+        values = {x: (rng.uniform(0, 9) * MB
+                      if kind == 0 or (kind == 3 and rng.random() < 0.7)
+                      else float(rng.choice(pools[kind])))
                   for x in names}
         ld = one_broker(values, more=("t0/ns0/nodata",))
         _select._RANKED.clear()
-        javaorder.java_string_hash.cache_clear()
-        got = run(ld, rng.uniform(0, 50) * MB)
-        hashed = javaorder.java_string_hash.cache_info().misses
-        distinct = len(set(values.values())) == len(values) and not any(
-            math.isnan(v) for v in values.values())
-        assert (hashed == 0) == distinct, case
-        order = ld.shedding_order(list(values))
+        asked.clear()
+        with monkeypatch.context() as m:
+            m.setattr(LoadData, "shedding_order", spy)
+            got = run(ld, rng.uniform(0, 50) * MB)
+        ties = Counter("nan" if math.isnan(v) else v for v in values.values())
+        tied = {x for x, v in values.items() if ties["nan" if math.isnan(v) else v] > 1}
+        assert [set(a) for a in asked] == ([tied] if tied else []), case
+        order = full_order(ld, list(values))
         expected = sorted(order, key=lambda x: descending(values[x]))
         ranked = [c.bundle for c in got.candidates if c.bundle in values]
         assert ranked == expected, case
