@@ -120,6 +120,8 @@ class ModularLoadManager:
         self.warnings = tuple(warnings)  # e.g. a strategy this Pulsar release does not have
         self._filter_memo: tuple[Any, ...] = (None, None)
         self._env: PlacementEnv | None = None
+        #: the namespaces of the bundles the running cycle unloads (None outside its unloads)
+        self._unload_namespaces: frozenset[str] | None = None
 
     def initial_memory(self) -> CycleMemory:
         return CycleMemory(
@@ -191,29 +193,34 @@ class ModularLoadManager:
                                             int(profile["guavaMultimapBuckets"]), reused)
         outcomes: list[UnloadOutcome] = []
         excluded = set(settings["loadBalancerSheddingExcludedNamespaces"])
-        for sel in ordered:
-            ns = namespace_of(sel.bundle)
-            if ns in excluded:
-                outcomes.append(UnloadOutcome(
-                    sel, None, f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"))
-                continue
-            allowed = self._candidates(ns, load, settings, env)[0]
-            why_not = policies_block_unload(ns, sel.broker, load, env, allowed)
-            if why_not is not None:
-                outcomes.append(UnloadOutcome(sel, None, why_not))
-                continue
-            trace, placement_mem, rr_mem = self.select_broker(
-                sel.bundle, load, settings, placement_mem, rr_mem, planned)
-            if trace.broker is None:
-                outcomes.append(UnloadOutcome(sel, None, "no broker available to take it", trace))
-            elif trace.broker == sel.broker:
-                outcomes.append(UnloadOutcome(
-                    sel, trace.broker, "the destination broker is the current owner", trace))
-            else:
-                outcomes.append(UnloadOutcome(sel, trace.broker, None, trace))
-                recently[sel.bundle] = now
-                if elapsed.replaying:
-                    break  # the replay stops before a cycle that acts: the rest is not needed
+        # the ownership index is built for these namespaces only (see _ownership_index)
+        self._unload_namespaces = frozenset(namespace_of(sel.bundle) for sel in ordered)
+        try:
+            for sel in ordered:
+                ns = namespace_of(sel.bundle)
+                if ns in excluded:
+                    outcomes.append(UnloadOutcome(
+                        sel, None, f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"))
+                    continue
+                allowed = self._candidates(ns, load, settings, env)[0]
+                why_not = policies_block_unload(ns, sel.broker, load, env, allowed)
+                if why_not is not None:
+                    outcomes.append(UnloadOutcome(sel, None, why_not))
+                    continue
+                trace, placement_mem, rr_mem = self.select_broker(
+                    sel.bundle, load, settings, placement_mem, rr_mem, planned)
+                if trace.broker is None:
+                    outcomes.append(UnloadOutcome(sel, None, "no broker available to take it", trace))
+                elif trace.broker == sel.broker:
+                    outcomes.append(UnloadOutcome(
+                        sel, trace.broker, "the destination broker is the current owner", trace))
+                else:
+                    outcomes.append(UnloadOutcome(sel, trace.broker, None, trace))
+                    recently[sel.bundle] = now
+                    if elapsed.replaying:
+                        break  # the replay stops before a cycle that acts: the rest is not needed
+        finally:
+            self._unload_namespaces = None
         # onUnloadAttemptCompleted: a shedder's own destinations live for this attempt only.
         return ModularCycleResult(
             state, settings, shed_name, self.placement.name, load, decision, tuple(outcomes),
@@ -288,9 +295,9 @@ class ModularLoadManager:
         """
         if (self._filter_memo[0] is not load or self._filter_memo[1] is not settings
                 or self._filter_memo[2] is not env):
-            self._filter_memo = (load, settings, env, namespace_bundle_counts(load), {}, {},
-                                 {})
-        _, _, _, index, per_ns, per_policy, _ = self._filter_memo
+            # the ownership index is built at the first namespace that needs it
+            self._filter_memo = (load, settings, env, [None, None], {}, {}, {})
+        _, _, _, index_slot, per_ns, per_policy, _ = self._filter_memo
         hit = per_ns.get(namespace)
         if hit is None:
             policy = policy_candidates(namespace, env, load)
@@ -314,6 +321,7 @@ class ModularLoadManager:
                 known = sets.get(id(cands))
                 if known is None or known[0] is not cands:
                     known = sets[id(cands)] = (cands, frozenset(cands))
+                index = self._ownership_index(namespace, load, index_slot)
                 cands = remove_most_servicing(cands, namespace, index, steps, known[1])
             piped = filter_versions(filter_load_manager_class(cands, load, settings, env, steps),
                                     load, settings, env, steps)
@@ -331,6 +339,24 @@ class ModularLoadManager:
             allowed = reported
             hit = per_ns[namespace] = (allowed, cands, tuple(steps))
         return hit[0], hit[1], list(hit[2])
+
+    def _ownership_index(self, namespace: str, load: LoadData,
+                         slot: list[Any]) -> Mapping[str, Mapping[str, int]]:
+        """The brokers' bundle counts per namespace (:func:`namespace_bundle_counts`) for
+        ``namespace``, kept in ``slot`` ([index, the namespaces it holds or None for all]) for
+        this load data. During a cycle's unloads only their namespaces are asked for, so the
+        index holds those alone; a namespace outside them (a later request over the same load
+        data) has the whole index built."""
+        index, covered = slot
+        if index is None or (covered is not None and namespace not in covered):
+            wanted = self._unload_namespaces
+            if index is None and wanted is not None and namespace in wanted:
+                slot[:] = [namespace_bundle_counts(load, wanted), wanted]
+            else:
+                slot[:] = [namespace_bundle_counts(load), None]
+            index = slot[0]
+        found: Mapping[str, Mapping[str, int]] = index
+        return found
 
     # --- a sequence --------------------------------------------------------------------------------
     def run_sequence(

@@ -65,29 +65,37 @@ def filter_large_topic_count(
     return tuple(kept)
 
 
-def namespace_bundle_counts(load: LoadData) -> Mapping[str, Mapping[str, int]]:
+def namespace_bundle_counts(
+    load: LoadData, namespaces: AbstractSet[str] | None = None
+) -> Mapping[str, Mapping[str, int]]:
     """``brokerToNamespaceToBundleRange``, inverted: per namespace, how many of its bundles each
     broker owns (reports in ``lastStats``) or has preallocated. Brokers without any are absent.
 
-    A function of the brokers (in order) and their bundle names alone: without preallocations the
-    last answer is kept for the next cycle that shows the same reports (read-only: shared)."""
+    ``namespaces``: only these are wanted (a cycle's unloads ask for a few of many); the index
+    then holds them alone, each exactly as the whole index would, and must not be asked for
+    another. A function of the brokers (in order) and their bundle names alone: without
+    preallocations the last answer is kept for the next cycle that shows the same reports and
+    wants the same namespaces (read-only: shared)."""
     if not any(bd.preallocated for bd in load.brokers.values()):
-        key = tuple((broker, tuple(bd.local.lastStats)) for broker, bd in load.brokers.items())
+        key = (tuple((broker, tuple(bd.local.lastStats)) for broker, bd in load.brokers.items()),
+               namespaces)
         last = _LAST_COUNTS[0] if _LAST_COUNTS else None
         if last is not None and last[0] == key:
             return last[1]
-        index = _namespace_bundle_counts(load)
+        index = _namespace_bundle_counts(load, namespaces)
         _LAST_COUNTS[:] = [(key, index)]
         return index
-    return _namespace_bundle_counts(load)
+    return _namespace_bundle_counts(load, namespaces)
 
 
-#: the last (brokers and their bundle names, index) of :func:`namespace_bundle_counts`
-_LAST_COUNTS: list[tuple[tuple[tuple[str, tuple[str, ...]], ...],
+#: the last ((brokers and their bundle names, the namespaces wanted), index) of
+#: :func:`namespace_bundle_counts`
+_LAST_COUNTS: list[tuple[tuple[tuple[tuple[str, tuple[str, ...]], ...], AbstractSet[str] | None],
                          Mapping[str, Mapping[str, int]]]] = []
 
 
-def _namespace_bundle_counts(load: LoadData) -> dict[str, dict[str, int]]:
+def _namespace_bundle_counts(load: LoadData, wanted: AbstractSet[str] | None = None
+                             ) -> dict[str, dict[str, int]]:
     index: dict[str, dict[str, int]] = {}
     for broker, bd in load.brokers.items():
         pre = bd.preallocated
@@ -97,6 +105,8 @@ def _namespace_bundle_counts(load: LoadData) -> dict[str, dict[str, int]]:
         names = {*bd.local.lastStats, *pre} if pre else bd.local.lastStats
         for x in names:
             ns = x.rpartition("/")[0]  # namespace_of, inline (once per bundle)
+            if wanted is not None and ns not in wanted:
+                continue
             per_broker = index.get(ns)
             if per_broker is None:
                 index[ns] = {broker: 1}

@@ -83,12 +83,21 @@ def long_term_rate(data: BrokerData) -> float:
 
 
 class _Ranking(Struct, frozen=True):
-    """The outcome of rules 1-3 for one candidate set (everything but the random pick)."""
+    """The outcome of rules 1-3 for one candidate set (everything but the random pick).
+
+    ``notes_text``: the notes joined as every placement over this set words them (made once per
+    set: the placements of a large cycle share few sets, each with hundreds of +inf notes)."""
 
     scores: Mapping[str, float]
     best: tuple[str, ...]
     min_score: float
     notes: tuple[str, ...]
+    notes_text: str = ""
+
+    @classmethod
+    def of(cls, scores: Mapping[str, float], best: tuple[str, ...], min_score: float,
+           notes: tuple[str, ...]) -> _Ranking:
+        return cls(scores, best, min_score, notes, "; ".join(notes))
 
 
 @PLACEMENT.register(NAME, reads=(
@@ -156,9 +165,11 @@ class LeastLongTermMessageRate:
                 f"{', '.join(best)} tie at the lowest long-term message rate {min_score:.1f} "
                 f"msg/s: uniform random pick → {pick}"
             )
-        parts.extend(ranking.notes)
+        why = "; ".join(parts)
+        if ranking.notes:  # the same text as joining every note after the parts
+            why = f"{why}; {ranking.notes_text}"
         return PlacementDecision(
-            NAME, bundle, pick, cands, ranking.scores, best, "; ".join(parts)
+            NAME, bundle, pick, cands, ranking.scores, best, why
         ), memory
 
     def _fresh(self, load: LoadData, settings: Settings) -> None:
@@ -269,7 +280,7 @@ def _rank(
     else:
         best = [c for c, v in zip(cands, values, strict=True) if v == min_score]
     notes = tuple(map(noted.__getitem__, filter(noted.__contains__, cands))) if noted else ()
-    return _Ranking(MappingProxyType(dict(zip(cands, values, strict=True))), tuple(best),
+    return _Ranking.of(MappingProxyType(dict(zip(cands, values, strict=True))), tuple(best),
                     min_score, notes)
 
 
@@ -321,7 +332,7 @@ class _BaseRanking:
             best = tuple(names[i] for i in group)
             min_score = scores[names[group[0]]]
         notes = tuple(n for i, n in self.notes if names[i] not in out)
-        return _Ranking(_ScoresWithout(scores, out, len(view)), best, min_score, notes)
+        return _Ranking.of(_ScoresWithout(scores, out, len(view)), best, min_score, notes)
 
 
 class _ScoresWithout(Mapping[str, float]):
