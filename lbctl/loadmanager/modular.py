@@ -347,16 +347,15 @@ class ModularLoadManager:
         this load data. During a cycle's unloads only their namespaces are asked for, so the
         index holds those alone; a namespace outside them (a later request over the same load
         data) has the whole index built."""
-        index, covered = slot
+        index: Mapping[str, Mapping[str, int]] | None = slot[0]
+        covered: frozenset[str] | None = slot[1]
         if index is None or (covered is not None and namespace not in covered):
             wanted = self._unload_namespaces
-            if index is None and wanted is not None and namespace in wanted:
-                slot[:] = [namespace_bundle_counts(load, wanted), wanted]
-            else:
-                slot[:] = [namespace_bundle_counts(load), None]
-            index = slot[0]
-        found: Mapping[str, Mapping[str, int]] = index
-        return found
+            first = index is None and wanted is not None and namespace in wanted
+            covered = wanted if first else None
+            index = namespace_bundle_counts(load, covered)
+            slot[:] = [index, covered]
+        return index
 
     # --- a sequence --------------------------------------------------------------------------------
     def run_sequence(

@@ -152,21 +152,15 @@ class LeastLongTermMessageRate:
 
         pick = best[rng.randrange(len(best))]
         min_score = ranking.min_score
-        parts: list[str] = []
         if math.isinf(min_score) or math.isnan(min_score):
-            parts.append(
-                "every candidate is overloaded: uniform random pick among all of them"
-                f" [{', '.join(best)}] → {pick}"
-            )
+            why = ("every candidate is overloaded: uniform random pick among all of them"
+                   f" [{', '.join(best)}] → {pick}")
         elif len(best) == 1:
-            parts.append(f"{pick} has the lowest long-term message rate {min_score:.1f} msg/s")
+            why = f"{pick} has the lowest long-term message rate {min_score:.1f} msg/s"
         else:
-            parts.append(
-                f"{', '.join(best)} tie at the lowest long-term message rate {min_score:.1f} "
-                f"msg/s: uniform random pick → {pick}"
-            )
-        why = "; ".join(parts)
-        if ranking.notes:  # the same text as joining every note after the parts
+            why = (f"{', '.join(best)} tie at the lowest long-term message rate {min_score:.1f} "
+                   f"msg/s: uniform random pick → {pick}")
+        if ranking.notes:  # the +inf brokers' notes, joined once per candidate set
             why = f"{why}; {ranking.notes_text}"
         return PlacementDecision(
             NAME, bundle, pick, cands, ranking.scores, best, why

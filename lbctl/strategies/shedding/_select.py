@@ -190,7 +190,9 @@ def _ranking(load: LoadData, bundles: Iterable[str]
     sheddable, other = _partition(load, bundles)
     distinct = list(dict.fromkeys(sheddable))
     values = list(map(throughput, distinct))
-    if len(set(values)) < len(values) or any(map(math.isnan, values)):
+    nan = any(map(math.isnan, values))
+    order = distinct
+    if nan or len(set(values)) < len(values):
         # The stable sort below keeps the shedding map's order among bundles that tie on their
         # value (0.0 and -0.0 tie here; every NaN ties every NaN) and orders the others by value
         # alone: only the tied ones need the map's order (a Java hash of each name). They go
@@ -198,13 +200,12 @@ def _ranking(load: LoadData, bundles: Iterable[str]
         count = Counter(_tie_key(v) for v in values)
         tied = [b for b, v in zip(distinct, values, strict=True) if count[_tie_key(v)] > 1]
         alone = [b for b, v in zip(distinct, values, strict=True) if count[_tie_key(v)] == 1]
+        value_of = dict(zip(distinct, values, strict=True))
         order = (load.shedding_order(tied, throughput) if tied else []) + alone
-        values = list(map(throughput, order))
-    else:
-        order = distinct
+        values = list(map(value_of.__getitem__, order))
     # list.sort is stable, like Java's Stream.sorted: ties keep the map's iteration order.
     # Dropping recently unloaded bundles before or after a stable sort gives the same order.
-    if any(map(math.isnan, values)):  # Double.compare ranks NaN first
+    if nan:  # Double.compare ranks NaN first
         keys: list[tuple[int, float]] | list[float] = [descending(v) for v in values]
     else:  # the same order: -0.0 and 0.0 tie either way
         keys = [-v for v in values]
