@@ -20,11 +20,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from docs_pages import DOCS, PAGES
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
 from lbctl.sandbox import TestCluster, hot_cluster
+from tests.docs_pages import DOCS, PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math
 
-from paths import EXAMPLES
-
 from lbctl.config import Settings
 from lbctl.loadmanager.select import Options, plans
 from lbctl.plan import Action, BrokerRow, Plan, plan_warnings
 from lbctl.sources.snapshot import read_snapshots
+from tests.paths import EXAMPLES
 
 
 def _plan(actions: list[Action], usage_after: dict[str, float], **settings: str) -> Plan:

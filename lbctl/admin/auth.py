@@ -269,12 +269,12 @@ class OAuth2Auth(Auth):
         a discovery document is data from the network, and the client secret is posted there."""
         from urllib.parse import urlsplit
 
-        from lbctl.admin.clientconf import _safe_url
         from lbctl.admin.errors import Unauthorized
+        from lbctl.safe.redact import url_without_userinfo
 
         if not isinstance(endpoint, str) or not endpoint.startswith(("https://", "http://")):
             raise Unauthorized("OAuth2: the discovery document of "
-                               f"{_safe_url(self.issuer_url)} names no http(s) token_endpoint",
+                               f"{url_without_userinfo(self.issuer_url)} names no http(s) token_endpoint",
                                status=401)
         if self.allow_insecure:
             return endpoint
@@ -289,20 +289,20 @@ class OAuth2Auth(Auth):
             from lbctl.safe.text import shorten
 
             raise Unauthorized(
-                f"OAuth2: refusing to send the client secret to {shorten(_safe_url(endpoint), 200)}"
+                f"OAuth2: refusing to send the client secret to {shorten(url_without_userinfo(endpoint), 200)}"
                 f": the token endpoint must be https on the issuer's origin "
-                f"({_safe_url(self.issuer_url)}); set \"allowInsecureTokenEndpoint\": true in "
+                f"({url_without_userinfo(self.issuer_url)}); set \"allowInsecureTokenEndpoint\": true in "
                 "--auth-params to allow it", status=401)
         return endpoint
 
     def _fetch(self) -> _CachedToken:
         import httpx
 
-        from lbctl.admin.clientconf import _safe_url
         from lbctl.admin.errors import Unauthorized
+        from lbctl.safe.redact import url_without_userinfo
 
         if not self.allow_insecure and not self.issuer_url.startswith("https://"):
-            raise Unauthorized(f"OAuth2: the issuer {_safe_url(self.issuer_url)} is not https; "
+            raise Unauthorized(f"OAuth2: the issuer {url_without_userinfo(self.issuer_url)} is not https; "
                                "set \"allowInsecureTokenEndpoint\": true in --auth-params to "
                                "allow it", status=401)
         cid, secret = self._key()
@@ -322,13 +322,13 @@ class OAuth2Auth(Auth):
                     form["scope"] = self.scope
                 resp = http.post(endpoint, data=form)
                 if resp.status_code != 200:
-                    raise Unauthorized(f"OAuth2 token request to {_safe_url(endpoint)} failed: "
+                    raise Unauthorized(f"OAuth2 token request to {url_without_userinfo(endpoint)} failed: "
                                        f"HTTP {resp.status_code}", status=401)
                 body = resp.json()
                 token = body["access_token"]
                 expires = float(body.get("expires_in") or 3600)
         except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as e:
-            raise Unauthorized(f"OAuth2 token request to {_safe_url(self.issuer_url)} failed: "
+            raise Unauthorized(f"OAuth2 token request to {url_without_userinfo(self.issuer_url)} failed: "
                                f"{type(e).__name__}", status=401) from None
         if not isinstance(token, str) or not token:
             raise Unauthorized("OAuth2: the token endpoint returned no access_token", status=401)

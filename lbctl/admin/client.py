@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 from urllib.parse import quote, urlencode, urljoin, urlsplit
 
 from lbctl.admin.auth import Auth, make_auth
-from lbctl.admin.clientconf import ConnectionConfig, _safe_url, parse_host_port
+from lbctl.admin.clientconf import ConnectionConfig, parse_host_port
 from lbctl.admin.errors import (
     AdminError,
     ConnectionFailed,
@@ -54,6 +54,7 @@ from lbctl.admin.errors import (
     error_class,
     reason_of,
 )
+from lbctl.safe.redact import redact, url_without_userinfo
 from lbctl.safe.text import shorten
 
 MAX_REDIRECTS = 5
@@ -167,7 +168,7 @@ class Call:
 
     def describe(self, admin_url: str) -> str:
         """``PUT http://…/split?unload=true  body: [1610612736]`` — exactly what is sent."""
-        text = f"{self.method} {_safe_url(self.url(admin_url))}"
+        text = f"{self.method} {url_without_userinfo(self.url(admin_url))}"
         return text + (f"  body: {self.body_bytes().decode()}" if self.body is not None else "")
 
 
@@ -317,7 +318,7 @@ class AdminClient:
     def redact(self, text: str) -> str:
         """``text`` without any secret the auth has seen — nor its JSON-, ``repr``- or
         URL-escaped forms — and without URL user info."""
-        return redact_secrets(text, self.auth.secrets())
+        return redact(text, self.auth.secrets())
 
     def _debug(self, line: str) -> None:
         if self._trace is not None:
@@ -345,23 +346,23 @@ class AdminClient:
         o = origin_of(url)
         if o in self._trusted:
             return
-        where = f"{c.method} {_safe_url(c.url(self.admin_url))}"
+        where = f"{c.method} {url_without_userinfo(c.url(self.admin_url))}"
         if o in self._refused:
             raise HttpError(self.redact(
-                f"{where}: {_safe_url(o)} does not match --broker-host-allow "
+                f"{where}: {url_without_userinfo(o)} does not match --broker-host-allow "
                 f"({', '.join(self.broker_host_allow)}): not contacted"), sent=hop > 0)
         raise HttpError(self.redact(
-            f"{where}: {_safe_url(url)} is neither the admin URL nor a broker of this cluster: "
+            f"{where}: {url_without_userinfo(url)} is neither the admin URL nor a broker of this cluster: "
             "not contacted"), sent=hop > 0)
 
     async def _may_follow(self, c: Call, current: str, target: str) -> None:
         """A redirect may only go to a trusted origin and never from https to http; the brokers
         of the cluster are asked for once, the first time a redirect leaves the admin URL."""
-        where = f"{c.method} {_safe_url(c.url(self.admin_url))}"
+        where = f"{c.method} {url_without_userinfo(c.url(self.admin_url))}"
         not_made = " (the change was not made)" if c.endpoint.mutation else ""
         if urlsplit(current).scheme == "https" and urlsplit(target).scheme != "https":
             raise HttpError(self.redact(f"{where}: refusing to follow a redirect from https to "
-                                        f"{_safe_url(target)}{not_made}"))
+                                        f"{url_without_userinfo(target)}{not_made}"))
         o = origin_of(target)
         if o not in self._trusted and o not in self._refused and not self._brokers_asked:
             self._brokers_asked = True
@@ -373,7 +374,7 @@ class AdminClient:
             return
         why = ("does not match --broker-host-allow" if o in self._refused
                else "is neither the admin URL nor a broker of this cluster")
-        raise HttpError(self.redact(f"{where}: redirected to {_safe_url(target)}, which {why}: "
+        raise HttpError(self.redact(f"{where}: redirected to {url_without_userinfo(target)}, which {why}: "
                                     f"not followed{not_made}"))
 
     # ---- requests ----------------------------------------------------------------------------
@@ -453,8 +454,8 @@ class AdminClient:
                 target = _join(url, location)
                 if target is None:
                     raise HttpError(self.redact(
-                        f"{c.method} {_safe_url(c.url(self.admin_url))}: redirected to an invalid "
-                        f"URL {shorten(_safe_url(location), 200)!r}"))
+                        f"{c.method} {url_without_userinfo(c.url(self.admin_url))}: redirected to an invalid "
+                        f"URL {shorten(url_without_userinfo(location), 200)!r}"))
                 await self._may_follow(c, url, target)
                 url = target
                 if status == 303:
@@ -463,7 +464,7 @@ class AdminClient:
             return Response(status, content, url,
                             {"content-type": rheaders.get("content-type", ""),
                              "retry-after": rheaders.get("retry-after", "")})
-        raise HttpError(self.redact(f"{c.method} {_safe_url(c.url(self.admin_url))}: too many "
+        raise HttpError(self.redact(f"{c.method} {url_without_userinfo(c.url(self.admin_url))}: too many "
                                     f"redirects (more than {self.max_redirects})"))
 
     def _cap(self) -> int:
@@ -475,7 +476,7 @@ class AdminClient:
         from lbctl.safe.files import human_size
 
         return HttpError(self.redact(
-            f"{c.method} {_safe_url(url)}: the response is larger than {human_size(cap)} "
+            f"{c.method} {url_without_userinfo(url)}: the response is larger than {human_size(cap)} "
             "(raise --max-response-size)"))
 
     def _fast_parts(self, c: Call, method: str, url: str,
@@ -551,7 +552,7 @@ class AdminClient:
 
         if isinstance(e, asyncio.CancelledError | KeyboardInterrupt):
             raise e
-        where = f"{method} {_safe_url(url)}"
+        where = f"{method} {url_without_userinfo(url)}"
         maybe = (" (the change may have been applied: check before retrying)"
                  if c.endpoint.mutation else "")
         if isinstance(e, fastget.ConnectTimedOut):
@@ -601,7 +602,7 @@ class AdminClient:
             phrase = ""
         reason = shorten(self.redact(reason_of(resp.body, resp.headers.get("content-type", ""))),
                          MAX_REASON)  # redacted first: a cut could split a secret
-        text = f"{c.method} {_safe_url(resp.url)}: {resp.status} {phrase}".rstrip()
+        text = f"{c.method} {url_without_userinfo(resp.url)}: {resp.status} {phrase}".rstrip()
         if reason and reason != phrase:
             text += f": {reason}"
         err = error_class(resp.status)(self.redact(text), status=resp.status)
@@ -717,20 +718,6 @@ def parse_broker_id(broker_id: str) -> tuple[str, int]:
     return parsed
 
 
-def redact_secrets(text: str, secrets: Sequence[str]) -> str:
-    """``text`` without the secrets (each also as JSON-, repr- and URL-escaped) nor URL user info."""
-    import json
-    from urllib.parse import quote_plus
-
-    forms: set[str] = set()
-    for s in secrets:
-        if not s:
-            continue
-        forms.update({s, json.dumps(s)[1:-1], repr(s)[1:-1], quote(s, safe=""), quote_plus(s)})
-    for f in sorted(forms, key=len, reverse=True):
-        if len(f) >= 4:
-            text = text.replace(f, "***")
-    return re.sub(r"(https?://)[^/@\s]+@", r"\1***@", text)
 
 
 def _httpx_intercepted() -> bool:

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from lbctl.errors import ConfigError, UsageError
 from lbctl.records import replace
+from lbctl.safe.redact import url_without_userinfo
 
 DEFAULT_ADMIN_URL = "http://localhost:8080"
 #: seconds; pulsar-admin's default is 300 s, which is too long to wait for one dead broker
@@ -225,7 +226,7 @@ def check_admin_url(url: str) -> None:
     """The admin URL must be ``http(s)://host[:port][/path]`` with a valid host and port."""
     from urllib.parse import urlsplit
 
-    shown = _safe_url(url)[:200]
+    shown = url_without_userinfo(url)[:200]
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"admin URL must start with http:// or https://, got {shown!r}")
     if any(ord(ch) <= 0x20 or ord(ch) == 0x7F for ch in url) or not url.isprintable():
@@ -250,13 +251,3 @@ def _bool(key: str, value: str, path: str) -> bool:
         return v == "true"
     raise ConfigError(f"{path}: {key}: expected true or false, got {value!r}")
 
-
-def _safe_url(url: str) -> str:
-    """A URL without user info (``http://user:secret@host`` → ``http://***@host``)."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        return url
-    host, slash, path = rest.partition("/")
-    if "@" in host:
-        host = "***@" + host.rsplit("@", 1)[1]
-    return f"{scheme}{sep}{host}{slash}{path}"

@@ -38,7 +38,7 @@ from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from lbctl.admin.auth import Auth, BasicAuth, make_auth
-from lbctl.admin.clientconf import ConnectionConfig, _safe_url
+from lbctl.admin.clientconf import ConnectionConfig
 from lbctl.admin.errors import (
     AdminError,
     ConnectionFailed,
@@ -47,6 +47,7 @@ from lbctl.admin.errors import (
     error_class,
     reason_of,
 )
+from lbctl.safe.redact import redact, url_without_userinfo
 
 #: Prometheus' limit of points per series in one range query (``api/v1`` ``query_range``)
 MAX_POINTS = 11_000
@@ -164,10 +165,7 @@ class PrometheusClient:
         return self._http
 
     def redact(self, text: str) -> str:
-        for s in sorted(self.auth.secrets(), key=len, reverse=True):
-            if s:
-                text = text.replace(s, "***")
-        return re.sub(r"(https?://)[^/@\s]+@", r"\1***@", text)
+        return redact(text, self.auth.secrets())
 
     # ---- the API -------------------------------------------------------------------------------
     def series(self, match: Sequence[str], start_ms: int, end_ms: int) -> list[dict[str, str]]:
@@ -237,7 +235,7 @@ class PrometheusClient:
 
     # ---- requests ------------------------------------------------------------------------------
     def _where(self, path: str) -> str:
-        return f"GET {_safe_url(self.url + path)}"
+        return f"GET {url_without_userinfo(self.url + path)}"
 
     def _get(self, path: str, params: list[tuple[str, str]]) -> tuple[Any, list[str]]:
         """One API call: ``(data, warnings)``; retries as the module docstring says."""
@@ -359,7 +357,7 @@ def client_from_config(cfg: PrometheusConfig, *, transport: Any = None,
     url = cfg.url.strip().rstrip("/")
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"--prometheus-url must start with http:// or https://, got "
-                         f"{_safe_url(url)!r}")
+                         f"{url_without_userinfo(url)!r}")
     url, userinfo = split_userinfo(url)
     auth = make_auth(cfg.auth_plugin, cfg.auth_params, cert_file=cfg.tls_cert_file,
                      key_file=cfg.tls_key_file, timeout=cfg.request_timeout)

@@ -17,26 +17,17 @@ if TYPE_CHECKING:
     from lbctl.model.cluster import ClusterState
 
 
-def shown_url(url: str) -> str:
-    """``url`` without user info (``http://user:secret@host`` → ``http://***@host``)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
-
-
 def note_live(ctx: typer.Context | None, stream: Any = None) -> None:
     """``lbctl: no snapshot given: reading the live cluster at URL`` (credentials left out)."""
     from lbctl.admin.clientconf import resolve_connection
     from lbctl.cli.connection import is_terminal, options_of
+    from lbctl.safe.redact import url_without_userinfo
 
     stream = stream or sys.stderr
     url = resolve_connection(options_of(ctx)).admin_url
     if is_terminal(stream):  # erase a progress line (lbctl.cli.progress) the note would run into
         stream.write("\r" + " " * 78 + "\r")
-    stream.write(f"lbctl: no snapshot given: reading the live cluster at {shown_url(url)}\n")
+    stream.write(f"lbctl: no snapshot given: reading the live cluster at {url_without_userinfo(url)}\n")
 
 
 def cluster_states(ctx: typer.Context | None, snapshots: Sequence[Path] | None

@@ -26,6 +26,30 @@ iterates keys in the order JDK 17 would. The rules (JDK 17 ``HashMap``, ``HashSe
 * Guava's ``ArrayListMultimap.create()`` is a ``HashMap`` created with ``Maps.capacity(12)``:
   17 → 32 buckets up to Guava 31.1, 16 buckets from Guava 32.0 on (:func:`multimap_key_order`).
 
+Where each structure comes from (read in OpenJDK 17's sources, ``jdk17u`` as Debian ships it in
+``openjdk-17-source``, 17.0.15 and 17.0.21 alike; the tests compile a few lines against the JDK
+on the machine, never Pulsar):
+
+* ``String.hashCode`` — ``java/lang/String.java`` ``hashCode()``, which calls
+  ``StringLatin1.hashCode`` / ``StringUTF16.hashCode`` (:func:`java_string_hash`).
+* ``HashMap`` — ``java/util/HashMap.java``: ``hash`` (:func:`spread`), ``tableSizeFor``
+  (:func:`table_size_for`), ``putVal``, ``resize`` (the low/high split), ``removeNode``,
+  ``treeifyBin`` and ``TreeNode.treeify`` / ``split`` / ``putTreeVal`` / ``removeTreeNode`` /
+  ``balanceInsertion`` / ``balanceDeletion`` / ``rotateLeft`` / ``rotateRight``
+  (:class:`JavaHashMap` and the red-black helpers); constants ``TREEIFY_THRESHOLD``,
+  ``UNTREEIFY_THRESHOLD``, ``MIN_TREEIFY_CAPACITY``, ``MAXIMUM_CAPACITY``. ``HashSet`` is a
+  ``HashMap`` of its elements (``java/util/HashSet.java``), and ``Collectors.toMap`` (two
+  arguments) collects into ``HashMap::new`` (``java/util/stream/Collectors.java``).
+* ``ConcurrentHashMap`` — ``java/util/concurrent/ConcurrentHashMap.java``: ``spread``
+  (:func:`_chm_spread`), ``tableSizeFor``, ``initTable``, ``putVal``, ``replaceNode``,
+  ``addCount`` (the resize check, and ``CounterCell`` s under contention), ``tryPresize``,
+  ``transfer`` (the ``lastRun`` move, :func:`split_chain`), ``treeifyBin`` and ``TreeBin``
+  (``putTreeVal``, ``removeTreeNode``) (:class:`JavaConcurrentHashMap`, :class:`ConcurrentOrder`).
+* Guava — ``com/google/common/collect/ArrayListMultimap.java`` ``create()`` (a ``HashMap`` made
+  by ``Platform.newHashMapWithExpectedSize(12)``) and ``com/google/common/collect/Maps.java``
+  ``capacity``, whose formula changed in Guava 32.0 (:func:`guava_expected_size_capacity`).
+  Which Guava a Pulsar release bundles is part of its version profile (:mod:`lbctl.versions`).
+
 What lbctl assumes of the history (what a snapshot cannot tell): the leader's maps were filled in
 the snapshot's order, one ``put`` per key, without removals, and never saw concurrent writes
 (a ``ConcurrentHashMap`` that did keeps ``CounterCells`` and resizes later; the model supports it

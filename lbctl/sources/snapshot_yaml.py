@@ -47,6 +47,9 @@ def load_yaml(name: str, data: bytes) -> Any:
         mark = e.problem_mark or e.context_mark
         problem = e.problem or e.context or "syntax error"
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        if "nesting depth" in problem:  # PyYAML >= 6.0.3's own limit, met before lbctl's
+            raise SnapshotError(f"{name}: YAML nested deeper than {MAX_YAML_DEPTH} levels"
+                                f"{where}") from None
         raise SnapshotError(f"{name}: not valid YAML: {_one_line(problem)}{where}") from None
     except yaml.YAMLError as e:
         raise SnapshotError(f"{name}: not valid YAML: {_one_line(str(e))}") from None

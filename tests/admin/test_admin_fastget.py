@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tls_helpers import self_signed  # type: ignore[import-not-found]
 
 from lbctl.admin import fastget
 from lbctl.admin.auth import make_auth
 from lbctl.admin.client import LOAD_REPORT, RUNTIME_CONFIG, AdminClient, call
 from lbctl.admin.errors import AdminError, ConnectionFailed, HttpError, RequestTimeout
 from lbctl.sandbox import Fault, TestCluster, hot_cluster
+from tests.tls_helpers import self_signed
 
 TOKEN = "eyJhbGciOiJIUzI1NiJ9.c3VwZXJ1c2Vy.FASTGET-SECRET-SIGNATURE"
 

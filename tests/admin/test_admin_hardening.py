@@ -13,10 +13,11 @@ import pytest
 import respx
 
 from lbctl.admin.auth import PLUGIN_NAMES, PLUGIN_TABLE, make_auth, plugin_kind
-from lbctl.admin.client import AdminClient, client_from_config, redact_secrets, unload_call
+from lbctl.admin.client import AdminClient, client_from_config, unload_call
 from lbctl.admin.clientconf import ConnectionOptions, resolve_connection
 from lbctl.admin.errors import HttpError
 from lbctl.errors import ConfigError, UsageError
+from lbctl.safe.redact import redact as redact_secrets
 
 httpx = pytest.importorskip("httpx")
 

@@ -4,10 +4,10 @@ and that list is the official spec's (checked when LBCTL_ADMIN_SPEC names a copy
 from __future__ import annotations
 
 import pytest
-from spec_paths import BASE, OPERATIONS, SKIP_REASON, SPEC, defined, spec_templates, templates
 
 from lbctl.admin.client import ENDPOINTS, split_call, unload_call
 from lbctl.sources.live_brokers import ENDPOINTS as BROKER_ENDPOINTS
+from tests.spec_paths import BASE, OPERATIONS, SKIP_REASON, SPEC, defined, spec_templates, templates
 
 ALL = (*ENDPOINTS, *BROKER_ENDPOINTS)
 

@@ -8,12 +8,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from plan_contract import check_plan
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
 from lbctl.model.cluster import iso_time
 from lbctl.sandbox import TestCluster, equal_boundaries
+from tests.plan_contract import check_plan
 
 NS = "public/default"
 

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from apply_helpers import busy_cluster
-
 from lbctl.sandbox import TestCluster
+from tests.apply.apply_helpers import busy_cluster
 
 
 @pytest.fixture(autouse=True)

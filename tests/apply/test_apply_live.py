@@ -8,7 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
-from apply_helpers import (
+
+from lbctl.errors import ExitStatus
+from lbctl.sandbox import TestCluster
+from lbctl.sandbox.operations import NthFault
+from tests.apply.apply_helpers import (
     NS,
     lbctl,
     move_now,
@@ -18,10 +22,6 @@ from apply_helpers import (
     unloads_done,
     write_plan,
 )
-
-from lbctl.errors import ExitStatus
-from lbctl.sandbox import TestCluster
-from lbctl.sandbox.operations import NthFault
 
 pytestmark = pytest.mark.live
 
@@ -196,7 +196,7 @@ def test_failure_on_a_chosen_action(cluster: TestCluster, tmp_path: Path, journa
 
 
 def test_verification_outcomes(tmp_path: Path) -> None:
-    from apply_helpers import busy_cluster
+    from tests.apply.apply_helpers import busy_cluster
 
     c = busy_cluster(delay=0.05)
     try:
@@ -250,7 +250,7 @@ def test_rollback_restores_the_original_owners(cluster: TestCluster, tmp_path: P
     rb = json.loads(r.stdout)["rollback"]
     assert rb and Path(rb).parent == tmp_path / "state"
     doc = json.loads(Path(rb).read_text())
-    from plan_contract import check_plan
+    from tests.plan_contract import check_plan
 
     check_plan(doc)
     assert doc["shedding"] == "rollback"

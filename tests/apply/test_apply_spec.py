@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from apply_helpers import lbctl, plan_doc, spread_moves, write_plan
-from spec_paths import APPLY_OPERATIONS, defined, templates
 
 from lbctl.admin.client import ENDPOINTS
 from lbctl.sandbox import TestCluster
+from tests.apply.apply_helpers import lbctl, plan_doc, spread_moves, write_plan
+from tests.spec_paths import APPLY_OPERATIONS, defined, templates
 
 pytestmark = pytest.mark.live
 

@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from apply_helpers import lbctl, mutations, unloads_done
-from plan_contract import check_plan
 
 from lbctl.errors import ExitStatus
 from lbctl.sandbox import TestCluster, hot_cluster
+from tests.apply.apply_helpers import lbctl, mutations, unloads_done
+from tests.plan_contract import check_plan
 
 pytestmark = pytest.mark.live
 
@@ -152,7 +152,7 @@ def test_drain_fill_applies_paced(hot: TestCluster) -> None:
 
 
 def test_bundle_arriving_during_the_drain_is_drained_in_another_round(hot: TestCluster) -> None:
-    from apply_helpers import move_now
+    from tests.apply.apply_helpers import move_now
 
     c = hot
     ids = list(c.brokers)
@@ -177,7 +177,7 @@ def test_bundle_arriving_during_the_drain_is_drained_in_another_round(hot: TestC
 def test_recently_moved_bundles_are_drained_too(hot: TestCluster, tmp_path: Path) -> None:
     """A bundle an apply moved onto the broker a moment ago is within the grace period; a drain
     moves it anyway (an operator's explicit intent, like a rollback)."""
-    from apply_helpers import plan_doc, write_plan
+    from tests.apply.apply_helpers import plan_doc, write_plan
 
     c = hot
     ids = list(c.brokers)

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from paths import EXAMPLES
 from typer.testing import CliRunner
 
 from lbctl.apply.planfile import parse_plan, read_plan
 from lbctl.cli.app import app
 from lbctl.errors import PlanError
+from tests.paths import EXAMPLES
 
 
 def _plan(**over: object) -> dict:

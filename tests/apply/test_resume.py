@@ -14,10 +14,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from apply_helpers import lbctl, plan_doc, spread_moves, unloads_done, write_plan
 
 from lbctl.errors import ExitStatus
 from lbctl.sandbox import Fault, TestCluster
+from tests.apply.apply_helpers import lbctl, plan_doc, spread_moves, unloads_done, write_plan
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
 

@@ -6,13 +6,12 @@ from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from factories import MB, _bundles, _scenario
-
 from lbctl.apply.live import LiveView, usage_of
 from lbctl.apply.planfile import PlannedAction
 from lbctl.apply.validate import CHANGED, GONE, SKIPPED, VALID, validate
 from lbctl.config import resolve
 from lbctl.model.cluster import ClusterState
+from tests.factories import MB, _bundles, _scenario
 
 MOD = "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl"
 

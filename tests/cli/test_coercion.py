@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 import typer
-from paths import EXAMPLES
 from typer._coercion import build_runtime_param
 from typer.core import _TyperParameter
 
 from lbctl.cli.app import app
 from lbctl.cli.coercion import _DirectParam
+from tests.paths import EXAMPLES
 
 VALUES: list[Any] = [
     "", " ", "abc", "5", "-3", "0", "007", "1.5", "-0.25", "1e3", " 5", "5 ", "+5", "1_000",

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from paths import EXAMPLES, example_files  # type: ignore[import-not-found]
 
 from lbctl.cli.app import app
+from tests.paths import EXAMPLES, example_files
 
 PAIRS = ["--strategy", "ThresholdShedder", "--strategy", "AvgShedder:AvgShedder",
          "--strategy", "UniformLoadShedder"]

@@ -8,11 +8,11 @@ import json
 
 import pytest
 import yaml
-from paths import DATA, EXAMPLES  # type: ignore[import-not-found]
 
 from lbctl.cli.app import app
 from lbctl.doctor.builtin import RULES
 from lbctl.render.doctor_view import DOCTOR_SCHEMA
+from tests.paths import DATA, EXAMPLES
 
 D = DATA / "doctor"
 

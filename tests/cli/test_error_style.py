@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import pytest
-from paths import EXAMPLES
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
+from tests.paths import EXAMPLES
 
 
 @pytest.mark.parametrize("args, text, path", [

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from paths import EXAMPLES
-
 from lbctl.cli.app import app
 from lbctl.cli.examples import examples_dir
+from tests.paths import EXAMPLES
 
 
 def test_the_package_holds_the_examples() -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from paths import EXAMPLES  # type: ignore[import-not-found]
 
 from lbctl.cli.app import app
+from tests.paths import EXAMPLES
 
 HEAVY = ("pandas", "httpx", "pyspark", "numpy")
 

@@ -6,13 +6,13 @@ import socket
 import threading
 
 import pytest
-from prom_helpers import free_port
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
 from lbctl.cli.prometheus import PrometheusArgs, request_of
 from lbctl.errors import UsageError
 from lbctl.sources.prometheus import parse_duration, parse_time
+from tests.prom_helpers import free_port
 
 NOW = 1_772_360_130_500  # 2026-03-01T10:15:30.500Z
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from plan_contract import check_plan  # type: ignore[import-not-found]
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
+from tests.plan_contract import check_plan
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 PIP364 = str(EXAMPLES / "pip364-90-10.json")

@@ -12,9 +12,9 @@ from random import Random
 
 import pytest
 import yaml
-from paths import EXAMPLES, example_files  # type: ignore[import-not-found]
 
 from lbctl.cli.app import app
+from tests.paths import EXAMPLES, example_files
 
 PLAN_KEYS = {"format", "cluster", "capturedAt", "loadManager", "shedding", "placement", "settings",
              "actions", "brokers", "summary"}

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from paths import EXAMPLES, ROOT, example_files  # type: ignore[import-not-found]
 
 from lbctl.cli.app import app
+from tests.paths import EXAMPLES, ROOT, example_files
 
 MALFORMED = ROOT / "tests" / "data" / "malformed"
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from paths import EXAMPLES  # type: ignore[import-not-found]
 
 from lbctl.cli.app import app
+from tests.paths import EXAMPLES
 
 EXAMPLE = str(EXAMPLES / "flow-or-qps.json")
 DATA = Path(__file__).resolve().parents[1] / "data" / "split"

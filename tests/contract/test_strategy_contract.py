@@ -18,8 +18,6 @@ from pathlib import Path
 from random import Random
 
 import pytest
-from factories import SCENARIOS  # type: ignore[import-not-found]
-from plan_contract import check_plan  # type: ignore[import-not-found]
 
 from lbctl.config import SETTINGS_BY_NAME, Settings, resolve
 from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
@@ -29,6 +27,8 @@ from lbctl.model.cluster import ClusterState, TopicStats
 from lbctl.sources.snapshot import read_snapshots
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING, SPLIT
 from lbctl.strategies.split.base import option_for
+from tests.factories import SCENARIOS
+from tests.plan_contract import check_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = [p for p in sorted((ROOT / "examples").iterdir())

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import pytest
-from paths import EXAMPLES
 
 from lbctl.doctor.run import diagnose
 from lbctl.loadmanager.select import Options
 from lbctl.sources.snapshot import read_snapshots
+from tests.paths import EXAMPLES
 
 # example → the rules it must trigger (exactly these) and the exit status
 EXPECTED: dict[str, tuple[set[str], int]] = {

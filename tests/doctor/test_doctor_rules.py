@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from paths import DATA
 
 from lbctl.doctor.base import Severity
 from lbctl.doctor.builtin import RULES
@@ -18,6 +17,7 @@ from lbctl.doctor.run import diagnose
 from lbctl.errors import DoctorStatus
 from lbctl.loadmanager.select import Options
 from lbctl.sources.snapshot import read_snapshots
+from tests.paths import DATA
 
 D = DATA / "doctor"
 BASE = "base.json"

@@ -11,10 +11,10 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from independent import CORPUS
 from typer.testing import CliRunner
 
 from lbctl.cli.fleet import app as fleet_app
+from tests.fleet.independent import CORPUS
 
 
 @pytest.fixture(scope="session")

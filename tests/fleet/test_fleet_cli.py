@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from paths import EXAMPLES
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
+from tests.paths import EXAMPLES
 
 
 def _run(*args: str):

@@ -22,13 +22,13 @@ from pathlib import Path
 
 import pandas as pd  # noqa: TID253 - the tables are read back with pandas
 import pytest
-from independent import CORPUS
 
 import lbctl.cli.fleet as fleet_cli
+from tests.fleet.independent import CORPUS
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
-SPARK_HOME = Path(__import__("pyspark").__file__).parent
+SPARK_HOME = Path(pytest.importorskip("pyspark", reason="the fleet extra is not installed").__file__).parent
 APP = Path(fleet_cli.__file__)
 
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import orjson
 import pandas as pd  # noqa: TID253 - the tables are read back with pandas
 import pytest
-from independent import CORPUS, bundles_frame, load_snapshots
 
 from lbctl.errors import UsageError
 from lbctl.fleet import commit
 from lbctl.fleet.files import MANIFEST, read_manifest, write_manifest
+from tests.fleet.independent import CORPUS, bundles_frame, load_snapshots
 
 SNAPS = load_snapshots(CORPUS)
 

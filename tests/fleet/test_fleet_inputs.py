@@ -6,11 +6,10 @@ import gzip
 import os
 import shutil
 
-from independent import CORPUS
-
 from lbctl.fleet.files import InputFile, list_inputs
 from lbctl.fleet.ingest import _failed_file, file_uri, native_kind
 from lbctl.fleet.isolate import isolated_file_rows, needs_isolation
+from tests.fleet.independent import CORPUS
 
 
 def _input(path) -> InputFile:

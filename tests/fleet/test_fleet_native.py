@@ -21,12 +21,12 @@ from pathlib import Path
 import orjson
 import pandas as pd  # noqa: TID253 - Spark tests need pandas anyway
 import pytest
-from hostile import write_corpus
-from paths import DATA, EXAMPLES
 
 from lbctl.fleet.files import list_inputs
 from lbctl.fleet.rows import COLUMN_NAMES, TABLES, file_rows, table_schema
 from lbctl.sources.snapshot import parse_snapshot, read_snapshot_file, snapshot_to_dict
+from tests.fleet.hostile import write_corpus
+from tests.paths import DATA, EXAMPLES
 
 pytestmark = pytest.mark.spark
 

@@ -6,7 +6,8 @@ import math
 from pathlib import Path
 
 import pytest
-from plot_checks import read_png
+
+from tests.plot_checks import read_png
 
 pd = pytest.importorskip("pandas")
 

@@ -7,11 +7,11 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from prom_helpers import history, needs_prometheus, openmetrics, prometheus_with
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
 from lbctl.model.cluster import iso_time
+from tests.prom_helpers import history, needs_prometheus, openmetrics, prometheus_with
 
 H = history(brokers=3, bundles=12, steps=8, namespaces=2, cluster="from-prom")
 

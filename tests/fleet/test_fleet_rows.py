@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from independent import CORPUS, brokers_frame, load_snapshots
 
 from lbctl.errors import SnapshotError
 from lbctl.fleet.files import changed, is_snapshot_name, list_inputs, read_manifest, write_manifest
 from lbctl.fleet.rows import COLUMN_NAMES, TABLES, file_rows
 from lbctl.sources.snapshot import read_snapshot_file
+from tests.fleet.independent import CORPUS, brokers_frame, load_snapshots
 
 
 def _rows(path) -> list[dict]:

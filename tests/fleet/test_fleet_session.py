@@ -6,11 +6,11 @@ import json
 import os
 
 import pytest
-from independent import CORPUS
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
 from lbctl.fleet.session import SMALL_JOB_BYTES, default_conf, effective_conf, local_tuning
+from tests.fleet.independent import CORPUS
 
 
 def test_local_defaults_follow_the_machine_and_the_input_size() -> None:

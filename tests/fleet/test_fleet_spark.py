@@ -14,11 +14,11 @@ import struct
 import orjson
 import pandas as pd  # noqa: TID253 - Spark tests need pandas anyway
 import pytest
-from independent import CORPUS, brokers_frame, bundles_frame, epoch_ms, load_snapshots
-from independent import report as expected_report
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app as lbctl_app
+from tests.fleet.independent import CORPUS, brokers_frame, bundles_frame, epoch_ms, load_snapshots
+from tests.fleet.independent import report as expected_report
 
 pytestmark = pytest.mark.spark
 

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from live_helpers import TOKENS, Lbctl
 
 from lbctl.sandbox import TestCluster, hot_cluster
+from tests.live.live_helpers import TOKENS, Lbctl
 
 
 @pytest.fixture(autouse=True)

@@ -8,10 +8,10 @@ import io
 import json
 
 import pytest
-from live_helpers import Lbctl
 
 from lbctl.sandbox import Fault, extensible_cluster
 from lbctl.sources.live_brokers import leader_id
+from tests.live.live_helpers import Lbctl
 
 pytestmark = pytest.mark.live
 

@@ -7,9 +7,9 @@ import json
 from collections.abc import Iterator
 
 import pytest
-from live_helpers import TOKENS, Lbctl, assert_no_secret
 
 from lbctl.sandbox import TestCluster, extensible_cluster
+from tests.live.live_helpers import TOKENS, Lbctl, assert_no_secret
 
 pytestmark = pytest.mark.live
 

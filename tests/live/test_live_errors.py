@@ -5,11 +5,11 @@ from __future__ import annotations
 import socket
 
 import pytest
-from live_helpers import SECRETS, USER_TOKEN, Lbctl, assert_no_secret
 
 from lbctl.cli.app import app
 from lbctl.errors import EXIT_CODES
 from lbctl.sandbox import Fault, TestCluster
+from tests.live.live_helpers import SECRETS, USER_TOKEN, Lbctl, assert_no_secret
 
 pytestmark = pytest.mark.live
 

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from live_helpers import Lbctl, assert_no_secret
 
 from lbctl.sandbox import Fault
 from lbctl.sources.snapshot import read_snapshot_file
+from tests.live.live_helpers import Lbctl, assert_no_secret
 
 pytestmark = pytest.mark.live
 

@@ -11,8 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from live_helpers import TOKENS, Lbctl, assert_no_secret
-from spec_paths import defined
 
 from lbctl.config import resolve
 from lbctl.model.bundle import topic_hash
@@ -29,6 +27,8 @@ from lbctl.sources.live_extensible import (
     usage_for_percent,
 )
 from lbctl.sources.snapshot import read_snapshot_file
+from tests.live.live_helpers import TOKENS, Lbctl, assert_no_secret
+from tests.spec_paths import defined
 
 MODULAR_LM = "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl"
 

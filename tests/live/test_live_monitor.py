@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from live_helpers import Lbctl, assert_no_secret
 
 from lbctl.sandbox import Fault, hot_cluster
+from tests.live.live_helpers import Lbctl, assert_no_secret
 
 pytestmark = pytest.mark.live
 
@@ -101,13 +101,12 @@ def test_refreshes_average_across_samples(lbctl: Lbctl) -> None:
 def test_refresh_reads_known_brokers_with_the_discovery(cluster) -> None:
     """After the first refresh the known brokers' load reports go out together with the broker
     list (one round trip); a broker that left is dropped, not shown as failing."""
-    from live_helpers import ADMIN_TOKEN
-
     from lbctl.admin.auth import make_auth
     from lbctl.admin.client import AdminClient
     from lbctl.cli.monitor_loop import live_refresh
     from lbctl.monitor.brokers import BrokerMonitor
     from lbctl.sources.live import LiveSource
+    from tests.live.live_helpers import ADMIN_TOKEN
 
     with AdminClient(cluster.admin_url, auth=make_auth("token", f"token:{ADMIN_TOKEN}")) as client:
         src = LiveSource(client, topics=False, namespaces=False)

@@ -8,12 +8,12 @@ import os
 from pathlib import Path
 
 import pytest
-from live_helpers import ADMIN_TOKEN, Lbctl, assert_no_secret
 
 from lbctl.admin.auth import make_auth
 from lbctl.admin.client import AdminClient
 from lbctl.executor import Executor, check_bundle, parse_range, split_mutation
 from lbctl.sandbox import TestCluster
+from tests.live.live_helpers import ADMIN_TOKEN, Lbctl, assert_no_secret
 
 pytestmark = pytest.mark.live
 

@@ -4,9 +4,9 @@ failed read stays one error line naming the request (issue 13 item 11)."""
 from __future__ import annotations
 
 import pytest
-from live_helpers import Lbctl, assert_no_secret
 
 from lbctl.sandbox import Fault, TestCluster
+from tests.live.live_helpers import Lbctl, assert_no_secret
 
 pytestmark = pytest.mark.live
 
@@ -54,7 +54,7 @@ def test_a_failed_live_read_is_one_line_naming_method_path_and_reason(
 
 
 def test_a_url_with_credentials_is_shown_without_them(cluster: TestCluster, lbctl: Lbctl) -> None:
-    from lbctl.cli.inputs import shown_url
+    from lbctl.safe.redact import url_without_userinfo as shown_url
 
     assert shown_url("http://admin:SECRET-ADMIN-SIGNATURE@pulsar:8080") == "http://***@pulsar:8080"
 

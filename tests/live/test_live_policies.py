@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from live_helpers import TOKENS, Lbctl
 
 from lbctl.model.bundle import topic_hash
 from lbctl.sandbox import Fault, TestCluster, extensible_cluster
 from lbctl.sources.snapshot import read_snapshot_file
+from tests.live.live_helpers import TOKENS, Lbctl
 
 MODULAR_LM = "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl"
 GOLD = {"namespaces": ["tenant-a/.*"], "primary": [], "secondary": [],

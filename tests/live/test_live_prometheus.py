@@ -9,12 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from live_helpers import Lbctl
-from prom_helpers import PrometheusServer, needs_prometheus
 
 from lbctl.model.load import ResourceUsage
 from lbctl.sandbox import TestCluster, hot_cluster
 from lbctl.sources.snapshot import read_snapshots
+from tests.live.live_helpers import Lbctl
+from tests.prom_helpers import PrometheusServer, needs_prometheus
 
 pytestmark = [pytest.mark.live, pytest.mark.slow, needs_prometheus]
 

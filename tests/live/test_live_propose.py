@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from live_helpers import Lbctl, assert_no_secret
-from plan_contract import check_plan  # type: ignore[import-not-found]
+
+from tests.live.live_helpers import Lbctl, assert_no_secret
+from tests.plan_contract import check_plan
 
 pytestmark = pytest.mark.live
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from live_helpers import ADMIN_TOKEN, Lbctl
-from spec_paths import defined
 
 from lbctl.admin.auth import make_auth
 from lbctl.admin.client import AdminClient
 from lbctl.executor import Executor, split_mutation
+from tests.live.live_helpers import ADMIN_TOKEN, Lbctl
+from tests.spec_paths import defined
 
 pytestmark = [pytest.mark.live]
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from live_helpers import Lbctl  # type: ignore[import-not-found]
+
+from tests.live.live_helpers import Lbctl
 
 pytestmark = pytest.mark.live
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from factories import MB, broker, state, stats
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
@@ -28,6 +27,7 @@ from lbctl.model.cluster import ClusterState
 from lbctl.model.decision import Label, Reason
 from lbctl.records import replace
 from lbctl.sources.snapshot import read_snapshots
+from tests.factories import MB, broker, state, stats
 
 ROOT = Path(__file__).resolve().parents[2]
 EXT = ROOT / "examples" / "extensible"
@@ -121,7 +121,7 @@ def test_threshold_shedder_average_advances_per_elapsed_cycle() -> None:
 def test_grace_period_expires_on_the_clock() -> None:
     """``loadBalancerSheddingGracePeriodMinutes`` (30): a bundle unloaded at the first snapshot is
     eligible again 31 minutes later, whatever happened in between."""
-    from factories import skewed_overload
+    from tests.factories import skewed_overload
 
     s = skewed_overload()
     rs = run([s, replace(s, captured_at=s.captured_at + 31 * MINUTE)],
@@ -149,7 +149,7 @@ def test_bundle_samples_count_report_writes() -> None:
 
 
 def test_catch_up_is_capped_with_a_warning() -> None:
-    from factories import balanced
+    from tests.factories import balanced
 
     s = balanced()
     rs = run([s, replace(s, captured_at=s.captured_at + (CATCH_UP_LIMIT + 10) * MINUTE)],

@@ -6,15 +6,15 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from factories import MB, _bundles, _scenario, skewed_underload, with_system_namespaces
-from paths import EXAMPLES
-from plan_contract import check_plan
 
 from lbctl.config import resolve
 from lbctl.errors import UsageError
 from lbctl.loadmanager.drain import drain_plan, fill_plan, movable_bundles, usage_of
 from lbctl.loadmanager.select import Options
 from lbctl.sources.snapshot import read_snapshots
+from tests.factories import MB, _bundles, _scenario, skewed_underload, with_system_namespaces
+from tests.paths import EXAMPLES
+from tests.plan_contract import check_plan
 
 
 def _settings(state, **over):  # type: ignore[no-untyped-def]

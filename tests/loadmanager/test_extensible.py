@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from plan_contract import check_plan  # type: ignore[import-not-found]
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
@@ -18,6 +17,7 @@ from lbctl.loadmanager.select import Options, plans, run
 from lbctl.model.load import ResourceUsage
 from lbctl.records import replace
 from lbctl.sources.snapshot import read_snapshots
+from tests.plan_contract import check_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 EXT = ROOT / "examples" / "extensible"

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from factories import broker, state, stats
-
 from lbctl.config import Settings
 from lbctl.loadmanager.modular import ModularLoadManager as LoadManager
 from lbctl.model.load import ResourceUsage
 from lbctl.records import replace
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
+from tests.factories import broker, state, stats
 
 B1 = "1/1/1/0x00000000_0xffffffff"
 B2 = "2/2/2/0x00000000_0xffffffff"

@@ -11,14 +11,13 @@ stays) is the behaviour under test.
 
 from __future__ import annotations
 
-from factories import broker, state, stats
-
 from lbctl.config import IMPL, Settings
 from lbctl.loadmanager.modular import ModularLoadManager
 from lbctl.model.cluster import ClusterState
 from lbctl.model.policies import ClusterPolicies, IsolationPolicy
 from lbctl.records import replace
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
+from tests.factories import broker, state, stats
 
 ISO = "iso/ns/0x00000000_0xffffffff"
 OPEN = "open/ns/0x00000000_0xffffffff"
@@ -222,10 +221,9 @@ def test_isolation_primary_without_a_report_is_not_scored() -> None:
 def test_the_policies_example() -> None:
     """examples/policies.json (examples/README.md): the isolated namespace goes to its other
     primary, billing to the failure domain owning the fewest of its group, never to broker-6."""
-    from paths import EXAMPLES  # type: ignore[import-not-found]
-
     from lbctl.loadmanager.select import Options, plans
     from lbctl.sources.snapshot import read_snapshots
+    from tests.paths import EXAMPLES
 
     [plan] = plans(read_snapshots([EXAMPLES / "policies.json"]), Options())
     dest = {a.bundle.rsplit("/", 1)[0]: a.destinationBroker for a in plan.actions

@@ -7,8 +7,6 @@ import json
 import math
 
 import pytest
-from factories import MB, balanced, broker, single_broker, skewed_overload, state, stats
-from plan_contract import check_plan  # type: ignore[import-not-found]
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
@@ -16,6 +14,8 @@ from lbctl.loadmanager.select import Options, plans, run
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import ResourceUsage
 from lbctl.records import replace
+from tests.factories import MB, balanced, broker, single_broker, skewed_overload, state, stats
+from tests.plan_contract import check_plan
 
 NOW = 1_763_000_000_000
 
@@ -41,9 +41,8 @@ def test_the_plan_says_why(scenario, opts, label, reason) -> None:  # type: igno
 
 
 def test_extensible_decision_and_broker_reasons() -> None:
-    from paths import EXAMPLES  # type: ignore[import-not-found]
-
     from lbctl.sources.snapshot import read_snapshots
+    from tests.paths import EXAMPLES
 
     (s,) = read_snapshots([EXAMPLES / "extensible" / "pip220-12-2-1-1.jsonl"])[:1]
     (p,) = plans([s], Options())

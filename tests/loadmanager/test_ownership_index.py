@@ -13,7 +13,6 @@ import random
 from typing import Any
 
 import pytest
-from factories import broker, load, stats
 
 import lbctl.loadmanager.modular as modular
 import lbctl.strategies.placement.filters as filters
@@ -25,6 +24,7 @@ from lbctl.model.loaddata import BrokerData
 from lbctl.records import replace
 from lbctl.sources.snapshot import parse_snapshot
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
+from tests.factories import broker, load, stats
 
 T0 = 1_795_000_000_000
 

@@ -4,7 +4,6 @@ the decision the way the cited Pulsar change did."""
 from __future__ import annotations
 
 import pytest
-from factories import MB, broker, state, stats
 
 from lbctl.errors import UsageError
 from lbctl.loadmanager.select import Options, plans, run
@@ -14,6 +13,7 @@ from lbctl.model.load import NamespaceBundleStats
 from lbctl.records import replace
 from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.versions import Version, profile_for
+from tests.factories import MB, broker, state, stats
 
 NOW = 1_763_000_000_000
 
@@ -127,9 +127,8 @@ def test_top_k_comparator_variants() -> None:
 def test_transfer_shedder_underloaded_rule_before_22321() -> None:
     """Before PR #22321 a broker counted as underloaded when its ``msgThroughputEMA`` was below
     1 B/s; since, when it is below the max broker's times min(0.5, targetStd / 2)."""
-    from paths import EXAMPLES  # type: ignore[import-not-found]
-
     from lbctl.sources.snapshot import read_snapshots
+    from tests.paths import EXAMPLES
 
     (s,) = read_snapshots([EXAMPLES / "extensible" / "pip220-12-2-1-1.jsonl"])[:1]
     new = run([s], Options(pulsar_version="3.3.0"))[-1]

@@ -9,13 +9,13 @@ from typing import Any
 
 import orjson
 import pytest
-from paths import EXAMPLES
 
 from lbctl.loadmanager import loaddata
 from lbctl.loadmanager.select import Options, plans
 from lbctl.model.bundlecolumns import BundleColumns
 from lbctl.model.loaddata import BundleDataView
 from lbctl.sources.snapshot import parse_snapshot, read_snapshots
+from tests.paths import EXAMPLES
 
 pytest.importorskip("numpy")
 

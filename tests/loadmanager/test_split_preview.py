@@ -6,8 +6,6 @@ from __future__ import annotations
 from types import MappingProxyType
 
 import pytest
-from factories import broker, bundle_data, state, stats  # type: ignore[import-not-found]
-from paths import EXAMPLES  # type: ignore[import-not-found]
 
 from lbctl.config import Settings, resolve
 from lbctl.errors import UsageError
@@ -17,6 +15,8 @@ from lbctl.model.cluster import TopicStats
 from lbctl.records import replace
 from lbctl.sources.snapshot import read_snapshots
 from lbctl.strategies.split.base import SplitError
+from tests.factories import broker, bundle_data, state, stats
+from tests.paths import EXAMPLES
 
 EXAMPLE = EXAMPLES / "flow-or-qps.json"
 NS = "t/ns"

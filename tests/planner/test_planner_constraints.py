@@ -16,8 +16,6 @@ from dataclasses import fields
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from plan_contract import check_plan  # type: ignore[import-not-found]
-from planner_clusters import AT_MS, random_cluster, stats  # type: ignore[import-not-found]
 
 from lbctl.config import resolve
 from lbctl.model.bundle import namespace_of
@@ -25,6 +23,8 @@ from lbctl.model.cluster import ClusterState
 from lbctl.planner import milp
 from lbctl.planner.propose import ProposeOptions, propose
 from lbctl.strategies.placement.broker_filters import IsolationPolicy, Policies
+from tests.plan_contract import check_plan
+from tests.planner_clusters import AT_MS, random_cluster, stats
 
 GRACE_MIN = 30
 

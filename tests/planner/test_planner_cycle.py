@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from planner_clusters import random_cluster  # type: ignore[import-not-found]
 
 from lbctl.errors import UsageError
 from lbctl.loadmanager.select import Options
@@ -13,6 +12,7 @@ from lbctl.planner.propose import ProposeOptions
 from lbctl.simulate.compare import Pair, compare, parse_pairs
 from lbctl.simulate.engine import SimulationOptions, simulate
 from lbctl.sources.snapshot import read_snapshots
+from tests.planner_clusters import random_cluster
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 GREEDY = ProposeOptions(solver="greedy")

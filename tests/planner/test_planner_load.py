@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from planner_clusters import broker, random_cluster, snapshot, stats  # type: ignore[import-not-found]
 
 from lbctl.config import resolve
 from lbctl.loadmanager.select import Options
@@ -21,6 +20,7 @@ from lbctl.planner.load import build, calibrate, with_moves
 from lbctl.planner.propose import ProposeOptions, propose
 from lbctl.simulate.engine import SimulationOptions, simulate
 from lbctl.sources.snapshot import read_snapshots
+from tests.planner_clusters import broker, random_cluster, snapshot, stats
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MODULAR = ["balanced.json", "hot-broker.json", "rolling-restart.yaml", "uniform.json",

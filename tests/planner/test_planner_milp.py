@@ -4,7 +4,6 @@ of it (every row holds) at the objective its cost gives, and the exact optimum i
 from __future__ import annotations
 
 import pytest
-from planner_clusters import random_cluster  # type: ignore[import-not-found]
 
 from lbctl.config import resolve
 from lbctl.planner import milp
@@ -13,6 +12,7 @@ from lbctl.planner.cost import Costs
 from lbctl.planner.goals import Targets
 from lbctl.planner.greedy import Caps, solve_greedy
 from lbctl.planner.load import build
+from tests.planner_clusters import random_cluster
 
 pytestmark = pytest.mark.skipif(not milp.available(), reason="scipy (lbctl[propose]) not installed")
 WIDTH = 0.099

@@ -6,14 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from plan_contract import check_plan  # type: ignore[import-not-found]
-from planner_clusters import (  # type: ignore[import-not-found]
-    broker,
-    bundle_names,
-    random_cluster,
-    snapshot,
-    stats,
-)
 
 from lbctl.config import resolve
 from lbctl.errors import UsageError
@@ -22,6 +14,14 @@ from lbctl.planner import milp
 from lbctl.planner.explain import explain
 from lbctl.planner.propose import Proposal, ProposeOptions, propose
 from lbctl.sources.snapshot import read_snapshots
+from tests.plan_contract import check_plan
+from tests.planner_clusters import (
+    broker,
+    bundle_names,
+    random_cluster,
+    snapshot,
+    stats,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 B1, B2 = "broker-1.pulsar.svc:8080", "broker-2.pulsar.svc:8080"

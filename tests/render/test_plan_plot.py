@@ -6,8 +6,6 @@ import math
 from pathlib import Path
 
 import pytest
-from paths import EXAMPLES
-from plot_checks import read_png
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
@@ -15,6 +13,8 @@ from lbctl.loadmanager.select import Options, plans
 from lbctl.plan import Plan
 from lbctl.render.plan_plot import plan_series
 from lbctl.sources.snapshot import read_snapshots
+from tests.paths import EXAMPLES
+from tests.plot_checks import read_png
 
 
 def _plan(name: str, strategy: str | None = None) -> Plan:

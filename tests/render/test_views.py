@@ -17,7 +17,6 @@ from collections.abc import Callable
 
 import pytest
 import yaml
-from paths import EXAMPLES  # type: ignore[import-not-found]
 
 import lbctl.render
 from lbctl.config import resolve
@@ -34,6 +33,7 @@ from lbctl.render.views import ExplainView, RecommendView, ValidateView
 from lbctl.simulate.compare import compare, parse_pairs
 from lbctl.simulate.engine import SimulationOptions, simulate
 from lbctl.sources.snapshot import read_snapshots, summarize
+from tests.paths import EXAMPLES
 
 
 def _states(name: str = "two-brokers-90-10.jsonl"):

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "live"))
-
-from foreign import Foreign, foreign_host_available
-from live_helpers import TOKENS, Lbctl
-
 from lbctl.sandbox import TestCluster, hot_cluster
+from tests.live.live_helpers import TOKENS, Lbctl
+from tests.security.foreign import Foreign, foreign_host_available
 
 
 @pytest.fixture(autouse=True)

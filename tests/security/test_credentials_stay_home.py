@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from foreign import Foreign
-from live_helpers import ADMIN_TOKEN, Lbctl, assert_no_secret
-from tls_helpers import self_signed  # type: ignore[import-not-found]
 
 from lbctl.sandbox import Fault, TestCluster
+from tests.live.live_helpers import ADMIN_TOKEN, Lbctl, assert_no_secret
+from tests.security.foreign import Foreign
+from tests.tls_helpers import self_signed
 
 pytestmark = pytest.mark.live
 

@@ -6,8 +6,6 @@ import math
 from pathlib import Path
 
 import pytest
-from paths import EXAMPLES
-from plot_checks import read_png
 
 from lbctl.errors import UsageError
 from lbctl.loadmanager.select import Options
@@ -22,6 +20,8 @@ from lbctl.simulate.plot import (
     threshold_line,
 )
 from lbctl.sources.snapshot import read_snapshots
+from tests.paths import EXAMPLES
+from tests.plot_checks import read_png
 
 SETTINGS = {"loadBalancerBrokerThresholdShedderPercentage": 10,
             "loadBalancerBrokerOverloadedThresholdPercentage": 85,

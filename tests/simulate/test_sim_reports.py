@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from factories import broker, stats  # type: ignore[import-not-found]
 
 from lbctl.config import Settings
 from lbctl.records import replace
 from lbctl.simulate.reports import max_change, need_update, percent_change
+from tests.factories import broker, stats
 
 
 def test_percent_change_as_pulsar() -> None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from factories import stats  # type: ignore[import-not-found]
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lbctl.model.load import BundleData
 from lbctl.simulate.sampling import sample, sample_all
+from tests.factories import stats
 
 rates = st.floats(min_value=0, max_value=1e9, allow_nan=False, allow_infinity=False)
 

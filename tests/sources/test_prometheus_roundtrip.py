@@ -17,7 +17,6 @@ from urllib.parse import parse_qs, urlsplit
 
 import orjson
 import pytest
-from prom_helpers import history, needs_prometheus, openmetrics, prometheus_with
 from typer.testing import CliRunner
 
 from lbctl.admin.prometheus import PrometheusClient
@@ -26,6 +25,7 @@ from lbctl.model.cluster import iso_time
 from lbctl.sources.prometheus import HistoryRequest, Reference, read_history
 from lbctl.sources.snapshot import read_snapshots
 from lbctl.sources.snapshot_schema import parse_snapshot
+from tests.prom_helpers import history, needs_prometheus, openmetrics, prometheus_with
 
 pytestmark = [needs_prometheus, pytest.mark.slow]
 

@@ -17,7 +17,6 @@ from typing import Any
 
 import orjson
 import pytest
-from prom_helpers import Counters, free_port, needs_prometheus, openmetrics, prometheus_with
 from typer.testing import CliRunner
 
 from lbctl.admin.prometheus import PrometheusClient
@@ -27,6 +26,7 @@ from lbctl.model.cluster import iso_time
 from lbctl.model.load import ResourceUsage
 from lbctl.sources.prometheus import HistoryRequest, Reference, read_history
 from lbctl.sources.snapshot_schema import parse_snapshot
+from tests.prom_helpers import Counters, free_port, needs_prometheus, openmetrics, prometheus_with
 
 pytestmark = [needs_prometheus, pytest.mark.slow]
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import orjson
 import pytest
-from paths import DATA, EXAMPLES
 
 from lbctl.errors import SnapshotError
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.sources import snapshot
 from lbctl.sources.snapshot_fast import CheckedStats, fast_load
 from lbctl.sources.snapshot_schema import parse_snapshot
+from tests.paths import DATA, EXAMPLES
 
 JSON_FILES = sorted([*EXAMPLES.glob("**/*.json"), *(DATA / "valid").glob("*.json")])
 MALFORMED = sorted(p for p in (DATA / "malformed").glob("*.json") if p.name != "EXPECTED.json")

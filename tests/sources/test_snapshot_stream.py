@@ -10,7 +10,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-from paths import EXAMPLES
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
@@ -20,6 +19,7 @@ from lbctl.model.cluster import ClusterState
 from lbctl.sources import snapshot, snapshot_stream
 from lbctl.sources.snapshot import read_snapshots
 from lbctl.sources.snapshot_stream import StreamedSnapshots, open_sequence
+from tests.paths import EXAMPLES
 
 SEQUENCES = [EXAMPLES / "two-brokers-90-10.jsonl", EXAMPLES / "avg-shedder.jsonl",
              EXAMPLES / "extensible" / "pip220-12-2-1-1.jsonl"]

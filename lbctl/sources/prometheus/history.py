@@ -489,9 +489,9 @@ def _int(v: float | None) -> int:
 
 
 def _safe(url: str) -> str:
-    from lbctl.admin.clientconf import _safe_url
+    from lbctl.safe.redact import url_without_userinfo
 
-    return _safe_url(url)
+    return url_without_userinfo(url)
 
 
 def _limit(resource: str, raw: float | None) -> float:

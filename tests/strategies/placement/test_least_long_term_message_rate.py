@@ -14,7 +14,6 @@ from random import Random
 from types import MappingProxyType
 
 import pytest
-from factories import broker, bundle_data
 
 from lbctl.config import Settings
 from lbctl.model.javaorder import java_hash_order
@@ -22,6 +21,7 @@ from lbctl.model.load import BundleData, LocalBrokerData, ResourceUsage, TimeAve
 from lbctl.model.loaddata import BrokerData, LoadData
 from lbctl.strategies.builtin import PLACEMENT
 from lbctl.strategies.placement.least_long_term_message_rate import LeastLongTermMessageRate
+from tests.factories import broker, bundle_data
 
 BUNDLE = "t/n/0x00000000_0xffffffff"
 

@@ -14,7 +14,6 @@ from random import Random
 from types import MappingProxyType
 
 import pytest
-from factories import broker, load
 
 from lbctl.config import Settings
 from lbctl.model.javaorder import java_hash_order
@@ -23,6 +22,7 @@ from lbctl.model.loaddata import LoadData
 from lbctl.strategies.placement.least_resource_usage_with_weight import (
     LeastResourceUsageWithWeight,
 )
+from tests.factories import broker, load
 
 BUNDLE = "t/n/0x00000000_0xffffffff"
 

@@ -13,7 +13,6 @@ from random import Random
 from types import MappingProxyType
 
 import pytest
-from factories import broker, bundle_data, load
 
 from lbctl.config import Settings
 from lbctl.model.decision import Label, Reason
@@ -21,6 +20,7 @@ from lbctl.model.javaorder import java_hash_order
 from lbctl.model.loaddata import LoadData
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 from lbctl.strategies.shedding.avg import AvgShedder, AvgShedderMemory, AvgShedderPlacement
+from tests.factories import broker, bundle_data, load
 
 MB = 1024 * 1024
 

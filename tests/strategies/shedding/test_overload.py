@@ -10,12 +10,12 @@ the explanation each broker gets.
 from __future__ import annotations
 
 import pytest
-from factories import broker, bundle_data, load
 
 from lbctl.config import MB, Settings
 from lbctl.model.decision import Label, Reason
 from lbctl.strategies.builtin import SHEDDING
 from lbctl.strategies.shedding.overload import OverloadShedder
+from tests.factories import broker, bundle_data, load
 
 # OverloadShedderTest's constructor sets loadBalancerBrokerOverloadedThresholdPercentage = 85.
 CONF = Settings.defaults().with_values(loadBalancerBrokerOverloadedThresholdPercentage=85)

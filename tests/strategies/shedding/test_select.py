@@ -7,12 +7,11 @@ the shedding map's Java order, at least one bundle, stop once the running sum re
 
 from __future__ import annotations
 
-from factories import broker, bundle_data, load
-
 from lbctl.config import MB
 from lbctl.model.decision import Reason
 from lbctl.model.javaorder import JavaHashMap, concurrent_order, hashmap_order, java_hash_order
 from lbctl.strategies.shedding._select import select_greedy, shedding_candidates
+from tests.factories import broker, bundle_data, load
 
 HEARTBEAT = "pulsar/broker-a:8080/0x00000000_0xffffffff"
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 from types import MappingProxyType
 
 import pytest
-from factories import broker, bundle_data, load
 
 from lbctl.config import MB, Settings
 from lbctl.model.decision import Label, Reason
 from lbctl.strategies.builtin import SHEDDING
 from lbctl.strategies.shedding.threshold import ThresholdShedder
+from tests.factories import broker, bundle_data, load
 
 CONF = Settings.defaults().with_values(lowerBoundarySheddingEnabled=False)
 LOWER = CONF.with_values(lowerBoundarySheddingEnabled=True)

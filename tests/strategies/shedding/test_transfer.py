@@ -12,7 +12,6 @@ import random
 import statistics
 
 import pytest
-from ext_helpers import NOW, cpu_load, shedder_settings, store, top_bundles
 
 from lbctl.model.decision import Label, Reason, unloads_key
 from lbctl.strategies.placement.broker_filters import (
@@ -26,6 +25,7 @@ from lbctl.strategies.placement.broker_filters import (
     shedding_with_policies_allowed,
 )
 from lbctl.strategies.shedding.transfer import ShedderInput, TransferShedder
+from tests.ext_helpers import NOW, cpu_load, shedder_settings, store, top_bundles
 
 SETUP_AVG = 0.36400000000000005
 SETUP_STD = 0.3982762860126121

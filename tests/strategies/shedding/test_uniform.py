@@ -14,7 +14,6 @@ rate branch's priority without fallback, and the explanations.
 from __future__ import annotations
 
 import pytest
-from factories import broker, bundle_data, load
 
 from lbctl.config import MB, Settings
 from lbctl.model.decision import Label, Reason
@@ -26,6 +25,7 @@ from lbctl.strategies.shedding.uniform import (
     java_int,
     java_int_add,
 )
+from tests.factories import broker, bundle_data, load
 
 CONF = Settings.defaults()
 

@@ -7,7 +7,6 @@ from pathlib import Path
 from types import MappingProxyType
 
 import pytest
-from factories import broker, bundle_data, load, state, stats  # type: ignore[import-not-found]
 
 from lbctl.config import Settings
 from lbctl.loadmanager.modular import auto_splits
@@ -18,6 +17,7 @@ from lbctl.model.decision import Reason
 from lbctl.records import replace
 from lbctl.sources.snapshot import read_snapshots
 from lbctl.strategies.split.bundle_splitter_task import find_bundles_to_split
+from tests.factories import broker, bundle_data, load, state, stats
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "split"
 MAX_RATE = 30000
