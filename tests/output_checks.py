@@ -33,8 +33,6 @@ from tests.cli_cases import (
 from tests.output_facts import expected, first_difference
 
 CHECKED: set[tuple[str, str]] = set()
-
-
 _YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
