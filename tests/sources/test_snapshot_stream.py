@@ -71,6 +71,7 @@ def _with_stats(objs: list[object], path: Path) -> int:
                and any(r.lastStats for r in o.brokers.values()))
 
 
+@pytest.mark.slow  # ~40 s: a sequence large enough to tell bounded memory from growth
 def test_the_replay_holds_a_bounded_number_of_snapshots(tmp_path: Path) -> None:
     line = (EXAMPLES / "two-brokers-90-10.jsonl").read_text().splitlines()[0]
     snap = orjson.loads(line)
