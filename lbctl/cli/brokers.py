@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, NoColor, Output, Wide, emit, handled
+from lbctl.cli.common import TABLE, NoColor, Output, Wide, emit
 
 
 def brokers(
@@ -30,15 +30,14 @@ def brokers(
       lbctl brokers --leader
       lbctl brokers -o json
     """
-    with handled():
-        from lbctl.cli.connection import open_client
-        from lbctl.errors import LbctlError
-        from lbctl.render.brokers_view import BrokersView
-        from lbctl.sources.live_brokers import read_brokers
+    from lbctl.cli.connection import open_client
+    from lbctl.errors import LbctlError
+    from lbctl.render.brokers_view import BrokersView
+    from lbctl.sources.live_brokers import read_brokers
 
-        with open_client(ctx) as client:
-            found = read_brokers(client)
-        if leader and found.leader is None:
-            raise LbctlError(f"no leader broker in {found.cluster} right now"
-                             + (f": {found.leader_error}" if found.leader_error else ""))
-        emit(BrokersView(found, leader_only=leader), output, wide=wide, no_color=no_color)
+    with open_client(ctx) as client:
+        found = read_brokers(client)
+    if leader and found.leader is None:
+        raise LbctlError(f"no leader broker in {found.cluster} right now"
+                         + (f": {found.leader_error}" if found.leader_error else ""))
+    emit(BrokersView(found, leader_only=leader), output, wide=wide, no_color=no_color)

@@ -1,26 +1,20 @@
-"""What every command shares: option types, error handling and output.
+"""What every command shares: option types and output.
 
-Errors are mapped to exit codes in one place (:func:`handled`): an :class:`~lbctl.errors.LbctlError`
-prints ``lbctl: error: <one line>`` on stderr and exits with its code (1, or 2 for usage errors);
-anything unexpected prints one line too — never a traceback — unless ``LBCTL_TRACEBACK=1``.
+Errors are not handled here: a command body raises, and the root group maps every failure to one
+line and an exit code (:mod:`lbctl.cli.failures`).
 """
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from lbctl.errors import ExitStatus, LbctlError
 from lbctl.render import FORMATS, Renderable, render
 from lbctl.render.display import Display, colour_wanted, terminal_width, using
-from lbctl.safe.text import one_line, shorten
 
 #: ``-o/--output`` choices: the formats of :data:`lbctl.render.FORMATS`, ``table`` first
 OutputFormat = StrEnum("OutputFormat", [(name, name) for name in FORMATS])  # type: ignore[misc]  # built at run time
@@ -101,43 +95,6 @@ NoColor = Annotated[
     typer.Option("--no-color", help="Tables: no colour (none either when NO_COLOR is set or the "
                  "output is not a terminal)."),
 ]
-
-
-def error(message: str) -> None:
-    """``lbctl: error: …`` — one line, whatever the message holds: control characters (a name
-    with a newline or an escape sequence) are shown escaped, and a huge one is shortened. On a
-    terminal, a progress line left by the failed work is erased first (the error starts its line)."""
-    from lbctl.cli.connection import is_terminal
-
-    erase = "\r" + " " * 79 + "\r" if is_terminal(sys.stderr) else ""
-    sys.stderr.write(f"{erase}lbctl: error: {one_line(message)}\n")
-
-
-@contextmanager
-def handled() -> Iterator[None]:
-    """Run a command body, turning every failure into one line and an exit code."""
-    try:
-        yield
-    except LbctlError as e:
-        error(str(e) if str(e) else type(e).__name__)
-        raise typer.Exit(int(e.exit_code)) from None
-    except typer.Exit:
-        raise
-    except KeyboardInterrupt:
-        error("interrupted")
-        raise typer.Exit(ExitStatus.INTERRUPTED) from None
-    except typer.Abort:  # Ctrl-C or Ctrl-D at a prompt (typer.confirm)
-        error("aborted at the prompt: nothing was sent")
-        raise typer.Exit(ExitStatus.INTERRUPTED) from None
-    except BrokenPipeError:
-        raise typer.Exit(ExitStatus.SUCCESS) from None
-    except Exception as e:  # the promise: never a traceback
-        if os.environ.get("LBCTL_TRACEBACK"):
-            raise
-        msg = str(e).splitlines()[0] if str(e) else ""
-        error(f"internal error: {type(e).__name__}: {shorten(msg, 300)} "
-              "(set LBCTL_TRACEBACK=1 for details)")
-        raise typer.Exit(ExitStatus.ERROR) from None
 
 
 def display(*, wide: bool = False, no_color: bool = False) -> Display:

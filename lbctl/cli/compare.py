@@ -17,7 +17,6 @@ from lbctl.cli.common import (
     SetOpt,
     Wide,
     emit,
-    handled,
 )
 from lbctl.cli.prometheus import (
     AllowPartial,
@@ -84,32 +83,31 @@ def compare(
       lbctl compare examples/rolling-restart.yaml --strategy ThresholdShedder \\
           --strategy lbctl
     """
-    with handled():
-        from lbctl.cli.prometheus import PrometheusArgs, states_for
-        from lbctl.config import parse_assignments
-        from lbctl.loadmanager.select import Options
-        from lbctl.render.simulation_view import ComparisonView
-        from lbctl.simulate.compare import compare as run
-        from lbctl.simulate.compare import parse_pairs
+    from lbctl.cli.prometheus import PrometheusArgs, states_for
+    from lbctl.config import parse_assignments
+    from lbctl.loadmanager.select import Options
+    from lbctl.render.simulation_view import ComparisonView
+    from lbctl.simulate.compare import compare as run
+    from lbctl.simulate.compare import parse_pairs
 
-        opts = Options(None, placement, parse_assignments(set_ or []), broker_conf, seed,
-                       pulsar_version)
-        pairs = parse_pairs(strategy, placement)
-        sim = sim_options(cycles, band, bounce_window, idle_usage)
-        if plot is not None:
-            from lbctl.simulate.plot import check_plot_path
+    opts = Options(None, placement, parse_assignments(set_ or []), broker_conf, seed,
+                   pulsar_version)
+    pairs = parse_pairs(strategy, placement)
+    sim = sim_options(cycles, band, bounce_window, idle_usage)
+    if plot is not None:
+        from lbctl.simulate.plot import check_plot_path
 
-            check_plot_path(plot)
-        from lbctl.cli.progress import Progress
+        check_plot_path(plot)
+    from lbctl.cli.progress import Progress
 
-        bar = Progress()
-        with bar.phase("reading the snapshots"):
-            states = states_for(ctx, snapshots, PrometheusArgs(
-                prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
-                allow_partial), live=False)
-        result = run(states, opts, pairs, sim, progress=lambda d, t: bar.step("simulating", d, t))
-        if plot is not None:
-            from lbctl.simulate.plot import plot_comparison
+    bar = Progress()
+    with bar.phase("reading the snapshots"):
+        states = states_for(ctx, snapshots, PrometheusArgs(
+            prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
+            allow_partial), live=False)
+    result = run(states, opts, pairs, sim, progress=lambda d, t: bar.step("simulating", d, t))
+    if plot is not None:
+        from lbctl.simulate.plot import plot_comparison
 
-            plot_comparison(result.runs, plot)
-        emit(ComparisonView(result), output, wide=wide, no_color=no_color)
+        plot_comparison(result.runs, plot)
+    emit(ComparisonView(result), output, wide=wide, no_color=no_color)

@@ -15,7 +15,6 @@ from lbctl.cli.common import (
     SetOpt,
     Wide,
     emit,
-    handled,
 )
 from lbctl.cli.connection import OptionalSnapshots
 
@@ -59,36 +58,35 @@ def doctor(
       lbctl doctor -o json > findings.json || echo "needs attention"
       lbctl --admin-url http://pulsar:8080 doctor
     """
-    with handled():
-        from lbctl.config import parse_assignments
-        from lbctl.doctor.run import diagnose
-        from lbctl.loadmanager.select import Options
-        from lbctl.render.doctor_view import DoctorView
+    from lbctl.config import parse_assignments
+    from lbctl.doctor.run import diagnose
+    from lbctl.loadmanager.select import Options
+    from lbctl.render.doctor_view import DoctorView
 
-        live = not snapshots
-        opts = Options(overrides=parse_assignments(set_ or []), broker_conf=broker_conf,
-                       pulsar_version=pulsar_version, live=live)
-        if snapshots:
-            from lbctl.sources.snapshot import read_snapshots
+    live = not snapshots
+    opts = Options(overrides=parse_assignments(set_ or []), broker_conf=broker_conf,
+                   pulsar_version=pulsar_version, live=live)
+    if snapshots:
+        from lbctl.sources.snapshot import read_snapshots
 
-            report = diagnose(read_snapshots(snapshots), opts, only=only or (), skip=skip or ())
-        else:
-            import sys
+        report = diagnose(read_snapshots(snapshots), opts, only=only or (), skip=skip or ())
+    else:
+        import sys
 
-            from lbctl.cli.connection import is_terminal, open_client, progress_bar, warn
-            from lbctl.cli.inputs import note_live
-            from lbctl.doctor.live import read_live
+        from lbctl.cli.connection import is_terminal, open_client, progress_bar, warn
+        from lbctl.cli.inputs import note_live
+        from lbctl.doctor.live import read_live
 
-            terminal = is_terminal(sys.stderr)
-            if terminal:  # before the read on a terminal; after a successful one otherwise
-                note_live(ctx)
-            with open_client(ctx) as client:
-                got = read_live(client, progress=progress_bar(terminal))
-            if not terminal:
-                note_live(ctx)
-            for w in got.warnings:
-                warn(w)
-            report = diagnose([got.state], opts, dynamic=got.dynamic, facts=got.facts,
-                              unreachable=got.unreachable, only=only or (), skip=skip or ())
-        emit(DoctorView(report), output, wide=wide, no_color=no_color)
+        terminal = is_terminal(sys.stderr)
+        if terminal:  # before the read on a terminal; after a successful one otherwise
+            note_live(ctx)
+        with open_client(ctx) as client:
+            got = read_live(client, progress=progress_bar(terminal))
+        if not terminal:
+            note_live(ctx)
+        for w in got.warnings:
+            warn(w)
+        report = diagnose([got.state], opts, dynamic=got.dynamic, facts=got.facts,
+                          unreachable=got.unreachable, only=only or (), skip=skip or ())
+    emit(DoctorView(report), output, wide=wide, no_color=no_color)
     raise typer.Exit(int(report.status))

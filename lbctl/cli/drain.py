@@ -19,7 +19,6 @@ from lbctl.cli.common import (
     SetOpt,
     Strategy,
     emit,
-    handled,
 )
 from lbctl.cli.unload import DryRun, Force, Journal, Yes
 
@@ -95,38 +94,37 @@ def drain(
       lbctl drain broker-3:8080 --fill --per-interval 2 --interval 60 --yes
       lbctl drain --restore --yes
     """
-    with handled():
-        from lbctl.apply.drain import DrainOptions
-        from lbctl.apply.runner import ApplyOptions
-        from lbctl.cli.connection import open_client
-        from lbctl.config import parse_assignments
-        from lbctl.errors import UsageError
-        from lbctl.loadmanager.select import Options
+    from lbctl.apply.drain import DrainOptions
+    from lbctl.apply.runner import ApplyOptions
+    from lbctl.cli.connection import open_client
+    from lbctl.config import parse_assignments
+    from lbctl.errors import UsageError
+    from lbctl.loadmanager.select import Options
 
-        if restore:
-            if broker or fill or pause_balancer:
-                raise UsageError("--restore takes no broker, --fill or --pause-balancer")
-            with open_client(ctx) as client:
-                _restore(client, journal, yes=yes, dry_run=dry_run)
-            return
-        if not broker:
-            raise UsageError("give the broker to drain (host:port), or --restore")
-        if fill and (pause_balancer or keep_paused):
-            raise UsageError("--fill does not pause the balancer")
-        fill_pace = (per_interval, interval)
-        drain_pace = ((max_concurrent, 1.0) if max_concurrent else (1000, 0.0))
-        n, every = fill_pace if fill else drain_pace
-        opts = ApplyOptions(dry_run=dry_run, yes=yes, force=force, journal=journal,
-                            reason=reason, verify_timeout=verify_timeout, concurrency=n,
-                            interval=every, max_moves=max_moves, max_age=None)
-        dopts = DrainOptions(
-            broker=broker.removeprefix("http://").removeprefix("https://").rstrip("/"),
-            apply=opts, placement=Options(strategy, placement, parse_assignments(set_ or []),
-                                          None, seed),
-            pause_balancer=pause_balancer, keep_paused=keep_paused, timeout=timeout, fill=fill)
+    if restore:
+        if broker or fill or pause_balancer:
+            raise UsageError("--restore takes no broker, --fill or --pause-balancer")
         with open_client(ctx) as client:
-            report = _run(client, dopts, output)
-        _finish(report, output)
+            _restore(client, journal, yes=yes, dry_run=dry_run)
+        return
+    if not broker:
+        raise UsageError("give the broker to drain (host:port), or --restore")
+    if fill and (pause_balancer or keep_paused):
+        raise UsageError("--fill does not pause the balancer")
+    fill_pace = (per_interval, interval)
+    drain_pace = ((max_concurrent, 1.0) if max_concurrent else (1000, 0.0))
+    n, every = fill_pace if fill else drain_pace
+    opts = ApplyOptions(dry_run=dry_run, yes=yes, force=force, journal=journal,
+                        reason=reason, verify_timeout=verify_timeout, concurrency=n,
+                        interval=every, max_moves=max_moves, max_age=None)
+    dopts = DrainOptions(
+        broker=broker.removeprefix("http://").removeprefix("https://").rstrip("/"),
+        apply=opts, placement=Options(strategy, placement, parse_assignments(set_ or []),
+                                      None, seed),
+        pause_balancer=pause_balancer, keep_paused=keep_paused, timeout=timeout, fill=fill)
+    with open_client(ctx) as client:
+        report = _run(client, dopts, output)
+    _finish(report, output)
 
 
 def _ui(output: OutputFormat) -> UI:
@@ -198,20 +196,19 @@ def rebalance_after(
       lbctl rebalance-after broker-3:8080
       lbctl rebalance-after broker-3:8080 -o json > fill.json
     """
-    with handled():
-        from lbctl.cli.connection import live_states, warn
-        from lbctl.config import parse_assignments, resolve
-        from lbctl.loadmanager.drain import fill_plan
-        from lbctl.loadmanager.select import Options
-        from lbctl.render.views import RecommendView
+    from lbctl.cli.connection import live_states, warn
+    from lbctl.config import parse_assignments, resolve
+    from lbctl.loadmanager.drain import fill_plan
+    from lbctl.loadmanager.select import Options
+    from lbctl.render.views import RecommendView
 
-        opts = Options(strategy, placement, parse_assignments(set_ or []), None, seed)
-        state = live_states(ctx)[-1]
-        settings = resolve(state.config, {}, dict(opts.overrides or {}))
-        target = broker.removeprefix("http://").removeprefix("https://").rstrip("/")
-        plan = fill_plan(state, settings, target, opts, max_moves=max_moves)
-        emit(RecommendView([plan]), output)
-        if plan.actions:
-            warn(f"apply it paced: lbctl apply PLAN.json --concurrency {per_interval} "
-                 f"--interval {interval:g} (at most {per_interval} bundle(s) every "
-                 f"{interval:g} s)")
+    opts = Options(strategy, placement, parse_assignments(set_ or []), None, seed)
+    state = live_states(ctx)[-1]
+    settings = resolve(state.config, {}, dict(opts.overrides or {}))
+    target = broker.removeprefix("http://").removeprefix("https://").rstrip("/")
+    plan = fill_plan(state, settings, target, opts, max_moves=max_moves)
+    emit(RecommendView([plan]), output)
+    if plan.actions:
+        warn(f"apply it paced: lbctl apply PLAN.json --concurrency {per_interval} "
+             f"--interval {interval:g} (at most {per_interval} bundle(s) every "
+             f"{interval:g} s)")

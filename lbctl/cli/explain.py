@@ -24,7 +24,6 @@ from lbctl.cli.common import (
     Watch,
     Wide,
     emit,
-    handled,
 )
 from lbctl.cli.connection import OptionalSnapshots
 from lbctl.cli.prometheus import (
@@ -91,42 +90,41 @@ def explain(
 
       lbctl explain examples/extensible/skewed.json --pulsar-version 3.1 --assume-steady
     """
-    with handled():
-        from lbctl.cli.progress import Progress
-        from lbctl.cli.prometheus import PrometheusArgs, states_for
-        from lbctl.config import parse_assignments
-        from lbctl.errors import UsageError
-        from lbctl.loadmanager.select import Options, run
-        from lbctl.render.views import ExplainView
+    from lbctl.cli.progress import Progress
+    from lbctl.cli.prometheus import PrometheusArgs, states_for
+    from lbctl.config import parse_assignments
+    from lbctl.errors import UsageError
+    from lbctl.loadmanager.select import Options, run
+    from lbctl.render.views import ExplainView
 
-        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed,
-                       pulsar_version, assume_steady,
-                       live=not snapshots and not prometheus_url, project=True)
-        if bundle:
-            bundle = check_bundle_name(bundle)
-        if watch or interval is not None or count is not None:
-            if snapshots:
-                raise UsageError("--watch follows a live cluster: give no snapshot")
-            if not watch:
-                raise UsageError("--interval and --count go with --watch")
-            from lbctl.cli.watch import run_watch
+    opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed,
+                   pulsar_version, assume_steady,
+                   live=not snapshots and not prometheus_url, project=True)
+    if bundle:
+        bundle = check_bundle_name(bundle)
+    if watch or interval is not None or count is not None:
+        if snapshots:
+            raise UsageError("--watch follows a live cluster: give no snapshot")
+        if not watch:
+            raise UsageError("--interval and --count go with --watch")
+        from lbctl.cli.watch import run_watch
 
-            run_watch(ctx, opts, lambda r: ExplainView([r], broker, bundle), output,
-                      interval=interval, count=count)
-            return
-        bar = Progress()
-        with bar.phase("reading the snapshots" if snapshots else "reading the cluster"):
-            states = states_for(ctx, snapshots, PrometheusArgs(
-                prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
-                allow_partial))
-        if broker is not None:
-            broker = resolve_broker(broker, list(states[-1].brokers))
-        if bundle is not None:
-            check_known_bundle(bundle, states)
-        with bar.phase(f"running the load manager over {len(states)} cycle(s)"):
-            results = run(states, opts)
-        emit(ExplainView(results, broker, bundle, all_cycles), output, wide=wide,
-             no_color=no_color)
+        run_watch(ctx, opts, lambda r: ExplainView([r], broker, bundle), output,
+                  interval=interval, count=count)
+        return
+    bar = Progress()
+    with bar.phase("reading the snapshots" if snapshots else "reading the cluster"):
+        states = states_for(ctx, snapshots, PrometheusArgs(
+            prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
+            allow_partial))
+    if broker is not None:
+        broker = resolve_broker(broker, list(states[-1].brokers))
+    if bundle is not None:
+        check_known_bundle(bundle, states)
+    with bar.phase(f"running the load manager over {len(states)} cycle(s)"):
+        results = run(states, opts)
+    emit(ExplainView(results, broker, bundle, all_cycles), output, wide=wide,
+         no_color=no_color)
 
 
 def resolve_broker(name: str, brokers: list[str]) -> str:

@@ -21,10 +21,11 @@ from typing import Annotated, Any
 import typer
 
 from lbctl.cli import prometheus as prom
-from lbctl.cli.common import TABLE, NoColor, Output, Placement, Seed, SetOpt, Wide, emit, handled
+from lbctl.cli.common import TABLE, NoColor, Output, Placement, Seed, SetOpt, Wide, emit
+from lbctl.cli.root import HandlingGroup
 
 app = typer.Typer(help="Fleet-wide offline analysis of snapshot histories on Apache Spark.",
-                  no_args_is_help=True)
+                  no_args_is_help=True, cls=HandlingGroup)  # its own program under spark-submit
 
 Master = Annotated[
     str | None,
@@ -137,16 +138,15 @@ def ingest(
       lbctl fleet ingest /data/snapshots --out /data/fleet --master local[8] \\
           --conf spark.driver.memory=4g
     """
-    with handled():
-        from lbctl.fleet.ingest import ingest as run
-        from lbctl.render.fleet_view import IngestView
+    from lbctl.fleet.ingest import ingest as run
+    from lbctl.render.fleet_view import IngestView
 
-        history = prom.PrometheusArgs(prometheus_url, since, start, end, step, cluster,
-                                      reference, prometheus_conf, allow_partial)
-        with prom.history_inputs(ctx, paths, history, out) as inputs, \
-                _spark(master, conf, quiet, _debug(ctx)) as (session, progress):
-            result = run(inputs, out, session=session, progress=progress)
-        emit(IngestView(result), output, wide=wide, no_color=no_color)
+    history = prom.PrometheusArgs(prometheus_url, since, start, end, step, cluster,
+                                  reference, prometheus_conf, allow_partial)
+    with prom.history_inputs(ctx, paths, history, out) as inputs, \
+            _spark(master, conf, quiet, _debug(ctx)) as (session, progress):
+        result = run(inputs, out, session=session, progress=progress)
+    emit(IngestView(result), output, wide=wide, no_color=no_color)
 
 
 @app.command("report")
@@ -178,20 +178,19 @@ def report(
       lbctl fleet report /tmp/fleet
       lbctl fleet report /tmp/fleet --out /tmp/fleet-report -o json
     """
-    with handled():
-        from lbctl.fleet.commit import locked
-        from lbctl.fleet.report import ReportOptions, compute, require_tables, write_files
-        from lbctl.render.fleet_view import ReportView
+    from lbctl.fleet.commit import locked
+    from lbctl.fleet.report import ReportOptions, compute, require_tables, write_files
+    from lbctl.render.fleet_view import ReportView
 
-        opts = ReportOptions(bounce_window, oversized_share, top)
-        require_tables(data, "snapshots", "brokers", "bundles")  # before Spark's start-up cost
-        from lbctl.fleet.files import tree_size
+    opts = ReportOptions(bounce_window, oversized_share, top)
+    require_tables(data, "snapshots", "brokers", "bundles")  # before Spark's start-up cost
+    from lbctl.fleet.files import tree_size
 
-        with locked(data, write=False), _spark(master, conf, quiet, _debug(ctx)) as (
-                session, progress):
-            result = compute(session(tree_size(data)), data, opts, progress)
-        write_files(result, out or data / "report")
-        emit(ReportView(result), output, wide=wide, no_color=no_color)
+    with locked(data, write=False), _spark(master, conf, quiet, _debug(ctx)) as (
+            session, progress):
+        result = compute(session(tree_size(data)), data, opts, progress)
+    write_files(result, out or data / "report")
+    emit(ReportView(result), output, wide=wide, no_color=no_color)
 
 
 @app.command("whatif")
@@ -229,23 +228,22 @@ def whatif(
       lbctl fleet whatif /tmp/fleet --strategy AvgShedder --placement AvgShedder \\
           -o csv
     """
-    with handled():
-        from lbctl.config import parse_assignments
-        from lbctl.fleet.report import require_tables
-        from lbctl.fleet.whatif import WhatIfOptions, compute, strategies_arg, validate
-        from lbctl.render.fleet_view import WhatIfView
+    from lbctl.config import parse_assignments
+    from lbctl.fleet.report import require_tables
+    from lbctl.fleet.whatif import WhatIfOptions, compute, strategies_arg, validate
+    from lbctl.render.fleet_view import WhatIfView
 
-        opts = WhatIfOptions(strategies_arg(strategy), placement,
-                             tuple(parse_assignments(set_ or []).items()), seed, window,
-                             tuple(cluster or ()))
-        validate(opts)
-        require_tables(data, "snapshots")
-        from lbctl.fleet.commit import locked
+    opts = WhatIfOptions(strategies_arg(strategy), placement,
+                         tuple(parse_assignments(set_ or []).items()), seed, window,
+                         tuple(cluster or ()))
+    validate(opts)
+    require_tables(data, "snapshots")
+    from lbctl.fleet.commit import locked
 
-        with locked(data, write=False), _spark(master, conf, quiet, _debug(ctx)) as (
-                session, progress):
-            counts = compute(session(), data, opts, progress)
-        emit(WhatIfView(counts, window), output, wide=wide, no_color=no_color)
+    with locked(data, write=False), _spark(master, conf, quiet, _debug(ctx)) as (
+            session, progress):
+        counts = compute(session(), data, opts, progress)
+    emit(WhatIfView(counts, window), output, wide=wide, no_color=no_color)
 
 
 if __name__ == "__main__":  # spark-submit …/lbctl/cli/fleet.py report DIR

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, NoColor, Output, Wide, emit, handled
+from lbctl.cli.common import TABLE, NoColor, Output, Wide, emit
 
 
 def journal(
@@ -35,15 +35,14 @@ def journal(
       lbctl journal --since 2h
       lbctl journal --since 2026-03-12 -o jsonl
     """
-    with handled():
-        from lbctl.executor import default_journal
-        from lbctl.render.journal_view import JournalView
-        from lbctl.sources.journal import parse_since, read_journal
+    from lbctl.executor import default_journal
+    from lbctl.render.journal_view import JournalView
+    from lbctl.sources.journal import parse_since, read_journal
 
-        path = journal_file or default_journal()
-        start = parse_since(since) if since else None
-        read = read_journal(path)
-        for why in read.skipped:
-            sys.stderr.write(f"lbctl: warning: {path}: {why} (skipped)\n")
-        entries = tuple(e for e in read.entries if start is None or e.time >= start)
-        emit(JournalView(str(path), entries, since), output, wide=wide, no_color=no_color)
+    path = journal_file or default_journal()
+    start = parse_since(since) if since else None
+    read = read_journal(path)
+    for why in read.skipped:
+        sys.stderr.write(f"lbctl: warning: {path}: {why} (skipped)\n")
+    entries = tuple(e for e in read.entries if start is None or e.time >= start)
+    emit(JournalView(str(path), entries, since), output, wide=wide, no_color=no_color)

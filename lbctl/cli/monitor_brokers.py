@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, NoColor, Output, Wide, handled
+from lbctl.cli.common import TABLE, NoColor, Output, Wide
 
 
 def monitor_brokers(
@@ -46,12 +46,11 @@ def monitor_brokers(
       lbctl monitor-brokers --once -o json
       lbctl monitor-brokers --snapshot examples/two-brokers-90-10.jsonl
     """
-    with handled():
-        from lbctl.cli.monitor_loop import run_live, run_snapshots
+    from lbctl.cli.monitor_loop import run_live, run_snapshots
 
-        if snapshot:
-            run_snapshots(snapshot, sort=sort, summary=summary, output=output, wide=wide,
-                          no_color=no_color)
-        else:
-            run_live(ctx, interval=interval, refreshes=1 if once else count, sort=sort,
-                     summary=summary, output=output, wide=wide, no_color=no_color)
+    if snapshot:
+        run_snapshots(snapshot, sort=sort, summary=summary, output=output, wide=wide,
+                      no_color=no_color)
+    else:
+        run_live(ctx, interval=interval, refreshes=1 if once else count, sort=sort,
+                 summary=summary, output=output, wide=wide, no_color=no_color)

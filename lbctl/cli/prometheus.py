@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from msgspec import Struct
 
-from lbctl.cli.common import handled
-
 if TYPE_CHECKING:
     from lbctl.admin.prometheus import PrometheusClient
     from lbctl.model.cluster import ClusterState
@@ -267,16 +265,15 @@ def from_prometheus(
 
       lbctl snapshot from-prometheus --prometheus-url http://prometheus:9090 --start 2026-03-01T00:00:00Z --end 2026-03-08T00:00:00Z --step 5m --cluster prod -f week.jsonl.gz
     """
-    with handled():
-        from lbctl.cli.connection import is_terminal, progress_bar
-        from lbctl.sources.prometheus import write_history
+    from lbctl.cli.connection import is_terminal, progress_bar
+    from lbctl.sources.prometheus import write_history
 
-        args = PrometheusArgs(prometheus_url, since, start, end, step, cluster, reference,
-                              prometheus_conf, allow_partial)
-        req = request_of(ctx, args)
-        with open_prometheus(ctx, args) as client:
-            report = write_history(client, req, str(output_file),
-                                   progress_bar(is_terminal(sys.stderr)))
-        warn_report(report)
-        sys.stderr.write(f"lbctl: wrote {output_file}: {report.snapshots} snapshot(s) of "
-                         f"{report.steps} step(s)\n")
+    args = PrometheusArgs(prometheus_url, since, start, end, step, cluster, reference,
+                          prometheus_conf, allow_partial)
+    req = request_of(ctx, args)
+    with open_prometheus(ctx, args) as client:
+        report = write_history(client, req, str(output_file),
+                               progress_bar(is_terminal(sys.stderr)))
+    warn_report(report)
+    sys.stderr.write(f"lbctl: wrote {output_file}: {report.snapshots} snapshot(s) of "
+                     f"{report.steps} step(s)\n")

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, BrokerConf, Output, SetOpt, emit, handled
+from lbctl.cli.common import TABLE, BrokerConf, Output, SetOpt, emit
 from lbctl.cli.connection import OptionalSnapshots
 
 MaxUsage = Annotated[float | None, typer.Option(
@@ -73,26 +73,25 @@ def propose(
       lbctl propose snap.json --max-moves 10 --max-throughput 500 \\
           -o json > plan.json
     """
-    with handled():
-        from lbctl.cli.inputs import cluster_states
-        from lbctl.config import parse_assignments
-        from lbctl.loadmanager.select import Options, resolve_settings
-        from lbctl.planner.propose import ProposeOptions
-        from lbctl.planner.propose import propose as run
-        from lbctl.render.propose_view import ProposeView
+    from lbctl.cli.inputs import cluster_states
+    from lbctl.config import parse_assignments
+    from lbctl.loadmanager.select import Options, resolve_settings
+    from lbctl.planner.propose import ProposeOptions
+    from lbctl.planner.propose import propose as run
+    from lbctl.render.propose_view import ProposeView
 
-        opts = Options(None, None, parse_assignments(set_ or []), broker_conf, None)
-        options = ProposeOptions(
-            max_usage=max_usage, target_range=target_range, target_std=target_std,
-            max_moves=max_moves,
-            max_throughput=None if max_throughput is None else max_throughput * 1048576,
-            solver=solver.strip().lower(), time_limit=time_limit, exact_limit=exact_limit,
-            splits=not no_splits)
-        options.check()
-        states = cluster_states(ctx, snapshots)  # none given: the live cluster, announced
-        settings = resolve_settings(states[-1:], opts)[-1]
-        proposal = run(states[-1], settings, options)
-        for note in proposal.notes:
-            if note.startswith("scipy is not installed"):
-                typer.echo(f"lbctl: {note}", err=True)
-        emit(ProposeView(proposal, explain), output)
+    opts = Options(None, None, parse_assignments(set_ or []), broker_conf, None)
+    options = ProposeOptions(
+        max_usage=max_usage, target_range=target_range, target_std=target_std,
+        max_moves=max_moves,
+        max_throughput=None if max_throughput is None else max_throughput * 1048576,
+        solver=solver.strip().lower(), time_limit=time_limit, exact_limit=exact_limit,
+        splits=not no_splits)
+    options.check()
+    states = cluster_states(ctx, snapshots)  # none given: the live cluster, announced
+    settings = resolve_settings(states[-1:], opts)[-1]
+    proposal = run(states[-1], settings, options)
+    for note in proposal.notes:
+        if note.startswith("scipy is not installed"):
+            typer.echo(f"lbctl: {note}", err=True)
+    emit(ProposeView(proposal, explain), output)

@@ -24,7 +24,6 @@ from lbctl.cli.common import (
     Watch,
     Wide,
     emit,
-    handled,
 )
 from lbctl.cli.connection import OptionalSnapshots
 from lbctl.cli.prometheus import (
@@ -93,55 +92,54 @@ def recommend(
       lbctl recommend examples/hot-broker.json --plot hot.png
       lbctl --admin-url http://pulsar:8080 recommend --watch --interval 60
     """
-    with handled():
-        from lbctl.cli.prometheus import PrometheusArgs, states_for
-        from lbctl.config import parse_assignments
-        from lbctl.errors import UsageError
-        from lbctl.loadmanager.select import Options, plans
-        from lbctl.render.views import RecommendView
+    from lbctl.cli.prometheus import PrometheusArgs, states_for
+    from lbctl.config import parse_assignments
+    from lbctl.errors import UsageError
+    from lbctl.loadmanager.select import Options, plans
+    from lbctl.render.views import RecommendView
 
-        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed,
-                       pulsar_version, assume_steady,
-                       live=not snapshots and not prometheus_url)
+    opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed,
+                   pulsar_version, assume_steady,
+                   live=not snapshots and not prometheus_url)
+    if plot is not None:
+        from lbctl.simulate.plot import check_plot_path
+
+        check_plot_path(plot)
+    if watch or interval is not None or count is not None:
         if plot is not None:
-            from lbctl.simulate.plot import check_plot_path
+            raise UsageError("--plot draws one plan: give a snapshot, not --watch")
+        if snapshots:
+            raise UsageError("--watch follows a live cluster: give no snapshot")
+        if not watch:
+            raise UsageError("--interval and --count go with --watch")
+        from lbctl.cli.watch import run_watch
 
-            check_plot_path(plot)
-        if watch or interval is not None or count is not None:
-            if plot is not None:
-                raise UsageError("--plot draws one plan: give a snapshot, not --watch")
-            if snapshots:
-                raise UsageError("--watch follows a live cluster: give no snapshot")
-            if not watch:
-                raise UsageError("--interval and --count go with --watch")
-            from lbctl.cli.watch import run_watch
+        run_watch(ctx, opts, lambda r: RecommendView([r.plan()]), output,
+                  interval=interval, count=count)
+        return
+    from lbctl.cli.progress import Progress
 
-            run_watch(ctx, opts, lambda r: RecommendView([r.plan()]), output,
-                      interval=interval, count=count)
-            return
-        from lbctl.cli.progress import Progress
+    bar = Progress()
+    history = PrometheusArgs(prometheus_url, since, start, end, step, cluster, reference,
+                             prometheus_conf, allow_partial)
+    with bar.phase("reading the snapshots" if snapshots else "reading the cluster"):
+        if snapshots and not history.given:
+            # a large .jsonl is validated now and replayed a snapshot at a time
+            from lbctl.sources.snapshot_stream import open_sequence
 
-        bar = Progress()
-        history = PrometheusArgs(prometheus_url, since, start, end, step, cluster, reference,
-                                 prometheus_conf, allow_partial)
-        with bar.phase("reading the snapshots" if snapshots else "reading the cluster"):
-            if snapshots and not history.given:
-                # a large .jsonl is validated now and replayed a snapshot at a time
-                from lbctl.sources.snapshot_stream import open_sequence
+            history.check_alone(snapshots)
+            seq = open_sequence(snapshots)
+        else:
+            seq = states_for(ctx, snapshots, history)
+    with bar.phase(f"running the load manager over {len(seq)} cycle(s)"):
+        if isinstance(seq, list):
+            result = plans(seq, opts)
+        else:
+            from lbctl.loadmanager.select import stream_plans
 
-                history.check_alone(snapshots)
-                seq = open_sequence(snapshots)
-            else:
-                seq = states_for(ctx, snapshots, history)
-        with bar.phase(f"running the load manager over {len(seq)} cycle(s)"):
-            if isinstance(seq, list):
-                result = plans(seq, opts)
-            else:
-                from lbctl.loadmanager.select import stream_plans
+            result = stream_plans(seq.headers, seq.states(), opts)
+    if plot is not None and result:
+        from lbctl.render.plan_plot import plot_plan
 
-                result = stream_plans(seq.headers, seq.states(), opts)
-        if plot is not None and result:
-            from lbctl.render.plan_plot import plot_plan
-
-            plot_plan(result[-1], plot, wide=wide)
-        emit(RecommendView(result, all_cycles), output, wide=wide, no_color=no_color)
+        plot_plan(result[-1], plot, wide=wide)
+    emit(RecommendView(result, all_cycles), output, wide=wide, no_color=no_color)

@@ -19,7 +19,6 @@ from lbctl.cli.common import (
     Strategy,
     Wide,
     emit,
-    handled,
 )
 from lbctl.cli.prometheus import (
     AllowPartial,
@@ -122,29 +121,28 @@ def simulate(
           --placement AvgShedder --set maxUnloadPercentage=0.5
       lbctl simulate examples/hot-broker.json --cycles 120 -o csv --plot hot.png
     """
-    with handled():
-        from lbctl.cli.progress import Progress
-        from lbctl.cli.prometheus import PrometheusArgs, states_for
-        from lbctl.config import parse_assignments
-        from lbctl.loadmanager.select import Options
-        from lbctl.render.simulation_view import SimulationView
-        from lbctl.simulate.engine import simulate as run
+    from lbctl.cli.progress import Progress
+    from lbctl.cli.prometheus import PrometheusArgs, states_for
+    from lbctl.config import parse_assignments
+    from lbctl.loadmanager.select import Options
+    from lbctl.render.simulation_view import SimulationView
+    from lbctl.simulate.engine import simulate as run
 
-        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed,
-                       pulsar_version)
-        sim = sim_options(cycles, band, bounce_window, idle_usage)
-        if plot is not None:
-            from lbctl.simulate.plot import check_plot_path
+    opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed,
+                   pulsar_version)
+    sim = sim_options(cycles, band, bounce_window, idle_usage)
+    if plot is not None:
+        from lbctl.simulate.plot import check_plot_path
 
-            check_plot_path(plot)
-        bar = Progress()
-        with bar.phase("reading the snapshots"):
-            states = states_for(ctx, snapshots, PrometheusArgs(
-                prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
-                allow_partial), live=False)
-        result = run(states, opts, sim, progress=lambda d, t: bar.step("simulating", d, t))
-        if plot is not None:
-            from lbctl.simulate.plot import plot_simulation
+        check_plot_path(plot)
+    bar = Progress()
+    with bar.phase("reading the snapshots"):
+        states = states_for(ctx, snapshots, PrometheusArgs(
+            prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
+            allow_partial), live=False)
+    result = run(states, opts, sim, progress=lambda d, t: bar.step("simulating", d, t))
+    if plot is not None:
+        from lbctl.simulate.plot import plot_simulation
 
-            plot_simulation(result, plot)
-        emit(SimulationView(result), output, wide=wide, no_color=no_color)
+        plot_simulation(result, plot)
+    emit(SimulationView(result), output, wide=wide, no_color=no_color)

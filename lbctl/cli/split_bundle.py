@@ -24,7 +24,6 @@ from lbctl.cli.common import (
     SetOpt,
     Wide,
     emit,
-    handled,
 )
 from lbctl.cli.unload import DryRun, Force, Journal, Yes
 
@@ -85,40 +84,39 @@ def split_bundle(
       lbctl --admin-url http://pulsar:8080 split-bundle acme/orders -bt HOT -u \\
           --dry-run
     """
-    with handled():
-        from lbctl.admin.client import split_namespace
-        from lbctl.config import parse_assignments, read_broker_conf, resolve
-        from lbctl.executor import BUNDLE_KEYWORDS, parse_range
-        from lbctl.loadmanager.split_preview import SplitRequest, preview
-        from lbctl.render.split_view import SplitView
-        from lbctl.sources.snapshot import read_snapshots
+    from lbctl.admin.client import split_namespace
+    from lbctl.config import parse_assignments, read_broker_conf, resolve
+    from lbctl.executor import BUNDLE_KEYWORDS, parse_range
+    from lbctl.loadmanager.split_preview import SplitRequest, preview
+    from lbctl.render.split_view import SplitView
+    from lbctl.sources.snapshot import read_snapshots
 
-        split_namespace(namespace)  # Pulsar's naming rules, before anything else
-        if bundle is not None and bundle.upper() not in BUNDLE_KEYWORDS:
-            bundle = parse_range(namespace, bundle)  # tenant/ns/0x…_0x… as unload -b takes it
-        if split_boundaries and split_algorithm_name != "specified_positions_divide":
-            from lbctl.errors import UsageError
+    split_namespace(namespace)  # Pulsar's naming rules, before anything else
+    if bundle is not None and bundle.upper() not in BUNDLE_KEYWORDS:
+        bundle = parse_range(namespace, bundle)  # tenant/ns/0x…_0x… as unload -b takes it
+    if split_boundaries and split_algorithm_name != "specified_positions_divide":
+        from lbctl.errors import UsageError
 
-            raise UsageError("--split-boundaries needs --split-algorithm-name "
-                             "specified_positions_divide (other algorithms ignore positions)")
-        request = SplitRequest(
-            namespace=namespace,
-            bundle=bundle,
-            bundle_type=bundle_type,
-            algorithm=split_algorithm_name,
-            positions=_positions(split_boundaries or []),
-            unload=unload,
-        )
-        request.target()  # flag combination errors first, as pulsar-admin does
-        overrides = parse_assignments(set_ or [])
-        conf = read_broker_conf(broker_conf) if broker_conf else {}
-        if snapshot is not None:
-            state = read_snapshots([snapshot])[-1]
-            settings = resolve(state.config, conf, overrides)
-            emit(SplitView(preview(state, settings, request)), output, wide=wide, no_color=no_color)
-            return
-        _split_live(ctx, request, conf, overrides, dry_run=dry_run, yes=yes, journal=journal,
-                    output=output, force=force)
+        raise UsageError("--split-boundaries needs --split-algorithm-name "
+                         "specified_positions_divide (other algorithms ignore positions)")
+    request = SplitRequest(
+        namespace=namespace,
+        bundle=bundle,
+        bundle_type=bundle_type,
+        algorithm=split_algorithm_name,
+        positions=_positions(split_boundaries or []),
+        unload=unload,
+    )
+    request.target()  # flag combination errors first, as pulsar-admin does
+    overrides = parse_assignments(set_ or [])
+    conf = read_broker_conf(broker_conf) if broker_conf else {}
+    if snapshot is not None:
+        state = read_snapshots([snapshot])[-1]
+        settings = resolve(state.config, conf, overrides)
+        emit(SplitView(preview(state, settings, request)), output, wide=wide, no_color=no_color)
+        return
+    _split_live(ctx, request, conf, overrides, dry_run=dry_run, yes=yes, journal=journal,
+                output=output, force=force)
 
 
 def _split_live(ctx: typer.Context, request: SplitRequest, conf: dict[str, str],

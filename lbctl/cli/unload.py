@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, Output, handled
+from lbctl.cli.common import TABLE, Output
 
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the requests; send nothing.")]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
@@ -47,20 +47,19 @@ def unload(
       lbctl unload public/default -b 0x40000000_0x80000000 \\
           -d broker-2.pulsar.svc:8080 --yes
     """
-    with handled():
-        from lbctl.admin.client import split_namespace
-        from lbctl.cli.actions import execute
-        from lbctl.cli.connection import open_client
-        from lbctl.errors import UsageError
-        from lbctl.executor import check_bundle, check_destination, parse_range, unload_mutation
+    from lbctl.admin.client import split_namespace
+    from lbctl.cli.actions import execute
+    from lbctl.cli.connection import open_client
+    from lbctl.errors import UsageError
+    from lbctl.executor import check_bundle, check_destination, parse_range, unload_mutation
 
-        split_namespace(namespace)
-        if destination and not bundle:
-            raise UsageError("--destinationBroker cannot be set when --bundle is not specified.")
-        rng = parse_range(namespace, bundle) if bundle else None
-        with open_client(ctx) as client:
-            if rng:
-                check_bundle(client, namespace, rng)
-            dest = check_destination(client, destination) if destination else None
-            execute(client, [unload_mutation(namespace, rng, dest)], dry_run=dry_run, yes=yes,
-                    journal=journal, output=output, force=force)
+    split_namespace(namespace)
+    if destination and not bundle:
+        raise UsageError("--destinationBroker cannot be set when --bundle is not specified.")
+    rng = parse_range(namespace, bundle) if bundle else None
+    with open_client(ctx) as client:
+        if rng:
+            check_bundle(client, namespace, rng)
+        dest = check_destination(client, destination) if destination else None
+        execute(client, [unload_mutation(namespace, rng, dest)], dry_run=dry_run, yes=yes,
+                journal=journal, output=output, force=force)
