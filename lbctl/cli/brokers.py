@@ -6,17 +6,18 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, NoColor, Output, Wide, emit
+from lbctl.cli.common import Shown
+from lbctl.cli.groups import grouped
 
 
+@grouped
 def brokers(
     ctx: typer.Context,
+    *,
     leader: Annotated[bool, typer.Option(
         "--leader", help="Print only the leader broker (the one whose load manager sheds).")]
         = False,
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
+    shown: Shown,
 ) -> None:
     """List the cluster's active brokers: Pulsar version, load manager, leader, and whether each
     answered.
@@ -40,4 +41,4 @@ def brokers(
     if leader and found.leader is None:
         raise LbctlError(f"no leader broker in {found.cluster} right now"
                          + (f": {found.leader_error}" if found.leader_error else ""))
-    emit(BrokersView(found, leader_only=leader), output, wide=wide, no_color=no_color)
+    shown.emit(BrokersView(found, leader_only=leader))

@@ -9,23 +9,22 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from lbctl.cli.groups import OptionGroup
 from lbctl.render import FORMATS, Renderable, render
 from lbctl.render.display import Display, colour_wanted, terminal_width, using
+
+if TYPE_CHECKING:
+    from lbctl.loadmanager.select import Options
 
 #: ``-o/--output`` choices: the formats of :data:`lbctl.render.FORMATS`, ``table`` first
 OutputFormat = StrEnum("OutputFormat", [(name, name) for name in FORMATS])  # type: ignore[misc]  # built at run time
 TABLE = OutputFormat("table")  # the default everywhere
 
 
-Snapshots = Annotated[
-    list[Path],
-    typer.Argument(help="Snapshot files (.json, .yaml, .jsonl, optionally .gz); several form a sequence.",
-                   show_default=False, metavar="SNAPSHOT"),
-]
 Output = Annotated[
     OutputFormat,
     typer.Option("-o", "--output", help="Output format.", case_sensitive=False),
@@ -108,3 +107,51 @@ def emit(result: Renderable, fmt: OutputFormat, *, wide: bool = False,
     with using(display(wide=wide, no_color=no_color)):
         render(result, fmt.value, sys.stdout)
     sys.stdout.flush()
+
+
+# --- option groups (lbctl.cli.groups): one parameter per kind of input ----------------------------
+
+class Shown(OptionGroup, frozen=True):
+    """``-o --wide --no-color``: how a result is printed."""
+
+    output: Output = TABLE
+    wide: Wide = False
+    no_color: NoColor = False
+
+    def emit(self, result: Renderable) -> None:
+        emit(result, self.output, wide=self.wide, no_color=self.no_color)
+
+
+class LoadManagerChoice(OptionGroup, frozen=True):
+    """``--strategy --placement --set --broker-conf --seed --pulsar-version --assume-steady``: which
+    load manager runs, with which settings (:class:`lbctl.loadmanager.select.Options`)."""
+
+    strategy: Strategy = None
+    placement: Placement = None
+    set_: SetOpt = None
+    broker_conf: BrokerConf = None
+    seed: Seed = None
+    pulsar_version: PulsarVersion = None
+    assume_steady: AssumeSteady = False
+
+    def options(self, *, live: bool = False, project: bool = False) -> Options:
+        """The choice as the load manager takes it (a bad ``--set`` is a usage error here)."""
+        from lbctl.config import parse_assignments
+        from lbctl.loadmanager.select import Options
+
+        return Options(self.strategy, self.placement, parse_assignments(self.set_ or []),
+                       self.broker_conf, self.seed, self.pulsar_version, self.assume_steady,
+                       live=live, project=project)
+
+
+class Watching(OptionGroup, frozen=True):
+    """``--watch --interval --count``: follow a live leader, refresh after refresh."""
+
+    watch: Watch = False
+    interval: Interval = None
+    count: Count = None
+
+    @property
+    def asked(self) -> bool:
+        """Any of the three given (``--interval`` and ``--count`` alone are a mistake)."""
+        return self.watch or self.interval is not None or self.count is not None

@@ -25,7 +25,7 @@ from lbctl.safe.text import one_line
 
 if TYPE_CHECKING:
     from lbctl.admin.client import AdminClient
-    from lbctl.model.cluster import ClusterState
+    from lbctl.sources.cluster import LiveCluster
 
 _P = "Connection (pulsar-admin options)"
 
@@ -174,6 +174,14 @@ def open_client(ctx: typer.Context | None) -> AdminClient:
     return client_from_config(cfg, trace=trace if cfg.debug else None, warn=_warn_once)
 
 
+def live_cluster(ctx: typer.Context | None, *, topics: bool = True,
+                 namespaces: bool = True) -> LiveCluster:
+    """The cluster the connection flags name (its client opened when it is read)."""
+    from lbctl.sources.cluster import LiveCluster
+
+    return LiveCluster(lambda: open_client(ctx), topics, namespaces)
+
+
 _WARNED: set[str] = set()
 
 
@@ -185,33 +193,3 @@ def _warn_once(message: str) -> None:
 
 def warn(message: str) -> None:
     sys.stderr.write(f"lbctl: warning: {one_line(message)}\n")
-
-
-def progress_bar(enabled: bool) -> Any:
-    """A one-line progress display on stderr (only on a terminal)."""
-    if not enabled:
-        return None
-
-    def show(step: str, done: int, total: int) -> None:
-        width = 30
-        filled = width if total == 0 else int(width * done / max(total, 1))
-        sys.stderr.write(f"\r{step:<14} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}  ")
-        if done >= total:
-            sys.stderr.write("\r" + " " * (width + 40) + "\r")
-        sys.stderr.flush()
-
-    return show
-
-
-def live_states(ctx: typer.Context | None, *, topics: bool = True) -> list[ClusterState]:
-    """The live cluster as a one-element sequence, warning about brokers that could not be read."""
-    from lbctl.sources.live import LiveSource
-
-    with open_client(ctx) as client:
-        read = LiveSource(client, topics=topics,
-                          progress=progress_bar(is_terminal(sys.stderr))).read()
-    for f in read.failures:
-        warn(f"{f.broker}: {f.error}")
-    for w in read.warnings:
-        warn(w)
-    return [read.state]

@@ -13,7 +13,8 @@ from typing import Annotated, Any
 
 import typer
 
-from lbctl.cli.common import TABLE, NoColor, Output, Wide, emit
+from lbctl.cli.common import Shown
+from lbctl.cli.groups import grouped
 
 SNAPSHOT_SUFFIXES = (".json", ".yaml", ".yml", ".jsonl", ".gz")
 
@@ -71,15 +72,15 @@ def copy_examples(root: Path, dest: Path) -> int:
     return written
 
 
+@grouped
 def examples(
+    *,
     copy: Annotated[Path | None, typer.Option(
         "--copy", metavar="DIR", help="Copy the examples into DIR (created if needed; an "
         "existing different file stops the copy).")] = None,
     path: Annotated[bool, typer.Option(
         "--path", help="Print only the directory the examples are installed in.")] = False,
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
+    shown: Shown,
 ) -> None:
     """List the example snapshots shipped with lbctl, or copy them out.
 
@@ -104,4 +105,4 @@ def examples(
         sys.stderr.write(f"lbctl: copied {n} file(s) to {copy} "
                          f"(try: lbctl recommend {copy / 'hot-broker.json'})\n")
         return
-    emit(ExamplesView(str(root), describe(root)), output, wide=wide, no_color=no_color)
+    shown.emit(ExamplesView(str(root), describe(root)))

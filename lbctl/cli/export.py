@@ -38,7 +38,7 @@ def export(
       lbctl snapshot export --append history.jsonl   # e.g. every minute, cron
       lbctl snapshot export -f - | gzip > snap.json.gz
     """
-    from lbctl.cli.connection import live_states
+    from lbctl.cli.state import choose
     from lbctl.errors import UsageError
     from lbctl.sources.snapshot import append_snapshot, summarize, write_snapshot
 
@@ -51,7 +51,7 @@ def export(
     if (file is None) == (append is None):
         raise UsageError("give exactly one of -f FILE (or -f - for stdout) or "
                          "--append FILE.jsonl")
-    state = live_states(ctx, topics=topics)[0]
+    state = choose(ctx, topics=topics).read().last
     target: Path | str
     if append is not None:
         cut = append_snapshot(state, append)

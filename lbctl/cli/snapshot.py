@@ -7,17 +7,18 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, NoColor, Output, Wide, emit
+from lbctl.cli.common import Shown
+from lbctl.cli.groups import grouped
 
 app = typer.Typer(help="Work with snapshot files (snapshot v1).", no_args_is_help=True)
 
 
 @app.command("validate")
+@grouped
 def validate(
+    *,
     files: Annotated[list[Path], typer.Argument(help="Snapshot files to check.", show_default=False, metavar="FILE")],
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
+    shown: Shown,
 ) -> None:
     """Check snapshot files strictly; print one summary line per file.
 
@@ -39,4 +40,4 @@ def validate(
         check_runnable(states)  # the same selection recommend makes: one validator for both
         for st in states:
             summaries.append({"file": str(f), **summarize(st)})
-    emit(ValidateView(summaries), output, wide=wide, no_color=no_color)
+    shown.emit(ValidateView(summaries))

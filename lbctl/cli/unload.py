@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, Output
+from lbctl.cli.common import Shown
+from lbctl.cli.groups import Fields, OptionGroup, grouped
 
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the requests; send nothing.")]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
@@ -19,19 +20,27 @@ Journal = Annotated[Path | None, typer.Option(
          "$XDG_STATE_HOME/lbctl/journal.jsonl).")]
 
 
+class Mutating(OptionGroup, frozen=True):
+    """``--dry-run --yes --force --journal``: how a change is sent (shown, confirmed, journaled)."""
+
+    dry_run: DryRun = False
+    yes: Yes = False
+    force: Force = False
+    journal: Journal = None
+
+
+@grouped
 def unload(
     ctx: typer.Context,
+    *,
     namespace: Annotated[str, typer.Argument(metavar="TENANT/NAMESPACE", show_default=False)],
     bundle: Annotated[str | None, typer.Option(
         "-b", "--bundle", metavar="{start}_{end}", help="Unload this bundle only.")] = None,
     destination: Annotated[str | None, typer.Option(
         "-d", "--destinationBroker", "--destination-broker", metavar="BROKER",
         help="Move the bundle to this active broker (needs --bundle).")] = None,
-    dry_run: DryRun = False,
-    yes: Yes = False,
-    force: Force = False,
-    journal: Journal = None,
-    output: Output = TABLE,
+    sending: Mutating,
+    shown: Annotated[Shown, Fields("output")],
 ) -> None:
     """Unload a namespace, or one of its bundles, from the broker serving it.
 
@@ -61,5 +70,6 @@ def unload(
         if rng:
             check_bundle(client, namespace, rng)
         dest = check_destination(client, destination) if destination else None
-        execute(client, [unload_mutation(namespace, rng, dest)], dry_run=dry_run, yes=yes,
-                journal=journal, output=output, force=force)
+        execute(client, [unload_mutation(namespace, rng, dest)], dry_run=sending.dry_run,
+                yes=sending.yes, journal=sending.journal, output=shown.output,
+                force=sending.force)
