@@ -119,9 +119,6 @@ def grouped(func: F) -> F:
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
         raise TypeError(f"{func.__qualname__}: parameter {clash[0]!r} declared twice")
-    # Typer reads required parameters first only for positional use; keyword-only order is free
-    params.sort(key=lambda p: 0)  # keep the declared order (a stable no-op, for the record)
-
     def command(**values: Any) -> Any:
         for name, plan in plans.items():
             values[name] = plan.build(values)
@@ -131,6 +128,7 @@ def grouped(func: F) -> F:
     command.__qualname__ = func.__qualname__
     command.__module__ = func.__module__
     command.__doc__ = func.__doc__
+    command.__wrapped__ = func  # type: ignore[attr-defined]  # the declared function (its own signature)
     command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]  # read by inspect.signature
     command.__annotations__ = {p.name: p.annotation for p in params
                                if p.annotation is not inspect.Parameter.empty}
