@@ -119,6 +119,7 @@ def grouped(func: F) -> F:
     clash = sorted({n for n in names if names.count(n) > 1})
     if clash:
         raise TypeError(f"{func.__qualname__}: parameter {clash[0]!r} declared twice")
+
     def command(**values: Any) -> Any:
         for name, plan in plans.items():
             values[name] = plan.build(values)
