@@ -19,21 +19,38 @@ from typing import Any
 
 import typer
 
-from lbctl.cli.common import OutputFormat, emit
+from lbctl.cli.common import OutputFormat, Watching, emit
+from lbctl.cli.state import StateArgs, choose
 from lbctl.loadmanager.select import Options
 from lbctl.records import replace
 from lbctl.render import Renderable
 
 
+def check_watch(watching: Watching, given: StateArgs) -> None:
+    """``--watch`` follows the live cluster: no snapshot, no Prometheus range; ``--interval`` and
+    ``--count`` only with it."""
+    from lbctl.errors import UsageError
+
+    if given.files:
+        raise UsageError("--watch follows a live cluster: give no snapshot")
+    if given.history.given:
+        raise UsageError("--watch follows a live cluster: give no --prometheus-url")
+    if not watching.watch:
+        raise UsageError("--interval and --count go with --watch")
+
+
 def run_watch(ctx: typer.Context, opts: Options, view: Callable[[Any], Renderable],
-              output: OutputFormat, *, interval: float | None, count: int | None) -> None:
-    """Refresh until ``count`` refreshes (or Ctrl-C, which ends the watch without an error)."""
-    from lbctl.cli.connection import live_states, warn
+              output: OutputFormat, watching: Watching, given: StateArgs) -> None:
+    """Refresh until ``--count`` refreshes (or Ctrl-C, which ends the watch without an error)."""
+    from lbctl.cli.connection import warn
     from lbctl.config import read_broker_conf
     from lbctl.loadmanager.clock import Follower, interval_ms, warm_up_cycles
     from lbctl.loadmanager.select import manager, profile_of, settings_for, uses_extensible
     from lbctl.render import to_json_line
 
+    check_watch(watching, given)
+    interval, count = watching.interval, watching.count
+    cluster = choose(ctx)  # the live cluster, read at every refresh
     conf_file = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
     opts = replace(opts, live=False)  # warming up says it instead of "no history"
     follower: Follower[Any] | None = None
@@ -42,7 +59,7 @@ def run_watch(ctx: typer.Context, opts: Options, view: Callable[[Any], Renderabl
     try:
         while True:
             started = time.monotonic()
-            states = live_states(ctx)
+            states = cluster.read().states
             state = states[-1]
             now_extensible = uses_extensible(states, opts)
             if follower is None or now_extensible != extensible:
