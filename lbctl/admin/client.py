@@ -644,10 +644,6 @@ class AdminClient:
     def clusters(self) -> list[str]:
         return _str_list(self.json(call(CLUSTERS)), "GET /admin/v2/clusters")
 
-    def active_brokers(self, cluster: str) -> list[str]:
-        return _str_list(self.json(call(ACTIVE_BROKERS, cluster=cluster)),
-                         f"GET /admin/v2/brokers/{cluster}")
-
     def runtime_config(self, base: str | None = None) -> dict[str, Any]:
         cfg = self.json(call(RUNTIME_CONFIG, base=base))
         if not isinstance(cfg, dict):
