@@ -54,6 +54,7 @@ from lbctl.admin.errors import (
     error_class,
     reason_of,
 )
+from lbctl.admin.tls import sends_credential, verify_for
 from lbctl.safe.redact import redact, url_without_userinfo
 from lbctl.safe.text import shorten
 
@@ -846,65 +847,6 @@ def _str_list(value: Any, what: str) -> list[str]:
     return value
 
 
-def sends_credential(auth: Auth) -> bool:
-    """Whether requests carry a credential (a header or a client certificate)."""
-    return auth.name != "none"
-
-
-def hostname_verification(cfg: ConnectionConfig, auth: Auth) -> bool:
-    """``tlsEnableHostnameVerification`` as given, else on exactly when a credential is sent."""
-    if cfg.tls_allow_insecure:
-        return False
-    if cfg.tls_enable_hostname_verification is not None:
-        return cfg.tls_enable_hostname_verification
-    return sends_credential(auth)
-
-
-def ssl_context(cfg: ConnectionConfig, auth: Auth) -> Any:
-    """``verify`` for httpx: False when insecure, else a context with the trust store (a PEM file,
-    a keystore, or the public CA store), the client certificate, and hostname checks as
-    :func:`hostname_verification` decides."""
-    if cfg.tls_allow_insecure and auth.client_cert() is None and not cfg.use_key_store_tls:
-        return False
-    import ssl
-
-    from lbctl.errors import ConfigError
-    from lbctl.safe.files import open_regular
-
-    try:
-        cadata: str | None = None
-        chain: Any = None
-        if cfg.use_key_store_tls:
-            from lbctl.admin.keystore import load_keystores
-
-            cadata, chain = load_keystores(cfg)
-        if cadata is not None:
-            ctx = ssl.create_default_context(cadata=cadata)
-        elif cfg.tls_trust_cert_path:
-            import os
-
-            os.close(open_regular(cfg.tls_trust_cert_path, what="a PEM file of CA certificates",
-                                  error=lambda m: ConfigError(f"TLS: trust certificates {m}")))
-            ctx = ssl.create_default_context(cafile=cfg.tls_trust_cert_path)
-        else:
-            import certifi
-
-            ctx = ssl.create_default_context(cafile=certifi.where())
-        ctx.check_hostname = hostname_verification(cfg, auth)
-        if cfg.tls_allow_insecure:
-            ctx.verify_mode = ssl.CERT_NONE
-        cert = auth.client_cert()
-        if chain is not None:
-            from lbctl.admin.keystore import load_key_into
-
-            load_key_into(ctx, chain)
-        elif cert is not None:
-            ctx.load_cert_chain(*cert)
-    except (OSError, ssl.SSLError) as e:
-        raise ConfigError(f"TLS: cannot load certificates ({getattr(e, 'strerror', None) or e})") from None
-    return ctx
-
-
 def connection_warnings(cfg: ConnectionConfig, auth: Auth) -> list[str]:
     """One line per way the credential could leak that the user chose (never a refusal)."""
     out: list[str] = []
@@ -944,10 +886,7 @@ def client_from_config(cfg: ConnectionConfig, *, transport: Any = None,
     :func:`connection_warnings`)."""
     auth = make_auth(cfg.auth_plugin, cfg.auth_params, cert_file=cfg.tls_cert_file,
                      key_file=cfg.tls_key_file, timeout=cfg.request_timeout)
-    verify: Any = True
-    if (cfg.admin_url.startswith("https://") or auth.client_cert() is not None
-            or cfg.use_key_store_tls):
-        verify = ssl_context(cfg, auth)
+    verify = verify_for(cfg, auth)
     if hasattr(auth, "verify"):
         auth.verify = verify  # the OAuth2 issuer is reached with the same trust settings
     if warn is not None:

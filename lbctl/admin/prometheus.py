@@ -6,7 +6,7 @@ and lives here because ``lbctl.admin`` is the one place httpx is imported. It re
 client's pieces: authentication from ``authPlugin``/``authParams`` (:func:`lbctl.admin.auth.make_auth`
 — a bearer token with ``AuthenticationToken``, ``AuthenticationBasic`` for basic auth, a client
 certificate with ``AuthenticationTls``; user info in the URL, ``https://user:pass@prom``, is basic
-auth too), TLS trust from the same client.conf keys (:func:`lbctl.admin.client.ssl_context`), the
+auth too), TLS trust from the same client.conf keys (:func:`lbctl.admin.tls.verify_for`), the
 error classes and their exit codes, and the redaction of secrets from every message.
 
 Bounded, whatever the server does:
@@ -351,7 +351,7 @@ def client_from_config(cfg: PrometheusConfig, *, transport: Any = None,
                        trace: Callable[[str], None] | None = None, **kwargs: Any
                        ) -> PrometheusClient:
     """A :class:`PrometheusClient` for ``cfg``, authenticated and trusted as the admin client."""
-    from lbctl.admin.client import ssl_context
+    from lbctl.admin.tls import verify_for
     from lbctl.errors import UsageError
 
     url = cfg.url.strip().rstrip("/")
@@ -363,12 +363,10 @@ def client_from_config(cfg: PrometheusConfig, *, transport: Any = None,
                      key_file=cfg.tls_key_file, timeout=cfg.request_timeout)
     if userinfo is not None and type(auth) is Auth:
         auth = BasicAuth(*userinfo)
-    verify: Any = True
-    if url.startswith("https://") or auth.client_cert() is not None:
-        conn = ConnectionConfig(admin_url=url, tls_trust_cert_path=cfg.tls_trust_cert_path,
-                                tls_allow_insecure=cfg.tls_allow_insecure,
-                                tls_enable_hostname_verification=cfg.tls_enable_hostname_verification)
-        verify = ssl_context(conn, auth)
+    verify = verify_for(ConnectionConfig(
+        admin_url=url, tls_trust_cert_path=cfg.tls_trust_cert_path,
+        tls_allow_insecure=cfg.tls_allow_insecure,
+        tls_enable_hostname_verification=cfg.tls_enable_hostname_verification), auth)
     if hasattr(auth, "verify"):
         auth.verify = verify
     return PrometheusClient(url, auth=auth, timeout=cfg.request_timeout, verify=verify,
