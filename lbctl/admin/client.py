@@ -19,7 +19,7 @@ Behaviour, mirroring ``pulsar-admin``'s ``AsyncHttpConnector`` where it matters:
 * Response bodies are read as a stream and refused past ``--max-response-size``.
 * Reads (GET) are retried with exponential backoff on connection errors, dropped connections,
   429 (honouring ``Retry-After`` up to 5 s) and 5xx. Mutations are never retried: a failed PUT is
-  reported, with a warning when it may have reached the broker.
+  reported, with a warning when it may have reached the broker (:data:`lbctl.admin.retry.ADMIN`).
 * Fan-out to many brokers runs concurrently on one event loop, bounded by ``max_concurrency``;
   one refresh of 200 brokers costs about one round trip. The GETs of a ``monitor-brokers``
   refresh (endpoints marked ``fast``) go on a light HTTP/1.1 wire (:mod:`lbctl.admin.fastget`,
@@ -54,13 +54,13 @@ from lbctl.admin.errors import (
     error_class,
     reason_of,
 )
+from lbctl.admin.retry import ADMIN, RetryPolicy, retry_after
 from lbctl.admin.tls import sends_credential, verify_for
+from lbctl.records import replace
 from lbctl.safe.redact import redact, url_without_userinfo
 from lbctl.safe.text import shorten
 
 MAX_REDIRECTS = 5
-DEFAULT_RETRIES = 2
-DEFAULT_BACKOFF = 0.2  # seconds, doubled per attempt
 DEFAULT_CONCURRENCY = 256
 _REDIRECTS = (301, 302, 303, 307, 308)
 _PARAM = re.compile(r"\{([^}]+)\}")
@@ -228,8 +228,8 @@ class AdminClient:
         timeout: float = 30.0,
         verify: Any = True,
         transport: Any = None,
-        retries: int = DEFAULT_RETRIES,
-        backoff: float = DEFAULT_BACKOFF,
+        retries: int = ADMIN.retries,
+        backoff: float = ADMIN.backoff,
         max_concurrency: int = DEFAULT_CONCURRENCY,
         max_redirects: int = MAX_REDIRECTS,
         trace: Callable[[str], None] | None = None,
@@ -241,8 +241,8 @@ class AdminClient:
         self.timeout = timeout
         self._verify = verify
         self._transport = transport
-        self.retries = retries
-        self.backoff = backoff
+        #: how failed reads are asked again (mutations never are)
+        self.retry: RetryPolicy = replace(ADMIN, retries=retries, backoff=backoff)
         self.max_concurrency = max_concurrency
         self.max_redirects = max_redirects
         self._trace = trace
@@ -380,34 +380,20 @@ class AdminClient:
 
     # ---- requests ----------------------------------------------------------------------------
     async def arequest(self, c: Call) -> Response:
-        """Send ``c`` (following redirects, retrying reads) and return a 2xx response."""
-        attempts = 1 if c.endpoint.mutation else 1 + self.retries
-        last: AdminError | None = None
-        for attempt in range(attempts):
-            if attempt:
-                await asyncio.sleep(self._delay(attempt, last))
+        """Send ``c`` (following redirects, retrying reads as :attr:`retry` says) and return a
+        2xx response."""
+        attempt = 0
+        while True:
             try:
                 resp = await self._follow(c)
             except AdminError as e:
-                if attempt + 1 < attempts and _retryable(e):
-                    last = e
-                    continue
-                raise
-            if resp.status < 300:
-                return resp
-            err = self._status_error(c, resp)
-            if attempt + 1 < attempts and _retryable(err):
-                last = err
-                continue
-            raise err
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _delay(self, attempt: int, last: AdminError | None) -> float:
-        delay = float(self.backoff * (2 ** (attempt - 1)))
-        retry_after = last.retry_after if last is not None else None
-        if retry_after is not None:
-            delay = max(delay, min(retry_after, 5.0))
-        return delay
+                err = e
+            else:
+                if resp.status < 300:
+                    return resp
+                err = self._status_error(c, resp)
+            attempt += 1
+            await asyncio.sleep(self.retry.next_delay(attempt, err, mutation=c.endpoint.mutation))
 
     async def _follow(self, c: Call) -> Response:
         method, url, body = c.method, c.url(self.admin_url), c.body_bytes()
@@ -607,9 +593,7 @@ class AdminClient:
         if reason and reason != phrase:
             text += f": {reason}"
         err = error_class(resp.status)(self.redact(text), status=resp.status)
-        if resp.status == 429:
-            with contextlib.suppress(ValueError):
-                err.retry_after = float(resp.headers.get("retry-after") or 0)
+        err.retry_after = retry_after(resp.headers.get("retry-after"))
         return err
 
     # ---- sync helpers --------------------------------------------------------------------------
@@ -810,14 +794,6 @@ def lookup_call(topic: str, *, base: str | None = None) -> Call:
                          "persistent://tenant/namespace/topic")
     return Call(LOOKUP_TOPIC, (("topic-domain", domain), ("tenant", parts[0]),
                                ("namespace", parts[1]), ("topic", parts[2])), base=base)
-
-
-def _retryable(e: AdminError) -> bool:
-    if isinstance(e, RequestTimeout):
-        return not e.sent  # a connect timeout; a slow answer is not retried (it would multiply waits)
-    if isinstance(e, ConnectionFailed):
-        return True
-    return e.status is not None and (e.status == 429 or 500 <= e.status <= 599)
 
 
 def _reason_text(e: BaseException) -> str:
