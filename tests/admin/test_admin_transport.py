@@ -281,6 +281,37 @@ def test_a_load_report_past_the_size_cap_is_refused(cluster: TestCluster) -> Non
     assert isinstance(r, HttpError) and "the response is larger than" in str(r)
 
 
+def test_connections_are_kept_across_refreshes() -> None:
+    connections: list[int] = []
+
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            connections.append(1)
+            super().setup()
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", "8")
+            self.end_headers()
+            self.wfile.write(b'{"ok":1}')
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with AdminClient(f"http://127.0.0.1:{server.server_address[1]}") as a:
+            for _ in range(3):  # three refreshes, each its own run on the client's loop
+                assert a.gather([call(LOAD_REPORT)]) == [{"ok": 1}]
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(connections) == 1
+
+
 class _Foreign:
     """A plain http server on another port that records what it is sent."""
 
