@@ -72,7 +72,7 @@ def reports_written(earlier: ClusterState, later: ClusterState) -> int:
     return n
 
 
-class _Run(Struct, frozen=True):
+class _HeldCycles(Struct, frozen=True):
     """Memory-only cycles to run on one held state (:func:`advance`): the state, its settings, the
     memory they start from, when each runs (the ``j``-th at ``times(j)``, j = 1, 2, …), at most
     how many, and whether one that leaves the memory unchanged ends them even while a timer runs
@@ -86,21 +86,21 @@ class _Run(Struct, frozen=True):
     stop_at_fixed_point: bool = True
 
 
-def advance(lm: LoadManager[Any], run: _Run) -> tuple[Any, int, int | None]:
-    """Run the memory-only cycles of ``run``, stopping before the first that would act (its time
-    is returned) or after one that changed nothing. Returns (memory, cycles kept, time of the
-    first acting cycle)."""
+def advance(lm: LoadManager[Any], held: _HeldCycles) -> tuple[Any, int, int | None]:
+    """Run the memory-only cycles of ``held``, stopping before the first that would act (its
+    time is returned) or after one that changed nothing. Returns (memory, cycles kept, time of
+    the first acting cycle)."""
     kept = 0
-    memory = run.memory
-    for j in range(1, 1 + run.limit):
-        at = run.times(j)
-        result = lm.run_cycle(lm.held(run.state, at), run.settings, memory,
+    memory = held.memory
+    for j in range(1, 1 + held.limit):
+        at = held.times(j)
+        result = lm.run_cycle(lm.held(held.state, at), held.settings, memory,
                               Elapsed(samples=0, first_sight=False, replaying=True))
         if result.acted:
             return memory, kept, at
         new = result.memory
         kept += 1
-        if (run.stop_at_fixed_point or not lm.timers(new)) \
+        if (held.stop_at_fixed_point or not lm.timers(new)) \
                 and lm.memory_key(new) == lm.memory_key(memory):
             return new, kept, None  # a fixed point: every later cycle is the same
         memory = new
@@ -124,8 +124,8 @@ class Follower:
         if self.prev is None:
             elapsed = Elapsed(interval_ms=step)
             if self.assume_steady:
-                memory, kept, at = advance(lm, _Run(st, conf, memory, _constant(st.captured_at),
-                                                    STEADY_LIMIT))
+                memory, kept, at = advance(lm, _HeldCycles(
+                    st, conf, memory, _constant(st.captured_at), STEADY_LIMIT))
                 elapsed = Elapsed(steady=kept, assumed_steady=True, first_sight=False,
                                   would_act_at=at, interval_ms=step)
             self.cycles = 1
@@ -133,9 +133,8 @@ class Follower:
             p_state, p_conf = self.prev
             k = cycles_between(p_state.captured_at, st.captured_at, p_conf)
             limit = min(k - 1, CATCH_UP_LIMIT)
-            memory, kept, at = advance(lm, _Run(p_state, p_conf, memory,
-                                                _every(p_state.captured_at, interval_ms(p_conf)),
-                                                limit))
+            memory, kept, at = advance(lm, _HeldCycles(
+                p_state, p_conf, memory, _every(p_state.captured_at, interval_ms(p_conf)), limit))
             elapsed = Elapsed(cycles=k, replayed=kept, capped=k - 1 > CATCH_UP_LIMIT,
                               would_act_at=at, samples=lm.samples(p_state, st),
                               first_sight=False, interval_ms=step)
@@ -190,9 +189,9 @@ def cycles_to_open(lm: LoadManager[Any], state: ClusterState, settings: Settings
     """How many more cycles of this very state the leader needs before it acts, the clock moving
     on by one interval per cycle (so grace periods and cool-downs run out); ``None``: not within
     ``limit``."""
-    _, kept, at = advance(lm, _Run(state, settings, memory,
-                                   _every(state.captured_at, interval_ms(settings)), limit,
-                                   stop_at_fixed_point=False))
+    _, kept, at = advance(lm, _HeldCycles(state, settings, memory,
+                                          _every(state.captured_at, interval_ms(settings)),
+                                          limit, stop_at_fixed_point=False))
     return kept + 1 if at is not None else None
 
 

@@ -1,9 +1,11 @@
-"""lbctl's planner as one more strategy of the simulator (``simulate``/``compare --strategy lbctl``).
+"""lbctl's planner as one more load manager of the simulator (``simulate``/``compare --strategy
+lbctl``): an implementation of :class:`lbctl.loadmanager.base.LoadManager`, offered to
+:func:`lbctl.loadmanager.select.choose` by the commands that run it (:func:`offer`).
 
 Each cycle the leader's view (the reports last written) goes to :meth:`PlannerLoadManager.run_cycle`,
 which answers with the same records the modular load manager gives (unload outcomes with a
-destination), so the simulator moves bundles, measures and compares exactly as for Pulsar's
-strategies. The planner acts like an operator who runs ``lbctl propose`` and applies the plan:
+destination; a plan and an explanation as a modular cycle's), so the simulator moves bundles,
+measures and compares exactly as for Pulsar's strategies. The planner acts like an operator who runs ``lbctl propose`` and applies the plan:
 
 * **plan once**: when the reported loads are outside the band (range above the target, or a
   broker above the capacity goal), it plans the whole cluster and every move is carried out in
