@@ -45,7 +45,7 @@ def run_watch(ctx: typer.Context, opts: Options, view: Callable[[Any], Renderabl
     from lbctl.cli.connection import warn
     from lbctl.config import read_broker_conf
     from lbctl.loadmanager.clock import Follower, interval_ms, warm_up_cycles
-    from lbctl.loadmanager.select import manager, profile_of, settings_for, uses_extensible
+    from lbctl.loadmanager.select import choose, profile_of, settings_for, version_warnings
     from lbctl.render import to_json_line
 
     check_watch(watching, given)
@@ -53,23 +53,23 @@ def run_watch(ctx: typer.Context, opts: Options, view: Callable[[Any], Renderabl
     cluster = choose(ctx)  # the live cluster, read at every refresh
     conf_file = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
     opts = replace(opts, live=False)  # warming up says it instead of "no history"
-    follower: Follower[Any] | None = None
-    extensible: bool | None = None
+    follower: Follower | None = None
     n = 0
     try:
         while True:
             started = time.monotonic()
             states = cluster.read().states
             state = states[-1]
-            now_extensible = uses_extensible(states, opts)
-            if follower is None or now_extensible != extensible:
-                if follower is not None:
-                    warn("the load manager changed: following it afresh")
-                lm, _ = manager(states, opts)
-                extensible = now_extensible
-                follower = Follower(lm, assume_steady=opts.assume_steady)
             profile, _ = profile_of(states, opts)
             settings = settings_for(state, opts, conf_file, profile)
+            # the load manager is built from its own copy of the settings (what it reads of them
+            # is not what the cycle read, which the plan lists)
+            lm = choose(states, opts, settings_for(state, opts, conf_file, profile),
+                        warnings=version_warnings(states, opts))
+            if follower is None or lm.kind != follower.lm.kind:
+                if follower is not None:
+                    warn("the load manager changed: following it afresh")
+                follower = Follower(lm, assume_steady=opts.assume_steady)
             result = follower.step(state, settings)
             elapsed = replace(result.elapsed, followed=follower.cycles,
                               warm_up=warm_up_cycles(result.shedding, settings))

@@ -44,10 +44,13 @@ from random import Random
 from types import MappingProxyType
 from typing import Any
 
+from msgspec import Struct
+
 from lbctl.config import Settings
 from lbctl.explain import Explanation
 from lbctl.explain.extensible import ExtensibleExplanation
-from lbctl.loadmanager.clock import cycles_to_open, interval_ms, replay, shifted
+from lbctl.loadmanager.base import LoadManager
+from lbctl.loadmanager.clock import expire, interval_ms, latest, shifted
 from lbctl.model.brokerload import (
     BrokerLoadData,
     TopBundle,
@@ -80,6 +83,7 @@ from lbctl.strategies.placement.broker_filters import (
     default_pipeline,
     make_transferable,
 )
+from lbctl.strategies.shedding.transfer import NAME as TRANSFER
 from lbctl.strategies.shedding.transfer import ShedderInput, TransferShedder
 from lbctl.strategies.split.base import SplitBoundaries, option_for
 from lbctl.strategies.split.default_namespace_bundle_split_strategy import find_bundles_to_split
@@ -177,8 +181,80 @@ def _split_boundaries(state: ClusterState, settings: Settings
     return boundaries
 
 
-class ExtensibleLoadManager:
+def _splits(cycle: _Cycle, carried: Mapping[str, Mapping[str, int]]
+            ) -> tuple[tuple[SplitResult, ...], dict[str, Mapping[str, int]]]:
+    """Every broker's ``SplitScheduler`` over its bundles (``lastStats`` when the snapshot has
+    them, else its top bundles), with its hit counts carried; and the hit counts to carry on."""
+    state, settings, owners = cycle.state, cycle.settings, cycle.owners
+    splits: list[SplitResult] = []
+    split_hits = dict(carried)
+    if not (settings["loadBalancerEnabled"] and settings["loadBalancerAutoBundleSplitEnabled"]):
+        return (), split_hits
+    known = {t.bundleName for ts in cycle.tops.values() for t in ts} | set(state.owners())
+
+    def bundle_count(ns: str) -> int:
+        if ns in state.namespaces:
+            return len(state.namespaces[ns]) - 1
+        return sum(1 for x in known if namespace_of(x) == ns)
+
+    boundaries = _split_boundaries(state, settings)
+    for b in cycle.available:
+        local = state.brokers.get(b)
+        if local is None:
+            continue  # a broker without a report has no bundle stats we know of
+        stats = ([(x, local.lastStats[x]) for x in java_hash_order(local.lastStats)]
+                 if local.lastStats else [(t.bundleName, t.stats) for t in cycle.tops.get(b, ())])
+
+        def owns(bundle: str, broker: str = b) -> bool:
+            return owners.get(bundle, broker) == broker
+
+        res = find_bundles_to_split(b, stats, settings, split_hits.get(b, {}),
+                                    bundle_count, owns, boundaries=boundaries)
+        split_hits[b] = res.hit_counts
+        splits.append(res)
+    return tuple(splits), split_hits
+
+
+class _Cycle(Struct, frozen=True):
+    """What the steps of one cycle share: its state, settings and clock, the load-data store and
+    top bundles it reads (``derived``: from modular reports), the available brokers, who owns or
+    publishes each bundle, and the broker filters' inputs."""
+
+    state: ClusterState
+    settings: Settings
+    elapsed: Elapsed
+    derived: bool
+    store: Mapping[str, BrokerLoadData]
+    tops: Mapping[str, tuple[TopBundle, ...]]
+    available: list[str]
+    lookups: Mapping[str, BrokerLookup]
+    owners: Mapping[str, str]
+    publisher: Mapping[str, str]
+    fctx: FilterContext
+
+    @staticmethod
+    def of(state: ClusterState, settings: Settings, elapsed: Elapsed,
+           mem: ExtensibleMemory) -> _Cycle:
+        store, derived = _store(state, settings, mem)
+        tops = _top_bundles(state, settings, derived)
+        lookups = _lookups(state)
+        owners = state.owners()
+        publisher = {t.bundleName: b for b, ts in tops.items() for t in ts}
+        fctx = _filter_context(state, settings, store, lookups, {**publisher, **owners}, derived)
+        return _Cycle(state, settings, elapsed, derived, store, tops, list(state.available()),
+                      lookups, owners, publisher, fctx)
+
+    def is_owner(self, bundle: str, broker: str) -> bool:
+        owner = self.owners.get(bundle) or self.publisher.get(bundle)
+        return owner is None or owner == broker
+
+
+class ExtensibleLoadManager(LoadManager[ExtensibleMemory]):
     """Runs extensible cycles, carrying :class:`ExtensibleMemory` between them."""
+
+    kind = EXTENSIBLE
+    label = f"{TRANSFER} + {lruw.NAME}"
+    strategies = (TRANSFER, lruw.NAME)
 
     def __init__(self, *, seed: int | None = None, warnings: Sequence[str] = ()):
         self.shedder = TransferShedder()
@@ -188,20 +264,14 @@ class ExtensibleLoadManager:
     def run_cycle(self, state: ClusterState, settings: Settings,
                   memory: ExtensibleMemory | None = None,
                   elapsed: Elapsed | None = None) -> ExtensibleCycleResult:
-        mem = memory or ExtensibleMemory()
+        mem = memory or self.initial_memory()
         elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
         now = state.captured_at
-        store, derived = _store(state, settings, mem)
-        tops = _top_bundles(state, settings, derived)
+        cycle = _Cycle.of(state, settings, elapsed, mem)
+        recently = latest(mem.recently_unloaded, state.recently_unloaded)
+        recent_brokers = latest(mem.recently_unloaded_brokers, state.recently_unloaded_brokers)
 
-        recently = dict(mem.recently_unloaded)
-        for b, ts in state.recently_unloaded.items():
-            recently[b] = max(ts, recently.get(b, ts))
-        recent_brokers = dict(mem.recently_unloaded_brokers)
-        for b, ts in state.recently_unloaded_brokers.items():
-            recent_brokers[b] = max(ts, recent_brokers.get(b, ts))
-
-        available = list(state.available())
+        available = cycle.available
         gate = None
         if not settings["loadBalancerEnabled"]:
             gate = "loadBalancerEnabled is false: the load manager does nothing"
@@ -212,79 +282,58 @@ class ExtensibleLoadManager:
 
         expired: tuple[str, ...] = ()
         shed: ShedResult | None = None
-        actions: list[ExtAction] = []
+        actions: tuple[ExtAction, ...] = ()
         hit = mem.hit_count
-        lookups = _lookups(state)
-        owners = state.owners()
-        publisher = {t.bundleName: b for b, ts in tops.items() for t in ts}
-        fctx = _filter_context(state, settings, store, lookups, {**publisher, **owners}, derived)
         if gate is None:
-            cutoff = now - int(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60_000
-            expired = tuple(b for b, ts in recently.items() if ts < cutoff)
-            for b in expired:
-                del recently[b]
-            def is_owner(bundle: str, broker: str) -> bool:
-                owner = owners.get(bundle) or publisher.get(bundle)
-                return owner is None or owner == broker
-
-            ctx = ShedderInput(
-                settings, now, store, tops,
-                [available[i] for i in range(len(available))],
-                MappingProxyType(dict(recently)), MappingProxyType(dict(recent_brokers)),
-                is_owner, make_transferable(lookups, fctx, default_pipeline()))
-            shed = self.shedder.find_bundles_for_unloading(ctx, hit)
+            expired = expire(recently, now, settings)
+            shed = self._shed(cycle, recently, recent_brokers, hit)
             hit = shed.hit_count
             for b in shed.expired_brokers:
                 recent_brokers.pop(b, None)
-            for d in shed.decisions:
-                if d.label is not Label.SUCCESS:
-                    continue
-                src_tops = tops.get(d.unload.source, ())
-                top = next((t for t in src_tops if t.bundleName == d.unload.bundle), None)
-                preview = None
-                if d.unload.destination is None:
-                    preview = self._preview(d.unload.bundle, d.unload.source, lookups, fctx, store,
-                                            settings)
-                actions.append(ExtAction(
-                    d, top.stats.msgRateIn + top.stats.msgRateOut if top else None,
-                    top.throughput if top else None, preview))
-                recently[d.unload.bundle] = now
-                recent_brokers[d.unload.source] = now
+            actions = self._actions(cycle, shed, recently, recent_brokers)
 
-        splits: list[SplitResult] = []
-        split_hits = dict(mem.split_hits)
-        if settings["loadBalancerEnabled"] and settings["loadBalancerAutoBundleSplitEnabled"]:
-            known = {t.bundleName for ts in tops.values() for t in ts} | set(state.owners())
-
-            def bundle_count(ns: str) -> int:
-                if ns in state.namespaces:
-                    return len(state.namespaces[ns]) - 1
-                return sum(1 for x in known if namespace_of(x) == ns)
-
-            boundaries = _split_boundaries(state, settings)
-            for b in available:
-                local = state.brokers.get(b)
-                if local is None:
-                    continue  # a broker without a report has no bundle stats we know of
-                stats = ([(x, local.lastStats[x]) for x in java_hash_order(local.lastStats)]
-                         if local.lastStats else [(t.bundleName, t.stats) for t in tops.get(b, ())])
-
-                def owns(bundle: str, broker: str = b) -> bool:
-                    return owners.get(bundle, broker) == broker
-
-                res = find_bundles_to_split(b, stats, settings, split_hits.get(b, {}),
-                                            bundle_count, owns, boundaries=boundaries)
-                split_hits[b] = res.hit_counts
-                splits.append(res)
-
-        new_mem = ExtensibleMemory(hit, MappingProxyType(store), MappingProxyType(recently),
+        splits, split_hits = _splits(cycle, mem.split_hits)
+        store = MappingProxyType(cycle.store)
+        new_mem = ExtensibleMemory(hit, store, MappingProxyType(recently),
                                    MappingProxyType(recent_brokers), MappingProxyType(split_hits),
                                    True)
         return ExtensibleCycleResult(
-            state, settings, MappingProxyType(store), MappingProxyType(tops), derived, gate,
-            shed, tuple(actions), tuple(splits), expired, MappingProxyType(dict(recently)),
+            state, settings, store, MappingProxyType(cycle.tops), cycle.derived, gate,
+            shed, actions, splits, expired, MappingProxyType(dict(recently)),
             MappingProxyType(dict(recent_brokers)), new_mem, elapsed=elapsed,
             warnings=self.warnings)
+
+    def _shed(self, cycle: _Cycle, recently: Mapping[str, int], recent_brokers: Mapping[str, int],
+              hit: int) -> ShedResult:
+        """TransferShedder's ``findBundlesForUnloading`` with the hit count carried."""
+        ctx = ShedderInput(
+            cycle.settings, cycle.state.captured_at, cycle.store, cycle.tops,
+            list(cycle.available), MappingProxyType(dict(recently)),
+            MappingProxyType(dict(recent_brokers)), cycle.is_owner,
+            make_transferable(cycle.lookups, cycle.fctx, default_pipeline()))
+        return self.shedder.find_bundles_for_unloading(ctx, hit)
+
+    def _actions(self, cycle: _Cycle, shed: ShedResult, recently: dict[str, int],
+                 recent_brokers: dict[str, int]) -> tuple[ExtAction, ...]:
+        """Every Success decision as the plan shows it (an unload with its placement preview),
+        recorded as recently unloaded (the bundle and its source) at the snapshot's time."""
+        now = cycle.state.captured_at
+        actions = []
+        for d in shed.decisions:
+            if d.label is not Label.SUCCESS:
+                continue
+            top = next((t for t in cycle.tops.get(d.unload.source, ())
+                        if t.bundleName == d.unload.bundle), None)
+            preview = None
+            if d.unload.destination is None:
+                preview = self._preview(d.unload.bundle, d.unload.source, cycle.lookups,
+                                        cycle.fctx, cycle.store, cycle.settings)
+            actions.append(ExtAction(
+                d, top.stats.msgRateIn + top.stats.msgRateOut if top else None,
+                top.throughput if top else None, preview))
+            recently[d.unload.bundle] = now
+            recent_brokers[d.unload.source] = now
+        return tuple(actions)
 
     def _preview(self, bundle: str, source: str, lookups: Mapping[str, BrokerLookup],
                  fctx: FilterContext, store: Mapping[str, BrokerLoadData],
@@ -297,20 +346,9 @@ class ExtensibleLoadManager:
         order = java_hash_order(cands)
         return lruw.select(order, store, settings, self.rng, bundle)
 
-    def run_sequence(self, states: Sequence[ClusterState], settings: Sequence[Settings], *,
-                     assume_steady: bool = False) -> list[ExtensibleCycleResult]:
-        """Replay snapshots on the leader's clock (:func:`lbctl.loadmanager.clock.replay`)."""
-        return replay(self, states, settings, assume_steady=assume_steady)
-
     # --- what lbctl.loadmanager.clock needs -------------------------------------------------------
     def initial_memory(self) -> ExtensibleMemory:
         return ExtensibleMemory()
-
-    def memory_of(self, result: ExtensibleCycleResult) -> ExtensibleMemory:
-        return result.memory
-
-    def acted(self, result: ExtensibleCycleResult) -> bool:
-        return bool(result.actions)
 
     def memory_key(self, memory: ExtensibleMemory) -> Any:
         return (memory.hit_count, dict(memory.recently_unloaded),
@@ -332,11 +370,6 @@ class ExtensibleLoadManager:
     def timers(self, memory: ExtensibleMemory) -> bool:
         """Whether the clock alone can still change the memory (grace periods, cool-downs)."""
         return bool(memory.recently_unloaded or memory.recently_unloaded_brokers)
-
-    def cycles_to_open(self, result: ExtensibleCycleResult) -> int | None:
-        if result.gate is not None or result.actions:
-            return None
-        return cycles_to_open(self, result.state, result.settings, result.memory)
 
 
 class ExtensibleCycleResult(ExtensibleCycle, frozen=True):

@@ -40,16 +40,13 @@ from random import Random
 from types import MappingProxyType
 from typing import Any
 
+from msgspec import Struct
+
 from lbctl.config import Settings
 from lbctl.explain import Explanation
 from lbctl.explain.modular import ModularExplanation
-from lbctl.loadmanager.clock import (
-    cycles_to_open,
-    interval_ms,
-    replay,
-    reports_written,
-    shifted,
-)
+from lbctl.loadmanager.base import LoadManager
+from lbctl.loadmanager.clock import expire, interval_ms, latest, reports_written, shifted
 from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
 from lbctl.model.bundle import (
     SYSTEM_NAMESPACE,
@@ -58,7 +55,7 @@ from lbctl.model.bundle import (
     format_position,
     namespace_of,
 )
-from lbctl.model.cluster import ClusterState
+from lbctl.model.cluster import MODULAR, ClusterState
 from lbctl.model.cycle import CycleMemory, Elapsed, ModularCycle
 from lbctl.model.decision import (
     AutoSplit,
@@ -67,6 +64,7 @@ from lbctl.model.decision import (
     PlacementTrace,
     Reason,
     Selection,
+    SheddingDecision,
     SplitCandidate,
     UnloadOutcome,
 )
@@ -97,8 +95,23 @@ from lbctl.units import rounded
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
-class ModularLoadManager:
+class _Cycle(Struct, frozen=True):
+    """What the steps of one cycle share: its state, settings and clock, the load data and
+    placement environment built from them, the bundles whose grace period ended, the splits."""
+
+    state: ClusterState
+    settings: Settings
+    elapsed: Elapsed
+    load: LoadData
+    env: PlacementEnv
+    expired: tuple[str, ...]
+    splits: tuple[AutoSplit, ...]
+
+
+class ModularLoadManager(LoadManager[CycleMemory]):
     """Runs cycles with one shedding and one placement strategy, carrying memory between them."""
+
+    kind = MODULAR
 
     def __init__(
         self,
@@ -123,6 +136,14 @@ class ModularLoadManager:
         #: the namespaces of the bundles the running cycle unloads (None outside its unloads)
         self._unload_namespaces: frozenset[str] | None = None
 
+    @property
+    def strategies(self) -> tuple[str, str]:
+        return self.shedding.name, self.placement.name
+
+    @property
+    def label(self) -> str:
+        return f"{self.shedding.name} + {self.placement.name}"
+
     def initial_memory(self) -> CycleMemory:
         return CycleMemory(
             shedding=self.shedding.initial_memory(),
@@ -137,13 +158,9 @@ class ModularLoadManager:
     ) -> ModularCycleResult:
         mem = memory or self.initial_memory()
         elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
-        profile = settings.profile
         now = state.captured_at
         bundle_data = update_bundle_data(state, mem.bundle_data, elapsed.samples)
-
-        recently = dict(mem.recently_unloaded)
-        for bundle, ts in state.recently_unloaded.items():
-            recently[bundle] = max(ts, recently.get(bundle, ts))
+        recently = latest(mem.recently_unloaded, state.recently_unloaded)
 
         active = frozenset(state.brokers)
         placement_mem = self.placement.on_active_brokers_change(mem.placement, active)
@@ -157,15 +174,27 @@ class ModularLoadManager:
         elif len(state.available()) <= 1:
             gate = f"only {len(state.available())} broker available: no load shedding is performed"
 
-        expired: tuple[str, ...] = ()
-        if gate is None:
-            cutoff = now - int(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60_000
-            expired = tuple(b for b, ts in recently.items() if ts < cutoff)
-            for b in expired:
-                del recently[b]
+        expired = expire(recently, now, settings) if gate is None else ()
+        cycle = self._prepare(state, settings, elapsed, bundle_data, recently, expired)
+        if gate is not None:
+            return self._result(cycle, gate, None, (), CycleMemory(
+                bundle_data, MappingProxyType(recently), mem.shedding, placement_mem, rr_mem,
+                mem.multimap_capacity))
 
+        decision, shed_mem = self.shedding.shed(cycle.load, settings, mem.shedding)
+        ordered, capacity = self._unload_order(decision, settings, mem)
+        outcomes, placement_mem, rr_mem = self._unload(cycle, ordered, recently, placement_mem,
+                                                       rr_mem, decision)
+        # onUnloadAttemptCompleted: a shedder's own destinations live for this attempt only.
+        return self._result(cycle, None, decision, outcomes, CycleMemory(
+            bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem, capacity))
+
+    def _prepare(self, state: ClusterState, settings: Settings, elapsed: Elapsed,
+                 bundle_data: Mapping[str, BundleData], recently: Mapping[str, int],
+                 expired: tuple[str, ...]) -> _Cycle:
+        """The cycle's load data and placement environment, and its automatic splits."""
         load = build_load_data(state, bundle_data, recently,
-                               pulsar_system=bool(profile["shedPulsarSystem"]))
+                               pulsar_system=bool(settings.profile["shedPulsarSystem"]))
         env = PlacementEnv.of(state.available(), load, state.cluster_policies())
         self._env = env
         # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none
@@ -174,23 +203,35 @@ class ModularLoadManager:
         split_away = frozenset(s.candidate.bundle for s in splits if s.skipped is None)
         if split_away:
             load = replace(load, split_away=split_away)
-        shed_name = self.shedding.name
-        if gate is not None:
-            return ModularCycleResult(
-                state, settings, shed_name, self.placement.name, load, None, (), gate, expired,
-                CycleMemory(bundle_data, MappingProxyType(recently), mem.shedding, placement_mem,
-                            rr_mem, mem.multimap_capacity),
-                splits, elapsed, self.warnings,
-            )
+        return _Cycle(state, settings, elapsed, load, env, expired, splits)
 
-        decision, shed_mem = self.shedding.shed(load, settings, mem.shedding)
-        planned = {s.bundle: s.destination for s in decision.selections if s.destination}
-
-        # ArrayListMultimap: AvgShedder builds one per call; the other modular shedders keep one
-        # in a field and clear() it, so its table keeps the length it once grew to.
-        reused = 0 if shed_name == "AvgShedder" else mem.multimap_capacity
+    def _unload_order(self, decision: SheddingDecision, settings: Settings,
+                      mem: CycleMemory) -> tuple[list[Selection], int]:
+        """The selections in the order ``doLoadShedding`` walks them, and the multimap's table
+        length to carry. ArrayListMultimap: AvgShedder builds one per call; the other modular
+        shedders keep one in a field and clear() it, so its table keeps the length it once grew
+        to."""
+        avg = self.shedding.name == "AvgShedder"
         ordered, capacity = _multimap_order(decision.selections,
-                                            int(profile["guavaMultimapBuckets"]), reused)
+                                            int(settings.profile["guavaMultimapBuckets"]),
+                                            0 if avg else mem.multimap_capacity)
+        return ordered, mem.multimap_capacity if avg else capacity
+
+    def _result(self, cycle: _Cycle, gate: str | None, decision: SheddingDecision | None,
+                outcomes: tuple[UnloadOutcome, ...], memory: CycleMemory) -> ModularCycleResult:
+        return ModularCycleResult(
+            cycle.state, cycle.settings, self.shedding.name, self.placement.name, cycle.load,
+            decision, outcomes, gate, cycle.expired, memory, cycle.splits, cycle.elapsed,
+            self.warnings)
+
+    def _unload(self, cycle: _Cycle, ordered: list[Selection], recently: dict[str, int],
+                placement_mem: Any, rr_mem: Any, decision: SheddingDecision
+                ) -> tuple[tuple[UnloadOutcome, ...], Any, Any]:
+        """``doLoadShedding``'s loop over the selections: each bundle unloaded to the broker
+        ``selectBroker`` picks, or skipped and why (``recently`` gains the unloaded bundles)."""
+        load, settings, env, now = cycle.load, cycle.settings, cycle.env, cycle.state.captured_at
+        elapsed = cycle.elapsed
+        planned = {s.bundle: s.destination for s in decision.selections if s.destination}
         outcomes: list[UnloadOutcome] = []
         excluded = set(settings["loadBalancerSheddingExcludedNamespaces"])
         # the ownership index is built for these namespaces only (see _ownership_index)
@@ -221,14 +262,7 @@ class ModularLoadManager:
                         break  # the replay stops before a cycle that acts: the rest is not needed
         finally:
             self._unload_namespaces = None
-        # onUnloadAttemptCompleted: a shedder's own destinations live for this attempt only.
-        return ModularCycleResult(
-            state, settings, shed_name, self.placement.name, load, decision, tuple(outcomes),
-            None, expired,
-            CycleMemory(bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem,
-                        capacity if shed_name != "AvgShedder" else mem.multimap_capacity),
-            splits, elapsed, self.warnings,
-        )
+        return tuple(outcomes), placement_mem, rr_mem
 
     # --- placement -------------------------------------------------------------------------------
     def select_broker(
@@ -357,21 +391,7 @@ class ModularLoadManager:
             slot[:] = [index, covered]
         return index
 
-    # --- a sequence --------------------------------------------------------------------------------
-    def run_sequence(
-        self, states: Sequence[ClusterState], settings: Sequence[Settings], *,
-        assume_steady: bool = False,
-    ) -> list[ModularCycleResult]:
-        """Replay snapshots on the leader's clock (:func:`lbctl.loadmanager.clock.replay`)."""
-        return replay(self, states, settings, assume_steady=assume_steady)
-
     # --- what lbctl.loadmanager.clock needs -------------------------------------------------------
-    def memory_of(self, result: ModularCycleResult) -> CycleMemory:
-        return result.memory
-
-    def acted(self, result: ModularCycleResult) -> bool:
-        return bool(result.unloads)
-
     def memory_key(self, memory: CycleMemory) -> Any:
         """Everything that changes from cycle to cycle on a held state (bundle data does not:
         replayed cycles take no sample)."""
@@ -387,12 +407,6 @@ class ModularLoadManager:
     def timers(self, memory: CycleMemory) -> bool:
         """Whether the clock alone can still change the memory (a grace period to run out)."""
         return bool(memory.recently_unloaded)
-
-    def cycles_to_open(self, result: ModularCycleResult) -> int | None:
-        """More cycles of this cycle's state before the leader acts (``None``: not soon)."""
-        if result.gate is not None or result.unloads:
-            return None
-        return cycles_to_open(self, result.state, result.settings, result.memory)
 
 
 def policies_block_unload(namespace: str, owner: str, load: LoadData, env: PlacementEnv,
