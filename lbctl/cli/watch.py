@@ -44,8 +44,9 @@ def run_watch(ctx: typer.Context, opts: Options, view: Callable[[Any], Renderabl
     """Refresh until ``--count`` refreshes (or Ctrl-C, which ends the watch without an error)."""
     from lbctl.cli.connection import warn
     from lbctl.config import read_broker_conf
+    from lbctl.loadmanager import select
     from lbctl.loadmanager.clock import Follower, interval_ms, warm_up_cycles
-    from lbctl.loadmanager.select import choose, profile_of, settings_for, version_warnings
+    from lbctl.loadmanager.select import profile_of, settings_for, version_warnings
     from lbctl.render import to_json_line
 
     check_watch(watching, given)
@@ -64,7 +65,7 @@ def run_watch(ctx: typer.Context, opts: Options, view: Callable[[Any], Renderabl
             settings = settings_for(state, opts, conf_file, profile)
             # the load manager is built from its own copy of the settings (what it reads of them
             # is not what the cycle read, which the plan lists)
-            lm = choose(states, opts, settings_for(state, opts, conf_file, profile),
+            lm = select.choose(states, opts, settings_for(state, opts, conf_file, profile),
                         warnings=version_warnings(states, opts))
             if follower is None or lm.kind != follower.lm.kind:
                 if follower is not None:
