@@ -13,6 +13,7 @@ from typing import Any
 
 from lbctl.explain import preamble, preamble_dict
 from lbctl.explain.placement import placement_data_lines
+from lbctl.explain.words import text
 from lbctl.model.cycle import ExtensibleCycle
 from lbctl.model.decision import Round
 from lbctl.units import pct, rounded
@@ -28,22 +29,22 @@ def nothing_happens(c: ExtensibleCycle) -> list[str]:
     if s is None:
         return []
     label = f"{s.skip[0]}/{s.skip[1]}" if s.skip else "no decision"
-    return [f"{label}: {s.why}"]
+    return [f"{label}: {text(s.why)}"]
 
 
 def _round_dict(r: Round) -> dict[str, Any]:
     return {
-        "reason": str(r.reason), "whyReason": r.why_reason,
+        "reason": str(r.reason), "whyReason": text(r.why_reason),
         "maxBroker": r.max_broker, "minBroker": r.min_broker,
         "stdBefore": rounded(r.std_before), "stdAfter": rounded(r.std_after),
-        "outcome": r.outcome, "why": r.why,
+        "outcome": str(r.outcome), "why": text(r.why),
         "maxLoad": rounded(r.max_load), "minLoad": rounded(r.min_load), "offload": rounded(r.offload),
         "offloadThroughput": rounded(r.offload_throughput, 3),
         "maxThroughput": rounded(r.max_throughput, 3), "minThroughput": rounded(r.min_throughput, 3),
         "markedThroughput": rounded(r.marked, 3), "gainedThroughput": rounded(r.gained, 3),
         "adjustedOffload": rounded(r.adjusted_offload),
-        "bundles": [{"bundle": b.bundle, "throughput": rounded(b.throughput, 3), "outcome": b.outcome,
-                     "why": b.why,
+        "bundles": [{"bundle": b.bundle, "throughput": rounded(b.throughput, 3),
+                     "outcome": str(b.outcome), "why": text(b.why),
                      "swaps": [{"bundle": u.bundle, "from": u.source, "to": u.destination}
                                for u in b.swaps]}
                     for b in r.bundles],
@@ -75,7 +76,7 @@ def explanation_dict(c: ExtensibleCycle) -> dict[str, Any]:
         out["shedding"] = {
             "outcome": ({"label": str(s.skip[0]), "reason": str(s.skip[1])} if s.skip
                         else {"label": "Success", "decisions": len(s.decisions)}),
-            "why": s.why,
+            "why": text(s.why),
             "loadAvg": rounded(s.avg), "loadStd": rounded(s.std), "stdAfter": rounded(s.final_std),
             "targetStd": float(settings["loadBalancerBrokerLoadTargetStd"]),
             "hitCountBefore": s.hit_count_before, "hitCountAtGate": s.hit_count_at_gate,
@@ -83,10 +84,10 @@ def explanation_dict(c: ExtensibleCycle) -> dict[str, Any]:
             "hitCountThreshold": s.threshold,
             "condition": dict(s.condition),
             "phaseA": [{"broker": b.broker, "load": rounded(b.load), "counted": b.counted,
-                        "why": b.why} for b in s.brokers],
+                        "why": text(b.why)} for b in s.brokers],
             "sortedByLoad": list(s.sorted_brokers),
             "rounds": [_round_dict(r) for r in s.rounds],
-            "loopEnded": s.stop,
+            "loopEnded": text(s.stop),
             "decisions": [
                 {"bundle": d.unload.bundle, "from": d.unload.source, "to": d.unload.destination,
                  "label": str(d.label), "reason": str(d.reason)} for d in s.decisions],
@@ -95,12 +96,12 @@ def explanation_dict(c: ExtensibleCycle) -> dict[str, Any]:
         {"bundle": a.decision.unload.bundle, "candidates": list(a.preview.candidates),
          "scores": {k: rounded(v) for k, v in a.preview.scores.items()},
          "average": rounded(a.preview.average), "best": list(a.preview.best),
-         "broker": a.preview.broker, "why": a.preview.why}
+         "broker": a.preview.broker, "why": text(a.preview.why)}
         for a in c.actions if a.preview is not None]
     if previews:
         out["placementPreview"] = previews
     out["splits"] = [
-        {"broker": ch_broker, "bundle": ch.bundle, "hitCount": ch.hit_count, "why": ch.why}
+        {"broker": ch_broker, "bundle": ch.bundle, "hitCount": ch.hit_count, "why": text(ch.why)}
         for res in c.splits for ch_broker in [_broker_of(c, res)] for ch in res.checks
     ]
     return out
@@ -159,7 +160,7 @@ class ExtensibleExplanation:
                     f"{d.throughput / 1048576:,.2f} MB/s, EMA {d.msgThroughputEMA / 1048576:,.2f}")
             b = stats.get(name)
             if b is not None and not b.counted:
-                line += f" — not counted: {b.why}"
+                line += f" — not counted: {text(b.why)}"
             out.append(line)
         if s is None:
             return out
@@ -182,7 +183,8 @@ class ExtensibleExplanation:
             for i, r in enumerate(s.rounds, 1):
                 if r not in rounds:
                     continue
-                out.append(f"  {i}. {r.max_broker} -> {r.min_broker} [{r.reason}: {r.why_reason}]")
+                out.append(f"  {i}. {r.max_broker} -> {r.min_broker} "
+                           f"[{r.reason}: {text(r.why_reason)}]")
                 if r.max_load is not None:
                     out.append(f"     loads {r.max_load:.4f} / {r.min_load:.4f}: offload "
                                f"{r.offload:.4f} = {(r.offload_throughput or 0) / 1048576:,.2f} "
@@ -191,11 +193,11 @@ class ExtensibleExplanation:
                     if self.bundle and step.bundle != self.bundle:
                         continue
                     out.append(f"     [{step.outcome:7}] {step.bundle} "
-                               f"({step.throughput / 1048576:,.2f} MB/s): {step.why}")
-                out.append(f"     {r.outcome}: {r.why}; std {r.std_before:.4f} -> "
+                               f"({step.throughput / 1048576:,.2f} MB/s): {text(step.why)}")
+                out.append(f"     {r.outcome}: {text(r.why)}; std {r.std_before:.4f} -> "
                            f"{r.std_after:.4f}")
             if not self.broker:
-                out.append(f"  loop ended: {s.stop}")
+                out.append(f"  loop ended: {text(s.stop)}")
         acts = [a for a in c.actions
                 if self._mine(a.decision.unload.source, a.decision.unload.destination)
                 and (not self.bundle or a.decision.unload.bundle == self.bundle)]
@@ -209,7 +211,7 @@ class ExtensibleExplanation:
                 if a.preview is not None:
                     scores = ", ".join(f"{k}={v:.3f}" for k, v in a.preview.scores.items())
                     out.append(f"      next lookup, {c.placement}: {scores or 'no load data'}; "
-                               f"{a.preview.why}; e.g. {a.preview.broker}")
+                               f"{text(a.preview.why)}; e.g. {a.preview.broker}")
         split_lines = []
         for idx, result in enumerate(c.splits):
             owner = list(st.brokers)[idx]
@@ -218,7 +220,7 @@ class ExtensibleExplanation:
             for ch in result.checks:
                 if self.bundle and ch.bundle != self.bundle:
                     continue
-                split_lines.append(f"  {ch.bundle} on {owner}: {ch.why}")
+                split_lines.append(f"  {ch.bundle} on {owner}: {text(ch.why)}")
         if split_lines and (self.bundle or any(r.decisions for r in c.splits)):
             out += ["", "Bundle splits (DefaultNamespaceBundleSplitStrategyImpl):"] + split_lines
         why_not = nothing_happens(c)

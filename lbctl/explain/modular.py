@@ -17,6 +17,7 @@ from msgspec import Struct
 
 from lbctl.explain import preamble, preamble_dict
 from lbctl.explain.placement import placement_data_lines
+from lbctl.explain.words import memo_text, text
 from lbctl.model.cycle import ModularCycle
 from lbctl.model.decision import BundleCandidate, FilterStep, PlacementDecision, PlacementTrace
 from lbctl.units import pct
@@ -62,9 +63,9 @@ def nothing_happens(cycle: ModularCycle) -> list[str]:
     reasons: list[str] = []
     d = cycle.decision
     if d is not None and not d.selections:
-        reasons.extend(d.notes or (f"{cycle.shedding} selected no bundle",))
+        reasons.extend([text(n) for n in d.notes] or [f"{cycle.shedding} selected no bundle"])
     for o in cycle.outcomes:
-        reasons.append(f"{o.selection.bundle} was selected but not unloaded: {o.skipped}")
+        reasons.append(f"{o.selection.bundle} was selected but not unloaded: {text(o.skipped)}")
     return reasons
 
 
@@ -101,13 +102,13 @@ def _placement_dict(t: PlacementTrace | None, full: bool = True) -> dict[str, An
     def step(s: FilterStep) -> dict[str, Any]:
         if not cut:
             return {"filter": s.name, "before": list(s.before), "after": list(s.after),
-                    "why": s.why}
+                    "why": text(s.why)}
         if len(s.after) == len(s.before):  # a filter that kept everyone
             return {"filter": s.name, "beforeCount": len(s.before), "afterCount": len(s.after)}
         kept = set(s.after)
         removed = [b for b in s.before if b not in kept]
         entry = {"filter": s.name, "beforeCount": len(s.before), "afterCount": len(s.after),
-                 "removedCount": len(removed), "why": _cut_why(s.why)}
+                 "removedCount": len(removed), "why": _cut_why(text(s.why))}
         if len(removed) <= _REMOVED_LIMIT:
             entry["removed"] = removed
         return entry
@@ -122,7 +123,7 @@ def _placement_dict(t: PlacementTrace | None, full: bool = True) -> dict[str, An
                 "scores": {k: _json_score(v) for k, v in d.scores.items()},
                 "best": list(d.best),
                 "broker": d.broker,
-                "why": d.why,
+                "why": text(d.why),
             }
         shown = [b for b in dict.fromkeys((*d.best, d.broker)) if b is not None and b in d.scores]
         return {
@@ -132,7 +133,7 @@ def _placement_dict(t: PlacementTrace | None, full: bool = True) -> dict[str, An
             "scores": {b: _json_score(d.scores[b]) for b in shown},  # the best and the pick
             "best": list(d.best),
             "broker": d.broker,
-            "why": _cut_why(d.why),
+            "why": _cut_why(text(d.why)),
         }
 
     cut = not full and (
@@ -146,7 +147,8 @@ def _placement_dict(t: PlacementTrace | None, full: bool = True) -> dict[str, An
         "broker": t.broker,
         # cut, the placement's reason is written when an overload re-check made it differ from
         # the strategy's (as the text does); otherwise it repeats decision.why
-        "why": t.why if not cut else (_cut_why(t.why) if t.recheck is not None else None),
+        "why": text(t.why) if not cut else (_cut_why(text(t.why)) if t.recheck is not None
+                                             else None),
     }
     if cut:
         out["more"] = f"lbctl explain --bundle {t.bundle} -o json"
@@ -173,12 +175,14 @@ def _candidates_data(cands: Sequence[BundleCandidate], full: bool
     summarised = _summarised_brokers(cands, full)
     listed: list[dict[str, Any]] = []
     counted: dict[tuple[str, str], int] = {}
+    said = memo_text()
     for x in cands:
+        why = said(x.why)
         if x.chosen or x.broker not in summarised:
             listed.append({"broker": x.broker, "bundle": x.bundle, "value": x.value,
-                           "chosen": x.chosen, "why": x.why})
+                           "chosen": x.chosen, "why": why})
         else:
-            counted[(x.broker, x.why)] = counted.get((x.broker, x.why), 0) + 1
+            counted[(x.broker, why)] = counted.get((x.broker, why), 0) + 1
     summary = [{"broker": b, "why": why, "count": n,
                 "more": f"lbctl explain --broker {b} -o json: each of them"}
                for (b, why), n in counted.items()]
@@ -205,14 +209,15 @@ def explanation_dict(cycle: ModularCycle, broker: str | None = None,
     out = {
         **preamble_dict(cycle),
         "gate": cycle.gate,
-        "notes": list(d.notes) if d else [],
+        "notes": [text(n) for n in d.notes] if d else [],
         "numbers": dict(d.numbers.items()) if d else {},
         "recentlyUnloaded": dict(cycle.load.recently_unloaded),
         "gracePeriodExpired": list(cycle.expired_grace),
         "candidates": listed,
         "outcomes": [
             {"bundle": o.selection.bundle, "broker": o.selection.broker,
-             "destinationBroker": o.destination, "skipped": o.skipped,
+             "destinationBroker": o.destination,
+             "skipped": None if o.skipped is None else text(o.skipped),
              "placement": _placement_dict(o.placement, full)}
             for o in outcomes
         ],
@@ -266,10 +271,11 @@ class ModularExplanation(Struct, frozen=True):
             out.append(line)
             if v is not None:
                 tag = f"{v.label}/{v.reason}" if v.label else "no action"
-                out.append(f"      -> {tag}" + (f": {v.why}" if v.why else ""))
+                why = text(v.why)
+                out.append(f"      -> {tag}" + (f": {why}" if why else ""))
         d = c.decision
         if d and d.notes and not self.broker:
-            out += ["", "Cluster:"] + [f"  {n}" for n in d.notes]
+            out += ["", "Cluster:"] + [f"  {text(n)}" for n in d.notes]
         cands = [x for x in (d.candidates if d else ())
                  if (not self.broker or x.broker == self.broker)
                  and (not self.bundle or x.bundle == self.bundle)]
@@ -285,7 +291,7 @@ class ModularExplanation(Struct, frozen=True):
             for o in outcomes:
                 s = o.selection
                 head = f"  {s.bundle}: {s.broker} -> {o.destination or '(none)'} ({s.reason})"
-                out.append(head + (f" — skipped: {o.skipped}" if o.skipped else ""))
+                out.append(head + (f" — skipped: {text(o.skipped)}" if o.skipped else ""))
                 out.extend(_placement_lines(o.placement, full))
         if self.bundle:
             out += self._bundle_lines()
@@ -333,16 +339,18 @@ def _candidate_lines(cands: Sequence[BundleCandidate], full: bool) -> list[str]:
     summarised = _summarised_brokers(cands, full)
     out: list[str] = []
     grouped: dict[str, dict[str, int]] = {}
+    said = memo_text()
     for x in cands:
+        why = said(x.why)
         if x.chosen or x.broker not in summarised:
             mark = "chosen " if x.chosen else "skipped"
-            out.append(f"  [{mark}] {x.bundle} on {x.broker}: {x.why}")
+            out.append(f"  [{mark}] {x.bundle} on {x.broker}: {why}")
             continue
         reasons = grouped.get(x.broker)
         if reasons is None:  # the broker's first skipped bundle: its summary goes here
             reasons = grouped[x.broker] = {}
             out.append(x.broker)  # placeholder, replaced below
-        reasons[x.why] = reasons.get(x.why, 0) + 1
+        reasons[why] = reasons.get(why, 0) + 1
     done = []
     for line in out:
         reasons = grouped.get(line)
@@ -363,12 +371,13 @@ def _placement_lines(t: PlacementTrace | None, full: bool = True) -> list[str]:
         return []
     out = []
     for s in t.steps:
-        if not s.why:
+        step_why = text(s.why)
+        if not step_why:
             continue
-        if full or len(s.why) <= _WHY_LIMIT:
-            out.append(f"      filter {s.name}: {s.why}")
+        if full or len(step_why) <= _WHY_LIMIT:
+            out.append(f"      filter {s.name}: {step_why}")
             continue
-        head = s.why[:_WHY_LIMIT].rsplit(", ", 1)[0]
+        head = step_why[:_WHY_LIMIT].rsplit(", ", 1)[0]
         out.append(f"      filter {s.name}: {len(s.before)} -> {len(s.after)} broker(s): "
                    f"{head}, … (lbctl explain --bundle {t.bundle}: every name)")
     for label, dec in (("placement", t.decision), ("overload re-check", t.recheck)):
@@ -383,12 +392,12 @@ def _placement_lines(t: PlacementTrace | None, full: bool = True) -> list[str]:
                       f"--bundle {t.bundle}: every score)")
         out.append(f"      {label} {dec.strategy}: {scores or 'no scores'}"
                    + (f"; best {', '.join(dec.best)}" if dec.best else ""))
-        if dec.why:
-            why = dec.why
+        why = text(dec.why)
+        if why:
             if not full and len(why) > _WHY_LIMIT:
                 why = (why[:_WHY_LIMIT].rsplit("; ", 1)[0] + f"; … (lbctl explain --bundle "
                        f"{t.bundle}: the whole reason)")
             out.append(f"        {why}")
     if t.why and t.recheck is not None:
-        out.append(f"      {t.why}")
+        out.append(f"      {text(t.why)}")
     return out

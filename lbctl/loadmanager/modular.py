@@ -43,6 +43,9 @@ from typing import Any
 from lbctl.config import Settings
 from lbctl.explain import Explanation
 from lbctl.explain.modular import ModularExplanation
+from lbctl.explain.outcome import modular_decision
+from lbctl.explain.words import text
+from lbctl.explain.words.split import split_detail
 from lbctl.loadmanager.clock import (
     cycles_to_open,
     interval_ms,
@@ -62,6 +65,8 @@ from lbctl.model.cluster import ClusterState
 from lbctl.model.cycle import CycleMemory, Elapsed, ModularCycle
 from lbctl.model.decision import (
     AutoSplit,
+    Cycle,
+    CycleWhy,
     FilterStep,
     Label,
     PlacementTrace,
@@ -73,10 +78,10 @@ from lbctl.model.decision import (
 from lbctl.model.javaorder import java_hash_order, multimap_key_order
 from lbctl.model.load import BundleData, LocalBrokerData
 from lbctl.model.loaddata import LoadData
-from lbctl.model.outcome import history_dict, history_warnings, modular_decision
+from lbctl.model.outcome import history_dict, history_warnings
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.records import replace
-from lbctl.strategies.base import PlacementStrategy, SheddingStrategy
+from lbctl.strategies.base import PlacementRequest, PlacementStrategy, SheddingStrategy
 from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.strategies.placement.filters import (
     PlacementEnv,
@@ -95,6 +100,13 @@ from lbctl.strategies.split.bundle_splitter_task import find_bundles_to_split
 from lbctl.units import rounded
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+#: the load manager's reasons without figures, one record each
+NO_BROKER = CycleWhy(Cycle.NO_BROKER)
+SAME_BROKER = CycleWhy(Cycle.SAME_BROKER)
+OWNER_ONLY = CycleWhy(Cycle.OWNER_ONLY)
+WOULD_COME_BACK = CycleWhy(Cycle.WOULD_COME_BACK)
+STRATEGY_FOUND_NONE = CycleWhy(Cycle.STRATEGY_FOUND_NONE)
+RESTORED = CycleWhy(Cycle.RESTORED)
 
 
 class ModularLoadManager:
@@ -200,7 +212,7 @@ class ModularLoadManager:
                 ns = namespace_of(sel.bundle)
                 if ns in excluded:
                     outcomes.append(UnloadOutcome(
-                        sel, None, f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"))
+                        sel, None, CycleWhy(Cycle.EXCLUDED_NAMESPACE, ns)))
                     continue
                 allowed = self._candidates(ns, load, settings, env)[0]
                 why_not = policies_block_unload(ns, sel.broker, load, env, allowed)
@@ -210,10 +222,9 @@ class ModularLoadManager:
                 trace, placement_mem, rr_mem = self.select_broker(
                     sel.bundle, load, settings, placement_mem, rr_mem, planned)
                 if trace.broker is None:
-                    outcomes.append(UnloadOutcome(sel, None, "no broker available to take it", trace))
+                    outcomes.append(UnloadOutcome(sel, None, NO_BROKER, trace))
                 elif trace.broker == sel.broker:
-                    outcomes.append(UnloadOutcome(
-                        sel, trace.broker, "the destination broker is the current owner", trace))
+                    outcomes.append(UnloadOutcome(sel, trace.broker, SAME_BROKER, trace))
                 else:
                     outcomes.append(UnloadOutcome(sel, trace.broker, None, trace))
                     recently[sel.bundle] = now
@@ -252,7 +263,8 @@ class ModularLoadManager:
         use_rr = ns in set(settings["loadBalancerSheddingExcludedNamespaces"])
         strategy = self.round_robin if use_rr else self.placement
         mem = rr_mem if use_rr else placement_mem
-        decision, mem = strategy.select(cands, bundle, data, load, settings, mem, self.rng, planned)
+        decision, mem = strategy.select(
+            PlacementRequest(cands, bundle, load, settings, self.rng, data, planned), mem)
         if use_rr:
             rr_mem = mem
         else:
@@ -260,7 +272,7 @@ class ModularLoadManager:
         broker = decision.broker
         if broker is None:
             return (PlacementTrace(bundle, tuple(steps), decision, None, None,
-                                   "the placement strategy found no broker"),
+                                   STRATEGY_FOUND_NONE),
                     placement_mem, rr_mem)
 
         recheck = None
@@ -271,10 +283,10 @@ class ModularLoadManager:
             # applyNamespacePolicies adds its brokers to the (not cleared) candidate set: every
             # broker the namespace policies allow
             recheck, placement_mem = self.placement.select(
-                allowed, bundle, data, load, settings, placement_mem, self.rng, planned)
+                PlacementRequest(allowed, bundle, load, settings, self.rng, data, planned),
+                placement_mem)
             if recheck.broker is not None:
-                why = (f"{broker} is overloaded ({usage:.1%} > {threshold:.0%}); "
-                       f"asked again over all brokers: {recheck.broker}")
+                why = CycleWhy(Cycle.OVERLOADED_PICK, recheck.broker, broker, usage, threshold)
                 broker = recheck.broker
         return (PlacementTrace(bundle, tuple(steps), decision, recheck, broker, why),
                 placement_mem, rr_mem)
@@ -327,9 +339,7 @@ class ModularLoadManager:
                                     load, settings, env, steps)
             cands = allowed if piped is None else piped
             if not cands:
-                steps.append(FilterStep("restore", (), allowed,
-                                        "no candidate left: every broker the namespace "
-                                        "policies allow"))
+                steps.append(FilterStep("restore", (), allowed, RESTORED))
                 cands = allowed
             # the policy's brokers with reports (once per policy); the candidates are among
             # them, so when none lacks a report the candidates need no check either
@@ -396,7 +406,7 @@ class ModularLoadManager:
 
 
 def policies_block_unload(namespace: str, owner: str, load: LoadData, env: PlacementEnv,
-                          allowed: tuple[str, ...] | None = None) -> str | None:
+                          allowed: tuple[str, ...] | None = None) -> CycleWhy | None:
     """Why ``doLoadShedding`` would not unload a bundle of ``namespace`` from ``owner``:
     ``shouldNamespacePoliciesUnload`` (no broker but the owner passes the namespace policies)
     and ``shouldAntiAffinityNamespaceUnload`` (the bundle would come back). ``None``: unload.
@@ -404,12 +414,10 @@ def policies_block_unload(namespace: str, owner: str, load: LoadData, env: Place
     if allowed is None:
         allowed = policy_candidates(namespace, env, load).brokers
     if all(b == owner for b in allowed):  # no broker but the owner (stops at the first other)
-        return ("no broker other than the owner passes the namespace policies "
-                "(shouldNamespacePoliciesUnload)")
+        return OWNER_ONLY
     counts = anti_affinity_counts(namespace, env, load)
     if not should_anti_affinity_namespace_unload(owner, allowed, counts):
-        return ("every candidate broker owns as many namespaces of its anti-affinity group as "
-                "the owner: it would come back (shouldAntiAffinityNamespaceUnload)")
+        return WOULD_COME_BACK
     return None
 
 
@@ -423,9 +431,8 @@ def _with_reports(cands: Sequence[str], load: LoadData,
         return cands
     kept = tuple(b for b in cands if b in reports)
     if len(kept) < len(cands):
-        steps.append(FilterStep("load report", cands, kept,
-                                "removed " + ", ".join(b for b in cands if b not in load.brokers)
-                                + ": no load report to place by"))
+        steps.append(FilterStep("load report", cands, kept, CycleWhy(
+            Cycle.NO_REPORT, names=tuple(b for b in cands if b not in load.brokers))))
     return kept
 
 
@@ -486,24 +493,27 @@ def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate,
     try:
         name = BundleName.parse(cand.bundle)
     except BundleNameError as e:
-        return AutoSplit(cand, algorithm.name, skipped=str(e))
+        return AutoSplit(cand, algorithm.name, skipped=CycleWhy(Cycle.BAD_NAME, str(e)))
     rng = name.range
     if not rng.can_split():
-        return AutoSplit(cand, algorithm.name, skipped=f"range {rng} can't be split further")
+        return AutoSplit(cand, algorithm.name,
+                         skipped=CycleWhy(Cycle.CANNOT_SPLIT, str(rng)))
     bounds = state.namespaces.get(name.namespace)
     if bounds is not None and not any(a == rng.lower and b == rng.upper
                                       for a, b in zip(bounds, bounds[1:], strict=False)):
         return AutoSplit(cand, algorithm.name,
-                         skipped=f"{cand.bundle} is not one of the namespace's bundles any more")
+                         skipped=CycleWhy(Cycle.NOT_A_BUNDLE, cand.bundle))
     topics = state.topics_of_bundle(cand.bundle)
     try:
         result = algorithm.boundaries(option_for(rng, topics, state.topics, settings))
         if not result.boundaries:
             return AutoSplit(cand, algorithm.name, unload=unload, why=result.why,
-                             skipped=f"{algorithm.name} found no split boundary: {result.why}")
+                             skipped=CycleWhy(Cycle.NO_BOUNDARY, algorithm.name,
+                                              inner=result.why))
         children = apply_boundaries(rng, result.boundaries)
     except SplitError as e:
-        return AutoSplit(cand, algorithm.name, unload=unload, skipped=str(e))
+        return AutoSplit(cand, algorithm.name, unload=unload,
+                         skipped=CycleWhy(Cycle.SPLIT_REFUSED, str(e)))
     return AutoSplit(
         cand, algorithm.name, tuple(sorted(result.boundaries)),
         tuple(f"{name.namespace}/{c}" for c in children), unload, None, result.why)
@@ -530,7 +540,7 @@ def _action(o: UnloadOutcome) -> Action:
         destinationBroker=o.destination,
         msgRate=rounded(s.msg_rate),
         throughput=rounded(s.throughput),
-        skipped=o.skipped,
+        skipped=None if o.skipped is None else text(o.skipped),
     )
 
 
@@ -574,7 +584,7 @@ def build_plan(cycle: ModularCycle) -> Plan:
             bundles=len(bd.local.lastStats) or bd.local.numBundles,
             label=label,
             reason=reason,
-            why=v.why if v else "",
+            why=text(v.why) if v else "",
             numbers=dict(v.numbers) if v else {},
             resources=bd.local.resource_percents(),
         ))
@@ -602,12 +612,12 @@ def split_action(split: AutoSplit) -> Action:
         reason=str(c.reason),
         msgRate=rounded(c.msg_rate),
         throughput=rounded(c.throughput),
-        skipped=split.skipped,
+        skipped=None if split.skipped is None else text(split.skipped),
         algorithm=split.algorithm,
         boundaries=tuple(format_position(b) for b in split.boundaries),
         children=tuple(split.children),
         unload=split.unload,
-        detail=c.detail,
+        detail=split_detail(c),
     )
 
 

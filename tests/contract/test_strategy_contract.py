@@ -25,6 +25,7 @@ from lbctl.loadmanager.select import Options, run
 from lbctl.model.bundle import BundleRange, is_system_service_namespace, namespace_of, topic_hash
 from lbctl.model.cluster import ClusterState, TopicStats
 from lbctl.sources.snapshot import read_snapshots
+from lbctl.strategies.base import PlacementRequest
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING, SPLIT
 from lbctl.strategies.split.base import option_for
 from tests.factories import SCENARIOS
@@ -144,8 +145,8 @@ def test_placement_contract(name: str, scenario: str, no_io: None) -> None:
         out = []
         for b in bundles:
             settings = Settings.defaults()
-            decision, memory = strategy.select(list(load.brokers), b, load.bundle_data[b], load,
-                                               settings, memory, rng, planned)
+            decision, memory = strategy.select(PlacementRequest(
+                list(load.brokers), b, load, settings, rng, load.bundle_data[b], planned), memory)
             read = set(settings.read_values())
             assert read <= declared, f"{name} read undeclared settings {read - declared}"
             assert decision.broker is None or decision.broker in load.brokers

@@ -17,7 +17,9 @@ Both Pulsar classes (``…loadbalance.impl.ThresholdShedder#filterAndSelectBundl
    whose sum reaches the amount, or every candidate if they never reach it.
 
 Besides the selections, :func:`select_greedy` reports a :class:`BundleCandidate` for every bundle of
-the broker it looked at, chosen or not and why, so ``lbctl explain`` can replay the loop.
+the broker it looked at, chosen or not and why (a :class:`GreedyWhy` or an :class:`UnrankedWhy`:
+codes and figures, worded by :mod:`lbctl.explain.words.select`), so ``lbctl explain`` can replay
+the loop.
 """
 
 from __future__ import annotations
@@ -25,16 +27,66 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable
+from enum import StrEnum
 from typing import Any
 
 from msgspec import Struct
 
 from lbctl.model.bundle import SYSTEM_PREFIXES
 from lbctl.model.bundlecolumns import BundleColumns
-from lbctl.model.decision import BundleCandidate, Reason, Selection
+from lbctl.model.decision import BundleCandidate, Reason, Selection, Why
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import BrokerData, BundleDataView, LoadData
-from lbctl.units import mb_s
+
+
+class Unranked(StrEnum):
+    """Why a shed broker's bundle is out of the selection before any value counts."""
+
+    RECENTLY_UNLOADED = "recently-unloaded"  # in recentlyUnloadedBundles (the grace period)
+    SPLIT_AWAY = "split-away"  # split in this cycle: no bundle data until the next update
+    SYSTEM_NAMESPACE = "system-namespace"  # pulsar/system, heartbeat, SLA monitor
+    NO_BUNDLE_DATA = "no-bundle-data"  # Pulsar only ranks bundles it has BundleData for
+
+
+class UnrankedWhy(Why, frozen=True):
+    """A reason of :class:`Unranked` (no figures)."""
+
+    code: Unranked
+
+
+#: one record per reason, shared by every bundle it applies to
+RECENTLY = UnrankedWhy(Unranked.RECENTLY_UNLOADED)
+SPLIT_AWAY = UnrankedWhy(Unranked.SPLIT_AWAY)
+SYSTEM_NAMESPACE = UnrankedWhy(Unranked.SYSTEM_NAMESPACE)
+NO_BUNDLE_DATA = UnrankedWhy(Unranked.NO_BUNDLE_DATA)
+
+
+class Offload(StrEnum):
+    """How the selection off an overloaded broker ended (``ThresholdShedder``,
+    ``OverloadShedder``)."""
+
+    SHED = "shed"  # bundles selected
+    NONE_SHEDDABLE = "none-sheddable"  # more than one bundle, none eligible
+    ONE_BUNDLE = "one-bundle"  # Pulsar never sheds a single-bundle broker
+    NO_BUNDLES = "no-bundles"
+
+
+class Greedy(StrEnum):
+    """What the greedy loop did with a ranked bundle."""
+
+    LARGEST = "largest"  # the first: at least one bundle is always selected (value)
+    BELOW_AMOUNT = "below-amount"  # selected: the marked sum was below the amount
+    ENOUGH = "enough"  # not needed: the marked sum reached the amount
+
+
+class GreedyWhy(Why, frozen=True):
+    """A reason of :class:`Greedy`: the bundle's value, the throughput marked before it and the
+    amount to offload (bytes/s)."""
+
+    code: Greedy
+    value: float = 0.0
+    marked: float = 0.0
+    amount: float = 0.0
 
 
 def descending(value: float) -> tuple[int, float]:
@@ -42,9 +94,6 @@ def descending(value: float) -> tuple[int, float]:
     above everything, comes first; ``-0.0`` and ``0.0`` tie (Java puts ``0.0`` first, a
     difference that needs negative-zero traffic figures to show)."""
     return (0, 0.0) if math.isnan(value) else (1, -value)
-
-
-_RECENTLY = "recently unloaded (within loadBalancerSheddingGracePeriodMinutes)"
 
 
 def is_sheddable_data(load: LoadData, bundle: str) -> bool:
@@ -144,11 +193,11 @@ def _unranked(load: LoadData, broker: str, bundles: Iterable[str]) -> list[Bundl
     out = []
     for bundle in bundles:
         if bundle in load.split_away:
-            why = "split in this cycle: its bundle data is gone until the next update"
+            why = SPLIT_AWAY
         elif load.is_system_bundle(bundle):
-            why = "system namespace (pulsar/system, heartbeat or SLA monitor): never shed"
+            why = SYSTEM_NAMESPACE
         else:
-            why = "no bundle data: Pulsar only ranks bundles it has BundleData for"
+            why = NO_BUNDLE_DATA
         out.append(BundleCandidate(broker, bundle, 0.0, False, why))
     return out
 
@@ -241,29 +290,24 @@ def select_greedy(
     for i, bundle in enumerate(ranked):
         value = values[i]
         if bundle in recently:
-            append(BundleCandidate(broker, bundle, value, False, _RECENTLY))
+            append(BundleCandidate(broker, bundle, value, False, RECENTLY))
             continue
         if not (marked < amount or not selections):
             stop = i  # enough is marked: nothing changes for the rest (below)
             break
-        if not selections:
-            why = (
-                f"largest eligible bundle ({mb_s(value)}): "
-                "at least one bundle is always selected"
-            )
-        else:
-            why = f"selected: {mb_s(marked)} so far < {mb_s(amount)} needed"
+        why = (GreedyWhy(Greedy.BELOW_AMOUNT, value, marked, amount) if selections
+               else GreedyWhy(Greedy.LARGEST, value, marked, amount))
         marked += value
         selections.append(
             Selection(broker, bundle, reason, short_term_rate(table[bundle]), value)
         )
         append(BundleCandidate(broker, bundle, value, True, why))
     if stop < len(ranked):
-        # every later bundle is either recently unloaded or not needed (formatted once)
-        not_needed = f"not needed: {mb_s(marked)} already selected ≥ {mb_s(amount)}"
+        # every later bundle is either recently unloaded or not needed (one reason for all)
+        not_needed = GreedyWhy(Greedy.ENOUGH, 0.0, marked, amount)
         candidates += [
             BundleCandidate(broker, bundle, value, False,
-                            _RECENTLY if bundle in recently else not_needed)
+                            RECENTLY if bundle in recently else not_needed)
             for bundle, value in zip(ranked[stop:], values[stop:], strict=True)]
 
     candidates.extend(_unranked(load, broker, other))

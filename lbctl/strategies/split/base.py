@@ -8,12 +8,14 @@ the topics the owner broker has loaded in it (full names, hashed with CRC-32 lik
 boundaries, or none (Pulsar's ``null`` or empty list, after which the broker logs "No valid boundary
 found" and leaves the bundle alone).
 
-Algorithms are pure; they say *why* in words and numbers so the preview can explain itself.
+Algorithms are pure; they say *why* as a :class:`BoundaryWhy` (a code and the figures behind it,
+worded by :mod:`lbctl.explain.words.split_algorithms`) so the preview can explain itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -23,6 +25,7 @@ from lbctl.config import Settings
 from lbctl.errors import LbctlError
 from lbctl.model.bundle import BundleRange, format_position, topic_hash
 from lbctl.model.cluster import TopicStats
+from lbctl.model.decision import Why
 
 RANGE_EQUALLY_DIVIDE = "range_equally_divide"
 TOPIC_COUNT_EQUALLY_DIVIDE = "topic_count_equally_divide"
@@ -71,12 +74,50 @@ class SplitOption(Struct, frozen=True):
     hash: Callable[[str], int] = topic_hash
 
 
+class Boundary(StrEnum):
+    """How a split algorithm came to its boundaries (or to none)."""
+
+    MIDDLE = "middle"  # range_equally_divide: lower, upper, middle
+    FEW_TOPICS = "few-topics"  # count (topics): at least 2 are needed
+    TOPIC_MIDDLE = "topic-middle"  # count, start, end, middle, below (topics below it)
+    NONE_INSIDE = "none-inside"  # specified positions: range, dropped
+    INSIDE = "inside"  # positions, range, dropped
+    FEW_WITH_TRAFFIC = "few-with-traffic"  # flow or QPS: with_traffic, count
+    BELOW_LIMITS = "below-limits"  # rate, throughput, percentage, max_rate, max_tp, margin
+    NO_CUT = "no-cut"  # rate, throughput, with_traffic, max_rate, max_mb
+    CUTS = "cuts"  # the same, and positions (the cuts)
+
+
+class BoundaryWhy(Why, frozen=True):
+    """A reason of :class:`Boundary`, with its figures (bytes/s for throughputs)."""
+
+    code: Boundary
+    count: int = 0
+    lower: int = 0
+    upper: int = 0
+    middle: int = 0
+    start: int = 0
+    end: int = 0
+    below: int = 0
+    range: BundleRange | None = None
+    positions: tuple[int, ...] = ()
+    dropped: tuple[int, ...] = ()
+    with_traffic: int = 0
+    rate: float = 0.0
+    throughput: float = 0.0
+    percentage: int = 0
+    max_rate: int = 0
+    max_tp: int = 0
+    max_mb: int = 0
+    margin: float = 0.0
+
+
 class SplitBoundaries(Struct, frozen=True):
     """An algorithm's answer: ascending boundaries, or ``None`` for "no split", and why."""
 
     algorithm: str
     boundaries: tuple[int, ...] | None
-    why: str
+    why: BoundaryWhy
     numbers: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
 
     @property

@@ -1,0 +1,59 @@
+"""Words of the modular load manager's broker filters (:mod:`lbctl.strategies.placement.filters`)
+and of the extensible ones' transfer check (:mod:`lbctl.strategies.placement.broker_filters`)."""
+
+from __future__ import annotations
+
+from lbctl.explain.words.base import words
+from lbctl.strategies.placement.broker_filters import NotTransferable, NotTransferableWhy
+from lbctl.strategies.placement.filters import Filter, FilterWhy, VersionProblem
+
+F = Filter
+
+
+def _problem(w: FilterWhy) -> str:
+    """``BrokerFilterBadVersionException``'s message."""
+    match w.problem:
+        case VersionProblem.NO_DATA:
+            return f'No broker data for broker "{w.broker}"'
+        case VersionProblem.NO_VERSION:
+            return f'No version string in load report for broker "{w.broker}"'
+        case VersionProblem.INVALID:
+            return f'Invalid version string in load report for broker "{w.broker}": "{w.detail}"'
+    return "Unable to determine latest version since broker set was empty"
+
+
+@words.register
+def filtered(w: FilterWhy) -> str:
+    match w.code:
+        case F.TOO_MANY_TOPICS:
+            return f"removed {', '.join(w.names)}: more than {w.limit} topics"
+        case F.ALL_TOO_MANY_TOPICS:
+            return f"every broker has more than {w.limit} topics: filter not applied"
+        case F.EVENLY:
+            return (f"kept brokers owning {w.least} bundle(s) of {w.namespace}; removed "
+                    + ", ".join(f"{b} ({n})" for b, n in zip(w.names, w.counts, strict=True)))
+        case F.OTHER_CLASS:
+            removed = [f"{b} ({c or 'no class'})" for b, c in zip(w.names, w.classes, strict=True)]
+            return f"removed {', '.join(removed)}: not {w.detail}"
+        case F.NO_VERSIONS:
+            return "not applied: no load report carries brokerVersionString"
+        case F.VERSION_FAILED:
+            return f"failed ({_problem(w)}): candidates restored"
+        case F.OLDER_VERSION:
+            v = w.newest
+            assert v is not None
+            return f"removed brokers older than the newest version {v.major}.{v.minor}.{v.patch}"
+
+
+@words.register
+def not_transferable(w: NotTransferableWhy) -> str:
+    match w.code:
+        case NotTransferable.POLICIES:
+            return ("its namespace has isolation or anti-affinity policies and "
+                    "loadBalancerSheddingBundlesWithPoliciesEnabled is false")
+        case NotTransferable.FILTER_FAILED:
+            return f"broker filter failed ({w.detail})"
+        case NotTransferable.EXCLUDED:
+            return f"the broker filters exclude {w.detail}"
+        case NotTransferable.NO_OTHER:
+            return "no other broker passes the filters"
