@@ -15,7 +15,7 @@ from lbctl.explain import preamble, preamble_dict
 from lbctl.explain.placement import placement_data_lines
 from lbctl.explain.words import text
 from lbctl.model.cycle import ExtensibleCycle
-from lbctl.model.decision import Round
+from lbctl.model.decision import Round, ShedResult
 from lbctl.units import pct, rounded
 
 
@@ -129,9 +129,11 @@ class ExtensibleExplanation:
         return not self.broker or self.broker in brokers
 
     def lines(self) -> list[str]:
+        """The cluster, the release and the decision; then (unless a gate held) each broker,
+        the cluster's statistics and shedding condition, TransferShedder's rounds, the
+        decisions, the bundle splits, and why nothing happens."""
         c, s = self.cycle, self.cycle.shed
         st = c.state
-        settings = c.settings
         out = [
             f"Cluster {st.cluster} at {st.captured_at_iso} ({len(st.brokers)} brokers, "
             f"{len(c.bundle_names())} bundles), extensible load manager"
@@ -141,13 +143,29 @@ class ExtensibleExplanation:
             *placement_data_lines(st, c.settings),
         ]
         if c.gate:
-            out += ["", f"Nothing happens: {c.gate}."]
+            return [*out, "", f"Nothing happens: {c.gate}."]
+        out += self._broker_lines(s)
+        if s is None:
             return out
-        out += ["", "Brokers (load = weightedMaxEMA: the moving average of the weighted max "
-                "resource usage, max(resource% × weight) / 100):"]
+        if not self.broker and s.condition:  # phase A passed: the statistics were computed
+            out += self._cluster_lines(s)
+        out += self._round_lines(s)
+        out += self._decision_lines()
+        out += self._split_lines()
+        why_not = nothing_happens(c)
+        if why_not and not self.bundle:
+            out += ["", "Why nothing happens:"] + [f"  - {w}" for w in why_not]
+        return out
+
+    def _broker_lines(self, s: ShedResult | None) -> list[str]:
+        """Each broker in load order (those without load data last), and why phase A did not
+        count it."""
+        c = self.cycle
+        out = ["", "Brokers (load = weightedMaxEMA: the moving average of the weighted max "
+               "resource usage, max(resource% × weight) / 100):"]
         order = list(s.sorted_brokers) if s else list(c.store)
         stats = {b.broker: b for b in (s.brokers if s else ())}
-        for name in order + [b for b in st.brokers if b not in c.store]:
+        for name in order + [b for b in c.state.brokers if b not in c.store]:
             if not self._mine(name):
                 continue
             d = c.store.get(name)
@@ -162,71 +180,78 @@ class ExtensibleExplanation:
             if b is not None and not b.counted:
                 line += f" — not counted: {text(b.why)}"
             out.append(line)
-        if s is None:
-            return out
-        target = float(settings["loadBalancerBrokerLoadTargetStd"])
-        if not self.broker and s.condition:  # phase A passed: the statistics were computed
-            out += ["", "Cluster:"]
-            out.append(f"  load average {s.avg:.4f}, standard deviation {s.std:.4f} "
-                       f"(loadBalancerBrokerLoadTargetStd {target:g})")
-            if s.condition:
-                cond = s.condition
-                out.append(
-                    f"  shedding condition: std > target {cond['stdAboveTarget']}, least loaded "
-                    f"underloaded {cond['minUnderloaded']}, most loaded overloaded "
-                    f"{cond['maxOverloaded']}; hit count {s.hit_count_before} -> "
-                    f"{s.hit_count_at_gate} (must exceed "
-                    f"loadBalancerSheddingConditionHitCountThreshold {s.threshold})")
+        return out
+
+    def _cluster_lines(self, s: ShedResult) -> list[str]:
+        """The load statistics and the hit-count gate."""
+        target = float(self.cycle.settings["loadBalancerBrokerLoadTargetStd"])
+        cond = s.condition
+        return ["", "Cluster:",
+                f"  load average {s.avg:.4f}, standard deviation {s.std:.4f} "
+                f"(loadBalancerBrokerLoadTargetStd {target:g})",
+                f"  shedding condition: std > target {cond['stdAboveTarget']}, least loaded "
+                f"underloaded {cond['minUnderloaded']}, most loaded overloaded "
+                f"{cond['maxOverloaded']}; hit count {s.hit_count_before} -> "
+                f"{s.hit_count_at_gate} (must exceed "
+                f"loadBalancerSheddingConditionHitCountThreshold {s.threshold})"]
+
+    def _round_lines(self, s: ShedResult) -> list[str]:
+        """Each max/min round with its figures and top bundles, and why the loop ended."""
         rounds = [r for r in s.rounds if self._mine(r.max_broker, r.min_broker)]
-        if rounds:
-            out += ["", "Rounds (most loaded broker paired with the least loaded):"]
-            for i, r in enumerate(s.rounds, 1):
-                if r not in rounds:
-                    continue
-                out.append(f"  {i}. {r.max_broker} -> {r.min_broker} "
-                           f"[{r.reason}: {text(r.why_reason)}]")
-                if r.max_load is not None:
-                    out.append(f"     loads {r.max_load:.4f} / {r.min_load:.4f}: offload "
-                               f"{r.offload:.4f} = {(r.offload_throughput or 0) / 1048576:,.2f} "
-                               f"MB/s of {(r.max_throughput or 0) / 1048576:,.2f} MB/s")
-                for step in r.bundles:
-                    if self.bundle and step.bundle != self.bundle:
-                        continue
-                    out.append(f"     [{step.outcome:7}] {step.bundle} "
-                               f"({step.throughput / 1048576:,.2f} MB/s): {text(step.why)}")
-                out.append(f"     {r.outcome}: {text(r.why)}; std {r.std_before:.4f} -> "
-                           f"{r.std_after:.4f}")
-            if not self.broker:
-                out.append(f"  loop ended: {text(s.stop)}")
+        if not rounds:
+            return []
+        out = ["", "Rounds (most loaded broker paired with the least loaded):"]
+        for i, r in enumerate(s.rounds, 1):
+            if r in rounds:
+                out += self._one_round(i, r)
+        if not self.broker:
+            out.append(f"  loop ended: {text(s.stop)}")
+        return out
+
+    def _one_round(self, i: int, r: Round) -> list[str]:
+        out = [f"  {i}. {r.max_broker} -> {r.min_broker} [{r.reason}: {text(r.why_reason)}]"]
+        if r.max_load is not None:
+            out.append(f"     loads {r.max_load:.4f} / {r.min_load:.4f}: offload "
+                       f"{r.offload:.4f} = {(r.offload_throughput or 0) / 1048576:,.2f} "
+                       f"MB/s of {(r.max_throughput or 0) / 1048576:,.2f} MB/s")
+        out += [f"     [{step.outcome:7}] {step.bundle} "
+                f"({step.throughput / 1048576:,.2f} MB/s): {text(step.why)}"
+                for step in r.bundles if not self.bundle or step.bundle == self.bundle]
+        out.append(f"     {r.outcome}: {text(r.why)}; std {r.std_before:.4f} -> "
+                   f"{r.std_after:.4f}")
+        return out
+
+    def _decision_lines(self) -> list[str]:
+        """The unloads and transfers, with the next lookup's likely pick in unload mode."""
+        c = self.cycle
         acts = [a for a in c.actions
                 if self._mine(a.decision.unload.source, a.decision.unload.destination)
                 and (not self.bundle or a.decision.unload.bundle == self.bundle)]
-        if acts:
-            out += ["", "Decisions:"]
-            for a in acts:
-                u = a.decision.unload
-                kind = "transfer" if u.destination else "unload"
-                out.append(f"  {kind} {u.bundle}: {u.source} -> {u.destination or '(next lookup)'}"
-                           f" ({a.decision.label}/{a.decision.reason})")
-                if a.preview is not None:
-                    scores = ", ".join(f"{k}={v:.3f}" for k, v in a.preview.scores.items())
-                    out.append(f"      next lookup, {c.placement}: {scores or 'no load data'}; "
-                               f"{text(a.preview.why)}; e.g. {a.preview.broker}")
-        split_lines = []
-        for idx, result in enumerate(c.splits):
-            owner = list(st.brokers)[idx]
-            if not self._mine(owner):
-                continue
-            for ch in result.checks:
-                if self.bundle and ch.bundle != self.bundle:
-                    continue
-                split_lines.append(f"  {ch.bundle} on {owner}: {text(ch.why)}")
-        if split_lines and (self.bundle or any(r.decisions for r in c.splits)):
-            out += ["", "Bundle splits (DefaultNamespaceBundleSplitStrategyImpl):"] + split_lines
-        why_not = nothing_happens(c)
-        if why_not and not self.bundle:
-            out += ["", "Why nothing happens:"] + [f"  - {w}" for w in why_not]
+        if not acts:
+            return []
+        out = ["", "Decisions:"]
+        for a in acts:
+            u = a.decision.unload
+            kind = "transfer" if u.destination else "unload"
+            out.append(f"  {kind} {u.bundle}: {u.source} -> {u.destination or '(next lookup)'}"
+                       f" ({a.decision.label}/{a.decision.reason})")
+            if a.preview is not None:
+                scores = ", ".join(f"{k}={v:.3f}" for k, v in a.preview.scores.items())
+                out.append(f"      next lookup, {c.placement}: {scores or 'no load data'}; "
+                           f"{text(a.preview.why)}; e.g. {a.preview.broker}")
         return out
+
+    def _split_lines(self) -> list[str]:
+        """What the split strategy said of each bundle it looked at (shown when a bundle is
+        asked about or something splits)."""
+        c = self.cycle
+        owners = list(c.state.brokers)
+        lines = [f"  {ch.bundle} on {owners[idx]}: {text(ch.why)}"
+                 for idx, result in enumerate(c.splits) if self._mine(owners[idx])
+                 for ch in result.checks if not self.bundle or ch.bundle == self.bundle]
+        if not lines or not (self.bundle or any(r.decisions for r in c.splits)):
+            return []
+        return ["", "Bundle splits (DefaultNamespaceBundleSplitStrategyImpl):", *lines]
 
     def to_text(self) -> str:
         return "\n".join(self.lines())

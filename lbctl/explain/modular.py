@@ -19,7 +19,14 @@ from lbctl.explain import preamble, preamble_dict
 from lbctl.explain.placement import placement_data_lines
 from lbctl.explain.words import memo_text, text
 from lbctl.model.cycle import ModularCycle
-from lbctl.model.decision import BundleCandidate, FilterStep, PlacementDecision, PlacementTrace
+from lbctl.model.decision import (
+    BrokerVerdict,
+    BundleCandidate,
+    FilterStep,
+    PlacementDecision,
+    PlacementTrace,
+    UnloadOutcome,
+)
 from lbctl.units import pct
 
 _RESOURCES = ("cpu", "directMemory", "bandwidthIn", "bandwidthOut")
@@ -189,6 +196,25 @@ def _candidates_data(cands: Sequence[BundleCandidate], full: bool
     return listed, summary
 
 
+def _narrowed(cycle: ModularCycle, broker: str | None, bundle: str | None
+              ) -> tuple[list[BundleCandidate], list[UnloadOutcome]]:
+    """The candidates and the unloads of ``broker`` or ``bundle`` (every one when neither)."""
+    d = cycle.decision
+    cands = [x for x in (d.candidates if d else ())
+             if (not broker or x.broker == broker) and (not bundle or x.bundle == bundle)]
+    outcomes = [o for o in cycle.outcomes
+                if (not broker or o.selection.broker == broker)
+                and (not bundle or o.selection.bundle == bundle)]
+    return cands, outcomes
+
+
+def _outcome_dict(o: UnloadOutcome, full: bool) -> dict[str, Any]:
+    return {"bundle": o.selection.bundle, "broker": o.selection.broker,
+            "destinationBroker": o.destination,
+            "skipped": None if o.skipped is None else text(o.skipped),
+            "placement": _placement_dict(o.placement, full)}
+
+
 def explanation_dict(cycle: ModularCycle, broker: str | None = None,
                      bundle: str | None = None) -> dict[str, Any]:
     """The reasoning as plain data, attached to the plan by ``lbctl explain -o json``.
@@ -200,12 +226,8 @@ def explanation_dict(cycle: ModularCycle, broker: str | None = None,
     explanation stays a few megabytes rather than a gigabyte."""
     d = cycle.decision
     full = bool(broker or bundle)
-    cands = [x for x in (d.candidates if d else ())
-             if (not broker or x.broker == broker) and (not bundle or x.bundle == bundle)]
+    cands, outcomes = _narrowed(cycle, broker, bundle)
     listed, skipped = _candidates_data(cands, full)
-    outcomes = [o for o in cycle.outcomes
-                if (not broker or o.selection.broker == broker)
-                and (not bundle or o.selection.bundle == bundle)]
     out = {
         **preamble_dict(cycle),
         "gate": cycle.gate,
@@ -214,18 +236,12 @@ def explanation_dict(cycle: ModularCycle, broker: str | None = None,
         "recentlyUnloaded": dict(cycle.load.recently_unloaded),
         "gracePeriodExpired": list(cycle.expired_grace),
         "candidates": listed,
-        "outcomes": [
-            {"bundle": o.selection.bundle, "broker": o.selection.broker,
-             "destinationBroker": o.destination,
-             "skipped": None if o.skipped is None else text(o.skipped),
-             "placement": _placement_dict(o.placement, full)}
-            for o in outcomes
-        ],
+        "outcomes": [_outcome_dict(o, full) for o in outcomes],
         "whyNothingHappens": nothing_happens(cycle),
     }
     if skipped:
         out["skippedCandidates"] = skipped
-    if broker or bundle:
+    if full:
         out["narrowedTo"] = {"broker": broker, "bundle": bundle}
     return out
 
@@ -242,6 +258,9 @@ class ModularExplanation(Struct, frozen=True):
         return explanation_dict(self.cycle, self.broker, self.bundle)
 
     def lines(self) -> list[str]:
+        """The cluster, the release and the decision; then (unless a gate held) each broker,
+        the cluster notes, the candidate bundles, the unloads with their placements, the
+        bundle asked about, and why nothing happens."""
         c = self.cycle
         st = c.state
         out = [
@@ -252,40 +271,48 @@ class ModularExplanation(Struct, frozen=True):
             *placement_data_lines(st, c.settings),
         ]
         if c.gate:
-            out += ["", f"Nothing happens: {c.gate}."]
-            return out
-        out += ["", "Brokers (weighted max resource usage = max(resource% × weight) / 100):"]
+            return [*out, "", f"Nothing happens: {c.gate}."]
+        out += self._broker_lines()
+        d = c.decision
+        if d and d.notes and not self.broker:
+            out += ["", "Cluster:"] + [f"  {text(n)}" for n in d.notes]
+        out += self._decided_lines()
+        if self.bundle:
+            out += self._bundle_lines()
+        why_not = nothing_happens(c)
+        if why_not and not self.bundle:
+            out += ["", "Why nothing happens:"] + [f"  - {w}" for w in why_not]
+        return out
+
+    def _broker_lines(self) -> list[str]:
+        """Each broker's usage, the resource that won the weighted max, and its verdict."""
+        c = self.cycle
+        out = ["", "Brokers (weighted max resource usage = max(resource% × weight) / 100):"]
         verdicts = c.decision.brokers if c.decision else {}
-        for name in st.brokers:
+        for name in c.state.brokers:
             if self.broker and name != self.broker:
                 continue
-            terms = weighted_terms(c, name)
-            dom = dominant_resource(terms)
+            dom = dominant_resource(weighted_terms(c, name))
             local = c.load.brokers[name].local
             res = ", ".join(f"{k} {local.resource_percents()[k]:.1f}%" for k in _RESOURCES)
             v = verdicts.get(name)
-            usage = c.settings.weighted_usage(local)
-            line = f"  {name}: usage {pct(usage)} (won by {dom}; {res})"
+            line = f"  {name}: usage {pct(c.settings.weighted_usage(local))} (won by {dom}; {res})"
             if v is not None and v.score is not None:
                 line += f"; smoothed score {pct(v.score)}"
             out.append(line)
             if v is not None:
-                tag = f"{v.label}/{v.reason}" if v.label else "no action"
-                why = text(v.why)
-                out.append(f"      -> {tag}" + (f": {why}" if why else ""))
-        d = c.decision
-        if d and d.notes and not self.broker:
-            out += ["", "Cluster:"] + [f"  {text(n)}" for n in d.notes]
-        cands = [x for x in (d.candidates if d else ())
-                 if (not self.broker or x.broker == self.broker)
-                 and (not self.bundle or x.bundle == self.bundle)]
+                out.append(_verdict_line(v))
+        return out
+
+    def _decided_lines(self) -> list[str]:
+        """The candidate bundles in the order the strategy looked at them, then the unloads
+        and their placements."""
+        cands, outcomes = _narrowed(self.cycle, self.broker, self.bundle)
         full = bool(self.broker or self.bundle)
+        out: list[str] = []
         if cands:
             out += ["", "Candidate bundles, in the order the strategy looked at them:"]
             out += _candidate_lines(cands, full)
-        outcomes = [o for o in c.outcomes
-                    if (not self.broker or o.selection.broker == self.broker)
-                    and (not self.bundle or o.selection.bundle == self.bundle)]
         if outcomes:
             out += ["", "Unloads:"]
             for o in outcomes:
@@ -293,11 +320,6 @@ class ModularExplanation(Struct, frozen=True):
                 head = f"  {s.bundle}: {s.broker} -> {o.destination or '(none)'} ({s.reason})"
                 out.append(head + (f" — skipped: {text(o.skipped)}" if o.skipped else ""))
                 out.extend(_placement_lines(o.placement, full))
-        if self.bundle:
-            out += self._bundle_lines()
-        why_not = nothing_happens(c)
-        if why_not and not self.bundle:
-            out += ["", "Why nothing happens:"] + [f"  - {w}" for w in why_not]
         return out
 
     def _bundle_lines(self) -> list[str]:
@@ -330,6 +352,12 @@ class ModularExplanation(Struct, frozen=True):
 
     def to_text(self) -> str:
         return "\n".join(self.lines())
+
+
+def _verdict_line(v: BrokerVerdict) -> str:
+    tag = f"{v.label}/{v.reason}" if v.label else "no action"
+    why = text(v.why)
+    return f"      -> {tag}" + (f": {why}" if why else "")
 
 
 def _candidate_lines(cands: Sequence[BundleCandidate], full: bool) -> list[str]:
