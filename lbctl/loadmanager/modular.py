@@ -45,7 +45,6 @@ from lbctl.explain import Explanation
 from lbctl.explain.modular import ModularExplanation
 from lbctl.explain.outcome import modular_decision
 from lbctl.explain.words import text
-from lbctl.explain.words.split import split_detail
 from lbctl.loadmanager.clock import (
     cycles_to_open,
     interval_ms,
@@ -604,6 +603,8 @@ def build_plan(cycle: ModularCycle) -> Plan:
 
 def split_action(split: AutoSplit) -> Action:
     """A plan action for one automatic split."""
+    from lbctl.explain.words.split import split_detail  # loaded when a cycle splits
+
     c = split.candidate
     return Action(
         action="split",

@@ -12,15 +12,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from random import Random
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from msgspec import Struct, field
 
 from lbctl.config import Settings
-from lbctl.model.brokerload import BrokerLoadData
 from lbctl.model.decision import PlacementDecision, SheddingDecision
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import LoadData
+
+if TYPE_CHECKING:  # the extensible store's records, read only by its lookup (imported there)
+    from lbctl.model.brokerload import BrokerLoadData
 
 
 class SheddingStrategy(Protocol):

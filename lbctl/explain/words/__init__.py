@@ -7,17 +7,13 @@ sentences (``threshold`` for ThresholdShedder, ``filters`` for the broker filter
 the load managers' own steps…), each registering its record types with :func:`words`. Words are
 made when something is shown: a cycle formats nothing.
 
-Every module of the package is imported here, so a new one needs no line anywhere else.
+A words module is imported when a record of its module is first worded
+(:data:`~lbctl.explain.words.base.HOMES` maps one to the other): a new deciding module adds its
+words module and one line there.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from lbctl.explain.words.base import memo_text, text, words
-
-for _module in pkgutil.iter_modules(__path__, __name__ + "."):
-    importlib.import_module(_module.name)
 
 __all__ = ["memo_text", "text", "words"]
