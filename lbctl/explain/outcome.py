@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from lbctl.explain.words import text
 from lbctl.model.cycle import ExtensibleCycle, ModularCycle
-from lbctl.model.decision import Cycle, CycleDecision, CycleWhy, Label, Reason
+from lbctl.model.decision import CycleDecision, CycleWhy, Label, Reason
 
 
 def cycle_decision(cycle: ModularCycle | ExtensibleCycle) -> CycleDecision:
@@ -40,7 +40,7 @@ def modular_decision(cycle: ModularCycle) -> CycleDecision:
                              f"{len(unloads)} bundle(s) unloaded from {', '.join(sources)}")
     if cycle.outcomes:
         first = cycle.outcomes[0].skipped
-        excluded = isinstance(first, CycleWhy) and first.code is Cycle.EXCLUDED_NAMESPACE
+        excluded = isinstance(first, CycleWhy) and first.code == "excluded-namespace"
         return CycleDecision(Label.SKIP, Reason.NO_BUNDLES if excluded else Reason.NO_BROKERS,
                              f"{len(cycle.outcomes)} bundle(s) selected, none unloaded: "
                              f"{text(first) or 'no destination'}")

@@ -66,7 +66,6 @@ from lbctl.model.decision import (
     Label,
     PlacementDecision,
     Reason,
-    RoundOutcome,
     ShedResult,
     SplitResult,
 )
@@ -85,7 +84,7 @@ from lbctl.strategies.placement.broker_filters import (
     default_pipeline,
     make_transferable,
 )
-from lbctl.strategies.shedding.transfer import ShedderInput, Transfer, TransferShedder, TransferWhy
+from lbctl.strategies.shedding.transfer import ShedderInput, TransferShedder, TransferWhy
 from lbctl.strategies.split.base import SplitBoundaries, option_for
 from lbctl.strategies.split.default_namespace_bundle_split_strategy import find_bundles_to_split
 from lbctl.units import rounded
@@ -431,13 +430,13 @@ def _row_verdict(c: ExtensibleCycle, broker: str, decision: CycleDecision
         return "Success", (str(Reason.OVERLOADED) if str(Reason.OVERLOADED) in moved
                            else moved.pop())
     rounds = c.shed.rounds if c.shed else ()
-    if any(r.min_broker == broker and r.outcome is RoundOutcome.OFFLOADED for r in rounds):
+    if any(r.min_broker == broker and r.outcome == "offloaded" for r in rounds):
         return None, None  # it receives load: nothing was skipped
     stat = _stat(c, broker)
     if broker not in c.store:
         reason = Reason.NO_LOAD_DATA
     elif stat is not None and not stat.counted:
-        cooling = isinstance(stat.why, TransferWhy) and stat.why.code is Transfer.COOLING
+        cooling = isinstance(stat.why, TransferWhy) and stat.why.code == "cooling"
         reason = Reason.COOL_DOWN if cooling else Reason.OUTDATED_DATA
     else:
         reason = decision.reason if decision.label is not Label.SUCCESS else Reason.BALANCED
@@ -451,6 +450,6 @@ def _row_whys(c: ExtensibleCycle, broker: str) -> list[str]:
     for r in (c.shed.rounds if c.shed else ()):
         if r.max_broker == broker:
             whys.append(f"max broker of a round ({r.reason}): {text(r.why)}")
-        elif r.min_broker == broker and r.outcome is RoundOutcome.OFFLOADED:
+        elif r.min_broker == broker and r.outcome == "offloaded":
             whys.append(f"min broker of a round: receives load from {r.max_broker}")
     return whys

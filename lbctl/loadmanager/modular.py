@@ -64,7 +64,6 @@ from lbctl.model.cluster import ClusterState
 from lbctl.model.cycle import CycleMemory, Elapsed, ModularCycle
 from lbctl.model.decision import (
     AutoSplit,
-    Cycle,
     CycleWhy,
     FilterStep,
     Label,
@@ -100,12 +99,12 @@ from lbctl.units import rounded
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 #: the load manager's reasons without figures, one record each
-NO_BROKER = CycleWhy(Cycle.NO_BROKER)
-SAME_BROKER = CycleWhy(Cycle.SAME_BROKER)
-OWNER_ONLY = CycleWhy(Cycle.OWNER_ONLY)
-WOULD_COME_BACK = CycleWhy(Cycle.WOULD_COME_BACK)
-STRATEGY_FOUND_NONE = CycleWhy(Cycle.STRATEGY_FOUND_NONE)
-RESTORED = CycleWhy(Cycle.RESTORED)
+NO_BROKER = CycleWhy("no-broker")
+SAME_BROKER = CycleWhy("same-broker")
+OWNER_ONLY = CycleWhy("owner-only")
+WOULD_COME_BACK = CycleWhy("would-come-back")
+STRATEGY_FOUND_NONE = CycleWhy("strategy-found-none")
+RESTORED = CycleWhy("restored")
 
 
 class ModularLoadManager:
@@ -211,7 +210,7 @@ class ModularLoadManager:
                 ns = namespace_of(sel.bundle)
                 if ns in excluded:
                     outcomes.append(UnloadOutcome(
-                        sel, None, CycleWhy(Cycle.EXCLUDED_NAMESPACE, ns)))
+                        sel, None, CycleWhy("excluded-namespace", ns)))
                     continue
                 allowed = self._candidates(ns, load, settings, env)[0]
                 why_not = policies_block_unload(ns, sel.broker, load, env, allowed)
@@ -285,7 +284,7 @@ class ModularLoadManager:
                 PlacementRequest(allowed, bundle, load, settings, self.rng, data, planned),
                 placement_mem)
             if recheck.broker is not None:
-                why = CycleWhy(Cycle.OVERLOADED_PICK, recheck.broker, broker, usage, threshold)
+                why = CycleWhy("overloaded-pick", recheck.broker, broker, usage, threshold)
                 broker = recheck.broker
         return (PlacementTrace(bundle, tuple(steps), decision, recheck, broker, why),
                 placement_mem, rr_mem)
@@ -431,7 +430,7 @@ def _with_reports(cands: Sequence[str], load: LoadData,
     kept = tuple(b for b in cands if b in reports)
     if len(kept) < len(cands):
         steps.append(FilterStep("load report", cands, kept, CycleWhy(
-            Cycle.NO_REPORT, names=tuple(b for b in cands if b not in load.brokers))))
+            "no-report", names=tuple(b for b in cands if b not in load.brokers))))
     return kept
 
 
@@ -492,27 +491,27 @@ def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate,
     try:
         name = BundleName.parse(cand.bundle)
     except BundleNameError as e:
-        return AutoSplit(cand, algorithm.name, skipped=CycleWhy(Cycle.BAD_NAME, str(e)))
+        return AutoSplit(cand, algorithm.name, skipped=CycleWhy("bad-name", str(e)))
     rng = name.range
     if not rng.can_split():
         return AutoSplit(cand, algorithm.name,
-                         skipped=CycleWhy(Cycle.CANNOT_SPLIT, str(rng)))
+                         skipped=CycleWhy("cannot-split", str(rng)))
     bounds = state.namespaces.get(name.namespace)
     if bounds is not None and not any(a == rng.lower and b == rng.upper
                                       for a, b in zip(bounds, bounds[1:], strict=False)):
         return AutoSplit(cand, algorithm.name,
-                         skipped=CycleWhy(Cycle.NOT_A_BUNDLE, cand.bundle))
+                         skipped=CycleWhy("not-a-bundle", cand.bundle))
     topics = state.topics_of_bundle(cand.bundle)
     try:
         result = algorithm.boundaries(option_for(rng, topics, state.topics, settings))
         if not result.boundaries:
             return AutoSplit(cand, algorithm.name, unload=unload, why=result.why,
-                             skipped=CycleWhy(Cycle.NO_BOUNDARY, algorithm.name,
+                             skipped=CycleWhy("no-boundary", algorithm.name,
                                               inner=result.why))
         children = apply_boundaries(rng, result.boundaries)
     except SplitError as e:
         return AutoSplit(cand, algorithm.name, unload=unload,
-                         skipped=CycleWhy(Cycle.SPLIT_REFUSED, str(e)))
+                         skipped=CycleWhy("split-refused", str(e)))
     return AutoSplit(
         cand, algorithm.name, tuple(sorted(result.boundaries)),
         tuple(f"{name.namespace}/{c}" for c in children), unload, None, result.why)

@@ -45,7 +45,7 @@ from lbctl.model.bundle import (
     topic_namespace,
 )
 from lbctl.model.cluster import ClusterState
-from lbctl.model.decision import AdminSplit, AdminSplitWhy
+from lbctl.model.decision import AdminSplitWhy
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING, algorithm_by_name
 from lbctl.strategies.registry import Registry
@@ -161,12 +161,12 @@ def preview(state: ClusterState, settings: Settings, request: SplitRequest) -> S
     algo = algorithm_by_name(request.algorithm, settings)
     default = str(settings["defaultNamespaceBundleSplitAlgorithm"])
     if request.algorithm and algo.name == request.algorithm:
-        note = AdminSplitWhy(AdminSplit.ASKED, asked=request.algorithm)
+        note = AdminSplitWhy("asked", asked=request.algorithm)
     elif request.algorithm:
-        note = AdminSplitWhy(AdminSplit.ASKED_UNKNOWN, asked=request.algorithm, used=algo.name)
+        note = AdminSplitWhy("asked-unknown", asked=request.algorithm, used=algo.name)
     else:
-        note = AdminSplitWhy(AdminSplit.DEFAULT if algo.name == default
-                             else AdminSplit.DEFAULT_UNKNOWN, default=default, used=algo.name)
+        note = AdminSplitWhy("default" if algo.name == default
+                             else "default-unknown", default=default, used=algo.name)
 
     topics = tuple(state.topics_of_bundle(bundle))
     option = option_for(rng, topics, state.topics, settings, request.positions or None)
@@ -269,7 +269,7 @@ def _largest(state: ClusterState, ns: str) -> tuple[BundleRange, AdminSplitWhy]:
     if best is None:
         raise SplitError("Bundle range LARGEST not found: the snapshot lists no persistent topic "
                          f"of {ns}")
-    return best, AdminSplitWhy(AdminSplit.LARGEST, best_count, sum(counts.values()))
+    return best, AdminSplitWhy("largest", best_count, sum(counts.values()))
 
 
 def _hot(state: ClusterState, ns: str) -> tuple[BundleRange, AdminSplitWhy]:
@@ -286,7 +286,7 @@ def _hot(state: ClusterState, ns: str) -> tuple[BundleRange, AdminSplitWhy]:
             best, best_tp = r, tp
     if best is None:
         raise SplitError(f"Bundle range HOT not found: no bundle of {ns} reports topics")
-    return best, AdminSplitWhy(AdminSplit.HOT, namespace=ns, throughput=best_tp)
+    return best, AdminSplitWhy("hot", namespace=ns, throughput=best_tp)
 
 
 def _child(state: ClusterState, ns: str, rng: BundleRange, topics: Sequence[str],

@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from msgspec import Struct, field
 
@@ -169,12 +169,12 @@ def unloads_key(decisions: Sequence[UnloadDecision]) -> set[tuple[str, str, str 
             for d in decisions}
 
 
-class StepOutcome(StrEnum):
-    """What a TransferShedder round did with one top bundle."""
-
-    MOVED = "moved"
-    SKIPPED = "skipped"
-    STOPPED = "stopped"
+#: What a TransferShedder round did with one top bundle.
+StepOutcome = Literal[
+    "moved",
+    "skipped",
+    "stopped",
+]
 
 
 class BundleStep(Struct, frozen=True):
@@ -187,13 +187,13 @@ class BundleStep(Struct, frozen=True):
     swaps: tuple[Unload, ...] = ()
 
 
-class RoundOutcome(StrEnum):
-    """How a TransferShedder round ended."""
-
-    OFFLOADED = "offloaded"
-    NO_LOAD_DATA = "no load data"
-    FEW_BUNDLES = "few bundles"
-    NOTHING_MOVABLE = "nothing movable"
+#: How a TransferShedder round ended.
+RoundOutcome = Literal[
+    "offloaded",
+    "no load data",
+    "few bundles",
+    "nothing movable",
+]
 
 
 class Round(Struct, frozen=True):
@@ -364,27 +364,27 @@ class SplitResult(Struct, frozen=True):
 
 
 # --- the load managers' own reasons ---------------------------------------------------------------
-class Cycle(StrEnum):
-    """What the modular load manager itself decides around its strategies."""
-
+#: What the modular load manager itself decides around its strategies.
+Cycle = Literal[
     # doLoadShedding: a selected bundle that is not unloaded (UnloadOutcome.skipped)
-    EXCLUDED_NAMESPACE = "excluded-namespace"  # namespace
-    OWNER_ONLY = "owner-only"  # shouldNamespacePoliciesUnload
-    WOULD_COME_BACK = "would-come-back"  # shouldAntiAffinityNamespaceUnload
-    NO_BROKER = "no-broker"
-    SAME_BROKER = "same-broker"
+    "excluded-namespace",  # namespace
+    "owner-only",  # shouldNamespacePoliciesUnload
+    "would-come-back",  # shouldAntiAffinityNamespaceUnload
+    "no-broker",
+    "same-broker",
     # selectBroker (PlacementTrace.why)
-    STRATEGY_FOUND_NONE = "strategy-found-none"
-    OVERLOADED_PICK = "overloaded-pick"  # broker, usage, threshold, other
+    "strategy-found-none",
+    "overloaded-pick",  # broker, usage, threshold, other
     # the load manager's own filter steps (FilterStep.why)
-    RESTORED = "restored"
-    NO_REPORT = "no-report"  # names
+    "restored",
+    "no-report",  # names
     # checkNamespaceBundleSplit (AutoSplit.skipped)
-    BAD_NAME = "bad-name"  # detail: the parser's message
-    CANNOT_SPLIT = "cannot-split"  # detail: the range
-    NOT_A_BUNDLE = "not-a-bundle"  # detail: the bundle
-    NO_BOUNDARY = "no-boundary"  # detail: the algorithm; inner: its reason
-    SPLIT_REFUSED = "split-refused"  # detail: the split error's message
+    "bad-name",  # detail: the parser's message
+    "cannot-split",  # detail: the range
+    "not-a-bundle",  # detail: the bundle
+    "no-boundary",  # detail: the algorithm; inner: its reason
+    "split-refused",  # detail: the split error's message
+]
 
 
 class CycleWhy(Why, frozen=True):
@@ -399,16 +399,16 @@ class CycleWhy(Why, frozen=True):
     inner: Why | None = None
 
 
-class AdminSplit(StrEnum):
-    """How ``split-bundle``'s preview chose its bundle and its algorithm (the broker side of
-    ``pulsar-admin namespaces split-bundle``)."""
-
-    LARGEST = "largest"  # count (of the namespace's persistent topics), total
-    HOT = "hot"  # namespace, throughput (long-term, bytes/s)
-    ASKED = "asked"  # the algorithm asked for (-san)
-    ASKED_UNKNOWN = "asked-unknown"  # asked, used: the broker's default
-    DEFAULT = "default"  # defaultNamespaceBundleSplitAlgorithm
-    DEFAULT_UNKNOWN = "default-unknown"  # default (configured), used
+#: How ``split-bundle``'s preview chose its bundle and its algorithm (the broker side of
+#: ``pulsar-admin namespaces split-bundle``).
+AdminSplit = Literal[
+    "largest",  # count (of the namespace's persistent topics), total
+    "hot",  # namespace, throughput (long-term, bytes/s)
+    "asked",  # the algorithm asked for (-san)
+    "asked-unknown",  # asked, used: the broker's default
+    "default",  # defaultNamespaceBundleSplitAlgorithm
+    "default-unknown",  # default (configured), used
+]
 
 
 class AdminSplitWhy(Why, frozen=True):

@@ -11,7 +11,6 @@ import importlib
 import pkgutil
 import types
 import typing
-from enum import StrEnum
 from typing import Any
 
 import pytest
@@ -23,17 +22,17 @@ from lbctl.explain.words import memo_text, text, words
 from lbctl.explain.words.split import split_detail
 from lbctl.model.bundle import BundleRange
 from lbctl.model.decision import Reason, SplitCandidate, Why
-from lbctl.strategies.placement.filters import Filter, FilterWhy, VersionProblem
-from lbctl.strategies.placement.least_long_term_message_rate import Least, LeastWhy
-from lbctl.strategies.placement.least_resource_usage_with_weight import Weighted, WeightedWhy
+from lbctl.strategies.placement.filters import FilterWhy, VersionProblem
+from lbctl.strategies.placement.least_long_term_message_rate import LeastWhy
+from lbctl.strategies.placement.least_resource_usage_with_weight import WeightedWhy
 from lbctl.strategies.placement.versions import Version
-from lbctl.strategies.shedding._select import Greedy, GreedyWhy, Offload
+from lbctl.strategies.shedding._select import GreedyWhy, Offload
 from lbctl.strategies.shedding.avg import Amount, Gate, Pair
-from lbctl.strategies.shedding.threshold import Threshold, ThresholdWhy
-from lbctl.strategies.shedding.transfer import Transfer, TransferWhy
-from lbctl.strategies.shedding.uniform import Uniform, UniformPick, UniformPickWhy, UniformWhy
-from lbctl.strategies.split.base import Boundary, BoundaryWhy
-from lbctl.strategies.split.default_namespace_bundle_split_strategy import Check, CheckWhy
+from lbctl.strategies.shedding.threshold import ThresholdWhy
+from lbctl.strategies.shedding.transfer import TransferWhy
+from lbctl.strategies.shedding.uniform import UniformPickWhy, UniformWhy
+from lbctl.strategies.split.base import BoundaryWhy
+from lbctl.strategies.split.default_namespace_bundle_split_strategy import CheckWhy
 
 MB = 1024 * 1024
 
@@ -59,12 +58,15 @@ _SAMPLES: dict[Any, Any] = {
     Pair: _PAIR, Gate: _GATE,
     Amount: Amount(900.0, 100.0, 9 * MB, MB, 0.5, 400.0, 4 * MB, 1000.0, MB, True),
     BundleRange: BundleRange(0x10, 0x20), Version: Version(3, 1, 2), Reason: Reason.TOPICS,
-    Offload: Offload.SHED, VersionProblem: VersionProblem.INVALID,
+    Offload: "shed", VersionProblem: "invalid",
 }
 
 
 def _sample(hint: Any) -> Any:
-    """A sample value of a field's type (the first non-None member of an optional)."""
+    """A sample value of a field's type (the first non-None member of an optional, the first
+    value of a literal)."""
+    if typing.get_origin(hint) is typing.Literal:
+        return typing.get_args(hint)[0]
     if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
         args = [a for a in typing.get_args(hint) if a is not type(None)]
         return None if Why in args else _sample(args[0])
@@ -79,7 +81,8 @@ def _sample(hint: Any) -> Any:
 def _every(cls: type[Why]) -> list[Why]:
     """One record of ``cls`` per code, every other field with a sample figure."""
     hints = typing.get_type_hints(cls)
-    codes: type[StrEnum] = hints["code"]
+    codes = typing.get_args(hints["code"])
+    assert codes, f"{cls.__name__}.code is not a Literal of its codes"
     figures = {f.name: _sample(hints[f.name]) for f in structs.fields(cls) if f.name != "code"}
     figures = {k: v for k, v in figures.items() if v is not None}
     if "broker" in figures and "gate" in figures:  # AvgShedder: a broker of its pair
@@ -107,7 +110,7 @@ def test_text_of_nothing_and_of_words_already_made() -> None:
 
 
 def test_memo_text_words_a_shared_record_once() -> None:
-    shared = GreedyWhy(Greedy.ENOUGH, 0.0, 8 * MB, 8 * MB)
+    shared = GreedyWhy("enough", 0.0, 8 * MB, 8 * MB)
     said = memo_text()
     first = said(shared)
     assert said(shared) is first
@@ -116,13 +119,13 @@ def test_memo_text_words_a_shared_record_once() -> None:
 
 # --- the figures feed the sentence ------------------------------------------------------------
 def test_threshold_words_its_figures() -> None:
-    w = ThresholdWhy(Threshold.BELOW_TRIGGER, usage=0.42, smoothed=0.455, average=0.5,
+    w = ThresholdWhy("below-trigger", usage=0.42, smoothed=0.455, average=0.5,
                      trigger=0.6, percent=10)
     assert words(w) == ("usage 42.0% (smoothed 45.5%) is below average 50.0% + threshold 10% "
                         "= 60.0%")
-    over = ThresholdWhy(Threshold.OFFLOAD, 0.9, 0.8, 0.5, 0.6, 10, fraction=0.25,
-                        throughput=40 * MB, need=10 * MB, offload=Offload.ONE_BUNDLE,
-                        then=ThresholdWhy(Threshold.LOWER_NONE))
+    over = ThresholdWhy("offload", 0.9, 0.8, 0.5, 0.6, 10, fraction=0.25,
+                        throughput=40 * MB, need=10 * MB, offload="one-bundle",
+                        then=ThresholdWhy("lower-none"))
     assert words(over) == (
         "usage 90.0% (smoothed 80.0%) ≥ average 50.0% + threshold 10% = 60.0%; it should "
         "offload 25.0% of its 40.0 MB/s = 10.0 MB/s, but it has only 1 bundle: Pulsar never "
@@ -131,31 +134,31 @@ def test_threshold_words_its_figures() -> None:
 
 def test_a_setting_is_shown_as_configured() -> None:
     """A percentage configured as an int prints as one, a double as a double."""
-    as_int = ThresholdWhy(Threshold.NOTE_LOWER_AVERAGE, average=0.5, trigger=0.4, percent=10)
-    as_double = ThresholdWhy(Threshold.NOTE_LOWER_AVERAGE, average=0.5, trigger=0.4,
+    as_int = ThresholdWhy("note-lower-average", average=0.5, trigger=0.4, percent=10)
+    as_double = ThresholdWhy("note-lower-average", average=0.5, trigger=0.4,
                              percent=10.5)
     assert "average - 10% = 40.0%" in words(as_int)
     assert "average - 10.5% = 40.0%" in words(as_double)
 
 
 def test_uniform_words_the_criterion_it_sheds_by() -> None:
-    rate = UniformWhy(Uniform.BUDGET_LOW, True, rate=1500.0, throughput=2 * MB, budget=10,
+    rate = UniformWhy("budget-low", True, rate=1500.0, throughput=2 * MB, budget=10,
                       minimum=1000)
-    tp = UniformWhy(Uniform.BUDGET_LOW, False, rate=1500.0, throughput=2 * MB, budget=10,
+    tp = UniformWhy("budget-low", False, rate=1500.0, throughput=2 * MB, budget=10,
                     minimum=1000)
     assert words(rate) == ("msg rate 1500.0 msg/s, throughput 2.0 MB/s: highest msg rate, but "
                            "the budget 10.0 msg/s < minUnloadMessage 1000")
     assert words(tp).endswith("highest throughput, but the budget 0.0 MB/s < "
                               "minUnloadMessageThroughput 1000")
-    fits = UniformPickWhy(UniformPick.FITS, True, remaining=300, left=100)
+    fits = UniformPickWhy("fits", True, remaining=300, left=100)
     assert words(fits) == "fits the remaining budget 300.0 msg/s; 100.0 msg/s left"
 
 
 def test_lltmr_joins_a_sets_notes_once() -> None:
-    notes = (LeastWhy(Least.OVERLOADED, broker="b1", usage=0.91, threshold=0.85),
-             LeastWhy(Least.NO_LOAD_DATA, broker="b2"))
-    a = LeastWhy(Least.TIE, "b3", ("b3", "b4"), 120.0, notes)
-    b = LeastWhy(Least.LOWEST, "b4", ("b4",), 120.0, notes)
+    notes = (LeastWhy("overloaded", broker="b1", usage=0.91, threshold=0.85),
+             LeastWhy("no-load-data", broker="b2"))
+    a = LeastWhy("tie", "b3", ("b3", "b4"), 120.0, notes)
+    b = LeastWhy("lowest", "b4", ("b4",), 120.0, notes)
     assert words(a) == ("b3, b4 tie at the lowest long-term message rate 120.0 msg/s: uniform "
                         "random pick → b3; b1 is overloaded (usage 91% > 85%) → +inf; b2 has no "
                         "load data → +inf")
@@ -164,7 +167,7 @@ def test_lltmr_joins_a_sets_notes_once() -> None:
 
 
 def test_lruw_lists_the_best_with_their_usage() -> None:
-    w = WeightedWhy(Weighted.BELOW, 0.433, 0.05, ("1", "2"), (0.1, 0.2), "2", (), 0.85,
+    w = WeightedWhy("below", 0.433, 0.05, ("1", "2"), (0.1, 0.2), "2", (), 0.85,
                     ("3",), (0.9,), ("ghost",))
     assert words(w) == (
         "mean smoothed usage of the candidates 43.3%; at least 5% below it: 1 (10.0%), "
@@ -173,9 +176,9 @@ def test_lruw_lists_the_best_with_their_usage() -> None:
 
 
 def test_transfer_nests_the_conditions_it_tested() -> None:
-    under = TransferWhy(Transfer.NOT_UNDER, "b1", "b9", 0.3, 0.4, 0.05, 2e6, 9e6)
-    over = TransferWhy(Transfer.NOT_OVER, "b9", load=0.5, threshold=0.85, avg=0.4, target=0.25)
-    w = TransferWhy(Transfer.BALANCED, std=0.1, target=0.25, inner=under, then=over)
+    under = TransferWhy("not-under", "b1", "b9", 0.3, 0.4, 0.05, 2e6, 9e6)
+    over = TransferWhy("not-over", "b9", load=0.5, threshold=0.85, avg=0.4, target=0.25)
+    w = TransferWhy("balanced", std=0.1, target=0.25, inner=under, then=over)
     assert words(w) == (
         "balanced: std 0.1000 <= loadBalancerBrokerLoadTargetStd 0.25; b1 is not underloaded: "
         "load 0.3000 >= avg×0.05 = 0.0200 and throughput EMA 2,000,000 >= 450,000 B/s; b9 is not "
@@ -183,12 +186,12 @@ def test_transfer_nests_the_conditions_it_tested() -> None:
 
 
 def test_split_check_carries_the_algorithms_reason() -> None:
-    inner = BoundaryWhy(Boundary.FEW_TOPICS, 1)
-    w = CheckWhy(Check.NOT_ONE_BOUNDARY, algorithm="topic_count_equally_divide", inner=inner)
+    inner = BoundaryWhy("few-topics", 1)
+    w = CheckWhy("not-one-boundary", algorithm="topic_count_equally_divide", inner=inner)
     assert words(w) == ("topic_count_equally_divide gave no boundary; the split strategy needs "
                         "exactly one (Failure/Unknown): the bundle has 1 topic(s); at least 2 are "
                         "needed to split")
-    two = CheckWhy(Check.NOT_ONE_BOUNDARY, algorithm="flow_or_qps_equally_divide",
+    two = CheckWhy("not-one-boundary", algorithm="flow_or_qps_equally_divide",
                    boundaries=(0x10, 0x20))
     assert words(two) == ("flow_or_qps_equally_divide gave 2 boundaries (0x00000010, 0x00000020); "
                           "the split strategy needs exactly one (Failure/Unknown)")
@@ -208,9 +211,9 @@ def test_split_detail_shows_the_figure_against_its_limit(reason: Reason, limit: 
 
 
 def test_version_filter_words_pulsars_exception() -> None:
-    w = FilterWhy(Filter.VERSION_FAILED, problem=VersionProblem.INVALID, broker="b1",
+    w = FilterWhy("version-failed", problem="invalid", broker="b1",
                   detail="3.x")
     assert words(w) == ('failed (Invalid version string in load report for broker "b1": '
                         '"3.x"): candidates restored')
-    assert words(FilterWhy(Filter.OLDER_VERSION, newest=Version(3, 1, 2))) == (
+    assert words(FilterWhy("older-version", newest=Version(3, 1, 2))) == (
         "removed brokers older than the newest version 3.1.2")

@@ -4,8 +4,9 @@
 The check reads each module's syntax tree: a sentence is built with an f-string, ``str.format``,
 ``%`` or ``str.join``, or written as a literal with spaces; each is allowed only inside a
 ``raise`` (an error message) and in the registry (registration: qualified names and the
-unknown-name error). A literal with spaces may also be a step's name (a label, like the names of
-Pulsar's filters). And no strategy imports lbctl's formatting helpers (``lbctl.units``).
+unknown-name error). A literal with spaces may also be a name: a step's (like the names of
+Pulsar's filters) or a code's (a value of a ``Literal`` code type, like a TransferShedder round's
+outcome "no load data"). And no strategy imports lbctl's formatting helpers (``lbctl.units``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,21 @@ LABELS = {"anti-affinity group"}
 
 def _modules() -> list[Path]:
     return sorted(STRATEGIES.rglob("*.py"))
+
+
+def _codes() -> set[str]:
+    """Every value of a ``Literal`` code type of the strategies and the decision records."""
+    out: set[str] = set()
+    for path in (*_modules(), ROOT / "lbctl" / "model" / "decision.py"):
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+                    and n.value.id == "Literal"):
+                values = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+                out |= {v.value for v in values if isinstance(v, ast.Constant)}
+    return out
+
+
+CODES = _codes()
 
 
 def _docstrings(tree: ast.AST) -> set[ast.AST]:
@@ -68,7 +84,7 @@ def _prose(path: Path) -> list[str]:
         if _builds_text(n):
             found.append(f"{path.name}:{getattr(n, 'lineno', '?')}: builds text")
         elif (isinstance(n, ast.Constant) and isinstance(n.value, str) and " " in n.value
-              and n not in docs and n.value not in LABELS
+              and n not in docs and n.value not in LABELS | CODES
               and not isinstance(parents.get(n), ast.JoinedStr | ast.Attribute | ast.BinOp)):
             found.append(f"{path.name}:{n.lineno}: literal {n.value[:40]!r}")
     return found

@@ -8,18 +8,13 @@ from lbctl.model.decision import Reason
 from lbctl.strategies.shedding.avg import (
     MB,
     Amount,
-    Avg,
-    AvgPick,
     AvgPickWhy,
     AvgWhy,
     Gate,
     Pair,
-    Placed,
     PlacedWhy,
 )
 from lbctl.units import short
-
-A = Avg
 
 
 def _pair(b: str, pair: Pair) -> str:
@@ -76,26 +71,26 @@ def _no_fit(pair: Pair, gate: Gate, a: Amount) -> str:
 def _due(w: AvgWhy, pair: Pair, gate: Gate, a: Amount) -> str:
     """A pair whose hit count is due: too small, shed, or nothing fits."""
     match w.code:
-        case A.SMALL_HIGH:
+        case "small-high":
             return _small(w, pair, gate, a)
-        case A.SMALL_LOW:
+        case "small-low":
             return (f"{_pair(w.broker, pair)}; {_gate(gate)} → due, but the traffic gap is too "
                     "small to move anything")
-        case A.SHED_HIGH:
+        case "shed-high":
             sole = " (its sole bundle: Pulsar warns but sheds it)" if w.sole else ""
             return (f"{_pair(pair.high, pair)}; {_gate(gate)} → shed, counts reset; {_plan(a)}; "
                     f"{w.count} bundle(s) ({_moved(a, w.moved)}) go to {pair.low}{sole}")
-        case A.SHED_LOW:
+        case "shed-low":
             return (f"{_pair(pair.low, pair)}; {_gate(gate)} → receives {w.count} bundle(s) "
                     f"({_moved(a, w.moved)}) from {pair.high}")
-        case A.NO_FIT_HIGH:
+        case "no-fit-high":
             return _no_fit(pair, gate, a)
-        case A.NO_FIT_LOW:
+        case "no-fit-low":
             return (f"{_pair(pair.low, pair)}; {_gate(gate)} → due, but {pair.high} has no "
                     "bundle that fits")
-        case A.NOTE_SMALL:
+        case "note-small":
             return f"{Reason.BALANCED}: pair {pair.low} ↔ {pair.high}: {_small(w, pair, gate, a)}."
-        case A.NOTE_NO_FIT:
+        case "note-no-fit":
             return f"{Reason.NO_BUNDLES}: pair {pair.low} ↔ {pair.high}: {_no_fit(pair, gate, a)}."
     raise ValueError(f"no words for {w.code}")
 
@@ -103,24 +98,24 @@ def _due(w: AvgWhy, pair: Pair, gate: Gate, a: Amount) -> str:
 @words.register
 def avg(w: AvgWhy) -> str:
     match w.code:
-        case A.NOTE_NO_BROKERS:
+        case "note-no-brokers":
             return f"{Reason.NO_BROKERS}: no broker load data, nothing to pair."
-        case A.NOTE_NO_PAIR:
+        case "note-no-pair":
             return (f"{Reason.BALANCED}: no pair of brokers is {short(w.threshold)} or more points "
                     f"apart (loadBalancerAvgShedderLowThreshold); all hit counts cleared.")
     pair = w.pair
     assert pair is not None  # every other reason is about a pair
     match w.code:
-        case A.CLEARED:
+        case "cleared":
             return f"{_pair(w.broker, pair)}; hit counts cleared"
-        case A.RESET:
+        case "reset":
             return f"{_pair(w.broker, pair)}; hit counts reset"
     gate = w.gate
     assert gate is not None  # the pair was kept
     match w.code:
-        case A.NOT_YET:
+        case "not-yet":
             return f"{_pair(w.broker, pair)}; {_own(gate, w.broker)} — not yet"
-        case A.NOTE_NOT_YET:
+        case "note-not-yet":
             return (f"{Reason.HIT_COUNT}: pair {pair.low} (score {pair.low_score:.1f}) ↔ "
                     f"{pair.high} (score {pair.high_score:.1f}), gap {pair.gap:.1f}: "
                     + _gate(gate) + " — below both hit-count thresholds, not shedding yet.")
@@ -132,26 +127,26 @@ def avg(w: AvgWhy) -> str:
 def avg_pick(w: AvgPickWhy) -> str:
     unit = "msg/s" if w.by_rate else "B/s"
     match w.code:
-        case AvgPick.RECENTLY:
+        case "recently":
             return "unloaded recently (grace period)"
-        case AvgPick.TAKEN:
+        case "taken":
             return f"{w.value:.1f} {unit} ≤ {w.left:.1f} left → {w.low}"
-        case AvgPick.NO_TRAFFIC:
+        case "no-traffic":
             return "no traffic: never moved"
-        case AvgPick.TOO_BIG:
+        case "too-big":
             return f"{w.value:.1f} {unit} > {w.left:.1f} left"
 
 
 @words.register
 def placed(w: PlacedWhy) -> str:
     match w.code:
-        case Placed.PLANNED:
+        case "planned":
             return (f"AvgShedder planned {w.bundle} for {w.target} when it shed it (the low "
                     f"broker of its pair) and {w.target} is a candidate")
-        case Placed.NO_CANDIDATES:
+        case "no-candidates":
             return "no candidate brokers"
     cause = ("no AvgShedder plan for this bundle in this unload attempt"
-             if w.code is Placed.NO_PLAN else
+             if w.code == "no-plan" else
              f"the planned broker {w.target} is not a candidate (shut down or filtered)")
     return (f"{cause}: uniform random pick among the candidates sorted by name "
             f"[{', '.join(w.names)}] → {w.pick}")

@@ -5,20 +5,18 @@
 from __future__ import annotations
 
 from lbctl.explain.words.base import text, words
-from lbctl.model.decision import AdminSplit, AdminSplitWhy, Cycle, CycleWhy
-
-C = Cycle
+from lbctl.model.decision import AdminSplitWhy, CycleWhy
 
 _FIXED = {
-    C.OWNER_ONLY: "no broker other than the owner passes the namespace policies "
+    "owner-only": "no broker other than the owner passes the namespace policies "
                   "(shouldNamespacePoliciesUnload)",
-    C.WOULD_COME_BACK: "every candidate broker owns as many namespaces of its anti-affinity "
+    "would-come-back": "every candidate broker owns as many namespaces of its anti-affinity "
                        "group as the owner: it would come back "
                        "(shouldAntiAffinityNamespaceUnload)",
-    C.NO_BROKER: "no broker available to take it",
-    C.SAME_BROKER: "the destination broker is the current owner",
-    C.STRATEGY_FOUND_NONE: "the placement strategy found no broker",
-    C.RESTORED: "no candidate left: every broker the namespace policies allow",
+    "no-broker": "no broker available to take it",
+    "same-broker": "the destination broker is the current owner",
+    "strategy-found-none": "the placement strategy found no broker",
+    "restored": "no candidate left: every broker the namespace policies allow",
 }
 
 
@@ -28,20 +26,20 @@ def cycle(w: CycleWhy) -> str:
     if fixed is not None:
         return fixed
     match w.code:
-        case C.EXCLUDED_NAMESPACE:
+        case "excluded-namespace":
             return f"namespace {w.detail} is in loadBalancerSheddingExcludedNamespaces"
-        case C.OVERLOADED_PICK:
+        case "overloaded-pick":
             return (f"{w.broker} is overloaded ({w.usage:.1%} > {w.threshold:.0%}); "
                     f"asked again over all brokers: {w.detail}")
-        case C.NO_REPORT:
+        case "no-report":
             return "removed " + ", ".join(w.names) + ": no load report to place by"
-        case C.CANNOT_SPLIT:
+        case "cannot-split":
             return f"range {w.detail} can't be split further"
-        case C.NOT_A_BUNDLE:
+        case "not-a-bundle":
             return f"{w.detail} is not one of the namespace's bundles any more"
-        case C.NO_BOUNDARY:
+        case "no-boundary":
             return f"{w.detail} found no split boundary: {text(w.inner)}"
-        case C.BAD_NAME | C.SPLIT_REFUSED:
+        case "bad-name" | "split-refused":
             return w.detail
     raise ValueError(f"no words for {w.code}")
 
@@ -49,16 +47,16 @@ def cycle(w: CycleWhy) -> str:
 @words.register
 def admin_split(w: AdminSplitWhy) -> str:
     match w.code:
-        case AdminSplit.LARGEST:
+        case "largest":
             return f"LARGEST: {w.count} of the namespace's {w.total} persistent topics"
-        case AdminSplit.HOT:
+        case "hot":
             return (f"HOT: the highest long-term throughput of {w.namespace}, "
                     f"{w.throughput / 1048576:,.2f} MB/s")
-        case AdminSplit.ASKED:
+        case "asked":
             return "-san"
-        case AdminSplit.ASKED_UNKNOWN:
+        case "asked-unknown":
             return f"{w.asked!r} is unknown to the broker: its default {w.used}"
-        case AdminSplit.DEFAULT:
+        case "default":
             return "defaultNamespaceBundleSplitAlgorithm"
-        case AdminSplit.DEFAULT_UNKNOWN:
+        case "default-unknown":
             return f"defaultNamespaceBundleSplitAlgorithm {w.default!r} is unknown: {w.used}"

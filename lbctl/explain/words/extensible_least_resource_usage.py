@@ -4,16 +4,16 @@
 from __future__ import annotations
 
 from lbctl.explain.words.base import words
-from lbctl.strategies.placement.extensible_least_resource_usage import Lookup, LookupWhy
+from lbctl.strategies.placement.extensible_least_resource_usage import LookupWhy
 
 
 @words.register
 def lookup(w: LookupWhy) -> str:
     match w.code:
-        case Lookup.NO_CANDIDATES:
+        case "no-candidates":
             return "no candidate broker"
-        case Lookup.BELOW:
+        case "below":
             return (f"{w.count} broker(s) at least {w.threshold:g} below the average load "
                     f"{w.average:.4f}")
-        case Lookup.ALL:
+        case "all":
             return "no broker is clearly below the average: all candidates are equally good"

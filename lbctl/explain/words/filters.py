@@ -4,20 +4,18 @@ and of the extensible ones' transfer check (:mod:`lbctl.strategies.placement.bro
 from __future__ import annotations
 
 from lbctl.explain.words.base import words
-from lbctl.strategies.placement.broker_filters import NotTransferable, NotTransferableWhy
-from lbctl.strategies.placement.filters import Filter, FilterWhy, VersionProblem
-
-F = Filter
+from lbctl.strategies.placement.broker_filters import NotTransferableWhy
+from lbctl.strategies.placement.filters import FilterWhy
 
 
 def _problem(w: FilterWhy) -> str:
     """``BrokerFilterBadVersionException``'s message."""
     match w.problem:
-        case VersionProblem.NO_DATA:
+        case "no-data":
             return f'No broker data for broker "{w.broker}"'
-        case VersionProblem.NO_VERSION:
+        case "no-version":
             return f'No version string in load report for broker "{w.broker}"'
-        case VersionProblem.INVALID:
+        case "invalid":
             return f'Invalid version string in load report for broker "{w.broker}": "{w.detail}"'
     return "Unable to determine latest version since broker set was empty"
 
@@ -25,21 +23,21 @@ def _problem(w: FilterWhy) -> str:
 @words.register
 def filtered(w: FilterWhy) -> str:
     match w.code:
-        case F.TOO_MANY_TOPICS:
+        case "too-many-topics":
             return f"removed {', '.join(w.names)}: more than {w.limit} topics"
-        case F.ALL_TOO_MANY_TOPICS:
+        case "all-too-many-topics":
             return f"every broker has more than {w.limit} topics: filter not applied"
-        case F.EVENLY:
+        case "evenly":
             return (f"kept brokers owning {w.least} bundle(s) of {w.namespace}; removed "
                     + ", ".join(f"{b} ({n})" for b, n in zip(w.names, w.counts, strict=True)))
-        case F.OTHER_CLASS:
+        case "other-class":
             removed = [f"{b} ({c or 'no class'})" for b, c in zip(w.names, w.classes, strict=True)]
             return f"removed {', '.join(removed)}: not {w.detail}"
-        case F.NO_VERSIONS:
+        case "no-versions":
             return "not applied: no load report carries brokerVersionString"
-        case F.VERSION_FAILED:
+        case "version-failed":
             return f"failed ({_problem(w)}): candidates restored"
-        case F.OLDER_VERSION:
+        case "older-version":
             v = w.newest
             assert v is not None
             return f"removed brokers older than the newest version {v.major}.{v.minor}.{v.patch}"
@@ -48,12 +46,12 @@ def filtered(w: FilterWhy) -> str:
 @words.register
 def not_transferable(w: NotTransferableWhy) -> str:
     match w.code:
-        case NotTransferable.POLICIES:
+        case "policies":
             return ("its namespace has isolation or anti-affinity policies and "
                     "loadBalancerSheddingBundlesWithPoliciesEnabled is false")
-        case NotTransferable.FILTER_FAILED:
+        case "filter-failed":
             return f"broker filter failed ({w.detail})"
-        case NotTransferable.EXCLUDED:
+        case "excluded":
             return f"the broker filters exclude {w.detail}"
-        case NotTransferable.NO_OTHER:
+        case "no-other":
             return "no other broker passes the filters"

@@ -5,7 +5,7 @@ scored +inf."""
 from __future__ import annotations
 
 from lbctl.explain.words.base import words
-from lbctl.strategies.placement.least_long_term_message_rate import Least, LeastWhy
+from lbctl.strategies.placement.least_long_term_message_rate import LeastWhy
 from lbctl.units import pct_whole
 
 #: the +inf notes of a candidate set (by identity: one tuple per set, shared by every placement
@@ -28,19 +28,19 @@ def _notes(notes: tuple[LeastWhy, ...]) -> str:
 @words.register
 def least(w: LeastWhy) -> str:
     match w.code:
-        case Least.NO_CANDIDATES:
+        case "no-candidates":
             return "no candidate brokers"
-        case Least.NO_LOAD_DATA:
+        case "no-load-data":
             return f"{w.broker} has no load data → +inf"
-        case Least.OVERLOADED:
+        case "overloaded":
             return (f"{w.broker} is overloaded (usage {pct_whole(w.usage)} > "
                     f"{pct_whole(w.threshold)}) → +inf")
-        case Least.ALL_OVERLOADED:
+        case "all-overloaded":
             said = ("every candidate is overloaded: uniform random pick among all of them"
                     f" [{', '.join(w.best)}] → {w.pick}")
-        case Least.LOWEST:
+        case "lowest":
             said = f"{w.pick} has the lowest long-term message rate {w.score:.1f} msg/s"
-        case Least.TIE:
+        case "tie":
             said = (f"{', '.join(w.best)} tie at the lowest long-term message rate "
                     f"{w.score:.1f} msg/s: uniform random pick → {w.pick}")
     return f"{said}; {_notes(w.notes)}" if w.notes else said

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from lbctl.explain.words.base import words
-from lbctl.strategies.placement.least_resource_usage_with_weight import Weighted, WeightedWhy
+from lbctl.strategies.placement.least_resource_usage_with_weight import WeightedWhy
 from lbctl.units import pct
 
 
@@ -14,10 +14,10 @@ def _listed(names: tuple[str, ...], usages: tuple[float, ...]) -> str:
 
 @words.register
 def weighted(w: WeightedWhy) -> str:
-    if w.code is Weighted.NO_CANDIDATES:
+    if w.code == "no-candidates":
         return "no candidate brokers"
     parts = [f"mean smoothed usage of the candidates {pct(w.mean)}"]
-    if w.code is Weighted.ALL:
+    if w.code == "all":
         parts.append(
             f"no candidate is {w.diff * 100:g}% below it (all overloaded, as Pulsar puts it): "
             f"uniform random pick among all [{', '.join(w.best)}] → {w.pick}")

@@ -5,20 +5,20 @@ anti-affinity groups."""
 from __future__ import annotations
 
 from lbctl.explain.words.base import words
-from lbctl.strategies.placement.namespace_policies import Policy, PolicyWhy
+from lbctl.strategies.placement.namespace_policies import PolicyWhy
 
 
 @words.register
 def policy(w: PolicyWhy) -> str:
     match w.code:
-        case Policy.ISOLATION:
+        case "isolation":
             said = (f"isolation policy {w.name or 'an isolation policy'}: primaries "
                     f"{', '.join(w.names) or 'none'}")
             if w.failover:
                 said += (f"; fewer than min_limit {w.min_limit}, so the secondaries too: "
                          f"{', '.join(w.others) or 'none'}")
             return said
-        case Policy.SHARED:
+        case "shared":
             kind = "non-persistent" if w.non_persistent else "persistent"
             parts = []
             if w.names:
@@ -28,7 +28,7 @@ def policy(w: PolicyWhy) -> str:
                 parts.append(f"{', '.join(w.others)} are primary brokers of an isolation policy "
                              "(not shared)")
             return "; ".join(parts)
-        case Policy.ANTI_AFFINITY:
+        case "anti-affinity":
             parts = []
             if w.domains:
                 parts.append(f"failure domains owning more than {w.domain_least} namespace(s) of "

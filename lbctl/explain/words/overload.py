@@ -4,33 +4,31 @@ from __future__ import annotations
 
 from lbctl.explain.words.base import words
 from lbctl.explain.words.select import shed_tail
-from lbctl.strategies.shedding.overload import Overload, OverloadWhy
+from lbctl.strategies.shedding.overload import OverloadWhy
 from lbctl.units import mb_s, pct
-
-OV = Overload
 
 
 @words.register
 def overload(w: OverloadWhy) -> str:
     match w.code:
-        case OV.BELOW:
+        case "below":
             return (f"usage {pct(w.usage)} is below "
                     f"loadBalancerBrokerOverloadedThresholdPercentage {w.percent}%")
-        case OV.OFFLOAD:
+        case "offload":
             return (f"usage {pct(w.usage)} ≥ loadBalancerBrokerOverloadedThresholdPercentage "
                     f"{w.percent}%; it should offload {pct(w.fraction)} of its "
                     f"{mb_s(w.throughput)} = {mb_s(w.need)}"
                     + shed_tail(w.offload, w.count, w.marked))
-        case OV.NOTE_NO_BROKERS:
+        case "note-no-brokers":
             return "no brokers: nothing to shed"
-        case OV.NOTE_RULE:
+        case "note-rule":
             return (f"a broker is shed when its weighted usage is ≥ "
                     f"loadBalancerBrokerOverloadedThresholdPercentage {w.percent}%; it then "
                     f"offloads (usage - {w.percent}% + 5%) of its throughput, at least one bundle")
-        case OV.NOTE_SELECTED:
+        case "note-selected":
             return f"{w.count} bundle(s) selected from {', '.join(w.names)}"
-        case OV.NOTE_NOT_SHED:
+        case "note-not-shed":
             return (f"nothing selected: {', '.join(w.names)} reached {w.percent}% but could not "
                     "be shed (see each broker)")
-        case OV.NOTE_NONE_REACH:
+        case "note-none-reach":
             return f"nothing selected: no broker reaches {w.percent}%"

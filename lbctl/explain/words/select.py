@@ -5,15 +5,15 @@ of a shed broker was never ranked, and what the greedy loop of ``ThresholdShedde
 from __future__ import annotations
 
 from lbctl.explain.words.base import words
-from lbctl.strategies.shedding._select import Greedy, GreedyWhy, Offload, Unranked, UnrankedWhy
+from lbctl.strategies.shedding._select import GreedyWhy, Offload, UnrankedWhy
 from lbctl.units import mb_s
 
 _UNRANKED = {
-    Unranked.RECENTLY_UNLOADED: "recently unloaded (within loadBalancerSheddingGracePeriodMinutes)",
-    Unranked.SPLIT_AWAY: "split in this cycle: its bundle data is gone until the next update",
-    Unranked.SYSTEM_NAMESPACE: "system namespace (pulsar/system, heartbeat or SLA monitor): never "
+    "recently-unloaded": "recently unloaded (within loadBalancerSheddingGracePeriodMinutes)",
+    "split-away": "split in this cycle: its bundle data is gone until the next update",
+    "system-namespace": "system namespace (pulsar/system, heartbeat or SLA monitor): never "
                                "shed",
-    Unranked.NO_BUNDLE_DATA: "no bundle data: Pulsar only ranks bundles it has BundleData for",
+    "no-bundle-data": "no bundle data: Pulsar only ranks bundles it has BundleData for",
 }
 
 
@@ -25,12 +25,12 @@ def unranked(why: UnrankedWhy) -> str:
 @words.register
 def greedy(why: GreedyWhy) -> str:
     match why.code:
-        case Greedy.LARGEST:
+        case "largest":
             return (f"largest eligible bundle ({mb_s(why.value)}): "
                     "at least one bundle is always selected")
-        case Greedy.BELOW_AMOUNT:
+        case "below-amount":
             return f"selected: {mb_s(why.marked)} so far < {mb_s(why.amount)} needed"
-        case Greedy.ENOUGH:
+        case "enough":
             return f"not needed: {mb_s(why.marked)} already selected ≥ {mb_s(why.amount)}"
 
 
@@ -39,12 +39,12 @@ def shed_tail(offload: Offload, count: int, marked: float) -> str:
     words for ``ThresholdShedder`` and ``OverloadShedder``): ``count`` bundles with ``marked``
     bytes/s selected, or none of its ``count`` bundles eligible…"""
     match offload:
-        case Offload.SHED:
+        case "shed":
             return f": {count} bundle(s) with {mb_s(marked)} selected"
-        case Offload.NONE_SHEDDABLE:
+        case "none-sheddable":
             return (f", but none of its {count} bundles can be shed "
                     "(recently unloaded, system namespace or no bundle data)")
-        case Offload.ONE_BUNDLE:
+        case "one-bundle":
             return ", but it has only 1 bundle: Pulsar never sheds a single-bundle broker"
-        case Offload.NO_BUNDLES:
+        case "no-bundles":
             return ", but it has no bundles"

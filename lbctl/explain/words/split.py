@@ -9,8 +9,8 @@ from lbctl.explain.words.base import text, words
 from lbctl.model.bundle import format_position
 from lbctl.model.decision import Reason, SplitCandidate
 from lbctl.strategies.split.base import MB
-from lbctl.strategies.split.bundle_splitter_task import Splitter, SplitterWhy
-from lbctl.strategies.split.default_namespace_bundle_split_strategy import Check, CheckWhy
+from lbctl.strategies.split.bundle_splitter_task import SplitterWhy
+from lbctl.strategies.split.default_namespace_bundle_split_strategy import CheckWhy
 from lbctl.units import whole
 
 
@@ -31,7 +31,7 @@ def split_detail(c: SplitCandidate) -> str:
 @words.register
 def splitter(w: SplitterWhy) -> str:
     match w.code:
-        case Splitter.NAMESPACE_FULL:
+        case "namespace-full":
             return (f"namespace {w.namespace} has {w.count} bundles (+{w.picked} picked this "
                     f"cycle): loadBalancerNamespaceMaximumBundles is {w.maximum}")
 
@@ -39,35 +39,35 @@ def splitter(w: SplitterWhy) -> str:
 @words.register
 def check(w: CheckWhy) -> str:
     match w.code:
-        case Check.FEW_TOPICS:
+        case "few-topics":
             return "fewer than 2 topics"
-        case Check.NOT_OWNER:
+        case "not-owner":
             return f"{w.broker} is not the owner"
-        case Check.INVALID_RANGE:
+        case "invalid-range":
             return f"invalid bundle range {w.detail}: cannot split"
-        case Check.WAITING:
+        case "waiting":
             return (f"hit count {w.hits} <= loadBalancerNamespaceBundleSplitConditionHitCountThreshold"
                     f" {w.threshold}" + (f" ({w.reason} over its limit)" if w.reason else
                                          " (under every limit)"))
-        case Check.COUNT_FAILED:
+        case "count-failed":
             return f"bundle count lookup failed: {w.detail}"
-        case Check.NAMESPACE_FULL:
+        case "namespace-full":
             return (f"namespace {w.namespace} has {w.count} bundles, "
                     f"loadBalancerNamespaceMaximumBundles is {w.maximum}")
-        case Check.PARENT_SPLITTING:
+        case "parent-splitting":
             return f"{w.detail} is being split"
-        case Check.NEEDS_TOPICS:
+        case "needs-topics":
             return (f"split algorithm {w.algorithm} needs the bundle's topics, which were not "
                     "given (Failure/Unknown)")
-        case Check.ALGORITHM_FAILED:
+        case "algorithm-failed":
             return (f"{w.algorithm} failed to compute the split boundaries (Failure/Unknown): "
                     f"{w.detail}")
-        case Check.NOT_ONE_BOUNDARY:
+        case "not-one-boundary":
             got = ("no boundary" if not w.boundaries else
                    f"{len(w.boundaries)} boundaries "
                    f"({', '.join(format_position(b) for b in w.boundaries)})")
             inner = text(w.inner)
             return (f"{w.algorithm} gave {got}; the split strategy needs exactly one "
                     "(Failure/Unknown)" + (f": {inner}" if inner else ""))
-        case Check.SPLIT:
+        case "split":
             return f"split: {w.reason} over its limit for {w.hits} cycles (> {w.threshold})"

@@ -7,12 +7,9 @@ from lbctl.explain.words.base import words
 from lbctl.explain.words.select import shed_tail
 from lbctl.strategies.shedding.threshold import (
     LOWER_BOUNDARY_THRESHOLD_MARGIN,
-    Threshold,
     ThresholdWhy,
 )
 from lbctl.units import mb_s, pct
-
-T = Threshold
 
 
 def _usage(w: ThresholdWhy) -> str:
@@ -27,30 +24,30 @@ def _over(w: ThresholdWhy) -> str:
 
 def _broker(w: ThresholdWhy) -> str | None:
     match w.code:
-        case T.ZERO_AVERAGE:
+        case "zero-average":
             return f"{_usage(w)}: the cluster average is 0, nothing is shed"
-        case T.BELOW_TRIGGER:
+        case "below-trigger":
             return (f"{_usage(w)} is below average {pct(w.average)} + threshold {w.percent}% "
                     f"= {pct(w.trigger)}")
-        case T.UNDER_MIN_THROUGHPUT:
+        case "under-min-throughput":
             return (f"{_over(w)}, but needs {mb_s(w.need)} < "
                     f"loadBalancerBundleUnloadMinThroughputThreshold {w.min_mb:g} MB/s")
-        case T.OFFLOAD:
+        case "offload":
             return _over(w) + shed_tail(w.offload, w.count, w.marked)
     return None
 
 
 def _lower(w: ThresholdWhy) -> str | None:
     match w.code:
-        case T.LOWER_UNDER_MIN:
+        case "lower-under-min":
             return (f"lower-boundary shedding would offload {mb_s(w.need)} < "
                     f"loadBalancerBundleUnloadMinThroughputThreshold {w.min_mb:g} MB/s")
-        case T.LOWER_SHED:
+        case "lower-shed":
             return (f"lower-boundary shedding (some broker is below {pct(w.trigger)}): "
                     f"{w.count} bundle(s) with {mb_s(w.marked)} selected")
-        case T.LOWER_NONE:
+        case "lower-none":
             return "lower-boundary shedding found no bundle it may shed"
-        case T.LOWER_BELOW:
+        case "lower-below":
             return (f"below the lower bound {pct(w.trigger)} (smoothed again: "
                     f"{pct(w.smoothed)}), which is what triggers lower-boundary shedding")
     return None
@@ -58,43 +55,43 @@ def _lower(w: ThresholdWhy) -> str | None:
 
 def _note(w: ThresholdWhy) -> str:
     match w.code:
-        case T.NOTE_NO_BROKERS:
+        case "note-no-brokers":
             return "no brokers: nothing to shed"
-        case T.NOTE_AVERAGE:
+        case "note-average":
             return (f"average smoothed usage of {w.count} brokers is {pct(w.average)}; "
                     f"a broker is shed at average + loadBalancerBrokerThresholdShedderPercentage "
                     f"{w.percent}% = {pct(w.trigger)} or more "
                     f"(history weight loadBalancerHistoryResourcePercentage {w.history})")
-        case T.NOTE_ZERO_AVERAGE:
+        case "note-zero-average":
             return ("the average usage is 0, so ThresholdShedder stops here: nothing is shed "
                     "(not even by lower-boundary shedding)")
-        case T.NOTE_SELECTED:
+        case "note-selected":
             return f"{w.count} bundle(s) selected from {', '.join(w.names)}"
-        case T.NOTE_NOT_SHED:
+        case "note-not-shed":
             return (f"nothing selected: {', '.join(w.names)} reached {pct(w.trigger)} but "
                     "could not be shed (see each broker)")
-        case T.NOTE_NONE_REACH:
+        case "note-none-reach":
             return f"nothing selected: no broker reaches {pct(w.trigger)}"
-        case T.NOTE_LOWER_OFF:
+        case "note-lower-off":
             return "lowerBoundarySheddingEnabled is false: no lower-boundary shedding"
-        case T.NOTE_LOWER_AVERAGE:
+        case "note-lower-average":
             return (f"lower-boundary shedding: average recomputed as {pct(w.average)} (Pulsar "
                     f"smooths every usage a second time this cycle); lower bound = average - "
                     f"{w.percent}% = {pct(w.trigger)}")
-        case T.NOTE_LOWER_NO_BUSIEST:
+        case "note-lower-no-busiest":
             return (f"nothing selected: no broker with more than one bundle is above the lower "
                     f"bound {pct(w.trigger)}")
-        case T.NOTE_LOWER_NONE_BELOW:
+        case "note-lower-none-below":
             return (f"nothing selected: no broker is below the lower bound {pct(w.trigger)} "
                     f"(the busiest, {w.broker}, is at {pct(w.smoothed)})")
-        case T.NOTE_LOWER_PLAN:
+        case "note-lower-plan":
             return (f"{', '.join(w.names)} below {pct(w.trigger)}; the busiest broker with more "
                     f"than one bundle is {w.broker} ({pct(w.smoothed)}), which should offload "
                     f"{w.percent}% x {LOWER_BOUNDARY_THRESHOLD_MARGIN} of {mb_s(w.throughput)} "
                     f"= {mb_s(w.need)}")
-        case T.NOTE_LOWER_UNDER_MIN:
+        case "note-lower-under-min":
             return f"nothing selected: {mb_s(w.need)} is below the minimum {w.min_mb:g} MB/s"
-        case T.NOTE_LOWER_NOTHING:
+        case "note-lower-nothing":
             return f"nothing selected: {w.broker} has no bundle that may be shed"
     raise ValueError(f"no words for {w.code}")
 

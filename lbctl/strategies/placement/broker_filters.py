@@ -28,9 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from types import MappingProxyType
-from typing import Protocol
+from typing import Literal, Protocol
 
 from msgspec import Struct
 
@@ -245,13 +244,13 @@ def shedding_with_policies_allowed(has_isolation: bool, has_anti_affinity: bool,
     return True
 
 
-class NotTransferable(StrEnum):
-    """Why TransferShedder may not move a bundle (``isTransferable`` is false)."""
-
-    POLICIES = "policies"  # loadBalancerSheddingBundlesWithPoliciesEnabled is false
-    FILTER_FAILED = "filter-failed"  # detail: the filter's error
-    EXCLUDED = "excluded"  # detail: the destination the filters remove
-    NO_OTHER = "no-other"  # no broker but the source passes the filters
+#: Why TransferShedder may not move a bundle (``isTransferable`` is false).
+NotTransferable = Literal[
+    "policies",  # loadBalancerSheddingBundlesWithPoliciesEnabled is false
+    "filter-failed",  # detail: the filter's error
+    "excluded",  # detail: the destination the filters remove
+    "no-other",  # no broker but the source passes the filters
+]
 
 
 class NotTransferableWhy(Why, frozen=True):
@@ -259,8 +258,8 @@ class NotTransferableWhy(Why, frozen=True):
     detail: str = ""
 
 
-_POLICIES = NotTransferableWhy(NotTransferable.POLICIES)
-_NO_OTHER = NotTransferableWhy(NotTransferable.NO_OTHER)
+_POLICIES = NotTransferableWhy("policies")
+_NO_OTHER = NotTransferableWhy("no-other")
 
 
 def make_transferable(
@@ -283,9 +282,9 @@ def make_transferable(
         try:
             cands, _ = apply_filters(dict(available), bundle, ctx, pipeline)
         except FilterError as e:
-            return False, NotTransferableWhy(NotTransferable.FILTER_FAILED, str(e))
+            return False, NotTransferableWhy("filter-failed", str(e))
         if dst is not None and dst not in cands:
-            return False, NotTransferableWhy(NotTransferable.EXCLUDED, dst)
+            return False, NotTransferableWhy("excluded", dst)
         cands.pop(src, None)
         if dst is None or not settings["loadBalancerTransferEnabled"]:
             return (bool(cands), None if cands else _NO_OTHER)

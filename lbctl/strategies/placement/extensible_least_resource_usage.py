@@ -10,7 +10,7 @@ caller's order (a Java ``HashSet`` in Pulsar).
 
 from __future__ import annotations
 
-from enum import StrEnum
+from typing import Literal
 
 from lbctl.model.decision import PlacementDecision, Why
 from lbctl.strategies.base import LookupRequest
@@ -18,12 +18,12 @@ from lbctl.strategies.base import LookupRequest
 NAME = "LeastResourceUsageWithWeight"
 
 
-class Lookup(StrEnum):
-    """How the extensible LeastResourceUsageWithWeight picked."""
-
-    BELOW = "below"  # count brokers at least threshold below the average
-    ALL = "all"  # none clearly below: every candidate
-    NO_CANDIDATES = "no-candidates"
+#: How the extensible LeastResourceUsageWithWeight picked.
+Lookup = Literal[
+    "below",  # count brokers at least threshold below the average
+    "all",  # none clearly below: every candidate
+    "no-candidates",
+]
 
 
 class LookupWhy(Why, frozen=True):
@@ -40,7 +40,7 @@ def select(request: LookupRequest) -> PlacementDecision:
     cands = tuple(request.candidates)
     bundle = request.bundle
     if not cands:
-        return PlacementDecision(NAME, bundle, None, cands, why=LookupWhy(Lookup.NO_CANDIDATES))
+        return PlacementDecision(NAME, bundle, None, cands, why=LookupWhy("no-candidates"))
     scores: dict[str, float] = {}
     no_data: list[str] = []
     total = 0.0
@@ -59,10 +59,10 @@ def select(request: LookupRequest) -> PlacementDecision:
         avg = total / (len(cands) - len(no_data))
         best = [b for b in cands if b in scores and scores[b] + thr <= avg]
     if best:
-        why = LookupWhy(Lookup.BELOW, len(best), thr, avg)
+        why = LookupWhy("below", len(best), thr, avg)
     else:
         best = list(cands)
-        why = LookupWhy(Lookup.ALL)
+        why = LookupWhy("all")
     pick = best[request.rng.randrange(len(best))]
     return PlacementDecision(NAME, bundle, pick, cands, scores, tuple(best), why, tuple(no_data),
                              avg)

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from enum import StrEnum
 from itertools import filterfalse
+from typing import Literal
 
 from msgspec import Struct
 
@@ -40,26 +40,25 @@ from lbctl.strategies.placement.namespace_policies import (
 )
 from lbctl.strategies.placement.versions import Version, compare_versions, same_version
 
+#: What a broker filter of ``selectBroker`` did.
+Filter = Literal[
+    "too-many-topics",  # limit; names: removed
+    "all-too-many-topics",  # limit: not applied
+    "evenly",  # namespace, least; names/counts: the owners removed and their bundles
+    "other-class",  # names/classes: removed; detail: the leader's class
+    "no-versions",  # not applied
+    "version-failed",  # problem, broker, detail (its version)
+    "older-version",  # newest
+]
 
-class Filter(StrEnum):
-    """What a broker filter of ``selectBroker`` did."""
 
-    TOO_MANY_TOPICS = "too-many-topics"  # limit; names: removed
-    ALL_TOO_MANY_TOPICS = "all-too-many-topics"  # limit: not applied
-    EVENLY = "evenly"  # namespace, least; names/counts: the owners removed and their bundles
-    OTHER_CLASS = "other-class"  # names/classes: removed; detail: the leader's class
-    NO_VERSIONS = "no-versions"  # not applied
-    VERSION_FAILED = "version-failed"  # problem, broker, detail (its version)
-    OLDER_VERSION = "older-version"  # newest
-
-
-class VersionProblem(StrEnum):
-    """Why Pulsar's ``BrokerVersionFilter`` throws (``BrokerFilterBadVersionException``)."""
-
-    EMPTY = "empty"
-    NO_DATA = "no-data"
-    NO_VERSION = "no-version"
-    INVALID = "invalid"
+#: Why Pulsar's ``BrokerVersionFilter`` throws (``BrokerFilterBadVersionException``).
+VersionProblem = Literal[
+    "empty",
+    "no-data",
+    "no-version",
+    "invalid",
+]
 
 
 class FilterWhy(Why, frozen=True):
@@ -78,7 +77,7 @@ class FilterWhy(Why, frozen=True):
     newest: Version | None = None
 
 
-NO_VERSIONS = FilterWhy(Filter.NO_VERSIONS)
+NO_VERSIONS = FilterWhy("no-versions")
 
 
 def filter_large_topic_count(
@@ -98,13 +97,13 @@ def filter_large_topic_count(
             kept.append(b)
     if not kept:
         steps.append(FilterStep("loadBalancerBrokerMaxTopics", cands, cands,
-                                FilterWhy(Filter.ALL_TOO_MANY_TOPICS, limit)))
+                                FilterWhy("all-too-many-topics", limit)))
         return cands
     kept_set = set(kept)
     removed = tuple(b for b in cands if b not in kept_set)
     steps.append(FilterStep(
         "loadBalancerBrokerMaxTopics", cands, tuple(kept),
-        FilterWhy(Filter.TOO_MANY_TOPICS, limit, names=removed) if removed else None))
+        FilterWhy("too-many-topics", limit, names=removed) if removed else None))
     return tuple(kept)
 
 
@@ -191,7 +190,7 @@ def remove_most_servicing(
     why = None
     if len(kept) < len(cands):
         removed = tuple(b for b in owning if owners[b] != least)
-        why = FilterWhy(Filter.EVENLY, namespace=namespace, least=least, names=removed,
+        why = FilterWhy("evenly", namespace=namespace, least=least, names=removed,
                         counts=tuple(owners[b] for b in removed))
     steps.append(FilterStep("loadBalancerDistributeBundlesEvenlyEnabled", cands, kept, why))
     return kept
@@ -296,7 +295,7 @@ def filter_load_manager_class(cands: Sequence[str], load: LoadData, settings: Se
     if len(kept) < len(cands):
         removed = tuple(b for b in cands if b in other)
         steps.append(FilterStep("BrokerLoadManagerClassFilter", cands, kept, FilterWhy(
-            Filter.OTHER_CLASS, names=removed, detail=mine,
+            "other-class", names=removed, detail=mine,
             classes=tuple(brokers[b].local.loadManagerClassName for b in removed))))
     return kept
 
@@ -314,7 +313,7 @@ def filter_versions(cands: Sequence[str], load: LoadData, settings: Settings,
     latest = _latest_version(cands, load)
     if isinstance(latest, _Problem):
         steps.append(FilterStep("BrokerVersionFilter", cands, (), FilterWhy(
-            Filter.VERSION_FAILED, problem=latest.problem, broker=latest.broker,
+            "version-failed", problem=latest.problem, broker=latest.broker,
             detail=latest.version)))
         return None
     kept = tuple(b for b in cands
@@ -322,7 +321,7 @@ def filter_versions(cands: Sequence[str], load: LoadData, settings: Settings,
                                  latest))
     if len(kept) < len(cands):
         steps.append(FilterStep("BrokerVersionFilter", cands, kept,
-                                FilterWhy(Filter.OLDER_VERSION, newest=latest)))
+                                FilterWhy("older-version", newest=latest)))
     return kept
 
 
@@ -339,14 +338,14 @@ def _latest_version(cands: Sequence[str], load: LoadData) -> Version | _Problem:
     for b in cands:
         bd = load.brokers.get(b)
         if bd is None:
-            return _Problem(VersionProblem.NO_DATA, b)
+            return _Problem("no-data", b)
         version = bd.local.brokerVersionString
         if not version:
-            return _Problem(VersionProblem.NO_VERSION, b)
+            return _Problem("no-version", b)
         try:
             v = Version.parse(version)
         except ValueError:
-            return _Problem(VersionProblem.INVALID, b, version)
+            return _Problem("invalid", b, version)
         if latest is None or compare_versions(latest, v) < 0:
             latest = v
-    return latest if latest is not None else _Problem(VersionProblem.EMPTY)
+    return latest if latest is not None else _Problem("empty")

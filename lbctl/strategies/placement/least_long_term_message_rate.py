@@ -35,10 +35,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from enum import StrEnum
 from itertools import chain, filterfalse
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from msgspec import Struct
 
@@ -53,15 +52,15 @@ from lbctl.strategies.registry import PLACEMENT
 NAME = "LeastLongTermMessageRate"
 
 
-class Least(StrEnum):
-    """How LeastLongTermMessageRate picked, and why a candidate scored +inf."""
-
-    ALL_OVERLOADED = "all-overloaded"  # every candidate at +inf: a pick among all of them
-    LOWEST = "lowest"  # one candidate has the least score
-    TIE = "tie"  # several share it: a random pick among them
-    NO_CANDIDATES = "no-candidates"
-    NO_LOAD_DATA = "no-load-data"  # a +inf note: broker
-    OVERLOADED = "overloaded"  # a +inf note: broker, usage, threshold
+#: How LeastLongTermMessageRate picked, and why a candidate scored +inf.
+Least = Literal[
+    "all-overloaded",  # every candidate at +inf: a pick among all of them
+    "lowest",  # one candidate has the least score
+    "tie",  # several share it: a random pick among them
+    "no-candidates",
+    "no-load-data",  # a +inf note: broker
+    "overloaded",  # a +inf note: broker, usage, threshold
+]
 
 
 class LeastWhy(Why, frozen=True):
@@ -78,7 +77,7 @@ class LeastWhy(Why, frozen=True):
     threshold: float = 0.0
 
 
-NO_CANDIDATES = LeastWhy(Least.NO_CANDIDATES)
+NO_CANDIDATES = LeastWhy("no-candidates")
 
 
 def weighted_usage5(local: LocalBrokerData, settings: Settings) -> float:
@@ -118,13 +117,13 @@ class _Ranking(Struct, frozen=True):
     best: tuple[str, ...]
     min_score: float
     notes: tuple[LeastWhy, ...]
-    code: Least = Least.LOWEST
+    code: Least = "lowest"
 
     @classmethod
     def of(cls, scores: Mapping[str, float], best: tuple[str, ...], min_score: float,
            notes: tuple[LeastWhy, ...]) -> _Ranking:
-        code = (Least.ALL_OVERLOADED if math.isinf(min_score) or math.isnan(min_score) else
-                Least.LOWEST if len(best) == 1 else Least.TIE)
+        code: Least = ("all-overloaded" if math.isinf(min_score) or math.isnan(min_score) else
+                       "lowest" if len(best) == 1 else "tie")
         return cls(scores, best, min_score, notes, code)
 
 
@@ -239,11 +238,11 @@ def _score(broker: str, load: LoadData, settings: Settings) -> tuple[float, Leas
     bd = load.brokers.get(broker)
     if bd is None:
         # Pulsar would fail on a candidate without load data; lbctl ranks it last.
-        return math.inf, LeastWhy(Least.NO_LOAD_DATA, broker=broker)
+        return math.inf, LeastWhy("no-load-data", broker=broker)
     threshold = float(settings["loadBalancerBrokerOverloadedThresholdPercentage"]) / 100.0
     usage = overload_usage(bd.local, settings)
     if usage > threshold:
-        return math.inf, LeastWhy(Least.OVERLOADED, broker=broker, usage=usage,
+        return math.inf, LeastWhy("overloaded", broker=broker, usage=usage,
                                   threshold=threshold)
     return long_term_rate(bd), None
 

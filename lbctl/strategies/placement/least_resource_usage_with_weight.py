@@ -30,9 +30,8 @@ accumulated in that order and ``best`` keeps it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from lbctl.config import USAGE_KEYS, Settings
 from lbctl.model.decision import PlacementDecision, Why
@@ -48,12 +47,12 @@ History = Mapping[str, float]
 _EMPTY: History = MappingProxyType({})
 
 
-class Weighted(StrEnum):
-    """How LeastResourceUsageWithWeight picked."""
-
-    BELOW = "below"  # among the candidates far enough below the mean
-    ALL = "all"  # none was (all overloaded, as Pulsar puts it): among all of them
-    NO_CANDIDATES = "no-candidates"
+#: How LeastResourceUsageWithWeight picked.
+Weighted = Literal[
+    "below",  # among the candidates far enough below the mean
+    "all",  # none was (all overloaded, as Pulsar puts it): among all of them
+    "no-candidates",
+]
 
 
 class WeightedWhy(Why, frozen=True):
@@ -95,7 +94,7 @@ class LeastResourceUsageWithWeight:
         cands = tuple(request.candidates)
         if not cands:
             return PlacementDecision(NAME, request.bundle, None, cands,
-                                     why=WeightedWhy(Weighted.NO_CANDIDATES)
+                                     why=WeightedWhy("no-candidates")
                                      ), MappingProxyType(history)
         settings, load = request.settings, request.load
         diff = int(settings["loadBalancerAverageResourceUsageDifferenceThresholdPercentage"]) / 100.0
@@ -104,9 +103,9 @@ class LeastResourceUsageWithWeight:
         mean = total / len(cands)
         scores = {c: history.get(c, MAX_RESOURCE_USAGE) for c in cands}
         best = [c for c in cands if scores[c] + diff <= mean]
-        code = Weighted.BELOW
+        code: Weighted = "below"
         if not best:  # "all brokers are overloaded": every candidate
-            best, code = list(cands), Weighted.ALL
+            best, code = list(cands), "all"
         pick = best[request.rng.randrange(len(best))]
         over = tuple(c for c in cands if c in load.brokers and scores[c] > overload)
         why = WeightedWhy(code, mean, diff, tuple(best), tuple(scores[c] for c in best), pick,

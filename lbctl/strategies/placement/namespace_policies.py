@@ -24,7 +24,7 @@ the owned *bundles* of the group (``ServiceUnitStateChannel`` ownership entries)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from enum import StrEnum
+from typing import Literal
 
 from msgspec import Struct
 
@@ -32,16 +32,15 @@ from lbctl.model.bundle import namespace_of
 from lbctl.model.decision import Why
 from lbctl.model.policies import DEFAULT_DOMAIN, ClusterPolicies
 
-
-class Policy(StrEnum):
-    """What the namespace policies kept, and why."""
-
-    ISOLATION = "isolation"  # name (of the policy, may be empty), names (its primaries);
-    #                          failover: min_limit, others (the secondaries added)
-    SHARED = "shared"  # names (brokers not loading the topic kind), others (primaries of a
-    #                    policy, not shared), non_persistent
-    ANTI_AFFINITY = "anti-affinity"  # domains (removed by domain, with domain_least);
-    #                                  names/counts (removed brokers), least
+#: What the namespace policies kept, and why.
+Policy = Literal[
+    "isolation",  # name (of the policy, may be empty), names (its primaries);
+    #   failover: min_limit, others (the secondaries added)
+    "shared",  # names (brokers not loading the topic kind), others (primaries of a
+    #   policy, not shared), non_persistent
+    "anti-affinity",  # domains (removed by domain, with domain_least);
+    #   names/counts (removed brokers), least
+]
 
 
 class PolicyWhy(Why, frozen=True):
@@ -86,7 +85,7 @@ def apply_namespace_policies(
         failover = policy.should_failover(len(primaries))
         if failover:
             keep.update(secondaries)
-        why = PolicyWhy(Policy.ISOLATION, policy.name or "", tuple(primaries),
+        why = PolicyWhy("isolation", policy.name or "", tuple(primaries),
                         tuple(secondaries), failover, policy.min_limit)
         return PolicyCandidates(tuple(b for b in available if b in keep), why, policy.name)
     kept: list[str] = []
@@ -99,7 +98,7 @@ def apply_namespace_policies(
             reserved.append(b)
         else:
             kept.append(b)
-    shared = (PolicyWhy(Policy.SHARED, names=tuple(no_kind), others=tuple(reserved),
+    shared = (PolicyWhy("shared", names=tuple(no_kind), others=tuple(reserved),
                         non_persistent=non_persistent) if no_kind or reserved else None)
     return PolicyCandidates(tuple(kept), shared)
 
@@ -160,7 +159,7 @@ def filter_anti_affinity(
     dropped = [b for b in out if counts.get(b, 0) != least]
     why = None
     if by_domain or dropped:
-        why = PolicyWhy(Policy.ANTI_AFFINITY, names=tuple(dropped),
+        why = PolicyWhy("anti-affinity", names=tuple(dropped),
                         counts=tuple(counts.get(b, 0) for b in dropped), least=least,
                         domains=tuple(by_domain), domain_least=least_d)
     return tuple(kept), why

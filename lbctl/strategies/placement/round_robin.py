@@ -20,9 +20,8 @@ current counter. Order: candidates in the order given (Java ``Set`` iteration or
 
 from __future__ import annotations
 
-from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from msgspec import Struct
 
@@ -41,13 +40,13 @@ class RoundRobinMemory(Struct, frozen=True):
     cache: tuple[str, ...] = ()
 
 
-class Rotation(StrEnum):
-    """How the rotation list was used."""
-
-    KEPT = "kept"  # the list as it was
-    RESIZED = "resized"  # rebuilt from the candidates: too short, or another size
-    STALE = "stale"  # rebuilt: the broker at the index is no longer a candidate (stale)
-    NO_CANDIDATES = "no-candidates"
+#: How the rotation list was used.
+Rotation = Literal[
+    "kept",  # the list as it was
+    "resized",  # rebuilt from the candidates: too short, or another size
+    "stale",  # rebuilt: the broker at the index is no longer a candidate (stale)
+    "no-candidates",
+]
 
 
 class RotationWhy(Why, frozen=True):
@@ -80,22 +79,23 @@ class RoundRobinBrokerSelector:
         n = len(cands)
         if n == 0:
             return PlacementDecision(NAME, request.bundle, None, cands,
-                                     why=RotationWhy(Rotation.NO_CANDIDATES)), mem
+                                     why=RotationWhy("no-candidates")), mem
 
         counter = mem.count
         index = counter % n
         next_count = 0 if counter == INT_MAX else counter + 1
         cache = mem.cache
-        code, stale = Rotation.KEPT, ""
+        code: Rotation = "kept"
+        stale = ""
         if len(cache) <= index or len(cache) != n:
             cache = cands
-            code = Rotation.RESIZED
+            code = "resized"
         pick = cache[index]
         if pick not in cands:
             stale = pick
             cache = cands
             pick = cache[index]
-            code = Rotation.STALE
+            code = "stale"
 
         scores = MappingProxyType({c: float(i) for i, c in enumerate(cache)})
         why = RotationWhy(code, counter, n, index, cache, pick, stale)

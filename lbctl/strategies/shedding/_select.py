@@ -27,8 +27,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable
-from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from msgspec import Struct
 
@@ -38,14 +37,13 @@ from lbctl.model.decision import BundleCandidate, Reason, Selection, Why
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import BrokerData, BundleDataView, LoadData
 
-
-class Unranked(StrEnum):
-    """Why a shed broker's bundle is out of the selection before any value counts."""
-
-    RECENTLY_UNLOADED = "recently-unloaded"  # in recentlyUnloadedBundles (the grace period)
-    SPLIT_AWAY = "split-away"  # split in this cycle: no bundle data until the next update
-    SYSTEM_NAMESPACE = "system-namespace"  # pulsar/system, heartbeat, SLA monitor
-    NO_BUNDLE_DATA = "no-bundle-data"  # Pulsar only ranks bundles it has BundleData for
+#: Why a shed broker's bundle is out of the selection before any value counts.
+Unranked = Literal[
+    "recently-unloaded",  # in recentlyUnloadedBundles (the grace period)
+    "split-away",  # split in this cycle: no bundle data until the next update
+    "system-namespace",  # pulsar/system, heartbeat, SLA monitor
+    "no-bundle-data",  # Pulsar only ranks bundles it has BundleData for
+]
 
 
 class UnrankedWhy(Why, frozen=True):
@@ -55,28 +53,27 @@ class UnrankedWhy(Why, frozen=True):
 
 
 #: one record per reason, shared by every bundle it applies to
-RECENTLY = UnrankedWhy(Unranked.RECENTLY_UNLOADED)
-SPLIT_AWAY = UnrankedWhy(Unranked.SPLIT_AWAY)
-SYSTEM_NAMESPACE = UnrankedWhy(Unranked.SYSTEM_NAMESPACE)
-NO_BUNDLE_DATA = UnrankedWhy(Unranked.NO_BUNDLE_DATA)
+RECENTLY = UnrankedWhy("recently-unloaded")
+SPLIT_AWAY = UnrankedWhy("split-away")
+SYSTEM_NAMESPACE = UnrankedWhy("system-namespace")
+NO_BUNDLE_DATA = UnrankedWhy("no-bundle-data")
 
 
-class Offload(StrEnum):
-    """How the selection off an overloaded broker ended (``ThresholdShedder``,
-    ``OverloadShedder``)."""
+#: How the selection off an overloaded broker ended (``ThresholdShedder``, ``OverloadShedder``).
+Offload = Literal[
+    "shed",  # bundles selected
+    "none-sheddable",  # more than one bundle, none eligible
+    "one-bundle",  # Pulsar never sheds a single-bundle broker
+    "no-bundles",
+]
 
-    SHED = "shed"  # bundles selected
-    NONE_SHEDDABLE = "none-sheddable"  # more than one bundle, none eligible
-    ONE_BUNDLE = "one-bundle"  # Pulsar never sheds a single-bundle broker
-    NO_BUNDLES = "no-bundles"
 
-
-class Greedy(StrEnum):
-    """What the greedy loop did with a ranked bundle."""
-
-    LARGEST = "largest"  # the first: at least one bundle is always selected (value)
-    BELOW_AMOUNT = "below-amount"  # selected: the marked sum was below the amount
-    ENOUGH = "enough"  # not needed: the marked sum reached the amount
+#: What the greedy loop did with a ranked bundle.
+Greedy = Literal[
+    "largest",  # the first: at least one bundle is always selected (value)
+    "below-amount",  # selected: the marked sum was below the amount
+    "enough",  # not needed: the marked sum reached the amount
+]
 
 
 class GreedyWhy(Why, frozen=True):
@@ -295,8 +292,8 @@ def select_greedy(
         if not (marked < amount or not selections):
             stop = i  # enough is marked: nothing changes for the rest (below)
             break
-        why = (GreedyWhy(Greedy.BELOW_AMOUNT, value, marked, amount) if selections
-               else GreedyWhy(Greedy.LARGEST, value, marked, amount))
+        why = (GreedyWhy("below-amount", value, marked, amount) if selections
+               else GreedyWhy("largest", value, marked, amount))
         marked += value
         selections.append(
             Selection(broker, bundle, reason, short_term_rate(table[bundle]), value)
@@ -304,7 +301,7 @@ def select_greedy(
         append(BundleCandidate(broker, bundle, value, True, why))
     if stop < len(ranked):
         # every later bundle is either recently unloaded or not needed (one reason for all)
-        not_needed = GreedyWhy(Greedy.ENOUGH, 0.0, marked, amount)
+        not_needed = GreedyWhy("enough", 0.0, marked, amount)
         candidates += [
             BundleCandidate(broker, bundle, value, False,
                             RECENTLY if bundle in recently else not_needed)

@@ -48,9 +48,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from msgspec import Struct, field
 
@@ -163,23 +162,23 @@ class Amount(Struct, frozen=True):
     by_rate: bool | None
 
 
-class Avg(StrEnum):
-    """AvgShedder's situations for a broker of a pair, and its cluster-level notes."""
-
-    CLEARED = "cleared"  # no pair kept: every count cleared
-    RESET = "reset"  # the pair's gap is below the low threshold
-    NOT_YET = "not-yet"  # gate: neither hit count reached
-    SMALL_HIGH = "small-high"  # gate, amount: due, but the traffic gap is too small
-    SMALL_LOW = "small-low"
-    SHED_HIGH = "shed-high"  # gate, amount, count, moved, sole
-    SHED_LOW = "shed-low"  # gate, amount, count, moved
-    NO_FIT_HIGH = "no-fit-high"  # gate, amount
-    NO_FIT_LOW = "no-fit-low"  # gate
-    NOTE_NO_BROKERS = "note-no-brokers"
-    NOTE_NO_PAIR = "note-no-pair"  # threshold (the low threshold)
-    NOTE_NOT_YET = "note-not-yet"  # pair, gate
-    NOTE_SMALL = "note-small"  # as SMALL_HIGH
-    NOTE_NO_FIT = "note-no-fit"  # as NO_FIT_HIGH
+#: AvgShedder's situations for a broker of a pair, and its cluster-level notes.
+Avg = Literal[
+    "cleared",  # no pair kept: every count cleared
+    "reset",  # the pair's gap is below the low threshold
+    "not-yet",  # gate: neither hit count reached
+    "small-high",  # gate, amount: due, but the traffic gap is too small
+    "small-low",
+    "shed-high",  # gate, amount, count, moved, sole
+    "shed-low",  # gate, amount, count, moved
+    "no-fit-high",  # gate, amount
+    "no-fit-low",  # gate
+    "note-no-brokers",
+    "note-no-pair",  # threshold (the low threshold)
+    "note-not-yet",  # pair, gate
+    "note-small",  # as SMALL_HIGH
+    "note-no-fit",  # as NO_FIT_HIGH
+]
 
 
 class AvgWhy(Why, frozen=True):
@@ -197,13 +196,13 @@ class AvgWhy(Why, frozen=True):
     threshold: float = 0.0
 
 
-class AvgPick(StrEnum):
-    """What rule 8 did with one bundle of the high broker."""
-
-    RECENTLY = "recently"  # unloaded recently (grace period)
-    TAKEN = "taken"  # 0 < value <= left (low: where it goes)
-    NO_TRAFFIC = "no-traffic"  # value <= 0: never moved
-    TOO_BIG = "too-big"  # value > left
+#: What rule 8 did with one bundle of the high broker.
+AvgPick = Literal[
+    "recently",  # unloaded recently (grace period)
+    "taken",  # 0 < value <= left (low: where it goes)
+    "no-traffic",  # value <= 0: never moved
+    "too-big",  # value > left
+]
 
 
 class AvgPickWhy(Why, frozen=True):
@@ -214,8 +213,8 @@ class AvgPickWhy(Why, frozen=True):
     low: str = ""
 
 
-_RECENTLY = AvgPickWhy(AvgPick.RECENTLY)
-_NO_TRAFFIC = AvgPickWhy(AvgPick.NO_TRAFFIC)
+_RECENTLY = AvgPickWhy("recently")
+_NO_TRAFFIC = AvgPickWhy("no-traffic")
 
 
 def _double_key(x: float) -> tuple[bool, float, float]:
@@ -289,7 +288,7 @@ class AvgShedder:
         mem = memory if isinstance(memory, AvgShedderMemory) else AvgShedderMemory()
         limits = _Limits.of(settings)
         if not load.brokers:
-            return SheddingDecision(NAME, notes=(AvgWhy(Avg.NOTE_NO_BROKERS),),
+            return SheddingDecision(NAME, notes=(AvgWhy("note-no-brokers"),),
                                     numbers=limits.numbers(0)), mem
         scores = scores_of(load, settings)
         order = sorted(scores, key=lambda b: _double_key(scores[b]))  # stable, ascending
@@ -346,8 +345,8 @@ class _Cycle:
         """Rule 5: no pair kept; every hit count is cleared."""
         for pair in pairs:
             for b in dict.fromkeys((pair.low, pair.high)):
-                self._put(b, pair, Label.SKIP, Reason.BALANCED, AvgWhy(Avg.CLEARED, b, pair))
-        self.notes.append(AvgWhy(Avg.NOTE_NO_PAIR, threshold=self.limits.low))
+                self._put(b, pair, Label.SKIP, Reason.BALANCED, AvgWhy("cleared", b, pair))
+        self.notes.append(AvgWhy("note-no-pair", threshold=self.limits.low))
         return self.decision(0)
 
     def pair(self, pair: Pair, hit_high: dict[str, int], hit_low: dict[str, int]) -> None:
@@ -357,7 +356,7 @@ class _Cycle:
         members = tuple(dict.fromkeys((lo, hi)))
         if not pair.kept:
             for b in members:
-                self._put(b, pair, Label.SKIP, Reason.BALANCED, AvgWhy(Avg.RESET, b, pair))
+                self._put(b, pair, Label.SKIP, Reason.BALANCED, AvgWhy("reset", b, pair))
             return
         # the hit-count gate (absent counters count as 0)
         counts = {b: (hit_high.get(b, 0), hit_low.get(b, 0)) for b in (lo, hi)}
@@ -366,8 +365,8 @@ class _Cycle:
         if not gate.due():
             for b in members:
                 self._put(b, pair, Label.SKIP, Reason.HIT_COUNT,
-                          AvgWhy(Avg.NOT_YET, b, pair, gate), counts[b])
-            self.notes.append(AvgWhy(Avg.NOTE_NOT_YET, hi, pair, gate))
+                          AvgWhy("not-yet", b, pair, gate), counts[b])
+            self.notes.append(AvgWhy("note-not-yet", hi, pair, gate))
             return
         for b in (lo, hi):
             hit_high.pop(b, None)
@@ -376,23 +375,25 @@ class _Cycle:
         amounts = {"need_msg_rate": amount.need_rate, "need_throughput": amount.need_tp}
         if amount.by_rate is None:
             for b in members:
-                code = Avg.SMALL_HIGH if b == hi else Avg.SMALL_LOW
+                code: Avg = "small-high" if b == hi else "small-low"
                 self._put(b, pair, Label.SKIP, Reason.BALANCED,
                           AvgWhy(code, b, pair, gate, amount), counts[b], **amounts)
-            self.notes.append(AvgWhy(Avg.NOTE_SMALL, hi, pair, gate, amount))
+            self.notes.append(AvgWhy("note-small", hi, pair, gate, amount))
             return
         left = amount.need_rate if amount.by_rate else amount.need_tp
         chosen = self._select(hi, lo, amount.by_rate, left)
         self.selections.extend(chosen)
         moved = sum(s.msg_rate if amount.by_rate else s.throughput for s in chosen)
         sole = len(self.load.brokers[hi].local.bundles) == 1 and bool(chosen)
+        hi_code: Avg
+        lo_code: Avg
         if chosen:
-            hi_label, hi_reason, hi_code = Label.SUCCESS, Reason.OVERLOADED, Avg.SHED_HIGH
-            lo_label, lo_reason, lo_code = Label.SUCCESS, Reason.UNDERLOADED, Avg.SHED_LOW
+            hi_label, hi_reason, hi_code = Label.SUCCESS, Reason.OVERLOADED, "shed-high"
+            lo_label, lo_reason, lo_code = Label.SUCCESS, Reason.UNDERLOADED, "shed-low"
         else:
-            hi_label, hi_reason, hi_code = Label.SKIP, Reason.NO_BUNDLES, Avg.NO_FIT_HIGH
-            lo_label, lo_reason, lo_code = Label.SKIP, Reason.NO_BUNDLES, Avg.NO_FIT_LOW
-            self.notes.append(AvgWhy(Avg.NOTE_NO_FIT, hi, pair, gate, amount))
+            hi_label, hi_reason, hi_code = Label.SKIP, Reason.NO_BUNDLES, "no-fit-high"
+            lo_label, lo_reason, lo_code = Label.SKIP, Reason.NO_BUNDLES, "no-fit-low"
+            self.notes.append(AvgWhy("note-no-fit", hi, pair, gate, amount))
         for b, label, reason, code in ((lo, lo_label, lo_reason, lo_code),
                                        (hi, hi_label, hi_reason, hi_code)):
             self._put(b, pair, label, reason,
@@ -440,13 +441,13 @@ class _Cycle:
                     Selection(high, b, Reason.OVERLOADED, st.msg_rate, st.throughput, low)
                 )
                 out.append(BundleCandidate(high, b, v, True,
-                                           AvgPickWhy(AvgPick.TAKEN, by_rate, v, left, low)))
+                                           AvgPickWhy("taken", by_rate, v, left, low)))
                 left -= v
             elif not v > 0:
                 out.append(BundleCandidate(high, b, v, False, _NO_TRAFFIC))
             else:
                 out.append(BundleCandidate(high, b, v, False,
-                                           AvgPickWhy(AvgPick.TOO_BIG, by_rate, v, left)))
+                                           AvgPickWhy("too-big", by_rate, v, left)))
         return chosen
 
 
@@ -462,13 +463,13 @@ def _java_string_key(s: str) -> bytes:
     return s.encode("utf-16-be")
 
 
-class Placed(StrEnum):
-    """How AvgShedder's placement half chose."""
-
-    PLANNED = "planned"  # bundle, target: the shedder's plan
-    NO_CANDIDATES = "no-candidates"
-    NO_PLAN = "no-plan"  # random pick: names (sorted candidates), pick
-    PLAN_GONE = "plan-gone"  # random pick; target: the planned broker, not a candidate
+#: How AvgShedder's placement half chose.
+Placed = Literal[
+    "planned",  # bundle, target: the shedder's plan
+    "no-candidates",
+    "no-plan",  # random pick: names (sorted candidates), pick
+    "plan-gone",  # random pick; target: the planned broker, not a candidate
+]
 
 
 class PlacedWhy(Why, frozen=True):
@@ -516,14 +517,14 @@ class AvgShedderPlacement:
         target = request.planned.get(bundle)
         if target is not None and target in cands:
             return PlacementDecision(NAME, bundle, target, cands, scores, (target,),
-                                     PlacedWhy(Placed.PLANNED, bundle, target)), memory
+                                     PlacedWhy("planned", bundle, target)), memory
         if not cands:
             return PlacementDecision(NAME, bundle, None, cands,
-                                     why=PlacedWhy(Placed.NO_CANDIDATES)), memory
+                                     why=PlacedWhy("no-candidates")), memory
         ordered = tuple(sorted(cands, key=_java_string_key))
         pick = ordered[request.rng.randrange(len(ordered))]
-        why = (PlacedWhy(Placed.NO_PLAN, bundle, pick=pick, names=ordered) if target is None
-               else PlacedWhy(Placed.PLAN_GONE, bundle, target, pick, ordered))
+        why = (PlacedWhy("no-plan", bundle, pick=pick, names=ordered) if target is None
+               else PlacedWhy("plan-gone", bundle, target, pick, ordered))
         return PlacementDecision(NAME, bundle, pick, cands, scores, ordered, why), memory
 
     def on_active_brokers_change(self, memory: Any, active: frozenset[str]) -> Any:

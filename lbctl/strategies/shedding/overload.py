@@ -25,8 +25,8 @@ selector.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from types import MappingProxyType
+from typing import Literal
 
 from lbctl.config import WEIGHT_KEYS, Settings
 from lbctl.model.decision import (
@@ -47,16 +47,16 @@ from lbctl.strategies.shedding._select import Offload, select_greedy
 ADDITIONAL_THRESHOLD_PERCENT_MARGIN = 0.05
 
 
-class Overload(StrEnum):
-    """OverloadShedder's situations: a broker's verdict or a cluster-level note."""
-
-    BELOW = "below"  # usage, percent
-    OFFLOAD = "offload"  # usage, percent, fraction, throughput, need, offload, count, marked
-    NOTE_NO_BROKERS = "note-no-brokers"
-    NOTE_RULE = "note-rule"  # percent
-    NOTE_SELECTED = "note-selected"  # count, names
-    NOTE_NOT_SHED = "note-not-shed"  # names, percent
-    NOTE_NONE_REACH = "note-none-reach"  # percent
+#: OverloadShedder's situations: a broker's verdict or a cluster-level note.
+Overload = Literal[
+    "below",  # usage, percent
+    "offload",  # usage, percent, fraction, throughput, need, offload, count, marked
+    "note-no-brokers",
+    "note-rule",  # percent
+    "note-selected",  # count, names
+    "note-not-shed",  # names, percent
+    "note-none-reach",  # percent
+]
 
 
 class OverloadWhy(Why, frozen=True):
@@ -69,7 +69,7 @@ class OverloadWhy(Why, frozen=True):
     fraction: float = 0.0
     throughput: float = 0.0
     need: float = 0.0
-    offload: Offload = Offload.SHED
+    offload: Offload = "shed"
     count: int = 0
     marked: float = 0.0
     names: tuple[str, ...] = ()
@@ -92,8 +92,8 @@ class OverloadShedder:
         offloads its excess plus 5 %, at least one bundle."""
         percent = settings["loadBalancerBrokerOverloadedThresholdPercentage"]
         threshold = percent / 100.0
-        notes: list[Note] = [OverloadWhy(Overload.NOTE_RULE if load.brokers
-                                         else Overload.NOTE_NO_BROKERS, percent=percent)]
+        notes: list[Note] = [OverloadWhy("note-rule" if load.brokers
+                                         else "note-no-brokers", percent=percent)]
         verdicts: dict[str, BrokerVerdict] = {}
         selections: list[Selection] = []
         candidates: list[BundleCandidate] = []
@@ -102,12 +102,12 @@ class OverloadShedder:
                                             candidates)
         if selections:
             sources = tuple(dict.fromkeys(s.broker for s in selections))
-            notes.append(OverloadWhy(Overload.NOTE_SELECTED, count=len(selections),
+            notes.append(OverloadWhy("note-selected", count=len(selections),
                                      names=sources))
         elif load.brokers:
             over = tuple(b for b, v in verdicts.items() if v.reason != Reason.BALANCED)
-            notes.append(OverloadWhy(Overload.NOTE_NOT_SHED, percent=percent, names=over) if over
-                         else OverloadWhy(Overload.NOTE_NONE_REACH, percent=percent))
+            notes.append(OverloadWhy("note-not-shed", percent=percent, names=over) if over
+                         else OverloadWhy("note-none-reach", percent=percent))
         decision = SheddingDecision(
             strategy=self.name,
             selections=tuple(selections),
@@ -142,7 +142,7 @@ def _shed_broker(load: LoadData, settings: Settings, broker: str, percent: float
         return BrokerVerdict(broker, usage, None, label, reason, why, MappingProxyType(nums))
 
     if usage < threshold:
-        return verdict(Label.SKIP, Reason.BALANCED, OverloadWhy(Overload.BELOW, usage, percent))
+        return verdict(Label.SKIP, Reason.BALANCED, OverloadWhy("below", usage, percent))
     fraction = usage - threshold + ADDITIONAL_THRESHOLD_PERCENT_MARGIN
     need = throughput * fraction
     nums.update(offloadFraction=fraction, need=need)
@@ -153,11 +153,11 @@ def _shed_broker(load: LoadData, settings: Settings, broker: str, percent: float
         nums["selected"] = got.marked
         if got.selections:
             return verdict(Label.SUCCESS, Reason.OVERLOADED, OverloadWhy(
-                Overload.OFFLOAD, usage, percent, fraction, throughput, need, Offload.SHED,
+                "offload", usage, percent, fraction, throughput, need, "shed",
                 len(got.selections), got.marked))
         return verdict(Label.SKIP, Reason.NO_BUNDLES, OverloadWhy(
-            Overload.OFFLOAD, usage, percent, fraction, throughput, need,
-            Offload.NONE_SHEDDABLE, n_bundles))
+            "offload", usage, percent, fraction, throughput, need,
+            "none-sheddable", n_bundles))
     return verdict(Label.SKIP, Reason.NO_BUNDLES, OverloadWhy(
-        Overload.OFFLOAD, usage, percent, fraction, throughput, need,
-        Offload.ONE_BUNDLE if n_bundles == 1 else Offload.NO_BUNDLES))
+        "offload", usage, percent, fraction, throughput, need,
+        "one-bundle" if n_bundles == 1 else "no-bundles"))

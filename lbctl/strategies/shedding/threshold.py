@@ -34,8 +34,8 @@ broker with the highest usage wins. Bundles tie as in the greedy selector.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from enum import StrEnum
 from types import MappingProxyType
+from typing import Literal
 
 from lbctl.config import MB, USAGE_KEYS, Settings
 from lbctl.model.decision import (
@@ -61,36 +61,36 @@ LOWER_BOUNDARY_THRESHOLD_MARGIN = 0.5
 Memory = Mapping[str, float]
 
 
-class Threshold(StrEnum):
-    """ThresholdShedder's situations: a broker's verdict, a lower-boundary addition to it, or a
-    cluster-level note. The figures each needs are named after it."""
-
+#: ThresholdShedder's situations: a broker's verdict, a lower-boundary addition to it, or a
+#: cluster-level note. The figures each needs are named after it.
+Threshold = Literal[
     # a broker (usage, smoothed; the "over" ones add average, percent, trigger, fraction,
     # throughput and need)
-    ZERO_AVERAGE = "zero-average"
-    BELOW_TRIGGER = "below-trigger"  # average, percent, trigger
-    UNDER_MIN_THROUGHPUT = "under-min-throughput"  # over…, min_mb
-    OFFLOAD = "offload"  # over…, offload; count (bundles selected, or its bundles), marked
+    "zero-average",
+    "below-trigger",  # average, percent, trigger
+    "under-min-throughput",  # over…, min_mb
+    "offload",  # over…, offload; count (bundles selected, or its bundles), marked
     # tryLowerBoundaryShedding, added to a broker's verdict (trigger: the lower bound)
-    LOWER_UNDER_MIN = "lower-under-min"  # need, min_mb
-    LOWER_SHED = "lower-shed"  # trigger, count, marked
-    LOWER_NONE = "lower-none"
-    LOWER_BELOW = "lower-below"  # trigger, smoothed (the second smoothing)
+    "lower-under-min",  # need, min_mb
+    "lower-shed",  # trigger, count, marked
+    "lower-none",
+    "lower-below",  # trigger, smoothed (the second smoothing)
     # the cluster
-    NOTE_NO_BROKERS = "note-no-brokers"
-    NOTE_AVERAGE = "note-average"  # count (brokers), average, percent, trigger, history
-    NOTE_ZERO_AVERAGE = "note-zero-average"
-    NOTE_SELECTED = "note-selected"  # count, names (the brokers shed)
-    NOTE_NOT_SHED = "note-not-shed"  # names (the brokers over the trigger), trigger
-    NOTE_NONE_REACH = "note-none-reach"  # trigger
-    NOTE_LOWER_OFF = "note-lower-off"
-    NOTE_LOWER_AVERAGE = "note-lower-average"  # average (recomputed), percent, trigger (bound)
-    NOTE_LOWER_NO_BUSIEST = "note-lower-no-busiest"  # trigger
-    NOTE_LOWER_NONE_BELOW = "note-lower-none-below"  # trigger, broker, smoothed (its usage)
-    NOTE_LOWER_PLAN = "note-lower-plan"  # names (below), trigger, broker, smoothed, percent,
-    #                                      throughput, need
-    NOTE_LOWER_UNDER_MIN = "note-lower-under-min"  # need, min_mb
-    NOTE_LOWER_NOTHING = "note-lower-nothing"  # broker
+    "note-no-brokers",
+    "note-average",  # count (brokers), average, percent, trigger, history
+    "note-zero-average",
+    "note-selected",  # count, names (the brokers shed)
+    "note-not-shed",  # names (the brokers over the trigger), trigger
+    "note-none-reach",  # trigger
+    "note-lower-off",
+    "note-lower-average",  # average (recomputed), percent, trigger (bound)
+    "note-lower-no-busiest",  # trigger
+    "note-lower-none-below",  # trigger, broker, smoothed (its usage)
+    "note-lower-plan",  # names (below), trigger, broker, smoothed, percent,
+    #   throughput, need
+    "note-lower-under-min",  # need, min_mb
+    "note-lower-nothing",  # broker
+]
 
 
 class ThresholdWhy(Why, frozen=True):
@@ -110,7 +110,7 @@ class ThresholdWhy(Why, frozen=True):
     min_mb: float = 0.0  # loadBalancerBundleUnloadMinThroughputThreshold
     count: int = 0
     marked: float = 0.0
-    offload: Offload = Offload.SHED
+    offload: Offload = "shed"
     names: tuple[str, ...] = ()
     broker: str = ""
     then: ThresholdWhy | None = None
@@ -150,7 +150,7 @@ class ThresholdShedder:
         against average + threshold, then lower-boundary shedding when nothing was selected."""
         run = _Cycle(load, settings, memory)
         if not load.brokers:
-            run.notes.append(ThresholdWhy(Threshold.NOTE_NO_BROKERS))
+            run.notes.append(ThresholdWhy("note-no-brokers"))
             return run.decision()
         run.note_average()
         if run.avg == 0:
@@ -162,7 +162,7 @@ class ThresholdShedder:
             return run.decision()
         run.note_nothing_selected()
         if not run.lower_enabled:
-            run.notes.append(ThresholdWhy(Threshold.NOTE_LOWER_OFF))
+            run.notes.append(ThresholdWhy("note-lower-off"))
             return run.decision()
         run.lower_boundary()
         return run.decision()
@@ -232,16 +232,16 @@ class _Cycle:
 
     def note_average(self) -> None:
         self.notes.append(ThresholdWhy(
-            Threshold.NOTE_AVERAGE, average=self.avg, trigger=self.trigger, percent=self.percent,
+            "note-average", average=self.avg, trigger=self.trigger, percent=self.percent,
             history=self.h, count=len(self.load.brokers)))
 
     # --- the steps of findBundlesForUnloading -----------------------------------------------
     def zero_average(self) -> tuple[SheddingDecision, Memory]:
         """``avgUsage == 0``: Pulsar warns and returns before looking at any broker."""
-        self.notes.append(ThresholdWhy(Threshold.NOTE_ZERO_AVERAGE))
+        self.notes.append(ThresholdWhy("note-zero-average"))
         for broker in self.load.brokers:
             self._put(broker, Label.SKIP, Reason.BALANCED, ThresholdWhy(
-                Threshold.ZERO_AVERAGE, self.usage[broker], self.history[broker]),
+                "zero-average", self.usage[broker], self.history[broker]),
                 self._numbers(broker))
         return self.decision()
 
@@ -254,18 +254,18 @@ class _Cycle:
         current = self.history[broker]
         if current < self.trigger:
             self._put(broker, Label.SKIP, Reason.BALANCED, ThresholdWhy(
-                Threshold.BELOW_TRIGGER, self.usage[broker], current, self.avg, self.trigger,
+                "below-trigger", self.usage[broker], current, self.avg, self.trigger,
                 self.percent), nums)
             return
         fraction = current - self.avg - self.threshold + ADDITIONAL_THRESHOLD_PERCENT_MARGIN
         throughput = local.msgThroughputIn + local.msgThroughputOut
         need = throughput * fraction
         nums.update(offloadFraction=fraction, need=need, minThroughput=self.min_tp)
-        over = ThresholdWhy(Threshold.OFFLOAD, self.usage[broker], current, self.avg, self.trigger,
+        over = ThresholdWhy("offload", self.usage[broker], current, self.avg, self.trigger,
                             self.percent, fraction=fraction, throughput=throughput, need=need)
         if need < self.min_tp:
             self._put(broker, Label.SKIP, Reason.OVERLOADED, _with(
-                over, code=Threshold.UNDER_MIN_THROUGHPUT, min_mb=self.min_mb), nums)
+                over, code="under-min-throughput", min_mb=self.min_mb), nums)
             return
         n_bundles = len(local.bundles)
         if n_bundles > 1:
@@ -278,25 +278,25 @@ class _Cycle:
                     over, count=len(got.selections), marked=got.marked), nums)
             else:
                 self._put(broker, Label.SKIP, Reason.NO_BUNDLES, _with(
-                    over, offload=Offload.NONE_SHEDDABLE, count=n_bundles), nums)
+                    over, offload="none-sheddable", count=n_bundles), nums)
         elif n_bundles == 1:
             self._put(broker, Label.SKIP, Reason.NO_BUNDLES,
-                      _with(over, offload=Offload.ONE_BUNDLE), nums)
+                      _with(over, offload="one-bundle"), nums)
         else:
             self._put(broker, Label.SKIP, Reason.NO_BUNDLES,
-                      _with(over, offload=Offload.NO_BUNDLES), nums)
+                      _with(over, offload="no-bundles"), nums)
 
     def note_selected(self) -> None:
         brokers = list(self.load.brokers)
         sources = sorted({s.broker for s in self.selections}, key=brokers.index)
-        self.notes.append(ThresholdWhy(Threshold.NOTE_SELECTED, count=len(self.selections),
+        self.notes.append(ThresholdWhy("note-selected", count=len(self.selections),
                                        names=tuple(sources)))
 
     def note_nothing_selected(self) -> None:
         over = tuple(b for b in self.load.brokers if self.history[b] >= self.trigger)
-        self.notes.append(ThresholdWhy(Threshold.NOTE_NOT_SHED, trigger=self.trigger, names=over)
+        self.notes.append(ThresholdWhy("note-not-shed", trigger=self.trigger, names=over)
                           if over else
-                          ThresholdWhy(Threshold.NOTE_NONE_REACH, trigger=self.trigger))
+                          ThresholdWhy("note-none-reach", trigger=self.trigger))
 
     def lower_boundary(self) -> None:
         """``tryLowerBoundaryShedding`` (rule 7 of the module docstring): the average again
@@ -307,13 +307,13 @@ class _Cycle:
         lower = avg2 - self.threshold
         self.numbers.update(lowerBoundaryAverage=avg2, lowerBound=lower)
         max_broker, max_usage, below = self._busiest_and_below(lower)
-        self.notes.append(ThresholdWhy(Threshold.NOTE_LOWER_AVERAGE, average=avg2, trigger=lower,
+        self.notes.append(ThresholdWhy("note-lower-average", average=avg2, trigger=lower,
                                        percent=self.percent))
         if max_broker is None:
-            self.notes.append(ThresholdWhy(Threshold.NOTE_LOWER_NO_BUSIEST, trigger=lower))
+            self.notes.append(ThresholdWhy("note-lower-no-busiest", trigger=lower))
             return
         if not below:
-            self.notes.append(ThresholdWhy(Threshold.NOTE_LOWER_NONE_BELOW, trigger=lower,
+            self.notes.append(ThresholdWhy("note-lower-none-below", trigger=lower,
                                            broker=max_broker, smoothed=max_usage))
             return
         local = self.load.brokers[max_broker].local
@@ -321,12 +321,12 @@ class _Cycle:
         need = throughput * self.threshold * LOWER_BOUNDARY_THRESHOLD_MARGIN
         more = {"lowerBoundaryNeed": need, "minThroughput": self.min_tp}
         self.notes.append(ThresholdWhy(
-            Threshold.NOTE_LOWER_PLAN, trigger=lower, broker=max_broker, smoothed=max_usage,
+            "note-lower-plan", trigger=lower, broker=max_broker, smoothed=max_usage,
             percent=self.percent, throughput=throughput, need=need, names=tuple(below)))
         if self.min_tp > need:  # strict: exactly the minimum proceeds
             self._annotate(max_broker, lower, Label.SKIP, Reason.UNDERLOADED, ThresholdWhy(
-                Threshold.LOWER_UNDER_MIN, need=need, min_mb=self.min_mb), more)
-            self.notes.append(ThresholdWhy(Threshold.NOTE_LOWER_UNDER_MIN, need=need,
+                "lower-under-min", need=need, min_mb=self.min_mb), more)
+            self.notes.append(ThresholdWhy("note-lower-under-min", need=need,
                                            min_mb=self.min_mb))
             return
         got = select_greedy(self.load, max_broker, self.load.brokers[max_broker], need,
@@ -335,17 +335,17 @@ class _Cycle:
         more["selected"] = got.marked
         if got.selections:
             self._annotate(max_broker, lower, Label.SUCCESS, Reason.UNDERLOADED, ThresholdWhy(
-                Threshold.LOWER_SHED, trigger=lower, count=len(got.selections),
+                "lower-shed", trigger=lower, count=len(got.selections),
                 marked=got.marked), more)
-            self.notes.append(ThresholdWhy(Threshold.NOTE_SELECTED, count=len(got.selections),
+            self.notes.append(ThresholdWhy("note-selected", count=len(got.selections),
                                            names=(max_broker,)))
         else:
             self._annotate(max_broker, lower, Label.SKIP, Reason.NO_BUNDLES,
-                           ThresholdWhy(Threshold.LOWER_NONE), more)
-            self.notes.append(ThresholdWhy(Threshold.NOTE_LOWER_NOTHING, broker=max_broker))
+                           ThresholdWhy("lower-none"), more)
+            self.notes.append(ThresholdWhy("note-lower-nothing", broker=max_broker))
         for broker in below:
             self._annotate(broker, lower, Label.SKIP, Reason.UNDERLOADED, ThresholdWhy(
-                Threshold.LOWER_BELOW, trigger=lower, smoothed=self.history[broker]), {})
+                "lower-below", trigger=lower, smoothed=self.history[broker]), {})
         self.selections.extend(got.selections)
 
     def _busiest_and_below(self, lower: float) -> tuple[str | None, float, list[str]]:

@@ -35,8 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from msgspec import Struct, field
 
@@ -54,7 +53,6 @@ from lbctl.model.decision import (
     Selection,
     SheddingDecision,
     ShedResult,
-    StepOutcome,
     Unload,
     UnloadDecision,
     Why,
@@ -70,45 +68,45 @@ PACKAGE = "org.apache.pulsar.broker.loadbalance.extensions.scheduler"
 Transferable = Callable[[str, str, str | None], tuple[bool, Why | None]]
 
 
-class Transfer(StrEnum):
-    """TransferShedder's situations: the load conditions, phase A, the cycle's outcome, why the
-    loop ended and how a round ended."""
-
-    NO_DATA = "no-data"  # broker
-    UNDER_LOAD = "under-load"  # broker, load, avg, factor
-    UNDER_ABSOLUTE = "under-absolute"  # broker, throughput (< 1 B/s, before PR #22321)
-    NOT_UNDER_ABSOLUTE = "not-under-absolute"  # broker, load, avg, factor, throughput
-    NOT_UNDER_NO_MAX = "not-under-no-max"  # broker: the max broker has no load data
-    UNDER_THROUGHPUT = "under-throughput"  # broker, throughput, other, other_throughput, factor
-    NOT_UNDER = "not-under"  # broker, load, avg, factor, throughput, other_throughput
-    OVER = "over"  # broker, load, threshold, avg, target
-    NOT_OVER = "not-over"  # the same
-    STD_ABOVE = "std-above"  # std, target
+#: TransferShedder's situations: the load conditions, phase A, the cycle's outcome, why the loop
+#: ended and how a round ended.
+Transfer = Literal[
+    "no-data",  # broker
+    "under-load",  # broker, load, avg, factor
+    "under-absolute",  # broker, throughput (< 1 B/s, before PR #22321)
+    "not-under-absolute",  # broker, load, avg, factor, throughput
+    "not-under-no-max",  # broker: the max broker has no load data
+    "under-throughput",  # broker, throughput, other, other_throughput, factor
+    "not-under",  # broker, load, avg, factor, throughput, other_throughput
+    "over",  # broker, load, threshold, avg, target
+    "not-over",  # the same
+    "std-above",  # std, target
     # phase A (BrokerStat.why)
-    OUTDATED = "outdated"  # amount: seconds since the sample
-    COOLING = "cooling"  # amount: ms since the last unload; count: the delay in ms
+    "outdated",  # amount: seconds since the sample
+    "cooling",  # amount: ms since the last unload; count: the delay in ms
     # the cycle (ShedResult.why)
-    FAILED = "failed"  # detail: the exception's class; other: its message
-    NO_REGISTRY = "no-registry"
-    COOLING_BROKER = "cooling-broker"  # broker; inner: its phase A reason
-    ALL_OUTDATED = "all-outdated"  # count: the TTL in seconds
-    NO_BROKERS = "no-brokers"
-    MISSING_DATA = "missing-data"  # names
-    BALANCED = "balanced"  # std, target; inner: the min broker's reason; then: the max's
-    HELD = "held"  # count: the hit count; threshold
-    NONE_MOVED_NO_DATA = "none-moved-no-data"
-    NONE_MOVED_FEW = "none-moved-few"
-    NONE_MOVED = "none-moved"  # inner: why the loop ended
-    DECIDED = "decided"  # count; inner: why the loop ended
+    "failed",  # detail: the exception's class; other: its message
+    "no-registry",
+    "cooling-broker",  # broker; inner: its phase A reason
+    "all-outdated",  # count: the TTL in seconds
+    "no-brokers",
+    "missing-data",  # names
+    "balanced",  # std, target; inner: the min broker's reason; then: the max's
+    "held",  # count: the hit count; threshold
+    "none-moved-no-data",
+    "none-moved-few",
+    "none-moved",  # inner: why the loop ended
+    "decided",  # count; inner: why the loop ended
     # why the loop ended (ShedResult.stop)
-    MAX_SHED = "max-shed"
-    INDEXES_MET = "indexes-met"
-    LOOP_BALANCED = "loop-balanced"  # std, target; inner, then: as BALANCED
+    "max-shed",
+    "indexes-met",
+    "loop-balanced",  # std, target; inner, then: as BALANCED
     # a round (Round.why)
-    NO_TOP_BUNDLES = "no-top-bundles"  # broker
-    SOLE_TOP_BUNDLE = "sole-top-bundle"  # broker, detail: the bundle
-    OFFLOADED = "offloaded"  # amount (B/s), load (the adjusted offload)
-    NOTHING_MOVABLE = "nothing-movable"
+    "no-top-bundles",  # broker
+    "sole-top-bundle",  # broker, detail: the bundle
+    "offloaded",  # amount (B/s), load (the adjusted offload)
+    "nothing-movable",
+]
 
 
 class TransferWhy(Why, frozen=True):
@@ -133,17 +131,17 @@ class TransferWhy(Why, frozen=True):
     then: Why | None = None
 
 
-class Step(StrEnum):
-    """What a round did with one top bundle of the max broker."""
-
-    NOT_OWNER = "not-owner"  # broker: the max broker
-    EXCLUDED_NAMESPACE = "excluded-namespace"
-    RECENTLY_UNLOADED = "recently-unloaded"
-    NOT_TRANSFERABLE = "not-transferable"  # broker: the min broker; inner: why not
-    LAST_ONE = "last-one"  # one top bundle left: it stays
-    ZERO_THROUGHPUT = "zero-throughput"
-    OVERSHOOT = "overshoot"  # amount, target; swapping: transfer mode
-    MOVED = "moved"  # amount, target; swaps, swapped (B/s) and broker: swapped back from
+#: What a round did with one top bundle of the max broker.
+Step = Literal[
+    "not-owner",  # broker: the max broker
+    "excluded-namespace",
+    "recently-unloaded",
+    "not-transferable",  # broker: the min broker; inner: why not
+    "last-one",  # one top bundle left: it stays
+    "zero-throughput",
+    "overshoot",  # amount, target; swapping: transfer mode
+    "moved",  # amount, target; swaps, swapped (B/s) and broker: swapped back from
+]
 
 
 class StepWhy(Why, frozen=True):
@@ -157,10 +155,10 @@ class StepWhy(Why, frozen=True):
     inner: Why | None = None
 
 
-_EXCLUDED = StepWhy(Step.EXCLUDED_NAMESPACE)
-_RECENTLY = StepWhy(Step.RECENTLY_UNLOADED)
-_LAST_ONE = StepWhy(Step.LAST_ONE)
-_ZERO = StepWhy(Step.ZERO_THROUGHPUT)
+_EXCLUDED = StepWhy("excluded-namespace")
+_RECENTLY = StepWhy("recently-unloaded")
+_LAST_ONE = StepWhy("last-one")
+_ZERO = StepWhy("zero-throughput")
 
 
 class ShedderInput(Struct, frozen=True):
@@ -239,7 +237,7 @@ class TransferShedder:
             return _Run(ctx, hit_count).run()
         except Exception as e:  # Pulsar: any Throwable → Failure/Unknown
             return ShedResult((), (Label.FAILURE, Reason.UNKNOWN),
-                              TransferWhy(Transfer.FAILED, other=str(e),
+                              TransferWhy("failed", other=str(e),
                                           detail=type(e).__name__),
                               hit_count, hit_count,
                               int(ctx.settings["loadBalancerSheddingConditionHitCountThreshold"]),
@@ -266,35 +264,35 @@ class _Run:
     def underloaded(self, broker: str) -> tuple[bool, TransferWhy]:
         data = self.ctx.store.get(broker)
         if data is None:
-            return False, TransferWhy(Transfer.NO_DATA, broker)
+            return False, TransferWhy("no-data", broker)
         m = min(0.5, max(0.0, self.target / 2.0))
         avg = self.stats.avg
         if data.weightedMaxEMA < avg * m:
-            return True, TransferWhy(Transfer.UNDER_LOAD, broker, load=data.weightedMaxEMA,
+            return True, TransferWhy("under-load", broker, load=data.weightedMaxEMA,
                                      avg=avg, factor=m)
         tp = data.msgThroughputEMA
         if self.conf.profile["transferUnderloadedRule"] == "absolute":  # before PR #22321
             if tp < 1:
-                return True, TransferWhy(Transfer.UNDER_ABSOLUTE, broker, throughput=tp)
-            return False, TransferWhy(Transfer.NOT_UNDER_ABSOLUTE, broker,
+                return True, TransferWhy("under-absolute", broker, throughput=tp)
+            return False, TransferWhy("not-under-absolute", broker,
                                       load=data.weightedMaxEMA, avg=avg, factor=m,
                                       throughput=tp)
         max_broker = self.stats.peek_max()
         mx = self.ctx.store.get(max_broker)
         if mx is None:
-            return False, TransferWhy(Transfer.NOT_UNDER_NO_MAX, broker)
-        code = Transfer.UNDER_THROUGHPUT if tp < mx.msgThroughputEMA * m else Transfer.NOT_UNDER
-        return code is Transfer.UNDER_THROUGHPUT, TransferWhy(
+            return False, TransferWhy("not-under-no-max", broker)
+        code: Transfer = "under-throughput" if tp < mx.msgThroughputEMA * m else "not-under"
+        return code == "under-throughput", TransferWhy(
             code, broker, max_broker, data.weightedMaxEMA, avg, m, tp, mx.msgThroughputEMA)
 
     def overloaded(self, broker: str) -> tuple[bool, TransferWhy]:
         data = self.ctx.store.get(broker)
         if data is None:
-            return False, TransferWhy(Transfer.NO_DATA, broker)
+            return False, TransferWhy("no-data", broker)
         thr = int(self.conf["loadBalancerBrokerOverloadedThresholdPercentage"]) / 100.0
         load = data.weightedMaxEMA
         over = load > thr and load > self.stats.avg + self.target
-        return over, TransferWhy(Transfer.OVER if over else Transfer.NOT_OVER, broker, load=load,
+        return over, TransferWhy("over" if over else "not-over", broker, load=load,
                                  threshold=thr, avg=self.stats.avg, target=self.target)
 
     # --- phase A ------------------------------------------------------------------------------------
@@ -312,14 +310,14 @@ class _Run:
             missing.pop(broker, None)
             if ctx.now - data.updatedAt > ttl_ms:
                 self.brokers.append(BrokerStat(broker, data.weightedMaxEMA, False, TransferWhy(
-                    Transfer.OUTDATED, amount=(ctx.now - data.updatedAt) / 1000)))
+                    "outdated", amount=(ctx.now - data.updatedAt) / 1000)))
                 reason = Reason.OUTDATED_DATA
                 continue
             if broker in recently:
                 elapsed = data.updatedAt - recently[broker]
                 if elapsed < delay_ms:
                     self.brokers.append(BrokerStat(broker, data.weightedMaxEMA, False, TransferWhy(
-                        Transfer.COOLING, amount=elapsed, count=delay_ms)))
+                        "cooling", amount=elapsed, count=delay_ms)))
                     st.set(0.0, 0.0, 0)
                     return Reason.COOL_DOWN
                 self.expired.append(broker)
@@ -356,7 +354,7 @@ class _Run:
         ctx, st = self.ctx, self.stats
         if ctx.available is None:
             return self.result((Label.FAILURE, Reason.UNKNOWN),
-                               TransferWhy(Transfer.NO_REGISTRY), counted=False)
+                               TransferWhy("no-registry"), counted=False)
         st.sorted = sorted(ctx.store.items(), key=lambda e: e[1].weightedMaxEMA)  # stable
         st.max_idx = len(st.sorted) - 1
         st.min_idx = 0
@@ -367,24 +365,24 @@ class _Run:
         self.transfer = bool(self.conf["loadBalancerTransferEnabled"])
         condition = self.hit_count_gate()
         if self.hit <= self.threshold:
-            why = (TransferWhy(Transfer.HELD, count=self.hit, threshold=self.threshold)
+            why = (TransferWhy("held", count=self.hit, threshold=self.threshold)
                    if self.hit else
-                   TransferWhy(Transfer.BALANCED, std=st.std, target=self.target,
+                   TransferWhy("balanced", std=st.std, target=self.target,
                                inner=self.why_under, then=self.why_over))
             return self.result((Label.SKIP, Reason.HIT_COUNT), why, counted=True,
                                condition=condition)
         rounds, stop, kinds = self.rounds()
         if not self.decisions:
-            if RoundOutcome.NO_LOAD_DATA in kinds:
-                r, why = Reason.NO_LOAD_DATA, TransferWhy(Transfer.NONE_MOVED_NO_DATA)
-            elif kinds & {RoundOutcome.FEW_BUNDLES, RoundOutcome.NOTHING_MOVABLE}:
-                r, why = Reason.NO_BUNDLES, TransferWhy(Transfer.NONE_MOVED_FEW)
+            if "no load data" in kinds:
+                r, why = Reason.NO_LOAD_DATA, TransferWhy("none-moved-no-data")
+            elif kinds & {"few bundles", "nothing movable"}:
+                r, why = Reason.NO_BUNDLES, TransferWhy("none-moved-few")
             else:
-                r, why = Reason.HIT_COUNT, TransferWhy(Transfer.NONE_MOVED, inner=stop)
+                r, why = Reason.HIT_COUNT, TransferWhy("none-moved", inner=stop)
             return self.result((Label.SKIP, r), why, counted=True, condition=condition,
                                rounds=rounds, stop=stop)
         self.hit = 0
-        return self.result(None, TransferWhy(Transfer.DECIDED, count=len(self.decisions),
+        return self.result(None, TransferWhy("decided", count=len(self.decisions),
                                              inner=stop),
                            counted=True, condition=condition, rounds=rounds, stop=stop)
 
@@ -406,8 +404,8 @@ class _Run:
         rounds: list[Round] = []
         while True:
             if not st.has_transferable_brokers():
-                stop = TransferWhy(Transfer.MAX_SHED if st.shed_count >= st.max_shed
-                                   else Transfer.INDEXES_MET)
+                stop = TransferWhy("max-shed" if st.shed_count >= st.max_shed
+                                   else "indexes-met")
                 break
             cause = self._round_cause()
             if isinstance(cause, TransferWhy):
@@ -420,7 +418,7 @@ class _Run:
         """Why the next round runs (its reason and why), or why the loop stops (balanced)."""
         st = self.stats
         if st.std > self.target:
-            return Reason.OVERLOADED, TransferWhy(Transfer.STD_ABOVE, std=st.std,
+            return Reason.OVERLOADED, TransferWhy("std-above", std=st.std,
                                                   target=self.target)
         under, why_under = self.underloaded(st.peek_min())
         if under:
@@ -428,19 +426,19 @@ class _Run:
         over, why_over = self.overloaded(st.peek_max())
         if over:
             return Reason.OVERLOADED, why_over
-        return TransferWhy(Transfer.LOOP_BALANCED, std=st.std, target=self.target,
+        return TransferWhy("loop-balanced", std=st.std, target=self.target,
                            inner=why_under, then=why_over)
 
     def _phase_a_why(self, reason: Reason) -> TransferWhy:
         if reason is Reason.COOL_DOWN:
             b = self.brokers[-1]
-            return TransferWhy(Transfer.COOLING_BROKER, b.broker, inner=b.why)
+            return TransferWhy("cooling-broker", b.broker, inner=b.why)
         if reason is Reason.OUTDATED_DATA:
-            return TransferWhy(Transfer.ALL_OUTDATED,
+            return TransferWhy("all-outdated",
                                count=int(self.conf["loadBalancerBrokerLoadDataTTLInSeconds"]))
         if reason is Reason.NO_BROKERS:
-            return TransferWhy(Transfer.NO_BROKERS)
-        return TransferWhy(Transfer.MISSING_DATA, names=tuple(self.missing))
+            return TransferWhy("no-brokers")
+        return TransferWhy("missing-data", names=tuple(self.missing))
 
     def one_round(self, reason: Reason, why_reason: TransferWhy, transfer: bool,
                   debug: bool) -> Round:
@@ -460,8 +458,8 @@ class _Run:
                          **kw)
 
         if max_d is None or min_d is None:
-            return ended(RoundOutcome.NO_LOAD_DATA,
-                         TransferWhy(Transfer.NO_DATA, max_b if max_d is None else min_b))
+            return ended("no load data",
+                         TransferWhy("no-data", max_b if max_d is None else min_b))
         max_load, min_load = max_d.weightedMaxEMA, min_d.weightedMaxEMA
         offload = (max_load - min_load) / 2
         max_t, min_t = max_d.throughput, min_d.throughput
@@ -470,21 +468,21 @@ class _Run:
                 "offload_throughput": offload_t, "max_throughput": max_t, "min_throughput": min_t}
         tops = ctx.top_bundles.get(max_b)
         if not tops:
-            return ended(RoundOutcome.NO_LOAD_DATA,
-                         TransferWhy(Transfer.NO_TOP_BUNDLES, max_b), **nums)
+            return ended("no load data",
+                         TransferWhy("no-top-bundles", max_b), **nums)
         if len(tops) == 1:
-            return ended(RoundOutcome.FEW_BUNDLES, TransferWhy(
-                Transfer.SOLE_TOP_BUNDLE, max_b, detail=tops[0].bundleName), **nums)
+            return ended("few bundles", TransferWhy(
+                "sole-top-bundle", max_b, detail=tops[0].bundleName), **nums)
         walk = _Walk(self, reason, max_b, min_b, max_t, min_t, offload_t, transfer, debug)
         walk.run(tops)
         if walk.marked > 0:
             adj = (walk.marked - walk.gained) * max_load / max_t
             st.offload(max_load, min_load, adj)
-            return ended(RoundOutcome.OFFLOADED, TransferWhy(
-                Transfer.OFFLOADED, amount=walk.marked - walk.gained, load=adj),
+            return ended("offloaded", TransferWhy(
+                "offloaded", amount=walk.marked - walk.gained, load=adj),
                 marked=walk.marked, gained=walk.gained, adjusted_offload=adj,
                 bundles=tuple(walk.steps), **nums)
-        return ended(RoundOutcome.NOTHING_MOVABLE, TransferWhy(Transfer.NOTHING_MOVABLE),
+        return ended("nothing movable", TransferWhy("nothing-movable"),
                      bundles=tuple(walk.steps), **nums)
 
 
@@ -517,15 +515,15 @@ class _Walk:
         for top in tops:
             skipped = self._skipped(top)
             if skipped is not None:
-                self.steps.append(BundleStep(top.bundleName, top.throughput, StepOutcome.SKIPPED,
+                self.steps.append(BundleStep(top.bundleName, top.throughput, "skipped",
                                              skipped))
                 continue
             if remaining <= 1:
                 self.steps.append(BundleStep(top.bundleName, top.throughput,
-                                             StepOutcome.STOPPED, _LAST_ONE))
+                                             "stopped", _LAST_ONE))
                 break
             if top.throughput == 0 and self.skip_zero:
-                self.steps.append(BundleStep(top.bundleName, top.throughput, StepOutcome.SKIPPED,
+                self.steps.append(BundleStep(top.bundleName, top.throughput, "skipped",
                                              _ZERO))
                 continue
             if not self._move(top):
@@ -536,7 +534,7 @@ class _Walk:
         """Why a top bundle may not move at all (``None``: it may)."""
         ctx, bundle = self.ctx, top.bundleName
         if ctx.is_owner is not None and not ctx.is_owner(bundle, self.max_b):
-            return StepWhy(Step.NOT_OWNER, self.max_b)
+            return StepWhy("not-owner", self.max_b)
         if namespace_of(bundle) in self.excluded:
             return _EXCLUDED
         if bundle in ctx.recently_unloaded_bundles:
@@ -544,7 +542,7 @@ class _Walk:
         if ctx.transferable is not None:
             ok, why_not = ctx.transferable(bundle, self.max_b, self.min_b)
             if not ok:
-                return StepWhy(Step.NOT_TRANSFERABLE, self.min_b, inner=why_not)
+                return StepWhy("not-transferable", self.min_b, inner=why_not)
         return None
 
     def _move(self, top: TopBundle) -> bool:
@@ -557,8 +555,8 @@ class _Walk:
         if self.marked - self.gained + bt > self.offload_t:
             swap, swaps, swap_t = self._swaps(bt) if self.transfer else (False, [], 0.0)
             if not swap:
-                self.steps.append(BundleStep(top.bundleName, bt, StepOutcome.STOPPED, StepWhy(
-                    Step.OVERSHOOT, amount=self.marked - self.gained + bt, target=self.offload_t,
+                self.steps.append(BundleStep(top.bundleName, bt, "stopped", StepWhy(
+                    "overshoot", amount=self.marked - self.gained + bt, target=self.offload_t,
                     swapping=self.transfer)))
                 return False
         decisions = self.run_.decisions
@@ -573,9 +571,9 @@ class _Walk:
             unload = Unload(self.max_b, top.bundleName, None)
         decisions[UnloadDecision(unload, Label.SUCCESS, self.reason)] = None
         self.marked += bt
-        why = StepWhy(Step.MOVED, self.min_b, self.marked - self.gained, self.offload_t,
+        why = StepWhy("moved", self.min_b, self.marked - self.gained, self.offload_t,
                       swaps=len(swaps) if swap else 0, swapped=swap_t if swap else 0.0)
-        self.steps.append(BundleStep(top.bundleName, bt, StepOutcome.MOVED, why,
+        self.steps.append(BundleStep(top.bundleName, bt, "moved", why,
                                      tuple(swaps) if swap else ()))
         return True
 

@@ -35,8 +35,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from enum import StrEnum
 from types import MappingProxyType
+from typing import Literal
 
 from msgspec import Struct
 
@@ -86,28 +86,28 @@ def java_int_add(a: int, b: int) -> int:
     return (a + b + 2**31) % 2**32 - 2**31
 
 
-class Uniform(StrEnum):
-    """UniformLoadShedder's situations: a broker's verdict (its ``rate`` and ``throughput``, the
-    criterion ``by_rate``) or a cluster-level note."""
-
-    BALANCED = "balanced"
-    LOWEST = "lowest"
-    NOT_HIGHEST = "not-highest"  # broker: the one shed
-    FEW_BUNDLES = "few-bundles"  # count
-    BUDGET_LOW = "budget-low"  # budget, minimum
-    SHED = "shed"  # count (selected), budget
-    NONE_FITS = "none-fits"  # budget
-    NOTE_NO_BROKERS = "note-no-brokers"
-    NOTE_RATES = "note-rates"  # broker/high, other/low, figure, threshold, exceeded
-    NOTE_THROUGHPUTS = "note-throughputs"  # the same for throughput
-    NOTE_ZERO_MIN = "note-zero-min"
-    NOTE_UNIFORM = "note-uniform"
-    NOTE_UNEVEN = "note-uneven"  # by_rate, broker, high, low, max_pct, budget, also
-    NOTE_NO_SOURCE = "note-no-source"
-    NOTE_FEW_BUNDLES = "note-few-bundles"  # broker, count
-    NOTE_BUDGET_LOW = "note-budget-low"  # budget, minimum
-    NOTE_SHED = "note-shed"  # count, broker
-    NOTE_NONE_FITS = "note-none-fits"  # broker, budget
+#: UniformLoadShedder's situations: a broker's verdict (its ``rate`` and ``throughput``, the
+#: criterion ``by_rate``) or a cluster-level note.
+Uniform = Literal[
+    "balanced",
+    "lowest",
+    "not-highest",  # broker: the one shed
+    "few-bundles",  # count
+    "budget-low",  # budget, minimum
+    "shed",  # count (selected), budget
+    "none-fits",  # budget
+    "note-no-brokers",
+    "note-rates",  # broker/high, other/low, figure, threshold, exceeded
+    "note-throughputs",  # the same for throughput
+    "note-zero-min",
+    "note-uniform",
+    "note-uneven",  # by_rate, broker, high, low, max_pct, budget, also
+    "note-no-source",
+    "note-few-bundles",  # broker, count
+    "note-budget-low",  # budget, minimum
+    "note-shed",  # count, broker
+    "note-none-fits",  # broker, budget
+]
 
 
 class UniformWhy(Why, frozen=True):
@@ -132,12 +132,12 @@ class UniformWhy(Why, frozen=True):
     also: bool = False
 
 
-class UniformPick(StrEnum):
-    """What the budget loop did with one bundle."""
-
-    LIMIT = "limit"  # maxUnloadBundleNumPerShedding reached (limit)
-    FITS = "fits"  # remaining, left
-    TOO_LARGE = "too-large"  # value, remaining
+#: What the budget loop did with one bundle.
+UniformPick = Literal[
+    "limit",  # maxUnloadBundleNumPerShedding reached (limit)
+    "fits",  # remaining, left
+    "too-large",  # value, remaining
+]
 
 
 class UniformPickWhy(Why, frozen=True):
@@ -218,7 +218,7 @@ class UniformLoadShedder:
         crit = run.criterion()
         run.note_others(crit)
         if crit.source is None:  # every figure below -1: Pulsar would fail on a null broker name
-            run.notes.append(UniformWhy(Uniform.NOTE_NO_SOURCE, crit.by_rate))
+            run.notes.append(UniformWhy("note-no-source", crit.by_rate))
             return run.decision()
         run.shed_source(crit)
         return run.decision()
@@ -266,17 +266,17 @@ class _Cycle:
 
     def _figures_notes(self) -> list[Note]:
         if not self.load.brokers:
-            return [UniformWhy(Uniform.NOTE_NO_BROKERS)]
+            return [UniformWhy("note-no-brokers")]
         x = self.x
         notes: list[Note] = [
-            UniformWhy(Uniform.NOTE_RATES, broker=x.over_rate, high=x.max_rate,
+            UniformWhy("note-rates", broker=x.over_rate, high=x.max_rate,
                        other=x.under_rate, low=x.min_rate, figure=self.rate_diff,
                        threshold=self.rate_threshold, exceeded=self.rate_exceeded),
-            UniformWhy(Uniform.NOTE_THROUGHPUTS, False, broker=x.over_tp, high=x.max_tp,
+            UniformWhy("note-throughputs", False, broker=x.over_tp, high=x.max_tp,
                        other=x.under_tp, low=x.min_tp, figure=self.tp_ratio,
                        threshold=self.tp_multiplier, exceeded=self.tp_exceeded)]
         if x.min_rate != self.min_r or x.min_tp != self.min_t:
-            notes.append(UniformWhy(Uniform.NOTE_ZERO_MIN))
+            notes.append(UniformWhy("note-zero-min"))
         return notes
 
     def decision(self) -> tuple[SheddingDecision, None]:
@@ -301,9 +301,9 @@ class _Cycle:
     def balanced(self) -> tuple[SheddingDecision, None]:
         """Neither difference exceeds its threshold: nothing is shed."""
         if self.load.brokers:
-            self.notes.append(UniformWhy(Uniform.NOTE_UNIFORM))
+            self.notes.append(UniformWhy("note-uniform"))
         for broker in self.load.brokers:
-            self._put(broker, Label.SKIP, Reason.BALANCED, UniformWhy(Uniform.BALANCED))
+            self._put(broker, Label.SKIP, Reason.BALANCED, UniformWhy("balanced"))
         return self.decision()
 
     def criterion(self) -> _Criterion:
@@ -318,7 +318,7 @@ class _Cycle:
                               short_term_throughput)
             high, low = x.max_tp, self.min_t
         self.notes.append(UniformWhy(
-            Uniform.NOTE_UNEVEN, crit.by_rate, broker=crit.source, high=high, low=low,
+            "note-uneven", crit.by_rate, broker=crit.source, high=high, low=low,
             max_pct=self.max_pct, budget=crit.budget,
             also=self.rate_exceeded and self.tp_exceeded))
         return crit
@@ -330,10 +330,10 @@ class _Cycle:
                 continue
             if broker == crit.dest:
                 self._put(broker, Label.SKIP, Reason.UNDERLOADED,
-                          UniformWhy(Uniform.LOWEST, crit.by_rate))
+                          UniformWhy("lowest", crit.by_rate))
             else:
                 self._put(broker, Label.SKIP, Reason.BALANCED,
-                          UniformWhy(Uniform.NOT_HIGHEST, crit.by_rate, broker=crit.source))
+                          UniformWhy("not-highest", crit.by_rate, broker=crit.source))
 
     def shed_source(self, crit: _Criterion) -> None:
         """Rule 6 (more than one bundle, a budget of at least the minimum), then the budget
@@ -344,29 +344,29 @@ class _Cycle:
         n_bundles = len(self.load.brokers[source].local.bundles)
         if n_bundles <= 1:
             self._put(source, Label.SKIP, Reason.NO_BUNDLES, UniformWhy(
-                Uniform.FEW_BUNDLES, crit.by_rate, count=n_bundles), budget=budget)
-            self.notes.append(UniformWhy(Uniform.NOTE_FEW_BUNDLES, broker=source,
+                "few-bundles", crit.by_rate, count=n_bundles), budget=budget)
+            self.notes.append(UniformWhy("note-few-bundles", broker=source,
                                          count=n_bundles))
             return
         if crit.budget < crit.minimum:
             self._put(source, Label.SKIP, Reason.OVERLOADED, UniformWhy(
-                Uniform.BUDGET_LOW, crit.by_rate, budget=crit.budget, minimum=crit.minimum),
+                "budget-low", crit.by_rate, budget=crit.budget, minimum=crit.minimum),
                 budget=budget)
-            self.notes.append(UniformWhy(Uniform.NOTE_BUDGET_LOW, crit.by_rate,
+            self.notes.append(UniformWhy("note-budget-low", crit.by_rate,
                                          budget=crit.budget, minimum=crit.minimum))
             return
         remaining = self._select(source, crit)
         if self.selections:
             self._put(source, Label.SUCCESS, Reason.OVERLOADED, UniformWhy(
-                Uniform.SHED, crit.by_rate, count=len(self.selections), budget=crit.budget),
+                "shed", crit.by_rate, count=len(self.selections), budget=crit.budget),
                 budget=budget, remaining=float(remaining))
-            self.notes.append(UniformWhy(Uniform.NOTE_SHED, broker=source,
+            self.notes.append(UniformWhy("note-shed", broker=source,
                                          count=len(self.selections)))
         else:
             self._put(source, Label.SKIP, Reason.NO_BUNDLES, UniformWhy(
-                Uniform.NONE_FITS, crit.by_rate, budget=crit.budget),
+                "none-fits", crit.by_rate, budget=crit.budget),
                 budget=budget, remaining=float(remaining))
-            self.notes.append(UniformWhy(Uniform.NOTE_NONE_FITS, broker=source,
+            self.notes.append(UniformWhy("note-none-fits", broker=source,
                                          budget=crit.budget))
 
     def _select(self, source: str, crit: _Criterion) -> int:
@@ -378,7 +378,7 @@ class _Cycle:
         ranked = [(b, value_of(table[b])) for b in shedding_candidates(
             load, owned, lambda b: value_of(table[b]))]
         ranked.sort(key=lambda item: descending(item[1]))  # stable, like Java's Stream.sorted
-        limited = UniformPickWhy(UniformPick.LIMIT, limit=limit)
+        limited = UniformPickWhy("limit", limit=limit)
         remaining = crit.budget
         for bundle, value in ranked:
             if bundle in load.recently_unloaded:
@@ -389,7 +389,7 @@ class _Cycle:
                 continue
             if value <= remaining:
                 left = java_int_add(remaining, java_int(-value))
-                why = UniformPickWhy(UniformPick.FITS, by_rate, remaining=remaining, left=left)
+                why = UniformPickWhy("fits", by_rate, remaining=remaining, left=left)
                 remaining = left
                 data = table[bundle]
                 self.selections.append(Selection(
@@ -397,7 +397,7 @@ class _Cycle:
                     short_term_throughput(data)))
                 self.candidates.append(BundleCandidate(source, bundle, value, True, why))
             else:
-                why = UniformPickWhy(UniformPick.TOO_LARGE, by_rate, value, remaining)
+                why = UniformPickWhy("too-large", by_rate, value, remaining)
                 self.candidates.append(BundleCandidate(source, bundle, value, False, why))
         self.candidates.extend(unranked_candidates(load, source, owned))
         return remaining

@@ -15,9 +15,8 @@ worded by :mod:`lbctl.explain.words.split_algorithms`) so the preview can explai
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from enum import StrEnum
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from msgspec import Struct, field
 
@@ -74,18 +73,18 @@ class SplitOption(Struct, frozen=True):
     hash: Callable[[str], int] = topic_hash
 
 
-class Boundary(StrEnum):
-    """How a split algorithm came to its boundaries (or to none)."""
-
-    MIDDLE = "middle"  # range_equally_divide: lower, upper, middle
-    FEW_TOPICS = "few-topics"  # count (topics): at least 2 are needed
-    TOPIC_MIDDLE = "topic-middle"  # count, start, end, middle, below (topics below it)
-    NONE_INSIDE = "none-inside"  # specified positions: range, dropped
-    INSIDE = "inside"  # positions, range, dropped
-    FEW_WITH_TRAFFIC = "few-with-traffic"  # flow or QPS: with_traffic, count
-    BELOW_LIMITS = "below-limits"  # rate, throughput, percentage, max_rate, max_tp, margin
-    NO_CUT = "no-cut"  # rate, throughput, with_traffic, max_rate, max_mb
-    CUTS = "cuts"  # the same, and positions (the cuts)
+#: How a split algorithm came to its boundaries (or to none).
+Boundary = Literal[
+    "middle",  # range_equally_divide: lower, upper, middle
+    "few-topics",  # count (topics): at least 2 are needed
+    "topic-middle",  # count, start, end, middle, below (topics below it)
+    "none-inside",  # specified positions: range, dropped
+    "inside",  # positions, range, dropped
+    "few-with-traffic",  # flow or QPS: with_traffic, count
+    "below-limits",  # rate, throughput, percentage, max_rate, max_tp, margin
+    "no-cut",  # rate, throughput, with_traffic, max_rate, max_mb
+    "cuts",  # the same, and positions (the cuts)
+]
 
 
 class BoundaryWhy(Why, frozen=True):

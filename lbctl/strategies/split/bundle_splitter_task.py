@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
-from enum import StrEnum
+from typing import Literal
 
 from msgspec import Struct
 
@@ -43,10 +43,10 @@ from lbctl.strategies.split.base import (
 _EXACT = 2**53
 
 
-class Splitter(StrEnum):
-    """Why a bundle over a limit is not picked."""
-
-    NAMESPACE_FULL = "namespace-full"  # loadBalancerNamespaceMaximumBundles reached
+#: Why a bundle over a limit is not picked.
+Splitter = Literal[
+    "namespace-full",  # loadBalancerNamespaceMaximumBundles reached
+]
 
 
 class SplitterWhy(Why, frozen=True):
@@ -177,7 +177,7 @@ def find_bundles_to_split(
             count = bundle_count(ns)
             selected = count + picked.get(ns, 0) < limits.max_bundles
             why = None if selected else SplitterWhy(
-                Splitter.NAMESPACE_FULL, ns, count, picked.get(ns, 0), limits.max_bundles)
+                "namespace-full", ns, count, picked.get(ns, 0), limits.max_bundles)
             if selected:
                 picked[ns] = picked.get(ns, 0) + 1
             out.append(SplitCandidate(bundle, broker, fired[0], fired[1], stats.topics,

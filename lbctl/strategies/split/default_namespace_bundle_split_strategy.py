@@ -23,7 +23,7 @@ hit count. Without ``boundaries`` only ``range_equally_divide`` (it reads no top
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from enum import StrEnum
+from typing import Literal
 
 from msgspec import Struct, field
 
@@ -37,20 +37,20 @@ from lbctl.strategies.split.base import SplitBoundaries, SplitError
 MIB = 1024 * 1024
 
 
-class Check(StrEnum):
-    """What the split strategy concluded about one bundle."""
-
-    FEW_TOPICS = "few-topics"
-    NOT_OWNER = "not-owner"  # broker
-    INVALID_RANGE = "invalid-range"  # detail: the range (Failure/Unknown)
-    WAITING = "waiting"  # hits, threshold; reason (over a limit) or none (under every limit)
-    COUNT_FAILED = "count-failed"  # detail: the error (Failure/Unknown)
-    NAMESPACE_FULL = "namespace-full"  # namespace, count, maximum
-    PARENT_SPLITTING = "parent-splitting"  # detail: the bundle being split
-    NEEDS_TOPICS = "needs-topics"  # algorithm (Failure/Unknown)
-    ALGORITHM_FAILED = "algorithm-failed"  # algorithm, detail: the error (Failure/Unknown)
-    NOT_ONE_BOUNDARY = "not-one-boundary"  # algorithm, boundaries; inner: the algorithm's why
-    SPLIT = "split"  # reason, hits, threshold
+#: What the split strategy concluded about one bundle.
+Check = Literal[
+    "few-topics",
+    "not-owner",  # broker
+    "invalid-range",  # detail: the range (Failure/Unknown)
+    "waiting",  # hits, threshold; reason (over a limit) or none (under every limit)
+    "count-failed",  # detail: the error (Failure/Unknown)
+    "namespace-full",  # namespace, count, maximum
+    "parent-splitting",  # detail: the bundle being split
+    "needs-topics",  # algorithm (Failure/Unknown)
+    "algorithm-failed",  # algorithm, detail: the error (Failure/Unknown)
+    "not-one-boundary",  # algorithm, boundaries; inner: the algorithm's why
+    "split",  # reason, hits, threshold
+]
 
 
 class CheckWhy(Why, frozen=True):
@@ -70,7 +70,7 @@ class CheckWhy(Why, frozen=True):
     inner: Why | None = None
 
 
-_FEW_TOPICS = CheckWhy(Check.FEW_TOPICS)
+_FEW_TOPICS = CheckWhy("few-topics")
 
 
 def _range_of(bundle: str) -> tuple[str, str]:
@@ -170,12 +170,12 @@ def _check(run: _Broker, bundle: str, st: NamespaceBundleStats, counts: dict[str
         return _Checked(BundleCheck(bundle, counts.get(bundle, 0), _FEW_TOPICS))
     if not run.is_owner(bundle):
         return _Checked(BundleCheck(bundle, counts.get(bundle, 0),
-                                    CheckWhy(Check.NOT_OWNER, run.broker)))
+                                    CheckWhy("not-owner", run.broker)))
     ns, rng = _range_of(bundle)
     parsed = _parse_range(rng)
     if parsed is None or not parsed.can_split():
         return _Checked(BundleCheck(bundle, counts.get(bundle, 0),
-                                    CheckWhy(Check.INVALID_RANGE, detail=rng)), failed=True)
+                                    CheckWhy("invalid-range", detail=rng)), failed=True)
     reason = split_reason(st, run.settings)
     if reason is not None:
         counts[bundle] = counts.get(bundle, 0) + 1
@@ -184,28 +184,28 @@ def _check(run: _Broker, bundle: str, st: NamespaceBundleStats, counts: dict[str
     hits = counts.get(bundle, 0)
     if hits <= run.threshold:
         return _Checked(BundleCheck(bundle, hits, CheckWhy(
-            Check.WAITING, hits=hits, threshold=run.threshold, reason=reason)))
+            "waiting", hits=hits, threshold=run.threshold, reason=reason)))
     try:
         count = run.bundle_count(ns)
     except Exception as e:
-        return _Checked(BundleCheck(bundle, hits, CheckWhy(Check.COUNT_FAILED, detail=str(e))),
+        return _Checked(BundleCheck(bundle, hits, CheckWhy("count-failed", detail=str(e))),
                         failed=True)
     if count + per_ns.get(ns, 0) >= run.max_bundles:
         return _Checked(BundleCheck(bundle, hits, CheckWhy(
-            Check.NAMESPACE_FULL, namespace=ns, count=count, maximum=run.max_bundles)))
+            "namespace-full", namespace=ns, count=count, maximum=run.max_bundles)))
     lo, hi = rng.split("_")
     parent_splitting = next(
         (b for b, r in run.splitting.items()
          if b.startswith(ns) and (r.startswith(lo) or r.endswith(hi))), None)
     if parent_splitting is not None:
-        return _Checked(BundleCheck(bundle, hits, CheckWhy(Check.PARENT_SPLITTING,
+        return _Checked(BundleCheck(bundle, hits, CheckWhy("parent-splitting",
                                                            detail=parent_splitting)))
     boundary = _boundary(run, bundle, parsed)
     if not isinstance(boundary, int):
         return _Checked(BundleCheck(bundle, hits, _with(boundary, hits=hits)), failed=True)
     children = (bundle_name(ns, parsed.lower, boundary), bundle_name(ns, boundary, parsed.upper))
     return _Checked(
-        BundleCheck(bundle, hits, CheckWhy(Check.SPLIT, hits=hits, threshold=run.threshold,
+        BundleCheck(bundle, hits, CheckWhy("split", hits=hits, threshold=run.threshold,
                                            reason=reason)),
         decision=SplitDecision(bundle, run.broker, Label.SUCCESS, reason or Reason.UNKNOWN,
                                boundary, children, run.algorithm))
@@ -218,13 +218,13 @@ def _boundary(run: _Broker, bundle: str, parsed: BundleRange) -> int | CheckWhy:
     if run.boundaries is None:
         if algorithm == "range_equally_divide":
             return parsed.lower + (parsed.upper - parsed.lower) // 2
-        return CheckWhy(Check.NEEDS_TOPICS, algorithm=algorithm)
+        return CheckWhy("needs-topics", algorithm=algorithm)
     try:
         answer = run.boundaries(bundle)
     except SplitError as e:
-        return CheckWhy(Check.ALGORITHM_FAILED, algorithm=algorithm, detail=str(e))
+        return CheckWhy("algorithm-failed", algorithm=algorithm, detail=str(e))
     if answer.boundaries is None or len(answer.boundaries) != 1:
-        return CheckWhy(Check.NOT_ONE_BOUNDARY, algorithm=algorithm,
+        return CheckWhy("not-one-boundary", algorithm=algorithm,
                         boundaries=answer.boundaries or (), inner=answer.why)
     return answer.boundaries[0]
 

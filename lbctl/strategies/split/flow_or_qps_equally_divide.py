@@ -30,7 +30,6 @@ from lbctl.strategies.registry import SPLIT
 from lbctl.strategies.split.base import (
     FLOW_OR_QPS_EQUALLY_DIVIDE,
     MB,
-    Boundary,
     BoundaryWhy,
     SplitBoundaries,
     SplitError,
@@ -56,7 +55,7 @@ class FlowOrQpsEquallyDivide:
         d = limits.difference_threshold_percentage / 100.0
         n = len(option.topics)
         if n <= 1:
-            return SplitBoundaries(self.name, None, BoundaryWhy(Boundary.FEW_TOPICS, n))
+            return SplitBoundaries(self.name, None, BoundaryWhy("few-topics", n))
 
         info: dict[int, tuple[float, float]] = {}
         hashes: list[int] = []
@@ -78,10 +77,10 @@ class FlowOrQpsEquallyDivide:
                    "maxThroughput": max_tp, "topicsWithTraffic": len(info)}
         if len(info) < 2:
             return SplitBoundaries(self.name, None, BoundaryWhy(
-                Boundary.FEW_WITH_TRAFFIC, n, with_traffic=len(info)), numbers)
+                "few-with-traffic", n, with_traffic=len(info)), numbers)
         if total_rate < max_rate * (1 + d) and total_tp < max_tp * (1 + d):
             return SplitBoundaries(self.name, None, BoundaryWhy(
-                Boundary.BELOW_LIMITS, rate=total_rate, throughput=total_tp,
+                "below-limits", rate=total_rate, throughput=total_tp,
                 percentage=100 + limits.difference_threshold_percentage, max_rate=max_rate,
                 max_tp=max_tp, margin=d), numbers)
 
@@ -97,7 +96,7 @@ class FlowOrQpsEquallyDivide:
             else:
                 acc_rate += rate
                 acc_tp += tp
-        why = BoundaryWhy(Boundary.CUTS if cuts else Boundary.NO_CUT, positions=tuple(cuts),
+        why = BoundaryWhy("cuts" if cuts else "no-cut", positions=tuple(cuts),
                           rate=total_rate, throughput=total_tp, with_traffic=len(info),
                           max_rate=max_rate, max_mb=limits.max_bandwidth_mbytes)
         return SplitBoundaries(self.name, tuple(cuts) if cuts else None, why, numbers)

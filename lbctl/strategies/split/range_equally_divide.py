@@ -11,7 +11,6 @@ from __future__ import annotations
 from lbctl.strategies.registry import SPLIT
 from lbctl.strategies.split.base import (
     RANGE_EQUALLY_DIVIDE,
-    Boundary,
     BoundaryWhy,
     SplitBoundaries,
     SplitOption,
@@ -26,4 +25,4 @@ class RangeEquallyDivide:
         b = option.bundle
         middle = b.lower + (b.upper - b.lower) // 2
         return SplitBoundaries(self.name, (middle,), BoundaryWhy(
-            Boundary.MIDDLE, lower=b.lower, upper=b.upper, middle=middle))
+            "middle", lower=b.lower, upper=b.upper, middle=middle))

@@ -11,7 +11,6 @@ from __future__ import annotations
 from lbctl.strategies.registry import SPLIT
 from lbctl.strategies.split.base import (
     SPECIFIED_POSITIONS_DIVIDE,
-    Boundary,
     BoundaryWhy,
     SplitBoundaries,
     SplitError,
@@ -30,12 +29,12 @@ class SpecifiedPositionsDivide:
         positions = sorted(option.positions)
         n = len(option.topics)
         if n <= 1:
-            return SplitBoundaries(self.name, None, BoundaryWhy(Boundary.FEW_TOPICS, n))
+            return SplitBoundaries(self.name, None, BoundaryWhy("few-topics", n))
         b = option.bundle
         inside = tuple(p for p in positions if b.lower < p < b.upper)
         dropped = tuple(p for p in positions if not b.lower < p < b.upper)
         if not inside:
             return SplitBoundaries(self.name, None, BoundaryWhy(
-                Boundary.NONE_INSIDE, range=b, dropped=dropped))
+                "none-inside", range=b, dropped=dropped))
         return SplitBoundaries(self.name, inside, BoundaryWhy(
-            Boundary.INSIDE, range=b, positions=inside, dropped=dropped))
+            "inside", range=b, positions=inside, dropped=dropped))

@@ -13,7 +13,6 @@ from __future__ import annotations
 from lbctl.strategies.registry import SPLIT
 from lbctl.strategies.split.base import (
     TOPIC_COUNT_EQUALLY_DIVIDE,
-    Boundary,
     BoundaryWhy,
     SplitBoundaries,
     SplitOption,
@@ -27,7 +26,7 @@ class TopicCountEquallyDivide:
     def boundaries(self, option: SplitOption) -> SplitBoundaries:
         n = len(option.topics)
         if n <= 1:
-            return SplitBoundaries(self.name, None, BoundaryWhy(Boundary.FEW_TOPICS, n))
+            return SplitBoundaries(self.name, None, BoundaryWhy("few-topics", n))
         hashes = sorted(option.hash(t) for t in option.topics)
         start = hashes[max(n // 2 - 1, 0)]
         end = hashes[n // 2]
@@ -35,7 +34,7 @@ class TopicCountEquallyDivide:
         below = sum(1 for h in hashes if h < middle)
         return SplitBoundaries(
             self.name, (middle,),
-            BoundaryWhy(Boundary.TOPIC_MIDDLE, n, middle=middle, start=start, end=end,
+            BoundaryWhy("topic-middle", n, middle=middle, start=start, end=end,
                         below=below),
             {"topics": n},
         )
