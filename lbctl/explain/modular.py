@@ -17,7 +17,7 @@ from msgspec import Struct
 
 from lbctl.explain import preamble, preamble_dict
 from lbctl.explain.placement import placement_data_lines
-from lbctl.explain.words import memo_text, text
+from lbctl.explain.words import text
 from lbctl.model.cycle import ModularCycle
 from lbctl.model.decision import (
     BrokerVerdict,
@@ -182,9 +182,8 @@ def _candidates_data(cands: Sequence[BundleCandidate], full: bool
     summarised = _summarised_brokers(cands, full)
     listed: list[dict[str, Any]] = []
     counted: dict[tuple[str, str], int] = {}
-    said = memo_text()
     for x in cands:
-        why = said(x.why)
+        why = text(x.why)
         if x.chosen or x.broker not in summarised:
             listed.append({"broker": x.broker, "bundle": x.bundle, "value": x.value,
                            "chosen": x.chosen, "why": why})
@@ -367,9 +366,8 @@ def _candidate_lines(cands: Sequence[BundleCandidate], full: bool) -> list[str]:
     summarised = _summarised_brokers(cands, full)
     out: list[str] = []
     grouped: dict[str, dict[str, int]] = {}
-    said = memo_text()
     for x in cands:
-        why = said(x.why)
+        why = text(x.why)
         if x.chosen or x.broker not in summarised:
             mark = "chosen " if x.chosen else "skipped"
             out.append(f"  [{mark}] {x.bundle} on {x.broker}: {why}")

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import partial
 from random import Random
 from types import MappingProxyType
 from typing import Any
@@ -582,7 +583,7 @@ def build_plan(cycle: ModularCycle) -> Plan:
             bundles=len(bd.local.lastStats) or bd.local.numBundles,
             label=label,
             reason=reason,
-            why=text(v.why) if v else "",
+            why=partial(text, v.why) if v else "",  # worded when an explanation shows it
             numbers=dict(v.numbers) if v else {},
             resources=bd.local.resource_percents(),
         ))

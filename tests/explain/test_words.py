@@ -18,7 +18,7 @@ from msgspec import structs
 
 import lbctl.model.decision as decision
 import lbctl.strategies
-from lbctl.explain.words import memo_text, text, words
+from lbctl.explain.words import text, words
 from lbctl.explain.words.split import split_detail
 from lbctl.model.bundle import BundleRange
 from lbctl.model.decision import Reason, SplitCandidate, Why
@@ -109,12 +109,12 @@ def test_text_of_nothing_and_of_words_already_made() -> None:
     assert text("the solver's status") == "the solver's status"  # lbctl's planner's notes
 
 
-def test_memo_text_words_a_shared_record_once() -> None:
+def test_a_shared_record_is_worded_once() -> None:
     shared = GreedyWhy("enough", 0.0, 8 * MB, 8 * MB)
-    said = memo_text()
-    first = said(shared)
-    assert said(shared) is first
+    first = text(shared)
+    assert text(shared) is first
     assert first == "not needed: 8.0 MB/s already selected ≥ 8.0 MB/s"
+    assert text(GreedyWhy("enough", 0.0, 8 * MB, 8 * MB)) == first  # an equal record: same words
 
 
 # --- the figures feed the sentence ------------------------------------------------------------

@@ -14,6 +14,6 @@ words module and one line there.
 
 from __future__ import annotations
 
-from lbctl.explain.words.base import memo_text, text, words
+from lbctl.explain.words.base import text, words
 
-__all__ = ["memo_text", "text", "words"]
+__all__ = ["text", "words"]

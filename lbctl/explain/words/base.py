@@ -10,7 +10,6 @@ module's words live.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from functools import singledispatch
 
 from lbctl.model.decision import Why
@@ -53,6 +52,13 @@ def words(why: Why) -> str:
     return words(why)
 
 
+#: the words of the records worded last (by identity, holding each record so that its id is not
+#: reused): a record is often one object shared by many decisions — the greedy loop's "not
+#: needed", a namespace's filter step for each of its bundles placed — and is worded once
+_SAID: dict[int, tuple[Why, str]] = {}
+_SAID_LIMIT = 4096
+
+
 def text(why: Why | str | None) -> str:
     """:func:`words` of a reason that may be absent (``""``) or already in words (a note of
     lbctl's planner, which is no strategy)."""
@@ -60,20 +66,11 @@ def text(why: Why | str | None) -> str:
         return ""
     if isinstance(why, str):
         return why
-    return words(why)
-
-
-def memo_text() -> Callable[[Why | str | None], str]:
-    """:func:`text` remembering each record it worded (by identity), for a long list whose
-    records are often one shared object — the greedy loop's "not needed", "recently unloaded"."""
-    said: dict[int, tuple[Why | str | None, str]] = {}
-
-    def worded(why: Why | str | None) -> str:
-        hit = said.get(id(why))
-        if hit is not None and hit[0] is why:
-            return hit[1]
-        out = text(why)
-        said[id(why)] = (why, out)
-        return out
-
-    return worded
+    hit = _SAID.get(id(why))
+    if hit is not None and hit[0] is why:
+        return hit[1]
+    if len(_SAID) >= _SAID_LIMIT:
+        _SAID.clear()
+    said = words(why)
+    _SAID[id(why)] = (why, said)
+    return said

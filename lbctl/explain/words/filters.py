@@ -28,8 +28,9 @@ def filtered(w: FilterWhy) -> str:
         case "all-too-many-topics":
             return f"every broker has more than {w.limit} topics: filter not applied"
         case "evenly":
-            return (f"kept brokers owning {w.least} bundle(s) of {w.namespace}; removed "
-                    + ", ".join(f"{b} ({n})" for b, n in zip(w.names, w.counts, strict=True)))
+            removed = [f"{b} ({n})" for b, n in zip(w.names, w.counts, strict=True)]
+            return f"kept brokers owning {w.least} bundle(s) of {w.namespace}; removed " + ", ".join(
+                removed)
         case "other-class":
             removed = [f"{b} ({c or 'no class'})" for b, c in zip(w.names, w.classes, strict=True)]
             return f"removed {', '.join(removed)}: not {w.detail}"

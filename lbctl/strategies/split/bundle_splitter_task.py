@@ -114,44 +114,34 @@ def _long_term(load: LoadData, bundle: str, stats: NamespaceBundleStats) -> tupl
     return data.longTermData.msg_rate, data.longTermData.throughput
 
 
-class _LongTermFigures:
-    """The long-term message rate and throughput of each bundle, read the cheapest way the
-    bundle data allows: the stats themselves when every bundle's data is this cycle's first
-    sample; a long sequence's columns, whose figures over the limits are found per column (a
-    bundle there and not among them, with few topics and sessions, fires nothing)."""
+class _Picker:
+    """The bundles over a limit, picked or not: the namespace's bundle count (plus the bundles
+    of it picked this cycle) must stay below ``loadBalancerNamespaceMaximumBundles``."""
 
-    def __init__(self, load: LoadData, limits: _Limits) -> None:
-        self.load = load
+    def __init__(self, limits: _Limits, bundle_count: Callable[[str], int]) -> None:
         self.limits = limits
-        view = load.bundle_data
-        self.all_first = isinstance(view, BundleDataView) and view.first_samples_only()
-        stored = view.stored() if isinstance(view, BundleDataView) else None
-        self.columns = stored if isinstance(stored, BundleColumns) else None
-        self.totals: Mapping[str, tuple[float, float]] | None = None
-        self.in_columns: Mapping[str, int] = {}
-        self.over: AbstractSet[str] = frozenset()
-        if (self.columns is not None and not self.all_first and abs(limits.max_rate) < _EXACT
-                and abs(limits.max_bw) < _EXACT):
-            self.in_columns = self.columns.key_index()
-            self.over = self.columns.long_term_over(limits.max_rate, limits.max_bw)
+        self.bundle_count = bundle_count
+        self.picked: dict[str, int] = {}
+        self.out: list[SplitCandidate] = []
 
-    def quiet(self, bundle: str, stats: NamespaceBundleStats) -> bool:
-        """Known from the columns to fire no limit."""
-        limits = self.limits
-        return (stats.topics <= limits.max_topics and bundle in self.in_columns
-                and bundle not in self.over
-                and (limits.max_sessions <= 0
-                     or stats.consumerCount + stats.producerCount <= limits.max_sessions))
-
-    def of(self, bundle: str, stats: NamespaceBundleStats) -> tuple[float, float]:
-        if self.totals is None and self.columns is not None:
-            self.totals = self.columns.long_term_totals()
-        if self.all_first:  # _long_term's first case, inline (same sums, same order)
-            return (stats.msgRateIn + stats.msgRateOut,
-                    stats.msgThroughputIn + stats.msgThroughputOut)
-        if self.totals is not None and bundle in self.totals:  # _long_term's columns case
-            return self.totals[bundle]
-        return _long_term(self.load, bundle, stats)
+    def over(self, broker: str, bundle: str, stats: NamespaceBundleStats, rate: float,
+             tp: float) -> None:
+        """A bundle that may exceed a limit (found by the fast test of the scan): the limit it
+        exceeds first, if any, and whether it is picked."""
+        fired = self.limits.fired(stats, rate, tp)
+        if fired is None:
+            return
+        ns = namespace_of(bundle)
+        count = self.bundle_count(ns)
+        before = self.picked.get(ns, 0)
+        selected = count + before < self.limits.max_bundles
+        if selected:
+            self.picked[ns] = before + 1
+        why = None if selected else SplitterWhy("namespace-full", ns, count, before,
+                                                self.limits.max_bundles)
+        self.out.append(SplitCandidate(bundle, broker, fired[0], fired[1], stats.topics,
+                                       stats.producerCount, stats.consumerCount, rate, tp,
+                                       selected, why))
 
 
 def find_bundles_to_split(
@@ -159,28 +149,74 @@ def find_bundles_to_split(
 ) -> tuple[SplitCandidate, ...]:
     """``BundleSplitterTask.findBundlesToSplit``; ``bundle_count(ns)`` is
     ``NamespaceService.getBundleCount``. Returns every bundle over a threshold, picked or not:
-    every broker's ``lastStats``, bundles of 2 topics or more, the first limit their figures
-    exceed, then the namespace's bundle count against ``loadBalancerNamespaceMaximumBundles``."""
+    every broker's ``lastStats``, bundles of 2 topics or more, the first limit their long-term
+    figures exceed, then the namespace's bundle count against
+    ``loadBalancerNamespaceMaximumBundles``.
+
+    The scan reads each bundle's figures the cheapest way the bundle data allows and tests
+    them inline (it runs over every bundle: 200,000 in a large cycle); the few bundles that may
+    exceed a limit go to the :class:`_Picker`."""
     limits = _Limits.of(settings)
-    figures = _LongTermFigures(load, limits)
-    out: list[SplitCandidate] = []
-    picked: dict[str, int] = {}
+    picker = _Picker(limits, bundle_count)
+    view = load.bundle_data
+    if isinstance(view, BundleDataView) and view.first_samples_only():
+        _scan_first_samples(load, limits, picker)
+    else:
+        _scan(load, limits, picker)
+    return tuple(picker.out)
+
+
+def _scan_first_samples(load: LoadData, limits: _Limits, picker: _Picker) -> None:
+    """Every bundle's data is this cycle's first sample: its long-term figures are its stats
+    (:func:`_long_term`'s first case, inline: the same sums in the same order)."""
+    max_topics, max_sessions = limits.max_topics, limits.max_sessions
+    max_rate, max_bw = limits.max_rate, limits.max_bw
     for broker, bd in load.brokers.items():
         for bundle, stats in bd.local.lastStats.items():
-            if stats.topics < 2 or figures.quiet(bundle, stats):
+            if stats.topics < 2:
                 continue
-            rate, tp = figures.of(bundle, stats)
-            fired = limits.fired(stats, rate, tp)
-            if fired is None:
+            rate = stats.msgRateIn + stats.msgRateOut
+            tp = stats.msgThroughputIn + stats.msgThroughputOut
+            if (stats.topics <= max_topics and rate <= max_rate and tp <= max_bw
+                    and (max_sessions <= 0
+                         or stats.consumerCount + stats.producerCount <= max_sessions)):
+                continue  # fires nothing (a NaN figure goes on to the picker, which skips it)
+            picker.over(broker, bundle, stats, rate, tp)
+
+
+def _scan(load: LoadData, limits: _Limits, picker: _Picker) -> None:
+    """Bundle data from earlier cycles: a long sequence's columns give the figures over the
+    limits per column (a bundle there and not among them, with few topics and sessions, fires
+    nothing) and, when a bundle needs them, every bundle's long-term totals; others are read
+    from their data."""
+    view = load.bundle_data
+    stored = view.stored() if isinstance(view, BundleDataView) else None
+    columns = stored if isinstance(stored, BundleColumns) else None
+    max_topics, max_sessions = limits.max_topics, limits.max_sessions
+    max_rate, max_bw = limits.max_rate, limits.max_bw
+    in_columns, over = _over_in_columns(columns, limits)
+    totals: Mapping[str, tuple[float, float]] | None = None if columns is not None else {}
+    for broker, bd in load.brokers.items():
+        for bundle, stats in bd.local.lastStats.items():
+            topics = stats.topics
+            if topics < 2:
                 continue
-            ns = namespace_of(bundle)
-            count = bundle_count(ns)
-            selected = count + picked.get(ns, 0) < limits.max_bundles
-            why = None if selected else SplitterWhy(
-                "namespace-full", ns, count, picked.get(ns, 0), limits.max_bundles)
-            if selected:
-                picked[ns] = picked.get(ns, 0) + 1
-            out.append(SplitCandidate(bundle, broker, fired[0], fired[1], stats.topics,
-                                      stats.producerCount, stats.consumerCount, rate, tp,
-                                      selected, why))
-    return tuple(out)
+            few = max_sessions <= 0 or stats.consumerCount + stats.producerCount <= max_sessions
+            if topics <= max_topics and bundle in in_columns and bundle not in over and few:
+                continue
+            if totals is None:  # the first bundle that needs them (a quiet cycle: none)
+                totals = columns.long_term_totals() if columns is not None else {}
+            figures = totals.get(bundle)
+            rate, tp = figures if figures is not None else _long_term(load, bundle, stats)
+            if topics <= max_topics and few and rate <= max_rate and tp <= max_bw:
+                continue  # fires nothing (a NaN figure goes on to the picker, which skips it)
+            picker.over(broker, bundle, stats, rate, tp)
+
+
+def _over_in_columns(columns: BundleColumns | None, limits: _Limits
+                     ) -> tuple[Mapping[str, int], AbstractSet[str]]:
+    """The bundles the columns hold, and those of them whose long-term figures exceed the rate
+    or bandwidth limit (found per column; limits beyond float64's exact integers: none known)."""
+    if columns is None or abs(limits.max_rate) >= _EXACT or abs(limits.max_bw) >= _EXACT:
+        return {}, frozenset()
+    return columns.key_index(), columns.long_term_over(limits.max_rate, limits.max_bw)
