@@ -1,7 +1,7 @@
-"""Reasons in words: every sentence lbctl prints about a decision is made here.
+"""Reasons in words: the sentences lbctl prints about what strategies and load managers decide.
 
 Strategies, filters and the load managers return their decisions as data — a
-:class:`~lbctl.model.decision.Why` record per reason, a ``StrEnum`` code naming the situation and
+:class:`~lbctl.model.decision.Why` record per reason, a code naming the situation and
 the figures behind it. One module here per deciding module turns its records into today's
 sentences (``threshold`` for ThresholdShedder, ``filters`` for the broker filters, ``cycle`` for
 the load managers' own steps…), each registering its record types with :func:`words`. Words are

@@ -62,7 +62,7 @@ VersionProblem = Literal[
 
 
 class FilterWhy(Why, frozen=True):
-    """A reason of :class:`Filter`, with its figures."""
+    """A reason of :data:`Filter`, with its figures."""
 
     code: Filter
     limit: int = 0

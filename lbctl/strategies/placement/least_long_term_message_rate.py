@@ -64,7 +64,7 @@ Least = Literal[
 
 
 class LeastWhy(Why, frozen=True):
-    """A reason of :class:`Least`: the pick among ``best`` at ``score``, and the +inf notes of
+    """A reason of :data:`Least`: the pick among ``best`` at ``score``, and the +inf notes of
     the candidate set (one tuple shared by every placement over the set)."""
 
     code: Least

@@ -56,7 +56,7 @@ Weighted = Literal[
 
 
 class WeightedWhy(Why, frozen=True):
-    """A reason of :class:`Weighted`: the candidates' mean smoothed usage, the difference
+    """A reason of :data:`Weighted`: the candidates' mean smoothed usage, the difference
     threshold (a fraction), the best with their usages and the pick; the candidates whose
     history was reset, those above the overload threshold (Pulsar only logs them) with their
     usages, and those without load data."""

@@ -44,7 +44,7 @@ Policy = Literal[
 
 
 class PolicyWhy(Why, frozen=True):
-    """A reason of :class:`Policy`, with its figures."""
+    """A reason of :data:`Policy`, with its figures."""
 
     code: Policy
     name: str = ""

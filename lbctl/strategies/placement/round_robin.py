@@ -50,7 +50,7 @@ Rotation = Literal[
 
 
 class RotationWhy(Why, frozen=True):
-    """A reason of :class:`Rotation`: the counter, the number of candidates, the index, the
+    """A reason of :data:`Rotation`: the counter, the number of candidates, the index, the
     rotation list and the pick (``stale``: the broker the old list had there)."""
 
     code: Rotation

@@ -47,7 +47,7 @@ Unranked = Literal[
 
 
 class UnrankedWhy(Why, frozen=True):
-    """A reason of :class:`Unranked` (no figures)."""
+    """A reason of :data:`Unranked` (no figures)."""
 
     code: Unranked
 
@@ -77,7 +77,7 @@ Greedy = Literal[
 
 
 class GreedyWhy(Why, frozen=True):
-    """A reason of :class:`Greedy`: the bundle's value, the throughput marked before it and the
+    """A reason of :data:`Greedy`: the bundle's value, the throughput marked before it and the
     amount to offload (bytes/s)."""
 
     code: Greedy

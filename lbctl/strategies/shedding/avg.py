@@ -182,7 +182,7 @@ Avg = Literal[
 
 
 class AvgWhy(Why, frozen=True):
-    """A reason of :class:`Avg`: ``broker`` (whose verdict) of ``pair``, with the gate and the
+    """A reason of :data:`Avg`: ``broker`` (whose verdict) of ``pair``, with the gate and the
     amount figures when they were reached."""
 
     code: Avg

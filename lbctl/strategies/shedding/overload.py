@@ -60,7 +60,7 @@ Overload = Literal[
 
 
 class OverloadWhy(Why, frozen=True):
-    """A reason of :class:`Overload`; ``percent`` is
+    """A reason of :data:`Overload`; ``percent`` is
     ``loadBalancerBrokerOverloadedThresholdPercentage`` as configured."""
 
     code: Overload

@@ -94,7 +94,7 @@ Threshold = Literal[
 
 
 class ThresholdWhy(Why, frozen=True):
-    """A reason of :class:`Threshold`. ``percent``, ``history`` and ``min_mb`` are the settings
+    """A reason of :data:`Threshold`. ``percent``, ``history`` and ``min_mb`` are the settings
     as configured; ``then`` is what lower-boundary shedding added to a broker's verdict."""
 
     code: Threshold

@@ -110,7 +110,7 @@ Transfer = Literal[
 
 
 class TransferWhy(Why, frozen=True):
-    """A reason of :class:`Transfer`, with its figures."""
+    """A reason of :data:`Transfer`, with its figures."""
 
     code: Transfer
     broker: str = ""

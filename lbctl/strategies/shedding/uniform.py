@@ -111,7 +111,7 @@ Uniform = Literal[
 
 
 class UniformWhy(Why, frozen=True):
-    """A reason of :class:`Uniform`. ``threshold``, ``max_pct`` and ``minimum`` are settings as
+    """A reason of :data:`Uniform`. ``threshold``, ``max_pct`` and ``minimum`` are settings as
     configured; ``also``: the throughput criterion was exceeded too (and not looked at)."""
 
     code: Uniform

@@ -88,7 +88,7 @@ Boundary = Literal[
 
 
 class BoundaryWhy(Why, frozen=True):
-    """A reason of :class:`Boundary`, with its figures (bytes/s for throughputs)."""
+    """A reason of :data:`Boundary`, with its figures (bytes/s for throughputs)."""
 
     code: Boundary
     count: int = 0

@@ -50,7 +50,7 @@ Splitter = Literal[
 
 
 class SplitterWhy(Why, frozen=True):
-    """A reason of :class:`Splitter`: the namespace, its bundle count, the bundles of it already
+    """A reason of :data:`Splitter`: the namespace, its bundle count, the bundles of it already
     picked this cycle and ``loadBalancerNamespaceMaximumBundles``."""
 
     code: Splitter

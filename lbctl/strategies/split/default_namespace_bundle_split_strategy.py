@@ -54,7 +54,7 @@ Check = Literal[
 
 
 class CheckWhy(Why, frozen=True):
-    """A reason of :class:`Check`, with its figures."""
+    """A reason of :data:`Check`, with its figures."""
 
     code: Check
     broker: str = ""
