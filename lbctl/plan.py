@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from msgspec import Struct, field
@@ -82,6 +82,9 @@ class Action(Struct, frozen=True):
 
 
 class BrokerRow(Struct, frozen=True):
+    """One broker of a plan. ``why`` is its reason in words, or how to word it: a load manager
+    defers the words, which only an explained plan shows (:meth:`why_text`)."""
+
     broker: str
     usage: float
     usage_after: float
@@ -91,9 +94,12 @@ class BrokerRow(Struct, frozen=True):
     bundles: int
     label: str | None = None
     reason: str | None = None
-    why: str = ""
+    why: str | Callable[[], str] = ""
     numbers: Mapping[str, float] = field(default_factory=dict)
     resources: Mapping[str, float] = field(default_factory=dict)
+
+    def why_text(self) -> str:
+        return self.why if isinstance(self.why, str) else self.why()
 
 
 class Plan(Struct, frozen=True):
@@ -218,7 +224,7 @@ def _broker_dict(b: BrokerRow, explained: bool) -> dict[str, Any]:
     if explained:
         d["usageAfter"] = rounded(b.usage_after)
         d["resources"] = {k: rounded(v) for k, v in b.resources.items()}
-        d["why"] = b.why
+        d["why"] = b.why_text()
         d["numbers"] = {k: rounded(v) for k, v in b.numbers.items()}
     return d
 

@@ -49,6 +49,8 @@ from msgspec import Struct
 from lbctl.config import Settings
 from lbctl.explain import Explanation
 from lbctl.explain.extensible import ExtensibleExplanation
+from lbctl.explain.outcome import extensible_decision
+from lbctl.explain.words import text
 from lbctl.loadmanager.base import LoadManager
 from lbctl.loadmanager.clock import expire, interval_ms, latest, shifted
 from lbctl.model.brokerload import (
@@ -62,6 +64,7 @@ from lbctl.model.bundle import BundleName, format_position, namespace_of
 from lbctl.model.cluster import EXTENSIBLE, EXTENSIBLE_CLASS, ClusterState, is_extensible_class
 from lbctl.model.cycle import Elapsed, ExtAction, ExtensibleCycle, ExtensibleMemory
 from lbctl.model.decision import (
+    BrokerStat,
     CycleDecision,
     Label,
     PlacementDecision,
@@ -70,9 +73,10 @@ from lbctl.model.decision import (
     SplitResult,
 )
 from lbctl.model.javaorder import concurrent_order, java_hash_order
-from lbctl.model.outcome import extensible_decision, history_dict, history_warnings
+from lbctl.model.outcome import history_dict, history_warnings
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.records import replace
+from lbctl.strategies.base import LookupRequest
 from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.strategies.placement import extensible_least_resource_usage as lruw
 from lbctl.strategies.placement.broker_filters import (
@@ -84,7 +88,7 @@ from lbctl.strategies.placement.broker_filters import (
     make_transferable,
 )
 from lbctl.strategies.shedding.transfer import NAME as TRANSFER
-from lbctl.strategies.shedding.transfer import ShedderInput, TransferShedder
+from lbctl.strategies.shedding.transfer import ShedderInput, TransferShedder, TransferWhy
 from lbctl.strategies.split.base import SplitBoundaries, option_for
 from lbctl.strategies.split.default_namespace_bundle_split_strategy import find_bundles_to_split
 from lbctl.units import rounded
@@ -344,7 +348,7 @@ class ExtensibleLoadManager(LoadManager[ExtensibleMemory]):
         with suppress(FilterError):  # Pulsar logs a failing filter and keeps its candidates
             cands, _ = apply_filters(cands, bundle, fctx, default_pipeline())
         order = java_hash_order(cands)
-        return lruw.select(order, store, settings, self.rng, bundle)
+        return lruw.select(LookupRequest(order, bundle, store, settings, self.rng))
 
     # --- what lbctl.loadmanager.clock needs -------------------------------------------------------
     def initial_memory(self) -> ExtensibleMemory:
@@ -429,41 +433,56 @@ def _row(c: ExtensibleCycle, broker: str, load: dict[str, float],
     """One broker's row: Success and the reason when bundles move off it, else Skip and why
     (no load data, outdated, cooling down, or the cycle's own gate)."""
     data = c.store.get(broker)
-    label: str | None = str(Label.SKIP)
-    reason: str | None = str(decision.reason) if decision.label is not Label.SUCCESS \
-        else str(Reason.BALANCED)
-    stat = next((s for s in (c.shed.brokers if c.shed else ()) if s.broker == broker), None)
+    label, reason = _row_verdict(c, broker, decision)
+    why = "; ".join(_row_whys(c, broker))
     if data is None:
-        reason = str(Reason.NO_LOAD_DATA)
-    elif stat is not None and not stat.counted:
-        reason = str(Reason.COOL_DOWN if stat.why.startswith("cooling") else
-                     Reason.OUTDATED_DATA)
-    whys = []
-    if stat is not None and stat.why:
-        whys.append(stat.why)
-    shed = c.shed
-    if any(r.min_broker == broker and r.outcome == "offloaded" for r in (shed.rounds if shed
-                                                                          else ())):
-        label = reason = None  # it receives load: nothing was skipped
-    for r in (shed.rounds if shed else ()):
-        if r.max_broker == broker:
-            whys.append(f"max broker of a round ({r.reason}): {r.why}")
-        elif r.min_broker == broker and r.outcome == "offloaded":
-            whys.append(f"min broker of a round: receives load from {r.max_broker}")
-    moved = [a for a in c.actions if a.decision.unload.source == broker]
-    if moved:
-        label = "Success"
-        reasons = {str(a.decision.reason) for a in moved}
-        reason = str(Reason.OVERLOADED) if str(Reason.OVERLOADED) in reasons else reasons.pop()
-    if data is None:
-        whys.append("no load data")
+        why = f"{why}; no load data" if why else "no load data"
         nan = math.nan
         return BrokerRow(broker, nan, nan, None, 0.0, 0.0, len(c.top_bundles.get(broker, ())),
-                         label, reason, "; ".join(whys))
+                         label, reason, why)
     numbers = {"weightedMaxEMA": data.weightedMaxEMA, "maxResourceUsage": data.maxResourceUsage,
                "msgThroughputEMA": data.msgThroughputEMA, "updatedAt": float(data.updatedAt)}
     return BrokerRow(
         broker=broker, usage=load[broker], usage_after=after[broker], score=data.weightedMaxEMA,
         msg_rate=data.msg_rate, throughput=data.throughput,
         bundles=data.bundleCount or len(c.top_bundles.get(broker, ())), label=label,
-        reason=reason, why="; ".join(whys), numbers=numbers, resources=data.resource_percents())
+        reason=reason, why=why, numbers=numbers, resources=data.resource_percents())
+
+
+def _stat(c: ExtensibleCycle, broker: str) -> BrokerStat | None:
+    return next((s for s in (c.shed.brokers if c.shed else ()) if s.broker == broker), None)
+
+
+def _row_verdict(c: ExtensibleCycle, broker: str, decision: CycleDecision
+                 ) -> tuple[str | None, str | None]:
+    """The row's label and reason: Success when bundles move off it; none when it receives
+    load; else Skip with the broker's own reason (no load data, not counted by phase A) or the
+    cycle's."""
+    moved = {str(a.decision.reason) for a in c.actions if a.decision.unload.source == broker}
+    if moved:
+        return "Success", (str(Reason.OVERLOADED) if str(Reason.OVERLOADED) in moved
+                           else moved.pop())
+    rounds = c.shed.rounds if c.shed else ()
+    if any(r.min_broker == broker and r.outcome == "offloaded" for r in rounds):
+        return None, None  # it receives load: nothing was skipped
+    stat = _stat(c, broker)
+    if broker not in c.store:
+        reason = Reason.NO_LOAD_DATA
+    elif stat is not None and not stat.counted:
+        cooling = isinstance(stat.why, TransferWhy) and stat.why.code == "cooling"
+        reason = Reason.COOL_DOWN if cooling else Reason.OUTDATED_DATA
+    else:
+        reason = decision.reason if decision.label is not Label.SUCCESS else Reason.BALANCED
+    return str(Label.SKIP), str(reason)
+
+
+def _row_whys(c: ExtensibleCycle, broker: str) -> list[str]:
+    """What phase A said of the broker, and each round it was in."""
+    stat = _stat(c, broker)
+    whys = [text(stat.why)] if stat is not None and stat.why is not None else []
+    for r in (c.shed.rounds if c.shed else ()):
+        if r.max_broker == broker:
+            whys.append(f"max broker of a round ({r.reason}): {text(r.why)}")
+        elif r.min_broker == broker and r.outcome == "offloaded":
+            whys.append(f"min broker of a round: receives load from {r.max_broker}")
+    return whys

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import partial
 from random import Random
 from types import MappingProxyType
 from typing import Any
@@ -45,8 +46,16 @@ from msgspec import Struct
 from lbctl.config import Settings
 from lbctl.explain import Explanation
 from lbctl.explain.modular import ModularExplanation
+from lbctl.explain.outcome import modular_decision
+from lbctl.explain.words import text
 from lbctl.loadmanager.base import LoadManager
-from lbctl.loadmanager.clock import expire, interval_ms, latest, reports_written, shifted
+from lbctl.loadmanager.clock import (
+    expire,
+    interval_ms,
+    latest,
+    reports_written,
+    shifted,
+)
 from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
 from lbctl.model.bundle import (
     SYSTEM_NAMESPACE,
@@ -59,6 +68,7 @@ from lbctl.model.cluster import MODULAR, ClusterState
 from lbctl.model.cycle import CycleMemory, Elapsed, ModularCycle
 from lbctl.model.decision import (
     AutoSplit,
+    CycleWhy,
     FilterStep,
     Label,
     PlacementTrace,
@@ -71,10 +81,10 @@ from lbctl.model.decision import (
 from lbctl.model.javaorder import java_hash_order, multimap_key_order
 from lbctl.model.load import BundleData, LocalBrokerData
 from lbctl.model.loaddata import LoadData
-from lbctl.model.outcome import history_dict, history_warnings, modular_decision
+from lbctl.model.outcome import history_dict, history_warnings
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.records import replace
-from lbctl.strategies.base import PlacementStrategy, SheddingStrategy
+from lbctl.strategies.base import PlacementRequest, PlacementStrategy, SheddingStrategy
 from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.strategies.placement.filters import (
     PlacementEnv,
@@ -93,6 +103,13 @@ from lbctl.strategies.split.bundle_splitter_task import find_bundles_to_split
 from lbctl.units import rounded
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+#: the load manager's reasons without figures, one record each
+NO_BROKER = CycleWhy("no-broker")
+SAME_BROKER = CycleWhy("same-broker")
+OWNER_ONLY = CycleWhy("owner-only")
+WOULD_COME_BACK = CycleWhy("would-come-back")
+STRATEGY_FOUND_NONE = CycleWhy("strategy-found-none")
+RESTORED = CycleWhy("restored")
 
 
 class _Cycle(Struct, frozen=True):
@@ -241,7 +258,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
                 ns = namespace_of(sel.bundle)
                 if ns in excluded:
                     outcomes.append(UnloadOutcome(
-                        sel, None, f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"))
+                        sel, None, CycleWhy("excluded-namespace", ns)))
                     continue
                 allowed = self._candidates(ns, load, settings, env)[0]
                 why_not = policies_block_unload(ns, sel.broker, load, env, allowed)
@@ -251,10 +268,9 @@ class ModularLoadManager(LoadManager[CycleMemory]):
                 trace, placement_mem, rr_mem = self.select_broker(
                     sel.bundle, load, settings, placement_mem, rr_mem, planned)
                 if trace.broker is None:
-                    outcomes.append(UnloadOutcome(sel, None, "no broker available to take it", trace))
+                    outcomes.append(UnloadOutcome(sel, None, NO_BROKER, trace))
                 elif trace.broker == sel.broker:
-                    outcomes.append(UnloadOutcome(
-                        sel, trace.broker, "the destination broker is the current owner", trace))
+                    outcomes.append(UnloadOutcome(sel, trace.broker, SAME_BROKER, trace))
                 else:
                     outcomes.append(UnloadOutcome(sel, trace.broker, None, trace))
                     recently[sel.bundle] = now
@@ -286,7 +302,8 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         use_rr = ns in set(settings["loadBalancerSheddingExcludedNamespaces"])
         strategy = self.round_robin if use_rr else self.placement
         mem = rr_mem if use_rr else placement_mem
-        decision, mem = strategy.select(cands, bundle, data, load, settings, mem, self.rng, planned)
+        decision, mem = strategy.select(
+            PlacementRequest(cands, bundle, load, settings, self.rng, data, planned), mem)
         if use_rr:
             rr_mem = mem
         else:
@@ -294,7 +311,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         broker = decision.broker
         if broker is None:
             return (PlacementTrace(bundle, tuple(steps), decision, None, None,
-                                   "the placement strategy found no broker"),
+                                   STRATEGY_FOUND_NONE),
                     placement_mem, rr_mem)
 
         recheck = None
@@ -305,10 +322,10 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             # applyNamespacePolicies adds its brokers to the (not cleared) candidate set: every
             # broker the namespace policies allow
             recheck, placement_mem = self.placement.select(
-                allowed, bundle, data, load, settings, placement_mem, self.rng, planned)
+                PlacementRequest(allowed, bundle, load, settings, self.rng, data, planned),
+                placement_mem)
             if recheck.broker is not None:
-                why = (f"{broker} is overloaded ({usage:.1%} > {threshold:.0%}); "
-                       f"asked again over all brokers: {recheck.broker}")
+                why = CycleWhy("overloaded-pick", recheck.broker, broker, usage, threshold)
                 broker = recheck.broker
         return (PlacementTrace(bundle, tuple(steps), decision, recheck, broker, why),
                 placement_mem, rr_mem)
@@ -361,9 +378,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
                                     load, settings, env, steps)
             cands = allowed if piped is None else piped
             if not cands:
-                steps.append(FilterStep("restore", (), allowed,
-                                        "no candidate left: every broker the namespace "
-                                        "policies allow"))
+                steps.append(FilterStep("restore", (), allowed, RESTORED))
                 cands = allowed
             # the policy's brokers with reports (once per policy); the candidates are among
             # them, so when none lacks a report the candidates need no check either
@@ -410,7 +425,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
 
 
 def policies_block_unload(namespace: str, owner: str, load: LoadData, env: PlacementEnv,
-                          allowed: tuple[str, ...] | None = None) -> str | None:
+                          allowed: tuple[str, ...] | None = None) -> CycleWhy | None:
     """Why ``doLoadShedding`` would not unload a bundle of ``namespace`` from ``owner``:
     ``shouldNamespacePoliciesUnload`` (no broker but the owner passes the namespace policies)
     and ``shouldAntiAffinityNamespaceUnload`` (the bundle would come back). ``None``: unload.
@@ -418,12 +433,10 @@ def policies_block_unload(namespace: str, owner: str, load: LoadData, env: Place
     if allowed is None:
         allowed = policy_candidates(namespace, env, load).brokers
     if all(b == owner for b in allowed):  # no broker but the owner (stops at the first other)
-        return ("no broker other than the owner passes the namespace policies "
-                "(shouldNamespacePoliciesUnload)")
+        return OWNER_ONLY
     counts = anti_affinity_counts(namespace, env, load)
     if not should_anti_affinity_namespace_unload(owner, allowed, counts):
-        return ("every candidate broker owns as many namespaces of its anti-affinity group as "
-                "the owner: it would come back (shouldAntiAffinityNamespaceUnload)")
+        return WOULD_COME_BACK
     return None
 
 
@@ -437,9 +450,8 @@ def _with_reports(cands: Sequence[str], load: LoadData,
         return cands
     kept = tuple(b for b in cands if b in reports)
     if len(kept) < len(cands):
-        steps.append(FilterStep("load report", cands, kept,
-                                "removed " + ", ".join(b for b in cands if b not in load.brokers)
-                                + ": no load report to place by"))
+        steps.append(FilterStep("load report", cands, kept, CycleWhy(
+            "no-report", names=tuple(b for b in cands if b not in load.brokers))))
     return kept
 
 
@@ -500,24 +512,27 @@ def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate,
     try:
         name = BundleName.parse(cand.bundle)
     except BundleNameError as e:
-        return AutoSplit(cand, algorithm.name, skipped=str(e))
+        return AutoSplit(cand, algorithm.name, skipped=CycleWhy("bad-name", str(e)))
     rng = name.range
     if not rng.can_split():
-        return AutoSplit(cand, algorithm.name, skipped=f"range {rng} can't be split further")
+        return AutoSplit(cand, algorithm.name,
+                         skipped=CycleWhy("cannot-split", str(rng)))
     bounds = state.namespaces.get(name.namespace)
     if bounds is not None and not any(a == rng.lower and b == rng.upper
                                       for a, b in zip(bounds, bounds[1:], strict=False)):
         return AutoSplit(cand, algorithm.name,
-                         skipped=f"{cand.bundle} is not one of the namespace's bundles any more")
+                         skipped=CycleWhy("not-a-bundle", cand.bundle))
     topics = state.topics_of_bundle(cand.bundle)
     try:
         result = algorithm.boundaries(option_for(rng, topics, state.topics, settings))
         if not result.boundaries:
             return AutoSplit(cand, algorithm.name, unload=unload, why=result.why,
-                             skipped=f"{algorithm.name} found no split boundary: {result.why}")
+                             skipped=CycleWhy("no-boundary", algorithm.name,
+                                              inner=result.why))
         children = apply_boundaries(rng, result.boundaries)
     except SplitError as e:
-        return AutoSplit(cand, algorithm.name, unload=unload, skipped=str(e))
+        return AutoSplit(cand, algorithm.name, unload=unload,
+                         skipped=CycleWhy("split-refused", str(e)))
     return AutoSplit(
         cand, algorithm.name, tuple(sorted(result.boundaries)),
         tuple(f"{name.namespace}/{c}" for c in children), unload, None, result.why)
@@ -544,7 +559,7 @@ def _action(o: UnloadOutcome) -> Action:
         destinationBroker=o.destination,
         msgRate=rounded(s.msg_rate),
         throughput=rounded(s.throughput),
-        skipped=o.skipped,
+        skipped=None if o.skipped is None else text(o.skipped),
     )
 
 
@@ -588,7 +603,7 @@ def build_plan(cycle: ModularCycle) -> Plan:
             bundles=len(bd.local.lastStats) or bd.local.numBundles,
             label=label,
             reason=reason,
-            why=v.why if v else "",
+            why=partial(text, v.why) if v else "",  # worded when an explanation shows it
             numbers=dict(v.numbers) if v else {},
             resources=bd.local.resource_percents(),
         ))
@@ -608,6 +623,8 @@ def build_plan(cycle: ModularCycle) -> Plan:
 
 def split_action(split: AutoSplit) -> Action:
     """A plan action for one automatic split."""
+    from lbctl.explain.words.split import split_detail  # loaded when a cycle splits
+
     c = split.candidate
     return Action(
         action="split",
@@ -616,12 +633,12 @@ def split_action(split: AutoSplit) -> Action:
         reason=str(c.reason),
         msgRate=rounded(c.msg_rate),
         throughput=rounded(c.throughput),
-        skipped=split.skipped,
+        skipped=None if split.skipped is None else text(split.skipped),
         algorithm=split.algorithm,
         boundaries=tuple(format_position(b) for b in split.boundaries),
         children=tuple(split.children),
         unload=split.unload,
-        detail=c.detail,
+        detail=split_detail(c),
     )
 
 
