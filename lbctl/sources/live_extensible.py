@@ -247,9 +247,11 @@ def _has_policies(raw: object) -> Callable[[str], bool] | None:
     """``TopKBundles.hasPolicies`` of a captured ``policies`` section (``None``: not captured)."""
     if not isinstance(raw, dict):
         return None
-    from lbctl.sources.snapshot_schema import _Checker, _policies
+    from lbctl.model.wire.snapshot import Policies
+    from lbctl.sources.snapshot_schema import _Checker, convert, policies_from_wire
 
-    return _policies(_Checker("live"), raw).has_policies  # type: ignore[no-any-return]  # ClusterPolicies
+    policies = convert(raw, Policies, "live", "policies")
+    return policies_from_wire(_Checker("live"), policies).has_policies  # type: ignore[no-any-return]  # ClusterPolicies
 
 
 # ---- reading -----------------------------------------------------------------------------------------
