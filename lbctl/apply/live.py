@@ -79,7 +79,6 @@ def read_live(client: AdminClient, *, topics: bool = True, namespaces: bool = Tr
     read = src.read()
     state = read.state
     settings = resolve(state.config, {}, {})
-    raw_brokers = read.snapshot.get("brokers") or {}
     return LiveView(
         cluster=state.cluster,
         brokers=list(state.brokers),
@@ -88,8 +87,8 @@ def read_live(client: AdminClient, *, topics: bool = True, namespaces: bool = Tr
         owners=state.owners(),
         usage=usage_of(state, settings),
         load_manager_class=_class_of(state),
-        broker_class={b: str(r["loadManagerClassName"]) for b, r in raw_brokers.items()
-                      if isinstance(r, dict) and isinstance(r.get("loadManagerClassName"), str)},
+        broker_class={b: r.loadManagerClassName for b, r in state.brokers.items()
+                      if r.loadManagerClassName is not None},
         gains={b: frozenset(d.lastBundleGains) for b, d in state.brokers.items()},
         failures=[f"{f.broker}: {f.error}" for f in read.failures],
         warnings=list(read.warnings),

@@ -345,6 +345,52 @@ def _format_problem(value: object) -> str:
     return f'expected "{FORMAT}"{hint}'
 
 
+#: the sections of a snapshot, each a type of its own (a live read decodes its parts into them)
+Config = Annotated[
+    dict[Annotated[str, _words(key="a setting name as a string key")],
+         Annotated[str | int | JavaDouble | bool | None
+                   | list[Annotated[str | int | JavaDouble | bool, _words(
+                       expected="a string, number or boolean")]],
+                   _words(expected="a string, number or boolean")]],
+    _words(expected="an object of broker settings (name → value)", dotted=True)]
+Brokers = Annotated[
+    dict[BrokerId, Annotated[LocalBrokerData, _words(
+        expected="an object (the broker's LocalBrokerData)")]],
+    _words(expected="an object: broker id → LocalBrokerData",
+           missing="an object: broker id → LocalBrokerData")]
+BundleDataMap = Annotated[
+    dict[BundleNameText, Annotated[BundleData, _words(
+        expected="an object (BundleData: shortTermData, longTermData, topics)")]],
+    _words(expected="an object: bundle name → BundleData")]
+Namespaces = Annotated[
+    dict[NamespaceKey, Annotated[BundlesData, _words(
+        expected='an object {"boundaries": [...], "numBundles": N}')]],
+    _words(expected="an object: tenant/namespace → {boundaries, numBundles}")]
+Topics = Annotated[
+    dict[TopicKey, Annotated[TopicStats, _words(
+        expected="an object (msgRateIn, msgRateOut, msgThroughputIn, msgThroughputOut)")]],
+    _words(expected="an object: full topic name → topic stats")]
+RecentlyUnloaded = Annotated[dict[BundleNameText, EpochMillis], _words(
+    expected="an object: bundle name → epoch milliseconds")]
+BrokerLoadDataMap = Annotated[
+    dict[BrokerKey, Annotated[BrokerLoadData, _words(expected="an object")]],
+    _words(expected="an object: broker id → object")]
+TopBundlesMap = Annotated[
+    dict[BrokerKey, Annotated[TopBundlesLoadData, _words(expected="an object")]],
+    _words(expected="an object: broker id → object")]
+RecentlyUnloadedBrokers = Annotated[dict[BrokerKey, EpochMillis], _words(
+    expected="an object: broker id → epoch milliseconds")]
+ObservedSection = Annotated[Observed | None, _words(
+    expected="an object (what the leader did until the next sample)")]
+PoliciesSection = Annotated[Policies, _words(
+    expected="an object {namespaceIsolationPolicies, antiAffinityGroups, failureDomains}")]
+NamespaceTopicsMap = Annotated[
+    dict[NamespaceKey, Annotated[NamespaceTopics, _words(
+        expected='an object {"persistent": [...], "nonPersistent": [...], '
+                 '"partitioned": {topic: partitions}}')]],
+    _words(expected="an object: tenant/namespace → its topic lists")]
+
+
 class Snapshot(Struct, frozen=True, gc=False, kw_only=True):
     """One ``lbctl/snapshot@1`` document (``brokers`` is required: keyword-only fields)."""
 
@@ -355,51 +401,19 @@ class Snapshot(Struct, frozen=True, gc=False, kw_only=True):
     capturedAt: CapturedAt
     loadManager: Annotated[Literal["modular", "extensible"], _words(
         expected='"modular" or "extensible"')] = MODULAR
-    config: Annotated[
-        dict[Annotated[str, _words(key="a setting name as a string key")],
-             Annotated[str | int | JavaDouble | bool | None
-                       | list[Annotated[str | int | JavaDouble | bool, _words(
-                           expected="a string, number or boolean")]],
-                       _words(expected="a string, number or boolean")]],
-        _words(expected="an object of broker settings (name → value)", dotted=True)] = {}
-    brokers: Annotated[
-        dict[BrokerId, Annotated[LocalBrokerData, _words(
-            expected="an object (the broker's LocalBrokerData)")]],
-        _words(expected="an object: broker id → LocalBrokerData")]
-    bundleData: Annotated[
-        dict[BundleNameText, Annotated[BundleData, _words(
-            expected="an object (BundleData: shortTermData, longTermData, topics)")]],
-        _words(expected="an object: bundle name → BundleData")] | UnsetType = UNSET
-    namespaces: Annotated[
-        dict[NamespaceKey, Annotated[BundlesData, _words(
-            expected='an object {"boundaries": [...], "numBundles": N}')]],
-        _words(expected="an object: tenant/namespace → {boundaries, numBundles}")] \
-        | UnsetType = UNSET
-    topics: Annotated[
-        dict[TopicKey, Annotated[TopicStats, _words(
-            expected="an object (msgRateIn, msgRateOut, msgThroughputIn, msgThroughputOut)")]],
-        _words(expected="an object: full topic name → topic stats")] | UnsetType = UNSET
-    recentlyUnloaded: Annotated[dict[BundleNameText, EpochMillis], _words(
-        expected="an object: bundle name → epoch milliseconds")] | UnsetType = UNSET
-    brokerLoadData: Annotated[
-        dict[BrokerKey, Annotated[BrokerLoadData, _words(expected="an object")]],
-        _words(expected="an object: broker id → object")] | UnsetType = UNSET
-    topBundlesLoadData: Annotated[
-        dict[BrokerKey, Annotated[TopBundlesLoadData, _words(expected="an object")]],
-        _words(expected="an object: broker id → object")] | UnsetType = UNSET
-    recentlyUnloadedBrokers: Annotated[dict[BrokerKey, EpochMillis], _words(
-        expected="an object: broker id → epoch milliseconds")] | UnsetType = UNSET
-    observed: Annotated[Observed | None, _words(
-        expected="an object (what the leader did until the next sample)")] | UnsetType = UNSET
+    config: Config = {}
+    brokers: Brokers
+    bundleData: BundleDataMap | UnsetType = UNSET
+    namespaces: Namespaces | UnsetType = UNSET
+    topics: Topics | UnsetType = UNSET
+    recentlyUnloaded: RecentlyUnloaded | UnsetType = UNSET
+    brokerLoadData: BrokerLoadDataMap | UnsetType = UNSET
+    topBundlesLoadData: TopBundlesMap | UnsetType = UNSET
+    recentlyUnloadedBrokers: RecentlyUnloadedBrokers | UnsetType = UNSET
+    observed: ObservedSection | UnsetType = UNSET
     availableBrokers: BrokerIds | UnsetType = UNSET
-    policies: Annotated[Policies, _words(
-        expected="an object {namespaceIsolationPolicies, antiAffinityGroups, failureDomains}")] \
-        | UnsetType = UNSET
-    namespaceTopics: Annotated[
-        dict[NamespaceKey, Annotated[NamespaceTopics, _words(
-            expected='an object {"persistent": [...], "nonPersistent": [...], '
-                     '"partitioned": {topic: partitions}}')]],
-        _words(expected="an object: tenant/namespace → its topic lists")] | UnsetType = UNSET
+    policies: PoliciesSection | UnsetType = UNSET
+    namespaceTopics: NamespaceTopicsMap | UnsetType = UNSET
 
 
 #: the whole document, with the words for what is not a snapshot object at all
