@@ -151,6 +151,9 @@ def _walk(v: object, t: mi.Type, path: str) -> Problem | None:
 def _struct(v: object, t: mi.StructType, extra: Mapping[str, Any], path: str) -> Problem | None:
     if type(v) is not dict:
         return _fail(path, extra, "an object", v)
+    if t.tag_field is not None and v.get(t.tag_field) != t.tag:
+        return Problem(join(path, t.tag_field),
+                       f"expected {json.dumps(t.tag)}, got {show(v.get(t.tag_field))}")
     for k in v:
         if type(k) is not str:
             return Problem(join(path, key_path(k)),
@@ -193,9 +196,19 @@ def _member_for(v: object, members: tuple[mi.Type, ...], *, loose: bool) -> mi.T
     ``loose``: a number selects the union's one numeric member, integer or not (a union without
     words of its own says what that member expects)."""
     found = [m for m in members if _same_kind(v, _unwrap(m)[0])]
+    if type(v) is dict:  # a tagged union: the tag chooses
+        tagged = [m for m in found if _tag_of(m, v)]
+        found = tagged or found
     if not found and loose and type(v) in (int, float):
         found = [m for m in members if isinstance(_unwrap(m)[0], mi.IntType | mi.FloatType)]
     return found[0] if len(found) == 1 else None
+
+
+def _tag_of(t: mi.Type, v: dict[Any, Any]) -> bool:
+    """Whether ``t`` is a tagged record whose tag ``v`` carries."""
+    u = _unwrap(t)[0]
+    return (isinstance(u, mi.StructType) and u.tag_field is not None
+            and v.get(u.tag_field) == u.tag)
 
 
 def _same_kind(v: object, t: mi.Type) -> bool:
