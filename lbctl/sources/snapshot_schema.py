@@ -668,10 +668,10 @@ _TOPS = Annotated[w.TopBundlesLoadData, msgspec.Meta(extra={"expected": "an obje
 
 
 def _observed(c: _Checker, raw: w.Observed | None | Any) -> Any:
-    from lbctl.sources.snapshot_observed import observed_from_wire
-
     if raw is UNSET or raw is None:
         return None
+    from lbctl.sources.snapshot_observed import observed_from_wire  # rare: imported when needed
+
     return observed_from_wire(c, raw, parse_captured_at)
 
 

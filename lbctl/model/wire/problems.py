@@ -313,7 +313,9 @@ def _java(t: mi.IntType) -> str:
 
 
 def _count_problem(v: object, t: mi.IntType, path: str) -> Problem:
-    low = t.ge if t.ge is not None else 0
+    if t.ge is None and t.le is None:
+        return Problem(path, f"expected an integer, got {show(v)}")
+    low = t.ge if t.ge is not None else -(2**63)
     java = _java(t)
     if type(v) is not int:
         if type(v) is float and v.is_integer() and abs(v) >= 2**53 and java:
