@@ -59,7 +59,7 @@ from lbctl.model.load import (
 )
 from lbctl.model.wire import snapshot as w
 from lbctl.model.wire.java import MAX_EPOCH_MS
-from lbctl.model.wire.problems import first_problem, key_path, show
+from lbctl.model.wire.paths import key_path, show
 from lbctl.model.wire.snapshot import FORMAT, RECONSTRUCTED
 
 __all__ = [
@@ -146,6 +146,8 @@ def convert(value: object, tp: Any, file: str, path: str = "") -> Any:
 
 def _refusal(c: _Checker, value: object, tp: Any, path: str,
              e: msgspec.ValidationError) -> SnapshotFormatError:
+    from lbctl.model.wire.problems import first_problem  # the error path only
+
     problem = first_problem(value, tp, path)
     if problem is None:  # the declarations' walk and msgspec disagree: msgspec's own words
         where, _, what = str(e).rpartition(" - at `")

@@ -12,7 +12,6 @@ is the union's ``num_topics``, as a broker's ``num_topics`` is). Times are epoch
 throughputs bytes/s; ``None`` is a missing figure (a usage with no limit, NaN).
 """
 
-from __future__ import annotations
 
 from typing import Annotated, Any
 

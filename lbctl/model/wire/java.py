@@ -8,7 +8,6 @@ Python's ``json`` produce them), a count ``>= 0``; a resource ``usage``/``limit`
 1970 and 9999-12-31T23:59:59.999Z (the last one ``datetime`` can print).
 """
 
-from __future__ import annotations
 
 import sys
 from typing import Annotated

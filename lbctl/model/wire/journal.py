@@ -10,7 +10,6 @@ have is ``UNSET`` (not written). ``time`` is RFC 3339 UTC with milliseconds; jou
 before that hold epoch seconds, which are read as well (:func:`record_time`, the one parser).
 """
 
-from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any

@@ -12,7 +12,6 @@ whether its children are unloaded) — one record per kind, told apart by ``acti
 and the summary are for people); :class:`PlanDocument` is the whole, the header's fields first.
 """
 
-from __future__ import annotations
 
 import sys
 from typing import Annotated, Any, Final, Literal

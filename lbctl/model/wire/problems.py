@@ -29,13 +29,13 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from datetime import datetime
 from functools import cache
 from typing import Any, NamedTuple
 
 from msgspec import inspect as mi
 
 from lbctl.model.wire.java import DOUBLE_MAX, INT_MAX, LONG_MAX
+from lbctl.model.wire.paths import join, key_path, show
 
 __all__ = ["Problem", "first_problem", "join", "key_path", "show", "words"]
 
@@ -45,47 +45,6 @@ class Problem(NamedTuple):
 
     path: str
     message: str
-
-
-def key_path(key: object) -> str:
-    """``["b1:8080"]``: a map key as it appears in a JSON path (JSON-quoted, so one line)."""
-    return "[" + json.dumps(key, ensure_ascii=False, default=str) + "]"
-
-
-def join(path: str, name: str) -> str:
-    """``path`` followed by the field ``name`` (or by a ``[…]`` part)."""
-    if not path:
-        return name
-    return path + name if name.startswith("[") else f"{path}.{name}"
-
-
-def show(value: object) -> str:
-    """A short, single-line rendering of a decoded JSON/YAML value for an error message."""
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        return repr(value)
-    if isinstance(value, int):
-        text = str(value)
-        return text if len(text) <= 40 else text[:37] + "..."
-    if isinstance(value, str):
-        text = json.dumps(value, ensure_ascii=False)
-        return text if len(text) <= 80 else text[:76] + '..."'
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, datetime):
-        return "a YAML timestamp without a time zone" if value.tzinfo is None else "a timestamp"
-    return f"a {type(value).__name__}"
 
 
 @cache

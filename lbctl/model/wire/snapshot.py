@@ -17,7 +17,6 @@ when it has nothing to say is ``UNSET`` (never written); reading treats it as ab
 are ignored everywhere.
 """
 
-from __future__ import annotations
 
 from typing import Annotated, Any, Final, Literal
 
