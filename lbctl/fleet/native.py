@@ -179,10 +179,6 @@ def _and(*parts: str) -> str:
     return "(" + " AND ".join(parts) + ")"
 
 
-def _is_string(v: str) -> str:
-    return f"(schema_of_variant({v}) = 'STRING')"
-
-
 def vstring(v: str) -> str:
     return f"variant_get({v}, '$', 'string')"
 

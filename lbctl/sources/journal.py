@@ -23,8 +23,8 @@ import msgspec
 from lbctl.errors import ConfigError, UsageError
 from lbctl.model.wire.journal import JournalRecord, record_time
 
-__all__ = ["Journal", "JournalEntry", "decode_lines", "iso", "parse_since", "parse_time",
-           "read_journal", "read_records"]
+__all__ = ["Journal", "JournalEntry", "decode_lines", "iso", "parse_since", "read_journal",
+           "read_records"]
 
 _DECODER = msgspec.json.Decoder(JournalRecord)
 _WHAT = "a journal (JSON lines)"
@@ -72,11 +72,6 @@ def iso(t: datetime) -> str:
     """``t`` as a line's ``time`` is written (RFC 3339 UTC, milliseconds)."""
     u = t.astimezone(UTC)
     return u.strftime("%Y-%m-%dT%H:%M:%S.") + f"{u.microsecond // 1000:03d}Z"
-
-
-def parse_time(value: Any) -> datetime:
-    """A journal time (the one parser: :func:`lbctl.model.wire.journal.record_time`)."""
-    return record_time(value)
 
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")

@@ -8,7 +8,8 @@
 * :mod:`~lbctl.model.wire.journal` — one line of the journal of changes;
 * :mod:`~lbctl.model.wire.fleet` — the rows of ``lbctl fleet``'s tables;
 * :mod:`~lbctl.model.wire.problems` — what a value that does not decode breaks, in lbctl's words
-  (its JSON path and what the declaration expects), from the declarations themselves.
+  (its JSON path and what the declaration expects), from the declarations themselves;
+  :mod:`~lbctl.model.wire.paths` writes the paths and values of every such message.
 
 A declaration carries its type, its range (``msgspec.Meta``) and the words an error uses
 (``Meta(extra={"expected": …})``): decoding checks the first two in C, and only a value that

@@ -123,8 +123,6 @@ TABLES: dict[str, type[Struct]] = {"snapshots": SnapshotsRow, "brokers": Brokers
 #: table → the ``kind`` of its rows in the readers' union
 KIND_OF_TABLE = {"snapshots": "snapshot", "brokers": "broker", "bundles": "bundle",
                  "topics": "topic"}
-ROW_KINDS: dict[str, type[Struct]] = {**{KIND_OF_TABLE[t]: r for t, r in TABLES.items()},
-                                      "error": ErrorRow}
 
 
 def column_of(extra: dict[str, Any] | None, name: str) -> str:

@@ -37,7 +37,7 @@ from msgspec import inspect as mi
 from lbctl.model.wire.java import DOUBLE_MAX, INT_MAX, LONG_MAX
 from lbctl.model.wire.paths import join, key_path, show
 
-__all__ = ["Problem", "first_problem", "join", "key_path", "show", "words"]
+__all__ = ["Problem", "first_problem"]
 
 
 class Problem(NamedTuple):
@@ -56,11 +56,6 @@ def first_problem(value: object, tp: Any, path: str = "") -> Problem | None:
     """The first place where ``value`` (plain JSON/YAML values) does not fit the declared type
     ``tp``, in declaration order; ``None`` when it fits."""
     return _walk(value, _info(tp), path)
-
-
-def words(tp: Any) -> Mapping[str, Any]:
-    """The ``Meta(extra=…)`` words of a declared type (empty when it has none)."""
-    return _unwrap(_info(tp))[1]
 
 
 # --------------------------------------------------------------------------------------------
