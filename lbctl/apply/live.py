@@ -92,8 +92,8 @@ def view_of(got: StateRead) -> LiveView:
         owners=state.owners(),
         usage=usage_of(state, settings),
         load_manager_class=_class_of(state),
-        broker_class={b: d.loadManagerClassName for b, d in state.brokers.items()
-                      if d.loadManagerClassName is not None},
+        broker_class={b: r.loadManagerClassName for b, r in state.brokers.items()
+                      if r.loadManagerClassName is not None},
         gains={b: frozenset(d.lastBundleGains) for b, d in state.brokers.items()},
         failures=list(got.failures),
         warnings=list(got.warnings),
