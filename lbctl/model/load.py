@@ -26,8 +26,6 @@ NUM_LONG_SAMPLES = 1000
 DEFAULT_MESSAGE_RATE = 50.0
 DEFAULT_MESSAGE_THROUGHPUT = 50000.0
 
-EMPTY_MAP: Mapping[str, object] = MappingProxyType({})
-
 
 def f32(x: float) -> float:
     """Round a double to the nearest Java ``float`` (IEEE binary32), saturating to ±infinity."""

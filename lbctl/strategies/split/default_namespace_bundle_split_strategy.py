@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Literal
 
-from msgspec import Struct, field
+from msgspec import Struct
 
 from lbctl.config import Settings
 from lbctl.model.bundle import BundleRange, bundle_name
@@ -231,9 +231,3 @@ def _boundary(run: _Broker, bundle: str, parsed: BundleRange) -> int | CheckWhy:
 
 def _with(why: CheckWhy, **changes: object) -> CheckWhy:
     return replace(why, **changes)
-
-
-class SplitMemory(Struct, frozen=True):
-    """Hit counts per broker (each broker runs its own strategy instance)."""
-
-    hit_counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
