@@ -5,9 +5,10 @@ does not share lbctl's interpreter. Prints the machine's load (the cores are sha
 figures with it), one request's time (median of 20 GETs of a load report), then the wall and CPU
 time of a warm refresh (discovery + 200 load reports on open connections, median of 5) and of a
 first one (a new client: new connections, median of 5), each as a ratio to one request next to
-issue 14's goal — on the light wire the admin client uses, and for comparison with every request
-forced onto httpx (the path before; --no-httpx skips it) — and the wall time of the whole
-`lbctl monitor-brokers --once` command in a fresh process (interpreter start-up included).
+issue 14's goal — with the admin client's own transport (lbctl.admin.transport), and for
+comparison with httpx's default transport (httpcore; --no-httpx skips it) — and the wall time of
+the whole `lbctl monitor-brokers --once` command in a fresh process (interpreter start-up
+included).
 
     python benchmarks/monitor_brokers.py [--brokers 200] [--latency 0.05] [--no-httpx]
 """
@@ -20,7 +21,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,7 +43,7 @@ def main() -> None:
     ap.add_argument("--brokers", type=int, default=200)
     ap.add_argument("--latency", type=float, default=0.05)
     ap.add_argument("--no-httpx", action="store_true",
-                    help="skip the comparison run with every request on httpx")
+                    help="skip the comparison run on httpx's default transport")
     args = ap.parse_args()
     server = subprocess.Popen(
         [sys.executable, "-c", SERVER.format(tests=str(ROOT / "tests"), n=args.brokers,
@@ -60,10 +63,11 @@ GOAL_WARM = 3.0  # issue 14: a warm refresh within 3 requests' time
 GOAL_FIRST = 4.0  # and the first one (new connections) within 4
 
 
-def refreshes(url: str, n: int, cold: int, warm: int) -> tuple[list[float], list[float],
-                                                                list[float], list[float]]:
+def refreshes(url: str, n: int, cold: int, warm: int, transport: Callable[[], Any] | None
+              ) -> tuple[list[float], list[float], list[float], list[float]]:
     """Wall and CPU (this process) of ``cold`` first refreshes (a new client each) and of ``warm``
-    refreshes on one client after a first one."""
+    refreshes on one client after a first one; ``transport`` makes each client's (None: the
+    admin client's default)."""
     from lbctl.admin.client import AdminClient
     from lbctl.cli.monitor_loop import live_refresh
     from lbctl.monitor.brokers import BrokerMonitor
@@ -71,14 +75,14 @@ def refreshes(url: str, n: int, cold: int, warm: int) -> tuple[list[float], list
 
     first_wall, first_cpu, warm_wall, warm_cpu = [], [], [], []
     for _ in range(cold):
-        with AdminClient(url) as client:
+        with AdminClient(url, transport=transport and transport()) as client:
             w, c = time.perf_counter(), time.process_time()
             ref = live_refresh(LiveSource(client, topics=False, namespaces=False),
                                BrokerMonitor(), [85.0])
             first_wall.append(time.perf_counter() - w)
             first_cpu.append(time.process_time() - c)
             assert len(ref.rows) == n and all(r.state == "ok" for r in ref.rows)
-    with AdminClient(url) as client:
+    with AdminClient(url, transport=transport and transport()) as client:
         src = LiveSource(client, topics=False, namespaces=False)
         mon = BrokerMonitor()
         live_refresh(src, mon, [85.0])  # warm: connections opened
@@ -108,20 +112,12 @@ def run(url: str, n: int, latency: float, with_httpx: bool) -> None:
           " (1/5/15 min; the cores are shared)")
     print(f"brokers: {n}, each answering after {latency * 1000:.0f} ms")
     print(f"one request (GET load-report), median of 20:       {one * 1000:7.1f} ms")
-    paths = [("light wire (lbctl.admin.fastget)", False)]
+    paths: list[tuple[str, Callable[[], Any] | None]] = [
+        ("the admin client's transport (lbctl.admin.transport.Http1Transport)", None)]
     if with_httpx:
-        paths.append(("httpx for every request (the path before)", True))
-    for label, httpx_only in paths:
-        if httpx_only:
-            from lbctl.admin.client import AdminClient
-
-            saved = AdminClient._fast_parts
-            AdminClient._fast_parts = lambda *a, **k: None  # type: ignore[method-assign]
-        try:
-            fw, fc, ww, wc = refreshes(url, n, cold=5, warm=5)
-        finally:
-            if httpx_only:
-                AdminClient._fast_parts = saved  # type: ignore[method-assign]
+        paths.append(("httpx's default transport (httpcore)", httpx.AsyncHTTPTransport))
+    for label, transport in paths:
+        fw, fc, ww, wc = refreshes(url, n, cold=5, warm=5, transport=transport)
         print(f"-- {label}")
         print(f"one refresh (brokers + {n} load reports), warm, median of 5: "
               f"{med(ww) * 1000:7.1f} ms wall ({med(wc) * 1000:5.1f} ms CPU)"

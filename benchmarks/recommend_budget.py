@@ -38,9 +38,9 @@ from core_perf import ENV, LBCTL, best_cpu, parse_cpu, run, snapshot  # noqa: E4
 
 #: (label, module, attribute, modules that imported it by name) — the phases, in order
 PHASES = [
-    ("read: msgspec decode of the reports", "lbctl.sources.snapshot_fast", "fast_load",
-     ("lbctl.sources.snapshot",)),
-    ("read: validation, the cluster state", "lbctl.sources.snapshot_schema", "parse_snapshot",
+    ("read: msgspec decode into the wire records", "lbctl.sources.snapshot_schema",
+     "decode_snapshot", ("lbctl.sources.snapshot",)),
+    ("read: the rules, the cluster state", "lbctl.sources.snapshot_schema", "state_from_wire",
      ("lbctl.sources.snapshot",)),
     ("cycle (all of it)", "lbctl.loadmanager.modular", "ModularLoadManager.run_cycle", ()),
     ("  bundleData (one map of every bundle)", "lbctl.loadmanager.loaddata",

@@ -60,9 +60,7 @@ class Range(Struct, frozen=True):
 PERCENT = Range(0, 100, "a percentage compared with a resource usage in %")
 WEIGHT = Range(0, None, "a weight multiplying a resource usage (a negative one turns the usage "
                         "negative, so the weighted max ignores that resource)")
-FRACTION = Range(0, 1, "a fraction")
 NON_NEGATIVE = Range(0, None, "a threshold or count: a negative value is below any figure")
-POSITIVE = Range(1, None, "a count or interval that must be at least 1")
 
 
 class Setting(Struct, frozen=True):

@@ -17,7 +17,7 @@
     └── AdminError (lbctl.admin.errors): a failed admin request, one subclass per status
 
 :class:`ExitStatus` is the one table of exit codes (``lbctl --help``, the README and the docs show
-it). The CLI catches these errors in one place (:func:`lbctl.cli.common.handled`) and prints
+it). The CLI catches these errors in one place (:mod:`lbctl.cli.failures`) and prints
 ``lbctl: error: <message>``; nothing else reaches the user as a traceback.
 """
 

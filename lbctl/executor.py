@@ -36,9 +36,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from msgspec import UNSET
+
 from lbctl.admin.client import AdminClient, Call
 from lbctl.admin.errors import AdminError
 from lbctl.errors import ConfigError, Interrupted, MutationRefused, NotJournaled
+from lbctl.model.wire.journal import JournalRecord, format_time, seconds_of
 
 
 @dataclass(frozen=True)
@@ -60,14 +63,6 @@ class Outcome:
     def to_dict(self) -> dict[str, Any]:
         return {"action": self.mutation.summary, "request": self.request, "state": self.state,
                 "status": self.status, "error": self.error}
-
-
-def journal_time(epoch_seconds: float) -> str:
-    """A journal line's ``time``: RFC 3339 in UTC with milliseconds (``2026-03-12T14:05:00.123Z``)."""
-    from datetime import UTC, datetime
-
-    t = datetime.fromtimestamp(epoch_seconds, UTC)
-    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
 
 
 def default_journal() -> Path:
@@ -182,11 +177,9 @@ class Executor:
 
     def note(self, record: dict[str, Any]) -> None:
         """Append a record that is not a request (a plan started, an action verified); same
-        crash-safe append, same run id."""
-        import orjson
-
-        entry = {"time": journal_time(self.clock()), "run": self.run_id, **record}
-        self._append(orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE))
+        crash-safe append, same run id. ``record``'s keys are fields of
+        :class:`~lbctl.model.wire.journal.JournalRecord`."""
+        self._write(JournalRecord(time=format_time(self.clock()), run=self.run_id, **record))
 
     def _journal_outcome(self, m: Mutation, request: str, state: str, *,
                          status: int | None = None, error: str | None = None,
@@ -250,64 +243,41 @@ class Executor:
 
     def _journal(self, m: Mutation, state: str, *, status: int | None = None,
                  error: str | None = None, extra: dict[str, Any] | None = None) -> None:
-        import orjson
+        self._write(JournalRecord(
+            time=format_time(self.clock()), run=self.run_id, state=state, action=m.summary,
+            method=m.call.method, url=self.client.redact(m.call.url(self.client.admin_url)),
+            body=m.call.body, status=status, error=error, **(extra or {})))
 
-        entry = {
-            "time": journal_time(self.clock()),
-            "run": self.run_id,
-            "state": state,
-            "action": m.summary,
-            "method": m.call.method,
-            "url": self.client.redact(m.call.url(self.client.admin_url)),
-            "body": m.call.body,
-            "status": status,
-            "error": error,
-            **(extra or {}),
-        }
-        self._append(orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE))
+    def _write(self, record: JournalRecord) -> None:
+        import msgspec
+
+        self._append(msgspec.json.encode(record) + b"\n")
 
 
 def recent_requests(journal: Path, since: float, *, tail_bytes: int = 4 << 20
                     ) -> dict[tuple[str, str, str], float]:
     """(method, url, body) → when it was last sent (a ``sending`` or ``done`` line at or after
-    ``since``), from the last ``tail_bytes`` of the journal. Unreadable lines are skipped."""
+    ``since``), from the last ``tail_bytes`` of the journal. Unreadable lines are skipped, as is
+    a journal that cannot be read."""
     import orjson
 
+    from lbctl.sources.journal import read_records
+
     try:
-        with open(journal, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - tail_bytes))
-            data = f.read(tail_bytes)
-    except OSError:
+        records = read_records(journal, tail_bytes=tail_bytes)
+    except ConfigError:
         return {}
     out: dict[tuple[str, str, str], float] = {}
-    for line in data.split(b"\n"):
-        try:
-            e = orjson.loads(line)
-        except orjson.JSONDecodeError:
+    for e in records:
+        if e.state not in ("sending", "done"):
             continue
-        if not isinstance(e, dict) or e.get("state") not in ("sending", "done"):
-            continue
-        when = _time_of(e.get("time"))
+        when = seconds_of(e.time)
         if when is None or when < since:
             continue
-        key = (str(e.get("method")), str(e.get("url")), orjson.dumps(e.get("body")).decode())
+        body = None if e.body is UNSET else e.body
+        key = (str(e.method), str(e.url), orjson.dumps(body).decode())
         out[key] = max(when, out.get(key, when))
     return out
-
-
-def _time_of(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
-        from datetime import datetime
-
-        try:
-            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            return None
-    return None
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Plans: the actions a load manager would take, with their reasons and numbers (plan v1).
 
-This module is the sole owner of the ``lbctl/plan@1`` format: :meth:`Plan.to_dict` is exactly its
-object (documented in ``docs/``). A plan knows nothing of cycles: the load managers
+The ``lbctl/plan@1`` format is declared in :mod:`lbctl.model.wire.plan` (documented in
+``docs/``); :meth:`Plan.to_dict` writes a plan through those records. A plan knows nothing of cycles: the load managers
 (:mod:`lbctl.loadmanager`) and ``split-bundle``'s preview build one; ``explained=True`` adds the
 per-broker detail ``lbctl explain -o json`` shows next to the explanation.
 
@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from msgspec import Struct, field
+import msgspec
+from msgspec import UNSET, Struct, field
 
 from lbctl.config import Settings
 from lbctl.model.decision import CycleDecision
+from lbctl.model.wire import plan as wire
+from lbctl.model.wire.plan import PLAN_FORMAT as PLAN_FORMAT
+from lbctl.model.wire.plan import PlanWarning as PlanWarning
 from lbctl.units import rounded
-
-PLAN_FORMAT = "lbctl/plan@1"
 
 
 class Action(Struct, frozen=True):
@@ -47,41 +49,28 @@ class Action(Struct, frozen=True):
     detail: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        if self.action == "split":
-            return self._split_dict()
-        d: dict[str, Any] = {
-            "action": self.action,
-            "bundle": self.bundle,
-            "broker": self.broker,
-            "destinationBroker": self.destinationBroker,
-            "reason": self.reason,
-            "msgRate": self.msgRate,
-            "throughput": self.throughput,
-        }
-        if self.skipped is not None:
-            d["skipped"] = self.skipped
-        return d
+        out: dict[str, Any] = msgspec.to_builtins(self.to_wire())
+        return out
 
-    def _split_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "action": self.action,
-            "bundle": self.bundle,
-            "broker": self.broker,
-            "reason": self.reason,
-            "detail": self.detail,
-            "algorithm": self.algorithm,
-            "boundaries": list(self.boundaries or ()),
-            "children": list(self.children or ()),
-            "unload": bool(self.unload),
-            "msgRate": self.msgRate,
-            "throughput": self.throughput,
-        }
-        if self.skipped is not None:
-            d["skipped"] = self.skipped
-        return d
+    def to_wire(self) -> wire.UnloadAction | wire.TransferAction | wire.SplitAction:
+        """The action as plan@1 writes it (a split, or a move: unload or transfer)."""
+        skipped = UNSET if self.skipped is None else self.skipped
+        if self.action == "split":
+            return wire.SplitAction(
+                bundle=self.bundle, broker=self.broker, reason=self.reason, detail=self.detail,
+                algorithm=self.algorithm, boundaries=list(self.boundaries or ()),
+                children=list(self.children or ()), unload=bool(self.unload),
+                msgRate=self.msgRate, throughput=self.throughput, skipped=skipped)
+        kind = wire.TransferAction if self.action == "transfer" else wire.UnloadAction
+        return kind(bundle=self.bundle, broker=self.broker,
+                    destinationBroker=self.destinationBroker, reason=self.reason,
+                    msgRate=self.msgRate, throughput=self.throughput, skipped=skipped)
 
 
 class BrokerRow(Struct, frozen=True):
+    """One broker of a plan. ``why`` is its reason in words, or how to word it: a load manager
+    defers the words, which only an explained plan shows (:meth:`why_text`)."""
+
     broker: str
     usage: float
     usage_after: float
@@ -91,9 +80,12 @@ class BrokerRow(Struct, frozen=True):
     bundles: int
     label: str | None = None
     reason: str | None = None
-    why: str = ""
+    why: str | Callable[[], str] = ""
     numbers: Mapping[str, float] = field(default_factory=dict)
     resources: Mapping[str, float] = field(default_factory=dict)
+
+    def why_text(self) -> str:
+        return self.why if isinstance(self.why, str) else self.why()
 
 
 class Plan(Struct, frozen=True):
@@ -161,26 +153,27 @@ class Plan(Struct, frozen=True):
         return out
 
     def to_dict(self, *, explained: bool = False) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "format": PLAN_FORMAT,
-            "cluster": self.cluster,
-            "capturedAt": self.captured_at,
-            "loadManager": self.load_manager,
-            "shedding": self.shedding,
-            "placement": self.placement,
-            "settings": self.settings.read_values(),
-            "actions": [a.to_dict() for a in self.actions],
-            "brokers": [_broker_dict(b, explained) for b in self.brokers],
-            "summary": self.summary(),
-        }
-        # additions to plan@1 (docs/plan-format.md), after the original keys
-        if self.decision is not None:
-            d["decision"] = self.decision.to_dict()
-        if self.history:
-            d["history"] = dict(self.history)
-        d["pulsarVersion"] = self.settings.profile.to_dict()
-        d["warnings"] = [w.to_dict() for w in self.all_warnings()]
-        return d
+        out: dict[str, Any] = msgspec.to_builtins(self.to_wire(explained=explained))
+        return out
+
+    def to_wire(self, *, explained: bool = False) -> wire.PlanDocument:
+        """The plan@1 document (the keys after ``summary`` are the later additions)."""
+        return wire.PlanDocument(
+            format=PLAN_FORMAT,
+            cluster=self.cluster,
+            capturedAt=self.captured_at,
+            loadManager=self.load_manager,
+            shedding=self.shedding,
+            placement=self.placement,
+            settings=self.settings.read_values(),
+            actions=[a.to_wire() for a in self.actions],
+            brokers=[_broker_row(b, explained) for b in self.brokers],
+            summary=msgspec.convert(self.summary(), wire.Summary),
+            decision=UNSET if self.decision is None else self.decision.to_dict(),
+            history=dict(self.history) if self.history else UNSET,
+            pulsarVersion=self.settings.profile.to_dict(),
+            warnings=self.all_warnings(),
+        )
 
 
 def spread(values: list[float]) -> dict[str, float]:
@@ -202,25 +195,16 @@ def spread(values: list[float]) -> dict[str, float]:
     }
 
 
-def _broker_dict(b: BrokerRow, explained: bool) -> dict[str, Any]:
-    d: dict[str, Any] = {
-        "broker": b.broker,
-        "usage": rounded(b.usage),
-        "score": rounded(b.score),
-        "msgRate": rounded(b.msg_rate),
-        "throughput": rounded(b.throughput),
-        "bundles": b.bundles,
-    }
-    if b.label:
-        d["label"] = b.label
-    if b.reason:
-        d["reason"] = b.reason
-    if explained:
-        d["usageAfter"] = rounded(b.usage_after)
-        d["resources"] = {k: rounded(v) for k, v in b.resources.items()}
-        d["why"] = b.why
-        d["numbers"] = {k: rounded(v) for k, v in b.numbers.items()}
-    return d
+def _broker_row(b: BrokerRow, explained: bool) -> wire.BrokerRow:
+    row = wire.BrokerRow(broker=b.broker, usage=rounded(b.usage), score=rounded(b.score),
+                         msgRate=rounded(b.msg_rate), throughput=rounded(b.throughput),
+                         bundles=b.bundles, label=b.label or UNSET, reason=b.reason or UNSET)
+    if not explained:
+        return row
+    return msgspec.structs.replace(
+        row, usageAfter=rounded(b.usage_after),
+        resources={k: rounded(v) for k, v in b.resources.items()}, why=b.why_text(),
+        numbers={k: rounded(v) for k, v in b.numbers.items()})
 
 
 # --------------------------------------------------------------------------------------------
@@ -228,19 +212,6 @@ def _broker_dict(b: BrokerRow, explained: bool) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 OVERLOAD_KEY = "loadBalancerBrokerOverloadedThresholdPercentage"
 MIN_CONCENTRATED = 3  # fewer moves to one broker are never called concentrated
-
-
-class PlanWarning(Struct, frozen=True):
-    """One sanity warning: a stable code for scripts and one line for people."""
-
-    code: str  # destination-shed | over-threshold | concentrated | split-and-unload
-    message: str
-    brokers: tuple[str, ...] = ()
-    bundles: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "brokers": list(self.brokers),
-                "bundles": list(self.bundles)}
 
 
 def _few(names: list[str], n: int = 3) -> str:

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-import respx
 
 from lbctl.admin.client import AdminClient
 from lbctl.admin.errors import ServerError
 from lbctl.errors import MutationRefused, UsageError
 from lbctl.executor import Executor, parse_range, split_mutation, unload_mutation
+from tests.http_mock import mock
 
 # httpx through pytest: ruff bans module-level httpx imports (they would slow the CLI's start-up)
 httpx = pytest.importorskip("httpx")
@@ -40,9 +40,9 @@ def _ex(tmp_path: Path, shown: list[str], **kw) -> Executor:
                     clock=lambda: 1700000000.0, **kw)
 
 
-@respx.mock
+@mock
 def test_dry_run_shows_and_sends_nothing(tmp_path: Path) -> None:
-    route = respx.put(A + PATH).mock(return_value=httpx.Response(204))
+    route = mock.put(A + PATH).mock(return_value=httpx.Response(204))
     shown: list[str] = []
     out = _ex(tmp_path, shown, dry_run=True).run(
         [unload_mutation("public/default", "0x00000000_0x40000000", "b2:8080")])
@@ -52,9 +52,9 @@ def test_dry_run_shows_and_sends_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "j.jsonl").exists()
 
 
-@respx.mock
+@mock
 def test_refuses_without_terminal_or_yes(tmp_path: Path) -> None:
-    route = respx.put(A + PATH).mock(return_value=httpx.Response(204))
+    route = mock.put(A + PATH).mock(return_value=httpx.Response(204))
     m = unload_mutation("public/default", "0x00000000_0x40000000")
     with pytest.raises(MutationRefused, match="pass --yes") as e:
         _ex(tmp_path, []).run([m])
@@ -66,10 +66,10 @@ def test_refuses_without_terminal_or_yes(tmp_path: Path) -> None:
     assert asked == [f"Send 1 request(s) to {A}?"] and route.call_count == 1
 
 
-@respx.mock
+@mock
 def test_journal_and_no_retry(tmp_path: Path) -> None:
-    ok = respx.put(A + PATH).mock(return_value=httpx.Response(204))
-    bad = respx.put(A + "/admin/v2/namespaces/public/default/0x40000000_0x80000000/unload").mock(
+    ok = mock.put(A + PATH).mock(return_value=httpx.Response(204))
+    bad = mock.put(A + "/admin/v2/namespaces/public/default/0x40000000_0x80000000/unload").mock(
         return_value=httpx.Response(503, json={"reason": "busy"}))
     ms = [unload_mutation("public/default", "0x00000000_0x40000000"),
           unload_mutation("public/default", "0x40000000_0x80000000"),

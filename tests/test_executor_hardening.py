@@ -8,11 +8,11 @@ import stat
 from pathlib import Path
 
 import pytest
-import respx
 
 from lbctl.admin.client import AdminClient
 from lbctl.errors import ConfigError, Interrupted, MutationRefused, NotJournaled
 from lbctl.executor import Executor, unload_mutation
+from tests.http_mock import mock
 
 httpx = pytest.importorskip("httpx")
 
@@ -36,9 +36,9 @@ def _m():
     return unload_mutation("public/default", "0x00000000_0x40000000")
 
 
-@respx.mock
+@mock
 def test_the_journal_is_private(client: AdminClient, tmp_path: Path) -> None:
-    respx.put(A + PATH).mock(return_value=httpx.Response(204))
+    mock.put(A + PATH).mock(return_value=httpx.Response(204))
     journal = tmp_path / "state" / "lbctl" / "journal.jsonl"
     _ex(client, journal).run([_m()])
     assert stat.S_IMODE(journal.stat().st_mode) == 0o600
@@ -47,19 +47,19 @@ def test_the_journal_is_private(client: AdminClient, tmp_path: Path) -> None:
     assert [x["state"] for x in lines] == ["sending", "done"]
 
 
-@respx.mock
+@mock
 def test_a_partial_journal_line_is_repaired_not_glued(client: AdminClient, tmp_path: Path) -> None:
-    respx.put(A + PATH).mock(return_value=httpx.Response(204))
+    mock.put(A + PATH).mock(return_value=httpx.Response(204))
     journal = tmp_path / "j.jsonl"
     journal.write_text('{"state": "sending", "ti')  # a crash in the middle of a line
     _ex(client, journal).run([_m()])
     assert [json.loads(x)["state"] for x in journal.read_text().splitlines()] == ["sending", "done"]
 
 
-@respx.mock
+@mock
 def test_applied_but_not_journaled(client: AdminClient, tmp_path: Path,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    route = respx.put(A + PATH).mock(return_value=httpx.Response(204))
+    route = mock.put(A + PATH).mock(return_value=httpx.Response(204))
     ex = _ex(client, tmp_path / "j.jsonl")
     real = ex._append
     calls = {"n": 0}
@@ -77,7 +77,7 @@ def test_applied_but_not_journaled(client: AdminClient, tmp_path: Path,
     assert NotJournaled.exit_code != 0
 
 
-@respx.mock
+@mock
 def test_ctrl_c_while_a_mutation_is_in_flight(client: AdminClient, tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     def interrupted(call):
@@ -91,10 +91,10 @@ def test_ctrl_c_while_a_mutation_is_in_flight(client: AdminClient, tmp_path: Pat
     assert json.loads(journal.read_text().splitlines()[-1])["state"] == "interrupted"
 
 
-@respx.mock
+@mock
 def test_a_repeat_within_the_grace_period_is_refused_unless_forced(client: AdminClient,
                                                                    tmp_path: Path) -> None:
-    route = respx.put(A + PATH).mock(return_value=httpx.Response(204))
+    route = mock.put(A + PATH).mock(return_value=httpx.Response(204))
     journal = tmp_path / "j.jsonl"
     _ex(client, journal).run([_m()])
     with pytest.raises(MutationRefused, match=r"sent 10 min ago.*grace period.*--force"):
@@ -107,9 +107,9 @@ def test_a_repeat_within_the_grace_period_is_refused_unless_forced(client: Admin
     assert route.call_count == 3
 
 
-@respx.mock
+@mock
 def test_a_dry_run_only_warns_about_a_repeat(client: AdminClient, tmp_path: Path) -> None:
-    respx.put(A + PATH).mock(return_value=httpx.Response(204))
+    mock.put(A + PATH).mock(return_value=httpx.Response(204))
     journal = tmp_path / "j.jsonl"
     _ex(client, journal).run([_m()])
     warned: list[str] = []

@@ -19,13 +19,13 @@ Behaviour, mirroring ``pulsar-admin``'s ``AsyncHttpConnector`` where it matters:
 * Response bodies are read as a stream and refused past ``--max-response-size``.
 * Reads (GET) are retried with exponential backoff on connection errors, dropped connections,
   429 (honouring ``Retry-After`` up to 5 s) and 5xx. Mutations are never retried: a failed PUT is
-  reported, with a warning when it may have reached the broker.
+  reported, with a warning when it may have reached the broker (:data:`lbctl.admin.retry.ADMIN`).
 * Fan-out to many brokers runs concurrently on one event loop, bounded by ``max_concurrency``;
-  one refresh of 200 brokers costs about one round trip. The GETs of a ``monitor-brokers``
-  refresh (endpoints marked ``fast``) go on a light HTTP/1.1 wire (:mod:`lbctl.admin.fastget`,
-  keep-alive connections kept across refreshes) instead of httpx, whose per-request CPU was
-  most of a refresh; every rule above applies to them unchanged (this module decides, the wire
-  only carries), and a request the wire cannot carry exactly as httpx would stays on httpx.
+  one refresh of 200 brokers costs about one round trip. Requests go through one
+  ``httpx.AsyncClient`` whose transport is :class:`lbctl.admin.transport.Http1Transport` (HTTP/1.1
+  on asyncio, keep-alive connections kept across refreshes) unless the caller gives another:
+  httpx's default transport costs ~1 ms of CPU a request, most of a 200-broker refresh. The
+  transport only carries bytes; every rule above is this module's.
 * Every failure becomes one :mod:`lbctl.admin.errors` error with a one-line message built from the
   broker's ``{"reason": …}``; secrets the auth knows (and their quoted and escaped forms) and URL
   user info are scrubbed from it, and from ``--debug`` traces — before anything is shortened.
@@ -54,19 +54,17 @@ from lbctl.admin.errors import (
     error_class,
     reason_of,
 )
+from lbctl.admin.retry import ADMIN, RetryPolicy, retry_after
+from lbctl.admin.tls import sends_credential, verify_for
+from lbctl.records import replace
 from lbctl.safe.redact import redact, url_without_userinfo
 from lbctl.safe.text import shorten
 
 MAX_REDIRECTS = 5
-DEFAULT_RETRIES = 2
-DEFAULT_BACKOFF = 0.2  # seconds, doubled per attempt
 DEFAULT_CONCURRENCY = 256
+_MAX_URLS = 4096  # parsed URLs kept (:meth:`AdminClient._httpx_url`)
 _REDIRECTS = (301, 302, 303, 307, 308)
 _PARAM = re.compile(r"\{([^}]+)\}")
-#: what a URL on the light wire must not contain (controls, space, DEL, non-ASCII)
-_URL_UNSAFE = re.compile(r"[^\x21-\x7e]")
-#: what a header name or value on the light wire must not contain (controls, DEL, non-ASCII)
-_HEADER_UNSAFE = re.compile(r"[^\x20-\x7e]")
 
 T = TypeVar("T")
 
@@ -78,25 +76,21 @@ class Endpoint:
     method: str
     template: str
     text: bool = False  # the broker answers plain text (a Java String), not JSON
-    #: sent on the light wire (:mod:`lbctl.admin.fastget`) when the request allows it: the GETs
-    #: of a ``monitor-brokers`` refresh (discovery and one load report per broker), where
-    #: httpx's per-request CPU is the refresh's cost and its import the command's start-up
-    fast: bool = False
 
     @property
     def mutation(self) -> bool:
         return self.method != "GET"
 
 
-def _ep(method: str, template: str, *, text: bool = False, fast: bool = False) -> Endpoint:
-    return Endpoint(method, "/admin/v2" + template, text, fast)
+def _ep(method: str, template: str, *, text: bool = False) -> Endpoint:
+    return Endpoint(method, "/admin/v2" + template, text)
 
 
 CLUSTERS = _ep("GET", "/clusters")
-LOCAL_BROKERS = _ep("GET", "/brokers", fast=True)  # the local cluster's brokers (Pulsar 3.x+)
+LOCAL_BROKERS = _ep("GET", "/brokers")  # the local cluster's brokers (Pulsar 3.x+)
 ACTIVE_BROKERS = _ep("GET", "/brokers/{cluster}")
-RUNTIME_CONFIG = _ep("GET", "/brokers/configuration/runtime", fast=True)
-LOAD_REPORT = _ep("GET", "/broker-stats/load-report", fast=True)
+RUNTIME_CONFIG = _ep("GET", "/brokers/configuration/runtime")
+LOAD_REPORT = _ep("GET", "/broker-stats/load-report")
 BROKER_TOPICS = _ep("GET", "/broker-stats/topics")
 BROKER_METRICS = _ep("GET", "/broker-stats/metrics")  # brk_lb_* (the extensible LB's load data)
 TENANTS = _ep("GET", "/tenants")
@@ -217,7 +211,8 @@ class Response:
 
 
 class AdminClient:
-    """Synchronous facade over one asyncio loop and one ``httpx.AsyncClient``."""
+    """Synchronous facade over one asyncio loop and one ``httpx.AsyncClient``; ``transport`` is
+    that client's (default: :class:`lbctl.admin.transport.Http1Transport` with ``verify``)."""
 
     def __init__(
         self,
@@ -227,8 +222,8 @@ class AdminClient:
         timeout: float = 30.0,
         verify: Any = True,
         transport: Any = None,
-        retries: int = DEFAULT_RETRIES,
-        backoff: float = DEFAULT_BACKOFF,
+        retries: int = ADMIN.retries,
+        backoff: float = ADMIN.backoff,
         max_concurrency: int = DEFAULT_CONCURRENCY,
         max_redirects: int = MAX_REDIRECTS,
         trace: Callable[[str], None] | None = None,
@@ -240,14 +235,14 @@ class AdminClient:
         self.timeout = timeout
         self._verify = verify
         self._transport = transport
-        self.retries = retries
-        self.backoff = backoff
+        #: how failed reads are asked again (mutations never are)
+        self.retry: RetryPolicy = replace(ADMIN, retries=retries, backoff=backoff)
         self.max_concurrency = max_concurrency
         self.max_redirects = max_redirects
         self._trace = trace
         self._runner: asyncio.Runner | None = None
-        self._http: dict[str, Any] = {}  # origin → httpx.AsyncClient
-        self._fast: Any = None  # lbctl.admin.fastget.FastGet, made on first use
+        self._http: Any = None  # the httpx.AsyncClient, made on first use
+        self._urls: dict[str, Any] = {}  # URL → httpx.URL (:meth:`_httpx_url`)
         self._sem: asyncio.Semaphore | None = None
         #: every (method, url) sent, in order (tests and the journal read it)
         self.sent: list[tuple[str, str]] = []
@@ -270,49 +265,36 @@ class AdminClient:
 
     def close(self) -> None:
         if self._runner is not None:
-            clients = list(self._http.values())
-            fast, self._fast = self._fast, None
-
-            async def close_all() -> None:
-                if fast is not None:
-                    fast.close()
-                    await asyncio.sleep(0)  # the transports' close callbacks run on this loop
-                await asyncio.gather(*(c.aclose() for c in clients), return_exceptions=True)
-
-            with contextlib.suppress(Exception):
-                self._runner.run(close_all())
+            http, self._http = self._http, None
+            if http is not None:
+                with contextlib.suppress(Exception):
+                    self._runner.run(http.aclose())  # its transport's connections too
             self._runner.close()
             self._runner = None
-            self._http = {}
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         if self._runner is None:
             self._runner = asyncio.Runner()
         return self._runner.run(coro)
 
-    def _client(self, url: str) -> Any:
-        """One ``httpx.AsyncClient`` per origin: httpcore's pool scans every connection it holds
-        for each request, so one pool for 200 brokers costs seconds; 200 pools of one cost ms."""
-        parts = urlsplit(url)
-        origin = f"{parts.scheme}://{parts.netloc}"
-        http = self._http.get(origin)
-        if http is None:
+    def _client(self) -> Any:
+        """The one ``httpx.AsyncClient``: redirects are this module's, proxies and ``.netrc``
+        are not read (``trust_env=False``), and the deadline of a request is ``timeout``."""
+        if self._http is None:
             import httpx
 
-            if self._verify is True:  # one context for all pools: loading the CA store costs ~20 ms
-                self._verify = httpx.create_ssl_context()
-            _no_sniffio()
+            transport = self._transport
+            if transport is None:
+                from lbctl.admin.transport import Http1Transport
 
-            http = self._http[origin] = httpx.AsyncClient(
+                transport = Http1Transport(verify=self._verify)
+            self._http = httpx.AsyncClient(
                 follow_redirects=False,
-                verify=self._verify,
-                transport=self._transport,
+                transport=transport,
                 timeout=httpx.Timeout(self.timeout, connect=min(10.0, self.timeout)),
-                limits=httpx.Limits(max_connections=self.max_concurrency,
-                                    max_keepalive_connections=self.max_concurrency),
                 trust_env=False,
             )
-        return http
+        return self._http
 
     # ---- redaction -------------------------------------------------------------------------
     def redact(self, text: str) -> str:
@@ -379,34 +361,20 @@ class AdminClient:
 
     # ---- requests ----------------------------------------------------------------------------
     async def arequest(self, c: Call) -> Response:
-        """Send ``c`` (following redirects, retrying reads) and return a 2xx response."""
-        attempts = 1 if c.endpoint.mutation else 1 + self.retries
-        last: AdminError | None = None
-        for attempt in range(attempts):
-            if attempt:
-                await asyncio.sleep(self._delay(attempt, last))
+        """Send ``c`` (following redirects, retrying reads as :attr:`retry` says) and return a
+        2xx response."""
+        attempt = 0
+        while True:
             try:
                 resp = await self._follow(c)
             except AdminError as e:
-                if attempt + 1 < attempts and _retryable(e):
-                    last = e
-                    continue
-                raise
-            if resp.status < 300:
-                return resp
-            err = self._status_error(c, resp)
-            if attempt + 1 < attempts and _retryable(err):
-                last = err
-                continue
-            raise err
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _delay(self, attempt: int, last: AdminError | None) -> float:
-        delay = float(self.backoff * (2 ** (attempt - 1)))
-        retry_after = last.retry_after if last is not None else None
-        if retry_after is not None:
-            delay = max(delay, min(retry_after, 5.0))
-        return delay
+                err = e
+            else:
+                if resp.status < 300:
+                    return resp
+                err = self._status_error(c, resp)
+            attempt += 1
+            await asyncio.sleep(self.retry.next_delay(attempt, err, mutation=c.endpoint.mutation))
 
     async def _follow(self, c: Call) -> Response:
         method, url, body = c.method, c.url(self.admin_url), c.body_bytes()
@@ -417,30 +385,25 @@ class AdminClient:
             self._check_target(c, url, hop)
             send_headers = {**headers, **self.auth.headers()}  # recomputed per hop (token files)
             start = time.perf_counter()
-            fast = self._fast_parts(c, method, url, send_headers)
-            http: Any = self._client(url) if fast is None else None
+            http = self._client()
             if self._sem is None:
                 self._sem = asyncio.Semaphore(self.max_concurrency)
             try:
                 async with self._sem, asyncio.timeout(self.timeout):
                     self.sent.append((method, url))
-                    if fast is not None:
-                        status, rheaders, content = await self._fast_get(c, url, fast, send_headers)
-                        location = rheaders.get("location")
-                    else:
-                        req = http.build_request(method, url,
-                                                 content=body if method != "GET" else None,
-                                                 headers=send_headers)
-                        r = await http.send(req, stream=True)
-                        try:
-                            status, rheaders = r.status_code, r.headers
-                            location = r.headers.get("location")
-                            if r.status_code in _REDIRECTS and location:
-                                content = b""
-                            else:
-                                content = await self._read_body(c, url, r)
-                        finally:
-                            await r.aclose()
+                    req = http.build_request(method, self._httpx_url(url),
+                                             content=body if method != "GET" else None,
+                                             headers=send_headers)
+                    r = await http.send(req, stream=True)
+                    try:
+                        status, rheaders = r.status_code, r.headers
+                        location = rheaders.get("location") if status in _REDIRECTS else None
+                        if location:
+                            content = b""  # not read: the connection is not reused
+                        else:
+                            content = await self._read_body(c, url, r)
+                    finally:
+                        await r.aclose()
             except AdminError:
                 raise
             except BaseException as e:
@@ -461,9 +424,9 @@ class AdminClient:
                 if status == 303:
                     method, body = "GET", b""
                 continue
-            return Response(status, content, url,
-                            {"content-type": rheaders.get("content-type", ""),
-                             "retry-after": rheaders.get("retry-after", "")})
+            return Response(status, content, url, {} if status < 300 else {
+                "content-type": rheaders.get("content-type", ""),
+                "retry-after": rheaders.get("retry-after", "")})
         raise HttpError(self.redact(f"{c.method} {url_without_userinfo(c.url(self.admin_url))}: too many "
                                     f"redirects (more than {self.max_redirects})"))
 
@@ -479,90 +442,39 @@ class AdminClient:
             f"{c.method} {url_without_userinfo(url)}: the response is larger than {human_size(cap)} "
             "(raise --max-response-size)"))
 
-    def _fast_parts(self, c: Call, method: str, url: str,
-                    headers: dict[str, str]) -> tuple[str, str, int, str, str, Any] | None:
-        """``(scheme, host, port, netloc, target, ssl context)`` when this request may go on the
-        light wire: a GET of a ``fast`` endpoint, no injected transport, a plain ASCII URL without
-        user info, header values httpx would send unchanged, and TLS verified as configured
-        (``--tls-allow-insecure``'s ``verify=False`` stays on httpx). Anything else: None."""
-        if method != "GET" or not c.endpoint.fast or self._transport is not None \
-                or _httpx_intercepted():
-            return None
-        if _URL_UNSAFE.search(url) is not None or any(
-                _HEADER_UNSAFE.search(k) is not None or _HEADER_UNSAFE.search(v) is not None
-                for k, v in headers.items()):
-            return None
-        parts = urlsplit(url)
-        try:
-            port = parts.port
-        except ValueError:
-            return None
-        host = parts.hostname
-        if parts.scheme not in ("http", "https") or not host or "@" in parts.netloc:
-            return None
-        ctx: Any = None
-        if parts.scheme == "https":
-            if self._verify is True:  # the same context httpx would use, made once
-                import httpx
-
-                self._verify = httpx.create_ssl_context()
-            import ssl
-
-            if not isinstance(self._verify, ssl.SSLContext):
-                return None
-            ctx = self._verify
-        port = port or (443 if parts.scheme == "https" else 80)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        return parts.scheme, host, port, parts.netloc, target, ctx
-
-    async def _fast_get(self, c: Call, url: str, fast: tuple[str, str, int, str, str, Any],
-                        headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
-        from lbctl.admin.fastget import FastGet, TooLarge
-
-        if self._fast is None:
-            self._fast = FastGet()
-        scheme, host, port, netloc, target, ctx = fast
-        cap = self._cap()
-        try:
-            reply = await self._fast.get(scheme=scheme, host=host, port=port, netloc=netloc,
-                                         target=target, headers=headers, ssl_context=ctx,
-                                         connect_timeout=min(10.0, self.timeout), cap=cap)
-        except TooLarge:
-            raise self._too_big(c, url, cap) from None
-        return reply.status, reply.headers, reply.body
-
     async def _read_body(self, c: Call, url: str, r: Any) -> bytes:
         """The body, refused as soon as it passes ``max_response_bytes``."""
         cap = self._cap()
         declared = r.headers.get("content-length", "")
-        too_big = self._too_big(c, url, cap)
         if declared.isdigit() and int(declared) > cap:
-            raise too_big
+            raise self._too_big(c, url, cap)
         buf = bytearray()
         async for chunk in r.aiter_bytes():
             buf += chunk
             if len(buf) > cap:
-                raise too_big
+                raise self._too_big(c, url, cap)
         return bytes(buf)
+
+    def _httpx_url(self, url: str) -> Any:
+        """``httpx.URL(url)``, parsed once per URL: a refresh asks the same few hundred URLs
+        again, and parsing is half of what ``build_request`` costs (~40 µs a request)."""
+        parsed = self._urls.get(url)
+        if parsed is None:
+            import httpx
+
+            if len(self._urls) >= _MAX_URLS:
+                self._urls.clear()
+            parsed = self._urls[url] = httpx.URL(url)
+        return parsed
 
     def _transport_error(self, c: Call, method: str, url: str, e: BaseException) -> AdminError:
         import httpx
-
-        from lbctl.admin import fastget
 
         if isinstance(e, asyncio.CancelledError | KeyboardInterrupt):
             raise e
         where = f"{method} {url_without_userinfo(url)}"
         maybe = (" (the change may have been applied: check before retrying)"
                  if c.endpoint.mutation else "")
-        if isinstance(e, fastget.ConnectTimedOut):
-            return RequestTimeout(self.redact(f"{where}: connection timed out after "
-                                              f"{self.timeout:g} s"), sent=False)
-        if isinstance(e, fastget.ConnectFailed):
-            return ConnectionFailed(self.redact(f"{where}: cannot connect ({self._detail(e)})"),
-                                    sent=False)
-        if isinstance(e, fastget.Dropped):
-            return ConnectionFailed(self.redact(f"{where}: connection dropped by the server{maybe}"))
         if isinstance(e, httpx.ConnectTimeout):
             return RequestTimeout(self.redact(f"{where}: connection timed out after "
                                               f"{self.timeout:g} s"), sent=False)
@@ -606,9 +518,7 @@ class AdminClient:
         if reason and reason != phrase:
             text += f": {reason}"
         err = error_class(resp.status)(self.redact(text), status=resp.status)
-        if resp.status == 429:
-            with contextlib.suppress(ValueError):
-                err.retry_after = float(resp.headers.get("retry-after") or 0)
+        err.retry_after = retry_after(resp.headers.get("retry-after"))
         return err
 
     # ---- sync helpers --------------------------------------------------------------------------
@@ -643,10 +553,6 @@ class AdminClient:
     # ---- typed reads ---------------------------------------------------------------------------
     def clusters(self) -> list[str]:
         return _str_list(self.json(call(CLUSTERS)), "GET /admin/v2/clusters")
-
-    def active_brokers(self, cluster: str) -> list[str]:
-        return _str_list(self.json(call(ACTIVE_BROKERS, cluster=cluster)),
-                         f"GET /admin/v2/brokers/{cluster}")
 
     def runtime_config(self, base: str | None = None) -> dict[str, Any]:
         cfg = self.json(call(RUNTIME_CONFIG, base=base))
@@ -720,32 +626,6 @@ def parse_broker_id(broker_id: str) -> tuple[str, int]:
 
 
 
-def _httpx_intercepted() -> bool:
-    """Whether httpx's wire has been replaced in this process (a test's ``respx`` mock patches
-    httpcore's pool): requests then stay on httpx, so that what was mocked is what answers."""
-    import sys
-
-    pool = sys.modules.get("httpcore")
-    if pool is None:
-        return False
-    send = getattr(pool.AsyncConnectionPool, "handle_async_request", None)
-    transport = getattr(sys.modules.get("httpx"), "AsyncHTTPTransport", None)
-    return (getattr(send, "__module__", "") or "").split(".")[0] != "httpcore" or (
-        transport is not None and (getattr(transport.handle_async_request, "__module__", "") or "")
-        .split(".")[0] != "httpx")
-
-
-def _no_sniffio() -> None:
-    """httpcore asks ``import sniffio`` on every request; when sniffio is not installed each failed
-    import searches ``sys.path`` again (~0.2 ms, 40 ms per 200 brokers). A ``None`` entry in
-    ``sys.modules`` makes that import fail at once; httpcore then assumes asyncio, which is right."""
-    import importlib.util
-    import sys
-
-    if "sniffio" not in sys.modules and importlib.util.find_spec("sniffio") is None:
-        sys.modules["sniffio"] = None  # type: ignore[assignment]  # None: "not installed", fast
-
-
 #: Pulsar's ``NamedEntity`` pattern for tenant, namespace and cluster names (``^[-=:.\\w]*$``,
 #: ``\\w`` being ASCII in Java); "." and ".." are refused on top: they would walk the URL's path
 _NAMED_ENTITY = re.compile(r"[-=:.A-Za-z0-9_]+")
@@ -815,14 +695,6 @@ def lookup_call(topic: str, *, base: str | None = None) -> Call:
                                ("namespace", parts[1]), ("topic", parts[2])), base=base)
 
 
-def _retryable(e: AdminError) -> bool:
-    if isinstance(e, RequestTimeout):
-        return not e.sent  # a connect timeout; a slow answer is not retried (it would multiply waits)
-    if isinstance(e, ConnectionFailed):
-        return True
-    return e.status is not None and (e.status == 429 or 500 <= e.status <= 599)
-
-
 def _reason_text(e: BaseException) -> str:
     """A short cause: the errno of the first OSError in the chain, else known phrases."""
     import errno
@@ -848,65 +720,6 @@ def _str_list(value: Any, what: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
         raise HttpError(f"{what}: expected a JSON array of strings")
     return value
-
-
-def sends_credential(auth: Auth) -> bool:
-    """Whether requests carry a credential (a header or a client certificate)."""
-    return auth.name != "none"
-
-
-def hostname_verification(cfg: ConnectionConfig, auth: Auth) -> bool:
-    """``tlsEnableHostnameVerification`` as given, else on exactly when a credential is sent."""
-    if cfg.tls_allow_insecure:
-        return False
-    if cfg.tls_enable_hostname_verification is not None:
-        return cfg.tls_enable_hostname_verification
-    return sends_credential(auth)
-
-
-def ssl_context(cfg: ConnectionConfig, auth: Auth) -> Any:
-    """``verify`` for httpx: False when insecure, else a context with the trust store (a PEM file,
-    a keystore, or the public CA store), the client certificate, and hostname checks as
-    :func:`hostname_verification` decides."""
-    if cfg.tls_allow_insecure and auth.client_cert() is None and not cfg.use_key_store_tls:
-        return False
-    import ssl
-
-    from lbctl.errors import ConfigError
-    from lbctl.safe.files import open_regular
-
-    try:
-        cadata: str | None = None
-        chain: Any = None
-        if cfg.use_key_store_tls:
-            from lbctl.admin.keystore import load_keystores
-
-            cadata, chain = load_keystores(cfg)
-        if cadata is not None:
-            ctx = ssl.create_default_context(cadata=cadata)
-        elif cfg.tls_trust_cert_path:
-            import os
-
-            os.close(open_regular(cfg.tls_trust_cert_path, what="a PEM file of CA certificates",
-                                  error=lambda m: ConfigError(f"TLS: trust certificates {m}")))
-            ctx = ssl.create_default_context(cafile=cfg.tls_trust_cert_path)
-        else:
-            import certifi
-
-            ctx = ssl.create_default_context(cafile=certifi.where())
-        ctx.check_hostname = hostname_verification(cfg, auth)
-        if cfg.tls_allow_insecure:
-            ctx.verify_mode = ssl.CERT_NONE
-        cert = auth.client_cert()
-        if chain is not None:
-            from lbctl.admin.keystore import load_key_into
-
-            load_key_into(ctx, chain)
-        elif cert is not None:
-            ctx.load_cert_chain(*cert)
-    except (OSError, ssl.SSLError) as e:
-        raise ConfigError(f"TLS: cannot load certificates ({getattr(e, 'strerror', None) or e})") from None
-    return ctx
 
 
 def connection_warnings(cfg: ConnectionConfig, auth: Auth) -> list[str]:
@@ -948,10 +761,7 @@ def client_from_config(cfg: ConnectionConfig, *, transport: Any = None,
     :func:`connection_warnings`)."""
     auth = make_auth(cfg.auth_plugin, cfg.auth_params, cert_file=cfg.tls_cert_file,
                      key_file=cfg.tls_key_file, timeout=cfg.request_timeout)
-    verify: Any = True
-    if (cfg.admin_url.startswith("https://") or auth.client_cert() is not None
-            or cfg.use_key_store_tls):
-        verify = ssl_context(cfg, auth)
+    verify = verify_for(cfg, auth)
     if hasattr(auth, "verify"):
         auth.verify = verify  # the OAuth2 issuer is reached with the same trust settings
     if warn is not None:

@@ -65,8 +65,6 @@ _KEYS = {
     "brokerHostAllow": "broker_host_allow",
 }
 _BOOLEANS = {"tls_allow_insecure", "tls_enable_hostname_verification", "use_key_store_tls"}
-#: settings that hold a secret: never printed, never in a repr
-SECRET_FIELDS = ("auth_params", "token", "tls_trust_store_password", "tls_key_store_password")
 
 
 @dataclass(frozen=True)
@@ -98,7 +96,8 @@ class ConnectionOptions:
 
 @dataclass(frozen=True)
 class ConnectionConfig:
-    """The resolved connection settings. Secrets (:data:`SECRET_FIELDS`) are never printed."""
+    """The resolved connection settings. Secrets (the fields with ``repr=False``) are never
+    printed."""
 
     admin_url: str = DEFAULT_ADMIN_URL
     auth_plugin: str | None = None

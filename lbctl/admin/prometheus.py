@@ -6,7 +6,7 @@ and lives here because ``lbctl.admin`` is the one place httpx is imported. It re
 client's pieces: authentication from ``authPlugin``/``authParams`` (:func:`lbctl.admin.auth.make_auth`
 — a bearer token with ``AuthenticationToken``, ``AuthenticationBasic`` for basic auth, a client
 certificate with ``AuthenticationTls``; user info in the URL, ``https://user:pass@prom``, is basic
-auth too), TLS trust from the same client.conf keys (:func:`lbctl.admin.client.ssl_context`), the
+auth too), TLS trust from the same client.conf keys (:func:`lbctl.admin.tls.verify_for`), the
 error classes and their exit codes, and the redaction of secrets from every message.
 
 Bounded, whatever the server does:
@@ -20,7 +20,7 @@ Bounded, whatever the server does:
 * **Timed.** Every request has ``--request-timeout`` on the wire and the same ``timeout`` query
   parameter, so that Prometheus abandons the evaluation too. A slow answer is not retried (it
   would multiply the wait); connection failures, 429 and 502/503/504 are retried ``retries``
-  times with exponential backoff.
+  times with exponential backoff (:data:`lbctl.admin.retry.PROMETHEUS`).
 * **Partial data is never silent.** An answer with ``warnings`` (a federated or remote-read
   Prometheus, Thanos' partial responses) raises :class:`PartialData` unless the caller allows it,
   in which case the warnings are handed back with the data for the caller to mark.
@@ -47,6 +47,8 @@ from lbctl.admin.errors import (
     error_class,
     reason_of,
 )
+from lbctl.admin.retry import PROMETHEUS, RetryPolicy, retry_after
+from lbctl.records import replace
 from lbctl.safe.redact import redact, url_without_userinfo
 
 #: Prometheus' limit of points per series in one range query (``api/v1`` ``query_range``)
@@ -54,10 +56,7 @@ MAX_POINTS = 11_000
 #: samples (series × steps) one request may ask for; Prometheus' default ``query.max-samples`` is
 #: 50,000,000, and a response of that size would be gigabytes of JSON
 DEFAULT_MAX_SAMPLES = 2_000_000
-DEFAULT_RETRIES = 2
-DEFAULT_BACKOFF = 0.5  # seconds, doubled per attempt
 DEFAULT_TIMEOUT = 30.0
-_RETRY_STATUS = (429, 502, 503, 504)
 _TOO_LARGE = re.compile(r"too many samples|maximum resolution|max-samples", re.I)
 
 
@@ -120,16 +119,16 @@ class PrometheusClient:
     """Synchronous and sequential: history is read once, chunk after chunk, in bounded memory."""
 
     def __init__(self, url: str, *, auth: Auth | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 verify: Any = True, transport: Any = None, retries: int = DEFAULT_RETRIES,
-                 backoff: float = DEFAULT_BACKOFF, max_points: int = MAX_POINTS,
+                 verify: Any = True, transport: Any = None, retries: int = PROMETHEUS.retries,
+                 backoff: float = PROMETHEUS.backoff, max_points: int = MAX_POINTS,
                  max_samples: int = DEFAULT_MAX_SAMPLES, allow_partial: bool = False,
                  trace: Callable[[str], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep):
         self.url = url.rstrip("/")
         self.auth = auth or Auth()
         self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
+        #: how failed requests are asked again
+        self.retry: RetryPolicy = replace(PROMETHEUS, retries=retries, backoff=backoff)
         self.max_points = max_points
         self.max_samples = max_samples
         self.allow_partial = allow_partial
@@ -240,18 +239,13 @@ class PrometheusClient:
     def _get(self, path: str, params: list[tuple[str, str]]) -> tuple[Any, list[str]]:
         """One API call: ``(data, warnings)``; retries as the module docstring says."""
         params = [*params, ("timeout", f"{self.timeout:g}s")]
-        last: AdminError | None = None
-        for attempt in range(1 + self.retries):
-            if attempt:
-                self._sleep(self.backoff * 2 ** (attempt - 1))
+        attempt = 0
+        while True:
             try:
                 return self._get_once(path, params)
             except AdminError as e:
-                if attempt < self.retries and _retryable(e):
-                    last = e
-                    continue
-                raise
-        raise last or AssertionError("unreachable")  # pragma: no cover
+                attempt += 1
+                self._sleep(self.retry.next_delay(attempt, e))
 
     def _get_once(self, path: str, params: list[tuple[str, str]]) -> tuple[Any, list[str]]:
         import httpx
@@ -313,17 +307,8 @@ class PrometheusClient:
         if reason and reason != phrase:
             text += f": {reason}"
         err = error_class(r.status_code)(self.redact(text), status=r.status_code)
-        with contextlib.suppress(ValueError):
-            err.retry_after = float(r.headers.get("retry-after") or 0) or None
+        err.retry_after = retry_after(r.headers.get("retry-after"))
         return err
-
-
-def _retryable(e: AdminError) -> bool:
-    if isinstance(e, RequestTimeout):
-        return not e.sent
-    if isinstance(e, ConnectionFailed):
-        return True
-    return e.status in _RETRY_STATUS
 
 
 def _seconds(ms: int) -> str:
@@ -351,7 +336,7 @@ def client_from_config(cfg: PrometheusConfig, *, transport: Any = None,
                        trace: Callable[[str], None] | None = None, **kwargs: Any
                        ) -> PrometheusClient:
     """A :class:`PrometheusClient` for ``cfg``, authenticated and trusted as the admin client."""
-    from lbctl.admin.client import ssl_context
+    from lbctl.admin.tls import verify_for
     from lbctl.errors import UsageError
 
     url = cfg.url.strip().rstrip("/")
@@ -363,12 +348,10 @@ def client_from_config(cfg: PrometheusConfig, *, transport: Any = None,
                      key_file=cfg.tls_key_file, timeout=cfg.request_timeout)
     if userinfo is not None and type(auth) is Auth:
         auth = BasicAuth(*userinfo)
-    verify: Any = True
-    if url.startswith("https://") or auth.client_cert() is not None:
-        conn = ConnectionConfig(admin_url=url, tls_trust_cert_path=cfg.tls_trust_cert_path,
-                                tls_allow_insecure=cfg.tls_allow_insecure,
-                                tls_enable_hostname_verification=cfg.tls_enable_hostname_verification)
-        verify = ssl_context(conn, auth)
+    verify = verify_for(ConnectionConfig(
+        admin_url=url, tls_trust_cert_path=cfg.tls_trust_cert_path,
+        tls_allow_insecure=cfg.tls_allow_insecure,
+        tls_enable_hostname_verification=cfg.tls_enable_hostname_verification), auth)
     if hasattr(auth, "verify"):
         auth.verify = verify
     return PrometheusClient(url, auth=auth, timeout=cfg.request_timeout, verify=verify,

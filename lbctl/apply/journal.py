@@ -13,7 +13,9 @@ The journal stays one JSON object per line (:mod:`lbctl.executor` writes it). ``
 * ``balancer-paused`` (``previous``: each setting's override before, null when it had none) and
   ``balancer-restored``.
 
-Times are read in either form the journal has held (epoch seconds, or RFC 3339 strings).
+Lines are read by the one journal reader (:func:`lbctl.sources.journal.read_records`, each line a
+:class:`~lbctl.model.wire.journal.JournalRecord`) and handed on here as their plain values (the
+fields a line has); times by its one parser, in either form the journal has held.
 """
 
 from __future__ import annotations
@@ -30,40 +32,20 @@ _UNLOAD = re.compile(r"/admin/v2/namespaces/([^/?]+)/([^/?]+)/([^/?]+)/unload(?:
 
 
 def read_records(path: Path | str, *, tail_bytes: int | None = None) -> list[dict[str, Any]]:
-    """Every readable record of a journal (a cut or foreign line is skipped); with
-    ``tail_bytes``, of its last that many bytes only (recent records: the grace period)."""
-    import orjson
+    """Every readable record of a journal (a cut or foreign line is skipped) as its plain values;
+    with ``tail_bytes``, of its last that many bytes only (recent records: the grace period)."""
+    import msgspec
 
-    from lbctl.safe.files import open_regular, read_regular
+    from lbctl.sources.journal import read_records as records
 
-    if tail_bytes is None:
-        data = read_regular(str(path), what="a journal (JSON lines)", error=ConfigError)
-    else:
-        import os
-
-        fd = open_regular(str(path), what="a journal (JSON lines)", error=ConfigError)
-        try:
-            size = os.fstat(fd).st_size
-            data = os.pread(fd, tail_bytes, max(0, size - tail_bytes))
-        finally:
-            os.close(fd)
-    out = []
-    for line in data.split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            rec = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(rec, dict):
-            out.append(rec)
-    return out
+    return [msgspec.to_builtins(r) for r in records(path, tail_bytes=tail_bytes)]
 
 
 def time_of(rec: dict[str, Any]) -> float | None:
-    from lbctl.executor import _time_of
+    """A record's time as epoch seconds (``None`` without one)."""
+    from lbctl.model.wire.journal import seconds_of
 
-    return _time_of(rec.get("time"))
+    return seconds_of(rec.get("time"))
 
 
 def recent_unloads(records: Iterable[dict[str, Any]], since: float) -> dict[str, float]:

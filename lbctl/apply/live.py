@@ -1,6 +1,7 @@
 """The live facts a plan is checked against, read once before a run and again between batches.
 
-A :class:`LiveView` is one read of the cluster (:class:`~lbctl.sources.live.LiveSource`): the
+A :class:`LiveView` is one read of the cluster (the live cluster source,
+:mod:`lbctl.sources.cluster`, on the client the run holds): the
 active brokers, each bundle's owner (the broker reporting it), each namespace's boundaries, each
 broker's load as the load manager compares it (the weighted max resource usage of its report, or
 the published ``weightedMaxEMA`` on the extensible load manager), the load-manager class each
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from lbctl.admin.client import AdminClient
 from lbctl.config import Settings, resolve
 from lbctl.model.cluster import EXTENSIBLE, ClusterState
+from lbctl.sources.base import StateRead
 
 
 @dataclass
@@ -72,14 +74,16 @@ class LiveView:
 
 
 def read_live(client: AdminClient, *, topics: bool = True, namespaces: bool = True) -> LiveView:
-    """One read of the cluster behind ``client``."""
-    from lbctl.sources.live import LiveSource
+    """One read of the cluster behind ``client`` (held open by the run)."""
+    from lbctl.sources.cluster import on_client
 
-    src = LiveSource(client, topics=topics, namespaces=namespaces)
-    read = src.read()
-    state = read.state
+    return view_of(on_client(client, topics=topics, namespaces=namespaces).read())
+
+
+def view_of(got: StateRead) -> LiveView:
+    """What a run checks its actions against, from one read of the live cluster."""
+    state = got.last
     settings = resolve(state.config, {}, {})
-    raw_brokers = read.snapshot.get("brokers") or {}
     return LiveView(
         cluster=state.cluster,
         brokers=list(state.brokers),
@@ -88,11 +92,11 @@ def read_live(client: AdminClient, *, topics: bool = True, namespaces: bool = Tr
         owners=state.owners(),
         usage=usage_of(state, settings),
         load_manager_class=_class_of(state),
-        broker_class={b: str(r["loadManagerClassName"]) for b, r in raw_brokers.items()
-                      if isinstance(r, dict) and isinstance(r.get("loadManagerClassName"), str)},
+        broker_class={b: r.loadManagerClassName for b, r in state.brokers.items()
+                      if r.loadManagerClassName is not None},
         gains={b: frozenset(d.lastBundleGains) for b, d in state.brokers.items()},
-        failures=[f"{f.broker}: {f.error}" for f in read.failures],
-        warnings=list(read.warnings),
+        failures=list(got.failures),
+        warnings=list(got.warnings),
     )
 
 

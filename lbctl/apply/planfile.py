@@ -1,10 +1,13 @@
 """Reading a plan@1 file for ``lbctl apply``: any valid plan — ``recommend -o json``, ``propose``,
 ``rebalance-after``, a rollback plan, or one written by hand.
 
-Only what carrying out a plan needs is required (the header's ``format``, ``cluster`` and
-``capturedAt``, and each action's ``action``, ``bundle``, ``broker``, and for a split its
-``boundaries``); the per-broker rows and the summary are for people and are not read. Errors name
-the file and the action (``plan.json: actions[3].bundle: …``), one line, exit 1.
+The document is decoded into the format's own records (:class:`lbctl.model.wire.plan.PlanHeader`,
+what :mod:`lbctl.plan` writes): only what carrying out a plan needs is required (the header's
+``format``, ``cluster`` and ``capturedAt``, and each action's ``action``, ``bundle``, ``broker``,
+and for a split its ``boundaries``); the per-broker rows and the summary are for people and are
+not read. Then what a type cannot say: a bundle name Pulsar accepts, a destination other than the
+owner, split positions inside the bundle, ascending. Errors name the file and the action
+(``plan.json: actions[3].bundle: …``), one line, exit 1.
 """
 
 from __future__ import annotations
@@ -15,11 +18,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
+from msgspec import UNSET
+
 from lbctl.errors import PlanError, SnapshotError
 from lbctl.model.bundle import BundleName, BundleNameError, format_position, parse_position
-
-PLAN_FORMAT = "lbctl/plan@1"
-KINDS = ("unload", "transfer", "split")
+from lbctl.model.wire import plan as wire
+from lbctl.model.wire.plan import KINDS as KINDS
+from lbctl.model.wire.plan import PLAN_FORMAT as PLAN_FORMAT
+from lbctl.model.wire.problems import first_problem
 
 
 @dataclass(frozen=True)
@@ -103,29 +110,25 @@ def parse_plan(doc: Any, name: str, digest: str = "") -> PlanFile:
     fmt = doc.get("format")
     if fmt != PLAN_FORMAT:
         raise PlanError(f"{name}: format is {fmt!r}, expected {PLAN_FORMAT!r}")
-    cluster = _str(doc, "cluster", name)
-    captured = _time(doc.get("capturedAt"), f"{name}: capturedAt")
     actions = doc.get("actions")
-    if not isinstance(actions, list):
-        raise PlanError(f"{name}: actions: expected a list")
-    out = tuple(_action(a, i, f"{name}: actions[{i}]") for i, a in enumerate(actions))
-    lm = doc.get("loadManager")
-    return PlanFile(name, digest, cluster, captured,
-                    lm if isinstance(lm, str) else "modular",
-                    str(doc.get("shedding") or ""), str(doc.get("placement") or ""), out)
+    if isinstance(actions, list):  # which record an action is, before its fields are read
+        for i, a in enumerate(actions):
+            if isinstance(a, dict) and a.get("action") not in KINDS:
+                raise PlanError(f"{name}: actions[{i}].action: {a.get('action')!r} is not one "
+                                f"of {', '.join(KINDS)}")
+    try:
+        header = msgspec.convert(doc, wire.PlanHeader)
+    except msgspec.ValidationError as e:
+        problem = first_problem(doc, wire.PlanHeader)
+        raise PlanError(f"{name}: {problem.path}: {problem.message}" if problem
+                        else f"{name}: {e}") from None
+    captured = _time(header.capturedAt, f"{name}: capturedAt")
+    out = tuple(_action(a, i, f"{name}: actions[{i}]") for i, a in enumerate(header.actions))
+    return PlanFile(name, digest, header.cluster, captured, header.loadManager or "modular",
+                    header.shedding or "", header.placement or "", out)
 
 
-def _str(obj: dict[str, Any], key: str, where: str, *, empty: bool = False) -> str:
-    v = obj.get(key)
-    if not isinstance(v, str) or (not v and not empty):
-        raise PlanError(f"{where}.{key}: expected a non-empty string" if not empty
-                        else f"{where}.{key}: expected a string")
-    return v
-
-
-def _time(value: Any, where: str) -> int:
-    if not isinstance(value, str):
-        raise PlanError(f"{where}: expected an RFC 3339 time")
+def _time(value: str, where: str) -> int:
     try:
         dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
@@ -135,24 +138,11 @@ def _time(value: Any, where: str) -> int:
     return int(dt.timestamp() * 1000)
 
 
-def _figure(a: dict[str, Any], key: str, where: str) -> float | None:
-    import math
-
-    v = a.get(key)
-    if v is None:
-        return None
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-        raise PlanError(f"{where}.{key}: expected a finite number or null")
-    return float(v)
-
-
-def _action(a: Any, i: int, where: str) -> PlannedAction:
-    if not isinstance(a, dict):
-        raise PlanError(f"{where}: expected an object")
-    kind = a.get("action")
-    if kind not in KINDS:
-        raise PlanError(f"{where}.action: {kind!r} is not one of {', '.join(KINDS)}")
-    bundle = _str(a, "bundle", where)
+def _action(a: wire.UnloadAction | wire.TransferAction | wire.SplitAction, i: int,
+            where: str) -> PlannedAction:
+    kind = "split" if isinstance(a, wire.SplitAction) else (
+        "transfer" if isinstance(a, wire.TransferAction) else "unload")
+    bundle = a.bundle
     try:
         BundleName.parse(bundle)
     except BundleNameError as e:
@@ -164,36 +154,28 @@ def _action(a: Any, i: int, where: str) -> PlannedAction:
         split_namespace(bundle.rsplit("/", 1)[0])
     except UsageError as e:
         raise PlanError(f"{where}.bundle: {e}") from None
-    broker = _str(a, "broker", where, empty=kind == "split")
-    skipped = a.get("skipped")
-    if skipped is not None and not isinstance(skipped, str):
-        raise PlanError(f"{where}.skipped: expected a string or absent")
-    reason = a.get("reason")
+    skipped = None if a.skipped is UNSET else a.skipped
     common: dict[str, Any] = {
-        "step": i + 1, "action": kind, "bundle": bundle, "broker": broker,
-        "reason": reason if isinstance(reason, str) else "",
-        "msg_rate": _figure(a, "msgRate", where), "throughput": _figure(a, "throughput", where),
+        "step": i + 1, "action": kind, "bundle": bundle, "broker": a.broker,
+        "reason": a.reason, "msg_rate": a.msgRate, "throughput": a.throughput,
         "skipped": skipped,
     }
-    if kind != "split":
-        dest = a.get("destinationBroker")
-        if dest is not None and (not isinstance(dest, str) or not dest):
-            raise PlanError(f"{where}.destinationBroker: expected a broker id or null")
+    if not isinstance(a, wire.SplitAction):
+        dest = a.destinationBroker
         if dest is not None:
             dest = dest.removeprefix("http://").removeprefix("https://").rstrip("/")
-        if dest is not None and dest == broker and skipped is None:
-            raise PlanError(f"{where}: the destination is the current owner {broker}")
+        if dest is not None and dest == a.broker and skipped is None:
+            raise PlanError(f"{where}: the destination is the current owner {a.broker}")
         if kind == "transfer" and dest is None and skipped is None:
             raise PlanError(f"{where}: a transfer needs a destinationBroker")
         return PlannedAction(destination=dest, **common)
     rng = BundleName.parse(bundle).range
-    raw = a.get("boundaries")
-    if not isinstance(raw, list) or (not raw and skipped is None):
+    if not a.boundaries and skipped is None:
         raise PlanError(f"{where}.boundaries: expected a non-empty list of \"0x%08x\" positions")
     bounds: list[int] = []
-    for j, x in enumerate(raw):
+    for j, x in enumerate(a.boundaries):
         try:
-            pos = parse_position(str(x)) if isinstance(x, str) else None
+            pos: int | None = parse_position(x)
         except BundleNameError:
             pos = None
         if pos is None:
@@ -203,9 +185,5 @@ def _action(a: Any, i: int, where: str) -> PlannedAction:
         bounds.append(pos)
     if bounds != sorted(set(bounds)):
         raise PlanError(f"{where}.boundaries: expected ascending distinct positions")
-    algo = a.get("algorithm")
-    unload = a.get("unload", False)
-    if not isinstance(unload, bool):
-        raise PlanError(f"{where}.unload: expected true or false")
-    return PlannedAction(algorithm=algo if isinstance(algo, str) else None,
-                         boundaries=tuple(bounds), unload=unload, **common)
+    return PlannedAction(algorithm=a.algorithm, boundaries=tuple(bounds), unload=a.unload,
+                         **common)

@@ -21,7 +21,7 @@ from lbctl.cli import propose as propose_cmd
 from lbctl.cli import sandbox as sandbox_cmd
 from lbctl.cli import simulate as simulate_cmd
 from lbctl.cli import split_bundle as split_bundle_cmd
-from lbctl.cli.coercion import install as install_coercion
+from lbctl.cli.root import RootGroup
 
 
 def _exit_codes() -> str:
@@ -32,8 +32,6 @@ def _exit_codes() -> str:
     return "\b\nExit codes:\n" + "\n".join(f"  {int(s):>3}  {s.description}" for s in ExitStatus)
 
 
-install_coercion()  # plain parameter values without a pydantic TypeAdapter each
-
 app = typer.Typer(
     name="lbctl",
     help="Understand and steer Apache Pulsar broker load balancing.",
@@ -42,7 +40,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
-    cls=connection.GlobalOptionsGroup,  # connection flags also after the subcommand
+    cls=RootGroup,  # one failure handler; connection flags also after the subcommand
 )
 
 
@@ -78,10 +76,7 @@ def root(
     max_response_size: connection.MaxResponseSize = None,
 ) -> None:
     """Understand and steer Apache Pulsar broker load balancing."""
-    from lbctl.cli.common import handled
-
-    with handled():
-        connection.set_limits(max_input_size, max_response_size)
+    connection.set_limits(max_input_size, max_response_size)
     connection.remember(
         ctx, admin_url=admin_url, auth_plugin=auth_plugin, auth_params=auth_params, token=token,
         token_file=token_file, tls_trust_cert_path=tls_trust_cert_path, tls_cert_file=tls_cert_file,

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, Output, OutputFormat, handled
-from lbctl.cli.unload import DryRun, Force, Journal, Yes
+from lbctl.cli.common import TABLE, OutputFormat, Shown
+from lbctl.cli.groups import Fields, grouped
+from lbctl.cli.unload import Mutating
 
 if TYPE_CHECKING:
     from lbctl.admin.client import AdminClient
@@ -33,8 +34,10 @@ MaxMoves = Annotated[int | None, typer.Option(
     "--max-moves", metavar="N", min=0, help="Move at most N bundles in this run.")]
 
 
+@grouped
 def apply(
     ctx: typer.Context,
+    *,
     plan: Annotated[Path | None, typer.Argument(
         metavar="PLAN", show_default=False,
         help="A plan@1 file (JSON or YAML): recommend -o json, propose, rebalance-after, a "
@@ -73,11 +76,8 @@ def apply(
         help="How long to wait for a destination that turned overloaded before stopping.")]
         = 300.0,
     reason: Reason = None,
-    dry_run: DryRun = False,
-    yes: Yes = False,
-    force: Force = False,
-    journal: Journal = None,
-    output: Output = TABLE,
+    sending: Mutating,
+    shown: Annotated[Shown, Fields("output")],
 ) -> None:
     """Carry out a plan on the live cluster, safely.
 
@@ -99,31 +99,30 @@ def apply(
       lbctl apply --resume ~/.local/state/lbctl/journal.jsonl --yes
       lbctl apply --rollback --yes               # the last run's moves, undone
     """
-    with handled():
-        from lbctl.apply.runner import ApplyOptions
-        from lbctl.errors import UsageError
+    from lbctl.apply.runner import ApplyOptions
+    from lbctl.cli.state import live_session
+    from lbctl.errors import UsageError
 
-        if rollback:
-            if plan is not None or resume is not None:
-                raise UsageError("--rollback takes no plan file and no --resume")
-            plan = _rollback_plan(journal, run_id)
-            run_id = None
-        if plan is None and resume is None:
-            raise UsageError("give a plan file, or --resume JOURNAL, or --rollback")
-        opts = ApplyOptions(
-            dry_run=dry_run, yes=yes, confirm_each=confirm_each, force=force,
-            force_stale=force_stale, max_age=max_age or None, max_moves=max_moves,
-            max_per_broker=max_per_broker, max_throughput=max_throughput, interval=interval,
-            concurrency=concurrency, verify_timeout=verify_timeout, pause_timeout=pause_timeout,
-            reason=reason, journal=resume or journal)
-        plan_file, history = _plan_and_history(plan, resume, run_id)
-        if history is not None and opts.reason is None:
-            opts.reason = history.reason
-        from lbctl.cli.connection import open_client
-
-        with open_client(ctx) as client:
-            report = run_plan(client, plan_file, opts, output, history=history)
-        finish(report, output)
+    journal, output = sending.journal, shown.output
+    if rollback:
+        if plan is not None or resume is not None:
+            raise UsageError("--rollback takes no plan file and no --resume")
+        plan = _rollback_plan(journal, run_id)
+        run_id = None
+    if plan is None and resume is None:
+        raise UsageError("give a plan file, or --resume JOURNAL, or --rollback")
+    opts = ApplyOptions(
+        dry_run=sending.dry_run, yes=sending.yes, confirm_each=confirm_each, force=sending.force,
+        force_stale=force_stale, max_age=max_age or None, max_moves=max_moves,
+        max_per_broker=max_per_broker, max_throughput=max_throughput, interval=interval,
+        concurrency=concurrency, verify_timeout=verify_timeout, pause_timeout=pause_timeout,
+        reason=reason, journal=resume or journal)
+    plan_file, history = _plan_and_history(plan, resume, run_id)
+    if history is not None and opts.reason is None:
+        opts.reason = history.reason
+    with live_session(ctx) as cluster:
+        report = run_plan(cluster.client, plan_file, opts, output, history=history)
+    finish(report, output)
 
 
 def _rollback_plan(journal: Path | None, run_id: str | None) -> Path:

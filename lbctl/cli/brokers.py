@@ -6,17 +6,18 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, NoColor, Output, Wide, emit, handled
+from lbctl.cli.common import Shown
+from lbctl.cli.groups import grouped
 
 
+@grouped
 def brokers(
     ctx: typer.Context,
+    *,
     leader: Annotated[bool, typer.Option(
         "--leader", help="Print only the leader broker (the one whose load manager sheds).")]
         = False,
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
+    shown: Shown,
 ) -> None:
     """List the cluster's active brokers: Pulsar version, load manager, leader, and whether each
     answered.
@@ -30,15 +31,14 @@ def brokers(
       lbctl brokers --leader
       lbctl brokers -o json
     """
-    with handled():
-        from lbctl.cli.connection import open_client
-        from lbctl.errors import LbctlError
-        from lbctl.render.brokers_view import BrokersView
-        from lbctl.sources.live_brokers import read_brokers
+    from lbctl.cli.connection import open_client
+    from lbctl.errors import LbctlError
+    from lbctl.render.brokers_view import BrokersView
+    from lbctl.sources.live_brokers import read_brokers
 
-        with open_client(ctx) as client:
-            found = read_brokers(client)
-        if leader and found.leader is None:
-            raise LbctlError(f"no leader broker in {found.cluster} right now"
-                             + (f": {found.leader_error}" if found.leader_error else ""))
-        emit(BrokersView(found, leader_only=leader), output, wide=wide, no_color=no_color)
+    with open_client(ctx) as client:
+        found = read_brokers(client)
+    if leader and found.leader is None:
+        raise LbctlError(f"no leader broker in {found.cluster} right now"
+                         + (f": {found.leader_error}" if found.leader_error else ""))
+    shown.emit(BrokersView(found, leader_only=leader))

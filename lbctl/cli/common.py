@@ -1,37 +1,30 @@
-"""What every command shares: option types, error handling and output.
+"""What every command shares: option types and output.
 
-Errors are mapped to exit codes in one place (:func:`handled`): an :class:`~lbctl.errors.LbctlError`
-prints ``lbctl: error: <one line>`` on stderr and exits with its code (1, or 2 for usage errors);
-anything unexpected prints one line too — never a traceback — unless ``LBCTL_TRACEBACK=1``.
+Errors are not handled here: a command body raises, and the root group maps every failure to one
+line and an exit code (:mod:`lbctl.cli.failures`).
 """
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from lbctl.errors import ExitStatus, LbctlError
+from lbctl.cli.groups import OptionGroup
 from lbctl.render import FORMATS, Renderable, render
 from lbctl.render.display import Display, colour_wanted, terminal_width, using
-from lbctl.safe.text import one_line, shorten
+
+if TYPE_CHECKING:
+    from lbctl.loadmanager.select import Options
 
 #: ``-o/--output`` choices: the formats of :data:`lbctl.render.FORMATS`, ``table`` first
 OutputFormat = StrEnum("OutputFormat", [(name, name) for name in FORMATS])  # type: ignore[misc]  # built at run time
 TABLE = OutputFormat("table")  # the default everywhere
 
 
-Snapshots = Annotated[
-    list[Path],
-    typer.Argument(help="Snapshot files (.json, .yaml, .jsonl, optionally .gz); several form a sequence.",
-                   show_default=False, metavar="SNAPSHOT"),
-]
 Output = Annotated[
     OutputFormat,
     typer.Option("-o", "--output", help="Output format.", case_sensitive=False),
@@ -103,43 +96,6 @@ NoColor = Annotated[
 ]
 
 
-def error(message: str) -> None:
-    """``lbctl: error: …`` — one line, whatever the message holds: control characters (a name
-    with a newline or an escape sequence) are shown escaped, and a huge one is shortened. On a
-    terminal, a progress line left by the failed work is erased first (the error starts its line)."""
-    from lbctl.cli.connection import is_terminal
-
-    erase = "\r" + " " * 79 + "\r" if is_terminal(sys.stderr) else ""
-    sys.stderr.write(f"{erase}lbctl: error: {one_line(message)}\n")
-
-
-@contextmanager
-def handled() -> Iterator[None]:
-    """Run a command body, turning every failure into one line and an exit code."""
-    try:
-        yield
-    except LbctlError as e:
-        error(str(e) if str(e) else type(e).__name__)
-        raise typer.Exit(int(e.exit_code)) from None
-    except typer.Exit:
-        raise
-    except KeyboardInterrupt:
-        error("interrupted")
-        raise typer.Exit(ExitStatus.INTERRUPTED) from None
-    except typer.Abort:  # Ctrl-C or Ctrl-D at a prompt (typer.confirm)
-        error("aborted at the prompt: nothing was sent")
-        raise typer.Exit(ExitStatus.INTERRUPTED) from None
-    except BrokenPipeError:
-        raise typer.Exit(ExitStatus.SUCCESS) from None
-    except Exception as e:  # the promise: never a traceback
-        if os.environ.get("LBCTL_TRACEBACK"):
-            raise
-        msg = str(e).splitlines()[0] if str(e) else ""
-        error(f"internal error: {type(e).__name__}: {shorten(msg, 300)} "
-              "(set LBCTL_TRACEBACK=1 for details)")
-        raise typer.Exit(ExitStatus.ERROR) from None
-
-
 def display(*, wide: bool = False, no_color: bool = False) -> Display:
     """What the table format may assume about stdout (:mod:`lbctl.render.display`)."""
     return Display(width=terminal_width(), wide=wide,
@@ -151,3 +107,51 @@ def emit(result: Renderable, fmt: OutputFormat, *, wide: bool = False,
     with using(display(wide=wide, no_color=no_color)):
         render(result, fmt.value, sys.stdout)
     sys.stdout.flush()
+
+
+# --- option groups (lbctl.cli.groups): one parameter per kind of input ----------------------------
+
+class Shown(OptionGroup, frozen=True):
+    """``-o --wide --no-color``: how a result is printed."""
+
+    output: Output = TABLE
+    wide: Wide = False
+    no_color: NoColor = False
+
+    def emit(self, result: Renderable) -> None:
+        emit(result, self.output, wide=self.wide, no_color=self.no_color)
+
+
+class LoadManagerChoice(OptionGroup, frozen=True):
+    """``--strategy --placement --set --broker-conf --seed --pulsar-version --assume-steady``: which
+    load manager runs, with which settings (:class:`lbctl.loadmanager.select.Options`)."""
+
+    strategy: Strategy = None
+    placement: Placement = None
+    set_: SetOpt = None
+    broker_conf: BrokerConf = None
+    seed: Seed = None
+    pulsar_version: PulsarVersion = None
+    assume_steady: AssumeSteady = False
+
+    def options(self, *, live: bool = False, project: bool = False) -> Options:
+        """The choice as the load manager takes it (a bad ``--set`` is a usage error here)."""
+        from lbctl.config import parse_assignments
+        from lbctl.loadmanager.select import Options
+
+        return Options(self.strategy, self.placement, parse_assignments(self.set_ or []),
+                       self.broker_conf, self.seed, self.pulsar_version, self.assume_steady,
+                       live=live, project=project)
+
+
+class Watching(OptionGroup, frozen=True):
+    """``--watch --interval --count``: follow a live leader, refresh after refresh."""
+
+    watch: Watch = False
+    interval: Interval = None
+    count: Count = None
+
+    @property
+    def asked(self) -> bool:
+        """Any of the three given (``--interval`` and ``--count`` alone are a mistake)."""
+        return self.watch or self.interval is not None or self.count is not None

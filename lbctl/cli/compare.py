@@ -6,32 +6,10 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import (
-    TABLE,
-    BrokerConf,
-    NoColor,
-    Output,
-    Placement,
-    PulsarVersion,
-    Seed,
-    SetOpt,
-    Wide,
-    emit,
-    handled,
-)
-from lbctl.cli.prometheus import (
-    AllowPartial,
-    Cluster,
-    End,
-    PrometheusConf,
-    PrometheusUrl,
-    ReferenceOpt,
-    Since,
-    SnapshotsOrPrometheus,
-    Start,
-    Step,
-)
-from lbctl.cli.simulate import Band, BounceWindow, Cycles, IdleUsage, PlotFile, sim_options
+from lbctl.cli.common import Shown
+from lbctl.cli.groups import grouped
+from lbctl.cli.simulate import SimulationRun
+from lbctl.cli.state import HistoryInput
 
 Strategies = Annotated[
     list[str],
@@ -41,32 +19,14 @@ Strategies = Annotated[
 ]
 
 
+@grouped
 def compare(
     ctx: typer.Context,
+    *,
     strategy: Strategies,
-    snapshots: SnapshotsOrPrometheus = None,
-    placement: Placement = None,
-    cycles: Cycles = None,
-    set_: SetOpt = None,
-    broker_conf: BrokerConf = None,
-    seed: Seed = None,
-    pulsar_version: PulsarVersion = None,
-    band: Band = 10.0,
-    bounce_window: BounceWindow = None,
-    idle_usage: IdleUsage = None,
-    plot: PlotFile = None,
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
-    prometheus_url: PrometheusUrl = None,
-    since: Since = None,
-    start: Start = None,
-    end: End = None,
-    step: Step = "1m",
-    cluster: Cluster = None,
-    reference: ReferenceOpt = None,
-    prometheus_conf: PrometheusConf = None,
-    allow_partial: AllowPartial = False,
+    run: SimulationRun,
+    shown: Shown,
+    given: HistoryInput,
 ) -> None:
     """Compare shedding strategies by simulating each from the same snapshot (and trace).
 
@@ -84,32 +44,22 @@ def compare(
       lbctl compare examples/rolling-restart.yaml --strategy ThresholdShedder \\
           --strategy lbctl
     """
-    with handled():
-        from lbctl.cli.prometheus import PrometheusArgs, states_for
-        from lbctl.config import parse_assignments
-        from lbctl.loadmanager.select import Options
-        from lbctl.render.simulation_view import ComparisonView
-        from lbctl.simulate.compare import compare as run
-        from lbctl.simulate.compare import parse_pairs
+    from lbctl.cli.state import choose
+    from lbctl.progress import shown as progress
+    from lbctl.render.simulation_view import ComparisonView
+    from lbctl.simulate.compare import compare as comparison
+    from lbctl.simulate.compare import parse_pairs
 
-        opts = Options(None, placement, parse_assignments(set_ or []), broker_conf, seed,
-                       pulsar_version)
-        pairs = parse_pairs(strategy, placement)
-        sim = sim_options(cycles, band, bounce_window, idle_usage)
-        if plot is not None:
-            from lbctl.simulate.plot import check_plot_path
+    opts = run.options(None)
+    pairs = parse_pairs(strategy, run.placement)
+    sim = run.simulation()
+    run.check_plot()
+    states = choose(ctx, given).read().states
+    with progress() as bar:
+        result = comparison(states, opts, pairs, sim,
+                            progress=lambda d, t: bar.step("simulating", d, t))
+    if run.plot is not None:
+        from lbctl.simulate.plot import plot_comparison
 
-            check_plot_path(plot)
-        from lbctl.cli.progress import Progress
-
-        bar = Progress()
-        with bar.phase("reading the snapshots"):
-            states = states_for(ctx, snapshots, PrometheusArgs(
-                prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
-                allow_partial), live=False)
-        result = run(states, opts, pairs, sim, progress=lambda d, t: bar.step("simulating", d, t))
-        if plot is not None:
-            from lbctl.simulate.plot import plot_comparison
-
-            plot_comparison(result.runs, plot)
-        emit(ComparisonView(result), output, wide=wide, no_color=no_color)
+        plot_comparison(result.runs, run.plot)
+    shown.emit(ComparisonView(result))

@@ -1,7 +1,7 @@
 """Global connection options (pulsar-admin's names) and the helpers live commands share.
 
 The root command takes them, before the subcommand as with pulsar-admin — or after it, as
-pulsar-admin users often type them (:class:`GlobalOptionsGroup` moves them in front)::
+pulsar-admin users often type them (:class:`lbctl.cli.root.RootGroup` moves them in front)::
 
     lbctl --admin-url https://pulsar:8443 --auth-plugin AuthenticationToken \\
           --auth-params file:///etc/pulsar/admin.jwt monitor-brokers --once
@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-import typer.core
 
 from lbctl.admin.auth import PLUGIN_NAMES
 from lbctl.admin.clientconf import ConnectionOptions
@@ -26,7 +25,7 @@ from lbctl.safe.text import one_line
 
 if TYPE_CHECKING:
     from lbctl.admin.client import AdminClient
-    from lbctl.model.cluster import ClusterState
+    from lbctl.sources.cluster import LiveCluster
 
 _P = "Connection (pulsar-admin options)"
 
@@ -110,68 +109,8 @@ def set_limits(max_input_size: str | None, max_response_size: str | None) -> Non
                                  if max_response_size else defaults.max_response_bytes)
 
 
-#: the root's options, by flag: whether each takes a value (read by :class:`GlobalOptionsGroup`)
+#: the root's options, by flag: whether each takes a value (read by :class:`lbctl.cli.root.RootGroup`)
 GLOBAL_FLAGS: dict[str, bool] = {}
-
-
-def _click_usage_error() -> type[Exception]:
-    """click's UsageError, as the click Typer runs on raises it (Typer may vendor its own click):
-    found in the module of the click ``Command`` that Typer's group derives from."""
-    for k in typer.core.TyperGroup.__mro__:
-        found = getattr(sys.modules.get(k.__module__), "UsageError", None)
-        if isinstance(found, type) and issubclass(found, Exception):
-            return found
-    raise ImportError("click's UsageError not found")  # pragma: no cover - Typer's layout changed
-
-
-_ClickUsageError = _click_usage_error()
-
-
-def _restyled(e: Exception) -> Exception:
-    """A command-line mistake click found (an unknown option, a bad or missing value), shown in
-    lbctl's one error style: ``lbctl: error: <click's message> (try 'lbctl CMD -h')``, exit 2
-    (click's own, which prints usage and help first when no argument is given, is kept)."""
-    if type(e).__name__ == "NoArgsIsHelpError" or getattr(e, "_lbctl_styled", False):
-        return e
-    ctx = getattr(e, "ctx", None)
-    path = getattr(ctx, "command_path", None) or "lbctl"
-    message = one_line(str(e.format_message()))  # type: ignore[attr-defined]
-
-    def show(file: Any = None) -> None:
-        sys.stderr.write(f"lbctl: error: {message} (try '{path} -h')\n")
-
-    e.show = show  # type: ignore[attr-defined]
-    e._lbctl_styled = True  # type: ignore[attr-defined]
-    return e
-
-
-class GlobalOptionsGroup(typer.core.TyperGroup):
-    """The root group: connection options given after the subcommand are moved before it, so
-    ``lbctl monitor-brokers --admin-url URL`` works as ``lbctl --admin-url URL monitor-brokers``.
-    Only the root's own long flags move (no subcommand has one of them); everything after ``--``
-    stays where it is."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        if not GLOBAL_FLAGS:
-            for p in self.params:
-                for opt in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ())):
-                    if opt.startswith("--") and opt not in ("--help", "--version"):
-                        GLOBAL_FLAGS[opt] = not getattr(p, "is_flag", False)
-        return super().parse_args(ctx, hoist_global_options(args, GLOBAL_FLAGS))
-
-    # click's own usage errors (in this group's arguments or a subcommand's) in lbctl's style
-    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
-                     **extra: Any) -> Any:
-        try:
-            return super().make_context(info_name, args, parent, **extra)
-        except _ClickUsageError as e:
-            raise _restyled(e) from None
-
-    def invoke(self, ctx: Any) -> Any:
-        try:
-            return super().invoke(ctx)
-        except _ClickUsageError as e:
-            raise _restyled(e) from None
 
 
 def hoist_global_options(args: list[str], flags: dict[str, bool]) -> list[str]:
@@ -235,6 +174,14 @@ def open_client(ctx: typer.Context | None) -> AdminClient:
     return client_from_config(cfg, trace=trace if cfg.debug else None, warn=_warn_once)
 
 
+def live_cluster(ctx: typer.Context | None, *, topics: bool = True,
+                 namespaces: bool = True) -> LiveCluster:
+    """The cluster the connection flags name (its client opened when it is read)."""
+    from lbctl.sources.cluster import LiveCluster
+
+    return LiveCluster(lambda: open_client(ctx), topics, namespaces)
+
+
 _WARNED: set[str] = set()
 
 
@@ -246,33 +193,3 @@ def _warn_once(message: str) -> None:
 
 def warn(message: str) -> None:
     sys.stderr.write(f"lbctl: warning: {one_line(message)}\n")
-
-
-def progress_bar(enabled: bool) -> Any:
-    """A one-line progress display on stderr (only on a terminal)."""
-    if not enabled:
-        return None
-
-    def show(step: str, done: int, total: int) -> None:
-        width = 30
-        filled = width if total == 0 else int(width * done / max(total, 1))
-        sys.stderr.write(f"\r{step:<14} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}  ")
-        if done >= total:
-            sys.stderr.write("\r" + " " * (width + 40) + "\r")
-        sys.stderr.flush()
-
-    return show
-
-
-def live_states(ctx: typer.Context | None, *, topics: bool = True) -> list[ClusterState]:
-    """The live cluster as a one-element sequence, warning about brokers that could not be read."""
-    from lbctl.sources.live import LiveSource
-
-    with open_client(ctx) as client:
-        read = LiveSource(client, topics=topics,
-                          progress=progress_bar(is_terminal(sys.stderr))).read()
-    for f in read.failures:
-        warn(f"{f.broker}: {f.error}")
-    for w in read.warnings:
-        warn(w)
-    return [read.state]

@@ -6,18 +6,9 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import (
-    TABLE,
-    BrokerConf,
-    NoColor,
-    Output,
-    PulsarVersion,
-    SetOpt,
-    Wide,
-    emit,
-    handled,
-)
-from lbctl.cli.connection import OptionalSnapshots
+from lbctl.cli.common import LoadManagerChoice, Shown
+from lbctl.cli.groups import Fields, grouped
+from lbctl.cli.state import FilesOrLive
 
 Only = Annotated[list[str] | None, typer.Option(
     "--rule", metavar="ID", help="Run only this rule (repeatable); ids in docs/doctor.md.")]
@@ -25,17 +16,15 @@ Skip = Annotated[list[str] | None, typer.Option(
     "--skip", metavar="ID", help="Do not run this rule (repeatable).")]
 
 
+@grouped
 def doctor(
     ctx: typer.Context,
-    snapshots: OptionalSnapshots = None,
-    broker_conf: BrokerConf = None,
-    pulsar_version: PulsarVersion = None,
-    set_: SetOpt = None,
+    *,
+    given: FilesOrLive,
+    lm: Annotated[LoadManagerChoice, Fields("broker_conf", "pulsar_version", "set_")],
     only: Only = None,
     skip: Skip = None,
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
+    shown: Shown,
 ) -> None:
     """Check a cluster for the known load-balancing traps (docs/doctor.md lists every rule).
 
@@ -59,36 +48,27 @@ def doctor(
       lbctl doctor -o json > findings.json || echo "needs attention"
       lbctl --admin-url http://pulsar:8080 doctor
     """
-    with handled():
-        from lbctl.config import parse_assignments
-        from lbctl.doctor.run import diagnose
-        from lbctl.loadmanager.select import Options
-        from lbctl.render.doctor_view import DoctorView
+    from lbctl.cli.state import choose
+    from lbctl.doctor.run import diagnose
+    from lbctl.records import replace
+    from lbctl.render.doctor_view import DoctorView
 
-        live = not snapshots
-        opts = Options(overrides=parse_assignments(set_ or []), broker_conf=broker_conf,
-                       pulsar_version=pulsar_version, live=live)
-        if snapshots:
-            from lbctl.sources.snapshot import read_snapshots
+    opts = lm.options()
+    chosen = choose(ctx, given)
+    opts = replace(opts, live=chosen.source.live)
+    if not chosen.source.live:
+        report = diagnose(chosen.read().states, opts, only=only or (), skip=skip or ())
+    else:
+        from lbctl.cli.connection import warn
+        from lbctl.doctor.live import read_live
+        from lbctl.progress import shown as progress
 
-            report = diagnose(read_snapshots(snapshots), opts, only=only or (), skip=skip or ())
-        else:
-            import sys
-
-            from lbctl.cli.connection import is_terminal, open_client, progress_bar, warn
-            from lbctl.cli.inputs import note_live
-            from lbctl.doctor.live import read_live
-
-            terminal = is_terminal(sys.stderr)
-            if terminal:  # before the read on a terminal; after a successful one otherwise
-                note_live(ctx)
-            with open_client(ctx) as client:
-                got = read_live(client, progress=progress_bar(terminal))
-            if not terminal:
-                note_live(ctx)
-            for w in got.warnings:
-                warn(w)
-            report = diagnose([got.state], opts, dynamic=got.dynamic, facts=got.facts,
-                              unreachable=got.unreachable, only=only or (), skip=skip or ())
-        emit(DoctorView(report), output, wide=wide, no_color=no_color)
+        with chosen.announced(), progress() as bar, bar.phase("reading the cluster"), \
+                chosen.session(bar.step) as cluster:
+            got = read_live(cluster)
+        for w in got.warnings:
+            warn(w)
+        report = diagnose([got.state], opts, dynamic=got.dynamic, facts=got.facts,
+                          unreachable=got.unreachable, only=only or (), skip=skip or ())
+    shown.emit(DoctorView(report))
     raise typer.Exit(int(report.status))

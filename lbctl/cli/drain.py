@@ -10,18 +10,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from lbctl.cli.apply import MaxMoves, Reason, VerifyTimeout
-from lbctl.cli.common import (
-    TABLE,
-    Output,
-    OutputFormat,
-    Placement,
-    Seed,
-    SetOpt,
-    Strategy,
-    emit,
-    handled,
-)
-from lbctl.cli.unload import DryRun, Force, Journal, Yes
+from lbctl.cli.common import TABLE, LoadManagerChoice, OutputFormat, Shown, emit
+from lbctl.cli.groups import Fields, grouped
+from lbctl.cli.unload import Mutating
 
 if TYPE_CHECKING:
     from lbctl.admin.client import AdminClient
@@ -38,8 +29,14 @@ FillInterval = Annotated[float, typer.Option(
     help="Filling: seconds between batches of --per-interval bundles.")]
 
 
+#: the placement a drain or a fill plans with
+Placing = Annotated[LoadManagerChoice, Fields("strategy", "placement", "set_", "seed")]
+
+
+@grouped
 def drain(
     ctx: typer.Context,
+    *,
     broker: Annotated[str | None, typer.Argument(
         metavar="BROKER", show_default=False,
         help="The broker to empty (host:port, as brokers list it).")] = None,
@@ -68,16 +65,10 @@ def drain(
     interval: FillInterval = 60.0,
     max_moves: MaxMoves = None,
     verify_timeout: VerifyTimeout = 60.0,
-    strategy: Strategy = None,
-    placement: Placement = None,
-    set_: SetOpt = None,
-    seed: Seed = None,
+    lm: Placing,
     reason: Reason = None,
-    dry_run: DryRun = False,
-    yes: Yes = False,
-    force: Force = False,
-    journal: Journal = None,
-    output: Output = TABLE,
+    sending: Mutating,
+    shown: Annotated[Shown, Fields("output")],
 ) -> None:
     """Empty a broker before restarting it: every bundle to where placement would put it.
 
@@ -95,38 +86,35 @@ def drain(
       lbctl drain broker-3:8080 --fill --per-interval 2 --interval 60 --yes
       lbctl drain --restore --yes
     """
-    with handled():
-        from lbctl.apply.drain import DrainOptions
-        from lbctl.apply.runner import ApplyOptions
-        from lbctl.cli.connection import open_client
-        from lbctl.config import parse_assignments
-        from lbctl.errors import UsageError
-        from lbctl.loadmanager.select import Options
+    from lbctl.apply.drain import DrainOptions
+    from lbctl.apply.runner import ApplyOptions
+    from lbctl.cli.state import live_session
+    from lbctl.errors import UsageError
 
-        if restore:
-            if broker or fill or pause_balancer:
-                raise UsageError("--restore takes no broker, --fill or --pause-balancer")
-            with open_client(ctx) as client:
-                _restore(client, journal, yes=yes, dry_run=dry_run)
-            return
-        if not broker:
-            raise UsageError("give the broker to drain (host:port), or --restore")
-        if fill and (pause_balancer or keep_paused):
-            raise UsageError("--fill does not pause the balancer")
-        fill_pace = (per_interval, interval)
-        drain_pace = ((max_concurrent, 1.0) if max_concurrent else (1000, 0.0))
-        n, every = fill_pace if fill else drain_pace
-        opts = ApplyOptions(dry_run=dry_run, yes=yes, force=force, journal=journal,
-                            reason=reason, verify_timeout=verify_timeout, concurrency=n,
-                            interval=every, max_moves=max_moves, max_age=None)
-        dopts = DrainOptions(
-            broker=broker.removeprefix("http://").removeprefix("https://").rstrip("/"),
-            apply=opts, placement=Options(strategy, placement, parse_assignments(set_ or []),
-                                          None, seed),
-            pause_balancer=pause_balancer, keep_paused=keep_paused, timeout=timeout, fill=fill)
-        with open_client(ctx) as client:
-            report = _run(client, dopts, output)
-        _finish(report, output)
+    dry_run, yes, journal, output = sending.dry_run, sending.yes, sending.journal, shown.output
+    if restore:
+        if broker or fill or pause_balancer:
+            raise UsageError("--restore takes no broker, --fill or --pause-balancer")
+        with live_session(ctx) as cluster:
+            _restore(cluster.client, journal, yes=yes, dry_run=dry_run)
+        return
+    if not broker:
+        raise UsageError("give the broker to drain (host:port), or --restore")
+    if fill and (pause_balancer or keep_paused):
+        raise UsageError("--fill does not pause the balancer")
+    fill_pace = (per_interval, interval)
+    drain_pace = ((max_concurrent, 1.0) if max_concurrent else (1000, 0.0))
+    n, every = fill_pace if fill else drain_pace
+    opts = ApplyOptions(dry_run=dry_run, yes=yes, force=sending.force, journal=journal,
+                        reason=reason, verify_timeout=verify_timeout, concurrency=n,
+                        interval=every, max_moves=max_moves, max_age=None)
+    dopts = DrainOptions(
+        broker=broker.removeprefix("http://").removeprefix("https://").rstrip("/"),
+        apply=opts, placement=lm.options(),
+        pause_balancer=pause_balancer, keep_paused=keep_paused, timeout=timeout, fill=fill)
+    with live_session(ctx) as cluster:
+        report = _run(cluster.client, dopts, output)
+    _finish(report, output)
 
 
 def _ui(output: OutputFormat) -> UI:
@@ -174,17 +162,16 @@ def _restore(client: AdminClient, journal: Path | None, *, yes: bool, dry_run: b
             f"{k}={'(broker.conf)' if v is None else v}" for k, v in previous.items()))
 
 
+@grouped
 def rebalance_after(
     ctx: typer.Context,
+    *,
     broker: BrokerArg,
     max_moves: MaxMoves = None,
     per_interval: PerInterval = 2,
     interval: FillInterval = 60.0,
-    strategy: Strategy = None,
-    placement: Placement = None,
-    set_: SetOpt = None,
-    seed: Seed = None,
-    output: Output = TABLE,
+    lm: Placing,
+    shown: Annotated[Shown, Fields("output")],
 ) -> None:
     """The corrective plan after a restart: fill BROKER toward the cluster's mean usage.
 
@@ -198,20 +185,19 @@ def rebalance_after(
       lbctl rebalance-after broker-3:8080
       lbctl rebalance-after broker-3:8080 -o json > fill.json
     """
-    with handled():
-        from lbctl.cli.connection import live_states, warn
-        from lbctl.config import parse_assignments, resolve
-        from lbctl.loadmanager.drain import fill_plan
-        from lbctl.loadmanager.select import Options
-        from lbctl.render.views import RecommendView
+    from lbctl.cli.connection import warn
+    from lbctl.cli.state import choose
+    from lbctl.config import resolve
+    from lbctl.loadmanager.drain import fill_plan
+    from lbctl.render.views import RecommendView
 
-        opts = Options(strategy, placement, parse_assignments(set_ or []), None, seed)
-        state = live_states(ctx)[-1]
-        settings = resolve(state.config, {}, dict(opts.overrides or {}))
-        target = broker.removeprefix("http://").removeprefix("https://").rstrip("/")
-        plan = fill_plan(state, settings, target, opts, max_moves=max_moves)
-        emit(RecommendView([plan]), output)
-        if plan.actions:
-            warn(f"apply it paced: lbctl apply PLAN.json --concurrency {per_interval} "
-                 f"--interval {interval:g} (at most {per_interval} bundle(s) every "
-                 f"{interval:g} s)")
+    opts = lm.options()
+    state = choose(ctx).read().last
+    settings = resolve(state.config, {}, dict(opts.overrides or {}))
+    target = broker.removeprefix("http://").removeprefix("https://").rstrip("/")
+    plan = fill_plan(state, settings, target, opts, max_moves=max_moves)
+    shown.emit(RecommendView([plan]))
+    if plan.actions:
+        warn(f"apply it paced: lbctl apply PLAN.json --concurrency {per_interval} "
+             f"--interval {interval:g} (at most {per_interval} bundle(s) every "
+             f"{interval:g} s)")

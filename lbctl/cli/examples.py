@@ -13,7 +13,8 @@ from typing import Annotated, Any
 
 import typer
 
-from lbctl.cli.common import TABLE, NoColor, Output, Wide, emit, handled
+from lbctl.cli.common import Shown
+from lbctl.cli.groups import grouped
 
 SNAPSHOT_SUFFIXES = (".json", ".yaml", ".yml", ".jsonl", ".gz")
 
@@ -71,15 +72,15 @@ def copy_examples(root: Path, dest: Path) -> int:
     return written
 
 
+@grouped
 def examples(
+    *,
     copy: Annotated[Path | None, typer.Option(
         "--copy", metavar="DIR", help="Copy the examples into DIR (created if needed; an "
         "existing different file stops the copy).")] = None,
     path: Annotated[bool, typer.Option(
         "--path", help="Print only the directory the examples are installed in.")] = False,
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
+    shown: Shown,
 ) -> None:
     """List the example snapshots shipped with lbctl, or copy them out.
 
@@ -89,20 +90,19 @@ def examples(
       lbctl examples --copy examples && lbctl recommend examples/hot-broker.json
       lbctl recommend "$(lbctl examples --path)/hot-broker.json"
     """
-    with handled():
-        from lbctl.render.views import ExamplesView
+    from lbctl.render.views import ExamplesView
 
-        root = examples_dir()
-        if not root.is_dir():
-            from lbctl.errors import LbctlError
+    root = examples_dir()
+    if not root.is_dir():
+        from lbctl.errors import LbctlError
 
-            raise LbctlError(f"the examples are not installed ({root} is missing)")
-        if path:
-            print(root)
-            return
-        if copy is not None:
-            n = copy_examples(root, copy)
-            sys.stderr.write(f"lbctl: copied {n} file(s) to {copy} "
-                             f"(try: lbctl recommend {copy / 'hot-broker.json'})\n")
-            return
-        emit(ExamplesView(str(root), describe(root)), output, wide=wide, no_color=no_color)
+        raise LbctlError(f"the examples are not installed ({root} is missing)")
+    if path:
+        print(root)
+        return
+    if copy is not None:
+        n = copy_examples(root, copy)
+        sys.stderr.write(f"lbctl: copied {n} file(s) to {copy} "
+                         f"(try: lbctl recommend {copy / 'hot-broker.json'})\n")
+        return
+    shown.emit(ExamplesView(str(root), describe(root)))

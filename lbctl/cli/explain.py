@@ -7,74 +7,29 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from lbctl.cli.common import (
-    TABLE,
-    AllCycles,
-    AssumeSteady,
-    BrokerConf,
-    Count,
-    Interval,
-    NoColor,
-    Output,
-    Placement,
-    PulsarVersion,
-    Seed,
-    SetOpt,
-    Strategy,
-    Watch,
-    Wide,
-    emit,
-    handled,
-)
-from lbctl.cli.connection import OptionalSnapshots
-from lbctl.cli.prometheus import (
-    AllowPartial,
-    Cluster,
-    End,
-    PrometheusConf,
-    PrometheusUrl,
-    ReferenceOpt,
-    Since,
-    Start,
-    Step,
-)
+from lbctl.cli.common import AllCycles, LoadManagerChoice, Shown, Watching
+from lbctl.cli.groups import grouped
+from lbctl.cli.state import StateInput
 
 if TYPE_CHECKING:
     from lbctl.model.cluster import ClusterState
 
 
+@grouped
 def explain(
     ctx: typer.Context,
-    snapshots: OptionalSnapshots = None,
+    *,
     broker: Annotated[str | None, typer.Option(
         "--broker", metavar="BROKER",
         help="Explain one broker only (its id, or its name as tables show it: broker-2).")] = None,
     bundle: Annotated[
         str | None, typer.Option("-b", "--bundle", metavar="BUNDLE", help="Explain one bundle (tenant/ns/0x…_0x…).")
     ] = None,
-    strategy: Strategy = None,
-    placement: Placement = None,
-    set_: SetOpt = None,
-    broker_conf: BrokerConf = None,
-    seed: Seed = None,
-    pulsar_version: PulsarVersion = None,
-    assume_steady: AssumeSteady = False,
+    lm: LoadManagerChoice,
     all_cycles: AllCycles = False,
-    watch: Watch = False,
-    interval: Interval = None,
-    count: Count = None,
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
-    prometheus_url: PrometheusUrl = None,
-    since: Since = None,
-    start: Start = None,
-    end: End = None,
-    step: Step = "1m",
-    cluster: Cluster = None,
-    reference: ReferenceOpt = None,
-    prometheus_conf: PrometheusConf = None,
-    allow_partial: AllowPartial = False,
+    watching: Watching,
+    shown: Shown,
+    given: StateInput,
 ) -> None:
     """Explain why the load manager unloads what it unloads — or why nothing happens.
 
@@ -91,42 +46,31 @@ def explain(
 
       lbctl explain examples/extensible/skewed.json --pulsar-version 3.1 --assume-steady
     """
-    with handled():
-        from lbctl.cli.progress import Progress
-        from lbctl.cli.prometheus import PrometheusArgs, states_for
-        from lbctl.config import parse_assignments
-        from lbctl.errors import UsageError
-        from lbctl.loadmanager.select import Options, run
-        from lbctl.render.views import ExplainView
+    from lbctl.cli.state import choose
+    from lbctl.loadmanager.select import run
+    from lbctl.progress import shown as progress
+    from lbctl.records import replace
+    from lbctl.render.views import ExplainView
 
-        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed,
-                       pulsar_version, assume_steady,
-                       live=not snapshots and not prometheus_url, project=True)
-        if bundle:
-            bundle = check_bundle_name(bundle)
-        if watch or interval is not None or count is not None:
-            if snapshots:
-                raise UsageError("--watch follows a live cluster: give no snapshot")
-            if not watch:
-                raise UsageError("--interval and --count go with --watch")
-            from lbctl.cli.watch import run_watch
+    opts = lm.options(project=True)
+    if bundle:
+        bundle = check_bundle_name(bundle)
+    if watching.asked:
+        from lbctl.cli.watch import run_watch
 
-            run_watch(ctx, opts, lambda r: ExplainView([r], broker, bundle), output,
-                      interval=interval, count=count)
-            return
-        bar = Progress()
-        with bar.phase("reading the snapshots" if snapshots else "reading the cluster"):
-            states = states_for(ctx, snapshots, PrometheusArgs(
-                prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
-                allow_partial))
-        if broker is not None:
-            broker = resolve_broker(broker, list(states[-1].brokers))
-        if bundle is not None:
-            check_known_bundle(bundle, states)
-        with bar.phase(f"running the load manager over {len(states)} cycle(s)"):
-            results = run(states, opts)
-        emit(ExplainView(results, broker, bundle, all_cycles), output, wide=wide,
-             no_color=no_color)
+        run_watch(ctx, opts, lambda r: ExplainView([r], broker, bundle), shown.output, watching,
+                  given)
+        return
+    chosen = choose(ctx, given)
+    opts = replace(opts, live=chosen.source.live)
+    states = chosen.read().states
+    if broker is not None:
+        broker = resolve_broker(broker, list(states[-1].brokers))
+    if bundle is not None:
+        check_known_bundle(bundle, states)
+    with progress() as bar, bar.phase(f"running the load manager over {len(states)} cycle(s)"):
+        results = run(states, opts)
+    shown.emit(ExplainView(results, broker, bundle, all_cycles))
 
 
 def resolve_broker(name: str, brokers: list[str]) -> str:

@@ -8,8 +8,6 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import handled
-
 
 def export(
     ctx: typer.Context,
@@ -40,44 +38,43 @@ def export(
       lbctl snapshot export --append history.jsonl   # e.g. every minute, cron
       lbctl snapshot export -f - | gzip > snap.json.gz
     """
-    with handled():
-        from lbctl.cli.connection import live_states
-        from lbctl.errors import UsageError
-        from lbctl.sources.snapshot import append_snapshot, summarize, write_snapshot
+    from lbctl.cli.state import choose
+    from lbctl.errors import UsageError
+    from lbctl.sources.snapshot import append_snapshot, summarize, write_snapshot
 
-        if output_file is not None:
-            if file is not None:
-                raise UsageError("give -f/--file only (-o is its deprecated alias)")
-            sys.stderr.write("lbctl: warning: snapshot export -o FILE is deprecated (-o means a "
-                             "format everywhere else); use -f/--file FILE\n")
-            file = output_file
-        if (file is None) == (append is None):
-            raise UsageError("give exactly one of -f FILE (or -f - for stdout) or "
-                             "--append FILE.jsonl")
-        state = live_states(ctx, topics=topics)[0]
-        target: Path | str
-        if append is not None:
-            cut = append_snapshot(state, append)
-            if cut:
-                from lbctl.cli.connection import warn
+    if output_file is not None:
+        if file is not None:
+            raise UsageError("give -f/--file only (-o is its deprecated alias)")
+        sys.stderr.write("lbctl: warning: snapshot export -o FILE is deprecated (-o means a "
+                         "format everywhere else); use -f/--file FILE\n")
+        file = output_file
+    if (file is None) == (append is None):
+        raise UsageError("give exactly one of -f FILE (or -f - for stdout) or "
+                         "--append FILE.jsonl")
+    state = choose(ctx, topics=topics).read().last
+    target: Path | str
+    if append is not None:
+        cut = append_snapshot(state, append)
+        if cut:
+            from lbctl.cli.connection import warn
 
-                warn(f"{append}: removed a partial last line ({cut} bytes) left by an interrupted "
-                     "append before appending")
-            target = append
-        elif file == "-":
-            from lbctl.sources.snapshot import encode_snapshot
+            warn(f"{append}: removed a partial last line ({cut} bytes) left by an interrupted "
+                 "append before appending")
+        target = append
+    elif file == "-":
+        from lbctl.sources.snapshot import encode_snapshot
 
-            data = encode_snapshot(state, "json")
-            sys.stdout.buffer.write(data if data.endswith(b"\n") else data + b"\n")
-            sys.stdout.flush()
-            target = "stdout"
-        else:
-            assert file is not None
-            write_snapshot(state, Path(file))
-            target = file
-        s = summarize(state)
-        from lbctl.safe.text import one_line
+        data = encode_snapshot(state, "json")
+        sys.stdout.buffer.write(data if data.endswith(b"\n") else data + b"\n")
+        sys.stdout.flush()
+        target = "stdout"
+    else:
+        assert file is not None
+        write_snapshot(state, Path(file))
+        target = file
+    s = summarize(state)
+    from lbctl.safe.text import one_line
 
-        sys.stderr.write(one_line(f"lbctl: {'appended to' if append else 'wrote'} {target}: "
-                                  f"cluster {s['cluster']}, {s['brokers']} broker(s), "
-                                  f"{s['bundles']} bundle(s)") + "\n")
+    sys.stderr.write(one_line(f"lbctl: {'appended to' if append else 'wrote'} {target}: "
+                              f"cluster {s['cluster']}, {s['brokers']} broker(s), "
+                              f"{s['bundles']} bundle(s)") + "\n")

@@ -11,6 +11,7 @@ This file is also the application file for ``spark-submit`` (and ``python -m lbc
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -20,11 +21,13 @@ from typing import Annotated, Any
 
 import typer
 
-from lbctl.cli import prometheus as prom
-from lbctl.cli.common import TABLE, NoColor, Output, Placement, Seed, SetOpt, Wide, emit, handled
+from lbctl.cli.common import LoadManagerChoice, Shown
+from lbctl.cli.groups import Fields, OptionGroup, grouped
+from lbctl.cli.root import HandlingGroup
+from lbctl.cli.state import FleetInput
 
 app = typer.Typer(help="Fleet-wide offline analysis of snapshot histories on Apache Spark.",
-                  no_args_is_help=True)
+                  no_args_is_help=True, cls=HandlingGroup)  # its own program under spark-submit
 
 Master = Annotated[
     str | None,
@@ -38,6 +41,16 @@ Conf = Annotated[
                  help="A Spark setting (repeatable), e.g. --conf spark.driver.memory=4g."),
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")]
+
+
+class SparkArgs(OptionGroup, frozen=True):
+    """``--master --conf --quiet``: where Spark runs and how much it says."""
+
+    master: Master = None
+    conf: Conf = None
+    quiet: Quiet = False
+
+
 DataDir = Annotated[
     Path, typer.Argument(metavar="DIR", help="The output directory of `lbctl fleet ingest`.",
                          show_default=False),
@@ -63,8 +76,7 @@ def _debug(ctx: typer.Context | None) -> bool:
 
 
 @contextmanager
-def _spark(master: str | None, conf: list[str] | None, quiet: bool, debug: bool = False
-           ) -> Iterator[tuple[Callable[..., Any], Any]]:
+def _spark(spark: SparkArgs, debug: bool = False) -> Iterator[tuple[Callable[..., Any], Any]]:
     """A lazily started Spark session (stopped on exit) and the progress printer."""
     from lbctl.fleet import _compat
     from lbctl.fleet.progress import Progress
@@ -73,8 +85,9 @@ def _spark(master: str | None, conf: list[str] | None, quiet: bool, debug: bool 
     if "PYSPARK_GATEWAY_PORT" not in os.environ:  # under spark-submit, Spark is already up
         _compat.require_fleet()
 
-    settings = parse_conf(conf or [])
-    progress = Progress(enabled=not quiet)
+    master = spark.master
+    settings = parse_conf(spark.conf or [])
+    progress = Progress(enabled=not spark.quiet)
     held: list[Any] = []
 
     def session(input_bytes: int | None = None) -> Any:
@@ -106,24 +119,47 @@ def _spark(master: str | None, conf: list[str] | None, quiet: bool, debug: bool 
             held[0].stop()
 
 
+@contextmanager
+def history_inputs(ctx: typer.Context | None, given: FleetInput, out: Path) -> Iterator[list[Path]]:
+    """``fleet ingest``'s inputs: the given paths, or the Prometheus history written to a
+    temporary ``.jsonl`` under ``OUT/_prometheus/`` (readable by Spark's executors wherever OUT
+    is; Spark skips ``_`` folders) and removed once ingested."""
+    import tempfile
+
+    from lbctl.cli.prometheus import warn_report
+    from lbctl.cli.state import choose
+    from lbctl.progress import shown
+    from lbctl.sources.prometheus.source import PrometheusRange
+
+    source = choose(ctx, given).source
+    if not isinstance(source, PrometheusRange):
+        yield list(given.paths or ())
+        return
+    tmp_dir = out / "_prometheus"
+    tmp_dir.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(dir=tmp_dir, prefix="history-", suffix=".jsonl")
+    os.close(fd)
+    target = Path(name)
+    try:
+        with shown() as bar:
+            report = source.write(str(target), bar.step)
+        warn_report(report)
+        yield [target]
+    finally:
+        target.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp_dir.rmdir()
+
+
 @app.command("ingest")
+@grouped
 def ingest(
     ctx: typer.Context,
+    *,
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Where the Parquet tables go.")],
-    paths: Annotated[list[Path] | None, typer.Argument(
-        metavar="PATH", show_default=False,
-        help="Snapshot files or directories (searched recursively), any clusters mixed; or "
-             "none, with --prometheus-url.")] = None,
-    master: Master = None,
-    conf: Conf = None,
-    quiet: Quiet = False,
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
-    prometheus_url: prom.PrometheusUrl = None, since: prom.Since = None,
-    start: prom.Start = None, end: prom.End = None, step: prom.Step = "1m",
-    cluster: prom.Cluster = None, reference: prom.ReferenceOpt = None,
-    prometheus_conf: prom.PrometheusConf = None, allow_partial: prom.AllowPartial = False,
+    spark: SparkArgs,
+    shown: Shown,
+    given: FleetInput,
 ) -> None:
     """Read snapshot files with Spark into Parquet tables partitioned by cluster and date.
 
@@ -137,21 +173,20 @@ def ingest(
       lbctl fleet ingest /data/snapshots --out /data/fleet --master local[8] \\
           --conf spark.driver.memory=4g
     """
-    with handled():
-        from lbctl.fleet.ingest import ingest as run
-        from lbctl.render.fleet_view import IngestView
+    from lbctl.fleet.ingest import ingest as run
+    from lbctl.render.fleet_view import IngestView
 
-        history = prom.PrometheusArgs(prometheus_url, since, start, end, step, cluster,
-                                      reference, prometheus_conf, allow_partial)
-        with prom.history_inputs(ctx, paths, history, out) as inputs, \
-                _spark(master, conf, quiet, _debug(ctx)) as (session, progress):
-            result = run(inputs, out, session=session, progress=progress)
-        emit(IngestView(result), output, wide=wide, no_color=no_color)
+    with history_inputs(ctx, given, out) as inputs, _spark(spark, _debug(ctx)) as (
+            session, progress):
+        result = run(inputs, out, session=session, progress=progress)
+    shown.emit(IngestView(result))
 
 
 @app.command("report")
+@grouped
 def report(
     ctx: typer.Context,
+    *,
     data: DataDir,
     out: Annotated[Path | None, typer.Option(
         "--out", metavar="DIR", help="Where CSV/Parquet tables and PNG plots go [default: DIR/report].")] = None,
@@ -160,12 +195,8 @@ def report(
     oversized_share: Annotated[float, typer.Option(
         "--oversized-share", metavar="F", help="A bundle carrying more than this share of its broker's throughput is oversized.")] = 0.5,
     top: Annotated[int, typer.Option("--top", metavar="K", help="Hot bundles shown.")] = 10,
-    master: Master = None,
-    conf: Conf = None,
-    quiet: Quiet = False,
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
+    spark: SparkArgs,
+    shown: Shown,
 ) -> None:
     """Imbalance, hot bundles and churn per cluster and over time; tables and PNG plots.
 
@@ -178,42 +209,36 @@ def report(
       lbctl fleet report /tmp/fleet
       lbctl fleet report /tmp/fleet --out /tmp/fleet-report -o json
     """
-    with handled():
-        from lbctl.fleet.commit import locked
-        from lbctl.fleet.report import ReportOptions, compute, require_tables, write_files
-        from lbctl.render.fleet_view import ReportView
+    from lbctl.fleet.commit import locked
+    from lbctl.fleet.report import ReportOptions, compute, require_tables, write_files
+    from lbctl.render.fleet_view import ReportView
 
-        opts = ReportOptions(bounce_window, oversized_share, top)
-        require_tables(data, "snapshots", "brokers", "bundles")  # before Spark's start-up cost
-        from lbctl.fleet.files import tree_size
+    opts = ReportOptions(bounce_window, oversized_share, top)
+    require_tables(data, "snapshots", "brokers", "bundles")  # before Spark's start-up cost
+    from lbctl.fleet.files import tree_size
 
-        with locked(data, write=False), _spark(master, conf, quiet, _debug(ctx)) as (
-                session, progress):
-            result = compute(session(tree_size(data)), data, opts, progress)
-        write_files(result, out or data / "report")
-        emit(ReportView(result), output, wide=wide, no_color=no_color)
+    with locked(data, write=False), _spark(spark, _debug(ctx)) as (session, progress):
+        result = compute(session(tree_size(data)), data, opts, progress)
+    write_files(result, out or data / "report")
+    shown.emit(ReportView(result))
 
 
 @app.command("whatif")
+@grouped
 def whatif(
     ctx: typer.Context,
+    *,
     data: DataDir,
     strategy: Annotated[list[str] | None, typer.Option(
         "--strategy", metavar="NAME",
         help="Shedding strategy to replay (repeatable); default: each snapshot's configured one.")] = None,
-    placement: Placement = None,
-    set_: SetOpt = None,
-    seed: Seed = None,
+    lm: Annotated[LoadManagerChoice, Fields("placement", "set_", "seed")],
     window: Annotated[int, typer.Option(
         "--window", metavar="N", help="'Soon after' means within N samples.")] = 10,
     cluster: Annotated[list[str] | None, typer.Option(
         "--cluster", metavar="NAME", help="Only this cluster (repeatable).")] = None,
-    master: Master = None,
-    conf: Conf = None,
-    quiet: Quiet = False,
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
+    spark: SparkArgs,
+    shown: Shown,
 ) -> None:
     """Replay every cluster's history through strategies; count the unloads each recommends.
 
@@ -229,23 +254,21 @@ def whatif(
       lbctl fleet whatif /tmp/fleet --strategy AvgShedder --placement AvgShedder \\
           -o csv
     """
-    with handled():
-        from lbctl.config import parse_assignments
-        from lbctl.fleet.report import require_tables
-        from lbctl.fleet.whatif import WhatIfOptions, compute, strategies_arg, validate
-        from lbctl.render.fleet_view import WhatIfView
+    from lbctl.config import parse_assignments
+    from lbctl.fleet.report import require_tables
+    from lbctl.fleet.whatif import WhatIfOptions, compute, strategies_arg, validate
+    from lbctl.render.fleet_view import WhatIfView
 
-        opts = WhatIfOptions(strategies_arg(strategy), placement,
-                             tuple(parse_assignments(set_ or []).items()), seed, window,
-                             tuple(cluster or ()))
-        validate(opts)
-        require_tables(data, "snapshots")
-        from lbctl.fleet.commit import locked
+    opts = WhatIfOptions(strategies_arg(strategy), lm.placement,
+                         tuple(parse_assignments(lm.set_ or []).items()), lm.seed, window,
+                         tuple(cluster or ()))
+    validate(opts)
+    require_tables(data, "snapshots")
+    from lbctl.fleet.commit import locked
 
-        with locked(data, write=False), _spark(master, conf, quiet, _debug(ctx)) as (
-                session, progress):
-            counts = compute(session(), data, opts, progress)
-        emit(WhatIfView(counts, window), output, wide=wide, no_color=no_color)
+    with locked(data, write=False), _spark(spark, _debug(ctx)) as (session, progress):
+        counts = compute(session(), data, opts, progress)
+    shown.emit(WhatIfView(counts, window))
 
 
 if __name__ == "__main__":  # spark-submit …/lbctl/cli/fleet.py report DIR

@@ -8,10 +8,13 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, NoColor, Output, Wide, emit, handled
+from lbctl.cli.common import Shown
+from lbctl.cli.groups import grouped
 
 
+@grouped
 def journal(
+    *,
     since: Annotated[str | None, typer.Option(
         "--since", metavar="WHEN",
         help="Only lines from then on: a duration back from now (30m, 2h, 7d) or a date/time "
@@ -20,9 +23,7 @@ def journal(
         "--journal", metavar="FILE",
         help="The journal to read (default $LBCTL_JOURNAL, else "
              "$XDG_STATE_HOME/lbctl/journal.jsonl, as unload writes it).")] = None,
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
+    shown: Shown,
 ) -> None:
     """Show the journal of changes: every request unload and split-bundle sent, oldest first.
 
@@ -35,15 +36,14 @@ def journal(
       lbctl journal --since 2h
       lbctl journal --since 2026-03-12 -o jsonl
     """
-    with handled():
-        from lbctl.executor import default_journal
-        from lbctl.render.journal_view import JournalView
-        from lbctl.sources.journal import parse_since, read_journal
+    from lbctl.executor import default_journal
+    from lbctl.render.journal_view import JournalView
+    from lbctl.sources.journal import parse_since, read_journal
 
-        path = journal_file or default_journal()
-        start = parse_since(since) if since else None
-        read = read_journal(path)
-        for why in read.skipped:
-            sys.stderr.write(f"lbctl: warning: {path}: {why} (skipped)\n")
-        entries = tuple(e for e in read.entries if start is None or e.time >= start)
-        emit(JournalView(str(path), entries, since), output, wide=wide, no_color=no_color)
+    path = journal_file or default_journal()
+    start = parse_since(since) if since else None
+    read = read_journal(path)
+    for why in read.skipped:
+        sys.stderr.write(f"lbctl: warning: {path}: {why} (skipped)\n")
+    entries = tuple(e for e in read.entries if start is None or e.time >= start)
+    shown.emit(JournalView(str(path), entries, since))

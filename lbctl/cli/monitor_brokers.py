@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, NoColor, Output, Wide, handled
+from lbctl.cli.common import Shown
+from lbctl.cli.groups import grouped
+from lbctl.cli.state import MonitorSnapshots
 
 
+@grouped
 def monitor_brokers(
     ctx: typer.Context,
+    *,
     interval: Annotated[float, typer.Option(
         "--interval", "-i", metavar="SECONDS", min=0.1, max=86400.0,
         help="Seconds between refreshes (0.1 to 86400).")] = 10.0,
@@ -23,12 +26,8 @@ def monitor_brokers(
         "latestMsgRate, longMsgRate, … (numbers descending).")] = None,
     summary: Annotated[bool, typer.Option(
         "--summary", help="Only the overall table, not one table per broker.")] = False,
-    snapshot: Annotated[list[Path] | None, typer.Option(
-        "--snapshot", metavar="FILE", help="Show snapshot files instead of the live cluster "
-        "(a sequence is replayed as refreshes).")] = None,
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
+    given: MonitorSnapshots,
+    shown: Shown,
 ) -> None:
     """Show every broker's load like `pulsar-perf monitor-brokers`, refreshed in place.
 
@@ -46,12 +45,12 @@ def monitor_brokers(
       lbctl monitor-brokers --once -o json
       lbctl monitor-brokers --snapshot examples/two-brokers-90-10.jsonl
     """
-    with handled():
-        from lbctl.cli.monitor_loop import run_live, run_snapshots
+    from lbctl.cli.monitor_loop import run_live, run_snapshots
+    from lbctl.cli.state import choose
 
-        if snapshot:
-            run_snapshots(snapshot, sort=sort, summary=summary, output=output, wide=wide,
-                          no_color=no_color)
-        else:
-            run_live(ctx, interval=interval, refreshes=1 if once else count, sort=sort,
-                     summary=summary, output=output, wide=wide, no_color=no_color)
+    chosen = choose(ctx, given, topics=False, namespaces=False)
+    if chosen.source.live:
+        run_live(chosen, interval=interval, refreshes=1 if once else count, sort=sort,
+                 summary=summary, shown=shown)
+    else:
+        run_snapshots(chosen, sort=sort, summary=summary, shown=shown)

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-import typer
-
-from lbctl.cli.common import TABLE, OutputFormat, emit
+from lbctl.cli.common import TABLE, OutputFormat, Shown, emit
 from lbctl.monitor.brokers import BrokerMonitor, Refresh
 from lbctl.monitor.live import live_refresh, snapshot_refresh_args
 from lbctl.render.display import colour_wanted
+
+if TYPE_CHECKING:
+    from lbctl.cli.state import Chosen
+
+__all__ = ["live_refresh", "run_live", "run_snapshots", "show"]
 
 _CLEAR = "\x1b[H\x1b[2J"
 
@@ -32,27 +34,26 @@ def show(refresh: Refresh, *, sort: str | None, summary: bool, output: OutputFor
     sys.stdout.flush()
 
 
-def run_live(ctx: typer.Context, *, interval: float, refreshes: int | None, sort: str | None,
-             summary: bool, output: OutputFormat, wide: bool = False,
-             no_color: bool = False) -> None:
-    from lbctl.cli.connection import is_terminal, open_client
+def run_live(chosen: Chosen, *, interval: float, refreshes: int | None, sort: str | None,
+             summary: bool, shown: Shown) -> None:
+    """Refresh from the live cluster (one reader, its client open) until ``refreshes``."""
+    from lbctl.cli.connection import is_terminal
     from lbctl.monitor.brokers import sort_rows
-    from lbctl.sources.live import LiveSource
 
     sort_rows([], sort)  # a bad --sort fails before any request
     tty = is_terminal(sys.stdout)
-    in_place = tty and output == TABLE and refreshes != 1
+    in_place = tty and shown.output == TABLE and refreshes != 1
     n = 0
-    with open_client(ctx) as client:
-        src = LiveSource(client, topics=False, namespaces=False)
+    with chosen.session() as src:
         mon = BrokerMonitor()
         threshold = [85.0]
         try:
             while True:
                 started = time.monotonic()
                 refresh = live_refresh(src, mon, threshold)
-                show(refresh, sort=sort, summary=summary, output=output, in_place=in_place,
-                     color=colour_wanted(sys.stdout, no_color=no_color), wide=wide)
+                show(refresh, sort=sort, summary=summary, output=shown.output,
+                     in_place=in_place, color=colour_wanted(sys.stdout, no_color=shown.no_color),
+                     wide=shown.wide)
                 n += 1
                 if refreshes is not None and n >= refreshes:
                     return
@@ -61,14 +62,12 @@ def run_live(ctx: typer.Context, *, interval: float, refreshes: int | None, sort
             return  # the usual way to leave a monitor: not an error
 
 
-def run_snapshots(files: Sequence[Path], *, sort: str | None, summary: bool,
-                  output: OutputFormat, wide: bool = False, no_color: bool = False) -> None:
-    from lbctl.sources.snapshot import read_snapshots
-
+def run_snapshots(chosen: Chosen, *, sort: str | None, summary: bool, shown: Shown) -> None:
+    """Snapshot files replayed as refreshes; the last one shown."""
     mon = BrokerMonitor()
     refresh = None
-    for st in read_snapshots(files):
+    for st in chosen.read().states:
         refresh = mon.update(*snapshot_refresh_args(st))
     assert refresh is not None
-    show(refresh, sort=sort, summary=summary, output=output, in_place=False,
-         color=colour_wanted(sys.stdout, no_color=no_color), wide=wide)
+    show(refresh, sort=sort, summary=summary, output=shown.output, in_place=False,
+         color=colour_wanted(sys.stdout, no_color=shown.no_color), wide=shown.wide)

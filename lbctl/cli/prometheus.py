@@ -5,24 +5,20 @@ built in memory). The work is :mod:`lbctl.sources.prometheus`'s; this module onl
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from msgspec import Struct
 
-from lbctl.cli.common import handled
+from lbctl.cli.groups import Fields, OptionGroup, grouped
 
 if TYPE_CHECKING:
     from lbctl.admin.prometheus import PrometheusClient
-    from lbctl.model.cluster import ClusterState
-    from lbctl.sources.prometheus import HistoryRequest, Reference, Report
+    from lbctl.sources.base import StateSource
+    from lbctl.sources.prometheus import HistoryRequest, Report
+    from lbctl.sources.prometheus.source import PrometheusRange
 
 _P = "History from Prometheus"
 
@@ -57,18 +53,18 @@ AllowPartial = Annotated[bool, typer.Option(
     help="Accept answers Prometheus flags as partial (their gaps are marked), instead of failing.")]
 
 
-class PrometheusArgs(Struct, frozen=True):
-    """The ``--prometheus-url`` family of flags, as given."""
+class PrometheusArgs(OptionGroup, frozen=True):
+    """The ``--prometheus-url`` family of flags, as given (an option group: :mod:`lbctl.cli.groups`)."""
 
-    url: str | None = None
-    since: str | None = None
-    start: str | None = None
-    end: str | None = None
-    step: str = "1m"
-    cluster: str | None = None
-    reference: str | None = None
-    conf: Path | None = None
-    allow_partial: bool = False
+    url: PrometheusUrl = None
+    since: Since = None
+    start: Start = None
+    end: End = None
+    step: Step = "1m"
+    cluster: Cluster = None
+    reference: ReferenceOpt = None
+    prometheus_conf: PrometheusConf = None
+    allow_partial: AllowPartial = False
 
     @property
     def given(self) -> bool:
@@ -81,7 +77,7 @@ class PrometheusArgs(Struct, frozen=True):
         if self.url is None:
             stray = [f for f, v in (("--since", self.since), ("--start", self.start),
                                     ("--end", self.end), ("--reference", self.reference),
-                                    ("--prometheus-conf", self.conf)) if v is not None]
+                                    ("--prometheus-conf", self.prometheus_conf)) if v is not None]
             if stray:
                 raise UsageError(f"{stray[0]} needs --prometheus-url")
         elif snapshots:
@@ -90,7 +86,8 @@ class PrometheusArgs(Struct, frozen=True):
 
 def request_of(ctx: typer.Context | None, args: PrometheusArgs, *, now_ms: int | None = None
                ) -> HistoryRequest:
-    """The time range, step, cluster and reference the flags describe."""
+    """The time range, step and cluster the flags describe (the reference is read with the range:
+    :func:`prometheus_source`)."""
     from lbctl.errors import UsageError
     from lbctl.sources.prometheus import HistoryRequest, parse_duration, parse_time
 
@@ -108,21 +105,26 @@ def request_of(ctx: typer.Context | None, args: PrometheusArgs, *, now_ms: int |
         end = parse_time(args.end, "--end") if args.end else now
     else:
         raise UsageError("--prometheus-url needs a time range: --since DURATION or --start TIME")
-    return HistoryRequest(start, end, step, args.cluster, _reference(ctx, args.reference))
+    return HistoryRequest(start, end, step, args.cluster)
 
 
-def _reference(ctx: typer.Context | None, ref: str | None) -> Reference | None:
-    if ref is None:
-        return None
-    from lbctl.sources.prometheus import reference_from
+def prometheus_source(ctx: typer.Context | None, args: PrometheusArgs) -> PrometheusRange:
+    """The range the flags describe, as a state source (its reference: a snapshot file, or the
+    live cluster's boundaries and settings, read with it). Range mistakes are usage errors now."""
+    from lbctl.sources.prometheus.source import PrometheusRange
 
-    if ref == "live":
-        from lbctl.cli.connection import live_states
+    request = request_of(ctx, args)
+    reference: StateSource | None = None
+    if args.reference == "live":
+        from lbctl.cli.connection import live_cluster
 
-        return reference_from(live_states(ctx, topics=False), "live")
-    from lbctl.sources.snapshot import read_snapshots
+        reference = live_cluster(ctx, topics=False)
+    elif args.reference is not None:
+        from lbctl.sources.files import snapshot_files
 
-    return reference_from(read_snapshots([Path(ref)]), ref)
+        reference = snapshot_files([Path(args.reference)])
+    return PrometheusRange(lambda: open_prometheus(ctx, args), request, reference,
+                           args.reference or "")
 
 
 def open_prometheus(ctx: typer.Context | None, args: PrometheusArgs) -> PrometheusClient:
@@ -131,7 +133,7 @@ def open_prometheus(ctx: typer.Context | None, args: PrometheusArgs) -> Promethe
     from lbctl.cli.connection import options_of
 
     assert args.url is not None
-    conf = read_client_conf(args.conf) if args.conf else {}
+    conf = read_client_conf(args.prometheus_conf) if args.prometheus_conf else {}
 
     def flag(key: str) -> bool:
         return conf.get(key, "").strip().lower() == "true"
@@ -161,71 +163,6 @@ def warn_report(report: Report) -> None:
         warn(line)
 
 
-def prometheus_states(ctx: typer.Context | None, args: PrometheusArgs) -> list[ClusterState]:
-    """The sequence the flags describe, built in memory; gaps and warnings on stderr."""
-    from lbctl.cli.connection import is_terminal, progress_bar
-    from lbctl.sources.prometheus import read_history
-
-    req = request_of(ctx, args)
-    with open_prometheus(ctx, args) as client:
-        states, report = read_history(client, req, progress_bar(is_terminal(sys.stderr)))
-    warn_report(report)
-    return states
-
-
-def states_for(ctx: typer.Context | None, snapshots: list[Path] | None, args: PrometheusArgs,
-               *, live: bool = True) -> list[ClusterState]:
-    """The sequence a command replays: snapshot files, else Prometheus (``--prometheus-url``),
-    else (``live``) the cluster as it is now."""
-    args.check_alone(snapshots)
-    if args.given:
-        return prometheus_states(ctx, args)
-    if snapshots or live:
-        from lbctl.cli.inputs import cluster_states
-
-        return cluster_states(ctx, snapshots)  # none given: the live cluster, announced
-    from lbctl.errors import UsageError
-
-    raise UsageError("give snapshot files, or --prometheus-url with --since/--start")
-
-
-@contextmanager
-def history_inputs(ctx: typer.Context | None, paths: list[Path] | None, args: PrometheusArgs,
-                   out: Path) -> Iterator[list[Path]]:
-    """``fleet ingest``'s inputs: the given paths, or the Prometheus history written to a
-    temporary ``.jsonl`` under ``OUT/_prometheus/`` (readable by Spark's executors wherever OUT
-    is; Spark skips ``_`` folders) and removed once ingested."""
-    import tempfile
-
-    args.check_alone(paths)
-    if not args.given:
-        if not paths:
-            from lbctl.errors import UsageError
-
-            raise UsageError("give snapshot files or directories, or --prometheus-url with "
-                             "--since/--start")
-        yield paths
-        return
-    from lbctl.cli.connection import is_terminal, progress_bar
-    from lbctl.sources.prometheus import write_history
-
-    req = request_of(ctx, args)
-    tmp_dir = out / "_prometheus"
-    tmp_dir.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=tmp_dir, prefix="history-", suffix=".jsonl")
-    os.close(fd)
-    target = Path(name)
-    try:
-        with open_prometheus(ctx, args) as client:
-            report = write_history(client, req, str(target), progress_bar(is_terminal(sys.stderr)))
-        warn_report(report)
-        yield [target]
-    finally:
-        target.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            tmp_dir.rmdir()
-
-
 #: snapshot files, optional for commands that can read history from Prometheus instead
 SnapshotsOrPrometheus = Annotated[
     list[Path] | None,
@@ -235,6 +172,7 @@ SnapshotsOrPrometheus = Annotated[
 ]
 
 
+@grouped
 def from_prometheus(
     ctx: typer.Context,
     output_file: Annotated[Path, typer.Option(
@@ -243,14 +181,8 @@ def from_prometheus(
     prometheus_url: Annotated[str, typer.Option(
         "--prometheus-url", metavar="URL", show_default=False,
         help="The Prometheus that scrapes the cluster (https://user:pass@… for basic auth).")],
-    since: Since = None,
-    start: Start = None,
-    end: End = None,
-    step: Step = "1m",
-    cluster: Cluster = None,
-    reference: ReferenceOpt = None,
-    prometheus_conf: PrometheusConf = None,
-    allow_partial: AllowPartial = False,
+    history: Annotated[PrometheusArgs, Fields("since", "start", "end", "step", "cluster",
+                                              "reference", "prometheus_conf", "allow_partial")],
 ) -> None:
     """Build a snapshot sequence from Prometheus: one snapshot per step, no export needed.
 
@@ -267,16 +199,12 @@ def from_prometheus(
 
       lbctl snapshot from-prometheus --prometheus-url http://prometheus:9090 --start 2026-03-01T00:00:00Z --end 2026-03-08T00:00:00Z --step 5m --cluster prod -f week.jsonl.gz
     """
-    with handled():
-        from lbctl.cli.connection import is_terminal, progress_bar
-        from lbctl.sources.prometheus import write_history
+    from lbctl.progress import shown
+    from lbctl.records import replace
 
-        args = PrometheusArgs(prometheus_url, since, start, end, step, cluster, reference,
-                              prometheus_conf, allow_partial)
-        req = request_of(ctx, args)
-        with open_prometheus(ctx, args) as client:
-            report = write_history(client, req, str(output_file),
-                                   progress_bar(is_terminal(sys.stderr)))
-        warn_report(report)
-        sys.stderr.write(f"lbctl: wrote {output_file}: {report.snapshots} snapshot(s) of "
-                         f"{report.steps} step(s)\n")
+    source = prometheus_source(ctx, replace(history, url=prometheus_url))
+    with shown() as bar:
+        report = source.write(str(output_file), bar.step)
+    warn_report(report)
+    sys.stderr.write(f"lbctl: wrote {output_file}: {report.snapshots} snapshot(s) of "
+                     f"{report.steps} step(s)\n")

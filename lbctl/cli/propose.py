@@ -6,8 +6,9 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, BrokerConf, Output, SetOpt, emit, handled
-from lbctl.cli.connection import OptionalSnapshots
+from lbctl.cli.common import LoadManagerChoice, Shown
+from lbctl.cli.groups import Fields, grouped
+from lbctl.cli.state import FilesOrLive
 
 MaxUsage = Annotated[float | None, typer.Option(
     "--max-usage", metavar="PERCENT", show_default=False,
@@ -40,9 +41,11 @@ NoSplits = Annotated[bool, typer.Option(
     "--no-splits", help="Do not propose splits for bundles too big for the band.")]
 
 
+@grouped
 def propose(
     ctx: typer.Context,
-    snapshots: OptionalSnapshots = None,
+    *,
+    given: FilesOrLive,
     max_usage: MaxUsage = None,
     target_range: TargetRange = None,
     target_std: TargetStd = None,
@@ -51,11 +54,10 @@ def propose(
     solver: Solver = "auto",
     time_limit: TimeLimit = 10.0,
     exact_limit: ExactLimit = 20_000,
-    set_: SetOpt = None,
-    broker_conf: BrokerConf = None,
+    lm: Annotated[LoadManagerChoice, Fields("set_", "broker_conf")],
     explain: Explain = False,
     no_splits: NoSplits = False,
-    output: Output = TABLE,
+    shown: Annotated[Shown, Fields("output")],
 ) -> None:
     """Propose one plan that brings the cluster into a target band in a single pass.
 
@@ -73,26 +75,24 @@ def propose(
       lbctl propose snap.json --max-moves 10 --max-throughput 500 \\
           -o json > plan.json
     """
-    with handled():
-        from lbctl.cli.inputs import cluster_states
-        from lbctl.config import parse_assignments
-        from lbctl.loadmanager.select import Options, resolve_settings
-        from lbctl.planner.propose import ProposeOptions
-        from lbctl.planner.propose import propose as run
-        from lbctl.render.propose_view import ProposeView
+    from lbctl.cli.state import choose
+    from lbctl.loadmanager.select import resolve_settings
+    from lbctl.planner.propose import ProposeOptions
+    from lbctl.planner.propose import propose as run
+    from lbctl.render.propose_view import ProposeView
 
-        opts = Options(None, None, parse_assignments(set_ or []), broker_conf, None)
-        options = ProposeOptions(
-            max_usage=max_usage, target_range=target_range, target_std=target_std,
-            max_moves=max_moves,
-            max_throughput=None if max_throughput is None else max_throughput * 1048576,
-            solver=solver.strip().lower(), time_limit=time_limit, exact_limit=exact_limit,
-            splits=not no_splits)
-        options.check()
-        states = cluster_states(ctx, snapshots)  # none given: the live cluster, announced
-        settings = resolve_settings(states[-1:], opts)[-1]
-        proposal = run(states[-1], settings, options)
-        for note in proposal.notes:
-            if note.startswith("scipy is not installed"):
-                typer.echo(f"lbctl: {note}", err=True)
-        emit(ProposeView(proposal, explain), output)
+    opts = lm.options()
+    options = ProposeOptions(
+        max_usage=max_usage, target_range=target_range, target_std=target_std,
+        max_moves=max_moves,
+        max_throughput=None if max_throughput is None else max_throughput * 1048576,
+        solver=solver.strip().lower(), time_limit=time_limit, exact_limit=exact_limit,
+        splits=not no_splits)
+    options.check()
+    states = choose(ctx, given).read().states  # none given: the live cluster, announced
+    settings = resolve_settings(states[-1:], opts)[-1]
+    proposal = run(states[-1], settings, options)
+    for note in proposal.notes:
+        if note.startswith("scipy is not installed"):
+            typer.echo(f"lbctl: {note}", err=True)
+    shown.emit(ProposeView(proposal, explain))

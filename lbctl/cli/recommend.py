@@ -7,37 +7,9 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import (
-    TABLE,
-    AllCycles,
-    AssumeSteady,
-    BrokerConf,
-    Count,
-    Interval,
-    NoColor,
-    Output,
-    Placement,
-    PulsarVersion,
-    Seed,
-    SetOpt,
-    Strategy,
-    Watch,
-    Wide,
-    emit,
-    handled,
-)
-from lbctl.cli.connection import OptionalSnapshots
-from lbctl.cli.prometheus import (
-    AllowPartial,
-    Cluster,
-    End,
-    PrometheusConf,
-    PrometheusUrl,
-    ReferenceOpt,
-    Since,
-    Start,
-    Step,
-)
+from lbctl.cli.common import AllCycles, LoadManagerChoice, Shown, Watching
+from lbctl.cli.groups import grouped
+from lbctl.cli.state import StateInput
 
 PlanPlotFile = Annotated[
     Path | None,
@@ -47,32 +19,15 @@ PlanPlotFile = Annotated[
 ]
 
 
+@grouped
 def recommend(
     ctx: typer.Context,
-    snapshots: OptionalSnapshots = None,
-    strategy: Strategy = None,
-    placement: Placement = None,
-    set_: SetOpt = None,
-    broker_conf: BrokerConf = None,
-    seed: Seed = None,
-    pulsar_version: PulsarVersion = None,
-    assume_steady: AssumeSteady = False,
+    *,
+    lm: LoadManagerChoice,
     all_cycles: AllCycles = False,
-    watch: Watch = False,
-    interval: Interval = None,
-    count: Count = None,
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
-    prometheus_url: PrometheusUrl = None,
-    since: Since = None,
-    start: Start = None,
-    end: End = None,
-    step: Step = "1m",
-    cluster: Cluster = None,
-    reference: ReferenceOpt = None,
-    prometheus_conf: PrometheusConf = None,
-    allow_partial: AllowPartial = False,
+    watching: Watching,
+    shown: Shown,
+    given: StateInput,
     plot: PlanPlotFile = None,
 ) -> None:
     """Recommend unloads: run Pulsar's shedding and placement strategies over a snapshot.
@@ -93,55 +48,36 @@ def recommend(
       lbctl recommend examples/hot-broker.json --plot hot.png
       lbctl --admin-url http://pulsar:8080 recommend --watch --interval 60
     """
-    with handled():
-        from lbctl.cli.prometheus import PrometheusArgs, states_for
-        from lbctl.config import parse_assignments
-        from lbctl.errors import UsageError
-        from lbctl.loadmanager.select import Options, plans
-        from lbctl.render.views import RecommendView
+    from lbctl.cli.state import choose
+    from lbctl.errors import UsageError
+    from lbctl.loadmanager.select import plans, stream_plans
+    from lbctl.progress import shown as progress
+    from lbctl.records import replace
+    from lbctl.render.views import RecommendView
+    from lbctl.sources.base import Streamed
 
-        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed,
-                       pulsar_version, assume_steady,
-                       live=not snapshots and not prometheus_url)
+    opts = lm.options()
+    if plot is not None:
+        from lbctl.simulate.plot import check_plot_path
+
+        check_plot_path(plot)
+    if watching.asked:
         if plot is not None:
-            from lbctl.simulate.plot import check_plot_path
+            raise UsageError("--plot draws one plan: give a snapshot, not --watch")
+        from lbctl.cli.watch import run_watch
 
-            check_plot_path(plot)
-        if watch or interval is not None or count is not None:
-            if plot is not None:
-                raise UsageError("--plot draws one plan: give a snapshot, not --watch")
-            if snapshots:
-                raise UsageError("--watch follows a live cluster: give no snapshot")
-            if not watch:
-                raise UsageError("--interval and --count go with --watch")
-            from lbctl.cli.watch import run_watch
+        run_watch(ctx, opts, lambda r: RecommendView([r.plan()]), shown.output, watching, given)
+        return
+    chosen = choose(ctx, given, stream=True)  # a large .jsonl: validated now, replayed one by one
+    opts = replace(opts, live=chosen.source.live)
+    seq = chosen.read().sequence
+    with progress() as bar, bar.phase(f"running the load manager over {len(seq)} cycle(s)"):
+        if isinstance(seq, Streamed):
+            result = stream_plans(seq.headers, seq.states(), opts)
+        else:
+            result = plans(seq, opts)
+    if plot is not None and result:
+        from lbctl.render.plan_plot import plot_plan
 
-            run_watch(ctx, opts, lambda r: RecommendView([r.plan()]), output,
-                      interval=interval, count=count)
-            return
-        from lbctl.cli.progress import Progress
-
-        bar = Progress()
-        history = PrometheusArgs(prometheus_url, since, start, end, step, cluster, reference,
-                                 prometheus_conf, allow_partial)
-        with bar.phase("reading the snapshots" if snapshots else "reading the cluster"):
-            if snapshots and not history.given:
-                # a large .jsonl is validated now and replayed a snapshot at a time
-                from lbctl.sources.snapshot_stream import open_sequence
-
-                history.check_alone(snapshots)
-                seq = open_sequence(snapshots)
-            else:
-                seq = states_for(ctx, snapshots, history)
-        with bar.phase(f"running the load manager over {len(seq)} cycle(s)"):
-            if isinstance(seq, list):
-                result = plans(seq, opts)
-            else:
-                from lbctl.loadmanager.select import stream_plans
-
-                result = stream_plans(seq.headers, seq.states(), opts)
-        if plot is not None and result:
-            from lbctl.render.plan_plot import plot_plan
-
-            plot_plan(result[-1], plot, wide=wide)
-        emit(RecommendView(result, all_cycles), output, wide=wide, no_color=no_color)
+        plot_plan(result[-1], plot, wide=shown.wide)
+    shown.emit(RecommendView(result, all_cycles))

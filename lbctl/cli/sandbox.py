@@ -14,8 +14,6 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import handled
-
 
 def sandbox(
     brokers: Annotated[int | None, typer.Option(
@@ -45,57 +43,56 @@ def sandbox(
       lbctl sandbox --scenario rolling-restart --port 0
       lbctl sandbox --extensible --brokers 5
     """
-    with handled():
-        import signal
-        import threading
+    import signal
+    import threading
 
-        from lbctl.config import closest
-        from lbctl.errors import LbctlError, UsageError
-        from lbctl.sandbox.scenarios import SCENARIOS
+    from lbctl.config import closest
+    from lbctl.errors import LbctlError, UsageError
+    from lbctl.sandbox.scenarios import SCENARIOS
 
-        chosen = SCENARIOS.get(scenario)
-        if chosen is None:
-            hint = closest(scenario, SCENARIOS)
-            raise UsageError(f"unknown scenario {scenario!r}; choose one of "
-                             f"{', '.join(SCENARIOS)}" + (f" (did you mean {hint}?)" if hint else ""))
-        n = brokers or chosen.default_brokers
-        try:
-            cluster = chosen.build(n, port)
-        except OSError as e:
-            raise LbctlError(f"cannot listen on 127.0.0.1:{port}"
-                             f"{f'-{port + n - 1}' if n > 1 else ''} ({e.strerror or e}); "
-                             "choose another --port, or --port 0 for free ones") from None
-        if extensible and not cluster.extensible:
-            cluster.set_extensible(loadBalancerSheddingConditionHitCountThreshold="0")
-        ids = list(cluster.brokers)
-        url = cluster.admin_url
-        lm = "extensible (TransferShedder)" if cluster.extensible else "modular (ThresholdShedder)"
-        flag = "" if url == "http://127.0.0.1:8080" else f"--admin-url {url} "
-        print(f"lbctl sandbox: cluster {cluster.cluster}, {len(ids)} broker(s) on "
-              f"127.0.0.1:{ids[0].split(':')[1]}-{ids[-1].split(':')[1]}")
-        print(f"scenario {chosen.name}: {lm} load manager")
-        print(f"admin URL: {url}")
-        print("try, in another terminal:")
-        for cmd in ("brokers", "monitor-brokers --once", "recommend", "explain",
-                    f"unload public/default -b {cluster.ranges('public/default')[0]} --dry-run"):
-            line = f"  lbctl {flag}{cmd}"
-            if len(line) > 78 and " -b " in line:  # keep within 80 columns
-                line = line.replace(" -b ", " \\\n      -b ", 1)
-            print(line)
-        print("Ctrl-C stops it.", flush=True)
-        stop = threading.Event()
+    chosen = SCENARIOS.get(scenario)
+    if chosen is None:
+        hint = closest(scenario, SCENARIOS)
+        raise UsageError(f"unknown scenario {scenario!r}; choose one of "
+                         f"{', '.join(SCENARIOS)}" + (f" (did you mean {hint}?)" if hint else ""))
+    n = brokers or chosen.default_brokers
+    try:
+        cluster = chosen.build(n, port)
+    except OSError as e:
+        raise LbctlError(f"cannot listen on 127.0.0.1:{port}"
+                         f"{f'-{port + n - 1}' if n > 1 else ''} ({e.strerror or e}); "
+                         "choose another --port, or --port 0 for free ones") from None
+    if extensible and not cluster.extensible:
+        cluster.set_extensible(loadBalancerSheddingConditionHitCountThreshold="0")
+    ids = list(cluster.brokers)
+    url = cluster.admin_url
+    lm = "extensible (TransferShedder)" if cluster.extensible else "modular (ThresholdShedder)"
+    flag = "" if url == "http://127.0.0.1:8080" else f"--admin-url {url} "
+    print(f"lbctl sandbox: cluster {cluster.cluster}, {len(ids)} broker(s) on "
+          f"127.0.0.1:{ids[0].split(':')[1]}-{ids[-1].split(':')[1]}")
+    print(f"scenario {chosen.name}: {lm} load manager")
+    print(f"admin URL: {url}")
+    print("try, in another terminal:")
+    for cmd in ("brokers", "monitor-brokers --once", "recommend", "explain",
+                f"unload public/default -b {cluster.ranges('public/default')[0]} --dry-run"):
+        line = f"  lbctl {flag}{cmd}"
+        if len(line) > 78 and " -b " in line:  # keep within 80 columns
+            line = line.replace(" -b ", " \\\n      -b ", 1)
+        print(line)
+    print("Ctrl-C stops it.", flush=True)
+    stop = threading.Event()
 
-        def on_term(_sig: int, _frame: object) -> None:
-            stop.set()
+    def on_term(_sig: int, _frame: object) -> None:
+        stop.set()
 
-        previous = {s: signal.signal(s, on_term) for s in (signal.SIGTERM, signal.SIGINT)}
-        try:
-            while not stop.wait(0.5):
-                pass
-        except KeyboardInterrupt:
+    previous = {s: signal.signal(s, on_term) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        while not stop.wait(0.5):
             pass
-        finally:
-            for s, handler in previous.items():
-                signal.signal(s, handler)
-            cluster.stop()
-        sys.stderr.write("lbctl sandbox: stopped\n")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        cluster.stop()
+    sys.stderr.write("lbctl sandbox: stopped\n")

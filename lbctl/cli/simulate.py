@@ -8,33 +8,20 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from lbctl.cli.common import (
-    TABLE,
     BrokerConf,
-    NoColor,
-    Output,
+    LoadManagerChoice,
     Placement,
     PulsarVersion,
     Seed,
     SetOpt,
+    Shown,
     Strategy,
-    Wide,
-    emit,
-    handled,
 )
-from lbctl.cli.prometheus import (
-    AllowPartial,
-    Cluster,
-    End,
-    PrometheusConf,
-    PrometheusUrl,
-    ReferenceOpt,
-    Since,
-    SnapshotsOrPrometheus,
-    Start,
-    Step,
-)
+from lbctl.cli.groups import OptionGroup, grouped
+from lbctl.cli.state import HistoryInput
 
 if TYPE_CHECKING:
+    from lbctl.loadmanager.select import Options
     from lbctl.simulate.engine import SimulationOptions
 
 Cycles = Annotated[
@@ -80,32 +67,43 @@ def sim_options(cycles: int | None, band: float, bounce_window: int | None,
                              idle_usage=idle_usage)
 
 
+class SimulationRun(OptionGroup, frozen=True):
+    """What simulate and compare share after the strategy: the load manager's placement and
+    settings, the run's length and measures, and the plot."""
+
+    placement: Placement = None
+    cycles: Cycles = None
+    set_: SetOpt = None
+    broker_conf: BrokerConf = None
+    seed: Seed = None
+    pulsar_version: PulsarVersion = None
+    band: Band = 10.0
+    bounce_window: BounceWindow = None
+    idle_usage: IdleUsage = None
+    plot: PlotFile = None
+
+    def options(self, strategy: str | None) -> Options:
+        return LoadManagerChoice(strategy, self.placement, self.set_, self.broker_conf,
+                                 self.seed, self.pulsar_version).options()
+
+    def simulation(self) -> SimulationOptions:
+        return sim_options(self.cycles, self.band, self.bounce_window, self.idle_usage)
+
+    def check_plot(self) -> None:
+        if self.plot is not None:
+            from lbctl.simulate.plot import check_plot_path
+
+            check_plot_path(self.plot)
+
+
+@grouped
 def simulate(
     ctx: typer.Context,
-    snapshots: SnapshotsOrPrometheus = None,
+    *,
     strategy: Strategy = None,
-    placement: Placement = None,
-    cycles: Cycles = None,
-    set_: SetOpt = None,
-    broker_conf: BrokerConf = None,
-    seed: Seed = None,
-    pulsar_version: PulsarVersion = None,
-    band: Band = 10.0,
-    bounce_window: BounceWindow = None,
-    idle_usage: IdleUsage = None,
-    plot: PlotFile = None,
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
-    prometheus_url: PrometheusUrl = None,
-    since: Since = None,
-    start: Start = None,
-    end: End = None,
-    step: Step = "1m",
-    cluster: Cluster = None,
-    reference: ReferenceOpt = None,
-    prometheus_conf: PrometheusConf = None,
-    allow_partial: AllowPartial = False,
+    run: SimulationRun,
+    shown: Shown,
+    given: HistoryInput,
 ) -> None:
     """Simulate load balancing over time: shed, place, move, recompute load, repeat.
 
@@ -122,29 +120,19 @@ def simulate(
           --placement AvgShedder --set maxUnloadPercentage=0.5
       lbctl simulate examples/hot-broker.json --cycles 120 -o csv --plot hot.png
     """
-    with handled():
-        from lbctl.cli.progress import Progress
-        from lbctl.cli.prometheus import PrometheusArgs, states_for
-        from lbctl.config import parse_assignments
-        from lbctl.loadmanager.select import Options
-        from lbctl.render.simulation_view import SimulationView
-        from lbctl.simulate.engine import simulate as run
+    from lbctl.cli.state import choose
+    from lbctl.progress import shown as progress
+    from lbctl.render.simulation_view import SimulationView
+    from lbctl.simulate.engine import simulate as simulation
 
-        opts = Options(strategy, placement, parse_assignments(set_ or []), broker_conf, seed,
-                       pulsar_version)
-        sim = sim_options(cycles, band, bounce_window, idle_usage)
-        if plot is not None:
-            from lbctl.simulate.plot import check_plot_path
+    opts = run.options(strategy)
+    sim = run.simulation()
+    run.check_plot()
+    states = choose(ctx, given).read().states
+    with progress() as bar:
+        result = simulation(states, opts, sim, progress=lambda d, t: bar.step("simulating", d, t))
+    if run.plot is not None:
+        from lbctl.simulate.plot import plot_simulation
 
-            check_plot_path(plot)
-        bar = Progress()
-        with bar.phase("reading the snapshots"):
-            states = states_for(ctx, snapshots, PrometheusArgs(
-                prometheus_url, since, start, end, step, cluster, reference, prometheus_conf,
-                allow_partial), live=False)
-        result = run(states, opts, sim, progress=lambda d, t: bar.step("simulating", d, t))
-        if plot is not None:
-            from lbctl.simulate.plot import plot_simulation
-
-            plot_simulation(result, plot)
-        emit(SimulationView(result), output, wide=wide, no_color=no_color)
+        plot_simulation(result, run.plot)
+    shown.emit(SimulationView(result))

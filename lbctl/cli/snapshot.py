@@ -7,17 +7,18 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, NoColor, Output, Wide, emit, handled
+from lbctl.cli.common import Shown
+from lbctl.cli.groups import grouped
 
 app = typer.Typer(help="Work with snapshot files (snapshot v1).", no_args_is_help=True)
 
 
 @app.command("validate")
+@grouped
 def validate(
+    *,
     files: Annotated[list[Path], typer.Argument(help="Snapshot files to check.", show_default=False, metavar="FILE")],
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
+    shown: Shown,
 ) -> None:
     """Check snapshot files strictly; print one summary line per file.
 
@@ -29,15 +30,14 @@ def validate(
     Examples:
       lbctl snapshot validate examples/*.json examples/*.yaml examples/*.jsonl
     """
-    with handled():
-        from lbctl.loadmanager.select import check_runnable
-        from lbctl.render.views import ValidateView
-        from lbctl.sources.snapshot import read_snapshot_file, summarize
+    from lbctl.loadmanager.select import check_runnable
+    from lbctl.render.views import ValidateView
+    from lbctl.sources.snapshot import read_snapshot_file, summarize
 
-        summaries = []
-        for f in files:
-            states = read_snapshot_file(f)
-            check_runnable(states)  # the same selection recommend makes: one validator for both
-            for st in states:
-                summaries.append({"file": str(f), **summarize(st)})
-        emit(ValidateView(summaries), output, wide=wide, no_color=no_color)
+    summaries = []
+    for f in files:
+        states = read_snapshot_file(f)
+        check_runnable(states)  # the same selection recommend makes: one validator for both
+        for st in states:
+            summaries.append({"file": str(f), **summarize(st)})
+    shown.emit(ValidateView(summaries))

@@ -10,30 +10,41 @@ resolved, so the split that happens is the one that was shown.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import typer
 
-from lbctl.cli.common import (
-    TABLE,
-    BrokerConf,
-    NoColor,
-    Output,
-    OutputFormat,
-    SetOpt,
-    Wide,
-    emit,
-    handled,
-)
-from lbctl.cli.unload import DryRun, Force, Journal, Yes
+from lbctl.cli.common import TABLE, LoadManagerChoice, Shown
+from lbctl.cli.groups import Fields, grouped
+from lbctl.cli.state import StateArgs
+from lbctl.cli.unload import Mutating
 
 if TYPE_CHECKING:
-    from lbctl.loadmanager.split_preview import SplitRequest
+    from lbctl.cli.state import Chosen
+    from lbctl.loadmanager.split_preview import SplitPreview, SplitRequest
 
 
+class SplitSnapshot(StateArgs, frozen=True):
+    """``--snapshot FILE``: preview offline on a snapshot, else on the live cluster (and split)."""
+
+    announce: ClassVar[bool] = False
+
+    snapshot: Annotated[Path | None, typer.Option(
+        "--snapshot", metavar="FILE",
+        help="Preview on this snapshot (the last one of a sequence) instead of a live cluster.")] \
+        = None
+
+    @property
+    def files(self) -> Sequence[Path]:
+        return [self.snapshot] if self.snapshot is not None else []
+
+
+@grouped
 def split_bundle(
     ctx: typer.Context,
+    *,
     namespace: Annotated[str, typer.Argument(metavar="TENANT/NAMESPACE", show_default=False,
                                              help="The namespace of the bundle.")],
     bundle: Annotated[str | None, typer.Option(
@@ -53,19 +64,10 @@ def split_bundle(
              "repeatable.")] = None,
     unload: Annotated[bool, typer.Option(
         "-u", "--unload", help="Unload the new bundles right after the split.")] = False,
-    snapshot: Annotated[Path | None, typer.Option(
-        "--snapshot", metavar="FILE",
-        help="Preview on this snapshot (the last one of a sequence) instead of a live cluster.")]
-        = None,
-    set_: SetOpt = None,
-    broker_conf: BrokerConf = None,
-    dry_run: DryRun = False,
-    yes: Yes = False,
-    force: Force = False,
-    journal: Journal = None,
-    output: Output = TABLE,
-    wide: Wide = False,
-    no_color: NoColor = False,
+    given: SplitSnapshot,
+    lm: Annotated[LoadManagerChoice, Fields("set_", "broker_conf")],
+    sending: Mutating,
+    shown: Shown,
 ) -> None:
     """Split a bundle as the broker would: preview the boundaries and children, then split.
 
@@ -85,69 +87,61 @@ def split_bundle(
       lbctl --admin-url http://pulsar:8080 split-bundle acme/orders -bt HOT -u \\
           --dry-run
     """
-    with handled():
-        from lbctl.admin.client import split_namespace
-        from lbctl.config import parse_assignments, read_broker_conf, resolve
-        from lbctl.executor import BUNDLE_KEYWORDS, parse_range
-        from lbctl.loadmanager.split_preview import SplitRequest, preview
-        from lbctl.render.split_view import SplitView
-        from lbctl.sources.snapshot import read_snapshots
+    from lbctl.admin.client import split_namespace
+    from lbctl.cli.state import choose
+    from lbctl.config import parse_assignments, read_broker_conf, resolve
+    from lbctl.executor import BUNDLE_KEYWORDS, parse_range
+    from lbctl.loadmanager.split_preview import SplitRequest, preview
+    from lbctl.render.split_view import SplitView
 
-        split_namespace(namespace)  # Pulsar's naming rules, before anything else
-        if bundle is not None and bundle.upper() not in BUNDLE_KEYWORDS:
-            bundle = parse_range(namespace, bundle)  # tenant/ns/0x…_0x… as unload -b takes it
-        if split_boundaries and split_algorithm_name != "specified_positions_divide":
-            from lbctl.errors import UsageError
+    split_namespace(namespace)  # Pulsar's naming rules, before anything else
+    if bundle is not None and bundle.upper() not in BUNDLE_KEYWORDS:
+        bundle = parse_range(namespace, bundle)  # tenant/ns/0x…_0x… as unload -b takes it
+    if split_boundaries and split_algorithm_name != "specified_positions_divide":
+        from lbctl.errors import UsageError
 
-            raise UsageError("--split-boundaries needs --split-algorithm-name "
-                             "specified_positions_divide (other algorithms ignore positions)")
-        request = SplitRequest(
-            namespace=namespace,
-            bundle=bundle,
-            bundle_type=bundle_type,
-            algorithm=split_algorithm_name,
-            positions=_positions(split_boundaries or []),
-            unload=unload,
-        )
-        request.target()  # flag combination errors first, as pulsar-admin does
-        overrides = parse_assignments(set_ or [])
-        conf = read_broker_conf(broker_conf) if broker_conf else {}
-        if snapshot is not None:
-            state = read_snapshots([snapshot])[-1]
-            settings = resolve(state.config, conf, overrides)
-            emit(SplitView(preview(state, settings, request)), output, wide=wide, no_color=no_color)
-            return
-        _split_live(ctx, request, conf, overrides, dry_run=dry_run, yes=yes, journal=journal,
-                    output=output, force=force)
+        raise UsageError("--split-boundaries needs --split-algorithm-name "
+                         "specified_positions_divide (other algorithms ignore positions)")
+    request = SplitRequest(
+        namespace=namespace,
+        bundle=bundle,
+        bundle_type=bundle_type,
+        algorithm=split_algorithm_name,
+        positions=_positions(split_boundaries or []),
+        unload=unload,
+    )
+    request.target()  # flag combination errors first, as pulsar-admin does
+    overrides = parse_assignments(lm.set_ or [])
+    conf = read_broker_conf(lm.broker_conf) if lm.broker_conf else {}
+    chosen = choose(ctx, given)
+    state = chosen.read().last
+    pv = preview(state, resolve(state.config, conf, overrides), request)
+    if not chosen.source.live:
+        shown.emit(SplitView(pv))
+        return
+    _split_live(chosen, pv, request, sending, shown)
 
 
-def _split_live(ctx: typer.Context, request: SplitRequest, conf: dict[str, str],
-                overrides: dict[str, str], *, dry_run: bool, yes: bool, journal: Path | None,
-                output: OutputFormat, force: bool = False) -> None:
-    """Preview on the live state, then send ``PUT …/{bundle}/split`` through the executor."""
+def _split_live(chosen: Chosen, pv: SplitPreview, request: SplitRequest, sending: Mutating,
+                shown: Shown) -> None:
+    """The live preview shown, then ``PUT …/{bundle}/split`` sent through the executor."""
     import sys
 
     from lbctl.cli.actions import execute
-    from lbctl.cli.connection import live_states, open_client
-    from lbctl.config import resolve
     from lbctl.executor import check_bundle, split_mutation
-    from lbctl.loadmanager.split_preview import preview
     from lbctl.render import render
     from lbctl.render.split_view import SplitView
 
-    state = live_states(ctx)[-1]
-    settings = resolve(state.config, conf, overrides)
-    pv = preview(state, settings, request)
     # The preview is for people: on stdout in table form, on stderr when stdout is for machines.
-    render(SplitView(pv), "table", sys.stdout if output == TABLE else sys.stderr)
+    render(SplitView(pv), "table", sys.stdout if shown.output == TABLE else sys.stderr)
     rng = pv.bundle.rpartition("/")[2]
     mutation = split_mutation(
         pv.namespace, rng, unload=request.unload, algorithm=request.algorithm,
         boundaries=list(request.positions) or None)
-    with open_client(ctx) as client:
-        check_bundle(client, pv.namespace, rng)
-        execute(client, [mutation], dry_run=dry_run, yes=yes, journal=journal, output=output,
-                force=force)
+    with chosen.session() as cluster:
+        check_bundle(cluster.client, pv.namespace, rng)
+        execute(cluster.client, [mutation], dry_run=sending.dry_run, yes=sending.yes,
+                journal=sending.journal, output=shown.output, force=sending.force)
 
 
 def _positions(values: list[str]) -> tuple[int, ...]:

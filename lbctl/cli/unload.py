@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import TABLE, Output, handled
+from lbctl.cli.common import Shown
+from lbctl.cli.groups import Fields, OptionGroup, grouped
 
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the requests; send nothing.")]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
@@ -19,19 +20,27 @@ Journal = Annotated[Path | None, typer.Option(
          "$XDG_STATE_HOME/lbctl/journal.jsonl).")]
 
 
+class Mutating(OptionGroup, frozen=True):
+    """``--dry-run --yes --force --journal``: how a change is sent (shown, confirmed, journaled)."""
+
+    dry_run: DryRun = False
+    yes: Yes = False
+    force: Force = False
+    journal: Journal = None
+
+
+@grouped
 def unload(
     ctx: typer.Context,
+    *,
     namespace: Annotated[str, typer.Argument(metavar="TENANT/NAMESPACE", show_default=False)],
     bundle: Annotated[str | None, typer.Option(
         "-b", "--bundle", metavar="{start}_{end}", help="Unload this bundle only.")] = None,
     destination: Annotated[str | None, typer.Option(
         "-d", "--destinationBroker", "--destination-broker", metavar="BROKER",
         help="Move the bundle to this active broker (needs --bundle).")] = None,
-    dry_run: DryRun = False,
-    yes: Yes = False,
-    force: Force = False,
-    journal: Journal = None,
-    output: Output = TABLE,
+    sending: Mutating,
+    shown: Annotated[Shown, Fields("output")],
 ) -> None:
     """Unload a namespace, or one of its bundles, from the broker serving it.
 
@@ -47,20 +56,20 @@ def unload(
       lbctl unload public/default -b 0x40000000_0x80000000 \\
           -d broker-2.pulsar.svc:8080 --yes
     """
-    with handled():
-        from lbctl.admin.client import split_namespace
-        from lbctl.cli.actions import execute
-        from lbctl.cli.connection import open_client
-        from lbctl.errors import UsageError
-        from lbctl.executor import check_bundle, check_destination, parse_range, unload_mutation
+    from lbctl.admin.client import split_namespace
+    from lbctl.cli.actions import execute
+    from lbctl.cli.connection import open_client
+    from lbctl.errors import UsageError
+    from lbctl.executor import check_bundle, check_destination, parse_range, unload_mutation
 
-        split_namespace(namespace)
-        if destination and not bundle:
-            raise UsageError("--destinationBroker cannot be set when --bundle is not specified.")
-        rng = parse_range(namespace, bundle) if bundle else None
-        with open_client(ctx) as client:
-            if rng:
-                check_bundle(client, namespace, rng)
-            dest = check_destination(client, destination) if destination else None
-            execute(client, [unload_mutation(namespace, rng, dest)], dry_run=dry_run, yes=yes,
-                    journal=journal, output=output, force=force)
+    split_namespace(namespace)
+    if destination and not bundle:
+        raise UsageError("--destinationBroker cannot be set when --bundle is not specified.")
+    rng = parse_range(namespace, bundle) if bundle else None
+    with open_client(ctx) as client:
+        if rng:
+            check_bundle(client, namespace, rng)
+        dest = check_destination(client, destination) if destination else None
+        execute(client, [unload_mutation(namespace, rng, dest)], dry_run=sending.dry_run,
+                yes=sending.yes, journal=sending.journal, output=shown.output,
+                force=sending.force)

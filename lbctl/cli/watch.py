@@ -19,40 +19,58 @@ from typing import Any
 
 import typer
 
-from lbctl.cli.common import OutputFormat, emit
+from lbctl.cli.common import OutputFormat, Watching, emit
+from lbctl.cli.state import StateArgs, choose
 from lbctl.loadmanager.select import Options
 from lbctl.records import replace
 from lbctl.render import Renderable
 
 
+def check_watch(watching: Watching, given: StateArgs) -> None:
+    """``--watch`` follows the live cluster: no snapshot, no Prometheus range; ``--interval`` and
+    ``--count`` only with it."""
+    from lbctl.errors import UsageError
+
+    if given.files:
+        raise UsageError("--watch follows a live cluster: give no snapshot")
+    if given.history.given:
+        raise UsageError("--watch follows a live cluster: give no --prometheus-url")
+    if not watching.watch:
+        raise UsageError("--interval and --count go with --watch")
+
+
 def run_watch(ctx: typer.Context, opts: Options, view: Callable[[Any], Renderable],
-              output: OutputFormat, *, interval: float | None, count: int | None) -> None:
-    """Refresh until ``count`` refreshes (or Ctrl-C, which ends the watch without an error)."""
-    from lbctl.cli.connection import live_states, warn
+              output: OutputFormat, watching: Watching, given: StateArgs) -> None:
+    """Refresh until ``--count`` refreshes (or Ctrl-C, which ends the watch without an error)."""
+    from lbctl.cli.connection import warn
     from lbctl.config import read_broker_conf
+    from lbctl.loadmanager import select
     from lbctl.loadmanager.clock import Follower, interval_ms, warm_up_cycles
-    from lbctl.loadmanager.select import manager, profile_of, settings_for, uses_extensible
+    from lbctl.loadmanager.select import profile_of, settings_for, version_warnings
     from lbctl.render import to_json_line
 
+    check_watch(watching, given)
+    interval, count = watching.interval, watching.count
+    cluster = choose(ctx)  # the live cluster, read at every refresh
     conf_file = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
     opts = replace(opts, live=False)  # warming up says it instead of "no history"
-    follower: Follower[Any] | None = None
-    extensible: bool | None = None
+    follower: Follower | None = None
     n = 0
     try:
         while True:
             started = time.monotonic()
-            states = live_states(ctx)
+            states = cluster.read().states
             state = states[-1]
-            now_extensible = uses_extensible(states, opts)
-            if follower is None or now_extensible != extensible:
-                if follower is not None:
-                    warn("the load manager changed: following it afresh")
-                lm, _ = manager(states, opts)
-                extensible = now_extensible
-                follower = Follower(lm, assume_steady=opts.assume_steady)
             profile, _ = profile_of(states, opts)
             settings = settings_for(state, opts, conf_file, profile)
+            # the load manager is built from its own copy of the settings (what it reads of them
+            # is not what the cycle read, which the plan lists)
+            lm = select.choose(states, opts, settings_for(state, opts, conf_file, profile),
+                        warnings=version_warnings(states, opts))
+            if follower is None or lm.kind != follower.lm.kind:
+                if follower is not None:
+                    warn("the load manager changed: following it afresh")
+                follower = Follower(lm, assume_steady=opts.assume_steady)
             result = follower.step(state, settings)
             elapsed = replace(result.elapsed, followed=follower.cycles,
                               warm_up=warm_up_cycles(result.shedding, settings))

@@ -16,7 +16,6 @@ from lbctl.model.load import LocalBrokerData
 from lbctl.versions import Profile
 
 IMPL = "org.apache.pulsar.broker.loadbalance.impl."
-MODULAR_CLASS = IMPL + "ModularLoadManagerImpl"
 EXTENSIBLE_CLASS = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
 #: namespaces every broker owns a bundle of (heartbeat, SLA monitor): never balanced
 _SYSTEM_PREFIXES = ("pulsar/",)

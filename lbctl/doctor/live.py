@@ -1,5 +1,6 @@
 """What ``lbctl doctor`` reads from a running cluster: its state (the same read as every other
-live command, :class:`lbctl.sources.live.LiveSource`), its dynamic configuration
+live command: the reader of the live cluster source the CLI chose, :mod:`lbctl.sources.cluster`),
+its dynamic configuration
 (:mod:`lbctl.sources.live_dynamic`) and each broker's version, load manager and leadership
 (:func:`lbctl.sources.live_brokers.read_brokers`). Brokers or pieces that could not be read are
 kept as ``unreachable`` (the report lists them; they are not fatal unless nothing answered)."""
@@ -7,12 +8,14 @@ kept as ``unreachable`` (the report lists them; they are not fatal unless nothin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from lbctl.admin.client import AdminClient
 from lbctl.admin.errors import AdminError
 from lbctl.doctor.context import BrokerFacts
 from lbctl.model.cluster import ClusterState
-from lbctl.sources.live_data import Progress
+
+if TYPE_CHECKING:
+    from lbctl.sources.live import LiveSource
 
 
 @dataclass
@@ -26,13 +29,14 @@ class LiveFacts:
     warnings: list[str] = field(default_factory=list)
 
 
-def read_live(client: AdminClient, *, progress: Progress | None = None) -> LiveFacts:
-    """The cluster behind ``client``: state, dynamic configuration, per-broker facts."""
-    from lbctl.sources.live import LiveSource
+def read_live(reader: LiveSource) -> LiveFacts:
+    """The cluster ``reader`` reads (on its open client): state, dynamic configuration,
+    per-broker facts."""
     from lbctl.sources.live_brokers import read_brokers
     from lbctl.sources.live_dynamic import read_dynamic_config
 
-    read = LiveSource(client, topics=True, progress=progress).read()
+    client = reader.client
+    read = reader.read()
     out = LiveFacts(read.state, warnings=list(read.warnings))
     out.unreachable += [(f.broker, f.error) for f in read.failures]
     try:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from lbctl.explain.outcome import cycle_decision
 from lbctl.model.cycle import ExtensibleCycle, ModularCycle
-from lbctl.model.outcome import cycle_decision, history_lines, profile_lines, projection_line
+from lbctl.model.outcome import history_lines, profile_lines, projection_line
 
 
 class Explanation(Protocol):

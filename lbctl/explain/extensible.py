@@ -13,8 +13,9 @@ from typing import Any
 
 from lbctl.explain import preamble, preamble_dict
 from lbctl.explain.placement import placement_data_lines
+from lbctl.explain.words import text
 from lbctl.model.cycle import ExtensibleCycle
-from lbctl.model.decision import Round
+from lbctl.model.decision import Round, ShedResult
 from lbctl.units import pct, rounded
 
 
@@ -28,22 +29,22 @@ def nothing_happens(c: ExtensibleCycle) -> list[str]:
     if s is None:
         return []
     label = f"{s.skip[0]}/{s.skip[1]}" if s.skip else "no decision"
-    return [f"{label}: {s.why}"]
+    return [f"{label}: {text(s.why)}"]
 
 
 def _round_dict(r: Round) -> dict[str, Any]:
     return {
-        "reason": str(r.reason), "whyReason": r.why_reason,
+        "reason": str(r.reason), "whyReason": text(r.why_reason),
         "maxBroker": r.max_broker, "minBroker": r.min_broker,
         "stdBefore": rounded(r.std_before), "stdAfter": rounded(r.std_after),
-        "outcome": r.outcome, "why": r.why,
+        "outcome": str(r.outcome), "why": text(r.why),
         "maxLoad": rounded(r.max_load), "minLoad": rounded(r.min_load), "offload": rounded(r.offload),
         "offloadThroughput": rounded(r.offload_throughput, 3),
         "maxThroughput": rounded(r.max_throughput, 3), "minThroughput": rounded(r.min_throughput, 3),
         "markedThroughput": rounded(r.marked, 3), "gainedThroughput": rounded(r.gained, 3),
         "adjustedOffload": rounded(r.adjusted_offload),
-        "bundles": [{"bundle": b.bundle, "throughput": rounded(b.throughput, 3), "outcome": b.outcome,
-                     "why": b.why,
+        "bundles": [{"bundle": b.bundle, "throughput": rounded(b.throughput, 3),
+                     "outcome": str(b.outcome), "why": text(b.why),
                      "swaps": [{"bundle": u.bundle, "from": u.source, "to": u.destination}
                                for u in b.swaps]}
                     for b in r.bundles],
@@ -75,7 +76,7 @@ def explanation_dict(c: ExtensibleCycle) -> dict[str, Any]:
         out["shedding"] = {
             "outcome": ({"label": str(s.skip[0]), "reason": str(s.skip[1])} if s.skip
                         else {"label": "Success", "decisions": len(s.decisions)}),
-            "why": s.why,
+            "why": text(s.why),
             "loadAvg": rounded(s.avg), "loadStd": rounded(s.std), "stdAfter": rounded(s.final_std),
             "targetStd": float(settings["loadBalancerBrokerLoadTargetStd"]),
             "hitCountBefore": s.hit_count_before, "hitCountAtGate": s.hit_count_at_gate,
@@ -83,10 +84,10 @@ def explanation_dict(c: ExtensibleCycle) -> dict[str, Any]:
             "hitCountThreshold": s.threshold,
             "condition": dict(s.condition),
             "phaseA": [{"broker": b.broker, "load": rounded(b.load), "counted": b.counted,
-                        "why": b.why} for b in s.brokers],
+                        "why": text(b.why)} for b in s.brokers],
             "sortedByLoad": list(s.sorted_brokers),
             "rounds": [_round_dict(r) for r in s.rounds],
-            "loopEnded": s.stop,
+            "loopEnded": text(s.stop),
             "decisions": [
                 {"bundle": d.unload.bundle, "from": d.unload.source, "to": d.unload.destination,
                  "label": str(d.label), "reason": str(d.reason)} for d in s.decisions],
@@ -95,12 +96,12 @@ def explanation_dict(c: ExtensibleCycle) -> dict[str, Any]:
         {"bundle": a.decision.unload.bundle, "candidates": list(a.preview.candidates),
          "scores": {k: rounded(v) for k, v in a.preview.scores.items()},
          "average": rounded(a.preview.average), "best": list(a.preview.best),
-         "broker": a.preview.broker, "why": a.preview.why}
+         "broker": a.preview.broker, "why": text(a.preview.why)}
         for a in c.actions if a.preview is not None]
     if previews:
         out["placementPreview"] = previews
     out["splits"] = [
-        {"broker": ch_broker, "bundle": ch.bundle, "hitCount": ch.hit_count, "why": ch.why}
+        {"broker": ch_broker, "bundle": ch.bundle, "hitCount": ch.hit_count, "why": text(ch.why)}
         for res in c.splits for ch_broker in [_broker_of(c, res)] for ch in res.checks
     ]
     return out
@@ -128,9 +129,11 @@ class ExtensibleExplanation:
         return not self.broker or self.broker in brokers
 
     def lines(self) -> list[str]:
+        """The cluster, the release and the decision; then (unless a gate held) each broker,
+        the cluster's statistics and shedding condition, TransferShedder's rounds, the
+        decisions, the bundle splits, and why nothing happens."""
         c, s = self.cycle, self.cycle.shed
         st = c.state
-        settings = c.settings
         out = [
             f"Cluster {st.cluster} at {st.captured_at_iso} ({len(st.brokers)} brokers, "
             f"{len(c.bundle_names())} bundles), extensible load manager"
@@ -140,13 +143,29 @@ class ExtensibleExplanation:
             *placement_data_lines(st, c.settings),
         ]
         if c.gate:
-            out += ["", f"Nothing happens: {c.gate}."]
+            return [*out, "", f"Nothing happens: {c.gate}."]
+        out += self._broker_lines(s)
+        if s is None:
             return out
-        out += ["", "Brokers (load = weightedMaxEMA: the moving average of the weighted max "
-                "resource usage, max(resource% × weight) / 100):"]
+        if not self.broker and s.condition:  # phase A passed: the statistics were computed
+            out += self._cluster_lines(s)
+        out += self._round_lines(s)
+        out += self._decision_lines()
+        out += self._split_lines()
+        why_not = nothing_happens(c)
+        if why_not and not self.bundle:
+            out += ["", "Why nothing happens:"] + [f"  - {w}" for w in why_not]
+        return out
+
+    def _broker_lines(self, s: ShedResult | None) -> list[str]:
+        """Each broker in load order (those without load data last), and why phase A did not
+        count it."""
+        c = self.cycle
+        out = ["", "Brokers (load = weightedMaxEMA: the moving average of the weighted max "
+               "resource usage, max(resource% × weight) / 100):"]
         order = list(s.sorted_brokers) if s else list(c.store)
         stats = {b.broker: b for b in (s.brokers if s else ())}
-        for name in order + [b for b in st.brokers if b not in c.store]:
+        for name in order + [b for b in c.state.brokers if b not in c.store]:
             if not self._mine(name):
                 continue
             d = c.store.get(name)
@@ -159,72 +178,80 @@ class ExtensibleExplanation:
                     f"{d.throughput / 1048576:,.2f} MB/s, EMA {d.msgThroughputEMA / 1048576:,.2f}")
             b = stats.get(name)
             if b is not None and not b.counted:
-                line += f" — not counted: {b.why}"
+                line += f" — not counted: {text(b.why)}"
             out.append(line)
-        if s is None:
-            return out
-        target = float(settings["loadBalancerBrokerLoadTargetStd"])
-        if not self.broker and s.condition:  # phase A passed: the statistics were computed
-            out += ["", "Cluster:"]
-            out.append(f"  load average {s.avg:.4f}, standard deviation {s.std:.4f} "
-                       f"(loadBalancerBrokerLoadTargetStd {target:g})")
-            if s.condition:
-                cond = s.condition
-                out.append(
-                    f"  shedding condition: std > target {cond['stdAboveTarget']}, least loaded "
-                    f"underloaded {cond['minUnderloaded']}, most loaded overloaded "
-                    f"{cond['maxOverloaded']}; hit count {s.hit_count_before} -> "
-                    f"{s.hit_count_at_gate} (must exceed "
-                    f"loadBalancerSheddingConditionHitCountThreshold {s.threshold})")
+        return out
+
+    def _cluster_lines(self, s: ShedResult) -> list[str]:
+        """The load statistics and the hit-count gate."""
+        target = float(self.cycle.settings["loadBalancerBrokerLoadTargetStd"])
+        cond = s.condition
+        return ["", "Cluster:",
+                f"  load average {s.avg:.4f}, standard deviation {s.std:.4f} "
+                f"(loadBalancerBrokerLoadTargetStd {target:g})",
+                f"  shedding condition: std > target {cond['stdAboveTarget']}, least loaded "
+                f"underloaded {cond['minUnderloaded']}, most loaded overloaded "
+                f"{cond['maxOverloaded']}; hit count {s.hit_count_before} -> "
+                f"{s.hit_count_at_gate} (must exceed "
+                f"loadBalancerSheddingConditionHitCountThreshold {s.threshold})"]
+
+    def _round_lines(self, s: ShedResult) -> list[str]:
+        """Each max/min round with its figures and top bundles, and why the loop ended."""
         rounds = [r for r in s.rounds if self._mine(r.max_broker, r.min_broker)]
-        if rounds:
-            out += ["", "Rounds (most loaded broker paired with the least loaded):"]
-            for i, r in enumerate(s.rounds, 1):
-                if r not in rounds:
-                    continue
-                out.append(f"  {i}. {r.max_broker} -> {r.min_broker} [{r.reason}: {r.why_reason}]")
-                if r.max_load is not None:
-                    out.append(f"     loads {r.max_load:.4f} / {r.min_load:.4f}: offload "
-                               f"{r.offload:.4f} = {(r.offload_throughput or 0) / 1048576:,.2f} "
-                               f"MB/s of {(r.max_throughput or 0) / 1048576:,.2f} MB/s")
-                for step in r.bundles:
-                    if self.bundle and step.bundle != self.bundle:
-                        continue
-                    out.append(f"     [{step.outcome:7}] {step.bundle} "
-                               f"({step.throughput / 1048576:,.2f} MB/s): {step.why}")
-                out.append(f"     {r.outcome}: {r.why}; std {r.std_before:.4f} -> "
-                           f"{r.std_after:.4f}")
-            if not self.broker:
-                out.append(f"  loop ended: {s.stop}")
+        if not rounds:
+            return []
+        out = ["", "Rounds (most loaded broker paired with the least loaded):"]
+        for i, r in enumerate(s.rounds, 1):
+            if r in rounds:
+                out += self._one_round(i, r)
+        if not self.broker:
+            out.append(f"  loop ended: {text(s.stop)}")
+        return out
+
+    def _one_round(self, i: int, r: Round) -> list[str]:
+        out = [f"  {i}. {r.max_broker} -> {r.min_broker} [{r.reason}: {text(r.why_reason)}]"]
+        if r.max_load is not None:
+            out.append(f"     loads {r.max_load:.4f} / {r.min_load:.4f}: offload "
+                       f"{r.offload:.4f} = {(r.offload_throughput or 0) / 1048576:,.2f} "
+                       f"MB/s of {(r.max_throughput or 0) / 1048576:,.2f} MB/s")
+        out += [f"     [{step.outcome:7}] {step.bundle} "
+                f"({step.throughput / 1048576:,.2f} MB/s): {text(step.why)}"
+                for step in r.bundles if not self.bundle or step.bundle == self.bundle]
+        out.append(f"     {r.outcome}: {text(r.why)}; std {r.std_before:.4f} -> "
+                   f"{r.std_after:.4f}")
+        return out
+
+    def _decision_lines(self) -> list[str]:
+        """The unloads and transfers, with the next lookup's likely pick in unload mode."""
+        c = self.cycle
         acts = [a for a in c.actions
                 if self._mine(a.decision.unload.source, a.decision.unload.destination)
                 and (not self.bundle or a.decision.unload.bundle == self.bundle)]
-        if acts:
-            out += ["", "Decisions:"]
-            for a in acts:
-                u = a.decision.unload
-                kind = "transfer" if u.destination else "unload"
-                out.append(f"  {kind} {u.bundle}: {u.source} -> {u.destination or '(next lookup)'}"
-                           f" ({a.decision.label}/{a.decision.reason})")
-                if a.preview is not None:
-                    scores = ", ".join(f"{k}={v:.3f}" for k, v in a.preview.scores.items())
-                    out.append(f"      next lookup, {c.placement}: {scores or 'no load data'}; "
-                               f"{a.preview.why}; e.g. {a.preview.broker}")
-        split_lines = []
-        for idx, result in enumerate(c.splits):
-            owner = list(st.brokers)[idx]
-            if not self._mine(owner):
-                continue
-            for ch in result.checks:
-                if self.bundle and ch.bundle != self.bundle:
-                    continue
-                split_lines.append(f"  {ch.bundle} on {owner}: {ch.why}")
-        if split_lines and (self.bundle or any(r.decisions for r in c.splits)):
-            out += ["", "Bundle splits (DefaultNamespaceBundleSplitStrategyImpl):"] + split_lines
-        why_not = nothing_happens(c)
-        if why_not and not self.bundle:
-            out += ["", "Why nothing happens:"] + [f"  - {w}" for w in why_not]
+        if not acts:
+            return []
+        out = ["", "Decisions:"]
+        for a in acts:
+            u = a.decision.unload
+            kind = "transfer" if u.destination else "unload"
+            out.append(f"  {kind} {u.bundle}: {u.source} -> {u.destination or '(next lookup)'}"
+                       f" ({a.decision.label}/{a.decision.reason})")
+            if a.preview is not None:
+                scores = ", ".join(f"{k}={v:.3f}" for k, v in a.preview.scores.items())
+                out.append(f"      next lookup, {c.placement}: {scores or 'no load data'}; "
+                           f"{text(a.preview.why)}; e.g. {a.preview.broker}")
         return out
+
+    def _split_lines(self) -> list[str]:
+        """What the split strategy said of each bundle it looked at (shown when a bundle is
+        asked about or something splits)."""
+        c = self.cycle
+        owners = list(c.state.brokers)
+        lines = [f"  {ch.bundle} on {owners[idx]}: {text(ch.why)}"
+                 for idx, result in enumerate(c.splits) if self._mine(owners[idx])
+                 for ch in result.checks if not self.bundle or ch.bundle == self.bundle]
+        if not lines or not (self.bundle or any(r.decisions for r in c.splits)):
+            return []
+        return ["", "Bundle splits (DefaultNamespaceBundleSplitStrategyImpl):", *lines]
 
     def to_text(self) -> str:
         return "\n".join(self.lines())

@@ -17,8 +17,16 @@ from msgspec import Struct
 
 from lbctl.explain import preamble, preamble_dict
 from lbctl.explain.placement import placement_data_lines
+from lbctl.explain.words import text
 from lbctl.model.cycle import ModularCycle
-from lbctl.model.decision import BundleCandidate, FilterStep, PlacementDecision, PlacementTrace
+from lbctl.model.decision import (
+    BrokerVerdict,
+    BundleCandidate,
+    FilterStep,
+    PlacementDecision,
+    PlacementTrace,
+    UnloadOutcome,
+)
 from lbctl.units import pct
 
 _RESOURCES = ("cpu", "directMemory", "bandwidthIn", "bandwidthOut")
@@ -62,9 +70,9 @@ def nothing_happens(cycle: ModularCycle) -> list[str]:
     reasons: list[str] = []
     d = cycle.decision
     if d is not None and not d.selections:
-        reasons.extend(d.notes or (f"{cycle.shedding} selected no bundle",))
+        reasons.extend([text(n) for n in d.notes] or [f"{cycle.shedding} selected no bundle"])
     for o in cycle.outcomes:
-        reasons.append(f"{o.selection.bundle} was selected but not unloaded: {o.skipped}")
+        reasons.append(f"{o.selection.bundle} was selected but not unloaded: {text(o.skipped)}")
     return reasons
 
 
@@ -101,13 +109,13 @@ def _placement_dict(t: PlacementTrace | None, full: bool = True) -> dict[str, An
     def step(s: FilterStep) -> dict[str, Any]:
         if not cut:
             return {"filter": s.name, "before": list(s.before), "after": list(s.after),
-                    "why": s.why}
+                    "why": text(s.why)}
         if len(s.after) == len(s.before):  # a filter that kept everyone
             return {"filter": s.name, "beforeCount": len(s.before), "afterCount": len(s.after)}
         kept = set(s.after)
         removed = [b for b in s.before if b not in kept]
         entry = {"filter": s.name, "beforeCount": len(s.before), "afterCount": len(s.after),
-                 "removedCount": len(removed), "why": _cut_why(s.why)}
+                 "removedCount": len(removed), "why": _cut_why(text(s.why))}
         if len(removed) <= _REMOVED_LIMIT:
             entry["removed"] = removed
         return entry
@@ -122,7 +130,7 @@ def _placement_dict(t: PlacementTrace | None, full: bool = True) -> dict[str, An
                 "scores": {k: _json_score(v) for k, v in d.scores.items()},
                 "best": list(d.best),
                 "broker": d.broker,
-                "why": d.why,
+                "why": text(d.why),
             }
         shown = [b for b in dict.fromkeys((*d.best, d.broker)) if b is not None and b in d.scores]
         return {
@@ -132,7 +140,7 @@ def _placement_dict(t: PlacementTrace | None, full: bool = True) -> dict[str, An
             "scores": {b: _json_score(d.scores[b]) for b in shown},  # the best and the pick
             "best": list(d.best),
             "broker": d.broker,
-            "why": _cut_why(d.why),
+            "why": _cut_why(text(d.why)),
         }
 
     cut = not full and (
@@ -146,7 +154,8 @@ def _placement_dict(t: PlacementTrace | None, full: bool = True) -> dict[str, An
         "broker": t.broker,
         # cut, the placement's reason is written when an overload re-check made it differ from
         # the strategy's (as the text does); otherwise it repeats decision.why
-        "why": t.why if not cut else (_cut_why(t.why) if t.recheck is not None else None),
+        "why": text(t.why) if not cut else (_cut_why(text(t.why)) if t.recheck is not None
+                                             else None),
     }
     if cut:
         out["more"] = f"lbctl explain --bundle {t.bundle} -o json"
@@ -174,15 +183,35 @@ def _candidates_data(cands: Sequence[BundleCandidate], full: bool
     listed: list[dict[str, Any]] = []
     counted: dict[tuple[str, str], int] = {}
     for x in cands:
+        why = text(x.why)
         if x.chosen or x.broker not in summarised:
             listed.append({"broker": x.broker, "bundle": x.bundle, "value": x.value,
-                           "chosen": x.chosen, "why": x.why})
+                           "chosen": x.chosen, "why": why})
         else:
-            counted[(x.broker, x.why)] = counted.get((x.broker, x.why), 0) + 1
+            counted[(x.broker, why)] = counted.get((x.broker, why), 0) + 1
     summary = [{"broker": b, "why": why, "count": n,
                 "more": f"lbctl explain --broker {b} -o json: each of them"}
                for (b, why), n in counted.items()]
     return listed, summary
+
+
+def _narrowed(cycle: ModularCycle, broker: str | None, bundle: str | None
+              ) -> tuple[list[BundleCandidate], list[UnloadOutcome]]:
+    """The candidates and the unloads of ``broker`` or ``bundle`` (every one when neither)."""
+    d = cycle.decision
+    cands = [x for x in (d.candidates if d else ())
+             if (not broker or x.broker == broker) and (not bundle or x.bundle == bundle)]
+    outcomes = [o for o in cycle.outcomes
+                if (not broker or o.selection.broker == broker)
+                and (not bundle or o.selection.bundle == bundle)]
+    return cands, outcomes
+
+
+def _outcome_dict(o: UnloadOutcome, full: bool) -> dict[str, Any]:
+    return {"bundle": o.selection.bundle, "broker": o.selection.broker,
+            "destinationBroker": o.destination,
+            "skipped": None if o.skipped is None else text(o.skipped),
+            "placement": _placement_dict(o.placement, full)}
 
 
 def explanation_dict(cycle: ModularCycle, broker: str | None = None,
@@ -196,31 +225,22 @@ def explanation_dict(cycle: ModularCycle, broker: str | None = None,
     explanation stays a few megabytes rather than a gigabyte."""
     d = cycle.decision
     full = bool(broker or bundle)
-    cands = [x for x in (d.candidates if d else ())
-             if (not broker or x.broker == broker) and (not bundle or x.bundle == bundle)]
+    cands, outcomes = _narrowed(cycle, broker, bundle)
     listed, skipped = _candidates_data(cands, full)
-    outcomes = [o for o in cycle.outcomes
-                if (not broker or o.selection.broker == broker)
-                and (not bundle or o.selection.bundle == bundle)]
     out = {
         **preamble_dict(cycle),
         "gate": cycle.gate,
-        "notes": list(d.notes) if d else [],
+        "notes": [text(n) for n in d.notes] if d else [],
         "numbers": dict(d.numbers.items()) if d else {},
         "recentlyUnloaded": dict(cycle.load.recently_unloaded),
         "gracePeriodExpired": list(cycle.expired_grace),
         "candidates": listed,
-        "outcomes": [
-            {"bundle": o.selection.bundle, "broker": o.selection.broker,
-             "destinationBroker": o.destination, "skipped": o.skipped,
-             "placement": _placement_dict(o.placement, full)}
-            for o in outcomes
-        ],
+        "outcomes": [_outcome_dict(o, full) for o in outcomes],
         "whyNothingHappens": nothing_happens(cycle),
     }
     if skipped:
         out["skippedCandidates"] = skipped
-    if broker or bundle:
+    if full:
         out["narrowedTo"] = {"broker": broker, "bundle": bundle}
     return out
 
@@ -237,6 +257,9 @@ class ModularExplanation(Struct, frozen=True):
         return explanation_dict(self.cycle, self.broker, self.bundle)
 
     def lines(self) -> list[str]:
+        """The cluster, the release and the decision; then (unless a gate held) each broker,
+        the cluster notes, the candidate bundles, the unloads with their placements, the
+        bundle asked about, and why nothing happens."""
         c = self.cycle
         st = c.state
         out = [
@@ -247,51 +270,55 @@ class ModularExplanation(Struct, frozen=True):
             *placement_data_lines(st, c.settings),
         ]
         if c.gate:
-            out += ["", f"Nothing happens: {c.gate}."]
-            return out
-        out += ["", "Brokers (weighted max resource usage = max(resource% × weight) / 100):"]
-        verdicts = c.decision.brokers if c.decision else {}
-        for name in st.brokers:
-            if self.broker and name != self.broker:
-                continue
-            terms = weighted_terms(c, name)
-            dom = dominant_resource(terms)
-            local = c.load.brokers[name].local
-            res = ", ".join(f"{k} {local.resource_percents()[k]:.1f}%" for k in _RESOURCES)
-            v = verdicts.get(name)
-            usage = c.settings.weighted_usage(local)
-            line = f"  {name}: usage {pct(usage)} (won by {dom}; {res})"
-            if v is not None and v.score is not None:
-                line += f"; smoothed score {pct(v.score)}"
-            out.append(line)
-            if v is not None:
-                tag = f"{v.label}/{v.reason}" if v.label else "no action"
-                out.append(f"      -> {tag}" + (f": {v.why}" if v.why else ""))
+            return [*out, "", f"Nothing happens: {c.gate}."]
+        out += self._broker_lines()
         d = c.decision
         if d and d.notes and not self.broker:
-            out += ["", "Cluster:"] + [f"  {n}" for n in d.notes]
-        cands = [x for x in (d.candidates if d else ())
-                 if (not self.broker or x.broker == self.broker)
-                 and (not self.bundle or x.bundle == self.bundle)]
-        full = bool(self.broker or self.bundle)
-        if cands:
-            out += ["", "Candidate bundles, in the order the strategy looked at them:"]
-            out += _candidate_lines(cands, full)
-        outcomes = [o for o in c.outcomes
-                    if (not self.broker or o.selection.broker == self.broker)
-                    and (not self.bundle or o.selection.bundle == self.bundle)]
-        if outcomes:
-            out += ["", "Unloads:"]
-            for o in outcomes:
-                s = o.selection
-                head = f"  {s.bundle}: {s.broker} -> {o.destination or '(none)'} ({s.reason})"
-                out.append(head + (f" — skipped: {o.skipped}" if o.skipped else ""))
-                out.extend(_placement_lines(o.placement, full))
+            out += ["", "Cluster:"] + [f"  {text(n)}" for n in d.notes]
+        out += self._decided_lines()
         if self.bundle:
             out += self._bundle_lines()
         why_not = nothing_happens(c)
         if why_not and not self.bundle:
             out += ["", "Why nothing happens:"] + [f"  - {w}" for w in why_not]
+        return out
+
+    def _broker_lines(self) -> list[str]:
+        """Each broker's usage, the resource that won the weighted max, and its verdict."""
+        c = self.cycle
+        out = ["", "Brokers (weighted max resource usage = max(resource% × weight) / 100):"]
+        verdicts = c.decision.brokers if c.decision else {}
+        for name in c.state.brokers:
+            if self.broker and name != self.broker:
+                continue
+            dom = dominant_resource(weighted_terms(c, name))
+            local = c.load.brokers[name].local
+            res = ", ".join(f"{k} {local.resource_percents()[k]:.1f}%" for k in _RESOURCES)
+            v = verdicts.get(name)
+            line = f"  {name}: usage {pct(c.settings.weighted_usage(local))} (won by {dom}; {res})"
+            if v is not None and v.score is not None:
+                line += f"; smoothed score {pct(v.score)}"
+            out.append(line)
+            if v is not None:
+                out.append(_verdict_line(v))
+        return out
+
+    def _decided_lines(self) -> list[str]:
+        """The candidate bundles in the order the strategy looked at them, then the unloads
+        and their placements."""
+        cands, outcomes = _narrowed(self.cycle, self.broker, self.bundle)
+        full = bool(self.broker or self.bundle)
+        out: list[str] = []
+        if cands:
+            out += ["", "Candidate bundles, in the order the strategy looked at them:"]
+            out += _candidate_lines(cands, full)
+        if outcomes:
+            out += ["", "Unloads:"]
+            for o in outcomes:
+                s = o.selection
+                head = f"  {s.bundle}: {s.broker} -> {o.destination or '(none)'} ({s.reason})"
+                out.append(head + (f" — skipped: {text(o.skipped)}" if o.skipped else ""))
+                out.extend(_placement_lines(o.placement, full))
         return out
 
     def _bundle_lines(self) -> list[str]:
@@ -326,6 +353,12 @@ class ModularExplanation(Struct, frozen=True):
         return "\n".join(self.lines())
 
 
+def _verdict_line(v: BrokerVerdict) -> str:
+    tag = f"{v.label}/{v.reason}" if v.label else "no action"
+    why = text(v.why)
+    return f"      -> {tag}" + (f": {why}" if why else "")
+
+
 def _candidate_lines(cands: Sequence[BundleCandidate], full: bool) -> list[str]:
     """Each candidate on a line; in a whole-cycle explanation, a broker with more than
     :data:`LIST_LIMIT` skipped bundles has them counted by reason instead (chosen ones are always
@@ -334,15 +367,16 @@ def _candidate_lines(cands: Sequence[BundleCandidate], full: bool) -> list[str]:
     out: list[str] = []
     grouped: dict[str, dict[str, int]] = {}
     for x in cands:
+        why = text(x.why)
         if x.chosen or x.broker not in summarised:
             mark = "chosen " if x.chosen else "skipped"
-            out.append(f"  [{mark}] {x.bundle} on {x.broker}: {x.why}")
+            out.append(f"  [{mark}] {x.bundle} on {x.broker}: {why}")
             continue
         reasons = grouped.get(x.broker)
         if reasons is None:  # the broker's first skipped bundle: its summary goes here
             reasons = grouped[x.broker] = {}
             out.append(x.broker)  # placeholder, replaced below
-        reasons[x.why] = reasons.get(x.why, 0) + 1
+        reasons[why] = reasons.get(why, 0) + 1
     done = []
     for line in out:
         reasons = grouped.get(line)
@@ -363,12 +397,13 @@ def _placement_lines(t: PlacementTrace | None, full: bool = True) -> list[str]:
         return []
     out = []
     for s in t.steps:
-        if not s.why:
+        step_why = text(s.why)
+        if not step_why:
             continue
-        if full or len(s.why) <= _WHY_LIMIT:
-            out.append(f"      filter {s.name}: {s.why}")
+        if full or len(step_why) <= _WHY_LIMIT:
+            out.append(f"      filter {s.name}: {step_why}")
             continue
-        head = s.why[:_WHY_LIMIT].rsplit(", ", 1)[0]
+        head = step_why[:_WHY_LIMIT].rsplit(", ", 1)[0]
         out.append(f"      filter {s.name}: {len(s.before)} -> {len(s.after)} broker(s): "
                    f"{head}, … (lbctl explain --bundle {t.bundle}: every name)")
     for label, dec in (("placement", t.decision), ("overload re-check", t.recheck)):
@@ -383,12 +418,12 @@ def _placement_lines(t: PlacementTrace | None, full: bool = True) -> list[str]:
                       f"--bundle {t.bundle}: every score)")
         out.append(f"      {label} {dec.strategy}: {scores or 'no scores'}"
                    + (f"; best {', '.join(dec.best)}" if dec.best else ""))
-        if dec.why:
-            why = dec.why
+        why = text(dec.why)
+        if why:
             if not full and len(why) > _WHY_LIMIT:
                 why = (why[:_WHY_LIMIT].rsplit("; ", 1)[0] + f"; … (lbctl explain --bundle "
                        f"{t.bundle}: the whole reason)")
             out.append(f"        {why}")
     if t.why and t.recheck is not None:
-        out.append(f"      {t.why}")
+        out.append(f"      {text(t.why)}")
     return out

@@ -1,8 +1,11 @@
 """Snapshot files parsed and validated by Spark itself: ``spark.read.text`` + ``from_json``.
 
 No Python runs per row here. Each ``.jsonl`` line (or whole ``.json`` file) is decoded by Spark's
-JSON reader against an explicit schema of snapshot v1 (:func:`element_schema`) and checked by
-SQL predicates that restate :mod:`lbctl.sources.snapshot_schema`'s rules. The design rule is
+JSON reader against the schema of snapshot v1 and checked by SQL predicates, both derived from
+the one declaration lbctl's own reader decodes with (:mod:`lbctl.model.wire.snapshot`, mapped by
+:mod:`lbctl.fleet.schema`: every type, range, required field and key); only the rules a type
+cannot express are written here, each beside the reader's (:mod:`lbctl.sources.snapshot_schema`)
+it mirrors. The design rule is
 **the native path accepts a subset of what lbctl's reader accepts, and computes the same rows
 for it**; anything it is not sure of goes, as a whole file, to lbctl's own reader
 (:mod:`lbctl.fleet.rows`), which either gives exactly the one-line message ``lbctl snapshot
@@ -26,7 +29,9 @@ is sent to lbctl:
   repeated keys (:data:`DUPLICATE_CHECK_BYTES`): Spark's struct keeps one value, the reader may
   refuse the document, so such a line goes to lbctl (``try_parse_json``, which refuses repeated
   keys, is run only on the lines of those files: ``check_keys``);
-* a broker whose ``bundles`` is not a permutation of its ``lastStats`` keys goes to lbctl.
+* a broker whose ``bundles`` is not a permutation of its ``lastStats`` keys goes to lbctl;
+* so does a snapshot with a section whose rules are not restated here (:data:`READER_SECTIONS`:
+  what the leader was observed to do, the placement inputs).
 
 The ``config`` and ``namespaces`` sections are few and repeat from snapshot to snapshot: their
 distinct values are validated on the driver by lbctl's own reader (:mod:`lbctl.fleet.sections`)
@@ -44,17 +49,24 @@ import uuid
 from typing import Any
 
 from lbctl.fleet import _compat
+from lbctl.fleet.schema import BUNDLE_RE as BUNDLE_RE
+from lbctl.fleet.schema import lit as lit
+from lbctl.fleet.schema import name_ok as name_ok
+from lbctl.fleet.schema import spark_type, sql_checks
+from lbctl.model.wire import snapshot as w
+from lbctl.model.wire.java import MAX_EPOCH_MS
+from lbctl.sources.snapshot import DUPLICATE_CHECK_BYTES as DUPLICATE_CHECK_BYTES
 
-FORMAT = "lbctl/snapshot@1"
+FORMAT = w.FORMAT
 DMAX = 1.7976931348623157e308
-INT_MAX = 2**31 - 1
-LONG_MAX = 2**63 - 1
-MAX_EPOCH_MS = 253402300799999
 MIBI = 1024 * 1024
 
-#: ``BundleName.parse``'s grammar (snapshot_schema's ``_BUNDLE_RE``), anchored for Java's find()
-BUNDLE_RE = r"^[^/]+/[^/]+(?:/[^/]+)?/0x[0-9a-f]{8}_0x[0-9a-f]{8}\z"
-TOPIC_RE = r"(?s)^(?:non-)?persistent://[^/]+/[^/]+/.+\z"
+#: sections validated on the driver by lbctl's reader, once per distinct value
+#: (:mod:`lbctl.fleet.sections`): read whole as ``VARIANT``
+DRIVER_SECTIONS = frozenset({"config", "namespaces"})
+#: sections whose rules (bundle names of observed moves, regular expressions, topic lists of a
+#: namespace, every broker listed) are not restated here: a snapshot with any goes to lbctl
+READER_SECTIONS = frozenset({"observed", "availableBrokers", "policies", "namespaceTopics"})
 #: snapshot_schema's ``_RFC3339_RE`` with the parts as groups
 RFC3339_RE = (r"^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2}):([0-9]{2})"
               r"(?:\.([0-9]+))?(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))\z")
@@ -63,10 +75,8 @@ RFC3339_RE = (r"^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2}):([0-
 NULL_RE = r"[\[:,][ \t\r\n]*null"
 SURROGATE_RE = r"\\u[dD][89abcdefABCDEF]"
 _RANGE_TAIL = 22  # len("/0xLLLLLLLL_0xUUUUUUUU")
-#: lbctl's reader checks JSON documents up to this size (after gunzip) for repeated object keys
-#: (``lbctl.sources.snapshot``); a gzip file is never much smaller than its content, so files
-#: up to this size plus a margin on disk are the ones whose lines are checked here
-DUPLICATE_CHECK_BYTES = 4 << 20
+#: a gzip file is never much smaller than its content, so files up to lbctl's duplicate-key
+#: check size (after gunzip) plus a margin on disk are the ones whose lines are checked here
 DUPLICATE_CHECK_MARGIN = 64 << 10
 
 
@@ -105,57 +115,16 @@ def new_sentinel() -> str:
 # the schema
 # ------------------------------------------------------------------------------------------
 def element_schema(sentinel: str) -> Any:
-    """Snapshot v1 as Spark types, plus the sentinel field of the wrapper's second element."""
+    """Snapshot v1 as Spark types (:func:`lbctl.fleet.schema.spark_type` of its declaration), plus
+    the sentinel field of the wrapper's second element."""
     T = _compat.types()
-    D, L, S, V, B = (T.DoubleType(), T.LongType(), T.StringType(), T.VariantType(),
-                     T.BooleanType())
-
-    def struct(*fields: tuple[str, Any]) -> Any:
-        return T.StructType([T.StructField(n, t) for n, t in fields])
-
-    res = struct(("usage", D), ("limit", D))
-    resources = [(n, res) for n in ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")]
-    stats = struct(("msgRateIn", D), ("msgThroughputIn", D), ("msgRateOut", D),
-                   ("msgThroughputOut", D), ("consumerCount", L), ("producerCount", L),
-                   ("topics", L), ("cacheSize", L))
-    broker = struct(
-        *resources,
-        ("msgRateIn", D), ("msgRateOut", D), ("msgThroughputIn", D), ("msgThroughputOut", D),
-        ("numTopics", L), ("numBundles", L), ("numConsumers", L), ("numProducers", L),
-        ("bundles", T.ArrayType(S)), ("lastBundleGains", T.ArrayType(S)),
-        ("lastBundleLosses", T.ArrayType(S)),
-        ("lastStats", T.MapType(S, stats)), ("bundleStats", T.MapType(S, stats)),
-        ("lastUpdate", L), ("brokerVersionString", V),
-        ("persistentTopicsEnabled", B), ("nonPersistentTopicsEnabled", B),
-    )
-    tamd = struct(("maxSamples", L), ("numSamples", L), ("msgThroughputIn", D),
-                  ("msgThroughputOut", D), ("msgRateIn", D), ("msgRateOut", D))
-    bundle_data = struct(("shortTermData", tamd), ("longTermData", tamd), ("topics", L))
-    topic = struct(("msgRateIn", D), ("msgRateOut", D), ("msgThroughputIn", D),
-                   ("msgThroughputOut", D), ("producerCount", L), ("consumerCount", L))
-    bld = struct(*resources, ("msgThroughputIn", D), ("msgThroughputOut", D), ("msgRateIn", D),
-                 ("msgRateOut", D), ("msgThroughputEMA", D), ("maxResourceUsage", D),
-                 ("weightedMaxEMA", D), ("bundleCount", L), ("topics", L), ("updatedAt", L),
-                 ("reportedAt", L), ("reconstructed", T.ArrayType(V)))
-    top = struct(("topBundlesLoadData", T.ArrayType(struct(("bundleName", V), ("stats", stats)))),
-                 ("reconstructed", T.ArrayType(V)))
-    return struct(
-        ("format", V), ("cluster", V), ("capturedAt", V), ("loadManager", V), ("config", V),
-        ("namespaces", V),
-        ("brokers", T.MapType(S, broker)),
-        ("bundleData", T.MapType(S, bundle_data)),
-        ("topics", T.MapType(S, topic)),
-        ("recentlyUnloaded", T.MapType(S, L)),
-        ("brokerLoadData", T.MapType(S, bld)),
-        ("topBundlesLoadData", T.MapType(S, top)),
-        ("recentlyUnloadedBrokers", T.MapType(S, L)),
-        (sentinel, L),
-    )
+    snap = spark_type(w.Snapshot, variant=DRIVER_SECTIONS | READER_SECTIONS)
+    return T.StructType([*snap.fields, T.StructField(sentinel, T.LongType())])
 
 
 def stats_type() -> Any:
     """``NamespaceBundleStats`` as a Spark type."""
-    return element_schema("_")["brokers"].dataType.valueType["lastStats"].dataType.valueType
+    return spark_type(w.NamespaceBundleStats)
 
 
 # ------------------------------------------------------------------------------------------
@@ -199,63 +168,24 @@ def parse(lines: Any, sentinel: str) -> Any:
 # the checks, as SQL text
 # ------------------------------------------------------------------------------------------
 # The rules are written as Spark SQL text and handed over in one piece: built with the Column
-# API they cost ~10,000 calls into the JVM per run (seconds), as text one parse. Checks over many
-# values at once use Spark's native array functions on a field pulled out of an array of structs
-# (``map_values(m).msgRateIn`` is the array of every entry's rate): higher-order functions
-# (forall, transform) run interpreted, element by element, and are kept for the rules that need
-# them (names, per-broker sets).
+# API they cost ~10,000 calls into the JVM per run (seconds), as text one parse. The types,
+# ranges and keys come from the declaration (:func:`lbctl.fleet.schema.sql_checks`); what
+# follows are the rules a type cannot express.
 S = "a[0]"  # the snapshot: the first element of the decoded ``[LINE, {sentinel: 1}]``
-_DMAX = "1.7976931348623157E308D"
-_INT = str(INT_MAX)
-_LONG = f"{LONG_MAX}L"
 _EPOCH = f"{MAX_EPOCH_MS}L"
-RESOURCES = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")
-BROKER_RATES = ("msgRateIn", "msgRateOut", "msgThroughputIn", "msgThroughputOut")
-
-
-def lit(text: str) -> str:
-    """A Spark SQL string literal (backslashes and quotes escaped)."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _and(*parts: str) -> str:
     return "(" + " AND ".join(parts) + ")"
 
 
-def _all(arr: str, lo: str, hi: str) -> str:
-    """Every non-null element of a numeric array within [lo, hi] (NaN fails: Spark orders it
-    above everything; an empty or all-null array passes)."""
-    return f"coalesce(array_min({arr}) >= {lo} AND array_max({arr}) <= {hi}, true)"
-
-
-def _rates(arr: str) -> str:
-    return _all(arr, "0", _DMAX)
-
-
-def _no_nulls(arr: str) -> str:
-    return f"coalesce(size(array_compact({arr})) = size({arr}), true)"
-
-
-def _is_string(v: str) -> str:
-    return f"(schema_of_variant({v}) = 'STRING')"
-
-
 def vstring(v: str) -> str:
     return f"variant_get({v}, '$', 'string')"
 
 
-def _distinct_keys(m: str) -> str:
-    return f"({m} IS NULL OR size(array_distinct(map_keys({m}))) = size({m}))"
-
-
-def name_ok(n: str) -> str:
-    """A full bundle name: the grammar, and lower < upper (fixed-width lower-case hex)."""
-    return f"({n} RLIKE {lit(BUNDLE_RE)} AND substring({n}, -19, 8) < substring({n}, -8, 8))"
-
-
-def _names_ok(arr: str, var: str) -> str:
-    return (f"({arr} IS NULL OR (forall({arr}, {var} -> {name_ok(var)}) "
-            f"AND size(array_distinct({arr})) = size({arr})))")
+def _distinct(arr: str) -> str:
+    """A JSON array that is a set (``bundles``, gains, losses: Pulsar's ``Set<String>``)."""
+    return f"({arr} IS NULL OR size(array_distinct({arr})) = size({arr}))"
 
 
 def stats_of(b: str) -> str:
@@ -263,51 +193,20 @@ def stats_of(b: str) -> str:
     return f"coalesce({b}.lastStats, {b}.bundleStats)"
 
 
-def _stats_all_ok(stats: str, counts_top: str = _INT) -> str:
-    """Every ``NamespaceBundleStats`` of an array: rates finite >= 0, counts in range."""
-    return _and(*[_rates(f"{stats}.{k}") for k in ("msgRateIn", "msgThroughputIn", "msgRateOut",
-                                                  "msgThroughputOut")],
-                _all(f"{stats}.consumerCount", "0", counts_top),
-                _all(f"{stats}.producerCount", "0", counts_top),
-                _all(f"{stats}.topics", "0", _LONG), _all(f"{stats}.cacheSize", "0", _LONG))
-
-
-def _resources_ok(structs: str) -> str:
-    """Each of the five ``{usage, limit}`` of an array of structs holding them: finite."""
-    return _and(*[_all(f"{structs}.{r}.{k}", f"-{_DMAX}", _DMAX)
-                  for r in RESOURCES for k in ("usage", "limit")])
-
-
-def _brokers_ok(brokers: str) -> str:
-    """Every ``LocalBrokerData`` of the snapshot (``brokers`` is the map)."""
-    b = f"map_values({brokers})"
-    return _and(_resources_ok(b), *[_rates(f"{b}.{k}") for k in BROKER_RATES],
-                *[_all(f"{b}.{k}", "0", _INT) for k in ("numTopics", "numBundles",
-                                                         "numConsumers", "numProducers")],
-                _all(f"{b}.lastUpdate", "0", _EPOCH), f"forall({b}, b -> {_broker_sets_ok('b')})")
-
-
 def _broker_sets_ok(b: str) -> str:
-    """What is checked broker by broker: its bundle sets, version string, sums that fit."""
+    """What is checked broker by broker: its bundle sets, and sums that fit."""
     st = stats_of(b)
     # the owned set: lbctl's reader allows ``bundles`` to differ from the stats' keys; the
     # native path takes the usual case (the same set, or no stats at all) and leaves the rest
     parts = [f"({b}.bundles IS NULL OR {st} IS NULL "
              f"OR array_sort({b}.bundles) = array_sort(map_keys({st})))",
-             _names_ok(f"{b}.lastBundleGains", "g"), _names_ok(f"{b}.lastBundleLosses", "l"),
-             f"({b}.brokerVersionString IS NULL OR {_is_string(f'{b}.brokerVersionString')})"]
+             _distinct(f"{b}.bundles"), _distinct(f"{b}.lastBundleGains"),
+             _distinct(f"{b}.lastBundleLosses")]
     # missing aggregates are sums; a sum past a Java long cannot be stored (lbctl's rows fail)
     for k in ("topics", "consumerCount", "producerCount"):
         top = f"CAST(coalesce(array_max(map_values({st}).{k}), 0) AS DOUBLE)"
         parts.append(f"({st} IS NULL OR {top} * size({st}) < 9.2E18D)")
     return _and(*parts)
-
-
-def all_stats(s: str = S) -> str:
-    """Every bundle's ``NamespaceBundleStats`` of the snapshot, brokers in order."""
-    empty = f"CAST(array() AS array<{stats_type().simpleString()}>)"
-    return (f"flatten(transform(map_values({s}.brokers), "
-            f"b -> coalesce(map_values({stats_of('b')}), {empty})))")
 
 
 def owned_names(s: str = S) -> str:
@@ -316,40 +215,9 @@ def owned_names(s: str = S) -> str:
             f"b -> coalesce(map_keys({stats_of('b')}), b.bundles, CAST(array() AS array<string>))))")
 
 
-def _tamds_ok(t: str) -> str:
-    """``TimeAverageMessageData`` of an array of bundle data: required, maxSamples > 0 and
-    required, numSamples <= maxSamples, rates finite >= 0."""
-    return _and(_no_nulls(t), _no_nulls(f"{t}.maxSamples"), _all(f"{t}.maxSamples", "1", _INT),
-                _all(f"{t}.numSamples", "0", _INT),
-                f"forall({t}, x -> coalesce(x.numSamples, 0) <= x.maxSamples)",
-                *[_rates(f"{t}.{k}") for k in ("msgThroughputIn", "msgThroughputOut",
-                                               "msgRateIn", "msgRateOut")])
-
-
-def _strings_ok(arr: str, var: str) -> str:
-    return f"({arr} IS NULL OR forall({arr}, {var} -> {_is_string(var)}))"
-
-
-def _blds_ok(x: str) -> str:
-    """The extensible ``BrokerLoadData`` of every broker."""
-    return _and(_resources_ok(x),
-                *[_rates(f"{x}.{k}") for k in ("msgThroughputIn", "msgThroughputOut",
-                                               "msgRateIn", "msgRateOut", "msgThroughputEMA",
-                                               "maxResourceUsage", "weightedMaxEMA")],
-                _all(f"{x}.bundleCount", "0", _INT), _all(f"{x}.topics", "0", _INT),
-                _all(f"{x}.updatedAt", "0", _LONG), _all(f"{x}.reportedAt", "0", _LONG),
-                f"forall({x}, v -> {_strings_ok('v.reconstructed', 'r')})")
-
-
-def _tops_ok(x: str) -> str:
-    """The extensible ``TopBundlesLoadData`` of every broker."""
-    top = element_schema("_")["topBundlesLoadData"].dataType.valueType
-    empty = f"CAST(array() AS {top['topBundlesLoadData'].dataType.simpleString()})"
-    items = f"flatten(transform({x}, v -> coalesce(v.topBundlesLoadData, {empty})))"
-    return _and(_no_nulls(items), _stats_all_ok(f"{items}.stats", _LONG),
-                f"forall({items}.bundleName, n -> {_is_string('n')} "
-                f"AND instr({vstring('n')}, '/') > 0)",
-                f"forall({x}, v -> {_strings_ok('v.reconstructed', 'r')})")
+def _samples_ok(t: str) -> str:
+    """``numSamples <= maxSamples`` of every ``TimeAverageMessageData`` of an array."""
+    return f"forall({t}, x -> coalesce(x.numSamples, 0) <= x.maxSamples)"
 
 
 def captured_at_ms(v: str) -> str:
@@ -395,49 +263,20 @@ def guard_sql(sentinel: str) -> str:
 def ok_sql(sentinel: str) -> str:
     """Every rule of lbctl's reader that needs no driver-side table, as one SQL predicate."""
     s = S
-    lm = f"{s}.loadManager"
     owned = owned_names(s)
+    bdv = f"map_values({s}.bundleData)"
     rules = [
         guard_sql(sentinel), f"{s} IS NOT NULL",
-        _is_string(f"{s}.format"), f"{vstring(f'{s}.format')} = {lit(FORMAT)}",
-        _is_string(f"{s}.cluster"), f"length({vstring(f'{s}.cluster')}) > 0",
-        f"{captured_at_ms(f'{s}.capturedAt')} IS NOT NULL",
-        f"({lm} IS NULL OR ({_is_string(lm)} AND {vstring(lm)} IN ('modular', 'extensible')))",
+        *sql_checks(w.Snapshot, s, skip=DRIVER_SECTIONS | READER_SECTIONS),
+        *[f"{s}.`{k}` IS NULL" for k in sorted(READER_SECTIONS)],
         f"({s}.config IS NULL OR startswith(schema_of_variant({s}.config), 'OBJECT'))",
         f"({s}.namespaces IS NULL OR startswith(schema_of_variant({s}.namespaces), 'OBJECT'))",
-        f"{s}.brokers IS NOT NULL", _distinct_keys(f"{s}.brokers"),
-        f"forall(map_keys({s}.brokers), k -> length(k) > 0)",
-        _brokers_ok(f"{s}.brokers"), _stats_all_ok(all_stats(s)),
-        f"size(array_distinct({owned})) = size({owned})",
-        f"forall({owned}, n -> {name_ok('n')})",
+        f"{captured_at_ms(f'{s}.capturedAt')} IS NOT NULL",
+        f"forall(map_values({s}.brokers), b -> {_broker_sets_ok('b')})",
+        f"size(array_distinct({owned})) = size({owned})",  # one owner per bundle
+        f"({s}.bundleData IS NULL OR "
+        f"({_samples_ok(f'{bdv}.shortTermData')} AND {_samples_ok(f'{bdv}.longTermData')}))",
     ]
-    bd, bdv = f"{s}.bundleData", f"map_values({s}.bundleData)"
-    rules.append(f"({bd} IS NULL OR " + _and(
-        _distinct_keys(bd), f"forall(map_keys({bd}), n -> {name_ok('n')})", _no_nulls(bdv),
-        _all(f"{bdv}.topics", "0", _LONG), _tamds_ok(f"{bdv}.shortTermData"),
-        _tamds_ok(f"{bdv}.longTermData")) + ")")
-    tp, tpv = f"{s}.topics", f"map_values({s}.topics)"
-    rules.append(f"({tp} IS NULL OR " + _and(
-        _distinct_keys(tp), f"forall(map_keys({tp}), t -> t RLIKE {lit(TOPIC_RE)})",
-        _no_nulls(tpv), *[_rates(f"{tpv}.{k}") for k in ("msgRateIn", "msgRateOut",
-                                                          "msgThroughputIn", "msgThroughputOut")],
-        _all(f"{tpv}.producerCount", "0", _INT), _all(f"{tpv}.consumerCount", "0", _INT)) + ")")
-    ru = f"{s}.recentlyUnloaded"
-    rules.append(f"({ru} IS NULL OR " + _and(
-        _distinct_keys(ru), f"forall(map_keys({ru}), n -> {name_ok('n')})",
-        _no_nulls(f"map_values({ru})"), _all(f"map_values({ru})", "0", _EPOCH)) + ")")
-    rub = f"{s}.recentlyUnloadedBrokers"
-    rules.append(f"({rub} IS NULL OR " + _and(
-        _distinct_keys(rub), _no_nulls(f"map_values({rub})"),
-        _all(f"map_values({rub})", "0", _EPOCH)) + ")")
-    bld = f"{s}.brokerLoadData"
-    rules.append(f"({bld} IS NULL OR " + _and(
-        _distinct_keys(bld), _no_nulls(f"map_values({bld})"), _blds_ok(f"map_values({bld})"))
-        + ")")
-    top = f"{s}.topBundlesLoadData"
-    rules.append(f"({top} IS NULL OR " + _and(
-        _distinct_keys(top), _no_nulls(f"map_values({top})"), _tops_ok(f"map_values({top})"))
-        + ")")
     return f"coalesce({_and(*rules)}, false)"
 
 

@@ -1,10 +1,11 @@
 """Progress on the terminal while Spark works: one line per phase, live task counts on a TTY.
 
 Spark's own console progress bar is switched off (it is drawn by the JVM on the stderr lbctl sends
-to a log file). Instead each phase prints ``lbctl: <phase> …`` on stderr, and when stderr is a
-terminal a background thread polls ``SparkContext.statusTracker()`` twice a second and redraws
-``tasks done/total`` of the running stages on that line. Off a terminal (CI, pipes) only the phase
-lines are written, once each, with the elapsed time at the end.
+to a log file). Instead each phase ends with ``lbctl: <phase> (<elapsed> s)`` on stderr; when
+stderr is a terminal, while the phase runs, a line of lbctl's one progress display
+(:mod:`lbctl.progress`, transient) shows it with the running stages' ``tasks done/total``, polled
+from ``SparkContext.statusTracker()`` twice a second by a background thread. Off a terminal (CI,
+pipes) only the phase lines are written, once each.
 """
 
 from __future__ import annotations
@@ -16,16 +17,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from lbctl.progress import Line
+from lbctl.progress import Progress as Display
+
 
 class Progress:
     def __init__(self, spark: Any = None, stream: TextIO | None = None, *, enabled: bool = True):
         self.spark = spark
         self.stream = stream or sys.stderr
         self.enabled = enabled
-        try:
-            self.tty = bool(self.stream.isatty())
-        except (AttributeError, ValueError):
-            self.tty = False
+        self.display = Display(self.stream)
+        self.tty = self.display.enabled
 
     def note(self, text: str) -> None:
         if self.enabled:
@@ -41,23 +43,23 @@ class Progress:
         start = time.monotonic()
         stop = threading.Event()
         thread = None
-        if self.tty and self.spark is not None:
-            self.stream.write(f"lbctl: {text} …")
-            self.stream.flush()
-            thread = threading.Thread(target=self._poll, args=(text, stop), daemon=True)
-            thread.start()
         try:
-            yield
+            with self.display.phase(text) as line:
+                if line is not None and self.spark is not None:
+                    thread = threading.Thread(target=self._poll, args=(line, stop), daemon=True)
+                    thread.start()
+                try:
+                    yield
+                finally:
+                    stop.set()
+                    if thread is not None:
+                        thread.join()
         finally:
-            stop.set()
-            if thread is not None:
-                thread.join()
             took = time.monotonic() - start
-            end = "\r\x1b[K" if self.tty and self.spark is not None else ""
-            self.stream.write(f"{end}lbctl: {text} ({took:.1f} s)\n")
+            self.stream.write(f"lbctl: {text} ({took:.1f} s)\n")
             self.stream.flush()
 
-    def _poll(self, text: str, stop: threading.Event) -> None:
+    def _poll(self, line: Line, stop: threading.Event) -> None:
         try:
             tracker = self.spark.sparkContext.statusTracker()
         except Exception:
@@ -73,5 +75,4 @@ class Progress:
             except Exception:  # the context may be stopping; progress is best effort
                 return
             if total:
-                self.stream.write(f"\r\x1b[Klbctl: {text} … tasks {done}/{total}")
-                self.stream.flush()
+                line.counts(done, total, f"tasks {done}/{total}")

@@ -5,8 +5,9 @@ Pure Python (no Spark, no pandas): :func:`file_rows` reads a file with lbctl's o
 carrying exactly the one-line message ``lbctl snapshot validate`` prints, and a good file yields
 rows of five kinds in one column-oriented batch (the union schema :data:`COLUMNS`). This is the
 ingest's second path, for the files Spark's own JSON reader does not take
-(:mod:`lbctl.fleet.native` says which); both paths write the same columns with the same values,
-and the tables' columns are declared once here (:data:`TABLES`).
+(:mod:`lbctl.fleet.native` says which); both paths write the same columns with the same values.
+The tables' rows are declared once, in :mod:`lbctl.model.wire.fleet`; :data:`COLUMNS` and
+:data:`TABLES` are read off those records.
 
 * ``snapshot``: one per snapshot (cluster, time, sizes, the thresholds the report needs resolved
   from the snapshot's ``config`` with Pulsar's defaults, and the snapshot itself as compact JSON
@@ -31,90 +32,35 @@ from datetime import UTC, datetime
 from typing import Any
 
 from lbctl.errors import LbctlError
+from lbctl.fleet.schema import columns
 from lbctl.model.bundle import BundleName, locate, namespace_of, topic_hash, topic_namespace
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import NamespaceBundleStats
+from lbctl.model.wire.fleet import KIND_OF_TABLE as KIND_OF_TABLE
+from lbctl.model.wire.fleet import TABLES as ROWS
+from lbctl.model.wire.fleet import ErrorRow, column_of
+
+
+def _union() -> tuple[tuple[str, str], ...]:
+    """(name, Spark type name) of every column of every kind of row, ``kind`` first."""
+    out = {"kind": "string"}
+    for record in (*ROWS.values(), ErrorRow):
+        for name, kind, extra in columns(record):
+            col = column_of(extra, name)
+            if out.setdefault(col, kind) != kind:
+                raise TypeError(f"column {col} declared {kind} and {out[col]}")
+    return tuple(out.items())
+
 
 #: (name, type) of the union schema; types are Spark SQL simple type names.
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("kind", "string"),
-    ("cluster", "string"),
-    ("date", "string"),
-    ("captured_at", "long"),
-    ("source", "string"),
-    ("broker", "string"),
-    ("bundle", "string"),
-    ("namespace", "string"),
-    ("topic", "string"),
-    ("cpu", "double"),
-    ("memory", "double"),
-    ("direct_memory", "double"),
-    ("bandwidth_in", "double"),
-    ("bandwidth_out", "double"),
-    ("max_usage", "double"),
-    ("weighted_max_usage", "double"),
-    ("msg_rate_in", "double"),
-    ("msg_rate_out", "double"),
-    ("msg_throughput_in", "double"),
-    ("msg_throughput_out", "double"),
-    ("num_topics", "long"),
-    ("num_bundles", "long"),
-    ("num_consumers", "long"),
-    ("num_producers", "long"),
-    ("num_brokers", "long"),
-    ("load_manager", "string"),
-    ("overloaded_threshold", "double"),
-    ("split_max_topics", "long"),
-    ("split_max_sessions", "long"),
-    ("split_max_msg_rate", "double"),
-    ("split_max_bandwidth", "double"),
-    ("owner_bundles", "long"),
-    ("owner_throughput", "double"),
-    ("raw", "string"),
-    ("message", "string"),
-)
+COLUMNS: tuple[tuple[str, str], ...] = _union()
 COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
 _TYPES = dict(COLUMNS)
 
 #: The written tables: union column → table column, in table order.
 TABLES: dict[str, tuple[tuple[str, str], ...]] = {
-    "snapshots": (
-        ("cluster", "cluster"), ("date", "date"), ("captured_at", "captured_at"),
-        ("source", "source"), ("load_manager", "load_manager"), ("num_brokers", "brokers"),
-        ("num_bundles", "bundles"), ("num_topics", "topics"),
-        ("overloaded_threshold", "overloaded_threshold"), ("split_max_topics", "split_max_topics"),
-        ("split_max_sessions", "split_max_sessions"), ("split_max_msg_rate", "split_max_msg_rate"),
-        ("split_max_bandwidth", "split_max_bandwidth"), ("raw", "raw"),
-    ),
-    "brokers": (
-        ("cluster", "cluster"), ("date", "date"), ("captured_at", "captured_at"),
-        ("broker", "broker"), ("cpu", "cpu"), ("memory", "memory"),
-        ("direct_memory", "direct_memory"), ("bandwidth_in", "bandwidth_in"),
-        ("bandwidth_out", "bandwidth_out"), ("max_usage", "max_usage"),
-        ("weighted_max_usage", "weighted_max_usage"), ("msg_rate_in", "msg_rate_in"),
-        ("msg_rate_out", "msg_rate_out"), ("msg_throughput_in", "msg_throughput_in"),
-        ("msg_throughput_out", "msg_throughput_out"), ("num_topics", "num_topics"),
-        ("num_bundles", "num_bundles"), ("num_consumers", "num_consumers"),
-        ("num_producers", "num_producers"),
-    ),
-    "bundles": (
-        ("cluster", "cluster"), ("date", "date"), ("captured_at", "captured_at"),
-        ("bundle", "bundle"), ("namespace", "namespace"), ("broker", "broker"),
-        ("msg_rate_in", "msg_rate_in"), ("msg_rate_out", "msg_rate_out"),
-        ("msg_throughput_in", "msg_throughput_in"), ("msg_throughput_out", "msg_throughput_out"),
-        ("num_topics", "topics"), ("num_consumers", "consumers"), ("num_producers", "producers"),
-        ("owner_bundles", "owner_bundles"), ("owner_throughput", "owner_throughput"),
-    ),
-    "topics": (
-        ("cluster", "cluster"), ("date", "date"), ("captured_at", "captured_at"),
-        ("topic", "topic"), ("namespace", "namespace"), ("bundle", "bundle"),
-        ("msg_rate_in", "msg_rate_in"), ("msg_rate_out", "msg_rate_out"),
-        ("msg_throughput_in", "msg_throughput_in"), ("msg_throughput_out", "msg_throughput_out"),
-        ("num_consumers", "consumers"), ("num_producers", "producers"),
-    ),
-}
-KIND_OF_TABLE = {"snapshots": "snapshot", "brokers": "broker", "bundles": "bundle",
-                 "topics": "topic"}
+    table: tuple((column_of(extra, name), name) for name, _, extra in columns(record))
+    for table, record in ROWS.items()}
 
 
 def table_schema(table: str) -> list[tuple[str, str]]:
@@ -257,7 +203,3 @@ def _bundle_of_topic(st: ClusterState, ns: str, topic: str, owners: dict[str, st
         if namespace_of(b) == ns and BundleName.parse(b).range.contains(h):
             return b
     return None
-
-
-def spark_type_name(column: str) -> str:
-    return _TYPES[column]

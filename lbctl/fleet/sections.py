@@ -24,9 +24,10 @@ import orjson
 
 from lbctl.errors import LbctlError
 from lbctl.model.bundle import format_position
+from lbctl.model.wire.snapshot import FORMAT
 
 MIBI = 1024 * 1024  # LoadManagerShared.MIBI: loadBalancerNamespaceBundleMaxBandwidthMbytes unit
-_PROBE = {"format": "lbctl/snapshot@1", "cluster": "probe", "capturedAt": 0, "brokers": {}}
+_PROBE = {"format": FORMAT, "cluster": "probe", "capturedAt": 0, "brokers": {}}
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,25 @@
-"""The one protocol both load managers implement, and the result each cycle gives.
+"""The one protocol every load manager implements, and the result each cycle gives.
 
-``LoadManager.run_sequence(states, settings)`` replays snapshots as successive cycles, carrying
-what the leader keeps in memory from each to the next, and returns one :class:`CycleResult` per
-snapshot. A result is the cycle's record (:mod:`lbctl.model.cycle`) and offers the two views every
-command needs: its :meth:`~CycleResult.plan` (plan@1) and its :meth:`~CycleResult.explanation`.
+    LoadManager ─┬─ ModularLoadManager     (lbctl.loadmanager.modular)    ModularLoadManagerImpl
+                 ├─ ExtensibleLoadManager  (lbctl.loadmanager.extensible) ExtensibleLoadManagerImpl
+                 └─ PlannerLoadManager     (lbctl.planner.cycle)          lbctl's planner, cycle
+                                                                          after cycle (simulator)
 
-    LoadManager ─┬─ ModularLoadManager     (lbctl.loadmanager.modular)
-                 └─ ExtensibleLoadManager  (lbctl.loadmanager.extensible)
+A load manager runs **one cycle** on a state with the memory the leader carried from the previous
+one (:meth:`LoadManager.run_cycle`; the first starts from :meth:`~LoadManager.initial_memory`),
+and **replays a sequence** of snapshots on the leader's clock (:meth:`~LoadManager.run_sequence`,
+:func:`lbctl.loadmanager.clock.replay`). The clock also asks it how a state looks when observed
+again later (:meth:`~LoadManager.held`), how many samples a snapshot gave (``samples``), whether
+the clock alone can still change its memory (``timers``) and what of its memory changes from
+cycle to cycle (``memory_key``). Each cycle's :class:`CycleResult` carries the memory for the
+next, and offers the views every command needs: its plan (plan@1), its explanation, and its
+effect (what a simulation carries out).
+
+Each implementation subclasses :class:`LoadManager` explicitly, with its memory type
+(``ModularLoadManager(LoadManager[CycleMemory])``), so mypy checks every method of it against the
+protocol: a signature that drifts is a type error, not a surprise at run time. The memory is the
+one type parameter: a caller that does not know which load manager serves it holds a
+``LoadManager[Any]`` (:func:`lbctl.loadmanager.select.choose` returns one).
 
 Which one serves a request is decided in :mod:`lbctl.loadmanager.select`.
 """
@@ -14,16 +27,23 @@ Which one serves a request is decided in :mod:`lbctl.loadmanager.select`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from lbctl.config import Settings
-from lbctl.explain import Explanation
-from lbctl.model.cluster import ClusterState
-from lbctl.plan import Plan
+from lbctl.loadmanager.clock import replay
+
+if TYPE_CHECKING:
+    from lbctl.config import Settings
+    from lbctl.explain import Explanation
+    from lbctl.model.cluster import ClusterState
+    from lbctl.model.cycle import Effect, Elapsed
+    from lbctl.plan import Plan
+
+M = TypeVar("M")
 
 
 class CycleResult(Protocol):
-    """What one cycle decided, with its plan and its explanation."""
+    """What one cycle decided, on which state and settings, with the memory for the next cycle;
+    its plan, its explanation and its effect."""
 
     @property
     def state(self) -> ClusterState: ...
@@ -38,16 +58,75 @@ class CycleResult(Protocol):
     def placement(self) -> str: ...
 
     @property
-    def gate(self) -> str | None: ...
+    def gate(self) -> str | None:
+        """Why the cycle did nothing at all (the load manager's own gate), else ``None``."""
+
+    @property
+    def elapsed(self) -> Elapsed: ...
+
+    @property
+    def memory(self) -> Any:
+        """What the leader carries to the next cycle (the load manager's memory type)."""
+
+    @property
+    def acted(self) -> bool:
+        """Whether the cycle moved a bundle (the leader's clock stops replaying before one)."""
+
+    @property
+    def opens_in(self) -> int | None: ...
+
+    @property
+    def projected(self) -> bool: ...
 
     def plan(self) -> Plan: ...
 
     def explanation(self, broker: str | None = None, bundle: str | None = None) -> Explanation: ...
 
+    def effect(self) -> Effect:
+        """The bundles the cycle moves and where, each broker's score, the selections not carried
+        out: what the simulator applies and records."""
 
-class LoadManager(Protocol):
-    """Runs cycles over snapshots, memory carried from each to the next."""
 
-    def run_sequence(
-        self, states: Sequence[ClusterState], settings: Sequence[Settings]
-    ) -> Sequence[CycleResult]: ...
+class LoadManager(Protocol[M]):
+    """Runs cycles over snapshots, memory ``M`` carried from each to the next (module docstring)."""
+
+    @property
+    def label(self) -> str:
+        """How a simulation or a comparison names it (``ThresholdShedder + LeastLongTermMessageRate``;
+        ``lbctl`` for the planner, which decides both)."""
+
+    @property
+    def strategies(self) -> tuple[str, str]:
+        """The shedding and the placement strategy, as plans name them."""
+
+    @property
+    def kind(self) -> str:
+        """The load reports it decides on: :data:`~lbctl.model.cluster.MODULAR` (brokers'
+        ``LocalBrokerData``) or :data:`~lbctl.model.cluster.EXTENSIBLE` (``BrokerLoadData``)."""
+
+    def initial_memory(self) -> M:
+        """The leader's memory before its first cycle."""
+
+    def run_cycle(self, state: ClusterState, settings: Settings, memory: M | None = None,
+                  elapsed: Elapsed | None = None) -> CycleResult:
+        """One cycle on ``state`` with the memory of the previous one (``None``: the initial
+        memory); ``elapsed``: how the leader's clock moved before it (``None``: a first sight)."""
+
+    def run_sequence(self, states: Sequence[ClusterState], settings: Sequence[Settings], *,
+                     assume_steady: bool = False) -> list[CycleResult]:
+        """Each snapshot's cycle, on the leader's clock (:func:`lbctl.loadmanager.clock.replay`);
+        the same for every load manager."""
+        return replay(self, states, settings, assume_steady=assume_steady)
+
+    def memory_key(self, memory: M) -> object:
+        """What of the memory changes from cycle to cycle on a held state (equal keys: a fixed
+        point, every later cycle is the same)."""
+
+    def held(self, state: ClusterState, at: int) -> ClusterState:
+        """``state`` observed again at ``at`` (brokers republished the same figures)."""
+
+    def samples(self, earlier: ClusterState, later: ClusterState) -> int:
+        """Samples the leader took of the bundles between two snapshots."""
+
+    def timers(self, memory: M) -> bool:
+        """Whether the clock alone can still change the memory (grace periods, cool-downs)."""

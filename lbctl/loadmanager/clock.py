@@ -25,13 +25,18 @@ itself, memory only, until the next would act (or nothing changes any more).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from typing import Any, Generic, Protocol, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from lbctl.config import Settings
 from lbctl.model.cluster import ClusterState
 from lbctl.model.cycle import Elapsed
 from lbctl.records import replace
+
+if TYPE_CHECKING:
+    from lbctl.loadmanager.base import CycleResult, LoadManager
 
 #: at most this many elapsed cycles are replayed between two snapshots (4 hours of 1-minute cycles)
 CATCH_UP_LIMIT = 240
@@ -67,71 +72,60 @@ def reports_written(earlier: ClusterState, later: ClusterState) -> int:
     return n
 
 
-R = TypeVar("R")
+class _HeldCycles(Struct, frozen=True):
+    """Memory-only cycles to run on one held state (:func:`advance`): the state, its settings, the
+    memory they start from, when each runs (the ``j``-th at ``times(j)``, j = 1, 2, …), at most
+    how many, and whether one that leaves the memory unchanged ends them even while a timer runs
+    (a grace period or a cool-down the clock alone can still end)."""
+
+    state: ClusterState
+    settings: Settings
+    memory: Any
+    times: Callable[[int], int]
+    limit: int
+    stop_at_fixed_point: bool = True
 
 
-class Replayable(Protocol[R]):
-    """What a load manager offers :func:`replay`."""
-
-    def initial_memory(self) -> Any: ...
-
-    def run_cycle(self, state: ClusterState, settings: Settings, memory: Any = None,
-                  elapsed: Elapsed | None = None) -> R: ...
-
-    def memory_of(self, result: R) -> Any: ...
-
-    def acted(self, result: R) -> bool: ...
-
-    def memory_key(self, memory: Any) -> Any: ...
-
-    def held(self, state: ClusterState, at: int) -> ClusterState: ...
-
-    def samples(self, earlier: ClusterState, later: ClusterState) -> int: ...
-
-    def timers(self, memory: Any) -> bool: ...
-
-
-def advance(lm: Replayable[R], state: ClusterState, settings: Settings, memory: Any,
-            times: Callable[[int], int], limit: int, start: int = 1, *,
-            stop_at_fixed_point: bool = True) -> tuple[Any, int, int | None]:
-    """Run memory-only cycles on ``state`` at ``times(j)`` for j = start, start+1, …, up to
-    ``limit`` of them, stopping before the first that would act (its time is returned) or after
-    one that changed nothing. Returns (memory, cycles kept, time of the first acting cycle)."""
+def advance(lm: LoadManager[Any], held: _HeldCycles) -> tuple[Any, int, int | None]:
+    """Run the memory-only cycles of ``held``, stopping before the first that would act (its
+    time is returned) or after one that changed nothing. Returns (memory, cycles kept, time of
+    the first acting cycle)."""
     kept = 0
-    for j in range(start, start + limit):
-        at = times(j)
-        result = lm.run_cycle(lm.held(state, at), settings, memory,
+    memory = held.memory
+    for j in range(1, 1 + held.limit):
+        at = held.times(j)
+        result = lm.run_cycle(lm.held(held.state, at), held.settings, memory,
                               Elapsed(samples=0, first_sight=False, replaying=True))
-        if lm.acted(result):
+        if result.acted:
             return memory, kept, at
-        new = lm.memory_of(result)
+        new = result.memory
         kept += 1
-        if (stop_at_fixed_point or not lm.timers(new)) \
+        if (held.stop_at_fixed_point or not lm.timers(new)) \
                 and lm.memory_key(new) == lm.memory_key(memory):
             return new, kept, None  # a fixed point: every later cycle is the same
         memory = new
     return memory, kept, None
 
 
-class Follower(Generic[R]):
+class Follower:
     """Runs snapshots one after another on the leader's clock (module docstring), keeping the
     memory in between: :func:`replay` over a file, and ``--watch`` beside a live leader."""
 
-    def __init__(self, lm: Replayable[R], *, assume_steady: bool = False):
+    def __init__(self, lm: LoadManager[Any], *, assume_steady: bool = False):
         self.lm = lm
         self.assume_steady = assume_steady
         self.memory: Any = lm.initial_memory()
         self.prev: tuple[ClusterState, Settings] | None = None
         self.cycles = 0  # cycles the leader ran since lbctl started following, as lbctl counts
 
-    def step(self, st: ClusterState, conf: Settings) -> R:
+    def step(self, st: ClusterState, conf: Settings) -> CycleResult:
         lm, memory = self.lm, self.memory
         step = interval_ms(conf)
         if self.prev is None:
             elapsed = Elapsed(interval_ms=step)
             if self.assume_steady:
-                memory, kept, at = advance(lm, st, conf, memory, _constant(st.captured_at),
-                                           STEADY_LIMIT)
+                memory, kept, at = advance(lm, _HeldCycles(
+                    st, conf, memory, _constant(st.captured_at), STEADY_LIMIT))
                 elapsed = Elapsed(steady=kept, assumed_steady=True, first_sight=False,
                                   would_act_at=at, interval_ms=step)
             self.cycles = 1
@@ -139,20 +133,20 @@ class Follower(Generic[R]):
             p_state, p_conf = self.prev
             k = cycles_between(p_state.captured_at, st.captured_at, p_conf)
             limit = min(k - 1, CATCH_UP_LIMIT)
-            memory, kept, at = advance(lm, p_state, p_conf, memory,
-                                       _every(p_state.captured_at, interval_ms(p_conf)), limit)
+            memory, kept, at = advance(lm, _HeldCycles(
+                p_state, p_conf, memory, _every(p_state.captured_at, interval_ms(p_conf)), limit))
             elapsed = Elapsed(cycles=k, replayed=kept, capped=k - 1 > CATCH_UP_LIMIT,
                               would_act_at=at, samples=lm.samples(p_state, st),
                               first_sight=False, interval_ms=step)
             self.cycles += k
         result = lm.run_cycle(st, conf, memory, elapsed)
-        self.memory = lm.memory_of(result)
+        self.memory = result.memory
         self.prev = (st, conf)
         return result
 
 
-def replay(lm: Replayable[R], states: Sequence[ClusterState], settings: Sequence[Settings], *,
-           assume_steady: bool = False) -> list[R]:
+def replay(lm: LoadManager[Any], states: Sequence[ClusterState], settings: Sequence[Settings], *,
+           assume_steady: bool = False) -> list[CycleResult]:
     """Each snapshot's cycle, with the cycles that elapsed before it (module docstring)."""
     follower = Follower(lm, assume_steady=assume_steady)
     return [follower.step(st, conf) for st, conf in zip(states, settings, strict=True)]
@@ -173,13 +167,12 @@ def warm_up_cycles(shedding: str, settings: Settings) -> int:
     return 1
 
 
-def project(lm: Replayable[R], result: R) -> R:
+def project(lm: LoadManager[Any], result: CycleResult) -> CycleResult:
     """``result`` with ``opens_in``: how many more cycles of its state the leader needs before it
     acts (for ``explain``; a cycle that acted or was gated is left as is)."""
-    if getattr(result, "gate", None) is not None or lm.acted(result):
+    if result.gate is not None or result.acted:
         return result
-    state, settings = getattr(result, "state"), getattr(result, "settings")  # noqa: B009
-    n = cycles_to_open(lm, state, settings, lm.memory_of(result))
+    n = cycles_to_open(lm, result.state, result.settings, result.memory)
     return replace(result, opens_in=n, projected=True)
 
 
@@ -191,17 +184,36 @@ def _every(start: int, step: int) -> Callable[[int], int]:
     return lambda j: start + j * step
 
 
-def cycles_to_open(lm: Replayable[R], state: ClusterState, settings: Settings, memory: Any,
+def cycles_to_open(lm: LoadManager[Any], state: ClusterState, settings: Settings, memory: Any,
                    limit: int = STEADY_LIMIT) -> int | None:
     """How many more cycles of this very state the leader needs before it acts, the clock moving
     on by one interval per cycle (so grace periods and cool-downs run out); ``None``: not within
     ``limit``."""
-    _, kept, at = advance(lm, state, settings, memory,
-                          _every(state.captured_at, interval_ms(settings)), limit,
-                          stop_at_fixed_point=False)
+    _, kept, at = advance(lm, _HeldCycles(state, settings, memory,
+                                          _every(state.captured_at, interval_ms(settings)),
+                                          limit, stop_at_fixed_point=False))
     return kept + 1 if at is not None else None
 
 
 def shifted(state: ClusterState, at: int) -> ClusterState:
     """The same state observed again at ``at`` (brokers republish the same figures)."""
     return replace(state, captured_at=at)
+
+
+def latest(carried: Mapping[str, int], seen: Mapping[str, int]) -> dict[str, int]:
+    """Recently unloaded bundles (or brokers) the leader remembers and those the snapshot shows,
+    each at the later of its two times."""
+    out = dict(carried)
+    for name, ts in seen.items():
+        out[name] = max(ts, out.get(name, ts))
+    return out
+
+
+def expire(recently: dict[str, int], now: int, settings: Settings) -> tuple[str, ...]:
+    """Forget, in ``recently``, what was unloaded longer than
+    ``loadBalancerSheddingGracePeriodMinutes`` before ``now``; returns what was forgotten."""
+    cutoff = now - int(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60_000
+    expired = tuple(b for b, ts in recently.items() if ts < cutoff)
+    for b in expired:
+        del recently[b]
+    return expired

@@ -43,6 +43,7 @@ from typing import Any
 
 from lbctl.config import Settings
 from lbctl.errors import UsageError
+from lbctl.explain.words import text
 from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
 from lbctl.loadmanager.select import Options, extensible_load_manager, modular_load_manager
 from lbctl.model.bundle import is_system_service_namespace, namespace_of
@@ -147,9 +148,9 @@ def _modular_picks(state: ClusterState, settings: Settings, broker: str, bundles
     for b in bundles:
         trace, pmem, rmem = lm.select_broker(b, load, settings, pmem, rmem)
         if trace.broker is None:
-            out[b] = (None, trace.why or "placement found no broker")
+            out[b] = (None, text(trace.why) or "placement found no broker")
             continue
-        out[b] = (trace.broker, trace.why)
+        out[b] = (trace.broker, "")
         load = _preallocate(load, trace.broker, b, bundle_data.get(b) or BundleData.new())
     return out, lm.placement.name
 
@@ -176,7 +177,7 @@ def _extensible_picks(state: ClusterState, settings: Settings, broker: str,
     out: dict[str, tuple[str | None, str]] = {}
     for b in bundles:
         d = ext._preview(b, broker, lookups, fctx, store, settings)
-        out[b] = (d.broker, d.why or "no candidate broker")
+        out[b] = (d.broker, "" if d.broker else text(d.why) or "no candidate broker")
     return out, "LeastResourceUsageWithWeight"
 
 

@@ -44,10 +44,15 @@ from random import Random
 from types import MappingProxyType
 from typing import Any
 
+from msgspec import Struct
+
 from lbctl.config import Settings
 from lbctl.explain import Explanation
 from lbctl.explain.extensible import ExtensibleExplanation
-from lbctl.loadmanager.clock import cycles_to_open, interval_ms, replay, shifted
+from lbctl.explain.outcome import extensible_decision
+from lbctl.explain.words import text
+from lbctl.loadmanager.base import LoadManager
+from lbctl.loadmanager.clock import expire, interval_ms, latest, shifted
 from lbctl.model.brokerload import (
     BrokerLoadData,
     TopBundle,
@@ -59,6 +64,7 @@ from lbctl.model.bundle import BundleName, format_position, namespace_of
 from lbctl.model.cluster import EXTENSIBLE, EXTENSIBLE_CLASS, ClusterState, is_extensible_class
 from lbctl.model.cycle import Elapsed, ExtAction, ExtensibleCycle, ExtensibleMemory
 from lbctl.model.decision import (
+    BrokerStat,
     CycleDecision,
     Label,
     PlacementDecision,
@@ -67,9 +73,10 @@ from lbctl.model.decision import (
     SplitResult,
 )
 from lbctl.model.javaorder import concurrent_order, java_hash_order
-from lbctl.model.outcome import extensible_decision, history_dict, history_warnings
+from lbctl.model.outcome import history_dict, history_warnings
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.records import replace
+from lbctl.strategies.base import LookupRequest
 from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.strategies.placement import extensible_least_resource_usage as lruw
 from lbctl.strategies.placement.broker_filters import (
@@ -80,7 +87,8 @@ from lbctl.strategies.placement.broker_filters import (
     default_pipeline,
     make_transferable,
 )
-from lbctl.strategies.shedding.transfer import ShedderInput, TransferShedder
+from lbctl.strategies.shedding.transfer import NAME as TRANSFER
+from lbctl.strategies.shedding.transfer import ShedderInput, TransferShedder, TransferWhy
 from lbctl.strategies.split.base import SplitBoundaries, option_for
 from lbctl.strategies.split.default_namespace_bundle_split_strategy import find_bundles_to_split
 from lbctl.units import rounded
@@ -177,8 +185,80 @@ def _split_boundaries(state: ClusterState, settings: Settings
     return boundaries
 
 
-class ExtensibleLoadManager:
+def _splits(cycle: _Cycle, carried: Mapping[str, Mapping[str, int]]
+            ) -> tuple[tuple[SplitResult, ...], dict[str, Mapping[str, int]]]:
+    """Every broker's ``SplitScheduler`` over its bundles (``lastStats`` when the snapshot has
+    them, else its top bundles), with its hit counts carried; and the hit counts to carry on."""
+    state, settings, owners = cycle.state, cycle.settings, cycle.owners
+    splits: list[SplitResult] = []
+    split_hits = dict(carried)
+    if not (settings["loadBalancerEnabled"] and settings["loadBalancerAutoBundleSplitEnabled"]):
+        return (), split_hits
+    known = {t.bundleName for ts in cycle.tops.values() for t in ts} | set(state.owners())
+
+    def bundle_count(ns: str) -> int:
+        if ns in state.namespaces:
+            return len(state.namespaces[ns]) - 1
+        return sum(1 for x in known if namespace_of(x) == ns)
+
+    boundaries = _split_boundaries(state, settings)
+    for b in cycle.available:
+        local = state.brokers.get(b)
+        if local is None:
+            continue  # a broker without a report has no bundle stats we know of
+        stats = ([(x, local.lastStats[x]) for x in java_hash_order(local.lastStats)]
+                 if local.lastStats else [(t.bundleName, t.stats) for t in cycle.tops.get(b, ())])
+
+        def owns(bundle: str, broker: str = b) -> bool:
+            return owners.get(bundle, broker) == broker
+
+        res = find_bundles_to_split(b, stats, settings, split_hits.get(b, {}),
+                                    bundle_count, owns, boundaries=boundaries)
+        split_hits[b] = res.hit_counts
+        splits.append(res)
+    return tuple(splits), split_hits
+
+
+class _Cycle(Struct, frozen=True):
+    """What the steps of one cycle share: its state, settings and clock, the load-data store and
+    top bundles it reads (``derived``: from modular reports), the available brokers, who owns or
+    publishes each bundle, and the broker filters' inputs."""
+
+    state: ClusterState
+    settings: Settings
+    elapsed: Elapsed
+    derived: bool
+    store: Mapping[str, BrokerLoadData]
+    tops: Mapping[str, tuple[TopBundle, ...]]
+    available: list[str]
+    lookups: Mapping[str, BrokerLookup]
+    owners: Mapping[str, str]
+    publisher: Mapping[str, str]
+    fctx: FilterContext
+
+    @staticmethod
+    def of(state: ClusterState, settings: Settings, elapsed: Elapsed,
+           mem: ExtensibleMemory) -> _Cycle:
+        store, derived = _store(state, settings, mem)
+        tops = _top_bundles(state, settings, derived)
+        lookups = _lookups(state)
+        owners = state.owners()
+        publisher = {t.bundleName: b for b, ts in tops.items() for t in ts}
+        fctx = _filter_context(state, settings, store, lookups, {**publisher, **owners}, derived)
+        return _Cycle(state, settings, elapsed, derived, store, tops, list(state.available()),
+                      lookups, owners, publisher, fctx)
+
+    def is_owner(self, bundle: str, broker: str) -> bool:
+        owner = self.owners.get(bundle) or self.publisher.get(bundle)
+        return owner is None or owner == broker
+
+
+class ExtensibleLoadManager(LoadManager[ExtensibleMemory]):
     """Runs extensible cycles, carrying :class:`ExtensibleMemory` between them."""
+
+    kind = EXTENSIBLE
+    label = f"{TRANSFER} + {lruw.NAME}"
+    strategies = (TRANSFER, lruw.NAME)
 
     def __init__(self, *, seed: int | None = None, warnings: Sequence[str] = ()):
         self.shedder = TransferShedder()
@@ -188,20 +268,14 @@ class ExtensibleLoadManager:
     def run_cycle(self, state: ClusterState, settings: Settings,
                   memory: ExtensibleMemory | None = None,
                   elapsed: Elapsed | None = None) -> ExtensibleCycleResult:
-        mem = memory or ExtensibleMemory()
+        mem = memory or self.initial_memory()
         elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
         now = state.captured_at
-        store, derived = _store(state, settings, mem)
-        tops = _top_bundles(state, settings, derived)
+        cycle = _Cycle.of(state, settings, elapsed, mem)
+        recently = latest(mem.recently_unloaded, state.recently_unloaded)
+        recent_brokers = latest(mem.recently_unloaded_brokers, state.recently_unloaded_brokers)
 
-        recently = dict(mem.recently_unloaded)
-        for b, ts in state.recently_unloaded.items():
-            recently[b] = max(ts, recently.get(b, ts))
-        recent_brokers = dict(mem.recently_unloaded_brokers)
-        for b, ts in state.recently_unloaded_brokers.items():
-            recent_brokers[b] = max(ts, recent_brokers.get(b, ts))
-
-        available = list(state.available())
+        available = cycle.available
         gate = None
         if not settings["loadBalancerEnabled"]:
             gate = "loadBalancerEnabled is false: the load manager does nothing"
@@ -212,79 +286,58 @@ class ExtensibleLoadManager:
 
         expired: tuple[str, ...] = ()
         shed: ShedResult | None = None
-        actions: list[ExtAction] = []
+        actions: tuple[ExtAction, ...] = ()
         hit = mem.hit_count
-        lookups = _lookups(state)
-        owners = state.owners()
-        publisher = {t.bundleName: b for b, ts in tops.items() for t in ts}
-        fctx = _filter_context(state, settings, store, lookups, {**publisher, **owners}, derived)
         if gate is None:
-            cutoff = now - int(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60_000
-            expired = tuple(b for b, ts in recently.items() if ts < cutoff)
-            for b in expired:
-                del recently[b]
-            def is_owner(bundle: str, broker: str) -> bool:
-                owner = owners.get(bundle) or publisher.get(bundle)
-                return owner is None or owner == broker
-
-            ctx = ShedderInput(
-                settings, now, store, tops,
-                [available[i] for i in range(len(available))],
-                MappingProxyType(dict(recently)), MappingProxyType(dict(recent_brokers)),
-                is_owner, make_transferable(lookups, fctx, default_pipeline()))
-            shed = self.shedder.find_bundles_for_unloading(ctx, hit)
+            expired = expire(recently, now, settings)
+            shed = self._shed(cycle, recently, recent_brokers, hit)
             hit = shed.hit_count
             for b in shed.expired_brokers:
                 recent_brokers.pop(b, None)
-            for d in shed.decisions:
-                if d.label is not Label.SUCCESS:
-                    continue
-                src_tops = tops.get(d.unload.source, ())
-                top = next((t for t in src_tops if t.bundleName == d.unload.bundle), None)
-                preview = None
-                if d.unload.destination is None:
-                    preview = self._preview(d.unload.bundle, d.unload.source, lookups, fctx, store,
-                                            settings)
-                actions.append(ExtAction(
-                    d, top.stats.msgRateIn + top.stats.msgRateOut if top else None,
-                    top.throughput if top else None, preview))
-                recently[d.unload.bundle] = now
-                recent_brokers[d.unload.source] = now
+            actions = self._actions(cycle, shed, recently, recent_brokers)
 
-        splits: list[SplitResult] = []
-        split_hits = dict(mem.split_hits)
-        if settings["loadBalancerEnabled"] and settings["loadBalancerAutoBundleSplitEnabled"]:
-            known = {t.bundleName for ts in tops.values() for t in ts} | set(state.owners())
-
-            def bundle_count(ns: str) -> int:
-                if ns in state.namespaces:
-                    return len(state.namespaces[ns]) - 1
-                return sum(1 for x in known if namespace_of(x) == ns)
-
-            boundaries = _split_boundaries(state, settings)
-            for b in available:
-                local = state.brokers.get(b)
-                if local is None:
-                    continue  # a broker without a report has no bundle stats we know of
-                stats = ([(x, local.lastStats[x]) for x in java_hash_order(local.lastStats)]
-                         if local.lastStats else [(t.bundleName, t.stats) for t in tops.get(b, ())])
-
-                def owns(bundle: str, broker: str = b) -> bool:
-                    return owners.get(bundle, broker) == broker
-
-                res = find_bundles_to_split(b, stats, settings, split_hits.get(b, {}),
-                                            bundle_count, owns, boundaries=boundaries)
-                split_hits[b] = res.hit_counts
-                splits.append(res)
-
-        new_mem = ExtensibleMemory(hit, MappingProxyType(store), MappingProxyType(recently),
+        splits, split_hits = _splits(cycle, mem.split_hits)
+        store = MappingProxyType(cycle.store)
+        new_mem = ExtensibleMemory(hit, store, MappingProxyType(recently),
                                    MappingProxyType(recent_brokers), MappingProxyType(split_hits),
                                    True)
         return ExtensibleCycleResult(
-            state, settings, MappingProxyType(store), MappingProxyType(tops), derived, gate,
-            shed, tuple(actions), tuple(splits), expired, MappingProxyType(dict(recently)),
+            state, settings, store, MappingProxyType(cycle.tops), cycle.derived, gate,
+            shed, actions, splits, expired, MappingProxyType(dict(recently)),
             MappingProxyType(dict(recent_brokers)), new_mem, elapsed=elapsed,
             warnings=self.warnings)
+
+    def _shed(self, cycle: _Cycle, recently: Mapping[str, int], recent_brokers: Mapping[str, int],
+              hit: int) -> ShedResult:
+        """TransferShedder's ``findBundlesForUnloading`` with the hit count carried."""
+        ctx = ShedderInput(
+            cycle.settings, cycle.state.captured_at, cycle.store, cycle.tops,
+            list(cycle.available), MappingProxyType(dict(recently)),
+            MappingProxyType(dict(recent_brokers)), cycle.is_owner,
+            make_transferable(cycle.lookups, cycle.fctx, default_pipeline()))
+        return self.shedder.find_bundles_for_unloading(ctx, hit)
+
+    def _actions(self, cycle: _Cycle, shed: ShedResult, recently: dict[str, int],
+                 recent_brokers: dict[str, int]) -> tuple[ExtAction, ...]:
+        """Every Success decision as the plan shows it (an unload with its placement preview),
+        recorded as recently unloaded (the bundle and its source) at the snapshot's time."""
+        now = cycle.state.captured_at
+        actions = []
+        for d in shed.decisions:
+            if d.label is not Label.SUCCESS:
+                continue
+            top = next((t for t in cycle.tops.get(d.unload.source, ())
+                        if t.bundleName == d.unload.bundle), None)
+            preview = None
+            if d.unload.destination is None:
+                preview = self._preview(d.unload.bundle, d.unload.source, cycle.lookups,
+                                        cycle.fctx, cycle.store, cycle.settings)
+            actions.append(ExtAction(
+                d, top.stats.msgRateIn + top.stats.msgRateOut if top else None,
+                top.throughput if top else None, preview))
+            recently[d.unload.bundle] = now
+            recent_brokers[d.unload.source] = now
+        return tuple(actions)
 
     def _preview(self, bundle: str, source: str, lookups: Mapping[str, BrokerLookup],
                  fctx: FilterContext, store: Mapping[str, BrokerLoadData],
@@ -295,22 +348,11 @@ class ExtensibleLoadManager:
         with suppress(FilterError):  # Pulsar logs a failing filter and keeps its candidates
             cands, _ = apply_filters(cands, bundle, fctx, default_pipeline())
         order = java_hash_order(cands)
-        return lruw.select(order, store, settings, self.rng, bundle)
-
-    def run_sequence(self, states: Sequence[ClusterState], settings: Sequence[Settings], *,
-                     assume_steady: bool = False) -> list[ExtensibleCycleResult]:
-        """Replay snapshots on the leader's clock (:func:`lbctl.loadmanager.clock.replay`)."""
-        return replay(self, states, settings, assume_steady=assume_steady)
+        return lruw.select(LookupRequest(order, bundle, store, settings, self.rng))
 
     # --- what lbctl.loadmanager.clock needs -------------------------------------------------------
     def initial_memory(self) -> ExtensibleMemory:
         return ExtensibleMemory()
-
-    def memory_of(self, result: ExtensibleCycleResult) -> ExtensibleMemory:
-        return result.memory
-
-    def acted(self, result: ExtensibleCycleResult) -> bool:
-        return bool(result.actions)
 
     def memory_key(self, memory: ExtensibleMemory) -> Any:
         return (memory.hit_count, dict(memory.recently_unloaded),
@@ -332,11 +374,6 @@ class ExtensibleLoadManager:
     def timers(self, memory: ExtensibleMemory) -> bool:
         """Whether the clock alone can still change the memory (grace periods, cool-downs)."""
         return bool(memory.recently_unloaded or memory.recently_unloaded_brokers)
-
-    def cycles_to_open(self, result: ExtensibleCycleResult) -> int | None:
-        if result.gate is not None or result.actions:
-            return None
-        return cycles_to_open(self, result.state, result.settings, result.memory)
 
 
 class ExtensibleCycleResult(ExtensibleCycle, frozen=True):
@@ -396,41 +433,56 @@ def _row(c: ExtensibleCycle, broker: str, load: dict[str, float],
     """One broker's row: Success and the reason when bundles move off it, else Skip and why
     (no load data, outdated, cooling down, or the cycle's own gate)."""
     data = c.store.get(broker)
-    label: str | None = str(Label.SKIP)
-    reason: str | None = str(decision.reason) if decision.label is not Label.SUCCESS \
-        else str(Reason.BALANCED)
-    stat = next((s for s in (c.shed.brokers if c.shed else ()) if s.broker == broker), None)
+    label, reason = _row_verdict(c, broker, decision)
+    why = "; ".join(_row_whys(c, broker))
     if data is None:
-        reason = str(Reason.NO_LOAD_DATA)
-    elif stat is not None and not stat.counted:
-        reason = str(Reason.COOL_DOWN if stat.why.startswith("cooling") else
-                     Reason.OUTDATED_DATA)
-    whys = []
-    if stat is not None and stat.why:
-        whys.append(stat.why)
-    shed = c.shed
-    if any(r.min_broker == broker and r.outcome == "offloaded" for r in (shed.rounds if shed
-                                                                          else ())):
-        label = reason = None  # it receives load: nothing was skipped
-    for r in (shed.rounds if shed else ()):
-        if r.max_broker == broker:
-            whys.append(f"max broker of a round ({r.reason}): {r.why}")
-        elif r.min_broker == broker and r.outcome == "offloaded":
-            whys.append(f"min broker of a round: receives load from {r.max_broker}")
-    moved = [a for a in c.actions if a.decision.unload.source == broker]
-    if moved:
-        label = "Success"
-        reasons = {str(a.decision.reason) for a in moved}
-        reason = str(Reason.OVERLOADED) if str(Reason.OVERLOADED) in reasons else reasons.pop()
-    if data is None:
-        whys.append("no load data")
+        why = f"{why}; no load data" if why else "no load data"
         nan = math.nan
         return BrokerRow(broker, nan, nan, None, 0.0, 0.0, len(c.top_bundles.get(broker, ())),
-                         label, reason, "; ".join(whys))
+                         label, reason, why)
     numbers = {"weightedMaxEMA": data.weightedMaxEMA, "maxResourceUsage": data.maxResourceUsage,
                "msgThroughputEMA": data.msgThroughputEMA, "updatedAt": float(data.updatedAt)}
     return BrokerRow(
         broker=broker, usage=load[broker], usage_after=after[broker], score=data.weightedMaxEMA,
         msg_rate=data.msg_rate, throughput=data.throughput,
         bundles=data.bundleCount or len(c.top_bundles.get(broker, ())), label=label,
-        reason=reason, why="; ".join(whys), numbers=numbers, resources=data.resource_percents())
+        reason=reason, why=why, numbers=numbers, resources=data.resource_percents())
+
+
+def _stat(c: ExtensibleCycle, broker: str) -> BrokerStat | None:
+    return next((s for s in (c.shed.brokers if c.shed else ()) if s.broker == broker), None)
+
+
+def _row_verdict(c: ExtensibleCycle, broker: str, decision: CycleDecision
+                 ) -> tuple[str | None, str | None]:
+    """The row's label and reason: Success when bundles move off it; none when it receives
+    load; else Skip with the broker's own reason (no load data, not counted by phase A) or the
+    cycle's."""
+    moved = {str(a.decision.reason) for a in c.actions if a.decision.unload.source == broker}
+    if moved:
+        return "Success", (str(Reason.OVERLOADED) if str(Reason.OVERLOADED) in moved
+                           else moved.pop())
+    rounds = c.shed.rounds if c.shed else ()
+    if any(r.min_broker == broker and r.outcome == "offloaded" for r in rounds):
+        return None, None  # it receives load: nothing was skipped
+    stat = _stat(c, broker)
+    if broker not in c.store:
+        reason = Reason.NO_LOAD_DATA
+    elif stat is not None and not stat.counted:
+        cooling = isinstance(stat.why, TransferWhy) and stat.why.code == "cooling"
+        reason = Reason.COOL_DOWN if cooling else Reason.OUTDATED_DATA
+    else:
+        reason = decision.reason if decision.label is not Label.SUCCESS else Reason.BALANCED
+    return str(Label.SKIP), str(reason)
+
+
+def _row_whys(c: ExtensibleCycle, broker: str) -> list[str]:
+    """What phase A said of the broker, and each round it was in."""
+    stat = _stat(c, broker)
+    whys = [text(stat.why)] if stat is not None and stat.why is not None else []
+    for r in (c.shed.rounds if c.shed else ()):
+        if r.max_broker == broker:
+            whys.append(f"max broker of a round ({r.reason}): {text(r.why)}")
+        elif r.min_broker == broker and r.outcome == "offloaded":
+            whys.append(f"min broker of a round: receives load from {r.max_broker}")
+    return whys

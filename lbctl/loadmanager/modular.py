@@ -36,17 +36,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import partial
 from random import Random
 from types import MappingProxyType
 from typing import Any
 
+from msgspec import Struct
+
 from lbctl.config import Settings
 from lbctl.explain import Explanation
 from lbctl.explain.modular import ModularExplanation
+from lbctl.explain.outcome import modular_decision
+from lbctl.explain.words import text
+from lbctl.loadmanager.base import LoadManager
 from lbctl.loadmanager.clock import (
-    cycles_to_open,
+    expire,
     interval_ms,
-    replay,
+    latest,
     reports_written,
     shifted,
 )
@@ -58,25 +64,27 @@ from lbctl.model.bundle import (
     format_position,
     namespace_of,
 )
-from lbctl.model.cluster import ClusterState
+from lbctl.model.cluster import MODULAR, ClusterState
 from lbctl.model.cycle import CycleMemory, Elapsed, ModularCycle
 from lbctl.model.decision import (
     AutoSplit,
+    CycleWhy,
     FilterStep,
     Label,
     PlacementTrace,
     Reason,
     Selection,
+    SheddingDecision,
     SplitCandidate,
     UnloadOutcome,
 )
 from lbctl.model.javaorder import java_hash_order, multimap_key_order
 from lbctl.model.load import BundleData, LocalBrokerData
 from lbctl.model.loaddata import LoadData
-from lbctl.model.outcome import history_dict, history_warnings, modular_decision
+from lbctl.model.outcome import history_dict, history_warnings
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.records import replace
-from lbctl.strategies.base import PlacementStrategy, SheddingStrategy
+from lbctl.strategies.base import PlacementRequest, PlacementStrategy, SheddingStrategy
 from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.strategies.placement.filters import (
     PlacementEnv,
@@ -95,10 +103,32 @@ from lbctl.strategies.split.bundle_splitter_task import find_bundles_to_split
 from lbctl.units import rounded
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+#: the load manager's reasons without figures, one record each
+NO_BROKER = CycleWhy("no-broker")
+SAME_BROKER = CycleWhy("same-broker")
+OWNER_ONLY = CycleWhy("owner-only")
+WOULD_COME_BACK = CycleWhy("would-come-back")
+STRATEGY_FOUND_NONE = CycleWhy("strategy-found-none")
+RESTORED = CycleWhy("restored")
 
 
-class ModularLoadManager:
+class _Cycle(Struct, frozen=True):
+    """What the steps of one cycle share: its state, settings and clock, the load data and
+    placement environment built from them, the bundles whose grace period ended, the splits."""
+
+    state: ClusterState
+    settings: Settings
+    elapsed: Elapsed
+    load: LoadData
+    env: PlacementEnv
+    expired: tuple[str, ...]
+    splits: tuple[AutoSplit, ...]
+
+
+class ModularLoadManager(LoadManager[CycleMemory]):
     """Runs cycles with one shedding and one placement strategy, carrying memory between them."""
+
+    kind = MODULAR
 
     def __init__(
         self,
@@ -123,6 +153,14 @@ class ModularLoadManager:
         #: the namespaces of the bundles the running cycle unloads (None outside its unloads)
         self._unload_namespaces: frozenset[str] | None = None
 
+    @property
+    def strategies(self) -> tuple[str, str]:
+        return self.shedding.name, self.placement.name
+
+    @property
+    def label(self) -> str:
+        return f"{self.shedding.name} + {self.placement.name}"
+
     def initial_memory(self) -> CycleMemory:
         return CycleMemory(
             shedding=self.shedding.initial_memory(),
@@ -137,13 +175,9 @@ class ModularLoadManager:
     ) -> ModularCycleResult:
         mem = memory or self.initial_memory()
         elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
-        profile = settings.profile
         now = state.captured_at
         bundle_data = update_bundle_data(state, mem.bundle_data, elapsed.samples)
-
-        recently = dict(mem.recently_unloaded)
-        for bundle, ts in state.recently_unloaded.items():
-            recently[bundle] = max(ts, recently.get(bundle, ts))
+        recently = latest(mem.recently_unloaded, state.recently_unloaded)
 
         active = frozenset(state.brokers)
         placement_mem = self.placement.on_active_brokers_change(mem.placement, active)
@@ -157,15 +191,27 @@ class ModularLoadManager:
         elif len(state.available()) <= 1:
             gate = f"only {len(state.available())} broker available: no load shedding is performed"
 
-        expired: tuple[str, ...] = ()
-        if gate is None:
-            cutoff = now - int(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60_000
-            expired = tuple(b for b, ts in recently.items() if ts < cutoff)
-            for b in expired:
-                del recently[b]
+        expired = expire(recently, now, settings) if gate is None else ()
+        cycle = self._prepare(state, settings, elapsed, bundle_data, recently, expired)
+        if gate is not None:
+            return self._result(cycle, gate, None, (), CycleMemory(
+                bundle_data, MappingProxyType(recently), mem.shedding, placement_mem, rr_mem,
+                mem.multimap_capacity))
 
+        decision, shed_mem = self.shedding.shed(cycle.load, settings, mem.shedding)
+        ordered, capacity = self._unload_order(decision, settings, mem)
+        outcomes, placement_mem, rr_mem = self._unload(cycle, ordered, recently, placement_mem,
+                                                       rr_mem, decision)
+        # onUnloadAttemptCompleted: a shedder's own destinations live for this attempt only.
+        return self._result(cycle, None, decision, outcomes, CycleMemory(
+            bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem, capacity))
+
+    def _prepare(self, state: ClusterState, settings: Settings, elapsed: Elapsed,
+                 bundle_data: Mapping[str, BundleData], recently: Mapping[str, int],
+                 expired: tuple[str, ...]) -> _Cycle:
+        """The cycle's load data and placement environment, and its automatic splits."""
         load = build_load_data(state, bundle_data, recently,
-                               pulsar_system=bool(profile["shedPulsarSystem"]))
+                               pulsar_system=bool(settings.profile["shedPulsarSystem"]))
         env = PlacementEnv.of(state.available(), load, state.cluster_policies())
         self._env = env
         # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none
@@ -174,23 +220,35 @@ class ModularLoadManager:
         split_away = frozenset(s.candidate.bundle for s in splits if s.skipped is None)
         if split_away:
             load = replace(load, split_away=split_away)
-        shed_name = self.shedding.name
-        if gate is not None:
-            return ModularCycleResult(
-                state, settings, shed_name, self.placement.name, load, None, (), gate, expired,
-                CycleMemory(bundle_data, MappingProxyType(recently), mem.shedding, placement_mem,
-                            rr_mem, mem.multimap_capacity),
-                splits, elapsed, self.warnings,
-            )
+        return _Cycle(state, settings, elapsed, load, env, expired, splits)
 
-        decision, shed_mem = self.shedding.shed(load, settings, mem.shedding)
-        planned = {s.bundle: s.destination for s in decision.selections if s.destination}
-
-        # ArrayListMultimap: AvgShedder builds one per call; the other modular shedders keep one
-        # in a field and clear() it, so its table keeps the length it once grew to.
-        reused = 0 if shed_name == "AvgShedder" else mem.multimap_capacity
+    def _unload_order(self, decision: SheddingDecision, settings: Settings,
+                      mem: CycleMemory) -> tuple[list[Selection], int]:
+        """The selections in the order ``doLoadShedding`` walks them, and the multimap's table
+        length to carry. ArrayListMultimap: AvgShedder builds one per call; the other modular
+        shedders keep one in a field and clear() it, so its table keeps the length it once grew
+        to."""
+        avg = self.shedding.name == "AvgShedder"
         ordered, capacity = _multimap_order(decision.selections,
-                                            int(profile["guavaMultimapBuckets"]), reused)
+                                            int(settings.profile["guavaMultimapBuckets"]),
+                                            0 if avg else mem.multimap_capacity)
+        return ordered, mem.multimap_capacity if avg else capacity
+
+    def _result(self, cycle: _Cycle, gate: str | None, decision: SheddingDecision | None,
+                outcomes: tuple[UnloadOutcome, ...], memory: CycleMemory) -> ModularCycleResult:
+        return ModularCycleResult(
+            cycle.state, cycle.settings, self.shedding.name, self.placement.name, cycle.load,
+            decision, outcomes, gate, cycle.expired, memory, cycle.splits, cycle.elapsed,
+            self.warnings)
+
+    def _unload(self, cycle: _Cycle, ordered: list[Selection], recently: dict[str, int],
+                placement_mem: Any, rr_mem: Any, decision: SheddingDecision
+                ) -> tuple[tuple[UnloadOutcome, ...], Any, Any]:
+        """``doLoadShedding``'s loop over the selections: each bundle unloaded to the broker
+        ``selectBroker`` picks, or skipped and why (``recently`` gains the unloaded bundles)."""
+        load, settings, env, now = cycle.load, cycle.settings, cycle.env, cycle.state.captured_at
+        elapsed = cycle.elapsed
+        planned = {s.bundle: s.destination for s in decision.selections if s.destination}
         outcomes: list[UnloadOutcome] = []
         excluded = set(settings["loadBalancerSheddingExcludedNamespaces"])
         # the ownership index is built for these namespaces only (see _ownership_index)
@@ -200,7 +258,7 @@ class ModularLoadManager:
                 ns = namespace_of(sel.bundle)
                 if ns in excluded:
                     outcomes.append(UnloadOutcome(
-                        sel, None, f"namespace {ns} is in loadBalancerSheddingExcludedNamespaces"))
+                        sel, None, CycleWhy("excluded-namespace", ns)))
                     continue
                 allowed = self._candidates(ns, load, settings, env)[0]
                 why_not = policies_block_unload(ns, sel.broker, load, env, allowed)
@@ -210,10 +268,9 @@ class ModularLoadManager:
                 trace, placement_mem, rr_mem = self.select_broker(
                     sel.bundle, load, settings, placement_mem, rr_mem, planned)
                 if trace.broker is None:
-                    outcomes.append(UnloadOutcome(sel, None, "no broker available to take it", trace))
+                    outcomes.append(UnloadOutcome(sel, None, NO_BROKER, trace))
                 elif trace.broker == sel.broker:
-                    outcomes.append(UnloadOutcome(
-                        sel, trace.broker, "the destination broker is the current owner", trace))
+                    outcomes.append(UnloadOutcome(sel, trace.broker, SAME_BROKER, trace))
                 else:
                     outcomes.append(UnloadOutcome(sel, trace.broker, None, trace))
                     recently[sel.bundle] = now
@@ -221,14 +278,7 @@ class ModularLoadManager:
                         break  # the replay stops before a cycle that acts: the rest is not needed
         finally:
             self._unload_namespaces = None
-        # onUnloadAttemptCompleted: a shedder's own destinations live for this attempt only.
-        return ModularCycleResult(
-            state, settings, shed_name, self.placement.name, load, decision, tuple(outcomes),
-            None, expired,
-            CycleMemory(bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem,
-                        capacity if shed_name != "AvgShedder" else mem.multimap_capacity),
-            splits, elapsed, self.warnings,
-        )
+        return tuple(outcomes), placement_mem, rr_mem
 
     # --- placement -------------------------------------------------------------------------------
     def select_broker(
@@ -252,7 +302,8 @@ class ModularLoadManager:
         use_rr = ns in set(settings["loadBalancerSheddingExcludedNamespaces"])
         strategy = self.round_robin if use_rr else self.placement
         mem = rr_mem if use_rr else placement_mem
-        decision, mem = strategy.select(cands, bundle, data, load, settings, mem, self.rng, planned)
+        decision, mem = strategy.select(
+            PlacementRequest(cands, bundle, load, settings, self.rng, data, planned), mem)
         if use_rr:
             rr_mem = mem
         else:
@@ -260,7 +311,7 @@ class ModularLoadManager:
         broker = decision.broker
         if broker is None:
             return (PlacementTrace(bundle, tuple(steps), decision, None, None,
-                                   "the placement strategy found no broker"),
+                                   STRATEGY_FOUND_NONE),
                     placement_mem, rr_mem)
 
         recheck = None
@@ -271,10 +322,10 @@ class ModularLoadManager:
             # applyNamespacePolicies adds its brokers to the (not cleared) candidate set: every
             # broker the namespace policies allow
             recheck, placement_mem = self.placement.select(
-                allowed, bundle, data, load, settings, placement_mem, self.rng, planned)
+                PlacementRequest(allowed, bundle, load, settings, self.rng, data, planned),
+                placement_mem)
             if recheck.broker is not None:
-                why = (f"{broker} is overloaded ({usage:.1%} > {threshold:.0%}); "
-                       f"asked again over all brokers: {recheck.broker}")
+                why = CycleWhy("overloaded-pick", recheck.broker, broker, usage, threshold)
                 broker = recheck.broker
         return (PlacementTrace(bundle, tuple(steps), decision, recheck, broker, why),
                 placement_mem, rr_mem)
@@ -327,9 +378,7 @@ class ModularLoadManager:
                                     load, settings, env, steps)
             cands = allowed if piped is None else piped
             if not cands:
-                steps.append(FilterStep("restore", (), allowed,
-                                        "no candidate left: every broker the namespace "
-                                        "policies allow"))
+                steps.append(FilterStep("restore", (), allowed, RESTORED))
                 cands = allowed
             # the policy's brokers with reports (once per policy); the candidates are among
             # them, so when none lacks a report the candidates need no check either
@@ -357,21 +406,7 @@ class ModularLoadManager:
             slot[:] = [index, covered]
         return index
 
-    # --- a sequence --------------------------------------------------------------------------------
-    def run_sequence(
-        self, states: Sequence[ClusterState], settings: Sequence[Settings], *,
-        assume_steady: bool = False,
-    ) -> list[ModularCycleResult]:
-        """Replay snapshots on the leader's clock (:func:`lbctl.loadmanager.clock.replay`)."""
-        return replay(self, states, settings, assume_steady=assume_steady)
-
     # --- what lbctl.loadmanager.clock needs -------------------------------------------------------
-    def memory_of(self, result: ModularCycleResult) -> CycleMemory:
-        return result.memory
-
-    def acted(self, result: ModularCycleResult) -> bool:
-        return bool(result.unloads)
-
     def memory_key(self, memory: CycleMemory) -> Any:
         """Everything that changes from cycle to cycle on a held state (bundle data does not:
         replayed cycles take no sample)."""
@@ -388,15 +423,9 @@ class ModularLoadManager:
         """Whether the clock alone can still change the memory (a grace period to run out)."""
         return bool(memory.recently_unloaded)
 
-    def cycles_to_open(self, result: ModularCycleResult) -> int | None:
-        """More cycles of this cycle's state before the leader acts (``None``: not soon)."""
-        if result.gate is not None or result.unloads:
-            return None
-        return cycles_to_open(self, result.state, result.settings, result.memory)
-
 
 def policies_block_unload(namespace: str, owner: str, load: LoadData, env: PlacementEnv,
-                          allowed: tuple[str, ...] | None = None) -> str | None:
+                          allowed: tuple[str, ...] | None = None) -> CycleWhy | None:
     """Why ``doLoadShedding`` would not unload a bundle of ``namespace`` from ``owner``:
     ``shouldNamespacePoliciesUnload`` (no broker but the owner passes the namespace policies)
     and ``shouldAntiAffinityNamespaceUnload`` (the bundle would come back). ``None``: unload.
@@ -404,12 +433,10 @@ def policies_block_unload(namespace: str, owner: str, load: LoadData, env: Place
     if allowed is None:
         allowed = policy_candidates(namespace, env, load).brokers
     if all(b == owner for b in allowed):  # no broker but the owner (stops at the first other)
-        return ("no broker other than the owner passes the namespace policies "
-                "(shouldNamespacePoliciesUnload)")
+        return OWNER_ONLY
     counts = anti_affinity_counts(namespace, env, load)
     if not should_anti_affinity_namespace_unload(owner, allowed, counts):
-        return ("every candidate broker owns as many namespaces of its anti-affinity group as "
-                "the owner: it would come back (shouldAntiAffinityNamespaceUnload)")
+        return WOULD_COME_BACK
     return None
 
 
@@ -423,9 +450,8 @@ def _with_reports(cands: Sequence[str], load: LoadData,
         return cands
     kept = tuple(b for b in cands if b in reports)
     if len(kept) < len(cands):
-        steps.append(FilterStep("load report", cands, kept,
-                                "removed " + ", ".join(b for b in cands if b not in load.brokers)
-                                + ": no load report to place by"))
+        steps.append(FilterStep("load report", cands, kept, CycleWhy(
+            "no-report", names=tuple(b for b in cands if b not in load.brokers))))
     return kept
 
 
@@ -486,24 +512,27 @@ def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate,
     try:
         name = BundleName.parse(cand.bundle)
     except BundleNameError as e:
-        return AutoSplit(cand, algorithm.name, skipped=str(e))
+        return AutoSplit(cand, algorithm.name, skipped=CycleWhy("bad-name", str(e)))
     rng = name.range
     if not rng.can_split():
-        return AutoSplit(cand, algorithm.name, skipped=f"range {rng} can't be split further")
+        return AutoSplit(cand, algorithm.name,
+                         skipped=CycleWhy("cannot-split", str(rng)))
     bounds = state.namespaces.get(name.namespace)
     if bounds is not None and not any(a == rng.lower and b == rng.upper
                                       for a, b in zip(bounds, bounds[1:], strict=False)):
         return AutoSplit(cand, algorithm.name,
-                         skipped=f"{cand.bundle} is not one of the namespace's bundles any more")
+                         skipped=CycleWhy("not-a-bundle", cand.bundle))
     topics = state.topics_of_bundle(cand.bundle)
     try:
         result = algorithm.boundaries(option_for(rng, topics, state.topics, settings))
         if not result.boundaries:
             return AutoSplit(cand, algorithm.name, unload=unload, why=result.why,
-                             skipped=f"{algorithm.name} found no split boundary: {result.why}")
+                             skipped=CycleWhy("no-boundary", algorithm.name,
+                                              inner=result.why))
         children = apply_boundaries(rng, result.boundaries)
     except SplitError as e:
-        return AutoSplit(cand, algorithm.name, unload=unload, skipped=str(e))
+        return AutoSplit(cand, algorithm.name, unload=unload,
+                         skipped=CycleWhy("split-refused", str(e)))
     return AutoSplit(
         cand, algorithm.name, tuple(sorted(result.boundaries)),
         tuple(f"{name.namespace}/{c}" for c in children), unload, None, result.why)
@@ -530,7 +559,7 @@ def _action(o: UnloadOutcome) -> Action:
         destinationBroker=o.destination,
         msgRate=rounded(s.msg_rate),
         throughput=rounded(s.throughput),
-        skipped=o.skipped,
+        skipped=None if o.skipped is None else text(o.skipped),
     )
 
 
@@ -574,7 +603,7 @@ def build_plan(cycle: ModularCycle) -> Plan:
             bundles=len(bd.local.lastStats) or bd.local.numBundles,
             label=label,
             reason=reason,
-            why=v.why if v else "",
+            why=partial(text, v.why) if v else "",  # worded when an explanation shows it
             numbers=dict(v.numbers) if v else {},
             resources=bd.local.resource_percents(),
         ))
@@ -594,6 +623,8 @@ def build_plan(cycle: ModularCycle) -> Plan:
 
 def split_action(split: AutoSplit) -> Action:
     """A plan action for one automatic split."""
+    from lbctl.explain.words.split import split_detail  # loaded when a cycle splits
+
     c = split.candidate
     return Action(
         action="split",
@@ -602,12 +633,12 @@ def split_action(split: AutoSplit) -> Action:
         reason=str(c.reason),
         msgRate=rounded(c.msg_rate),
         throughput=rounded(c.throughput),
-        skipped=split.skipped,
+        skipped=None if split.skipped is None else text(split.skipped),
         algorithm=split.algorithm,
         boundaries=tuple(format_position(b) for b in split.boundaries),
         children=tuple(split.children),
         unload=split.unload,
-        detail=c.detail,
+        detail=split_detail(c),
     )
 
 

@@ -7,40 +7,47 @@ The one place where:
   (:mod:`lbctl.versions`); an unknown release gets the nearest profile and a warning;
 * **settings are resolved** for each snapshot (``--set`` > ``--broker-conf`` > the snapshot's
   ``config`` > that release's defaults, :func:`lbctl.config.resolve`);
-* **the load manager is chosen**: an extensible snapshot always runs the extensible load manager
-  (Pulsar falls back to TransferShedder whatever ``loadBalancerLoadSheddingStrategy`` says); a
-  modular one does when TransferShedder is asked for, on the command line or in the snapshot's
-  configuration; otherwise the modular load manager with the shedding and placement strategies of
-  the flags, else of the settings;
+* **the load manager is chosen** (:func:`choose`, the one function that returns a
+  :class:`~lbctl.loadmanager.base.LoadManager`): an extensible snapshot always runs the extensible
+  load manager (Pulsar falls back to TransferShedder whatever ``loadBalancerLoadSheddingStrategy``
+  says); a modular one does when TransferShedder is asked for, on the command line or in the
+  snapshot's configuration; otherwise the modular load manager with the shedding and placement
+  strategies of the flags, else of the settings. A command that offers one of lbctl's own load
+  managers beside Pulsar's (the simulator and ``compare``: lbctl's planner as ``--strategy
+  lbctl``) hands it in as an :class:`Own`; the simulator's load model moves the brokers' reports,
+  so there a modular snapshot runs the modular load manager whatever shedder is named;
 * **strategy pairs are checked**: AvgShedder as placement needs AvgShedder as shedder
   (``ModularLoadManagerImpl`` refuses to start otherwise); the extensible load manager sheds with
-  TransferShedder and places with its LeastResourceUsageWithWeight only;
+  TransferShedder and places with its LeastResourceUsageWithWeight only; lbctl's planner places
+  its bundles itself (:func:`strategy_pair`, :func:`pair_options` for ``compare``);
 * **the release's strategies are used**: a strategy the release lacks is replaced as Pulsar
   replaces it (AvgShedder before 3.0.6 → OverloadShedder for shedding, LeastLongTermMessageRate for
   placement), with a warning; the releases whose AvgShedder check read the wrong key (PR #23156)
   refuse to start the modular load manager unless ``loadBalancerPlacementStrategy`` also names
   AvgShedder; the extensible load manager needs Pulsar 3.0.
 
-``recommend``, ``explain``, the simulator and the fleet replay all come through here.
+``recommend``, ``explain``, ``--watch``, ``snapshot validate``, the simulator, ``compare`` and the
+fleet replay all come through here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
 from lbctl import versions
-from lbctl.config import Settings, read_broker_conf, resolve
+from lbctl.config import SETTINGS_BY_NAME, Settings, read_broker_conf, resolve
 from lbctl.errors import UsageError
-from lbctl.loadmanager.base import CycleResult
+from lbctl.loadmanager.base import CycleResult, LoadManager
 from lbctl.loadmanager.clock import Follower, project
 from lbctl.loadmanager.modular import ModularLoadManager
-from lbctl.model.cluster import EXTENSIBLE, ClusterState
+from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
 from lbctl.model.outcome import NO_HISTORY
 from lbctl.plan import Plan
+from lbctl.records import replace
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 from lbctl.strategies.placement.extensible_least_resource_usage import NAME as EXT_PLACEMENT
 from lbctl.strategies.shedding.transfer import NAME as TRANSFER_SHEDDER
@@ -61,6 +68,21 @@ class Options(Struct, frozen=True):
     assume_steady: bool = False
     live: bool = False  # the states were read from a running cluster a moment ago
     project: bool = False  # explain: how many more cycles of the last state open the gate
+
+
+class Own(Struct, frozen=True):
+    """A load manager of lbctl's own that a command offers beside Pulsar's, under a strategy
+    name: the simulator's and ``compare``'s ``--strategy lbctl`` (lbctl's planner,
+    :func:`lbctl.planner.cycle.offer`). It decides placement too, so no placement goes with it.
+    The commands that offer it hand it to :func:`choose`, which this layer cannot import."""
+
+    name: str
+    title: str  # how a message names it: "lbctl's planner"
+    build: Callable[[], LoadManager[Any]]
+
+    def named(self, strategy: str | None) -> bool:
+        """Whether a ``--strategy`` value names it (case and spaces aside)."""
+        return strategy is not None and strategy.strip().lower() == self.name
 
 
 def profile_of(states: Sequence[ClusterState], opts: Options) -> tuple[versions.Profile, list[str]]:
@@ -108,12 +130,17 @@ def version_warnings(states: Sequence[ClusterState], opts: Options) -> list[str]
     return notes
 
 
-def uses_extensible(states: Sequence[ClusterState], opts: Options) -> bool:
-    """Whether the extensible load manager serves these snapshots (module docstring)."""
+def kind_of(states: Sequence[ClusterState]) -> str | None:
+    """The load manager of the snapshots' cluster (``None``: no snapshot); a mix is refused."""
     kinds = {st.load_manager == EXTENSIBLE for st in states}
     if len(kinds) > 1:
         raise UsageError("the snapshots mix modular and extensible load manager clusters")
-    if kinds == {True}:
+    return None if not kinds else EXTENSIBLE if kinds == {True} else MODULAR
+
+
+def uses_extensible(states: Sequence[ClusterState], opts: Options) -> bool:
+    """Whether the extensible load manager serves these snapshots (module docstring)."""
+    if kind_of(states) == EXTENSIBLE:
         if opts.strategy and SHEDDING.short_name(opts.strategy) != TRANSFER_SHEDDER:
             raise UsageError(f"the extensible load manager sheds with {TRANSFER_SHEDDER} only; "
                              f"got --strategy {opts.strategy}")
@@ -129,7 +156,8 @@ def modular_load_manager(settings: Settings, opts: Options, *, check_splits: boo
                          warnings: Sequence[str] = ()) -> ModularLoadManager:
     """The modular load manager with the strategies of the flags, else of the settings
     (``loadBalancerLoadSheddingStrategy``, ``loadBalancerLoadPlacementStrategy``), as the
-    modelled release instantiates them."""
+    modelled release instantiates them. A building block of :func:`choose`, which decides when
+    it serves; ``drain`` builds it directly for its ``selectBroker``."""
     profile = settings.profile
     notes = list(warnings)
     shed_name = SHEDDING.short_name(opts.strategy or settings["loadBalancerLoadSheddingStrategy"])
@@ -174,7 +202,8 @@ def modular_load_manager(settings: Settings, opts: Options, *, check_splits: boo
 def extensible_load_manager(opts: Options, settings: Settings | None = None,
                             warnings: Sequence[str] = ()) -> ExtensibleLoadManager:
     """The extensible load manager (its placement is fixed: a different ``--placement`` is an
-    error; it needs Pulsar 3.0)."""
+    error; it needs Pulsar 3.0, checked when ``settings`` are given). A building block of
+    :func:`choose`; ``drain`` builds it directly for its placement."""
     if opts.placement and PLACEMENT.short_name(opts.placement) != EXT_PLACEMENT:
         raise UsageError(f"the extensible load manager places with {EXT_PLACEMENT} only; got "
                          f"--placement {opts.placement}")
@@ -186,43 +215,44 @@ def extensible_load_manager(opts: Options, settings: Settings | None = None,
     return ExtensibleLoadManager(seed=opts.seed, warnings=warnings)
 
 
-def require_modular(states: Sequence[ClusterState], why: str) -> None:
-    """At least one snapshot, none of an extensible cluster (``why`` ends the message)."""
-    if not states:
-        raise UsageError("no snapshot given")
-    for st in states:
-        if st.load_manager == EXTENSIBLE:
-            raise UsageError(f"{st.source or st.cluster}: the snapshot is of an extensible load "
-                             f"manager cluster; {why}")
+def choose(states: Sequence[ClusterState], opts: Options, settings: Settings, *,
+           warnings: Sequence[str] = (), simulating: bool = False,
+           own: Own | None = None) -> LoadManager[Any]:
+    """The load manager that serves a request (module docstring), with the settings it starts
+    with (the last snapshot's; the simulator's first one) and the warnings its plans say.
+
+    ``own``: lbctl's own load manager, when the command offers it under its strategy name.
+    ``simulating``: the simulator's loop, whose load model moves the brokers' reports: a modular
+    snapshot runs the modular load manager with whatever shedder is named, without
+    ``checkNamespaceBundleSplit`` (the load model applies no split), and the extensible driver
+    models TransferShedder whatever release the settings name.
+    """
+    if own is not None and own.named(opts.strategy):
+        if opts.placement:
+            raise UsageError(f"{own.title} chooses destinations itself: --placement does not "
+                             f"apply to --strategy {own.name}")
+        return own.build()
+    extensible = uses_extensible(states, opts)
+    if simulating:
+        extensible = extensible and kind_of(states) == EXTENSIBLE
+    if extensible:
+        return extensible_load_manager(opts, None if simulating else settings, warnings)
+    return modular_load_manager(settings, opts, check_splits=not simulating, warnings=warnings)
 
 
 def manager(states: Sequence[ClusterState], opts: Options
-            ) -> tuple[ModularLoadManager | ExtensibleLoadManager, list[Settings]]:
-    """The load manager that serves these snapshots, and each snapshot's settings."""
+            ) -> tuple[LoadManager[Any], list[Settings]]:
+    """The load manager that serves these snapshots (:func:`choose`), and each snapshot's
+    settings."""
     if not states:
         raise UsageError("no snapshot given")
     settings = resolve_settings(states, opts)
-    if uses_extensible(states, opts):
-        return extensible_load_manager(opts, settings[-1], version_warnings(states, opts)), settings
-    require_modular(states, "the modular load manager cannot replay it")
-    return modular_load_manager(settings[-1], opts,
-                                warnings=version_warnings(states, opts)), settings
+    return choose(states, opts, settings[-1], warnings=version_warnings(states, opts)), settings
 
 
-def run(states: Sequence[ClusterState], opts: Options) -> Sequence[CycleResult]:
+def run(states: Sequence[ClusterState], opts: Options) -> list[CycleResult]:
     """Replay the snapshots as successive cycles of the load manager that serves them."""
-    if uses_extensible(states, opts):  # extensible snapshots, or --strategy TransferShedder
-        if not states:
-            raise UsageError("no snapshot given")
-        settings = resolve_settings(states, opts)
-        ext = extensible_load_manager(opts, settings[-1], version_warnings(states, opts))
-        ext_results = ext.run_sequence(states, settings, assume_steady=opts.assume_steady)
-        if opts.project:
-            ext_results[-1] = project(ext, ext_results[-1])
-        return ext_results
-    require_modular(states, "the modular load manager cannot replay it")
-    settings = resolve_settings(states, opts)
-    lm = modular_load_manager(settings[-1], opts, warnings=version_warnings(states, opts))
+    lm, settings = manager(states, opts)
     results = lm.run_sequence(states, settings, assume_steady=opts.assume_steady)
     if opts.project:
         results[-1] = project(lm, results[-1])
@@ -241,15 +271,7 @@ def stream_plans(headers: Sequence[ClusterState], states: Iterable[ClusterState]
     choose the load manager, the release and each cycle's settings as :func:`run` does from the
     whole snapshots; ``states`` then come one by one, each cycle's result dropped once its plan is
     made, so the replay holds a snapshot and the one before it (the leader's clock), not all."""
-    if uses_extensible(headers, opts):
-        if not headers:
-            raise UsageError("no snapshot given")
-        settings = resolve_settings(headers, opts)
-        lm: Any = extensible_load_manager(opts, settings[-1], version_warnings(headers, opts))
-    else:
-        require_modular(headers, "the modular load manager cannot replay it")
-        settings = resolve_settings(headers, opts)
-        lm = modular_load_manager(settings[-1], opts, warnings=version_warnings(headers, opts))
+    lm, settings = manager(headers, opts)
     follower = Follower(lm, assume_steady=opts.assume_steady)
     out: list[Plan] = []
     for st, conf in zip(states, settings, strict=True):
@@ -268,11 +290,10 @@ def check_runnable(states: Sequence[ClusterState]) -> None:
     opts = Options()
     try:
         if uses_extensible(states, opts):
-            extensible_load_manager(opts)
-            return
+            return  # no options to check it against; its release is not checked here
         for st, settings in zip(states, resolve_settings(states, opts), strict=True):
             try:
-                modular_load_manager(settings, opts)
+                choose(states, opts, settings)
             except LbctlError as e:
                 raise SnapshotFormatError(st.source or st.cluster, "config",
                                           f"{e} (recommend would refuse it)") from None
@@ -280,3 +301,40 @@ def check_runnable(states: Sequence[ClusterState]) -> None:
         raise
     except LbctlError as e:
         raise SnapshotFormatError(states[-1].source or states[-1].cluster, "", str(e)) from None
+
+
+# --- compare's strategy pairs ---------------------------------------------------------------------
+#: Pulsar's default loadBalancerLoadPlacementStrategy, short name
+DEFAULT_PLACEMENT = str(SETTINGS_BY_NAME["loadBalancerLoadPlacementStrategy"].default).rsplit(".", 1)[-1]
+
+
+def strategy_pair(item: str, placement: str | None = None,
+                  own: Own | None = None) -> tuple[str, str | None]:
+    """A ``--strategy NAME`` or ``--strategy NAME:PLACEMENT`` item of ``compare`` → the shedding
+    strategy's and the placement strategy's short names (``placement`` when the item names none;
+    ``None``: the snapshot's). ``own``'s name takes no placement."""
+    shed, sep, place = item.partition(":")
+    if not shed.strip() or (sep and not place.strip()):
+        raise UsageError(f"--strategy expects NAME or NAME:PLACEMENT, got {item!r}")
+    if own is not None and own.named(shed):
+        if sep:
+            raise UsageError(f"{own.title} chooses destinations itself: {item!r} names a "
+                             f"placement; give --strategy {own.name}")
+        return own.name, None
+    place_name = place.strip() if sep else placement
+    return SHEDDING.short_name(shed), PLACEMENT.short_name(place_name) if place_name else None
+
+
+def pair_options(opts: Options, shedding: str, placement: str | None, configured: str,
+                 own: Own | None = None) -> Options:
+    """The options of one run of ``compare``: a pair without a placement takes ``--placement``,
+    else the snapshot's (``configured``) — except that a snapshot configured with AvgShedder as
+    placement gives the other shedders Pulsar's default placement (LeastLongTermMessageRate),
+    since Pulsar refuses AvgShedder placement with any other shedder. ``own`` places its bundles
+    itself: no placement goes with it."""
+    if own is not None and own.named(shedding):
+        return replace(opts, strategy=shedding, placement=None)
+    place = placement or opts.placement
+    if place is None and configured == "AvgShedder" and shedding != "AvgShedder":
+        place = DEFAULT_PLACEMENT
+    return replace(opts, strategy=shedding, placement=place)

@@ -34,6 +34,7 @@ from typing import Any
 
 from lbctl.config import Settings, closest
 from lbctl.errors import LbctlError, UsageError
+from lbctl.explain.words import text
 from lbctl.loadmanager.loaddata import update_bundle_data
 from lbctl.model.bundle import (
     BundleNameError,
@@ -44,6 +45,7 @@ from lbctl.model.bundle import (
     topic_namespace,
 )
 from lbctl.model.cluster import ClusterState
+from lbctl.model.decision import AdminSplitWhy
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING, algorithm_by_name
 from lbctl.strategies.registry import Registry
@@ -106,9 +108,9 @@ class SplitPreview:
     bundle: str  # full name of the bundle split
     owner: str | None
     selected_by: str | None  # LARGEST or HOT, when the bundle was resolved from a type
-    selection_why: str
+    selection_why: AdminSplitWhy | None  # how LARGEST or HOT found it
     algorithm: str
-    algorithm_note: str  # how the algorithm was chosen
+    algorithm_note: AdminSplitWhy  # how the algorithm was chosen
     result: SplitBoundaries
     children: tuple[ChildBundle, ...]
     unload: bool
@@ -130,7 +132,8 @@ def preview(state: ClusterState, settings: Settings, request: SplitRequest) -> S
     ns = _check_namespace(state, request.namespace)
     _check_algorithm(request, settings)
 
-    selected_by, selection_why = None, ""
+    selected_by: str | None = None
+    selection_why: AdminSplitWhy | None = None
     if target in BUNDLE_TYPES:
         selected_by = target
         rng, selection_why = (_largest(state, ns) if target == LARGEST else _hot(state, ns))
@@ -156,14 +159,14 @@ def preview(state: ClusterState, settings: Settings, request: SplitRequest) -> S
         raise SplitError(f"{bundle} can't be split further (upper - lower <= 1)")
 
     algo = algorithm_by_name(request.algorithm, settings)
-    default = settings["defaultNamespaceBundleSplitAlgorithm"]
+    default = str(settings["defaultNamespaceBundleSplitAlgorithm"])
     if request.algorithm and algo.name == request.algorithm:
-        note = "-san"
+        note = AdminSplitWhy("asked", asked=request.algorithm)
     elif request.algorithm:
-        note = f"{request.algorithm!r} is unknown to the broker: its default {algo.name}"
+        note = AdminSplitWhy("asked-unknown", asked=request.algorithm, used=algo.name)
     else:
-        note = ("defaultNamespaceBundleSplitAlgorithm" if algo.name == default
-                else f"defaultNamespaceBundleSplitAlgorithm {default!r} is unknown: {algo.name}")
+        note = AdminSplitWhy("default" if algo.name == default
+                             else "default-unknown", default=default, used=algo.name)
 
     topics = tuple(state.topics_of_bundle(bundle))
     option = option_for(rng, topics, state.topics, settings, request.positions or None)
@@ -175,7 +178,7 @@ def preview(state: ClusterState, settings: Settings, request: SplitRequest) -> S
             hint = (f" (its load report counts {stats.topics}: the snapshot's 'topics' must list "
                     "them)")
         raise SplitError(f"no split: {algo.name} found no boundary for {bundle}: "
-                         f"{result.why}{hint}; Pulsar would leave the bundle as it is")
+                         f"{text(result.why)}{hint}; Pulsar would leave the bundle as it is")
     ranges = apply_boundaries(rng, result.boundaries)
     owner = state.owners().get(bundle)
     children = tuple(_child(state, ns, r, topics, owner) for r in ranges)
@@ -244,7 +247,7 @@ def _find(ranges: Sequence[BundleRange], bounds: Sequence[int] | None, h: int) -
     return next((r for r in ranges if r.contains(h)), None)
 
 
-def _largest(state: ClusterState, ns: str) -> tuple[BundleRange, str]:
+def _largest(state: ClusterState, ns: str) -> tuple[BundleRange, AdminSplitWhy]:
     """``getBundleWithHighestTopicsAsync``: persistent topics in name order; a bundle takes the
     lead only with a strictly higher count, so the first to reach the top count wins. The topics
     are the namespace's persistent topics in metadata (loaded or not) when the snapshot lists them
@@ -266,10 +269,10 @@ def _largest(state: ClusterState, ns: str) -> tuple[BundleRange, str]:
     if best is None:
         raise SplitError("Bundle range LARGEST not found: the snapshot lists no persistent topic "
                          f"of {ns}")
-    return best, f"LARGEST: {best_count} of the namespace's {sum(counts.values())} persistent topics"
+    return best, AdminSplitWhy("largest", best_count, sum(counts.values()))
 
 
-def _hot(state: ClusterState, ns: str) -> tuple[BundleRange, str]:
+def _hot(state: ClusterState, ns: str) -> tuple[BundleRange, AdminSplitWhy]:
     """``getBundleWithHighestThroughputAsync``: among the namespace's bundles (ascending) whose
     bundle data counts topics, the highest long-term throughput; the first wins a tie."""
     data = update_bundle_data(state)
@@ -283,7 +286,7 @@ def _hot(state: ClusterState, ns: str) -> tuple[BundleRange, str]:
             best, best_tp = r, tp
     if best is None:
         raise SplitError(f"Bundle range HOT not found: no bundle of {ns} reports topics")
-    return best, f"HOT: the highest long-term throughput of {ns}, {best_tp / 1048576:,.2f} MB/s"
+    return best, AdminSplitWhy("hot", namespace=ns, throughput=best_tp)
 
 
 def _child(state: ClusterState, ns: str, rng: BundleRange, topics: Sequence[str],

@@ -146,6 +146,12 @@ class BundleName:
         return f"{self.namespace}/{self.range}"
 
 
+def bundle_name(namespace: str, lower: int, upper: int) -> str:
+    """The full name of the bundle ``[lower, upper)`` of ``namespace``, whatever its bounds (a
+    split boundary an algorithm answers is named before ``NamespaceBundleFactory`` checks it)."""
+    return f"{namespace}/{format_position(lower)}_{format_position(upper)}"
+
+
 def namespace_of(bundle: str) -> str:
     """The namespace part of a full bundle name (everything before the last ``/``)."""
     return bundle.rpartition("/")[0]

@@ -13,9 +13,10 @@ from lbctl.model.bundle import BundleName, locate, namespace_of, topic_hash, top
 from lbctl.model.load import BundleData, LocalBrokerData, NamespaceBundleStats
 from lbctl.model.observed import ObservedDecisions
 from lbctl.model.policies import NO_POLICIES, ClusterPolicies
+from lbctl.model.wire.snapshot import EXTENSIBLE as EXTENSIBLE
+from lbctl.model.wire.snapshot import MODULAR as MODULAR
+from lbctl.model.wire.snapshot import TopicStats as TopicStats  # the wire record is the model's
 
-MODULAR = "modular"
-EXTENSIBLE = "extensible"
 EXTENSIBLE_CLASS = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
 
 
@@ -27,18 +28,6 @@ def is_extensible_class(name: object) -> bool:
 
 def _frozen(m: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(m or {}))
-
-
-@dataclass(frozen=True, slots=True)
-class TopicStats:
-    """A topic's rates (``/admin/v2/broker-stats/topics`` or per-topic stats)."""
-
-    msgRateIn: float = 0.0
-    msgRateOut: float = 0.0
-    msgThroughputIn: float = 0.0
-    msgThroughputOut: float = 0.0
-    producerCount: int = 0
-    consumerCount: int = 0
 
 
 @dataclass(frozen=True, slots=True)

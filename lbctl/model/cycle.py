@@ -7,6 +7,7 @@ bundles). Plans and explanations are built from these records and never re-deriv
 
     ModularCycle     ``ModularLoadManagerImpl``: doLoadShedding + selectBroker + checkNamespaceBundleSplit
     ExtensibleCycle  ``ExtensibleLoadManagerImpl``: UnloadScheduler + SplitScheduler
+    Effect           what a cycle does to the cluster, as the simulator carries it out
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from lbctl.model.brokerload import BrokerLoadData, TopBundle
 from lbctl.model.cluster import ClusterState
 from lbctl.model.decision import (
     AutoSplit,
+    Label,
     PlacementDecision,
     SheddingDecision,
     ShedResult,
@@ -33,6 +35,37 @@ from lbctl.model.load import BundleData
 from lbctl.model.loaddata import LoadData
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+# --- what a cycle does ----------------------------------------------------------------------------
+class Moved(Struct, frozen=True):
+    """A bundle a cycle moves off its broker: to ``destination`` (``None``: no broker known) and
+    why (the selection's reason)."""
+
+    bundle: str
+    destination: str | None
+    reason: str
+
+
+class Effect(Struct, frozen=True):
+    """What one cycle does to the cluster, as a simulation carries it out and records it: the
+    bundles it moves, each broker's score as the load manager ranked it (``None``: it keeps
+    none), and how many of its selections it did not carry out."""
+
+    moves: tuple[Moved, ...]
+    scores: Mapping[str, float | None]
+    skipped: int
+
+
+def unload_effect(decision: SheddingDecision | None,
+                  outcomes: tuple[UnloadOutcome, ...]) -> Effect:
+    """The effect of a modular cycle (or of lbctl's planner, which answers in its records): every
+    unload carried out, to its destination; the shedder's smoothed score per broker."""
+    done = [o for o in outcomes if o.skipped is None]
+    verdicts = decision.brokers if decision is not None else _EMPTY
+    return Effect(tuple(Moved(o.selection.bundle, o.destination, str(o.selection.reason))
+                        for o in done),
+                  {b: v.score for b, v in verdicts.items()}, len(outcomes) - len(done))
 
 
 # --- the modular load manager -------------------------------------------------------------------
@@ -106,6 +139,13 @@ class ModularCycle(Struct, frozen=True):
     def unloads(self) -> tuple[UnloadOutcome, ...]:
         return tuple(o for o in self.outcomes if o.skipped is None)
 
+    @property
+    def acted(self) -> bool:
+        return any(o.skipped is None for o in self.outcomes)
+
+    def effect(self) -> Effect:
+        return unload_effect(self.decision, self.outcomes)
+
 
 # --- the extensible load manager ----------------------------------------------------------------
 class ExtensibleMemory(Struct, frozen=True):
@@ -151,6 +191,23 @@ class ExtensibleCycle(Struct, frozen=True):
     warnings: tuple[str, ...] = ()
     opens_in: int | None = None
     projected: bool = False
+
+    @property
+    def acted(self) -> bool:
+        return bool(self.actions)
+
+    def effect(self) -> Effect:
+        """Every Success decision carried out: a transfer to the shedder's destination, an unload
+        to the broker the placement preview picks at the next lookup; the brokers'
+        ``weightedMaxEMA`` as their scores."""
+        moves = []
+        for a in self.actions:
+            u = a.decision.unload
+            dest = u.destination or (a.preview.broker if a.preview is not None else None)
+            moves.append(Moved(u.bundle, dest, str(a.decision.reason)))
+        skipped = sum(1 for d in (self.shed.decisions if self.shed else ())
+                      if d.label is not Label.SUCCESS)
+        return Effect(tuple(moves), {b: d.weightedMaxEMA for b, d in self.store.items()}, skipped)
 
     def bundle_names(self) -> set[str]:
         names = set(self.state.owners())

@@ -24,7 +24,9 @@ Records, by who makes them::
     split strategies         SplitCandidate / AutoSplit (modular), SplitResult ─┬─ SplitDecision
                                                                                 └─ BundleCheck
 
-All records are immutable.
+All records are immutable, and none holds a sentence: a reason is a :class:`Why` record (a code
+naming the situation and the figures behind it), which :mod:`lbctl.explain.words` turns into the
+words ``explain``, plans and tables print.
 """
 
 from __future__ import annotations
@@ -32,11 +34,23 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from msgspec import Struct, field
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
+class Why(Struct, frozen=True):
+    """A reason as data: the base of every strategy's reason record.
+
+    A deciding module (a strategy, a filter, the load manager) subclasses it with a ``code`` (one
+    of a ``Literal`` of its situations' names: checked by mypy wherever a record is built or a
+    code matched, and free at import, where an ``Enum`` class per strategy cost milliseconds of
+    every command's start-up) and the figures that situation's sentence needs, as they were when
+    the decision was made. Words are made only when something is shown
+    (:func:`lbctl.explain.words.words`), so a cycle formats nothing.
+    """
 
 
 class Label(StrEnum):
@@ -102,7 +116,7 @@ class BundleCandidate(Struct, frozen=True):
     bundle: str
     value: float  # the figure it was ranked by (throughput or rate)
     chosen: bool
-    why: str
+    why: Why
 
 
 class BrokerVerdict(Struct, frozen=True):
@@ -113,8 +127,13 @@ class BrokerVerdict(Struct, frozen=True):
     score: float | None = None  # history-smoothed figure, where the strategy keeps one
     label: Label | None = None
     reason: Reason | None = None
-    why: str = ""
+    why: Why | None = None
     numbers: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
+
+
+#: a cluster-level note: a strategy's reason, or a line already in words from a component that is
+#: no strategy (lbctl's own planner states its solver's status)
+Note = Why | str
 
 
 class SheddingDecision(Struct, frozen=True):
@@ -124,7 +143,7 @@ class SheddingDecision(Struct, frozen=True):
     selections: tuple[Selection, ...] = ()
     brokers: Mapping[str, BrokerVerdict] = field(default_factory=lambda: _EMPTY)
     candidates: tuple[BundleCandidate, ...] = ()
-    notes: tuple[str, ...] = ()  # cluster-level reasoning in words
+    notes: tuple[Note, ...] = ()  # cluster-level reasoning
     numbers: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
 
 
@@ -152,27 +171,44 @@ def unloads_key(decisions: Sequence[UnloadDecision]) -> set[tuple[str, str, str 
             for d in decisions}
 
 
+#: What a TransferShedder round did with one top bundle.
+StepOutcome = Literal[
+    "moved",
+    "skipped",
+    "stopped",
+]
+
+
 class BundleStep(Struct, frozen=True):
     """One top bundle of a max broker, and what the round did with it."""
 
     bundle: str
     throughput: float
-    outcome: str  # "moved" | "skipped" | "stopped"
-    why: str
+    outcome: StepOutcome
+    why: Why
     swaps: tuple[Unload, ...] = ()
+
+
+#: How a TransferShedder round ended.
+RoundOutcome = Literal[
+    "offloaded",
+    "no load data",
+    "few bundles",
+    "nothing movable",
+]
 
 
 class Round(Struct, frozen=True):
     """One max/min pairing of TransferShedder's main loop, with the numbers it used."""
 
     reason: Reason
-    why_reason: str
+    why_reason: Why
     max_broker: str
     min_broker: str
     std_before: float
     std_after: float
-    outcome: str  # "offloaded" | "no load data" | "few bundles" | "nothing movable"
-    why: str
+    outcome: RoundOutcome
+    why: Why
     max_load: float | None = None
     min_load: float | None = None
     offload: float | None = None
@@ -191,7 +227,7 @@ class BrokerStat(Struct, frozen=True):
     broker: str
     load: float
     counted: bool
-    why: str = ""
+    why: Why | None = None
 
 
 class ShedResult(Struct, frozen=True):
@@ -199,7 +235,7 @@ class ShedResult(Struct, frozen=True):
 
     decisions: tuple[UnloadDecision, ...]
     skip: tuple[Label, Reason] | None  # the counter update when nothing was decided
-    why: str  # one line: the outcome and its gate
+    why: Why  # the outcome and its gate
     hit_count_before: int
     hit_count: int  # the memory carried to the next cycle
     threshold: int
@@ -210,7 +246,7 @@ class ShedResult(Struct, frozen=True):
     sorted_brokers: tuple[str, ...] = ()
     condition: Mapping[str, bool] = field(default_factory=dict)
     rounds: tuple[Round, ...] = ()
-    stop: str = ""  # why the main loop ended
+    stop: Why | None = None  # why the main loop ended
     expired_brokers: tuple[str, ...] = ()  # removed from recentlyUnloadedBrokers
     hit_count_at_gate: int = 0  # the count the gate compared with the threshold
 
@@ -229,7 +265,7 @@ class PlacementDecision(Struct, frozen=True):
     candidates: Sequence[str]  # a tuple, or an Excluding view (model/candidates.py)
     scores: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
     best: tuple[str, ...] = ()
-    why: str = ""
+    why: Why | None = None
     no_data: tuple[str, ...] = ()
     average: float | None = None
 
@@ -240,7 +276,7 @@ class FilterStep(Struct, frozen=True):
     name: str
     before: Sequence[str]  # a tuple, or an Excluding view (model/candidates.py)
     after: Sequence[str]
-    why: str = ""
+    why: Why | None = None
 
 
 class PlacementTrace(Struct, frozen=True):
@@ -251,7 +287,7 @@ class PlacementTrace(Struct, frozen=True):
     decision: PlacementDecision | None
     recheck: PlacementDecision | None = None  # the overload post-check's second pick
     broker: str | None = None
-    why: str = ""
+    why: Why | None = None
 
 
 class UnloadOutcome(Struct, frozen=True):
@@ -259,25 +295,28 @@ class UnloadOutcome(Struct, frozen=True):
 
     selection: Selection
     destination: str | None
-    skipped: str | None = None
+    skipped: Why | None = None  # why it is not unloaded (None: it is)
     placement: PlacementTrace | None = None
 
 
 # --- splits ---------------------------------------------------------------------------------------
 class SplitCandidate(Struct, frozen=True):
     """A bundle over a split threshold (modular ``BundleSplitterTask``); ``selected`` unless its
-    namespace has too many bundles."""
+    namespace has too many bundles. ``limit`` is the limit ``reason`` exceeded (its figure is
+    ``topics``, ``producers + consumers``, ``msg_rate`` or ``throughput``, in MB/s for the
+    bandwidth limit)."""
 
     bundle: str
     broker: str
     reason: Reason
-    detail: str  # the firing figure against its limit, e.g. "Message Rate: 49976/30000 msg/s"
+    limit: int
     topics: int
-    sessions: int
+    producers: int
+    consumers: int
     msg_rate: float  # long-term msgRateIn + msgRateOut
     throughput: float  # long-term msgThroughputIn + msgThroughputOut, bytes/s
     selected: bool = True
-    why: str = ""
+    why: Why | None = None  # why not selected
 
 
 class AutoSplit(Struct, frozen=True):
@@ -288,8 +327,8 @@ class AutoSplit(Struct, frozen=True):
     boundaries: tuple[int, ...] = ()
     children: tuple[str, ...] = ()
     unload: bool = False
-    skipped: str | None = None
-    why: str = ""
+    skipped: Why | None = None
+    why: Why | None = None  # the algorithm's
 
 
 class SplitDecision(Struct, frozen=True):
@@ -310,7 +349,7 @@ class BundleCheck(Struct, frozen=True):
 
     bundle: str
     hit_count: int
-    why: str
+    why: Why
 
 
 class SplitResult(Struct, frozen=True):
@@ -320,3 +359,64 @@ class SplitResult(Struct, frozen=True):
     failures: int  # Failure/Unknown counter updates
     hit_counts: Mapping[str, int]
     checks: tuple[BundleCheck, ...] = ()
+
+
+# --- the load managers' own reasons ---------------------------------------------------------------
+#: What the modular load manager itself decides around its strategies.
+Cycle = Literal[
+    # doLoadShedding: a selected bundle that is not unloaded (UnloadOutcome.skipped)
+    "excluded-namespace",  # namespace
+    "owner-only",  # shouldNamespacePoliciesUnload
+    "would-come-back",  # shouldAntiAffinityNamespaceUnload
+    "no-broker",
+    "same-broker",
+    # selectBroker (PlacementTrace.why)
+    "strategy-found-none",
+    "overloaded-pick",  # broker (the overloaded pick), usage, threshold; detail: the next pick
+    # the load manager's own filter steps (FilterStep.why)
+    "restored",
+    "no-report",  # names
+    # checkNamespaceBundleSplit (AutoSplit.skipped)
+    "bad-name",  # detail: the parser's message
+    "cannot-split",  # detail: the range
+    "not-a-bundle",  # detail: the bundle
+    "no-boundary",  # detail: the algorithm; inner: its reason
+    "split-refused",  # detail: the split error's message
+]
+
+
+class CycleWhy(Why, frozen=True):
+    """A reason of :data:`Cycle`, with its figures."""
+
+    code: Cycle
+    detail: str = ""
+    broker: str = ""
+    usage: float = 0.0
+    threshold: float = 0.0
+    names: tuple[str, ...] = ()
+    inner: Why | None = None
+
+
+#: How ``split-bundle``'s preview chose its bundle and its algorithm (the broker side of
+#: ``pulsar-admin namespaces split-bundle``).
+AdminSplit = Literal[
+    "largest",  # count (of the namespace's persistent topics), total
+    "hot",  # namespace, throughput (long-term, bytes/s)
+    "asked",  # the algorithm asked for (-san)
+    "asked-unknown",  # asked, used: the broker's default
+    "default",  # defaultNamespaceBundleSplitAlgorithm
+    "default-unknown",  # default (configured), used
+]
+
+
+class AdminSplitWhy(Why, frozen=True):
+    """A reason of :data:`AdminSplit`, with its figures."""
+
+    code: AdminSplit
+    count: int = 0
+    total: int = 0
+    namespace: str = ""
+    throughput: float = 0.0
+    asked: str = ""
+    used: str = ""
+    default: str = ""

@@ -475,15 +475,6 @@ class JavaHashMap:
         m.put_all(source_order)
         return m
 
-    @classmethod
-    def hash_set_copy_of(cls, source_order: Iterable[str]) -> JavaHashMap:
-        """``new HashSet<>(collection)``: ``HashMap(max((int)(n/.75f) + 1, 16))``, then adds."""
-        src = list(dict.fromkeys(source_order))
-        m = cls(max(_f2i(_f32(len(src) / _f32(0.75))) + 1, 16))
-        for k in src:
-            m.put(k)
-        return m
-
     @property
     def capacity(self) -> int:
         return 0 if self.table is None else len(self.table)
@@ -500,9 +491,6 @@ class JavaHashMap:
             if b is not None:
                 out.extend(_bin_keys(b))
         return out
-
-    def tree_bins(self) -> int:
-        return sum(1 for b in self.table or () if isinstance(b, _Tree))
 
     def clear(self) -> None:
         """``clear()``: every bin emptied, the table (and threshold) kept."""
@@ -729,15 +717,6 @@ class JavaConcurrentHashMap:
         """The keys of one bucket, in iteration order."""
         b = None if self.table is None else self.table[index]
         return [] if b is None else _bin_keys(b)
-
-    def tree_bins(self) -> int:
-        return sum(1 for b in self.table or () if isinstance(b, _Tree))
-
-    def mark_contended(self) -> None:
-        """The map has seen size-counter contention (it now has ``CounterCells``)."""
-        if self.table is None:
-            self._init_table()
-        self.counter_cells = True
 
     def clear(self) -> None:
         """``clear()``: every bin emptied, the table kept; never resizes."""
@@ -1007,9 +986,6 @@ class ConcurrentOrder:
         self._full = m
         self.capacity = m.capacity
         return m
-
-    def bucket_of(self, key: str) -> int:
-        return _chm_spread(key) & (self.capacity - 1)
 
     def bucket(self, index: int) -> list[str]:
         """The keys of one bucket of the final table, in iteration order."""

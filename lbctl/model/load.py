@@ -9,15 +9,12 @@ from __future__ import annotations
 
 import math
 import struct
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Annotated
 
-import msgspec
-
+from lbctl.model.wire.snapshot import NamespaceBundleStats as NamespaceBundleStats  # one record
 from lbctl.records import replace
 
 _F32 = struct.Struct("<f")
@@ -28,8 +25,6 @@ NUM_LONG_SAMPLES = 1000
 #: ModularLoadManagerImpl.DEFAULT_MESSAGE_RATE (msg/s) and DEFAULT_MESSAGE_THROUGHPUT (bytes/s)
 DEFAULT_MESSAGE_RATE = 50.0
 DEFAULT_MESSAGE_THROUGHPUT = 50000.0
-
-EMPTY_MAP: Mapping[str, object] = MappingProxyType({})
 
 
 def f32(x: float) -> float:
@@ -83,41 +78,6 @@ def _percent_usage(usage: float, limit: float) -> float:
         else:
             p = f32(num / den)
     return f32(p * 100.0)
-
-
-#: the Java field types of ``NamespaceBundleStats`` as decoding constraints: a ``double`` rate is a
-#: finite number >= 0 (an integer is read as a double), an ``int``/``long`` count an integer >= 0
-#: within the type's range. Only a typed decode (lbctl.sources.snapshot_fast) checks them.
-JavaRate = Annotated[float, msgspec.Meta(ge=0.0, le=sys.float_info.max)]
-JavaIntCount = Annotated[int, msgspec.Meta(ge=0, le=2**31 - 1)]
-JavaLongCount = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
-
-
-class NamespaceBundleStats(msgspec.Struct, frozen=True, gc=False):
-    """One bundle's latest figures as its owner reports them (``NamespaceBundleStats``).
-
-    The field annotations carry the Java types' ranges, so that a large snapshot's ``lastStats``
-    decode (msgspec) straight into these values, validated in C. A frozen msgspec ``Struct``
-    (see :mod:`lbctl.records`): built about a third faster by that decode than a dataclass, and
-    (holding only numbers, it cannot be part of a cycle) never tracked by the cyclic garbage
-    collector — a large snapshot has one per bundle."""
-
-    msgRateIn: JavaRate = 0.0
-    msgThroughputIn: JavaRate = 0.0
-    msgRateOut: JavaRate = 0.0
-    msgThroughputOut: JavaRate = 0.0
-    consumerCount: JavaIntCount = 0
-    producerCount: JavaIntCount = 0
-    topics: JavaLongCount = 0
-    cacheSize: JavaLongCount = 0
-
-    @property
-    def msg_rate(self) -> float:
-        return self.msgRateIn + self.msgRateOut
-
-    @property
-    def throughput(self) -> float:
-        return self.msgThroughputIn + self.msgThroughputOut
 
 
 DEFAULT_BUNDLE_STATS = NamespaceBundleStats(

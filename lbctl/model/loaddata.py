@@ -152,10 +152,6 @@ class LoadData:
         decorated.sort(key=lambda d: (d[0], d[1], position.get(d[2], 0)))
         return [d[2] for d in decorated]
 
-    def bundle_data_for_shedding(self) -> dict[str, BundleData]:
-        """``LoadData.getBundleDataForLoadShedding()``: bundle data minus system namespaces."""
-        return {b: d for b, d in self.bundle_data.items() if self.is_sheddable(b)}
-
 
 def _tied_buckets(decorated: list[tuple[int, int, str]], shared: Mapping[int, int],
                   mask: int, value: Callable[[str], float] | None) -> list[int]:

@@ -1,8 +1,6 @@
-"""What a cycle came to, in the words plans and explanations share.
+"""How the leader's clock and the release modelled frame a cycle, in the words plans and
+explanations share (the cycle's decision in one line is :mod:`lbctl.explain.outcome`'s).
 
-* :func:`cycle_decision`: the cycle's outcome in one line (``plan@1``'s top-level ``decision``):
-  ``Success`` with the reason when a bundle moves, else the gate that held — the load manager's
-  own (disabled, one broker) or the strategy's (``HitCount``, ``CoolDown``, ``Balanced``…);
 * :func:`history_dict` / :func:`history_lines`: how the leader's clock moved before the cycle
   (:mod:`lbctl.loadmanager.clock`);
 * :func:`profile_lines`: the Pulsar release modelled and how it differs from the newest.
@@ -14,65 +12,7 @@ from typing import Any
 
 from lbctl.config import Settings
 from lbctl.model.cluster import iso_time
-from lbctl.model.cycle import Elapsed, ExtensibleCycle, ModularCycle
-from lbctl.model.decision import CycleDecision, Label, Reason
-
-
-def cycle_decision(cycle: ModularCycle | ExtensibleCycle) -> CycleDecision:
-    """:func:`modular_decision` or :func:`extensible_decision`."""
-    if isinstance(cycle, ModularCycle):
-        return modular_decision(cycle)
-    return extensible_decision(cycle)
-
-
-def modular_decision(cycle: ModularCycle) -> CycleDecision:
-    """The cycle's outcome in one line: Success/<reason> when a bundle is unloaded, else the
-    gate or the strategy's reason for doing nothing (the first broker skipped for a reason other
-    than Balanced, in the order of the brokers; Balanced when all are)."""
-    if cycle.gate is not None:
-        reason = Reason.NO_BROKERS if cycle.gate.startswith("only ") else Reason.DISABLED
-        return CycleDecision(Label.SKIP, reason, cycle.gate)
-    unloads = cycle.unloads
-    if unloads:
-        reasons = [o.selection.reason for o in unloads]
-        reason = Reason.OVERLOADED if Reason.OVERLOADED in reasons else reasons[0]
-        sources = list(dict.fromkeys(o.selection.broker for o in unloads))
-        return CycleDecision(Label.SUCCESS, reason,
-                             f"{len(unloads)} bundle(s) unloaded from {', '.join(sources)}")
-    if cycle.outcomes:
-        first = cycle.outcomes[0]
-        why = first.skipped or "no destination"
-        reason = (Reason.NO_BUNDLES if "loadBalancerSheddingExcludedNamespaces" in why
-                  else Reason.NO_BROKERS)
-        return CycleDecision(Label.SKIP, reason,
-                             f"{len(cycle.outcomes)} bundle(s) selected, none unloaded: {why}")
-    decision = cycle.decision
-    verdicts = decision.brokers if decision is not None else {}
-    for v in verdicts.values():
-        if v.label is Label.SKIP and v.reason is not None and v.reason is not Reason.BALANCED:
-            return CycleDecision(Label.SKIP, v.reason, f"{v.broker}: {v.why}")
-    notes = decision.notes if decision is not None else ()
-    why = next((n for n in notes if n.startswith("nothing selected")),
-               notes[-1] if notes else "no broker needs shedding")
-    return CycleDecision(Label.SKIP, Reason.BALANCED, why)
-
-
-def extensible_decision(c: ExtensibleCycle) -> CycleDecision:
-    """The cycle's outcome: the gate, else TransferShedder's counter update (``Success`` with the
-    decisions' reason, or its Skip/Failure label and reason) and its one-line why."""
-    if c.gate is not None:
-        reason = Reason.NO_BROKERS if c.gate.startswith("only ") else Reason.DISABLED
-        return CycleDecision(Label.SKIP, reason, c.gate)
-    shed = c.shed
-    if shed is None:
-        return CycleDecision(Label.SKIP, Reason.UNKNOWN, "the shedder did not run")
-    if c.actions:
-        reasons = [a.decision.reason for a in c.actions]
-        reason = Reason.OVERLOADED if Reason.OVERLOADED in reasons else reasons[0]
-        return CycleDecision(Label.SUCCESS, reason, shed.why)
-    label, reason = shed.skip or (Label.SKIP, Reason.HIT_COUNT)
-    return CycleDecision(label, reason, shed.why)
-
+from lbctl.model.cycle import Elapsed
 
 #: what ``recommend``/``explain`` say of a live read, which lbctl sees for the first time
 NO_HISTORY = ("live read: lbctl starts with no history (hit counts at zero, no usage average, no "

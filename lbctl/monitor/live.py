@@ -23,12 +23,6 @@ def settings_of(config: Mapping[str, Any]) -> Settings:
     return resolve(lb_settings(dict(config))[0])
 
 
-def threshold_of(config: Mapping[str, Any]) -> float:
-    """``loadBalancerBrokerOverloadedThresholdPercentage`` of a runtime configuration or a
-    snapshot's ``config`` (the default when absent)."""
-    return float(settings_of(config)[THRESHOLD])
-
-
 def extensible_loads(raw: Mapping[str, Any], settings: Settings, at: int) -> dict[str, Any]:
     """Rebuilt ``BrokerLoadData`` JSON → the store's values (a first sample when the broker does
     not publish its features), or the error text of a malformed one."""

@@ -26,7 +26,3 @@ Nothing here does I/O: a snapshot's :class:`~lbctl.model.cluster.ClusterState` a
 #: the planner's name where a strategy name goes (plans, simulations, comparisons)
 PLANNER = "lbctl"
 
-
-def is_planner(name: str | None) -> bool:
-    """Whether a ``--strategy`` value names lbctl's planner rather than a Pulsar strategy."""
-    return name is not None and name.strip().lower() == PLANNER

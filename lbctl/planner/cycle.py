@@ -1,9 +1,11 @@
-"""lbctl's planner as one more strategy of the simulator (``simulate``/``compare --strategy lbctl``).
+"""lbctl's planner as one more load manager of the simulator (``simulate``/``compare --strategy
+lbctl``): an implementation of :class:`lbctl.loadmanager.base.LoadManager`, offered to
+:func:`lbctl.loadmanager.select.choose` by the commands that run it (:func:`offer`).
 
 Each cycle the leader's view (the reports last written) goes to :meth:`PlannerLoadManager.run_cycle`,
 which answers with the same records the modular load manager gives (unload outcomes with a
-destination), so the simulator moves bundles, measures and compares exactly as for Pulsar's
-strategies. The planner acts like an operator who runs ``lbctl propose`` and applies the plan:
+destination; a plan and an explanation as a modular cycle's), so the simulator moves bundles,
+measures and compares exactly as for Pulsar's strategies. The planner acts like an operator who runs ``lbctl propose`` and applies the plan:
 
 * **plan once**: when the reported loads are outside the band (range above the target, or a
   broker above the capacity goal), it plans the whole cluster and every move is carried out in
@@ -22,26 +24,33 @@ strategies. The planner acts like an operator who runs ``lbctl propose`` and app
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from msgspec import Struct, field
+
 from lbctl.config import Settings
-from lbctl.loadmanager.loaddata import update_bundle_data
-from lbctl.model.cluster import ClusterState
-from lbctl.model.cycle import CycleMemory
+from lbctl.explain import Explanation
+from lbctl.loadmanager.base import LoadManager
+from lbctl.loadmanager.clock import interval_ms, reports_written, shifted
+from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
+from lbctl.loadmanager.modular import ModularCycleResult
+from lbctl.loadmanager.select import Own
+from lbctl.model.cluster import MODULAR, ClusterState
+from lbctl.model.cycle import CycleMemory, Effect, Elapsed, unload_effect
 from lbctl.model.decision import Selection, SheddingDecision, UnloadOutcome
 from lbctl.model.loadmodel import LoadModel
+from lbctl.plan import Plan
 from lbctl.planner import PLANNER
 from lbctl.planner.goals import Stats as UsageStats
 from lbctl.planner.goals import band_met
 from lbctl.planner.load import calibrate, carried, with_moves
 from lbctl.planner.propose import ProposeOptions, propose
+from lbctl.records import replace
 
 _EMPTY: Mapping[str, int] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class PlannerMemory:
+class PlannerMemory(Struct, frozen=True):
     """What the planner keeps between cycles."""
 
     model: LoadModel | None = None
@@ -53,31 +62,72 @@ class PlannerMemory:
     hopeless: tuple[tuple[str, float], ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class _Name:
-    name: str
-
-
-@dataclass(frozen=True)
-class PlannerCycle:
-    """One cycle of the planner, in the shape the simulator reads."""
+class PlannerCycle(Struct, frozen=True):
+    """One cycle of the planner, in the records a modular cycle gives (its plan and explanation
+    are a modular cycle's, built when asked for)."""
 
     state: ClusterState
+    settings: Settings
     decision: SheddingDecision | None
     outcomes: tuple[UnloadOutcome, ...]
     gate: str | None
     memory: CycleMemory
+    elapsed: Elapsed = Elapsed()
+    warnings: tuple[str, ...] = ()
+    opens_in: int | None = None
+    projected: bool = False
+    shedding: str = PLANNER
+    placement: str = PLANNER
 
     @property
     def unloads(self) -> tuple[UnloadOutcome, ...]:
         return tuple(o for o in self.outcomes if o.skipped is None)
 
+    @property
+    def acted(self) -> bool:
+        return any(o.skipped is None for o in self.outcomes)
 
-class PlannerLoadManager:
+    def effect(self) -> Effect:
+        return unload_effect(self.decision, self.outcomes)
+
+    def plan(self) -> Plan:
+        return self._as_modular().plan()
+
+    def explanation(self, broker: str | None = None, bundle: str | None = None) -> Explanation:
+        return self._as_modular().explanation(broker, bundle)
+
+    def _as_modular(self) -> ModularCycleResult:
+        load = build_load_data(self.state, self.memory.bundle_data,
+                               self.memory.recently_unloaded)
+        return ModularCycleResult(
+            self.state, self.settings, self.shedding, self.placement, load, self.decision,
+            self.outcomes, self.gate, (), self.memory, (), self.elapsed, self.warnings,
+            self.opens_in, self.projected)
+
+
+class _Cycle(Struct, frozen=True):
+    """What the steps of one planner cycle share: the settings and the clock, the memory carried
+    on whatever the planner decides (the leader's bundle data), and the bundles moved within
+    the grace period (this cycle's moves join them)."""
+
+    settings: Settings
+    elapsed: Elapsed
+    base: CycleMemory
+    recent: dict[str, int]
+
+    def result(self, state: ClusterState, gate: str | None, keep: PlannerMemory,
+               outcomes: tuple[UnloadOutcome, ...] = (),
+               decision: SheddingDecision | None = None) -> PlannerCycle:
+        return PlannerCycle(state, self.settings, decision, outcomes, gate,
+                            replace(self.base, shedding=keep), self.elapsed)
+
+
+class PlannerLoadManager(LoadManager[CycleMemory]):
     """Runs the planner cycle after cycle (module docstring)."""
 
-    shedding = _Name(PLANNER)
-    placement = _Name(PLANNER)
+    kind = MODULAR  # it plans on the brokers' load reports, as the modular load manager reads
+    label = PLANNER  # it decides both shedding and placement
+    strategies = (PLANNER, PLANNER)
 
     def __init__(self, options: ProposeOptions):
         self.options = ProposeOptions(
@@ -86,54 +136,49 @@ class PlannerLoadManager:
             max_throughput=options.max_throughput, solver=options.solver,
             time_limit=options.time_limit, exact_limit=options.exact_limit, splits=False)
 
+    def initial_memory(self) -> CycleMemory:
+        return CycleMemory(shedding=PlannerMemory())
+
     def run_cycle(self, state: ClusterState, settings: Settings,
-                  memory: CycleMemory | None = None) -> PlannerCycle:
-        mem = memory or CycleMemory()
+                  memory: CycleMemory | None = None,
+                  elapsed: Elapsed | None = None) -> PlannerCycle:
+        mem = memory or self.initial_memory()
+        elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
         pm = mem.shedding if isinstance(mem.shedding, PlannerMemory) else PlannerMemory()
-        bundle_data = update_bundle_data(state, mem.bundle_data)
         now = state.captured_at
         grace = int(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60_000
         recent = {b: t for b, t in pm.recently_moved.items() if t >= now - grace}
-
-        def done(gate: str | None, outcomes: tuple[UnloadOutcome, ...] = (),
-                 decision: SheddingDecision | None = None, *, model: LoadModel | None = None,
-                 pending: tuple[tuple[str, str, str], ...] = (),
-                 planned_at: int | None = None,
-                 hopeless: tuple[tuple[str, float], ...] = ()) -> PlannerCycle:
-            new = PlannerMemory(model or pm.model, MappingProxyType(recent), pending,
-                                planned_at if planned_at is not None else pm.planned_at,
-                                pm.plans + (1 if outcomes else 0), hopeless)
-            return PlannerCycle(state, decision, outcomes, gate,
-                                CycleMemory(bundle_data, mem.recently_unloaded, new))
-
+        cycle = _Cycle(settings, elapsed, CycleMemory(
+            update_bundle_data(state, mem.bundle_data, elapsed.samples), mem.recently_unloaded),
+            recent)
         if len(state.brokers) <= 1:
-            return done(f"only {len(state.brokers)} broker: nothing to plan", pending=pm.pending)
-        # moves of earlier plans the reports do not show yet count as done (predicted by the
-        # model), until loadBalancerReportUpdateMaxIntervalMinutes has passed since the plan
-        limit = int(settings["loadBalancerReportUpdateMaxIntervalMinutes"]) * 60_000
-        pending: tuple[tuple[str, str, str], ...] = ()
-        if pm.pending and pm.planned_at is not None and now - pm.planned_at <= limit:
-            owner, _ = carried(state)
-            pending = tuple(p for p in pm.pending if p[0] in owner and p[1] in state.brokers
-                            and p[2] in state.brokers and not (
-                                p[0] in state.brokers[p[2]].lastStats
-                                and p[0] not in state.brokers[p[1]].lastStats))
+            return cycle.result(state, f"only {len(state.brokers)} broker: nothing to plan",
+                                replace(pm, recently_moved=MappingProxyType(recent), hopeless=()))
+        pending = _pending(state, settings, pm)
         model = pm.model or calibrate(state)
         if pending:
             state = with_moves(state, model, pending)
+        keep = replace(pm, model=model, recently_moved=MappingProxyType(recent), pending=pending,
+                       hopeless=())
         targets = self.options.targets(settings)
         w = settings.weights4()
         usages = [rep.max_resource_usage_with_weight(*w) for rep in state.brokers.values()]
         st = UsageStats.of(usages)
         if st.max <= targets.max_usage + 1e-9 and band_met(st, targets):
-            return done(f"inside the band ({targets.band_words()}; range "
-                        f"{st.range * 100:.2f} points): nothing to do", model=model,
-                        pending=pending)
+            return cycle.result(state, f"inside the band ({targets.band_words()}; range "
+                                       f"{st.range * 100:.2f} points): nothing to do", keep)
         seen = tuple(zip(state.brokers, usages, strict=True))
         if pm.hopeless and _same(pm.hopeless, seen):
-            return done("no plan can bring the cluster nearer to the goals (unchanged since "
-                        "the last attempt)", model=model, pending=pending, hopeless=seen)
-        proposal = propose(state, settings, self.options, model=model, recently_moved=recent)
+            return cycle.result(state, "no plan can bring the cluster nearer to the goals "
+                                       "(unchanged since the last attempt)",
+                                replace(keep, hopeless=seen))
+        return self._plan(cycle, state, keep)
+
+    def _plan(self, cycle: _Cycle, state: ClusterState, keep: PlannerMemory) -> PlannerCycle:
+        """Plan the whole cluster and carry out every move this cycle."""
+        now = state.captured_at
+        proposal = propose(state, cycle.settings, self.options, model=keep.model,
+                           recently_moved=cycle.recent)
         view = proposal.view
         reasons = proposal.reasons()
         outcomes = []
@@ -144,7 +189,7 @@ class PlannerLoadManager:
                             view.throughput[i], view.brokers[dst])
             outcomes.append(UnloadOutcome(sel, view.brokers[dst]))
             moved.append((view.bundles[i], src, view.brokers[dst]))
-            recent[view.bundles[i]] = now
+            cycle.recent[view.bundles[i]] = now
         decision = SheddingDecision(PLANNER, tuple(o.selection for o in outcomes),
                                     notes=(proposal.solution.status,))
         gate = None if outcomes else proposal.solution.status
@@ -152,11 +197,51 @@ class PlannerLoadManager:
         # until the brokers change or their load moves more than three points from there
         hopeless = () if proposal.solution.violation.ok and outcomes else (
             tuple(zip(view.brokers, proposal.usages_after(), strict=True)))
-        return done(gate, tuple(outcomes), decision, model=model, pending=pending + tuple(moved),
-                    planned_at=now if outcomes else None, hopeless=hopeless)
+        return cycle.result(state, gate, replace(
+            keep, pending=keep.pending + tuple(moved), planned_at=now if outcomes else
+            keep.planned_at, plans=keep.plans + (1 if outcomes else 0), hopeless=hopeless),
+            tuple(outcomes), decision)
+
+    # --- what lbctl.loadmanager.clock needs -------------------------------------------------------
+    def memory_key(self, memory: CycleMemory) -> object:
+        return memory.shedding, dict(memory.recently_unloaded)
+
+    def held(self, state: ClusterState, at: int) -> ClusterState:
+        return shifted(state, at)
+
+    def samples(self, earlier: ClusterState, later: ClusterState) -> int:
+        return reports_written(earlier, later)
+
+    def timers(self, memory: CycleMemory) -> bool:
+        """Whether the clock alone can still change the memory (a grace period, a plan's moves
+        the reports do not show yet)."""
+        pm = memory.shedding
+        return isinstance(pm, PlannerMemory) and bool(pm.recently_moved or pm.pending)
+
+
+def _pending(state: ClusterState, settings: Settings,
+             pm: PlannerMemory) -> tuple[tuple[str, str, str], ...]:
+    """The moves of earlier plans the reports do not show yet: they count as done (predicted by
+    the model) until ``loadBalancerReportUpdateMaxIntervalMinutes`` has passed since the plan."""
+    limit = int(settings["loadBalancerReportUpdateMaxIntervalMinutes"]) * 60_000
+    if not (pm.pending and pm.planned_at is not None
+            and state.captured_at - pm.planned_at <= limit):
+        return ()
+    owner, _ = carried(state)
+    return tuple(p for p in pm.pending if p[0] in owner and p[1] in state.brokers
+                 and p[2] in state.brokers and not (
+                     p[0] in state.brokers[p[2]].lastStats
+                     and p[0] not in state.brokers[p[1]].lastStats))
 
 
 def _same(a: tuple[tuple[str, float], ...], b: tuple[tuple[str, float], ...]) -> bool:
     """The same brokers at about the same usages (within three points)."""
     return len(a) == len(b) and all(x == y and abs(u - v) <= 0.03
                                     for (x, u), (y, v) in zip(a, b, strict=True))
+
+
+def offer(options: ProposeOptions | None = None) -> Own:
+    """lbctl's planner as the simulator and ``compare`` offer it beside Pulsar's strategies
+    (``--strategy lbctl``), planning against the goals of ``options``."""
+    goals = options or ProposeOptions()
+    return Own(PLANNER, "lbctl's planner", lambda: PlannerLoadManager(goals))

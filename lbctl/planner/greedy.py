@@ -432,7 +432,6 @@ def _cost_index(a: Assignment, lst: Sequence[int], cost: float) -> int:
 class GreedyResult:
     assignment: Assignment
     window: tuple[float, float] | None  # (lo, hi) of the winning window; None: capacity only
-    windows_tried: int
 
 
 def _rho(view: LoadView) -> list[float]:
@@ -497,7 +496,6 @@ def solve_greedy(view: LoadView, rules: Rules, costs: Costs, targets: Targets, w
     umax = targets.max_usage
     usages = view.usages()
     results: list[tuple[Violation, float, Assignment, tuple[float, float] | None]] = []
-    tried = 0
     passes = 2 if len(view.bundles) <= 20_000 else 1
     for lo in rank_windows(view, usages, width, umax, windows):
         a = Assignment(view, rules, costs)
@@ -505,7 +503,6 @@ def solve_greedy(view: LoadView, rules: Rules, costs: Costs, targets: Targets, w
         fill.shed()
         fill.fill()
         improve(a, cands, width, umax, passes)
-        tried += 1
         v = _violation(a, width, umax)
         results.append((v, a.cost, a, (lo, lo + width)))
     if not any(r[0].ok for r in results):
@@ -521,7 +518,7 @@ def solve_greedy(view: LoadView, rules: Rules, costs: Costs, targets: Targets, w
         if better(results[k][0], results[k][1], results[best_i][0], results[best_i][1]):
             best_i = k
     _, _, best, window = results[best_i]
-    return GreedyResult(best, window, tried)
+    return GreedyResult(best, window)
 
 
 def level(a: Assignment, cands: Sequence[Sequence[int]], caps: Caps) -> None:

@@ -20,7 +20,6 @@ the band; otherwise nothing moves.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lbctl.planner import milp
@@ -178,10 +177,3 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
         status += "; the goals cannot all be met"
     return Solution(tuple(best.moves()), solver, status, gap, bound, best_width, v,
                     tuple(notes))
-
-
-def assignment_of(view: LoadView, rules: Rules, costs: Costs,
-                  moves: Sequence[tuple[int, int]]) -> Assignment:
-    a = Assignment(view, rules, costs)
-    a.apply(moves)
-    return a

@@ -99,10 +99,3 @@ def paint_decisions(text: str) -> str:
         return text
     return _DECISION.sub(lambda m: paint(m.group(0), decision_style(m.group(0))), text)
 
-
-def visible_len(text: str) -> int:
-    """Length on screen (colour codes take no room)."""
-    return len(_ANSI.sub("", text))
-
-
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")

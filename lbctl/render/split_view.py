@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from lbctl.explain.words import text
 from lbctl.loadmanager.split_preview import SplitPreview
 from lbctl.model.bundle import format_position
 from lbctl.plan import Action, BrokerRow, Plan
@@ -52,7 +53,7 @@ class SplitView:
             boundaries=tuple(format_position(b) for b in p.boundaries),
             children=tuple(c.bundle for c in p.children),
             unload=p.unload,
-            detail=p.selection_why or "split-bundle",
+            detail=text(p.selection_why) or "split-bundle",
         )
 
     def plan(self) -> Plan:
@@ -81,10 +82,10 @@ class SplitView:
             "bundle": p.bundle,
             "owner": p.owner,
             "selectedBy": p.selected_by,
-            "selection": p.selection_why or None,
+            "selection": text(p.selection_why) or None,
             "algorithm": p.algorithm,
-            "algorithmFrom": p.algorithm_note,
-            "why": p.result.why,
+            "algorithmFrom": text(p.algorithm_note),
+            "why": text(p.result.why),
             "boundaries": [format_position(b) for b in p.boundaries],
             "namespaceBundles": {"before": p.bundles_before, "after": p.bundles_after},
             "parent": {
@@ -119,9 +120,9 @@ class SplitView:
         owner = names(p.owner) if p.owner else "no broker (unowned)"
         lines = [f"{st.cluster} at {st.captured_at_iso}: split {p.bundle} (owner {owner})"]
         if p.selected_by:
-            lines.append(f"  bundle:     {p.selection_why}")
-        lines.append(f"  algorithm:  {p.algorithm} ({p.algorithm_note})")
-        lines.append(f"  why:        {p.result.why}")
+            lines.append(f"  bundle:     {text(p.selection_why)}")
+        lines.append(f"  algorithm:  {p.algorithm} ({text(p.algorithm_note)})")
+        lines.append(f"  why:        {text(p.result.why)}")
         lines.append(f"  boundaries: {', '.join(format_position(b) for b in p.boundaries)}")
         if p.stats:
             lines.append(f"  parent:     {p.stats.topics} topics reported, "

@@ -209,7 +209,7 @@ class ExplainView(Struct, frozen=True):
                     "usageAfter": b.usage_after,
                     "label": b.label,
                     "reason": b.reason,
-                    "why": b.why,
+                    "why": b.why_text(),
                 }
                 # the plan's resources are percentages; the CSV keeps one unit: fractions
                 row.update({k: b.resources[k] / 100 for k in RESOURCES if k in b.resources})

@@ -73,25 +73,3 @@ def one_line(message: str, limit: int = MAX_MESSAGE) -> str:
     return terminal_safe(shorten(message, limit), keep_newlines=False)
 
 
-def nonfinite_as_strings(data: object) -> tuple[object, int]:
-    """``data`` with every non-finite float replaced by Jackson's spelling ("Infinity",
-    "-Infinity", "NaN"), and how many there were (the data is copied only where they are)."""
-    import math
-
-    count = 0
-
-    def walk(x: object) -> object:
-        nonlocal count
-        if isinstance(x, float):
-            if math.isfinite(x):
-                return x
-            count += 1
-            return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
-        if isinstance(x, dict):
-            return {k: walk(v) for k, v in x.items()}
-        if isinstance(x, list | tuple):
-            return [walk(v) for v in x]
-        return x
-
-    out = walk(data)
-    return out, count

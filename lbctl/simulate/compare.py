@@ -9,18 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from lbctl.config import SETTINGS_BY_NAME, read_broker_conf
+from lbctl.config import read_broker_conf
 from lbctl.errors import UsageError
-from lbctl.loadmanager.select import Options, settings_for
+from lbctl.loadmanager.select import Options, pair_options, settings_for, strategy_pair
 from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
-from lbctl.planner import PLANNER, is_planner
+from lbctl.planner.cycle import offer
 from lbctl.records import replace
 from lbctl.simulate.engine import SimulationOptions, SimulationResult, check_states, simulate
-from lbctl.strategies.builtin import PLACEMENT, SHEDDING
+from lbctl.strategies.builtin import PLACEMENT
 from lbctl.strategies.shedding.transfer import NAME as TRANSFER_SHEDDER
-
-#: Pulsar's default loadBalancerLoadPlacementStrategy, short name
-DEFAULT_PLACEMENT = str(SETTINGS_BY_NAME["loadBalancerLoadPlacementStrategy"].default).rsplit(".", 1)[-1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,22 +38,9 @@ def parse_pairs(values: Sequence[str], placement: str | None = None) -> list[Pai
     if not values:
         raise UsageError("give at least one --strategy to compare")
     pairs: list[Pair] = []
+    own = offer()
     for v in values:
-        shed, sep, place = v.partition(":")
-        if not shed.strip() or (sep and not place.strip()):
-            raise UsageError(f"--strategy expects NAME or NAME:PLACEMENT, got {v!r}")
-        if is_planner(shed):
-            if sep:
-                raise UsageError(f"lbctl's planner chooses destinations itself: {v!r} names a "
-                                 "placement; give --strategy lbctl")
-            pair = Pair(PLANNER)
-            if pair in pairs:
-                raise UsageError(f"strategy {v!r} is given twice")
-            pairs.append(pair)
-            continue
-        place_name = place.strip() if sep else placement
-        pair = Pair(SHEDDING.short_name(shed),
-                    PLACEMENT.short_name(place_name) if place_name else None)
+        pair = Pair(*strategy_pair(v, placement, own))
         if pair in pairs:
             raise UsageError(f"strategy {v!r} is given twice")
         pairs.append(pair)
@@ -87,6 +71,7 @@ def compare(states: Sequence[ClusterState], opts: Options, pairs: Sequence[Pair]
     as_modular = [replace(st, load_manager=MODULAR) for st in states] if extensible else states
     configured = PLACEMENT.short_name(
         settings_for(states[0], opts, conf)["loadBalancerLoadPlacementStrategy"])
+    own = offer()
     runs: list[SimulationResult] = []
     for i, p in enumerate(pairs):
 
@@ -95,13 +80,6 @@ def compare(states: Sequence[ClusterState], opts: Options, pairs: Sequence[Pair]
                 progress(i * total + done, len(pairs) * total)
 
         start = as_modular if extensible and p.shedding != TRANSFER_SHEDDER else states
-        if is_planner(p.shedding):
-            runs.append(simulate(start, replace(opts, strategy=p.shedding, placement=None), sim,
-                                 progress=step))
-            continue
-        place = p.placement or opts.placement
-        if place is None and configured == "AvgShedder" and p.shedding != "AvgShedder":
-            place = DEFAULT_PLACEMENT
-        runs.append(simulate(start, replace(opts, strategy=p.shedding, placement=place), sim,
-                             progress=step))
+        runs.append(simulate(start, pair_options(opts, p.shedding, p.placement, configured, own),
+                             sim, progress=step))
     return ComparisonResult(tuple(runs))

@@ -15,10 +15,12 @@ Every cycle (``loadBalancerSheddingIntervalMinutes`` apart, starting at the firs
 3. **What the leader sees.** A broker rewrites its report only when ``needBrokerDataUpdate`` says
    so (:mod:`lbctl.simulate.reports`); otherwise the leader keeps the last report written (the
    first cycle sees the snapshot exactly as given, so cycle 1 is ``lbctl recommend``).
-4. **The cycle.** :meth:`lbctl.loadmanager.modular.ModularLoadManager.run_cycle` runs on that view, with the memory of
+4. **The cycle.** The load manager :func:`lbctl.loadmanager.select.choose` picks for the simulator
+   runs on that view (:meth:`~lbctl.loadmanager.base.LoadManager.run_cycle`), with the memory of
    the previous cycle: bundle time averages, the grace period, the shedder's history (EWMA, hit
    counters) and the placement strategy's history all carry over as in ``recommend`` on a sequence.
-5. **The moves.** Every unload that was carried out moves its bundle to the chosen destination.
+5. **The moves.** Every unload that was carried out moves its bundle to the chosen destination
+   (the cycle's :meth:`~lbctl.loadmanager.base.CycleResult.effect`).
 
 An **extensible** snapshot runs the extensible load manager in the same loop
 (:mod:`lbctl.simulate.extensible`): each broker's reporter keeps its ``BrokerLoadData`` — every
@@ -29,6 +31,11 @@ stats (``TopKBundles``); TransferShedder decides with its hit count, cool-down a
 unloaded bundles carried, and a transfer moves its bundle to the shedder's destination, an unload
 to the broker placement would pick at the next lookup. Cycle 1 is ``lbctl recommend`` on the
 snapshot.
+
+What the leader sees and how its memory is fed is the driver's part: :class:`ModularDriver` for the
+modular load manager and lbctl's planner (``--strategy lbctl``, which plans on the brokers' load
+reports), :class:`~lbctl.simulate.extensible.ExtensibleDriver` for the extensible one. The loop
+hands a driver each cycle as a :class:`Tick`.
 
 Metrics are taken on the true load at the moment of decision (:mod:`lbctl.simulate.metrics`).
 """
@@ -42,24 +49,19 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol
 
+from msgspec import Struct
+
 from lbctl.config import Settings, read_broker_conf
 from lbctl.errors import UsageError
-from lbctl.loadmanager.select import (
-    Options,
-    modular_load_manager,
-    require_modular,
-    settings_for,
-    uses_extensible,
-)
+from lbctl.loadmanager.base import CycleResult, LoadManager
+from lbctl.loadmanager.select import Options, choose, kind_of, settings_for
 from lbctl.model.bundlecolumns import StatsColumns, columns_of, numpy_or_none
 from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
-from lbctl.model.cycle import CycleMemory
-from lbctl.model.decision import SheddingDecision, UnloadOutcome
+from lbctl.model.cycle import Moved
 from lbctl.model.load import BundleData, LocalBrokerData, NamespaceBundleStats
 from lbctl.model.loaddata import BundleDataView
 from lbctl.model.loadmodel import LoadModel
-from lbctl.planner import is_planner
-from lbctl.planner.cycle import PlannerLoadManager
+from lbctl.planner.cycle import offer
 from lbctl.planner.propose import ProposeOptions
 from lbctl.records import replace
 from lbctl.simulate.metrics import BounceTracker, Spread, ratio, settle_cycle
@@ -132,16 +134,12 @@ class SimulationResult:
     cycles: tuple[CycleRecord, ...]
     final_loads: Mapping[str, float]
     final_throughput: Mapping[str, float] = field(default_factory=dict)
+    #: how a comparison names the run (the load manager's label)
+    label: str = ""
 
     @property
     def final(self) -> Spread:
         return Spread.of(list(self.final_loads.values()))
-
-    @property
-    def label(self) -> str:
-        if is_planner(self.shedding):  # lbctl's planner decides both
-            return self.shedding
-        return f"{self.shedding} + {self.placement}"
 
     def brokers(self) -> list[str]:
         """Every broker that took part, in order of first appearance."""
@@ -198,39 +196,13 @@ class SimulationOptions:
         return self.planner
 
 
-class _Cycle(Protocol):
-    """What the loop reads of one cycle's result (a modular cycle or lbctl's planner's)."""
-
-    @property
-    def decision(self) -> SheddingDecision | None: ...
-
-    @property
-    def outcomes(self) -> tuple[UnloadOutcome, ...]: ...
-
-    @property
-    def unloads(self) -> tuple[UnloadOutcome, ...]: ...
-
-    @property
-    def gate(self) -> str | None: ...
-
-    @property
-    def memory(self) -> CycleMemory: ...
-
-
-class _Decider(Protocol):
-    def run_cycle(self, state: ClusterState, settings: Settings,
-                  memory: CycleMemory | None = None) -> _Cycle: ...
-
-
-def check_states(states: Sequence[ClusterState], opts: Options | None = None) -> None:
-    """At least one snapshot; an extensible one (run by the extensible load manager) must carry
-    each broker's bundle stats, which the load model moves around. lbctl's planner
-    (``--strategy lbctl``) runs on the modular path."""
-    if opts is not None and is_planner(opts.strategy):
-        opts = replace(opts, strategy=None)
-    if not states or not uses_extensible(states, opts or Options()) or not _all_extensible(states):
-        require_modular(states, "the simulator runs it with the extensible load manager only "
-                                "(give --strategy TransferShedder or none)")
+def check_states(states: Sequence[ClusterState]) -> None:
+    """At least one snapshot, all of one kind of cluster; extensible ones (run by the extensible
+    load manager, or by the modular one on their brokers' reports in ``compare``) must carry each
+    broker's bundle stats, which the load model moves around."""
+    if not states:
+        raise UsageError("no snapshot given")
+    if kind_of(states) != EXTENSIBLE:
         return
     for st in states:
         missing = [b for b, pub in st.broker_load_data.items()
@@ -260,38 +232,78 @@ def simulate(states: Sequence[ClusterState], opts: Options,
              progress: CycleProgress | None = None) -> SimulationResult:
     """Run the closed loop from ``states[0]`` (the rest, if any, is the trace)."""
     sim = sim or SimulationOptions()
-    if is_planner(opts.strategy) and _all_extensible(states):
+    if not states:
+        raise UsageError("no snapshot given")
+    conf = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
+    # the run's own first settings: what the load manager reads of them is what it reports
+    settings0 = settings_for(states[0], opts, conf)
+    lm = choose(states, opts, settings0, simulating=True, own=offer(sim.planner_options()))
+    if lm.kind == MODULAR and _all_extensible(states):
         # lbctl's planner moves the brokers' load reports as on a modular cluster (as compare does)
         states = [replace(st, load_manager=MODULAR) for st in states]
-    check_states(states, opts)
-    conf = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
-    if _all_extensible(states):
+    check_states(states)
+    if lm.kind == EXTENSIBLE:
         from lbctl.simulate.extensible import ExtensibleDriver
 
-        run = _Run(states, opts, sim, conf, ExtensibleDriver())
+        driver: Driver = ExtensibleDriver()
     else:
-        run = _Run(states, opts, sim, conf)
+        driver = ModularDriver()
+    run = _Run(states, opts, sim, _Start(conf, settings0, lm, driver))
     run.progress = progress
     return run.run()
+
+
+class _Start(Struct, frozen=True):
+    """What :func:`simulate` chose before the loop: the ``--broker-conf`` file (read), the first
+    snapshot's settings (what the load manager reads of them is what the run reports), the load
+    manager and its driver."""
+
+    conf: Mapping[str, str]
+    settings0: Settings
+    lm: LoadManager[Any]
+    driver: Driver
+
+
+class Tick(Struct, frozen=True):
+    """One cycle of the loop, as a driver sees it: its number (1: the snapshot as given), its
+    time, the trace snapshot in force and that snapshot's settings, how many brokers wrote their
+    report before it."""
+
+    k: int
+    now: int
+    trace_state: ClusterState
+    settings: Settings
+    written: int
+
+
+class Driver(Protocol):
+    """A load manager's part of a run: what its leader sees, and how its memory is fed."""
+
+    def start(self, run: _Run) -> None:
+        """Set up before the first cycle (the run's ownership and settings are known)."""
+
+    def view(self, run: _Run, tick: Tick) -> ClusterState:
+        """What the leader sees at a cycle after the first (the first sees the snapshot)."""
+
+    def decide(self, run: _Run, tick: Tick, view: ClusterState, memory: Any) -> CycleResult:
+        """The load manager's cycle on ``view`` with the memory of the previous one."""
 
 
 class _Run:
     """The mutable state of one simulation run."""
 
     def __init__(self, states: Sequence[ClusterState], opts: Options, sim: SimulationOptions,
-                 conf: Mapping[str, str], driver: Any = None):
-        """``driver``: another load manager's view and decisions
-        (:class:`lbctl.simulate.extensible.ExtensibleDriver`); ``None``: the modular one."""
-        self.driver = driver
+                 start: _Start):
+        self.lm = start.lm  # decides each cycle
+        self.driver = start.driver  # feeds it (module docstring)
         self.states = list(states)
         self.times = [s.captured_at for s in self.states]
         self.opts = opts
         self.sim = sim
-        self._settings: dict[int, Settings] = {}
-        self.conf = conf
+        self.conf = start.conf
+        self._settings: dict[int, Settings] = {0: start.settings0}
         s0 = self.states[0]
         self.settings0 = self.settings(0)
-        self.lm = self._load_manager()
         interval = int(self.settings0["loadBalancerSheddingIntervalMinutes"])
         if interval <= 0:
             raise UsageError(f"loadBalancerSheddingIntervalMinutes must be positive, got {interval}")
@@ -334,23 +346,7 @@ class _Run:
         self.true: dict[str, LocalBrokerData] = {}
         self.dirty: set[str] = set(s0.brokers)
         self.weights = self.settings0.weights4()
-        self.bundle_data: Mapping[str, BundleData] = {}
-        self._steady: dict[str, Any] = {}  # see sample_all
-        self._np = numpy_or_none()
-        self._stats_columns: list[StatsColumns] = []  # see BundleColumns.sampled
-
-    def _load_manager(self) -> Any:
-        """The decider of each cycle: the extensible driver's, lbctl's planner
-        (``--strategy lbctl``: :class:`_Decider`) or the modular load manager."""
-        if self.driver is not None:
-            return self.driver.load_manager(self)
-        if is_planner(self.opts.strategy):
-            if self.opts.placement:
-                raise UsageError("lbctl's planner chooses destinations itself: --placement does "
-                                 "not apply to --strategy lbctl")
-            return PlannerLoadManager(self.sim.planner_options())
-        # the load model does not apply splits (see README)
-        return modular_load_manager(self.settings0, self.opts, check_splits=False)
+        self.driver.start(self)
 
     # --- inputs ---------------------------------------------------------------------------------
     def settings(self, i: int) -> Settings:
@@ -427,66 +423,12 @@ class _Run:
                 written += 1
         return written
 
-    def _sample(self, written: int) -> Mapping[str, BundleData]:
-        """The leader's bundle data for this cycle: one sample of every reported bundle when some
-        broker wrote its report (``updateAll`` on the write notification), else unchanged."""
-        if written:
-            reported: dict[str, NamespaceBundleStats] = {}
-            for b in self.owned:
-                reported.update(self.written[b].lastStats)
-            np = self._np
-            if np is not None:  # the same figures, per column (lbctl.model.bundlecolumns)
-                self.bundle_data = columns_of(np, self.bundle_data).sampled(
-                    reported, self._stats_columns)
-            else:
-                self.bundle_data = sample_all(self.bundle_data, reported, self._steady)
-        return self.bundle_data
-
     progress: CycleProgress | None = None
-
-    def _view(self, now: int, trace_state: ClusterState, written: int) -> ClusterState:
-        """What the leader sees at ``now``: the reports last written."""
-        if self.driver is not None:
-            return self.driver.view(self, now, trace_state, written)  # type: ignore[no-any-return]  # the driver's ClusterState
-        s0 = self.states[0]
-        return ClusterState(
-            cluster=s0.cluster, captured_at=now,
-            brokers=MappingProxyType({b: self.written[b] for b in self.owned}),
-            load_manager=s0.load_manager, config=trace_state.config,
-            bundle_data=self._sample(written),
-            namespaces=trace_state.namespaces, topics=trace_state.topics,
-            source=s0.source)
-
-    def _decide(self, k: int, view: ClusterState, settings: Settings, memory: Any
-                ) -> tuple[Any, list[tuple[str, str | None, str]], dict[str, float | None], int,
-                           str | None]:
-        """One cycle of the load manager: its memory, the moves it made (bundle, destination,
-        reason), each broker's score, how many selections were skipped, and its gate."""
-        if self.driver is not None:
-            return self.driver.decide(self, k, view, settings, memory)  # type: ignore[no-any-return]  # the driver's tuple
-        if memory is not None:  # our bundle data replaces the cycle's (already sampled)
-            memory = replace(memory, bundle_data=self.bundle_data)
-        result = self.lm.run_cycle(view, settings, memory)
-        memory = result.memory
-        if k == 1:
-            data = memory.bundle_data
-            self.bundle_data = (data.materialized() if isinstance(data, BundleDataView)
-                                else dict(data))
-        verdicts = result.decision.brokers if result.decision is not None else {}
-        moves = [(o.selection.bundle, o.destination, str(o.selection.reason))
-                 for o in result.unloads]
-        scores = {b: v.score for b, v in verdicts.items()}
-        return memory, moves, scores, len(result.outcomes) - len(result.unloads), result.gate
-
-    def _names(self) -> tuple[str, str]:
-        if self.driver is not None:
-            return ("TransferShedder", "LeastResourceUsageWithWeight")
-        return self.lm.shedding.name, self.lm.placement.name
 
     def run(self) -> SimulationResult:
         s0 = self.states[0]
         t0 = s0.captured_at
-        memory: CycleMemory | None = None
+        memory: Any = None
         records: list[CycleRecord] = []
         self._changed: set[str] = set(self.owned)
         for k in range(1, self.n_cycles + 1):
@@ -498,44 +440,31 @@ class _Run:
             self._recompute()
             trace_state = self.states[self.trace_index]
             settings = self.settings(self.trace_index)
-            if k == 1:
-                view, written = s0, 0
-            else:
-                written = self._publish(now, settings)
-                view = self._view(now, trace_state, written)
+            tick = Tick(k, now, trace_state, settings,
+                        0 if k == 1 else self._publish(now, settings))
+            view = s0 if k == 1 else self.driver.view(self, tick)
             loads = {b: self._usage(self.true[b]) for b in self.owned}
             spread = Spread.of(list(loads.values()))
-            memory, decided, scores, skipped, gate = self._decide(k, view, settings, memory)
+            result = self.driver.decide(self, tick, view, memory)
+            memory = result.memory
+            effect = result.effect()
             counts = {b: len(xs) for b, xs in self.owned.items()}
-            moves = []
-            for x, dest, reason in decided:
-                src = self.owner.get(x)
-                if src is None or dest is None or dest not in self.owned:
-                    continue
-                st = self.stats.get(x, _ZERO)
-                bounce = src != dest and self.bounce.move(x, src, dest, now)
-                moves.append(Move(x, src, dest, reason, st.throughput, st.msg_rate,
-                                  bounce, loads.get(dest, 0.0) > spread.mean))
-                if src != dest:
-                    del self.owned[src][x]
-                    self.owned[dest][x] = None
-                    self.owner[x] = dest
-                    self.dirty.update((src, dest))
+            moves = self._move(effect.moves, loads, spread, now)
             records.append(CycleRecord(
                 cycle=k, at=now, loads=MappingProxyType(loads),
                 reported={b: self._usage(view.brokers[b]) for b in view.brokers},
-                scores={b: scores.get(b) for b in view.brokers},
+                scores={b: effect.scores.get(b) for b in view.brokers},
                 bundles=counts,
                 throughput={b: self.true[b].throughput for b in self.owned},
                 msg_rate={b: self.true[b].msg_rate for b in self.owned},
-                moves=tuple(moves), skipped=skipped,
-                reports_written=written, gate=gate, spread=spread,
+                moves=moves, skipped=effect.skipped,
+                reports_written=tick.written, gate=result.gate, spread=spread,
             ))
             if self.progress is not None:
                 self.progress(k, self.n_cycles)
         self._recompute()
         final = {b: self._usage(self.true[b]) for b in self.owned}
-        shedding, placement = self._names()
+        shedding, placement = self.lm.strategies
         return SimulationResult(
             cluster=s0.cluster, start=t0, shedding=shedding,
             placement=placement, interval_minutes=self.interval,
@@ -543,5 +472,79 @@ class _Run:
             trace_snapshots=len(self.states), settings=self.settings0.read_values(),
             model=self.model, cycles=tuple(records), final_loads=final,
             final_throughput={b: self.true[b].throughput for b in self.owned},
+            label=self.lm.label,
         )
+
+    def _move(self, decided: tuple[Moved, ...], loads: Mapping[str, float], spread: Spread,
+              now: int) -> tuple[Move, ...]:
+        """Carry out the cycle's moves on the simulation's ownership (a move to a broker that is
+        gone, or of a bundle no broker owns, is dropped)."""
+        moves = []
+        for m in decided:
+            x, dest = m.bundle, m.destination
+            src = self.owner.get(x)
+            if src is None or dest is None or dest not in self.owned:
+                continue
+            st = self.stats.get(x, _ZERO)
+            bounce = src != dest and self.bounce.move(x, src, dest, now)
+            moves.append(Move(x, src, dest, m.reason, st.throughput, st.msg_rate,
+                              bounce, loads.get(dest, 0.0) > spread.mean))
+            if src != dest:
+                del self.owned[src][x]
+                self.owned[dest][x] = None
+                self.owner[x] = dest
+                self.dirty.update((src, dest))
+        return tuple(moves)
+
+
+class ModularDriver:
+    """The modular load manager's part of a run (and lbctl's planner's, which reads the same
+    reports): the leader sees the reports last written, and the bundle data sampled from them,
+    which the simulation keeps rather than the cycle."""
+
+    def __init__(self) -> None:
+        self.bundle_data: Mapping[str, BundleData] = {}
+        self._steady: dict[str, Any] = {}  # see sample_all
+        self._np = numpy_or_none()
+        self._stats_columns: list[StatsColumns] = []  # see BundleColumns.sampled
+
+    def start(self, run: _Run) -> None:
+        pass
+
+    def _sample(self, run: _Run, written: int) -> Mapping[str, BundleData]:
+        """The leader's bundle data for this cycle: one sample of every reported bundle when some
+        broker wrote its report (``updateAll`` on the write notification), else unchanged."""
+        if written:
+            reported: dict[str, NamespaceBundleStats] = {}
+            for b in run.owned:
+                reported.update(run.written[b].lastStats)
+            np = self._np
+            if np is not None:  # the same figures, per column (lbctl.model.bundlecolumns)
+                self.bundle_data = columns_of(np, self.bundle_data).sampled(
+                    reported, self._stats_columns)
+            else:
+                self.bundle_data = sample_all(self.bundle_data, reported, self._steady)
+        return self.bundle_data
+
+    def view(self, run: _Run, tick: Tick) -> ClusterState:
+        """What the leader sees: the reports last written."""
+        s0 = run.states[0]
+        trace_state = tick.trace_state
+        return ClusterState(
+            cluster=s0.cluster, captured_at=tick.now,
+            brokers=MappingProxyType({b: run.written[b] for b in run.owned}),
+            load_manager=s0.load_manager, config=trace_state.config,
+            bundle_data=self._sample(run, tick.written),
+            namespaces=trace_state.namespaces, topics=trace_state.topics,
+            source=s0.source)
+
+    def decide(self, run: _Run, tick: Tick, view: ClusterState, memory: Any) -> CycleResult:
+        if memory is not None:  # our bundle data replaces the cycle's (already sampled)
+            memory = replace(memory, bundle_data=self.bundle_data)
+        result = run.lm.run_cycle(view, tick.settings, memory)
+        if tick.k == 1:
+            data = result.memory.bundle_data
+            self.bundle_data = (data.materialized() if isinstance(data, BundleDataView)
+                                else dict(data))
+        return result
 

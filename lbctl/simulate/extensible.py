@@ -24,11 +24,10 @@ Cycle 1 is ``lbctl recommend`` on the snapshot as given.
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lbctl.config import Settings
-from lbctl.loadmanager.extensible import ExtensibleLoadManager
-from lbctl.loadmanager.select import extensible_load_manager
+from lbctl.loadmanager.base import CycleResult
 from lbctl.model.brokerload import (
     BrokerLoadData,
     PublishedLoad,
@@ -37,32 +36,31 @@ from lbctl.model.brokerload import (
     top_k_bundles,
 )
 from lbctl.model.cluster import EXTENSIBLE, ClusterState
-from lbctl.model.decision import Label
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import LocalBrokerData
 from lbctl.records import replace
 
+if TYPE_CHECKING:
+    from lbctl.simulate.engine import Tick, _Run
+
 
 class ExtensibleDriver:
     """The extensible load manager's part of one simulation run (``run`` is the engine's run:
-    its states, settings, ownership, true and written reports)."""
+    its load manager, states, settings, ownership, true and written reports)."""
 
     def __init__(self) -> None:
         self.reporter: dict[str, BrokerLoadData] = {}
         self.published: dict[str, BrokerLoadData] = {}
-        self.lm: ExtensibleLoadManager | None = None
 
-    def load_manager(self, run: Any) -> ExtensibleLoadManager:
-        s0: ClusterState = run.states[0]
-        settings: Settings = run.settings0
-        # every broker's reporter, from the snapshot's published data
+    def start(self, run: _Run) -> None:
+        """Every broker's reporter, from the snapshot's published data."""
+        s0 = run.states[0]
+        settings = run.settings0
         for b, pub in s0.broker_load_data.items():
             data = pub.data if pub.data.updatedAt else replace(pub.data, updatedAt=s0.captured_at)
             self.reporter[b] = data if pub.has_features else first_sample(
                 data, settings, s0.captured_at)
         self.published = dict(self.reporter)
-        self.lm = extensible_load_manager(run.opts)
-        return self.lm
 
     @staticmethod
     def _ticks(settings: Settings) -> int:
@@ -85,10 +83,12 @@ class ExtensibleDriver:
         self.reporter[b] = data
         return data
 
-    def view(self, run: Any, now: int, trace_state: ClusterState, written: int) -> ClusterState:
-        """The leader's view at ``now``: the published load data and every broker's top bundles."""
-        s0: ClusterState = run.states[0]
-        settings: Settings = run.settings(run.trace_index)
+    def view(self, run: _Run, tick: Tick) -> ClusterState:
+        """The leader's view at the tick: the published load data and every broker's top
+        bundles."""
+        now, trace_state = tick.now, tick.trace_state
+        s0 = run.states[0]
+        settings = tick.settings
         k = int(settings["loadBalancerMaxNumberOfBundlesInBundleLoadReport"])
         tops: dict[str, PublishedTopBundles] = {}
         for b in run.owned:
@@ -111,21 +111,9 @@ class ExtensibleDriver:
             policies=trace_state.policies, namespace_topics=trace_state.namespace_topics,
             source=s0.source)
 
-    def decide(self, run: Any, k: int, view: ClusterState, settings: Settings, memory: Any
-               ) -> tuple[Any, list[tuple[str, str | None, str]], dict[str, float | None], int,
-                          str | None]:
-        """One extensible cycle; a transfer goes to the shedder's destination, an unload to the
-        placement preview's broker."""
-        assert self.lm is not None
+    def decide(self, run: _Run, tick: Tick, view: ClusterState, memory: Any) -> CycleResult:
+        """One extensible cycle (what it moves where: its
+        :meth:`~lbctl.model.cycle.ExtensibleCycle.effect`)."""
         if memory is not None:  # the store is what the brokers published, used as is
             memory = replace(memory, broker_load=MappingProxyType({}))
-        result = self.lm.run_cycle(view, settings, memory)
-        moves: list[tuple[str, str | None, str]] = []
-        for a in result.actions:
-            u = a.decision.unload
-            dest = u.destination or (a.preview.broker if a.preview is not None else None)
-            moves.append((u.bundle, dest, str(a.decision.reason)))
-        skipped = sum(1 for d in (result.shed.decisions if result.shed else ())
-                      if d.label is not Label.SUCCESS)
-        scores: dict[str, float | None] = {b: d.weightedMaxEMA for b, d in result.store.items()}
-        return result.memory, moves, scores, skipped, result.gate
+        return run.lm.run_cycle(view, tick.settings, memory)

@@ -1,24 +1,39 @@
-"""Reading the journal of changes (written by :mod:`lbctl.executor`): one JSON object per line.
+"""Reading the journal of changes (written by :mod:`lbctl.executor`): the one reader.
 
-Each line is one step of one request: ``sending`` before it goes out, then ``done`` or
-``failed``. ``time`` is RFC 3339 UTC (older journals wrote epoch seconds; both are read). A line
-that is not a JSON object is reported with its line number and skipped — a journal is an audit
-trail, and one torn line (a crash while appending) must not hide the rest.
+Each line is one :class:`~lbctl.model.wire.journal.JournalRecord` (one step of one request, or a
+line of an ``apply``/``drain`` run), decoded in C against its declaration; ``time`` is read by
+the one time parser (:func:`~lbctl.model.wire.journal.record_time`: RFC 3339, or the epoch
+seconds of older journals). A line that is not such a record (a crash while appending tears the
+last one) is skipped with its line number — a journal is an audit trail, and one torn line must
+not hide the rest. ``lbctl journal`` reads it whole (:func:`read_journal`); ``apply --resume``,
+``drain`` and the executor's grace-period check read it, or its tail, with :func:`read_records`.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from lbctl.errors import LbctlError, UsageError
+import msgspec
+
+from lbctl.errors import ConfigError, UsageError
+from lbctl.model.wire.journal import JournalRecord, record_time
+
+__all__ = ["Journal", "JournalEntry", "decode_lines", "iso", "parse_since", "read_journal",
+           "read_records"]
+
+_DECODER = msgspec.json.Decoder(JournalRecord)
+_WHAT = "a journal (JSON lines)"
 
 
 @dataclass(frozen=True)
 class JournalEntry:
+    """A journal line as ``lbctl journal`` shows it (its time parsed)."""
+
     time: datetime
     run: str
     state: str
@@ -34,6 +49,17 @@ class JournalEntry:
                 "action": self.action, "method": self.method, "url": self.url, "body": self.body,
                 "status": self.status, "error": self.error}
 
+    @classmethod
+    def of(cls, rec: JournalRecord) -> JournalEntry:
+        def text(v: object) -> str:
+            return v if isinstance(v, str) else ""
+
+        return cls(time=record_time(rec.time), run=rec.run, state=rec.state,
+                   action=text(rec.action), method=text(rec.method), url=text(rec.url),
+                   body=None if rec.body is msgspec.UNSET else rec.body,
+                   status=rec.status if isinstance(rec.status, int) else None,
+                   error=rec.error if isinstance(rec.error, str) else None)
+
 
 @dataclass(frozen=True)
 class Journal:
@@ -43,17 +69,9 @@ class Journal:
 
 
 def iso(t: datetime) -> str:
-    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond // 1000:03d}Z"
-
-
-def parse_time(value: Any) -> datetime:
-    """An RFC 3339 string, or epoch seconds (journals written before times were ISO)."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return datetime.fromtimestamp(float(value), UTC)
-    if isinstance(value, str):
-        t = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        return t if t.tzinfo else t.replace(tzinfo=UTC)
-    raise ValueError(f"not a time: {value!r}")
+    """``t`` as a line's ``time`` is written (RFC 3339 UTC, milliseconds)."""
+    u = t.astimezone(UTC)
+    return u.strftime("%Y-%m-%dT%H:%M:%S.") + f"{u.microsecond // 1000:03d}Z"
 
 
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
@@ -68,37 +86,55 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
     if m:
         return now - timedelta(**{_UNIT[m.group(2)]: float(m.group(1))})
     try:
-        return parse_time(text.strip())
+        return record_time(text.strip())
     except ValueError:
         raise UsageError(f"--since {text!r}: expected a duration (30m, 2h, 7d) or a date/time "
                          "(2026-03-12 or 2026-03-12T14:00:00Z)") from None
 
 
-def read_journal(path: Path) -> Journal:
-    import orjson
-
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return Journal(str(path), (), ())
-    except OSError as e:
-        raise LbctlError(f"cannot read the journal {path} ({e.strerror})") from None
-    entries: list[JournalEntry] = []
+def decode_lines(data: bytes) -> tuple[list[JournalRecord], list[str]]:
+    """The records of a journal's bytes, and ``"line N: why"`` for each line that is not one."""
+    records: list[JournalRecord] = []
     skipped: list[str] = []
-    for n, line in enumerate(data.splitlines(), start=1):
+    for n, line in enumerate(data.split(b"\n"), start=1):
         if not line.strip():
             continue
         try:
-            obj = orjson.loads(line)
-            if not isinstance(obj, dict):
-                raise ValueError("not a JSON object")
-            status = obj.get("status")
-            entries.append(JournalEntry(
-                time=parse_time(obj.get("time")), run=str(obj.get("run", "")),
-                state=str(obj.get("state", "")), action=str(obj.get("action", "")),
-                method=str(obj.get("method", "")), url=str(obj.get("url", "")),
-                body=obj.get("body"), status=status if isinstance(status, int) else None,
-                error=obj.get("error") if isinstance(obj.get("error"), str) else None))
-        except (orjson.JSONDecodeError, ValueError, TypeError) as e:
+            rec = _DECODER.decode(line)
+            record_time(rec.time)
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError, OverflowError,
+                OSError) as e:
             skipped.append(f"line {n}: {str(e).splitlines()[0] if str(e) else 'unreadable'}")
-    return Journal(str(path), tuple(entries), tuple(skipped))
+            continue
+        records.append(rec)
+    return records, skipped
+
+
+def read_records(path: Path | str, *, tail_bytes: int | None = None) -> list[JournalRecord]:
+    """Every record of a journal (a torn or foreign line is skipped); with ``tail_bytes``, of its
+    last that many bytes only (recent records: the grace period, a resume's history). A journal
+    that cannot be read raises :class:`~lbctl.errors.ConfigError`."""
+    from lbctl.safe.files import open_regular, read_regular
+
+    if tail_bytes is None:
+        data = read_regular(str(path), what=_WHAT, error=ConfigError)
+    else:
+        fd = open_regular(str(path), what=_WHAT, error=ConfigError)
+        try:
+            size = os.fstat(fd).st_size
+            data = os.pread(fd, tail_bytes, max(0, size - tail_bytes))
+        except OSError as e:
+            raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
+        finally:
+            os.close(fd)
+    return decode_lines(data)[0]
+
+
+def read_journal(path: Path) -> Journal:
+    """The whole journal as ``lbctl journal`` shows it; a journal that does not exist is empty."""
+    if not path.exists():
+        return Journal(str(path), (), ())
+    from lbctl.safe.files import read_regular
+
+    records, skipped = decode_lines(read_regular(str(path), what=_WHAT, error=ConfigError))
+    return Journal(str(path), tuple(JournalEntry.of(r) for r in records), tuple(skipped))

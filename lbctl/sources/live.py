@@ -21,8 +21,10 @@ What is read (REST only: no ZooKeeper, no Pulsar client):
    anti-affinity groups and failure domains, and every namespace's topic lists in metadata.
 
 A broker that fails or times out is reported in :attr:`LiveRead.failures` and left out; it is not
-fatal. The pieces are assembled into a snapshot v1 object and validated by the same code that reads
-snapshot files, so a live state and an exported file of it are the same thing. Reads taken at
+fatal. Each piece the admin API returns is decoded into its snapshot record
+(:mod:`lbctl.model.wire.snapshot`, :func:`~lbctl.sources.live_data.live_snapshot`) and the
+records are turned into the state by the same function that reads snapshot files, so a live
+state and an exported file of it are the same thing. Reads taken at
 slightly different moments can disagree (a bundle moving while the reports are read); such
 conflicts are resolved and listed in :attr:`LiveRead.warnings`: a bundle reported by two brokers
 stays with the report updated last, and a namespace whose boundaries no longer match its reported
@@ -245,23 +247,20 @@ class LiveSource:
                             "leader may still have their report)")
 
         warnings += reconcile(brokers, namespaces)
-        snap: dict[str, Any] = {
-            "format": "lbctl/snapshot@1",
-            "cluster": d.cluster,
-            "capturedAt": captured,
-            "loadManager": d.load_manager,
-            "config": config,
-            "brokers": brokers,
-        }
+        sections: dict[str, Any] = {}
         if namespaces:
-            snap["namespaces"] = namespaces
+            sections["namespaces"] = namespaces
         if topics:
-            snap["topics"] = topics
-        snap.update(placement)
-        from lbctl.sources.snapshot_schema import parse_snapshot
+            sections["topics"] = topics
+        sections.update(placement)
+        from lbctl.sources.live_data import live_snapshot
+        from lbctl.sources.snapshot_schema import state_from_wire
 
-        state = parse_snapshot(snap, f"live:{d.cluster}")
-        return LiveRead(state, snap, failures, warnings)
+        name = f"live:{d.cluster}"
+        snap = live_snapshot(name, cluster=d.cluster, captured_at=captured,
+                             load_manager=d.load_manager, config=config, brokers=brokers,
+                             sections=sections)
+        return LiveRead(state_from_wire(snap, name), snap, failures, warnings)
 
     def placement_sections(self, d: Discovery, warnings: list[str]) -> dict[str, Any]:
         """``availableBrokers`` always; ``policies`` when namespaces are read; ``namespaceTopics``

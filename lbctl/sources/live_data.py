@@ -1,6 +1,8 @@
 """The pieces of a live read, shared by the modular and the extensible readers: what a read gives
-back, and how admin-API JSON is cleaned before it becomes a snapshot (settings kept, topic stats
-flattened, reads at different moments reconciled). Pure data and parsing; no request is sent here.
+back, how admin-API JSON is cleaned (settings kept, topic stats flattened, reads at different
+moments reconciled), and how the parts are decoded into the snapshot's records
+(:func:`live_snapshot`) — each part into its own declared type, so a live state and an exported
+file of it are read by the same code. Pure data and parsing; no request is sent here.
 """
 
 from __future__ import annotations
@@ -9,11 +11,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from lbctl.admin.errors import AdminError
 from lbctl.config import SETTINGS_BY_NAME
 from lbctl.errors import ConfigError, SnapshotError
 from lbctl.model.bundle import BundleName, BundleNameError
 from lbctl.model.cluster import ClusterState
+from lbctl.model.wire import snapshot as w
 
 Progress = Callable[[str, int, int], None]
 
@@ -29,12 +34,39 @@ class BrokerFailure:
 
 @dataclass
 class LiveRead:
-    """The result of one read: the state, the snapshot object it came from, and what went wrong."""
+    """The result of one read: the state, the snapshot records it came from, and what went
+    wrong."""
 
     state: ClusterState
-    snapshot: dict[str, Any]
+    snapshot: w.Snapshot
     failures: list[BrokerFailure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+
+def live_snapshot(name: str, *, cluster: str, captured_at: int, load_manager: str,
+                  config: dict[str, Any], brokers: dict[str, Any],
+                  sections: dict[str, Any]) -> w.Snapshot:
+    """The snapshot records of one live read: the admin API's JSON (and the objects rebuilt from
+    it) decoded part by part into the declared types of :mod:`lbctl.model.wire.snapshot`, with
+    a snapshot file's checks and messages (``name`` in place of the file). ``sections``: the
+    optional sections by their snapshot key (``namespaces``, ``topics``, ``availableBrokers``,
+    ``policies``, ``namespaceTopics``, ``brokerLoadData``, ``topBundlesLoadData``)."""
+    from lbctl.sources.snapshot_schema import convert
+
+    fields = {f.name: f.type for f in msgspec.structs.fields(w.Snapshot)}
+    parts: dict[str, Any] = {
+        key: convert(value, _section(fields[key]), name, key) for key, value in sections.items()}
+    return w.Snapshot(
+        format=w.FORMAT, cluster=cluster, capturedAt=captured_at,
+        loadManager=load_manager,  # type: ignore[arg-type]  # one of the two, by discovery
+        config=convert(config, w.Config, name, "config"),
+        brokers=convert(brokers, w.Brokers, name, "brokers"), **parts)
+
+
+def _section(tp: Any) -> Any:
+    """A section's declared type without the ``UNSET`` of an optional field."""
+    args = [a for a in getattr(tp, "__args__", ()) if a is not msgspec.UnsetType]
+    return args[0] if len(args) == 1 else tp
 
 
 @dataclass
@@ -218,10 +250,9 @@ def parse_simple_report(raw: dict[str, Any]) -> Any:
 
 
 def parse_reports(cluster: str, reports: dict[str, Any]) -> dict[str, Any]:
-    """Broker → ``LocalBrokerData`` (validated as a snapshot's brokers are), a
+    """Broker → ``LocalBrokerData`` (decoded and validated as a snapshot's brokers are), a
     ``SimpleLoadReport`` for a broker on ``SimpleLoadManagerImpl``, or its error text."""
-    from lbctl.sources.live_data import reconcile
-    from lbctl.sources.snapshot_schema import parse_snapshot
+    from lbctl.sources.snapshot_schema import state_from_wire
 
     out: dict[str, Any] = {b: str(r) for b, r in reports.items() if isinstance(r, AdminError)}
     out.update({b: parse_simple_report(r) for b, r in reports.items() if is_simple_report(r)})
@@ -230,9 +261,9 @@ def parse_reports(cluster: str, reports: dict[str, Any]) -> dict[str, Any]:
     reconcile(good, {})
 
     def parse(brokers: dict[str, Any]) -> dict[str, Any]:
-        snap = {"format": "lbctl/snapshot@1", "cluster": cluster or "?", "capturedAt": 0,
-                "brokers": brokers}
-        return dict(parse_snapshot(snap, "load-report").brokers)
+        snap = live_snapshot("load-report", cluster=cluster or "?", captured_at=0,
+                             load_manager=w.MODULAR, config={}, brokers=brokers, sections={})
+        return dict(state_from_wire(snap, "load-report").brokers)
 
     try:
         out.update(parse(good))

@@ -24,8 +24,9 @@ computed them; throughputs, rates, ``bundleCount``, ``topics`` summed from the t
 with ``loadBalancerMaxNumberOfBundlesInBundleLoadReport``, as ``TopBundleLoadDataReporter`` does)
 and a ``LocalBrokerData``-shaped ``brokers`` entry (the same percentages, rates and per-bundle
 ``lastStats``: ownership, automatic splits and monitor-brokers use it). Every rebuilt object
-lists its rebuilt fields under ``"reconstructed"`` (:data:`RECONSTRUCTED`); snapshot readers
-ignore the key, the JSON objects of ``brokerLoadData`` / ``topBundlesLoadData`` keep it verbatim.
+lists its rebuilt fields under ``"reconstructed"`` (:data:`RECONSTRUCTED`), which the snapshot
+records of ``brokerLoadData`` / ``topBundlesLoadData`` keep. The rebuilt objects are decoded into
+those records as the admin API's own answers are (:func:`~lbctl.sources.live_data.live_snapshot`).
 
 A resource percentage is written as ``{"usage": p, "limit": 100}`` with ``p`` nudged by a float
 ulp when needed so that Pulsar's 32-bit ``percentUsage`` of the pair gives the published
@@ -44,7 +45,7 @@ from lbctl.admin.client import BROKER_METRICS, BROKER_TOPICS, call
 from lbctl.admin.errors import AdminError, HttpError
 from lbctl.model.cluster import EXTENSIBLE, EXTENSIBLE_CLASS
 from lbctl.model.cluster import is_extensible_class as is_extensible_class  # re-exported
-from lbctl.sources.snapshot_schema import RECONSTRUCTED
+from lbctl.model.wire.snapshot import RECONSTRUCTED
 
 if TYPE_CHECKING:
     from lbctl.config import Settings
@@ -247,9 +248,11 @@ def _has_policies(raw: object) -> Callable[[str], bool] | None:
     """``TopKBundles.hasPolicies`` of a captured ``policies`` section (``None``: not captured)."""
     if not isinstance(raw, dict):
         return None
-    from lbctl.sources.snapshot_schema import _Checker, _policies
+    from lbctl.model.wire.snapshot import Policies
+    from lbctl.sources.snapshot_schema import _Checker, convert, policies_from_wire
 
-    return _policies(_Checker("live"), raw).has_policies  # type: ignore[no-any-return]  # ClusterPolicies
+    policies = convert(raw, Policies, "live", "policies")
+    return policies_from_wire(_Checker("live"), policies).has_policies  # type: ignore[no-any-return]  # ClusterPolicies
 
 
 # ---- reading -----------------------------------------------------------------------------------------
@@ -328,8 +331,8 @@ class ExtensibleReader:
         """The cluster as an extensible snapshot (``loadManager: "extensible"``)."""
         from lbctl.config import resolve
         from lbctl.model.bundle import parse_position
-        from lbctl.sources.live_data import BrokerFailure, LiveRead, reconcile
-        from lbctl.sources.snapshot_schema import parse_snapshot
+        from lbctl.sources.live_data import BrokerFailure, LiveRead, live_snapshot, reconcile
+        from lbctl.sources.snapshot_schema import state_from_wire
 
         src = self.src
         src.progress("broker metrics", 0, len(d.brokers))
@@ -384,19 +387,18 @@ class ExtensibleReader:
 
         for b, ident in read_broker_identity(self.client, list(brokers)).items():
             brokers[b].update(ident)  # the real version and class of each broker's lookup data
-        snap: dict[str, Any] = {
-            "format": "lbctl/snapshot@1", "cluster": d.cluster, "capturedAt": captured,
-            "loadManager": EXTENSIBLE, "config": config, "brokers": brokers,
-            "brokerLoadData": load, "topBundlesLoadData": tops,
-        }
-        snap.update(placement)
+        sections: dict[str, Any] = {"brokerLoadData": load, "topBundlesLoadData": tops,
+                                    **placement}
         if namespaces:
-            snap["namespaces"] = namespaces
+            sections["namespaces"] = namespaces
         if topics and src.topics:
-            snap["topics"] = topics
+            sections["topics"] = topics
         if load:
             warnings.append("extensible load manager: brokerLoadData and topBundlesLoadData rebuilt "
                             "from /broker-stats/metrics and /broker-stats/topics (the fields listed "
                             "under \"reconstructed\"; msgThroughputEMA = the current throughput)")
-        state = parse_snapshot(snap, f"live:{d.cluster}")
-        return LiveRead(state, snap, failures, warnings)
+        name = f"live:{d.cluster}"
+        snap = live_snapshot(name, cluster=d.cluster, captured_at=captured,
+                             load_manager=EXTENSIBLE, config=config, brokers=brokers,
+                             sections=sections)
+        return LiveRead(state_from_wire(snap, name), snap, failures, warnings)

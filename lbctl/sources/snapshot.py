@@ -1,4 +1,5 @@
-"""Reading and writing snapshot v1 files (the format is :mod:`lbctl.sources.snapshot_schema`'s).
+"""Reading and writing snapshot v1 files (the format is :mod:`lbctl.model.wire.snapshot`'s, read
+and written by :mod:`lbctl.sources.snapshot_schema`).
 
 Files:
 
@@ -40,8 +41,14 @@ import orjson
 from lbctl.errors import SnapshotError
 from lbctl.model.cluster import ClusterState
 from lbctl.safe.files import append_record, atomic_write, gunzip_limited, read_regular, read_stream
-from lbctl.sources.snapshot_fast import fast_load
-from lbctl.sources.snapshot_schema import FORMAT, parse_snapshot, snapshot_to_dict
+from lbctl.sources.snapshot_schema import (
+    FORMAT,
+    decode_snapshot,
+    key_path,
+    parse_snapshot,
+    snapshot_to_dict,
+    state_from_wire,
+)
 from lbctl.sources.snapshot_text import DuplicateKey as _DuplicateKey
 from lbctl.sources.snapshot_text import decode_error as _decode_error
 
@@ -122,7 +129,7 @@ def _read_snapshot_file(path: Path | str) -> list[ClusterState]:
         data = _maybe_gunzip(name, raw, expect_gzip=False)
         if not data or data.isspace():
             raise SnapshotError(f"{name}: empty input (expected a snapshot)")
-        return [parse_snapshot(load_json(name, data), name)]
+        return [json_snapshot(name, data)]
     name = str(path)
     kind, gz = _kind(name)
     data = _maybe_gunzip(name, _read_bytes(name), expect_gzip=gz)
@@ -131,12 +138,10 @@ def _read_snapshot_file(path: Path | str) -> list[ClusterState]:
     if kind == "jsonl":
         return _read_jsonl(name, data)
     if kind == "json":
-        obj = load_json(name, data)
-    else:  # PyYAML is imported for YAML files only
-        from lbctl.sources.snapshot_yaml import load_yaml
+        return [json_snapshot(name, data)]
+    from lbctl.sources.snapshot_yaml import load_yaml  # PyYAML is imported for YAML files only
 
-        obj = load_yaml(name, data)
-    return [parse_snapshot(obj, name)]
+    return [parse_snapshot(load_yaml(name, data), name)]
 
 
 def _kind(name: str) -> tuple[str, bool]:
@@ -166,13 +171,25 @@ def _maybe_gunzip(name: str, data: bytes, *, expect_gzip: bool) -> bytes:
     return gunzip_limited(data, name, error=SnapshotError)
 
 
-def load_json(name: str, data: bytes) -> Any:
+def json_snapshot(name: str, data: bytes) -> ClusterState:
+    """One JSON snapshot document: decoded straight into the snapshot records (types and ranges
+    checked in C); a document that does not fit is decoded as JSON values instead, whose errors
+    (not JSON, a key twice, a value of the wrong type …) name what is wrong."""
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
-    if len(data) > FAST_READ_BYTES:  # large, machine-written: the typed decode first
-        fast = fast_load(data)
-        if fast is not None:
-            return fast
+    doc = decode_snapshot(data)
+    if doc is None:
+        return parse_snapshot(load_json(name, data), name)
+    if len(data) <= DUPLICATE_CHECK_BYTES:
+        _check_duplicate_keys(name, data)
+    return state_from_wire(doc, name)
+
+
+def load_json(name: str, data: bytes) -> Any:
+    """A JSON document as plain values, with lbctl's one-line messages for what is not JSON (and,
+    up to :data:`DUPLICATE_CHECK_BYTES`, for a key repeated in one object)."""
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as e:
@@ -188,10 +205,6 @@ def load_json(name: str, data: bytes) -> Any:
 #: 20,000-bundle snapshot that otherwise reads in 210 ms), so larger documents (machine-written
 #: exports, where keys cannot repeat) skip it.
 DUPLICATE_CHECK_BYTES = 4 << 20
-#: documents larger than this are read by :func:`lbctl.sources.snapshot_fast.fast_load` first (a
-#: typed msgspec decode, about twice as fast on a 200,000-bundle file); smaller ones, and any the
-#: fast reader refuses, the ordinary way, whose checks name what is wrong
-FAST_READ_BYTES = DUPLICATE_CHECK_BYTES
 
 
 def _check_duplicate_keys(name: str, data: bytes) -> None:
@@ -210,8 +223,6 @@ def _check_duplicate_keys(name: str, data: bytes) -> None:
     try:
         json.loads(data, object_pairs_hook=pairs)
     except _DuplicateKey as e:
-        from lbctl.sources.snapshot_schema import key_path
-
         raise SnapshotError(
             f"{name}: the key {key_path(e.key)[1:-1]} appears twice in one object{e.path} "
             "(a duplicate key would silently replace the first value)") from None
@@ -245,19 +256,19 @@ def _read_jsonl(name: str, data: bytes) -> list[ClusterState]:
         if not line.strip():
             continue
         where = f"{name}:{number}"
-        obj = jsonl_line(where, line, number, last=number == len(lines), check_keys=check_keys)
-        states.append(parse_snapshot(obj, where))
+        states.append(jsonl_snapshot(where, line, number, last=number == len(lines),
+                                     check_keys=check_keys))
     check_one_cluster(states)
     return states
 
 
-def jsonl_line(where: str, line: bytes, number: int, *, last: bool, check_keys: bool,
-               decoded: Any = None) -> Any:
-    """Line ``number`` of a ``.jsonl`` sequence as JSON (``decoded``: already decoded by a faster
-    reader), with the reader's messages: a broken last line without its newline is an append cut
-    short; duplicate keys are checked when ``check_keys``."""
-    obj = decoded
-    if obj is None:
+def jsonl_snapshot(where: str, line: bytes, number: int, *, last: bool,
+                   check_keys: bool) -> ClusterState:
+    """Line ``number`` of a ``.jsonl`` sequence, read as :func:`json_snapshot` reads a document,
+    with the sequence's messages: a broken last line without its newline is an append cut short;
+    duplicate keys are checked when ``check_keys``."""
+    doc = decode_snapshot(line)
+    if doc is None:
         try:
             obj = orjson.loads(line)
         except orjson.JSONDecodeError as e:
@@ -268,9 +279,12 @@ def jsonl_line(where: str, line: bytes, number: int, *, last: bool, check_keys: 
             raise _decode_error(
                 where, line, "JSON", _json_reason(line, e), number, e.colno
             ) from None
+        if check_keys:
+            _check_duplicate_keys(where, line)
+        return parse_snapshot(obj, where)
     if check_keys:
         _check_duplicate_keys(where, line)
-    return obj
+    return state_from_wire(doc, where)
 
 
 # --------------------------------------------------------------------------------------------

@@ -42,11 +42,9 @@ from lbctl.sources.snapshot import (
     STDIN,
     _kind,
     check_one_cluster,
-    jsonl_line,
+    jsonl_snapshot,
     read_snapshots,
 )
-from lbctl.sources.snapshot_fast import fast_load
-from lbctl.sources.snapshot_schema import parse_snapshot
 
 #: sequence files larger than this (decompressed) are streamed; smaller ones are read whole
 STREAM_BYTES = DUPLICATE_CHECK_BYTES
@@ -239,13 +237,9 @@ def _parse_lines(name: str, gz: bool, check_keys: bool) -> Iterator[ClusterState
         paused = gc.isenabled()
         gc.disable()  # a snapshot's many acyclic containers: no collection in the middle
         try:
-            # the typed decode first (the same values, bundle stats checked in C); anything it
-            # refuses is read the ordinary way, whose message names what is wrong
-            obj = jsonl_line(where, line, number, last=not terminated, check_keys=check_keys,
-                             decoded=None if check_keys else fast_load(line))
-            state = parse_snapshot(obj, where)
+            state = jsonl_snapshot(where, line, number, last=not terminated,
+                                   check_keys=check_keys)
         finally:
             if paused:
                 gc.enable()
-        del obj
         yield state

@@ -11,12 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from random import Random
-from typing import Any, Protocol
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol
+
+from msgspec import Struct, field
 
 from lbctl.config import Settings
 from lbctl.model.decision import PlacementDecision, SheddingDecision
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import LoadData
+
+if TYPE_CHECKING:  # the extensible store's records, read only by its lookup (imported there)
+    from lbctl.model.brokerload import BrokerLoadData
 
 
 class SheddingStrategy(Protocol):
@@ -31,31 +37,48 @@ class SheddingStrategy(Protocol):
     ) -> tuple[SheddingDecision, Any]: ...
 
 
-# --- what placement strategies return -----------------------------------------------------------
+# --- what placement strategies receive and return ------------------------------------------------
+_NO_PLAN: Mapping[str, str] = MappingProxyType({})
+
+
+class PlacementRequest(Struct, frozen=True):
+    """One ``selectBroker(candidates, bundleToAssign, loadData, conf)`` call, as one record.
+
+    ``candidates`` come in Java ``HashSet`` order (a tuple, or an ``Excluding`` view of one:
+    :mod:`lbctl.model.candidates`). ``rng`` replaces ``ThreadLocalRandom`` for the uniform pick
+    among equally good brokers (``--seed``). ``data`` is ``bundleToAssign``; ``planned`` carries
+    a shedder's own destinations for this unload attempt (AvgShedder as placement).
+    """
+
+    candidates: Sequence[str]
+    bundle: str
+    load: LoadData
+    settings: Settings
+    rng: Random
+    data: BundleData | None = None
+    planned: Mapping[str, str] = field(default_factory=lambda: _NO_PLAN)
+
+
+class LookupRequest(Struct, frozen=True):
+    """One extensible ``BrokerSelectionStrategy.select(candidates, bundle, context)`` call: the
+    candidates (Java ``HashSet`` order), the bundle looked up, the broker load-data store the
+    context reads, the settings, and ``rng`` for the uniform pick (``--seed``)."""
+
+    candidates: Sequence[str]
+    bundle: str
+    store: Mapping[str, BrokerLoadData]
+    settings: Settings
+    rng: Random
 
 
 class PlacementStrategy(Protocol):
-    """A modular placement strategy (``ModularLoadManagerStrategy``).
-
-    ``candidates`` come in Java ``HashSet`` order. ``rng`` replaces ``ThreadLocalRandom`` for the
-    uniform pick among equally good brokers (``--seed``). ``planned`` carries a shedder's own
-    destinations (AvgShedder as placement).
-    """
+    """A modular placement strategy (``ModularLoadManagerStrategy``): ``select`` is its
+    ``selectBroker``, with the strategy's memory passed in and returned."""
 
     name: str
 
     def initial_memory(self) -> Any: ...
 
-    def select(
-        self,
-        candidates: Sequence[str],
-        bundle: str,
-        data: BundleData,
-        load: LoadData,
-        settings: Settings,
-        memory: Any,
-        rng: Random,
-        planned: Mapping[str, str],
-    ) -> tuple[PlacementDecision, Any]: ...
+    def select(self, request: PlacementRequest, memory: Any) -> tuple[PlacementDecision, Any]: ...
 
     def on_active_brokers_change(self, memory: Any, active: frozenset[str]) -> Any: ...

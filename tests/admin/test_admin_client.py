@@ -1,9 +1,9 @@
-"""The admin client with respx: redirects, retries, error mapping, redaction."""
+"""The admin client with respx (routes answered at the httpx client, tests/http_mock.py):
+redirects, retries, error mapping, redaction."""
 
 from __future__ import annotations
 
 import pytest
-import respx
 
 from lbctl.admin.auth import make_auth
 from lbctl.admin.client import (
@@ -25,6 +25,7 @@ from lbctl.admin.errors import (
     ServerError,
     Unauthorized,
 )
+from tests.http_mock import mock
 
 # httpx through pytest: ruff bans module-level httpx imports (they would slow the CLI's start-up)
 httpx = pytest.importorskip("httpx")
@@ -39,15 +40,15 @@ def client(**kw) -> AdminClient:
     return AdminClient(A, auth=make_auth("token", f"token:{TOKEN}"), **kw)
 
 
-@respx.mock
+@mock
 def test_cross_host_307_keeps_method_body_and_authorization() -> None:
     path = "/admin/v2/namespaces/public/default/0x00000000_0x40000000/split"
-    first = respx.put(A + path).mock(return_value=httpx.Response(
+    first = mock.put(A + path).mock(return_value=httpx.Response(
         307, headers={"Location": B + path + "?unload=true&splitAlgorithmName=specified_positions_divide"
                       "&authoritative=false"}))
-    second = respx.put(B + path).mock(return_value=httpx.Response(204))
+    second = mock.put(B + path).mock(return_value=httpx.Response(204))
     # the owner is a broker of the cluster: the client asks the admin URL for them once
-    respx.get(A + "/admin/v2/brokers").mock(return_value=httpx.Response(
+    mock.get(A + "/admin/v2/brokers").mock(return_value=httpx.Response(
         200, json=["broker-1:8080", "broker-2:8080"]))
     with client() as c:
         r = c.request(split_call("public/default", "0x00000000_0x40000000", unload=True,
@@ -60,29 +61,29 @@ def test_cross_host_307_keeps_method_body_and_authorization() -> None:
     assert second.calls.last.request.url.params["authoritative"] == "false"
 
 
-@respx.mock
+@mock
 def test_relative_location_and_302_keep_the_method() -> None:
-    again = respx.put(A + "/admin/v2/namespaces/t/n/unload", params={"x": "1"}).mock(
+    again = mock.put(A + "/admin/v2/namespaces/t/n/unload", params={"x": "1"}).mock(
         return_value=httpx.Response(204))
-    respx.put(A + "/admin/v2/namespaces/t/n/unload").mock(
+    mock.put(A + "/admin/v2/namespaces/t/n/unload").mock(
         return_value=httpx.Response(302, headers={"Location": "/admin/v2/namespaces/t/n/unload?x=1"}))
     with client() as c:
         assert c.request(unload_call("t/n")).status == 204
     assert again.called
 
 
-@respx.mock
+@mock
 def test_more_than_five_redirects_fail() -> None:
-    route = respx.get(A + "/admin/v2/clusters").mock(
+    route = mock.get(A + "/admin/v2/clusters").mock(
         return_value=httpx.Response(307, headers={"Location": A + "/admin/v2/clusters"}))
     with client() as c, pytest.raises(HttpError, match="too many redirects"):
         c.clusters()
     assert route.call_count == 6
 
 
-@respx.mock
+@mock
 def test_reads_retry_on_5xx_and_429() -> None:
-    route = respx.get(A + "/admin/v2/clusters").mock(side_effect=[
+    route = mock.get(A + "/admin/v2/clusters").mock(side_effect=[
         httpx.Response(503), httpx.Response(429, headers={"Retry-After": "0"}),
         httpx.Response(200, json=["c1"])])
     with client(retries=2) as c:
@@ -90,17 +91,17 @@ def test_reads_retry_on_5xx_and_429() -> None:
     assert route.call_count == 3
 
 
-@respx.mock
+@mock
 def test_reads_retry_on_connection_errors_then_give_up() -> None:
-    route = respx.get(A + "/admin/v2/clusters").mock(side_effect=httpx.ConnectError("refused"))
+    route = mock.get(A + "/admin/v2/clusters").mock(side_effect=httpx.ConnectError("refused"))
     with client(retries=2) as c, pytest.raises(ConnectionFailed) as e:
         c.clusters()
     assert route.call_count == 3 and e.value.exit_code == 3 and not e.value.sent
 
 
-@respx.mock
+@mock
 def test_mutations_are_never_retried() -> None:
-    route = respx.put(A + "/admin/v2/namespaces/t/n/unload").mock(return_value=httpx.Response(503))
+    route = mock.put(A + "/admin/v2/namespaces/t/n/unload").mock(return_value=httpx.Response(503))
     with client(retries=5) as c, pytest.raises(ServerError):
         c.request(unload_call("t/n"))
     assert route.call_count == 1
@@ -110,9 +111,9 @@ def test_mutations_are_never_retried() -> None:
     (401, Unauthorized, 5), (403, Forbidden, 6), (404, NotFound, 7), (409, Conflict, 8),
     (412, PreconditionFailed, 9), (500, ServerError, 10), (502, ServerError, 10),
     (418, HttpError, 11)])
-@respx.mock
+@mock
 def test_status_maps_to_one_error_class(status: int, cls: type, code: int) -> None:
-    respx.get(A + "/admin/v2/tenants").mock(
+    mock.get(A + "/admin/v2/tenants").mock(
         return_value=httpx.Response(status, json={"reason": "Tenant does not exist"}))
     with client(retries=0) as c, pytest.raises(cls) as e:
         c.json(call(TENANTS))
@@ -122,17 +123,17 @@ def test_status_maps_to_one_error_class(status: int, cls: type, code: int) -> No
     assert msg.endswith("Tenant does not exist")
 
 
-@respx.mock
+@mock
 def test_html_401_page_gives_its_title() -> None:
-    respx.get(A + "/admin/v2/clusters").mock(return_value=httpx.Response(
+    mock.get(A + "/admin/v2/clusters").mock(return_value=httpx.Response(
         401, html="<html><head><title>Error 401 Authentication required</title></head></html>"))
     with client() as c, pytest.raises(Unauthorized, match="Error 401 Authentication required$"):
         c.clusters()
 
 
-@respx.mock
+@mock
 def test_secrets_are_scrubbed_from_errors_and_traces() -> None:
-    respx.get(A + "/admin/v2/clusters").mock(
+    mock.get(A + "/admin/v2/clusters").mock(
         return_value=httpx.Response(403, json={"reason": f"token {TOKEN} is not allowed"}))
     lines: list[str] = []
     with client(trace=lines.append) as c, pytest.raises(Forbidden) as e:
@@ -147,19 +148,19 @@ def test_url_user_info_is_scrubbed() -> None:
     assert c.redact("GET http://user:pa55word@h/x") == "GET http://***@h/x"
 
 
-@respx.mock
+@mock
 def test_timeout() -> None:
-    respx.get(A + "/admin/v2/clusters").mock(side_effect=httpx.ReadTimeout("slow"))
+    mock.get(A + "/admin/v2/clusters").mock(side_effect=httpx.ReadTimeout("slow"))
     with client(retries=3) as c, pytest.raises(RequestTimeout, match="no answer within") as e:
         c.clusters()
     assert e.value.exit_code == 4
 
 
-@respx.mock
+@mock
 def test_gather_keeps_each_failure_in_its_slot() -> None:
-    respx.get("http://b1:8080/admin/v2/broker-stats/load-report").mock(
+    mock.get("http://b1:8080/admin/v2/broker-stats/load-report").mock(
         return_value=httpx.Response(200, json={"cpu": {"usage": 1, "limit": 2}}))
-    respx.get("http://b2:8080/admin/v2/broker-stats/load-report").mock(
+    mock.get("http://b2:8080/admin/v2/broker-stats/load-report").mock(
         return_value=httpx.Response(404, json={"reason": "gone"}))
     with client(retries=0) as c:
         ok, err = c.gather([call(LOAD_REPORT, base=c.broker_url(b)) for b in ("b1:8080", "b2:8080")])

@@ -10,7 +10,6 @@ import ssl
 from pathlib import Path
 
 import pytest
-import respx
 
 from lbctl.admin.auth import PLUGIN_NAMES, PLUGIN_TABLE, make_auth, plugin_kind
 from lbctl.admin.client import AdminClient, client_from_config, unload_call
@@ -18,6 +17,7 @@ from lbctl.admin.clientconf import ConnectionOptions, resolve_connection
 from lbctl.admin.errors import HttpError
 from lbctl.errors import ConfigError, UsageError
 from lbctl.safe.redact import redact as redact_secrets
+from tests.http_mock import mock
 
 httpx = pytest.importorskip("httpx")
 
@@ -30,43 +30,43 @@ def client(url: str = A, **kw) -> AdminClient:
     return AdminClient(url, auth=make_auth("token", f"token:{TOKEN}"), **kw)
 
 
-@respx.mock
+@mock
 def test_a_redirect_to_another_host_is_refused_and_names_the_target() -> None:
-    respx.put(A + "/admin/v2/namespaces/t/n/unload").mock(return_value=httpx.Response(
+    mock.put(A + "/admin/v2/namespaces/t/n/unload").mock(return_value=httpx.Response(
         307, headers={"Location": "http://evil:80/steal"}))
-    respx.get(A + "/admin/v2/brokers").mock(return_value=httpx.Response(200, json=["b1:8080"]))
-    evil = respx.put("http://evil:80/steal").mock(return_value=httpx.Response(204))
+    mock.get(A + "/admin/v2/brokers").mock(return_value=httpx.Response(200, json=["b1:8080"]))
+    evil = mock.put("http://evil:80/steal").mock(return_value=httpx.Response(204))
     with client() as c, pytest.raises(HttpError, match=r"redirected to http://evil:80/steal.*"
                                                        r"not followed \(the change was not made\)"):
         c.request(unload_call("t/n"))
     assert not evil.called
 
 
-@respx.mock
+@mock
 def test_https_to_http_is_never_followed() -> None:
     S = "https://admin:8443"
-    respx.get(S + "/admin/v2/clusters").mock(return_value=httpx.Response(
+    mock.get(S + "/admin/v2/clusters").mock(return_value=httpx.Response(
         301, headers={"Location": "http://admin:8443/admin/v2/clusters"}))
-    plain = respx.get("http://admin:8443/admin/v2/clusters").mock(return_value=httpx.Response(200))
+    plain = mock.get("http://admin:8443/admin/v2/clusters").mock(return_value=httpx.Response(200))
     with client(S) as c, pytest.raises(HttpError, match="from https to http"):
         c.clusters()
     assert not plain.called
 
 
-@respx.mock
+@mock
 def test_a_port_change_is_another_origin() -> None:
-    respx.get(A + "/admin/v2/clusters").mock(return_value=httpx.Response(
+    mock.get(A + "/admin/v2/clusters").mock(return_value=httpx.Response(
         302, headers={"Location": "http://admin:9999/admin/v2/clusters"}))
-    respx.get(A + "/admin/v2/brokers").mock(return_value=httpx.Response(200, json=[]))
-    other = respx.get("http://admin:9999/admin/v2/clusters").mock(return_value=httpx.Response(200))
+    mock.get(A + "/admin/v2/brokers").mock(return_value=httpx.Response(200, json=[]))
+    other = mock.get("http://admin:9999/admin/v2/clusters").mock(return_value=httpx.Response(200))
     with client() as c, pytest.raises(HttpError, match="not followed"):
         c.clusters()
     assert not other.called
 
 
-@respx.mock
+@mock
 def test_a_bad_location_is_reported_as_such() -> None:
-    respx.get(A + "/admin/v2/clusters").mock(return_value=httpx.Response(
+    mock.get(A + "/admin/v2/clusters").mock(return_value=httpx.Response(
         307, headers={"Location": "http://[::1/x"}))
     with client() as c, pytest.raises(HttpError, match="redirected to an invalid URL"):
         c.clusters()
@@ -81,9 +81,9 @@ def test_broker_urls_keep_the_admin_scheme_and_need_host_port() -> None:
                 c.broker_url(bad)
 
 
-@respx.mock
+@mock
 def test_broker_host_allow_keeps_other_hosts_uncontacted() -> None:
-    route = respx.get("http://10.0.0.9:8080/admin/v2/broker-stats/load-report").mock(
+    route = mock.get("http://10.0.0.9:8080/admin/v2/broker-stats/load-report").mock(
         return_value=httpx.Response(200, json={}))
     with client(broker_host_allow=["*.pulsar.svc"]) as c:
         from lbctl.admin.client import LOAD_REPORT, call
@@ -103,10 +103,10 @@ def test_redaction_covers_escaped_forms_and_user_info() -> None:
     assert "tok" not in out and "pw@" not in out
 
 
-@respx.mock
+@mock
 def test_reasons_are_redacted_before_they_are_shortened() -> None:
     reason = "x" * 190 + TOKEN + "y" * 400
-    respx.get(A + "/admin/v2/clusters").mock(return_value=httpx.Response(
+    mock.get(A + "/admin/v2/clusters").mock(return_value=httpx.Response(
         403, json={"reason": reason}))
     from lbctl.admin.errors import AdminError
 

@@ -133,6 +133,21 @@ def test_unavailable_is_retried_boundedly() -> None:
     assert e.value.exit_code == ExitStatus.SERVER_ERROR
 
 
+def test_a_429_retry_after_is_waited_for_up_to_the_cap() -> None:
+    answers = iter([("7", 429), ("2", 429), (None, 200)])
+    sleeps: list[float] = []
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        after, status = next(answers)
+        if status == 429:
+            return httpx.Response(429, headers={"Retry-After": after}, json={"error": "slow down"})
+        return httpx.Response(200, content=matrix([({"instance": "b1"}, [(T0 / 1000, "1")])]))
+
+    c = PrometheusClient("http://prom", transport=httpx.MockTransport(handler), sleep=sleeps.append)
+    assert c.query_range("up", T0, T0, STEP).series
+    assert sleeps == [5.0, 2.0]  # the shared policy: Retry-After of a 429, capped at 5 s
+
+
 def test_a_bad_query_is_not_retried() -> None:
     reqs: list[httpx.Request] = []
     c = PrometheusClient("http://prom", transport=range_server(reqs, fail={0: 404}))

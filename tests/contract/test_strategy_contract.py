@@ -20,11 +20,13 @@ from random import Random
 import pytest
 
 from lbctl.config import SETTINGS_BY_NAME, Settings, resolve
+from lbctl.explain.words import text
 from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
 from lbctl.loadmanager.select import Options, run
 from lbctl.model.bundle import BundleRange, is_system_service_namespace, namespace_of, topic_hash
 from lbctl.model.cluster import ClusterState, TopicStats
 from lbctl.sources.snapshot import read_snapshots
+from lbctl.strategies.base import PlacementRequest
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING, SPLIT
 from lbctl.strategies.split.base import option_for
 from tests.factories import SCENARIOS
@@ -105,6 +107,9 @@ def test_shedder_contract(name: str, scenario: str, no_io: None) -> None:
                 assert sel.destination != sel.broker
             for v in decision.brokers.values():
                 assert v.label is None or v.reason is not None, f"{v.broker}: a label without reason"
+            reasons = (*decision.notes, *(v.why for v in decision.brokers.values()),
+                       *(c.why for c in decision.candidates))
+            assert all(r is None or text(r) for r in reasons), f"{name}: a reason without words"
             decisions.append(decision)
         runs.append(decisions)
     assert runs[0] == runs[1]
@@ -144,11 +149,12 @@ def test_placement_contract(name: str, scenario: str, no_io: None) -> None:
         out = []
         for b in bundles:
             settings = Settings.defaults()
-            decision, memory = strategy.select(list(load.brokers), b, load.bundle_data[b], load,
-                                               settings, memory, rng, planned)
+            decision, memory = strategy.select(PlacementRequest(
+                list(load.brokers), b, load, settings, rng, load.bundle_data[b], planned), memory)
             read = set(settings.read_values())
             assert read <= declared, f"{name} read undeclared settings {read - declared}"
             assert decision.broker is None or decision.broker in load.brokers
+            assert text(decision.why), f"{name}: a placement without words"
             out.append(decision)
         return out
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lbctl.config import Settings
+from lbctl.explain.words import text
 from lbctl.loadmanager.extensible import ExtensibleLoadManager
 from lbctl.model.cluster import EXTENSIBLE_CLASS, ClusterState, NamespaceTopics, TopicStats
 from lbctl.model.decision import Label
@@ -48,13 +49,13 @@ def transfers(st: ClusterState, **conf: object) -> list[tuple[str, str | None]]:
             for a in cycle(st, **conf).actions]
 
 
-def blocked_by(st: ClusterState, text: str, **conf: object) -> None:
+def blocked_by(st: ClusterState, said: str, **conf: object) -> None:
     """Nothing moves: every round pairs with broker-1 (a failed round keeps its min broker), and
-    each top bundle was refused for ``text``."""
+    each top bundle was refused for ``said``."""
     r = cycle(st, **conf)
     assert r.actions == ()
-    whys = [b.why for rd in r.shed.rounds for b in rd.bundles if b.outcome == "skipped"]
-    assert whys and all(text in w for w in whys), whys
+    whys = [text(b.why) for rd in r.shed.rounds for b in rd.bundles if b.outcome == "skipped"]
+    assert whys and all(said in w for w in whys), whys
     assert {rd.min_broker for rd in r.shed.rounds} == {B1}
 
 
@@ -196,7 +197,7 @@ def test_split_with_topic_count_uses_every_topic_in_metadata() -> None:
     # without a topic list the bundle has no topic to divide: no boundary, Failure/Unknown
     res, check = splits(skewed(), "topic_count_equally_divide")
     assert HOT_BUNDLE not in {d.bundle for d in res.decisions} and res.failures >= 1
-    assert "no boundary" in check.why and "Failure/Unknown" in check.why
+    assert "no boundary" in text(check.why) and "Failure/Unknown" in text(check.why)
 
 
 def test_split_fails_when_an_algorithm_gives_several_boundaries() -> None:
@@ -208,7 +209,7 @@ def test_split_fails_when_an_algorithm_gives_several_boundaries() -> None:
     res, check = splits(split_state(topics, stats), "flow_or_qps_equally_divide",
                         loadBalancerNamespaceBundleMaxBandwidthMbytes=25)
     assert HOT_BUNDLE not in {d.bundle for d in res.decisions}
-    assert "boundaries" in check.why and "needs exactly one" in check.why
+    assert "boundaries" in text(check.why) and "needs exactly one" in text(check.why)
     assert res.hit_counts.get(HOT_BUNDLE) == 1  # kept for the next cycle
     # two pieces: one boundary, a split
     res, _ = splits(split_state(topics, stats), "flow_or_qps_equally_divide",
@@ -220,7 +221,7 @@ def test_split_with_specified_positions_fails() -> None:
     """No positions are passed by the automatic split: the algorithm throws (Failure/Unknown)."""
     res, check = splits(skewed(), "specified_positions_divide")
     assert HOT_BUNDLE not in {d.bundle for d in res.decisions}
-    assert "failed" in check.why
+    assert "failed" in text(check.why)
 
 
 def test_explain_says_when_the_version_filter_cannot_apply() -> None:

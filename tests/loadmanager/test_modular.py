@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lbctl.config import Settings
+from lbctl.explain.words import text
 from lbctl.loadmanager.modular import ModularLoadManager as LoadManager
 from lbctl.model.load import ResourceUsage
 from lbctl.records import replace
@@ -48,7 +49,7 @@ def test_load_shedding_ladder() -> None:
     r = lm.run_cycle(two_brokers(90, 3 * MINUTE), conf, r.memory)
     assert unloaded(r) == []
     assert r.decision.selections == ()
-    assert [c.why for c in r.decision.candidates] == [
+    assert [text(c.why) for c in r.decision.candidates] == [
         "recently unloaded (within loadBalancerSheddingGracePeriodMinutes)"] * 2
     assert r.decision.brokers["primary:8080"].reason == "NoBundles"
     cleared = replace(r.memory, recently_unloaded={})
@@ -87,7 +88,7 @@ def test_shedding_disabled_gate() -> None:
 def test_excluded_namespace_is_skipped() -> None:
     conf = Settings.defaults().with_values(loadBalancerSheddingExcludedNamespaces="2/2/2")
     r = manager().run_cycle(two_brokers(95, 0), conf)
-    skipped = {o.selection.bundle: o.skipped for o in r.outcomes}
+    skipped = {o.selection.bundle: text(o.skipped) for o in r.outcomes}
     assert "loadBalancerSheddingExcludedNamespaces" in (skipped[B2] or "")
 
 
@@ -102,7 +103,7 @@ def test_destination_equal_to_owner_is_skipped() -> None:
     assert r.outcomes
     for o in r.outcomes:
         assert o.selection.broker == "primary:8080"
-        assert o.skipped == "the destination broker is the current owner"
+        assert text(o.skipped) == "the destination broker is the current owner"
         assert o.destination == "primary:8080"
     assert r.unloads == ()
 

@@ -12,6 +12,7 @@ stays) is the behaviour under test.
 from __future__ import annotations
 
 from lbctl.config import IMPL, Settings
+from lbctl.explain.words import text
 from lbctl.loadmanager.modular import ModularLoadManager
 from lbctl.model.cluster import ClusterState
 from lbctl.model.policies import ClusterPolicies, IsolationPolicy
@@ -67,7 +68,7 @@ def test_other_namespaces_avoid_a_policys_primary() -> None:
     o = outcome(cluster(OPEN, policies=ClusterPolicies((policy,))))
     assert o.destination == MID
     step = next(s for s in o.placement.steps if s.name == "namespace policies")
-    assert COLD not in step.after and "primary brokers of an isolation policy" in step.why
+    assert COLD not in step.after and "primary brokers of an isolation policy" in text(step.why)
 
 
 def test_secondary_brokers_on_failover() -> None:
@@ -77,7 +78,7 @@ def test_secondary_brokers_on_failover() -> None:
     only = IsolationPolicy(("iso/.*",), ("hot",), ("cold",), min_limit=1, name="p")
     o = outcome(cluster(ISO, policies=ClusterPolicies((only,))))
     assert o.destination is None
-    assert "shouldNamespacePoliciesUnload" in o.skipped
+    assert "shouldNamespacePoliciesUnload" in text(o.skipped)
 
 
 def test_persistent_topics_disabled_broker_is_no_candidate() -> None:
@@ -95,7 +96,7 @@ def test_broker_without_load_report() -> None:
     r = manager().run_cycle(alone, Settings.defaults())
     assert r.gate is None  # two brokers are available: the cycle runs
     assert r.outcomes[0].destination is None  # but nobody can take the bundle
-    assert "shouldNamespacePoliciesUnload" in r.outcomes[0].skipped
+    assert "shouldNamespacePoliciesUnload" in text(r.outcomes[0].skipped)
     one = manager().run_cycle(state({HOT: cluster().brokers[HOT]}, now=1), Settings.defaults())
     assert one.gate and "only 1 broker" in one.gate
 
@@ -128,11 +129,11 @@ def test_version_filter() -> None:
     versioned[MID] = replace(st.brokers[MID], brokerVersionString=None)
     o = outcome(replace(st, brokers=versioned), on)
     assert o.destination == COLD
-    assert any("candidates restored" in s.why for s in o.placement.steps)
+    assert any("candidates restored" in text(s.why) for s in o.placement.steps)
     # no version captured at all: not applied, said so
     o = outcome(st, on)
     assert o.destination == COLD
-    assert any("not applied" in s.why for s in o.placement.steps)
+    assert any("not applied" in text(s.why) for s in o.placement.steps)
 
 
 def _group_state() -> ClusterState:
@@ -164,7 +165,7 @@ def test_anti_affinity_unload_skipped_when_it_would_come_back() -> None:
                  policies=ClusterPolicies(anti_affinity={"g/a": "grp", "g/b": "grp", "g/c": "grp"}))
     o = outcome(st)
     assert o.destination is None
-    assert "shouldAntiAffinityNamespaceUnload" in o.skipped
+    assert "shouldAntiAffinityNamespaceUnload" in text(o.skipped)
 
 
 def test_overload_recheck_stays_within_the_policy() -> None:
@@ -215,7 +216,7 @@ def test_isolation_primary_without_a_report_is_not_scored() -> None:
                  available_brokers=(HOT, COLD, MID, "ghost:8080"))
     o = outcome(st)
     assert o.destination == MID
-    assert any(s.name == "load report" and "ghost:8080" in s.why for s in o.placement.steps)
+    assert any(s.name == "load report" and "ghost:8080" in text(s.why) for s in o.placement.steps)
 
 
 def test_the_policies_example() -> None:

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
+from lbctl.explain.words import text
 from lbctl.loadmanager.select import Options, plans, run
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import ResourceUsage
@@ -111,7 +112,7 @@ def test_a_bundle_split_in_a_cycle_is_not_also_shed() -> None:
     (r,) = run([s], Options(strategy="OverloadShedder"))
     assert [x.candidate.bundle for x in r.splits if x.skipped is None] == [hot]
     assert hot not in {o.selection.bundle for o in r.outcomes}
-    why = {c.bundle: c.why for c in r.decision.candidates}  # type: ignore[union-attr]
+    why = {c.bundle: text(c.why) for c in r.decision.candidates}  # type: ignore[union-attr]
     assert "split in this cycle" in why[hot]
     (r,) = run([s], Options(strategy="OverloadShedder",
                             overrides={"loadBalancerAutoBundleSplitEnabled": "false"}))

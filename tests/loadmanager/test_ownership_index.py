@@ -17,6 +17,7 @@ import pytest
 import lbctl.loadmanager.modular as modular
 import lbctl.strategies.placement.filters as filters
 from lbctl.config import resolve
+from lbctl.explain.words import text
 from lbctl.loadmanager.modular import ModularLoadManager
 from lbctl.loadmanager.select import Options, plans
 from lbctl.model.bundle import namespace_of
@@ -141,4 +142,4 @@ def test_a_later_request_for_another_namespace_gets_the_whole_index() -> None:
                                       mem.round_robin)
     assert after.steps == alone.steps and after.broker == alone.broker
     even = [s for s in after.steps if s.name == "loadBalancerDistributeBundlesEvenlyEnabled"]
-    assert even and even[0].why  # the namespace's owners were found (and removed)
+    assert even and text(even[0].why)  # the namespace's owners were found (and removed)

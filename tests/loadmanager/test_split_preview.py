@@ -9,6 +9,7 @@ import pytest
 
 from lbctl.config import Settings, resolve
 from lbctl.errors import UsageError
+from lbctl.explain.words import text
 from lbctl.loadmanager.split_preview import SplitRequest, preview
 from lbctl.model.bundle import topic_hash
 from lbctl.model.cluster import TopicStats
@@ -54,7 +55,7 @@ def test_largest_is_the_bundle_with_most_topics() -> None:
     topics = _topics_per_bundle({0: 2, 1: 5, 2: 3, 3: 1})
     p = preview(_cluster(topics), Settings.defaults(), SplitRequest(NS, bundle_type="LARGEST"))
     assert p.bundle == f"{NS}/0x40000000_0x80000000" and p.selected_by == "LARGEST"
-    assert "5 of the namespace's 11" in p.selection_why
+    assert "5 of the namespace's 11" in text(p.selection_why)
 
 
 def test_largest_tie_goes_to_the_first_bundle_to_reach_the_count() -> None:
@@ -200,7 +201,7 @@ def test_largest_counts_topics_that_are_not_loaded() -> None:
     st = _listed(_cluster(loaded), persistent=[*loaded, *idle])
     p = preview(st, Settings.defaults(), SplitRequest(NS, bundle="LARGEST"))
     assert p.bundle == f"{NS}/0x80000000_0xc0000000"
-    assert "5 of the namespace's 8" in p.selection_why
+    assert "5 of the namespace's 8" in text(p.selection_why)
     # without the list only the loaded topics count
     p = preview(_cluster(loaded), Settings.defaults(), SplitRequest(NS, bundle="LARGEST"))
     assert p.bundle == f"{NS}/0x40000000_0x80000000"

@@ -87,3 +87,22 @@ def test_placement_does_not_apply_to_the_planner() -> None:
         simulate(read_snapshots([EXAMPLES / "pip364-90-10.json"]),
                  Options(strategy="lbctl", placement="LeastLongTermMessageRate"),
                  SimulationOptions(cycles=2))
+
+
+def test_the_planner_replays_on_the_leaders_clock() -> None:
+    """lbctl's planner is one more load manager: a sequence replays on the leader's clock, and
+    the moves of its first plan, not yet in the reports, count as done until they show."""
+    from lbctl.config import resolve
+    from lbctl.planner.cycle import offer
+    from lbctl.records import replace
+
+    st = read_snapshots([EXAMPLES / "pip364-90-10.json"])[0]
+    later = replace(st, captured_at=st.captured_at + 10 * 60_000)
+    lm = offer(GREEDY).build()
+    first, second = lm.run_sequence([st, later], [resolve(st.config)] * 2)
+    assert first.acted and [a.action for a in first.plan().actions] == ["unload"]
+    assert not second.acted and second.gate is not None
+    assert second.gate.startswith("inside the band")
+    # ten cycles ran; the first replayed one changed nothing, so the rest were not replayed
+    assert second.elapsed.cycles == 10 and second.elapsed.replayed == 1
+    assert "Shedding strategy lbctl, placement lbctl" in second.explanation().to_text()

@@ -71,6 +71,7 @@ def _with_stats(objs: list[object], path: Path) -> int:
                and any(r.lastStats for r in o.brokers.values()))
 
 
+@pytest.mark.slow  # ~40 s: a sequence large enough to tell bounded memory from growth
 def test_the_replay_holds_a_bounded_number_of_snapshots(tmp_path: Path) -> None:
     line = (EXAMPLES / "two-brokers-90-10.jsonl").read_text().splitlines()[0]
     snap = orjson.loads(line)
@@ -101,13 +102,13 @@ def test_the_replay_holds_a_bounded_number_of_snapshots(tmp_path: Path) -> None:
 def test_states_are_decoded_lazily(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seq = _streamed(EXAMPLES / "two-brokers-90-10.jsonl")
     calls = []
-    real = snapshot_stream.parse_snapshot
+    real = snapshot_stream.jsonl_snapshot
 
-    def counting(obj: object, where: str) -> ClusterState:
+    def counting(where: str, line: bytes, number: int, **kw: bool) -> ClusterState:
         calls.append(where)
-        return real(obj, where)
+        return real(where, line, number, **kw)
 
-    monkeypatch.setattr(snapshot_stream, "parse_snapshot", counting)
+    monkeypatch.setattr(snapshot_stream, "jsonl_snapshot", counting)
     it = seq.states()
     assert calls == []
     next(it)
@@ -205,17 +206,19 @@ def test_recommend_prints_the_same(monkeypatch: pytest.MonkeyPatch, extra: list[
     assert streamed.output == whole.output
 
 
-def test_large_files_decode_lines_with_the_typed_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lines_are_decoded_with_the_typed_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lbctl.sources import snapshot
+
     monkeypatch.setattr(snapshot_stream, "DUPLICATE_CHECK_BYTES", 0)
     used = []
-    real = snapshot_stream.fast_load
+    real = snapshot.decode_snapshot
 
     def counting(data: bytes) -> object:
         out = real(data)
         used.append(out is not None)
         return out
 
-    monkeypatch.setattr(snapshot_stream, "fast_load", counting)
+    monkeypatch.setattr(snapshot, "decode_snapshot", counting)
     seq = _streamed(EXAMPLES / "two-brokers-90-10.jsonl")
     assert list(seq.states()) == read_snapshots([EXAMPLES / "two-brokers-90-10.jsonl"])
     assert used and all(used)

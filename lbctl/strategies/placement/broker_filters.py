@@ -29,13 +29,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Protocol
+from typing import Literal, Protocol
 
 from msgspec import Struct
 
 from lbctl.config import Settings
 from lbctl.model.brokerload import BrokerLoadData
 from lbctl.model.bundle import namespace_of
+from lbctl.model.decision import Why
 from lbctl.model.policies import NO_POLICIES, ClusterPolicies, IsolationPolicy
 from lbctl.strategies.placement.namespace_policies import (
     apply_namespace_policies,
@@ -46,10 +47,10 @@ from lbctl.strategies.placement.versions import Version, compare_versions, same_
 
 __all__ = [
     "NO_POLICIES", "AntiAffinityGroupFilter", "BrokerFilter", "BrokerLookup", "Candidates",
-    "FilterContext", "FilterError", "IsolationPoliciesFilter", "IsolationPolicy",
-    "LoadManagerClassFilter", "MaxTopicCountFilter", "Policies", "Version", "VersionFilter",
-    "apply_filters", "compare_versions", "default_pipeline", "latest_version",
-    "make_transferable", "shedding_with_policies_allowed",
+    "FilterContext", "FilterError", "FilterOutcome", "IsolationPoliciesFilter", "IsolationPolicy",
+    "LoadManagerClassFilter", "MaxTopicCountFilter", "NotTransferable", "NotTransferableWhy",
+    "Policies", "Version", "VersionFilter", "apply_filters", "compare_versions",
+    "default_pipeline", "latest_version", "make_transferable", "shedding_with_policies_allowed",
 ]
 
 #: the policies of a cluster (kept under its old name for callers)
@@ -207,21 +208,29 @@ def default_pipeline() -> tuple[BrokerFilter, ...]:
             AntiAffinityGroupFilter(), IsolationPoliciesFilter())
 
 
+class FilterOutcome(Struct, frozen=True):
+    """What one filter of the pipeline did: the brokers it removed, or the error it raised."""
+
+    name: str
+    removed: tuple[str, ...] = ()
+    error: str | None = None
+
+
 def apply_filters(brokers: Candidates, bundle: str, ctx: FilterContext,
-                  pipeline: Sequence[BrokerFilter]) -> tuple[Candidates, list[tuple[str, str]]]:
-    """Run the pipeline; returns the survivors and, per filter, who it removed (or its error).
-    Errors propagate as :class:`FilterError` after being recorded."""
-    steps: list[tuple[str, str]] = []
+                  pipeline: Sequence[BrokerFilter]) -> tuple[Candidates, list[FilterOutcome]]:
+    """Run the pipeline; returns the survivors and, per filter that removed a broker or failed,
+    what it did. Errors propagate as :class:`FilterError` after being recorded."""
+    steps: list[FilterOutcome] = []
     cands = dict(brokers)
     for f in pipeline:
         try:
             after = f(dict(cands), bundle, ctx)
         except (FilterError, ValueError) as e:
-            steps.append((f.name, f"failed: {e}"))
+            steps.append(FilterOutcome(f.name, error=str(e)))
             raise FilterError(f"{f.name}: {e}") from None
-        removed = [b for b in cands if b not in after]
+        removed = tuple(b for b in cands if b not in after)
         if removed:
-            steps.append((f.name, "removed " + ", ".join(removed)))
+            steps.append(FilterOutcome(f.name, removed))
         cands = after
     return cands, steps
 
@@ -235,33 +244,50 @@ def shedding_with_policies_allowed(has_isolation: bool, has_anti_affinity: bool,
     return True
 
 
+#: Why TransferShedder may not move a bundle (``isTransferable`` is false).
+NotTransferable = Literal[
+    "policies",  # loadBalancerSheddingBundlesWithPoliciesEnabled is false
+    "filter-failed",  # detail: the filter's error
+    "excluded",  # detail: the destination the filters remove
+    "no-other",  # no broker but the source passes the filters
+]
+
+
+class NotTransferableWhy(Why, frozen=True):
+    code: NotTransferable
+    detail: str = ""
+
+
+_POLICIES = NotTransferableWhy("policies")
+_NO_OTHER = NotTransferableWhy("no-other")
+
+
 def make_transferable(
     available: Mapping[str, BrokerLookup],
     ctx: FilterContext,
     pipeline: Sequence[BrokerFilter],
-) -> Callable[[str, str, str | None], tuple[bool, str]]:
+) -> Callable[[str, str, str | None], tuple[bool, Why | None]]:
     """TransferShedder's ``isTransferable(bundle, src, dst)`` with a PulsarService: policies gate,
     the filter pipeline over the available brokers (a failing filter makes the bundle not
     transferable), then the destination (or, in unload mode, any other broker) must survive.
-    Note Q4: the destination is checked in unload mode too."""
+    Note Q4: the destination is checked in unload mode too. Returns whether, and why not."""
     settings = ctx.settings
 
-    def transferable(bundle: str, src: str, dst: str | None) -> tuple[bool, str]:
+    def transferable(bundle: str, src: str, dst: str | None) -> tuple[bool, Why | None]:
         ns = namespace_of(bundle)
         if not shedding_with_policies_allowed(
                 ctx.policies.has_isolation_policy(ns), ctx.policies.has_anti_affinity(ns),
                 bool(settings["loadBalancerSheddingBundlesWithPoliciesEnabled"])):
-            return False, ("its namespace has isolation or anti-affinity policies and "
-                           "loadBalancerSheddingBundlesWithPoliciesEnabled is false")
+            return False, _POLICIES
         try:
             cands, _ = apply_filters(dict(available), bundle, ctx, pipeline)
         except FilterError as e:
-            return False, f"broker filter failed ({e})"
+            return False, NotTransferableWhy("filter-failed", str(e))
         if dst is not None and dst not in cands:
-            return False, f"the broker filters exclude {dst}"
+            return False, NotTransferableWhy("excluded", dst)
         cands.pop(src, None)
         if dst is None or not settings["loadBalancerTransferEnabled"]:
-            return (bool(cands), "" if cands else "no other broker passes the filters")
-        return (dst in cands, "")
+            return (bool(cands), None if cands else _NO_OTHER)
+        return (dst in cands, None)
 
     return transferable

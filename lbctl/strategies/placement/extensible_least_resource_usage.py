@@ -10,31 +10,42 @@ caller's order (a Java ``HashSet`` in Pulsar).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from random import Random
+from typing import Literal
 
-from lbctl.config import Settings
-from lbctl.model.brokerload import BrokerLoadData
-from lbctl.model.decision import PlacementDecision
+from lbctl.model.decision import PlacementDecision, Why
+from lbctl.strategies.base import LookupRequest
 
 NAME = "LeastResourceUsageWithWeight"
 
 
-def select(
-    candidates: Sequence[str],
-    store: Mapping[str, BrokerLoadData],
-    settings: Settings,
-    rng: Random,
-    bundle: str = "",
-) -> PlacementDecision:
-    cands = tuple(candidates)
+#: How the extensible LeastResourceUsageWithWeight picked.
+Lookup = Literal[
+    "below",  # count brokers at least threshold below the average
+    "all",  # none clearly below: every candidate
+    "no-candidates",
+]
+
+
+class LookupWhy(Why, frozen=True):
+    code: Lookup
+    count: int = 0
+    threshold: float = 0.0
+    average: float | None = None
+
+
+def select(request: LookupRequest) -> PlacementDecision:
+    """``LeastResourceUsageWithWeight.select`` (extensible): the average ``weightedMaxEMA`` of
+    the candidates with load data, the best at least the difference threshold below it (else
+    every candidate), and a uniform random pick."""
+    cands = tuple(request.candidates)
+    bundle = request.bundle
     if not cands:
-        return PlacementDecision(NAME, bundle, None, cands, why="no candidate broker")
+        return PlacementDecision(NAME, bundle, None, cands, why=LookupWhy("no-candidates"))
     scores: dict[str, float] = {}
     no_data: list[str] = []
     total = 0.0
     for b in cands:
-        data = store.get(b)
+        data = request.store.get(b)
         if data is None:
             no_data.append(b)
             continue
@@ -42,15 +53,16 @@ def select(
         total += data.weightedMaxEMA
     best: list[str] = []
     avg = None
-    thr = int(settings["loadBalancerAverageResourceUsageDifferenceThresholdPercentage"]) / 100.0
+    thr = int(request.settings[
+        "loadBalancerAverageResourceUsageDifferenceThresholdPercentage"]) / 100.0
     if len(cands) > len(no_data):
         avg = total / (len(cands) - len(no_data))
         best = [b for b in cands if b in scores and scores[b] + thr <= avg]
     if best:
-        why = f"{len(best)} broker(s) at least {thr:g} below the average load {avg:.4f}"
+        why = LookupWhy("below", len(best), thr, avg)
     else:
         best = list(cands)
-        why = "no broker is clearly below the average: all candidates are equally good"
-    pick = best[rng.randrange(len(best))]
+        why = LookupWhy("all")
+    pick = best[request.rng.randrange(len(best))]
     return PlacementDecision(NAME, bundle, pick, cands, scores, tuple(best), why, tuple(no_data),
                              avg)

@@ -21,11 +21,14 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import filterfalse
+from typing import Literal
+
+from msgspec import Struct
 
 from lbctl.config import Settings
 from lbctl.model.bundle import namespace_of
 from lbctl.model.candidates import Excluding
-from lbctl.model.decision import FilterStep
+from lbctl.model.decision import FilterStep, Why
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.loaddata import LoadData
 from lbctl.model.policies import NO_POLICIES, ClusterPolicies, IsolationPolicy
@@ -36,6 +39,45 @@ from lbctl.strategies.placement.namespace_policies import (
     namespace_group_counts,
 )
 from lbctl.strategies.placement.versions import Version, compare_versions, same_version
+
+#: What a broker filter of ``selectBroker`` did.
+Filter = Literal[
+    "too-many-topics",  # limit; names: removed
+    "all-too-many-topics",  # limit: not applied
+    "evenly",  # namespace, least; names/counts: the owners removed and their bundles
+    "other-class",  # names/classes: removed; detail: the leader's class
+    "no-versions",  # not applied
+    "version-failed",  # problem, broker, detail (its version)
+    "older-version",  # newest
+]
+
+
+#: Why Pulsar's ``BrokerVersionFilter`` throws (``BrokerFilterBadVersionException``).
+VersionProblem = Literal[
+    "empty",
+    "no-data",
+    "no-version",
+    "invalid",
+]
+
+
+class FilterWhy(Why, frozen=True):
+    """A reason of :data:`Filter`, with its figures."""
+
+    code: Filter
+    limit: int = 0
+    namespace: str = ""
+    least: int = 0
+    names: tuple[str, ...] = ()
+    counts: tuple[int, ...] = ()
+    classes: tuple[str | None, ...] = ()
+    detail: str = ""
+    problem: VersionProblem | None = None
+    broker: str = ""
+    newest: Version | None = None
+
+
+NO_VERSIONS = FilterWhy("no-versions")
 
 
 def filter_large_topic_count(
@@ -55,13 +97,13 @@ def filter_large_topic_count(
             kept.append(b)
     if not kept:
         steps.append(FilterStep("loadBalancerBrokerMaxTopics", cands, cands,
-                                f"every broker has more than {limit} topics: filter not applied"))
+                                FilterWhy("all-too-many-topics", limit)))
         return cands
     kept_set = set(kept)
-    removed = [b for b in cands if b not in kept_set]
+    removed = tuple(b for b in cands if b not in kept_set)
     steps.append(FilterStep(
         "loadBalancerBrokerMaxTopics", cands, tuple(kept),
-        f"removed {', '.join(removed)}: more than {limit} topics" if removed else ""))
+        FilterWhy("too-many-topics", limit, names=removed) if removed else None))
     return tuple(kept)
 
 
@@ -145,11 +187,11 @@ def remove_most_servicing(
     else:
         least = min(owners[b] for b in cands)
         kept = tuple(b for b in cands if owners[b] == least)
-    why = ""
+    why = None
     if len(kept) < len(cands):
-        removed = [f"{b} ({owners[b]})" for b in owning if owners[b] != least]
-        why = (f"kept brokers owning {least} bundle(s) "
-               f"of {namespace}; removed " + ", ".join(removed))
+        removed = tuple(b for b in owning if owners[b] != least)
+        why = FilterWhy("evenly", namespace=namespace, least=least, names=removed,
+                        counts=tuple(owners[b] for b in removed))
     steps.append(FilterStep("loadBalancerDistributeBundlesEvenlyEnabled", cands, kept, why))
     return kept
 
@@ -251,10 +293,10 @@ def filter_load_manager_class(cands: Sequence[str], load: LoadData, settings: Se
     other = {b for b in cands if b in brokers and brokers[b].local.loadManagerClassName != mine}
     kept = tuple(b for b in cands if b not in other)
     if len(kept) < len(cands):
-        removed = [f"{b} ({load.brokers[b].local.loadManagerClassName or 'no class'})"
-                   for b in cands if b in other]
-        steps.append(FilterStep("BrokerLoadManagerClassFilter", cands, kept,
-                                f"removed {', '.join(removed)}: not {mine}"))
+        removed = tuple(b for b in cands if b in other)
+        steps.append(FilterStep("BrokerLoadManagerClassFilter", cands, kept, FilterWhy(
+            "other-class", names=removed, detail=mine,
+            classes=tuple(brokers[b].local.loadManagerClassName for b in removed))))
     return kept
 
 
@@ -266,40 +308,44 @@ def filter_versions(cands: Sequence[str], load: LoadData, settings: Settings,
     if not settings["preferLaterVersions"]:
         return cands
     if not env.versions_known:
-        steps.append(FilterStep("BrokerVersionFilter", cands, cands,
-                                "not applied: no load report carries brokerVersionString"))
+        steps.append(FilterStep("BrokerVersionFilter", cands, cands, NO_VERSIONS))
         return cands
-    problem = None
-    latest: Version | None = None
-    if not cands:
-        problem = "Unable to determine latest version since broker set was empty"
-    for b in cands:
-        bd = load.brokers.get(b)
-        version = bd.local.brokerVersionString if bd is not None else None
-        if bd is None:
-            problem = f'No broker data for broker "{b}"'
-        elif not version:
-            problem = f'No version string in load report for broker "{b}"'
-        else:
-            try:
-                v = Version.parse(version)
-            except ValueError:
-                problem = f'Invalid version string in load report for broker "{b}": "{version}"'
-            else:
-                if latest is None or compare_versions(latest, v) < 0:
-                    latest = v
-        if problem:
-            break
-    if problem is not None or latest is None:
-        steps.append(FilterStep("BrokerVersionFilter", cands, (),
-                                f"failed ({problem}): candidates restored"))
+    latest = _latest_version(cands, load)
+    if isinstance(latest, _Problem):
+        steps.append(FilterStep("BrokerVersionFilter", cands, (), FilterWhy(
+            "version-failed", problem=latest.problem, broker=latest.broker,
+            detail=latest.version)))
         return None
-    newest = latest
     kept = tuple(b for b in cands
                  if same_version(Version.parse(load.brokers[b].local.brokerVersionString or ""),
-                                 newest))
+                                 latest))
     if len(kept) < len(cands):
         steps.append(FilterStep("BrokerVersionFilter", cands, kept,
-                                "removed brokers older than the newest version "
-                                f"{newest.major}.{newest.minor}.{newest.patch}"))
+                                FilterWhy("older-version", newest=latest)))
     return kept
+
+
+class _Problem(Struct, frozen=True):
+    problem: VersionProblem
+    broker: str = ""
+    version: str = ""
+
+
+def _latest_version(cands: Sequence[str], load: LoadData) -> Version | _Problem:
+    """``getLatestVersionNumber``: the newest version of the candidates, or why Pulsar's filter
+    throws (the first candidate without a report, a version or a valid one)."""
+    latest: Version | None = None
+    for b in cands:
+        bd = load.brokers.get(b)
+        if bd is None:
+            return _Problem("no-data", b)
+        version = bd.local.brokerVersionString
+        if not version:
+            return _Problem("no-version", b)
+        try:
+            v = Version.parse(version)
+        except ValueError:
+            return _Problem("invalid", b, version)
+        if latest is None or compare_versions(latest, v) < 0:
+            latest = v
+    return latest if latest is not None else _Problem("empty")

@@ -36,21 +36,48 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain, filterfalse
-from random import Random
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from msgspec import Struct
 
 from lbctl.config import Settings
 from lbctl.model.candidates import Excluding
-from lbctl.model.decision import PlacementDecision
-from lbctl.model.load import BundleData, LocalBrokerData
+from lbctl.model.decision import PlacementDecision, Why
+from lbctl.model.load import LocalBrokerData
 from lbctl.model.loaddata import BrokerData, LoadData
+from lbctl.strategies.base import PlacementRequest
 from lbctl.strategies.registry import PLACEMENT
-from lbctl.units import pct_whole
 
 NAME = "LeastLongTermMessageRate"
+
+
+#: How LeastLongTermMessageRate picked, and why a candidate scored +inf.
+Least = Literal[
+    "all-overloaded",  # every candidate at +inf: a pick among all of them
+    "lowest",  # one candidate has the least score
+    "tie",  # several share it: a random pick among them
+    "no-candidates",
+    "no-load-data",  # a +inf note: broker
+    "overloaded",  # a +inf note: broker, usage, threshold
+]
+
+
+class LeastWhy(Why, frozen=True):
+    """A reason of :data:`Least`: the pick among ``best`` at ``score``, and the +inf notes of
+    the candidate set (one tuple shared by every placement over the set)."""
+
+    code: Least
+    pick: str = ""
+    best: tuple[str, ...] = ()
+    score: float = 0.0
+    notes: tuple[LeastWhy, ...] = ()
+    broker: str = ""
+    usage: float = 0.0
+    threshold: float = 0.0
+
+
+NO_CANDIDATES = LeastWhy("no-candidates")
 
 
 def weighted_usage5(local: LocalBrokerData, settings: Settings) -> float:
@@ -83,21 +110,21 @@ def long_term_rate(data: BrokerData) -> float:
 
 
 class _Ranking(Struct, frozen=True):
-    """The outcome of rules 1-3 for one candidate set (everything but the random pick).
-
-    ``notes_text``: the notes joined as every placement over this set words them (made once per
-    set: the placements of a large cycle share few sets, each with hundreds of +inf notes)."""
+    """The outcome of rules 1-3 for one candidate set (everything but the random pick): the
+    scores, the best, the least score, how the pick is made, and the +inf brokers' notes."""
 
     scores: Mapping[str, float]
     best: tuple[str, ...]
     min_score: float
-    notes: tuple[str, ...]
-    notes_text: str = ""
+    notes: tuple[LeastWhy, ...]
+    code: Least = "lowest"
 
     @classmethod
     def of(cls, scores: Mapping[str, float], best: tuple[str, ...], min_score: float,
-           notes: tuple[str, ...]) -> _Ranking:
-        return cls(scores, best, min_score, notes, "; ".join(notes))
+           notes: tuple[LeastWhy, ...]) -> _Ranking:
+        code: Least = ("all-overloaded" if math.isinf(min_score) or math.isnan(min_score) else
+                       "lowest" if len(best) == 1 else "tie")
+        return cls(scores, best, min_score, notes, code)
 
 
 @PLACEMENT.register(NAME, reads=(
@@ -123,22 +150,15 @@ class LeastLongTermMessageRate:
         self._bases: dict[int, _BaseRanking] = {}  # id(candidate tuple) -> its ranking
         self._views: dict[tuple[int, frozenset[str]], tuple[tuple[str, ...], _Ranking]] = {}
         # broker -> score, and broker -> note for those at +inf
-        self._scores: tuple[dict[str, float], dict[str, str]] = ({}, {})
+        self._scores: tuple[dict[str, float], dict[str, LeastWhy]] = ({}, {})
 
     def initial_memory(self) -> None:
         return None
 
-    def select(
-        self,
-        candidates: Sequence[str],
-        bundle: str,
-        data: BundleData,
-        load: LoadData,
-        settings: Settings,
-        memory: Any,
-        rng: Random,
-        planned: Mapping[str, str],
-    ) -> tuple[PlacementDecision, Any]:
+    def select(self, request: PlacementRequest, memory: Any) -> tuple[PlacementDecision, Any]:
+        """``LeastLongTermMessageRate.selectBroker``: rank the candidates (rules 1-3, memoised
+        per candidate set), then a uniform random pick among the best."""
+        candidates, load, settings = request.candidates, request.load, request.settings
         cands: Sequence[str]
         if isinstance(candidates, Excluding):
             cands = candidates
@@ -148,22 +168,12 @@ class LeastLongTermMessageRate:
             ranking = self._ranking(cands, load, settings)
         best = ranking.best
         if not best:
-            return PlacementDecision(NAME, bundle, None, cands, why="no candidate brokers"), memory
-
-        pick = best[rng.randrange(len(best))]
-        min_score = ranking.min_score
-        if math.isinf(min_score) or math.isnan(min_score):
-            why = ("every candidate is overloaded: uniform random pick among all of them"
-                   f" [{', '.join(best)}] → {pick}")
-        elif len(best) == 1:
-            why = f"{pick} has the lowest long-term message rate {min_score:.1f} msg/s"
-        else:
-            why = (f"{', '.join(best)} tie at the lowest long-term message rate {min_score:.1f} "
-                   f"msg/s: uniform random pick → {pick}")
-        if ranking.notes:  # the +inf brokers' notes, joined once per candidate set
-            why = f"{why}; {ranking.notes_text}"
+            return PlacementDecision(NAME, request.bundle, None, cands,
+                                     why=NO_CANDIDATES), memory
+        pick = best[request.rng.randrange(len(best))]
+        why = LeastWhy(ranking.code, pick, best, ranking.min_score, ranking.notes)
         return PlacementDecision(
-            NAME, bundle, pick, cands, ranking.scores, best, why
+            NAME, request.bundle, pick, cands, ranking.scores, best, why
         ), memory
 
     def _fresh(self, load: LoadData, settings: Settings) -> None:
@@ -223,21 +233,22 @@ def _settings_key(settings: Settings) -> tuple[Any, ...]:
         "loadBalancerBandwithOutResourceWeight", "loadBalancerMemoryResourceWeight"))
 
 
-def _score(broker: str, load: LoadData, settings: Settings) -> tuple[float, str | None]:
+def _score(broker: str, load: LoadData, settings: Settings) -> tuple[float, LeastWhy | None]:
     """Rules 1-2 for one broker: its score, and a note when it is +inf."""
     bd = load.brokers.get(broker)
     if bd is None:
         # Pulsar would fail on a candidate without load data; lbctl ranks it last.
-        return math.inf, f"{broker} has no load data → +inf"
+        return math.inf, LeastWhy("no-load-data", broker=broker)
     threshold = float(settings["loadBalancerBrokerOverloadedThresholdPercentage"]) / 100.0
     usage = overload_usage(bd.local, settings)
     if usage > threshold:
-        return math.inf, f"{broker} is overloaded (usage {pct_whole(usage)} > {pct_whole(threshold)}) → +inf"
+        return math.inf, LeastWhy("overloaded", broker=broker, usage=usage,
+                                  threshold=threshold)
     return long_term_rate(bd), None
 
 
 def _fill(cands: Sequence[str], load: LoadData, settings: Settings,
-          memo: tuple[dict[str, float], dict[str, str]]) -> None:
+          memo: tuple[dict[str, float], dict[str, LeastWhy]]) -> None:
     """Score the candidates not scored yet (rules 1-2) into ``memo``."""
     scored, noted = memo
     if all(map(scored.__contains__, cands)):
@@ -252,7 +263,7 @@ def _fill(cands: Sequence[str], load: LoadData, settings: Settings,
 
 def _rank(
     cands: tuple[str, ...], load: LoadData, settings: Settings,
-    memo: tuple[dict[str, float], dict[str, str]],
+    memo: tuple[dict[str, float], dict[str, LeastWhy]],
 ) -> _Ranking:
     """Rule 3 over ``cands`` in their order (broker scores memoised in ``memo``: each broker's
     score, and the note of those at +inf).
@@ -286,7 +297,7 @@ class _BaseRanking:
     __slots__ = ("names", "notes", "order", "scores")
 
     def __init__(self, names: tuple[str, ...], scores: dict[str, float],
-                 order: list[int], notes: list[tuple[int, str]]) -> None:
+                 order: list[int], notes: list[tuple[int, LeastWhy]]) -> None:
         self.names = names
         self.scores = scores
         self.order = order
@@ -294,7 +305,7 @@ class _BaseRanking:
 
     @classmethod
     def of(cls, names: tuple[str, ...],
-           memo: tuple[dict[str, float], dict[str, str]]) -> _BaseRanking:
+           memo: tuple[dict[str, float], dict[str, LeastWhy]]) -> _BaseRanking:
         scored, noted = memo
         values = list(map(scored.__getitem__, names))
         order = sorted((i for i, v in enumerate(values) if v == v),  # not NaN

@@ -20,7 +20,7 @@ Rules, for each call:
 6. A uniformly random best (``ThreadLocalRandom``; lbctl: ``rng.randrange(len(best))``).
 
 A smoothed usage above ``loadBalancerBrokerOverloadedThresholdPercentage`` is only logged by
-Pulsar; lbctl says so in ``why``. ``on_active_brokers_change`` drops the history of brokers that
+Pulsar; lbctl records those brokers in ``why``. ``on_active_brokers_change`` drops the history of brokers that
 are gone (``onActiveBrokersChange``).
 
 Ties: candidates are scanned in the order given (Java ``HashSet`` order); the sum of rule 3 is
@@ -30,16 +30,14 @@ accumulated in that order and ``best`` keeps it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from random import Random
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from lbctl.config import USAGE_KEYS, Settings
-from lbctl.model.decision import PlacementDecision
-from lbctl.model.load import BundleData
+from lbctl.model.decision import PlacementDecision, Why
 from lbctl.model.loaddata import LoadData
+from lbctl.strategies.base import PlacementRequest
 from lbctl.strategies.registry import PLACEMENT
-from lbctl.units import pct
 
 NAME = "LeastResourceUsageWithWeight"
 #: MAX_RESOURCE_USAGE: the history assumed for a candidate without one (cannot happen after rule 2)
@@ -47,6 +45,33 @@ MAX_RESOURCE_USAGE = 1.0
 
 History = Mapping[str, float]
 _EMPTY: History = MappingProxyType({})
+
+
+#: How LeastResourceUsageWithWeight picked.
+Weighted = Literal[
+    "below",  # among the candidates far enough below the mean
+    "all",  # none was (all overloaded, as Pulsar puts it): among all of them
+    "no-candidates",
+]
+
+
+class WeightedWhy(Why, frozen=True):
+    """A reason of :data:`Weighted`: the candidates' mean smoothed usage, the difference
+    threshold (a fraction), the best with their usages and the pick; the candidates whose
+    history was reset, those above the overload threshold (Pulsar only logs them) with their
+    usages, and those without load data."""
+
+    code: Weighted
+    mean: float = 0.0
+    diff: float = 0.0
+    best: tuple[str, ...] = ()
+    best_usage: tuple[float, ...] = ()
+    pick: str = ""
+    resets: tuple[str, ...] = ()
+    overload: float = 0.0
+    over: tuple[str, ...] = ()
+    over_usage: tuple[float, ...] = ()
+    missing: tuple[str, ...] = ()
 
 
 @PLACEMENT.register(NAME, reads=(
@@ -60,88 +85,65 @@ class LeastResourceUsageWithWeight:
     def initial_memory(self) -> History:
         return _EMPTY
 
-    def select(
-        self,
-        candidates: Sequence[str],
-        bundle: str,
-        data: BundleData,
-        load: LoadData,
-        settings: Settings,
-        memory: Any,
-        rng: Random,
-        planned: Mapping[str, str],
-    ) -> tuple[PlacementDecision, History]:
+    def select(self, request: PlacementRequest, memory: Any
+               ) -> tuple[PlacementDecision, History]:
+        """``LeastResourceUsageWithWeight.selectBroker``: every candidate's smoothed usage
+        (rule 2), their mean, the best at least the difference threshold below it (rules 3-5),
+        and a uniform random pick among them (rule 6)."""
         history: dict[str, float] = dict(memory or {})
-        cands = tuple(candidates)
+        cands = tuple(request.candidates)
         if not cands:
-            return PlacementDecision(
-                NAME, bundle, None, cands, why="no candidate brokers"
-            ), MappingProxyType(history)
-
-        keep = float(settings["loadBalancerHistoryResourcePercentage"])
+            return PlacementDecision(NAME, request.bundle, None, cands,
+                                     why=WeightedWhy("no-candidates")
+                                     ), MappingProxyType(history)
+        settings, load = request.settings, request.load
         diff = int(settings["loadBalancerAverageResourceUsageDifferenceThresholdPercentage"]) / 100.0
         overload = float(settings["loadBalancerBrokerOverloadedThresholdPercentage"]) / 100.0
-
-        # Rule 2.
-        total = 0.0
-        resets: list[str] = []
-        missing: list[str] = []
-        for c in cands:
-            bd = load.brokers.get(c)
-            if bd is None:
-                # Pulsar would fail on a candidate without load data; lbctl leaves its history
-                # alone and counts it as fully used.
-                missing.append(c)
-                total += history.get(c, MAX_RESOURCE_USAGE)
-                continue
-            local = bd.local
-            h = history.get(c)
-            if len(local.bundles) == 0 or (local.msgRateIn == 0 and local.msgRateOut == 0):
-                if h is not None:
-                    resets.append(c)
-                h = None
-            r = settings.weighted_usage(local)
-            h = r if h is None else h * keep + (1 - keep) * r
-            history[c] = h
-            total += h
-        # Rules 3-5.
+        total, resets, missing = _update_histories(cands, load, settings, history)
         mean = total / len(cands)
         scores = {c: history.get(c, MAX_RESOURCE_USAGE) for c in cands}
         best = [c for c in cands if scores[c] + diff <= mean]
-        fallback = not best
-        if fallback:
-            best = list(cands)
-        pick = best[rng.randrange(len(best))]
-
-        parts = [f"mean smoothed usage of the candidates {pct(mean)}"]
-        if fallback:
-            parts.append(
-                f"no candidate is {diff * 100:g}% below it (all overloaded, as Pulsar puts it): "
-                f"uniform random pick among all [{', '.join(best)}] → {pick}"
-            )
-        else:
-            below = ", ".join(f"{c} ({pct(scores[c])})" for c in best)
-            parts.append(
-                f"at least {diff * 100:g}% below it: {below}"
-                + (f" → random pick {pick}" if len(best) > 1 else f" → {pick}")
-            )
-        if resets:
-            parts.append(
-                f"history reset (no bundles or zero message rate, e.g. restarted): {', '.join(resets)}"
-            )
-        over = [c for c in cands if c in load.brokers and scores[c] > overload]
-        if over:
-            parts.append(
-                "above the overload threshold "
-                f"{overload * 100:g}% (Pulsar only logs it): "
-                + ", ".join(f"{c} ({pct(scores[c])})" for c in over)
-            )
-        if missing:
-            parts.append(f"no load data (counted as 100%): {', '.join(missing)}")
+        code: Weighted = "below"
+        if not best:  # "all brokers are overloaded": every candidate
+            best, code = list(cands), "all"
+        pick = best[request.rng.randrange(len(best))]
+        over = tuple(c for c in cands if c in load.brokers and scores[c] > overload)
+        why = WeightedWhy(code, mean, diff, tuple(best), tuple(scores[c] for c in best), pick,
+                          tuple(resets), overload, over, tuple(scores[c] for c in over),
+                          tuple(missing))
         return PlacementDecision(
-            NAME, bundle, pick, cands, MappingProxyType(scores), tuple(best), "; ".join(parts)
+            NAME, request.bundle, pick, cands, MappingProxyType(scores), tuple(best), why
         ), MappingProxyType(history)
 
     def on_active_brokers_change(self, memory: Any, active: frozenset[str]) -> History:
         """``onActiveBrokersChange``: forget the history of brokers that are no longer active."""
         return MappingProxyType({b: h for b, h in dict(memory or {}).items() if b in active})
+
+
+def _update_histories(cands: Sequence[str], load: LoadData, settings: Settings,
+                      history: dict[str, float]) -> tuple[float, list[str], list[str]]:
+    """``updateAndGetMaxResourceUsageWithWeight`` for every candidate, in order (rule 2), on
+    ``history`` in place: the sum of the new histories, the candidates whose history was reset,
+    and those without load data (Pulsar would fail on one; lbctl leaves its history alone and
+    counts it as fully used)."""
+    keep = float(settings["loadBalancerHistoryResourcePercentage"])
+    total = 0.0
+    resets: list[str] = []
+    missing: list[str] = []
+    for c in cands:
+        bd = load.brokers.get(c)
+        if bd is None:
+            missing.append(c)
+            total += history.get(c, MAX_RESOURCE_USAGE)
+            continue
+        local = bd.local
+        h = history.get(c)
+        if len(local.bundles) == 0 or (local.msgRateIn == 0 and local.msgRateOut == 0):
+            if h is not None:
+                resets.append(c)
+            h = None
+        r = settings.weighted_usage(local)
+        h = r if h is None else h * keep + (1 - keep) * r
+        history[c] = h
+        total += h
+    return total, resets, missing

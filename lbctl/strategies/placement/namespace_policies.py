@@ -24,18 +24,46 @@ the owned *bundles* of the group (``ServiceUnitStateChannel`` ownership entries)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Literal
 
 from msgspec import Struct
 
 from lbctl.model.bundle import namespace_of
+from lbctl.model.decision import Why
 from lbctl.model.policies import DEFAULT_DOMAIN, ClusterPolicies
+
+#: What the namespace policies kept, and why.
+Policy = Literal[
+    "isolation",  # name (of the policy, may be empty), names (its primaries);
+    #   failover: min_limit, others (the secondaries added)
+    "shared",  # names (brokers not loading the topic kind), others (primaries of a
+    #   policy, not shared), non_persistent
+    "anti-affinity",  # domains (removed by domain, with domain_least);
+    #   names/counts (removed brokers), least
+]
+
+
+class PolicyWhy(Why, frozen=True):
+    """A reason of :data:`Policy`, with its figures."""
+
+    code: Policy
+    name: str = ""
+    names: tuple[str, ...] = ()
+    others: tuple[str, ...] = ()
+    failover: bool = False
+    min_limit: int = 0
+    non_persistent: bool = False
+    domains: tuple[str, ...] = ()
+    domain_least: int = 0
+    counts: tuple[int, ...] = ()
+    least: int = 0
 
 
 class PolicyCandidates(Struct, frozen=True):
-    """The brokers a namespace's policies allow, and in words why."""
+    """The brokers a namespace's policies allow, and why (``None``: nothing removed)."""
 
     brokers: tuple[str, ...]
-    why: str
+    why: PolicyWhy | None
     policy: str | None = None  # the isolation policy's name, when one applies
 
 
@@ -54,14 +82,12 @@ def apply_namespace_policies(
         primaries = [b for b in available if policy.is_primary(b)]
         secondaries = [b for b in available if b not in primaries and policy.is_secondary(b)]
         keep = set(primaries)
-        name = policy.name or "an isolation policy"
-        why = f"isolation policy {name}: primaries {', '.join(primaries) or 'none'}"
-        if policy.should_failover(len(primaries)):
+        failover = policy.should_failover(len(primaries))
+        if failover:
             keep.update(secondaries)
-            why += (f"; fewer than min_limit {policy.min_limit}, so the secondaries too: "
-                    f"{', '.join(secondaries) or 'none'}")
+        why = PolicyWhy("isolation", policy.name or "", tuple(primaries),
+                        tuple(secondaries), failover, policy.min_limit)
         return PolicyCandidates(tuple(b for b in available if b in keep), why, policy.name)
-    kind = "non-persistent" if non_persistent else "persistent"
     kept: list[str] = []
     no_kind: list[str] = []
     reserved: list[str] = []
@@ -72,14 +98,9 @@ def apply_namespace_policies(
             reserved.append(b)
         else:
             kept.append(b)
-    parts = []
-    if no_kind:
-        parts.append(f"{', '.join(no_kind)} cannot load {kind} topics "
-                     "(or have no load report)")
-    if reserved:
-        parts.append(f"{', '.join(reserved)} are primary brokers of an isolation policy "
-                     "(not shared)")
-    return PolicyCandidates(tuple(kept), "; ".join(parts))
+    shared = (PolicyWhy("shared", names=tuple(no_kind), others=tuple(reserved),
+                        non_persistent=non_persistent) if no_kind or reserved else None)
+    return PolicyCandidates(tuple(kept), shared)
 
 
 # --- anti-affinity groups ---------------------------------------------------------------------------
@@ -116,34 +137,32 @@ def filter_anti_affinity(
     cands: Sequence[str],
     counts: Mapping[str, int] | None,
     domains: Mapping[str, str] | None,
-) -> tuple[tuple[str, ...], str]:
+) -> tuple[tuple[str, ...], PolicyWhy | None]:
     """``filterAntiAffinityGroupOwnedBrokers`` on ``cands`` (order kept); ``domains`` is the broker →
     failure domain map when ``failureDomainsEnabled`` (else ``None``). Returns the survivors and
-    why others went."""
+    why others went (``None``: none did)."""
     if not cands or counts is None:
-        return tuple(cands), ""
+        return tuple(cands), None
     out = list(cands)
-    why = []
+    by_domain: list[str] = []
+    least_d = 0
     if domains:  # filterDomainsNotHavingLeastNumberAntiAffinityNamespaces
         per_domain: dict[str, int] = {}
         for b in out:
             d = domains.get(b, DEFAULT_DOMAIN)
             per_domain[d] = per_domain.get(d, 0) + counts.get(b, 0)
         least_d = min(per_domain.values())
-        dropped = [b for b in out if per_domain[domains.get(b, DEFAULT_DOMAIN)] != least_d]
-        if dropped:
-            why.append(f"failure domains owning more than {least_d} namespace(s) of the group: "
-                       f"removed {', '.join(dropped)}")
-        out = [b for b in out if b not in dropped]
-    if not out:
-        return (), "; ".join(why)
-    least = min(counts.get(b, 0) for b in out)
+        by_domain = [b for b in out if per_domain[domains.get(b, DEFAULT_DOMAIN)] != least_d]
+        out = [b for b in out if b not in by_domain]
+    least = min((counts.get(b, 0) for b in out), default=0)
     kept = [b for b in out if counts.get(b, 0) == least]
-    dropped = [f"{b} ({counts.get(b, 0)})" for b in out if counts.get(b, 0) != least]
-    if dropped:
-        why.append(f"kept the brokers owning {least} of the anti-affinity group; removed "
-                   + ", ".join(dropped))
-    return tuple(kept), "; ".join(why)
+    dropped = [b for b in out if counts.get(b, 0) != least]
+    why = None
+    if by_domain or dropped:
+        why = PolicyWhy("anti-affinity", names=tuple(dropped),
+                        counts=tuple(counts.get(b, 0) for b in dropped), least=least,
+                        domains=tuple(by_domain), domain_least=least_d)
+    return tuple(kept), why
 
 
 def should_anti_affinity_namespace_unload(current: str, cands: Sequence[str],

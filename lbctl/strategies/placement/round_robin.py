@@ -20,17 +20,13 @@ current counter. Order: candidates in the order given (Java ``Set`` iteration or
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from random import Random
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from msgspec import Struct
 
-from lbctl.config import Settings
-from lbctl.model.decision import PlacementDecision
-from lbctl.model.load import BundleData
-from lbctl.model.loaddata import LoadData
+from lbctl.model.decision import PlacementDecision, Why
+from lbctl.strategies.base import PlacementRequest
 from lbctl.strategies.registry import PLACEMENT
 
 NAME = "RoundRobinBrokerSelector"
@@ -44,6 +40,28 @@ class RoundRobinMemory(Struct, frozen=True):
     cache: tuple[str, ...] = ()
 
 
+#: How the rotation list was used.
+Rotation = Literal[
+    "kept",  # the list as it was
+    "resized",  # rebuilt from the candidates: too short, or another size
+    "stale",  # rebuilt: the broker at the index is no longer a candidate (stale)
+    "no-candidates",
+]
+
+
+class RotationWhy(Why, frozen=True):
+    """A reason of :data:`Rotation`: the counter, the number of candidates, the index, the
+    rotation list and the pick (``stale``: the broker the old list had there)."""
+
+    code: Rotation
+    counter: int = 0
+    size: int = 0
+    index: int = 0
+    cache: tuple[str, ...] = ()
+    pick: str = ""
+    stale: str = ""
+
+
 @PLACEMENT.register(NAME)
 class RoundRobinBrokerSelector:
     """See the module docstring. Scores are each candidate's position in the rotation list."""
@@ -53,44 +71,36 @@ class RoundRobinBrokerSelector:
     def initial_memory(self) -> RoundRobinMemory:
         return RoundRobinMemory()
 
-    def select(
-        self,
-        candidates: Sequence[str],
-        bundle: str,
-        data: BundleData | None,
-        load: LoadData | None,
-        settings: Settings | None,
-        memory: Any,
-        rng: Random | None,
-        planned: Mapping[str, str] | None,
-    ) -> tuple[PlacementDecision, RoundRobinMemory]:
+    def select(self, request: PlacementRequest, memory: Any
+               ) -> tuple[PlacementDecision, RoundRobinMemory]:
+        """``RoundRobinBrokerSelector.selectBroker`` (rules 1-4 of the module docstring)."""
         mem = memory if isinstance(memory, RoundRobinMemory) else RoundRobinMemory()
-        cands = tuple(candidates)
+        cands = tuple(request.candidates)
         n = len(cands)
         if n == 0:
-            return PlacementDecision(NAME, bundle, None, cands, why="no candidate brokers"), mem
+            return PlacementDecision(NAME, request.bundle, None, cands,
+                                     why=RotationWhy("no-candidates")), mem
 
         counter = mem.count
         index = counter % n
         next_count = 0 if counter == INT_MAX else counter + 1
         cache = mem.cache
-        refreshed = ""
+        code: Rotation = "kept"
+        stale = ""
         if len(cache) <= index or len(cache) != n:
             cache = cands
-            refreshed = "rotation list rebuilt from the candidates (size changed)"
+            code = "resized"
         pick = cache[index]
         if pick not in cands:
             stale = pick
             cache = cands
             pick = cache[index]
-            refreshed = f"rotation list rebuilt from the candidates ({stale} is no longer one)"
+            code = "stale"
 
         scores = MappingProxyType({c: float(i) for i, c in enumerate(cache)})
-        why = f"counter {counter} → index {counter} % {n} = {index} in [{', '.join(cache)}] → {pick}"
-        if refreshed:
-            why += f"; {refreshed}"
+        why = RotationWhy(code, counter, n, index, cache, pick, stale)
         return (
-            PlacementDecision(NAME, bundle, pick, cands, scores, (pick,), why),
+            PlacementDecision(NAME, request.bundle, pick, cands, scores, (pick,), why),
             RoundRobinMemory(next_count, cache),
         )
 

@@ -17,7 +17,9 @@ Both Pulsar classes (``…loadbalance.impl.ThresholdShedder#filterAndSelectBundl
    whose sum reaches the amount, or every candidate if they never reach it.
 
 Besides the selections, :func:`select_greedy` reports a :class:`BundleCandidate` for every bundle of
-the broker it looked at, chosen or not and why, so ``lbctl explain`` can replay the loop.
+the broker it looked at, chosen or not and why (a :class:`GreedyWhy` or an :class:`UnrankedWhy`:
+codes and figures, worded by :mod:`lbctl.explain.words.select`), so ``lbctl explain`` can replay
+the loop.
 """
 
 from __future__ import annotations
@@ -25,16 +27,63 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Literal
 
 from msgspec import Struct
 
 from lbctl.model.bundle import SYSTEM_PREFIXES
 from lbctl.model.bundlecolumns import BundleColumns
-from lbctl.model.decision import BundleCandidate, Reason, Selection
+from lbctl.model.decision import BundleCandidate, Reason, Selection, Why
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import BrokerData, BundleDataView, LoadData
-from lbctl.units import mb_s
+
+#: Why a shed broker's bundle is out of the selection before any value counts.
+Unranked = Literal[
+    "recently-unloaded",  # in recentlyUnloadedBundles (the grace period)
+    "split-away",  # split in this cycle: no bundle data until the next update
+    "system-namespace",  # pulsar/system, heartbeat, SLA monitor
+    "no-bundle-data",  # Pulsar only ranks bundles it has BundleData for
+]
+
+
+class UnrankedWhy(Why, frozen=True):
+    """A reason of :data:`Unranked` (no figures)."""
+
+    code: Unranked
+
+
+#: one record per reason, shared by every bundle it applies to
+RECENTLY = UnrankedWhy("recently-unloaded")
+SPLIT_AWAY = UnrankedWhy("split-away")
+SYSTEM_NAMESPACE = UnrankedWhy("system-namespace")
+NO_BUNDLE_DATA = UnrankedWhy("no-bundle-data")
+
+
+#: How the selection off an overloaded broker ended (``ThresholdShedder``, ``OverloadShedder``).
+Offload = Literal[
+    "shed",  # bundles selected
+    "none-sheddable",  # more than one bundle, none eligible
+    "one-bundle",  # Pulsar never sheds a single-bundle broker
+    "no-bundles",
+]
+
+
+#: What the greedy loop did with a ranked bundle.
+Greedy = Literal[
+    "largest",  # the first: at least one bundle is always selected (value)
+    "below-amount",  # selected: the marked sum was below the amount
+    "enough",  # not needed: the marked sum reached the amount
+]
+
+
+class GreedyWhy(Why, frozen=True):
+    """A reason of :data:`Greedy`: the bundle's value, the throughput marked before it and the
+    amount to offload (bytes/s)."""
+
+    code: Greedy
+    value: float = 0.0
+    marked: float = 0.0
+    amount: float = 0.0
 
 
 def descending(value: float) -> tuple[int, float]:
@@ -42,9 +91,6 @@ def descending(value: float) -> tuple[int, float]:
     above everything, comes first; ``-0.0`` and ``0.0`` tie (Java puts ``0.0`` first, a
     difference that needs negative-zero traffic figures to show)."""
     return (0, 0.0) if math.isnan(value) else (1, -value)
-
-
-_RECENTLY = "recently unloaded (within loadBalancerSheddingGracePeriodMinutes)"
 
 
 def is_sheddable_data(load: LoadData, bundle: str) -> bool:
@@ -144,11 +190,11 @@ def _unranked(load: LoadData, broker: str, bundles: Iterable[str]) -> list[Bundl
     out = []
     for bundle in bundles:
         if bundle in load.split_away:
-            why = "split in this cycle: its bundle data is gone until the next update"
+            why = SPLIT_AWAY
         elif load.is_system_bundle(bundle):
-            why = "system namespace (pulsar/system, heartbeat or SLA monitor): never shed"
+            why = SYSTEM_NAMESPACE
         else:
-            why = "no bundle data: Pulsar only ranks bundles it has BundleData for"
+            why = NO_BUNDLE_DATA
         out.append(BundleCandidate(broker, bundle, 0.0, False, why))
     return out
 
@@ -241,29 +287,24 @@ def select_greedy(
     for i, bundle in enumerate(ranked):
         value = values[i]
         if bundle in recently:
-            append(BundleCandidate(broker, bundle, value, False, _RECENTLY))
+            append(BundleCandidate(broker, bundle, value, False, RECENTLY))
             continue
         if not (marked < amount or not selections):
             stop = i  # enough is marked: nothing changes for the rest (below)
             break
-        if not selections:
-            why = (
-                f"largest eligible bundle ({mb_s(value)}): "
-                "at least one bundle is always selected"
-            )
-        else:
-            why = f"selected: {mb_s(marked)} so far < {mb_s(amount)} needed"
+        why = (GreedyWhy("below-amount", value, marked, amount) if selections
+               else GreedyWhy("largest", value, marked, amount))
         marked += value
         selections.append(
             Selection(broker, bundle, reason, short_term_rate(table[bundle]), value)
         )
         append(BundleCandidate(broker, bundle, value, True, why))
     if stop < len(ranked):
-        # every later bundle is either recently unloaded or not needed (formatted once)
-        not_needed = f"not needed: {mb_s(marked)} already selected ≥ {mb_s(amount)}"
+        # every later bundle is either recently unloaded or not needed (one reason for all)
+        not_needed = GreedyWhy("enough", 0.0, marked, amount)
         candidates += [
             BundleCandidate(broker, bundle, value, False,
-                            _RECENTLY if bundle in recently else not_needed)
+                            RECENTLY if bundle in recently else not_needed)
             for bundle, value in zip(ranked[stop:], values[stop:], strict=True)]
 
     candidates.extend(_unranked(load, broker, other))

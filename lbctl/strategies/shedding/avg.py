@@ -47,10 +47,9 @@ at a time), then stably sorted by value, so equal values keep that ``HashMap`` o
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from random import Random
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from msgspec import Struct, field
 
@@ -59,16 +58,18 @@ from lbctl.model.decision import (
     BrokerVerdict,
     BundleCandidate,
     Label,
+    Note,
     PlacementDecision,
     Reason,
     Selection,
     SheddingDecision,
+    Why,
 )
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import LoadData
+from lbctl.strategies.base import PlacementRequest
 from lbctl.strategies.registry import PLACEMENT, SHEDDING
-from lbctl.units import short
 
 NAME = "AvgShedder"
 MB = 1024 * 1024
@@ -88,12 +89,132 @@ class AvgShedderMemory(Struct, frozen=True):
     hit_low: Mapping[str, int] = field(default_factory=lambda: _EMPTY_COUNTS)
 
 
-class _Pair(Struct, frozen=True):
+class _Limits(Struct, frozen=True):
+    """The settings ``findBundlesForUnloading`` reads, as it reads them (doubles and ints)."""
+
+    min_tp: float
+    min_msg: float
+    max_pct: float
+    low: float
+    high: float
+    hit_high: int
+    hit_low: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> _Limits:
+        return cls(float(settings["minUnloadMessageThroughput"]),
+                   float(settings["minUnloadMessage"]), float(settings["maxUnloadPercentage"]),
+                   float(settings["loadBalancerAvgShedderLowThreshold"]),
+                   float(settings["loadBalancerAvgShedderHighThreshold"]),
+                   int(settings["loadBalancerAvgShedderHitCountHighThreshold"]),
+                   int(settings["loadBalancerAvgShedderHitCountLowThreshold"]))
+
+    def numbers(self, pairs: int) -> Mapping[str, float]:
+        return MappingProxyType({
+            "pairs": float(pairs),
+            "low_threshold": self.low,
+            "high_threshold": self.high,
+            "hit_count_high_threshold": float(self.hit_high),
+            "hit_count_low_threshold": float(self.hit_low),
+        })
+
+
+class Pair(Struct, frozen=True):
+    """One pair of ``findBrokerPairs``: the low and high broker, their scores and gap, whether
+    the gap reaches the low and the high threshold (both thresholds as configured)."""
+
     low: str
     high: str
+    low_score: float
+    high_score: float
     gap: float
     kept: bool  # gap >= low threshold
     high_gap: bool  # gap >= high threshold
+    low_threshold: float
+    high_threshold: float
+
+
+class Gate(Struct, frozen=True):
+    """Rule 6's figures for a kept pair: each of its brokers' (once) high and low hit counts,
+    and the two hit-count thresholds."""
+
+    counts: tuple[tuple[str, int, int], ...]
+    hit_high: int
+    hit_low: int
+
+    def due(self) -> bool:
+        return any(hh >= self.hit_high or hl >= self.hit_low for _, hh, hl in self.counts)
+
+
+class Amount(Struct, frozen=True):
+    """Rule 7's figures: the pair's rates and throughputs, ``maxUnloadPercentage``, the two
+    amounts and their minimums; ``by_rate`` when message rate moves (``None``: too small)."""
+
+    high_rate: float
+    low_rate: float
+    high_tp: float
+    low_tp: float
+    max_pct: float
+    need_rate: float
+    need_tp: float
+    min_msg: float
+    min_tp: float
+    by_rate: bool | None
+
+
+#: AvgShedder's situations for a broker of a pair, and its cluster-level notes.
+Avg = Literal[
+    "cleared",  # no pair kept: every count cleared
+    "reset",  # the pair's gap is below the low threshold
+    "not-yet",  # gate: neither hit count reached
+    "small-high",  # gate, amount: due, but the traffic gap is too small
+    "small-low",
+    "shed-high",  # gate, amount, count, moved, sole
+    "shed-low",  # gate, amount, count, moved
+    "no-fit-high",  # gate, amount
+    "no-fit-low",  # gate
+    "note-no-brokers",
+    "note-no-pair",  # threshold (the low threshold)
+    "note-not-yet",  # pair, gate
+    "note-small",  # as SMALL_HIGH
+    "note-no-fit",  # as NO_FIT_HIGH
+]
+
+
+class AvgWhy(Why, frozen=True):
+    """A reason of :data:`Avg`: ``broker`` (whose verdict) of ``pair``, with the gate and the
+    amount figures when they were reached."""
+
+    code: Avg
+    broker: str = ""
+    pair: Pair | None = None
+    gate: Gate | None = None
+    amount: Amount | None = None
+    count: int = 0
+    moved: float = 0.0
+    sole: bool = False
+    threshold: float = 0.0
+
+
+#: What rule 8 did with one bundle of the high broker.
+AvgPick = Literal[
+    "recently",  # unloaded recently (grace period)
+    "taken",  # 0 < value <= left (low: where it goes)
+    "no-traffic",  # value <= 0: never moved
+    "too-big",  # value > left
+]
+
+
+class AvgPickWhy(Why, frozen=True):
+    code: AvgPick
+    by_rate: bool = True
+    value: float = 0.0
+    left: float = 0.0
+    low: str = ""
+
+
+_RECENTLY = AvgPickWhy("recently")
+_NO_TRAFFIC = AvgPickWhy("no-traffic")
 
 
 def _double_key(x: float) -> tuple[bool, float, float]:
@@ -116,6 +237,39 @@ def scores_of(load: LoadData, settings: Settings) -> dict[str, float]:
     }
 
 
+def find_broker_pairs(order: list[str], scores: Mapping[str, float], limits: _Limits,
+                      hit_high: dict[str, int], hit_low: dict[str, int]) -> list[Pair]:
+    """``findBrokerPairs`` (rules 3-4): pair the ends of the ascending order and update the hit
+    counters in place."""
+    pairs: list[Pair] = []
+    i, j = 0, len(order) - 1
+    while i <= j:
+        lo, hi = order[i], order[j]
+        gap = scores[hi] - scores[lo]
+        kept = not gap < limits.low  # a NaN gap is kept, as Java's `gap < low` is false
+        high_gap = kept and not gap < limits.high
+        if not kept:
+            for b in (hi, lo):
+                hit_high.pop(b, None)
+                hit_low.pop(b, None)
+        else:
+            # Quirk: a middle broker paired with itself (only when the low threshold is <= 0)
+            # is counted twice, as in Pulsar.
+            _inc(hit_low, lo)
+            _inc(hit_low, hi)
+            if high_gap:
+                _inc(hit_high, lo)
+                _inc(hit_high, hi)
+            else:
+                hit_high.pop(hi, None)
+                hit_high.pop(lo, None)
+        pairs.append(Pair(lo, hi, scores[lo], scores[hi], gap, kept, high_gap, limits.low,
+                          limits.high))
+        i += 1
+        j -= 1
+    return pairs
+
+
 @SHEDDING.register(NAME, reads=READS)
 class AvgShedder:
     """The shedding half of ``AvgShedder`` (see the module docstring for the rules)."""
@@ -128,245 +282,140 @@ class AvgShedder:
     def shed(
         self, load: LoadData, settings: Settings, memory: Any
     ) -> tuple[SheddingDecision, AvgShedderMemory]:
+        """``AvgShedder.findBundlesForUnloading``: score and sort the brokers, find the pairs
+        (updating the hit counts); no pair kept clears every count; each kept pair whose hit
+        count is due moves its amount from the high broker to the low one."""
         mem = memory if isinstance(memory, AvgShedderMemory) else AvgShedderMemory()
-        min_tp = float(settings["minUnloadMessageThroughput"])
-        min_msg = float(settings["minUnloadMessage"])
-        max_pct = float(settings["maxUnloadPercentage"])
-        low_t = float(settings["loadBalancerAvgShedderLowThreshold"])
-        high_t = float(settings["loadBalancerAvgShedderHighThreshold"])
-        hit_high_t = int(settings["loadBalancerAvgShedderHitCountHighThreshold"])
-        hit_low_t = int(settings["loadBalancerAvgShedderHitCountLowThreshold"])
-        thresholds = {
-            "low_threshold": low_t,
-            "high_threshold": high_t,
-            "hit_count_high_threshold": float(hit_high_t),
-            "hit_count_low_threshold": float(hit_low_t),
-        }
-
+        limits = _Limits.of(settings)
         if not load.brokers:
-            decision = SheddingDecision(
-                NAME,
-                notes=(f"{Reason.NO_BROKERS}: no broker load data, nothing to pair.",),
-                numbers=MappingProxyType({"pairs": 0.0, **thresholds}),
-            )
-            return decision, mem
-
-        # Rules 1-2: scores and the stable ascending order.
+            return SheddingDecision(NAME, notes=(AvgWhy("note-no-brokers"),),
+                                    numbers=limits.numbers(0)), mem
         scores = scores_of(load, settings)
-        order = sorted(scores, key=lambda b: _double_key(scores[b]))
-        rank = {b: i for i, b in enumerate(order)}
+        order = sorted(scores, key=lambda b: _double_key(scores[b]))  # stable, ascending
+        hit_high, hit_low = dict(mem.hit_high), dict(mem.hit_low)
+        pairs = find_broker_pairs(order, scores, limits, hit_high, hit_low)
+        run = _Cycle(load, limits, scores, order)
+        if not any(p.kept for p in pairs):
+            return run.no_pair(pairs), AvgShedderMemory()
+        for pair in pairs:
+            run.pair(pair, hit_high, hit_low)
+        return run.decision(sum(p.kept for p in pairs)), AvgShedderMemory(
+            MappingProxyType(hit_high), MappingProxyType(hit_low))
 
-        # Rules 3-4: pair the ends and update the hit counters.
-        hit_high = dict(mem.hit_high)
-        hit_low = dict(mem.hit_low)
-        steps: list[_Pair] = []
-        i, j = 0, len(order) - 1
-        while i <= j:
-            lo, hi = order[i], order[j]
-            gap = scores[hi] - scores[lo]
-            if gap < low_t:
-                for b in (hi, lo):
-                    hit_high.pop(b, None)
-                    hit_low.pop(b, None)
-                steps.append(_Pair(lo, hi, gap, kept=False, high_gap=False))
-            else:
-                # Quirk: a middle broker paired with itself (only when the low threshold is <= 0)
-                # is counted twice, as in Pulsar.
-                _inc(hit_low, lo)
-                _inc(hit_low, hi)
-                if gap < high_t:
-                    hit_high.pop(hi, None)
-                    hit_high.pop(lo, None)
-                    steps.append(_Pair(lo, hi, gap, kept=True, high_gap=False))
-                else:
-                    _inc(hit_high, lo)
-                    _inc(hit_high, hi)
-                    steps.append(_Pair(lo, hi, gap, kept=True, high_gap=True))
-            i += 1
-            j -= 1
 
-        verdicts: dict[str, BrokerVerdict] = {}
-        selections: list[Selection] = []
-        candidates: list[BundleCandidate] = []
-        notes: list[str] = []
+class _Cycle:
+    """What one ``findBundlesForUnloading`` call decides, pair by pair."""
 
-        def base_numbers(b: str, pair: _Pair) -> dict[str, float]:
-            return {
-                "score": scores[b],
-                "rank": float(rank[b]),
-                "gap": pair.gap,
-                **thresholds,
-            }
+    def __init__(self, load: LoadData, limits: _Limits, scores: Mapping[str, float],
+                 order: list[str]) -> None:
+        self.load = load
+        self.limits = limits
+        self.scores = scores
+        self.order = order
+        self.rank = {b: i for i, b in enumerate(order)}
+        self.verdicts: dict[str, BrokerVerdict] = {}
+        self.selections: list[Selection] = []
+        self.candidates: list[BundleCandidate] = []
+        self.notes: list[Note] = []
 
-        def fmt_counts(hh: int, hl: int) -> str:
-            return f"high hit count {hh}/{hit_high_t}, low hit count {hl}/{hit_low_t}"
-
-        def pair_text(b: str, pair: _Pair) -> str:
-            other = pair.high if b == pair.low else pair.low
-            if pair.low == pair.high:
-                head = f"middle broker, paired with itself: gap {pair.gap:.1f}"
-            else:
-                head = f"paired with {other}: gap {pair.gap:.1f}"
-            if not pair.kept:
-                return f"{head} < low threshold {short(low_t)}"
-            if pair.high_gap:
-                return f"{head} ≥ high threshold {short(high_t)}"
-            return f"{head} ≥ low threshold {short(low_t)} (< high threshold {short(high_t)})"
-
-        def verdict(b: str, pair: _Pair, label: Label, reason: Reason, why: str,
-                    hits: tuple[int, int] = (0, 0), **extra: float) -> BrokerVerdict:
-            # AvgShedder keeps no smoothed figure: its score (usage × 100) goes in numbers.
-            return BrokerVerdict(
-                broker=b, usage=scores[b] / 100, score=None, label=label, reason=reason, why=why,
-                numbers=MappingProxyType({**base_numbers(b, pair), "hit_high": float(hits[0]),
-                                          "hit_low": float(hits[1]), **extra}),
-            )
-
-        kept = [p for p in steps if p.kept]
-
-        # Rule 5: no pair kept.
-        if not kept:
-            for pair in steps:
-                for b in dict.fromkeys((pair.low, pair.high)):
-                    verdicts[b] = verdict(b, pair, Label.SKIP, Reason.BALANCED,
-                                          f"{pair_text(b, pair)}; hit counts cleared")
-            notes.append(
-                f"{Reason.BALANCED}: no pair of brokers is {short(low_t)} or more points apart "
-                f"(loadBalancerAvgShedderLowThreshold); all hit counts cleared."
-            )
-            decision = SheddingDecision(
-                NAME,
-                brokers=MappingProxyType({b: verdicts[b] for b in order}),
-                notes=tuple(notes),
-                numbers=MappingProxyType({"pairs": 0.0, **thresholds}),
-            )
-            return decision, AvgShedderMemory()
-
-        for pair in steps:
-            lo, hi = pair.low, pair.high
-            if not pair.kept:
-                for b in dict.fromkeys((lo, hi)):
-                    verdicts[b] = verdict(b, pair, Label.SKIP, Reason.BALANCED,
-                                          f"{pair_text(b, pair)}; hit counts reset")
-                continue
-
-            # Rule 6: the hit-count gate (absent counters count as 0).
-            counts = {b: (hit_high.get(b, 0), hit_low.get(b, 0)) for b in (lo, hi)}
-            triggered = any(
-                hh >= hit_high_t or hl >= hit_low_t for hh, hl in counts.values()
-            )
-            if not triggered:
-                for b in dict.fromkeys((lo, hi)):
-                    verdicts[b] = verdict(
-                        b, pair, Label.SKIP, Reason.HIT_COUNT,
-                        f"{pair_text(b, pair)}; {fmt_counts(*counts[b])} — not yet", counts[b])
-                notes.append(
-                    f"{Reason.HIT_COUNT}: pair {lo} (score {scores[lo]:.1f}) ↔ {hi} "
-                    f"(score {scores[hi]:.1f}), gap {pair.gap:.1f}: "
-                    + "; ".join(f"{b} {fmt_counts(*counts[b])}" for b in dict.fromkeys((lo, hi)))
-                    + " — below both hit-count thresholds, not shedding yet."
-                )
-                continue
-
-            for b in (lo, hi):
-                hit_high.pop(b, None)
-                hit_low.pop(b, None)
-            gate = "; ".join(
-                f"{b} {fmt_counts(*counts[b])}" for b in dict.fromkeys((lo, hi))
-            )
-
-            # Rule 7: how much to move.
-            lo_local, hi_local = load.brokers[lo].local, load.brokers[hi].local
-            need_rate = (hi_local.msg_rate - lo_local.msg_rate) * max_pct
-            need_tp = (hi_local.throughput - lo_local.throughput) * max_pct
-            amounts = {"need_msg_rate": need_rate, "need_throughput": need_tp}
-            if need_rate > min_msg:
-                by_rate, left = True, need_rate
-                plan = (
-                    f"moves message rate: ({hi_local.msg_rate:.1f} - {lo_local.msg_rate:.1f}) "
-                    f"× {short(max_pct)} = {need_rate:.1f} msg/s > minUnloadMessage {short(min_msg)}"
-                )
-            elif need_tp > min_tp:
-                by_rate, left = False, need_tp
-                plan = (
-                    f"moves throughput: ({hi_local.throughput / MB:.2f} - "
-                    f"{lo_local.throughput / MB:.2f}) MB/s × {short(max_pct)} = "
-                    f"{need_tp / MB:.2f} MB/s > minUnloadMessageThroughput "
-                    f"{min_tp / MB:.2f} MB/s"
-                )
-            else:
-                why = (
-                    f"{pair_text(hi, pair)}; {gate} → due, but the traffic gap is too small: "
-                    f"{need_rate:.1f} msg/s ≤ minUnloadMessage {short(min_msg)} and "
-                    f"{need_tp / MB:.2f} MB/s ≤ minUnloadMessageThroughput {min_tp / MB:.2f} MB/s"
-                )
-                for b in dict.fromkeys((lo, hi)):
-                    verdicts[b] = verdict(
-                        b, pair, Label.SKIP, Reason.BALANCED,
-                        why if b == hi else f"{pair_text(b, pair)}; {gate} → due, "
-                        f"but the traffic gap is too small to move anything",
-                        counts[b], **amounts)
-                notes.append(f"{Reason.BALANCED}: pair {lo} ↔ {hi}: {why}.")
-                continue
-
-            # Rule 8: pick bundles from the high broker.
-            chosen = self._select(load, hi, lo, by_rate, left, candidates)
-            selections.extend(chosen)
-            unit = "msg/s" if by_rate else "MB/s"
-            moved = sum(s.msg_rate if by_rate else s.throughput for s in chosen)
-            moved_txt = f"{moved:.1f} msg/s" if by_rate else f"{moved / MB:.2f} MB/s"
-            sole = " (its sole bundle: Pulsar warns but sheds it)" if (
-                len(hi_local.bundles) == 1 and chosen
-            ) else ""
-            if chosen:
-                hi_label, hi_reason = Label.SUCCESS, Reason.OVERLOADED
-                hi_why = (
-                    f"{pair_text(hi, pair)}; {gate} → shed, counts reset; {plan}; "
-                    f"{len(chosen)} bundle(s) ({moved_txt}) go to {lo}{sole}"
-                )
-                lo_label, lo_reason = Label.SUCCESS, Reason.UNDERLOADED
-                lo_why = (
-                    f"{pair_text(lo, pair)}; {gate} → receives {len(chosen)} bundle(s) "
-                    f"({moved_txt}) from {hi}"
-                )
-            else:
-                hi_label, hi_reason = Label.SKIP, Reason.NO_BUNDLES
-                hi_why = (
-                    f"{pair_text(hi, pair)}; {gate} → shed, counts reset; {plan}; but no "
-                    f"bundle has 0 < {unit} ≤ the amount (or all were unloaded recently)"
-                )
-                lo_label, lo_reason = Label.SKIP, Reason.NO_BUNDLES
-                lo_why = f"{pair_text(lo, pair)}; {gate} → due, but {hi} has no bundle that fits"
-                notes.append(f"{Reason.NO_BUNDLES}: pair {lo} ↔ {hi}: {hi_why}.")
-            for b, label, reason, why in (
-                (lo, lo_label, lo_reason, lo_why),
-                (hi, hi_label, hi_reason, hi_why),
-            ):
-                verdicts[b] = verdict(b, pair, label, reason, why, counts[b], **amounts,
-                                      selected=float(len(chosen)))
-
-        decision = SheddingDecision(
+    def decision(self, kept: int) -> SheddingDecision:
+        return SheddingDecision(
             NAME,
-            selections=tuple(selections),
-            brokers=MappingProxyType({b: verdicts[b] for b in order}),
-            candidates=tuple(candidates),
-            notes=tuple(notes),
-            numbers=MappingProxyType({"pairs": float(len(kept)), **thresholds}),
-        )
-        return decision, AvgShedderMemory(
-            MappingProxyType(hit_high), MappingProxyType(hit_low)
+            selections=tuple(self.selections),
+            brokers=MappingProxyType({b: self.verdicts[b] for b in self.order}),
+            candidates=tuple(self.candidates),
+            notes=tuple(self.notes),
+            numbers=self.limits.numbers(kept),
         )
 
-    @staticmethod
-    def _select(
-        load: LoadData,
-        high: str,
-        low: str,
-        by_rate: bool,
-        left: float,
-        out: list[BundleCandidate],
-    ) -> list[Selection]:
+    def _put(self, b: str, pair: Pair, label: Label, reason: Reason, why: AvgWhy,
+             hits: tuple[int, int] = (0, 0), **extra: float) -> None:
+        # AvgShedder keeps no smoothed figure: its score (usage × 100) goes in numbers.
+        limits = self.limits
+        self.verdicts[b] = BrokerVerdict(
+            broker=b, usage=self.scores[b] / 100, score=None, label=label, reason=reason,
+            why=why, numbers=MappingProxyType({
+                "score": self.scores[b], "rank": float(self.rank[b]), "gap": pair.gap,
+                "low_threshold": limits.low, "high_threshold": limits.high,
+                "hit_count_high_threshold": float(limits.hit_high),
+                "hit_count_low_threshold": float(limits.hit_low),
+                "hit_high": float(hits[0]), "hit_low": float(hits[1]), **extra}))
+
+    def no_pair(self, pairs: list[Pair]) -> SheddingDecision:
+        """Rule 5: no pair kept; every hit count is cleared."""
+        for pair in pairs:
+            for b in dict.fromkeys((pair.low, pair.high)):
+                self._put(b, pair, Label.SKIP, Reason.BALANCED, AvgWhy("cleared", b, pair))
+        self.notes.append(AvgWhy("note-no-pair", threshold=self.limits.low))
+        return self.decision(0)
+
+    def pair(self, pair: Pair, hit_high: dict[str, int], hit_low: dict[str, int]) -> None:
+        """One pair of the loop: not kept, not due yet (rule 6), or due: its amount (rule 7)
+        and the bundles that move (rule 8)."""
+        lo, hi = pair.low, pair.high
+        members = tuple(dict.fromkeys((lo, hi)))
+        if not pair.kept:
+            for b in members:
+                self._put(b, pair, Label.SKIP, Reason.BALANCED, AvgWhy("reset", b, pair))
+            return
+        # the hit-count gate (absent counters count as 0)
+        counts = {b: (hit_high.get(b, 0), hit_low.get(b, 0)) for b in (lo, hi)}
+        gate = Gate(tuple((b, *counts[b]) for b in members), self.limits.hit_high,
+                    self.limits.hit_low)
+        if not gate.due():
+            for b in members:
+                self._put(b, pair, Label.SKIP, Reason.HIT_COUNT,
+                          AvgWhy("not-yet", b, pair, gate), counts[b])
+            self.notes.append(AvgWhy("note-not-yet", hi, pair, gate))
+            return
+        for b in (lo, hi):
+            hit_high.pop(b, None)
+            hit_low.pop(b, None)
+        amount = self._amount(lo, hi)
+        amounts = {"need_msg_rate": amount.need_rate, "need_throughput": amount.need_tp}
+        if amount.by_rate is None:
+            for b in members:
+                code: Avg = "small-high" if b == hi else "small-low"
+                self._put(b, pair, Label.SKIP, Reason.BALANCED,
+                          AvgWhy(code, b, pair, gate, amount), counts[b], **amounts)
+            self.notes.append(AvgWhy("note-small", hi, pair, gate, amount))
+            return
+        left = amount.need_rate if amount.by_rate else amount.need_tp
+        chosen = self._select(hi, lo, amount.by_rate, left)
+        self.selections.extend(chosen)
+        moved = sum(s.msg_rate if amount.by_rate else s.throughput for s in chosen)
+        sole = len(self.load.brokers[hi].local.bundles) == 1 and bool(chosen)
+        hi_code: Avg
+        lo_code: Avg
+        if chosen:
+            hi_label, hi_reason, hi_code = Label.SUCCESS, Reason.OVERLOADED, "shed-high"
+            lo_label, lo_reason, lo_code = Label.SUCCESS, Reason.UNDERLOADED, "shed-low"
+        else:
+            hi_label, hi_reason, hi_code = Label.SKIP, Reason.NO_BUNDLES, "no-fit-high"
+            lo_label, lo_reason, lo_code = Label.SKIP, Reason.NO_BUNDLES, "no-fit-low"
+            self.notes.append(AvgWhy("note-no-fit", hi, pair, gate, amount))
+        for b, label, reason, code in ((lo, lo_label, lo_reason, lo_code),
+                                       (hi, hi_label, hi_reason, hi_code)):
+            self._put(b, pair, label, reason,
+                      AvgWhy(code, b, pair, gate, amount, len(chosen), moved, sole),
+                      counts[b], **amounts, selected=float(len(chosen)))
+
+    def _amount(self, lo: str, hi: str) -> Amount:
+        """Rule 7: message rate moves when its amount exceeds ``minUnloadMessage``, else
+        throughput when its amount exceeds ``minUnloadMessageThroughput``, else nothing."""
+        limits = self.limits
+        lo_local, hi_local = self.load.brokers[lo].local, self.load.brokers[hi].local
+        need_rate = (hi_local.msg_rate - lo_local.msg_rate) * limits.max_pct
+        need_tp = (hi_local.throughput - lo_local.throughput) * limits.max_pct
+        by_rate = True if need_rate > limits.min_msg else (
+            False if need_tp > limits.min_tp else None)
+        return Amount(hi_local.msg_rate, lo_local.msg_rate, hi_local.throughput,
+                      lo_local.throughput, limits.max_pct, need_rate, need_tp, limits.min_msg,
+                      limits.min_tp, by_rate)
+
+    def _select(self, high: str, low: str, by_rate: bool, left: float) -> list[Selection]:
         """Rule 8: ``0 < v <= left``, largest first; ``left`` shrinks with every pick."""
+        load, out = self.load, self.candidates
         data = load.bundle_data
         owned = [b for b in load.brokers[high].local.bundles if load.is_sheddable(b)]
         # getBundleDataForLoadShedding() iteration order (Collectors.toMap from the CHM).
@@ -375,32 +424,30 @@ class AvgShedder:
         values: list[tuple[str, float, BundleData]] = []
         for b in ordered:
             d = data[b]
-            if b in load.recently_unloaded:
-                st = d.shortTermData
-                v = st.msg_rate if by_rate else st.throughput
-                out.append(BundleCandidate(high, b, v, False, "unloaded recently (grace period)"))
-                continue
             st = d.shortTermData
-            values.append((b, st.msg_rate if by_rate else st.throughput, d))
+            v = st.msg_rate if by_rate else st.throughput
+            if b in load.recently_unloaded:
+                out.append(BundleCandidate(high, b, v, False, _RECENTLY))
+                continue
+            values.append((b, v, d))
         # Java sorts descending with Double.compare(e2, e1), stably: negate the key (reversing
         # the list would also reverse the order of equal values).
         values.sort(key=lambda t: _neg_key(t[1]))
         chosen: list[Selection] = []
-        unit = "msg/s" if by_rate else "B/s"
         for b, v, d in values:
             if v > 0 and v <= left:
                 st = d.shortTermData
                 chosen.append(
                     Selection(high, b, Reason.OVERLOADED, st.msg_rate, st.throughput, low)
                 )
-                out.append(
-                    BundleCandidate(high, b, v, True, f"{v:.1f} {unit} ≤ {left:.1f} left → {low}")
-                )
+                out.append(BundleCandidate(high, b, v, True,
+                                           AvgPickWhy("taken", by_rate, v, left, low)))
                 left -= v
             elif not v > 0:
-                out.append(BundleCandidate(high, b, v, False, "no traffic: never moved"))
+                out.append(BundleCandidate(high, b, v, False, _NO_TRAFFIC))
             else:
-                out.append(BundleCandidate(high, b, v, False, f"{v:.1f} {unit} > {left:.1f} left"))
+                out.append(BundleCandidate(high, b, v, False,
+                                           AvgPickWhy("too-big", by_rate, v, left)))
         return chosen
 
 
@@ -414,6 +461,23 @@ def _neg_key(x: float) -> tuple[bool, float, float]:
 def _java_string_key(s: str) -> bytes:
     """``String.compareTo`` order (UTF-16 code units), for ``Collections.sort`` of names."""
     return s.encode("utf-16-be")
+
+
+#: How AvgShedder's placement half chose.
+Placed = Literal[
+    "planned",  # bundle, target: the shedder's plan
+    "no-candidates",
+    "no-plan",  # random pick: names (sorted candidates), pick
+    "plan-gone",  # random pick; target: the planned broker, not a candidate
+]
+
+
+class PlacedWhy(Why, frozen=True):
+    code: Placed
+    bundle: str = ""
+    target: str = ""
+    pick: str = ""
+    names: tuple[str, ...] = ()
 
 
 @PLACEMENT.register(NAME, reads=READS)
@@ -439,50 +503,29 @@ class AvgShedderPlacement:
     def initial_memory(self) -> None:
         return None
 
-    def select(
-        self,
-        candidates: Sequence[str],
-        bundle: str,
-        data: BundleData,
-        load: LoadData,
-        settings: Settings,
-        memory: Any,
-        rng: Random,
-        planned: Mapping[str, str],
-    ) -> tuple[PlacementDecision, Any]:
-        cands = tuple(candidates)
-        weights = settings.weights4()
-        scores = {
+    def select(self, request: PlacementRequest, memory: Any) -> tuple[PlacementDecision, Any]:
+        """``AvgShedder.selectBroker``: the shedder's planned destination when it is a
+        candidate, else a uniform random pick among the candidates sorted by name."""
+        cands = tuple(request.candidates)
+        bundle, load = request.bundle, request.load
+        weights = request.settings.weights4()
+        scores = MappingProxyType({
             c: load.brokers[c].local.max_resource_usage_with_weight(*weights) * 100
             for c in cands
             if c in load.brokers
-        }
-        target = planned.get(bundle)
+        })
+        target = request.planned.get(bundle)
         if target is not None and target in cands:
-            why = (
-                f"AvgShedder planned {bundle} for {target} when it shed it (the low broker of "
-                f"its pair) and {target} is a candidate"
-            )
-            return PlacementDecision(
-                NAME, bundle, target, cands, MappingProxyType(scores), (target,), why
-            ), memory
+            return PlacementDecision(NAME, bundle, target, cands, scores, (target,),
+                                     PlacedWhy("planned", bundle, target)), memory
         if not cands:
-            return PlacementDecision(
-                NAME, bundle, None, cands, why="no candidate brokers"
-            ), memory
+            return PlacementDecision(NAME, bundle, None, cands,
+                                     why=PlacedWhy("no-candidates")), memory
         ordered = tuple(sorted(cands, key=_java_string_key))
-        pick = ordered[rng.randrange(len(ordered))]
-        if target is None:
-            cause = "no AvgShedder plan for this bundle in this unload attempt"
-        else:
-            cause = f"the planned broker {target} is not a candidate (shut down or filtered)"
-        why = (
-            f"{cause}: uniform random pick among the candidates sorted by name "
-            f"[{', '.join(ordered)}] → {pick}"
-        )
-        return PlacementDecision(
-            NAME, bundle, pick, cands, MappingProxyType(scores), ordered, why
-        ), memory
+        pick = ordered[request.rng.randrange(len(ordered))]
+        why = (PlacedWhy("no-plan", bundle, pick=pick, names=ordered) if target is None
+               else PlacedWhy("plan-gone", bundle, target, pick, ordered))
+        return PlacementDecision(NAME, bundle, pick, cands, scores, ordered, why), memory
 
     def on_active_brokers_change(self, memory: Any, active: frozenset[str]) -> Any:
         return memory

@@ -26,29 +26,53 @@ selector.
 from __future__ import annotations
 
 from types import MappingProxyType
+from typing import Literal
 
 from lbctl.config import WEIGHT_KEYS, Settings
 from lbctl.model.decision import (
     BrokerVerdict,
     BundleCandidate,
     Label,
+    Note,
     Reason,
     Selection,
     SheddingDecision,
+    Why,
 )
 from lbctl.model.loaddata import LoadData
 from lbctl.strategies.registry import SHEDDING
-from lbctl.strategies.shedding._select import select_greedy
-from lbctl.units import mb_s, pct
+from lbctl.strategies.shedding._select import Offload, select_greedy
 
 #: OverloadShedder.ADDITIONAL_THRESHOLD_PERCENT_MARGIN
 ADDITIONAL_THRESHOLD_PERCENT_MARGIN = 0.05
 
 
-def _verdict(
-    broker: str, usage: float, nums: dict[str, float], label: Label, reason: Reason, why: str
-) -> BrokerVerdict:
-    return BrokerVerdict(broker, usage, None, label, reason, why, MappingProxyType(dict(nums)))
+#: OverloadShedder's situations: a broker's verdict or a cluster-level note.
+Overload = Literal[
+    "below",  # usage, percent
+    "offload",  # usage, percent, fraction, throughput, need, offload, count, marked
+    "note-no-brokers",
+    "note-rule",  # percent
+    "note-selected",  # count, names
+    "note-not-shed",  # names, percent
+    "note-none-reach",  # percent
+]
+
+
+class OverloadWhy(Why, frozen=True):
+    """A reason of :data:`Overload`; ``percent`` is
+    ``loadBalancerBrokerOverloadedThresholdPercentage`` as configured."""
+
+    code: Overload
+    usage: float = 0.0
+    percent: float = 0.0
+    fraction: float = 0.0
+    throughput: float = 0.0
+    need: float = 0.0
+    offload: Offload = "shed"
+    count: int = 0
+    marked: float = 0.0
+    names: tuple[str, ...] = ()
 
 
 @SHEDDING.register("OverloadShedder", reads=(
@@ -64,110 +88,26 @@ class OverloadShedder:
     def shed(
         self, load: LoadData, settings: Settings, memory: None
     ) -> tuple[SheddingDecision, None]:
-        thr_pct = settings["loadBalancerBrokerOverloadedThresholdPercentage"]
-        threshold = thr_pct / 100.0
-        notes: list[str] = []
+        """``OverloadShedder.findBundlesForUnloading``: every broker at or above the threshold
+        offloads its excess plus 5 %, at least one bundle."""
+        percent = settings["loadBalancerBrokerOverloadedThresholdPercentage"]
+        threshold = percent / 100.0
+        notes: list[Note] = [OverloadWhy("note-rule" if load.brokers
+                                         else "note-no-brokers", percent=percent)]
         verdicts: dict[str, BrokerVerdict] = {}
         selections: list[Selection] = []
         candidates: list[BundleCandidate] = []
-
-        if not load.brokers:
-            notes.append("no brokers: nothing to shed")
-        else:
-            notes.append(
-                f"a broker is shed when its weighted usage is ≥ "
-                f"loadBalancerBrokerOverloadedThresholdPercentage {thr_pct}%; it then offloads "
-                f"(usage - {thr_pct}% + 5%) of its throughput, at least one bundle"
-            )
-
-        for broker, data in load.brokers.items():
-            local = data.local
-            usage = settings.overload_usage(local)
-            throughput = local.msgThroughputIn + local.msgThroughputOut
-            n_bundles = len(local.bundles)
-            nums: dict[str, float] = {
-                "usage": usage,
-                "threshold": threshold,
-                "throughput": throughput,
-                "bundles": float(n_bundles),
-            }
-
-            if usage < threshold:
-                verdicts[broker] = _verdict(
-                    broker,
-                    usage,
-                    nums,
-                    Label.SKIP,
-                    Reason.BALANCED,
-                    f"usage {pct(usage)} is below "
-                    f"loadBalancerBrokerOverloadedThresholdPercentage {thr_pct}%",
-                )
-                continue
-            fraction = usage - threshold + ADDITIONAL_THRESHOLD_PERCENT_MARGIN
-            need = throughput * fraction
-            nums.update(offloadFraction=fraction, need=need)
-            over = (
-                f"usage {pct(usage)} ≥ loadBalancerBrokerOverloadedThresholdPercentage "
-                f"{thr_pct}%; it should offload {pct(fraction)} of its {mb_s(throughput)} "
-                f"= {mb_s(need)}"
-            )
-            if n_bundles > 1:
-                got = select_greedy(load, broker, data, need, Reason.OVERLOADED)
-                selections.extend(got.selections)
-                candidates.extend(got.candidates)
-                nums["selected"] = got.marked
-                if got.selections:
-                    verdicts[broker] = _verdict(
-                        broker,
-                        usage,
-                        nums,
-                        Label.SUCCESS,
-                        Reason.OVERLOADED,
-                        f"{over}: {len(got.selections)} bundle(s) with "
-                        f"{mb_s(got.marked)} selected",
-                    )
-                else:
-                    verdicts[broker] = _verdict(
-                        broker,
-                        usage,
-                        nums,
-                        Label.SKIP,
-                        Reason.NO_BUNDLES,
-                        f"{over}, but none of its {n_bundles} bundles can be shed "
-                        "(recently unloaded, system namespace or no bundle data)",
-                    )
-            elif n_bundles == 1:
-                verdicts[broker] = _verdict(
-                    broker,
-                    usage,
-                    nums,
-                    Label.SKIP,
-                    Reason.NO_BUNDLES,
-                    f"{over}, but it has only 1 bundle: Pulsar never sheds a single-bundle broker",
-                )
-            else:
-                verdicts[broker] = _verdict(
-                    broker,
-                    usage,
-                    nums,
-                    Label.SKIP,
-                    Reason.NO_BUNDLES,
-                    f"{over}, but it has no bundles",
-                )
-
+        for broker in load.brokers:
+            verdicts[broker] = _shed_broker(load, settings, broker, percent, selections,
+                                            candidates)
         if selections:
-            sources = list(dict.fromkeys(s.broker for s in selections))
-            notes.append(f"{len(selections)} bundle(s) selected from {', '.join(sources)}")
+            sources = tuple(dict.fromkeys(s.broker for s in selections))
+            notes.append(OverloadWhy("note-selected", count=len(selections),
+                                     names=sources))
         elif load.brokers:
-            over_brokers = [b for b, v in verdicts.items() if v.reason != Reason.BALANCED]
-            if over_brokers:
-                notes.append(
-                    f"nothing selected: {', '.join(over_brokers)} reached {thr_pct}% but could not be shed "
-                    "(see each broker)"
-                )
-            else:
-                notes.append(f"nothing selected: no broker reaches {thr_pct}%")
-
+            over = tuple(b for b, v in verdicts.items() if v.reason != Reason.BALANCED)
+            notes.append(OverloadWhy("note-not-shed", percent=percent, names=over) if over
+                         else OverloadWhy("note-none-reach", percent=percent))
         decision = SheddingDecision(
             strategy=self.name,
             selections=tuple(selections),
@@ -177,3 +117,47 @@ class OverloadShedder:
             numbers=MappingProxyType({"threshold": threshold}),
         )
         return decision, None
+
+
+def _shed_broker(load: LoadData, settings: Settings, broker: str, percent: float,
+                 selections: list[Selection], candidates: list[BundleCandidate]
+                 ) -> BrokerVerdict:
+    """One broker of the ``forEach``: its usage against the threshold, the amount to offload,
+    then the greedy selection when it has more than one bundle (appended to ``selections`` and
+    ``candidates``)."""
+    threshold = percent / 100.0
+    data = load.brokers[broker]
+    local = data.local
+    usage = settings.overload_usage(local)
+    throughput = local.msgThroughputIn + local.msgThroughputOut
+    n_bundles = len(local.bundles)
+    nums: dict[str, float] = {
+        "usage": usage,
+        "threshold": threshold,
+        "throughput": throughput,
+        "bundles": float(n_bundles),
+    }
+
+    def verdict(label: Label, reason: Reason, why: OverloadWhy) -> BrokerVerdict:
+        return BrokerVerdict(broker, usage, None, label, reason, why, MappingProxyType(nums))
+
+    if usage < threshold:
+        return verdict(Label.SKIP, Reason.BALANCED, OverloadWhy("below", usage, percent))
+    fraction = usage - threshold + ADDITIONAL_THRESHOLD_PERCENT_MARGIN
+    need = throughput * fraction
+    nums.update(offloadFraction=fraction, need=need)
+    if n_bundles > 1:
+        got = select_greedy(load, broker, data, need, Reason.OVERLOADED)
+        selections.extend(got.selections)
+        candidates.extend(got.candidates)
+        nums["selected"] = got.marked
+        if got.selections:
+            return verdict(Label.SUCCESS, Reason.OVERLOADED, OverloadWhy(
+                "offload", usage, percent, fraction, throughput, need, "shed",
+                len(got.selections), got.marked))
+        return verdict(Label.SKIP, Reason.NO_BUNDLES, OverloadWhy(
+            "offload", usage, percent, fraction, throughput, need,
+            "none-sheddable", n_bundles))
+    return verdict(Label.SKIP, Reason.NO_BUNDLES, OverloadWhy(
+        "offload", usage, percent, fraction, throughput, need,
+        "one-bundle" if n_bundles == 1 else "no-bundles"))

@@ -33,22 +33,25 @@ broker with the highest usage wins. Bundles tie as in the greedy selector.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from types import MappingProxyType
+from typing import Literal
 
 from lbctl.config import MB, USAGE_KEYS, Settings
 from lbctl.model.decision import (
     BrokerVerdict,
     BundleCandidate,
     Label,
+    Note,
     Reason,
     Selection,
     SheddingDecision,
+    Why,
 )
 from lbctl.model.loaddata import LoadData
+from lbctl.records import replace
 from lbctl.strategies.registry import SHEDDING
-from lbctl.strategies.shedding._select import select_greedy
-from lbctl.units import mb_s, pct
+from lbctl.strategies.shedding._select import Offload, select_greedy
 
 #: ThresholdShedder.ADDITIONAL_THRESHOLD_PERCENT_MARGIN
 ADDITIONAL_THRESHOLD_PERCENT_MARGIN = 0.05
@@ -58,21 +61,59 @@ LOWER_BOUNDARY_THRESHOLD_MARGIN = 0.5
 Memory = Mapping[str, float]
 
 
-def _decision(
-    verdicts: dict[str, BrokerVerdict],
-    selections: Sequence[Selection],
-    candidates: Sequence[BundleCandidate],
-    notes: Sequence[str],
-    numbers: Mapping[str, float],
-) -> SheddingDecision:
-    return SheddingDecision(
-        strategy="ThresholdShedder",
-        selections=tuple(selections),
-        brokers=MappingProxyType(verdicts),
-        candidates=tuple(candidates),
-        notes=tuple(notes),
-        numbers=MappingProxyType(dict(numbers)),
-    )
+#: ThresholdShedder's situations: a broker's verdict, a lower-boundary addition to it, or a
+#: cluster-level note. The figures each needs are named after it.
+Threshold = Literal[
+    # a broker (usage, smoothed; the "over" ones add average, percent, trigger, fraction,
+    # throughput and need)
+    "zero-average",
+    "below-trigger",  # average, percent, trigger
+    "under-min-throughput",  # over…, min_mb
+    "offload",  # over…, offload; count (bundles selected, or its bundles), marked
+    # tryLowerBoundaryShedding, added to a broker's verdict (trigger: the lower bound)
+    "lower-under-min",  # need, min_mb
+    "lower-shed",  # trigger, count, marked
+    "lower-none",
+    "lower-below",  # trigger, smoothed (the second smoothing)
+    # the cluster
+    "note-no-brokers",
+    "note-average",  # count (brokers), average, percent, trigger, history
+    "note-zero-average",
+    "note-selected",  # count, names (the brokers shed)
+    "note-not-shed",  # names (the brokers over the trigger), trigger
+    "note-none-reach",  # trigger
+    "note-lower-off",
+    "note-lower-average",  # average (recomputed), percent, trigger (bound)
+    "note-lower-no-busiest",  # trigger
+    "note-lower-none-below",  # trigger, broker, smoothed (its usage)
+    "note-lower-plan",  # names (below), trigger, broker, smoothed, percent,
+    #   throughput, need
+    "note-lower-under-min",  # need, min_mb
+    "note-lower-nothing",  # broker
+]
+
+
+class ThresholdWhy(Why, frozen=True):
+    """A reason of :data:`Threshold`. ``percent``, ``history`` and ``min_mb`` are the settings
+    as configured; ``then`` is what lower-boundary shedding added to a broker's verdict."""
+
+    code: Threshold
+    usage: float = 0.0
+    smoothed: float = 0.0
+    average: float = 0.0
+    trigger: float = 0.0
+    percent: float = 0.0  # loadBalancerBrokerThresholdShedderPercentage
+    history: float = 0.0  # loadBalancerHistoryResourcePercentage
+    fraction: float = 0.0
+    throughput: float = 0.0
+    need: float = 0.0
+    min_mb: float = 0.0  # loadBalancerBundleUnloadMinThroughputThreshold
+    count: int = 0
+    marked: float = 0.0
+    offload: Offload = "shed"
+    names: tuple[str, ...] = ()
+    broker: str = ""
+    then: ThresholdWhy | None = None
 
 
 def _smooth(
@@ -105,319 +146,237 @@ class ThresholdShedder:
     def shed(
         self, load: LoadData, settings: Settings, memory: Memory
     ) -> tuple[SheddingDecision, Memory]:
-        thr_pct = settings["loadBalancerBrokerThresholdShedderPercentage"]
-        threshold = thr_pct / 100.0
-        min_mb = settings["loadBalancerBundleUnloadMinThroughputThreshold"]
-        min_tp = min_mb * MB
-        h = settings["loadBalancerHistoryResourcePercentage"]
-        lower_enabled = settings["lowerBoundarySheddingEnabled"]
+        """``ThresholdShedder.findBundlesForUnloading``: the average smoothed usage, each broker
+        against average + threshold, then lower-boundary shedding when nothing was selected."""
+        run = _Cycle(load, settings, memory)
+        if not load.brokers:
+            run.notes.append(ThresholdWhy("note-no-brokers"))
+            return run.decision()
+        run.note_average()
+        if run.avg == 0:
+            return run.zero_average()
+        for broker in load.brokers:
+            run.shed_broker(broker)
+        if run.selections:
+            run.note_selected()
+            return run.decision()
+        run.note_nothing_selected()
+        if not run.lower_enabled:
+            run.notes.append(ThresholdWhy("note-lower-off"))
+            return run.decision()
+        run.lower_boundary()
+        return run.decision()
+
+
+class _Cycle:
+    """One ``findBundlesForUnloading`` call: the settings it reads, the usages, the smoothed
+    history (updated in place), and what it decides."""
+
+    def __init__(self, load: LoadData, settings: Settings, memory: Memory) -> None:
+        self.load = load
+        self.percent = settings["loadBalancerBrokerThresholdShedderPercentage"]
+        self.threshold = self.percent / 100.0
+        self.min_mb = settings["loadBalancerBundleUnloadMinThroughputThreshold"]
+        self.min_tp = self.min_mb * MB
+        self.h = settings["loadBalancerHistoryResourcePercentage"]
+        self.lower_enabled = bool(settings["lowerBoundarySheddingEnabled"])
         # Settings.weighted_usage with its weights read once, not once per broker
         weights = settings.weights4()
         memory_weight = settings.weighted_usage_memory_weight()
-        usage = {b: float(d.local.max_resource_usage_with_weight(
-                     *weights, memory_weight=memory_weight))
-                 for b, d in load.brokers.items()}
-        history = dict(memory)
-        avg = _smooth(load, history, usage, h)
-        trigger = avg + threshold
-        notes: list[str] = []
-        numbers: dict[str, float] = {
-            "average": avg,
-            "threshold": threshold,
-            "trigger": trigger,
-            "minThroughput": min_tp,
-            "historyPercentage": h,
+        self.usage = {b: float(d.local.max_resource_usage_with_weight(
+                          *weights, memory_weight=memory_weight))
+                      for b, d in load.brokers.items()}
+        self.history = dict(memory)
+        self.avg = _smooth(load, self.history, self.usage, self.h)
+        self.trigger = self.avg + self.threshold
+        self.notes: list[Note] = []
+        self.numbers: dict[str, float] = {
+            "average": self.avg,
+            "threshold": self.threshold,
+            "trigger": self.trigger,
+            "minThroughput": self.min_tp,
+            "historyPercentage": self.h,
+        }
+        self.verdicts: dict[str, BrokerVerdict] = {}
+        self.selections: list[Selection] = []
+        self.candidates: list[BundleCandidate] = []
+
+    def decision(self) -> tuple[SheddingDecision, Memory]:
+        return SheddingDecision(
+            strategy="ThresholdShedder",
+            selections=tuple(self.selections),
+            brokers=MappingProxyType(self.verdicts),
+            candidates=tuple(self.candidates),
+            notes=tuple(self.notes),
+            numbers=MappingProxyType(dict(self.numbers)),
+        ), MappingProxyType(self.history)
+
+    # --- words' figures ---------------------------------------------------------------------
+    def _numbers(self, broker: str) -> dict[str, float]:
+        local = self.load.brokers[broker].local
+        return {
+            "usage": self.usage[broker],
+            "smoothed": self.history[broker],
+            "average": self.avg,
+            "threshold": self.threshold,
+            "trigger": self.trigger,
+            "throughput": local.msgThroughputIn + local.msgThroughputOut,
+            "bundles": float(len(local.bundles)),
         }
 
-        def done(
-            verdicts: dict[str, BrokerVerdict],
-            selections: Sequence[Selection] = (),
-            candidates: Sequence[BundleCandidate] = (),
-        ) -> tuple[SheddingDecision, Memory]:
-            decision = _decision(verdicts, selections, candidates, notes, numbers)
-            return decision, MappingProxyType(history)
+    def _put(self, broker: str, label: Label, reason: Reason, why: ThresholdWhy,
+             numbers: dict[str, float]) -> None:
+        self.verdicts[broker] = BrokerVerdict(
+            broker, self.usage[broker], self.history[broker], label, reason, why,
+            MappingProxyType(numbers))
 
-        if not load.brokers:
-            notes.append("no brokers: nothing to shed")
-            return done({})
+    def note_average(self) -> None:
+        self.notes.append(ThresholdWhy(
+            "note-average", average=self.avg, trigger=self.trigger, percent=self.percent,
+            history=self.h, count=len(self.load.brokers)))
 
-        def base_numbers(broker: str) -> dict[str, float]:
-            local = load.brokers[broker].local
-            return {
-                "usage": usage[broker],
-                "smoothed": history[broker],
-                "average": avg,
-                "threshold": threshold,
-                "trigger": trigger,
-                "throughput": local.msgThroughputIn + local.msgThroughputOut,
-                "bundles": float(len(local.bundles)),
-            }
+    # --- the steps of findBundlesForUnloading -----------------------------------------------
+    def zero_average(self) -> tuple[SheddingDecision, Memory]:
+        """``avgUsage == 0``: Pulsar warns and returns before looking at any broker."""
+        self.notes.append(ThresholdWhy("note-zero-average"))
+        for broker in self.load.brokers:
+            self._put(broker, Label.SKIP, Reason.BALANCED, ThresholdWhy(
+                "zero-average", self.usage[broker], self.history[broker]),
+                self._numbers(broker))
+        return self.decision()
 
-        avg_words, trigger_words = pct(avg), pct(trigger)  # said of every broker: once
-
-        def usage_words(broker: str) -> str:
-            return f"usage {pct(usage[broker])} (smoothed {pct(history[broker])})"
-
-        notes.append(
-            f"average smoothed usage of {len(load.brokers)} brokers is {pct(avg)}; "
-            f"a broker is shed at average + loadBalancerBrokerThresholdShedderPercentage {thr_pct}% "
-            f"= {pct(trigger)} or more "
-            f"(history weight loadBalancerHistoryResourcePercentage {h})"
-        )
-
-        verdicts: dict[str, BrokerVerdict] = {}
-
-        def put(
-            broker: str, label: Label, reason: Reason, why: str, nums: dict[str, float]
-        ) -> None:
-            verdicts[broker] = BrokerVerdict(
-                broker,
-                usage[broker],
-                history[broker],
-                label,
-                reason,
-                why,
-                MappingProxyType(nums),
-            )
-
-        if avg == 0:
-            notes.append(
-                "the average usage is 0, so ThresholdShedder stops here: nothing is shed "
-                "(not even by lower-boundary shedding)"
-            )
-            for broker in load.brokers:
-                put(
-                    broker,
-                    Label.SKIP,
-                    Reason.BALANCED,
-                    f"{usage_words(broker)}: the cluster average is 0, nothing is shed",
-                    base_numbers(broker),
-                )
-            return done(verdicts)
-
-        selections: list[Selection] = []
-        candidates: list[BundleCandidate] = []
-        for broker, data in load.brokers.items():
-            local = data.local
-            nums = base_numbers(broker)
-            current = history[broker]
-            if current < trigger:
-                put(
-                    broker,
-                    Label.SKIP,
-                    Reason.BALANCED,
-                    f"{usage_words(broker)} is below average {avg_words} + threshold "
-                    f"{thr_pct}% = {trigger_words}",
-                    nums,
-                )
-                continue
-            fraction = current - avg - threshold + ADDITIONAL_THRESHOLD_PERCENT_MARGIN
-            throughput = local.msgThroughputIn + local.msgThroughputOut
-            need = throughput * fraction
-            nums.update(offloadFraction=fraction, need=need, minThroughput=min_tp)
-            over = (
-                f"{usage_words(broker)} ≥ average {avg_words} + threshold {thr_pct}% "
-                f"= {trigger_words}; it should offload {pct(fraction)} of its "
-                f"{mb_s(throughput)} = {mb_s(need)}"
-            )
-            if need < min_tp:
-                put(
-                    broker,
-                    Label.SKIP,
-                    Reason.OVERLOADED,
-                    f"{over}, but needs {mb_s(need)} < "
-                    f"loadBalancerBundleUnloadMinThroughputThreshold {min_mb:g} MB/s",
-                    nums,
-                )
-                continue
-            n_bundles = len(local.bundles)
-            if n_bundles > 1:
-                got = select_greedy(load, broker, data, need, Reason.OVERLOADED)
-                selections.extend(got.selections)
-                candidates.extend(got.candidates)
-                nums["selected"] = got.marked
-                if got.selections:
-                    put(
-                        broker,
-                        Label.SUCCESS,
-                        Reason.OVERLOADED,
-                        f"{over}: {len(got.selections)} bundle(s) with "
-                        f"{mb_s(got.marked)} selected",
-                        nums,
-                    )
-                else:
-                    put(
-                        broker,
-                        Label.SKIP,
-                        Reason.NO_BUNDLES,
-                        f"{over}, but none of its {n_bundles} bundles can be shed "
-                        "(recently unloaded, system namespace or no bundle data)",
-                        nums,
-                    )
-            elif n_bundles == 1:
-                put(
-                    broker,
-                    Label.SKIP,
-                    Reason.NO_BUNDLES,
-                    f"{over}, but it has only 1 bundle: Pulsar never sheds a single-bundle broker",
-                    nums,
-                )
+    def shed_broker(self, broker: str) -> None:
+        """One broker of the ``forEach``: against the trigger, the amount to offload and its
+        minimum, then ``filterAndSelectBundle`` when it has more than one bundle."""
+        data = self.load.brokers[broker]
+        local = data.local
+        nums = self._numbers(broker)
+        current = self.history[broker]
+        if current < self.trigger:
+            self._put(broker, Label.SKIP, Reason.BALANCED, ThresholdWhy(
+                "below-trigger", self.usage[broker], current, self.avg, self.trigger,
+                self.percent), nums)
+            return
+        fraction = current - self.avg - self.threshold + ADDITIONAL_THRESHOLD_PERCENT_MARGIN
+        throughput = local.msgThroughputIn + local.msgThroughputOut
+        need = throughput * fraction
+        nums.update(offloadFraction=fraction, need=need, minThroughput=self.min_tp)
+        over = ThresholdWhy("offload", self.usage[broker], current, self.avg, self.trigger,
+                            self.percent, fraction=fraction, throughput=throughput, need=need)
+        if need < self.min_tp:
+            self._put(broker, Label.SKIP, Reason.OVERLOADED, _with(
+                over, code="under-min-throughput", min_mb=self.min_mb), nums)
+            return
+        n_bundles = len(local.bundles)
+        if n_bundles > 1:
+            got = select_greedy(self.load, broker, data, need, Reason.OVERLOADED)
+            self.selections.extend(got.selections)
+            self.candidates.extend(got.candidates)
+            nums["selected"] = got.marked
+            if got.selections:
+                self._put(broker, Label.SUCCESS, Reason.OVERLOADED, _with(
+                    over, count=len(got.selections), marked=got.marked), nums)
             else:
-                put(
-                    broker,
-                    Label.SKIP,
-                    Reason.NO_BUNDLES,
-                    f"{over}, but it has no bundles",
-                    nums,
-                )
-
-        if selections:
-            sources = sorted({s.broker for s in selections}, key=list(load.brokers).index)
-            notes.append(f"{len(selections)} bundle(s) selected from {', '.join(sources)}")
-            return done(verdicts, tuple(selections), tuple(candidates))
-
-        over_brokers = [b for b in load.brokers if history[b] >= trigger]
-        if over_brokers:
-            notes.append(
-                f"nothing selected: {', '.join(over_brokers)} reached {pct(trigger)} but "
-                "could not be shed (see each broker)"
-            )
+                self._put(broker, Label.SKIP, Reason.NO_BUNDLES, _with(
+                    over, offload="none-sheddable", count=n_bundles), nums)
+        elif n_bundles == 1:
+            self._put(broker, Label.SKIP, Reason.NO_BUNDLES,
+                      _with(over, offload="one-bundle"), nums)
         else:
-            notes.append(f"nothing selected: no broker reaches {pct(trigger)}")
-        if not lower_enabled:
-            notes.append("lowerBoundarySheddingEnabled is false: no lower-boundary shedding")
-            return done(verdicts, (), candidates)
+            self._put(broker, Label.SKIP, Reason.NO_BUNDLES,
+                      _with(over, offload="no-bundles"), nums)
 
-        chosen = _lower_boundary(
-            load, settings, history, usage, verdicts, candidates, notes, numbers
-        )
-        return done(verdicts, chosen, candidates)
+    def note_selected(self) -> None:
+        brokers = list(self.load.brokers)
+        sources = sorted({s.broker for s in self.selections}, key=brokers.index)
+        self.notes.append(ThresholdWhy("note-selected", count=len(self.selections),
+                                       names=tuple(sources)))
 
+    def note_nothing_selected(self) -> None:
+        over = tuple(b for b in self.load.brokers if self.history[b] >= self.trigger)
+        self.notes.append(ThresholdWhy("note-not-shed", trigger=self.trigger, names=over)
+                          if over else
+                          ThresholdWhy("note-none-reach", trigger=self.trigger))
 
-def _lower_boundary(
-    load: LoadData,
-    settings: Settings,
-    history: dict[str, float],
-    usage: Mapping[str, float],
-    verdicts: dict[str, BrokerVerdict],
-    candidates: list[BundleCandidate],
-    notes: list[str],
-    numbers: dict[str, float],
-) -> tuple[Selection, ...]:
-    """``tryLowerBoundaryShedding`` (rule 7 of the module docstring).
+    def lower_boundary(self) -> None:
+        """``tryLowerBoundaryShedding`` (rule 7 of the module docstring): the average again
+        (every usage smoothed a second time, as Pulsar does), the busiest broker with more than
+        one bundle above the lower bound, shed by ``threshold × 0.5`` of its throughput when some
+        broker is below that bound."""
+        avg2 = _smooth(self.load, self.history, self.usage, self.h)
+        lower = avg2 - self.threshold
+        self.numbers.update(lowerBoundaryAverage=avg2, lowerBound=lower)
+        max_broker, max_usage, below = self._busiest_and_below(lower)
+        self.notes.append(ThresholdWhy("note-lower-average", average=avg2, trigger=lower,
+                                       percent=self.percent))
+        if max_broker is None:
+            self.notes.append(ThresholdWhy("note-lower-no-busiest", trigger=lower))
+            return
+        if not below:
+            self.notes.append(ThresholdWhy("note-lower-none-below", trigger=lower,
+                                           broker=max_broker, smoothed=max_usage))
+            return
+        local = self.load.brokers[max_broker].local
+        throughput = local.msgThroughputIn + local.msgThroughputOut
+        need = throughput * self.threshold * LOWER_BOUNDARY_THRESHOLD_MARGIN
+        more = {"lowerBoundaryNeed": need, "minThroughput": self.min_tp}
+        self.notes.append(ThresholdWhy(
+            "note-lower-plan", trigger=lower, broker=max_broker, smoothed=max_usage,
+            percent=self.percent, throughput=throughput, need=need, names=tuple(below)))
+        if self.min_tp > need:  # strict: exactly the minimum proceeds
+            self._annotate(max_broker, lower, Label.SKIP, Reason.UNDERLOADED, ThresholdWhy(
+                "lower-under-min", need=need, min_mb=self.min_mb), more)
+            self.notes.append(ThresholdWhy("note-lower-under-min", need=need,
+                                           min_mb=self.min_mb))
+            return
+        got = select_greedy(self.load, max_broker, self.load.brokers[max_broker], need,
+                            Reason.UNDERLOADED)
+        self.candidates.extend(got.candidates)
+        more["selected"] = got.marked
+        if got.selections:
+            self._annotate(max_broker, lower, Label.SUCCESS, Reason.UNDERLOADED, ThresholdWhy(
+                "lower-shed", trigger=lower, count=len(got.selections),
+                marked=got.marked), more)
+            self.notes.append(ThresholdWhy("note-selected", count=len(got.selections),
+                                           names=(max_broker,)))
+        else:
+            self._annotate(max_broker, lower, Label.SKIP, Reason.NO_BUNDLES,
+                           ThresholdWhy("lower-none"), more)
+            self.notes.append(ThresholdWhy("note-lower-nothing", broker=max_broker))
+        for broker in below:
+            self._annotate(broker, lower, Label.SKIP, Reason.UNDERLOADED, ThresholdWhy(
+                "lower-below", trigger=lower, smoothed=self.history[broker]), {})
+        self.selections.extend(got.selections)
 
-    Updates ``history`` (second smoothing), ``verdicts``, ``candidates``, ``notes`` and ``numbers``
-    in place and returns the selections.
-    """
-    thr_pct = settings["loadBalancerBrokerThresholdShedderPercentage"]
-    threshold = thr_pct / 100.0
-    min_mb = settings["loadBalancerBundleUnloadMinThroughputThreshold"]
-    min_tp = min_mb * MB
-    h = settings["loadBalancerHistoryResourcePercentage"]
+    def _busiest_and_below(self, lower: float) -> tuple[str | None, float, list[str]]:
+        """The broker with the highest smoothed usage above ``lower`` and more than one bundle
+        (strict ``>``: the first met wins a tie), its usage, and the brokers below ``lower``."""
+        max_usage = lower
+        max_broker: str | None = None
+        below: list[str] = []
+        for broker, data in self.load.brokers.items():
+            current = self.history[broker]
+            if current > max_usage and len(data.local.bundles) > 1:
+                max_usage = current
+                max_broker = broker
+            if current < lower:
+                below.append(broker)
+        return max_broker, max_usage, below
 
-    # Pulsar calls getBrokerAvgUsage() again: every smoothed usage takes the sample twice.
-    avg2 = _smooth(load, history, usage, h)
-    lower = avg2 - threshold
-    numbers.update(lowerBoundaryAverage=avg2, lowerBound=lower)
-
-    max_usage = lower
-    max_broker: str | None = None
-    below: list[str] = []
-    for broker, data in load.brokers.items():
-        current = history[broker]
-        # strict >: the first broker with the highest usage wins a tie
-        if current > max_usage and len(data.local.bundles) > 1:
-            max_usage = current
-            max_broker = broker
-        if current < lower:
-            below.append(broker)
-
-    notes.append(
-        f"lower-boundary shedding: average recomputed as {pct(avg2)} (Pulsar smooths "
-        f"every usage a second time this cycle); lower bound = average - {thr_pct}% "
-        f"= {pct(lower)}"
-    )
-
-    def annotate(
-        broker: str, label: Label, reason: Reason, extra: str, more: Mapping[str, float]
-    ) -> None:
-        # the score stays the first-pass smoothed usage; the second one goes to the numbers
-        old = verdicts[broker]
+    def _annotate(self, broker: str, lower: float, label: Label, reason: Reason,
+                  then: ThresholdWhy, more: Mapping[str, float]) -> None:
+        """A lower-boundary verdict added to a broker's own: the score stays the first-pass
+        smoothed usage; the second one goes to the numbers."""
+        old = self.verdicts[broker]
         nums = dict(old.numbers)
-        nums.update(more, smoothedTwice=history[broker], lowerBound=lower)
-        verdicts[broker] = BrokerVerdict(
-            broker,
-            old.usage,
-            old.score,
-            label,
-            reason,
-            f"{old.why}; {extra}",
-            MappingProxyType(nums),
-        )
+        nums.update(more, smoothedTwice=self.history[broker], lowerBound=lower)
+        why = old.why
+        assert isinstance(why, ThresholdWhy)  # every broker has its verdict by now
+        self.verdicts[broker] = BrokerVerdict(
+            broker, old.usage, old.score, label, reason, _with(why, then=then),
+            MappingProxyType(nums))
 
-    if max_broker is None:
-        notes.append(
-            f"nothing selected: no broker with more than one bundle is above the lower "
-            f"bound {pct(lower)}"
-        )
-        return ()
-    if not below:
-        notes.append(
-            f"nothing selected: no broker is below the lower bound {pct(lower)} "
-            f"(the busiest, {max_broker}, is at {pct(max_usage)})"
-        )
-        return ()
 
-    local = load.brokers[max_broker].local
-    throughput = local.msgThroughputIn + local.msgThroughputOut
-    need = throughput * threshold * LOWER_BOUNDARY_THRESHOLD_MARGIN
-    more = {"lowerBoundaryNeed": need, "minThroughput": min_tp}
-    notes.append(
-        f"{', '.join(below)} below {pct(lower)}; the busiest broker with more than one "
-        f"bundle is {max_broker} ({pct(max_usage)}), which should offload "
-        f"{thr_pct}% x {LOWER_BOUNDARY_THRESHOLD_MARGIN} of {mb_s(throughput)} = {mb_s(need)}"
-    )
-    if min_tp > need:  # strict: exactly the minimum proceeds
-        annotate(
-            max_broker,
-            Label.SKIP,
-            Reason.UNDERLOADED,
-            f"lower-boundary shedding would offload {mb_s(need)} < "
-            f"loadBalancerBundleUnloadMinThroughputThreshold {min_mb:g} MB/s",
-            more,
-        )
-        notes.append(f"nothing selected: {mb_s(need)} is below the minimum {min_mb:g} MB/s")
-        return ()
-
-    got = select_greedy(load, max_broker, load.brokers[max_broker], need, Reason.UNDERLOADED)
-    candidates.extend(got.candidates)
-    more["selected"] = got.marked
-    if got.selections:
-        annotate(
-            max_broker,
-            Label.SUCCESS,
-            Reason.UNDERLOADED,
-            f"lower-boundary shedding (some broker is below {pct(lower)}): "
-            f"{len(got.selections)} bundle(s) with {mb_s(got.marked)} selected",
-            more,
-        )
-        notes.append(f"{len(got.selections)} bundle(s) selected from {max_broker}")
-    else:
-        annotate(
-            max_broker,
-            Label.SKIP,
-            Reason.NO_BUNDLES,
-            "lower-boundary shedding found no bundle it may shed",
-            more,
-        )
-        notes.append(f"nothing selected: {max_broker} has no bundle that may be shed")
-    for broker in below:
-        annotate(
-            broker,
-            Label.SKIP,
-            Reason.UNDERLOADED,
-            f"below the lower bound {pct(lower)} (smoothed again: "
-            f"{pct(history[broker])}), which is what triggers lower-boundary shedding",
-            {},
-        )
-    return got.selections
+def _with(why: ThresholdWhy, **changes: object) -> ThresholdWhy:
+    """``why`` with some fields changed."""
+    return replace(why, **changes)

@@ -34,8 +34,8 @@ recorded in the returned :class:`ShedResult` for ``explain``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Literal
 
 from msgspec import Struct, field
 
@@ -49,11 +49,13 @@ from lbctl.model.decision import (
     Label,
     Reason,
     Round,
+    RoundOutcome,
     Selection,
     SheddingDecision,
     ShedResult,
     Unload,
     UnloadDecision,
+    Why,
 )
 from lbctl.model.javaorder import concurrent_order, java_hash_order
 from lbctl.model.loaddata import LoadData
@@ -63,7 +65,100 @@ NAME = "TransferShedder"
 PACKAGE = "org.apache.pulsar.broker.loadbalance.extensions.scheduler"
 
 #: (bundle, source, destination or None) -> (transferable, why not)
-Transferable = Callable[[str, str, str | None], tuple[bool, str]]
+Transferable = Callable[[str, str, str | None], tuple[bool, Why | None]]
+
+
+#: TransferShedder's situations: the load conditions, phase A, the cycle's outcome, why the loop
+#: ended and how a round ended.
+Transfer = Literal[
+    "no-data",  # broker
+    "under-load",  # broker, load, avg, factor
+    "under-absolute",  # broker, throughput (< 1 B/s, before PR #22321)
+    "not-under-absolute",  # broker, load, avg, factor, throughput
+    "not-under-no-max",  # broker: the max broker has no load data
+    "under-throughput",  # broker, throughput, other, other_throughput, factor
+    "not-under",  # broker, load, avg, factor, throughput, other_throughput
+    "over",  # broker, load, threshold, avg, target
+    "not-over",  # the same
+    "std-above",  # std, target
+    # phase A (BrokerStat.why)
+    "outdated",  # amount: seconds since the sample
+    "cooling",  # amount: ms since the last unload; count: the delay in ms
+    # the cycle (ShedResult.why)
+    "failed",  # detail: the exception's class; other: its message
+    "no-registry",
+    "cooling-broker",  # broker; inner: its phase A reason
+    "all-outdated",  # count: the TTL in seconds
+    "no-brokers",
+    "missing-data",  # names
+    "balanced",  # std, target; inner: the min broker's reason; then: the max's
+    "held",  # count: the hit count; threshold
+    "none-moved-no-data",
+    "none-moved-few",
+    "none-moved",  # inner: why the loop ended
+    "decided",  # count; inner: why the loop ended
+    # why the loop ended (ShedResult.stop)
+    "max-shed",
+    "indexes-met",
+    "loop-balanced",  # std, target; inner, then: as BALANCED
+    # a round (Round.why)
+    "no-top-bundles",  # broker
+    "sole-top-bundle",  # broker, detail: the bundle
+    "offloaded",  # amount (B/s), load (the adjusted offload)
+    "nothing-movable",
+]
+
+
+class TransferWhy(Why, frozen=True):
+    """A reason of :data:`Transfer`, with its figures."""
+
+    code: Transfer
+    broker: str = ""
+    other: str = ""
+    load: float = 0.0
+    avg: float = 0.0
+    factor: float = 0.0
+    throughput: float = 0.0
+    other_throughput: float = 0.0
+    threshold: float = 0.0
+    target: float = 0.0
+    std: float = 0.0
+    amount: float = 0.0
+    count: int = 0
+    names: tuple[str, ...] = ()
+    detail: str = ""
+    inner: Why | None = None
+    then: Why | None = None
+
+
+#: What a round did with one top bundle of the max broker.
+Step = Literal[
+    "not-owner",  # broker: the max broker
+    "excluded-namespace",
+    "recently-unloaded",
+    "not-transferable",  # broker: the min broker; inner: why not
+    "last-one",  # one top bundle left: it stays
+    "zero-throughput",
+    "overshoot",  # amount, target; swapping: transfer mode
+    "moved",  # amount, target; swaps, swapped (B/s) and broker: swapped back from
+]
+
+
+class StepWhy(Why, frozen=True):
+    code: Step
+    broker: str = ""
+    amount: float = 0.0
+    target: float = 0.0
+    swapping: bool = False
+    swaps: int = 0
+    swapped: float = 0.0
+    inner: Why | None = None
+
+
+_EXCLUDED = StepWhy("excluded-namespace")
+_RECENTLY = StepWhy("recently-unloaded")
+_LAST_ONE = StepWhy("last-one")
+_ZERO = StepWhy("zero-throughput")
 
 
 class ShedderInput(Struct, frozen=True):
@@ -142,7 +237,8 @@ class TransferShedder:
             return _Run(ctx, hit_count).run()
         except Exception as e:  # Pulsar: any Throwable → Failure/Unknown
             return ShedResult((), (Label.FAILURE, Reason.UNKNOWN),
-                              f"the shedding cycle failed: {type(e).__name__}: {e}",
+                              TransferWhy("failed", other=str(e),
+                                          detail=type(e).__name__),
                               hit_count, hit_count,
                               int(ctx.settings["loadBalancerSheddingConditionHitCountThreshold"]),
                               0.0, 0.0, 0.0)
@@ -160,45 +256,44 @@ class _Run:
         self.target = float(self.conf["loadBalancerBrokerLoadTargetStd"])
         self.brokers: list[BrokerStat] = []
         self.expired: list[str] = []
+        self.missing: list[str] = []
         self.initial_std = 0.0
         self.hit_gate = hit_count
 
     # --- predicates -------------------------------------------------------------------------------
-    def underloaded(self, broker: str) -> tuple[bool, str]:
+    def underloaded(self, broker: str) -> tuple[bool, TransferWhy]:
         data = self.ctx.store.get(broker)
         if data is None:
-            return False, f"{broker} has no load data"
+            return False, TransferWhy("no-data", broker)
         m = min(0.5, max(0.0, self.target / 2.0))
-        if data.weightedMaxEMA < self.stats.avg * m:
-            return True, (f"{broker}'s load {data.weightedMaxEMA:.4f} < avg {self.stats.avg:.4f} × "
-                          f"{m:g}")
+        avg = self.stats.avg
+        if data.weightedMaxEMA < avg * m:
+            return True, TransferWhy("under-load", broker, load=data.weightedMaxEMA,
+                                     avg=avg, factor=m)
+        tp = data.msgThroughputEMA
         if self.conf.profile["transferUnderloadedRule"] == "absolute":  # before PR #22321
-            if data.msgThroughputEMA < 1:
-                return True, f"{broker}'s msgThroughputEMA {data.msgThroughputEMA:,.2f} B/s < 1"
-            return False, (f"{broker} is not underloaded: load {data.weightedMaxEMA:.4f} >= "
-                           f"avg×{m:g} = {self.stats.avg * m:.4f} and throughput EMA "
-                           f"{data.msgThroughputEMA:,.0f} >= 1 B/s")
-        mx = self.ctx.store.get(self.stats.peek_max())
+            if tp < 1:
+                return True, TransferWhy("under-absolute", broker, throughput=tp)
+            return False, TransferWhy("not-under-absolute", broker,
+                                      load=data.weightedMaxEMA, avg=avg, factor=m,
+                                      throughput=tp)
+        max_broker = self.stats.peek_max()
+        mx = self.ctx.store.get(max_broker)
         if mx is None:
-            return False, f"{broker} is not underloaded (the max broker has no load data)"
-        if data.msgThroughputEMA < mx.msgThroughputEMA * m:
-            return True, (f"{broker}'s msgThroughputEMA {data.msgThroughputEMA:,.0f} B/s < "
-                          f"{self.stats.peek_max()}'s {mx.msgThroughputEMA:,.0f} B/s × {m:g}")
-        return False, (f"{broker} is not underloaded: load {data.weightedMaxEMA:.4f} >= "
-                       f"avg×{m:g} = {self.stats.avg * m:.4f} and throughput EMA "
-                       f"{data.msgThroughputEMA:,.0f} >= {mx.msgThroughputEMA * m:,.0f} B/s")
+            return False, TransferWhy("not-under-no-max", broker)
+        code: Transfer = "under-throughput" if tp < mx.msgThroughputEMA * m else "not-under"
+        return code == "under-throughput", TransferWhy(
+            code, broker, max_broker, data.weightedMaxEMA, avg, m, tp, mx.msgThroughputEMA)
 
-    def overloaded(self, broker: str) -> tuple[bool, str]:
+    def overloaded(self, broker: str) -> tuple[bool, TransferWhy]:
         data = self.ctx.store.get(broker)
         if data is None:
-            return False, f"{broker} has no load data"
+            return False, TransferWhy("no-data", broker)
         thr = int(self.conf["loadBalancerBrokerOverloadedThresholdPercentage"]) / 100.0
         load = data.weightedMaxEMA
-        if load > thr and load > self.stats.avg + self.target:
-            return True, (f"{broker}'s load {load:.4f} > {thr:g} and > avg + targetStd = "
-                          f"{self.stats.avg + self.target:.4f}")
-        return False, (f"{broker} is not overloaded: load {load:.4f} vs threshold {thr:g} and "
-                       f"avg + targetStd {self.stats.avg + self.target:.4f}")
+        over = load > thr and load > self.stats.avg + self.target
+        return over, TransferWhy("over" if over else "not-over", broker, load=load,
+                                 threshold=thr, avg=self.stats.avg, target=self.target)
 
     # --- phase A ------------------------------------------------------------------------------------
     def load_stats(self) -> Reason | None:
@@ -214,20 +309,15 @@ class _Run:
         for broker, data in ctx.store.items():
             missing.pop(broker, None)
             if ctx.now - data.updatedAt > ttl_ms:
-                age = (ctx.now - data.updatedAt) / 1000
-                self.brokers.append(BrokerStat(broker, data.weightedMaxEMA, False,
-                                               f"outdated: sampled {age:,.0f} s ago > "
-                                               f"loadBalancerBrokerLoadDataTTLInSeconds"))
+                self.brokers.append(BrokerStat(broker, data.weightedMaxEMA, False, TransferWhy(
+                    "outdated", amount=(ctx.now - data.updatedAt) / 1000)))
                 reason = Reason.OUTDATED_DATA
                 continue
             if broker in recently:
                 elapsed = data.updatedAt - recently[broker]
                 if elapsed < delay_ms:
-                    self.brokers.append(BrokerStat(
-                        broker, data.weightedMaxEMA, False,
-                        f"cooling down: its load was sampled {elapsed / 1000:,.0f} s after its "
-                        f"last unload, < loadBalanceSheddingDelayInSeconds "
-                        f"({delay_ms // 1000} s)"))
+                    self.brokers.append(BrokerStat(broker, data.weightedMaxEMA, False, TransferWhy(
+                        "cooling", amount=elapsed, count=delay_ms)))
                     st.set(0.0, 0.0, 0)
                     return Reason.COOL_DOWN
                 self.expired.append(broker)
@@ -248,9 +338,9 @@ class _Run:
         return None
 
     # --- the cycle ----------------------------------------------------------------------------------
-    def result(self, skip: tuple[Label, Reason] | None, why: str, *, counted: bool,
+    def result(self, skip: tuple[Label, Reason] | None, why: TransferWhy, *, counted: bool,
                condition: Mapping[str, bool] | None = None, rounds: Sequence[Round] = (),
-               stop: str = "") -> ShedResult:
+               stop: TransferWhy | None = None) -> ShedResult:
         st = self.stats
         return ShedResult(
             tuple(self.decisions), skip, why, self.hit_before, self.hit, self.threshold,
@@ -259,99 +349,102 @@ class _Run:
             tuple(rounds), stop, tuple(self.expired), self.hit_gate)
 
     def run(self) -> ShedResult:
-        ctx, conf, st = self.ctx, self.conf, self.stats
+        """``TransferShedder.findBundlesForUnloading``: the registry, the load statistics
+        (phase A), the hit-count gate (phase B), then the max/min rounds (phase C)."""
+        ctx, st = self.ctx, self.stats
         if ctx.available is None:
             return self.result((Label.FAILURE, Reason.UNKNOWN),
-                               "the broker registry could not be read", counted=False)
+                               TransferWhy("no-registry"), counted=False)
         st.sorted = sorted(ctx.store.items(), key=lambda e: e[1].weightedMaxEMA)  # stable
         st.max_idx = len(st.sorted) - 1
         st.min_idx = 0
         skip = self.load_stats()
         if skip is not None:
             return self.result((Label.SKIP, skip), self._phase_a_why(skip), counted=False)
-
-        debug = bool(conf["loadBalancerDebugModeEnabled"])
-        transfer = bool(conf["loadBalancerTransferEnabled"])
-        under, why_under = self.underloaded(st.peek_min())
-        over, why_over = self.overloaded(st.peek_max())
-        condition = {"stdAboveTarget": st.std > self.target, "minUnderloaded": under,
-                     "maxOverloaded": over}
-        if st.std > self.target or under or over:
-            self.hit += 1
-        else:
-            self.hit = 0
-        self.hit_gate = self.hit
+        self.debug = bool(self.conf["loadBalancerDebugModeEnabled"])
+        self.transfer = bool(self.conf["loadBalancerTransferEnabled"])
+        condition = self.hit_count_gate()
         if self.hit <= self.threshold:
-            if self.hit == 0:
-                why = (f"balanced: std {st.std:.4f} <= loadBalancerBrokerLoadTargetStd "
-                       f"{self.target:g}; {why_under}; {why_over}")
-            else:
-                why = (f"the shedding condition held {self.hit} time(s) in a row, not more than "
-                       f"loadBalancerSheddingConditionHitCountThreshold ({self.threshold})")
+            why = (TransferWhy("held", count=self.hit, threshold=self.threshold)
+                   if self.hit else
+                   TransferWhy("balanced", std=st.std, target=self.target,
+                               inner=self.why_under, then=self.why_over))
             return self.result((Label.SKIP, Reason.HIT_COUNT), why, counted=True,
                                condition=condition)
-
-        rounds: list[Round] = []
-        empty_data = few_bundles = 0
-        stop = ""
-        while True:
-            if not st.has_transferable_brokers():
-                stop = ("loadBalancerMaxNumberOfBrokerSheddingPerCycle reached"
-                        if st.shed_count >= st.max_shed else
-                        "no broker pair left (the min and max indexes met)")
-                break
-            if st.std > self.target:
-                reason, why_reason = Reason.OVERLOADED, (
-                    f"std {st.std:.4f} > loadBalancerBrokerLoadTargetStd {self.target:g}")
-            else:
-                under, why_under = self.underloaded(st.peek_min())
-                if under:
-                    reason, why_reason = Reason.UNDERLOADED, why_under
-                else:
-                    over, why_over = self.overloaded(st.peek_max())
-                    if over:
-                        reason, why_reason = Reason.OVERLOADED, why_over
-                    else:
-                        stop = (f"balanced: std {st.std:.4f} <= target {self.target:g}, "
-                                f"{why_under}, {why_over}")
-                        break
-            rnd, outcome = self.one_round(reason, why_reason, transfer, debug)
-            rounds.append(rnd)
-            if outcome == "empty":
-                empty_data += 1
-            elif outcome == "few":
-                few_bundles += 1
-
+        rounds, stop, kinds = self.rounds()
         if not self.decisions:
-            if empty_data > 0:
-                r = Reason.NO_LOAD_DATA
-                why = "no bundle moved: a max or min broker had no load data or no top bundles"
-            elif few_bundles > 0:
-                r = Reason.NO_BUNDLES
-                why = "no bundle moved: the max brokers had no bundle that could move"
+            if "no load data" in kinds:
+                r, why = Reason.NO_LOAD_DATA, TransferWhy("none-moved-no-data")
+            elif kinds & {"few bundles", "nothing movable"}:
+                r, why = Reason.NO_BUNDLES, TransferWhy("none-moved-few")
             else:
-                r = Reason.HIT_COUNT
-                why = f"no bundle moved: {stop}"
+                r, why = Reason.HIT_COUNT, TransferWhy("none-moved", inner=stop)
             return self.result((Label.SKIP, r), why, counted=True, condition=condition,
                                rounds=rounds, stop=stop)
         self.hit = 0
-        return self.result(None, f"{len(self.decisions)} decision(s); loop ended: {stop}",
+        return self.result(None, TransferWhy("decided", count=len(self.decisions),
+                                             inner=stop),
                            counted=True, condition=condition, rounds=rounds, stop=stop)
 
-    def _phase_a_why(self, reason: Reason) -> str:
+    def hit_count_gate(self) -> dict[str, bool]:
+        """Phase B: the shedding condition counted across cycles."""
+        st = self.stats
+        under, self.why_under = self.underloaded(st.peek_min())
+        over, self.why_over = self.overloaded(st.peek_max())
+        condition = {"stdAboveTarget": st.std > self.target, "minUnderloaded": under,
+                     "maxOverloaded": over}
+        self.hit = self.hit + 1 if st.std > self.target or under or over else 0
+        self.hit_gate = self.hit
+        return condition
+
+    def rounds(self) -> tuple[list[Round], TransferWhy, set[RoundOutcome]]:
+        """Phase C: pair the max broker with the min broker while the cluster is unbalanced,
+        at most ``loadBalancerMaxNumberOfBrokerSheddingPerCycle`` rounds that moved load."""
+        st = self.stats
+        rounds: list[Round] = []
+        while True:
+            if not st.has_transferable_brokers():
+                stop = TransferWhy("max-shed" if st.shed_count >= st.max_shed
+                                   else "indexes-met")
+                break
+            cause = self._round_cause()
+            if isinstance(cause, TransferWhy):
+                stop = cause
+                break
+            rounds.append(self.one_round(*cause, self.transfer, self.debug))
+        return rounds, stop, {r.outcome for r in rounds}
+
+    def _round_cause(self) -> tuple[Reason, TransferWhy] | TransferWhy:
+        """Why the next round runs (its reason and why), or why the loop stops (balanced)."""
+        st = self.stats
+        if st.std > self.target:
+            return Reason.OVERLOADED, TransferWhy("std-above", std=st.std,
+                                                  target=self.target)
+        under, why_under = self.underloaded(st.peek_min())
+        if under:
+            return Reason.UNDERLOADED, why_under
+        over, why_over = self.overloaded(st.peek_max())
+        if over:
+            return Reason.OVERLOADED, why_over
+        return TransferWhy("loop-balanced", std=st.std, target=self.target,
+                           inner=why_under, then=why_over)
+
+    def _phase_a_why(self, reason: Reason) -> TransferWhy:
         if reason is Reason.COOL_DOWN:
             b = self.brokers[-1]
-            return f"{b.broker} is {b.why}"
+            return TransferWhy("cooling-broker", b.broker, inner=b.why)
         if reason is Reason.OUTDATED_DATA:
-            return ("every broker's load data is older than loadBalancerBrokerLoadDataTTLInSeconds "
-                    f"({int(self.conf['loadBalancerBrokerLoadDataTTLInSeconds'])} s)")
+            return TransferWhy("all-outdated",
+                               count=int(self.conf["loadBalancerBrokerLoadDataTTLInSeconds"]))
         if reason is Reason.NO_BROKERS:
-            return "there is no broker load data at all"
-        missing = ", ".join(getattr(self, "missing", []))
-        return f"available broker(s) without load data: {missing}"
+            return TransferWhy("no-brokers")
+        return TransferWhy("missing-data", names=tuple(self.missing))
 
-    def one_round(self, reason: Reason, why_reason: str, transfer: bool,
-                  debug: bool) -> tuple[Round, str]:
+    def one_round(self, reason: Reason, why_reason: TransferWhy, transfer: bool,
+                  debug: bool) -> Round:
+        """One max/min pairing: half the load difference as throughput off the max broker,
+        its top bundles walked smallest first (:class:`_Walk`); a round that moved something
+        updates the standard deviation as if the load had moved."""
         ctx, st = self.ctx, self.stats
         std_before = st.std
         max_b = st.sorted[st.max_idx][0]
@@ -360,14 +453,13 @@ class _Run:
         max_d = ctx.store.get(max_b)
         min_d = ctx.store.get(min_b)
 
-        def fail(outcome: str, why: str, kind: str, **kw: float | None) -> tuple[Round, str]:
+        def ended(outcome: RoundOutcome, why: TransferWhy, **kw: Any) -> Round:
             return Round(reason, why_reason, max_b, min_b, std_before, st.std, outcome, why,
-                         **kw), kind  # type: ignore[arg-type]  # the optional float fields
+                         **kw)
 
-        if max_d is None:
-            return fail("no load data", f"{max_b} has no load data", "empty")
-        if min_d is None:
-            return fail("no load data", f"{min_b} has no load data", "empty")
+        if max_d is None or min_d is None:
+            return ended("no load data",
+                         TransferWhy("no-data", max_b if max_d is None else min_b))
         max_load, min_load = max_d.weightedMaxEMA, min_d.weightedMaxEMA
         offload = (max_load - min_load) / 2
         max_t, min_t = max_d.throughput, min_d.throughput
@@ -376,100 +468,141 @@ class _Run:
                 "offload_throughput": offload_t, "max_throughput": max_t, "min_throughput": min_t}
         tops = ctx.top_bundles.get(max_b)
         if not tops:
-            return fail("no load data", f"{max_b} has no top-bundles load data", "empty", **nums)
+            return ended("no load data",
+                         TransferWhy("no-top-bundles", max_b), **nums)
         if len(tops) == 1:
-            return fail("few bundles", f"its sole top bundle {tops[0].bundleName} is overloading "
-                        f"{max_b}", "few", **nums)
-        min_tops = ctx.top_bundles.get(min_b)
-        min_iter = iter(min_tops) if min_tops is not None else None
-
-        marked = gained = 0.0
-        remaining = len(tops)
-        skip_zero = bool(self.conf.profile["transferSkipsZeroThroughput"])  # PR #23626
-        excluded = set(self.conf["loadBalancerSheddingExcludedNamespaces"])
-        steps: list[BundleStep] = []
-        for top in tops:
-            bundle = top.bundleName
-            bt = top.throughput
-            if ctx.is_owner is not None and not ctx.is_owner(bundle, max_b):
-                steps.append(BundleStep(bundle, bt, "skipped", f"{max_b} is not its owner"))
-                continue
-            if namespace_of(bundle) in excluded:
-                steps.append(BundleStep(bundle, bt, "skipped",
-                                        "namespace in loadBalancerSheddingExcludedNamespaces"))
-                continue
-            if bundle in ctx.recently_unloaded_bundles:
-                steps.append(BundleStep(bundle, bt, "skipped", "recently unloaded (grace period)"))
-                continue
-            if ctx.transferable is not None:
-                ok, why_not = ctx.transferable(bundle, max_b, min_b)
-                if not ok:
-                    steps.append(BundleStep(bundle, bt, "skipped",
-                                            f"not transferable to {min_b}: {why_not}"))
-                    continue
-            if remaining <= 1:
-                steps.append(BundleStep(bundle, bt, "stopped",
-                                        "only one top bundle left on the broker; it stays"))
-                break
-            if bt == 0 and skip_zero:
-                steps.append(BundleStep(bundle, bt, "skipped", "zero throughput"))
-                continue
-            swap = False
-            swaps: list[Unload] = []
-            swap_t = 0.0
-            if marked - gained + bt > offload_t:
-                if transfer and min_iter is not None:
-                    max_new = max_t - marked + gained - bt
-                    min_new = min_t + marked - gained + bt
-                    for mb in min_iter:
-                        if ctx.transferable is not None and not ctx.transferable(
-                                mb.bundleName, min_b, max_b)[0]:
-                            continue
-                        mbt = mb.throughput
-                        if mbt == 0 and skip_zero:
-                            continue
-                        if max_new + mbt < max_t and min_new - mbt < max_t:
-                            swaps.append(Unload(min_b, mb.bundleName, max_b))
-                            max_new += mbt
-                            min_new -= mbt
-                            swap_t += mbt
-                            if min_new <= max_new and max_new < max_t * 0.75:
-                                swap = True
-                                break
-                if not swap:
-                    steps.append(BundleStep(
-                        bundle, bt, "stopped",
-                        f"moving it would offload {marked - gained + bt:,.0f} B/s > the target "
-                        f"{offload_t:,.0f} B/s" + ("" if not transfer else
-                                                   " and no swap from the min broker balances it")))
-                    break
-            if transfer:
-                if swap:
-                    for u in swaps:
-                        self.decisions[UnloadDecision(u, Label.SUCCESS, reason)] = None
-                    if debug:
-                        gained += swap_t
-                unload = Unload(max_b, bundle, min_b)
-            else:
-                unload = Unload(max_b, bundle, None)
-            self.decisions[UnloadDecision(unload, Label.SUCCESS, reason)] = None
-            marked += bt
-            remaining -= 1
-            why = (f"{marked - gained:,.0f} of {offload_t:,.0f} B/s marked to offload"
-                   + (f"; swapped {len(swaps)} bundle(s) ({swap_t:,.0f} B/s) back from {min_b}"
-                      if swap else ""))
-            steps.append(BundleStep(bundle, bt, "moved", why, tuple(swaps) if swap else ()))
-
-        if marked > 0:
-            adj = (marked - gained) * max_load / max_t
+            return ended("few bundles", TransferWhy(
+                "sole-top-bundle", max_b, detail=tops[0].bundleName), **nums)
+        walk = _Walk(self, reason, max_b, min_b, max_t, min_t, offload_t, transfer, debug)
+        walk.run(tops)
+        if walk.marked > 0:
+            adj = (walk.marked - walk.gained) * max_load / max_t
             st.offload(max_load, min_load, adj)
-            return Round(reason, why_reason, max_b, min_b, std_before, st.std, "offloaded",
-                         f"offloaded {marked - gained:,.0f} B/s ≈ {adj:.4f} load",
-                         marked=marked, gained=gained, adjusted_offload=adj,
-                         bundles=tuple(steps), **nums), "ok"
-        return Round(reason, why_reason, max_b, min_b, std_before, st.std, "nothing movable",
-                     "no top bundle of the broker could be moved", bundles=tuple(steps),
-                     **nums), "few"
+            return ended("offloaded", TransferWhy(
+                "offloaded", amount=walk.marked - walk.gained, load=adj),
+                marked=walk.marked, gained=walk.gained, adjusted_offload=adj,
+                bundles=tuple(walk.steps), **nums)
+        return ended("nothing movable", TransferWhy("nothing-movable"),
+                     bundles=tuple(walk.steps), **nums)
+
+
+class _Walk:
+    """The max broker's top bundles in one round, smallest first: each is skipped (not owned,
+    excluded namespace, recently unloaded, not transferable, no throughput), moved, or stops
+    the walk (the last one stays; moving it would overshoot the target and no swap from the
+    min broker balances it)."""
+
+    def __init__(self, run: _Run, reason: Reason, max_b: str, min_b: str, max_t: float,
+                 min_t: float, offload_t: float, transfer: bool, debug: bool) -> None:
+        self.run_ = run
+        self.ctx = run.ctx
+        self.reason = reason
+        self.max_b, self.min_b = max_b, min_b
+        self.max_t, self.min_t = max_t, min_t
+        self.offload_t = offload_t
+        self.transfer, self.debug = transfer, debug
+        self.marked = self.gained = 0.0
+        self.steps: list[BundleStep] = []
+        self.skip_zero = bool(run.conf.profile["transferSkipsZeroThroughput"])  # PR #23626
+        self.excluded = set(run.conf["loadBalancerSheddingExcludedNamespaces"])
+        min_tops = self.ctx.top_bundles.get(min_b)
+        #: one swap iterator per round, as in Pulsar
+        self.min_iter: Iterator[TopBundle] | None = (
+            iter(min_tops) if min_tops is not None else None)
+
+    def run(self, tops: Sequence[TopBundle]) -> None:
+        remaining = len(tops)
+        for top in tops:
+            skipped = self._skipped(top)
+            if skipped is not None:
+                self.steps.append(BundleStep(top.bundleName, top.throughput, "skipped",
+                                             skipped))
+                continue
+            if remaining <= 1:
+                self.steps.append(BundleStep(top.bundleName, top.throughput,
+                                             "stopped", _LAST_ONE))
+                break
+            if top.throughput == 0 and self.skip_zero:
+                self.steps.append(BundleStep(top.bundleName, top.throughput, "skipped",
+                                             _ZERO))
+                continue
+            if not self._move(top):
+                break
+            remaining -= 1
+
+    def _skipped(self, top: TopBundle) -> StepWhy | None:
+        """Why a top bundle may not move at all (``None``: it may)."""
+        ctx, bundle = self.ctx, top.bundleName
+        if ctx.is_owner is not None and not ctx.is_owner(bundle, self.max_b):
+            return StepWhy("not-owner", self.max_b)
+        if namespace_of(bundle) in self.excluded:
+            return _EXCLUDED
+        if bundle in ctx.recently_unloaded_bundles:
+            return _RECENTLY
+        if ctx.transferable is not None:
+            ok, why_not = ctx.transferable(bundle, self.max_b, self.min_b)
+            if not ok:
+                return StepWhy("not-transferable", self.min_b, inner=why_not)
+        return None
+
+    def _move(self, top: TopBundle) -> bool:
+        """Move ``top`` (with the swaps that balance it, in transfer mode), or stop the walk
+        (``False``) when it would overshoot the target."""
+        bt = top.throughput
+        swaps: list[Unload] = []
+        swap_t = 0.0
+        swap = False
+        if self.marked - self.gained + bt > self.offload_t:
+            swap, swaps, swap_t = self._swaps(bt) if self.transfer else (False, [], 0.0)
+            if not swap:
+                self.steps.append(BundleStep(top.bundleName, bt, "stopped", StepWhy(
+                    "overshoot", amount=self.marked - self.gained + bt, target=self.offload_t,
+                    swapping=self.transfer)))
+                return False
+        decisions = self.run_.decisions
+        if self.transfer:
+            if swap:
+                for u in swaps:
+                    decisions[UnloadDecision(u, Label.SUCCESS, self.reason)] = None
+                if self.debug:
+                    self.gained += swap_t
+            unload = Unload(self.max_b, top.bundleName, self.min_b)
+        else:
+            unload = Unload(self.max_b, top.bundleName, None)
+        decisions[UnloadDecision(unload, Label.SUCCESS, self.reason)] = None
+        self.marked += bt
+        why = StepWhy("moved", self.min_b, self.marked - self.gained, self.offload_t,
+                      swaps=len(swaps) if swap else 0, swapped=swap_t if swap else 0.0)
+        self.steps.append(BundleStep(top.bundleName, bt, "moved", why,
+                                     tuple(swaps) if swap else ()))
+        return True
+
+    def _swaps(self, bt: float) -> tuple[bool, list[Unload], float]:
+        """Bundles of the min broker that, moved back, balance moving ``bt`` (transfer mode):
+        whether such a set was found, the swaps tried, and their throughput."""
+        if self.min_iter is None:
+            return False, [], 0.0
+        ctx, skip_zero = self.ctx, self.skip_zero
+        max_t = self.max_t
+        max_new = max_t - self.marked + self.gained - bt
+        min_new = self.min_t + self.marked - self.gained + bt
+        swaps: list[Unload] = []
+        swap_t = 0.0
+        for mb in self.min_iter:
+            if ctx.transferable is not None and not ctx.transferable(
+                    mb.bundleName, self.min_b, self.max_b)[0]:
+                continue
+            mbt = mb.throughput
+            if mbt == 0 and skip_zero:
+                continue
+            if max_new + mbt < max_t and min_new - mbt < max_t:
+                swaps.append(Unload(self.min_b, mb.bundleName, self.max_b))
+                max_new += mbt
+                min_new -= mbt
+                swap_t += mbt
+                if min_new <= max_new and max_new < max_t * 0.75:
+                    return True, swaps, swap_t
+        return False, swaps, swap_t
 
 
 # --- TransferShedder in the SHEDDING registry, behind the modular shedding protocol ---------------

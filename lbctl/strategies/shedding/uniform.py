@@ -36,27 +36,33 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from types import MappingProxyType
+from typing import Literal
+
+from msgspec import Struct
 
 from lbctl.config import Settings
 from lbctl.model.decision import (
     BrokerVerdict,
     BundleCandidate,
     Label,
+    Note,
     Reason,
     Selection,
     SheddingDecision,
+    Why,
 )
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import LoadData
+from lbctl.records import replace
 from lbctl.strategies.registry import SHEDDING
 from lbctl.strategies.shedding._select import (
+    RECENTLY,
     descending,
     shedding_candidates,
     short_term_rate,
     short_term_throughput,
     unranked_candidates,
 )
-from lbctl.units import mb_s, msg_s
 
 INT_MAX = 2**31 - 1
 INT_MIN = -(2**31)
@@ -80,6 +86,113 @@ def java_int_add(a: int, b: int) -> int:
     return (a + b + 2**31) % 2**32 - 2**31
 
 
+#: UniformLoadShedder's situations: a broker's verdict (its ``rate`` and ``throughput``, the
+#: criterion ``by_rate``) or a cluster-level note.
+Uniform = Literal[
+    "balanced",
+    "lowest",
+    "not-highest",  # broker: the one shed
+    "few-bundles",  # count
+    "budget-low",  # budget, minimum
+    "shed",  # count (selected), budget
+    "none-fits",  # budget
+    "note-no-brokers",
+    "note-rates",  # broker/high, other/low, figure, threshold, exceeded
+    "note-throughputs",  # the same for throughput
+    "note-zero-min",
+    "note-uniform",
+    "note-uneven",  # by_rate, broker, high, low, max_pct, budget, also
+    "note-no-source",
+    "note-few-bundles",  # broker, count
+    "note-budget-low",  # budget, minimum
+    "note-shed",  # count, broker
+    "note-none-fits",  # broker, budget
+]
+
+
+class UniformWhy(Why, frozen=True):
+    """A reason of :data:`Uniform`. ``threshold``, ``max_pct`` and ``minimum`` are settings as
+    configured; ``also``: the throughput criterion was exceeded too (and not looked at)."""
+
+    code: Uniform
+    by_rate: bool = True
+    rate: float = 0.0
+    throughput: float = 0.0
+    broker: str | None = None
+    other: str | None = None
+    high: float = 0.0
+    low: float = 0.0
+    figure: float = 0.0
+    threshold: float = 0.0
+    exceeded: bool = False
+    max_pct: float = 0.0
+    budget: int = 0
+    minimum: float = 0.0
+    count: int = 0
+    also: bool = False
+
+
+#: What the budget loop did with one bundle.
+UniformPick = Literal[
+    "limit",  # maxUnloadBundleNumPerShedding reached (limit)
+    "fits",  # remaining, left
+    "too-large",  # value, remaining
+]
+
+
+class UniformPickWhy(Why, frozen=True):
+    code: UniformPick
+    by_rate: bool = True
+    value: float = 0.0
+    remaining: int = 0
+    left: int = 0
+    limit: int = 0
+
+
+class _Extremes(Struct, frozen=True):
+    """Rule 1: the brokers with the highest and lowest message rate and throughput (the first
+    met wins a tie; ``None`` when no figure beats the start values), with the figures."""
+
+    over_rate: str | None
+    max_rate: float
+    under_rate: str | None
+    min_rate: float
+    over_tp: str | None
+    max_tp: float
+    under_tp: str | None
+    min_tp: float
+
+    @classmethod
+    def of(cls, load: LoadData) -> _Extremes:
+        max_r = max_t = -1.0
+        min_r = min_t = float(INT_MAX)
+        over_r = over_t = under_r = under_t = None
+        for broker, data in load.brokers.items():
+            r = data.local.msgRateIn + data.local.msgRateOut
+            t = data.local.msgThroughputIn + data.local.msgThroughputOut
+            # strict comparisons: the first broker met keeps a tie
+            if r > max_r:
+                over_r, max_r = broker, r
+            if t > max_t:
+                over_t, max_t = broker, t
+            if r < min_r:
+                under_r, min_r = broker, r
+            if t < min_t:
+                under_t, min_t = broker, t
+        return cls(over_r, max_r, under_r, min_r, over_t, max_t, under_t, min_t)
+
+
+class _Criterion(Struct, frozen=True):
+    """The criterion that sheds (rule 5): its broker, budget, minimum and bundle value."""
+
+    by_rate: bool
+    source: str | None
+    dest: str | None
+    budget: int
+    minimum: float
+    value_of: Callable[[BundleData], float]
+
+
 @SHEDDING.register("UniformLoadShedder", reads=(
     "loadBalancerMsgRateDifferenceShedderThreshold",
     "loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold",
@@ -96,260 +209,199 @@ class UniformLoadShedder:
     def shed(
         self, load: LoadData, settings: Settings, memory: None
     ) -> tuple[SheddingDecision, None]:
-        rate_thr = settings["loadBalancerMsgRateDifferenceShedderThreshold"]
-        tp_mult = settings["loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold"]
-        max_pct = settings["maxUnloadPercentage"]
-        min_msg = settings["minUnloadMessage"]
-        min_tp = settings["minUnloadMessageThroughput"]
-        limit = settings["maxUnloadBundleNumPerShedding"]
+        """``UniformLoadShedder.findBundlesForUnloading``: the extremes, the two differences
+        against their thresholds, then the budget off the busiest broker of the criterion that
+        is exceeded (the message rate first)."""
+        run = _Cycle(load, settings)
+        if not (run.rate_exceeded or run.tp_exceeded):
+            return run.balanced()
+        crit = run.criterion()
+        run.note_others(crit)
+        if crit.source is None:  # every figure below -1: Pulsar would fail on a null broker name
+            run.notes.append(UniformWhy("note-no-source", crit.by_rate))
+            return run.decision()
+        run.shed_source(crit)
+        return run.decision()
 
-        rates: dict[str, float] = {}
-        tps: dict[str, float] = {}
-        max_r = max_t = -1.0
-        min_r = min_t = float(INT_MAX)
-        over_r: str | None = None
-        over_t: str | None = None
-        under_r: str | None = None
-        under_t: str | None = None
-        for broker, data in load.brokers.items():
-            r = rates[broker] = data.local.msgRateIn + data.local.msgRateOut
-            t = tps[broker] = data.local.msgThroughputIn + data.local.msgThroughputOut
-            # strict comparisons: the first broker met keeps a tie
-            if r > max_r:
-                over_r, max_r = broker, r
-            if t > max_t:
-                over_t, max_t = broker, t
-            if r < min_r:
-                under_r, min_r = broker, r
-            if t < min_t:
-                under_t, min_t = broker, t
 
-        raw_min_r, raw_min_t = min_r, min_t
-        if -EPS <= min_r <= EPS:
-            min_r = 1.0
-        if -EPS <= min_t <= EPS:
-            min_t = 1.0
-        rate_diff = (max_r - min_r) * 100 / min_r
-        tp_ratio = max_t / min_t
-        rate_ex = rate_thr > 0 and rate_diff > rate_thr
-        tp_ex = tp_mult > 0 and tp_ratio > tp_mult
-        req_r = java_int((max_r - min_r) * max_pct)
-        req_t = java_int((max_t - min_t) * max_pct)
+class _Cycle:
+    """One ``findBundlesForUnloading`` call: the settings, the extremes and what it decides."""
 
-        numbers = {
-            "maxMsgRate": max_r,
-            "minMsgRate": min_r,
-            "maxThroughput": max_t,
-            "minThroughput": min_t,
-            "msgRateDifferencePercentage": rate_diff,
-            "msgThroughputDifferenceRate": tp_ratio,
-            "msgRateRequired": float(req_r),
-            "msgThroughputRequired": float(req_t),
+    def __init__(self, load: LoadData, settings: Settings) -> None:
+        self.load = load
+        self.rate_threshold = settings["loadBalancerMsgRateDifferenceShedderThreshold"]
+        self.tp_multiplier = settings[
+            "loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold"]
+        self.max_pct = settings["maxUnloadPercentage"]
+        self.min_msg = settings["minUnloadMessage"]
+        self.min_tp = settings["minUnloadMessageThroughput"]
+        self.limit = settings["maxUnloadBundleNumPerShedding"]
+        self.x = x = _Extremes.of(load)
+        # rule 2: a minimum within ±EPS of zero counts as 1
+        self.min_r = 1.0 if -EPS <= x.min_rate <= EPS else x.min_rate
+        self.min_t = 1.0 if -EPS <= x.min_tp <= EPS else x.min_tp
+        self.rate_diff = (x.max_rate - self.min_r) * 100 / self.min_r
+        self.tp_ratio = x.max_tp / self.min_t
+        self.rate_exceeded = self.rate_threshold > 0 and self.rate_diff > self.rate_threshold
+        self.tp_exceeded = self.tp_multiplier > 0 and self.tp_ratio > self.tp_multiplier
+        self.req_r = java_int((x.max_rate - self.min_r) * self.max_pct)
+        self.req_t = java_int((x.max_tp - self.min_t) * self.max_pct)
+        self.numbers = {
+            "maxMsgRate": x.max_rate,
+            "minMsgRate": self.min_r,
+            "maxThroughput": x.max_tp,
+            "minThroughput": self.min_t,
+            "msgRateDifferencePercentage": self.rate_diff,
+            "msgThroughputDifferenceRate": self.tp_ratio,
+            "msgRateRequired": float(self.req_r),
+            "msgThroughputRequired": float(self.req_t),
         }
-        notes: list[str] = []
-        if not load.brokers:
-            notes.append("no brokers: nothing to shed")
+        self.rates = {b: d.local.msgRateIn + d.local.msgRateOut for b, d in load.brokers.items()}
+        self.tps = {b: d.local.msgThroughputIn + d.local.msgThroughputOut
+                    for b, d in load.brokers.items()}
+        self.notes: list[Note] = self._figures_notes()
+        self.verdicts: dict[str, BrokerVerdict] = {}
+        self.selections: list[Selection] = []
+        self.candidates: list[BundleCandidate] = []
+
+    def _figures_notes(self) -> list[Note]:
+        if not self.load.brokers:
+            return [UniformWhy("note-no-brokers")]
+        x = self.x
+        notes: list[Note] = [
+            UniformWhy("note-rates", broker=x.over_rate, high=x.max_rate,
+                       other=x.under_rate, low=x.min_rate, figure=self.rate_diff,
+                       threshold=self.rate_threshold, exceeded=self.rate_exceeded),
+            UniformWhy("note-throughputs", False, broker=x.over_tp, high=x.max_tp,
+                       other=x.under_tp, low=x.min_tp, figure=self.tp_ratio,
+                       threshold=self.tp_multiplier, exceeded=self.tp_exceeded)]
+        if x.min_rate != self.min_r or x.min_tp != self.min_t:
+            notes.append(UniformWhy("note-zero-min"))
+        return notes
+
+    def decision(self) -> tuple[SheddingDecision, None]:
+        return SheddingDecision(
+            strategy="UniformLoadShedder",
+            selections=tuple(self.selections),
+            # verdicts in load.brokers order, whatever order they were decided in
+            brokers=MappingProxyType({b: self.verdicts[b] for b in self.load.brokers}),
+            candidates=tuple(self.candidates),
+            notes=tuple(self.notes),
+            numbers=MappingProxyType(self.numbers),
+        ), None
+
+    def _put(self, broker: str, label: Label, reason: Reason, why: UniformWhy,
+             **more: float) -> None:
+        nums = {"msgRate": self.rates[broker], "throughput": self.tps[broker], **more}
+        self.verdicts[broker] = BrokerVerdict(
+            broker, None, None, label, reason,
+            _with(why, rate=self.rates[broker], throughput=self.tps[broker]),
+            MappingProxyType(nums))
+
+    def balanced(self) -> tuple[SheddingDecision, None]:
+        """Neither difference exceeds its threshold: nothing is shed."""
+        if self.load.brokers:
+            self.notes.append(UniformWhy("note-uniform"))
+        for broker in self.load.brokers:
+            self._put(broker, Label.SKIP, Reason.BALANCED, UniformWhy("balanced"))
+        return self.decision()
+
+    def criterion(self) -> _Criterion:
+        """Rule 5: the message rate has priority over the throughput."""
+        x = self.x
+        if self.rate_exceeded:
+            crit = _Criterion(True, x.over_rate, x.under_rate, self.req_r, self.min_msg,
+                              short_term_rate)
+            high, low = x.max_rate, self.min_r
         else:
-            rate_words = (
-                "disabled (loadBalancerMsgRateDifferenceShedderThreshold ≤ 0)"
-                if rate_thr <= 0
-                else f"{'>' if rate_ex else '≤'} loadBalancerMsgRateDifferenceShedderThreshold "
-                f"{rate_thr:g}%"
-            )
-            tp_words = (
-                "disabled (loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold ≤ 0)"
-                if tp_mult <= 0
-                else f"{'>' if tp_ex else '≤'} "
-                f"loadBalancerMsgThroughputMultiplierDifferenceShedderThreshold {tp_mult:g}"
-            )
-            notes.append(
-                f"msg rate: highest {over_r} {msg_s(max_r)}, lowest {under_r} "
-                f"{msg_s(raw_min_r)}; difference (max - min) / min = {rate_diff:.1f}% "
-                f"{rate_words}"
-            )
-            notes.append(
-                f"throughput: highest {over_t} {mb_s(max_t)}, lowest {under_t} "
-                f"{mb_s(raw_min_t)}; ratio max / min = {tp_ratio:.2f} {tp_words}"
-            )
-            if raw_min_r != min_r or raw_min_t != min_t:
-                notes.append("a lowest figure of (almost) 0 counts as 1 in the comparison")
+            crit = _Criterion(False, x.over_tp, x.under_tp, self.req_t, self.min_tp,
+                              short_term_throughput)
+            high, low = x.max_tp, self.min_t
+        self.notes.append(UniformWhy(
+            "note-uneven", crit.by_rate, broker=crit.source, high=high, low=low,
+            max_pct=self.max_pct, budget=crit.budget,
+            also=self.rate_exceeded and self.tp_exceeded))
+        return crit
 
-        verdicts: dict[str, BrokerVerdict] = {}
-
-        def put(broker: str, label: Label, reason: Reason, why: str, **more: float) -> None:
-            nums = {"msgRate": rates[broker], "throughput": tps[broker], **more}
-            verdicts[broker] = BrokerVerdict(
-                broker, None, None, label, reason, why, MappingProxyType(nums)
-            )
-
-        def figures(broker: str) -> str:
-            return f"msg rate {msg_s(rates[broker])}, throughput {mb_s(tps[broker])}"
-
-        selections: list[Selection] = []
-        candidates: list[BundleCandidate] = []
-
-        def finish() -> tuple[SheddingDecision, None]:
-            decision = SheddingDecision(
-                strategy=self.name,
-                selections=tuple(selections),
-                # verdicts in load.brokers order, whatever order they were decided in
-                brokers=MappingProxyType({b: verdicts[b] for b in load.brokers}),
-                candidates=tuple(candidates),
-                notes=tuple(notes),
-                numbers=MappingProxyType(numbers),
-            )
-            return decision, None
-
-        if not (rate_ex or tp_ex):
-            if load.brokers:
-                notes.append("nothing selected: the load is uniform enough by both criteria")
-            for broker in load.brokers:
-                put(
-                    broker,
-                    Label.SKIP,
-                    Reason.BALANCED,
-                    f"{figures(broker)}: brokers are within both thresholds, nothing is shed",
-                )
-            return finish()
-
-        # The msg-rate criterion has priority over the throughput one.
-        if rate_ex:
-            source, budget, minimum, dest = over_r, req_r, min_msg, under_r
-            metric, min_key = "msg rate", "minUnloadMessage"
-            value_of = short_term_rate
-            fmt: Callable[[float], str] = msg_s
-            notes.append(
-                f"msg rate is uneven: shedding from {source}, the broker with the highest msg "
-                f"rate; budget (int)(({msg_s(max_r)} - {msg_s(min_r)}) x "
-                f"maxUnloadPercentage {max_pct:g}) = {budget} msg/s"
-                + (" (the throughput criterion is not looked at)" if tp_ex else "")
-            )
-        else:
-            source, budget, minimum, dest = over_t, req_t, min_tp, under_t
-            metric, min_key = "throughput", "minUnloadMessageThroughput"
-            value_of = short_term_throughput
-            fmt = mb_s
-            notes.append(
-                f"throughput is uneven: shedding from {source}, the broker with the highest "
-                f"throughput; budget (int)(({mb_s(max_t)} - {mb_s(min_t)}) x "
-                f"maxUnloadPercentage {max_pct:g}) = {budget} bytes/s"
-            )
-
-        for broker in load.brokers:
-            if broker == source:
+    def note_others(self, crit: _Criterion) -> None:
+        """Every broker but the one shed: the lowest is noted as underloaded."""
+        for broker in self.load.brokers:
+            if broker == crit.source:
                 continue
-            if broker == dest:
-                put(
-                    broker,
-                    Label.SKIP,
-                    Reason.UNDERLOADED,
-                    f"{figures(broker)}: lowest {metric}; Pulsar only notes it as underloaded, "
-                    "placement chooses where the shed bundles go",
-                )
+            if broker == crit.dest:
+                self._put(broker, Label.SKIP, Reason.UNDERLOADED,
+                          UniformWhy("lowest", crit.by_rate))
             else:
-                put(
-                    broker,
-                    Label.SKIP,
-                    Reason.BALANCED,
-                    f"{figures(broker)}: not the broker with the highest {metric} ({source})",
-                )
+                self._put(broker, Label.SKIP, Reason.BALANCED,
+                          UniformWhy("not-highest", crit.by_rate, broker=crit.source))
 
-        if source is None:  # every figure below -1: Pulsar would fail on a null broker name
-            notes.append(f"nothing selected: no broker has a {metric} above -1")
-            return finish()
-
-        n_bundles = len(load.brokers[source].local.bundles)
+    def shed_source(self, crit: _Criterion) -> None:
+        """Rule 6 (more than one bundle, a budget of at least the minimum), then the budget
+        loop."""
+        source = crit.source
+        assert source is not None
+        budget = float(crit.budget)
+        n_bundles = len(self.load.brokers[source].local.bundles)
         if n_bundles <= 1:
-            put(
-                source,
-                Label.SKIP,
-                Reason.NO_BUNDLES,
-                f"{figures(source)}: highest {metric}, but it has {n_bundles} bundle(s): "
-                "Pulsar never sheds a single-bundle broker",
-                budget=float(budget),
-            )
-            notes.append(f"nothing selected: {source} has {n_bundles} bundle(s)")
-            return finish()
-        if budget < minimum:
-            put(
-                source,
-                Label.SKIP,
-                Reason.OVERLOADED,
-                f"{figures(source)}: highest {metric}, but the budget {fmt(budget)} < "
-                f"{min_key} {minimum}",
-                budget=float(budget),
-            )
-            notes.append(f"nothing selected: budget {budget} < {min_key} {minimum}")
-            return finish()
-
-        remaining = self._select(load, source, budget, limit, value_of, fmt, selections, candidates)
-        if selections:
-            put(
-                source,
-                Label.SUCCESS,
-                Reason.OVERLOADED,
-                f"{figures(source)}: highest {metric}; {len(selections)} bundle(s) selected "
-                f"within the budget {fmt(budget)}",
-                budget=float(budget),
-                remaining=float(remaining),
-            )
-            notes.append(f"{len(selections)} bundle(s) selected from {source}")
+            self._put(source, Label.SKIP, Reason.NO_BUNDLES, UniformWhy(
+                "few-bundles", crit.by_rate, count=n_bundles), budget=budget)
+            self.notes.append(UniformWhy("note-few-bundles", broker=source,
+                                         count=n_bundles))
+            return
+        if crit.budget < crit.minimum:
+            self._put(source, Label.SKIP, Reason.OVERLOADED, UniformWhy(
+                "budget-low", crit.by_rate, budget=crit.budget, minimum=crit.minimum),
+                budget=budget)
+            self.notes.append(UniformWhy("note-budget-low", crit.by_rate,
+                                         budget=crit.budget, minimum=crit.minimum))
+            return
+        remaining = self._select(source, crit)
+        if self.selections:
+            self._put(source, Label.SUCCESS, Reason.OVERLOADED, UniformWhy(
+                "shed", crit.by_rate, count=len(self.selections), budget=crit.budget),
+                budget=budget, remaining=float(remaining))
+            self.notes.append(UniformWhy("note-shed", broker=source,
+                                         count=len(self.selections)))
         else:
-            put(
-                source,
-                Label.SKIP,
-                Reason.NO_BUNDLES,
-                f"{figures(source)}: highest {metric}, but no bundle fits the budget {fmt(budget)}",
-                budget=float(budget),
-                remaining=float(remaining),
-            )
-            notes.append(f"nothing selected: no bundle of {source} fits the budget {budget}")
-        return finish()
+            self._put(source, Label.SKIP, Reason.NO_BUNDLES, UniformWhy(
+                "none-fits", crit.by_rate, budget=crit.budget),
+                budget=budget, remaining=float(remaining))
+            self.notes.append(UniformWhy("note-none-fits", broker=source,
+                                         budget=crit.budget))
 
-    @staticmethod
-    def _select(
-        load: LoadData,
-        source: str,
-        budget: int,
-        limit: int,
-        value_of: Callable[[BundleData], float],
-        fmt: Callable[[float], str],
-        selections: list[Selection],
-        candidates: list[BundleCandidate],
-    ) -> int:
-        """Rules 7 and 8; appends to ``selections`` and ``candidates``, returns the budget left."""
+    def _select(self, source: str, crit: _Criterion) -> int:
+        """Rules 7 and 8; appends to the selections and candidates, returns the budget left."""
+        load, by_rate, limit = self.load, crit.by_rate, self.limit
         table = load.bundle_data
         owned = load.brokers[source].local.bundles
+        value_of = crit.value_of
         ranked = [(b, value_of(table[b])) for b in shedding_candidates(
             load, owned, lambda b: value_of(table[b]))]
         ranked.sort(key=lambda item: descending(item[1]))  # stable, like Java's Stream.sorted
-        remaining = budget
+        limited = UniformPickWhy("limit", limit=limit)
+        remaining = crit.budget
         for bundle, value in ranked:
             if bundle in load.recently_unloaded:
-                why = "recently unloaded (within loadBalancerSheddingGracePeriodMinutes)"
-                candidates.append(BundleCandidate(source, bundle, value, False, why))
+                self.candidates.append(BundleCandidate(source, bundle, value, False, RECENTLY))
                 continue
-            if limit != -1 and len(selections) >= limit:
-                why = f"limit reached: maxUnloadBundleNumPerShedding {limit}"
-                candidates.append(BundleCandidate(source, bundle, value, False, why))
+            if limit != -1 and len(self.selections) >= limit:
+                self.candidates.append(BundleCandidate(source, bundle, value, False, limited))
                 continue
             if value <= remaining:
                 left = java_int_add(remaining, java_int(-value))
-                why = f"fits the remaining budget {fmt(remaining)}; {fmt(left)} left"
+                why = UniformPickWhy("fits", by_rate, remaining=remaining, left=left)
                 remaining = left
                 data = table[bundle]
-                selections.append(
-                    Selection(
-                        source,
-                        bundle,
-                        Reason.OVERLOADED,
-                        short_term_rate(data),
-                        short_term_throughput(data),
-                    )
-                )
-                candidates.append(BundleCandidate(source, bundle, value, True, why))
+                self.selections.append(Selection(
+                    source, bundle, Reason.OVERLOADED, short_term_rate(data),
+                    short_term_throughput(data)))
+                self.candidates.append(BundleCandidate(source, bundle, value, True, why))
             else:
-                why = f"too large: {fmt(value)} > remaining budget {fmt(remaining)}"
-                candidates.append(BundleCandidate(source, bundle, value, False, why))
-        candidates.extend(unranked_candidates(load, source, owned))
+                why = UniformPickWhy("too-large", by_rate, value, remaining)
+                self.candidates.append(BundleCandidate(source, bundle, value, False, why))
+        self.candidates.extend(unranked_candidates(load, source, owned))
         return remaining
+
+
+def _with(why: UniformWhy, **changes: object) -> UniformWhy:
+    return replace(why, **changes)

@@ -8,14 +8,15 @@ the topics the owner broker has loaded in it (full names, hashed with CRC-32 lik
 boundaries, or none (Pulsar's ``null`` or empty list, after which the broker logs "No valid boundary
 found" and leaves the bundle alone).
 
-Algorithms are pure; they say *why* in words and numbers so the preview can explain itself.
+Algorithms are pure; they say *why* as a :class:`BoundaryWhy` (a code and the figures behind it,
+worded by :mod:`lbctl.explain.words.split_algorithms`) so the preview can explain itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from msgspec import Struct, field
 
@@ -23,6 +24,7 @@ from lbctl.config import Settings
 from lbctl.errors import LbctlError
 from lbctl.model.bundle import BundleRange, format_position, topic_hash
 from lbctl.model.cluster import TopicStats
+from lbctl.model.decision import Why
 
 RANGE_EQUALLY_DIVIDE = "range_equally_divide"
 TOPIC_COUNT_EQUALLY_DIVIDE = "topic_count_equally_divide"
@@ -71,12 +73,50 @@ class SplitOption(Struct, frozen=True):
     hash: Callable[[str], int] = topic_hash
 
 
+#: How a split algorithm came to its boundaries (or to none).
+Boundary = Literal[
+    "middle",  # range_equally_divide: lower, upper, middle
+    "few-topics",  # count (topics): at least 2 are needed
+    "topic-middle",  # count, start, end, middle, below (topics below it)
+    "none-inside",  # specified positions: range, dropped
+    "inside",  # positions, range, dropped
+    "few-with-traffic",  # flow or QPS: with_traffic, count
+    "below-limits",  # rate, throughput, percentage, max_rate, max_tp, margin
+    "no-cut",  # rate, throughput, with_traffic, max_rate, max_mb
+    "cuts",  # the same, and positions (the cuts)
+]
+
+
+class BoundaryWhy(Why, frozen=True):
+    """A reason of :data:`Boundary`, with its figures (bytes/s for throughputs)."""
+
+    code: Boundary
+    count: int = 0
+    lower: int = 0
+    upper: int = 0
+    middle: int = 0
+    start: int = 0
+    end: int = 0
+    below: int = 0
+    range: BundleRange | None = None
+    positions: tuple[int, ...] = ()
+    dropped: tuple[int, ...] = ()
+    with_traffic: int = 0
+    rate: float = 0.0
+    throughput: float = 0.0
+    percentage: int = 0
+    max_rate: int = 0
+    max_tp: int = 0
+    max_mb: int = 0
+    margin: float = 0.0
+
+
 class SplitBoundaries(Struct, frozen=True):
     """An algorithm's answer: ascending boundaries, or ``None`` for "no split", and why."""
 
     algorithm: str
     boundaries: tuple[int, ...] | None
-    why: str
+    why: BoundaryWhy
     numbers: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
 
     @property

@@ -14,8 +14,8 @@
 
 Pulsar's modular task records no reason; the reason here is the first condition that fires, in the
 order of the extensible load manager's ``DefaultNamespaceBundleSplitStrategyImpl``
-(Topics, Sessions, MsgRate, Bandwidth), with the figures against their limits as that class logs
-them ("Message Rate: 49976/30000 msg/s").
+(Topics, Sessions, MsgRate, Bandwidth), with the figure and the limit it exceeded (worded as that
+class logs them, "Message Rate: 49976/30000 msg/s", by :mod:`lbctl.explain.words.split`).
 
 The load manager then splits each picked bundle (``checkNamespaceBundleSplit``, in
 :mod:`lbctl.loadmanager.modular`).
@@ -25,20 +25,72 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
+from typing import Literal
+
+from msgspec import Struct
 
 from lbctl.config import Settings
 from lbctl.model.bundle import namespace_of
 from lbctl.model.bundlecolumns import BundleColumns
-from lbctl.model.decision import Reason, SplitCandidate
+from lbctl.model.decision import Reason, SplitCandidate, Why
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.model.loaddata import BundleDataView, LoadData
 from lbctl.strategies.split.base import (
     MB,
 )
-from lbctl.units import whole
 
 #: integers below this magnitude convert to float64 exactly (the column comparisons' limits)
 _EXACT = 2**53
+
+
+#: Why a bundle over a limit is not picked.
+Splitter = Literal[
+    "namespace-full",  # loadBalancerNamespaceMaximumBundles reached
+]
+
+
+class SplitterWhy(Why, frozen=True):
+    """A reason of :data:`Splitter`: the namespace, its bundle count, the bundles of it already
+    picked this cycle and ``loadBalancerNamespaceMaximumBundles``."""
+
+    code: Splitter
+    namespace: str
+    count: int
+    picked: int
+    maximum: int
+
+
+class _Limits(Struct, frozen=True):
+    """The split thresholds ``findBundlesToSplit`` reads (bandwidth in MB/s and bytes/s)."""
+
+    max_bundles: int
+    max_topics: int
+    max_sessions: int
+    max_rate: int
+    max_bw_mb: int
+    max_bw: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> _Limits:
+        max_bw_mb = int(settings["loadBalancerNamespaceBundleMaxBandwidthMbytes"])
+        return cls(int(settings["loadBalancerNamespaceMaximumBundles"]),
+                   int(settings["loadBalancerNamespaceBundleMaxTopics"]),
+                   int(settings["loadBalancerNamespaceBundleMaxSessions"]),
+                   int(settings["loadBalancerNamespaceBundleMaxMsgRate"]),
+                   max_bw_mb, max_bw_mb * MB)
+
+    def fired(self, stats: NamespaceBundleStats, rate: float, tp: float
+              ) -> tuple[Reason, int] | None:
+        """The first limit exceeded (Topics, Sessions, MsgRate, Bandwidth) and its value."""
+        if stats.topics > self.max_topics:
+            return Reason.TOPICS, self.max_topics
+        if self.max_sessions > 0 and stats.consumerCount + stats.producerCount > self.max_sessions:
+            return Reason.SESSIONS, self.max_sessions
+        if rate > self.max_rate:
+            return Reason.MSG_RATE, self.max_rate
+        if tp > self.max_bw:
+            return Reason.BANDWIDTH, self.max_bw_mb
+        return None
 
 
 def _long_term(load: LoadData, bundle: str, stats: NamespaceBundleStats) -> tuple[float, float]:
@@ -62,75 +114,109 @@ def _long_term(load: LoadData, bundle: str, stats: NamespaceBundleStats) -> tupl
     return data.longTermData.msg_rate, data.longTermData.throughput
 
 
+class _Picker:
+    """The bundles over a limit, picked or not: the namespace's bundle count (plus the bundles
+    of it picked this cycle) must stay below ``loadBalancerNamespaceMaximumBundles``."""
+
+    def __init__(self, limits: _Limits, bundle_count: Callable[[str], int]) -> None:
+        self.limits = limits
+        self.bundle_count = bundle_count
+        self.picked: dict[str, int] = {}
+        self.out: list[SplitCandidate] = []
+
+    def over(self, broker: str, bundle: str, stats: NamespaceBundleStats, rate: float,
+             tp: float) -> None:
+        """A bundle that may exceed a limit (found by the fast test of the scan): the limit it
+        exceeds first, if any, and whether it is picked."""
+        fired = self.limits.fired(stats, rate, tp)
+        if fired is None:
+            return
+        ns = namespace_of(bundle)
+        count = self.bundle_count(ns)
+        before = self.picked.get(ns, 0)
+        selected = count + before < self.limits.max_bundles
+        if selected:
+            self.picked[ns] = before + 1
+        why = None if selected else SplitterWhy("namespace-full", ns, count, before,
+                                                self.limits.max_bundles)
+        self.out.append(SplitCandidate(bundle, broker, fired[0], fired[1], stats.topics,
+                                       stats.producerCount, stats.consumerCount, rate, tp,
+                                       selected, why))
+
+
 def find_bundles_to_split(
     load: LoadData, settings: Settings, bundle_count: Callable[[str], int]
 ) -> tuple[SplitCandidate, ...]:
     """``BundleSplitterTask.findBundlesToSplit``; ``bundle_count(ns)`` is
-    ``NamespaceService.getBundleCount``. Returns every bundle over a threshold, picked or not."""
-    max_bundles = int(settings["loadBalancerNamespaceMaximumBundles"])
-    max_topics = int(settings["loadBalancerNamespaceBundleMaxTopics"])
-    max_sessions = int(settings["loadBalancerNamespaceBundleMaxSessions"])
-    max_rate = int(settings["loadBalancerNamespaceBundleMaxMsgRate"])
-    max_bw_mb = int(settings["loadBalancerNamespaceBundleMaxBandwidthMbytes"])
-    max_bw = max_bw_mb * MB
+    ``NamespaceService.getBundleCount``. Returns every bundle over a threshold, picked or not:
+    every broker's ``lastStats``, bundles of 2 topics or more, the first limit their long-term
+    figures exceed, then the namespace's bundle count against
+    ``loadBalancerNamespaceMaximumBundles``.
 
-    out: list[SplitCandidate] = []
-    picked: dict[str, int] = {}
+    The scan reads each bundle's figures the cheapest way the bundle data allows and tests
+    them inline (it runs over every bundle: 200,000 in a large cycle); the few bundles that may
+    exceed a limit go to the :class:`_Picker`."""
+    limits = _Limits.of(settings)
+    picker = _Picker(limits, bundle_count)
     view = load.bundle_data
-    # every bundle's data just this cycle's first sample: its long-term figures are its stats
-    all_first = isinstance(view, BundleDataView) and view.first_samples_only()
+    if isinstance(view, BundleDataView) and view.first_samples_only():
+        _scan_first_samples(load, limits, picker)
+    else:
+        _scan(load, limits, picker)
+    return tuple(picker.out)
+
+
+def _scan_first_samples(load: LoadData, limits: _Limits, picker: _Picker) -> None:
+    """Every bundle's data is this cycle's first sample: its long-term figures are its stats
+    (:func:`_long_term`'s first case, inline: the same sums in the same order)."""
+    max_topics, max_sessions = limits.max_topics, limits.max_sessions
+    max_rate, max_bw = limits.max_rate, limits.max_bw
+    for broker, bd in load.brokers.items():
+        for bundle, stats in bd.local.lastStats.items():
+            if stats.topics < 2:
+                continue
+            rate = stats.msgRateIn + stats.msgRateOut
+            tp = stats.msgThroughputIn + stats.msgThroughputOut
+            if (stats.topics <= max_topics and rate <= max_rate and tp <= max_bw
+                    and (max_sessions <= 0
+                         or stats.consumerCount + stats.producerCount <= max_sessions)):
+                continue  # fires nothing (a NaN figure goes on to the picker, which skips it)
+            picker.over(broker, bundle, stats, rate, tp)
+
+
+def _scan(load: LoadData, limits: _Limits, picker: _Picker) -> None:
+    """Bundle data from earlier cycles: a long sequence's columns give the figures over the
+    limits per column (a bundle there and not among them, with few topics and sessions, fires
+    nothing) and, when a bundle needs them, every bundle's long-term totals; others are read
+    from their data."""
+    view = load.bundle_data
     stored = view.stored() if isinstance(view, BundleDataView) else None
     columns = stored if isinstance(stored, BundleColumns) else None
-    totals: Mapping[str, tuple[float, float]] | None = None
-    # a long sequence's columns: the long-term figures over their limits found per column; a
-    # bundle in the columns and not among them, with few topics and sessions, fires nothing
-    in_columns: Mapping[str, int] = {}
-    over: AbstractSet[str] = frozenset()
-    if columns is not None and not all_first and abs(max_rate) < _EXACT and abs(max_bw) < _EXACT:
-        in_columns = columns.key_index()
-        over = columns.long_term_over(max_rate, max_bw)
+    max_topics, max_sessions = limits.max_topics, limits.max_sessions
+    max_rate, max_bw = limits.max_rate, limits.max_bw
+    in_columns, over = _over_in_columns(columns, limits)
+    totals: Mapping[str, tuple[float, float]] | None = None if columns is not None else {}
     for broker, bd in load.brokers.items():
         for bundle, stats in bd.local.lastStats.items():
             topics = stats.topics
             if topics < 2:
                 continue
-            if (topics <= max_topics and bundle in in_columns and bundle not in over
-                    and (max_sessions <= 0
-                         or stats.consumerCount + stats.producerCount <= max_sessions)):
+            few = max_sessions <= 0 or stats.consumerCount + stats.producerCount <= max_sessions
+            if topics <= max_topics and bundle in in_columns and bundle not in over and few:
                 continue
-            if totals is None and columns is not None:
-                totals = columns.long_term_totals()
-            if all_first:  # _long_term's first case, inline (same sums, same order)
-                rate = stats.msgRateIn + stats.msgRateOut
-                tp = stats.msgThroughputIn + stats.msgThroughputOut
-            elif totals is not None and bundle in totals:  # _long_term's columns case, inline
-                rate, tp = totals[bundle]
-            else:
-                rate, tp = _long_term(load, bundle, stats)
-            sessions = stats.consumerCount + stats.producerCount
-            if stats.topics > max_topics:
-                reason, detail = Reason.TOPICS, f"Topics: {stats.topics}/{max_topics}"
-            elif max_sessions > 0 and sessions > max_sessions:
-                reason = Reason.SESSIONS
-                detail = (f"Sessions: ({stats.producerCount}+{stats.consumerCount})"
-                          f"/{max_sessions}")
-            elif rate > max_rate:
-                reason, detail = Reason.MSG_RATE, f"Message Rate: {whole(rate)}/{max_rate} msg/s"
-            elif tp > max_bw:
-                reason = Reason.BANDWIDTH
-                detail = f"Message Throughput: {whole(tp / MB)}/{max_bw_mb} MB/s"
-            else:
-                continue
-            ns = namespace_of(bundle)
-            count = bundle_count(ns)
-            selected = count + picked.get(ns, 0) < max_bundles
-            why = "" if selected else (
-                f"namespace {ns} has {count} bundles (+{picked.get(ns, 0)} picked this cycle): "
-                f"loadBalancerNamespaceMaximumBundles is {max_bundles}")
-            if selected:
-                picked[ns] = picked.get(ns, 0) + 1
-            out.append(SplitCandidate(bundle, broker, reason, detail, stats.topics, sessions,
-                                      rate, tp, selected, why))
-    return tuple(out)
+            if totals is None:  # the first bundle that needs them (a quiet cycle: none)
+                totals = columns.long_term_totals() if columns is not None else {}
+            figures = totals.get(bundle)
+            rate, tp = figures if figures is not None else _long_term(load, bundle, stats)
+            if topics <= max_topics and few and rate <= max_rate and tp <= max_bw:
+                continue  # fires nothing (a NaN figure goes on to the picker, which skips it)
+            picker.over(broker, bundle, stats, rate, tp)
 
 
+def _over_in_columns(columns: BundleColumns | None, limits: _Limits
+                     ) -> tuple[Mapping[str, int], AbstractSet[str]]:
+    """The bundles the columns hold, and those of them whose long-term figures exceed the rate
+    or bandwidth limit (found per column; limits beyond float64's exact integers: none known)."""
+    if columns is None or abs(limits.max_rate) >= _EXACT or abs(limits.max_bw) >= _EXACT:
+        return {}, frozenset()
+    return columns.key_index(), columns.long_term_over(limits.max_rate, limits.max_bw)

@@ -23,16 +23,54 @@ hit count. Without ``boundaries`` only ``range_equally_divide`` (it reads no top
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from typing import Literal
 
-from msgspec import Struct, field
+from msgspec import Struct
 
 from lbctl.config import Settings
-from lbctl.model.bundle import BundleRange, format_position
-from lbctl.model.decision import BundleCheck, Label, Reason, SplitDecision, SplitResult
+from lbctl.model.bundle import BundleRange, bundle_name
+from lbctl.model.decision import BundleCheck, Label, Reason, SplitDecision, SplitResult, Why
 from lbctl.model.load import NamespaceBundleStats
+from lbctl.records import replace
 from lbctl.strategies.split.base import SplitBoundaries, SplitError
 
 MIB = 1024 * 1024
+
+
+#: What the split strategy concluded about one bundle.
+Check = Literal[
+    "few-topics",
+    "not-owner",  # broker
+    "invalid-range",  # detail: the range (Failure/Unknown)
+    "waiting",  # hits, threshold; reason (over a limit) or none (under every limit)
+    "count-failed",  # detail: the error (Failure/Unknown)
+    "namespace-full",  # namespace, count, maximum
+    "parent-splitting",  # detail: the bundle being split
+    "needs-topics",  # algorithm (Failure/Unknown)
+    "algorithm-failed",  # algorithm, detail: the error (Failure/Unknown)
+    "not-one-boundary",  # algorithm, boundaries; inner: the algorithm's why
+    "split",  # reason, hits, threshold
+]
+
+
+class CheckWhy(Why, frozen=True):
+    """A reason of :data:`Check`, with its figures."""
+
+    code: Check
+    broker: str = ""
+    detail: str = ""
+    hits: int = 0
+    threshold: int = 0
+    reason: Reason | None = None
+    namespace: str = ""
+    count: int = 0
+    maximum: int = 0
+    algorithm: str = ""
+    boundaries: tuple[int, ...] = ()
+    inner: Why | None = None
+
+
+_FEW_TOPICS = CheckWhy("few-topics")
 
 
 def _range_of(bundle: str) -> tuple[str, str]:
@@ -63,6 +101,20 @@ def split_reason(st: NamespaceBundleStats, settings: Settings) -> Reason | None:
     return None
 
 
+class _Broker(Struct, frozen=True):
+    """One broker's run: who it is, what it reads, and the lookups it is given."""
+
+    broker: str
+    settings: Settings
+    bundle_count: Callable[[str], int]
+    is_owner: Callable[[str], bool]
+    splitting: Mapping[str, str]
+    boundaries: Callable[[str], SplitBoundaries] | None
+    threshold: int
+    max_bundles: int
+    algorithm: str
+
+
 def find_bundles_to_split(
     broker: str,
     bundle_stats: Iterable[tuple[str, NamespaceBundleStats]],
@@ -73,101 +125,109 @@ def find_bundles_to_split(
     splitting: Mapping[str, str] | None = None,
     boundaries: Callable[[str], SplitBoundaries] | None = None,
 ) -> SplitResult:
-    """``findBundlesToSplit`` for one broker. ``bundle_count(namespace)`` may raise (Failure);
-    ``boundaries(bundle)`` is the default algorithm's answer (it may raise
+    """``DefaultNamespaceBundleSplitStrategyImpl.findBundlesToSplit`` for one broker: each bundle
+    of 2 topics or more that it owns and whose range can split updates its hit count; one over
+    the threshold splits unless its namespace is full or a neighbour is mid-split, at most
+    ``loadBalancerMaxNumberOfBundlesToSplitPerCycle`` per cycle. ``bundle_count(namespace)``
+    may raise (Failure); ``boundaries(bundle)`` is the default algorithm's answer (it may raise
     :class:`~lbctl.strategies.split.base.SplitError`: Failure)."""
     stats = list(bundle_stats)
     counts = {b: n for b, n in hit_counts.items() if b in dict(stats)}
-    threshold = int(settings["loadBalancerNamespaceBundleSplitConditionHitCountThreshold"])
-    max_bundles = int(settings["loadBalancerNamespaceMaximumBundles"])
+    run = _Broker(broker, settings, bundle_count, is_owner, splitting or {}, boundaries,
+                  int(settings["loadBalancerNamespaceBundleSplitConditionHitCountThreshold"]),
+                  int(settings["loadBalancerNamespaceMaximumBundles"]),
+                  str(settings["defaultNamespaceBundleSplitAlgorithm"]))
     max_splits = int(settings["loadBalancerMaxNumberOfBundlesToSplitPerCycle"])
-    algorithm = str(settings["defaultNamespaceBundleSplitAlgorithm"])
     decisions: list[SplitDecision] = []
     checks: list[BundleCheck] = []
     per_ns: dict[str, int] = {}
     failures = 0
     for bundle, st in stats:
-        if st.topics < 2:
-            checks.append(BundleCheck(bundle, counts.get(bundle, 0), "fewer than 2 topics"))
-            continue
-        if not is_owner(bundle):
-            checks.append(BundleCheck(bundle, counts.get(bundle, 0), f"{broker} is not the owner"))
-            continue
-        ns, rng = _range_of(bundle)
-        parsed = _parse_range(rng)
-        if parsed is None or not parsed.can_split():
-            failures += 1  # Failure/Unknown
-            checks.append(BundleCheck(bundle, counts.get(bundle, 0),
-                                      f"invalid bundle range {rng}: cannot split"))
-            continue
-        reason = split_reason(st, settings)
-        if reason is not None:
-            counts[bundle] = counts.get(bundle, 0) + 1
-        else:
+        got = _check(run, bundle, st, counts, per_ns)
+        checks.append(got.check)
+        failures += got.failed
+        if got.decision is not None:
+            decisions.append(got.decision)
+            ns = _range_of(bundle)[0]
+            per_ns[ns] = per_ns.get(ns, 0) + 1
             counts.pop(bundle, None)
-        hits = counts.get(bundle, 0)
-        if hits <= threshold:
-            why = (f"hit count {hits} <= loadBalancerNamespaceBundleSplitConditionHitCountThreshold"
-                   f" {threshold}" + (f" ({reason} over its limit)" if reason else
-                                      " (under every limit)"))
-            checks.append(BundleCheck(bundle, hits, why))
-            continue
-        try:
-            count = bundle_count(ns)
-        except Exception as e:
-            failures += 1
-            checks.append(BundleCheck(bundle, hits, f"bundle count lookup failed: {e}"))
-            continue
-        if count + per_ns.get(ns, 0) >= max_bundles:
-            checks.append(BundleCheck(bundle, hits, f"namespace {ns} has {count} bundles, "
-                                      f"loadBalancerNamespaceMaximumBundles is {max_bundles}"))
-            continue
-        lo, hi = rng.split("_")
-        parent_splitting = next(
-            (b for b, r in (splitting or {}).items()
-             if b.startswith(ns) and (r.startswith(lo) or r.endswith(hi))), None)
-        if parent_splitting is not None:
-            checks.append(BundleCheck(bundle, hits, f"{parent_splitting} is being split"))
-            continue
-        if boundaries is None and algorithm == "range_equally_divide":
-            boundary = parsed.lower + (parsed.upper - parsed.lower) // 2
-        elif boundaries is None:
-            failures += 1
-            checks.append(BundleCheck(bundle, hits, f"split algorithm {algorithm} needs the "
-                                      "bundle's topics, which were not given (Failure/Unknown)"))
-            continue
-        else:
-            try:
-                answer = boundaries(bundle)
-            except SplitError as e:
-                failures += 1
-                checks.append(BundleCheck(bundle, hits, f"{algorithm} failed to compute the split "
-                                          f"boundaries (Failure/Unknown): {e}"))
-                continue
-            if answer.boundaries is None or len(answer.boundaries) != 1:
-                failures += 1
-                got = ("no boundary" if not answer.boundaries else
-                       f"{len(answer.boundaries)} boundaries "
-                       f"({', '.join(format_position(b) for b in answer.boundaries)})")
-                checks.append(BundleCheck(bundle, hits, f"{algorithm} gave {got}; the split "
-                                          "strategy needs exactly one (Failure/Unknown)"
-                                          + (f": {answer.why}" if answer.why else "")))
-                continue
-            boundary = answer.boundaries[0]
-        children = (f"{ns}/{format_position(parsed.lower)}_{format_position(boundary)}",
-                    f"{ns}/{format_position(boundary)}_{format_position(parsed.upper)}")
-        decisions.append(SplitDecision(bundle, broker, Label.SUCCESS, reason or Reason.UNKNOWN,
-                                       boundary, children, algorithm))
-        checks.append(BundleCheck(bundle, hits, f"split: {reason} over its limit for {hits} "
-                                  f"cycles (> {threshold})"))
-        per_ns[ns] = per_ns.get(ns, 0) + 1
-        counts.pop(bundle, None)
-        if len(decisions) == max_splits:
-            break
+            if len(decisions) == max_splits:
+                break
     return SplitResult(tuple(decisions), failures, dict(counts), tuple(checks))
 
 
-class SplitMemory(Struct, frozen=True):
-    """Hit counts per broker (each broker runs its own strategy instance)."""
+class _Checked(Struct, frozen=True):
+    check: BundleCheck
+    failed: bool = False  # a Failure/Unknown counter update
+    decision: SplitDecision | None = None
 
-    hit_counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+def _check(run: _Broker, bundle: str, st: NamespaceBundleStats, counts: dict[str, int],
+           per_ns: Mapping[str, int]) -> _Checked:
+    """One bundle of the loop: eligibility, the hit count (updated in ``counts``), the
+    namespace's bundle count, a splitting neighbour, then the boundary."""
+    if st.topics < 2:
+        return _Checked(BundleCheck(bundle, counts.get(bundle, 0), _FEW_TOPICS))
+    if not run.is_owner(bundle):
+        return _Checked(BundleCheck(bundle, counts.get(bundle, 0),
+                                    CheckWhy("not-owner", run.broker)))
+    ns, rng = _range_of(bundle)
+    parsed = _parse_range(rng)
+    if parsed is None or not parsed.can_split():
+        return _Checked(BundleCheck(bundle, counts.get(bundle, 0),
+                                    CheckWhy("invalid-range", detail=rng)), failed=True)
+    reason = split_reason(st, run.settings)
+    if reason is not None:
+        counts[bundle] = counts.get(bundle, 0) + 1
+    else:
+        counts.pop(bundle, None)
+    hits = counts.get(bundle, 0)
+    if hits <= run.threshold:
+        return _Checked(BundleCheck(bundle, hits, CheckWhy(
+            "waiting", hits=hits, threshold=run.threshold, reason=reason)))
+    try:
+        count = run.bundle_count(ns)
+    except Exception as e:
+        return _Checked(BundleCheck(bundle, hits, CheckWhy("count-failed", detail=str(e))),
+                        failed=True)
+    if count + per_ns.get(ns, 0) >= run.max_bundles:
+        return _Checked(BundleCheck(bundle, hits, CheckWhy(
+            "namespace-full", namespace=ns, count=count, maximum=run.max_bundles)))
+    lo, hi = rng.split("_")
+    parent_splitting = next(
+        (b for b, r in run.splitting.items()
+         if b.startswith(ns) and (r.startswith(lo) or r.endswith(hi))), None)
+    if parent_splitting is not None:
+        return _Checked(BundleCheck(bundle, hits, CheckWhy("parent-splitting",
+                                                           detail=parent_splitting)))
+    boundary = _boundary(run, bundle, parsed)
+    if not isinstance(boundary, int):
+        return _Checked(BundleCheck(bundle, hits, _with(boundary, hits=hits)), failed=True)
+    children = (bundle_name(ns, parsed.lower, boundary), bundle_name(ns, boundary, parsed.upper))
+    return _Checked(
+        BundleCheck(bundle, hits, CheckWhy("split", hits=hits, threshold=run.threshold,
+                                           reason=reason)),
+        decision=SplitDecision(bundle, run.broker, Label.SUCCESS, reason or Reason.UNKNOWN,
+                               boundary, children, run.algorithm))
+
+
+def _boundary(run: _Broker, bundle: str, parsed: BundleRange) -> int | CheckWhy:
+    """``getSplitBoundary`` with the default algorithm: its one boundary, or why there is none
+    (a Failure/Unknown)."""
+    algorithm = run.algorithm
+    if run.boundaries is None:
+        if algorithm == "range_equally_divide":
+            return parsed.lower + (parsed.upper - parsed.lower) // 2
+        return CheckWhy("needs-topics", algorithm=algorithm)
+    try:
+        answer = run.boundaries(bundle)
+    except SplitError as e:
+        return CheckWhy("algorithm-failed", algorithm=algorithm, detail=str(e))
+    if answer.boundaries is None or len(answer.boundaries) != 1:
+        return CheckWhy("not-one-boundary", algorithm=algorithm,
+                        boundaries=answer.boundaries or (), inner=answer.why)
+    return answer.boundaries[0]
+
+
+def _with(why: CheckWhy, **changes: object) -> CheckWhy:
+    return replace(why, **changes)

@@ -26,11 +26,11 @@ Pulsar hands this algorithm per-topic stats only when the broker's
 
 from __future__ import annotations
 
-from lbctl.model.bundle import format_position
 from lbctl.strategies.registry import SPLIT
 from lbctl.strategies.split.base import (
     FLOW_OR_QPS_EQUALLY_DIVIDE,
     MB,
+    BoundaryWhy,
     SplitBoundaries,
     SplitError,
     SplitOption,
@@ -55,8 +55,7 @@ class FlowOrQpsEquallyDivide:
         d = limits.difference_threshold_percentage / 100.0
         n = len(option.topics)
         if n <= 1:
-            return SplitBoundaries(self.name, None,
-                                   f"the bundle has {n} topic(s); at least 2 are needed to split")
+            return SplitBoundaries(self.name, None, BoundaryWhy("few-topics", n))
 
         info: dict[int, tuple[float, float]] = {}
         hashes: list[int] = []
@@ -77,16 +76,13 @@ class FlowOrQpsEquallyDivide:
         numbers = {"msgRate": total_rate, "throughput": total_tp, "maxMsgRate": max_rate,
                    "maxThroughput": max_tp, "topicsWithTraffic": len(info)}
         if len(info) < 2:
-            return SplitBoundaries(
-                self.name, None,
-                f"{len(info)} of the bundle's {n} topics have stats and traffic; at least 2 are "
-                "needed", numbers)
+            return SplitBoundaries(self.name, None, BoundaryWhy(
+                "few-with-traffic", n, with_traffic=len(info)), numbers)
         if total_rate < max_rate * (1 + d) and total_tp < max_tp * (1 + d):
-            return SplitBoundaries(
-                self.name, None,
-                f"the bundle's {total_rate:,.1f} msg/s and {total_tp / MB:,.1f} MB/s are below "
-                f"{100 + limits.difference_threshold_percentage}% of the limits "
-                f"({max_rate * (1 + d):,.1f} msg/s, {max_tp * (1 + d) / MB:,.1f} MB/s)", numbers)
+            return SplitBoundaries(self.name, None, BoundaryWhy(
+                "below-limits", rate=total_rate, throughput=total_tp,
+                percentage=100 + limits.difference_threshold_percentage, max_rate=max_rate,
+                max_tp=max_tp, margin=d), numbers)
 
         hashes.sort()
         acc_rate, acc_tp = info[hashes[0]]
@@ -100,12 +96,7 @@ class FlowOrQpsEquallyDivide:
             else:
                 acc_rate += rate
                 acc_tp += tp
-        head = (f"{total_rate:,.1f} msg/s and {total_tp / MB:,.1f} MB/s over {len(info)} topics; "
-                f"a piece ends before the topic that would take it over {max_rate:,} msg/s or "
-                f"{limits.max_bandwidth_mbytes:,} MB/s")
-        if not cuts:
-            return SplitBoundaries(self.name, None, head + ": no cut needed", numbers)
-        return SplitBoundaries(
-            self.name, tuple(cuts),
-            head + f": {len(cuts)} boundar{'y' if len(cuts) == 1 else 'ies'} "
-            f"({', '.join(format_position(c) for c in cuts)}), each a midpoint + 1", numbers)
+        why = BoundaryWhy("cuts" if cuts else "no-cut", positions=tuple(cuts),
+                          rate=total_rate, throughput=total_tp, with_traffic=len(info),
+                          max_rate=max_rate, max_mb=limits.max_bandwidth_mbytes)
+        return SplitBoundaries(self.name, tuple(cuts) if cuts else None, why, numbers)

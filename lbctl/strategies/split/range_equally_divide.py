@@ -8,9 +8,13 @@ division). It looks at no topic, so it splits even an empty bundle. The full ran
 
 from __future__ import annotations
 
-from lbctl.model.bundle import format_position
 from lbctl.strategies.registry import SPLIT
-from lbctl.strategies.split.base import RANGE_EQUALLY_DIVIDE, SplitBoundaries, SplitOption
+from lbctl.strategies.split.base import (
+    RANGE_EQUALLY_DIVIDE,
+    BoundaryWhy,
+    SplitBoundaries,
+    SplitOption,
+)
 
 
 @SPLIT.register(RANGE_EQUALLY_DIVIDE)
@@ -20,8 +24,5 @@ class RangeEquallyDivide:
     def boundaries(self, option: SplitOption) -> SplitBoundaries:
         b = option.bundle
         middle = b.lower + (b.upper - b.lower) // 2
-        return SplitBoundaries(
-            self.name, (middle,),
-            f"the middle of the hash range: {format_position(b.lower)} + "
-            f"({format_position(b.upper)} - {format_position(b.lower)}) / 2 = {format_position(middle)}",
-        )
+        return SplitBoundaries(self.name, (middle,), BoundaryWhy(
+            "middle", lower=b.lower, upper=b.upper, middle=middle))

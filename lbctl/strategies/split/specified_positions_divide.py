@@ -8,10 +8,10 @@ left means no split.
 
 from __future__ import annotations
 
-from lbctl.model.bundle import format_position
 from lbctl.strategies.registry import SPLIT
 from lbctl.strategies.split.base import (
     SPECIFIED_POSITIONS_DIVIDE,
+    BoundaryWhy,
     SplitBoundaries,
     SplitError,
     SplitOption,
@@ -29,17 +29,12 @@ class SpecifiedPositionsDivide:
         positions = sorted(option.positions)
         n = len(option.topics)
         if n <= 1:
-            return SplitBoundaries(self.name, None,
-                                   f"the bundle has {n} topic(s); at least 2 are needed to split")
+            return SplitBoundaries(self.name, None, BoundaryWhy("few-topics", n))
         b = option.bundle
         inside = tuple(p for p in positions if b.lower < p < b.upper)
-        dropped = [format_position(p) for p in positions if not b.lower < p < b.upper]
-        note = f"; dropped {', '.join(dropped)} (not strictly inside {b})" if dropped else ""
+        dropped = tuple(p for p in positions if not b.lower < p < b.upper)
         if not inside:
-            return SplitBoundaries(self.name, None,
-                                   f"no split position is strictly inside {b}{note}")
-        return SplitBoundaries(
-            self.name, inside,
-            f"{len(inside)} position(s) inside {b}: "
-            f"{', '.join(format_position(p) for p in inside)}{note}",
-        )
+            return SplitBoundaries(self.name, None, BoundaryWhy(
+                "none-inside", range=b, dropped=dropped))
+        return SplitBoundaries(self.name, inside, BoundaryWhy(
+            "inside", range=b, positions=inside, dropped=dropped))

@@ -10,9 +10,13 @@ rejects when it is the bundle's lower bound.
 
 from __future__ import annotations
 
-from lbctl.model.bundle import format_position
 from lbctl.strategies.registry import SPLIT
-from lbctl.strategies.split.base import TOPIC_COUNT_EQUALLY_DIVIDE, SplitBoundaries, SplitOption
+from lbctl.strategies.split.base import (
+    TOPIC_COUNT_EQUALLY_DIVIDE,
+    BoundaryWhy,
+    SplitBoundaries,
+    SplitOption,
+)
 
 
 @SPLIT.register(TOPIC_COUNT_EQUALLY_DIVIDE)
@@ -22,8 +26,7 @@ class TopicCountEquallyDivide:
     def boundaries(self, option: SplitOption) -> SplitBoundaries:
         n = len(option.topics)
         if n <= 1:
-            return SplitBoundaries(self.name, None,
-                                   f"the bundle has {n} topic(s); at least 2 are needed to split")
+            return SplitBoundaries(self.name, None, BoundaryWhy("few-topics", n))
         hashes = sorted(option.hash(t) for t in option.topics)
         start = hashes[max(n // 2 - 1, 0)]
         end = hashes[n // 2]
@@ -31,7 +34,7 @@ class TopicCountEquallyDivide:
         below = sum(1 for h in hashes if h < middle)
         return SplitBoundaries(
             self.name, (middle,),
-            f"{n} topics; between the middle hashes {format_position(start)} and "
-            f"{format_position(end)}: {format_position(middle)} ({below} below, {n - below} above)",
+            BoundaryWhy("topic-middle", n, middle=middle, start=start, end=end,
+                        below=below),
             {"topics": n},
         )

@@ -11,6 +11,7 @@ from lbctl.config import Settings
 from lbctl.model.brokerload import BrokerLoadData, SystemUsage
 from lbctl.model.load import ResourceUsage
 from lbctl.records import replace
+from lbctl.strategies.base import LookupRequest
 from lbctl.strategies.placement.broker_filters import (
     BrokerLookup,
     FilterContext,
@@ -51,7 +52,7 @@ CANDS = ["1", "2", "3"]
 
 
 def pick(store, cands=CANDS, rng=None):
-    return select(cands, store, LRUW_CONF, rng or Random(0)).broker
+    return select(LookupRequest(cands, "", store, LRUW_CONF, rng or Random(0))).broker
 
 
 def test_select():
@@ -93,7 +94,7 @@ def test_no_load_data_brokers():
     store["1"] = broker_data(100)
     picks = {pick(store, cands, Random(s)) for s in range(30)}
     assert picks == {"1", "2", "5"}  # no best broker: uniform over every candidate
-    sel = select(cands, {}, LRUW_CONF, Random(0))
+    sel = select(LookupRequest(cands, "", {}, LRUW_CONF, Random(0)))
     assert sel.no_data == ("1", "2", "5") and sel.average is None
 
 

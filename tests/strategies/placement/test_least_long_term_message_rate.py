@@ -16,9 +16,11 @@ from types import MappingProxyType
 import pytest
 
 from lbctl.config import Settings
+from lbctl.explain.words import text
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import BundleData, LocalBrokerData, ResourceUsage, TimeAverageBrokerData
 from lbctl.model.loaddata import BrokerData, LoadData
+from lbctl.strategies.base import PlacementRequest
 from lbctl.strategies.builtin import PLACEMENT
 from lbctl.strategies.placement.least_long_term_message_rate import LeastLongTermMessageRate
 from tests.factories import broker, bundle_data
@@ -39,10 +41,9 @@ def _data(rate_in: float, local: LocalBrokerData | None = None, **kw) -> BrokerD
 
 def _select(data: LoadData, settings: Settings | None = None, seed: int = 0):
     strategy = LeastLongTermMessageRate()
-    decision, _ = strategy.select(
-        tuple(data.brokers), BUNDLE, BundleData.new(), data,
-        settings or Settings.defaults(), strategy.initial_memory(), Random(seed), {},
-    )
+    decision, _ = strategy.select(PlacementRequest(
+        tuple(data.brokers), BUNDLE, data, settings or Settings.defaults(), Random(seed),
+        BundleData.new()), strategy.initial_memory())
     return decision
 
 
@@ -77,7 +78,7 @@ def test_all_overloaded_means_all_are_best() -> None:
     decision = _select(data, seed=3)
     assert decision.best == ("1", "2", "3")
     assert decision.broker in decision.best
-    assert "every candidate is overloaded" in decision.why
+    assert "every candidate is overloaded" in text(decision.why)
 
 
 def test_ties_keep_candidate_order_and_pick_with_rng() -> None:
@@ -114,16 +115,16 @@ def test_why_names_the_winner_and_the_overloaded() -> None:
     data = _load({"1": _data(300, hot), "2": _data(120), "3": _data(200)})
     decision = _select(data)
     assert decision.broker == "2"
-    assert "2 has the lowest long-term message rate 120.0 msg/s" in decision.why
-    assert "1 is overloaded (usage 91% > 85%) → +inf" in decision.why
+    assert "2 has the lowest long-term message rate 120.0 msg/s" in text(decision.why)
+    assert "1 is overloaded (usage 91% > 85%) → +inf" in text(decision.why)
     assert decision.candidates == ("1", "2", "3")
 
 
 def test_no_candidates() -> None:
     strategy = LeastLongTermMessageRate()
     decision, mem = strategy.select(
-        (), BUNDLE, BundleData.new(), _load({}), Settings.defaults(), None, Random(0), {}
-    )
+        PlacementRequest((), BUNDLE, _load({}), Settings.defaults(), Random(0), BundleData.new()),
+        None)
     assert decision.broker is None and mem is None
 
 
@@ -223,9 +224,9 @@ def test_select_over_a_view_is_select_over_its_names() -> None:
     for out in (frozenset(), frozenset({"broker-0", "broker-7"}), frozenset(base[:-1]),
                 frozenset(base)):
         view = Excluding(base, out, frozenset(base))
-        a, _ = LeastLongTermMessageRate().select(view, BUNDLE, BundleData.new(), load,
-                                                 Settings.defaults(), None, Random(5), {})
-        b, _ = LeastLongTermMessageRate().select(tuple(view), BUNDLE, BundleData.new(), load,
-                                                 Settings.defaults(), None, Random(5), {})
-        assert (a.broker, a.best, a.why, dict(a.scores), tuple(a.candidates)) == (
-            b.broker, b.best, b.why, dict(b.scores), tuple(b.candidates))
+        a, _ = LeastLongTermMessageRate().select(PlacementRequest(
+            view, BUNDLE, load, Settings.defaults(), Random(5), BundleData.new()), None)
+        b, _ = LeastLongTermMessageRate().select(PlacementRequest(
+            tuple(view), BUNDLE, load, Settings.defaults(), Random(5), BundleData.new()), None)
+        assert (a.broker, a.best, text(a.why), dict(a.scores), tuple(a.candidates)) == (
+            b.broker, b.best, text(b.why), dict(b.scores), tuple(b.candidates))

@@ -16,9 +16,11 @@ from types import MappingProxyType
 import pytest
 
 from lbctl.config import Settings
+from lbctl.explain.words import text
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import LoadData
+from lbctl.strategies.base import PlacementRequest
 from lbctl.strategies.placement.least_resource_usage_with_weight import (
     LeastResourceUsageWithWeight,
 )
@@ -48,10 +50,9 @@ def _settings() -> Settings:
 
 
 def _select(strategy, candidates, data: LoadData, memory, settings=None, seed=0):
-    return strategy.select(
-        java_hash_order(candidates), BUNDLE, BundleData.new(), data,
-        settings or _settings(), memory, Random(seed), {},
-    )
+    return strategy.select(PlacementRequest(
+        java_hash_order(candidates), BUNDLE, data, settings or _settings(), Random(seed),
+        BundleData.new()), memory)
 
 
 def test_least_resource_usage_with_weight() -> None:
@@ -108,7 +109,7 @@ def test_zero_message_rate_resets_the_history() -> None:
         strategy, ["1"], load({"1": idle}, bundle_data={}), MappingProxyType({"1": 0.1})
     )
     assert mem["1"] == pytest.approx(0.7)
-    assert "history reset" in decision.why
+    assert "history reset" in text(decision.why)
 
 
 def test_on_active_brokers_change_drops_dead_brokers() -> None:
@@ -125,7 +126,7 @@ def test_nobody_far_enough_below_the_mean_falls_back_to_all() -> None:
     brokers = {"1": _init(30), "2": _init(32), "3": _init(31)}
     decision, _ = _select(strategy, list(brokers), load(brokers, bundle_data={}), {}, seed=4)
     assert decision.best == tuple(java_hash_order(brokers))
-    assert "no candidate is 5% below it" in decision.why
+    assert "no candidate is 5% below it" in text(decision.why)
 
 
 def test_why_gives_the_mean_and_the_scores() -> None:
@@ -133,9 +134,9 @@ def test_why_gives_the_mean_and_the_scores() -> None:
     brokers = {"1": _init(10), "2": _init(30), "3": _init(90)}
     decision, _ = _select(strategy, list(brokers), load(brokers, bundle_data={}), {})
     assert decision.scores == pytest.approx({"1": 0.1, "2": 0.3, "3": 0.9})
-    assert "mean smoothed usage of the candidates 43.3%" in decision.why
-    assert "1 (10.0%)" in decision.why
-    assert "3 (90.0%)" in decision.why and "only logs" in decision.why
+    assert "mean smoothed usage of the candidates 43.3%" in text(decision.why)
+    assert "1 (10.0%)" in text(decision.why)
+    assert "3 (90.0%)" in text(decision.why) and "only logs" in text(decision.why)
 
 
 def test_no_candidates_keeps_memory() -> None:

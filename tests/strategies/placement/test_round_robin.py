@@ -8,6 +8,8 @@ order is the order written.
 
 from __future__ import annotations
 
+from lbctl.explain.words import text
+from lbctl.strategies.base import PlacementRequest
 from lbctl.strategies.placement.round_robin import (
     INT_MAX,
     RoundRobinBrokerSelector,
@@ -16,7 +18,7 @@ from lbctl.strategies.placement.round_robin import (
 
 
 def _sel(strategy, brokers, mem):
-    decision, mem = strategy.select(brokers, "t/n/b", None, None, None, mem, None, None)
+    decision, mem = strategy.select(PlacementRequest(brokers, "t/n/b", None, None, None), mem)
     return decision.broker, mem
 
 
@@ -76,10 +78,9 @@ def test_memory_holds_counter_and_rotation_list() -> None:
 
 def test_why_and_scores() -> None:
     strategy = RoundRobinBrokerSelector()
-    decision, _ = strategy.select(
-        ("1", "2", "4"), "t/n/b", None, None, None, RoundRobinMemory(20, ("1", "2", "3")), None, None
-    )
+    decision, _ = strategy.select(PlacementRequest(("1", "2", "4"), "t/n/b", None, None, None),
+                                  RoundRobinMemory(20, ("1", "2", "3")))
     assert decision.broker == "4" and decision.best == ("4",)
-    assert "index 20 % 3 = 2" in decision.why
-    assert "3 is no longer one" in decision.why
+    assert "index 20 % 3 = 2" in text(decision.why)
+    assert "3 is no longer one" in text(decision.why)
     assert dict(decision.scores) == {"1": 0.0, "2": 1.0, "4": 2.0}

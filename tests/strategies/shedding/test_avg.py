@@ -15,9 +15,11 @@ from types import MappingProxyType
 import pytest
 
 from lbctl.config import Settings
+from lbctl.explain.words import text
 from lbctl.model.decision import Label, Reason
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.loaddata import LoadData
+from lbctl.strategies.base import PlacementRequest
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 from lbctl.strategies.shedding.avg import AvgShedder, AvgShedderMemory, AvgShedderPlacement
 from tests.factories import broker, bundle_data, load
@@ -58,10 +60,9 @@ def _place(data: LoadData, decision, settings: Settings) -> dict[str, str]:
     strategy = AvgShedderPlacement()
     out = {}
     for s in decision.selections:
-        d, _ = strategy.select(
-            tuple(data.brokers), s.bundle, data.bundle_data[s.bundle], data, settings,
-            strategy.initial_memory(), Random(0), planned,
-        )
+        d, _ = strategy.select(PlacementRequest(
+            tuple(data.brokers), s.bundle, data, settings, Random(0),
+            data.bundle_data[s.bundle], planned), strategy.initial_memory())
         out[s.bundle] = d.broker
     return out
 
@@ -171,7 +172,7 @@ def test_no_pair_clears_every_hit_count() -> None:
     decision, mem = AvgShedder().shed(data, settings, stale)
     assert decision.selections == ()
     assert mem == AvgShedderMemory()
-    assert any(n.startswith(Reason.BALANCED) for n in decision.notes)
+    assert any(n.startswith(Reason.BALANCED) for n in map(text, decision.notes))
     assert {v.reason for v in decision.brokers.values()} == {Reason.BALANCED}
 
 
@@ -194,8 +195,8 @@ def test_recently_unloaded_and_idle_bundles_are_not_selected() -> None:
     assert [s.bundle for s in decision.selections] == ["a/b/x"]
     assert decision.selections[0].destination == "lo"
     why = {c.bundle: c for c in decision.candidates}
-    assert not why["a/b/y"].chosen and "recently" in why["a/b/y"].why
-    assert not why["a/b/z"].chosen and "no traffic" in why["a/b/z"].why
+    assert not why["a/b/y"].chosen and "recently" in text(why["a/b/y"].why)
+    assert not why["a/b/z"].chosen and "no traffic" in text(why["a/b/z"].why)
 
 
 def test_largest_first_while_it_fits() -> None:
@@ -225,7 +226,7 @@ def test_throughput_when_the_rate_gap_is_too_small() -> None:
     # rate: 1000 * 0.5 = 500 <= 1000; throughput: 8 MB * 0.5 = 4 MB > 1 MB → 2 × 1.5 MB fit
     decision, _ = AvgShedder().shed(data, settings, AvgShedder().initial_memory())
     assert len(decision.selections) == 2
-    assert "moves throughput" in decision.brokers["hi"].why
+    assert "moves throughput" in text(decision.brokers["hi"].why)
 
 
 def test_traffic_gap_too_small_sheds_nothing_and_says_why() -> None:
@@ -237,8 +238,8 @@ def test_traffic_gap_too_small_sheds_nothing_and_says_why() -> None:
     decision, mem = AvgShedder().shed(data, settings, AvgShedder().initial_memory())
     assert decision.selections == ()
     assert decision.brokers["hi"].reason == Reason.BALANCED
-    assert "minUnloadMessage" in decision.brokers["hi"].why
-    assert any("too small" in n for n in decision.notes)
+    assert "minUnloadMessage" in text(decision.brokers["hi"].why)
+    assert any("too small" in n for n in map(text, decision.notes))
     assert dict(mem.hit_high) == {}  # the counts were consumed by the check
 
 
@@ -260,13 +261,13 @@ def test_verdicts_explain_a_pair_waiting_for_its_hit_count() -> None:
     assert v1.label == Label.SKIP and v1.reason == Reason.HIT_COUNT
     assert v1.score is None and v1.numbers["score"] == pytest.approx(80.0)
     assert v1.usage == pytest.approx(0.8)
-    assert "paired with broker2: gap 50.0 ≥ high threshold 40" in v1.why
-    assert "high hit count 1/2" in v1.why and "not yet" in v1.why
+    assert "paired with broker2: gap 50.0 ≥ high threshold 40" in text(v1.why)
+    assert "high hit count 1/2" in text(v1.why) and "not yet" in text(v1.why)
     assert v1.numbers["gap"] == pytest.approx(50.0)
     assert v1.numbers["hit_high"] == 1 and v1.numbers["hit_count_high_threshold"] == 2
     v3 = decision.brokers["broker3"]
-    assert v3.reason == Reason.BALANCED and "middle broker" in v3.why
-    assert any(n.startswith(Reason.HIT_COUNT) and "broker1" in n for n in decision.notes)
+    assert v3.reason == Reason.BALANCED and "middle broker" in text(v3.why)
+    assert any(n.startswith(Reason.HIT_COUNT) and "broker1" in n for n in map(text, decision.notes))
 
 
 def test_verdicts_explain_a_shed_pair() -> None:
@@ -277,8 +278,8 @@ def test_verdicts_explain_a_shed_pair() -> None:
     hi, lo = decision.brokers["broker1"], decision.brokers["broker2"]
     assert (hi.label, hi.reason) == (Label.SUCCESS, Reason.OVERLOADED)
     assert (lo.label, lo.reason) == (Label.SUCCESS, Reason.UNDERLOADED)
-    assert "go to broker2" in hi.why and "9000.0 msg/s" in hi.why
-    assert "receives 10 bundle(s)" in lo.why
+    assert "go to broker2" in text(hi.why) and "9000.0 msg/s" in text(hi.why)
+    assert "receives 10 bundle(s)" in text(lo.why)
     assert sum(c.chosen for c in decision.candidates) == 10
     assert decision.numbers["pairs"] == 1
     assert all(s.destination == "broker2" for s in decision.selections)
@@ -288,7 +289,7 @@ def test_no_brokers() -> None:
     decision, mem = AvgShedder().shed(
         load({}), Settings.defaults(), AvgShedder().initial_memory()
     )
-    assert decision.selections == () and decision.notes[0].startswith(Reason.NO_BROKERS)
+    assert decision.selections == () and text(decision.notes[0]).startswith(Reason.NO_BROKERS)
     assert mem == AvgShedderMemory()
 
 
@@ -297,42 +298,38 @@ def test_placement_without_plan_is_a_random_pick_among_sorted_candidates() -> No
     data = _three_brokers(80, 30)
     strategy = AvgShedderPlacement()
     cands = ("broker3", "broker1", "broker2")
-    d, mem = strategy.select(
-        cands, "bundle-0", data.bundle_data["bundle-0"], data, Settings.defaults(),
-        strategy.initial_memory(), Random(7), {},
-    )
+    d, mem = strategy.select(PlacementRequest(
+        cands, "bundle-0", data, Settings.defaults(), Random(7), data.bundle_data["bundle-0"]),
+        strategy.initial_memory())
     assert d.best == ("broker1", "broker2", "broker3")
     assert d.broker in d.best
-    assert "no AvgShedder plan" in d.why
+    assert "no AvgShedder plan" in text(d.why)
     # same seed, same pick
-    d2, _ = strategy.select(
-        cands, "bundle-0", data.bundle_data["bundle-0"], data, Settings.defaults(),
-        mem, Random(7), {},
-    )
+    d2, _ = strategy.select(PlacementRequest(
+        cands, "bundle-0", data, Settings.defaults(), Random(7), data.bundle_data["bundle-0"]),
+        mem)
     assert d2.broker == d.broker
 
 
 def test_placement_plan_for_a_broker_that_is_not_a_candidate() -> None:
     data = _three_brokers(80, 30)
     strategy = AvgShedderPlacement()
-    d, _ = strategy.select(
-        ("broker1", "broker3"), "bundle-0", data.bundle_data["bundle-0"], data,
-        Settings.defaults(), None, Random(1), {"bundle-0": "broker2"},
-    )
+    d, _ = strategy.select(PlacementRequest(
+        ("broker1", "broker3"), "bundle-0", data, Settings.defaults(), Random(1),
+        data.bundle_data["bundle-0"], {"bundle-0": "broker2"}), None)
     assert d.best == ("broker1", "broker3")
-    assert "broker2 is not a candidate" in d.why
+    assert "broker2 is not a candidate" in text(d.why)
 
 
 def test_placement_follows_the_plan() -> None:
     data = _three_brokers(80, 30)
     strategy = AvgShedderPlacement()
-    d, _ = strategy.select(
-        tuple(data.brokers), "bundle-3", data.bundle_data["bundle-3"], data,
-        Settings.defaults(), None, Random(1), {"bundle-3": "broker2"},
-    )
+    d, _ = strategy.select(PlacementRequest(
+        tuple(data.brokers), "bundle-3", data, Settings.defaults(), Random(1),
+        data.bundle_data["bundle-3"], {"bundle-3": "broker2"}), None)
     assert d.broker == "broker2" and d.best == ("broker2",)
     assert d.scores["broker1"] == pytest.approx(80.0)
-    assert "planned" in d.why
+    assert "planned" in text(d.why)
 
 
 def test_registered_under_pulsar_names() -> None:

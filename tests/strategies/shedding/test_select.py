@@ -8,6 +8,7 @@ the shedding map's Java order, at least one bundle, stop once the running sum re
 from __future__ import annotations
 
 from lbctl.config import MB
+from lbctl.explain.words import text
 from lbctl.model.decision import Reason
 from lbctl.model.javaorder import JavaHashMap, concurrent_order, hashmap_order, java_hash_order
 from lbctl.strategies.shedding._select import select_greedy, shedding_candidates
@@ -36,9 +37,9 @@ def test_takes_the_largest_until_the_sum_reaches_the_amount():
     assert got.marked == 8 * MB
     c = {x.bundle: x for x in got.candidates}
     assert not c["x/y/a"].chosen
-    assert c["x/y/a"].why == "not needed: 8.0 MB/s already selected ≥ 8.0 MB/s"
-    assert c["x/y/c"].why == "selected: 5.0 MB/s so far < 8.0 MB/s needed"
-    assert c["x/y/b"].why.startswith("largest eligible bundle (5.0 MB/s)")
+    assert text(c["x/y/a"].why) == "not needed: 8.0 MB/s already selected ≥ 8.0 MB/s"
+    assert text(c["x/y/c"].why) == "selected: 5.0 MB/s so far < 8.0 MB/s needed"
+    assert text(c["x/y/b"].why).startswith("largest eligible bundle (5.0 MB/s)")
 
 
 def test_always_at_least_one_bundle():
@@ -83,7 +84,7 @@ def test_recently_unloaded_are_skipped_and_reported():
     assert [s.bundle for s in got.selections] == ["x/y/a"]
     (skipped,) = [c for c in got.candidates if c.bundle == "x/y/b"]
     assert not skipped.chosen and skipped.value == 5 * MB
-    assert "recently unloaded" in skipped.why
+    assert "recently unloaded" in text(skipped.why)
 
 
 def test_bundles_the_loop_never_sees_are_reported():
@@ -93,7 +94,7 @@ def test_bundles_the_loop_never_sees_are_reported():
     )
     got = run(ld, 1.0)
     assert [s.bundle for s in got.selections] == ["x/y/a"]
-    why = {c.bundle: c.why for c in got.candidates}
+    why = {c.bundle: text(c.why) for c in got.candidates}
     assert "system namespace" in why[HEARTBEAT]
     assert "no bundle data" in why["x/y/nodata"]
     assert len(got.candidates) == 3
@@ -134,7 +135,7 @@ def test_pulsar_system_is_never_a_candidate():
     ld = one_broker({system: 9 * MB, "x/y/a": MB, HEARTBEAT: 5 * MB})
     got = run(ld, 100 * MB)
     assert [s.bundle for s in got.selections] == ["x/y/a"]
-    why = {c.bundle: c.why for c in got.candidates if not c.chosen}
+    why = {c.bundle: text(c.why) for c in got.candidates if not c.chosen}
     assert "never shed" in why[system] and "never shed" in why[HEARTBEAT]
     old = replace(ld, pulsar_system=False)
     assert [s.bundle for s in run(old, 100 * MB).selections] == [system, "x/y/a"]

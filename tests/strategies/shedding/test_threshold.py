@@ -18,6 +18,7 @@ from types import MappingProxyType
 import pytest
 
 from lbctl.config import MB, Settings
+from lbctl.explain.words import text
 from lbctl.model.decision import Label, Reason
 from lbctl.strategies.builtin import SHEDDING
 from lbctl.strategies.shedding.threshold import ThresholdShedder
@@ -93,7 +94,7 @@ def test_no_brokers():
     decision, memory = shed(load({}, bundle_data={}))
     assert decision.selections == ()
     assert dict(memory) == {}
-    assert any("no brokers" in n for n in decision.notes)
+    assert any("no brokers" in n for n in map(text, decision.notes))
 
 
 def test_brokers_with_no_bundles():
@@ -118,7 +119,7 @@ def test_broker_not_reach_threshold():
     decision, _ = shed(ld)
     assert decision.selections == ()
     v = decision.brokers["broker-1"]
-    assert v.why == ("usage 50.0% (smoothed 50.0%) is below average 50.0% + threshold 10% = 60.0%")
+    assert text(v.why) == ("usage 50.0% (smoothed 50.0%) is below average 50.0% + threshold 10% = 60.0%")
 
 
 def test_broker_reach_threshold():
@@ -148,7 +149,7 @@ def test_broker_reach_threshold():
     # usage 140 % vs 50 %: average 95 %, broker-2 ≥ 105 %; only bundle-2 has bundle data
     assert picked(decision, "broker-2") == ["bundle-2"]
     assert decision.brokers["broker-2"].usage == pytest.approx(1.4)
-    why = {c.bundle: c.why for c in decision.candidates}
+    why = {c.bundle: text(c.why) for c in decision.candidates}
     assert "no bundle data" in why["bundle-1"]
 
 
@@ -186,7 +187,7 @@ def test_lower_boundary_shedding():
     ld = load(brokers, bundle_data=bundles)
     decision, _ = shed(ld, CONF)
     assert decision.selections == ()
-    assert any("lowerBoundarySheddingEnabled is false" in n for n in decision.notes)
+    assert any("lowerBoundarySheddingEnabled is false" in n for n in map(text, decision.notes))
     decision, _ = shed(ld, LOWER)
     assert decision.selections != ()
     # need = 200 MB/s x 10 % x 0.5 = 10 MB/s, exactly the minimum: it proceeds (strict >)
@@ -208,7 +209,7 @@ def test_lower_boundary_shedding_no_broker_to_offload():
     assert decision.selections == ()
     decision, _ = shed(ld, LOWER)
     assert decision.selections == ()
-    assert any("no broker is below the lower bound" in n for n in decision.notes)
+    assert any("no broker is below the lower bound" in n for n in map(text, decision.notes))
 
 
 def test_lower_boundary_shedding_broker_with_one_bundle():
@@ -251,7 +252,7 @@ def test_memory_carries_the_ewma_across_calls():
     v = second.brokers["a"]
     assert v.usage == pytest.approx(0.1)
     assert v.score == pytest.approx(0.82)
-    assert "usage 10.0% (smoothed 82.0%)" in v.why
+    assert "usage 10.0% (smoothed 82.0%)" in text(v.why)
     assert picked(second, "a") != []
     assert picked(second, "b") == []
     # A fresh instance (no memory) sees the flipped load as it is.
@@ -310,8 +311,8 @@ def test_minimum_throughput_guard():
     assert decision.selections == ()
     v = decision.brokers["a"]
     assert (v.label, v.reason) == (Label.SKIP, Reason.OVERLOADED)
-    assert "needs 7.0 MB/s < loadBalancerBundleUnloadMinThroughputThreshold 10 MB/s" in v.why
-    assert any("nothing selected" in n for n in decision.notes)
+    assert "needs 7.0 MB/s < loadBalancerBundleUnloadMinThroughputThreshold 10 MB/s" in text(v.why)
+    assert any("nothing selected" in n for n in map(text, decision.notes))
     lower_min = CONF.with_values(loadBalancerBundleUnloadMinThroughputThreshold=5)
     decision, _ = shed(two_brokers(90, 10, tp=20 * MB), lower_min)
     assert picked(decision, "a") == ["x/y/a1"]
@@ -327,7 +328,7 @@ def test_single_bundle_broker_explained():
     assert decision.selections == ()
     v = decision.brokers["a"]
     assert (v.label, v.reason) == (Label.SKIP, Reason.NO_BUNDLES)
-    assert "only 1 bundle: Pulsar never sheds a single-bundle broker" in v.why
+    assert "only 1 bundle: Pulsar never sheds a single-bundle broker" in text(v.why)
 
 
 def test_zero_average_does_nothing_even_with_lower_boundary():
@@ -335,7 +336,7 @@ def test_zero_average_does_nothing_even_with_lower_boundary():
     idle = {name: broker(bundle_names=b.bundles) for name, b in brokers.items()}
     decision, _ = shed(load(idle, bundle_data=bundles), LOWER)
     assert decision.selections == ()
-    assert any("average usage is 0" in n for n in decision.notes)
+    assert any("average usage is 0" in n for n in map(text, decision.notes))
     assert all(v.label == Label.SKIP for v in decision.brokers.values())
 
 
@@ -349,9 +350,9 @@ def test_verdicts_for_every_broker_with_numbers():
     assert v1.numbers["selected"] == 54 * MB
     v2 = decision.brokers["broker2"]
     assert (v2.label, v2.reason) == (Label.SKIP, Reason.BALANCED)
-    assert "is below average 50.0% + threshold 10% = 60.0%" in v2.why
+    assert "is below average 50.0% + threshold 10% = 60.0%" in text(v2.why)
     assert decision.numbers["trigger"] == pytest.approx(0.5995, abs=1e-6)
     chosen = [c.bundle for c in decision.candidates if c.chosen]
     assert chosen == ["bundle-10", "bundle-9", "bundle-8"]
     not_needed = [c for c in decision.candidates if c.bundle == "bundle-7"]
-    assert not_needed[0].why.startswith("not needed: 54.0 MB/s already selected ≥ 49.4 MB/s")
+    assert text(not_needed[0].why).startswith("not needed: 54.0 MB/s already selected ≥ 49.4 MB/s")

@@ -9,6 +9,8 @@ from types import MappingProxyType
 import pytest
 
 from lbctl.config import Settings
+from lbctl.explain.words import text
+from lbctl.explain.words.split import split_detail
 from lbctl.loadmanager.modular import auto_splits
 from lbctl.loadmanager.select import Options, plans
 from lbctl.model.bundle import BundleName, topic_hash
@@ -49,7 +51,7 @@ def test_load_balancer_namespace_maximum_bundles() -> None:
     assert len(picked) + 1 == 3
     assert [c.bundle for c in picked] == names[:2]  # in report order
     capped = [c for c in found if not c.selected]
-    assert len(capped) == 1 and "loadBalancerNamespaceMaximumBundles is 3" in capped[0].why
+    assert len(capped) == 1 and "loadBalancerNamespaceMaximumBundles is 3" in text(capped[0].why)
 
 
 @pytest.mark.parametrize(("bundle_stats", "data", "reason", "detail"), [
@@ -68,7 +70,7 @@ def test_reasons_and_figures(bundle_stats, data, reason, detail) -> None:
     ld = load({"b1": broker(bundles={b: bundle_stats})},
               bundle_data={b: data or _long_term_rate(0)})
     (c,) = find_bundles_to_split(ld, Settings.defaults(), ONE_BUNDLE)
-    assert (c.reason, c.detail, c.broker, c.selected) == (reason, detail, "b1", True)
+    assert (c.reason, split_detail(c), c.broker, c.selected) == (reason, detail, "b1", True)
 
 
 def test_thresholds_are_strict_and_sessions_can_be_disabled() -> None:
@@ -128,7 +130,7 @@ def test_auto_split_uses_the_default_algorithm_and_unload_setting() -> None:
     (s,) = auto_splits(st, load(st.brokers), settings)
     # the snapshot lists no topics: the broker would find no boundary and leave the bundle
     assert s.algorithm == "topic_count_equally_divide" and not s.unload
-    assert s.skipped and "found no split boundary" in s.skipped
+    assert s.skipped and "found no split boundary" in text(s.skipped)
 
 
 def test_auto_split_with_topics_listed() -> None:

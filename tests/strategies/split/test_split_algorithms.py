@@ -12,6 +12,7 @@ import zlib
 import pytest
 
 from lbctl.config import Settings
+from lbctl.explain.words import text
 from lbctl.model.bundle import FULL_RANGE, BundleRange
 from lbctl.model.cluster import TopicStats
 from lbctl.strategies.builtin import SPLIT, algorithm_by_name, algorithm_of
@@ -208,7 +209,7 @@ def test_flow_or_qps_needs_two_topics_with_traffic() -> None:
     st = {"t1": stats(5000, 0, 0, 0), "t2": stats(0, 0, 0, 0)}
     assert _flow(["t1"], st).boundaries is None  # one topic
     res = _flow(["t1", "t2", "t3"], st)  # t2 idle, t3 without stats
-    assert res.boundaries is None and "1 of the bundle's 3 topics" in res.why
+    assert res.boundaries is None and "1 of the bundle's 3 topics" in text(res.why)
 
 
 def test_flow_or_qps_below_limits_plus_margin_does_not_split() -> None:

@@ -1,5 +1,6 @@
-"""The fast reader of large JSON snapshots (:mod:`lbctl.sources.snapshot_fast`) reads exactly what
-the ordinary reader does, and leaves every refusal to it (the same one-line messages)."""
+"""The one snapshot reader (:mod:`lbctl.sources.snapshot_schema`): JSON bytes decoded straight into
+the wire records read exactly what the same document's plain values do, and every refusal gets
+the same one-line message either way."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ import pytest
 from lbctl.errors import SnapshotError
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.sources import snapshot
-from lbctl.sources.snapshot_fast import CheckedStats, fast_load
-from lbctl.sources.snapshot_schema import parse_snapshot
+from lbctl.sources.snapshot_schema import decode_snapshot, parse_snapshot, state_from_wire
 from tests.paths import DATA, EXAMPLES
 
 JSON_FILES = sorted([*EXAMPLES.glob("**/*.json"), *(DATA / "valid").glob("*.json")])
@@ -21,22 +21,25 @@ MALFORMED = sorted(p for p in (DATA / "malformed").glob("*.json") if p.name != "
 
 
 @pytest.mark.parametrize("path", JSON_FILES, ids=lambda p: p.name)
-def test_same_state_as_the_ordinary_reader(path: Path) -> None:
+def test_same_state_as_the_plain_values(path: Path) -> None:
     data = path.read_bytes()
-    fast = fast_load(data)
-    assert fast is not None
-    assert parse_snapshot(fast, path.name) == parse_snapshot(orjson.loads(data), path.name)
-
-
-def test_stats_are_decoded_and_marked() -> None:
-    doc = fast_load(b'{"brokers": {"b:8080": {"lastStats": {"t/n/0x00000000_0xffffffff": '
-                    b'{"msgRateIn": 5, "topics": 2}}}}}')
+    doc = decode_snapshot(data)
     assert doc is not None
-    stats = doc["brokers"]["b:8080"]["lastStats"]
-    assert type(stats) is CheckedStats
-    value = stats["t/n/0x00000000_0xffffffff"]
+    assert state_from_wire(doc, path.name) == parse_snapshot(orjson.loads(data), path.name)
+
+
+_HEAD = b'{"format": "lbctl/snapshot@1", "cluster": "c", "capturedAt": 5, '
+
+
+def test_stats_are_decoded_as_the_models_values() -> None:
+    doc = decode_snapshot(_HEAD + b'"brokers": {"b:8080": {"lastStats": '
+                          b'{"t/n/0x00000000_0xffffffff": {"msgRateIn": 5, "topics": 2}}}}}')
+    assert doc is not None
+    stats = doc.brokers["b:8080"].lastStats
+    value = stats["t/n/0x00000000_0xffffffff"]  # type: ignore[index]
+    assert type(value) is NamespaceBundleStats
     assert value == NamespaceBundleStats(msgRateIn=5.0, topics=2)
-    assert type(value.msgRateIn) is float  # a Java double, as the ordinary reader gives
+    assert type(value.msgRateIn) is float  # a Java double, as the plain values give
 
 
 @pytest.mark.parametrize("bad", [
@@ -45,14 +48,18 @@ def test_stats_are_decoded_and_marked() -> None:
     b'{"topics": 9223372036854775808}', b'{"topics": -1}', b'[]', b'1',
 ])
 def test_refuses_what_java_would_not_read(bad: bytes) -> None:
-    doc = b'{"brokers": {"b:8080": {"lastStats": {"t/n/0x00000000_0xffffffff": ' + bad + b"}}}}"
-    assert fast_load(doc) is None
+    doc = _HEAD + b'"brokers": {"b:8080": {"lastStats": {"t/n/0x00000000_0xffffffff": ' + bad \
+        + b"}}}}"
+    assert decode_snapshot(doc) is None
+    with pytest.raises(SnapshotError, match=r'^f.json(: not valid JSON| at brokers\["b:8080"\]\.)'):
+        snapshot.json_snapshot("f.json", doc)
 
 
 @pytest.mark.parametrize("data", [b"", b"{", b"[]", b'{"brokers": []}', b'{"brokers": {"b": 1}}',
-                                  b'{"a": NaN}', b"\xff\xfe", b'{"brokers": {"b": {"x": }}}'])
+                                  b'{"a": NaN}', b"\xff\xfe", b'{"brokers": {"b": {"x": }}}',
+                                  _HEAD + b'"brokers": {}, "x": "\xff"}'])
 def test_refuses_other_shapes(data: bytes) -> None:
-    assert fast_load(data) is None
+    assert decode_snapshot(data) is None
 
 
 _REPORT = {
@@ -89,16 +96,22 @@ def _outcome(doc: object) -> object:
 @pytest.mark.parametrize("drop", [(), ("lastStats",), tuple(_REPORT)])
 def test_a_report_reads_as_the_ordinary_reader_reads_it(change: dict[str, object],
                                                          drop: tuple[str, ...]) -> None:
-    """A broker report read by the fast reader gives the ordinary reader's state or message,
-    whatever its keys and values (present, absent, unknown, of a wrong type, out of range)."""
+    """A broker report decoded from JSON bytes gives the state or the message its plain values
+    give, whatever its keys and values (present, absent, unknown, of a wrong type, out of
+    range)."""
     report = {k: v for k, v in _REPORT.items() if k not in drop} | change
     data = json.dumps({"format": "lbctl/snapshot@1", "cluster": "c", "capturedAt": 5,
                        "brokers": {"b:8080": report, "c:8080": {}}}).encode()
-    fast = fast_load(data)
-    ordinary = _outcome(orjson.loads(data))
-    if fast is None:  # refused whole: the ordinary reader reads it
+    plain = _outcome(orjson.loads(data))
+    doc = decode_snapshot(data)
+    if doc is None:  # refused: the plain values say why
+        assert isinstance(plain, str)
         return
-    assert _outcome(fast) == ordinary
+    try:
+        decoded: object = state_from_wire(doc, "f.json")
+    except SnapshotError as e:
+        decoded = str(e)
+    assert decoded == plain
 
 
 def _message(path: Path) -> str:
@@ -109,10 +122,9 @@ def _message(path: Path) -> str:
 
 @pytest.mark.parametrize("path", MALFORMED, ids=lambda p: p.name)
 def test_hostile_files_get_the_same_message(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every malformed example read as if it were large (the fast reader first) fails with the
-    ordinary reader's message."""
+    """Every malformed example read as if it were large (no duplicate-key check) fails with the
+    same message, but for a key twice."""
     expected = _message(path)
-    monkeypatch.setattr(snapshot, "FAST_READ_BYTES", 0)
     monkeypatch.setattr(snapshot, "DUPLICATE_CHECK_BYTES", -1)  # as for a large file
     try:
         got = _message(path)
@@ -122,20 +134,17 @@ def test_hostile_files_get_the_same_message(path: Path, monkeypatch: pytest.Monk
     assert got == expected
 
 
-def test_a_large_file_reads_the_same(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_large_file_reads_the_same(tmp_path: Path) -> None:
     path = EXAMPLES / "hot-broker.json"
     ordinary = snapshot.read_snapshot_file(path)
-    monkeypatch.setattr(snapshot, "FAST_READ_BYTES", 0)
-    assert snapshot.read_snapshot_file(path) == ordinary
     big = tmp_path / "big.json"
     doc = json.loads(path.read_text())
-    doc["padding"] = "x" * (snapshot.FAST_READ_BYTES + 1)  # an unknown key: ignored by both
-    monkeypatch.undo()
+    doc["padding"] = "x" * (snapshot.DUPLICATE_CHECK_BYTES + 1)  # an unknown key: ignored
     big.write_text(json.dumps(doc))
     assert [s.brokers for s in snapshot.read_snapshot_file(big)] == [s.brokers for s in ordinary]
 
 
-# --- the overlap check's shortcuts (snapshot_schema._check_disjoint) ------------------------------
+# --- the overlap check's shortcuts (_check_disjoint) -----------------------------------------------
 def _doc(names_by_broker: dict[str, list[str]]) -> dict[str, object]:
     return {"format": "lbctl/snapshot@1", "cluster": "c", "capturedAt": "2026-01-01T00:00:00Z",
             "brokers": {b: {"lastStats": {n: {"msgRateIn": 1.0} for n in names}}

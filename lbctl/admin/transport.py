@@ -1,0 +1,362 @@
+"""The admin client's wire: an httpx transport that speaks HTTP/1.1 on asyncio, for fan-out.
+
+Why a transport of its own: ``monitor-brokers`` asks every broker for its load report on each
+refresh. Through httpx's default transport (httpcore over anyio, with h11's state machine) each
+request costs about 1 ms of client CPU, so 200 brokers spend ~250 ms of CPU on a refresh whose
+network wait is one round trip (``benchmarks/monitor_brokers.py`` compares both). This transport
+writes the request httpx built — its method, target, headers and body exactly as httpx encoded
+them — on an :class:`asyncio.Protocol` and parses the answer in place.
+
+It is only a wire, behind httpx's public transport API (:class:`httpx.AsyncBaseTransport`): the
+:class:`~lbctl.admin.client.AdminClient` keeps every rule — trusted origins, redirects (never
+followed here), retries, the request deadline, the response size cap (the body is streamed to
+it), messages — and can be given any other transport instead (``httpx.MockTransport``).
+
+* **Keep-alive.** Idle connections are kept per origin for as long as the transport lives (the
+  client's), so a refresh reuses the previous one's. A connection goes back to the idle list only
+  once its answer was read to the end; an answer closed unread (a redirect's body) closes it.
+  There is no pool limit: the client bounds its concurrency.
+* **A stale connection.** When a reused connection turns out closed before any byte of the answer
+  arrived (the server dropped an idle connection), a GET or HEAD is sent once more on a new one, as
+  httpcore does; any other method is not resent (the server may have acted on it).
+* **Timeouts** come from the request's ``timeout`` extension (:class:`httpx.Timeout`): ``connect``
+  covers TCP and the TLS handshake, ``read`` each wait for bytes of the answer.
+* **Errors are httpx's**: :class:`httpx.ConnectError` (with its :class:`OSError` as the cause),
+  :class:`httpx.ConnectTimeout`, :class:`httpx.ReadTimeout`, :class:`httpx.RemoteProtocolError`
+  (closed early, not HTTP/1.x, bad framing) and :class:`httpx.LocalProtocolError` (a header or
+  target h11 would refuse to send).
+* **TLS** with the given :class:`ssl.SSLContext` (verification and hostname checks as configured;
+  ``True``: httpx's default CA store, loaded at the first https connection; ``False``: none) and
+  the URL's host as the server name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import ssl
+from collections.abc import AsyncIterator
+
+import httpx  # noqa: TID253  # a transport subclasses httpx's; this module is imported on first use
+
+#: the longest response head accepted (status line and headers), and a chunk-size or trailer line
+MAX_HEAD = 64 * 1024
+#: what h11 refuses in a header name (RFC 9110 ``token``), a header value (controls but HTAB),
+#: and a request target (controls, space, DEL)
+_BAD_NAME = re.compile(rb"[^-!#$%&'*+.^_`|~0-9A-Za-z]")
+_BAD_VALUE = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+_BAD_TARGET = re.compile(rb"[\x00-\x20\x7f]")
+#: methods sent again on a new connection when a reused one was found closed
+_RESEND = frozenset({"GET", "HEAD"})
+_EMPTY = b""
+
+Origin = tuple[str, str, int]
+
+
+class _Conn(asyncio.Protocol):
+    """One connection: the bytes received so far, and a future to wait on for more."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buf = bytearray()
+        self.waiter: asyncio.Future[None] | None = None
+        self.closed = False
+        self.received = False  # any byte of the current answer
+
+    # -- protocol callbacks
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        self.received = True
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self.closed = True
+        self._wake()
+        return False  # close the transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        w = self.waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    def close(self) -> None:
+        """Close now: nothing is left to send (an answer was read, or the exchange failed), and
+        a TLS close_notify exchange would need the loop to keep running after the client closes."""
+        self.closed = True
+        if self.transport is not None:
+            self.transport.abort()
+
+    # -- reading
+    async def more(self, timeout: float | None) -> None:
+        """Wait for more bytes; a closed connection is an early end of the answer."""
+        if self.closed:
+            raise httpx.RemoteProtocolError(
+                "peer closed connection without sending complete message body" if self.received
+                else "Server disconnected without sending a response.")
+        self.waiter = asyncio.get_running_loop().create_future()
+        try:
+            if timeout is None:
+                await self.waiter
+            else:
+                async with asyncio.timeout(timeout):
+                    await self.waiter
+        except TimeoutError:
+            raise httpx.ReadTimeout(f"no bytes within {timeout:g} s") from None
+        finally:
+            self.waiter = None
+
+    def take(self, n: int) -> bytes:
+        piece = bytes(self.buf[:n])
+        del self.buf[:n]
+        return piece
+
+    async def line(self, timeout: float | None, what: str) -> bytes:
+        """One CRLF-terminated line (without the CRLF)."""
+        while (i := self.buf.find(b"\r\n")) < 0:
+            if len(self.buf) > MAX_HEAD:
+                raise httpx.RemoteProtocolError(f"{what} too long")
+            await self.more(timeout)
+        return self.take(i + 2)[:-2]
+
+    async def head(self, timeout: float | None) -> tuple[int, bytes, bytes, list[tuple[bytes, bytes]]]:
+        """``(status, version, reason, headers)`` of the next response head."""
+        while (i := self.buf.find(b"\r\n\r\n")) < 0:
+            if len(self.buf) > MAX_HEAD:
+                raise httpx.RemoteProtocolError("response head too large")
+            await self.more(timeout)
+        lines = self.take(i + 4)[:-4].split(b"\r\n")
+        version, _, rest = lines[0].partition(b" ")
+        code, _, reason = rest.partition(b" ")
+        if not version.startswith(b"HTTP/1.") or len(code) != 3 or not code.isdigit():
+            raise httpx.RemoteProtocolError("not an HTTP/1.x status line")
+        headers: list[tuple[bytes, bytes]] = []
+        for line in lines[1:]:
+            name, sep, value = line.partition(b":")
+            if not sep or not name:
+                raise httpx.RemoteProtocolError("malformed header line")
+            headers.append((name, value.strip(b" \t")))
+        if _BAD_NAME.search(b"".join(name for name, _ in headers)) is not None:
+            raise httpx.RemoteProtocolError("malformed header line")
+        return int(code), version, reason, headers
+
+
+def _framing(method: str, status: int, version: bytes,
+             headers: list[tuple[bytes, bytes]]) -> tuple[int | None, bool, bool]:
+    """``(length, chunked, keep_alive)`` of an answer; ``length`` None: up to the close."""
+    length: int | None = None
+    te = connection = b""
+    for name, value in headers:
+        key = name.lower()
+        if key == b"content-length":
+            if not value.isdigit() or (length is not None and int(value) != length):
+                raise httpx.RemoteProtocolError("bad content-length")
+            length = int(value)
+        elif key == b"transfer-encoding":
+            te = (te + b"," + value) if te else value
+        elif key == b"connection":
+            connection += value.lower()
+    keep = version == b"HTTP/1.1" and b"close" not in connection
+    if method == "HEAD" or status in (204, 304):
+        return 0, False, keep
+    if te:
+        if te.strip().lower() != b"chunked":
+            raise httpx.RemoteProtocolError(f"unsupported transfer-encoding {te.decode('latin-1')!r}")
+        return None, True, keep
+    if length is None:
+        return None, False, False
+    return length, False, keep
+
+
+class _Body(httpx.AsyncByteStream):
+    """An answer's body, read from its connection as httpx iterates it; the connection goes back
+    to the idle list once the body was read to the end, and is closed if it is closed unread."""
+
+    def __init__(self, owner: Http1Transport, origin: Origin, conn: _Conn, length: int | None,
+                 chunked: bool, keep: bool, timeout: float | None) -> None:
+        self._owner, self._origin, self._conn = owner, origin, conn
+        self._chunked, self._keep, self._timeout = chunked, keep, timeout
+        self._to_close = length is None and not chunked  # delimited by the end of the connection
+        self._left = length or 0  # bytes left in the body, or in the current chunk
+        self._chunks = 0
+        self._done = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            while piece := await self._next():
+                yield piece
+        except BaseException:
+            self._done = True
+            self._conn.close()
+            raise
+        self._done = True
+        self._owner._release(self._origin, self._conn, self._keep)
+
+    async def _next(self) -> bytes:
+        """The next piece of the body as it arrives; empty at its end."""
+        conn, timeout = self._conn, self._timeout
+        if self._to_close:
+            while not conn.buf:
+                if conn.closed:
+                    return _EMPTY
+                await conn.more(timeout)
+            return conn.take(len(conn.buf))
+        if self._chunked and self._left == 0:
+            if self._chunks and await conn.line(timeout, "chunk end") != _EMPTY:
+                raise httpx.RemoteProtocolError("bad chunk end")
+            self._chunks += 1
+            self._left = await self._chunk_size()
+            if self._left == 0:  # the last chunk; trailers up to an empty line are ignored
+                while await conn.line(timeout, "trailer") != _EMPTY:
+                    pass
+                return _EMPTY
+        if self._left == 0:
+            return _EMPTY
+        while not conn.buf:  # an early close raises
+            await conn.more(timeout)
+        piece = conn.take(self._left)
+        self._left -= len(piece)
+        return piece
+
+    async def _chunk_size(self) -> int:
+        line = await self._conn.line(self._timeout, "chunk size line")
+        text = line.split(b";", 1)[0].strip()
+        if not text or _BAD_SIZE.search(text) is not None:
+            raise httpx.RemoteProtocolError("bad chunk size")
+        return int(text, 16)
+
+    async def aclose(self) -> None:
+        if not self._done:
+            self._done = True
+            self._conn.close()
+
+
+_BAD_SIZE = re.compile(rb"[^0-9A-Fa-f]")
+
+
+class Http1Transport(httpx.AsyncBaseTransport):
+    """HTTP/1.1 keep-alive connections per origin, and the exchange itself (module docstring)."""
+
+    def __init__(self, *, verify: ssl.SSLContext | bool = True) -> None:
+        self._verify = verify
+        self._ssl: ssl.SSLContext | None = verify if isinstance(verify, ssl.SSLContext) else None
+        self._idle: dict[Origin, list[_Conn]] = {}
+
+    def _context(self) -> ssl.SSLContext:
+        if self._ssl is None:  # httpx's own default (True) or no verification (False), made once
+            self._ssl = httpx.create_ssl_context(verify=bool(self._verify))
+        return self._ssl
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        scheme = url.scheme
+        if scheme not in ("http", "https"):
+            raise httpx.UnsupportedProtocol(f"unsupported URL scheme {scheme!r}")
+        host = url.raw_host.decode("ascii")
+        origin: Origin = (scheme, host, url.port or (443 if scheme == "https" else 80))
+        timeouts = request.extensions.get("timeout") or {}
+        message = _message(request, await request.aread())
+        idle = self._idle.setdefault(origin, [])
+        while idle:
+            conn = idle.pop()
+            if conn.closed or conn.buf:
+                conn.close()
+                continue
+            try:
+                return await self._exchange(request.method, origin, conn, message,
+                                            timeouts.get("read"))
+            except httpx.RemoteProtocolError:
+                if conn.received or request.method not in _RESEND:
+                    raise
+                # a stale keep-alive connection: sent again on a new one
+        conn = await self._connect(origin, timeouts.get("connect"))
+        return await self._exchange(request.method, origin, conn, message, timeouts.get("read"))
+
+    async def _exchange(self, method: str, origin: Origin, conn: _Conn, message: bytes,
+                        timeout: float | None) -> httpx.Response:
+        assert conn.transport is not None
+        conn.received = False
+        try:
+            conn.transport.write(message)
+            while True:
+                status, version, reason, headers = await conn.head(timeout)
+                if not 100 <= status < 200:
+                    break
+            length, chunked, keep = _framing(method, status, version, headers)
+        except BaseException:
+            conn.close()
+            raise
+        ext = {"http_version": version, "reason_phrase": reason}
+        if length == 0:
+            self._release(origin, conn, keep)
+            return httpx.Response(status, headers=headers, stream=httpx.ByteStream(_EMPTY),
+                                  extensions=ext)
+        body = _Body(self, origin, conn, length, chunked, keep, timeout)
+        return httpx.Response(status, headers=headers, stream=body, extensions=ext)
+
+    def _release(self, origin: Origin, conn: _Conn, keep: bool) -> None:
+        if keep and not conn.closed and not conn.buf:
+            self._idle.setdefault(origin, []).append(conn)
+        else:
+            conn.close()
+
+    async def _connect(self, origin: Origin, timeout: float | None) -> _Conn:
+        scheme, host, port = origin
+        ctx = self._context() if scheme == "https" else None
+        loop = asyncio.get_running_loop()
+        try:
+            async with asyncio.timeout(timeout):  # TCP and the TLS handshake, as httpcore's connect
+                raw, conn = await loop.create_connection(_Conn, host, port)
+                if ctx is not None:
+                    # TLS is started here rather than by create_connection(ssl=…): on a refused
+                    # certificate the socket is ours to close at once
+                    try:
+                        tls = await loop.start_tls(raw, conn, ctx, server_hostname=host)
+                    except BaseException:
+                        raw.close()
+                        raise
+                    if tls is None:  # pragma: no cover  (only when the transport is closing)
+                        raw.close()
+                        raise ConnectionResetError("connection closed during the TLS handshake")
+                    conn.transport = tls
+        except TimeoutError:
+            raise httpx.ConnectTimeout(f"connection not made within {timeout:g} s") from None
+        except OSError as e:  # refused, unreachable, unknown host, TLS verification (ssl.SSLError)
+            raise httpx.ConnectError(str(e)) from e
+        return conn
+
+    async def aclose(self) -> None:
+        for conns in self._idle.values():
+            for c in conns:
+                c.close()
+        self._idle = {}
+        await asyncio.sleep(0)  # the closed transports' callbacks run on this loop
+
+
+def _message(request: httpx.Request, body: bytes) -> bytes:
+    """The request's bytes on the wire: what httpx built, refused where h11 would refuse it."""
+    target = request.url.raw_path
+    if _BAD_TARGET.search(target) is not None:
+        raise httpx.LocalProtocolError("Illegal target characters")
+    raw = request.headers.raw
+    names = [name for name, _ in raw]
+    if not all(names) or _BAD_NAME.search(b"".join(names)) is not None:
+        raise httpx.LocalProtocolError("Illegal header name")
+    if _BAD_VALUE.search(b"".join(value for _, value in raw)) is not None:
+        raise httpx.LocalProtocolError("Illegal header value")
+    lines = [request.method.encode("ascii") + b" " + target + b" HTTP/1.1"]
+    lines += [name + b": " + value for name, value in raw]
+    lines.append(_EMPTY)
+    chunked = "transfer-encoding" in request.headers
+    if chunked and body:  # a streamed body httpx had no length for, sent as one chunk
+        body = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    elif chunked:
+        body = b"0\r\n\r\n"
+    return b"\r\n".join(lines) + b"\r\n" + body

@@ -1,0 +1,61 @@
+"""lbctl's command groups: every failure handled in one place, global flags anywhere on the line.
+
+Typer's documented way to change a group's behaviour is a :class:`typer.core.TyperGroup` subclass
+given as ``cls=``. Both overrides below are public methods of it:
+
+* :meth:`HandlingGroup.make_context` (parsing this group's own arguments) and
+  :meth:`HandlingGroup.invoke` (the callback, then the subcommand: its parsing and its body) hand
+  every exception to :func:`lbctl.cli.failures.exit_status` and exit with the code it returns. It
+  sits on the groups, not in ``main()``, so that ``CliRunner().invoke(app, …)`` (the tests, the
+  stored outputs) goes through it as the installed command does. ``lbctl fleet`` uses it alone
+  (run by spark-submit as its own program); the root adds:
+* :meth:`RootGroup.parse_args`: connection options given after the subcommand are moved before it,
+  so ``lbctl monitor-brokers --admin-url URL`` works as ``lbctl --admin-url URL monitor-brokers``
+  (:func:`lbctl.cli.connection.hoist_global_options`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+import typer.core
+
+from lbctl.cli.failures import exit_status, passes_through
+
+
+class HandlingGroup(typer.core.TyperGroup):
+    """A group whose failures become lbctl's one error line and exit code."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
+                     **extra: Any) -> Any:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except BaseException as e:
+            if passes_through(e):
+                raise
+            raise typer.Exit(exit_status(e)) from None
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BaseException as e:
+            if passes_through(e):
+                raise
+            raise typer.Exit(exit_status(e)) from None
+
+
+class RootGroup(HandlingGroup):
+    """The root group: :class:`HandlingGroup`, and the connection options allowed after the
+    subcommand. Only the root's own long flags move (no subcommand has one of them); everything
+    after ``--`` stays where it is."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        from lbctl.cli.connection import GLOBAL_FLAGS, hoist_global_options
+
+        if not GLOBAL_FLAGS:
+            for p in self.params:
+                for opt in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ())):
+                    if opt.startswith("--") and opt not in ("--help", "--version"):
+                        GLOBAL_FLAGS[opt] = not getattr(p, "is_flag", False)
+        return super().parse_args(ctx, hoist_global_options(args, GLOBAL_FLAGS))

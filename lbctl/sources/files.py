@@ -1,0 +1,41 @@
+"""Snapshot files as a :class:`~lbctl.sources.base.StateSource`: one file, several (a sequence),
+or a ``.jsonl`` sequence — read whole (:func:`lbctl.sources.snapshot.read_snapshots`) or, when
+``stream`` is asked and the file is large, validated now and decoded a snapshot at a time during
+the replay (:func:`lbctl.sources.snapshot_stream.open_sequence`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from msgspec import Struct
+
+from lbctl.sources.base import Progress, StateRead
+
+
+class SnapshotFiles(Struct, frozen=True):
+    """Snapshot files, in the order given (a sequence is replayed in ``capturedAt`` order)."""
+
+    paths: tuple[Path, ...]
+    stream: bool = False  # a large .jsonl may be streamed (the reader can take a Streamed)
+
+    @property
+    def live(self) -> bool:
+        return False
+
+    @property
+    def what(self) -> str:
+        return "the snapshots"
+
+    def read(self, progress: Progress | None = None) -> StateRead:
+        if self.stream:
+            from lbctl.sources.snapshot_stream import open_sequence
+
+            return StateRead(open_sequence(list(self.paths)))
+        from lbctl.sources.snapshot import read_snapshots
+
+        return StateRead(read_snapshots(list(self.paths)))
+
+
+def snapshot_files(paths: Sequence[Path], *, stream: bool = False) -> SnapshotFiles:
+    return SnapshotFiles(tuple(paths), stream)
