@@ -1,9 +1,10 @@
 """Plans: the actions a load manager would take, with their reasons and numbers (plan v1).
 
 The ``lbctl/plan@1`` format is declared in :mod:`lbctl.model.wire.plan` (documented in
-``docs/``); :meth:`Plan.to_dict` writes a plan through those records. A plan knows nothing of cycles: the load managers
-(:mod:`lbctl.loadmanager`) and ``split-bundle``'s preview build one; ``explained=True`` adds the
-per-broker detail ``lbctl explain -o json`` shows next to the explanation.
+``docs/``); :meth:`Plan.to_dict` writes a plan through those records. A plan knows nothing of
+cycles: the load managers (:mod:`lbctl.loadmanager`) and ``split-bundle``'s preview build one;
+``explained=True`` adds the per-broker detail ``lbctl explain -o json`` shows next to the
+explanation.
 
 Usage "after" the plan is an estimate, stated here because it is ours, not Pulsar's: a broker's
 usage is taken as shared among its bundles in proportion to their throughput (message rate when
