@@ -30,12 +30,13 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterator, Mapping
-from functools import cache
 from typing import Any
 
 from msgspec import inspect as mi
 
 from lbctl.fleet import _compat
+from lbctl.model.wire.declared import info as _info
+from lbctl.model.wire.declared import unwrap
 
 __all__ = ["BUNDLE_RE", "columns", "lit", "name_ok", "spark_type", "sql_checks", "type_name"]
 
@@ -44,16 +45,10 @@ BUNDLE_RE = r"^[^/]+/[^/]+(?:/[^/]+)?/0x[0-9a-f]{8}_0x[0-9a-f]{8}\z"
 _DMAX = 1.7976931348623157e308
 
 
-@cache
-def _info(tp: Any) -> mi.Type:
-    return mi.type_info(tp)
-
-
 def _unwrap(t: mi.Type) -> tuple[mi.Type, dict[str, Any]]:
-    extra: dict[str, Any] = {}
-    while isinstance(t, mi.Metadata):
-        extra = {**(t.extra or {}), **extra}
-        t = t.type
+    """:func:`~lbctl.model.wire.declared.unwrap`, then what Spark reads instead: ``X | None`` as
+    ``X`` (null reads as absent), an ``Any`` declared ``read_as`` another type as that type."""
+    t, extra = unwrap(t)
     if isinstance(t, mi.UnionType):
         rest = [m for m in t.types if not isinstance(m, mi.NoneType)]
         if len(rest) == 1:  # X | None: null reads as absent

@@ -9,7 +9,9 @@
 * :mod:`~lbctl.model.wire.fleet` — the rows of ``lbctl fleet``'s tables;
 * :mod:`~lbctl.model.wire.problems` — what a value that does not decode breaks, in lbctl's words
   (its JSON path and what the declaration expects), from the declarations themselves;
-  :mod:`~lbctl.model.wire.paths` writes the paths and values of every such message.
+  :mod:`~lbctl.model.wire.paths` writes the paths and values of every such message;
+* :mod:`~lbctl.model.wire.declared` — the declarations read back (``msgspec.inspect``), for that
+  walk and for the Spark schema and checks ``lbctl.fleet.schema`` derives.
 
 A declaration carries its type, its range (``msgspec.Meta``) and the words an error uses
 (``Meta(extra={"expected": …})``): decoding checks the first two in C, and only a value that

@@ -29,11 +29,12 @@ import json
 import math
 import re
 from collections.abc import Callable, Mapping
-from functools import cache
 from typing import Any, NamedTuple
 
 from msgspec import inspect as mi
 
+from lbctl.model.wire.declared import info as _info
+from lbctl.model.wire.declared import unwrap as _unwrap
 from lbctl.model.wire.java import DOUBLE_MAX, INT_MAX, LONG_MAX
 from lbctl.model.wire.paths import join, key_path, show
 
@@ -47,11 +48,6 @@ class Problem(NamedTuple):
     message: str
 
 
-@cache
-def _info(tp: Any) -> mi.Type:
-    return mi.type_info(tp)
-
-
 def first_problem(value: object, tp: Any, path: str = "") -> Problem | None:
     """The first place where ``value`` (plain JSON/YAML values) does not fit the declared type
     ``tp``, in declaration order; ``None`` when it fits."""
@@ -61,14 +57,6 @@ def first_problem(value: object, tp: Any, path: str = "") -> Problem | None:
 # --------------------------------------------------------------------------------------------
 # the walk
 # --------------------------------------------------------------------------------------------
-def _unwrap(t: mi.Type) -> tuple[mi.Type, dict[str, Any]]:
-    extra: dict[str, Any] = {}
-    while isinstance(t, mi.Metadata):
-        extra = {**(t.extra or {}), **extra}
-        t = t.type
-    return t, extra
-
-
 def _fail(path: str, extra: Mapping[str, Any], default: str, value: object) -> Problem:
     explain: Callable[[object], str] | None = extra.get("explain")
     if explain is not None:
