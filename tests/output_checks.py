@@ -13,6 +13,7 @@ import io
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -30,7 +31,7 @@ from tests.cli_cases import (
     scenario,
     with_format,
 )
-from tests.output_facts import expected, first_difference
+from tests.output_facts import expected, facts, first_difference
 
 CHECKED: set[tuple[str, str]] = set()
 _YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -99,6 +100,19 @@ def check_yaml(name: str) -> Any:
     diff = first_difference(json_of(name), data)
     assert diff is None, f"{name}: YAML differs from JSON at {diff}"
     return data
+
+
+def check_document(name: str, title: str, shape: Callable[[str, Any], None]) -> None:
+    """A JSON or YAML case of ``lbctl <title>``: it ended as expected (:func:`ran`; a refusal
+    prints no document), its document has the command's ``shape`` (YAML: exactly its JSON form's
+    data, :func:`check_yaml`) and records the stored facts."""
+    out, want_facts = ran(name)
+    if out.exit_code:
+        return
+    fmt = output_format(CASES[name])
+    data = check_yaml(name) if fmt == "yaml" else json_loads(name, out.stdout)
+    shape(name, data)
+    same_facts(name, facts(title, data), want_facts)
 
 
 # --- CSV and JSONL ------------------------------------------------------------------------------

@@ -12,17 +12,14 @@ import pytest
 
 from tests.output_checks import (
     cases,
-    check_yaml,
+    check_document,
     joined,
-    json_loads,
     ran,
     read_csv,
-    same_facts,
     same_list,
     same_rows,
     table_with,
 )
-from tests.output_facts import facts
 
 TITLE = "compare"
 KEYS = ["format", "cluster", "startedAt", "intervalMinutes", "traceSnapshots", "band",
@@ -38,24 +35,10 @@ def check_shape(name: str, data: dict[str, Any]) -> None:
         assert len(r["unloads"]) == len(r["std"]) == len(r["range"]) == data["cycles"], name
 
 
-@pytest.mark.parametrize("name", cases(TITLE, "json"))
-def test_json(name: str) -> None:
-    out, want = ran(name)
-    if out.exit_code:
-        return
-    data = json_loads(name, out.stdout)
-    check_shape(name, data)
-    same_facts(name, facts(TITLE, data), want)
-
-
-@pytest.mark.parametrize("name", cases(TITLE, "yaml"))
-def test_yaml(name: str) -> None:
-    out, want = ran(name)
-    if out.exit_code:
-        return
-    data = check_yaml(name)
-    check_shape(name, data)
-    same_facts(name, facts(TITLE, data), want)
+@pytest.mark.parametrize("name", cases(TITLE, "json") + cases(TITLE, "yaml"))
+def test_document(name: str) -> None:
+    """-o json and -o yaml: the document's shape and the stored facts."""
+    check_document(name, TITLE, check_shape)
 
 
 def run_rows(want: dict[str, Any]) -> list[dict[str, Any]]:

@@ -18,39 +18,25 @@ from tests.cli.test_outputs_recommend import contract, plans
 from tests.cli_cases import CASES, output_format
 from tests.output_checks import (
     cases,
-    check_yaml,
+    check_document,
     flat,
-    json_loads,
     json_of,
     ran,
     read_csv,
     read_jsonl,
-    same_facts,
     same_list,
     same_rows,
     sections,
     shortener,
 )
-from tests.output_facts import facts
 
 RESOURCES = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")
 
 
-@pytest.mark.parametrize("name", cases("explain", "json"))
-def test_json(name: str) -> None:
-    out, want = ran(name)
-    if out.exit_code:
-        return
-    data = json_loads(name, out.stdout)
-    contract(name, data)
-    same_facts(name, facts("explain", data), want)
-
-
-@pytest.mark.parametrize("name", cases("explain", "yaml"))
-def test_yaml(name: str) -> None:
-    data = check_yaml(name)
-    contract(name, data)
-    same_facts(name, facts("explain", data), ran(name)[1])
+@pytest.mark.parametrize("name", cases("explain", "json") + cases("explain", "yaml"))
+def test_document(name: str) -> None:
+    """-o json and -o yaml: the document's shape and the stored facts."""
+    check_document(name, "explain", contract)
 
 
 def _fraction(percent: float | None) -> float | None:

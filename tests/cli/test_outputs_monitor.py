@@ -13,20 +13,17 @@ import pytest
 from tests.cli_cases import CASES, output_format
 from tests.output_checks import (
     cases,
-    check_yaml,
+    check_document,
     documented_columns,
-    json_loads,
     json_of,
     ran,
     read_csv,
     read_jsonl,
-    same_facts,
     same_list,
     same_rows,
     shortener,
     table_with,
 )
-from tests.output_facts import facts
 
 TITLE = "monitor-brokers"
 KEYS = ["cluster", "at", "overloadedThresholdPercentage", "averages", "brokers", "total"]
@@ -41,19 +38,10 @@ def check_shape(name: str, data: dict[str, Any]) -> None:
     assert data["total"]["broker"] == "TOTAL", name
 
 
-@pytest.mark.parametrize("name", cases(TITLE, "json"))
-def test_json(name: str) -> None:
-    out, want = ran(name)
-    data = json_loads(name, out.stdout)
-    check_shape(name, data)
-    same_facts(name, facts(TITLE, data), want)
-
-
-@pytest.mark.parametrize("name", cases(TITLE, "yaml"))
-def test_yaml(name: str) -> None:
-    data = check_yaml(name)
-    check_shape(name, data)
-    same_facts(name, facts(TITLE, data), ran(name)[1])
+@pytest.mark.parametrize("name", cases(TITLE, "json") + cases(TITLE, "yaml"))
+def test_document(name: str) -> None:
+    """-o json and -o yaml: the document's shape and the stored facts."""
+    check_document(name, TITLE, check_shape)
 
 
 def broker_rows(data: dict[str, Any]) -> list[dict[str, Any]]:

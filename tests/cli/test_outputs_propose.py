@@ -9,18 +9,15 @@ from __future__ import annotations
 import pytest
 
 from tests.cli.test_outputs_recommend import check_plan_table, contract
-from tests.output_checks import cases, joined, json_loads, ran, same_facts, table_with
-from tests.output_facts import facts
+from tests.output_checks import cases, check_document, joined, ran, table_with
 
 TITLE = "propose"
 
 
 @pytest.mark.parametrize("name", cases(TITLE, "json"))
-def test_json(name: str) -> None:
-    out, want = ran(name)
-    data = json_loads(name, out.stdout)
-    contract(name, data)
-    same_facts(name, facts(TITLE, data), want)
+def test_document(name: str) -> None:
+    """-o json: the document's shape and the stored facts."""
+    check_document(name, TITLE, contract)
 
 
 @pytest.mark.parametrize("name", cases(TITLE, "table"))

@@ -13,37 +13,25 @@ import pytest
 from tests.cli.test_outputs_recommend import contract
 from tests.output_checks import (
     cases,
-    check_yaml,
+    check_document,
     flat,
     joined,
-    json_loads,
     json_of,
     ran,
     read_csv,
-    same_facts,
     same_list,
     same_rows,
     shortener,
     table_with,
 )
-from tests.output_facts import facts
 
 TITLE = "split-bundle"
 
 
-@pytest.mark.parametrize("name", cases(TITLE, "json"))
-def test_json(name: str) -> None:
-    out, want = ran(name)
-    data = json_loads(name, out.stdout)
-    contract(name, data)
-    same_facts(name, facts(TITLE, data), want)
-
-
-@pytest.mark.parametrize("name", cases(TITLE, "yaml"))
-def test_yaml(name: str) -> None:
-    data = check_yaml(name)
-    contract(name, data)
-    same_facts(name, facts(TITLE, data), ran(name)[1])
+@pytest.mark.parametrize("name", cases(TITLE, "json") + cases(TITLE, "yaml"))
+def test_document(name: str) -> None:
+    """-o json and -o yaml: the document's shape and the stored facts."""
+    check_document(name, TITLE, contract)
 
 
 def child_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
