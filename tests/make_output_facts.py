@@ -17,7 +17,7 @@ from collections import defaultdict
 from typing import Any
 
 from tests.cli_cases import CASES, GOLDEN_CASES, command, run, scenario, with_format
-from tests.output_facts import FACTS_DIR, facts
+from tests.output_facts import FACTS_DIR, facts, facts_path
 
 
 def _entry(cmd: str, args: list[str]) -> dict[str, Any]:
@@ -60,7 +60,7 @@ def main() -> None:
     FACTS_DIR.mkdir(parents=True, exist_ok=True)
     for cmd, entries in sorted(by_command.items()):
         text = dumps(dict(sorted(entries.items())))
-        (FACTS_DIR / f"{cmd}.json").write_text(text + "\n")
+        facts_path(cmd).write_text(text + "\n")
         print(f"{cmd}: {len(entries)} scenario(s)")
 
 

@@ -160,9 +160,10 @@ def first_difference(want: Any, got: Any, path: str = "") -> str | None:
 
 def expected(command: str) -> dict[str, Any]:
     """The stored facts of ``command``'s scenarios, by scenario name."""
-    stored: dict[str, Any] = json.loads((FACTS_DIR / f"{command}.json").read_text())
+    stored: dict[str, Any] = json.loads(facts_path(command).read_text())
     return stored
 
 
 def facts_path(command: str) -> Path:
+    """Where ``command``'s expected facts are stored (read here, written by make_output_facts)."""
     return FACTS_DIR / f"{command}.json"
