@@ -93,3 +93,8 @@ _.vector
 _.set_reassignment
 _.remove_broker
 _.set_dynamic
+
+# -- lbctl.truth: the host model the sandbox and the simulator report from (their users land next)
+_.scaled
+mixed_fleet
+uniform_fleet
