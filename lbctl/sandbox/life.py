@@ -239,6 +239,20 @@ class Life:
         self.topic_traffic[topic] = traffic
         self._index_topics(self.cluster.namespaces, [_namespace(topic)])
 
+    def add_namespace(self, namespace: str, bundles: int, topics: Mapping[str, Traffic]) -> None:
+        """A namespace appears with ``bundles`` equal bundles and these topics; its clients look
+        its bundles up at once (each then assigned by the leader's placement)."""
+        c = self.cluster
+        step = (0xFFFFFFFF + 1) // max(1, bundles)
+        bounds = [i * step for i in range(max(1, bundles))] + [0xFFFFFFFF]
+        c.namespaces[namespace] = bounds
+        for a, b in zip(bounds, bounds[1:], strict=False):
+            name = f"{namespace}/{_range(a, b)}"
+            c.stats[name] = c._zero()
+            c.pending[name] = _pending(self.now)
+        self.topic_traffic.update(topics)
+        self._index_topics(c.namespaces, [namespace])
+
     # ---- traffic now ----------------------------------------------------------------------------
     def factor(self, namespace: str, t: float) -> float:
         f = self.namespace_factor.get(namespace, 1.0)

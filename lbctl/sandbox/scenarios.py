@@ -6,12 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from lbctl.sandbox.server import FULL, Fault, TestCluster, fmt
 
+if TYPE_CHECKING:
+    from lbctl.sandbox.clock import Clock
+    from lbctl.sandbox.life import Life
+
 __all__ = ["FULL", "SCENARIOS", "Fault", "Scenario", "TestCluster", "balanced_cluster",
            "equal_boundaries", "extensible_cluster", "fmt", "hot_cluster",
-           "rolling_restart_cluster"]
+           "living", "rolling_restart_cluster"]
 
 
 def equal_boundaries(n: int) -> list[int]:
@@ -155,3 +160,22 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
              "(TransferShedder moves load at once); --brokers is ignored", 4,
              lambda n, port: extensible_cluster(port=port)),
 )}
+
+
+def living(cluster: TestCluster, clock: Clock, *, hosts: str = "mixed", seed: int = 1,
+           reconnect: float = 1.0, events: Any = None) -> Life:
+    """Bring a started cluster to life (:mod:`lbctl.sandbox.life`) on ``clock``: its brokers on
+    ``mixed`` hosts (8/16/32 cores, :func:`~lbctl.truth.hosts.mixed_fleet`) or ``uniform`` ones,
+    each broker's traffic scaled so that its host reports the scenario's CPU, and a scenario
+    file's ``events`` (:mod:`lbctl.sandbox.timeline`) on the clock."""
+    from lbctl.sandbox.life import Life
+    from lbctl.sandbox.timeline import TimelineError, schedule
+    from lbctl.truth.hosts import mixed_fleet, uniform_fleet
+
+    n = len(cluster.brokers)
+    if hosts not in ("mixed", "uniform"):
+        raise TimelineError(f"hosts: expected mixed or uniform, got {hosts!r}")
+    fleet = mixed_fleet(n, seed) if hosts == "mixed" else uniform_fleet(n)
+    life = Life.attach(cluster, clock, hosts=fleet, seed=seed, reconnect_delay=reconnect)
+    schedule(life, events)
+    return life
