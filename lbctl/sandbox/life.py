@@ -149,6 +149,7 @@ class Life:
         life._index_topics(cluster.namespaces)
         life.leader = Leader(cluster, life)
         life.sample(force=True)
+        life.next_sample = life.now + SAMPLE_SECONDS
         return life
 
     def _topics_from_stats(self) -> dict[str, Traffic]:
@@ -296,8 +297,9 @@ class Life:
         heapq.heappush(self.events, (when, self._seq, action))
 
     def advance(self, until: float | None = None) -> None:
-        """Run everything due up to ``until`` (default: the clock's now), each at its own time:
-        the leader's cycles first at an instant, then the brokers' samples, then reconnections."""
+        """Run everything due up to ``until`` (default: the clock's now), each at its own time;
+        at one instant the leader's cycle first (on what an export at that instant reads), then
+        the scenario's events, the brokers' samples, the clients' reconnections."""
         until = self.clock.now() if until is None else until
         c = self.cluster
         while True:
@@ -309,11 +311,11 @@ class Life:
                 break
             self.now = t
             with c._lock:
-                if event == t:
+                if leader_at == t and self.leader is not None:
+                    self.leader.due(t)
+                elif event == t:
                     _, _, action = heapq.heappop(self.events)
                     action(self)
-                elif leader_at == t and self.leader is not None:
-                    self.leader.due(t)
                 elif self.next_sample == t:
                     self.sample()
                     self.next_sample = t + SAMPLE_SECONDS
