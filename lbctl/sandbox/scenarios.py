@@ -117,13 +117,14 @@ def _spread(c: TestCluster, ids: list[str], usage: list[float], bundles: list[in
         st.bw_out = (u * 2e4, 1e7)
 
 
-def balanced_cluster(n_brokers: int = 4, *, port: int = 0) -> TestCluster:
+def balanced_cluster(n_brokers: int = 4, *, port: int = 0,
+                     bundles_per_broker: int = 3) -> TestCluster:
     """A started cluster whose brokers sit between 40 and 50 % CPU with equal bundle counts:
     no shedding strategy acts (a quiet baseline)."""
     c = TestCluster()
     ids = c.start(n_brokers, port=port)
     _spread(c, ids, [40.0 + 10.0 * i / max(1, n_brokers - 1) for i in range(n_brokers)],
-            [3] * n_brokers)
+            [bundles_per_broker] * n_brokers)
     return c
 
 
