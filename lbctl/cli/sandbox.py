@@ -83,7 +83,7 @@ def sandbox(
                          f"{', '.join(SCENARIOS)}" + (f" (did you mean {hint}?)" if hint else ""))
     n = brokers or chosen.default_brokers
     try:
-        cluster = chosen.build(n, port)
+        cluster = chosen.start(n, port, alive=not static)
     except OSError as e:
         raise LbctlError(f"cannot listen on 127.0.0.1:{port}"
                          f"{f'-{port + n - 1}' if n > 1 else ''} ({e.strerror or e}); "

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
-from lbctl.sandbox.scenarios import SCENARIOS
+from lbctl.sandbox.scenarios import SCENARIOS, equal_boundaries, fmt
 
 pytestmark = pytest.mark.live
 
@@ -53,8 +53,9 @@ def test_foreground_until_stopped(sig: int) -> None:
         assert len(json.loads(res.stdout)["brokers"]) == 4
         res = runner.invoke(app, ["--admin-url", url, "recommend", "-o", "json"])
         assert res.exit_code == 0 and json.loads(res.stdout)["summary"]["unloads"] >= 1
+        first = equal_boundaries(4 * SCENARIOS["hot-broker"].alive_bundles)[:2]
         res = runner.invoke(app, ["--admin-url", url, "unload", "public/default", "-b",
-                                  "0x00000000_0x20000000", "--dry-run"])
+                                  "_".join(map(fmt, first)), "--dry-run"])
         assert res.exit_code == 0 and "nothing was sent" in res.stdout
     finally:
         code, err = _stop(proc, sig)
