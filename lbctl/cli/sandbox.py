@@ -113,8 +113,7 @@ def sandbox(
           f"127.0.0.1:{ids[0].split(':')[1]}-{ids[-1].split(':')[1]}")
     print(f"scenario {chosen.name}: {lm} load manager")
     if life is not None and life.leader is not None:
-        acts = "does not act (extensible)" if cluster.extensible else "acts every cycle"
-        print(f"alive: clock x{speed:g}, leader {life.leader.broker()} {acts}; "
+        print(f"alive: clock x{speed:g}, leader {life.leader.broker()} acts every cycle; "
               f"{len(life.events)} timed event(s)")
     print(f"admin URL: {url}")
     print("try, in another terminal:")

@@ -16,6 +16,11 @@ unloaded when ``loadBalancerAutoUnloadSplitBundlesEnabled``). The configuration 
 a new load manager at the next cycle (Pulsar recreates the strategy on the dynamic update), with a
 fresh memory.
 
+On an extensible cluster the state is the one ``ExtensibleReader`` rebuilds (each broker's
+``BrokerLoadData`` and ``TopBundlesLoadData`` from its metrics and topic stats, the functions of
+:mod:`lbctl.sources.live_extensible`), the load manager is the extensible one (TransferShedder),
+and its transfers go straight to their destination.
+
 Each cycle is logged (:attr:`Leader.decisions`), so a test can hold the leader's own decisions
 against ``lbctl recommend --all-cycles`` over an exported history.
 
@@ -29,7 +34,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lbctl.model.cluster import MODULAR, ClusterState
+from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
 from lbctl.sandbox.server import fmt
 
 if TYPE_CHECKING:
@@ -103,31 +108,73 @@ class Leader:
         first = next(iter(c.brokers))
         runtime = {**c.config, **c.dynamic, "loadManagerClassName": c.broker_lm_class(first)}
         config, _ = lb_settings(runtime)
-        brokers: dict[str, Any] = {}
-        for b in c.brokers:
-            report = life.report(b)
-            if report is not None:
-                brokers[b] = {**report, "lastStats": dict(report["lastStats"]),
-                              "bundles": list(report["bundles"])}
-        topics: dict[str, Any] = {}
-        for b in brokers:
-            topics.update(flatten_topics(life.broker_topics(b)))
         namespaces = {ns: {"boundaries": [fmt(x) for x in bounds], "numBundles": len(bounds) - 1}
                       for ns, bounds in c.namespaces.items()}
-        reconcile(brokers, namespaces)
-        sections: dict[str, Any] = {"availableBrokers": list(c.brokers)}
+        sections: dict[str, Any] = {"availableBrokers": list(c.brokers), "policies": {
+            "namespaceIsolationPolicies": dict(c.isolation_policies),
+            "antiAffinityGroups": dict(c.anti_affinity),
+            "failureDomains": {d: {"brokers": list(b)} for d, b in c.failure_domains.items()}}}
+        brokers: dict[str, Any] = {}
+        topics: dict[str, Any] = {}
+        if c.extensible:
+            kind = EXTENSIBLE
+            self._extensible(now_ms, config, brokers, topics, namespaces, sections)
+        else:
+            kind = MODULAR
+            for b in c.brokers:
+                report = life.report(b)
+                if report is not None:
+                    brokers[b] = {**report, "lastStats": dict(report["lastStats"]),
+                                  "bundles": list(report["bundles"])}
+            for b in brokers:
+                topics.update(flatten_topics(life.broker_topics(b)))
+            reconcile(brokers, namespaces)
         if namespaces:
             sections["namespaces"] = namespaces
         if topics:
             sections["topics"] = topics
-        sections["policies"] = {
-            "namespaceIsolationPolicies": dict(c.isolation_policies),
-            "antiAffinityGroups": dict(c.anti_affinity),
-            "failureDomains": {d: {"brokers": list(b)} for d, b in c.failure_domains.items()}}
         name = f"live:{c.cluster}"
-        snap = live_snapshot(name, cluster=c.cluster, captured_at=now_ms, load_manager=MODULAR,
+        snap = live_snapshot(name, cluster=c.cluster, captured_at=now_ms, load_manager=kind,
                              config=config, brokers=brokers, sections=sections)
         return state_from_wire(snap, name)
+
+    def _extensible(self, now_ms: int, config: dict[str, Any], brokers: dict[str, Any],
+                    topics: dict[str, Any], namespaces: dict[str, Any],
+                    sections: dict[str, Any]) -> None:
+        """An extensible cluster's state as ``ExtensibleReader.read`` rebuilds it: each broker's
+        ``BrokerLoadData`` and ``TopBundlesLoadData`` from its ``/broker-stats/metrics`` and
+        ``/broker-stats/topics`` (the leader of a real one reads them from system topics)."""
+        from lbctl.config import resolve
+        from lbctl.sources.live_data import reconcile
+        from lbctl.sources.live_extensible import (
+            _has_policies,
+            broker_load_data,
+            bundle_stats,
+            local_broker_data,
+            parse_lb_metrics,
+            top_bundles_load_data,
+        )
+
+        c, life = self.cluster, self.life
+        bounds = {ns: list(b) for ns, b in c.namespaces.items()}
+        metrics = {}
+        for b in c.brokers:
+            m = parse_lb_metrics(c.metrics(b), f"{b} metrics")
+            stats, of_broker, _ = bundle_stats(life.broker_topics(b), bounds)
+            topics.update(of_broker)
+            brokers[b] = local_broker_data(m, stats, now_ms)
+            metrics[b] = m
+        reconcile(brokers, namespaces)
+        settings = resolve(config)
+        has_policies = _has_policies(sections.get("policies"))
+        load, tops = {}, {}
+        for b, rep in brokers.items():
+            load[b] = broker_load_data(metrics[b], rep["lastStats"], settings, now_ms)
+            tops[b] = top_bundles_load_data(rep["lastStats"], settings, has_policies)
+            rep.update({"brokerVersionString": c.brokers[b].version,
+                        "loadManagerClassName": c.broker_lm_class(b)})
+        sections["brokerLoadData"] = load
+        sections["topBundlesLoadData"] = tops
 
     def due(self, t: float) -> None:
         """The cycle due at cluster time ``t`` (called under the cluster's lock)."""
@@ -138,8 +185,6 @@ class Leader:
         leader = self.broker()
         if leader is None or f.stuck or (f.skip_every and self.cycles % f.skip_every == 0):
             return
-        if self.cluster.extensible:
-            return  # the extensible load manager's leader is not run (see the notes)
         self.run(leader, int(t * 1000))
 
     def run(self, leader: str, now_ms: int) -> CycleResult:

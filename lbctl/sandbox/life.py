@@ -157,8 +157,21 @@ class Life:
         their hash falls in the bundle, sharing the rates equally."""
         c = self.cluster
         out: dict[str, Traffic] = {}
+        covered: set[str] = set()
+        for topic, st in c.topics.items():  # a scenario's topic stats are topics already
+            bundle = c.bundle_of_topic(topic)
+            if bundle is None:
+                continue
+            covered.add(bundle)
+            out[topic] = Traffic(
+                float(st.get("msgRateIn", 0.0)), float(st.get("msgRateOut", 0.0)),
+                float(st.get("msgThroughputIn", 0.0)), float(st.get("msgThroughputOut", 0.0)), 1,
+                int(st.get("producerCount", 0)), int(st.get("consumerCount", 0)))
         for ns, bounds in c.namespaces.items():
-            names = [f"{ns}/{_range(a, b)}" for a, b in zip(bounds, bounds[1:], strict=False)]
+            names = [f"{ns}/{_range(a, b)}" for a, b in zip(bounds, bounds[1:], strict=False)
+                     if f"{ns}/{_range(a, b)}" not in covered]
+            if not names:
+                continue
             want = {n: max(1, int(c.stats.get(n, {}).get("topics", 1))) for n in names}
             got: dict[str, list[str]] = {n: [] for n in names}
             missing = sum(want.values())
@@ -166,8 +179,8 @@ class Life:
             while missing and i < 200 * missing + 10_000:
                 topic = f"persistent://{ns}/t-{i}"
                 i += 1
-                b = names[_slot(bounds, topic)]
-                if len(got[b]) < want[b]:
+                b = f"{ns}/{_range(*bounds[_slot(bounds, topic):][:2])}"
+                if b in got and len(got[b]) < want[b]:
                     got[b].append(topic)
                     missing -= 1
             for b, topics in got.items():
@@ -369,6 +382,11 @@ class Life:
                           "msgThroughputOut": tr.throughput_out,
                           "consumerCount": tr.consumers, "producerCount": tr.producers,
                           "topics": tr.topics, "cacheSize": 0}
+        if c.extensible:
+            # BrokerLoadData.updateWeightedMaxEMA (every update; here: every write)
+            h = float(self.setting("loadBalancerHistoryResourcePercentage"))
+            st.ema = figures[3] if st.ema is None or broker not in self.written \
+                else st.ema * h + (1 - h) * figures[3]
         report = c.fresh_report(broker, int(self.now * 1000))
         self.written[broker] = Written(report, self.now, figures[0], figures[1], figures[2],
                                        figures[3])

@@ -226,3 +226,25 @@ def test_topic_stats_and_metrics_agree_with_the_reports(
     cpu = report["cpu"]["usage"] / report["cpu"]["limit"] * 100
     line = next(x for x in text.splitlines() if x.startswith("pulsar_lb_cpu_usage{"))
     assert float(line.rsplit(" ", 1)[1]) == pytest.approx(cpu, rel=1e-6)
+
+
+def test_the_extensible_leader_transfers_straight() -> None:
+    """TransferShedder on the living extensible cluster: the first cycle (one interval after the
+    start) transfers from the 85 % broker, and the bundle is owned by its destination at once —
+    a transfer has no unowned interval."""
+    from lbctl.sandbox.scenarios import extensible_cluster, living
+
+    c = extensible_cluster()
+    try:
+        clock = SteppedClock()
+        life = living(c, clock, hosts="uniform")
+        assert life.leader is not None
+        run_for(life, clock, 60)
+        first = life.leader.decisions[0]
+        assert first.shedding == "TransferShedder"
+        moved = [a for a in first.actions if a["action"] == "transfer" and "skipped" not in a]
+        assert moved and all(a["broker"] == next(iter(c.brokers)) for a in moved)
+        assert all(c.owners[a["bundle"]] == a["destinationBroker"] for a in moved)
+        assert not c.pending
+    finally:
+        c.stop()

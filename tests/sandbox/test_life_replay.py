@@ -78,3 +78,35 @@ def test_an_hour_replays_into_the_leaders_own_decisions(
     for d, plan in zip(mine, cycles, strict=True):
         assert plan["shedding"] == d.shedding and plan["placement"] == d.placement
         assert [_key(a) for a in plan["actions"]] == [_key(a) for a in d.actions], d.at
+
+
+def test_the_extensible_leader_replays_too(tmp_path: Path) -> None:
+    """Twenty cycles of TransferShedder on the living extensible cluster: the live reads (which
+    rebuild BrokerLoadData from metrics and topic stats) replay into the leader's transfers and
+    splits."""
+    from lbctl.sandbox.scenarios import extensible_cluster
+
+    c = extensible_cluster()
+    clock = SteppedClock()
+    life = living(c, clock)
+    history = tmp_path / "history.jsonl"
+    client = AdminClient(c.admin_url)
+    try:
+        start = clock.now()
+        for minute in range(1, 21):
+            t = start + 60 * minute
+            life.advance(t - 0.001)
+            clock.set(t)
+            append_snapshot(LiveSource(client, clock=clock.now).read().state, history)
+            life.advance(t)
+    finally:
+        client.close()
+        c.stop()
+    assert life.leader is not None
+    mine = life.leader.decisions
+    assert {a["action"] for d in mine for a in d.actions} >= {"transfer", "split"}
+    r = CliRunner().invoke(app, ["recommend", str(history), "--all-cycles", "-o", "json"])
+    assert r.exit_code == 0, r.stderr
+    cycles = json.loads(r.stdout)["cycles"]
+    assert [[_key(a) for a in p["actions"]] for p in cycles] == \
+        [[_key(a) for a in d.actions] for d in mine]
