@@ -455,6 +455,27 @@ class Life:
         self._write(broker, usage, (0.0, 0.0, 1, 0.0))
 
 
+    def join(self) -> str:
+        """A new broker joins (the next host of the fleet's kind), empty, and writes its first
+        report; lookups and the leader may give it bundles from then on."""
+        from lbctl.truth.hosts import mixed_fleet
+
+        broker = self.cluster.add_broker()
+        kinds = {h.cores for h in self.hosts.values()}
+        self.hosts[broker] = (mixed_fleet(len(self.hosts) + 1, self.seed)[-1] if len(kinds) > 1
+                              else next(iter(self.hosts.values()), Host()))
+        self.ownership_changed()
+        self._write(broker, self.hosts[broker].usage(Traffic(), self._rng), (0.0, 0.0, 1, 0.0))
+        return broker
+
+    def drift(self, sigma: float) -> None:
+        """Every topic's traffic drifts by a log-normal factor (median 1, ``sigma``)."""
+        rng = self._rng
+        for t, tr in self.topic_traffic.items():
+            self.topic_traffic[t] = tr.scaled(math.exp(rng.gauss(0.0, sigma)))
+        self._index_topics(self.cluster.namespaces)
+
+
 def _pending(ready_at: float) -> Any:
     from lbctl.sandbox.operations import Pending
 

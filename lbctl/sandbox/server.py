@@ -50,6 +50,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from email.utils import formatdate
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -237,6 +238,31 @@ class TestCluster(OperationsMixin):
             self.brokers[bid] = BrokerState(latency=latency)
             self._servers.append(srv)
             self._port_broker[port] = bid
+
+    def add_broker(self) -> str:
+        """A broker joins: it listens on a new loopback port (bound here, served by the loop)
+        and joins the broker list; returns its id."""
+        import socket
+
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError("the cluster is not started")
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1024)
+        port = sock.getsockname()[1]
+        bid = f"127.0.0.1:{port}"
+        self.brokers[bid] = BrokerState()
+        self._port_broker[port] = bid
+
+        async def serve() -> None:
+            self._servers.append(await asyncio.start_server(self._serve_conn, sock=sock))
+
+        def schedule() -> None:
+            self._tasks.add(loop.create_task(serve()))
+
+        loop.call_soon_threadsafe(schedule)
+        return bid
 
     def stop(self) -> None:
         loop = self._loop
@@ -603,7 +629,8 @@ class TestCluster(OperationsMixin):
         reason = {200: "OK", 204: "No Content", 307: "Temporary Redirect", 401: "Unauthorized",
                   403: "Forbidden", 404: "Not Found", 409: "Conflict", 412: "Precondition Failed",
                   500: "Internal Server Error", 503: "Service Unavailable"}.get(status, "Status")
-        head = [f"HTTP/1.1 {status} {reason}", f"Content-Length: {len(payload)}"]
+        head = [f"HTTP/1.1 {status} {reason}", f"Content-Length: {len(payload)}",
+                f"Date: {formatdate(self.clock.now(), usegmt=True)}"]  # the cluster's time
         if payload:
             head.append(f"Content-Type: {ctype}")
         head += [f"{k}: {v}" for k, v in extra.items()]

@@ -10,6 +10,8 @@
     events:
       - at: 0m                # cluster time since the start: 90s, 10m, 2h
         wave: {amplitude: 0.4, period: 24h}        # diurnal traffic wave over every namespace
+      - at: 0m
+        drift: {sigma: 0.05, every: 5m}  # every topic's traffic × a log-normal factor, repeatedly
       - at: 10m
         hotNamespace: {namespace: tenant-b/hot, bundles: 4, topics: 16,
                        msgRateIn: 4000, msgRateOut: 8000, throughputIn: 4e6, throughputOut: 8e6}
@@ -21,6 +23,8 @@
         crash: 1              # broker index (0 is the first) or id
       - at: 25m
         restart: 1
+      - at: 27m
+        join: {}              # a new broker (next host of the fleet); leave: 3 — a broker goes
       - at: 30m
         config: {loadBalancerSheddingEnabled: "false"}   # a dynamic update
       - at: 40m
@@ -44,7 +48,8 @@ from lbctl.truth.hosts import Traffic
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
-KINDS = ("wave", "hotNamespace", "burst", "crash", "restart", "config", "rollingRestart", "leader")
+KINDS = ("wave", "drift", "hotNamespace", "burst", "crash", "restart", "join", "leave", "config",
+         "rollingRestart", "leader")
 
 
 class TimelineError(UsageError):
@@ -159,9 +164,25 @@ def _event(kind: str, value: Any, where: str, life: Life, at: float) -> Callable
         ns = str(m.get("namespace", ""))
         return lambda lf: lf.namespace_factor.__setitem__(
             ns, lf.namespace_factor.get(ns, 1.0) * factor)
-    if kind in ("crash", "restart"):
+    if kind == "drift":
+        m = _mapping(value, where)
+        sigma = _number(m, "sigma", where, 0.05)
+        every = seconds(m.get("every", "5m"), f"{where}.every")
+        if every <= 0:
+            raise TimelineError(f"{where}.every: expected a duration above 0")
+
+        def drift(lf: Life) -> None:
+            lf.drift(sigma)
+            lf.at(lf.now + every, drift)
+        return drift
+    if kind == "join":
+        def join(lf: Life) -> None:
+            lf.join()
+        return join
+    if kind in ("crash", "restart", "leave"):
         broker = _broker(life, value, where)
-        return (lambda lf: lf.crash(broker)) if kind == "crash" else (lambda lf: lf.restart(broker))
+        # a broker leaving gracefully unloads its bundles first: for the clients, as a crash
+        return (lambda lf: lf.restart(broker)) if kind == "restart" else (lambda lf: lf.crash(broker))
     if kind == "config":
         m = {str(k): str(v).lower() if isinstance(v, bool) else str(v)
              for k, v in _mapping(value, where).items()}
