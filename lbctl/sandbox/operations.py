@@ -141,6 +141,8 @@ class OperationsMixin:
             for p in self.pending.values():
                 if p.destination == broker:
                     p.destination = None
+            if self.life is not None:
+                self.life.ownership_changed()
         port = int(broker.rsplit(":", 1)[1])
         for srv in list(self._servers):
             socks = srv.sockets or ()

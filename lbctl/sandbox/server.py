@@ -372,6 +372,8 @@ class TestCluster(OperationsMixin):
 
     def own(self, bundle: str, broker: str, **stats: float) -> None:
         self.owners[bundle] = broker
+        if self.life is not None:
+            self.life.ownership_changed()
         base = self._zero()
         base.update(stats)
         self.stats[bundle] = base
