@@ -101,7 +101,7 @@ class Leader:
     # ---- the cycle ------------------------------------------------------------------------------
     def observe(self, now_ms: int) -> ClusterState:
         """The cluster as a live read at ``now_ms`` would capture it (module docstring)."""
-        from lbctl.sources.live_data import flatten_topics, lb_settings, live_snapshot, reconcile
+        from lbctl.sources.live_data import lb_settings, live_snapshot, reconcile
         from lbctl.sources.snapshot_schema import state_from_wire
 
         c, life = self.cluster, self.life
@@ -127,7 +127,7 @@ class Leader:
                     brokers[b] = {**report, "lastStats": dict(report["lastStats"]),
                                   "bundles": list(report["bundles"])}
             for b in brokers:
-                topics.update(flatten_topics(life.broker_topics(b)))
+                topics.update(life.topic_stats(b))  # = flatten_topics(broker_topics(b))
             reconcile(brokers, namespaces)
         if namespaces:
             sections["namespaces"] = namespaces

@@ -38,6 +38,7 @@ import bisect
 import heapq
 import math
 import random
+import time
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -309,13 +310,16 @@ class Life:
         self._seq += 1
         heapq.heappush(self.events, (when, self._seq, action))
 
-    def advance(self, until: float | None = None) -> None:
+    def advance(self, until: float | None = None, budget: float | None = None) -> None:
         """Run everything due up to ``until`` (default: the clock's now), each at its own time;
         at one instant the leader's cycle first (on what an export at that instant reads), then
-        the scenario's events, the brokers' samples, the clients' reconnections."""
+        the scenario's events, the brokers' samples, the clients' reconnections. ``budget``:
+        stop after that many wall seconds and leave the rest for the next call (the server's
+        loop stays responsive when the machine cannot keep up with the clock)."""
         until = self.clock.now() if until is None else until
         c = self.cluster
-        while True:
+        deadline = None if budget is None else time.monotonic() + budget
+        while deadline is None or time.monotonic() < deadline:
             leader_at = self.leader.next_cycle if self.leader is not None else math.inf
             pend = min((p.ready_at for p in c.pending.values()), default=math.inf)
             event = self.events[0][0] if self.events else math.inf
@@ -335,6 +339,8 @@ class Life:
                 else:
                     c._settle(t)
                     self.ownership_changed()
+        else:
+            return  # out of budget: the clock is ahead of the cluster until the next call
         self.now = max(self.now, until)
 
     # ---- load reports ---------------------------------------------------------------------------
@@ -403,8 +409,9 @@ class Life:
         out: dict[str, Any] = {}
         for bundle in self.owned().get(broker, ()):
             ns, rng = bundle.rsplit("/", 1)
+            f = self.factor(ns, self.now)
             for topic in self._bundle_topics.get(bundle, ()):
-                tr = self.topic_now(topic, self.now)
+                tr = self.topic_traffic[topic].scaled(f)
                 subs = {"sub": {"consumers": [{"consumerName": f"c{i}"}
                                               for i in range(tr.consumers)],
                                 "msgRateOut": tr.msg_rate_out, "msgBacklog": 0}}
@@ -413,6 +420,20 @@ class Life:
                     "producerCount": tr.producers, "msgRateIn": tr.msg_rate_in,
                     "msgRateOut": tr.msg_rate_out, "msgThroughputIn": tr.throughput_in,
                     "msgThroughputOut": tr.throughput_out, "storageSize": 0, "backlogSize": 0}
+        return out
+
+    def topic_stats(self, broker: str) -> dict[str, dict[str, Any]]:
+        """What a live read keeps of :meth:`broker_topics` (``flatten_topics``' records), built
+        directly: the leader reads every broker's topics each cycle."""
+        out: dict[str, dict[str, Any]] = {}
+        for bundle in self.owned().get(broker, ()):
+            f = self.factor(_namespace(bundle), self.now)
+            for topic in self._bundle_topics.get(bundle, ()):
+                tr = self.topic_traffic[topic].scaled(f)
+                out[topic] = {"msgRateIn": tr.msg_rate_in, "msgRateOut": tr.msg_rate_out,
+                              "msgThroughputIn": tr.throughput_in,
+                              "msgThroughputOut": tr.throughput_out,
+                              "producerCount": tr.producers, "consumerCount": tr.consumers}
         return out
 
     def topics_of(self, broker: str) -> list[tuple[str, Traffic]]:

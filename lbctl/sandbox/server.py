@@ -295,7 +295,7 @@ class TestCluster(OperationsMixin):
             while True:
                 await asyncio.sleep(period)
                 try:
-                    life.advance()
+                    life.advance(budget=0.5 * period + 0.05)
                 except Exception as e:  # a bug must show, not stop the cluster
                     sys.stderr.write(f"lbctl sandbox: {type(e).__name__}: {e}\n")
 
