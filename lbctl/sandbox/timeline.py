@@ -184,8 +184,13 @@ def _event(kind: str, value: Any, where: str, life: Life, at: float) -> Callable
         # a broker leaving gracefully unloads its bundles first: for the clients, as a crash
         return (lambda lf: lf.restart(broker)) if kind == "restart" else (lambda lf: lf.crash(broker))
     if kind == "config":
+        from lbctl.config import SETTINGS_BY_NAME
+
         m = {str(k): str(v).lower() if isinstance(v, bool) else str(v)
              for k, v in _mapping(value, where).items()}
+        unknown = sorted(k for k in m if k not in SETTINGS_BY_NAME)
+        if unknown:
+            raise TimelineError(f"{where}: unknown setting(s) {', '.join(unknown)}")
         return lambda lf: lf.cluster.dynamic.update(m)
     if kind == "rollingRestart":
         m = _mapping(value, where)

@@ -34,6 +34,8 @@ def test_durations() -> None:
      r"events\[0\]\.hotNamespace\.namespace: expected tenant/namespace"),
     ([{"at": "1m", "burst": {"namespace": "public/default", "factor": "x"}}],
      r"events\[0\]\.burst\.factor: expected a number"),
+    ([{"at": "1m", "config": {"loadBalancerShedingEnabled": "false"}}],
+     r"events\[0\]\.config: unknown setting\(s\) loadBalancerShedingEnabled"),
 ])
 def test_a_malformed_event_is_refused_with_one_line(events: object, message: str) -> None:
     c = hot_cluster(3)
