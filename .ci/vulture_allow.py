@@ -94,7 +94,6 @@ _.set_reassignment
 _.remove_broker
 _.set_dynamic
 
-# -- lbctl.truth: the host model the sandbox and the simulator report from (their users land next)
-_.scaled
-mixed_fleet
-uniform_fleet
+# -- lbctl.sandbox.clock: the clock tests step by hand (every report, cycle and lookup at a time
+# the test chose); the CLI runs the RunningClock
+SteppedClock

@@ -2,7 +2,9 @@
 
 It is the test cluster of :mod:`lbctl.sandbox` (many brokers on their own ports over one shared
 state; 307 redirects to a bundle's owner; unload and split change ownership and boundaries) with a
-ready-made scenario. It runs in the foreground until Ctrl-C (or SIGTERM) and prints the
+ready-made scenario, alive by default (:mod:`lbctl.sandbox.life`: load follows bundles, reports on
+Pulsar's cadence, a leader that acts, ``--speed`` and a scenario file of timed events); ``--static``
+keeps the fixed figures of earlier releases. It runs in the foreground until Ctrl-C (or SIGTERM) and prints the
 ``--admin-url`` to give the other commands. By default the first broker listens on port 8080, so
 that lbctl's default admin URL (``http://localhost:8080``) reaches it with no flag at all.
 """
@@ -10,6 +12,7 @@ that lbctl's default admin URL (``http://localhost:8080``) reaches it with no fl
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -29,6 +32,16 @@ def sandbox(
     port: Annotated[int, typer.Option(
         "--port", "-p", metavar="PORT", min=0, max=65535,
         help="Port of the first broker (the others follow it); 0 picks free ones.")] = 8080,
+    speed: Annotated[float, typer.Option(
+        "--speed", metavar="N", min=0.1, max=3600,
+        help="Run the cluster's clock N times as fast (reports, cycles, grace periods, "
+             "lastUpdate): 60 makes an hour pass in a minute.")] = 1.0,
+    timeline: Annotated[Path | None, typer.Option(
+        "--timeline", "-t", metavar="FILE.yaml",
+        help="A scenario file: the starting cluster and timed events (docs/commands/sandbox.md)."
+    )] = None,
+    static: Annotated[bool, typer.Option(
+        "--static", help="Fixed figures: nothing reacts, no leader acts (as before 0.2).")] = False,
 ) -> None:
     """Start a loopback Pulsar-admin test cluster and keep it running until Ctrl-C.
 
@@ -42,14 +55,27 @@ def sandbox(
       lbctl sandbox            # 3 brokers, the first one hot, on :8080…
       lbctl sandbox --scenario rolling-restart --port 0
       lbctl sandbox --extensible --brokers 5
+      lbctl sandbox --speed 60 --timeline day.yaml   # an hour of cluster time per minute
     """
     import signal
     import threading
 
     from lbctl.config import closest
     from lbctl.errors import LbctlError, UsageError
-    from lbctl.sandbox.scenarios import SCENARIOS
+    from lbctl.sandbox.scenarios import SCENARIOS, living
 
+    doc: dict[str, object] = {}
+    if timeline is not None:
+        if static:
+            raise UsageError("--timeline runs a living cluster: drop --static")
+        from lbctl.sandbox.timeline import read
+
+        doc = read(timeline)
+        base = doc.get("base")
+        if isinstance(base, str) and scenario == "hot-broker":
+            scenario = base
+        if brokers is None and isinstance(doc.get("brokers"), int):
+            brokers = int(doc["brokers"])  # type: ignore[call-overload]
     chosen = SCENARIOS.get(scenario)
     if chosen is None:
         hint = closest(scenario, SCENARIOS)
@@ -57,13 +83,28 @@ def sandbox(
                          f"{', '.join(SCENARIOS)}" + (f" (did you mean {hint}?)" if hint else ""))
     n = brokers or chosen.default_brokers
     try:
-        cluster = chosen.build(n, port)
+        cluster = chosen.start(n, port, alive=not static)
     except OSError as e:
         raise LbctlError(f"cannot listen on 127.0.0.1:{port}"
                          f"{f'-{port + n - 1}' if n > 1 else ''} ({e.strerror or e}); "
                          "choose another --port, or --port 0 for free ones") from None
     if extensible and not cluster.extensible:
         cluster.set_extensible(loadBalancerSheddingConditionHitCountThreshold="0")
+    life = None
+    if not static:
+        from lbctl.sandbox.clock import RunningClock
+
+        try:
+            seed = doc.get("seed", 1)
+            reconnect = doc.get("reconnectSeconds", 1.0)
+            life = living(cluster, RunningClock(speed), hosts=str(doc.get("hosts", "mixed")),
+                          seed=seed if isinstance(seed, int) else 1,
+                          reconnect=float(reconnect) if isinstance(reconnect, int | float) else 1.0,
+                          events=doc.get("events"))
+        except LbctlError:
+            cluster.stop()
+            raise
+        cluster.keep_alive()
     ids = list(cluster.brokers)
     url = cluster.admin_url
     lm = "extensible (TransferShedder)" if cluster.extensible else "modular (ThresholdShedder)"
@@ -71,6 +112,9 @@ def sandbox(
     print(f"lbctl sandbox: cluster {cluster.cluster}, {len(ids)} broker(s) on "
           f"127.0.0.1:{ids[0].split(':')[1]}-{ids[-1].split(':')[1]}")
     print(f"scenario {chosen.name}: {lm} load manager")
+    if life is not None and life.leader is not None:
+        print(f"alive: clock x{speed:g}, leader {life.leader.broker()} acts every cycle; "
+              f"{len(life.events)} timed event(s)")
     print(f"admin URL: {url}")
     print("try, in another terminal:")
     for cmd in ("brokers", "monitor-brokers --once", "recommend", "explain",

@@ -82,6 +82,16 @@ def exposition(c: TestCluster, broker: str) -> str:
         labels = _labels(cluster=cluster, broker=host, bundle=bundle, metric="bundle")
         for key, name in _BUNDLE:
             put(name, labels, _num(stats.get(key, 0)))
+    if c.life is not None:
+        for topic, tr in sorted(c.life.topics_of(broker)):
+            ns = "/".join(topic.split("://", 1)[1].split("/")[:2])
+            labels = _labels(cluster=cluster, namespace=ns, topic=topic)
+            for name, v in (("pulsar_rate_in", tr.msg_rate_in), ("pulsar_rate_out", tr.msg_rate_out),
+                            ("pulsar_throughput_in", tr.throughput_in),
+                            ("pulsar_throughput_out", tr.throughput_out),
+                            ("pulsar_producers_count", tr.producers),
+                            ("pulsar_consumers_count", tr.consumers)):
+                put(name, labels, _num(v))
     for topic in sorted(c.topics):
         bundle = c.bundle_of_topic(topic)
         if bundle is None or c.owners.get(bundle) != broker:
@@ -91,7 +101,16 @@ def exposition(c: TestCluster, broker: str) -> str:
         labels = _labels(cluster=cluster, namespace=ns, topic=topic)
         for key, name in _TOPIC:
             put(name, labels, _num(tst.get(key, 0)))
-    if broker == next(iter(c.brokers)):  # the leader's decision counters
+    life = c.life
+    if life is not None and life.leader is not None:
+        if broker == life.leader.broker():  # the living leader's own counters
+            n = life.counters
+            unload = _labels(cluster=cluster, metric="bundleUnloading")
+            put("pulsar_lb_unload_bundle_total", unload, _num(n.unload_bundle))
+            put("pulsar_lb_unload_broker_total", unload, _num(n.unload_broker))
+            put("pulsar_lb_bundles_split_total", _labels(cluster=cluster, metric="bundlesSplit"),
+                _num(n.split))
+    elif broker == next(iter(c.brokers)):  # the leader's decision counters
         done = [r for r in c.log if r.method == "PUT" and r.status == 204]
         unloads = [r for r in done if r.path.endswith("/unload")]
         splits = [r for r in done if r.path.endswith("/split")]

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,6 +105,9 @@ class OperationsMixin:
     _servers: list[Any]
     _port_broker: dict[int, str]
     _loop: Any
+    extensible: bool
+    clock: Any  # lbctl.sandbox.clock.Clock
+    life: Any  # lbctl.sandbox.life.Life | None
 
     def broker_lm_class(self, broker: str) -> str:  # TestCluster's (a broker mid-migration)
         raise NotImplementedError
@@ -139,6 +141,8 @@ class OperationsMixin:
             for p in self.pending.values():
                 if p.destination == broker:
                     p.destination = None
+            if self.life is not None:
+                self.life.ownership_changed()
         port = int(broker.rsplit(":", 1)[1])
         for srv in list(self._servers):
             socks = srv.sockets or ()
@@ -152,11 +156,13 @@ class OperationsMixin:
         r = self.reassignment
         if r is None or bundle not in self.owners:
             return False
+        if self.extensible and dest is not None:
+            return False  # the extensible load manager transfers straight to the destination
         r.unloads += 1
         elsewhere = bundle in r.elsewhere or bool(
             r.elsewhere_every and r.unloads % r.elsewhere_every == 0)
         owner = self.owners.pop(bundle)
-        self.pending[bundle] = Pending(dest, time.monotonic() + r.delay, elsewhere)
+        self.pending[bundle] = Pending(dest, self.clock.now() + r.delay, elsewhere)
         self._settle_losses(bundle, owner)
         return True
 
@@ -166,6 +172,8 @@ class OperationsMixin:
     def _note_move(self, bundle: str, owner: str | None, dest: str | None) -> None:
         """``lastBundleLosses``/``lastBundleGains`` as sets, as ``LocalBrokerData.update``
         computes them (a bundle gained back is no longer lost, and the other way round)."""
+        if self.life is not None:
+            self.life.ownership_changed()
         for broker, mine, other in ((owner, "losses", "gains"), (dest, "gains", "losses")):
             st = self.brokers.get(broker) if broker else None
             if st is None:
@@ -177,7 +185,7 @@ class OperationsMixin:
 
     def _settle(self, now: float | None = None) -> None:
         """Give every pending bundle whose delay has passed its new owner (under the lock)."""
-        now = time.monotonic() if now is None else now
+        now = self.clock.now() if now is None else now
         for bundle, p in list(self.pending.items()):
             if p.ready_at <= now:
                 self._assign(bundle)
@@ -193,6 +201,8 @@ class OperationsMixin:
         if p is not None and p.elsewhere:
             others = [b for b in ids if b != (dest or "")]
             dest = others[len(bundle) % len(others)] if others else dest
+        if dest is None and self.life is not None and self.life.leader is not None:
+            dest = self.life.leader.place(bundle)  # selectBroker, as the leader assigns it
         if dest is None:
             dest = ids[sum(map(ord, bundle)) % len(ids)]
         self.owners[bundle] = dest
@@ -243,7 +253,7 @@ class OperationsMixin:
             owner = self.owners.get(bundle)
             if owner is None:
                 p = self.pending.get(bundle)
-                if p is not None and p.ready_at > time.monotonic():
+                if p is not None and p.ready_at > self.clock.now():
                     return _json(503, {"reason": f"No broker was found available for topic {full}"})
                 owner = self._assign(bundle)
                 if owner is None:

@@ -6,12 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from lbctl.sandbox.server import FULL, Fault, TestCluster, fmt
 
+if TYPE_CHECKING:
+    from lbctl.sandbox.clock import Clock
+    from lbctl.sandbox.life import Life
+
 __all__ = ["FULL", "SCENARIOS", "Fault", "Scenario", "TestCluster", "balanced_cluster",
            "equal_boundaries", "extensible_cluster", "fmt", "hot_cluster",
-           "rolling_restart_cluster"]
+           "living", "rolling_restart_cluster"]
 
 
 def equal_boundaries(n: int) -> list[int]:
@@ -112,46 +117,80 @@ def _spread(c: TestCluster, ids: list[str], usage: list[float], bundles: list[in
         st.bw_out = (u * 2e4, 1e7)
 
 
-def balanced_cluster(n_brokers: int = 4, *, port: int = 0) -> TestCluster:
+def balanced_cluster(n_brokers: int = 4, *, port: int = 0,
+                     bundles_per_broker: int = 3) -> TestCluster:
     """A started cluster whose brokers sit between 40 and 50 % CPU with equal bundle counts:
     no shedding strategy acts (a quiet baseline)."""
     c = TestCluster()
     ids = c.start(n_brokers, port=port)
     _spread(c, ids, [40.0 + 10.0 * i / max(1, n_brokers - 1) for i in range(n_brokers)],
-            [3] * n_brokers)
+            [bundles_per_broker] * n_brokers)
     return c
 
 
-def rolling_restart_cluster(n_brokers: int = 6, *, port: int = 0) -> TestCluster:
+def rolling_restart_cluster(n_brokers: int = 6, *, port: int = 0,
+                            bundles_per_broker: int = 3) -> TestCluster:
     """A started cluster right after a rolling restart: every broker at 50 % CPU but the last one,
     restarted last, idle with no bundle (PIP-220's case: ThresholdShedder leaves it empty unless
     ``lowerBoundarySheddingEnabled``)."""
     c = TestCluster()
     ids = c.start(max(2, n_brokers), port=port)
     n = len(ids)
-    _spread(c, ids, [50.0] * (n - 1) + [0.4], [3] * (n - 1) + [0])
+    _spread(c, ids, [50.0] * (n - 1) + [0.4], [bundles_per_broker] * (n - 1) + [0])
     return c
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """A named cluster for ``lbctl sandbox``: how to build it with N brokers on a port."""
+    """A named cluster for ``lbctl sandbox``: how to build it with N brokers on a port, with
+    how many bundles per broker when it is alive (0: as when static).
+
+    Alive, a broker's traffic is what makes its CPU (:meth:`lbctl.sandbox.life.Life._calibrate`),
+    and a broker at 90 % of its cores carries some 100,000 msg/s: spread over two bundles, each
+    would cross Pulsar's split thresholds (``loadBalancerNamespaceBundleMaxMsgRate`` 30,000,
+    ``…MaxBandwidthMbytes`` 100) and the leader would split before it sheds. A living scenario
+    spreads it over more bundles, as a real cluster at that load has."""
 
     name: str
     about: str
     default_brokers: int
-    build: Callable[[int, int], TestCluster]  # (brokers, first port) -> started cluster
+    build: Callable[[int, int, int], TestCluster]  # (brokers, first port, bundles) -> started
+    alive_bundles: int = 0
+
+    def start(self, brokers: int, port: int, alive: bool) -> TestCluster:
+        return self.build(brokers, port, self.alive_bundles if alive else 0)
 
 
 SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("hot-broker", "the first broker at 90 % CPU carrying ten times the traffic; the "
              "others cool (ThresholdShedder unloads from it)", 3,
-             lambda n, port: hot_cluster(n, port=port)),
+             lambda n, port, k: hot_cluster(n, port=port, bundles_per_broker=k or 2), 12),
     Scenario("balanced", "brokers between 40 and 50 % with equal bundles: nothing to do", 4,
-             lambda n, port: balanced_cluster(n, port=port)),
+             lambda n, port, k: balanced_cluster(n, port=port, bundles_per_broker=k or 3), 16),
     Scenario("rolling-restart", "every broker at 50 % but the last, idle and empty after a "
-             "restart (PIP-220)", 6, lambda n, port: rolling_restart_cluster(n, port=port)),
+             "restart (PIP-220)", 6,
+             lambda n, port, k: rolling_restart_cluster(n, port=port, bundles_per_broker=k or 3),
+             16),
     Scenario("skewed", "the extensible load manager: four brokers at 85, 30, 20 and 10 % "
              "(TransferShedder moves load at once); --brokers is ignored", 4,
-             lambda n, port: extensible_cluster(port=port)),
+             lambda n, port, _k: extensible_cluster(port=port)),
 )}
+
+
+def living(cluster: TestCluster, clock: Clock, *, hosts: str = "mixed", seed: int = 1,
+           reconnect: float = 1.0, events: Any = None) -> Life:
+    """Bring a started cluster to life (:mod:`lbctl.sandbox.life`) on ``clock``: its brokers on
+    ``mixed`` hosts (8/16/32 cores, :func:`~lbctl.truth.hosts.mixed_fleet`) or ``uniform`` ones,
+    each broker's traffic scaled so that its host reports the scenario's CPU, and a scenario
+    file's ``events`` (:mod:`lbctl.sandbox.timeline`) on the clock."""
+    from lbctl.sandbox.life import Life
+    from lbctl.sandbox.timeline import TimelineError, schedule
+    from lbctl.truth.hosts import mixed_fleet, uniform_fleet
+
+    n = len(cluster.brokers)
+    if hosts not in ("mixed", "uniform"):
+        raise TimelineError(f"hosts: expected mixed or uniform, got {hosts!r}")
+    fleet = mixed_fleet(n, seed) if hosts == "mixed" else uniform_fleet(n)
+    life = Life.attach(cluster, clock, hosts=fleet, seed=seed, reconnect_delay=reconnect)
+    schedule(life, events)
+    return life

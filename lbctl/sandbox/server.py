@@ -46,14 +46,19 @@ import asyncio
 import json
 import re
 import struct
+import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from email.utils import formatdate
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from lbctl.sandbox.clock import Clock, RunningClock
 from lbctl.sandbox.operations import OperationsMixin
+
+if TYPE_CHECKING:
+    from lbctl.sandbox.life import Life
 
 #: an HTTP answer: status, body, content type, extra headers
 Response = tuple[int, bytes, str, dict[str, str]]
@@ -186,6 +191,10 @@ class TestCluster(OperationsMixin):
         self._servers: list[asyncio.base_events.Server] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._port_broker: dict[int, str] = {}
+        #: cluster time (a living sandbox may run it faster, or step it: lbctl.sandbox.clock)
+        self.clock: Clock = RunningClock()
+        #: the living part, once attached (lbctl.sandbox.life); None: fixed figures
+        self.life: Life | None = None
         self._ops_init()
 
     # ---- lifecycle ----------------------------------------------------------------------------
@@ -230,6 +239,31 @@ class TestCluster(OperationsMixin):
             self._servers.append(srv)
             self._port_broker[port] = bid
 
+    def add_broker(self) -> str:
+        """A broker joins: it listens on a new loopback port (bound here, served by the loop)
+        and joins the broker list; returns its id."""
+        import socket
+
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError("the cluster is not started")
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(1024)
+        port = sock.getsockname()[1]
+        bid = f"127.0.0.1:{port}"
+        self.brokers[bid] = BrokerState()
+        self._port_broker[port] = bid
+
+        async def serve() -> None:
+            self._servers.append(await asyncio.start_server(self._serve_conn, sock=sock))
+
+        def schedule() -> None:
+            self._tasks.add(loop.create_task(serve()))
+
+        loop.call_soon_threadsafe(schedule)
+        return bid
+
     def stop(self) -> None:
         loop = self._loop
         if loop is None:
@@ -248,6 +282,27 @@ class TestCluster(OperationsMixin):
             self._thread.join(10)
         loop.close()
         self._loop = None
+
+    def keep_alive(self) -> None:
+        """Run the living part on the running clock: :meth:`Life.advance` from the server's
+        loop, a few times per second (at least every 5 cluster seconds, the report cadence)."""
+        life, loop = self.life, self._loop
+        if life is None or loop is None or self.clock.speed <= 0:
+            return
+        period = min(0.25, 5.0 / self.clock.speed)
+
+        async def tick() -> None:
+            while True:
+                await asyncio.sleep(period)
+                try:
+                    life.advance(budget=0.5 * period + 0.05)
+                except Exception as e:  # a bug must show, not stop the cluster
+                    sys.stderr.write(f"lbctl sandbox: {type(e).__name__}: {e}\n")
+
+        def schedule() -> None:
+            self._tasks.add(loop.create_task(tick()))
+
+        loop.call_soon_threadsafe(schedule)
 
     @property
     def admin_url(self) -> str:
@@ -317,6 +372,8 @@ class TestCluster(OperationsMixin):
 
     def own(self, bundle: str, broker: str, **stats: float) -> None:
         self.owners[bundle] = broker
+        if self.life is not None:
+            self.life.ownership_changed()
         base = self._zero()
         base.update(stats)
         self.stats[bundle] = base
@@ -329,7 +386,17 @@ class TestCluster(OperationsMixin):
                 and (path is None or re.search(path, r.path))]
 
     def load_report(self, broker: str) -> dict[str, Any]:
-        """The broker's ``LocalBrokerData`` as the modular load manager serialises it."""
+        """The broker's ``LocalBrokerData`` as the modular load manager serialises it (a living
+        sandbox: as the broker last wrote it, :mod:`lbctl.sandbox.life`)."""
+        if self.life is not None:
+            written = self.life.report(broker)
+            if written is not None:
+                return written
+        return self.fresh_report(broker)
+
+    def fresh_report(self, broker: str, at_ms: int | None = None) -> dict[str, Any]:
+        """The broker's ``LocalBrokerData`` from its figures now (``lastUpdate``: ``at_ms``,
+        else the cluster's clock)."""
         st = self.brokers[broker]
         # every broker owns its heartbeat namespace's bundle (pulsar/<cluster>/<broker id>)
         heartbeat = f"pulsar/{self.cluster}/{broker}/0x00000000_0xffffffff"
@@ -354,7 +421,7 @@ class TestCluster(OperationsMixin):
             "bandwidthIn": ru(st.bw_in), "bandwidthOut": ru(st.bw_out),
             "msgThroughputIn": total("msgThroughputIn"), "msgThroughputOut": total("msgThroughputOut"),
             "msgRateIn": total("msgRateIn"), "msgRateOut": total("msgRateOut"),
-            "lastUpdate": int(time.time() * 1000),
+            "lastUpdate": int(self.clock.now() * 1000) if at_ms is None else at_ms,
             "lastStats": last,
             "numTopics": int(total("topics")), "numBundles": len(bundles),
             "numConsumers": int(total("consumerCount")), "numProducers": int(total("producerCount")),
@@ -459,6 +526,8 @@ class TestCluster(OperationsMixin):
         }
 
     def broker_topics(self, broker: str) -> dict[str, Any]:
+        if self.life is not None:
+            return self.life.broker_topics(broker)
         out: dict[str, Any] = {}
         for topic, st in self.topics.items():
             bundle = self.bundle_of_topic(topic)
@@ -562,7 +631,8 @@ class TestCluster(OperationsMixin):
         reason = {200: "OK", 204: "No Content", 307: "Temporary Redirect", 401: "Unauthorized",
                   403: "Forbidden", 404: "Not Found", 409: "Conflict", 412: "Precondition Failed",
                   500: "Internal Server Error", 503: "Service Unavailable"}.get(status, "Status")
-        head = [f"HTTP/1.1 {status} {reason}", f"Content-Length: {len(payload)}"]
+        head = [f"HTTP/1.1 {status} {reason}", f"Content-Length: {len(payload)}",
+                f"Date: {formatdate(self.clock.now(), usegmt=True)}"]  # the cluster's time
         if payload:
             head.append(f"Content-Type: {ctype}")
         head += [f"{k}: {v}" for k, v in extra.items()]
@@ -691,7 +761,9 @@ class TestCluster(OperationsMixin):
         ``BrokersBase.getLeaderBroker`` answers since 3.0); None for other paths (each broker's
         ``GET /brokers/version`` is :meth:`_route_placement`'s)."""
         if seg == ["brokers", "leaderBroker"]:
-            leader = None if self.no_leader else (self.leader or next(iter(self.brokers), None))
+            elected = self.life.leader.broker() if self.life is not None and self.life.leader \
+                else (self.leader or next(iter(self.brokers), None))
+            leader = None if self.no_leader else elected
             if leader is None:
                 return 404, json.dumps({"reason": "Couldn't find leader broker"}).encode(), \
                     "application/json", {}
@@ -746,5 +818,7 @@ class TestCluster(OperationsMixin):
                                       for k, v in old.items()})
             if query.get("unload") == "true":
                 self._move(child, None)
+        if self.life is not None:
+            self.life.split_done(ns)
         return 204, b"", "", {}
 

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
-from lbctl.sandbox.scenarios import SCENARIOS
+from lbctl.sandbox.scenarios import SCENARIOS, equal_boundaries, fmt
 
 pytestmark = pytest.mark.live
 
@@ -53,8 +53,9 @@ def test_foreground_until_stopped(sig: int) -> None:
         assert len(json.loads(res.stdout)["brokers"]) == 4
         res = runner.invoke(app, ["--admin-url", url, "recommend", "-o", "json"])
         assert res.exit_code == 0 and json.loads(res.stdout)["summary"]["unloads"] >= 1
+        first = equal_boundaries(4 * SCENARIOS["hot-broker"].alive_bundles)[:2]
         res = runner.invoke(app, ["--admin-url", url, "unload", "public/default", "-b",
-                                  "0x00000000_0x20000000", "--dry-run"])
+                                  "_".join(map(fmt, first)), "--dry-run"])
         assert res.exit_code == 0 and "nothing was sent" in res.stdout
     finally:
         code, err = _stop(proc, sig)
@@ -86,3 +87,35 @@ def test_busy_port_is_one_line() -> None:
 def test_unknown_scenario_suggests() -> None:
     res = CliRunner().invoke(app, ["sandbox", "--scenario", "hot-brokers"])
     assert res.exit_code == 2 and "hot-broker" in res.stderr
+
+
+@pytest.mark.slow
+def test_a_living_sandbox_at_speed_60() -> None:
+    """At --speed 60 a cluster minute passes per wall second: within a few seconds the leader's
+    first cycles have run (its counters on /metrics), and the reports' lastUpdate and each
+    answer's Date run ahead of the wall clock."""
+    from email.utils import parsedate_to_datetime
+
+    import httpx
+
+    proc, url = _start("--speed", "60")
+    try:
+        started = time.time()
+        deadline = time.monotonic() + 20
+        moved = 0.0
+        while time.monotonic() < deadline and not moved:
+            time.sleep(0.5)
+            text = httpx.get(url + "/metrics", timeout=5).text
+            line = next(x for x in text.splitlines()
+                        if x.startswith("pulsar_lb_unload_bundle_total"))
+            moved = float(line.rsplit(" ", 1)[1])
+        assert moved >= 1  # the leader unloaded from the hot broker
+        time.sleep(1.0)
+        r = httpx.get(url + "/admin/v2/broker-stats/load-report", timeout=5)
+        ahead = parsedate_to_datetime(r.headers["date"]).timestamp() - time.time()
+        elapsed = time.time() - started
+        assert ahead > 30 * elapsed  # the cluster's clock: about 59 s ahead per wall second
+        assert r.json()["lastUpdate"] / 1000 > time.time() + 10
+    finally:
+        code, _ = _stop(proc, signal.SIGTERM)
+    assert code == 0
