@@ -131,7 +131,8 @@ class ConnectionConfig:
 
 
 def read_client_conf(path: str | Path) -> dict[str, str]:
-    """The client.conf keys lbctl uses, as strings (Java properties: ``key=value``, ``#`` comments)."""
+    """The client.conf keys lbctl uses, as strings, read as ``pulsar-admin`` reads the file
+    (``java.util.Properties.load``: :mod:`lbctl.properties`)."""
     from lbctl.properties import read_properties
 
     return {k: v for k, v in read_properties(path, "client.conf").items() if k in _KEYS}
@@ -146,7 +147,7 @@ def resolve_connection(opts: ConnectionOptions, env: dict[str, str] | None = Non
         updates: dict[str, object] = {}
         for key, value in read_client_conf(conf_path).items():
             attr = _KEYS[key]
-            if value == "":
+            if not value.strip():
                 continue
             updates[attr] = _bool(key, value, conf_path) if attr in _BOOLEANS else value
         cfg = replace(cfg, **updates)
