@@ -8,8 +8,13 @@ before it is sent, so that the executor can show a mutation exactly as it will g
 Behaviour, mirroring ``pulsar-admin``'s ``AsyncHttpConnector`` where it matters:
 
 * Redirects (301/302/303/307/308) are followed here, not by httpx, up to 5 hops (AHC's
-  ``maxRedirects``): the method, body and headers are kept (303 alone turns into a body-less GET).
-  A broker answers a bundle operation for a bundle it does not own with a 307 to the owner.
+  ``maxRedirects``): the method, body and headers are kept (303 alone turns a read into a
+  body-less GET). A broker answers a bundle operation for a bundle it does not own with a 307 to
+  the owner: the request URI with another host and port and the ``authoritative`` query parameter
+  set (``PulsarWebResource.validateNamespaceBundleOwnership``). So a **mutation** (PUT, POST,
+  DELETE) follows only a 307 or 308 that keeps its path and query (but ``authoritative=true|false``):
+  anything else — a 301/302/303, which would turn it into a GET, or another path or query, which
+  would turn "unload A" into "split B" — is refused in one line, nothing sent to the target.
 * **Where credentials go.** A request — and so a credential — only goes to a *trusted origin*:
   the admin URL's, or a broker of this cluster (an id of ``GET /admin/v2/brokers``, which must be
   ``host:port``) reached on the admin URL's scheme, and only if its host matches
@@ -42,7 +47,7 @@ import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-from urllib.parse import quote, urlencode, urljoin, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urljoin, urlsplit
 
 from lbctl.admin.auth import Auth, make_auth
 from lbctl.admin.clientconf import ConnectionConfig, parse_host_port
@@ -359,6 +364,17 @@ class AdminClient:
         raise HttpError(self.redact(f"{where}: redirected to {url_without_userinfo(target)}, which {why}: "
                                     f"not followed{not_made}"))
 
+    def _check_same_call(self, c: Call, status: int, current: str, target: str) -> None:
+        """A mutation's redirect may change the host, never the request (module docstring)."""
+        change = ("the method" if status not in (307, 308)
+                  else None if _same_request(current, target) else "the path or query")
+        if change is None:
+            return
+        raise HttpError(self.redact(
+            f"{c.method} {url_without_userinfo(c.url(self.admin_url))}: the {status} redirect to "
+            f"{shorten(url_without_userinfo(target), 200)} would change {change} of the {c.method}: "
+            "not followed (the change was not made)"))
+
     # ---- requests ----------------------------------------------------------------------------
     async def arequest(self, c: Call) -> Response:
         """Send ``c`` (following redirects, retrying reads as :attr:`retry` says) and return a
@@ -419,6 +435,8 @@ class AdminClient:
                     raise HttpError(self.redact(
                         f"{c.method} {url_without_userinfo(c.url(self.admin_url))}: redirected to an invalid "
                         f"URL {shorten(url_without_userinfo(location), 200)!r}"))
+                if c.endpoint.mutation:
+                    self._check_same_call(c, status, url, target)
                 await self._may_follow(c, url, target)
                 url = target
                 if status == 303:
@@ -446,7 +464,7 @@ class AdminClient:
         """The body, refused as soon as it passes ``max_response_bytes``."""
         cap = self._cap()
         declared = r.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > cap:
+        if declared.isascii() and declared.isdigit() and int(declared) > cap:
             raise self._too_big(c, url, cap)
         buf = bytearray()
         async for chunk in r.aiter_bytes():
@@ -613,6 +631,36 @@ def _join(base: str, location: str) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return None
     return url
+
+
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _escapes_normalised(path: str) -> str:
+    """A path with its percent-escapes in RFC 3986's normal form (upper-case hex; unreserved
+    characters unescaped), so that the same path written two ways compares equal."""
+
+    def one(m: re.Match[str]) -> str:
+        ch = chr(int(m.group(1), 16))
+        return ch if ch in _UNRESERVED else "%" + m.group(1).upper()
+
+    return _ESCAPE.sub(one, path)
+
+
+def _same_request(current: str, target: str) -> bool:
+    """Whether ``target`` asks for what ``current`` did: the same path, the same query parameters
+    in the same order, but for Pulsar's ``authoritative`` flag (true or false), which a broker's
+    redirect sets (``PulsarWebResource``: ``replaceQueryParam("authoritative", …)``)."""
+    a, b = urlsplit(current), urlsplit(target)
+    if _escapes_normalised(a.path) != _escapes_normalised(b.path):
+        return False
+    qa = parse_qsl(a.query, keep_blank_values=True)
+    qb = parse_qsl(b.query, keep_blank_values=True)
+    if any(k == "authoritative" and v not in ("true", "false") for k, v in qb):
+        return False
+    return ([kv for kv in qa if kv[0] != "authoritative"]
+            == [kv for kv in qb if kv[0] != "authoritative"])
 
 
 def parse_broker_id(broker_id: str) -> tuple[str, int]:

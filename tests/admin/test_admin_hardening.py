@@ -33,13 +33,57 @@ def client(url: str = A, **kw) -> AdminClient:
 @mock
 def test_a_redirect_to_another_host_is_refused_and_names_the_target() -> None:
     mock.put(A + "/admin/v2/namespaces/t/n/unload").mock(return_value=httpx.Response(
-        307, headers={"Location": "http://evil:80/steal"}))
+        307, headers={"Location": "http://evil:80/admin/v2/namespaces/t/n/unload"}))
     mock.get(A + "/admin/v2/brokers").mock(return_value=httpx.Response(200, json=["b1:8080"]))
-    evil = mock.put("http://evil:80/steal").mock(return_value=httpx.Response(204))
-    with client() as c, pytest.raises(HttpError, match=r"redirected to http://evil:80/steal.*"
+    evil = mock.route(host="evil").mock(return_value=httpx.Response(204))
+    with client() as c, pytest.raises(HttpError, match=r"redirected to http://evil:80/admin/.*"
                                                        r"not followed \(the change was not made\)"):
         c.request(unload_call("t/n"))
     assert not evil.called
+
+
+BUNDLE = "/admin/v2/namespaces/t/n/0x00000000_0x40000000"
+
+
+@mock
+@pytest.mark.parametrize(("status", "location", "why"), [
+    # issue 25 #3: a 307 from PUT …/A/unload to …/B/split split B with the token
+    (307, "http://b1:8080/admin/v2/namespaces/t/n/0x40000000_0x80000000/split", "the path or query"),
+    (308, "http://b1:8080" + BUNDLE + "/split", "the path or query"),
+    (307, "http://b1:8080" + BUNDLE + "/unload?destinationBroker=evil%3A8080", "the path or query"),
+    (307, "http://b1:8080" + BUNDLE + "/unload?authoritative=maybe", "the path or query"),
+    (301, "http://b1:8080" + BUNDLE + "/unload", "the method"),
+    (302, "http://b1:8080" + BUNDLE + "/unload", "the method"),
+    (303, "http://b1:8080" + BUNDLE + "/unload", "the method"),
+])
+def test_a_mutation_s_redirect_never_changes_the_request(status: int, location: str,
+                                                         why: str) -> None:
+    mock.put(A + BUNDLE + "/unload").mock(return_value=httpx.Response(
+        status, headers={"Location": location}))
+    brokers = mock.get(A + "/admin/v2/brokers").mock(
+        return_value=httpx.Response(200, json=["b1:8080"]))
+    elsewhere = mock.route(host="b1").mock(return_value=httpx.Response(204))
+    with client() as c, pytest.raises(HttpError) as e:
+        c.request(unload_call("t/n", "0x00000000_0x40000000"))
+    message = str(e.value)
+    assert f"the {status} redirect to " in message and "\n" not in message
+    assert message.endswith(f"would change {why} of the PUT: not followed (the change was not made)")
+    assert not elsewhere.called and not brokers.called  # nothing sent anywhere after the redirect
+
+
+@mock
+def test_a_mutation_s_redirect_may_change_the_host_to_an_owner() -> None:
+    """Pulsar's own redirect (PulsarWebResource.validateNamespaceBundleOwnership): another host
+    and port, the same path and query (escapes written either way), ``authoritative`` set."""
+    mock.put(A + BUNDLE + "/unload", params={"destinationBroker": "b2:8080"}).mock(
+        return_value=httpx.Response(307, headers={
+            "Location": "http://b1:8080/admin/v2/namespaces/t/n/0x00000000_0x40000000/%75nload"
+                        "?destinationBroker=b2%3a8080&authoritative=false"}))
+    mock.get(A + "/admin/v2/brokers").mock(return_value=httpx.Response(200, json=["b1:8080"]))
+    owner = mock.put("http://b1:8080" + BUNDLE + "/unload").mock(return_value=httpx.Response(204))
+    with client() as c:
+        assert c.request(unload_call("t/n", "0x00000000_0x40000000", "b2:8080")).status == 204
+    assert owner.calls.last.request.method == "PUT"
 
 
 @mock
