@@ -50,7 +50,7 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode, urljoin, urlsplit
 
 from lbctl.admin.auth import Auth, make_auth
-from lbctl.admin.clientconf import ConnectionConfig, parse_host_port
+from lbctl.admin.clientconf import ConnectionConfig, parse_host_port, without_zone
 from lbctl.admin.errors import (
     AdminError,
     ConnectionFailed,
@@ -320,10 +320,11 @@ class AdminClient:
                 self.broker_url(b)
 
     def host_allowed(self, host: str, port: int | None = None) -> bool:
-        """Whether ``--broker-host-allow`` lets this broker receive requests (no patterns: yes)."""
+        """Whether ``--broker-host-allow`` lets this broker receive requests (no patterns: yes);
+        an IPv6 zone id (``%eth0``) is not part of what the patterns match."""
         if not self.broker_host_allow:
             return True
-        h = host.lower()
+        h = without_zone(host).lower()
         hp = f"{h}:{port}" if port is not None else h
         return any(fnmatch.fnmatchcase(h, p) or fnmatch.fnmatchcase(hp, p)
                    for p in self.broker_host_allow)

@@ -183,21 +183,35 @@ def _token_flags(opts: ConnectionOptions) -> dict[str, object]:
 
 
 _HOST_LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?")
+#: an IPv6 zone id (``fe80::1%eth0``): RFC 6874's unreserved characters, nothing a URL parser
+#: would read as a delimiter (``/ ? # @ ] %``)
+_ZONE = re.compile(r"[A-Za-z0-9._~-]+")
 
 
 def valid_host(host: str) -> bool:
-    """A DNS name, an IPv4 address or (bracket-less) an IPv6 address."""
+    """A DNS name, an IPv4 address or (bracket-less) an IPv6 address, with a zone id of
+    unreserved characters (``fe80::1%eth0``) if any."""
     if not host or len(host) > 253:
         return False
     if ":" in host:
         import ipaddress
 
+        address, pct, zone = host.partition("%")
+        if pct and _ZONE.fullmatch(zone) is None:
+            return False
         try:
-            ipaddress.IPv6Address(host.split("%", 1)[0])
+            ipaddress.IPv6Address(address)
         except ValueError:
             return False
         return True
     return all(_HOST_LABEL.fullmatch(label) for label in host.rstrip(".").split("."))
+
+
+def without_zone(host: str) -> str:
+    """An IPv6 address without its zone id (``fe80::1%eth0`` → ``fe80::1``); names and IPv4
+    addresses as they are. A zone only says which interface to use: it never names the host
+    (``--broker-host-allow`` patterns, TLS server names)."""
+    return host.partition("%")[0] if ":" in host else host
 
 
 def parse_host_port(text: str) -> tuple[str, int] | None:

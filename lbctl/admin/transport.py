@@ -388,7 +388,8 @@ class Http1Transport(httpx.AsyncBaseTransport):
                     # TLS is started here rather than by create_connection(ssl=…): on a refused
                     # certificate the socket is ours to close at once
                     try:
-                        tls = await loop.start_tls(raw, conn, ctx, server_hostname=host)
+                        tls = await loop.start_tls(raw, conn, ctx,
+                                                   server_hostname=host.partition("%")[0])
                     except BaseException:
                         raw.close()
                         raise

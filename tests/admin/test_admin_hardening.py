@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lbctl.admin.auth import PLUGIN_NAMES, PLUGIN_TABLE, make_auth, plugin_kind
-from lbctl.admin.client import AdminClient, client_from_config, unload_call
+from lbctl.admin.client import LOAD_REPORT, AdminClient, call, client_from_config, unload_call
 from lbctl.admin.clientconf import ConnectionOptions, resolve_connection
 from lbctl.admin.errors import HttpError
 from lbctl.errors import ConfigError, UsageError
@@ -114,6 +114,25 @@ def test_a_bad_location_is_reported_as_such() -> None:
         307, headers={"Location": "http://[::1/x"}))
     with client() as c, pytest.raises(HttpError, match="redirected to an invalid URL"):
         c.clusters()
+
+
+def test_ipv6_zone_ids_in_broker_ids() -> None:
+    """Issue 25 #12: ``[::1%x]:8080``-like ids were internal errors (a ValueError out of the URL
+    parser); a zone id is unreserved characters, and --broker-host-allow never matches it."""
+    with AdminClient(A, broker_host_allow=["fe80::1", "::1"]) as c:
+        assert c.broker_url("[fe80::1%eth0]:8080") == "http://[fe80::1%eth0]:8080"
+        assert c.broker_url("[::1%x]:8080") == "http://[::1%x]:8080"
+        for bad in ("[::1%]:8080", "[::1%x%y]:8080", "[::1%/a]:8080", "[::1%?]:8080",
+                    "[::1%#]:8080", "[::1%@h]:8080", "[::1%:]:8080", "[::1%\u00e9]:8080",
+                    "[::1%x]]:8080"):
+            with pytest.raises(HttpError, match="not host:port"):
+                c.broker_url(bad)
+        c.trust_brokers(["[::1%]:8080", "[::1%/a]:8080", "[::1%@evil]:8080"])  # skipped, no error
+    with AdminClient(A, broker_host_allow=["*eth0", "*%*"]) as c:
+        assert not c.host_allowed("fe80::1%eth0", 8080)  # the zone is not part of the match
+        c.broker_url("[fe80::1%eth0]:8080")
+        with pytest.raises(HttpError, match="does not match --broker-host-allow"):
+            c.request(call(LOAD_REPORT, base="http://[fe80::1%eth0]:8080"))
 
 
 def test_broker_urls_keep_the_admin_scheme_and_need_host_port() -> None:
