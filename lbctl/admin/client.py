@@ -41,13 +41,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
-import functools
 import re
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, quote, urlencode, urljoin, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from lbctl.admin.auth import Auth, make_auth
 from lbctl.admin.clientconf import ConnectionConfig, parse_host_port, without_zone
@@ -59,8 +58,9 @@ from lbctl.admin.errors import (
     error_class,
     reason_of,
 )
+from lbctl.admin.policy import connection_warnings, downgrade, join_location, origin_of
 from lbctl.admin.retry import ADMIN, RetryPolicy, retry_after
-from lbctl.admin.tls import sends_credential, verify_for
+from lbctl.admin.tls import verify_for
 from lbctl.records import replace
 from lbctl.safe.redact import redact, url_without_userinfo
 from lbctl.safe.text import shorten
@@ -348,7 +348,7 @@ class AdminClient:
         of the cluster are asked for once, the first time a redirect leaves the admin URL."""
         where = f"{c.method} {url_without_userinfo(c.url(self.admin_url))}"
         not_made = " (the change was not made)" if c.endpoint.mutation else ""
-        if urlsplit(current).scheme == "https" and urlsplit(target).scheme != "https":
+        if downgrade(current, target):
             raise HttpError(self.redact(f"{where}: refusing to follow a redirect from https to "
                                         f"{url_without_userinfo(target)}{not_made}"))
         o = origin_of(target)
@@ -431,7 +431,7 @@ class AdminClient:
                             + (f" Location: {location}" if location and status in _REDIRECTS
                                else "") + f" ({ms:.1f} ms)")
             if status in _REDIRECTS and location:
-                target = _join(url, location)
+                target = join_location(url, location)
                 if target is None:
                     raise HttpError(self.redact(
                         f"{c.method} {url_without_userinfo(c.url(self.admin_url))}: redirected to an invalid "
@@ -605,35 +605,6 @@ class AdminClient:
 MAX_REASON = 300
 
 
-@functools.lru_cache(maxsize=4096)  # a refresh asks for the same few hundred URLs' origins
-def origin_of(url: str) -> str:
-    """``scheme://host:port`` with the default port made explicit (``http://h`` = ``http://h:80``)."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    port = port or (443 if scheme == "https" else 80)
-    host = (parts.hostname or "").lower()
-    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
-
-
-def _join(base: str, location: str) -> str | None:
-    """The absolute URL of a ``Location`` header, or None when it is not a usable http(s) URL."""
-    if any(ord(ch) < 0x21 or ord(ch) == 0x7F for ch in location):
-        return None
-    try:
-        url = urljoin(base, location)
-        parts = urlsplit(url)
-        _ = parts.port  # raises on a bad port
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
-    return url
-
-
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
@@ -769,38 +740,6 @@ def _str_list(value: Any, what: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
         raise HttpError(f"{what}: expected a JSON array of strings")
     return value
-
-
-def connection_warnings(cfg: ConnectionConfig, auth: Auth) -> list[str]:
-    """One line per way the credential could leak that the user chose (never a refusal)."""
-    out: list[str] = []
-    if not sends_credential(auth):
-        return out
-    host = urlsplit(cfg.admin_url).hostname or cfg.admin_url
-    if cfg.admin_url.startswith("http://") and auth.headers_are_secret and not _loopback(host):
-        out.append(f"the {auth.credential_name} is sent over plain http to {host}: anyone on the "
-                   "network path can read and reuse it; use an https:// admin URL")
-    elif cfg.admin_url.startswith("https://"):
-        if cfg.tls_allow_insecure:
-            out.append(f"--tls-allow-insecure: any server certificate is accepted for {host}, so "
-                       f"the {auth.credential_name} may be sent to an impostor")
-        elif cfg.tls_enable_hostname_verification is False:
-            out.append("TLS hostname verification is off (tlsEnableHostnameVerification=false): "
-                       f"a certificate for any name that the CA store trusts is accepted for "
-                       f"{host}, so the {auth.credential_name} may be sent to an impostor")
-    return out
-
-
-def _loopback(host: str) -> bool:
-    """Loopback traffic never crosses a network (no warning about plain http there)."""
-    import ipaddress
-
-    if host.lower() in ("localhost", "localhost."):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def client_from_config(cfg: ConnectionConfig, *, transport: Any = None,

@@ -138,19 +138,25 @@ def read_client_conf(path: str | Path) -> dict[str, str]:
     return {k: v for k, v in read_properties(path, "client.conf").items() if k in _KEYS}
 
 
+def conf_settings(path: str | Path) -> dict[str, object]:
+    """The settings a client.conf gives, by :class:`ConnectionConfig` field name (booleans
+    checked; a blank value is no setting): the one reading of the file's keys, for the admin
+    client (``--client-conf``) and the Prometheus client (``--prometheus-conf``) alike."""
+    out: dict[str, object] = {}
+    for key, value in read_client_conf(path).items():
+        attr = _KEYS[key]
+        if value.strip():
+            out[attr] = _bool(key, value, str(path)) if attr in _BOOLEANS else value
+    return out
+
+
 def resolve_connection(opts: ConnectionOptions, env: dict[str, str] | None = None) -> ConnectionConfig:
     """Merge flags over client.conf over defaults (see the module docstring)."""
     env = dict(os.environ) if env is None else env
     conf_path = opts.client_conf or env.get(ENV_CLIENT_CONF) or None
     cfg = ConnectionConfig(debug=opts.debug, client_conf=conf_path)
     if conf_path:
-        updates: dict[str, object] = {}
-        for key, value in read_client_conf(conf_path).items():
-            attr = _KEYS[key]
-            if not value.strip():
-                continue
-            updates[attr] = _bool(key, value, conf_path) if attr in _BOOLEANS else value
-        cfg = replace(cfg, **updates)
+        cfg = replace(cfg, **conf_settings(conf_path))
     names = {f.name for f in fields(ConnectionConfig)}
     flags = {
         attr: getattr(opts, attr)
