@@ -49,12 +49,13 @@ import httpx  # noqa: TID253  # a transport subclasses httpx's; this module is i
 
 #: the longest response head accepted (status line and headers), and a chunk-size or trailer line
 MAX_HEAD = 64 * 1024
-#: h11's grammar of what it reads (h11/_abnf.py): the status line, a header line, a chunk header
+#: h11's grammar of what it reads (h11/_abnf.py): the status line, a chunk header
 _STATUS_LINE = re.compile(rb"HTTP/([0-9]\.[0-9]) ([0-9]{3})(?: ((?:[ \t]|[^\x00\s])*))?")
-_HEADER_LINE = re.compile(rb"([-!#$%&'*+.^_`|~0-9a-zA-Z]+):[ \t]*"
-                          rb"((?:[^\x00\s]+(?:[ \t]+[^\x00\s]+)*)?)[ \t]*")
+#: what h11 refuses inside a header value once its outer blanks are stripped (NUL, CR, LF, VT, FF)
+_BAD_FIELD = re.compile(rb"[\x00\n\r\x0b\x0c]")
 _CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,20})(?:;.*)?[ \t]*")
 _OBS_FOLD = re.compile(rb"[ \t]+")
+_BLANK_BYTES = b" \t"
 _BLANK_LINE = re.compile(rb"\n\r?\n")
 _DIGITS = re.compile(rb"[0-9]+")
 #: h11's CONTENT_LENGTH_MAX_DIGITS
@@ -152,6 +153,10 @@ class _Conn(asyncio.Protocol):
             if buf[:1] == b"\n" or buf[:2] == b"\r\n":
                 self.take(1 if buf[:1] == b"\n" else 2)
                 return []
+            i = buf.find(b"\r\n\r\n")
+            if i >= 0 and buf.count(b"\n", 0, i) == buf.count(b"\r\n", 0, i):
+                # CRLF throughout, as every server writes: no bare LF ends the head earlier
+                return self.take(i + 4)[:-4].split(b"\r\n")
             m = _BLANK_LINE.search(buf)
             if m is not None:
                 break
@@ -185,8 +190,61 @@ class _Conn(asyncio.Protocol):
 
 def header_fields(lines: list[bytes]) -> list[tuple[bytes, bytes]]:
     """Header (or trailer) lines as h11 reads them: obs-folded lines joined with a blank, each
-    ``name: value`` checked, ``Content-Length`` merged and checked, ``Transfer-Encoding`` only
-    ``chunked`` (lower-cased) and once."""
+    ``name: value`` checked (h11's ``header_field``: a token, then a value without NUL or
+    whitespace other than inner blanks and tabs), ``Content-Length`` merged and checked,
+    ``Transfer-Encoding`` only ``chunked`` (lower-cased) and once. The names and the values are
+    each checked in one pass over all of them: the same verdict as line by line, for less."""
+    out: list[tuple[bytes, bytes]] = []
+    length: bytes | None = None
+    chunked = False
+    for line in lines:
+        name, sep, value = line.partition(b":")
+        if not name or name[0] in _BLANK_BYTES:
+            if name and name[0] in _BLANK_BYTES:  # an obs-fold: h11 joins the lines first
+                return header_fields(_unfolded(lines))
+            raise httpx.RemoteProtocolError("malformed header line")
+        if not sep:
+            raise httpx.RemoteProtocolError("malformed header line")
+        value = value.strip(b" \t")
+        if len(name) in (14, 17):  # Content-Length, Transfer-Encoding: checked and normalised
+            key = name.lower()
+            if key == b"content-length":
+                if not (value.isdigit() and len(value) <= MAX_LENGTH_DIGITS):
+                    value = _one_length(value)
+                if length is None:
+                    length = value
+                elif value != length:
+                    raise httpx.RemoteProtocolError("conflicting content-length headers")
+                else:
+                    continue
+            elif key == b"transfer-encoding":
+                value = value.lower()
+                if chunked or value != b"chunked":
+                    raise httpx.RemoteProtocolError(
+                        f"unsupported transfer-encoding {value.decode('latin-1')!r}")
+                chunked = True
+        out.append((name, value))
+    if (_BAD_NAME.search(b"".join([n for n, _ in out])) is not None
+            or _BAD_FIELD.search(b"".join([v for _, v in out])) is not None):
+        raise httpx.RemoteProtocolError("malformed header line")
+    return out
+
+
+def _one_length(value: bytes) -> bytes:
+    """A Content-Length value other than plain digits: h11 accepts a list of equal lengths."""
+    if _BAD_FIELD.search(value) is not None:  # refused as a header line before any length
+        raise httpx.RemoteProtocolError("malformed header line")
+    lengths = {v.strip() for v in value.split(b",")}
+    if len(lengths) != 1:
+        raise httpx.RemoteProtocolError("conflicting content-length headers")
+    value = lengths.pop()
+    if _DIGITS.fullmatch(value) is None or len(value) > MAX_LENGTH_DIGITS:
+        raise httpx.RemoteProtocolError("bad content-length")
+    return value
+
+
+def _unfolded(lines: list[bytes]) -> list[bytes]:
+    """h11's ``_obsolete_line_fold``: a line starting with blanks continues the one before."""
     folded: list[bytes] = []
     for line in lines:
         fold = _OBS_FOLD.match(line)
@@ -196,36 +254,7 @@ def header_fields(lines: list[bytes]) -> list[tuple[bytes, bytes]]:
             folded[-1] += b" " + line[fold.end():]
         else:
             raise httpx.RemoteProtocolError("continuation line at start of headers")
-    out: list[tuple[bytes, bytes]] = []
-    length: bytes | None = None
-    chunked = False
-    for line in folded:
-        m = _HEADER_LINE.fullmatch(line)
-        if m is None:
-            raise httpx.RemoteProtocolError("malformed header line")
-        name, value = m[1], m[2]
-        key = name.lower()
-        if key == b"content-length":
-            lengths = {v.strip() for v in value.split(b",")}
-            if len(lengths) != 1:
-                raise httpx.RemoteProtocolError("conflicting content-length headers")
-            value = lengths.pop()
-            if _DIGITS.fullmatch(value) is None or len(value) > MAX_LENGTH_DIGITS:
-                raise httpx.RemoteProtocolError("bad content-length")
-            if length is None:
-                length = value
-            elif value != length:
-                raise httpx.RemoteProtocolError("conflicting content-length headers")
-            else:
-                continue
-        elif key == b"transfer-encoding":
-            value = value.lower()
-            if chunked or value != b"chunked":
-                raise httpx.RemoteProtocolError(
-                    f"unsupported transfer-encoding {value.decode('latin-1')!r}")
-            chunked = True
-        out.append((name, value))
-    return out
+    return folded
 
 
 def _framing(method: str, status: int, version: bytes,
