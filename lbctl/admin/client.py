@@ -507,7 +507,7 @@ class AdminClient:
             return HttpError(self.redact(f"{where}: redirected to an invalid URL (the server's "
                                          f"Location header: {shorten(str(e), 160)})"))
         if isinstance(e, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
-            return ConnectionFailed(self.redact(f"{where}: connection dropped by the server{maybe}"))
+            return ConnectionFailed(self.redact(f"{where}: {dropped_or_malformed(e)}{maybe}"))
         if isinstance(e, httpx.LocalProtocolError | httpx.UnsupportedProtocol | httpx.InvalidURL):
             return HttpError(self.redact(f"{where}: the request could not be built "
                                          f"({self._detail(e)})"), sent=False)
@@ -713,6 +713,15 @@ def lookup_call(topic: str, *, base: str | None = None) -> Call:
                          "persistent://tenant/namespace/topic")
     return Call(LOOKUP_TOPIC, (("topic-domain", domain), ("tenant", parts[0]),
                                ("namespace", parts[1]), ("topic", parts[2])), base=base)
+
+
+def dropped_or_malformed(e: BaseException) -> str:
+    """What a protocol error says: the connection ended early, or the answer is not HTTP/1.x as
+    h11 reads it (a status 000, a bad length: :mod:`lbctl.admin.transport`)."""
+    text = str(e)
+    if type(e).__name__ != "RemoteProtocolError" or "closed" in text or "disconnected" in text:
+        return "connection dropped by the server"
+    return f"malformed answer from the server ({shorten(text, 80)})"
 
 
 def _reason_text(e: BaseException) -> str:

@@ -417,9 +417,10 @@ class PrometheusClient:
             raise ConnectionFailed(self.redact(f"{where}: cannot connect ({_reason_text(e)}); "
                                                "is Prometheus running there?"),
                                    sent=False) from None
-        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
-            raise ConnectionFailed(self.redact(f"{where}: connection dropped by the server")
-                                   ) from None
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
+            from lbctl.admin.client import dropped_or_malformed
+
+            raise ConnectionFailed(self.redact(f"{where}: {dropped_or_malformed(e)}")) from None
         except httpx.HTTPError as e:
             raise HttpError(self.redact(f"{where}: {type(e).__name__}")) from None
         except (ValueError, UnicodeError):  # a URL or header httpx cannot encode

@@ -10,6 +10,8 @@ Both must agree: the same status, reason, version, headers and body, or both an 
 from __future__ import annotations
 
 import asyncio
+import socket
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -119,6 +121,42 @@ def test_the_issue_s_answers(wire: Wire) -> None:
     for answer, expected in cases.items():
         assert h11_reads(answer) == expected, answer
         assert wire.read(answer) == expected, answer
+
+
+def answering(answer: bytes) -> tuple[str, threading.Thread]:
+    """A loopback server in a thread: one connection, answered with ``answer``, then closed."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        with listener:
+            conn, _ = listener.accept()
+            with conn:
+                conn.recv(65536)
+                conn.sendall(answer)
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}", t
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("code", [b"000", b"099", b"700"])
+def test_status_000_099_and_700_are_never_a_success(code: bytes) -> None:
+    """Through the admin client: below 100 the answer is malformed (a read is not "done"), and
+    600-999 is an answer but an error."""
+    from lbctl.admin.client import CLUSTERS, AdminClient, call
+    from lbctl.admin.errors import AdminError, ConnectionFailed
+
+    base, t = answering(b"HTTP/1.1 " + code + b" Fine\r\nContent-Length: 2\r\n\r\n[]")
+    with AdminClient(base, retries=0) as c, pytest.raises(AdminError) as e:
+        c.json(call(CLUSTERS))
+    t.join(5)
+    if code == b"700":
+        assert e.value.status == 700 and str(e.value) == f"GET {base}/admin/v2/clusters: 700: []"
+    else:
+        assert isinstance(e.value, ConnectionFailed)
+        assert str(e.value) == (f"GET {base}/admin/v2/clusters: malformed answer from the server "
+                                f"(status code {code.decode()} out of range)")
 
 
 EOL = st.sampled_from([b"\r\n", b"\r\n", b"\n", b"\r"])
