@@ -200,6 +200,7 @@ def answers(draw: st.DrawFn) -> bytes:
 
 
 @pytest.mark.live  # HTTP over loopback sockets
+@pytest.mark.slow  # 400 exchanges: ~5 s on an idle machine
 @settings(max_examples=400, derandomize=True, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(answer=answers())
