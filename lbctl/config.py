@@ -580,7 +580,8 @@ def parse_assignments(items: Iterable[str]) -> dict[str, str]:
 
 
 def read_broker_conf(path: Path) -> dict[str, str]:
-    """Read a Pulsar ``broker.conf`` (Java properties): ``key=value`` lines, ``#`` comments.
+    """Read a Pulsar ``broker.conf`` exactly as the broker's ``PulsarConfigurationLoader`` does
+    (``java.util.Properties.load``: :mod:`lbctl.properties`; ``key value`` too).
 
     Keys that are not load-balancer settings lbctl knows are ignored: a broker.conf holds hundreds
     of unrelated settings. A blank value (``key=``) is what Pulsar's ``FieldParser.setEmptyValue``
@@ -593,7 +594,7 @@ def read_broker_conf(path: Path) -> dict[str, str]:
         setting = SETTINGS_BY_NAME.get(key)
         if setting is None:
             continue
-        if not value and setting.type not in ("list", "set"):
+        if not value.strip() and setting.type not in ("list", "set"):
             values.pop(key, None)  # blank scalar: Pulsar keeps the default
             continue
         values[key] = value

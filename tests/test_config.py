@@ -373,10 +373,24 @@ def test_read_broker_conf_errors(tmp_path: Path) -> None:
         read_broker_conf(tmp_path / "missing.conf")
     with pytest.raises(ConfigError, match="is a directory"):
         read_broker_conf(tmp_path)
-    binary = tmp_path / "broker.conf"
-    binary.write_bytes(b"\xff\xfe\x00bad")
-    with pytest.raises(ConfigError, match="broker.conf is not UTF-8 text"):
-        read_broker_conf(binary)
+    bad = tmp_path / "broker.conf"
+    bad.write_bytes(b"loadBalancerSheddingEnabled=\\u00\n")
+    with pytest.raises(ConfigError, match=r"broker.conf: malformed \\uXXXX escape \(line 1\)"):
+        read_broker_conf(bad)
+
+
+def test_read_broker_conf_as_java_does(tmp_path: Path) -> None:
+    """Issue 25 #2: a blank separator was ignored (recommend planned unloads, doctor missed it);
+    bytes are ISO-8859-1, as the broker's Properties.load reads them."""
+    conf = tmp_path / "broker.conf"
+    conf.write_bytes(b"loadBalancerSheddingEnabled false\n"
+                     b"loadBalancerBrokerOverloadedThresholdPercentage \\\n   90\n"
+                     b"loadBalancerLoadSheddingStrategy=\xe9\n")
+    values = read_broker_conf(conf)
+    assert values == {"loadBalancerSheddingEnabled": "false",
+                      "loadBalancerBrokerOverloadedThresholdPercentage": "90",
+                      "loadBalancerLoadSheddingStrategy": "\xe9"}
+    assert resolve(broker_conf=values)["loadBalancerSheddingEnabled"] is False
 
 
 # --- what was read -------------------------------------------------------------------------------

@@ -8,8 +8,13 @@ before it is sent, so that the executor can show a mutation exactly as it will g
 Behaviour, mirroring ``pulsar-admin``'s ``AsyncHttpConnector`` where it matters:
 
 * Redirects (301/302/303/307/308) are followed here, not by httpx, up to 5 hops (AHC's
-  ``maxRedirects``): the method, body and headers are kept (303 alone turns into a body-less GET).
-  A broker answers a bundle operation for a bundle it does not own with a 307 to the owner.
+  ``maxRedirects``): the method, body and headers are kept (303 alone turns a read into a
+  body-less GET). A broker answers a bundle operation for a bundle it does not own with a 307 to
+  the owner: the request URI with another host and port and the ``authoritative`` query parameter
+  set (``PulsarWebResource.validateNamespaceBundleOwnership``). So a **mutation** (PUT, POST,
+  DELETE) follows only a 307 or 308 that keeps its path and query (but ``authoritative=true|false``):
+  anything else — a 301/302/303, which would turn it into a GET, or another path or query, which
+  would turn "unload A" into "split B" — is refused in one line, nothing sent to the target.
 * **Where credentials go.** A request — and so a credential — only goes to a *trusted origin*:
   the admin URL's, or a broker of this cluster (an id of ``GET /admin/v2/brokers``, which must be
   ``host:port``) reached on the admin URL's scheme, and only if its host matches
@@ -36,16 +41,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
-import functools
 import re
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-from urllib.parse import quote, urlencode, urljoin, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from lbctl.admin.auth import Auth, make_auth
-from lbctl.admin.clientconf import ConnectionConfig, parse_host_port
+from lbctl.admin.clientconf import ConnectionConfig, parse_host_port, without_zone
 from lbctl.admin.errors import (
     AdminError,
     ConnectionFailed,
@@ -54,8 +58,9 @@ from lbctl.admin.errors import (
     error_class,
     reason_of,
 )
+from lbctl.admin.policy import connection_warnings, downgrade, join_location, origin_of
 from lbctl.admin.retry import ADMIN, RetryPolicy, retry_after
-from lbctl.admin.tls import sends_credential, verify_for
+from lbctl.admin.tls import verify_for
 from lbctl.records import replace
 from lbctl.safe.redact import redact, url_without_userinfo
 from lbctl.safe.text import shorten
@@ -315,10 +320,11 @@ class AdminClient:
                 self.broker_url(b)
 
     def host_allowed(self, host: str, port: int | None = None) -> bool:
-        """Whether ``--broker-host-allow`` lets this broker receive requests (no patterns: yes)."""
+        """Whether ``--broker-host-allow`` lets this broker receive requests (no patterns: yes);
+        an IPv6 zone id (``%eth0``) is not part of what the patterns match."""
         if not self.broker_host_allow:
             return True
-        h = host.lower()
+        h = without_zone(host).lower()
         hp = f"{h}:{port}" if port is not None else h
         return any(fnmatch.fnmatchcase(h, p) or fnmatch.fnmatchcase(hp, p)
                    for p in self.broker_host_allow)
@@ -342,7 +348,7 @@ class AdminClient:
         of the cluster are asked for once, the first time a redirect leaves the admin URL."""
         where = f"{c.method} {url_without_userinfo(c.url(self.admin_url))}"
         not_made = " (the change was not made)" if c.endpoint.mutation else ""
-        if urlsplit(current).scheme == "https" and urlsplit(target).scheme != "https":
+        if downgrade(current, target):
             raise HttpError(self.redact(f"{where}: refusing to follow a redirect from https to "
                                         f"{url_without_userinfo(target)}{not_made}"))
         o = origin_of(target)
@@ -358,6 +364,17 @@ class AdminClient:
                else "is neither the admin URL nor a broker of this cluster")
         raise HttpError(self.redact(f"{where}: redirected to {url_without_userinfo(target)}, which {why}: "
                                     f"not followed{not_made}"))
+
+    def _check_same_call(self, c: Call, status: int, current: str, target: str) -> None:
+        """A mutation's redirect may change the host, never the request (module docstring)."""
+        change = ("the method" if status not in (307, 308)
+                  else None if _same_request(current, target) else "the path or query")
+        if change is None:
+            return
+        raise HttpError(self.redact(
+            f"{c.method} {url_without_userinfo(c.url(self.admin_url))}: the {status} redirect to "
+            f"{shorten(url_without_userinfo(target), 200)} would change {change} of the {c.method}: "
+            "not followed (the change was not made)"))
 
     # ---- requests ----------------------------------------------------------------------------
     async def arequest(self, c: Call) -> Response:
@@ -414,11 +431,13 @@ class AdminClient:
                             + (f" Location: {location}" if location and status in _REDIRECTS
                                else "") + f" ({ms:.1f} ms)")
             if status in _REDIRECTS and location:
-                target = _join(url, location)
+                target = join_location(url, location)
                 if target is None:
                     raise HttpError(self.redact(
                         f"{c.method} {url_without_userinfo(c.url(self.admin_url))}: redirected to an invalid "
                         f"URL {shorten(url_without_userinfo(location), 200)!r}"))
+                if c.endpoint.mutation:
+                    self._check_same_call(c, status, url, target)
                 await self._may_follow(c, url, target)
                 url = target
                 if status == 303:
@@ -446,7 +465,7 @@ class AdminClient:
         """The body, refused as soon as it passes ``max_response_bytes``."""
         cap = self._cap()
         declared = r.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > cap:
+        if declared.isascii() and declared.isdigit() and int(declared) > cap:
             raise self._too_big(c, url, cap)
         buf = bytearray()
         async for chunk in r.aiter_bytes():
@@ -488,7 +507,7 @@ class AdminClient:
             return HttpError(self.redact(f"{where}: redirected to an invalid URL (the server's "
                                          f"Location header: {shorten(str(e), 160)})"))
         if isinstance(e, httpx.RemoteProtocolError | httpx.ReadError | httpx.WriteError):
-            return ConnectionFailed(self.redact(f"{where}: connection dropped by the server{maybe}"))
+            return ConnectionFailed(self.redact(f"{where}: {dropped_or_malformed(e)}{maybe}"))
         if isinstance(e, httpx.LocalProtocolError | httpx.UnsupportedProtocol | httpx.InvalidURL):
             return HttpError(self.redact(f"{where}: the request could not be built "
                                          f"({self._detail(e)})"), sent=False)
@@ -586,33 +605,34 @@ class AdminClient:
 MAX_REASON = 300
 
 
-@functools.lru_cache(maxsize=4096)  # a refresh asks for the same few hundred URLs' origins
-def origin_of(url: str) -> str:
-    """``scheme://host:port`` with the default port made explicit (``http://h`` = ``http://h:80``)."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    port = port or (443 if scheme == "https" else 80)
-    host = (parts.hostname or "").lower()
-    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
 
-def _join(base: str, location: str) -> str | None:
-    """The absolute URL of a ``Location`` header, or None when it is not a usable http(s) URL."""
-    if any(ord(ch) < 0x21 or ord(ch) == 0x7F for ch in location):
-        return None
-    try:
-        url = urljoin(base, location)
-        parts = urlsplit(url)
-        _ = parts.port  # raises on a bad port
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
-    return url
+def _escapes_normalised(path: str) -> str:
+    """A path with its percent-escapes in RFC 3986's normal form (upper-case hex; unreserved
+    characters unescaped), so that the same path written two ways compares equal."""
+
+    def one(m: re.Match[str]) -> str:
+        ch = chr(int(m.group(1), 16))
+        return ch if ch in _UNRESERVED else "%" + m.group(1).upper()
+
+    return _ESCAPE.sub(one, path)
+
+
+def _same_request(current: str, target: str) -> bool:
+    """Whether ``target`` asks for what ``current`` did: the same path, the same query parameters
+    in the same order, but for Pulsar's ``authoritative`` flag (true or false), which a broker's
+    redirect sets (``PulsarWebResource``: ``replaceQueryParam("authoritative", …)``)."""
+    a, b = urlsplit(current), urlsplit(target)
+    if _escapes_normalised(a.path) != _escapes_normalised(b.path):
+        return False
+    qa = parse_qsl(a.query, keep_blank_values=True)
+    qb = parse_qsl(b.query, keep_blank_values=True)
+    if any(k == "authoritative" and v not in ("true", "false") for k, v in qb):
+        return False
+    return ([kv for kv in qa if kv[0] != "authoritative"]
+            == [kv for kv in qb if kv[0] != "authoritative"])
 
 
 def parse_broker_id(broker_id: str) -> tuple[str, int]:
@@ -695,6 +715,15 @@ def lookup_call(topic: str, *, base: str | None = None) -> Call:
                                ("namespace", parts[1]), ("topic", parts[2])), base=base)
 
 
+def dropped_or_malformed(e: BaseException) -> str:
+    """What a protocol error says: the connection ended early, or the answer is not HTTP/1.x as
+    h11 reads it (a status 000, a bad length: :mod:`lbctl.admin.transport`)."""
+    text = str(e)
+    if type(e).__name__ != "RemoteProtocolError" or "closed" in text or "disconnected" in text:
+        return "connection dropped by the server"
+    return f"malformed answer from the server ({shorten(text, 80)})"
+
+
 def _reason_text(e: BaseException) -> str:
     """A short cause: the errno of the first OSError in the chain, else known phrases."""
     import errno
@@ -720,38 +749,6 @@ def _str_list(value: Any, what: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
         raise HttpError(f"{what}: expected a JSON array of strings")
     return value
-
-
-def connection_warnings(cfg: ConnectionConfig, auth: Auth) -> list[str]:
-    """One line per way the credential could leak that the user chose (never a refusal)."""
-    out: list[str] = []
-    if not sends_credential(auth):
-        return out
-    host = urlsplit(cfg.admin_url).hostname or cfg.admin_url
-    if cfg.admin_url.startswith("http://") and auth.headers_are_secret and not _loopback(host):
-        out.append(f"the {auth.credential_name} is sent over plain http to {host}: anyone on the "
-                   "network path can read and reuse it; use an https:// admin URL")
-    elif cfg.admin_url.startswith("https://"):
-        if cfg.tls_allow_insecure:
-            out.append(f"--tls-allow-insecure: any server certificate is accepted for {host}, so "
-                       f"the {auth.credential_name} may be sent to an impostor")
-        elif cfg.tls_enable_hostname_verification is False:
-            out.append("TLS hostname verification is off (tlsEnableHostnameVerification=false): "
-                       f"a certificate for any name that the CA store trusts is accepted for "
-                       f"{host}, so the {auth.credential_name} may be sent to an impostor")
-    return out
-
-
-def _loopback(host: str) -> bool:
-    """Loopback traffic never crosses a network (no warning about plain http there)."""
-    import ipaddress
-
-    if host.lower() in ("localhost", "localhost."):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def client_from_config(cfg: ConnectionConfig, *, transport: Any = None,

@@ -131,10 +131,23 @@ class ConnectionConfig:
 
 
 def read_client_conf(path: str | Path) -> dict[str, str]:
-    """The client.conf keys lbctl uses, as strings (Java properties: ``key=value``, ``#`` comments)."""
+    """The client.conf keys lbctl uses, as strings, read as ``pulsar-admin`` reads the file
+    (``java.util.Properties.load``: :mod:`lbctl.properties`)."""
     from lbctl.properties import read_properties
 
     return {k: v for k, v in read_properties(path, "client.conf").items() if k in _KEYS}
+
+
+def conf_settings(path: str | Path) -> dict[str, object]:
+    """The settings a client.conf gives, by :class:`ConnectionConfig` field name (booleans
+    checked; a blank value is no setting): the one reading of the file's keys, for the admin
+    client (``--client-conf``) and the Prometheus client (``--prometheus-conf``) alike."""
+    out: dict[str, object] = {}
+    for key, value in read_client_conf(path).items():
+        attr = _KEYS[key]
+        if value.strip():
+            out[attr] = _bool(key, value, str(path)) if attr in _BOOLEANS else value
+    return out
 
 
 def resolve_connection(opts: ConnectionOptions, env: dict[str, str] | None = None) -> ConnectionConfig:
@@ -143,13 +156,7 @@ def resolve_connection(opts: ConnectionOptions, env: dict[str, str] | None = Non
     conf_path = opts.client_conf or env.get(ENV_CLIENT_CONF) or None
     cfg = ConnectionConfig(debug=opts.debug, client_conf=conf_path)
     if conf_path:
-        updates: dict[str, object] = {}
-        for key, value in read_client_conf(conf_path).items():
-            attr = _KEYS[key]
-            if value == "":
-                continue
-            updates[attr] = _bool(key, value, conf_path) if attr in _BOOLEANS else value
-        cfg = replace(cfg, **updates)
+        cfg = replace(cfg, **conf_settings(conf_path))
     names = {f.name for f in fields(ConnectionConfig)}
     flags = {
         attr: getattr(opts, attr)
@@ -182,21 +189,35 @@ def _token_flags(opts: ConnectionOptions) -> dict[str, object]:
 
 
 _HOST_LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?")
+#: an IPv6 zone id (``fe80::1%eth0``): RFC 6874's unreserved characters, nothing a URL parser
+#: would read as a delimiter (``/ ? # @ ] %``)
+_ZONE = re.compile(r"[A-Za-z0-9._~-]+")
 
 
 def valid_host(host: str) -> bool:
-    """A DNS name, an IPv4 address or (bracket-less) an IPv6 address."""
+    """A DNS name, an IPv4 address or (bracket-less) an IPv6 address, with a zone id of
+    unreserved characters (``fe80::1%eth0``) if any."""
     if not host or len(host) > 253:
         return False
     if ":" in host:
         import ipaddress
 
+        address, pct, zone = host.partition("%")
+        if pct and _ZONE.fullmatch(zone) is None:
+            return False
         try:
-            ipaddress.IPv6Address(host.split("%", 1)[0])
+            ipaddress.IPv6Address(address)
         except ValueError:
             return False
         return True
     return all(_HOST_LABEL.fullmatch(label) for label in host.rstrip(".").split("."))
+
+
+def without_zone(host: str) -> str:
+    """An IPv6 address without its zone id (``fe80::1%eth0`` → ``fe80::1``); names and IPv4
+    addresses as they are. A zone only says which interface to use: it never names the host
+    (``--broker-host-allow`` patterns, TLS server names)."""
+    return host.partition("%")[0] if ":" in host else host
 
 
 def parse_host_port(text: str) -> tuple[str, int] | None:

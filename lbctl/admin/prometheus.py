@@ -7,7 +7,9 @@ client's pieces: authentication from ``authPlugin``/``authParams`` (:func:`lbctl
 — a bearer token with ``AuthenticationToken``, ``AuthenticationBasic`` for basic auth, a client
 certificate with ``AuthenticationTls``; user info in the URL, ``https://user:pass@prom``, is basic
 auth too), TLS trust from the same client.conf keys (:func:`lbctl.admin.tls.verify_for`), the
-error classes and their exit codes, and the redaction of secrets from every message.
+error classes and their exit codes, the credential policy (:mod:`lbctl.admin.policy`), the light
+wire (:class:`lbctl.admin.transport.Http1Transport`) and the redaction of secrets from every
+message.
 
 Bounded, whatever the server does:
 
@@ -17,10 +19,22 @@ Bounded, whatever the server does:
   count known from ``/api/v1/series`` times the steps would pass :data:`DEFAULT_MAX_SAMPLES` (a
   budget well under Prometheus' own ``--query.max-samples``, 50 million). A chunk Prometheus still
   finds too large (422 ``too many samples``) is halved and asked again, down to one step.
-* **Timed.** Every request has ``--request-timeout`` on the wire and the same ``timeout`` query
-  parameter, so that Prometheus abandons the evaluation too. A slow answer is not retried (it
-  would multiply the wait); connection failures, 429 and 502/503/504 are retried ``retries``
+* **Timed.** ``--request-timeout`` is each request's overall deadline — connection, head and
+  body together, so a server sending a byte a second cannot outlast it — and its ``timeout``
+  query parameter, so that Prometheus abandons the evaluation too. A slow answer is not retried
+  (it would multiply the wait); connection failures, 429 and 502/503/504 are retried ``retries``
   times with exponential backoff (:data:`lbctl.admin.retry.PROMETHEUS`).
+* **Sized.** An answer is read as a stream and refused past ``--max-response-size``, counted
+  after decompression: a gzip answer is inflated by lbctl, chunk by chunk, never beyond the cap
+  (a 1 MiB gzip bomb stops at the cap, not at gigabytes).
+* **Counted.** One client sends at most :data:`MAX_REQUESTS` requests; a range that would take
+  more is refused before the first one (:func:`chunk_count`), as the callers check the number of
+  steps (:data:`lbctl.sources.prometheus.request.MAX_STEPS`).
+* **Credentials stay home**, by the admin client's policy (:mod:`lbctl.admin.policy`): hostname
+  verification on whenever a credential is sent (unless ``tlsEnableHostnameVerification=false``
+  says otherwise), redirects followed only within ``--prometheus-url``'s origin and never from
+  https to http (so neither a header nor the TLS client certificate reaches another host), every
+  message scrubbed of the secrets in any escaped form.
 * **Partial data is never silent.** An answer with ``warnings`` (a federated or remote-read
   Prometheus, Thanos' partial responses) raises :class:`PartialData` unless the caller allows it,
   in which case the warnings are handed back with the data for the caller to mark.
@@ -28,12 +42,14 @@ Bounded, whatever the server does:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import math
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
@@ -47,6 +63,7 @@ from lbctl.admin.errors import (
     error_class,
     reason_of,
 )
+from lbctl.admin.policy import connection_warnings, downgrade, join_location, origin_of
 from lbctl.admin.retry import PROMETHEUS, RetryPolicy, retry_after
 from lbctl.records import replace
 from lbctl.safe.redact import redact, url_without_userinfo
@@ -57,6 +74,13 @@ MAX_POINTS = 11_000
 #: 50,000,000, and a response of that size would be gigabytes of JSON
 DEFAULT_MAX_SAMPLES = 2_000_000
 DEFAULT_TIMEOUT = 30.0
+#: requests one client may send (retries and halved chunks included)
+MAX_REQUESTS = 10_000
+#: the latest sample time accepted (9999-12-31T23:59:59Z, in seconds): later, or not finite, is
+#: not a Prometheus timestamp
+MAX_TIMESTAMP = 253_402_300_799
+MAX_REDIRECTS = 5
+_REDIRECTS = (301, 302, 303, 307, 308)
 _TOO_LARGE = re.compile(r"too many samples|maximum resolution|max-samples", re.I)
 
 
@@ -73,10 +97,30 @@ class PrometheusConfig:
     auth_params: str | None = field(default=None, repr=False)
     tls_trust_cert_path: str | None = None
     tls_allow_insecure: bool = False
-    tls_enable_hostname_verification: bool = False
+    #: None (not given): on whenever a credential is sent, as for the admin client
+    tls_enable_hostname_verification: bool | None = None
     tls_cert_file: str | None = None
     tls_key_file: str | None = None
     request_timeout: float = DEFAULT_TIMEOUT
+
+    @classmethod
+    def read(cls, url: str, conf: str | Path | None, request_timeout: float) -> PrometheusConfig:
+        """``url`` with the auth and TLS settings of a client.conf-style file, read as the admin
+        client reads ``--client-conf`` (:func:`lbctl.admin.clientconf.conf_settings`: an absent
+        key stays unset, a boolean must be true or false)."""
+        from lbctl.admin.clientconf import conf_settings
+
+        given = conf_settings(conf) if conf else {}
+        names = {f.name for f in fields(cls)}
+        kept: dict[str, Any] = {k: v for k, v in given.items() if k in names}
+        return cls(url=url, request_timeout=request_timeout, **kept)
+
+    def connection(self, url: str) -> ConnectionConfig:
+        """These settings as the admin client's, for the shared TLS and warning rules."""
+        return ConnectionConfig(
+            admin_url=url, tls_trust_cert_path=self.tls_trust_cert_path,
+            tls_allow_insecure=self.tls_allow_insecure,
+            tls_enable_hostname_verification=self.tls_enable_hostname_verification)
 
 
 @dataclass
@@ -91,6 +135,16 @@ class Series:
 class RangeResult:
     series: list[Series]
     warnings: list[str] = field(default_factory=list)
+
+
+def chunk_count(start_ms: int, end_ms: int, step_ms: int, series: int = 1, *,
+                max_points: int = MAX_POINTS, max_samples: int = DEFAULT_MAX_SAMPLES) -> int:
+    """How many chunks :func:`plan_chunks` makes, without making them."""
+    if step_ms <= 0 or end_ms < start_ms:
+        return 0
+    steps = (end_ms - start_ms) // step_ms + 1
+    per = max(1, min(max_points, max_samples // max(1, series)))
+    return -(-steps // per)
 
 
 def plan_chunks(start_ms: int, end_ms: int, step_ms: int, series: int = 1, *,
@@ -123,7 +177,8 @@ class PrometheusClient:
                  backoff: float = PROMETHEUS.backoff, max_points: int = MAX_POINTS,
                  max_samples: int = DEFAULT_MAX_SAMPLES, allow_partial: bool = False,
                  trace: Callable[[str], None] | None = None,
-                 sleep: Callable[[float], None] = time.sleep):
+                 sleep: Callable[[float], None] = time.sleep,
+                 max_response_bytes: int | None = None, max_requests: int = MAX_REQUESTS):
         self.url = url.rstrip("/")
         self.auth = auth or Auth()
         self.timeout = timeout
@@ -137,6 +192,11 @@ class PrometheusClient:
         self._trace = trace
         self._sleep = sleep
         self._http: Any = None
+        self._runner: asyncio.Runner | None = None
+        self.max_response_bytes = max_response_bytes
+        self.max_requests = max_requests
+        #: requests sent so far (attempts and redirects included)
+        self.requests = 0
         #: every URL requested with its query string, in order (tests read it)
         self.sent: list[str] = []
 
@@ -148,19 +208,33 @@ class PrometheusClient:
         self.close()
 
     def close(self) -> None:
-        if self._http is not None:
-            with contextlib.suppress(Exception):
-                self._http.close()
-            self._http = None
+        if self._runner is not None:
+            http, self._http = self._http, None
+            if http is not None:
+                with contextlib.suppress(Exception):
+                    self._runner.run(http.aclose())
+            self._runner.close()
+            self._runner = None
+
+    def _run(self, coro: Any) -> Any:
+        if self._runner is None:
+            self._runner = asyncio.Runner()
+        return self._runner.run(coro)
 
     def _client(self) -> Any:
+        """One ``httpx.AsyncClient`` on the light wire: redirects are this module's, proxies and
+        ``.netrc`` are not read."""
         if self._http is None:
             import httpx
 
-            self._http = httpx.Client(
-                verify=self._verify, transport=self._transport, follow_redirects=True,
-                timeout=httpx.Timeout(self.timeout, connect=min(10.0, self.timeout)),
-                trust_env=False)
+            transport = self._transport
+            if transport is None:
+                from lbctl.admin.transport import Http1Transport
+
+                transport = Http1Transport(verify=self._verify)
+            self._http = httpx.AsyncClient(
+                transport=transport, follow_redirects=False, trust_env=False,
+                timeout=httpx.Timeout(self.timeout, connect=min(10.0, self.timeout)))
         return self._http
 
     def redact(self, text: str) -> str:
@@ -180,6 +254,8 @@ class PrometheusClient:
                     series: int = 1) -> RangeResult:
         """``GET /api/v1/query_range`` over ``[start, end]``, chunked (module docstring); the
         points of a series found in several chunks are merged."""
+        self.check_requests(chunk_count(start_ms, end_ms, step_ms, series,
+                                        max_points=self.max_points, max_samples=self.max_samples))
         merged: dict[tuple[tuple[str, str], ...], Series] = {}
         warnings: list[str] = []
         for s, e in plan_chunks(start_ms, end_ms, step_ms, series, max_points=self.max_points,
@@ -192,6 +268,15 @@ class PrometheusClient:
                 else:
                     have.points.update(part.points)
         return RangeResult(list(merged.values()), warnings)
+
+    def check_requests(self, more: int) -> None:
+        """Refuse, before sending any, ``more`` requests that would pass :attr:`max_requests`."""
+        if self.requests + more > self.max_requests:
+            from lbctl.errors import UsageError
+
+            raise UsageError(f"reading this range from Prometheus would take {more:,} requests "
+                             f"(at most {self.max_requests:,}): use a longer --step or a shorter "
+                             "range")
 
     def _range_adaptive(self, query: str, s: int, e: int, step: int,
                         warnings: list[str]) -> list[Series]:
@@ -224,9 +309,14 @@ class PrometheusClient:
                 try:
                     t, v = pair
                     value = float(v)
-                    ms = round(float(t) * 1000)
+                    seconds = float(t)
                 except (TypeError, ValueError):
-                    raise HttpError(f"{where}: malformed sample {pair!r:.60}") from None
+                    raise HttpError(self.redact(f"{where}: malformed sample {pair!r:.60}")) from None
+                if not 0 <= seconds <= MAX_TIMESTAMP:  # NaN, Infinity, 1e400, 1e308 …
+                    raise HttpError(self.redact(
+                        f"{where}: sample time {t!r:.40} is not a time (expected Unix seconds "
+                        "from 1970 to 9999)"))
+                ms = round(seconds * 1000)
                 if math.isfinite(value):
                     points[ms] = value
             out.append(Series({str(k): str(v) for k, v in item["metric"].items()}, points))
@@ -248,19 +338,77 @@ class PrometheusClient:
                 self._sleep(self.retry.next_delay(attempt, e))
 
     def _get_once(self, path: str, params: list[tuple[str, str]]) -> tuple[Any, list[str]]:
+        where = self._where(path)
+        target = f"{self.url}{path}?{urlencode(params)}"
+        self.sent.append(target)
+        for _ in range(MAX_REDIRECTS + 1):
+            self.check_requests(1)
+            self.requests += 1
+            status, headers, body = self._run(self._exchange(where, target))
+            location = headers.get("location") if status in _REDIRECTS else None
+            if not location:
+                break
+            target = self._redirect(where, target, location)
+        else:
+            raise HttpError(self.redact(f"{where}: too many redirects (more than "
+                                        f"{MAX_REDIRECTS})"))
+        if status >= 300:
+            raise self._status_error(where, status, headers, body)
+        try:
+            import orjson
+
+            answer = orjson.loads(body)
+        except ValueError:
+            raise HttpError(self.redact(f"{where}: the response is not JSON (is this "
+                                        "Prometheus' address?)")) from None
+        if not isinstance(answer, dict) or answer.get("status") != "success" or "data" not in answer:
+            raise HttpError(self.redact(f"{where}: not a Prometheus API answer"))
+        warnings = [str(w) for w in answer.get("warnings") or []]
+        if warnings and not self.allow_partial:
+            raise PartialData(self.redact(
+                f"{where}: Prometheus returned partial data ({'; '.join(warnings)[:200]}); "
+                "--allow-partial accepts it and marks the gaps"))
+        return answer["data"], warnings
+
+    def _redirect(self, where: str, current: str, location: str) -> str:
+        """Where a redirect may go: within ``--prometheus-url``'s origin, never from https to
+        http (:mod:`lbctl.admin.policy`); else an error naming the target, nothing sent there."""
+        target = join_location(current, location)
+        if target is None:
+            raise HttpError(self.redact(f"{where}: redirected to an invalid URL "
+                                        f"{url_without_userinfo(location)[:200]!r}"))
+        shown = url_without_userinfo(target)[:200]
+        if downgrade(current, target):
+            raise HttpError(self.redact(f"{where}: refusing to follow a redirect from https to "
+                                        f"{shown}"))
+        if origin_of(target) != origin_of(self.url):
+            raise HttpError(self.redact(f"{where}: redirected to {shown}, another origin than "
+                                        "--prometheus-url's: not followed"))
+        return target
+
+    async def _exchange(self, where: str, url: str) -> tuple[int, Any, bytes]:
+        """One request within the overall deadline: ``(status, headers, body)``."""
         import httpx
 
-        url = self.url + path
-        where = self._where(path)
-        self.sent.append(f"{url}?{urlencode(params)}")
         start = time.perf_counter()
+        http = self._client()
         try:
-            r = self._client().get(url, params=params, headers={**self.auth.headers(),
-                                                                "Accept": "application/json"})
+            async with asyncio.timeout(self.timeout):
+                req = http.build_request("GET", url, headers={
+                    **self.auth.headers(), "Accept": "application/json",
+                    "Accept-Encoding": "gzip"})
+                r = await http.send(req, stream=True)
+                try:
+                    redirect = r.status_code in _REDIRECTS and "location" in r.headers
+                    body = b"" if redirect else await self._read_body(where, r)
+                finally:
+                    await r.aclose()
+        except AdminError:
+            raise
         except httpx.ConnectTimeout:
             raise RequestTimeout(self.redact(f"{where}: connection timed out after "
                                              f"{self.timeout:g} s"), sent=False) from None
-        except httpx.TimeoutException:
+        except (httpx.TimeoutException, TimeoutError):
             raise RequestTimeout(self.redact(f"{where}: no answer within {self.timeout:g} s "
                                              "(--request-timeout)")) from None
         except httpx.ConnectError as e:
@@ -269,45 +417,85 @@ class PrometheusClient:
             raise ConnectionFailed(self.redact(f"{where}: cannot connect ({_reason_text(e)}); "
                                                "is Prometheus running there?"),
                                    sent=False) from None
-        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError):
-            raise ConnectionFailed(self.redact(f"{where}: connection dropped by the server")
-                                   ) from None
+        except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
+            from lbctl.admin.client import dropped_or_malformed
+
+            raise ConnectionFailed(self.redact(f"{where}: {dropped_or_malformed(e)}")) from None
         except httpx.HTTPError as e:
             raise HttpError(self.redact(f"{where}: {type(e).__name__}")) from None
+        except (ValueError, UnicodeError):  # a URL or header httpx cannot encode
+            raise HttpError(self.redact(f"{where}: the request could not be built"),
+                            sent=False) from None
         if self._trace is not None:
             ms = (time.perf_counter() - start) * 1000
-            self._trace(self.redact(f"GET {r.url} -> {r.status_code} ({ms:.1f} ms)"))
-        if r.status_code >= 300:
-            raise self._status_error(where, r)
+            self._trace(self.redact(f"GET {url} -> {r.status_code} ({ms:.1f} ms)"))
+        return r.status_code, r.headers, body
+
+    def _cap(self) -> int:
+        from lbctl.safe.files import LIMITS
+
+        return self.max_response_bytes or LIMITS.max_response_bytes
+
+    async def _read_body(self, where: str, r: Any) -> bytes:
+        """The body, inflated here (gzip or deflate) and refused as soon as its decoded size
+        passes the cap: the compressed stream is fed to zlib a piece at a time, asking for no
+        more output than the cap leaves."""
+        import zlib
+
+        from lbctl.safe.files import human_size
+
+        cap = self._cap()
+        too_big = HttpError(self.redact(f"{where}: the answer is larger than {human_size(cap)} "
+                                        "(raise --max-response-size)"))
+        if r.is_stream_consumed:  # an answer made in memory (a mock transport): already decoded
+            if len(r.content) > cap:
+                raise too_big
+            return bytes(r.content)
+        coding = r.headers.get("content-encoding", "").strip().lower()
+        inflate: Any = None
+        if coding in ("gzip", "x-gzip"):
+            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif coding == "deflate":
+            inflate = zlib.decompressobj()
+        elif coding not in ("", "identity"):
+            raise HttpError(self.redact(f"{where}: unsupported content-encoding {coding[:40]!r}"))
+        declared = r.headers.get("content-length", "")
+        if inflate is None and declared.isascii() and declared.isdigit() and int(declared) > cap:
+            raise too_big
+        out = bytearray()
         try:
-            import orjson
+            async for piece in r.aiter_raw():
+                if inflate is None:
+                    out += piece
+                else:
+                    out += inflate.decompress(piece, cap + 1 - len(out))
+                    if inflate.unconsumed_tail:
+                        raise too_big
+                if len(out) > cap:
+                    raise too_big
+            if inflate is not None:
+                out += inflate.flush()
+                if not inflate.eof:
+                    raise HttpError(self.redact(f"{where}: the compressed answer is truncated"))
+        except zlib.error:
+            raise HttpError(self.redact(f"{where}: the compressed answer is corrupt")) from None
+        if len(out) > cap:
+            raise too_big
+        return bytes(out)
 
-            body = orjson.loads(r.content)
-        except ValueError:
-            raise HttpError(self.redact(f"{where}: the response is not JSON (is this "
-                                        "Prometheus' address?)")) from None
-        if not isinstance(body, dict) or body.get("status") != "success" or "data" not in body:
-            raise HttpError(self.redact(f"{where}: not a Prometheus API answer"))
-        warnings = [str(w) for w in body.get("warnings") or []]
-        if warnings and not self.allow_partial:
-            raise PartialData(self.redact(
-                f"{where}: Prometheus returned partial data ({'; '.join(warnings)[:200]}); "
-                "--allow-partial accepts it and marks the gaps"))
-        return body["data"], warnings
-
-    def _status_error(self, where: str, r: Any) -> AdminError:
+    def _status_error(self, where: str, status: int, headers: Any, body: bytes) -> AdminError:
         from http import HTTPStatus
 
         try:
-            phrase = HTTPStatus(r.status_code).phrase
+            phrase = HTTPStatus(status).phrase
         except ValueError:
             phrase = ""
-        reason = reason_of(r.content, r.headers.get("content-type", ""))
-        text = f"{where}: {r.status_code} {phrase}".rstrip()
+        reason = reason_of(body, headers.get("content-type", ""))
+        text = f"{where}: {status} {phrase}".rstrip()
         if reason and reason != phrase:
             text += f": {reason}"
-        err = error_class(r.status_code)(self.redact(text), status=r.status_code)
-        err.retry_after = retry_after(r.headers.get("retry-after"))
+        err = error_class(status)(self.redact(text), status=status)
+        err.retry_after = retry_after(headers.get("retry-after"))
         return err
 
 
@@ -333,9 +521,11 @@ def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
 
 
 def client_from_config(cfg: PrometheusConfig, *, transport: Any = None,
-                       trace: Callable[[str], None] | None = None, **kwargs: Any
+                       trace: Callable[[str], None] | None = None,
+                       warn: Callable[[str], None] | None = None, **kwargs: Any
                        ) -> PrometheusClient:
-    """A :class:`PrometheusClient` for ``cfg``, authenticated and trusted as the admin client."""
+    """A :class:`PrometheusClient` for ``cfg``, authenticated, trusted and warned about as the
+    admin client (:mod:`lbctl.admin.policy`, :func:`lbctl.admin.tls.verify_for`)."""
     from lbctl.admin.tls import verify_for
     from lbctl.errors import UsageError
 
@@ -348,11 +538,12 @@ def client_from_config(cfg: PrometheusConfig, *, transport: Any = None,
                      key_file=cfg.tls_key_file, timeout=cfg.request_timeout)
     if userinfo is not None and type(auth) is Auth:
         auth = BasicAuth(*userinfo)
-    verify = verify_for(ConnectionConfig(
-        admin_url=url, tls_trust_cert_path=cfg.tls_trust_cert_path,
-        tls_allow_insecure=cfg.tls_allow_insecure,
-        tls_enable_hostname_verification=cfg.tls_enable_hostname_verification), auth)
+    connection = cfg.connection(url)
+    verify = verify_for(connection, auth)
     if hasattr(auth, "verify"):
         auth.verify = verify
+    if warn is not None:
+        for line in connection_warnings(connection, auth, "--prometheus-url"):
+            warn(line)
     return PrometheusClient(url, auth=auth, timeout=cfg.request_timeout, verify=verify,
                             transport=transport, trace=trace, **kwargs)

@@ -19,6 +19,14 @@ it), messages — and can be given any other transport instead (``httpx.MockTran
 * **A stale connection.** When a reused connection turns out closed before any byte of the answer
   arrived (the server dropped an idle connection), a GET or HEAD is sent once more on a new one, as
   httpcore does; any other method is not resent (the server may have acted on it).
+* **Parsing is h11's**, rule for rule (h11 0.16's ``_abnf``, ``_readers``, ``_receivebuffer`` and
+  ``_headers``; a differential test feeds both generated answers): heads end at a blank line with
+  CRLF or bare LF line ends, the status line is ``HTTP/d.d SP 3DIGIT [SP reason]``, header lines
+  are ``token ":" OWS value OWS`` (obs-folded lines joined), ``Content-Length`` is ASCII digits
+  only (20 at most; equal repeats merged, different ones refused), ``Transfer-Encoding`` only
+  ``chunked`` and once, a chunk size 1-20 hex digits (an extension after ``;``, blanks before the
+  CRLF), trailers are header lines. A status below 100 (``000``, ``099``) or an unasked ``101`` is
+  a protocol error; 1xx answers are skipped; 600-999 is an answer, never a success.
 * **Timeouts** come from the request's ``timeout`` extension (:class:`httpx.Timeout`): ``connect``
   covers TCP and the TLS handshake, ``read`` each wait for bytes of the answer.
 * **Errors are httpx's**: :class:`httpx.ConnectError` (with its :class:`OSError` as the cause),
@@ -41,6 +49,17 @@ import httpx  # noqa: TID253  # a transport subclasses httpx's; this module is i
 
 #: the longest response head accepted (status line and headers), and a chunk-size or trailer line
 MAX_HEAD = 64 * 1024
+#: h11's grammar of what it reads (h11/_abnf.py): the status line, a chunk header
+_STATUS_LINE = re.compile(rb"HTTP/([0-9]\.[0-9]) ([0-9]{3})(?: ((?:[ \t]|[^\x00\s])*))?")
+#: what h11 refuses inside a header value once its outer blanks are stripped (NUL, CR, LF, VT, FF)
+_BAD_FIELD = re.compile(rb"[\x00\n\r\x0b\x0c]")
+_CHUNK_SIZE = re.compile(rb"([0-9A-Fa-f]{1,20})(?:;.*)?[ \t]*")
+_OBS_FOLD = re.compile(rb"[ \t]+")
+_BLANK_BYTES = b" \t"
+_BLANK_LINE = re.compile(rb"\n\r?\n")
+_DIGITS = re.compile(rb"[0-9]+")
+#: h11's CONTENT_LENGTH_MAX_DIGITS
+MAX_LENGTH_DIGITS = 20
 #: what h11 refuses in a header name (RFC 9110 ``token``), a header value (controls but HTAB),
 #: and a request target (controls, space, DEL)
 _BAD_NAME = re.compile(rb"[^-!#$%&'*+.^_`|~0-9A-Za-z]")
@@ -119,56 +138,144 @@ class _Conn(asyncio.Protocol):
         return piece
 
     async def line(self, timeout: float | None, what: str) -> bytes:
-        """One CRLF-terminated line (without the CRLF)."""
+        """One CRLF-terminated line (without the CRLF): h11's ``maybe_extract_next_line``."""
         while (i := self.buf.find(b"\r\n")) < 0:
             if len(self.buf) > MAX_HEAD:
                 raise httpx.RemoteProtocolError(f"{what} too long")
             await self.more(timeout)
         return self.take(i + 2)[:-2]
 
-    async def head(self, timeout: float | None) -> tuple[int, bytes, bytes, list[tuple[bytes, bytes]]]:
-        """``(status, version, reason, headers)`` of the next response head."""
-        while (i := self.buf.find(b"\r\n\r\n")) < 0:
-            if len(self.buf) > MAX_HEAD:
-                raise httpx.RemoteProtocolError("response head too large")
+    async def lines(self, timeout: float | None, what: str, *, head: bool = False) -> list[bytes]:
+        """The lines up to the next blank line (CRLF or bare LF ends), without their ends; an
+        empty list when a blank line comes first: h11's ``maybe_extract_lines``."""
+        while True:
+            buf = self.buf
+            if buf[:1] == b"\n" or buf[:2] == b"\r\n":
+                self.take(1 if buf[:1] == b"\n" else 2)
+                return []
+            i = buf.find(b"\r\n\r\n")
+            if i >= 0 and buf.count(b"\n", 0, i) == buf.count(b"\r\n", 0, i):
+                # CRLF throughout, as every server writes: no bare LF ends the head earlier
+                return self.take(i + 4)[:-4].split(b"\r\n")
+            m = _BLANK_LINE.search(buf)
+            if m is not None:
+                break
+            if head and buf and buf[0] < 0x21:  # h11 refuses it without waiting for the rest
+                raise httpx.RemoteProtocolError("illegal status line")
+            if len(buf) > MAX_HEAD:
+                raise httpx.RemoteProtocolError(f"{what} too large")
             await self.more(timeout)
-        lines = self.take(i + 4)[:-4].split(b"\r\n")
-        version, _, rest = lines[0].partition(b" ")
-        code, _, reason = rest.partition(b" ")
-        if not version.startswith(b"HTTP/1.") or len(code) != 3 or not code.isdigit():
-            raise httpx.RemoteProtocolError("not an HTTP/1.x status line")
-        headers: list[tuple[bytes, bytes]] = []
-        for line in lines[1:]:
-            name, sep, value = line.partition(b":")
-            if not sep or not name:
-                raise httpx.RemoteProtocolError("malformed header line")
-            headers.append((name, value.strip(b" \t")))
-        if _BAD_NAME.search(b"".join(name for name, _ in headers)) is not None:
+        lines = self.take(m.end()).split(b"\n")[:-2]
+        return [ln[:-1] if ln[-1:] == b"\r" else ln for ln in lines]
+
+    async def head(self, timeout: float | None) -> tuple[int, bytes, bytes, list[tuple[bytes, bytes]]]:
+        """``(status, version, reason, headers)`` of the next final response head (1xx ones are
+        read and skipped)."""
+        while True:
+            lines = await self.lines(timeout, "response head", head=True)
+            if not lines:
+                raise httpx.RemoteProtocolError("no response line received")
+            m = _STATUS_LINE.fullmatch(lines[0])
+            if m is None:
+                raise httpx.RemoteProtocolError("illegal status line")
+            headers = header_fields(lines[1:])
+            status = int(m[2])
+            if status < 100:
+                raise httpx.RemoteProtocolError(f"status code {m[2].decode()} out of range")
+            if status == 101:  # h11: a protocol switch nobody asked for
+                raise httpx.RemoteProtocolError("unexpected 101 Switching Protocols")
+            if status >= 200:
+                return status, b"HTTP/" + m[1], m[3] or _EMPTY, headers
+
+
+def header_fields(lines: list[bytes]) -> list[tuple[bytes, bytes]]:
+    """Header (or trailer) lines as h11 reads them: obs-folded lines joined with a blank, each
+    ``name: value`` checked (h11's ``header_field``: a token, then a value without NUL or
+    whitespace other than inner blanks and tabs), ``Content-Length`` merged and checked,
+    ``Transfer-Encoding`` only ``chunked`` (lower-cased) and once. The names and the values are
+    each checked in one pass over all of them: the same verdict as line by line, for less."""
+    out: list[tuple[bytes, bytes]] = []
+    length: bytes | None = None
+    chunked = False
+    for line in lines:
+        name, sep, value = line.partition(b":")
+        if not name or name[0] in _BLANK_BYTES:
+            if name and name[0] in _BLANK_BYTES:  # an obs-fold: h11 joins the lines first
+                return header_fields(_unfolded(lines))
             raise httpx.RemoteProtocolError("malformed header line")
-        return int(code), version, reason, headers
+        if not sep:
+            raise httpx.RemoteProtocolError("malformed header line")
+        value = value.strip(b" \t")
+        if len(name) in (14, 17):  # Content-Length, Transfer-Encoding: checked and normalised
+            key = name.lower()
+            if key == b"content-length":
+                if not (value.isdigit() and len(value) <= MAX_LENGTH_DIGITS):
+                    value = _one_length(value)
+                if length is None:
+                    length = value
+                elif value != length:
+                    raise httpx.RemoteProtocolError("conflicting content-length headers")
+                else:
+                    continue
+            elif key == b"transfer-encoding":
+                value = value.lower()
+                if chunked or value != b"chunked":
+                    raise httpx.RemoteProtocolError(
+                        f"unsupported transfer-encoding {value.decode('latin-1')!r}")
+                chunked = True
+        out.append((name, value))
+    if (_BAD_NAME.search(b"".join([n for n, _ in out])) is not None
+            or _BAD_FIELD.search(b"".join([v for _, v in out])) is not None):
+        raise httpx.RemoteProtocolError("malformed header line")
+    return out
+
+
+def _one_length(value: bytes) -> bytes:
+    """A Content-Length value other than plain digits: h11 accepts a list of equal lengths."""
+    if _BAD_FIELD.search(value) is not None:  # refused as a header line before any length
+        raise httpx.RemoteProtocolError("malformed header line")
+    lengths = {v.strip() for v in value.split(b",")}
+    if len(lengths) != 1:
+        raise httpx.RemoteProtocolError("conflicting content-length headers")
+    value = lengths.pop()
+    if _DIGITS.fullmatch(value) is None or len(value) > MAX_LENGTH_DIGITS:
+        raise httpx.RemoteProtocolError("bad content-length")
+    return value
+
+
+def _unfolded(lines: list[bytes]) -> list[bytes]:
+    """h11's ``_obsolete_line_fold``: a line starting with blanks continues the one before."""
+    folded: list[bytes] = []
+    for line in lines:
+        fold = _OBS_FOLD.match(line)
+        if fold is None:
+            folded.append(line)
+        elif folded:
+            folded[-1] += b" " + line[fold.end():]
+        else:
+            raise httpx.RemoteProtocolError("continuation line at start of headers")
+    return folded
 
 
 def _framing(method: str, status: int, version: bytes,
              headers: list[tuple[bytes, bytes]]) -> tuple[int | None, bool, bool]:
-    """``(length, chunked, keep_alive)`` of an answer; ``length`` None: up to the close."""
+    """``(length, chunked, keep_alive)`` of an answer (headers checked by
+    :func:`header_fields`); ``length`` None: up to the close. h11's ``_body_framing`` and
+    ``_keep_alive``."""
     length: int | None = None
-    te = connection = b""
+    chunked = False
+    keep = version >= b"HTTP/1.1"
     for name, value in headers:
         key = name.lower()
         if key == b"content-length":
-            if not value.isdigit() or (length is not None and int(value) != length):
-                raise httpx.RemoteProtocolError("bad content-length")
             length = int(value)
         elif key == b"transfer-encoding":
-            te = (te + b"," + value) if te else value
-        elif key == b"connection":
-            connection += value.lower()
-    keep = version == b"HTTP/1.1" and b"close" not in connection
+            chunked = True
+        elif key == b"connection" and keep:
+            keep = b"close" not in [v.strip() for v in value.lower().split(b",")]
     if method == "HEAD" or status in (204, 304):
         return 0, False, keep
-    if te:
-        if te.strip().lower() != b"chunked":
-            raise httpx.RemoteProtocolError(f"unsupported transfer-encoding {te.decode('latin-1')!r}")
+    if chunked:
         return None, True, keep
     if length is None:
         return None, False, False
@@ -213,9 +320,8 @@ class _Body(httpx.AsyncByteStream):
                 raise httpx.RemoteProtocolError("bad chunk end")
             self._chunks += 1
             self._left = await self._chunk_size()
-            if self._left == 0:  # the last chunk; trailers up to an empty line are ignored
-                while await conn.line(timeout, "trailer") != _EMPTY:
-                    pass
+            if self._left == 0:  # the last chunk; trailers are checked, then ignored
+                header_fields(await conn.lines(timeout, "trailers"))
                 return _EMPTY
         if self._left == 0:
             return _EMPTY
@@ -226,19 +332,15 @@ class _Body(httpx.AsyncByteStream):
         return piece
 
     async def _chunk_size(self) -> int:
-        line = await self._conn.line(self._timeout, "chunk size line")
-        text = line.split(b";", 1)[0].strip()
-        if not text or _BAD_SIZE.search(text) is not None:
+        m = _CHUNK_SIZE.fullmatch(await self._conn.line(self._timeout, "chunk size line"))
+        if m is None:
             raise httpx.RemoteProtocolError("bad chunk size")
-        return int(text, 16)
+        return int(m[1], 16)
 
     async def aclose(self) -> None:
         if not self._done:
             self._done = True
             self._conn.close()
-
-
-_BAD_SIZE = re.compile(rb"[^0-9A-Fa-f]")
 
 
 class Http1Transport(httpx.AsyncBaseTransport):
@@ -285,10 +387,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
         conn.received = False
         try:
             conn.transport.write(message)
-            while True:
-                status, version, reason, headers = await conn.head(timeout)
-                if not 100 <= status < 200:
-                    break
+            status, version, reason, headers = await conn.head(timeout)
             length, chunked, keep = _framing(method, status, version, headers)
         except BaseException:
             conn.close()
@@ -318,7 +417,8 @@ class Http1Transport(httpx.AsyncBaseTransport):
                     # TLS is started here rather than by create_connection(ssl=…): on a refused
                     # certificate the socket is ours to close at once
                     try:
-                        tls = await loop.start_tls(raw, conn, ctx, server_hostname=host)
+                        tls = await loop.start_tls(raw, conn, ctx,
+                                                   server_hostname=host.partition("%")[0])
                     except BaseException:
                         raw.close()
                         raise

@@ -128,31 +128,18 @@ def prometheus_source(ctx: typer.Context | None, args: PrometheusArgs) -> Promet
 
 
 def open_prometheus(ctx: typer.Context | None, args: PrometheusArgs) -> PrometheusClient:
-    from lbctl.admin.clientconf import read_client_conf
     from lbctl.admin.prometheus import DEFAULT_TIMEOUT, PrometheusConfig, client_from_config
-    from lbctl.cli.connection import options_of
+    from lbctl.cli.connection import options_of, warn
 
     assert args.url is not None
-    conf = read_client_conf(args.prometheus_conf) if args.prometheus_conf else {}
-
-    def flag(key: str) -> bool:
-        return conf.get(key, "").strip().lower() == "true"
-
     opts = options_of(ctx)
-    cfg = PrometheusConfig(
-        url=args.url, auth_plugin=conf.get("authPlugin") or None,
-        auth_params=conf.get("authParams") or None,
-        tls_trust_cert_path=conf.get("tlsTrustCertsFilePath") or None,
-        tls_allow_insecure=flag("tlsAllowInsecureConnection"),
-        tls_enable_hostname_verification=flag("tlsEnableHostnameVerification"),
-        tls_cert_file=conf.get("tlsCertificateFilePath") or None,
-        tls_key_file=conf.get("tlsKeyFilePath") or None,
-        request_timeout=opts.request_timeout or DEFAULT_TIMEOUT)
+    cfg = PrometheusConfig.read(args.url, args.prometheus_conf,
+                                opts.request_timeout or DEFAULT_TIMEOUT)
 
     def trace(line: str) -> None:
         sys.stderr.write(f"lbctl: debug: {line}\n")
 
-    return client_from_config(cfg, trace=trace if opts.debug else None,
+    return client_from_config(cfg, trace=trace if opts.debug else None, warn=warn,
                               allow_partial=args.allow_partial)
 
 

@@ -1,4 +1,4 @@
-"""The one way lbctl keeps a credential out of what it prints: messages, traces, notes.
+r"""The one way lbctl keeps a credential out of what it prints: messages, traces, notes.
 
 Two things can carry a secret into a line of text:
 
@@ -6,8 +6,11 @@ Two things can carry a secret into a line of text:
   shows one URL with ``***@`` in its place, and :func:`redact` removes it from every URL inside
   a longer text;
 * **a credential the client knows** (a token, a password, an OAuth2 client secret): :func:`redact`
-  replaces it, and its JSON-, ``repr``- and URL-escaped forms (a server may echo it in any of
-  them, e.g. inside a JSON error body or a query string), with ``***``.
+  replaces it with ``***`` however a server may have escaped it when echoing it (inside a JSON
+  error body, a query string, a URL): each of its characters may be written as itself, as
+  percent-escaped UTF-8 in either hex case (``%2f``, ``%2F``; ``+`` for a blank), as a JSON
+  ``\uXXXX`` escape in either case (Go's encoder writes ``<``, ``>``, ``&`` so) or a JSON/``repr``
+  backslash escape (``\/``, ``\"``, ``\'``, ``\\``) — any mix of them.
 
 The admin client, the Prometheus client and the CLI's notes all call these two functions, so a
 form of a secret handled for one is handled for all.
@@ -15,10 +18,9 @@ form of a secret handled for one is handled for all.
 
 from __future__ import annotations
 
-import json
+import functools
 import re
 from collections.abc import Iterable
-from urllib.parse import quote, quote_plus
 
 __all__ = ["MIN_SECRET", "redact", "url_without_userinfo"]
 
@@ -40,20 +42,35 @@ def url_without_userinfo(url: str) -> str:
     return f"{scheme}{sep}{host}{tail}"
 
 
-def _forms(secret: str) -> set[str]:
-    """A secret as it may appear in text: as is, JSON-escaped, ``repr``-escaped, URL-encoded."""
-    return {secret, json.dumps(secret)[1:-1], repr(secret)[1:-1], quote(secret, safe=""),
-            quote_plus(secret)}
+def _char(ch: str) -> str:
+    """A pattern of one character of a secret in any of the forms the module docstring lists."""
+    alts = [re.escape(ch), "".join(f"%(?i:{b:02x})" for b in ch.encode("utf-8", "surrogatepass"))]
+    code = ord(ch)
+    if code < 0x10000:
+        alts.append(f"\\\\u(?i:{code:04x})")
+    else:  # a UTF-16 surrogate pair, as JSON writes characters beyond the BMP
+        hi, lo = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
+        alts.append(f"\\\\u(?i:{hi:04x})\\\\u(?i:{lo:04x})")
+    if ch in "/\"'\\":
+        alts.append(re.escape("\\" + ch))
+    if ch == " ":
+        alts.append(r"\+")
+    return "(?:" + "|".join(alts) + ")"
+
+
+@functools.lru_cache(maxsize=64)
+def _pattern(secrets: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One pattern for all ``secrets`` (longest first), or None when none is long enough."""
+    kept = sorted({s for s in secrets if len(s) >= MIN_SECRET}, key=len, reverse=True)
+    if not kept:
+        return None
+    return re.compile("|".join("".join(_char(ch) for ch in s) for s in kept))
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` without any of ``secrets`` (in any of their escaped forms, longest first) and
-    without user info in any http(s) URL it contains."""
-    forms: set[str] = set()
-    for s in secrets:
-        if s:
-            forms |= _forms(s)
-    for f in sorted(forms, key=len, reverse=True):
-        if len(f) >= MIN_SECRET:
-            text = text.replace(f, "***")
+    """``text`` without any of ``secrets`` (in any of their escaped forms) and without user info
+    in any http(s) URL it contains."""
+    pattern = _pattern(tuple(secrets))
+    if pattern is not None:
+        text = pattern.sub("***", text)
     return _USERINFO.sub(r"\1***@", text)

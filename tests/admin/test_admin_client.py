@@ -62,11 +62,11 @@ def test_cross_host_307_keeps_method_body_and_authorization() -> None:
 
 
 @mock
-def test_relative_location_and_302_keep_the_method() -> None:
-    again = mock.put(A + "/admin/v2/namespaces/t/n/unload", params={"x": "1"}).mock(
+def test_relative_location_and_307_keep_the_method() -> None:
+    again = mock.put(A + "/admin/v2/namespaces/t/n/unload", params={"authoritative": "true"}).mock(
         return_value=httpx.Response(204))
-    mock.put(A + "/admin/v2/namespaces/t/n/unload").mock(
-        return_value=httpx.Response(302, headers={"Location": "/admin/v2/namespaces/t/n/unload?x=1"}))
+    mock.put(A + "/admin/v2/namespaces/t/n/unload").mock(return_value=httpx.Response(
+        307, headers={"Location": "/admin/v2/namespaces/t/n/unload?authoritative=true"}))
     with client() as c:
         assert c.request(unload_call("t/n")).status == 204
     assert again.called

@@ -50,6 +50,18 @@ def test_client_conf_from_env_and_flags_win(tmp_path: Path) -> None:
     assert "admin.jwt" not in repr(cfg)
 
 
+def test_client_conf_is_read_as_java_reads_it(tmp_path: Path) -> None:
+    """Issue 25 #2: ``webServiceUrl https://…`` (a blank as the separator) was ignored, so the
+    token went in clear text to http://localhost:8080; continuations and \\u escapes too."""
+    conf = tmp_path / "client.conf"
+    conf.write_bytes(b"webServiceUrl https://pulsar.example.com:8443\n"
+                     b"authPlugin AuthenticationToken\n"
+                     b"authParams token:abc\\\n    def\\u0047\n")
+    cfg = resolve_connection(ConnectionOptions(client_conf=str(conf)), env={})
+    assert cfg.admin_url == "https://pulsar.example.com:8443"
+    assert cfg.auth_params == "token:abcdefG"
+
+
 def test_only_known_keys_are_read(tmp_path: Path) -> None:
     conf = tmp_path / "client.conf"
     conf.write_text(CONF + "tlsProvider=Conscrypt\n")

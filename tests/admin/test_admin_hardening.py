@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from lbctl.admin.auth import PLUGIN_NAMES, PLUGIN_TABLE, make_auth, plugin_kind
-from lbctl.admin.client import AdminClient, client_from_config, unload_call
+from lbctl.admin.client import LOAD_REPORT, AdminClient, call, client_from_config, unload_call
 from lbctl.admin.clientconf import ConnectionOptions, resolve_connection
 from lbctl.admin.errors import HttpError
 from lbctl.errors import ConfigError, UsageError
@@ -33,13 +33,57 @@ def client(url: str = A, **kw) -> AdminClient:
 @mock
 def test_a_redirect_to_another_host_is_refused_and_names_the_target() -> None:
     mock.put(A + "/admin/v2/namespaces/t/n/unload").mock(return_value=httpx.Response(
-        307, headers={"Location": "http://evil:80/steal"}))
+        307, headers={"Location": "http://evil:80/admin/v2/namespaces/t/n/unload"}))
     mock.get(A + "/admin/v2/brokers").mock(return_value=httpx.Response(200, json=["b1:8080"]))
-    evil = mock.put("http://evil:80/steal").mock(return_value=httpx.Response(204))
-    with client() as c, pytest.raises(HttpError, match=r"redirected to http://evil:80/steal.*"
+    evil = mock.route(host="evil").mock(return_value=httpx.Response(204))
+    with client() as c, pytest.raises(HttpError, match=r"redirected to http://evil:80/admin/.*"
                                                        r"not followed \(the change was not made\)"):
         c.request(unload_call("t/n"))
     assert not evil.called
+
+
+BUNDLE = "/admin/v2/namespaces/t/n/0x00000000_0x40000000"
+
+
+@mock
+@pytest.mark.parametrize(("status", "location", "why"), [
+    # issue 25 #3: a 307 from PUT …/A/unload to …/B/split split B with the token
+    (307, "http://b1:8080/admin/v2/namespaces/t/n/0x40000000_0x80000000/split", "the path or query"),
+    (308, "http://b1:8080" + BUNDLE + "/split", "the path or query"),
+    (307, "http://b1:8080" + BUNDLE + "/unload?destinationBroker=evil%3A8080", "the path or query"),
+    (307, "http://b1:8080" + BUNDLE + "/unload?authoritative=maybe", "the path or query"),
+    (301, "http://b1:8080" + BUNDLE + "/unload", "the method"),
+    (302, "http://b1:8080" + BUNDLE + "/unload", "the method"),
+    (303, "http://b1:8080" + BUNDLE + "/unload", "the method"),
+])
+def test_a_mutation_s_redirect_never_changes_the_request(status: int, location: str,
+                                                         why: str) -> None:
+    mock.put(A + BUNDLE + "/unload").mock(return_value=httpx.Response(
+        status, headers={"Location": location}))
+    brokers = mock.get(A + "/admin/v2/brokers").mock(
+        return_value=httpx.Response(200, json=["b1:8080"]))
+    elsewhere = mock.route(host="b1").mock(return_value=httpx.Response(204))
+    with client() as c, pytest.raises(HttpError) as e:
+        c.request(unload_call("t/n", "0x00000000_0x40000000"))
+    message = str(e.value)
+    assert f"the {status} redirect to " in message and "\n" not in message
+    assert message.endswith(f"would change {why} of the PUT: not followed (the change was not made)")
+    assert not elsewhere.called and not brokers.called  # nothing sent anywhere after the redirect
+
+
+@mock
+def test_a_mutation_s_redirect_may_change_the_host_to_an_owner() -> None:
+    """Pulsar's own redirect (PulsarWebResource.validateNamespaceBundleOwnership): another host
+    and port, the same path and query (escapes written either way), ``authoritative`` set."""
+    mock.put(A + BUNDLE + "/unload", params={"destinationBroker": "b2:8080"}).mock(
+        return_value=httpx.Response(307, headers={
+            "Location": "http://b1:8080/admin/v2/namespaces/t/n/0x00000000_0x40000000/%75nload"
+                        "?destinationBroker=b2%3a8080&authoritative=false"}))
+    mock.get(A + "/admin/v2/brokers").mock(return_value=httpx.Response(200, json=["b1:8080"]))
+    owner = mock.put("http://b1:8080" + BUNDLE + "/unload").mock(return_value=httpx.Response(204))
+    with client() as c:
+        assert c.request(unload_call("t/n", "0x00000000_0x40000000", "b2:8080")).status == 204
+    assert owner.calls.last.request.method == "PUT"
 
 
 @mock
@@ -70,6 +114,25 @@ def test_a_bad_location_is_reported_as_such() -> None:
         307, headers={"Location": "http://[::1/x"}))
     with client() as c, pytest.raises(HttpError, match="redirected to an invalid URL"):
         c.clusters()
+
+
+def test_ipv6_zone_ids_in_broker_ids() -> None:
+    """Issue 25 #12: ``[::1%x]:8080``-like ids were internal errors (a ValueError out of the URL
+    parser); a zone id is unreserved characters, and --broker-host-allow never matches it."""
+    with AdminClient(A, broker_host_allow=["fe80::1", "::1"]) as c:
+        assert c.broker_url("[fe80::1%eth0]:8080") == "http://[fe80::1%eth0]:8080"
+        assert c.broker_url("[::1%x]:8080") == "http://[::1%x]:8080"
+        for bad in ("[::1%]:8080", "[::1%x%y]:8080", "[::1%/a]:8080", "[::1%?]:8080",
+                    "[::1%#]:8080", "[::1%@h]:8080", "[::1%:]:8080", "[::1%\u00e9]:8080",
+                    "[::1%x]]:8080"):
+            with pytest.raises(HttpError, match="not host:port"):
+                c.broker_url(bad)
+        c.trust_brokers(["[::1%]:8080", "[::1%/a]:8080", "[::1%@evil]:8080"])  # skipped, no error
+    with AdminClient(A, broker_host_allow=["*eth0", "*%*"]) as c:
+        assert not c.host_allowed("fe80::1%eth0", 8080)  # the zone is not part of the match
+        c.broker_url("[fe80::1%eth0]:8080")
+        with pytest.raises(HttpError, match="does not match --broker-host-allow"):
+            c.request(call(LOAD_REPORT, base="http://[fe80::1%eth0]:8080"))
 
 
 def test_broker_urls_keep_the_admin_scheme_and_need_host_port() -> None:

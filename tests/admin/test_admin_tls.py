@@ -42,10 +42,10 @@ def test_both_clients_build_their_context_from_the_same_trust_file(tmp_path: Pat
         for ctx in (admin._verify, prom._verify):
             assert isinstance(ctx, ssl.SSLContext)
             assert ctx.cert_store_stats()["x509"] == 1  # the trust file alone, not the CA store
-        # today's settings, unchanged: the admin client checks host names when a credential is
-        # sent; the Prometheus client only when tlsEnableHostnameVerification says so
+        # one policy (issue 25 #1): both check host names when a credential is sent and
+        # tlsEnableHostnameVerification is not given
         assert admin._verify.check_hostname is True
-        assert prom._verify.check_hostname is False
+        assert prom._verify.check_hostname is True
     finally:
         admin.close()
         prom.close()

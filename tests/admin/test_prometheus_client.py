@@ -4,6 +4,8 @@ transport (the real Prometheus is in tests/sources/test_prometheus_*.py)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import parse_qs
 
 import httpx  # noqa: TID253  # a test of the HTTP client: its transport is httpx
@@ -25,6 +27,27 @@ from lbctl.errors import ExitStatus, UsageError
 
 STEP = 60_000
 T0 = 1_700_000_000_000
+_OPEN: list[PrometheusClient] = []
+
+
+@pytest.fixture(autouse=True)
+def _clients_closed() -> Iterator[None]:
+    """Every client a test makes is closed after it (its event loop with it)."""
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
+def prom(*args: Any, **kwargs: Any) -> PrometheusClient:
+    client = PrometheusClient(*args, **kwargs)
+    _OPEN.append(client)
+    return client
+
+
+def prom_from(*args: Any, **kwargs: Any) -> PrometheusClient:
+    client = client_from_config(*args, **kwargs)
+    _OPEN.append(client)
+    return client
 
 
 @given(start=st.integers(0, 10**6), steps=st.integers(1, 5000), series=st.integers(1, 10**5),
@@ -86,7 +109,7 @@ def range_server(requests: list[httpx.Request], *, fail: dict[int, int] | None =
 
 def test_query_range_is_chunked_and_merged() -> None:
     reqs: list[httpx.Request] = []
-    c = PrometheusClient("http://prom", transport=range_server(reqs), max_points=10)
+    c = prom("http://prom", transport=range_server(reqs), max_points=10)
     res = c.query_range("up", T0, T0 + 24 * STEP, STEP)
     assert len(reqs) == 3  # 25 points in 10 + 10 + 5
     assert [len(parse_qs(r.url.query.decode())["start"]) for r in reqs] == [1, 1, 1]
@@ -111,7 +134,7 @@ def test_too_many_samples_halves_the_chunk() -> None:
                          "execution"})
         return inner.handle_request(req)
 
-    c = PrometheusClient("http://prom", transport=httpx.MockTransport(handler))
+    c = prom("http://prom", transport=httpx.MockTransport(handler))
     res = c.query_range("up", T0, T0 + 19 * STEP, STEP)
     assert sorted(res.series[0].points) == [T0 + i * STEP for i in range(20)]
 
@@ -119,12 +142,12 @@ def test_too_many_samples_halves_the_chunk() -> None:
 def test_unavailable_is_retried_boundedly() -> None:
     reqs: list[httpx.Request] = []
     sleeps: list[float] = []
-    c = PrometheusClient("http://prom", transport=range_server(reqs, fail={0: 503, 1: 503}),
+    c = prom("http://prom", transport=range_server(reqs, fail={0: 503, 1: 503}),
                          sleep=sleeps.append)
     assert c.query_range("up", T0, T0, STEP).series
     assert len(reqs) == 3 and sleeps == [0.5, 1.0]
     reqs.clear()
-    c = PrometheusClient("http://prom", transport=range_server(reqs, fail={0: 503, 1: 503, 2: 503}),
+    c = prom("http://prom", transport=range_server(reqs, fail={0: 503, 1: 503, 2: 503}),
                          sleep=sleeps.append)
     with pytest.raises(ServerError) as e:
         c.query_range("up", T0, T0, STEP)
@@ -143,14 +166,14 @@ def test_a_429_retry_after_is_waited_for_up_to_the_cap() -> None:
             return httpx.Response(429, headers={"Retry-After": after}, json={"error": "slow down"})
         return httpx.Response(200, content=matrix([({"instance": "b1"}, [(T0 / 1000, "1")])]))
 
-    c = PrometheusClient("http://prom", transport=httpx.MockTransport(handler), sleep=sleeps.append)
+    c = prom("http://prom", transport=httpx.MockTransport(handler), sleep=sleeps.append)
     assert c.query_range("up", T0, T0, STEP).series
     assert sleeps == [5.0, 2.0]  # the shared policy: Retry-After of a 429, capped at 5 s
 
 
 def test_a_bad_query_is_not_retried() -> None:
     reqs: list[httpx.Request] = []
-    c = PrometheusClient("http://prom", transport=range_server(reqs, fail={0: 404}))
+    c = prom("http://prom", transport=range_server(reqs, fail={0: 404}))
     with pytest.raises(NotFound):
         c.series(["up"], T0, T0)
     assert len(reqs) == 1
@@ -160,10 +183,10 @@ def test_partial_data_is_an_error_unless_allowed() -> None:
     reqs: list[httpx.Request] = []
     t = range_server(reqs, warnings=["store unavailable: partial response"])
     with pytest.raises(PartialData) as e:
-        PrometheusClient("http://prom", transport=t).query_range("up", T0, T0, STEP)
+        prom("http://prom", transport=t).query_range("up", T0, T0, STEP)
     assert "partial data (store unavailable: partial response)" in str(e.value)
     assert "--allow-partial" in str(e.value) and "\n" not in str(e.value)
-    res = PrometheusClient("http://prom", transport=t, allow_partial=True).query_range(
+    res = prom("http://prom", transport=t, allow_partial=True).query_range(
         "up", T0, T0, STEP)
     assert res.warnings == ["store unavailable: partial response"] and res.series
 
@@ -172,7 +195,7 @@ def test_slow_and_down_are_one_line_errors() -> None:
     def slow(req: httpx.Request) -> httpx.Response:
         raise httpx.ReadTimeout("timed out", request=req)
 
-    c = PrometheusClient("http://prom", transport=httpx.MockTransport(slow), timeout=2)
+    c = prom("http://prom", transport=httpx.MockTransport(slow), timeout=2)
     with pytest.raises(RequestTimeout) as e:
         c.query_range("up", T0, T0, STEP)
     assert str(e.value) == "GET http://prom/api/v1/query_range: no answer within 2 s (--request-timeout)"
@@ -183,7 +206,7 @@ def test_slow_and_down_are_one_line_errors() -> None:
         calls.append(req)
         raise httpx.ConnectError("[Errno 111] Connection refused", request=req)
 
-    c = PrometheusClient("http://prom", transport=httpx.MockTransport(down), sleep=lambda s: None)
+    c = prom("http://prom", transport=httpx.MockTransport(down), sleep=lambda s: None)
     with pytest.raises(ConnectionFailed) as e2:
         c.series(["up"], T0, T0)
     assert "cannot connect (connection refused)" in str(e2.value)
@@ -195,14 +218,14 @@ def test_answers_that_are_not_prometheus_are_errors() -> None:
         return httpx.Response(200, content=b"<html>login</html>")
 
     with pytest.raises(Exception, match="not JSON"):
-        PrometheusClient("http://p", transport=httpx.MockTransport(html)).series(["up"], T0, T0)
+        prom("http://p", transport=httpx.MockTransport(html)).series(["up"], T0, T0)
 
     def odd(req: httpx.Request) -> httpx.Response:
         return httpx.Response(200, json={"status": "success", "data": {"resultType": "vector",
                                                                         "result": []}})
 
     with pytest.raises(Exception, match="expected a matrix"):
-        PrometheusClient("http://p", transport=httpx.MockTransport(odd)).query_range(
+        prom("http://p", transport=httpx.MockTransport(odd)).query_range(
             "up", T0, T0, STEP)
 
 
@@ -212,7 +235,7 @@ def test_nan_and_inf_samples_are_missing_not_zero() -> None:
                                                                  (T0 / 1000 + 60, "+Inf"),
                                                                  (T0 / 1000 + 120, "2.5")])]))
 
-    res = PrometheusClient("http://p", transport=httpx.MockTransport(handler)).query_range(
+    res = prom("http://p", transport=httpx.MockTransport(handler)).query_range(
         "x", T0, T0 + 2 * STEP, STEP)
     assert res.series[0].points == {T0 + 2 * STEP: 2.5}
 
@@ -227,14 +250,14 @@ def test_bearer_and_basic_auth_and_redaction(tmp_path) -> None:
 
     token = tmp_path / "token"
     token.write_text("s3cr3t-token\n")
-    c = client_from_config(PrometheusConfig("http://prom:9090", auth_plugin="token",
+    c = prom_from(PrometheusConfig("http://prom:9090", auth_plugin="token",
                                             auth_params=f"file://{token}"),
                            transport=httpx.MockTransport(handler))
     with pytest.raises(Exception) as e:
         c.series(["up"], T0, T0)
     assert seen[-1] == "Bearer s3cr3t-token"
     assert "401 Unauthorized" in str(e.value) and "s3cr3t" not in str(e.value)
-    c = client_from_config(PrometheusConfig("https://ops:pa%3Ass@prom:9090/"),
+    c = prom_from(PrometheusConfig("https://ops:pa%3Ass@prom:9090/"),
                            transport=httpx.MockTransport(handler))
     assert c.url == "https://prom:9090"
     with pytest.raises(Exception) as e:
@@ -245,6 +268,6 @@ def test_bearer_and_basic_auth_and_redaction(tmp_path) -> None:
 
 def test_urls_are_checked_and_userinfo_split() -> None:
     with pytest.raises(UsageError, match="must start with http"):
-        client_from_config(PrometheusConfig("prom:9090"))
+        prom_from(PrometheusConfig("prom:9090"))
     assert split_userinfo("http://u:p@h:1/x?y") == ("http://h:1/x?y", ("u", "p"))
     assert split_userinfo("http://h") == ("http://h", None)

@@ -164,10 +164,15 @@ class PrometheusHistory:
     # ---- building ------------------------------------------------------------------------------
     def snapshots(self) -> Iterator[dict[str, Any]]:
         """Snapshot v1 objects, in time order (streamed: one chunk of steps in memory at once)."""
-        from lbctl.admin.prometheus import plan_chunks
+        from lbctl.admin.prometheus import chunk_count, plan_chunks
 
         req = self.req
         last_t = req.end_ms + req.step_ms  # one step past the end: the last interval's decisions
+        # every chunk asks once per metric name found: refused before the first one if too many
+        queries = sum(len(names) for names in self.layout.names.values())
+        self.client.check_requests(max(1, queries) * chunk_count(
+            req.start_ms, last_t, req.step_ms, self.layout.max_series,
+            max_points=self.client.max_points, max_samples=self.client.max_samples))
         chunks = plan_chunks(req.start_ms, last_t, req.step_ms, self.layout.max_series,
                              max_points=self.client.max_points,
                              max_samples=self.client.max_samples)

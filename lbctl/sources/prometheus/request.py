@@ -28,6 +28,11 @@ class Reference:
         return cls(dict(state.namespaces), dict(state.config), origin)
 
 
+#: snapshots one range may make (one per step): a year at one-minute steps is 525,600; checked
+#: before any request, so that ``--since 3y --step 1ms`` is a one-line error, not 95 billion steps
+MAX_STEPS = 1_000_000
+
+
 @dataclass(frozen=True)
 class HistoryRequest:
     start_ms: int
@@ -42,6 +47,13 @@ class HistoryRequest:
                              f"({iso_time(max(self.start_ms, 0))})")
         if self.step_ms <= 0:
             raise UsageError("--step must be more than zero")
+        if self.start_ms < 0:
+            raise UsageError(f"the range starts before 1970 ({self.start_ms / 1000:.0f} s)")
+        steps = (self.end_ms - self.start_ms) // self.step_ms + 1
+        if steps > MAX_STEPS:
+            raise UsageError(f"the range holds {steps:,} steps of {self.step_ms:,} ms (one snapshot "
+                             f"each); at most {MAX_STEPS:,}: use a longer --step or a shorter "
+                             "range")
 
 
 @dataclass
