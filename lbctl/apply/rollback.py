@@ -7,7 +7,8 @@ carries it out through the same path (re-validated, confirmed, paced, journaled,
 the broker the plan took it from, in reverse order, reason ``Admin``. Splits cannot be undone
 (Pulsar has no merge): they are listed as skipped actions so the plan says so. A rollback plan is
 exempt from the grace-period check (it returns bundles moved moments ago, on purpose), not from
-anything else.
+anything else — when the operator applies it with ``apply --rollback`` (the plan's own
+``"shedding": "rollback"`` exempts nothing: a file cannot vouch for itself).
 """
 
 from __future__ import annotations

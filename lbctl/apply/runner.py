@@ -50,7 +50,7 @@ from lbctl.apply import validate as V
 from lbctl.apply.journal import RunHistory, read_records, recent_unloads
 from lbctl.apply.live import LiveView, bundle_throughput, read_live
 from lbctl.apply.planfile import PlanFile, PlannedAction
-from lbctl.apply.rollback import ROLLBACK, Rollback, rollback_path
+from lbctl.apply.rollback import Rollback, rollback_path
 from lbctl.apply.verify import DONE, ELSEWHERE, FAILED, NOT_REASSIGNED, Verifier, topic_in
 from lbctl.errors import StalePlan, UsageError
 from lbctl.executor import Executor, Mutation, default_journal, split_mutation, unload_mutation
@@ -78,6 +78,10 @@ class ApplyOptions:
     reason: str | None = None
     journal: Path | None = None
     kind: str = "apply"  # the journal's and the lock's word for the run: apply, drain, fill
+    #: the operator asked for a rollback (``apply --rollback``): the grace period does not apply
+    #: and an overloaded original owner is said, not refused. Decided by the flag, never by the
+    #: plan file's ``shedding`` (a file naming itself a rollback gets every check)
+    rollback: bool = False
 
 
 @dataclass
@@ -255,8 +259,8 @@ class ApplyRun:
                 self.ui.warn(f"the journal cannot be read for recent unloads: {e}")
         verdicts = V.validate(self.plan.actions, live, recent_unloads=recent, now=self.clock(),
                               force=self.opts.force,
-                              exempt_grace=self.plan.shedding in (ROLLBACK, "drain"),
-                              rollback=self.plan.shedding == ROLLBACK)
+                              exempt_grace=self.opts.rollback or self.opts.kind == "drain",
+                              rollback=self.opts.rollback)
         steps = []
         for v in verdicts:
             st = Step(v.action, v.status, v.why, owner=v.owner)

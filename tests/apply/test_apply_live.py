@@ -256,7 +256,7 @@ def test_rollback_restores_the_original_owners(cluster: TestCluster, tmp_path: P
     assert doc["shedding"] == "rollback"
     assert [a["bundle"] for a in doc["actions"]] == [b for b, _, _ in reversed(moves)]
     assert all(c.owners[b] != original[b] for b in original)
-    r = lbctl(c, "apply", rb, "--yes", "-o", "json")
+    r = lbctl(c, "apply", "--rollback", "--yes", "-o", "json")
     assert r.exit_code == 0, r.stderr
     assert [a["outcome"] for a in json.loads(r.stdout)["actions"]] == ["done"] * 6
     assert {b: c.owners[b] for b in original} == original
