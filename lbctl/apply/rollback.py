@@ -39,13 +39,14 @@ class Rollback:
         self.live = live
         self.actions: list[Action] = []
 
-    def moved(self, a: PlannedAction, owner: str) -> None:
-        """``a`` moved its bundle to ``owner``: add the way back, and rewrite the file."""
-        if owner == a.broker:
+    def moved(self, a: PlannedAction, owner: str, origin: str) -> None:
+        """``a`` moved its bundle from ``origin`` (the owner observed just before the send) to
+        ``owner``: add the way back, and rewrite the file."""
+        if owner == origin:
             return
         self.actions.append(Action(
             action="unload", bundle=a.bundle, broker=owner, reason="Admin",
-            destinationBroker=a.broker, msgRate=rounded(a.msg_rate),
+            destinationBroker=origin, msgRate=rounded(a.msg_rate),
             throughput=rounded(a.throughput)))
         self.write()
 

@@ -12,7 +12,8 @@ instead, which assign nothing).
 
 Outcomes: ``done`` (owned by the planned destination, or by any broker when the plan left the
 choice to the next lookup), ``done-elsewhere`` (owned again, by another broker than planned),
-``not-reassigned`` (nobody owns it when the time is up), ``failed`` (the request itself failed).
+``not-reassigned`` (nobody owns it when the time is up), ``not-moved`` (a 2xx answer, yet the
+bundle is owned by its source still: nothing moved), ``failed`` (the request itself failed).
 A split is ``done`` when the namespace's boundaries include the planned ones.
 """
 
@@ -31,6 +32,7 @@ from lbctl.admin.errors import AdminError
 from lbctl.apply.planfile import PlannedAction
 
 DONE, ELSEWHERE, NOT_REASSIGNED, FAILED = "done", "done-elsewhere", "not-reassigned", "failed"
+NOT_MOVED = "not-moved"
 #: names tried when looking for a made-up topic name that hashes into a bundle
 MAX_NAME_TRIES = 4_000_000
 
@@ -74,6 +76,11 @@ def owner_of(lookup: Any) -> str | None:
 
 
 def judge(a: PlannedAction, owner: str) -> Verified:
+    if owner == a.broker:
+        # the broker answered 2xx, yet the bundle is where it was: nothing moved (an unload the
+        # broker ignored, or the next lookup gave it straight back)
+        return Verified(NOT_MOVED, owner, f"the request succeeded but {a.bundle} is still on "
+                                          f"{owner}: not moved")
     if a.destination is None or owner == a.destination:
         return Verified(DONE, owner)
     return Verified(ELSEWHERE, owner, f"owned by {owner}, not the planned {a.destination}")

@@ -4,12 +4,22 @@ repeat, race or inflate itself past them, and a run that stops mid-way says what
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 
+from lbctl.errors import ExitStatus
 from lbctl.sandbox import TestCluster
-from tests.apply.apply_helpers import lbctl, plan_doc, spread_moves, unloads_done, write_plan
+from lbctl.sandbox.server import Fault
+from tests.apply.apply_helpers import (
+    lbctl,
+    move_now,
+    plan_doc,
+    spread_moves,
+    unloads_done,
+    write_plan,
+)
 
 pytestmark = pytest.mark.live
 
@@ -48,3 +58,76 @@ def test_a_plan_naming_its_origin_cannot_send_to_an_overloaded_broker(
     action = json.loads(r.stdout)["actions"][0]
     assert action["verdict"] == "changed" and "overloaded" in action["why"]
     assert unloads_done(c) == [] and c.owners[b] == src
+
+
+# ---- item 13: twice, raced, moved nothing, from the future, negative ------------------------------
+def test_a_bundle_listed_twice_is_refused_and_nothing_is_sent(cluster: TestCluster,
+                                                               tmp_path: Path) -> None:
+    c = cluster
+    (b, src, dst), = spread_moves(c, 1)
+    plan = write_plan(tmp_path / "plan.json", plan_doc(c, [(b, src, dst), (b, src, dst)]))
+    r = lbctl(c, "apply", str(plan), "--yes")
+    assert r.exit_code == ExitStatus.ERROR
+    assert "is already actions[0]: a plan acts on a bundle once" in r.stderr
+    assert unloads_done(c) == [] and not [x for x in c.log if x.method != "GET"]
+
+
+def test_ownership_is_rechecked_immediately_before_each_send(cluster: TestCluster, tmp_path: Path,
+                                                             journal: Path) -> None:
+    c = cluster
+    ids = list(c.brokers)
+    moves = spread_moves(c, 3)
+    raced = moves[1][0]
+
+    def someone_else_moves_it(method: str, path: str, query: dict[str, str]) -> None:
+        if path.endswith("/unload") and raced in c.owners and c.owners[raced] == ids[0]:
+            move_now(c, raced, ids[2])
+
+    c.after_mutation.append(someone_else_moves_it)
+    plan = write_plan(tmp_path / "plan.json", plan_doc(c, moves))
+    r = lbctl(c, "apply", str(plan), "--yes", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    acts = json.loads(r.stdout)["actions"]
+    assert [a["outcome"] for a in acts] == ["done", "skipped", "done"]
+    assert "moved since validation" in acts[1]["why"]
+    assert unloads_done(c) == [moves[0][0], moves[2][0]]
+    assert c.owners[raced] == ids[2]  # left where the cluster put it
+    rb = json.loads(Path(json.loads(r.stdout)["rollback"]).read_text())
+    assert [(a["bundle"], a["destinationBroker"]) for a in rb["actions"]] == [
+        (moves[2][0], ids[0]), (moves[0][0], ids[0])]
+    assert not any(x.get("step") == 2 and x.get("state") == "sending" for x in records(journal))
+
+
+def test_a_2xx_that_moved_nothing_is_not_done(cluster: TestCluster, tmp_path: Path) -> None:
+    c = cluster
+    (b, src, dst), = spread_moves(c, 1)
+    c.faults.append(Fault(r"/unload$", kind="status", status=200, reason="ok", method="PUT"))
+    plan = write_plan(tmp_path / "plan.json", plan_doc(c, [(b, src, dst)]))
+    r = lbctl(c, "apply", str(plan), "--yes", "-o", "json")
+    assert r.exit_code == ExitStatus.PARTIAL, r.stderr
+    act = json.loads(r.stdout)["actions"][0]
+    assert act["outcome"] == "not-moved" and act["owner"] == src
+    assert "1 not-moved" in r.stderr
+    assert json.loads(r.stdout)["rollback"] is None
+
+
+def test_a_plan_from_the_future_does_not_bypass_max_age(cluster: TestCluster,
+                                                         tmp_path: Path) -> None:
+    c = cluster
+    ahead = int(time.time() * 1000) + 3_600_000
+    plan = write_plan(tmp_path / "plan.json", plan_doc(c, spread_moves(c, 1), captured_ms=ahead))
+    r = lbctl(c, "apply", str(plan), "--yes")
+    assert r.exit_code == ExitStatus.STALE_PLAN
+    assert "in the future" in r.stderr and unloads_done(c) == []
+
+
+def test_negative_throughput_cannot_defeat_max_throughput(cluster: TestCluster,
+                                                          tmp_path: Path) -> None:
+    c = cluster
+    doc = plan_doc(c, spread_moves(c, 4))
+    doc["actions"][0]["throughput"] = -1e12
+    plan = write_plan(tmp_path / "plan.json", doc)
+    r = lbctl(c, "apply", str(plan), "--yes", "--max-throughput", "2")
+    assert r.exit_code == ExitStatus.ERROR
+    assert "actions[0].throughput" in r.stderr and "is not a rate" in r.stderr
+    assert unloads_done(c) == []
