@@ -7,7 +7,8 @@ The journal stays one JSON object per line (:mod:`lbctl.executor` writes it). ``
 
 * ``apply-start`` (plan, digest, cluster, actions, the steps to send, ``reason``, ``resumes``:
   the run it continues), ``apply-end`` (``result``: ``complete``/``partial``/``dry-run``, why,
-  the rollback plan's path);
+  the rollback plan's path when one was written; a partial run's ``sent`` and ``notSent``
+  steps);
 * ``verified`` (step, bundle, ``outcome``: done / done-elsewhere / not-reassigned / not-moved /
   failed, ``owner``, ``seconds``), ``skipped`` (step, ``why``: re-validation, a cap, declined);
 * ``balancer-paused`` (``previous``: each setting's override before, null when it had none) and

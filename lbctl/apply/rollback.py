@@ -38,6 +38,8 @@ class Rollback:
         self.plan = plan
         self.live = live
         self.actions: list[Action] = []
+        self.written = 0  # actions in the file on disk (0: no file)
+        self.error: str | None = None  # why the last write failed
 
     def moved(self, a: PlannedAction, owner: str, origin: str) -> None:
         """``a`` moved its bundle from ``origin`` (the owner observed just before the send) to
@@ -85,4 +87,10 @@ class Rollback:
         from lbctl.safe.files import atomic_write
 
         data = orjson.dumps(self.to_plan().to_dict(), option=orjson.OPT_INDENT_2) + b"\n"
-        atomic_write(str(self.path), data, error=ConfigError)
+        try:
+            atomic_write(str(self.path), data, error=ConfigError)
+        except ConfigError as e:
+            self.error = str(e)
+            raise
+        self.written = len(self.actions)
+        self.error = None

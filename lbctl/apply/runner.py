@@ -62,7 +62,7 @@ from lbctl.apply.verify import (
     Verifier,
     topic_in,
 )
-from lbctl.errors import StalePlan, UsageError
+from lbctl.errors import Interrupted, LbctlError, NotJournaled, StalePlan, UsageError
 from lbctl.executor import Executor, Mutation, default_journal, split_mutation, unload_mutation
 from lbctl.units import MB, pct
 
@@ -167,6 +167,7 @@ class ApplyRun:
         self.prelude = list(prelude)
         self.on_start = on_start
         self.locked = locked
+        self._sent: list[int] = []  # steps whose request this run sent (or tried to)
         self.journal = opts.journal or default_journal()
         self.executor = Executor(
             client, dry_run=False, yes=opts.yes, interactive=ui.interactive, confirm=ui.confirm,
@@ -238,13 +239,40 @@ class ApplyRun:
                                 "why": s.why or None})
             try:
                 self._execute(todo, mutations, rollback, report, live)
+            except (Interrupted, NotJournaled) as e:  # their own exit codes; journaled partial
+                self._aborted(report, e)
+                raise
+            except (LbctlError, OSError) as e:
+                self._aborted(report, e)  # a partial run (exit 13), not an error: some was sent
             finally:
-                if rollback.actions:
-                    report.rollback = rollback.path
-                else:
-                    report.rollback = None
+                # only a file that exists, and say when it lacks moves it could not record
+                report.rollback = rollback.path if rollback.written else None
+                if rollback.error:
+                    report.result = "partial"
+                    missing = len(rollback.actions) - rollback.written
+                    report.why = "; ".join(x for x in (report.why, (
+                        f"the rollback plan {rollback.path} lacks the last {missing} move(s)"
+                        if rollback.written else "no rollback plan could be written")
+                        + f" ({rollback.error})") if x)
                 self._finish(report)
         return report
+
+    def _aborted(self, report: ApplyReport, e: BaseException) -> None:
+        """The run broke off mid-way (an error, not a stop): what was sent stays sent — in doubt
+        when its verification did not finish — and what was not sent is said, never "complete"."""
+        why = f"aborted: {e}"
+        for s in report.steps:
+            if s.state == "sent":
+                s.state = "in-doubt"
+                s.why = "sent; the run aborted before its move was verified"
+            elif s.state == "pending":
+                s.state = "not-sent"
+                s.why = why
+        report.result = "partial"
+        counts = [f"{k} {state}" for state in (FAILED, NOT_REASSIGNED, NOT_MOVED, "in-doubt",
+                                               "not-sent")
+                  if (k := sum(1 for s in report.steps if s.state == state))]
+        report.why = "; ".join([why, *counts])
 
     # ---- pieces -----------------------------------------------------------------------------
     def _check_age(self) -> None:
@@ -440,9 +468,11 @@ class ApplyRun:
                         break
                     if moved:
                         continue
+                self._sent.append(s.action.step)  # from here the request may have gone out
                 out = self.executor.send(mutations[s.action.step], earlier=sent,
                                          extra=self._extra(s.action), raise_errors=False)
                 sent += 1
+                s.state = "sent"
                 if out.state == "failed":
                     s.state = FAILED
                     s.error = out.error
@@ -585,10 +615,16 @@ class ApplyRun:
             waited += step
 
     def _finish(self, report: ApplyReport) -> None:
+        record: dict[str, Any] = {
+            "state": "apply-end", "result": report.result, "why": report.why or None,
+            "rollback": str(report.rollback) if report.rollback else None,
+            "outcomes": report.counts()}
+        if report.result == "partial":  # which requests went out, which did not
+            record["sent"] = list(self._sent)
+            record["notSent"] = [s.action.step for s in report.steps
+                                 if s.state == "not-sent"]
         try:
-            self._note({"state": "apply-end", "result": report.result, "why": report.why or None,
-                        "rollback": str(report.rollback) if report.rollback else None,
-                        "outcomes": report.counts()})
+            self._note(record)
         except Exception as e:  # the report is still printed; say why it was not journaled
             self.ui.warn(f"the end of the run could not be journaled: {e}")
 

@@ -131,3 +131,39 @@ def test_negative_throughput_cannot_defeat_max_throughput(cluster: TestCluster,
     assert r.exit_code == ExitStatus.ERROR
     assert "actions[0].throughput" in r.stderr and "is not a rate" in r.stderr
     assert unloads_done(c) == []
+
+
+# ---- item 6: a run aborting mid-way is partial and says what it sent ------------------------------
+def test_enospc_writing_the_rollback_plan_is_a_partial_run(cluster: TestCluster, tmp_path: Path,
+                                                           journal: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk fills after the first unload was sent: every write but the journal's fails with
+    ENOSPC (injected at lbctl.safe.files' one write loop, so the real atomic write fails)."""
+    import errno
+    import os
+
+    import lbctl.safe.files as files
+
+    real = files._write_all
+
+    def full_disk(fd: int, data: bytes) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}") != str(journal):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real(fd, data)
+
+    c = cluster
+    moves = spread_moves(c, 3)
+    plan = write_plan(tmp_path / "plan.json", plan_doc(c, moves))
+    monkeypatch.setattr(files, "_write_all", full_disk)
+    r = lbctl(c, "apply", str(plan), "--yes", "-o", "json")
+    assert r.exit_code == ExitStatus.PARTIAL, r.stderr
+    assert "No space left on device" in r.stderr and "partial run" in r.stderr
+    out = json.loads(r.stdout)
+    assert out["result"] == "partial" and out["rollback"] is None
+    assert [a["outcome"] for a in out["actions"]] == ["done", "not-sent", "not-sent"]
+    assert unloads_done(c) == [moves[0][0]]
+    end = [x for x in records(journal) if x.get("state") == "apply-end"]
+    assert len(end) == 1 and end[0]["result"] == "partial"
+    assert end[0]["sent"] == [1] and end[0]["notSent"] == [2, 3]
+    assert end[0]["rollback"] is None and "aborted" in end[0]["why"]
+    assert not list(journal.parent.glob("rollback-*.json"))
