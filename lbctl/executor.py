@@ -257,20 +257,20 @@ class Executor:
 def recent_requests(journal: Path, since: float, *, tail_bytes: int = 4 << 20
                     ) -> dict[tuple[str, str, str], float]:
     """(method, url, body) → when it was last sent (a ``sending`` or ``done`` line at or after
-    ``since``), from the last ``tail_bytes`` of the journal. Unreadable lines are skipped, as is
-    a journal that cannot be read."""
+    ``since``), from the last ``tail_bytes`` of the journal; a request the broker refused (its
+    ``failed`` line has a status) was never applied and does not count
+    (:func:`~lbctl.sources.journal.maybe_applied`). Unreadable lines are skipped, as is a journal
+    that cannot be read."""
     import orjson
 
-    from lbctl.sources.journal import read_records
+    from lbctl.sources.journal import maybe_applied, read_records
 
     try:
-        records = read_records(journal, tail_bytes=tail_bytes)
+        records = maybe_applied(read_records(journal, tail_bytes=tail_bytes))
     except ConfigError:
         return {}
     out: dict[tuple[str, str, str], float] = {}
     for e in records:
-        if e.state not in ("sending", "done"):
-            continue
         when = seconds_of(e.time)
         if when is None or when < since:
             continue

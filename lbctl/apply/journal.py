@@ -42,6 +42,19 @@ def read_records(path: Path | str, *, tail_bytes: int | None = None) -> list[dic
     return [msgspec.to_builtins(r) for r in records(path, tail_bytes=tail_bytes)]
 
 
+def read_applied(path: Path | str, *, tail_bytes: int | None = None) -> list[dict[str, Any]]:
+    """The request lines of requests that may have been applied (a request the broker refused
+    is left out: :func:`lbctl.sources.journal.maybe_applied`), as plain values — what the
+    grace-period check counts."""
+    import msgspec
+
+    from lbctl.sources.journal import maybe_applied
+    from lbctl.sources.journal import read_records as records
+
+    return [msgspec.to_builtins(r)
+            for r in maybe_applied(records(path, tail_bytes=tail_bytes))]
+
+
 def time_of(rec: dict[str, Any]) -> float | None:
     """A record's time as epoch seconds (``None`` without one)."""
     from lbctl.model.wire.journal import seconds_of

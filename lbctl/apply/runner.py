@@ -49,7 +49,7 @@ from typing import Any
 
 from lbctl.admin.client import AdminClient
 from lbctl.apply import validate as V
-from lbctl.apply.journal import RunHistory, read_records, recent_unloads
+from lbctl.apply.journal import RunHistory, read_applied, recent_unloads
 from lbctl.apply.live import LiveView, bundle_throughput, read_live
 from lbctl.apply.planfile import PlanFile, PlannedAction
 from lbctl.apply.rollback import Rollback, rollback_path
@@ -299,7 +299,7 @@ class ApplyRun:
             from lbctl.errors import ConfigError
 
             try:
-                recent = recent_unloads(read_records(self.journal, tail_bytes=16 << 20),
+                recent = recent_unloads(read_applied(self.journal, tail_bytes=16 << 20),
                                         self.clock() - grace)
             except ConfigError as e:
                 self.ui.warn(f"the journal cannot be read for recent unloads: {e}")
