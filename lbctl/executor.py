@@ -237,9 +237,11 @@ class Executor:
                               "was sent (set --journal or $LBCTL_JOURNAL)") from None
 
     def _append(self, record: bytes) -> None:
-        from lbctl.safe.files import append_record
+        from lbctl.safe.files import append_record, is_json_line
 
-        append_record(str(self.journal), record, gz=False, error=ConfigError)
+        # a whole last line that merely lacks its newline is a record: kept, never cut off
+        append_record(str(self.journal), record, gz=False, error=ConfigError,
+                      complete=is_json_line)
 
     def _journal(self, m: Mutation, state: str, *, status: int | None = None,
                  error: str | None = None, extra: dict[str, Any] | None = None) -> None:

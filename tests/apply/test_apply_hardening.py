@@ -167,3 +167,35 @@ def test_enospc_writing_the_rollback_plan_is_a_partial_run(cluster: TestCluster,
     assert end[0]["sent"] == [1] and end[0]["notSent"] == [2, 3]
     assert end[0]["rollback"] is None and "aborted" in end[0]["why"]
     assert not list(journal.parent.glob("rollback-*.json"))
+
+
+# ---- item 4: --journal through a link ------------------------------------------------------------
+def test_a_journal_that_is_a_symlink_is_refused_and_nothing_is_sent(cluster: TestCluster,
+                                                                    tmp_path: Path) -> None:
+    c = cluster
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    link = tmp_path / "journal.jsonl"
+    link.symlink_to(victim)
+    plan = write_plan(tmp_path / "plan.json", plan_doc(c, spread_moves(c, 1)))
+    r = lbctl(c, "apply", str(plan), "--yes", "--journal", str(link))
+    assert r.exit_code == ExitStatus.ERROR
+    assert "symbolic link" in r.stderr and "nothing was sent" in r.stderr
+    assert victim.read_text() == "precious\n" and unloads_done(c) == []
+
+
+# ---- item 7: the journal's whole last record lacking its newline is kept ------------------------
+def test_a_whole_last_journal_record_without_its_newline_is_kept(cluster: TestCluster,
+                                                                 tmp_path: Path,
+                                                                 journal: Path) -> None:
+    c = cluster
+    journal.parent.mkdir(parents=True, exist_ok=True)
+    kept = {"time": "2026-01-01T00:00:00.000Z", "run": "earlier", "state": "done",
+            "method": "PUT", "url": "http://x/admin/v2/namespaces/a/b/0x0_0x1/unload"}
+    journal.write_text(json.dumps(kept))  # whole, but no final newline
+    plan = write_plan(tmp_path / "plan.json", plan_doc(c, spread_moves(c, 1)))
+    r = lbctl(c, "apply", str(plan), "--yes")
+    assert r.exit_code == 0, r.stderr
+    recs = records(journal)
+    assert recs[0] == kept and recs[1]["run"] != "earlier"
+    assert journal.read_text().startswith(json.dumps(kept) + "\n")

@@ -215,6 +215,50 @@ def test_an_append_cut_short_is_repaired_by_the_next(tmp_path: Path, name: str) 
     assert len(read_snapshot_file(path)) == 2  # first line, then the repaired one
 
 
+@pytest.mark.parametrize("name", ["h.jsonl", "h.jsonl.gz"])
+def test_a_whole_last_line_lacking_its_newline_is_kept(tmp_path: Path, name: str) -> None:
+    """Issue 25 item 7: only an unparsable tail is an append cut short."""
+    (state,) = read_snapshot_file(VALID / "minimal.json")
+    path = tmp_path / name
+    line = json.dumps(MINIMAL).encode()
+    # written by another tool (or an editor): two whole records, the last without its newline
+    text = line + b"\n" + line
+    path.write_bytes(gzip.compress(line + b"\n") + gzip.compress(line) if name.endswith(".gz")
+                     else text)
+    assert append_snapshot(state, path) == 0
+    assert len(read_snapshot_file(path)) == 3
+
+
+@pytest.mark.parametrize("name", ["h.jsonl", "h.jsonl.gz"])
+def test_an_append_of_another_cluster_is_refused_and_the_file_unchanged(tmp_path: Path,
+                                                                        name: str) -> None:
+    from lbctl.records import replace
+
+    (state,) = read_snapshot_file(VALID / "minimal.json")
+    path = tmp_path / name
+    append_snapshot(state, path)
+    before = path.read_bytes()
+    other = replace(state, cluster="elsewhere")
+    with pytest.raises(SnapshotError, match="nothing was appended") as e:
+        append_snapshot(other, path)
+    assert 'holds cluster "demo", this snapshot is of cluster "elsewhere"' in str(e.value)
+    assert path.read_bytes() == before
+    assert len(read_snapshot_file(path)) == 1  # still a sequence validate accepts
+
+
+def test_another_clusters_append_leaves_even_a_cut_tail_in_place(tmp_path: Path) -> None:
+    from lbctl.records import replace
+
+    (state,) = read_snapshot_file(VALID / "minimal.json")
+    path = tmp_path / "h.jsonl"
+    append_snapshot(state, path)
+    path.write_bytes(path.read_bytes() + b'{"cut')
+    before = path.read_bytes()
+    with pytest.raises(SnapshotError, match="nothing was appended"):
+        append_snapshot(replace(state, cluster="elsewhere"), path)
+    assert path.read_bytes() == before
+
+
 def test_a_partial_last_line_is_reported_when_read(tmp_path: Path) -> None:
     path = tmp_path / "h.jsonl"
     path.write_text(json.dumps(MINIMAL) + "\n" + json.dumps(MINIMAL)[:50])
