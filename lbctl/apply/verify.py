@@ -8,7 +8,8 @@ bundle through the lookup v2 API (``GET /lookup/v2/topic/{domain}/{tenant}/{name
 ``--verify-timeout`` passes. The topic is one the live read found in the bundle, else a name lbctl
 makes up that hashes into it (a lookup creates no topic; a cluster without
 ``allowAutoTopicCreation`` answers 404 for it, and then the owners' ``ownedNamespaces`` are asked
-instead, which assign nothing).
+instead, which assign nothing). A bundle too narrow for a name to be found by a bounded search
+(one hash wide: ~2^32 guesses) is verified by the ``ownedNamespaces`` listings from the start.
 
 Outcomes: ``done`` (owned by the planned destination, or by any broker when the plan left the
 choice to the next lookup), ``done-elsewhere`` (owned again, by another broker than planned),
@@ -33,8 +34,12 @@ from lbctl.apply.planfile import PlannedAction
 
 DONE, ELSEWHERE, NOT_REASSIGNED, FAILED = "done", "done-elsewhere", "not-reassigned", "failed"
 NOT_MOVED = "not-moved"
-#: names tried when looking for a made-up topic name that hashes into a bundle
-MAX_NAME_TRIES = 4_000_000
+#: names tried at most when looking for a made-up topic name that hashes into a bundle (about
+#: 60 ms of CRC-32); a bundle so narrow that the search would likely need more is not searched
+MAX_NAME_TRIES = 200_000
+#: searched only when MAX_NAME_TRIES is this many times the expected number of tries (the search
+#: then fails with probability e^-8)
+_MARGIN = 8
 
 
 @dataclass(frozen=True)
@@ -47,12 +52,18 @@ class Verified:
 
 def topic_in(bundle: str, known: Sequence[str]) -> str | None:
     """A topic that hashes into ``bundle``: the first known one, else a made-up
-    ``persistent://tenant/ns/lbctl-verify-N`` (None when no name is found quickly: a tiny range)."""
+    ``persistent://tenant/ns/lbctl-verify-N`` — None for a bundle too narrow to find one in
+    :data:`MAX_NAME_TRIES` (a one-hash-wide bundle would need ~2^32 guesses): the verifier then
+    asks the owners' ``ownedNamespaces`` instead. Bundles are CRC-32 ranges of the topic name
+    (Guava's ``Hashing.crc32``, ``ConsistentHashingTopicBundleAssigner``)."""
     if known:
         return known[0]
     ns, rng = bundle.rsplit("/", 1)
     lo, hi = (int(x, 16) for x in rng.split("_"))
     last = hi == 0xFFFFFFFF
+    width = hi - lo + (1 if last else 0)
+    if width <= 0 or width * MAX_NAME_TRIES < (1 << 32) * _MARGIN:
+        return None
     prefix = f"persistent://{ns}/lbctl-verify-"
     for i in range(MAX_NAME_TRIES):
         name = prefix + str(i)

@@ -199,3 +199,45 @@ def test_a_whole_last_journal_record_without_its_newline_is_kept(cluster: TestCl
     recs = records(journal)
     assert recs[0] == kept and recs[1]["run"] != "earlier"
     assert journal.read_text().startswith(json.dumps(kept) + "\n")
+
+
+# ---- item 11: a one-hash-wide bundle is verified by ownership, not a 4 M-name search ------------
+def test_the_topic_name_search_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import zlib
+
+    from lbctl.apply import verify
+
+    tries = {"n": 0}
+    real = zlib.crc32
+
+    def counting(data: bytes, value: int = 0) -> int:
+        tries["n"] += 1
+        return real(data, value)
+
+    monkeypatch.setattr(verify.zlib, "crc32", counting)
+    assert verify.topic_in("t/ns/0x12345678_0x12345679", []) is None
+    assert verify.topic_in("t/ns/0xfffffffe_0xffffffff", []) is None
+    assert tries["n"] == 0  # not searched at all: nothing would be found in a bounded search
+    wide = verify.topic_in("t/ns/0x00000000_0x00100000", [])  # 1/4096 of the ring: searched
+    assert wide is not None and 0 < tries["n"] <= verify.MAX_NAME_TRIES
+    assert real(wide.encode()) < 0x00100000
+
+
+def test_a_one_hash_wide_bundle_is_verified_through_ownership(tmp_path: Path) -> None:
+    from lbctl.sandbox import TestCluster
+
+    c = TestCluster()
+    try:
+        ids = c.start(2)
+        tiny, rest = c.add_namespace("public/tiny", [0, 1, 0xFFFFFFFF])
+        c.own(tiny, ids[0], msgRateIn=1.0, msgThroughputIn=1.0)
+        c.own(rest, ids[1], msgRateIn=1.0, msgThroughputIn=1.0)
+        plan = write_plan(tmp_path / "plan.json", plan_doc(c, [(tiny, ids[0], ids[1])]))
+        r = lbctl(c, "apply", str(plan), "--yes", "-o", "json")
+        assert r.exit_code == 0, r.stderr
+        assert json.loads(r.stdout)["actions"][0]["outcome"] == "done"
+        assert c.owners[tiny] == ids[1]
+        assert not [x for x in c.log if x.path.startswith("/lookup/")]
+        assert [x for x in c.log if x.path.endswith("/ownedNamespaces")]
+    finally:
+        c.stop()
