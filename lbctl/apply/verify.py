@@ -73,16 +73,29 @@ def topic_in(bundle: str, known: Sequence[str]) -> str | None:
     return None
 
 
+class BadLookup(ValueError):
+    """A lookup answer whose URL cannot name a broker (a port out of range or not a number, an
+    unclosed ``[``): said, and the bundle is then verified through the ownership listings."""
+
+
 def owner_of(lookup: Any) -> str | None:
-    """``host:port`` of a ``LookupData``'s ``httpUrl`` (or ``httpUrlTls``)."""
+    """``host:port`` of a ``LookupData``'s ``httpUrl`` (or ``httpUrlTls``); :class:`BadLookup`
+    when the URL it holds does not parse (``urlsplit`` raises on a bad port or bracket)."""
     if not isinstance(lookup, dict):
         return None
+    from lbctl.safe.text import shorten
+
     for key in ("httpUrl", "httpUrlTls"):
         url = lookup.get(key)
         if isinstance(url, str) and url:
-            parts = urlsplit(url)
-            if parts.hostname and parts.port:
-                return f"{parts.hostname}:{parts.port}"
+            try:
+                parts = urlsplit(url)
+                host, port = parts.hostname, parts.port
+            except ValueError as e:
+                raise BadLookup(f"the lookup answer's {key} {shorten(url, 120)!r} is not a broker "
+                                f"URL ({e})") from None
+            if host and port:
+                return f"{host}:{port}"
     return None
 
 
@@ -118,6 +131,7 @@ class Verifier:
         pending = {a.step: (a, t) for a, t in items}
         out: dict[int, Verified] = {}
         last: dict[int, str] = {}
+        bad: dict[int, str] = {}  # steps whose lookup answer did not parse
         use_owned = {s for s, (_, t) in pending.items() if t is None}
         while pending:
             by_lookup = [(s, a, t) for s, (a, t) in pending.items()
@@ -130,7 +144,12 @@ class Verifier:
                     if ans.status == 404:
                         use_owned.add(s)  # no auto-creation: ask the owners instead
                     continue
-                owner = owner_of(ans)
+                try:
+                    owner = owner_of(ans)
+                except BadLookup as e:  # the request was sent: verify it another way
+                    last[s] = bad[s] = str(e)
+                    use_owned.add(s)
+                    continue
                 if owner is not None:
                     out[s] = judge(a, owner)
                 else:
@@ -142,7 +161,11 @@ class Verifier:
                     a = pending[s][0]
                     o = owners.get(a.bundle)
                     if o is not None:
-                        out[s] = judge(a, o)
+                        v = judge(a, o)
+                        if s in bad:  # a bad lookup answer on the way: said, not hidden
+                            v = Verified(v.outcome, v.owner, "; ".join(
+                                x for x in (v.why, f"by ownedNamespaces, as {bad[s]}") if x))
+                        out[s] = v
                     else:
                         last.setdefault(s, "no broker lists it in ownedNamespaces")
             elapsed = self.clock() - start

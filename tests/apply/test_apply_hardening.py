@@ -241,3 +241,28 @@ def test_a_one_hash_wide_bundle_is_verified_through_ownership(tmp_path: Path) ->
         assert [x for x in c.log if x.path.endswith("/ownedNamespaces")]
     finally:
         c.stop()
+
+
+# ---- item 12: a lookup answer that does not parse, after the unload was sent ---------------------
+@pytest.mark.parametrize("url", ["http://[::1:8080", "http://broker-1:99999",
+                                 "http://broker-1:80a0"])
+def test_a_bad_lookup_answer_after_the_send_is_said_and_verified_otherwise(
+        cluster: TestCluster, tmp_path: Path, journal: Path, url: str) -> None:
+    c = cluster
+    (b, src, dst), = spread_moves(c, 1)
+
+    def hostile_lookup(broker: str, path: str) -> tuple[int, bytes, str, dict[str, str]]:
+        return 200, json.dumps({"brokerUrl": "pulsar://x:6650", "httpUrl": url}).encode(), \
+            "application/json", {}
+
+    c._lookup = hostile_lookup  # type: ignore[method-assign]  # every broker answers this
+    plan = write_plan(tmp_path / "plan.json", plan_doc(c, [(b, src, dst)]))
+    r = lbctl(c, "apply", str(plan), "--yes", "-o", "json")
+    assert r.exit_code == 0, r.stderr
+    assert r.exception is None or isinstance(r.exception, SystemExit)
+    act = json.loads(r.stdout)["actions"][0]
+    assert act["outcome"] == "done" and act["owner"] == dst
+    assert "is not a broker URL" in act["why"] and "ownedNamespaces" in act["why"]
+    assert unloads_done(c) == [b]
+    sent = [x for x in records(journal) if x.get("state") in ("sending", "done")]
+    assert [x["state"] for x in sent] == ["sending", "done"]
