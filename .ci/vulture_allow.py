@@ -61,6 +61,7 @@ owner_throughput
 planDigest
 adminUrl
 resumes
+notSent
 usageAfter
 pulsarVersion
 unloadedBundles

@@ -237,9 +237,11 @@ class Executor:
                               "was sent (set --journal or $LBCTL_JOURNAL)") from None
 
     def _append(self, record: bytes) -> None:
-        from lbctl.safe.files import append_record
+        from lbctl.safe.files import append_record, is_json_line
 
-        append_record(str(self.journal), record, gz=False, error=ConfigError)
+        # a whole last line that merely lacks its newline is a record: kept, never cut off
+        append_record(str(self.journal), record, gz=False, error=ConfigError,
+                      complete=is_json_line)
 
     def _journal(self, m: Mutation, state: str, *, status: int | None = None,
                  error: str | None = None, extra: dict[str, Any] | None = None) -> None:
@@ -257,20 +259,20 @@ class Executor:
 def recent_requests(journal: Path, since: float, *, tail_bytes: int = 4 << 20
                     ) -> dict[tuple[str, str, str], float]:
     """(method, url, body) → when it was last sent (a ``sending`` or ``done`` line at or after
-    ``since``), from the last ``tail_bytes`` of the journal. Unreadable lines are skipped, as is
-    a journal that cannot be read."""
+    ``since``), from the last ``tail_bytes`` of the journal; a request the broker refused (its
+    ``failed`` line has a status) was never applied and does not count
+    (:func:`~lbctl.sources.journal.maybe_applied`). Unreadable lines are skipped, as is a journal
+    that cannot be read."""
     import orjson
 
-    from lbctl.sources.journal import read_records
+    from lbctl.sources.journal import maybe_applied, read_records
 
     try:
-        records = read_records(journal, tail_bytes=tail_bytes)
+        records = maybe_applied(read_records(journal, tail_bytes=tail_bytes))
     except ConfigError:
         return {}
     out: dict[tuple[str, str, str], float] = {}
     for e in records:
-        if e.state not in ("sending", "done"):
-            continue
         when = seconds_of(e.time)
         if when is None or when < since:
             continue

@@ -16,8 +16,21 @@ from __future__ import annotations
 from typing import Any
 
 from lbctl.admin.client import delete_config_call, update_config_call
+from lbctl.errors import LbctlError
 from lbctl.executor import Executor, Mutation
 from lbctl.sources.live_dynamic import read_dynamic_config
+
+RESTORE_FAILED = "restore failed"
+
+
+def value_text(value: object) -> str:
+    """A dynamic setting's value as the path segment Pulsar parses: a string as it is, anything
+    else (a journal's ``true``, ``5``) in its JSON form — never Python's ``True``."""
+    if isinstance(value, str):
+        return value
+    import orjson
+
+    return orjson.dumps(value).decode()
 
 SETTINGS = ("loadBalancerSheddingEnabled", "loadBalancerAutoBundleSplitEnabled")
 
@@ -51,8 +64,17 @@ def restore_mutations(previous: dict[str, Any]) -> list[Mutation]:
             out.append(Mutation(delete_config_call(k),
                                 f"delete the dynamic {k} (back to broker.conf's value)"))
         else:
-            out.append(Mutation(update_config_call(k, str(v)), f"set {k}={v} (as before)"))
+            text = value_text(v)
+            out.append(Mutation(update_config_call(k, text), f"set {k}={text} (as before)"))
     return out
+
+
+def still_paused(current: dict[str, str], previous: dict[str, Any]) -> dict[str, Any]:
+    """The settings of ``previous`` not back to their value yet (``current``: the overrides in
+    force) — what a restore still has to send; after a restore that failed half-way, the other
+    half is not sent again."""
+    return {k: v for k, v in previous.items()
+            if current.get(k) != (None if v is None else value_text(v))}
 
 
 def pause(executor: Executor, cluster: str, previous: dict[str, str | None]) -> None:
@@ -63,7 +85,17 @@ def pause(executor: Executor, cluster: str, previous: dict[str, str | None]) -> 
         executor.send(m, earlier=i, extra={"balancer": True})
 
 
-def restore(executor: Executor, cluster: str, previous: dict[str, Any]) -> None:
+def restore(executor: Executor, cluster: str, previous: dict[str, Any]) -> list[str]:
+    """Send every restore request (one failing does not keep the others back); journal
+    ``balancer-restored`` only when all were applied. Returns the failures (empty: restored) —
+    the caller must say them loudly: the balancer is still paused, and the journal's
+    ``balancer-paused`` line stays the visible, restorable state (``drain --restore``)."""
+    failed: list[str] = []
     for i, m in enumerate(restore_mutations(previous)):
-        executor.send(m, earlier=i, extra={"balancer": True})
-    executor.note({"state": "balancer-restored", "cluster": cluster, "previous": previous})
+        try:
+            executor.send(m, earlier=i, extra={"balancer": True})
+        except LbctlError as e:
+            failed.append(f"{m.summary}: {e}")
+    if not failed:
+        executor.note({"state": "balancer-restored", "cluster": cluster, "previous": previous})
+    return failed

@@ -14,7 +14,8 @@ The rolling-restart procedure, automated:
    may still assign to it: it is an active broker) are planned and moved in a further round, up to
    three rounds in all;
 4. restore the balancer settings it changed (unless ``--keep-paused``: then ``drain --restore``
-   does it later, from the journal) — also when the run stops early;
+   does it later, from the journal) — also when the run stops early; a restore that fails is
+   said loudly and leaves the journal's pause as the visible, restorable state (exit 13);
 5. say whether the broker is safe to restart.
 
 The lock of the cluster is held from the plan to the restore.
@@ -103,6 +104,9 @@ def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event
         raise UsageError(f"{o.broker} is not an active broker of {live.cluster}"
                          + (f" (did you mean {hint}?)" if hint else ""))
     settings = resolve(live.state.config, {}, dict(o.placement.overrides or {}))
+    left = left_paused(journal, live.cluster)
+    if left:
+        ui.warn(left)
     kind = "fill" if o.fill else "drain"
     o.apply.kind = kind
     lock = contextlib_null() if o.apply.dry_run else ClusterLock(
@@ -175,10 +179,43 @@ def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event
                 else:
                     restorer = Executor(client, yes=True, journal=journal, show=ui.show,
                                         warn=ui.warn)
-                    balancer.restore(restorer, live.cluster, previous)
-                    report.balancer = "restored"
-                    ui.show("balancer settings restored: " + ", ".join(
-                        f"{k}={'(broker.conf)' if v is None else v}" for k, v in previous.items()))
+                    failed = balancer.restore(restorer, live.cluster, previous)
+                    if failed:
+                        report.balancer = balancer.RESTORE_FAILED
+                        loud = (f"THE BALANCER IS STILL PAUSED: restoring it failed ("
+                                f"{'; '.join(failed)}); the journal {journal} keeps the values "
+                                "to put back: lbctl drain --restore --yes")
+                        ui.warn(loud)
+                        report.message = f"{report.message}; {loud}" if report.message else loud
+                    else:
+                        report.balancer = "restored"
+                        ui.show("balancer settings restored: " + ", ".join(
+                            f"{k}={'(broker.conf)' if v is None else balancer.value_text(v)}"
+                            for k, v in previous.items()))
+
+
+def left_paused(journal: Path, cluster: str) -> str:
+    """A line about a balancer pause the journal shows never restored (a drain killed, or
+    ``--keep-paused``, or a restore that failed), or "". Said before a drain starts: pausing
+    again would read the paused values as the ones to put back."""
+    from lbctl.apply.journal import paused_balancer, read_records
+    from lbctl.errors import ConfigError
+
+    if not journal.exists():
+        return ""
+    try:
+        rec = paused_balancer(read_records(journal, tail_bytes=16 << 20), cluster)
+    except ConfigError:
+        return ""
+    if rec is None:
+        return ""
+    previous = rec.get("previous") if isinstance(rec.get("previous"), dict) else {}
+    return (f"the journal {journal} shows the balancer of {cluster} paused by run "
+            f"{rec.get('run')} at {rec.get('time')} and never restored ("
+            + ", ".join(f"{k} was {'(broker.conf)' if v is None else balancer.value_text(v)}"
+                        for k, v in (previous or {}).items())
+            + "): it is still paused unless someone changed it; lbctl drain --restore puts it "
+            "back")
 
 
 def _again(o: ApplyOptions) -> ApplyOptions:
@@ -232,9 +269,15 @@ def restore_from_journal(client: AdminClient, journal: Path, ui: UI, *, yes: boo
     if not isinstance(previous, dict) or not previous:
         raise ConfigError(f"the journal {journal}: the balancer-paused record has no previous "
                           "values")
+    from lbctl.sources.live_dynamic import read_dynamic_config
+
+    todo = balancer.still_paused(read_dynamic_config(client), previous)
     ex = Executor(client, dry_run=dry_run, yes=yes, interactive=interactive, confirm=ui.confirm,
                   show=ui.show, journal=journal, warn=ui.warn)
-    ex.run(balancer.restore_mutations(previous))
+    if todo:
+        ex.run(balancer.restore_mutations(todo))
+    else:
+        ui.show("the balancer settings are as before the pause already: nothing to send")
     if not dry_run:
         ex.note({"state": "balancer-restored", "cluster": cluster, "previous": previous})
     return previous

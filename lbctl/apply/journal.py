@@ -7,9 +7,10 @@ The journal stays one JSON object per line (:mod:`lbctl.executor` writes it). ``
 
 * ``apply-start`` (plan, digest, cluster, actions, the steps to send, ``reason``, ``resumes``:
   the run it continues), ``apply-end`` (``result``: ``complete``/``partial``/``dry-run``, why,
-  the rollback plan's path);
-* ``verified`` (step, bundle, ``outcome``: done / done-elsewhere / not-reassigned / failed,
-  ``owner``, ``seconds``), ``skipped`` (step, ``why``: re-validation, a cap, declined);
+  the rollback plan's path when one was written; a partial run's ``sent`` and ``notSent``
+  steps);
+* ``verified`` (step, bundle, ``outcome``: done / done-elsewhere / not-reassigned / not-moved /
+  failed, ``owner``, ``seconds``), ``skipped`` (step, ``why``: re-validation, a cap, declined);
 * ``balancer-paused`` (``previous``: each setting's override before, null when it had none) and
   ``balancer-restored``.
 
@@ -39,6 +40,19 @@ def read_records(path: Path | str, *, tail_bytes: int | None = None) -> list[dic
     from lbctl.sources.journal import read_records as records
 
     return [msgspec.to_builtins(r) for r in records(path, tail_bytes=tail_bytes)]
+
+
+def read_applied(path: Path | str, *, tail_bytes: int | None = None) -> list[dict[str, Any]]:
+    """The request lines of requests that may have been applied (a request the broker refused
+    is left out: :func:`lbctl.sources.journal.maybe_applied`), as plain values — what the
+    grace-period check counts."""
+    import msgspec
+
+    from lbctl.sources.journal import maybe_applied
+    from lbctl.sources.journal import read_records as records
+
+    return [msgspec.to_builtins(r)
+            for r in maybe_applied(records(path, tail_bytes=tail_bytes))]
 
 
 def time_of(rec: dict[str, Any]) -> float | None:

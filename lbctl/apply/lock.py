@@ -53,14 +53,16 @@ class ClusterLock:
         self._fd: int | None = None
 
     def __enter__(self) -> ClusterLock:
-        from lbctl.safe.files import private_dir
+        from lbctl.safe.files import open_private, private_dir
 
         try:
             private_dir(str(self.path.parent))
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
         except OSError as e:
             raise ConfigError(f"cannot create the lock file {self.path}: "
                               f"{e.strerror or e}") from None
+        # never through a link: truncating the holder line must not truncate another file
+        fd, _ = open_private(str(self.path), what="a lock file",
+                             error=lambda m: ConfigError(f"cannot open the lock file: {m}"))
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -6,13 +6,15 @@ what :mod:`lbctl.plan` writes): only what carrying out a plan needs is required 
 ``format``, ``cluster`` and ``capturedAt``, and each action's ``action``, ``bundle``, ``broker``,
 and for a split its ``boundaries``); the per-broker rows and the summary are for people and are
 not read. Then what a type cannot say: a bundle name Pulsar accepts, a destination other than the
-owner, split positions inside the bundle, ascending. Errors name the file and the action
+owner, split positions inside the bundle, ascending, rates and throughputs >= 0, each bundle acted
+on once. Errors name the file and the action
 (``plan.json: actions[3].bundle: …``), one line, exit 1.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -124,8 +126,34 @@ def parse_plan(doc: Any, name: str, digest: str = "") -> PlanFile:
                         else f"{name}: {e}") from None
     captured = _time(header.capturedAt, f"{name}: capturedAt")
     out = tuple(_action(a, i, f"{name}: actions[{i}]") for i, a in enumerate(header.actions))
+    _once(out, name)
     return PlanFile(name, digest, header.cluster, captured, header.loadManager or "modular",
                     header.shedding or "", header.placement or "", out)
+
+
+def _once(actions: tuple[PlannedAction, ...], name: str) -> None:
+    """A bundle is acted on at most once per plan: a second unload of it would be sent (and
+    journaled) twice, a split and an unload would race. The plan is refused, not deduplicated —
+    which of the two the author meant is not lbctl's guess. Skipped actions are notes, not
+    requests, and may repeat. (Pulsar's own cycle never lists a bundle twice: the bundles it
+    splits are left out of shedding, ``ModularLoadManagerImpl.checkNamespaceBundleSplit``.)"""
+    first: dict[str, int] = {}
+    for a in actions:
+        if a.skipped is not None:
+            continue
+        if a.bundle in first:
+            raise PlanError(f"{name}: actions[{a.step - 1}].bundle: {a.bundle} is already "
+                            f"actions[{first[a.bundle] - 1}]: a plan acts on a bundle once "
+                            "(refused, nothing was sent)")
+        first[a.bundle] = a.step
+
+
+def _figure(value: float | None, where: str) -> float | None:
+    """A rate or throughput: absent, or a finite number >= 0. A negative figure would shrink
+    the sum ``--max-throughput`` caps (and let the actions after it through)."""
+    if value is not None and not (value >= 0 and math.isfinite(value)):
+        raise PlanError(f"{where}: {value!r} is not a rate (expected a number >= 0)")
+    return value
 
 
 def _time(value: str, where: str) -> int:
@@ -157,7 +185,8 @@ def _action(a: wire.UnloadAction | wire.TransferAction | wire.SplitAction, i: in
     skipped = None if a.skipped is UNSET else a.skipped
     common: dict[str, Any] = {
         "step": i + 1, "action": kind, "bundle": bundle, "broker": a.broker,
-        "reason": a.reason, "msg_rate": a.msgRate, "throughput": a.throughput,
+        "reason": a.reason, "msg_rate": _figure(a.msgRate, f"{where}.msgRate"),
+        "throughput": _figure(a.throughput, f"{where}.throughput"),
         "skipped": skipped,
     }
     if not isinstance(a, wire.SplitAction):

@@ -7,7 +7,8 @@ carries it out through the same path (re-validated, confirmed, paced, journaled,
 the broker the plan took it from, in reverse order, reason ``Admin``. Splits cannot be undone
 (Pulsar has no merge): they are listed as skipped actions so the plan says so. A rollback plan is
 exempt from the grace-period check (it returns bundles moved moments ago, on purpose), not from
-anything else.
+anything else — when the operator applies it with ``apply --rollback`` (the plan's own
+``"shedding": "rollback"`` exempts nothing: a file cannot vouch for itself).
 """
 
 from __future__ import annotations
@@ -37,14 +38,17 @@ class Rollback:
         self.plan = plan
         self.live = live
         self.actions: list[Action] = []
+        self.written = 0  # actions in the file on disk (0: no file)
+        self.error: str | None = None  # why the last write failed
 
-    def moved(self, a: PlannedAction, owner: str) -> None:
-        """``a`` moved its bundle to ``owner``: add the way back, and rewrite the file."""
-        if owner == a.broker:
+    def moved(self, a: PlannedAction, owner: str, origin: str) -> None:
+        """``a`` moved its bundle from ``origin`` (the owner observed just before the send) to
+        ``owner``: add the way back, and rewrite the file."""
+        if owner == origin:
             return
         self.actions.append(Action(
             action="unload", bundle=a.bundle, broker=owner, reason="Admin",
-            destinationBroker=a.broker, msgRate=rounded(a.msg_rate),
+            destinationBroker=origin, msgRate=rounded(a.msg_rate),
             throughput=rounded(a.throughput)))
         self.write()
 
@@ -83,4 +87,10 @@ class Rollback:
         from lbctl.safe.files import atomic_write
 
         data = orjson.dumps(self.to_plan().to_dict(), option=orjson.OPT_INDENT_2) + b"\n"
-        atomic_write(str(self.path), data, error=ConfigError)
+        try:
+            atomic_write(str(self.path), data, error=ConfigError)
+        except ConfigError as e:
+            self.error = str(e)
+            raise
+        self.written = len(self.actions)
+        self.error = None

@@ -2,9 +2,9 @@
 
 A run, in order — each step stops the run or narrows what is sent, never widens it:
 
-1. **Age.** A plan whose ``capturedAt`` is older than ``--max-age`` (10 min) is refused
-   (:class:`~lbctl.errors.StalePlan`) unless ``--force-stale``; a plan of another cluster is
-   refused outright.
+1. **Age.** A plan whose ``capturedAt`` is older than ``--max-age`` (10 min) — or as far in the
+   future — is refused (:class:`~lbctl.errors.StalePlan`) unless ``--force-stale``; a plan of
+   another cluster is refused outright.
 2. **Re-validation** of every action against a fresh read of the cluster
    (:mod:`lbctl.apply.validate`); the diff (valid / changed / gone / skipped) is printed.
 3. **Resume** (``--resume JOURNAL``): steps an earlier run of the same plan (same SHA-256) had sent
@@ -24,7 +24,8 @@ A run, in order — each step stops the run or narrows what is sent, never widen
 9. **Send, paced**: ``--concurrency N`` actions at a time (sent one after the other, then verified
    together), ``--interval S`` seconds between batches. Each request is journaled before it is
    sent and after (with the plan, its digest, the step, the bundle, source, destination and
-   ``--reason``); each outcome is verified (:mod:`lbctl.apply.verify`) and journaled; the rollback
+   ``--reason``); immediately before a move is sent its source is asked whether it still owns
+   the bundle (moved since validation: skipped, not sent); each outcome is verified (:mod:`lbctl.apply.verify`) and journaled; the rollback
    plan is rewritten after every verified move (:mod:`lbctl.apply.rollback`).
 10. **Between batches** the brokers' loads are read again: a broker of the remaining actions that
     left the cluster stops the run; a destination that turned overloaded pauses it until it is
@@ -32,7 +33,8 @@ A run, in order — each step stops the run or narrows what is sent, never widen
 11. **Stop**: a 409 or 412 fails that action and the run goes on (the bundle's state changed);
     any other failure — a 5xx, a broker that does not answer — stops the run. SIGINT/SIGTERM
     (the ``stop`` event) let the in-flight action finish, journal it, and stop. A run that
-    stopped early, or whose actions failed or were not reassigned, is *partial* (exit 13).
+    stopped early, or whose actions failed, were not reassigned or did not move (a 2xx with the
+    bundle still on its source), is *partial* (exit 13).
 """
 
 from __future__ import annotations
@@ -47,12 +49,20 @@ from typing import Any
 
 from lbctl.admin.client import AdminClient
 from lbctl.apply import validate as V
-from lbctl.apply.journal import RunHistory, read_records, recent_unloads
+from lbctl.apply.journal import RunHistory, read_applied, recent_unloads
 from lbctl.apply.live import LiveView, bundle_throughput, read_live
 from lbctl.apply.planfile import PlanFile, PlannedAction
-from lbctl.apply.rollback import ROLLBACK, Rollback, rollback_path
-from lbctl.apply.verify import DONE, ELSEWHERE, FAILED, NOT_REASSIGNED, Verifier, topic_in
-from lbctl.errors import StalePlan, UsageError
+from lbctl.apply.rollback import Rollback, rollback_path
+from lbctl.apply.verify import (
+    DONE,
+    ELSEWHERE,
+    FAILED,
+    NOT_MOVED,
+    NOT_REASSIGNED,
+    Verifier,
+    topic_in,
+)
+from lbctl.errors import Interrupted, LbctlError, NotJournaled, StalePlan, UsageError
 from lbctl.executor import Executor, Mutation, default_journal, split_mutation, unload_mutation
 from lbctl.units import MB, pct
 
@@ -78,6 +88,10 @@ class ApplyOptions:
     reason: str | None = None
     journal: Path | None = None
     kind: str = "apply"  # the journal's and the lock's word for the run: apply, drain, fill
+    #: the operator asked for a rollback (``apply --rollback``): the grace period does not apply
+    #: and an overloaded original owner is said, not refused. Decided by the flag, never by the
+    #: plan file's ``shedding`` (a file naming itself a rollback gets every check)
+    rollback: bool = False
 
 
 @dataclass
@@ -100,6 +114,7 @@ class Step:
     owner: str | None = None
     seconds: float | None = None
     error: str | None = None
+    origin: str | None = None  # the owner observed immediately before the send
 
     def to_dict(self) -> dict[str, Any]:
         a = self.action
@@ -152,6 +167,7 @@ class ApplyRun:
         self.prelude = list(prelude)
         self.on_start = on_start
         self.locked = locked
+        self._sent: list[int] = []  # steps whose request this run sent (or tried to)
         self.journal = opts.journal or default_journal()
         self.executor = Executor(
             client, dry_run=False, yes=opts.yes, interactive=ui.interactive, confirm=ui.confirm,
@@ -223,19 +239,53 @@ class ApplyRun:
                                 "why": s.why or None})
             try:
                 self._execute(todo, mutations, rollback, report, live)
+            except (Interrupted, NotJournaled) as e:  # their own exit codes; journaled partial
+                self._aborted(report, e)
+                raise
+            except (LbctlError, OSError) as e:
+                self._aborted(report, e)  # a partial run (exit 13), not an error: some was sent
             finally:
-                if rollback.actions:
-                    report.rollback = rollback.path
-                else:
-                    report.rollback = None
+                # only a file that exists, and say when it lacks moves it could not record
+                report.rollback = rollback.path if rollback.written else None
+                if rollback.error:
+                    report.result = "partial"
+                    missing = len(rollback.actions) - rollback.written
+                    report.why = "; ".join(x for x in (report.why, (
+                        f"the rollback plan {rollback.path} lacks the last {missing} move(s)"
+                        if rollback.written else "no rollback plan could be written")
+                        + f" ({rollback.error})") if x)
                 self._finish(report)
         return report
+
+    def _aborted(self, report: ApplyReport, e: BaseException) -> None:
+        """The run broke off mid-way (an error, not a stop): what was sent stays sent — in doubt
+        when its verification did not finish — and what was not sent is said, never "complete"."""
+        why = f"aborted: {e}"
+        for s in report.steps:
+            if s.state == "sent":
+                s.state = "in-doubt"
+                s.why = "sent; the run aborted before its move was verified"
+            elif s.state == "pending":
+                s.state = "not-sent"
+                s.why = why
+        report.result = "partial"
+        counts = [f"{k} {state}" for state in (FAILED, NOT_REASSIGNED, NOT_MOVED, "in-doubt",
+                                               "not-sent")
+                  if (k := sum(1 for s in report.steps if s.state == state))]
+        report.why = "; ".join([why, *counts])
 
     # ---- pieces -----------------------------------------------------------------------------
     def _check_age(self) -> None:
         if self.opts.max_age is None or self.opts.force_stale:
             return
         age = self.clock() - self.plan.captured_at / 1000
+        if age < -self.opts.max_age:
+            # a plan "from the future" is no fresher than a stale one: a skewed clock or an edited
+            # capturedAt says nothing about the cluster now
+            raise StalePlan(f"{self.plan.path}: capturedAt is {_ago(-age)} in the future of this "
+                            f"machine's clock, more than --max-age {self.opts.max_age:g} s: its "
+                            "age cannot be trusted; compute a new plan, or pass --force-stale "
+                            "to apply it after re-validation anyway")
         if age > self.opts.max_age:
             raise StalePlan(f"{self.plan.path} was computed {_ago(age)} ago (capturedAt), more "
                             f"than --max-age {self.opts.max_age:g} s: the cluster has moved on; "
@@ -249,14 +299,14 @@ class ApplyRun:
             from lbctl.errors import ConfigError
 
             try:
-                recent = recent_unloads(read_records(self.journal, tail_bytes=16 << 20),
+                recent = recent_unloads(read_applied(self.journal, tail_bytes=16 << 20),
                                         self.clock() - grace)
             except ConfigError as e:
                 self.ui.warn(f"the journal cannot be read for recent unloads: {e}")
         verdicts = V.validate(self.plan.actions, live, recent_unloads=recent, now=self.clock(),
                               force=self.opts.force,
-                              exempt_grace=self.plan.shedding in (ROLLBACK, "drain"),
-                              rollback=self.plan.shedding == ROLLBACK)
+                              exempt_grace=self.opts.rollback or self.opts.kind == "drain",
+                              rollback=self.opts.rollback)
         steps = []
         for v in verdicts:
             st = Step(v.action, v.status, v.why, owner=v.owner)
@@ -412,9 +462,17 @@ class ApplyRun:
                     self._note({"state": "skipped", "step": s.action.step,
                                 "bundle": s.action.bundle, "why": "declined"})
                     continue
+                if s.action.is_move:
+                    moved, stop_why = self._still_on_source(s, live.cluster)
+                    if stop_why:
+                        break
+                    if moved:
+                        continue
+                self._sent.append(s.action.step)  # from here the request may have gone out
                 out = self.executor.send(mutations[s.action.step], earlier=sent,
                                          extra=self._extra(s.action), raise_errors=False)
                 sent += 1
+                s.state = "sent"
                 if out.state == "failed":
                     s.state = FAILED
                     s.error = out.error
@@ -437,16 +495,40 @@ class ApplyRun:
             if s.state == "pending":
                 s.state = "not-sent"
                 s.why = stop_why
-        bad = [s for s in report.steps if s.state in (FAILED, NOT_REASSIGNED, "not-sent",
-                                                        "in-doubt")]
+        bad = [s for s in report.steps if s.state in (FAILED, NOT_REASSIGNED, NOT_MOVED,
+                                                        "not-sent", "in-doubt")]
         if stop_why or bad:
             report.result = "partial"
             parts = [stop_why] if stop_why else []
-            for state in (FAILED, NOT_REASSIGNED, "in-doubt", "not-sent"):
+            for state in (FAILED, NOT_REASSIGNED, NOT_MOVED, "in-doubt", "not-sent"):
                 k = sum(1 for s in bad if s.state == state)
                 if k:
                     parts.append(f"{k} {state}")
             report.why = "; ".join(parts)
+
+    def _still_on_source(self, s: Step, cluster: str) -> tuple[bool, str]:
+        """Ownership re-checked immediately before the send (the source's own
+        ``ownedNamespaces``, which assigns nothing, unlike a lookup): a bundle the cluster moved
+        since validation is not unloaded from its new owner. Returns (skipped, why the run
+        stops): a source that cannot be asked stops the run — nothing is sent blind."""
+        from lbctl.admin.errors import AdminError
+        from lbctl.apply.verify import owned_by
+
+        a = s.action
+        try:
+            owned = owned_by(self.client, cluster, a.broker)
+        except AdminError as e:
+            return False, f"the owner of {a.bundle} cannot be re-checked before sending: {e}"
+        if a.bundle in owned:
+            s.origin = a.broker
+            return False, ""
+        s.state = "skipped"
+        s.verdict = V.CHANGED
+        s.why = (f"no longer owned by {a.broker} when it was to be sent (moved since "
+                 "validation): not sent")
+        self._note({"state": "skipped", "step": a.step, "bundle": a.bundle, "why": s.why})
+        self.ui.show(f"#{a.step} skipped: {a.describe()} — {s.why}")
+        return True, ""
 
     def _ask_one(self, s: Step) -> bool:
         if self.opts.yes:
@@ -471,7 +553,7 @@ class ApplyRun:
                 s.why = r.why
                 self._verified(s)
                 if r.outcome in (DONE, ELSEWHERE) and r.owner:
-                    rollback.moved(s.action, r.owner)
+                    rollback.moved(s.action, r.owner, s.origin or s.action.broker)
         for s in in_flight:
             if s.action.is_move:
                 continue
@@ -533,10 +615,16 @@ class ApplyRun:
             waited += step
 
     def _finish(self, report: ApplyReport) -> None:
+        record: dict[str, Any] = {
+            "state": "apply-end", "result": report.result, "why": report.why or None,
+            "rollback": str(report.rollback) if report.rollback else None,
+            "outcomes": report.counts()}
+        if report.result == "partial":  # which requests went out, which did not
+            record["sent"] = list(self._sent)
+            record["notSent"] = [s.action.step for s in report.steps
+                                 if s.state == "not-sent"]
         try:
-            self._note({"state": "apply-end", "result": report.result, "why": report.why or None,
-                        "rollback": str(report.rollback) if report.rollback else None,
-                        "outcomes": report.counts()})
+            self._note(record)
         except Exception as e:  # the report is still printed; say why it was not journaled
             self.ui.warn(f"the end of the run could not be journaled: {e}")
 

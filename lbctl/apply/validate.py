@@ -45,11 +45,13 @@ def validate(actions: Sequence[PlannedAction], live: LiveView, *,
              force: bool = False, exempt_grace: bool = False,
              rollback: bool = False) -> list[Verdict]:
     """One verdict per action, in plan order. ``recent_unloads``: bundle → when the journal last
-    shows an unload of it (epoch seconds). Rollback and drain plans are exempt from the grace
-    period (``exempt_grace``): a rollback returns bundles a run moved moments ago, a drain must
-    empty the broker whatever moved recently — on purpose, as an operator's unload is. A
-    ``rollback`` returns bundles to their original owners even when one is overloaded now (said,
-    not refused): restoring the earlier state is the point."""
+    shows an unload of it (epoch seconds). ``exempt_grace`` lifts the grace period: for a
+    rollback (it returns bundles a run moved moments ago) and a drain (it must empty the broker
+    whatever moved recently) — on purpose, as an operator's unload is. A ``rollback`` returns
+    bundles to their original owners even when one is overloaded now (said, not refused):
+    restoring the earlier state is the point. Both are the caller's word, from the operator's
+    flags (``apply --rollback``, ``drain``), never a plan file's own fields: a file that calls
+    itself a rollback is checked like any other."""
     recent = dict(recent_unloads or {})
     grace_s = float(live.settings["loadBalancerSheddingGracePeriodMinutes"]) * 60
     out = []

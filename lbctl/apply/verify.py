@@ -8,11 +8,13 @@ bundle through the lookup v2 API (``GET /lookup/v2/topic/{domain}/{tenant}/{name
 ``--verify-timeout`` passes. The topic is one the live read found in the bundle, else a name lbctl
 makes up that hashes into it (a lookup creates no topic; a cluster without
 ``allowAutoTopicCreation`` answers 404 for it, and then the owners' ``ownedNamespaces`` are asked
-instead, which assign nothing).
+instead, which assign nothing). A bundle too narrow for a name to be found by a bounded search
+(one hash wide: ~2^32 guesses) is verified by the ``ownedNamespaces`` listings from the start.
 
 Outcomes: ``done`` (owned by the planned destination, or by any broker when the plan left the
 choice to the next lookup), ``done-elsewhere`` (owned again, by another broker than planned),
-``not-reassigned`` (nobody owns it when the time is up), ``failed`` (the request itself failed).
+``not-reassigned`` (nobody owns it when the time is up), ``not-moved`` (a 2xx answer, yet the
+bundle is owned by its source still: nothing moved), ``failed`` (the request itself failed).
 A split is ``done`` when the namespace's boundaries include the planned ones.
 """
 
@@ -31,8 +33,13 @@ from lbctl.admin.errors import AdminError
 from lbctl.apply.planfile import PlannedAction
 
 DONE, ELSEWHERE, NOT_REASSIGNED, FAILED = "done", "done-elsewhere", "not-reassigned", "failed"
-#: names tried when looking for a made-up topic name that hashes into a bundle
-MAX_NAME_TRIES = 4_000_000
+NOT_MOVED = "not-moved"
+#: names tried at most when looking for a made-up topic name that hashes into a bundle (about
+#: 60 ms of CRC-32); a bundle so narrow that the search would likely need more is not searched
+MAX_NAME_TRIES = 200_000
+#: searched only when MAX_NAME_TRIES is this many times the expected number of tries (the search
+#: then fails with probability e^-8)
+_MARGIN = 8
 
 
 @dataclass(frozen=True)
@@ -45,12 +52,18 @@ class Verified:
 
 def topic_in(bundle: str, known: Sequence[str]) -> str | None:
     """A topic that hashes into ``bundle``: the first known one, else a made-up
-    ``persistent://tenant/ns/lbctl-verify-N`` (None when no name is found quickly: a tiny range)."""
+    ``persistent://tenant/ns/lbctl-verify-N`` — None for a bundle too narrow to find one in
+    :data:`MAX_NAME_TRIES` (a one-hash-wide bundle would need ~2^32 guesses): the verifier then
+    asks the owners' ``ownedNamespaces`` instead. Bundles are CRC-32 ranges of the topic name
+    (Guava's ``Hashing.crc32``, ``ConsistentHashingTopicBundleAssigner``)."""
     if known:
         return known[0]
     ns, rng = bundle.rsplit("/", 1)
     lo, hi = (int(x, 16) for x in rng.split("_"))
     last = hi == 0xFFFFFFFF
+    width = hi - lo + (1 if last else 0)
+    if width <= 0 or width * MAX_NAME_TRIES < (1 << 32) * _MARGIN:
+        return None
     prefix = f"persistent://{ns}/lbctl-verify-"
     for i in range(MAX_NAME_TRIES):
         name = prefix + str(i)
@@ -60,20 +73,38 @@ def topic_in(bundle: str, known: Sequence[str]) -> str | None:
     return None
 
 
+class BadLookup(ValueError):
+    """A lookup answer whose URL cannot name a broker (a port out of range or not a number, an
+    unclosed ``[``): said, and the bundle is then verified through the ownership listings."""
+
+
 def owner_of(lookup: Any) -> str | None:
-    """``host:port`` of a ``LookupData``'s ``httpUrl`` (or ``httpUrlTls``)."""
+    """``host:port`` of a ``LookupData``'s ``httpUrl`` (or ``httpUrlTls``); :class:`BadLookup`
+    when the URL it holds does not parse (``urlsplit`` raises on a bad port or bracket)."""
     if not isinstance(lookup, dict):
         return None
+    from lbctl.safe.text import shorten
+
     for key in ("httpUrl", "httpUrlTls"):
         url = lookup.get(key)
         if isinstance(url, str) and url:
-            parts = urlsplit(url)
-            if parts.hostname and parts.port:
-                return f"{parts.hostname}:{parts.port}"
+            try:
+                parts = urlsplit(url)
+                host, port = parts.hostname, parts.port
+            except ValueError as e:
+                raise BadLookup(f"the lookup answer's {key} {shorten(url, 120)!r} is not a broker "
+                                f"URL ({e})") from None
+            if host and port:
+                return f"{host}:{port}"
     return None
 
 
 def judge(a: PlannedAction, owner: str) -> Verified:
+    if owner == a.broker:
+        # the broker answered 2xx, yet the bundle is where it was: nothing moved (an unload the
+        # broker ignored, or the next lookup gave it straight back)
+        return Verified(NOT_MOVED, owner, f"the request succeeded but {a.bundle} is still on "
+                                          f"{owner}: not moved")
     if a.destination is None or owner == a.destination:
         return Verified(DONE, owner)
     return Verified(ELSEWHERE, owner, f"owned by {owner}, not the planned {a.destination}")
@@ -100,6 +131,7 @@ class Verifier:
         pending = {a.step: (a, t) for a, t in items}
         out: dict[int, Verified] = {}
         last: dict[int, str] = {}
+        bad: dict[int, str] = {}  # steps whose lookup answer did not parse
         use_owned = {s for s, (_, t) in pending.items() if t is None}
         while pending:
             by_lookup = [(s, a, t) for s, (a, t) in pending.items()
@@ -112,7 +144,12 @@ class Verifier:
                     if ans.status == 404:
                         use_owned.add(s)  # no auto-creation: ask the owners instead
                     continue
-                owner = owner_of(ans)
+                try:
+                    owner = owner_of(ans)
+                except BadLookup as e:  # the request was sent: verify it another way
+                    last[s] = bad[s] = str(e)
+                    use_owned.add(s)
+                    continue
                 if owner is not None:
                     out[s] = judge(a, owner)
                 else:
@@ -124,7 +161,11 @@ class Verifier:
                     a = pending[s][0]
                     o = owners.get(a.bundle)
                     if o is not None:
-                        out[s] = judge(a, o)
+                        v = judge(a, o)
+                        if s in bad:  # a bad lookup answer on the way: said, not hidden
+                            v = Verified(v.outcome, v.owner, "; ".join(
+                                x for x in (v.why, f"by ownedNamespaces, as {bad[s]}") if x))
+                        out[s] = v
                     else:
                         last.setdefault(s, "no broker lists it in ownedNamespaces")
             elapsed = self.clock() - start

@@ -116,7 +116,7 @@ def apply(
         force_stale=force_stale, max_age=max_age or None, max_moves=max_moves,
         max_per_broker=max_per_broker, max_throughput=max_throughput, interval=interval,
         concurrency=concurrency, verify_timeout=verify_timeout, pause_timeout=pause_timeout,
-        reason=reason, journal=resume or journal)
+        reason=reason, journal=resume or journal, rollback=rollback)
     plan_file, history = _plan_and_history(plan, resume, run_id)
     if history is not None and opts.reason is None:
         opts.reason = history.reason

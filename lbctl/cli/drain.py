@@ -145,8 +145,10 @@ def _finish(report: DrainReport, output: OutputFormat) -> None:
     from lbctl.render.apply_view import DrainView
 
     emit(DrainView(report), output)
+    from lbctl.apply.balancer import RESTORE_FAILED
+
     dry = bool(report.rounds) and report.rounds[-1].result == "dry-run"
-    if not report.safe and not dry:
+    if (not report.safe or report.balancer == RESTORE_FAILED) and not dry:
         raise PartialRun(report.message)
 
 
@@ -158,8 +160,11 @@ def _restore(client: AdminClient, journal: Path | None, *, yes: bool, dry_run: b
     previous = restore_from_journal(client, journal or default_journal(), ui,
                                     yes=yes, interactive=ui.interactive, dry_run=dry_run)
     if not dry_run:
+        from lbctl.apply.balancer import value_text
+
         print("balancer settings restored: " + ", ".join(
-            f"{k}={'(broker.conf)' if v is None else v}" for k, v in previous.items()))
+            f"{k}={'(broker.conf)' if v is None else value_text(v)}"
+            for k, v in previous.items()))
 
 
 @grouped

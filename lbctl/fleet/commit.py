@@ -58,11 +58,15 @@ def locked(out: Path, *, write: bool) -> Iterator[list[str]]:
         yield done
         return
     path = out / LOCK
-    try:
-        fh: IO[str] = open(path, "a+")  # noqa: SIM115 - held for the duration of the block
-    except OSError as e:
+    from lbctl.errors import LbctlError
+    from lbctl.safe.files import open_private
+
+    try:  # never through a link (O_NOFOLLOW); shared with other readers as before (umask)
+        fd, _ = open_private(str(path), mode=0o666, error=LbctlError, what="a lock file")
+        fh: IO[str] = os.fdopen(fd, "r+")
+    except LbctlError as e:
         if write:
-            raise UsageError(f"{out}: cannot write: {e.strerror or e}") from None
+            raise UsageError(f"{out}: cannot write: {e}") from None
         yield done  # a read-only directory: nothing can be writing it through lbctl
         return
     try:
@@ -159,8 +163,14 @@ def _roll_forward(out: Path, run: Path) -> None:
 
 
 def _write_durably(path: Path, data: bytes) -> None:
+    from lbctl.safe.files import open_private
+
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(tmp)  # a crash's leftover (or a planted link: unlinked, never followed)
+    fd, _ = open_private(str(tmp), new=True, mode=0o666,
+                         error=lambda m: UsageError(f"cannot write: {m}"))
+    with os.fdopen(fd, "wb") as f:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())

@@ -129,9 +129,30 @@ def is_local(master: str | None) -> bool:
     return master is not None and (master == "local" or master.startswith("local["))
 
 
+_LOG: list[Path] = []  # this process's log, once created
+
+
 def log_path() -> Path:
-    """Where the JVM's stderr goes for this process."""
-    return Path(tempfile.gettempdir()) / f"lbctl-spark-{os.getpid()}.log"
+    """Where the JVM's stderr goes for this process: a name in ``$TMPDIR`` no one can guess
+    (random), created exclusively, 0600 — a predictable name would let another user plant a
+    link there and have the JVM append to the link's target."""
+    if not _LOG:
+        from lbctl.safe.files import open_private
+
+        for _ in range(16):
+            path = Path(tempfile.gettempdir()) / f"lbctl-spark-{os.urandom(8).hex()}.log"
+            try:
+                fd, _created = open_private(str(path), new=True, error=LbctlError)
+            except LbctlError:
+                if path.exists() or path.is_symlink():
+                    continue  # that name is taken: draw another
+                raise
+            os.close(fd)
+            _LOG.append(path)
+            break
+        else:
+            raise LbctlError(f"cannot create a log file in {tempfile.gettempdir()}")
+    return _LOG[0]
 
 
 def quiet_warnings() -> None:
@@ -183,8 +204,10 @@ def _stderr_to(path: Path) -> Iterator[None]:
     """Point fd 2 at ``path`` while the block runs (the JVM started inside inherits it)."""
     with contextlib.suppress(AttributeError, ValueError):
         sys.stderr.flush()
+    from lbctl.safe.files import open_private
+
+    fd, _ = open_private(str(path), append=True, error=LbctlError)
     saved = os.dup(2)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         os.dup2(fd, 2)
         yield

@@ -22,8 +22,9 @@ _STEP_COLUMNS = (
                              "skipped"),
     col("why", "string", "why the verdict (empty when valid)"),
     col("request", "string", "the admin request sent (or that would be sent)"),
-    col("outcome", "string", "done, done-elsewhere, not-reassigned, failed, already-done, "
-                             "skipped, deferred, declined, not-sent, in-doubt or dry-run"),
+    col("outcome", "string", "done, done-elsewhere, not-reassigned, not-moved, failed, "
+                             "already-done, skipped, deferred, declined, not-sent, in-doubt or "
+                             "dry-run"),
     col("owner", "string", "the owner a lookup found after the request"),
     col("seconds", "number", "how long the action took, seconds"),
     col("error", "string", "the error of a failed request"),

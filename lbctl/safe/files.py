@@ -10,8 +10,12 @@ files) is opened through :func:`read_regular`:
   raises it), decompressed size included (:func:`gunzip_limited` stops a gzip bomb after the limit,
   not after 4 GB).
 
-Writes:
+Writes never follow a symbolic link (a link planted where lbctl writes — the lock, the journal,
+a history, a log in ``$TMPDIR`` — would otherwise truncate or append to its target):
 
+* :func:`open_private` is the one way lbctl opens a file it writes in place: ``O_NOFOLLOW`` on
+  every open, ``O_CREAT | O_EXCL`` when the name is created (so a name that appears meanwhile is
+  never taken over), regular files only, mode ``0600``;
 * :func:`atomic_write` builds the file under an anonymous ``O_TMPFILE`` inode (a ``kill -9`` leaves
   nothing behind) and renames it over the target, with mode ``0600``;
 * :func:`append_record` appends one record to a history file (``.jsonl``, ``.jsonl.gz``, the
@@ -24,6 +28,7 @@ Writes:
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import stat
@@ -181,6 +186,58 @@ def private_dir(directory: str) -> None:
         os.makedirs(directory, mode=0o700, exist_ok=True)
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def open_private(name: str, *, error: ErrorFactory, new: bool = False, append: bool = False,
+                 mode: int = 0o600, what: str = "a regular file to write") -> tuple[int, bool]:
+    """A read-write descriptor of the regular file ``name`` and whether this call created it.
+
+    The name is created exclusively (``O_CREAT | O_EXCL``, ``mode``) when missing; an existing
+    one is opened only when ``new`` is false, and never through a symbolic link
+    (``O_NOFOLLOW``): a link, a FIFO, a device or a directory is refused with one line. The open
+    never blocks (``O_NONBLOCK``, cleared once ``fstat`` says it is a regular file)."""
+    base = os.O_RDWR | os.O_NONBLOCK | _NOFOLLOW | _CLOEXEC | (os.O_APPEND if append else 0)
+    fd = -1
+    created = False
+    try:
+        for _ in range(8):  # a name removed between the two opens: create it after all
+            try:
+                fd = os.open(name, base | os.O_CREAT | os.O_EXCL, mode)
+                created = True
+                break
+            except FileExistsError:
+                if new:
+                    raise error(f"{name}: already exists (lbctl creates it, and takes over no "
+                                "existing file)") from None
+            try:
+                fd = os.open(name, base)
+                break
+            except FileNotFoundError:
+                continue
+        if fd < 0:
+            raise error(f"{name}: cannot open: it keeps disappearing")
+    except OSError as e:
+        if e.errno == errno.ELOOP or (os.path.islink(name) and not isinstance(e, IsADirectoryError)):
+            raise error(f"{name}: is a symbolic link (lbctl does not write through links; "
+                        "remove it or give another path)") from None
+        if isinstance(e, IsADirectoryError):
+            raise error(f"{name}: is a directory (expected {what})") from None
+        if isinstance(e, PermissionError):
+            raise error(f"{name}: permission denied") from None
+        raise error(f"{name}: cannot open: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise error(f"{name}: {_describe(st.st_mode)} (expected {what})")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, created
+
+
 def _fsync_dir(directory: str) -> None:
     with contextlib.suppress(OSError):
         dfd = os.open(directory, os.O_RDONLY)
@@ -259,34 +316,43 @@ def _link_anonymous(fd: int, directory: str, base: str) -> str | None:
     return None
 
 
+def is_json_line(line: bytes) -> bool:
+    """A JSON-lines file's last line is a whole record when it parses (its newline is all it
+    lacks); anything else is an append cut short."""
+    import orjson
+
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return True
+
+
 def append_record(name: str, record: bytes, *, gz: bool, error: ErrorFactory,
-                  mode: int = 0o600) -> int:
+                  mode: int = 0o600, complete: Callable[[bytes], bool] | None = None,
+                  accept: Callable[[bytes | None], None] | None = None) -> int:
     """Append one newline-terminated ``record`` (a gzip member when ``gz``) to ``name``.
 
-    Returns the number of bytes of a partial last record that was cut off first (0 normally).
+    A last line without its newline is a record cut short by a crash and is cut off first —
+    unless ``complete`` says it is whole (it parses): then it is kept, and a newline goes before
+    the record. ``accept``, called under the lock with the last whole line (None: none) before
+    anything changes, may raise to refuse the append (the file is then left as it was).
+    Returns the number of bytes of a partial last record that was cut off (0 normally).
     """
     directory = os.path.dirname(os.path.abspath(name))
-    created = not os.path.exists(name)
+    fd, created = open_private(name, error=error, mode=mode,
+                               what="a regular file to append to")
     try:
-        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0),
-                     mode)
-    except IsADirectoryError:
-        raise error(f"{name}: is a directory") from None
-    except OSError as e:
-        raise error(f"{name}: cannot open for appending: {e.strerror or e}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise error(f"{name}: {_describe(st.st_mode)} (expected a regular file to append to)")
-        os.set_blocking(fd, True)
         _lock(fd)
         size = os.fstat(fd).st_size
-        good = _good_end_gz(fd, size) if gz else _good_end_lines(fd, size)
+        good, glue, last = _good_end(fd, size, gz=gz, complete=complete)
+        if accept is not None:
+            accept(last)
         if good != size:
             os.ftruncate(fd, good)
         os.lseek(fd, good, os.SEEK_SET)
         try:
-            _write_all(fd, record)
+            _write_all(fd, glue + record)
             os.fsync(fd)
         except OSError as e:
             with contextlib.suppress(OSError):
@@ -310,6 +376,46 @@ def _lock(fd: int) -> None:
     fcntl.flock(fd, fcntl.LOCK_EX)
 
 
+def _good_end(fd: int, size: int, *, gz: bool, complete: Callable[[bytes], bool] | None
+              ) -> tuple[int, bytes, bytes | None]:
+    """Where the whole records end, what must go before the next one (a newline, when a whole
+    last record lacks its own), and the last whole line (None: none)."""
+    if gz:
+        good, tail, last = _good_end_gz(fd, size)
+    else:
+        good = _good_end_lines(fd, size)
+        tail = os.pread(fd, size - good, good) if good != size else b""
+        last = _last_line(fd, good)
+    if good != size and complete is not None and tail is not None and complete(tail):
+        glue = gzip_member(b"\n") if gz else b"\n"
+        return size, glue, tail
+    return good, b"", last
+
+
+def gzip_member(text: bytes) -> bytes:
+    import gzip
+
+    return gzip.compress(text, compresslevel=6, mtime=0)
+
+
+def _last_line(fd: int, end: int) -> bytes | None:
+    """The line that ends (with its newline) at ``end``, without the newline."""
+    if end <= 0:
+        return None
+    pos = end - 1
+    parts: list[bytes] = []
+    while pos > 0:
+        start = max(0, pos - 65536)
+        chunk = os.pread(fd, pos - start, start)
+        at = chunk.rfind(b"\n")
+        if at >= 0:
+            parts.append(chunk[at + 1:])
+            break
+        parts.append(chunk)
+        pos = start
+    return b"".join(reversed(parts))
+
+
 def _good_end_lines(fd: int, size: int) -> int:
     """The length of the file up to and including its last newline (all of it when it ends in
     one)."""
@@ -328,34 +434,42 @@ def _good_end_lines(fd: int, size: int) -> int:
     return 0
 
 
-def _good_end_gz(fd: int, size: int) -> int:
+def _good_end_gz(fd: int, size: int) -> tuple[int, bytes | None, bytes | None]:
     """The end of the last complete gzip member whose text ends with a newline (each append
-    writes one member holding one line)."""
+    writes one member holding one line); the text after it when every member after it is
+    complete (None: a member cut short, or garbage); and the last whole line before it."""
     good = 0
     offset = 0
     pending = b""
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    last = b""
+    started = False  # bytes fed to ``d``, whose member has not ended yet
+    text = bytearray()  # the text of the complete members after ``good``
+    last: bytes | None = None
     while True:
         if not pending:
             if offset >= size:
-                return good  # an unfinished member (or none) at the end
+                return good, (None if started else bytes(text)), last
             pending = os.pread(fd, min(_CHUNK, size - offset), offset)
             if not pending:
-                return good
+                return good, None, last
             offset += len(pending)
+        started = True
         try:
             out = d.decompress(pending, _CHUNK)
         except zlib.error:
-            return good
-        if out:
-            last = out[-1:]
+            return good, None, last
+        text += out
+        if len(text) > LIMITS.max_input_bytes:
+            return good, None, last
         if d.eof:
             pending = d.unused_data
-            if last == b"\n":
+            if text.endswith(b"\n"):
                 good = offset - len(pending)
+                line = bytes(text[:-1])
+                last = line[line.rfind(b"\n") + 1:]
+                text = bytearray()
             d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            last = b""
+            started = False
             continue
         pending = d.unconsumed_tail
 

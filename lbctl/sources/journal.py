@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,8 +24,8 @@ import msgspec
 from lbctl.errors import ConfigError, UsageError
 from lbctl.model.wire.journal import JournalRecord, record_time
 
-__all__ = ["Journal", "JournalEntry", "decode_lines", "iso", "parse_since", "read_journal",
-           "read_records"]
+__all__ = ["Journal", "JournalEntry", "decode_lines", "iso", "maybe_applied", "parse_since",
+           "read_journal", "read_records"]
 
 _DECODER = msgspec.json.Decoder(JournalRecord)
 _WHAT = "a journal (JSON lines)"
@@ -108,6 +109,33 @@ def decode_lines(data: bytes) -> tuple[list[JournalRecord], list[str]]:
             continue
         records.append(rec)
     return records, skipped
+
+
+def maybe_applied(records: Iterable[JournalRecord]) -> list[JournalRecord]:
+    """The request lines (``sending``, ``done``) of requests that may have been applied, in
+    order. A request the broker refused — the same run's ``failed`` line for it carries an HTTP
+    status — was never applied, and its ``sending`` line is dropped: the grace-period guard must
+    not refuse to send again what never happened (a failed balancer restore, then ``drain
+    --restore``). A ``failed`` line without a status (a timeout, a dropped connection) may follow
+    an applied request: that ``sending`` line stays."""
+    import orjson
+
+    out: list[JournalRecord | None] = []
+    waiting: dict[tuple[str, str, str, bytes], int] = {}  # (run, request) → its sending line
+    for r in records:
+        if r.state not in ("sending", "done", "failed"):
+            continue
+        key = (r.run, str(r.method), str(r.url),
+               orjson.dumps(None if r.body is msgspec.UNSET else r.body))
+        if r.state == "sending":
+            waiting[key] = len(out)
+            out.append(r)
+        elif r.state == "done":
+            waiting.pop(key, None)
+            out.append(r)
+        elif isinstance(r.status, int) and key in waiting:
+            out[waiting.pop(key)] = None
+    return [r for r in out if r is not None]
 
 
 def read_records(path: Path | str, *, tail_bytes: int | None = None) -> list[JournalRecord]:

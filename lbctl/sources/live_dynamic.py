@@ -22,4 +22,14 @@ def read_dynamic_config(client: AdminClient) -> dict[str, str]:
         return {}
     if not isinstance(raw, dict):
         raise HttpError("GET /admin/v2/brokers/configuration/values: expected a JSON object")
-    return {str(k): str(v) for k, v in raw.items() if v is not None}
+    return {str(k): _text(v) for k, v in raw.items() if v is not None}
+
+
+def _text(value: object) -> str:
+    """Pulsar answers strings; a ``true`` or ``5`` from elsewhere keeps its JSON form (``true``,
+    not Python's ``True``), which is what a restore sends back."""
+    if isinstance(value, str):
+        return value
+    import orjson
+
+    return orjson.dumps(value).decode()

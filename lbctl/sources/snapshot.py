@@ -40,7 +40,14 @@ import orjson
 
 from lbctl.errors import SnapshotError
 from lbctl.model.cluster import ClusterState
-from lbctl.safe.files import append_record, atomic_write, gunzip_limited, read_regular, read_stream
+from lbctl.safe.files import (
+    append_record,
+    atomic_write,
+    gunzip_limited,
+    is_json_line,
+    read_regular,
+    read_stream,
+)
 from lbctl.sources.snapshot_schema import (
     FORMAT,
     decode_snapshot,
@@ -316,8 +323,9 @@ def append_snapshot(state: ClusterState, path: Path | str) -> int:
     """Append one snapshot to a ``.jsonl`` sequence (created when missing, mode 0600).
 
     Crash-safe (:func:`lbctl.safe.files.append_record`): a line is written whole or not at all — a
-    partial last line left by an earlier crash is cut off first, a full disk leaves the file as it
-    was. For ``.jsonl.gz`` the line is a new gzip member, which gzip readers concatenate. Returns
+    partial last line left by an earlier crash is cut off first (a whole last line that only
+    lacks its newline is kept), a full disk leaves the file as it was, and a snapshot of another
+    cluster (or load manager) than the sequence's is refused with the file unchanged. For ``.jsonl.gz`` the line is a new gzip member, which gzip readers concatenate. Returns
     the number of bytes of a partial last line that was removed (0 normally).
     """
     name = str(path)
@@ -327,7 +335,27 @@ def append_snapshot(state: ClusterState, path: Path | str) -> int:
     data = _jsonl_line(state)
     if gz:
         data = gzip.compress(data, compresslevel=6, mtime=0)
-    return append_record(name, data, gz=gz, error=SnapshotError)
+
+    def same_sequence(last: bytes | None) -> None:
+        """A sequence is one cluster's, under one load manager (:func:`check_one_cluster`):
+        appending another's would leave a file ``validate`` refuses — refused, file unchanged."""
+        if last is None or not last.strip():
+            return
+        try:
+            prev = jsonl_snapshot(f"{name}: its last line", last, 0, last=False,
+                                  check_keys=False)
+        except SnapshotError:
+            return  # not ours to judge here: validate says what is wrong with it
+        for what, mine, theirs in (("cluster", state.cluster, prev.cluster),
+                                   ("load manager", state.load_manager, prev.load_manager)):
+            if mine != theirs:
+                raise SnapshotError(
+                    f"{name}: holds {what} {_quote(theirs)}, this snapshot is of {what} "
+                    f"{_quote(mine)}; a sequence must be of one {what}: nothing was appended "
+                    "(export to another file)")
+
+    return append_record(name, data, gz=gz, error=SnapshotError, complete=is_json_line,
+                         accept=same_sequence)
 
 
 def encode_snapshot(state: ClusterState, kind: str = "json") -> bytes:

@@ -12,7 +12,11 @@ the one-line error of a bad line N before any output, as before). So a sequence 
 2. every line decoded and validated with the same messages (``file:N``, the partial last line),
    keeping per snapshot only a header (:func:`_header`: cluster, time, settings, broker versions);
 3. the replay: the lines decoded again, one snapshot yielded at a time
-   (:meth:`StreamedSnapshots.states`); a file changed in between is an error, never a silent mix.
+   (:meth:`StreamedSnapshots.states`); a file changed in between is an error, never a silent mix:
+   every pass opens the same file (device and inode, checked by ``fstat`` of the open
+   descriptor: a file renamed over the name is refused) and each line replayed has the digest
+   (BLAKE2b-128) its validated self had, checked before it is decoded — the bytes replayed are
+   the bytes validated. Lines appended after the validation are not replayed.
 
 A sequence out of ``capturedAt`` order (the replay sorts it), several files, standard input and
 smaller files are read whole as before. ``LBCTL_NO_STREAM=1`` reads every file whole (the
@@ -22,6 +26,7 @@ benchmark's baseline, ``benchmarks/replay_sequence.py``).
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 import zlib
 from collections.abc import Iterator, Sequence
@@ -59,23 +64,42 @@ class StreamedSnapshots(Struct, frozen=True):
     gz: bool
     check_keys: bool
     headers: tuple[ClusterState, ...]
+    identity: tuple[int, int] = (0, 0)  # (st_dev, st_ino) of the file validated
+    digests: tuple[bytes, ...] = ()  # of each non-blank line validated, in order
 
     def __len__(self) -> int:
         return len(self.headers)
 
     def states(self) -> Iterator[ClusterState]:
-        """Every snapshot in file order (already ``capturedAt`` order), decoded as it is needed."""
+        """Every snapshot in file order (already ``capturedAt`` order), decoded as it is needed —
+        each only after its bytes proved to be the ones validated."""
         count = 0
-        for state in _parse_lines(self.name, self.gz, self.check_keys):
-            if count == len(self.headers):
+        expect = _Expect(self.identity, self.digests)
+        for state in _parse_lines(self.name, self.gz, self.check_keys, expect=expect):
+            if state is None:
                 return  # lines appended since the check: not part of this replay
-            head = self.headers[count]
-            if (state.captured_at, state.cluster) != (head.captured_at, head.cluster):
-                raise SnapshotError(f"{state.source}: the file changed while it was replayed")
             count += 1
             yield state
         if count != len(self.headers):
             raise SnapshotError(f"{self.name}: the file changed while it was replayed")
+
+
+class _Expect:
+    """What a pass must find: the file's identity, and the digests of its lines (pass 2 fills
+    them, pass 3 checks them)."""
+
+    def __init__(self, identity: tuple[int, int] | None = None,
+                 digests: Sequence[bytes] | None = None):
+        self.identity = identity
+        self.digests = digests
+        self.seen: list[bytes] = []
+
+    def opened(self, name: str, identity: tuple[int, int]) -> None:
+        if self.identity is None:
+            self.identity = identity
+        elif identity != self.identity:
+            raise SnapshotError(f"{name}: the file changed while it was replayed (another file "
+                                "was put in its place since it was validated)")
 
 
 def open_sequence(paths: Sequence[Path | str]) -> StreamedSnapshots | list[ClusterState]:
@@ -88,15 +112,19 @@ def open_sequence(paths: Sequence[Path | str]) -> StreamedSnapshots | list[Clust
     kind, gz_name = _kind(name)
     if kind != "jsonl":
         return read_snapshots(paths)
-    size, gz = _check_bytes(name, gz_name)
+    size, gz, identity = _check_bytes(name, gz_name)
     if size <= STREAM_BYTES:
         return read_snapshots(paths)
     check_keys = size <= DUPLICATE_CHECK_BYTES
-    headers = [_header(st) for st in _parse_lines(name, gz, check_keys)]
+    seen = _Expect(identity)
+    headers = [_header(st) for st in _parse_lines(name, gz, check_keys, expect=seen)
+               if st is not None]
     check_one_cluster(headers)
     if any(b.captured_at < a.captured_at for a, b in zip(headers, headers[1:], strict=False)):
         return read_snapshots(paths)  # the replay sorts it: read whole
-    return StreamedSnapshots(name, gz, check_keys, tuple(headers))
+    assert seen.identity is not None
+    return StreamedSnapshots(name, gz, check_keys, tuple(headers), seen.identity,
+                             tuple(seen.seen))
 
 
 def _header(st: ClusterState) -> ClusterState:
@@ -110,14 +138,20 @@ def _header(st: ClusterState) -> ClusterState:
 
 
 # --- bytes ------------------------------------------------------------------------------------
-def _raw(name: str) -> Iterator[bytes]:
-    """The file's bytes in chunks, bounded as ``read_regular`` bounds them."""
+def _raw(name: str, expect: _Expect) -> Iterator[bytes]:
+    """The file's bytes in chunks, bounded as ``read_regular`` bounds them; the open file must
+    be the one ``expect`` names (the first pass names it)."""
     cap = LIMITS.max_input_bytes
     fd = open_regular(name, what="a snapshot file", error=SnapshotError)
     try:
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        size = st.st_size
+        expect.opened(name, (st.st_dev, st.st_ino))
     except OSError:
         size = 0
+    except SnapshotError:
+        os.close(fd)
+        raise
     if size > cap:
         os.close(fd)
         raise SnapshotError(too_large(name, cap))
@@ -181,14 +215,15 @@ def _gunzip(name: str, chunks: Iterator[bytes]) -> Iterator[bytes]:
         raise SnapshotError(f"{name}: bad gzip data: the compressed data is truncated")
 
 
-def _bytes(name: str, gz: bool) -> Iterator[bytes]:
-    return _gunzip(name, _raw(name)) if gz else _raw(name)
+def _bytes(name: str, gz: bool, expect: _Expect) -> Iterator[bytes]:
+    return _gunzip(name, _raw(name, expect)) if gz else _raw(name, expect)
 
 
-def _check_bytes(name: str, gz_name: bool) -> tuple[int, bool]:
+def _check_bytes(name: str, gz_name: bool) -> tuple[int, bool, tuple[int, int]]:
     """Pass 1: the decompressed size and whether the file is gzip, after the whole-file read's
-    byte-level checks (same messages, same order)."""
-    raw = _raw(name)
+    byte-level checks (same messages, same order); and which file it is."""
+    first_pass = _Expect()
+    raw = _raw(name, first_pass)
     first = next(raw, b"")
     gz = first.startswith(GZIP_MAGIC)
     if gz_name and not gz:
@@ -206,7 +241,8 @@ def _check_bytes(name: str, gz_name: bool) -> tuple[int, bool]:
             blank = False
     if blank:  # nothing, or only whitespace
         raise SnapshotError(f"{name}: empty file (expected a snapshot)")
-    return size, gz
+    assert first_pass.identity is not None
+    return size, gz, first_pass.identity
 
 
 # --- lines ------------------------------------------------------------------------------------
@@ -228,12 +264,28 @@ def _lines(chunks: Iterator[bytes]) -> Iterator[tuple[bytes, bool]]:
     yield buf, False
 
 
-def _parse_lines(name: str, gz: bool, check_keys: bool) -> Iterator[ClusterState]:
-    """``_read_jsonl`` streamed: the same messages, one snapshot at a time."""
-    for number, (line, terminated) in enumerate(_lines(_bytes(name, gz)), start=1):
+def _parse_lines(name: str, gz: bool, check_keys: bool, *, expect: _Expect
+                 ) -> Iterator[ClusterState | None]:
+    """``_read_jsonl`` streamed: the same messages, one snapshot at a time. Each line's digest
+    is kept in ``expect.seen`` or, when ``expect`` has digests, checked against the next before
+    the line is decoded (None: more lines than were validated — the end of the replay)."""
+    digests = expect.digests
+    for number, (line, terminated) in enumerate(_lines(_bytes(name, gz, expect)), start=1):
         if not line.strip():
             continue
         where = f"{name}:{number}"
+        digest = hashlib.blake2b(line, digest_size=16).digest()
+        if digests is None:
+            expect.seen.append(digest)
+        else:
+            k = len(expect.seen)
+            if k == len(digests):
+                yield None
+                return
+            if digest != digests[k]:
+                raise SnapshotError(f"{where}: the file changed while it was replayed (this line "
+                                    "is not the one validated)")
+            expect.seen.append(digest)
         paused = gc.isenabled()
         gc.disable()  # a snapshot's many acyclic containers: no collection in the middle
         try:

@@ -188,3 +188,61 @@ def test_recently_moved_bundles_are_drained_too(hot: TestCluster, tmp_path: Path
     r = lbctl(c, "drain", ids[1], "--yes", "-m", "0")
     assert r.exit_code == 0, r.stderr
     assert c.bundles_of(ids[1]) == []
+
+
+# ---- issue 25 item 14: the balancer's state always visible and restorable ----------------------
+def test_a_failed_restore_is_said_loudly_and_drain_restore_then_finishes_it(
+        hot: TestCluster, journal: Path) -> None:
+    from lbctl.sandbox.operations import NthFault
+
+    c = hot
+    target = list(c.brokers)[1]
+    c.dynamic["loadBalancerSheddingEnabled"] = "true"
+    c.nth_faults.append(NthFault(r"/configuration/loadBalancerSheddingEnabled/true$", nth=1,
+                                 status=500, reason="metadata store down", method="POST"))
+    r = lbctl(c, "drain", target, "--pause-balancer", "--yes", "-m", "0", "-o", "json")
+    assert r.exit_code == ExitStatus.PARTIAL, r.stderr
+    assert "THE BALANCER IS STILL PAUSED" in r.stderr and "drain --restore" in r.stderr
+    assert json.loads(r.stdout)["balancer"] == "restore failed"
+    # the other setting was restored all the same; the failed one is still off
+    assert c.dynamic == {"loadBalancerSheddingEnabled": "false"}
+    recs = [json.loads(x) for x in journal.read_text().splitlines()]
+    assert not [x for x in recs if x.get("state") == "balancer-restored"]
+    # the failed request was never applied: the grace-period guard does not refuse it
+    before = len(mutations(c))
+    r = lbctl(c, "drain", "--restore", "--yes")
+    assert r.exit_code == 0, r.stderr
+    assert c.dynamic == {"loadBalancerSheddingEnabled": "true"}
+    assert mutations(c)[before:] == [
+        ("POST", "/admin/v2/brokers/configuration/loadBalancerSheddingEnabled/true")]
+
+
+def test_a_drain_after_a_pause_left_behind_says_so(hot: TestCluster, journal: Path) -> None:
+    c = hot
+    ids = list(c.brokers)
+    r = lbctl(c, "drain", ids[2], "--pause-balancer", "--keep-paused", "--yes", "-m", "0")
+    assert r.exit_code == 0, r.stderr
+    r = lbctl(c, "drain", ids[1], "--pause-balancer", "--yes", "-m", "0")
+    assert "paused by run" in r.stderr and "never restored" in r.stderr
+    assert "lbctl drain --restore puts it back" in r.stderr
+
+
+def test_non_string_dynamic_values_are_restored_in_their_json_form(hot: TestCluster) -> None:
+    c = hot
+    c.dynamic["loadBalancerSheddingEnabled"] = True  # type: ignore[assignment]  # JSON true
+    r = lbctl(c, "drain", list(c.brokers)[1], "--pause-balancer", "--yes", "-m", "0")
+    assert r.exit_code == 0, r.stderr
+    assert ("POST", "/admin/v2/brokers/configuration/loadBalancerSheddingEnabled/true") in \
+        mutations(c)
+    assert c.dynamic == {"loadBalancerSheddingEnabled": "true"}
+    assert "True" not in r.stdout
+
+
+def test_restore_values_from_a_journal_keep_their_json_form() -> None:
+    from lbctl.apply.balancer import restore_mutations
+
+    ms = restore_mutations({"loadBalancerSheddingEnabled": True,
+                            "loadBalancerAutoBundleSplitEnabled": "false"})
+    assert [m.call.url("http://h") for m in ms] == [
+        "http://h/admin/v2/brokers/configuration/loadBalancerSheddingEnabled/true",
+        "http://h/admin/v2/brokers/configuration/loadBalancerAutoBundleSplitEnabled/false"]

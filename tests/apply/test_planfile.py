@@ -68,6 +68,19 @@ def test_fields() -> None:
                    "boundaries": ["0x20000000", "0x10000000"]}]}, "ascending"),
     ({"actions": [{"action": "unload", "bundle": "t/ns/0x00000000_0x40000000", "broker": "b",
                    "throughput": "fast"}]}, "throughput: expected a finite number"),
+    # issue 25 item 13: a negative figure would defeat --max-throughput; a bundle twice is sent once
+    ({"actions": [{"action": "unload", "bundle": "t/ns/0x00000000_0x40000000", "broker": "b",
+                   "throughput": -1e9}]}, "actions[0].throughput: -1000000000.0 is not a rate"),
+    ({"actions": [{"action": "unload", "bundle": "t/ns/0x00000000_0x40000000", "broker": "b",
+                   "msgRate": -5}]}, "actions[0].msgRate: -5.0 is not a rate"),
+    ({"actions": [{"action": "unload", "bundle": "t/ns/0x00000000_0x40000000", "broker": "b"},
+                  {"action": "unload", "bundle": "t/ns/0x40000000_0x80000000", "broker": "b"},
+                  {"action": "unload", "bundle": "t/ns/0x00000000_0x40000000", "broker": "b",
+                   "destinationBroker": "c"}]},
+     "actions[2].bundle: t/ns/0x00000000_0x40000000 is already actions[0]"),
+    ({"actions": [{"action": "unload", "bundle": "t/ns/0x00000000_0x40000000", "broker": "b"},
+                  {"action": "split", "bundle": "t/ns/0x00000000_0x40000000", "broker": "b",
+                   "boundaries": ["0x20000000"]}]}, "a plan acts on a bundle once"),
 ])
 def test_bad_plans_are_one_line(change: dict, words: str) -> None:
     with pytest.raises(PlanError) as e:
@@ -83,3 +96,10 @@ def test_files_that_are_not_plans(tmp_path: Path) -> None:
     (tmp_path / "x.yaml").write_text("- a\n- b\n")
     with pytest.raises(PlanError, match="expected a plan@1 object"):
         read_plan(tmp_path / "x.yaml")
+
+
+def test_a_skipped_action_may_name_a_bundle_again() -> None:
+    acts = [{"action": "unload", "bundle": "t/ns/0x00000000_0x40000000", "broker": "b"},
+            {"action": "unload", "bundle": "t/ns/0x00000000_0x40000000", "broker": "b",
+             "skipped": "grace period"}]
+    assert len(parse_plan(_plan(actions=acts), "p").actions) == 2

@@ -284,6 +284,12 @@ TEXT_CASES: dict[str, tuple[str, Callable[[bytes], bytes]]] = {
     "t_bom_jsonl": (".jsonl", lambda x: b"\xef\xbb\xbf" + x + b"\n"),
     "t_bom_second_line": (".jsonl", lambda x: x + b"\n\xef\xbb\xbf" + _shift(x, 1) + b"\n"),
     "t_crlf": (".jsonl", lambda x: x + b"\r\n" + _shift(x, 1) + b"\r\n"),
+    # issue 25 item 9: a lone CR is whitespace in JSON Lines, never a record separator
+    "t_lone_cr_between_records": (".jsonl", lambda x: x + b"\r" + _shift(x, 1) + b"\n"),
+    "t_lone_cr_only": (".jsonl", lambda x: x + b"\r" + _shift(x, 1) + b"\r"),
+    "t_lone_cr_as_whitespace": (".jsonl", lambda x: x.replace(b"{", b"{\r", 1) + b"\n"),
+    "t_lone_cr_between_records_gz": (".jsonl.gz",
+                                     lambda x: gzip.compress(x + b"\r" + _shift(x, 1) + b"\n")),
     "t_blank_lines": (".jsonl", lambda x: b"\n  \n\x0c\n" + x + b"\n\t\n"),
     "t_trailing_garbage": (".json", lambda x: x + b" x"),
     "t_trailing_brace": (".json", lambda x: x + b"}"),

@@ -129,6 +129,22 @@ def test_the_inputs_that_used_to_stop_a_run_are_skipped_with_one_line(corpus, in
     assert all("\n" not in m for m in special.values())
 
 
+def test_a_lone_cr_gets_one_verdict_from_spark_and_the_reader(corpus, ingested_corpus,
+                                                                oracle) -> None:
+    """Issue 25 item 9: Hadoop's line reader ended a line at a lone CR, so records separated by
+    one were ingested while lbctl's reader (JSON Lines: lines end at LF) refuses the file."""
+    _, summary = ingested_corpus
+    rejected, accepted = oracle
+    skipped = {s["file"]: s["reason"] for s in summary["skipped"]}
+    text = corpus / "text"
+    for name in ("t_lone_cr_between_records.jsonl", "t_lone_cr_only.jsonl",
+                 "t_lone_cr_between_records_gz.jsonl.gz"):
+        f = str(text / name)
+        assert f in rejected and skipped.get(f) == rejected[f]
+    whitespace = str(text / "t_lone_cr_as_whitespace.jsonl")
+    assert whitespace in accepted and whitespace not in skipped
+
+
 def _expected_rows(accepted: list[str]) -> dict[str, list[tuple]]:
     """What the tables must hold: lbctl's rows of every accepted file, each snapshot once."""
     snaps: dict[tuple, dict[str, list[dict]]] = {}

@@ -215,6 +215,50 @@ def test_an_append_cut_short_is_repaired_by_the_next(tmp_path: Path, name: str) 
     assert len(read_snapshot_file(path)) == 2  # first line, then the repaired one
 
 
+@pytest.mark.parametrize("name", ["h.jsonl", "h.jsonl.gz"])
+def test_a_whole_last_line_lacking_its_newline_is_kept(tmp_path: Path, name: str) -> None:
+    """Issue 25 item 7: only an unparsable tail is an append cut short."""
+    (state,) = read_snapshot_file(VALID / "minimal.json")
+    path = tmp_path / name
+    line = json.dumps(MINIMAL).encode()
+    # written by another tool (or an editor): two whole records, the last without its newline
+    text = line + b"\n" + line
+    path.write_bytes(gzip.compress(line + b"\n") + gzip.compress(line) if name.endswith(".gz")
+                     else text)
+    assert append_snapshot(state, path) == 0
+    assert len(read_snapshot_file(path)) == 3
+
+
+@pytest.mark.parametrize("name", ["h.jsonl", "h.jsonl.gz"])
+def test_an_append_of_another_cluster_is_refused_and_the_file_unchanged(tmp_path: Path,
+                                                                        name: str) -> None:
+    from lbctl.records import replace
+
+    (state,) = read_snapshot_file(VALID / "minimal.json")
+    path = tmp_path / name
+    append_snapshot(state, path)
+    before = path.read_bytes()
+    other = replace(state, cluster="elsewhere")
+    with pytest.raises(SnapshotError, match="nothing was appended") as e:
+        append_snapshot(other, path)
+    assert 'holds cluster "demo", this snapshot is of cluster "elsewhere"' in str(e.value)
+    assert path.read_bytes() == before
+    assert len(read_snapshot_file(path)) == 1  # still a sequence validate accepts
+
+
+def test_another_clusters_append_leaves_even_a_cut_tail_in_place(tmp_path: Path) -> None:
+    from lbctl.records import replace
+
+    (state,) = read_snapshot_file(VALID / "minimal.json")
+    path = tmp_path / "h.jsonl"
+    append_snapshot(state, path)
+    path.write_bytes(path.read_bytes() + b'{"cut')
+    before = path.read_bytes()
+    with pytest.raises(SnapshotError, match="nothing was appended"):
+        append_snapshot(replace(state, cluster="elsewhere"), path)
+    assert path.read_bytes() == before
+
+
 def test_a_partial_last_line_is_reported_when_read(tmp_path: Path) -> None:
     path = tmp_path / "h.jsonl"
     path.write_text(json.dumps(MINIMAL) + "\n" + json.dumps(MINIMAL)[:50])
@@ -271,3 +315,49 @@ def test_kill_9_during_appends_never_corrupts_the_history(tmp_path: Path) -> Non
         states = read_snapshot_file(path)
         assert states[-1].cluster == "demo"
     assert [f for f in os.listdir(tmp_path) if f.endswith(".tmp")] == []
+
+
+# issue 25 item 12: the path for documents over 4 MiB (no duplicate-key re-parse; a .jsonl
+# streamed by a replay) gives the small path's one-line message for what it decodes differently
+_BIG_CASES = {
+    "bad byte in a key": lambda x: x.replace(b'"cpu"', b'"c\xffpu"', 1),
+    "bad byte in a broker id": lambda x: x.replace(b'"broker-1:8080"', b'"broker-1\xff:8080"', 1),
+    "bad byte deep in an ignored field": lambda x: x[:-1] + b', "ignored": '
+                                                   + b"[" * 40 + b'{"k\xff": 1}' + b"]" * 40 + b"}",
+    "overlong encoding in an ignored value": lambda x: x[:-1] + b', "ignored": "\xc0\xaf"}',
+    "lone surrogate escape deep in an ignored field": lambda x: x[:-1] + b', "ignored": '
+                                                                + b'[[[{"\\ud800x": 1}]]]}',
+    "ignored field nested past the depth limit": lambda x: x[:-1] + b', "ignored": '
+                                                           + b"[" * 1100 + b"]" * 1100 + b"}",
+}
+
+
+@pytest.mark.parametrize("case", list(_BIG_CASES))
+def test_large_documents_give_the_small_paths_message(tmp_path: Path, case: str) -> None:
+    from lbctl.sources.snapshot import DUPLICATE_CHECK_BYTES
+    from lbctl.sources.snapshot_stream import STREAM_BYTES, open_sequence
+
+    line = json.dumps(MINIMAL).encode()
+    assert b'"broker-1:8080"' in line and b'"cpu"' in line
+    hostile = _BIG_CASES[case](line)
+    # the padding goes last: the bad byte keeps its column in both sizes
+    big = hostile[:-1] + b', "padding": "' + b"x" * max(DUPLICATE_CHECK_BYTES, STREAM_BYTES) + b'"}'
+
+    def message(name: str, data: bytes, stream: bool = False) -> str:
+        p = tmp_path / name
+        p.write_bytes(data)
+        with pytest.raises(SnapshotError) as e:
+            if stream:
+                seq = open_sequence([p])
+                list(getattr(seq, "states", lambda: seq)())
+            else:
+                read_snapshot_file(p)
+        text = str(e.value)
+        assert "\n" not in text and text.startswith(str(p))
+        return text[len(str(p)):]
+
+    small = message("small.json", hostile)
+    assert message("big.json", big) == small
+    assert message("small.jsonl", hostile + b"\n") == ":1" + small
+    assert message("big.jsonl", big + b"\n") == ":1" + small
+    assert message("big-streamed.jsonl", big + b"\n", stream=True) == ":1" + small

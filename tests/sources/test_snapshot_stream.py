@@ -187,6 +187,50 @@ def test_a_file_changed_between_the_passes_is_an_error(tmp_path: Path) -> None:
     assert len(list(seq.states())) == len(seq)
 
 
+def _same_headers_other_figures(data: bytes) -> bytes:
+    """Every line with the same cluster and capturedAt, but other figures: the old check (only
+    those two compared) replayed such a file as a silent mix."""
+    out = []
+    for line in data.splitlines(keepends=True):
+        doc = orjson.loads(line)
+        for report in doc["brokers"].values():
+            report["msgRateIn"] = report.get("msgRateIn", 0.0) + 12345.0
+        out.append(orjson.dumps(doc) + b"\n")
+    return b"".join(out)
+
+
+def test_a_file_replaced_between_the_passes_is_an_error(tmp_path: Path) -> None:
+    """Issue 25 item 8: another file renamed over the name after validation."""
+    import os
+
+    path = tmp_path / "seq.jsonl"
+    data = (EXAMPLES / "two-brokers-90-10.jsonl").read_bytes()
+    path.write_bytes(data)
+    seq = _streamed(path)
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(_same_headers_other_figures(data))
+    os.replace(other, path)
+    with pytest.raises(SnapshotError, match="another file was put in its place"):
+        next(iter(seq.states()))
+
+
+def test_a_line_rewritten_in_place_between_the_passes_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "seq.jsonl"
+    data = (EXAMPLES / "two-brokers-90-10.jsonl").read_bytes()
+    path.write_bytes(data)
+    seq = _streamed(path)
+    lines = data.splitlines(keepends=True)
+    changed = _same_headers_other_figures(lines[1]).splitlines(keepends=True)
+    with open(path, "r+b") as f:  # the same file (inode), its second line rewritten
+        f.truncate(0)
+        f.write(lines[0] + changed[0] + b"".join(lines[2:]))
+    states = seq.states()
+    assert next(states).captured_at == seq.headers[0].captured_at  # the unchanged first line
+    with pytest.raises(SnapshotError, match=r"seq.jsonl:2: the file changed while it was "
+                                            r"replayed \(this line is not the one validated\)"):
+        next(states)
+
+
 def test_out_of_order_sequences_are_read_whole(tmp_path: Path) -> None:
     lines = (EXAMPLES / "two-brokers-90-10.jsonl").read_bytes().splitlines(keepends=True)
     path = tmp_path / "rev.jsonl"

@@ -57,6 +57,8 @@ class JournalRecord(Struct, frozen=True, kw_only=True, gc=False):
     result: str | Opt = UNSET
     rollback: str | None | Opt = UNSET
     outcomes: dict[str, int] | Opt = UNSET
+    sent: list[int] | Opt = UNSET  # a partial run's end: the steps whose request went out
+    notSent: list[int] | Opt = UNSET  # … and those never sent
     previous: dict[str, Any] | Opt = UNSET  # a setting's dynamic value before a pause, or null
 
 
