@@ -114,7 +114,7 @@ def drain(
         pause_balancer=pause_balancer, keep_paused=keep_paused, timeout=timeout, fill=fill)
     with live_session(ctx) as cluster:
         report = _run(cluster.client, dopts, output)
-    _finish(report, output)
+    _finish(report, output, dry_run=dry_run)
 
 
 def _ui(output: OutputFormat) -> UI:
@@ -140,12 +140,15 @@ def _run(client: AdminClient, dopts: DrainOptions, output: OutputFormat) -> Drai
         return run_drain(client, dopts, _ui(output), stop=stop.event, arm=arm)
 
 
-def _finish(report: DrainReport, output: OutputFormat) -> None:
+def _finish(report: DrainReport, output: OutputFormat, *, dry_run: bool) -> None:
+    from lbctl.cli.actions import refuse_unconfirmed
     from lbctl.errors import PartialRun
     from lbctl.render.apply_view import DrainView
 
     emit(DrainView(report), output)
     dry = bool(report.rounds) and report.rounds[-1].result == "dry-run"
+    if dry:
+        refuse_unconfirmed(dry_run)
     if not report.safe and not dry:
         raise PartialRun(report.message)
 
