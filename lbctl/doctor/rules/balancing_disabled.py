@@ -43,7 +43,7 @@ DRAIN_PAUSES = ("loadBalancerSheddingEnabled", "loadBalancerAutoBundleSplitEnabl
 def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     for key, (severity, effect) in KEYS.items():
         if ctx.value(key) is False:
-            restore = (f"lbctl drain --restore --yes if lbctl drain --pause-balancer left it off "
+            restore = ("lbctl drain --restore --yes if lbctl drain --pause-balancer left it off "
                        "(it puts back the values the journal recorded); else "
                        if key in DRAIN_PAUSES and key in ctx.dynamic else "")
             yield r.finding(
