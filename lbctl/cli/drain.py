@@ -24,7 +24,14 @@ if TYPE_CHECKING:
     from lbctl.model.cluster import ClusterState
     from lbctl.plan import Plan
 
+def _brokers(ctx: typer.Context, incomplete: str) -> list[str]:
+    from lbctl.cli.complete import brokers
+
+    return brokers(ctx, incomplete)
+
+
 BrokerArg = Annotated[str, typer.Argument(metavar="BROKER", show_default=False,
+                                          autocompletion=_brokers,
                                           help="The broker id (host:port, as brokers list it).")]
 PerInterval = Annotated[int, typer.Option(
     "--per-interval", metavar="N", min=1, max=1000,
@@ -59,7 +66,7 @@ def drain(
     ctx: typer.Context,
     *,
     broker: Annotated[str | None, typer.Argument(
-        metavar="BROKER", show_default=False,
+        metavar="BROKER", show_default=False, autocompletion=_brokers,
         help="The broker to empty (host:port, as brokers list it).")] = None,
     pause_balancer: Annotated[bool, typer.Option(
         "--pause-balancer",
