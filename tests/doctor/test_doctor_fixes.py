@@ -118,3 +118,17 @@ def test_drain_pause_keys_are_the_ones_doctor_names() -> None:
     from lbctl.doctor.rules.balancing_disabled import DRAIN_PAUSES
 
     assert tuple(SETTINGS) == DRAIN_PAUSES
+
+
+def test_a_lone_hot_topic_bundle_points_to_explain_bundle() -> None:
+    """single-hot-topic: the fix names lbctl explain --bundle, which lists that bundle's topics."""
+    from tests.paths import DATA
+
+    snap = str(DATA / "doctor" / "single-hot-topic.json")
+    r = CliRunner().invoke(app, ["doctor", snap, "--rule", "single-hot-topic", "-o", "json"])
+    fixes = [f["fix"] for f in json.loads(r.stdout)["findings"]]
+    named = [re.search(r"lbctl (explain --bundle \S+)", f) for f in fixes]
+    cmd = next(m.group(1) for m in named if m)
+    out = CliRunner().invoke(app, [*shlex.split(cmd)[:1], snap, *shlex.split(cmd)[1:]])
+    assert out.exit_code == 0, out.stderr
+    assert "Top topics of" in out.stdout
