@@ -35,6 +35,15 @@ def placements(incomplete: str) -> list[str]:
     return _matching(PLACEMENT.names(), incomplete)
 
 
+def strategy_pairs(incomplete: str) -> list[str]:
+    """``compare --strategy NAME[:PLACEMENT]``: a strategy (or ``lbctl``, the planner), then
+    after ``:`` a placement."""
+    if ":" in incomplete:
+        head, _, rest = incomplete.partition(":")
+        return [f"{head}:{p}" for p in placements(rest)]
+    return _matching([*strategies(""), "lbctl"], incomplete)
+
+
 def _snapshot_on_line(ctx: typer.Context) -> Path | None:
     params: dict[str, Any] = dict(ctx.params or {})
     found: list[Any] = []

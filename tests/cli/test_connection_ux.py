@@ -137,6 +137,8 @@ def test_completion_offers_names() -> None:
     assert _complete("lbctl recommend --strategy Th") == ["ThresholdShedder"]
     assert "LeastResourceUsageWithWeight" in _complete("lbctl recommend --placement Le")
     assert "TransferShedder" in _complete("lbctl simulate --strategy ")
+    assert _complete("lbctl compare --strategy AvgShedder:Av") == ["AvgShedder:AvgShedder"]
+    assert "lbctl" in _complete("lbctl compare --strategy l")
     brokers = _complete(f"lbctl explain {HOT} --broker broker-")
     assert brokers and all(b.startswith("broker-") and b.endswith(":8080") for b in brokers)
     snap = str(EXAMPLES / "rolling-restart.yaml")
