@@ -65,6 +65,11 @@ class Outcome:
                 "status": self.status, "error": self.error}
 
 
+#: rule 3's one line, the same for every command that changes a cluster (docs/exit-codes.md)
+NOT_A_TERMINAL = ("refusing to change the cluster without confirmation: not a terminal; pass "
+                  "--yes to send, or --dry-run to only show the requests")
+
+
 def default_journal() -> Path:
     env = os.environ.get("LBCTL_JOURNAL")
     if env:
@@ -218,9 +223,7 @@ class Executor:
         if self.yes:
             return
         if not self.interactive or self.confirm is None:
-            raise MutationRefused(
-                "refusing to change the cluster without confirmation: not a terminal; "
-                "pass --yes to send, or --dry-run to only show the requests")
+            raise MutationRefused(NOT_A_TERMINAL)
         if not self.confirm(question or
                             f"Send {n} request(s) to {self.client.redact(self.client.admin_url)}?"):
             raise MutationRefused("aborted: nothing was sent")

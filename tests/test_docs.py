@@ -137,6 +137,7 @@ def test_documented_command_runs(where: str, line: str, sandbox: TestCluster, wo
                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(workdir)
     monkeypatch.setenv("LBCTL_JOURNAL", str(workdir / "journal.jsonl"))
+    monkeypatch.setenv("LBCTL_CONTEXTS", str(workdir / "contexts.json"))
     monkeypatch.delenv("PULSAR_CLIENT_CONF", raising=False)
     ran = 0
     for piece in _pieces(line):

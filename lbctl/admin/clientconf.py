@@ -3,8 +3,17 @@
 Precedence (highest first)::
 
     command-line flags (--admin-url, --auth-plugin, …)
-    > client.conf from --client-conf, else $PULSAR_CLIENT_CONF
+    > client.conf from --client-conf, else $PULSAR_CLIENT_CONF, else
+      $PULSAR_HOME/conf/client.conf when that file exists
     > defaults (http://localhost:8080, no auth, 30 s request timeout)
+
+That is pulsar-admin's lookup: ``bin/pulsar-admin`` (``bin/pulsar-admin-common.sh``) sets
+``DEFAULT_CLIENT_CONF=$PULSAR_HOME/conf/client.conf`` and passes ``$PULSAR_CLIENT_CONF`` when set,
+else that default, to ``PulsarAdminTool.main`` as its first argument. The script derives
+``PULSAR_HOME`` from its own location, which lbctl does not share, so lbctl reads the variable;
+and since a missing ``conf/client.conf`` under it is the common case of a ``PULSAR_HOME`` set for
+other tools, it is skipped quietly (a file named by ``--client-conf`` or ``$PULSAR_CLIENT_CONF``
+must exist).
 
 ``client.conf`` is a Java properties file; the keys read are those of Pulsar's ``conf/client.conf``
 (``webServiceUrl``, ``authPlugin``, ``authParams``, ``tlsTrustCertsFilePath``,
@@ -45,6 +54,7 @@ DEFAULT_REQUEST_TIMEOUT = 30.0
 #: the longest --request-timeout accepted (a day): an infinite one would hang a command forever
 MAX_REQUEST_TIMEOUT = 86400.0
 ENV_CLIENT_CONF = "PULSAR_CLIENT_CONF"
+ENV_PULSAR_HOME = "PULSAR_HOME"
 
 _KEYS = {
     "webServiceUrl": "admin_url",
@@ -153,7 +163,7 @@ def conf_settings(path: str | Path) -> dict[str, object]:
 def resolve_connection(opts: ConnectionOptions, env: dict[str, str] | None = None) -> ConnectionConfig:
     """Merge flags over client.conf over defaults (see the module docstring)."""
     env = dict(os.environ) if env is None else env
-    conf_path = opts.client_conf or env.get(ENV_CLIENT_CONF) or None
+    conf_path = opts.client_conf or env.get(ENV_CLIENT_CONF) or default_client_conf(env)
     cfg = ConnectionConfig(debug=opts.debug, client_conf=conf_path)
     if conf_path:
         cfg = replace(cfg, **conf_settings(conf_path))
@@ -172,6 +182,16 @@ def resolve_connection(opts: ConnectionOptions, env: dict[str, str] | None = Non
     url = cfg.admin_url.strip().rstrip("/")
     check_admin_url(url)
     return replace(cfg, admin_url=url)
+
+
+def default_client_conf(env: dict[str, str]) -> str | None:
+    """``$PULSAR_HOME/conf/client.conf`` when ``PULSAR_HOME`` is set and the file is there (module
+    docstring), else ``None``."""
+    home = env.get(ENV_PULSAR_HOME)
+    if not home:
+        return None
+    path = os.path.join(home, "conf", "client.conf")
+    return path if os.path.isfile(path) else None
 
 
 def _token_flags(opts: ConnectionOptions) -> dict[str, object]:

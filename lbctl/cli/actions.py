@@ -41,3 +41,16 @@ def execute(client: AdminClient, mutations: Sequence[Mutation], *, dry_run: bool
     if not dry_run or output != TABLE:
         emit(OutcomesView(outcomes), output)
     return outcomes
+
+
+def refuse_unconfirmed(dry_run: bool) -> None:
+    """The one rule of every command that changes a cluster, after it has shown its requests:
+    without a terminal to ask on and without ``--yes`` nothing is sent and the command exits 12
+    (``NOT_CONFIRMED``) with the executor's one line — ``--dry-run`` is the way to only look, and
+    exits 0 (docs/exit-codes.md). ``unload`` and ``split-bundle`` get it from the executor itself;
+    ``apply`` and ``drain``, whose runs stop at a dry run, call this after their report."""
+    from lbctl.errors import MutationRefused
+    from lbctl.executor import NOT_A_TERMINAL
+
+    if not dry_run:
+        raise MutationRefused(NOT_A_TERMINAL)

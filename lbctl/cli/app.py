@@ -11,6 +11,7 @@ from lbctl.cli import apply as apply_cmd
 from lbctl.cli import brokers as brokers_cmd
 from lbctl.cli import compare as compare_cmd
 from lbctl.cli import connection, explain, export, monitor_brokers, recommend, snapshot, unload
+from lbctl.cli import context as context_cmd
 from lbctl.cli import doctor as doctor_cmd
 from lbctl.cli import drain as drain_cmd
 from lbctl.cli import examples as examples_cmd
@@ -71,12 +72,14 @@ def root(
     broker_host_allow: connection.BrokerHostAllow = None,
     request_timeout: connection.RequestTimeout = None,
     client_conf: connection.ClientConf = None,
+    context: connection.ContextName = None,
     debug: connection.Debug = False,
     max_input_size: connection.MaxInputSize = None,
     max_response_size: connection.MaxResponseSize = None,
 ) -> None:
     """Understand and steer Apache Pulsar broker load balancing."""
     connection.set_limits(max_input_size, max_response_size)
+    ctx.meta[connection.CONTEXT_KEY] = context
     connection.remember(
         ctx, admin_url=admin_url, auth_plugin=auth_plugin, auth_params=auth_params, token=token,
         token_file=token_file, tls_trust_cert_path=tls_trust_cert_path, tls_cert_file=tls_cert_file,
@@ -106,6 +109,7 @@ app.command("apply")(apply_cmd.apply)
 app.command("drain")(drain_cmd.drain)
 app.command("rebalance-after")(drain_cmd.rebalance_after)
 app.command("doctor")(doctor_cmd.doctor)
+app.add_typer(context_cmd.app, name="context")
 
 
 def main() -> None:

@@ -84,7 +84,8 @@ def apply(
     Every action is re-validated against the cluster first (bundle still there with that range,
     owner still the plan's source, destination active and not overloaded, not unloaded within the
     grace period) and the diff is printed; then the exact requests. Without a terminal and
-    without --yes it is a dry run. On a terminal it asks once (--confirm-each: per action).
+    without --yes nothing is sent and it exits 12 (--dry-run: exit 0). On a terminal it asks once
+    (--confirm-each: per action).
     Actions are sent --concurrency at a time, --interval seconds apart, within the caps; each move
     is verified through the lookup API (done, done-elsewhere, not-reassigned, failed); everything
     is journaled, and a rollback plan is written next to the journal. Ctrl-C or SIGTERM finishes
@@ -94,7 +95,7 @@ def apply(
     \b
     Examples:
       lbctl recommend -o json > plan.json
-      lbctl apply plan.json                      # no terminal: a dry run
+      lbctl apply plan.json --dry-run            # shown, nothing sent
       lbctl apply plan.json --yes --max-moves 5 --interval 30 --reason CHG-1234
       lbctl apply --resume ~/.local/state/lbctl/journal.jsonl --yes
       lbctl apply --rollback --yes               # the last run's moves, undone
@@ -122,7 +123,7 @@ def apply(
         opts.reason = history.reason
     with live_session(ctx) as cluster:
         report = run_plan(cluster.client, plan_file, opts, output, history=history)
-    finish(report, output)
+    finish(report, output, dry_run=sending.dry_run)
 
 
 def _rollback_plan(journal: Path | None, run_id: str | None) -> Path:
@@ -181,14 +182,19 @@ def run_plan(client: AdminClient, plan: PlanFile, opts: ApplyOptions, output: Ou
                         arm=arm).run()
 
 
-def finish(report: ApplyReport, output: OutputFormat, extra: dict[str, object] | None = None
-           ) -> None:
-    """Print the report; a partial run exits 13 after it."""
+def finish(report: ApplyReport, output: OutputFormat, extra: dict[str, object] | None = None,
+           *, dry_run: bool = False) -> None:
+    """Print the report; a partial run exits 13 after it, and a run that only showed its requests
+    because there was no terminal to ask on (no ``--yes``, no ``--dry-run``) exits 12 — the rule
+    of every command that changes a cluster (:func:`lbctl.cli.actions.refuse_unconfirmed`)."""
+    from lbctl.cli.actions import refuse_unconfirmed
     from lbctl.cli.common import emit
     from lbctl.errors import PartialRun
     from lbctl.render.apply_view import ApplyView
 
     emit(ApplyView(report, dict(extra or {})), output)
+    if report.result == "dry-run":
+        refuse_unconfirmed(dry_run)
     if report.result == "partial":
         raise PartialRun(f"partial run: {report.why}; journal {report.journal}"
                          + (f"; resume with lbctl apply --resume {report.journal}"

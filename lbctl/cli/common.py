@@ -25,18 +25,32 @@ OutputFormat = StrEnum("OutputFormat", [(name, name) for name in FORMATS])  # ty
 TABLE = OutputFormat("table")  # the default everywhere
 
 
+def _strategies(incomplete: str) -> list[str]:
+    from lbctl.cli.complete import strategies
+
+    return strategies(incomplete)
+
+
+def _placements(incomplete: str) -> list[str]:
+    from lbctl.cli.complete import placements
+
+    return placements(incomplete)
+
+
 Output = Annotated[
     OutputFormat,
     typer.Option("-o", "--output", help="Output format.", case_sensitive=False),
 ]
 Strategy = Annotated[
     str | None,
-    typer.Option("--strategy", metavar="NAME", help="Shedding strategy (short or fully qualified class name); "
+    typer.Option("--strategy", metavar="NAME", autocompletion=_strategies,
+                 help="Shedding strategy (short or fully qualified class name); "
                  "default: the snapshot's loadBalancerLoadSheddingStrategy."),
 ]
 Placement = Annotated[
     str | None,
-    typer.Option("--placement", metavar="NAME", help="Placement strategy; default: the snapshot's "
+    typer.Option("--placement", metavar="NAME", autocompletion=_placements,
+                 help="Placement strategy; default: the snapshot's "
                  "loadBalancerLoadPlacementStrategy."),
 ]
 SetOpt = Annotated[

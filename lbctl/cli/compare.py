@@ -11,9 +11,17 @@ from lbctl.cli.groups import grouped
 from lbctl.cli.simulate import SimulationRun
 from lbctl.cli.state import HistoryInput
 
+
+def _pairs(incomplete: str) -> list[str]:
+    from lbctl.cli.complete import strategy_pairs
+
+    return strategy_pairs(incomplete)
+
+
 Strategies = Annotated[
     list[str],
     typer.Option("--strategy", metavar="NAME[:PLACEMENT]", show_default=False,
+                 autocompletion=_pairs,
                  help="A shedding strategy to compare (repeatable), optionally with its placement "
                  "strategy, e.g. AvgShedder:AvgShedder; lbctl for lbctl's own planner."),
 ]

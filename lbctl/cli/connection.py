@@ -76,7 +76,12 @@ MaxResponseSize = Annotated[str | None, typer.Option(
     help="Largest HTTP response body (default 256M).")]
 ClientConf = Annotated[Path | None, typer.Option(
     "--client-conf", metavar="FILE", rich_help_panel=_P,
-    help="A Pulsar client.conf (default: $PULSAR_CLIENT_CONF).")]
+    help="A Pulsar client.conf (default: $PULSAR_CLIENT_CONF, else "
+         "$PULSAR_HOME/conf/client.conf if it exists, as pulsar-admin).")]
+ContextName = Annotated[str | None, typer.Option(
+    "--context", metavar="NAME", rich_help_panel=_P,
+    help="Connect as the named context says (lbctl context list; default: $LBCTL_CONTEXT, else "
+         "the current one); flags given win over it.")]
 Debug = Annotated[bool, typer.Option(
     "--debug", rich_help_panel=_P, help="Trace every HTTP request on stderr (credentials redacted).")]
 
@@ -143,14 +148,63 @@ def hoist_global_options(args: list[str], flags: dict[str, bool]) -> list[str]:
     return front + moved + rest
 
 
-def options_of(ctx: typer.Context | None) -> ConnectionOptions:
-    """The global options stored on the root context (a subcommand's context walks up to it)."""
+#: the subcommands' own output flag, also accepted before the subcommand (``lbctl -o json …``)
+OUTPUT_FLAGS = ("-o", "--output")
+
+
+def sink_output_option(args: list[str], flags: dict[str, bool]) -> list[str]:
+    """``args`` with an ``-o FORMAT`` / ``--output FORMAT`` (or ``-oFORMAT``, ``--output=FORMAT``)
+    given before the subcommand moved to the end (before a ``--``), where the subcommand that
+    owns it reads it: ``lbctl -o json recommend s.json`` is ``lbctl recommend s.json -o json``,
+    as the connection flags may stand on either side."""
+    i = 0
+    moved: list[str] = []
+    front: list[str] = []
+    while i < len(args):
+        a = args[i]
+        if a == "--" or not a.startswith("-") or a == "-":
+            break
+        name = a.split("=", 1)[0]
+        if a in OUTPUT_FLAGS and i + 1 < len(args):
+            moved += [a, args[i + 1]]
+            i += 2
+            continue
+        if name == "--output" or (a.startswith("-o") and not a.startswith("--") and len(a) > 2):
+            moved.append(a)
+            i += 1
+            continue
+        n = 2 if flags.get(name) and "=" not in a else 1
+        front += args[i:i + n]
+        i += n
+    if not moved:
+        return args
+    rest = args[i:]
+    cut = rest.index("--") if "--" in rest else len(rest)
+    return front + rest[:cut] + moved + rest[cut:]
+
+
+def given_options(ctx: typer.Context | None) -> ConnectionOptions:
+    """The global options given on the line, stored on the root context (a subcommand's context
+    walks up to it)."""
     node: Any = ctx  # parents are the CLI library's own Context class
     while node is not None:
         if isinstance(node.obj, ConnectionOptions):
             return node.obj
         node = node.parent
     return ConnectionOptions()
+
+
+#: where the root stores ``--context NAME`` (:func:`options_of` reads it)
+CONTEXT_KEY = "lbctl.context"
+
+
+def options_of(ctx: typer.Context | None) -> ConnectionOptions:
+    """The options a command connects with: those given, then the named context's
+    (``--context``, ``$LBCTL_CONTEXT`` or the current one: :mod:`lbctl.admin.contexts`)."""
+    from lbctl.admin.contexts import with_context
+
+    name = ctx.find_root().meta.get(CONTEXT_KEY) if ctx is not None else None
+    return with_context(given_options(ctx), name)
 
 
 def is_terminal(stream: Any) -> bool:

@@ -4,22 +4,34 @@ balancer) and `lbctl rebalance-after BROKER` (the corrective plan after a restar
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import typer
 
 from lbctl.cli.apply import MaxMoves, Reason, VerifyTimeout
 from lbctl.cli.common import TABLE, LoadManagerChoice, OutputFormat, Shown, emit
 from lbctl.cli.groups import Fields, grouped
+from lbctl.cli.state import StateArgs
 from lbctl.cli.unload import Mutating
 
 if TYPE_CHECKING:
     from lbctl.admin.client import AdminClient
     from lbctl.apply.drain import DrainOptions, DrainReport
     from lbctl.apply.runner import UI
+    from lbctl.config import Settings
+    from lbctl.model.cluster import ClusterState
+    from lbctl.plan import Plan
+
+def _brokers(ctx: typer.Context, incomplete: str) -> list[str]:
+    from lbctl.cli.complete import brokers
+
+    return brokers(ctx, incomplete)
+
 
 BrokerArg = Annotated[str, typer.Argument(metavar="BROKER", show_default=False,
+                                          autocompletion=_brokers,
                                           help="The broker id (host:port, as brokers list it).")]
 PerInterval = Annotated[int, typer.Option(
     "--per-interval", metavar="N", min=1, max=1000,
@@ -33,12 +45,28 @@ FillInterval = Annotated[float, typer.Option(
 Placing = Annotated[LoadManagerChoice, Fields("strategy", "placement", "set_", "seed")]
 
 
+class Offline(StateArgs, frozen=True):
+    """``--snapshot FILE``: plan on a snapshot (an offline preview: nothing is sent), else on the
+    live cluster."""
+
+    announce: ClassVar[bool] = False
+
+    snapshot: Annotated[Path | None, typer.Option(
+        "--snapshot", metavar="FILE",
+        help="Preview the plan on this snapshot (the last state of a sequence), offline: "
+             "nothing is sent.")] = None
+
+    @property
+    def files(self) -> Sequence[Path]:
+        return [self.snapshot] if self.snapshot is not None else []
+
+
 @grouped
 def drain(
     ctx: typer.Context,
     *,
     broker: Annotated[str | None, typer.Argument(
-        metavar="BROKER", show_default=False,
+        metavar="BROKER", show_default=False, autocompletion=_brokers,
         help="The broker to empty (host:port, as brokers list it).")] = None,
     pause_balancer: Annotated[bool, typer.Option(
         "--pause-balancer",
@@ -67,6 +95,7 @@ def drain(
     verify_timeout: VerifyTimeout = 60.0,
     lm: Placing,
     reason: Reason = None,
+    given: Offline,
     sending: Mutating,
     shown: Annotated[Shown, Fields("output")],
 ) -> None:
@@ -77,10 +106,13 @@ def drain(
     journaled, verified, rollback plan), at most -m unloads per second; then waits until the
     broker owns nothing and says whether it is safe to restart. --pause-balancer stops automatic
     shedding and splitting meanwhile and restores them at the end. --fill moves bundles back onto
-    a restarted broker, --per-interval at a time, --interval seconds apart.
+    a restarted broker, --per-interval at a time, --interval seconds apart. --snapshot FILE
+    previews the plan offline (nothing is sent). Without a terminal and without --yes nothing is
+    sent and it exits 12 (--dry-run: exit 0).
 
     \b
     Examples:
+      lbctl drain broker-3:8080 --snapshot snap.json
       lbctl drain broker-3:8080 --dry-run
       lbctl drain broker-3:8080 --pause-balancer --keep-paused --yes
       lbctl drain broker-3:8080 --fill --per-interval 2 --interval 60 --yes
@@ -102,6 +134,10 @@ def drain(
         raise UsageError("give the broker to drain (host:port), or --restore")
     if fill and (pause_balancer or keep_paused):
         raise UsageError("--fill does not pause the balancer")
+    if given.snapshot is not None:
+        _preview(ctx, given, _broker_id(broker), lm, shown, fill=fill, max_moves=max_moves,
+                 pace=(per_interval, interval) if fill else None)
+        return
     fill_pace = (per_interval, interval)
     drain_pace = ((max_concurrent, 1.0) if max_concurrent else (1000, 0.0))
     n, every = fill_pace if fill else drain_pace
@@ -109,12 +145,12 @@ def drain(
                         reason=reason, verify_timeout=verify_timeout, concurrency=n,
                         interval=every, max_moves=max_moves, max_age=None)
     dopts = DrainOptions(
-        broker=broker.removeprefix("http://").removeprefix("https://").rstrip("/"),
+        broker=_broker_id(broker),
         apply=opts, placement=lm.options(),
         pause_balancer=pause_balancer, keep_paused=keep_paused, timeout=timeout, fill=fill)
     with live_session(ctx) as cluster:
         report = _run(cluster.client, dopts, output)
-    _finish(report, output)
+    _finish(report, output, dry_run=dry_run)
 
 
 def _ui(output: OutputFormat) -> UI:
@@ -140,7 +176,8 @@ def _run(client: AdminClient, dopts: DrainOptions, output: OutputFormat) -> Drai
         return run_drain(client, dopts, _ui(output), stop=stop.event, arm=arm)
 
 
-def _finish(report: DrainReport, output: OutputFormat) -> None:
+def _finish(report: DrainReport, output: OutputFormat, *, dry_run: bool) -> None:
+    from lbctl.cli.actions import refuse_unconfirmed
     from lbctl.errors import PartialRun
     from lbctl.render.apply_view import DrainView
 
@@ -148,6 +185,8 @@ def _finish(report: DrainReport, output: OutputFormat) -> None:
     from lbctl.apply.balancer import RESTORE_FAILED
 
     dry = bool(report.rounds) and report.rounds[-1].result == "dry-run"
+    if dry:
+        refuse_unconfirmed(dry_run)
     if (not report.safe or report.balancer == RESTORE_FAILED) and not dry:
         raise PartialRun(report.message)
 
@@ -176,33 +215,67 @@ def rebalance_after(
     per_interval: PerInterval = 2,
     interval: FillInterval = 60.0,
     lm: Placing,
+    given: Offline,
     shown: Annotated[Shown, Fields("output")],
 ) -> None:
     """The corrective plan after a restart: fill BROKER toward the cluster's mean usage.
 
-    From the most loaded brokers, the bundles whose estimated load brings the restarted broker
-    to about the average without pushing their source below it (lbctl's own rule; the target
-    must pass the placement filters). Prints the plan (-o json for lbctl apply) and, on stderr,
-    the apply command that paces it: at most --per-interval bundles every --interval seconds.
+    From the most loaded broker above the cluster's mean usage, the largest bundle whose estimated
+    share fits both what that broker has above the mean and what BROKER lacks below it (lbctl's
+    own rule; the target must pass the placement filters); when none fits, one last move — the one
+    that leaves the most loaded broker and BROKER closest — which may take its source below the
+    mean: the table output says so, with each move's estimates before → after. Prints the plan
+    (-o json for lbctl apply) and, on stderr, the apply command that paces it: at most
+    --per-interval bundles every --interval seconds. --snapshot FILE plans on a snapshot.
 
     \b
     Examples:
       lbctl rebalance-after broker-3:8080
+      lbctl rebalance-after broker-3:8080 --snapshot snap.json
       lbctl rebalance-after broker-3:8080 -o json > fill.json
     """
+    _preview(ctx, given, _broker_id(broker), lm, shown, fill=True, max_moves=max_moves,
+             pace=(per_interval, interval))
+
+
+def _broker_id(broker: str) -> str:
+    return broker.removeprefix("http://").removeprefix("https://").rstrip("/")
+
+
+def _preview(ctx: typer.Context, given: Offline, target: str, lm: LoadManagerChoice,
+             shown: Shown, *, fill: bool, max_moves: int | None,
+             pace: tuple[int, float] | None) -> None:
+    """A drain's or a fill's plan, printed (never sent): the live cluster's, or with --snapshot a
+    snapshot's; a fill's moves explained in the table (:mod:`lbctl.render.fill_words`)."""
     from lbctl.cli.connection import warn
     from lbctl.cli.state import choose
     from lbctl.config import resolve
-    from lbctl.loadmanager.drain import fill_plan
+    from lbctl.loadmanager.drain import drain_plan, fill_plan
     from lbctl.render.views import RecommendView
 
     opts = lm.options()
-    state = choose(ctx).read().last
+    state = choose(ctx, given).read().last
     settings = resolve(state.config, {}, dict(opts.overrides or {}))
-    target = broker.removeprefix("http://").removeprefix("https://").rstrip("/")
-    plan = fill_plan(state, settings, target, opts, max_moves=max_moves)
+    plan = (fill_plan(state, settings, target, opts, max_moves=max_moves) if fill
+            else drain_plan(state, settings, target, opts))
     shown.emit(RecommendView([plan]))
-    if plan.actions:
-        warn(f"apply it paced: lbctl apply PLAN.json --concurrency {per_interval} "
-             f"--interval {interval:g} (at most {per_interval} bundle(s) every "
-             f"{interval:g} s)")
+    if fill and shown.output == TABLE:
+        _explain_fill(state, settings, plan, target)
+    if given.snapshot is not None:
+        warn(f"offline preview on {given.snapshot}: nothing was sent; on the cluster: "
+             + (f"lbctl rebalance-after {target} -o json > fill.json, then lbctl apply fill.json"
+                if fill else f"lbctl drain {target}"))
+    elif plan.actions and pace is not None:
+        n, every = pace
+        warn(f"apply it paced: lbctl apply PLAN.json --concurrency {n} --interval {every:g} "
+             f"(at most {n} bundle(s) every {every:g} s)")
+
+
+def _explain_fill(state: ClusterState, settings: Settings, plan: Plan, target: str) -> None:
+    from lbctl.render.fill_words import fill_reasons
+    from lbctl.render.tables import wrap_prose
+
+    lines = fill_reasons(state, settings, plan, target)
+    if lines:
+        print()
+        print("\n".join(wrap_prose(line) for line in lines))

@@ -15,15 +15,28 @@ if TYPE_CHECKING:
     from lbctl.model.cluster import ClusterState
 
 
+def _brokers(ctx: typer.Context, incomplete: str) -> list[str]:
+    from lbctl.cli.complete import brokers
+
+    return brokers(ctx, incomplete)
+
+
+def _bundles(ctx: typer.Context, incomplete: str) -> list[str]:
+    from lbctl.cli.complete import bundles
+
+    return bundles(ctx, incomplete)
+
+
 @grouped
 def explain(
     ctx: typer.Context,
     *,
     broker: Annotated[str | None, typer.Option(
-        "--broker", metavar="BROKER",
+        "--broker", metavar="BROKER", autocompletion=_brokers,
         help="Explain one broker only (its id, or its name as tables show it: broker-2).")] = None,
     bundle: Annotated[
-        str | None, typer.Option("-b", "--bundle", metavar="BUNDLE", help="Explain one bundle (tenant/ns/0x…_0x…).")
+        str | None, typer.Option("-b", "--bundle", metavar="BUNDLE", autocompletion=_bundles,
+                                 help="Explain one bundle (tenant/ns/0x…_0x…).")
     ] = None,
     lm: LoadManagerChoice,
     all_cycles: AllCycles = False,

@@ -1,4 +1,5 @@
-"""`lbctl journal`: what lbctl sent to clusters (unload, split-bundle), as a table."""
+"""`lbctl journal`: what lbctl sent to clusters (unload, split-bundle, apply, drain), as an audit
+trail: one row per action with its final outcome (:mod:`lbctl.render.journal_view`)."""
 
 from __future__ import annotations
 
@@ -23,17 +24,24 @@ def journal(
         "--journal", metavar="FILE",
         help="The journal to read (default $LBCTL_JOURNAL, else "
              "$XDG_STATE_HOME/lbctl/journal.jsonl, as unload writes it).")] = None,
+    steps: Annotated[bool, typer.Option(
+        "--steps", help="Tables: every line (sending, done, verified, …) instead of one row "
+                        "per action.")] = False,
     shown: Shown,
 ) -> None:
-    """Show the journal of changes: every request unload and split-bundle sent, oldest first.
+    """Show the journal of changes: everything unload, split-bundle, apply and drain sent.
 
-    Each request has a "sending" line written before it goes out and a "done" or "failed" line
-    after; a "sending" line alone means lbctl stopped while the request was in flight.
+    Oldest first, per run (when, what kind, the --reason, the result), one row per action (the
+    bundle, the destination) with its final outcome and its steps: s sent, d done (answered),
+    v verified (apply and drain follow each move until the bundle is owned again). An action
+    sent but never answered ("in-flight?") means lbctl stopped while the request was out.
+    --steps shows every line instead; -o csv/jsonl are one row per line.
 
     \b
     Examples:
       lbctl journal
       lbctl journal --since 2h
+      lbctl journal --steps
       lbctl journal --since 2026-03-12 -o jsonl
     """
     from lbctl.executor import default_journal
@@ -46,4 +54,4 @@ def journal(
     for why in read.skipped:
         sys.stderr.write(f"lbctl: warning: {path}: {why} (skipped)\n")
     entries = tuple(e for e in read.entries if start is None or e.time >= start)
-    shown.emit(JournalView(str(path), entries, since))
+    shown.emit(JournalView(str(path), entries, since, steps=steps))

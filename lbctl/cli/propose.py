@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from lbctl.cli.common import LoadManagerChoice, Shown
+from lbctl.cli.common import TABLE, LoadManagerChoice, Shown
 from lbctl.cli.groups import Fields, grouped
 from lbctl.cli.state import FilesOrLive
 
@@ -92,7 +92,8 @@ def propose(
     states = choose(ctx, given).read().states  # none given: the live cluster, announced
     settings = resolve_settings(states[-1:], opts)[-1]
     proposal = run(states[-1], settings, options)
-    for note in proposal.notes:
-        if note.startswith("scipy is not installed"):
-            typer.echo(f"lbctl: {note}", err=True)
+    if shown.output != TABLE:  # the table prints every note itself: once, not twice
+        for note in proposal.notes:
+            if note.startswith("scipy is not installed"):
+                typer.echo(f"lbctl: {note}", err=True)
     shown.emit(ProposeView(proposal, explain))

@@ -11,7 +11,9 @@ given as ``cls=``. Both overrides below are public methods of it:
   (run by spark-submit as its own program); the root adds:
 * :meth:`RootGroup.parse_args`: connection options given after the subcommand are moved before it,
   so ``lbctl monitor-brokers --admin-url URL`` works as ``lbctl --admin-url URL monitor-brokers``
-  (:func:`lbctl.cli.connection.hoist_global_options`).
+  (:func:`lbctl.cli.connection.hoist_global_options`), and ``-o/--output`` given before the
+  subcommand is moved after it (:func:`lbctl.cli.connection.sink_output_option`), so
+  ``lbctl -o json recommend`` works as ``lbctl recommend -o json``.
 """
 
 from __future__ import annotations
@@ -51,11 +53,12 @@ class RootGroup(HandlingGroup):
     after ``--`` stays where it is."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        from lbctl.cli.connection import GLOBAL_FLAGS, hoist_global_options
+        from lbctl.cli.connection import GLOBAL_FLAGS, hoist_global_options, sink_output_option
 
         if not GLOBAL_FLAGS:
             for p in self.params:
                 for opt in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ())):
                     if opt.startswith("--") and opt not in ("--help", "--version"):
                         GLOBAL_FLAGS[opt] = not getattr(p, "is_flag", False)
+        args = sink_output_option(args, GLOBAL_FLAGS)
         return super().parse_args(ctx, hoist_global_options(args, GLOBAL_FLAGS))

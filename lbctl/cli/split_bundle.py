@@ -41,11 +41,18 @@ class SplitSnapshot(StateArgs, frozen=True):
         return [self.snapshot] if self.snapshot is not None else []
 
 
+def _namespaces(ctx: typer.Context, incomplete: str) -> list[str]:
+    from lbctl.cli.complete import namespaces
+
+    return namespaces(ctx, incomplete)
+
+
 @grouped
 def split_bundle(
     ctx: typer.Context,
     *,
     namespace: Annotated[str, typer.Argument(metavar="TENANT/NAMESPACE", show_default=False,
+                                             autocompletion=_namespaces,
                                              help="The namespace of the bundle.")],
     bundle: Annotated[str | None, typer.Option(
         "-b", "--bundle", metavar="RANGE",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -44,8 +44,9 @@ def unload(
 ) -> None:
     """Unload a namespace, or one of its bundles, from the broker serving it.
 
-    Checks first that the bundle exists and the destination is an active broker, prints the exact
-    request, asks for confirmation on a terminal (--yes skips it; without a terminal it refuses),
+    Checks first that the namespace and bundle exist (else exit 2) and the destination is an
+    active broker, prints the exact request, asks for confirmation on a terminal (--yes skips it;
+    without a terminal it sends nothing and exits 12),
     then sends it once and appends it to the journal. The same request again within the grace
     period (30 min) is refused unless --force.
 
@@ -67,9 +68,22 @@ def unload(
         raise UsageError("--destinationBroker cannot be set when --bundle is not specified.")
     rng = parse_range(namespace, bundle) if bundle else None
     with open_client(ctx) as client:
+        check_namespace(client, namespace)
         if rng:
             check_bundle(client, namespace, rng)
         dest = check_destination(client, destination) if destination else None
         execute(client, [unload_mutation(namespace, rng, dest)], dry_run=sending.dry_run,
                 yes=sending.yes, journal=sending.journal, output=shown.output,
                 force=sending.force)
+
+
+def check_namespace(client: Any, namespace: str) -> None:
+    """An unknown namespace is a usage error (exit 2), as an unknown bundle or broker is, whether
+    a snapshot or the cluster says so — not the 404 (exit 7) Pulsar's unload would answer."""
+    from lbctl.admin.errors import NotFound
+    from lbctl.errors import UsageError
+
+    try:
+        client.bundles(namespace)
+    except NotFound:
+        raise UsageError(f"namespace {namespace} does not exist (GET its bundles: 404)") from None

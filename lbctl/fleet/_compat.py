@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from lbctl.errors import LbctlError
+from lbctl.errors import ExitStatus, LbctlError
 
 INSTALL_HINT = "pyspark is not installed; install the fleet extra: pip install 'lbctl[fleet]'"
 PANDAS_HINT = "pandas is not installed; install the fleet extra: pip install 'lbctl[fleet]'"
@@ -23,6 +23,12 @@ class SparkUnavailable(LbctlError):
     """pyspark (or Java, which it needs) is missing; the message says how to fix it."""
 
 
+class MissingExtra(SparkUnavailable):
+    """The fleet extra is not installed: exit 2, as every missing extra (docs/exit-codes.md)."""
+
+    exit_code = ExitStatus.USAGE
+
+
 def _require(name: str) -> ModuleType:
     import importlib
 
@@ -31,9 +37,9 @@ def _require(name: str) -> ModuleType:
     except ImportError as e:
         missing = getattr(e, "name", "") or ""
         if missing.split(".")[0] in ("pyspark", "py4j"):
-            raise SparkUnavailable(INSTALL_HINT) from None
+            raise MissingExtra(INSTALL_HINT) from None
         if missing.split(".")[0] in ("pandas", "pyarrow", "numpy"):
-            raise SparkUnavailable(PANDAS_HINT.replace("pandas", missing.split(".")[0])) from None
+            raise MissingExtra(PANDAS_HINT.replace("pandas", missing.split(".")[0])) from None
         raise SparkUnavailable(f"cannot import {name}: {e}") from None
 
 
@@ -83,7 +89,7 @@ def require_fleet() -> None:
     for mod, hint in (("pyspark", INSTALL_HINT), ("pandas", PANDAS_HINT),
                       ("pyarrow", PANDAS_HINT.replace("pandas", "pyarrow"))):
         if importlib.util.find_spec(mod) is None:
-            raise SparkUnavailable(hint)
+            raise MissingExtra(hint)
     if java() is None:
         import os
 

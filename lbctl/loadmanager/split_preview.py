@@ -145,7 +145,7 @@ def preview(state: ClusterState, settings: Settings, request: SplitRequest) -> S
     bundles = namespace_ranges(state, ns)
     if rng not in bundles:
         shown = ", ".join(str(b) for b in bundles[:4]) + (", …" if len(bundles) > 4 else "")
-        raise SplitError(f"{rng} is not a bundle of {ns}; its {len(bundles)} bundle(s): {shown}")
+        raise UsageError(f"{rng} is not a bundle of {ns}; its {len(bundles)} bundle(s): {shown}")
     bundle = f"{ns}/{rng}"
 
     limit = int(settings["loadBalancerNamespaceMaximumBundles"])
@@ -202,7 +202,7 @@ def _check_namespace(state: ClusterState, namespace: str) -> str:
     known = set(state.namespaces) | {namespace_of(b) for b in state.owners()}
     if ns not in known:
         hint = closest(ns, sorted(known))
-        raise SplitError(f"namespace {ns} is not in the snapshot"
+        raise UsageError(f"namespace {ns} is not in the snapshot"
                          + (f" (did you mean {hint}?)" if hint else ""))
     return ns
 

@@ -2,8 +2,15 @@
 
 JSON/YAML: the plan (``to_dict(explained=True)``: each broker's ``usageAfter``, resources and
 why) plus ``explanation`` (solver, gap, goals before/after, balancedness, cost, constraints, every
-move with its alternatives; ``docs/propose.md``). CSV: one row per action. Table: the plan, the
-goals, the solver line and notes; with ``--explain`` also each move's reasons.
+move with its alternatives; ``docs/propose.md``). CSV: one row per action. Table: the moves, each
+with its destination's estimated usage before → after *that* move; the brokers after the whole
+plan, separately; the goals, the solver line and notes (once each); with ``--explain`` also each
+move's reasons.
+
+The table speaks the planner's words, not Pulsar's: Pulsar decided nothing here, so no broker is
+labelled ``Success/Overloaded`` (the plan@1 file keeps its ``reason`` fields for ``apply``), and
+each sanity warning of :func:`lbctl.plan.plan_warnings` that lbctl's own plan triggers says why
+the planner made it so (:data:`BY_DESIGN`).
 """
 
 from __future__ import annotations
@@ -11,12 +18,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from lbctl.plan import Plan
 from lbctl.planner.explain import DETAILED, explain, move_reasons, pinned_counts
 from lbctl.planner.goals import Stats
 from lbctl.planner.propose import Proposal
 from lbctl.render import table
+from lbctl.render.display import paint
 from lbctl.render.schema import Schema
-from lbctl.render.views import RECOMMEND_SCHEMA, plan_text
+from lbctl.render.tables import wrap_prose
+from lbctl.render.views import RECOMMEND_SCHEMA, plan_names
+from lbctl.units import mb, pct
 
 #: the plan's actions, as recommend writes them (without the cycle columns: one plan)
 PROPOSE_SCHEMA = Schema("propose", "action of lbctl's plan", tuple(
@@ -29,6 +40,46 @@ def _mb(x: float) -> str:
 
 def _stats(s: Stats) -> str:
     return f"{s.max * 100:.1f}/{s.min * 100:.1f}/{s.range * 100:.1f}/{s.std * 100:.1f}"
+
+
+#: why lbctl's planner makes a plan that trips one of lbctl's sanity warnings (code → words)
+BY_DESIGN = {
+    "destination-shed": "by design: the planner chooses every move at once, so a broker may "
+                        "send one bundle and take others (an exchange that lands both inside the "
+                        "band); Pulsar's shedder-then-placement never plans such a pair",
+    "concentrated": "the planner sends bundles where the band has room: here mostly to the least "
+                    "loaded broker(s)",
+    "over-threshold": "the capacity goal could not be met with the moves allowed (see Goals); "
+                      "this is the nearest plan found",
+    "split-and-unload": "the move is planned on the bundle as it is now; the split is proposed "
+                        "for afterwards (re-run propose after it)",
+}
+
+
+class Step(tuple[float, float, float, float]):
+    """One move's estimates: source before, source after, destination before, destination after
+    (usage fractions, the planner's load model, moves applied in the plan's order)."""
+
+
+def steps(p: Proposal) -> list[Step]:
+    """Each move's source and destination usage just before and just after *it*, replaying the
+    plan's moves in order on the planner's own model (:class:`lbctl.planner.load.LoadView`)."""
+    view = p.view
+    delta = [[0.0, 0.0, 0.0] for _ in view.brokers]
+    out = []
+    for i, dst in p.moves:
+        src = view.owner[i]
+        s0, d0 = view.terms[src].usage(delta[src]), view.terms[dst].usage(delta[dst])
+        for r in range(3):
+            delta[src][r] -= view.drivers[i][r]
+            delta[dst][r] += view.drivers[i][r]
+        out.append(Step((s0, view.terms[src].usage(delta[src]), d0,
+                         view.terms[dst].usage(delta[dst]))))
+    return out
+
+
+def _arrow(a: float, b: float) -> str:
+    return f"{a * 100:.1f}→{b * 100:.1f}%"
 
 
 @dataclass(frozen=True)
@@ -77,13 +128,15 @@ class ProposeView:
     def moves_text(self) -> list[str]:
         p = self.proposal
         moves = move_reasons(p)
+        figures = steps(p)
         parts: list[str] = []
         if moves:
             parts += ["", "Moves:"]
-            for k, m in enumerate(moves[:DETAILED], 1):
+            for k, (m, st) in enumerate(zip(moves[:DETAILED], figures, strict=False), 1):
                 parts.append(f"{k:>3}. {m.bundle}  {m.source} -> {m.destination}  "
-                             f"({_mb(m.throughput)}, {m.reason})")
-                parts.append(f"     {m.why}")
+                             f"({_mb(m.throughput)})")
+                parts.append(f"     this move: {m.destination} {_arrow(st[2], st[3])}, "
+                             f"{m.source} {_arrow(st[0], st[1])}")
                 for what, why_not in m.alternatives:
                     parts.append(f"     not {what}: {why_not}")
             if len(moves) > DETAILED:
@@ -103,8 +156,60 @@ class ProposeView:
         plan = p.plan()
         title = f"{plan.cluster} at {plan.captured_at}: lbctl's planner ({p.targets.band_words()}"
         title += f", max usage {p.targets.max_usage * 100:g} %)"
-        parts = [plan_text(plan, title=title), "", "Goals:", self.goals_text(), "",
+        parts = [self.plan_text(plan, title), "", "Goals:", self.goals_text(), "",
                  *self.summary_lines()]
         if self.detailed:
             parts += self.moves_text()
+        return "\n".join(parts)
+
+    def plan_text(self, plan: Plan, title: str) -> str:
+        """The moves (each with its own before → after), then the brokers after the whole plan,
+        in the planner's words (module docstring)."""
+        p = self.proposal
+        names = plan_names(plan)
+        parts = [wrap_prose(title), f"Modelled as {plan.settings.profile.name}", ""]
+        figures = steps(p)
+        moves = [a for a in plan.actions if a.action != "split"]
+        if moves:
+            rows = [{"#": str(k), "bundle": a.bundle, "from": names(a.broker),
+                     "to": names(a.destinationBroker) if a.destinationBroker else "-",
+                     "to: before→after": _arrow(st[2], st[3]), "MB/s": mb(a.throughput)}
+                    for k, (a, st) in enumerate(zip(moves, figures, strict=True), 1)]
+            parts += [wrap_prose("Moves, in order (to: the destination's estimated usage just "
+                                 "before → just after that move):"), table(rows), ""]
+        else:
+            parts += [wrap_prose(f"Moves: none ({plan.gate})" if plan.gate else "Moves: none"),
+                      ""]
+        sends: dict[str, int] = {}
+        takes: dict[str, int] = {}
+        for a in moves:
+            sends[a.broker] = sends.get(a.broker, 0) + 1
+            if a.destinationBroker:
+                takes[a.destinationBroker] = takes.get(a.destinationBroker, 0) + 1
+        brokers = []
+        for b in plan.brokers:
+            n_after = b.bundles - sends.get(b.broker, 0) + takes.get(b.broker, 0)
+            brokers.append({
+                "broker": names(b.broker), "now": pct(b.usage), "after plan": pct(b.usage_after),
+                "change": f"{(b.usage_after - b.usage) * 100:+.1f}",
+                "sends": str(sends.get(b.broker, 0) or "-"),
+                "takes": str(takes.get(b.broker, 0) or "-"),
+                "bundles": f"{b.bundles}→{n_after}" if n_after != b.bundles else str(b.bundles)})
+        parts += ["Brokers after the whole plan (estimates):", table(brokers)]
+        s = plan.summary()
+        parts += ["", wrap_prose(
+            f"{s['unloads']} move(s); usage spread (std) {pct(s['before']['std'])} -> "
+            f"{pct(s['after']['std'])}, max {pct(s['before']['max'])} -> "
+            f"{pct(s['after']['max'])}")]
+        warnings = plan.all_warnings()
+        if warnings:
+            parts += ["", "Warnings (lbctl's sanity checks of any plan, and why this one trips "
+                      "them):"]
+            for w in warnings:
+                why = BY_DESIGN.get(w.code)
+                text = names.text(w.message) + (f" — {why}" if why else "")
+                parts.append(paint(wrap_prose(f"  ! {text}"), "warn"))
+        note = names.note()
+        if note:
+            parts += ["", wrap_prose(note)]
         return "\n".join(parts)

@@ -189,9 +189,16 @@ class ExplainView(Struct, frozen=True):
         return data
 
     def to_data(self) -> Any:
+        from lbctl.render.explain_more import cycles_summary, top_topics_data
+
         if self.all_cycles:
-            return {"cycles": [self._explained(r) for r in self.results]}
-        return self._explained(self.results[-1])
+            data: dict[str, Any] = {"cycles": [self._explained(r) for r in self.results],
+                                    "summary": cycles_summary(self.results)}
+        else:
+            data = self._explained(self.results[-1])
+        if self.bundle:
+            data["topTopics"] = top_topics_data(self.results[-1].state, self.bundle)
+        return data
 
     def to_rows(self) -> list[dict[str, Any]]:
         rows = []
@@ -226,6 +233,12 @@ class ExplainView(Struct, frozen=True):
             if len(shown) > 1:
                 text = f"=== Cycle {i}/{len(self.results)} ===\n" + text
             texts.append(text)
+        from lbctl.render.explain_more import cycles_summary_text, top_topics_text
+
+        if self.bundle:  # what an operator asks next about a hot bundle (explain_more)
+            texts.append(top_topics_text(self.results[-1].state, self.bundle))
+        if self.all_cycles and len(self.results) > 1:
+            texts.append(cycles_summary_text(self.results))
         plan = self.results[-1].plan()
         names = plan_names(plan)
         text = wrap_prose(names.text("\n\n".join(texts)))

@@ -44,11 +44,22 @@ class JournalEntry:
     body: Any
     status: int | None
     error: str | None
+    # what an apply or drain run wrote it for (None on an unload's or split-bundle's lines)
+    reason: str | None = None
+    bundle: str | None = None
+    step: int | None = None
+    plan: str | None = None
+    outcome: str | None = None
+    why: str | None = None
+    kind: str | None = None
+    result: str | None = None
+    destination: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"time": iso(self.time), "run": self.run, "state": self.state,
                 "action": self.action, "method": self.method, "url": self.url, "body": self.body,
-                "status": self.status, "error": self.error}
+                "status": self.status, "error": self.error, "reason": self.reason,
+                "bundle": self.bundle, "step": self.step, "outcome": self.outcome}
 
     @classmethod
     def of(cls, rec: JournalRecord) -> JournalEntry:
@@ -59,7 +70,15 @@ class JournalEntry:
                    action=text(rec.action), method=text(rec.method), url=text(rec.url),
                    body=None if rec.body is msgspec.UNSET else rec.body,
                    status=rec.status if isinstance(rec.status, int) else None,
-                   error=rec.error if isinstance(rec.error, str) else None)
+                   error=rec.error if isinstance(rec.error, str) else None,
+                   reason=_opt(rec.reason), bundle=_opt(rec.bundle),
+                   step=rec.step if isinstance(rec.step, int) else None, plan=_opt(rec.plan),
+                   outcome=_opt(rec.outcome), why=_opt(rec.why), kind=_opt(rec.kind),
+                   result=_opt(rec.result), destination=_opt(rec.destination))
+
+
+def _opt(v: object) -> str | None:
+    return v if isinstance(v, str) else None
 
 
 @dataclass(frozen=True)

@@ -105,7 +105,7 @@ def test_diff_is_printed_and_no_tty_means_dry_run(cluster: TestCluster, tmp_path
     moves = spread_moves(c, 3)
     plan = write_plan(tmp_path / "plan.json", plan_doc(c, moves))
     r = lbctl(c, "apply", str(plan))
-    assert r.exit_code == 0, r.stderr
+    assert r.exit_code == ExitStatus.NOT_CONFIRMED, r.stderr
     assert "3 still valid, 0 changed, 0 gone" in r.stdout
     assert "would send 3 request(s)" in r.stdout
     b = moves[0][0].rsplit("/", 1)[1]

@@ -89,9 +89,9 @@ def test_pause_twice_sends_nothing_the_second_time(hot: TestCluster) -> None:
 def test_drain_dry_run_and_no_terminal_send_nothing(hot: TestCluster) -> None:
     c = hot
     target = list(c.brokers)[1]
-    for args in (["--dry-run", "--yes"], []):
+    for args, code in ((["--dry-run", "--yes"], 0), ([], ExitStatus.NOT_CONFIRMED)):
         r = lbctl(c, "drain", target, "--pause-balancer", *args)
-        assert r.exit_code == 0, r.stderr
+        assert r.exit_code == code, r.stderr
         assert "would send" in r.stdout and "loadBalancerSheddingEnabled/false" in r.stdout
     assert mutations(c) == [] and c.dynamic == {}
 

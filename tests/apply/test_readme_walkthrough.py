@@ -64,7 +64,7 @@ def test_from_recommendation_to_action(sandbox: TestCluster) -> None:
     for line in lines:
         outs.append(_run(c, line))
         if len(outs) == 3:
-            assert "dry run (no terminal and no --yes)" in outs[2] and c.owners == before
+            assert "dry run: nothing was sent" in outs[2] and c.owners == before
         if len(outs) == 4:
             assert "complete: 1 done" in outs[3] and c.owners != before
     assert "complete: 1 done" in outs[5]

@@ -43,7 +43,7 @@ def test_reads_both_time_formats_and_skips_a_torn_line(journal: Path) -> None:
 def test_table_and_since(runner, journal: Path) -> None:
     res = runner.invoke(app, ["journal", "--journal", str(journal)])
     assert res.exit_code == 0, res.output
-    assert "3 line(s) of 2 run(s)" in res.stdout and "2026-03-12 14:05:00" in res.stdout
+    assert "2 action(s) in 2 run(s)" in res.stdout and "2026-03-12 14:05:00" in res.stdout
     assert "line 4" in res.stderr
     res = runner.invoke(app, ["journal", "--journal", str(journal), "--since",
                               "2026-03-12T14:05:00.200Z", "-o", "json"])
@@ -56,7 +56,7 @@ def test_jsonl_rows(runner, journal: Path) -> None:
     rows = [json.loads(x) for x in res.stdout.splitlines()]
     assert rows[2]["body"] == "[1]" and rows[1]["status"] == 204
     assert list(rows[0]) == ["time", "run", "state", "action", "method", "url", "body",
-                             "status", "error"]
+                             "status", "error", "reason", "bundle", "step", "outcome"]
 
 
 def test_missing_journal_is_empty(runner, tmp_path: Path) -> None:
@@ -70,3 +70,66 @@ def test_since() -> None:
     assert parse_since("2026-03-12", now) == datetime(2026, 3, 12, tzinfo=UTC)
     with pytest.raises(UsageError, match="duration"):
         parse_since("yesterday", now)
+
+
+# --- issue 28 item 8: an audit trail --------------------------------------------------------------
+B1 = "persistent-tenant-with-a-long-name/orders-eu-west/0x7ffffffe_0xaaaaaaa8"
+DEST = "broker-2.broker.pulsar.svc.cluster.local:8080"
+
+
+def _apply_run(run: str, reason: str) -> list[dict[str, object]]:
+    """The lines an apply run writes for one verified move and one declined action."""
+    base = {"run": run, "plan": "/p/plan.json", "planDigest": "ab", "reason": reason}
+    req = {**base, "action": f"#1 unload {B1} to {DEST}", "method": "PUT",
+           "url": f"http://b:8080/admin/v2/namespaces/{B1}/unload?destinationBroker=x",
+           "body": None, "step": 1, "bundle": B1, "source": "b1:8080", "destination": DEST,
+           "kind": "apply"}
+    t = "2026-03-12T15:00:0{}.000Z"
+    return [
+        {"time": t.format(0), **base, "state": "apply-start", "kind": "apply", "actions": 2},
+        {"time": t.format(1), **req, "state": "sending", "status": None, "error": None},
+        {"time": t.format(2), **req, "state": "done", "status": 204, "error": None},
+        {"time": t.format(3), **base, "state": "verified", "step": 1, "bundle": B1,
+         "outcome": "done", "owner": DEST, "seconds": 0.2, "why": None},
+        {"time": t.format(4), **base, "state": "skipped", "step": 2, "bundle": B1 + "x",
+         "outcome": "declined", "why": "declined"},
+        {"time": t.format(5), **base, "state": "apply-end", "result": "partial", "why": "x"},
+    ]
+
+
+def test_one_row_per_action_with_reason_outcome_and_steps(runner, tmp_path: Path) -> None:
+    p = tmp_path / "j.jsonl"
+    lines = [*LINES[:2], *_apply_run("r9", "CHG-1234 restart broker-3")]
+    p.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    res = runner.invoke(app, ["journal", "--journal", str(p)], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    assert all(len(line) <= 80 for line in out.splitlines()), out
+    flat = " ".join(out.split())
+    assert "3 action(s) in 2 run(s)" in flat
+    assert "reason: CHG-1234 restart broker-3" in flat and "result: partial" in flat
+    # the move: one row (not three lines), naming the bundle, verified done
+    row = [line for line in out.splitlines() if line.startswith("15:00:01")]
+    assert len(row) == 1 and "sdv" in row[0] and row[0].rstrip().endswith("done")
+    assert "0x7ffffffe_0xaaaaaaa8" in out and "persistent-tenant-with-a-long-name/" in out
+    declined = [line for line in out.splitlines() if line.startswith("15:00:04")]
+    assert "---" in declined[0] and "declined" in declined[0] and "persistent-" in declined[0]
+    # the unload request of run r1: sent and answered, not verified
+    assert any(line.startswith("14:05:00") and " sd- " in line and line.rstrip().endswith("done")
+               for line in out.splitlines())
+    steps = runner.invoke(app, ["journal", "--journal", str(p), "--steps"],
+                          env={"COLUMNS": "80"}).stdout
+    assert steps.count("sending") == 2 and "verified" in steps and "apply-start" in steps
+    data = json.loads(runner.invoke(app, ["journal", "--journal", str(p), "-o", "json"]).stdout)
+    run = data["runs"][1]
+    assert run["reason"] == "CHG-1234 restart broker-3" and run["kind"] == "apply"
+    assert [(a["bundle"], a["outcome"], a["steps"]) for a in run["actions"]] == [
+        (B1, "done", "sdv"), (B1 + "x", "declined", "---")]
+    assert len(data["entries"]) == len(lines)
+
+
+def test_a_request_without_an_answer_is_in_flight(runner, tmp_path: Path) -> None:
+    p = tmp_path / "j.jsonl"
+    p.write_text(json.dumps(LINES[0]) + "\n")
+    out = runner.invoke(app, ["journal", "--journal", str(p)]).stdout
+    assert "in-flight?" in out and " s-- " in out

@@ -111,3 +111,52 @@ def test_simulate_and_compare_take_the_planner(runner: CliRunner) -> None:
     assert res.exit_code == 0 and "lbctl" in res.stdout
     res = runner.invoke(app, ["compare", PIP364, "--strategy", "lbctl:AvgShedder"])
     assert res.exit_code == 2 and res.stderr.startswith("lbctl: error:")
+
+
+# --- issue 28 item 9: propose speaks its own words --------------------------------------------------
+def test_propose_table_own_words_steps_and_warnings_with_why(monkeypatch) -> None:
+    from typer.testing import CliRunner
+
+    from lbctl.cli.app import app
+    from lbctl.planner import milp
+    from tests.paths import EXAMPLES
+
+    monkeypatch.setattr(milp, "available", lambda: False)  # the note of a missing scipy
+    r = CliRunner().invoke(app, ["propose", str(EXAMPLES / "policies.json"), "--solver", "auto"])
+    assert r.exit_code == 0, r.stderr
+    out = r.stdout
+    assert "Success/" not in out and "Overloaded" not in out
+    # every note once, in the report (not again on stderr)
+    assert (out + r.stderr).count("scipy is not installed") == 1
+    assert "Moves, in order" in out and "Brokers after the whole plan" in out
+    # a plan that trips lbctl's own sanity warning says why
+    section = out[out.index("Warnings"):out.index("Goals:")]
+    warnings = [" ".join(w.split()) for w in section.split(" ! ")[1:]]
+    assert warnings and all(" — " in w for w in warnings), warnings
+    from lbctl.render.propose_view import BY_DESIGN
+
+    assert any(BY_DESIGN[code].split(":")[0] in " ".join(warnings) for code in BY_DESIGN)
+    j = CliRunner().invoke(app, ["propose", str(EXAMPLES / "policies.json"), "-o", "json"])
+    assert j.stderr.count("scipy is not installed") == 1  # machine output: the note on stderr
+
+
+def test_each_move_before_after_replays_to_the_final_state() -> None:
+    from lbctl.config import Settings
+    from lbctl.planner.propose import ProposeOptions, propose
+    from lbctl.render.propose_view import steps
+    from lbctl.sources.files import snapshot_files
+    from tests.paths import EXAMPLES
+
+    state = snapshot_files([EXAMPLES / "hot-broker.json"]).read().last
+    p = propose(state, Settings.defaults(), ProposeOptions(solver="greedy"))
+    figures = steps(p)
+    assert len(figures) == len(p.moves) > 1
+    last_seen: dict[int, float] = {}
+    for (i, dst), (s0, s1, d0, d1) in zip(p.moves, figures, strict=True):
+        src = p.view.owner[i]
+        assert s1 < s0 and d1 > d0  # a move takes load off its source onto its destination
+        assert d0 == last_seen.get(dst, d0) and s0 == last_seen.get(src, s0)  # chained
+        last_seen[src], last_seen[dst] = s1, d1
+    after = p.usages_after()
+    for j, u in last_seen.items():
+        assert abs(after[j] - u) < 1e-12  # the last move of each broker is its final state

@@ -105,9 +105,9 @@ def test_default_algorithm_comes_from_the_snapshot(runner) -> None:
       "0x00000000_0x80000000", "--yes"], 3, "connection refused"),
     ([*BASE], 2, "Must pass one of the params: --bundle / --bundle-type"),
     ([*BASE, "-b", "0x00000000_0x80000000", "-bt", "HOT"], 2, "mutually exclusive"),
-    (["split-bundle", "my-tenant/nope", "--snapshot", EXAMPLE, "-b", "0x00000000_0x80000000"], 1,
+    (["split-bundle", "my-tenant/nope", "--snapshot", EXAMPLE, "-b", "0x00000000_0x80000000"], 2,
      "namespace my-tenant/nope is not in the snapshot (did you mean my-tenant/my-ns?)"),
-    ([*BASE, "-b", "0x00000000_0x40000000"], 1, "is not a bundle of my-tenant/my-ns"),
+    ([*BASE, "-b", "0x00000000_0x40000000"], 2, "is not a bundle of my-tenant/my-ns"),
     ([*BASE, "-b", "0-0x4"], 2, "bad bundle range"),  # a bad flag value, as unload -b
     ([*BASE, "-b", "0x00000000_0x80000000", "-san", "specified_positions_divide",
       "-sb", "0x90000000"], 1, "no split position is strictly inside"),

@@ -27,20 +27,28 @@ KEYS = {
 }
 
 
+#: the keys ``lbctl drain --pause-balancer`` turns off (:mod:`lbctl.apply.balancer`)
+DRAIN_PAUSES = ("loadBalancerSheddingEnabled", "loadBalancerAutoBundleSplitEnabled")
+
+
 @rule("balancing-disabled", Severity.WARNING,
       title="Shedding, automatic splitting or the load balancer switched off",
       source="ServiceConfiguration (dynamic settings), ModularLoadManagerImpl.doLoadShedding",
       why="a dynamic setting turned off for a drain or an incident stays off in the metadata "
           "store across restarts, and the cluster silently stops rebalancing "
           "(ServiceConfiguration marks it dynamic; ModularLoadManagerImpl.doLoadShedding).",
-      fix="pulsar-admin brokers update-dynamic-config --config loadBalancerSheddingEnabled "
+      fix="lbctl drain --restore --yes when lbctl drain --pause-balancer left it off; else "
+          "pulsar-admin brokers update-dynamic-config --config loadBalancerSheddingEnabled "
           "--value true (likewise the other key), or delete-dynamic-config")
 def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     for key, (severity, effect) in KEYS.items():
         if ctx.value(key) is False:
+            restore = ("lbctl drain --restore --yes if lbctl drain --pause-balancer left it off "
+                       "(it puts back the values the journal recorded); else "
+                       if key in DRAIN_PAUSES and key in ctx.dynamic else "")
             yield r.finding(
                 f"{ctx.shown(key)}: {effect}", severity=severity,
-                fix=ctx.set_fix(key, True)
+                fix=restore + ctx.set_fix(key, True)
                 + (f" or pulsar-admin brokers delete-dynamic-config --config {key}"
                    if key in ctx.dynamic else ""),
                 settings=(key,))

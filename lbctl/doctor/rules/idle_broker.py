@@ -21,9 +21,9 @@ from lbctl.doctor.context import Context, listing
       source="#12160, PIP-364",
       why="a restarted broker only gets bundles when something unloads them, and with every "
           "broker under the shedding thresholds nothing does, so it stays idle (#12160).",
-      fix="lbctl recommend --assume-steady to see what would move, then lbctl unload the "
-          "bundles it names; lowerBoundarySheddingEnabled=true (ThresholdShedder) or AvgShedder "
-          "keep it from recurring")
+      fix="lbctl rebalance-after BROKER -o json > fill.json, then lbctl apply fill.json --yes "
+          "(moves bundles onto the idle broker, paced); lowerBoundarySheddingEnabled=true "
+          "(ThresholdShedder) or AvgShedder keep it from recurring")
 def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     n = len(ctx.brokers)
     if n < 2:
@@ -40,4 +40,17 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     yield r.finding(
         f"{len(idle)} of {n} brokers own no bundle ({listing(idle)}) while "
         f"{listing([f'{b} owns {counts[b]}' for b in busy], 3)} (average {mean:.1f} per broker)",
-        brokers=idle + busy)
+        fix=fix_for(idle, live=ctx.live), brokers=idle + busy)
+
+
+def fix_for(idle: list[str], *, live: bool) -> str:
+    """The lbctl commands that fill the idle brokers, one after the other: ``rebalance-after``'s
+    plan, applied (paced by ``apply --concurrency/--interval``); offline, its preview first."""
+    first = idle[0]
+    steps = [f"lbctl rebalance-after {first} -o json > fill.json, then lbctl apply fill.json "
+             "--yes"]
+    if not live:
+        steps.insert(0, f"preview with lbctl rebalance-after {first} --snapshot SNAPSHOT")
+    more = f" (then the same for {listing(idle[1:])})" if len(idle) > 1 else ""
+    return ("; ".join(steps) + more + "; lowerBoundarySheddingEnabled=true (ThresholdShedder) "
+            "or AvgShedder keep it from recurring")

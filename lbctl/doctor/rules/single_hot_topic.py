@@ -40,6 +40,9 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
         yield r.finding(
             f"{len(lone)} bundle(s) of a single topic over the split limits ({max_rate:g} "
             f"msg/s, {mb_s(max_tp)}): {listing(lone, 3)}",
+            fix=f"see which topic it is: lbctl explain --bundle {lone[0].split(' (')[0]} lists "
+                "the bundle's top topics by traffic; then partition that topic "
+                "(pulsar-admin topics create-partitioned-topic TOPIC -p N)",
             bundles=[x.split(" (")[0] for x in lone], settings=keys)
     hot = sorted((t for t, st in ctx.state.topics.items()
                   if st.msgRateIn + st.msgRateOut > max_rate
