@@ -25,9 +25,9 @@ from msgspec import Struct
 from lbctl.errors import UsageError
 from lbctl.model.cluster import ClusterState
 from lbctl.safe.files import private_dir
+from lbctl.sources.files import HISTORY_GLOB
 
-PREFIX = "lbctl-history-"
-SUFFIX = ".jsonl.gz"
+PREFIX, SUFFIX = HISTORY_GLOB.split("*")
 _NAME = re.compile(r"^lbctl-history-(\d{8}T\d{2})\.jsonl\.gz$")
 _HOUR_MS = 3_600_000
 

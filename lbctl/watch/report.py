@@ -3,7 +3,6 @@ works from any shell on the host, while the watcher runs or after), and who hold
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from lbctl.model.cluster import iso_time
@@ -38,28 +37,10 @@ def status_lines(directory: Path) -> list[str]:
     out.append(f"plans waiting: {len(plans)}")
     out += [f"  {m.id} {m.status} ({m.actions} action(s), {m.source}) for {m.anomaly}"
             for m in plans]
-    out += _locks()
+    from lbctl.watch.executor_state import status_lines as executor
+
+    out += executor()
     return out
-
-
-def _locks() -> list[str]:
-    """Who holds an apply/drain lock now (a lock file names its holder while held)."""
-    from lbctl.apply.lock import lock_dir
-
-    d = lock_dir()
-    try:
-        names = sorted(n for n in os.listdir(d) if n.endswith(".lock"))
-    except OSError:
-        return ["apply lock: none held"]
-    held = []
-    for n in names:
-        try:
-            text = (d / n).read_text(errors="replace").strip()
-        except OSError:
-            continue
-        if text:
-            held.append(one_line(f"  {n[:-5]}: {text}"))
-    return (["apply lock: held"] + held) if held else ["apply lock: none held"]
 
 
 def print_status(directory: Path) -> None:

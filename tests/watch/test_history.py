@@ -32,7 +32,7 @@ def test_captures_go_to_hourly_gzip_files_that_recommend_replays(tmp_path: Path)
     assert gzip.decompress(h.files()[0].read_bytes()).count(b"\n") == 3
     assert [s.captured_at for s in h.recent(10)] == [t0 + k * 20 * 60_000 for k in range(4)]
     assert [s.captured_at for s in h.recent(2)] == [t0 + 40 * 60_000, t0 + 60 * 60_000]
-    r = CliRunner().invoke(app, ["recommend", *map(str, h.files()), "--all-cycles", "-o", "json"])
+    r = CliRunner().invoke(app, ["recommend", str(tmp_path / "h"), "--all-cycles", "-o", "json"])  # the directory
     assert r.exit_code == 0, r.stderr
     assert r.stdout.count('"capturedAt"') >= 4
     assert (tmp_path / "h").stat().st_mode & 0o777 == 0o700
