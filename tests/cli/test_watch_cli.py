@@ -43,7 +43,7 @@ def test_watch_captures_and_prints_anomalies_then_status_reads_them(tmp_path: Pa
     s = CliRunner().invoke(app, ["watch", "--status", "--history", str(history)])
     assert s.exit_code == 0, s.stderr
     assert "last capture:" in s.stdout and f"out-of-band {hot}" in s.stdout
-    assert "apply lock: none held" in s.stdout
+    assert "no apply or drain is running" in s.stdout
 
 
 @pytest.mark.parametrize(("args", "message"), [
