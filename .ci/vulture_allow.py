@@ -19,6 +19,15 @@ _.__signature__
 _.__annotations__
 _.disabled
 whatif
+list_plans
+approve
+reject
+# http.server's handler API and server switches (lbctl.watch.server)
+_.server_version
+_.do_GET
+_.do_HEAD
+_.log_message
+_.daemon_threads
 
 # -- registered by class name (Pulsar's): strategies self-register on import and are found by name
 LeastLongTermMessageRate

@@ -17,11 +17,13 @@ from lbctl.cli import drain as drain_cmd
 from lbctl.cli import examples as examples_cmd
 from lbctl.cli import fleet as fleet_cmd
 from lbctl.cli import journal as journal_cmd
+from lbctl.cli import plans as plans_cmd
 from lbctl.cli import prometheus as prometheus_cmd
 from lbctl.cli import propose as propose_cmd
 from lbctl.cli import sandbox as sandbox_cmd
 from lbctl.cli import simulate as simulate_cmd
 from lbctl.cli import split_bundle as split_bundle_cmd
+from lbctl.cli import watcher as watcher_cmd
 from lbctl.cli.root import RootGroup
 
 
@@ -110,6 +112,8 @@ app.command("drain")(drain_cmd.drain)
 app.command("rebalance-after")(drain_cmd.rebalance_after)
 app.command("doctor")(doctor_cmd.doctor)
 app.add_typer(context_cmd.app, name="context")
+app.command("watch")(watcher_cmd.watch)
+app.add_typer(plans_cmd.app, name="plans")
 
 
 def main() -> None:

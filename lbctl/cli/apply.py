@@ -76,6 +76,12 @@ def apply(
         help="How long to wait for a destination that turned overloaded before stopping.")]
         = 300.0,
     reason: Reason = None,
+    status: Annotated[bool, typer.Option(
+        "--status", help="Show the apply or drain running now (progress, who holds the lock) "
+                         "and exit; reads nothing else.")] = False,
+    stop: Annotated[bool, typer.Option(
+        "--stop", help="Ask the apply or drain running on this host to stop after the action "
+                       "in flight (it exits 13; --resume continues it).")] = False,
     sending: Mutating,
     shown: Annotated[Shown, Fields("output")],
 ) -> None:
@@ -99,11 +105,21 @@ def apply(
       lbctl apply plan.json --yes --max-moves 5 --interval 30 --reason CHG-1234
       lbctl apply --resume ~/.local/state/lbctl/journal.jsonl --yes
       lbctl apply --rollback --yes               # the last run's moves, undone
+      lbctl apply --status                       # from another shell: what runs, how far
     """
     from lbctl.apply.runner import ApplyOptions
     from lbctl.cli.state import live_session
     from lbctl.errors import UsageError
 
+    if status or stop:
+        from lbctl.watch.executor_state import status_lines
+        from lbctl.watch.executor_state import stop as ask_to_stop
+
+        if plan is not None or resume is not None or rollback:
+            raise UsageError("--status and --stop take no plan, --resume or --rollback")
+        for line in (ask_to_stop() if stop else status_lines()):
+            print(line)
+        return
     journal, output = sending.journal, shown.output
     if rollback:
         if plan is not None or resume is not None:

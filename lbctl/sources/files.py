@@ -37,5 +37,23 @@ class SnapshotFiles(Struct, frozen=True):
         return StateRead(read_snapshots(list(self.paths)))
 
 
+#: the files of ``lbctl watch``'s history directory (one ``.jsonl.gz`` sequence per UTC hour)
+HISTORY_GLOB = "lbctl-history-*.jsonl.gz"
+
+
+def expand(paths: Sequence[Path]) -> list[Path]:
+    """A watcher's history directory stands for its files, oldest first (their names sort by
+    hour); any other path is kept as given (a directory without them is refused by the reader)."""
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir() and not p.is_symlink():
+            files = sorted(p.glob(HISTORY_GLOB))
+            if files:
+                out += files
+                continue
+        out.append(p)
+    return out
+
+
 def snapshot_files(paths: Sequence[Path], *, stream: bool = False) -> SnapshotFiles:
-    return SnapshotFiles(tuple(paths), stream)
+    return SnapshotFiles(tuple(expand(paths)), stream)

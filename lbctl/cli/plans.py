@@ -1,0 +1,89 @@
+"""`lbctl plans list|show|approve|reject`: the review board of the watcher's healing plans."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(help="Review the healing plans lbctl watch queued (--heal KIND=approve).",
+                  no_args_is_help=True, rich_markup_mode=None)
+
+History = Annotated[Path | None, typer.Option(
+    "--history", metavar="DIR", help="The watcher's --history directory (default: beside the "
+                                     "journal).")]
+PlanId = Annotated[str, typer.Argument(metavar="PLAN_ID", show_default=False)]
+
+
+def _queue(history: Path | None):  # type: ignore[no-untyped-def]
+    from lbctl.cli.watcher import default_history
+    from lbctl.watch.plans import PlanQueue
+
+    return PlanQueue(history or default_history())
+
+
+def _now() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@app.command("list")
+def list_plans(history: History = None,
+               all_: Annotated[bool, typer.Option("--all", help="Decided plans too.")] = False
+               ) -> None:
+    """The plans waiting for review (--all: every plan, with its outcome)."""
+    rows = [m for m in _queue(history).list() if all_ or m.status in ("pending", "approved")]
+    if not rows:
+        print("no plan waiting" if not all_ else "no plan")
+        return
+    for m in rows:
+        print(f"{m.id}  {m.status:<8} {m.actions:>3} action(s)  {m.source:<9}  "
+              f"{m.anomaly or '-'}  {m.created}" + (f"  {m.note}" if m.note and all_ else ""))
+
+
+@app.command("show")
+def show(plan_id: PlanId, history: History = None) -> None:
+    """The plan@1 document (what lbctl apply would carry out) and its record."""
+    q = _queue(history)
+    m = q.get(plan_id)
+    sys.stderr.write(f"{m.id}: {m.status}, {m.actions} action(s) by {m.source}, for "
+                     f"{m.anomaly or '-'}, planned on the capture of {m.created}\n")
+    sys.stdout.write(q.plan_path(plan_id).read_text())
+
+
+@app.command("approve")
+def approve(
+    ctx: typer.Context,
+    plan_id: PlanId,
+    history: History = None,
+    max_age: Annotated[float, typer.Option(
+        "--max-age", metavar="SECONDS", min=0,
+        help="Refuse a plan computed longer ago than this (0: no limit; it is re-validated "
+             "against the cluster either way).")] = 3600.0,
+) -> None:
+    """Approve a plan and carry it out now through lbctl apply's runner (re-validated, journaled
+    with its anomaly, refused while another apply holds the lock)."""
+    from lbctl.cli.connection import warn
+    from lbctl.cli.state import live_session
+    from lbctl.errors import PartialRun
+    from lbctl.watch.execute import apply_queued
+
+    q = _queue(history)
+    meta = q.decide(plan_id, "approved", when=_now(), note="approved")
+    with live_session(ctx) as reader:
+        result = apply_queued(reader.client, q, meta, when=_now(), say=warn,
+                              max_age=max_age or None)
+    print(f"{plan_id}: {result}")
+    if not result.startswith("applied"):
+        raise PartialRun(f"plan {plan_id} {result}")
+
+
+@app.command("reject")
+def reject(plan_id: PlanId, history: History = None,
+           reason: Annotated[str | None, typer.Option("--reason", metavar="TEXT")] = None) -> None:
+    """Close a plan without carrying it out."""
+    m = _queue(history).decide(plan_id, "rejected", when=_now(), note=reason or "rejected")
+    print(f"{m.id}: rejected")

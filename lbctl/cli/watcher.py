@@ -1,0 +1,173 @@
+"""`lbctl watch`: run beside the cluster (:mod:`lbctl.watch`). Only the wiring lives here."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from lbctl.model.cluster import ClusterState
+    from lbctl.watch.anomalies import Event
+    from lbctl.watch.plans import PlanMeta
+
+#: default graces: a routine bounce raises nothing, a load out of band must last three cycles
+DEFAULT_GRACE = {"broker-down": "2m", "report-stale": "0s", "out-of-band": "3m",
+                 "idle-broker": "10m", "leader-divergence": "0s"}
+
+
+def default_history() -> Path:
+    from lbctl.executor import default_journal
+
+    return default_journal().parent / "history"
+
+
+def _grace(items: list[str], interval_s: float) -> dict[str, int]:
+    from lbctl.errors import UsageError
+    from lbctl.sources.prometheus.timespec import parse_duration
+
+    out: dict[str, int] = {}
+    merged = dict(DEFAULT_GRACE)
+    for item in items:
+        kind, sep, value = item.partition("=")
+        if not sep or not kind:
+            raise UsageError(f"--grace {item!r}: give KIND=DURATION, e.g. broker-down=5m")
+        merged[kind] = value
+    for kind, value in merged.items():
+        out[kind] = 0 if value.strip() in ("0", "0s") else parse_duration(value, f"--grace {kind}")
+    return out
+
+
+def watch(
+    ctx: typer.Context,
+    history: Annotated[Path | None, typer.Option(
+        "--history", metavar="DIR",
+        help="Where captures, anomalies and plans are kept (default: a history directory beside "
+             "the journal, ~/.local/state/lbctl/history).")] = None,
+    interval: Annotated[float, typer.Option(
+        "--interval", metavar="SECONDS", min=1, max=86400,
+        help="Seconds between captures.")] = 60.0,
+    retain: Annotated[str, typer.Option(
+        "--retain", metavar="DURATION", help="Keep this much history (7d, 48h).")] = "7d",
+    retain_size: Annotated[str | None, typer.Option(
+        "--retain-size", metavar="SIZE", help="And at most this much disk (500M, 10G).")] = None,
+    listen: Annotated[str, typer.Option(
+        "--listen", metavar="HOST:PORT",
+        help="Serve /metrics, /healthz and the status page here ('' for none).")]
+        = "127.0.0.1:9470",
+    webhook: Annotated[list[str] | None, typer.Option(
+        "--webhook", metavar="URL", help="POST each anomaly raised and resolved here (repeat).")]
+        = None,
+    webhook_format: Annotated[str, typer.Option(
+        "--webhook-format", metavar="json|slack", help="The webhooks' body.")] = "json",
+    webhook_rate: Annotated[int, typer.Option(
+        "--webhook-rate", metavar="N", min=1, help="At most N notifications a minute per webhook.")]
+        = 20,
+    heal: Annotated[list[str] | None, typer.Option(
+        "--heal", metavar="KIND=MODE",
+        help="Healing per anomaly kind: off, approve (a plan waits for lbctl plans approve) or "
+             "apply (applied at once, capped). Off by default. E.g. out-of-band=approve.")] = None,
+    heal_max_per_hour: Annotated[int, typer.Option(
+        "--heal-max-per-hour", metavar="N", min=0,
+        help="At most N plans applied by --heal …=apply in an hour.")] = 2,
+    grace: Annotated[list[str] | None, typer.Option(
+        "--grace", metavar="KIND=DURATION",
+        help="How long a condition lasts before it is raised (broker-down=2m, out-of-band=3m, "
+             "idle-broker=10m by default).")] = None,
+    doctor: Annotated[bool, typer.Option(
+        "--doctor/--no-doctor", help="Raise lbctl doctor's findings as anomalies.")] = True,
+    count: Annotated[int | None, typer.Option(
+        "--count", metavar="N", min=1, help="Stop after N captures (default: run until "
+                                             "SIGTERM/Ctrl-C).")] = None,
+    status: Annotated[bool, typer.Option(
+        "--status", help="Show what a watcher with this --history recorded, and who holds the "
+                         "apply lock; read-only.")] = False,
+) -> None:
+    """Run beside the cluster: history, the leader checked against its own rules, anomalies,
+    notifications, metrics, a status page and (when switched on) healing.
+
+    Every --interval it reads the cluster (--admin-url, client.conf) through the same reader as
+    every command, appends the capture to --history (rotated .jsonl.gz files that recommend,
+    explain, simulate and fleet ingest read as they are), replays lbctl's load manager on the
+    leader's clock to check what the leader did against what its rules say, and raises anomalies
+    after their grace: broker-down, report-stale, out-of-band, ping-pong, unload-storm,
+    split-blocked, balancer-paused, leader-changed, idle-broker, leader-divergence,
+    unexpected-unload, doctor:<rule>. Each is printed as a JSON line on stdout (and sent to
+    --webhook) once when raised and once when resolved. Fits systemd and a Kubernetes
+    Deployment (docs/commands/watch.md).
+
+    \b
+    Examples:
+      lbctl --admin-url http://pulsar:8080 watch --history /var/lib/lbctl
+      lbctl watch --webhook https://hooks.slack.com/services/… --webhook-format slack
+      lbctl watch --heal out-of-band=approve      # then: lbctl plans list
+      lbctl watch --status
+    """
+    from lbctl.cli.connection import warn
+    from lbctl.cli.state import choose
+    from lbctl.loadmanager.select import Options
+    from lbctl.safe.files import parse_size
+    from lbctl.sources.prometheus.timespec import parse_duration
+    from lbctl.watch.heal import Healer, parse_heal
+    from lbctl.watch.history import Retention
+    from lbctl.watch.loop import Watcher, WatchOptions
+    from lbctl.watch.notify import Notifier, Webhook
+    from lbctl.watch.plans import PlanQueue
+    from lbctl.watch.server import StatusServer, parse_listen
+
+    directory = history or default_history()
+    if status:
+        from lbctl.watch.report import print_status
+
+        print_status(directory)
+        return
+    modes = parse_heal(heal or [])
+    retention = Retention(parse_duration(retain, "--retain") / 1000,
+                          parse_size(retain_size, "--retain-size") if retain_size else None)
+    address = parse_listen(listen) if listen else None
+    opts = WatchOptions(directory, interval, retention, _grace(grace or [], interval),
+                        doctor=doctor)
+    cluster = choose(ctx)
+    notifier = Notifier([Webhook(u, webhook_format, directory, max_per_minute=webhook_rate,
+                                 warn=warn) for u in (webhook or [])])
+    queue = PlanQueue(directory)
+
+    def apply(meta: PlanMeta) -> str:
+        from lbctl.watch.execute import apply_queued
+
+        with cluster.session() as reader:
+            return apply_queued(reader.client, queue, meta, when=meta.created, say=warn)
+
+    healer = Healer(modes, queue, max_per_hour=heal_max_per_hour, apply=apply, say=warn)
+    watcher: Watcher | None = None
+
+    def on_state(state: ClusterState, settings: Any, events: list[Event]) -> None:
+        import time
+
+        assert watcher is not None
+        notifier.flush(time.time())
+        if modes and events:
+            healer.on_events(events, state, settings, watcher.last_plan)
+
+    watcher = Watcher(cluster, opts, Options(), on_events=notifier.events, on_state=on_state,
+                      warn=warn)
+    server = None
+    if address is not None:
+        w = watcher
+        server = StatusServer(address, lambda: w.status, w.healthy)
+        warn(f"watching {watcher.what}: status page {server.url}/, metrics {server.url}/metrics")
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_a: stop.set())
+    try:
+        watcher.run(stop, count)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if server is not None:
+            server.close()
+        sys.stdout.flush()

@@ -1,0 +1,128 @@
+"""Anomalies: conditions seen in the captures, raised after their grace, resolved when gone.
+
+Cruise Control's anomaly detector, in Pulsar's terms: a *condition* is what one capture shows (a
+broker missing, a broker out of the band, a bundle moved back and forth...); it becomes an
+*anomaly* — with an id, a severity, first and last seen — once it has lasted its kind's grace
+period (a routine broker bounce or one noisy report raises nothing), and the anomaly is *resolved*
+at the first capture that no longer shows it. Each anomaly is raised once and resolved once: the
+tracker's state is saved with the history (``anomalies.json``, replaced atomically after every
+capture), so a watcher killed and restarted neither forgets an open anomaly nor raises it again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import msgspec
+from msgspec import Struct
+
+from lbctl.errors import UsageError
+from lbctl.records import replace
+from lbctl.safe.files import atomic_write
+
+SEVERITIES = ("info", "warning", "critical")
+#: resolved anomalies kept for the status page and ``--status``
+KEEP_RESOLVED = 50
+
+
+class Condition(Struct, frozen=True):
+    """What one capture shows: ``kind`` (e.g. ``broker-down``), what it is about, how bad, and the
+    sentence an operator reads (with the lbctl command that helps, where there is one)."""
+
+    kind: str
+    subject: str
+    severity: str
+    message: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.kind}:{self.subject}"
+
+
+class Anomaly(Struct, frozen=True):
+    """A condition that lasted its grace period (``raised_at`` set) or is still within it."""
+
+    id: str
+    kind: str
+    subject: str
+    severity: str
+    message: str
+    first_seen: int  # epoch ms, cluster time
+    last_seen: int
+    raised_at: int | None = None
+    resolved_at: int | None = None
+
+
+class Event(Struct, frozen=True):
+    """``raised`` or ``resolved``: what the notifications send."""
+
+    event: str
+    anomaly: Anomaly
+
+
+class _Saved(Struct):
+    open: list[Anomaly] = []
+    resolved: list[Anomaly] = []
+
+
+class Tracker:
+    """Open anomalies (pending within their grace, or raised) and the recently resolved ones.
+
+    ``grace_ms`` maps a kind to how long its condition must last before it is raised (0 when the
+    kind is absent: raised at once)."""
+
+    def __init__(self, grace_ms: Mapping[str, int] | None = None):
+        self.grace_ms = dict(grace_ms or {})
+        self.open: dict[str, Anomaly] = {}
+        self.resolved: list[Anomaly] = []
+
+    def update(self, conditions: Iterable[Condition], now: int) -> list[Event]:
+        """Fold one capture's conditions in; the events it causes, in a stable order."""
+        events: list[Event] = []
+        seen: set[str] = set()
+        for c in sorted(conditions, key=lambda c: c.id):
+            if c.id in seen:
+                continue
+            seen.add(c.id)
+            a = self.open.get(c.id)
+            if a is None:
+                a = Anomaly(c.id, c.kind, c.subject, c.severity, c.message, now, now)
+            else:
+                a = replace(a, last_seen=now, message=c.message, severity=c.severity)
+            if a.raised_at is None and now - a.first_seen >= self.grace_ms.get(c.kind, 0):
+                a = replace(a, raised_at=now)
+                events.append(Event("raised", a))
+            self.open[c.id] = a
+        for key in sorted(set(self.open) - seen):
+            a = self.open.pop(key)
+            if a.raised_at is None:
+                continue  # gone within its grace: never raised, nothing to resolve
+            a = replace(a, resolved_at=now)
+            self.resolved = [a, *self.resolved][:KEEP_RESOLVED]
+            events.append(Event("resolved", a))
+        return events
+
+    def active(self) -> list[Anomaly]:
+        """The raised, unresolved anomalies, most severe first."""
+        raised = [a for a in self.open.values() if a.raised_at is not None]
+        return sorted(raised, key=lambda a: (-SEVERITIES.index(a.severity), a.id))
+
+    # --- persistence --------------------------------------------------------------------------
+    def save(self, path: Path) -> None:
+        data = msgspec.json.encode(_Saved(list(self.open.values()), self.resolved))
+        atomic_write(str(path), data + b"\n", error=UsageError)
+
+    def load(self, path: Path) -> None:
+        """Restore what a previous watcher saved (nothing when the file is missing)."""
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return
+        try:
+            saved = msgspec.json.decode(raw, type=_Saved)
+        except msgspec.DecodeError as e:
+            raise UsageError(f"{path}: not the watcher's anomaly state ({e}); move it away to "
+                             "start afresh") from None
+        self.open = {a.id: a for a in saved.open}
+        self.resolved = saved.resolved[:KEEP_RESOLVED]

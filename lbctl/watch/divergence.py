@@ -1,0 +1,119 @@
+"""The leader checked against its own rules: what it should have done, against what it did.
+
+Each capture runs lbctl's load manager for the cluster (the one ``recommend`` runs, chosen from
+the capture's ``loadManagerClassName`` and settings) on the leader's clock, with the strategies'
+memory carried from capture to capture (:class:`lbctl.loadmanager.clock.Follower`, the cycles that
+elapsed in between replayed). Its unloads and transfers are *expected* moves. A later capture
+showing the bundle on another broker fulfils the expectation; an expectation still open after
+``patience`` shedding intervals is a divergence, reported with the reason the configuration gives
+(shedding off in the dynamic configuration, the balancer disabled) or, when it gives none, the
+leader's silence itself. An ownership change no expectation explains — and not one lbctl's own
+``apply`` journaled — is reported too: a manual unload, or another load manager than configured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from msgspec import Struct
+
+from lbctl.model.cluster import ClusterState
+from lbctl.watch.anomalies import Condition
+from lbctl.watch.detect import Move
+
+
+class Expected(Struct, frozen=True):
+    """A move the leader should make: ``bundle`` off ``broker`` (to ``destination`` when named),
+    decided on the capture of ``at`` for ``reason`` (the strategy's label), due by ``due``."""
+
+    bundle: str
+    broker: str
+    destination: str | None
+    reason: str
+    at: int
+    due: int
+
+
+def expectations(plan_actions: Iterable[Any], at: int, interval_ms: int, patience: int
+                 ) -> list[Expected]:
+    """The unloads/transfers a cycle decided (skipped actions are not expected)."""
+    out = []
+    for a in plan_actions:
+        if a.action not in ("unload", "transfer") or a.skipped:
+            continue
+        out.append(Expected(a.bundle, a.broker, a.destinationBroker, a.reason, at,
+                            at + patience * interval_ms))
+    return out
+
+
+def why_not(config: Mapping[str, Any]) -> str:
+    """The configuration's reason a leader does not shed, or the plain fact that it did not."""
+    if str(config.get("loadBalancerEnabled", "true")).lower() == "false":
+        return "the leader's load balancer is off in the dynamic configuration (loadBalancerEnabled=false)"
+    if str(config.get("loadBalancerSheddingEnabled", "true")).lower() == "false":
+        return "the leader's shedding is off in the dynamic configuration (loadBalancerSheddingEnabled=false)"
+    return ("nothing in the configuration explains it: a stuck leader, a strategy other than the "
+            "configured one, or lbctl's model is wrong")
+
+
+def _when(ms: int) -> str:
+    from lbctl.model.cluster import iso_time
+
+    return iso_time(ms)[11:16]
+
+
+class Checker:
+    """Open expectations and the moves seen; yields the divergences of each capture."""
+
+    def __init__(self, patience: int = 2):
+        self.patience = patience
+        self.open: dict[str, Expected] = {}
+        self.expected_total = 0
+        self.observed_total = 0
+
+    def observe(self, state: ClusterState, seen: Iterable[Move], decided: Iterable[Any],
+                interval_ms: int, ours: frozenset[str] = frozenset()) -> list[Condition]:
+        """Fold in one capture: the moves it shows, the cycle's decisions on it; ``ours``: bundles
+        lbctl's own apply moved (journaled), never reported as unexpected."""
+        out: list[Condition] = []
+        now = state.captured_at
+        for m in seen:
+            self.observed_total += 1
+            e = self.open.pop(m.bundle, None)
+            if e is None and m.bundle not in ours:
+                out.append(Condition(
+                    "unexpected-unload", m.bundle, "warning",
+                    f"bundle {m.bundle} moved from {m.before} to {m.after}: an unload lbctl's "
+                    "model does not expect — manual, or another load manager?"))
+        for e in sorted(self.open.values(), key=lambda e: e.bundle):
+            if now > e.due:
+                out.append(Condition(
+                    "leader-divergence", e.broker, "warning",
+                    f"expected {e.broker} to shed {e.bundle} ({e.reason}) at {_when(e.at)} — "
+                    f"it did not; {why_not(state.config)}"))
+        owners = state.owners()
+        for e in expectations(decided, now, interval_ms, self.patience):
+            if e.bundle not in self.open and owners.get(e.bundle) == e.broker:
+                self.open[e.bundle] = e
+                self.expected_total += 1
+        # a bundle gone (split, deleted) can no longer move
+        for b in [b for b in self.open if b not in owners]:
+            del self.open[b]
+        return _grouped(out)
+
+
+def _grouped(items: list[Condition]) -> list[Condition]:
+    """One leader-divergence per broker (its first bundle's sentence, the count added)."""
+    out: list[Condition] = []
+    per: dict[str, list[Condition]] = {}
+    for c in items:
+        if c.kind == "leader-divergence":
+            per.setdefault(c.subject, []).append(c)
+        else:
+            out.append(c)
+    for broker, cs in sorted(per.items()):
+        first = cs[0]
+        more = f" (and {len(cs) - 1} more bundle(s))" if len(cs) > 1 else ""
+        out.append(Condition(first.kind, broker, first.severity, first.message + more))
+    return out

@@ -1,0 +1,34 @@
+"""Carrying out a queued plan through ``lbctl apply``'s runner (the one code path that changes a
+cluster): re-validated against the cluster as it is now, journaled with the anomaly as its
+reason, refused while another apply or drain holds the cluster's lock."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lbctl.watch.plans import PlanMeta, PlanQueue
+
+
+def apply_queued(client: Any, queue: PlanQueue, meta: PlanMeta, *, when: str,
+                 say: Callable[[str], None], max_age: float | None = None,
+                 yes: bool = True) -> str:
+    """Run plan ``meta``; record the outcome in the queue; a one-line result."""
+    from lbctl.apply.planfile import read_plan
+    from lbctl.apply.runner import UI, ApplyOptions, ApplyRun
+    from lbctl.errors import LbctlError
+
+    reason = f"lbctl watch plan {meta.id}" + (f" for anomaly {meta.anomaly}" if meta.anomaly else "")
+    opts = ApplyOptions(yes=yes, reason=reason, max_age=max_age, force_stale=max_age is None)
+    try:
+        report = ApplyRun(client, read_plan(queue.plan_path(meta.id)), opts,
+                          UI(show=say, warn=say)).run()
+    except LbctlError as e:
+        queue.decide(meta.id, "failed", when=when, note=str(e), allowed_from=("approved",))
+        return f"failed: {e}"
+    status = {"complete": "applied", "partial": "partial"}.get(report.result, "failed")
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(report.counts().items()))
+    queue.decide(meta.id, status, when=when, note=f"{report.result}: {counts}"
+                 + (f"; journal {report.journal}" if report.journal else ""),
+                 allowed_from=("approved",))
+    return f"{status} ({counts})"

@@ -1,0 +1,220 @@
+"""The watcher: each interval, one capture of the cluster and everything that follows from it.
+
+One tick (:meth:`Watcher.tick`):
+
+1. read the cluster through the one live state source (and who the leader is);
+2. append the capture to the history (acknowledged once on disk);
+3. run lbctl's load manager on it on the leader's clock (the strategies' memory carried from tick
+   to tick) and check the leader against it (:mod:`lbctl.watch.divergence`);
+4. gather the capture's conditions (:mod:`lbctl.watch.detect`, ``lbctl doctor``'s findings) and
+   fold them into the anomalies (:mod:`lbctl.watch.anomalies`), saved with the history;
+5. send what was raised or resolved (:mod:`lbctl.watch.notify`), queue or apply a healing plan
+   where the operator switched healing on for that kind (:mod:`lbctl.watch.heal`);
+6. publish what ``/metrics`` and the status page show (:mod:`lbctl.watch.status`).
+
+A restarted watcher resumes from its history: the last captures are replayed through the load
+manager to rebuild the strategies' memory, ownership and the move log, and the anomalies' saved
+state means nothing already raised is raised again.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from msgspec import Struct, field
+
+from lbctl.loadmanager.clock import Follower, interval_ms
+from lbctl.loadmanager.select import Options
+from lbctl.model.cluster import ClusterState
+from lbctl.watch.anomalies import Condition, Event, Tracker
+from lbctl.watch.detect import MoveLog, Thresholds, conditions, known_brokers, moves, usage_of
+from lbctl.watch.divergence import Checker
+from lbctl.watch.history import History, Retention
+from lbctl.watch.status import Status, UsageHistory, build_status
+
+#: captures replayed at start to rebuild memory
+RESUME_CAPTURES = 120
+ANOMALY_FILE = "anomalies.json"
+
+
+class WatchOptions(Struct, frozen=True):
+    """What ``lbctl watch`` was told."""
+
+    history: Path
+    interval_s: float = 60.0
+    retention: Retention = field(default_factory=Retention)
+    #: kind → grace in milliseconds (cluster time) before a condition is raised
+    grace_ms: Mapping[str, int] = field(default_factory=dict)
+    limits: Thresholds = field(default_factory=Thresholds)
+    patience: int = 2  # shedding intervals an expected move may take
+    doctor: bool = True
+
+
+class TickResult(Struct, frozen=True):
+    state: ClusterState
+    events: tuple[Event, ...]
+    conditions: tuple[Condition, ...]
+
+
+class Watcher:
+    """Reads ``cluster`` (a :class:`~lbctl.sources.cluster.LiveCluster`) each tick."""
+
+    def __init__(self, cluster: Any, opts: WatchOptions, lm_opts: Options, *,
+                 clock: Callable[[], float] = time.time,
+                 on_events: Callable[[list[Event], ClusterState], None] | None = None,
+                 on_state: Callable[[ClusterState, Any, list[Event]], None] | None = None,
+                 warn: Callable[[str], None] = lambda _m: None):
+        self.cluster = cluster
+        self.opts = opts
+        self.lm_opts = lm_opts
+        self.clock = clock
+        self.on_events = on_events
+        self.on_state = on_state
+        self.warn = warn
+        self.history = History(opts.history, opts.retention)
+        self.tracker = Tracker(opts.grace_ms)
+        self.tracker.load(opts.history / ANOMALY_FILE)
+        self.checker = Checker(opts.patience)
+        self.follower: Follower | None = None
+        self.last_owner: dict[str, str] = {}
+        self.known: set[str] = set()
+        self.log = MoveLog(opts.limits.window_ms)
+        self.leader: str | None = None
+        self.usage = UsageHistory()
+        self.captures = 0
+        self.errors = 0
+        self.last_error: str | None = None
+        self.status: Status | None = None
+        self.ours: set[str] = set()  # bundles lbctl's own healing moved
+        self.last_plan: Any = None  # the load manager's plan on the last capture
+        self.last_tick: float | None = None  # the watcher's clock at the last good capture
+        self._lock = threading.Lock()
+        self._resume()
+
+    # --- resume -------------------------------------------------------------------------------
+    def _resume(self) -> None:
+        states = self.history.recent(RESUME_CAPTURES)
+        for st in states:
+            self._cycle(st)  # memory, ownership, moves — no conditions, no events
+        if states:
+            self.known = known_brokers(states)
+
+    # --- one capture --------------------------------------------------------------------------
+    def _read(self) -> tuple[ClusterState, str | None]:
+        from lbctl.admin.client import call
+        from lbctl.admin.errors import AdminError
+        from lbctl.sources.live_brokers import LEADER_BROKER, leader_id
+
+        with self.cluster.session() as reader:
+            reader.clock = self.clock
+            state = reader.read().state
+            try:
+                leader = leader_id(reader.client.json(call(LEADER_BROKER)))
+            except AdminError:
+                leader = None
+        return state, leader
+
+    def _settings(self, state: ClusterState) -> Any:
+        from lbctl.loadmanager.select import profile_of, settings_for
+
+        profile, _ = profile_of([state], self.lm_opts)
+        return settings_for(state, self.lm_opts, {}, profile)
+
+    def _cycle(self, state: ClusterState) -> tuple[Any, list[Any], list[Any]]:
+        """The load manager's cycle on ``state`` and the ownership changes it shows."""
+        from lbctl.loadmanager import select
+
+        settings = self._settings(state)
+        lm = select.choose([state], self.lm_opts, self._settings(state))
+        if self.follower is None or lm.kind != self.follower.lm.kind:
+            self.follower = Follower(lm)
+        result = self.follower.step(state, settings)
+        self.last_plan = result.plan()
+        seen = moves(self.last_owner, state)
+        self.last_owner.update(state.owners())
+        self.log.add(seen, state.captured_at)
+        self.usage.add(state.captured_at, usage_of(state, settings))
+        return settings, seen, list(self.last_plan.actions)
+
+    def tick(self) -> TickResult:
+        """One capture (module docstring). A read that fails raises (the loop reports it)."""
+        state, leader = self._read()
+        self.history.append(state)
+        with self._lock:
+            self.captures += 1
+            settings, seen, decided = self._cycle(state)
+            found = self.checker.observe(state, seen, decided, interval_ms(settings),
+                                         frozenset(self.ours))
+            found += conditions(state, settings, known=self.known, leader=leader,
+                                previous_leader=self.leader, log=self.log,
+                                limits=self.opts.limits)
+            if self.opts.doctor:
+                found += self._doctor(state)
+            self.known |= set(state.available())
+            self.leader = leader or self.leader
+            events = self.tracker.update(found, state.captured_at)
+            self.tracker.save(self.opts.history / ANOMALY_FILE)
+            self.status = build_status(self, state, settings)
+        if events and self.on_events is not None:
+            self.on_events(events, state)
+        if self.on_state is not None:
+            self.on_state(state, settings, events)
+        self.last_tick = self.clock()
+        return TickResult(state, tuple(events), tuple(found))
+
+    @property
+    def what(self) -> str:
+        return str(getattr(self.cluster, "what", "the cluster"))
+
+    def healthy(self) -> tuple[bool, str]:
+        """``/healthz``: the last capture succeeded, within three intervals."""
+        if self.last_error is not None:
+            return False, f"last capture failed: {self.last_error}"
+        if self.last_tick is None:
+            return False, "no capture yet"
+        lag = self.clock() - self.last_tick
+        if lag > 3 * self.opts.interval_s:
+            return False, f"no capture for {lag:.0f} s"
+        return True, f"ok: {self.captures} capture(s), {len(self.tracker.active())} active anomalies"
+
+    def _doctor(self, state: ClusterState) -> list[Condition]:
+        from lbctl.doctor.run import diagnose
+
+        try:
+            report = diagnose([state], self.lm_opts)
+        except Exception as e:  # a rule's failure must not stop the watcher
+            self.warn(f"doctor: {e}")
+            return []
+        sev = {"error": "critical", "warning": "warning"}
+        out = []
+        for f in report.findings:
+            subject = ",".join(f.brokers or f.namespaces or f.bundles or f.settings) or state.cluster
+            out.append(Condition(f"doctor:{f.rule}", subject,
+                                 sev.get(f.severity.value, "info"), f"{f.found} Fix: {f.fix}"))
+        return out
+
+    # --- the loop -----------------------------------------------------------------------------
+    def run(self, stop: threading.Event, count: int | None = None) -> None:
+        """Tick every interval until ``stop`` is set (or ``count`` ticks); a failed read is
+        reported and counted, and the next interval tries again."""
+        n = 0
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                self.tick()
+                self.last_error = None
+            except Exception as e:
+                from lbctl.errors import LbctlError
+
+                with self._lock:
+                    self.errors += 1
+                    self.last_error = str(e) if isinstance(e, LbctlError) else repr(e)
+                self.warn(f"capture failed: {self.last_error}")
+            n += 1
+            if count is not None and n >= count:
+                return
+            stop.wait(max(0.0, self.opts.interval_s - (time.monotonic() - started)))

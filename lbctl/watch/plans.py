@@ -1,0 +1,102 @@
+"""Plans waiting for review: the watcher's healing plans, and the operator's verdict on each.
+
+Cruise Control's review board and Strimzi's ``KafkaRebalance`` approval, as files: each plan is a
+plan@1 document in ``<history>/plans/<id>.json`` (the very file ``lbctl apply`` takes) with its
+record beside it (``<id>.meta.json``: status, the anomaly that caused it, when, by whom decided).
+``lbctl plans approve ID`` carries the plan out through ``lbctl apply``'s runner — re-validated
+against the cluster as it is then, journaled with the anomaly — and ``reject`` closes it.
+Statuses: ``pending`` → ``approved`` → ``applied`` | ``partial`` | ``failed``, or ``rejected``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+import msgspec
+from msgspec import Struct
+
+from lbctl.errors import UsageError
+from lbctl.safe.files import atomic_write, private_dir
+
+STATUSES = ("pending", "approved", "applied", "partial", "failed", "rejected")
+_ID = re.compile(r"^p-\d{8}T\d{6}-[0-9a-f]{6}$")
+
+
+class PlanMeta(Struct, frozen=True):
+    id: str
+    status: str
+    created: str  # RFC 3339, cluster time of the capture it was planned on
+    anomaly: str | None
+    source: str  # "recommend" (the configured strategy) or "propose" (lbctl's planner)
+    actions: int
+    decided: str | None = None
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return msgspec.structs.asdict(self)
+
+
+class PlanQueue:
+    def __init__(self, history: Path):
+        self.dir = history / "plans"
+
+    def _meta(self, pid: str) -> Path:
+        return self.dir / f"{pid}.meta.json"
+
+    def plan_path(self, pid: str) -> Path:
+        return self.dir / f"{pid}.json"
+
+    def add(self, document: bytes, *, created_ms: int, created: str, anomaly: str | None,
+            source: str, actions: int) -> PlanMeta:
+        from datetime import UTC, datetime
+
+        private_dir(str(self.dir))
+        stamp = datetime.fromtimestamp(created_ms / 1000, UTC).strftime("%Y%m%dT%H%M%S")
+        pid = f"p-{stamp}-{hashlib.sha256(document).hexdigest()[:6]}"
+        atomic_write(str(self.plan_path(pid)), document, error=UsageError)
+        meta = PlanMeta(pid, "pending", created, anomaly, source, actions)
+        self._write(meta)
+        return meta
+
+    def _write(self, meta: PlanMeta) -> None:
+        atomic_write(str(self._meta(meta.id)), msgspec.json.encode(meta) + b"\n", error=UsageError)
+
+    def list(self) -> list[PlanMeta]:
+        if not self.dir.is_dir():
+            return []
+        out = []
+        for name in sorted(os.listdir(self.dir)):
+            if name.endswith(".meta.json") and _ID.match(name[:-10]):
+                try:
+                    out.append(msgspec.json.decode((self.dir / name).read_bytes(), type=PlanMeta))
+                except (OSError, msgspec.DecodeError):
+                    continue
+        return out
+
+    def get(self, pid: str) -> PlanMeta:
+        if not _ID.match(pid):
+            raise UsageError(f"{pid!r} is not a plan id (lbctl plans list shows them)")
+        try:
+            return msgspec.json.decode(self._meta(pid).read_bytes(), type=PlanMeta)
+        except FileNotFoundError:
+            raise UsageError(f"no plan {pid} in {self.dir} (lbctl plans list shows them)") from None
+        except msgspec.DecodeError as e:
+            raise UsageError(f"{self._meta(pid)}: unreadable ({e})") from None
+
+    def decide(self, pid: str, status: str, *, when: str, note: str | None = None,
+               allowed_from: tuple[str, ...] = ("pending",)) -> PlanMeta:
+        assert status in STATUSES, status
+        meta = self.get(pid)
+        if meta.status not in allowed_from:
+            raise UsageError(f"plan {pid} is {meta.status}, not {' or '.join(allowed_from)}: "
+                             "nothing changed")
+        meta = msgspec.structs.replace(meta, status=status, decided=when, note=note)
+        self._write(meta)
+        return meta
+
+    def pending_for(self, anomaly: str) -> PlanMeta | None:
+        return next((m for m in self.list() if m.anomaly == anomaly
+                     and m.status in ("pending", "approved")), None)

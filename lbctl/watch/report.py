@@ -1,0 +1,48 @@
+"""``lbctl watch --status``: what a watcher recorded, read from its history directory (so it
+works from any shell on the host, while the watcher runs or after), and who holds the apply lock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lbctl.model.cluster import iso_time
+from lbctl.safe.text import one_line
+from lbctl.watch.anomalies import Tracker
+from lbctl.watch.history import History
+from lbctl.watch.loop import ANOMALY_FILE
+from lbctl.watch.plans import PlanQueue
+
+
+def status_lines(directory: Path) -> list[str]:
+    from lbctl.errors import UsageError
+
+    if not directory.is_dir():
+        raise UsageError(f"{directory}: no watcher history here (lbctl watch --history DIR)")
+    h = History(directory)
+    files = h.files()
+    out = [f"history: {directory} — {len(files)} file(s), "
+           f"{sum(f.stat().st_size for f in files)} bytes"]
+    last = h.recent(1)
+    if last:
+        s = last[-1]
+        out.append(f"last capture: {s.captured_at_iso}, cluster {s.cluster}, "
+                   f"{len(s.brokers)} broker(s), {s.bundle_count()} bundle(s)")
+    t = Tracker()
+    t.load(directory / ANOMALY_FILE)
+    active = t.active()
+    out.append(f"active anomalies: {len(active)}")
+    out += [one_line(f"  {a.severity:<8} {a.kind} {a.subject} — {a.message} "
+                     f"(since {iso_time(a.first_seen)})") for a in active]
+    plans = [m for m in PlanQueue(directory).list() if m.status in ("pending", "approved")]
+    out.append(f"plans waiting: {len(plans)}")
+    out += [f"  {m.id} {m.status} ({m.actions} action(s), {m.source}) for {m.anomaly}"
+            for m in plans]
+    from lbctl.watch.executor_state import status_lines as executor
+
+    out += executor()
+    return out
+
+
+def print_status(directory: Path) -> None:
+    for line in status_lines(directory):
+        print(line)

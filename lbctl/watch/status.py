@@ -1,0 +1,231 @@
+"""What the watcher shows: the status it publishes after each capture, as Prometheus metrics
+(``/metrics``), a health answer (``/healthz``) and a small read-only HTML page (``/``).
+
+The page is one HTML document with an inline SVG chart — no script, no stylesheet or font from
+the internet — so it works on an air-gapped operations network and in a text-mode browser.
+The metrics are lbctl's view, named ``lbctl_*``: each broker's usage as the load manager sees
+it, the band, expected and observed unloads, active anomalies, balancedness and the capture lag.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections import deque
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
+
+from lbctl.model.cluster import ClusterState, iso_time
+from lbctl.watch.anomalies import Anomaly
+from lbctl.watch.detect import band, usage_of
+
+if TYPE_CHECKING:
+    from lbctl.watch.loop import Watcher
+
+#: the chart's span and resolution: 24 h in 5-minute buckets
+SPAN_MS = 24 * 3_600_000
+BUCKET_MS = 5 * 60_000
+
+
+class UsageHistory:
+    """Each broker's usage over the last 24 h, one point per 5-minute bucket (the last value in
+    it): memory stays flat however long the watcher runs."""
+
+    def __init__(self) -> None:
+        self.points: deque[tuple[int, dict[str, float]]] = deque()
+
+    def add(self, at: int, usage: Mapping[str, float]) -> None:
+        bucket = at - at % BUCKET_MS
+        if self.points and self.points[-1][0] == bucket:
+            self.points[-1] = (bucket, dict(usage))
+        else:
+            self.points.append((bucket, dict(usage)))
+        while self.points and at - self.points[0][0] > SPAN_MS:
+            self.points.popleft()
+
+
+class BrokerNow(Struct, frozen=True):
+    broker: str
+    usage: float
+    bundles: int
+    leader: bool
+
+
+class Status(Struct, frozen=True):
+    cluster: str
+    captured_at: int
+    brokers: tuple[BrokerNow, ...]
+    band: tuple[float, float]
+    active: tuple[Anomaly, ...]
+    resolved: tuple[Anomaly, ...]
+    captures: int
+    errors: int
+    expected_unloads: int
+    observed_unloads: int
+    chart: tuple[tuple[int, tuple[tuple[str, float], ...]], ...]
+    plans: tuple[Mapping[str, Any], ...] = ()
+    last_error: str | None = None
+
+
+def build_status(w: Watcher, state: ClusterState, settings: Mapping[str, Any]) -> Status:
+    usages = usage_of(state, settings)
+    from lbctl.watch.plans import PlanQueue
+
+    pending = tuple(m.to_dict() for m in PlanQueue(w.opts.history).list() if m.status == "pending")
+    return Status(
+        cluster=state.cluster, captured_at=state.captured_at,
+        brokers=tuple(BrokerNow(b, usages.get(b, 0.0), len(d.bundles), b == w.leader)
+                      for b, d in sorted(state.brokers.items())),
+        band=band(usages, settings), active=tuple(w.tracker.active()),
+        resolved=tuple(w.tracker.resolved[:10]), captures=w.captures, errors=w.errors,
+        expected_unloads=w.checker.expected_total, observed_unloads=w.checker.observed_total,
+        chart=tuple((t, tuple(sorted(u.items()))) for t, u in w.usage.points), plans=pending,
+        last_error=w.last_error)
+
+
+# --- /metrics ---------------------------------------------------------------------------------
+#: every metric /metrics writes: name → (type, help). The Grafana dashboard names only these.
+METRICS = {
+    "lbctl_broker_usage_ratio": ("gauge", "A broker's weighted max resource usage as the load "
+                                          "manager sees it (lbctl's view), 0-1."),
+    "lbctl_broker_bundles": ("gauge", "Bundles a broker owns, per its load report."),
+    "lbctl_broker_leader": ("gauge", "1 for the leader broker."),
+    "lbctl_band_low_ratio": ("gauge", "The band's bottom: average minus "
+                                      "loadBalancerBrokerThresholdShedderPercentage."),
+    "lbctl_band_high_ratio": ("gauge", "The band's top."),
+    "lbctl_usage_stddev_ratio": ("gauge", "Balancedness: the standard deviation of brokers' usage."),
+    "lbctl_expected_unloads_total": ("counter", "Unloads lbctl's load manager expected of the "
+                                                "leader."),
+    "lbctl_observed_unloads_total": ("counter", "Ownership changes seen between captures."),
+    "lbctl_anomalies_active": ("gauge", "Active anomalies by kind and severity."),
+    "lbctl_captures_total": ("counter", "Captures of the cluster appended to the history."),
+    "lbctl_capture_errors_total": ("counter", "Captures that failed."),
+    "lbctl_capture_lag_seconds": ("gauge", "Seconds since the last capture (watcher's clock)."),
+    "lbctl_plans_pending": ("gauge", "Healing plans waiting for review."),
+}
+
+
+def _lv(v: str) -> str:
+    return v.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def metrics_text(s: Status | None, now_ms: int) -> str:
+    """The Prometheus text exposition (version 0.0.4) of ``s``."""
+    rows: dict[str, list[str]] = {k: [] for k in METRICS}
+    if s is not None:
+        for b in s.brokers:
+            lab = f'{{broker="{_lv(b.broker)}"}}'
+            rows["lbctl_broker_usage_ratio"].append(f"{lab} {b.usage:.6g}")
+            rows["lbctl_broker_bundles"].append(f"{lab} {b.bundles}")
+            rows["lbctl_broker_leader"].append(f"{lab} {int(b.leader)}")
+        rows["lbctl_band_low_ratio"].append(f" {s.band[0]:.6g}")
+        rows["lbctl_band_high_ratio"].append(f" {s.band[1]:.6g}")
+        u = [b.usage for b in s.brokers]
+        mean = sum(u) / len(u) if u else 0.0
+        sd = math.sqrt(sum((x - mean) ** 2 for x in u) / len(u)) if u else 0.0
+        rows["lbctl_usage_stddev_ratio"].append(f" {sd:.6g}")
+        rows["lbctl_expected_unloads_total"].append(f" {s.expected_unloads}")
+        rows["lbctl_observed_unloads_total"].append(f" {s.observed_unloads}")
+        counts: dict[tuple[str, str], int] = {}
+        for a in s.active:
+            counts[(a.kind, a.severity)] = counts.get((a.kind, a.severity), 0) + 1
+        for (kind, sev), n in sorted(counts.items()):
+            rows["lbctl_anomalies_active"].append(
+                f'{{kind="{_lv(kind)}",severity="{sev}"}} {n}')
+        rows["lbctl_captures_total"].append(f" {s.captures}")
+        rows["lbctl_capture_errors_total"].append(f" {s.errors}")
+        rows["lbctl_capture_lag_seconds"].append(f" {max(0.0, (now_ms - s.captured_at) / 1000):.3f}")
+        rows["lbctl_plans_pending"].append(f" {len(s.plans)}")
+    out: list[str] = []
+    for name, (kind, text) in METRICS.items():
+        out.append(f"# HELP {name} {text}")
+        out.append(f"# TYPE {name} {kind}")
+        out += [f"{name}{r}" for r in rows[name]]
+    return "\n".join(out) + "\n"
+
+
+# --- the status page ---------------------------------------------------------------------------
+_W, _H, _PAD = 720, 220, 30
+_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+            "#7f7f7f", "#bcbd22", "#17becf")
+
+
+def chart_svg(chart: Sequence[tuple[int, Sequence[tuple[str, float]]]]) -> str:
+    """Each broker's usage over the last 24 h as polylines (0–100 %+ on the y axis)."""
+    if not chart:
+        return "<p>No usage recorded yet.</p>"
+    t0, t1 = chart[0][0], max(chart[-1][0], chart[0][0] + BUCKET_MS)
+    top = max(1.0, max((u for _t, us in chart for _b, u in us), default=1.0))
+    brokers = sorted({b for _t, us in chart for b, _u in us})
+
+    def x(t: int) -> float:
+        return _PAD + (t - t0) / (t1 - t0) * (_W - 2 * _PAD)
+
+    def y(u: float) -> float:
+        return _H - _PAD - u / top * (_H - 2 * _PAD)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" '
+             f'role="img" aria-label="usage per broker, last 24 h">',
+             f'<rect x="0" y="0" width="{_W}" height="{_H}" fill="#fff"/>',
+             f'<line x1="{_PAD}" y1="{y(0):.1f}" x2="{_W - _PAD}" y2="{y(0):.1f}" stroke="#999"/>',
+             f'<text x="2" y="{y(top) + 4:.1f}" font-size="10">{top * 100:.0f}%</text>',
+             f'<text x="2" y="{y(0):.1f}" font-size="10">0%</text>']
+    for i, b in enumerate(brokers):
+        pts = [(x(t), y(dict(us)[b])) for t, us in chart if b in dict(us)]
+        colour = _COLOURS[i % len(_COLOURS)]
+        if len(pts) == 1:
+            parts.append(f'<circle cx="{pts[0][0]:.1f}" cy="{pts[0][1]:.1f}" r="3" '
+                         f'fill="{colour}"><title>{html.escape(b)}</title></circle>')
+        else:
+            d = " ".join(f"{px:.1f},{py:.1f}" for px, py in pts)
+            parts.append(f'<polyline class="usage" fill="none" stroke="{colour}" stroke-width="2" '
+                         f'points="{d}"><title>{html.escape(b)}</title></polyline>')
+    parts.append("</svg>")
+    legend = " ".join(f'<span style="color:{_COLOURS[i % len(_COLOURS)]}">&#9632; '
+                      f'{html.escape(b)}</span>' for i, b in enumerate(brokers))
+    return "".join(parts) + f'<p class="legend">{legend}</p>'
+
+
+def page_html(s: Status | None) -> str:
+    """The status page."""
+    e = html.escape
+    if s is None:
+        body = "<p>No capture yet.</p>"
+        title = "lbctl watch"
+    else:
+        title = f"lbctl watch — {s.cluster}"
+        lo, hi = s.band
+        rows = "".join(
+            f"<tr><td><code>{e(b.broker)}</code>{' (leader)' if b.leader else ''}</td>"
+            f'<td class="num">{b.usage * 100:.1f} %</td><td class="num">{b.bundles}</td>'
+            f"<td>{'above' if b.usage > hi else 'below' if b.usage < lo else 'in band'}</td></tr>"
+            for b in s.brokers)
+        anomalies = "".join(
+            f'<tr class="{e(a.severity)}"><td>{e(a.severity)}</td><td>{e(a.kind)}</td>'
+            f"<td><code>{e(a.subject)}</code></td><td>{e(a.message)}</td>"
+            f"<td>{e(iso_time(a.first_seen))}</td></tr>" for a in s.active) \
+            or '<tr><td colspan="5">None.</td></tr>'
+        plans = "".join(
+            f"<tr><td><code>{e(str(p['id']))}</code></td><td>{e(str(p.get('anomaly') or ''))}</td>"
+            f"<td class=\"num\">{p.get('actions', 0)}</td><td>lbctl plans approve {e(str(p['id']))}"
+            f"</td></tr>" for p in s.plans) or '<tr><td colspan="4">None.</td></tr>'
+        body = (f"<p>Captured {e(iso_time(s.captured_at))} · {s.captures} capture(s) · "
+                f"band {lo * 100:.0f}–{hi * 100:.0f} % · expected unloads {s.expected_unloads}, "
+                f"observed {s.observed_unloads}"
+                + (f" · last capture failed: {e(s.last_error)}" if s.last_error else "") + "</p>"
+                f'<h2>Brokers</h2><table id="brokers"><tr><th>Broker</th><th>Usage</th>'
+                f"<th>Bundles</th><th>Band</th></tr>{rows}</table>"
+                f'<h2>Active anomalies</h2><table id="anomalies"><tr><th>Severity</th>'
+                f"<th>Kind</th><th>Subject</th><th>What</th><th>Since</th></tr>{anomalies}</table>"
+                f'<h2>Usage, last 24 h</h2><div id="chart">{chart_svg(s.chart)}</div>'
+                f'<h2>Plans waiting for review</h2><table id="plans"><tr><th>Plan</th>'
+                f"<th>Anomaly</th><th>Actions</th><th>To approve</th></tr>{plans}</table>")
+    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+            '<meta http-equiv="refresh" content="30">'
+            f"<title>{e(title)}</title><style>body{{font-family:sans-serif;margin:1.5em}}"
+            "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;"
+            "text-align:left}td.num{text-align:right}tr.critical td{background:#fdd}"
+            "tr.warning td{background:#ffd}code{white-space:nowrap}</style></head><body>"
+            f"<h1>{e(title)}</h1>{body}</body></html>")
