@@ -105,7 +105,7 @@ def apply(
       lbctl apply plan.json --yes --max-moves 5 --interval 30 --reason CHG-1234
       lbctl apply --resume ~/.local/state/lbctl/journal.jsonl --yes
       lbctl apply --rollback --yes               # the last run's moves, undone
-      lbctl apply --status                       # from another shell: what runs, how far
+      lbctl apply --status                       # what runs now, how far
     """
     from lbctl.apply.runner import ApplyOptions
     from lbctl.cli.state import live_session

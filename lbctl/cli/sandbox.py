@@ -55,7 +55,7 @@ def sandbox(
       lbctl sandbox            # 3 brokers, the first one hot, on :8080…
       lbctl sandbox --scenario rolling-restart --port 0
       lbctl sandbox --extensible --brokers 5
-      lbctl sandbox --speed 60 --timeline day.yaml   # an hour of cluster time per minute
+      lbctl sandbox --speed 60 --timeline day.yaml   # an hour a minute
     """
     import signal
     import threading

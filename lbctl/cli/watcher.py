@@ -103,7 +103,7 @@ def watch(
     \b
     Examples:
       lbctl --admin-url http://pulsar:8080 watch --history /var/lib/lbctl
-      lbctl watch --webhook https://hooks.slack.com/services/… --webhook-format slack
+      lbctl watch --webhook https://hooks.example.com/x --webhook-format slack
       lbctl watch --heal out-of-band=approve      # then: lbctl plans list
       lbctl watch --status
     """
