@@ -21,7 +21,7 @@ Secrets are stored as given and never shown: :func:`describe` prints ``(set)`` f
 from __future__ import annotations
 
 import os
-from dataclasses import fields, replace
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ import msgspec
 
 from lbctl.admin.clientconf import ConnectionOptions
 from lbctl.errors import ConfigError, UsageError
+from lbctl.records import replace
 
 ENV_FILE = "LBCTL_CONTEXTS"
 ENV_NAME = "LBCTL_CONTEXT"

@@ -29,8 +29,10 @@ def _case(name: str, c: TestCluster, lbctl: Lbctl):  # -> result of the command
         return lbctl("monitor-brokers", "--once", token="eyJ.wrong.SECRET-ADMIN-SIGNATURE-NOT")
     if name == "403":
         return lbctl("monitor-brokers", "--once", token=USER_TOKEN)
-    if name == "404":
-        return lbctl("unload", "public/nope", "-b", rng, "--yes")
+    if name == "404":  # the broker's 404 (an unknown namespace is refused before, with exit 2)
+        c.faults.append(Fault(r"/unload$", status=404, method="PUT",
+                              reason="Namespace does not exist"))
+        return lbctl(*unload)
     if name in ("409", "412"):
         c.faults.append(Fault(r"/unload$", status=int(name), method="PUT",
                               reason=f"injected {name} for token {SECRETS[0]}"))
