@@ -11,6 +11,9 @@ the lookups that follow a namespace's creation, a broker's stop, or a topic's fi
   ``preallocatedBundleData`` and its namespace's ranges on that broker, so the next lookup sees
   it (LeastLongTermMessageRate scores preallocated bundles; max topics and distribute-evenly
   count them). A bundle already owned is answered with its owner (the lookup finds it).
+* **simple** (``SimpleLoadManagerImpl.getLeastLoadedBroker``): its ranking of the brokers with
+  their resource quotas, ``findBrokerForPlacement`` (or the weighted random pick), each pick
+  preallocated (:func:`lbctl.loadmanager.simple.lookups`).
 * **extensible** (``ExtensibleLoadManagerImpl.assign`` → ``selectAsync``): the broker filters over
   the available brokers, then its LeastResourceUsageWithWeight; nothing is preallocated, so
   successive lookups see the same published loads (as Pulsar's do until the brokers report
@@ -50,7 +53,7 @@ from lbctl.model.bundle import (
     topic_namespace,
     validate_boundaries,
 )
-from lbctl.model.cluster import EXTENSIBLE, ClusterState
+from lbctl.model.cluster import EXTENSIBLE, SIMPLE, ClusterState
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import LoadData
 from lbctl.records import replace
@@ -177,6 +180,8 @@ def preview(state: ClusterState, settings: Settings, opts: Options, *, kind: str
     owners = owners_of(state)
     if state.load_manager == EXTENSIBLE:
         picks, placement = extensible_assignments(state, settings, bundles, opts, owners)
+    elif state.load_manager == SIMPLE:
+        picks, placement = simple_assignments(state, settings, bundles, opts, owners)
     else:
         picks, placement = modular_assignments(state, settings, bundles, opts, owners)
     return AssignPreview(state, settings, kind, subject, placement, tuple(picks), stopped,
@@ -274,3 +279,23 @@ def extensible_assignments(state: ClusterState, settings: Settings, bundles: Seq
             candidates=tuple(d.candidates),
             score=d.scores.get(d.broker) if d.broker else None))
     return out, "LeastResourceUsageWithWeight"
+
+
+def simple_assignments(state: ClusterState, settings: Settings, bundles: Sequence[str],
+                       opts: Options, owners: dict[str, str]) -> tuple[list[Assignment], str]:
+    """``SimpleLoadManagerImpl.getLeastLoadedBroker`` for each unowned bundle in turn, each pick
+    preallocated (:func:`lbctl.loadmanager.simple.lookups`)."""
+    from lbctl.loadmanager.simple import lookups
+    from lbctl.strategies.simple.ranking import placement_key
+
+    todo = [b for b in bundles if b not in owners]
+    found = {x.bundle: x for x in lookups(state, settings, todo, opts.seed)}
+    out: list[Assignment] = []
+    for b in bundles:
+        owner = owners.get(b)
+        if owner is not None:
+            out.append(Assignment(b, owner, "owned: the lookup returns its owner", owner))
+            continue
+        x = found[b]
+        out.append(Assignment(b, x.broker, text(x.why), candidates=x.candidates, score=x.score))
+    return out, placement_key(settings["loadBalancerPlacementStrategy"])

@@ -160,7 +160,6 @@ class SimpleLoadManager(LoadManager[CycleMemory]):
         recently = latest(mem.recently_unloaded, state.recently_unloaded)
         expired = _expire(recently, now, settings)
         key = placement_key(settings["loadBalancerPlacementStrategy"])
-        settings["loadManagerClassName"]  # part of what this cycle's plan was computed from
         active = set(state.available())
         reports = {b: local for b, local in state.brokers.items() if b in active}
         stamps = {b: local.lastUpdate or now for b, local in reports.items()}
@@ -267,3 +266,46 @@ def _decision(ranked: Ranked, whys: Mapping[str, SimpleWhy], selections: tuple[S
                               "estimatedBandwidthOut": r.est_out,
                               "estimatedMsgRate": r.msg_rate, "rank": float(ranked.ranks[b])}))
     return SheddingDecision(NAME, selections, MappingProxyType(verdicts))
+
+
+class Lookup(Struct, frozen=True):
+    """One ``getLeastLoadedBroker`` answer of :func:`lookups`: the broker (``None``: none), why,
+    the candidates and the pick's estimated load before the lookup (a fraction)."""
+
+    bundle: str
+    broker: str | None
+    why: SimpleWhy
+    candidates: tuple[str, ...]
+    score: float | None
+
+
+def lookups(state: ClusterState, settings: Settings, bundles: Sequence[str],
+            seed: int | None = None) -> list[Lookup]:
+    """``getLeastLoadedBroker`` for each bundle in turn, on the leader's first ranking of
+    ``state``: each pick is preallocated (its quota counts for the next lookup, its namespace's
+    ranges too) and moves the rotation cursor, as in ``SimpleLoadManagerImplTest
+    .testEvenBundleDistribution``."""
+    key = placement_key(settings["loadBalancerPlacementStrategy"])
+    active = tuple(state.available())
+    reports = {b: local for b, local in state.brokers.items() if b in set(active)}
+    stamps = {b: local.lastUpdate or state.captured_at for b, local in reports.items()}
+    ranked = rank(reports, stamps, stored_quotas(state), QuotaState(), {}, key)
+    policies = state.cluster_policies()
+    rng = Random(seed if seed is not None else 0)
+
+    def loads_topics(broker: str, non_persistent: bool) -> bool:
+        local = reports.get(broker)
+        return local is not None and (local.nonPersistentTopicsEnabled if non_persistent
+                                      else local.persistentTopicsEnabled)
+
+    rankings, cursor = ranked.rankings, 0
+    out: list[Lookup] = []
+    for b in bundles:
+        before = rankings
+        placed = least_loaded(b, ranked, rankings, cursor, settings, policies, active,
+                              loads_topics, rng)
+        rankings, cursor = placed.rankings, placed.cursor
+        pick = placed.broker
+        score = before[pick].estimated / 100 if pick is not None and pick in before else None
+        out.append(Lookup(b, placed.broker, placed.why, placed.candidates, score))
+    return out

@@ -58,3 +58,18 @@ def test_refusals_are_one_line(runner) -> None:  # type: ignore[no-untyped-def]
         res = runner.invoke(app, ["assign-preview", *args, *TWO])
         assert res.exit_code == 2, (args, res.output)
         assert words in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+
+
+def test_a_simple_cluster_spreads_a_new_namespace(runner) -> None:  # type: ignore[no-untyped-def]
+    """SimpleLoadManagerImpl: the even spread of the namespace's bundles decides first, then
+    findBrokerForPlacement; a lone candidate above the overload threshold is still taken (it has
+    the most room left of one)."""
+    res = runner.invoke(app, ["assign-preview", "--namespace", "acme/new", "--bundles", "6",
+                              "--snapshot", str(EXAMPLES / "simple-overloaded.json"), "-o", "json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert (data["loadManager"], data["placement"]) == ("simple", "leastLoadedServer")
+    short = [a["broker"].split(".")[0] for a in data["assignments"]]
+    assert short == ["broker-3", "broker-2", "broker-1", "broker-3", "broker-2", "broker-1"]
+    assert data["perBroker"] == {"broker-3.pulsar.svc:8080": 2, "broker-2.pulsar.svc:8080": 2,
+                                 "broker-1.pulsar.svc:8080": 2}
