@@ -7,6 +7,7 @@
   resources or allocated quotas, whichever is more, plus preallocated quotas), its capacity in
   bundles (``calculateBrokerMaxCapacity``), ``compareTo`` with its 5 % bands, and the final rank of
   ``doLoadRanking`` per ``loadBalancerPlacementStrategy``;
+* :mod:`.report` — the JDK 17 iteration orders of its report and ranking maps;
 * :mod:`.treemap` — Java's ``TreeMap`` with a comparator, for ``LoadReport.getSortedBundleStats``
   (``NamespaceBundleStatsComparator`` never answers 0, so its first key depends on the red-black
   tree's shape);

@@ -34,13 +34,14 @@ from msgspec import Struct
 from lbctl.config import Settings
 from lbctl.model.bundle import namespace_of
 from lbctl.model.decision import Why
-from lbctl.model.javaorder import java_hash_order, table_size_for
+from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats
 from lbctl.model.policies import ClusterPolicies
 from lbctl.strategies.placement.filters import remove_most_servicing
 from lbctl.strategies.placement.namespace_policies import apply_namespace_policies
 from lbctl.strategies.simple.quota import QuotaState, ResourceQuota, Stored, total, update_realtime
 from lbctl.strategies.simple.ranking import LEAST_MSG, LLS, Ranking, java_long, ranking
+from lbctl.strategies.simple.report import copied_order, reports_order, unit
 from lbctl.strategies.simple.treemap import TreeMap
 
 SimpleCode = Literal[
@@ -72,29 +73,6 @@ class SimpleWhy(Why, frozen=True):
     threshold: float = 0.0
     count: int = 0
     names: tuple[str, ...] = ()
-
-
-# --- orders --------------------------------------------------------------------------------------
-def unit(broker: str) -> str:
-    """The ``SimpleResourceUnit`` id of a broker (``http://`` + its name)."""
-    return "http://" + broker
-
-
-def reports_order(brokers: Sequence[str]) -> list[str]:
-    """``currentLoadReports``' iteration order (a ``HashMap`` keyed by resource unit)."""
-    by_unit = {unit(b): b for b in brokers}
-    return [by_unit[u] for u in java_hash_order(by_unit)]
-
-
-def copied_order(keys: Sequence[str], *, set_copy: bool = False) -> list[str]:
-    """The order of ``new HashMap<>(map)`` (``LoadReport.setBundleStats``) or, ``set_copy``,
-    ``new HashSet<>(keys)`` (``getBundles``) over ``keys`` in the JSON's order."""
-    n = len(keys)
-    if not n:
-        return []
-    wanted = int(n / 0.75) + 1
-    cap = table_size_for(max(wanted, 16) if set_copy else wanted)
-    return java_hash_order(keys, capacity=cap)
 
 
 # --- ranking -------------------------------------------------------------------------------------
@@ -146,12 +124,18 @@ def _set_order(names: Sequence[str]) -> list[str]:
     return java_hash_order(names) if names else []
 
 
-def namespace_counts(rankings: Mapping[str, Ranking]) -> dict[str, dict[str, int]]:
-    """``brokerToNamespaceToBundleRange`` (``updateBrokerToNamespaceToBundle``: loaded and
-    preallocated bundles), inverted: namespace → broker → its bundle ranges there."""
+def namespace_counts(ranked: Ranked, rankings: Mapping[str, Ranking] | None = None
+                     ) -> dict[str, dict[str, int]]:
+    """``brokerToNamespaceToBundleRange``, inverted: namespace → broker → its bundle ranges
+    there. ``updateBrokerToNamespaceToBundle`` fills it at the ranking with each broker's loaded
+    and preallocated bundles, and each lookup adds its pick's bundle; a lookup that drops a bundle
+    from a ranking's loaded set (``removeLoadedServiceUnit``) leaves it here. ``rankings``: the
+    rankings after the lookups so far (their preallocations), else the ranking's own."""
+    now = rankings if rankings is not None else ranked.rankings
     out: dict[str, dict[str, int]] = {}
-    for b, r in rankings.items():
-        for x in {*r.loaded, *r.preallocated}:
+    for b, r in ranked.rankings.items():
+        pre = now[b].preallocated if b in now else r.preallocated
+        for x in {*r.loaded, *pre}:
             per = out.setdefault(namespace_of(x), {})
             per[b] = per.get(b, 0) + 1
     return out
@@ -159,8 +143,8 @@ def namespace_counts(rankings: Mapping[str, Ranking]) -> dict[str, dict[str, int
 
 # --- getFinalCandidates --------------------------------------------------------------------------
 def final_candidates(service_unit: str, namespace: str, ranked: Ranked,
-                     policies: ClusterPolicies,
-                     loads_topics: Callable[[str, bool], bool]) -> list[tuple[int, str]]:
+                     policies: ClusterPolicies, loads_topics: Callable[[str, bool], bool],
+                     rankings: Mapping[str, Ranking] | None = None) -> list[tuple[int, str]]:
     """``getFinalCandidates``: (rank, broker) in ``TreeMultimap`` order. ``service_unit`` is what
     ``removeMostServicingBrokersForNamespace`` parses a namespace from: a bundle name, or — when
     shedding asks about a namespace — the namespace name itself, whose parsed "namespace" (its
@@ -168,7 +152,7 @@ def final_candidates(service_unit: str, namespace: str, ranked: Ranked,
     available = list(ranked.rankings)
     cands = apply_namespace_policies(namespace, available, policies, loads_topics).brokers
     counted = remove_most_servicing(tuple(cands), namespace_of(service_unit),
-                                    namespace_counts(ranked.rankings), [])
+                                    namespace_counts(ranked, rankings), [])
     keep = set(counted)
     return sorted(((ranked.ranks[b], b) for b in ranked.rankings if b in keep),
                   key=lambda rb: (rb[0], unit(rb[1])))
@@ -192,9 +176,9 @@ def least_loaded(bundle: str, ranked: Ranked, rankings: Mapping[str, Ranking], c
     for b, r in rankings.items():
         if bundle in r.preallocated:
             return Placed(b, rankings, cursor, SimpleWhy("preallocated", b))
-    live = replace_rankings(ranked, rankings)
-    cands = [(k, b) for k, b in final_candidates(bundle, namespace_of(bundle), live, policies,
-                                                 loads_topics) if b in set(active)]
+    live = set(active)
+    cands = [(k, b) for k, b in final_candidates(bundle, namespace_of(bundle), ranked, policies,
+                                                 loads_topics, rankings) if b in live]
     names = tuple(b for _, b in cands)
     if not cands:
         return Placed(None, rankings, cursor, SimpleWhy("no-candidate"), names)
@@ -203,12 +187,6 @@ def least_loaded(bundle: str, ranked: Ranked, rankings: Mapping[str, Ranking], c
     else:
         placed = weighted_random(cands, rankings, cursor, rng)
     return Placed(placed.broker, placed.rankings, placed.cursor, placed.why, names)
-
-
-def replace_rankings(ranked: Ranked, rankings: Mapping[str, Ranking]) -> Ranked:
-    from lbctl.records import replace
-
-    return ranked if rankings is ranked.rankings else replace(ranked, rankings=rankings)
 
 
 def find_broker_for_placement(cands: Sequence[tuple[int, str]], bundle: str, ranked: Ranked,

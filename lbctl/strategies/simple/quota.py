@@ -18,8 +18,8 @@ from types import MappingProxyType
 
 from msgspec import Struct, field
 
-from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats
+from lbctl.strategies.simple.report import copied_order
 
 GO_UP_MS = 30 * 60_000  # RESOURCE_QUOTA_GO_UP_TIMEWINDOW
 GO_DOWN_MS = 1440 * 60_000  # RESOURCE_QUOTA_GO_DOWN_TIMEWINDOW
@@ -129,7 +129,7 @@ def update_realtime(reports: Mapping[str, tuple[LocalBrokerData, int]], stored: 
     stamp = -1
     for local, ts in reports.values():
         stamp = max(stamp, ts)
-        for b in java_hash_order(local.lastStats):
+        for b in copied_order(list(local.lastStats)):
             st = local.lastStats[b]
             bundles += 1
             mem_groups += 1 + (st.topics + st.producerCount + st.consumerCount) // MEM_OBJECT_GROUP
@@ -154,7 +154,7 @@ def update_realtime(reports: Mapping[str, tuple[LocalBrokerData, int]], stored: 
                                               memory / bundles), past)
     quotas: dict[str, ResourceQuota] = {}
     for local, _ in reports.values():
-        for b in java_hash_order(local.lastStats):
+        for b in copied_order(list(local.lastStats)):
             st = local.lastStats[b]
             groups = 1 + (st.topics + st.producerCount + st.consumerCount) // MEM_OBJECT_GROUP
             old = stored.quota(b, prev.quotas)
@@ -166,7 +166,7 @@ def update_realtime(reports: Mapping[str, tuple[LocalBrokerData, int]], stored: 
 
 def _hash_values(local: LocalBrokerData) -> list[NamespaceBundleStats]:
     """``LoadReport.getMsgRateIn/Out`` walk the report's bundle-stats ``HashMap``."""
-    return [local.lastStats[b] for b in java_hash_order(local.lastStats)]
+    return [local.lastStats[b] for b in copied_order(list(local.lastStats))]
 
 
 def _sum(values: Iterable[float]) -> float:

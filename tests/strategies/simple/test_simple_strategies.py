@@ -10,7 +10,7 @@ import math
 import pytest
 
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats, ResourceUsage
-from lbctl.strategies.simple.decide import _by, above, below, bottleneck, copied_order
+from lbctl.strategies.simple.decide import _by, above, below, bottleneck
 from lbctl.strategies.simple.quota import (
     GO_DOWN_MS,
     GO_UP_MS,
@@ -22,6 +22,7 @@ from lbctl.strategies.simple.quota import (
     update_realtime,
 )
 from lbctl.strategies.simple.ranking import LEAST_MSG, LLS, RAND, placement_key, ranking
+from lbctl.strategies.simple.report import copied_order
 
 #: testBasicBrokerSelection's PulsarResourceDescription: memory 1024/4096, cpu 10/100,
 #: bandwidth in 250 Ki / 1 Mi, out 550 Ki / 1 Mi

@@ -1,7 +1,7 @@
 """``LoadReport.getSortedBundleStats`` against the JDK: the report's bundle stats copied into a
 ``HashMap`` (``setBundleStats``), then put into a ``TreeMap`` whose
 ``NamespaceBundleStatsComparator`` never answers 0 (Pulsar master 160e6f8d) — the orders of
-:func:`lbctl.strategies.simple.decide.copied_order` and ``sorted_bundles`` (its
+:func:`lbctl.strategies.simple.report.copied_order` and ``sorted_bundles`` (its
 :class:`~lbctl.strategies.simple.treemap.TreeMap`) must equal the JDK's, ties and near-ties (within 100 msg/s) included.
 
 A few lines of plain JDK code (``java/SortedStats.java``); skipped without ``javac``/``java``.
@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats
-from lbctl.strategies.simple.decide import copied_order, sorted_bundles
+from lbctl.strategies.simple.decide import sorted_bundles
+from lbctl.strategies.simple.report import copied_order
 
 JAVA = Path(__file__).parent / "java" / "SortedStats.java"
 needs_jdk = pytest.mark.skipif(not (shutil.which("javac") and shutil.which("java")),
