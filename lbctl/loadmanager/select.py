@@ -246,6 +246,30 @@ def choose(states: Sequence[ClusterState], opts: Options, settings: Settings, *,
     return modular_load_manager(settings, opts, check_splits=not simulating, warnings=warnings)
 
 
+#: the load manager classes Pulsar ships (any other name is a class Pulsar cannot create here)
+SIMPLE_CLASS = "org.apache.pulsar.broker.loadbalance.impl.SimpleLoadManagerImpl"
+KNOWN_CLASSES = (
+    "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl",
+    SIMPLE_CLASS,
+    "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl",
+)
+
+
+def falls_back(class_name: object) -> str | None:
+    """Why Pulsar would run ``SimpleLoadManagerImpl`` for this ``loadManagerClassName``
+    (``LoadManager.create``: a blank name gives it; a class it cannot create falls back to it;
+    ``""``: named), or ``None`` when it runs the class named."""
+    if not isinstance(class_name, str) or not class_name.strip():
+        return "loadManagerClassName is blank: Pulsar uses SimpleLoadManagerImpl"
+    name = class_name.strip()
+    if name == SIMPLE_CLASS:
+        return ""
+    if name in KNOWN_CLASSES:
+        return None
+    return (f"loadManagerClassName {name!r} is not a load manager class Pulsar ships: "
+            "LoadManager.create fails to create it and falls back to SimpleLoadManagerImpl")
+
+
 def simple_reason(states: Sequence[ClusterState], settings: Settings,
                   opts: Options) -> str | None:
     """Why ``SimpleLoadManagerImpl`` serves these snapshots (``""``: they were captured on it;
@@ -254,8 +278,6 @@ def simple_reason(states: Sequence[ClusterState], settings: Settings,
     AvgShedder check reads ``loadBalancerPlacementStrategy`` (PR #23156) — the modular load manager
     refuses to start. ``--strategy``/``--placement`` ask for the modular (or extensible) load
     manager with those strategies instead, on the same reports: what switching would do."""
-    from lbctl.loadmanager.simple import falls_back
-
     if not states or kind_of(states) == EXTENSIBLE or opts.strategy or opts.placement:
         return None
     if all(st.load_manager == SIMPLE for st in states):

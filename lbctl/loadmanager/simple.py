@@ -67,29 +67,6 @@ from lbctl.strategies.simple.quota import INITIAL_QUOTA, QuotaState, ResourceQuo
 from lbctl.strategies.simple.ranking import placement_key
 
 NAME = "SimpleLoadManagerImpl"
-CLASS = "org.apache.pulsar.broker.loadbalance.impl.SimpleLoadManagerImpl"
-#: the load manager classes Pulsar ships (anything else is a class lbctl cannot know)
-KNOWN_CLASSES = (
-    "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl",
-    CLASS,
-    "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl",
-)
-
-
-def falls_back(class_name: object) -> str | None:
-    """Why Pulsar would run ``SimpleLoadManagerImpl`` for this ``loadManagerClassName``
-    (``LoadManager.create``), or ``None`` when it runs the class named."""
-    if not isinstance(class_name, str) or not class_name.strip():
-        return "loadManagerClassName is blank: Pulsar uses SimpleLoadManagerImpl"
-    name = class_name.strip()
-    if name == CLASS:
-        return ""
-    if name in KNOWN_CLASSES:
-        return None
-    return (f"loadManagerClassName {name!r} is not a load manager class Pulsar ships: "
-            "LoadManager.create fails to create it and falls back to SimpleLoadManagerImpl")
-
-
 class SimpleMemory(Struct, frozen=True):
     """What the leader keeps between cycles besides the grace cache: the realtime quotas, each
     broker's preallocated bundles, the rotation cursor of ``findBrokerForPlacement``."""
