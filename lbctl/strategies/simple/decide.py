@@ -254,10 +254,13 @@ def weighted_random(cands: Sequence[tuple[int, str]], rankings: Mapping[str, Ran
     for k, _ in cands:
         tot = _int(tot + _int(k))
     if tot <= 0:
+        # the i-th of the rank-0 brokers, i drawn among all candidates (Pulsar throws
+        # IndexOutOfBoundsException when i passes them: no broker then)
         zero = [b for k, b in cands if k == 0]
-        pick = zero[rng.randrange(len(cands))] if zero and rng.randrange(len(cands)) < len(zero) \
-            else (zero[0] if zero else None)
-        return Placed(pick, rankings, cursor, SimpleWhy("weighted-random", pick or "", count=0))
+        i = rng.randrange(len(cands))
+        if i >= len(zero):
+            return Placed(None, rankings, cursor, SimpleWhy("no-candidate"))
+        return Placed(zero[i], rankings, cursor, SimpleWhy("weighted-random", zero[i], count=0))
     selector = rng.randrange(tot)
     so_far = 0
     for k, b in cands:
