@@ -186,7 +186,8 @@ SETTINGS: tuple[Setting, ...] = (
     # --- the load manager and its cycle ---------------------------------------------------
     Setting("loadBalancerEnabled", "boolean", True, "", "Enable the load balancer."),
     Setting("loadManagerClassName", "string", IMPL + "ModularLoadManagerImpl", "",
-            "Load manager implementation (modular or extensible)."),
+            "Load manager implementation (modular, extensible or simple; a class Pulsar cannot "
+            "create falls back to SimpleLoadManagerImpl)."),
     Setting("loadBalancerSheddingEnabled", "boolean", True, "", "Enable load shedding."),
     Setting("loadBalancerSheddingIntervalMinutes", "int", 1, "minutes",
             "Interval between load-shedding cycles."),
@@ -199,8 +200,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("loadBalancerLoadPlacementStrategy", "string", IMPL + "LeastLongTermMessageRate", "",
             "Placement strategy class of the modular load manager."),
     Setting("loadBalancerPlacementStrategy", "string", "leastLoadedServer", "",
-            "SimpleLoadManagerImpl's placement key (read by mistake for AvgShedder by some 3.x "
-            "releases, PR #23156)."),
+            "SimpleLoadManagerImpl's placement: leastLoadedServer, leastMsgPerSecond, else "
+            "weightedRandomSelection (read by mistake for AvgShedder by some 3.x releases, "
+            "PR #23156)."),
     Setting("loadBalancerReportUpdateThresholdPercentage", "int", 10, "percent",
             "A broker rewrites its load report when a figure changed by more than this."),
     Setting("loadBalancerReportUpdateMaxIntervalMinutes", "int", 15, "minutes",
@@ -214,6 +216,11 @@ SETTINGS: tuple[Setting, ...] = (
             "Brokers with more topics are not candidates for placement."),
     Setting("loadBalancerBrokerOverloadedThresholdPercentage", "int", 85, "percent",
             "Usage above which a broker is overloaded (OverloadShedder, placement)."),
+    # --- SimpleLoadManagerImpl (deprecated in ServiceConfiguration, still read by it) ---------
+    Setting("loadBalancerBrokerUnderloadedThresholdPercentage", "int", 50, "percent",
+            "SimpleLoadManagerImpl places on an idle broker once the least loaded is above this."),
+    Setting("loadBalancerBrokerComfortLoadLevelPercentage", "int", 65, "percent",
+            "SimpleLoadManagerImpl sheds only when a candidate is below this on every resource."),
     # --- resource weights --------------------------------------------------------------------
     Setting("loadBalancerCPUResourceWeight", "double", 1.0, "",
             "Weight of CPU usage in the weighted max resource usage."),
@@ -365,6 +372,8 @@ _VALID: dict[str, Range] = {
     "loadBalancerReportUpdateMaxIntervalMinutes": _INTERVAL,
     "loadBalancerBrokerMaxTopics": NON_NEGATIVE,
     "loadBalancerBrokerOverloadedThresholdPercentage": PERCENT,
+    "loadBalancerBrokerUnderloadedThresholdPercentage": PERCENT,
+    "loadBalancerBrokerComfortLoadLevelPercentage": PERCENT,
     "loadBalancerCPUResourceWeight": WEIGHT,
     "loadBalancerMemoryResourceWeight": WEIGHT,
     "loadBalancerDirectMemoryResourceWeight": WEIGHT,

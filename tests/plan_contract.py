@@ -37,7 +37,7 @@ def check_plan(plan: dict[str, Any]) -> None:
     assert plan["format"] == "lbctl/plan@1"
     assert isinstance(plan["cluster"], str) and plan["cluster"]
     assert _TIME.fullmatch(plan["capturedAt"]), plan["capturedAt"]
-    assert plan["loadManager"] in ("modular", "extensible")
+    assert plan["loadManager"] in ("modular", "extensible", "simple")
     assert isinstance(plan["shedding"], str) and isinstance(plan["placement"], str)
     assert isinstance(plan["settings"], dict)
     assert set(plan["settings"]) <= set(SETTINGS_BY_NAME), set(plan["settings"]) - set(SETTINGS_BY_NAME)

@@ -43,6 +43,9 @@ PULSAR: dict[str, tuple[str, object]] = {
     "loadBalancerDistributeBundlesEvenlyEnabled": ("boolean", True),
     "loadBalancerBrokerMaxTopics": ("int", 50000),
     "loadBalancerBrokerOverloadedThresholdPercentage": ("int", 85),
+    # SimpleLoadManagerImpl (deprecated fields, still read by it)
+    "loadBalancerBrokerUnderloadedThresholdPercentage": ("int", 50),
+    "loadBalancerBrokerComfortLoadLevelPercentage": ("int", 65),
     "loadBalancerCPUResourceWeight": ("double", 1.0),
     "loadBalancerMemoryResourceWeight": ("double", 0.0),
     "loadBalancerDirectMemoryResourceWeight": ("double", 0.0),

@@ -8,6 +8,7 @@ import typer
 
 from lbctl import __version__
 from lbctl.cli import apply as apply_cmd
+from lbctl.cli import assign_preview as assign_preview_cmd
 from lbctl.cli import brokers as brokers_cmd
 from lbctl.cli import compare as compare_cmd
 from lbctl.cli import connection, explain, export, monitor_brokers, recommend, snapshot, unload
@@ -95,6 +96,7 @@ app.command("recommend")(recommend.recommend)
 app.command("explain")(explain.explain)
 app.add_typer(snapshot.app, name="snapshot")
 app.command("split-bundle")(split_bundle_cmd.split_bundle)
+app.command("assign-preview")(assign_preview_cmd.assign_preview)
 app.command("monitor-brokers")(monitor_brokers.monitor_brokers)
 app.command("unload")(unload.unload)
 snapshot.app.command("export")(export.export)

@@ -66,7 +66,8 @@ MIBI = 1024 * 1024
 DRIVER_SECTIONS = frozenset({"config", "namespaces"})
 #: sections whose rules (bundle names of observed moves, regular expressions, topic lists of a
 #: namespace, every broker listed) are not restated here: a snapshot with any goes to lbctl
-READER_SECTIONS = frozenset({"observed", "availableBrokers", "policies", "namespaceTopics"})
+READER_SECTIONS = frozenset({"observed", "availableBrokers", "policies", "namespaceTopics",
+                             "resourceQuotas"})
 #: snapshot_schema's ``_RFC3339_RE`` with the parts as groups
 RFC3339_RE = (r"^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2}):([0-9]{2})"
               r"(?:\.([0-9]+))?(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))\z")
@@ -279,6 +280,9 @@ def ok_sql(sentinel: str) -> str:
         f"({s}.namespaces IS NULL OR startswith(schema_of_variant({s}.namespaces), 'OBJECT'))",
         f"{captured_at_ms(f'{s}.capturedAt')} IS NOT NULL",
         f"forall(map_values({s}.brokers), b -> {_broker_sets_ok('b')})",
+        # a LoadReport's nested usage and timestamp are read by lbctl's reader
+        f"forall(map_values({s}.brokers), b -> b.systemResourceUsage IS NULL "
+        "AND b.`timestamp` IS NULL)",
         f"size(array_distinct({owned})) = size({owned})",  # one owner per bundle
         f"({s}.bundleData IS NULL OR "
         f"({_samples_ok(f'{bdv}.shortTermData')} AND {_samples_ok(f'{bdv}.longTermData')}))",

@@ -38,20 +38,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from types import MappingProxyType
 from typing import Any
 
 from lbctl.config import Settings
 from lbctl.errors import UsageError
 from lbctl.explain.words import text
-from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
-from lbctl.loadmanager.select import Options, extensible_load_manager, modular_load_manager
+from lbctl.loadmanager.select import Options, extensible_load_manager
 from lbctl.model.bundle import is_system_service_namespace, namespace_of
 from lbctl.model.cluster import EXTENSIBLE, ClusterState
-from lbctl.model.load import BundleData
-from lbctl.model.loaddata import LoadData
 from lbctl.plan import Action, BrokerRow, Plan
-from lbctl.records import replace
 from lbctl.units import pct, rounded
 
 DRAIN = "drain"
@@ -114,11 +109,10 @@ def drain_plan(state: ClusterState, settings: Settings, broker: str, opts: Optio
     """Every movable bundle of ``broker`` to where the cluster's placement would put it."""
     _check(state, broker)
     bundles = movable_bundles(state, broker)
-    others = [b for b in state.brokers if b != broker]
     if state.load_manager == EXTENSIBLE:
         picks, placement = _extensible_picks(state, settings, broker, bundles, opts)
     else:
-        picks, placement = _modular_picks(state, settings, broker, bundles, others, opts)
+        picks, placement = _modular_picks(state, settings, broker, bundles, opts)
     actions = []
     for b in bundles:
         st = state.brokers[broker].lastStats.get(b)
@@ -132,35 +126,14 @@ def drain_plan(state: ClusterState, settings: Settings, broker: str, opts: Optio
 
 
 def _modular_picks(state: ClusterState, settings: Settings, broker: str, bundles: Sequence[str],
-                   others: Sequence[str], opts: Options
-                   ) -> tuple[dict[str, tuple[str | None, str]], str]:
-    lm = modular_load_manager(settings, opts, check_splits=False)
-    if not others:
-        return dict.fromkeys(bundles, (None, "no other broker to take it")), lm.placement.name
-    bundle_data = update_bundle_data(state)
-    reduced = replace(state, brokers=MappingProxyType(
-        {b: v for b, v in state.brokers.items() if b != broker}))
-    load = build_load_data(reduced, bundle_data)
-    active = frozenset(others)
-    pmem = lm.placement.on_active_brokers_change(lm.placement.initial_memory(), active)
-    rmem = lm.round_robin.on_active_brokers_change(lm.round_robin.initial_memory(), active)
-    out: dict[str, tuple[str | None, str]] = {}
-    for b in bundles:
-        trace, pmem, rmem = lm.select_broker(b, load, settings, pmem, rmem)
-        if trace.broker is None:
-            out[b] = (None, text(trace.why) or "placement found no broker")
-            continue
-        out[b] = (trace.broker, "")
-        load = _preallocate(load, trace.broker, b, bundle_data.get(b) or BundleData.new())
-    return out, lm.placement.name
+                   opts: Options) -> tuple[dict[str, tuple[str | None, str]], str]:
+    """Each bundle's ``selectBrokerForAssignment`` with the drained broker gone, each pick
+    preallocated (:func:`lbctl.loadmanager.assign.modular_assignments`)."""
+    from lbctl.loadmanager.assign import modular_assignments, without_broker
 
-
-def _preallocate(load: LoadData, broker: str, bundle: str, data: BundleData) -> LoadData:
-    """``selectBroker``'s ``brokerData.getPreallocatedBundleData().put(bundle, data)``."""
-    brokers = dict(load.brokers)
-    bd = brokers[broker]
-    brokers[broker] = replace(bd, preallocated=MappingProxyType({**bd.preallocated, bundle: data}))
-    return replace(load, brokers=MappingProxyType(brokers))
+    picks, placement = modular_assignments(without_broker(state, broker), settings, bundles, opts,
+                                           owners={})
+    return {a.bundle: (a.broker, "" if a.broker else a.why) for a in picks}, placement
 
 
 def _extensible_picks(state: ClusterState, settings: Settings, broker: str,

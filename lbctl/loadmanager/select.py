@@ -44,7 +44,7 @@ from lbctl.errors import UsageError
 from lbctl.loadmanager.base import CycleResult, LoadManager
 from lbctl.loadmanager.clock import Follower, project
 from lbctl.loadmanager.modular import ModularLoadManager
-from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
+from lbctl.model.cluster import EXTENSIBLE, MODULAR, SIMPLE, ClusterState
 from lbctl.model.outcome import NO_HISTORY
 from lbctl.plan import Plan
 from lbctl.records import replace
@@ -183,7 +183,7 @@ def modular_load_manager(settings: Settings, opts: Options, *, check_splits: boo
                 f"Pulsar {profile.version} checks AvgShedder against loadBalancerPlacementStrategy "
                 f"(PR #23156), which is {settings['loadBalancerPlacementStrategy']!r}: "
                 "ModularLoadManagerImpl refuses to start and Pulsar falls back to "
-                "SimpleLoadManagerImpl, which lbctl does not model; set "
+                "SimpleLoadManagerImpl (run without --strategy/--placement to model it); set "
                 "loadBalancerPlacementStrategy to AvgShedder's class name as well")
     if shed_name == "ThresholdShedder" and settings["lowerBoundarySheddingEnabled"] \
             and not profile["lowerBoundaryShedding"]:
@@ -232,12 +232,75 @@ def choose(states: Sequence[ClusterState], opts: Options, settings: Settings, *,
             raise UsageError(f"{own.title} chooses destinations itself: --placement does not "
                              f"apply to --strategy {own.name}")
         return own.build()
+    simple = simple_reason(states, settings, opts)
+    if simple is not None:
+        from lbctl.loadmanager.simple import SimpleLoadManager
+
+        return SimpleLoadManager(settings, seed=opts.seed,
+                                 warnings=[*warnings, *([simple] if simple else [])])
     extensible = uses_extensible(states, opts)
     if simulating:
         extensible = extensible and kind_of(states) == EXTENSIBLE
     if extensible:
         return extensible_load_manager(opts, None if simulating else settings, warnings)
     return modular_load_manager(settings, opts, check_splits=not simulating, warnings=warnings)
+
+
+#: the load manager classes Pulsar ships (any other name is a class Pulsar cannot create here)
+SIMPLE_CLASS = "org.apache.pulsar.broker.loadbalance.impl.SimpleLoadManagerImpl"
+KNOWN_CLASSES = (
+    "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl",
+    SIMPLE_CLASS,
+    "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl",
+)
+
+
+def falls_back(class_name: object) -> str | None:
+    """Why Pulsar would run ``SimpleLoadManagerImpl`` for this ``loadManagerClassName``
+    (``LoadManager.create``: a blank name gives it; a class it cannot create falls back to it;
+    ``""``: named), or ``None`` when it runs the class named."""
+    if not isinstance(class_name, str) or not class_name.strip():
+        return "loadManagerClassName is blank: Pulsar uses SimpleLoadManagerImpl"
+    name = class_name.strip()
+    if name == SIMPLE_CLASS:
+        return ""
+    if name in KNOWN_CLASSES:
+        return None
+    return (f"loadManagerClassName {name!r} is not a load manager class Pulsar ships: "
+            "LoadManager.create fails to create it and falls back to SimpleLoadManagerImpl")
+
+
+def simple_reason(states: Sequence[ClusterState], settings: Settings,
+                  opts: Options) -> str | None:
+    """Why ``SimpleLoadManagerImpl`` serves these snapshots (``""``: they were captured on it;
+    ``None``: it does not): the snapshots say so, or ``loadManagerClassName`` names it or a class
+    Pulsar cannot create (``LoadManager.create`` then falls back to it), or — on the releases whose
+    AvgShedder check reads ``loadBalancerPlacementStrategy`` (PR #23156) — the modular load manager
+    refuses to start. ``--strategy``/``--placement`` ask for the modular (or extensible) load
+    manager with those strategies instead, on the same reports: what switching would do."""
+    if not states or kind_of(states) == EXTENSIBLE or opts.strategy or opts.placement:
+        return None
+    if all(st.load_manager == SIMPLE for st in states):
+        return ""
+    why = falls_back(settings.peek("loadManagerClassName"))
+    return why if why is not None else _avg_shedder_refusal(settings)
+
+
+def _avg_shedder_refusal(settings: Settings) -> str | None:
+    """The PR #23156 refusal of :func:`modular_load_manager`, as the reason Pulsar runs
+    ``SimpleLoadManagerImpl`` instead."""
+    place = PLACEMENT.short_name(settings.peek("loadBalancerLoadPlacementStrategy"))
+    other = str(settings.peek("loadBalancerPlacementStrategy")).rsplit(".", 1)[-1]
+    if (place == "AvgShedder" and settings.profile["avgShedder"]
+            and settings.profile["avgShedderBindKey"] == "loadBalancerPlacementStrategy"
+            and other != "AvgShedder"
+            and SHEDDING.short_name(settings.peek("loadBalancerLoadSheddingStrategy"))
+            == "AvgShedder"):
+        return (f"Pulsar {settings.profile.version} checks AvgShedder against "
+                f"loadBalancerPlacementStrategy (PR #23156), which is "
+                f"{settings.peek('loadBalancerPlacementStrategy')!r}: ModularLoadManagerImpl refuses "
+                "to start and Pulsar falls back to SimpleLoadManagerImpl")
+    return None
 
 
 def manager(states: Sequence[ClusterState], opts: Options

@@ -15,6 +15,8 @@ from lbctl.model.observed import ObservedDecisions
 from lbctl.model.policies import NO_POLICIES, ClusterPolicies
 from lbctl.model.wire.snapshot import EXTENSIBLE as EXTENSIBLE
 from lbctl.model.wire.snapshot import MODULAR as MODULAR
+from lbctl.model.wire.snapshot import SIMPLE as SIMPLE
+from lbctl.model.wire.snapshot import ResourceQuotas
 from lbctl.model.wire.snapshot import TopicStats as TopicStats  # the wire record is the model's
 
 EXTENSIBLE_CLASS = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
@@ -89,6 +91,8 @@ class ClusterState:
     policies: ClusterPolicies | None = None
     #: namespace → its topics in metadata (loaded or not); namespaces absent: not captured
     namespace_topics: Mapping[str, NamespaceTopics] = field(default_factory=lambda: _frozen(None))
+    #: ``SimpleLoadManagerImpl``'s stored resource quotas and load factors; ``None``: not captured
+    resource_quotas: ResourceQuotas | None = None
 
     def available(self) -> tuple[str, ...]:
         """The active brokers: ``available_brokers`` when captured, else those with a report."""

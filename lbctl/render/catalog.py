@@ -7,6 +7,7 @@ keeps it equal to :data:`SCHEMAS`).
 from __future__ import annotations
 
 from lbctl.render.apply_view import APPLY_SCHEMA, DRAIN_SCHEMA
+from lbctl.render.assign_view import ASSIGN_SCHEMA
 from lbctl.render.brokers_view import BROKERS_SCHEMA
 from lbctl.render.doctor_view import DOCTOR_SCHEMA
 from lbctl.render.fleet_view import INGEST_SCHEMA, REPORT_SCHEMA, WHATIF_SCHEMA
@@ -26,7 +27,7 @@ from lbctl.render.views import (
 
 SCHEMAS: tuple[Schema, ...] = (
     RECOMMEND_SCHEMA, PROPOSE_SCHEMA, EXPLAIN_SCHEMA, SIMULATION_SCHEMA, COMPARISON_SCHEMA, MONITOR_SCHEMA,
-    BROKERS_SCHEMA, SPLIT_SCHEMA, OUTCOMES_SCHEMA, JOURNAL_SCHEMA, VALIDATE_SCHEMA,
+    BROKERS_SCHEMA, SPLIT_SCHEMA, ASSIGN_SCHEMA, OUTCOMES_SCHEMA, JOURNAL_SCHEMA, VALIDATE_SCHEMA,
     EXAMPLES_SCHEMA, INGEST_SCHEMA, REPORT_SCHEMA, WHATIF_SCHEMA, APPLY_SCHEMA, DRAIN_SCHEMA,
     DOCTOR_SCHEMA,
 )

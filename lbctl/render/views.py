@@ -59,7 +59,7 @@ VALIDATE_SCHEMA = Schema("snapshot validate", "snapshot (a sequence file gives o
     col("capturedAt", "time", "when the snapshot was captured"),
     col("brokers", "integer", "brokers in the snapshot"),
     col("bundles", "integer", "bundles in the snapshot"),
-    col("loadManager", "string", "modular or extensible"),
+    col("loadManager", "string", "modular, extensible or simple"),
 ))
 
 RESOURCES = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")
@@ -279,7 +279,7 @@ EXAMPLES_SCHEMA = Schema("examples", "bundled example file (one per snapshot fil
     col("snapshots", "integer", "snapshots in the file"),
     col("brokers", "integer", "brokers in its last snapshot"),
     col("bundles", "integer", "bundles in its last snapshot"),
-    col("loadManager", "string", "modular or extensible"),
+    col("loadManager", "string", "modular, extensible or simple"),
 ))
 
 

@@ -54,7 +54,7 @@ from lbctl.admin.client import (
 )
 from lbctl.admin.errors import AdminError, HttpError, NotFound
 from lbctl.errors import LbctlError
-from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
+from lbctl.model.cluster import EXTENSIBLE, MODULAR, SIMPLE, ClusterState
 from lbctl.sources.live_data import (
     BrokerFailure,
     Discovery,
@@ -257,8 +257,12 @@ class LiveSource:
         from lbctl.sources.snapshot_schema import state_from_wire
 
         name = f"live:{d.cluster}"
+        from lbctl.sources.live_data import is_simple_report
+
+        # every broker serves SimpleLoadManagerImpl's LoadReport: that is the cluster's load manager
+        lm = SIMPLE if brokers and all(map(is_simple_report, brokers.values())) else d.load_manager
         snap = live_snapshot(name, cluster=d.cluster, captured_at=captured,
-                             load_manager=d.load_manager, config=config, brokers=brokers,
+                             load_manager=lm, config=config, brokers=brokers,
                              sections=sections)
         return LiveRead(state_from_wire(snap, name), snap, failures, warnings)
 

@@ -240,6 +240,7 @@ def _state(c: _Checker, doc: w.Snapshot) -> ClusterState:
             {} if doc.recentlyUnloadedBrokers is UNSET else dict(doc.recentlyUnloadedBrokers)),
         source=c.file,
         observed=_observed(c, doc.observed),
+        resource_quotas=None if doc.resourceQuotas is UNSET else doc.resourceQuotas,
         **placement,
     )
 
@@ -528,10 +529,15 @@ def _broker(c: _Checker, bid: str, data: w.LocalBrokerData,
     losses = _name_list(c, lambda: at(".lastBundleLosses"), data.lastBundleLosses, names_ok)[0]
     values = stats.values()
     version = data.brokerVersionString
+    nested = data.systemResourceUsage
+
+    def usage(name: str) -> ResourceUsage:
+        part = UNSET if nested is UNSET else getattr(nested, name)
+        return _resource(getattr(data, name) if part is UNSET else part)
     lm_class = data.loadManagerClassName
     local = LocalBrokerData(
-        _resource(data.cpu), _resource(data.memory), _resource(data.directMemory),
-        _resource(data.bandwidthIn), _resource(data.bandwidthOut),
+        usage("cpu"), usage("memory"), usage("directMemory"), usage("bandwidthIn"),
+        usage("bandwidthOut"),
         msgThroughputIn=_or_sum(data.msgThroughputIn, values, "msgThroughputIn"),
         msgThroughputOut=_or_sum(data.msgThroughputOut, values, "msgThroughputOut"),
         msgRateIn=_or_sum(data.msgRateIn, values, "msgRateIn"),
@@ -545,7 +551,8 @@ def _broker(c: _Checker, bid: str, data: w.LocalBrokerData,
         lastBundleGains=gains,
         lastBundleLosses=losses,
         lastStats=MappingProxyType(stats),
-        lastUpdate=data.lastUpdate,
+        lastUpdate=(data.timestamp if data.lastUpdate == 0 and data.timestamp is not UNSET
+                    else data.lastUpdate),
         brokerVersionString=None if version is UNSET else version,
         loadManagerClassName=None if lm_class is UNSET else lm_class,
         persistentTopicsEnabled=data.persistentTopicsEnabled,
@@ -715,6 +722,7 @@ def snapshot_to_wire(state: ClusterState) -> w.Snapshot:
                             for b, p in state.top_bundles_load_data.items()} or UNSET,
         recentlyUnloadedBrokers=dict(state.recently_unloaded_brokers) or UNSET,
         observed=UNSET if state.observed is None else observed_to_wire(state.observed),
+        resourceQuotas=UNSET if state.resource_quotas is None else state.resource_quotas,
         **_placement_to_wire(state),
     )
 

@@ -24,7 +24,7 @@ def check_plan(plan: dict) -> None:
     """The plan v1 contract, as the CLI tests see it (tests/plan_contract.py checks all of it)."""
     assert set(plan) >= PLAN_KEYS
     assert plan["format"] == "lbctl/plan@1"
-    assert plan["loadManager"] in ("modular", "extensible")
+    assert plan["loadManager"] in ("modular", "extensible", "simple")
     assert isinstance(plan["settings"], dict) and plan["settings"]
     for a in plan["actions"]:
         assert {"action", "bundle", "broker", "reason"} <= set(a)

@@ -38,6 +38,9 @@ EXPECTED: dict[str, tuple[set[str], int]] = {
     # isolation leaves each namespace one candidate; acme/billing has 4 bundles on 5 brokers
     "policies.json": ({"shedder-placement-mismatch", "distribute-evenly",
                        "namespace-few-bundles", "threshold-no-lower-boundary"}, 1),
+    # SimpleLoadManagerImpl: the doctor's rules are the modular load manager's, and its
+    # default ThresholdShedder + LeastLongTermMessageRate settings still trigger them
+    "simple-overloaded.json": ({"shedder-placement-mismatch", "threshold-no-lower-boundary"}, 1),
     # extensible, Pulsar 4.0.4: the memory weight is 0 by default there (PR #22820), so no
     # memory-weights finding; the 50-broker history has idle brokers
     "extensible/pip220-12-2-1-1.jsonl": (set(), 0),

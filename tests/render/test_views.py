@@ -63,6 +63,18 @@ def _split():
     return SplitView(preview(st, resolve(st.config), request))
 
 
+def _assign():
+    from lbctl.loadmanager import assign
+    from lbctl.loadmanager.select import resolve_settings
+    from lbctl.render.assign_view import AssignView
+
+    st = read_snapshots([EXAMPLES / "hot-broker.json"])[-1]
+    settings = resolve_settings([st], Options())[0]
+    todo = assign.namespace_bundles(st, settings, "acme/new", 4)
+    return AssignView(assign.preview(st, settings, Options(), kind=assign.NAMESPACE,
+                                     subject="acme/new", bundles=todo))
+
+
 def _simulation():
     return SimulationView(simulate(_states("hot-broker.json"), Options(),
                                    SimulationOptions(cycles=6)))
@@ -204,7 +216,7 @@ SAMPLES: dict[str, Callable[[], object]] = {
     "ApplyView": _apply, "DrainView": _drain,
     "RecommendView": _recommend, "ExplainView": _explain,
     "ExplainView/extensible": _explain_extensible, "ValidateView": _validate,
-    "SplitView": _split, "SimulationView": _simulation, "ComparisonView": _comparison,
+    "SplitView": _split, "AssignView": _assign, "SimulationView": _simulation, "ComparisonView": _comparison,
     "MonitorView": _monitor, "IngestView": _ingest, "ReportView": _report,
     "WhatIfView": _whatif, "OutcomesView": _outcomes, "BrokersView": _brokers,
     "JournalView": _journal, "ExamplesView": _examples, "ProposeView": _propose,

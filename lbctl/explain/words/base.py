@@ -35,6 +35,7 @@ HOMES = {
     "lbctl.strategies.split.bundle_splitter_task": "split",
     "lbctl.strategies.split.default_namespace_bundle_split_strategy": "split",
     "lbctl.strategies.split.base": "split_algorithms",
+    "lbctl.strategies.simple.decide": "simple",
 }
 _LOADED: set[str] = set()
 

@@ -36,6 +36,8 @@ FORMAT: Final = "lbctl/snapshot@1"
 RECONSTRUCTED = "reconstructed"
 MODULAR: Final = "modular"
 EXTENSIBLE: Final = "extensible"
+#: the legacy SimpleLoadManagerImpl (brokers serve its LoadReport)
+SIMPLE: Final = "simple"
 
 #: a namespace name (``tenant/namespace``, or ``tenant/cluster/namespace`` of older releases)
 NAMESPACE_PATTERN = r"^[^/]+/[^/]+(?:/[^/]+)?\Z"
@@ -116,6 +118,18 @@ StatsMap = Annotated[dict[BundleNameText, Stats], _words(
 BundleNames = Annotated[list[BundleNameText], _words(expected="an array of bundle names")]
 
 
+class SystemResourceUsage(Struct, frozen=True, gc=False):
+    """``SystemResourceUsage``: the five resources nested in ``SimpleLoadManagerImpl``'s
+    ``LoadReport`` (the report repeats them at the top level through its getters; a part given
+    here wins over the top-level one)."""
+
+    cpu: Resource | UnsetType = UNSET
+    memory: Resource | UnsetType = UNSET
+    directMemory: Resource | UnsetType = UNSET
+    bandwidthIn: Resource | UnsetType = UNSET
+    bandwidthOut: Resource | UnsetType = UNSET
+
+
 class LocalBrokerData(Struct, frozen=True, gc=False):
     """``LocalBrokerData``: a broker's load report.
 
@@ -147,6 +161,12 @@ class LocalBrokerData(Struct, frozen=True, gc=False):
     persistentTopicsEnabled: bool = True
     nonPersistentTopicsEnabled: bool = True
     bundleStats: Annotated[Any, _words(read_as=StatsMap)] = UNSET
+    #: ``LoadReport`` (SimpleLoadManagerImpl): its nested usage and its ``timestamp`` (read as
+    #: ``lastUpdate`` when that is absent); read, never written
+    systemResourceUsage: Annotated[SystemResourceUsage, _words(
+        expected="an object {cpu, memory, directMemory, bandwidthIn, bandwidthOut}")] \
+        | UnsetType = UNSET
+    timestamp: EpochMillis | UnsetType = UNSET
 
 
 # --- BundleData and namespaces -----------------------------------------------------------------
@@ -390,6 +410,39 @@ NamespaceTopicsMap = Annotated[
     _words(expected="an object: tenant/namespace → its topic lists")]
 
 
+class ResourceQuota(Struct, frozen=True, gc=False):
+    """``ResourceQuota`` (``GET /admin/v2/resource-quotas[/{tenant}/{namespace}/{bundle}]``): what
+    ``SimpleLoadManagerImpl`` assumes a bundle needs — msg/s, bytes/s, MB."""
+
+    msgRateIn: JavaDouble = 0.0
+    msgRateOut: JavaDouble = 0.0
+    bandwidthIn: JavaDouble = 0.0
+    bandwidthOut: JavaDouble = 0.0
+    memory: JavaDouble = 0.0
+    dynamic: bool = True
+
+
+Quota = Annotated[ResourceQuota, _words(
+    expected='an object {"msgRateIn", "msgRateOut", "bandwidthIn", "bandwidthOut", "memory", '
+             '"dynamic"}')]
+
+
+class ResourceQuotas(Struct, frozen=True, gc=False):
+    """The quotas in the metadata store (``/loadbalance/resource-quota``) and the dynamic load
+    factors (``/loadbalance/settings/load_factor_cpu``, ``load_factor_mem``) that
+    ``SimpleLoadManagerImpl`` starts from; absent parts: Pulsar's defaults."""
+
+    default: Quota | UnsetType = UNSET
+    bundles: Annotated[dict[BundleNameText, Quota], _words(
+        expected="an object: bundle name → ResourceQuota")] = {}
+    loadFactorCPU: JavaDouble | UnsetType = UNSET
+    loadFactorMemory: JavaDouble | UnsetType = UNSET
+
+
+ResourceQuotasSection = Annotated[ResourceQuotas, _words(
+    expected='an object {"default", "bundles", "loadFactorCPU", "loadFactorMemory"}')]
+
+
 class Snapshot(Struct, frozen=True, gc=False, kw_only=True):
     """One ``lbctl/snapshot@1`` document (``brokers`` is required: keyword-only fields)."""
 
@@ -398,8 +451,8 @@ class Snapshot(Struct, frozen=True, gc=False, kw_only=True):
     cluster: Annotated[str, Meta(min_length=1, extra={
         "expected": "the cluster name, a non-empty string", "missing": "the cluster name, a string"})]
     capturedAt: CapturedAt
-    loadManager: Annotated[Literal["modular", "extensible"], _words(
-        expected='"modular" or "extensible"')] = MODULAR
+    loadManager: Annotated[Literal["modular", "extensible", "simple"], _words(
+        expected='"modular", "extensible" or "simple"')] = MODULAR
     config: Config = {}
     brokers: Brokers
     bundleData: BundleDataMap | UnsetType = UNSET
@@ -413,6 +466,7 @@ class Snapshot(Struct, frozen=True, gc=False, kw_only=True):
     availableBrokers: BrokerIds | UnsetType = UNSET
     policies: PoliciesSection | UnsetType = UNSET
     namespaceTopics: NamespaceTopicsMap | UnsetType = UNSET
+    resourceQuotas: ResourceQuotasSection | UnsetType = UNSET
 
 
 #: the whole document, with the words for what is not a snapshot object at all

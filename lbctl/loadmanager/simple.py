@@ -1,0 +1,288 @@
+"""Pulsar's legacy ``SimpleLoadManagerImpl`` (Pulsar master 0058e734): one cycle and the plan of
+each, behind the same protocol as the modular and extensible load managers.
+
+Pulsar runs it when ``loadManagerClassName`` names it, and falls back to it when the configured
+class cannot be created (``LoadManager.create``: a blank name, a class not found, one that fails to
+initialise). A cycle is what the leader does between two shedding runs:
+
+1. ``updateRanking`` on the brokers' load reports (:func:`lbctl.strategies.simple.decide.rank`):
+   the realtime resource quotas and load factors, each broker's ranking and final rank; bundles
+   preallocated by earlier lookups stay preallocated until their broker reports them.
+2. ``doLoadShedding`` (:func:`~lbctl.strategies.simple.decide.shed`): nothing when
+   ``loadBalancerEnabled`` is off; one bundle per overloaded broker. A bundle unloaded less than
+   ``loadBalancerSheddingGracePeriodMinutes`` ago (Guava's ``expireAfterWrite`` cache
+   ``unloadedHotNamespaceCache``) is skipped; with ``loadBalancerSheddingEnabled`` off the unload
+   is only logged (a dry run) — and still remembered in that cache.
+3. The destination is not the leader's choice: the next lookup asks ``getLeastLoadedBroker``.
+   lbctl shows that lookup's answer (:func:`~lbctl.strategies.simple.decide.least_loaded`, on the
+   rankings of this cycle, each lookup preallocating its pick as Pulsar does).
+
+The stored resource quotas and load factors come from the snapshot's ``resourceQuotas`` section
+(Pulsar's defaults without it). Not modelled: the leader's periodic writes of the realtime quotas
+back to the store (``writeResourceQuotasToZooKeeper``), ``doNamespaceBundleSplit`` (each broker
+splits its own bundles when it writes its report), the dynamic settings under
+``/loadbalance/settings`` other than the load factors. Each cycle's record is a
+:class:`~lbctl.model.cycle.ModularCycle` (the same plan and explanation builders serve it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from random import Random
+from types import MappingProxyType
+from typing import Any
+
+from msgspec import Struct, field
+
+from lbctl.config import Settings
+from lbctl.explain import Explanation
+from lbctl.explain.modular import ModularExplanation
+from lbctl.loadmanager.base import LoadManager
+from lbctl.loadmanager.clock import interval_ms, latest, reports_written, shifted
+from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
+from lbctl.loadmanager.modular import build_plan
+from lbctl.model.cluster import SIMPLE, ClusterState
+from lbctl.model.cycle import CycleMemory, Elapsed, ModularCycle
+from lbctl.model.decision import (
+    BrokerVerdict,
+    Label,
+    PlacementDecision,
+    PlacementTrace,
+    Reason,
+    Selection,
+    SheddingDecision,
+    UnloadOutcome,
+)
+from lbctl.model.wire.snapshot import ResourceQuota as WireQuota
+from lbctl.plan import Plan
+from lbctl.strategies.simple.decide import (
+    Ranked,
+    SimpleWhy,
+    least_loaded,
+    rank,
+    shed,
+    unload_order,
+)
+from lbctl.strategies.simple.quota import INITIAL_QUOTA, QuotaState, ResourceQuota, Stored
+from lbctl.strategies.simple.ranking import placement_key
+
+NAME = "SimpleLoadManagerImpl"
+class SimpleMemory(Struct, frozen=True):
+    """What the leader keeps between cycles besides the grace cache: the realtime quotas, each
+    broker's preallocated bundles, the rotation cursor of ``findBrokerForPlacement``."""
+
+    quotas: QuotaState = QuotaState()
+    preallocated: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({}))
+    cursor: int = 0
+
+
+class SimpleCycleResult(ModularCycle, frozen=True):
+    """A simple load manager cycle's record, with its plan and its explanation."""
+
+    def plan(self) -> Plan:
+        return build_plan(self)
+
+    def explanation(self, broker: str | None = None, bundle: str | None = None) -> Explanation:
+        return ModularExplanation(self, broker, bundle)
+
+
+def stored_quotas(state: ClusterState) -> Stored:
+    """The snapshot's ``resourceQuotas`` (Pulsar's defaults where it says nothing)."""
+    rq = state.resource_quotas
+    if rq is None:
+        return Stored()
+
+    def q(w: WireQuota) -> ResourceQuota:
+        return ResourceQuota(w.msgRateIn, w.msgRateOut, w.bandwidthIn, w.bandwidthOut, w.memory,
+                             w.dynamic)
+
+    default = q(rq.default) if isinstance(rq.default, WireQuota) else INITIAL_QUOTA
+    return Stored(default, MappingProxyType({b: q(x) for b, x in rq.bundles.items()}),
+                  rq.loadFactorCPU if isinstance(rq.loadFactorCPU, float) else None,
+                  rq.loadFactorMemory if isinstance(rq.loadFactorMemory, float) else None)
+
+
+class SimpleLoadManager(LoadManager[CycleMemory]):
+    """Runs ``SimpleLoadManagerImpl`` cycles (module docstring)."""
+
+    kind = SIMPLE
+
+    def __init__(self, settings: Settings, *, seed: int | None = None,
+                 warnings: Sequence[str] = ()):
+        self.key = placement_key(settings["loadBalancerPlacementStrategy"])
+        self.rng = Random(seed if seed is not None else 0)
+        self.warnings = tuple(warnings)
+
+    @property
+    def strategies(self) -> tuple[str, str]:
+        return NAME, self.key
+
+    @property
+    def label(self) -> str:
+        return f"{NAME} ({self.key})"
+
+    def initial_memory(self) -> CycleMemory:
+        return CycleMemory(shedding=SimpleMemory())
+
+    def run_cycle(self, state: ClusterState, settings: Settings, memory: CycleMemory | None = None,
+                  elapsed: Elapsed | None = None) -> SimpleCycleResult:
+        mem = memory or self.initial_memory()
+        sm: SimpleMemory = mem.shedding if isinstance(mem.shedding, SimpleMemory) \
+            else SimpleMemory()
+        elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
+        now = state.captured_at
+        bundle_data = update_bundle_data(state, mem.bundle_data, elapsed.samples)
+        load = build_load_data(state, bundle_data)
+        recently = latest(mem.recently_unloaded, state.recently_unloaded)
+        expired = _expire(recently, now, settings)
+        key = placement_key(settings["loadBalancerPlacementStrategy"])
+        active = set(state.available())
+        reports = {b: local for b, local in state.brokers.items() if b in active}
+        stamps = {b: local.lastUpdate or now for b, local in reports.items()}
+        ranked = rank(reports, stamps, stored_quotas(state), sm.quotas, sm.preallocated, key)
+        policies = state.cluster_policies()
+
+        def loads_topics(broker: str, non_persistent: bool) -> bool:
+            local = reports.get(broker)
+            if local is None:
+                return False
+            return local.nonPersistentTopicsEnabled if non_persistent \
+                else local.persistentTopicsEnabled
+
+        gate = None if settings["loadBalancerEnabled"] else \
+            "loadBalancerEnabled is false: the load manager does nothing"
+        selected, verdict_whys = ([], {}) if gate else shed(reports, ranked, settings, policies,
+                                                            loads_topics)
+        rankings = ranked.rankings
+        cursor = sm.cursor
+        outcomes: list[UnloadOutcome] = []
+        dry = not settings["loadBalancerSheddingEnabled"]
+        for s in unload_order(selected):
+            assert s.bundle is not None
+            st = reports[s.broker].lastStats[s.bundle]
+            sel = Selection(s.broker, s.bundle, Reason.OVERLOADED, st.msg_rate, st.throughput)
+            if s.bundle in recently:
+                outcomes.append(UnloadOutcome(sel, None, SimpleWhy("grace", s.broker,
+                                                                   names=(s.bundle,))))
+                continue
+            recently[s.bundle] = now  # unloadedHotNamespaceCache.put, dry run or not
+            if dry:
+                outcomes.append(UnloadOutcome(sel, None, SimpleWhy("dry-run", s.broker)))
+                continue
+            before = rankings
+            placed = least_loaded(s.bundle, ranked, rankings, cursor, settings, policies,
+                                  tuple(active), loads_topics, self.rng)
+            rankings, cursor = placed.rankings, placed.cursor
+            # the candidates' estimated loads as the lookup compared them
+            pick = PlacementDecision(key, s.bundle, placed.broker, placed.candidates,
+                                     MappingProxyType({b: before[b].estimated / 100
+                                                       for b in placed.candidates}),
+                                     why=placed.why)
+            trace = PlacementTrace(s.bundle, (), pick, None, placed.broker, placed.why)
+            outcomes.append(UnloadOutcome(sel, placed.broker, None, trace))
+            if elapsed.replaying:
+                break
+        decision = None if gate else _decision(ranked, verdict_whys, tuple(
+            Selection(s.broker, s.bundle, Reason.OVERLOADED,
+                      reports[s.broker].lastStats[s.bundle].msg_rate,
+                      reports[s.broker].lastStats[s.bundle].throughput)
+            for s in selected if s.bundle is not None))
+        new_sm = SimpleMemory(ranked.quotas, MappingProxyType(
+            {b: r.preallocated for b, r in rankings.items() if r.preallocated}), cursor)
+        memory_out = CycleMemory(bundle_data, MappingProxyType(recently), new_sm)
+        return SimpleCycleResult(
+            state, settings, NAME, key, load, decision, tuple(outcomes), gate, expired,
+            memory_out, (), elapsed, self.warnings)
+
+    # --- what lbctl.loadmanager.clock needs -------------------------------------------------------
+    def memory_key(self, memory: CycleMemory) -> Any:
+        sm = memory.shedding
+        return (dict(memory.recently_unloaded), None if not isinstance(sm, SimpleMemory) else (
+            sm.cursor, dict(sm.preallocated), sm.quotas.cpu_factor, sm.quotas.memory_factor,
+            dict(sm.quotas.quotas)))
+
+    def held(self, state: ClusterState, at: int) -> ClusterState:
+        return shifted(state, at)
+
+    def samples(self, earlier: ClusterState, later: ClusterState) -> int:
+        return reports_written(earlier, later)
+
+    def timers(self, memory: CycleMemory) -> bool:
+        return bool(memory.recently_unloaded)
+
+
+def _expire(recently: dict[str, int], now: int, settings: Settings) -> tuple[str, ...]:
+    """Guava's ``expireAfterWrite(loadBalancerSheddingGracePeriodMinutes)``: an entry written
+    that long ago or longer is gone."""
+    period = int(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60_000
+    gone = tuple(b for b, ts in recently.items() if now - ts >= period)
+    for b in gone:
+        del recently[b]
+    return gone
+
+
+def _decision(ranked: Ranked, whys: Mapping[str, SimpleWhy], selections: tuple[Selection, ...]
+              ) -> SheddingDecision:
+    """The cycle's verdicts in the shared vocabulary: each broker's estimated load (its score)
+    and the highest of the four usages shedding reads, with the figures behind them."""
+    verdicts: dict[str, BrokerVerdict] = {}
+    for b, why in whys.items():
+        r = ranked.rankings[b]
+        shedding = why.code == "overloaded"
+        label = Label.SUCCESS if shedding else Label.SKIP
+        reason = Reason.OVERLOADED if shedding else (
+            Reason.BALANCED if why.code == "fine" else Reason.NO_BUNDLES
+            if why.code in ("sole-bundle", "no-bundles") else Reason.NO_BROKERS)
+        verdicts[b] = BrokerVerdict(
+            b, why.percent / 100, r.estimated / 100, label, reason, why,
+            MappingProxyType({"estimatedLoadPercentage": r.estimated,
+                              "estimatedCpu": r.est_cpu, "estimatedMemory": r.est_memory,
+                              "estimatedDirectMemory": r.est_direct,
+                              "estimatedBandwidthIn": r.est_in,
+                              "estimatedBandwidthOut": r.est_out,
+                              "estimatedMsgRate": r.msg_rate, "rank": float(ranked.ranks[b])}))
+    return SheddingDecision(NAME, selections, MappingProxyType(verdicts))
+
+
+class Lookup(Struct, frozen=True):
+    """One ``getLeastLoadedBroker`` answer of :func:`lookups`: the broker (``None``: none), why,
+    the candidates and the pick's estimated load before the lookup (a fraction)."""
+
+    bundle: str
+    broker: str | None
+    why: SimpleWhy
+    candidates: tuple[str, ...]
+    score: float | None
+
+
+def lookups(state: ClusterState, settings: Settings, bundles: Sequence[str],
+            seed: int | None = None) -> list[Lookup]:
+    """``getLeastLoadedBroker`` for each bundle in turn, on the leader's first ranking of
+    ``state``: each pick is preallocated (its quota counts for the next lookup, its namespace's
+    ranges too) and moves the rotation cursor, as in ``SimpleLoadManagerImplTest
+    .testEvenBundleDistribution``."""
+    key = placement_key(settings["loadBalancerPlacementStrategy"])
+    active = tuple(state.available())
+    reports = {b: local for b, local in state.brokers.items() if b in set(active)}
+    stamps = {b: local.lastUpdate or state.captured_at for b, local in reports.items()}
+    ranked = rank(reports, stamps, stored_quotas(state), QuotaState(), {}, key)
+    policies = state.cluster_policies()
+    rng = Random(seed if seed is not None else 0)
+
+    def loads_topics(broker: str, non_persistent: bool) -> bool:
+        local = reports.get(broker)
+        return local is not None and (local.nonPersistentTopicsEnabled if non_persistent
+                                      else local.persistentTopicsEnabled)
+
+    rankings, cursor = ranked.rankings, 0
+    out: list[Lookup] = []
+    for b in bundles:
+        before = rankings
+        placed = least_loaded(b, ranked, rankings, cursor, settings, policies, active,
+                              loads_topics, rng)
+        rankings, cursor = placed.rankings, placed.cursor
+        pick = placed.broker
+        score = before[pick].estimated / 100 if pick is not None and pick in before else None
+        out.append(Lookup(b, placed.broker, placed.why, placed.candidates, score))
+    return out
