@@ -148,6 +148,7 @@ class ReportView:
             "clusters": records(r.clusters),
             "hotBundles": records(r.hot_bundles.head(r.options.top)),
             "files": list(r.files),
+            "plotsSkipped": r.plots_skipped,
         }
 
     def to_rows(self) -> list[dict[str, Any]]:
@@ -173,6 +174,8 @@ class ReportView:
                  "max MB/s": number((h["max_tput"] or 0) / 1048576, 1)} for h in hot])]
         if r.files:
             parts += ["", "Written: " + ", ".join(r.files)]
+        if r.plots_skipped:
+            parts += [f"Plots skipped: {r.plots_skipped}."]
         return "\n".join(parts)
 
 

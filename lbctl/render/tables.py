@@ -23,7 +23,7 @@ from lbctl.render.display import current, paint
 
 GAP = 2
 MIN_HARD = 4  # a text column is never squeezed below this (wrapping inside words)
-_NUMERIC = re.compile(r"^[-+]?(\d[\d,]*(\.\d+)?|\.\d+)(%|x)?$|^-$|^-?inf$")
+_NUMERIC = re.compile(r"^[-+]?(\d[\d,]*(\.\d+)?|\.\d+)(%|x)?$|^[-?]$|^-?inf$")
 _TOKEN = re.compile(r"[^ /_,;]*[ /_,;]?")
 
 Style = Callable[[str], str | None]
