@@ -215,8 +215,9 @@ def preview(state: ClusterState, settings: Settings, request: SplitRequest) -> S
     if not result.boundaries:
         hint = ""
         if len(topics) <= 1 and stats and stats.topics > 1 and ns not in state.namespace_topics:
-            hint = (f" (its load report counts {stats.topics}: the snapshot's 'topics' must list "
-                    "them)")
+            hint = (f" (its load report counts {stats.topics}: "
+                    + ("the snapshot's 'topics' must list them)" if not is_live(state) else
+                       "the brokers' topic stats list fewer)"))
         raise SplitError(f"no split: {algo.name} found no boundary for {bundle}: "
                          f"{text(result.why)}{hint}; Pulsar would leave the bundle as it is")
     ranges = apply_boundaries(rng, result.boundaries)
@@ -233,6 +234,16 @@ def preview(state: ClusterState, settings: Settings, request: SplitRequest) -> S
     )
 
 
+def is_live(state: ClusterState) -> bool:
+    """Whether ``state`` is a live read (``lbctl.sources.live`` names it ``live:CLUSTER``)."""
+    return state.source.startswith("live:")
+
+
+def read_from(state: ClusterState) -> str:
+    """Where ``state`` was read, for messages: a live read is never called a snapshot."""
+    return "the cluster" if is_live(state) else "the snapshot"
+
+
 # --- checks ---------------------------------------------------------------------------------------
 def _check_namespace(state: ClusterState, namespace: str) -> str:
     ns = namespace.strip().strip("/")
@@ -242,7 +253,7 @@ def _check_namespace(state: ClusterState, namespace: str) -> str:
     known = set(state.namespaces) | {namespace_of(b) for b in state.owners()}
     if ns not in known:
         hint = closest(ns, sorted(known))
-        raise SplitError(f"namespace {ns} is not in the snapshot"
+        raise SplitError(f"namespace {ns} is not in {read_from(state)}"
                          + (f" (did you mean {hint}?)" if hint else ""))
     return ns
 
@@ -307,8 +318,8 @@ def _largest(state: ClusterState, ns: str) -> tuple[BundleRange, AdminSplitWhy]:
         if counts[r] > best_count:
             best, best_count = r, counts[r]
     if best is None:
-        raise SplitError("Bundle range LARGEST not found: the snapshot lists no persistent topic "
-                         f"of {ns}")
+        raise SplitError(f"Bundle range LARGEST not found: {read_from(state)} lists no persistent "
+                         f"topic of {ns}")
     return best, AdminSplitWhy("largest", best_count, sum(counts.values()))
 
 

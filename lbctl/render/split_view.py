@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from lbctl.explain.words import text
-from lbctl.loadmanager.split_preview import SplitPreview, Unattributed
+from lbctl.loadmanager.split_preview import SplitPreview, Unattributed, is_live, read_from
 from lbctl.model.bundle import format_position
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.render import table
@@ -175,18 +175,20 @@ def _unattributed_lines(p: SplitPreview, rest: Unattributed) -> list[str]:
     """Why the children do not add up to the parent, one reason a line."""
     assert p.stats is not None  # a remainder exists only against a load report
     ns = p.namespace
+    where = read_from(p.state)
+    listing = ("the brokers' topic stats" if is_live(p.state)
+               else f"its 'topics' or 'namespaceTopics' for {ns}")
     out = []
     if rest.topics and not p.topics:
-        out.append(f"Not attributed: the snapshot lists none of the parent's {p.stats.topics} "
-                   f"topics (its 'topics' or 'namespaceTopics' for {ns}), so which child each "
-                   "topic and its traffic go to is not known; the split still cuts the range "
-                   "as shown.")
+        out.append(f"Not attributed: {where} lists none of the parent's {p.stats.topics} "
+                   f"topics ({listing}), so which child each topic and its traffic go to is not "
+                   "known; the split still cuts the range as shown.")
     elif rest.topics:
         out.append(f"Not attributed: {rest.topics} of the parent's {p.stats.topics} topics are "
-                   "not listed in the snapshot; their traffic is in the row above.")
+                   f"not listed in {where}; their traffic is in the row above.")
     if rest.without_stats:
         out.append(f"Topics without stats: {rest.without_stats} listed topic(s) have no stats in "
-                   "the snapshot: counted in their child's topics, not in its traffic.")
+                   f"{where}: counted in their child's topics, not in its traffic.")
     if rest.unloaded:
         out.append(f"Listed, not loaded: the children count {rest.unloaded} topic(s) more than "
                    "the load report (the namespace's metadata lists topics no broker has "
