@@ -75,16 +75,22 @@ def _debug(ctx: typer.Context | None) -> bool:
     return bool(ctx is not None and (ctx.meta.get("lbctl.fleet.debug") or options_of(ctx).debug))
 
 
+def _require_extras() -> None:
+    """pyspark, pandas, pyarrow and Java, each missing one a one-line hint (not under
+    spark-submit, where Spark is already up)."""
+    from lbctl.fleet import _compat
+
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        _compat.require_fleet()
+
+
 @contextmanager
 def _spark(spark: SparkArgs, debug: bool = False) -> Iterator[tuple[Callable[..., Any], Any]]:
     """A lazily started Spark session (stopped on exit) and the progress printer."""
-    from lbctl.fleet import _compat
     from lbctl.fleet.progress import Progress
     from lbctl.fleet.session import parse_conf, spark_session
 
-    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # under spark-submit, Spark is already up
-        _compat.require_fleet()
-
+    _require_extras()
     master = spark.master
     settings = parse_conf(spark.conf or [])
     progress = Progress(enabled=not spark.quiet)
@@ -227,6 +233,7 @@ def report(
 
     opts = ReportOptions(bounce_window, oversized_share, top)
     require_tables(data, "snapshots", "brokers", "bundles")  # before Spark's start-up cost
+    _require_extras()  # a missing fleet extra is the one line, before the plots' warning
     skipped = plots_skipped(no_plot)  # said before Spark starts, not after its work
     if skipped is not None and not no_plot:
         warn(f"the report's plots will be skipped ({skipped}; --no-plot: tables only)")

@@ -105,8 +105,9 @@ class ChildBundle:
 class Unattributed:
     """The part of the parent's latest load report that no child accounts for, and why.
 
-    Pulsar divides nothing but the hash range (``NamespaceBundleFactory.splitBundles``): each
-    topic's traffic follows the topic into the child its hash falls in. lbctl can attribute only
+    Pulsar divides nothing but the hash range (``NamespaceBundleFactory.splitBundles``, apache/pulsar
+    036f00a1: new partitions, no stats carried over): each topic's traffic follows the topic into
+    the child its hash falls in. lbctl can attribute only
     the topics the snapshot lists, with their stats; what is left is named here so that the
     children plus this add up to the parent."""
 
