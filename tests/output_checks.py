@@ -14,7 +14,7 @@ import json
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -182,12 +182,13 @@ class TextTable:
     headers: list[str]
     spans: list[tuple[int, int]]
     lines: list[str]
+    lifted: dict[str, str] = field(default_factory=dict)  # "(every row: name value)"
 
     def rows(self, anchor: str) -> list[dict[str, str]]:
         """The rows, a row starting at each line whose ``anchor`` column has a value; the lines
         after it (a wrapped cell's next parts) are joined to it, each cell's parts by a space
         (a name wrapped inside, like a bundle's, is read back with :func:`joined`)."""
-        col = self.headers.index(anchor)
+        col = 0 if anchor in self.lifted else self.headers.index(anchor)  # lifted: no anchor
         rows: list[dict[str, list[str]]] = []
         for line in self.lines:
             cells = self._cells(line)
@@ -196,7 +197,8 @@ class TextTable:
             for h, c in zip(self.headers, cells, strict=True):
                 if c:
                     rows[-1][h].append(c)
-        return [{h: " ".join(parts) for h, parts in r.items()} for r in rows]
+        return [{h: " ".join(parts) or self.lifted.get(h, "") for h, parts in r.items()}
+                for r in rows]
 
     def _cells(self, line: str) -> list[str]:
         ends = [s for s, _ in self.spans[1:]] + [len(line) + 1]
@@ -219,11 +221,20 @@ def text_tables(text: str) -> list[TextTable]:
             j -= 1
         headers = [" ".join(filter(None, (h[s:e].strip() for h in head))) for s, e in spans]
         body = []
+        lifted: dict[str, str] = {}
         for row in lines[i + 1:]:
             if not row.strip():
                 break
+            if row.startswith("(every row: "):  # columns holding one value, said once
+                for item in row[len("(every row: "):-1].split(", "):
+                    name, _, value = item.rpartition(" ")
+                    lifted[name] = value
+                headers += [h for h in lifted if h not in headers]
+                spans += [(10**6, 10**6)] * (len(headers) - len(spans))
+            if row.startswith("("):  # the table's own notes
+                continue
             body.append(row)
-        tables.append(TextTable(headers, spans, body))
+        tables.append(TextTable(headers, spans, body, lifted))
     return tables
 
 

@@ -77,16 +77,17 @@ def explain(
     chosen = choose(ctx, given)
     opts = replace(opts, live=chosen.source.live)
     states = chosen.read().states
+    where = "the cluster" if chosen.source.live else "the snapshot"  # a live read is no snapshot
     if broker is not None:
-        broker = resolve_broker(broker, list(states[-1].brokers))
+        broker = resolve_broker(broker, list(states[-1].brokers), where)
     if bundle is not None:
-        check_known_bundle(bundle, states)
+        check_known_bundle(bundle, states, where)
     with progress() as bar, bar.phase(f"running the load manager over {len(states)} cycle(s)"):
         results = run(states, opts)
     shown.emit(ExplainView(results, broker, bundle, all_cycles))
 
 
-def resolve_broker(name: str, brokers: list[str]) -> str:
+def resolve_broker(name: str, brokers: list[str], where: str = "the snapshot") -> str:
     """A broker id as given, or as the tables show it (``broker-2`` for
     ``broker-2.pulsar.svc:8080``: the one id that continues with ``.`` or ``:``)."""
     from lbctl.config import closest
@@ -99,12 +100,13 @@ def resolve_broker(name: str, brokers: list[str]) -> str:
     if len(matches) == 1:
         return matches[0]
     hint = closest(name, brokers)
-    raise UsageError(f"unknown broker {shorten(name, 120)!r}: not in the snapshot"
+    raise UsageError(f"unknown broker {shorten(name, 120)!r}: not in {where}"
                      + (f" (did you mean {hint}?)" if hint else
                         f"; it has {', '.join(brokers[:5])}" + (", …" if len(brokers) > 5 else "")))
 
 
-def check_known_bundle(bundle: str, states: Sequence[ClusterState]) -> None:
+def check_known_bundle(bundle: str, states: Sequence[ClusterState],
+                       where: str = "the snapshot") -> None:
     """``--bundle`` must name a bundle of the snapshots (owned, or one of a namespace's ranges)."""
     from lbctl.config import closest
     from lbctl.errors import UsageError
@@ -118,7 +120,7 @@ def check_known_bundle(bundle: str, states: Sequence[ClusterState]) -> None:
         ns = bundle.rsplit("/", 1)[0] + "/"
         near = sorted(k for k in known if k.startswith(ns)) or sorted(known)
         hint = closest(bundle, near[:5000])
-        raise UsageError(f"unknown bundle {shorten(bundle, 120)!r}: not in the snapshot"
+        raise UsageError(f"unknown bundle {shorten(bundle, 120)!r}: not in {where}"
                          + (f" (did you mean {hint}?)" if hint else ""))
 
 

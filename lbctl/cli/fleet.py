@@ -75,16 +75,22 @@ def _debug(ctx: typer.Context | None) -> bool:
     return bool(ctx is not None and (ctx.meta.get("lbctl.fleet.debug") or options_of(ctx).debug))
 
 
+def _require_extras() -> None:
+    """pyspark, pandas, pyarrow and Java, each missing one a one-line hint (not under
+    spark-submit, where Spark is already up)."""
+    from lbctl.fleet import _compat
+
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        _compat.require_fleet()
+
+
 @contextmanager
 def _spark(spark: SparkArgs, debug: bool = False) -> Iterator[tuple[Callable[..., Any], Any]]:
     """A lazily started Spark session (stopped on exit) and the progress printer."""
-    from lbctl.fleet import _compat
     from lbctl.fleet.progress import Progress
     from lbctl.fleet.session import parse_conf, spark_session
 
-    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # under spark-submit, Spark is already up
-        _compat.require_fleet()
-
+    _require_extras()
     master = spark.master
     settings = parse_conf(spark.conf or [])
     progress = Progress(enabled=not spark.quiet)
@@ -195,10 +201,15 @@ def report(
     oversized_share: Annotated[float, typer.Option(
         "--oversized-share", metavar="F", help="A bundle carrying more than this share of its broker's throughput is oversized.")] = 0.5,
     top: Annotated[int, typer.Option("--top", metavar="K", help="Hot bundles shown.")] = 10,
+    no_plot: Annotated[bool, typer.Option(
+        "--no-plot", help="Write the tables only, no PNG plots (no matplotlib needed).")] = False,
     spark: SparkArgs,
     shown: Shown,
 ) -> None:
     """Imbalance, hot bundles and churn per cluster and over time; tables and PNG plots.
+
+    The plots need matplotlib (pip install 'lbctl[plot]'); without it the report is written and
+    printed all the same, and says the plots were skipped.
 
     Per cluster: spread of broker load (std, cv, max - min, max/min of message rate and
     throughput), overloaded and idle brokers, bundles over the split thresholds, oversized and
@@ -209,17 +220,30 @@ def report(
       lbctl fleet report /tmp/fleet
       lbctl fleet report /tmp/fleet --out /tmp/fleet-report -o json
     """
+    from lbctl.cli.connection import warn
     from lbctl.fleet.commit import locked
-    from lbctl.fleet.report import ReportOptions, compute, require_tables, write_files
+    from lbctl.fleet.report import (
+        ReportOptions,
+        compute,
+        plots_skipped,
+        require_tables,
+        write_files,
+    )
     from lbctl.render.fleet_view import ReportView
 
     opts = ReportOptions(bounce_window, oversized_share, top)
     require_tables(data, "snapshots", "brokers", "bundles")  # before Spark's start-up cost
+    _require_extras()  # a missing fleet extra is the one line, before the plots' warning
+    skipped = plots_skipped(no_plot)  # said before Spark starts, not after its work
+    if skipped is not None and not no_plot:
+        warn(f"the report's plots will be skipped ({skipped}; --no-plot: tables only)")
     from lbctl.fleet.files import tree_size
 
     with locked(data, write=False), _spark(spark, _debug(ctx)) as (session, progress):
         result = compute(session(tree_size(data)), data, opts, progress)
-    write_files(result, out or data / "report")
+        result.plots_skipped = skipped
+        with progress.phase(f"writing the report to {out or data / 'report'}"):
+            write_files(result, out or data / "report")
     shown.emit(ReportView(result))
 
 

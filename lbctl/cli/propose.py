@@ -79,6 +79,7 @@ def propose(
     from lbctl.loadmanager.select import resolve_settings
     from lbctl.planner.propose import ProposeOptions
     from lbctl.planner.propose import propose as run
+    from lbctl.records import replace
     from lbctl.render.propose_view import ProposeView
 
     opts = lm.options()
@@ -89,7 +90,9 @@ def propose(
         solver=solver.strip().lower(), time_limit=time_limit, exact_limit=exact_limit,
         splits=not no_splits)
     options.check()
-    states = choose(ctx, given).read().states  # none given: the live cluster, announced
+    chosen = choose(ctx, given)
+    states = chosen.read().states  # none given: the live cluster, announced
+    opts = replace(opts, live=chosen.source.live)  # a live read's release is "(cluster)"
     settings = resolve_settings(states[-1:], opts)[-1]
     proposal = run(states[-1], settings, options)
     if shown.output != TABLE:  # the table prints every note itself: once, not twice

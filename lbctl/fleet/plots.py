@@ -14,6 +14,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+PLOT_HINT = "pip install 'lbctl[plot]'"
+
+
+def available() -> bool:
+    """Whether matplotlib can be imported (checked before Spark starts: the ``fleet`` extra alone
+    brings no matplotlib, and a report must not fail after its Spark work for want of it)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):
+        return False
+
 
 def _pyplot() -> Any:
     try:
@@ -21,7 +34,7 @@ def _pyplot() -> Any:
     except ImportError:
         from lbctl.errors import UsageError
 
-        raise UsageError("fleet report plots need matplotlib: pip install 'lbctl[plot]'") from None
+        raise UsageError(f"fleet report plots need matplotlib: {PLOT_HINT}") from None
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt

@@ -1,11 +1,13 @@
 """Progress on the terminal while Spark works: one line per phase, live task counts on a TTY.
 
 Spark's own console progress bar is switched off (it is drawn by the JVM on the stderr lbctl sends
-to a log file). Instead each phase ends with ``lbctl: <phase> (<elapsed> s)`` on stderr; when
-stderr is a terminal, while the phase runs, a line of lbctl's one progress display
-(:mod:`lbctl.progress`, transient) shows it with the running stages' ``tasks done/total``, polled
-from ``SparkContext.statusTracker()`` twice a second by a background thread. Off a terminal (CI,
-pipes) only the phase lines are written, once each.
+to a log file). Instead each phase ends with ``lbctl: <phase> (<elapsed> s)`` on stderr, so a wait
+is never silent: when stderr is a terminal, while the phase runs, a line of lbctl's one progress
+display (:mod:`lbctl.progress`, transient) shows it with the seconds so far and the running
+stages' ``tasks done/total``, polled from ``SparkContext.statusTracker()`` twice a second by a
+background thread. Off a terminal (CI, pipes, a log) the phase is announced when it starts
+(``lbctl: <phase>…``) and again with its time when it ends. Everything goes to stderr: stdout
+holds the result alone (``-o json`` stays parseable).
 """
 
 from __future__ import annotations
@@ -43,10 +45,14 @@ class Progress:
         start = time.monotonic()
         stop = threading.Event()
         thread = None
+        if not self.tty:  # no live line to show the wait: say it starts
+            self.stream.write(f"lbctl: {text}…\n")
+            self.stream.flush()
         try:
             with self.display.phase(text) as line:
-                if line is not None and self.spark is not None:
-                    thread = threading.Thread(target=self._poll, args=(line, stop), daemon=True)
+                if line is not None:
+                    thread = threading.Thread(target=self._poll, args=(line, stop, start),
+                                              daemon=True)
                     thread.start()
                 try:
                     yield
@@ -59,20 +65,24 @@ class Progress:
             self.stream.write(f"lbctl: {text} ({took:.1f} s)\n")
             self.stream.flush()
 
-    def _poll(self, line: Line, stop: threading.Event) -> None:
-        try:
-            tracker = self.spark.sparkContext.statusTracker()
-        except Exception:
-            return
-        while not stop.wait(0.5):
+    def _poll(self, line: Line, stop: threading.Event, start: float) -> None:
+        """The phase's seconds so far and, once Spark runs stages, their task counts."""
+        tracker = None
+        if self.spark is not None:
             try:
-                done = total = 0
-                for sid in tracker.getActiveStageIds():
-                    info = tracker.getStageInfo(sid)
-                    if info is not None:
-                        done += info.numCompletedTasks
-                        total += info.numTasks
-            except Exception:  # the context may be stopping; progress is best effort
-                return
-            if total:
-                line.counts(done, total, f"tasks {done}/{total}")
+                tracker = self.spark.sparkContext.statusTracker()
+            except Exception:  # not started or stopping: the seconds alone
+                tracker = None
+        while not stop.wait(0.5):
+            done = total = 0
+            if tracker is not None:
+                try:
+                    for sid in tracker.getActiveStageIds():
+                        info = tracker.getStageInfo(sid)
+                        if info is not None:
+                            done += info.numCompletedTasks
+                            total += info.numTasks
+                except Exception:  # the context may be stopping; progress is best effort
+                    tracker = None
+            took = f"{time.monotonic() - start:.0f} s"
+            line.counts(done, total, f"tasks {done}/{total}, {took}" if total else took)

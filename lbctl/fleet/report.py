@@ -62,6 +62,7 @@ class FleetReport:
     moves: Any  # one row per observed move
     options: ReportOptions
     files: list[str] = field(default_factory=list)
+    plots_skipped: str | None = None  # why no PNG was drawn (--no-plot, no matplotlib)
 
 
 def require_tables(data: Path, *names: str) -> None:
@@ -85,26 +86,28 @@ def compute(spark: Any, data: Path, opts: ReportOptions, progress: Progress) -> 
     W = _compat.window().Window
     spark.conf.set("spark.sql.ansi.enabled", "false")
     keys = ["cluster", "captured_at"]
-    thresholds = F.broadcast(spark.read.parquet(str(data / "snapshots")).select(
-        *keys, "overloaded_threshold", "split_max_topics", "split_max_sessions",
-        "split_max_msg_rate", "split_max_bandwidth"))
-    brokers = (spark.read.parquet(str(data / "brokers"))
-               .select(*keys, "weighted_max_usage",
-                       (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate"),
-                       (F.col("msg_throughput_in") + F.col("msg_throughput_out")).alias("tput"))
-               .join(thresholds, keys))
-    overloaded = F.col("weighted_max_usage") >= F.col("overloaded_threshold") / 100.0
-    aggs = []
-    for c in ("rate", "tput"):
-        aggs += [F.mean(c).alias(f"{c}_mean"), F.stddev_pop(c).alias(f"{c}_std"),
-                 F.min(c).alias(f"{c}_min"), F.max(c).alias(f"{c}_max")]
-    per_sample = brokers.groupBy(*keys).agg(
-        F.count(F.lit(1)).alias("brokers"), *aggs,
-        (F.max("weighted_max_usage") - F.min("weighted_max_usage")).alias("usage_range"),
-        F.sum(overloaded.cast("int")).alias("overloaded"),
-        F.sum((F.col("rate") == 0).cast("int")).alias("idle"))
+    # listing the partitions and reading the Parquet footers is Spark's first wait: say it
+    with progress.phase(f"reading the tables in {data}"):
+        thresholds = F.broadcast(spark.read.parquet(str(data / "snapshots")).select(
+            *keys, "overloaded_threshold", "split_max_topics", "split_max_sessions",
+            "split_max_msg_rate", "split_max_bandwidth"))
+        brokers = (spark.read.parquet(str(data / "brokers"))
+                   .select(*keys, "weighted_max_usage",
+                           (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate"),
+                           (F.col("msg_throughput_in") + F.col("msg_throughput_out")).alias("tput"))
+                   .join(thresholds, keys))
+        overloaded = F.col("weighted_max_usage") >= F.col("overloaded_threshold") / 100.0
+        aggs = []
+        for c in ("rate", "tput"):
+            aggs += [F.mean(c).alias(f"{c}_mean"), F.stddev_pop(c).alias(f"{c}_std"),
+                     F.min(c).alias(f"{c}_min"), F.max(c).alias(f"{c}_max")]
+        per_sample = brokers.groupBy(*keys).agg(
+            F.count(F.lit(1)).alias("brokers"), *aggs,
+            (F.max("weighted_max_usage") - F.min("weighted_max_usage")).alias("usage_range"),
+            F.sum(overloaded.cast("int")).alias("overloaded"),
+            F.sum((F.col("rate") == 0).cast("int")).alias("idle"))
 
-    bundles = _bundle_flags(spark.read.parquet(str(data / "bundles")), thresholds, opts)
+        bundles = _bundle_flags(spark.read.parquet(str(data / "bundles")), thresholds, opts)
     counts = [F.sum(c).alias(c) for c in ("over_split", "oversized", "unsplittable")]
     with progress.phase("aggregating brokers and bundles per sample"):
         per_sample_b = bundles.groupBy(*keys).agg(F.count(F.lit(1)).alias("bundles"), *counts)
@@ -272,8 +275,21 @@ def _iso(ts: Any) -> str:
     return str(ts.strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
+def plots_skipped(no_plot: bool) -> str | None:
+    """Why the report draws no plot: ``--no-plot``, or no matplotlib (the ``fleet`` extra alone);
+    None when it draws them."""
+    from lbctl.fleet import plots
+
+    if no_plot:
+        return "--no-plot"
+    if not plots.available():
+        return f"matplotlib is not installed: {plots.PLOT_HINT}"
+    return None
+
+
 def write_files(report: FleetReport, out: Path) -> list[str]:
-    """CSV and Parquet tables and the PNG plots, in ``out``."""
+    """CSV and Parquet tables and, unless ``report.plots_skipped`` says why not, the PNG plots,
+    in ``out``."""
     from lbctl.fleet import plots
 
     out.mkdir(parents=True, exist_ok=True)
@@ -286,6 +302,7 @@ def write_files(report: FleetReport, out: Path) -> list[str]:
         if name in ("samples", "moves"):
             df.to_parquet(out / f"{name}.parquet", index=False)
             written.append(str(out / f"{name}.parquet"))
-    written += plots.write_plots(report, out)
+    if report.plots_skipped is None:
+        written += plots.write_plots(report, out)
     report.files = written
     return written

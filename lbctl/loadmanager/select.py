@@ -99,7 +99,8 @@ def profile_of(states: Sequence[ClusterState], opts: Options) -> tuple[versions.
         text, note = versions.from_brokers(reported)
         if note:
             notes.append(note)
-        profile = versions.resolve(text, origin="snapshot") if text else versions.newest()
+        origin = "cluster" if opts.live else "snapshot"  # a live read is named as such
+        profile = versions.resolve(text, origin=origin) if text else versions.newest()
     if profile.warning:
         notes.append(profile.warning)
     return profile, notes

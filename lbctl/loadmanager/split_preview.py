@@ -98,6 +98,29 @@ class ChildBundle:
     msg_rate: float | None  # sum over its topics' stats; None when the snapshot has none
     throughput: float | None
     broker: str | None  # the owner of the parent keeps it
+    without_stats: int = 0  # its topics the snapshot lists with no stats (traffic unknown)
+
+
+@dataclass(frozen=True, slots=True)
+class Unattributed:
+    """The part of the parent's latest load report that no child accounts for, and why.
+
+    Pulsar divides nothing but the hash range (``NamespaceBundleFactory.splitBundles``, apache/pulsar
+    036f00a1: new partitions, no stats carried over): each topic's traffic follows the topic into
+    the child its hash falls in. lbctl can attribute only
+    the topics the snapshot lists, with their stats; what is left is named here so that the
+    children plus this add up to the parent."""
+
+    topics: int  # topics the load report counts that the snapshot does not list
+    msg_rate: float  # load report minus the children's topic stats (either sign)
+    throughput: float
+    without_stats: int  # listed topics with no stats: counted in topics, not in traffic
+    unloaded: int = 0  # listed topics beyond the report's count (metadata lists unloaded ones)
+
+    @property
+    def nothing(self) -> bool:
+        return (self.topics == 0 and self.without_stats == 0 and self.unloaded == 0
+                and self.msg_rate == 0 and self.throughput == 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +147,24 @@ class SplitPreview:
     @property
     def boundaries(self) -> tuple[int, ...]:
         return tuple(sorted(self.result.boundaries or ()))
+
+    def unattributed(self) -> Unattributed | None:
+        """What the children leave out of the parent's load report (None without a report)."""
+        if self.stats is None:
+            return None
+        rate = sum(c.msg_rate or 0.0 for c in self.children)
+        tput = sum(c.throughput or 0.0 for c in self.children)
+        return Unattributed(
+            topics=max(0, self.stats.topics - len(self.topics)),
+            msg_rate=_settled(self.stats.msg_rate - rate, self.stats.msg_rate),
+            throughput=_settled(self.stats.throughput - tput, self.stats.throughput),
+            without_stats=sum(c.without_stats for c in self.children),
+            unloaded=max(0, len(self.topics) - self.stats.topics))
+
+
+def _settled(diff: float, whole: float) -> float:
+    """A difference of sums, 0 when it is only float rounding (a millionth of the whole)."""
+    return 0.0 if abs(diff) <= 1e-6 * max(abs(whole), 1.0) else diff
 
 
 def preview(state: ClusterState, settings: Settings, request: SplitRequest) -> SplitPreview:
@@ -175,8 +216,9 @@ def preview(state: ClusterState, settings: Settings, request: SplitRequest) -> S
     if not result.boundaries:
         hint = ""
         if len(topics) <= 1 and stats and stats.topics > 1 and ns not in state.namespace_topics:
-            hint = (f" (its load report counts {stats.topics}: the snapshot's 'topics' must list "
-                    "them)")
+            hint = (f" (its load report counts {stats.topics}: "
+                    + ("the snapshot's 'topics' must list them)" if not is_live(state) else
+                       "the brokers' topic stats list fewer)"))
         raise SplitError(f"no split: {algo.name} found no boundary for {bundle}: "
                          f"{text(result.why)}{hint}; Pulsar would leave the bundle as it is")
     ranges = apply_boundaries(rng, result.boundaries)
@@ -193,6 +235,16 @@ def preview(state: ClusterState, settings: Settings, request: SplitRequest) -> S
     )
 
 
+def is_live(state: ClusterState) -> bool:
+    """Whether ``state`` is a live read (``lbctl.sources.live`` names it ``live:CLUSTER``)."""
+    return state.source.startswith("live:")
+
+
+def read_from(state: ClusterState) -> str:
+    """Where ``state`` was read, for messages: a live read is never called a snapshot."""
+    return "the cluster" if is_live(state) else "the snapshot"
+
+
 # --- checks ---------------------------------------------------------------------------------------
 def _check_namespace(state: ClusterState, namespace: str) -> str:
     ns = namespace.strip().strip("/")
@@ -202,7 +254,7 @@ def _check_namespace(state: ClusterState, namespace: str) -> str:
     known = set(state.namespaces) | {namespace_of(b) for b in state.owners()}
     if ns not in known:
         hint = closest(ns, sorted(known))
-        raise UsageError(f"namespace {ns} is not in the snapshot"
+        raise UsageError(f"namespace {ns} is not in {read_from(state)}"
                          + (f" (did you mean {hint}?)" if hint else ""))
     return ns
 
@@ -267,8 +319,8 @@ def _largest(state: ClusterState, ns: str) -> tuple[BundleRange, AdminSplitWhy]:
         if counts[r] > best_count:
             best, best_count = r, counts[r]
     if best is None:
-        raise SplitError("Bundle range LARGEST not found: the snapshot lists no persistent topic "
-                         f"of {ns}")
+        raise SplitError(f"Bundle range LARGEST not found: {read_from(state)} lists no persistent "
+                         f"topic of {ns}")
     return best, AdminSplitWhy("largest", best_count, sum(counts.values()))
 
 
@@ -297,7 +349,7 @@ def _child(state: ClusterState, ns: str, rng: BundleRange, topics: Sequence[str]
     if state.topics:
         rate = sum(s.msgRateIn + s.msgRateOut for s in known)
         tp = sum(s.msgThroughputIn + s.msgThroughputOut for s in known)
-    return ChildBundle(f"{ns}/{rng}", rng, mine, rate, tp, owner)
+    return ChildBundle(f"{ns}/{rng}", rng, mine, rate, tp, owner, len(mine) - len(known))
 
 
 def _strategy_name(registry: Registry[Any], value: object) -> str:

@@ -215,8 +215,7 @@ class BrokerMonitor:
     def _averages_note(self, from_leader: int, from_lbctl: int) -> tuple[str, str]:
         samples = max(self._samples.values(), default=0)
         own = (f"lbctl's own averages over {samples} report(s) with the leader's rule (the "
-               "leader's are in its metadata store, which REST does not serve; a snapshot's "
-               "bundleData carries them)")
+               "leader's are in its metadata store, which REST does not serve)")
         if from_leader and not from_lbctl:
             return LEADER, "the leader's bundle data (the snapshot's bundleData)"
         if from_leader:

@@ -132,9 +132,10 @@ def to_jsonl(rows: Sequence[dict[str, Any]], schema: Schema | None = None) -> st
 
 
 def table(rows: Sequence[dict[str, Any]], *, floatfmt: str = ",.2f",
-          styles: Mapping[str, Style] | None = None) -> str:
-    """A plain text table of dict rows, fitted to the display (:mod:`lbctl.render.tables`)."""
-    return render_table(rows, floatfmt=floatfmt, styles=styles)
+          styles: Mapping[str, Style] | None = None, optional: Sequence[str] = ()) -> str:
+    """A plain text table of dict rows, fitted to the display (:mod:`lbctl.render.tables`);
+    ``optional`` columns give way, in order, before the table turns into records."""
+    return render_table(rows, floatfmt=floatfmt, styles=styles, optional=optional)
 
 
 def fit_text(text: str) -> str:

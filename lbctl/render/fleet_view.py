@@ -126,6 +126,11 @@ CHURN_TEXT = [("churn_rank", "churn#"), ("cluster", "cluster"), ("moves", "moves
               ("bounces", "bounces"), ("churn", "churn"), ("over_split", "over split"),
               ("oversized", "oversized"), ("unsplittable", "unsplit")]
 
+#: what gives way, in order, when a cluster or bundle name would not fit whole (tables.py)
+CLUSTER_OPTIONAL = ("idle", "overload", "samples", "tput max/min", "brokers")
+CHURN_OPTIONAL = ("unsplit", "oversized", "over split", "bounces")
+HOT_OPTIONAL = ("bounces", "max share", "oversized", "samples", "unsplittable", "over split")
+
 
 def _cells(rec: dict[str, Any], columns: list[tuple[str, str]]) -> dict[str, str]:
     return {label: (number(rec.get(k), 3) if isinstance(rec.get(k), float) or rec.get(k) is None
@@ -148,6 +153,7 @@ class ReportView:
             "clusters": records(r.clusters),
             "hotBundles": records(r.hot_bundles.head(r.options.top)),
             "files": list(r.files),
+            "plotsSkipped": r.plots_skipped,
         }
 
     def to_rows(self) -> list[dict[str, Any]]:
@@ -160,9 +166,9 @@ class ReportView:
         recs = records(r.clusters)
         by_churn = sorted(recs, key=lambda x: (x["churn_rank"], x["cluster"]))
         parts = ["Clusters by imbalance (rank 1 = most imbalanced):",
-                 table([_cells(x, CLUSTER_TEXT) for x in recs]), "",
+                 table([_cells(x, CLUSTER_TEXT) for x in recs], optional=CLUSTER_OPTIONAL), "",
                  "Clusters by churn (rank 1 = most churn; bundle counts are samples):",
-                 table([_cells(x, CHURN_TEXT) for x in by_churn])]
+                 table([_cells(x, CHURN_TEXT) for x in by_churn], optional=CHURN_OPTIONAL)]
         hot = records(r.hot_bundles.head(r.options.top))
         if hot:
             parts += ["", f"Hot bundles (top {r.options.top}; counts are samples):", table([
@@ -170,9 +176,12 @@ class ReportView:
                  "over split": str(h["over_split"]), "oversized": str(h["oversized"]),
                  "unsplittable": str(h["unsplittable"]), "moves": str(h["moves"]),
                  "bounces": str(h["bounces"]), "max share": number(h["max_share"], 2),
-                 "max MB/s": number((h["max_tput"] or 0) / 1048576, 1)} for h in hot])]
+                 "max MB/s": number((h["max_tput"] or 0) / 1048576, 1)} for h in hot],
+                optional=HOT_OPTIONAL)]
         if r.files:
             parts += ["", "Written: " + ", ".join(r.files)]
+        if r.plots_skipped:
+            parts += [f"Plots skipped: {r.plots_skipped}."]
         return "\n".join(parts)
 
 

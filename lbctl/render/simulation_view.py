@@ -273,5 +273,7 @@ class ComparisonView:
                 "settled": "never" if settled is None
                 else f"cycle {settled} ({s['settleMinutes']} min)",
             })
-        return "\n".join([wrap_prose(head), "", table(rows), "",
+        # strategy names stay whole: the counts give way first (tables.py)
+        optional = ("bounce", "above avg", "MB/s moved", "final range", "unloads")
+        return "\n".join([wrap_prose(head), "", table(rows, optional=optional), "",
                           f"settled = load range within {first.band * 100:g} points from then on"])

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from lbctl.explain.words import text
-from lbctl.loadmanager.split_preview import SplitPreview
+from lbctl.loadmanager.split_preview import SplitPreview, Unattributed, is_live, read_from
 from lbctl.model.bundle import format_position
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.render import table
@@ -93,12 +93,13 @@ class SplitView:
                 "reportedTopics": p.stats.topics if p.stats else None,
                 "msgRate": rounded(p.stats.msg_rate) if p.stats else None,
                 "throughput": rounded(p.stats.throughput) if p.stats else None,
+                "notAttributed": _rest_data(p),
             },
             "children": [
                 {"bundle": c.bundle, "range": str(c.range), "lower": format_position(c.range.lower),
                  "upper": format_position(c.range.upper), "topics": list(c.topics),
                  "msgRate": rounded(c.msg_rate), "throughput": rounded(c.throughput), "broker": c.broker,
-                 "unloaded": p.unload}
+                 "unloaded": p.unload, "topicsWithoutStats": c.without_stats}
                 for c in p.children
             ],
         }
@@ -128,15 +129,28 @@ class SplitView:
             lines.append(f"  parent:     {p.stats.topics} topics reported, "
                          f"{p.stats.msg_rate:,.1f} msg/s, {p.stats.throughput / MB:,.2f} MB/s "
                          "(latest load report)")
+        rest = p.unattributed()
+        unknown = not p.topics and rest is not None and rest.topics > 0  # none listed
         rows = [{
             "bundle": c.bundle,
-            "topics": str(len(c.topics)),
-            "msg/s": "-" if c.msg_rate is None else f"{c.msg_rate:,.1f}",
-            "MB/s": "-" if c.throughput is None else f"{c.throughput / MB:,.2f}",
+            "topics": "?" if unknown else str(len(c.topics)),
+            "msg/s": "?" if c.msg_rate is None else f"{c.msg_rate:,.1f}",
+            "MB/s": "?" if c.throughput is None else f"{c.throughput / MB:,.2f}",
             "broker": names(c.broker) + (" (unloaded)" if p.unload else ""),
         } for c in p.children]
+        if rest is not None and p.stats is not None:
+            if not rest.nothing:
+                rows.append({"bundle": "not attributed (below)",
+                             "topics": str(rest.topics) if rest.topics else "",
+                             "msg/s": f"{rest.msg_rate:,.1f}",
+                             "MB/s": f"{rest.throughput / MB:,.2f}", "broker": ""})
+            rows.append({"bundle": "= parent (load report)", "topics": str(p.stats.topics),
+                         "msg/s": f"{p.stats.msg_rate:,.1f}",
+                         "MB/s": f"{p.stats.throughput / MB:,.2f}", "broker": ""})
         lines = [wrap_prose(line, hang=4 if i == 0 else 14) for i, line in enumerate(lines)]
         lines += ["", "Children:", table(rows), ""]
+        if rest is not None and not rest.nothing:
+            lines += [wrap_prose(x, hang=2) for x in _unattributed_lines(p, rest)] + [""]
         keep = ("the owner takes them, then unloads them: the next lookup places each one"
                 if p.unload else "the owner keeps them")
         lines.append(wrap_prose(f"{p.namespace}: {p.bundles_before} -> {p.bundles_after} "
@@ -145,3 +159,41 @@ class SplitView:
         if note:
             lines += ["", wrap_prose(note)]
         return "\n".join(lines)
+
+
+def _rest_data(p: SplitPreview) -> dict[str, Any] | None:
+    """The parent's figures no child accounts for (None without a load report)."""
+    rest = p.unattributed()
+    if rest is None:
+        return None
+    return {"topics": rest.topics, "msgRate": rounded(rest.msg_rate),
+            "throughput": rounded(rest.throughput), "topicsWithoutStats": rest.without_stats,
+            "listedNotLoaded": rest.unloaded}
+
+
+def _unattributed_lines(p: SplitPreview, rest: Unattributed) -> list[str]:
+    """Why the children do not add up to the parent, one reason a line."""
+    assert p.stats is not None  # a remainder exists only against a load report
+    ns = p.namespace
+    where = read_from(p.state)
+    listing = ("the brokers' topic stats" if is_live(p.state)
+               else f"its 'topics' or 'namespaceTopics' for {ns}")
+    out = []
+    if rest.topics and not p.topics:
+        out.append(f"Not attributed: {where} lists none of the parent's {p.stats.topics} "
+                   f"topics ({listing}), so which child each topic and its traffic go to is not "
+                   "known; the split still cuts the range as shown.")
+    elif rest.topics:
+        out.append(f"Not attributed: {rest.topics} of the parent's {p.stats.topics} topics are "
+                   f"not listed in {where}; their traffic is in the row above.")
+    if rest.without_stats:
+        out.append(f"Topics without stats: {rest.without_stats} listed topic(s) have no stats in "
+                   f"{where}: counted in their child's topics, not in its traffic.")
+    if rest.unloaded:
+        out.append(f"Listed, not loaded: the children count {rest.unloaded} topic(s) more than "
+                   "the load report (the namespace's metadata lists topics no broker has "
+                   "loaded).")
+    if p.topics and not rest.topics and (rest.msg_rate or rest.throughput):
+        out.append("Traffic not attributed: the topics' stats and the load report were sampled "
+                   "apart; the difference is in the row above.")
+    return out

@@ -1,16 +1,27 @@
-"""Plain text tables that fit the terminal.
+"""Plain text tables that fit the terminal, with every identifier whole.
 
 The look is the usual one for command-line tools (headers, a dashed rule under each, columns two
-spaces apart, numbers right-aligned). What it adds, so that a table never wraps on the terminal:
+spaces apart, numbers right-aligned). What it adds, so that a table never wraps on the terminal
+and a name can always be copied and pasted from it:
 
 * the width comes from the :class:`~lbctl.render.display.Display` in force (80 columns when piped,
   unlimited with ``--wide``);
-* when the natural widths do not fit, the widest text column gives way first; its cells wrap at
-  natural break points (space, ``/``, ``_``, ``,``, ``;``) and, only as a last resort, inside a
-  word. Numbers never wrap;
+* a cell breaks only at spaces: a word — a broker id, a bundle name, a strategy, a decision
+  label, a number — is never cut. When the natural widths do not fit, the widest text column
+  gives way first, down to its longest word; headers (labels, not identifiers) may wrap anywhere;
+* when even that does not fit, the caller's ``optional`` columns give way, in the order given:
+  first those holding one value in every row (said once under the table: ``(every row: action
+  unload)``), then the others (a line under the table names them; ``--wide`` shows them); when
+  that is not enough either, each row is printed as a record (``name: value`` lines), which fits
+  any width;
 * a column whose every cell is empty is left out;
 * a cell may carry a style (a decision label, a warning), applied after the layout so colour
   codes never count as width.
+
+tabulate is not used for the layout: importing it costs ~30 ms of start-up (measured with
+``python -X importtime`` on top of lbctl's own imports) on every command that prints a table, its
+column limits wrap inside words (the cut this module exists to prevent), and it neither leaves
+columns out nor switches to records; the join it would do is a few lines here.
 """
 
 from __future__ import annotations
@@ -22,9 +33,11 @@ from typing import Any
 from lbctl.render.display import current, paint
 
 GAP = 2
-MIN_HARD = 4  # a text column is never squeezed below this (wrapping inside words)
-_NUMERIC = re.compile(r"^[-+]?(\d[\d,]*(\.\d+)?|\.\d+)(%|x)?$|^-$|^-?inf$")
+MIN_HARD = 4  # a header is never squeezed below this (wrapping inside its words)
+_NUMERIC = re.compile(r"^[-+]?(\d[\d,]*(\.\d+)?|\.\d+)(%|x)?$|^[-?]$|^-?inf$")
 _TOKEN = re.compile(r"[^ /_,;]*[ /_,;]?")
+_WORD = re.compile(r"\S+\s*")
+RECORD_INDENT = "  "
 
 Style = Callable[[str], str | None]
 
@@ -47,6 +60,11 @@ def _min_width(text: str) -> int:
     return max((len(t.rstrip()) for t in _tokens(text)), default=0)
 
 
+def longest_word(text: str) -> int:
+    """The width a cell cannot go below: its longest space-free word."""
+    return max((len(w) for w in text.split()), default=0)
+
+
 def _camel_cut(tok: str, room: int) -> int:
     """Where to cut a word too long for ``room``: before its last inner capital that fits
     (``Threshold|Shedder``), else at ``room``."""
@@ -56,7 +74,7 @@ def _camel_cut(tok: str, room: int) -> int:
 
 
 def wrap_cell(text: str, width: int) -> list[str]:
-    """``text`` in lines of at most ``width``, broken at natural points, else inside words."""
+    """A header in lines of at most ``width``, broken at natural points, else inside words."""
     if len(text) <= width:
         return [text]
     lines: list[str] = []
@@ -82,24 +100,37 @@ def wrap_cell(text: str, width: int) -> list[str]:
     return lines
 
 
-def fit_widths(natural: list[int], minimum: list[int], numeric: list[bool],
-               limit: int | None) -> list[int]:
-    """Column widths within ``limit`` (the gaps included): the widest column shrinks first, down
-    to its longest word (a number is one word; its heading may wrap), then, if still needed, text
-    columns break inside words down to :data:`MIN_HARD`."""
+def wrap_words(text: str, width: int) -> list[str]:
+    """A cell in lines of at most ``width``, broken at spaces only: a word longer than ``width``
+    keeps a line of its own, whole."""
+    if len(text) <= width:
+        return [text]
+    lines: list[str] = []
+    line = ""
+    for word in _WORD.findall(text):
+        if line and len((line + word).rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += word
+    if line.strip() or not lines:
+        lines.append(line.rstrip())
+    return lines
+
+
+def fit_widths(natural: list[int], minimum: list[int], limit: int | None,
+               head_hard: list[int] | None = None) -> list[int]:
+    """Column widths within ``limit`` (the gaps included), as close as they get: the widest
+    column shrinks first, down to its longest word, then columns whose header is what holds them
+    down to their cells' longest word (``head_hard``). Numbers and identifiers never shrink
+    below their own width; the result may not fit — :func:`render_table` checks."""
     widths = list(natural)
     if limit is None:
         return widths
     room = limit - GAP * (len(widths) - 1)
-    def soft(i: int) -> int:
-        return minimum[i]
-
-    def hard(i: int) -> int:
-        return natural[i] if numeric[i] else min(minimum[i], MIN_HARD)
-
-    for floor in (soft, hard):
+    floors = [minimum, head_hard or minimum]
+    for floor in floors:
         while sum(widths) > room:
-            movable = [i for i, w in enumerate(widths) if w > floor(i)]
+            movable = [i for i, w in enumerate(widths) if w > floor[i]]
             if not movable:
                 break
             i = max(movable, key=lambda j: (widths[j], -j))
@@ -107,11 +138,42 @@ def fit_widths(natural: list[int], minimum: list[int], numeric: list[bool],
     return widths
 
 
+class _Layout:
+    """The cells of one table, and the widths they need."""
+
+    def __init__(self, heads: list[str], cells: list[list[str]]):
+        self.heads = heads
+        self.cells = cells
+        n = len(heads)
+        self.numeric = [all(_NUMERIC.match(row[j]) or row[j] == "" for row in cells)
+                        and any(row[j] not in ("", "-") for row in cells) for j in range(n)]
+        self.natural = [max(len(heads[j]), *(len(row[j]) for row in cells)) for j in range(n)]
+        body = [max((len(row[j]) if self.numeric[j] else longest_word(row[j]))
+                    for row in cells) for j in range(n)]
+        self.minimum = [max(_min_width(heads[j]), body[j]) for j in range(n)]
+        self.hard = [max(min(_min_width(heads[j]), MIN_HARD), body[j]) for j in range(n)]
+
+    def index(self, name: str) -> int | None:
+        return self.heads.index(name) if name in self.heads else None
+
+    def without(self, drop: set[str]) -> _Layout:
+        keep = [j for j, h in enumerate(self.heads) if h not in drop]
+        return _Layout([self.heads[j] for j in keep], [[r[j] for j in keep] for r in self.cells])
+
+    def fits(self, limit: int | None, *, headers_whole: bool = True) -> bool:
+        """Whether the columns fit ``limit`` at their narrowest: headers wrapped at their own
+        word breaks (``headers_whole``), else cut down to :data:`MIN_HARD`."""
+        least = self.minimum if headers_whole else self.hard
+        return limit is None or sum(least) + GAP * (len(self.heads) - 1) <= limit
+
+
 def render_table(rows: Sequence[Mapping[str, Any]], *, floatfmt: str = ",.2f",
-                 styles: Mapping[str, Style] | None = None, limit: int | None = -1) -> str:
+                 styles: Mapping[str, Style] | None = None, limit: int | None = -1,
+                 optional: Sequence[str] = ()) -> str:
     """A table of dict rows (the first row's keys, then any new ones, give the columns).
 
-    ``limit`` -1 means the current display's limit; None means no limit."""
+    ``limit`` -1 means the current display's limit; None means no limit. ``optional`` names the
+    columns that may be left out to fit, the first given first."""
     if not rows:
         return "(none)"
     if limit == -1:
@@ -121,20 +183,41 @@ def render_table(rows: Sequence[Mapping[str, Any]], *, floatfmt: str = ",.2f",
         heads.extend(k for k in r if k not in heads)
     cells = [[_cell(r.get(h), floatfmt) for h in heads] for r in rows]
     keep = [j for j in range(len(heads)) if any(row[j] != "" for row in cells)]
-    heads = [heads[j] for j in keep]
-    cells = [[row[j] for j in keep] for row in cells]
-    n = len(heads)
-    numeric = [all(_NUMERIC.match(row[j]) or row[j] == "" for row in cells)
-               and any(row[j] not in ("", "-") for row in cells) for j in range(n)]
-    natural = [max(len(heads[j]), *(len(row[j]) for row in cells)) for j in range(n)]
-    minimum = [max(_min_width(heads[j]),
-                   *((len(row[j]) if numeric[j] else _min_width(row[j])) for row in cells))
-               for j in range(n)]
-    widths = fit_widths(natural, minimum, numeric, limit)
-    styles = styles or {}
+    layout = _Layout([heads[j] for j in keep], [[row[j] for j in keep] for row in cells])
+    lifted: list[tuple[int, str]] = []  # (column, "name value"): said in the columns' order
+    dropped: list[str] = []
+    for name in optional:  # first the columns that say one thing: said once, above nothing lost
+        if layout.fits(limit):
+            break
+        j = layout.index(name)
+        if j is not None and len(rows) > 1 and len({r[j] for r in layout.cells}) == 1:
+            lifted.append((heads.index(name), f"{name} {layout.cells[0][j]}"))
+            layout = layout.without({name})
+    for name in optional:
+        if layout.fits(limit):
+            break
+        if layout.index(name) is not None and len(layout.heads) > 1:
+            layout = layout.without({name})
+            dropped.append(name)
+    if not layout.fits(limit, headers_whole=False):
+        return _records(heads, [[_cell(r.get(h), floatfmt) for h in heads] for r in rows],
+                        styles or {}, limit)
+    text = _grid(layout, limit, styles or {})
+    if lifted:
+        text += f"\n(every row: {', '.join(t for _, t in sorted(lifted))})"
+    if dropped:
+        text += (f"\n(left out to fit {limit} columns: {', '.join(dropped)}; "
+                 "--wide shows them)")
+    return text
+
+
+def _grid(layout: _Layout, limit: int | None, styles: Mapping[str, Style]) -> str:
+    heads, numeric = layout.heads, layout.numeric
+    widths = fit_widths(layout.natural, layout.minimum, limit, layout.hard)
 
     def line(values: list[str], *, style_row: bool) -> list[str]:
-        wrapped = [wrap_cell(v, widths[j]) for j, v in enumerate(values)]
+        wrap = wrap_words if style_row else wrap_cell
+        wrapped = [wrap(v, widths[j]) for j, v in enumerate(values)]
         height = max(len(w) for w in wrapped)
         out = []
         for k in range(height):
@@ -152,9 +235,38 @@ def render_table(rows: Sequence[Mapping[str, Any]], *, floatfmt: str = ",.2f",
 
     lines = line(heads, style_row=False)
     lines.append((" " * GAP).join("-" * w for w in widths))
-    for row in cells:
+    for row in layout.cells:
         lines += line(row, style_row=True)
     return "\n".join(lines)
+
+
+def _records(heads: list[str], cells: list[list[str]], styles: Mapping[str, Style],
+             limit: int | None) -> str:
+    """Each row as ``name: value`` lines (a row's first value leads with ``-``): for tables too
+    wide for the display even without their optional columns. Every value stays whole: one too
+    long for its line goes under its name; prose wraps at spaces."""
+    key_width = max(len(h) for h in heads) + 1
+    blocks = []
+    for row in cells:
+        lines: list[str] = []
+        for head, value in zip(heads, row, strict=True):
+            if value == "":
+                continue
+            style = styles.get(head)
+            lead = ("- " if not lines else RECORD_INDENT) + (head + ":").ljust(key_width) + " "
+            room = None if limit is None else limit - len(lead)
+            if room is not None and len(value) > room and longest_word(value) > room:
+                lines.append(lead.rstrip())  # the value on lines of its own, under its name
+                deeper = RECORD_INDENT * 2
+                lead = deeper if limit is None or len(value) + len(deeper) <= limit \
+                    else RECORD_INDENT
+                room = None if limit is None else limit - len(lead)
+            parts = wrap_words(value, room) if room else [value]
+            for k, part in enumerate(parts):
+                shown = paint(part, style(value)) if style is not None else part
+                lines.append(((lead if k == 0 else " " * len(lead)) + shown).rstrip())
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)
 
 
 def wrap_prose(text: str, limit: int | None = -1, *, hang: int = 4) -> str:
@@ -174,6 +286,6 @@ def wrap_prose(text: str, limit: int | None = -1, *, hang: int = 4) -> str:
         indent = len(raw) - len(raw.lstrip(" "))
         sub = " " * min(indent + hang, max(0, limit // 2))
         out.extend(textwrap.wrap(raw, width=limit, initial_indent="", subsequent_indent=sub,
-                                 break_long_words=True, break_on_hyphens=False,
+                                 break_long_words=False, break_on_hyphens=False,
                                  drop_whitespace=True) or [raw])
     return "\n".join(out)

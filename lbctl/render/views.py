@@ -63,6 +63,9 @@ VALIDATE_SCHEMA = Schema("snapshot validate", "snapshot (a sequence file gives o
 ))
 
 RESOURCES = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")
+#: what gives way, in order, when a bundle or broker name would not fit whole (tables.py)
+ACTION_OPTIONAL = ("MB/s", "msg/s", "reason", "action")
+BROKER_OPTIONAL = ("score", "MB/s", "msg/s", "after")
 
 
 def plan_names(plan: Plan) -> BrokerNames:
@@ -99,7 +102,7 @@ def plan_text(plan: Plan, *, title: str | None = None) -> str:
         for a in plan.actions
     ]
     if actions:
-        parts += ["Actions:", table(actions), ""]
+        parts += ["Actions:", table(actions, optional=ACTION_OPTIONAL), ""]
     elif not plan.gate:
         parts += ["Actions: none", ""]
     brokers = [
@@ -115,7 +118,8 @@ def plan_text(plan: Plan, *, title: str | None = None) -> str:
         }
         for b in plan.brokers
     ]
-    parts += ["Brokers:", table(brokers, styles={"decision": _decision_style})]
+    parts += ["Brokers:", table(brokers, styles={"decision": _decision_style},
+                                optional=BROKER_OPTIONAL)]
     s = plan.summary()
     parts += [
         "",

@@ -55,3 +55,19 @@ def test_without_java_one_line(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     res = _run(*args)
     assert res.exit_code == 1 and "install Java 17 (or later) or set JAVA_HOME" in res.stderr
+
+
+def test_report_without_the_fleet_extra_is_one_line_before_anything_else(tmp_path, monkeypatch) -> None:
+    """Neither pyspark nor matplotlib: the missing extra is the only line (no plots warning)."""
+    import sys
+
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    for table in ("snapshots", "brokers", "bundles"):
+        (tmp_path / table).mkdir()
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    r = _run("report", str(tmp_path))
+    assert r.exit_code == 1
+    assert r.stderr == ("lbctl: error: pyspark is not installed; install the fleet extra: "
+                        "pip install 'lbctl[fleet]'\n")
+    assert r.stdout == ""

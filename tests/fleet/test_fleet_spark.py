@@ -170,3 +170,32 @@ def test_whatif_unknown_strategy_is_a_usage_error_before_spark(run_fleet, ingest
     result = run_fleet("whatif", str(out), "--strategy", "ThresholdShedd", "-q")
     assert result.exit_code == 2
     assert "did you mean ThresholdShedder" in result.stderr
+
+
+def test_without_matplotlib_the_report_is_printed_and_says_the_plots_were_skipped(
+        ingested, run_fleet, tmp_path, monkeypatch) -> None:
+    """The ``fleet`` extra alone: a warning before Spark's work, the tables all the same."""
+    import sys
+
+    out, _ = ingested
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib → ImportError
+    result = run_fleet("report", str(out), "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    assert "Clusters by imbalance" in result.stdout
+    assert "Plots skipped: matplotlib is not installed: pip install 'lbctl[plot]'." in result.stdout
+    err = result.stderr
+    warning = err.index("lbctl: warning: the report's plots will be skipped")
+    assert warning < err.index("lbctl: reading the tables in")  # said before Spark's work
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "clusters.csv", "hot_bundles.csv", "moves.csv", "moves.parquet", "samples.csv",
+        "samples.parquet"]
+
+
+def test_no_plot_writes_tables_only_and_says_so_in_json(ingested, run_fleet, tmp_path) -> None:
+    out, _ = ingested
+    result = run_fleet("report", str(out), "--out", str(tmp_path), "--no-plot", "-o", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)  # progress went to stderr: stdout is the JSON alone
+    assert data["plotsSkipped"] == "--no-plot"
+    assert "warning" not in result.stderr  # asked for: nothing to warn about
+    assert not list(tmp_path.glob("*.png"))

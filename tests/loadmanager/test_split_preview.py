@@ -242,3 +242,43 @@ def test_one_listed_topic_blocks_the_split_even_with_more_loaded() -> None:
     p = preview(_cluster(loaded), Settings.defaults(), SplitRequest(
         NS, bundle="0x00000000_0x40000000", algorithm="topic_count_equally_divide"))
     assert len(p.boundaries) == 1
+
+
+# --- the preview adds up: children + what is not attributed = the parent's load report ---------
+def test_children_add_up_to_the_parent_when_every_topic_is_listed_with_stats() -> None:
+    p = preview(read_snapshots([EXAMPLE])[-1], Settings.defaults(),
+                SplitRequest("my-tenant/my-ns", bundle_type="HOT",
+                             algorithm="topic_count_equally_divide"))
+    assert p.stats is not None
+    assert sum(len(c.topics) for c in p.children) == p.stats.topics == 6
+    assert sum(c.msg_rate or 0 for c in p.children) == pytest.approx(p.stats.msg_rate)
+    rest = p.unattributed()
+    assert rest is not None and rest.nothing
+
+
+def test_without_a_topic_list_the_whole_parent_is_named_not_attributed() -> None:
+    """Bundle stats count 2 topics, the snapshot lists none: no child shows 0 topics."""
+    p = preview(_cluster(bundle_stats={
+        f"{NS}/0x00000000_0x40000000": stats(100, 20, 1000, 3000, topics=2),
+        f"{NS}/0x40000000_0x80000000": stats(1, topics=1)}), Settings.defaults(),
+        SplitRequest(NS, bundle="0x00000000_0x40000000"))
+    rest = p.unattributed()
+    assert rest is not None
+    assert (rest.topics, rest.msg_rate, rest.throughput) == (2, 120.0, 4000.0)
+
+
+def test_listed_topics_without_stats_are_named() -> None:
+    """namespaceTopics lists 3 topics of the bundle, the snapshot has stats for 1 (10 msg/s);
+    the load report says 2 loaded topics and 50 msg/s."""
+    three = list(_topics_per_bundle({0: 3}))
+    with_stats = {three[0]: TopicStats(msgRateIn=10.0)}
+    st = _listed(_cluster(with_stats, bundle_stats={
+        f"{NS}/0x00000000_0x40000000": stats(50, topics=2),
+        f"{NS}/0x40000000_0x80000000": stats(1, topics=1)}), persistent=three)
+    p = preview(st, Settings.defaults(), SplitRequest(NS, bundle="0x00000000_0x40000000"))
+    rest = p.unattributed()
+    assert rest is not None
+    assert sum(len(c.topics) for c in p.children) == 3
+    assert sum(c.without_stats for c in p.children) == rest.without_stats == 2
+    assert rest.unloaded == 1 and rest.topics == 0  # metadata lists one topic not loaded
+    assert rest.msg_rate == pytest.approx(40.0)  # 50 reported - 10 attributed

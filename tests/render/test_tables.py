@@ -6,7 +6,7 @@ import pytest
 
 from lbctl.render.display import Display, colour_wanted, paint, using
 from lbctl.render.names import BrokerNames, common_suffix
-from lbctl.render.tables import render_table, wrap_cell, wrap_prose
+from lbctl.render.tables import render_table, wrap_cell, wrap_prose, wrap_words
 
 ROWS = [{"action": "unload", "bundle": "acme/clickstream/0x10000000_0x20000000",
          "from": "broker-2", "reason": "Overloaded", "msg/s": "13,416.2", "skipped": ""},
@@ -89,3 +89,32 @@ def test_styles_apply_after_the_layout() -> None:
     assert "\x1b[32mSuccess/Overloaded\x1b[0m" in text
     with using(Display(width=80, color=False)):
         assert "\x1b" not in render_table(rows, styles=styles)
+
+
+def test_cells_break_only_at_spaces() -> None:
+    assert wrap_words("acme/clickstream/0x10000000_0x20000000", 20) == [
+        "acme/clickstream/0x10000000_0x20000000"]  # longer than the column: whole, alone
+    assert wrap_words("cycle 2 (1 min)", 8) == ["cycle 2", "(1 min)"]
+
+
+LONG = [{"action": "unload", "bundle": f"payments-platform-prod/clickstream-eu/0x{i}0000000_0x{i + 1}0000000",
+         "from": "broker-2", "to": "broker-4", "reason": "Overloaded", "msg/s": f"{i},416.2"}
+        for i in range(1, 4)]
+
+
+def test_optional_columns_give_way_constant_ones_first_and_are_named() -> None:
+    text = render_table(LONG, limit=90, optional=("msg/s", "reason", "action"))
+    lines = text.splitlines()
+    assert all(len(x) <= 90 for x in lines)
+    assert all(r["bundle"] in text for r in LONG)  # every bundle whole, on one line
+    assert lines[0].split() == ["bundle", "from", "to", "msg/s"]
+    assert lines[-1] == "(every row: action unload, reason Overloaded)"
+    text = render_table(LONG, limit=80, optional=("msg/s", "reason", "action"))
+    assert "(left out to fit 80 columns: msg/s; --wide shows them)" in text
+
+
+def test_a_table_that_cannot_fit_becomes_records_with_names_whole() -> None:
+    text = render_table(LONG, limit=60)
+    assert text.startswith("- action: unload\n  bundle:\n  payments-platform-prod/")
+    assert all(len(x) <= 60 for x in text.splitlines() if not x.strip().startswith("payments"))
+    assert all(r["bundle"] in text.splitlines()[2 + 7 * i] for i, r in enumerate(LONG))
