@@ -176,7 +176,7 @@ class ProposeView:
                      "to: before→after": _arrow(st[2], st[3]), "MB/s": mb(a.throughput)}
                     for k, (a, st) in enumerate(zip(moves, figures, strict=True), 1)]
             parts += [wrap_prose("Moves, in order (to: the destination's estimated usage just "
-                                 "before → just after that move):"), table(rows), ""]
+                                 "before → just after that move):"), table(rows, optional=["MB/s"]), ""]
         else:
             parts += [wrap_prose(f"Moves: none ({plan.gate})" if plan.gate else "Moves: none"),
                       ""]

@@ -67,7 +67,7 @@ def test_report_without_the_fleet_extra_is_one_line_before_anything_else(tmp_pat
     monkeypatch.setitem(sys.modules, "pyspark", None)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     r = _run("report", str(tmp_path))
-    assert r.exit_code == 1
+    assert r.exit_code == 2  # a missing extra: the same code for every command (issue 28 item 7)
     assert r.stderr == ("lbctl: error: pyspark is not installed; install the fleet extra: "
                         "pip install 'lbctl[fleet]'\n")
     assert r.stdout == ""
