@@ -183,6 +183,14 @@ VARIANTS: tuple[Variant, ...] = (
             Releases("3.0.6", "3.0.7", "3.2.4", "3.3.1", "3.3.2"),
             "loadBalancerLoadPlacementStrategy", "loadBalancerPlacementStrategy",
             "PR #23156 (fixed in 3.0.8, 3.3.3, 4.0.0)"),
+    # --- namespace policies -----------------------------------------------------------------------
+    Variant("isolationBrokerHost",
+            "the host isolation policies' broker regexes are matched against: "
+            "new URL(\"http://\" + brokerId).getHost() (old) or the broker id up to its last "
+            "':' (new, parseBrokerHost); never the host:port id",
+            Since("3.2.0"), "url", "brokerId",
+            "LoadManagerShared.applyNamespacePolicies(Async); PR #21894 (master only, no "
+            "cherry-pick label)"),
     # --- extensible load manager ------------------------------------------------------------------
     Variant("extensible",
             "the extensible load manager (PIP-192) and TransferShedder (PIP-220) exist",

@@ -212,7 +212,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         """The cycle's load data and placement environment, and its automatic splits."""
         load = build_load_data(state, bundle_data, recently,
                                pulsar_system=bool(settings.profile["shedPulsarSystem"]))
-        env = PlacementEnv.of(state.available(), load, state.cluster_policies())
+        env = PlacementEnv.of(state.available(), load, state.cluster_policies(), settings)
         self._env = env
         # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none
         splits = (auto_splits(state, load, settings, env)
@@ -499,7 +499,7 @@ def auto_splits(state: ClusterState, load: LoadData, settings: Settings,
     unload = bool(settings["loadBalancerAutoUnloadSplitBundlesEnabled"])
     algorithm = algorithm_by_name(None, settings)
     if env is None:
-        env = PlacementEnv.of(state.available(), load, state.cluster_policies())
+        env = PlacementEnv.of(state.available(), load, state.cluster_policies(), settings)
     return tuple(
         _plan_one(state, settings, picked[b], algorithm,
                   unload and policies_block_unload(namespace_of(b), picked[b].broker, load,

@@ -64,6 +64,8 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from operator import mul
 
+from lbctl.model.javaint import d2i
+
 MAXIMUM_CAPACITY = 1 << 30
 TREEIFY_THRESHOLD = 8
 UNTREEIFY_THRESHOLD = 6
@@ -107,15 +109,7 @@ def _f32(x: float) -> float:
     return float(struct.unpack("f", struct.pack("f", x))[0])
 
 
-def _f2i(x: float) -> int:
-    """Java's ``(int)`` narrowing of a float or double: toward zero, saturating, NaN → 0."""
-    if math.isnan(x):
-        return 0
-    if x >= _INT_MAX:
-        return _INT_MAX
-    if x <= -0x80000000:
-        return -0x80000000
-    return int(x)
+_f2i = d2i  # Java's (int) narrowing of a float or double
 
 
 def table_size_for(c: int) -> int:
