@@ -202,7 +202,9 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         ordered, capacity = self._unload_order(decision, settings, mem)
         outcomes, placement_mem, rr_mem = self._unload(cycle, ordered, recently, placement_mem,
                                                        rr_mem, decision)
-        # onUnloadAttemptCompleted: a shedder's own destinations live for this attempt only.
+        # onUnloadAttemptCompleted: a shedder's own destinations, and AvgShedder's picks stored
+        # at its first ask, live for this attempt only (PR #26246).
+        placement_mem = self.placement.on_unload_attempt_completed(placement_mem)
         return self._result(cycle, None, decision, outcomes, CycleMemory(
             bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem, capacity))
 
