@@ -56,7 +56,7 @@ from lbctl.loadmanager.clock import (
     reports_written,
     shifted,
 )
-from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
+from lbctl.loadmanager.loaddata import build_load_data, leader_maps, map_of, update_bundle_data
 from lbctl.model.bundle import (
     SYSTEM_NAMESPACE,
     BundleName,
@@ -65,7 +65,7 @@ from lbctl.model.bundle import (
     namespace_of,
 )
 from lbctl.model.cluster import MODULAR, ClusterState
-from lbctl.model.cycle import CycleMemory, Elapsed, ModularCycle
+from lbctl.model.cycle import CycleMemory, Elapsed, LeaderMaps, ModularCycle
 from lbctl.model.decision import (
     AutoSplit,
     CycleWhy,
@@ -123,6 +123,7 @@ class _Cycle(Struct, frozen=True):
     env: PlacementEnv
     expired: tuple[str, ...]
     splits: tuple[AutoSplit, ...]
+    maps: LeaderMaps
 
 
 class ModularLoadManager(LoadManager[CycleMemory]):
@@ -177,6 +178,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
         now = state.captured_at
         bundle_data = update_bundle_data(state, mem.bundle_data, elapsed.samples)
+        maps = leader_maps(state, mem.maps)
         recently = latest(mem.recently_unloaded, state.recently_unloaded)
 
         active = frozenset(state.brokers)
@@ -192,11 +194,11 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             gate = f"only {len(state.available())} broker available: no load shedding is performed"
 
         expired = expire(recently, now, settings) if gate is None else ()
-        cycle = self._prepare(state, settings, elapsed, bundle_data, recently, expired)
+        cycle = self._prepare(state, settings, elapsed, bundle_data, recently, expired, maps)
         if gate is not None:
             return self._result(cycle, gate, None, (), CycleMemory(
                 bundle_data, MappingProxyType(recently), mem.shedding, placement_mem, rr_mem,
-                mem.multimap_capacity))
+                mem.multimap_capacity, cycle.maps))
 
         decision, shed_mem = self.shedding.shed(cycle.load, settings, mem.shedding)
         ordered, capacity = self._unload_order(decision, settings, mem)
@@ -206,23 +208,26 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         # at its first ask, live for this attempt only (PR #26246).
         placement_mem = self.placement.on_unload_attempt_completed(placement_mem)
         return self._result(cycle, None, decision, outcomes, CycleMemory(
-            bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem, capacity))
+            bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem, capacity,
+            cycle.maps))
 
     def _prepare(self, state: ClusterState, settings: Settings, elapsed: Elapsed,
                  bundle_data: Mapping[str, BundleData], recently: Mapping[str, int],
-                 expired: tuple[str, ...]) -> _Cycle:
+                 expired: tuple[str, ...], maps: LeaderMaps) -> _Cycle:
         """The cycle's load data and placement environment, and its automatic splits."""
         load = build_load_data(state, bundle_data, recently,
-                               pulsar_system=bool(settings.profile["shedPulsarSystem"]))
+                               pulsar_system=bool(settings.profile["shedPulsarSystem"]),
+                               maps=maps)
         env = PlacementEnv.of(state.available(), load, state.cluster_policies(), settings)
         self._env = env
         # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none
         splits = (auto_splits(state, load, settings, env)
                   if self.check_splits and not elapsed.replaying else ())
         split_away = frozenset(s.candidate.bundle for s in splits if s.skipped is None)
-        if split_away:
-            load = replace(load, split_away=split_away)
-        return _Cycle(state, settings, elapsed, load, env, expired, splits)
+        if split_away:  # checkNamespaceBundleSplit removes their bundle data before shedding
+            maps = LeaderMaps(maps.brokers, maps.bundles.then((b, False) for b in split_away))
+            load = replace(load, split_away=split_away, bundle_map=map_of(maps.bundles))
+        return _Cycle(state, settings, elapsed, load, env, expired, splits, maps)
 
     def _unload_order(self, decision: SheddingDecision, settings: Settings,
                       mem: CycleMemory) -> tuple[list[Selection], int]:

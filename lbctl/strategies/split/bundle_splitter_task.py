@@ -36,7 +36,7 @@ from lbctl.config import Settings
 from lbctl.model.bundle import namespace_of
 from lbctl.model.bundlecolumns import BundleColumns
 from lbctl.model.decision import Reason, SplitCandidate, Why
-from lbctl.model.javaint import int_add, int_mul
+from lbctl.model.javaint import INT_MAX, int_mul
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.model.loaddata import BundleDataView, LoadData
 from lbctl.strategies.split.base import (
@@ -88,14 +88,20 @@ class _Limits(Struct, frozen=True):
         """The first limit exceeded (Topics, Sessions, MsgRate, Bandwidth) and its value."""
         if stats.topics > self.max_topics:
             return Reason.TOPICS, self.max_topics
-        if self.max_sessions > 0 and int_add(stats.consumerCount,
-                                             stats.producerCount) > self.max_sessions:
+        if self.max_sessions > 0 and _sessions(stats) > self.max_sessions:
             return Reason.SESSIONS, self.max_sessions
         if rate > self.max_rate:
             return Reason.MSG_RATE, self.max_rate
         if tp > self.max_bw:  # reported as Pulsar logs it: maxBundleBandwidth / MIBI
             return Reason.BANDWIDTH, self.max_bw // MB
         return None
+
+
+def _sessions(stats: NamespaceBundleStats) -> int:
+    """``stats.consumerCount + stats.producerCount`` in ``int`` (both are ``int`` counts of at
+    most 2^31 - 1, so one wrap at most; inline, as the scan runs over every bundle)."""
+    n = stats.consumerCount + stats.producerCount
+    return n - 2**32 if n > INT_MAX else n
 
 
 def _long_term(load: LoadData, bundle: str, stats: NamespaceBundleStats) -> tuple[float, float]:
@@ -184,7 +190,8 @@ def _scan_first_samples(load: LoadData, limits: _Limits, picker: _Picker) -> Non
             tp = stats.msgThroughputIn + stats.msgThroughputOut
             if (stats.topics <= max_topics and rate <= max_rate and tp <= max_bw
                     and (max_sessions <= 0
-                         or int_add(stats.consumerCount, stats.producerCount) <= max_sessions)):
+                         or (n := stats.consumerCount + stats.producerCount) <= max_sessions
+                         or n > INT_MAX)):  # an int sum over INT_MAX wraps below the limit
                 continue  # fires nothing (a NaN figure goes on to the picker, which skips it)
             picker.over(broker, bundle, stats, rate, tp)
 
@@ -207,7 +214,8 @@ def _scan(load: LoadData, limits: _Limits, picker: _Picker) -> None:
             if topics < 2:
                 continue
             few = (max_sessions <= 0
-                   or int_add(stats.consumerCount, stats.producerCount) <= max_sessions)
+                   or (n := stats.consumerCount + stats.producerCount) <= max_sessions
+                   or n > INT_MAX)  # an int sum over INT_MAX wraps below the limit
             if topics <= max_topics and bundle in in_columns and bundle not in over and few:
                 continue
             if totals is None:  # the first bundle that needs them (a quiet cycle: none)
