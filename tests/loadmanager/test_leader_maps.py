@@ -12,8 +12,8 @@ from __future__ import annotations
 from lbctl.config import Settings
 from lbctl.loadmanager.loaddata import leader_maps, map_order
 from lbctl.loadmanager.modular import ModularLoadManager
-from lbctl.model.javaorder import spread
 from lbctl.model.javaorder import java_string_hash as h
+from lbctl.model.javaorder import spread
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 from tests.factories import broker, state, stats
 
