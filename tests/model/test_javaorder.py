@@ -176,7 +176,7 @@ def test_history_then_puts_is_then() -> None:
     a = b = MapHistory()
     for _ in range(30):
         puts = rng.sample(keys, rng.randint(0, 60))
-        removes = [k for k in rng.sample(list(a.live), rng.randint(0, len(a.live)))]
+        removes = rng.sample(list(a.live), rng.randint(0, len(a.live)))
         a = a.then([(k, True) for k in puts] + [(k, False) for k in removes])
         b = b.then_puts(puts, removes)
         assert (a.ops, list(a.live), a.capacity) == (b.ops, list(b.live), b.capacity)
