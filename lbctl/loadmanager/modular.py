@@ -25,10 +25,11 @@ Mirrors the parts of ``ModularLoadManagerImpl`` around the strategies:
    unless their range cannot be split or they no longer exist; the children are unloaded when
    ``loadBalancerAutoUnloadSplitBundlesEnabled``.
 
-Not modelled, because snapshot v1 carries no such data: namespace isolation policies,
-anti-affinity groups, failure domains, and the broker-version / load-manager-class filter pipeline.
+Namespace policies (isolation, anti-affinity, failure domains) and the broker-version /
+load-manager-class filters apply when the snapshot carries them (``docs/snapshot-policies.md``).
 The state carried between cycles (:class:`~lbctl.model.cycle.CycleMemory`) is what the leader keeps
-in memory. Each cycle's record is a :class:`ModularCycleResult`, which builds its plan (below) and
+in memory, its ``LoadData`` maps' histories included (:func:`lbctl.loadmanager.loaddata.
+leader_maps`). Each cycle's record is a :class:`ModularCycleResult`, which builds its plan (below) and
 its explanation (:mod:`lbctl.explain.modular`).
 """
 
