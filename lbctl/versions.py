@@ -170,6 +170,13 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("lowerBoundaryShedding",
             "ThresholdShedder's lowerBoundarySheddingEnabled exists",
             Since("2.11.0"), False, True, "PR #17456 (ThresholdShedder.tryLowerBoundaryShedding)"),
+    Variant("thresholdLowerBoundaryAverage",
+            "the average ThresholdShedder's lower-boundary shedding compares with: computed again, "
+            "smoothing every broker's usage a second time in the cycle (old), or the cycle's own "
+            "(new)",
+            Since("4.1.0"), "recomputed", "reused",
+            "PR #24064 (ThresholdShedder.tryLowerBoundaryShedding reuses avgUsage; master "
+            "2025-03, no cherry-pick label)"),
     Variant("avgShedder",
             "AvgShedder exists (else Pulsar falls back to OverloadShedder for shedding and to "
             "LeastLongTermMessageRate for placement)",
@@ -183,6 +190,14 @@ VARIANTS: tuple[Variant, ...] = (
             Releases("3.0.6", "3.0.7", "3.2.4", "3.3.1", "3.3.2"),
             "loadBalancerLoadPlacementStrategy", "loadBalancerPlacementStrategy",
             "PR #23156 (fixed in 3.0.8, 3.3.3, 4.0.0)"),
+    # --- namespace policies -----------------------------------------------------------------------
+    Variant("isolationBrokerHost",
+            "the host isolation policies' broker regexes are matched against: "
+            "new URL(\"http://\" + brokerId).getHost() (old) or the broker id up to its last "
+            "':' (new, parseBrokerHost); never the host:port id",
+            Since("3.2.0"), "url", "brokerId",
+            "LoadManagerShared.applyNamespacePolicies(Async); PR #21894 (master only, no "
+            "cherry-pick label)"),
     # --- extensible load manager ------------------------------------------------------------------
     Variant("extensible",
             "the extensible load manager (PIP-192) and TransferShedder (PIP-220) exist",
@@ -325,6 +340,27 @@ def from_brokers(versions: Mapping[str, str | None]) -> tuple[str | None, str | 
         note = (f"brokers run different Pulsar versions ({seen}); modelling {counts[best][1]}, "
                 "the most common (the leader's own version decides; use --pulsar-version)")
     return counts[best][1], note
+
+
+def choose(requested: str | None, reported: Mapping[str, str | None], *,
+           origin: str = "snapshot") -> tuple[Profile, list[str]]:
+    """**The** rule every command follows to pick the release it models, and its notes: the
+    version asked for (``--pulsar-version``), else the one most of the brokers report
+    (``brokerVersionString`` of the latest snapshot: the leader's release today; the newest on a
+    tie), else the newest profile. ``reported`` maps each broker to its version string;
+    ``origin`` names where they come from (``snapshot``, or ``cluster`` for a live read).
+    ``ValueError`` when ``requested`` is not a version."""
+    notes: list[str] = []
+    if requested:
+        profile = resolve(requested)
+    else:
+        text, note = from_brokers(reported)
+        if note:
+            notes.append(note)
+        profile = resolve(text, origin=origin) if text else newest()
+    if profile.warning:
+        notes.append(profile.warning)
+    return profile, notes
 
 
 # --- the table in docs/versions.md ---------------------------------------------------------------

@@ -119,3 +119,55 @@ def test_newest_profile_changes_no_default() -> None:
 def test_docs_carry_the_table() -> None:
     doc = (ROOT / "docs" / "versions.md").read_text(encoding="utf-8")
     assert versions.markdown_table() in doc, "regenerate: python -m lbctl.versions"
+
+
+# --- one rule for every command (lbctl.versions.choose) ------------------------------------------
+def test_choose_asked_then_brokers_then_newest() -> None:
+    p, notes = versions.choose(None, {"a": "3.0.5", "b": "3.0.5", "c": "4.0.4"})
+    assert (str(p.version), p.origin) == ("3.0.5", "snapshot")
+    assert notes and "different Pulsar versions" in notes[0]
+    p, _ = versions.choose("3.3", {"a": "3.0.5"})
+    assert (p.line, p.origin) == ("3.3", "--pulsar-version")
+    p, notes = versions.choose(None, {"a": None})
+    assert p.origin == "newest" and not notes
+    with pytest.raises(ValueError):
+        versions.choose("not-a-version", {})
+
+
+def _upgrade(tmp_path: Path) -> Path:
+    """examples/hot-broker.json twice: a minute before, every broker on 3.0.5; now on 4.0.4 (a
+    rolling upgrade just finished: the leader runs 4.0.4)."""
+    import json
+
+    now = json.loads((ROOT / "lbctl" / "examples" / "hot-broker.json").read_text())
+    before = json.loads(json.dumps(now))
+    before["capturedAt"] = "2026-03-12T14:04:00Z"
+    for b in before["brokers"].values():
+        b["brokerVersionString"] = "3.0.5"
+    path = tmp_path / "upgrade.jsonl"
+    path.write_text(json.dumps(before) + "\n" + json.dumps(now) + "\n")
+    return path
+
+
+def test_every_command_models_the_same_release(tmp_path: Path) -> None:
+    """recommend, explain, simulate, split-bundle, propose and doctor resolve the release with
+    :func:`lbctl.versions.choose` over the latest snapshot's brokers and print it; split-bundle
+    modelled the newest release and simulate the first snapshot's before."""
+    from tests.cli_cases import run
+
+    seq = str(_upgrade(tmp_path))
+    said = {
+        "recommend": run(["recommend", seq]).stdout,
+        "explain": run(["explain", seq]).stdout,
+        "simulate": run(["simulate", seq, "--cycles", "2"]).stdout,
+        "split-bundle": run(["split-bundle", "acme/clickstream", "-b", "0xc0000000_0xd0000000",
+                             "--snapshot", seq]).stdout,
+        "propose": run(["propose", seq, "--solver", "greedy"]).stdout,
+        "doctor": run(["doctor", seq]).stdout,
+    }
+    for cmd, out in said.items():
+        assert "Pulsar 4.0.4 (snapshot)" in out or "modelled as Pulsar 4.0.4" in out, cmd
+        assert "3.0.5 (snapshot)" not in out, cmd
+    asked = run(["split-bundle", "acme/clickstream", "-b", "0xc0000000_0xd0000000",
+                 "--snapshot", seq, "--pulsar-version", "3.0.5"]).stdout
+    assert "Pulsar 3.0.5 (--pulsar-version)" in asked

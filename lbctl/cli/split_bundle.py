@@ -72,7 +72,7 @@ def split_bundle(
     unload: Annotated[bool, typer.Option(
         "-u", "--unload", help="Unload the new bundles right after the split.")] = False,
     given: SplitSnapshot,
-    lm: Annotated[LoadManagerChoice, Fields("set_", "broker_conf")],
+    lm: Annotated[LoadManagerChoice, Fields("set_", "broker_conf", "pulsar_version")],
     sending: Mutating,
     shown: Shown,
 ) -> None:
@@ -96,8 +96,8 @@ def split_bundle(
     """
     from lbctl.admin.client import split_namespace
     from lbctl.cli.state import choose
-    from lbctl.config import parse_assignments, read_broker_conf, resolve
     from lbctl.executor import BUNDLE_KEYWORDS, parse_range
+    from lbctl.loadmanager.select import resolve_settings
     from lbctl.loadmanager.split_preview import SplitRequest, preview
     from lbctl.render.split_view import SplitView
 
@@ -118,11 +118,10 @@ def split_bundle(
         unload=unload,
     )
     request.target()  # flag combination errors first, as pulsar-admin does
-    overrides = parse_assignments(lm.set_ or [])
-    conf = read_broker_conf(lm.broker_conf) if lm.broker_conf else {}
+    opts = lm.options()
     chosen = choose(ctx, given)
     state = chosen.read().last
-    pv = preview(state, resolve(state.config, conf, overrides), request)
+    pv = preview(state, resolve_settings([state], opts)[-1], request)
     if not chosen.source.live:
         shown.emit(SplitView(pv))
         return

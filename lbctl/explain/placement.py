@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from lbctl.config import Settings
 from lbctl.model.cluster import ClusterState
+from lbctl.model.policies import HostRule, broker_host, full_match
 
 
 def placement_data_lines(state: ClusterState, settings: Settings | None = None) -> list[str]:
@@ -27,6 +28,7 @@ def placement_data_lines(state: ClusterState, settings: Settings | None = None) 
         if p.failure_domains:
             parts.append(f"{len(p.failure_domains)} failure domain(s)")
         out.append("Namespace policies: " + ("; ".join(parts) if parts else "none defined"))
+        out += _id_only_policies(state, settings)
     if (settings is not None and settings.peek("preferLaterVersions")
             and not any(local.brokerVersionString for local in state.brokers.values())):
         out.append("BrokerVersionFilter not applied: preferLaterVersions is on but no broker's "
@@ -36,3 +38,28 @@ def placement_data_lines(state: ClusterState, settings: Settings | None = None) 
         out.append(f"Active without a load report: {', '.join(missing)} — never a destination "
                    "unless an isolation policy names it")
     return out
+
+
+def _id_only_policies(state: ClusterState, settings: Settings | None) -> list[str]:
+    """A line per isolation policy whose broker regexes match some broker's ``host:port`` id but
+    none of the hosts Pulsar matches them against (``LoadManagerShared.applyNamespacePolicies``):
+    the policy has no broker (Pulsar issue #15795)."""
+    p = state.policies
+    if p is None:
+        return []
+    rule: HostRule = (settings.profile["isolationBrokerHost"] if settings is not None
+                      else "brokerId")
+    ids = state.available()
+    hosts = [h for b in ids if (h := broker_host(b, rule)) is not None]
+    out = []
+    for policy in p.isolation:
+        regexes = (*policy.primary, *policy.secondary)
+        if any(full_match(regexes, h) for h in hosts):
+            continue
+        named = [b for b in ids if full_match(regexes, b)]
+        if named:
+            out.append(f"Isolation policy {policy.name or '?'} names {', '.join(named)} by "
+                       "host:port, but Pulsar matches its regexes against each broker's host: "
+                       "it matches no broker")
+    return out
+

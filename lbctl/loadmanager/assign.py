@@ -264,7 +264,7 @@ def extensible_assignments(state: ClusterState, settings: Settings, bundles: Seq
 
     ext = extensible_load_manager(opts)
     owners = owners if owners is not None else state.owners()
-    store, _ = _store(state, settings, ExtensibleMemory())
+    store, _, _ = _store(state, settings, ExtensibleMemory())
     lookups = _lookups(state)
     fctx = FilterContext(settings, store)
     out: list[Assignment] = []

@@ -144,7 +144,7 @@ def _extensible_picks(state: ClusterState, settings: Settings, broker: str,
     from lbctl.strategies.placement.broker_filters import FilterContext
 
     ext = extensible_load_manager(opts)
-    store, _ = _store(state, settings, ExtensibleMemory())
+    store, _, _ = _store(state, settings, ExtensibleMemory())
     lookups = _lookups(state)
     fctx = FilterContext(settings, store)
     out: dict[str, tuple[str | None, str]] = {}
@@ -231,7 +231,7 @@ def _target_filter(state: ClusterState, settings: Settings, broker: str) -> tupl
             default_pipeline,
         )
 
-        store, _ = _store(state, settings, ExtensibleMemory())
+        store, _, _ = _store(state, settings, ExtensibleMemory())
         lookup = {broker: _lookups(state)[broker]}
         fctx = FilterContext(settings, store)
 

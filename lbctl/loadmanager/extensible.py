@@ -53,6 +53,7 @@ from lbctl.explain.outcome import extensible_decision
 from lbctl.explain.words import text
 from lbctl.loadmanager.base import LoadManager
 from lbctl.loadmanager.clock import expire, interval_ms, latest, shifted
+from lbctl.loadmanager.loaddata import map_order
 from lbctl.model.brokerload import (
     BrokerLoadData,
     TopBundle,
@@ -72,7 +73,7 @@ from lbctl.model.decision import (
     ShedResult,
     SplitResult,
 )
-from lbctl.model.javaorder import concurrent_order, java_hash_order
+from lbctl.model.javaorder import MapHistory, java_hash_order
 from lbctl.model.outcome import history_dict, history_warnings
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.records import replace
@@ -97,7 +98,7 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 def _store(state: ClusterState, settings: Settings, mem: ExtensibleMemory
-           ) -> tuple[dict[str, BrokerLoadData], bool]:
+           ) -> tuple[dict[str, BrokerLoadData], bool, MapHistory]:
     now = state.captured_at
     out: dict[str, BrokerLoadData] = {}
     derived = state.load_manager != EXTENSIBLE
@@ -123,7 +124,18 @@ def _store(state: ClusterState, settings: Settings, mem: ExtensibleMemory
             out[b] = sample
         else:
             out[b] = first_sample(sample, settings, now)
-    return {b: out[b] for b in concurrent_order(out)}, derived
+    history = store_map(out, mem)
+    return {b: out[b] for b in map_order(history)}, derived, history
+
+
+def store_map(store: Mapping[str, BrokerLoadData], mem: ExtensibleMemory) -> MapHistory:
+    """The broker load-data store's map after this snapshot: brokers gone since the last cycle
+    removed (their tombstones), new ones put in the snapshot's order (the order their first
+    messages arrived is not known); a broker still publishing keeps its place
+    (``TableViewLoadDataStoreImpl`` over a ``TableView``'s ``ConcurrentHashMap``)."""
+    prev = mem.store_map if mem.started else MapHistory()
+    return prev.then([(b, False) for b in prev.live if b not in store]
+                     + [(b, True) for b in store])
 
 
 def _top_bundles(state: ClusterState, settings: Settings, derived: bool
@@ -235,18 +247,19 @@ class _Cycle(Struct, frozen=True):
     owners: Mapping[str, str]
     publisher: Mapping[str, str]
     fctx: FilterContext
+    store_history: MapHistory
 
     @staticmethod
     def of(state: ClusterState, settings: Settings, elapsed: Elapsed,
            mem: ExtensibleMemory) -> _Cycle:
-        store, derived = _store(state, settings, mem)
+        store, derived, history = _store(state, settings, mem)
         tops = _top_bundles(state, settings, derived)
         lookups = _lookups(state)
         owners = state.owners()
         publisher = {t.bundleName: b for b, ts in tops.items() for t in ts}
         fctx = _filter_context(state, settings, store, lookups, {**publisher, **owners}, derived)
         return _Cycle(state, settings, elapsed, derived, store, tops, list(state.available()),
-                      lookups, owners, publisher, fctx)
+                      lookups, owners, publisher, fctx, history)
 
     def is_owner(self, bundle: str, broker: str) -> bool:
         owner = self.owners.get(bundle) or self.publisher.get(bundle)
@@ -300,7 +313,7 @@ class ExtensibleLoadManager(LoadManager[ExtensibleMemory]):
         store = MappingProxyType(cycle.store)
         new_mem = ExtensibleMemory(hit, store, MappingProxyType(recently),
                                    MappingProxyType(recent_brokers), MappingProxyType(split_hits),
-                                   True)
+                                   True, cycle.store_history)
         return ExtensibleCycleResult(
             state, settings, store, MappingProxyType(cycle.tops), cycle.derived, gate,
             shed, actions, splits, expired, MappingProxyType(dict(recently)),

@@ -13,12 +13,20 @@ then costs what its shed brokers cost, not 200,000 object constructions.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from types import MappingProxyType
 
 from lbctl.model.bundle import count_system_bundles
 from lbctl.model.bundlecolumns import BundleColumns, numpy_or_none
 from lbctl.model.cluster import ClusterState
-from lbctl.model.javaorder import concurrent_order
+from lbctl.model.cycle import LeaderMaps
+from lbctl.model.javaorder import (
+    ConcurrentOrder,
+    MapHistory,
+    concurrent_order,
+    hashset_copy_capacity,
+    java_hash_order,
+)
 from lbctl.model.load import BundleData, NamespaceBundleStats, TimeAverageBrokerData
 from lbctl.model.loaddata import BrokerData, BundleDataView, LoadData
 
@@ -103,16 +111,80 @@ def _columns(data: Mapping[str, BundleData]) -> BundleColumns | None:
     return data if isinstance(data, BundleColumns) else None
 
 
+def leader_maps(state: ClusterState, previous: LeaderMaps | None = None) -> LeaderMaps:
+    """The leader's ``brokerData`` and ``bundleData`` maps after this snapshot's update, carried
+    on from ``previous`` (the last cycle of a sequence; ``None``: a leader that starts now).
+
+    ``ModularLoadManagerImpl.updateAllBrokerData`` walks ``getAvailableBrokers()`` — a
+    ``new HashSet<>(list)``, so in that set's hash order — putting each broker with a load report
+    not yet in the map and removing one without, then removes the brokers no longer available.
+    ``updateBundleData`` then walks the broker map in *its* iteration order and each broker's
+    ``lastStats``, putting every bundle not yet known; bundles no broker reports any more are
+    removed. Keys already present keep their place, and the tables never shrink.
+
+    What a snapshot cannot tell and lbctl assumes: the metadata store lists the brokers in the
+    snapshot's order; removals happen in the order the keys were put (the map's own order only
+    matters for a tree bin); no lookup (``selectBrokerForAssignment``'s ``computeIfAbsent``) put
+    a bundle between two snapshots."""
+    prev = previous or LeaderMaps()
+    brokers = prev.brokers
+    if brokers.live.keys() != state.brokers.keys():  # else: every broker kept its place
+        available = state.available()
+        active = set(available)
+        ops = [(b, b in state.brokers)
+               for b in java_hash_order(available, capacity=hashset_copy_capacity(len(available)))]
+        ops += [(b, True) for b in state.brokers if b not in active]  # reported, not listed
+        ops += [(b, False) for b in brokers.live if b not in active and b not in state.brokers]
+        brokers = brokers.then(ops)
+    known = prev.bundles.live
+    reported: AbstractSet[str] = frozenset()
+    if known:
+        reported = set().union(*(local.lastStats.keys() for local in state.brokers.values()))
+        if known.keys() == reported:  # the same bundles: the map is unchanged
+            return prev if brokers is prev.brokers else LeaderMaps(brokers, prev.bundles)
+    puts = [x for b in map_order(brokers) if (local := state.brokers.get(b)) is not None
+            for x in local.lastStats]
+    removes = known.keys() - reported
+    return LeaderMaps(brokers, prev.bundles.then_puts(puts, [x for x in known if x in removes]))
+
+
+#: the last histories' orders: a sequence's cycles mostly keep the same keys (``then`` returns the
+#: very same history then), so the same map is not replayed again
+_ORDERS: list[tuple[MapHistory, ConcurrentOrder]] = []
+
+
+def map_of(history: MapHistory) -> ConcurrentOrder:
+    """The ``ConcurrentHashMap`` a history leaves (memoised for the last few histories)."""
+    for h, order in _ORDERS:
+        if h is history:
+            return order
+    order = ConcurrentOrder((), history=history)
+    _ORDERS.insert(0, (history, order))
+    del _ORDERS[4:]
+    return order
+
+
+def map_order(history: MapHistory) -> list[str]:
+    """Every key of a (small) map, in its iteration order."""
+    return map_of(history).order()
+
+
 def build_load_data(
     state: ClusterState,
     bundle_data: Mapping[str, BundleData],
     recently_unloaded: Mapping[str, int] | None = None,
     *,
     pulsar_system: bool = True,
+    maps: LeaderMaps | None = None,
 ) -> LoadData:
-    """``LoadData`` for one cycle at ``state.captured_at``, brokers in ``ConcurrentHashMap`` order."""
+    """``LoadData`` for one cycle at ``state.captured_at``, brokers in ``ConcurrentHashMap`` order:
+    the maps' histories when given (:func:`leader_maps`), else maps filled once in the snapshot's
+    order."""
     brokers: dict[str, BrokerData] = {}
-    order = concurrent_order(state.brokers)
+    if maps is not None:
+        order = [b for b in map_order(maps.brokers) if b in state.brokers]
+    else:
+        order = concurrent_order(state.brokers)
     columns = _columns(bundle_data)
     averages = (columns.time_averages([state.brokers[b].lastStats for b in order])
                 if columns is not None else None)
@@ -135,4 +207,5 @@ def build_load_data(
         now=state.captured_at,
         system_bundles=system,
         pulsar_system=pulsar_system,
+        bundle_map=None if maps is None else map_of(maps.bundles),
     )

@@ -25,10 +25,11 @@ Mirrors the parts of ``ModularLoadManagerImpl`` around the strategies:
    unless their range cannot be split or they no longer exist; the children are unloaded when
    ``loadBalancerAutoUnloadSplitBundlesEnabled``.
 
-Not modelled, because snapshot v1 carries no such data: namespace isolation policies,
-anti-affinity groups, failure domains, and the broker-version / load-manager-class filter pipeline.
+Namespace policies (isolation, anti-affinity, failure domains) and the broker-version /
+load-manager-class filters apply when the snapshot carries them (``docs/snapshot-policies.md``).
 The state carried between cycles (:class:`~lbctl.model.cycle.CycleMemory`) is what the leader keeps
-in memory. Each cycle's record is a :class:`ModularCycleResult`, which builds its plan (below) and
+in memory, its ``LoadData`` maps' histories included (:func:`lbctl.loadmanager.loaddata.
+leader_maps`). Each cycle's record is a :class:`ModularCycleResult`, which builds its plan (below) and
 its explanation (:mod:`lbctl.explain.modular`).
 """
 
@@ -56,7 +57,7 @@ from lbctl.loadmanager.clock import (
     reports_written,
     shifted,
 )
-from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
+from lbctl.loadmanager.loaddata import build_load_data, leader_maps, map_of, update_bundle_data
 from lbctl.model.bundle import (
     SYSTEM_NAMESPACE,
     BundleName,
@@ -65,7 +66,7 @@ from lbctl.model.bundle import (
     namespace_of,
 )
 from lbctl.model.cluster import MODULAR, ClusterState
-from lbctl.model.cycle import CycleMemory, Elapsed, ModularCycle
+from lbctl.model.cycle import CycleMemory, Elapsed, LeaderMaps, ModularCycle
 from lbctl.model.decision import (
     AutoSplit,
     CycleWhy,
@@ -123,6 +124,7 @@ class _Cycle(Struct, frozen=True):
     env: PlacementEnv
     expired: tuple[str, ...]
     splits: tuple[AutoSplit, ...]
+    maps: LeaderMaps
 
 
 class ModularLoadManager(LoadManager[CycleMemory]):
@@ -177,6 +179,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
         now = state.captured_at
         bundle_data = update_bundle_data(state, mem.bundle_data, elapsed.samples)
+        maps = leader_maps(state, mem.maps)
         recently = latest(mem.recently_unloaded, state.recently_unloaded)
 
         active = frozenset(state.brokers)
@@ -192,35 +195,40 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             gate = f"only {len(state.available())} broker available: no load shedding is performed"
 
         expired = expire(recently, now, settings) if gate is None else ()
-        cycle = self._prepare(state, settings, elapsed, bundle_data, recently, expired)
+        cycle = self._prepare(state, settings, elapsed, bundle_data, recently, expired, maps)
         if gate is not None:
             return self._result(cycle, gate, None, (), CycleMemory(
                 bundle_data, MappingProxyType(recently), mem.shedding, placement_mem, rr_mem,
-                mem.multimap_capacity))
+                mem.multimap_capacity, cycle.maps))
 
         decision, shed_mem = self.shedding.shed(cycle.load, settings, mem.shedding)
         ordered, capacity = self._unload_order(decision, settings, mem)
         outcomes, placement_mem, rr_mem = self._unload(cycle, ordered, recently, placement_mem,
                                                        rr_mem, decision)
-        # onUnloadAttemptCompleted: a shedder's own destinations live for this attempt only.
+        # onUnloadAttemptCompleted: a shedder's own destinations, and AvgShedder's picks stored
+        # at its first ask, live for this attempt only (PR #26246).
+        placement_mem = self.placement.on_unload_attempt_completed(placement_mem)
         return self._result(cycle, None, decision, outcomes, CycleMemory(
-            bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem, capacity))
+            bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem, capacity,
+            cycle.maps))
 
     def _prepare(self, state: ClusterState, settings: Settings, elapsed: Elapsed,
                  bundle_data: Mapping[str, BundleData], recently: Mapping[str, int],
-                 expired: tuple[str, ...]) -> _Cycle:
+                 expired: tuple[str, ...], maps: LeaderMaps) -> _Cycle:
         """The cycle's load data and placement environment, and its automatic splits."""
         load = build_load_data(state, bundle_data, recently,
-                               pulsar_system=bool(settings.profile["shedPulsarSystem"]))
-        env = PlacementEnv.of(state.available(), load, state.cluster_policies())
+                               pulsar_system=bool(settings.profile["shedPulsarSystem"]),
+                               maps=maps)
+        env = PlacementEnv.of(state.available(), load, state.cluster_policies(), settings)
         self._env = env
         # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none
         splits = (auto_splits(state, load, settings, env)
                   if self.check_splits and not elapsed.replaying else ())
         split_away = frozenset(s.candidate.bundle for s in splits if s.skipped is None)
-        if split_away:
-            load = replace(load, split_away=split_away)
-        return _Cycle(state, settings, elapsed, load, env, expired, splits)
+        if split_away:  # checkNamespaceBundleSplit removes their bundle data before shedding
+            maps = LeaderMaps(maps.brokers, maps.bundles.then((b, False) for b in split_away))
+            load = replace(load, split_away=split_away, bundle_map=map_of(maps.bundles))
+        return _Cycle(state, settings, elapsed, load, env, expired, splits, maps)
 
     def _unload_order(self, decision: SheddingDecision, settings: Settings,
                       mem: CycleMemory) -> tuple[list[Selection], int]:
@@ -499,7 +507,7 @@ def auto_splits(state: ClusterState, load: LoadData, settings: Settings,
     unload = bool(settings["loadBalancerAutoUnloadSplitBundlesEnabled"])
     algorithm = algorithm_by_name(None, settings)
     if env is None:
-        env = PlacementEnv.of(state.available(), load, state.cluster_policies())
+        env = PlacementEnv.of(state.available(), load, state.cluster_policies(), settings)
     return tuple(
         _plan_one(state, settings, picked[b], algorithm,
                   unload and policies_block_unload(namespace_of(b), picked[b].broker, load,

@@ -86,24 +86,16 @@ class Own(Struct, frozen=True):
 
 
 def profile_of(states: Sequence[ClusterState], opts: Options) -> tuple[versions.Profile, list[str]]:
-    """The Pulsar release to model, and what to warn about it (module docstring)."""
-    notes: list[str] = []
-    if opts.pulsar_version:
-        try:
-            profile = versions.resolve(opts.pulsar_version)
-        except ValueError as e:
-            raise UsageError(f"--pulsar-version: {e}") from None
-    else:
-        reported = {b: local.brokerVersionString
-                    for st in states[-1:] for b, local in st.brokers.items()}
-        text, note = versions.from_brokers(reported)
-        if note:
-            notes.append(note)
-        origin = "cluster" if opts.live else "snapshot"  # a live read is named as such
-        profile = versions.resolve(text, origin=origin) if text else versions.newest()
-    if profile.warning:
-        notes.append(profile.warning)
-    return profile, notes
+    """The Pulsar release to model for a run over ``states``, and what to warn about it:
+    :func:`lbctl.versions.choose` over the last snapshot's brokers (one release for the whole
+    run, whatever command)."""
+    reported = {b: local.brokerVersionString
+                for st in states[-1:] for b, local in st.brokers.items()}
+    try:
+        return versions.choose(opts.pulsar_version, reported,
+                               origin="cluster" if opts.live else "snapshot")
+    except ValueError as e:
+        raise UsageError(f"--pulsar-version: {e}") from None
 
 
 def settings_for(state: ClusterState, opts: Options, broker_conf: Mapping[str, str],

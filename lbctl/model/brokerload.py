@@ -17,6 +17,7 @@ from typing import Any
 
 from lbctl.config import Settings
 from lbctl.model.bundle import is_system_service_namespace, namespace_of
+from lbctl.model.javaint import int_add
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats, ResourceUsage, java_max
 from lbctl.records import replace
 
@@ -244,7 +245,7 @@ _STEPS = (1e5, 1e5, 100.0, 500, 100000)
 
 def _stat_keys(s: NamespaceBundleStats) -> tuple[float, float, float, int, int]:
     return (s.msgThroughputIn, s.msgThroughputOut, s.msgRateIn + s.msgRateOut,
-            s.topics + s.consumerCount + s.producerCount, s.cacheSize)
+            int_add(s.topics, s.consumerCount, s.producerCount), s.cacheSize)
 
 
 def java_round(x: float) -> int:

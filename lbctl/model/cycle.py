@@ -31,6 +31,7 @@ from lbctl.model.decision import (
     UnloadDecision,
     UnloadOutcome,
 )
+from lbctl.model.javaorder import MapHistory
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import LoadData
 
@@ -69,6 +70,16 @@ def unload_effect(decision: SheddingDecision | None,
 
 
 # --- the modular load manager -------------------------------------------------------------------
+class LeaderMaps(Struct, frozen=True):
+    """The leader's two long-lived ``ConcurrentHashMap`` s of ``LoadData``, as histories:
+    ``brokerData`` (broker → data) and ``bundleData`` (bundle → data). Their iteration orders
+    break ties and depend on what was put and removed, cycle after cycle
+    (:func:`lbctl.loadmanager.loaddata.leader_maps`)."""
+
+    brokers: MapHistory = field(default_factory=MapHistory)
+    bundles: MapHistory = field(default_factory=MapHistory)
+
+
 class CycleMemory(Struct, frozen=True):
     """What the leader broker keeps between two cycles."""
 
@@ -79,6 +90,8 @@ class CycleMemory(Struct, frozen=True):
     round_robin: Any = None
     #: the table length the shedder's reused ``ArrayListMultimap`` grew to (0: never used)
     multimap_capacity: int = 0
+    #: ``LoadData``'s broker and bundle maps as the leader has kept them so far
+    maps: LeaderMaps = field(default_factory=LeaderMaps)
 
 
 class Elapsed(Struct, frozen=True):
@@ -158,6 +171,10 @@ class ExtensibleMemory(Struct, frozen=True):
     recently_unloaded_brokers: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
     split_hits: Mapping[str, Mapping[str, int]] = field(default_factory=lambda: _EMPTY)
     started: bool = False
+    #: the broker load-data store's ``ConcurrentHashMap`` (the ``TableView`` behind
+    #: ``brokerLoadDataStore``) as the leader has kept it: brokers keep their place while they
+    #: publish, leave it on a tombstone
+    store_map: MapHistory = field(default_factory=MapHistory)
 
 
 class ExtAction(Struct, frozen=True):

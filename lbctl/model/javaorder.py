@@ -60,9 +60,12 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import mul
+
+from lbctl.model.javaint import d2i
 
 MAXIMUM_CAPACITY = 1 << 30
 TREEIFY_THRESHOLD = 8
@@ -107,15 +110,7 @@ def _f32(x: float) -> float:
     return float(struct.unpack("f", struct.pack("f", x))[0])
 
 
-def _f2i(x: float) -> int:
-    """Java's ``(int)`` narrowing of a float or double: toward zero, saturating, NaN → 0."""
-    if math.isnan(x):
-        return 0
-    if x >= _INT_MAX:
-        return _INT_MAX
-    if x <= -0x80000000:
-        return -0x80000000
-    return int(x)
+_f2i = d2i  # Java's (int) narrowing of a float or double
 
 
 def table_size_for(c: int) -> int:
@@ -884,6 +879,12 @@ def split_chain(chain: Sequence[str], bits: Sequence[int]) -> tuple[list[str], l
 
 
 # --- orders of maps filled one put at a time -----------------------------------------------------
+def hashset_copy_capacity(size: int) -> int:
+    """The table length of ``new HashSet<>(collection)``: ``HashMap(max((int) (n / .75f) + 1,
+    16))``, the division in ``float``."""
+    return table_size_for(max(int(_f32(_f32(float(size)) / _f32(0.75))) + 1, 16))
+
+
 def hashmap_capacity(size: int) -> int:
     """Capacity of a ``HashMap`` after ``size`` single ``put`` calls (no tree bins)."""
     cap = 16
@@ -948,44 +949,148 @@ def _concurrent_order(keys: Iterable[str], initial_capacity: int | None) -> list
     return m.keys()
 
 
-class ConcurrentOrder:
-    """The order of a ``new ConcurrentHashMap<>()`` filled one ``put`` per key of ``keys`` (no
-    removals), answered per bucket so that a large map need not be simulated in full.
+@dataclass(frozen=True, slots=True)
+class MapHistory:
+    """What a long-lived ``ConcurrentHashMap`` of the leader saw: every ``put`` of a new key and
+    every ``remove`` of a present one, in order (``keys``, with ``puts`` holding 1 for a put and
+    0 for a removal), and the keys present now in the order they were put (``live``).
 
-    The table length only depends on the number of keys (as long as no chain reaches 9 keys), so a
-    key's bucket is known from its hash; the order *inside* a bucket depends on the keys that
+    Pulsar's leader keeps its ``LoadData`` maps for its whole term: a key put cycles ago keeps its
+    place, a removed one leaves it, and the table never shrinks, so the iteration order depends on
+    the history, not only on today's keys (:class:`ConcurrentOrder` replays it). Kept without an
+    object per operation: a map of 200,000 bundles is filled in one go."""
+
+    keys: tuple[str, ...] = ()
+    puts: bytes = b""
+    live: Mapping[str, None] = field(default_factory=dict)
+    #: the table length (0: no put yet) when every resize doubles it: after each put the size
+    #: stays below 3/4 of it; removals never shrink it
+    capacity: int = 0
+
+    @property
+    def ops(self) -> list[tuple[str, bool]]:
+        """The operations as ``(key, True)`` for a put, ``(key, False)`` for a removal."""
+        return [(k, bool(p)) for k, p in zip(self.keys, self.puts, strict=True)]
+
+    def then(self, ops: Iterable[tuple[str, bool]]) -> MapHistory:
+        """This history followed by ``ops`` (a put of a present key, or a removal of an absent
+        one, changes nothing and is not recorded); this very history when nothing changes."""
+        live = dict(self.live)
+        keys: list[str] = []
+        puts = bytearray()
+        cap = self.capacity
+        for key, put in ops:
+            if put and key not in live:
+                live[key] = None
+                keys.append(key)
+                puts.append(1)
+                cap = _grown(cap, len(live))
+            elif not put and key in live:
+                del live[key]
+                keys.append(key)
+                puts.append(0)
+        if not keys:
+            return self
+        return MapHistory(self.keys + tuple(keys), self.puts + bytes(puts), live, cap)
+
+    def then_puts(self, puts: Iterable[str], removes: Iterable[str] = ()) -> MapHistory:
+        """:meth:`then` with every put first, then every removal of a key present before the puts:
+        the same history, built without a step per key in Python."""
+        known = self.live
+        fresh = dict.fromkeys(puts)
+        new = [k for k in fresh if k not in known] if known else list(fresh)
+        gone = [k for k in dict.fromkeys(removes) if k in known]
+        if not new and not gone:
+            return self
+        if known:
+            live = dict(known)
+            live.update(dict.fromkeys(new))
+        else:
+            live = fresh
+        cap = _grown(self.capacity, len(live)) if new else self.capacity
+        for k in gone:
+            del live[k]
+        return MapHistory(self.keys + tuple(new) + tuple(gone),
+                          self.puts + b"\x01" * len(new) + b"\x00" * len(gone), live, cap)
+
+
+def _grown(capacity: int, size: int) -> int:
+    """The table length once the size reached ``size`` by puts: doubled while the size is at
+    least 3/4 of it (``ConcurrentHashMap.addCount``; 16 on the first put)."""
+    cap = capacity or 16
+    while size >= cap - (cap >> 2):
+        cap <<= 1
+    return cap
+
+
+class ConcurrentOrder:
+    """The order of a ``new ConcurrentHashMap<>()`` filled one ``put`` per key of ``keys`` (or, with
+    ``history``, through its puts and removals), answered per bucket so that a large map need not
+    be simulated in full.
+
+    The table length only depends on the size after each put (as long as no chain reaches 9 keys),
+    so a key's bucket is known from its hash; the order *inside* a bucket depends on the keys that
     shared its ancestors' buckets at each resize. :meth:`bucket` replays just that lineage: at each
-    table length ``c`` the keys put while the table had length ``c`` with the bucket's residue are
-    appended, then :func:`split_chain` keeps the half that leads to the bucket. Maps of up to
-    ``exact_limit`` keys, and any map where a chain would reach 9 keys (tree bins, early growth),
-    are simulated in full with :class:`JavaConcurrentHashMap`.
+    table length ``c`` the puts (appended) and removals (unlinked) made while the table had length
+    ``c`` with the bucket's residue are applied, then :func:`split_chain` keeps the half that leads
+    to the bucket. Maps of up to ``exact_limit`` keys, and any map where a chain would reach 9 keys
+    (tree bins, early growth), are simulated in full with :class:`JavaConcurrentHashMap`.
     """
 
-    def __init__(self, keys: Sequence[str], exact_limit: int = 4096):
-        self.keys = keys
-        self.size = len(keys)
+    def __init__(self, keys: Sequence[str], exact_limit: int = 4096,
+                 history: MapHistory | None = None):
+        if history is None:
+            self._op_keys: Sequence[str] = keys
+            self._op_puts: bytes | None = None  # every operation a put
+            self.keys = keys
+        else:
+            self._op_keys = history.keys
+            self._op_puts = history.puts
+            self.keys = list(history.live)
+        self.size = len(self.keys)
         self._full: JavaConcurrentHashMap | None = None
-        self._levels: dict[int, dict[int, list[str]]] | None = None
+        self._levels: dict[int, dict[int, list[tuple[str, bool]]]] | None = None
         self._buckets: dict[int, list[str]] = {}
-        self.capacity = concurrent_capacity(self.size)
+        self.capacity = (concurrent_capacity(self.size) if history is None
+                         else history.capacity or 16)
         if self.size <= exact_limit or not self._grows_normally():
             self._simulate()
 
     def _grows_normally(self) -> bool:
-        """Whether the first 24 puts (the only ones a table under 64 buckets sees) leave the
-        table at 64: a chain of 9 keys there would have grown it 8-fold at once."""
+        """Whether the operations a table under 64 buckets sees leave it where doubling would: a
+        chain of 9 keys there would have grown it 8-fold at once."""
         head = JavaConcurrentHashMap()
-        for k in self.keys[:24]:
-            head.put(k)
-        return head.capacity == concurrent_capacity(len(head))
+        cap = 16
+        for key, put in self._ops():
+            if put:
+                if head.put(key) and len(head) >= cap - (cap >> 2):
+                    cap <<= 1
+            else:
+                head.remove(key)
+            if cap >= 64:
+                break
+        return max(head.capacity, 16) == cap
+
+    def _ops(self) -> Iterator[tuple[str, bool]]:
+        if self._op_puts is None:
+            return ((k, True) for k in self._op_keys)
+        return ((k, p == 1) for k, p in zip(self._op_keys, self._op_puts, strict=True))
 
     def _simulate(self) -> JavaConcurrentHashMap:
         m = JavaConcurrentHashMap()
-        for k in self.keys:
-            m.put(k)
+        for key, put in self._ops():
+            if put:
+                m.put(key)
+            else:
+                m.remove(key)
         self._full = m
-        self.capacity = m.capacity
+        self.capacity = max(m.capacity, 16)
         return m
+
+    def order(self) -> list[str]:
+        """Every key, in the map's iteration order (simulates the whole map)."""
+        m = self._full if self._full is not None else self._simulate()
+        return m.keys()
 
     def bucket(self, index: int) -> list[str]:
         """The keys of one bucket of the final table, in iteration order."""
@@ -999,20 +1104,27 @@ class ConcurrentOrder:
             self._buckets[index] = hit
         return hit
 
-    def _index(self) -> dict[int, dict[int, list[str]]]:
-        """Table length → residue → keys put while the table had that length (in order)."""
+    def _index(self) -> dict[int, dict[int, list[tuple[str, bool]]]]:
+        """Table length → residue → the puts and removals made while the table had that length
+        (in order)."""
         if self._levels is None:
-            levels: dict[int, dict[int, list[str]]] = {}
-            cap, threshold, j = 16, 12, 0
-            while j < self.size:
-                end = min(self.size, threshold)  # the put bringing the size to 3/4 resizes
-                by_residue: dict[int, list[str]] = {}
-                mask = cap - 1
-                for k in self.keys[j:end]:
-                    by_residue.setdefault(_chm_spread(k) & mask, []).append(k)
-                levels[cap] = by_residue
-                j = end
-                cap, threshold = cap << 1, threshold << 1
+            levels: dict[int, dict[int, list[tuple[str, bool]]]] = {}
+            cap, size, seen = 16, 0, set()
+            for key, put in self._ops():
+                if put:
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    size += 1
+                elif key in seen:
+                    seen.discard(key)
+                    size -= 1
+                else:
+                    continue
+                levels.setdefault(cap, {}).setdefault(_chm_spread(key) & (cap - 1), []).append(
+                    (key, put))
+                if put and size >= cap - (cap >> 2):  # the put bringing the size to 3/4 resizes
+                    cap <<= 1
             self._levels = levels
         return self._levels
 
@@ -1021,9 +1133,13 @@ class ConcurrentOrder:
         chain: list[str] = []
         cap = 16
         while True:
-            chain = chain + levels.get(cap, {}).get(index & (cap - 1), [])
-            if len(chain) > TREEIFY_THRESHOLD:
-                return None
+            for key, put in levels.get(cap, {}).get(index & (cap - 1), []):
+                if put:
+                    chain.append(key)
+                else:
+                    chain.remove(key)
+                if len(chain) > TREEIFY_THRESHOLD:
+                    return None
             if cap >= self.capacity:
                 return chain
             if len(chain) > 1:

@@ -66,6 +66,9 @@ class LoadData:
     #: bundles split this cycle: ``checkNamespaceBundleSplit`` removed their ``BundleData``, so no
     #: shedder sees them until the next ``updateBundleData``
     split_away: frozenset[str] = frozenset()
+    #: the leader's ``bundleData`` ``ConcurrentHashMap`` with its history across a sequence
+    #: (``None``: a map filled once, in ``bundle_data``'s order)
+    bundle_map: ConcurrentOrder | None = field(default=None, compare=False, repr=False)
     _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def is_system_bundle(self, bundle: str) -> bool:
@@ -79,7 +82,10 @@ class LoadData:
                 and bundle not in self.split_away)
 
     def _bundle_map(self) -> ConcurrentOrder:
-        """The ``bundleData`` ``ConcurrentHashMap``, filled in ``bundle_data``'s order."""
+        """The ``bundleData`` ``ConcurrentHashMap``: the one kept across the sequence, else one
+        filled in ``bundle_data``'s order."""
+        if self.bundle_map is not None:
+            return self.bundle_map
         order = self._memo.get("bundles")
         if order is None:
             keys = list(self.bundle_data)

@@ -8,9 +8,13 @@ Mirrors:
   whole namespace name (``getPolicyByNamespace``, ``String.matches``); a broker is *shared* when no
   policy names it **primary** (``isSharedBroker`` — a secondary broker of some policy is still
   shared with every namespace without a policy);
-* ``NamespaceIsolationPolicyImpl``: primary / secondary broker regexes, matched against the whole
-  value given (the broker id ``host:port``) and then against its host (the value minus a numeric
-  ``:port`` suffix), as the current ``matchesBrokerRegex`` does;
+* ``NamespaceIsolationPolicyImpl``: primary / secondary broker regexes, each matched against the
+  whole value given (``matchesBrokerRegex``, ``String.matches``). ``LoadManagerShared.
+  applyNamespacePolicies`` gives it the broker's **host**, never its ``host:port`` id: the id up to
+  its last ``:`` (``parseBrokerHost``, Pulsar PR #21894, 3.2.0 and later; an id without ``:`` is
+  skipped), or in older releases ``new URL("http://" + id).getHost()`` (an id ``URL`` refuses is
+  skipped). A policy naming ``b1:8080`` therefore matches no broker (Pulsar issue #15795; PR
+  #20256, which would have matched ``host:port`` too, was closed unmerged);
 * ``MinAvailablePolicy`` (the only ``auto_failover_policy``): fail over to the secondaries when
   fewer primaries than ``min_limit`` are available (``shouldFailoverToSecondary(int)``);
 * ``LocalPolicies.namespaceAntiAffinityGroup`` (``namespaces/{t}/{ns}/antiAffinity``): a blank
@@ -26,10 +30,12 @@ them :mod:`lbctl.strategies.placement`'s.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from types import MappingProxyType
+from typing import Literal
 
 from msgspec import Struct, field
 
@@ -57,25 +63,74 @@ def full_match(patterns: Sequence[str], value: str) -> bool:
     return any(_compiled(p).fullmatch(value) is not None for p in patterns)
 
 
-def broker_host(broker: str) -> str:
-    """``LoadManagerShared.parseBrokerHost``: a broker id up to its last ``:``."""
-    i = broker.rfind(":")
-    return broker[:i] if i > 0 else broker
+#: How a release takes the host of a broker id before matching policies' broker regexes:
+#: ``"brokerId"`` — ``LoadManagerShared.parseBrokerHost`` (PR #21894); ``"url"`` — the older
+#: ``new URL("http://" + brokerId).getHost()``.
+HostRule = Literal["brokerId", "url"]
+
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 
 
-def _strip_port(value: str) -> str | None:
-    i = value.rfind(":")
-    if i <= 0 or i == len(value) - 1 or not value[i + 1:].isdigit():
+def _java_parse_int(text: str) -> bool:
+    """Whether ``Integer.parseInt(text)`` accepts ``text`` (an optional sign, then decimal digits
+    of any script, within ``int``)."""
+    digits = text[1:] if text[:1] in "+-" else text
+    if not digits or not all(c.isdecimal() for c in digits):
+        return False
+    return _INT_MIN <= int(text) <= _INT_MAX
+
+
+def _ipv6_literal(text: str) -> bool:
+    """``IPAddressUtil.isIPv6LiteralAddress`` (a scope id ``%…`` allowed)."""
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def url_host(broker: str) -> str | None:
+    """``new URL("http://" + broker).getHost()`` as JDK 17's ``URLStreamHandler.parseURL`` takes
+    it; ``None`` where the constructor throws ``MalformedURLException`` (Pulsar then logs and skips
+    the broker).
+
+    Trailing characters up to U+0020 are trimmed; the authority ends at the first ``#``, ``?`` or
+    ``/``; with more than one ``@`` the host is empty, with one it follows the ``@``; a ``[...]``
+    IPv6 literal keeps its brackets, must be valid and may only be followed by ``:port``;
+    otherwise the host runs to the first ``:``. A port must be what ``Integer.parseInt`` reads,
+    at least -1, or empty. Checked against the JDK in ``tests/model/test_policies_jdk.py``."""
+    spec = broker
+    end = len(spec)
+    while end > 0 and spec[end - 1] <= " ":
+        end -= 1
+    authority = re.split(r"[#?/]", spec[:end], maxsplit=1)[0]
+    if authority.count("@") > 1:
+        return ""
+    host = authority[authority.find("@") + 1:]
+    port = ""
+    if host.startswith("["):
+        close = host.find("]")
+        if close <= 2 or not _ipv6_literal(host[1:close]):
+            return None
+        rest = host[close + 1:]
+        if rest and not rest.startswith(":"):
+            return None
+        host, port = host[:close + 1], rest[1:]
+    else:
+        host, _, port = host.partition(":")
+    if port and not (_java_parse_int(port) and int(port) >= -1):
         return None
-    return value[:i]
+    return host
 
 
-def matches_broker(patterns: Sequence[str], broker: str) -> bool:
-    """``NamespaceIsolationPolicyImpl.matchesBrokerRegex``: the broker id as given, then its host."""
-    if full_match(patterns, broker):
-        return True
-    host = _strip_port(broker)
-    return host is not None and full_match(patterns, host)
+def broker_host(broker: str, rule: HostRule = "brokerId") -> str | None:
+    """The host Pulsar matches a broker's policies against (see :data:`HostRule`): with
+    ``"brokerId"``, ``parseBrokerHost`` — the id up to its last ``:`` (IPv6 ids keep their
+    brackets), ``None`` (the broker is skipped) when it has no ``:``."""
+    if rule == "url":
+        return url_host(broker)
+    i = broker.rfind(":")
+    return broker[:i] if i > -1 else None
 
 
 class IsolationPolicy(Struct, frozen=True):
@@ -92,11 +147,13 @@ class IsolationPolicy(Struct, frozen=True):
     def applies_to(self, namespace: str) -> bool:
         return full_match(self.namespaces, namespace)
 
-    def is_primary(self, broker: str) -> bool:
-        return matches_broker(self.primary, broker)
+    def is_primary(self, host: str) -> bool:
+        """``isPrimaryBroker(host)``: a primary regex matches the broker's *host*."""
+        return full_match(self.primary, host)
 
-    def is_secondary(self, broker: str) -> bool:
-        return matches_broker(self.secondary, broker)
+    def is_secondary(self, host: str) -> bool:
+        """``isSecondaryBroker(host)``."""
+        return full_match(self.secondary, host)
 
     def should_failover(self, primaries: int) -> bool:
         """``MinAvailablePolicy.shouldFailoverToSecondary(totalPrimaryCandidates)``."""
@@ -124,9 +181,29 @@ class ClusterPolicies(Struct, frozen=True):
     def has_isolation_policy(self, namespace: str) -> bool:
         return self.isolation_for(namespace) is not None
 
-    def is_shared(self, broker: str) -> bool:
-        """``NamespaceIsolationPolicies.isSharedBroker``: no policy names the broker primary."""
-        return not any(p.is_primary(broker) for p in self.isolation)
+    def is_shared(self, host: str) -> bool:
+        """``NamespaceIsolationPolicies.isSharedBroker(host)``: no policy names the host
+        primary."""
+        return not any(p.is_primary(host) for p in self.isolation)
+
+    # --- by broker id, as applyNamespacePolicies matches ------------------------------------------
+    def primary_broker(self, policy: IsolationPolicy, broker: str,
+                       rule: HostRule = "brokerId") -> bool:
+        """Whether ``policy`` names the broker id ``broker`` primary: its host matches (a broker
+        whose host cannot be taken never does)."""
+        host = broker_host(broker, rule)
+        return host is not None and policy.is_primary(host)
+
+    def secondary_broker(self, policy: IsolationPolicy, broker: str,
+                         rule: HostRule = "brokerId") -> bool:
+        host = broker_host(broker, rule)
+        return host is not None and policy.is_secondary(host)
+
+    def shared_broker(self, broker: str, rule: HostRule = "brokerId") -> bool:
+        """Whether the broker id is shared (a broker whose host cannot be taken is skipped by
+        ``applyNamespacePolicies``, so never a shared candidate)."""
+        host = broker_host(broker, rule)
+        return host is not None and self.is_shared(host)
 
     # --- anti-affinity -------------------------------------------------------------------------
     def anti_affinity_group(self, namespace: str) -> str | None:

@@ -218,7 +218,7 @@ def _bundle_kinds(state: ClusterState, view: LoadView) -> dict[int, tuple[bool, 
 
 def _policies(policies: ClusterPolicies, view: LoadView, rules: Rules, n: int) -> None:
     """Isolation (allowed destinations per namespace) and anti-affinity caps."""
-    shared = frozenset(j for j, b in enumerate(view.brokers) if policies.is_shared(b))
+    shared = frozenset(j for j, b in enumerate(view.brokers) if policies.shared_broker(b))
     per_ns: dict[str, tuple[frozenset[int], str]] = {}
     for i, x in enumerate(view.bundles):
         ns = namespace_of(x)
@@ -229,11 +229,12 @@ def _policies(policies: ClusterPolicies, view: LoadView, rules: Rules, n: int) -
                 hit = (shared, f"namespace {ns} has no isolation policy: shared brokers only")
             else:
                 primaries = frozenset(j for j, b in enumerate(view.brokers)
-                                      if policy.is_primary(b))
+                                      if policies.primary_broker(policy, b))
                 allowed = primaries
                 if policy.should_failover(len(primaries)):
                     allowed = primaries | frozenset(
-                        j for j, b in enumerate(view.brokers) if policy.is_secondary(b))
+                        j for j, b in enumerate(view.brokers)
+                        if policies.secondary_broker(policy, b))
                 hit = (allowed, f"namespace {ns}'s isolation policy")
             per_ns[ns] = hit
         rules.allowed[i] = hit[0]

@@ -9,7 +9,7 @@ Table: the cycles (quiet ones elided in long runs) and the summary in words.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -108,6 +108,11 @@ def _summary(r: SimulationResult) -> dict[str, Any]:
     return s
 
 
+def _profile_name(version: Mapping[str, Any]) -> str:
+    """``Profile.name`` from its ``to_dict()``: ``Pulsar 4.0.4 (snapshot)``."""
+    return f"Pulsar {version['version']} ({version['origin']})"
+
+
 def _header(r: SimulationResult) -> dict[str, Any]:
     return {
         "cluster": r.cluster,
@@ -183,7 +188,8 @@ class SimulationView:
         r = self.result
         head = (f"{r.cluster} from {iso_time(r.start)}: {r.label}, {len(r.cycles)} cycles of "
                 f"{r.interval_minutes} min"
-                + (f", trace of {r.trace_snapshots} snapshots" if r.trace_snapshots > 1 else ""))
+                + (f", trace of {r.trace_snapshots} snapshots" if r.trace_snapshots > 1 else "")
+                + (f"; modelled as {_profile_name(r.pulsar_version)}" if r.pulsar_version else ""))
         shown = list(r.cycles)
         note = ""
         if len(shown) > _FULL_TABLE:

@@ -125,6 +125,7 @@ class SplitView:
         lines.append(f"  algorithm:  {p.algorithm} ({text(p.algorithm_note)})")
         lines.append(f"  why:        {text(p.result.why)}")
         lines.append(f"  boundaries: {', '.join(format_position(b) for b in p.boundaries)}")
+        lines.append(f"  modelled:   {p.settings.profile.name}")
         if p.stats:
             lines.append(f"  parent:     {p.stats.topics} topics reported, "
                          f"{p.stats.msg_rate:,.1f} msg/s, {p.stats.throughput / MB:,.2f} MB/s "

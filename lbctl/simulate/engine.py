@@ -54,7 +54,7 @@ from msgspec import Struct
 from lbctl.config import Settings, read_broker_conf
 from lbctl.errors import UsageError
 from lbctl.loadmanager.base import CycleResult, LoadManager
-from lbctl.loadmanager.select import Options, choose, kind_of, settings_for
+from lbctl.loadmanager.select import Options, choose, kind_of, profile_of, settings_for
 from lbctl.model.bundlecolumns import StatsColumns, columns_of, numpy_or_none
 from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
 from lbctl.model.cycle import Moved
@@ -136,6 +136,8 @@ class SimulationResult:
     final_throughput: Mapping[str, float] = field(default_factory=dict)
     #: how a comparison names the run (the load manager's label)
     label: str = ""
+    #: the Pulsar release modelled (``Profile.to_dict()``), chosen as every command chooses it
+    pulsar_version: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def final(self) -> Spread:
@@ -236,7 +238,8 @@ def simulate(states: Sequence[ClusterState], opts: Options,
         raise UsageError("no snapshot given")
     conf = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
     # the run's own first settings: what the load manager reads of them is what it reports
-    settings0 = settings_for(states[0], opts, conf)
+    profile, _ = profile_of(states, opts)  # one release for the whole run (lbctl.versions.choose)
+    settings0 = settings_for(states[0], opts, conf, profile)
     lm = choose(states, opts, settings0, simulating=True, own=offer(sim.planner_options()))
     if lm.kind == MODULAR and _all_extensible(states):
         # lbctl's planner moves the brokers' load reports as on a modular cluster (as compare does)
@@ -302,6 +305,7 @@ class _Run:
         self.sim = sim
         self.conf = start.conf
         self._settings: dict[int, Settings] = {0: start.settings0}
+        self.settings0_profile = start.settings0.profile
         s0 = self.states[0]
         self.settings0 = self.settings(0)
         interval = int(self.settings0["loadBalancerSheddingIntervalMinutes"])
@@ -352,7 +356,8 @@ class _Run:
     def settings(self, i: int) -> Settings:
         s = self._settings.get(i)
         if s is None:
-            s = self._settings[i] = settings_for(self.states[i], self.opts, self.conf)
+            s = self._settings[i] = settings_for(self.states[i], self.opts, self.conf,
+                                                 self.settings0_profile)
         return s
 
     def _stats_of(self, i: int) -> dict[str, NamespaceBundleStats]:
@@ -472,7 +477,7 @@ class _Run:
             trace_snapshots=len(self.states), settings=self.settings0.read_values(),
             model=self.model, cycles=tuple(records), final_loads=final,
             final_throughput={b: self.true[b].throughput for b in self.owned},
-            label=self.lm.label,
+            label=self.lm.label, pulsar_version=self.settings0.profile.to_dict(),
         )
 
     def _move(self, decided: tuple[Moved, ...], loads: Mapping[str, float], spread: Spread,

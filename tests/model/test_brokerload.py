@@ -191,3 +191,13 @@ def test_comparator_before_24772_uses_thresholds():
     x, y, z = (NamespaceBundleStats(msgThroughputIn=v) for v in (0, 60_000, 120_000))
     assert compare_stats_threshold(x, y) == 0 and compare_stats_threshold(y, z) == 0
     assert compare_stats_threshold(x, z) == -1
+
+
+def test_topic_connections_are_an_int_sum() -> None:
+    """``NamespaceBundleStats.compareByTopicConnections`` (apache/pulsar master 2025): ``long
+    thisTopicsAndConnections = topics + consumerCount + producerCount`` sums ``int``s before the
+    widening, so 2^31 - 1 consumers plus 1 topic compare as -2^31, below a bundle of 1,000."""
+    huge = NamespaceBundleStats(topics=1, consumerCount=2**31 - 1)
+    small = NamespaceBundleStats(topics=1000)
+    assert compare_stats(huge, small) == -1
+    assert compare_stats_threshold(huge, small) == -1

@@ -162,3 +162,21 @@ def test_string_hash_non_ascii_uses_utf16_code_units() -> None:
     # Java: "ÄÖü€".hashCode() == 6060866; "😀" is two UTF-16 units (0xd83d, 0xde00).
     assert java_string_hash("ÄÖü€") == 6060866
     assert java_string_hash("😀") == (31 * 0xD83D + 0xDE00) & 0xFFFFFFFF
+
+
+def test_history_then_puts_is_then() -> None:
+    """:meth:`MapHistory.then_puts` (the bulk form the leader's bundle map uses) gives the same
+    history as :meth:`MapHistory.then` with the puts, then the removals, one at a time."""
+    import random
+
+    from lbctl.model.javaorder import MapHistory
+
+    rng = random.Random(11)
+    keys = [f"t/ns/{i}" for i in range(300)]
+    a = b = MapHistory()
+    for _ in range(30):
+        puts = rng.sample(keys, rng.randint(0, 60))
+        removes = rng.sample(list(a.live), rng.randint(0, len(a.live)))
+        a = a.then([(k, True) for k in puts] + [(k, False) for k in removes])
+        b = b.then_puts(puts, removes)
+        assert (a.ops, list(a.live), a.capacity) == (b.ops, list(b.live), b.capacity)

@@ -24,6 +24,7 @@ import pytest
 from lbctl.model.javaorder import (
     ConcurrentOrder,
     JavaConcurrentHashMap,
+    MapHistory,
     concurrent_order,
     guava_expected_size_capacity,
     hashmap_order,
@@ -79,8 +80,8 @@ class Case:
 
 def make_case(rng: random.Random, i: int) -> Case:
     keys = key_set(rng)
-    kind = rng.choice(["chm", "chm", "chm-lazy", "hashmap", "hashset", "tomap", "guava16",
-                       "guava32", "reused"])
+    kind = rng.choice(["chm", "chm", "chm-lazy", "chm-history", "hashmap", "hashset", "tomap",
+                       "guava16", "guava32", "reused"])
     c = Case(f"{kind}-{i}")
     if kind in ("chm", "chm-lazy"):
         c.lines.append("NEW\tchm")
@@ -99,6 +100,17 @@ def make_case(rng: random.Random, i: int) -> Case:
             lazy = ConcurrentOrder(keys, exact_limit=0)
             c.expected = [k for b in range(lazy.capacity) for k in lazy.bucket(b)]
             assert c.expected == concurrent_order(keys)
+    elif kind == "chm-history":  # the leader's bundleData across cycles: bundles come and go
+        c.lines.append("NEW\tchm")
+        history = MapHistory()
+        for _ in range(rng.randint(2, 4)):
+            ops = [(k, True) for k in rng.sample(keys, rng.randint(0, len(keys)))]
+            live = list(history.live)
+            ops += [(k, False) for k in rng.sample(live, rng.randint(0, len(live)))]
+            history = history.then(ops)
+        c.lines += [f"{'PUT' if put else 'REM'}\t{k}" for k, put in history.ops]
+        lazy = ConcurrentOrder((), exact_limit=0, history=history)  # per-bucket replay
+        c.expected = [k for b in range(lazy.capacity) for k in lazy.bucket(b)]
     elif kind == "hashmap":
         c.lines.append("NEW\thashmap")
         c.lines += [f"PUT\t{k}" for k in keys]

@@ -143,6 +143,10 @@ def placed(w: PlacedWhy) -> str:
         case "planned":
             return (f"AvgShedder planned {w.bundle} for {w.target} when it shed it (the low "
                     f"broker of its pair) and {w.target} is a candidate")
+        case "remembered":
+            return (f"AvgShedder answers with {w.target}, the pick it stored for {w.bundle} at "
+                    "the first ask of this unload (its bundle → broker map), and "
+                    f"{w.target} is a candidate")
         case "no-candidates":
             return "no candidate brokers"
     cause = ("no AvgShedder plan for this bundle in this unload attempt"

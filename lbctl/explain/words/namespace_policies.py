@@ -8,6 +8,11 @@ from lbctl.explain.words.base import words
 from lbctl.strategies.placement.namespace_policies import PolicyWhy
 
 
+def _skipped(brokers: tuple[str, ...]) -> str:
+    return (f"skipped {', '.join(brokers)}: Pulsar cannot take a host from the broker id to "
+            "match the policies against")
+
+
 @words.register
 def policy(w: PolicyWhy) -> str:
     match w.code:
@@ -17,6 +22,8 @@ def policy(w: PolicyWhy) -> str:
             if w.failover:
                 said += (f"; fewer than min_limit {w.min_limit}, so the secondaries too: "
                          f"{', '.join(w.others) or 'none'}")
+            if w.skipped:
+                said += f"; {_skipped(w.skipped)}"
             return said
         case "shared":
             kind = "non-persistent" if w.non_persistent else "persistent"
@@ -27,6 +34,8 @@ def policy(w: PolicyWhy) -> str:
             if w.others:
                 parts.append(f"{', '.join(w.others)} are primary brokers of an isolation policy "
                              "(not shared)")
+            if w.skipped:
+                parts.append(_skipped(w.skipped))
             return "; ".join(parts)
         case "anti-affinity":
             parts = []

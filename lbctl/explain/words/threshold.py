@@ -48,8 +48,9 @@ def _lower(w: ThresholdWhy) -> str | None:
         case "lower-none":
             return "lower-boundary shedding found no bundle it may shed"
         case "lower-below":
-            return (f"below the lower bound {pct(w.trigger)} (smoothed again: "
-                    f"{pct(w.smoothed)}), which is what triggers lower-boundary shedding")
+            return (f"below the lower bound {pct(w.trigger)} "
+                    f"({'smoothed again' if w.again else 'smoothed'}: {pct(w.smoothed)}), which "
+                    "is what triggers lower-boundary shedding")
     return None
 
 
@@ -75,8 +76,10 @@ def _note(w: ThresholdWhy) -> str:
         case "note-lower-off":
             return "lowerBoundarySheddingEnabled is false: no lower-boundary shedding"
         case "note-lower-average":
-            return (f"lower-boundary shedding: average recomputed as {pct(w.average)} (Pulsar "
-                    f"smooths every usage a second time this cycle); lower bound = average - "
+            said = (f"average recomputed as {pct(w.average)} (Pulsar before 4.1 smooths every "
+                    "usage a second time this cycle)" if w.again else
+                    f"the cycle's average {pct(w.average)} (Pulsar 4.1+, PR #24064)")
+            return (f"lower-boundary shedding: {said}; lower bound = average - "
                     f"{w.percent}% = {pct(w.trigger)}")
         case "note-lower-no-busiest":
             return (f"nothing selected: no broker with more than one bundle is above the lower "

@@ -197,7 +197,8 @@ class IsolationPoliciesFilter:
             return v.nonPersistentTopicsEnabled if non_persistent else v.persistentTopicsEnabled
 
         kept = apply_namespace_policies(_namespace(bundle), tuple(brokers), ctx.policies, loads,
-                                        non_persistent=ctx.non_persistent(bundle))
+                                        non_persistent=ctx.non_persistent(bundle),
+                                        rule=ctx.settings.profile["isolationBrokerHost"])
         keep = set(kept.brokers)
         return {b: v for b, v in brokers.items() if b in keep}
 

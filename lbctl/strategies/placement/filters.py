@@ -31,7 +31,7 @@ from lbctl.model.candidates import Excluding
 from lbctl.model.decision import FilterStep, Why
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.loaddata import LoadData
-from lbctl.model.policies import NO_POLICIES, ClusterPolicies, IsolationPolicy
+from lbctl.model.policies import NO_POLICIES, ClusterPolicies, HostRule, IsolationPolicy
 from lbctl.strategies.placement.namespace_policies import (
     PolicyCandidates,
     apply_namespace_policies,
@@ -210,6 +210,9 @@ class PlacementEnv:
     policies: ClusterPolicies = NO_POLICIES
     class_known: bool = False
     versions_known: bool = False
+    #: how the release takes a broker's host for the policies (the profile's
+    #: ``isolationBrokerHost``)
+    host_rule: HostRule = "brokerId"
     #: per cycle: the policy candidates of each isolation policy (None: namespaces without one),
     #: which is all that makes them differ between namespaces
     cache: dict[tuple[int, IsolationPolicy | None], PolicyCandidates] = field(
@@ -220,12 +223,13 @@ class PlacementEnv:
 
     @classmethod
     def of(cls, available: Sequence[str], load: LoadData,
-           policies: ClusterPolicies) -> PlacementEnv:
+           policies: ClusterPolicies, settings: Settings) -> PlacementEnv:
         locals_ = [bd.local for bd in load.brokers.values()]
         return cls(
             tuple(java_hash_order(available)), policies,
             any(x.loadManagerClassName is not None for x in locals_),
-            any(x.brokerVersionString for x in locals_))
+            any(x.brokerVersionString for x in locals_),
+            settings.profile["isolationBrokerHost"])
 
     def domains(self, settings: Settings) -> dict[str, str] | None:
         """The broker → failure-domain map when ``failureDomainsEnabled`` (read only here, as
@@ -251,7 +255,8 @@ def policy_candidates(namespace: str, env: PlacementEnv, load: LoadData) -> Poli
         return bd.local.nonPersistentTopicsEnabled if non_persistent \
             else bd.local.persistentTopicsEnabled
 
-    out = env.cache[key] = apply_namespace_policies(namespace, env.available, env.policies, loads)
+    out = env.cache[key] = apply_namespace_policies(namespace, env.available, env.policies, loads,
+                                                    rule=env.host_rule)
     return out
 
 

@@ -225,6 +225,9 @@ class LeastLongTermMessageRate:
     def on_active_brokers_change(self, memory: Any, active: frozenset[str]) -> Any:
         return memory
 
+    def on_unload_attempt_completed(self, memory: Any) -> Any:
+        return memory
+
 
 def _settings_key(settings: Settings) -> tuple[Any, ...]:
     return tuple(settings[k] for k in (

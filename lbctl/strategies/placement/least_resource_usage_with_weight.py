@@ -119,6 +119,9 @@ class LeastResourceUsageWithWeight:
         """``onActiveBrokersChange``: forget the history of brokers that are no longer active."""
         return MappingProxyType({b: h for b, h in dict(memory or {}).items() if b in active})
 
+    def on_unload_attempt_completed(self, memory: Any) -> Any:
+        return memory
+
 
 def _update_histories(cands: Sequence[str], load: LoadData, settings: Settings,
                       history: dict[str, float]) -> tuple[float, list[str], list[str]]:

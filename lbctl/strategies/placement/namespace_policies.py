@@ -7,7 +7,10 @@
   topic kind (``persistentTopicsEnabled``, or ``nonPersistentTopicsEnabled`` for a bundle looked up
   for a non-persistent topic). The modular load manager's predicate also needs the broker's load
   report (``brokerTopicLoadingPredicate`` reads ``loadData``): a broker without one is never a
-  shared candidate. Brokers are matched by their id (``host:port``) and by their host.
+  shared candidate. Policies' broker regexes are matched against the broker's *host*, never its
+  ``host:port`` id (:func:`lbctl.model.policies.broker_host`: ``parseBrokerHost`` since Pulsar
+  3.2.0, ``URL.getHost()`` before; the rule is the profile's ``isolationBrokerHost``); a broker
+  whose host cannot be taken is skipped, as Pulsar logs and skips it.
 * :func:`filter_anti_affinity` — ``filterAntiAffinityGroupOwnedBrokers``: for a namespace of an
   anti-affinity group, with ``failureDomainsEnabled`` first only the failure domains owning the
   fewest namespaces of the group stay, then only the brokers owning the fewest (a broker owning
@@ -30,14 +33,14 @@ from msgspec import Struct
 
 from lbctl.model.bundle import namespace_of
 from lbctl.model.decision import Why
-from lbctl.model.policies import DEFAULT_DOMAIN, ClusterPolicies
+from lbctl.model.policies import DEFAULT_DOMAIN, ClusterPolicies, HostRule, broker_host
 
 #: What the namespace policies kept, and why.
 Policy = Literal[
     "isolation",  # name (of the policy, may be empty), names (its primaries);
-    #   failover: min_limit, others (the secondaries added)
+    #   failover: min_limit, others (the secondaries added); skipped
     "shared",  # names (brokers not loading the topic kind), others (primaries of a
-    #   policy, not shared), non_persistent
+    #   policy, not shared), non_persistent; skipped
     "anti-affinity",  # domains (removed by domain, with domain_least);
     #   names/counts (removed brokers), least
 ]
@@ -57,6 +60,8 @@ class PolicyWhy(Why, frozen=True):
     domain_least: int = 0
     counts: tuple[int, ...] = ()
     least: int = 0
+    #: broker ids whose host Pulsar cannot take (``parseBrokerHost`` / ``new URL`` throws)
+    skipped: tuple[str, ...] = ()
 
 
 class PolicyCandidates(Struct, frozen=True):
@@ -74,32 +79,41 @@ def apply_namespace_policies(
     loads_topics: Callable[[str, bool], bool],
     *,
     non_persistent: bool = False,
+    rule: HostRule = "brokerId",
 ) -> PolicyCandidates:
     """``LoadManagerShared.applyNamespacePolicies``; ``loads_topics(broker, non_persistent)`` is the
-    ``BrokerTopicLoadingPredicate``. The result keeps ``available``'s order."""
+    ``BrokerTopicLoadingPredicate`` (given the broker id). Regexes match each broker's host taken
+    by ``rule``. The result keeps ``available``'s order."""
     policy = policies.isolation_for(namespace)
+    hosts = {b: broker_host(b, rule) for b in available}
+    skipped = tuple(b for b in available if hosts[b] is None)
     if policy is not None:
-        primaries = [b for b in available if policy.is_primary(b)]
-        secondaries = [b for b in available if b not in primaries and policy.is_secondary(b)]
+        primaries = [b for b in available if (h := hosts[b]) is not None and policy.is_primary(h)]
+        secondaries = [b for b in available if (h := hosts[b]) is not None
+                       and b not in primaries and policy.is_secondary(h)]
         keep = set(primaries)
         failover = policy.should_failover(len(primaries))
         if failover:
             keep.update(secondaries)
         why = PolicyWhy("isolation", policy.name or "", tuple(primaries),
-                        tuple(secondaries), failover, policy.min_limit)
+                        tuple(secondaries), failover, policy.min_limit, skipped=skipped)
         return PolicyCandidates(tuple(b for b in available if b in keep), why, policy.name)
     kept: list[str] = []
     no_kind: list[str] = []
     reserved: list[str] = []
     for b in available:
+        host = hosts[b]
+        if host is None:
+            continue
         if not loads_topics(b, non_persistent):
             no_kind.append(b)
-        elif not policies.is_shared(b):
+        elif not policies.is_shared(host):
             reserved.append(b)
         else:
             kept.append(b)
     shared = (PolicyWhy("shared", names=tuple(no_kind), others=tuple(reserved),
-                        non_persistent=non_persistent) if no_kind or reserved else None)
+                        non_persistent=non_persistent, skipped=skipped)
+              if no_kind or reserved or skipped else None)
     return PolicyCandidates(tuple(kept), shared)
 
 

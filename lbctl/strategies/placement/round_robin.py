@@ -106,3 +106,6 @@ class RoundRobinBrokerSelector:
 
     def on_active_brokers_change(self, memory: Any, active: frozenset[str]) -> Any:
         return memory
+
+    def on_unload_attempt_completed(self, memory: Any) -> Any:
+        return memory

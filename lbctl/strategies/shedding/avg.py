@@ -469,6 +469,7 @@ Placed = Literal[
     "no-candidates",
     "no-plan",  # random pick: names (sorted candidates), pick
     "plan-gone",  # random pick; target: the planned broker, not a candidate
+    "remembered",  # bundle, target: the pick stored at an earlier ask of this attempt
 ]
 
 
@@ -480,32 +481,51 @@ class PlacedWhy(Why, frozen=True):
     names: tuple[str, ...] = ()
 
 
+class AvgPicks(Struct, frozen=True):
+    """The picks AvgShedder's placement half stored this unload attempt: a random pick made when
+    the planned broker was not a candidate is put in the same bundle → broker map as the plan
+    (``bundleBrokerMap.put``), so the next ask for that bundle answers with it."""
+
+    picks: Mapping[str, str] = field(default_factory=lambda: _NO_PICKS)
+
+
+_NO_PICKS: Mapping[str, str] = MappingProxyType({})
+
+
 @PLACEMENT.register(NAME, reads=READS)
 class AvgShedderPlacement:
     """The placement half of ``AvgShedder`` (``selectBroker``).
 
-    1. If the shedder planned a destination for this bundle in the current unload attempt
-       (``planned[bundle]``, the ``destination`` of its selections) and that broker is a
+    1. The map AvgShedder answers from holds, per bundle, the shedder's planned destination
+       (``planned[bundle]``, the ``destination`` of its selections) or, once this half has drawn
+       one for the bundle, that draw (memory: :class:`AvgPicks`). When that broker is a
        candidate, it is the answer.
     2. Otherwise (cluster starting, the bundle was not shed by AvgShedder, or the planned broker
-       is gone) Pulsar sorts the candidates by name and indexes them with the CRC-32 of the text
-       of a random ``int``, which is a uniform random pick; lbctl picks
-       ``rng.randrange(len(candidates))`` from the sorted list (``--seed``).
+       was filtered out or is gone) Pulsar sorts the candidates by name and indexes them with
+       the CRC-32 of the text of a random ``int``, which is a uniform random pick; lbctl picks
+       ``rng.randrange(len(candidates))`` from the sorted list (``--seed``) — and **stores the
+       pick** in the map. ``ModularLoadManagerImpl.selectBroker`` asks a second time, over every
+       broker the namespace policies allow, when the first answer is over the overload
+       threshold: AvgShedder then answers with the stored pick, which may be the owner (the
+       unload is then skipped), not with the planned low broker.
 
-    Newest master keys the plan by bundle name and scopes it to one unload attempt
-    (``onUnloadAttemptCompleted`` clears it); ``planned`` is exactly that per-attempt plan, so this
-    half keeps no memory of its own. (Pulsar 4.x keyed the plan by ``BundleData`` object and kept
-    random picks too; lbctl follows master.)
+    The map is keyed by bundle name and lives for one unload attempt in current master (PR
+    #26246: cleared when planning starts and when the attempt completes —
+    :meth:`on_unload_attempt_completed`), so the stored picks are forgotten between cycles.
+    (Releases before it keyed the map by the mutable ``BundleData`` and never removed entries;
+    lbctl follows master.)
     """
 
     name = NAME
 
-    def initial_memory(self) -> None:
-        return None
+    def initial_memory(self) -> AvgPicks:
+        return AvgPicks()
 
     def select(self, request: PlacementRequest, memory: Any) -> tuple[PlacementDecision, Any]:
-        """``AvgShedder.selectBroker``: the shedder's planned destination when it is a
-        candidate, else a uniform random pick among the candidates sorted by name."""
+        """``AvgShedder.selectBroker``: the map's broker for the bundle (the stored pick, else
+        the shedder's plan) when it is a candidate, else a uniform random pick among the
+        candidates sorted by name, stored for the next ask."""
+        picks = memory.picks if isinstance(memory, AvgPicks) else _NO_PICKS
         cands = tuple(request.candidates)
         bundle, load = request.bundle, request.load
         weights = request.settings.weights4()
@@ -514,10 +534,12 @@ class AvgShedderPlacement:
             for c in cands
             if c in load.brokers
         })
-        target = request.planned.get(bundle)
+        stored = picks.get(bundle)
+        target = stored if stored is not None else request.planned.get(bundle)
         if target is not None and target in cands:
-            return PlacementDecision(NAME, bundle, target, cands, scores, (target,),
-                                     PlacedWhy("planned", bundle, target)), memory
+            why = (PlacedWhy("remembered", bundle, target) if stored is not None
+                   else PlacedWhy("planned", bundle, target))
+            return PlacementDecision(NAME, bundle, target, cands, scores, (target,), why), memory
         if not cands:
             return PlacementDecision(NAME, bundle, None, cands,
                                      why=PlacedWhy("no-candidates")), memory
@@ -525,7 +547,12 @@ class AvgShedderPlacement:
         pick = ordered[request.rng.randrange(len(ordered))]
         why = (PlacedWhy("no-plan", bundle, pick=pick, names=ordered) if target is None
                else PlacedWhy("plan-gone", bundle, target, pick, ordered))
-        return PlacementDecision(NAME, bundle, pick, cands, scores, ordered, why), memory
+        kept = AvgPicks(MappingProxyType({**picks, bundle: pick}))
+        return PlacementDecision(NAME, bundle, pick, cands, scores, ordered, why), kept
 
     def on_active_brokers_change(self, memory: Any, active: frozenset[str]) -> Any:
         return memory
+
+    def on_unload_attempt_completed(self, memory: Any) -> AvgPicks:
+        """The attempt's ``finally`` clears the map (PR #26246): nothing is carried on."""
+        return AvgPicks()

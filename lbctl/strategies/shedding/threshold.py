@@ -21,8 +21,9 @@ Rules, in Pulsar's order:
 5. If that is less than ``loadBalancerBundleUnloadMinThroughputThreshold`` MB/s, it is skipped.
 6. A broker with one bundle (or none) is never shed; otherwise the greedy selector
    (:mod:`lbctl.strategies.shedding._select`) picks its largest bundles.
-7. If nothing was selected and ``lowerBoundarySheddingEnabled``: the average is computed again —
-   which smooths every broker's usage a *second* time in the same cycle, as Pulsar does — and, if
+7. If nothing was selected and ``lowerBoundarySheddingEnabled``: up to Pulsar 4.0 the average is
+   computed again — which smooths every broker's usage a *second* time in the same cycle; from 4.1
+   (PR #24064, ``tryLowerBoundaryShedding`` reuses the average it is given) it is not — and, if
    some broker is below ``average - threshold``, the broker with the highest smoothed usage above
    ``average - threshold`` that has more than one bundle offloads ``throughput * threshold * 0.5``,
    unless that is below the minimum throughput of rule 5 (equality proceeds).
@@ -114,6 +115,9 @@ class ThresholdWhy(Why, frozen=True):
     names: tuple[str, ...] = ()
     broker: str = ""
     then: ThresholdWhy | None = None
+    #: lower-boundary shedding recomputed the average, smoothing every usage a second time
+    #: (before PR #24064)
+    again: bool = False
 
 
 def _smooth(
@@ -188,6 +192,8 @@ class _Cycle:
                       for b, d in load.brokers.items()}
         self.history = dict(memory)
         self.avg = _smooth(load, self.history, self.usage, self.h)
+        # before PR #24064 tryLowerBoundaryShedding called getBrokerAvgUsage again
+        self.again = settings.profile["thresholdLowerBoundaryAverage"] == "recomputed"
         self.trigger = self.avg + self.threshold
         self.notes: list[Note] = []
         self.numbers: dict[str, float] = {
@@ -299,16 +305,16 @@ class _Cycle:
                           ThresholdWhy("note-none-reach", trigger=self.trigger))
 
     def lower_boundary(self) -> None:
-        """``tryLowerBoundaryShedding`` (rule 7 of the module docstring): the average again
-        (every usage smoothed a second time, as Pulsar does), the busiest broker with more than
-        one bundle above the lower bound, shed by ``threshold × 0.5`` of its throughput when some
-        broker is below that bound."""
-        avg2 = _smooth(self.load, self.history, self.usage, self.h)
+        """``tryLowerBoundaryShedding`` (rule 7 of the module docstring): the average (computed
+        again, every usage smoothed a second time, before PR #24064; the cycle's own since), the
+        busiest broker with more than one bundle above the lower bound, shed by
+        ``threshold × 0.5`` of its throughput when some broker is below that bound."""
+        avg2 = _smooth(self.load, self.history, self.usage, self.h) if self.again else self.avg
         lower = avg2 - self.threshold
         self.numbers.update(lowerBoundaryAverage=avg2, lowerBound=lower)
         max_broker, max_usage, below = self._busiest_and_below(lower)
         self.notes.append(ThresholdWhy("note-lower-average", average=avg2, trigger=lower,
-                                       percent=self.percent))
+                                       percent=self.percent, again=self.again))
         if max_broker is None:
             self.notes.append(ThresholdWhy("note-lower-no-busiest", trigger=lower))
             return
@@ -345,7 +351,7 @@ class _Cycle:
             self.notes.append(ThresholdWhy("note-lower-nothing", broker=max_broker))
         for broker in below:
             self._annotate(broker, lower, Label.SKIP, Reason.UNDERLOADED, ThresholdWhy(
-                "lower-below", trigger=lower, smoothed=self.history[broker]), {})
+                "lower-below", trigger=lower, smoothed=self.history[broker], again=self.again), {})
         self.selections.extend(got.selections)
 
     def _busiest_and_below(self, lower: float) -> tuple[str | None, float, list[str]]:

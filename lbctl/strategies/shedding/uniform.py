@@ -33,7 +33,6 @@ The strategy keeps no state between cycles (memory is ``None``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from types import MappingProxyType
 from typing import Literal
@@ -51,6 +50,7 @@ from lbctl.model.decision import (
     SheddingDecision,
     Why,
 )
+from lbctl.model.javaint import INT_MAX, d2i, int_add
 from lbctl.model.load import BundleData
 from lbctl.model.loaddata import LoadData
 from lbctl.records import replace
@@ -64,26 +64,8 @@ from lbctl.strategies.shedding._select import (
     unranked_candidates,
 )
 
-INT_MAX = 2**31 - 1
-INT_MIN = -(2**31)
 #: UniformLoadShedder.EPS
 EPS = 1e-6
-
-
-def java_int(x: float) -> int:
-    """Java's ``(int)`` cast of a double: NaN → 0, truncation toward zero, saturation."""
-    if math.isnan(x):
-        return 0
-    if x >= INT_MAX:
-        return INT_MAX
-    if x <= INT_MIN:
-        return INT_MIN
-    return int(x)
-
-
-def java_int_add(a: int, b: int) -> int:
-    """``a + b`` on Java ``int``s (32-bit two's complement wrap-around)."""
-    return (a + b + 2**31) % 2**32 - 2**31
 
 
 #: UniformLoadShedder's situations: a broker's verdict (its ``rate`` and ``throughput``, the
@@ -244,8 +226,8 @@ class _Cycle:
         self.tp_ratio = x.max_tp / self.min_t
         self.rate_exceeded = self.rate_threshold > 0 and self.rate_diff > self.rate_threshold
         self.tp_exceeded = self.tp_multiplier > 0 and self.tp_ratio > self.tp_multiplier
-        self.req_r = java_int((x.max_rate - self.min_r) * self.max_pct)
-        self.req_t = java_int((x.max_tp - self.min_t) * self.max_pct)
+        self.req_r = d2i((x.max_rate - self.min_r) * self.max_pct)
+        self.req_t = d2i((x.max_tp - self.min_t) * self.max_pct)
         self.numbers = {
             "maxMsgRate": x.max_rate,
             "minMsgRate": self.min_r,
@@ -388,7 +370,7 @@ class _Cycle:
                 self.candidates.append(BundleCandidate(source, bundle, value, False, limited))
                 continue
             if value <= remaining:
-                left = java_int_add(remaining, java_int(-value))
+                left = int_add(remaining, d2i(-value))
                 why = UniformPickWhy("fits", by_rate, remaining=remaining, left=left)
                 remaining = left
                 data = table[bundle]

@@ -8,7 +8,10 @@
   ``loadBalancerNamespaceBundleMaxSessions > 0``) ``producers + consumers`` exceed it, or the
   bundle's **long-term** ``msgRateIn + msgRateOut > loadBalancerNamespaceBundleMaxMsgRate``, or its
   long-term throughput exceeds ``loadBalancerNamespaceBundleMaxBandwidthMbytes`` MiB/s (rates count
-  as 0 when the bundle has no bundle data); all comparisons strict;
+  as 0 when the bundle has no bundle data); all comparisons strict. Java ``int`` arithmetic is
+  kept (:mod:`lbctl.model.javaint`): the bandwidth limit is ``MaxBandwidthMbytes * MIBI`` in
+  ``int`` (2048 MB wraps to -2^31, 4096 MB to 0, so every bundle with throughput then splits
+  for Bandwidth) and the session count an ``int`` sum;
 * only while the namespace's bundle count plus the bundles already picked in it stays below
   ``loadBalancerNamespaceMaximumBundles``.
 
@@ -33,6 +36,7 @@ from lbctl.config import Settings
 from lbctl.model.bundle import namespace_of
 from lbctl.model.bundlecolumns import BundleColumns
 from lbctl.model.decision import Reason, SplitCandidate, Why
+from lbctl.model.javaint import INT_MAX, int_mul
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.model.loaddata import BundleDataView, LoadData
 from lbctl.strategies.split.base import (
@@ -77,20 +81,27 @@ class _Limits(Struct, frozen=True):
                    int(settings["loadBalancerNamespaceBundleMaxTopics"]),
                    int(settings["loadBalancerNamespaceBundleMaxSessions"]),
                    int(settings["loadBalancerNamespaceBundleMaxMsgRate"]),
-                   max_bw_mb, max_bw_mb * MB)
+                   max_bw_mb, int_mul(max_bw_mb, MB))  # int * int, then widened to long
 
     def fired(self, stats: NamespaceBundleStats, rate: float, tp: float
               ) -> tuple[Reason, int] | None:
         """The first limit exceeded (Topics, Sessions, MsgRate, Bandwidth) and its value."""
         if stats.topics > self.max_topics:
             return Reason.TOPICS, self.max_topics
-        if self.max_sessions > 0 and stats.consumerCount + stats.producerCount > self.max_sessions:
+        if self.max_sessions > 0 and _sessions(stats) > self.max_sessions:
             return Reason.SESSIONS, self.max_sessions
         if rate > self.max_rate:
             return Reason.MSG_RATE, self.max_rate
-        if tp > self.max_bw:
-            return Reason.BANDWIDTH, self.max_bw_mb
+        if tp > self.max_bw:  # reported as Pulsar logs it: maxBundleBandwidth / MIBI
+            return Reason.BANDWIDTH, self.max_bw // MB
         return None
+
+
+def _sessions(stats: NamespaceBundleStats) -> int:
+    """``stats.consumerCount + stats.producerCount`` in ``int`` (both are ``int`` counts of at
+    most 2^31 - 1, so one wrap at most; inline, as the scan runs over every bundle)."""
+    n = stats.consumerCount + stats.producerCount
+    return n - 2**32 if n > INT_MAX else n
 
 
 def _long_term(load: LoadData, bundle: str, stats: NamespaceBundleStats) -> tuple[float, float]:
@@ -179,7 +190,8 @@ def _scan_first_samples(load: LoadData, limits: _Limits, picker: _Picker) -> Non
             tp = stats.msgThroughputIn + stats.msgThroughputOut
             if (stats.topics <= max_topics and rate <= max_rate and tp <= max_bw
                     and (max_sessions <= 0
-                         or stats.consumerCount + stats.producerCount <= max_sessions)):
+                         or (n := stats.consumerCount + stats.producerCount) <= max_sessions
+                         or n > INT_MAX)):  # an int sum over INT_MAX wraps below the limit
                 continue  # fires nothing (a NaN figure goes on to the picker, which skips it)
             picker.over(broker, bundle, stats, rate, tp)
 
@@ -201,7 +213,9 @@ def _scan(load: LoadData, limits: _Limits, picker: _Picker) -> None:
             topics = stats.topics
             if topics < 2:
                 continue
-            few = max_sessions <= 0 or stats.consumerCount + stats.producerCount <= max_sessions
+            few = (max_sessions <= 0
+                   or (n := stats.consumerCount + stats.producerCount) <= max_sessions
+                   or n > INT_MAX)  # an int sum over INT_MAX wraps below the limit
             if topics <= max_topics and bundle in in_columns and bundle not in over and few:
                 continue
             if totals is None:  # the first bundle that needs them (a quiet cycle: none)

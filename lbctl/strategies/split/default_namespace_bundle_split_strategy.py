@@ -30,6 +30,7 @@ from msgspec import Struct
 from lbctl.config import Settings
 from lbctl.model.bundle import BundleRange, bundle_name
 from lbctl.model.decision import BundleCheck, Label, Reason, SplitDecision, SplitResult, Why
+from lbctl.model.javaint import int_add, int_mul
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.records import replace
 from lbctl.strategies.split.base import SplitBoundaries, SplitError
@@ -87,16 +88,19 @@ def _parse_range(rng: str) -> BundleRange | None:
 
 
 def split_reason(st: NamespaceBundleStats, settings: Settings) -> Reason | None:
-    """Topics, then Sessions, then MsgRate, then Bandwidth — the first limit exceeded."""
+    """Topics, then Sessions, then MsgRate, then Bandwidth — the first limit exceeded. In Java
+    ``int`` arithmetic (:mod:`lbctl.model.javaint`): the session count is an ``int`` sum and the
+    bandwidth limit ``MaxBandwidthMbytes * MIBI`` an ``int`` product widened to ``long`` (2048 MB
+    wraps to -2^31: every bundle splits for Bandwidth)."""
     max_sessions = int(settings["loadBalancerNamespaceBundleMaxSessions"])
     if st.topics > int(settings["loadBalancerNamespaceBundleMaxTopics"]):
         return Reason.TOPICS
-    if max_sessions > 0 and st.consumerCount + st.producerCount > max_sessions:
+    if max_sessions > 0 and int_add(st.consumerCount, st.producerCount) > max_sessions:
         return Reason.SESSIONS
     if st.msgRateIn + st.msgRateOut > int(settings["loadBalancerNamespaceBundleMaxMsgRate"]):
         return Reason.MSG_RATE
     if (st.msgThroughputIn + st.msgThroughputOut
-            > int(settings["loadBalancerNamespaceBundleMaxBandwidthMbytes"]) * MIB):
+            > int_mul(int(settings["loadBalancerNamespaceBundleMaxBandwidthMbytes"]), MIB)):
         return Reason.BANDWIDTH
     return None
 

@@ -156,13 +156,14 @@ def iso(brokers, policy, non_persistent=False):
     return set(IsolationPoliciesFilter()(brokers, "my-tenant/my-ns/0x00000000_0xffffffff", ctx))
 
 
-@pytest.mark.parametrize("primary, secondary", [
-    (("broker1",), ("broker2",)), (("broker1:8080",), ("broker2:8080",))])
-def test_isolation_primary_and_secondary(primary, secondary):
+def test_isolation_primary_and_secondary():
+    """``BrokerIsolationPoliciesFilterTest.testFilterWithNamespaceIsolationPoliciesForPrimaryAnd
+    SecondaryBrokers``: the policies are asked about hosts (``broker1``) for ids ``broker1:8080``
+    (``LoadManagerShared.applyNamespacePoliciesAsync`` → ``parseBrokerHost``)."""
     b123 = lookups("broker1:8080", "broker2:8080", "broker3:8080")
     b23 = lookups("broker2:8080", "broker3:8080")
     b3 = lookups("broker3:8080")
-    p1 = IsolationPolicy(("my-tenant/my-ns",), primary, secondary, 1)
+    p1 = IsolationPolicy(("my-tenant/my-ns",), ("broker1",), ("broker2",), 1)
     assert iso(b123, p1) == {"broker1:8080"}
     assert iso(b23, p1) == {"broker2:8080"}
     assert iso(b3, p1) == set()
@@ -170,6 +171,17 @@ def test_isolation_primary_and_secondary(primary, secondary):
     assert iso(b123, p2) == {"broker1:8080", "broker2:8080"}
     assert iso(b23, p2) == {"broker2:8080"}
     assert iso(b3, p2) == set()
+
+
+def test_isolation_policy_naming_host_port_matches_nothing():
+    """A policy naming ``broker1:8080`` (Pulsar issue #15795) matches no host: no primary, no
+    secondary, so the namespace has no candidate; every other namespace keeps broker1 (shared)."""
+    b123 = lookups("broker1:8080", "broker2:8080", "broker3:8080")
+    p = IsolationPolicy(("my-tenant/my-ns",), ("broker1:8080",), ("broker2:8080",), 1)
+    assert iso(b123, p) == set()
+    ctx = FilterContext(Settings.defaults(), {}, Policies((p,)))
+    other = IsolationPoliciesFilter()(b123, "other/ns/0x00000000_0xffffffff", ctx)
+    assert set(other) == set(b123)
 
 
 def test_isolation_persistent_or_non_persistent_disabled():

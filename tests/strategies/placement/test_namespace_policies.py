@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from lbctl import versions
 from lbctl.explain.words import text
 from lbctl.model.policies import ClusterPolicies, IsolationPolicy, broker_host
 from lbctl.strategies.placement.namespace_policies import (
@@ -62,12 +63,52 @@ def test_min_available_failover() -> None:
     assert not policy.should_failover(3)
 
 
-def test_brokers_match_by_id_or_host() -> None:
-    policy = IsolationPolicy(("t/ns",), ("broker1",), ("broker2:8080",))
-    assert policy.is_primary("broker1:8080") and policy.is_primary("broker1")
-    assert policy.is_secondary("broker2:8080") and not policy.is_secondary("broker2:8081")
-    assert not policy.is_primary("broker10:8080")
+def test_policies_match_the_brokers_host_never_its_id() -> None:
+    """``LoadManagerShared.applyNamespacePolicies`` hands ``isPrimaryBroker`` /
+    ``isSecondaryBroker`` / ``isSharedBroker`` the broker's host (``parseBrokerHost``, apache/pulsar
+    master 2025, PR #21894), and ``NamespaceIsolationPolicyImpl.matchesBrokerRegex`` matches that
+    whole value: a policy naming ``broker2:8080`` (issue #15795) matches nothing, so broker2 stays
+    shared."""
+    policy = IsolationPolicy(("t/ns",), ("broker1",), ("broker2:8080",), min_limit=2, name="p")
+    policies = ClusterPolicies((policy,))
+    ids = ("broker1:8080", "broker2:8080", "broker3:8080")
+    got = apply_namespace_policies("t/ns", ids, policies, everyone)
+    assert got.brokers == ("broker1:8080",)  # 1 primary < 2, yet no secondary matched
+    assert got.why is not None and got.why.failover and got.why.others == ()
+    other = apply_namespace_policies("t/other", ids, policies, everyone)
+    assert other.brokers == ("broker2:8080", "broker3:8080")
+    assert policies.primary_broker(policy, "broker1:8080")
+    assert not policies.secondary_broker(policy, "broker2:8080")
+    assert policies.shared_broker("broker2:8080") and not policies.shared_broker("broker1:8080")
+
+
+def test_broker_host_per_release() -> None:
+    """``parseBrokerHost`` (3.2.0+): up to the last ``:``; no ``:`` throws and the broker is
+    skipped. Older releases: ``new URL("http://" + id).getHost()`` (the JDK's figures are checked
+    in tests/model/test_policies_jdk.py)."""
     assert broker_host("10.0.0.1:8080") == "10.0.0.1"
+    assert broker_host("[::1]:8080") == "[::1]"
+    assert broker_host("a:b:8080") == "a:b"
+    assert broker_host("broker1") is None
+    assert broker_host("broker1", "url") == "broker1"
+    assert broker_host("a:b:8080", "url") is None
+    assert broker_host("user@b1:8080/x", "url") == "b1"
+    assert versions.resolve("3.1.3")["isolationBrokerHost"] == "url"
+    assert versions.resolve("3.2.0")["isolationBrokerHost"] == "brokerId"
+
+
+def test_a_broker_without_a_host_is_skipped() -> None:
+    """``applyNamespacePolicies`` logs and skips a broker whose host it cannot take, with or without
+    a policy: not even shared."""
+    policies = ClusterPolicies((IsolationPolicy(("t/iso",), ("b.*",)),))
+    ids = ("b1", "c1:8080", "c2")
+    got = apply_namespace_policies("t/ns", ids, policies, everyone)
+    assert got.brokers == ("c1:8080",)
+    assert got.why is not None and got.why.skipped == ("b1", "c2")
+    assert "skipped b1, c2" in text(got.why)
+    assert apply_namespace_policies("t/iso", ids, policies, everyone).brokers == ()
+    old = apply_namespace_policies("t/iso", ids, policies, everyone, rule="url")
+    assert old.brokers == ("b1",)
 
 
 HOSTS = ("prod1-broker1.messaging.use.example.com:8080", "prod1-broker2.messaging.use.example.com:8080",

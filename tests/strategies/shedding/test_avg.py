@@ -21,7 +21,12 @@ from lbctl.model.javaorder import java_hash_order
 from lbctl.model.loaddata import LoadData
 from lbctl.strategies.base import PlacementRequest
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
-from lbctl.strategies.shedding.avg import AvgShedder, AvgShedderMemory, AvgShedderPlacement
+from lbctl.strategies.shedding.avg import (
+    AvgPicks,
+    AvgShedder,
+    AvgShedderMemory,
+    AvgShedderPlacement,
+)
 from tests.factories import broker, bundle_data, load
 
 MB = 1024 * 1024
@@ -338,3 +343,25 @@ def test_registered_under_pulsar_names() -> None:
         PLACEMENT.create("org.apache.pulsar.broker.loadbalance.impl.AvgShedder"),
         AvgShedderPlacement,
     )
+
+
+def test_placement_stores_its_fallback_pick_for_the_next_ask() -> None:
+    """``AvgShedder.selectBroker`` puts its random pick in the bundle → broker map (master, PR
+    #26246): a second ask with more candidates answers with the pick, not the plan; the map is
+    cleared when the unload attempt completes."""
+    data = _three_brokers(80, 30)
+    strategy = AvgShedderPlacement()
+    plan = {"bundle-0": "broker2"}
+    d, mem = strategy.select(PlacementRequest(
+        ("broker1",), "bundle-0", data, Settings.defaults(), Random(1),
+        data.bundle_data["bundle-0"], plan), strategy.initial_memory())
+    assert d.broker == "broker1" and mem == AvgPicks({"bundle-0": "broker1"})
+    again, mem2 = strategy.select(PlacementRequest(
+        ("broker1", "broker2", "broker3"), "bundle-0", data, Settings.defaults(), Random(1),
+        data.bundle_data["bundle-0"], plan), mem)
+    assert again.broker == "broker1" and "stored" in text(again.why)
+    assert mem2 == mem
+    fresh, _ = strategy.select(PlacementRequest(
+        ("broker1", "broker2", "broker3"), "bundle-0", data, Settings.defaults(), Random(1),
+        data.bundle_data["bundle-0"], plan), strategy.on_unload_attempt_completed(mem2))
+    assert fresh.broker == "broker2"

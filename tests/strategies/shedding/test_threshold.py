@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 import pytest
 
+from lbctl import versions
 from lbctl.config import MB, Settings
 from lbctl.explain.words import text
 from lbctl.model.decision import Label, Reason
@@ -269,31 +270,46 @@ def test_memory_is_immutable_and_keeps_departed_brokers():
     assert after["b"] == pytest.approx(0.5)  # a new broker starts from its own usage
 
 
-def test_lower_boundary_updates_the_ewma_twice():
-    """tryLowerBoundaryShedding calls getBrokerAvgUsage() again, smoothing every usage twice."""
+def _lower(version: str) -> Settings:
+    return Settings.defaults(versions.resolve(version)).with_values(
+        lowerBoundarySheddingEnabled=True)
+
+
+def test_lower_boundary_updates_the_ewma_twice_before_4_1():
+    """Up to Pulsar 4.0 tryLowerBoundaryShedding calls getBrokerAvgUsage() again, smoothing every
+    usage twice; PR #24064 (4.1) passes it the cycle's average instead: smoothed once."""
     brokers, bundles = eleven_brokers(low=10)
     ld = load(brokers, bundle_data=bundles)
     prior = MappingProxyType({f"broker-{i}": 0.5 for i in range(11)})
     _, without = shed(ld, CONF, memory=prior)
-    _, with_lower = shed(ld, LOWER, memory=prior)
+    _, twice = shed(ld, _lower("4.0"), memory=prior)
+    _, once_41 = shed(ld, _lower("4.1"), memory=prior)
     once = 0.5 * 0.9 + 0.1 * 0.8
     assert without["broker-0"] == pytest.approx(once)
-    assert with_lower["broker-0"] == pytest.approx(once * 0.9 + 0.1 * 0.8)
-    assert with_lower["broker-10"] == pytest.approx(0.5 * 0.9 * 0.9)
+    assert twice["broker-0"] == pytest.approx(once * 0.9 + 0.1 * 0.8)
+    assert twice["broker-10"] == pytest.approx(0.5 * 0.9 * 0.9)
+    assert once_41["broker-0"] == pytest.approx(once)
+    assert once_41["broker-10"] == pytest.approx(0.5 * 0.9)
 
 
 def test_lower_boundary_second_average_can_find_a_broker_below():
-    """With history, only the second smoothing takes the idle broker below average - 10 %."""
+    """With history, only the second smoothing takes the idle broker below average - 10 %: Pulsar
+    4.0 sheds, 4.1 (one smoothing, PR #24064) does not."""
     brokers, bundles = eleven_brokers(low=10)
     ld = load(brokers, bundle_data=bundles)
     prior = MappingProxyType({f"broker-{i}": 0.5 for i in range(11)})
     # first pass: busy 0.53, idle 0.45, average 0.5227: the idle one is not below 0.4227
     # second pass: busy 0.557, idle 0.405, average 0.5432: it is below 0.4432
-    decision, _ = shed(ld, LOWER, memory=prior)
+    decision, _ = shed(ld, _lower("4.0"), memory=prior)
     assert len(decision.selections) == 1
     assert decision.numbers["lowerBound"] == pytest.approx(
         (10 * (0.53 * 0.9 + 0.08) + 0.405) / 11 - 0.1
     )
+    assert any("second time" in n for n in map(text, decision.notes))
+    decision, _ = shed(ld, _lower("4.1"), memory=prior)
+    assert decision.selections == ()
+    assert decision.numbers["lowerBound"] == pytest.approx((10 * 0.53 + 0.45) / 11 - 0.1)
+    assert any("PR #24064" in n for n in map(text, decision.notes))
 
 
 def test_threshold_equality_triggers():

@@ -18,14 +18,9 @@ import pytest
 from lbctl.config import MB, Settings
 from lbctl.explain.words import text
 from lbctl.model.decision import Label, Reason
+from lbctl.model.javaint import INT_MAX
 from lbctl.strategies.builtin import SHEDDING
-from lbctl.strategies.shedding.uniform import (
-    INT_MAX,
-    INT_MIN,
-    UniformLoadShedder,
-    java_int,
-    java_int_add,
-)
+from lbctl.strategies.shedding.uniform import UniformLoadShedder
 from tests.factories import broker, bundle_data, load
 
 CONF = Settings.defaults()
@@ -203,14 +198,6 @@ def test_zero_traffic_bundles_are_not_filtered_out():
 # --- beyond the Java test -----------------------------------------------------------------------
 def test_registered_by_name():
     assert isinstance(SHEDDING.create("UniformLoadShedder"), UniformLoadShedder)
-
-
-def test_java_int_cast_and_add():
-    assert java_int(2.9) == 2 and java_int(-2.9) == -2
-    assert java_int(1e20) == INT_MAX and java_int(-1e20) == INT_MIN
-    assert java_int(float("nan")) == 0
-    assert java_int_add(INT_MIN, -1) == INT_MAX  # wraps like Java int arithmetic
-    assert java_int_add(5, java_int(-2.7)) == 3
 
 
 def test_budget_truncates_each_subtraction():

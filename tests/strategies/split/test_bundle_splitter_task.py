@@ -103,8 +103,10 @@ def test_rates_come_from_the_long_term_window() -> None:
 
 def _two_brokers(hot_topics: int = 5):
     b = "t/ns/0x00000000_0x40000000"
-    st = state({"b1": broker(bundles={b: stats(40000, topics=hot_topics)}),
-                "b2": broker(bundles={"t/ns/0x40000000_0x80000000": stats(10, topics=2)})})
+    # broker ids as Pulsar writes them (host:port): the unload's namespace-policy check takes
+    # their host (LoadManagerShared.parseBrokerHost) and skips an id it cannot parse
+    st = state({"b1:8080": broker(bundles={b: stats(40000, topics=hot_topics)}),
+                "b2:8080": broker(bundles={"t/ns/0x40000000_0x80000000": stats(10, topics=2)})})
     return st, b
 
 
@@ -114,7 +116,7 @@ def test_auto_splits_gates() -> None:
     s = Settings.defaults()
     assert len(auto_splits(st, ld, s)) == 1
     assert auto_splits(st, ld, s.with_values(loadBalancerAutoBundleSplitEnabled=False)) == ()
-    one = state({"b1": st.brokers["b1"]})
+    one = state({"b1:8080": st.brokers["b1:8080"]})
     assert auto_splits(one, load(one.brokers), s) == ()  # knownBrokers.size() <= 1
 
 
@@ -170,3 +172,34 @@ def test_recommend_plan_has_split_actions() -> None:
     for a in d["actions"]:
         if a["action"] == "unload":
             assert "algorithm" not in a and "children" not in a
+
+
+# --- Java int arithmetic (BundleSplitterTask, apache/pulsar master 2025: `long maxBundleBandwidth =
+# getLoadBalancerNamespaceBundleMaxBandwidthMbytes() * LoadManagerShared.MIBI`, int * int; and
+# `stats.consumerCount + stats.producerCount`, an int sum) ------------------------------------
+@pytest.mark.parametrize(("mbytes", "tp", "split", "limit"), [
+    (2047, 1.0, False, 2047),  # no wrap yet
+    (2048, 0.0, True, -2048),  # wraps to -2^31: 0 B/s exceeds it
+    (4096, 0.0, False, 0),  # wraps to 0: a bundle without throughput does not exceed it
+    (4096, 1.0, True, 0),  # but any throughput does
+])
+def test_bandwidth_limit_in_int_wraps(mbytes, tp, split, limit) -> None:
+    b = "ten/ns/0x00000000_0x80000000"
+    ld = load({"broker": broker(bundles={b: stats(topics=2)})},
+              bundle_data={b: bundle_data(tp_in=tp, topics=2)})
+    settings = Settings.defaults().with_values(
+        loadBalancerNamespaceBundleMaxBandwidthMbytes=mbytes)
+    found = find_bundles_to_split(ld, settings, ONE_BUNDLE)
+    assert [(c.reason, c.limit) for c in found] == ([(Reason.BANDWIDTH, limit)] if split else [])
+
+
+def test_session_count_is_an_int_sum() -> None:
+    """2^31 - 1 consumers and 1 producer sum to -2^31 in ``int``: never over the limit."""
+    b = "ten/ns/0x00000000_0x80000000"
+    huge = stats(topics=2, consumers=2**31 - 1, producers=1)
+    ld = load({"broker": broker(bundles={b: huge})}, bundle_data={b: bundle_data(topics=2)})
+    assert find_bundles_to_split(ld, Settings.defaults(), ONE_BUNDLE) == ()
+    some = stats(topics=2, consumers=2**31 - 1, producers=0)
+    ld = load({"broker": broker(bundles={b: some})}, bundle_data={b: bundle_data(topics=2)})
+    assert [c.reason for c in find_bundles_to_split(ld, Settings.defaults(), ONE_BUNDLE)] == [
+        Reason.SESSIONS]

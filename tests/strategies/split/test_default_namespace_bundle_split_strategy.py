@@ -99,3 +99,18 @@ def test_unmodelled_algorithm_is_a_failure():
     conf = T0.with_values(defaultNamespaceBundleSplitAlgorithm="topic_count_equally_divide")
     r = run(stats(**HOT), conf)
     assert r.decisions == () and r.failures == 2
+
+
+@pytest.mark.parametrize(("fields", "conf", "reason"), [
+    # DefaultNamespaceBundleSplitStrategyImpl (apache/pulsar master 2025): `long maxBundleBandwidth
+    # = getLoadBalancerNamespaceBundleMaxBandwidthMbytes() * LoadManagerShared.MIBI` in int, so
+    # 2048 MB is -2^31 B/s and an idle bundle exceeds it; `int totalSessionCount` wraps
+    ({}, T0.with_values(loadBalancerNamespaceBundleMaxBandwidthMbytes=2048), Reason.BANDWIDTH),
+    ({}, T0.with_values(loadBalancerNamespaceBundleMaxBandwidthMbytes=4096), None),
+    ({"msgThroughputIn": 1.0}, T0.with_values(loadBalancerNamespaceBundleMaxBandwidthMbytes=4096),
+     Reason.BANDWIDTH),
+    ({"consumerCount": 2**31 - 1, "producerCount": 1}, T0, None),
+])
+def test_java_int_limits(fields, conf, reason):
+    got = [d.reason for d in run(stats(**fields), conf).decisions]
+    assert got == ([reason] if reason else [])

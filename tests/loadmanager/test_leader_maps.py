@@ -1,0 +1,94 @@
+"""The leader's ``LoadData`` maps live across cycles (``ModularLoadManagerImpl.updateAllBrokerData``
+/ ``updateBundleData``, apache/pulsar master): a bundle put cycles ago keeps its place in the
+``bundleData`` ``ConcurrentHashMap``, one no broker reports any more is removed, the table never
+shrinks, and ``getBundleDataForLoadShedding()`` copies that map's order into a ``HashMap``. Two
+equal bundles sharing a bucket are therefore met in the order they first appeared, cycles ago —
+not in today's snapshot order — and a shedder breaking the tie by "first met" picks accordingly.
+The orders themselves are checked against the JDK in ``tests/model/test_javaorder_jdk.py``
+(``chm-history`` cases)."""
+
+from __future__ import annotations
+
+from lbctl.config import Settings
+from lbctl.loadmanager.loaddata import leader_maps, map_order
+from lbctl.loadmanager.modular import ModularLoadManager
+from lbctl.model.javaorder import java_string_hash as h
+from lbctl.model.javaorder import spread
+from lbctl.strategies.builtin import PLACEMENT, SHEDDING
+from tests.factories import broker, state, stats
+
+# two bundles in the same bucket of a 16-bucket table (checked below), equal in every figure
+X = "t/ns/0x00000000_0x01000000"
+Y = "t/ns/0x02000000_0x03000000"
+HOT, COLD = "hot:8080", "cold:8080"
+MINUTE = 60_000
+T0 = 1_763_000_000_000
+
+
+def _state(cpu: float, bundles: tuple[str, ...], now: int):
+    return state({HOT: broker(cpu=(cpu, 100), bundles={b: stats(10, 10, 1e6, 1e6, topics=2)
+                                                       for b in bundles}),
+                  COLD: broker(cpu=(10, 100), bundles={"u/ns/0x00000000_0xffffffff": stats(1)})},
+                 now=now)
+
+
+def _manager() -> ModularLoadManager:
+    return ModularLoadManager(SHEDDING.create("OverloadShedder"),
+                              PLACEMENT.create("LeastLongTermMessageRate"),
+                              PLACEMENT.create("RoundRobinBrokerSelector"), seed=1)
+
+
+def _shed(*states) -> list[str]:
+    lm, mem, out = _manager(), None, []
+    for st in states:
+        r = lm.run_cycle(st, Settings.defaults(), mem)
+        mem = r.memory
+        out = [s.bundle for s in (r.decision.selections if r.decision else ())]
+    return out
+
+
+def test_the_tie_follows_the_maps_history() -> None:
+    assert spread(h(X)) & 15 == spread(h(Y)) & 15
+    today = _state(95, (X, Y), T0 + MINUTE)  # the snapshot lists X first
+    # a leader that starts now fills its map in the snapshot's order: X is met first
+    assert _shed(today) == [X]
+    # a leader that has known Y for a cycle already: Y keeps its earlier place, X comes after it
+    assert _shed(_state(10, (Y,), T0), today) == [Y]
+    # Y left and came back: it is put again, after X
+    assert _shed(_state(10, (Y,), T0 - MINUTE), _state(10, (X,), T0), today) == [X]
+
+
+def test_maps_keep_places_and_drop_what_left() -> None:
+    first = leader_maps(_state(10, (Y,), T0))
+    assert set(first.bundles.live) == {Y, "u/ns/0x00000000_0xffffffff"}
+    second = leader_maps(_state(10, (X,), T0 + MINUTE), first)
+    assert Y not in second.bundles.live and X in second.bundles.live
+    assert (Y, False) in second.bundles.ops
+    # nothing changed: the very same history, so the map is not replayed
+    assert leader_maps(_state(10, (X,), T0 + 2 * MINUTE), second) is second
+    assert set(map_order(second.brokers)) == {HOT, COLD}
+
+
+# --- the extensible broker load-data store (TableViewLoadDataStoreImpl over a TableView whose
+# data is a ConcurrentHashMap): TransferShedder walks it, and its order keeps the same history
+B0, B5, B17 = "broker-0:8080", "broker-5:8080", "broker-17:8080"
+
+
+def _ext_state(names: tuple[str, ...], now: int):
+    return state({b: broker(cpu=(20, 100), bundles={f"t/{b[:-5]}/0x00000000_0xffffffff": stats(1)})
+                  for b in names}, now=now)
+
+
+def test_the_extensible_store_keeps_its_history() -> None:
+    from lbctl.loadmanager.extensible import ExtensibleLoadManager
+
+    assert spread(h(B0)) & 15 == spread(h(B17)) & 15
+    lm, conf = ExtensibleLoadManager(), Settings.defaults()
+    today = _ext_state((B0, B17, B5), T0 + MINUTE)
+    fresh = list(lm.run_cycle(today, conf).store)
+    assert fresh.index(B0) < fresh.index(B17)  # filled in the snapshot's order
+    first = lm.run_cycle(_ext_state((B17, B5), T0), conf)
+    later = list(lm.run_cycle(today, conf, first.memory).store)
+    assert later.index(B17) < later.index(B0)  # B17 published first and kept its place
+    gone = lm.run_cycle(_ext_state((B0, B5), T0 + 2 * MINUTE), conf, first.memory)
+    assert B17 not in gone.memory.store_map.live  # a tombstone removes it
