@@ -34,7 +34,7 @@ from lbctl.planner.constraints import Rules, build_rules
 from lbctl.planner.cost import Costs, Totals
 from lbctl.planner.goals import DEFAULT_RANGE, GoalResult, Targets, balancedness, evaluate
 from lbctl.planner.greedy import Caps
-from lbctl.planner.load import RESOURCES, LoadView, build
+from lbctl.planner.load import RESOURCES, LoadView, build, canonical
 from lbctl.planner.solve import SOLVERS, Solution, SolveOptions, solve
 from lbctl.planner.splits import SplitFinding, find_splits
 from lbctl.units import rounded
@@ -181,6 +181,7 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
     targets = options.targets(settings)
     if not state.brokers:
         raise UsageError("the snapshot has no broker")
+    state = canonical(state)
     view = build(state, settings, model)
     rules = build_rules(state, settings, view, recently_moved)
     costs = Costs.of(view)

@@ -2,9 +2,16 @@
 
 ``--solver auto`` (the default) always computes the greedy plan; when scipy is installed and the
 problem has at most ``--exact-limit`` (bundle, destination) pairs it also runs the exact model on
-HiGHS for at most ``--time-limit`` seconds, and keeps whichever plan is nearer the goals, then
-cheaper. ``exact`` runs the exact model whatever the size; ``greedy`` never does. Without scipy the
-exact model is skipped with a note (never an error).
+HiGHS within a work limit (:data:`lbctl.planner.milp.NODE_LIMIT` nodes), and keeps whichever plan
+is nearer the goals, then cheaper. ``exact`` runs the exact model whatever the size; ``greedy``
+never does. Without scipy the exact model is skipped with a note (never an error).
+
+**The same input gives the same plan.** The greedy plan is deterministic (brokers and bundles are
+read in name order, :func:`lbctl.planner.load.canonical`, and ties go to the lower name); the exact
+solver's answer is a function of the model and its work limit, not of the clock. ``--time-limit``
+is a guard on the exact solver only: when it runs out first, the exact run is discarded and the
+greedy plan is kept (with a note), so a longer limit can only let the exact solver improve on the
+greedy plan, never make the plan depend on how busy the machine was.
 
 The **gap** is how much cheaper a plan meeting the same goals could be, relative to this one: from
 HiGHS's dual bound when the exact model ran, else from :mod:`lbctl.planner.bounds`; 0 means
@@ -139,6 +146,9 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
             else:
                 notes.append(f"the exact solver stopped ({res.status}) with a plan no better "
                              "than greedy's; greedy's is kept")
+        elif res.status == "time limit":
+            notes.append(f"the exact solver reached --time-limit {options.time_limit:g} s before "
+                         "its work limit: greedy's plan is kept")
         else:
             notes.append(f"the exact solver found no plan ({res.status}); greedy's is kept")
         if res.bound is not None and best.violation(targets).ok:
