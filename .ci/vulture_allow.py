@@ -98,3 +98,7 @@ _.set_dynamic
 _.scaled
 mixed_fleet
 uniform_fleet
+
+# -- lbctl.simulate.hosts: building a snapshot of brokers on truth hosts (tests, benchmarks)
+cluster_on_hosts
+hosts_from_limits

@@ -66,7 +66,8 @@ def propose(
     topics and connections disturbed, number of moves). Broker load is predicted per resource
     with the model simulate uses. The plan (plan@1, unloads with a destinationBroker) says which
     solver ran, its optimality gap, each goal before/after and a balancedness score (0-100).
-    With a sequence the last snapshot is planned. See docs/propose.md.
+    With a sequence the last snapshot is planned and the load model is learnt from all of them.
+    See docs/propose.md.
 
     \b
     Examples:
@@ -91,7 +92,7 @@ def propose(
     options.check()
     states = choose(ctx, given).read().states  # none given: the live cluster, announced
     settings = resolve_settings(states[-1:], opts)[-1]
-    proposal = run(states[-1], settings, options)
+    proposal = run(states[-1], settings, options, history=states)
     for note in proposal.notes:
         if note.startswith("scipy is not installed"):
             typer.echo(f"lbctl: {note}", err=True)

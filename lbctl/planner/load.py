@@ -210,7 +210,7 @@ def build(state: ClusterState, settings: Settings, model: LoadModel | None = Non
 
     for b, rep in state.brokers.items():
         if b not in model:
-            model.add_broker(b, rep, model.drivers(carried_by[b]))
+            model.add_broker(b, rep, carried_by[b])
     terms = []
     percents = []
     broker_topics = []

@@ -17,8 +17,9 @@ The **gap** is how much cheaper a plan meeting the same goals could be, relative
 HiGHS's dual bound when the exact model ran, else from :mod:`lbctl.planner.bounds`; 0 means
 provably optimal. It is ``None`` when the goals cannot be met (there is nothing to compare with).
 
-The band is planned slightly inside the target (:data:`MARGIN` of its width) so that float32
-rounding of the reports never puts a broker a hair outside it. When the goals cannot be met (the
+The goals solved for are already narrowed by the load model's margin
+(:meth:`lbctl.planner.goals.Targets.inside`, see :mod:`lbctl.planner.propose`). When the goals
+cannot be met (the
 cluster is short of capacity, a bundle is too big for the band), a plan is proposed only if it
 brings the cluster at least :data:`IMPROVEMENT` (0.1 point) nearer to them — capacity first, then
 the band; otherwise nothing moves.
@@ -39,7 +40,6 @@ from lbctl.planner.greedy import Caps, solve_greedy
 from lbctl.planner.load import LoadView
 
 SOLVERS = ("auto", "exact", "greedy")
-MARGIN = 0.01
 EXACT_LIMIT = 20_000
 HARD_LIMIT = 2_000_000  # pairs beyond which even --solver exact would exhaust memory
 TIME_LIMIT = 10.0
@@ -70,12 +70,12 @@ class Solution:
 
 
 def band_widths(targets: Targets) -> list[float]:
-    """The widths of the windows to plan for: the target range (minus the margin), or for a
-    std target a few widths the std is likely to hold in (std <= width / 2 always)."""
+    """The widths of the windows to plan for: the target range, or for a std target a few widths
+    the std is likely to hold in (std <= width / 2 always)."""
     if targets.target_std is not None:
         s = targets.target_std
-        return [w * (1 - MARGIN) for w in (4 * s, 3 * s, 2.5 * s, 2 * s)]
-    return [(targets.target_range or 0.0) * (1 - MARGIN)]
+        return [4 * s, 3 * s, 2.5 * s, 2 * s]
+    return [targets.target_range or 0.0]
 
 
 def _widest(targets: Targets, brokers: int) -> float:

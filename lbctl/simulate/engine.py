@@ -377,8 +377,7 @@ class _Run:
                 self.owned[broker] = {}
                 self.written[broker] = rep
                 if broker not in self.model:
-                    self.model.add_broker(
-                        broker, rep, self.model.drivers(rep.lastStats.values()))
+                    self.model.add_broker(broker, rep, rep.lastStats.values())
         alive = set(st.brokers)
         for gone in [b for b in self.owned if b not in alive]:
             for x in self.owned.pop(gone):
