@@ -101,4 +101,3 @@ uniform_fleet
 
 # -- lbctl.simulate.hosts: building a snapshot of brokers on truth hosts (tests, benchmarks)
 cluster_on_hosts
-hosts_from_limits

@@ -82,6 +82,8 @@ CONTRADICTION_POINTS = 3.0
 SNAPSHOT_MARGIN = 0.02
 #: the least margin a learnt model is given (fraction): report noise, float32 rounding
 LEAST_MARGIN = 0.005
+#: the latest reports the fleet's costs are fitted on
+FLEET_POINTS = 3000
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,24 +197,33 @@ class LoadModel:
     @classmethod
     def _fitted(cls, points: dict[str, list[_Point]], idle_usage: float | None,
                 history: bool) -> LoadModel:
-        every = [p for ps in points.values() for p in ps]
-        cpu_idle, a, c, sigma = _fleet_cpu([p for p in every if p.limit[0] > 0])
-        model = cls(a, c, {})
+        model = cls(0.0, 0.0, {})
         model.history = history
-        model._sigma = sigma
+        model._idle_usage = idle_usage
+        model._points = points
+        model._refit()
+        return model
+
+    _idle_usage: float | None = None
+
+    def _refit(self) -> None:
+        """The fleet's costs over the latest :data:`FLEET_POINTS` reports, then every broker."""
+        every = sorted((p for ps in self._points.values() for p in ps),
+                       key=lambda p: -p.at)[:FLEET_POINTS]
+        cpu_idle, a, c, sigma = _fleet_cpu([p for p in every if p.limit[0] > 0])
+        self.rate_weight, self.throughput_weight = a, c
+        self._sigma = sigma
         for r, res in enumerate(MODELLED):
             if r == 0:
                 idle, k = cpu_idle, 1.0
             else:
-                idle, k = _fleet_one([(p.limit[r], model._driver(p, r), p.percent[r])
+                idle, k = _fleet_one([(p.limit[r], self._driver(p, r), p.percent[r])
                                       for p in every if p.limit[r] > 0])
-            if idle_usage is not None:  # never above a broker's reported percent
-                idle = min([idle_usage] + [p.percent[r] for p in every if p.limit[r] > 0])
-            model.cluster[res] = Fit(idle, k)
-        model._points = points
-        for b in points:
-            model._fit_broker(b)
-        return model
+            if self._idle_usage is not None:  # never above a broker's reported percent
+                idle = min([self._idle_usage] + [p.percent[r] for p in every if p.limit[r] > 0])
+            self.cluster[res] = Fit(idle, k)
+        for b in self._points:
+            self._fit_broker(b)
 
     def add_broker(self, broker: str, report: LocalBrokerData,
                    stats: Iterable[NamespaceBundleStats]) -> None:
@@ -226,13 +237,10 @@ class LoadModel:
         history and refit it; returns the brokers whose learnt fit a report contradicted (their
         older reports are discarded)."""
         contradicted = []
+        new = False
         for b, rep in state.brokers.items():
-            mine = self._points.get(b)
+            mine = self._points.setdefault(b, [])
             p = _point(rep, list(rep.lastStats.values()))
-            if mine is None:
-                self._points[b] = [p]
-                self._fit_broker(b)
-                continue
             if mine and p.at <= mine[-1].at:
                 continue
             q = self.quality.get(b)
@@ -241,8 +249,10 @@ class LoadModel:
                 mine.clear()
             mine.append(p)
             del mine[:-WINDOW]
+            new = True
+        if new:
             self.history = True
-            self._fit_broker(b)
+            self._refit()
         return contradicted
 
     def _contradicts(self, b: str, p: _Point) -> bool:
@@ -267,11 +277,14 @@ class LoadModel:
             xs = [self._driver(p, r) for p in pts if p.limit[r] > 0]
             ys = [p.percent[r] for p in pts if p.limit[r] > 0]
             learnt = _learnable(xs)
+            err: float | None = None
             if learnt:
                 fit, err, rel = _learn(xs, ys, prior)
+            elif len(xs) > 1 and _spread(xs):  # a line through what little it has
+                fit = _ols(xs, ys, prior)
+                rel = min(1.0, self._sigma / max(1.0, abs(ys[-1] - fit.base)))
             else:
                 fit, rel = _from_report(xs[-1], ys[-1], fleet.base, prior, self._sigma)
-                err = None
             fits[res] = fit
             if quality is None:
                 quality = Quality(len(xs), learnt, err, rel, self.history and not learnt)
@@ -443,8 +456,10 @@ def _fleet_one(points: Sequence[tuple[float, float, float]]) -> tuple[float, flo
 
 
 def _learnable(xs: Sequence[float]) -> bool:
-    if len(xs) < MIN_POINTS:
-        return False
+    return len(xs) >= MIN_POINTS and _spread(xs)
+
+
+def _spread(xs: Sequence[float]) -> bool:
     mean = sum(xs) / len(xs)
     return mean > 0 and (max(xs) - min(xs)) >= MIN_SPREAD * mean
 

@@ -97,6 +97,8 @@ class Proposal:
     goals: tuple[GoalResult, ...]
     notes: tuple[str, ...] = ()
     order: tuple[tuple[int, int], ...] = field(default=())
+    #: the brokers in the order the snapshot listed them (the plan's rows keep it)
+    listed: tuple[str, ...] = ()
 
     @property
     def moves(self) -> tuple[tuple[int, int], ...]:
@@ -142,7 +144,9 @@ class Proposal:
         for o in view.owner:
             counts[o] += 1
         rows = []
-        for j, b in enumerate(view.brokers):
+        index = view.index()
+        for b in self.listed or view.brokers:
+            j = index[b]
             rep = self.state.brokers[b]
             label = reason = None
             why = f"usage {before[j]:.1%} -> {after[j]:.1%}"
@@ -184,6 +188,7 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
     targets = options.targets(settings)
     if not state.brokers:
         raise UsageError("the snapshot has no broker")
+    listed = tuple(state.brokers)
     state = canonical(state)
     if model is None and len(history) > 1:
         model = LoadModel.learn([canonical(h) for h in history])
@@ -227,10 +232,9 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
         splits = find_splits(state, settings, after,
                              targets.target_range if targets.target_range is not None
                              else solution.width)
-        if (splits.actions and solution.moves and solution.violation.capacity <= 0
-                and caps == Caps()):
-            # the moves cannot reach the band: the split comes first, the cluster is planned again
-            # once the split bundles report
+        if splits.actions and solution.moves and v0.capacity <= 0 and caps == Caps():
+            # moves for a band they cannot reach: the split comes first, the cluster is planned
+            # again once the split bundles report (moves relieving an overloaded broker stay)
             notes.append(f"{len(solution.moves)} move(s) that could not reach the band are not "
                          "proposed: split first, then plan again")
             solution = Solution((), solution.solver, "a bundle is too big for the band: split "
@@ -245,7 +249,7 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
     if len(view.brokers) == 1:
         notes.append("one broker: there is nowhere to move a bundle")
     return Proposal(state, settings, view, rules, costs, targets, solution, after, splits,
-                    tuple(goals), tuple(notes), order)
+                    tuple(goals), tuple(notes), order, listed)
 
 
 def _room(planning: Targets) -> bool:

@@ -6,7 +6,7 @@ after lands exactly" by construction). With hosts, each broker's report is what 
 and per-byte CPU costs, idle usage, noise — in the units Pulsar's ``LinuxBrokerHostUsageImpl``
 reports; lbctl's planner only sees those reports and has to learn the hosts from them.
 
-:func:`hosts_from_limits` infers hosts from a snapshot when none are given: cores, NIC and heap
+:func:`inferred_hosts` infers hosts from a snapshot when none are given: cores, NIC and heap
 from each broker's reported limits, and per-message/per-byte costs (in the default host's
 proportion) and direct memory scaled so that the host reproduces the broker's reported CPU and
 direct memory on the traffic it reports — a different shape of model from lbctl's (no fleet fit,
@@ -23,8 +23,10 @@ from lbctl.model.load import LocalBrokerData, NamespaceBundleStats
 from lbctl.records import replace
 from lbctl.truth.hosts import Host, Traffic, total
 
-#: the idle share of a host's cores inferred from a snapshot (at most the broker's reported CPU)
-INFERRED_IDLE = 0.04
+#: the idle share of a host's cores inferred from a snapshot: one report cannot tell idle usage
+#: from the cost of traffic, so an inferred host's CPU is all traffic (a proportional cluster stays
+#: proportional, as Pulsar's published scenarios assume); give hosts to simulate idle usage
+INFERRED_IDLE = 0.0
 
 
 def traffic_of(stats: Iterable[NamespaceBundleStats]) -> Traffic:
@@ -45,25 +47,60 @@ def host_report(host: Host, previous: LocalBrokerData,
                    bandwidthIn=u.bandwidth_in, bandwidthOut=u.bandwidth_out)
 
 
-def hosts_from_limits(state: ClusterState) -> dict[str, Host]:
-    """A host per broker of ``state``, inferred from its report (module docstring)."""
-    return {b: _inferred(rep) for b, rep in state.brokers.items()}
+def inferred_hosts(state: ClusterState, idle: float = INFERRED_IDLE) -> dict[str, Host]:
+    """A host per broker of ``state``, inferred from its report (module docstring), idling at
+    ``idle`` of its cores (``simulate --idle-usage``; at most its reported CPU); a broker carrying
+    no traffic idles at its reported CPU, with the median cost factor of the others."""
+    factors = sorted(f for rep in state.brokers.values()
+                     if (f := _factor(rep, idle)) is not None)
+    median = factors[len(factors) // 2] if factors else 1.0
+    return {b: inferred_host(rep, median, idle) for b, rep in state.brokers.items()}
 
 
-def _inferred(rep: LocalBrokerData) -> Host:
+def _busy(rep: LocalBrokerData) -> float:
+    return max(0.0, rep.cpu.usage / 100) if rep.cpu.limit > 0 else 0.0
+
+
+def _cores(rep: LocalBrokerData) -> int:
+    return max(1, round(rep.cpu.limit / 100)) if rep.cpu.limit > 0 else Host().cores
+
+
+def _work(t: Traffic) -> float:
+    """Cores the default host spends on ``t``."""
     base = Host()
-    cores = max(1, round(rep.cpu.limit / 100)) if rep.cpu.limit > 0 else base.cores
+    msgs = t.msg_rate_in + t.msg_rate_out
+    kbytes = (t.throughput_in + t.throughput_out) / 1024
+    return (msgs * base.cpu_us_per_msg + kbytes * base.cpu_us_per_kb) / 1e6
+
+
+def _idle(rep: LocalBrokerData, idle: float) -> float:
+    return min(idle, _busy(rep) / _cores(rep))
+
+
+def _factor(rep: LocalBrokerData, idle: float = INFERRED_IDLE) -> float | None:
+    """The broker's CPU cost relative to the default host's (None: it carries nothing)."""
+    work = _work(traffic_of(rep.lastStats.values()))
+    if work <= 0 or rep.cpu.limit <= 0:
+        return None
+    return (_busy(rep) - _idle(rep, idle) * _cores(rep)) / work
+
+
+def inferred_host(rep: LocalBrokerData, fallback: float = 1.0,
+                  idle: float = INFERRED_IDLE) -> Host:
+    """The host a broker's report implies (module docstring); ``fallback`` is the cost factor of
+    a broker carrying no traffic (which then idles at its reported CPU)."""
+    base = Host()
+    cores = _cores(rep)
     nic_kbit = max(rep.bandwidthIn.limit, rep.bandwidthOut.limit)
     nic = nic_kbit / 1e6 if nic_kbit > 0 else base.nic_gbps
     heap = rep.memory.limit if rep.memory.limit > 0 else base.heap_mb
     direct = rep.directMemory.limit if rep.directMemory.limit > 0 else base.direct_mb
     t = traffic_of(rep.lastStats.values())
-    busy = max(0.0, rep.cpu.usage / 100) if rep.cpu.limit > 0 else base.idle_cpu * cores
-    idle = min(INFERRED_IDLE, busy / cores)
-    msgs = t.msg_rate_in + t.msg_rate_out
-    kbytes = (t.throughput_in + t.throughput_out) / 1024
-    work = (msgs * base.cpu_us_per_msg + kbytes * base.cpu_us_per_kb) / 1e6  # cores, default host
-    factor = (busy - idle * cores) / work if work > 0 else 1.0
+    factor = _factor(rep, idle)
+    idle = _idle(rep, idle)
+    if factor is None:
+        factor = fallback
+        idle = _busy(rep) / cores
     mbps = (t.throughput_in + t.throughput_out) / 1e6
     per_mbps = max(0.0, rep.directMemory.usage - 64.0) / mbps if mbps > 0 \
         and rep.directMemory.limit > 0 else base.direct_mb_per_mbps

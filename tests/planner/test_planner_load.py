@@ -96,14 +96,17 @@ def test_random_plan_after_figures_match_the_load_model(seed: int) -> None:
 
 
 @pytest.mark.parametrize("name", ["hot-broker.json", "rolling-restart.yaml", "pip364-90-10.json"])
-def test_the_simulator_lands_where_the_plan_said(name: str) -> None:
+def test_the_simulator_lands_within_the_margin_of_where_the_plan_said(name: str) -> None:
+    # the simulator's truth is hosts inferred from the snapshot, not the planner's model: the plan
+    # lands within the margin it was planned with
     states = read_snapshots([EXAMPLES / name])
     settings = resolve(states[0].config)
     p = propose(states[0], settings, ProposeOptions(solver="greedy"))
     r = simulate(states, Options(strategy="lbctl"),
                  SimulationOptions(cycles=1, planner=ProposeOptions(solver="greedy")))
     assert [m.bundle for m in r.cycles[0].moves] == [p.view.bundles[i] for i, _ in p.moves]
-    assert list(r.final_loads.values()) == pytest.approx(p.usages_after(), abs=1e-6)
+    assert list(r.final_loads.values()) == pytest.approx(p.usages_after(),
+                                                         abs=p.view.model.margin())
 
 
 def test_with_moves_predicts_the_reports_the_model_would_write() -> None:
