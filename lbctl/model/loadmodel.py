@@ -210,7 +210,11 @@ class LoadModel:
         """The fleet's costs over the latest :data:`FLEET_POINTS` reports, then every broker."""
         every = sorted((p for ps in self._points.values() for p in ps),
                        key=lambda p: -p.at)[:FLEET_POINTS]
-        cpu_idle, a, c, sigma = _fleet_cpu([p for p in every if p.limit[0] > 0])
+        cpu_points = [p for p in every if p.limit[0] > 0]
+        cpu_idle, a, c, sigma = _fleet_cpu(cpu_points)
+        ratio = _byte_ratio([[p for p in ps if p.limit[0] > 0] for ps in self._points.values()])
+        if ratio is not None:  # the brokers' own histories say what a byte costs against a message
+            cpu_idle, a, c, sigma = _fleet_cpu(cpu_points, ratio)
         self.rate_weight, self.throughput_weight = a, c
         self._sigma = sigma
         for r, res in enumerate(MODELLED):
@@ -408,11 +412,66 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
     return [m[i][n] / m[i][i] for i in range(n)]
 
 
-def _fleet_cpu(points: Sequence[_Point]) -> tuple[float, float, float, float]:
+def _byte_ratio(histories: Sequence[Sequence[_Point]]) -> float | None:
+    """The cost of a byte/s against a message/s (``c / a``) that best explains every broker's
+    own history with a line of its own (``percent = base_b + slope_b · (msgs + ratio · bytes)``):
+    a fleet-wide fit would mix it up with the brokers' different hardware. A golden-section search
+    on ``log ratio``; ``None`` when the histories cannot tell (too few brokers whose mix of
+    messages and bytes changed)."""
+    usable = [h for h in histories if len(h) >= MIN_POINTS and _mix_varies(h)]
+    if len(usable) < 2:
+        return None
+
+    def sse(log_ratio: float) -> float:
+        ratio = math.exp(log_ratio)
+        total = 0.0
+        for h in usable:
+            xs = [p.msgs + ratio * (p.tin + p.tout) for p in h]
+            ys = [p.percent[0] for p in h]
+            n = len(xs)
+            mx, my = sum(xs) / n, sum(ys) / n
+            sxx = sum((x - mx) ** 2 for x in xs)
+            sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+            syy = sum((y - my) ** 2 for y in ys)
+            total += syy - (sxy * sxy / sxx if sxx > 0 else 0.0)
+        return total
+
+    lo, hi = math.log(1e-7), math.log(1e-1)  # a byte costs 1e-7 .. 1e-1 of a message
+    g = (math.sqrt(5) - 1) / 2
+    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
+    f1, f2 = sse(x1), sse(x2)
+    for _ in range(40):
+        if f1 <= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - g * (hi - lo)
+            f1 = sse(x1)
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + g * (hi - lo)
+            f2 = sse(x2)
+    return math.exp((lo + hi) / 2)
+
+
+def _mix_varies(h: Sequence[_Point]) -> bool:
+    """Whether a broker's bytes per message changed over its history (by 5 % or more)."""
+    sizes = [(p.tin + p.tout) / p.msgs for p in h if p.msgs > 0]
+    return len(sizes) >= MIN_POINTS and max(sizes) >= 1.05 * min(sizes)
+
+
+def _fleet_cpu(points: Sequence[_Point],
+               ratio: float | None = None) -> tuple[float, float, float, float]:
     """The fleet's CPU idle usage (percent), per-message and per-byte costs (CPU units), and
-    the RMS residual of the fit (points): absolute usage on (limit, msg/s, bytes/s)."""
+    the RMS residual of the fit (points): absolute usage on (limit, msg/s, bytes/s), or with a
+    known byte-to-message ``ratio`` on (limit, msg/s + ratio · bytes/s)."""
     if not points:
         return 0.0, 0.0, 0.0, 1.0
+    if ratio is not None:
+        rows1 = [(p.limit[0] / 100, p.msgs + ratio * (p.tin + p.tout)) for p in points]
+        used1 = [p.percent[0] * p.limit[0] / 100 for p in points]
+        (idle1, k), _ = _nnls(rows1, used1)
+        if k > 0:
+            idle1 = min(idle1, min(p.percent[0] for p in points))
+            return idle1, k, k * ratio, _rms(points, idle1, k, k * ratio)
     rows = [(p.limit[0] / 100, p.msgs, p.tin + p.tout) for p in points]
     used = [p.percent[0] * p.limit[0] / 100 for p in points]
     (idle, a, c), _ = _nnls(rows, used) if len(points) >= 3 else ((0.0, 0.0, 0.0), 0.0)
