@@ -5,8 +5,9 @@
 
 The truth is :mod:`lbctl.truth` hosts (``mixed_fleet``: 8/16/32 cores, 2-8 % idle, per-message and
 per-byte CPU costs of their generation +-15 %, NIC, 2 % report noise), never lbctl's load model.
-Traffic: Zipf-sized namespaces, lognormal bundles and a few hot ones (x8), dealt to brokers with a
-skew so the cluster starts outside the 10-point band.
+Traffic: Zipf-sized namespaces, lognormal bundles and a few hot ones (x8), dealt to brokers in
+proportion to their cores times a uniform 0.2-1.8 skew, so the cluster starts outside the 10-point
+band.
 
 **One-shot.** For each seed and size: a 12-snapshot history a minute apart (each namespace follows
 a +-30 % wave of its own phase, each bundle drifts +-20 %; every report written — a simplification
@@ -86,12 +87,14 @@ def cluster(seed: int, n: int) -> tuple[dict[str, Host], Owned]:
         ns = rng.choices(range(namespaces), weights)[0]
         rate = rng.lognormvariate(0.0, 0.9) * (8 if rng.random() < 0.03 else 1)
         bundles.append((f"tenant/ns-{ns}/0x{k:08x}_0x{k + 1:08x}", rate,
-                        rng.choice((512, 2048, 8192))))
-    # scale to ~45 % of the fleet's CPU: cores the default-generation costs would use
+                        rng.choice((256, 1024, 4096))))
+    # scale to ~45 % of the fleet's CPU or NIC, whichever binds first
     capacity = sum(h.cores * (1 - h.idle_cpu) for h in hosts.values())
     per_rate = sum(r * (2 * 20e-6 + 2 * s / 1024 * 2.5e-6) for _, r, s in bundles)
-    scale = 0.45 * capacity / per_rate
-    skew = [rng.gammavariate(0.7, 1.0) + 0.05 for _ in names]
+    nic = sum(h.nic_gbps * 1e6 for h in hosts.values())  # Kbit/s, each direction
+    per_rate_nic = sum(r * s * 8 / 1000 for _, r, s in bundles)
+    scale = 0.45 * min(capacity / per_rate, nic / per_rate_nic)
+    skew = [rng.uniform(0.2, 1.8) for _ in names]  # some brokers far above the others
     cap_weights = [s * hosts[b].cores for s, b in zip(skew, names, strict=True)]
     owned: Owned = {b: {} for b in names}
     for x, r, size in bundles:
@@ -336,7 +339,8 @@ def closed_loop(seed: int, n: int, cycles: int) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="3 seeds x {5, 12, 30, 60}; loop n=12")
+    ap.add_argument("--quick", action="store_true",
+                    help="3 seeds x {5, 12, 30, 60}; Pulsar up to 30 brokers; loop n=12")
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--sizes", type=str, default="5,12,30,60,120,300")
     ap.add_argument("--mode", choices=("history", "snapshot", "both"), default="both")
@@ -348,6 +352,8 @@ def main() -> int:
     seeds = 3 if args.quick else args.seeds
     sizes = [5, 12, 30, 60] if args.quick else [int(x) for x in args.sizes.split(",") if x]
     loops = [12] if args.quick else [int(x) for x in args.loops.split(",") if x]
+    if args.quick:
+        args.pulsar_max = min(args.pulsar_max, 30)
     modes = ["history", "snapshot"] if args.mode == "both" else [args.mode]
     t = time.perf_counter()
     for mode in modes:

@@ -37,7 +37,8 @@ own model, one for all of them, stated here and in ``docs/propose.md`` ("The loa
   - otherwise **from its latest report**: idle usage the fleet's (at most the broker's percent),
     the slope that reproduces the report (within :data:`COST_RANGE` of the prior), or for a broker
     carrying nothing its report as base and the prior slope. With a history such a broker is
-    **thin** (Cruise Control's ``min.valid.partition.ratio`` idea: too little data to act on).
+    **thin** (Cruise Control's ``min.valid.partition.ratio`` idea: too little data to act on) —
+    unless it carries nothing, when its report is its idle usage and its capacity its slope.
 
 * **Refitted as reports arrive** (:meth:`LoadModel.observe`): a report a learnt fit misses by more
   than :data:`CONTRADICTION` standard deviations (and :data:`CONTRADICTION_POINTS` points) discards
@@ -45,7 +46,7 @@ own model, one for all of them, stated here and in ``docs/propose.md`` ("The loa
   calibrated again from what follows.
 * **Uncertainty**: per broker, the relative error of its slope (:class:`Quality`); the model's
   :meth:`~LoadModel.margin` (the error a plan must leave room for) is the 95th percentile of the
-  learnt brokers' out-of-sample errors (two RMS), else :data:`SNAPSHOT_MARGIN` for a calibration
+  learnt brokers' out-of-sample misses, pooled, else :data:`SNAPSHOT_MARGIN` for a calibration
   from one snapshot, which cannot measure its own error.
 
 Limits stay per broker (``usage = percent / 100 · limit``), so Pulsar's 32-bit float percentage
@@ -148,6 +149,7 @@ class LoadModel:
         self.history = False  # fitted over a sequence (thin brokers are marked)
         self._points: dict[str, list[_Point]] = {}
         self._sigma = 1.0  # the fleet fit's RMS residual (points)
+        self._misses: dict[str, list[float]] = {}  # learnt brokers' out-of-sample misses
 
     # --- drivers ------------------------------------------------------------------------------
     def drivers(self, stats: Iterable[NamespaceBundleStats]) -> Drivers:
@@ -270,6 +272,7 @@ class LoadModel:
 
     def _fit_broker(self, b: str) -> None:
         pts = self._points[b]
+        self._misses.pop(b, None)
         last = pts[-1]
         fits: dict[str, Fit] = {}
         quality: Quality | None = None
@@ -284,14 +287,17 @@ class LoadModel:
             err: float | None = None
             if learnt:
                 fit, err, rel = _learn(xs, ys, prior)
+                if r == 0:
+                    self._misses[b] = _holdout(xs, ys, prior)
             elif len(xs) > 1 and _spread(xs):  # a line through what little it has
                 fit = _ols(xs, ys, prior)
                 rel = min(1.0, self._sigma / max(1.0, abs(ys[-1] - fit.base)))
             else:
                 fit, rel = _from_report(xs[-1], ys[-1], fleet.base, prior, self._sigma)
             fits[res] = fit
-            if quality is None:
-                quality = Quality(len(xs), learnt, err, rel, self.history and not learnt)
+            if quality is None:  # an empty broker is not thin: its report is its idle usage
+                quality = Quality(len(xs), learnt, err, rel,
+                                  self.history and not learnt and any(x > 0 for x in xs))
         self.fits[b] = fits
         self.quality[b] = quality or Quality(len(pts), False, None, 0.0, self.history)
 
@@ -300,13 +306,13 @@ class LoadModel:
 
     # --- uncertainty --------------------------------------------------------------------------
     def margin(self) -> float:
-        """The error (fraction of usage) a plan must leave room for: the 95th percentile over the
-        learnt brokers of twice their out-of-sample RMS error, else :data:`SNAPSHOT_MARGIN`."""
-        errs = sorted(2 * q.error for q in self.quality.values()
-                      if q.learnt and q.error is not None)
-        if not errs:
+        """The error (fraction of usage) a plan must leave room for: the 95th percentile of the
+        learnt brokers' out-of-sample misses (every broker's latest quarter predicted by a fit on
+        its earlier reports, pooled), else :data:`SNAPSHOT_MARGIN`."""
+        misses = sorted(m for ms in self._misses.values() for m in ms)
+        if not misses:
             return SNAPSHOT_MARGIN
-        p95 = errs[min(len(errs) - 1, math.ceil(0.95 * len(errs)) - 1)]
+        p95 = misses[min(len(misses) - 1, math.ceil(0.95 * len(misses)) - 1)]
         return max(LEAST_MARGIN, p95 / 100)
 
     def thin(self) -> list[str]:
@@ -536,14 +542,19 @@ def _ols(xs: Sequence[float], ys: Sequence[float], prior: float) -> Fit:
     return Fit(my - slope * mx, slope)
 
 
+def _holdout(xs: Sequence[float], ys: Sequence[float], prior: float) -> list[float]:
+    """How far a fit on a broker's earlier reports misses its latest quarter (points)."""
+    h = max(2, len(xs) // 4)
+    early = _ols(xs[:-h], ys[:-h], prior) if _learnable(xs[:-h]) else _ols(xs, ys, prior)
+    return [abs(early.percent(x) - y) for x, y in zip(xs[-h:], ys[-h:], strict=True)]
+
+
 def _learn(xs: Sequence[float], ys: Sequence[float], prior: float) -> tuple[Fit, float, float]:
     """A broker's own fit over its history, its out-of-sample RMS error (the latest quarter
     predicted by a fit on the rest) and the relative error of its slope."""
     fit = _ols(xs, ys, prior)
-    h = max(2, len(xs) // 4)
-    early = _ols(xs[:-h], ys[:-h], prior) if _learnable(xs[:-h]) else fit
-    err = math.sqrt(sum((early.percent(x) - y) ** 2 for x, y in zip(xs[-h:], ys[-h:],
-                                                                   strict=True)) / h)
+    misses = _holdout(xs, ys, prior)
+    err = math.sqrt(sum(m * m for m in misses) / len(misses))
     n = len(xs)
     mx = sum(xs) / n
     sxx = sum((x - mx) ** 2 for x in xs)
