@@ -37,8 +37,9 @@ own model, one for all of them, stated here and in ``docs/propose.md`` ("The loa
   - otherwise **from its latest report**: idle usage the fleet's (at most the broker's percent),
     the slope that reproduces the report (within :data:`COST_RANGE` of the prior), or for a broker
     carrying nothing its report as base and the prior slope. With a history such a broker is
-    **thin** (Cruise Control's ``min.valid.partition.ratio`` idea: too little data to act on) —
-    unless it carries nothing, when its report is its idle usage and its capacity its slope.
+    **thin** when it has fewer than :data:`MIN_POINTS` reports (Cruise Control's
+    ``min.valid.partition.ratio`` idea: too little data to act on) — unless it carries nothing,
+    when its report is its idle usage and its limits its slope.
 
 * **Refitted as reports arrive** (:meth:`LoadModel.observe`): a report a learnt fit misses by more
   than :data:`CONTRADICTION` standard deviations (and :data:`CONTRADICTION_POINTS` points) discards
@@ -295,9 +296,10 @@ class LoadModel:
             else:
                 fit, rel = _from_report(xs[-1], ys[-1], fleet.base, prior, self._sigma)
             fits[res] = fit
-            if quality is None:  # an empty broker is not thin: its report is its idle usage
-                quality = Quality(len(xs), learnt, err, rel,
-                                  self.history and not learnt and any(x > 0 for x in xs))
+            if quality is None:  # thin: few reports while carrying traffic (an empty broker's
+                # report is its idle usage; a steady one's many reports pin its operating point)
+                quality = Quality(len(xs), learnt, err, rel, self.history and len(xs) < MIN_POINTS
+                                  and any(x > 0 for x in xs))
         self.fits[b] = fits
         self.quality[b] = quality or Quality(len(pts), False, None, 0.0, self.history)
 
