@@ -2,6 +2,7 @@
 
     python benchmarks/plans_on_hardware.py --quick            # 3 seeds x {5, 12, 30, 60}; loop n=12
     python benchmarks/plans_on_hardware.py --seeds 20         # {5, 12, 30, 60, 120, 300}; loops 12, 30
+    python benchmarks/plans_on_hardware.py --quick --no-one-shot   # the closed loop only
 
 The truth is :mod:`lbctl.truth` hosts (``mixed_fleet``: 8/16/32 cores, 2-8 % idle, per-message and
 per-byte CPU costs of their generation +-15 %, NIC, 2 % report noise), never lbctl's load model.
@@ -321,16 +322,16 @@ def loop_figures(r: SimulationResult) -> dict[str, Any]:
             "moves": sum(len(c.moves) for c in cycles), "finalRange": ranges[-1]}
 
 
-def closed_loop(seed: int, n: int, cycles: int) -> None:
+def closed_loop(seed: int, n: int, cycles: int, solver: str) -> None:
     hosts, states = trace(seed, n, cycles)
     print(f"\nClosed loop, n={n}, seed={seed}, {cycles} one-minute cycles: wave +-35 %, hot "
-          "namespace x3 at 30, broker restart 55-60")
+          f"namespace x3 at 30, broker restart 55-60; lbctl's solver: {solver}")
     print(f"{'strategy':<46} {'cycles to band (1/30/55/60)':<28} {'twice':>5} {'worse':>5} "
           f"{'peak':>6} {'moves':>6} {'final':>6}")
     for name in ["lbctl", *PULSAR]:
         r = compare(states, Options(), parse_pairs([name]),
                     SimulationOptions(cycles=cycles, band=BAND, hosts=hosts, seed=seed,
-                                      planner=ProposeOptions())).runs[0]
+                                      planner=ProposeOptions(solver=solver))).runs[0]
         f = loop_figures(r)
         band = "/".join("-" if x is None else str(x) for x in f["toBand"])
         print(f"{name:<46} {band:<28} {f['twice']:>5} {f['worse']:>5} {f['peak'] * 100:>5.0f}% "
@@ -348,6 +349,9 @@ def main() -> int:
                     help="run the Pulsar comparison for clusters up to this size")
     ap.add_argument("--loops", type=str, default="12,30", help="closed-loop sizes")
     ap.add_argument("--loop-cycles", type=int, default=90)
+    ap.add_argument("--loop-solver", default="greedy",
+                    help="lbctl's solver in the closed loop (auto may spend --time-limit a cycle)")
+    ap.add_argument("--no-one-shot", action="store_true", help="the closed loop only")
     args = ap.parse_args()
     seeds = 3 if args.quick else args.seeds
     sizes = [5, 12, 30, 60] if args.quick else [int(x) for x in args.sizes.split(",") if x]
@@ -356,12 +360,12 @@ def main() -> int:
         args.pulsar_max = min(args.pulsar_max, 30)
     modes = ["history", "snapshot"] if args.mode == "both" else [args.mode]
     t = time.perf_counter()
-    for mode in modes:
+    for mode in [] if args.no_one_shot else modes:
         rows = [one_shot(s, n, mode, args.pulsar_max if mode == "history" else 0)
                 for n in sizes for s in range(1, seeds + 1)]
         report_one_shot(rows, mode)
     for n in loops:
-        closed_loop(1, n, args.loop_cycles)
+        closed_loop(1, n, args.loop_cycles, args.loop_solver)
     print(f"\n({time.perf_counter() - t:.0f} s)")
     return 0
 
