@@ -107,3 +107,6 @@ _.set_dynamic
 # -- lbctl.sandbox.clock: the clock tests step by hand (every report, cycle and lookup at a time
 # the test chose); the CLI runs the RunningClock
 SteppedClock
+
+# -- lbctl.simulate.hosts: building a snapshot of brokers on truth hosts (tests, benchmarks)
+cluster_on_hosts

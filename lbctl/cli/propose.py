@@ -66,7 +66,8 @@ def propose(
     topics and connections disturbed, number of moves). Broker load is predicted per resource
     with the model simulate uses. The plan (plan@1, unloads with a destinationBroker) says which
     solver ran, its optimality gap, each goal before/after and a balancedness score (0-100).
-    With a sequence the last snapshot is planned. See docs/propose.md.
+    With a sequence the last snapshot is planned and the load model is learnt from all of them.
+    See docs/propose.md.
 
     \b
     Examples:
@@ -94,7 +95,7 @@ def propose(
     states = chosen.read().states  # none given: the live cluster, announced
     opts = replace(opts, live=chosen.source.live)  # a live read's release is "(cluster)"
     settings = resolve_settings(states[-1:], opts)[-1]
-    proposal = run(states[-1], settings, options)
+    proposal = run(states[-1], settings, options, history=states)
     if shown.output != TABLE:  # the table prints every note itself: once, not twice
         for note in proposal.notes:
             if note.startswith("scipy is not installed"):

@@ -1,49 +1,66 @@
 """lbctl's load model: what a broker's resource usage becomes when its bundles change.
 
-Pulsar measures usage; it never predicts it. A closed-loop simulation (:mod:`lbctl.simulate`) and
-lbctl's planner (:mod:`lbctl.planner`) have to, so this is lbctl's own model, one for both, stated
-here and in the README ("Simulation: the load model"):
+Pulsar measures usage; it never predicts it. lbctl's planner (:mod:`lbctl.planner`), the "usage
+after" of its plans and the simulator's reports (:mod:`lbctl.simulate`) have to, so this is lbctl's
+own model, one for all of them, stated here and in ``docs/propose.md`` ("The load model"):
 
 * Three resources follow the traffic a broker carries; the others stay as reported:
 
   ==============  =====================================================================
   resource        driver (summed over the bundles the broker owns)
   ==============  =====================================================================
-  cpu             ``0.5 · msgRate / R0 + 0.5 · throughput / T0`` — message rate and bytes
-                  count half each, normalised by the starting snapshot's cluster totals
-                  ``R0`` (msg/s in + out) and ``T0`` (bytes/s in + out)
+  cpu             ``a · msgRate + c · throughput`` (msg/s in + out, bytes/s in + out):
+                  a per-message and a per-byte cost, in Pulsar's CPU units (percent of
+                  one core), fitted over the fleet
   bandwidthIn     ``msgThroughputIn``
   bandwidthOut    ``msgThroughputOut``
   memory,         held at the reported value (JVM heap and direct memory do not track
-  directMemory    traffic closely, and both weigh 0 by default)
+  directMemory    traffic closely)
   ==============  =====================================================================
 
-* Each broker's percentage of a resource is ``base + slope · driver``, calibrated from the
-  starting snapshot so that it reproduces every broker's reported percentage exactly:
+* **Capacity from the reported limits.** Pulsar reports a usage and a limit per resource
+  (``SystemResourceUsage``: CPU as percent of one core summed over cores, ``limit = 100 · cores``;
+  bandwidth in Kbit/s against the NIC speed), so a broker's percentage is
+  ``idle_b + m_b · k · driver / limit · 100``: the fleet's cost ``k`` per unit of driver, divided
+  by the broker's own capacity, times the broker's own cost factor ``m_b`` (a host generation,
+  firmware, neighbours) — a 32-core host takes four times an 8-core host's traffic for the same
+  percentage before anything is learnt about it.
+* **The fleet's costs** (``idle``, ``a``, ``c``; for bandwidth ``idle``, ``k``) come from a
+  non-negative least-squares fit of every report's absolute usage on ``(limit, msgRate,
+  throughput)`` — one report per broker for a snapshot, every report of a sequence for a history.
+* **Each broker's fit** (``percent = base + slope · driver``):
 
-  - ``base`` (usage with no traffic) is one figure per resource for the cluster: the intercept of
-    a least-squares line through the brokers' (driver, percent) points, clamped to
-    ``[0, lowest broker's percent]`` — or ``--idle-usage`` when given (also clamped);
-  - a broker carrying traffic gets ``slope = (percent − base) / driver``: its own cost per unit of
-    traffic, which keeps heterogeneous hosts heterogeneous (a strong host stays cheaper) — but
-    never less than a tenth of the cluster's slope (:data:`MIN_SLOPE_SHARE`; its base is then
-    lowered, to 0 at least, so that its report is still reproduced): a broker whose report sits
-    at the fitted idle usage would otherwise carry any traffic for free;
-  - a broker carrying nothing keeps its own reported percent as its base and takes the cluster's
-    slope ``Σ(percent − base) / Σ driver``.
+  - **learnt** from its own history when it has :data:`MIN_POINTS` reports whose driver varied by
+    :data:`MIN_SPREAD` of its mean: ordinary least squares, the slope kept within
+    :data:`COST_RANGE` of its capacity prior; its **out-of-sample error** is the RMS error of a fit
+    on its earlier reports predicting its latest quarter;
+  - otherwise **from its latest report**: idle usage the fleet's (at most the broker's percent),
+    the slope that reproduces the report (within :data:`COST_RANGE` of the prior), or for a broker
+    carrying nothing its report as base and the prior slope. With a history such a broker is
+    **thin** when it has fewer than :data:`MIN_POINTS` reports (Cruise Control's
+    ``min.valid.partition.ratio`` idea: too little data to act on) — unless it carries nothing,
+    when its report is its idle usage and its limits its slope.
 
-* Limits stay per broker (``limit`` is kept; ``usage = percent / 100 · limit``), so Pulsar's
-  32-bit float percentage arithmetic applies to the simulated reports as to real ones. Resources
-  with ``limit <= 0`` (reported as 0 %) stay so.
+* **Refitted as reports arrive** (:meth:`LoadModel.observe`): a report a learnt fit misses by more
+  than :data:`CONTRADICTION` standard deviations (and :data:`CONTRADICTION_POINTS` points) discards
+  the broker's older reports — the host changed (a restart, a noisy neighbour) — and the broker is
+  calibrated again from what follows.
+* **Uncertainty**: per broker, the relative error of its slope (:class:`Quality`); the model's
+  :meth:`~LoadModel.margin` (the error a plan must leave room for) is the 95th percentile of the
+  learnt brokers' out-of-sample misses, pooled, else :data:`SNAPSHOT_MARGIN` for a calibration
+  from one snapshot, which cannot measure its own error.
 
-Brokers that appear later in a trace are calibrated the same way from their first report, against
-the cluster's base and slope.
+Limits stay per broker (``usage = percent / 100 · limit``), so Pulsar's 32-bit float percentage
+arithmetic applies to the simulated reports as to real ones; resources with ``limit <= 0``
+(reported as 0 %) stay so.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats, ResourceUsage
@@ -51,8 +68,24 @@ from lbctl.records import replace
 
 #: resources whose usage follows the carried traffic
 MODELLED = ("cpu", "bandwidthIn", "bandwidthOut")
-#: a broker carrying traffic never costs less per unit of it than this share of the cluster's slope
-MIN_SLOPE_SHARE = 0.1
+#: a broker's own cost per unit of traffic stays within this factor of its capacity prior
+COST_RANGE = 3.0
+#: reports a broker needs before its own fit is learnt
+MIN_POINTS = 6
+#: ... and how much its driver must vary over them (share of its mean)
+MIN_SPREAD = 0.10
+#: reports kept per broker (the newest)
+WINDOW = 240
+#: a report further than this many standard deviations from a learnt fit contradicts it …
+CONTRADICTION = 4.0
+#: … when it is also this many points away
+CONTRADICTION_POINTS = 3.0
+#: the error a plan leaves room for when the model was calibrated on one snapshot (fraction)
+SNAPSHOT_MARGIN = 0.02
+#: the least margin a learnt model is given (fraction): report noise, float32 rounding
+LEAST_MARGIN = 0.005
+#: the latest reports the fleet's costs are fitted on
+FLEET_POINTS = 3000
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +97,17 @@ class Fit:
 
     def percent(self, driver: float) -> float:
         return self.base + self.slope * driver
+
+
+@dataclass(frozen=True, slots=True)
+class Quality:
+    """How far one broker's fit can be trusted (its weighted-max resource: CPU when modelled)."""
+
+    points: int  # reports it was fitted on
+    learnt: bool  # fitted on its own history (else on its latest report and the fleet's costs)
+    error: float | None  # out-of-sample RMS error, points of percent (learnt fits only)
+    slope_error: float  # relative uncertainty of its slope
+    thin: bool = False  # a history was given but holds too little of this broker to act on
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,15 +123,34 @@ class Drivers:
         return value
 
 
+@dataclass(frozen=True, slots=True)
+class _Point:
+    """One report of one broker: when, the traffic it carried, and each resource's figures."""
+
+    at: int
+    msgs: float
+    tin: float
+    tout: float
+    percent: tuple[float, float, float]  # per MODELLED resource (nan: no limit)
+    limit: tuple[float, float, float]
+
+
 class LoadModel:
-    """Calibrated per broker from a snapshot; turns carried bundle stats into a load report."""
+    """Per broker fits of the traffic-driven resources, learnt from one snapshot or a history."""
 
     def __init__(self, rate_weight: float, throughput_weight: float,
                  cluster: Mapping[str, Fit]):
-        self.rate_weight = rate_weight
-        self.throughput_weight = throughput_weight
-        self.cluster = dict(cluster)  # per resource: cluster base and slope
+        self.rate_weight = rate_weight  # CPU units per msg/s (in + out)
+        self.throughput_weight = throughput_weight  # CPU units per byte/s (in + out)
+        #: per resource: the fleet's idle usage (percent) and cost ``k`` per unit of driver
+        #: (the resource's usage units; a broker's prior slope is ``100 · k / limit``)
+        self.cluster = dict(cluster)
         self.fits: dict[str, dict[str, Fit]] = {}
+        self.quality: dict[str, Quality] = {}
+        self.history = False  # fitted over a sequence (thin brokers are marked)
+        self._points: dict[str, list[_Point]] = {}
+        self._sigma = 1.0  # the fleet fit's RMS residual (points)
+        self._misses: dict[str, list[float]] = {}  # learnt brokers' out-of-sample misses
 
     # --- drivers ------------------------------------------------------------------------------
     def drivers(self, stats: Iterable[NamespaceBundleStats]) -> Drivers:
@@ -99,6 +162,11 @@ class LoadModel:
             cpu += wr * (s.msgRateIn + s.msgRateOut) + wt * (s.msgThroughputIn + s.msgThroughputOut)
         return Drivers(cpu, tin, tout)
 
+    def _driver(self, p: _Point, r: int) -> float:
+        if r == 0:
+            return self.rate_weight * p.msgs + self.throughput_weight * (p.tin + p.tout)
+        return p.tin if r == 1 else p.tout
+
     # --- calibration -------------------------------------------------------------------------
     @classmethod
     def calibrate(
@@ -107,57 +175,156 @@ class LoadModel:
         carried: Mapping[str, Iterable[NamespaceBundleStats]],
         idle_usage: float | None = None,
     ) -> LoadModel:
-        """Fit the model to ``state``: ``carried[broker]`` is the stats of the bundles it owns.
+        """Fit the model to one snapshot: ``carried[broker]`` is the stats of the bundles it owns.
 
-        ``idle_usage`` (percent) replaces the fitted base of every resource when given.
-        """
-        all_stats = [s for b in state.brokers for s in carried.get(b, ())]
-        r0 = sum(s.msgRateIn + s.msgRateOut for s in all_stats)
-        t0 = sum(s.msgThroughputIn + s.msgThroughputOut for s in all_stats)
-        if r0 > 0 and t0 > 0:
-            wr, wt = 0.5 / r0, 0.5 / t0
-        elif r0 > 0:
-            wr, wt = 1.0 / r0, 0.0
-        elif t0 > 0:
-            wr, wt = 0.0, 1.0 / t0
-        else:
-            wr = wt = 0.0
-        model = cls(wr, wt, {})
-        drivers = {b: model.drivers(carried.get(b, ())) for b in state.brokers}
-        for res in MODELLED:
-            points = [(drivers[b].get(res), getattr(rep, res).percent)
-                      for b, rep in state.brokers.items() if getattr(rep, res).limit > 0]
-            model.cluster[res] = _cluster_fit(points, idle_usage)
-        for broker, report in state.brokers.items():
-            model.add_broker(broker, report, drivers[broker])
+        ``idle_usage`` (percent) replaces the fleet's fitted idle usage of every resource."""
+        points = {b: [_point(rep, list(carried.get(b, ())))] for b, rep in state.brokers.items()}
+        return cls._fitted(points, idle_usage, history=False)
+
+    @classmethod
+    def learn(cls, states: Sequence[ClusterState], idle_usage: float | None = None) -> LoadModel:
+        """Fit the model over a sequence of snapshots (a ``.jsonl``, Prometheus or the watcher's
+        history): every broker's distinct reports (by ``lastUpdate``) are its points."""
+        points: dict[str, list[_Point]] = {}
+        for st in states:
+            for b, rep in st.brokers.items():
+                mine = points.setdefault(b, [])
+                p = _point(rep, list(rep.lastStats.values()))
+                if mine and mine[-1].at == p.at and p.at:
+                    mine[-1] = p
+                else:
+                    mine.append(p)
+        return cls._fitted({b: ps[-WINDOW:] for b, ps in points.items()}, idle_usage,
+                           history=len(states) > 1)
+
+    @classmethod
+    def _fitted(cls, points: dict[str, list[_Point]], idle_usage: float | None,
+                history: bool) -> LoadModel:
+        model = cls(0.0, 0.0, {})
+        model.history = history
+        model._idle_usage = idle_usage
+        model._points = points
+        model._refit()
         return model
 
-    def add_broker(self, broker: str, report: LocalBrokerData, drivers: Drivers) -> None:
-        """Calibrate one broker from its report and the traffic it carries in it."""
-        fits: dict[str, Fit] = {}
-        for res in MODELLED:
-            usage: ResourceUsage = getattr(report, res)
-            if usage.limit <= 0:
-                continue
-            pct = usage.percent
-            x = drivers.get(res)
-            cluster = self.cluster.get(res, Fit(0.0, 0.0))
-            if x > 0:
-                base = min(max(cluster.base, 0.0), pct) if pct >= 0 else pct
-                slope = (pct - base) / x
-                least = MIN_SLOPE_SHARE * cluster.slope
-                if slope < least and pct > 0:
-                    # at (or just above) the idle usage while carrying traffic: not free; take a
-                    # share of the cluster's slope and lower the base to reproduce the report
-                    slope = min(least, pct / x)
-                    base = pct - slope * x
-                fits[res] = Fit(base, slope)
+    _idle_usage: float | None = None
+
+    def _refit(self) -> None:
+        """The fleet's costs over the latest :data:`FLEET_POINTS` reports, then every broker."""
+        every = sorted((p for ps in self._points.values() for p in ps),
+                       key=lambda p: -p.at)[:FLEET_POINTS]
+        cpu_points = [p for p in every if p.limit[0] > 0]
+        cpu_idle, a, c, sigma = _fleet_cpu(cpu_points)
+        ratio = _byte_ratio([[p for p in ps if p.limit[0] > 0] for ps in self._points.values()])
+        if ratio is not None:  # the brokers' own histories say what a byte costs against a message
+            cpu_idle, a, c, sigma = _fleet_cpu(cpu_points, ratio)
+        self.rate_weight, self.throughput_weight = a, c
+        self._sigma = sigma
+        for r, res in enumerate(MODELLED):
+            if r == 0:
+                idle, k = cpu_idle, 1.0
             else:
-                fits[res] = Fit(pct, cluster.slope)
-        self.fits[broker] = fits
+                idle, k = _fleet_one([(p.limit[r], self._driver(p, r), p.percent[r])
+                                      for p in every if p.limit[r] > 0])
+            if self._idle_usage is not None:  # never above a broker's reported percent
+                idle = min([self._idle_usage] + [p.percent[r] for p in every if p.limit[r] > 0])
+            self.cluster[res] = Fit(idle, k)
+        for b in self._points:
+            self._fit_broker(b)
+
+    def add_broker(self, broker: str, report: LocalBrokerData,
+                   stats: Iterable[NamespaceBundleStats]) -> None:
+        """Calibrate a broker the model has not seen from its report and the bundles it
+        carries in it."""
+        self._points[broker] = [_point(report, list(stats))]
+        self._fit_broker(broker)
+
+    def observe(self, state: ClusterState) -> list[str]:
+        """Take the reports of ``state`` that are new (a later ``lastUpdate``) into each broker's
+        history and refit it; returns the brokers whose learnt fit a report contradicted (their
+        older reports are discarded)."""
+        contradicted = []
+        new = False
+        for b, rep in state.brokers.items():
+            mine = self._points.setdefault(b, [])
+            p = _point(rep, list(rep.lastStats.values()))
+            if mine and p.at <= mine[-1].at:
+                continue
+            q = self.quality.get(b)
+            if q is not None and q.learnt and self._contradicts(b, p):
+                contradicted.append(b)
+                mine.clear()
+            mine.append(p)
+            del mine[:-WINDOW]
+            new = True
+        if new:
+            self.history = True
+            self._refit()
+        return contradicted
+
+    def _contradicts(self, b: str, p: _Point) -> bool:
+        q = self.quality[b]
+        fit = self.fits[b].get("cpu")
+        if fit is None or math.isnan(p.percent[0]):
+            return False
+        miss = abs(fit.percent(self._driver(p, 0)) - p.percent[0])
+        sd = q.error if q.error is not None else self._sigma
+        return miss > max(CONTRADICTION * sd, CONTRADICTION_POINTS)
+
+    def _fit_broker(self, b: str) -> None:
+        pts = self._points[b]
+        self._misses.pop(b, None)
+        last = pts[-1]
+        fits: dict[str, Fit] = {}
+        quality: Quality | None = None
+        for r, res in enumerate(MODELLED):
+            if not last.limit[r] > 0:
+                continue
+            fleet = self.cluster.get(res, Fit(0.0, 0.0))
+            prior = 100.0 * fleet.slope / last.limit[r]
+            xs = [self._driver(p, r) for p in pts if p.limit[r] > 0]
+            ys = [p.percent[r] for p in pts if p.limit[r] > 0]
+            learnt = _learnable(xs)
+            err: float | None = None
+            if learnt:
+                fit, err, rel = _learn(xs, ys, prior)
+                if r == 0:
+                    self._misses[b] = _holdout(xs, ys, prior)
+            elif len(xs) > 1 and _spread(xs):  # a line through what little it has
+                fit = _ols(xs, ys, prior)
+                rel = min(1.0, self._sigma / max(1.0, abs(ys[-1] - fit.base)))
+            else:
+                fit, rel = _from_report(xs[-1], ys[-1], fleet.base, prior, self._sigma)
+            fits[res] = fit
+            if quality is None:  # thin: few reports while carrying traffic (an empty broker's
+                # report is its idle usage; a steady one's many reports pin its operating point)
+                quality = Quality(len(xs), learnt, err, rel, self.history and len(xs) < MIN_POINTS
+                                  and any(x > 0 for x in xs))
+        self.fits[b] = fits
+        self.quality[b] = quality or Quality(len(pts), False, None, 0.0, self.history)
 
     def __contains__(self, broker: object) -> bool:
         return broker in self.fits
+
+    # --- uncertainty --------------------------------------------------------------------------
+    def margin(self) -> float:
+        """The error (fraction of usage) a plan must leave room for: the 95th percentile of the
+        learnt brokers' out-of-sample misses (every broker's latest quarter predicted by a fit on
+        its earlier reports, pooled), else :data:`SNAPSHOT_MARGIN`."""
+        misses = sorted(m for ms in self._misses.values() for m in ms)
+        if not misses:
+            return SNAPSHOT_MARGIN
+        p95 = misses[min(len(misses) - 1, math.ceil(0.95 * len(misses)) - 1)]
+        return max(LEAST_MARGIN, p95 / 100)
+
+    def thin(self) -> list[str]:
+        """Brokers with too little history to act on: only once most brokers have a learnt fit
+        (before that the model is a calibration on the latest reports, with its margin, and no
+        broker is singled out)."""
+        learnt = sum(1 for q in self.quality.values() if q.learnt)
+        if 2 * learnt < len(self.quality):
+            return []
+        return [b for b, q in self.quality.items() if q.thin]
 
     # --- prediction ---------------------------------------------------------------------------
     def percents(self, broker: str, drivers: Drivers) -> dict[str, float]:
@@ -182,7 +349,7 @@ class LoadModel:
         return replace(new, **changes) if changes else new
 
     def describe(self) -> dict[str, object]:
-        """The calibration, for JSON output: cluster base/slope and every broker's fit."""
+        """The calibration, for JSON output: the fleet's costs and every broker's fit."""
         return {
             "cpuDriver": {"perMsgRate": self.rate_weight, "perThroughput": self.throughput_weight},
             "cluster": {r: {"base": f.base, "slope": f.slope} for r, f in self.cluster.items()},
@@ -191,28 +358,225 @@ class LoadModel:
         }
 
 
-def _cluster_fit(points: list[tuple[float, float]], idle_usage: float | None) -> Fit:
-    """Cluster base (least-squares intercept or ``idle_usage``, clamped to ``[0, min percent]``)
-    and slope (``Σ(percent − base) / Σ driver`` over brokers carrying traffic)."""
-    if not points:
-        return Fit(0.0, 0.0)
-    lowest = min(p for _, p in points)
-    if idle_usage is not None:
-        base = idle_usage
-    else:
-        xs = [x for x, _ in points]
-        n = len(points)
-        mx = sum(xs) / n
-        sxx = sum((x - mx) ** 2 for x in xs)
-        if sxx > 0:
-            my = sum(p for _, p in points) / n
-            slope = sum((x - mx) * (p - my) for x, p in points) / sxx
-            base = my - slope * mx
-        else:
-            base = 0.0
-    base = min(max(base, 0.0), max(lowest, 0.0))
-    loaded = [(x, p) for x, p in points if x > 0]
-    total = sum(x for x, _ in loaded)
-    slope = sum(p - base for _, p in loaded) / total if total > 0 else 0.0
-    return Fit(base, max(slope, 0.0))
+def _figures(rep: LocalBrokerData) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    pct = []
+    lim = []
+    for res in MODELLED:
+        u: ResourceUsage = getattr(rep, res)
+        lim.append(u.limit)
+        pct.append(u.percent if u.limit > 0 else math.nan)
+    return (pct[0], pct[1], pct[2]), (lim[0], lim[1], lim[2])
 
+
+def _point(rep: LocalBrokerData, stats: Sequence[NamespaceBundleStats]) -> _Point:
+    msgs = tin = tout = 0.0
+    for s in stats:
+        msgs += s.msgRateIn + s.msgRateOut
+        tin += s.msgThroughputIn
+        tout += s.msgThroughputOut
+    return _Point(rep.lastUpdate, msgs, tin, tout, *_figures(rep))
+
+
+def _nnls(rows: Sequence[Sequence[float]], ys: Sequence[float]) -> tuple[list[float], float]:
+    """Non-negative least squares for a handful of columns: every subset of columns solved by
+    the normal equations (scaled), the best one with no negative coefficient. Returns the
+    coefficients and the sum of squared residuals."""
+    ncol = len(rows[0]) if rows else 0
+    scale = [math.sqrt(sum(r[k] ** 2 for r in rows)) or 1.0 for k in range(ncol)]
+    best: tuple[list[float], float] = ([0.0] * ncol, sum(y * y for y in ys))
+    for size in range(1, ncol + 1):
+        for cols in combinations(range(ncol), size):
+            x = [[r[k] / scale[k] for k in cols] for r in rows]
+            coef = _solve([[sum(xi[p] * xi[q] for xi in x) for q in range(size)]
+                           for p in range(size)],
+                          [sum(xi[p] * y for xi, y in zip(x, ys, strict=True))
+                           for p in range(size)])
+            if coef is None or any(v < 0 for v in coef):
+                continue
+            sse = sum((y - sum(cv * xv for cv, xv in zip(coef, xi, strict=True))) ** 2
+                      for xi, y in zip(x, ys, strict=True))
+            if sse < best[1] - 1e-12 * (1 + best[1]):
+                out = [0.0] * ncol
+                for k, cv in zip(cols, coef, strict=True):
+                    out[k] = cv / scale[k]
+                best = (out, sse)
+    return best
+
+
+def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
+    """Gaussian elimination with partial pivoting; None when (nearly) singular."""
+    n = len(b)
+    m = [row[:] + [b[i]] for i, row in enumerate(a)]
+    for col in range(n):
+        piv = max(range(col, n), key=lambda r: abs(m[r][col]))
+        if abs(m[piv][col]) < 1e-10:
+            return None
+        m[col], m[piv] = m[piv], m[col]
+        for r in range(n):
+            if r != col:
+                f = m[r][col] / m[col][col]
+                for k in range(col, n + 1):
+                    m[r][k] -= f * m[col][k]
+    return [m[i][n] / m[i][i] for i in range(n)]
+
+
+def _byte_ratio(histories: Sequence[Sequence[_Point]]) -> float | None:
+    """The cost of a byte/s against a message/s (``c / a``) that best explains every broker's
+    own history with a line of its own (``percent = base_b + slope_b · (msgs + ratio · bytes)``):
+    a fleet-wide fit would mix it up with the brokers' different hardware. A golden-section search
+    on ``log ratio``; ``None`` when the histories cannot tell (too few brokers whose mix of
+    messages and bytes changed)."""
+    usable = [h for h in histories if len(h) >= MIN_POINTS and _mix_varies(h)]
+    if len(usable) < 2:
+        return None
+
+    def sse(log_ratio: float) -> float:
+        ratio = math.exp(log_ratio)
+        total = 0.0
+        for h in usable:
+            xs = [p.msgs + ratio * (p.tin + p.tout) for p in h]
+            ys = [p.percent[0] for p in h]
+            n = len(xs)
+            mx, my = sum(xs) / n, sum(ys) / n
+            sxx = sum((x - mx) ** 2 for x in xs)
+            sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+            syy = sum((y - my) ** 2 for y in ys)
+            total += syy - (sxy * sxy / sxx if sxx > 0 else 0.0)
+        return total
+
+    lo, hi = math.log(1e-7), math.log(1e-1)  # a byte costs 1e-7 .. 1e-1 of a message
+    g = (math.sqrt(5) - 1) / 2
+    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
+    f1, f2 = sse(x1), sse(x2)
+    for _ in range(40):
+        if f1 <= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - g * (hi - lo)
+            f1 = sse(x1)
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + g * (hi - lo)
+            f2 = sse(x2)
+    return math.exp((lo + hi) / 2)
+
+
+def _mix_varies(h: Sequence[_Point]) -> bool:
+    """Whether a broker's bytes per message changed over its history (by 5 % or more)."""
+    sizes = [(p.tin + p.tout) / p.msgs for p in h if p.msgs > 0]
+    return len(sizes) >= MIN_POINTS and max(sizes) >= 1.05 * min(sizes)
+
+
+def _fleet_cpu(points: Sequence[_Point],
+               ratio: float | None = None) -> tuple[float, float, float, float]:
+    """The fleet's CPU idle usage (percent), per-message and per-byte costs (CPU units), and
+    the RMS residual of the fit (points): absolute usage on (limit, msg/s, bytes/s), or with a
+    known byte-to-message ``ratio`` on (limit, msg/s + ratio · bytes/s)."""
+    if not points:
+        return 0.0, 0.0, 0.0, 1.0
+    if ratio is not None:
+        rows1 = [(p.limit[0] / 100, p.msgs + ratio * (p.tin + p.tout)) for p in points]
+        used1 = [p.percent[0] * p.limit[0] / 100 for p in points]
+        (idle1, k), _ = _nnls(rows1, used1)
+        if k > 0:
+            idle1 = min(idle1, min(p.percent[0] for p in points))
+            return idle1, k, k * ratio, _rms(points, idle1, k, k * ratio)
+    rows = [(p.limit[0] / 100, p.msgs, p.tin + p.tout) for p in points]
+    used = [p.percent[0] * p.limit[0] / 100 for p in points]
+    (idle, a, c), _ = _nnls(rows, used) if len(points) >= 3 else ((0.0, 0.0, 0.0), 0.0)
+    if a == 0 and c == 0:  # too few reports, or collinear: a half-and-half driver, one cost
+        r0 = sum(p.msgs for p in points)
+        t0 = sum(p.tin + p.tout for p in points)
+        wr = 0.5 / r0 if r0 > 0 and t0 > 0 else (1.0 / r0 if r0 > 0 else 0.0)
+        wt = 0.5 / t0 if r0 > 0 and t0 > 0 else (1.0 / t0 if t0 > 0 else 0.0)
+        idle, k = _fleet_one([(p.limit[0], wr * p.msgs + wt * (p.tin + p.tout), p.percent[0])
+                              for p in points])
+        a, c = wr * k, wt * k
+        return idle, a, c, _rms(points, idle, a, c)
+    idle_pct = min(idle, min(p.percent[0] for p in points))
+    return idle_pct, a, c, _rms(points, idle_pct, a, c)
+
+
+def _rms(points: Sequence[_Point], idle: float, a: float, c: float) -> float:
+    res = [p.percent[0] - idle - 100 * (a * p.msgs + c * (p.tin + p.tout)) / p.limit[0]
+           for p in points]
+    return max(1.0, math.sqrt(sum(r * r for r in res) / len(res)))
+
+
+def _fleet_one(points: Sequence[tuple[float, float, float]]) -> tuple[float, float]:
+    """(limit, driver, percent) points: the fleet's idle percent and cost per unit of driver
+    (usage units), clamped so that no broker is below the idle usage."""
+    if not points:
+        return 0.0, 0.0
+    rows = [(lim / 100, x) for lim, x, _ in points]
+    used = [pct * lim / 100 for lim, _, pct in points]
+    if len(points) >= 2:
+        (idle, k), _ = _nnls(rows, used)
+    else:
+        idle, k = 0.0, 0.0
+    lowest = min(pct for _, _, pct in points)
+    idle = min(idle, max(lowest, 0.0))
+    if k <= 0:
+        total = sum(x for _, x, _ in points)
+        k = sum(max(0.0, pct - idle) * lim / 100 for lim, _, pct in points) / total \
+            if total > 0 else 0.0
+    return idle, k
+
+
+def _learnable(xs: Sequence[float]) -> bool:
+    return len(xs) >= MIN_POINTS and _spread(xs)
+
+
+def _spread(xs: Sequence[float]) -> bool:
+    mean = sum(xs) / len(xs)
+    return mean > 0 and (max(xs) - min(xs)) >= MIN_SPREAD * mean
+
+
+def _ols(xs: Sequence[float], ys: Sequence[float], prior: float) -> Fit:
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx if sxx > 0 \
+        else prior
+    if prior > 0:
+        slope = min(max(slope, prior / COST_RANGE), prior * COST_RANGE)
+    else:
+        slope = max(slope, 0.0)
+    return Fit(my - slope * mx, slope)
+
+
+def _holdout(xs: Sequence[float], ys: Sequence[float], prior: float) -> list[float]:
+    """How far a fit on a broker's earlier reports misses its latest quarter (points)."""
+    h = max(2, len(xs) // 4)
+    early = _ols(xs[:-h], ys[:-h], prior) if _learnable(xs[:-h]) else _ols(xs, ys, prior)
+    return [abs(early.percent(x) - y) for x, y in zip(xs[-h:], ys[-h:], strict=True)]
+
+
+def _learn(xs: Sequence[float], ys: Sequence[float], prior: float) -> tuple[Fit, float, float]:
+    """A broker's own fit over its history, its out-of-sample RMS error (the latest quarter
+    predicted by a fit on the rest) and the relative error of its slope."""
+    fit = _ols(xs, ys, prior)
+    misses = _holdout(xs, ys, prior)
+    err = math.sqrt(sum(m * m for m in misses) / len(misses))
+    n = len(xs)
+    mx = sum(xs) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    resid = math.sqrt(sum((fit.percent(x) - y) ** 2 for x, y in zip(xs, ys, strict=True))
+                      / max(1, n - 2))
+    rel = (resid / math.sqrt(sxx)) / fit.slope if sxx > 0 and fit.slope > 0 else 1.0
+    return fit, err, rel
+
+
+def _from_report(x: float, pct: float, idle: float, prior: float,
+                 sigma: float) -> tuple[Fit, float]:
+    """A broker's fit from one report: the fleet's idle usage (no more than its percent), the
+    slope reproducing the report within :data:`COST_RANGE` of the prior; the relative error of
+    that slope, from the fleet fit's residual."""
+    if x <= 0 or math.isnan(pct):
+        return Fit(0.0 if math.isnan(pct) else pct, prior), 1.0
+    base = min(max(idle, 0.0), pct) if pct >= 0 else pct
+    slope = (pct - base) / x
+    if prior > 0 and not prior / COST_RANGE <= slope <= prior * COST_RANGE:
+        slope = min(max(slope, prior / COST_RANGE), prior * COST_RANGE)
+        base = max(0.0, pct - slope * x)
+    traffic = max(pct - base, 1.0)
+    return Fit(base, slope), min(1.0, sigma / traffic)

@@ -16,9 +16,11 @@ measures and compares exactly as for Pulsar's strategies. The planner acts like 
   most ``loadBalancerReportUpdateMaxIntervalMinutes`` — like the preallocation Pulsar's placement
   keeps — rather than plan again on a stale report;
 * **re-plan only when the band is left**: inside the band it does nothing at all;
-* it keeps its first calibration of the load model (a host's cost per unit of traffic does not
-  change because bundles moved), calibrating brokers that join later from their first report, as
-  the simulator does; bundles it moved stay put for ``loadBalancerSheddingGracePeriodMinutes``.
+* it **learns its load model from the reports** (:meth:`lbctl.model.loadmodel.LoadModel.observe`):
+  calibrated on the first cycle's reports, each report written since joins its broker's history,
+  a broker's own fit is learnt once its history shows enough change, and a fit a report
+  contradicts is discarded; moves predicted for reports not yet written are never taken as data.
+  Bundles it moved stay put for ``loadBalancerSheddingGracePeriodMinutes``.
 """
 
 from __future__ import annotations
@@ -155,7 +157,11 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
             return cycle.result(state, f"only {len(state.brokers)} broker: nothing to plan",
                                 replace(pm, recently_moved=MappingProxyType(recent), hopeless=()))
         pending = _pending(state, settings, pm)
-        model = pm.model or calibrate(state)
+        model = pm.model
+        if model is None:
+            model = calibrate(state)
+        else:  # the reports written since: refit, a fit they contradict discarded
+            model.observe(state)
         if pending:
             state = with_moves(state, model, pending)
         keep = replace(pm, model=model, recently_moved=MappingProxyType(recent), pending=pending,

@@ -158,6 +158,7 @@ class ProposalExplanation:
                 "bandPlanned": round(sol.width, 6),
                 "notes": list(p.notes),
             },
+            "model": model_quality(p),
             "targets": {
                 "maxUsage": t.max_usage,
                 "targetRange": t.target_range,
@@ -180,6 +181,22 @@ class ProposalExplanation:
             "hotTopics": [{"bundle": h.bundle, "broker": h.broker, "topics": h.topics,
                            "share": round(h.load, 6), "why": h.why} for h in p.splits.hot],
         }
+
+
+def model_quality(p: Proposal) -> dict[str, Any]:
+    """How far the load model behind the plan can be trusted: what it was fitted on, the margin
+    the band was planned inside the target by, and per broker its reports, whether its fit was
+    learnt from its own history, its out-of-sample error (points) and its slope's relative error."""
+    m = p.view.model
+    thin = set(m.thin())
+    return {
+        "fittedOn": "history" if m.history else "snapshot",
+        "margin": round(m.margin(), 6),
+        "brokers": {b: {"reports": q.points, "learnt": q.learnt,
+                        "outOfSampleError": None if q.error is None else round(q.error, 3),
+                        "slopeError": round(q.slope_error, 4), "thin": b in thin}
+                    for b in p.view.brokers if (q := m.quality.get(b)) is not None},
+    }
 
 
 def explain(p: Proposal) -> ProposalExplanation:

@@ -44,6 +44,16 @@ class Targets:
     max_moves: int | None = None
     max_throughput: float | None = None
 
+    def inside(self, margin: float, ceiling: float) -> Targets:
+        """The goals a plan aims at so that the model's error (``margin``, a fraction) cannot
+        take it out of these (Cruise Control's balance margin): the band narrowed by the margin
+        on each side, and no broker above ``ceiling`` (the cap, or the most loaded broker's
+        usage now when lower) less the margin."""
+        return Targets(min(self.max_usage, ceiling) - margin,
+                       None if self.target_range is None else self.target_range - 2 * margin,
+                       None if self.target_std is None else self.target_std - margin,
+                       self.max_moves, self.max_throughput)
+
     def band_words(self) -> str:
         if self.target_std is not None:
             return f"std <= {self.target_std * 100:g} points"

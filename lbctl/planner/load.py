@@ -131,6 +131,36 @@ class LoadView:
         return out
 
 
+def canonical(state: ClusterState) -> ClusterState:
+    """``state`` with its brokers, each broker's bundles and the topics in name order.
+
+    The planner numbers brokers and bundles in the order it reads them, and every tie (two
+    bundles of one cost, two equally loaded destinations, two equal-cost optima of the exact
+    model) goes to the lower number; reading them in name order makes the plan a function of the
+    cluster, not of how the file happened to list it. A state already in order is returned as is
+    (one pass over the names)."""
+    names = list(state.brokers)
+    ordered = names == sorted(names) and list(state.topics) == sorted(state.topics) and all(
+        _in_order(rep.lastStats) and _in_order(rep.bundles) for rep in state.brokers.values())
+    if ordered:
+        return state
+    reports = {b: replace(state.brokers[b], bundles=tuple(sorted(state.brokers[b].bundles)),
+                          lastStats=MappingProxyType(dict(sorted(
+                              state.brokers[b].lastStats.items()))))
+               for b in sorted(names)}
+    return replace(state, brokers=MappingProxyType(reports),
+                   topics=MappingProxyType(dict(sorted(state.topics.items()))))
+
+
+def _in_order(names: Iterable[str]) -> bool:
+    prev = ""
+    for x in names:
+        if x < prev:
+            return False
+        prev = x
+    return True
+
+
 def carried(state: ClusterState) -> tuple[dict[str, str], dict[str, NamespaceBundleStats]]:
     """Bundle → owner and bundle → stats, as the simulator reads a snapshot: a broker owns the
     bundles of its ``lastStats`` and ``bundles`` (the first broker to list one), a bundle listed
@@ -180,7 +210,7 @@ def build(state: ClusterState, settings: Settings, model: LoadModel | None = Non
 
     for b, rep in state.brokers.items():
         if b not in model:
-            model.add_broker(b, rep, model.drivers(carried_by[b]))
+            model.add_broker(b, rep, carried_by[b])
     terms = []
     percents = []
     broker_topics = []

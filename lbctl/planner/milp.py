@@ -1,4 +1,4 @@
-"""The exact plan: a mixed-integer model solved by HiGHS (``scipy.optimize.milp``), time-limited.
+"""The exact plan: a mixed-integer model solved by HiGHS (``scipy.optimize.milp``), work-limited.
 
 Variables: ``x[i,j]`` = 1 when bundle *i* moves to broker *j* (every movable bundle, every broker
 the constraints allow), the window ``lo``/``hi``, two slacks, and one binary per broker and term
@@ -16,8 +16,13 @@ driver going out)::
 
 The slacks make every instance feasible, and their weights make capacity and band lexicographic
 ahead of cost (a millionth of a point of band outweighs moving everything). HiGHS reports the
-relative gap between the best plan found and its bound; with the time limit reached, the best
-plan so far comes back with that gap. ``LBCTL_MILP_DEBUG=1`` prints HiGHS's log. scipy is an optional extra (``pip install 'lbctl[propose]'``):
+relative gap between the best plan found and its bound.
+
+**Deterministic.** HiGHS stops after :data:`NODE_LIMIT` branch-and-bound nodes (a count of work,
+the same on any machine) and returns the best plan of those nodes with its gap; the wall-clock
+``time_limit`` is only a guard: a run it stops is discarded (``moves`` is ``None``, status
+``"time limit"``) rather than used, since where a clock stops a search depends on the machine's
+speed and load, and the caller keeps its deterministic greedy plan. ``LBCTL_MILP_DEBUG=1`` prints HiGHS's log. scipy is an optional extra (``pip install 'lbctl[propose]'``):
 without it :func:`available` is false and the planner runs greedy only.
 """
 
@@ -39,6 +44,8 @@ from lbctl.planner.load import LoadView
 
 K_CAP = 1e5
 K_BAND = 1e3
+#: branch-and-bound nodes HiGHS may explore (``mip_max_nodes``): the exact solver's work limit
+NODE_LIMIT = 100
 
 
 def available() -> bool:
@@ -115,9 +122,11 @@ class Model:
 def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, width: float,
                caps: Caps, time_limit: float,
                pairs: list[tuple[int, int]] | None = None,
-               slack_limits: tuple[float, float] | None = None) -> MilpResult:
-    """Solve the model; ``slack_limits`` (capacity, band) caps the slacks and leaves cost alone
-    in the objective: the cheapest plan no further from the goals than that."""
+               slack_limits: tuple[float, float] | None = None,
+               node_limit: int = NODE_LIMIT) -> MilpResult:
+    """Solve the model within ``node_limit`` nodes; ``slack_limits`` (capacity, band) caps the
+    slacks and leaves cost alone in the objective: the cheapest plan no further from the goals
+    than that. A run stopped by ``time_limit`` (seconds) comes back without moves."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     m = build_model(view, rules, costs, targets, width, caps, pairs)
@@ -131,16 +140,27 @@ def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wid
         res: Any = milp(m.c, constraints=LinearConstraint(m.a, m.lb, m.ub),
                         integrality=m.integrality, bounds=Bounds(m.lower, m.upper),
                         options={"time_limit": max(0.1, time_limit), "disp": debug,
-                                 "mip_rel_gap": 1e-4})
-    status = {0: "optimal", 1: "time limit", 2: "infeasible", 3: "unbounded"}.get(
-        int(res.status), "solver error")
+                                 "mip_rel_gap": 1e-4, "node_limit": node_limit})
+    status = _status(int(res.status), str(getattr(res, "message", "")))
     gap = getattr(res, "mip_gap", None)
     bound = getattr(res, "mip_dual_bound", None)
+    if status == "time limit":  # where the clock stopped depends on the machine: not used
+        return MilpResult(None, status, None, None, None, m.norm, nvar)
     if res.x is None:
         return MilpResult(None, status, None, _finite(bound), None, m.norm, nvar)
     x = res.x
     moves = tuple((i, j) for p, (i, j) in enumerate(m.pairs) if x[p] > 0.5)
     return MilpResult(moves, status, _finite(gap), _finite(bound), float(res.fun), m.norm, nvar)
+
+
+def _status(code: int, message: str) -> str:
+    """scipy's status in words; HiGHS's node limit (``kSolutionLimit``, which scipy passes on as
+    an unrecognised status) is the work limit."""
+    if code == 1:
+        return "time limit" if "time" in message.lower() else "work limit"
+    if code == 4 and "Status 16" in message:
+        return "work limit"
+    return {0: "optimal", 2: "infeasible", 3: "unbounded"}.get(code, "solver error")
 
 
 def build_model(view: LoadView, rules: Rules, costs: Costs, targets: Targets, width: float,

@@ -19,7 +19,7 @@ plan@1 that ``lbctl apply`` can execute as it stands:
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lbctl.config import Settings
@@ -29,13 +29,13 @@ from lbctl.model.decision import Label, Reason
 from lbctl.model.loadmodel import LoadModel
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.planner import PLANNER
-from lbctl.planner.assignment import Assignment
+from lbctl.planner.assignment import Assignment, violation
 from lbctl.planner.constraints import Rules, build_rules
 from lbctl.planner.cost import Costs, Totals
 from lbctl.planner.goals import DEFAULT_RANGE, GoalResult, Targets, balancedness, evaluate
 from lbctl.planner.greedy import Caps
-from lbctl.planner.load import RESOURCES, LoadView, build
-from lbctl.planner.solve import SOLVERS, Solution, SolveOptions, solve
+from lbctl.planner.load import RESOURCES, LoadView, build, canonical
+from lbctl.planner.solve import SOLVERS, Solution, SolveOptions, band_widths, solve
 from lbctl.planner.splits import SplitFinding, find_splits
 from lbctl.units import rounded
 
@@ -97,6 +97,8 @@ class Proposal:
     goals: tuple[GoalResult, ...]
     notes: tuple[str, ...] = ()
     order: tuple[tuple[int, int], ...] = field(default=())
+    #: the brokers in the order the snapshot listed them (the plan's rows keep it)
+    listed: tuple[str, ...] = ()
 
     @property
     def moves(self) -> tuple[tuple[int, int], ...]:
@@ -142,7 +144,9 @@ class Proposal:
         for o in view.owner:
             counts[o] += 1
         rows = []
-        for j, b in enumerate(view.brokers):
+        index = view.index()
+        for b in self.listed or view.brokers:
+            j = index[b]
             rep = self.state.brokers[b]
             label = reason = None
             why = f"usage {before[j]:.1%} -> {after[j]:.1%}"
@@ -172,36 +176,91 @@ class Proposal:
 
 def propose(state: ClusterState, settings: Settings, options: ProposeOptions | None = None, *,
             model: LoadModel | None = None,
-            recently_moved: Mapping[str, int] | None = None) -> Proposal:
+            recently_moved: Mapping[str, int] | None = None,
+            history: Sequence[ClusterState] = ()) -> Proposal:
     """Plan ``state`` against the goals of ``options`` (see the module docstring).
 
-    ``model`` reuses a calibration (the simulator's planner keeps its first one);
-    ``recently_moved`` adds bundles moved by earlier plans to the grace period."""
+    ``model`` reuses a load model (the simulator's planner keeps learning one); else it is
+    learnt from ``history`` (the snapshots up to ``state``, oldest first) when that holds more
+    than one, else calibrated on ``state``. ``recently_moved`` adds bundles moved by earlier plans
+    to the grace period."""
     options = options or ProposeOptions()
     targets = options.targets(settings)
     if not state.brokers:
         raise UsageError("the snapshot has no broker")
+    listed = tuple(state.brokers)
+    state = canonical(state)
+    if model is None and len(history) > 1:
+        model = LoadModel.learn([canonical(h) for h in history])
     view = build(state, settings, model)
     rules = build_rules(state, settings, view, recently_moved)
+    notes: list[str] = []
+    for b in view.model.thin():
+        j = view.index().get(b)
+        if j is not None and j not in rules.closed:
+            rules.closed[j] = ("too little history to predict its usage (thin): it takes no "
+                               "bundle")
     costs = Costs.of(view)
     caps = Caps(options.max_moves, options.max_throughput)
-    solution = solve(view, rules, costs, targets, caps,
-                     SolveOptions(options.solver, options.time_limit, options.exact_limit))
+    margin = view.model.margin()
+    before = view.usages()
+    planning = targets.inside(margin, max(before))
+    v0 = violation(before, targets)
+    refused = False
+    if v0.ok:
+        solution = Solution((), "none", "the goals are already met: nothing to move", 0.0, 0.0,
+                            band_widths(planning)[-1], v0)
+    elif refused := not _room(planning):
+        solution = Solution((), "none", _no_room(targets, margin), None, None, 0.0, v0)
+    else:
+        solve_options = SolveOptions(options.solver, options.time_limit, options.exact_limit)
+        solution = solve(view, rules, costs, planning, caps, solve_options)
+        for share in (0.5, 0.0):  # the margin out of reach: as much of it as the bundles allow
+            if solution.violation.ok:
+                break
+            narrower = solve(view, rules, costs, targets.inside(margin * share, max(before)),
+                             caps, solve_options)
+            if narrower.violation.ok:
+                solution = narrower
+                notes.append(f"the band is planned {margin * share * 100:.1f} points inside the "
+                             f"target, not the load model's full margin ({margin * 100:.1f})")
     after = Assignment(view, rules, costs)
     after.apply(solution.moves)
     splits = SplitFinding((), (), ())
-    if options.splits and not solution.violation.ok and len(view.brokers) > 1:
-        splits = find_splits(state, settings, after, solution.width)
+    if options.splits and not solution.violation.ok and len(view.brokers) > 1 and not refused:
+        # too big for the band asked for (not the narrower one planned for)
+        splits = find_splits(state, settings, after,
+                             targets.target_range if targets.target_range is not None
+                             else solution.width)
+        if splits.actions and solution.moves and v0.capacity <= 0 and caps == Caps():
+            # moves for a band they cannot reach: the split comes first, the cluster is planned
+            # again once the split bundles report (moves relieving an overloaded broker stay)
+            notes.append(f"{len(solution.moves)} move(s) that could not reach the band are not "
+                         "proposed: split first, then plan again")
+            solution = Solution((), solution.solver, "a bundle is too big for the band: split "
+                                "it first", None, None, solution.width, v0, solution.notes)
+            after = Assignment(view, rules, costs)
     res_before = _resources(view, ())
     res_after = _resources(view, solution.moves)
-    goals = evaluate(view.usages(), after.u, res_before, res_after, targets)
+    goals = evaluate(before, after.u, res_before, res_after, targets)
     order = tuple(sorted(solution.moves, key=lambda m: (view.owner[m[0]],
                                                         -view.throughput[m[0]], m[0])))
-    notes = list(solution.notes)
+    notes = list(solution.notes) + notes
     if len(view.brokers) == 1:
         notes.append("one broker: there is nowhere to move a bundle")
     return Proposal(state, settings, view, rules, costs, targets, solution, after, splits,
-                    tuple(goals), tuple(notes), order)
+                    tuple(goals), tuple(notes), order, listed)
+
+
+def _room(planning: Targets) -> bool:
+    band = planning.target_std if planning.target_std is not None else planning.target_range
+    return (band or 0.0) > 0 and planning.max_usage > 0
+
+
+def _no_room(targets: Targets, margin: float) -> str:
+    return (f"refused: the load model's error (±{margin * 100:.1f} points at p95) leaves no "
+            f"room inside the band ({targets.band_words()}); give a history of reports to learn "
+            "the model from, or a wider band")
 
 
 def _resources(view: LoadView, moves: tuple[tuple[int, int], ...]) -> dict[str, list[float]]:

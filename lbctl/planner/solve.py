@@ -2,16 +2,24 @@
 
 ``--solver auto`` (the default) always computes the greedy plan; when scipy is installed and the
 problem has at most ``--exact-limit`` (bundle, destination) pairs it also runs the exact model on
-HiGHS for at most ``--time-limit`` seconds, and keeps whichever plan is nearer the goals, then
-cheaper. ``exact`` runs the exact model whatever the size; ``greedy`` never does. Without scipy the
-exact model is skipped with a note (never an error).
+HiGHS within a work limit (:data:`lbctl.planner.milp.NODE_LIMIT` nodes), and keeps whichever plan
+is nearer the goals, then cheaper. ``exact`` runs the exact model whatever the size; ``greedy``
+never does. Without scipy the exact model is skipped with a note (never an error).
+
+**The same input gives the same plan.** The greedy plan is deterministic (brokers and bundles are
+read in name order, :func:`lbctl.planner.load.canonical`, and ties go to the lower name); the exact
+solver's answer is a function of the model and its work limit, not of the clock. ``--time-limit``
+is a guard on the exact solver only: when it runs out first, the exact run is discarded and the
+greedy plan is kept (with a note), so a longer limit can only let the exact solver improve on the
+greedy plan, never make the plan depend on how busy the machine was.
 
 The **gap** is how much cheaper a plan meeting the same goals could be, relative to this one: from
 HiGHS's dual bound when the exact model ran, else from :mod:`lbctl.planner.bounds`; 0 means
 provably optimal. It is ``None`` when the goals cannot be met (there is nothing to compare with).
 
-The band is planned slightly inside the target (:data:`MARGIN` of its width) so that float32
-rounding of the reports never puts a broker a hair outside it. When the goals cannot be met (the
+The goals solved for are already narrowed by the load model's margin
+(:meth:`lbctl.planner.goals.Targets.inside`, see :mod:`lbctl.planner.propose`). When the goals
+cannot be met (the
 cluster is short of capacity, a bundle is too big for the band), a plan is proposed only if it
 brings the cluster at least :data:`IMPROVEMENT` (0.1 point) nearer to them — capacity first, then
 the band; otherwise nothing moves.
@@ -32,7 +40,6 @@ from lbctl.planner.greedy import Caps, solve_greedy
 from lbctl.planner.load import LoadView
 
 SOLVERS = ("auto", "exact", "greedy")
-MARGIN = 0.01
 EXACT_LIMIT = 20_000
 HARD_LIMIT = 2_000_000  # pairs beyond which even --solver exact would exhaust memory
 TIME_LIMIT = 10.0
@@ -63,12 +70,12 @@ class Solution:
 
 
 def band_widths(targets: Targets) -> list[float]:
-    """The widths of the windows to plan for: the target range (minus the margin), or for a
-    std target a few widths the std is likely to hold in (std <= width / 2 always)."""
+    """The widths of the windows to plan for: the target range, or for a std target a few widths
+    the std is likely to hold in (std <= width / 2 always)."""
     if targets.target_std is not None:
         s = targets.target_std
-        return [w * (1 - MARGIN) for w in (4 * s, 3 * s, 2.5 * s, 2 * s)]
-    return [(targets.target_range or 0.0) * (1 - MARGIN)]
+        return [4 * s, 3 * s, 2.5 * s, 2 * s]
+    return [targets.target_range or 0.0]
 
 
 def _widest(targets: Targets, brokers: int) -> float:
@@ -139,6 +146,9 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
             else:
                 notes.append(f"the exact solver stopped ({res.status}) with a plan no better "
                              "than greedy's; greedy's is kept")
+        elif res.status == "time limit":
+            notes.append(f"the exact solver reached --time-limit {options.time_limit:g} s before "
+                         "its work limit: greedy's plan is kept")
         else:
             notes.append(f"the exact solver found no plan ({res.status}); greedy's is kept")
         if res.bound is not None and best.violation(targets).ok:

@@ -10,8 +10,12 @@ Every cycle (``loadBalancerSheddingIntervalMinutes`` apart, starting at the firs
    bundles gone from it are dropped; brokers new in the trace join with their report (calibrated
    then); the bundles of a broker gone from it go to their reported owner if alive, else to the
    least loaded broker.
-2. **True load.** Each broker's report is recomputed from the bundles it carries with the load model
-   (:mod:`lbctl.model.loadmodel`).
+2. **True load.** Each broker's report is recomputed from the bundles it carries by its **host**
+   (:mod:`lbctl.simulate.hosts`, :mod:`lbctl.truth`): the hosts given (``SimulationOptions.hosts``,
+   mixed hardware with noise in the benchmarks), else hosts inferred from each broker's first
+   report (cores, NIC and heap from its limits, costs that reproduce its reported CPU). The truth
+   is not lbctl's load model: lbctl's planner (``--strategy lbctl``) has to learn it from the
+   reports, and ``usageAfter`` is checked against it.
 3. **What the leader sees.** A broker rewrites its report only when ``needBrokerDataUpdate`` says
    so (:mod:`lbctl.simulate.reports`); otherwise the leader keeps the last report written (the
    first cycle sees the snapshot exactly as given, so cycle 1 is ``lbctl recommend``).
@@ -44,6 +48,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -64,9 +69,11 @@ from lbctl.model.loadmodel import LoadModel
 from lbctl.planner.cycle import offer
 from lbctl.planner.propose import ProposeOptions
 from lbctl.records import replace
+from lbctl.simulate.hosts import INFERRED_IDLE, host_report, inferred_host, inferred_hosts
 from lbctl.simulate.metrics import BounceTracker, Spread, ratio, settle_cycle
 from lbctl.simulate.reports import need_update
 from lbctl.simulate.sampling import sample_all
+from lbctl.truth.hosts import Host
 
 DEFAULT_CYCLES = 60
 #: the most cycles one run simulates (about 69 days of one-minute cycles): a bound on the work a
@@ -186,7 +193,12 @@ class SimulationOptions:
     cycles: int | None = None  # default: 60, or longer to cover a trace
     band: float = DEFAULT_BAND  # settle band on the load range (fraction)
     bounce_window: int | None = None  # cycles; default: the grace period
-    idle_usage: float | None = None  # percent; default: fitted
+    #: percent: the inferred hosts' idle usage (and the reported calibration's); default: none
+    idle_usage: float | None = None
+    #: the brokers' hosts (the truth the reports come from); default: inferred from their reports
+    hosts: Mapping[str, Host] | None = None
+    #: seeds the hosts' report noise
+    seed: int = 0
     #: ``--strategy lbctl``: the planner's goals (default: the settle band as target range)
     planner: ProposeOptions | None = None
 
@@ -346,6 +358,11 @@ class _Run:
                     self.owned[broker][x] = None
         self.model = LoadModel.calibrate(
             s0, {b: [self.stats[x] for x in xs] for b, xs in self.owned.items()}, sim.idle_usage)
+        self.hosts: dict[str, Host] = dict(sim.hosts) if sim.hosts is not None else {}
+        idle = INFERRED_IDLE if sim.idle_usage is None else sim.idle_usage / 100
+        for b, host in inferred_hosts(s0, idle).items():
+            self.hosts.setdefault(b, host)
+        self.rng = random.Random(sim.seed)
         self.written: dict[str, LocalBrokerData] = dict(s0.brokers)
         self.true: dict[str, LocalBrokerData] = {}
         self.dirty: set[str] = set(s0.brokers)
@@ -382,8 +399,9 @@ class _Run:
                 self.owned[broker] = {}
                 self.written[broker] = rep
                 if broker not in self.model:
-                    self.model.add_broker(
-                        broker, rep, self.model.drivers(rep.lastStats.values()))
+                    self.model.add_broker(broker, rep, rep.lastStats.values())
+                if broker not in self.hosts:
+                    self.hosts[broker] = inferred_host(rep)
         alive = set(st.brokers)
         for gone in [b for b in self.owned if b not in alive]:
             for x in self.owned.pop(gone):
@@ -410,7 +428,7 @@ class _Run:
     def _recompute(self) -> None:
         for b in self.dirty:
             carried = {x: self.stats[x] for x in self.owned[b]}
-            self.true[b] = self.model.report(b, self.written[b], carried)
+            self.true[b] = host_report(self.hosts[b], self.written[b], carried, self.rng)
         self.dirty = set()
 
     def _publish(self, now: int, settings: Settings) -> int:

@@ -15,7 +15,7 @@ from lbctl.config import resolve
 from lbctl.loadmanager.select import Options
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import NamespaceBundleStats
-from lbctl.model.loadmodel import LoadModel
+from lbctl.model.loadmodel import COST_RANGE, LoadModel
 from lbctl.planner.load import build, calibrate, with_moves
 from lbctl.planner.propose import ProposeOptions, propose
 from lbctl.simulate.engine import SimulationOptions, simulate
@@ -96,14 +96,17 @@ def test_random_plan_after_figures_match_the_load_model(seed: int) -> None:
 
 
 @pytest.mark.parametrize("name", ["hot-broker.json", "rolling-restart.yaml", "pip364-90-10.json"])
-def test_the_simulator_lands_where_the_plan_said(name: str) -> None:
+def test_the_simulator_lands_within_the_margin_of_where_the_plan_said(name: str) -> None:
+    # the simulator's truth is hosts inferred from the snapshot, not the planner's model: the plan
+    # lands within the margin it was planned with
     states = read_snapshots([EXAMPLES / name])
     settings = resolve(states[0].config)
     p = propose(states[0], settings, ProposeOptions(solver="greedy"))
     r = simulate(states, Options(strategy="lbctl"),
                  SimulationOptions(cycles=1, planner=ProposeOptions(solver="greedy")))
     assert [m.bundle for m in r.cycles[0].moves] == [p.view.bundles[i] for i, _ in p.moves]
-    assert list(r.final_loads.values()) == pytest.approx(p.usages_after(), abs=1e-6)
+    assert list(r.final_loads.values()) == pytest.approx(p.usages_after(),
+                                                         abs=p.view.model.margin())
 
 
 def test_with_moves_predicts_the_reports_the_model_would_write() -> None:
@@ -125,9 +128,10 @@ def test_with_moves_predicts_the_reports_the_model_would_write() -> None:
 
 
 def test_a_broker_at_the_idle_usage_is_not_free() -> None:
-    # usage falling as traffic grows: the least-squares idle usage is clamped to the least loaded
-    # broker, whose own slope would be 0 (able to carry anything for free); the model gives it a
-    # tenth of the cluster's slope and lowers its base, still reproducing its report
+    # usage falling as traffic grows: the fleet's idle usage is clamped to the least loaded
+    # broker, whose own slope would be 0 (able to carry anything for free); the model keeps its
+    # slope within COST_RANGE of what its capacity gives and lowers its base, still reproducing
+    # its report
     docs = {}
     for j, cpu in enumerate((60.0, 20.0, 70.0, 45.0)):
         d = broker({f"t/n{j}/0x00000000_0xffffffff": stats(500 + 300 * (j % 2))})
@@ -137,7 +141,8 @@ def test_a_broker_at_the_idle_usage_is_not_free() -> None:
     model = calibrate(state)
     fit = model.fits["b1:8080"]["cpu"]
     assert model.cluster["cpu"].base == pytest.approx(20.0)
-    assert fit.slope == pytest.approx(0.1 * model.cluster["cpu"].slope)
+    prior = 100 * model.cluster["cpu"].slope / state.brokers["b1:8080"].cpu.limit
+    assert fit.slope == pytest.approx(prior / COST_RANGE)
     x = model.drivers(state.brokers["b1:8080"].lastStats.values()).cpu
     assert fit.percent(x) == pytest.approx(20.0)
     view = build(state, resolve(state.config))

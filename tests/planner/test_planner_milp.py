@@ -53,7 +53,8 @@ def test_the_exact_optimum_is_no_costlier_than_greedy(seed: int) -> None:
     costs = Costs.of(view)
     targets = Targets(max_usage=0.85, target_range=0.10)
     g = solve_greedy(view, rules, costs, targets, WIDTH, Caps()).assignment
-    res = milp.solve_milp(view, rules, costs, targets, WIDTH, Caps(), time_limit=20)
+    res = milp.solve_milp(view, rules, costs, targets, WIDTH, Caps(), time_limit=60,
+                          node_limit=100_000)
     assert res.status == "optimal" and res.moves is not None
     assert res.objective is not None and res.objective <= g.cost / res.norm + 1e-6
     assert res.gap is not None and res.gap <= 1e-4

@@ -47,10 +47,11 @@ def test_proportional_cluster_has_no_base_and_moves_load_with_the_bundle() -> No
     assert r1.msgRateIn == pytest.approx(sum(s.msgRateIn for s in s1.values()))
 
 
-def test_idle_broker_keeps_its_own_base_and_takes_the_cluster_slope() -> None:
+def test_idle_broker_keeps_its_own_base_and_takes_the_slope_its_capacity_gives() -> None:
     st, model = _model("rolling-restart.yaml")
     idle = "broker-6.pulsar.svc:8080"
-    assert model.fits[idle]["cpu"] == Fit(pytest.approx(0.4, abs=1e-4), model.cluster["cpu"].slope)
+    prior = 100 * model.cluster["cpu"].slope / st.brokers[idle].cpu.limit
+    assert model.fits[idle]["cpu"] == Fit(pytest.approx(0.4, abs=1e-4), pytest.approx(prior))
     assert 0.0 <= model.cluster["cpu"].base <= 0.4 + 1e-6
     assert model.cluster["cpu"].slope > 0
 

@@ -1,0 +1,85 @@
+"""Plans with margins (issue 29, item 3): the band planned inside the target by the load model's
+error, no broker predicted above the most loaded one now, a refusal with its reason when the
+model leaves no room, thin brokers not acted on, a split instead of moves that cannot reach the
+band."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lbctl.config import resolve
+from lbctl.model.cluster import ClusterState
+from lbctl.model.loadmodel import SNAPSHOT_MARGIN
+from lbctl.planner.propose import ProposeOptions, propose
+from lbctl.sources.snapshot import read_snapshots
+from lbctl.truth.hosts import mixed_fleet
+from tests.model.test_loadmodel import _history
+from tests.planner_clusters import broker, random_cluster, snapshot, stats
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_the_band_is_planned_inside_the_target_by_the_models_margin() -> None:
+    state = read_snapshots([EXAMPLES / "hot-broker.json"])[-1]
+    p = propose(state, resolve(state.config), ProposeOptions(solver="greedy"))
+    assert p.view.model.margin() == SNAPSHOT_MARGIN
+    assert p.solution.width == pytest.approx(0.10 - 2 * SNAPSHOT_MARGIN)
+    after = p.usages_after()
+    assert max(after) - min(after) <= 0.10 - 2 * SNAPSHOT_MARGIN + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_no_broker_is_predicted_above_the_most_loaded_one_now(seed: int) -> None:
+    state = random_cluster(300 + seed, 8, per_broker=6)
+    p = propose(state, resolve(state.config), ProposeOptions(solver="greedy"))
+    before, after = p.usages_before(), p.usages_after()
+    margin = p.view.model.margin()
+    if p.moves:
+        assert max(after) + margin <= max(before) + 1e-9 or max(after) < max(before)
+    for j, u in enumerate(after):  # a receiver stays under the cap with the margin
+        if u > before[j]:
+            assert u + margin <= min(0.85, max(before)) + 1e-9
+
+
+def test_a_band_the_models_error_leaves_no_room_in_is_refused_with_the_reason() -> None:
+    state = read_snapshots([EXAMPLES / "hot-broker.json"])[-1]
+    p = propose(state, resolve(state.config), ProposeOptions(solver="greedy", target_range=3))
+    plan = p.plan()
+    assert plan.actions == () and plan.gate is not None
+    assert plan.gate.startswith("refused: the load model's error (±2.0 points")
+    assert "range <= 3 points" in plan.gate
+
+
+def test_thin_brokers_take_no_bundle() -> None:
+    hosts = {f"b{j}:8080": h for j, h in enumerate(mixed_fleet(6, seed=5))}
+    history = _history(hosts, 12, seed=4)
+    newcomer = "b5:8080"
+    for k in range(len(history) - 2):
+        history[k] = ClusterState(cluster="h", captured_at=history[k].captured_at, brokers={
+            b: r for b, r in history[k].brokers.items() if b != newcomer})
+    last = history[-1]
+    p = propose(last, resolve(last.config), ProposeOptions(solver="greedy", target_range=5),
+                history=history)
+    j = p.view.index()[newcomer]
+    assert "thin" in p.rules.closed[j]
+    assert all(dst != j for _, dst in p.moves)
+    assert p.view.model.history
+
+
+def test_a_split_instead_of_moves_that_cannot_reach_the_band() -> None:
+    # one bundle carries most of the cluster: no set of moves reaches the band, only its split
+    topics = {f"persistent://t/big/topic-{k}": {"msgRateIn": 400.0, "msgRateOut": 400.0,
+                                                 "msgThroughputIn": 1.6e6,
+                                                 "msgThroughputOut": 1.6e6} for k in range(8)}
+    small = {f"t/small/0x{k:08x}_0x{k + 1:08x}": stats(300) for k in range(6)}
+    docs = {"hot:8080": broker({"t/big/0x00000000_0xffffffff": stats(3200, topics=8),
+                                **small}),
+            "cold-1:8080": broker({}), "cold-2:8080": broker({})}
+    state = snapshot(docs, topics=topics)
+    p = propose(state, resolve(state.config), ProposeOptions(solver="greedy"))
+    kinds = [a.action for a in p.plan().actions]
+    assert kinds == ["split"]
+    assert any("split first" in n for n in p.notes)
+    assert p.usages_after() == p.usages_before()
