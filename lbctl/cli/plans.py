@@ -35,13 +35,18 @@ def list_plans(history: History = None,
                all_: Annotated[bool, typer.Option("--all", help="Decided plans too.")] = False
                ) -> None:
     """The plans waiting for review (--all: every plan, with its outcome)."""
+    from tabulate import tabulate
+
     rows = [m for m in _queue(history).list() if all_ or m.status in ("pending", "approved")]
     if not rows:
         print("no plan waiting" if not all_ else "no plan")
         return
-    for m in rows:
-        print(f"{m.id}  {m.status:<8} {m.actions:>3} action(s)  {m.source:<9}  "
-              f"{m.anomaly or '-'}  {m.created}" + (f"  {m.note}" if m.note and all_ else ""))
+    # tabulate never wraps a cell unless asked: plan ids and anomaly ids stay whole
+    table = [[m.id, m.status, m.actions, m.source, m.anomaly or "-", m.created]
+             + ([m.note or ""] if all_ else []) for m in rows]
+    headers = ["plan", "status", "actions", "by", "anomaly", "planned on"] + (["outcome"] if all_
+                                                                             else [])
+    print(tabulate(table, headers=headers, tablefmt="simple", disable_numparse=True))
 
 
 @app.command("show")

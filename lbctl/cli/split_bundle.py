@@ -99,6 +99,7 @@ def split_bundle(
     from lbctl.executor import BUNDLE_KEYWORDS, parse_range
     from lbctl.loadmanager.select import resolve_settings
     from lbctl.loadmanager.split_preview import SplitRequest, preview
+    from lbctl.records import replace
     from lbctl.render.split_view import SplitView
 
     split_namespace(namespace)  # Pulsar's naming rules, before anything else
@@ -118,8 +119,8 @@ def split_bundle(
         unload=unload,
     )
     request.target()  # flag combination errors first, as pulsar-admin does
-    opts = lm.options()
     chosen = choose(ctx, given)
+    opts = replace(lm.options(), live=chosen.source.live)  # a live read's release: "(cluster)"
     state = chosen.read().last
     pv = preview(state, resolve_settings([state], opts)[-1], request)
     if not chosen.source.live:

@@ -5,6 +5,7 @@ with a webhook on loopback told of each anomaly once and of its resolution once.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -56,7 +57,8 @@ def test_out_of_band_healed_by_an_approved_plan(tmp_path: Path) -> None:
         assert hot in raised
         r = runner.invoke(app, ["plans", "list", "--history", str(history)])
         assert r.exit_code == 0 and r.stdout.count("pending") == 1, r.stdout
-        pid = r.stdout.split()[0]
+        pid = re.findall(r"\bp-\d{8}T\d{6}-[0-9a-f]{6}\b", r.stdout)[0]
+        assert r.stdout.splitlines()[0].split()[:3] == ["plan", "status", "actions"]
         assert any(f"lbctl plans approve {pid}" in s for s in said)
         shown = runner.invoke(app, ["plans", "show", pid, "--history", str(history)])
         doc = json.loads(shown.stdout)
