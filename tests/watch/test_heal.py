@@ -1,0 +1,51 @@
+"""Healing modes: off by default, `approve` queues, `apply` carries out at most N plans an hour,
+one plan per open anomaly, and flags that name no healable kind are refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lbctl.errors import UsageError
+from lbctl.loadmanager.select import Options, run
+from lbctl.sources.files import snapshot_files
+from lbctl.watch.anomalies import Condition, Tracker
+from lbctl.watch.heal import Healer, parse_heal
+from lbctl.watch.plans import PlanQueue
+
+EXAMPLE = Path(__file__).parents[2] / "lbctl" / "examples" / "hot-broker.json"
+
+
+def _raised(kind: str, subject: str, at: int):  # type: ignore[no-untyped-def]
+    return Tracker().update([Condition(kind, subject, "warning", "x")], at)
+
+
+def test_apply_mode_is_capped_per_hour_and_one_plan_per_anomaly(tmp_path: Path) -> None:
+    state = snapshot_files([EXAMPLE]).read().states[-1]
+    result = run([state], Options())[-1]
+    applied: list[str] = []
+    clock = [0.0]
+    h = Healer({"out-of-band": "apply"}, PlanQueue(tmp_path), max_per_hour=1,
+               apply=lambda m: applied.append(m.id) or "applied", clock=lambda: clock[0])
+    made = h.on_events(_raised("out-of-band", "broker-2", 0), state, result.settings,
+                       result.plan())
+    assert len(made) == 1 and applied == [made[0].id]
+    assert PlanQueue(tmp_path).get(made[0].id).status == "approved"  # then apply records it
+    # another anomaly within the hour: queued for review instead (the cap)
+    more = h.on_events(_raised("out-of-band", "broker-4", 1), state, result.settings,
+                       result.plan())
+    assert len(applied) == 1 and PlanQueue(tmp_path).get(more[0].id).status == "pending"
+    # the same anomaly again while its plan is open: nothing new
+    assert h.on_events(_raised("out-of-band", "broker-4", 2), state, result.settings,
+                       result.plan()) == []
+    clock[0] = 3601.0  # an hour later the cap allows one more
+    h.on_events(_raised("out-of-band", "broker-1", 3), state, result.settings, result.plan())
+    assert len(applied) == 2
+
+
+def test_off_by_default_and_only_raised_events() -> None:
+    assert Healer({}, PlanQueue(Path("/nonexistent"))).modes == {}
+    assert parse_heal(["out-of-band=off"]) == {"out-of-band": "off"}
+    with pytest.raises(UsageError, match="not healable"):
+        parse_heal(["doctor:x=apply"])
