@@ -22,7 +22,8 @@ Shapes (size is what grows; full sizes, ``--quick`` uses smaller ones):
 * ``brokers``: 3 bundles per broker: 1,250 … 10,000 brokers;
 * ``deep-broker``: 20 brokers, one owning 5/6 of the bundles: 7.5k … 60k bundles;
 * ``policies``: 200 brokers, 20k bundles over 400 namespaces, 12 … 100 isolation policies;
-* ``snapshots``: a ``.jsonl`` of 20 brokers × 200 bundles, 1,250 … 10,000 snapshots.
+* ``snapshots``: a ``.jsonl`` of 10 brokers × 100 bundles (streamed: over 4 MB), 1,250 …
+  10,000 snapshots.
 
 Commands: ``recommend -o json``, ``explain -o json``, ``doctor -o json``; ``propose -o json``
 only to report (``--no-propose`` skips it). ``doctor`` exits 1/2 when it finds something: that is
@@ -141,7 +142,7 @@ def write_json(path: Path, doc: dict[str, object]) -> Path:
     return path
 
 
-def sequence(path: Path, snapshots: int, brokers: int = 20, bundles: int = 200) -> Path:
+def sequence(path: Path, snapshots: int, brokers: int = 10, bundles: int = 100) -> Path:
     """One snapshot a minute; every broker's CPU drifts a little each time."""
     doc = cluster(brokers, bundles, 16)
     rng = random.Random(3)
@@ -181,7 +182,7 @@ def shapes() -> list[Shape]:
         ("policies", [12, 25, 50, 100], [12, 25, 50, 100],
          lambda n: cached(f"policies-{n}", lambda p: write_json(
              p, with_policies(cluster(200, 20_000, 50), n)))),
-        ("snapshots", [1_250, 2_500, 5_000, 10_000], [125, 250, 500, 1_000],
+        ("snapshots", [1_250, 2_500, 5_000, 10_000], [250, 500, 1_000, 2_000],
          lambda n: cached(f"snapshots-{n}", lambda p: sequence(p, n), ".jsonl")),
     ]
 
