@@ -1,14 +1,15 @@
 """How each command's cost grows with the cluster: the fitted exponent per command and shape.
 
     python benchmarks/growth.py [--quick] [--shapes a,b] [--commands recommend,doctor]
-                                [--cap SECONDS] [--no-propose]
+                                [--cap SECONDS] [--no-propose] [--src DIR]
 
 Issue 30 asks for every command to be linear (or n log n) in bundles, brokers, namespaces,
 policies and snapshots. For each *shape* below this script writes four snapshots (or sequences)
 of growing size under ``benchmarks/out/growth/`` (deterministic), runs each command on them as a
 subprocess, and prints its CPU seconds (user + system, ``os.wait4``: a busy machine inflates
 them less than wall time), peak RSS and output bytes, then the **growth exponent** ``k`` of
-``cpu ≈ c · size^k`` fitted by least squares on the logs — twice: on the whole process, and on
+``cpu ≈ c · size^k`` fitted by least squares on the logs — twice: on the whole process, and (when
+every size's work is over 0.25 s, else ``nan``) on
 the process less the same command's CPU on ``examples/hot-broker.json`` (start-up and imports),
 which is what the work itself costs. 1.0 is
 linear, 1.1 about ``n log n``, 2 quadratic. A run over ``--cap`` CPU seconds is killed and shown
@@ -52,6 +53,8 @@ ROOT = HERE.parent
 OUT = HERE / "out" / "growth"
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 LBCTL = [sys.executable, "-m", "lbctl"]
+#: the source tree whose lbctl runs (``python -m lbctl`` from there): this one, or ``--src``
+SRC = [ROOT]
 COMMANDS: dict[str, list[str]] = {
     "recommend": ["recommend", "-o", "json"],
     "explain": ["explain", "-o", "json"],
@@ -60,6 +63,8 @@ COMMANDS: dict[str, list[str]] = {
 }
 #: commands whose non-zero exit is a verdict (doctor: 1 warning, 2 error)
 VERDICT_EXIT = {"doctor": (0, 1, 2)}
+#: CPU seconds of work (beyond the tiny run) below which no "less start-up" exponent is fitted
+MEASURABLE = 0.25
 
 
 # --- generators --------------------------------------------------------------------------------
@@ -193,7 +198,7 @@ def run(argv: list[str], cap: float, ok: tuple[int, ...] = (0,)) -> tuple[float,
     out = OUT / "stdout"
     OUT.mkdir(parents=True, exist_ok=True)
     with open(out, "wb") as sink:
-        proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.DEVNULL, env=ENV, cwd=ROOT,
+        proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.DEVNULL, env=ENV, cwd=SRC[0],
                                 start_new_session=True)
         killed = False
         while True:
@@ -236,7 +241,11 @@ def main() -> int:
     ap.add_argument("--commands", default="recommend,explain,doctor,propose")
     ap.add_argument("--no-propose", action="store_true")
     ap.add_argument("--cap", type=float, default=120.0, help="CPU seconds before a run is killed")
+    ap.add_argument("--src", type=Path, help="run the lbctl of another source tree (a baseline, "
+                    "e.g. git archive of the previous commit unpacked)")
     args = ap.parse_args()
+    if args.src:
+        SRC[0] = args.src.resolve()
     wanted = set(filter(None, args.shapes.split(",")))
     commands = [c for c in args.commands.split(",") if not (args.no_propose and c == "propose")]
 
@@ -244,6 +253,7 @@ def main() -> int:
           f"({os.cpu_count()} cores)")
     start, _, _, _ = min((run([*LBCTL, "--help"], 30) for _ in range(3)), key=lambda r: r[0])
     tiny = ROOT / "examples" / "hot-broker.json"
+    print(f"lbctl from {SRC[0]}")
     base = {cmd: min(run([*LBCTL, *COMMANDS[cmd], str(tiny)], 30, VERDICT_EXIT.get(cmd, (0,)))[0]
                      for _ in range(2)) for cmd in commands}
     print(f"start-up (lbctl --help): {start:.2f} s CPU; on {tiny.name}: "
@@ -261,7 +271,9 @@ def main() -> int:
             cpus = [f[0] for f in figures]
             killed = any(f[3] for f in figures)
             k = exponent(sizes, cpus)
-            k_work = exponent(sizes, [max(c - base[cmd], 1e-3) for c in cpus])
+            work = [c - base[cmd] for c in cpus]
+            # less start-up, only where the work itself is measurable (else noise near zero)
+            k_work = exponent(sizes, work) if min(work) >= MEASURABLE else math.nan
             cells = "  ".join(f"{'>' if f[3] else ''}{f[0]:7.2f}s {f[1] / 1024:6.0f}MB "
                               f"{f[2] / 1e6:7.2f}MB" for f in figures)
             print(f"  {cmd:<9} {cells}   k={k:4.2f} work k={k_work:4.2f}"
@@ -269,7 +281,7 @@ def main() -> int:
             rows.append((name, cmd, k, k_work, killed))
     print("\nexponents (whole process / less start-up; cpu s · RSS · output per size above)")
     for name, cmd, k, kw, killed in rows:
-        flag = "  QUADRATIC?" if kw > 1.5 else ""
+        flag = "  QUADRATIC?" if max(k, 0 if math.isnan(kw) else kw) > 1.5 else ""
         print(f"  {name:<14} {cmd:<9} {k:5.2f} {kw:5.2f}{' ≥' if killed else ''}{flag}")
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
