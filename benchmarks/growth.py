@@ -234,6 +234,14 @@ def exponent(sizes: list[int], cpus: list[float]) -> float:
     return sum((x - mx) * (y - my) for x, y in pts) / den
 
 
+def made(shape: str, size: int) -> Path:
+    """The file of ``shape`` at ``size``, generated in a child process: the commands' peak RSS
+    (``ru_maxrss`` survives ``exec``) must not include a forked copy of a generated document."""
+    out = subprocess.run([sys.executable, __file__, "--make", shape, str(size)], check=True,
+                         capture_output=True, text=True).stdout
+    return Path(out.strip())
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes (a minute or two)")
@@ -243,7 +251,11 @@ def main() -> int:
     ap.add_argument("--cap", type=float, default=120.0, help="CPU seconds before a run is killed")
     ap.add_argument("--src", type=Path, help="run the lbctl of another source tree (a baseline, "
                     "e.g. git archive of the previous commit unpacked)")
+    ap.add_argument("--make", nargs=2, metavar=("SHAPE", "SIZE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.make:  # the child of made(): write one file, print its path
+        print({s[0]: s[3] for s in shapes()}[args.make[0]](int(args.make[1])))
+        return 0
     if args.src:
         SRC[0] = args.src.resolve()
     wanted = set(filter(None, args.shapes.split(",")))
@@ -259,11 +271,11 @@ def main() -> int:
     print(f"start-up (lbctl --help): {start:.2f} s CPU; on {tiny.name}: "
           + ", ".join(f"{cmd} {cpu:.2f} s" for cmd, cpu in base.items()) + "\n")
     rows: list[tuple[str, str, float, float, bool]] = []
-    for name, full, quick, make in shapes():
+    for name, full, quick, _make in shapes():
         if wanted and name not in wanted:
             continue
         sizes = quick if args.quick else full
-        files = [make(n) for n in sizes]
+        files = [made(name, n) for n in sizes]
         print(f"== {name}: sizes {', '.join(f'{n:,}' for n in sizes)}")
         for cmd in commands:
             figures = [run([*LBCTL, *COMMANDS[cmd], str(f)], args.cap,
