@@ -50,7 +50,7 @@ def recommend(
     """
     from lbctl.cli.state import choose
     from lbctl.errors import UsageError
-    from lbctl.loadmanager.select import plans, stream_plans
+    from lbctl.loadmanager.select import plans, stream_last_plan, stream_plans
     from lbctl.progress import shown as progress
     from lbctl.records import replace
     from lbctl.render.views import RecommendView
@@ -72,7 +72,11 @@ def recommend(
     opts = replace(opts, live=chosen.source.live)
     seq = chosen.read().sequence
     with progress() as bar, bar.phase(f"running the load manager over {len(seq)} cycle(s)"):
-        if isinstance(seq, Streamed):
+        cycles = None
+        if isinstance(seq, Streamed) and not all_cycles:  # only the last plan is printed
+            cycles, last = stream_last_plan(seq.headers, seq.states(), opts)
+            result = [last] if last is not None else []
+        elif isinstance(seq, Streamed):
             result = stream_plans(seq.headers, seq.states(), opts)
         else:
             result = plans(seq, opts)
@@ -80,4 +84,4 @@ def recommend(
         from lbctl.render.plan_plot import plot_plan
 
         plot_plan(result[-1], plot, wide=shown.wide)
-    shown.emit(RecommendView(result, all_cycles))
+    shown.emit(RecommendView(result, all_cycles, cycles))

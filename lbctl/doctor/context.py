@@ -71,6 +71,21 @@ class Context:
     def owners(self) -> dict[str, str]:
         return self.state.owners()
 
+    @cached_property
+    def namespace_bundle_counts(self) -> dict[str, int]:
+        """Every namespace the state knows (its ``namespaces`` section and the owned bundles') →
+        its bundle count, as :meth:`ClusterState.namespace_bundle_count` has it (the boundaries
+        when captured, else the bundles brokers report), counted in one pass over the owners
+        instead of one pass per namespace (issue 30: quadratic without a ``namespaces``
+        section)."""
+        counts: dict[str, int] = {}
+        for bundle in self.owners:
+            ns = namespace_of(bundle)
+            counts[ns] = counts.get(ns, 0) + 1
+        for ns, bounds in self.state.namespaces.items():
+            counts[ns] = len(bounds) - 1
+        return counts
+
     def user_bundles(self, broker: str) -> list[str]:
         """The bundles a broker owns outside Pulsar's own namespaces (``pulsar/…``: heartbeat, SLA
         monitor and system namespaces, which every broker or the leader owns by design)."""

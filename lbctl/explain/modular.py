@@ -96,13 +96,16 @@ def _cut_why(why: str) -> str:
     return (head if len(head) <= _WHY_LIMIT else why[:_WHY_LIMIT]) + "; …"
 
 
-def _placement_dict(t: PlacementTrace | None, full: bool = True) -> dict[str, Any] | None:
+def _placement_dict(t: PlacementTrace | None, full: bool = True,
+                    many: bool = False) -> dict[str, Any] | None:
     """A placement as data. In a whole-cycle explanation (``full`` false) a placement with a list
     longer than :data:`LIST_LIMIT` — a filter's brokers, a strategy's candidates and scores — is
     cut, as the text is: counts (and the brokers a filter removed, when at most
     :data:`_REMOVED_LIMIT`), the best scores and the pick, reasons shortened, and ``more`` naming
     the command that writes it whole; placements with shorter lists are written whole, as
-    ``--bundle`` writes every one."""
+    ``--bundle`` writes every one. ``many``: the cycle places more than :data:`LIST_LIMIT`
+    bundles, so every placement is cut whatever its lists (issue 30: one broker shedding 8,000
+    bundles over 20 brokers wrote 65 MB — unloads × brokers)."""
     if t is None:
         return None
 
@@ -144,7 +147,7 @@ def _placement_dict(t: PlacementTrace | None, full: bool = True) -> dict[str, An
         }
 
     cut = not full and (
-        any(len(s.before) > LIST_LIMIT for s in t.steps)
+        many or any(len(s.before) > LIST_LIMIT for s in t.steps)
         or any(d is not None and (len(d.scores) > LIST_LIMIT or len(d.candidates) > LIST_LIMIT)
                for d in (t.decision, t.recheck)))
     out = {
@@ -207,11 +210,11 @@ def _narrowed(cycle: ModularCycle, broker: str | None, bundle: str | None
     return cands, outcomes
 
 
-def _outcome_dict(o: UnloadOutcome, full: bool) -> dict[str, Any]:
+def _outcome_dict(o: UnloadOutcome, full: bool, many: bool = False) -> dict[str, Any]:
     return {"bundle": o.selection.bundle, "broker": o.selection.broker,
             "destinationBroker": o.destination,
             "skipped": None if o.skipped is None else text(o.skipped),
-            "placement": _placement_dict(o.placement, full)}
+            "placement": _placement_dict(o.placement, full, many)}
 
 
 def explanation_dict(cycle: ModularCycle, broker: str | None = None,
@@ -227,6 +230,7 @@ def explanation_dict(cycle: ModularCycle, broker: str | None = None,
     full = bool(broker or bundle)
     cands, outcomes = _narrowed(cycle, broker, bundle)
     listed, skipped = _candidates_data(cands, full)
+    many = len(outcomes) > LIST_LIMIT  # more placements than a list written whole
     out = {
         **preamble_dict(cycle),
         "gate": cycle.gate,
@@ -235,7 +239,7 @@ def explanation_dict(cycle: ModularCycle, broker: str | None = None,
         "recentlyUnloaded": dict(cycle.load.recently_unloaded),
         "gracePeriodExpired": list(cycle.expired_grace),
         "candidates": listed,
-        "outcomes": [_outcome_dict(o, full) for o in outcomes],
+        "outcomes": [_outcome_dict(o, full, many) for o in outcomes],
         "whyNothingHappens": nothing_happens(cycle),
     }
     if skipped:

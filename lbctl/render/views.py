@@ -140,11 +140,19 @@ def plan_text(plan: Plan, *, title: str | None = None) -> str:
 class RecommendView(Struct, frozen=True):
     plans: Sequence[Plan]
     all_cycles: bool = False
+    #: how many cycles ran when ``plans`` holds only the last one's plan (a long streamed
+    #: replay keeps no other); ``None``: ``plans`` holds every cycle's
+    cycles: int | None = None
     schema: ClassVar[Schema] = RECOMMEND_SCHEMA
 
+    @property
+    def _count(self) -> int:
+        return len(self.plans) if self.cycles is None else self.cycles
+
     def _shown(self) -> list[tuple[int, Plan]]:
-        numbered = list(enumerate(self.plans, start=1))
-        return numbered if self.all_cycles else numbered[-1:]
+        if not self.all_cycles:
+            return [(self._count, self.plans[-1])] if self.plans else []
+        return list(enumerate(self.plans, start=1))
 
     def to_data(self) -> Any:
         if self.all_cycles:
@@ -162,7 +170,7 @@ class RecommendView(Struct, frozen=True):
 
     def to_text(self) -> str:
         out = []
-        n = len(self.plans)
+        n = self._count
         for i, p in self._shown():
             title = None
             if n > 1:

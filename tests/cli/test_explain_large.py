@@ -144,3 +144,46 @@ def test_candidate_views_decide_as_tuples(runner, tmp_path: Path, monkeypatch) -
                         filters.remove_most_servicing(c, ns, index, steps))
     assert outputs() == with_views
     assert json.loads(with_views[0])["actions"]  # something was placed
+
+
+def deep_snapshot(path: Path) -> None:
+    """10 brokers; broker-00 owns 600 of 690 bundles and is hot: it sheds many small bundles."""
+    rng = random.Random(5)
+    seg = (1 << 32) // PER_NS
+    bounds = [f"0x{k * seg:08x}" for k in range(PER_NS)] + ["0xffffffff"]
+    stats: list[dict[str, dict[str, float]]] = [{} for _ in range(10)]
+    for n in range(690):
+        ns, k = divmod(n, PER_NS)
+        rate = rng.uniform(10, 20)
+        owner = 0 if n < 600 else 1 + n % 9
+        stats[owner][f"t/ns-{ns}/{bounds[k]}_{bounds[k + 1]}"] = {
+            "msgRateIn": rate, "msgRateOut": rate, "msgThroughputIn": rate * 10_000,
+            "msgThroughputOut": rate * 10_000, "topics": 1}
+    brokers = {}
+    for i, st in enumerate(stats):
+        cpu = 95.0 if i == 0 else rng.uniform(30, 40)
+        brokers[f"broker-{i:02d}:8080"] = {
+            "cpu": {"usage": cpu, "limit": 100.0}, "memory": {"usage": 1.0, "limit": 4.0},
+            "bandwidthIn": {"usage": cpu, "limit": 100.0},
+            "bandwidthOut": {"usage": cpu, "limit": 100.0}, "lastStats": st}
+    path.write_text(json.dumps({"format": "lbctl/snapshot@1", "cluster": "c",
+                                "capturedAt": "2026-01-01T00:00:00Z", "brokers": brokers}))
+
+
+def test_json_many_placements_on_few_brokers_are_cut(runner, tmp_path: Path) -> None:
+    """Issue 30: one deep broker shedding thousands of bundles over 20 brokers wrote every
+    placement whole (65 MB: unloads × brokers). More than LIST_LIMIT placements in the cycle:
+    each is cut to counts, however few the brokers; ``--bundle`` still writes one whole."""
+    f = tmp_path / "deep.json"
+    deep_snapshot(f)
+    e = _explained(runner, f)
+    placed = [o for o in e["outcomes"] if o["placement"] is not None]
+    assert len(e["outcomes"]) > LIST_LIMIT and placed
+    for o in placed:
+        p = o["placement"]
+        assert p["more"] == f"lbctl explain --bundle {o['bundle']} -o json"
+        assert all("before" not in s and "beforeCount" in s for s in p["filters"])
+        assert "candidates" not in p["decision"]
+    one = _explained(runner, f, "--bundle", placed[0]["bundle"])["outcomes"][0]["placement"]
+    assert "more" not in one and len(one["filters"][0]["before"]) == 10
+    assert len(one["decision"]["scores"]) == len(one["decision"]["candidates"])

@@ -38,13 +38,14 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     for bundle, broker in ctx.owners.items():
         per = index.setdefault(namespace_of(bundle), {})
         per[broker] = per.get(broker, 0) + 1
+    members = frozenset(cands)  # shared by every namespace: each costs its owners, not brokers
     single: list[str] = []
     targets: list[str] = []
     for ns in index:
         if is_system(ns):
             continue
         steps: list[FilterStep] = []
-        kept = remove_most_servicing(cands, ns, index, steps)
+        kept = remove_most_servicing(cands, ns, index, steps, members)
         if len(kept) == 1:
             single.append(f"{ns} → {kept[0]}")
             targets.append(kept[0])

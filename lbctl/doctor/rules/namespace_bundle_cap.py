@@ -11,7 +11,6 @@ from collections.abc import Iterator
 
 from lbctl.doctor.base import Finding, Rule, Severity, rule
 from lbctl.doctor.context import Context, is_system, listing
-from lbctl.model.bundle import namespace_of
 
 NEAR = 0.9
 
@@ -26,9 +25,8 @@ NEAR = 0.9
 def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     key = "loadBalancerNamespaceMaximumBundles"
     cap = int(ctx.value(key))
-    names = set(ctx.state.namespaces) | {namespace_of(b) for b in ctx.owners}
-    counts = {ns: ctx.state.namespace_bundle_count(ns) for ns in sorted(names)
-              if not is_system(ns)}
+    known = ctx.namespace_bundle_counts
+    counts = {ns: known[ns] for ns in sorted(known) if not is_system(ns)}
     at = [ns for ns, c in counts.items() if c >= cap]
     near = [ns for ns, c in counts.items() if NEAR * cap <= c < cap]
     for group, sev, what in ((at, Severity.WARNING, "at"), (near, Severity.INFO, "near")):

@@ -37,11 +37,11 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     if n < 2:
         return
     traffic = namespace_traffic(ctx)
-    names = set(ctx.state.namespaces) | {namespace_of(b) for b in ctx.owners}
-    few = sorted(ns for ns in names if not is_system(ns) and traffic.get(ns, 0.0) > 0
-                 and ctx.state.namespace_bundle_count(ns) < n)
+    counts = ctx.namespace_bundle_counts
+    few = sorted(ns for ns, c in counts.items() if not is_system(ns) and traffic.get(ns, 0.0) > 0
+                 and c < n)
     if few:
-        shown = [f"{ns} ({ctx.state.namespace_bundle_count(ns)})" for ns in few]
+        shown = [f"{ns} ({counts[ns]})" for ns in few]
         yield r.finding(
             f"{len(few)} namespace(s) with traffic have fewer bundles than the {n} brokers: "
             f"{listing(shown)}",
