@@ -171,3 +171,7 @@ def watch(
         if server is not None:
             server.close()
         sys.stdout.flush()
+    if count is not None and watcher.captures == 0:
+        from lbctl.errors import LbctlError
+
+        raise LbctlError(f"no capture succeeded in {count} attempt(s): {watcher.last_error}")

@@ -66,3 +66,11 @@ def test_plans_refuse_an_unknown_id(tmp_path: Path) -> None:
     assert r.exit_code != 0 and "no plan p-20260101T000000-abcdef" in r.stderr
     r = CliRunner().invoke(app, ["plans", "show", "../../etc/passwd", "--history", str(tmp_path)])
     assert r.exit_code != 0 and "is not a plan id" in r.stderr
+
+
+def test_a_watcher_that_never_captured_fails_with_the_reason(tmp_path: Path) -> None:
+    r = CliRunner().invoke(app, ["--admin-url", "http://127.0.0.1:9", "watch", "--history",
+                                 str(tmp_path / "h"), "--count", "1", "--listen", ""])
+    assert r.exit_code != 0
+    assert "no capture succeeded in 1 attempt(s)" in r.stderr and "refused" in r.stderr
+    assert "Traceback" not in r.stderr
