@@ -7,8 +7,9 @@ elapsed in between replayed). Its unloads and transfers are *expected* moves. A 
 showing the bundle on another broker fulfils the expectation; an expectation still open after
 ``patience`` shedding intervals is a divergence, reported with the reason the configuration gives
 (shedding off in the dynamic configuration, the balancer disabled) or, when it gives none, the
-leader's silence itself. An ownership change no expectation explains — and not one lbctl's own
-``apply`` journaled — is reported too: a manual unload, or another load manager than configured.
+leader's silence itself. An ownership change no expectation explains is reported too: a manual
+unload, lbctl's own ``apply``, or another load manager than configured (the watcher does not read
+the apply journal yet: its own healing's moves are excused, ``ours``, a separate apply's are not).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ class Checker:
     def observe(self, state: ClusterState, seen: Iterable[Move], decided: Iterable[Any],
                 interval_ms: int, ours: frozenset[str] = frozenset()) -> list[Condition]:
         """Fold in one capture: the moves it shows, the cycle's decisions on it; ``ours``: bundles
-        lbctl's own apply moved (journaled), never reported as unexpected."""
+        the watcher's own healing moved, never reported as unexpected."""
         out: list[Condition] = []
         now = state.captured_at
         for m in seen:

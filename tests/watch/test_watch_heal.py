@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
+from lbctl.model.cluster import iso_time
 from lbctl.watch.heal import Healer
 from lbctl.watch.notify import Notifier, Webhook
 from lbctl.watch.plans import PlanQueue
@@ -73,8 +74,12 @@ def test_out_of_band_healed_by_an_approved_plan(tmp_path: Path) -> None:
         active = {a.subject for a in w.watcher.tracker.active() if a.kind == "out-of-band"}
         assert hot not in active
         notifier.flush(clock.now() + 3600)
+        # each event exactly once, in order: an anomaly that resolves and comes back (a broker
+        # leaving the band again) is a new occurrence, told again with its new firstSeen
+        sent = [(b["event"], b["id"], b["firstSeen"]) for b in receiver.bodies]
+        made = [(e.event, e.anomaly.id, iso_time(e.anomaly.first_seen)) for e in w.events]
+        assert sent == made and len(sent) == len(set(sent))
         ids = [(b["event"], b["id"]) for b in receiver.bodies]
-        assert len(ids) == len(set(ids))  # each event once
         assert ("raised", f"out-of-band:{hot}") in ids and ("resolved", f"out-of-band:{hot}") in ids
         r = runner.invoke(app, ["plans", "list", "--history", str(history), "--all"])
         assert "applied" in r.stdout
