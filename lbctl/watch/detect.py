@@ -30,6 +30,7 @@ from typing import Any
 
 from msgspec import Struct
 
+from lbctl.config import Settings
 from lbctl.model.cluster import ClusterState
 from lbctl.watch.anomalies import Condition
 
@@ -67,14 +68,14 @@ class MoveLog:
             self.items.popleft()
 
 
-def usage_of(state: ClusterState, settings: Mapping[str, Any]) -> dict[str, float]:
-    """Each broker's weighted maximum usage (a fraction), as the modular load manager sees it."""
-    w = (float(settings.get("loadBalancerCPUResourceWeight", 1.0)),
-         float(settings.get("loadBalancerDirectMemoryResourceWeight", 1.0)),
-         float(settings.get("loadBalancerBandwithInResourceWeight", 1.0)),
-         float(settings.get("loadBalancerBandwithOutResourceWeight", 1.0)),
-         float(settings.get("loadBalancerMemoryResourceWeight", 1.0)))
-    return {b: d.max_resource_usage_with_weight(*w) for b, d in state.brokers.items()}
+def usage_of(state: ClusterState, settings: Settings) -> dict[str, float]:
+    """Each broker's weighted maximum usage (a fraction), as the load manager's shedders see it
+    (``getMaxResourceUsageWithWeight`` with the release's weights: :meth:`Settings.weights4`,
+    the deprecated ``…Bandwith…`` keys honoured, the heap only where the release counts it)."""
+    w = settings.weights4()
+    memory = settings.weighted_usage_memory_weight()
+    return {b: d.max_resource_usage_with_weight(*w, memory_weight=memory)
+            for b, d in state.brokers.items()}
 
 
 def band(usages: Mapping[str, float], settings: Mapping[str, Any]) -> tuple[float, float]:
@@ -97,7 +98,7 @@ class Thresholds(Struct, frozen=True):
     storm: int = 20
 
 
-def conditions(state: ClusterState, settings: Mapping[str, Any], *, known: Iterable[str],
+def conditions(state: ClusterState, settings: Settings, *, known: Iterable[str],
                leader: str | None, previous_leader: str | None, log: MoveLog,
                limits: Thresholds) -> list[Condition]:
     """Every condition of one capture (doctor's and the leader's divergences are added by the

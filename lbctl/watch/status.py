@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
+from lbctl.config import Settings
 from lbctl.model.cluster import ClusterState, iso_time
 from lbctl.watch.anomalies import Anomaly
 from lbctl.watch.detect import band, usage_of
@@ -69,7 +70,7 @@ class Status(Struct, frozen=True):
     last_error: str | None = None
 
 
-def build_status(w: Watcher, state: ClusterState, settings: Mapping[str, Any]) -> Status:
+def build_status(w: Watcher, state: ClusterState, settings: Settings) -> Status:
     usages = usage_of(state, settings)
     from lbctl.watch.plans import PlanQueue
 
