@@ -102,16 +102,22 @@ def _user() -> str:
         return str(os.getuid())
 
 
-def _holder(fd: int) -> str:
-    """``pid 123 (alice@host, lbctl apply plan.json, since 2026-…; journal …)``."""
-    from lbctl.safe.text import shorten
-
+def holder_info(fd: int) -> dict[str, object]:
+    """What the lock file open on ``fd`` says of its holder (empty when unreadable)."""
     try:
         raw = os.pread(fd, 4096, 0)
         info = json.loads(raw.decode("utf-8", "replace") or "{}")
     except (OSError, ValueError):
-        info = {}
-    if not isinstance(info, dict) or "pid" not in info:
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
+def _holder(fd: int) -> str:
+    """``pid 123 (alice@host, lbctl apply plan.json, since 2026-…; journal …)``."""
+    from lbctl.safe.text import shorten
+
+    info = holder_info(fd)
+    if "pid" not in info:
         return "a process that has not written its name yet"
     text = (f"pid {info.get('pid')} ({info.get('user')}@{info.get('host')}, "
             f"{info.get('command')}, since {info.get('since')}")

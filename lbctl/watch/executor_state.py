@@ -12,12 +12,10 @@ only on this host, since a process id means nothing elsewhere.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import signal
 import socket
 from pathlib import Path
-from typing import Any
 
 from msgspec import Struct
 
@@ -38,7 +36,7 @@ class Holder(Struct, frozen=True):
 
 def holders(directory: Path | None = None) -> list[Holder]:
     """The locks held now (a lock file nobody holds is skipped)."""
-    from lbctl.apply.lock import lock_dir
+    from lbctl.apply.lock import holder_info, lock_dir
 
     d = directory or lock_dir()
     try:
@@ -55,21 +53,15 @@ def holders(directory: Path | None = None) -> list[Holder]:
             try:
                 fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except BlockingIOError:
-                raw = os.pread(fd, 4096, 0)
+                info = holder_info(fd)
             else:
                 fcntl.flock(fd, fcntl.LOCK_UN)
                 continue  # free
         finally:
             os.close(fd)
-        try:
-            info: Any = json.loads(raw.decode("utf-8", "replace") or "{}")
-        except ValueError:
-            info = {}
-        if not isinstance(info, dict):
-            info = {}
         pid = info.get("pid")
 
-        def text(key: str, info: dict[str, Any] = info) -> str | None:
+        def text(key: str, info: dict[str, object] = info) -> str | None:
             v = info.get(key)
             return v if isinstance(v, str) else None
 
