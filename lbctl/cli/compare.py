@@ -61,8 +61,10 @@ def compare(
     opts = run.options(None)
     pairs = parse_pairs(strategy, run.placement)
     sim = run.simulation()
+    truth = run.truth()
     run.check_plot()
     states = choose(ctx, given).read().states
+    sim, states = truth.apply(sim, states)
     with progress() as bar:
         result = comparison(states, opts, pairs, sim,
                             progress=lambda d, t: bar.step("simulating", d, t))

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from msgspec import Struct
 
 from lbctl.cli.common import (
     BrokerConf,
@@ -21,8 +22,12 @@ from lbctl.cli.groups import OptionGroup, grouped
 from lbctl.cli.state import HistoryInput
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from lbctl.loadmanager.select import Options
+    from lbctl.model.cluster import ClusterState
     from lbctl.simulate.engine import SimulationOptions
+    from lbctl.simulate.hosts import HostsFile
 
 Cycles = Annotated[
     int | None,
@@ -43,6 +48,22 @@ IdleUsage = Annotated[
     float | None,
     typer.Option("--idle-usage", metavar="PERCENT", help="Resource usage of a broker carrying no "
                  "traffic [default: fitted from the snapshot]."),
+]
+HostsChoice = Annotated[
+    str | None,
+    typer.Option("--hosts", metavar="MIX|FILE", help="The truth the brokers' reports come from: "
+                 "inferred (hosts implied by each broker's report), mixed (8/16/32-core hosts "
+                 "with 2-8 % idle usage and their own costs, loaded as the snapshot says) or a "
+                 "YAML/JSON hosts file [default: inferred]."),
+]
+HostSeed = Annotated[
+    int,
+    typer.Option("--host-seed", metavar="N", help="Seeds --hosts mixed and the reports' noise."),
+]
+Noise = Annotated[
+    float | None,
+    typer.Option("--noise", metavar="PERCENT", help="Relative noise of every reported figure "
+                 "(standard deviation, percent) [default: the hosts' own: 0 inferred, 2 mixed]."),
 ]
 PlotFile = Annotated[
     Path | None,
@@ -67,6 +88,54 @@ def sim_options(cycles: int | None, band: float, bounce_window: int | None,
                              idle_usage=idle_usage)
 
 
+class Truth(Struct, frozen=True):
+    """``--hosts``/``--host-seed``/``--noise`` checked (a hosts file read) before the run."""
+
+    choice: str
+    seed: int
+    noise: float | None  # fraction
+    hosts_file: HostsFile | None = None
+
+    def apply(self, sim: SimulationOptions, states: Sequence[ClusterState]) -> tuple[
+            SimulationOptions, list[ClusterState]]:
+        """``sim`` running on the hosts chosen for ``states``, and ``states`` as those hosts
+        report them (:func:`~lbctl.simulate.hosts.reported_by`; unchanged when inferred)."""
+        import random
+
+        from lbctl.records import replace
+        from lbctl.simulate.hosts import INFERRED_IDLE, chosen_hosts, reported_by
+
+        idle = INFERRED_IDLE if sim.idle_usage is None else sim.idle_usage / 100
+        hosts = chosen_hosts(states, self.choice, self.seed, self.noise, idle, self.hosts_file)
+        name = self.hosts_file.name if self.hosts_file is not None else self.choice
+        if hosts is None:
+            return sim, list(states)
+        rng = random.Random(self.seed)
+        return (replace(sim, hosts=hosts, seed=self.seed, truth=name),
+                [reported_by(st, hosts, rng) for st in states])
+
+
+def truth_options(hosts: str | None, seed: int, noise: float | None) -> Truth:
+    """The truth flags, checked: a named mix, else a hosts file (read and validated now)."""
+    import math
+
+    from lbctl.errors import UsageError
+    from lbctl.simulate.hosts import HOST_MIXES, INFERRED, MAX_NOISE_PERCENT, read_hosts_file
+
+    if noise is not None and (not math.isfinite(noise) or not 0 <= noise <= MAX_NOISE_PERCENT):
+        raise UsageError(f"--noise must be a percentage from 0 to {MAX_NOISE_PERCENT:g}, "
+                         f"got {noise:g}")
+    if seed < 0:
+        raise UsageError(f"--host-seed must be >= 0, got {seed}")
+    fraction = None if noise is None else noise / 100
+    choice = INFERRED if hosts is None else hosts
+    if choice in HOST_MIXES:
+        return Truth(choice, seed, fraction)
+    if not choice.strip():
+        raise UsageError(f"--hosts: expected {' or '.join(HOST_MIXES)} or a hosts file")
+    return Truth("file", seed, fraction, read_hosts_file(choice))
+
+
 class SimulationRun(OptionGroup, frozen=True):
     """What simulate and compare share after the strategy: the load manager's placement and
     settings, the run's length and measures, and the plot."""
@@ -80,6 +149,9 @@ class SimulationRun(OptionGroup, frozen=True):
     band: Band = 10.0
     bounce_window: BounceWindow = None
     idle_usage: IdleUsage = None
+    hosts: HostsChoice = None
+    host_seed: HostSeed = 0
+    noise: Noise = None
     plot: PlotFile = None
 
     def options(self, strategy: str | None) -> Options:
@@ -88,6 +160,9 @@ class SimulationRun(OptionGroup, frozen=True):
 
     def simulation(self) -> SimulationOptions:
         return sim_options(self.cycles, self.band, self.bounce_window, self.idle_usage)
+
+    def truth(self) -> Truth:
+        return truth_options(self.hosts, self.host_seed, self.noise)
 
     def check_plot(self) -> None:
         if self.plot is not None:
@@ -127,8 +202,10 @@ def simulate(
 
     opts = run.options(strategy)
     sim = run.simulation()
+    truth = run.truth()
     run.check_plot()
     states = choose(ctx, given).read().states
+    sim, states = truth.apply(sim, states)
     with progress() as bar:
         result = simulation(states, opts, sim, progress=lambda d, t: bar.step("simulating", d, t))
     if run.plot is not None:

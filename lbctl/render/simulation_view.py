@@ -1,15 +1,17 @@
 """Views of simulations (``lbctl simulate``) and comparisons (``lbctl compare``).
 
 JSON/YAML: ``lbctl/simulation@1`` — the run's parameters, the load model's calibration, a summary
-and every cycle (spread, moves, per-broker load as decided on and as reported); ``compare`` prints
-``lbctl/comparison@1``, one summary per run. CSV/JSONL: one row per cycle and broker, the cycle's
+and every cycle (spread, moves, per-broker load as decided on and as reported, and what lbctl's
+planner predicted); ``compare`` prints ``lbctl/comparison@1``, one summary per run. A run's
+``predictionError`` is its predicted usage after against the truth's (``null``: the strategy
+predicts nothing — Pulsar's do not — which is not an error of zero). CSV/JSONL: one row per cycle and broker, the cycle's
 figures repeated on each (fixed columns, whatever the brokers); one row per run for ``compare``.
 Table: the cycles (quiet ones elided in long runs) and the summary in words.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -34,6 +36,10 @@ SIMULATION_SCHEMA = Schema("simulate", "cycle and broker (the cycle's figures re
     col("broker", "string", "the broker"),
     col("load", "number", "its true (modelled) weighted max usage when the cycle decides, fraction"),
     col("reported", "number", "the usage its last written report says, fraction"),
+    col("predicted", "number", "lbctl's figure: its usage after the cycle's moves as the plan "
+        "predicted it, fraction (empty: no prediction; Pulsar's strategies make none)"),
+    col("predictionError", "number", "predicted minus its true load once the moves are made (at "
+        "the next cycle, or the end of the run), fraction"),
     col("score", "number", "the strategy's smoothed score, fraction (empty when it keeps none)"),
     col("bundles", "integer", "bundles it carries"),
     col("throughput", "number", "its throughput in + out, bytes/s"),
@@ -69,10 +75,30 @@ COMPARISON_SCHEMA = Schema("compare", "strategy run", (
     col("aboveAveragePlacements", "integer", "moves onto a broker above the mean load"),
     col("settledAtCycle", "integer", "first cycle from which the range stays in the band (empty: never)"),
     col("settleMinutes", "number", "minutes until then (empty: never)"),
+    col("prediction", "string", "what predicted the usage after the plans: lbctl's load model, "
+        "or none (Pulsar's strategies predict nothing; the error columns are then empty)"),
+    col("predictionP50", "number", "median absolute error of the predicted usage after against "
+        "the truth, over brokers and plans, fraction"),
+    col("predictionP95", "number", "95th percentile of that error, fraction"),
+    col("predictionMax", "number", "largest such error, fraction"),
+    col("predictionWorstBroker", "string", "the broker of the largest error"),
 ))
 
+#: what predicts usage after in a run that does (lbctl's planner), as outputs name it
+PREDICTOR = "lbctl's load model"
 
-def _cycle_dict(c: CycleRecord) -> dict[str, Any]:
+
+def _errors(r: SimulationResult, c: CycleRecord) -> dict[str, float]:
+    """Per broker: cycle ``c``'s predicted usage after minus the truth's (none: no prediction)."""
+    if c.predicted is None:
+        return {}
+    truth = r.truth_after(c.cycle)
+    return {b: p - truth[b] for b, p in c.predicted.items() if b in truth}
+
+
+def _cycle_dict(r: SimulationResult, c: CycleRecord) -> dict[str, Any]:
+    pred = c.predicted or {}
+    errors = _errors(r, c)
     return {
         "cycle": c.cycle,
         "at": iso_time(c.at),
@@ -88,7 +114,8 @@ def _cycle_dict(c: CycleRecord) -> dict[str, Any]:
         "brokers": [
             {"broker": b, "load": rounded(load), "reported": rounded(c.reported.get(b)),
              "score": rounded(c.scores.get(b)), "bundles": c.bundles.get(b, 0),
-             "throughput": c.throughput.get(b, 0.0), "msgRate": c.msg_rate.get(b, 0.0)}
+             "throughput": c.throughput.get(b, 0.0), "msgRate": c.msg_rate.get(b, 0.0),
+             "predicted": rounded(pred.get(b)), "predictionError": rounded(errors.get(b))}
             for b, load in c.loads.items()
         ],
         "moves": [
@@ -105,6 +132,12 @@ def _summary(r: SimulationResult) -> dict[str, Any]:
     for key in ("initial", "final"):
         s[key] = {k: rounded(v) for k, v in s[key].items()}
     s["finalThroughputRatio"] = rounded(s["finalThroughputRatio"])
+    p = s["predictionError"]
+    if p is not None:
+        s["predictionError"] = {"by": PREDICTOR, "against": "the truth's load once the moves are "
+                                "made (next cycle, or the end of the run)",
+                                **{k: rounded(v) if isinstance(v, float) else v
+                                   for k, v in p.items()}}
     return s
 
 
@@ -123,7 +156,33 @@ def _header(r: SimulationResult) -> dict[str, Any]:
         "traceSnapshots": r.trace_snapshots,
         "band": r.band,
         "bounceWindowMinutes": r.bounce_window_ms / 60_000,
+        "hosts": r.hosts,
     }
+
+
+def _points(x: float | None) -> str:
+    return "-" if x is None else f"{x * 100:.1f}"
+
+
+def prediction_figures(r: SimulationResult, name: Callable[[str], str] = str) -> str:
+    """The run's prediction error in words; a strategy that predicts nothing says so."""
+    p = r.prediction()
+    if p is None:
+        return "predicts no usage after (no prediction error)"
+    worst = p.worst()
+    if worst is None:
+        return "no plan moved a bundle: nothing predicted"
+    cycle, broker, signed = worst
+    where = ("every figure as predicted, to a twentieth of a point" if abs(signed) < 0.0005
+             else f"{name(broker)}, cycle {cycle}, predicted "
+                  f"{'above' if signed > 0 else 'below'} the truth")
+    return (f"{p.plans} plan(s), {len(p.errors)} broker figure(s); absolute error p50 "
+            f"{_points(p.percentile(0.5))}, p95 {_points(p.percentile(0.95))}, max "
+            f"{_points(abs(signed))} points ({where})")
+
+
+_PREDICTED = (f"Usage after as {PREDICTOR} predicted it, against the truth once the moves are "
+              "made")
 
 
 def summary_words(r: SimulationResult) -> str:
@@ -141,6 +200,13 @@ def summary_words(r: SimulationResult) -> str:
     )
 
 
+def _truth_words(r: SimulationResult) -> str:
+    """How the truth was chosen, when not the default (hosts inferred from the reports)."""
+    if r.hosts == "inferred":
+        return ""
+    return f"; truth: {r.hosts} hosts" if r.hosts == "mixed" else f"; truth: hosts of {r.hosts}"
+
+
 @dataclass(frozen=True)
 class SimulationView:
     result: SimulationResult
@@ -154,7 +220,7 @@ class SimulationView:
             "settings": dict(r.settings),
             "model": r.model.describe(),
             "summary": _summary(r),
-            "cycles": [_cycle_dict(c) for c in r.cycles],
+            "cycles": [_cycle_dict(r, c) for c in r.cycles],
             "final": {"brokers": {b: rounded(v) for b, v in r.final_loads.items()},
                       "spread": {k: rounded(v) for k, v in r.final.to_dict().items()}},
         }
@@ -164,6 +230,8 @@ class SimulationView:
         brokers = r.brokers()
         rows = []
         for c in r.cycles:
+            pred = c.predicted or {}
+            errors = _errors(r, c)
             cycle: dict[str, Any] = {
                 **c.spread.to_dict(),
                 "unloads": len(c.moves), "skipped": c.skipped,
@@ -179,6 +247,7 @@ class SimulationView:
                     "cycle": c.cycle, "at": iso_time(c.at),
                     "minute": (c.at - r.start) // 60_000, "broker": b,
                     "load": c.loads.get(b), "reported": c.reported.get(b),
+                    "predicted": pred.get(b), "predictionError": errors.get(b),
                     "score": c.scores.get(b), "bundles": c.bundles.get(b, 0),
                     "throughput": c.throughput.get(b, 0.0), "msgRate": c.msg_rate.get(b, 0.0),
                     **cycle})
@@ -189,7 +258,8 @@ class SimulationView:
         head = (f"{r.cluster} from {iso_time(r.start)}: {r.label}, {len(r.cycles)} cycles of "
                 f"{r.interval_minutes} min"
                 + (f", trace of {r.trace_snapshots} snapshots" if r.trace_snapshots > 1 else "")
-                + (f"; modelled as {_profile_name(r.pulsar_version)}" if r.pulsar_version else ""))
+                + (f"; modelled as {_profile_name(r.pulsar_version)}" if r.pulsar_version else "")
+                + _truth_words(r))
         shown = list(r.cycles)
         note = ""
         if len(shown) > _FULL_TABLE:
@@ -218,9 +288,23 @@ class SimulationView:
                                  f"{pct(final.std)}, range {pct(final.range)} ({loads}"
                                  f"{', …' if len(r.final_loads) > 12 else ''})"),
                   wrap_prose(summary_words(r))]
+        if r.predicts:
+            parts.append(wrap_prose(f"{_PREDICTED}: {prediction_figures(r, names)}."))
         if names.note():
             parts += ["", wrap_prose(names.note() or "")]
         return "\n".join(parts)
+
+
+def _prediction_row(r: SimulationResult) -> dict[str, Any]:
+    p = r.prediction()
+    if p is None:
+        return {"prediction": "none", "predictionP50": None, "predictionP95": None,
+                "predictionMax": None, "predictionWorstBroker": None}
+    worst = p.worst()
+    return {"prediction": PREDICTOR, "predictionP50": rounded(p.percentile(0.5)),
+            "predictionP95": rounded(p.percentile(0.95)),
+            "predictionMax": None if worst is None else rounded(abs(worst[2])),
+            "predictionWorstBroker": None if worst is None else worst[1]}
 
 
 @dataclass(frozen=True)
@@ -258,6 +342,7 @@ class ComparisonView:
                 "bounceBacks": s["bounceBacks"],
                 "aboveAveragePlacements": s["aboveAveragePlacements"],
                 "settledAtCycle": s["settledAtCycle"], "settleMinutes": s["settleMinutes"],
+                **_prediction_row(r),
             })
         return rows
 
@@ -268,6 +353,7 @@ class ComparisonView:
                 f"{first.interval_minutes} min, initial load range "
                 f"{pct(first.cycles[0].spread.range)}, std {pct(first.cycles[0].spread.std)}")
         rows = []
+        predicting = any(r.predicts for r in runs)
         for r in runs:
             s = r.summary()
             settled = s["settledAtCycle"]
@@ -279,7 +365,17 @@ class ComparisonView:
                 "settled": "never" if settled is None
                 else f"cycle {settled} ({s['settleMinutes']} min)",
             })
+            if predicting:
+                p = r.prediction()
+                rows[-1]["err p95"] = "none" if p is None else (
+                    "-" if not p.errors else _points(p.percentile(0.95)))
         # strategy names stay whole: the counts give way first (tables.py)
         optional = ("bounce", "above avg", "MB/s moved", "final range", "unloads")
-        return "\n".join([wrap_prose(head), "", table(rows, optional=optional), "",
-                          f"settled = load range within {first.band * 100:g} points from then on"])
+        parts = [wrap_prose(head + _truth_words(first)), "", table(rows, optional=optional), "",
+                 f"settled = load range within {first.band * 100:g} points from then on"]
+        if predicting:
+            parts += [wrap_prose("err p95 = 95th percentile of the absolute error (points) of "
+                                 "the usage after the plans predicted, against the truth (none: "
+                                 "the strategy predicts nothing)"), "", f"{_PREDICTED}:"]
+            parts += [wrap_prose(f"  {r.label}: {prediction_figures(r)}.") for r in runs]
+        return "\n".join(parts)

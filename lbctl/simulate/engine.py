@@ -66,11 +66,19 @@ from lbctl.model.cycle import Moved
 from lbctl.model.load import BundleData, LocalBrokerData, NamespaceBundleStats
 from lbctl.model.loaddata import BundleDataView
 from lbctl.model.loadmodel import LoadModel
-from lbctl.planner.cycle import offer
+from lbctl.planner.cycle import PlannerLoadManager, offer
 from lbctl.planner.propose import ProposeOptions
 from lbctl.records import replace
 from lbctl.simulate.hosts import INFERRED_IDLE, host_report, inferred_host, inferred_hosts
-from lbctl.simulate.metrics import BounceTracker, Spread, ratio, settle_cycle
+from lbctl.simulate.metrics import (
+    BounceTracker,
+    PredictionError,
+    Spread,
+    prediction_errors,
+    ratio,
+    settle_cycle,
+)
+from lbctl.simulate.prediction import predicted_after
 from lbctl.simulate.reports import need_update
 from lbctl.simulate.sampling import sample_all
 from lbctl.truth.hosts import Host
@@ -114,6 +122,9 @@ class CycleRecord:
     reports_written: int
     gate: str | None
     spread: Spread
+    #: lbctl's figure: the usage after this cycle's moves as its plan predicted it (fraction, per
+    #: broker); None when the cycle made no prediction (Pulsar's strategies never make one)
+    predicted: Mapping[str, float] | None = None
 
     @property
     def moved_throughput(self) -> float:
@@ -145,6 +156,10 @@ class SimulationResult:
     label: str = ""
     #: the Pulsar release modelled (``Profile.to_dict()``), chosen as every command chooses it
     pulsar_version: Mapping[str, Any] = field(default_factory=dict)
+    #: whether the strategy predicts its plans' usage after (lbctl's planner; Pulsar's do not)
+    predicts: bool = False
+    #: what the truth was: ``inferred`` (hosts from the reports), ``mixed``, or a hosts file
+    hosts: str = "inferred"
 
     @property
     def final(self) -> Spread:
@@ -157,6 +172,19 @@ class SimulationResult:
             seen.update(dict.fromkeys(c.loads))
         seen.update(dict.fromkeys(self.final_loads))
         return list(seen)
+
+    def truth_after(self, k: int) -> Mapping[str, float]:
+        """The true loads once cycle ``k`` (1-based) has moved its bundles: what the next cycle
+        decides on, or the run's final loads after the last cycle."""
+        return self.cycles[k].loads if k < len(self.cycles) else self.final_loads
+
+    def prediction(self) -> PredictionError | None:
+        """The predicted usage after against the truth (:class:`PredictionError`); ``None`` for
+        a strategy that predicts nothing."""
+        if not self.predicts:
+            return None
+        return prediction_errors([c.predicted for c in self.cycles],
+                                 [self.truth_after(c.cycle) for c in self.cycles])
 
     def settled_at(self) -> int | None:
         return settle_cycle([c.spread.range for c in self.cycles], self.final.range, self.band)
@@ -183,6 +211,7 @@ class SimulationResult:
             "band": self.band,
             "settledAtCycle": settled,
             "settleMinutes": None if settled is None else (settled - 1) * self.interval_minutes,
+            "predictionError": None if (p := self.prediction()) is None else p.to_dict(),
         }
 
 
@@ -199,6 +228,8 @@ class SimulationOptions:
     hosts: Mapping[str, Host] | None = None
     #: seeds the hosts' report noise
     seed: int = 0
+    #: how the hosts were chosen, as the run reports it (``--hosts``): inferred, mixed, a file
+    truth: str = "inferred"
     #: ``--strategy lbctl``: the planner's goals (default: the settle band as target range)
     planner: ProposeOptions | None = None
 
@@ -482,6 +513,7 @@ class _Run:
                 msg_rate={b: self.true[b].msg_rate for b in self.owned},
                 moves=moves, skipped=effect.skipped,
                 reports_written=tick.written, gate=result.gate, spread=spread,
+                predicted=predicted_after(result),
             ))
             if self.progress is not None:
                 self.progress(k, self.n_cycles)
@@ -496,6 +528,8 @@ class _Run:
             model=self.model, cycles=tuple(records), final_loads=final,
             final_throughput={b: self.true[b].throughput for b in self.owned},
             label=self.lm.label, pulsar_version=self.settings0.profile.to_dict(),
+            predicts=isinstance(self.lm, PlannerLoadManager),
+            hosts=self.sim.truth,
         )
 
     def _move(self, decided: tuple[Moved, ...], loads: Mapping[str, float], spread: Spread,

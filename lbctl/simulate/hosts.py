@@ -16,7 +16,9 @@ no per-broker slope), which agrees with it only on the snapshot itself.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+
+from msgspec import Struct
 
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats
@@ -123,3 +125,188 @@ def cluster_on_hosts(name: str, at: int, hosts: Mapping[str, Host],
         rep = host_report(host, LocalBrokerData(), stats, rng)
         reports[b] = replace(rep, lastUpdate=at, lastBundleGains=(), lastBundleLosses=())
     return ClusterState(cluster=name, captured_at=at, brokers=MappingProxyType(reports))
+
+
+# --- choosing the truth (simulate/compare --hosts, --host-seed, --noise) -------------------------
+
+#: the named mixes ``--hosts`` takes (anything else is a hosts file)
+INFERRED, MIXED = "inferred", "mixed"
+HOST_MIXES = (INFERRED, MIXED)
+
+#: a hosts file's keys per host → (Host field, scale from the file's unit, lowest value allowed)
+_FIELDS: dict[str, tuple[str, float, float]] = {
+    "cores": ("cores", 1.0, 1.0),
+    "nicGbps": ("nic_gbps", 1.0, 1e-9),
+    "heapMB": ("heap_mb", 1.0, 1e-9),
+    "directMB": ("direct_mb", 1.0, 1e-9),
+    "idlePercent": ("idle_cpu", 0.01, 0.0),
+    "cpuMicrosPerMessage": ("cpu_us_per_msg", 1.0, 0.0),
+    "cpuMicrosPerKB": ("cpu_us_per_kb", 1.0, 0.0),
+    "heapBaseMB": ("heap_base_mb", 1.0, 0.0),
+    "heapMBPerTopic": ("heap_mb_per_topic", 1.0, 0.0),
+    "directMBPerMBps": ("direct_mb_per_mbps", 1.0, 0.0),
+    "noisePercent": ("noise", 0.01, 0.0),
+}
+#: the largest report noise taken (relative sd, percent): beyond it a figure is mostly noise
+MAX_NOISE_PERCENT = 50.0
+
+
+class HostSpec(Struct, frozen=True):
+    """A host as a hosts file describes it: the fields it gives (Host field → value); the others
+    come from the broker's inferred host (:func:`inferred_host`), so ``{cores: 32}`` is "the same
+    work on 32 cores"."""
+
+    fields: Mapping[str, float]
+
+    def over(self, base: Host) -> Host:
+        values = {f: int(v) if f == "cores" else v for f, v in self.fields.items()}
+        return replace(base, **values)
+
+
+class HostsFile(Struct, frozen=True):
+    """A parsed hosts file: a host per broker and, optionally, one for every broker not named."""
+
+    name: str
+    brokers: Mapping[str, HostSpec]
+    default: HostSpec | None = None
+
+
+def _spec(value: object, where: str) -> HostSpec:
+    import math
+
+    from lbctl.errors import UsageError
+
+    if not isinstance(value, dict):
+        raise UsageError(f"{where}: expected a mapping of host figures "
+                         f"({', '.join(_FIELDS)})")
+    fields: dict[str, float] = {}
+    for key, v in value.items():
+        spec = _FIELDS.get(str(key))
+        if spec is None:
+            raise UsageError(f"{where}: unknown key {key!r}; expected {', '.join(_FIELDS)}")
+        name, scale, low = spec
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise UsageError(f"{where}.{key}: expected a number, got {v!r}")
+        if key == "cores" and v != int(v):
+            raise UsageError(f"{where}.cores: expected a whole number, got {v!r}")
+        if v < low or (key == "idlePercent" and v > 100) or (
+                key == "noisePercent" and v > MAX_NOISE_PERCENT):
+            top = {"idlePercent": " and <= 100",
+                   "noisePercent": f" and <= {MAX_NOISE_PERCENT:g}"}.get(key, "")
+            above = ">= 1" if key == "cores" else (">= 0" if low == 0 else "> 0")
+            raise UsageError(f"{where}.{key}: must be {above}{top}, got {v!r}")
+        fields[name] = float(v) * scale
+    return HostSpec(fields)
+
+
+def read_hosts_file(path: str) -> HostsFile:
+    """A hosts file (YAML or JSON): ``brokers`` maps a broker id to its host, ``default`` (optional)
+    is the host of every broker not named; a broker named in neither is inferred from its report.
+    Bad input is a one-line :class:`~lbctl.errors.UsageError`."""
+    import yaml
+
+    from lbctl.errors import UsageError
+    from lbctl.safe.files import read_regular
+
+    data = read_regular(path, what="a hosts file (YAML or JSON)", error=UsageError)
+    try:
+        doc = yaml.safe_load(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text (expected a hosts file, YAML or JSON)") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        at = f" line {mark.line + 1}:" if mark is not None else ""
+        raise UsageError(f"{path}:{at} not valid YAML or JSON") from None
+    if not isinstance(doc, dict) or not ("brokers" in doc or "default" in doc):
+        raise UsageError(f"{path}: expected a mapping with 'brokers' (broker id → host) and/or "
+                         "'default'")
+    unknown = sorted(str(k) for k in doc if k not in ("brokers", "default"))
+    if unknown:
+        raise UsageError(f"{path}: unknown key(s) {', '.join(unknown)}; expected brokers, default")
+    brokers = doc.get("brokers") or {}
+    if not isinstance(brokers, dict):
+        raise UsageError(f"{path}: brokers: expected a mapping of broker id → host")
+    default = doc.get("default")
+    return HostsFile(path, {str(b): _spec(v, f"{path}: brokers[{b}]") for b, v in brokers.items()},
+                     None if default is None else _spec(default, f"{path}: default"))
+
+
+def mixed_hosts(state: ClusterState, seed: int, idle: float = INFERRED_IDLE) -> dict[str, Host]:
+    """``--hosts mixed``: the brokers of ``state`` (in name order) on a mixed fleet
+    (:func:`~lbctl.truth.hosts.mixed_fleet`: 8/16/32 cores, 2–8 % idle, per-generation costs),
+    every host's per-message and per-byte costs scaled by one factor so that the fleet spends, on
+    the snapshot's traffic, the CPU cores the snapshot reports in all — the cluster as loaded as
+    it says, its brokers as different as real hardware is."""
+    from lbctl.truth.hosts import mixed_fleet
+
+    names = sorted(state.brokers)
+    fleet = dict(zip(names, mixed_fleet(len(names), seed), strict=True))
+    reported = sum(_busy(rep) for rep in state.brokers.values())
+    idle_cores = sum(h.idle_cpu * h.cores for h in fleet.values())
+    work = 0.0
+    for b, host in fleet.items():
+        t = traffic_of(state.brokers[b].lastStats.values())
+        idle_free = replace(host, idle_cpu=0.0, noise=0.0)
+        work += idle_free.usage(t).cpu.usage / 100
+    factor = max(reported - idle_cores, 0.1 * reported) / work if work > 0 and reported > 0 \
+        else 1.0
+    return {b: replace(h, cpu_us_per_msg=h.cpu_us_per_msg * factor,
+                       cpu_us_per_kb=h.cpu_us_per_kb * factor) for b, h in fleet.items()}
+
+
+def chosen_hosts(states: Sequence[ClusterState], choice: str, seed: int = 0,
+                 noise: float | None = None, idle: float = INFERRED_IDLE,
+                 hosts_file: HostsFile | None = None) -> dict[str, Host] | None:
+    """The hosts ``--hosts`` names for a run from ``states[0]`` (``None``: inferred, the engine's
+    default, unless ``noise`` is given); ``noise`` (a fraction) replaces every host's noise. A
+    broker that first appears later in the sequence gets its host from that first report."""
+    from lbctl.errors import UsageError
+
+    if choice == INFERRED and hosts_file is None and noise is None:
+        return None
+    first: dict[str, LocalBrokerData] = {}
+    for st in states:
+        for b, rep in st.brokers.items():
+            first.setdefault(b, rep)
+    s0 = states[0]
+    inferred = inferred_hosts(s0, idle)
+    for b, rep in first.items():
+        if b not in inferred:
+            inferred[b] = inferred_host(rep, idle=idle)
+    hosts: dict[str, Host]
+    if hosts_file is not None:
+        missing = sorted(b for b in hosts_file.brokers if b not in first)
+        if missing:
+            raise UsageError(f"{hosts_file.name}: broker {missing[0]!r} is in no snapshot given"
+                             + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+        hosts = {}
+        for b, base in inferred.items():
+            spec = hosts_file.brokers.get(b, hosts_file.default)
+            hosts[b] = base if spec is None else spec.over(base)
+    elif choice == MIXED:
+        hosts = {**inferred, **mixed_hosts(s0, seed, idle)}
+    else:
+        hosts = inferred
+    if noise is not None:
+        hosts = {b: replace(h, noise=noise) for b, h in hosts.items()}
+    return hosts
+
+
+def reported_by(state: ClusterState, hosts: Mapping[str, Host],
+                rng: random.Random | None = None) -> ClusterState:
+    """``state`` with each broker's five resources as its host reports the traffic the snapshot
+    gives it (``lastUpdate``, gains and losses kept): with hosts that are not the snapshot's own
+    (``--hosts mixed``, a hosts file), the leader's first view is the truth's reports too, not
+    figures of other hardware."""
+    from types import MappingProxyType
+
+    reports = {}
+    for b, rep in state.brokers.items():
+        host = hosts.get(b)
+        if host is None:
+            reports[b] = rep
+            continue
+        u = host.usage(traffic_of(rep.lastStats.values()), rng)
+        reports[b] = replace(rep, cpu=u.cpu, memory=u.memory, directMemory=u.direct_memory,
+                             bandwidthIn=u.bandwidth_in, bandwidthOut=u.bandwidth_out)
+    return replace(state, brokers=MappingProxyType(reports))

@@ -11,14 +11,18 @@ figures that answer them:
 * an **above-average placement** sends a bundle to a broker whose load, when the cycle decided, was
   above the cluster mean;
 * a run has **settled** at the first cycle from which the range stays within the band for every
-  later cycle and after the last one.
+  later cycle and after the last one;
+* the **prediction error** of a strategy that predicts its plans' "usage after" (lbctl's planner;
+  Pulsar's strategies predict nothing): each broker's predicted usage against the usage the
+  *truth* (the hosts, :mod:`lbctl.simulate.hosts`) reports when the next cycle decides (after the
+  last cycle: at the end of the run) — never against lbctl's own model.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -94,6 +98,64 @@ class BounceTracker:
         left_at = history.get(destination)
         history[source] = now
         return left_at is not None and now - left_at <= self.window_ms
+
+
+@dataclass(frozen=True, slots=True)
+class PredictionError:
+    """How far a strategy's predicted usage after its plans landed from the truth.
+
+    ``errors`` are (cycle, broker, predicted − true) for every broker of every plan that moved a
+    bundle; the figures are absolute errors, fractions (one point = 0.01). Percentiles by nearest
+    rank (the smallest error at least ``q`` of the errors do not exceed), so every figure is an
+    error that happened."""
+
+    plans: int
+    errors: tuple[tuple[int, str, float], ...]
+
+    def _abs(self) -> list[float]:
+        return sorted(abs(e) for _, _, e in self.errors)
+
+    def percentile(self, q: float) -> float | None:
+        xs = self._abs()
+        if not xs:
+            return None
+        return xs[max(0, math.ceil(q * len(xs)) - 1)]
+
+    def worst(self) -> tuple[int, str, float] | None:
+        """The largest miss: (cycle, broker, signed error); the first of equal ones."""
+        best: tuple[int, str, float] | None = None
+        for e in self.errors:
+            if best is None or abs(e[2]) > abs(best[2]):
+                best = e
+        return best
+
+    def to_dict(self) -> dict[str, object]:
+        worst = self.worst()
+        return {"plans": self.plans, "brokerFigures": len(self.errors),
+                "p50": self.percentile(0.5), "p95": self.percentile(0.95),
+                "max": None if worst is None else abs(worst[2]),
+                "worstBroker": None if worst is None else worst[1],
+                "worstCycle": None if worst is None else worst[0],
+                "worstSigned": None if worst is None else worst[2]}
+
+
+def prediction_errors(predicted: Sequence[Mapping[str, float] | None],
+                      truth: Sequence[Mapping[str, float]]) -> PredictionError:
+    """``predicted[k]``: cycle k+1's predicted usage after (None: no plan moved anything);
+    ``truth[k]``: the true usage once cycle k+1's moves are carried out (the next cycle's loads,
+    or the run's final ones). Brokers gone by then are left out."""
+    errors = []
+    plans = 0
+    for k, pred in enumerate(predicted):
+        if pred is None:
+            continue
+        plans += 1
+        after = truth[k]
+        for b, p in pred.items():
+            t = after.get(b)
+            if t is not None and math.isfinite(t) and math.isfinite(p):
+                errors.append((k + 1, b, p - t))
+    return PredictionError(plans, tuple(errors))
 
 
 def finite(x: float | None) -> float | None:

@@ -78,3 +78,22 @@ def test_bad_strategy_lists_are_one_line_errors(runner, args: list[str], message
 def test_no_strategy_is_a_usage_error(runner) -> None:
     res = runner.invoke(app, ["compare", str(EXAMPLES / "balanced.json")])
     assert res.exit_code == 2 and "Missing option '--strategy'" in res.stderr
+
+
+def test_prediction_error_per_strategy_on_mixed_hosts(runner) -> None:
+    """Each run's row says how far its predicted usage after landed from the truth; Pulsar's
+    strategies predict nothing, and their row says so rather than show an error of zero."""
+    args = ["compare", str(EXAMPLES / "pip364-90-10.json"), "--cycles", "3", "--strategy",
+            "ThresholdShedder", "--strategy", "lbctl", "--hosts", "mixed", "--host-seed", "3"]
+    res = runner.invoke(app, [*args, "-o", "csv"])
+    assert res.exit_code == 0, res.output
+    rows = {r["shedding"]: r for r in csv.DictReader(io.StringIO(res.stdout))}
+    assert rows["ThresholdShedder"]["prediction"] == "none"
+    assert rows["ThresholdShedder"]["predictionP95"] == ""
+    assert rows["lbctl"]["prediction"] == "lbctl's load model"
+    assert float(rows["lbctl"]["predictionP95"]) > 0.005
+    assert rows["lbctl"]["predictionWorstBroker"].startswith("broker-")
+    table = runner.invoke(app, args)
+    assert table.exit_code == 0
+    assert "truth: mixed hosts" in table.stdout
+    assert "predicts no usage after" in table.stdout and "absolute error p50" in table.stdout

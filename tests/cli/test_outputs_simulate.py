@@ -26,9 +26,10 @@ from tests.output_checks import (
 
 TITLE = "simulate"
 KEYS = ["format", "cluster", "startedAt", "shedding", "placement", "intervalMinutes",
-        "traceSnapshots", "band", "bounceWindowMinutes", "settings", "model", "summary", "cycles",
+        "traceSnapshots", "band", "bounceWindowMinutes", "hosts", "settings", "model", "summary", "cycles",
         "final"]
-BROKER = ("broker", "load", "reported", "score", "bundles", "throughput", "msgRate")
+BROKER = ("broker", "load", "reported", "predicted", "predictionError", "score", "bundles",
+          "throughput", "msgRate")
 SPREAD = ("mean", "std", "cov", "min", "max", "range")
 CYCLE = ("unloads", "skipped", "throughputMoved", "msgRateMoved", "bounceBacks",
          "aboveAveragePlacements", "reportsWritten")

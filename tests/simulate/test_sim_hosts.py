@@ -9,11 +9,20 @@ from pathlib import Path
 
 import pytest
 
+from lbctl.errors import UsageError
 from lbctl.loadmanager.select import Options
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.planner.propose import ProposeOptions
 from lbctl.simulate.engine import SimulationOptions, simulate
-from lbctl.simulate.hosts import cluster_on_hosts, inferred_hosts, traffic_of
+from lbctl.simulate.hosts import (
+    chosen_hosts,
+    cluster_on_hosts,
+    inferred_hosts,
+    mixed_hosts,
+    read_hosts_file,
+    reported_by,
+    traffic_of,
+)
 from lbctl.sources.snapshot import read_snapshots
 from lbctl.truth.hosts import Host, mixed_fleet
 
@@ -62,3 +71,84 @@ def test_given_hosts_are_the_truth_and_the_planner_learns_them() -> None:
     assert settled is not None and settled <= 4
     assert r.summary()["bounceBacks"] == 0
     assert max(r.final_loads.values()) < max(first.loads.values())
+
+
+# --- choosing the truth: --hosts mixed / FILE, --host-seed, --noise ------------------------------
+
+def test_mixed_hosts_are_mixed_and_as_loaded_as_the_snapshot_says() -> None:
+    """8/16/32-core hosts by seed, in broker-name order; one cost factor for the fleet so that the
+    snapshot's traffic costs the CPU cores the snapshot reports in all."""
+    state = read_snapshots([EXAMPLES / "hot-broker.json"])[0]
+    hosts = mixed_hosts(state, seed=3)
+    assert list(hosts) == sorted(state.brokers)
+    assert {h.cores for h in hosts.values()} <= {8, 16, 32}
+    assert len({h.cores for h in hosts.values()}) > 1
+    assert all(0.02 <= h.idle_cpu <= 0.08 for h in hosts.values())
+    busy = sum(h.usage(traffic_of(state.brokers[b].lastStats.values())).cpu.usage
+               for b, h in hosts.items())
+    assert busy == pytest.approx(sum(rep.cpu.usage for rep in state.brokers.values()))
+    assert mixed_hosts(state, seed=3) == hosts and mixed_hosts(state, seed=4) != hosts
+
+
+def test_inferred_hosts_are_the_engines_default_unless_noise_is_asked() -> None:
+    states = read_snapshots([EXAMPLES / "hot-broker.json"])
+    assert chosen_hosts(states, "inferred") is None
+    noisy = chosen_hosts(states, "inferred", noise=0.05)
+    assert noisy is not None and {h.noise for h in noisy.values()} == {0.05}
+    assert {b: h.cores for b, h in noisy.items()} == {b: h.cores for b, h in
+                                                     inferred_hosts(states[0]).items()}
+
+
+def test_a_hosts_file_overrides_the_inferred_host_figure_by_figure(tmp_path: Path) -> None:
+    """Figures a file gives replace the inferred host's, the rest stay (``{cores: 32}``: the same
+    work on 32 cores); ``default`` covers every broker not named; the first view is what the
+    hosts report."""
+    states = read_snapshots([EXAMPLES / "hot-broker.json"])
+    inferred = inferred_hosts(states[0])
+    f = tmp_path / "hosts.yaml"
+    f.write_text("default: {cores: 16}\n"
+                 "brokers:\n  broker-2.pulsar.svc:8080: {cores: 32, idlePercent: 5, "
+                 "cpuMicrosPerMessage: 40, noisePercent: 1}\n")
+    hosts = chosen_hosts(states, "file", hosts_file=read_hosts_file(str(f)))
+    assert hosts is not None
+    hot = hosts["broker-2.pulsar.svc:8080"]
+    base = inferred["broker-2.pulsar.svc:8080"]
+    assert (hot.cores, hot.idle_cpu, hot.cpu_us_per_msg, hot.noise) == (32, 0.05, 40.0, 0.01)
+    assert hot.cpu_us_per_kb == base.cpu_us_per_kb and hot.nic_gbps == base.nic_gbps
+    assert {h.cores for b, h in hosts.items() if b != "broker-2.pulsar.svc:8080"} == {16}
+    seen = reported_by(states[0], hosts)
+    rep = seen.brokers["broker-2.pulsar.svc:8080"]
+    assert rep.cpu.limit == 3200
+    assert rep.cpu.usage == pytest.approx(
+        hot.usage(traffic_of(rep.lastStats.values())).cpu.usage)
+    assert rep.lastUpdate == states[0].brokers["broker-2.pulsar.svc:8080"].lastUpdate
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("[1, 2]", "expected a mapping with 'brokers'"),
+    ("brokers: {}\nmix: mixed\n", "unknown key(s) mix"),
+    ("brokers: [a]\n", "brokers: expected a mapping"),
+    ("brokers:\n  b1: 8\n", "brokers[b1]: expected a mapping of host figures"),
+    ("brokers:\n  b1: {cpus: 8}\n", "brokers[b1]: unknown key 'cpus'"),
+    ("brokers:\n  b1: {cores: 0}\n", "brokers[b1].cores: must be >= 1, got 0"),
+    ("brokers:\n  b1: {cores: 8.5}\n", "brokers[b1].cores: expected a whole number"),
+    ("default: {idlePercent: 120}\n", "default.idlePercent: must be >= 0 and <= 100"),
+    ("default: {nicGbps: 0}\n", "default.nicGbps: must be > 0"),
+    ("default: {noisePercent: true}\n", "default.noisePercent: expected a number"),
+    ("default: {cores: .nan}\n", "default.cores: expected a number"),
+    ("brokers: {b1: {cores: 8}\n", "line 2: not valid YAML or JSON"),
+])
+def test_a_bad_hosts_file_is_one_line(tmp_path: Path, text: str, message: str) -> None:
+    f = tmp_path / "hosts.yaml"
+    f.write_text(text)
+    with pytest.raises(UsageError) as e:
+        read_hosts_file(str(f))
+    assert message in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_hosts_file_naming_an_unknown_broker_is_refused(tmp_path: Path) -> None:
+    f = tmp_path / "hosts.json"
+    f.write_text('{"brokers": {"nobody:8080": {"cores": 8}}}')
+    states = read_snapshots([EXAMPLES / "hot-broker.json"])
+    with pytest.raises(UsageError, match="broker 'nobody:8080' is in no snapshot given"):
+        chosen_hosts(states, "file", hosts_file=read_hosts_file(str(f)))
