@@ -204,7 +204,9 @@ def _truth_words(r: SimulationResult) -> str:
     """How the truth was chosen, when not the default (hosts inferred from the reports)."""
     if r.hosts == "inferred":
         return ""
-    return f"; truth: {r.hosts} hosts" if r.hosts == "mixed" else f"; truth: hosts of {r.hosts}"
+    if r.hosts in ("mixed", "given"):  # --hosts mixed; the API's SimulationOptions.hosts
+        return f"; truth: {r.hosts} hosts"
+    return f"; truth: hosts of {r.hosts}"
 
 
 @dataclass(frozen=True)

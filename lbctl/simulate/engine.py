@@ -228,8 +228,9 @@ class SimulationOptions:
     hosts: Mapping[str, Host] | None = None
     #: seeds the hosts' report noise
     seed: int = 0
-    #: how the hosts were chosen, as the run reports it (``--hosts``): inferred, mixed, a file
-    truth: str = "inferred"
+    #: how the hosts were chosen, as the run reports it (``--hosts``: mixed, a file's name);
+    #: default: ``given`` when ``hosts`` is, else ``inferred``
+    truth: str | None = None
     #: ``--strategy lbctl``: the planner's goals (default: the settle band as target range)
     planner: ProposeOptions | None = None
 
@@ -529,7 +530,7 @@ class _Run:
             final_throughput={b: self.true[b].throughput for b in self.owned},
             label=self.lm.label, pulsar_version=self.settings0.profile.to_dict(),
             predicts=isinstance(self.lm, PlannerLoadManager),
-            hosts=self.sim.truth,
+            hosts=self.sim.truth or ("given" if self.sim.hosts is not None else "inferred"),
         )
 
     def _move(self, decided: tuple[Moved, ...], loads: Mapping[str, float], spread: Spread,

@@ -71,6 +71,7 @@ def test_given_hosts_are_the_truth_and_the_planner_learns_them() -> None:
     assert settled is not None and settled <= 4
     assert r.summary()["bounceBacks"] == 0
     assert max(r.final_loads.values()) < max(first.loads.values())
+    assert r.hosts == "given"  # the API's hosts, as the outputs name them
 
 
 # --- choosing the truth: --hosts mixed / FILE, --host-seed, --noise ------------------------------
