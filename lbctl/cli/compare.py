@@ -39,8 +39,9 @@ def compare(
     """Compare shedding strategies by simulating each from the same snapshot (and trace).
 
     Prints, per strategy: final load spread, unloads, throughput moved, bounce-backs, placements
-    onto above-average brokers and the time to settle. --placement applies to strategies given
-    without one; --set applies to every run.
+    onto above-average brokers and the time to settle, and for lbctl's planner the error of the
+    usage after it predicted against the truth (--hosts; Pulsar's strategies predict nothing).
+    --placement applies to strategies given without one; --set applies to every run.
 
     \b
     Examples:

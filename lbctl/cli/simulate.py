@@ -186,7 +186,9 @@ def simulate(
     and bandwidth follow the traffic of the bundles they carry (see README, "Simulation"). Prints
     per-cycle load spread, unloads, throughput moved, bounce-backs and the time to settle.
     --strategy lbctl runs lbctl's own planner (lbctl propose): it plans once and re-plans only
-    when the load range leaves the --band.
+    when the load range leaves the --band, and the output says how far the usage after its plans
+    predicted landed from the truth. --hosts chooses that truth (hosts inferred from the
+    reports, a mixed 8/16/32-core fleet, or a hosts file; docs/commands/simulate.md).
 
     \b
     Examples:
@@ -194,6 +196,8 @@ def simulate(
       lbctl simulate examples/pip364-90-10.json --strategy AvgShedder \\
           --placement AvgShedder --set maxUnloadPercentage=0.5
       lbctl simulate examples/hot-broker.json --cycles 120 -o csv --plot hot.png
+      lbctl simulate examples/pip364-90-10.json --strategy lbctl --hosts mixed \\
+          --host-seed 3
     """
     from lbctl.cli.state import choose
     from lbctl.progress import shown as progress

@@ -89,6 +89,13 @@ def test_mixed_hosts_are_mixed_and_as_loaded_as_the_snapshot_says() -> None:
                for b, h in hosts.items())
     assert busy == pytest.approx(sum(rep.cpu.usage for rep in state.brokers.values()))
     assert mixed_hosts(state, seed=3) == hosts and mixed_hosts(state, seed=4) != hosts
+    # the file's order of brokers does not change who gets which host
+    from types import MappingProxyType
+
+    from lbctl.records import replace
+
+    backwards = replace(state, brokers=MappingProxyType(dict(reversed(state.brokers.items()))))
+    assert mixed_hosts(backwards, seed=3) == hosts
 
 
 def test_inferred_hosts_are_the_engines_default_unless_noise_is_asked() -> None:
