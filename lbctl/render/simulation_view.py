@@ -372,12 +372,18 @@ class ComparisonView:
                 rows[-1]["err p95"] = "none" if p is None else (
                     "-" if not p.errors else _points(p.percentile(0.95)))
         # strategy names stay whole: the counts give way first (tables.py)
-        optional = ("bounce", "above avg", "MB/s moved", "final range", "unloads")
+        optional = ("bounce", "above avg", "MB/s moved", "err p95", "final range", "unloads")
         parts = [wrap_prose(head + _truth_words(first)), "", table(rows, optional=optional), "",
                  f"settled = load range within {first.band * 100:g} points from then on"]
         if predicting:
             parts += [wrap_prose("err p95 = 95th percentile of the absolute error (points) of "
                                  "the usage after the plans predicted, against the truth (none: "
                                  "the strategy predicts nothing)"), "", f"{_PREDICTED}:"]
-            parts += [wrap_prose(f"  {r.label}: {prediction_figures(r)}.") for r in runs]
+            silent = [r.label for r in runs if not r.predicts]
+            if silent:
+                parts.append(wrap_prose(f"  {', '.join(silent)}: "
+                                        f"{'predict' if len(silent) > 1 else 'predicts'} no "
+                                        "usage after (no prediction error)."))
+            parts += [wrap_prose(f"  {r.label}: {prediction_figures(r)}.")
+                      for r in runs if r.predicts]
         return "\n".join(parts)
