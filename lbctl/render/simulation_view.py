@@ -23,6 +23,7 @@ from lbctl.render.schema import Schema, col
 from lbctl.render.tables import wrap_prose
 from lbctl.simulate.compare import ComparisonResult
 from lbctl.simulate.engine import CycleRecord, SimulationResult
+from lbctl.simulate.hosts import host_figures
 from lbctl.units import mb, pct, rounded
 
 SIMULATION_FORMAT = "lbctl/simulation@1"
@@ -157,6 +158,10 @@ def _header(r: SimulationResult) -> dict[str, Any]:
         "band": r.band,
         "bounceWindowMinutes": r.bounce_window_ms / 60_000,
         "hosts": r.hosts,
+        # the truth per broker, in a hosts file's keys (--hosts FILE reads it back)
+        "truthHosts": {b: {k: v if isinstance(v, int) else rounded(v)
+                           for k, v in host_figures(h).items()}
+                       for b, h in r.truth_hosts.items()},
     }
 
 
@@ -198,6 +203,14 @@ def summary_words(r: SimulationResult) -> str:
         f"{pct(s['initial']['range'])} -> {pct(s['final']['range'])}, std "
         f"{pct(s['initial']['std'])} -> {pct(s['final']['std'])}; {when}."
     )
+
+
+def host_words(r: SimulationResult, name: Callable[[str], str] = str) -> str:
+    """Each broker's host in a few words: cores, idle share, per-message cost."""
+    hosts = list(r.truth_hosts.items())
+    words = ", ".join(f"{name(b)} {h.cores} cores {h.idle_cpu * 100:.0f}% idle "
+                      f"{h.cpu_us_per_msg:.0f} us/msg" for b, h in hosts[:12])
+    return words + (", …" if len(hosts) > 12 else "") + "."
 
 
 def _truth_words(r: SimulationResult) -> str:
@@ -292,6 +305,9 @@ class SimulationView:
                   wrap_prose(summary_words(r))]
         if r.predicts:
             parts.append(wrap_prose(f"{_PREDICTED}: {prediction_figures(r, names)}."))
+        if r.hosts != "inferred":
+            parts.append(wrap_prose(f"Truth ({r.hosts} hosts; -o json: truthHosts): "
+                                    + host_words(r, names)))
         if names.note():
             parts += ["", wrap_prose(names.note() or "")]
         return "\n".join(parts)

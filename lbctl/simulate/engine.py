@@ -160,6 +160,8 @@ class SimulationResult:
     predicts: bool = False
     #: what the truth was: ``inferred`` (hosts from the reports), ``mixed``, or a hosts file
     hosts: str = "inferred"
+    #: the truth itself: every broker's host at the end of the run
+    truth_hosts: Mapping[str, Host] = field(default_factory=dict)
 
     @property
     def final(self) -> Spread:
@@ -531,6 +533,7 @@ class _Run:
             label=self.lm.label, pulsar_version=self.settings0.profile.to_dict(),
             predicts=isinstance(self.lm, PlannerLoadManager),
             hosts=self.sim.truth or ("given" if self.sim.hosts is not None else "inferred"),
+            truth_hosts=dict(self.hosts),
         )
 
     def _move(self, decided: tuple[Moved, ...], loads: Mapping[str, float], spread: Spread,

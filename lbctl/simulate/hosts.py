@@ -151,6 +151,12 @@ _FIELDS: dict[str, tuple[str, float, float]] = {
 MAX_NOISE_PERCENT = 50.0
 
 
+def host_figures(host: Host) -> dict[str, float]:
+    """``host`` in a hosts file's keys and units (what ``--hosts FILE`` reads back)."""
+    return {key: (host.cores if name == "cores" else getattr(host, name) / scale)
+            for key, (name, scale, _) in _FIELDS.items()}
+
+
 class HostSpec(Struct, frozen=True):
     """A host as a hosts file describes it: the fields it gives (Host field → value); the others
     come from the broker's inferred host (:func:`inferred_host`), so ``{cores: 32}`` is "the same

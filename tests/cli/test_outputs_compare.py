@@ -23,7 +23,7 @@ from tests.output_checks import (
 
 TITLE = "compare"
 KEYS = ["format", "cluster", "startedAt", "intervalMinutes", "traceSnapshots", "band",
-        "bounceWindowMinutes", "hosts", "cycles", "runs"]
+        "bounceWindowMinutes", "hosts", "truthHosts", "cycles", "runs"]
 TOTALS = ("unloads", "bundlesMoved", "throughputMoved", "bounceBacks", "aboveAveragePlacements",
           "settledAtCycle", "settleMinutes")
 

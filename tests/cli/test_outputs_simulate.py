@@ -26,7 +26,7 @@ from tests.output_checks import (
 
 TITLE = "simulate"
 KEYS = ["format", "cluster", "startedAt", "shedding", "placement", "intervalMinutes",
-        "traceSnapshots", "band", "bounceWindowMinutes", "hosts", "settings", "model", "summary", "cycles",
+        "traceSnapshots", "band", "bounceWindowMinutes", "hosts", "truthHosts", "settings", "model", "summary", "cycles",
         "final"]
 BROKER = ("broker", "load", "reported", "predicted", "predictionError", "score", "bundles",
           "throughput", "msgRate")

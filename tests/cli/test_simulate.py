@@ -157,6 +157,14 @@ def test_the_truth_is_chosen_on_the_command_line(runner, tmp_path: Path) -> None
     b2 = {b["broker"]: b["load"] for b in big["cycles"][0]["brokers"]}["broker-2.pulsar.svc:8080"]
     # the same work on four times the cores: CPU at 23 %, below its bandwidth out now
     assert 0.92 / 4 - 1e-4 <= b2 < 0.3
+    # the run's truthHosts, written back as a hosts file, are the same truth
+    again = tmp_path / "again.json"
+    again.write_text(json.dumps({"brokers": pulsar["truthHosts"]}))
+    replay = run("ThresholdShedder", "--hosts", str(again), "--host-seed", "4")
+    assert replay["truthHosts"] == pulsar["truthHosts"]
+    for got, want in zip(replay["cycles"][0]["brokers"], pulsar["cycles"][0]["brokers"],
+                         strict=True):
+        assert got["load"] == pytest.approx(want["load"], rel=1e-5)
     noisy = run("ThresholdShedder", "--noise", "5", "--host-seed", "1")
     assert noisy["cycles"][0]["brokers"] != run("ThresholdShedder")["cycles"][0]["brokers"]
 
