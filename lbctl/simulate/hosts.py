@@ -23,7 +23,7 @@ from msgspec import Struct
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats
 from lbctl.records import replace
-from lbctl.truth.hosts import Host, Traffic, total
+from lbctl.truth.hosts import Host, HostUsage, Traffic, total
 
 #: the idle share of a host's cores inferred from a snapshot: one report cannot tell idle usage
 #: from the cost of traffic, so an inferred host's CPU is all traffic (a proportional cluster stays
@@ -303,16 +303,27 @@ def reported_by(state: ClusterState, hosts: Mapping[str, Host],
     """``state`` with each broker's five resources as its host reports the traffic the snapshot
     gives it (``lastUpdate``, gains and losses kept): with hosts that are not the snapshot's own
     (``--hosts mixed``, a hosts file), the leader's first view is the truth's reports too, not
-    figures of other hardware."""
+    figures of other hardware. An extensible snapshot's published ``BrokerLoadData`` takes the
+    same figures and becomes a first sample (its features — ``weightedMaxEMA`` — computed from
+    them, as ``PublishedLoad.has_features`` False makes the cycle do), not EMAs of other hosts."""
     from types import MappingProxyType
 
     reports = {}
+    usages: dict[str, HostUsage] = {}
     for b, rep in state.brokers.items():
         host = hosts.get(b)
         if host is None:
             reports[b] = rep
             continue
-        u = host.usage(traffic_of(rep.lastStats.values()), rng)
+        u = usages[b] = host.usage(traffic_of(rep.lastStats.values()), rng)
         reports[b] = replace(rep, cpu=u.cpu, memory=u.memory, directMemory=u.direct_memory,
                              bandwidthIn=u.bandwidth_in, bandwidthOut=u.bandwidth_out)
-    return replace(state, brokers=MappingProxyType(reports))
+    published = dict(state.broker_load_data)
+    for b, pub in state.broker_load_data.items():
+        u = usages.get(b)
+        if u is not None:
+            published[b] = replace(pub, has_features=False, data=replace(
+                pub.data, cpu=u.cpu, memory=u.memory, directMemory=u.direct_memory,
+                bandwidthIn=u.bandwidth_in, bandwidthOut=u.bandwidth_out))
+    return replace(state, brokers=MappingProxyType(reports),
+                   broker_load_data=MappingProxyType(published))

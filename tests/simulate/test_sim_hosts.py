@@ -160,3 +160,20 @@ def test_a_hosts_file_naming_an_unknown_broker_is_refused(tmp_path: Path) -> Non
     states = read_snapshots([EXAMPLES / "hot-broker.json"])
     with pytest.raises(UsageError, match="broker 'nobody:8080' is in no snapshot given"):
         chosen_hosts(states, "file", hosts_file=read_hosts_file(str(f)))
+
+
+def test_an_extensible_snapshot_publishes_what_its_hosts_report() -> None:
+    """On other hosts the published BrokerLoadData takes the hosts' figures and is a first sample
+    (its EMA computed from them), so TransferShedder's first cycle sees the truth too."""
+    states = read_snapshots([EXAMPLES / "extensible" / "skewed.json"])
+    hosts = chosen_hosts(states, "mixed", 2)
+    assert hosts is not None
+    seen = reported_by(states[0], hosts)
+    for b, pub in seen.broker_load_data.items():
+        assert not pub.has_features
+        assert pub.data.cpu == seen.brokers[b].cpu
+        assert pub.data.bandwidthOut == seen.brokers[b].bandwidthOut
+        assert pub.data.msgRateIn == states[0].broker_load_data[b].data.msgRateIn
+    r = simulate([seen], Options(strategy="TransferShedder"), SimulationOptions(
+        cycles=3, hosts=hosts, seed=2, truth="mixed"))
+    assert r.hosts == "mixed" and r.prediction() is None
