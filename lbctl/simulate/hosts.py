@@ -320,10 +320,10 @@ def reported_by(state: ClusterState, hosts: Mapping[str, Host],
                              bandwidthIn=u.bandwidth_in, bandwidthOut=u.bandwidth_out)
     published = dict(state.broker_load_data)
     for b, pub in state.broker_load_data.items():
-        u = usages.get(b)
-        if u is not None:
+        got = usages.get(b)
+        if got is not None:
             published[b] = replace(pub, has_features=False, data=replace(
-                pub.data, cpu=u.cpu, memory=u.memory, directMemory=u.direct_memory,
-                bandwidthIn=u.bandwidth_in, bandwidthOut=u.bandwidth_out))
+                pub.data, cpu=got.cpu, memory=got.memory, directMemory=got.direct_memory,
+                bandwidthIn=got.bandwidth_in, bandwidthOut=got.bandwidth_out))
     return replace(state, brokers=MappingProxyType(reports),
                    broker_load_data=MappingProxyType(published))
