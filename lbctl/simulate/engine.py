@@ -460,7 +460,9 @@ class _Run:
         return rep.max_resource_usage_with_weight(*self.weights)
 
     def _recompute(self) -> None:
-        for b in self.dirty:
+        # in name order: each report draws its noise from the run's generator, and a set's order
+        # of strings changes with the process's hash seed (the same --host-seed, another run)
+        for b in sorted(self.dirty):
             carried = {x: self.stats[x] for x in self.owned[b]}
             self.true[b] = host_report(self.hosts[b], self.written[b], carried, self.rng)
         self.dirty = set()
