@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
+from itertools import chain
 from types import MappingProxyType
 
 from lbctl.model.bundle import count_system_bundles
@@ -142,8 +143,11 @@ def leader_maps(state: ClusterState, previous: LeaderMaps | None = None) -> Lead
         reported = set().union(*(local.lastStats.keys() for local in state.brokers.values()))
         if known.keys() == reported:  # the same bundles: the map is unchanged
             return prev if brokers is prev.brokers else LeaderMaps(brokers, prev.bundles)
-    puts = [x for b in map_order(brokers) if (local := state.brokers.get(b)) is not None
-            for x in local.lastStats]
+    # every report's names chained at C speed (a million bundles: no Python step per name)
+    puts = chain.from_iterable([local.lastStats for b in map_order(brokers)
+                                if (local := state.brokers.get(b)) is not None])
+    if not known:
+        return LeaderMaps(brokers, prev.bundles.then_puts(puts))
     removes = known.keys() - reported
     return LeaderMaps(brokers, prev.bundles.then_puts(puts, [x for x in known if x in removes]))
 

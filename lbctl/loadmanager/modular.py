@@ -81,7 +81,7 @@ from lbctl.model.decision import (
 )
 from lbctl.model.javaorder import java_hash_order, multimap_key_order
 from lbctl.model.load import BundleData, LocalBrokerData
-from lbctl.model.loaddata import LoadData
+from lbctl.model.loaddata import BundleDataView, LoadData
 from lbctl.model.outcome import history_dict, history_warnings
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.records import replace
@@ -625,8 +625,25 @@ def build_plan(cycle: ModularCycle) -> Plan:
                 warnings.append(f"{s.bundle}: {name} is {x}; JSON shows null")
     return Plan(st.cluster, st.captured_at_iso, st.load_manager, cycle.shedding, cycle.placement,
                 settings, tuple(_action(o) for o in cycle.outcomes) + splits, tuple(rows),
-                st.bundle_count(), cycle.gate, decision,
+                _bundle_count(cycle), cycle.gate, decision,
                 history_dict(cycle.elapsed), tuple(warnings))
+
+
+def _bundle_count(cycle: ModularCycle) -> int:
+    """``ClusterState.bundle_count`` (every bundle a broker reports in ``lastStats`` or lists in
+    ``bundles``), from the cycle's bundle data, whose keys are already every ``lastStats`` name:
+    only the listed names outside a broker's own stats are looked up, so a large snapshot is not
+    hashed into one more set of every name."""
+    view = cycle.load.bundle_data
+    if not isinstance(view, BundleDataView):
+        return cycle.state.bundle_count()
+    reported = view.reported()
+    extra: set[str] = set()
+    for local in cycle.state.brokers.values():
+        own = local.lastStats
+        if not all(map(own.__contains__, local.bundles)):  # usually the same names
+            extra.update(b for b in local.bundles if b not in reported)
+    return len(reported) + len(extra)
 
 
 def split_action(split: AutoSplit) -> Action:
