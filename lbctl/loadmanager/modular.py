@@ -57,6 +57,7 @@ from lbctl.loadmanager.clock import (
     reports_written,
     shifted,
 )
+from lbctl.loadmanager.collector import collector_paused
 from lbctl.loadmanager.loaddata import build_load_data, leader_maps, map_of, update_bundle_data
 from lbctl.model.bundle import (
     SYSTEM_NAMESPACE,
@@ -174,6 +175,13 @@ class ModularLoadManager(LoadManager[CycleMemory]):
     def run_cycle(
         self, state: ClusterState, settings: Settings, memory: CycleMemory | None = None,
         elapsed: Elapsed | None = None,
+    ) -> ModularCycleResult:
+        with collector_paused():
+            return self._run_cycle(state, settings, memory, elapsed)
+
+    def _run_cycle(
+        self, state: ClusterState, settings: Settings, memory: CycleMemory | None,
+        elapsed: Elapsed | None,
     ) -> ModularCycleResult:
         mem = memory or self.initial_memory()
         elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
@@ -573,6 +581,11 @@ def _action(o: UnloadOutcome) -> Action:
 
 def build_plan(cycle: ModularCycle) -> Plan:
     """The plan of one cycle: its unload actions and a row per broker (before/after)."""
+    with collector_paused():
+        return _build_plan(cycle)
+
+
+def _build_plan(cycle: ModularCycle) -> Plan:
     settings = cycle.settings
     weights = settings.weights4()
     verdicts = cycle.decision.brokers if cycle.decision else {}
