@@ -58,7 +58,12 @@ from lbctl.loadmanager.clock import (
     shifted,
 )
 from lbctl.loadmanager.collector import collector_paused
-from lbctl.loadmanager.loaddata import build_load_data, leader_maps, map_of, update_bundle_data
+from lbctl.loadmanager.loaddata import (
+    build_load_data,
+    leader_maps_and_reports,
+    map_of,
+    update_bundle_data,
+)
 from lbctl.model.bundle import (
     SYSTEM_NAMESPACE,
     BundleName,
@@ -186,8 +191,8 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         mem = memory or self.initial_memory()
         elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
         now = state.captured_at
-        bundle_data = update_bundle_data(state, mem.bundle_data, elapsed.samples)
-        maps = leader_maps(state, mem.maps)
+        maps, reports = leader_maps_and_reports(state, mem.maps)
+        bundle_data = update_bundle_data(state, mem.bundle_data, elapsed.samples, reports)
         recently = latest(mem.recently_unloaded, state.recently_unloaded)
 
         active = frozenset(state.brokers)
