@@ -118,7 +118,8 @@ def _columns(data: Mapping[str, BundleData]) -> BundleColumns | None:
     return data if isinstance(data, BundleColumns) else None
 
 
-def leader_maps(state: ClusterState, previous: LeaderMaps | None = None) -> LeaderMaps:
+def leader_maps_and_reports(state: ClusterState, previous: LeaderMaps | None = None
+                            ) -> tuple[LeaderMaps, dict[str, NamespaceBundleStats]]:
     """The leader's ``brokerData`` and ``bundleData`` maps after this snapshot's update, carried
     on from ``previous`` (the last cycle of a sequence; ``None``: a leader that starts now).
 
@@ -132,13 +133,9 @@ def leader_maps(state: ClusterState, previous: LeaderMaps | None = None) -> Lead
     What a snapshot cannot tell and lbctl assumes: the metadata store lists the brokers in the
     snapshot's order; removals happen in the order the keys were put (the map's own order only
     matters for a tree bin); no lookup (``selectBrokerForAssignment``'s ``computeIfAbsent``) put
-    a bundle between two snapshots."""
-    return leader_maps_and_reports(state, previous)[0]
+    a bundle between two snapshots.
 
-
-def leader_maps_and_reports(state: ClusterState, previous: LeaderMaps | None = None
-                            ) -> tuple[LeaderMaps, dict[str, NamespaceBundleStats]]:
-    """:func:`leader_maps`, and every report's ``lastStats`` merged into one map in the order
+    Also returns every report's ``lastStats`` merged into one map in the order
     ``updateBundleData`` walks them (the broker map's order, then each report's): the bundle
     map's new keys are that map's keys in order, so a first fill takes them from it (a copy of
     a dict's keys, with their hashes) instead of hashing every name again, and the cycle's bundle
@@ -198,7 +195,7 @@ def build_load_data(
     maps: LeaderMaps | None = None,
 ) -> LoadData:
     """``LoadData`` for one cycle at ``state.captured_at``, brokers in ``ConcurrentHashMap`` order:
-    the maps' histories when given (:func:`leader_maps`), else maps filled once in the snapshot's
+    the maps' histories when given (:func:`leader_maps_and_reports`), else maps filled once in the snapshot's
     order."""
     brokers: dict[str, BrokerData] = {}
     if maps is not None:

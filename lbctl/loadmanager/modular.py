@@ -29,7 +29,8 @@ Namespace policies (isolation, anti-affinity, failure domains) and the broker-ve
 load-manager-class filters apply when the snapshot carries them (``docs/snapshot-policies.md``).
 The state carried between cycles (:class:`~lbctl.model.cycle.CycleMemory`) is what the leader keeps
 in memory, its ``LoadData`` maps' histories included (:func:`lbctl.loadmanager.loaddata.
-leader_maps`). Each cycle's record is a :class:`ModularCycleResult`, which builds its plan (below) and
+leader_maps_and_reports`). Each cycle's record is a :class:`ModularCycleResult`, which builds its
+plan (below) and
 its explanation (:mod:`lbctl.explain.modular`).
 """
 
