@@ -43,10 +43,10 @@ PHASES = [
     ("read: the rules, the cluster state", "lbctl.sources.snapshot_schema", "state_from_wire",
      ("lbctl.sources.snapshot",)),
     ("cycle (all of it)", "lbctl.loadmanager.modular", "ModularLoadManager.run_cycle", ()),
-    ("  bundleData (one map of every bundle)", "lbctl.loadmanager.loaddata",
+    ("  leader maps and every report merged (one map of every bundle)",
+     "lbctl.loadmanager.loaddata", "leader_maps_and_reports", ("lbctl.loadmanager.modular",)),
+    ("  bundleData (over the merged reports)", "lbctl.loadmanager.loaddata",
      "update_bundle_data", ("lbctl.loadmanager.modular",)),
-    ("  leader maps (the bundleData map's history)", "lbctl.loadmanager.loaddata", "leader_maps",
-     ("lbctl.loadmanager.modular",)),
     ("  LoadData (time averages per broker)", "lbctl.loadmanager.loaddata", "build_load_data",
      ("lbctl.loadmanager.modular",)),
     ("  bundle split check", "lbctl.loadmanager.modular", "auto_splits", ()),
@@ -178,7 +178,7 @@ def main() -> int:
     print("  phases (in process; nested ones indented):")
     for label, *_ in PHASES:
         v = phases.get(label)
-        print(f"    {label:<44} {'n/a' if v is None else f'{v:.3f}':>7}")
+        print(f"    {label:<64} {'n/a' if v is None else f'{v:.3f}':>7}")
     print("  the least a pure-Python cycle over every bundle does (in process):")
     for label, v in floors(path, args.repeat):
         print(f"    {label:<50} {v:.3f}")
