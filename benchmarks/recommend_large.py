@@ -10,7 +10,7 @@ to do), then prints:
 * recommend (in-process): reading + validating the snapshot, running the cycle, building and
   serialising the plan, without interpreter start-up;
 * recommend (subprocess): the whole `lbctl recommend -o json` command, start-up included;
-* the ratio recommend / parse (target: ≤ 2).
+* the ratio recommend / parse (goals, whole process: ≤ 2.5 at 200k bundles, ≤ 2 at 1M).
 
 Figures are the best of --repeat runs. Nothing here asserts a time: it prints figures.
 """

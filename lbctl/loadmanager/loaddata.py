@@ -13,7 +13,6 @@ then costs what its shed brokers cost, not 200,000 object constructions.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from collections.abc import Set as AbstractSet
 from types import MappingProxyType
 
 from lbctl.model.bundle import count_system_bundles
@@ -36,7 +35,8 @@ COLUMNS_FROM = 512
 
 
 def update_bundle_data(
-    state: ClusterState, previous: Mapping[str, BundleData] | None = None, samples: int = 1
+    state: ClusterState, previous: Mapping[str, BundleData] | None = None, samples: int = 1,
+    reported: Mapping[str, NamespaceBundleStats] | None = None,
 ) -> BundleDataView:
     """Bundle data after this snapshot's reports.
 
@@ -45,10 +45,17 @@ def update_bundle_data(
     Otherwise each reported bundle's data from ``previous`` (the last cycle of a sequence) takes one
     sample per load report written since the previous snapshot (``samples``; the leader samples
     every bundle each time a broker writes its report, see :mod:`lbctl.loadmanager.clock`).
+
+    ``reported``: every report's ``lastStats`` already merged (:func:`leader_maps_and_reports`),
+    else they are merged here in the snapshot's order.
     """
-    stats: dict[str, NamespaceBundleStats] = {}
-    for local in state.brokers.values():
-        stats.update(local.lastStats)
+    stats: Mapping[str, NamespaceBundleStats]
+    if reported is None:
+        stats = {}
+        for local in state.brokers.values():
+            stats.update(local.lastStats)
+    else:
+        stats = reported
     if (samples == 0 and isinstance(previous, BundleDataView) and not state.bundle_data
             and previous.keys() == stats.keys()):
         return previous  # no report written, the same bundles: the leader's data is unchanged
@@ -111,7 +118,8 @@ def _columns(data: Mapping[str, BundleData]) -> BundleColumns | None:
     return data if isinstance(data, BundleColumns) else None
 
 
-def leader_maps(state: ClusterState, previous: LeaderMaps | None = None) -> LeaderMaps:
+def leader_maps_and_reports(state: ClusterState, previous: LeaderMaps | None = None
+                            ) -> tuple[LeaderMaps, dict[str, NamespaceBundleStats]]:
     """The leader's ``brokerData`` and ``bundleData`` maps after this snapshot's update, carried
     on from ``previous`` (the last cycle of a sequence; ``None``: a leader that starts now).
 
@@ -125,7 +133,13 @@ def leader_maps(state: ClusterState, previous: LeaderMaps | None = None) -> Lead
     What a snapshot cannot tell and lbctl assumes: the metadata store lists the brokers in the
     snapshot's order; removals happen in the order the keys were put (the map's own order only
     matters for a tree bin); no lookup (``selectBrokerForAssignment``'s ``computeIfAbsent``) put
-    a bundle between two snapshots."""
+    a bundle between two snapshots.
+
+    Also returns every report's ``lastStats`` merged into one map in the order
+    ``updateBundleData`` walks them (the broker map's order, then each report's): the bundle
+    map's new keys are that map's keys in order, so a first fill takes them from it (a copy of
+    a dict's keys, with their hashes) instead of hashing every name again, and the cycle's bundle
+    data (:func:`update_bundle_data`'s ``reported``) is that same map."""
     prev = previous or LeaderMaps()
     brokers = prev.brokers
     if brokers.live.keys() != state.brokers.keys():  # else: every broker kept its place
@@ -136,16 +150,19 @@ def leader_maps(state: ClusterState, previous: LeaderMaps | None = None) -> Lead
         ops += [(b, True) for b in state.brokers if b not in active]  # reported, not listed
         ops += [(b, False) for b in brokers.live if b not in active and b not in state.brokers]
         brokers = brokers.then(ops)
+    reports: dict[str, NamespaceBundleStats] = {}
+    for b in map_order(brokers):  # every reporting broker is in the map
+        local = state.brokers.get(b)
+        if local is not None:
+            reports.update(local.lastStats)
     known = prev.bundles.live
-    reported: AbstractSet[str] = frozenset()
-    if known:
-        reported = set().union(*(local.lastStats.keys() for local in state.brokers.values()))
-        if known.keys() == reported:  # the same bundles: the map is unchanged
-            return prev if brokers is prev.brokers else LeaderMaps(brokers, prev.bundles)
-    puts = [x for b in map_order(brokers) if (local := state.brokers.get(b)) is not None
-            for x in local.lastStats]
-    removes = known.keys() - reported
-    return LeaderMaps(brokers, prev.bundles.then_puts(puts, [x for x in known if x in removes]))
+    if not known:
+        return LeaderMaps(brokers, prev.bundles.then_puts(reports)), reports
+    if known.keys() == reports.keys():  # the same bundles: the map is unchanged
+        return (prev if brokers is prev.brokers else LeaderMaps(brokers, prev.bundles)), reports
+    removes = known.keys() - reports.keys()
+    return (LeaderMaps(brokers, prev.bundles.then_puts(reports, [x for x in known if x in removes])),
+            reports)
 
 
 #: the last histories' orders: a sequence's cycles mostly keep the same keys (``then`` returns the
@@ -178,7 +195,7 @@ def build_load_data(
     maps: LeaderMaps | None = None,
 ) -> LoadData:
     """``LoadData`` for one cycle at ``state.captured_at``, brokers in ``ConcurrentHashMap`` order:
-    the maps' histories when given (:func:`leader_maps`), else maps filled once in the snapshot's
+    the maps' histories when given (:func:`leader_maps_and_reports`), else maps filled once in the snapshot's
     order."""
     brokers: dict[str, BrokerData] = {}
     if maps is not None:

@@ -29,7 +29,8 @@ Namespace policies (isolation, anti-affinity, failure domains) and the broker-ve
 load-manager-class filters apply when the snapshot carries them (``docs/snapshot-policies.md``).
 The state carried between cycles (:class:`~lbctl.model.cycle.CycleMemory`) is what the leader keeps
 in memory, its ``LoadData`` maps' histories included (:func:`lbctl.loadmanager.loaddata.
-leader_maps`). Each cycle's record is a :class:`ModularCycleResult`, which builds its plan (below) and
+leader_maps_and_reports`). Each cycle's record is a :class:`ModularCycleResult`, which builds its
+plan (below) and
 its explanation (:mod:`lbctl.explain.modular`).
 """
 
@@ -57,7 +58,13 @@ from lbctl.loadmanager.clock import (
     reports_written,
     shifted,
 )
-from lbctl.loadmanager.loaddata import build_load_data, leader_maps, map_of, update_bundle_data
+from lbctl.loadmanager.collector import collector_paused
+from lbctl.loadmanager.loaddata import (
+    build_load_data,
+    leader_maps_and_reports,
+    map_of,
+    update_bundle_data,
+)
 from lbctl.model.bundle import (
     SYSTEM_NAMESPACE,
     BundleName,
@@ -81,7 +88,7 @@ from lbctl.model.decision import (
 )
 from lbctl.model.javaorder import java_hash_order, multimap_key_order
 from lbctl.model.load import BundleData, LocalBrokerData
-from lbctl.model.loaddata import LoadData
+from lbctl.model.loaddata import BundleDataView, LoadData
 from lbctl.model.outcome import history_dict, history_warnings
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.records import replace
@@ -175,11 +182,18 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         self, state: ClusterState, settings: Settings, memory: CycleMemory | None = None,
         elapsed: Elapsed | None = None,
     ) -> ModularCycleResult:
+        with collector_paused():
+            return self._run_cycle(state, settings, memory, elapsed)
+
+    def _run_cycle(
+        self, state: ClusterState, settings: Settings, memory: CycleMemory | None,
+        elapsed: Elapsed | None,
+    ) -> ModularCycleResult:
         mem = memory or self.initial_memory()
         elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
         now = state.captured_at
-        bundle_data = update_bundle_data(state, mem.bundle_data, elapsed.samples)
-        maps = leader_maps(state, mem.maps)
+        maps, reports = leader_maps_and_reports(state, mem.maps)
+        bundle_data = update_bundle_data(state, mem.bundle_data, elapsed.samples, reports)
         recently = latest(mem.recently_unloaded, state.recently_unloaded)
 
         active = frozenset(state.brokers)
@@ -573,6 +587,11 @@ def _action(o: UnloadOutcome) -> Action:
 
 def build_plan(cycle: ModularCycle) -> Plan:
     """The plan of one cycle: its unload actions and a row per broker (before/after)."""
+    with collector_paused():
+        return _build_plan(cycle)
+
+
+def _build_plan(cycle: ModularCycle) -> Plan:
     settings = cycle.settings
     weights = settings.weights4()
     verdicts = cycle.decision.brokers if cycle.decision else {}
@@ -625,8 +644,25 @@ def build_plan(cycle: ModularCycle) -> Plan:
                 warnings.append(f"{s.bundle}: {name} is {x}; JSON shows null")
     return Plan(st.cluster, st.captured_at_iso, st.load_manager, cycle.shedding, cycle.placement,
                 settings, tuple(_action(o) for o in cycle.outcomes) + splits, tuple(rows),
-                st.bundle_count(), cycle.gate, decision,
+                _bundle_count(cycle), cycle.gate, decision,
                 history_dict(cycle.elapsed), tuple(warnings))
+
+
+def _bundle_count(cycle: ModularCycle) -> int:
+    """``ClusterState.bundle_count`` (every bundle a broker reports in ``lastStats`` or lists in
+    ``bundles``), from the cycle's bundle data, whose keys are already every ``lastStats`` name:
+    only the listed names outside a broker's own stats are looked up, so a large snapshot is not
+    hashed into one more set of every name."""
+    view = cycle.load.bundle_data
+    if not isinstance(view, BundleDataView):
+        return cycle.state.bundle_count()
+    reported = view.reported()
+    extra: set[str] = set()
+    for local in cycle.state.brokers.values():
+        own = local.lastStats
+        if not all(map(own.__contains__, local.bundles)):  # usually the same names
+            extra.update(b for b in local.bundles if b not in reported)
+    return len(reported) + len(extra)
 
 
 def split_action(split: AutoSplit) -> Action:

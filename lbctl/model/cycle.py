@@ -74,7 +74,7 @@ class LeaderMaps(Struct, frozen=True):
     """The leader's two long-lived ``ConcurrentHashMap`` s of ``LoadData``, as histories:
     ``brokerData`` (broker → data) and ``bundleData`` (bundle → data). Their iteration orders
     break ties and depend on what was put and removed, cycle after cycle
-    (:func:`lbctl.loadmanager.loaddata.leader_maps`)."""
+    (:func:`lbctl.loadmanager.loaddata.leader_maps_and_reports`)."""
 
     brokers: MapHistory = field(default_factory=MapHistory)
     bundles: MapHistory = field(default_factory=MapHistory)

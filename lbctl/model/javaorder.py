@@ -998,7 +998,8 @@ class MapHistory:
         the same history, built without a step per key in Python."""
         known = self.live
         fresh = dict.fromkeys(puts)
-        new = [k for k in fresh if k not in known] if known else list(fresh)
+        # a first fill (nothing known) takes every key: one tuple of them, no list in between
+        new: Sequence[str] = [k for k in fresh if k not in known] if known else tuple(fresh)
         gone = [k for k in dict.fromkeys(removes) if k in known]
         if not new and not gone:
             return self

@@ -10,7 +10,7 @@ The orders themselves are checked against the JDK in ``tests/model/test_javaorde
 from __future__ import annotations
 
 from lbctl.config import Settings
-from lbctl.loadmanager.loaddata import leader_maps, map_order
+from lbctl.loadmanager.loaddata import leader_maps_and_reports, map_order
 from lbctl.loadmanager.modular import ModularLoadManager
 from lbctl.model.javaorder import java_string_hash as h
 from lbctl.model.javaorder import spread
@@ -58,6 +58,10 @@ def test_the_tie_follows_the_maps_history() -> None:
     assert _shed(_state(10, (Y,), T0 - MINUTE), _state(10, (X,), T0), today) == [X]
 
 
+def leader_maps(state, previous=None):  # type: ignore[no-untyped-def]
+    return leader_maps_and_reports(state, previous)[0]
+
+
 def test_maps_keep_places_and_drop_what_left() -> None:
     first = leader_maps(_state(10, (Y,), T0))
     assert set(first.bundles.live) == {Y, "u/ns/0x00000000_0xffffffff"}
@@ -92,3 +96,21 @@ def test_the_extensible_store_keeps_its_history() -> None:
     assert later.index(B17) < later.index(B0)  # B17 published first and kept its place
     gone = lm.run_cycle(_ext_state((B0, B5), T0 + 2 * MINUTE), conf, first.memory)
     assert B17 not in gone.memory.store_map.live  # a tombstone removes it
+
+
+def test_the_merged_reports_are_every_lastStats_in_the_bundle_maps_put_order() -> None:
+    """The reports map the cycle's bundle data is built from holds every broker's ``lastStats``
+    and iterates as ``updateBundleData`` puts them: a first fill's history is its keys in order;
+    a later cycle's new keys come in that order after the known ones."""
+    st = state({HOT: broker(bundles={f"t/ns/0x{k:08x}_0x{k + 1:08x}": stats(k) for k in range(40)}),
+                COLD: broker(bundles={f"u/ns/0x{k:08x}_0x{k + 1:08x}": stats(k) for k in range(40)})},
+               now=T0)
+    maps, reports = leader_maps_and_reports(st)
+    assert reports == {b: s for local in st.brokers.values() for b, s in local.lastStats.items()}
+    assert list(maps.bundles.keys) == list(reports) == list(maps.bundles.live)
+    assert list(reports)[:1] == [next(iter(st.brokers[map_order(maps.brokers)[0]].lastStats))]
+    grown = state({**st.brokers, HOT: broker(bundles={
+        **st.brokers[HOT].lastStats, "t/ns2/0x00000000_0xffffffff": stats(1)})}, now=T0 + MINUTE)
+    later, reports2 = leader_maps_and_reports(grown, maps)
+    assert reports2.keys() == {*reports, "t/ns2/0x00000000_0xffffffff"}
+    assert later.bundles.keys == maps.bundles.keys + ("t/ns2/0x00000000_0xffffffff",)

@@ -372,3 +372,25 @@ def test_verdicts_for_every_broker_with_numbers():
     assert chosen == ["bundle-10", "bundle-9", "bundle-8"]
     not_needed = [c for c in decision.candidates if c.bundle == "bundle-7"]
     assert text(not_needed[0].why).startswith("not needed: 54.0 MB/s already selected ≥ 49.4 MB/s")
+
+
+def test_the_selected_note_names_the_shed_brokers_in_the_brokers_order() -> None:
+    """``note-selected`` lists the brokers bundles were selected from in ``LoadData``'s broker
+    order (the ``ConcurrentHashMap`` the shedder walks), however many brokers there are."""
+    brokers, bundles = {}, {}
+    for b in range(40):
+        names = tuple(f"t/ns/0x{b:04x}{k:04x}_0x{b:04x}{k + 1:04x}" for k in range(3))
+        for k, name in enumerate(names):
+            tp = (k + 1) * 4 * MB
+            bundles[name] = bundle_data(tp, tp)
+        hot = b % 3 == 1  # every third broker over the average + threshold
+        brokers[f"broker-{b}:8080"] = broker(
+            bandwidth_in=(950 if hot else 100, 1000), bandwidth_out=(950 if hot else 100, 1000),
+            bundle_names=names, tp_in=24 * MB, tp_out=24 * MB)
+    ld = load(brokers, bundle_data=bundles)
+    decision, _ = shed(ld)
+    sources = {s.broker for s in decision.selections}
+    assert len(sources) == 13
+    note = next(n for n in decision.notes if n.code == "note-selected")
+    assert list(note.names) == [b for b in ld.brokers if b in sources]
+    assert list(ld.brokers) != list(brokers)  # the map's order, not the insertion order
