@@ -722,24 +722,64 @@ def _limit(resource: str, raw: float | None) -> float:
     return float(int(raw) // MIB) or 100.0
 
 
+_F32 = struct.Struct("<f")
+_I32 = struct.Struct("<i")
+#: the candidates tried around the first one, in ulps of a Java float, in this order
+_NUDGES = (0, 1, -1, 2, -2, 3, -3, 4, -4)
+
+
 def usage_for(percent: float, limit: float = 100.0) -> dict[str, float]:
     """``{"usage", "limit"}`` whose 32-bit ``percentUsage`` is ``percent`` exactly (the exported
     figure is that float): the float nearest ``percent/100 × limit``, nudged by a few ulps when
-    rounding needs it; against a limit of 100 when no usage over ``limit`` gives it back."""
-    from lbctl.model.load import ResourceUsage, f32
+    rounding needs it; else against a limit of 100, as
+    :func:`lbctl.sources.live_extensible.usage_for_percent` makes it (the same candidates in the
+    same order: the same usage, bit for bit). Called five times per broker and step: the search
+    computes ``ResourceUsage.percent`` without a record and a cache entry per candidate."""
+    from lbctl.model.load import f32
 
     target = f32(percent)
     if limit != 100.0:
-        base = f32(target / 100.0 * f32(limit))
-        if math.isfinite(base) and ResourceUsage(base, limit).percent == target:
-            return {"usage": base, "limit": limit}  # the first candidate, nearly always
-        bits = struct.unpack("<i", struct.pack("<f", base))[0]
-        for step in (1, -1, 2, -2, 3, -3, 4, -4):
-            u = struct.unpack("<f", struct.pack("<i", bits + step))[0]
-            if math.isfinite(u) and ResourceUsage(u, limit).percent == target:
-                return {"usage": u, "limit": limit}
-    elif math.isfinite(target) and ResourceUsage(target, 100.0).percent == target:
-        return {"usage": target, "limit": 100.0}  # usage_for_percent's first candidate
-    from lbctl.sources.live_extensible import usage_for_percent
+        u = _nudged(target, f32(target / 100.0 * f32(limit)), limit)
+        if u is not None:
+            return {"usage": u, "limit": limit}
+    u = _nudged(target, target, 100.0)
+    return {"usage": target if u is None else u, "limit": 100.0}
 
-    return usage_for_percent(target)
+
+def _nudged(target: float, first: float, limit: float) -> float | None:
+    """The first of ``first`` (a Java float) and the floats up to 4 ulps around it whose
+    ``ResourceUsage(u, limit).percent`` is ``target``."""
+    from lbctl.model.load import f32
+
+    den = f32(limit)
+    pack, unpack = _F32.pack, _F32.unpack
+    bits: int | None = None
+    for step in _NUDGES:
+        if step:
+            if bits is None:
+                bits = _I32.unpack(pack(first))[0]
+            u: float = unpack(_I32.pack(bits + step))[0]
+        else:
+            u = first
+        if not math.isfinite(u):
+            continue
+        # ResourceUsage.percent (lbctl.model.load): (float)usage / (float)limit * 100f, each
+        # step rounded to a Java float (u is one already), saturating to ±infinity as f32 does
+        p = 0.0
+        if limit > 0:
+            if den == 0.0:
+                p = math.nan if u == 0.0 else math.copysign(math.inf, u)
+            else:
+                q = u / den
+                try:
+                    p = unpack(pack(q))[0]
+                except OverflowError:
+                    p = math.copysign(math.inf, q)
+        r = p * 100.0
+        try:
+            r = unpack(pack(r))[0]
+        except OverflowError:
+            r = math.copysign(math.inf, r)
+        if r == target:
+            return u
+    return None
