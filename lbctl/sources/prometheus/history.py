@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from lbctl.model.cluster import EXTENSIBLE, iso_time
+from lbctl.model.load import f32
 from lbctl.sources.prometheus.catalog import (
     CATALOG,
     GAPS,
@@ -735,8 +736,6 @@ def usage_for(percent: float, limit: float = 100.0) -> dict[str, float]:
     :func:`lbctl.sources.live_extensible.usage_for_percent` makes it (the same candidates in the
     same order: the same usage, bit for bit). Called five times per broker and step: the search
     computes ``ResourceUsage.percent`` without a record and a cache entry per candidate."""
-    from lbctl.model.load import f32
-
     target = f32(percent)
     if limit != 100.0:
         u = _nudged(target, f32(target / 100.0 * f32(limit)), limit)
@@ -749,8 +748,6 @@ def usage_for(percent: float, limit: float = 100.0) -> dict[str, float]:
 def _nudged(target: float, first: float, limit: float) -> float | None:
     """The first of ``first`` (a Java float) and the floats up to 4 ulps around it whose
     ``ResourceUsage(u, limit).percent`` is ``target``."""
-    from lbctl.model.load import f32
-
     den = f32(limit)
     pack, unpack = _F32.pack, _F32.unpack
     bits: int | None = None
