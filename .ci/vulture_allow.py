@@ -110,3 +110,7 @@ SteppedClock
 
 # -- lbctl.simulate.hosts: building a snapshot of brokers on truth hosts (tests, benchmarks)
 cluster_on_hosts
+
+# -- lbctl.admin.prometheus: one range query (the history asks its chunk's queries together with
+# query_ranges); the client's tests and the benchmark ask one at a time
+_.query_range

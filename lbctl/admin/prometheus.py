@@ -26,7 +26,9 @@ Bounded, whatever the server does:
   times with exponential backoff (:data:`lbctl.admin.retry.PROMETHEUS`).
 * **Sized.** An answer is read as a stream and refused past ``--max-response-size``, counted
   after decompression: a gzip answer is inflated by lbctl, chunk by chunk, never beyond the cap
-  (a 1 MiB gzip bomb stops at the cap, not at gigabytes).
+  (a 1 MiB gzip bomb stops at the cap, not at gigabytes). Answers are asked gzip-compressed,
+  but from a Prometheus on this machine (a loopback address), where compressing saves no
+  network and costs both sides CPU.
 * **Counted.** One client sends at most :data:`MAX_REQUESTS` requests; a range that would take
   more is refused before the first one (:func:`chunk_count`), as the callers check the number of
   steps (:data:`lbctl.sources.prometheus.request.MAX_STEPS`).
@@ -47,11 +49,14 @@ import contextlib
 import math
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, fields
+from itertools import repeat
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode, urlsplit, urlunsplit
+
+import msgspec
 
 from lbctl.admin.auth import Auth, BasicAuth, make_auth
 from lbctl.admin.clientconf import ConnectionConfig
@@ -80,8 +85,13 @@ MAX_REQUESTS = 10_000
 #: not a Prometheus timestamp
 MAX_TIMESTAMP = 253_402_300_799
 MAX_REDIRECTS = 5
+#: requests one client has in flight at once (Prometheus' own ``--query.max-concurrency`` is 20)
+DEFAULT_CONCURRENCY = 4
 _REDIRECTS = (301, 302, 303, 307, 308)
 _TOO_LARGE = re.compile(r"too many samples|maximum resolution|max-samples", re.I)
+
+T = TypeVar("T")
+A = TypeVar("A")
 
 
 class PartialData(HttpError):
@@ -125,16 +135,111 @@ class PrometheusConfig:
 
 @dataclass
 class Series:
-    """One series of a range query: its labels and its finite points (epoch ms → value)."""
+    """One series of a range query: its labels and its finite samples as answered, in time
+    order: ``times`` (epoch ms) and ``values`` side by side (columns: a reader on the step grid
+    takes them as they are), or as a mapping (:attr:`points`)."""
 
     labels: dict[str, str]
-    points: dict[int, float]
+    times: list[int]
+    values: list[float]
+
+    @property
+    def points(self) -> dict[int, float]:
+        """Epoch ms → value (a time answered twice: its last value)."""
+        return dict(zip(self.times, self.values, strict=True))
+
+    def merge(self, other: Series) -> None:
+        """``other``'s samples added (the same series, from another chunk)."""
+        points = self.points
+        points.update(other.points)
+        self.times, self.values = list(points), list(points.values())
 
 
 @dataclass
 class RangeResult:
     series: list[Series]
     warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RangeQuery:
+    """One ``query_range``: a PromQL expression over ``[start, end]`` every ``step`` (ms), of
+    about ``series`` series (what the chunks are sized by)."""
+
+    query: str
+    start_ms: int
+    end_ms: int
+    step_ms: int
+    series: int = 1
+
+
+# ---- a range answer, decoded straight into records --------------------------------------------
+class _RangeSeries(msgspec.Struct):
+    metric: dict[str, str]
+    values: list[tuple[float, float]] = []
+
+
+class _Matrix(msgspec.Struct):
+    resultType: str
+    result: list[_RangeSeries]
+
+
+class _RangeAnswer(msgspec.Struct):
+    status: str
+    data: _Matrix
+    warnings: list[str] = []
+
+
+#: lax: Prometheus writes sample values as strings ("0.25", "NaN"), read here as floats in C
+_RANGE_DECODER = msgspec.json.Decoder(_RangeAnswer, strict=False)
+#: "-0" is read as +0.0 by the lax decoding, as -0.0 by ``float``: such an answer is read the slow way
+_MINUS_ZERO = b'"-0"'
+_TO_MS = 1000.0
+
+
+def _decode_range(body: bytes) -> _RangeAnswer | None:
+    """A successful matrix answer decoded into records in one pass (labels as ``str``, sample
+    times and values as ``float``: what the checked reading would make of them); ``None`` when
+    anything does not fit (a ``+Inf`` value, a label that is not a string, not JSON …) or the
+    answer holds a ``"-0"``: those go the checked way (:meth:`PrometheusClient._series_checked`),
+    with its messages."""
+    try:
+        answer = _RANGE_DECODER.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
+        return None
+    if answer.status != "success" or answer.data.resultType != "matrix" or _MINUS_ZERO in body:
+        return None
+    return answer
+
+
+def _fast_series(data: _Matrix, start_ms: int, end_ms: int, step_ms: int) -> list[Series] | None:
+    """The series of a decoded matrix, each converted at once, not sample by sample. A series
+    whose times are consecutive steps of the query's grid (as a range query answers) takes the
+    grid's times as they are; any other has its times checked (in range) and converted. Every
+    value must be finite (checked on the sum: a NaN or an infinity makes it so). ``None`` when a
+    series has an odd sample: the caller reads the answer the checked way instead."""
+    grid_ms = range(start_ms, end_ms + 1, step_ms)
+    grid_s = tuple(t / _TO_MS for t in grid_ms)
+    first_of = {t: i for i, t in enumerate(grid_s)}
+    out = []
+    isfinite = math.isfinite
+    for item in data.result:
+        values = item.values
+        if not values:
+            out.append(Series(item.metric, [], []))
+            continue
+        times, vals = zip(*values, strict=True)
+        if not isfinite(sum(vals)):
+            return None
+        first = first_of.get(times[0])
+        if first is not None and times == grid_s[first:first + len(times)]:
+            out.append(Series(item.metric, list(grid_ms[first:first + len(times)]), list(vals)))
+            continue
+        if not (isfinite(sum(times)) and min(times) >= 0 and max(times) <= MAX_TIMESTAMP):
+            return None
+        ms = list(map(round, map(float.__mul__, times, repeat(_TO_MS))))
+        out.append(Series(item.metric, ms, list(vals)))
+    return out
 
 
 def chunk_count(start_ms: int, end_ms: int, step_ms: int, series: int = 1, *,
@@ -170,7 +275,9 @@ def plan_chunks(start_ms: int, end_ms: int, step_ms: int, series: int = 1, *,
 
 
 class PrometheusClient:
-    """Synchronous and sequential: history is read once, chunk after chunk, in bounded memory."""
+    """Synchronous to its callers; the requests of one call (:meth:`query_ranges`,
+    :meth:`series_many`) run concurrently on its event loop, at most :attr:`max_concurrency` at
+    once, every rule of the module docstring holding for each."""
 
     def __init__(self, url: str, *, auth: Auth | None = None, timeout: float = DEFAULT_TIMEOUT,
                  verify: Any = True, transport: Any = None, retries: int = PROMETHEUS.retries,
@@ -178,7 +285,8 @@ class PrometheusClient:
                  max_samples: int = DEFAULT_MAX_SAMPLES, allow_partial: bool = False,
                  trace: Callable[[str], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep,
-                 max_response_bytes: int | None = None, max_requests: int = MAX_REQUESTS):
+                 max_response_bytes: int | None = None, max_requests: int = MAX_REQUESTS,
+                 max_concurrency: int = DEFAULT_CONCURRENCY):
         self.url = url.rstrip("/")
         self.auth = auth or Auth()
         self.timeout = timeout
@@ -195,6 +303,9 @@ class PrometheusClient:
         self._runner: asyncio.Runner | None = None
         self.max_response_bytes = max_response_bytes
         self.max_requests = max_requests
+        #: requests in flight at once (:meth:`query_ranges`, :meth:`series_many`)
+        self.max_concurrency = max_concurrency
+        self._encoding = "identity" if _loopback(self.url) else "gzip"
         #: requests sent so far (attempts and redirects included)
         self.requests = 0
         #: every URL requested with its query string, in order (tests read it)
@@ -216,7 +327,22 @@ class PrometheusClient:
             self._runner.close()
             self._runner = None
 
-    def _run(self, coro: Any) -> Any:
+    def interrupt(self) -> None:
+        """From another thread than the one running this client's requests: cancel them (that
+        thread's call raises ``CancelledError``), now or as soon as its loop runs."""
+        runner = self._runner
+        if runner is None:
+            return
+        loop = runner.get_loop()
+
+        def cancel() -> None:
+            for task in asyncio.all_tasks(loop):
+                task.cancel()
+
+        with contextlib.suppress(RuntimeError):  # closed meanwhile: nothing runs
+            loop.call_soon_threadsafe(cancel)
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
         if self._runner is None:
             self._runner = asyncio.Runner()
         return self._runner.run(coro)
@@ -243,9 +369,19 @@ class PrometheusClient:
     # ---- the API -------------------------------------------------------------------------------
     def series(self, match: Sequence[str], start_ms: int, end_ms: int) -> list[dict[str, str]]:
         """``GET /api/v1/series``: the label sets of every series matching any selector."""
+        return self.series_many([match], start_ms, end_ms)[0]
+
+    def series_many(self, matches: Sequence[Sequence[str]], start_ms: int, end_ms: int
+                    ) -> list[list[dict[str, str]]]:
+        """:meth:`series` of each of ``matches``, asked concurrently (at most
+        :attr:`max_concurrency` at once); in the order given."""
+        return self._run(self._all(lambda m: self._aseries(m, start_ms, end_ms), matches))
+
+    async def _aseries(self, match: Sequence[str], start_ms: int, end_ms: int
+                       ) -> list[dict[str, str]]:
         params: list[tuple[str, str]] = [("match[]", m) for m in match]
         params += [("start", _seconds(start_ms)), ("end", _seconds(end_ms))]
-        data, _ = self._get("/api/v1/series", params)
+        data, _ = await self._get("/api/v1/series", params)
         if not isinstance(data, list) or not all(isinstance(s, dict) for s in data):
             raise HttpError(self._where("/api/v1/series") + ": expected a list of label sets")
         return [{str(k): str(v) for k, v in s.items()} for s in data]
@@ -254,20 +390,68 @@ class PrometheusClient:
                     series: int = 1) -> RangeResult:
         """``GET /api/v1/query_range`` over ``[start, end]``, chunked (module docstring); the
         points of a series found in several chunks are merged."""
-        self.check_requests(chunk_count(start_ms, end_ms, step_ms, series,
-                                        max_points=self.max_points, max_samples=self.max_samples))
+        return self.query_ranges([RangeQuery(query, start_ms, end_ms, step_ms, series)])[0]
+
+    def query_ranges(self, queries: Sequence[RangeQuery]) -> list[RangeResult]:
+        """:meth:`query_range` of each query, asked concurrently (at most
+        :attr:`max_concurrency` requests at once: Prometheus evaluates them on its own cores
+        while the answers already in are decoded); in the order given. Refused before the first
+        request if they would take more than :attr:`max_requests`."""
+        self.check_requests(sum(
+            chunk_count(q.start_ms, q.end_ms, q.step_ms, q.series, max_points=self.max_points,
+                        max_samples=self.max_samples) for q in queries))
+        return self._run(self._all(self._aquery_range, queries))
+
+    async def _aquery_range(self, q: RangeQuery) -> RangeResult:
         merged: dict[tuple[tuple[str, str], ...], Series] = {}
         warnings: list[str] = []
-        for s, e in plan_chunks(start_ms, end_ms, step_ms, series, max_points=self.max_points,
-                                max_samples=self.max_samples):
-            for part in self._range_adaptive(query, s, e, step_ms, warnings):
+        for s, e in plan_chunks(q.start_ms, q.end_ms, q.step_ms, q.series,
+                                max_points=self.max_points, max_samples=self.max_samples):
+            for part in await self._range_adaptive(q.query, s, e, q.step_ms, warnings):
                 key = tuple(sorted(part.labels.items()))
                 have = merged.get(key)
                 if have is None:
                     merged[key] = part
                 else:
-                    have.points.update(part.points)
+                    have.merge(part)
         return RangeResult(list(merged.values()), warnings)
+
+    async def _all(self, fn: Callable[[A], Coroutine[Any, Any, T]], items: Sequence[A]
+                   ) -> list[T]:
+        """``fn`` of every item, in order, at most :attr:`max_concurrency` running at once.
+        On a failure the ones after it are cancelled, the ones before it run to their end, and
+        the first failure in order is raised — the one asking them one after the other would
+        have met."""
+        if len(items) == 1:
+            return [await fn(items[0])]
+        sem = asyncio.Semaphore(max(1, self.max_concurrency))
+
+        async def bounded(item: A) -> T:
+            async with sem:
+                return await fn(item)
+
+        tasks = [asyncio.ensure_future(bounded(item)) for item in items]
+
+        def first_failed() -> int | None:
+            return next((i for i, t in enumerate(tasks)
+                         if t.done() and not t.cancelled() and t.exception() is not None), None)
+
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            while (first := first_failed()) is not None:
+                for t in tasks[first + 1:]:
+                    t.cancel()
+                before = [t for t in tasks[:first] if not t.done()]
+                if not before:
+                    err = tasks[first].exception()
+                    assert err is not None
+                    raise err
+                await asyncio.wait(before, return_when=asyncio.FIRST_EXCEPTION)
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        return [t.result() for t in tasks]
 
     def check_requests(self, more: int) -> None:
         """Refuse, before sending any, ``more`` requests that would pass :attr:`max_requests`."""
@@ -278,24 +462,35 @@ class PrometheusClient:
                              f"(at most {self.max_requests:,}): use a longer --step or a shorter "
                              "range")
 
-    def _range_adaptive(self, query: str, s: int, e: int, step: int,
-                        warnings: list[str]) -> list[Series]:
+    async def _range_adaptive(self, query: str, s: int, e: int, step: int,
+                              warnings: list[str]) -> list[Series]:
         try:
-            return self._range_once(query, s, e, step, warnings)
+            return await self._range_once(query, s, e, step, warnings)
         except AdminError as err:
             steps = (e - s) // step + 1
             if steps <= 1 or err.status not in (400, 422) or not _TOO_LARGE.search(str(err)):
                 raise
             mid = s + (steps // 2) * step
-            return (self._range_adaptive(query, s, mid - step, step, warnings)
-                    + self._range_adaptive(query, mid, e, step, warnings))
+            return (await self._range_adaptive(query, s, mid - step, step, warnings)
+                    + await self._range_adaptive(query, mid, e, step, warnings))
 
-    def _range_once(self, query: str, s: int, e: int, step: int,
-                    warnings: list[str]) -> list[Series]:
+    async def _range_once(self, query: str, s: int, e: int, step: int,
+                          warnings: list[str]) -> list[Series]:
         params = [("query", query), ("start", _seconds(s)), ("end", _seconds(e)),
                   ("step", _seconds(step))]
-        data, warns = self._get("/api/v1/query_range", params)
+        data, warns = await self._get("/api/v1/query_range", params, typed=True)
         warnings += warns
+        if isinstance(data, _Matrix):
+            fast = _fast_series(data, s, e, step)
+            if fast is not None:
+                return fast
+            data = msgspec.to_builtins(data)
+        return self._series_checked(data)
+
+    def _series_checked(self, data: Any) -> list[Series]:
+        """A matrix as plain JSON values, every sample checked one by one: an answer the typed
+        decoding did not take (or took with an odd sample) goes through here, for the same
+        result and the same one-line errors."""
         where = self._where("/api/v1/query_range")
         if not isinstance(data, dict) or data.get("resultType") != "matrix" \
                 or not isinstance(data.get("result"), list):
@@ -319,32 +514,40 @@ class PrometheusClient:
                 ms = round(seconds * 1000)
                 if math.isfinite(value):
                     points[ms] = value
-            out.append(Series({str(k): str(v) for k, v in item["metric"].items()}, points))
+            out.append(Series({str(k): str(v) for k, v in item["metric"].items()}, list(points),
+                              list(points.values())))
         return out
 
     # ---- requests ------------------------------------------------------------------------------
     def _where(self, path: str) -> str:
         return f"GET {url_without_userinfo(self.url + path)}"
 
-    def _get(self, path: str, params: list[tuple[str, str]]) -> tuple[Any, list[str]]:
-        """One API call: ``(data, warnings)``; retries as the module docstring says."""
+    async def _get(self, path: str, params: list[tuple[str, str]], *, typed: bool = False
+                   ) -> tuple[Any, list[str]]:
+        """One API call: ``(data, warnings)``; retries as the module docstring says. ``typed``:
+        a range query's answer, decoded straight into :class:`_Matrix` when it fits."""
         params = [*params, ("timeout", f"{self.timeout:g}s")]
         attempt = 0
         while True:
             try:
-                return self._get_once(path, params)
+                return await self._get_once(path, params, typed)
             except AdminError as e:
                 attempt += 1
-                self._sleep(self.retry.next_delay(attempt, e))
+                delay = self.retry.next_delay(attempt, e)
+                if self._sleep is time.sleep:  # the real wait: the other requests go on meanwhile
+                    await asyncio.sleep(delay)
+                else:  # an injected clock (tests)
+                    self._sleep(delay)
 
-    def _get_once(self, path: str, params: list[tuple[str, str]]) -> tuple[Any, list[str]]:
+    async def _get_once(self, path: str, params: list[tuple[str, str]], typed: bool
+                        ) -> tuple[Any, list[str]]:
         where = self._where(path)
         target = f"{self.url}{path}?{urlencode(params)}"
         self.sent.append(target)
         for _ in range(MAX_REDIRECTS + 1):
             self.check_requests(1)
             self.requests += 1
-            status, headers, body = self._run(self._exchange(where, target))
+            status, headers, body = await self._exchange(where, target)
             location = headers.get("location") if status in _REDIRECTS else None
             if not location:
                 break
@@ -354,21 +557,28 @@ class PrometheusClient:
                                         f"{MAX_REDIRECTS})"))
         if status >= 300:
             raise self._status_error(where, status, headers, body)
-        try:
-            import orjson
+        fast = _decode_range(body) if typed else None
+        if fast is not None:
+            data: Any = fast.data
+            warnings = fast.warnings
+        else:
+            try:
+                import orjson
 
-            answer = orjson.loads(body)
-        except ValueError:
-            raise HttpError(self.redact(f"{where}: the response is not JSON (is this "
-                                        "Prometheus' address?)")) from None
-        if not isinstance(answer, dict) or answer.get("status") != "success" or "data" not in answer:
-            raise HttpError(self.redact(f"{where}: not a Prometheus API answer"))
-        warnings = [str(w) for w in answer.get("warnings") or []]
+                answer = orjson.loads(body)
+            except ValueError:
+                raise HttpError(self.redact(f"{where}: the response is not JSON (is this "
+                                            "Prometheus' address?)")) from None
+            if not isinstance(answer, dict) or answer.get("status") != "success" \
+                    or "data" not in answer:
+                raise HttpError(self.redact(f"{where}: not a Prometheus API answer"))
+            data = answer["data"]
+            warnings = [str(w) for w in answer.get("warnings") or []]
         if warnings and not self.allow_partial:
             raise PartialData(self.redact(
                 f"{where}: Prometheus returned partial data ({'; '.join(warnings)[:200]}); "
                 "--allow-partial accepts it and marks the gaps"))
-        return answer["data"], warnings
+        return data, warnings
 
     def _redirect(self, where: str, current: str, location: str) -> str:
         """Where a redirect may go: within ``--prometheus-url``'s origin, never from https to
@@ -396,7 +606,7 @@ class PrometheusClient:
             async with asyncio.timeout(self.timeout):
                 req = http.build_request("GET", url, headers={
                     **self.auth.headers(), "Accept": "application/json",
-                    "Accept-Encoding": "gzip"})
+                    "Accept-Encoding": self._encoding})
                 r = await http.send(req, stream=True)
                 try:
                     redirect = r.status_code in _REDIRECTS and "location" in r.headers
@@ -497,6 +707,21 @@ class PrometheusClient:
         err = error_class(status)(self.redact(text), status=status)
         err.retry_after = retry_after(headers.get("retry-after"))
         return err
+
+
+def _loopback(url: str) -> bool:
+    """Whether ``url`` is this machine's (``localhost``, 127.0.0.0/8, ``::1``): answers are then
+    asked uncompressed — gzip would cost Prometheus and lbctl CPU to save no network at all
+    (measured: a third of a history read's request time); any other host, gzip."""
+    import ipaddress
+
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _seconds(ms: int) -> str:

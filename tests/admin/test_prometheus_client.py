@@ -10,7 +10,7 @@ from urllib.parse import parse_qs
 
 import httpx  # noqa: TID253  # a test of the HTTP client: its transport is httpx
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lbctl.admin.errors import ConnectionFailed, NotFound, RequestTimeout, ServerError
@@ -50,6 +50,7 @@ def prom_from(*args: Any, **kwargs: Any) -> PrometheusClient:
     return client
 
 
+@settings(derandomize=True, deadline=None)  # the same cases in CI; a loaded machine is no failure
 @given(start=st.integers(0, 10**6), steps=st.integers(1, 5000), series=st.integers(1, 10**5),
        max_points=st.integers(1, 12000), max_samples=st.integers(1, 10**7))
 def test_chunks_cover_the_grid_exactly(start: int, steps: int, series: int, max_points: int,
@@ -271,3 +272,135 @@ def test_urls_are_checked_and_userinfo_split() -> None:
         prom_from(PrometheusConfig("prom:9090"))
     assert split_userinfo("http://u:p@h:1/x?y") == ("http://h:1/x?y", ("u", "p"))
     assert split_userinfo("http://h") == ("http://h", None)
+
+
+# ---- answers decoded straight into records, and the checked way ----------------------------------
+def go_float(x: float) -> str:
+    """A sample value as Prometheus writes it (``strconv.FormatFloat(v, 'f', -1, 64)``: the
+    shortest digits that read back, never an exponent; ``NaN``, ``+Inf``, ``-Inf``)."""
+    import decimal
+    import math
+
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "+Inf" if x > 0 else "-Inf"
+    text = format(decimal.Decimal(repr(x)), "f")
+    return text[:-2] if text.endswith(".0") else text
+
+
+_VALUES = st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(go_float),
+                    st.sampled_from(["-0", "0", "1e5", " 1", "1_0", ".5"]),
+                    st.floats(-1e6, 1e6))
+_TIMES = st.one_of(st.integers(0, 30).map(lambda k: (T0 + k * STEP) / 1000),  # on the grid
+                   st.floats(-10, 3e11), st.sampled_from(["1700000000", "NaN", "x"]))
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(series=st.lists(st.tuples(st.dictionaries(st.sampled_from(["a", "b", "instance"]),
+                                                 st.text(max_size=3), max_size=2),
+                                 st.lists(st.tuples(_TIMES, _VALUES), max_size=6)),
+                       max_size=3),
+       dense=st.integers(0, 31))
+def test_the_typed_decoding_reads_what_the_checked_one_reads(series, dense: int) -> None:
+    """Any answer — on the grid or off it, odd values (NaN, +Inf, -0, 1e5, not numbers), odd
+    times — gives the same series, or the same one-line error, as the sample-by-sample checked
+    reading every answer went through before (``PrometheusClient._series_checked``)."""
+    from lbctl.admin import prometheus as p
+
+    grid = [((T0 + k * STEP) / 1000, str(k)) for k in range(dense)]  # a run of the grid
+    body = matrix([*series, ({"dense": "1"}, grid)])
+    c = prom("http://prom")
+
+    def outcome(fn: Any) -> Any:
+        try:
+            return [(s.labels, s.points, len(s.times) == len(s.values)) for s in fn()]
+        except Exception as e:  # the same error, word for word
+            return (type(e), str(e))
+
+    def typed() -> list[Any]:
+        answer = p._decode_range(body)
+        if answer is not None:
+            fast = p._fast_series(answer.data, T0, T0 + 30 * STEP, STEP)
+            if fast is not None:
+                return fast
+        return c._series_checked(json.loads(body)["data"])
+
+    assert outcome(typed) == outcome(lambda: c._series_checked(json.loads(body)["data"]))
+
+
+def test_a_series_on_the_grid_keeps_the_grid_s_times() -> None:
+    from lbctl.admin import prometheus as p
+
+    body = matrix([({"a": "1"}, [((T0 + k * STEP) / 1000, f"{k}.5") for k in range(2, 5)])])
+    answer = p._decode_range(body)
+    assert answer is not None
+    (s,) = p._fast_series(answer.data, T0, T0 + 9 * STEP, STEP) or []
+    assert s.times == [T0 + k * STEP for k in range(2, 5)] and s.values == [2.5, 3.5, 4.5]
+    assert p._decode_range(matrix([({"a": "1"}, [(T0 / 1000, "-0")])])) is None  # -0.0 kept
+    assert p._decode_range(matrix([({"a": "1"}, [(T0 / 1000, "+Inf")])])) is None
+
+
+# ---- several queries at once ----------------------------------------------------------------------
+def test_queries_run_concurrently_bounded_and_in_order() -> None:
+    import asyncio
+
+    in_flight = [0, 0]  # now, most
+
+    async def handler(req: httpx.Request) -> httpx.Response:
+        in_flight[0] += 1
+        in_flight[1] = max(in_flight[1], in_flight[0])
+        await asyncio.sleep(0.01)
+        in_flight[0] -= 1
+        q = parse_qs(req.url.query.decode())
+        if req.url.path == "/api/v1/series":
+            return httpx.Response(200, json={"status": "success", "data": [
+                {"m": q["match[]"][0]}]})
+        return httpx.Response(200, content=matrix([({"q": q["query"][0]},
+                                                    [(float(q["start"][0]), "1")])]))
+
+    from lbctl.admin.prometheus import RangeQuery
+
+    c = prom("http://prom", transport=httpx.MockTransport(handler), max_concurrency=3)
+    res = c.query_ranges([RangeQuery(f"q{i}", T0, T0, STEP) for i in range(10)])
+    assert [r.series[0].labels["q"] for r in res] == [f"q{i}" for i in range(10)]
+    assert in_flight[1] == 3 and c.requests == 10
+    assert c.series_many([[f"m{i}"] for i in range(5)], T0, T0) == [
+        [{"m": f"m{i}"}] for i in range(5)]
+    with pytest.raises(UsageError, match="would take 11 requests"):
+        prom("http://prom", transport=httpx.MockTransport(handler), max_requests=10).query_ranges(
+            [RangeQuery(f"q{i}", T0, T0, STEP) for i in range(11)])
+
+
+def test_the_first_failure_in_order_is_raised_and_the_others_cancelled() -> None:
+    import asyncio
+
+    async def handler(req: httpx.Request) -> httpx.Response:
+        q = parse_qs(req.url.query.decode())["query"][0]
+        if q == "slow":
+            await asyncio.sleep(30)
+        if q.startswith("bad"):
+            await asyncio.sleep(0.01 if q == "bad1" else 0)
+            return httpx.Response(400, json={"status": "error", "error": f"parse error in {q}"})
+        return httpx.Response(200, content=matrix([]))
+
+    from lbctl.admin.prometheus import RangeQuery
+
+    c = prom("http://prom", transport=httpx.MockTransport(handler))
+    with pytest.raises(Exception, match="parse error in bad1"):
+        c.query_ranges([RangeQuery(q, T0, T0, STEP) for q in ("ok", "bad1", "bad2", "slow")])
+
+
+@pytest.mark.parametrize(("url", "encoding"), [
+    ("http://127.0.0.1:9090", "identity"), ("http://localhost:9090", "identity"),
+    ("http://[::1]:9090", "identity"), ("http://prom.example:9090", "gzip"),
+    ("https://10.0.0.7", "gzip")])
+def test_answers_are_compressed_but_on_this_machine(url: str, encoding: str) -> None:
+    seen: list[str | None] = []
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        seen.append(req.headers.get("accept-encoding"))
+        return httpx.Response(200, content=matrix([]))
+
+    prom(url, transport=httpx.MockTransport(handler)).query_range("up", T0, T0, STEP)
+    assert seen == [encoding]

@@ -136,14 +136,14 @@ def discover(client: PrometheusClient, req: HistoryRequest) -> Layout:
         cluster = found[0]
     names: dict[str, list[str]] = {}
     counts: dict[str, int] = {}
-    for group, metrics in CATALOG.items():
-        for m in metrics:
-            key = f"{group}.{m.field}"
-            for name in m.names:
-                n = len(client.series([selector(name, cluster, m.matchers)], start, end))
-                if n:
-                    names.setdefault(key, []).append(name)
-                    counts[f"{name}{{{m.matchers}}}"] = n
+    wanted = [(f"{group}.{m.field}", name, m.matchers)
+              for group, metrics in CATALOG.items() for m in metrics for name in m.names]
+    found_sets = client.series_many([[selector(name, cluster, matchers)]
+                                     for _, name, matchers in wanted], start, end)
+    for (key, name, matchers), sets in zip(wanted, found_sets, strict=True):
+        if sets:
+            names.setdefault(key, []).append(name)
+            counts[f"{name}{{{matchers}}}"] = len(sets)
     if not any(k.startswith("resources.") for k in names):
         raise SnapshotError(f"Prometheus at {client.url} has no pulsar_lb_* series of cluster "
                             f"{cluster!r} between {iso_time(start)} and {iso_time(end)}")

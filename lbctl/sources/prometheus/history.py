@@ -7,9 +7,11 @@ import re
 import struct
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from lbctl.model.cluster import EXTENSIBLE, iso_time
+from lbctl.model.load import f32
 from lbctl.sources.prometheus.catalog import (
     CATALOG,
     GAPS,
@@ -28,18 +30,139 @@ from lbctl.sources.prometheus.decisions import add_moves, increase, owners_of
 from lbctl.sources.prometheus.request import HistoryRequest, Report
 
 if TYPE_CHECKING:
-    from lbctl.admin.prometheus import PrometheusClient, Series
+    from lbctl.admin.prometheus import PrometheusClient, RangeQuery
+
+
+#: samples per query a chunk of steps aims at (:meth:`PrometheusHistory._plan`)
+STREAM_SAMPLES = 50_000
+#: a bundle's ``NamespaceBundleStats`` fields in the order the snapshot writes them
+BUNDLE_FIELDS = (*RATES, *STAT_COUNTS)
+_FIELD_INDEX = {f: i for i, f in enumerate(BUNDLE_FIELDS)}
+_COUNTS_FROM = len(RATES)
+
+
+#: a column: one value per step of a chunk (None: no sample at that step)
+Column = list[Any]
+
+
+@dataclass
+class Grid:
+    """A chunk's evaluation times: ``start``, ``start + step``, … ``n`` of them. Samples are
+    kept by their index on it (columns), not by time: a step is read by position."""
+
+    start: int
+    step: int
+    n: int
+
+    @cached_property
+    def times(self) -> list[int]:
+        return list(range(self.start, self.start + self.n * self.step, self.step))
+
+    def column(self, times: list[int], values: list[float]) -> Column:
+        """A series' samples as a column: as they are when they fall on every step (as a range
+        query answers), else placed one by one, a time off the grid left out and a time given
+        twice keeping its last value."""
+        start, step, n = self.start, self.step, self.n
+        if times:  # one run of consecutive steps (a series that starts or ends in the chunk)
+            first, off = divmod(times[0] - start, step)
+            last = first + len(times)
+            if not off and first >= 0 and last <= n and times == self.times[first:last]:
+                if last - first == n:
+                    return values
+                return [None] * first + values + [None] * (n - last)
+        col: Column = [None] * n
+        for t, v in zip(times, values, strict=True):
+            i, off = divmod(t - start, step)
+            if not off and 0 <= i < n:
+                col[i] = v
+        return col
+
+
+def _fill(col: Column, other: Column) -> None:
+    """``other``'s values where ``col`` has none: a second series of the same broker and field
+    (the first found wins, as it always has)."""
+    for i, v in enumerate(other):
+        if col[i] is None and v is not None:
+            col[i] = v
+
+
+@dataclass
+class BundleColumns:
+    """The per-bundle series of one chunk, by (broker, bundle): a column per field in
+    :data:`BUNDLE_FIELDS` order. Columnar: a series' labels are read once per chunk, not once
+    per sample, and a bundle's stats are made at a step only when its snapshot is built."""
+
+    n: int = 0
+    cols: dict[tuple[str, str], list[Column | None]] = field(default_factory=dict)
+    #: bundle → the brokers with series of it in this chunk (first seen first)
+    carriers: dict[str, list[str]] = field(default_factory=dict)
+    #: in name order: each bundle's carriers, each with its presence (whether any field has a
+    #: sample at each step) and its columns ready to read (rates with 0.0, counts as the
+    #: integers :func:`_int` makes, 0 where no sample)
+    entries: list[tuple[str, list[tuple[str, list[bool], list[Column]]]]] = field(
+        default_factory=list)
+
+    def add(self, b: str, name: str, f: str, col: Column) -> None:
+        key = (b, name)
+        cols = self.cols.get(key)
+        if cols is None:
+            cols = self.cols[key] = [None] * len(BUNDLE_FIELDS)
+            self.carriers.setdefault(name, []).append(b)
+        i = _FIELD_INDEX[f]
+        have = cols[i]
+        if have is None:
+            cols[i] = col
+        else:
+            _fill(have, col)
+
+    def seal(self) -> None:
+        n = self.n
+        every = [True] * n
+        nothing: Column = [None] * n
+        ready: dict[tuple[str, str], tuple[list[bool], list[Column]]] = {}
+        for key, cols in self.cols.items():
+            full = [c if c is not None else nothing for c in cols]
+            if any(None not in c for c in full):
+                present = every
+            else:
+                present = [False] * n
+                for c in full:
+                    for i, v in enumerate(c):
+                        if v is not None:
+                            present[i] = True
+            out: list[Column] = [
+                c if None not in c else [0.0 if v is None else v for v in c]
+                for c in full[:_COUNTS_FROM]]
+            # finite samples: _int without its checks
+            out += [[0 if v is None or v < 0 else round(v) for v in c]
+                    for c in full[_COUNTS_FROM:]]
+            ready[key] = (present, out)
+        self.entries = [(name, [(b, *ready[(b, name)]) for b in self.carriers[name]])
+                        for name in sorted(self.carriers)]
+        self.cols = {}
+
+    def at(self, i: int) -> dict[str, list[str]]:
+        """Bundle → the brokers whose samples carry it at step ``i`` (unreconciled), in name
+        order."""
+        out: dict[str, list[str]] = {}
+        for name, carriers in self.entries:
+            bs = [b for b, present, _ in carriers if present[i]]
+            if bs:
+                out[name] = bs
+        return out
 
 
 @dataclass
 class Step:
-    """Every sample found at one evaluation time, by broker."""
+    """Every sample found at one evaluation time (``t``, step ``i`` of its chunk), by broker."""
 
     t: int
+    i: int = 0
     resources: dict[str, dict[str, float]] = field(default_factory=dict)
     features: dict[str, dict[str, float]] = field(default_factory=dict)
     limits: dict[str, dict[str, float]] = field(default_factory=dict)
-    bundles: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    #: the chunk's per-bundle columns, read at step ``i``
+    bundles: BundleColumns = field(default_factory=BundleColumns)
     #: topic → broker → stats (a topic moving between two scrapes shows under both)
     topics: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     counters: dict[str, dict[tuple[tuple[str, str], ...], float]] = field(default_factory=dict)
@@ -48,6 +171,34 @@ class Step:
     @property
     def empty(self) -> bool:
         return not self.resources
+
+
+@dataclass
+class _Chunk:
+    """One chunk's samples, column by column; :meth:`step` is one evaluation time's view."""
+
+    grid: Grid
+    #: group (resources, features, limits) → broker → field → column
+    brokers: dict[str, dict[str, dict[str, Column]]]
+    bundles: BundleColumns
+    #: step index → topic → broker → stats
+    topics: dict[int, dict[str, dict[str, dict[str, float]]]]
+    #: step index → counter → labels → value
+    counters: dict[int, dict[str, dict[tuple[tuple[str, str], ...], float]]]
+    warnings: list[str]
+
+    def step(self, i: int) -> Step:
+        def rows(group: str) -> dict[str, dict[str, float]]:
+            out: dict[str, dict[str, float]] = {}
+            for b, fields in self.brokers[group].items():
+                row = {f: v for f, col in fields.items() if (v := col[i]) is not None}
+                if row:
+                    out[b] = row
+            return out
+
+        return Step(self.grid.start + i * self.grid.step, i, rows("resources"),
+                    rows("features"), rows("limits"), self.bundles, self.topics.get(i, {}),
+                    self.counters.get(i, {}), list(self.warnings))
 
 
 class PrometheusHistory:
@@ -66,7 +217,6 @@ class PrometheusHistory:
                     f"{m.names[0]} is not exported by cluster {self.layout.cluster}: "
                     f"{m.field} taken as 0 % in every snapshot")
         self._instance_broker: dict[str, str] = {}
-        self._chunk_warnings: list[str] = []
         self._bounds = dict(req.reference.namespaces) if req.reference else {}
 
     # ---- reading -------------------------------------------------------------------------------
@@ -74,86 +224,90 @@ class PrometheusHistory:
         """``(t − step, t]``: one step minus a millisecond, so no sample serves two steps."""
         return f"{max(1, self.req.step_ms - 1)}ms"
 
-    def _read(self, group: str, m: Metric, s: int, e: int) -> Iterator[Series]:
-        for name in self.layout.names.get(f"{group}.{m.field}", []):
-            q = f"last_over_time({selector(name, self.layout.cluster, m.matchers)}[{self._window()}])"
-            n = self.layout.series.get(f"{name}{{{m.matchers}}}", 1)
-            res = self.client.query_range(q, s, e, self.req.step_ms, series=n)
-            for w in res.warnings:
-                self.report.warnings.append(f"Prometheus warned (partial data, {iso_time(s)} to "
-                                            f"{iso_time(e)}): {w}")
-                self._chunk_warnings.append(f"Prometheus warned: {w}")
-            yield from res.series
+    def _queries(self, s: int, e: int) -> list[tuple[str, Metric, RangeQuery]]:
+        """Every query of the chunk ``[s, e]``: each metric name found, by group, in the order
+        the samples are read."""
+        from lbctl.admin.prometheus import RangeQuery
 
-    def _fetch(self, s: int, e: int) -> dict[int, Step]:
+        groups = ["resources", "features", "limits",
+                  "bundles" if self.layout.bundles_from == "bundles" else "topics",
+                  "counters", "breakdowns"]
+        out = []
+        for group in groups:
+            for m in CATALOG[group]:
+                for name in self.layout.names.get(f"{group}.{m.field}", []):
+                    q = (f"last_over_time({selector(name, self.layout.cluster, m.matchers)}"
+                         f"[{self._window()}])")
+                    n = self.layout.series.get(f"{name}{{{m.matchers}}}", 1)
+                    out.append((group, m, RangeQuery(q, s, e, self.req.step_ms, n)))
+        return out
+
+    def _fetch(self, s: int, e: int) -> _Chunk:
+        """The chunk ``[s, e]``: its queries asked together, their series as columns."""
         from lbctl.model.bundle import BundleName, BundleNameError
 
         step = self.req.step_ms
-        steps = {t: Step(t) for t in range(s, e + 1, step)}
-        self._chunk_warnings = []
-
-        def at(t: int) -> Step | None:
-            return steps.get(t)
-
-        for m in CATALOG["resources"]:
-            for ser in self._read("resources", m, s, e):
-                b = broker_id(ser.labels)
-                if "instance" in ser.labels:
-                    self._instance_broker[ser.labels["instance"]] = b
-                for t, v in ser.points.items():
-                    st = at(t)
-                    if st is not None:
-                        st.resources.setdefault(b, {}).setdefault(m.field, v)
-        for group, target in (("features", "features"), ("limits", "limits")):
-            for m in CATALOG[group]:
-                for ser in self._read(group, m, s, e):
-                    if "stat" in ser.labels:
-                        continue
-                    b = self._broker_of(ser.labels)
-                    for t, v in ser.points.items():
-                        st = at(t)
-                        if st is not None:
-                            getattr(st, target).setdefault(b, {}).setdefault(m.field, v)
+        grid = Grid(s, step, (e - s) // step + 1)
+        queries = self._queries(s, e)
+        results = self.client.query_ranges([q for _, _, q in queries])
+        warnings: list[str] = []
+        for res in results:
+            for w in res.warnings:
+                self.report.warnings.append(f"Prometheus warned (partial data, {iso_time(s)} to "
+                                            f"{iso_time(e)}): {w}")
+                warnings.append(f"Prometheus warned: {w}")
+        brokers: dict[str, dict[str, dict[str, Column]]] = {
+            "resources": {}, "features": {}, "limits": {}}
+        bundles = BundleColumns(grid.n)
+        topics: dict[int, dict[str, dict[str, dict[str, float]]]] = {}
+        counters: dict[int, dict[str, dict[tuple[tuple[str, str], ...], float]]] = {}
         bad: set[str] = set()
-        if self.layout.bundles_from == "bundles":
-            for m in CATALOG["bundles"]:
-                for ser in self._read("bundles", m, s, e):
-                    name = ser.labels.get("bundle", "")
-                    try:
-                        name = str(BundleName.parse(name))
-                    except BundleNameError:
-                        bad.add(name)
+        names: dict[str, str | None] = {}  # bundle label → its name, once per chunk
+        for (group, m, _), res in zip(queries, results, strict=True):
+            for ser in res.series:
+                labels = ser.labels
+                if group == "resources":
+                    b = broker_id(labels)
+                    if "instance" in labels:
+                        self._instance_broker[labels["instance"]] = b
+                    _merge(brokers[group].setdefault(b, {}), m.field,
+                           grid.column(ser.times, ser.values))
+                elif group in ("features", "limits"):
+                    if "stat" in labels:
                         continue
-                    b = self._broker_of(ser.labels)
-                    for t, v in ser.points.items():
-                        st = at(t)
-                        if st is not None:
-                            st.bundles.setdefault(b, {}).setdefault(name, {}).setdefault(m.field, v)
-        else:
-            for m in CATALOG["topics"]:
-                for ser in self._read("topics", m, s, e):
-                    topic = ser.labels.get("topic", "")
-                    if ser.labels.get("partition"):
-                        topic = f"{topic}-partition-{ser.labels['partition']}"
-                    b = self._broker_of(ser.labels)
-                    for t, v in ser.points.items():
-                        st = at(t)
-                        if st is not None:
-                            st.topics.setdefault(topic, {}).setdefault(b, {}).setdefault(
-                                m.field, v)
+                    _merge(brokers[group].setdefault(self._broker_of(labels), {}), m.field,
+                           grid.column(ser.times, ser.values))
+                elif group == "bundles":
+                    raw = labels.get("bundle", "")
+                    if raw not in names:
+                        try:
+                            names[raw] = str(BundleName.parse(raw))
+                        except BundleNameError:
+                            names[raw] = None
+                    name = names[raw]
+                    if name is None:
+                        bad.add(raw)
+                        continue
+                    bundles.add(self._broker_of(labels), name, m.field,
+                                grid.column(ser.times, ser.values))
+                elif group == "topics":
+                    topic = labels.get("topic", "")
+                    if labels.get("partition"):
+                        topic = f"{topic}-partition-{labels['partition']}"
+                    b = self._broker_of(labels)
+                    for i, v in enumerate(grid.column(ser.times, ser.values)):
+                        if v is not None:
+                            topics.setdefault(i, {}).setdefault(topic, {}).setdefault(
+                                b, {}).setdefault(m.field, v)
+                else:  # counters, breakdowns
+                    key = tuple(sorted(labels.items()))
+                    for i, v in enumerate(grid.column(ser.times, ser.values)):
+                        if v is not None:
+                            counters.setdefault(i, {}).setdefault(m.field, {})[key] = v
+        bundles.seal()
         for bn in sorted(bad)[:3]:
             self.report.warnings.append(f"bundle label {bn!r} is not a bundle name; left out")
-        for group in ("counters", "breakdowns"):
-            for m in CATALOG[group]:
-                for ser in self._read(group, m, s, e):
-                    key = tuple(sorted((k, v) for k, v in ser.labels.items()))
-                    for t, v in ser.points.items():
-                        st = at(t)
-                        if st is not None:
-                            st.counters.setdefault(m.field, {})[key] = v
-        for st in steps.values():
-            st.warnings = list(dict.fromkeys(self._chunk_warnings))
-        return steps
+        return _Chunk(grid, brokers, bundles, topics, counters, list(dict.fromkeys(warnings)))
 
     def _broker_of(self, labels: Mapping[str, str]) -> str:
         if labels.get("broker"):
@@ -164,18 +318,8 @@ class PrometheusHistory:
     # ---- building ------------------------------------------------------------------------------
     def snapshots(self) -> Iterator[dict[str, Any]]:
         """Snapshot v1 objects, in time order (streamed: one chunk of steps in memory at once)."""
-        from lbctl.admin.prometheus import chunk_count, plan_chunks
-
         req = self.req
-        last_t = req.end_ms + req.step_ms  # one step past the end: the last interval's decisions
-        # every chunk asks once per metric name found: refused before the first one if too many
-        queries = sum(len(names) for names in self.layout.names.values())
-        self.client.check_requests(max(1, queries) * chunk_count(
-            req.start_ms, last_t, req.step_ms, self.layout.max_series,
-            max_points=self.client.max_points, max_samples=self.client.max_samples))
-        chunks = plan_chunks(req.start_ms, last_t, req.step_ms, self.layout.max_series,
-                             max_points=self.client.max_points,
-                             max_samples=self.client.max_samples)
+        chunks = self._plan()
         total = (req.end_ms - req.start_ms) // req.step_ms + 1
         self.report.steps = total
         pending: Step | None = None  # the step whose snapshot waits for the next step
@@ -192,10 +336,10 @@ class PrometheusHistory:
                 self.progress("prometheus", done, total)
             return snap
 
-        for s, e in chunks:
-            steps = self._fetch(s, e)
-            for t in sorted(steps):
-                st = steps[t]
+        for chunk in self._chunks(chunks):
+            for i in range(chunk.grid.n):
+                st = chunk.step(i)
+                t = st.t
                 beyond = t > req.end_ms
                 if st.empty:
                     if not beyond:
@@ -228,11 +372,53 @@ class PrometheusHistory:
             self.progress("prometheus", total, total)
         self.report.snapshots = done
 
+    def _plan(self) -> list[tuple[int, int]]:
+        """The chunks of steps: of about :data:`STREAM_SAMPLES` samples per query (a few chunks
+        in memory at once, the next one asked while this one is built), or as large as the
+        client allows when that would take more than half its requests. Every chunk asks once
+        per metric name found: refused before the first request if too many."""
+        from lbctl.admin.prometheus import chunk_count, plan_chunks
+
+        req, c = self.req, self.client
+        span = (req.start_ms, req.end_ms + req.step_ms, req.step_ms, self.layout.max_series)
+        queries = max(1, sum(len(names) for names in self.layout.names.values()))
+        budget = min(c.max_samples, STREAM_SAMPLES)
+        if queries * chunk_count(*span, max_points=c.max_points,
+                                 max_samples=budget) > c.max_requests // 2:
+            budget = c.max_samples
+        c.check_requests(queries * chunk_count(*span, max_points=c.max_points,
+                                               max_samples=budget))
+        return plan_chunks(*span, max_points=c.max_points, max_samples=budget)
+
+    def _chunks(self, plan: list[tuple[int, int]]) -> Iterator[_Chunk]:
+        """Each chunk of ``plan``, in order, the next one read by a worker thread while this
+        one is built into snapshots: Prometheus evaluates the next queries on its own cores
+        meanwhile. The client is only used by that thread until the last chunk is in; stopped
+        early (an error, an interrupt), its requests are cancelled and the thread waited for."""
+        if len(plan) == 1:
+            yield self._fetch(*plan[0])
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(1, thread_name_prefix="lbctl-prometheus")
+        nxt = pool.submit(self._fetch, *plan[0])
+        try:
+            for k in range(len(plan)):
+                chunk = nxt.result()
+                if k + 1 < len(plan):
+                    nxt = pool.submit(self._fetch, *plan[k + 1])
+                yield chunk
+        finally:
+            if not nxt.done():
+                self.client.interrupt()
+            pool.shutdown(wait=True)
+
     def _snapshot(self, st: Step, nxt: Step | None, known: set[str]) -> dict[str, Any]:
         layout = self.layout
         at = st.t
         gaps = list(st.warnings)
-        brokers_stats = self._bundle_stats(st, gaps, self._raw_owners(nxt) if nxt else None)
+        brokers_stats = self._bundle_stats(st, gaps, (lambda: self._raw_owners(nxt)) if nxt
+                                           else None)
         exported = [r for r in RESOURCES if f"resources.{r}" in layout.names]
         present = []
         missing: dict[str, str] = {}
@@ -289,23 +475,18 @@ class PrometheusHistory:
 
     def _raw_owners(self, st: Step) -> dict[str, set[str]]:
         """Bundle (or topic) → the brokers whose samples carry it at ``st``, unreconciled."""
-        out: dict[str, set[str]] = {}
         if self.layout.bundles_from == "bundles":
-            for b, per in st.bundles.items():
-                for name in per:
-                    out.setdefault(name, set()).add(b)
-        else:
-            for topic, per_broker in st.topics.items():
-                out[topic] = set(per_broker)
-        return out
+            return {name: set(bs) for name, bs in st.bundles.at(st.i).items()}
+        return {topic: set(per_broker) for topic, per_broker in st.topics.items()}
 
-    def _pick(self, what: str, brokers: set[str], st: Step, hint: dict[str, set[str]] | None,
-              gaps: list[str] | None) -> str:
+    def _pick(self, what: str, brokers: set[str], st: Step,
+              hint: Callable[[], dict[str, set[str]]] | None, gaps: list[str] | None) -> str:
         """One owner for a bundle (or topic) two brokers' samples carry in the same step — it
-        moved between their scrapes: the one that still carries it at the next step, else the
-        one with load-balancing samples, else the last by name; said under ``gaps``."""
-        ranked = sorted(brokers, key=lambda b: (b in (hint or {}).get(what, ()),
-                                                b in st.resources, b))
+        moved between their scrapes: the one that still carries it at the next step (``hint``:
+        the raw owners there, read only when needed), else the one with load-balancing
+        samples, else the last by name; said under ``gaps``."""
+        after = hint() if hint is not None else {}
+        ranked = sorted(brokers, key=lambda b: (b in after.get(what, ()), b in st.resources, b))
         chosen = ranked[-1]
         if gaps is not None:
             gaps.append(f"{what} carried by {', '.join(sorted(brokers))} in the same step (moving);"
@@ -313,22 +494,36 @@ class PrometheusHistory:
         return chosen
 
     def _bundle_stats(self, st: Step, gaps: list[str] | None,
-                      hint: dict[str, set[str]] | None = None
+                      hint: Callable[[], dict[str, set[str]]] | None = None
                       ) -> dict[str, dict[str, dict[str, Any]]]:
         """Broker → bundle → ``NamespaceBundleStats`` JSON, one owner per bundle (``hint``: the
         raw owners at the next step, to settle a bundle two brokers carry)."""
         out: dict[str, dict[str, dict[str, Any]]] = {}
         if self.layout.bundles_from == "bundles":
-            owners = self._raw_owners(st)
-            for name in sorted(owners):
-                brokers = owners[name]
-                b = next(iter(brokers)) if len(brokers) == 1 else self._pick(
-                    name, brokers, st, hint, gaps)
-                v = st.bundles[b][name]
-                out.setdefault(b, {})[name] = {
-                    **{k: float(v.get(k, 0.0)) for k in RATES},
-                    **{k: _int(v.get(k)) for k in STAT_COUNTS}, "cacheSize": 0}
-            return {b: dict(sorted(per.items())) for b, per in sorted(out.items())}
+            i = st.i
+            for name, carriers in st.bundles.entries:  # in name order: each broker's sorted
+                if len(carriers) == 1:
+                    b, present, cols = carriers[0]
+                    if not present[i]:
+                        continue
+                else:
+                    here = [c for c in carriers if c[1][i]]
+                    if not here:
+                        continue
+                    if len(here) == 1:
+                        b, _, cols = here[0]
+                    else:
+                        b = self._pick(name, {c[0] for c in here}, st, hint, gaps)
+                        cols = next(c[2] for c in here if c[0] == b)
+                r_in, tp_in, r_out, tp_out, consumers, producers, topics = cols
+                per = out.get(b)
+                if per is None:
+                    per = out[b] = {}
+                per[name] = {"msgRateIn": r_in[i], "msgThroughputIn": tp_in[i],
+                             "msgRateOut": r_out[i], "msgThroughputOut": tp_out[i],
+                             "consumerCount": consumers[i], "producerCount": producers[i],
+                             "topics": topics[i], "cacheSize": 0}
+            return {b: out[b] for b in sorted(out)}
         from lbctl.model.bundle import locate, topic_hash
 
         unknown: set[str] = set()
@@ -373,15 +568,25 @@ class PrometheusHistory:
         for r in RESOURCES:
             limit = _limit(r, limits.get(r))
             out[r] = usage_for(st.resources[b].get(r, 0.0), limit)
-        for k in ("msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut"):
-            total = 0.0
-            for s in stats.values():
-                total += s[k]
-            out[k] = total
-        out["numTopics"] = sum(s["topics"] for s in stats.values())
+        # sums in the bundles' order, one addition at a time (LocalBrokerData.update)
+        tp_in = tp_out = r_in = r_out = 0.0
+        topics = consumers = producers = 0
+        for s in stats.values():
+            tp_in += s["msgThroughputIn"]
+            tp_out += s["msgThroughputOut"]
+            r_in += s["msgRateIn"]
+            r_out += s["msgRateOut"]
+            topics += s["topics"]
+            consumers += s["consumerCount"]
+            producers += s["producerCount"]
+        out["msgThroughputIn"] = tp_in
+        out["msgThroughputOut"] = tp_out
+        out["msgRateIn"] = r_in
+        out["msgRateOut"] = r_out
+        out["numTopics"] = topics
         out["numBundles"] = len(stats)
-        out["numConsumers"] = sum(s["consumerCount"] for s in stats.values())
-        out["numProducers"] = sum(s["producerCount"] for s in stats.values())
+        out["numConsumers"] = consumers
+        out["numProducers"] = producers
         out["bundles"] = list(stats)
         out["lastStats"] = stats
         out["lastUpdate"] = st.t
@@ -471,6 +676,15 @@ class PrometheusHistory:
         return out
 
 
+def _merge(fields: dict[str, Column], f: str, col: Column) -> None:
+    """One series into a broker's columns (:func:`_fill` when the field has one already)."""
+    have = fields.get(f)
+    if have is None:
+        fields[f] = col
+    else:
+        _fill(have, col)
+
+
 def _skipped_note(skipped: list[int]) -> list[str]:
     if not skipped:
         return []
@@ -509,20 +723,60 @@ def _limit(resource: str, raw: float | None) -> float:
     return float(int(raw) // MIB) or 100.0
 
 
+_F32 = struct.Struct("<f")
+_I32 = struct.Struct("<i")
+#: the candidates tried around the first one, in ulps of a Java float, in this order
+_NUDGES = (0, 1, -1, 2, -2, 3, -3, 4, -4)
+
+
 def usage_for(percent: float, limit: float = 100.0) -> dict[str, float]:
     """``{"usage", "limit"}`` whose 32-bit ``percentUsage`` is ``percent`` exactly (the exported
     figure is that float): the float nearest ``percent/100 × limit``, nudged by a few ulps when
-    rounding needs it; against a limit of 100 when no usage over ``limit`` gives it back."""
-    from lbctl.model.load import ResourceUsage, f32
-
+    rounding needs it; else against a limit of 100, as
+    :func:`lbctl.sources.live_extensible.usage_for_percent` makes it (the same candidates in the
+    same order: the same usage, bit for bit). Called five times per broker and step: the search
+    computes ``ResourceUsage.percent`` without a record and a cache entry per candidate."""
     target = f32(percent)
     if limit != 100.0:
-        base = f32(target / 100.0 * f32(limit))
-        bits = struct.unpack("<i", struct.pack("<f", base))[0]
-        for step in (0, 1, -1, 2, -2, 3, -3, 4, -4):
-            u = struct.unpack("<f", struct.pack("<i", bits + step))[0] if step else base
-            if math.isfinite(u) and ResourceUsage(u, limit).percent == target:
-                return {"usage": u, "limit": limit}
-    from lbctl.sources.live_extensible import usage_for_percent
+        u = _nudged(target, f32(target / 100.0 * f32(limit)), limit)
+        if u is not None:
+            return {"usage": u, "limit": limit}
+    u = _nudged(target, target, 100.0)
+    return {"usage": target if u is None else u, "limit": 100.0}
 
-    return usage_for_percent(target)
+
+def _nudged(target: float, first: float, limit: float) -> float | None:
+    """The first of ``first`` (a Java float) and the floats up to 4 ulps around it whose
+    ``ResourceUsage(u, limit).percent`` is ``target``."""
+    den = f32(limit)
+    pack, unpack = _F32.pack, _F32.unpack
+    bits: int | None = None
+    for step in _NUDGES:
+        if step:
+            if bits is None:
+                bits = _I32.unpack(pack(first))[0]
+            u: float = unpack(_I32.pack(bits + step))[0]
+        else:
+            u = first
+        if not math.isfinite(u):
+            continue
+        # ResourceUsage.percent (lbctl.model.load): (float)usage / (float)limit * 100f, each
+        # step rounded to a Java float (u is one already), saturating to ±infinity as f32 does
+        p = 0.0
+        if limit > 0:
+            if den == 0.0:
+                p = math.nan if u == 0.0 else math.copysign(math.inf, u)
+            else:
+                q = u / den
+                try:
+                    p = unpack(pack(q))[0]
+                except OverflowError:
+                    p = math.copysign(math.inf, q)
+        r = p * 100.0
+        try:
+            r = unpack(pack(r))[0]
+        except OverflowError:
+            r = math.copysign(math.inf, r)
+        if r == target:
+            return u
+    return None

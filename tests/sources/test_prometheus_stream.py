@@ -1,0 +1,89 @@
+"""A history read chunk by chunk, the next chunk asked by a worker thread while this one is
+built (``PrometheusHistory._chunks``): the same sequence as one chunk, and a failure in a later
+chunk is the same one-line error, the worker stopped and the client closed cleanly. On an
+in-memory Prometheus (an ``httpx.MockTransport`` answering ``series`` and ``query_range``)."""
+
+from __future__ import annotations
+
+import threading
+from urllib.parse import parse_qs
+
+import httpx  # noqa: TID253  # a mock Prometheus behind the client's transport API
+import orjson
+import pytest
+
+from lbctl.admin.errors import AdminError
+from lbctl.admin.prometheus import PrometheusClient
+from lbctl.sources.prometheus import HistoryRequest, read_history
+from lbctl.sources.prometheus.history import PrometheusHistory
+
+T0, STEP, STEPS = 1_700_000_040_000, 60_000, 12
+BROKERS = ["b1:8080", "b2:8080"]
+BUNDLES = ["t/ns/0x00000000_0x80000000", "t/ns/0x80000000_0xffffffff"]
+
+
+def fake(fail_after: int | None = None) -> httpx.MockTransport:
+    """Brokers b1 and b2 (b2 owns the second bundle), their five resources and per-bundle
+    metrics at every step; ``fail_after``: range queries from that step on answer 400."""
+    def labels(name: str, b: str) -> dict[str, str]:
+        return {"__name__": name, "cluster": "c", "broker": b.split(":")[0], "instance": b}
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        q = parse_qs(req.url.query.decode())
+        if req.url.path == "/api/v1/series":
+            name = q["match[]"][0].split("{")[0]
+            data = [labels(name, b) for b in BROKERS] if name.startswith(
+                ("pulsar_lb_cpu", "pulsar_lb_mem", "pulsar_lb_dir", "pulsar_lb_band",
+                 "pulsar_bundle_")) else []
+            return httpx.Response(200, content=orjson.dumps({"status": "success", "data": data}))
+        start, end = float(q["start"][0]), float(q["end"][0])
+        if fail_after is not None and start * 1000 >= T0 + fail_after * STEP:
+            return httpx.Response(400, json={"status": "error", "error": "bad chunk"})
+        name = q["query"][0].removeprefix("last_over_time(").split("{")[0]
+        times = [t / 1000 for t in range(int(start * 1000), int(end * 1000) + 1, STEP)
+                 if t <= T0 + (STEPS - 1) * STEP]
+        result = []
+        for k, b in enumerate(BROKERS):
+            if name.startswith("pulsar_bundle_"):
+                result.append({"metric": {**labels(name, b), "bundle": BUNDLES[k]},
+                               "values": [[t, str(k + t % 7)] for t in times]})
+            else:
+                result.append({"metric": labels(name, b),
+                               "values": [[t, str(10 + k + t % 13)] for t in times]})
+        return httpx.Response(200, content=orjson.dumps({"status": "success", "data": {
+            "resultType": "matrix", "result": result}}))
+
+    return httpx.MockTransport(handler)
+
+
+REQ = HistoryRequest(T0, T0 + (STEPS - 1) * STEP, STEP)
+
+
+def test_chunks_read_ahead_make_the_same_sequence_as_one_chunk() -> None:
+    with PrometheusClient("http://prom", transport=fake()) as c:
+        whole, _ = read_history(c, REQ)
+    with PrometheusClient("http://prom", transport=fake(), max_points=5) as c:
+        assert len(PrometheusHistory(c, REQ)._plan()) == 3  # 13 steps: 5 + 5 + 3
+        chunked, _ = read_history(c, REQ)
+    assert len(whole) == STEPS and chunked == whole
+    assert {b for s in whole for b in s.brokers} == set(BROKERS)
+    assert whole[3].brokers["b2:8080"].lastStats[BUNDLES[1]].msgRateIn > 0
+
+
+@pytest.mark.parametrize("fail_after", [5, 10])
+def test_a_failing_later_chunk_is_the_error_and_the_worker_stops(fail_after: int) -> None:
+    before = threading.active_count()
+    with PrometheusClient("http://prom", transport=fake(fail_after), max_points=5,
+                          sleep=lambda s: None) as c, pytest.raises(AdminError) as e:
+        read_history(c, REQ)
+    assert str(e.value) == "GET http://prom/api/v1/query_range: 400 Bad Request: bad chunk"
+    assert threading.active_count() == before
+
+
+def test_an_abandoned_read_stops_the_worker() -> None:
+    before = threading.active_count()
+    with PrometheusClient("http://prom", transport=fake(), max_points=2) as c:
+        snaps = PrometheusHistory(c, REQ).snapshots()
+        assert next(snaps)["capturedAt"]
+        snaps.close()  # the consumer stops: the chunk being read ahead is cancelled
+    assert threading.active_count() == before
