@@ -90,7 +90,7 @@ FLEET_POINTS = 3000
 #: share of it
 CLASS_EVIDENCE = 0.25
 #: the least and most a class's brokers are taken to differ (relative sd of their costs)
-CLASS_SPREAD = (0.05, 0.5)
+CLASS_SPREAD = (0.05, 0.3)
 #: how far a broker's cost may be from the fleet's when its class has learnt nothing (relative sd)
 FLEET_SPREAD = 0.4
 #: the least residual (points) a broker's line is taken to have: report noise
@@ -312,7 +312,9 @@ class LoadModel:
                     self._misses[b] = misses
                     self._relative[b] = [m / max(abs(y), 1.0)
                                          for m, y in zip(misses, ys[-len(misses):], strict=True)]
-            elif len(xs) > 1 and _spread(xs):  # a line through what little it has
+            elif len(xs) > 1 and _spread(xs) or (r, last.limit[r]) in self._classes:
+                # a line through what little it has, its slope its class's unless its own
+                # reports say otherwise (a report alone cannot tell idle usage from traffic)
                 fit, rel = _shrunk(xs, ys, prior, spread)
             else:
                 fit, rel = _from_report(xs[-1], ys[-1], fleet.base, prior, self._sigma)
@@ -342,11 +344,12 @@ class LoadModel:
                 if slope > 0 and se < CLASS_EVIDENCE * slope:
                     costs.setdefault(ps[-1].limit[r], []).append(slope * ps[-1].limit[r] / 100)
             for limit, ks in costs.items():
-                if len(ks) >= 2:
-                    mid = _median(ks)
-                    mad = _median([abs(k - mid) for k in ks]) * 1.4826 / mid
-                    self._classes[(r, limit)] = (mid, min(max(mad, CLASS_SPREAD[0]),
-                                                          CLASS_SPREAD[1]))
+                mid = _median(ks)
+                # one broker cannot show how its class differs: the widest spread taken
+                mad = (_median([abs(k - mid) for k in ks]) * 1.4826 / mid if len(ks) >= 2
+                       else CLASS_SPREAD[1])
+                self._classes[(r, limit)] = (mid, min(max(mad, CLASS_SPREAD[0]),
+                                                      CLASS_SPREAD[1]))
 
     def _class_prior(self, r: int, limit: float, fleet_k: float) -> tuple[float, float]:
         """A broker's prior slope (percent per unit of driver) and its relative spread: its

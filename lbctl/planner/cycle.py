@@ -44,8 +44,8 @@ from lbctl.model.decision import Selection, SheddingDecision, UnloadOutcome
 from lbctl.model.loadmodel import LoadModel
 from lbctl.plan import Plan
 from lbctl.planner import PLANNER
-from lbctl.planner.goals import Stats as UsageStats
 from lbctl.planner.assignment import TOLERANCE
+from lbctl.planner.goals import Stats as UsageStats
 from lbctl.planner.goals import band_met
 from lbctl.planner.load import calibrate, carried, with_moves
 from lbctl.planner.propose import ProposeOptions, propose
