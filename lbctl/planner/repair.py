@@ -20,6 +20,7 @@ met; here the step is scored on the goals the plan has to meet, in their order.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from lbctl.planner.assignment import EPS, Assignment, Violation, better
 from lbctl.planner.constraints import Rules
@@ -35,12 +36,20 @@ _STEPS_PER_BROKER = 4
 
 
 def repair(view: LoadView, rules: Rules, costs: Costs, moves: tuple[tuple[int, int], ...],
-           targets: Targets, caps: Caps) -> tuple[tuple[int, int], ...]:
+           targets: Targets, caps: Caps,
+           uncertainty: Sequence[float] | None = None) -> tuple[tuple[int, int], ...]:
     """``moves`` changed, one bundle at a time, while that brings the plan nearer ``targets``
-    (module docstring); ``moves`` itself when no change helps."""
+    (module docstring); ``moves`` itself when no change helps.
+
+    ``uncertainty`` (per broker, a share of its predicted change) makes the goals robust: a
+    broker predicted at ``u`` after a change ``d`` may be anywhere in ``u ± uncertainty · |d|``
+    (a slope known to 10 % misses a 100-point change by 10 points), and the band and the cap
+    are checked on those ends — a plan that loads a broker whose cost is little known is
+    steered toward brokers whose cost is known."""
     a = Assignment(view, rules, costs)
     a.apply(moves)
-    v = a.violation(targets)
+    ends = _Ends(a, uncertainty)
+    v = ends.violation(targets)
     if v.ok or len(a.u) < 2:
         return moves
     on: list[list[int]] = [[] for _ in view.brokers]  # movable bundles by current broker
@@ -49,7 +58,7 @@ def repair(view: LoadView, rules: Rules, costs: Costs, moves: tuple[tuple[int, i
             on[a.owner[i]].append(i)
     start = v
     for _ in range(_STEPS_PER_BROKER * len(a.u) + 20):
-        step = _best_step(a, on, targets, caps, v)
+        step = _best_step(a, ends, on, targets, caps, v)
         if step is None:
             break
         i, dst, v = step
@@ -66,15 +75,41 @@ def repair(view: LoadView, rules: Rules, costs: Costs, moves: tuple[tuple[int, i
     return tuple(a.moves()) if better(v, a.cost, start, math.inf) else moves
 
 
-def _best_step(a: Assignment, on: list[list[int]], targets: Targets, caps: Caps,
+class _Ends:
+    """Each broker's highest and lowest usage the model's uncertainty allows."""
+
+    def __init__(self, a: Assignment, uncertainty: Sequence[float] | None):
+        self.a = a
+        self.start = [t.usage() for t in a.terms]
+        self.unc = list(uncertainty) if uncertainty is not None else [0.0] * len(a.u)
+
+    def high(self, j: int, u: float) -> float:
+        return u + self.unc[j] * abs(u - self.start[j])
+
+    def low(self, j: int, u: float) -> float:
+        return u - self.unc[j] * abs(u - self.start[j])
+
+    def violation(self, targets: Targets) -> Violation:
+        if targets.target_std is not None:
+            return self.a.violation(targets)
+        u = self.a.u
+        hi = max(self.high(j, x) for j, x in enumerate(u))
+        lo = min(self.low(j, x) for j, x in enumerate(u))
+        return Violation(max(0.0, hi - targets.max_usage),
+                         max(0.0, hi - lo - (targets.target_range or 0.0)))
+
+
+def _best_step(a: Assignment, ends: _Ends, on: list[list[int]], targets: Targets, caps: Caps,
                now: Violation) -> tuple[int, int, Violation] | None:
     """The change that lowers (capacity, band, spread) most — spread, the sum of squared
     distances from the mean usage, lets the pass cross a plateau where several brokers share the
     lowest usage and one move cannot raise the minimum — ties to the cheaper change."""
-    order = sorted(range(len(a.u)), key=lambda j: (a.u[j], j))
-    high = order[::-1][:_ENDS]
-    low = order[:_ENDS]
-    mean = sum(a.u) / len(a.u)
+    n = len(a.u)
+    by_high = sorted(range(n), key=lambda j: (-ends.high(j, a.u[j]), j))
+    by_low = sorted(range(n), key=lambda j: (ends.low(j, a.u[j]), j))
+    high = by_high[:_ENDS]
+    low = by_low[:_ENDS]
+    mean = sum(a.u) / n
     here = (round(now.capacity, 8), round(now.band, 8), 0.0)
     best: tuple[tuple[float, float, float], float, int, int, Violation] | None = None
     for src in high:
@@ -89,7 +124,7 @@ def _best_step(a: Assignment, on: list[list[int]], targets: Targets, caps: Caps,
                 if a.refuses(i, dst) is not None:  # its owner too: it may have filled up
                     continue
                 us, ud = a.usage_if(src, i, -1.0), a.usage_if(dst, i, 1.0)
-                v = _violation_with(a, order, src, us, dst, ud, targets)
+                v = _violation_with(a, ends, by_high, by_low, src, us, dst, ud, targets)
                 spread = ((us - mean) ** 2 + (ud - mean) ** 2
                           - (a.u[src] - mean) ** 2 - (a.u[dst] - mean) ** 2)
                 key = (round(v.capacity, 8), round(v.band, 8), round(spread, 10))
@@ -109,17 +144,19 @@ def _capped(a: Assignment, i: int, caps: Caps) -> bool:
             and a.throughput + a.view.throughput[i] > caps.max_throughput + EPS)
 
 
-def _violation_with(a: Assignment, order: list[int], src: int, us: float, dst: int, ud: float,
-                    targets: Targets) -> Violation:
-    """The plan's violation if ``src`` went to ``us`` and ``dst`` to ``ud`` (``order``: brokers
-    by usage, ascending)."""
+def _violation_with(a: Assignment, ends: _Ends, by_high: list[int], by_low: list[int],
+                    src: int, us: float, dst: int, ud: float, targets: Targets) -> Violation:
+    """The plan's violation if ``src`` went to ``us`` and ``dst`` to ``ud`` (``by_high`` /
+    ``by_low``: brokers by their high / low end, highest / lowest first)."""
     if targets.target_std is not None:
         u = list(a.u)
         u[src], u[dst] = us, ud
         st = Stats.of(u)
         return Violation(max(0.0, st.max - targets.max_usage),
                          max(0.0, st.std - targets.target_std))
-    hi = max(us, ud, next((a.u[j] for j in reversed(order) if j not in (src, dst)), us))
-    lo = min(us, ud, next((a.u[j] for j in order if j not in (src, dst)), us))
+    hs, hd = ends.high(src, us), ends.high(dst, ud)
+    ls, ld = ends.low(src, us), ends.low(dst, ud)
+    hi = max(hs, hd, next((ends.high(j, a.u[j]) for j in by_high if j not in (src, dst)), hs))
+    lo = min(ls, ld, next((ends.low(j, a.u[j]) for j in by_low if j not in (src, dst)), ls))
     return Violation(max(0.0, hi - targets.max_usage),
                      max(0.0, hi - lo - (targets.target_range or 0.0)))
