@@ -50,3 +50,21 @@ def test_a_plan_it_cannot_improve_is_returned_as_it_is() -> None:
     assert repair(view, rules, costs, moves, targets, Caps()) == moves
     # goals met: untouched
     assert repair(view, rules, costs, moves, Targets(5.0, 5.0), Caps()) == moves
+
+
+def test_an_uncertain_broker_is_given_a_smaller_change() -> None:
+    # a broker whose cost is little known (its slope's error 100 %) is predicted anywhere
+    # between no change and twice its change: the robust repair moves less onto it
+    view, rules, costs = _setup(702)
+    targets = Targets(0.85, 0.10)
+    start = Assignment(view, rules, costs).u
+    low = min(range(len(start)), key=lambda j: start[j])
+
+    def change(uncertainty: list[float] | None) -> float:
+        a = Assignment(view, rules, costs)
+        a.apply(repair(view, rules, costs, (), targets, Caps(), uncertainty))
+        return abs(a.u[low] - start[low])
+
+    unc = [0.0] * len(start)
+    unc[low] = 1.0
+    assert change(unc) < change(None)
