@@ -652,10 +652,11 @@ def _anchor(xs: Sequence[float], ys: Sequence[float], fit: Fit) -> tuple[float, 
     """What ``fit`` says of the latest report's traffic, and the weight the report itself gets
     against it: the fit's variance there (``1/n`` plus the leverage of the report) against a
     report's own (the fit's residual variance), so a report far from the others or a short
-    history leans on the report. Fewer than 3 reports: the report alone."""
+    history leans on the report. Fewer than :data:`MIN_POINTS` reports: the report alone
+    (three reports of a drifting broker are no fit to overrule the latest with)."""
     n = len(xs)
     x = xs[-1]
-    if n < 3:
+    if n < MIN_POINTS:
         return fit.percent(x), 1.0
     mx = sum(xs) / n
     sxx = sum((v - mx) ** 2 for v in xs)
