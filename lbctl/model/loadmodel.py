@@ -86,6 +86,15 @@ SNAPSHOT_MARGIN = 0.02
 LEAST_MARGIN = 0.005
 #: the latest reports the fleet's costs are fitted on
 FLEET_POINTS = 3000
+#: a broker's own slope counts toward its class's prior when its standard error is below this
+#: share of it
+CLASS_EVIDENCE = 0.25
+#: the least and most a class's brokers are taken to differ (relative sd of their costs)
+CLASS_SPREAD = (0.05, 0.3)
+#: how far a broker's cost may be from the fleet's when its class has learnt nothing (relative sd)
+FLEET_SPREAD = 0.4
+#: the least residual (points) a broker's line is taken to have: report noise
+NOISE_FLOOR = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +160,12 @@ class LoadModel:
         self._points: dict[str, list[_Point]] = {}
         self._sigma = 1.0  # the fleet fit's RMS residual (points)
         self._misses: dict[str, list[float]] = {}  # learnt brokers' out-of-sample misses
+        self._relative: dict[str, list[float]] = {}  # ... each a share of the usage it missed
+        #: per (resource index, limit): a host class's cost per unit of driver and its spread
+        self._classes: dict[tuple[int, float], tuple[float, float]] = {}
+        #: per (broker, resource index): its fit's usage at its latest report and the weight of
+        #: the report against it (:meth:`now`)
+        self._now: dict[tuple[str, int], tuple[float, float]] = {}
 
     # --- drivers ------------------------------------------------------------------------------
     def drivers(self, stats: Iterable[NamespaceBundleStats]) -> Drivers:
@@ -229,6 +244,7 @@ class LoadModel:
             if self._idle_usage is not None:  # never above a broker's reported percent
                 idle = min([self._idle_usage] + [p.percent[r] for p in every if p.limit[r] > 0])
             self.cluster[res] = Fit(idle, k)
+        self._class_priors()
         for b in self._points:
             self._fit_broker(b)
 
@@ -274,6 +290,9 @@ class LoadModel:
     def _fit_broker(self, b: str) -> None:
         pts = self._points[b]
         self._misses.pop(b, None)
+        self._relative.pop(b, None)
+        for r in range(len(MODELLED)):
+            self._now.pop((b, r), None)
         last = pts[-1]
         fits: dict[str, Fit] = {}
         quality: Quality | None = None
@@ -281,21 +300,26 @@ class LoadModel:
             if not last.limit[r] > 0:
                 continue
             fleet = self.cluster.get(res, Fit(0.0, 0.0))
-            prior = 100.0 * fleet.slope / last.limit[r]
+            prior, spread = self._class_prior(r, last.limit[r], fleet.slope)
             xs = [self._driver(p, r) for p in pts if p.limit[r] > 0]
             ys = [p.percent[r] for p in pts if p.limit[r] > 0]
             learnt = _learnable(xs)
             err: float | None = None
             if learnt:
-                fit, err, rel = _learn(xs, ys, prior)
+                fit, err, rel = _learn(xs, ys, prior, spread)
                 if r == 0:
-                    self._misses[b] = _holdout(xs, ys, prior)
-            elif len(xs) > 1 and _spread(xs):  # a line through what little it has
-                fit = _ols(xs, ys, prior)
-                rel = min(1.0, self._sigma / max(1.0, abs(ys[-1] - fit.base)))
+                    misses = _holdout(xs, ys, prior, spread)
+                    self._misses[b] = misses
+                    self._relative[b] = [m / max(abs(y), 1.0)
+                                         for m, y in zip(misses, ys[-len(misses):], strict=True)]
+            elif len(xs) > 1 and _spread(xs) or (r, last.limit[r]) in self._classes:
+                # a line through what little it has, its slope its class's unless its own
+                # reports say otherwise (a report alone cannot tell idle usage from traffic)
+                fit, rel = _shrunk(xs, ys, prior, spread)
             else:
                 fit, rel = _from_report(xs[-1], ys[-1], fleet.base, prior, self._sigma)
             fits[res] = fit
+            self._now[(b, r)] = _anchor(xs, ys, fit)
             if quality is None:  # thin: few reports while carrying traffic (an empty broker's
                 # report is its idle usage; a steady one's many reports pin its operating point)
                 quality = Quality(len(xs), learnt, err, rel, self.history and len(xs) < MIN_POINTS
@@ -303,19 +327,67 @@ class LoadModel:
         self.fits[b] = fits
         self.quality[b] = quality or Quality(len(pts), False, None, 0.0, self.history)
 
+    def _class_priors(self) -> None:
+        """Per resource and reported limit (a host class: 8, 16, 32 cores; a NIC speed), the
+        cost per unit of driver its brokers' own histories show — the median of their own slopes
+        times their limit — and how much the brokers of the class differ (relative sd, from the
+        median absolute deviation): the prior every broker of the class is shrunk toward."""
+        self._classes = {}
+        for r in range(len(MODELLED)):
+            costs: dict[float, list[float]] = {}
+            for ps in self._points.values():
+                xs = [self._driver(p, r) for p in ps if p.limit[r] > 0]
+                if not _learnable(xs):
+                    continue
+                ys = [p.percent[r] for p in ps if p.limit[r] > 0]
+                slope, se = _slope(xs, ys)
+                if slope > 0 and se < CLASS_EVIDENCE * slope:
+                    costs.setdefault(ps[-1].limit[r], []).append(slope * ps[-1].limit[r] / 100)
+            for limit, ks in costs.items():
+                mid = _median(ks)
+                # one broker cannot show how its class differs: the widest spread taken
+                mad = (_median([abs(k - mid) for k in ks]) * 1.4826 / mid if len(ks) >= 2
+                       else CLASS_SPREAD[1])
+                self._classes[(r, limit)] = (mid, min(max(mad, CLASS_SPREAD[0]),
+                                                      CLASS_SPREAD[1]))
+
+    def _class_prior(self, r: int, limit: float, fleet_k: float) -> tuple[float, float]:
+        """A broker's prior slope (percent per unit of driver) and its relative spread: its
+        class's when the class has learnt brokers, else the fleet's with a wide spread."""
+        k, spread = self._classes.get((r, limit), (fleet_k, FLEET_SPREAD))
+        return 100.0 * k / limit, spread
+
+    def now(self, broker: str, resource: str, reported: float) -> float:
+        """The broker's usage of ``resource`` now (percent): its report, weighed against what
+        its own fit says at the traffic it carries in proportion to how precise each is (a
+        report is one noisy sample; a fit over many reports averages the noise out). A broker
+        calibrated on one report is its report."""
+        r = MODELLED.index(resource)
+        a = self._now.get((broker, r))
+        if a is None or math.isnan(reported):
+            return reported
+        predicted, weight = a
+        return weight * reported + (1.0 - weight) * predicted
+
     def __contains__(self, broker: object) -> bool:
         return broker in self.fits
 
     # --- uncertainty --------------------------------------------------------------------------
-    def margin(self) -> float:
+    def margin(self, level: float | None = None) -> float:
         """The error (fraction of usage) a plan must leave room for: the 95th percentile of the
         learnt brokers' out-of-sample misses (every broker's latest quarter predicted by a fit on
-        its earlier reports, pooled), else :data:`SNAPSHOT_MARGIN`."""
+        its earlier reports, pooled), else :data:`SNAPSHOT_MARGIN`.
+
+        With ``level`` (a fraction: the usage the plan brings brokers to) the misses are taken
+        as shares of the usage they missed, times ``level``: report noise and a wrong slope both
+        grow with usage, so a broker missed by 3 points at 150 % is missed by about 1 at 50 %."""
+        if level is not None and self._relative:
+            rel = sorted(m for ms in self._relative.values() for m in ms)
+            return max(LEAST_MARGIN, _p95(rel) * level)
         misses = sorted(m for ms in self._misses.values() for m in ms)
         if not misses:
             return SNAPSHOT_MARGIN
-        p95 = misses[min(len(misses) - 1, math.ceil(0.95 * len(misses)) - 1)]
-        return max(LEAST_MARGIN, p95 / 100)
+        return max(LEAST_MARGIN, _p95(misses) / 100)
 
     def thin(self) -> list[str]:
         """Brokers with too little history to act on: only once most brokers have a learnt fit
@@ -531,38 +603,84 @@ def _spread(xs: Sequence[float]) -> bool:
     return mean > 0 and (max(xs) - min(xs)) >= MIN_SPREAD * mean
 
 
-def _ols(xs: Sequence[float], ys: Sequence[float], prior: float) -> Fit:
+def _p95(xs: Sequence[float]) -> float:
+    return xs[min(len(xs) - 1, math.ceil(0.95 * len(xs)) - 1)]
+
+
+def _median(xs: Sequence[float]) -> float:
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def _slope(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
+    """The least-squares slope of ``ys`` on ``xs`` and its standard error (the residual's sd
+    taken as at least :data:`NOISE_FLOOR` points: two reports leave no residual to measure)."""
     n = len(xs)
     mx, my = sum(xs) / n, sum(ys) / n
     sxx = sum((x - mx) ** 2 for x in xs)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx if sxx > 0 \
-        else prior
+    if sxx <= 0:
+        return 0.0, math.inf
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+    sse = sum((y - my - slope * (x - mx)) ** 2 for x, y in zip(xs, ys, strict=True))
+    resid = max(NOISE_FLOOR, math.sqrt(sse / max(1, n - 2)))
+    return slope, resid / math.sqrt(sxx)
+
+
+def _shrunk(xs: Sequence[float], ys: Sequence[float], prior: float,
+            spread: float) -> tuple[Fit, float]:
+    """A broker's line over its reports, its slope a precision-weighted mean of its own
+    least-squares slope and its class's prior (``prior`` ± ``spread`` of it): a broker whose
+    traffic barely varied keeps its class's cost, one with a long varied history its own. The
+    line goes through the mean of its reports; returns it and the slope's relative error."""
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    own, se = _slope(xs, ys)
     if prior > 0:
+        tau = spread * prior
+        wp, wo = 1.0 / (tau * tau), (0.0 if math.isinf(se) else 1.0 / (se * se))
+        slope = (wp * prior + wo * own) / (wp + wo)
         slope = min(max(slope, prior / COST_RANGE), prior * COST_RANGE)
+        sd = 1.0 / math.sqrt(wp + wo)
     else:
-        slope = max(slope, 0.0)
-    return Fit(my - slope * mx, slope)
+        slope, sd = max(own, 0.0), se
+    rel = min(1.0, sd / slope) if slope > 0 else 1.0
+    return Fit(my - slope * mx, slope), rel
 
 
-def _holdout(xs: Sequence[float], ys: Sequence[float], prior: float) -> list[float]:
+def _anchor(xs: Sequence[float], ys: Sequence[float], fit: Fit) -> tuple[float, float]:
+    """What ``fit`` says of the latest report's traffic, and the weight the report itself gets
+    against it: the fit's variance there (``1/n`` plus the leverage of the report) against a
+    report's own (the fit's residual variance), so a report far from the others or a short
+    history leans on the report. Fewer than :data:`MIN_POINTS` reports: the report alone
+    (three reports of a drifting broker are no fit to overrule the latest with)."""
+    n = len(xs)
+    x = xs[-1]
+    if n < MIN_POINTS:
+        return fit.percent(x), 1.0
+    mx = sum(xs) / n
+    sxx = sum((v - mx) ** 2 for v in xs)
+    lev = 1.0 / n + ((x - mx) ** 2 / sxx if sxx > 0 else 0.0)
+    return fit.percent(x), lev / (lev + 1.0)
+
+
+def _holdout(xs: Sequence[float], ys: Sequence[float], prior: float,
+             spread: float) -> list[float]:
     """How far a fit on a broker's earlier reports misses its latest quarter (points)."""
     h = max(2, len(xs) // 4)
-    early = _ols(xs[:-h], ys[:-h], prior) if _learnable(xs[:-h]) else _ols(xs, ys, prior)
+    early, _ = (_shrunk(xs[:-h], ys[:-h], prior, spread) if _learnable(xs[:-h])
+                else _shrunk(xs, ys, prior, spread))
     return [abs(early.percent(x) - y) for x, y in zip(xs[-h:], ys[-h:], strict=True)]
 
 
-def _learn(xs: Sequence[float], ys: Sequence[float], prior: float) -> tuple[Fit, float, float]:
-    """A broker's own fit over its history, its out-of-sample RMS error (the latest quarter
-    predicted by a fit on the rest) and the relative error of its slope."""
-    fit = _ols(xs, ys, prior)
-    misses = _holdout(xs, ys, prior)
+def _learn(xs: Sequence[float], ys: Sequence[float], prior: float,
+           spread: float) -> tuple[Fit, float, float]:
+    """A broker's own fit over its history (shrunk toward its class), its out-of-sample RMS
+    error (the latest quarter predicted by a fit on the rest) and the relative error of its
+    slope."""
+    fit, rel = _shrunk(xs, ys, prior, spread)
+    misses = _holdout(xs, ys, prior, spread)
     err = math.sqrt(sum(m * m for m in misses) / len(misses))
-    n = len(xs)
-    mx = sum(xs) / n
-    sxx = sum((x - mx) ** 2 for x in xs)
-    resid = math.sqrt(sum((fit.percent(x) - y) ** 2 for x, y in zip(xs, ys, strict=True))
-                      / max(1, n - 2))
-    rel = (resid / math.sqrt(sxx)) / fit.slope if sxx > 0 and fit.slope > 0 else 1.0
     return fit, err, rel
 
 

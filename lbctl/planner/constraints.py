@@ -122,8 +122,7 @@ def build_rules(state: ClusterState, settings: Settings, view: LoadView,
     limit = int(settings["loadBalancerBrokerMaxTopics"])
     now = state.captured_at
     recent = dict(state.recently_unloaded)
-    for b, ts in (recently_moved or {}).items():
-        recent[b] = max(ts, recent.get(b, ts))
+    own = recently_moved or {}  # the caller's own moves: pinned for the window it chose
     policies = policies_of(state)
     shed_policies = bool(settings["loadBalancerSheddingBundlesWithPoliciesEnabled"])
     extensible = state.load_manager == EXTENSIBLE
@@ -148,6 +147,9 @@ def build_rules(state: ClusterState, settings: Settings, view: LoadView,
             why = ns_cache[ns]
         except KeyError:
             why = ns_cache[ns] = why_namespace(ns)
+        if why is None and x in own:
+            why = (f"moved by an earlier plan {max(0, (now - own[x]) // 60_000)} min ago: "
+                   "cooling down")
         if why is None and recent:
             at = recent.get(x)
             if at is not None and at >= now - grace_ms:

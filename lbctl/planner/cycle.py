@@ -20,7 +20,8 @@ measures and compares exactly as for Pulsar's strategies. The planner acts like 
   calibrated on the first cycle's reports, each report written since joins its broker's history,
   a broker's own fit is learnt once its history shows enough change, and a fit a report
   contradicts is discarded; moves predicted for reports not yet written are never taken as data.
-  Bundles it moved stay put for ``loadBalancerSheddingGracePeriodMinutes``.
+  Bundles it moved stay put for an hour (:data:`COOL_DOWN_MS`), or
+  ``loadBalancerSheddingGracePeriodMinutes`` when longer.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from lbctl.model.decision import Selection, SheddingDecision, UnloadOutcome
 from lbctl.model.loadmodel import LoadModel
 from lbctl.plan import Plan
 from lbctl.planner import PLANNER
+from lbctl.planner.assignment import TOLERANCE
 from lbctl.planner.goals import Stats as UsageStats
 from lbctl.planner.goals import band_met
 from lbctl.planner.load import calibrate, carried, with_moves
@@ -50,6 +52,10 @@ from lbctl.planner.propose import ProposeOptions, propose
 from lbctl.records import replace
 
 _EMPTY: Mapping[str, int] = MappingProxyType({})
+#: a bundle the planner moved stays put this long (or the grace period, when longer): a plan
+#: that moves a bundle back and forth within an hour is undoing itself (issue 29: no bundle moved
+#: twice in an hour)
+COOL_DOWN_MS = 60 * 60_000
 
 
 class PlannerMemory(Struct, frozen=True):
@@ -148,7 +154,7 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
         elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
         pm = mem.shedding if isinstance(mem.shedding, PlannerMemory) else PlannerMemory()
         now = state.captured_at
-        grace = int(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60_000
+        grace = max(int(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60_000, COOL_DOWN_MS)
         recent = {b: t for b, t in pm.recently_moved.items() if t >= now - grace}
         cycle = _Cycle(settings, elapsed, CycleMemory(
             update_bundle_data(state, mem.bundle_data, elapsed.samples), mem.recently_unloaded),
@@ -185,6 +191,14 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
         now = state.captured_at
         proposal = propose(state, cycle.settings, self.options, model=keep.model,
                            recently_moved=cycle.recent)
+        if cycle.recent and not proposal.solution.violation.ok:
+            # the goals out of reach with the cooled-down bundles pinned (they may be all a
+            # broker holds): the goals are hard, the cool-down yields when moving them again
+            # meets the goals, or brings an overloaded broker nearer the cap
+            free = propose(state, cycle.settings, self.options, model=keep.model)
+            fv, pv = free.solution.violation, proposal.solution.violation
+            if fv.ok or fv.capacity < pv.capacity - TOLERANCE:
+                proposal = free
         view = proposal.view
         reasons = proposal.reasons()
         outcomes = []

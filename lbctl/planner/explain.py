@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lbctl.planner.assignment import EPS
-from lbctl.planner.propose import Proposal
+from lbctl.planner.propose import Proposal, planned_level
 
 DETAILED = 50
 
@@ -191,7 +191,7 @@ def model_quality(p: Proposal) -> dict[str, Any]:
     thin = set(m.thin())
     return {
         "fittedOn": "history" if m.history else "snapshot",
-        "margin": round(m.margin(), 6),
+        "margin": round(m.margin(planned_level(p.view, p.usages_before(), p.targets)), 6),
         "brokers": {b: {"reports": q.points, "learnt": q.learnt,
                         "outOfSampleError": None if q.error is None else round(q.error, 3),
                         "slopeError": round(q.slope_error, 4), "thin": b in thin}

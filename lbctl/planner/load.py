@@ -18,8 +18,9 @@ checked by ``lbctl simulate --strategy lbctl`` lands where the plan said:
   then as reported (it does not follow traffic in the model, as in the simulator), like any
   resource whose limit is unknown.
 
-A broker starts from its **reported** percentages (not the model's reproduction of them, which is
-the same number on the snapshot it was calibrated on); only the change is predicted.
+A broker starts from its **reported** percentages — with a history, weighed against its own fit at
+the traffic it carries (:meth:`LoadModel.now`: a report is one noisy sample, the fit averages many;
+on one snapshot the fit reproduces the report) — and only the change is predicted.
 """
 
 from __future__ import annotations
@@ -217,6 +218,8 @@ def build(state: ClusterState, settings: Settings, model: LoadModel | None = Non
     for b, rep in state.brokers.items():
         fits = model.fits[b]
         pct = rep.resource_percents()
+        for res in fits:  # the model's estimate of now: a report is one noisy sample
+            pct[res] = model.now(b, res, pct[res])
         percents.append(pct)
         fixed = [pct["directMemory"] * wdm]
         now = [-math.inf, -math.inf, -math.inf]

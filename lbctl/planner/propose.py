@@ -35,9 +35,16 @@ from lbctl.planner.cost import Costs, Totals
 from lbctl.planner.goals import DEFAULT_RANGE, GoalResult, Targets, balancedness, evaluate
 from lbctl.planner.greedy import Caps
 from lbctl.planner.load import RESOURCES, LoadView, build, canonical
+from lbctl.planner.repair import repair
 from lbctl.planner.solve import SOLVERS, Solution, SolveOptions, band_widths, solve
 from lbctl.planner.splits import SplitFinding, find_splits
 from lbctl.units import rounded
+
+#: how many standard errors of its slope a broker's predicted change may be off by, for the
+#: robust repair (:func:`_robust`; 0, 1, 2 measured: 1 and 2 alike, better than 0)
+ROBUST_Z = 1.0
+#: the share of the model's margin the robust repair keeps inside the band
+ROBUST_MARGIN = 0.5
 
 
 @dataclass(frozen=True)
@@ -182,7 +189,7 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
 
     ``model`` reuses a load model (the simulator's planner keeps learning one); else it is
     learnt from ``history`` (the snapshots up to ``state``, oldest first) when that holds more
-    than one, else calibrated on ``state``. ``recently_moved`` adds bundles moved by earlier plans
+    than one, else calibrated on ``state``. ``recently_moved`` pins bundles moved by earlier plans
     to the grace period."""
     options = options or ProposeOptions()
     targets = options.targets(settings)
@@ -202,8 +209,8 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
                                "bundle")
     costs = Costs.of(view)
     caps = Caps(options.max_moves, options.max_throughput)
-    margin = view.model.margin()
     before = view.usages()
+    margin = view.model.margin(planned_level(view, before, targets))
     planning = targets.inside(margin, max(before))
     v0 = violation(before, targets)
     refused = False
@@ -214,16 +221,19 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
         solution = Solution((), "none", _no_room(targets, margin), None, None, 0.0, v0)
     else:
         solve_options = SolveOptions(options.solver, options.time_limit, options.exact_limit)
-        solution = solve(view, rules, costs, planning, caps, solve_options)
+        solution = _solved(view, rules, costs, planning, caps, solve_options)
         for share in (0.5, 0.0):  # the margin out of reach: as much of it as the bundles allow
             if solution.violation.ok:
                 break
-            narrower = solve(view, rules, costs, targets.inside(margin * share, max(before)),
-                             caps, solve_options)
+            narrower = _solved(view, rules, costs, targets.inside(margin * share, max(before)),
+                               caps, solve_options)
             if narrower.violation.ok:
                 solution = narrower
                 notes.append(f"the band is planned {margin * share * 100:.1f} points inside the "
                              f"target, not the load model's full margin ({margin * 100:.1f})")
+    if solution.moves and view.model.history and targets.target_range is not None:
+        solution = _robust(view, rules, costs, solution, targets.inside(
+            margin * ROBUST_MARGIN, max(before)), caps)
     after = Assignment(view, rules, costs)
     after.apply(solution.moves)
     splits = SplitFinding((), (), ())
@@ -250,6 +260,47 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
         notes.append("one broker: there is nowhere to move a bundle")
     return Proposal(state, settings, view, rules, costs, targets, solution, after, splits,
                     tuple(goals), tuple(notes), order, listed)
+
+
+def _solved(view: LoadView, rules: Rules, costs: Costs, planning: Targets, caps: Caps,
+            options: SolveOptions) -> Solution:
+    """The solver's plan, repaired (:mod:`lbctl.planner.repair`) when it misses the goals."""
+    solution = solve(view, rules, costs, planning, caps, options)
+    if solution.violation.ok or not solution.moves:
+        return solution
+    moves = repair(view, rules, costs, solution.moves, planning, caps)
+    if moves == solution.moves:
+        return solution
+    after = Assignment(view, rules, costs)
+    after.apply(moves)
+    v = after.violation(planning)
+    return Solution(moves, solution.solver + " + repair", solution.status, solution.gap,
+                    solution.lower_bound, solution.width, v, solution.notes)
+
+
+def _robust(view: LoadView, rules: Rules, costs: Costs, solution: Solution, goals: Targets,
+            caps: Caps) -> Solution:
+    """The plan repaired against the model's uncertainty (:func:`repair` with each broker's
+    slope error): a broker whose cost is little known should not take (or shed) the biggest
+    change — its error grows with the change."""
+    quality = view.model.quality
+    unc = [ROBUST_Z * q.slope_error if (q := quality.get(b)) is not None else 0.0
+           for b in view.brokers]
+    moves = repair(view, rules, costs, solution.moves, goals, caps, unc)
+    if moves == solution.moves:
+        return solution
+    after = Assignment(view, rules, costs)
+    after.apply(moves)
+    return Solution(moves, solution.solver + " + robust repair", solution.status, solution.gap,
+                    solution.lower_bound, solution.width, after.violation(goals),
+                    solution.notes)
+
+
+def planned_level(view: LoadView, before: Sequence[float], targets: Targets) -> float:
+    """The usage a plan brings brokers to (a fraction): the mean of their usage now, at most
+    the cap — where the load model's error is measured for the margin
+    (:meth:`LoadModel.margin`)."""
+    return min(targets.max_usage, sum(before) / len(before)) if before else targets.max_usage
 
 
 def _room(planning: Targets) -> bool:

@@ -11,6 +11,7 @@ import pytest
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.model.loadmodel import MIN_POINTS, SNAPSHOT_MARGIN, LoadModel
+from lbctl.records import replace
 from lbctl.simulate.hosts import cluster_on_hosts, traffic_of
 from lbctl.truth.hosts import Host, mixed_fleet
 
@@ -125,3 +126,61 @@ def test_a_report_seen_twice_is_one_point() -> None:
 
 def _fields(h: Host) -> dict[str, object]:
     return {f: getattr(h, f) for f in h.__struct_fields__}
+
+
+def _steady(history: list[ClusterState], broker: str) -> list[ClusterState]:
+    """``history`` with ``broker`` carrying its first snapshot's traffic throughout (its reports
+    say nothing of its slope)."""
+    first = history[0].brokers[broker]
+    out = []
+    for st in history:
+        brokers = dict(st.brokers)
+        brokers[broker] = replace(first, lastUpdate=st.brokers[broker].lastUpdate)
+        out.append(ClusterState(cluster=st.cluster, captured_at=st.captured_at,
+                                brokers=brokers))
+    return out
+
+
+def test_a_broker_without_varied_history_takes_its_host_class_cost() -> None:
+    # 8-core hosts cost more per message per core than 32-core ones (lbctl.truth's generations);
+    # a broker whose traffic never varied is given its class's cost, learnt from the other
+    # brokers of its class, not the fleet's (the issue's +-40 % by host generation)
+    hosts = {f"b{j}": h for j, h in enumerate(mixed_fleet(12, seed=11))}
+    steady = next(b for b, h in hosts.items() if h.cores == 8)
+    model = LoadModel.learn(_steady(_history(hosts, 24, seed=3), steady))
+    assert not model.quality[steady].learnt
+    rng = random.Random(5)
+    stats = [_bundle(rng) for _ in range(10)]
+    host = hosts[steady]
+    truth = _true_percent(host, stats) - 100 * host.idle_cpu
+    fits = model.fits[steady]["cpu"]
+    added = fits.slope * model.drivers(stats).cpu
+    fleet = 100 * model.cluster["cpu"].slope / (100 * host.cores) * model.drivers(stats).cpu
+    assert added == pytest.approx(truth, rel=0.2)
+    assert abs(added - truth) < abs(fleet - truth) / 2
+
+
+def test_a_noisy_report_is_weighed_against_the_fit() -> None:
+    hosts = {f"b{j}": h for j, h in enumerate(mixed_fleet(8, seed=3))}
+    history = _history(hosts, 24, seed=1)
+    model = LoadModel.learn(history)
+    last = history[-1]
+    report_err = fit_err = 0.0
+    for b, host in hosts.items():
+        truth = _true_percent(host, list(last.brokers[b].lastStats.values()))
+        reported = last.brokers[b].cpu.percent
+        report_err += abs(reported - truth)
+        fit_err += abs(model.now(b, "cpu", reported) - truth)
+    assert fit_err < 0.8 * report_err
+    # one snapshot: the report as it is
+    (one,) = history[-1:]
+    single = LoadModel.calibrate(one, {b: list(r.lastStats.values())
+                                       for b, r in one.brokers.items()})
+    assert single.now("b0", "cpu", 42.0) == 42.0
+
+
+def test_the_margin_is_the_relative_error_at_the_planned_level() -> None:
+    hosts = {f"b{j}": h for j, h in enumerate(mixed_fleet(8, seed=3))}
+    model = LoadModel.learn(_history(hosts, 24, seed=1))
+    low, high = model.margin(0.4), model.margin(0.8)
+    assert high == pytest.approx(2 * low) and low > 0.005

@@ -110,3 +110,32 @@ def test_the_planner_replays_on_the_leaders_clock() -> None:
     # ten cycles ran; the first replayed one changed nothing, so the rest were not replayed
     assert second.elapsed.cycles == 10 and second.elapsed.replayed == 1
     assert "Shedding strategy lbctl, placement lbctl" in second.explanation().to_text()
+
+
+def test_a_bundle_the_planner_moved_cools_down_for_an_hour() -> None:
+    from types import MappingProxyType
+
+    from lbctl.config import resolve
+    from lbctl.model.cycle import CycleMemory
+    from lbctl.planner.cycle import COOL_DOWN_MS, PlannerLoadManager, PlannerMemory
+
+    state = random_cluster(18, 6, per_broker=10,
+                           config={"loadBalancerSheddingGracePeriodMinutes": 30})
+    settings = resolve(state.config)
+    lm = PlannerLoadManager(GREEDY)
+    first = lm.run_cycle(state, settings)
+    moved = [o.selection.bundle for o in first.unloads]
+    assert moved and first.gate is None
+    now = state.captured_at
+
+    def again(minutes_ago: int) -> list[str]:
+        mem = CycleMemory(shedding=PlannerMemory(recently_moved=MappingProxyType(
+            {moved[0]: now - minutes_ago * 60_000})))
+        return [o.selection.bundle for o in lm.run_cycle(state, settings, mem).unloads]
+
+    # 45 minutes after its move a bundle is past Pulsar's grace period (30) but still cooling
+    # down: the planner finds its plan among the other bundles
+    later = again(45)
+    assert later and moved[0] not in later
+    # an hour on, it may move again
+    assert COOL_DOWN_MS == 60 * 60_000 and again(61) == moved

@@ -1,0 +1,162 @@
+"""A repair pass after the solver: the most and least loaded brokers levelled one bundle at a time.
+
+Greedy plans for a window ``[lo, lo + width]`` chosen up front; when the band is narrow (the
+target less the load model's margin on each side) a window it could not fill leaves the plan a few
+points out — the brokers left at the top of the range untouched, the ones at the bottom unfed.
+This pass takes the plan as it stands and, while the goals are not met, makes the single change
+that brings the cluster nearest to them (:func:`lbctl.planner.assignment.better`: capacity, then
+the band, then cost): a bundle from one of the most loaded brokers to one of the least loaded,
+where the bundle is one the plan moved (it is re-routed, or sent back to its owner) or one the
+plan left alone (a new move). A change is made only when it brings the plan nearer the goals, so
+the pass never worsens the solver's plan; the constraints (:mod:`lbctl.planner.constraints`),
+pinned bundles and the caps hold as for the solver. Deterministic: brokers and bundles are
+tried in index order, ties go to the lower index.
+
+The idea is Cruise Control's: goals are optimised in turn over the proposals the previous ones
+left (``GoalOptimizer``), each step a single replica move that must not violate the goals already
+met; here the step is scored on the goals the plan has to meet, in their order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from lbctl.planner.assignment import EPS, Assignment, Violation, better
+from lbctl.planner.constraints import Rules
+from lbctl.planner.cost import Costs
+from lbctl.planner.goals import Stats, Targets
+from lbctl.planner.greedy import Caps
+from lbctl.planner.load import LoadView
+
+#: the most / least loaded brokers a step looks at, each
+_ENDS = 3
+#: steps per broker (a plan is a few moves per broker; the pass stops when no step helps)
+_STEPS_PER_BROKER = 4
+
+
+def repair(view: LoadView, rules: Rules, costs: Costs, moves: tuple[tuple[int, int], ...],
+           targets: Targets, caps: Caps,
+           uncertainty: Sequence[float] | None = None) -> tuple[tuple[int, int], ...]:
+    """``moves`` changed, one bundle at a time, while that brings the plan nearer ``targets``
+    (module docstring); ``moves`` itself when no change helps.
+
+    ``uncertainty`` (per broker, a share of its predicted change) makes the goals robust: a
+    broker predicted at ``u`` after a change ``d`` may be anywhere in ``u ± uncertainty · |d|``
+    (a slope known to 10 % misses a 100-point change by 10 points), and the band and the cap
+    are checked on those ends — a plan that loads a broker whose cost is little known is
+    steered toward brokers whose cost is known."""
+    a = Assignment(view, rules, costs)
+    a.apply(moves)
+    ends = _Ends(a, uncertainty)
+    v = ends.violation(targets)
+    if v.ok or len(a.u) < 2:
+        return moves
+    on: list[list[int]] = [[] for _ in view.brokers]  # movable bundles by current broker
+    for i, why in enumerate(rules.pinned):
+        if why is None:
+            on[a.owner[i]].append(i)
+    start = v
+    for _ in range(_STEPS_PER_BROKER * len(a.u) + 20):
+        step = _best_step(a, ends, on, targets, caps, v)
+        if step is None:
+            break
+        i, dst, v = step
+        src = a.owner[i]
+        if i in a.moved:
+            a.undo(i)
+        if dst != view.owner[i]:
+            a.move(i, dst)
+        on[src].remove(i)
+        on[dst].append(i)
+        on[dst].sort()
+        if v.ok:
+            break
+    return tuple(a.moves()) if better(v, a.cost, start, math.inf) else moves
+
+
+class _Ends:
+    """Each broker's highest and lowest usage the model's uncertainty allows."""
+
+    def __init__(self, a: Assignment, uncertainty: Sequence[float] | None):
+        self.a = a
+        self.start = [t.usage() for t in a.terms]
+        self.unc = list(uncertainty) if uncertainty is not None else [0.0] * len(a.u)
+
+    def high(self, j: int, u: float) -> float:
+        return u + self.unc[j] * abs(u - self.start[j])
+
+    def low(self, j: int, u: float) -> float:
+        return u - self.unc[j] * abs(u - self.start[j])
+
+    def violation(self, targets: Targets) -> Violation:
+        if targets.target_std is not None:
+            return self.a.violation(targets)
+        u = self.a.u
+        hi = max(self.high(j, x) for j, x in enumerate(u))
+        lo = min(self.low(j, x) for j, x in enumerate(u))
+        return Violation(max(0.0, hi - targets.max_usage),
+                         max(0.0, hi - lo - (targets.target_range or 0.0)))
+
+
+def _best_step(a: Assignment, ends: _Ends, on: list[list[int]], targets: Targets, caps: Caps,
+               now: Violation) -> tuple[int, int, Violation] | None:
+    """The change that lowers (capacity, band, spread) most — spread, the sum of squared
+    distances from the mean usage, lets the pass cross a plateau where several brokers share the
+    lowest usage and one move cannot raise the minimum — ties to the cheaper change."""
+    n = len(a.u)
+    by_high = sorted(range(n), key=lambda j: (-ends.high(j, a.u[j]), j))
+    by_low = sorted(range(n), key=lambda j: (ends.low(j, a.u[j]), j))
+    high = by_high[:_ENDS]
+    low = by_low[:_ENDS]
+    mean = sum(a.u) / n
+    here = (round(now.capacity, 8), round(now.band, 8), 0.0)
+    best: tuple[tuple[float, float, float], float, int, int, Violation] | None = None
+    for src in high:
+        for dst in low:
+            if dst == src or a.u[dst] >= a.u[src]:
+                continue
+            for i in on[src]:
+                home = a.view.owner[i]
+                new = i not in a.moved and dst != home
+                if new and _capped(a, i, caps):
+                    continue
+                if a.refuses(i, dst) is not None:  # its owner too: it may have filled up
+                    continue
+                us, ud = a.usage_if(src, i, -1.0), a.usage_if(dst, i, 1.0)
+                v = _violation_with(a, ends, by_high, by_low, src, us, dst, ud, targets)
+                spread = ((us - mean) ** 2 + (ud - mean) ** 2
+                          - (a.u[src] - mean) ** 2 - (a.u[dst] - mean) ** 2)
+                key = (round(v.capacity, 8), round(v.band, 8), round(spread, 10))
+                if not key < here:
+                    continue
+                c = a.costs.cost[i]
+                cost = (c if new else 0.0) - (c if dst == home else 0.0)
+                if best is None or (key, cost) < (best[0], best[1]):
+                    best = (key, cost, i, dst, v)
+    return None if best is None else (best[2], best[3], best[4])
+
+
+def _capped(a: Assignment, i: int, caps: Caps) -> bool:
+    if caps.max_moves is not None and len(a.moved) >= caps.max_moves:
+        return True
+    return (caps.max_throughput is not None
+            and a.throughput + a.view.throughput[i] > caps.max_throughput + EPS)
+
+
+def _violation_with(a: Assignment, ends: _Ends, by_high: list[int], by_low: list[int],
+                    src: int, us: float, dst: int, ud: float, targets: Targets) -> Violation:
+    """The plan's violation if ``src`` went to ``us`` and ``dst`` to ``ud`` (``by_high`` /
+    ``by_low``: brokers by their high / low end, highest / lowest first)."""
+    if targets.target_std is not None:
+        u = list(a.u)
+        u[src], u[dst] = us, ud
+        st = Stats.of(u)
+        return Violation(max(0.0, st.max - targets.max_usage),
+                         max(0.0, st.std - targets.target_std))
+    hs, hd = ends.high(src, us), ends.high(dst, ud)
+    ls, ld = ends.low(src, us), ends.low(dst, ud)
+    hi = max(hs, hd, next((ends.high(j, a.u[j]) for j in by_high if j not in (src, dst)), hs))
+    lo = min(ls, ld, next((ends.low(j, a.u[j]) for j in by_low if j not in (src, dst)), ls))
+    return Violation(max(0.0, hi - targets.max_usage),
+                     max(0.0, hi - lo - (targets.target_range or 0.0)))
