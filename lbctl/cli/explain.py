@@ -66,7 +66,7 @@ def explain(
       lbctl explain examples/rolling-restart.yaml
       lbctl explain examples/hot-broker.json --broker broker-1.pulsar.svc:8080
       lbctl explain snap.json -o json
-      lbctl explain big.json -o json --page 2 --limit 500
+      lbctl explain examples/hot-broker.json -o json --limit 2 --page 2
 
       lbctl explain examples/extensible/skewed.json --pulsar-version 3.1 --assume-steady
     """

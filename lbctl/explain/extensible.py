@@ -66,12 +66,16 @@ def _preview_dict(a: ExtAction) -> dict[str, Any]:
     if len(p.candidates) <= PREVIEW_LIMIT and len(p.scores) <= PREVIEW_LIMIT:
         out |= {"candidates": list(p.candidates),
                 "scores": {k: rounded(v) for k, v in p.scores.items()}}
+        best = list(p.best)
     else:
-        shown = [b for b in dict.fromkeys((*p.best, p.broker)) if b is not None and b in p.scores]
+        best = list(p.best[:PREVIEW_LIMIT])
+        shown = [b for b in dict.fromkeys((*best, p.broker)) if b is not None and b in p.scores]
         out |= {"candidateCount": len(p.candidates), "scoredCount": len(p.scores),
                 "scores": {b: rounded(p.scores[b]) for b in shown}}
-    return out | {"average": rounded(p.average), "best": list(p.best), "broker": p.broker,
-                  "why": text(p.why)}
+    out |= {"average": rounded(p.average), "best": best}
+    if len(best) < len(p.best):
+        out["bestCount"] = len(p.best)
+    return out | {"broker": p.broker, "why": text(p.why)}
 
 
 def explanation_dict(c: ExtensibleCycle, pager: Pager = WHOLE) -> dict[str, Any]:
@@ -262,7 +266,8 @@ class ExtensibleExplanation:
                 p = a.preview
                 shown = p.scores
                 if len(p.scores) > PREVIEW_LIMIT and not (self.broker or self.bundle):
-                    shown = {b: p.scores[b] for b in dict.fromkeys((*p.best, p.broker))
+                    shown = {b: p.scores[b] for b in dict.fromkeys((*p.best[:PREVIEW_LIMIT],
+                                                                    p.broker))
                              if b is not None and b in p.scores}
                 scores = ", ".join(f"{k}={v:.3f}" for k, v in shown.items())
                 if shown is not p.scores:

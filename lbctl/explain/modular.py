@@ -136,16 +136,20 @@ def _placement_dict(t: PlacementTrace | None, full: bool = True,
                 "broker": d.broker,
                 "why": text(d.why),
             }
-        shown = [b for b in dict.fromkeys((*d.best, d.broker)) if b is not None and b in d.scores]
-        return {
+        best = list(d.best[:LIST_LIMIT])  # LeastResourceUsageWithWeight: hundreds may tie
+        shown = [b for b in dict.fromkeys((*best, d.broker)) if b is not None and b in d.scores]
+        entry = {
             "strategy": d.strategy,
             "candidateCount": len(d.candidates),
             "scoredCount": len(d.scores),
             "scores": {b: _json_score(d.scores[b]) for b in shown},  # the best and the pick
-            "best": list(d.best),
+            "best": best,
             "broker": d.broker,
             "why": _cut_why(text(d.why)),
         }
+        if len(d.best) > LIST_LIMIT:
+            entry["bestCount"] = len(d.best)
+        return entry
 
     cut = not full and (
         many or any(len(s.before) > LIST_LIMIT for s in t.steps)
@@ -426,15 +430,17 @@ def _placement_lines(t: PlacementTrace | None, full: bool = True) -> list[str]:
     for label, dec in (("placement", t.decision), ("overload re-check", t.recheck)):
         if dec is None:
             continue
+        best = dec.best if full or len(dec.best) <= LIST_LIMIT else dec.best[:LIST_LIMIT]
         if full or len(dec.scores) <= LIST_LIMIT:
             scores = _scores_text(dec.scores)
         else:  # the best brokers' scores and the chosen one's
-            shown = {b: dec.scores[b] for b in (*dec.best, dec.broker)
+            shown = {b: dec.scores[b] for b in (*best, dec.broker)
                      if b is not None and b in dec.scores}
             scores = (f"{len(dec.scores)} brokers scored ({_scores_text(shown)}; lbctl explain "
                       f"--bundle {t.bundle}: every score)")
+        more = f" and {len(dec.best) - len(best)} more" if len(best) < len(dec.best) else ""
         out.append(f"      {label} {dec.strategy}: {scores or 'no scores'}"
-                   + (f"; best {', '.join(dec.best)}" if dec.best else ""))
+                   + (f"; best {', '.join(best)}{more}" if dec.best else ""))
         why = text(dec.why)
         if why:
             if not full and len(why) > _WHY_LIMIT:
