@@ -116,12 +116,12 @@ def _placement_dict(t: PlacementTrace | None, full: bool = True,
                     "why": text(s.why)}
         if len(s.after) == len(s.before):  # a filter that kept everyone
             return {"filter": s.name, "beforeCount": len(s.before), "afterCount": len(s.after)}
-        kept = set(s.after)
-        removed = [b for b in s.before if b not in kept]
+        count = len(s.before) - len(s.after)  # a filter only removes brokers
         entry = {"filter": s.name, "beforeCount": len(s.before), "afterCount": len(s.after),
-                 "removedCount": len(removed), "why": _cut_why(text(s.why))}
-        if len(removed) <= _REMOVED_LIMIT:
-            entry["removed"] = removed
+                 "removedCount": count, "why": _cut_why(text(s.why))}
+        if count <= _REMOVED_LIMIT:  # named (without a set of thousands kept for each bundle)
+            kept = set(s.after)
+            entry["removed"] = [b for b in s.before if b not in kept]
         return entry
 
     def dec(d: PlacementDecision | None) -> dict[str, Any] | None:

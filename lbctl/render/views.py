@@ -12,6 +12,7 @@ from lbctl.loadmanager.base import CycleResult
 from lbctl.loadmanager.observed import ObservedComparison
 from lbctl.loadmanager.observed import compare as compare_observed
 from lbctl.plan import Plan
+from lbctl.records import replace
 from lbctl.render import table
 from lbctl.render.display import current, decision_style, paint, paint_decisions
 from lbctl.render.names import BrokerNames
@@ -201,9 +202,19 @@ class ExplainView(Struct, frozen=True):
         return numbered if self.all_cycles else numbered[-1:]
 
     def _explained(self, r: CycleResult, pager: Pager) -> dict[str, Any]:
-        data = r.plan().to_dict(explained=True)
-        data["actions"] = list(pager.take("actions", data["actions"]))
-        data["brokers"] = list(pager.take("brokers", data["brokers"]))
+        plan = r.plan()
+        if pager.limit and max(len(plan.actions), len(plan.brokers)) > pager.limit:
+            # the page's rows explained (a broker's reason in words costs: 10,000 brokers),
+            # what speaks of the whole plan — its settings, summary, warnings — from all of it
+            whole = plan.to_dict()
+            data = replace(plan, actions=tuple(pager.take("actions", plan.actions)),
+                           brokers=tuple(pager.take("brokers", plan.brokers))
+                           ).to_dict(explained=True)
+            for key in ("settings", "summary", "warnings"):
+                if key in whole:
+                    data[key] = whole[key]
+        else:
+            data = plan.to_dict(explained=True)
         data["explanation"] = r.explanation(self.broker, self.bundle).to_dict(pager)
         if r.state.observed is not None:  # a sequence rebuilt from Prometheus
             data["observed"] = _observed(r).to_dict()

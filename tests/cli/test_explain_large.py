@@ -212,6 +212,7 @@ def test_json_long_lists_come_a_page_at_a_time(runner, tmp_path: Path) -> None:
     assert page["lists"]["brokers"] == BROKERS
     assert page["pages"] == -(-BROKERS // 10)  # the longest list: 60 brokers
     assert first["summary"] == whole["summary"]  # counted over the whole plan
+    assert first["settings"] == whole["settings"] and first["warnings"] == whole["warnings"]
     actions, outcomes, brokers = [], [], []
     for n in range(1, page["pages"] + 1):
         doc = _json(runner, f, "--limit", "10", "--page", str(n))
