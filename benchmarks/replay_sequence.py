@@ -3,6 +3,7 @@
     python benchmarks/replay_sequence.py [--snapshots 240] [--brokers 50] [--bundles 2000]
                                          [--gz] [--all-cycles] [--keep FILE] [--rewrite-minutes 15]
                                          [--baseline-src DIR] [--in-process-only]
+    python benchmarks/replay_sequence.py --series 1000,3000,10000 [--baseline-src DIR]
 
 Writes a deterministic ``.jsonl`` (one snapshot a minute of a quiet cluster: each broker rewrites
 its report, traffic drifting a little, about every 15 minutes; the generator of
@@ -147,8 +148,30 @@ def in_process(path: Path) -> None:
     print(f"  whole snapshots alive at once during the replay: at most {alive[0]}")
 
 
+def series(sizes: list[int], src: Path | None) -> None:
+    """Issue 30's row: peak RSS of ``recommend SEQ.jsonl -o json`` with and without
+    ``--all-cycles`` at each size of ``growth.py``'s snapshots shape (10 brokers × 100 bundles a
+    snapshot, every broker's CPU drifting each minute), streamed; flat is the goal."""
+    import growth
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sizes:
+            path = growth.sequence(Path(tmp) / f"seq-{n}.jsonl", n)
+            cells = []
+            for all_cycles in (False, True):
+                cpu, rss, out = run_cli(path, all_cycles, baseline=False, src=src)
+                cells.append(f"{'--all-cycles' if all_cycles else 'last plan':>12}: "
+                             f"{cpu:7.2f} s CPU, peak RSS {rss / 1024:6.1f} MB, "
+                             f"{len(out) / 1e6:6.1f} MB out")
+            print(f"{n:>6} snapshots  " + "   ".join(cells), flush=True)
+            path.unlink()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--series", default="",
+                    help="comma-separated snapshot counts, e.g. 1000,3000,10000: peak RSS of "
+                         "growth.py's snapshots shape at each, with and without --all-cycles")
     ap.add_argument("--snapshots", type=int, default=240)
     ap.add_argument("--brokers", type=int, default=50)
     ap.add_argument("--bundles", type=int, default=2000)
@@ -162,6 +185,10 @@ def main() -> int:
                     help="also run the lbctl of this source tree (the previous implementation, "
                          "e.g. `git archive main | tar -x -C DIR`)")
     args = ap.parse_args()
+    if args.series:
+        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        series([int(x) for x in args.series.split(",")], args.baseline_src)
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         path = args.keep or Path(tmp) / ("seq.jsonl.gz" if args.gz else "seq.jsonl")
         write_sequence(path, args.snapshots, args.brokers, args.bundles, args.gz,

@@ -38,6 +38,14 @@ def explain(
         str | None, typer.Option("-b", "--bundle", metavar="BUNDLE", autocompletion=_bundles,
                                  help="Explain one bundle (tenant/ns/0x…_0x…).")
     ] = None,
+    page: Annotated[int, typer.Option(
+        "--page", metavar="N", min=1,
+        help="The page of the long lists (a large cycle's unloads, candidates, brokers…) to "
+             "show, from 1.")] = 1,
+    limit: Annotated[int | None, typer.Option(
+        "--limit", metavar="N", min=0,
+        help="Items of a long list on a page (default 100); 0: every item (on a large "
+             "cluster, hundreds of megabytes).")] = None,
     lm: LoadManagerChoice,
     all_cycles: AllCycles = False,
     watching: Watching,
@@ -49,30 +57,35 @@ def explain(
     Shows each broker's resource usage and which resource won the weighted max, raw usage against
     the history-smoothed score, the average and threshold, every candidate bundle with why it was
     chosen or skipped, and the placement scores of each destination. It names the Pulsar release
-    modelled, the gate that held and how many more cycles of this state would open it.
+    modelled, the gate that held and how many more cycles of this state would open it. A list
+    longer than --limit (a large cycle's unloads, candidates, brokers) is shown a page at a time
+    (--page).
 
     \b
     Examples:
       lbctl explain examples/rolling-restart.yaml
       lbctl explain examples/hot-broker.json --broker broker-1.pulsar.svc:8080
       lbctl explain snap.json -o json
+      lbctl explain examples/hot-broker.json -o json --limit 2 --page 2
 
       lbctl explain examples/extensible/skewed.json --pulsar-version 3.1 --assume-steady
     """
     from lbctl.cli.state import choose
+    from lbctl.explain.paging import DEFAULT_LIMIT
     from lbctl.loadmanager.select import run
     from lbctl.progress import shown as progress
     from lbctl.records import replace
     from lbctl.render.views import ExplainView
 
     opts = lm.options(project=True)
+    per_page = DEFAULT_LIMIT if limit is None else limit
     if bundle:
         bundle = check_bundle_name(bundle)
     if watching.asked:
         from lbctl.cli.watch import run_watch
 
-        run_watch(ctx, opts, lambda r: ExplainView([r], broker, bundle), shown.output, watching,
-                  given)
+        run_watch(ctx, opts, lambda r: ExplainView([r], broker, bundle, page=page, limit=per_page),
+                  shown.output, watching, given)
         return
     chosen = choose(ctx, given)
     opts = replace(opts, live=chosen.source.live)
@@ -84,7 +97,7 @@ def explain(
         check_known_bundle(bundle, states, where)
     with progress() as bar, bar.phase(f"running the load manager over {len(states)} cycle(s)"):
         results = run(states, opts)
-    shown.emit(ExplainView(results, broker, bundle, all_cycles))
+    shown.emit(ExplainView(results, broker, bundle, all_cycles, page, per_page))
 
 
 def resolve_broker(name: str, brokers: list[str], where: str = "the snapshot") -> str:

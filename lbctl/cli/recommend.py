@@ -50,9 +50,10 @@ def recommend(
     """
     from lbctl.cli.state import choose
     from lbctl.errors import UsageError
-    from lbctl.loadmanager.select import plans, stream_last_plan, stream_plans
+    from lbctl.loadmanager.select import plans, stream_cycles, stream_last_plan, stream_plans
     from lbctl.progress import shown as progress
     from lbctl.records import replace
+    from lbctl.render.plan_stream import STREAMED, write_cycles
     from lbctl.render.views import RecommendView
     from lbctl.sources.base import Streamed
 
@@ -76,6 +77,22 @@ def recommend(
         if isinstance(seq, Streamed) and not all_cycles:  # only the last plan is printed
             cycles, last = stream_last_plan(seq.headers, seq.states(), opts)
             result = [last] if last is not None else []
+        elif isinstance(seq, Streamed) and shown.output.value in STREAMED:
+            # every plan written as its cycle ends, none kept (issue 30: 858 MB at 10k)
+            import sys
+
+            from lbctl.cli.common import display
+            from lbctl.render.display import using
+
+            with using(display(wide=shown.wide, no_color=shown.no_color)):
+                last = write_cycles(stream_cycles(seq.headers, seq.states(), opts), len(seq),
+                                    shown.output.value, sys.stdout)
+            sys.stdout.flush()
+            if plot is not None and last is not None:
+                from lbctl.render.plan_plot import plot_plan
+
+                plot_plan(last, plot, wide=shown.wide)
+            return
         elif isinstance(seq, Streamed):
             result = stream_plans(seq.headers, seq.states(), opts)
         else:

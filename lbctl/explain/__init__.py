@@ -10,18 +10,21 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from lbctl.explain.outcome import cycle_decision
+from lbctl.explain.paging import Pager
 from lbctl.model.cycle import ExtensibleCycle, ModularCycle
 from lbctl.model.outcome import history_lines, profile_lines, projection_line
 
 
 class Explanation(Protocol):
-    """A cycle's reasoning, optionally narrowed to one broker or one bundle (``lines``)."""
+    """A cycle's reasoning, optionally narrowed to one broker or one bundle (``lines``); its
+    long lists a page at a time when a :class:`~lbctl.explain.paging.Pager` is given (by
+    default every item)."""
 
-    def lines(self) -> list[str]: ...
+    def lines(self, pager: Pager = ...) -> list[str]: ...
 
-    def to_text(self) -> str: ...
+    def to_text(self, pager: Pager = ...) -> str: ...
 
-    def to_dict(self) -> dict[str, Any]: ...
+    def to_dict(self, pager: Pager = ...) -> dict[str, Any]: ...
 
 
 def preamble(cycle: ModularCycle | ExtensibleCycle) -> list[str]:

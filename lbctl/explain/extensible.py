@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from lbctl.explain import preamble, preamble_dict
+from lbctl.explain.paging import WHOLE, Pager
 from lbctl.explain.placement import placement_data_lines
 from lbctl.explain.words import text
-from lbctl.model.cycle import ExtensibleCycle
+from lbctl.model.cycle import ExtAction, ExtensibleCycle
 from lbctl.model.decision import Round, ShedResult
 from lbctl.units import pct, rounded
 
@@ -51,10 +52,38 @@ def _round_dict(r: Round) -> dict[str, Any]:
     }
 
 
-def explanation_dict(c: ExtensibleCycle) -> dict[str, Any]:
-    """The reasoning as plain data (``lbctl explain -o json``'s ``explanation``)."""
+#: a placement preview scoring more brokers than this is cut to its counts, the best brokers'
+#: scores and the pick (the modular explanation's ``LIST_LIMIT``)
+PREVIEW_LIMIT = 20
+
+
+def _preview_dict(a: ExtAction) -> dict[str, Any]:
+    """An unload's placement preview as data; over :data:`PREVIEW_LIMIT` brokers, cut to the
+    counts (``candidateCount``, ``scoredCount``) and the scores of the best and the pick."""
+    p = a.preview
+    assert p is not None
+    out: dict[str, Any] = {"bundle": a.decision.unload.bundle}
+    if len(p.candidates) <= PREVIEW_LIMIT and len(p.scores) <= PREVIEW_LIMIT:
+        out |= {"candidates": list(p.candidates),
+                "scores": {k: rounded(v) for k, v in p.scores.items()}}
+        best = list(p.best)
+    else:
+        best = list(p.best[:PREVIEW_LIMIT])
+        shown = [b for b in dict.fromkeys((*best, p.broker)) if b is not None and b in p.scores]
+        out |= {"candidateCount": len(p.candidates), "scoredCount": len(p.scores),
+                "scores": {b: rounded(p.scores[b]) for b in shown}}
+    out |= {"average": rounded(p.average), "best": best}
+    if len(best) < len(p.best):
+        out["bestCount"] = len(p.best)
+    return out | {"broker": p.broker, "why": text(p.why)}
+
+
+def explanation_dict(c: ExtensibleCycle, pager: Pager = WHOLE) -> dict[str, Any]:
+    """The reasoning as plain data (``lbctl explain -o json``'s ``explanation``); the lists that
+    grow with the cluster (brokers, rounds, decisions, splits) a page at a time (``pager``)."""
     s = c.shed
     settings = c.settings
+    take = pager.take
     out: dict[str, Any] = {
         **preamble_dict(c),
         "gate": c.gate,
@@ -65,11 +94,13 @@ def explanation_dict(c: ExtensibleCycle) -> dict[str, Any]:
              "msgThroughputEMA": rounded(d.msgThroughputEMA, 3), "throughput": rounded(d.throughput, 3),
              "updatedAt": d.updatedAt, "summary": d.to_string(settings),
              "topBundles": [t.bundleName for t in c.top_bundles.get(b, ())]}
-            for b, d in c.store.items()
+            for b, d in take("explanation.brokers", list(c.store.items()))
         ],
-        "recentlyUnloaded": dict(c.recently_unloaded),
-        "recentlyUnloadedBrokers": dict(c.recently_unloaded_brokers),
-        "gracePeriodExpired": list(c.expired_grace),
+        "recentlyUnloaded": dict(take("explanation.recentlyUnloaded",
+                                      list(c.recently_unloaded.items()))),
+        "recentlyUnloadedBrokers": dict(take("explanation.recentlyUnloadedBrokers",
+                                             list(c.recently_unloaded_brokers.items()))),
+        "gracePeriodExpired": list(take("explanation.gracePeriodExpired", c.expired_grace)),
         "whyNothingHappens": nothing_happens(c),
     }
     if s is not None:
@@ -84,33 +115,28 @@ def explanation_dict(c: ExtensibleCycle) -> dict[str, Any]:
             "hitCountThreshold": s.threshold,
             "condition": dict(s.condition),
             "phaseA": [{"broker": b.broker, "load": rounded(b.load), "counted": b.counted,
-                        "why": text(b.why)} for b in s.brokers],
-            "sortedByLoad": list(s.sorted_brokers),
-            "rounds": [_round_dict(r) for r in s.rounds],
+                        "why": text(b.why)}
+                       for b in take("explanation.shedding.phaseA", s.brokers)],
+            "sortedByLoad": list(take("explanation.shedding.sortedByLoad", s.sorted_brokers)),
+            "rounds": [_round_dict(r) for r in take("explanation.shedding.rounds", s.rounds)],
             "loopEnded": text(s.stop),
             "decisions": [
                 {"bundle": d.unload.bundle, "from": d.unload.source, "to": d.unload.destination,
-                 "label": str(d.label), "reason": str(d.reason)} for d in s.decisions],
+                 "label": str(d.label), "reason": str(d.reason)}
+                for d in take("explanation.shedding.decisions", s.decisions)],
         }
-    previews = [
-        {"bundle": a.decision.unload.bundle, "candidates": list(a.preview.candidates),
-         "scores": {k: rounded(v) for k, v in a.preview.scores.items()},
-         "average": rounded(a.preview.average), "best": list(a.preview.best),
-         "broker": a.preview.broker, "why": text(a.preview.why)}
-        for a in c.actions if a.preview is not None]
-    if previews:
-        out["placementPreview"] = previews
+    previewed = [a for a in c.actions if a.preview is not None]
+    if previewed:
+        out["placementPreview"] = [_preview_dict(a)
+                                   for a in take("explanation.placementPreview", previewed)]
+    brokers = list(c.state.brokers)
+    checks = [(brokers[i] if i < len(brokers) else None, ch)
+              for i, res in enumerate(c.splits) for ch in res.checks]
     out["splits"] = [
-        {"broker": ch_broker, "bundle": ch.bundle, "hitCount": ch.hit_count, "why": text(ch.why)}
-        for res in c.splits for ch_broker in [_broker_of(c, res)] for ch in res.checks
+        {"broker": broker, "bundle": ch.bundle, "hitCount": ch.hit_count, "why": text(ch.why)}
+        for broker, ch in take("explanation.splits", checks)
     ]
     return out
-
-
-def _broker_of(c: ExtensibleCycle, res: Any) -> str | None:
-    idx = list(c.splits).index(res)
-    brokers = list(c.state.brokers)
-    return brokers[idx] if idx < len(brokers) else None
 
 
 @dataclass(frozen=True)
@@ -121,17 +147,18 @@ class ExtensibleExplanation:
     broker: str | None = None
     bundle: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        """The whole cycle's reasoning as data (not narrowed)."""
-        return explanation_dict(self.cycle)
+    def to_dict(self, pager: Pager = WHOLE) -> dict[str, Any]:
+        """The whole cycle's reasoning as data (not narrowed), long lists paged (``pager``)."""
+        return explanation_dict(self.cycle, pager)
 
     def _mine(self, *brokers: str | None) -> bool:
         return not self.broker or self.broker in brokers
 
-    def lines(self) -> list[str]:
+    def lines(self, pager: Pager = WHOLE) -> list[str]:
         """The cluster, the release and the decision; then (unless a gate held) each broker,
         the cluster's statistics and shedding condition, TransferShedder's rounds, the
-        decisions, the bundle splits, and why nothing happens."""
+        decisions, the bundle splits, and why nothing happens; long lists a page at a time
+        (``pager``)."""
         c, s = self.cycle, self.cycle.shed
         st = c.state
         out = [
@@ -144,20 +171,20 @@ class ExtensibleExplanation:
         ]
         if c.gate:
             return [*out, "", f"Nothing happens: {c.gate}."]
-        out += self._broker_lines(s)
+        out += self._broker_lines(s, pager)
         if s is None:
             return out
         if not self.broker and s.condition:  # phase A passed: the statistics were computed
             out += self._cluster_lines(s)
-        out += self._round_lines(s)
-        out += self._decision_lines()
-        out += self._split_lines()
+        out += self._round_lines(s, pager)
+        out += self._decision_lines(pager)
+        out += self._split_lines(pager)
         why_not = nothing_happens(c)
         if why_not and not self.bundle:
             out += ["", "Why nothing happens:"] + [f"  - {w}" for w in why_not]
         return out
 
-    def _broker_lines(self, s: ShedResult | None) -> list[str]:
+    def _broker_lines(self, s: ShedResult | None, pager: Pager) -> list[str]:
         """Each broker in load order (those without load data last), and why phase A did not
         count it."""
         c = self.cycle
@@ -165,9 +192,9 @@ class ExtensibleExplanation:
                "resource usage, max(resource% × weight) / 100):"]
         order = list(s.sorted_brokers) if s else list(c.store)
         stats = {b.broker: b for b in (s.brokers if s else ())}
-        for name in order + [b for b in c.state.brokers if b not in c.store]:
-            if not self._mine(name):
-                continue
+        names = [b for b in order + [b for b in c.state.brokers if b not in c.store]
+                 if self._mine(b)]
+        for name in pager.take("explanation.brokers", names):
             d = c.store.get(name)
             if d is None:
                 out.append(f"  {name}: no load data")
@@ -195,15 +222,15 @@ class ExtensibleExplanation:
                 f"{s.hit_count_at_gate} (must exceed "
                 f"loadBalancerSheddingConditionHitCountThreshold {s.threshold})"]
 
-    def _round_lines(self, s: ShedResult) -> list[str]:
+    def _round_lines(self, s: ShedResult, pager: Pager) -> list[str]:
         """Each max/min round with its figures and top bundles, and why the loop ended."""
-        rounds = [r for r in s.rounds if self._mine(r.max_broker, r.min_broker)]
+        rounds = [(i, r) for i, r in enumerate(s.rounds, 1)
+                  if self._mine(r.max_broker, r.min_broker)]
         if not rounds:
             return []
         out = ["", "Rounds (most loaded broker paired with the least loaded):"]
-        for i, r in enumerate(s.rounds, 1):
-            if r in rounds:
-                out += self._one_round(i, r)
+        for i, r in pager.take("explanation.shedding.rounds", rounds):
+            out += self._one_round(i, r)
         if not self.broker:
             out.append(f"  loop ended: {text(s.stop)}")
         return out
@@ -221,7 +248,7 @@ class ExtensibleExplanation:
                    f"{r.std_after:.4f}")
         return out
 
-    def _decision_lines(self) -> list[str]:
+    def _decision_lines(self, pager: Pager) -> list[str]:
         """The unloads and transfers, with the next lookup's likely pick in unload mode."""
         c = self.cycle
         acts = [a for a in c.actions
@@ -230,18 +257,27 @@ class ExtensibleExplanation:
         if not acts:
             return []
         out = ["", "Decisions:"]
-        for a in acts:
+        for a in pager.take("explanation.shedding.decisions", acts):
             u = a.decision.unload
             kind = "transfer" if u.destination else "unload"
             out.append(f"  {kind} {u.bundle}: {u.source} -> {u.destination or '(next lookup)'}"
                        f" ({a.decision.label}/{a.decision.reason})")
             if a.preview is not None:
-                scores = ", ".join(f"{k}={v:.3f}" for k, v in a.preview.scores.items())
+                p = a.preview
+                shown = p.scores
+                if len(p.scores) > PREVIEW_LIMIT and not (self.broker or self.bundle):
+                    shown = {b: p.scores[b] for b in dict.fromkeys((*p.best[:PREVIEW_LIMIT],
+                                                                    p.broker))
+                             if b is not None and b in p.scores}
+                scores = ", ".join(f"{k}={v:.3f}" for k, v in shown.items())
+                if shown is not p.scores:
+                    scores = (f"{len(p.scores)} brokers scored ({scores}; lbctl explain "
+                              f"--bundle {u.bundle}: every score)")
                 out.append(f"      next lookup, {c.placement}: {scores or 'no load data'}; "
                            f"{text(a.preview.why)}; e.g. {a.preview.broker}")
         return out
 
-    def _split_lines(self) -> list[str]:
+    def _split_lines(self, pager: Pager) -> list[str]:
         """What the split strategy said of each bundle it looked at (shown when a bundle is
         asked about or something splits)."""
         c = self.cycle
@@ -251,7 +287,8 @@ class ExtensibleExplanation:
                  for ch in result.checks if not self.bundle or ch.bundle == self.bundle]
         if not lines or not (self.bundle or any(r.decisions for r in c.splits)):
             return []
-        return ["", "Bundle splits (DefaultNamespaceBundleSplitStrategyImpl):", *lines]
+        return ["", "Bundle splits (DefaultNamespaceBundleSplitStrategyImpl):",
+                *pager.take("explanation.splits", lines)]
 
-    def to_text(self) -> str:
-        return "\n".join(self.lines())
+    def to_text(self, pager: Pager = WHOLE) -> str:
+        return "\n".join(self.lines(pager))

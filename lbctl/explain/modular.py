@@ -16,6 +16,7 @@ from typing import Any
 from msgspec import Struct
 
 from lbctl.explain import preamble, preamble_dict
+from lbctl.explain.paging import WHOLE, Pager
 from lbctl.explain.placement import placement_data_lines
 from lbctl.explain.words import text
 from lbctl.model.cycle import ModularCycle
@@ -115,12 +116,12 @@ def _placement_dict(t: PlacementTrace | None, full: bool = True,
                     "why": text(s.why)}
         if len(s.after) == len(s.before):  # a filter that kept everyone
             return {"filter": s.name, "beforeCount": len(s.before), "afterCount": len(s.after)}
-        kept = set(s.after)
-        removed = [b for b in s.before if b not in kept]
+        count = len(s.before) - len(s.after)  # a filter only removes brokers
         entry = {"filter": s.name, "beforeCount": len(s.before), "afterCount": len(s.after),
-                 "removedCount": len(removed), "why": _cut_why(text(s.why))}
-        if len(removed) <= _REMOVED_LIMIT:
-            entry["removed"] = removed
+                 "removedCount": count, "why": _cut_why(text(s.why))}
+        if count <= _REMOVED_LIMIT:  # named (without a set of thousands kept for each bundle)
+            kept = set(s.after)
+            entry["removed"] = [b for b in s.before if b not in kept]
         return entry
 
     def dec(d: PlacementDecision | None) -> dict[str, Any] | None:
@@ -135,16 +136,20 @@ def _placement_dict(t: PlacementTrace | None, full: bool = True,
                 "broker": d.broker,
                 "why": text(d.why),
             }
-        shown = [b for b in dict.fromkeys((*d.best, d.broker)) if b is not None and b in d.scores]
-        return {
+        best = list(d.best[:LIST_LIMIT])  # LeastResourceUsageWithWeight: hundreds may tie
+        shown = [b for b in dict.fromkeys((*best, d.broker)) if b is not None and b in d.scores]
+        entry = {
             "strategy": d.strategy,
             "candidateCount": len(d.candidates),
             "scoredCount": len(d.scores),
             "scores": {b: _json_score(d.scores[b]) for b in shown},  # the best and the pick
-            "best": list(d.best),
+            "best": best,
             "broker": d.broker,
             "why": _cut_why(text(d.why)),
         }
+        if len(d.best) > LIST_LIMIT:
+            entry["bestCount"] = len(d.best)
+        return entry
 
     cut = not full and (
         many or any(len(s.before) > LIST_LIMIT for s in t.steps)
@@ -177,25 +182,26 @@ def _summarised_brokers(cands: Sequence[BundleCandidate], full: bool) -> set[str
     return {b for b, n in skipped.items() if n > LIST_LIMIT}
 
 
-def _candidates_data(cands: Sequence[BundleCandidate], full: bool
+def _candidates_data(cands: Sequence[BundleCandidate], full: bool, pager: Pager = WHOLE
                      ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The candidates as data and, in a whole-cycle explanation, the skipped bundles of a broker
     with more than :data:`LIST_LIMIT` of them counted by reason instead (chosen ones are always
-    listed, in order) — the text explanation's rule."""
+    listed, in order) — the text explanation's rule. The listed ones are paged (``pager``)."""
     summarised = _summarised_brokers(cands, full)
-    listed: list[dict[str, Any]] = []
+    listed: list[BundleCandidate] = []
     counted: dict[tuple[str, str], int] = {}
     for x in cands:
-        why = text(x.why)
         if x.chosen or x.broker not in summarised:
-            listed.append({"broker": x.broker, "bundle": x.bundle, "value": x.value,
-                           "chosen": x.chosen, "why": why})
+            listed.append(x)
         else:
+            why = text(x.why)
             counted[(x.broker, why)] = counted.get((x.broker, why), 0) + 1
     summary = [{"broker": b, "why": why, "count": n,
                 "more": f"lbctl explain --broker {b} -o json: each of them"}
                for (b, why), n in counted.items()]
-    return listed, summary
+    return ([{"broker": x.broker, "bundle": x.bundle, "value": x.value, "chosen": x.chosen,
+              "why": text(x.why)} for x in pager.take("explanation.candidates", listed)],
+            list(pager.take("explanation.skippedCandidates", summary)))
 
 
 def _narrowed(cycle: ModularCycle, broker: str | None, bundle: str | None
@@ -218,28 +224,33 @@ def _outcome_dict(o: UnloadOutcome, full: bool, many: bool = False) -> dict[str,
 
 
 def explanation_dict(cycle: ModularCycle, broker: str | None = None,
-                     bundle: str | None = None) -> dict[str, Any]:
+                     bundle: str | None = None, pager: Pager = WHOLE) -> dict[str, Any]:
     """The reasoning as plain data, attached to the plan by ``lbctl explain -o json``.
 
     Narrowed to ``broker`` or ``bundle`` (``--broker``/``--bundle``), the candidates and unloads
     are that broker's or bundle's, every list whole. The whole cycle's explanation writes lists
     of up to :data:`LIST_LIMIT` whole and summarises longer ones (``skippedCandidates``, filter
     counts with the removed names, the best scores), so that a 200,000-bundle cycle's
-    explanation stays a few megabytes rather than a gigabyte."""
+    explanation stays a few megabytes rather than a gigabyte. Lists that grow with the cycle
+    (candidates, unloads, the leader's recently unloaded bundles) are written a page at a time
+    (``pager``, :mod:`lbctl.explain.paging`), narrowed or not."""
     d = cycle.decision
     full = bool(broker or bundle)
     cands, outcomes = _narrowed(cycle, broker, bundle)
-    listed, skipped = _candidates_data(cands, full)
+    listed, skipped = _candidates_data(cands, full, pager)
     many = len(outcomes) > LIST_LIMIT  # more placements than a list written whole
     out = {
         **preamble_dict(cycle),
         "gate": cycle.gate,
         "notes": [text(n) for n in d.notes] if d else [],
         "numbers": dict(d.numbers.items()) if d else {},
-        "recentlyUnloaded": dict(cycle.load.recently_unloaded),
-        "gracePeriodExpired": list(cycle.expired_grace),
+        "recentlyUnloaded": dict(pager.take("explanation.recentlyUnloaded",
+                                            list(cycle.load.recently_unloaded.items()))),
+        "gracePeriodExpired": list(pager.take("explanation.gracePeriodExpired",
+                                              cycle.expired_grace)),
         "candidates": listed,
-        "outcomes": [_outcome_dict(o, full, many) for o in outcomes],
+        "outcomes": [_outcome_dict(o, full, many)
+                     for o in pager.take("explanation.outcomes", outcomes)],
         "whyNothingHappens": nothing_happens(cycle),
     }
     if skipped:
@@ -256,14 +267,14 @@ class ModularExplanation(Struct, frozen=True):
     broker: str | None = None
     bundle: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, pager: Pager = WHOLE) -> dict[str, Any]:
         """The reasoning as data, narrowed as the text is (see :func:`explanation_dict`)."""
-        return explanation_dict(self.cycle, self.broker, self.bundle)
+        return explanation_dict(self.cycle, self.broker, self.bundle, pager)
 
-    def lines(self) -> list[str]:
+    def lines(self, pager: Pager = WHOLE) -> list[str]:
         """The cluster, the release and the decision; then (unless a gate held) each broker,
         the cluster notes, the candidate bundles, the unloads with their placements, the
-        bundle asked about, and why nothing happens."""
+        bundle asked about, and why nothing happens; long lists a page at a time (``pager``)."""
         c = self.cycle
         st = c.state
         out = [
@@ -275,11 +286,11 @@ class ModularExplanation(Struct, frozen=True):
         ]
         if c.gate:
             return [*out, "", f"Nothing happens: {c.gate}."]
-        out += self._broker_lines()
+        out += self._broker_lines(pager)
         d = c.decision
         if d and d.notes and not self.broker:
             out += ["", "Cluster:"] + [f"  {text(n)}" for n in d.notes]
-        out += self._decided_lines()
+        out += self._decided_lines(pager)
         if self.bundle:
             out += self._bundle_lines()
         why_not = nothing_happens(c)
@@ -287,14 +298,13 @@ class ModularExplanation(Struct, frozen=True):
             out += ["", "Why nothing happens:"] + [f"  - {w}" for w in why_not]
         return out
 
-    def _broker_lines(self) -> list[str]:
+    def _broker_lines(self, pager: Pager) -> list[str]:
         """Each broker's usage, the resource that won the weighted max, and its verdict."""
         c = self.cycle
         out = ["", "Brokers (weighted max resource usage = max(resource% × weight) / 100):"]
         verdicts = c.decision.brokers if c.decision else {}
-        for name in c.state.brokers:
-            if self.broker and name != self.broker:
-                continue
+        names = [b for b in c.state.brokers if not self.broker or b == self.broker]
+        for name in pager.take("brokers", names):
             dom = dominant_resource(weighted_terms(c, name))
             local = c.load.brokers[name].local
             res = ", ".join(f"{k} {local.resource_percents()[k]:.1f}%" for k in _RESOURCES)
@@ -307,7 +317,7 @@ class ModularExplanation(Struct, frozen=True):
                 out.append(_verdict_line(v))
         return out
 
-    def _decided_lines(self) -> list[str]:
+    def _decided_lines(self, pager: Pager) -> list[str]:
         """The candidate bundles in the order the strategy looked at them, then the unloads
         and their placements."""
         cands, outcomes = _narrowed(self.cycle, self.broker, self.bundle)
@@ -315,10 +325,10 @@ class ModularExplanation(Struct, frozen=True):
         out: list[str] = []
         if cands:
             out += ["", "Candidate bundles, in the order the strategy looked at them:"]
-            out += _candidate_lines(cands, full)
+            out += _candidate_lines(cands, full, pager)
         if outcomes:
             out += ["", "Unloads:"]
-            for o in outcomes:
+            for o in pager.take("explanation.outcomes", outcomes):
                 s = o.selection
                 head = f"  {s.bundle}: {s.broker} -> {o.destination or '(none)'} ({s.reason})"
                 out.append(head + (f" — skipped: {text(o.skipped)}" if o.skipped else ""))
@@ -353,8 +363,8 @@ class ModularExplanation(Struct, frozen=True):
             lines.append("  the shedding strategy did not consider it (its broker was not shed)")
         return lines
 
-    def to_text(self) -> str:
-        return "\n".join(self.lines())
+    def to_text(self, pager: Pager = WHOLE) -> str:
+        return "\n".join(self.lines(pager))
 
 
 def _verdict_line(v: BrokerVerdict) -> str:
@@ -363,19 +373,26 @@ def _verdict_line(v: BrokerVerdict) -> str:
     return f"      -> {tag}" + (f": {why}" if why else "")
 
 
-def _candidate_lines(cands: Sequence[BundleCandidate], full: bool) -> list[str]:
+def _candidate_lines(cands: Sequence[BundleCandidate], full: bool,
+                     pager: Pager = WHOLE) -> list[str]:
     """Each candidate on a line; in a whole-cycle explanation, a broker with more than
     :data:`LIST_LIMIT` skipped bundles has them counted by reason instead (chosen ones are always
-    listed, in order)."""
+    listed, in order). The listed ones are paged (``pager``), as in the JSON."""
     summarised = _summarised_brokers(cands, full)
+    listed = [x for x in cands if x.chosen or x.broker not in summarised]
+    page = pager.take("explanation.candidates", listed)
+    shown = None if len(page) == len(listed) else {id(x) for x in page}
     out: list[str] = []
     grouped: dict[str, dict[str, int]] = {}
     for x in cands:
-        why = text(x.why)
         if x.chosen or x.broker not in summarised:
+            if shown is not None and id(x) not in shown:
+                continue
+            why = text(x.why)
             mark = "chosen " if x.chosen else "skipped"
             out.append(f"  [{mark}] {x.bundle} on {x.broker}: {why}")
             continue
+        why = text(x.why)
         reasons = grouped.get(x.broker)
         if reasons is None:  # the broker's first skipped bundle: its summary goes here
             reasons = grouped[x.broker] = {}
@@ -413,15 +430,17 @@ def _placement_lines(t: PlacementTrace | None, full: bool = True) -> list[str]:
     for label, dec in (("placement", t.decision), ("overload re-check", t.recheck)):
         if dec is None:
             continue
+        best = dec.best if full or len(dec.best) <= LIST_LIMIT else dec.best[:LIST_LIMIT]
         if full or len(dec.scores) <= LIST_LIMIT:
             scores = _scores_text(dec.scores)
         else:  # the best brokers' scores and the chosen one's
-            shown = {b: dec.scores[b] for b in (*dec.best, dec.broker)
+            shown = {b: dec.scores[b] for b in (*best, dec.broker)
                      if b is not None and b in dec.scores}
             scores = (f"{len(dec.scores)} brokers scored ({_scores_text(shown)}; lbctl explain "
                       f"--bundle {t.bundle}: every score)")
+        more = f" and {len(dec.best) - len(best)} more" if len(best) < len(dec.best) else ""
         out.append(f"      {label} {dec.strategy}: {scores or 'no scores'}"
-                   + (f"; best {', '.join(dec.best)}" if dec.best else ""))
+                   + (f"; best {', '.join(best)}{more}" if dec.best else ""))
         why = text(dec.why)
         if why:
             if not full and len(why) > _WHY_LIMIT:

@@ -32,7 +32,7 @@ fleet replay all come through here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +45,7 @@ from lbctl.loadmanager.base import CycleResult, LoadManager
 from lbctl.loadmanager.clock import Follower, project
 from lbctl.loadmanager.modular import ModularLoadManager
 from lbctl.model.cluster import EXTENSIBLE, MODULAR, SIMPLE, ClusterState
+from lbctl.model.load import trim_percent_memo
 from lbctl.model.outcome import NO_HISTORY
 from lbctl.plan import Plan
 from lbctl.records import replace
@@ -320,19 +321,49 @@ def plans(states: Sequence[ClusterState], opts: Options) -> list[Plan]:
     return [r.plan() for r in run(states, opts)]
 
 
+def stream_manager(headers: Sequence[ClusterState], opts: Options
+                   ) -> tuple[LoadManager[Any], Callable[[int], Settings]]:
+    """:func:`manager` for a streamed sequence: the same load manager, and the settings of
+    snapshot ``i`` made when its cycle runs rather than all up front (a ``Settings`` records the
+    keys a cycle reads: 3 kB a snapshot held for the whole replay, issue 30). Each is resolved as
+    :func:`resolve_settings` resolves it — ``--broker-conf`` read once, one release for all — and
+    the last one is the very object the load manager was chosen with, as in :func:`manager`
+    (what the choice read is part of the last plan's ``settings``)."""
+    if not headers:
+        raise UsageError("no snapshot given")
+    conf = read_broker_conf(opts.broker_conf) if opts.broker_conf else {}
+    profile, _ = profile_of(headers, opts)
+    last = settings_for(headers[-1], opts, conf, profile)
+    lm = choose(headers, opts, last, warnings=version_warnings(headers, opts))
+    end = len(headers) - 1
+
+    def settings(i: int) -> Settings:
+        return last if i == end else settings_for(headers[i], opts, conf, profile)
+
+    return lm, settings
+
+
+def stream_cycles(headers: Sequence[ClusterState], states: Iterable[ClusterState],
+                  opts: Options) -> Iterator[Plan]:
+    """Each cycle's plan over a sequence read one snapshot at a time
+    (:mod:`lbctl.sources.snapshot_stream`), yielded as it is made: ``headers`` (every snapshot
+    without its bundles) choose the load manager, the release and each cycle's settings as
+    :func:`run` does from the whole snapshots; ``states`` then come one by one, each cycle's
+    result dropped once its plan is made, so the replay holds a snapshot and the one before it
+    (the leader's clock), not all. The leader's memory (hit counts, usage history, recently
+    unloaded bundles) is carried from cycle to cycle as :func:`run` carries it."""
+    lm, settings = stream_manager(headers, opts)
+    follower = Follower(lm, assume_steady=opts.assume_steady)
+    for i, (st, _) in enumerate(zip(states, headers, strict=True)):
+        plan = follower.step(st, settings(i)).plan()
+        trim_percent_memo()  # a memo of the figures seen so far, not the leader's memory
+        yield plan
+
+
 def stream_plans(headers: Sequence[ClusterState], states: Iterable[ClusterState],
                  opts: Options) -> list[Plan]:
-    """:func:`plans` over a sequence read one snapshot at a time
-    (:mod:`lbctl.sources.snapshot_stream`): ``headers`` (every snapshot without its bundles)
-    choose the load manager, the release and each cycle's settings as :func:`run` does from the
-    whole snapshots; ``states`` then come one by one, each cycle's result dropped once its plan is
-    made, so the replay holds a snapshot and the one before it (the leader's clock), not all."""
-    lm, settings = manager(headers, opts)
-    follower = Follower(lm, assume_steady=opts.assume_steady)
-    out: list[Plan] = []
-    for st, conf in zip(states, settings, strict=True):
-        out.append(follower.step(st, conf).plan())
-    return out
+    """:func:`plans` over a streamed sequence (:func:`stream_cycles`), every plan kept."""
+    return list(stream_cycles(headers, states, opts))
 
 
 def stream_last_plan(headers: Sequence[ClusterState], states: Iterable[ClusterState],
@@ -340,12 +371,9 @@ def stream_last_plan(headers: Sequence[ClusterState], states: Iterable[ClusterSt
     """:func:`stream_plans` when only the last cycle's plan is printed: how many cycles ran and
     that plan, each earlier plan dropped as soon as the next is made, so that memory stays flat
     however long the sequence (issue 30: keeping every plan took 417 MB at 10k snapshots)."""
-    lm, settings = manager(headers, opts)
-    follower = Follower(lm, assume_steady=opts.assume_steady)
     count, last = 0, None
-    for st, conf in zip(states, settings, strict=True):
-        last = follower.step(st, conf).plan()
-        count += 1
+    for plan in stream_cycles(headers, states, opts):
+        count, last = count + 1, plan
     return count, last
 
 

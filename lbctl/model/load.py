@@ -66,6 +66,16 @@ class ResourceUsage:
         return _percent_usage(self.usage, self.limit)
 
 
+def trim_percent_memo(keep: int = 4096) -> None:
+    """Forget the memoised percentages (:func:`_percent_usage`) when more than ``keep`` are held.
+    A long replay sees new figures every cycle, and the memo, sized for one cycle of 10,000+
+    brokers, would grow to its bound (65,536 entries, about 10 MB) over thousands of snapshots;
+    a streamed replay calls this between cycles so that its memory stays flat (issue 30). The
+    values are a pure function of their arguments: forgetting them changes no figure."""
+    if _percent_usage.cache_info().currsize > keep:
+        _percent_usage.cache_clear()
+
+
 @lru_cache(maxsize=1 << 16)
 def _percent_usage(usage: float, limit: float) -> float:
     """Memoised: brokers' usages are read many times per cycle (every placement scores them). The

@@ -7,10 +7,12 @@ from typing import Any, ClassVar
 
 from msgspec import Struct
 
+from lbctl.explain.paging import DEFAULT_LIMIT, Pager
 from lbctl.loadmanager.base import CycleResult
 from lbctl.loadmanager.observed import ObservedComparison
 from lbctl.loadmanager.observed import compare as compare_observed
 from lbctl.plan import Plan
+from lbctl.records import replace
 from lbctl.render import table
 from lbctl.render.display import current, decision_style, paint, paint_decisions
 from lbctl.render.names import BrokerNames
@@ -181,21 +183,39 @@ class RecommendView(Struct, frozen=True):
 
 
 class ExplainView(Struct, frozen=True):
-    """The plan and the reasoning of each cycle: JSON/YAML are plans with an ``explanation``."""
+    """The plan and the reasoning of each cycle: JSON/YAML are plans with an ``explanation``.
+
+    ``page``/``limit`` (``--page``/``--limit``, :mod:`lbctl.explain.paging`): the long lists —
+    the plan's actions and brokers, the explanation's candidates, unloads, rounds… — a page of
+    ``limit`` items at a time (0: every item); JSON and text alike, CSV rows whole."""
 
     results: Sequence[CycleResult]
     broker: str | None = None
     bundle: str | None = None
     all_cycles: bool = False
+    page: int = 1
+    limit: int = DEFAULT_LIMIT
     schema: ClassVar[Schema] = EXPLAIN_SCHEMA
 
     def _shown(self) -> list[tuple[int, CycleResult]]:
         numbered = list(enumerate(self.results, start=1))
         return numbered if self.all_cycles else numbered[-1:]
 
-    def _explained(self, r: CycleResult) -> dict[str, Any]:
-        data = r.plan().to_dict(explained=True)
-        data["explanation"] = r.explanation(self.broker, self.bundle).to_dict()
+    def _explained(self, r: CycleResult, pager: Pager) -> dict[str, Any]:
+        plan = r.plan()
+        if pager.limit and max(len(plan.actions), len(plan.brokers)) > pager.limit:
+            # the page's rows explained (a broker's reason in words costs: 10,000 brokers),
+            # what speaks of the whole plan — its settings, summary, warnings — from all of it
+            whole = plan.to_dict()
+            data = replace(plan, actions=tuple(pager.take("actions", plan.actions)),
+                           brokers=tuple(pager.take("brokers", plan.brokers))
+                           ).to_dict(explained=True)
+            for key in ("settings", "summary", "warnings"):
+                if key in whole:
+                    data[key] = whole[key]
+        else:
+            data = plan.to_dict(explained=True)
+        data["explanation"] = r.explanation(self.broker, self.bundle).to_dict(pager)
         if r.state.observed is not None:  # a sequence rebuilt from Prometheus
             data["observed"] = _observed(r).to_dict()
         return data
@@ -203,13 +223,18 @@ class ExplainView(Struct, frozen=True):
     def to_data(self) -> Any:
         from lbctl.render.explain_more import cycles_summary, top_topics_data
 
+        pager = Pager(self.page, self.limit)
         if self.all_cycles:
-            data: dict[str, Any] = {"cycles": [self._explained(r) for r in self.results],
+            data: dict[str, Any] = {"cycles": [self._explained(r, pager) for r in self.results],
                                     "summary": cycles_summary(self.results)}
         else:
-            data = self._explained(self.results[-1])
+            data = self._explained(self.results[-1], pager)
         if self.bundle:
             data["topTopics"] = top_topics_data(self.results[-1].state, self.bundle)
+        pager.check()
+        paged = pager.to_dict()
+        if paged is not None:
+            data["page"] = paged
         return data
 
     def to_rows(self) -> list[dict[str, Any]]:
@@ -238,8 +263,9 @@ class ExplainView(Struct, frozen=True):
     def to_text(self) -> str:
         shown = self._shown()
         texts = []
+        pager = Pager(self.page, self.limit)
         for i, r in shown:
-            text = r.explanation(self.broker, self.bundle).to_text()
+            text = r.explanation(self.broker, self.bundle).to_text(pager)
             if r.state.observed is not None:
                 text += "\n\n" + _observed(r).to_text()
             if len(shown) > 1:
@@ -251,6 +277,10 @@ class ExplainView(Struct, frozen=True):
             texts.append(top_topics_text(self.results[-1].state, self.bundle))
         if self.all_cycles and len(self.results) > 1:
             texts.append(cycles_summary_text(self.results))
+        pager.check()
+        paged = pager.text()
+        if paged is not None:
+            texts.append(paged)
         plan = self.results[-1].plan()
         names = plan_names(plan)
         text = wrap_prose(names.text("\n\n".join(texts)))

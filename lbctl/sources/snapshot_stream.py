@@ -54,6 +54,7 @@ from lbctl.sources.snapshot import (
 #: sequence files larger than this (decompressed) are streamed; smaller ones are read whole
 STREAM_BYTES = DUPLICATE_CHECK_BYTES
 _CHUNK = 1 << 20
+_DIGEST = 16  # BLAKE2b-128
 _EMPTY: MappingProxyType[str, object] = MappingProxyType({})
 
 
@@ -65,7 +66,9 @@ class StreamedSnapshots(Struct, frozen=True):
     check_keys: bool
     headers: tuple[ClusterState, ...]
     identity: tuple[int, int] = (0, 0)  # (st_dev, st_ino) of the file validated
-    digests: tuple[bytes, ...] = ()  # of each non-blank line validated, in order
+    #: the digest of each non-blank line validated, in order, end to end (:data:`_DIGEST` bytes
+    #: each: one object, not one per line)
+    digests: bytes = b""
 
     def __len__(self) -> int:
         return len(self.headers)
@@ -88,11 +91,14 @@ class _Expect:
     """What a pass must find: the file's identity, and the digests of its lines (pass 2 fills
     them, pass 3 checks them)."""
 
-    def __init__(self, identity: tuple[int, int] | None = None,
-                 digests: Sequence[bytes] | None = None):
+    def __init__(self, identity: tuple[int, int] | None = None, digests: bytes | None = None):
         self.identity = identity
         self.digests = digests
-        self.seen: list[bytes] = []
+        self.seen = bytearray()  # the digests of the lines seen so far (pass 2 keeps them)
+        self.count = 0  # how many lines were seen
+
+    def digests_seen(self) -> bytes:
+        return bytes(self.seen)
 
     def opened(self, name: str, identity: tuple[int, int]) -> None:
         if self.identity is None:
@@ -117,24 +123,47 @@ def open_sequence(paths: Sequence[Path | str]) -> StreamedSnapshots | list[Clust
         return read_snapshots(paths)
     check_keys = size <= DUPLICATE_CHECK_BYTES
     seen = _Expect(identity)
-    headers = [_header(st) for st in _parse_lines(name, gz, check_keys, expect=seen)
-               if st is not None]
+    headers: list[ClusterState] = []
+    for st in _parse_lines(name, gz, check_keys, expect=seen):
+        if st is not None:
+            headers.append(_header(st, headers[-1] if headers else None))
     check_one_cluster(headers)
     if any(b.captured_at < a.captured_at for a, b in zip(headers, headers[1:], strict=False)):
         return read_snapshots(paths)  # the replay sorts it: read whole
     assert seen.identity is not None
     return StreamedSnapshots(name, gz, check_keys, tuple(headers), seen.identity,
-                             tuple(seen.seen))
+                             seen.digests_seen())
 
 
-def _header(st: ClusterState) -> ClusterState:
+def _header(st: ClusterState, prev: ClusterState | None = None) -> ClusterState:
     """What the replay reads of a snapshot before its cycle: cluster, load manager, time, source,
-    settings and the brokers' versions (the release modelled); nothing of the bundles."""
-    versions = {b: LocalBrokerData(brokerVersionString=r.brokerVersionString)
-                for b, r in st.brokers.items()}
-    return replace(st, brokers=MappingProxyType(versions), bundle_data=None,
+    settings and the brokers' versions (the release modelled); nothing of the bundles, nor the
+    recently unloaded bundles (the replay reads them from the snapshot itself).
+
+    Every snapshot's header is held for the whole replay, so what equals the previous header's
+    — the cluster's name, the configuration, the brokers with their versions: a sequence's
+    usual case — is the previous header's object, not a copy (issue 30: a copy per snapshot
+    grew the replay by kilobytes a snapshot)."""
+    if prev is not None and _same_versions(st, prev):
+        brokers = prev.brokers
+    else:
+        brokers = MappingProxyType({b: LocalBrokerData(brokerVersionString=r.brokerVersionString)
+                                    for b, r in st.brokers.items()})
+    config = prev.config if prev is not None and prev.config == st.config else st.config
+    cluster = prev.cluster if prev is not None and prev.cluster == st.cluster else st.cluster
+    return replace(st, cluster=cluster, brokers=brokers, config=config, bundle_data=None,
                    namespaces=_EMPTY, topics=_EMPTY, broker_load_data=_EMPTY,
-                   top_bundles_load_data=_EMPTY, namespace_topics=_EMPTY, observed=None)
+                   top_bundles_load_data=_EMPTY, namespace_topics=_EMPTY, observed=None,
+                   recently_unloaded=_EMPTY, recently_unloaded_brokers=_EMPTY)
+
+
+def _same_versions(st: ClusterState, header: ClusterState) -> bool:
+    """Whether ``st`` has the brokers of ``header``, in the same order, with the same versions."""
+    if len(st.brokers) != len(header.brokers):
+        return False
+    return all(b == h and r.brokerVersionString == v.brokerVersionString
+               for (b, r), (h, v) in zip(st.brokers.items(), header.brokers.items(),
+                                         strict=True))
 
 
 # --- bytes ------------------------------------------------------------------------------------
@@ -274,18 +303,18 @@ def _parse_lines(name: str, gz: bool, check_keys: bool, *, expect: _Expect
         if not line.strip():
             continue
         where = f"{name}:{number}"
-        digest = hashlib.blake2b(line, digest_size=16).digest()
+        digest = hashlib.blake2b(line, digest_size=_DIGEST).digest()
+        k = expect.count * _DIGEST
         if digests is None:
-            expect.seen.append(digest)
+            expect.seen += digest
         else:
-            k = len(expect.seen)
             if k == len(digests):
                 yield None
                 return
-            if digest != digests[k]:
+            if digest != digests[k:k + _DIGEST]:
                 raise SnapshotError(f"{where}: the file changed while it was replayed (this line "
                                     "is not the one validated)")
-            expect.seen.append(digest)
+        expect.count += 1
         paused = gc.isenabled()
         gc.disable()  # a snapshot's many acyclic containers: no collection in the middle
         try:

@@ -187,3 +187,93 @@ def test_json_many_placements_on_few_brokers_are_cut(runner, tmp_path: Path) -> 
     one = _explained(runner, f, "--bundle", placed[0]["bundle"])["outcomes"][0]["placement"]
     assert "more" not in one and len(one["filters"][0]["before"]) == 10
     assert len(one["decision"]["scores"]) == len(one["decision"]["candidates"])
+
+
+# --- --page / --limit (issue 30: one broker shedding 24,000 bundles wrote 55 MB) -------------------
+def _json(runner, f: Path, *args: str) -> dict:
+    res = runner.invoke(app, ["explain", str(f), "-o", "json", *args])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_json_long_lists_come_a_page_at_a_time(runner, tmp_path: Path) -> None:
+    """Every list longer than --limit holds one page; the pages together are the whole list
+    (--limit 0), in order; lists that fit a page are written whole on every page."""
+    f = tmp_path / "s.json"
+    snapshot(f)
+    whole = _json(runner, f, "--limit", "0")
+    assert "page" not in whole
+    unloads = len(whole["actions"])
+    assert unloads > 10
+    first = _json(runner, f, "--limit", "10")
+    page = first["page"]
+    assert page["number"] == 1 and page["limit"] == 10
+    assert page["lists"]["actions"] == unloads
+    assert page["lists"]["brokers"] == BROKERS
+    assert page["pages"] == -(-BROKERS // 10)  # the longest list: 60 brokers
+    assert first["summary"] == whole["summary"]  # counted over the whole plan
+    assert first["settings"] == whole["settings"] and first["warnings"] == whole["warnings"]
+    actions, outcomes, brokers = [], [], []
+    for n in range(1, page["pages"] + 1):
+        doc = _json(runner, f, "--limit", "10", "--page", str(n))
+        assert doc["page"]["number"] == n
+        assert len(doc["actions"]) <= 10 and len(doc["explanation"]["outcomes"]) <= 10
+        assert doc["explanation"]["skippedCandidates"] == whole["explanation"]["skippedCandidates"]
+        actions += doc["actions"]
+        outcomes += doc["explanation"]["outcomes"]
+        brokers += doc["brokers"]
+    assert actions == whole["actions"]
+    assert outcomes == whole["explanation"]["outcomes"]
+    assert brokers == whole["brokers"]
+
+
+def test_default_page_cuts_a_large_explanation(runner, tmp_path: Path) -> None:
+    """The default limit: the unloads are paged once there are more than it; a page past the
+    last is one clear line and exit 2."""
+    f = tmp_path / "s.json"
+    snapshot(f)
+    from lbctl.explain.paging import DEFAULT_LIMIT
+
+    doc = _json(runner, f)
+    assert len(doc["actions"]) <= DEFAULT_LIMIT
+    if doc["summary"]["unloads"] <= DEFAULT_LIMIT:
+        assert "page" not in doc
+    res = runner.invoke(app, ["explain", str(f), "--limit", "10", "--page", "99"])
+    assert res.exit_code == 2
+    assert "--page 99: the explanation has 6 page(s) of 10" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_text_pages_as_the_json_does(runner, tmp_path: Path) -> None:
+    f = tmp_path / "s.json"
+    snapshot(f)
+    doc = _json(runner, f, "--limit", "10", "--page", "2")
+    res = runner.invoke(app, ["explain", str(f), "--wide", "--limit", "10", "--page", "2"])
+    assert res.exit_code == 0, res.output
+    text = res.stdout
+    assert "Page 2 of 6: lists longer than 10 show 10 items a page" in text
+    assert "--page 3 for the next" in text
+    unloads = text.split("\nUnloads:\n", 1)[1]
+    shown = [o["bundle"] for o in doc["explanation"]["outcomes"]]
+    assert [line.split(":")[0].strip() for line in unloads.splitlines()
+            if line.startswith("  ") and " -> " in line and not line.startswith("   ")] == shown
+    assert sum(1 for line in text.splitlines() if "usage " in line and "won by" in line) == 10
+
+
+def test_extensible_lists_and_previews_are_cut(runner, tmp_path: Path) -> None:
+    """The extensible load manager's per-broker and per-bundle lists are paged, and an unload's
+    placement preview over 59 brokers keeps its counts, the best and the pick."""
+    f = tmp_path / "s.json"
+    snapshot(f)
+    args = ["--strategy", "TransferShedder", "--assume-steady", "--set",
+            "loadBalancerTransferEnabled=false"]
+    whole = _json(runner, f, *args, "--limit", "0")
+    paged = _json(runner, f, *args, "--limit", "10")
+    e, w = paged["explanation"], whole["explanation"]
+    assert paged["page"]["lists"]["explanation.splits"] == len(w["splits"]) > 10
+    assert e["splits"] == w["splits"][:10]
+    assert e["brokers"] == w["brokers"][:10]
+    preview = w["placementPreview"][0]
+    assert preview["scoredCount"] == BROKERS - 1 and "candidates" not in preview
+    assert preview["broker"] in preview["scores"]
+    assert set(preview["scores"]) <= {*preview["best"], preview["broker"]}

@@ -300,3 +300,83 @@ def test_lines_are_decoded_with_the_typed_reader(monkeypatch: pytest.MonkeyPatch
     seq = _streamed(EXAMPLES / "two-brokers-90-10.jsonl")
     assert list(seq.states()) == read_snapshots([EXAMPLES / "two-brokers-90-10.jsonl"])
     assert used and all(used)
+
+
+def test_headers_share_what_the_previous_one_has() -> None:
+    """Issue 30: a copy of the brokers' versions, the configuration and the cluster's name per
+    snapshot grew a 10k-snapshot replay by kilobytes a snapshot; equal parts are one object."""
+    seq = _streamed(EXAMPLES / "two-brokers-90-10.jsonl")
+    first, *rest = seq.headers
+    assert rest
+    for h in rest:
+        assert h.brokers is first.brokers and h.config is first.config
+        assert h.cluster is first.cluster and not h.recently_unloaded
+    assert len(seq.digests) == 16 * len(seq.headers)  # one bytes object, 16 bytes a line
+
+
+def test_each_cycle_gets_its_own_settings_made_when_it_runs() -> None:
+    """The streamed replay resolves snapshot i's settings when cycle i runs (none held for the
+    whole replay), each as resolve_settings resolves it; the last is the one the load manager
+    was chosen with (what the choice read shows in the last plan's settings)."""
+    from lbctl.config import SETTINGS
+    from lbctl.loadmanager.select import manager, stream_manager
+
+    seq = _streamed(EXAMPLES / "avg-shedder.jsonl")
+    lm, settings = stream_manager(seq.headers, Options())
+    whole_lm, whole = manager(seq.headers, Options())
+    assert type(lm) is type(whole_lm)
+    made = [settings(i) for i in range(len(seq.headers))]
+    assert [[s.peek(k.name) for k in SETTINGS] for s in made] == [
+        [s.peek(k.name) for k in SETTINGS] for s in whole]
+    assert made[0] is not settings(0)  # made afresh, not kept
+    assert made[-1] is settings(len(seq.headers) - 1)
+
+
+def test_the_percentage_memo_stays_small_over_a_replay() -> None:
+    from lbctl.model.load import _percent_usage, trim_percent_memo
+
+    _percent_usage.cache_clear()
+    for k in range(5000):
+        _percent_usage(float(k), 100.0)
+    trim_percent_memo(keep=4096)
+    assert _percent_usage.cache_info().currsize == 0
+    _percent_usage(1.0, 100.0)
+    trim_percent_memo(keep=4096)
+    assert _percent_usage.cache_info().currsize == 1  # a small memo is kept between cycles
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "jsonl", "table", "yaml"])
+@pytest.mark.parametrize("path", SEQUENCES, ids=lambda p: p.name)
+def test_all_cycles_written_as_made_prints_the_same_bytes(path: Path, fmt: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """--all-cycles over a streamed sequence writes each plan as its cycle ends (issue 30: every
+    plan kept took 858 MB at 10k snapshots), byte for byte what the whole-file read prints."""
+    args = ["recommend", str(path), "--all-cycles", "-o", fmt]
+    streamed = CliRunner().invoke(app, args, env={"COLUMNS": "100"})
+    assert streamed.exit_code == 0, streamed.output
+    monkeypatch.setenv("LBCTL_NO_STREAM", "1")
+    whole = CliRunner().invoke(app, args, env={"COLUMNS": "100"})
+    assert whole.exit_code == 0, whole.output
+    assert streamed.stdout == whole.stdout
+    assert streamed.stdout.count("Cycle ") > 1 if fmt == "table" else streamed.stdout
+
+
+def test_all_cycles_json_names_non_finite_figures_after_the_array(tmp_path: Path) -> None:
+    """An infinite usage and an empty replay: the same bytes as the view's."""
+    from lbctl.render import to_json
+    from lbctl.render.plan_stream import write_cycles
+
+    seq = _streamed(EXAMPLES / "two-brokers-90-10.jsonl")
+    every = stream_plans(seq.headers, seq.states(), Options())
+    import io
+
+    from lbctl.records import replace
+
+    broken = [every[0], replace(every[1], brokers=tuple(
+        replace(b, usage=float("inf")) for b in every[1].brokers))]
+    out = io.StringIO()
+    write_cycles(broken, len(broken), "json", out)
+    assert out.getvalue() == to_json(RecommendView(broken, all_cycles=True).to_data()) + "\n"
+    empty = io.StringIO()
+    write_cycles([], 0, "json", empty)
+    assert empty.getvalue() == to_json({"cycles": []}) + "\n"
