@@ -31,11 +31,13 @@ import math
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
+from functools import partial
 
 from lbctl.planner.assignment import EPS, Assignment, Violation, better
 from lbctl.planner.constraints import Rules
 from lbctl.planner.cost import Costs
 from lbctl.planner.goals import Targets
+from lbctl.planner.greedy_search import Present, best_levelling_move
 from lbctl.planner.load import LoadView
 
 _DEST_TRIES = 48  # destinations looked at per bundle before giving up on it
@@ -156,10 +158,10 @@ class _Fill:
             if hit is None:
                 continue
             ds, ids = hit
-            k = bisect.bisect_left(ds, d[r])
-            while k < len(ids) and ids[k] != i:
-                k += 1
-            if k < len(ids):
+            # sorted by (driver, bundle): the run of equal drivers is sorted by bundle
+            lo = bisect.bisect_left(ds, d[r])
+            k = bisect.bisect_left(ids, i, lo, bisect.bisect_right(ds, d[r], lo))
+            if k < len(ids) and ids[k] == i:
                 del ds[k]
                 del ids[k]
 
@@ -391,15 +393,20 @@ def improve(a: Assignment, cands: Sequence[Sequence[int]], width: float, umax: f
                 a.undo(i)
                 lo, hi = min(lo, ud), max(hi, us)
                 changed = True
+        # per source, which of its bundles are still on it: the next cheaper one in O(log n),
+        # not a walk past every bundle moved (a deep broker sheds thousands)
+        present: dict[int, Present] = {}
         for i in sorted(a.moved, key=lambda i: -a.costs.cost[i]):
             dst = a.moved[i]
             src = a.view.owner[i]
             lst = cands[src]
+            on = present.get(src)
+            if on is None:
+                on = present[src] = Present([k not in a.moved for k in lst])
             tried = 0
-            for x in range(_cost_index(a, lst, a.costs.cost[i]) - 1, -1, -1):
+            x = _cost_index(a, lst, a.costs.cost[i])
+            while (x := on.below(x)) >= 0:
                 k = lst[x]
-                if k in a.moved or a.owner[k] != src:
-                    continue
                 tried += 1
                 if tried > _SWAPS:
                     break
@@ -409,12 +416,27 @@ def improve(a: Assignment, cands: Sequence[Sequence[int]], width: float, umax: f
                 a.undo(i)
                 if a.refuses(k, dst) is None:
                     a.move(k, dst)
+                    on.set(x, False)
+                    on.set(_position(a, lst, i), True)
                     lo, hi = min(lo, us, ud), max(hi, us, ud)
                     changed = True
                     break
                 a.move(i, dst)
         if not changed:
             return
+
+
+def _position(a: Assignment, lst: Sequence[int], i: int) -> int:
+    """Where bundle ``i`` is in ``lst`` (sorted by cost, then index)."""
+    key = (a.costs.cost[i], i)
+    lo, hi = 0, len(lst)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if (a.costs.cost[lst[mid]], lst[mid]) < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def _cost_index(a: Assignment, lst: Sequence[int], cost: float) -> int:
@@ -532,23 +554,16 @@ def level(a: Assignment, cands: Sequence[Sequence[int]], caps: Caps) -> None:
         j = fill._pop_top(fill.high, set())
         if j is None:
             return
-        top = a.u[j]
-        best: tuple[float, float, int, int] | None = None
         with closing(fill._walk(fill.low)) as walk:
             receivers = [d for _, d in zip(range(_DONORS), (d for d in walk if d != j),
                                            strict=False)]
-        for i in cands[j]:
-            if i in a.moved or fill._capped(i):
-                continue
-            us = a.usage_if(j, i, -1.0)
-            for d in receivers:
-                peak = max(us, a.usage_if(d, i, 1.0))
-                if (peak < top - EPS and (best is None or (peak, a.costs.cost[i]) < best[:2])
-                        and a.refuses(i, d) is None):
-                    best = (peak, a.costs.cost[i], i, d)
+        # the bundle x receiver with the lowest peak, then cheapest (greedy_search: a few
+        # bundles looked at, not all of j's)
+        best = best_levelling_move(a, j, receivers, partial(fill._by_driver, j), cands[j],
+                                   fill._capped)
         if best is None:
             return
-        fill._move(best[2], best[3])
+        fill._move(*best)
 
 
 def _violation(a: Assignment, width: float, umax: float) -> Violation:
