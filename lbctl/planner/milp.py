@@ -40,7 +40,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -57,10 +57,14 @@ K_BAND = 1e3
 NODE_LIMIT = 100
 #: the most memory the exact solver may take (bytes): a model that would need more is not built
 MEMORY_LIMIT = 1 << 30
-#: peak memory per nonzero of the model, and the process's footprint besides, measured with
-#: ``benchmarks/growth.py --exact`` (model build + HiGHS's presolve and first nodes; an upper fit)
-BYTES_PER_NONZERO = 100
-BASE_BYTES = 160 << 20
+#: peak memory per nonzero of the model, and the process's footprint besides: measured peaks of
+#: ``propose --solver exact`` (build + HiGHS) were 129 B per nonzero at 11.4 M nonzeros (1.46 GB)
+#: and ~230 MB for small models; the estimate uses the nonzeros' upper bound, ~10 % above the
+#: real count (``benchmarks/growth.py --rows`` prints the measured peak next to the estimate)
+BYTES_PER_NONZERO = 120
+BASE_BYTES = 200 << 20
+#: seconds HiGHS may overrun its own time limit before it is stopped from outside
+GRACE = 2.0
 #: bundles whose allowed destinations are worked out at a time (memory: this × brokers bytes)
 _CHUNK = 4096
 
@@ -261,11 +265,17 @@ def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wid
         m.c[n + 2] = m.c[n + 3] = 0.0
     nvar = len(m.c)
     debug = bool(os.environ.get("LBCTL_MILP_DEBUG"))
+
+    def run() -> Any:
+        return milp(m.c, constraints=LinearConstraint(m.a, m.lb, m.ub),
+                    integrality=m.integrality, bounds=Bounds(m.lower, m.upper),
+                    options={"time_limit": max(0.1, left), "disp": debug,
+                             "mip_rel_gap": 1e-4, "node_limit": node_limit})
+
     with nullcontext() if debug else _quiet_stdout():
-        res: Any = milp(m.c, constraints=LinearConstraint(m.a, m.lb, m.ub),
-                        integrality=m.integrality, bounds=Bounds(m.lower, m.upper),
-                        options={"time_limit": max(0.1, left), "disp": debug,
-                                 "mip_rel_gap": 1e-4, "node_limit": node_limit})
+        res: Any = _within(run, left + GRACE)
+    if res is None:  # HiGHS overran its own time limit: stopped from outside
+        return MilpResult(None, "time limit", None, None, None, m.norm, nvar)
     status = _status(int(res.status), str(getattr(res, "message", "")))
     gap = getattr(res, "mip_gap", None)
     bound = getattr(res, "mip_dual_bound", None)
@@ -277,6 +287,45 @@ def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wid
     moves = tuple(zip(m.pairs_.bundle[chosen].tolist(), m.pairs_.dest[chosen].tolist(),
                       strict=True))
     return MilpResult(moves, status, _finite(gap), _finite(bound), float(res.fun), m.norm, nvar)
+
+
+def _within(run: Callable[[], Any], seconds: float) -> Any:
+    """``run()`` in a forked child, killed after ``seconds``: ``None`` then. HiGHS checks its
+    ``time_limit`` between phases only — on a 142,000-pair model its presolve and root set-up
+    ran for minutes past a 20 s limit — so the limit is enforced from outside. The child shares
+    the model's memory (fork); the result comes back pickled. Without ``fork`` (Windows) the
+    solver runs in this process, bounded by its own limit only."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return run()
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+
+    def child() -> None:
+        try:
+            send.send(("ok", run()))
+        except BaseException as e:  # reported to the parent, which re-raises it
+            send.send(("error", e))
+
+    proc = ctx.Process(target=child, daemon=True)
+    proc.start()
+    send.close()
+    try:
+        if not receive.poll(max(0.0, seconds)):
+            return None
+        try:
+            kind, value = receive.recv()
+        except EOFError:  # the child died (out of memory, a signal): no plan from it
+            return None
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        receive.close()
+    if kind == "error":
+        raise value
+    return value
 
 
 def _status(code: int, message: str) -> str:
