@@ -73,6 +73,8 @@ COMMANDS: dict[str, list[str]] = {
 }
 #: commands whose non-zero exit is a verdict (doctor: 1 warning, 2 error)
 VERDICT_EXIT = {"doctor": (0, 1, 2)}
+#: where a run's output goes (one file per benchmark process: runs side by side do not mix)
+STDOUT = OUT / f"stdout-{os.getpid()}"
 #: CPU seconds of work (beyond the tiny run) below which no "less start-up" exponent is fitted
 MEASURABLE = 0.25
 
@@ -216,7 +218,7 @@ def _cached(name: str, make: Callable[[Path], Path]) -> Path:
 # --- measuring ---------------------------------------------------------------------------------
 def run(argv: list[str], cap: float, ok: tuple[int, ...] = (0,)) -> tuple[float, int, int, bool]:
     """CPU seconds, peak RSS (kB), stdout bytes, and whether it was killed at ``cap`` CPU s."""
-    out = OUT / "stdout"
+    out = STDOUT
     OUT.mkdir(parents=True, exist_ok=True)
     with open(out, "wb") as sink:
         proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.DEVNULL, env=ENV, cwd=SRC[0],
@@ -321,6 +323,7 @@ def main() -> int:
         print(f"  {name:<14} {cmd:<9} {k:5.2f} {kw:5.2f}{' ≥' if killed else ''}{flag}")
     if args.rows or args.rows_only:
         planner_rows(args.quick, args.cap)
+    STDOUT.unlink(missing_ok=True)
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
@@ -341,7 +344,7 @@ def planner_rows(quick: bool, cap: float) -> None:
         argv = [*LBCTL, "propose", "--solver", "exact", "--time-limit", f"{limit:g}",
                 "-o", "json", str(path)]
         fig = run(argv, max(cap, 3 * limit))
-        planner = orjson.loads((OUT / "stdout").read_bytes())["explanation"]["planner"] \
+        planner = orjson.loads(STDOUT.read_bytes())["explanation"]["planner"] \
             if not fig[3] else {}
         notes = "; ".join(planner.get("notes", [])) or "-"
         print(f"  propose --solver exact --time-limit {limit:g}, {label} ({path.stem}): "
