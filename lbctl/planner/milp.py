@@ -65,6 +65,9 @@ BYTES_PER_NONZERO = 120
 BASE_BYTES = 200 << 20
 #: seconds HiGHS may overrun its own time limit before it is stopped from outside
 GRACE = 2.0
+#: nonzeros from which HiGHS runs in a child process that can be stopped (below, a fork would
+#: cost more than the solve: simulate's planner cycles solve small models many times)
+FORK_ABOVE = 100_000
 #: bundles whose allowed destinations are worked out at a time (memory: this × brokers bytes)
 _CHUNK = 4096
 
@@ -273,7 +276,7 @@ def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wid
                              "mip_rel_gap": 1e-4, "node_limit": node_limit})
 
     with nullcontext() if debug else _quiet_stdout():
-        res: Any = _within(run, left + GRACE)
+        res: Any = run() if m.a.nnz < FORK_ABOVE else _within(run, left + GRACE)
     if res is None:  # HiGHS overran its own time limit: stopped from outside
         return MilpResult(None, "time limit", None, None, None, m.norm, nvar)
     status = _status(int(res.status), str(getattr(res, "message", "")))
@@ -292,7 +295,8 @@ def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wid
 def _within(run: Callable[[], Any], seconds: float) -> Any:
     """``run()`` in a forked child, killed after ``seconds``: ``None`` then. HiGHS checks its
     ``time_limit`` between phases only — on a 142,000-pair model its presolve and root set-up
-    ran for minutes past a 20 s limit — so the limit is enforced from outside. The child shares
+    ran for minutes past a 20 s limit — so on models of :data:`FORK_ABOVE` nonzeros or more the
+    limit is enforced from outside. The child shares
     the model's memory (fork); the result comes back pickled. Without ``fork`` (Windows) the
     solver runs in this process, bounded by its own limit only."""
     import multiprocessing

@@ -150,3 +150,18 @@ def test_a_solver_overrunning_its_limit_is_stopped_from_outside() -> None:
     assert milp._within(lambda: {"x": [1.0, 2.0]}, 30) == {"x": [1.0, 2.0]}
     with pytest.raises(ZeroDivisionError):
         milp._within(lambda: 1 / 0, 30)
+
+
+def test_a_large_model_is_solved_in_a_child_with_the_same_answer(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """From FORK_ABOVE nonzeros HiGHS runs in the stoppable child; the plan is the same."""
+    view, rules, costs = _problem(6, 5, 6, None)
+    args = (view, rules, costs, Targets(0.85, 0.10), 0.099, Caps(), 30.0)
+    here = milp.solve_milp(*args)
+    forked: list[float] = []
+    real = milp._within
+    monkeypatch.setattr(milp, "_within", lambda run, s: forked.append(s) or real(run, s))
+    monkeypatch.setattr(milp, "FORK_ABOVE", 0)
+    there = milp.solve_milp(*args)
+    assert forked and here.moves and there.moves == here.moves
+    assert (there.status, there.objective) == (here.status, here.objective)
