@@ -166,3 +166,24 @@ def test_present_finds_the_nearest_position_below(n: int) -> None:
         y = rng.randrange(n + 1)
         want = max((k for k in range(y) if on[k]), default=-1)
         assert p.below(y) == want
+
+
+def test_the_lowest_broker_for_a_bundle_is_the_scan_s_on_ties() -> None:
+    """``_Fill._lowest`` (every broker at once, numpy) picks what the loop over brokers picked:
+    the lowest usage with the bundle, then the lower index — here among equal brokers."""
+    docs = {f"broker-{j}.pulsar.svc:8080": broker(
+        {x: stats(200.0) for x in bundle_names(f"tenant/ns-{j}", 4)}) for j in range(1, 5)}
+    docs["broker-0.pulsar.svc:8080"] = broker(
+        {x: stats(900.0) for x in bundle_names("tenant/hot", 6)}, cost=1.5)
+    view, rules, costs = _inputs(snapshot(docs))
+    cands = greedy.candidates_by_broker(view, rules, costs)
+    a = Assignment(view, rules, costs)
+    for hi in (0.2, 0.5, 0.9, 2.0):
+        fill = greedy._Fill(a, cands, 0.0, hi, greedy.Caps())
+        for i in range(len(view.bundles)):
+            src = view.owner[i]
+            scan = [(a.usage_if(j, i, 1.0), j) for j in range(len(view.brokers))
+                    if j != src and a.usage_if(j, i, 1.0) <= hi + 1e-9
+                    and a.refuses(i, j) is None]
+            assert fill._lowest(i, src) == (min(scan)[1] if scan else None)
+    assert len({round(a.u[j], 12) for j in range(len(view.brokers))}) < len(view.brokers)
