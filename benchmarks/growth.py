@@ -1,7 +1,7 @@
 """How each command's cost grows with the cluster: the fitted exponent per command and shape.
 
     python benchmarks/growth.py [--quick] [--shapes a,b] [--commands recommend,doctor]
-                                [--cap SECONDS] [--no-propose] [--src DIR]
+                                [--cap SECONDS] [--no-propose] [--src DIR] [--rows | --rows-only]
 
 Issue 30 asks for every command to be linear (or n log n) in bundles, brokers, namespaces,
 policies and snapshots. For each *shape* below this script writes four snapshots (or sequences)
@@ -26,9 +26,19 @@ Shapes (size is what grows; full sizes, ``--quick`` uses smaller ones):
 * ``snapshots``: a ``.jsonl`` of 10 brokers × 100 bundles (streamed: over 4 MB), 1,250 …
   10,000 snapshots.
 
-Commands: ``recommend -o json``, ``explain -o json``, ``doctor -o json``; ``propose -o json``
-only to report (``--no-propose`` skips it). ``doctor`` exits 1/2 when it finds something: that is
-a result, not a failure. The machine's load average is printed before and after.
+Commands: ``recommend -o json``, ``explain -o json``, ``doctor -o json``, ``propose --solver
+greedy -o json`` (``--no-propose`` skips it): ``auto`` adds the exact model only up to
+``--exact-limit`` (20,000) pairs, a cost bounded by its work limit, ``--time-limit`` and memory
+cap, measured by the rows below — what grows with the cluster is greedy. ``doctor`` exits 1/2
+when it finds something: that is a result, not a failure. The machine's load average is printed
+before and after.
+
+``--rows`` (or ``--rows-only``) adds issue 30's planner rows, each next to the figure the issue
+found: ``propose`` (``auto``, as the issue ran it) on the largest deep-broker snapshot (one of 20
+brokers owning 5/6 of 60,000 bundles; ``--quick``: 6,000) beside ``recommend`` on it; and the
+exact solver's cap — ``propose --solver exact`` on 100 brokers × 14,445 bundles (1.43 M pairs, over
+the 1 GB memory cap: refused, greedy's plan) and on the deep broker of 15,000 bundles (285,000
+pairs, under the cap: built and solved; peak RSS against the model's estimate).
 
 Nothing here asserts a time: it prints figures.
 """
@@ -59,10 +69,12 @@ COMMANDS: dict[str, list[str]] = {
     "recommend": ["recommend", "-o", "json"],
     "explain": ["explain", "-o", "json"],
     "doctor": ["doctor", "-o", "json"],
-    "propose": ["propose", "-o", "json"],
+    "propose": ["propose", "--solver", "greedy", "-o", "json"],
 }
 #: commands whose non-zero exit is a verdict (doctor: 1 warning, 2 error)
 VERDICT_EXIT = {"doctor": (0, 1, 2)}
+#: where a run's output goes (one file per benchmark process: runs side by side do not mix)
+STDOUT = OUT / f"stdout-{os.getpid()}"
 #: CPU seconds of work (beyond the tiny run) below which no "less start-up" exponent is fitted
 MEASURABLE = 0.25
 
@@ -192,10 +204,21 @@ def shapes() -> list[Shape]:
     ]
 
 
+def extra_files() -> dict[str, Callable[[int], Path]]:
+    """Files of the ``--rows`` only (not growth shapes): 100 brokers, ``n`` bundles."""
+    return {"exact-cap": lambda n: _cached(f"exact-cap-{n}", lambda p: write_json(
+        p, cluster(100, n, 128)))}
+
+
+def _cached(name: str, make: Callable[[Path], Path]) -> Path:
+    path = OUT / (name + ".json")
+    return path if path.exists() else make(path)
+
+
 # --- measuring ---------------------------------------------------------------------------------
 def run(argv: list[str], cap: float, ok: tuple[int, ...] = (0,)) -> tuple[float, int, int, bool]:
     """CPU seconds, peak RSS (kB), stdout bytes, and whether it was killed at ``cap`` CPU s."""
-    out = OUT / "stdout"
+    out = STDOUT
     OUT.mkdir(parents=True, exist_ok=True)
     with open(out, "wb") as sink:
         proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.DEVNULL, env=ENV, cwd=SRC[0],
@@ -251,10 +274,12 @@ def main() -> int:
     ap.add_argument("--cap", type=float, default=120.0, help="CPU seconds before a run is killed")
     ap.add_argument("--src", type=Path, help="run the lbctl of another source tree (a baseline, "
                     "e.g. git archive of the previous commit unpacked)")
+    ap.add_argument("--rows", action="store_true", help="also issue 30's planner rows")
+    ap.add_argument("--rows-only", action="store_true", help="only issue 30's planner rows")
     ap.add_argument("--make", nargs=2, metavar=("SHAPE", "SIZE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.make:  # the child of made(): write one file, print its path
-        print({s[0]: s[3] for s in shapes()}[args.make[0]](int(args.make[1])))
+        print(({s[0]: s[3] for s in shapes()} | extra_files())[args.make[0]](int(args.make[1])))
         return 0
     if args.src:
         SRC[0] = args.src.resolve()
@@ -272,7 +297,7 @@ def main() -> int:
           + ", ".join(f"{cmd} {cpu:.2f} s" for cmd, cpu in base.items()) + "\n")
     rows: list[tuple[str, str, float, float, bool]] = []
     for name, full, quick, _make in shapes():
-        if wanted and name not in wanted:
+        if (wanted and name not in wanted) or args.rows_only:
             continue
         sizes = quick if args.quick else full
         files = [made(name, n) for n in sizes]
@@ -291,12 +316,44 @@ def main() -> int:
             print(f"  {cmd:<9} {cells}   k={k:4.2f} work k={k_work:4.2f}"
                   + ("  (killed at cap: lower bound)" if killed else ""), flush=True)
             rows.append((name, cmd, k, k_work, killed))
-    print("\nexponents (whole process / less start-up; cpu s · RSS · output per size above)")
+    if rows:
+        print("\nexponents (whole process / less start-up; cpu s · RSS · output per size above)")
     for name, cmd, k, kw, killed in rows:
         flag = "  QUADRATIC?" if max(k, 0 if math.isnan(kw) else kw) > 1.5 else ""
         print(f"  {name:<14} {cmd:<9} {k:5.2f} {kw:5.2f}{' ≥' if killed else ''}{flag}")
+    if args.rows or args.rows_only:
+        planner_rows(args.quick, args.cap)
+    STDOUT.unlink(missing_ok=True)
     print(f"\nload average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
+
+
+def planner_rows(quick: bool, cap: float) -> None:
+    """Issue 30's rows for the planner, each beside the figure the issue measured."""
+    print("\nissue 30 rows (CPU s · peak RSS; the issue's figure in brackets)")
+    deep = made("deep-broker", 6_000 if quick else 60_000)
+    rec = run([*LBCTL, *COMMANDS["recommend"], str(deep)], cap)
+    pro = run([*LBCTL, "propose", "-o", "json", str(deep)], cap)
+    print(f"  propose, deep broker ({deep.stem}): {_cells(pro)}, recommend {_cells(rec)} "
+          f"= {pro[0] / rec[0]:.1f}x  [60k: > 600 s, killed; recommend 0.67 s]")
+    for label, path, limit, before in (
+            ("exact, over the cap", made("exact-cap", 14_445), 10.0,
+             "1.43 M pairs: 3.9 GB RSS and no plan"),
+            ("exact, under the cap", deep if quick else made("deep-broker", 15_000), 60.0,
+             "not measured")):
+        argv = [*LBCTL, "propose", "--solver", "exact", "--time-limit", f"{limit:g}",
+                "-o", "json", str(path)]
+        fig = run(argv, max(cap, 3 * limit))
+        planner = orjson.loads(STDOUT.read_bytes())["explanation"]["planner"] \
+            if not fig[3] else {}
+        notes = "; ".join(planner.get("notes", [])) or "-"
+        print(f"  propose --solver exact --time-limit {limit:g}, {label} ({path.stem}): "
+              f"{_cells(fig)}, solver {planner.get('solver')} ({planner.get('status')}); "
+              f"notes: {notes}  [{before}]")
+
+
+def _cells(fig: tuple[float, int, int, bool]) -> str:
+    return f"{'>' if fig[3] else ''}{fig[0]:.2f} s {fig[1] / 1024:.0f} MB"
 
 
 if __name__ == "__main__":

@@ -24,6 +24,14 @@ the same on any machine) and returns the best plan of those nodes with its gap; 
 ``"time limit"``) rather than used, since where a clock stops a search depends on the machine's
 speed and load, and the caller keeps its deterministic greedy plan. ``LBCTL_MILP_DEBUG=1`` prints HiGHS's log. scipy is an optional extra (``pip install 'lbctl[propose]'``):
 without it :func:`available` is false and the planner runs greedy only.
+
+**Bounded.** The model's size is known before it is built (:func:`size_of`: its pairs and an upper
+bound of its nonzeros, from per-broker counts), and one whose estimated peak memory is over
+:data:`MEMORY_LIMIT` is refused (the caller keeps greedy's plan, with a note): a size, not a
+clock, decides, so the plan stays a function of the input. The model is assembled with numpy
+straight into sparse arrays (a few arrays per broker row, never a Python object per nonzero), and
+its assembly counts against ``time_limit``: HiGHS gets what is left, and a build the clock stops
+is a ``"time limit"`` run like any other.
 """
 
 from __future__ import annotations
@@ -31,7 +39,8 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +55,21 @@ K_CAP = 1e5
 K_BAND = 1e3
 #: branch-and-bound nodes HiGHS may explore (``mip_max_nodes``): the exact solver's work limit
 NODE_LIMIT = 100
+#: the most memory the exact solver may take (bytes): a model that would need more is not built
+MEMORY_LIMIT = 1 << 30
+#: peak memory per nonzero of the model, and the process's footprint besides: measured peaks of
+#: ``propose --solver exact`` (build + HiGHS) were 129 B per nonzero at 11.4 M nonzeros (1.46 GB)
+#: and ~230 MB for small models; the estimate uses the nonzeros' upper bound, ~10 % above the
+#: real count (``benchmarks/growth.py --rows`` prints the measured peak next to the estimate)
+BYTES_PER_NONZERO = 120
+BASE_BYTES = 200 << 20
+#: seconds HiGHS may overrun its own time limit before it is stopped from outside
+GRACE = 2.0
+#: nonzeros from which HiGHS runs in a child process that can be stopped (below, a fork would
+#: cost more than the solve: simulate's planner cycles solve small models many times)
+FORK_ABOVE = 100_000
+#: bundles whose allowed destinations are worked out at a time (memory: this × brokers bytes)
+_CHUNK = 4096
 
 
 def available() -> bool:
@@ -68,22 +92,116 @@ class MilpResult:
     variables: int
 
 
-def pairs_of(view: LoadView, rules: Rules) -> list[tuple[int, int]]:
-    """Every (bundle, destination) the static constraints allow."""
+class OutOfTime(Exception):
+    """The model's build reached the time limit (the run is discarded, as any the clock stops)."""
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Every (bundle, destination) the static constraints allow, in bundle then destination
+    order: ``bundle[p]``, ``dest[p]`` (numpy int64 arrays)."""
+
+    bundle: Any
+    dest: Any
+
+    def __len__(self) -> int:
+        return len(self.bundle)
+
+    def tolist(self) -> list[tuple[int, int]]:
+        return list(zip(self.bundle.tolist(), self.dest.tolist(), strict=True))
+
+
+def pairs_of(view: LoadView, rules: Rules, limit: int | None = None) -> Pairs | None:
+    """Every (bundle, destination) the static constraints allow (``None`` as soon as there are
+    more than ``limit``). Worked out a chunk of bundles at a time as a bundle × broker mask:
+    memory ``_CHUNK × brokers`` bytes besides the pairs themselves."""
+    import numpy as np
+
     n = len(view.brokers)
-    out = []
-    for i, why in enumerate(rules.pinned):
-        if why is not None:
-            continue
-        src = view.owner[i]
-        t = view.topics[i]
-        for j in range(n):
-            if j == src or rules.static_refuses(i, j) is not None:
-                continue
-            if view.broker_topics[j] + t > rules.topics_limit:
-                continue
-            out.append((i, j))
-    return out
+    movable = np.array([i for i, why in enumerate(rules.pinned) if why is None], dtype=np.int64)
+    owner = np.asarray(view.owner, dtype=np.int64)
+    topics = np.asarray(view.topics, dtype=np.int64)
+    open_ = np.ones(n, dtype=bool)
+    for j in rules.closed:
+        open_[j] = False
+    room = rules.topics_limit - np.asarray(view.broker_topics, dtype=np.int64)
+    refused_by: dict[int, list[int]] = {}  # bundle -> brokers refusing its kind of topics
+    for j, refused in rules.kind_refused.items():
+        for i in refused:
+            refused_by.setdefault(i, []).append(j)
+    bundles, dests = [], []
+    count = 0
+    for start in range(0, len(movable), _CHUNK):
+        rows = movable[start:start + _CHUNK]
+        mask = np.broadcast_to(open_, (len(rows), n)).copy()
+        mask[np.arange(len(rows)), owner[rows]] = False
+        mask &= topics[rows][:, None] <= room[None, :]
+        for k, i in enumerate(rows.tolist()):
+            allowed = rules.allowed.get(i)
+            if allowed is not None:
+                keep = np.zeros(n, dtype=bool)
+                keep[list(allowed)] = True
+                mask[k] &= keep
+            refusing = refused_by.get(i)
+            if refusing:
+                mask[k, refusing] = False
+        at, to = np.nonzero(mask)
+        count += len(at)
+        if limit is not None and count > limit:
+            return None
+        bundles.append(rows[at])
+        dests.append(to.astype(np.int64))
+    if not bundles:
+        return Pairs(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    return Pairs(np.concatenate(bundles), np.concatenate(dests))
+
+
+@dataclass(frozen=True)
+class Size:
+    """How big the model of a problem is, before it is built."""
+
+    pairs: Pairs | None  # None: more than the memory limit allows, not all listed
+    nonzeros: int  # an upper bound (coefficients that are 0 are left out of the model)
+
+    @property
+    def memory(self) -> int:
+        """Estimated peak bytes of building and solving it."""
+        return BASE_BYTES + self.nonzeros * BYTES_PER_NONZERO
+
+    @property
+    def fits(self) -> bool:
+        return self.pairs is not None and self.memory <= MEMORY_LIMIT
+
+
+def _y_choices(t: Any) -> list[int]:
+    """The weighted terms (resource, or -1 for the floor) that may hold a broker above ``lo``."""
+    opts = [r for r in range(3) if t.now[r] != -math.inf]
+    return opts + ([-1] if t.floor != -math.inf and (not opts or t.floor > 0) else [])
+
+
+def size_of(view: LoadView, rules: Rules, caps: Caps) -> Size:
+    """The model's pairs and an upper bound of its nonzeros: per broker, each of its terms' rows
+    holds every pair into and out of it. Listing the pairs stops once even one nonzero per pair
+    would be over :data:`MEMORY_LIMIT`."""
+    import numpy as np
+
+    most_pairs = max(0, (MEMORY_LIMIT - BASE_BYTES) // BYTES_PER_NONZERO)
+    pairs = pairs_of(view, rules, limit=most_pairs)
+    if pairs is None:
+        return Size(None, most_pairs + 1)
+    n = len(view.brokers)
+    owner = np.asarray(view.owner, dtype=np.int64)
+    flow = (np.bincount(pairs.dest, minlength=n)
+            + np.bincount(owner[pairs.bundle], minlength=n)).tolist()
+    nnz = 2 * len(pairs) + 3  # at most once, --max-moves, --max-throughput; the band row
+    for j, t in enumerate(view.terms):
+        finite = sum(1 for r in range(3) if t.now[r] != -math.inf)
+        ys = _y_choices(t)
+        nnz += finite * 2 * (flow[j] + 1)  # hi and cap rows
+        nnz += len(ys) + sum(2 + (flow[j] if r >= 0 else 0) for r in ys)  # the lo rows
+        nnz += flow[j]  # topics
+    nnz += len(rules.group_cap) and 2 * len(pairs)  # anti-affinity rows: a pair in two at most
+    return Size(pairs, nnz)
 
 
 @dataclass(frozen=True)
@@ -91,15 +209,20 @@ class Model:
     """The mixed-integer model as arrays: ``min c·x`` s.t. ``lb <= A x <= ub``, bounds, integrality."""
 
     c: Any
-    a: Any
+    a: Any  # scipy.sparse.csc_array
     lb: Any
     ub: Any
     lower: Any
     upper: Any
     integrality: Any
-    pairs: list[tuple[int, int]]
+    pairs_: Pairs
     norm: float
     y_index: list[list[tuple[int, int]]]  # per broker: (term or -1 for the floor, variable)
+
+    @property
+    def pairs(self) -> list[tuple[int, int]]:
+        """The (bundle, destination) of each pair variable, in variable order."""
+        return self.pairs_.tolist()
 
     def vector(self, moves: Any, lo: float, hi: float, usages_terms: Any) -> Any:
         """The variable vector of a plan (for checks): ``usages_terms[j]`` is broker *j*'s
@@ -107,10 +230,11 @@ class Model:
         import numpy as np
 
         x = np.zeros(len(self.c))
-        index = {p: k for k, p in enumerate(self.pairs)}
+        pairs = self.pairs
+        index = {p: k for k, p in enumerate(pairs)}
         for m in moves:
             x[index[m]] = 1.0
-        n = len(self.pairs)
+        n = len(pairs)
         x[n], x[n + 1] = lo, hi
         for j, ys in enumerate(self.y_index):
             if len(ys) > 1:
@@ -121,26 +245,40 @@ class Model:
 
 def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, width: float,
                caps: Caps, time_limit: float,
-               pairs: list[tuple[int, int]] | None = None,
+               pairs: Pairs | None = None,
                slack_limits: tuple[float, float] | None = None,
                node_limit: int = NODE_LIMIT) -> MilpResult:
     """Solve the model within ``node_limit`` nodes; ``slack_limits`` (capacity, band) caps the
     slacks and leaves cost alone in the objective: the cheapest plan no further from the goals
-    than that. A run stopped by ``time_limit`` (seconds) comes back without moves."""
+    than that. A run stopped by ``time_limit`` (seconds, the model's build included) comes back
+    without moves."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
-    m = build_model(view, rules, costs, targets, width, caps, pairs)
+    deadline = time.monotonic() + max(0.1, time_limit)
+    try:
+        m = build_model(view, rules, costs, targets, width, caps, pairs, deadline=deadline)
+    except OutOfTime:
+        return MilpResult(None, "time limit", None, None, None, 1.0, 0)
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return MilpResult(None, "time limit", None, None, None, m.norm, len(m.c))
+    n = len(m.pairs_)
     if slack_limits is not None:
-        n = len(m.pairs)
         m.upper[n + 2], m.upper[n + 3] = slack_limits
         m.c[n + 2] = m.c[n + 3] = 0.0
     nvar = len(m.c)
     debug = bool(os.environ.get("LBCTL_MILP_DEBUG"))
+
+    def run() -> Any:
+        return milp(m.c, constraints=LinearConstraint(m.a, m.lb, m.ub),
+                    integrality=m.integrality, bounds=Bounds(m.lower, m.upper),
+                    options={"time_limit": max(0.1, left), "disp": debug,
+                             "mip_rel_gap": 1e-4, "node_limit": node_limit})
+
     with nullcontext() if debug else _quiet_stdout():
-        res: Any = milp(m.c, constraints=LinearConstraint(m.a, m.lb, m.ub),
-                        integrality=m.integrality, bounds=Bounds(m.lower, m.upper),
-                        options={"time_limit": max(0.1, time_limit), "disp": debug,
-                                 "mip_rel_gap": 1e-4, "node_limit": node_limit})
+        res: Any = run() if m.a.nnz < FORK_ABOVE else _within(run, left + GRACE)
+    if res is None:  # HiGHS overran its own time limit: stopped from outside
+        return MilpResult(None, "time limit", None, None, None, m.norm, nvar)
     status = _status(int(res.status), str(getattr(res, "message", "")))
     gap = getattr(res, "mip_gap", None)
     bound = getattr(res, "mip_dual_bound", None)
@@ -148,9 +286,50 @@ def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wid
         return MilpResult(None, status, None, None, None, m.norm, nvar)
     if res.x is None:
         return MilpResult(None, status, None, _finite(bound), None, m.norm, nvar)
-    x = res.x
-    moves = tuple((i, j) for p, (i, j) in enumerate(m.pairs) if x[p] > 0.5)
+    chosen = res.x[:n] > 0.5
+    moves = tuple(zip(m.pairs_.bundle[chosen].tolist(), m.pairs_.dest[chosen].tolist(),
+                      strict=True))
     return MilpResult(moves, status, _finite(gap), _finite(bound), float(res.fun), m.norm, nvar)
+
+
+def _within(run: Callable[[], Any], seconds: float) -> Any:
+    """``run()`` in a forked child, killed after ``seconds``: ``None`` then. HiGHS checks its
+    ``time_limit`` between phases only — on a 142,000-pair model its presolve and root set-up
+    ran for minutes past a 20 s limit — so on models of :data:`FORK_ABOVE` nonzeros or more the
+    limit is enforced from outside. The child shares
+    the model's memory (fork); the result comes back pickled. Without ``fork`` (Windows) the
+    solver runs in this process, bounded by its own limit only."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return run()
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+
+    def child() -> None:
+        try:
+            send.send(("ok", run()))
+        except BaseException as e:  # reported to the parent, which re-raises it
+            send.send(("error", e))
+
+    proc = ctx.Process(target=child, daemon=True)
+    proc.start()
+    send.close()
+    try:
+        if not receive.poll(max(0.0, seconds)):
+            return None
+        try:
+            kind, value = receive.recv()
+        except EOFError:  # the child died (out of memory, a signal): no plan from it
+            return None
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+        receive.close()
+    if kind == "error":
+        raise value
+    return value
 
 
 def _status(code: int, message: str) -> str:
@@ -163,27 +342,54 @@ def _status(code: int, message: str) -> str:
     return {0: "optimal", 2: "infeasible", 3: "unbounded"}.get(code, "solver error")
 
 
+class _Rows:
+    """Constraint rows collected as numpy pieces (columns, values) and bounds, in order."""
+
+    def __init__(self) -> None:
+        self.cols: list[Any] = []
+        self.vals: list[Any] = []
+        self.lens: list[int] = []
+        self.lb: list[float] = []
+        self.ub: list[float] = []
+
+    def add(self, cols: Any, vals: Any, lo: float, hi: float) -> None:
+        self.cols.append(cols)
+        self.vals.append(vals)
+        self.lens.append(len(cols))
+        self.lb.append(lo)
+        self.ub.append(hi)
+
+
 def build_model(view: LoadView, rules: Rules, costs: Costs, targets: Targets, width: float,
-                caps: Caps, pairs: list[tuple[int, int]] | None = None) -> Model:
+                caps: Caps, pairs: Pairs | None = None, deadline: float | None = None) -> Model:
+    """The model of the module docstring, as sparse arrays (the rows in the order HiGHS has
+    always been given them: a bundle's "at most once", then per broker its terms' rows, the
+    band, the caps, topics, anti-affinity). ``deadline`` (``time.monotonic()``): past it the
+    build stops with :class:`OutOfTime`."""
     import numpy as np
-    from scipy.sparse import coo_array
+    from scipy.sparse import csr_array
+
+    def check_clock() -> None:
+        if deadline is not None and time.monotonic() > deadline:
+            raise OutOfTime
 
     pairs = pairs if pairs is not None else pairs_of(view, rules)
+    assert pairs is not None
     n = len(view.brokers)
     terms = view.terms
-    movable = sorted({i for i, _ in pairs})
+    pb, pd = pairs.bundle, pairs.dest
+    npairs = len(pb)
+    movable = np.unique(pb).tolist()
     norm = sum(costs.cost[i] for i in movable) or 1.0
     usages = view.usages()
     umax = targets.max_usage
 
     # variable layout
-    npairs = len(pairs)
     v_lo, v_hi, v_cap, v_band = npairs, npairs + 1, npairs + 2, npairs + 3
     nvar = npairs + 4
     y_index: list[list[tuple[int, int]]] = []  # per broker: (r or -1 for floor, var)
     for t in terms:
-        opts = [r for r in range(3) if t.now[r] != -math.inf]
-        choices = opts + ([-1] if t.floor != -math.inf and (not opts or t.floor > 0) else [])
+        choices = _y_choices(t)
         ys: list[tuple[int, int]] = []
         if len(choices) > 1:
             for r in choices:
@@ -192,94 +398,99 @@ def build_model(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wi
         elif choices:
             ys.append((choices[0], -1))
         y_index.append(ys)
+    index_type = np.int32 if nvar < 2**31 - 1 else np.int64
 
-    # per broker, per resource: the linear expression (coefficients over pair variables)
-    inflow: list[list[tuple[int, int]]] = [[] for _ in range(n)]  # (pair var, bundle)
-    outflow: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-    for p, (i, j) in enumerate(pairs):
-        inflow[j].append((p, i))
-        outflow[view.owner[i]].append((p, i))
+    # per broker, the pairs coming in and going out (pair order within each)
+    owner = np.asarray(view.owner, dtype=np.int64)
+    src = owner[pb]
+    drivers = np.asarray(view.drivers, dtype=np.float64).reshape(-1, 3)[pb]
+    in_order = np.argsort(pd, kind="stable")
+    in_at = np.searchsorted(pd[in_order], np.arange(n + 1))
+    out_order = np.argsort(src, kind="stable")
+    out_at = np.searchsorted(src[out_order], np.arange(n + 1))
+    check_clock()
 
-    rows: list[int] = []
-    cols: list[int] = []
-    vals: list[float] = []
-    lb: list[float] = []
-    ub: list[float] = []
-
-    def add_row(coefs: list[tuple[int, float]], lo: float, hi: float) -> None:
-        row = len(lb)
-        for c, v in coefs:
-            if v != 0.0:
-                rows.append(row)
-                cols.append(c)
-                vals.append(v)
-        lb.append(lo)
-        ub.append(hi)
-
-    def expr(j: int, r: int) -> list[tuple[int, float]]:
-        k = terms[j].per_unit[r]
-        out = [(p, k * view.drivers[i][r]) for p, i in inflow[j]]
-        out += [(p, -k * view.drivers[i][r]) for p, i in outflow[j]]
-        return out
-
-    # each bundle moves at most once
-    by_bundle: dict[int, list[int]] = {}
-    for p, (i, _) in enumerate(pairs):
-        by_bundle.setdefault(i, []).append(p)
-    for ps in by_bundle.values():
-        add_row([(p, 1.0) for p in ps], -math.inf, 1.0)
+    # each bundle moves at most once: one row per bundle over its (consecutive) pairs
+    starts = np.flatnonzero(np.r_[True, pb[1:] != pb[:-1]]) if npairs else np.zeros(0, int)
+    first_ptr = np.r_[starts, npairs].astype(np.int64)
+    nb = len(starts)
+    rows = _Rows()
+    one = np.ones(1)
 
     lub = max(usages) if usages else 1.0
     big_m = lub + 1.0
     hi_floor = max((t.floor for t in terms if t.floor != -math.inf), default=0.0)
     for j, t in enumerate(terms):
+        check_clock()
+        p_in = in_order[in_at[j]:in_at[j + 1]]
+        p_out = out_order[out_at[j]:out_at[j + 1]]
+        cols_e = np.concatenate([p_in, p_out])
+        expr: dict[int, Any] = {}
         for r in range(3):
             if t.now[r] == -math.inf:
                 continue
-            e = expr(j, r)
-            add_row(e + [(v_hi, -1.0)], -math.inf, -t.now[r])
-            add_row(e + [(v_cap, -1.0)], -math.inf, umax - t.now[r])
+            k = t.per_unit[r]
+            e = expr[r] = np.concatenate([k * drivers[p_in, r], -k * drivers[p_out, r]])
+            rows.add(np.r_[cols_e, v_hi], np.r_[e, -1.0], -math.inf, -t.now[r])
+            rows.add(np.r_[cols_e, v_cap], np.r_[e, -1.0], -math.inf, umax - t.now[r])
         ys = y_index[j]
         if len(ys) == 1:
             r, _ = ys[0]
             if r == -1:
-                add_row([(v_lo, 1.0)], -math.inf, t.floor)
+                rows.add(np.array([v_lo]), one, -math.inf, t.floor)
             else:
-                add_row([(v_lo, 1.0)] + [(c, -v) for c, v in expr(j, r)], -math.inf, t.now[r])
+                rows.add(np.r_[v_lo, cols_e], np.r_[1.0, -expr[r]], -math.inf, t.now[r])
         elif ys:
-            add_row([(var, 1.0) for _, var in ys], 1.0, 1.0)
+            rows.add(np.array([var for _, var in ys]), np.ones(len(ys)), 1.0, 1.0)
             for r, var in ys:
                 if r == -1:
-                    add_row([(v_lo, 1.0), (var, big_m)], -math.inf, big_m + t.floor)
+                    rows.add(np.array([v_lo, var]), np.array([1.0, big_m]), -math.inf,
+                             big_m + t.floor)
                 else:
-                    add_row([(v_lo, 1.0), (var, big_m)] + [(c, -v) for c, v in expr(j, r)],
-                            -math.inf, big_m + t.now[r])
-    add_row([(v_hi, 1.0), (v_lo, -1.0), (v_band, -1.0)], -math.inf, width)
+                    rows.add(np.r_[v_lo, var, cols_e], np.r_[1.0, big_m, -expr[r]],
+                             -math.inf, big_m + t.now[r])
+    rows.add(np.array([v_hi, v_lo, v_band]), np.array([1.0, -1.0, -1.0]), -math.inf, width)
 
     if caps.max_moves is not None:
-        add_row([(p, 1.0) for p in range(npairs)], -math.inf, float(caps.max_moves))
+        rows.add(np.arange(npairs), np.ones(npairs), -math.inf, float(caps.max_moves))
     if caps.max_throughput is not None:
-        add_row([(p, view.throughput[i]) for p, (i, _) in enumerate(pairs)], -math.inf,
-                float(caps.max_throughput))
+        tp = np.asarray(view.throughput, dtype=np.float64)[pb]
+        rows.add(np.arange(npairs), tp, -math.inf, float(caps.max_throughput))
+    topics = np.asarray(view.topics, dtype=np.int64)[pb]
     for j in range(n):
-        incoming = sum(view.topics[i] for _, i in inflow[j])
+        p_in = in_order[in_at[j]:in_at[j + 1]]
+        incoming = int(topics[p_in].sum())
         if incoming and view.broker_topics[j] + incoming > rules.topics_limit:
-            coefs = [(p, float(view.topics[i])) for p, i in inflow[j]]
-            coefs += [(p, -float(view.topics[i])) for p, i in outflow[j]]
-            add_row(coefs, -math.inf, float(rules.topics_limit - view.broker_topics[j]))
+            p_out = out_order[out_at[j]:out_at[j + 1]]
+            rows.add(np.concatenate([p_in, p_out]),
+                     np.concatenate([topics[p_in], -topics[p_out]]).astype(np.float64),
+                     -math.inf, float(rules.topics_limit - view.broker_topics[j]))
     if rules.group:
+        group_of = {g: k for k, g in enumerate(rules.group_cap)}
+        gid = np.full(len(view.owner), -1, dtype=np.int64)
+        owned = np.zeros((len(group_of), n), dtype=np.int64)  # group members per broker now
+        for i, g in rules.group.items():
+            if g in group_of:
+                gid[i] = group_of[g]
+                owned[group_of[g], view.owner[i]] += 1
+        pg = gid[pb]
         for g, capv in rules.group_cap.items():
+            check_clock()
+            k = group_of[g]
             for j in range(n):
-                ins = [(p, 1.0) for p, i in inflow[j] if rules.group.get(i) == g]
-                if not ins:
+                p_in = in_order[in_at[j]:in_at[j + 1]]
+                ins = p_in[pg[p_in] == k]
+                if not len(ins):
                     continue
-                outs = [(p, -1.0) for p, i in outflow[j] if rules.group.get(i) == g]
-                now = sum(1 for i, gi in rules.group.items() if gi == g and view.owner[i] == j)
-                add_row(ins + outs, -math.inf, float(capv[j] - now))
+                p_out = out_order[out_at[j]:out_at[j + 1]]
+                outs = p_out[pg[p_out] == k]
+                rows.add(np.concatenate([ins, outs]),
+                         np.r_[np.ones(len(ins)), -np.ones(len(outs))], -math.inf,
+                         float(capv[j] - int(owned[k, j])))
+    check_clock()
 
     c = np.zeros(nvar)
-    for p, (i, _) in enumerate(pairs):
-        c[p] = costs.cost[i] / norm
+    c[:npairs] = np.asarray(costs.cost, dtype=np.float64)[pb] / norm
     c[v_cap] = K_CAP
     c[v_band] = K_BAND
     integrality = np.ones(nvar)
@@ -291,9 +502,15 @@ def build_model(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wi
     lower[v_cap], upper[v_cap] = max(0.0, hi_floor - umax), np.inf
     lower[v_band], upper[v_band] = 0.0, np.inf
 
-    a = coo_array((vals, (rows, cols)), shape=(len(lb), nvar)).tocsr()
-    return Model(c, a, np.array(lb), np.array(ub), lower, upper, integrality, pairs, norm,
-                 y_index)
+    indptr = np.concatenate([first_ptr, npairs + np.cumsum(np.asarray(rows.lens, np.int64))])
+    indices = np.concatenate([np.arange(npairs), *rows.cols]).astype(index_type)
+    data = np.concatenate([np.ones(npairs), *rows.vals]).astype(np.float64)
+    del rows.cols, rows.vals
+    a = csr_array((data, indices, indptr.astype(index_type)), shape=(nb + len(rows.lb), nvar))
+    a.eliminate_zeros()  # a bundle without traffic, a slope of 0: as if never written
+    lb = np.r_[np.full(nb, -math.inf), rows.lb]
+    ub = np.r_[np.ones(nb), rows.ub]
+    return Model(c, a.tocsc(), lb, ub, lower, upper, integrality, pairs, norm, y_index)
 
 
 @contextmanager

@@ -3,14 +3,16 @@
 ``--solver auto`` (the default) always computes the greedy plan; when scipy is installed and the
 problem has at most ``--exact-limit`` (bundle, destination) pairs it also runs the exact model on
 HiGHS within a work limit (:data:`lbctl.planner.milp.NODE_LIMIT` nodes), and keeps whichever plan
-is nearer the goals, then cheaper. ``exact`` runs the exact model whatever the size; ``greedy``
-never does. Without scipy the exact model is skipped with a note (never an error).
+is nearer the goals, then cheaper. ``exact`` runs the exact model whatever the number of pairs,
+unless its estimated memory is over :data:`lbctl.planner.milp.MEMORY_LIMIT` (1 GB: greedy then,
+with a note); ``greedy`` never does. Without scipy the exact model is skipped with a note (never
+an error).
 
 **The same input gives the same plan.** The greedy plan is deterministic (brokers and bundles are
 read in name order, :func:`lbctl.planner.load.canonical`, and ties go to the lower name); the exact
 solver's answer is a function of the model and its work limit, not of the clock. ``--time-limit``
-is a guard on the exact solver only: when it runs out first, the exact run is discarded and the
-greedy plan is kept (with a note), so a longer limit can only let the exact solver improve on the
+is a guard on the exact solver only (the model's build counts against it): when it runs out first,
+the exact run is discarded and the greedy plan is kept (with a note), so a longer limit can only let the exact solver improve on the
 greedy plan, never make the plan depend on how busy the machine was.
 
 The **gap** is how much cheaper a plan meeting the same goals could be, relative to this one: from
@@ -41,7 +43,6 @@ from lbctl.planner.load import LoadView
 
 SOLVERS = ("auto", "exact", "greedy")
 EXACT_LIMIT = 20_000
-HARD_LIMIT = 2_000_000  # pairs beyond which even --solver exact would exhaust memory
 TIME_LIMIT = 10.0
 INSTALL_HINT = "pip install 'lbctl[propose]'"
 #: a plan that cannot meet the goals is only worth its moves if it gets this much nearer them
@@ -129,11 +130,15 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
     elif exact_wanted and not milp.available():
         notes.append(f"scipy is not installed: greedy solver only ({INSTALL_HINT} for the "
                      "exact solver)")
-    elif exact_wanted and most > HARD_LIMIT:
-        notes.append(f"{most:,} (bundle, destination) pairs: too many for the exact solver; "
-                     "greedy solver")
+    elif exact_wanted and not (size := milp.size_of(view, rules, caps)).fits:
+        listed = size.pairs is not None
+        notes.append(f"{len(size.pairs) if size.pairs is not None else most:,} (bundle, "
+                     f"destination) pairs: the exact model would need "
+                     f"{'about' if listed else 'more than'} {size.memory / 2**20:,.0f} MB, over "
+                     f"its {milp.MEMORY_LIMIT / 2**20:,.0f} MB limit; greedy solver")
     elif exact_wanted:
-        res = milp.solve_milp(view, rules, costs, targets, best_width, caps, options.time_limit)
+        res = milp.solve_milp(view, rules, costs, targets, best_width, caps, options.time_limit,
+                              pairs=size.pairs)
         if res.moves is not None:
             exact = Assignment(view, rules, costs)
             exact.apply(res.moves)
@@ -160,7 +165,7 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
                 else max(best.u) - min(best.u)
             limits = (v_exact.capacity + TOLERANCE, max(0.0, span - best_width) + TOLERANCE)
             cheap = milp.solve_milp(view, rules, costs, targets, best_width, caps,
-                                    options.time_limit, slack_limits=limits)
+                                    options.time_limit, pairs=size.pairs, slack_limits=limits)
             if cheap.moves is not None:
                 lean = Assignment(view, rules, costs)
                 lean.apply(cheap.moves)

@@ -1,0 +1,565 @@
+"""A verbatim copy of ``lbctl/planner/greedy.py`` as of commit 4ed0f40, before its quadratic corners
+were removed (issue 30): ``level`` scanned the top broker's bundles x receivers per move, ``improve``
+walked past every moved bundle, ``_Fill._drop`` scanned equal drivers. Kept under tests/ only, so
+that tests/planner/test_greedy_equality.py can show the fast greedy makes the same moves in the same
+order. Do not change it (or change it only with the same policy change made in greedy.py).
+
+The original module docstring follows.
+
+Greedy + local search: a plan for any cluster size, in time near-linear in the moves it makes.
+
+The band goal says every broker's usage must end inside some window ``[lo, lo + width]``
+(``width`` = the target range). For a chosen window:
+
+1. **Shed.** Brokers above the window, most loaded first, give bundles away: the cheapest bundle
+   whose departure brings the broker inside the window (without dropping it below), else the one
+   that takes the most off; each to the least loaded broker that may take it (constraints) and
+   stays inside the window with it.
+2. **Fill.** Brokers below the window, least loaded first, take bundles from the most loaded
+   brokers that can spare them (staying inside the window): the cheapest bundle that lifts the
+   receiver into the window, else the one that lifts it most.
+3. **Local search.** Moves are undone, most expensive first, where the band holds without them;
+   then each move is replaced by a cheaper bundle of the same source where the band still holds.
+
+Windows are ranked by an estimate of the traffic they need moved (the excess above the window
+and the deficit below it, in bytes/s at each broker's own cost per point of usage); the best few
+are planned and the cheapest plan that meets the goals wins (else the one nearest to them).
+When no window can be reached, two more candidates: one planning for capacity alone, and a
+min-max levelling (the most loaded broker gives to the least loaded while that lowers the peak).
+
+A broker's bundles are kept sorted by the driver of its heaviest resource, so a step finds the
+smallest bundle covering what the broker must shed by bisection rather than by trying them all.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from collections.abc import Generator, Iterator, Sequence
+from contextlib import closing
+from dataclasses import dataclass
+
+from lbctl.planner.assignment import EPS, Assignment, Violation, better
+from lbctl.planner.constraints import Rules
+from lbctl.planner.cost import Costs
+from lbctl.planner.goals import Targets
+from lbctl.planner.load import LoadView
+
+_DEST_TRIES = 48  # destinations looked at per bundle before giving up on it
+_BUNDLE_TRIES = 8  # bundles tried per broker step
+_NEAR = 8  # covering bundles compared by cost (the smallest ones)
+_DONORS = 4  # donors scanned per fill step (the first that can lift the receiver wins)
+_SWAPS = 3  # cheaper bundles tried per move in local search
+
+
+@dataclass(frozen=True, slots=True)
+class Caps:
+    max_moves: int | None = None
+    max_throughput: float | None = None
+
+
+def candidates_by_broker(view: LoadView, rules: Rules, costs: Costs) -> list[list[int]]:
+    """Each broker's movable bundles, cheapest first."""
+    out: list[list[int]] = [[] for _ in view.brokers]
+    for i, why in enumerate(rules.pinned):
+        if why is None:
+            out[view.owner[i]].append(i)
+    for lst in out:
+        lst.sort(key=lambda i: (costs.cost[i], i))
+    return out
+
+
+def _dominant(a: Assignment, j: int) -> int:
+    t = a.terms[j]
+    best, best_r = -math.inf, 0
+    for r in range(3):
+        v = t.resource(r, a.delta[j][r])
+        if v > best:
+            best, best_r = v, r
+    return best_r
+
+
+class _Fill:
+    """One window's shed-and-fill pass over an assignment."""
+
+    def __init__(self, a: Assignment, cands: Sequence[Sequence[int]], lo: float, hi: float,
+                 caps: Caps):
+        self.a = a
+        self.cands = cands
+        self.lo = lo
+        self.hi = hi
+        self.caps = caps
+        n = len(a.u)
+        self.ver = [0] * n
+        self.low: list[tuple[float, int, int]] = [(a.u[j], 0, j) for j in range(n)]
+        heapq.heapify(self.low)
+        self.high: list[tuple[float, int, int]] = [(-a.u[j], 0, j) for j in range(n)]
+        heapq.heapify(self.high)
+        self._sorted: dict[tuple[int, int], tuple[list[float], list[int]]] = {}
+
+    # --- bookkeeping --------------------------------------------------------------------------
+    def _touch(self, j: int) -> None:
+        self.ver[j] += 1
+        heapq.heappush(self.low, (self.a.u[j], self.ver[j], j))
+        heapq.heappush(self.high, (-self.a.u[j], self.ver[j], j))
+
+    def _capped(self, i: int) -> bool:
+        c = self.caps
+        if c.max_moves is not None and len(self.a.moved) >= c.max_moves:
+            return True
+        return (c.max_throughput is not None
+                and self.a.throughput + self.a.view.throughput[i] > c.max_throughput + EPS)
+
+    def _out_of_moves(self) -> bool:
+        c = self.caps
+        return c.max_moves is not None and len(self.a.moved) >= c.max_moves
+
+    def _move(self, i: int, dst: int) -> None:
+        src = self.a.owner[i]
+        self.a.move(i, dst)
+        self._drop(src, i)
+        self._touch(src)
+        self._touch(dst)
+
+    def _walk(self, heap: list[tuple[float, int, int]]) -> Generator[int, None, None]:
+        """Brokers in heap order (stale entries dropped); entries are put back when the walk
+        ends."""
+        popped = []
+        try:
+            while heap:
+                e = heapq.heappop(heap)
+                if e[1] != self.ver[e[2]]:
+                    continue
+                popped.append(e)
+                yield e[2]
+        finally:
+            for e in popped:
+                heapq.heappush(heap, e)
+
+    def _pop_top(self, heap: list[tuple[float, int, int]], skip: set[int]) -> int | None:
+        """The first current broker of ``heap`` not in ``skip`` (entries of ``skip`` dropped)."""
+        while heap:
+            e = heap[0]
+            if e[1] != self.ver[e[2]] or e[2] in skip:
+                heapq.heappop(heap)
+                continue
+            return e[2]
+        return None
+
+    def _by_driver(self, j: int, r: int) -> tuple[list[float], list[int]]:
+        """Broker ``j``'s movable, unmoved bundles sorted by their driver of resource ``r``."""
+        key = (j, r)
+        hit = self._sorted.get(key)
+        if hit is None:
+            drivers = self.a.view.drivers
+            items = sorted((drivers[i][r], i) for i in self.cands[j] if i not in self.a.moved)
+            hit = self._sorted[key] = ([d for d, _ in items], [i for _, i in items])
+        return hit
+
+    def _drop(self, j: int, i: int) -> None:
+        d = self.a.view.drivers[i]
+        for r in range(3):
+            hit = self._sorted.get((j, r))
+            if hit is None:
+                continue
+            ds, ids = hit
+            k = bisect.bisect_left(ds, d[r])
+            while k < len(ids) and ids[k] != i:
+                k += 1
+            if k < len(ids):
+                del ds[k]
+                del ids[k]
+
+    def _destination(self, i: int, src: int) -> int | None:
+        """The least loaded broker that may take ``i`` and stays inside the window with it;
+        failing that (a big bundle, brokers of different strength), the broker where it ends
+        lowest, if that is inside the window."""
+        with closing(self._walk(self.low)) as walk:
+            found = self._first_fit(walk, i, src)
+        if found is not None:
+            return found
+        a = self.a
+        best: tuple[float, int] | None = None
+        for j in range(len(a.u)):
+            if j == src:
+                continue
+            u = a.usage_if(j, i, 1.0)
+            if u <= self.hi + EPS and (best is None or u < best[0]) and a.refuses(i, j) is None:
+                best = (u, j)
+        return None if best is None else best[1]
+
+    def _first_fit(self, walk: Iterator[int], i: int, src: int) -> int | None:
+        a = self.a
+        tries = 0
+        for j in walk:
+            if j == src:
+                continue
+            if a.u[j] > self.hi or tries >= _DEST_TRIES:
+                return None  # the rest are fuller still
+            tries += 1
+            if a.refuses(i, j) is None and a.usage_if(j, i, 1.0) <= self.hi + EPS:
+                return j
+        return None
+
+    # --- the two phases -------------------------------------------------------------------------
+    def _shed_choices(self, j: int) -> list[int]:
+        """Bundles of donor ``j`` worth trying, best first: the cheapest of the smallest ones
+        that bring it inside the window, then the largest ones that do not overshoot it."""
+        a = self.a
+        r = _dominant(a, j)
+        t = a.terms[j]
+        k = t.per_unit[r]
+        ds, ids = self._by_driver(j, r)
+        if not ids:
+            return []
+        if k <= 0:
+            return []  # its usage does not follow traffic: nothing to shed
+        now = t.resource(r, a.delta[j][r])
+        need = (a.u[j] - self.hi) / k  # driver to remove so the heaviest term reaches hi
+        room = (now - self.lo) / k  # most driver removable without dropping below lo
+        first = bisect.bisect_left(ds, need - 1e-12)
+        last = bisect.bisect_right(ds, room + 1e-12)
+        cover = [ids[x] for x in range(first, min(last, first + _NEAR))]
+        cover.sort(key=lambda i: a.costs.cost[i])
+        partial = [ids[x] for x in range(min(first, last) - 1, max(min(first, last) - 1
+                                                                   - _BUNDLE_TRIES, -1), -1)]
+        return cover + partial
+
+    def _shed_one(self, j: int) -> tuple[int, int] | None:
+        a = self.a
+        uj = a.u[j]
+        tried = 0
+        for i in self._shed_choices(j):
+            if self._capped(i):
+                continue
+            after = a.usage_if(j, i, -1.0)
+            if after < self.lo - EPS or uj - after <= EPS:
+                continue
+            dst = self._destination(i, j)
+            if dst is not None:
+                return i, dst
+            tried += 1
+            if tried >= _BUNDLE_TRIES:
+                break
+        return None
+
+    def _big_first(self) -> None:
+        """Bundles too big for the least loaded broker (more than half the window, and it would
+        overshoot there) go first, each to the broker where it ends lowest: on a cluster of
+        unequal hosts only the strong ones may hold them, and the small bundles placed before
+        would fill those up."""
+        a = self.a
+        width = self.hi - self.lo
+        big: list[tuple[float, int, int]] = []
+        must: set[int] = set()  # big bundles whose broker cannot get inside the window otherwise
+        lowest = min(range(len(a.u)), key=lambda d: a.u[d]) if a.u else 0
+        for j in range(len(a.u)):
+            if a.u[j] <= self.hi + EPS:
+                continue
+            effects = [(a.u[j] - a.usage_if(j, i, -1.0), i) for i in self.cands[j]]
+            total = sum(e for e, _ in effects)
+            for effect, i in effects:
+                if effect <= width / 2 or (j != lowest
+                                           and a.usage_if(lowest, i, 1.0) <= self.hi + EPS):
+                    continue  # small, or the least loaded broker can take it: the usual path
+                rest = total - effect
+                if a.u[j] - effect >= self.lo - EPS or rest < a.u[j] - self.hi:
+                    big.append((-effect, i, j))
+                    if a.u[j] - effect < self.lo - EPS:
+                        must.add(i)  # the fill phase brings its broker back up
+        for _, i, j in sorted(big):
+            if self._out_of_moves() or i in a.moved or a.u[j] <= self.hi + EPS:
+                continue
+            if (a.usage_if(j, i, -1.0) < self.lo - EPS and i not in must) or self._capped(i):
+                continue
+            best: tuple[float, int] | None = None
+            for d in range(len(a.u)):
+                if d == j:
+                    continue
+                u = a.usage_if(d, i, 1.0)
+                if u <= self.hi + EPS and (best is None or u < best[0]) \
+                        and a.refuses(i, d) is None:
+                    best = (u, d)
+            if best is not None:
+                self._move(i, best[1])
+
+    def shed(self) -> None:
+        a = self.a
+        self._big_first()
+        stuck: set[int] = set()
+        while not self._out_of_moves():
+            j = self._pop_top(self.high, stuck)
+            if j is None or a.u[j] <= self.hi + EPS:
+                return
+            choice = self._shed_one(j)
+            if choice is None:
+                stuck.add(j)
+                continue
+            self._move(*choice)
+
+    def _fill_choices(self, r: int, s: int) -> list[int]:
+        """Bundles of donor ``s`` that might lift receiver ``r`` into the window."""
+        a = self.a
+        t = a.terms[r]
+        best_need, best_res = math.inf, -1
+        for res in range(3):
+            k = t.per_unit[res]
+            now = t.resource(res, a.delta[r][res])
+            if now == -math.inf or k <= 0:
+                continue
+            need = max(0.0, self.lo - now) / k
+            if need < best_need:
+                best_need, best_res = need, res
+        if best_res < 0:
+            return []
+        ds, ids = self._by_driver(s, best_res)
+        k = t.per_unit[best_res]
+        room = (self.hi - t.resource(best_res, a.delta[r][best_res])) / k
+        first = bisect.bisect_left(ds, best_need - 1e-12)
+        last = bisect.bisect_right(ds, room + 1e-12)
+        cover = [ids[x] for x in range(first, min(last, first + _NEAR))]
+        cover.sort(key=lambda i: a.costs.cost[i])
+        top = min(first, last)
+        partial = [ids[x] for x in range(top - 1, max(top - 1 - _BUNDLE_TRIES, -1), -1)]
+        return cover + partial
+
+    def _fill_one(self, r: int) -> tuple[int, int] | None:
+        a = self.a
+        ur = a.u[r]
+        best: tuple[int, float, float, int] | None = None  # (not cover, -gain or cost, …, i)
+        donors = 0
+        walk = self._walk(self.high)
+        for s in walk:
+            if s == r:
+                continue
+            if a.u[s] <= self.lo + EPS or donors >= _DONORS or (best is not None
+                                                                  and best[0] == 0):
+                break
+            donors += 1
+            for i in self._fill_choices(r, s):
+                if self._capped(i):
+                    continue
+                if a.usage_if(s, i, -1.0) < self.lo - EPS:
+                    continue
+                after = a.usage_if(r, i, 1.0)
+                if after > self.hi + EPS or after - ur <= EPS:
+                    continue
+                if a.refuses(i, r) is not None:
+                    continue
+                cover = after >= self.lo - EPS
+                key = (0, a.costs.cost[i], 0.0, i) if cover else (1, ur - after,
+                                                                  a.costs.cost[i], i)
+                if best is None or key < best:
+                    best = key
+                if cover:
+                    break
+        walk.close()
+        return None if best is None else (best[3], r)
+
+    def fill(self) -> None:
+        a = self.a
+        stuck: set[int] = set()
+        while not self._out_of_moves():
+            r = self._pop_top(self.low, stuck)
+            if r is None or a.u[r] >= self.lo - EPS:
+                return
+            choice = self._fill_one(r)
+            if choice is None:
+                stuck.add(r)
+                continue
+            self._move(*choice)
+
+
+# --- local search -----------------------------------------------------------------------------------
+def improve(a: Assignment, cands: Sequence[Sequence[int]], width: float, umax: float,
+            passes: int = 2) -> None:
+    """Undo moves the band does not need, then swap moves for cheaper bundles of the same source.
+
+    Only changes that keep every broker inside the band (and under ``umax``) are kept, so a plan
+    that meets the goals still meets them. Each change is checked on the two brokers it touches
+    against bounds on all the others, before it is made."""
+    if not a.moved or not a.violation_free(width, umax):
+        return
+
+    def fits(us: float, ud: float, lo: float, hi: float) -> bool:
+        """The band holds with the source at ``us`` and the destination at ``ud``, every other
+        broker being within ``[lo, hi]``."""
+        return (max(us, ud) <= umax + EPS
+                and max(hi, us, ud) - min(lo, us, ud) <= width + EPS)
+
+    for _ in range(passes):
+        changed = False
+        lo, hi = min(a.u), max(a.u)
+        for i in sorted(a.moved, key=lambda i: -a.costs.cost[i]):
+            dst = a.moved[i]
+            src = a.view.owner[i]
+            us, ud = a.usage_swap(src, -1, i), a.usage_swap(dst, i, -1)
+            if fits(us, ud, lo, hi):
+                a.undo(i)
+                lo, hi = min(lo, ud), max(hi, us)
+                changed = True
+        for i in sorted(a.moved, key=lambda i: -a.costs.cost[i]):
+            dst = a.moved[i]
+            src = a.view.owner[i]
+            lst = cands[src]
+            tried = 0
+            for x in range(_cost_index(a, lst, a.costs.cost[i]) - 1, -1, -1):
+                k = lst[x]
+                if k in a.moved or a.owner[k] != src:
+                    continue
+                tried += 1
+                if tried > _SWAPS:
+                    break
+                us, ud = a.usage_swap(src, k, i), a.usage_swap(dst, i, k)
+                if not fits(us, ud, lo, hi):
+                    continue
+                a.undo(i)
+                if a.refuses(k, dst) is None:
+                    a.move(k, dst)
+                    lo, hi = min(lo, us, ud), max(hi, us, ud)
+                    changed = True
+                    break
+                a.move(i, dst)
+        if not changed:
+            return
+
+
+def _cost_index(a: Assignment, lst: Sequence[int], cost: float) -> int:
+    lo, hi = 0, len(lst)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if a.costs.cost[lst[mid]] < cost:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@dataclass(frozen=True, slots=True)
+class GreedyResult:
+    assignment: Assignment
+    window: tuple[float, float] | None  # (lo, hi) of the winning window; None: capacity only
+
+
+def _rho(view: LoadView) -> list[float]:
+    """Bytes/s of typical traffic per unit of usage (fraction), per broker, on its dominant
+    resource: what one point of usage costs to move there."""
+    totals = view.driver_totals
+    tp = sum(view.throughput)
+    out = []
+    for t in view.terms:
+        r = max(range(3), key=lambda r: t.now[r])
+        per = t.per_unit[r]
+        if t.now[r] == -math.inf or per <= 0 or totals[r] <= 0:
+            out.append(math.inf)
+        else:
+            out.append(tp / totals[r] / per)
+    return out
+
+
+def rank_windows(view: LoadView, usages: Sequence[float], width: float, umax: float,
+                 count: int) -> list[float]:
+    """The ``lo`` of the ``count`` most promising windows (estimated traffic to move)."""
+    rho = _rho(view)
+    lo_u, hi_u = min(usages), max(usages)
+    steps = 120
+    start = lo_u - width
+    span = max(hi_u - start, 1e-9)
+    order = sorted(range(len(usages)), key=lambda j: usages[j])
+    us = [usages[j] for j in order]
+    ps = [rho[j] for j in order]
+    # prefix sums of u·rho and rho, to evaluate each window in O(log n)
+    cu = [0.0]
+    cr = [0.0]
+    for u, p in zip(us, ps, strict=True):
+        cu.append(cu[-1] + (u * p if math.isfinite(p) else math.inf))
+        cr.append(cr[-1] + p)
+
+    def estimate(lo: float) -> float:
+        hi = min(lo + width, umax)
+        k = bisect.bisect_left(us, lo)  # brokers below lo: 0..k-1
+        gain = lo * cr[k] - cu[k] if k else 0.0
+        m = bisect.bisect_right(us, hi)  # brokers above hi: m..n-1
+        shed = (cu[-1] - cu[m]) - hi * (cr[-1] - cr[m]) if m < len(us) else 0.0
+        return max(shed, gain) if not math.isnan(max(shed, gain)) else math.inf
+
+    grid = [start + span * k / steps for k in range(steps + 1)]
+    best = min(grid, key=lambda lo: (estimate(lo), lo))
+    picks = [best]
+    for frac in (0.25, -0.25, 0.5, -0.5, 0.125, -0.125, 0.75, -0.75):
+        if len(picks) >= count:
+            break
+        picks.append(best + frac * width)
+    return picks[:count]
+
+
+def solve_greedy(view: LoadView, rules: Rules, costs: Costs, targets: Targets, width: float,
+                 caps: Caps, windows: int | None = None) -> GreedyResult:
+    """The best of a few windows' shed-and-fill plans (then local search), and a capacity-only
+    plan. ``windows`` defaults to 5, 1 for clusters of more than 20,000 bundles."""
+    if windows is None:
+        windows = 5 if len(view.bundles) <= 20_000 else 1
+    cands = candidates_by_broker(view, rules, costs)
+    umax = targets.max_usage
+    usages = view.usages()
+    results: list[tuple[Violation, float, Assignment, tuple[float, float] | None]] = []
+    passes = 2 if len(view.bundles) <= 20_000 else 1
+    for lo in rank_windows(view, usages, width, umax, windows):
+        a = Assignment(view, rules, costs)
+        fill = _Fill(a, cands, lo, min(lo + width, umax), caps)
+        fill.shed()
+        fill.fill()
+        improve(a, cands, width, umax, passes)
+        v = _violation(a, width, umax)
+        results.append((v, a.cost, a, (lo, lo + width)))
+    if not any(r[0].ok for r in results):
+        a = Assignment(view, rules, costs)
+        fill = _Fill(a, cands, -math.inf, umax, caps)
+        fill.shed()
+        results.append((_violation(a, width, umax), a.cost, a, None))
+        a = Assignment(view, rules, costs)
+        level(a, cands, caps)
+        results.append((_violation(a, width, umax), a.cost, a, None))
+    best_i = 0
+    for k in range(1, len(results)):
+        if better(results[k][0], results[k][1], results[best_i][0], results[best_i][1]):
+            best_i = k
+    _, _, best, window = results[best_i]
+    return GreedyResult(best, window)
+
+
+def level(a: Assignment, cands: Sequence[Sequence[int]], caps: Caps) -> None:
+    """Min-max levelling, for clusters where no window can be reached: move a bundle from the
+    most loaded broker to the least loaded one that may take it whenever that lowers the larger
+    of the two below the most loaded broker's usage, until no such move is left."""
+    fill = _Fill(a, cands, -math.inf, math.inf, caps)
+    for _ in range(len(a.view.bundles)):
+        if fill._out_of_moves():
+            return
+        j = fill._pop_top(fill.high, set())
+        if j is None:
+            return
+        top = a.u[j]
+        best: tuple[float, float, int, int] | None = None
+        with closing(fill._walk(fill.low)) as walk:
+            receivers = [d for _, d in zip(range(_DONORS), (d for d in walk if d != j),
+                                           strict=False)]
+        for i in cands[j]:
+            if i in a.moved or fill._capped(i):
+                continue
+            us = a.usage_if(j, i, -1.0)
+            for d in receivers:
+                peak = max(us, a.usage_if(d, i, 1.0))
+                if (peak < top - EPS and (best is None or (peak, a.costs.cost[i]) < best[:2])
+                        and a.refuses(i, d) is None):
+                    best = (peak, a.costs.cost[i], i, d)
+        if best is None:
+            return
+        fill._move(best[2], best[3])
+
+
+def _violation(a: Assignment, width: float, umax: float) -> Violation:
+    cap = max(0.0, max(a.u) - umax)
+    band = max(0.0, max(a.u) - min(a.u) - width)
+    return Violation(cap, band)
