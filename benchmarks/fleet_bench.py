@@ -3,6 +3,8 @@
     python benchmarks/fleet_bench.py                 # 1M and 10M bundle-sample rows
     python benchmarks/fleet_bench.py --sizes 1       # only 1M (sizes in millions of rows)
     python benchmarks/fleet_bench.py --sizes 1 --engines spark
+    python benchmarks/fleet_bench.py --sizes --example 3   # the README's command, 3 rounds
+    python benchmarks/fleet_bench.py --sizes 1 --duckdb-python /tmp/duckvenv/bin/python
 
 For each size a synthetic fleet is generated once under ``--work`` (benchmarks/fleet_gen.py:
 4 clusters × 10 brokers × 250 bundles × N one-minute samples, ``.jsonl`` files of 100 snapshots).
@@ -15,6 +17,15 @@ Each engine runs in a child process of its own:
   (``lbctl.fleet.rows.file_rows``: the same validation), keeps the broker and bundle columns the
   report needs, and computes the same per-sample spreads, moves and bounce-backs with pandas, and
   the same per-cluster summary (``lbctl.fleet.report.summarize``).
+
+* **duckdb** (``--duckdb-python``, optional): ``fleet_duckdb.py`` under an interpreter that has
+  duckdb (a throwaway virtual environment outside the project: DuckDB is no dependency of
+  lbctl) answers the same question twice — from the JSON lines, and from the Parquet tables
+  the Spark run wrote (the report's own input) — and must find the same moves and bounce-backs.
+
+``--example N`` times the README's command on the bundled example N times (``lbctl fleet
+ingest`` then ``lbctl fleet report``, each a process of its own as a user runs them) next to a
+bare Spark start with the same defaults: the goal is ingest + report <= 15 s wall.
 
 Printed per engine: wall seconds, CPU seconds (the process and everything it started: the JVM,
 Python workers), peak RSS (for Spark: the Python driver, and separately the JVM); then the
@@ -185,12 +196,28 @@ def pandas_run(src: str, work: str) -> dict:
             "bounces": int(summary["bounces"].sum())}
 
 
+def start_only() -> dict:
+    """A session with lbctl's defaults for a small input, started and stopped: the JVM's share."""
+    from lbctl.fleet.session import spark_session
+
+    t = time.perf_counter()
+    spark = spark_session(None, {}, input_bytes=1 << 20)
+    spark.sparkContext.parallelize([1]).count()
+    wall = time.perf_counter() - t
+    cpu = tree_cpu_seconds()
+    spark.stop()
+    return {"start": wall, "cpu": cpu}
+
+
 def child(engine: str, src: str, work: str) -> None:
     from lbctl.fleet.session import quiet_warnings
 
     quiet_warnings()
     t = time.perf_counter()
-    res = spark_run(src, work) if engine == "spark" else pandas_run(src, work)
+    if engine == "start":
+        res = start_only()
+    else:
+        res = spark_run(src, work) if engine == "spark" else pandas_run(src, work)
     res["wall"] = time.perf_counter() - t
     res["self_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print("RESULT " + json.dumps(res), flush=True)
@@ -211,17 +238,82 @@ def load() -> float:
     return os.getloadavg()[0]
 
 
+def duckdb_run(python: str, mode: str, path: Path, timeout: float | None) -> dict:
+    """``fleet_duckdb.py`` under its own interpreter (DuckDB is no dependency of lbctl)."""
+    p = subprocess.run([python, str(HERE / "fleet_duckdb.py"), mode, str(path)],
+                       capture_output=True, text=True, timeout=timeout)
+    for line in p.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return dict(json.loads(line[7:]))
+    raise SystemExit(f"duckdb {mode} run failed:\n{p.stderr[-3000:]}")
+
+
+def cli_child(args: list[str]) -> None:
+    """``lbctl ARGS`` in this process (the CLI's own code path), then its wall and the CPU of
+    this process and everything it started (the JVM is still up: its CPU is counted)."""
+    from lbctl.cli.app import app
+
+    t = time.perf_counter()
+    try:
+        app(args, prog_name="lbctl", standalone_mode=False)
+    finally:
+        print("RESULT " + json.dumps({"wall": time.perf_counter() - t,
+                                      "cpu": tree_cpu_seconds()}), flush=True)
+
+
+def timed_cli(args: list[str]) -> tuple[float, float, float]:
+    """Wall seconds (from the interpreter's start) and CPU seconds of ``lbctl ARGS`` in a process
+    of its own, and the 1-minute load when it ended."""
+    t = time.perf_counter()
+    p = subprocess.run([sys.executable, __file__, "--cli", *args], capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    for line in p.stdout.splitlines():
+        if line.startswith("RESULT ") and p.returncode == 0:
+            return wall, float(json.loads(line[7:])["cpu"]), load()
+    raise SystemExit(f"lbctl {' '.join(args)} failed:\n{p.stderr[-3000:]}")
+
+
+def example(work: Path, rounds: int) -> None:
+    """The README's command on the bundled example (``lbctl fleet ingest examples/fleet/ --out
+    DIR && lbctl fleet report DIR``), next to a bare Spark start with the same defaults."""
+    src = HERE.parent / "lbctl" / "examples" / "fleet"
+    print(f"\nbundled example ({src}), {rounds} round(s), the README's two commands:")
+    for _ in range(rounds):
+        before = load()
+        bare = run("start", src, work / "start", None)
+        out = work / "example"
+        subprocess.run(["rm", "-rf", str(out)], check=True)
+        ingest, ingest_cpu, _ = timed_cli(["fleet", "ingest", str(src), "--out", str(out), "-q"])
+        report, report_cpu, after = timed_cli(["fleet", "report", str(out), "-q", "-o", "json"])
+        start, start_cpu = bare["start"], bare["cpu"]
+        print(f"  ingest {ingest:.1f} s + report {report:.1f} s = {ingest + report:.1f} s wall "
+              f"(goal <= 15 s), CPU {ingest_cpu:.1f} + {report_cpu:.1f} s; a bare Spark start "
+              f"{start:.1f} s wall, {start_cpu:.1f} s CPU: beyond the two starts "
+              f"{ingest + report - 2 * start:.1f} s wall, {ingest_cpu + report_cpu - 2 * start_cpu:.1f} "
+              f"s CPU [load {before:.1f} -> {after:.1f}]")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=float, nargs="*", default=[1, 10], help="millions of rows")
     ap.add_argument("--engines", nargs="*", default=["spark", "pandas"])
     ap.add_argument("--work", type=Path, default=Path("/tmp/lbctl-fleet-bench"))
     ap.add_argument("--timeout", type=float, default=None, help="seconds per engine run")
+    ap.add_argument("--duckdb-python", metavar="PYTHON",
+                    help="an interpreter with duckdb installed (a throwaway venv outside the "
+                         "project): adds DuckDB's answer to the same question as a baseline")
+    ap.add_argument("--example", type=int, default=0, metavar="ROUNDS",
+                    help="also time the README's command on the bundled example")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    if sys.argv[1:2] == ["--cli"]:
+        cli_child(sys.argv[2:])
+        return
     a = ap.parse_args()
     if a.child:
         child(*a.child)
         return
+    if a.example:
+        example(a.work, a.example)
     sys.path.insert(0, str(HERE))
     from fleet_gen import generate
 
@@ -257,6 +349,22 @@ def main() -> None:
                       f"report {r['report']:.1f}), CPU {r['cpu']:.1f} s, "
                       f"{rows / r['wall']:,.0f} rows/s; peak RSS {r['self_rss_mb']:.0f} MB "
                       f"[load {r['load'][0]:.1f} → {r['load'][1]:.1f}]")
+        if a.duckdb_python and "spark" in res:
+            sp = res["spark"]
+            before = load()
+            dj = duckdb_run(a.duckdb_python, "jsonl", src, a.timeout)
+            dp = duckdb_run(a.duckdb_python, "parquet", a.work / "spark" / "tables", a.timeout)
+            print(f"  duckdb ({dj['threads']} threads): JSON lines -> answer wall {dj['wall']:.1f} s "
+                  f"(CPU {dj['cpu']:.1f} s); the ingested Parquet -> answer wall {dp['wall']:.1f} s "
+                  f"(CPU {dp['cpu']:.1f} s) [load {before:.1f} -> {load():.1f}]")
+            print(f"  spark / duckdb: report {sp['report'] / dp['wall']:.1f}x (same Parquet; goal "
+                  f"<= 5x), ingest + report {(sp['ingest'] + sp['report']) / dj['wall']:.1f}x, "
+                  f"whole run with the JVM's start {sp['wall'] / dj['wall']:.1f}x; moves "
+                  f"{sp['moves']} vs {dj['moves']} / {dp['moves']}, bounce-backs {sp['bounces']} vs "
+                  f"{dj['bounces']} / {dp['bounces']}")
+            if not (sp["moves"] == dj["moves"] == dp["moves"]
+                    and sp["bounces"] == dj["bounces"] == dp["bounces"]):
+                raise SystemExit("spark and duckdb disagree")
         if "spark" in res and "pandas" in res:
             sp, pd_ = res["spark"], res["pandas"]
             print(f"  spark / pandas: wall {sp['wall'] / pd_['wall']:.2f}x, CPU "

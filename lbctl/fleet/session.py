@@ -59,21 +59,37 @@ def parse_conf(items: Iterable[str]) -> dict[str, str]:
 
 
 SMALL_JOB_BYTES = 1 << 30  # below this much input, C1 alone compiles fast enough
+TINY_JOB_BYTES = 64 << 20  # below this much input, one task per core is balance enough
+#: C1 alone reserves 48 MiB for compiled code, and Spark's generated classes fill it within a
+#: few queries: the JVM then stops compiling ("CodeCache is full. Compiler has been
+#: disabled") and runs everything else interpreted. 240 MiB is what tiered compilation reserves.
+C1_ONLY = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
+
+
+#: a run with less input than this reads every file with lbctl's reader in the driver (see
+#: :mod:`lbctl.fleet.ingest`); ``--conf spark.lbctl.fleet.smallInputBytes=0`` never does. Not
+#: one of :func:`default_conf`'s settings: ``getOrCreate`` writes a builder's settings over a
+#: running session's, and a session made with another value (the tests') must keep it
+SMALL_INPUT_CONF = "spark.lbctl.fleet.smallInputBytes"
+SMALL_INPUT_BYTES = 16 << 20
 
 
 def local_tuning(input_bytes: int | None = None) -> dict[str, str]:
     """Local-mode sizes from this machine (cores, memory) and, when known, the input's size."""
     cores = os.cpu_count() or 2
+    tiny = input_bytes is not None and input_bytes < TINY_JOB_BYTES
     conf = {
-        "spark.sql.shuffle.partitions": str(max(8, 2 * cores)),
+        # a tiny input: every task deserializes the plan (large for the ingest) and every
+        # shuffle partition is a task, for a handful of rows each
+        "spark.sql.shuffle.partitions": str(cores if tiny else max(8, 2 * cores)),
         "spark.sql.files.maxPartitionBytes": "64m",
         # at least 4 splits per core: small inputs are cut evenly instead of into a few 64 MiB
         # splits and a straggler
-        "spark.sql.files.minPartitionNum": str(4 * cores),
+        "spark.sql.files.minPartitionNum": str(cores if tiny else 4 * cores),
         "spark.driver.memory": f"{_driver_memory_mib()}m",
     }
     if input_bytes is not None and input_bytes < SMALL_JOB_BYTES:
-        conf["spark.driver.extraJavaOptions"] = "-XX:TieredStopAtLevel=1"
+        conf["spark.driver.extraJavaOptions"] = C1_ONLY
     return conf
 
 

@@ -24,7 +24,11 @@ def spark():
     session = spark_session("local[2]", {
         "spark.sql.shuffle.partitions": "2",
         "spark.default.parallelism": "2",
-        "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+        "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m "
+                                         "-XX:+UseSerialGC",
+        # the Spark readers (native JSON, lbctl's reader in tasks) even for the small corpora
+        # here; test_fleet_small.py runs the small-input path against them
+        "spark.lbctl.fleet.smallInputBytes": "0",
     }, app_name="lbctl-tests")
     yield session
     session.stop()

@@ -103,7 +103,10 @@ def _run(cmd: list[str]) -> dict:
 #: a few seconds of work: C1-compiled JVMs start faster, and one core per executor task is plenty
 QUICK = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
          "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1",
-         "spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false"}
+         "spark.sql.shuffle.partitions": "4", "spark.ui.enabled": "false",
+         # the executors read the corpus (Spark's JSON reader, lbctl's reader in tasks), as the
+         # local test session does, not the driver alone as a small run would
+         "spark.lbctl.fleet.smallInputBytes": "0"}
 
 
 def _cli(*args: str) -> list[str]:

@@ -109,7 +109,10 @@ _KILLER = textwrap.dedent("""
 
 def _killed_ingest(point: str, out: Path) -> None:
     p = subprocess.run([sys.executable, "-c", _KILLER, point, str(CORPUS), "--out", str(out),
-                        "-q", "--conf", "spark.sql.shuffle.partitions=2"],
+                        "-q", "--conf", "spark.sql.shuffle.partitions=2",
+                        # the Spark readers, as the clean ingest it is compared with (a small
+                        # run's `raw` is lbctl's compact JSON, the native path's the file's text)
+                        "--conf", "spark.lbctl.fleet.smallInputBytes=0"],
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == -signal.SIGKILL, p.stderr[-2000:]
 

@@ -7,7 +7,7 @@ import os
 import shutil
 
 from lbctl.fleet.files import InputFile, list_inputs
-from lbctl.fleet.ingest import _failed_file, file_uri, native_kind
+from lbctl.fleet.ingest import _failed_file, file_uri, native_kind, reader_slices
 from lbctl.fleet.isolate import isolated_file_rows, needs_isolation
 from tests.fleet.independent import CORPUS
 
@@ -133,3 +133,12 @@ def test_every_file_the_reader_checks_for_repeated_keys_is_checked_natively() ->
     gz = gzip.compress(os.urandom(DUPLICATE_CHECK_BYTES), compresslevel=9)
     assert len(gz) > DUPLICATE_CHECK_BYTES and check_keys(len(gz))
     assert not check_keys(2 * DUPLICATE_CHECK_BYTES)  # large files skip the extra parse
+
+
+def test_reader_tasks_follow_the_input_size() -> None:
+    """A task of lbctl's reader starts a Python worker: a tiny input gets one per core, a large
+    one up to four per core, never more tasks than files."""
+    assert reader_slices(300_000, 33, 2) == 2
+    assert reader_slices(12 << 20, 500, 2) == 3
+    assert reader_slices(1 << 30, 500, 2) == 8
+    assert reader_slices(1 << 30, 1, 2) == 1

@@ -24,6 +24,7 @@ import pytest
 
 from lbctl.fleet.files import list_inputs
 from lbctl.fleet.rows import COLUMN_NAMES, TABLES, file_rows, table_schema
+from lbctl.fleet.session import SMALL_INPUT_CONF
 from lbctl.sources.snapshot import parse_snapshot, read_snapshot_file, snapshot_to_dict
 from tests.fleet.hostile import write_corpus
 from tests.paths import DATA, EXAMPLES
@@ -45,6 +46,20 @@ def corpus(tmp_path_factory) -> Path:
 def ingested_corpus(corpus, run_fleet, tmp_path_factory):
     out = tmp_path_factory.mktemp("native") / "out"
     result = run_fleet("ingest", str(corpus), "--out", str(out), "-o", "json", "-q")
+    assert result.exit_code == 0, result.output
+    return out, json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def ingested_small(corpus, run_fleet, spark, tmp_path_factory):
+    """The same corpus as a small run (the default for inputs under ``SMALL_INPUT_BYTES``):
+    every file read by lbctl's reader in the driver, no Spark JSON reader, no Python worker."""
+    out = tmp_path_factory.mktemp("native") / "small"
+    spark.conf.set(SMALL_INPUT_CONF, str(1 << 40))
+    try:
+        result = run_fleet("ingest", str(corpus), "--out", str(out), "-o", "json", "-q")
+    finally:
+        spark.conf.set(SMALL_INPUT_CONF, "0")
     assert result.exit_code == 0, result.output
     return out, json.loads(result.stdout)
 
@@ -191,9 +206,20 @@ def _canonical_raw(rows: list[tuple], index: int) -> list[tuple]:
     return out
 
 
+def test_a_small_run_reads_every_file_with_lbctls_reader_and_skips_the_same(
+        ingested_corpus, ingested_small) -> None:
+    _, native = ingested_corpus
+    _, small = ingested_small
+    assert small["readers"] == {"spark": 0, "lbctl": sum(native["readers"].values())}
+    assert small["skipped"] == native["skipped"]
+    assert small["rows"] == native["rows"] and small["snapshots"] == native["snapshots"]
+
+
+@pytest.mark.parametrize("small", [False, True], ids=["spark-readers", "small-run"])
 @pytest.mark.parametrize("table", list(TABLES))
-def test_tables_hold_exactly_the_readers_rows(ingested_corpus, oracle, table) -> None:
-    out, summary = ingested_corpus
+def test_tables_hold_exactly_the_readers_rows(ingested_corpus, ingested_small, oracle, table,
+                                              small) -> None:
+    out, summary = ingested_small if small else ingested_corpus
     _, accepted = oracle
     assert any(f.endswith("/special/ok.yaml") for f in accepted)
     expected = _expected_rows(accepted)[table]

@@ -45,3 +45,29 @@ def test_checks_follow_the_declaration() -> None:
     assert any("RLIKE" in c and "map_keys(d.`leaves`)" in c for c in checks)  # bundle names
     assert any("RLIKE '^a+\\\\z'" in c for c in checks)  # Java's end of input
     assert java_regex(r"(?s)^x.+\Z") == r"(?s)^x.+\z"
+
+
+def test_the_report_trusts_the_declared_schema_only_when_the_footer_agrees(tmp_path) -> None:
+    """``report.read_table`` skips Spark's schema inference (a job per table) when the first
+    file's footer has every declared column with its type; anything else is inferred as before."""
+    import pytest
+
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from lbctl.fleet.report import _footer_agrees
+
+    declared = table_schema("brokers")
+    frame = pd.DataFrame({name: pd.Series([1 if t == "long" else 0.5 if t == "double" else "x"],
+                                          dtype={"long": "int64", "double": "float64",
+                                                 "string": object}[t])
+                          for name, t in declared if name not in ("cluster", "date")})
+    part = tmp_path / "brokers" / "cluster=a" / "date=2026-03-14"
+    part.mkdir(parents=True)
+    frame.to_parquet(part / "part-0.zstd.parquet")
+    assert _footer_agrees(tmp_path / "brokers", declared)
+    frame.drop(columns=["weighted_max_usage"]).to_parquet(part / "part-0.zstd.parquet")
+    assert not _footer_agrees(tmp_path / "brokers", declared)  # a column missing
+    frame.assign(num_topics=frame["num_topics"].astype("float64")).to_parquet(
+        part / "part-0.zstd.parquet")
+    assert not _footer_agrees(tmp_path / "brokers", declared)  # a type changed
+    assert not _footer_agrees(tmp_path / "nothing", declared)

@@ -9,22 +9,36 @@ import pytest
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
-from lbctl.fleet.session import SMALL_JOB_BYTES, default_conf, effective_conf, local_tuning
+from lbctl.fleet.session import (
+    SMALL_JOB_BYTES,
+    TINY_JOB_BYTES,
+    default_conf,
+    effective_conf,
+    local_tuning,
+)
 from tests.fleet.independent import CORPUS
 
 
 def test_local_defaults_follow_the_machine_and_the_input_size() -> None:
-    small = local_tuning(10_000)
     cores = os.cpu_count() or 2
+    tiny = local_tuning(10_000)  # one task per core: a task per few rows costs more than it gives
+    assert tiny["spark.sql.shuffle.partitions"] == str(cores)
+    assert tiny["spark.sql.files.minPartitionNum"] == str(cores)
+    small = local_tuning(TINY_JOB_BYTES)
     assert small["spark.sql.shuffle.partitions"] == str(max(8, 2 * cores))
     assert small["spark.sql.files.maxPartitionBytes"] == "64m"
     assert small["spark.sql.files.minPartitionNum"] == str(4 * cores)
     mib = int(small["spark.driver.memory"].removesuffix("m"))
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
     assert mib == max(1024, min(8192, total // 4))
-    assert small["spark.driver.extraJavaOptions"] == "-XX:TieredStopAtLevel=1"
+    # C1 only, with room for Spark's generated classes (48 MiB filled up and stopped the JIT)
+    assert small["spark.driver.extraJavaOptions"] == \
+        "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
+    assert tiny["spark.driver.extraJavaOptions"] == small["spark.driver.extraJavaOptions"]
     assert "spark.driver.extraJavaOptions" not in local_tuning(SMALL_JOB_BYTES)  # C2 for big jobs
     assert "spark.driver.extraJavaOptions" not in local_tuning(None)
+    assert "spark.sql.shuffle.partitions" in local_tuning(None)
+    assert local_tuning(None)["spark.sql.shuffle.partitions"] == str(max(8, 2 * cores))
 
 
 def test_a_cluster_gets_no_local_sizes_and_conf_wins() -> None:
