@@ -92,6 +92,20 @@ def _describe(mode: int) -> str:
     return "is not a regular file"
 
 
+def _regular(fd: int, name: str, *, what: str, error: ErrorFactory) -> int:
+    """``fd`` once ``fstat`` says it is a regular file, made blocking again (it was opened with
+    ``O_NONBLOCK`` so that a FIFO could not hang the open); else closed and refused in one line."""
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise error(f"{name}: {_describe(st.st_mode)} (expected {what})")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def open_regular(path: str, *, what: str, error: ErrorFactory = ConfigError) -> int:
     """A file descriptor of ``path`` opened for reading, after checking it is a regular file.
 
@@ -107,15 +121,7 @@ def open_regular(path: str, *, what: str, error: ErrorFactory = ConfigError) -> 
         raise error(f"{path}: permission denied") from None
     except OSError as e:
         raise error(f"{path}: cannot open: {e.strerror or e}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise error(f"{path}: {_describe(st.st_mode)} (expected {what})")
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return _regular(fd, path, what=what, error=error)
 
 
 def read_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
@@ -227,15 +233,7 @@ def open_private(name: str, *, error: ErrorFactory, new: bool = False, append: b
         if isinstance(e, PermissionError):
             raise error(f"{name}: permission denied") from None
         raise error(f"{name}: cannot open: {e.strerror or e}") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise error(f"{name}: {_describe(st.st_mode)} (expected {what})")
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, created
+    return _regular(fd, name, what=what, error=error), created
 
 
 def _fsync_dir(directory: str) -> None:
