@@ -83,6 +83,11 @@ def mutations(c: TestCluster) -> list[tuple[str, str]]:
     return [(r.method, r.path) for r in c.log if r.method != "GET"]
 
 
+def records(journal: Path) -> list[dict[str, Any]]:
+    """The journal's records, in order (blank lines skipped)."""
+    return [json.loads(x) for x in journal.read_text().splitlines() if x.strip()]
+
+
 def lbctl(c: TestCluster, *args: str, input: str | None = None) -> Any:
     return CliRunner().invoke(app, ["--admin-url", c.admin_url, "--request-timeout", "5", *args],
                               input=input)

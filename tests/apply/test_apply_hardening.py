@@ -16,16 +16,13 @@ from tests.apply.apply_helpers import (
     lbctl,
     move_now,
     plan_doc,
+    records,
     spread_moves,
     unloads_done,
     write_plan,
 )
 
 pytestmark = pytest.mark.live
-
-
-def records(journal: Path) -> list[dict]:
-    return [json.loads(x) for x in journal.read_text().splitlines() if x.strip()]
 
 
 # ---- item 5: a plan file cannot exempt itself from checks ----------------------------------------

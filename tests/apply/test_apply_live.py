@@ -18,16 +18,13 @@ from tests.apply.apply_helpers import (
     move_now,
     mutations,
     plan_doc,
+    records,
     spread_moves,
     unloads_done,
     write_plan,
 )
 
 pytestmark = pytest.mark.live
-
-
-def records(journal: Path) -> list[dict]:
-    return [json.loads(x) for x in journal.read_text().splitlines() if x.strip()]
 
 
 def test_twenty_actions_with_caps_and_pacing(cluster: TestCluster, tmp_path: Path,

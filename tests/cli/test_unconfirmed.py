@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -15,6 +14,7 @@ from lbctl.cli.app import app
 from lbctl.errors import ExitStatus
 from lbctl.executor import NOT_A_TERMINAL
 from lbctl.sandbox import TestCluster, hot_cluster
+from tests.apply.apply_helpers import lbctl
 from tests.paths import EXAMPLES
 
 pytestmark = pytest.mark.live
@@ -31,16 +31,12 @@ def hot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestCluster
     c.stop()
 
 
-def _lbctl(c: TestCluster, *args: str) -> Any:
-    return CliRunner().invoke(app, ["--admin-url", c.admin_url, "--request-timeout", "5", *args])
-
-
 def _commands(c: TestCluster, tmp_path: Path) -> dict[str, list[str]]:
     ids = list(c.brokers)
     bundle = c.bundles_of(ids[0])[0]
     ns, rng = bundle.rsplit("/", 1)
     plan = tmp_path / "plan.json"
-    r = _lbctl(c, "rebalance-after", ids[2], "-o", "json")
+    r = lbctl(c, "rebalance-after", ids[2], "-o", "json")
     plan.write_text(r.stdout)
     return {
         "unload": ["unload", ns, "-b", rng],
@@ -56,11 +52,11 @@ def test_no_terminal_no_yes_is_the_same_refusal_everywhere(hot: TestCluster,
     c = hot
     before = dict(c.owners)
     for name, args in _commands(c, tmp_path).items():
-        r = _lbctl(c, *args)
+        r = lbctl(c, *args)
         assert r.exit_code == ExitStatus.NOT_CONFIRMED, (name, r.stdout, r.stderr)
         assert r.stderr.splitlines()[-1] == f"lbctl: error: {NOT_A_TERMINAL}", name
         assert "would send" in r.stdout or "will send" in r.stdout, name
-        dry = _lbctl(c, *args, "--dry-run")
+        dry = lbctl(c, *args, "--dry-run")
         assert dry.exit_code == 0, (name, dry.stderr)
     assert c.owners == before  # nothing was sent by any of them
     assert not [r for r in c.log if r.method != "GET"]
@@ -79,7 +75,7 @@ def test_an_unknown_namespace_or_bundle_exits_2_everywhere(hot: TestCluster) -> 
         ["rebalance-after", "10.9.9.9:8080"],
     ]
     for args in cases:
-        r = _lbctl(c, *args)
+        r = lbctl(c, *args)
         assert r.exit_code == ExitStatus.USAGE, (args, r.stderr)
         assert r.stderr.count("\n") == 1, r.stderr
 

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from lbctl.cli.app import app
 from lbctl.sandbox import TestCluster, hot_cluster
+from tests.apply.apply_helpers import lbctl
 from tests.paths import EXAMPLES
 
 pytestmark = pytest.mark.live
@@ -32,12 +33,8 @@ def cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClu
     c.stop()
 
 
-def _lbctl(c: TestCluster, *args: str) -> Any:
-    return CliRunner().invoke(app, ["--admin-url", c.admin_url, "--request-timeout", "5", *args])
-
-
 def _finding(c: TestCluster, rule: str) -> dict[str, Any] | None:
-    r = _lbctl(c, "doctor", "--rule", rule, "-o", "json")
+    r = lbctl(c, "doctor", "--rule", rule, "-o", "json")
     assert r.exit_code in (0, 1, 2), r.stderr
     found = [f for f in json.loads(r.stdout)["findings"] if f["rule"] == rule]
     return found[0] if found else None
@@ -53,7 +50,7 @@ def _run_fix(c: TestCluster, fix: str) -> list[str]:
         out = None
         if ">" in args:
             out, args = args[args.index(">") + 1], args[:args.index(">")]
-        r = _lbctl(c, *args)
+        r = lbctl(c, *args)
         assert r.exit_code == 0, (cmd, r.stderr)
         if out:
             Path(out).write_text(r.stdout)
@@ -79,7 +76,7 @@ def test_idle_broker_fix_fills_it(cluster: TestCluster) -> None:
 def test_paused_balancer_fix_is_drain_restore(cluster: TestCluster) -> None:
     c = cluster
     ids = list(c.brokers)
-    r = _lbctl(c, "drain", ids[1], "--pause-balancer", "--keep-paused", "--yes", "-m", "0",
+    r = lbctl(c, "drain", ids[1], "--pause-balancer", "--keep-paused", "--yes", "-m", "0",
                "--timeout", "10")
     assert r.exit_code == 0, r.stderr
     f = _finding(c, "balancing-disabled")
