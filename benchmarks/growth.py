@@ -60,6 +60,9 @@ import orjson
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from recommend_large import broker_doc, bundle_stats  # noqa: E402  # the same reports
+
 OUT = HERE / "out" / "growth"
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 LBCTL = [sys.executable, "-m", "lbctl"]
@@ -86,15 +89,6 @@ def _bounds(n: int) -> list[str]:
     return [f"0x{k * seg:08x}" for k in range(n)] + ["0xffffffff"]
 
 
-def _bundle_stats(rng: random.Random) -> dict[str, float | int]:
-    rate = rng.uniform(10, 2000)
-    tp = rate * rng.uniform(500, 4000)
-    return {"msgRateIn": round(rate, 3), "msgRateOut": round(rate * 2, 3),
-            "msgThroughputIn": round(tp, 1), "msgThroughputOut": round(tp * 2, 1),
-            "consumerCount": rng.randint(0, 20), "producerCount": rng.randint(0, 20),
-            "topics": rng.randint(1, 50), "cacheSize": 0}
-
-
 def cluster(brokers: int, bundles: int, per_ns: int, *, deep: float = 0.0,
             seed: int = 7) -> dict[str, object]:
     """A snapshot document in the shape of ``recommend_large.generate`` (no ``namespaces``
@@ -110,28 +104,13 @@ def cluster(brokers: int, bundles: int, per_ns: int, *, deep: float = 0.0,
         ns, k = divmod(i, per_ns)
         name = f"tenant-{ns % 50}/ns-{ns}/{bounds[k]}_{bounds[k + 1]}"
         owner = 0 if i < deep_n else (1 + (i - deep_n) % (brokers - 1) if deep else i % brokers)
-        stats[owner][name] = _bundle_stats(rng)
+        stats[owner][name] = bundle_stats(rng)
     docs: dict[str, object] = {}
     for i, b in enumerate(ids):
         st = stats[i]
         cpu = rng.uniform(88, 95) if i % 50 == 7 or (deep and i == 0) else \
             min(80.0, max(5.0, rng.gauss(45, 8)))
-        docs[b] = {
-            "cpu": {"usage": round(cpu * 16, 2), "limit": 1600.0},
-            "memory": {"usage": 4096.0, "limit": 8192.0},
-            "directMemory": {"usage": 1024.0, "limit": 4096.0},
-            "bandwidthIn": {"usage": round(cpu * 12500, 1), "limit": 1250000.0},
-            "bandwidthOut": {"usage": round(cpu * 11000, 1), "limit": 1250000.0},
-            "msgRateIn": sum(s["msgRateIn"] for s in st.values()),
-            "msgRateOut": sum(s["msgRateOut"] for s in st.values()),
-            "msgThroughputIn": sum(s["msgThroughputIn"] for s in st.values()),
-            "msgThroughputOut": sum(s["msgThroughputOut"] for s in st.values()),
-            "numTopics": sum(int(s["topics"]) for s in st.values()),
-            "numBundles": len(st),
-            "numConsumers": sum(int(s["consumerCount"]) for s in st.values()),
-            "numProducers": sum(int(s["producerCount"]) for s in st.values()),
-            "bundles": list(st), "lastStats": st, "lastUpdate": 1795000000000,
-        }
+        docs[b] = broker_doc(st, cpu)
     return {"format": "lbctl/snapshot@1", "cluster": "growth",
             "capturedAt": "2026-11-21T22:00:00Z", "config": {}, "brokers": docs}
 

@@ -29,6 +29,39 @@ HERE = Path(__file__).resolve().parent
 OUT = HERE / "out"
 
 
+def bundle_stats(rng: random.Random) -> dict[str, float | int]:
+    """One bundle's ``lastStats`` entry: 10-2,000 msg/s of 500-4,000 bytes, out twice in."""
+    rate = rng.uniform(10, 2000)
+    tp = rate * rng.uniform(500, 4000)
+    return {"msgRateIn": round(rate, 3), "msgRateOut": round(rate * 2, 3),
+            "msgThroughputIn": round(tp, 1), "msgThroughputOut": round(tp * 2, 1),
+            "consumerCount": rng.randint(0, 20), "producerCount": rng.randint(0, 20),
+            "topics": rng.randint(1, 50), "cacheSize": 0}
+
+
+def broker_doc(st: dict[str, dict[str, float | int]], cpu: float) -> dict[str, object]:
+    """A broker's report at ``cpu`` % on 16 cores carrying the bundles ``st``: its aggregates
+    are the sums of its ``lastStats``, as a real ``LocalBrokerData`` report's are."""
+    return {
+        "cpu": {"usage": round(cpu * 16, 2), "limit": 1600.0},
+        "memory": {"usage": 4096.0, "limit": 8192.0},
+        "directMemory": {"usage": 1024.0, "limit": 4096.0},
+        "bandwidthIn": {"usage": round(cpu * 12500, 1), "limit": 1250000.0},
+        "bandwidthOut": {"usage": round(cpu * 11000, 1), "limit": 1250000.0},
+        "msgRateIn": sum(s["msgRateIn"] for s in st.values()),
+        "msgRateOut": sum(s["msgRateOut"] for s in st.values()),
+        "msgThroughputIn": sum(s["msgThroughputIn"] for s in st.values()),
+        "msgThroughputOut": sum(s["msgThroughputOut"] for s in st.values()),
+        "numTopics": sum(int(s["topics"]) for s in st.values()),
+        "numBundles": len(st),
+        "numConsumers": sum(int(s["consumerCount"]) for s in st.values()),
+        "numProducers": sum(int(s["producerCount"]) for s in st.values()),
+        "bundles": list(st),
+        "lastStats": st,
+        "lastUpdate": 1795000000000,
+    }
+
+
 def generate(path: Path, brokers: int, bundles: int, seed: int = 7) -> None:
     import orjson
 
@@ -38,7 +71,7 @@ def generate(path: Path, brokers: int, bundles: int, seed: int = 7) -> None:
     seg = (1 << 32) // per_ns
     bounds = [f"0x{k * seg:08x}" for k in range(per_ns)] + ["0xffffffff"]
     broker_ids = [f"broker-{i:04d}.pulsar.svc.cluster.local:8080" for i in range(brokers)]
-    stats: list[dict[str, dict]] = [{} for _ in range(brokers)]
+    stats: list[dict[str, dict[str, float | int]]] = [{} for _ in range(brokers)]
     count = 0
     for n in range(namespaces):
         ns = f"tenant-{n % 50}/ns-{n}"
@@ -46,38 +79,14 @@ def generate(path: Path, brokers: int, bundles: int, seed: int = 7) -> None:
             if count >= bundles:
                 break
             name = f"{ns}/{bounds[k]}_{bounds[k + 1]}"
-            rate = rng.uniform(10, 2000)
-            tp = rate * rng.uniform(500, 4000)
-            stats[count % brokers][name] = {
-                "msgRateIn": round(rate, 3), "msgRateOut": round(rate * 2, 3),
-                "msgThroughputIn": round(tp, 1), "msgThroughputOut": round(tp * 2, 1),
-                "consumerCount": rng.randint(0, 20), "producerCount": rng.randint(0, 20),
-                "topics": rng.randint(1, 50), "cacheSize": 0,
-            }
+            stats[count % brokers][name] = bundle_stats(rng)
             count += 1
     brokers_json = {}
     for i, b in enumerate(broker_ids):
         st = stats[i]
         # Most brokers near 45 % (σ 8), one in 50 hot at 88-95 %: ThresholdShedder has work.
         cpu = rng.uniform(88, 95) if i % 50 == 7 else min(80.0, max(5.0, rng.gauss(45, 8)))
-        brokers_json[b] = {
-            "cpu": {"usage": round(cpu * 16, 2), "limit": 1600.0},
-            "memory": {"usage": 4096.0, "limit": 8192.0},
-            "directMemory": {"usage": 1024.0, "limit": 4096.0},
-            "bandwidthIn": {"usage": round(cpu * 12500, 1), "limit": 1250000.0},
-            "bandwidthOut": {"usage": round(cpu * 11000, 1), "limit": 1250000.0},
-            "msgRateIn": sum(s["msgRateIn"] for s in st.values()),
-            "msgRateOut": sum(s["msgRateOut"] for s in st.values()),
-            "msgThroughputIn": sum(s["msgThroughputIn"] for s in st.values()),
-            "msgThroughputOut": sum(s["msgThroughputOut"] for s in st.values()),
-            "numTopics": sum(s["topics"] for s in st.values()),
-            "numBundles": len(st),
-            "numConsumers": sum(s["consumerCount"] for s in st.values()),
-            "numProducers": sum(s["producerCount"] for s in st.values()),
-            "bundles": list(st),
-            "lastStats": st,
-            "lastUpdate": 1795000000000,
-        }
+        brokers_json[b] = broker_doc(st, cpu)
     doc = {
         "format": "lbctl/snapshot@1",
         "cluster": "bench",
