@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 from lbctl.cli.app import app
@@ -13,6 +14,21 @@ from lbctl.explain.modular import LIST_LIMIT
 
 BROKERS = 60
 PER_NS = 32
+
+
+def _write(path: Path, stats: list[dict[str, dict[str, float]]],
+           cpu_of: Callable[[int], float]) -> None:
+    """A snapshot of brokers ``broker-NN:8080`` carrying ``stats``, broker ``i`` at ``cpu_of(i)`` %
+    (called in broker order)."""
+    brokers = {}
+    for i, st in enumerate(stats):
+        cpu = cpu_of(i)
+        brokers[f"broker-{i:02d}:8080"] = {
+            "cpu": {"usage": cpu, "limit": 100.0}, "memory": {"usage": 1.0, "limit": 4.0},
+            "bandwidthIn": {"usage": cpu, "limit": 100.0},
+            "bandwidthOut": {"usage": cpu, "limit": 100.0}, "lastStats": st}
+    path.write_text(json.dumps({"format": "lbctl/snapshot@1", "cluster": "c",
+                                "capturedAt": "2026-01-01T00:00:00Z", "brokers": brokers}))
 
 
 def snapshot(path: Path) -> None:
@@ -29,15 +45,7 @@ def snapshot(path: Path) -> None:
                 "msgRateIn": rate, "msgRateOut": rate, "msgThroughputIn": rate * 1000,
                 "msgThroughputOut": rate * 1000, "topics": 1}
             n += 1
-    brokers = {}
-    for i, st in enumerate(stats):
-        cpu = 92.0 if i % 10 == 3 else rng.uniform(30, 50)
-        brokers[f"broker-{i:02d}:8080"] = {
-            "cpu": {"usage": cpu, "limit": 100.0}, "memory": {"usage": 1.0, "limit": 4.0},
-            "bandwidthIn": {"usage": cpu, "limit": 100.0},
-            "bandwidthOut": {"usage": cpu, "limit": 100.0}, "lastStats": st}
-    path.write_text(json.dumps({"format": "lbctl/snapshot@1", "cluster": "c",
-                                "capturedAt": "2026-01-01T00:00:00Z", "brokers": brokers}))
+    _write(path, stats, lambda i: 92.0 if i % 10 == 3 else rng.uniform(30, 50))
 
 
 def test_whole_cycle_counts_what_is_long(runner, tmp_path: Path) -> None:
@@ -69,9 +77,7 @@ def test_one_bundle_shows_every_score(runner, tmp_path: Path) -> None:
 
 
 def _explained(runner, f: Path, *args: str) -> dict:
-    res = runner.invoke(app, ["explain", str(f), "-o", "json", *args])
-    assert res.exit_code == 0, res.output
-    return json.loads(res.stdout)["explanation"]
+    return _json(runner, f, *args)["explanation"]
 
 
 def test_json_whole_cycle_counts_what_is_long(runner, tmp_path: Path) -> None:
@@ -159,15 +165,7 @@ def deep_snapshot(path: Path) -> None:
         stats[owner][f"t/ns-{ns}/{bounds[k]}_{bounds[k + 1]}"] = {
             "msgRateIn": rate, "msgRateOut": rate, "msgThroughputIn": rate * 10_000,
             "msgThroughputOut": rate * 10_000, "topics": 1}
-    brokers = {}
-    for i, st in enumerate(stats):
-        cpu = 95.0 if i == 0 else rng.uniform(30, 40)
-        brokers[f"broker-{i:02d}:8080"] = {
-            "cpu": {"usage": cpu, "limit": 100.0}, "memory": {"usage": 1.0, "limit": 4.0},
-            "bandwidthIn": {"usage": cpu, "limit": 100.0},
-            "bandwidthOut": {"usage": cpu, "limit": 100.0}, "lastStats": st}
-    path.write_text(json.dumps({"format": "lbctl/snapshot@1", "cluster": "c",
-                                "capturedAt": "2026-01-01T00:00:00Z", "brokers": brokers}))
+    _write(path, stats, lambda i: 95.0 if i == 0 else rng.uniform(30, 40))
 
 
 def test_json_many_placements_on_few_brokers_are_cut(runner, tmp_path: Path) -> None:
