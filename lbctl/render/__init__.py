@@ -83,11 +83,16 @@ def _json_ready(data: Any) -> Any:
     object) and counted in one warning on stderr — never a silent null, never a non-JSON token."""
     found = non_finite(data)
     if found:
-        import sys
-
-        sys.stderr.write(f"lbctl: warning: {len(found)} figure(s) are not finite (Infinity/NaN, "
-                         "as Java's double arithmetic gives them); JSON shows them as null\n")
+        warn_non_finite(len(found))
     return json_safe(data, found)
+
+
+def warn_non_finite(count: int) -> None:
+    """The one stderr line counting a document's non-finite figures (:func:`_json_ready`)."""
+    import sys
+
+    sys.stderr.write(f"lbctl: warning: {count} figure(s) are not finite (Infinity/NaN, "
+                     "as Java's double arithmetic gives them); JSON shows them as null\n")
 
 
 def to_json(data: Any) -> str:

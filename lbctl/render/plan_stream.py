@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from lbctl.plan import Plan
-from lbctl.render import fit_text, non_finite, to_csv, to_jsonl
-from lbctl.render.views import RECOMMEND_SCHEMA, RecommendView, plan_text
+from lbctl.render import fit_text, json_safe, non_finite, to_csv, to_jsonl, warn_non_finite
+from lbctl.render.views import RECOMMEND_SCHEMA, RecommendView, cycle_title, plan_text
 
 #: the formats written cycle by cycle
 STREAMED = ("json", "csv", "jsonl", "table")
@@ -48,13 +48,8 @@ def _json(plans: Iterable[Plan], count: int, fmt: str, stream: TextIO) -> Plan |
         last = plan
     stream.write("\n  ]" if last is not None else "]")
     if found:
-        import sys
-
-        sys.stderr.write(f"lbctl: warning: {len(found)} figure(s) are not finite (Infinity/NaN, "
-                         "as Java's double arithmetic gives them); JSON shows them as null\n")
-        notes = [{"code": "non-finite", "message": f"{w} (JSON shows null)", "brokers": [],
-                  "bundles": []} for w in found]
-        block = orjson.dumps({"warnings": notes}, option=opt).decode()
+        warn_non_finite(len(found))
+        block = orjson.dumps(json_safe({}, found), option=opt).decode()
         stream.write(",\n" + block[2:-2])  # the object's inside: '  "warnings": [ … ]'
     stream.write("\n}\n")
     return last
@@ -82,11 +77,8 @@ def _table(plans: Iterable[Plan], count: int, fmt: str, stream: TextIO) -> Plan 
     last = None
     tail = ""
     for i, plan in enumerate(plans, start=1):
-        title = None
-        if count > 1:
-            title = (f"Cycle {i}/{count} — {plan.cluster} at {plan.captured_at}: "
-                     f"{plan.shedding} + {plan.placement}")
-        text = terminal_safe(fit_text(plan_text(plan, title=title)), keep_colors=True)
+        text = terminal_safe(fit_text(plan_text(plan, title=cycle_title(plan, i, count))),
+                             keep_colors=True)
         stream.write(("" if last is None else "\n\n") + text)
         tail = text[-1:] if text else tail
         last = plan

@@ -174,12 +174,16 @@ class RecommendView(Struct, frozen=True):
         out = []
         n = self._count
         for i, p in self._shown():
-            title = None
-            if n > 1:
-                title = (f"Cycle {i}/{n} — {p.cluster} at {p.captured_at}: "
-                         f"{p.shedding} + {p.placement}")
-            out.append(plan_text(p, title=title))
+            out.append(plan_text(p, title=cycle_title(p, i, n)))
         return "\n\n".join(out)
+
+
+def cycle_title(plan: Plan, i: int, count: int) -> str | None:
+    """The title of cycle ``i`` of ``count`` in a replay's text (none for a single cycle)."""
+    if count <= 1:
+        return None
+    return (f"Cycle {i}/{count} — {plan.cluster} at {plan.captured_at}: "
+            f"{plan.shedding} + {plan.placement}")
 
 
 class ExplainView(Struct, frozen=True):
