@@ -45,6 +45,7 @@ from typing import Any
 
 from msgspec import Struct
 
+from lbctl.collector import collector_paused
 from lbctl.config import Settings
 from lbctl.explain import Explanation
 from lbctl.explain.modular import ModularExplanation
@@ -58,7 +59,6 @@ from lbctl.loadmanager.clock import (
     reports_written,
     shifted,
 )
-from lbctl.loadmanager.collector import collector_paused
 from lbctl.loadmanager.loaddata import (
     build_load_data,
     leader_maps_and_reports,

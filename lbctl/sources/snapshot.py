@@ -28,7 +28,6 @@ crash-safely.
 
 from __future__ import annotations
 
-import gc
 import gzip
 import os
 import sys
@@ -38,6 +37,7 @@ from typing import Any
 
 import orjson
 
+from lbctl.collector import collector_paused
 from lbctl.errors import SnapshotError
 from lbctl.model.cluster import ClusterState
 from lbctl.safe.files import (
@@ -117,16 +117,8 @@ def read_snapshot_file(path: Path | str) -> list[ClusterState]:
     scans of them would cost a third of the load time for nothing; they are then frozen
     (``gc.freeze``), out of the collector's reach (freed by reference counting as ever).
     """
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused(freeze=True):
         return _read_snapshot_file(path)
-    finally:
-        if paused:
-            # the snapshot's objects are long-lived: moved out of the collector's generations
-            # (gc.freeze) so that the first collection after this does not scan them all
-            gc.freeze()
-            gc.enable()
 
 
 def _read_snapshot_file(path: Path | str) -> list[ClusterState]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from lbctl.collector import collector_paused
 from lbctl.errors import SnapshotError, UsageError
 from lbctl.model.cluster import iso_time
 from lbctl.sources.prometheus.history import PrometheusHistory
@@ -72,26 +72,6 @@ def write_history(client: PrometheusClient, req: HistoryRequest, path: str,
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
     return hist.report
-
-
-@contextmanager
-def collector_paused(*, freeze: bool) -> Iterator[None]:
-    """The cyclic garbage collector paused while a history is read, as
-    :func:`lbctl.sources.snapshot.read_snapshot_file` pauses it: the decoded answers, columns and
-    snapshots are hundreds of thousands of acyclic containers, and the collector's repeated
-    scans of them would cost a third of the decoding for nothing. ``freeze``: what was made is
-    kept (the states of a sequence in memory), out of the collector's reach after."""
-    import gc
-
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            if freeze:
-                gc.freeze()
-            gc.enable()
 
 
 def lines(hist: PrometheusHistory) -> Iterator[tuple[ClusterState, bytes]]:

@@ -1,5 +1,5 @@
 """The cyclic collector is paused while a modular cycle runs and its plan is built
-(:mod:`lbctl.loadmanager.collector`), and given back as it was found."""
+(:mod:`lbctl.collector`), and given back as it was found."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 import lbctl.loadmanager.modular as modular
-from lbctl.loadmanager.collector import collector_paused
+from lbctl.collector import collector_paused
 from lbctl.loadmanager.select import Options, plans
 from lbctl.sources.snapshot import read_snapshots
 
-HOT = Path(__file__).resolve().parents[2] / "examples" / "hot-broker.json"
+HOT = Path(__file__).resolve().parents[1] / "examples" / "hot-broker.json"
 
 
 def test_paused_inside_and_enabled_after() -> None:
@@ -37,6 +37,14 @@ def test_given_back_when_the_block_raises() -> None:
     with pytest.raises(ValueError), collector_paused():
         raise ValueError("boom")
     assert gc.isenabled()
+
+
+def test_frozen_when_asked_and_given_back() -> None:
+    before = gc.get_freeze_count()
+    with collector_paused(freeze=True):
+        kept = [[i] for i in range(100)]
+    assert gc.isenabled()
+    assert gc.get_freeze_count() >= before + len(kept)
 
 
 def test_a_cycle_and_its_plan_run_with_the_collector_paused(
