@@ -286,19 +286,9 @@ class AdminClient:
         """The one ``httpx.AsyncClient``: redirects are this module's, proxies and ``.netrc``
         are not read (``trust_env=False``), and the deadline of a request is ``timeout``."""
         if self._http is None:
-            import httpx
+            from lbctl.admin.transport import async_client
 
-            transport = self._transport
-            if transport is None:
-                from lbctl.admin.transport import Http1Transport
-
-                transport = Http1Transport(verify=self._verify)
-            self._http = httpx.AsyncClient(
-                follow_redirects=False,
-                transport=transport,
-                timeout=httpx.Timeout(self.timeout, connect=min(10.0, self.timeout)),
-                trust_env=False,
-            )
+            self._http = async_client(self._transport, verify=self._verify, timeout=self.timeout)
         return self._http
 
     # ---- redaction -------------------------------------------------------------------------

@@ -14,8 +14,10 @@ it), messages — and can be given any other transport instead (``httpx.MockTran
 
 * **Keep-alive.** Idle connections are kept per origin for as long as the transport lives (the
   client's), so a refresh reuses the previous one's. A connection goes back to the idle list only
-  once its answer was read to the end; an answer closed unread (a redirect's body) closes it.
-  There is no pool limit: the client bounds its concurrency.
+  once its answer was read to the end — at once when the whole body came with the head (it is
+  handed over as bytes: a small answer is not streamed); an answer closed unread (a redirect's
+  body still arriving) closes it. There is no pool limit: the client bounds its concurrency.
+* **No cookies** (:class:`NoCookiesClient`): a server's are neither kept nor sent back.
 * **A stale connection.** When a reused connection turns out closed before any byte of the answer
   arrived (the server dropped an idle connection), a GET or HEAD is sent once more on a new one, as
   httpcore does; any other method is not resent (the server may have acted on it).
@@ -393,9 +395,12 @@ class Http1Transport(httpx.AsyncBaseTransport):
             conn.close()
             raise
         ext = {"http_version": version, "reason_phrase": reason}
-        if length == 0:
+        if length is not None and len(conn.buf) >= length:
+            # the whole body came with the head (a load report does): handed over as bytes, the
+            # connection idle again at once — no stream to iterate, the same bytes
+            whole = conn.take(length) if length else _EMPTY
             self._release(origin, conn, keep)
-            return httpx.Response(status, headers=headers, stream=httpx.ByteStream(_EMPTY),
+            return httpx.Response(status, headers=headers, stream=httpx.ByteStream(whole),
                                   extensions=ext)
         body = _Body(self, origin, conn, length, chunked, keep, timeout)
         return httpx.Response(status, headers=headers, stream=body, extensions=ext)
@@ -460,3 +465,41 @@ def _message(request: httpx.Request, body: bytes) -> bytes:
     elif chunked:
         body = b"0\r\n\r\n"
     return b"\r\n".join(lines) + b"\r\n" + body
+
+
+class _NoCookies(httpx.Cookies):
+    """A cookie jar that keeps nothing: ``pulsar-admin`` keeps no cookies either
+    (``AsyncHttpConnector.configureAsyncHttpClientConfig``: ``setCookieStore(null)``, apache/pulsar
+    005cbf1e), and taking them is a urllib request and response per answer (~10 % of a
+    200-broker refresh's CPU, benchmarks/monitor_brokers.py)."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        return None
+
+
+class NoCookiesClient(httpx.AsyncClient):
+    """An :class:`httpx.AsyncClient` that neither stores a server's cookies nor sends any."""
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return _NO_COOKIES
+
+    @cookies.setter
+    def cookies(self, cookies: object) -> None:
+        raise TypeError("this client keeps no cookies")
+
+
+_NO_COOKIES = _NoCookies()
+
+
+def async_client(transport: httpx.AsyncBaseTransport | None, *, verify: ssl.SSLContext | bool,
+                 timeout: float) -> httpx.AsyncClient:
+    """The ``httpx.AsyncClient`` the admin and Prometheus clients send through: on ``transport``
+    (default: :class:`Http1Transport` with ``verify``), redirects not followed (the callers'),
+    proxies and ``.netrc`` not read (``trust_env=False``), no cookies (:class:`NoCookiesClient`),
+    ``timeout`` the deadline of a request (connections: 10 s at most)."""
+    if transport is None:
+        transport = Http1Transport(verify=verify)
+    return NoCookiesClient(
+        transport=transport, follow_redirects=False,
+        trust_env=False, timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)))

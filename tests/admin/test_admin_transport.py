@@ -18,7 +18,7 @@ import pytest
 from lbctl.admin.auth import make_auth
 from lbctl.admin.client import LOAD_REPORT, RUNTIME_CONFIG, AdminClient, call, unload_call
 from lbctl.admin.errors import AdminError, ConnectionFailed, HttpError, RequestTimeout
-from lbctl.admin.transport import Http1Transport
+from lbctl.admin.transport import Http1Transport, async_client
 from lbctl.sandbox import Fault, TestCluster, hot_cluster
 from tests.tls_helpers import self_signed
 
@@ -83,6 +83,75 @@ def test_content_length_answers_reuse_one_connection() -> None:
     assert len(connections) == 1
     assert heads[0].startswith(b"GET /admin/v2/broker-stats/load-report HTTP/1.1\r\nHost: 127.0.0.1:")
     assert b"\r\nAccept: application/json\r\n" in heads[0]
+
+
+def test_a_body_after_its_head_is_streamed_and_one_with_it_is_handed_over() -> None:
+    """A body that came with the head is handed over as bytes (the connection idle at once); one
+    that arrives later is read as it comes: the same bytes, one connection for both."""
+    connections: list[int] = []
+
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        await _head(r)
+        w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{\"n\":0}")
+        await w.drain()
+        await _head(r)
+        w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{\"n")
+        await w.drain()
+        await asyncio.sleep(0.05)
+        w.write(b"\":1}")
+        await w.drain()
+
+    async def gets(http: httpx.AsyncClient, base: str) -> list[tuple[bytes, bool]]:
+        wire, out = Http1Transport(), []
+        for _ in range(2):  # straight on the transport: what it hands over, before the client
+            r = await wire.handle_async_request(httpx.Request("GET", base + PATH))
+            out.append((await r.aread(), isinstance(r.stream, httpx.ByteStream)))
+        await wire.aclose()
+        return out
+
+    with_head, after_head = _serve(script, gets)
+    assert with_head == (b'{"n":0}', True) and after_head == (b'{"n":1}', False)
+    assert len(connections) == 1
+
+
+def test_no_cookie_is_kept_or_sent_back() -> None:
+    """pulsar-admin keeps no cookies (AsyncHttpConnector: ``setCookieStore(null)``): a broker's
+    ``Set-Cookie`` is not sent back, by the admin client nor the Prometheus client's wire."""
+    heads: list[bytes] = []
+
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            heads.append(bytes(self.headers))
+            self.send_response(200)
+            self.send_header("Set-Cookie", "session=SECRET; Path=/")
+            self.send_header("Content-Length", "8")
+            self.end_headers()
+            self.wfile.write(b'{"ok":1}')
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with AdminClient(url) as a:
+            assert [a.gather([call(LOAD_REPORT)]) for _ in range(2)] == [[{"ok": 1}]] * 2
+
+        async def twice() -> httpx.Cookies:
+            async with async_client(None, verify=True, timeout=5.0) as http:
+                for _ in range(2):
+                    (await http.get(url + PATH)).raise_for_status()
+                return http.cookies
+
+        assert len(asyncio.run(twice())) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(heads) == 4 and not any(b"cookie" in h.lower() for h in heads)
 
 
 def test_a_put_sends_its_body_and_length() -> None:
