@@ -45,7 +45,7 @@ from __future__ import annotations
 import asyncio
 import re
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 
 import httpx  # noqa: TID253  # a transport subclasses httpx's; this module is imported on first use
 
@@ -359,12 +359,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
         return self._ssl
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        url = request.url
-        scheme = url.scheme
-        if scheme not in ("http", "https"):
-            raise httpx.UnsupportedProtocol(f"unsupported URL scheme {scheme!r}")
-        host = url.raw_host.decode("ascii")
-        origin: Origin = (scheme, host, url.port or (443 if scheme == "https" else 80))
+        origin = _origin(request.url)
         timeouts = request.extensions.get("timeout") or {}
         message = _message(request, await request.aread())
         idle = self._idle.setdefault(origin, [])
@@ -437,12 +432,45 @@ class Http1Transport(httpx.AsyncBaseTransport):
             raise httpx.ConnectError(str(e)) from e
         return conn
 
+    async def open_ahead(self, urls: Iterable[httpx.URL], timeout: float | None,
+                         wait: float) -> None:
+        """Connections made ahead of a fan-out: one to each origin of ``urls`` that has none idle,
+        all set up at once, waited for ``wait`` s at most. Those made are idle, so that each
+        request of the fan-out is written as soon as it is built, while the others are still
+        being built (a first refresh of 200 brokers otherwise builds all 200 requests, then
+        connects, then writes). One not made by then, or failed, is left alone: its request
+        connects as it always has, and meets its own error."""
+        origins = {_origin(u) for u in urls if u.scheme in ("http", "https")}
+        origins = {o for o in origins if not self._idle.get(o)}
+        if not origins:
+            return
+
+        async def one(origin: Origin) -> None:
+            conn = await self._connect(origin, timeout)
+            self._idle.setdefault(origin, []).append(conn)
+
+        tasks = [asyncio.ensure_future(one(o)) for o in origins]
+        try:
+            await asyncio.wait(tasks, timeout=wait)
+        finally:
+            for t in tasks:
+                if not t.done():
+                    t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)  # failures: their requests'
+
     async def aclose(self) -> None:
         for conns in self._idle.values():
             for c in conns:
                 c.close()
         self._idle = {}
         await asyncio.sleep(0)  # the closed transports' callbacks run on this loop
+
+
+def _origin(url: httpx.URL) -> Origin:
+    scheme = url.scheme
+    if scheme not in ("http", "https"):
+        raise httpx.UnsupportedProtocol(f"unsupported URL scheme {scheme!r}")
+    return scheme, url.raw_host.decode("ascii"), url.port or (443 if scheme == "https" else 80)
 
 
 def _message(request: httpx.Request, body: bytes) -> bytes:

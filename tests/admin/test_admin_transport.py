@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import http.server
+import socket
 import ssl
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -152,6 +153,74 @@ def test_no_cookie_is_kept_or_sent_back() -> None:
         server.shutdown()
         server.server_close()
     assert len(heads) == 4 and not any(b"cookie" in h.lower() for h in heads)
+
+
+def test_connections_opened_ahead_carry_the_requests() -> None:
+    """``open_ahead``: one connection to each origin, set up at once; each then carries its
+    origin's request (no second connection); a refused port is left to its request, which meets
+    its own error."""
+    events: list[tuple[str, int]] = []
+
+    async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        port = w.get_extra_info("sockname")[1]
+        events.append(("connect", port))
+        try:
+            await _head(r)
+            events.append(("request", port))
+            w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+            await w.drain()
+            await r.read()
+        finally:
+            w.close()
+
+    async def main() -> tuple[list[int], list[bytes], BaseException]:
+        servers = [await asyncio.start_server(handle, "127.0.0.1", 0) for _ in range(8)]
+        ports = [srv.sockets[0].getsockname()[1] for srv in servers]
+        with socket.socket() as closed:
+            closed.bind(("127.0.0.1", 0))
+            refused = closed.getsockname()[1]
+        urls = [httpx.URL(f"http://127.0.0.1:{p}{PATH}") for p in [*ports, refused]]
+        wire = Http1Transport()
+        await wire.open_ahead(urls, timeout=5.0, wait=5.0)
+        bodies = []
+        for u in urls[:-1]:
+            r = await wire.handle_async_request(httpx.Request("GET", u))
+            bodies.append(await r.aread())
+        with pytest.raises(httpx.ConnectError) as refused_error:
+            await wire.handle_async_request(httpx.Request("GET", urls[-1]))
+        await wire.aclose()
+        for srv in servers:
+            srv.close()
+        return ports, bodies, refused_error.value
+
+    ports, bodies, error = asyncio.run(main())
+    assert bodies == [b"{}"] * 8 and isinstance(error.__cause__, ConnectionRefusedError)
+    for p in ports:  # one connection each, made before its request
+        assert [e for e, q in events if q == p] == ["connect", "request"]
+
+
+def test_a_fan_out_never_opens_a_connection_to_a_refused_broker() -> None:
+    """Connections are opened ahead only to trusted origins: brokers outside
+    ``--broker-host-allow`` are never contacted (their listening sockets have no connection
+    waiting to be accepted)."""
+    listening = []
+    for _ in range(10):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen(8)
+        s.setblocking(False)
+        listening.append(s)
+    try:
+        ids = [f"127.0.0.1:{s.getsockname()[1]}" for s in listening]
+        with AdminClient("http://" + ids[0], broker_host_allow=["10.*"], retries=0) as a:
+            got = a.gather([call(LOAD_REPORT, base=a.broker_url(b)) for b in ids[1:]])
+        assert all(isinstance(r, HttpError) and "--broker-host-allow" in str(r) for r in got)
+        for s in listening[1:]:
+            with pytest.raises(BlockingIOError):
+                s.accept()
+    finally:
+        for s in listening:
+            s.close()
 
 
 def test_a_put_sends_its_body_and_length() -> None:
