@@ -581,10 +581,11 @@ class AdminClient:
         wire = self._wire
         if wire is None:
             return
-        bases = {c.base or self.admin_url for c in calls if c.method == "GET"}
-        trusted = [b for b in bases if origin_of(b) in self._trusted][: self.max_concurrency]
-        if len(trusted) >= OPEN_AHEAD_MIN:
-            await wire.open_ahead([self._httpx_url(b) for b in trusted],
+        by_base = {c.base or self.admin_url: c for c in calls if c.method == "GET"}
+        trusted = [c.url(self.admin_url) for b, c in by_base.items()
+                   if origin_of(b) in self._trusted][: self.max_concurrency]
+        if len(trusted) >= OPEN_AHEAD_MIN:  # (the requests' own URLs: parsed once for both)
+            await wire.open_ahead([self._httpx_url(u) for u in trusted],
                                   min(10.0, self.timeout), OPEN_AHEAD_WAIT)
 
     # ---- typed reads ---------------------------------------------------------------------------
