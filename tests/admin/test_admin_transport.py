@@ -347,7 +347,7 @@ def test_connection_failures_and_timeouts_are_httpx_errors() -> None:
         await _head(r)
         await asyncio.sleep(1)
 
-    with pytest.raises(httpx.ReadTimeout):
+    with pytest.raises(httpx.ReadTimeout, match="no bytes within 0.1 s"):
         _serve(silent, _get, timeout=httpx.Timeout(5, read=0.1))
 
 
