@@ -585,8 +585,9 @@ class AdminClient:
         trusted = [c.url(self.admin_url) for b, c in by_base.items()
                    if origin_of(b) in self._trusted][: self.max_concurrency]
         if len(trusted) >= OPEN_AHEAD_MIN:  # (the requests' own URLs: parsed once for both)
-            await wire.open_ahead([self._httpx_url(u) for u in trusted],
-                                  min(10.0, self.timeout), OPEN_AHEAD_WAIT)
+            connect = min(10.0, self.timeout)
+            await wire.open_ahead([self._httpx_url(u) for u in trusted], connect,
+                                  min(OPEN_AHEAD_WAIT, connect))
 
     # ---- typed reads ---------------------------------------------------------------------------
     def clusters(self) -> list[str]:

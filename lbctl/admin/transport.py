@@ -449,7 +449,8 @@ class Http1Transport(httpx.AsyncBaseTransport):
         connects, then writes). One not made by then, or failed, is left alone: its request
         connects as it always has, and meets its own error."""
         origins = {_origin(u) for u in urls if u.scheme in ("http", "https")}
-        origins = {o for o in origins if not self._idle.get(o)}
+        origins = {o for o in origins  # (an idle one the server closed meanwhile does not count)
+                   if not any(not c.closed for c in self._idle.get(o, ()))}
         if not origins:
             return
 
