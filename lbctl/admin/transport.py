@@ -46,6 +46,7 @@ import asyncio
 import re
 import ssl
 from collections.abc import AsyncIterator, Iterable
+from typing import Any
 
 import httpx  # noqa: TID253  # a transport subclasses httpx's; this module is imported on first use
 
@@ -517,16 +518,17 @@ class _NoCookies(httpx.Cookies):
 class NoCookiesClient(httpx.AsyncClient):
     """An :class:`httpx.AsyncClient` that neither stores a server's cookies nor sends any."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._none_kept = _NoCookies()
+
     @property
     def cookies(self) -> httpx.Cookies:
-        return _NO_COOKIES
+        return self._none_kept
 
     @cookies.setter
     def cookies(self, cookies: object) -> None:
         raise TypeError("this client keeps no cookies")
-
-
-_NO_COOKIES = _NoCookies()
 
 
 def async_client(transport: httpx.AsyncBaseTransport | None, *, verify: ssl.SSLContext | bool,
