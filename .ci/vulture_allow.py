@@ -11,6 +11,8 @@ _.data_received
 _.eof_received
 _.connection_lost
 _.handle_async_request
+_.extract_cookies  # httpx.AsyncClient calls it on every answer (NoCookiesClient's jar)
+response  # its parameter: httpx.Cookies.extract_cookies(response)
 exc
 exc_type
 tb

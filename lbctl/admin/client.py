@@ -26,7 +26,9 @@ Behaviour, mirroring ``pulsar-admin``'s ``AsyncHttpConnector`` where it matters:
   429 (honouring ``Retry-After`` up to 5 s) and 5xx. Mutations are never retried: a failed PUT is
   reported, with a warning when it may have reached the broker (:data:`lbctl.admin.retry.ADMIN`).
 * Fan-out to many brokers runs concurrently on one event loop, bounded by ``max_concurrency``;
-  one refresh of 200 brokers costs about one round trip. Requests go through one
+  one refresh of 200 brokers costs about one round trip. A fan-out's connections to its trusted
+  origins are set up at once before its requests are built (:meth:`AdminClient._open_ahead`),
+  so each request is written as soon as it is built. Requests go through one
   ``httpx.AsyncClient`` whose transport is :class:`lbctl.admin.transport.Http1Transport` (HTTP/1.1
   on asyncio, keep-alive connections kept across refreshes) unless the caller gives another:
   httpx's default transport costs ~1 ms of CPU a request, most of a 200-broker refresh. The
@@ -67,6 +69,10 @@ from lbctl.safe.text import shorten
 
 MAX_REDIRECTS = 5
 DEFAULT_CONCURRENCY = 256
+#: a fan-out to this many origins or more has its connections set up at once first
+#: (:meth:`AdminClient._open_ahead`), waited for this long at most (s)
+OPEN_AHEAD_MIN = 8
+OPEN_AHEAD_WAIT = 1.0
 _MAX_URLS = 4096  # parsed URLs kept (:meth:`AdminClient._httpx_url`)
 _REDIRECTS = (301, 302, 303, 307, 308)
 _PARAM = re.compile(r"\{([^}]+)\}")
@@ -247,6 +253,7 @@ class AdminClient:
         self._trace = trace
         self._runner: asyncio.Runner | None = None
         self._http: Any = None  # the httpx.AsyncClient, made on first use
+        self._wire: Any = None  # its Http1Transport when this client made it (no ``transport``)
         self._urls: dict[str, Any] = {}  # URL → httpx.URL (:meth:`_httpx_url`)
         self._sem: asyncio.Semaphore | None = None
         #: every (method, url) sent, in order (tests and the journal read it)
@@ -286,19 +293,12 @@ class AdminClient:
         """The one ``httpx.AsyncClient``: redirects are this module's, proxies and ``.netrc``
         are not read (``trust_env=False``), and the deadline of a request is ``timeout``."""
         if self._http is None:
-            import httpx
+            from lbctl.admin.transport import Http1Transport, async_client
 
-            transport = self._transport
-            if transport is None:
-                from lbctl.admin.transport import Http1Transport
-
-                transport = Http1Transport(verify=self._verify)
-            self._http = httpx.AsyncClient(
-                follow_redirects=False,
-                transport=transport,
-                timeout=httpx.Timeout(self.timeout, connect=min(10.0, self.timeout)),
-                trust_env=False,
-            )
+            if self._transport is None:
+                self._wire = Http1Transport(verify=self._verify)
+            self._http = async_client(self._transport or self._wire, verify=self._verify,
+                                      timeout=self.timeout)
         return self._http
 
     # ---- redaction -------------------------------------------------------------------------
@@ -565,9 +565,29 @@ class AdminClient:
                 return e
 
         async def all_() -> list[Any]:
+            await self._open_ahead(calls)
             return list(await asyncio.gather(*(one(c) for c in calls)))
 
         return self.run(all_())
+
+    async def _open_ahead(self, calls: Sequence[Call]) -> None:
+        """A fan-out's connections set up at once before its requests are built
+        (:meth:`Http1Transport.open_ahead`), to the trusted origins of its reads only (a refused
+        origin is never contacted; a mutation's connection is its own); nothing when the caller
+        gave the transport, or for fewer than :data:`OPEN_AHEAD_MIN` origins."""
+        if len(calls) < OPEN_AHEAD_MIN:
+            return
+        self._client()
+        wire = self._wire
+        if wire is None:
+            return
+        by_base = {c.base or self.admin_url: c for c in calls if c.method == "GET"}
+        trusted = [c.url(self.admin_url) for b, c in by_base.items()
+                   if origin_of(b) in self._trusted][: self.max_concurrency]
+        if len(trusted) >= OPEN_AHEAD_MIN:  # (the requests' own URLs: parsed once for both)
+            connect = min(10.0, self.timeout)
+            await wire.open_ahead([self._httpx_url(u) for u in trusted], connect,
+                                  min(OPEN_AHEAD_WAIT, connect))
 
     # ---- typed reads ---------------------------------------------------------------------------
     def clusters(self) -> list[str]:

@@ -351,16 +351,9 @@ class PrometheusClient:
         """One ``httpx.AsyncClient`` on the light wire: redirects are this module's, proxies and
         ``.netrc`` are not read."""
         if self._http is None:
-            import httpx
+            from lbctl.admin.transport import async_client
 
-            transport = self._transport
-            if transport is None:
-                from lbctl.admin.transport import Http1Transport
-
-                transport = Http1Transport(verify=self._verify)
-            self._http = httpx.AsyncClient(
-                transport=transport, follow_redirects=False, trust_env=False,
-                timeout=httpx.Timeout(self.timeout, connect=min(10.0, self.timeout)))
+            self._http = async_client(self._transport, verify=self._verify, timeout=self.timeout)
         return self._http
 
     def redact(self, text: str) -> str:

@@ -14,8 +14,10 @@ it), messages — and can be given any other transport instead (``httpx.MockTran
 
 * **Keep-alive.** Idle connections are kept per origin for as long as the transport lives (the
   client's), so a refresh reuses the previous one's. A connection goes back to the idle list only
-  once its answer was read to the end; an answer closed unread (a redirect's body) closes it.
-  There is no pool limit: the client bounds its concurrency.
+  once its answer was read to the end — at once when the whole body came with the head (it is
+  handed over as bytes: a small answer is not streamed); an answer closed unread (a redirect's
+  body still arriving) closes it. There is no pool limit: the client bounds its concurrency.
+* **No cookies** (:class:`NoCookiesClient`): a server's are neither kept nor sent back.
 * **A stale connection.** When a reused connection turns out closed before any byte of the answer
   arrived (the server dropped an idle connection), a GET or HEAD is sent once more on a new one, as
   httpcore does; any other method is not resent (the server may have acted on it).
@@ -43,7 +45,8 @@ from __future__ import annotations
 import asyncio
 import re
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
 
 import httpx  # noqa: TID253  # a transport subclasses httpx's; this module is imported on first use
 
@@ -78,7 +81,7 @@ class _Conn(asyncio.Protocol):
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.buf = bytearray()
-        self.waiter: asyncio.Future[None] | None = None
+        self.waiter: asyncio.Future[bool] | None = None
         self.closed = False
         self.received = False  # any byte of the current answer
 
@@ -104,7 +107,7 @@ class _Conn(asyncio.Protocol):
     def _wake(self) -> None:
         w = self.waiter
         if w is not None and not w.done():
-            w.set_result(None)
+            w.set_result(True)
 
     def close(self) -> None:
         """Close now: nothing is left to send (an answer was read, or the exchange failed), and
@@ -120,17 +123,19 @@ class _Conn(asyncio.Protocol):
             raise httpx.RemoteProtocolError(
                 "peer closed connection without sending complete message body" if self.received
                 else "Server disconnected without sending a response.")
-        self.waiter = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        waiter = self.waiter = loop.create_future()
+        # a timer on the waiter itself: what asyncio.timeout does, for a fraction of its cost
+        # (each answer waits here at least once)
+        timer = None if timeout is None else loop.call_later(timeout, _expire, waiter)
         try:
-            if timeout is None:
-                await self.waiter
-            else:
-                async with asyncio.timeout(timeout):
-                    await self.waiter
-        except TimeoutError:
-            raise httpx.ReadTimeout(f"no bytes within {timeout:g} s") from None
+            more = await waiter
         finally:
             self.waiter = None
+            if timer is not None:
+                timer.cancel()
+        if not more:
+            raise httpx.ReadTimeout(f"no bytes within {timeout:g} s")
 
     def take(self, n: int) -> bytes:
         piece = bytes(self.buf[:n])
@@ -186,6 +191,12 @@ class _Conn(asyncio.Protocol):
                 raise httpx.RemoteProtocolError("unexpected 101 Switching Protocols")
             if status >= 200:
                 return status, b"HTTP/" + m[1], m[3] or _EMPTY, headers
+
+
+def _expire(waiter: asyncio.Future[bool]) -> None:
+    """A read timeout: the waiter ends with nothing more (:meth:`_Conn.more`)."""
+    if not waiter.done():
+        waiter.set_result(False)
 
 
 def header_fields(lines: list[bytes]) -> list[tuple[bytes, bytes]]:
@@ -357,12 +368,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
         return self._ssl
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        url = request.url
-        scheme = url.scheme
-        if scheme not in ("http", "https"):
-            raise httpx.UnsupportedProtocol(f"unsupported URL scheme {scheme!r}")
-        host = url.raw_host.decode("ascii")
-        origin: Origin = (scheme, host, url.port or (443 if scheme == "https" else 80))
+        origin = _origin(request.url)
         timeouts = request.extensions.get("timeout") or {}
         message = _message(request, await request.aread())
         idle = self._idle.setdefault(origin, [])
@@ -393,9 +399,12 @@ class Http1Transport(httpx.AsyncBaseTransport):
             conn.close()
             raise
         ext = {"http_version": version, "reason_phrase": reason}
-        if length == 0:
+        if length is not None and len(conn.buf) >= length:
+            # the whole body came with the head (a load report does): handed over as bytes, the
+            # connection idle again at once — no stream to iterate, the same bytes
+            whole = conn.take(length) if length else _EMPTY
             self._release(origin, conn, keep)
-            return httpx.Response(status, headers=headers, stream=httpx.ByteStream(_EMPTY),
+            return httpx.Response(status, headers=headers, stream=httpx.ByteStream(whole),
                                   extensions=ext)
         body = _Body(self, origin, conn, length, chunked, keep, timeout)
         return httpx.Response(status, headers=headers, stream=body, extensions=ext)
@@ -432,12 +441,46 @@ class Http1Transport(httpx.AsyncBaseTransport):
             raise httpx.ConnectError(str(e)) from e
         return conn
 
+    async def open_ahead(self, urls: Iterable[httpx.URL], timeout: float | None,
+                         wait: float) -> None:
+        """Connections made ahead of a fan-out: one to each origin of ``urls`` that has none idle,
+        all set up at once, waited for ``wait`` s at most. Those made are idle, so that each
+        request of the fan-out is written as soon as it is built, while the others are still
+        being built (a first refresh of 200 brokers otherwise builds all 200 requests, then
+        connects, then writes). One not made by then, or failed, is left alone: its request
+        connects as it always has, and meets its own error."""
+        origins = {_origin(u) for u in urls if u.scheme in ("http", "https")}
+        origins = {o for o in origins  # (an idle one the server closed meanwhile does not count)
+                   if not any(not c.closed for c in self._idle.get(o, ()))}
+        if not origins:
+            return
+
+        async def one(origin: Origin) -> None:
+            conn = await self._connect(origin, timeout)
+            self._idle.setdefault(origin, []).append(conn)
+
+        tasks = [asyncio.ensure_future(one(o)) for o in origins]
+        try:
+            await asyncio.wait(tasks, timeout=wait)
+        finally:
+            for t in tasks:
+                if not t.done():
+                    t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)  # failures: their requests'
+
     async def aclose(self) -> None:
         for conns in self._idle.values():
             for c in conns:
                 c.close()
         self._idle = {}
         await asyncio.sleep(0)  # the closed transports' callbacks run on this loop
+
+
+def _origin(url: httpx.URL) -> Origin:
+    scheme = url.scheme
+    if scheme not in ("http", "https"):
+        raise httpx.UnsupportedProtocol(f"unsupported URL scheme {scheme!r}")
+    return scheme, url.raw_host.decode("ascii"), url.port or (443 if scheme == "https" else 80)
 
 
 def _message(request: httpx.Request, body: bytes) -> bytes:
@@ -460,3 +503,42 @@ def _message(request: httpx.Request, body: bytes) -> bytes:
     elif chunked:
         body = b"0\r\n\r\n"
     return b"\r\n".join(lines) + b"\r\n" + body
+
+
+class _NoCookies(httpx.Cookies):
+    """A cookie jar that keeps nothing: ``pulsar-admin`` keeps no cookies either
+    (``AsyncHttpConnector.configureAsyncHttpClientConfig``: ``setCookieStore(null)``, apache/pulsar
+    005cbf1e), and taking them is a urllib request and response per answer (~10 % of a
+    200-broker refresh's CPU, benchmarks/monitor_brokers.py)."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        return None
+
+
+class NoCookiesClient(httpx.AsyncClient):
+    """An :class:`httpx.AsyncClient` that neither stores a server's cookies nor sends any."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._none_kept = _NoCookies()
+
+    @property
+    def cookies(self) -> httpx.Cookies:
+        return self._none_kept
+
+    @cookies.setter
+    def cookies(self, cookies: object) -> None:
+        raise TypeError("this client keeps no cookies")
+
+
+def async_client(transport: httpx.AsyncBaseTransport | None, *, verify: ssl.SSLContext | bool,
+                 timeout: float) -> httpx.AsyncClient:
+    """The ``httpx.AsyncClient`` the admin and Prometheus clients send through: on ``transport``
+    (default: :class:`Http1Transport` with ``verify``), redirects not followed (the callers'),
+    proxies and ``.netrc`` not read (``trust_env=False``), no cookies (:class:`NoCookiesClient`),
+    ``timeout`` the deadline of a request (connections: 10 s at most)."""
+    if transport is None:
+        transport = Http1Transport(verify=verify)
+    return NoCookiesClient(
+        transport=transport, follow_redirects=False,
+        trust_env=False, timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import http.server
+import socket
 import ssl
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -18,7 +19,7 @@ import pytest
 from lbctl.admin.auth import make_auth
 from lbctl.admin.client import LOAD_REPORT, RUNTIME_CONFIG, AdminClient, call, unload_call
 from lbctl.admin.errors import AdminError, ConnectionFailed, HttpError, RequestTimeout
-from lbctl.admin.transport import Http1Transport
+from lbctl.admin.transport import Http1Transport, async_client
 from lbctl.sandbox import Fault, TestCluster, hot_cluster
 from tests.tls_helpers import self_signed
 
@@ -83,6 +84,143 @@ def test_content_length_answers_reuse_one_connection() -> None:
     assert len(connections) == 1
     assert heads[0].startswith(b"GET /admin/v2/broker-stats/load-report HTTP/1.1\r\nHost: 127.0.0.1:")
     assert b"\r\nAccept: application/json\r\n" in heads[0]
+
+
+def test_a_body_after_its_head_is_streamed_and_one_with_it_is_handed_over() -> None:
+    """A body that came with the head is handed over as bytes (the connection idle at once); one
+    that arrives later is read as it comes: the same bytes, one connection for both."""
+    connections: list[int] = []
+
+    async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        await _head(r)
+        w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{\"n\":0}")
+        await w.drain()
+        await _head(r)
+        w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n{\"n")
+        await w.drain()
+        await asyncio.sleep(0.05)
+        w.write(b"\":1}")
+        await w.drain()
+
+    async def gets(http: httpx.AsyncClient, base: str) -> list[tuple[bytes, bool]]:
+        wire, out = Http1Transport(), []
+        for _ in range(2):  # straight on the transport: what it hands over, before the client
+            r = await wire.handle_async_request(httpx.Request("GET", base + PATH))
+            out.append((await r.aread(), isinstance(r.stream, httpx.ByteStream)))
+        await wire.aclose()
+        return out
+
+    with_head, after_head = _serve(script, gets)
+    assert with_head == (b'{"n":0}', True) and after_head == (b'{"n":1}', False)
+    assert len(connections) == 1
+
+
+def test_no_cookie_is_kept_or_sent_back() -> None:
+    """pulsar-admin keeps no cookies (AsyncHttpConnector: ``setCookieStore(null)``): a broker's
+    ``Set-Cookie`` is not sent back, by the admin client nor the Prometheus client's wire."""
+    heads: list[bytes] = []
+
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:
+            heads.append(bytes(self.headers))
+            self.send_response(200)
+            self.send_header("Set-Cookie", "session=SECRET; Path=/")
+            self.send_header("Content-Length", "8")
+            self.end_headers()
+            self.wfile.write(b'{"ok":1}')
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with AdminClient(url) as a:
+            assert [a.gather([call(LOAD_REPORT)]) for _ in range(2)] == [[{"ok": 1}]] * 2
+
+        async def twice() -> httpx.Cookies:
+            async with async_client(None, verify=True, timeout=5.0) as http:
+                for _ in range(2):
+                    (await http.get(url + PATH)).raise_for_status()
+                return http.cookies
+
+        assert len(asyncio.run(twice())) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(heads) == 4 and not any(b"cookie" in h.lower() for h in heads)
+
+
+def test_connections_opened_ahead_carry_the_requests() -> None:
+    """``open_ahead``: one connection to each origin, set up at once; each then carries its
+    origin's request (no second connection); a refused port is left to its request, which meets
+    its own error."""
+    events: list[tuple[str, int]] = []
+
+    async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        port = w.get_extra_info("sockname")[1]
+        events.append(("connect", port))
+        try:
+            await _head(r)
+            events.append(("request", port))
+            w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+            await w.drain()
+            await r.read()
+        finally:
+            w.close()
+
+    async def main() -> tuple[list[int], list[bytes], BaseException]:
+        servers = [await asyncio.start_server(handle, "127.0.0.1", 0) for _ in range(8)]
+        ports = [srv.sockets[0].getsockname()[1] for srv in servers]
+        with socket.socket() as closed:
+            closed.bind(("127.0.0.1", 0))
+            refused = closed.getsockname()[1]
+        urls = [httpx.URL(f"http://127.0.0.1:{p}{PATH}") for p in [*ports, refused]]
+        wire = Http1Transport()
+        await wire.open_ahead(urls, timeout=5.0, wait=5.0)
+        bodies = []
+        for u in urls[:-1]:
+            r = await wire.handle_async_request(httpx.Request("GET", u))
+            bodies.append(await r.aread())
+        with pytest.raises(httpx.ConnectError) as refused_error:
+            await wire.handle_async_request(httpx.Request("GET", urls[-1]))
+        await wire.aclose()
+        for srv in servers:
+            srv.close()
+        return ports, bodies, refused_error.value
+
+    ports, bodies, error = asyncio.run(main())
+    assert bodies == [b"{}"] * 8 and isinstance(error.__cause__, ConnectionRefusedError)
+    for p in ports:  # one connection each, made before its request
+        assert [e for e, q in events if q == p] == ["connect", "request"]
+
+
+def test_a_fan_out_never_opens_a_connection_to_a_refused_broker() -> None:
+    """Connections are opened ahead only to trusted origins: brokers outside
+    ``--broker-host-allow`` are never contacted (their listening sockets have no connection
+    waiting to be accepted)."""
+    listening = []
+    for _ in range(10):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        s.listen(8)
+        s.setblocking(False)
+        listening.append(s)
+    try:
+        ids = [f"127.0.0.1:{s.getsockname()[1]}" for s in listening]
+        with AdminClient("http://" + ids[0], broker_host_allow=["10.*"], retries=0) as a:
+            got = a.gather([call(LOAD_REPORT, base=a.broker_url(b)) for b in ids[1:]])
+        assert all(isinstance(r, HttpError) and "--broker-host-allow" in str(r) for r in got)
+        for s in listening[1:]:
+            with pytest.raises(BlockingIOError):
+                s.accept()
+    finally:
+        for s in listening:
+            s.close()
 
 
 def test_a_put_sends_its_body_and_length() -> None:
@@ -209,7 +347,7 @@ def test_connection_failures_and_timeouts_are_httpx_errors() -> None:
         await _head(r)
         await asyncio.sleep(1)
 
-    with pytest.raises(httpx.ReadTimeout):
+    with pytest.raises(httpx.ReadTimeout, match="no bytes within 0.1 s"):
         _serve(silent, _get, timeout=httpx.Timeout(5, read=0.1))
 
 

@@ -4,6 +4,7 @@ ownership changes."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from lbctl.sources.prometheus.catalog import broker_id
@@ -13,18 +14,22 @@ def owners_of(brokers: Mapping[str, Any]) -> dict[str, str]:
     return {name: b for b, rep in brokers.items() for name in rep["lastStats"]}
 
 
-def add_moves(snap: dict[str, Any], next_owner: Mapping[str, str]) -> None:
+def add_moves(snap: dict[str, Any], next_owner: Mapping[str, str],
+              now_owner: Mapping[str, str] | None = None) -> None:
     """The ownership changes and splits between ``snap`` and the next snapshot (its bundles'
     owners, ``next_owner``), added to ``snap``'s observed decisions — both sides with their
-    owners settled the same way (see :meth:`PrometheusHistory._pick`)."""
+    owners settled the same way (see :meth:`PrometheusHistory._pick`). ``now_owner``:
+    ``owners_of(snap["brokers"])`` when the caller has it already (a history computes each
+    snapshot's owners once, as the next owners of the snapshot before it)."""
     observed = snap.get("observed")
     if observed is None:
         return
-    now_owner = owners_of(snap["brokers"])
-    moves = [{"bundle": name, "from": b, "to": next_owner[name]}
-             for name, b in sorted(now_owner.items())
-             if name in next_owner and next_owner[name] != b]
-    splits = splits_between(set(now_owner), set(next_owner))
+    if now_owner is None:
+        now_owner = owners_of(snap["brokers"])
+    # the few bundles that moved, found first, then sorted (by name, as the list is written)
+    moved = sorted(name for name, b in now_owner.items() if next_owner.get(name, b) != b)
+    moves = [{"bundle": name, "from": now_owner[name], "to": next_owner[name]} for name in moved]
+    splits = splits_between(now_owner.keys(), next_owner.keys())
     if moves:
         observed["moves"] = moves
     if splits:
@@ -59,7 +64,7 @@ def increase(before: Mapping[Any, float], after: Mapping[Any, float], notes: lis
     return total, who
 
 
-def splits_between(now: set[str], nxt: set[str]) -> list[str]:
+def splits_between(now: AbstractSet[str], nxt: AbstractSet[str]) -> list[str]:
     from lbctl.model.bundle import BundleName, BundleNameError
 
     gone = sorted(now - nxt)

@@ -328,9 +328,13 @@ class PrometheusHistory:
         known: set[str] = set()
         done = 0
 
+        # each snapshot's owners, computed once: the next owners of the snapshot before it, then
+        # its own when its moves are found
+        ready_owners: dict[str, str] | None = None
+
         def emit(snap: dict[str, Any], next_owners: Mapping[str, str]) -> dict[str, Any]:
             nonlocal done
-            add_moves(snap, next_owners)
+            add_moves(snap, next_owners, ready_owners)
             done += 1
             if self.progress:
                 self.progress("prometheus", done, total)
@@ -348,9 +352,10 @@ class PrometheusHistory:
                     continue
                 if pending is not None:
                     snap = self._snapshot(pending, st, known)
+                    owners = owners_of(snap["brokers"])
                     if ready is not None:
-                        yield emit(ready, owners_of(snap["brokers"]))
-                    ready = snap
+                        yield emit(ready, owners)
+                    ready, ready_owners = snap, owners
                 if beyond:  # only read for the last snapshot's observed decisions
                     if ready is not None:
                         extra = self._bundle_stats(st, None)
@@ -363,9 +368,10 @@ class PrometheusHistory:
                 pending = st
         if pending is not None:
             snap = self._snapshot(pending, None, known)
+            owners = owners_of(snap["brokers"])
             if ready is not None:
-                yield emit(ready, owners_of(snap["brokers"]))
-            ready = snap
+                yield emit(ready, owners)
+            ready, ready_owners = snap, owners
         if ready is not None:
             yield emit(ready, {})
         if self.progress:
