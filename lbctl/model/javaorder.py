@@ -1010,7 +1010,7 @@ class MapHistory:
             return self
         live: Mapping[str, object]
         if known:
-            grown = dict(known)
+            grown: dict[str, object] = dict.fromkeys(known)  # drops a first fill's values
             grown.update(dict.fromkeys(new))
             for k in gone:
                 del grown[k]

@@ -186,7 +186,7 @@ def test_history_first_fill_from_a_dict_is_then() -> None:
     """A first fill from a dict (the leader's merged reports) keeps that dict as the live map
     instead of copying its keys; the history is the one :meth:`MapHistory.then` makes (equal,
     the same keys in order, the same capacity), and later puts and removals leave the caller's
-    dict untouched."""
+    dict untouched; once the map changes, it holds none of that dict's values."""
     from lbctl.model.javaorder import MapHistory
 
     reports = {f"t/ns-{i}/0x00000000_0xffffffff": i for i in range(50)}
@@ -198,3 +198,5 @@ def test_history_first_fill_from_a_dict_is_then() -> None:
     b2 = b.then_puts(["t/new/0x00000000_0xffffffff"], gone)
     assert (a2.ops, list(a2.live), a2.capacity) == (b2.ops, list(b2.live), b2.capacity)
     assert len(reports) == 50 and "t/new/0x00000000_0xffffffff" not in reports
+    # a later change keeps no value of the first fill (a replay does not hold old reports alive)
+    assert set(b2.live.values()) == {None}
