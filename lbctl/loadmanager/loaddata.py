@@ -137,9 +137,10 @@ def leader_maps_and_reports(state: ClusterState, previous: LeaderMaps | None = N
 
     Also returns every report's ``lastStats`` merged into one map in the order
     ``updateBundleData`` walks them (the broker map's order, then each report's): the bundle
-    map's new keys are that map's keys in order, so a first fill takes them from it (a copy of
-    a dict's keys, with their hashes) instead of hashing every name again, and the cycle's bundle
-    data (:func:`update_bundle_data`'s ``reported``) is that same map."""
+    map's new keys are that map's keys in order, so a first fill takes that very dict as the
+    map's keys (:meth:`MapHistory.then_puts`; nothing mutates it afterwards) instead of a second
+    table of every name, and the cycle's bundle data (:func:`update_bundle_data`'s
+    ``reported``) is that same map."""
     prev = previous or LeaderMaps()
     brokers = prev.brokers
     if brokers.live.keys() != state.brokers.keys():  # else: every broker kept its place

@@ -180,3 +180,23 @@ def test_history_then_puts_is_then() -> None:
         a = a.then([(k, True) for k in puts] + [(k, False) for k in removes])
         b = b.then_puts(puts, removes)
         assert (a.ops, list(a.live), a.capacity) == (b.ops, list(b.live), b.capacity)
+
+
+def test_history_first_fill_from_a_dict_is_then() -> None:
+    """A first fill from a dict (the leader's merged reports) keeps that dict as the live map
+    instead of copying its keys; the history is the one :meth:`MapHistory.then` makes (equal,
+    the same keys in order, the same capacity), and later puts and removals leave the caller's
+    dict untouched; once the map changes, it holds none of that dict's values."""
+    from lbctl.model.javaorder import MapHistory
+
+    reports = {f"t/ns-{i}/0x00000000_0xffffffff": i for i in range(50)}
+    a = MapHistory().then([(k, True) for k in reports])
+    b = MapHistory().then_puts(reports)
+    assert a == b and list(b.live) == list(reports) and b.capacity == a.capacity == 128
+    gone = list(reports)[:5]
+    a2 = a.then([("t/new/0x00000000_0xffffffff", True)] + [(k, False) for k in gone])
+    b2 = b.then_puts(["t/new/0x00000000_0xffffffff"], gone)
+    assert (a2.ops, list(a2.live), a2.capacity) == (b2.ops, list(b2.live), b2.capacity)
+    assert len(reports) == 50 and "t/new/0x00000000_0xffffffff" not in reports
+    # a later change keeps no value of the first fill (a replay does not hold old reports alive)
+    assert set(b2.live.values()) == {None}
