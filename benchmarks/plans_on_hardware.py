@@ -15,7 +15,10 @@ a +-30 % wave of its own phase, each bundle drifts +-20 %; every report written 
 of Pulsar's ``needBrokerDataUpdate``), ``propose`` on the last snapshot learning its model from the history
 (``--mode snapshot``: from the last snapshot alone), the moves applied to the truth (noise-free
 expected usage). Printed per size: share of plans whose true usages land in the band (range <= 10
-points, max <= 85 %), plans that raised the true max, the p95 of |predicted - true| per broker
+points, max <= 85 %) — of all plans and of those whose band moves may reach in truth (``reach``: a
+linear programme on the hosts' true costs, :func:`reachable`) — why the others missed (``a`` out of
+reach, ``b`` planned out of band, ``c`` a broker the plan moved mispredicted, ``d`` an untouched
+one misjudged: :func:`why_missed`), plans that raised the true max, the p95 of |predicted - true| per broker
 (points), throughput moved against a lower bound (``lbctl.planner.bounds`` on a view of an oracle
 model learnt noise-free from 40 snapshots of the same hosts: no plan meeting the band in truth can
 cost less, up to the oracle's fit), median and p90 of the ratio; for n <= ``--pulsar-max`` the Pulsar
