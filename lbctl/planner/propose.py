@@ -45,8 +45,6 @@ from lbctl.units import rounded
 ROBUST_Z = 1.0
 #: the share of the model's margin the robust repair keeps inside the band
 ROBUST_MARGIN = 0.5
-#: the least relative error of a broker's predicted change the robust repair assumes
-ROBUST_FLOOR = 0.0
 
 
 @dataclass(frozen=True)
@@ -286,8 +284,8 @@ def _robust(view: LoadView, rules: Rules, costs: Costs, solution: Solution, goal
     slope error): a broker whose cost is little known should not take (or shed) the biggest
     change — its error grows with the change."""
     quality = view.model.quality
-    unc = [max(ROBUST_FLOOR, ROBUST_Z * q.slope_error) if (q := quality.get(b)) is not None
-           else ROBUST_FLOOR for b in view.brokers]
+    unc = [ROBUST_Z * q.slope_error if (q := quality.get(b)) is not None else 0.0
+           for b in view.brokers]
     moves = repair(view, rules, costs, solution.moves, goals, caps, unc)
     if moves == solution.moves:
         return solution
