@@ -58,7 +58,7 @@ arithmetic applies to the simulated reports as to real ones; resources with ``li
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -95,6 +95,11 @@ CLASS_SPREAD = (0.05, 0.3)
 FLEET_SPREAD = 0.4
 #: the least residual (points) a broker's line is taken to have: report noise
 NOISE_FLOOR = 0.5
+#: how much brokers of one host class are taken to differ in CPU cost per unit of the right
+#: driver (relative sd) when the byte-to-message ratio is learnt (:func:`_byte_ratio`)
+CLASS_COST_SD = 0.2
+#: grid steps over the byte-to-message ratio's range before its golden-section search
+RATIO_GRID = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -498,44 +503,93 @@ def _byte_ratio(histories: Sequence[Sequence[_Point]]) -> float | None:
     a fleet-wide fit would mix it up with the brokers' different hardware. Each broker's residuals
     are taken relative to its mean usage (weighted least squares: report noise is a share of the
     figure) — unweighted, the busiest brokers' noise decided the ratio, off by 30 % at the median
-    on ``benchmarks/plans_on_hardware.py``'s clusters, 11 % weighted. A golden-section search on
-    ``log ratio``; ``None`` when the histories cannot tell (too few brokers whose mix of
-    messages and bytes changed: one broker's history alone misses by x3 either way, measured)."""
-    usable = [h for h in histories if len(h) >= MIN_POINTS and _mix_varies(h)]
+    on ``benchmarks/plans_on_hardware.py``'s clusters, 11 % weighted.
+
+    Brokers of one host class (one reported CPU limit) should then cost about the same per unit
+    of that driver: a wrong ratio makes a byte-heavy broker's cost differ from a message-heavy
+    one's. Each broker's cost's spread within its class (log, against :data:`CLASS_COST_SD`) is
+    weighed with its residuals (against the pooled relative noise at the ratio the residuals
+    alone give): the histories' mixes vary little, the brokers' mixes much. Measured on the
+    benchmark's clusters (20 each, seeds 9-28): the ratio's miss at p90 went from x2.4 to x1.8
+    with 12 brokers and x1.6 to x1.5 with 30 (median x1.27 to x1.25, x1.19 to x1.14); with 5
+    brokers (one or two of a class) no change.
+
+    A grid then a golden-section search on ``log ratio``, over each broker's moment sums (a
+    step costs one pass over the brokers, not their reports); ``None`` when the histories cannot
+    tell (too few brokers whose mix of messages and bytes changed: one broker's history alone
+    misses by x3 either way, measured)."""
+    usable = [_moments(h) for h in histories if len(h) >= MIN_POINTS and _mix_varies(h)]
     if len(usable) < 2:
         return None
 
-    def sse(log_ratio: float) -> float:
+    def terms(log_ratio: float) -> tuple[float, float]:
         ratio = math.exp(log_ratio)
         total = 0.0
-        for h in usable:
-            xs = [p.msgs + ratio * (p.tin + p.tout) for p in h]
-            ys = [p.percent[0] for p in h]
-            n = len(xs)
-            mx, my = sum(xs) / n, sum(ys) / n
-            sxx = sum((x - mx) ** 2 for x in xs)
-            sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-            syy = sum((y - my) ** 2 for y in ys)
+        costs: dict[float, list[float]] = {}
+        for smm, smt, stt, smy, sty, syy, my, limit, _ in usable:
+            sxx = smm + 2 * ratio * smt + ratio * ratio * stt
+            sxy = smy + ratio * sty
             # relative residuals: a report's noise grows with its level (a busy 8-core host
             # is off by points where an idle one is off by tenths), so each broker's misses
             # count against its own usage, not the busiest brokers' alone
-            total += (syy - (sxy * sxy / sxx if sxx > 0 else 0.0)) / max(my, 1.0) ** 2
-        return total
+            total += max(0.0, syy - (sxy * sxy / sxx if sxx > 0 else 0.0)) / max(my, 1.0) ** 2
+            if sxx > 0 and sxy > 0:
+                costs.setdefault(limit, []).append(math.log(sxy / sxx * limit))
+        spread = 0.0
+        for ks in costs.values():
+            mean = sum(ks) / len(ks)
+            spread += sum((k - mean) ** 2 for k in ks)
+        return total, spread
 
     lo, hi = math.log(1e-7), math.log(1e-1)  # a byte costs 1e-7 .. 1e-1 of a message
+    alone = _golden(lambda x: terms(x)[0], lo, hi, 40)
+    noise = max(terms(alone)[0] / sum(u[-1] - 2 for u in usable), 1e-12)
+
+    def score(log_ratio: float) -> float:
+        resid, spread = terms(log_ratio)
+        return resid / noise + spread / CLASS_COST_SD ** 2
+
+    step = (hi - lo) / RATIO_GRID
+    best = min((lo + i * step for i in range(RATIO_GRID + 1)), key=score)
+    if score(alone) <= score(best):
+        best = alone
+    return math.exp(_golden(score, max(lo, best - step), min(hi, best + step), 30))
+
+
+def _moments(h: Sequence[_Point]) -> tuple[float, float, float, float, float, float, float,
+                                           float, int]:
+    """A broker's centred sums of messages, bytes and CPU percent (mm, mt, tt, my, ty, yy),
+    its mean percent, its CPU limit and its reports: its line on ``msgs + ratio · bytes`` for
+    any ratio."""
+    n = len(h)
+    ms = [p.msgs for p in h]
+    ts = [p.tin + p.tout for p in h]
+    ys = [p.percent[0] for p in h]
+    mm, mt, my = sum(ms) / n, sum(ts) / n, sum(ys) / n
+    dm = [v - mm for v in ms]
+    dt = [v - mt for v in ts]
+    dy = [v - my for v in ys]
+    return (sum(a * a for a in dm), sum(a * b for a, b in zip(dm, dt, strict=True)),
+            sum(b * b for b in dt), sum(a * c for a, c in zip(dm, dy, strict=True)),
+            sum(b * c for b, c in zip(dt, dy, strict=True)), sum(c * c for c in dy), my,
+            h[-1].limit[0], n)
+
+
+def _golden(f: Callable[[float], float], lo: float, hi: float, steps: int) -> float:
+    """The minimum of ``f`` on ``[lo, hi]`` by golden-section search (``steps`` narrowings)."""
     g = (math.sqrt(5) - 1) / 2
     x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
-    f1, f2 = sse(x1), sse(x2)
-    for _ in range(40):
+    f1, f2 = f(x1), f(x2)
+    for _ in range(steps):
         if f1 <= f2:
             hi, x2, f2 = x2, x1, f1
             x1 = hi - g * (hi - lo)
-            f1 = sse(x1)
+            f1 = f(x1)
         else:
             lo, x1, f1 = x1, x2, f2
             x2 = lo + g * (hi - lo)
-            f2 = sse(x2)
-    return math.exp((lo + hi) / 2)
+            f2 = f(x2)
+    return (lo + hi) / 2
 
 
 def _mix_varies(h: Sequence[_Point]) -> bool:
