@@ -26,20 +26,28 @@ The slacks make every instance feasible, and their weights make capacity and ban
 ahead of cost (a millionth of a point of band outweighs moving everything). HiGHS reports the
 relative gap between the best plan found and its bound.
 
-**Deterministic.** HiGHS stops after :data:`NODE_LIMIT` branch-and-bound nodes (a count of work,
-the same on any machine) and returns the best plan of those nodes with its gap; the wall-clock
-``time_limit`` is only a guard: a run it stops is discarded (``moves`` is ``None``, status
-``"time limit"``) rather than used, since where a clock stops a search depends on the machine's
-speed and load, and the caller keeps its deterministic greedy plan. ``LBCTL_MILP_DEBUG=1`` prints HiGHS's log. scipy is an optional extra (``pip install 'lbctl[propose]'``):
-without it :func:`available` is false and the planner runs greedy only.
+**Deterministic.** HiGHS (single-threaded branch and bound; deterministic for the same model and
+options) stops after :data:`NODE_LIMIT` branch-and-bound nodes or at :data:`MIP_GAP`, counts of
+work the same on any machine, and returns the best plan of that work with its gap. scipy's
+``milp`` exposes no other work limit (``node_limit``, ``mip_rel_gap``, ``presolve``,
+``time_limit`` are its public options; HiGHS's root cuts and sub-MIP heuristics, most of the
+work on these models, have no public switch): measured CPU per exact run with
+``benchmarks/plans_on_hardware.py`` models, 1.3–3.9 s at 240 pairs (5 brokers), 1.7–2.7 s at
+680, 5.3 s at 1,590. ``time_limit`` is only a **safety net**, counted in CPU seconds (the build in
+this process, then the solver in a child with ``RLIMIT_CPU``, :func:`_within`), so that other
+processes' load never decides it; a run it stops is discarded (``moves`` is ``None``, status
+``"time limit"``), the caller keeps its deterministic greedy plan and says so. The wall clock
+only ends a child starved past :data:`WALL_FACTOR` times its allowance. ``LBCTL_MILP_DEBUG=1``
+prints HiGHS's log. scipy is an optional extra (``pip install 'lbctl[propose]'``): without it
+:func:`available` is false and the planner runs greedy only.
 
 **Bounded.** The model's size is known before it is built (:func:`size_of`: its pairs and an upper
 bound of its nonzeros, from per-broker counts), and one whose estimated peak memory is over
 :data:`MEMORY_LIMIT` is refused (the caller keeps greedy's plan, with a note): a size, not a
 clock, decides, so the plan stays a function of the input. The model is assembled with numpy
 straight into sparse arrays (a few arrays per broker row, never a Python object per nonzero), and
-its assembly counts against ``time_limit``: HiGHS gets what is left, and a build the clock stops
-is a ``"time limit"`` run like any other.
+its assembly counts against ``time_limit``: HiGHS gets what is left, and a build the safety net
+stops is a ``"time limit"`` run like any other.
 """
 
 from __future__ import annotations
@@ -71,11 +79,12 @@ MEMORY_LIMIT = 1 << 30
 #: real count (``benchmarks/growth.py --rows`` prints the measured peak next to the estimate)
 BYTES_PER_NONZERO = 120
 BASE_BYTES = 200 << 20
-#: seconds HiGHS may overrun its own time limit before it is stopped from outside
+#: HiGHS's relative gap at which a plan counts as optimal
+MIP_GAP = 1e-4
+#: the solver's child is killed after this many times its CPU allowance in wall-clock seconds
+#: (plus :data:`GRACE`): the CPU limit decides; this only ends a starved or stuck child
+WALL_FACTOR = 4.0
 GRACE = 2.0
-#: nonzeros from which HiGHS runs in a child process that can be stopped (below, a fork would
-#: cost more than the solve: simulate's planner cycles solve small models many times)
-FORK_ABOVE = 100_000
 #: bundles whose allowed destinations are worked out at a time (memory: this × brokers bytes)
 _CHUNK = 4096
 
@@ -319,16 +328,16 @@ def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wid
                node_limit: int = NODE_LIMIT) -> MilpResult:
     """Solve the model within ``node_limit`` nodes; ``slack_limits`` (capacity, band) caps the
     slacks and leaves cost alone in the objective: the cheapest plan no further from the goals
-    than that. A run stopped by ``time_limit`` (seconds, the model's build included) comes back
-    without moves."""
+    than that. ``time_limit`` is the safety net, in CPU seconds of this process's build and the
+    solver's child (see :func:`_within`): a run it stops comes back without moves."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
-    deadline = time.monotonic() + max(0.1, time_limit)
+    deadline = time.process_time() + max(0.1, time_limit)
     try:
         m = build_model(view, rules, costs, targets, width, caps, pairs, deadline=deadline)
     except OutOfTime:
         return MilpResult(None, "time limit", None, None, None, 1.0, 0)
-    left = deadline - time.monotonic()
+    left = deadline - time.process_time()
     if left <= 0:
         return MilpResult(None, "time limit", None, None, None, m.norm, len(m.c))
     n = len(m.pairs_)
@@ -337,21 +346,25 @@ def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wid
         m.c[n + 2] = m.c[n + 3] = 0.0
     nvar = len(m.c)
     debug = bool(os.environ.get("LBCTL_MILP_DEBUG"))
+    options: dict[str, Any] = {"disp": debug, "mip_rel_gap": MIP_GAP, "node_limit": node_limit}
 
     def run() -> Any:
         return milp(m.c, constraints=LinearConstraint(m.a, m.lb, m.ub),
                     integrality=m.integrality, bounds=Bounds(m.lower, m.upper),
-                    options={"time_limit": max(0.1, left), "disp": debug,
-                             "mip_rel_gap": 1e-4, "node_limit": node_limit})
+                    options=options)
 
     with nullcontext() if debug else _quiet_stdout():
-        res: Any = run() if m.a.nnz < FORK_ABOVE else _within(run, left + GRACE)
-    if res is None:  # HiGHS overran its own time limit: stopped from outside
+        if can_fork():
+            res: Any = _within(run, left, WALL_FACTOR * left + GRACE)
+        else:  # no child to limit: HiGHS's own (wall-clock) limit is the safety net
+            options["time_limit"] = max(0.1, left)
+            res = run()
+    if res is None:  # the safety net stopped the solver
         return MilpResult(None, "time limit", None, None, None, m.norm, nvar)
     status = _status(int(res.status), str(getattr(res, "message", "")))
     gap = getattr(res, "mip_gap", None)
     bound = getattr(res, "mip_dual_bound", None)
-    if status == "time limit":  # where the clock stopped depends on the machine: not used
+    if status == "time limit":  # where a clock stopped a search depends on the machine: not used
         return MilpResult(None, status, None, None, None, m.norm, nvar)
     if res.x is None:
         return MilpResult(None, status, None, _finite(bound), None, m.norm, nvar)
@@ -361,23 +374,42 @@ def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wid
     return MilpResult(moves, status, _finite(gap), _finite(bound), float(res.fun), m.norm, nvar)
 
 
-def _within(run: Callable[[], Any], seconds: float) -> Any:
-    """``run()`` in a forked child, killed after ``seconds``: ``None`` then. HiGHS checks its
-    ``time_limit`` between phases only — on a 142,000-pair model its presolve and root set-up
-    ran for minutes past a 20 s limit — so on models of :data:`FORK_ABOVE` nonzeros or more the
-    limit is enforced from outside. The child shares
-    the model's memory (fork); the result comes back pickled. Without ``fork`` (Windows) the
-    solver runs in this process, bounded by its own limit only."""
+def can_fork() -> bool:
+    """Whether the solver can run in a child process the safety net can stop (not on Windows)."""
     import multiprocessing
 
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return run()
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _within(run: Callable[[], Any], cpu_seconds: float, wall_seconds: float) -> Any:
+    """``run()`` in a forked child that may use ``cpu_seconds`` of CPU (``RLIMIT_CPU`` in whole
+    seconds, rounded up, stops it with ``SIGXCPU``; a result that took more than ``cpu_seconds``
+    is not sent back) and is killed after
+    ``wall_seconds`` in any case; ``None`` then. CPU time, not the wall clock, so that other
+    processes' load never decides whether the exact plan is used; the wall limit only keeps a
+    starved or stuck child from hanging the command. HiGHS's own ``time_limit`` is not given: it
+    counts wall-clock time and is checked between phases only (on a 142,000-pair model its
+    presolve ran minutes past a 20 s limit). The child shares the model's memory (fork); the
+    result comes back pickled."""
+    import multiprocessing
+
     ctx = multiprocessing.get_context("fork")
     receive, send = ctx.Pipe(duplex=False)
 
     def child() -> None:
         try:
-            send.send(("ok", run()))
+            import resource
+
+            _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+            soft = max(1, math.ceil(cpu_seconds))
+            if hard != resource.RLIM_INFINITY:
+                soft = min(soft, hard)
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(
+                resource.RLIMIT_CORE)[1]))  # no core file when SIGXCPU stops it
+            value = run()
+            # a child that ended within the rounded-up kernel limit but past the allowance
+            send.send(("ok", value) if time.process_time() <= cpu_seconds else ("over", None))
         except BaseException as e:  # reported to the parent, which re-raises it
             send.send(("error", e))
 
@@ -385,11 +417,11 @@ def _within(run: Callable[[], Any], seconds: float) -> Any:
     proc.start()
     send.close()
     try:
-        if not receive.poll(max(0.0, seconds)):
+        if not receive.poll(max(0.0, wall_seconds)):
             return None
         try:
             kind, value = receive.recv()
-        except EOFError:  # the child died (out of memory, a signal): no plan from it
+        except EOFError:  # the child died (CPU limit, out of memory, a signal): no plan from it
             return None
     finally:
         if proc.is_alive():
@@ -398,7 +430,7 @@ def _within(run: Callable[[], Any], seconds: float) -> Any:
         receive.close()
     if kind == "error":
         raise value
-    return value
+    return value if kind == "ok" else None
 
 
 def _status(code: int, message: str) -> str:
@@ -434,7 +466,7 @@ def build_model(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wi
                 prune: bool = True) -> Model:
     """The model of the module docstring, as sparse arrays (the rows in the order HiGHS has
     always been given them: a bundle's "at most once", then per broker its terms' rows, the
-    band, the caps, topics, anti-affinity). ``deadline`` (``time.monotonic()``): past it the
+    band, the caps, topics, anti-affinity). ``deadline`` (``time.process_time()``): past it the
     build stops with :class:`OutOfTime`. ``prune`` (the default) leaves out the binaries of terms
     another term is never below and gives each remaining one its own big-M (:class:`Reach`); without
     it, the model is the one the tuple build gave (``tests/planner/milp_reference.py``)."""
@@ -442,7 +474,7 @@ def build_model(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wi
     from scipy.sparse import csr_array
 
     def check_clock() -> None:
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline is not None and time.process_time() > deadline:
             raise OutOfTime
 
     pairs = pairs if pairs is not None else pairs_of(view, rules)
