@@ -83,7 +83,7 @@ BASE_BYTES = 200 << 20
 MIP_GAP = 1e-4
 #: the solver's child is killed after this many times its CPU allowance in wall-clock seconds
 #: (plus :data:`GRACE`): the CPU limit decides; this only ends a starved or stuck child
-WALL_FACTOR = 4.0
+WALL_FACTOR = 10.0
 GRACE = 2.0
 #: bundles whose allowed destinations are worked out at a time (memory: this × brokers bytes)
 _CHUNK = 4096
