@@ -376,28 +376,29 @@ def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wid
 
 def can_fork() -> bool:
     """Whether the solver can run in a child process the safety net can stop (not on Windows)."""
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods()
+    return hasattr(os, "fork")
 
 
 def _within(run: Callable[[], Any], cpu_seconds: float, wall_seconds: float) -> Any:
     """``run()`` in a forked child that may use ``cpu_seconds`` of CPU (``RLIMIT_CPU`` in whole
     seconds, rounded up, stops it with ``SIGXCPU``; a result that took more than ``cpu_seconds``
-    is not sent back) and is killed after
-    ``wall_seconds`` in any case; ``None`` then. CPU time, not the wall clock, so that other
-    processes' load never decides whether the exact plan is used; the wall limit only keeps a
-    starved or stuck child from hanging the command. HiGHS's own ``time_limit`` is not given: it
-    counts wall-clock time and is checked between phases only (on a 142,000-pair model its
-    presolve ran minutes past a 20 s limit). The child shares the model's memory (fork); the
-    result comes back pickled."""
-    import multiprocessing
+    is not sent back) and is killed after ``wall_seconds`` in any case; ``None`` then. CPU time,
+    not the wall clock, so that other processes' load never decides whether the exact plan is
+    used; the wall limit only keeps a starved or stuck child from hanging the command. HiGHS's
+    own ``time_limit`` is not given: it counts wall-clock time and is checked between phases only
+    (on a 142,000-pair model its presolve ran minutes past a 20 s limit). The child shares the
+    model's memory (``os.fork``, not ``multiprocessing``, whose daemonic pool workers may not have
+    children); the result comes back pickled through a pipe."""
+    import pickle
+    import select
+    import signal
 
-    ctx = multiprocessing.get_context("fork")
-    receive, send = ctx.Pipe(duplex=False)
-
-    def child() -> None:
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the caller's code
+        status = 0
         try:
+            os.close(read_end)
             import resource
 
             _, hard = resource.getrlimit(resource.RLIMIT_CPU)
@@ -407,27 +408,42 @@ def _within(run: Callable[[], Any], cpu_seconds: float, wall_seconds: float) -> 
             resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
             resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(
                 resource.RLIMIT_CORE)[1]))  # no core file when SIGXCPU stops it
-            value = run()
-            # a child that ended within the rounded-up kernel limit but past the allowance
-            send.send(("ok", value) if time.process_time() <= cpu_seconds else ("over", None))
-        except BaseException as e:  # reported to the parent, which re-raises it
-            send.send(("error", e))
-
-    proc = ctx.Process(target=child, daemon=True)
-    proc.start()
-    send.close()
+            try:
+                value = run()
+                # ended within the rounded-up kernel limit but past the allowance: not used
+                message = (("ok", value) if time.process_time() <= cpu_seconds
+                           else ("over", None))
+            except BaseException as e:  # reported to the parent, which re-raises it
+                message = ("error", e)
+            try:
+                payload = pickle.dumps(message)
+            except Exception as e:  # an exception that does not pickle
+                payload = pickle.dumps(("error", RuntimeError(repr(e))))
+            with os.fdopen(write_end, "wb") as out:
+                out.write(payload)
+        except BaseException:
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + max(0.0, wall_seconds)
     try:
-        if not receive.poll(max(0.0, wall_seconds)):
-            return None
-        try:
-            kind, value = receive.recv()
-        except EOFError:  # the child died (CPU limit, out of memory, a signal): no plan from it
-            return None
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read_end], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                return None
+            chunk = os.read(read_end, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
     finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-        receive.close()
+        os.close(read_end)
+        os.waitpid(pid, 0)
+    if not chunks:  # the child died (CPU limit, out of memory, a signal): no plan from it
+        return None
+    kind, value = pickle.loads(b"".join(chunks))
     if kind == "error":
         raise value
     return value if kind == "ok" else None

@@ -173,3 +173,16 @@ def test_the_child_gives_the_in_process_answer(monkeypatch: pytest.MonkeyPatch) 
     here = milp.solve_milp(*args)
     assert len(forked) == 1 and here.moves and there.moves == here.moves
     assert (there.status, there.objective) == (here.status, here.objective)
+
+
+def _doubled(x: float) -> float:
+    return milp._within(lambda: 2 * x, 30, 30)  # type: ignore[no-any-return]
+
+
+def test_the_solver_s_child_can_be_forked_from_a_daemonic_worker() -> None:
+    """A multiprocessing pool's workers are daemonic and may not start ``multiprocessing``
+    children (the benchmark's n=30 runs died on it): the solver's child is a plain fork."""
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.map(_doubled, [1.5, 2.0]) == [3.0, 4.0]
