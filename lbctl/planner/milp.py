@@ -353,7 +353,7 @@ def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wid
                     integrality=m.integrality, bounds=Bounds(m.lower, m.upper),
                     options=options)
 
-    with nullcontext() if debug else _quiet_stdout():
+    with nullcontext() if debug else quiet_stdout():
         if can_fork():
             res: Any = _within(run, left, WALL_FACTOR * left + GRACE)
         else:  # no child to limit: HiGHS's own (wall-clock) limit is the safety net
@@ -640,7 +640,7 @@ def build_model(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wi
 
 
 @contextmanager
-def _quiet_stdout() -> Iterator[None]:
+def quiet_stdout() -> Iterator[None]:
     """HiGHS writes a few lines to the process's standard output (file descriptor 1) even with
     ``disp`` off; they would land in the middle of ``-o json``. Descriptor 1 points at /dev/null
     while the solver runs (``LBCTL_MILP_DEBUG=1`` shows the solver's log instead)."""
