@@ -187,8 +187,10 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
                         f"nearer to them (by {IMPROVEMENT * 100:g} point or more)", None, None,
                         best_width, v0, tuple(notes))
     if v.ok:
+        # the LP bound where auto would run the exact model (cheap there), never for greedy
         lb = lower_bound(view, rules, costs, _widest(targets, len(view.brokers)),
-                         targets.max_usage)
+                         targets.max_usage,
+                         lp_pairs=0 if options.solver == "greedy" else options.exact_limit)
         if lb is not None:
             bound = max(bound or 0.0, lb)
         if bound is not None and gap is None:
