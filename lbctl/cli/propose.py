@@ -31,7 +31,8 @@ Solver = Annotated[str, typer.Option(
     help="exact: the mixed-integer model on HiGHS (needs scipy: pip install 'lbctl[propose]'); "
          "greedy: greedy + local search; auto: exact up to --exact-limit pairs.")]
 TimeLimit = Annotated[float, typer.Option(
-    "--time-limit", metavar="SECONDS", help="Time limit of the exact solver.")]
+    "--time-limit", metavar="SECONDS",
+    help="CPU-seconds safety net of the exact solver (its work limit decides the plan).")]
 ExactLimit = Annotated[int, typer.Option(
     "--exact-limit", metavar="PAIRS",
     help="auto runs the exact solver up to this many (bundle, destination) pairs.")]
@@ -53,7 +54,7 @@ def propose(
     max_throughput: MaxThroughput = None,
     solver: Solver = "auto",
     time_limit: TimeLimit = 10.0,
-    exact_limit: ExactLimit = 20_000,
+    exact_limit: ExactLimit = 1_000,
     lm: Annotated[LoadManagerChoice, Fields("set_", "broker_conf")],
     explain: Explain = False,
     no_splits: NoSplits = False,

@@ -14,24 +14,40 @@ driver going out)::
                topics[j] <= loadBalancerBrokerMaxTopics, anti-affinity caps, --max-moves,
                --max-throughput
 
+**Tight.** A broker's ``y`` binaries are only written for the terms that may be its max under
+some plan: a term another term is never below, whatever moves are made (each bundle in or out
+at most once: :class:`Reach`), holds nothing up and is left out, and each remaining ``lo`` row's
+``M`` is ``lub`` less that term's lowest value under any plan rather than ``lub + 1``. Exact (the
+same feasible plans, the same optimum), and it is what makes the LP relaxation worth anything:
+on the CPU-bound 5- and 12-broker clusters of ``benchmarks/plans_on_hardware.py`` (seeds 1, 2)
+the gap after 100 nodes went from 32–99 % to 1–3 %, with 1–2 binaries left of 15–48.
+
 The slacks make every instance feasible, and their weights make capacity and band lexicographic
 ahead of cost (a millionth of a point of band outweighs moving everything). HiGHS reports the
 relative gap between the best plan found and its bound.
 
-**Deterministic.** HiGHS stops after :data:`NODE_LIMIT` branch-and-bound nodes (a count of work,
-the same on any machine) and returns the best plan of those nodes with its gap; the wall-clock
-``time_limit`` is only a guard: a run it stops is discarded (``moves`` is ``None``, status
-``"time limit"``) rather than used, since where a clock stops a search depends on the machine's
-speed and load, and the caller keeps its deterministic greedy plan. ``LBCTL_MILP_DEBUG=1`` prints HiGHS's log. scipy is an optional extra (``pip install 'lbctl[propose]'``):
-without it :func:`available` is false and the planner runs greedy only.
+**Deterministic.** HiGHS (single-threaded branch and bound; deterministic for the same model and
+options) stops after :data:`NODE_LIMIT` branch-and-bound nodes or at :data:`MIP_GAP`, counts of
+work the same on any machine, and returns the best plan of that work with its gap. scipy's
+``milp`` exposes no other work limit (``node_limit``, ``mip_rel_gap``, ``presolve``,
+``time_limit`` are its public options; HiGHS's root cuts and sub-MIP heuristics, most of the
+work on these models, have no public switch): measured CPU per exact run with
+``benchmarks/plans_on_hardware.py`` models, 1.3–3.9 s at 240 pairs (5 brokers), 1.7–2.7 s at
+680, 5.3 s at 1,590. ``time_limit`` is only a **safety net**, counted in CPU seconds (the build in
+this process, then the solver in a child with ``RLIMIT_CPU``, :func:`_within`), so that other
+processes' load never decides it; a run it stops is discarded (``moves`` is ``None``, status
+``"time limit"``), the caller keeps its deterministic greedy plan and says so. The wall clock
+only ends a child starved past :data:`WALL_FACTOR` times its allowance. ``LBCTL_MILP_DEBUG=1``
+prints HiGHS's log. scipy is an optional extra (``pip install 'lbctl[propose]'``): without it
+:func:`available` is false and the planner runs greedy only.
 
 **Bounded.** The model's size is known before it is built (:func:`size_of`: its pairs and an upper
 bound of its nonzeros, from per-broker counts), and one whose estimated peak memory is over
 :data:`MEMORY_LIMIT` is refused (the caller keeps greedy's plan, with a note): a size, not a
 clock, decides, so the plan stays a function of the input. The model is assembled with numpy
 straight into sparse arrays (a few arrays per broker row, never a Python object per nonzero), and
-its assembly counts against ``time_limit``: HiGHS gets what is left, and a build the clock stops
-is a ``"time limit"`` run like any other.
+its assembly counts against ``time_limit``: HiGHS gets what is left, and a build the safety net
+stops is a ``"time limit"`` run like any other.
 """
 
 from __future__ import annotations
@@ -49,7 +65,7 @@ from lbctl.planner.constraints import Rules
 from lbctl.planner.cost import Costs
 from lbctl.planner.goals import Targets
 from lbctl.planner.greedy import Caps
-from lbctl.planner.load import LoadView
+from lbctl.planner.load import BrokerTerms, LoadView
 
 K_CAP = 1e5
 K_BAND = 1e3
@@ -63,11 +79,12 @@ MEMORY_LIMIT = 1 << 30
 #: real count (``benchmarks/growth.py --rows`` prints the measured peak next to the estimate)
 BYTES_PER_NONZERO = 120
 BASE_BYTES = 200 << 20
-#: seconds HiGHS may overrun its own time limit before it is stopped from outside
+#: HiGHS's relative gap at which a plan counts as optimal
+MIP_GAP = 1e-4
+#: the solver's child is killed after this many times its CPU allowance in wall-clock seconds
+#: (plus :data:`GRACE`): the CPU limit decides; this only ends a starved or stuck child
+WALL_FACTOR = 10.0
 GRACE = 2.0
-#: nonzeros from which HiGHS runs in a child process that can be stopped (below, a fork would
-#: cost more than the solve: simulate's planner cycles solve small models many times)
-FORK_ABOVE = 100_000
 #: bundles whose allowed destinations are worked out at a time (memory: this × brokers bytes)
 _CHUNK = 4096
 
@@ -179,6 +196,67 @@ def _y_choices(t: Any) -> list[int]:
     return opts + ([-1] if t.floor != -math.inf and (not opts or t.floor > 0) else [])
 
 
+@dataclass(frozen=True)
+class Reach:
+    """How far one broker's weighted terms can go under any plan of the model: the bundles that
+    may come in (one pair each at most) and those that may leave it (``d_in``, ``d_out``: their
+    drivers, each bundle once). Each bundle moves at most once, so a term's lowest value is its
+    value now plus every contribution that lowers it, and a term ``r`` is never below a term
+    ``s`` when ``now_r - now_s`` plus every bundle's contribution to the difference that lowers
+    it is still >= 0 — for every plan, not only the ones HiGHS looks at."""
+
+    term: BrokerTerms
+    d_in: Any
+    d_out: Any
+
+    def _diff_low(self, r: int, s: int) -> float:
+        """The least ``t_r - t_s`` over every plan (``-1``: the floor, a constant)."""
+        import numpy as np
+
+        t = self.term
+        kr = np.zeros(3)
+        ks = np.zeros(3)
+        base = 0.0
+        if r >= 0:
+            kr[r] = t.per_unit[r]
+            base += t.now[r]
+        else:
+            base += t.floor
+        if s >= 0:
+            ks[s] = t.per_unit[s]
+            base -= t.now[s]
+        else:
+            base -= t.floor
+        g_in = self.d_in @ (kr - ks)
+        g_out = -(self.d_out @ (kr - ks))
+        return float(base + np.minimum(g_in, 0.0).sum() + np.minimum(g_out, 0.0).sum())
+
+    def holding(self, choices: list[int]) -> list[int]:
+        """``choices`` (the terms that may hold the broker above ``lo``) less those another kept
+        term is never below: "one of them is >= lo" is then the same constraint with fewer
+        binaries (exact, not a heuristic). Kept in ``choices``' order."""
+        t = self.term
+        kept: list[int] = []
+        for r in sorted(choices, key=lambda r: (-(t.now[r] if r >= 0 else t.floor), r)):
+            if not any(self._diff_low(k, r) >= 0.0 for k in kept):
+                kept.append(r)
+        return [r for r in choices if r in kept]
+
+    def big_m(self, r: int, lub: float) -> float:
+        """A big-M for ``lo <= t_r + M·(1 - y)``: ``lo`` is at most ``lub`` and ``t_r`` at least
+        its lowest value under any plan (plus a thousandth for the solver's tolerances)."""
+        import numpy as np
+
+        t = self.term
+        if r == -1:
+            low = t.floor
+        else:
+            k = t.per_unit[r]
+            low = t.now[r] + float(np.minimum(k * self.d_in[:, r], 0.0).sum()
+                                   + np.minimum(-k * self.d_out[:, r], 0.0).sum())
+        return max(0.0, lub - low) + 1e-3
+
+
 def size_of(view: LoadView, rules: Rules, caps: Caps) -> Size:
     """The model's pairs and an upper bound of its nonzeros: per broker, each of its terms' rows
     holds every pair into and out of it. Listing the pairs stops once even one nonzero per pair
@@ -193,7 +271,7 @@ def size_of(view: LoadView, rules: Rules, caps: Caps) -> Size:
     owner = np.asarray(view.owner, dtype=np.int64)
     flow = (np.bincount(pairs.dest, minlength=n)
             + np.bincount(owner[pairs.bundle], minlength=n)).tolist()
-    nnz = 2 * len(pairs) + 3  # at most once, --max-moves, --max-throughput; the band row
+    nnz = 3 * len(pairs) + 3  # at most once, --max-moves, --max-throughput; the band row
     for j, t in enumerate(view.terms):
         finite = sum(1 for r in range(3) if t.now[r] != -math.inf)
         ys = _y_choices(t)
@@ -250,16 +328,16 @@ def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wid
                node_limit: int = NODE_LIMIT) -> MilpResult:
     """Solve the model within ``node_limit`` nodes; ``slack_limits`` (capacity, band) caps the
     slacks and leaves cost alone in the objective: the cheapest plan no further from the goals
-    than that. A run stopped by ``time_limit`` (seconds, the model's build included) comes back
-    without moves."""
+    than that. ``time_limit`` is the safety net, in CPU seconds of this process's build and the
+    solver's child (see :func:`_within`): a run it stops comes back without moves."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
-    deadline = time.monotonic() + max(0.1, time_limit)
+    deadline = time.process_time() + max(0.1, time_limit)
     try:
         m = build_model(view, rules, costs, targets, width, caps, pairs, deadline=deadline)
     except OutOfTime:
         return MilpResult(None, "time limit", None, None, None, 1.0, 0)
-    left = deadline - time.monotonic()
+    left = deadline - time.process_time()
     if left <= 0:
         return MilpResult(None, "time limit", None, None, None, m.norm, len(m.c))
     n = len(m.pairs_)
@@ -268,21 +346,25 @@ def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wid
         m.c[n + 2] = m.c[n + 3] = 0.0
     nvar = len(m.c)
     debug = bool(os.environ.get("LBCTL_MILP_DEBUG"))
+    options: dict[str, Any] = {"disp": debug, "mip_rel_gap": MIP_GAP, "node_limit": node_limit}
 
     def run() -> Any:
         return milp(m.c, constraints=LinearConstraint(m.a, m.lb, m.ub),
                     integrality=m.integrality, bounds=Bounds(m.lower, m.upper),
-                    options={"time_limit": max(0.1, left), "disp": debug,
-                             "mip_rel_gap": 1e-4, "node_limit": node_limit})
+                    options=options)
 
-    with nullcontext() if debug else _quiet_stdout():
-        res: Any = run() if m.a.nnz < FORK_ABOVE else _within(run, left + GRACE)
-    if res is None:  # HiGHS overran its own time limit: stopped from outside
+    with nullcontext() if debug else quiet_stdout():
+        if can_fork():
+            res: Any = _within(run, left, WALL_FACTOR * left + GRACE)
+        else:  # no child to limit: HiGHS's own (wall-clock) limit is the safety net
+            options["time_limit"] = max(0.1, left)
+            res = run()
+    if res is None:  # the safety net stopped the solver
         return MilpResult(None, "time limit", None, None, None, m.norm, nvar)
     status = _status(int(res.status), str(getattr(res, "message", "")))
     gap = getattr(res, "mip_gap", None)
     bound = getattr(res, "mip_dual_bound", None)
-    if status == "time limit":  # where the clock stopped depends on the machine: not used
+    if status == "time limit":  # where a clock stopped a search depends on the machine: not used
         return MilpResult(None, status, None, None, None, m.norm, nvar)
     if res.x is None:
         return MilpResult(None, status, None, _finite(bound), None, m.norm, nvar)
@@ -292,44 +374,79 @@ def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wid
     return MilpResult(moves, status, _finite(gap), _finite(bound), float(res.fun), m.norm, nvar)
 
 
-def _within(run: Callable[[], Any], seconds: float) -> Any:
-    """``run()`` in a forked child, killed after ``seconds``: ``None`` then. HiGHS checks its
-    ``time_limit`` between phases only — on a 142,000-pair model its presolve and root set-up
-    ran for minutes past a 20 s limit — so on models of :data:`FORK_ABOVE` nonzeros or more the
-    limit is enforced from outside. The child shares
-    the model's memory (fork); the result comes back pickled. Without ``fork`` (Windows) the
-    solver runs in this process, bounded by its own limit only."""
-    import multiprocessing
+def can_fork() -> bool:
+    """Whether the solver can run in a child process the safety net can stop (not on Windows)."""
+    return hasattr(os, "fork")
 
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return run()
-    ctx = multiprocessing.get_context("fork")
-    receive, send = ctx.Pipe(duplex=False)
 
-    def child() -> None:
+def _within(run: Callable[[], Any], cpu_seconds: float, wall_seconds: float) -> Any:
+    """``run()`` in a forked child that may use ``cpu_seconds`` of CPU (``RLIMIT_CPU`` in whole
+    seconds, rounded up, stops it with ``SIGXCPU``; a result that took more than ``cpu_seconds``
+    is not sent back) and is killed after ``wall_seconds`` in any case; ``None`` then. CPU time,
+    not the wall clock, so that other processes' load never decides whether the exact plan is
+    used; the wall limit only keeps a starved or stuck child from hanging the command. HiGHS's
+    own ``time_limit`` is not given: it counts wall-clock time and is checked between phases only
+    (on a 142,000-pair model its presolve ran minutes past a 20 s limit). The child shares the
+    model's memory (``os.fork``, not ``multiprocessing``, whose daemonic pool workers may not have
+    children); the result comes back pickled through a pipe."""
+    import pickle
+    import select
+    import signal
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the caller's code
+        status = 0
         try:
-            send.send(("ok", run()))
-        except BaseException as e:  # reported to the parent, which re-raises it
-            send.send(("error", e))
+            os.close(read_end)
+            import resource
 
-    proc = ctx.Process(target=child, daemon=True)
-    proc.start()
-    send.close()
+            _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+            soft = max(1, math.ceil(cpu_seconds))
+            if hard != resource.RLIM_INFINITY:
+                soft = min(soft, hard)
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(
+                resource.RLIMIT_CORE)[1]))  # no core file when SIGXCPU stops it
+            try:
+                value = run()
+                # ended within the rounded-up kernel limit but past the allowance: not used
+                message = (("ok", value) if time.process_time() <= cpu_seconds
+                           else ("over", None))
+            except BaseException as e:  # reported to the parent, which re-raises it
+                message = ("error", e)
+            try:
+                payload = pickle.dumps(message)
+            except Exception as e:  # an exception that does not pickle
+                payload = pickle.dumps(("error", RuntimeError(repr(e))))
+            with os.fdopen(write_end, "wb") as out:
+                out.write(payload)
+        except BaseException:
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + max(0.0, wall_seconds)
     try:
-        if not receive.poll(max(0.0, seconds)):
-            return None
-        try:
-            kind, value = receive.recv()
-        except EOFError:  # the child died (out of memory, a signal): no plan from it
-            return None
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read_end], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                return None
+            chunk = os.read(read_end, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
     finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-        receive.close()
+        os.close(read_end)
+        os.waitpid(pid, 0)
+    if not chunks:  # the child died (CPU limit, out of memory, a signal): no plan from it
+        return None
+    kind, value = pickle.loads(b"".join(chunks))
     if kind == "error":
         raise value
-    return value
+    return value if kind == "ok" else None
 
 
 def _status(code: int, message: str) -> str:
@@ -361,16 +478,19 @@ class _Rows:
 
 
 def build_model(view: LoadView, rules: Rules, costs: Costs, targets: Targets, width: float,
-                caps: Caps, pairs: Pairs | None = None, deadline: float | None = None) -> Model:
+                caps: Caps, pairs: Pairs | None = None, deadline: float | None = None,
+                prune: bool = True) -> Model:
     """The model of the module docstring, as sparse arrays (the rows in the order HiGHS has
     always been given them: a bundle's "at most once", then per broker its terms' rows, the
-    band, the caps, topics, anti-affinity). ``deadline`` (``time.monotonic()``): past it the
-    build stops with :class:`OutOfTime`."""
+    band, the caps, topics, anti-affinity). ``deadline`` (``time.process_time()``): past it the
+    build stops with :class:`OutOfTime`. ``prune`` (the default) leaves out the binaries of terms
+    another term is never below and gives each remaining one its own big-M (:class:`Reach`); without
+    it, the model is the one the tuple build gave (``tests/planner/milp_reference.py``)."""
     import numpy as np
     from scipy.sparse import csr_array
 
     def check_clock() -> None:
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline is not None and time.process_time() > deadline:
             raise OutOfTime
 
     pairs = pairs if pairs is not None else pairs_of(view, rules)
@@ -384,12 +504,27 @@ def build_model(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wi
     usages = view.usages()
     umax = targets.max_usage
 
+    # per broker, the pairs coming in and going out (pair order within each)
+    owner = np.asarray(view.owner, dtype=np.int64)
+    src = owner[pb]
+    all_drivers = np.asarray(view.drivers, dtype=np.float64).reshape(-1, 3)
+    drivers = all_drivers[pb]
+    in_order = np.argsort(pd, kind="stable")
+    in_at = np.searchsorted(pd[in_order], np.arange(n + 1))
+    out_order = np.argsort(src, kind="stable")
+    out_at = np.searchsorted(src[out_order], np.arange(n + 1))
+
     # variable layout
     v_lo, v_hi, v_cap, v_band = npairs, npairs + 1, npairs + 2, npairs + 3
     nvar = npairs + 4
     y_index: list[list[tuple[int, int]]] = []  # per broker: (r or -1 for floor, var)
-    for t in terms:
-        choices = _y_choices(t)
+    reach: list[Reach] = []
+    for j, t in enumerate(terms):
+        # a bundle comes in by one pair at most; one leaving may have many: each counted once
+        r_j = Reach(t, all_drivers[pb[in_order[in_at[j]:in_at[j + 1]]]],
+                       all_drivers[np.unique(pb[out_order[out_at[j]:out_at[j + 1]]])])
+        reach.append(r_j)
+        choices = r_j.holding(_y_choices(t)) if prune else _y_choices(t)
         ys: list[tuple[int, int]] = []
         if len(choices) > 1:
             for r in choices:
@@ -399,15 +534,6 @@ def build_model(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wi
             ys.append((choices[0], -1))
         y_index.append(ys)
     index_type = np.int32 if nvar < 2**31 - 1 else np.int64
-
-    # per broker, the pairs coming in and going out (pair order within each)
-    owner = np.asarray(view.owner, dtype=np.int64)
-    src = owner[pb]
-    drivers = np.asarray(view.drivers, dtype=np.float64).reshape(-1, 3)[pb]
-    in_order = np.argsort(pd, kind="stable")
-    in_at = np.searchsorted(pd[in_order], np.arange(n + 1))
-    out_order = np.argsort(src, kind="stable")
-    out_at = np.searchsorted(src[out_order], np.arange(n + 1))
     check_clock()
 
     # each bundle moves at most once: one row per bundle over its (consecutive) pairs
@@ -418,7 +544,6 @@ def build_model(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wi
     one = np.ones(1)
 
     lub = max(usages) if usages else 1.0
-    big_m = lub + 1.0
     hi_floor = max((t.floor for t in terms if t.floor != -math.inf), default=0.0)
     for j, t in enumerate(terms):
         check_clock()
@@ -443,6 +568,7 @@ def build_model(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wi
         elif ys:
             rows.add(np.array([var for _, var in ys]), np.ones(len(ys)), 1.0, 1.0)
             for r, var in ys:
+                big_m = reach[j].big_m(r, lub) if prune else lub + 1.0
                 if r == -1:
                     rows.add(np.array([v_lo, var]), np.array([1.0, big_m]), -math.inf,
                              big_m + t.floor)
@@ -514,7 +640,7 @@ def build_model(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wi
 
 
 @contextmanager
-def _quiet_stdout() -> Iterator[None]:
+def quiet_stdout() -> Iterator[None]:
     """HiGHS writes a few lines to the process's standard output (file descriptor 1) even with
     ``disp`` off; they would land in the middle of ``-o json``. Descriptor 1 points at /dev/null
     while the solver runs (``LBCTL_MILP_DEBUG=1`` shows the solver's log instead)."""

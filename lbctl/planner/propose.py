@@ -36,7 +36,7 @@ from lbctl.planner.goals import DEFAULT_RANGE, GoalResult, Targets, balancedness
 from lbctl.planner.greedy import Caps
 from lbctl.planner.load import RESOURCES, LoadView, build, canonical
 from lbctl.planner.repair import repair
-from lbctl.planner.solve import SOLVERS, Solution, SolveOptions, band_widths, solve
+from lbctl.planner.solve import EXACT_LIMIT, SOLVERS, Solution, SolveOptions, band_widths, solve
 from lbctl.planner.splits import SplitFinding, find_splits
 from lbctl.units import rounded
 
@@ -58,7 +58,7 @@ class ProposeOptions:
     max_throughput: float | None = None  # bytes/s
     solver: str = "auto"
     time_limit: float = 10.0
-    exact_limit: int = 20_000
+    exact_limit: int = EXACT_LIMIT
     splits: bool = True
 
     def check(self) -> None:

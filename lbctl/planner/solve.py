@@ -10,10 +10,12 @@ an error).
 
 **The same input gives the same plan.** The greedy plan is deterministic (brokers and bundles are
 read in name order, :func:`lbctl.planner.load.canonical`, and ties go to the lower name); the exact
-solver's answer is a function of the model and its work limit, not of the clock. ``--time-limit``
-is a guard on the exact solver only (the model's build counts against it): when it runs out first,
-the exact run is discarded and the greedy plan is kept (with a note), so a longer limit can only let the exact solver improve on the
-greedy plan, never make the plan depend on how busy the machine was.
+solver's answer is a function of the model and its work limits (nodes, gap), not of the clock.
+``--time-limit`` is only the exact solver's safety net, in CPU seconds (the model's build counts
+against it), so other processes' load never trips it; with the default work limits and
+``--exact-limit`` it is out of reach. When it does run out first (a very slow machine, a tiny
+limit, ``--solver exact`` on a big model) the exact run is discarded, the greedy plan is kept and
+a note says the plan then depends on the machine.
 
 The **gap** is how much cheaper a plan meeting the same goals could be, relative to this one: from
 HiGHS's dual bound when the exact model ran, else from :mod:`lbctl.planner.bounds`; 0 means
@@ -42,7 +44,12 @@ from lbctl.planner.greedy import Caps, solve_greedy
 from lbctl.planner.load import LoadView
 
 SOLVERS = ("auto", "exact", "greedy")
-EXACT_LIMIT = 20_000
+#: (bundle, destination) pairs up to which ``auto`` runs the exact model: HiGHS's root work (cuts,
+#: sub-MIPs: no public work limit, see :mod:`lbctl.planner.milp`) measured 1.3-3.9 CPU s at 240
+#: pairs, 1.7-2.7 at 680 and 5.3 at 1,590, and 30-40 at 10,440 (where 20,000 used to let it run
+#: into the limit every time): up to 1,000 the default :data:`TIME_LIMIT` stays out of reach
+EXACT_LIMIT = 1_000
+#: the exact solver's safety net, CPU seconds
 TIME_LIMIT = 10.0
 INSTALL_HINT = "pip install 'lbctl[propose]'"
 #: a plan that cannot meet the goals is only worth its moves if it gets this much nearer them
@@ -152,8 +159,9 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
                 notes.append(f"the exact solver stopped ({res.status}) with a plan no better "
                              "than greedy's; greedy's is kept")
         elif res.status == "time limit":
-            notes.append(f"the exact solver reached --time-limit {options.time_limit:g} s before "
-                         "its work limit: greedy's plan is kept")
+            notes.append(f"the exact solver reached its safety net (--time-limit "
+                         f"{options.time_limit:g} CPU s) before its work limit: greedy's plan is "
+                         "kept, and on a faster machine the plan may differ")
         else:
             notes.append(f"the exact solver found no plan ({res.status}); greedy's is kept")
         if res.bound is not None and best.violation(targets).ok:
@@ -179,8 +187,10 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
                         f"nearer to them (by {IMPROVEMENT * 100:g} point or more)", None, None,
                         best_width, v0, tuple(notes))
     if v.ok:
+        # the LP bound where auto would run the exact model (cheap there), never for greedy
         lb = lower_bound(view, rules, costs, _widest(targets, len(view.brokers)),
-                         targets.max_usage)
+                         targets.max_usage,
+                         lp_pairs=0 if options.solver == "greedy" else options.exact_limit)
         if lb is not None:
             bound = max(bound or 0.0, lb)
         if bound is not None and gap is None:
