@@ -48,7 +48,7 @@ from lbctl.planner.assignment import TOLERANCE
 from lbctl.planner.goals import Stats as UsageStats
 from lbctl.planner.goals import band_met
 from lbctl.planner.load import calibrate, carried, with_moves
-from lbctl.planner.propose import ProposeOptions, propose
+from lbctl.planner.propose import Proposal, ProposeOptions, propose
 from lbctl.records import replace
 
 _EMPTY: Mapping[str, int] = MappingProxyType({})
@@ -184,13 +184,15 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
             return cycle.result(state, "no plan can bring the cluster nearer to the goals "
                                        "(unchanged since the last attempt)",
                                 replace(keep, hopeless=seen))
-        return self._plan(cycle, state, keep)
+        return self._plan(cycle, state, keep, targets.max_usage, seen)
 
-    def _plan(self, cycle: _Cycle, state: ClusterState, keep: PlannerMemory) -> PlannerCycle:
-        """Plan the whole cluster and carry out every move this cycle."""
+    def _plan(self, cycle: _Cycle, state: ClusterState, keep: PlannerMemory, cap: float,
+              seen: tuple[tuple[str, float], ...]) -> PlannerCycle:
+        """Plan the whole cluster and carry out every move this cycle, unless the plan's
+        predicted gain is within the load model's error (:func:`_noise`)."""
         now = state.captured_at
         proposal = propose(state, cycle.settings, self.options, model=keep.model,
-                           recently_moved=cycle.recent)
+                           recently_moved=_cooling(state, cycle.recent, dict(seen), cap))
         if cycle.recent and not proposal.solution.violation.ok:
             # the goals out of reach with the cooled-down bundles pinned (they may be all a
             # broker holds): the goals are hard, the cool-down yields when moving them again
@@ -200,6 +202,8 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
             if fv.ok or fv.capacity < pv.capacity - TOLERANCE:
                 proposal = free
         view = proposal.view
+        if proposal.moves and (why := _noise(proposal, cap)) is not None:
+            return cycle.result(state, why, replace(keep, hopeless=seen))
         reasons = proposal.reasons()
         outcomes = []
         moved = []
@@ -252,6 +256,35 @@ def _pending(state: ClusterState, settings: Settings,
                  and p[2] in state.brokers and not (
                      p[0] in state.brokers[p[2]].lastStats
                      and p[0] not in state.brokers[p[1]].lastStats))
+
+
+def _cooling(state: ClusterState, recent: Mapping[str, int], usage: Mapping[str, float],
+             cap: float) -> dict[str, int]:
+    """The planner's own recent moves that stay put this cycle (issue 29: no bundle moved twice
+    in an hour): all of them but those on a broker above the cap, whose relief comes first. The
+    plan may still move one of them when the goals are out of reach without it
+    (:meth:`PlannerLoadManager._plan`)."""
+    if not recent:
+        return {}
+    owner, _ = carried(state)
+    return {x: t for x, t in recent.items() if usage.get(owner.get(x, ""), 0.0) <= cap + 1e-9}
+
+
+def _noise(proposal: Proposal, cap: float) -> str | None:
+    """Why a plan is not carried out: with no broker above the cap, a plan whose predicted gain
+    (the fall of the max or of the range, whichever is larger) is within the load model's error
+    at the level it plans to (:meth:`LoadModel.margin`) cannot be told from noise, and moving
+    on it worsens the cluster as often as it helps. ``None``: carry it out."""
+    before = UsageStats.of(proposal.usages_before())
+    after = UsageStats.of(proposal.usages_after())
+    if before.max > cap + 1e-9:
+        return None
+    gain = max(before.range - after.range, before.max - after.max)
+    error = proposal.view.model.margin(after.max)
+    if gain >= error:
+        return None
+    return (f"the plan's predicted gain ({gain * 100:.1f} points) is within the load model's "
+            f"error (±{error * 100:.1f} points at p95): not told from noise, not carried out")
 
 
 def _same(a: tuple[tuple[str, float], ...], b: tuple[tuple[str, float], ...]) -> bool:
