@@ -32,7 +32,7 @@ def _one_hot_bundle(config: dict[str, object] | None = None) -> ClusterState:
 def test_a_plan_whose_gain_is_within_the_models_error_is_not_carried_out() -> None:
     state = _one_hot_bundle()
     cycle = PlannerLoadManager(GREEDY).run_cycle(state, resolve(state.config))
-    # the crumb's move narrows the range by about a point: within the 2-point error of a model
+    # the crumb's move narrows the range by about a point: within the error of a model
     # calibrated on one snapshot, so the planner does not move it (and does not try again until
     # the loads change)
     assert not cycle.acted
