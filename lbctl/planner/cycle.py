@@ -16,12 +16,16 @@ measures and compares exactly as for Pulsar's strategies. The planner acts like 
   most ``loadBalancerReportUpdateMaxIntervalMinutes`` — like the preallocation Pulsar's placement
   keeps — rather than plan again on a stale report;
 * **re-plan only when the band is left**: inside the band it does nothing at all;
+* **act only on a gain it can tell from noise**: with no broker above the cap, a plan whose
+  predicted fall of the max or the range is below :data:`GAIN_ERRORS` times the load model's
+  error is not carried out (issue 29: no cycle that worsens max or spread);
 * it **learns its load model from the reports** (:meth:`lbctl.model.loadmodel.LoadModel.observe`):
   calibrated on the first cycle's reports, each report written since joins its broker's history,
   a broker's own fit is learnt once its history shows enough change, and a fit a report
   contradicts is discarded; moves predicted for reports not yet written are never taken as data.
   Bundles it moved stay put for an hour (:data:`COOL_DOWN_MS`), or
-  ``loadBalancerSheddingGracePeriodMinutes`` when longer.
+  ``loadBalancerSheddingGracePeriodMinutes`` when longer, unless their broker is above the cap
+  or moving them again is what meets the goals.
 """
 
 from __future__ import annotations
