@@ -5,6 +5,8 @@
     python benchmarks/fleet_bench.py --sizes 1 --engines spark
     python benchmarks/fleet_bench.py --sizes --example 3   # the README's command, 3 rounds
     python benchmarks/fleet_bench.py --sizes 1 --duckdb-python /tmp/duckvenv/bin/python
+    python benchmarks/fleet_bench.py --sizes --report /tmp/lbctl-fleet-bench/spark/tables \
+        --duckdb-python /tmp/duckvenv/bin/python   # the report alone, on tables ingested before
 
 For each size a synthetic fleet is generated once under ``--work`` (benchmarks/fleet_gen.py:
 4 clusters × 10 brokers × 250 bundles × N one-minute samples, ``.jsonl`` files of 100 snapshots).
@@ -196,6 +198,27 @@ def pandas_run(src: str, work: str) -> dict:
             "bounces": int(summary["bounces"].sum())}
 
 
+def report_only(tables: str) -> dict:
+    """``lbctl fleet report``'s work on tables already ingested, in a session sized as the CLI
+    sizes it (by the tables' size): the JVM's start and the report, separately."""
+    from lbctl.fleet.files import tree_size
+    from lbctl.fleet.progress import Progress
+    from lbctl.fleet.report import ReportOptions, compute
+    from lbctl.fleet.session import spark_session
+
+    t0 = time.perf_counter()
+    spark = spark_session(None, {}, input_bytes=tree_size(Path(tables)))
+    t1 = time.perf_counter()
+    cpu0 = tree_cpu_seconds()
+    rep = compute(spark, Path(tables), ReportOptions(), Progress(enabled=False))
+    t2 = time.perf_counter()
+    cpu = tree_cpu_seconds()
+    spark.stop()
+    return {"start": t1 - t0, "report": t2 - t1, "cpu": cpu, "report_cpu": cpu - cpu0,
+            "moves": int(rep.clusters["moves"].sum()),
+            "bounces": int(rep.clusters["bounces"].sum())}
+
+
 def start_only() -> dict:
     """A session with lbctl's defaults for a small input, started and stopped: the JVM's share."""
     from lbctl.fleet.session import spark_session
@@ -216,6 +239,8 @@ def child(engine: str, src: str, work: str) -> None:
     t = time.perf_counter()
     if engine == "start":
         res = start_only()
+    elif engine == "report":
+        res = report_only(src)
     else:
         res = spark_run(src, work) if engine == "spark" else pandas_run(src, work)
     res["wall"] = time.perf_counter() - t
@@ -246,6 +271,29 @@ def duckdb_run(python: str, mode: str, path: Path, timeout: float | None) -> dic
         if line.startswith("RESULT "):
             return dict(json.loads(line[7:]))
     raise SystemExit(f"duckdb {mode} run failed:\n{p.stderr[-3000:]}")
+
+
+def report_alone(tables: Path, duckdb_python: str | None, timeout: float | None) -> None:
+    """The report on ``tables`` in a fresh Spark session, next to DuckDB's on the same Parquet."""
+    before = load()
+    p = subprocess.run([sys.executable, __file__, "--child", "report", str(tables), "-"],
+                       capture_output=True, text=True, timeout=timeout)
+    res = next((dict(json.loads(x[7:])) for x in p.stdout.splitlines()
+                if x.startswith("RESULT ")), None)
+    if res is None:
+        raise SystemExit(f"report on {tables} failed:\n{p.stderr[-3000:]}")
+    print(f"\nreport on {tables}: JVM start {res['start']:.1f} s, report {res['report']:.1f} s "
+          f"wall ({res['report_cpu']:.1f} s CPU; whole process {res['cpu']:.1f} s CPU) "
+          f"[load {before:.1f} -> {load():.1f}]")
+    if duckdb_python:
+        before = load()
+        d = duckdb_run(duckdb_python, "parquet", tables, timeout)
+        print(f"  duckdb on the same Parquet: {d['wall']:.1f} s wall ({d['cpu']:.1f} s CPU) "
+              f"[load {before:.1f} -> {load():.1f}]; spark / duckdb {res['report'] / d['wall']:.1f}x "
+              f"(goal <= 5x); moves {res['moves']} vs {d['moves']}, bounce-backs "
+              f"{res['bounces']} vs {d['bounces']}")
+        if (res["moves"], res["bounces"]) != (d["moves"], d["bounces"]):
+            raise SystemExit("spark and duckdb disagree")
 
 
 def cli_child(args: list[str]) -> None:
@@ -304,6 +352,9 @@ def main() -> None:
                          "project): adds DuckDB's answer to the same question as a baseline")
     ap.add_argument("--example", type=int, default=0, metavar="ROUNDS",
                     help="also time the README's command on the bundled example")
+    ap.add_argument("--report", type=Path, metavar="TABLES", nargs="*", default=[],
+                    help="time `fleet report`'s work alone on tables already ingested (e.g. "
+                         "WORK/spark/tables of an earlier size), in a fresh session")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     if sys.argv[1:2] == ["--cli"]:
         cli_child(sys.argv[2:])
@@ -314,6 +365,8 @@ def main() -> None:
         return
     if a.example:
         example(a.work, a.example)
+    for tables in a.report:
+        report_alone(tables, a.duckdb_python, a.timeout)
     sys.path.insert(0, str(HERE))
     from fleet_gen import generate
 

@@ -410,12 +410,13 @@ class _Reader:
             return
         level = _compat.storage_level().StorageLevel.MEMORY_AND_DISK
         with progress.phase(f"reading {len(paths)} file(s) with lbctl's reader"):
-            rows = _reader_rows(spark, paths, in_driver)
+            rows, found = _reader_rows(spark, paths, in_driver)
             self.rows = rows.withColumn("uid", F.xxhash64("source", "seq")) \
                 .withColumn("h", F.xxhash64("raw")).persist(level)
-            errors = self.rows.filter(F.col("kind") == "error") \
-                .select("source", "message").collect()
-        self.errors = sorted(({"file": r["source"], "reason": r["message"]} for r in errors),
+            if found is None:  # read in Spark tasks: the errors are in the rows
+                found = [(r["source"], r["message"]) for r in self.rows.filter(
+                    F.col("kind") == "error").select("source", "message").collect()]
+        self.errors = sorted(({"file": f, "reason": m} for f, m in found),
                              key=lambda d: d["file"])
         for s in self.errors:
             progress.note(f"skipped: {s['reason']}")
@@ -429,14 +430,20 @@ class _Reader:
             self.rows.unpersist()
 
 
-def _reader_rows(spark: Any, paths: list[str], in_driver: bool) -> Any:
-    """The union-schema rows of ``paths`` by lbctl's reader: in this process (the frames handed
-    to Spark through Arrow), or in Spark tasks (``mapInPandas``)."""
+def _reader_rows(spark: Any, paths: list[str],
+                 in_driver: bool) -> tuple[Any, list[tuple[str, str]] | None]:
+    """The union-schema rows of ``paths`` by lbctl's reader, and the files it rejected when they
+    are known without a Spark job: in this process (the frames handed to Spark through Arrow;
+    the errors read off the frame, no job to collect them), or in Spark tasks (``mapInPandas``;
+    None: the caller collects them from the rows)."""
     if in_driver:
         import pandas as pd
 
         frames = list(parse_files(iter([pd.DataFrame({"path": sorted(paths)})])))
-        return spark.createDataFrame(pd.concat(frames, ignore_index=True), union_schema())
+        frame = pd.concat(frames, ignore_index=True)
+        bad = frame[frame["kind"] == "error"]
+        errors = list(zip(bad["source"], bad["message"], strict=True))
+        return spark.createDataFrame(frame, union_schema()), errors
     import os
 
     sc = spark.sparkContext
@@ -444,7 +451,7 @@ def _reader_rows(spark: Any, paths: list[str], in_driver: bool) -> Any:
     slices = reader_slices(total, len(paths), sc.defaultParallelism)
     listing = spark.createDataFrame(sc.parallelize([(p,) for p in _deal(paths, slices)],
                                                    slices), "path string")
-    return listing.mapInPandas(parse_files, union_schema())
+    return listing.mapInPandas(parse_files, union_schema()), None
 
 
 #: input per reader task worth a task of its own: each task starts a Python worker (pandas,

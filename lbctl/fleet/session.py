@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from lbctl.errors import LbctlError, UsageError
-from lbctl.fleet import _compat
+from lbctl.fleet import _compat, classcache
 
 DEFAULT_MASTER = "local[*]"
 APP_NAME = "lbctl-fleet"
@@ -101,8 +101,10 @@ def _driver_memory_mib() -> int:
     return max(1024, min(8192, total // 4))
 
 
-def default_conf(master: str | None, input_bytes: int | None = None) -> dict[str, str]:
-    """What lbctl sets unless ``--conf`` says otherwise (see the module docstring)."""
+def default_conf(master: str | None, input_bytes: int | None = None,
+                 cache: classcache.Plan | None = None) -> dict[str, str]:
+    """What lbctl sets unless ``--conf`` says otherwise (see the module docstring); ``cache``:
+    the class cache's plan for this start (:mod:`lbctl.fleet.classcache`; local mode only)."""
     conf = {
         "spark.log.level": "ERROR",
         "spark.sql.session.timeZone": "UTC",
@@ -120,6 +122,10 @@ def default_conf(master: str | None, input_bytes: int | None = None) -> dict[str
             "spark.sql.warehouse.dir": str(Path(tempfile.gettempdir()) / "lbctl-spark-warehouse"),
             **local_tuning(input_bytes),
         })
+        options = cache.java_options() if cache is not None else ""
+        if options:
+            jit = conf.get("spark.driver.extraJavaOptions", "")
+            conf["spark.driver.extraJavaOptions"] = f"{jit} {options}".strip()
     return conf
 
 
@@ -135,7 +141,8 @@ def effective_conf(master: str | None, conf: Mapping[str, str] | None = None,
     """(key, value, origin) of every setting lbctl passes: ``--conf`` or ``lbctl default``."""
     master = resolve_master(master)
     given = dict(conf or {})
-    out = [(k, v, "lbctl default") for k, v in default_conf(master, input_bytes).items()
+    cache = classcache.plan(prepare=False) if is_local(master) else None
+    out = [(k, v, "lbctl default") for k, v in default_conf(master, input_bytes, cache).items()
            if k not in given]
     out += [(k, v, "--conf") for k, v in given.items()]
     return sorted(out)
@@ -202,7 +209,11 @@ def spark_session(
     builder = sql.SparkSession.builder.appName(app_name)
     if master is not None:
         builder = builder.master(master)
-    for key, value in {**default_conf(master, input_bytes), **dict(conf or {})}.items():
+    given = dict(conf or {})
+    # the class cache only when lbctl chooses the driver's JVM options (and starts the JVM)
+    cache = (classcache.plan() if is_local(master) and "spark.driver.extraJavaOptions" not in given
+             and active_session() is None else None)
+    for key, value in {**default_conf(master, input_bytes, cache), **given}.items():
         builder = builder.config(key, value)
     log = log_path()
     try:

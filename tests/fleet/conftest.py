@@ -8,6 +8,7 @@ them are marked ``spark`` (``pytest -m "not spark"`` skips them all).
 
 from __future__ import annotations
 
+import os
 import shutil
 
 import pytest
@@ -15,6 +16,19 @@ from typer.testing import CliRunner
 
 from lbctl.cli.fleet import app as fleet_app
 from tests.fleet.independent import CORPUS
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_class_cache():
+    """No test writes Spark's class cache (a ~150 MB archive) in the user's cache directory;
+    tests/fleet/test_fleet_classcache.py points it at a temporary one."""
+    saved = os.environ.get("LBCTL_SPARK_CLASS_CACHE")
+    os.environ["LBCTL_SPARK_CLASS_CACHE"] = "off"
+    yield
+    if saved is None:
+        os.environ.pop("LBCTL_SPARK_CLASS_CACHE", None)
+    else:
+        os.environ["LBCTL_SPARK_CLASS_CACHE"] = saved
 
 
 @pytest.fixture(scope="session")

@@ -199,3 +199,31 @@ def test_no_plot_writes_tables_only_and_says_so_in_json(ingested, run_fleet, tmp
     assert data["plotsSkipped"] == "--no-plot"
     assert "warning" not in result.stderr  # asked for: nothing to warn about
     assert not list(tmp_path.glob("*.png"))
+
+
+def test_the_per_bundle_window_by_hash_equals_the_exact_one_and_a_shared_key_is_caught(
+        spark, ingested) -> None:
+    """The report partitions its window by a 64-bit hash of (cluster, bundle); the exact window
+    (by the two names) gives the same per-bundle table, and a key shared by different bundles
+    (here: one key for all) is detected and answered with None, so the exact window runs."""
+    from lbctl.fleet import _compat
+    from lbctl.fleet import report as R
+
+    F = _compat.functions()
+    out, _ = ingested
+    opts = R.ReportOptions()
+    thresholds = F.broadcast(R.read_table(spark, out, "snapshots").select(
+        "cluster", "captured_at", "overloaded_threshold", "split_max_topics",
+        "split_max_sessions", "split_max_msg_rate", "split_max_bandwidth"))
+    bundles = R._bundle_flags(R.read_table(spark, out, "bundles"), thresholds, opts)
+    counts = [F.sum(c).alias(c) for c in ("over_split", "oversized", "unsplittable")]
+    hashed = R.per_bundle_table(bundles, counts, opts, F.xxhash64("cluster", "bundle"))
+    exact = R.per_bundle_table(bundles, counts, opts, None)
+    assert hashed is not None and len(exact) > 1 and int(exact["moved"].sum()) > 0
+
+    def table(df: pd.DataFrame) -> pd.DataFrame:
+        df = df.sort_values(["cluster", "bundle"]).reset_index(drop=True)
+        return df.assign(moves=df["moves"].map(lambda ms: [dict(m) for m in ms]))
+
+    pd.testing.assert_frame_equal(table(hashed), table(exact))
+    assert R.per_bundle_table(bundles, counts, opts, F.lit(7).cast("long")) is None
