@@ -5,6 +5,7 @@ redirects, size cap, timeouts, TLS) over real sockets of the loopback test clust
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.server
 import socket
 import ssl
@@ -28,6 +29,38 @@ PATH = "/admin/v2/broker-stats/load-report"
 
 Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 Gets = Callable[[httpx.AsyncClient, str], Awaitable[Any]]
+
+
+class _Quiet(http.server.BaseHTTPRequestHandler):
+    """A scripted HTTP/1.1 handler that logs nothing; ``answer`` sends a JSON body."""
+
+    protocol_version = "HTTP/1.1"
+
+    def answer(self, body: bytes, **headers: str) -> None:
+        self.send_response(200)
+        for k, v in headers.items():
+            self.send_header(k.replace("_", "-"), v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _running(handler: type[http.server.BaseHTTPRequestHandler],
+             tls: ssl.SSLContext | None = None) -> Iterator[str]:
+    """A threaded server on a loopback port for the block; yields its base URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 async def _head(reader: asyncio.StreamReader) -> bytes:
@@ -121,24 +154,12 @@ def test_no_cookie_is_kept_or_sent_back() -> None:
     ``Set-Cookie`` is not sent back, by the admin client nor the Prometheus client's wire."""
     heads: list[bytes] = []
 
-    class H(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
+    class H(_Quiet):
         def do_GET(self) -> None:
             heads.append(bytes(self.headers))
-            self.send_response(200)
-            self.send_header("Set-Cookie", "session=SECRET; Path=/")
-            self.send_header("Content-Length", "8")
-            self.end_headers()
-            self.wfile.write(b'{"ok":1}')
+            self.answer(b'{"ok":1}', Set_Cookie="session=SECRET; Path=/")
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
+    with _running(H) as url:
         with AdminClient(url) as a:
             assert [a.gather([call(LOAD_REPORT)]) for _ in range(2)] == [[{"ok": 1}]] * 2
 
@@ -149,9 +170,6 @@ def test_no_cookie_is_kept_or_sent_back() -> None:
                 return http.cookies
 
         assert len(asyncio.run(twice())) == 0
-    finally:
-        server.shutdown()
-        server.server_close()
     assert len(heads) == 4 and not any(b"cookie" in h.lower() for h in heads)
 
 
@@ -422,31 +440,17 @@ def test_a_load_report_past_the_size_cap_is_refused(cluster: TestCluster) -> Non
 def test_connections_are_kept_across_refreshes() -> None:
     connections: list[int] = []
 
-    class H(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
+    class H(_Quiet):
         def setup(self) -> None:
             connections.append(1)
             super().setup()
 
         def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Length", "8")
-            self.end_headers()
-            self.wfile.write(b'{"ok":1}')
+            self.answer(b'{"ok":1}')
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        with AdminClient(f"http://127.0.0.1:{server.server_address[1]}") as a:
-            for _ in range(3):  # three refreshes, each its own run on the client's loop
-                assert a.gather([call(LOAD_REPORT)]) == [{"ok": 1}]
-    finally:
-        server.shutdown()
-        server.server_close()
+    with _running(H) as url, AdminClient(url) as a:
+        for _ in range(3):  # three refreshes, each its own run on the client's loop
+            assert a.gather([call(LOAD_REPORT)]) == [{"ok": 1}]
     assert len(connections) == 1
 
 
@@ -497,24 +501,12 @@ def test_tls_is_verified(tmp_path: Path) -> None:
     server_ctx.load_cert_chain(cert, key)
     seen: list[str | None] = []
 
-    class H(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
+    class H(_Quiet):
         def do_GET(self) -> None:
             seen.append(self.headers.get("Authorization"))
-            self.send_response(200)
-            self.send_header("Content-Length", "8")
-            self.end_headers()
-            self.wfile.write(b'{"ok":1}')
+            self.answer(b'{"ok":1}')
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-    server.socket = server_ctx.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"https://127.0.0.1:{server.server_address[1]}"
-    try:
+    with _running(H, server_ctx) as url:
         trusting = ssl.create_default_context(cafile=str(cert))
         with AdminClient(url, auth=make_auth("token", "token:" + TOKEN), verify=trusting) as a:
             assert a.json(call(LOAD_REPORT)) == {"ok": 1}
@@ -523,7 +515,4 @@ def test_tls_is_verified(tmp_path: Path) -> None:
             a.json(call(LOAD_REPORT))
         with AdminClient(url, verify=False) as a:  # --tls-allow-insecure without a credential
             assert a.json(call(LOAD_REPORT)) == {"ok": 1}
-    finally:
-        server.shutdown()
-        server.server_close()
     assert seen == [f"Bearer {TOKEN}", None]  # the unverified server never saw the token
