@@ -37,8 +37,9 @@ import re
 import shutil
 import stat
 import time
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 ENV = "LBCTL_SPARK_CLASS_CACHE"
 #: the line the JVM logs once the archive is completely written (JDK 13–17+:
@@ -52,8 +53,7 @@ LOG_TO_STDERR = "-Xlog:disable -Xlog:all=warning:stderr"
 _SAFE_PATH = re.compile(r"[A-Za-z0-9_./+-]+")
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Struct, frozen=True):
     """What a start does: map ``use``, or write ``dump`` (both None: neither)."""
 
     use: Path | None = None
