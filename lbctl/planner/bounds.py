@@ -64,9 +64,9 @@ def relaxation_bound(view: LoadView, rules: Rules, costs: Costs, width: float,
     from lbctl.planner.goals import Targets
     from lbctl.planner.greedy import Caps
 
-    if not milp.available() or milp.pairs_of(view, rules, limit=lp_pairs) is None:
+    if not milp.available() or (listed := milp.pairs_of(view, rules, limit=lp_pairs)) is None:
         return None
-    size = milp.size_of(view, rules, Caps())
+    size = milp.size_of(view, rules, Caps(), listed)
     if not size.fits:  # the exact model's memory limit holds for its relaxation too
         return None
     pairs = size.pairs

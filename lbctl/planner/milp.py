@@ -257,14 +257,18 @@ class Reach:
         return max(0.0, lub - low) + 1e-3
 
 
-def size_of(view: LoadView, rules: Rules, caps: Caps) -> Size:
+def size_of(view: LoadView, rules: Rules, caps: Caps, pairs: Pairs | None = None) -> Size:
     """The model's pairs and an upper bound of its nonzeros: per broker, each of its terms' rows
     holds every pair into and out of it. Listing the pairs stops once even one nonzero per pair
-    would be over :data:`MEMORY_LIMIT`."""
+    would be over :data:`MEMORY_LIMIT`; ``pairs`` already listed (:func:`pairs_of`) are not
+    listed again."""
     import numpy as np
 
     most_pairs = max(0, (MEMORY_LIMIT - BASE_BYTES) // BYTES_PER_NONZERO)
-    pairs = pairs_of(view, rules, limit=most_pairs)
+    if pairs is None:
+        pairs = pairs_of(view, rules, limit=most_pairs)
+    elif len(pairs) > most_pairs:
+        pairs = None
     if pairs is None:
         return Size(None, most_pairs + 1)
     n = len(view.brokers)
