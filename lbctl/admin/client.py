@@ -577,6 +577,8 @@ class AdminClient:
         gave the transport, or for fewer than :data:`OPEN_AHEAD_MIN` origins."""
         if len(calls) < OPEN_AHEAD_MIN:
             return
+        from lbctl.admin.transport import connect_timeout
+
         self._client()
         wire = self._wire
         if wire is None:
@@ -585,7 +587,7 @@ class AdminClient:
         trusted = [c.url(self.admin_url) for b, c in by_base.items()
                    if origin_of(b) in self._trusted][: self.max_concurrency]
         if len(trusted) >= OPEN_AHEAD_MIN:  # (the requests' own URLs: parsed once for both)
-            connect = min(10.0, self.timeout)
+            connect = connect_timeout(self.timeout)
             await wire.open_ahead([self._httpx_url(u) for u in trusted], connect,
                                   min(OPEN_AHEAD_WAIT, connect))
 

@@ -531,14 +531,19 @@ class NoCookiesClient(httpx.AsyncClient):
         raise TypeError("this client keeps no cookies")
 
 
+def connect_timeout(timeout: float) -> float:
+    """How long a connection may take to set up: the request's deadline, 10 s at most."""
+    return min(10.0, timeout)
+
+
 def async_client(transport: httpx.AsyncBaseTransport | None, *, verify: ssl.SSLContext | bool,
                  timeout: float) -> httpx.AsyncClient:
     """The ``httpx.AsyncClient`` the admin and Prometheus clients send through: on ``transport``
     (default: :class:`Http1Transport` with ``verify``), redirects not followed (the callers'),
     proxies and ``.netrc`` not read (``trust_env=False``), no cookies (:class:`NoCookiesClient`),
-    ``timeout`` the deadline of a request (connections: 10 s at most)."""
+    ``timeout`` the deadline of a request (connections: :func:`connect_timeout`)."""
     if transport is None:
         transport = Http1Transport(verify=verify)
     return NoCookiesClient(
         transport=transport, follow_redirects=False,
-        trust_env=False, timeout=httpx.Timeout(timeout, connect=min(10.0, timeout)))
+        trust_env=False, timeout=httpx.Timeout(timeout, connect=connect_timeout(timeout)))
