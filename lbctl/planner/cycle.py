@@ -22,7 +22,9 @@ measures and compares exactly as for Pulsar's strategies. The planner acts like 
 * it **learns its load model from the reports** (:meth:`lbctl.model.loadmodel.LoadModel.observe`):
   calibrated on the first cycle's reports, each report written since joins its broker's history,
   a broker's own fit is learnt once its history shows enough change, and a fit a report
-  contradicts is discarded; moves predicted for reports not yet written are never taken as data.
+  contradicts is discarded; moves predicted for reports not yet written are never taken as data;
+  a broker absent from the last cycle (new, or back from a restart) starts afresh from its
+  report (:func:`_rejoined`).
   Bundles it moved stay put for an hour (:data:`COOL_DOWN_MS`), or
   ``loadBalancerSheddingGracePeriodMinutes`` when longer, unless their broker is above the cap
   or moving them again is what meets the goals.
@@ -78,6 +80,8 @@ class PlannerMemory(Struct, frozen=True):
     plans: int = 0
     #: the reported usages when no plan could improve the cluster (not planned again unchanged)
     hopeless: tuple[tuple[str, float], ...] = ()
+    #: the brokers of the last cycle (a broker absent from them is new, or back from a restart)
+    brokers: tuple[str, ...] = ()
 
 
 class PlannerCycle(Struct, frozen=True):
@@ -176,12 +180,13 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
         model = pm.model
         if model is None:
             model = calibrate(state)
-        else:  # the reports written since: refit, a fit they contradict discarded
-            model.observe(state)
+        else:
+            _rejoined(model, state, pm.brokers)
+            model.observe(state)  # the reports written since: refit, a fit they contradict discarded
         if pending:
             state = with_moves(state, model, pending)
         keep = replace(pm, model=model, recently_moved=MappingProxyType(recent), pending=pending,
-                       hopeless=())
+                       hopeless=(), brokers=tuple(state.brokers))
         targets = self.options.targets(settings)
         w = settings.weights4()
         usages = [rep.max_resource_usage_with_weight(*w) for rep in state.brokers.values()]
@@ -266,6 +271,23 @@ def _pending(state: ClusterState, settings: Settings,
                  and p[2] in state.brokers and not (
                      p[0] in state.brokers[p[2]].lastStats
                      and p[0] not in state.brokers[p[1]].lastStats))
+
+
+def _rejoined(model: LoadModel, state: ClusterState, before: tuple[str, ...]) -> None:
+    """Start afresh the history of every broker that was not among the last cycle's brokers:
+    the leader forgets a broker that leaves (Pulsar's ``ModularLoadManagerImpl.updateAllBrokerData``
+    removes it from ``loadData``'s broker data; back, it is a new ``BrokerData``), and a host that
+    restarted is not the one its old reports describe. Kept, a short history with traffic left
+    from before the restart made the returning empty broker *thin*, closed to every bundle, and
+    the cluster stayed 40 points wide for 17 cycles (issue 29 item 5,
+    ``benchmarks/plans_on_hardware.py`` n=12); calibrated on its report alone, an empty broker is
+    its idle usage with its class's cost (:meth:`LoadModel.add_broker`)."""
+    if not before:
+        return
+    known = set(before)
+    for b, rep in state.brokers.items():
+        if b not in known:
+            model.add_broker(b, rep, rep.lastStats.values())
 
 
 def _cooling(state: ClusterState, recent: Mapping[str, int], usage: Mapping[str, float],

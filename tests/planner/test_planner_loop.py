@@ -8,8 +8,10 @@ from types import MappingProxyType
 from lbctl.config import resolve
 from lbctl.model.cluster import ClusterState
 from lbctl.model.cycle import CycleMemory
+from lbctl.model.loadmodel import LoadModel
 from lbctl.planner.cycle import PlannerLoadManager, PlannerMemory
 from lbctl.planner.propose import ProposeOptions
+from lbctl.records import replace
 from tests.planner_clusters import AT_MS, broker, bundle_names, snapshot, stats
 
 GREEDY = ProposeOptions(solver="greedy")
@@ -64,3 +66,42 @@ def test_cooled_down_bundles_move_again_only_off_a_broker_above_the_cap() -> Non
     cycle = PlannerLoadManager(GREEDY).run_cycle(state, settings, mem)
     assert cycle.acted
     assert {o.selection.broker for o in cycle.unloads} == {"broker-a:8080"}
+
+
+def _at(minute: int, loads: dict[str, dict[str, float]]) -> ClusterState:
+    """The cluster at ``minute``: each broker's bundles at their rates, every report written
+    then."""
+    docs = {}
+    for b, bundles in loads.items():
+        doc = broker({x: stats(r) for x, r in bundles.items()})
+        doc["lastUpdate"] = AT_MS + minute * 60_000
+        docs[b] = doc
+    return replace(snapshot(docs), captured_at=AT_MS + minute * 60_000)
+
+
+def test_a_broker_back_from_a_restart_is_planned_from_its_new_report_not_its_old_history() -> None:
+    # a, b and c report ten minutes of varied traffic (their fits are learnt); d joined three
+    # minutes before it restarted, carrying traffic (three reports: thin), and is back empty
+    names = bundle_names("tenant/ns", 24)
+    own = {"broker-a:8080": names[:8], "broker-b:8080": names[8:16], "broker-c:8080": names[16:]}
+    d = "broker-d:8080"
+    history = []
+    for m in range(10):
+        wave = 1.0 + 0.25 * ((m % 4) - 1.5) / 1.5
+        loads = {b: dict.fromkeys(xs, PIECE * wave) for b, xs in own.items()}
+        if m >= 7:
+            loads[d] = dict.fromkeys(bundle_names("tenant/gone", 4), PIECE * wave)
+        history.append(_at(m, loads))
+    model = LoadModel.learn(history)
+    assert d in model.thin()  # what the old reports made of d
+    back = _at(12, {**{b: dict.fromkeys(xs, PIECE) for b, xs in own.items()}, d: {}})
+    settings = resolve(back.config)
+    mem = CycleMemory(shedding=PlannerMemory(model=model, brokers=tuple(own)))
+    cycle = PlannerLoadManager(GREEDY).run_cycle(back, settings, mem)
+    # the leader forgot d when it left: calibrated on its empty report d takes no history's
+    # verdict, and the plan fills it
+    assert cycle.acted, cycle.gate
+    assert {o.destination for o in cycle.unloads} == {d}
+    pm = cycle.memory.shedding
+    assert isinstance(pm, PlannerMemory) and pm.brokers == (*own, d)
+    assert d not in model.thin()
