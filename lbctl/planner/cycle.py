@@ -15,7 +15,8 @@ measures and compares exactly as for Pulsar's strategies. The planner acts like 
   destination), the planner takes the report as the move predicts it (the load model), for at
   most ``loadBalancerReportUpdateMaxIntervalMinutes`` — like the preallocation Pulsar's placement
   keeps — rather than plan again on a stale report;
-* **re-plan only when the band is left**: inside the band it does nothing at all;
+* **re-plan only when the band is left**: inside the band it does nothing at all (judged on the
+  load model's estimate of now, as the plan is: :func:`_usages_now`);
 * **act only on a gain it can tell from noise**: with no broker above the cap, a plan whose
   predicted fall of the max or the range is below :data:`GAIN_ERRORS` times the load model's
   error is not carried out (issue 29: no cycle that worsens max or spread);
@@ -48,6 +49,7 @@ from lbctl.loadmanager.select import Own
 from lbctl.model.cluster import MODULAR, ClusterState
 from lbctl.model.cycle import CycleMemory, Effect, Elapsed, unload_effect
 from lbctl.model.decision import Selection, SheddingDecision, UnloadOutcome
+from lbctl.model.load import java_max
 from lbctl.model.loadmodel import LoadModel
 from lbctl.plan import Plan
 from lbctl.planner import PLANNER
@@ -189,8 +191,7 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
         keep = replace(pm, model=model, recently_moved=MappingProxyType(recent), pending=pending,
                        hopeless=(), brokers=tuple(state.brokers))
         targets = self.options.targets(settings)
-        w = settings.weights4()
-        usages = [rep.max_resource_usage_with_weight(*w) for rep in state.brokers.values()]
+        usages = _usages_now(state, settings, model)
         st = UsageStats.of(usages)
         if st.max <= targets.max_usage + 1e-9 and band_met(st, targets):
             return cycle.result(state, f"inside the band ({targets.band_words()}; range "
@@ -351,6 +352,25 @@ def _noise(proposal: Proposal, cap: float) -> str | None:
     return (f"the plan's predicted gain ({gain * 100:.1f} points) is within the load model's "
             f"error ({error * 100:.1f} points: twice its p95 miss): not told from noise, not "
             "carried out")
+
+
+def _usages_now(state: ClusterState, settings: Settings, model: LoadModel) -> list[float]:
+    """Each broker's weighted max usage (``getMaxResourceUsageWithWeight``) on the load
+    model's estimate of now (:meth:`LoadModel.now`: its report weighed against its fit), as
+    :func:`lbctl.planner.load.build` gives the plan: the band is judged on the figures the plan
+    is made on. On the raw reports the cycle called a cluster out of band that the plan then
+    found inside (\"the goals are already met\"), and the other way round, for minutes at a
+    time (issue 29 item 5). Per broker, without the plan's bundle columns: it runs every
+    cycle."""
+    wc, wd, wi, wo = settings.weights4()
+    out = []
+    for b, rep in state.brokers.items():
+        pct = rep.resource_percents()
+        for res in model.fits.get(b, {}):
+            pct[res] = model.now(b, res, pct[res])
+        out.append(java_max(pct["cpu"] * wc, pct["directMemory"] * wd, pct["bandwidthIn"] * wi,
+                            pct["bandwidthOut"] * wo) / 100)
+    return out
 
 
 def _same(a: tuple[tuple[str, float], ...], b: tuple[tuple[str, float], ...]) -> bool:
