@@ -468,6 +468,25 @@ def report_loop(n: int, cycles: int, solver: str,
               f"{f['moves']:>6} {f['finalRange'] * 100:>5.1f} {sec:>5.0f}")
 
 
+def loop_reach(seed: int, n: int, cycles: int) -> str:
+    """``--loop-reach``: whether moves may reach the band in truth (:func:`reachable`, on the
+    trace's traffic and the hosts present) at each disturbance and the cycle after it, and at
+    the wave's crest: a disturbance whose band is out of reach by moves cannot be met within
+    3 cycles by any strategy that only moves bundles (a split would be needed)."""
+    hosts, states = trace(seed, n, cycles)
+    crest = 1 + cycles // 4
+    out = []
+    for k in sorted({*DISTURBANCES, *(d + 1 for d in DISTURBANCES), crest}):
+        if k > len(states):
+            continue
+        st = states[k - 1]
+        owned = {b: dict(rep.lastStats) for b, rep in st.brokers.items()}
+        ok = reachable({b: hosts[b] for b in st.brokers}, owned,
+                       resolve(st.config).weights4(), {})
+        out.append(f"c{k} {'reachable' if ok else 'OUT'}")
+    return ", ".join(out)
+
+
 def loop_trace(seed: int, n: int, cycles: int, solver: str) -> None:
     """``--loop-trace``: lbctl's loop cycle by cycle (a diagnostic): the true and the reported
     max and range, reports written, moves (re-moves within the hour), the cycle's gate; for a
@@ -647,6 +666,9 @@ def main() -> int:
     ap.add_argument("--loop-only", default="",
                     help="comma-separated strategies of the closed loop (default: lbctl and "
                          "every Pulsar strategy); e.g. lbctl")
+    ap.add_argument("--loop-reach", action="store_true",
+                    help="diagnostic: whether moves may reach the band in truth at each "
+                         "disturbance of each loop seed (a linear programme per host)")
     ap.add_argument("--loop-trace", type=str, default="",
                     help="diagnostic: SEED:N prints lbctl's loop on that trace cycle by cycle")
     args = ap.parse_args()
@@ -688,6 +710,8 @@ def main() -> int:
                 figs = list(pool.map(loop_run, [(seed, n, args.loop_cycles, args.loop_solver,
                                                  name) for name in names]))
                 report_loop(n, args.loop_cycles, args.loop_solver, figs, seed)
+                if args.loop_reach:
+                    print(f"  band reachable by moves: {loop_reach(seed, n, args.loop_cycles)}")
                 ours += [f for name, f, _ in figs if name == "lbctl"]
                 if seed == 1:
                     loop_figs[n] = figs
