@@ -457,8 +457,8 @@ def loop_run(task: tuple[int, int, int, str, str]) -> tuple[str, dict[str, Any],
 
 
 def report_loop(n: int, cycles: int, solver: str,
-                figs: Sequence[tuple[str, dict[str, Any], float]]) -> None:
-    print(f"\nClosed loop, n={n}, seed=1, {cycles} one-minute cycles: wave +-35 %, hot "
+                figs: Sequence[tuple[str, dict[str, Any], float]], seed: int = 1) -> None:
+    print(f"\nClosed loop, n={n}, seed={seed}, {cycles} one-minute cycles: wave +-35 %, hot "
           f"namespace x3 at 30, broker restart 55-60; lbctl's solver: {solver}")
     print(f"{'strategy':<46} {'cycles to band (1/30/55/60)':<28} {'twice':>5} {'worse':>5} "
           f"{'peak':>6} {'moves':>6} {'final':>6} {'s':>5}")
@@ -466,6 +466,54 @@ def report_loop(n: int, cycles: int, solver: str,
         band = "/".join("-" if x is None else str(x) for x in f["toBand"])
         print(f"{name:<46} {band:<28} {f['twice']:>5} {f['worse']:>5} {f['peak'] * 100:>5.0f}% "
               f"{f['moves']:>6} {f['finalRange'] * 100:>5.1f} {sec:>5.0f}")
+
+
+def loop_reach(seed: int, n: int, cycles: int) -> str:
+    """``--loop-reach``: whether moves may reach the band in truth (:func:`reachable`, on the
+    trace's traffic and the hosts present) at each disturbance and the cycle after it, and at
+    the wave's crest: a disturbance whose band is out of reach by moves cannot be met within
+    3 cycles by any strategy that only moves bundles (a split would be needed)."""
+    hosts, states = trace(seed, n, cycles)
+    crest = 1 + cycles // 4
+    out = []
+    for k in sorted({*DISTURBANCES, *(d + 1 for d in DISTURBANCES), crest}):
+        if k > len(states):
+            continue
+        st = states[k - 1]
+        owned = {b: dict(rep.lastStats) for b, rep in st.brokers.items()}
+        ok = reachable({b: hosts[b] for b in st.brokers}, owned,
+                       resolve(st.config).weights4(), {})
+        out.append(f"c{k} {'reachable' if ok else 'OUT'}")
+    return ", ".join(out)
+
+
+def loop_trace(seed: int, n: int, cycles: int, solver: str) -> None:
+    """``--loop-trace``: lbctl's loop cycle by cycle (a diagnostic): the true and the reported
+    max and range, reports written, moves (re-moves within the hour), the cycle's gate; for a
+    cycle with moves, each broker's true, reported and predicted-after usage."""
+    hosts, states = trace(seed, n, cycles)
+    r = compare(states, Options(), parse_pairs(["lbctl"]),
+                SimulationOptions(cycles=cycles, band=BAND, hosts=hosts, seed=seed,
+                                  planner=ProposeOptions(solver=solver))).runs[0]
+    print(f"\nlbctl's loop, n={n}, seed={seed}: cycle, true max/range, reported max/range, "
+          "reports written, moves (twice), gate")
+    last: dict[str, int] = {}
+    for c in r.cycles:
+        twice = {m.bundle for m in c.moves
+                 if m.bundle in last and c.at - last[m.bundle] <= 60 * MINUTE}
+        last.update({m.bundle: c.at for m in c.moves})
+        rep = list(c.reported.values())
+        print(f"c{c.cycle:02d} {c.spread.max * 100:6.1f} {c.spread.range * 100:5.1f} | "
+              f"{max(rep) * 100:6.1f} {(max(rep) - min(rep)) * 100:5.1f} | {c.reports_written:3d} "
+              f"{len(c.moves):3d} ({len(twice)}) {c.gate or ''}")
+        if c.moves and c.predicted:
+            for b in sorted(c.loads):
+                print(f"      {b:<20} true {c.loads[b] * 100:6.1f} reported "
+                      f"{c.reported.get(b, 0.0) * 100:6.1f} predicted after "
+                      f"{c.predicted.get(b, 0.0) * 100:6.1f}")
+            for m in c.moves:
+                print(f"      move {m.bundle} {m.source} -> {m.destination}"
+                      f"{' (twice)' if m.bundle in twice else ''}")
 
 
 # --- determinism ------------------------------------------------------------------------------
@@ -537,7 +585,9 @@ def done_when(rows: Sequence[dict[str, Any]], loops: Mapping[int, Sequence[
              f"{statistics.median(vs):.2f} ({len(vs)} plans)" if vs else "not run",
              statistics.median(vs) <= 0.7 if vs else None)
     for n, figs in loops.items():
-        lb = next(f for name, f, _ in figs if name == "lbctl")
+        lb = next((f for name, f, _ in figs if name == "lbctl"), None)
+        if lb is None:
+            continue
         pulsar = [f["peak"] for name, f, _ in figs if name != "lbctl"]
         within = [x is not None and x <= 3 for x in lb["toBand"]]
         line(f"loop n={n}: band within 3 cycles of each", "4 of 4",
@@ -611,6 +661,16 @@ def main() -> int:
     ap.add_argument("--determinism", type=str, default="5,12,30",
                     help="sizes checked for the same plan under shuffling and time limits")
     ap.add_argument("--no-one-shot", action="store_true", help="the closed loop only")
+    ap.add_argument("--loop-seeds", type=int, default=1,
+                    help="closed loops on seeds 1..N (the Done-when rows stay seed 1's)")
+    ap.add_argument("--loop-only", default="",
+                    help="comma-separated strategies of the closed loop (default: lbctl and "
+                         "every Pulsar strategy); e.g. lbctl")
+    ap.add_argument("--loop-reach", action="store_true",
+                    help="diagnostic: whether moves may reach the band in truth at each "
+                         "disturbance of each loop seed (a linear programme per host)")
+    ap.add_argument("--loop-trace", type=str, default="",
+                    help="diagnostic: SEED:N prints lbctl's loop on that trace cycle by cycle")
     args = ap.parse_args()
     if os.environ.get("PYTHONHASHSEED") != "0":
         # the simulator's closed loops vary with string hashing (set orders): one seed for all
@@ -643,10 +703,28 @@ def main() -> int:
             if mode == "history":
                 history_rows = rows
             report_one_shot(rows, mode)
+        names = args.loop_only.split(",") if args.loop_only else ["lbctl", *PULSAR]
         for n in loops:
-            loop_figs[n] = list(pool.map(loop_run, [(1, n, args.loop_cycles, args.loop_solver,
-                                                     name) for name in ["lbctl", *PULSAR]]))
-            report_loop(n, args.loop_cycles, args.loop_solver, loop_figs[n])
+            ours = []
+            for seed in range(1, args.loop_seeds + 1):
+                figs = list(pool.map(loop_run, [(seed, n, args.loop_cycles, args.loop_solver,
+                                                 name) for name in names]))
+                report_loop(n, args.loop_cycles, args.loop_solver, figs, seed)
+                if args.loop_reach:
+                    print(f"  band reachable by moves: {loop_reach(seed, n, args.loop_cycles)}")
+                ours += [f for name, f, _ in figs if name == "lbctl"]
+                if seed == 1:
+                    loop_figs[n] = figs
+            if len(ours) > 1:
+                to_band = [x for f in ours for x in f["toBand"]]
+                print(f"lbctl n={n} over seeds 1-{len(ours)}: band within 3 cycles "
+                      f"{sum(x is not None and x <= 3 for x in to_band)} of {len(to_band)}, "
+                      f"cycles to band (sum, '-' as {args.loop_cycles}) "
+                      f"{sum(args.loop_cycles if x is None else x for x in to_band)}, twice "
+                      f"{sum(f['twice'] for f in ours)}, worse {sum(f['worse'] for f in ours)}")
+        if args.loop_trace:
+            seed_s, n_s = args.loop_trace.split(":")
+            loop_trace(int(seed_s), int(n_s), args.loop_cycles, args.loop_solver)
         if det_sizes and not args.no_one_shot:
             det = list(pool.map(deterministic, [(s, n, args.solver) for n in det_sizes
                                                 for s in (1, 2)]))
