@@ -31,7 +31,9 @@ own model, one for all of them, stated here and in ``docs/propose.md`` ("The loa
 * **Each broker's fit** (``percent = base + slope · driver``):
 
   - **learnt** from its own history when it has :data:`MIN_POINTS` reports whose driver varied by
-    :data:`MIN_SPREAD` of its mean: ordinary least squares, the slope kept within
+    :data:`MIN_SPREAD` of its mean: least squares shrunk toward its host class's slope and
+    (with :data:`MIN_IDLE_BROKERS` such brokers) its intercept toward the fleet's idle usage
+    (:meth:`LoadModel._base_priors`, empirical Bayes), the slope kept within
     :data:`COST_RANGE` of its capacity prior; its **out-of-sample error** is the RMS error of a fit
     on its earlier reports predicting its latest quarter;
   - otherwise **from its latest report**: idle usage the fleet's (at most the broker's percent),
@@ -100,6 +102,13 @@ NOISE_FLOOR = 0.5
 CLASS_COST_SD = 0.2
 #: grid steps over the byte-to-message ratio's range before its golden-section search
 RATIO_GRID = 60
+#: brokers with a line of their own the fleet needs before their idle usages are pooled
+#: (:meth:`LoadModel._base_priors`)
+MIN_IDLE_BROKERS = 3
+#: the least and most the brokers' idle usages are taken to differ (sd, points of percent)
+IDLE_SPREAD = (0.3, 50.0)
+#: the least noise a report is taken to have (points of percent): float32 rounding
+LEAST_NOISE = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +158,16 @@ class _Point:
     limit: tuple[float, float, float]
 
 
+@dataclass(frozen=True, slots=True)
+class _Pooled:
+    """What the brokers' lines say together: idle usage ~ N(``base``, ``spread``²) (points) and
+    a report's noise, a share ``noise`` of its figure."""
+
+    base: float
+    spread: float
+    noise: float
+
+
 class LoadModel:
     """Per broker fits of the traffic-driven resources, learnt from one snapshot or a history."""
 
@@ -168,9 +187,14 @@ class LoadModel:
         self._relative: dict[str, list[float]] = {}  # ... each a share of the usage it missed
         #: per (resource index, limit): a host class's cost per unit of driver and its spread
         self._classes: dict[tuple[int, float], tuple[float, float]] = {}
+        #: ... those whose spread was measured (enough learnt brokers), not taken as the widest
+        self._measured: set[tuple[int, float]] = set()
         #: per (broker, resource index): its fit's usage at its latest report and the weight of
         #: the report against it (:meth:`now`)
         self._now: dict[tuple[str, int], tuple[float, float]] = {}
+        #: per resource index: the brokers' idle usage (mean and sd, points) and the reports'
+        #: relative noise, pooled over the brokers' own lines (:meth:`_base_priors`)
+        self._bases: dict[int, _Pooled] = {}
 
     # --- drivers ------------------------------------------------------------------------------
     def drivers(self, stats: Iterable[NamespaceBundleStats]) -> Drivers:
@@ -250,6 +274,7 @@ class LoadModel:
                 idle = min([self._idle_usage] + [p.percent[r] for p in every if p.limit[r] > 0])
             self.cluster[res] = Fit(idle, k)
         self._class_priors()
+        self._base_priors()
         for b in self._points:
             self._fit_broker(b)
 
@@ -306,21 +331,26 @@ class LoadModel:
                 continue
             fleet = self.cluster.get(res, Fit(0.0, 0.0))
             prior, spread = self._class_prior(r, last.limit[r], fleet.slope)
+            pooled = self._bases.get(r)
             xs = [self._driver(p, r) for p in pts if p.limit[r] > 0]
             ys = [p.percent[r] for p in pts if p.limit[r] > 0]
             learnt = _learnable(xs)
             err: float | None = None
             if learnt:
-                fit, err, rel = _learn(xs, ys, prior, spread)
+                fit, err, rel = _learn(xs, ys, prior, spread, pooled)
                 if r == 0:
-                    misses = _holdout(xs, ys, prior, spread)
+                    misses = _holdout(xs, ys, prior, spread, pooled)
                     self._misses[b] = misses
                     self._relative[b] = [m / max(abs(y), 1.0)
                                          for m, y in zip(misses, ys[-len(misses):], strict=True)]
             elif len(xs) > 1 and _spread(xs) or (r, last.limit[r]) in self._classes:
                 # a line through what little it has, its slope its class's unless its own
                 # reports say otherwise (a report alone cannot tell idle usage from traffic)
-                fit, rel = _shrunk(xs, ys, prior, spread)
+                # (toward the fleet's idle usage only when its class's spread was measured: with
+                # one equation, a spread that is a guess — the widest, with fewer than
+                # MIN_IDLE_BROKERS learnt brokers — would be outweighed by the idle usage's)
+                fit, rel = _shrunk(xs, ys, prior, spread,
+                                   pooled if (r, last.limit[r]) in self._measured else None)
             else:
                 fit, rel = _from_report(xs[-1], ys[-1], fleet.base, prior, self._sigma)
             fits[res] = fit
@@ -338,6 +368,7 @@ class LoadModel:
         times their limit — and how much the brokers of the class differ (relative sd, from the
         median absolute deviation): the prior every broker of the class is shrunk toward."""
         self._classes = {}
+        self._measured = set()
         for r in range(len(MODELLED)):
             costs: dict[float, list[float]] = {}
             for ps in self._points.values():
@@ -353,8 +384,36 @@ class LoadModel:
                 # one broker cannot show how its class differs: the widest spread taken
                 mad = (_median([abs(k - mid) for k in ks]) * 1.4826 / mid if len(ks) >= 2
                        else CLASS_SPREAD[1])
+                if len(ks) >= MIN_IDLE_BROKERS:
+                    self._measured.add((r, limit))
                 self._classes[(r, limit)] = (mid, min(max(mad, CLASS_SPREAD[0]),
                                                       CLASS_SPREAD[1]))
+
+    def _base_priors(self) -> None:
+        """Per resource, what the brokers' own lines say of idle usage across the fleet: each
+        broker's least-squares intercept (reports weighted by the pooled relative noise) and its
+        variance, and the mean and spread of the true intercepts that make those likeliest
+        (empirical Bayes: each estimate ~ N(mean, spread² + its variance), the spread by maximum
+        likelihood). Every broker's line is then shrunk toward it (:func:`_shrunk`).
+
+        Why: a broker's slope from a dozen reports whose traffic varied by a fifth is uncertain
+        by 3-5 % at 2 % report noise, because its intercept and slope trade off; where its line
+        meets zero traffic is known far better from the fleet (idle usage is a few points on
+        every host) — a 150 % broker shedding to 50 % is then predicted from its level, not
+        from its slope alone. The pool is not a class's: idle usage is a share of the host's
+        cores whatever their number. Needs :data:`MIN_IDLE_BROKERS` brokers with a line."""
+        self._bases = {}
+        for r in range(len(MODELLED)):
+            lines = []
+            for ps in self._points.values():
+                xs = [self._driver(p, r) for p in ps if p.limit[r] > 0]
+                if _learnable(xs):
+                    lines.append((xs, [p.percent[r] for p in ps if p.limit[r] > 0]))
+            if len(lines) < MIN_IDLE_BROKERS:
+                continue
+            pooled = _pool_intercepts(lines)
+            if pooled is not None:
+                self._bases[r] = pooled
 
     def _class_prior(self, r: int, limit: float, fleet_k: float) -> tuple[float, float]:
         """A broker's prior slope (percent per unit of driver) and its relative spread: its
@@ -688,11 +747,17 @@ def _slope(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float]:
 
 
 def _shrunk(xs: Sequence[float], ys: Sequence[float], prior: float,
-            spread: float) -> tuple[Fit, float]:
+            spread: float, pooled: _Pooled | None = None) -> tuple[Fit, float]:
     """A broker's line over its reports, its slope a precision-weighted mean of its own
     least-squares slope and its class's prior (``prior`` ± ``spread`` of it): a broker whose
     traffic barely varied keeps its class's cost, one with a long varied history its own. The
-    line goes through the mean of its reports; returns it and the slope's relative error."""
+    line goes through the mean of its reports; returns it and the slope's relative error.
+
+    With the fleet's idle usage (``pooled``) the line is the posterior of both its intercept
+    (prior: the fleet's idle usage and spread) and its slope (the class's), each report weighted
+    by its noise (a share of its figure): :func:`_posterior`."""
+    if pooled is not None:
+        return _posterior(xs, ys, prior, spread, pooled)
     n = len(xs)
     mx, my = sum(xs) / n, sum(ys) / n
     own, se = _slope(xs, ys)
@@ -706,6 +771,94 @@ def _shrunk(xs: Sequence[float], ys: Sequence[float], prior: float,
         slope, sd = max(own, 0.0), se
     rel = min(1.0, sd / slope) if slope > 0 else 1.0
     return Fit(my - slope * mx, slope), rel
+
+
+def _posterior(xs: Sequence[float], ys: Sequence[float], prior: float, spread: float,
+               pooled: _Pooled) -> tuple[Fit, float]:
+    """The line ``base + slope · x`` minimising the reports' squared misses (each against its
+    noise) plus the priors' (the fleet's idle usage for ``base``, the class's ``prior`` ±
+    ``spread`` of it for ``slope``): a 2 × 2 linear system. Returns it and the slope's relative
+    error (its posterior sd). The slope stays within :data:`COST_RANGE` of the prior."""
+    s0 = s1 = s2 = t0 = t1 = 0.0
+    for x, y in zip(xs, ys, strict=True):
+        w = 1.0 / max(pooled.noise * abs(y), LEAST_NOISE) ** 2
+        s0 += w
+        s1 += w * x
+        s2 += w * x * x
+        t0 += w * y
+        t1 += w * x * y
+    wb = 1.0 / pooled.spread ** 2
+    s0 += wb
+    t0 += wb * pooled.base
+    if prior > 0:
+        ws = 1.0 / (spread * prior) ** 2
+        s2 += ws
+        t1 += ws * prior
+    det = s0 * s2 - s1 * s1
+    if det <= 0:
+        return Fit(pooled.base, max(prior, 0.0)), 1.0
+    base = (t0 * s2 - s1 * t1) / det
+    slope = (s0 * t1 - s1 * t0) / det
+    sd = math.sqrt(s0 / det)
+    if prior > 0 and not prior / COST_RANGE <= slope <= prior * COST_RANGE:
+        slope = min(max(slope, prior / COST_RANGE), prior * COST_RANGE)
+        base = (t0 - s1 * slope) / s0  # the intercept given the slope
+    elif prior <= 0 and slope < 0:
+        slope = 0.0
+        base = t0 / s0
+    rel = min(1.0, sd / slope) if slope > 0 else 1.0
+    return Fit(base, slope), rel
+
+
+def _pool_intercepts(lines: Sequence[tuple[Sequence[float], Sequence[float]]]) -> _Pooled | None:
+    """The fleet's idle usage from its brokers' lines (``(xs, ys)`` each, driver and percent):
+    the reports' relative noise pooled over every line's residuals; each line's intercept by
+    least squares weighted by that noise, with its variance; the mean and spread of the true
+    intercepts by maximum likelihood (a golden-section search on the log of the spread, the mean
+    the precision-weighted one for a given spread). ``None`` when no line has a residual."""
+    fits = []
+    sq = 0.0
+    dof = 0
+    for xs, ys in lines:
+        n = len(xs)
+        mx, my = sum(xs) / n, sum(ys) / n
+        sxx = sum((x - mx) ** 2 for x in xs)
+        if sxx <= 0 or my <= 0:
+            continue
+        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+        sq += sum(((y - my - slope * (x - mx)) / max(abs(y), LEAST_NOISE)) ** 2
+                  for x, y in zip(xs, ys, strict=True))
+        dof += n - 2
+        fits.append((xs, ys))
+    if dof <= 0 or len(fits) < MIN_IDLE_BROKERS:
+        return None
+    noise = math.sqrt(sq / dof)
+    est = []
+    for xs, ys in fits:
+        ws = [1.0 / max(noise * abs(y), LEAST_NOISE) ** 2 for y in ys]
+        sw = sum(ws)
+        mx = sum(w * x for w, x in zip(ws, xs, strict=True)) / sw
+        my = sum(w * y for w, y in zip(ws, ys, strict=True)) / sw
+        sxx = sum(w * (x - mx) ** 2 for w, x in zip(ws, xs, strict=True))
+        if sxx <= 0:
+            continue
+        slope = sum(w * (x - mx) * (y - my) for w, x, y in zip(ws, xs, ys, strict=True)) / sxx
+        est.append((my - slope * mx, 1.0 / sw + mx * mx / sxx))
+    if len(est) < MIN_IDLE_BROKERS:
+        return None
+
+    def mean(tau2: float) -> float:
+        ws = [1.0 / (v + tau2) for _, v in est]
+        return sum(w * b for w, (b, _) in zip(ws, est, strict=True)) / sum(ws)
+
+    def minus_log_likelihood(log_tau: float) -> float:
+        tau2 = math.exp(2 * log_tau)
+        mu = mean(tau2)
+        return sum(math.log(v + tau2) + (b - mu) ** 2 / (v + tau2) for b, v in est)
+
+    lo, hi = math.log(IDLE_SPREAD[0]), math.log(IDLE_SPREAD[1])
+    tau = math.exp(_golden(minus_log_likelihood, lo, hi, 40))
+    return _Pooled(mean(tau * tau), tau, noise)
 
 
 def _anchor(xs: Sequence[float], ys: Sequence[float], fit: Fit) -> tuple[float, float]:
@@ -725,21 +878,21 @@ def _anchor(xs: Sequence[float], ys: Sequence[float], fit: Fit) -> tuple[float, 
 
 
 def _holdout(xs: Sequence[float], ys: Sequence[float], prior: float,
-             spread: float) -> list[float]:
+             spread: float, pooled: _Pooled | None = None) -> list[float]:
     """How far a fit on a broker's earlier reports misses its latest quarter (points)."""
     h = max(2, len(xs) // 4)
-    early, _ = (_shrunk(xs[:-h], ys[:-h], prior, spread) if _learnable(xs[:-h])
-                else _shrunk(xs, ys, prior, spread))
+    early, _ = (_shrunk(xs[:-h], ys[:-h], prior, spread, pooled) if _learnable(xs[:-h])
+                else _shrunk(xs, ys, prior, spread, pooled))
     return [abs(early.percent(x) - y) for x, y in zip(xs[-h:], ys[-h:], strict=True)]
 
 
 def _learn(xs: Sequence[float], ys: Sequence[float], prior: float,
-           spread: float) -> tuple[Fit, float, float]:
-    """A broker's own fit over its history (shrunk toward its class), its out-of-sample RMS
-    error (the latest quarter predicted by a fit on the rest) and the relative error of its
-    slope."""
-    fit, rel = _shrunk(xs, ys, prior, spread)
-    misses = _holdout(xs, ys, prior, spread)
+           spread: float, pooled: _Pooled | None = None) -> tuple[Fit, float, float]:
+    """A broker's own fit over its history (shrunk toward its class, and toward the fleet's
+    idle usage when ``pooled``), its out-of-sample RMS error (the latest quarter predicted by a
+    fit on the rest) and the relative error of its slope."""
+    fit, rel = _shrunk(xs, ys, prior, spread, pooled)
+    misses = _holdout(xs, ys, prior, spread, pooled)
     err = math.sqrt(sum(m * m for m in misses) / len(misses))
     return fit, err, rel
 

@@ -285,3 +285,57 @@ def test_the_byte_cost_makes_one_host_class_cost_alike() -> None:
         model = LoadModel.learn(_one_class_history(seed))
         misses.append(abs(math.log(model.throughput_weight / model.rate_weight / true)))
     assert statistics.median(misses) < math.log(1.6)
+
+
+def _busy_history(hosts: dict[str, Host], steps: int,
+                  seed: int) -> tuple[list[ClusterState], dict[str, list[tuple[float, int]]]]:
+    """``steps`` snapshots of 8 bundles per broker sized so that every host runs at 100-160 %;
+    each broker's traffic follows a +-20 % wave of its own phase (its bundles +-5 % more), so a
+    line of its own is learnt, but only from a fifth of its level; reports with the hosts' noise.
+    Returns the history and each broker's bundles (rate, message size) at the wave's mean."""
+    rng = random.Random(seed)
+    base: dict[str, list[tuple[float, int, float]]] = {}
+    for b, h in hosts.items():
+        load = rng.uniform(1.0, 1.6)
+        base[b] = []
+        for _ in range(8):
+            size = rng.choice((256, 1024, 4096))
+            rate = load * h.cores * 1e6 / 8 / (2 * h.cpu_us_per_msg
+                                                + 2 * size / 1024 * h.cpu_us_per_kb)
+            base[b].append((rate, size, rng.uniform(0, 2 * math.pi)))
+    out = []
+    for s in range(steps):
+        wave = 2 * math.pi * s / steps
+        owned = {}
+        for k, (b, bundles) in enumerate(base.items()):
+            owned[b] = {}
+            for j, (rate, size, phase) in enumerate(bundles):
+                r = rate * (1 + 0.2 * math.sin(wave + k) + 0.05 * math.sin(wave + phase))
+                owned[b][f"t/ns-{k}/0x{j:08x}_0x{j + 1:08x}"] = NamespaceBundleStats(
+                    msgRateIn=r, msgRateOut=r, msgThroughputIn=r * size,
+                    msgThroughputOut=r * size, topics=2)
+        out.append(cluster_on_hosts("h", T0 + s * 60_000, hosts, owned, rng))
+    return out, {b: [(rate, size) for rate, size, _ in bs] for b, bs in base.items()}
+
+
+def test_a_broker_shedding_most_of_its_load_is_predicted_from_the_fleets_idle_usage() -> None:
+    # a broker at 100-160 % shedding to a third of its traffic: from its own dozen reports (a
+    # +-20 % wave at 2 % noise) its slope is uncertain by several percent, 2-6 points of the
+    # change; the fleet's idle usage (a few points on every host, pooled over the brokers' own
+    # lines) pins where its line meets zero traffic. Measured, 8 seeds x 12 brokers: without the
+    # pooled idle usage median 2.2, p90 5.8 points; with it 1.1 and 2.5
+    misses = []
+    for seed in range(1, 9):
+        hosts = {f"b{j}": h for j, h in enumerate(mixed_fleet(12, seed=seed))}
+        history, bundles = _busy_history(hosts, 12, seed)
+        model = LoadModel.learn(history)
+        for b, host in hosts.items():
+            stats = [NamespaceBundleStats(msgRateIn=r * 0.35, msgRateOut=r * 0.35,
+                                          msgThroughputIn=r * size * 0.35,
+                                          msgThroughputOut=r * size * 0.35)
+                     for r, size in bundles[b]]
+            predicted = model.percents(b, model.drivers(stats))["cpu"]
+            misses.append(abs(predicted - _true_percent(host, stats)))
+    misses.sort()
+    assert statistics.median(misses) < 1.5
+    assert misses[int(0.9 * len(misses))] < 3.5
