@@ -755,9 +755,15 @@ def _shrunk(xs: Sequence[float], ys: Sequence[float], prior: float,
 
     With the fleet's idle usage (``pooled``) the line is the posterior of both its intercept
     (prior: the fleet's idle usage and spread) and its slope (the class's), each report weighted
-    by its noise (a share of its figure): :func:`_posterior`."""
+    by its noise (a share of its figure): :func:`_posterior`. The slope's relative error is then
+    still the one without the idle usage: the posterior's assumes the driver's byte-to-message
+    ratio right, and a moved set whose mix is not the broker's usual one is off by more
+    (measured: a broker keeping a third of its bundles, its change's miss against the
+    posterior's error, median x3.4, within 2 errors 27 % of brokers; against this one x0.76,
+    82 %) — the robust repair (``lbctl.planner.propose``) leaves room by it."""
     if pooled is not None:
-        return _posterior(xs, ys, prior, spread, pooled)
+        fit, rel = _posterior(xs, ys, prior, spread, pooled)
+        return fit, max(rel, _shrunk(xs, ys, prior, spread)[1])
     n = len(xs)
     mx, my = sum(xs) / n, sum(ys) / n
     own, se = _slope(xs, ys)
