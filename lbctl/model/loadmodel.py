@@ -206,6 +206,16 @@ class LoadModel:
             cpu += wr * (s.msgRateIn + s.msgRateOut) + wt * (s.msgThroughputIn + s.msgThroughputOut)
         return Drivers(cpu, tin, tout)
 
+    def _series(self, pts: Sequence[_Point], r: int) -> tuple[list[float], list[float]]:
+        """A broker's drivers and percents of resource ``r`` over its reports with a limit."""
+        xs: list[float] = []
+        ys: list[float] = []
+        for p in pts:
+            if p.limit[r] > 0:
+                xs.append(self._driver(p, r))
+                ys.append(p.percent[r])
+        return xs, ys
+
     def _driver(self, p: _Point, r: int) -> float:
         if r == 0:
             return self.rate_weight * p.msgs + self.throughput_weight * (p.tin + p.tout)
@@ -273,8 +283,7 @@ class LoadModel:
             if self._idle_usage is not None:  # never above a broker's reported percent
                 idle = min([self._idle_usage] + [p.percent[r] for p in every if p.limit[r] > 0])
             self.cluster[res] = Fit(idle, k)
-        self._class_priors()
-        self._base_priors()
+        self._base_priors(self._class_priors())
         for b in self._points:
             self._fit_broker(b)
 
@@ -332,8 +341,7 @@ class LoadModel:
             fleet = self.cluster.get(res, Fit(0.0, 0.0))
             prior, spread = self._class_prior(r, last.limit[r], fleet.slope)
             pooled = self._bases.get(r)
-            xs = [self._driver(p, r) for p in pts if p.limit[r] > 0]
-            ys = [p.percent[r] for p in pts if p.limit[r] > 0]
+            xs, ys = self._series(pts, r)
             learnt = _learnable(xs)
             err: float | None = None
             if learnt:
@@ -362,20 +370,23 @@ class LoadModel:
         self.fits[b] = fits
         self.quality[b] = quality or Quality(len(pts), False, None, 0.0, self.history)
 
-    def _class_priors(self) -> None:
+    def _class_priors(self) -> list[list[tuple[list[float], list[float]]]]:
         """Per resource and reported limit (a host class: 8, 16, 32 cores; a NIC speed), the
         cost per unit of driver its brokers' own histories show — the median of their own slopes
         times their limit — and how much the brokers of the class differ (relative sd, from the
-        median absolute deviation): the prior every broker of the class is shrunk toward."""
+        median absolute deviation): the prior every broker of the class is shrunk toward.
+        Returns, per resource, the brokers' series (drivers, percents) that have a line."""
         self._classes = {}
         self._measured = set()
+        lines: list[list[tuple[list[float], list[float]]]] = []
         for r in range(len(MODELLED)):
             costs: dict[float, list[float]] = {}
+            lines.append([])
             for ps in self._points.values():
-                xs = [self._driver(p, r) for p in ps if p.limit[r] > 0]
+                xs, ys = self._series(ps, r)
                 if not _learnable(xs):
                     continue
-                ys = [p.percent[r] for p in ps if p.limit[r] > 0]
+                lines[r].append((xs, ys))
                 slope, se = _slope(xs, ys)
                 if slope > 0 and se < CLASS_EVIDENCE * slope:
                     costs.setdefault(ps[-1].limit[r], []).append(slope * ps[-1].limit[r] / 100)
@@ -388,8 +399,9 @@ class LoadModel:
                     self._measured.add((r, limit))
                 self._classes[(r, limit)] = (mid, min(max(mad, CLASS_SPREAD[0]),
                                                       CLASS_SPREAD[1]))
+        return lines
 
-    def _base_priors(self) -> None:
+    def _base_priors(self, lines: Sequence[Sequence[tuple[list[float], list[float]]]]) -> None:
         """Per resource, what the brokers' own lines say of idle usage across the fleet: each
         broker's least-squares intercept (reports weighted by the pooled relative noise) and its
         variance, and the mean and spread of the true intercepts that make those likeliest
@@ -401,17 +413,13 @@ class LoadModel:
         meets zero traffic is known far better from the fleet (idle usage is a few points on
         every host) — a 150 % broker shedding to 50 % is then predicted from its level, not
         from its slope alone. The pool is not a class's: idle usage is a share of the host's
-        cores whatever their number. Needs :data:`MIN_IDLE_BROKERS` brokers with a line."""
+        cores whatever their number. Needs :data:`MIN_IDLE_BROKERS` brokers with a line (``lines``:
+        per resource, each such broker's drivers and percents)."""
         self._bases = {}
-        for r in range(len(MODELLED)):
-            lines = []
-            for ps in self._points.values():
-                xs = [self._driver(p, r) for p in ps if p.limit[r] > 0]
-                if _learnable(xs):
-                    lines.append((xs, [p.percent[r] for p in ps if p.limit[r] > 0]))
-            if len(lines) < MIN_IDLE_BROKERS:
+        for r, mine in enumerate(lines):
+            if len(mine) < MIN_IDLE_BROKERS:
                 continue
-            pooled = _pool_intercepts(lines)
+            pooled = _pool_intercepts(mine)
             if pooled is not None:
                 self._bases[r] = pooled
 
@@ -828,12 +836,15 @@ def _pool_intercepts(lines: Sequence[tuple[Sequence[float], Sequence[float]]]) -
     for xs, ys in lines:
         n = len(xs)
         mx, my = sum(xs) / n, sum(ys) / n
-        sxx = sum((x - mx) ** 2 for x in xs)
+        sxx = sxy = 0.0
+        for x, y in zip(xs, ys, strict=True):
+            sxx += (x - mx) ** 2
+            sxy += (x - mx) * (y - my)
         if sxx <= 0 or my <= 0:
             continue
-        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
-        sq += sum(((y - my - slope * (x - mx)) / max(abs(y), LEAST_NOISE)) ** 2
-                  for x, y in zip(xs, ys, strict=True))
+        slope = sxy / sxx
+        for x, y in zip(xs, ys, strict=True):
+            sq += ((y - my - slope * (x - mx)) / max(abs(y), LEAST_NOISE)) ** 2
         dof += n - 2
         fits.append((xs, ys))
     if dof <= 0 or len(fits) < MIN_IDLE_BROKERS:
@@ -841,15 +852,18 @@ def _pool_intercepts(lines: Sequence[tuple[Sequence[float], Sequence[float]]]) -
     noise = math.sqrt(sq / dof)
     est = []
     for xs, ys in fits:
-        ws = [1.0 / max(noise * abs(y), LEAST_NOISE) ** 2 for y in ys]
-        sw = sum(ws)
-        mx = sum(w * x for w, x in zip(ws, xs, strict=True)) / sw
-        my = sum(w * y for w, y in zip(ws, ys, strict=True)) / sw
-        sxx = sum(w * (x - mx) ** 2 for w, x in zip(ws, xs, strict=True))
-        if sxx <= 0:
+        s0 = s1 = s2 = t0 = t1 = 0.0  # weighted moments: the line's normal equations
+        for x, y in zip(xs, ys, strict=True):
+            w = 1.0 / max(noise * abs(y), LEAST_NOISE) ** 2
+            s0 += w
+            s1 += w * x
+            s2 += w * x * x
+            t0 += w * y
+            t1 += w * x * y
+        det = s0 * s2 - s1 * s1
+        if det <= 0:
             continue
-        slope = sum(w * (x - mx) * (y - my) for w, x, y in zip(ws, xs, ys, strict=True)) / sxx
-        est.append((my - slope * mx, 1.0 / sw + mx * mx / sxx))
+        est.append(((t0 * s2 - s1 * t1) / det, s2 / det))  # the intercept and its variance
     if len(est) < MIN_IDLE_BROKERS:
         return None
 
@@ -863,7 +877,7 @@ def _pool_intercepts(lines: Sequence[tuple[Sequence[float], Sequence[float]]]) -
         return sum(math.log(v + tau2) + (b - mu) ** 2 / (v + tau2) for b, v in est)
 
     lo, hi = math.log(IDLE_SPREAD[0]), math.log(IDLE_SPREAD[1])
-    tau = math.exp(_golden(minus_log_likelihood, lo, hi, 40))
+    tau = math.exp(_golden(minus_log_likelihood, lo, hi, 25))
     return _Pooled(mean(tau * tau), tau, noise)
 
 
@@ -887,8 +901,9 @@ def _holdout(xs: Sequence[float], ys: Sequence[float], prior: float,
              spread: float, pooled: _Pooled | None = None) -> list[float]:
     """How far a fit on a broker's earlier reports misses its latest quarter (points)."""
     h = max(2, len(xs) // 4)
-    early, _ = (_shrunk(xs[:-h], ys[:-h], prior, spread, pooled) if _learnable(xs[:-h])
-                else _shrunk(xs, ys, prior, spread, pooled))
+    ex, ey = (xs[:-h], ys[:-h]) if _learnable(xs[:-h]) else (xs, ys)
+    early = (_posterior(ex, ey, prior, spread, pooled)[0] if pooled is not None
+             else _shrunk(ex, ey, prior, spread)[0])
     return [abs(early.percent(x) - y) for x, y in zip(xs[-h:], ys[-h:], strict=True)]
 
 
