@@ -12,7 +12,7 @@ import pytest
 
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import NamespaceBundleStats
-from lbctl.model.loadmodel import MIN_POINTS, SNAPSHOT_MARGIN, LoadModel
+from lbctl.model.loadmodel import MIN_POINTS, SNAPSHOT_MARGIN, LoadModel, _pool_normal
 from lbctl.records import replace
 from lbctl.simulate.hosts import cluster_on_hosts, traffic_of
 from lbctl.truth.hosts import Host, mixed_fleet
@@ -361,3 +361,26 @@ def test_the_slope_error_covers_a_change_of_another_mix() -> None:
             within.append(abs(predicted - change) <= 2 * model.quality[b].slope_error
                           * abs(change))
     assert sum(within) / len(within) >= 0.7
+
+
+def test_a_class_cost_and_spread_weigh_each_brokers_slope_by_its_precision() -> None:
+    # the class prior (and the idle usage) from estimates of known variance: four brokers whose
+    # slopes are well known (sd 1 %) and four light ones whose slopes are not (sd 20 %), all of
+    # one true cost: the spread found is the costs' own (none, so its floor), not the light
+    # brokers' noise — their sd would give ~0.1 — and the cost is the precise brokers'
+    rng = random.Random(4)
+    naive = []
+    for _ in range(20):
+        est = [(rng.gauss(1.0, 0.01), 0.01 ** 2) for _ in range(4)]
+        est += [(rng.gauss(1.0, 0.2), 0.2 ** 2) for _ in range(4)]
+        mean, spread = _pool_normal(est, 0.05, 0.3)
+        assert mean == pytest.approx(1.0, abs=0.03)
+        assert spread < 0.07
+        naive.append(statistics.stdev(k for k, _ in est))
+    assert statistics.median(naive) > 0.1
+    # costs that do differ (sd 0.1) measured precisely: that spread is found
+    spreads = []
+    for _ in range(20):
+        est = [(rng.gauss(1.0, 0.1) + rng.gauss(0.0, 0.01), 0.01 ** 2) for _ in range(12)]
+        spreads.append(_pool_normal(est, 0.05, 0.3)[1])
+    assert statistics.median(spreads) == pytest.approx(0.1, abs=0.025)
