@@ -110,6 +110,8 @@ MIN_IDLE_BROKERS = 3
 IDLE_SPREAD = (0.3, 50.0)
 #: the least noise a report is taken to have (points of percent): float32 rounding
 LEAST_NOISE = 0.05
+#: golden-section steps for a pooled spread (a thousandth of its log range)
+POOL_STEPS = 15
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,11 +286,13 @@ class LoadModel:
             if self._idle_usage is not None:  # never above a broker's reported percent
                 idle = min([self._idle_usage] + [p.percent[r] for p in every if p.limit[r] > 0])
             self.cluster[res] = Fit(idle, k)
-        lines = self._lines()
+        series = {b: [self._series(ps, r) for r in range(len(MODELLED))]
+                  for b, ps in self._points.items()}
+        lines = self._lines(series)
         self._base_priors(lines)
         self._class_priors(lines)
         for b in self._points:
-            self._fit_broker(b)
+            self._fit_broker(b, series[b])
 
     def add_broker(self, broker: str, report: LocalBrokerData,
                    stats: Iterable[NamespaceBundleStats]) -> None:
@@ -329,7 +333,9 @@ class LoadModel:
         sd = q.error if q.error is not None else self._sigma
         return miss > max(CONTRADICTION * sd, CONTRADICTION_POINTS)
 
-    def _fit_broker(self, b: str) -> None:
+    def _fit_broker(self, b: str,
+                    series: Sequence[tuple[list[float], list[float]]] | None = None) -> None:
+        """Fit one broker (``series``: its drivers and percents per resource, when known)."""
         pts = self._points[b]
         self._misses.pop(b, None)
         self._relative.pop(b, None)
@@ -344,7 +350,7 @@ class LoadModel:
             fleet = self.cluster.get(res, Fit(0.0, 0.0))
             prior, spread = self._class_prior(r, last.limit[r], fleet.slope)
             pooled = self._bases.get(r)
-            xs, ys = self._series(pts, r)
+            xs, ys = series[r] if series is not None else self._series(pts, r)
             learnt = _learnable(xs)
             err: float | None = None
             if learnt:
@@ -373,14 +379,15 @@ class LoadModel:
         self.fits[b] = fits
         self.quality[b] = quality or Quality(len(pts), False, None, 0.0, self.history)
 
-    def _lines(self) -> list[list[tuple[list[float], list[float], float]]]:
+    def _lines(self, series: Mapping[str, Sequence[tuple[list[float], list[float]]]]) -> list[
+            list[tuple[list[float], list[float], float]]]:
         """Per resource, the series (drivers, percents, latest limit) of every broker whose own
-        history has a line (:func:`_learnable`)."""
+        history has a line (:func:`_learnable`); ``series``: every broker's, per resource."""
         lines: list[list[tuple[list[float], list[float], float]]] = []
         for r in range(len(MODELLED)):
             lines.append([])
-            for ps in self._points.values():
-                xs, ys = self._series(ps, r)
+            for b, ps in self._points.items():
+                xs, ys = series[b][r]
                 if _learnable(xs):
                     lines[r].append((xs, ys, ps[-1].limit[r]))
         return lines
@@ -914,7 +921,7 @@ def _pool_normal(est: Sequence[tuple[float, float]], lo: float,
         mu = mean(tau2)
         return sum(math.log(v + tau2) + (b - mu) ** 2 / (v + tau2) for b, v in est)
 
-    tau = math.exp(_golden(minus_log_likelihood, math.log(lo), math.log(hi), 25))
+    tau = math.exp(_golden(minus_log_likelihood, math.log(lo), math.log(hi), POOL_STEPS))
     return mean(tau * tau), tau
 
 
