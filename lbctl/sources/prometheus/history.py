@@ -6,6 +6,7 @@ import math
 import operator
 import re
 import struct
+from array import array
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -53,6 +54,10 @@ _SUMMED = (1, 3, 0, 2, 6, 4, 5)
 
 #: ``LocalBrokerData.update``'s sums over a broker's bundles, in :data:`_SUMMED` order
 Sums = tuple[float, float, float, float, int, int, int]
+#: what a rebuilt report lists under ``reconstructed`` (one tuple, written as a JSON array)
+_REBUILT = (*RESOURCES, "msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut",
+            "numTopics", "numBundles", "numConsumers", "numProducers", "bundles", "lastStats",
+            "lastUpdate")
 #: a snapshot, whether its typed stats are clean and whether it is plain
 #: (:meth:`PrometheusHistory.built`)
 Built = tuple[dict[str, Any], bool, bool]
@@ -213,7 +218,10 @@ class BundleColumns:
                     total = list(map(operator.add, total, cols[f][lo:hi]))
                 acc.append(total)
             sums += zip(*acc, strict=True)
-        return BrokerRows(stats, sums, all(self.leaves[(b, name)][1] for name, _, _ in carried))
+        # clean: every typed stats of it, and sums that msgspec writes as orjson does
+        clean = (all(self.leaves[(b, name)][1] for name, _, _ in carried)
+                 and all(max(t[:_COUNTS_FROM]) < PLAIN_FLOAT for t in sums))
+        return BrokerRows(stats, sums, clean)
 
     def at(self, i: int) -> dict[str, list[str]]:
         """Bundle → the brokers whose samples carry it at step ``i`` (unreconciled), in name
@@ -237,9 +245,9 @@ def _clean(cols: list[Column]) -> bool:
 
 @dataclass
 class BrokerRows:
-    """A broker's bundles in one chunk, when it alone carries each of them at every step: its
-    ``lastStats`` at each step and their sums (:data:`Sums`), and whether they are clean
-    (:func:`_clean`)."""
+    """A broker's bundles in one chunk, as if it alone carried each of them: its ``lastStats``
+    at each step and their sums (:data:`Sums`), and whether they are clean (:func:`_clean`,
+    and rate sums below :data:`PLAIN_FLOAT`)."""
 
     stats: list[dict[str, NamespaceBundleStats]]
     sums: list[Sums]
@@ -254,13 +262,14 @@ class Step:
     i: int = 0
     resources: dict[str, dict[str, float]] = field(default_factory=dict)
     features: dict[str, dict[str, float]] = field(default_factory=dict)
-    limits: dict[str, dict[str, float]] = field(default_factory=dict)
     #: the chunk's per-bundle columns, read at step ``i``
     bundles: BundleColumns = field(default_factory=BundleColumns)
     #: topic → broker → stats (a topic moving between two scrapes shows under both)
     topics: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     counters: dict[str, dict[tuple[tuple[str, str], ...], float]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: the chunk's usages (from the resources and the limits), made a column at a time
+    usages: UsageColumns = field(default_factory=lambda: UsageColumns({}, {}))
 
     @property
     def empty(self) -> bool:
@@ -280,6 +289,10 @@ class _Chunk:
     #: step index → counter → labels → value
     counters: dict[int, dict[str, dict[tuple[tuple[str, str], ...], float]]]
     warnings: list[str]
+    usages: UsageColumns = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.usages = UsageColumns(self.brokers["resources"], self.brokers["limits"])
 
     def step(self, i: int) -> Step:
         def rows(group: str) -> dict[str, dict[str, float]]:
@@ -291,8 +304,46 @@ class _Chunk:
             return out
 
         return Step(self.grid.start + i * self.grid.step, i, rows("resources"),
-                    rows("features"), rows("limits"), self.bundles, self.topics.get(i, {}),
-                    self.counters.get(i, {}), list(self.warnings))
+                    rows("features"), self.bundles, self.topics.get(i, {}),
+                    self.counters.get(i, {}), list(self.warnings), self.usages)
+
+
+@dataclass
+class UsageColumns:
+    """Each broker's five usages (:func:`usage_for`) at every step of a chunk, made a column at a
+    time (:func:`usage_columns`) when the broker's first report of the chunk is built."""
+
+    #: broker → field → column, as :class:`_Chunk` holds them
+    resources: dict[str, dict[str, Column]]
+    limits: dict[str, dict[str, Column]]
+    made: dict[str, list[list[dict[str, float]]]] = field(default_factory=dict)
+    #: broker → whether its usages and limits are below :data:`PLAIN_FLOAT` at every step
+    plain: dict[str, bool] = field(default_factory=dict)
+
+    def of(self, b: str) -> list[list[dict[str, float]]]:
+        """Broker ``b``'s usage columns, in :data:`RESOURCES` order."""
+        cols = self.made.get(b)
+        if cols is None:
+            plain = True
+            cols = []
+            for r in RESOURCES:
+                percents, limits = self._inputs(b, r)
+                # a usage is the percentage's share of the limit (or of 100), within a few ulps
+                top = max(max(limits), 100.0)
+                plain = plain and top < PLAIN_FLOAT and max(map(abs, percents)) * top < PLAIN_FLOAT
+                cols.append(usage_columns(percents, limits))
+            self.made[b], self.plain[b] = cols, plain
+        return cols
+
+    def _inputs(self, b: str, r: str) -> tuple[list[float], list[float]]:
+        """The percentages (0 where none) and the limits (``_limit``'s) of a usage column."""
+        col = self.resources[b].get(r)
+        n = len(next(iter(self.resources[b].values())))
+        percents = ([0.0] * n if col is None else col if None not in col
+                    else [0.0 if v is None else v for v in col])
+        raw = self.limits.get(b, {}).get(r)
+        limits = [100.0] * n if raw is None else [_limit(r, v) for v in raw]
+        return percents, limits
 
 
 class PrometheusHistory:
@@ -555,7 +606,12 @@ class PrometheusHistory:
         known.update(st.resources)
         brokers: dict[str, Any] = {}
         for b in present:
-            brokers[b] = self._local_broker_data(b, st, brokers_stats.get(b, {}), sums.get(b))
+            stats = brokers_stats.get(b, {})
+            made = sums.get(b)
+            if made is None:  # a step where two brokers carry one bundle, or per-topic metrics
+                made = _sums(stats)
+                clean = clean and max(made[:_COUNTS_FROM]) < PLAIN_FLOAT
+            brokers[b] = self._local_broker_data(b, st, stats, made)
         snap: dict[str, Any] = {
             "format": "lbctl/snapshot@1", "cluster": layout.cluster, "capturedAt": iso_time(at),
             "loadManager": layout.load_manager,
@@ -588,9 +644,10 @@ class PrometheusHistory:
             else "pulsar_* per-topic metrics summed per bundle"}
         if gaps:
             snap[GAPS] = gaps
+        usages_plain = st.usages.plain
         plain = (clean and self._plain and layout.load_manager == MODULAR
                  and layout.bundles_from == "bundles" and "topics" not in snap
-                 and all(map(_plain_report, brokers.values())))
+                 and all(usages_plain[b] for b in present))
         return snap, clean, plain
 
     def _raw_owners(self, st: Step) -> dict[str, set[str]]:
@@ -695,32 +752,19 @@ class PrometheusHistory:
                         f"reference ({shown}{', …' if len(unknown) > 3 else ''}); left out")
         return {b: by_owner[b] for b in sorted(by_owner)}, {}, True
 
-    def _local_broker_data(self, b: str, st: Step, stats: dict[str, Any],
-                           sums: Sums | None = None) -> dict[str, Any]:
-        """``LocalBrokerData`` JSON: the usages, the sums over the bundles (``sums`` when the
-        chunk made them) and the stats themselves."""
-        limits = st.limits.get(b, {})
-        out: dict[str, Any] = {}
-        for r in RESOURCES:
-            limit = _limit(r, limits.get(r))
-            out[r] = usage_for(st.resources[b].get(r, 0.0), limit)
-        tp_in, tp_out, r_in, r_out, topics, consumers, producers = (
-            sums if sums is not None else _sums(stats))
-        out["msgThroughputIn"] = tp_in
-        out["msgThroughputOut"] = tp_out
-        out["msgRateIn"] = r_in
-        out["msgRateOut"] = r_out
-        out["numTopics"] = topics
-        out["numBundles"] = len(stats)
-        out["numConsumers"] = consumers
-        out["numProducers"] = producers
-        out["bundles"] = list(stats)
-        out["lastStats"] = stats
-        out["lastUpdate"] = st.t
-        out[RECONSTRUCTED] = [*RESOURCES, "msgThroughputIn", "msgThroughputOut", "msgRateIn",
-                              "msgRateOut", "numTopics", "numBundles", "numConsumers",
-                              "numProducers", "bundles", "lastStats", "lastUpdate"]
-        return out
+    def _local_broker_data(self, b: str, st: Step, stats: dict[str, Any], sums: Sums
+                           ) -> dict[str, Any]:
+        """``LocalBrokerData`` JSON: the usages, the sums over the bundles and the stats
+        themselves."""
+        i = st.i
+        cpu, memory, direct, bw_in, bw_out = st.usages.of(b)
+        tp_in, tp_out, r_in, r_out, topics, consumers, producers = sums
+        return {"cpu": cpu[i], "memory": memory[i], "directMemory": direct[i],
+                "bandwidthIn": bw_in[i], "bandwidthOut": bw_out[i],
+                "msgThroughputIn": tp_in, "msgThroughputOut": tp_out, "msgRateIn": r_in,
+                "msgRateOut": r_out, "numTopics": topics, "numBundles": len(stats),
+                "numConsumers": consumers, "numProducers": producers, "bundles": list(stats),
+                "lastStats": stats, "lastUpdate": st.t, RECONSTRUCTED: _REBUILT}
 
     def _namespaces(self, stats: Mapping[str, Mapping[str, Any]], gaps: list[str]
                     ) -> dict[str, Any]:
@@ -815,14 +859,6 @@ def _plain_value(value: object) -> bool:
     return True
 
 
-def _plain_report(rep: Mapping[str, Any]) -> bool:
-    """A report's floats (usages, limits, sums) below :data:`PLAIN_FLOAT`."""
-    return (all(abs(rep[r]["usage"]) < PLAIN_FLOAT and abs(rep[r]["limit"]) < PLAIN_FLOAT
-                for r in RESOURCES)
-            and max(rep["msgThroughputIn"], rep["msgThroughputOut"], rep["msgRateIn"],
-                    rep["msgRateOut"]) < PLAIN_FLOAT)
-
-
 def _sums(stats: Mapping[str, Any]) -> Sums:
     """The sums over the stats in their order, one addition at a time
     (``LocalBrokerData.update``), of typed stats or of dicts (per-topic metrics)."""
@@ -890,8 +926,37 @@ def _limit(resource: str, raw: float | None) -> float:
 
 _F32 = struct.Struct("<f")
 _I32 = struct.Struct("<i")
+_I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
 #: the candidates tried around the first one, in ulps of a Java float, in this order
 _NUDGES = (0, 1, -1, 2, -2, 3, -3, 4, -4)
+
+
+#: the largest finite Java float
+_F32_MAX = 3.4028234663852886e38
+
+
+def usage_columns(percents: list[float], limits: list[float]) -> list[dict[str, float]]:
+    """:func:`usage_for` of each step's percentage and limit, a column at a time: the first
+    candidate of every step checked at once (``array("f")`` rounds a whole list to Java floats in
+    C, as :func:`~lbctl.model.load.f32` rounds one), the search step by step only where that
+    candidate is not the one. Inputs beyond a Java float's range go step by step too."""
+    if not percents or max(map(abs, percents)) >= _F32_MAX or max(limits) >= _F32_MAX:
+        return list(map(usage_for, percents, limits))
+    targets = array("f", percents).tolist()
+    dens = array("f", limits).tolist()
+    if 0.0 in dens:
+        return list(map(usage_for, percents, limits))
+    # the first candidate: the percentage itself against 100, else its share of the limit
+    scaled = map(operator.mul, map(operator.truediv, targets, repeat(100.0)), dens)
+    firsts = [t if lim == 100.0 else u
+              for t, u, lim in zip(targets, array("f", scaled).tolist(), limits, strict=True)]
+    if max(map(abs, firsts)) >= _F32_MAX:
+        return list(map(usage_for, percents, limits))
+    # ResourceUsage.percent of each: (float)usage / (float)limit * 100f, rounded at each step
+    ps = array("f", map(operator.truediv, firsts, dens)).tolist()
+    rs = array("f", map(operator.mul, ps, repeat(100.0))).tolist()
+    return [{"usage": u, "limit": lim} if r == t else usage_for(pct, lim)
+            for u, r, t, lim, pct in zip(firsts, rs, targets, limits, percents, strict=True)]
 
 
 def usage_for(percent: float, limit: float = 100.0) -> dict[str, float]:
@@ -920,6 +985,8 @@ def _nudged(target: float, first: float, limit: float) -> float | None:
         if step:
             if bits is None:
                 bits = _I32.unpack(pack(first))[0]
+            if not _I32_MIN <= bits + step <= _I32_MAX:  # past -0.0's bits: no such neighbour
+                continue
             u: float = unpack(_I32.pack(bits + step))[0]
         else:
             u = first
