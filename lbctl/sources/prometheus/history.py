@@ -157,12 +157,9 @@ class BundleColumns:
             full = [c if c is not None else nothing for c in cols]
             if any(None not in c for c in full):
                 present = every
-            else:
-                present = [False] * n
-                for c in full:
-                    for i, v in enumerate(c):
-                        if v is not None:
-                            present[i] = True
+            else:  # a sample of any field at the step (in C: no Python frame per sample)
+                present = list(map(any, zip(*(map(operator.is_not, c, repeat(None))
+                                              for c in full), strict=True)))
             out: list[Column] = [
                 c if None not in c else [0.0 if v is None else v for v in c]
                 for c in full[:_COUNTS_FROM]]
@@ -201,6 +198,7 @@ class BundleColumns:
                 cuts.update(compress(range(1, n), map(operator.ne, present, present[1:])))
         stats: list[dict[str, NamespaceBundleStats]] = []
         sums: list[Sums] = []
+        big = False  # a rate sum msgspec would write otherwise than orjson
         bounds = sorted(cuts)
         for lo, hi in zip(bounds, bounds[1:], strict=False):
             here = [(name, cols) for name, present, cols in carried if present[lo]]
@@ -209,8 +207,9 @@ class BundleColumns:
                 sums += [(0.0, 0.0, 0.0, 0.0, 0, 0, 0)] * (hi - lo)
                 continue
             names = [name for name, _ in here]
-            stats += [dict(zip(names, row, strict=True)) for row in zip(
-                *(self.leaves[(b, name)][0][lo:hi] for name in names), strict=True)]
+            # a dict per step, made in C: the names zipped with each step's row of records
+            stats += map(dict, map(zip, repeat(names), zip(
+                *(self.leaves[(b, name)][0][lo:hi] for name in names), strict=True)))
             acc: list[Column] = []
             for f in _SUMMED:
                 total: Column = [0.0 if f < _COUNTS_FROM else 0] * (hi - lo)
@@ -218,9 +217,9 @@ class BundleColumns:
                     total = list(map(operator.add, total, cols[f][lo:hi]))
                 acc.append(total)
             sums += zip(*acc, strict=True)
+            big = big or max(map(max, acc[:_COUNTS_FROM])) >= PLAIN_FLOAT
         # clean: every typed stats of it, and sums that msgspec writes as orjson does
-        clean = (all(self.leaves[(b, name)][1] for name, _, _ in carried)
-                 and all(max(t[:_COUNTS_FROM]) < PLAIN_FLOAT for t in sums))
+        clean = not big and all(self.leaves[(b, name)][1] for name, _, _ in carried)
         return BrokerRows(stats, sums, clean)
 
     def at(self, i: int) -> dict[str, list[str]]:
