@@ -14,8 +14,10 @@ times, interleaved --repeat times, `lbctl snapshot from-prometheus`'s work over 
 (discovery, every request, assembling, validating and writing the .jsonl: `write_history`) and, as
 the baseline, `read_snapshots` of the original .jsonl. Prints the machine's load (the cores are
 shared: read the figures with it), the medians of both (wall and this process's CPU) and their
-ratios next to issue 30's goal (≤ 2×), the requests sent and the points per request. Needs Debian's
-`prometheus` package. Nothing here asserts a time.
+ratios next to issue 30's goal (≤ 2×), the requests sent and the points per request; and, as the
+floor under the read, the CPU of only asking and decoding the same range queries (the admin
+client's `query_ranges`, nothing built) as a ratio to the baseline. Needs Debian's `prometheus`
+package. Nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,6 +63,18 @@ def prepare(where: Path, brokers: int, bundles: int, steps: int) -> tuple[int, i
     return first, last
 
 
+def answers_cpu(client: Any, req: Any) -> float:
+    """CPU seconds of asking the read's range queries, chunk by chunk, and decoding the answers
+    (``PrometheusClient.query_ranges``), with nothing built from them."""
+    from lbctl.sources.prometheus import PrometheusHistory
+
+    hist = PrometheusHistory(client, req)
+    c = time.process_time()
+    for s, e in hist._plan():
+        client.query_ranges([q for _, _, q in hist._queries(s, e)])
+    return time.process_time() - c
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--brokers", type=int, default=20)
@@ -84,7 +99,7 @@ def main() -> None:
         srv = ph.PrometheusServer(where / "prom")
         srv.start()
         try:
-            base_wall, base_cpu, prom_wall, prom_cpu = [], [], [], []
+            base_wall, base_cpu, prom_wall, prom_cpu, ask_cpu = [], [], [], [], []
             for _ in range(args.repeat):
                 w, c = time.perf_counter(), time.process_time()
                 base = read_snapshots([where / "original.jsonl"])
@@ -101,6 +116,8 @@ def main() -> None:
                               if "/query_range?" in u]
                     points = [round((float(q["end"][0]) - float(q["start"][0])) / 60) + 1
                               for q in ranges]
+                with PrometheusClient(srv.url) as client:
+                    ask_cpu.append(answers_cpu(client, HistoryRequest(first, last, 60_000)))
         finally:
             srv.stop()
     med = statistics.median
@@ -116,6 +133,9 @@ def main() -> None:
           "snapshot")
     print(f"ratio to the baseline: {pw / bw:.2f}x wall, {pc / bc:.2f}x CPU  (goal <= {GOAL:g}x "
           f"wall: {'met' if pw / bw <= GOAL else 'NOT met'})")
+    ac = med(ask_cpu)
+    print(f"of which the floor, asking and decoding the same range queries (nothing built): "
+          f"{ac:.2f} s CPU = {ac / bc:.2f}x the baseline's CPU")
 
 
 if __name__ == "__main__":

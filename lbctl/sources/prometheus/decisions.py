@@ -26,8 +26,10 @@ def add_moves(snap: dict[str, Any], next_owner: Mapping[str, str],
         return
     if now_owner is None:
         now_owner = owners_of(snap["brokers"])
-    # the few bundles that moved, found first, then sorted (by name, as the list is written)
-    moved = sorted(name for name, b in now_owner.items() if next_owner.get(name, b) != b)
+    # the few bundles that moved, found first (pairs of owners that differ, in C), then sorted
+    # (by name, as the list is written); a bundle gone is not a move
+    moved = sorted(name for name, _ in now_owner.items() - next_owner.items()
+                   if name in next_owner)
     moves = [{"bundle": name, "from": now_owner[name], "to": next_owner[name]} for name in moved]
     splits = splits_between(now_owner.keys(), next_owner.keys())
     if moves:

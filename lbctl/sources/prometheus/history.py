@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import math
+import operator
 import re
 import struct
-from collections.abc import Callable, Iterator, Mapping
+from array import array
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any
 
-from lbctl.model.cluster import EXTENSIBLE, iso_time
+from lbctl.model.cluster import EXTENSIBLE, MODULAR, iso_time
 from lbctl.model.load import f32
+from lbctl.model.wire.java import INT_MAX, LONG_MAX
+from lbctl.model.wire.snapshot import NamespaceBundleStats
 from lbctl.sources.prometheus.catalog import (
     CATALOG,
     GAPS,
@@ -39,6 +44,23 @@ STREAM_SAMPLES = 50_000
 BUNDLE_FIELDS = (*RATES, *STAT_COUNTS)
 _FIELD_INDEX = {f: i for i, f in enumerate(BUNDLE_FIELDS)}
 _COUNTS_FROM = len(RATES)
+#: below this magnitude orjson and msgspec write a float alike (from 1e16 on, orjson writes
+#: ``1e+16``, msgspec ``1e16``): a snapshot whose floats all are is written by msgspec
+#: (:func:`lbctl.sources.prometheus.output.lines`), byte for byte what orjson wrote
+PLAIN_FLOAT = 1e16
+#: the fields :meth:`PrometheusHistory._local_broker_data` sums, in its order, as indexes of
+#: :data:`BUNDLE_FIELDS` (throughputs, rates, topics, consumers, producers)
+_SUMMED = (1, 3, 0, 2, 6, 4, 5)
+
+#: ``LocalBrokerData.update``'s sums over a broker's bundles, in :data:`_SUMMED` order
+Sums = tuple[float, float, float, float, int, int, int]
+#: what a rebuilt report lists under ``reconstructed`` (one tuple, written as a JSON array)
+_REBUILT = (*RESOURCES, "msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut",
+            "numTopics", "numBundles", "numConsumers", "numProducers", "bundles", "lastStats",
+            "lastUpdate")
+#: a snapshot, whether its typed stats are clean and whether it is plain
+#: (:meth:`PrometheusHistory.built`)
+Built = tuple[dict[str, Any], bool, bool]
 
 
 #: a column: one value per step of a chunk (None: no sample at that step)
@@ -101,6 +123,17 @@ class BundleColumns:
     #: integers :func:`_int` makes, 0 where no sample)
     entries: list[tuple[str, list[tuple[str, list[bool], list[Column]]]]] = field(
         default_factory=list)
+    #: (broker, bundle) → its ``NamespaceBundleStats`` at each step (typed records made from the
+    #: columns at C speed, never a dict per bundle and step) and whether every value of them is
+    #: one the snapshot's declarations accept and msgspec writes as orjson does (``clean``:
+    #: rates in [0, :data:`PLAIN_FLOAT`), counts within their Java type)
+    leaves: dict[tuple[str, str], tuple[list[NamespaceBundleStats], bool]] = field(
+        default_factory=dict)
+    #: whether two brokers carry one bundle at a step (it moved between their scrapes): its
+    #: owner is then settled at that step (:meth:`PrometheusHistory._owned`)
+    conflict: list[bool] = field(default_factory=list)
+    #: each broker's stats and sums at every step, made once per chunk, in broker order
+    rows: dict[str, BrokerRows] = field(default_factory=dict)
 
     def add(self, b: str, name: str, f: str, col: Column) -> None:
         key = (b, name)
@@ -124,22 +157,70 @@ class BundleColumns:
             full = [c if c is not None else nothing for c in cols]
             if any(None not in c for c in full):
                 present = every
-            else:
-                present = [False] * n
-                for c in full:
-                    for i, v in enumerate(c):
-                        if v is not None:
-                            present[i] = True
+            else:  # a sample of any field at the step (in C: no Python frame per sample)
+                present = list(map(any, zip(*(map(operator.is_not, c, repeat(None))
+                                              for c in full), strict=True)))
             out: list[Column] = [
                 c if None not in c else [0.0 if v is None else v for v in c]
                 for c in full[:_COUNTS_FROM]]
-            # finite samples: _int without its checks
-            out += [[0 if v is None or v < 0 else round(v) for v in c]
+            # finite samples: _int without its checks (at C speed when every step has one ≥ 0)
+            out += [list(map(round, c)) if None not in c and min(c) >= 0
+                    else [0 if v is None or v < 0 else round(v) for v in c]
                     for c in full[_COUNTS_FROM:]]
             ready[key] = (present, out)
         self.entries = [(name, [(b, *ready[(b, name)]) for b in self.carriers[name]])
                         for name in sorted(self.carriers)]
         self.cols = {}
+        self.leaves = {key: (list(map(NamespaceBundleStats, *out, repeat(0))), _clean(out))
+                       for key, (_, out) in ready.items()}
+        conflict = [False] * n
+        carried: dict[str, list[tuple[str, list[bool], list[Column]]]] = {}
+        for name, carriers in self.entries:  # in name order: each broker's too
+            for b, present, columns in carriers:
+                carried.setdefault(b, []).append((name, present, columns))
+            if len(carriers) > 1:
+                for i, k in enumerate(map(sum, zip(*(p for _, p, _ in carriers), strict=True))):
+                    if k > 1:
+                        conflict[i] = True
+        self.conflict = conflict
+        self.rows = {b: self._rows(b, carried[b]) for b in sorted(carried)}
+
+    def _rows(self, b: str, carried: list[tuple[str, list[bool], list[Column]]]) -> BrokerRows:
+        """A broker's stats and sums at every step of the chunk, as if it alone carried each of
+        its bundles (true at every step but a :attr:`conflict`), run by run of steps over which
+        it carries the same bundles: the stats by zipping the runs' typed records, the sums
+        column by column, bundle after bundle in name order (each step's additions in the order
+        ``LocalBrokerData.update`` makes them)."""
+        n = self.n
+        cuts = {0, n}
+        for _, present, _ in carried:
+            if not all(present):  # gained or lost in the chunk: where it changes
+                cuts.update(compress(range(1, n), map(operator.ne, present, present[1:])))
+        stats: list[dict[str, NamespaceBundleStats]] = []
+        sums: list[Sums] = []
+        big = False  # a rate sum msgspec would write otherwise than orjson
+        bounds = sorted(cuts)
+        for lo, hi in zip(bounds, bounds[1:], strict=False):
+            here = [(name, cols) for name, present, cols in carried if present[lo]]
+            if not here:
+                stats += [{}] * (hi - lo)
+                sums += [(0.0, 0.0, 0.0, 0.0, 0, 0, 0)] * (hi - lo)
+                continue
+            names = [name for name, _ in here]
+            # a dict per step, made in C: the names zipped with each step's row of records
+            stats += map(dict, map(zip, repeat(names), zip(
+                *(self.leaves[(b, name)][0][lo:hi] for name in names), strict=True)))
+            acc: list[Column] = []
+            for f in _SUMMED:
+                total: Column = [0.0 if f < _COUNTS_FROM else 0] * (hi - lo)
+                for _, cols in here:
+                    total = list(map(operator.add, total, cols[f][lo:hi]))
+                acc.append(total)
+            sums += zip(*acc, strict=True)
+            big = big or max(map(max, acc[:_COUNTS_FROM])) >= PLAIN_FLOAT
+        # clean: every typed stats of it, and sums that msgspec writes as orjson does
+        clean = not big and all(self.leaves[(b, name)][1] for name, _, _ in carried)
+        return BrokerRows(stats, sums, clean)
 
     def at(self, i: int) -> dict[str, list[str]]:
         """Bundle → the brokers whose samples carry it at step ``i`` (unreconciled), in name
@@ -152,6 +233,26 @@ class BundleColumns:
         return out
 
 
+def _clean(cols: list[Column]) -> bool:
+    """Whether a carrier's columns (rates, then counts) hold only values the snapshot accepts
+    (a rate finite and ≥ 0, a count within its Java type) and floats below
+    :data:`PLAIN_FLOAT`: its typed stats then need no other check."""
+    rates, counts = cols[:_COUNTS_FROM], cols[_COUNTS_FROM:]
+    return (all(min(c) >= 0.0 and max(c) < PLAIN_FLOAT for c in rates)
+            and all(max(c) <= INT_MAX for c in counts[:-1]) and max(counts[-1]) <= LONG_MAX)
+
+
+@dataclass
+class BrokerRows:
+    """A broker's bundles in one chunk, as if it alone carried each of them: its ``lastStats``
+    at each step and their sums (:data:`Sums`), and whether they are clean (:func:`_clean`,
+    and rate sums below :data:`PLAIN_FLOAT`)."""
+
+    stats: list[dict[str, NamespaceBundleStats]]
+    sums: list[Sums]
+    clean: bool
+
+
 @dataclass
 class Step:
     """Every sample found at one evaluation time (``t``, step ``i`` of its chunk), by broker."""
@@ -160,13 +261,14 @@ class Step:
     i: int = 0
     resources: dict[str, dict[str, float]] = field(default_factory=dict)
     features: dict[str, dict[str, float]] = field(default_factory=dict)
-    limits: dict[str, dict[str, float]] = field(default_factory=dict)
     #: the chunk's per-bundle columns, read at step ``i``
     bundles: BundleColumns = field(default_factory=BundleColumns)
     #: topic → broker → stats (a topic moving between two scrapes shows under both)
     topics: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     counters: dict[str, dict[tuple[tuple[str, str], ...], float]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    #: the chunk's usages (from the resources and the limits), made a column at a time
+    usages: UsageColumns = field(default_factory=lambda: UsageColumns({}, {}))
 
     @property
     def empty(self) -> bool:
@@ -186,6 +288,10 @@ class _Chunk:
     #: step index → counter → labels → value
     counters: dict[int, dict[str, dict[tuple[tuple[str, str], ...], float]]]
     warnings: list[str]
+    usages: UsageColumns = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.usages = UsageColumns(self.brokers["resources"], self.brokers["limits"])
 
     def step(self, i: int) -> Step:
         def rows(group: str) -> dict[str, dict[str, float]]:
@@ -197,8 +303,46 @@ class _Chunk:
             return out
 
         return Step(self.grid.start + i * self.grid.step, i, rows("resources"),
-                    rows("features"), rows("limits"), self.bundles, self.topics.get(i, {}),
-                    self.counters.get(i, {}), list(self.warnings))
+                    rows("features"), self.bundles, self.topics.get(i, {}),
+                    self.counters.get(i, {}), list(self.warnings), self.usages)
+
+
+@dataclass
+class UsageColumns:
+    """Each broker's five usages (:func:`usage_for`) at every step of a chunk, made a column at a
+    time (:func:`usage_columns`) when the broker's first report of the chunk is built."""
+
+    #: broker → field → column, as :class:`_Chunk` holds them
+    resources: dict[str, dict[str, Column]]
+    limits: dict[str, dict[str, Column]]
+    made: dict[str, list[list[dict[str, float]]]] = field(default_factory=dict)
+    #: broker → whether its usages and limits are below :data:`PLAIN_FLOAT` at every step
+    plain: dict[str, bool] = field(default_factory=dict)
+
+    def of(self, b: str) -> list[list[dict[str, float]]]:
+        """Broker ``b``'s usage columns, in :data:`RESOURCES` order."""
+        cols = self.made.get(b)
+        if cols is None:
+            plain = True
+            cols = []
+            for r in RESOURCES:
+                percents, limits = self._inputs(b, r)
+                # a usage is the percentage's share of the limit (or of 100), within a few ulps
+                top = max(max(limits), 100.0)
+                plain = plain and top < PLAIN_FLOAT and max(map(abs, percents)) * top < PLAIN_FLOAT
+                cols.append(usage_columns(percents, limits))
+            self.made[b], self.plain[b] = cols, plain
+        return cols
+
+    def _inputs(self, b: str, r: str) -> tuple[list[float], list[float]]:
+        """The percentages (0 where none) and the limits (``_limit``'s) of a usage column."""
+        col = self.resources[b].get(r)
+        n = len(next(iter(self.resources[b].values())))
+        percents = ([0.0] * n if col is None else col if None not in col
+                    else [0.0 if v is None else v for v in col])
+        raw = self.limits.get(b, {}).get(r)
+        limits = [100.0] * n if raw is None else [_limit(r, v) for v in raw]
+        return percents, limits
 
 
 class PrometheusHistory:
@@ -218,6 +362,9 @@ class PrometheusHistory:
                     f"{m.field} taken as 0 % in every snapshot")
         self._instance_broker: dict[str, str] = {}
         self._bounds = dict(req.reference.namespaces) if req.reference else {}
+        #: the figures every snapshot repeats are plain (:meth:`built`)
+        self._plain = _plain_value(req.step_ms / 1000) and (
+            req.reference is None or _plain_value(list(req.reference.config.values())))
 
     # ---- reading -------------------------------------------------------------------------------
     def _window(self) -> str:
@@ -317,13 +464,27 @@ class PrometheusHistory:
 
     # ---- building ------------------------------------------------------------------------------
     def snapshots(self) -> Iterator[dict[str, Any]]:
-        """Snapshot v1 objects, in time order (streamed: one chunk of steps in memory at once)."""
+        """Snapshot v1 objects, in time order (streamed: one chunk of steps in memory at once);
+        their ``lastStats`` values are typed records where per-bundle metrics gave them."""
+        built = self.built()
+        try:
+            for snap, _, _ in built:
+                yield snap
+        finally:
+            built.close()
+
+    def built(self) -> Generator[Built, None, None]:
+        """Each snapshot (:meth:`snapshots`) with whether its typed stats are clean (every
+        value checked, column by column, as the snapshot's declarations would check it: else
+        the snapshot is to be read the checked way, through its JSON) and plain (every float
+        below :data:`PLAIN_FLOAT` and no section but the modular ones: msgspec then writes it
+        byte for byte as orjson does)."""
         req = self.req
         chunks = self._plan()
         total = (req.end_ms - req.start_ms) // req.step_ms + 1
         self.report.steps = total
         pending: Step | None = None  # the step whose snapshot waits for the next step
-        ready: dict[str, Any] | None = None  # built; its moves wait for the next snapshot
+        ready: Built | None = None  # built; its moves wait for the next snapshot
         skipped: list[int] = []
         known: set[str] = set()
         done = 0
@@ -332,13 +493,13 @@ class PrometheusHistory:
         # its own when its moves are found
         ready_owners: dict[str, str] | None = None
 
-        def emit(snap: dict[str, Any], next_owners: Mapping[str, str]) -> dict[str, Any]:
+        def emit(built: Built, next_owners: Mapping[str, str]) -> Built:
             nonlocal done
-            add_moves(snap, next_owners, ready_owners)
+            add_moves(built[0], next_owners, ready_owners)
             done += 1
             if self.progress:
                 self.progress("prometheus", done, total)
-            return snap
+            return built
 
         for chunk in self._chunks(chunks):
             for i in range(chunk.grid.n):
@@ -351,11 +512,11 @@ class PrometheusHistory:
                         self.report.empty_steps += 1
                     continue
                 if pending is not None:
-                    snap = self._snapshot(pending, st, known)
-                    owners = owners_of(snap["brokers"])
+                    built = self._snapshot(pending, st, known)
+                    owners = owners_of(built[0]["brokers"])
                     if ready is not None:
                         yield emit(ready, owners)
-                    ready, ready_owners = snap, owners
+                    ready, ready_owners = built, owners
                 if beyond:  # only read for the last snapshot's observed decisions
                     if ready is not None:
                         extra = self._bundle_stats(st, None)
@@ -367,11 +528,11 @@ class PrometheusHistory:
                 skipped = []
                 pending = st
         if pending is not None:
-            snap = self._snapshot(pending, None, known)
-            owners = owners_of(snap["brokers"])
+            built = self._snapshot(pending, None, known)
+            owners = owners_of(built[0]["brokers"])
             if ready is not None:
                 yield emit(ready, owners)
-            ready, ready_owners = snap, owners
+            ready, ready_owners = built, owners
         if ready is not None:
             yield emit(ready, {})
         if self.progress:
@@ -419,12 +580,12 @@ class PrometheusHistory:
                 self.client.interrupt()
             pool.shutdown(wait=True)
 
-    def _snapshot(self, st: Step, nxt: Step | None, known: set[str]) -> dict[str, Any]:
+    def _snapshot(self, st: Step, nxt: Step | None, known: set[str]) -> Built:
         layout = self.layout
         at = st.t
         gaps = list(st.warnings)
-        brokers_stats = self._bundle_stats(st, gaps, (lambda: self._raw_owners(nxt)) if nxt
-                                           else None)
+        brokers_stats, sums, clean = self._owned(
+            st, gaps, (lambda: self._raw_owners(nxt)) if nxt else None)
         exported = [r for r in RESOURCES if f"resources.{r}" in layout.names]
         present = []
         missing: dict[str, str] = {}
@@ -444,7 +605,12 @@ class PrometheusHistory:
         known.update(st.resources)
         brokers: dict[str, Any] = {}
         for b in present:
-            brokers[b] = self._local_broker_data(b, st, brokers_stats.get(b, {}))
+            stats = brokers_stats.get(b, {})
+            made = sums.get(b)
+            if made is None:  # a step where two brokers carry one bundle, or per-topic metrics
+                made = _sums(stats)
+                clean = clean and max(made[:_COUNTS_FROM]) < PLAIN_FLOAT
+            brokers[b] = self._local_broker_data(b, st, stats, made)
         snap: dict[str, Any] = {
             "format": "lbctl/snapshot@1", "cluster": layout.cluster, "capturedAt": iso_time(at),
             "loadManager": layout.load_manager,
@@ -477,7 +643,11 @@ class PrometheusHistory:
             else "pulsar_* per-topic metrics summed per bundle"}
         if gaps:
             snap[GAPS] = gaps
-        return snap
+        usages_plain = st.usages.plain
+        plain = (clean and self._plain and layout.load_manager == MODULAR
+                 and layout.bundles_from == "bundles" and "topics" not in snap
+                 and all(usages_plain[b] for b in present))
+        return snap, clean, plain
 
     def _raw_owners(self, st: Step) -> dict[str, set[str]]:
         """Bundle (or topic) → the brokers whose samples carry it at ``st``, unreconciled."""
@@ -501,38 +671,52 @@ class PrometheusHistory:
 
     def _bundle_stats(self, st: Step, gaps: list[str] | None,
                       hint: Callable[[], dict[str, set[str]]] | None = None
-                      ) -> dict[str, dict[str, dict[str, Any]]]:
-        """Broker → bundle → ``NamespaceBundleStats`` JSON, one owner per bundle (``hint``: the
+                      ) -> dict[str, dict[str, Any]]:
+        """Broker → bundle → its ``NamespaceBundleStats``, one owner per bundle (``hint``: the
         raw owners at the next step, to settle a bundle two brokers carry)."""
-        out: dict[str, dict[str, dict[str, Any]]] = {}
+        return self._owned(st, gaps, hint)[0]
+
+    def _owned(self, st: Step, gaps: list[str] | None,
+               hint: Callable[[], dict[str, set[str]]] | None = None
+               ) -> tuple[dict[str, dict[str, Any]], dict[str, Sums], bool]:
+        """:meth:`_bundle_stats`, with the sums of the brokers whose bundles no other broker
+        carried in the chunk (made once per chunk), and whether every typed stats is clean
+        (:func:`_clean`). Per-bundle metrics give typed records (``NamespaceBundleStats``),
+        per-topic ones dicts (checked when the snapshot is decoded)."""
         if self.layout.bundles_from == "bundles":
             i = st.i
-            for name, carriers in st.bundles.entries:  # in name order: each broker's sorted
-                if len(carriers) == 1:
-                    b, present, cols = carriers[0]
-                    if not present[i]:
-                        continue
-                else:
-                    here = [c for c in carriers if c[1][i]]
-                    if not here:
-                        continue
-                    if len(here) == 1:
-                        b, _, cols = here[0]
-                    else:
-                        b = self._pick(name, {c[0] for c in here}, st, hint, gaps)
-                        cols = next(c[2] for c in here if c[0] == b)
-                r_in, tp_in, r_out, tp_out, consumers, producers, topics = cols
-                per = out.get(b)
+            cols = st.bundles
+            if not cols.conflict[i]:  # each bundle has one carrier: the chunk's rows
+                out: dict[str, dict[str, Any]] = {}
+                sums: dict[str, Sums] = {}
+                clean = True
+                for b, rows in cols.rows.items():  # in broker order
+                    stats = rows.stats[i]
+                    if stats:
+                        out[b] = stats
+                        sums[b] = rows.sums[i]
+                        clean = clean and rows.clean
+                return out, sums, clean
+            leaves = cols.leaves
+            clean = True
+            owned: dict[str, dict[str, Any]] = {}
+            for name, carriers in cols.entries:  # in name order: each broker's sorted
+                here = [c for c in carriers if c[1][i]]
+                if not here:
+                    continue
+                b = here[0][0] if len(here) == 1 else self._pick(
+                    name, {c[0] for c in here}, st, hint, gaps)
+                lv, ok = leaves[(b, name)]
+                clean = clean and ok
+                per = owned.get(b)
                 if per is None:
-                    per = out[b] = {}
-                per[name] = {"msgRateIn": r_in[i], "msgThroughputIn": tp_in[i],
-                             "msgRateOut": r_out[i], "msgThroughputOut": tp_out[i],
-                             "consumerCount": consumers[i], "producerCount": producers[i],
-                             "topics": topics[i], "cacheSize": 0}
-            return {b: out[b] for b in sorted(out)}
+                    per = owned[b] = {}
+                per[name] = lv[i]
+            return {b: owned[b] for b in sorted(owned)}, {}, clean
         from lbctl.model.bundle import locate, topic_hash
 
         unknown: set[str] = set()
+        by_owner: dict[str, dict[str, Any]] = {}
         bundle_owner: dict[str, str] = {}
         per_bundle: dict[str, list[tuple[str, dict[str, float]]]] = {}
         for topic in sorted(st.topics):
@@ -552,7 +736,7 @@ class PrometheusHistory:
             bundle_owner[name] = next(iter(brokers)) if len(brokers) == 1 else self._pick(
                 name, brokers, st, None, gaps)
         for name in sorted(per_bundle):
-            acc = out.setdefault(bundle_owner[name], {}).setdefault(name, {
+            acc = by_owner.setdefault(bundle_owner[name], {}).setdefault(name, {
                 **dict.fromkeys(RATES, 0.0), "consumerCount": 0, "producerCount": 0,
                 "topics": 0, "cacheSize": 0})
             for _, v in per_bundle[name]:
@@ -565,41 +749,21 @@ class PrometheusHistory:
             shown = ", ".join(sorted(unknown)[:3])
             gaps.append(f"topics of {len(unknown)} namespace(s) without boundaries in the "
                         f"reference ({shown}{', …' if len(unknown) > 3 else ''}); left out")
-        return {b: out[b] for b in sorted(out)}
+        return {b: by_owner[b] for b in sorted(by_owner)}, {}, True
 
-    def _local_broker_data(self, b: str, st: Step, stats: dict[str, dict[str, Any]]
+    def _local_broker_data(self, b: str, st: Step, stats: dict[str, Any], sums: Sums
                            ) -> dict[str, Any]:
-        limits = st.limits.get(b, {})
-        out: dict[str, Any] = {}
-        for r in RESOURCES:
-            limit = _limit(r, limits.get(r))
-            out[r] = usage_for(st.resources[b].get(r, 0.0), limit)
-        # sums in the bundles' order, one addition at a time (LocalBrokerData.update)
-        tp_in = tp_out = r_in = r_out = 0.0
-        topics = consumers = producers = 0
-        for s in stats.values():
-            tp_in += s["msgThroughputIn"]
-            tp_out += s["msgThroughputOut"]
-            r_in += s["msgRateIn"]
-            r_out += s["msgRateOut"]
-            topics += s["topics"]
-            consumers += s["consumerCount"]
-            producers += s["producerCount"]
-        out["msgThroughputIn"] = tp_in
-        out["msgThroughputOut"] = tp_out
-        out["msgRateIn"] = r_in
-        out["msgRateOut"] = r_out
-        out["numTopics"] = topics
-        out["numBundles"] = len(stats)
-        out["numConsumers"] = consumers
-        out["numProducers"] = producers
-        out["bundles"] = list(stats)
-        out["lastStats"] = stats
-        out["lastUpdate"] = st.t
-        out[RECONSTRUCTED] = [*RESOURCES, "msgThroughputIn", "msgThroughputOut", "msgRateIn",
-                              "msgRateOut", "numTopics", "numBundles", "numConsumers",
-                              "numProducers", "bundles", "lastStats", "lastUpdate"]
-        return out
+        """``LocalBrokerData`` JSON: the usages, the sums over the bundles and the stats
+        themselves."""
+        i = st.i
+        cpu, memory, direct, bw_in, bw_out = st.usages.of(b)
+        tp_in, tp_out, r_in, r_out, topics, consumers, producers = sums
+        return {"cpu": cpu[i], "memory": memory[i], "directMemory": direct[i],
+                "bandwidthIn": bw_in[i], "bandwidthOut": bw_out[i],
+                "msgThroughputIn": tp_in, "msgThroughputOut": tp_out, "msgRateIn": r_in,
+                "msgRateOut": r_out, "numTopics": topics, "numBundles": len(stats),
+                "numConsumers": consumers, "numProducers": producers, "bundles": list(stats),
+                "lastStats": stats, "lastUpdate": st.t, RECONSTRUCTED: _REBUILT}
 
     def _namespaces(self, stats: Mapping[str, Mapping[str, Any]], gaps: list[str]
                     ) -> dict[str, Any]:
@@ -626,6 +790,8 @@ class PrometheusHistory:
         return out
 
     def _extensible(self, snap: dict[str, Any], st: Step) -> None:
+        from msgspec import structs
+
         from lbctl.config import resolve
         from lbctl.sources.live_extensible import (
             LbMetrics,
@@ -638,7 +804,8 @@ class PrometheusHistory:
         tops: dict[str, Any] = {}
         for b, rep in snap["brokers"].items():
             m = LbMetrics(dict(st.resources[b]), dict(st.features.get(b, {})))
-            stats = rep["lastStats"]
+            stats = {n: v if type(v) is dict else structs.asdict(v)
+                     for n, v in rep["lastStats"].items()}
             load[b] = broker_load_data(m, stats, settings, st.t)
             tops[b] = top_bundles_load_data(stats, settings)
             rep["loadManagerClassName"] = ("org.apache.pulsar.broker.loadbalance.extensions."
@@ -680,6 +847,33 @@ class PrometheusHistory:
         if notes:
             out["notes"] = list(dict.fromkeys(notes))
         return out
+
+
+def _plain_value(value: object) -> bool:
+    """No float at or above :data:`PLAIN_FLOAT` (or not finite) in a setting's value."""
+    if type(value) is float:
+        return abs(value) < PLAIN_FLOAT
+    if isinstance(value, list | tuple):
+        return all(map(_plain_value, value))
+    return True
+
+
+def _sums(stats: Mapping[str, Any]) -> Sums:
+    """The sums over the stats in their order, one addition at a time
+    (``LocalBrokerData.update``), of typed stats or of dicts (per-topic metrics)."""
+    tp_in = tp_out = r_in = r_out = 0.0
+    topics = consumers = producers = 0
+    for s in stats.values():
+        if type(s) is dict:
+            s = NamespaceBundleStats(**s)
+        tp_in += s.msgThroughputIn
+        tp_out += s.msgThroughputOut
+        r_in += s.msgRateIn
+        r_out += s.msgRateOut
+        topics += s.topics
+        consumers += s.consumerCount
+        producers += s.producerCount
+    return tp_in, tp_out, r_in, r_out, topics, consumers, producers
 
 
 def _merge(fields: dict[str, Column], f: str, col: Column) -> None:
@@ -731,8 +925,37 @@ def _limit(resource: str, raw: float | None) -> float:
 
 _F32 = struct.Struct("<f")
 _I32 = struct.Struct("<i")
+_I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
 #: the candidates tried around the first one, in ulps of a Java float, in this order
 _NUDGES = (0, 1, -1, 2, -2, 3, -3, 4, -4)
+
+
+#: the largest finite Java float
+_F32_MAX = 3.4028234663852886e38
+
+
+def usage_columns(percents: list[float], limits: list[float]) -> list[dict[str, float]]:
+    """:func:`usage_for` of each step's percentage and limit, a column at a time: the first
+    candidate of every step checked at once (``array("f")`` rounds a whole list to Java floats in
+    C, as :func:`~lbctl.model.load.f32` rounds one), the search step by step only where that
+    candidate is not the one. Inputs beyond a Java float's range go step by step too."""
+    if not percents or max(map(abs, percents)) >= _F32_MAX or max(limits) >= _F32_MAX:
+        return list(map(usage_for, percents, limits))
+    targets = array("f", percents).tolist()
+    dens = array("f", limits).tolist()
+    if 0.0 in dens:
+        return list(map(usage_for, percents, limits))
+    # the first candidate: the percentage itself against 100, else its share of the limit
+    scaled = map(operator.mul, map(operator.truediv, targets, repeat(100.0)), dens)
+    firsts = [t if lim == 100.0 else u
+              for t, u, lim in zip(targets, array("f", scaled).tolist(), limits, strict=True)]
+    if max(map(abs, firsts)) >= _F32_MAX:
+        return list(map(usage_for, percents, limits))
+    # ResourceUsage.percent of each: (float)usage / (float)limit * 100f, rounded at each step
+    ps = array("f", map(operator.truediv, firsts, dens)).tolist()
+    rs = array("f", map(operator.mul, ps, repeat(100.0))).tolist()
+    return [{"usage": u, "limit": lim} if r == t else usage_for(pct, lim)
+            for u, r, t, lim, pct in zip(firsts, rs, targets, limits, percents, strict=True)]
 
 
 def usage_for(percent: float, limit: float = 100.0) -> dict[str, float]:
@@ -761,6 +984,8 @@ def _nudged(target: float, first: float, limit: float) -> float | None:
         if step:
             if bits is None:
                 bits = _I32.unpack(pack(first))[0]
+            if not _I32_MIN <= bits + step <= _I32_MAX:  # past -0.0's bits: no such neighbour
+                continue
             u: float = unpack(_I32.pack(bits + step))[0]
         else:
             u = first

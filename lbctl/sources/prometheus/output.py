@@ -22,7 +22,7 @@ def read_history(client: PrometheusClient, req: HistoryRequest,
     """The sequence in memory (what ``recommend --prometheus-url`` replays), and the report."""
     hist = PrometheusHistory(client, req, progress)
     with collector_paused(freeze=True):
-        states = [state for state, _ in lines(hist)]
+        states = [state for state, _ in checked(hist, write=False)]
     if not states:
         raise SnapshotError(f"no snapshot could be built from Prometheus between "
                             f"{iso_time(req.start_ms)} and {iso_time(req.end_ms)}")
@@ -51,7 +51,7 @@ def write_history(client: PrometheusClient, req: HistoryRequest, path: str,
         with os.fdopen(fd, "wb") as raw:
             out: Any = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if gz else raw
             with collector_paused(freeze=False):
-                for _, line in lines(hist):
+                for _, line in checked(hist, write=True):
                     out.write(line)
             if gz:
                 out.close()
@@ -74,19 +74,64 @@ def write_history(client: PrometheusClient, req: HistoryRequest, path: str,
     return hist.report
 
 
-def lines(hist: PrometheusHistory) -> Iterator[tuple[ClusterState, bytes]]:
-    """Each snapshot as its ``.jsonl`` line, read back by the ``.jsonl`` reader's own path
-    (:func:`lbctl.sources.snapshot.jsonl_snapshot`: decoded into the snapshot records and
-    validated as a line of a file would be) — one path for a history from a file and from
-    Prometheus, streamed: one snapshot in hand at a time."""
+def checked(hist: PrometheusHistory, *, write: bool) -> Iterator[tuple[ClusterState, bytes]]:
+    """Each snapshot as the state a ``.jsonl`` reader makes of its line, and (``write``) that
+    line — one path for a history from a file and from Prometheus, streamed: one snapshot in
+    hand at a time.
+
+    The snapshot's dicts are decoded into the snapshot records (``msgspec.convert``: every type
+    and range checked in C, as a line's decode checks them) and its typed per-bundle stats,
+    already checked column by column (:meth:`PrometheusHistory.built`), are taken as they are;
+    then the rules a type cannot express (:func:`lbctl.sources.snapshot_schema.state_from_wire`,
+    as for a line). No JSON is made to be read back. A snapshot that is not clean, or that the
+    decode refuses, is read the way a line is (:func:`lbctl.sources.snapshot.jsonl_snapshot` of
+    its JSON): the same error, in the same words. The line is written by msgspec when the
+    snapshot is plain (the bytes orjson writes, faster), else by orjson."""
+    import msgspec
+
+    from lbctl.model.wire.snapshot import Document
+    from lbctl.sources.snapshot import jsonl_snapshot
+    from lbctl.sources.snapshot_schema import state_from_wire
+
+    encode = msgspec.json.Encoder().encode
+    for number, (snap, clean, plain) in enumerate(hist.built(), start=1):
+        where = f"prometheus:{snap['capturedAt']}"
+        if clean:
+            try:
+                doc = msgspec.convert(snap, Document)
+            except msgspec.ValidationError:
+                pass
+            else:
+                state = state_from_wire(doc, where)
+                line = b""
+                if write and plain:
+                    try:
+                        line = encode(snap) + b"\n"
+                    except (TypeError, ValueError):  # text orjson refuses too: said below
+                        plain = False
+                if write and not plain:
+                    line = _json(snap, where)
+                yield state, line
+                continue
+        line = _json(snap, where)
+        yield jsonl_snapshot(where, line, number, last=False, check_keys=False), line
+
+
+def _json(snap: dict[str, Any], where: str) -> bytes:
+    """The snapshot's ``.jsonl`` line, by orjson (typed stats as their fields); a value JSON
+    cannot hold (an integer beyond 64 bits from a huge sample) is the one-line error naming
+    it, not a traceback."""
+    import msgspec
     import orjson
 
-    from lbctl.sources.snapshot import jsonl_snapshot
+    from lbctl.sources.snapshot_schema import parse_snapshot
 
-    for number, snap in enumerate(hist.snapshots(), start=1):
-        line = orjson.dumps(snap, option=orjson.OPT_APPEND_NEWLINE)
-        yield jsonl_snapshot(f"prometheus:{snap['capturedAt']}", line, number, last=False,
-                             check_keys=False), line
+    try:
+        return orjson.dumps(snap, default=msgspec.structs.asdict,
+                            option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError as e:
+        parse_snapshot(msgspec.to_builtins(snap), where)  # names the value, when it can
+        raise SnapshotError(f"{where}: cannot be written as JSON: {e}") from None
 
 
 def reference_from(states: Sequence[ClusterState], origin: str) -> Reference:
