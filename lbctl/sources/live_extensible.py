@@ -36,7 +36,6 @@ percentage back exactly. Sources never decide: nothing here looks at load beyond
 from __future__ import annotations
 
 import math
-import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -46,6 +45,7 @@ from lbctl.admin.errors import AdminError, HttpError
 from lbctl.model.cluster import EXTENSIBLE, EXTENSIBLE_CLASS
 from lbctl.model.cluster import is_extensible_class as is_extensible_class  # re-exported
 from lbctl.model.wire.snapshot import RECONSTRUCTED
+from lbctl.sources.percent_usage import usage_for
 
 if TYPE_CHECKING:
     from lbctl.config import Settings
@@ -117,19 +117,6 @@ def parse_lb_metrics(entries: object, where: str) -> LbMetrics:
     return LbMetrics(percents, features)
 
 
-def usage_for_percent(percent: float) -> dict[str, float]:
-    """``{"usage", "limit": 100}`` whose 32-bit ``percentUsage`` is ``percent`` (as a float)."""
-    from lbctl.model.load import ResourceUsage, f32
-
-    target = f32(percent)
-    bits = struct.unpack("<i", struct.pack("<f", target))[0]
-    for step in (0, 1, -1, 2, -2, 3, -3, 4, -4):
-        u = struct.unpack("<f", struct.pack("<i", bits + step))[0] if step else target
-        if math.isfinite(u) and ResourceUsage(u, 100.0).percent == target:
-            return {"usage": u, "limit": 100.0}
-    return {"usage": target, "limit": 100.0}
-
-
 # ---- /broker-stats/topics → bundle stats ------------------------------------------------------------
 def bundle_stats(nested: object, boundaries: Mapping[str, list[int]]
                  ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], list[str]]:
@@ -185,7 +172,7 @@ def local_broker_data(m: LbMetrics, stats: Mapping[str, Mapping[str, Any]], at: 
                       ) -> dict[str, Any]:
     """A ``LocalBrokerData``-shaped report (what the modular load-report would have held)."""
     t = _totals(stats)
-    out: dict[str, Any] = {r: usage_for_percent(m.percents.get(r, 0.0)) for r in _RESOURCES}
+    out: dict[str, Any] = {r: usage_for(m.percents.get(r, 0.0)) for r in _RESOURCES}
     out.update({k: t[k] for k in _RATES})
     out.update({
         "lastUpdate": at, "lastStats": {b: dict(s) for b, s in stats.items()},
@@ -203,7 +190,7 @@ def broker_load_data(m: LbMetrics, stats: Mapping[str, Mapping[str, Any]], setti
     from lbctl.model.load import ResourceUsage
 
     t = _totals(stats)
-    res = {r: usage_for_percent(m.percents.get(r, 0.0)) for r in _RESOURCES}
+    res = {r: usage_for(m.percents.get(r, 0.0)) for r in _RESOURCES}
     data = BrokerLoadData(
         **{r: ResourceUsage(u["usage"], u["limit"]) for r, u in res.items()},  # type: ignore[arg-type]  # resources only
         msgThroughputIn=t["msgThroughputIn"], msgThroughputOut=t["msgThroughputOut"],

@@ -24,8 +24,8 @@ from lbctl.sources.live_extensible import (
     bundle_stats,
     is_extensible_class,
     parse_lb_metrics,
-    usage_for_percent,
 )
+from lbctl.sources.percent_usage import usage_for
 from lbctl.sources.snapshot import read_snapshot_file
 from tests.live.live_helpers import TOKENS, Lbctl, assert_no_secret
 from tests.spec_paths import defined
@@ -53,7 +53,7 @@ def _plan(stdout: str) -> dict:
 
 
 # ---- pure: the pieces of the reconstruction --------------------------------------------------------
-def test_usage_for_percent_gives_the_published_float_back() -> None:
+def test_usage_for_gives_the_published_float_back() -> None:
     # every value Java's percentUsage can produce: f32(f32(usage / limit) * 100)
     rng = random.Random(7)
     pairs = [(0.0, 1.0), (1.0, 1.0), (33.3, 100.0), (7.31, 800.0), (0.83, 1e7), (250.0, 100.0)]
@@ -62,7 +62,7 @@ def test_usage_for_percent_gives_the_published_float_back() -> None:
         target = percent_usage(pair)
         v = float(f"{target:.9g}")  # as Jackson writes a Float, read back as a double
         assert struct.unpack("<f", struct.pack("<f", v))[0] == target
-        u = usage_for_percent(v)
+        u = usage_for(v)
         assert u["limit"] == 100.0
         assert ResourceUsage(u["usage"], u["limit"]).percent == target, v
 

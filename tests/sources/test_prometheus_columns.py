@@ -61,15 +61,14 @@ def test_bundle_columns_read_as_the_stats_of_each_step() -> None:
 
 # ---- the usage written for an exported percentage -------------------------------------------------
 def usage_as_before(percent: float, limit: float = 100.0) -> dict[str, float]:
-    """The search as it was written before, through ``ResourceUsage.percent`` and
-    ``live_extensible.usage_for_percent``: the reference of the faster one. (Past -0.0's bits,
-    ``bits + step`` leaves the int32 range: there is no such neighbour, the candidate is
-    skipped — it was a ``struct.error`` traceback.)"""
+    """The search as it was written before, through ``ResourceUsage.percent`` (against the
+    limit, then against 100 as ``live_extensible`` searched): the reference of the faster one.
+    (Past -0.0's bits, ``bits + step`` leaves the int32 range: there is no such neighbour, the
+    candidate is skipped — against 100 it was a ``struct.error`` traceback.)"""
     import math
     import struct
 
     from lbctl.model.load import ResourceUsage, f32
-    from lbctl.sources.live_extensible import usage_for_percent
 
     target = f32(percent)
     if limit != 100.0:
@@ -81,7 +80,12 @@ def usage_as_before(percent: float, limit: float = 100.0) -> dict[str, float]:
             u = struct.unpack("<f", struct.pack("<i", bits + step))[0] if step else base
             if math.isfinite(u) and ResourceUsage(u, limit).percent == target:
                 return {"usage": u, "limit": limit}
-    return usage_for_percent(target)
+    bits = struct.unpack("<i", struct.pack("<f", target))[0]
+    for step in (0, 1, -1, 2, -2, 3, -3, 4, -4):
+        u = struct.unpack("<f", struct.pack("<i", bits + step))[0] if step else target
+        if math.isfinite(u) and ResourceUsage(u, 100.0).percent == target:
+            return {"usage": u, "limit": 100.0}
+    return {"usage": target, "limit": 100.0}
 
 
 _PERCENTS = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
@@ -98,7 +102,7 @@ def test_the_usage_is_the_one_the_search_always_found(percent: float, limit: flo
     the search against 100 (``live_extensible``'s) still walks off them, a value."""
     import struct
 
-    from lbctl.sources.prometheus.history import usage_for
+    from lbctl.sources.percent_usage import usage_for
 
     def outcome(fn: object) -> object:
         try:
@@ -108,7 +112,7 @@ def test_the_usage_is_the_one_the_search_always_found(percent: float, limit: flo
         return {k: struct.pack("<d", v) for k, v in got.items()}
 
     before, now = outcome(usage_as_before), outcome(usage_for)
-    if isinstance(before, str):  # live_extensible.usage_for_percent walks off the int32 bits
+    if isinstance(before, str):  # the search against 100 walked off the int32 bits
         assert isinstance(now, dict) and percent <= 0  # around -0.0: a value, not a traceback
     else:
         assert now == before

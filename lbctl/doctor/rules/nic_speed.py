@@ -28,7 +28,7 @@ KBIT = 8 / 1024
 SPREAD = 10.0
 MEASURED_SHARE = 0.5
 #: the limit of a usage rebuilt from the extensible load manager's published percentage
-#: (:func:`lbctl.sources.live_extensible.usage_for_percent`): a percentage, not kbit/s
+#: (:func:`lbctl.sources.percent_usage.usage_for`): a percentage, not kbit/s
 PERCENT_FORM = 100.0
 
 

@@ -54,7 +54,7 @@ Sources never decide: nothing here looks at load beyond copying it.
 """
 
 from lbctl.sources.prometheus.catalog import CATALOG, Layout, Metric, broker_id, discover
-from lbctl.sources.prometheus.history import PrometheusHistory, Step, usage_for
+from lbctl.sources.prometheus.history import PrometheusHistory, Step
 from lbctl.sources.prometheus.output import read_history, reference_from, write_history
 from lbctl.sources.prometheus.request import HistoryRequest, Reference, Report
 from lbctl.sources.prometheus.timespec import parse_duration, parse_time
@@ -62,5 +62,5 @@ from lbctl.sources.prometheus.timespec import parse_duration, parse_time
 __all__ = [
     "CATALOG", "HistoryRequest", "Layout", "Metric", "PrometheusHistory", "Reference", "Report",
     "Step", "broker_id", "discover", "parse_duration", "parse_time", "read_history",
-    "reference_from", "usage_for", "write_history",
+    "reference_from", "write_history",
 ]

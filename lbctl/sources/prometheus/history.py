@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import operator
 import re
-import struct
 from array import array
 from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -14,9 +13,9 @@ from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any
 
 from lbctl.model.cluster import EXTENSIBLE, MODULAR, iso_time
-from lbctl.model.load import f32
 from lbctl.model.wire.java import INT_MAX, LONG_MAX
 from lbctl.model.wire.snapshot import NamespaceBundleStats
+from lbctl.sources.percent_usage import usage_for
 from lbctl.sources.prometheus.catalog import (
     CATALOG,
     GAPS,
@@ -923,13 +922,6 @@ def _limit(resource: str, raw: float | None) -> float:
     return float(int(raw) // MIB) or 100.0
 
 
-_F32 = struct.Struct("<f")
-_I32 = struct.Struct("<i")
-_I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
-#: the candidates tried around the first one, in ulps of a Java float, in this order
-_NUDGES = (0, 1, -1, 2, -2, 3, -3, 4, -4)
-
-
 #: the largest finite Java float
 _F32_MAX = 3.4028234663852886e38
 
@@ -956,58 +948,3 @@ def usage_columns(percents: list[float], limits: list[float]) -> list[dict[str, 
     rs = array("f", map(operator.mul, ps, repeat(100.0))).tolist()
     return [{"usage": u, "limit": lim} if r == t else usage_for(pct, lim)
             for u, r, t, lim, pct in zip(firsts, rs, targets, limits, percents, strict=True)]
-
-
-def usage_for(percent: float, limit: float = 100.0) -> dict[str, float]:
-    """``{"usage", "limit"}`` whose 32-bit ``percentUsage`` is ``percent`` exactly (the exported
-    figure is that float): the float nearest ``percent/100 × limit``, nudged by a few ulps when
-    rounding needs it; else against a limit of 100, as
-    :func:`lbctl.sources.live_extensible.usage_for_percent` makes it (the same candidates in the
-    same order: the same usage, bit for bit). Called five times per broker and step: the search
-    computes ``ResourceUsage.percent`` without a record and a cache entry per candidate."""
-    target = f32(percent)
-    if limit != 100.0:
-        u = _nudged(target, f32(target / 100.0 * f32(limit)), limit)
-        if u is not None:
-            return {"usage": u, "limit": limit}
-    u = _nudged(target, target, 100.0)
-    return {"usage": target if u is None else u, "limit": 100.0}
-
-
-def _nudged(target: float, first: float, limit: float) -> float | None:
-    """The first of ``first`` (a Java float) and the floats up to 4 ulps around it whose
-    ``ResourceUsage(u, limit).percent`` is ``target``."""
-    den = f32(limit)
-    pack, unpack = _F32.pack, _F32.unpack
-    bits: int | None = None
-    for step in _NUDGES:
-        if step:
-            if bits is None:
-                bits = _I32.unpack(pack(first))[0]
-            if not _I32_MIN <= bits + step <= _I32_MAX:  # past -0.0's bits: no such neighbour
-                continue
-            u: float = unpack(_I32.pack(bits + step))[0]
-        else:
-            u = first
-        if not math.isfinite(u):
-            continue
-        # ResourceUsage.percent (lbctl.model.load): (float)usage / (float)limit * 100f, each
-        # step rounded to a Java float (u is one already), saturating to ±infinity as f32 does
-        p = 0.0
-        if limit > 0:
-            if den == 0.0:
-                p = math.nan if u == 0.0 else math.copysign(math.inf, u)
-            else:
-                q = u / den
-                try:
-                    p = unpack(pack(q))[0]
-                except OverflowError:
-                    p = math.copysign(math.inf, q)
-        r = p * 100.0
-        try:
-            r = unpack(pack(r))[0]
-        except OverflowError:
-            r = math.copysign(math.inf, r)
-        if r == target:
-            return u
-    return None
