@@ -98,6 +98,28 @@ def test_a_broker_with_too_little_history_is_thin() -> None:
     assert q.points == 2 < MIN_POINTS and not q.learnt and q.error is None
 
 
+def test_a_broker_with_little_history_in_a_learnt_host_class_is_not_thin() -> None:
+    # b4 (8 cores) joins for the last two snapshots; b2, the other 8-core host, has shown the
+    # class's cost: b4 is planned on that cost (its class's spread as its error, which the
+    # robust repair covers) instead of being closed to every bundle — a steady broker writes few
+    # reports (Pulsar's needBrokerDataUpdate) and would otherwise stay thin for hours
+    hosts = {f"b{j}": h for j, h in enumerate(mixed_fleet(6, seed=5))}
+    assert hosts["b4"].cores == hosts["b2"].cores == 8
+    history = _history(hosts, 12, seed=4)
+    for k in range(len(history) - 2):
+        brokers = {b: r for b, r in history[k].brokers.items() if b != "b4"}
+        history[k] = ClusterState(cluster="h", captured_at=history[k].captured_at,
+                                  brokers=brokers)
+    model = LoadModel.learn(history)
+    q = model.quality["b4"]
+    assert q.points == 2 < MIN_POINTS and not q.learnt and not q.thin
+    assert "b4" not in model.thin()
+    rng = random.Random(11)
+    stats = [_bundle(rng, 1.5) for _ in range(10)]
+    predicted = model.percents("b4", model.drivers(stats))["cpu"]
+    assert predicted == pytest.approx(_true_percent(hosts["b4"], stats), rel=0.15)
+
+
 def test_a_fit_the_reports_contradict_is_discarded() -> None:
     hosts = {f"b{j}": h for j, h in enumerate(mixed_fleet(5, seed=7))}
     history = _history(hosts, 12, seed=6, noise=False)

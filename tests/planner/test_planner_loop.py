@@ -69,12 +69,12 @@ def test_cooled_down_bundles_move_again_only_off_a_broker_above_the_cap() -> Non
 
 
 def _at(minute: int, loads: dict[str, dict[str, float]],
-        off: dict[str, float] | None = None) -> ClusterState:
+        off: dict[str, float] | None = None, cores: dict[str, int] | None = None) -> ClusterState:
     """The cluster at ``minute``: each broker's bundles at their rates, every report written
-    then (its CPU ``off`` by so many points: report noise)."""
+    then (its CPU ``off`` by so many points: report noise; 8 cores unless ``cores`` says)."""
     docs = {}
     for b, bundles in loads.items():
-        doc = broker({x: stats(r) for x, r in bundles.items()})
+        doc = broker({x: stats(r) for x, r in bundles.items()}, cores=(cores or {}).get(b, 8))
         doc["lastUpdate"] = AT_MS + minute * 60_000
         doc["cpu"]["usage"] += (off or {}).get(b, 0.0) * doc["cpu"]["limit"] / 100
         docs[b] = doc
@@ -82,8 +82,9 @@ def _at(minute: int, loads: dict[str, dict[str, float]],
 
 
 def test_a_broker_back_from_a_restart_is_planned_from_its_new_report_not_its_old_history() -> None:
-    # a, b and c report ten minutes of varied traffic (their fits are learnt); d joined three
-    # minutes before it restarted, carrying traffic (three reports: thin), and is back empty
+    # a, b and c report ten minutes of varied traffic (their fits are learnt); d, a host of
+    # another class (16 cores: no learnt cost to lean on), joined three minutes before it
+    # restarted, carrying traffic (three reports: thin), and is back empty
     names = bundle_names("tenant/ns", 24)
     own = {"broker-a:8080": names[:8], "broker-b:8080": names[8:16], "broker-c:8080": names[16:]}
     d = "broker-d:8080"
@@ -93,10 +94,11 @@ def test_a_broker_back_from_a_restart_is_planned_from_its_new_report_not_its_old
         loads = {b: dict.fromkeys(xs, PIECE * wave) for b, xs in own.items()}
         if m >= 7:
             loads[d] = dict.fromkeys(bundle_names("tenant/gone", 4), PIECE * wave)
-        history.append(_at(m, loads))
+        history.append(_at(m, loads, cores={d: 16}))
     model = LoadModel.learn(history)
     assert d in model.thin()  # what the old reports made of d
-    back = _at(12, {**{b: dict.fromkeys(xs, PIECE) for b, xs in own.items()}, d: {}})
+    back = _at(12, {**{b: dict.fromkeys(xs, PIECE) for b, xs in own.items()}, d: {}},
+               cores={d: 16})
     settings = resolve(back.config)
     mem = CycleMemory(shedding=PlannerMemory(model=model, brokers=tuple(own)))
     cycle = PlannerLoadManager(GREEDY).run_cycle(back, settings, mem)
