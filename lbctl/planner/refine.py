@@ -26,10 +26,12 @@ cap, so each step is checked on the brokers it touches only):
   when it beats greedy's on the goals, then cost. Greedy itself is unchanged
   (``tests/planner/greedy_reference.py`` still gives its very moves).
 
-Measured (``benchmarks/plans_on_hardware.py``, 20 seeds x {5, 12, 30, 60}, auto solver): bytes
-moved against the proven bound, median 2.53 -> 1.84, p90 3.87 -> 3.19 (on lbctl's own model, 11
-cases n = 5-30: greedy's plans 1.90x its LP relaxation, polished 1.45x); in band in truth not lower (n = 12, 30, 40
-seeds: 39 -> 40 of 80). It costs about what greedy costs (0.3 s on 300 brokers and 1,300 moves).
+Measured (``benchmarks/plans_on_hardware.py``, 20 seeds x {5, 12, 30, 60}, auto solver, the same
+80 plans): bytes moved against the proven bound, median 2.38 -> 1.84, p90 3.51 -> 3.19, against the
+closest Pulsar configuration 0.94 (on lbctl's own model, 11 cases n = 5-30: greedy's plans 1.90x
+its LP relaxation, polished 1.45x); in band in truth not lower (14/14/5/0 -> 14/14/6/1 of 20;
+n = 12, 30 on 40 seeds: 39 -> 40 of 80). It costs about what greedy costs (0.34 s on 300 brokers
+and 1,313 moves).
 
 **Deterministic.** Orders are by (ratio, bundle index), (usage, broker index); every scan is cut
 at a fixed count (:data:`_SCAN`, :data:`_DEST_TRIES`, :data:`WORK` in all), never a clock: the
