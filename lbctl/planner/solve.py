@@ -42,6 +42,7 @@ from lbctl.planner.cost import Costs
 from lbctl.planner.goals import Targets
 from lbctl.planner.greedy import Caps, solve_greedy
 from lbctl.planner.load import LoadView
+from lbctl.planner.refine import polish
 
 SOLVERS = ("auto", "exact", "greedy")
 #: (bundle, destination) pairs up to which ``auto`` runs the exact model: HiGHS's root work (cuts,
@@ -120,6 +121,8 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
     best_width = band_widths(targets)[0]
     for width in band_widths(targets):
         g = solve_greedy(view, rules, costs, targets, width, caps).assignment
+        if (p := polish(g, width, targets.max_usage, caps)) is not g and _beats(p, g, targets):
+            g = p
         if best is None or _beats(g, best, targets):
             best, best_width = g, width
     assert best is not None
