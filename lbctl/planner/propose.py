@@ -60,6 +60,7 @@ class ProposeOptions:
     time_limit: float = 10.0
     exact_limit: int = EXACT_LIMIT
     splits: bool = True
+    refine: bool = True  # greedy's plan refined for fewer bytes (lbctl.planner.refine)
 
     def check(self) -> None:
         if self.target_range is not None and self.target_std is not None:
@@ -220,7 +221,8 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
     elif refused := not _room(planning):
         solution = Solution((), "none", _no_room(targets, margin), None, None, 0.0, v0)
     else:
-        solve_options = SolveOptions(options.solver, options.time_limit, options.exact_limit)
+        solve_options = SolveOptions(options.solver, options.time_limit, options.exact_limit,
+                                     options.refine)
         solution = _solved(view, rules, costs, planning, caps, solve_options)
         for share in (0.5, 0.0):  # the margin out of reach: as much of it as the bundles allow
             if solution.violation.ok:

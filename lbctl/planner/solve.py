@@ -62,6 +62,7 @@ class SolveOptions:
     solver: str = "auto"
     time_limit: float = TIME_LIMIT
     exact_limit: int = EXACT_LIMIT
+    refine: bool = True  # greedy's plan polished for fewer bytes (lbctl.planner.refine.polish)
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,8 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
     best_width = band_widths(targets)[0]
     for width in band_widths(targets):
         g = solve_greedy(view, rules, costs, targets, width, caps).assignment
-        if (p := polish(g, width, targets.max_usage, caps)) is not g and _beats(p, g, targets):
+        if options.refine and (p := polish(g, width, targets.max_usage, caps)) is not g \
+                and _beats(p, g, targets):
             g = p
         if best is None or _beats(g, best, targets):
             best, best_width = g, width
