@@ -118,6 +118,9 @@ def _columns(data: Mapping[str, BundleData]) -> BundleColumns | None:
     return data if isinstance(data, BundleColumns) else None
 
 
+_NO_STATS: Mapping[str, Mapping[str, NamespaceBundleStats]] = MappingProxyType({})
+
+
 def leader_maps_and_reports(state: ClusterState, previous: LeaderMaps | None = None
                             ) -> tuple[LeaderMaps, dict[str, NamespaceBundleStats]]:
     """The leader's ``brokerData`` and ``bundleData`` maps after this snapshot's update, carried
@@ -152,10 +155,12 @@ def leader_maps_and_reports(state: ClusterState, previous: LeaderMaps | None = N
         ops += [(b, False) for b in brokers.live if b not in active and b not in state.brokers]
         brokers = brokers.then(ops)
     reports: dict[str, NamespaceBundleStats] = {}
+    names = state.name_index()  # the reader's dicts behind the reports' lastStats, when known
+    raw = names.stats if names is not None else _NO_STATS
     for b in map_order(brokers):  # every reporting broker is in the map
         local = state.brokers.get(b)
         if local is not None:
-            reports.update(local.lastStats)
+            reports.update(raw.get(b, local.lastStats))
     known = prev.bundles.live
     if not known:
         return LeaderMaps(brokers, prev.bundles.then_puts(reports)), reports

@@ -353,10 +353,11 @@ def _brokers(c: _Checker, raw: Mapping[str, w.LocalBrokerData],
     check collects) include one."""
     brokers: dict[str, LocalBrokerData] = {}
     system: dict[str, int] = {}
+    stats: dict[str, Mapping[str, NamespaceBundleStats]] = {}
     owned: set[str] = set()
     names_ok = _NameCache(namespaces)
     for bid, data in raw.items():
-        local, stats_key, extra, heads = _broker(c, bid, data, names_ok)
+        local, stats_key, extra, heads, stats[bid] = _broker(c, bid, data, names_ok)
         if not heads.isdisjoint(names_ok.system):  # rare: a broker of a system namespace
             _count_system(local.lastStats, system)
         # a bundle has one owner: a C-speed size test, a Python scan only to name the culprit
@@ -378,7 +379,8 @@ def _brokers(c: _Checker, raw: Mapping[str, w.LocalBrokerData],
                 )
         brokers[bid] = local
     _check_disjoint(c, brokers, owned, namespaces, names_ok.tails)
-    return NameIndex(MappingProxyType(brokers), len(owned), MappingProxyType(system))
+    return NameIndex(MappingProxyType(brokers), len(owned), MappingProxyType(system),
+                     MappingProxyType(stats))
 
 
 def _count_system(stats: Iterable[str], into: dict[str, int]) -> None:
@@ -533,9 +535,11 @@ def _resource(r: w.ResourceUsage) -> ResourceUsage:
 
 
 def _broker(c: _Checker, bid: str, data: w.LocalBrokerData, names_ok: _NameCache
-            ) -> tuple[LocalBrokerData, str, tuple[str, ...], set[str]]:
+            ) -> tuple[LocalBrokerData, str, tuple[str, ...], set[str],
+                       dict[str, NamespaceBundleStats]]:
     """One ``LocalBrokerData``; also returns the key its stats came from, the bundles the
-    report lists in ``bundles`` without stats and its stats' namespaces."""
+    report lists in ``bundles`` without stats, its stats' namespaces and the dict its
+    ``lastStats`` shows."""
     def at(suffix: str = "") -> str:  # a JSON path in this report, built only to report
         return f"brokers{key_path(bid)}{suffix}"
 
@@ -548,7 +552,7 @@ def _broker(c: _Checker, bid: str, data: w.LocalBrokerData, names_ok: _NameCache
         stats = convert(data.bundleStats, w.StatsMap, c.file, c.path(at(".bundleStats")))
     else:
         stats, has_stats = {}, False
-    per_namespace = names_ok.check(c, stats, lambda n: at(f".{stats_key}{key_path(n)}"))
+    heads = names_ok.check(c, stats, lambda n: at(f".{stats_key}{key_path(n)}"))
 
     if data.bundles is UNSET:
         bundles: tuple[str, ...] = tuple(stats)
@@ -589,7 +593,7 @@ def _broker(c: _Checker, bid: str, data: w.LocalBrokerData, names_ok: _NameCache
         persistentTopicsEnabled=data.persistentTopicsEnabled,
         nonPersistentTopicsEnabled=data.nonPersistentTopicsEnabled,
     )
-    return local, stats_key, extra, per_namespace
+    return local, stats_key, extra, heads, stats
 
 
 def _or_sum(value: Any, stats: Iterable[NamespaceBundleStats], field: str,
