@@ -116,3 +116,13 @@ cluster_on_hosts
 # -- lbctl.admin.prometheus: one range query (the history asks its chunk's queries together with
 # query_ranges); the client's tests and the benchmark ask one at a time
 _.query_range
+# -- Typer command functions that lbctl.cli.app's LAZY table imports by name (the root builds a
+#    subcommand when first asked for), and the click Group method the lazy root overrides
+assign_preview
+rebalance_after
+examples
+monitor_brokers
+recommend
+sandbox
+split_bundle
+_.list_commands

@@ -1,6 +1,6 @@
 """Where `recommend -o json` spends its CPU on one large snapshot, next to the ratio goal's budget.
 
-    python benchmarks/recommend_budget.py [--bundles 200000] [--repeat 3]
+    python benchmarks/recommend_budget.py [--bundles 200000] [--repeat 3] [--against DIR]
 
 The performance goal for `recommend -o json` is a ratio to ``orjson.loads`` of the file (issue 30,
 item 5: ≤ 2.5× at 200k bundles, ≤ 2× at 1M / 10k brokers, where start-up weighs less). This script prints that budget in CPU seconds and what the whole
@@ -14,6 +14,11 @@ so that what is left of the budget can be compared with what any pure-Python cyc
 Phases are timed in a child process by wrapping lbctl's functions (a renamed one prints
 ``n/a``); phases nest (the cycle holds its parts). CPU seconds, best of --repeat. Nothing here
 asserts a time.
+
+``--against DIR`` (another checkout of lbctl, the baseline) first runs the whole command with
+that tree and with this one on ``PYTHONPATH``, alternately (so that a busy machine weighs on both
+alike), --repeat times each: median and least CPU, the ratios to ``orjson.loads``, peak RSS, the
+load average, and whether both printed the same bytes.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -140,10 +146,53 @@ def floors(path: Path, repeat: int) -> list[tuple[str, float]]:
     return out
 
 
+def against(path: Path, base_tree: Path, repeat: int) -> Callable[[float], None]:
+    """The whole command with the baseline tree and with this one, interleaved; returns what
+    prints the figures given ``orjson.loads``'s CPU. Run while this process is still small: a
+    child's peak RSS counts the pages it shares with its parent until it executes Python."""
+    import os
+    import statistics
+
+    def once(tree: Path) -> tuple[float, int, bytes]:
+        env = {**ENV, "PYTHONPATH": str(tree)}
+        proc = subprocess.Popen([*LBCTL, "recommend", "-o", "json", str(path)], env=env, cwd=tree,
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        out = proc.stdout.read() if proc.stdout is not None else b""
+        _, status, usage = os.wait4(proc.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"recommend failed with {tree}")
+        return usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024, out
+
+    trees = {"baseline": base_tree.resolve(), "this tree": ROOT}
+    cpu: dict[str, list[float]] = {k: [] for k in trees}
+    rss: dict[str, int] = {}
+    outputs: dict[str, bytes] = {}
+    for i in range(repeat):
+        for name in (list(trees) if i % 2 == 0 else list(trees)[::-1]):
+            t, r, out = once(trees[name])
+            cpu[name].append(t)
+            rss[name] = max(rss.get(name, 0), r)
+            outputs[name] = out
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    same = outputs["baseline"] == outputs["this tree"]
+
+    def show(parse: float) -> None:
+        print(f"  whole command, interleaved with {trees['baseline']} ({repeat} runs each; "
+              f"load average {load})")
+        for name, xs in cpu.items():
+            med = statistics.median(xs)
+            print(f"    {name:<10} median {med:.3f} = {med / parse:.2f}x, least {min(xs):.3f}, "
+                  f"peak RSS {rss[name]} MB")
+        print(f"    outputs {'byte-identical' if same else 'DIFFER'}")
+    return show
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bundles", type=int, default=200_000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--against", type=Path, metavar="DIR",
+                    help="a baseline checkout of lbctl to run interleaved with this one")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -152,7 +201,12 @@ def main() -> int:
 
     path = snapshot(args.bundles)
     goal = goal_for(args.bundles) or 2.5
+    compared = None if args.against is None else against(path, args.against, args.repeat)
     base = parse_cpu(path, args.repeat)
+    if compared is not None:
+        print(f"recommend -o json, {args.bundles:,} bundles: orjson.loads {base:.3f} s CPU, "
+              f"goal {goal}x")
+        compared(base)
     whole = min(run([*LBCTL, "recommend", "-o", "json", str(path)])[0] for _ in range(args.repeat))
     example = str(ROOT / "examples" / "hot-broker.json")
     startup = min(run([*LBCTL, "recommend", example])[0] for _ in range(args.repeat + 2))

@@ -67,3 +67,24 @@ def test_a_cycle_and_its_plan_run_with_the_collector_paused(
     assert ("cycle", False) in seen and ("plan", False) in seen
     assert all(not enabled for _, enabled in seen)
     assert gc.isenabled()
+
+
+def test_what_the_plans_keep_is_frozen_after_them() -> None:
+    """``plans`` freezes what its cycles and plans leave (the first collection after them would
+    otherwise scan all of it), and gives the collector back enabled."""
+    states = read_snapshots([HOT])
+    before = gc.get_freeze_count()
+    result = plans(states, Options())
+    assert gc.isenabled()
+    assert gc.get_freeze_count() > before
+    assert result[0].actions
+
+
+def test_plans_leave_a_collector_paused_by_the_caller_paused() -> None:
+    states = read_snapshots([HOT])
+    gc.disable()
+    try:
+        assert plans(states, Options())[0].actions
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

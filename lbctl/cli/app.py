@@ -1,31 +1,93 @@
-"""The root `lbctl` command: global options and one line per subcommand."""
+"""The root `lbctl` command: global options and one line per subcommand (:data:`LAZY`: where each
+subcommand is declared, imported only when that subcommand is asked for — a one-shot `lbctl
+recommend` declares `recommend` alone; see :mod:`lbctl.cli.root`)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from importlib import import_module
+from typing import Annotated, Any
 
 import typer
+import typer.main
 
 from lbctl import __version__
-from lbctl.cli import apply as apply_cmd
-from lbctl.cli import assign_preview as assign_preview_cmd
-from lbctl.cli import brokers as brokers_cmd
-from lbctl.cli import compare as compare_cmd
-from lbctl.cli import connection, explain, export, monitor_brokers, recommend, snapshot, unload
-from lbctl.cli import context as context_cmd
-from lbctl.cli import doctor as doctor_cmd
-from lbctl.cli import drain as drain_cmd
-from lbctl.cli import examples as examples_cmd
-from lbctl.cli import fleet as fleet_cmd
-from lbctl.cli import journal as journal_cmd
-from lbctl.cli import plans as plans_cmd
-from lbctl.cli import prometheus as prometheus_cmd
-from lbctl.cli import propose as propose_cmd
-from lbctl.cli import sandbox as sandbox_cmd
-from lbctl.cli import simulate as simulate_cmd
-from lbctl.cli import split_bundle as split_bundle_cmd
-from lbctl.cli import watcher as watcher_cmd
+from lbctl.cli import connection
 from lbctl.cli.root import RootGroup
+
+#: the root's settings that shape how Typer builds each subcommand (see _built)
+_SETTINGS: dict[str, Any] = {"rich_markup_mode": None, "pretty_exceptions_enable": False}
+
+
+def _built(name: str, register: Callable[[typer.Typer], None]) -> Any:
+    """The subcommand ``name`` as Typer builds it for the root: registered on a group with the
+    root's settings, then taken from the group Typer makes of it."""
+    holder = typer.Typer(add_completion=False, **_SETTINGS)
+    holder.callback()(_nothing)  # a group: its commands are built as the root's are
+    register(holder)
+    return typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]  # a TyperGroup
+
+
+def _nothing() -> None:
+    """The callback of :func:`_built`'s holder group (never run)."""
+
+
+def _command(name: str, module: str, function: str) -> Callable[[], Any]:
+    def load() -> Any:
+        func = getattr(import_module(f"lbctl.cli.{module}"), function)
+        return _built(name, lambda h: h.command(name)(func))
+    return load
+
+
+def _group(name: str, module: str, extra: Callable[[typer.Typer], None] | None = None
+           ) -> Callable[[], Any]:
+    def load() -> Any:
+        sub: typer.Typer = import_module(f"lbctl.cli.{module}").app
+        if extra is not None:
+            extra(sub)
+        return _built(name, lambda h: h.add_typer(sub, name=name))
+    return load
+
+
+def _snapshot_commands(sub: typer.Typer) -> None:
+    """``snapshot export`` and ``snapshot from-prometheus`` live in their own modules."""
+    if any(c.name == "export" for c in sub.registered_commands):
+        return  # a second root built in the same process (the tests build several)
+    from lbctl.cli import export, prometheus
+
+    sub.command("export")(export.export)
+    sub.command("from-prometheus")(prometheus.from_prometheus)
+
+
+# in the order Typer lists them: the commands as registered, then the groups
+LAZY: dict[str, Callable[[], Any]] = {
+    "recommend": _command("recommend", "recommend", "recommend"),
+    "explain": _command("explain", "explain", "explain"),
+    "split-bundle": _command("split-bundle", "split_bundle", "split_bundle"),
+    "assign-preview": _command("assign-preview", "assign_preview", "assign_preview"),
+    "monitor-brokers": _command("monitor-brokers", "monitor_brokers", "monitor_brokers"),
+    "unload": _command("unload", "unload", "unload"),
+    "simulate": _command("simulate", "simulate", "simulate"),
+    "compare": _command("compare", "compare", "compare"),
+    "brokers": _command("brokers", "brokers", "brokers"),
+    "journal": _command("journal", "journal", "journal"),
+    "sandbox": _command("sandbox", "sandbox", "sandbox"),
+    "examples": _command("examples", "examples", "examples"),
+    "propose": _command("propose", "propose", "propose"),
+    "apply": _command("apply", "apply", "apply"),
+    "drain": _command("drain", "drain", "drain"),
+    "rebalance-after": _command("rebalance-after", "drain", "rebalance_after"),
+    "doctor": _command("doctor", "doctor", "doctor"),
+    "watch": _command("watch", "watcher", "watch"),
+    "snapshot": _group("snapshot", "snapshot", _snapshot_commands),
+    "fleet": _group("fleet", "fleet"),
+    "context": _group("context", "context"),
+    "plans": _group("plans", "plans"),
+}
+
+
+class _Root(RootGroup):
+    lazy = LAZY
 
 
 def _exit_codes() -> str:
@@ -41,10 +103,10 @@ app = typer.Typer(
     help="Understand and steer Apache Pulsar broker load balancing.",
     epilog=_exit_codes(),
     no_args_is_help=True,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
-    cls=RootGroup,  # one failure handler; connection flags also after the subcommand
+    # one failure handler; connection flags also after the subcommand; subcommands built lazily
+    cls=_Root,
+    **_SETTINGS,
 )
 
 
@@ -90,32 +152,6 @@ def root(
         tls_enable_hostname_verification=tls_enable_hostname_verification,
         broker_host_allow=broker_host_allow, request_timeout=request_timeout,
         client_conf=client_conf, debug=debug)
-
-
-app.command("recommend")(recommend.recommend)
-app.command("explain")(explain.explain)
-app.add_typer(snapshot.app, name="snapshot")
-app.command("split-bundle")(split_bundle_cmd.split_bundle)
-app.command("assign-preview")(assign_preview_cmd.assign_preview)
-app.command("monitor-brokers")(monitor_brokers.monitor_brokers)
-app.command("unload")(unload.unload)
-snapshot.app.command("export")(export.export)
-snapshot.app.command("from-prometheus")(prometheus_cmd.from_prometheus)
-app.add_typer(fleet_cmd.app, name="fleet")
-app.command("simulate")(simulate_cmd.simulate)
-app.command("compare")(compare_cmd.compare)
-app.command("brokers")(brokers_cmd.brokers)
-app.command("journal")(journal_cmd.journal)
-app.command("sandbox")(sandbox_cmd.sandbox)
-app.command("examples")(examples_cmd.examples)
-app.command("propose")(propose_cmd.propose)
-app.command("apply")(apply_cmd.apply)
-app.command("drain")(drain_cmd.drain)
-app.command("rebalance-after")(drain_cmd.rebalance_after)
-app.command("doctor")(doctor_cmd.doctor)
-app.add_typer(context_cmd.app, name="context")
-app.command("watch")(watcher_cmd.watch)
-app.add_typer(plans_cmd.app, name="plans")
 
 
 def main() -> None:

@@ -13,12 +13,17 @@ given as ``cls=``. Both overrides below are public methods of it:
   so ``lbctl monitor-brokers --admin-url URL`` works as ``lbctl --admin-url URL monitor-brokers``
   (:func:`lbctl.cli.connection.hoist_global_options`), and ``-o/--output`` given before the
   subcommand is moved after it (:func:`lbctl.cli.connection.sink_output_option`), so
-  ``lbctl -o json recommend`` works as ``lbctl recommend -o json``.
+  ``lbctl -o json recommend`` works as ``lbctl recommend -o json``;
+* its subcommands are built when first asked for (:class:`LazyCommands`): ``lbctl recommend``
+  imports and declares ``recommend`` alone, not the ~25 commands (their modules and option
+  declarations were a fifth of a small ``recommend``'s start-up); ``--help`` and completion ask
+  for every command, so they build them all, each as the eager declaration would.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from typing import Any, ClassVar
 
 import typer
 import typer.core
@@ -47,10 +52,59 @@ class HandlingGroup(typer.core.TyperGroup):
             raise typer.Exit(exit_status(e)) from None
 
 
+class LazyCommands(MutableMapping[str, Any]):
+    """A group's subcommands by name, in their listed order, each built by its loader the first
+    time it is asked for (and kept). Iterating gives the names without building anything."""
+
+    def __init__(self, loaders: Mapping[str, Callable[[], Any]], built: Mapping[str, Any]):
+        self._loaders = dict(loaders)
+        self._built = dict(built)
+        self._names = list(dict.fromkeys([*loaders, *built]))
+
+    def __getitem__(self, name: str) -> Any:
+        cmd = self._built.get(name)
+        if cmd is None:
+            cmd = self._built[name] = self._loaders[name]()  # KeyError: no such command
+        return cmd
+
+    def __setitem__(self, name: str, cmd: Any) -> None:
+        if name not in self._loaders and name not in self._built:
+            self._names.append(name)
+        self._built[name] = cmd
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self._names:
+            raise KeyError(name)
+        self._names.remove(name)
+        self._built.pop(name, None)
+        self._loaders.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._names))
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names
+
+
 class RootGroup(HandlingGroup):
-    """The root group: :class:`HandlingGroup`, and the connection options allowed after the
-    subcommand. Only the root's own long flags move (no subcommand has one of them); everything
-    after ``--`` stays where it is."""
+    """The root group: :class:`HandlingGroup`, the connection options allowed after the
+    subcommand (only the root's own long flags move — no subcommand has one of them; everything
+    after ``--`` stays where it is), and its subcommands built when asked for: a subclass sets
+    :attr:`lazy`."""
+
+    #: subcommand name → what builds it, in the order ``--help`` lists them
+    lazy: ClassVar[Mapping[str, Callable[[], Any]]] = {}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = LazyCommands(self.lazy, self.commands)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        """The names, in order, without building the commands (``TyperGroup`` reads items)."""
+        return list(self.commands)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         from lbctl.cli.connection import GLOBAL_FLAGS, hoist_global_options, sink_output_option

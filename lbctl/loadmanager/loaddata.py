@@ -17,7 +17,7 @@ from types import MappingProxyType
 
 from lbctl.model.bundle import count_system_bundles
 from lbctl.model.bundlecolumns import BundleColumns, numpy_or_none
-from lbctl.model.cluster import ClusterState
+from lbctl.model.cluster import ClusterState, NameIndex
 from lbctl.model.cycle import LeaderMaps
 from lbctl.model.javaorder import (
     ConcurrentOrder,
@@ -118,6 +118,9 @@ def _columns(data: Mapping[str, BundleData]) -> BundleColumns | None:
     return data if isinstance(data, BundleColumns) else None
 
 
+_NO_STATS: Mapping[str, Mapping[str, NamespaceBundleStats]] = MappingProxyType({})
+
+
 def leader_maps_and_reports(state: ClusterState, previous: LeaderMaps | None = None
                             ) -> tuple[LeaderMaps, dict[str, NamespaceBundleStats]]:
     """The leader's ``brokerData`` and ``bundleData`` maps after this snapshot's update, carried
@@ -152,10 +155,12 @@ def leader_maps_and_reports(state: ClusterState, previous: LeaderMaps | None = N
         ops += [(b, False) for b in brokers.live if b not in active and b not in state.brokers]
         brokers = brokers.then(ops)
     reports: dict[str, NamespaceBundleStats] = {}
+    names = state.name_index()  # the reader's dicts behind the reports' lastStats, when known
+    raw = names.stats if names is not None else _NO_STATS
     for b in map_order(brokers):  # every reporting broker is in the map
         local = state.brokers.get(b)
         if local is not None:
-            reports.update(local.lastStats)
+            reports.update(raw.get(b, local.lastStats))
     known = prev.bundles.live
     if not known:
         return LeaderMaps(brokers, prev.bundles.then_puts(reports)), reports
@@ -194,10 +199,13 @@ def build_load_data(
     *,
     pulsar_system: bool = True,
     maps: LeaderMaps | None = None,
+    names: NameIndex | None = None,
 ) -> LoadData:
     """``LoadData`` for one cycle at ``state.captured_at``, brokers in ``ConcurrentHashMap`` order:
     the maps' histories when given (:func:`leader_maps_and_reports`), else maps filled once in the snapshot's
-    order."""
+    order. ``names``: the state's name index (:meth:`ClusterState.name_index`), given only when
+    ``bundle_data``'s keys are exactly the names of the state's ``lastStats`` (a cycle's merged
+    reports): it then counts the system namespaces' bundles without a walk over every name."""
     brokers: dict[str, BrokerData] = {}
     if maps is not None:
         order = [b for b in map_order(maps.brokers) if b in state.brokers]
@@ -216,6 +224,8 @@ def build_load_data(
     if averages is not None and columns is not None and len(columns) == len(bundle_data):
         # every reported bundle is in the columns (checked by time_averages), as many: the same keys
         system = columns.system_bundles(pulsar_system)
+    elif names is not None:
+        system = names.system_bundles(pulsar_system)
     else:
         system = count_system_bundles(bundle_data, pulsar_system)
     return LoadData(

@@ -72,7 +72,7 @@ from lbctl.model.bundle import (
     format_position,
     namespace_of,
 )
-from lbctl.model.cluster import MODULAR, ClusterState
+from lbctl.model.cluster import MODULAR, ClusterState, NameIndex
 from lbctl.model.cycle import CycleMemory, Elapsed, LeaderMaps, ModularCycle
 from lbctl.model.decision import (
     AutoSplit,
@@ -159,6 +159,8 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         self.warnings = tuple(warnings)  # e.g. a strategy this Pulsar release does not have
         self._filter_memo: tuple[Any, ...] = (None, None)
         self._env: PlacementEnv | None = None
+        #: the running cycle's state's name index (see _ownership_index)
+        self._names: NameIndex | None = None
         #: the namespaces of the bundles the running cycle unloads (None outside its unloads)
         self._unload_namespaces: frozenset[str] | None = None
 
@@ -230,9 +232,12 @@ class ModularLoadManager(LoadManager[CycleMemory]):
                  bundle_data: Mapping[str, BundleData], recently: Mapping[str, int],
                  expired: tuple[str, ...], maps: LeaderMaps) -> _Cycle:
         """The cycle's load data and placement environment, and its automatic splits."""
+        # the reader's name index (None when the state has none): the cycle's bundle data holds
+        # exactly the names of the state's reports, so it counts their system bundles too
+        self._names = state.name_index()
         load = build_load_data(state, bundle_data, recently,
                                pulsar_system=bool(settings.profile["shedPulsarSystem"]),
-                               maps=maps)
+                               maps=maps, names=self._names)
         env = PlacementEnv.of(state.available(), load, state.cluster_policies(), settings)
         self._env = env
         # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none
@@ -424,7 +429,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             wanted = self._unload_namespaces
             first = index is None and wanted is not None and namespace in wanted
             covered = wanted if first else None
-            index = namespace_bundle_counts(load, covered)
+            index = namespace_bundle_counts(load, covered, self._names)
             slot[:] = [index, covered]
         return index
 
@@ -652,7 +657,10 @@ def _bundle_count(cycle: ModularCycle) -> int:
     """``ClusterState.bundle_count`` (every bundle a broker reports in ``lastStats`` or lists in
     ``bundles``), from the cycle's bundle data, whose keys are already every ``lastStats`` name:
     only the listed names outside a broker's own stats are looked up, so a large snapshot is not
-    hashed into one more set of every name."""
+    hashed into one more set of every name. The reader's name index, when the state has one,
+    already counted them."""
+    if cycle.state.name_index() is not None:
+        return cycle.state.bundle_count()
     view = cycle.load.bundle_data
     if not isinstance(view, BundleDataView):
         return cycle.state.bundle_count()

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import Struct
 
 from lbctl import versions
+from lbctl.collector import collector_paused
 from lbctl.config import SETTINGS_BY_NAME, Settings, read_broker_conf, resolve
 from lbctl.errors import UsageError
 from lbctl.loadmanager.base import CycleResult, LoadManager
@@ -317,8 +318,15 @@ def run(states: Sequence[ClusterState], opts: Options) -> list[CycleResult]:
 
 
 def plans(states: Sequence[ClusterState], opts: Options) -> list[Plan]:
-    """The plan of every cycle (``recommend --all-cycles``, the fleet replay)."""
-    return [r.plan() for r in run(states, opts)]
+    """The plan of every cycle (``recommend --all-cycles``, the fleet replay).
+
+    The cyclic collector stays paused over the cycles and their plans, and what they leave is
+    then frozen (:func:`lbctl.collector.collector_paused`), as the snapshots read are: its first
+    collection after a cycle otherwise scans every container the cycle made and kept — 0.23 s
+    at 1,000,000 bundles, for no garbage — and the next one, while the plans are written out,
+    everything again. Reference counting frees all of it as ever."""
+    with collector_paused(freeze=True):
+        return [r.plan() for r in run(states, opts)]
 
 
 def stream_manager(headers: Sequence[ClusterState], opts: Options

@@ -48,8 +48,14 @@ from msgspec import UNSET
 from lbctl.config import SETTINGS_BY_NAME
 from lbctl.errors import ConfigError, SnapshotFormatError
 from lbctl.model.brokerload import BrokerLoadData, PublishedLoad, PublishedTopBundles, TopBundle
-from lbctl.model.bundle import BundleName, BundleNameError, format_position, validate_boundaries
-from lbctl.model.cluster import ClusterState, iso_time
+from lbctl.model.bundle import (
+    SYSTEM_PREFIXES,
+    BundleName,
+    BundleNameError,
+    format_position,
+    validate_boundaries,
+)
+from lbctl.model.cluster import ClusterState, NameIndex, iso_time
 from lbctl.model.load import (
     BundleData,
     LocalBrokerData,
@@ -215,14 +221,15 @@ def _state(c: _Checker, doc: w.Snapshot) -> ClusterState:
     captured_at = parse_captured_at(c, "capturedAt", doc.capturedAt)
     config = _config(c, doc.config)
     namespaces = _namespaces(c, doc.namespaces)
-    brokers = _brokers(c, doc.brokers, namespaces)
+    names = _brokers(c, doc.brokers, namespaces)
+    brokers = names.brokers
     bundle_data = None if doc.bundleData is UNSET else _bundle_data(c, doc.bundleData)
     placement = _placement(c, doc, brokers)
     topics: Mapping[str, w.TopicStats] = {} if doc.topics is UNSET else doc.topics
     return ClusterState(
         cluster=doc.cluster,
         captured_at=captured_at,
-        brokers=MappingProxyType(brokers),
+        brokers=brokers,
         load_manager=doc.loadManager,
         config=MappingProxyType(config),
         bundle_data=bundle_data,
@@ -241,6 +248,7 @@ def _state(c: _Checker, doc: w.Snapshot) -> ClusterState:
         source=c.file,
         observed=_observed(c, doc.observed),
         resource_quotas=None if doc.resourceQuotas is UNSET else doc.resourceQuotas,
+        names=names,
         **placement,
     )
 
@@ -338,12 +346,20 @@ def _boundaries(c: _Checker, path: str, raw: list[str]) -> tuple[tuple[int, ...]
 # brokers: the hot path
 # --------------------------------------------------------------------------------------------
 def _brokers(c: _Checker, raw: Mapping[str, w.LocalBrokerData],
-             namespaces: _Namespaces) -> dict[str, LocalBrokerData]:
+             namespaces: _Namespaces) -> NameIndex:
+    """Every broker's report, checked, as the :class:`NameIndex` of them (its ``brokers`` are
+    the state's, by identity): the number of distinct bundles the one-owner check counts, and
+    the system namespaces' bundles, counted for the brokers whose namespaces (which the name
+    check collects) include one."""
     brokers: dict[str, LocalBrokerData] = {}
+    system: dict[str, int] = {}
+    stats: dict[str, Mapping[str, NamespaceBundleStats]] = {}
     owned: set[str] = set()
     names_ok = _NameCache(namespaces)
     for bid, data in raw.items():
-        local, stats_key, extra = _broker(c, bid, data, names_ok)
+        local, stats_key, extra, heads, stats[bid] = _broker(c, bid, data, names_ok)
+        if not heads.isdisjoint(names_ok.system):  # rare: a broker of a system namespace
+            _count_system(local.lastStats, system)
         # a bundle has one owner: a C-speed size test, a Python scan only to name the culprit
         # (``extra`` excludes the stats' keys and a report's lists hold no repeats)
         for names in (local.lastStats, extra):
@@ -363,7 +379,16 @@ def _brokers(c: _Checker, raw: Mapping[str, w.LocalBrokerData],
                 )
         brokers[bid] = local
     _check_disjoint(c, brokers, owned, namespaces, names_ok.tails)
-    return brokers
+    return NameIndex(MappingProxyType(brokers), len(owned), MappingProxyType(system),
+                     MappingProxyType(stats))
+
+
+def _count_system(stats: Iterable[str], into: dict[str, int]) -> None:
+    """Add the bundles of each namespace with a system prefix among ``stats`` (valid names)."""
+    for name in stats:
+        if name.startswith(SYSTEM_PREFIXES):
+            ns = name[:-_RANGE_TAIL]
+            into[ns] = into.get(ns, 0) + 1
 
 
 def _check_disjoint(c: _Checker, brokers: Mapping[str, LocalBrokerData], owned: set[str],
@@ -441,21 +466,25 @@ class _NameCache:
     not among them overlaps the boundaries.
     """
 
-    __slots__ = ("bounded", "ns", "tails")
+    __slots__ = ("bounded", "ns", "system", "tails")
 
     def __init__(self, namespaces: Mapping[str, tuple[tuple[int, ...], frozenset[str]]]):
         #: valid namespace → the tails of its ranges when ``namespaces`` gives them, else None
         self.ns: dict[str, frozenset[str] | None] = {n: t for n, (_, t) in namespaces.items()}
         #: the namespaces with boundaries (learned ones never have any)
         self.bounded = frozenset(namespaces)
+        #: the valid namespaces with a system prefix (``SYSTEM_PREFIXES``)
+        self.system = {n for n in namespaces if n.startswith(SYSTEM_PREFIXES)}
         #: valid tails
         self.tails: dict[str, None] = {}
         for _, tails in namespaces.values():
             self.tails.update(dict.fromkeys(tails))
 
     def check(self, c: _Checker, names: Iterable[str], path_of: Callable[[str], str], *,
-              owned: bool = True) -> None:
-        """Raise for the first invalid name, or (``owned``) the first that overlaps boundaries.
+              owned: bool = True) -> set[str]:
+        """Raise for the first invalid name, or (``owned``) the first that overlaps boundaries;
+        returns the names' namespaces (valid once nothing was raised: a valid name is its
+        namespace and a 22-character range).
 
         First, with set comprehensions over all the names: when every namespace part is a known
         one without boundaries and every range a known one, there is nothing to do (the loop
@@ -466,7 +495,7 @@ class _NameCache:
         tails = set(map(_TAIL, names))
         if (tails_ok.keys() >= tails and ns_ok.keys() >= heads
                 and (not self.bounded or heads.isdisjoint(self.bounded))):
-            return
+            return heads
         for name in [n for n in names
                      if ns_ok.get(n[:cut], unseen) is not None or n[cut:] not in tails_ok]:
             tail = name[cut:]
@@ -478,12 +507,16 @@ class _NameCache:
                 self._learn(c, name, path_of)
                 if owned:
                     self._check_overlap(c, name, path_of)
+        return heads
 
     def _learn(self, c: _Checker, name: str, path_of: Callable[[str], str]) -> None:
         m = _BUNDLE_RE.fullmatch(name)
         if m is None or m[1] >= m[2]:  # the path is built only to report
             c.bundle_name(path_of(name), name)
-        self.ns.setdefault(name[:-_RANGE_TAIL], None)
+        ns = name[:-_RANGE_TAIL]
+        self.ns.setdefault(ns, None)
+        if ns.startswith(SYSTEM_PREFIXES):
+            self.system.add(ns)
         self.tails[name[-_RANGE_TAIL:]] = None
 
     def _check_overlap(self, c: _Checker, name: str, path_of: Callable[[str], str]) -> None:
@@ -501,10 +534,12 @@ def _resource(r: w.ResourceUsage) -> ResourceUsage:
     return _NO_USAGE if r.usage == 0.0 and r.limit == 0.0 else ResourceUsage(r.usage, r.limit)
 
 
-def _broker(c: _Checker, bid: str, data: w.LocalBrokerData,
-            names_ok: _NameCache) -> tuple[LocalBrokerData, str, tuple[str, ...]]:
-    """One ``LocalBrokerData``; also returns the key its stats came from and the bundles the
-    report lists in ``bundles`` without stats."""
+def _broker(c: _Checker, bid: str, data: w.LocalBrokerData, names_ok: _NameCache
+            ) -> tuple[LocalBrokerData, str, tuple[str, ...], set[str],
+                       dict[str, NamespaceBundleStats]]:
+    """One ``LocalBrokerData``; also returns the key its stats came from, the bundles the
+    report lists in ``bundles`` without stats, its stats' namespaces and the dict its
+    ``lastStats`` shows."""
     def at(suffix: str = "") -> str:  # a JSON path in this report, built only to report
         return f"brokers{key_path(bid)}{suffix}"
 
@@ -517,7 +552,7 @@ def _broker(c: _Checker, bid: str, data: w.LocalBrokerData,
         stats = convert(data.bundleStats, w.StatsMap, c.file, c.path(at(".bundleStats")))
     else:
         stats, has_stats = {}, False
-    names_ok.check(c, stats, lambda n: at(f".{stats_key}{key_path(n)}"))
+    heads = names_ok.check(c, stats, lambda n: at(f".{stats_key}{key_path(n)}"))
 
     if data.bundles is UNSET:
         bundles: tuple[str, ...] = tuple(stats)
@@ -558,7 +593,7 @@ def _broker(c: _Checker, bid: str, data: w.LocalBrokerData,
         persistentTopicsEnabled=data.persistentTopicsEnabled,
         nonPersistentTopicsEnabled=data.nonPersistentTopicsEnabled,
     )
-    return local, stats_key, extra
+    return local, stats_key, extra, heads, stats
 
 
 def _or_sum(value: Any, stats: Iterable[NamespaceBundleStats], field: str,

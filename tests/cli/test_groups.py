@@ -62,6 +62,26 @@ def test_fields_selects_and_orders() -> None:
     assert seen == [Outer(None, True, Inner(1))]  # the others keep their defaults
 
 
+def test_commands_sharing_a_group_each_get_their_own_values() -> None:
+    """A group's expansion is memoised (start-up): two commands share its parameters and plan,
+    and each call still builds the group from its own command line."""
+    seen: list[tuple[str, Outer]] = []
+
+    @grouped
+    def one(*, outer: Outer) -> None:
+        seen.append(("one", outer))
+
+    @grouped
+    def two(*, first: Annotated[int, typer.Option("--first")] = 0, outer: Outer) -> None:
+        seen.append(("two", outer))
+
+    assert list(inspect.signature(two).parameters) == ["first", "name", "loud", "depth"]
+    assert CliRunner().invoke(_app(one), ["one", "--name", "a"]).exit_code == 0
+    assert CliRunner().invoke(_app(two), ["two", "--depth", "5"]).exit_code == 0
+    assert CliRunner().invoke(_app(one), ["one"]).exit_code == 0
+    assert seen == [("one", Outer("a")), ("two", Outer(inner=Inner(5))), ("one", Outer())]
+
+
 def test_a_name_declared_twice_is_refused() -> None:
     with pytest.raises(TypeError, match="'name' declared twice"):
         @grouped

@@ -14,8 +14,11 @@ from lbctl.loadmanager.loaddata import leader_maps_and_reports, map_order
 from lbctl.loadmanager.modular import ModularLoadManager
 from lbctl.model.javaorder import java_string_hash as h
 from lbctl.model.javaorder import spread
+from lbctl.records import replace
+from lbctl.sources.snapshot import parse_snapshot
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 from tests.factories import broker, state, stats
+from tests.model.test_cluster import random_snapshot
 
 # two bundles in the same bucket of a 16-bucket table (checked below), equal in every figure
 X = "t/ns/0x00000000_0x01000000"
@@ -114,3 +117,19 @@ def test_the_merged_reports_are_every_lastStats_in_the_bundle_maps_put_order() -
     later, reports2 = leader_maps_and_reports(grown, maps)
     assert reports2.keys() == {*reports, "t/ns2/0x00000000_0xffffffff"}
     assert later.bundles.keys == maps.bundles.keys + ("t/ns2/0x00000000_0xffffffff",)
+
+
+def test_the_readers_dicts_merge_as_the_reports_do() -> None:
+    """A snapshot read from its text merges every report from the dicts behind their
+    ``lastStats`` (the reader's name index): the same map, in the same order, as from the
+    reports themselves."""
+    for seed in range(8):
+        st = parse_snapshot(random_snapshot(seed), "s")
+        index = st.name_index()
+        assert index is not None
+        for b, local in st.brokers.items():
+            assert list(index.stats[b].items()) == list(local.lastStats.items())
+        maps, reports = leader_maps_and_reports(st)
+        bare_maps, bare = leader_maps_and_reports(replace(st, names=None))
+        assert list(reports.items()) == list(bare.items())
+        assert maps == bare_maps

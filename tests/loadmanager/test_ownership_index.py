@@ -106,14 +106,16 @@ def test_a_cycle_plans_alike_with_the_restricted_or_the_whole_index(
     asked: list[Any] = []
     counts = filters.namespace_bundle_counts
 
-    def spy(ld: Any, namespaces: Any = None) -> Any:
-        asked.append(namespaces)
-        return counts(ld, namespaces)
+    def spy(ld: Any, namespaces: Any = None, names: Any = None) -> Any:
+        asked.append((namespaces, names))
+        return counts(ld, namespaces, names)
 
     monkeypatch.setattr(modular, "namespace_bundle_counts", spy)
     restricted = run()
-    assert asked and all(a is not None for a in asked)  # only the unloads' namespaces
-    monkeypatch.setattr(modular, "namespace_bundle_counts", lambda ld, namespaces=None: counts(ld))
+    # only the unloads' namespaces, with the reader's name index
+    assert asked and all(a is not None and n is not None for a, n in asked)
+    monkeypatch.setattr(modular, "namespace_bundle_counts",
+                        lambda ld, namespaces=None, names=None: counts(ld))
     assert restricted == run()
     assert '"action": "unload"' in restricted
 
@@ -143,3 +145,25 @@ def test_a_later_request_for_another_namespace_gets_the_whole_index() -> None:
     assert after.steps == alone.steps and after.broker == alone.broker
     even = [s for s in after.steps if s.name == "loadBalancerDistributeBundlesEvenlyEnabled"]
     assert even and text(even[0].why)  # the namespace's owners were found (and removed)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_reader_checked_names_give_the_same_index(seed: int) -> None:
+    """The names of a report the reader checked are cut at C speed (the name without its range):
+    the same index, namespaces and owners in the same order, as cutting each at its last slash —
+    and a report swapped in after the reading is cut the slow way."""
+    state = parse_snapshot(_snapshot(seed), "s")
+    names = state.name_index()
+    assert names is not None
+    cycle = _manager().run_cycle(state, resolve())
+    ld = cycle.load
+    swapped = replace(ld, brokers={b: (BrokerData(replace(bd.local), bd.time_average)
+                                       if i % 2 else bd)
+                                   for i, (b, bd) in enumerate(ld.brokers.items())})
+    wanted_all = sorted({namespace_of(x) for bd in ld.brokers.values() for x in bd.local.lastStats})
+    for wanted in (None, frozenset(wanted_all[::2]), frozenset(wanted_all[1:2])):
+        slow = filters._namespace_bundle_counts(ld, wanted)
+        for fast in (filters._namespace_bundle_counts(ld, wanted, names),
+                     filters._namespace_bundle_counts(swapped, wanted, names)):
+            assert [(ns, list(o.items())) for ns, o in fast.items()] == [
+                (ns, list(o.items())) for ns, o in slow.items()]
