@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from lbctl.planner.assignment import EPS, Assignment
 from lbctl.planner.greedy import Caps, candidates_by_broker
@@ -199,24 +199,18 @@ def mend(a: Assignment, ratios: Ratios, lo: float, hi: float, fix: Sequence[int]
                 return True
         return False
 
-    for j in sorted(fix, key=lambda j: (-a.u[j], j)):
-        while a.u[j] > hi + EPS:
-            if len(added) >= most:
-                fail()
-                return None
-            if not step_down(j):
-                fail()
-                return None
-            spent = sum(cost[k] for k in added)
-    for j in sorted(fix, key=lambda j: (a.u[j], j)):
-        while a.u[j] < lo - EPS:
-            if len(added) >= most:
-                fail()
-                return None
-            if not step_up(j):
-                fail()
-                return None
-            spent = sum(cost[k] for k in added)
+    # the brokers above the window (the most loaded first), then those below it (the least first)
+    phases: tuple[tuple[Callable[[int], tuple[float, int]], Callable[[int], bool],
+                        Callable[[int], bool]], ...] = (
+        (lambda j: (-a.u[j], j), lambda j: a.u[j] > hi + EPS, step_down),
+        (lambda j: (a.u[j], j), lambda j: a.u[j] < lo - EPS, step_up))
+    for rank, outside, step in phases:
+        for j in sorted(fix, key=rank):
+            while outside(j):
+                if len(added) >= most or not step(j):
+                    fail()
+                    return None
+                spent = sum(cost[k] for k in added)
     if any(a.u[j] > hi + EPS or a.u[j] < lo - EPS for j in fix):
         fail()
         return None
