@@ -195,10 +195,13 @@ def spark_session(
     *,
     app_name: str = APP_NAME,
     input_bytes: int | None = None,
+    dump_classes: bool = True,
 ) -> Any:
     """A ``SparkSession`` (an existing one is reused, as ``getOrCreate`` does).
 
     ``master=None`` means ``local[*]``, except under spark-submit where spark-submit decides.
+    ``dump_classes=False``: a start that does no fleet work (a benchmark's bare start) maps the
+    class cache but never writes it (:func:`lbctl.fleet.classcache.plan`).
     """
     sql = _compat.sql()
     master = resolve_master(master)
@@ -211,7 +214,7 @@ def spark_session(
         builder = builder.master(master)
     given = dict(conf or {})
     # the class cache only when lbctl chooses the driver's JVM options (and starts the JVM)
-    cache = (classcache.plan() if is_local(master) and "spark.driver.extraJavaOptions" not in given
+    cache = (classcache.plan(dump=dump_classes) if is_local(master) and "spark.driver.extraJavaOptions" not in given
              and active_session() is None else None)
     for key, value in {**default_conf(master, input_bytes, cache), **given}.items():
         builder = builder.config(key, value)
