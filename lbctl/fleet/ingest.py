@@ -163,13 +163,17 @@ def ingest(
             progress.note(f"skipped: {s['reason']}")
         if not todo:
             return result
-        spark = _start(session, input_bytes=sum(f.size for f in todo))
+        from lbctl.fleet.session import job_error, start_while
+
+        # a small input is read by lbctl's reader in this process while the JVM starts
+        spark, preread = start_while(
+            lambda: _start(session, input_bytes=sum(f.size for f in todo)),
+            lambda: _read_small(todo))
         progress.spark = spark
-        from lbctl.fleet.session import job_error
 
         run = commit.new_run(out)
         try:
-            bad = _run(spark, todo, run, out, result, progress)
+            bad = _run(spark, todo, run, out, result, progress, preread)
         except _compat.SparkUnavailable:
             commit.discard(run)
             raise
@@ -244,9 +248,33 @@ def _failed_file(e: BaseException, uris: dict[str, str]) -> str | None:
 # ------------------------------------------------------------------------------------------
 # the run
 # ------------------------------------------------------------------------------------------
+def _read_small(todo: list[InputFile]) -> Any:
+    """A small run's rows by lbctl's reader (:func:`_read_in_driver`), read before
+    the session is known: under lbctl's default :data:`lbctl.fleet.session.SMALL_INPUT_BYTES`
+    (a ``--conf`` that says otherwise is seen once Spark is up, and the frame is then not
+    used); None for a larger input."""
+    from lbctl.fleet.session import SMALL_INPUT_BYTES
+
+    if sum(_unpacked_size(f) for f in todo) >= SMALL_INPUT_BYTES:
+        return None
+    import pyarrow  # noqa: F401  (createDataFrame's Arrow path: imported while the JVM starts)
+
+    return _read_in_driver([f.path for f in todo])
+
+
+def _read_in_driver(paths: list[str]) -> tuple[list[str], Any]:
+    """(the paths, sorted; their rows by lbctl's reader in this process as one pandas frame)."""
+    import pandas as pd
+
+    ordered = sorted(paths)
+    frames = list(parse_files(iter([pd.DataFrame({"path": ordered})])))
+    return ordered, pd.concat(frames, ignore_index=True)
+
+
 def _run(spark: Any, todo: list[InputFile], run: Path, out: Path, result: IngestResult,
-         progress: Progress) -> set[str]:
-    """Stage every table of this run; returns the files that were skipped (malformed)."""
+         progress: Progress, preread: Any = None) -> set[str]:
+    """Stage every table of this run; returns the files that were skipped (malformed).
+    ``preread``: the rows of every file of ``todo`` by lbctl's reader, when already read."""
     from lbctl.fleet import native
 
     for key, value in native.SQL_SETTINGS.items():
@@ -264,7 +292,8 @@ def _run(spark: Any, todo: list[InputFile], run: Path, out: Path, result: Ingest
         reader_files = sorted({*reader_files, *rejected})
         result.native_files = len(native_files) - len(rejected)
         result.reader_files = len(reader_files)
-        fallback = _Reader(spark, reader_files, progress, in_driver=small)
+        fallback = _Reader(spark, reader_files, progress, in_driver=small,
+                           preread=preread if small else None)
         try:
             result.skipped += fallback.errors
             bad = {s["file"] for s in fallback.errors}
@@ -401,7 +430,7 @@ class _Reader:
     this process for a small run)."""
 
     def __init__(self, spark: Any, paths: list[str], progress: Progress, *,
-                 in_driver: bool = False) -> None:
+                 in_driver: bool = False, preread: Any = None) -> None:
         F = _compat.functions()
         self.rows: Any = None
         self.errors: list[dict[str, str]] = []
@@ -410,7 +439,7 @@ class _Reader:
             return
         level = _compat.storage_level().StorageLevel.MEMORY_AND_DISK
         with progress.phase(f"reading {len(paths)} file(s) with lbctl's reader"):
-            rows, found = _reader_rows(spark, paths, in_driver)
+            rows, found = _reader_rows(spark, paths, in_driver, preread)
             self.rows = rows.withColumn("uid", F.xxhash64("source", "seq")) \
                 .withColumn("h", F.xxhash64("raw")).persist(level)
             if found is None:  # read in Spark tasks: the errors are in the rows
@@ -430,17 +459,17 @@ class _Reader:
             self.rows.unpersist()
 
 
-def _reader_rows(spark: Any, paths: list[str],
-                 in_driver: bool) -> tuple[Any, list[tuple[str, str]] | None]:
+def _reader_rows(spark: Any, paths: list[str], in_driver: bool,
+                 preread: Any = None) -> tuple[Any, list[tuple[str, str]] | None]:
     """The union-schema rows of ``paths`` by lbctl's reader, and the files it rejected when they
     are known without a Spark job: in this process (the frames handed to Spark through Arrow;
-    the errors read off the frame, no job to collect them), or in Spark tasks (``mapInPandas``;
-    None: the caller collects them from the rows)."""
+    the errors read off the frame, no job to collect them; ``preread``: those frames, read while
+    Spark started), or in Spark tasks (``mapInPandas``; None: the caller collects them from the
+    rows)."""
     if in_driver:
-        import pandas as pd
-
-        frames = list(parse_files(iter([pd.DataFrame({"path": sorted(paths)})])))
-        frame = pd.concat(frames, ignore_index=True)
+        if preread is None or preread[0] != sorted(paths):
+            preread = _read_in_driver(paths)
+        frame = preread[1]
         bad = frame[frame["kind"] == "error"]
         errors = list(zip(bad["source"], bad["message"], strict=True))
         return spark.createDataFrame(frame, union_schema()), errors
@@ -520,6 +549,7 @@ def _write(spark: Any, native: _Native, reader: _Reader, run: Path, out: Path,
                        if reader.rows is not None else None)
         builders = {"snapshots": native_tables.snapshots, "brokers": native_tables.brokers,
                     "bundles": native_tables.bundles, "topics": native_tables.topics}
+        jobs: list[tuple[str, int, Any]] = []
         for table, cols in TABLES.items():
             n = result.rows[table]
             if not n:
@@ -534,8 +564,30 @@ def _write(spark: Any, native: _Native, reader: _Reader, run: Path, out: Path,
             df = parts[0]
             for p in parts[1:]:
                 df = df.unionByName(p)
-            with progress.phase(f"writing {n:,} row(s) to {table}"):
-                (df.write.mode("overwrite").partitionBy(*PARTITIONS)
-                 .option("compression", "zstd").parquet(str(run / table)))
+            jobs.append((table, n, df))
+        _write_tables(jobs, run, progress)
     finally:
         grouped.unpersist()
+
+
+def _write_tables(jobs: list[tuple[str, int, Any]], run: Path, progress: Progress) -> None:
+    """Write (table, rows, frame) under ``run``: the first alone (it pays the Parquet writer's
+    first-use costs), the others at once (:func:`lbctl.fleet.session.concurrently`: one job's
+    planning overlaps another's tasks)."""
+    import functools
+
+    from lbctl.fleet.session import concurrently
+
+    def save(table: str, df: Any) -> None:
+        (df.write.mode("overwrite").partitionBy(*PARTITIONS)
+         .option("compression", "zstd").parquet(str(run / table)))
+
+    for table, n, df in jobs[:1]:
+        with progress.phase(f"writing {n:,} row(s) to {table}"):
+            save(table, df)
+    rest = jobs[1:]
+    if rest:
+        said = ", ".join(f"{n:,} row(s) to {table}" if i == 0 else f"{n:,} to {table}"
+                         for i, (table, n, _) in enumerate(rest))
+        with progress.phase(f"writing {said}"):
+            concurrently([functools.partial(save, table, df) for table, _, df in rest])
