@@ -608,23 +608,10 @@ def _write_rows(good_native: Any, good_reader: Any, run: Path, result: IngestRes
 
 
 def _write_tables(jobs: list[tuple[str, int, Any]], run: Path, progress: Progress) -> None:
-    """Write (table, rows, frame) under ``run``: the first alone (it pays the Parquet writer's
-    first-use costs), the others at once (:func:`lbctl.fleet.session.concurrently`: one job's
-    planning overlaps another's tasks)."""
-    import functools
-
-    from lbctl.fleet.session import concurrently
-
-    def save(table: str, df: Any) -> None:
-        (df.write.mode("overwrite").partitionBy(*PARTITIONS)
-         .option("compression", "zstd").parquet(str(run / table)))
-
-    for table, n, df in jobs[:1]:
+    """Write each (table, rows, frame) under ``run``, one job per table. (Submitted together
+    from threads they cost more CPU and no less time on two cores: jobs compiling the same
+    code at once.)"""
+    for table, n, df in jobs:
         with progress.phase(f"writing {n:,} row(s) to {table}"):
-            save(table, df)
-    rest = jobs[1:]
-    if rest:
-        said = ", ".join(f"{n:,} row(s) to {table}" if i == 0 else f"{n:,} to {table}"
-                         for i, (table, n, _) in enumerate(rest))
-        with progress.phase(f"writing {said}"):
-            concurrently([functools.partial(save, table, df) for table, _, df in rest])
+            (df.write.mode("overwrite").partitionBy(*PARTITIONS)
+             .option("compression", "zstd").parquet(str(run / table)))

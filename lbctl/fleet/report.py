@@ -35,7 +35,6 @@ from typing import Any
 from lbctl.errors import UsageError
 from lbctl.fleet import _compat
 from lbctl.fleet.progress import Progress
-from lbctl.fleet.session import concurrently
 
 REPORT_FORMAT = "lbctl/fleet-report@1"
 
@@ -82,8 +81,7 @@ def compute(spark: Any, data: Path, opts: ReportOptions, progress: Progress) -> 
     ``bounce_window`` samples as ``lag()`` columns: moves and bounce-backs). Two Spark jobs (each
     costs planning and code generation, most of a small report's time): the per-sample table, and
     the per-bundle table with each bundle's moves as a list — the hot bundles, the moves and the
-    first samples are split from it in pandas; both submitted at once (on a small input most of
-    a job's time is the driver's planning, single-threaded). The results are small.
+    first samples are split from it in pandas. The results are small.
     """
     require_tables(data, "snapshots", "brokers", "bundles")
     F = _compat.functions()
@@ -112,13 +110,11 @@ def compute(spark: Any, data: Path, opts: ReportOptions, progress: Progress) -> 
 
         bundles = _bundle_flags(read_table(spark, data, "bundles"), thresholds, opts)
     counts = [F.sum(c).alias(c) for c in ("over_split", "oversized", "unsplittable")]
-    per_sample_b = bundles.groupBy(*keys).agg(F.count(F.lit(1)).alias("bundles"), *counts)
-    joined = per_sample.join(per_sample_b, keys, "left")
-    with progress.phase("aggregating per sample; finding moves, bounce-backs and hot bundles"):
-        # the two jobs are independent: submitted at once, one's planning overlaps the other's
-        samples, per_bundle = concurrently([
-            joined.toPandas,
-            lambda: per_bundle_table(bundles, counts, opts, F.xxhash64("cluster", "bundle"))])
+    with progress.phase("aggregating brokers and bundles per sample"):
+        per_sample_b = bundles.groupBy(*keys).agg(F.count(F.lit(1)).alias("bundles"), *counts)
+        samples = per_sample.join(per_sample_b, keys, "left").toPandas()
+    with progress.phase("finding moves, bounce-backs and hot bundles"):
+        per_bundle = per_bundle_table(bundles, counts, opts, F.xxhash64("cluster", "bundle"))
         if per_bundle is None:  # two bundles share a 64-bit hash: the exact (slower) window
             per_bundle = per_bundle_table(bundles, counts, opts, None)
     hot, moves, firsts = _split_per_bundle(per_bundle)

@@ -32,7 +32,7 @@ import os
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -305,31 +305,3 @@ def start_while(start: Callable[[], T], meanwhile: Callable[[], U]) -> tuple[T, 
         raise failed[0]
     return started[0], done
 
-
-def concurrently(actions: Sequence[Callable[[], T]]) -> list[T]:
-    """Independent Spark actions submitted at once, from threads of this process (Spark runs
-    jobs of several threads side by side): the driver's analysis and code generation for one —
-    single-threaded, most of a small job's time — overlaps another's tasks. Results in the order
-    given; the first error is raised once every action has ended."""
-    if len(actions) < 2:
-        return [a() for a in actions]
-    import threading
-
-    results: dict[int, T] = {}
-    failed: list[BaseException] = []
-
-    def run(i: int) -> None:
-        try:
-            results[i] = actions[i]()
-        except BaseException as e:  # handed to the calling thread
-            failed.append(e)
-
-    threads = [threading.Thread(target=run, args=(i,), name=f"lbctl-spark-job-{i}", daemon=True)
-               for i in range(len(actions))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if failed:
-        raise failed[0]
-    return [results[i] for i in range(len(actions))]

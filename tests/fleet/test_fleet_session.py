@@ -107,23 +107,3 @@ def test_start_while_overlaps_the_start_and_raises_its_error_after_both_ended() 
         start_while(lambda: ended.append("start"), failing_meanwhile)
     assert ended == ["start"]
 
-
-def test_concurrently_runs_the_actions_at_once_and_keeps_their_order() -> None:
-    import threading
-
-    from lbctl.fleet.session import concurrently
-
-    together = threading.Barrier(3, timeout=10)  # all three must be running at the same time
-
-    def action(i: int) -> int:
-        together.wait()
-        return i * 10
-
-    assert concurrently([lambda i=i: action(i) for i in range(3)]) == [0, 10, 20]
-    assert concurrently([lambda: 7]) == [7]
-
-    def boom() -> int:
-        raise RuntimeError("job failed")
-
-    with pytest.raises(RuntimeError, match="job failed"):
-        concurrently([lambda: 1, boom])
