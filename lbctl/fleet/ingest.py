@@ -163,12 +163,14 @@ def ingest(
             progress.note(f"skipped: {s['reason']}")
         if not todo:
             return result
-        from lbctl.fleet.session import job_error, start_while
+        from lbctl.fleet.session import active_session, job_error, start_while
 
-        # a small input is read by lbctl's reader in this process while the JVM starts
-        spark, preread = start_while(
-            lambda: _start(session, input_bytes=sum(f.size for f in todo)),
-            lambda: _read_small(todo))
+        hints = {"input_bytes": sum(f.size for f in todo)}
+        if active_session(if_imported=True) is not None:  # up already: its settings decide
+            spark, preread = _start(session, **hints), None
+        else:  # a small input is read by lbctl's reader in this process while the JVM starts
+            spark, preread = start_while(lambda: _start(session, **hints),
+                                         lambda: _read_small(todo))
         progress.spark = spark
 
         run = commit.new_run(out)
