@@ -224,7 +224,7 @@ def start_only() -> dict:
     from lbctl.fleet.session import spark_session
 
     t = time.perf_counter()
-    spark = spark_session(None, {}, input_bytes=1 << 20)
+    spark = spark_session(None, {}, input_bytes=1 << 20, dump_classes=False)
     spark.sparkContext.parallelize([1]).count()
     wall = time.perf_counter() - t
     cpu = tree_cpu_seconds()

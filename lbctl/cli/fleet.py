@@ -88,19 +88,21 @@ def _require_extras() -> None:
 def _spark(spark: SparkArgs, debug: bool = False) -> Iterator[tuple[Callable[..., Any], Any]]:
     """A lazily started Spark session (stopped on exit) and the progress printer."""
     from lbctl.fleet.progress import Progress
-    from lbctl.fleet.session import parse_conf, spark_session
+    from lbctl.fleet.session import active_session, parse_conf, spark_session
 
     _require_extras()
     master = spark.master
     settings = parse_conf(spark.conf or [])
     progress = Progress(enabled=not spark.quiet)
     held: list[Any] = []
+    # asked here, in the calling thread: the active session is per thread, and the session may
+    # be started from another (lbctl.fleet.session.start_while)
+    owned = active_session(if_imported=True) is None  # a session the caller made is the caller's
 
     def session(input_bytes: int | None = None) -> Any:
         if not held:
-            from lbctl.fleet.session import active_session, effective_conf
+            from lbctl.fleet.session import effective_conf
 
-            owned = active_session() is None  # a session the caller made is the caller's to stop
             if debug:
                 for key, value, origin in effective_conf(master, settings, input_bytes):
                     sys.stderr.write(f"lbctl: debug: spark {key}={value} ({origin})\n")
@@ -225,10 +227,12 @@ def report(
     from lbctl.fleet.report import (
         ReportOptions,
         compute,
+        import_libraries,
         plots_skipped,
         require_tables,
         write_files,
     )
+    from lbctl.fleet.session import start_while
     from lbctl.render.fleet_view import ReportView
 
     opts = ReportOptions(bounce_window, oversized_share, top)
@@ -240,7 +244,9 @@ def report(
     from lbctl.fleet.files import tree_size
 
     with locked(data, write=False), _spark(spark, _debug(ctx)) as (session, progress):
-        result = compute(session(tree_size(data)), data, opts, progress)
+        spark_up, _ = start_while(lambda: session(tree_size(data)),
+                                  lambda: import_libraries(plots=skipped is None))
+        result = compute(spark_up, data, opts, progress)
         result.plots_skipped = skipped
         with progress.phase(f"writing the report to {out or data / 'report'}"):
             write_files(result, out or data / "report")

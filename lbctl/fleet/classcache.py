@@ -17,6 +17,14 @@ query's wall. Only public JVM options are used (Java 13+; Spark 4 needs Java 17)
   no second one is started; a partial left by a JVM that died (its lbctl gone and nothing
   written for :data:`STALE_SECONDS`) is removed.
 
+The archive holds the classes of the run that wrote it, so only a start that does a fleet
+command's work writes one (``plan(dump=False)``: e.g. a benchmark's bare start, which would leave
+an archive of the JVM's start-up alone). An archive of a bare start left 12,000 of a report's
+23,000 classes to the jars: the report cost 15 CPU-s instead of 12.3 with an archive of real
+work (an ingest's serves a report as well as a report's own, and the other way round). Archives
+are named with :data:`FORMAT` so those written before this rule (``spark-cds-<key>.jsa``) are
+not used, and are removed when the new one is written.
+
 The archive is keyed by the Java executable and the jars (names, sizes, times): another JDK or
 Spark gets an archive of its own, and the JVM itself rejects an archive that does not fit
 (``-Xshare:auto``, the default: it then loads classes as before). JVM warnings go to stderr,
@@ -49,6 +57,9 @@ DONE_MARK = "Written dynamic archive"
 STALE_SECONDS = 15 * 60
 #: JVM log lines to lbctl's Spark log (the JVM's stderr), not stdout, where lbctl's result goes
 LOG_TO_STDERR = "-Xlog:disable -Xlog:all=warning:stderr"
+#: in the archive's name: archives of another format (``spark-cds-<key>.jsa``, which a bare start
+#: may have written) are not used
+FORMAT = "2"
 #: characters a path may hold to pass through Spark's option splitting and ``-Xlog``'s syntax
 _SAFE_PATH = re.compile(r"[A-Za-z0-9_./+-]+")
 
@@ -114,9 +125,11 @@ def archive_key(java: str, jars: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def plan(*, prepare: bool = True, now: float | None = None) -> Plan:
+def plan(*, prepare: bool = True, now: float | None = None, dump: bool = True) -> Plan:
     """The class cache for this start. ``prepare=False`` only looks (``--debug``'s listing);
-    otherwise the directory is made, a finished dump renamed into place and a stale one removed."""
+    otherwise the directory is made, a finished dump renamed into place and a stale one removed.
+    ``dump=False``: a start whose classes are no fair sample of a fleet command's (a bare start)
+    maps an archive but never writes one."""
     where = cache_dir()
     if where is None:
         return Plan(why=f"${ENV}=off")
@@ -127,7 +140,8 @@ def plan(*, prepare: bool = True, now: float | None = None) -> Plan:
         return Plan(why=f"{where}: a path with characters JVM options cannot carry")
     if prepare and not _own_dir(where):
         return Plan(why=f"{where}: not a private directory of this user")
-    name = f"spark-cds-{archive_key(java, jars)}"
+    key = archive_key(java, jars)
+    name = f"spark-cds{FORMAT}-{key}"
     final = where / f"{name}.jsa"
     now = time.time() if now is None else now
     busy = failed = False
@@ -149,12 +163,25 @@ def plan(*, prepare: bool = True, now: float | None = None) -> Plan:
                 with contextlib.suppress(OSError):
                     p.unlink()
     if final.is_file():
+        if prepare:
+            _remove_older(where, key)
         return Plan(use=final)
+    if not dump:
+        return Plan(why="this start does not write the archive")
     if failed:
         return Plan(why=f"the JVM could not write the archive (see {where}/{name}.*.log)")
     if busy:
         return Plan(why="another start is writing the archive")
     return Plan(dump=where / f"{name}.{os.getpid()}.part")
+
+
+def _remove_older(where: Path, key: str) -> None:
+    """The archive of the same JVM and jars in the format before :data:`FORMAT` (and its leftover
+    partials): ~150 MB that is never used again."""
+    for old in [where / f"spark-cds-{key}.jsa", *where.glob(f"spark-cds-{key}.*.part*")]:
+        with contextlib.suppress(OSError):
+            if old.is_file() and not old.is_symlink():
+                old.unlink()
 
 
 def _head(log: Path) -> str:

@@ -163,13 +163,19 @@ def ingest(
             progress.note(f"skipped: {s['reason']}")
         if not todo:
             return result
-        spark = _start(session, input_bytes=sum(f.size for f in todo))
+        from lbctl.fleet.session import active_session, job_error, start_while
+
+        hints = {"input_bytes": sum(f.size for f in todo)}
+        if active_session(if_imported=True) is not None:  # up already: its settings decide
+            spark, preread = _start(session, **hints), None
+        else:  # a small input is read by lbctl's reader in this process while the JVM starts
+            spark, preread = start_while(lambda: _start(session, **hints),
+                                         lambda: _read_small(todo))
         progress.spark = spark
-        from lbctl.fleet.session import job_error
 
         run = commit.new_run(out)
         try:
-            bad = _run(spark, todo, run, out, result, progress)
+            bad = _run(spark, todo, run, out, result, progress, preread)
         except _compat.SparkUnavailable:
             commit.discard(run)
             raise
@@ -244,9 +250,33 @@ def _failed_file(e: BaseException, uris: dict[str, str]) -> str | None:
 # ------------------------------------------------------------------------------------------
 # the run
 # ------------------------------------------------------------------------------------------
+def _read_small(todo: list[InputFile]) -> Any:
+    """A small run's rows by lbctl's reader (:func:`_read_in_driver`), read before
+    the session is known: under lbctl's default :data:`lbctl.fleet.session.SMALL_INPUT_BYTES`
+    (a ``--conf`` that says otherwise is seen once Spark is up, and the frame is then not
+    used); None for a larger input."""
+    from lbctl.fleet.session import SMALL_INPUT_BYTES
+
+    if sum(_unpacked_size(f) for f in todo) >= SMALL_INPUT_BYTES:
+        return None
+    import pyarrow  # noqa: F401  (createDataFrame's Arrow path: imported while the JVM starts)
+
+    return _read_in_driver([f.path for f in todo])
+
+
+def _read_in_driver(paths: list[str]) -> tuple[list[str], Any]:
+    """(the paths, sorted; their rows by lbctl's reader in this process as one pandas frame)."""
+    import pandas as pd
+
+    ordered = sorted(paths)
+    frames = list(parse_files(iter([pd.DataFrame({"path": ordered})])))
+    return ordered, pd.concat(frames, ignore_index=True)
+
+
 def _run(spark: Any, todo: list[InputFile], run: Path, out: Path, result: IngestResult,
-         progress: Progress) -> set[str]:
-    """Stage every table of this run; returns the files that were skipped (malformed)."""
+         progress: Progress, preread: Any = None) -> set[str]:
+    """Stage every table of this run; returns the files that were skipped (malformed).
+    ``preread``: the rows of every file of ``todo`` by lbctl's reader, when already read."""
     from lbctl.fleet import native
 
     for key, value in native.SQL_SETTINGS.items():
@@ -264,7 +294,8 @@ def _run(spark: Any, todo: list[InputFile], run: Path, out: Path, result: Ingest
         reader_files = sorted({*reader_files, *rejected})
         result.native_files = len(native_files) - len(rejected)
         result.reader_files = len(reader_files)
-        fallback = _Reader(spark, reader_files, progress, in_driver=small)
+        fallback = _Reader(spark, reader_files, progress, in_driver=small,
+                           preread=preread if small else None)
         try:
             result.skipped += fallback.errors
             bad = {s["file"] for s in fallback.errors}
@@ -401,16 +432,17 @@ class _Reader:
     this process for a small run)."""
 
     def __init__(self, spark: Any, paths: list[str], progress: Progress, *,
-                 in_driver: bool = False) -> None:
+                 in_driver: bool = False, preread: Any = None) -> None:
         F = _compat.functions()
         self.rows: Any = None
+        self.frame: Any = None  # the rows as a pandas frame, when read in this process
         self.errors: list[dict[str, str]] = []
         self.keys: Any = None
         if not paths:
             return
         level = _compat.storage_level().StorageLevel.MEMORY_AND_DISK
         with progress.phase(f"reading {len(paths)} file(s) with lbctl's reader"):
-            rows, found = _reader_rows(spark, paths, in_driver)
+            rows, found, self.frame = _reader_rows(spark, paths, in_driver, preread)
             self.rows = rows.withColumn("uid", F.xxhash64("source", "seq")) \
                 .withColumn("h", F.xxhash64("raw")).persist(level)
             if found is None:  # read in Spark tasks: the errors are in the rows
@@ -430,20 +462,20 @@ class _Reader:
             self.rows.unpersist()
 
 
-def _reader_rows(spark: Any, paths: list[str],
-                 in_driver: bool) -> tuple[Any, list[tuple[str, str]] | None]:
+def _reader_rows(spark: Any, paths: list[str], in_driver: bool,
+                 preread: Any = None) -> tuple[Any, list[tuple[str, str]] | None, Any]:
     """The union-schema rows of ``paths`` by lbctl's reader, and the files it rejected when they
     are known without a Spark job: in this process (the frames handed to Spark through Arrow;
-    the errors read off the frame, no job to collect them), or in Spark tasks (``mapInPandas``;
-    None: the caller collects them from the rows)."""
+    the errors read off the frame, no job to collect them; ``preread``: those frames, read while
+    Spark started), or in Spark tasks (``mapInPandas``; None: the caller collects them from the
+    rows); and the frame read in this process (else None)."""
     if in_driver:
-        import pandas as pd
-
-        frames = list(parse_files(iter([pd.DataFrame({"path": sorted(paths)})])))
-        frame = pd.concat(frames, ignore_index=True)
+        if preread is None or preread[0] != sorted(paths):
+            preread = _read_in_driver(paths)
+        frame = preread[1]
         bad = frame[frame["kind"] == "error"]
         errors = list(zip(bad["source"], bad["message"], strict=True))
-        return spark.createDataFrame(frame, union_schema()), errors
+        return spark.createDataFrame(frame, union_schema()), errors, frame
     import os
 
     sc = spark.sparkContext
@@ -451,7 +483,7 @@ def _reader_rows(spark: Any, paths: list[str],
     slices = reader_slices(total, len(paths), sc.defaultParallelism)
     listing = spark.createDataFrame(sc.parallelize([(p,) for p in _deal(paths, slices)],
                                                    slices), "path string")
-    return listing.mapInPandas(parse_files, union_schema()), None
+    return listing.mapInPandas(parse_files, union_schema()), None, None
 
 
 #: input per reader task worth a task of its own: each task starts a Python worker (pandas,
@@ -475,13 +507,39 @@ def _deal(paths: list[str], slices: int) -> list[str]:
 
 def _write(spark: Any, native: _Native, reader: _Reader, run: Path, out: Path,
            result: IngestResult, progress: Progress) -> None:
-    from lbctl.fleet import native_tables
-
-    F = _compat.functions()
-    level = _compat.storage_level().StorageLevel.MEMORY_AND_DISK
     keys = [k for k in (native.keys, reader.keys) if k is not None]
     if not keys:
         return
+    counted = (_counted_in_driver(reader.frame)
+               if native.keys is None and reader.frame is not None
+               and not (out / "snapshots").is_dir() else None)
+    if counted is not None:  # nothing stored, no repeat: every snapshot read is new
+        result.snapshots_read = result.snapshots_added = counted["snapshots"]
+        result.rows = counted
+        F = _compat.functions()
+        _write_rows(None, reader.rows.filter(F.col("kind") != "error"), run, result, progress)
+        return
+    _write_new(spark, native, reader, keys, run, out, result, progress)
+
+
+def _counted_in_driver(frame: Any) -> dict[str, int] | None:
+    """A small run's rows per table, read off the driver's frame (no Spark job), when no two of
+    its snapshots share (cluster, ``capturedAt``) — then there is nothing to choose between,
+    and the Spark job that picks one snapshot of each (:func:`_write_new`) would keep them all;
+    None when some do."""
+    snaps = frame[frame["kind"] == "snapshot"]
+    if snaps.duplicated(["cluster", "captured_at"]).any():
+        return None
+    return {"snapshots": len(snaps), "brokers": int(snaps["num_brokers"].sum()),
+            "bundles": int(snaps["num_bundles"].sum()), "topics": int(snaps["num_topics"].sum())}
+
+
+def _write_new(spark: Any, native: _Native, reader: _Reader, keys: list[Any], run: Path,
+               out: Path, result: IngestResult, progress: Progress) -> None:
+    """One snapshot per (cluster, ``capturedAt``), not stored yet, chosen by a Spark job; then
+    its rows written."""
+    F = _compat.functions()
+    level = _compat.storage_level().StorageLevel.MEMORY_AND_DISK
     allkeys = keys[0]
     for k in keys[1:]:
         allkeys = allkeys.unionByName(k)
@@ -518,24 +576,44 @@ def _write(spark: Any, native: _Native, reader: _Reader, run: Path, out: Path,
         good_reader = (reader.rows.filter(F.col("kind") != "error")
                        .join(chosen, ["source", "uid"], "left_semi")
                        if reader.rows is not None else None)
-        builders = {"snapshots": native_tables.snapshots, "brokers": native_tables.brokers,
-                    "bundles": native_tables.bundles, "topics": native_tables.topics}
-        for table, cols in TABLES.items():
-            n = result.rows[table]
-            if not n:
-                continue
-            parts = []
-            if good_native is not None:
-                parts.append(builders[table](good_native))
-            if good_reader is not None:
-                parts.append(native_tables.select_table(
-                    good_reader.filter(F.col("kind") == KIND_OF_TABLE[table])
-                    .select(*[F.col(src).alias(dst) for src, dst in cols]), table))
-            df = parts[0]
-            for p in parts[1:]:
-                df = df.unionByName(p)
-            with progress.phase(f"writing {n:,} row(s) to {table}"):
-                (df.write.mode("overwrite").partitionBy(*PARTITIONS)
-                 .option("compression", "zstd").parquet(str(run / table)))
+        _write_rows(good_native, good_reader, run, result, progress)
     finally:
         grouped.unpersist()
+
+
+def _write_rows(good_native: Any, good_reader: Any, run: Path, result: IngestResult,
+                progress: Progress) -> None:
+    """Every table's rows from the chosen lines of the native path and rows of lbctl's
+    reader (either None), under ``run``."""
+    from lbctl.fleet import native_tables
+
+    F = _compat.functions()
+    builders = {"snapshots": native_tables.snapshots, "brokers": native_tables.brokers,
+                "bundles": native_tables.bundles, "topics": native_tables.topics}
+    jobs: list[tuple[str, int, Any]] = []
+    for table, cols in TABLES.items():
+        n = result.rows[table]
+        if not n:
+            continue
+        parts = []
+        if good_native is not None:
+            parts.append(builders[table](good_native))
+        if good_reader is not None:
+            parts.append(native_tables.select_table(
+                good_reader.filter(F.col("kind") == KIND_OF_TABLE[table])
+                .select(*[F.col(src).alias(dst) for src, dst in cols]), table))
+        df = parts[0]
+        for p in parts[1:]:
+            df = df.unionByName(p)
+        jobs.append((table, n, df))
+    _write_tables(jobs, run, progress)
+
+
+def _write_tables(jobs: list[tuple[str, int, Any]], run: Path, progress: Progress) -> None:
+    """Write each (table, rows, frame) under ``run``, one job per table. (Submitted together
+    from threads they cost more CPU and no less time on two cores: jobs compiling the same
+    code at once.)"""
+    for table, n, df in jobs:
+        with progress.phase(f"writing {n:,} row(s) to {table}"):
+            (df.write.mode("overwrite").partitionBy(*PARTITIONS)
+             .option("compression", "zstd").parquet(str(run / table)))

@@ -28,6 +28,11 @@ def available() -> bool:
         return False
 
 
+def preload() -> None:
+    """matplotlib (Agg) imported ahead of drawing: the report does it while Spark starts."""
+    _pyplot()
+
+
 def _pyplot() -> Any:
     try:
         import matplotlib

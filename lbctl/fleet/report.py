@@ -125,6 +125,19 @@ def compute(spark: Any, data: Path, opts: ReportOptions, progress: Progress) -> 
                        finish_moves(moves), opts)
 
 
+def import_libraries(plots: bool) -> None:
+    """The Python libraries the report uses once Spark has answered — pandas and pyarrow
+    (``toPandas``, the tables' footers) and, when it draws plots, matplotlib: about a second of
+    CPU, imported while the JVM starts (:func:`lbctl.fleet.session.start_while`)."""
+    import pandas  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
+
+    if plots:
+        from lbctl.fleet import plots as drawing
+
+        drawing.preload()
+
+
 def per_bundle_table(bundles: Any, counts: list[Any], opts: ReportOptions, key: Any) -> Any:
     """One row per bundle (pandas): sample and flag counts, moves and bounce-backs, the list of
     its moves and its first sample — one Spark job.

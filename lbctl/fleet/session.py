@@ -32,12 +32,15 @@ import os
 import sys
 import tempfile
 import warnings
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lbctl.errors import LbctlError, UsageError
 from lbctl.fleet import _compat, classcache
+
+T = TypeVar("T")
+U = TypeVar("U")
 
 DEFAULT_MASTER = "local[*]"
 APP_NAME = "lbctl-fleet"
@@ -195,10 +198,13 @@ def spark_session(
     *,
     app_name: str = APP_NAME,
     input_bytes: int | None = None,
+    dump_classes: bool = True,
 ) -> Any:
     """A ``SparkSession`` (an existing one is reused, as ``getOrCreate`` does).
 
     ``master=None`` means ``local[*]``, except under spark-submit where spark-submit decides.
+    ``dump_classes=False``: a start that does no fleet work (a benchmark's bare start) maps the
+    class cache but never writes it (:func:`lbctl.fleet.classcache.plan`).
     """
     sql = _compat.sql()
     master = resolve_master(master)
@@ -211,7 +217,7 @@ def spark_session(
         builder = builder.master(master)
     given = dict(conf or {})
     # the class cache only when lbctl chooses the driver's JVM options (and starts the JVM)
-    cache = (classcache.plan() if is_local(master) and "spark.driver.extraJavaOptions" not in given
+    cache = (classcache.plan(dump=dump_classes) if is_local(master) and "spark.driver.extraJavaOptions" not in given
              and active_session() is None else None)
     for key, value in {**default_conf(master, input_bytes, cache), **given}.items():
         builder = builder.config(key, value)
@@ -244,8 +250,12 @@ def _stderr_to(path: Path) -> Iterator[None]:
         os.close(fd)
 
 
-def active_session() -> Any:
-    """The session already running in this process, if any (without starting one)."""
+def active_session(*, if_imported: bool = False) -> Any:
+    """The session already running in this process, if any (without starting one). The active
+    session is per thread: ask from the thread that made it. ``if_imported``: None without
+    importing pyspark when it was never imported (then no session can be running)."""
+    if if_imported and "pyspark.sql" not in sys.modules:
+        return None
     return _compat.sql().SparkSession.getActiveSession()
 
 
@@ -263,3 +273,35 @@ def job_error(e: BaseException) -> SparkError:
         if line.startswith(("lbctl.", "ValueError:", "TypeError:", "KeyError:", "RuntimeError:")):
             reason = line
     return SparkError(f"Spark job failed: {reason} (Spark's log: {log_path()})")
+
+
+def start_while(start: Callable[[], T], meanwhile: Callable[[], U]) -> tuple[T, U]:
+    """``start()`` (a Spark start: the Python side mostly waits for the JVM, which keeps one core
+    busy for seconds) in a thread while ``meanwhile()`` runs in this one — Python work the
+    command needs anyway (imports of pandas, pyarrow and matplotlib, reading a small input): on
+    the bundled example about a second of CPU that no longer adds to the wall time.
+
+    ``meanwhile`` must not write to stderr: while the JVM starts, fd 2 is Spark's log (see
+    :func:`spark_session`). An error of either is raised once both have ended (the start's
+    first), so a JVM is never left starting behind a failed command."""
+    import threading
+
+    started: list[T] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            started.append(start())
+        except BaseException as e:  # handed to the calling thread
+            failed.append(e)
+
+    thread = threading.Thread(target=run, name="lbctl-spark-start", daemon=True)
+    thread.start()
+    try:
+        done = meanwhile()
+    finally:
+        thread.join()
+    if failed:
+        raise failed[0]
+    return started[0], done
+

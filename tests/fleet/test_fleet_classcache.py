@@ -140,3 +140,32 @@ def test_a_dump_the_jvm_refused_is_not_tried_again(cache) -> None:
     Path(f"{first.dump}.log").write_text("[0.6s][error][cds] Error: non-empty directory 'x'\n")
     again = plan()
     assert again.java_options() == "" and "could not" in again.why
+
+
+def test_a_bare_start_maps_the_archive_but_never_writes_one(cache) -> None:
+    """A start that does no fleet work (a benchmark's bare start) would leave an archive of the
+    JVM's start-up alone, and every later command would load most of its classes from the jars."""
+    assert plan(dump=False).java_options() == "" and plan(dump=False).dump is None
+    assert not any(cache.iterdir())
+    first = plan()
+    assert first.dump is not None
+    first.dump.write_bytes(b"archive")
+    Path(f"{first.dump}.log").write_text(f"[2.0s][info][cds,dynamic] {DONE_MARK} 0x8 - 0x9\n")
+    assert plan(dump=False).use is not None  # once written, every start maps it
+
+
+def test_an_archive_of_the_older_format_is_not_used_and_is_removed(cache) -> None:
+    """Archives named before :data:`classcache.FORMAT` may be a bare start's: not used, and
+    removed once the new one is in place."""
+    java, jars = classcache.java_executable(), classcache.spark_jars()
+    assert java is not None and jars is not None
+    key = classcache.archive_key(java, jars)
+    cache.mkdir(mode=0o700)
+    old = cache / f"spark-cds-{key}.jsa"
+    old.write_bytes(b"old")
+    first = plan()
+    assert first.dump is not None and first.use is None and old.exists()
+    first.dump.write_bytes(b"new")
+    Path(f"{first.dump}.log").write_text(f"[2.0s][info][cds,dynamic] {DONE_MARK} 0x8 - 0x9\n")
+    second = plan()
+    assert second.use is not None and second.use.read_bytes() == b"new" and not old.exists()

@@ -142,3 +142,29 @@ def test_reader_tasks_follow_the_input_size() -> None:
     assert reader_slices(12 << 20, 500, 2) == 3
     assert reader_slices(1 << 30, 500, 2) == 8
     assert reader_slices(1 << 30, 1, 2) == 1
+
+
+def test_a_small_input_is_read_ahead_and_its_repeats_are_seen_without_spark(tmp_path) -> None:
+    """What a small run reads while the JVM starts (every file, by lbctl's reader) and the
+    counts it takes off that frame when no two snapshots share (cluster, capturedAt)."""
+    import pandas as pd
+
+    from lbctl.fleet.ingest import _counted_in_driver, _read_small
+    from lbctl.fleet.session import SMALL_INPUT_BYTES
+
+    files = list_inputs([CORPUS]).files
+    assert sum(f.size for f in files) < SMALL_INPUT_BYTES
+    read = _read_small(files)
+    assert read is not None
+    paths, frame = read
+    assert paths == sorted(f.path for f in files) and set(frame["source"]) <= set(paths)
+    snaps = frame[frame["kind"] == "snapshot"]
+    counted = _counted_in_driver(frame)
+    assert counted == {"snapshots": len(snaps), "brokers": int(snaps["num_brokers"].sum()),
+                       "bundles": int(snaps["num_bundles"].sum()),
+                       "topics": int(snaps["num_topics"].sum())}
+    assert counted["snapshots"] > 0 and counted["brokers"] > counted["snapshots"]
+    repeated = pd.concat([frame, snaps.iloc[:1]], ignore_index=True)
+    assert _counted_in_driver(repeated) is None  # a repeat: the Spark job chooses
+    big = [InputFile(f.path, SMALL_INPUT_BYTES, f.mtime_ns) for f in files[:1]]
+    assert _read_small(big) is None  # not small: Spark's readers, nothing read ahead

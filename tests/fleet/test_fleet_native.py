@@ -230,3 +230,41 @@ def test_tables_hold_exactly_the_readers_rows(ingested_corpus, ingested_small, o
     key = lambda r: tuple((x is None, str(type(x)), x if x is not None else 0) for x in r)  # noqa: E731
     assert sorted(got, key=key) == sorted(expected, key=key)
     assert summary["rows"][table] == len(expected)
+
+
+@pytest.fixture(scope="module")
+def ingested_small_unique(run_fleet, spark, tmp_path_factory):
+    """The bundled example as a small run into a new directory: no two snapshots share
+    (cluster, capturedAt), so the rows are counted off the driver's frame and written without
+    the Spark job that picks one snapshot of each."""
+    root = tmp_path_factory.mktemp("unique")
+    src = root / "in"
+    shutil.copytree(EXAMPLES / "fleet", src, ignore=shutil.ignore_patterns("*.md", "*.py"))
+    out = root / "out"
+    spark.conf.set(SMALL_INPUT_CONF, str(1 << 40))
+    try:
+        result = run_fleet("ingest", str(src), "--out", str(out), "-o", "json")
+    finally:
+        spark.conf.set(SMALL_INPUT_CONF, "0")
+    assert result.exit_code == 0, result.output
+    return src, out, result
+
+
+def test_a_small_run_without_repeats_writes_the_readers_rows_without_choosing(
+        ingested_small_unique) -> None:
+    src, out, result = ingested_small_unique
+    assert "finding the snapshots not stored yet" not in result.stderr  # no Spark job to choose
+    assert "writing 90 row(s) to snapshots" in result.stderr
+    summary = json.loads(result.stdout)
+    files = [f.path for f in list_inputs([src]).files]
+    expected = _expected_rows(files)
+    assert summary["snapshots"]["read"] == summary["snapshots"]["added"] == 90
+    for table in TABLES:
+        got = _table(out, table)
+        want = expected[table]
+        if table == "snapshots":
+            raw = [name for name, _ in table_schema(table)].index("raw")
+            want, got = _canonical_raw(want, raw), _canonical_raw(got, raw)
+        key = lambda r: tuple((x is None, str(type(x)), x if x is not None else 0) for x in r)  # noqa: E731
+        assert sorted(got, key=key) == sorted(want, key=key), table
+        assert summary["rows"][table] == len(want)

@@ -61,3 +61,49 @@ def test_debug_prints_every_setting_with_its_origin(spark, tmp_path) -> None:
     assert "lbctl: debug: spark spark.sql.files.maxPartitionBytes=64m (lbctl default)\n" in r.stderr
     assert "reusing the Spark session already running in this process" in r.stderr
     assert json.loads(r.stdout)["rows"]["brokers"] == 16
+
+
+def test_start_while_overlaps_the_start_and_raises_its_error_after_both_ended() -> None:
+    """The start runs in another thread while the Python work runs here; neither error is lost
+    and the start is always waited for (no JVM left starting behind a failed command)."""
+    import threading
+
+    from lbctl.fleet.session import start_while
+
+    here = threading.get_ident()
+    both = threading.Barrier(2, timeout=10)  # each side waits for the other: they overlap
+
+    def start() -> int:
+        both.wait()
+        return threading.get_ident()
+
+    def meanwhile() -> str:
+        both.wait()
+        return "read"
+
+    started_in, done = start_while(start, meanwhile)
+    assert started_in != here and done == "read"
+    ended: list[str] = []
+
+    def failing_start() -> None:
+        ended.append("start")
+        raise RuntimeError("no JVM")
+
+    def slow_meanwhile() -> None:
+        import time
+
+        time.sleep(0.05)
+        ended.append("meanwhile")
+
+    with pytest.raises(RuntimeError, match="no JVM"):
+        start_while(failing_start, slow_meanwhile)
+    assert sorted(ended) == ["meanwhile", "start"]
+
+    def failing_meanwhile() -> None:
+        raise ValueError("bad input")
+
+    ended.clear()
+    with pytest.raises(ValueError, match="bad input"):
+        start_while(lambda: ended.append("start"), failing_meanwhile)
+    assert ended == ["start"]
+
