@@ -52,8 +52,8 @@ SOLVERS = ("auto", "exact", "greedy")
 #: Not a rule that makes every ``--time-limit`` give the same plan: a 100-node run took up to
 #: 0.44 CPU s at 45 pairs, 0.97 at 72, 2.8 at 240 (random clusters, 8 seeds a size; 10x between
 #: models of one size), so a limit of 1 s is out of reach only for ~50 pairs and fewer — a cut
-#: that would give up the exact plan on the 5-broker clusters where it saves most (9 % fewer
-#: bytes over plans_on_hardware's n=5 seeds 1-8, 44 % on seed 7). Below a few seconds, the
+#: that would give up the exact plan on plans_on_hardware's 5-broker clusters (8.5 % fewer
+#: bytes moved over seeds 1-8 after repair, 44 % on seed 7). Below a few seconds, the
 #: safety net is the documented fallback (docs/propose.md, "Deterministic plans")
 EXACT_LIMIT = 1_000
 #: the exact solver's safety net, CPU seconds
