@@ -538,13 +538,17 @@ def deterministic(task: tuple[int, int, str]) -> tuple[int, int, bool, str]:
     settings = resolve(hist[-1].config)
     rng = random.Random(seed)
     plans = []
+    how = []  # per run: its limit, solver and whether the exact solver's safety net stopped it
     for limit, shuffle in ((10.0, False), (10.0, True), (1.0, True), (30.0, False)):
         h = [shuffled(x, rng) for x in hist] if shuffle else hist
         p = propose(h[-1], settings, ProposeOptions(solver=solver, time_limit=limit), history=h)
         v = p.view
         plans.append(sorted((v.bundles[i], v.brokers[d]) for i, d in p.moves))
+        net = any("safety net" in x for x in p.solution.notes)
+        how.append(f"{limit:g} s{' shuffled' if shuffle else ''}: {len(p.moves)} moves, "
+                   f"{p.solution.solver.split(' +')[0]}{' (safety net)' if net else ''}")
     same = all(x == plans[0] for x in plans)
-    return seed, n, same, "" if same else f"{[len(x) for x in plans]} moves differ"
+    return seed, n, same, "" if same else "moves differ; " + "; ".join(how)
 
 
 # --- the goals --------------------------------------------------------------------------------
@@ -601,8 +605,9 @@ def done_when(rows: Sequence[dict[str, Any]], loops: Mapping[int, Sequence[
                  f"{max(pulsar) * 100:.0f} %)", lb["peak"] <= min(pulsar) + 1e-9)
     if det:
         same = sum(d[2] for d in det)
-        line("same input -> identical plan", "all", f"{same}/{len(det)} (shuffled, 1/10/30 s)",
-             same == len(det))
+        net = sum(not d[2] and "(safety net)" in d[3] for d in det)
+        line("same input -> identical plan", "all", f"{same}/{len(det)} (shuffled, 1/10/30 s)"
+             + (f"; {net} safety net" if net else ""), same == len(det))
     for c in capped:
         print(f"  capped: {c}")
 

@@ -33,7 +33,13 @@ work the same on any machine, and returns the best plan of that work with its ga
 ``time_limit`` are its public options; HiGHS's root cuts and sub-MIP heuristics, most of the
 work on these models, have no public switch): measured CPU per exact run with
 ``benchmarks/plans_on_hardware.py`` models, 1.3–3.9 s at 240 pairs (5 brokers), 1.7–2.7 s at
-680, 5.3 s at 1,590. ``time_limit`` is only a **safety net**, counted in CPU seconds (the build in
+680, 5.3 s at 1,590; the root alone (``node_limit`` 1) 1.2–2.6 s on the slowest 240-pair ones.
+Evaluated and not taken, on 12 of those solves and 40 random clusters of 72–300 pairs:
+``presolve`` off (faster on 31 of 40, yet 0.77–1.28 s on 7 of 8 at 240 pairs, and a different
+plan on 31 of 40, costlier on 17; on the benchmark's: costlier on 7 of 12, never cheaper), a
+lower ``node_limit`` (10 or 1: 3–35 % less time, the plan changed on 6 of 12) and a looser
+``mip_rel_gap`` (1e-2, 5e-2: the plan changed on 6 and 7 of 12, the slowest runs still 2.9 s). None brings the exact run well inside
+1 CPU s at 240 pairs, so ``--time-limit 1`` there is the documented fallback to greedy. ``time_limit`` is only a **safety net**, counted in CPU seconds (the build in
 this process, then the solver in a child with ``RLIMIT_CPU``, :func:`_within`), so that other
 processes' load never decides it; a run it stops is discarded (``moves`` is ``None``, status
 ``"time limit"``), the caller keeps its deterministic greedy plan and says so. The wall clock
