@@ -312,7 +312,7 @@ def _fast_series(data: _Columns, start_ms: int, end_ms: int, step_ms: int
     grid's times as they are; any other has its times checked (in range) and converted. Every
     value must be finite (checked on the sum: a NaN or an infinity makes it so). ``None`` when a
     series has an odd sample: the caller reads the answer the checked way instead."""
-    grid_ms = range(start_ms, end_ms + 1, step_ms)
+    grid_ms = list(range(start_ms, end_ms + 1, step_ms))  # a slice of it shares its ints
     grid_s = [t / _TO_MS for t in grid_ms]
     first_of = {t: i for i, t in enumerate(grid_s)}
     out = []
@@ -325,7 +325,7 @@ def _fast_series(data: _Columns, start_ms: int, end_ms: int, step_ms: int
             return None
         first = first_of.get(times[0])
         if first is not None and times == grid_s[first:first + len(times)]:
-            out.append(Series(labels, list(grid_ms[first:first + len(times)]), vals))
+            out.append(Series(labels, grid_ms[first:first + len(times)], vals))
             continue
         if not (isfinite(sum(times)) and min(times) >= 0 and max(times) <= MAX_TIMESTAMP):
             return None
