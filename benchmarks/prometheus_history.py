@@ -65,13 +65,16 @@ def prepare(where: Path, brokers: int, bundles: int, steps: int) -> tuple[int, i
 
 def answers_cpu(client: Any, req: Any) -> float:
     """CPU seconds of asking the read's range queries, chunk by chunk, and decoding the answers
-    (``PrometheusClient.query_ranges``), with nothing built from them."""
+    (``PrometheusClient.query_ranges``), with nothing built from them; the cyclic collector
+    paused, as ``write_history`` pauses it."""
+    from lbctl.collector import collector_paused
     from lbctl.sources.prometheus import PrometheusHistory
 
     hist = PrometheusHistory(client, req)
     c = time.process_time()
-    for s, e in hist._plan():
-        client.query_ranges([q for _, _, q in hist._queries(s, e)])
+    with collector_paused():
+        for s, e in hist._plan():
+            client.query_ranges([q for _, _, q in hist._queries(s, e)])
     return time.process_time() - c
 
 

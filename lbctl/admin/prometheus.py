@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import math
 import re
 import time
@@ -173,7 +174,7 @@ class RangeQuery:
     series: int = 1
 
 
-# ---- a range answer, decoded straight into records --------------------------------------------
+# ---- a range answer, decoded straight into columns -------------------------------------------
 class _RangeSeries(msgspec.Struct):
     metric: dict[str, str]
     values: list[tuple[float, float]] = []
@@ -190,55 +191,146 @@ class _RangeAnswer(msgspec.Struct):
     warnings: list[str] = []
 
 
+class _RawSeries(msgspec.Struct):
+    metric: dict[str, str]
+    values: msgspec.Raw = msgspec.Raw(b"[]")
+
+
+class _RawMatrix(msgspec.Struct):
+    resultType: str
+    result: list[_RawSeries]
+
+
+class _RawAnswer(msgspec.Struct):
+    status: str
+    data: _RawMatrix
+    warnings: list[str] = []
+
+
 #: lax: Prometheus writes sample values as strings ("0.25", "NaN"), read here as floats in C
 _RANGE_DECODER = msgspec.json.Decoder(_RangeAnswer, strict=False)
+#: the same answer with each series' samples left as their JSON text (:func:`_columns_of`)
+_RAW_DECODER = msgspec.json.Decoder(_RawAnswer)
+_FLOATS = msgspec.json.Decoder(list[float])
+#: what a JSON number is written with; what is left of a series' samples without them is their
+#: punctuation, which says whether they are ``[[t,"v"],…]``
+_NUMBER_BYTES = b"0123456789.eE+-"
+_PUNCTUATION = b'[]"'
 #: "-0" is read as +0.0 by the lax decoding, as -0.0 by ``float``: such an answer is read the slow way
 _MINUS_ZERO = b'"-0"'
 _TO_MS = 1000.0
 
 
-def _decode_range(body: bytes) -> _RangeAnswer | None:
-    """A successful matrix answer decoded into records in one pass (labels as ``str``, sample
-    times and values as ``float``: what the checked reading would make of them); ``None`` when
-    anything does not fit (a ``+Inf`` value, a label that is not a string, not JSON …) or the
-    answer holds a ``"-0"``: those go the checked way (:meth:`PrometheusClient._series_checked`),
-    with its messages."""
+@functools.lru_cache(maxsize=8)
+def _pairs_punctuation(n: int) -> bytes:
+    """The punctuation of ``n`` samples as Prometheus writes them: ``[[,""],[,""],…]``."""
+    return b"[" + b",".join(repeat(b'[,""]', n)) + b"]"
+
+
+def _columns_of(raw: bytes) -> tuple[list[float], list[float]] | None:
+    """A series' samples, written exactly ``[[t,"v"],[t,"v"],…]`` with numbers for every ``t``
+    and ``v``, as two columns of floats (times in seconds, values) decoded in one pass in C, with
+    no object per sample (half the cost of decoding pairs, measured on captured answers). The
+    punctuation left once the number characters are taken out must be that of ``n`` pairs, and
+    what is left once the punctuation is taken out must be ``2n`` JSON numbers: then each pair is
+    one number and one string holding one number, which is what the typed decoding reads
+    (msgspec's own number reading either way). ``None`` otherwise (``NaN``, ``+Inf``, a third
+    item, a space …): the caller decodes the pairs one by one."""
+    punctuation = raw.translate(None, _NUMBER_BYTES)
+    n = (len(punctuation) - 1) // 6
+    if punctuation != _pairs_punctuation(n):
+        return None
     try:
-        answer = _RANGE_DECODER.decode(body)
+        flat = _FLOATS.decode(b"[" + raw.translate(None, _PUNCTUATION) + b"]")
+    except (msgspec.DecodeError, msgspec.ValidationError):  # 1e400, "-", "1.2.3" …
+        return None
+    if len(flat) != 2 * n:
+        return None
+    return flat[0::2], flat[1::2]
+
+
+@dataclass
+class _Columns:
+    """A successful matrix answer decoded: per series its labels and its samples' times
+    (seconds) and values, as floats; ``body`` for the checked reading (:meth:`builtins`)."""
+
+    series: list[tuple[dict[str, str], list[float], list[float]]]
+    warnings: list[str]
+    body: bytes
+
+    def builtins(self) -> Any:
+        """The ``data`` the checked reading takes: what the typed decoding made of it, as plain
+        values (or the plain JSON when it did not take it)."""
+        try:
+            return msgspec.to_builtins(_RANGE_DECODER.decode(self.body).data)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            import orjson
+
+            return orjson.loads(self.body)["data"]
+
+
+def _decode_range(body: bytes) -> _Columns | None:
+    """A successful matrix answer decoded in one pass (labels as ``str``, sample times and values
+    as ``float``: what the checked reading would make of them): each series' samples straight to
+    columns (:func:`_columns_of`), or, if one series is written otherwise, every pair decoded as a
+    record; ``None`` when anything does not fit (a ``+Inf`` value, a label that is not a string,
+    not JSON …) or the answer holds a ``"-0"``: those go the checked way
+    (:meth:`PrometheusClient._series_checked`), with its messages."""
+    try:
+        answer = _RAW_DECODER.decode(body)
     except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
         return None
     if answer.status != "success" or answer.data.resultType != "matrix" or _MINUS_ZERO in body:
         return None
-    return answer
+    series = []
+    for item in answer.data.result:
+        columns = _columns_of(bytes(item.values))
+        if columns is None:
+            return _decode_pairs(body)
+        series.append((item.metric, *columns))
+    return _Columns(series, answer.warnings, body)
 
 
-def _fast_series(data: _Matrix, start_ms: int, end_ms: int, step_ms: int) -> list[Series] | None:
+def _decode_pairs(body: bytes) -> _Columns | None:
+    """:func:`_decode_range` the slower way, pair by pair, for an answer not written as
+    Prometheus writes it."""
+    try:
+        answer = _RANGE_DECODER.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
+        return None
+    series = []
+    for item in answer.data.result:
+        times, values = zip(*item.values, strict=True) if item.values else ((), ())
+        series.append((item.metric, list(times), list(values)))
+    return _Columns(series, answer.warnings, body)
+
+
+def _fast_series(data: _Columns, start_ms: int, end_ms: int, step_ms: int
+                 ) -> list[Series] | None:
     """The series of a decoded matrix, each converted at once, not sample by sample. A series
     whose times are consecutive steps of the query's grid (as a range query answers) takes the
     grid's times as they are; any other has its times checked (in range) and converted. Every
     value must be finite (checked on the sum: a NaN or an infinity makes it so). ``None`` when a
     series has an odd sample: the caller reads the answer the checked way instead."""
-    grid_ms = range(start_ms, end_ms + 1, step_ms)
-    grid_s = tuple(t / _TO_MS for t in grid_ms)
+    grid_ms = list(range(start_ms, end_ms + 1, step_ms))  # a slice of it shares its ints
+    grid_s = [t / _TO_MS for t in grid_ms]
     first_of = {t: i for i, t in enumerate(grid_s)}
     out = []
     isfinite = math.isfinite
-    for item in data.result:
-        values = item.values
-        if not values:
-            out.append(Series(item.metric, [], []))
+    for labels, times, vals in data.series:
+        if not vals:
+            out.append(Series(labels, [], []))
             continue
-        times, vals = zip(*values, strict=True)
         if not isfinite(sum(vals)):
             return None
         first = first_of.get(times[0])
         if first is not None and times == grid_s[first:first + len(times)]:
-            out.append(Series(item.metric, list(grid_ms[first:first + len(times)]), list(vals)))
+            out.append(Series(labels, grid_ms[first:first + len(times)], vals))
             continue
         if not (isfinite(sum(times)) and min(times) >= 0 and max(times) <= MAX_TIMESTAMP):
             return None
         ms = list(map(round, map(float.__mul__, times, repeat(_TO_MS))))
-        out.append(Series(item.metric, ms, list(vals)))
+        out.append(Series(labels, ms, vals))
     return out
 
 
@@ -473,11 +565,11 @@ class PrometheusClient:
                   ("step", _seconds(step))]
         data, warns = await self._get("/api/v1/query_range", params, typed=True)
         warnings += warns
-        if isinstance(data, _Matrix):
+        if isinstance(data, _Columns):
             fast = _fast_series(data, s, e, step)
             if fast is not None:
                 return fast
-            data = msgspec.to_builtins(data)
+            data = data.builtins()
         return self._series_checked(data)
 
     def _series_checked(self, data: Any) -> list[Series]:
@@ -518,7 +610,7 @@ class PrometheusClient:
     async def _get(self, path: str, params: list[tuple[str, str]], *, typed: bool = False
                    ) -> tuple[Any, list[str]]:
         """One API call: ``(data, warnings)``; retries as the module docstring says. ``typed``:
-        a range query's answer, decoded straight into :class:`_Matrix` when it fits."""
+        a range query's answer, decoded straight into :class:`_Columns` when it fits."""
         params = [*params, ("timeout", f"{self.timeout:g}s")]
         attempt = 0
         while True:
@@ -552,7 +644,7 @@ class PrometheusClient:
             raise self._status_error(where, status, headers, body)
         fast = _decode_range(body) if typed else None
         if fast is not None:
-            data: Any = fast.data
+            data: Any = fast
             warnings = fast.warnings
         else:
             try:

@@ -71,6 +71,7 @@ from lbctl.model.wire.snapshot import FORMAT, RECONSTRUCTED
 __all__ = [
     "FORMAT",
     "RECONSTRUCTED",
+    "LearnedNames",
     "convert",
     "decode_snapshot",
     "key_path",
@@ -196,10 +197,13 @@ def parse_snapshot(obj: object, file: str, path_prefix: str = "") -> ClusterStat
     return _state(c, doc)
 
 
-def state_from_wire(doc: w.Snapshot, file: str, path_prefix: str = "") -> ClusterState:
+def state_from_wire(doc: w.Snapshot, file: str, path_prefix: str = "", *,
+                    learned: LearnedNames | None = None) -> ClusterState:
     """The :class:`ClusterState` of decoded snapshot records, after the rules a type cannot
-    express (the module docstring); ``file`` and ``path_prefix`` as for :func:`parse_snapshot`."""
-    return _state(_Checker(file, path_prefix), doc)
+    express (the module docstring); ``file`` and ``path_prefix`` as for :func:`parse_snapshot`.
+    ``learned``: the bundle-name parts the snapshots before this one in a sequence were found
+    to be made of, valid, and where this one's are added (:class:`LearnedNames`)."""
+    return _state(_Checker(file, path_prefix), doc, learned)
 
 
 def _yaml_instants(c: _Checker, obj: object) -> object:
@@ -217,11 +221,11 @@ def _yaml_instants(c: _Checker, obj: object) -> object:
     return out
 
 
-def _state(c: _Checker, doc: w.Snapshot) -> ClusterState:
+def _state(c: _Checker, doc: w.Snapshot, learned: LearnedNames | None = None) -> ClusterState:
     captured_at = parse_captured_at(c, "capturedAt", doc.capturedAt)
     config = _config(c, doc.config)
     namespaces = _namespaces(c, doc.namespaces)
-    names = _brokers(c, doc.brokers, namespaces)
+    names = _brokers(c, doc.brokers, namespaces, learned)
     brokers = names.brokers
     bundle_data = None if doc.bundleData is UNSET else _bundle_data(c, doc.bundleData)
     placement = _placement(c, doc, brokers)
@@ -346,7 +350,7 @@ def _boundaries(c: _Checker, path: str, raw: list[str]) -> tuple[tuple[int, ...]
 # brokers: the hot path
 # --------------------------------------------------------------------------------------------
 def _brokers(c: _Checker, raw: Mapping[str, w.LocalBrokerData],
-             namespaces: _Namespaces) -> NameIndex:
+             namespaces: _Namespaces, learned: LearnedNames | None = None) -> NameIndex:
     """Every broker's report, checked, as the :class:`NameIndex` of them (its ``brokers`` are
     the state's, by identity): the number of distinct bundles the one-owner check counts, and
     the system namespaces' bundles, counted for the brokers whose namespaces (which the name
@@ -355,7 +359,7 @@ def _brokers(c: _Checker, raw: Mapping[str, w.LocalBrokerData],
     system: dict[str, int] = {}
     stats: dict[str, Mapping[str, NamespaceBundleStats]] = {}
     owned: set[str] = set()
-    names_ok = _NameCache(namespaces)
+    names_ok = _NameCache(namespaces, learned)
     for bid, data in raw.items():
         local, stats_key, extra, heads, stats[bid] = _broker(c, bid, data, names_ok)
         if not heads.isdisjoint(names_ok.system):  # rare: a broker of a system namespace
@@ -456,27 +460,52 @@ def _bundle_path(bid: str, stats_key: str, local: LocalBrokerData, name: str) ->
     return f"{base}.bundles[{local.bundles.index(name)}]"
 
 
+class LearnedNames:
+    """The namespace parts and range tails of bundle names found valid, carried from one
+    snapshot of a sequence to the next (:func:`state_from_wire`'s ``learned``): a name made of
+    a known namespace and a known range is valid whatever snapshot it is in (the grammar is the
+    two parts side by side), so the regular expression runs once per distinct part over the whole
+    sequence rather than once per snapshot. Boundaries are not carried: each snapshot's
+    ``namespaces`` section is its own. A history rebuilt from Prometheus, which has no
+    ``namespaces`` section, otherwise learns every range again in every snapshot."""
+
+    __slots__ = ("ns", "tails")
+
+    def __init__(self) -> None:
+        #: valid namespaces (their boundaries, if any, are each snapshot's)
+        self.ns: dict[str, None] = {}
+        #: valid ``/0xLLLLLLLL_0xUUUUUUUU`` tails
+        self.tails: dict[str, None] = {}
+
+
 class _NameCache:
     """Validates bundle names in bulk, and checks owned bundles against namespace boundaries.
 
     The bundle-name grammar is ``namespace + "/0xLLLLLLLL_0xUUUUUUUU"`` where the tail has a fixed
     length, so a name is valid when its namespace part and its tail have each been seen valid
-    before: the regular expression runs once per distinct namespace or range, not per bundle.
+    before: the regular expression runs once per distinct namespace or range, not per bundle
+    (nor per snapshot, with a :class:`LearnedNames` carried along a sequence).
     A namespace with boundaries maps to the set of its range tails: an owned bundle whose tail is
     not among them overlaps the boundaries.
     """
 
-    __slots__ = ("bounded", "ns", "system", "tails")
+    __slots__ = ("bounded", "learned", "ns", "system", "tails")
 
-    def __init__(self, namespaces: Mapping[str, tuple[tuple[int, ...], frozenset[str]]]):
+    def __init__(self, namespaces: Mapping[str, tuple[tuple[int, ...], frozenset[str]]],
+                 learned: LearnedNames | None = None):
+        #: where what this snapshot's names teach is kept (a fresh one: nothing carried)
+        self.learned = learned = LearnedNames() if learned is None else learned
         #: valid namespace → the tails of its ranges when ``namespaces`` gives them, else None
-        self.ns: dict[str, frozenset[str] | None] = {n: t for n, (_, t) in namespaces.items()}
+        self.ns: dict[str, frozenset[str] | None] = dict(learned.ns)
+        self.ns.update({n: t for n, (_, t) in namespaces.items()})
         #: the namespaces with boundaries (learned ones never have any)
         self.bounded = frozenset(namespaces)
         #: the valid namespaces with a system prefix (``SYSTEM_PREFIXES``)
-        self.system = {n for n in namespaces if n.startswith(SYSTEM_PREFIXES)}
-        #: valid tails
-        self.tails: dict[str, None] = {}
+        self.system = {n for n in self.ns if n.startswith(SYSTEM_PREFIXES)}
+        #: valid tails (shared with ``learned``: a valid tail is valid in any snapshot); with
+        #: tails carried from earlier snapshots, :func:`_check_disjoint`'s shortcut sees a
+        #: superset of this snapshot's ranges, which can only send it the longer, exact way
+        self.tails: dict[str, None] = learned.tails
         for _, tails in namespaces.values():
             self.tails.update(dict.fromkeys(tails))
 
@@ -515,6 +544,7 @@ class _NameCache:
             c.bundle_name(path_of(name), name)
         ns = name[:-_RANGE_TAIL]
         self.ns.setdefault(ns, None)
+        self.learned.ns[ns] = None
         if ns.startswith(SYSTEM_PREFIXES):
             self.system.add(ns)
         self.tails[name[-_RANGE_TAIL:]] = None

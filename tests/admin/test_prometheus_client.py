@@ -75,13 +75,14 @@ def test_a_week_at_one_minute_is_chunked_under_prometheus_limit() -> None:
     assert all((e - s) // STEP + 1 <= 200 for s, e in chunks)
 
 
-def matrix(series: list[tuple[dict[str, str], list[tuple[float, str]]]],
-           warnings: list[str] | None = None) -> bytes:
+def matrix(series: list[tuple[dict[str, str], list[tuple[Any, ...]]]],
+           warnings: list[str] | None = None, *, compact: bool = False) -> bytes:
+    """A range answer; ``compact``: without spaces, as Prometheus writes it."""
     body: dict[str, object] = {"status": "success", "data": {"resultType": "matrix", "result": [
-        {"metric": m, "values": [[t, v] for t, v in vals]} for m, vals in series]}}
+        {"metric": m, "values": [list(pair) for pair in vals]} for m, vals in series]}}
     if warnings:
         body["warnings"] = warnings
-    return json.dumps(body).encode()
+    return json.dumps(body, separators=(",", ":") if compact else None).encode()
 
 
 def range_server(requests: list[httpx.Request], *, fail: dict[int, int] | None = None,
@@ -290,7 +291,8 @@ def go_float(x: float) -> str:
 
 
 _VALUES = st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(go_float),
-                    st.sampled_from(["-0", "0", "1e5", " 1", "1_0", ".5"]),
+                    st.sampled_from(["-0", "0", "1e5", " 1", "1_0", ".5", "-0.0", "1E5", "1e400",
+                                     "2,3", "[2", "]4", "1,\"2", "", "-", "01", "+1"]),
                     st.floats(-1e6, 1e6))
 _TIMES = st.one_of(st.integers(0, 30).map(lambda k: (T0 + k * STEP) / 1000),  # on the grid
                    st.floats(-10, 3e11), st.sampled_from(["1700000000", "NaN", "x"]))
@@ -299,17 +301,22 @@ _TIMES = st.one_of(st.integers(0, 30).map(lambda k: (T0 + k * STEP) / 1000),  # 
 @settings(max_examples=300, derandomize=True, deadline=None)
 @given(series=st.lists(st.tuples(st.dictionaries(st.sampled_from(["a", "b", "instance"]),
                                                  st.text(max_size=3), max_size=2),
-                                 st.lists(st.tuples(_TIMES, _VALUES), max_size=6)),
+                                 st.lists(st.one_of(st.tuples(_TIMES, _VALUES),
+                                                    st.tuples(_TIMES, _VALUES, _VALUES)),
+                                          max_size=6)),
                        max_size=3),
-       dense=st.integers(0, 31))
-def test_the_typed_decoding_reads_what_the_checked_one_reads(series, dense: int) -> None:
-    """Any answer — on the grid or off it, odd values (NaN, +Inf, -0, 1e5, not numbers), odd
-    times — gives the same series, or the same one-line error, as the sample-by-sample checked
-    reading every answer went through before (``PrometheusClient._series_checked``)."""
+       dense=st.integers(0, 31), compact=st.booleans())
+def test_the_typed_decoding_reads_what_the_checked_one_reads(series, dense: int,
+                                                             compact: bool) -> None:
+    """Any answer — on the grid or off it, odd values (NaN, +Inf, -0, 1e5, not numbers, strings
+    holding commas or brackets), odd times, a third item in a pair; written with spaces or, as
+    Prometheus writes it, without (the columns' way, :func:`lbctl.admin.prometheus._columns_of`)
+    — gives the same series, or the same one-line error, as the sample-by-sample checked reading
+    every answer went through before (``PrometheusClient._series_checked``)."""
     from lbctl.admin import prometheus as p
 
     grid = [((T0 + k * STEP) / 1000, str(k)) for k in range(dense)]  # a run of the grid
-    body = matrix([*series, ({"dense": "1"}, grid)])
+    body = matrix([*series, ({"dense": "1"}, grid)], compact=compact)
     c = prom("http://prom")
 
     def outcome(fn: Any) -> Any:
@@ -321,12 +328,33 @@ def test_the_typed_decoding_reads_what_the_checked_one_reads(series, dense: int)
     def typed() -> list[Any]:
         answer = p._decode_range(body)
         if answer is not None:
-            fast = p._fast_series(answer.data, T0, T0 + 30 * STEP, STEP)
+            fast = p._fast_series(answer, T0, T0 + 30 * STEP, STEP)
             if fast is not None:
                 return fast
         return c._series_checked(json.loads(body)["data"])
 
     assert outcome(typed) == outcome(lambda: c._series_checked(json.loads(body)["data"]))
+
+
+def test_samples_written_as_prometheus_writes_them_are_read_as_columns() -> None:
+    """The columns' way takes exactly ``[[t,"v"],…]`` with numbers in both places; anything
+    else — a string that would split into numbers, a third item, a bracket inside a value, a
+    space, NaN — is left to the pair-by-pair decoding (whose result the property test above
+    compares with the checked reading's)."""
+    from lbctl.admin import prometheus as p
+
+    assert p._columns_of(b'[[1795785960,"45.88"],[1795786020.5,"1e5"]]') == \
+        ([1795785960.0, 1795786020.5], [45.88, 1e5])
+    assert p._columns_of(b"[]") == ([], [])
+    for raw in (b'[["1,2"]]', b'[[1,"2,3"]]', b'[[1,"[2",3,"]4"]]', b'[[1,"2",3]]', b'[[1]]',
+                b'[[1,"2"],[3,"4"],5]', b'[[1, "2"]]', b'[[1,"NaN"]]', b'[[1,"1e400"]]',
+                b'[["1",2]]', b'[[1,"2"]', b'[[1,""]]', b'[[1,"-"]]', b'[[1,"01"]]'):
+        assert p._columns_of(raw) is None, raw
+    body = matrix([({"a": "1"}, [(T0 / 1000, "0.5"), ((T0 + STEP) / 1000, "1e5")])],
+                  compact=True)
+    answer = p._decode_range(body)
+    assert answer is not None and answer.series == [({"a": "1"}, [T0 / 1000, (T0 + STEP) / 1000],
+                                                      [0.5, 1e5])]
 
 
 def test_a_series_on_the_grid_keeps_the_grid_s_times() -> None:
@@ -335,7 +363,7 @@ def test_a_series_on_the_grid_keeps_the_grid_s_times() -> None:
     body = matrix([({"a": "1"}, [((T0 + k * STEP) / 1000, f"{k}.5") for k in range(2, 5)])])
     answer = p._decode_range(body)
     assert answer is not None
-    (s,) = p._fast_series(answer.data, T0, T0 + 9 * STEP, STEP) or []
+    (s,) = p._fast_series(answer, T0, T0 + 9 * STEP, STEP) or []
     assert s.times == [T0 + k * STEP for k in range(2, 5)] and s.values == [2.5, 3.5, 4.5]
     assert p._decode_range(matrix([({"a": "1"}, [(T0 / 1000, "-0")])])) is None  # -0.0 kept
     assert p._decode_range(matrix([({"a": "1"}, [(T0 / 1000, "+Inf")])])) is None

@@ -5,7 +5,10 @@ the same one-line message either way."""
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -13,7 +16,12 @@ import pytest
 from lbctl.errors import SnapshotError
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.sources import snapshot
-from lbctl.sources.snapshot_schema import decode_snapshot, parse_snapshot, state_from_wire
+from lbctl.sources.snapshot_schema import (
+    LearnedNames,
+    decode_snapshot,
+    parse_snapshot,
+    state_from_wire,
+)
 from tests.paths import DATA, EXAMPLES
 
 JSON_FILES = sorted([*EXAMPLES.glob("**/*.json"), *(DATA / "valid").glob("*.json")])
@@ -178,3 +186,71 @@ def test_disjoint_with_a_longer_namespace_in_between() -> None:
     names[3] = "t/a/0x1/0x10000000_0x30000000"
     assert parse_snapshot(_doc({"b1:8080": names[:2], "b2:8080": names[2:]}),
                           "f.json").bundle_count() == 4
+
+
+# --- names learned along a sequence (LearnedNames) -------------------------------------------------
+def _wire(names_by_broker: dict[str, list[str]], namespaces: dict[str, list[str]] | None = None
+          ) -> Any:
+    doc = _doc(names_by_broker)
+    if namespaces is not None:
+        doc["namespaces"] = {ns: {"boundaries": b} for ns, b in namespaces.items()}
+    wire = decode_snapshot(orjson.dumps(doc))
+    assert wire is not None
+    return wire
+
+
+def _error(fn: Callable[[], object]) -> str:
+    with pytest.raises(SnapshotError) as e:
+        fn()
+    return str(e.value)
+
+
+class _CountingPattern:
+    """The bundle-name expression, counting the names it is asked about."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.asked = pattern, 0
+
+    def fullmatch(self, name: str) -> re.Match[str] | None:
+        self.asked += 1
+        return self.pattern.fullmatch(name)
+
+
+def test_names_learned_in_one_snapshot_are_not_checked_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sequence's snapshots carry the same ranges: with a ``LearnedNames`` carried along, each
+    distinct namespace and range goes through the expression once for the whole sequence, and
+    every state is the one read alone."""
+    from lbctl.sources import snapshot_schema as schema
+
+    counting = _CountingPattern(schema._BUNDLE_RE)
+    monkeypatch.setattr(schema, "_BUNDLE_RE", counting)
+    four = [f"t/a/0x{k << 30:08x}_0x{((k + 1) << 30) - (k == 3):08x}" for k in range(4)]
+    docs = [_wire({"b1:8080": four[:2], "b2:8080": four[2:]}),
+            _wire({"b1:8080": four[:3], "b2:8080": four[3:]}),
+            _wire({"b1:8080": four[1:], "b2:8080": four[:1]})]
+    alone = [state_from_wire(d, "f.jsonl") for d in docs]
+    assert counting.asked == 12  # 4 names, learned again in each snapshot
+    counting.asked = 0
+    learned = LearnedNames()
+    assert [state_from_wire(d, "f.jsonl", learned=learned) for d in docs] == alone
+    assert counting.asked == 4
+    assert set(learned.ns) == {"t/a"} and len(learned.tails) == 4
+
+
+def test_what_is_learned_changes_no_refusal() -> None:
+    """Carried names do not make an invalid name valid, nor hide a later snapshot's boundaries:
+    the same error, in the same words, as the snapshot read alone."""
+    learned = LearnedNames()
+    state_from_wire(_wire({"b1:8080": ["t/a/0x00000000_0x80000000",
+                                       "t/a/0x80000000_0xffffffff"]}), "f.jsonl", learned=learned)
+    bad_range = _wire({"b1:8080": ["t/a/0x00000000_0x80000000", "t/a/0x80000000_0x7fffffff"]})
+    bad_ns = _wire({"b1:8080": ["t/a/b/c/0x00000000_0x80000000"]})
+    bounded = _wire({"b1:8080": ["t/a/0x00000000_0x80000000"]},
+                    {"t/a": ["0x00000000", "0x40000000", "0xffffffff"]})
+    overlap = _wire({"b1:8080": ["t/a/0x00000000_0x80000000", "t/a/0x40000000_0xffffffff"]})
+    for doc in (bad_range, bad_ns, bounded, overlap):
+        said = _error(lambda d=doc: state_from_wire(d, "f.jsonl"))
+        assert _error(lambda d=doc: state_from_wire(d, "f.jsonl", learned=learned)) == said
+    assert "overlaps its boundaries" in _error(lambda: state_from_wire(bounded, "f.jsonl",
+                                                                       learned=learned))

@@ -91,9 +91,10 @@ def checked(hist: PrometheusHistory, *, write: bool) -> Iterator[tuple[ClusterSt
 
     from lbctl.model.wire.snapshot import Document
     from lbctl.sources.snapshot import jsonl_snapshot
-    from lbctl.sources.snapshot_schema import state_from_wire
+    from lbctl.sources.snapshot_schema import LearnedNames, state_from_wire
 
     encode = msgspec.json.Encoder().encode
+    learned = LearnedNames()  # the bundle names' parts, checked once for the whole history
     for number, (snap, clean, plain) in enumerate(hist.built(), start=1):
         where = f"prometheus:{snap['capturedAt']}"
         if clean:
@@ -102,7 +103,7 @@ def checked(hist: PrometheusHistory, *, write: bool) -> Iterator[tuple[ClusterSt
             except msgspec.ValidationError:
                 pass
             else:
-                state = state_from_wire(doc, where)
+                state = state_from_wire(doc, where, learned=learned)
                 line = b""
                 if write and plain:
                     try:
