@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import httpx  # noqa: TID253  # the scripted Prometheus answers of the mock-transport tests
+import orjson
 import pytest
 
 from lbctl.model.bundle import default_boundaries, format_position
@@ -322,3 +324,29 @@ def history(*, brokers: int = 20, bundles: int = 500, steps: int = 180, step_ms:
 
 def iso(ms: int) -> str:
     return iso_time(ms)
+
+
+# ---- a scripted Prometheus HTTP API (httpx.MockTransport handlers) ---------------------------------
+#: the series a mock Prometheus lists for every broker: the five load-balancing usages and the
+#: per-bundle metrics
+LB_SERIES = ("pulsar_lb_cpu", "pulsar_lb_mem", "pulsar_lb_dir", "pulsar_lb_band", "pulsar_bundle_")
+
+
+def series_labels(name: str, broker: str) -> dict[str, str]:
+    """A broker's series labels as Pulsar's exporter and the scrape give them."""
+    return {"__name__": name, "cluster": "c", "broker": broker.split(":")[0], "instance": broker}
+
+
+def series_answer(query: Mapping[str, list[str]], brokers: Sequence[str],
+                  prefixes: tuple[str, ...] = LB_SERIES) -> httpx.Response:
+    """``/api/v1/series``: every broker carries the asked series if its name has one of
+    ``prefixes``."""
+    name = query["match[]"][0].split("{")[0]
+    data = [series_labels(name, b) for b in brokers] if name.startswith(prefixes) else []
+    return httpx.Response(200, content=orjson.dumps({"status": "success", "data": data}))
+
+
+def matrix_answer(result: list[dict[str, Any]]) -> httpx.Response:
+    """A range query's successful answer."""
+    return httpx.Response(200, content=orjson.dumps({"status": "success", "data": {
+        "resultType": "matrix", "result": result}}))

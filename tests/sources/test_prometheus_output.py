@@ -26,6 +26,7 @@ from lbctl.sources.prometheus import HistoryRequest, read_history, write_history
 from lbctl.sources.prometheus.history import PLAIN_FLOAT, PrometheusHistory
 from lbctl.sources.prometheus.output import checked
 from lbctl.sources.snapshot import jsonl_snapshot
+from tests.prom_helpers import LB_SERIES, matrix_answer, series_answer, series_labels
 
 T0, STEP, STEPS = 1_700_000_040_000, 60_000, 12
 BROKERS = ["b1:8080", "b2:8080", "b3:8080"]
@@ -60,17 +61,12 @@ def ordinary(name: str, b: str, j: int, k: int) -> str:
 
 
 def fake(values: Values = ordinary) -> httpx.MockTransport:
-    def labels(name: str, b: str) -> dict[str, str]:
-        return {"__name__": name, "cluster": "c", "broker": b.split(":")[0], "instance": b}
+    labels = series_labels
 
     def handler(req: httpx.Request) -> httpx.Response:
         q = parse_qs(req.url.query.decode())
         if req.url.path == "/api/v1/series":
-            name = q["match[]"][0].split("{")[0]
-            data = [labels(name, b) for b in BROKERS] if name.startswith(
-                ("pulsar_lb_cpu", "pulsar_lb_mem", "pulsar_lb_dir", "pulsar_lb_band",
-                 "pulsar_bundle_", "jvm_memory_")) else []
-            return httpx.Response(200, content=orjson.dumps({"status": "success", "data": data}))
+            return series_answer(q, BROKERS, (*LB_SERIES, "jvm_memory_"))
         start, end = float(q["start"][0]), float(q["end"][0])
         name = q["query"][0].removeprefix("last_over_time(").split("{")[0]
         short = name.removeprefix("pulsar_").removeprefix("bundle_")
@@ -88,8 +84,7 @@ def fake(values: Values = ordinary) -> httpx.MockTransport:
                 pts = [[(T0 + k * STEP) / 1000, values(short, b, 0, k)] for k in ks
                        if not (b == "b3:8080" and k == 8)]
                 result.append({"metric": labels(name, b), "values": pts})
-        return httpx.Response(200, content=orjson.dumps({"status": "success", "data": {
-            "resultType": "matrix", "result": result}}))
+        return matrix_answer(result)
 
     return httpx.MockTransport(handler)
 

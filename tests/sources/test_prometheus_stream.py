@@ -9,13 +9,13 @@ import threading
 from urllib.parse import parse_qs
 
 import httpx  # noqa: TID253  # a mock Prometheus behind the client's transport API
-import orjson
 import pytest
 
 from lbctl.admin.errors import AdminError
 from lbctl.admin.prometheus import PrometheusClient
 from lbctl.sources.prometheus import HistoryRequest, read_history
 from lbctl.sources.prometheus.history import PrometheusHistory
+from tests.prom_helpers import matrix_answer, series_answer, series_labels
 
 T0, STEP, STEPS = 1_700_000_040_000, 60_000, 12
 BROKERS = ["b1:8080", "b2:8080"]
@@ -25,17 +25,12 @@ BUNDLES = ["t/ns/0x00000000_0x80000000", "t/ns/0x80000000_0xffffffff"]
 def fake(fail_after: int | None = None) -> httpx.MockTransport:
     """Brokers b1 and b2 (b2 owns the second bundle), their five resources and per-bundle
     metrics at every step; ``fail_after``: range queries from that step on answer 400."""
-    def labels(name: str, b: str) -> dict[str, str]:
-        return {"__name__": name, "cluster": "c", "broker": b.split(":")[0], "instance": b}
+    labels = series_labels
 
     def handler(req: httpx.Request) -> httpx.Response:
         q = parse_qs(req.url.query.decode())
         if req.url.path == "/api/v1/series":
-            name = q["match[]"][0].split("{")[0]
-            data = [labels(name, b) for b in BROKERS] if name.startswith(
-                ("pulsar_lb_cpu", "pulsar_lb_mem", "pulsar_lb_dir", "pulsar_lb_band",
-                 "pulsar_bundle_")) else []
-            return httpx.Response(200, content=orjson.dumps({"status": "success", "data": data}))
+            return series_answer(q, BROKERS)
         start, end = float(q["start"][0]), float(q["end"][0])
         if fail_after is not None and start * 1000 >= T0 + fail_after * STEP:
             return httpx.Response(400, json={"status": "error", "error": "bad chunk"})
@@ -50,8 +45,7 @@ def fake(fail_after: int | None = None) -> httpx.MockTransport:
             else:
                 result.append({"metric": labels(name, b),
                                "values": [[t, str(10 + k + t % 13)] for t in times]})
-        return httpx.Response(200, content=orjson.dumps({"status": "success", "data": {
-            "resultType": "matrix", "result": result}}))
+        return matrix_answer(result)
 
     return httpx.MockTransport(handler)
 
