@@ -79,6 +79,8 @@ Owned = dict[str, dict[str, NamespaceBundleStats]]
 #: seeds of each size that get the Pulsar comparison (``--pulsar-seeds``; set before the pool
 #: forks its workers)
 PULSAR_SEEDS = [5]
+#: the first one-shot seed (``--seed-start``)
+SEED_START = [1]
 
 
 # --- clusters ---------------------------------------------------------------------------------
@@ -626,7 +628,8 @@ def run_one_shots(pool: Any, sizes: Sequence[int], seeds: int, mode: str, pulsar
     for n in sizes:
         first = min(seeds, jobs)
         t = time.perf_counter()
-        got = list(pool.map(_one, [(s, n, mode, pulsar_max, solver, time_limit)
+        s0 = SEED_START[0] - 1
+        got = list(pool.map(_one, [(s0 + s, n, mode, pulsar_max, solver, time_limit)
                                    for s in range(1, first + 1)]))
         per_batch = time.perf_counter() - t
         allowed = seeds
@@ -634,7 +637,7 @@ def run_one_shots(pool: Any, sizes: Sequence[int], seeds: int, mode: str, pulsar
             allowed = max(first, min(seeds, int(budget / per_batch) * jobs))
             capped.append(f"{mode} n={n}: {allowed} of {seeds} seeds ({per_batch:.0f} s per "
                           f"batch of {first}; --budget {budget:.0f} s per size)")
-        got += pool.map(_one, [(s, n, mode, pulsar_max, solver, time_limit)
+        got += pool.map(_one, [(s0 + s, n, mode, pulsar_max, solver, time_limit)
                                for s in range(first + 1, allowed + 1)])
         rows += got
         print(f"  [{mode} n={n}: {len(got)} runs, {time.perf_counter() - t:.0f} s, load average "
@@ -674,6 +677,15 @@ def main() -> int:
     ap.add_argument("--loop-reach", action="store_true",
                     help="diagnostic: whether moves may reach the band in truth at each "
                          "disturbance of each loop seed (a linear programme per host)")
+    ap.add_argument("--seed-start", type=int, default=1,
+                    help="diagnostic: one-shot seeds start here (e.g. 21 to tune on 21-40)")
+    ap.add_argument("--refine-mix", type=float, default=None,
+                    help="diagnostic: lbctl.planner.refine.MIX for the run (0: any mix)")
+    ap.add_argument("--robust-guard", action="store_true",
+                    help="diagnostic: keep a plan meeting the goals when propose's robust "
+                         "repair misses them")
+    ap.add_argument("--no-refine", action="store_true",
+                    help="diagnostic: plans without the bytes pass (lbctl.planner.refine)")
     ap.add_argument("--loop-trace", type=str, default="",
                     help="diagnostic: SEED:N prints lbctl's loop on that trace cycle by cycle")
     args = ap.parse_args()
@@ -682,6 +694,21 @@ def main() -> int:
         os.execve(sys.executable, [sys.executable, *sys.argv],
                   {**os.environ, "PYTHONHASHSEED": "0"})
     seeds = 3 if args.quick else args.seeds
+    SEED_START[0] = args.seed_start
+    if args.refine_mix is not None:
+        import lbctl.planner.refine as refine_mod
+        refine_mod.MIX = args.refine_mix if args.refine_mix > 0 else None
+    if args.robust_guard:
+        import lbctl.planner.propose as propose_mod
+        robust = propose_mod._robust
+
+        def guarded(*a: Any) -> Any:
+            got = robust(*a)
+            return got if got.violation.ok or not a[3].violation.ok else a[3]
+        propose_mod._robust = guarded
+    if args.no_refine:
+        import lbctl.planner.solve as solve_mod
+        solve_mod.polish = lambda a, *_: a  # type: ignore[assignment]
     sizes = [5, 12, 30, 60] if args.quick else [int(x) for x in args.sizes.split(",") if x]
     loops = [12] if args.quick else [int(x) for x in args.loops.split(",") if x]
     det_sizes = [int(x) for x in args.determinism.split(",") if x]
