@@ -41,6 +41,7 @@ measures and compares exactly as for Pulsar's strategies. The planner acts like 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -162,12 +163,7 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
     strategies = (PLANNER, PLANNER)
 
     def __init__(self, options: ProposeOptions):
-        self.options = ProposeOptions(
-            max_usage=options.max_usage, target_range=options.target_range,
-            target_std=options.target_std, max_moves=options.max_moves,
-            max_throughput=options.max_throughput, solver=options.solver,
-            time_limit=options.time_limit, exact_limit=options.exact_limit, splits=False,
-            refine=False)
+        self.options = dataclasses.replace(options, splits=False, refine=False)
 
     def initial_memory(self) -> CycleMemory:
         return CycleMemory(shedding=PlannerMemory())
