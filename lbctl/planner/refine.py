@@ -183,6 +183,14 @@ def mend(a: Assignment, ratios: Ratios, lo: float, hi: float, fix: Sequence[int]
         return (k not in a.moved and k not in exclude and spent + cost[k] < budget
                 and _allowed(a, caps, k))
 
+    def placed(k: int, d: int) -> bool:
+        """``k`` moved to ``d`` (and noted) unless ``d``'s rules refuse it."""
+        if a.refuses(k, d) is not None:
+            return False
+        a.move(k, d)
+        added.append(k)
+        return True
+
     def step_down(s: int) -> bool:
         r = _top_term(a, s)
         if r < 0:
@@ -205,9 +213,7 @@ def mend(a: Assignment, ratios: Ratios, lo: float, hi: float, fix: Sequence[int]
                 tried += 1
                 if tried > _DEST_TRIES:
                     break
-                if a.refuses(k, d) is None:
-                    a.move(k, d)
-                    added.append(k)
+                if placed(k, d):
                     return True
         return False
 
@@ -229,9 +235,7 @@ def mend(a: Assignment, ratios: Ratios, lo: float, hi: float, fix: Sequence[int]
             after = a.usage_if(d, k, 1.0)
             if after > hi + EPS or after - a.u[d] <= EPS:
                 continue
-            if a.refuses(k, d) is None:
-                a.move(k, d)
-                added.append(k)
+            if placed(k, d):
                 return True
         return False
 
