@@ -64,7 +64,7 @@ from lbctl.planner import PLANNER
 from lbctl.planner.assignment import TOLERANCE
 from lbctl.planner.goals import Stats as UsageStats
 from lbctl.planner.goals import band_met
-from lbctl.planner.load import calibrate, carried, with_moves
+from lbctl.planner.load import calibrate, carried, percents_now, with_moves
 from lbctl.planner.propose import Proposal, ProposeOptions, propose
 from lbctl.records import replace
 
@@ -369,9 +369,7 @@ def _usages_now(state: ClusterState, settings: Settings, model: LoadModel) -> li
     wc, wd, wi, wo = settings.weights4()
     out = []
     for b, rep in state.brokers.items():
-        pct = rep.resource_percents()
-        for res in model.fits.get(b, {}):
-            pct[res] = model.now(b, res, pct[res])
+        pct = percents_now(model, b, rep)
         out.append(java_max(pct["cpu"] * wc, pct["directMemory"] * wd, pct["bandwidthIn"] * wi,
                             pct["bandwidthOut"] * wo) / 100)
     return out

@@ -33,7 +33,7 @@ from types import MappingProxyType
 
 from lbctl.config import Settings
 from lbctl.model.cluster import ClusterState
-from lbctl.model.load import NamespaceBundleStats, ResourceUsage, java_max
+from lbctl.model.load import LocalBrokerData, NamespaceBundleStats, ResourceUsage, java_max
 from lbctl.model.loadmodel import MODELLED, LoadModel
 from lbctl.records import replace
 
@@ -217,9 +217,7 @@ def build(state: ClusterState, settings: Settings, model: LoadModel | None = Non
     broker_topics = []
     for b, rep in state.brokers.items():
         fits = model.fits[b]
-        pct = rep.resource_percents()
-        for res in fits:  # the model's estimate of now: a report is one noisy sample
-            pct[res] = model.now(b, res, pct[res])
+        pct = percents_now(model, b, rep)
         percents.append(pct)
         fixed = [pct["directMemory"] * wdm]
         now = [-math.inf, -math.inf, -math.inf]
@@ -237,6 +235,16 @@ def build(state: ClusterState, settings: Settings, model: LoadModel | None = Non
         broker_topics.append(rep.numTopics or sum(s.topics for s in carried_by[b]))
     return LoadView(brokers, tuple(terms), names, owner, drivers, tps, rates, topics, conns,
                     tuple(broker_topics), weights, tuple(percents), model, totals)
+
+
+def percents_now(model: LoadModel, broker: str, rep: LocalBrokerData) -> dict[str, float]:
+    """A broker's resource percentages on the load model's estimate of now
+    (:meth:`LoadModel.now` for each modelled resource: a report is one noisy sample), the
+    figures a plan is made on."""
+    pct = rep.resource_percents()
+    for res in model.fits.get(broker, {}):
+        pct[res] = model.now(broker, res, pct[res])
+    return pct
 
 
 def _columns(stats: Sequence[NamespaceBundleStats], wr: float, wt: float) -> tuple[
