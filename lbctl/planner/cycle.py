@@ -41,7 +41,6 @@ measures and compares exactly as for Pulsar's strategies. The planner acts like 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -163,7 +162,7 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
     strategies = (PLANNER, PLANNER)
 
     def __init__(self, options: ProposeOptions):
-        self.options = dataclasses.replace(options, splits=False, refine=False)
+        self.options = replace(options, splits=False, refine=False)
 
     def initial_memory(self) -> CycleMemory:
         return CycleMemory(shedding=PlannerMemory())
