@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import math
 import random
+from contextlib import redirect_stderr
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lbctl.render import json_safe, non_finite, to_json
 
@@ -55,3 +59,55 @@ def test_a_finite_document_is_unchanged_and_a_non_finite_one_is_warned() -> None
 def test_a_bare_non_finite_value() -> None:
     assert non_finite(-math.inf) == ["value is -inf"]
     assert non_finite(1.0) == []
+
+
+def _old_to_json(data: Any, option: int) -> str:
+    """The encoding before the finite fast path: walk first, then encode what the walk gave."""
+    import orjson
+
+    from lbctl.render import _json_ready
+
+    return orjson.dumps(_json_ready(data), option=option).decode()
+
+
+_LEAVES = st.one_of(
+    st.floats(),  # NaN and ±inf among them
+    st.integers(-(2**63), 2**63 - 1), st.booleans(), st.none(),
+    st.text(max_size=6), st.sampled_from(["null", "a null", "nullable"]),
+)
+_DOCS = st.recursive(_LEAVES, lambda inner: st.one_of(
+    st.lists(inner, max_size=4),
+    st.lists(inner, max_size=3).map(tuple),
+    st.dictionaries(st.one_of(st.text(max_size=5), st.sampled_from(["null", "x"])), inner,
+                    max_size=4),
+    st.dictionaries(st.integers(-5, 5), inner, max_size=3),
+), max_leaves=15)
+
+
+@settings(derandomize=True, max_examples=150, deadline=None)
+@given(_DOCS)
+def test_the_finite_fast_path_writes_what_the_walk_first_path_wrote(doc: Any) -> None:
+    """lbctl.render._dumps skips the walk when orjson's text holds no ``null``: the same text
+    and the same stderr warning as walking first, for documents with and without non-finite
+    figures, ``None`` values and ``"null"`` inside strings and keys."""
+    import orjson
+
+    from lbctl.render import to_json, to_json_line
+
+    for new, option in ((to_json, orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS),
+                        (to_json_line, orjson.OPT_NON_STR_KEYS)):
+        err_old, err_new = io.StringIO(), io.StringIO()
+        with redirect_stderr(err_old):
+            old = _old_to_json(doc, option)
+        with redirect_stderr(err_new):
+            assert new(doc) == old
+        assert err_new.getvalue() == err_old.getvalue()
+
+
+def test_a_non_finite_figure_still_takes_the_walk() -> None:
+    """The case the fast path must not miss: a NaN shows as ``null`` and is named, once."""
+    err = io.StringIO()
+    with redirect_stderr(err):
+        text = to_json({"a": [1.0, math.nan], "b": "null"})
+    assert '"a[1] is nan (JSON shows null)"' in text
+    assert err.getvalue().count("1 figure(s) are not finite") == 1
