@@ -469,11 +469,19 @@ class AdminClient:
             "(raise --max-response-size)"))
 
     async def _read_body(self, c: Call, url: str, r: Any) -> bytes:
-        """The body, refused as soon as it passes ``max_response_bytes``."""
+        """The body, refused as soon as it passes ``max_response_bytes`` (one the transport
+        read whole with the head is taken as it is: :data:`lbctl.admin.transport.WHOLE_BODY`)."""
+        from lbctl.admin.transport import WHOLE_BODY
+
         cap = self._cap()
         declared = r.headers.get("content-length", "")
         if declared.isascii() and declared.isdigit() and int(declared) > cap:
             raise self._too_big(c, url, cap)
+        whole = r.extensions.get(WHOLE_BODY)
+        if whole is not None:  # the transport's, read already (no decoding): the same bytes
+            if len(whole) > cap:
+                raise self._too_big(c, url, cap)
+            return bytes(whole)
         buf = bytearray()
         async for chunk in r.aiter_bytes():
             buf += chunk

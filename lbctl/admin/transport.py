@@ -79,6 +79,9 @@ _RESEND = frozenset({"GET", "HEAD"})
 _EMPTY = b""
 
 Origin = tuple[str, str, int]
+#: the extension of a response whose whole body came with its head and needs no decoding (no
+#: ``Content-Encoding``): its bytes, which iterating the response would give
+WHOLE_BODY = "lbctl.whole_body"
 
 
 class _Conn(asyncio.Protocol):
@@ -416,6 +419,8 @@ class Http1Transport(httpx.AsyncBaseTransport):
             # connection idle again at once — no stream to iterate, the same bytes
             whole = conn.take(length) if length else _EMPTY
             self._release(origin, conn, keep)
+            if all(len(name) != 16 or name.lower() != b"content-encoding" for name, _ in headers):
+                ext[WHOLE_BODY] = whole  # the body as it is, for a reader that wants it at once
             return httpx.Response(status, headers=headers, stream=httpx.ByteStream(whole),
                                   extensions=ext)
         body = _Body(self, origin, conn, length, chunked, keep, timeout)

@@ -9,9 +9,11 @@ plain path.
 
 from __future__ import annotations
 
+import gzip
 import socket
 import threading
 from collections.abc import Iterator
+from typing import Any
 from unittest.mock import patch
 
 import pytest
@@ -20,6 +22,7 @@ from hypothesis import strategies as st
 
 from lbctl.admin.auth import make_auth
 from lbctl.admin.client import LOAD_REPORT, AdminClient, call
+from lbctl.admin.errors import HttpError
 from lbctl.admin.transport import GetTemplate, _message, async_client, origin_key, plain_url
 
 httpx = pytest.importorskip("httpx")
@@ -90,10 +93,15 @@ def test_a_header_h11_refuses_is_refused_by_the_template_too() -> None:
         GetTemplate(http.build_request("GET", "http://h:1/", headers={"X": "a\x00b"}))
 
 
+_OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+
+
 @pytest.fixture
-def recorder() -> Iterator[tuple[list[int], list[bytes]]]:
-    """Loopback servers answering ``{}`` to anything, keeping every request's bytes."""
+def recorder() -> Iterator[tuple[list[int], list[bytes], list[bytes]]]:
+    """Loopback servers answering anything with ``answer[0]`` (``{}``), keeping every request's
+    bytes."""
     heads: list[bytes] = []
+    answer = [_OK]
     socks: list[socket.socket] = []
     for _ in range(9):  # a fan-out of 9 origins: its connections are opened ahead
         s = socket.socket()
@@ -119,8 +127,7 @@ def recorder() -> Iterator[tuple[list[int], list[bytes]]]:
                 while b"\r\n\r\n" in buf:
                     head, buf = buf.split(b"\r\n\r\n", 1)
                     heads.append(head)
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                                 b"Content-Length: 2\r\n\r\n{}")
+                    conn.sendall(answer[0])
 
     def accept(s: socket.socket) -> None:
         while not stop.is_set():
@@ -134,7 +141,7 @@ def recorder() -> Iterator[tuple[list[int], list[bytes]]]:
     threads = [threading.Thread(target=accept, args=(s,), daemon=True) for s in socks]
     for t in threads:
         t.start()
-    yield [s.getsockname()[1] for s in socks], heads
+    yield [s.getsockname()[1] for s in socks], heads, answer
     stop.set()
     for t in threads:
         t.join()
@@ -142,9 +149,9 @@ def recorder() -> Iterator[tuple[list[int], list[bytes]]]:
         s.close()
 
 
-def _fan_out(ports: list[int], *, plain: bool) -> list[object]:
+def _fan_out(ports: list[int], *, plain: bool, **kw: Any) -> list[object]:
     c = AdminClient(f"http://127.0.0.1:{ports[0]}", auth=make_auth("token", "token:abc.DEF"),
-                    backoff=0.0)
+                    backoff=0.0, retries=0, **kw)
     c.trust_brokers([f"127.0.0.1:{p}" for p in ports])
     calls = [call(LOAD_REPORT, base=c.broker_url(f"127.0.0.1:{p}")) for p in ports]
     with c:
@@ -157,11 +164,27 @@ def _fan_out(ports: list[int], *, plain: bool) -> list[object]:
 
 
 def test_a_fan_out_sends_the_same_bytes_with_and_without_the_plain_path(
-        recorder: tuple[list[int], list[bytes]]) -> None:
-    ports, heads = recorder
+        recorder: tuple[list[int], list[bytes], list[bytes]]) -> None:
+    ports, heads, _ = recorder
     assert _fan_out(ports, plain=True) == [{}] * len(ports)
     plain = sorted(heads)
     heads.clear()
     assert _fan_out(ports, plain=False) == [{}] * len(ports)
     assert plain == sorted(heads) and len(plain) == len(ports)
     assert all(b"Authorization: Bearer abc.DEF" in h for h in plain)
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_an_answer_read_whole_meets_the_same_decoding_and_cap(
+        recorder: tuple[list[int], list[bytes], list[bytes]], plain: bool) -> None:
+    """A body that came whole with its head is taken as it is only when nothing decodes it
+    (``WHOLE_BODY``): a gzip answer is still decoded, and the size cap still refuses."""
+    ports, _, answer = recorder
+    body = gzip.compress(b'{"a": 1}')
+    answer[0] = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip"
+                 b"\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+    assert _fan_out(ports, plain=plain) == [{"a": 1}] * len(ports)
+    answer[0] = _OK.replace(b"Length: 2", b"Length: 10").replace(b"{}", b"[1,2,3,44]")
+    assert _fan_out(ports, plain=plain) == [[1, 2, 3, 44]] * len(ports)
+    out = _fan_out(ports, plain=plain, max_response_bytes=9)
+    assert all(isinstance(e, HttpError) and "larger than" in str(e) for e in out)
