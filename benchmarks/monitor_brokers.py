@@ -1,7 +1,19 @@
 """Benchmark: one `monitor-brokers` refresh against 200 test brokers that each answer after 50 ms.
 
-The loopback test cluster (lbctl.sandbox) runs in its own process so that its event loop
-does not share lbctl's interpreter. Prints the machine's load (the cores are shared: read the
+The brokers run in their own process so that their event loop does not share lbctl's
+interpreter, in two forms (each measured with its own "one request"):
+
+* **canned** (the default, issue 30 item 7's figure): the loopback test cluster's answers
+  (lbctl.sandbox's, recorded once at start) replayed by a bare asyncio server after the latency,
+  at ~0.2 ms of CPU a request, its connection's set-up included (a real cluster's brokers do
+  their work on their own machines);
+* **sandbox** (``--server sandbox`` or ``both``): the test cluster itself, which spends ~0.7 ms of
+  CPU on each request (routing, its log, formatting dates, encoding the report) in one process:
+  200 requests are ~140 ms of work done one after the other on the cores lbctl shares, on the
+  refresh's critical path. That is what the figures before issue 30's stop 37 measured: it
+  charged the test cluster's serial CPU to the client.
+
+Prints the machine's load (the cores are shared: read the
 figures with it), one request's time (median of 20 GETs of a load report), then the wall and CPU
 time of a warm refresh (discovery + 200 load reports on open connections, median of 5) and of a
 first one (a new client: new connections, median of 5), each as a ratio to one request next to
@@ -12,6 +24,7 @@ the whole `lbctl monitor-brokers --once` command in a fresh process (interpreter
 included).
 
     python benchmarks/monitor_brokers.py [--brokers 200] [--latency 0.05] [--no-httpx]
+                                         [--server canned|sandbox|both]
 """
 
 from __future__ import annotations
@@ -38,6 +51,68 @@ sys.stdin.read()
 c.stop()
 """
 
+#: the test cluster's answers to one refresh, recorded at latency 0, then replayed on ports of
+#: this process after the latency (the broker ids in the answers rewritten to the new ports)
+CANNED = """
+import asyncio, re, socket, sys
+sys.path.insert(0, {tests!r})
+import httpx
+from lbctl.admin.client import AdminClient
+from lbctl.sandbox import hot_cluster
+from lbctl.sources.live import LiveSource
+n, lat = {n}, {lat}
+c = hot_cluster(n, latency=0.0, tokens=None)
+with AdminClient(c.admin_url) as client:
+    LiveSource(client, topics=False, namespaces=False).discover_and_reports([])
+asked = sorted({{(e.broker, e.path) for e in c.log if e.method == "GET"}})
+with httpx.Client() as http:
+    recorded = {{(b, p): http.get(f"http://{{b}}{{p}}") for b, p in asked}}
+olds = list(c.brokers)
+c.stop()
+socks = []
+for _ in olds:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(1024)
+    socks.append(s)
+new = [f"127.0.0.1:{{s.getsockname()[1]}}" for s in socks]
+renamed = {{o.encode(): w.encode() for o, w in zip(olds, new)}}
+ids = re.compile(b"|".join(re.escape(o) for o in sorted(renamed, key=len, reverse=True)))
+table = {{}}
+for (b, path), r in recorded.items():
+    body = ids.sub(lambda m: renamed[m[0]], r.content)  # one pass: a new port may be an old one
+    table[(new[olds.index(b)], path.encode())] = (
+        f"HTTP/1.1 {{r.status_code}} OK\\r\\nContent-Length: {{len(body)}}\\r\\n"
+        f"Content-Type: {{r.headers.get('content-type', '')}}\\r\\n\\r\\n").encode() + body
+MISSING = b"HTTP/1.1 404 Not Found\\r\\nContent-Length: 0\\r\\n\\r\\n"
+
+
+class Broker(asyncio.Protocol):
+    def __init__(self, me):
+        self.me, self.buf = me, b""
+
+    def connection_made(self, transport):
+        self.transport = transport
+
+    def data_received(self, data):
+        self.buf += data
+        while (i := self.buf.find(b"\\r\\n\\r\\n")) >= 0:
+            head, self.buf = self.buf[:i], self.buf[i + 4:]
+            target = head.split(b" ", 2)[1].split(b"?")[0]
+            loop.call_later(lat, self.transport.write, table.get((self.me, target), MISSING))
+
+
+async def serve():
+    for me, s in zip(new, socks):
+        await loop.create_server(lambda me=me: Broker(me), sock=s)
+    print(f"http://{{new[0]}}", flush=True)
+    await loop.run_in_executor(None, sys.stdin.read)
+
+
+loop = asyncio.new_event_loop()
+loop.run_until_complete(serve())
+"""
+
 
 def main() -> None:
     ap = argparse.ArgumentParser()
@@ -45,19 +120,26 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.05)
     ap.add_argument("--no-httpx", action="store_true",
                     help="skip the comparison run on httpx's default transport")
+    ap.add_argument("--server", choices=("canned", "sandbox", "both"), default="canned",
+                    help="the brokers: the test cluster's answers replayed (canned), the test "
+                         "cluster itself (sandbox), or one after the other (both)")
     args = ap.parse_args()
-    server = subprocess.Popen(
-        [sys.executable, "-c", SERVER.format(tests=str(ROOT / "tests"), n=args.brokers,
-                                             lat=args.latency)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None
-        url = server.stdout.readline().strip()
-        run(url, args.brokers, args.latency, not args.no_httpx, server.pid)
-    finally:
-        assert server.stdin is not None
-        server.stdin.close()
-        server.wait(30)
+    kinds = ["canned", "sandbox"] if args.server == "both" else [args.server]
+    for kind in kinds:
+        code = CANNED if kind == "canned" else SERVER
+        server = subprocess.Popen(
+            [sys.executable, "-c", code.format(tests=str(ROOT / "tests"), n=args.brokers,
+                                               lat=args.latency)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert server.stdout is not None
+            url = server.stdout.readline().strip()
+            print(f"== brokers: {kind} ({'the test cluster' if kind == 'sandbox' else 'its answers replayed'})")
+            run(url, args.brokers, args.latency, not args.no_httpx, server.pid)
+        finally:
+            assert server.stdin is not None
+            server.stdin.close()
+            server.wait(30)
 
 
 GOAL_WARM = 3.0  # issue 14: a warm refresh within 3 requests' time

@@ -20,7 +20,7 @@ import pytest
 from lbctl.admin.auth import make_auth
 from lbctl.admin.client import LOAD_REPORT, RUNTIME_CONFIG, AdminClient, call, unload_call
 from lbctl.admin.errors import AdminError, ConnectionFailed, HttpError, RequestTimeout
-from lbctl.admin.transport import Http1Transport, async_client
+from lbctl.admin.transport import Http1Transport, async_client, origin_key
 from lbctl.sandbox import Fault, TestCluster, hot_cluster
 from tests.tls_helpers import self_signed
 
@@ -199,7 +199,7 @@ def test_connections_opened_ahead_carry_the_requests() -> None:
             refused = closed.getsockname()[1]
         urls = [httpx.URL(f"http://127.0.0.1:{p}{PATH}") for p in [*ports, refused]]
         wire = Http1Transport()
-        await wire.open_ahead(urls, timeout=5.0, wait=5.0)
+        await wire.open_ahead([origin_key(u) for u in urls], timeout=5.0, wait=5.0)
         bodies = []
         for u in urls[:-1]:
             r = await wire.handle_async_request(httpx.Request("GET", u))
