@@ -52,13 +52,16 @@ def repair(view: LoadView, rules: Rules, costs: Costs, moves: tuple[tuple[int, i
     v = ends.violation(targets)
     if v.ok or len(a.u) < 2:
         return moves
+    # robust: the plan as predicted may not get worse (the ends alone would trade it away)
+    point = None if uncertainty is None else _Ends(a, None)
+    ceiling = None if point is None else point.violation(targets)
     on: list[list[int]] = [[] for _ in view.brokers]  # movable bundles by current broker
     for i, why in enumerate(rules.pinned):
         if why is None:
             on[a.owner[i]].append(i)
     start = v
     for _ in range(_STEPS_PER_BROKER * len(a.u) + 20):
-        step = _best_step(a, ends, on, targets, caps, v)
+        step = _best_step(a, ends, on, targets, caps, v, point, ceiling)
         if step is None:
             break
         i, dst, v = step
@@ -100,13 +103,21 @@ class _Ends:
 
 
 def _best_step(a: Assignment, ends: _Ends, on: list[list[int]], targets: Targets, caps: Caps,
-               now: Violation) -> tuple[int, int, Violation] | None:
+               now: Violation, point: _Ends | None = None,
+               ceiling: Violation | None = None) -> tuple[int, int, Violation] | None:
     """The change that lowers (capacity, band, spread) most — spread, the sum of squared
     distances from the mean usage, lets the pass cross a plateau where several brokers share the
-    lowest usage and one move cannot raise the minimum — ties to the cheaper change."""
+    lowest usage and one move cannot raise the minimum — ties to the cheaper change.
+
+    With ``point`` (the ends without uncertainty) a change whose predicted usages would miss
+    the goals by more than ``ceiling`` (the plan's own miss, capacity and band each) is not
+    made."""
     n = len(a.u)
     by_high = sorted(range(n), key=lambda j: (-ends.high(j, a.u[j]), j))
     by_low = sorted(range(n), key=lambda j: (ends.low(j, a.u[j]), j))
+    if point is not None:
+        p_high = sorted(range(n), key=lambda j: (-a.u[j], j))
+        p_low = p_high[::-1]
     high = by_high[:_ENDS]
     low = by_low[:_ENDS]
     mean = sum(a.u) / n
@@ -130,6 +141,10 @@ def _best_step(a: Assignment, ends: _Ends, on: list[list[int]], targets: Targets
                 key = (round(v.capacity, 8), round(v.band, 8), round(spread, 10))
                 if not key < here:
                     continue
+                if point is not None and ceiling is not None:
+                    pv = _violation_with(a, point, p_high, p_low, src, us, dst, ud, targets)
+                    if pv.capacity > ceiling.capacity + EPS or pv.band > ceiling.band + EPS:
+                        continue
                 c = a.costs.cost[i]
                 cost = (c if new else 0.0) - (c if dst == home else 0.0)
                 if best is None or (key, cost) < (best[0], best[1]):
