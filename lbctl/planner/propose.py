@@ -35,7 +35,6 @@ from lbctl.planner.cost import Costs, Totals
 from lbctl.planner.goals import DEFAULT_RANGE, GoalResult, Targets, balancedness, evaluate
 from lbctl.planner.greedy import Caps
 from lbctl.planner.load import RESOURCES, LoadView, build, canonical
-from lbctl.planner.refine import polish
 from lbctl.planner.repair import repair
 from lbctl.planner.solve import EXACT_LIMIT, SOLVERS, Solution, SolveOptions, band_widths, solve
 from lbctl.planner.splits import SplitFinding, find_splits
@@ -277,11 +276,6 @@ def _solved(view: LoadView, rules: Rules, costs: Costs, planning: Targets, caps:
     after = Assignment(view, rules, costs)
     after.apply(moves)
     v = after.violation(planning)
-    if v.ok and options.refine:
-        # the repair's steps are its most loaded brokers' bundles that level the most, whatever
-        # their bytes: traded for cheaper ones as greedy's are
-        after = polish(after, solution.width, planning.max_usage, caps)
-        moves = tuple(after.moves())
     return Solution(moves, solution.solver + " + repair", solution.status, solution.gap,
                     solution.lower_bound, solution.width, v, solution.notes)
 

@@ -11,17 +11,8 @@ from lbctl.config import resolve
 from lbctl.errors import UsageError
 from lbctl.model.cluster import ClusterState
 from lbctl.planner import milp
-from lbctl.planner import propose as propose_module
-from lbctl.planner.assignment import Assignment
-from lbctl.planner.constraints import build_rules
-from lbctl.planner.cost import Costs
 from lbctl.planner.explain import explain
-from lbctl.planner.goals import Targets
-from lbctl.planner.greedy import Caps
-from lbctl.planner.load import build
 from lbctl.planner.propose import Proposal, ProposeOptions, propose
-from lbctl.planner.repair import repair
-from lbctl.planner.solve import SolveOptions, solve
 from lbctl.sources.snapshot import read_snapshots
 from tests.plan_contract import check_plan
 from tests.planner_clusters import (
@@ -243,29 +234,3 @@ def test_extensible_snapshots_are_planned_too() -> None:
     assert plan["loadManager"] == "extensible"
     _executable(p.state, plan)
     assert p.goals[1].status == "FIXED"
-
-
-@pytest.mark.parametrize(("seed", "brokers", "width"),
-                         [(8, 10, 0.06), (11, 8, 0.05), (38, 10, 0.06), (57, 10, 0.06)])
-def test_a_repaired_plan_is_polished_for_fewer_bytes(seed: int, brokers: int,
-                                                     width: float) -> None:
-    # issue 29 (bytes): when greedy's plan misses a narrow band the repair levels it with the
-    # bundles that level most, whatever their bytes (benchmarks/plans_on_hardware.py n = 30
-    # seed 5: 2,886 MB/s polished against 3,738); the repaired plan is polished as greedy's is
-    state = random_cluster(seed, brokers, 8)
-    settings = resolve(state.config)
-    view = build(state, settings)
-    rules = build_rules(state, settings, view)
-    costs = Costs.of(view)
-    targets, options = Targets(0.85, width), SolveOptions("greedy")
-    greedy = solve(view, rules, costs, targets, Caps(), options)
-    assert not greedy.violation.ok
-    repaired = Assignment(view, rules, costs)
-    repaired.apply(repair(view, rules, costs, greedy.moves, targets, Caps()))
-    assert repaired.violation(targets).ok
-    got = propose_module._solved(view, rules, costs, targets, Caps(), options)
-    plan = Assignment(view, rules, costs)
-    plan.apply(got.moves)
-    assert got.violation.ok and plan.violation(targets).ok
-    assert plan.throughput < repaired.throughput * 0.995
-    assert propose_module._solved(view, rules, costs, targets, Caps(), options) == got
