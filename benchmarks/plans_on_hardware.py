@@ -94,10 +94,13 @@ def cluster(seed: int, n: int) -> tuple[dict[str, Host], Owned]:
     namespaces = max(2, n // 2)
     weights = [1 / (k + 1) for k in range(namespaces)]
     bundles: list[tuple[str, float, int]] = []
+    span = min(1 << 20, (1 << 32) // total)
     for k in range(total):
         ns = rng.choices(range(namespaces), weights)[0]
         rate = rng.lognormvariate(0.0, 0.9) * (8 if rng.random() < 0.03 else 1)
-        bundles.append((f"tenant/ns-{ns}/0x{k:08x}_0x{k + 1:08x}", rate,
+        # ranges wide enough to split (a bundle of width 1 cannot be: the closed loop splits),
+        # in the same order as their names
+        bundles.append((f"tenant/ns-{ns}/0x{k * span:08x}_0x{(k + 1) * span:08x}", rate,
                         rng.choice((256, 1024, 4096))))
     # scale to ~45 % of the fleet's CPU or NIC, whichever binds first
     capacity = sum(h.cores * (1 - h.idle_cpu) for h in hosts.values())
