@@ -27,6 +27,10 @@ the band, and lbctl's bytes against its bytes.
 
 **Closed loop.** ``simulate``'s loop on the hosts over 90 one-minute cycles of a trace: a diurnal
 wave (+-35 %), a hot namespace (x3 from cycle 30), a broker restart (gone at 55, back empty at 60).
+lbctl's planner splits a bundle no move can place (a one-topic bundle never: a split cannot
+divide a topic); the Pulsar strategies' automatic splits are off as in CONFIG unless
+``--loop-auto-split`` (Pulsar's default). The simulator carries a split out on the trace's
+traffic (:mod:`lbctl.simulate.engine`: the parent's topics dealt evenly to the children).
 Per strategy: cycles to the band after each disturbance, bundles moved twice within an hour,
 worsening cycles (a cycle with moves after which the true max or range rose by more than 1 point,
 the traffic unchanged), the peak true max.
@@ -138,9 +142,14 @@ def scaled(owned: Owned, factor: Mapping[str, float] | float,
     return out
 
 
-def with_config(st: ClusterState) -> ClusterState:
+def with_config(st: ClusterState, extra: Mapping[str, str] | None = None) -> ClusterState:
     return ClusterState(cluster=st.cluster, captured_at=st.captured_at, brokers=st.brokers,
-                        config=MappingProxyType(dict(CONFIG)))
+                        config=MappingProxyType({**CONFIG, **(extra or {})}))
+
+
+#: settings of the closed loops' trace on top of CONFIG (``--loop-auto-split``; set before the
+#: pool forks its workers)
+LOOP_CONFIG: dict[str, str] = {}
 
 
 def history(hosts: dict[str, Host], owned: Owned, steps: int, seed: int,
@@ -421,7 +430,8 @@ def trace(seed: int, n: int, cycles: int) -> tuple[dict[str, Host], list[Cluster
             first = next(b for b in sorted(hosts) if b != restarted)
             now[first].update(now[restarted])
             now[restarted] = {}
-        states.append(with_config(cluster_on_hosts("loop", T0 + (k - 1) * MINUTE, present, now)))
+        states.append(with_config(cluster_on_hosts("loop", T0 + (k - 1) * MINUTE, present, now),
+                                  LOOP_CONFIG))
     return hosts, states
 
 
@@ -689,6 +699,10 @@ def main() -> int:
                          "repair misses them")
     ap.add_argument("--no-refine", action="store_true",
                     help="diagnostic: plans without the bytes pass (lbctl.planner.refine)")
+    ap.add_argument("--loop-auto-split", action="store_true",
+                    help="diagnostic: the closed loops with Pulsar's default "
+                         "loadBalancerAutoBundleSplitEnabled=true (the Pulsar strategies split "
+                         "bundles over their thresholds; lbctl's planner splits either way)")
     ap.add_argument("--loop-trace", type=str, default="",
                     help="diagnostic: SEED:N prints lbctl's loop on that trace cycle by cycle")
     args = ap.parse_args()
@@ -697,6 +711,8 @@ def main() -> int:
         os.execve(sys.executable, [sys.executable, *sys.argv],
                   {**os.environ, "PYTHONHASHSEED": "0"})
     seeds = 3 if args.quick else args.seeds
+    if args.loop_auto_split:
+        LOOP_CONFIG["loadBalancerAutoBundleSplitEnabled"] = "true"
     SEED_START[0] = args.seed_start
     if args.refine_mix is not None:
         import lbctl.planner.refine as refine_mod
