@@ -432,14 +432,17 @@ def _cooling(state: ClusterState, recent: Mapping[str, int], usage: Mapping[str,
 
 
 def _noise(proposal: Proposal, cap: float) -> str | None:
-    """Why a plan is not carried out: with no broker above the cap, a plan whose predicted gain
+    """Why a plan is not carried out: with no broker above the cap (or a cluster whose load,
+    spread as the plan spreads it, is above the cap on average: no plan relieves every broker,
+    and moving on a small gain then only shuffles bundles among overloaded brokers, issue 29's
+    bundles moved twice), a plan whose predicted gain
     (the fall of the max or of the range, whichever is larger) is within the load model's error
     at the level it plans to (:meth:`LoadModel.margin`, :data:`GAIN_ERRORS` times) cannot be
     told from noise, and moving on it worsens the cluster as often as it helps (issue 29: no
     worsening cycle). ``None``: carry it out."""
     before = UsageStats.of(proposal.usages_before())
     after = UsageStats.of(proposal.usages_after())
-    if before.max > cap + 1e-9:
+    if before.max > cap + 1e-9 and after.mean <= cap + 1e-9:
         return None
     gain = max(before.range - after.range, before.max - after.max)
     error = GAIN_ERRORS * proposal.view.model.margin(after.max)
