@@ -457,7 +457,8 @@ def loop_figures(r: SimulationResult) -> dict[str, Any]:
                 b.spread.range > a.spread.range + 0.01 or b.spread.max > a.spread.max + 0.01):
             worse += 1
     return {"toBand": to_band, "twice": len(twice), "worse": worse, "peak": max(maxes),
-            "moves": sum(len(c.moves) for c in cycles), "finalRange": ranges[-1]}
+            "moves": sum(len(c.moves) for c in cycles), "finalRange": ranges[-1],
+            "splits": sum(len(c.splits) for c in cycles)}
 
 
 def loop_run(task: tuple[int, int, int, str, str]) -> tuple[str, dict[str, Any], float]:
@@ -772,7 +773,8 @@ def main() -> int:
                       f"{sum(x is not None and x <= 3 for x in to_band)} of {len(to_band)}, "
                       f"cycles to band (sum, '-' as {args.loop_cycles}) "
                       f"{sum(args.loop_cycles if x is None else x for x in to_band)}, twice "
-                      f"{sum(f['twice'] for f in ours)}, worse {sum(f['worse'] for f in ours)}")
+                      f"{sum(f['twice'] for f in ours)}, worse {sum(f['worse'] for f in ours)}, "
+                      f"bundles split {sum(f['splits'] for f in ours)}")
         if args.loop_trace:
             seed_s, n_s = args.loop_trace.split(":")
             loop_trace(int(seed_s), int(n_s), args.loop_cycles, args.loop_solver)

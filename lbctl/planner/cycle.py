@@ -238,7 +238,7 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
         made: list[tuple[str, str, tuple[str, ...]]] = []
         for _ in range(SPLIT_ROUNDS):
             found = [(a.bundle, a.broker, tuple(a.children)) for a in proposal.splits.actions
-                     if a.action == "split" and a.children]
+                     if a.action == "split" and a.children and _wider_than_band(proposal, a.bundle)]
             if not found:
                 break
             made += found
@@ -430,6 +430,20 @@ def _cooling(state: ClusterState, recent: Mapping[str, int], usage: Mapping[str,
     owner, _ = carried(state)
     return {x: t for x, t in recent.items() if usage.get(owner.get(x, ""), 0.0) <= cap + 1e-9}
 
+
+def _wider_than_band(proposal: Proposal, bundle: str) -> bool:
+    """Whether ``bundle`` alone carries more of its broker (after the plan) than the band is
+    wide: only such a bundle is split in the loop. :func:`lbctl.planner.splits.find_splits` also
+    proposes bundles that no broker can take *where the plan leaves the others* (the least
+    loaded broker plus the band), which on a crowded cluster names ordinary bundles, and a split
+    is permanent (``loadBalancerNamespaceMaximumBundles``)."""
+    a = proposal.after
+    width = proposal.targets.target_range
+    if width is None:
+        return True
+    i = proposal.view.bundles.index(bundle)
+    j = a.owner[i]
+    return a.u[j] - a.usage_if(j, i, -1.0) > width
 
 def _noise(proposal: Proposal, cap: float) -> str | None:
     """Why a plan is not carried out: with no broker above the cap (or a cluster whose load,

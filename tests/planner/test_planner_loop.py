@@ -11,7 +11,7 @@ from lbctl.config import resolve
 from lbctl.model.cluster import ClusterState
 from lbctl.model.cycle import CycleMemory
 from lbctl.model.loadmodel import LoadModel
-from lbctl.planner.cycle import PlannerLoadManager, PlannerMemory, _with_splits
+from lbctl.planner.cycle import PlannerLoadManager, PlannerMemory, _wider_than_band, _with_splits
 from lbctl.planner.propose import ProposeOptions, propose
 from lbctl.records import replace
 from tests.planner_clusters import AT_MS, broker, bundle_names, snapshot, stats
@@ -227,3 +227,13 @@ def test_a_cluster_above_the_cap_on_average_is_not_shuffled_on_a_small_gain() ->
     cycle = PlannerLoadManager(GREEDY).run_cycle(state, resolve(state.config))
     assert not cycle.acted
     assert cycle.gate is not None and "within the load model's error" in cycle.gate
+
+
+def test_only_a_bundle_wider_than_the_band_is_split_in_the_loop() -> None:
+    # find_splits names bundles no broker can take where the plan leaves the others; in the loop
+    # a split (permanent) is made only of a bundle carrying more of its broker than the band is
+    # wide: the hot bundle (~55 points), never the crumb (~1 point)
+    state = _one_hot_bundle(topics=4)
+    p = propose(state, resolve(state.config), GREEDY)
+    hot, crumb = bundle_names("tenant/hot", 2)
+    assert _wider_than_band(p, hot) and not _wider_than_band(p, crumb)
