@@ -17,9 +17,10 @@ measures and compares exactly as for Pulsar's strategies. The planner acts like 
   keeps — rather than plan again on a stale report;
 * **re-plan only when the band is left**: inside the band it does nothing at all (judged on the
   load model's estimate of now, as the plan is: :func:`_usages_now`);
-* **act only on a gain it can tell from noise**: with no broker above the cap, a plan whose
-  predicted fall of the max or the range is below :data:`GAIN_ERRORS` times the load model's
-  error is not carried out (issue 29: no cycle that worsens max or spread);
+* **act only on a gain it can tell from noise**: with no broker above the cap (or none the plan
+  can bring below it, the cluster above the cap on average), a plan whose predicted fall of the
+  max or the range is below :data:`GAIN_ERRORS` times the load model's error is not carried out
+  (issue 29: no cycle that worsens max or spread);
 * it **learns its load model from the reports** (:meth:`lbctl.model.loadmodel.LoadModel.observe`):
   calibrated on the first cycle's reports, each report written since joins its broker's history,
   a broker's own fit is learnt once its history shows enough change, and a fit a report
