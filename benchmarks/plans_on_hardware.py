@@ -27,6 +27,10 @@ the band, and lbctl's bytes against its bytes.
 
 **Closed loop.** ``simulate``'s loop on the hosts over 90 one-minute cycles of a trace: a diurnal
 wave (+-35 %), a hot namespace (x3 from cycle 30), a broker restart (gone at 55, back empty at 60).
+lbctl's planner splits a bundle no move can place (a one-topic bundle never: a split cannot
+divide a topic); the Pulsar strategies' automatic splits are off as in CONFIG unless
+``--loop-auto-split`` (Pulsar's default). The simulator carries a split out on the trace's
+traffic (:mod:`lbctl.simulate.engine`: the parent's topics dealt evenly to the children).
 Per strategy: cycles to the band after each disturbance, bundles moved twice within an hour,
 worsening cycles (a cycle with moves after which the true max or range rose by more than 1 point,
 the traffic unchanged), the peak true max.
@@ -94,10 +98,13 @@ def cluster(seed: int, n: int) -> tuple[dict[str, Host], Owned]:
     namespaces = max(2, n // 2)
     weights = [1 / (k + 1) for k in range(namespaces)]
     bundles: list[tuple[str, float, int]] = []
+    span = min(1 << 20, (1 << 32) // total)
     for k in range(total):
         ns = rng.choices(range(namespaces), weights)[0]
         rate = rng.lognormvariate(0.0, 0.9) * (8 if rng.random() < 0.03 else 1)
-        bundles.append((f"tenant/ns-{ns}/0x{k:08x}_0x{k + 1:08x}", rate,
+        # ranges wide enough to split (a bundle of width 1 cannot be: the closed loop splits),
+        # in the same order as their names
+        bundles.append((f"tenant/ns-{ns}/0x{k * span:08x}_0x{(k + 1) * span:08x}", rate,
                         rng.choice((256, 1024, 4096))))
     # scale to ~45 % of the fleet's CPU or NIC, whichever binds first
     capacity = sum(h.cores * (1 - h.idle_cpu) for h in hosts.values())
@@ -135,9 +142,14 @@ def scaled(owned: Owned, factor: Mapping[str, float] | float,
     return out
 
 
-def with_config(st: ClusterState) -> ClusterState:
+def with_config(st: ClusterState, extra: Mapping[str, str] | None = None) -> ClusterState:
     return ClusterState(cluster=st.cluster, captured_at=st.captured_at, brokers=st.brokers,
-                        config=MappingProxyType(dict(CONFIG)))
+                        config=MappingProxyType({**CONFIG, **(extra or {})}))
+
+
+#: settings of the closed loops' trace on top of CONFIG (``--loop-auto-split``; set before the
+#: pool forks its workers)
+LOOP_CONFIG: dict[str, str] = {}
 
 
 def history(hosts: dict[str, Host], owned: Owned, steps: int, seed: int,
@@ -418,7 +430,8 @@ def trace(seed: int, n: int, cycles: int) -> tuple[dict[str, Host], list[Cluster
             first = next(b for b in sorted(hosts) if b != restarted)
             now[first].update(now[restarted])
             now[restarted] = {}
-        states.append(with_config(cluster_on_hosts("loop", T0 + (k - 1) * MINUTE, present, now)))
+        states.append(with_config(cluster_on_hosts("loop", T0 + (k - 1) * MINUTE, present, now),
+                                  LOOP_CONFIG))
     return hosts, states
 
 
@@ -444,7 +457,8 @@ def loop_figures(r: SimulationResult) -> dict[str, Any]:
                 b.spread.range > a.spread.range + 0.01 or b.spread.max > a.spread.max + 0.01):
             worse += 1
     return {"toBand": to_band, "twice": len(twice), "worse": worse, "peak": max(maxes),
-            "moves": sum(len(c.moves) for c in cycles), "finalRange": ranges[-1]}
+            "moves": sum(len(c.moves) for c in cycles), "finalRange": ranges[-1],
+            "splits": sum(len(c.splits) for c in cycles)}
 
 
 def loop_run(task: tuple[int, int, int, str, str]) -> tuple[str, dict[str, Any], float]:
@@ -686,6 +700,10 @@ def main() -> int:
                          "repair misses them")
     ap.add_argument("--no-refine", action="store_true",
                     help="diagnostic: plans without the bytes pass (lbctl.planner.refine)")
+    ap.add_argument("--loop-auto-split", action="store_true",
+                    help="diagnostic: the closed loops with Pulsar's default "
+                         "loadBalancerAutoBundleSplitEnabled=true (the Pulsar strategies split "
+                         "bundles over their thresholds; lbctl's planner splits either way)")
     ap.add_argument("--loop-trace", type=str, default="",
                     help="diagnostic: SEED:N prints lbctl's loop on that trace cycle by cycle")
     args = ap.parse_args()
@@ -694,6 +712,8 @@ def main() -> int:
         os.execve(sys.executable, [sys.executable, *sys.argv],
                   {**os.environ, "PYTHONHASHSEED": "0"})
     seeds = 3 if args.quick else args.seeds
+    if args.loop_auto_split:
+        LOOP_CONFIG["loadBalancerAutoBundleSplitEnabled"] = "true"
     SEED_START[0] = args.seed_start
     if args.refine_mix is not None:
         import lbctl.planner.refine as refine_mod
@@ -753,7 +773,8 @@ def main() -> int:
                       f"{sum(x is not None and x <= 3 for x in to_band)} of {len(to_band)}, "
                       f"cycles to band (sum, '-' as {args.loop_cycles}) "
                       f"{sum(args.loop_cycles if x is None else x for x in to_band)}, twice "
-                      f"{sum(f['twice'] for f in ours)}, worse {sum(f['worse'] for f in ours)}")
+                      f"{sum(f['twice'] for f in ours)}, worse {sum(f['worse'] for f in ours)}, "
+                      f"bundles split {sum(f['splits'] for f in ours)}")
         if args.loop_trace:
             seed_s, n_s = args.loop_trace.split(":")
             loop_trace(int(seed_s), int(n_s), args.loop_cycles, args.loop_solver)

@@ -150,7 +150,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         warnings: Sequence[str] = (),
     ):
         """``check_splits=False`` skips ``checkNamespaceBundleSplit`` for callers that would
-        throw its answer away (the simulator's load model does not apply splits)."""
+        throw its answer away (``assign-preview``'s lookups)."""
         self.shedding = shedding
         self.placement = placement
         self.round_robin = round_robin

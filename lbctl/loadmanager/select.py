@@ -218,9 +218,10 @@ def choose(states: Sequence[ClusterState], opts: Options, settings: Settings, *,
 
     ``own``: lbctl's own load manager, when the command offers it under its strategy name.
     ``simulating``: the simulator's loop, whose load model moves the brokers' reports: a modular
-    snapshot runs the modular load manager with whatever shedder is named, without
-    ``checkNamespaceBundleSplit`` (the load model applies no split), and the extensible driver
-    models TransferShedder whatever release the settings name.
+    snapshot runs the modular load manager with whatever shedder is named, its
+    ``checkNamespaceBundleSplit`` included (the simulator carries its splits out:
+    :mod:`lbctl.simulate.engine`), and the extensible driver models TransferShedder whatever
+    release the settings name.
     """
     if own is not None and own.named(opts.strategy):
         if opts.placement:
@@ -238,7 +239,7 @@ def choose(states: Sequence[ClusterState], opts: Options, settings: Settings, *,
         extensible = extensible and kind_of(states) == EXTENSIBLE
     if extensible:
         return extensible_load_manager(opts, None if simulating else settings, warnings)
-    return modular_load_manager(settings, opts, check_splits=not simulating, warnings=warnings)
+    return modular_load_manager(settings, opts, warnings=warnings)
 
 
 #: the load manager classes Pulsar ships (any other name is a class Pulsar cannot create here)

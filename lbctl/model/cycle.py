@@ -48,25 +48,39 @@ class Moved(Struct, frozen=True):
     reason: str
 
 
+class Split(Struct, frozen=True):
+    """A bundle a cycle splits: its children, which its owner keeps
+    (``NamespaceService.splitAndOwnBundle``), unloaded right after when ``unload``
+    (``loadBalancerAutoUnloadSplitBundlesEnabled``: the next lookup places each)."""
+
+    bundle: str
+    children: tuple[str, ...]
+    unload: bool = False
+
+
 class Effect(Struct, frozen=True):
     """What one cycle does to the cluster, as a simulation carries it out and records it: the
     bundles it moves, each broker's score as the load manager ranked it (``None``: it keeps
-    none), and how many of its selections it did not carry out."""
+    none), how many of its selections it did not carry out, and the bundles it splits (before
+    its moves: ``checkNamespaceBundleSplit`` runs on the reports before shedding)."""
 
     moves: tuple[Moved, ...]
     scores: Mapping[str, float | None]
     skipped: int
+    splits: tuple[Split, ...] = ()
 
 
 def unload_effect(decision: SheddingDecision | None,
-                  outcomes: tuple[UnloadOutcome, ...]) -> Effect:
+                  outcomes: tuple[UnloadOutcome, ...],
+                  splits: tuple[Split, ...] = ()) -> Effect:
     """The effect of a modular cycle (or of lbctl's planner, which answers in its records): every
-    unload carried out, to its destination; the shedder's smoothed score per broker."""
+    unload carried out, to its destination; the shedder's smoothed score per broker; the splits
+    made."""
     done = [o for o in outcomes if o.skipped is None]
     verdicts = decision.brokers if decision is not None else _EMPTY
     return Effect(tuple(Moved(o.selection.bundle, o.destination, str(o.selection.reason))
                         for o in done),
-                  {b: v.score for b, v in verdicts.items()}, len(outcomes) - len(done))
+                  {b: v.score for b, v in verdicts.items()}, len(outcomes) - len(done), splits)
 
 
 # --- the modular load manager -------------------------------------------------------------------
@@ -157,7 +171,11 @@ class ModularCycle(Struct, frozen=True):
         return any(o.skipped is None for o in self.outcomes)
 
     def effect(self) -> Effect:
-        return unload_effect(self.decision, self.outcomes)
+        """Every unload carried out, and every automatic split made (its children unloaded when
+        the split says so)."""
+        return unload_effect(self.decision, self.outcomes, tuple(
+            Split(s.candidate.bundle, s.children, s.unload) for s in self.splits
+            if s.skipped is None and s.children))
 
 
 # --- the extensible load manager ----------------------------------------------------------------
@@ -216,7 +234,8 @@ class ExtensibleCycle(Struct, frozen=True):
     def effect(self) -> Effect:
         """Every Success decision carried out: a transfer to the shedder's destination, an unload
         to the broker the placement preview picks at the next lookup; the brokers'
-        ``weightedMaxEMA`` as their scores."""
+        ``weightedMaxEMA`` as their scores; every Success split, its children owned by the
+        parent's owner (``ServiceUnitStateChannelImpl.splitServiceUnitOnceAndRetry``)."""
         moves = []
         for a in self.actions:
             u = a.decision.unload
@@ -224,7 +243,10 @@ class ExtensibleCycle(Struct, frozen=True):
             moves.append(Moved(u.bundle, dest, str(a.decision.reason)))
         skipped = sum(1 for d in (self.shed.decisions if self.shed else ())
                       if d.label is not Label.SUCCESS)
-        return Effect(tuple(moves), {b: d.weightedMaxEMA for b, d in self.store.items()}, skipped)
+        splits = tuple(Split(d.bundle, d.children) for r in self.splits for d in r.decisions
+                       if d.label is Label.SUCCESS and d.children)
+        return Effect(tuple(moves), {b: d.weightedMaxEMA for b, d in self.store.items()}, skipped,
+                      splits)
 
     def bundle_names(self) -> set[str]:
         names = set(self.state.owners())

@@ -17,9 +17,10 @@ measures and compares exactly as for Pulsar's strategies. The planner acts like 
   keeps — rather than plan again on a stale report;
 * **re-plan only when the band is left**: inside the band it does nothing at all (judged on the
   load model's estimate of now, as the plan is: :func:`_usages_now`);
-* **act only on a gain it can tell from noise**: with no broker above the cap, a plan whose
-  predicted fall of the max or the range is below :data:`GAIN_ERRORS` times the load model's
-  error is not carried out (issue 29: no cycle that worsens max or spread);
+* **act only on a gain it can tell from noise**: with no broker above the cap (or none the plan
+  can bring below it, the cluster above the cap on average), a plan whose predicted fall of the
+  max or the range is below :data:`GAIN_ERRORS` times the load model's error is not carried out
+  (issue 29: no cycle that worsens max or spread);
 * it **learns its load model from the reports** (:meth:`lbctl.model.loadmodel.LoadModel.observe`):
   calibrated on the first cycle's reports, each report written since joins its broker's history,
   a broker's own fit is learnt once its history shows enough change, and a fit a report
@@ -30,6 +31,16 @@ measures and compares exactly as for Pulsar's strategies. The planner acts like 
   ``loadBalancerSheddingGracePeriodMinutes`` when longer, unless their broker is above the cap
   or moving them again is what meets the goals — and then as few of them as meet the goals
   (:meth:`PlannerLoadManager._fewest_again`).
+* **split a bundle no move can place** (issue 29 item 5): when the plan misses the band because a
+  bundle is too big for it (:mod:`lbctl.planner.splits`, what ``propose`` proposes: the cluster's
+  ``defaultNamespaceBundleSplitAlgorithm``, refused at ``loadBalancerNamespaceMaximumBundles``, a
+  one-topic bundle never split), the split is carried out that cycle, as an operator runs
+  ``pulsar-admin namespaces split-bundle`` without ``--unload``: the children stay on the owner
+  (``NamespaceService.splitAndOwnBundle``), and the next cycles move them. Until the owner's
+  report lists the children, the planner takes its report as the split predicts it (each child an
+  even part of the parent, as ``range_equally_divide`` cuts the range) for at most
+  ``loadBalancerReportUpdateMaxIntervalMinutes``, as it does for its moves: a split leaves the
+  broker's load unchanged, so its report may not be rewritten for that long.
 * it plans **greedy's own moves, unrefined** (``refine=False``, :mod:`lbctl.planner.refine`):
   the refinement that cuts a one-shot plan's bytes picks the bundles with the fewest bytes per
   point of relief, whose unusual message/byte mixes the load model predicts worst; in a loop a
@@ -54,9 +65,9 @@ from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
 from lbctl.loadmanager.modular import ModularCycleResult
 from lbctl.loadmanager.select import Own
 from lbctl.model.cluster import MODULAR, ClusterState
-from lbctl.model.cycle import CycleMemory, Effect, Elapsed, unload_effect
+from lbctl.model.cycle import CycleMemory, Effect, Elapsed, Split, unload_effect
 from lbctl.model.decision import Selection, SheddingDecision, UnloadOutcome
-from lbctl.model.load import java_max
+from lbctl.model.load import NamespaceBundleStats, java_max
 from lbctl.model.loadmodel import LoadModel
 from lbctl.plan import Plan
 from lbctl.planner import PLANNER
@@ -78,6 +89,9 @@ COOL_DOWN_MS = 60 * 60_000
 #: 178 / 140 / 131 / 123 bundles moved twice and 35 / 30 / 22 / 17 worsening cycles, the same
 #: cycles to the band but one (10 -> 12)
 GAIN_ERRORS = 2.0
+#: how many times one cycle splits and plans again (a bundle, then its children, ...): a bundle
+#: 2^3 = 8 times the band's width is placed within the cycle
+SPLIT_ROUNDS = 3
 
 
 class PlannerMemory(Struct, frozen=True):
@@ -92,6 +106,9 @@ class PlannerMemory(Struct, frozen=True):
     hopeless: tuple[tuple[str, float], ...] = ()
     #: the brokers of the last cycle (a broker absent from them is new, or back from a restart)
     brokers: tuple[str, ...] = ()
+    #: the splits the reports do not show yet: (bundle, owner, children)
+    splitting: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    split_at: int | None = None
 
 
 class PlannerCycle(Struct, frozen=True):
@@ -110,6 +127,8 @@ class PlannerCycle(Struct, frozen=True):
     projected: bool = False
     shedding: str = PLANNER
     placement: str = PLANNER
+    #: the bundles split this cycle (their children stay on the owner)
+    splits: tuple[Split, ...] = ()
 
     @property
     def unloads(self) -> tuple[UnloadOutcome, ...]:
@@ -120,7 +139,7 @@ class PlannerCycle(Struct, frozen=True):
         return any(o.skipped is None for o in self.outcomes)
 
     def effect(self) -> Effect:
-        return unload_effect(self.decision, self.outcomes)
+        return unload_effect(self.decision, self.outcomes, self.splits)
 
     def plan(self) -> Plan:
         return self._as_modular().plan()
@@ -149,9 +168,10 @@ class _Cycle(Struct, frozen=True):
 
     def result(self, state: ClusterState, gate: str | None, keep: PlannerMemory,
                outcomes: tuple[UnloadOutcome, ...] = (),
-               decision: SheddingDecision | None = None) -> PlannerCycle:
+               decision: SheddingDecision | None = None,
+               splits: tuple[Split, ...] = ()) -> PlannerCycle:
         return PlannerCycle(state, self.settings, decision, outcomes, gate,
-                            replace(self.base, shedding=keep), self.elapsed)
+                            replace(self.base, shedding=keep), self.elapsed, splits=splits)
 
 
 class PlannerLoadManager(LoadManager[CycleMemory]):
@@ -162,7 +182,7 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
     strategies = (PLANNER, PLANNER)
 
     def __init__(self, options: ProposeOptions):
-        self.options = replace(options, splits=False, refine=False)
+        self.options = replace(options, splits=True, refine=False)
 
     def initial_memory(self) -> CycleMemory:
         return CycleMemory(shedding=PlannerMemory())
@@ -182,6 +202,7 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
         if len(state.brokers) <= 1:
             return cycle.result(state, f"only {len(state.brokers)} broker: nothing to plan",
                                 replace(pm, recently_moved=MappingProxyType(recent), hopeless=()))
+        state, splitting = _with_splits(state, settings, pm)
         pending = _pending(state, settings, pm)
         model = pm.model
         if model is None:
@@ -192,7 +213,7 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
         if pending:
             state = with_moves(state, model, pending)
         keep = replace(pm, model=model, recently_moved=MappingProxyType(recent), pending=pending,
-                       hopeless=(), brokers=tuple(state.brokers))
+                       hopeless=(), brokers=tuple(state.brokers), splitting=splitting)
         targets = self.options.targets(settings)
         usages = _usages_now(state, settings, model)
         st = UsageStats.of(usages)
@@ -209,23 +230,28 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
     def _plan(self, cycle: _Cycle, state: ClusterState, keep: PlannerMemory, cap: float,
               seen: tuple[tuple[str, float], ...]) -> PlannerCycle:
         """Plan the whole cluster and carry out every move this cycle, unless the plan's
-        predicted gain is within the load model's error (:func:`_noise`)."""
+        predicted gain is within the load model's error (:func:`_noise`). A plan that proposes
+        splits (a bundle no move can place) is made again on the split cluster, up to
+        :data:`SPLIT_ROUNDS` times, and its splits and moves are carried out together, as an
+        operator splits a bundle, then its children, then moves them, within one cycle."""
         now = state.captured_at
-        proposal = propose(state, cycle.settings, self.options, model=keep.model,
-                           recently_moved=_cooling(state, cycle.recent, dict(seen), cap))
-        if cycle.recent and not proposal.solution.violation.ok:
-            # the goals out of reach with the cooled-down bundles pinned (they may be all a
-            # broker holds): the goals are hard, the cool-down yields when moving them again
-            # meets the goals, or brings an overloaded broker nearer the cap
-            free = propose(state, cycle.settings, self.options, model=keep.model)
-            fv, pv = free.solution.violation, proposal.solution.violation
-            if fv.ok:
-                proposal = self._fewest_again(state, cycle, keep, free)
-            elif fv.capacity < pv.capacity - TOLERANCE:
-                proposal = free
+        proposal = self._proposal(cycle, state, keep, cap, seen)
+        made: list[tuple[str, str, tuple[str, ...]]] = []
+        for _ in range(SPLIT_ROUNDS):
+            found = [(a.bundle, a.broker, tuple(a.children)) for a in proposal.splits.actions
+                     if a.action == "split" and a.children and _wider_than_band(proposal, a.bundle)]
+            if not found:
+                break
+            made += found
+            state, _ = _split_reports(state, found)
+            proposal = self._proposal(cycle, state, keep, cap, seen)
+        splits = tuple(Split(x, children) for x, _, children in made)
+        if splits:
+            keep = replace(keep, splitting=keep.splitting + tuple(made), split_at=now)
         view = proposal.view
         if proposal.moves and (why := _noise(proposal, cap)) is not None:
-            return cycle.result(state, why, replace(keep, hopeless=seen))
+            return cycle.result(state, why, keep if splits else replace(keep, hopeless=seen),
+                                splits=splits)
         reasons = proposal.reasons()
         outcomes = []
         moved = []
@@ -238,15 +264,33 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
             cycle.recent[view.bundles[i]] = now
         decision = SheddingDecision(PLANNER, tuple(o.selection for o in outcomes),
                                     notes=(proposal.solution.status,))
-        gate = None if outcomes else proposal.solution.status
+        gate = None if outcomes or splits else proposal.solution.status
         # goals out of reach: remember where this plan leaves the cluster, and do not plan again
-        # until the brokers change or their load moves more than three points from there
-        hopeless = () if proposal.solution.violation.ok and outcomes else (
+        # until the brokers change or their load moves more than three points from there (a
+        # split changes the cluster: the next cycle plans its children)
+        hopeless = () if (proposal.solution.violation.ok and outcomes) or splits else (
             tuple(zip(view.brokers, proposal.usages_after(), strict=True)))
         return cycle.result(state, gate, replace(
             keep, pending=keep.pending + tuple(moved), planned_at=now if outcomes else
             keep.planned_at, plans=keep.plans + (1 if outcomes else 0), hopeless=hopeless),
-            tuple(outcomes), decision)
+            tuple(outcomes), decision, splits)
+
+    def _proposal(self, cycle: _Cycle, state: ClusterState, keep: PlannerMemory, cap: float,
+                  seen: tuple[tuple[str, float], ...]) -> Proposal:
+        """The cycle's plan, the cooled-down bundles pinned unless the goals need them."""
+        proposal = propose(state, cycle.settings, self.options, model=keep.model,
+                           recently_moved=_cooling(state, cycle.recent, dict(seen), cap))
+        if cycle.recent and not proposal.solution.violation.ok:
+            # the goals out of reach with the cooled-down bundles pinned (they may be all a
+            # broker holds): the goals are hard, the cool-down yields when moving them again
+            # meets the goals, or brings an overloaded broker nearer the cap
+            free = propose(state, cycle.settings, self.options, model=keep.model)
+            fv, pv = free.solution.violation, proposal.solution.violation
+            if fv.ok:
+                proposal = self._fewest_again(state, cycle, keep, free)
+            elif fv.capacity < pv.capacity - TOLERANCE:
+                proposal = free
+        return proposal
 
     def _fewest_again(self, state: ClusterState, cycle: _Cycle, keep: PlannerMemory,
                       free: Proposal) -> Proposal:
@@ -309,6 +353,56 @@ def _pending(state: ClusterState, settings: Settings,
                      and p[0] not in state.brokers[p[1]].lastStats))
 
 
+def _with_splits(state: ClusterState, settings: Settings, pm: PlannerMemory
+                 ) -> tuple[ClusterState, tuple[tuple[str, str, tuple[str, ...]], ...]]:
+    """``state`` with the planner's splits the reports do not show yet carried out
+    (:func:`_split_reports`), and those splits. A split is shown once its owner's report lists
+    none of the bundle or some of its children; until then, for at most
+    ``loadBalancerReportUpdateMaxIntervalMinutes`` since the last split (as :func:`_pending`
+    takes moves), the planner takes the report as the split predicts it: a split leaves the
+    broker's load unchanged, so its report may not be rewritten for that long."""
+    limit = int(settings["loadBalancerReportUpdateMaxIntervalMinutes"]) * 60_000
+    if not (pm.splitting and pm.split_at is not None
+            and state.captured_at - pm.split_at <= limit):
+        return state, ()
+    return _split_reports(state, pm.splitting)
+
+
+def _split_reports(state: ClusterState, splits: tuple[tuple[str, str, tuple[str, ...]], ...]
+                   | list[tuple[str, str, tuple[str, ...]]]
+                   ) -> tuple[ClusterState, tuple[tuple[str, str, tuple[str, ...]], ...]]:
+    """``state`` with each split (bundle, owner, children) whose bundle its owner's report lists
+    (and none of its children) carried out in that report, in the order made (a child split
+    again follows its parent), and the splits carried out. The children take a whole number of
+    the bundle's topics each, as even as they divide, and each topic an even part of its
+    traffic (``range_equally_divide`` halves the hash range; the planner knows no more of where
+    the traffic falls; a topic never divides)."""
+    reports = dict(state.brokers)
+    kept = []
+    for x, owner, children in splits:
+        rep = reports.get(owner)
+        if rep is None or x not in rep.lastStats or any(c in rep.lastStats for c in children):
+            continue
+        kept.append((x, owner, children))
+        stats = dict(rep.lastStats)
+        parent = stats.pop(x)
+        n, t = len(children), parent.topics
+        for j, c in enumerate(children):
+            stats[c] = _part(parent, (t // n + (1 if j < t % n else 0)) / t if t > 0 else 1 / n)
+        reports[owner] = replace(rep, lastStats=MappingProxyType(stats))
+    if not kept:
+        return state, ()
+    return replace(state, brokers=MappingProxyType(reports)), tuple(kept)
+
+
+def _part(st: NamespaceBundleStats, f: float) -> NamespaceBundleStats:
+    return NamespaceBundleStats(
+        msgRateIn=st.msgRateIn * f, msgRateOut=st.msgRateOut * f,
+        msgThroughputIn=st.msgThroughputIn * f, msgThroughputOut=st.msgThroughputOut * f,
+        consumerCount=round(st.consumerCount * f), producerCount=round(st.producerCount * f),
+        topics=round(st.topics * f), cacheSize=round(st.cacheSize * f))
+
+
 def _rejoined(model: LoadModel, state: ClusterState, before: tuple[str, ...]) -> None:
     """Start afresh the history of every broker that was not among the last cycle's brokers:
     the leader forgets a broker that leaves (Pulsar's ``ModularLoadManagerImpl.updateAllBrokerData``
@@ -338,15 +432,32 @@ def _cooling(state: ClusterState, recent: Mapping[str, int], usage: Mapping[str,
     return {x: t for x, t in recent.items() if usage.get(owner.get(x, ""), 0.0) <= cap + 1e-9}
 
 
+def _wider_than_band(proposal: Proposal, bundle: str) -> bool:
+    """Whether ``bundle`` alone carries more of its broker (after the plan) than the band is
+    wide: only such a bundle is split in the loop. :func:`lbctl.planner.splits.find_splits` also
+    proposes bundles that no broker can take *where the plan leaves the others* (the least
+    loaded broker plus the band), which on a crowded cluster names ordinary bundles, and a split
+    is permanent (``loadBalancerNamespaceMaximumBundles``)."""
+    a = proposal.after
+    width = proposal.targets.target_range
+    if width is None:
+        return True
+    i = proposal.view.bundles.index(bundle)
+    j = a.owner[i]
+    return a.u[j] - a.usage_if(j, i, -1.0) > width
+
 def _noise(proposal: Proposal, cap: float) -> str | None:
-    """Why a plan is not carried out: with no broker above the cap, a plan whose predicted gain
+    """Why a plan is not carried out: with no broker above the cap (or a cluster whose load,
+    spread as the plan spreads it, is above the cap on average: no plan relieves every broker,
+    and moving on a small gain then only shuffles bundles among overloaded brokers, issue 29's
+    bundles moved twice), a plan whose predicted gain
     (the fall of the max or of the range, whichever is larger) is within the load model's error
     at the level it plans to (:meth:`LoadModel.margin`, :data:`GAIN_ERRORS` times) cannot be
     told from noise, and moving on it worsens the cluster as often as it helps (issue 29: no
     worsening cycle). ``None``: carry it out."""
     before = UsageStats.of(proposal.usages_before())
     after = UsageStats.of(proposal.usages_after())
-    if before.max > cap + 1e-9:
+    if before.max > cap + 1e-9 and after.mean <= cap + 1e-9:
         return None
     gain = max(before.range - after.range, before.max - after.max)
     error = GAIN_ERRORS * proposal.view.model.margin(after.max)

@@ -23,8 +23,19 @@ Every cycle (``loadBalancerSheddingIntervalMinutes`` apart, starting at the firs
    runs on that view (:meth:`~lbctl.loadmanager.base.LoadManager.run_cycle`), with the memory of
    the previous cycle: bundle time averages, the grace period, the shedder's history (EWMA, hit
    counters) and the placement strategy's history all carry over as in ``recommend`` on a sequence.
-5. **The moves.** Every unload that was carried out moves its bundle to the chosen destination
-   (the cycle's :meth:`~lbctl.loadmanager.base.CycleResult.effect`).
+5. **The splits, then the moves.** Every split the cycle made (the modular
+   ``checkNamespaceBundleSplit`` when ``loadBalancerAutoBundleSplitEnabled``, lbctl's planner when
+   no move can reach the band) replaces its bundle by its children on the same broker
+   (``NamespaceService.splitAndOwnBundle``); children the split unloads
+   (``loadBalancerAutoUnloadSplitBundlesEnabled``) go where the leader's next lookup places them
+   (``selectBrokerForAssignment``: :func:`lbctl.loadmanager.assign.modular_assignments`). Pulsar
+   divides only the hash range: each topic's traffic follows its hash into a child. The trace
+   keeps reporting the parent (it knows nothing of the simulation's splits), so each cycle a
+   child carries its share of the parent's traffic in the trace snapshot in force: the share of
+   the parent's listed topics (``topics``) whose hash falls in the child's range when the
+   snapshot lists them, else an even share (:func:`_split_shares`). Then every unload that was
+   carried out moves its bundle to the chosen destination (the cycle's
+   :meth:`~lbctl.loadmanager.base.CycleResult.effect`).
 
 An **extensible** snapshot runs the extensible load manager in the same loop
 (:mod:`lbctl.simulate.extensible`): each broker's reporter keeps its ``BrokerLoadData`` — every
@@ -60,9 +71,10 @@ from lbctl.config import Settings, read_broker_conf
 from lbctl.errors import UsageError
 from lbctl.loadmanager.base import CycleResult, LoadManager
 from lbctl.loadmanager.select import Options, choose, kind_of, profile_of, settings_for
+from lbctl.model.bundle import BundleName, BundleNameError, topic_hash, topic_namespace
 from lbctl.model.bundlecolumns import StatsColumns, columns_of, numpy_or_none
 from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
-from lbctl.model.cycle import Moved
+from lbctl.model.cycle import Moved, Split
 from lbctl.model.load import BundleData, LocalBrokerData, NamespaceBundleStats
 from lbctl.model.loaddata import BundleDataView
 from lbctl.model.loadmodel import LoadModel
@@ -125,6 +137,8 @@ class CycleRecord:
     #: lbctl's figure: the usage after this cycle's moves as its plan predicted it (fraction, per
     #: broker); None when the cycle made no prediction (Pulsar's strategies never make one)
     predicted: Mapping[str, float] | None = None
+    #: the bundles split this cycle (before its moves)
+    splits: tuple[str, ...] = ()
 
     @property
     def moved_throughput(self) -> float:
@@ -214,7 +228,7 @@ class SimulationResult:
             "settledAtCycle": settled,
             "settleMinutes": None if settled is None else (settled - 1) * self.interval_minutes,
             "predictionError": None if (p := self.prediction()) is None else p.to_dict(),
-        }
+        } | ({"bundlesSplit": n} if (n := sum(len(c.splits) for c in self.cycles)) else {})
 
 
 @dataclass(frozen=True)
@@ -382,6 +396,8 @@ class _Run:
 
         # ownership and traffic at the start
         self.trace_index = 0
+        #: a split's child -> (the trace's bundle it comes from, the part of it it carries)
+        self.derived: dict[str, tuple[str, BundleShare]] = {}
         self.stats = self._stats_of(0)
         self.owner: dict[str, str] = {}
         self.owned: dict[str, dict[str, None]] = {b: {} for b in s0.brokers}
@@ -417,7 +433,21 @@ class _Run:
             for x in rep.bundles:
                 stats.setdefault(x, _ZERO)
             stats.update(rep.lastStats)
+        if self.derived:
+            stats = self._derive(stats, self.states[i])
         return stats
+
+    def _derive(self, stats: dict[str, NamespaceBundleStats],
+                st: ClusterState) -> dict[str, NamespaceBundleStats]:
+        """The trace's stats with every bundle the simulation split replaced by its children's
+        shares of it (module docstring, step 5)."""
+        out = dict(stats)
+        for child, (root, part) in self.derived.items():
+            parent = stats.get(root)
+            out.pop(root, None)
+            if parent is not None:
+                out[child] = part.of(parent, _topic_share(st, root, child))
+        return out
 
     def _follow_trace(self, i: int) -> None:
         """Switch to trace snapshot ``i``: new traffic, joining/leaving brokers and bundles."""
@@ -508,7 +538,8 @@ class _Run:
             memory = result.memory
             effect = result.effect()
             counts = {b: len(xs) for b, xs in self.owned.items()}
-            moves = self._move(effect.moves, loads, spread, now)
+            split, placed = self._split(effect.splits, view, tick)
+            moves = self._move(effect.moves + placed, loads, spread, now)
             records.append(CycleRecord(
                 cycle=k, at=now, loads=MappingProxyType(loads),
                 reported={b: self._usage(view.brokers[b]) for b in view.brokers},
@@ -518,7 +549,7 @@ class _Run:
                 msg_rate={b: self.true[b].msg_rate for b in self.owned},
                 moves=moves, skipped=effect.skipped,
                 reports_written=tick.written, gate=result.gate, spread=spread,
-                predicted=predicted_after(result),
+                predicted=predicted_after(result), splits=split,
             ))
             if self.progress is not None:
                 self.progress(k, self.n_cycles)
@@ -537,6 +568,44 @@ class _Run:
             hosts=self.sim.truth or ("given" if self.sim.hosts is not None else "inferred"),
             truth_hosts=dict(self.hosts),
         )
+
+    def _split(self, splits: tuple[Split, ...], view: ClusterState,
+               tick: Tick) -> tuple[tuple[str, ...], tuple[Moved, ...]]:
+        """Carry out the cycle's splits (module docstring, step 5): each bundle still owned is
+        replaced by its children on its owner; returns the bundles split and the moves of the
+        children a split unloads (to where the next lookup places them). A split of a bundle no
+        broker owns any more, or whose children exist already, is dropped (Pulsar skips a bundle
+        its namespace no longer has: ``checkBundleDataExistInNamespaceBundles``)."""
+        if not splits:
+            return (), ()
+        done: list[str] = []
+        unloaded: list[str] = []
+        for s in splits:
+            owner = self.owner.get(s.bundle)
+            if owner is None or not s.children or any(c in self.owner for c in s.children):
+                continue
+            root, part = self.derived.pop(s.bundle, (s.bundle, BundleShare()))
+            topics = self.stats.get(s.bundle, _ZERO).topics
+            del self.owned[owner][s.bundle]
+            del self.owner[s.bundle]
+            for child, share in zip(s.children, part.split(topics, len(s.children)),
+                                    strict=True):
+                self.derived[child] = (root, share)
+                self.owner[child] = owner
+                self.owned[owner][child] = None
+            self.stats = self._stats_of(self.trace_index)  # a child split next needs its own
+            self.dirty.add(owner)
+            done.append(s.bundle)
+            if s.unload:
+                unloaded += s.children
+        if not unloaded:
+            return tuple(done), ()
+        from lbctl.loadmanager.assign import modular_assignments
+
+        picks, _ = modular_assignments(view, tick.settings, unloaded, self.opts, view.owners())
+        # a child the lookup gives back to its owner does not move
+        return tuple(done), tuple(Moved(a.bundle, a.broker, "Split") for a in picks
+                                  if a.broker is not None and a.broker != self.owner[a.bundle])
 
     def _move(self, decided: tuple[Moved, ...], loads: Mapping[str, float], spread: Spread,
               now: int) -> tuple[Move, ...]:
@@ -558,6 +627,60 @@ class _Run:
                 self.owner[x] = dest
                 self.dirty.update((src, dest))
         return tuple(moves)
+
+
+class BundleShare(Struct, frozen=True):
+    """The part of a trace bundle a split's child carries, when the trace does not list the
+    bundle's topics (:func:`_topic_share`): each child takes a whole number of its parent's
+    topics, as even as they divide (a topic never divides: a one-topic bundle's children are all
+    of it and nothing), and each topic an even part of the traffic; ``share`` is the product
+    down the splits, of topics and traffic alike (a bundle with no topics divides evenly)."""
+
+    share: float = 1.0
+
+    def split(self, topics: int, n: int) -> tuple[BundleShare, ...]:
+        """This part split ``n`` ways, its ``topics`` dealt to the children in order."""
+        if topics <= 0:
+            return tuple(BundleShare(self.share / n) for _ in range(n))
+        return tuple(BundleShare(self.share * (topics // n + (1 if j < topics % n else 0))
+                                 / topics) for j in range(n))
+
+    def of(self, st: NamespaceBundleStats,
+           by_topics: tuple[float, float] | None) -> NamespaceBundleStats:
+        """This part of ``st``: its messages and bytes by the listed topics' shares when the
+        trace gives them, else by this share."""
+        f = self.share
+        fm, ft = (f, f) if by_topics is None else by_topics
+        return NamespaceBundleStats(
+            msgRateIn=st.msgRateIn * fm, msgRateOut=st.msgRateOut * fm,
+            msgThroughputIn=st.msgThroughputIn * ft, msgThroughputOut=st.msgThroughputOut * ft,
+            consumerCount=round(st.consumerCount * f), producerCount=round(st.producerCount * f),
+            topics=round(st.topics * f), cacheSize=round(st.cacheSize * f))
+
+
+def _topic_share(st: ClusterState, root: str, child: str) -> tuple[float, float] | None:
+    """The shares (messages, bytes) of the traffic of ``root``'s topics the snapshot lists
+    (``topics``) whose hash falls in ``child``'s range: each topic follows its hash into a
+    child (``NamespaceBundleFactory.splitBundles`` divides the range, not the traffic); ``None``
+    when it lists no topic of ``root`` with both."""
+    if not st.topics:
+        return None
+    try:
+        parent, mine = BundleName.parse(root), BundleName.parse(child)
+    except BundleNameError:
+        return None
+    msgs = bytes_ = msgs_in = bytes_in = 0.0
+    for name, ts in st.topics.items():
+        h = topic_hash(name)
+        if not parent.range.contains(h) or topic_namespace(name) != parent.namespace:
+            continue
+        m, b = ts.msgRateIn + ts.msgRateOut, ts.msgThroughputIn + ts.msgThroughputOut
+        msgs += m
+        bytes_ += b
+        if mine.range.contains(h):
+            msgs_in += m
+            bytes_in += b
+    return (msgs_in / msgs, bytes_in / bytes_) if msgs > 0 and bytes_ > 0 else None
 
 
 class ModularDriver:

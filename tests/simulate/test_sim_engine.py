@@ -8,9 +8,11 @@ import pytest
 
 from lbctl.errors import UsageError
 from lbctl.loadmanager.select import Options, plans
-from lbctl.model.cluster import EXTENSIBLE
+from lbctl.model.bundle import topic_hash
+from lbctl.model.cluster import EXTENSIBLE, TopicStats
+from lbctl.model.load import NamespaceBundleStats
 from lbctl.records import replace
-from lbctl.simulate.engine import SimulationOptions, simulate
+from lbctl.simulate.engine import BundleShare, SimulationOptions, _topic_share, simulate
 from lbctl.sources.snapshot import read_snapshots
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -96,3 +98,91 @@ def test_bad_inputs_are_usage_errors() -> None:
                  SimulationOptions())
     with pytest.raises(UsageError, match="unknown shedding strategy"):
         simulate(st, Options(strategy="ThresholdShedderX"), SimulationOptions(cycles=1))
+
+
+# --- splits (issue 29 item 5) ----------------------------------------------------------------------
+SPLIT = Path(__file__).resolve().parents[1] / "data" / "split" / "auto-split.json"
+HOT_BUNDLE = "acme/events/0x00000000_0x40000000"  # 49,976 msg/s > loadBalancerNamespaceBundleMaxMsgRate
+KEEP = {"loadBalancerAutoUnloadSplitBundlesEnabled": "false"}
+
+
+def test_pulsars_automatic_splits_are_carried_out_in_the_loop() -> None:
+    # checkNamespaceBundleSplit picks the hot bundle (message rate) and broker-2's bundle of
+    # more than loadBalancerNamespaceBundleMaxTopics topics; range_equally_divide halves each;
+    # the owner keeps the children (no unload): each broker carries what it carried
+    states = read_snapshots([SPLIT])
+    r = simulate(states, Options(overrides=KEEP), SimulationOptions(cycles=3))
+    c1, c2 = r.cycles[0], r.cycles[1]
+    assert set(c1.splits) == {HOT_BUNDLE, "acme/events/0xc0000000_0xffffffff"}
+    assert not c1.moves and not c2.splits
+    assert dict(c2.bundles) == dict.fromkeys(states[0].brokers, 3)
+    for b in states[0].brokers:
+        assert c2.msg_rate[b] == pytest.approx(c1.msg_rate[b])
+    assert r.summary()["bundlesSplit"] == 2
+
+
+@pytest.mark.parametrize("override", [{"loadBalancerAutoBundleSplitEnabled": "false"},
+                                      {"loadBalancerNamespaceMaximumBundles": "4"}])
+def test_no_automatic_split_when_the_settings_forbid_it(override: dict[str, str]) -> None:
+    r = simulate(read_snapshots([SPLIT]), Options(overrides=KEEP | override),
+                 SimulationOptions(cycles=2))
+    assert not any(c.splits for c in r.cycles) and "bundlesSplit" not in r.summary()
+
+
+def test_split_children_unloaded_go_where_the_next_lookup_places_them() -> None:
+    # loadBalancerAutoUnloadSplitBundlesEnabled (the default): each child is unloaded and the
+    # leader's selectBrokerForAssignment places it; a child placed off its owner is a move, with
+    # half its parent's traffic (its 12 topics dealt 6 and 6)
+    r = simulate(read_snapshots([SPLIT]), Options(), SimulationOptions(cycles=2))
+    moves = [m for m in r.cycles[0].moves if m.reason == "Split"]
+    assert moves and all(m.source != m.destination for m in moves)
+    hot = [m for m in moves if m.bundle.startswith("acme/events/0x")
+           and m.bundle.endswith(("_0x20000000", "_0x40000000"))]
+    assert hot and all(m.msg_rate == pytest.approx(49_976 / 2) for m in hot)
+
+
+def test_children_carry_their_parents_traffic_as_the_trace_goes_on() -> None:
+    # the trace keeps reporting the parent; a minute later its traffic doubles: the children
+    # (still on broker-1) carry it, and no parent comes back
+    s0 = read_snapshots([SPLIT])[0]
+    b1 = "broker-1.pulsar.svc:8080"
+    rep = s0.brokers[b1]
+    st = rep.lastStats[HOT_BUNDLE]
+    doubled = replace(st, msgRateIn=2 * st.msgRateIn, msgRateOut=2 * st.msgRateOut,
+                      msgThroughputIn=2 * st.msgThroughputIn,
+                      msgThroughputOut=2 * st.msgThroughputOut)
+    s1 = replace(s0, captured_at=s0.captured_at + 60_000, brokers={
+        **s0.brokers, b1: rep.with_stats({**rep.lastStats, HOT_BUNDLE: doubled})})
+    r = simulate([s0, s1], Options(overrides=KEEP), SimulationOptions(cycles=3))
+    c2 = r.cycles[1]
+    assert c2.bundles[b1] == 3
+    assert c2.msg_rate[b1] == pytest.approx(s1.brokers[b1].msg_rate)
+    assert r.cycles[2].bundles[b1] == 3
+
+
+def test_a_split_deals_whole_topics_to_the_children() -> None:
+    # a topic never divides: a one-topic bundle's children are all of it and nothing; three
+    # topics go two and one; a bundle reporting no topics divides evenly
+    assert [p.share for p in BundleShare().split(1, 2)] == [1.0, 0.0]
+    assert [p.share for p in BundleShare().split(3, 2)] == pytest.approx([2 / 3, 1 / 3])
+    assert [p.share for p in BundleShare(0.5).split(0, 2)] == [0.25, 0.25]
+    st = BundleShare(0.5).of(NamespaceBundleStats(msgRateIn=10.0, msgThroughputOut=8.0,
+                                                  topics=4, producerCount=2), None)
+    assert (st.msgRateIn, st.msgThroughputOut, st.topics, st.producerCount) == (5.0, 4.0, 2, 1)
+
+
+def test_with_its_topics_listed_a_child_carries_its_own_topics_traffic() -> None:
+    # each topic follows its hash into a child (NamespaceBundleFactory.splitBundles divides the
+    # range, not the traffic): messages and bytes each by the listed topics' shares
+    s0 = read_snapshots([SPLIT])[0]
+    names = [f"persistent://acme/events/t{k}" for k in range(40)]
+    inside = [t for t in names if topic_hash(t) < 0x40000000]
+    low = [t for t in inside if topic_hash(t) < 0x20000000]
+    assert low and len(low) < len(inside)
+    topics = {t: TopicStats(msgRateIn=1.0 + k, msgThroughputIn=100.0) for k, t in enumerate(names)}
+    st = replace(s0, topics=topics)
+    share = _topic_share(st, HOT_BUNDLE, "acme/events/0x00000000_0x20000000")
+    assert share == pytest.approx((sum(topics[t].msgRateIn for t in low)
+                                   / sum(topics[t].msgRateIn for t in inside),
+                                   len(low) / len(inside)))
+    assert _topic_share(s0, HOT_BUNDLE, "acme/events/0x00000000_0x20000000") is None

@@ -97,3 +97,23 @@ def test_every_bundled_extensible_example_simulates() -> None:
         r = simulate(read_snapshots([f]), Options(), SimulationOptions(cycles=3))
         assert len(r.cycles) == 3 and r.final_loads
     assert Settings.defaults()["loadBalancerSheddingIntervalMinutes"] == 1
+
+
+def test_the_extensible_split_scheduler_s_splits_are_carried_out() -> None:
+    # every bundle above loadBalancerNamespaceBundleMaxMsgRate (lowered to 100 msg/s): the
+    # SplitScheduler splits once a bundle has hit the condition more than
+    # loadBalancerNamespaceBundleSplitConditionHitCountThreshold (3) times, at most
+    # loadBalancerMaxNumberOfBundlesToSplitPerCycle (10) a cycle; the children stay with the
+    # parent's owner (ServiceUnitStateChannelImpl.splitServiceUnitOnceAndRetry), each broker
+    # carrying the traffic it carried
+    states = read_snapshots([EXT / "skewed.json"])
+    r = simulate(states, Options(overrides={"loadBalancerNamespaceBundleMaxMsgRate": "100"}),
+                 SimulationOptions(cycles=5))
+    assert [len(c.splits) for c in r.cycles] == [0, 0, 0, 10, 4]
+    c3, c4, c5 = r.cycles[2], r.cycles[3], r.cycles[4]
+    assert not c4.moves
+    assert sum(c5.bundles.values()) == sum(c4.bundles.values()) + 10
+    for b in c4.bundles:
+        assert c5.msg_rate[b] == pytest.approx(c3.msg_rate[b])
+    default = simulate(states, Options(), SimulationOptions(cycles=5))
+    assert not any(c.splits for c in default.cycles)

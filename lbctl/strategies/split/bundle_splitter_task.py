@@ -209,10 +209,19 @@ def _scan(load: LoadData, limits: _Limits, picker: _Picker) -> None:
     in_columns, over = _over_in_columns(columns, limits)
     totals: Mapping[str, tuple[float, float]] | None = None if columns is not None else {}
     for broker, bd in load.brokers.items():
-        for bundle, stats in bd.local.lastStats.items():
-            topics = stats.topics
-            if topics < 2:
+        reported = bd.local.lastStats
+        eligible, static = _eligible(reported, max_topics, max_sessions)
+        # the bundles the loop below may not skip at its first test, found by set operations
+        # (the simulator runs this over every bundle each cycle, reports mostly unchanged)
+        # (difference with a dict: each eligible bundle looked up in it, not the dict walked)
+        maybe = static | (eligible & over) | eligible.difference(
+            in_columns if type(in_columns) is dict else set(in_columns))
+        if not maybe:
+            continue
+        for bundle, stats in reported.items():
+            if bundle not in maybe:
                 continue
+            topics = stats.topics
             few = (max_sessions <= 0
                    or (n := stats.consumerCount + stats.producerCount) <= max_sessions
                    or n > INT_MAX)  # an int sum over INT_MAX wraps below the limit
@@ -225,6 +234,40 @@ def _scan(load: LoadData, limits: _Limits, picker: _Picker) -> None:
             if topics <= max_topics and few and rate <= max_rate and tp <= max_bw:
                 continue  # fires nothing (a NaN figure goes on to the picker, which skips it)
             picker.over(broker, bundle, stats, rate, tp)
+
+
+#: per report's ``lastStats`` (by identity; the mapping kept, so its id is not reused): the
+#: limits read, its bundles of two topics or more, and those of them over the topic or session
+#: limit (:func:`_eligible`)
+_ELIGIBLE: dict[int, tuple[Mapping[str, NamespaceBundleStats], tuple[int, int], frozenset[str],
+                           frozenset[str]]] = {}
+_ELIGIBLE_MAX = 4096
+
+
+def _eligible(reported: Mapping[str, NamespaceBundleStats], max_topics: int, max_sessions: int
+              ) -> tuple[frozenset[str], frozenset[str]]:
+    """The bundles of ``reported`` with two topics or more, and those of them whose topics or
+    sessions exceed their limit: figures of the report alone, kept while the same report is
+    read again (a report not rewritten is the same object cycle after cycle)."""
+    hit = _ELIGIBLE.get(id(reported))
+    if hit is not None and hit[0] is reported and hit[1] == (max_topics, max_sessions):
+        return hit[2], hit[3]
+    eligible = []
+    static = []
+    for bundle, stats in reported.items():
+        topics = stats.topics
+        if topics < 2:
+            continue
+        eligible.append(bundle)
+        if topics > max_topics or not (
+                max_sessions <= 0 or (n := stats.consumerCount + stats.producerCount)
+                <= max_sessions or n > INT_MAX):
+            static.append(bundle)
+    if len(_ELIGIBLE) >= _ELIGIBLE_MAX:
+        _ELIGIBLE.clear()
+    got = (frozenset(eligible), frozenset(static))
+    _ELIGIBLE[id(reported)] = (reported, (max_topics, max_sessions), *got)
+    return got
 
 
 def _over_in_columns(columns: BundleColumns | None, limits: _Limits
