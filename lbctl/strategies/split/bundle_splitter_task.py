@@ -208,9 +208,10 @@ def _scan(load: LoadData, limits: _Limits, picker: _Picker) -> None:
     max_rate, max_bw = limits.max_rate, limits.max_bw
     in_columns, over = _over_in_columns(columns, limits)
     totals: Mapping[str, tuple[float, float]] | None = None if columns is not None else {}
+    kept: dict[int, _Eligible] = {}
     for broker, bd in load.brokers.items():
         reported = bd.local.lastStats
-        eligible, static = _eligible(reported, max_topics, max_sessions)
+        eligible, static = _eligible(reported, max_topics, max_sessions, kept)
         # the bundles the loop below may not skip at its first test, found by set operations
         # (the simulator runs this over every bundle each cycle, reports mostly unchanged)
         # (difference with a dict: each eligible bundle looked up in it, not the dict walked)
@@ -234,23 +235,28 @@ def _scan(load: LoadData, limits: _Limits, picker: _Picker) -> None:
             if topics <= max_topics and few and rate <= max_rate and tp <= max_bw:
                 continue  # fires nothing (a NaN figure goes on to the picker, which skips it)
             picker.over(broker, bundle, stats, rate, tp)
+    # only this cycle's reports stay cached: a replayed sequence's older reports are freed
+    _ELIGIBLE.clear()
+    _ELIGIBLE.update(kept)
 
 
+_Eligible = tuple[Mapping[str, NamespaceBundleStats], tuple[int, int], frozenset[str],
+                  frozenset[str]]
 #: per report's ``lastStats`` (by identity; the mapping kept, so its id is not reused): the
 #: limits read, its bundles of two topics or more, and those of them over the topic or session
 #: limit (:func:`_eligible`)
-_ELIGIBLE: dict[int, tuple[Mapping[str, NamespaceBundleStats], tuple[int, int], frozenset[str],
-                           frozenset[str]]] = {}
-_ELIGIBLE_MAX = 4096
+_ELIGIBLE: dict[int, _Eligible] = {}
 
 
-def _eligible(reported: Mapping[str, NamespaceBundleStats], max_topics: int, max_sessions: int
-              ) -> tuple[frozenset[str], frozenset[str]]:
+def _eligible(reported: Mapping[str, NamespaceBundleStats], max_topics: int, max_sessions: int,
+              kept: dict[int, _Eligible]) -> tuple[frozenset[str], frozenset[str]]:
     """The bundles of ``reported`` with two topics or more, and those of them whose topics or
-    sessions exceed their limit: figures of the report alone, kept while the same report is
-    read again (a report not rewritten is the same object cycle after cycle)."""
+    sessions exceed their limit: figures of the report alone, kept (in ``kept``, the next
+    cycle's cache) while the same report is read again (a report not rewritten is the same
+    object cycle after cycle)."""
     hit = _ELIGIBLE.get(id(reported))
     if hit is not None and hit[0] is reported and hit[1] == (max_topics, max_sessions):
+        kept[id(reported)] = hit
         return hit[2], hit[3]
     eligible = []
     static = []
@@ -263,10 +269,8 @@ def _eligible(reported: Mapping[str, NamespaceBundleStats], max_topics: int, max
                 max_sessions <= 0 or (n := stats.consumerCount + stats.producerCount)
                 <= max_sessions or n > INT_MAX):
             static.append(bundle)
-    if len(_ELIGIBLE) >= _ELIGIBLE_MAX:
-        _ELIGIBLE.clear()
     got = (frozenset(eligible), frozenset(static))
-    _ELIGIBLE[id(reported)] = (reported, (max_topics, max_sessions), *got)
+    kept[id(reported)] = (reported, (max_topics, max_sessions), *got)
     return got
 
 
