@@ -4,6 +4,7 @@
     python benchmarks/fleet_bench.py --sizes 1       # only 1M (sizes in millions of rows)
     python benchmarks/fleet_bench.py --sizes 1 --engines spark
     python benchmarks/fleet_bench.py --sizes --example 3   # the README's command, 3 rounds
+    python benchmarks/fleet_bench.py --sizes --example 3 --against /tmp/base  # and a baseline's
     python benchmarks/fleet_bench.py --sizes 1 --duckdb-python /tmp/duckvenv/bin/python
     python benchmarks/fleet_bench.py --sizes --report /tmp/lbctl-fleet-bench/spark/tables \
         --duckdb-python /tmp/duckvenv/bin/python   # the report alone, on tables ingested before
@@ -27,7 +28,10 @@ Each engine runs in a child process of its own:
 
 ``--example N`` times the README's command on the bundled example N times (``lbctl fleet
 ingest`` then ``lbctl fleet report``, each a process of its own as a user runs them) next to a
-bare Spark start with the same defaults: the goal is ingest + report <= 15 s wall.
+bare Spark start with the same defaults: the goal is ingest + report <= 15 s wall. With
+``--against DIR`` (a second checkout, e.g. ``git worktree add /tmp/base <commit>``) each round
+also runs that checkout's lbctl right after this one's, so base and head see the same load
+(each line says it): on a shared machine the pairs, not single figures, are what to compare.
 
 Printed per engine: wall seconds, CPU seconds (the process and everything it started: the JVM,
 Python workers), peak RSS (for Spark: the Python driver, and separately the JVM); then the
@@ -309,11 +313,16 @@ def cli_child(args: list[str]) -> None:
                                       "cpu": tree_cpu_seconds()}), flush=True)
 
 
-def timed_cli(args: list[str]) -> tuple[float, float, float]:
+def timed_cli(args: list[str], root: Path | None = None) -> tuple[float, float, float]:
     """Wall seconds (from the interpreter's start) and CPU seconds of ``lbctl ARGS`` in a process
-    of its own, and the 1-minute load when it ended."""
+    of its own, and the 1-minute load when it ended; ``root``: the checkout whose lbctl runs
+    (else the one on this process's path)."""
+    env = None
+    if root is not None:
+        env = {**os.environ, "PYTHONPATH": str(root)}
     t = time.perf_counter()
-    p = subprocess.run([sys.executable, __file__, "--cli", *args], capture_output=True, text=True)
+    p = subprocess.run([sys.executable, __file__, "--cli", *args], capture_output=True, text=True,
+                       env=env)
     wall = time.perf_counter() - t
     for line in p.stdout.splitlines():
         if line.startswith("RESULT ") and p.returncode == 0:
@@ -321,24 +330,34 @@ def timed_cli(args: list[str]) -> tuple[float, float, float]:
     raise SystemExit(f"lbctl {' '.join(args)} failed:\n{p.stderr[-3000:]}")
 
 
-def example(work: Path, rounds: int) -> None:
+def example(work: Path, rounds: int, against: Path | None = None) -> None:
     """The README's command on the bundled example (``lbctl fleet ingest examples/fleet/ --out
-    DIR && lbctl fleet report DIR``), next to a bare Spark start with the same defaults."""
+    DIR && lbctl fleet report DIR``), next to a bare Spark start with the same defaults; with
+    ``against``, that checkout's lbctl right after, on the same example (this checkout's)."""
     src = HERE.parent / "lbctl" / "examples" / "fleet"
     print(f"\nbundled example ({src}), {rounds} round(s), the README's two commands:")
+    sides: list[tuple[str, Path | None]] = [("head", None)]
+    if against is not None:
+        sides.append((f"base {against}", against.resolve()))
     for _ in range(rounds):
         before = load()
         bare = run("start", src, work / "start", None)
-        out = work / "example"
-        subprocess.run(["rm", "-rf", str(out)], check=True)
-        ingest, ingest_cpu, _ = timed_cli(["fleet", "ingest", str(src), "--out", str(out), "-q"])
-        report, report_cpu, after = timed_cli(["fleet", "report", str(out), "-q", "-o", "json"])
         start, start_cpu = bare["start"], bare["cpu"]
-        print(f"  ingest {ingest:.1f} s + report {report:.1f} s = {ingest + report:.1f} s wall "
-              f"(goal <= 15 s), CPU {ingest_cpu:.1f} + {report_cpu:.1f} s; a bare Spark start "
-              f"{start:.1f} s wall, {start_cpu:.1f} s CPU: beyond the two starts "
-              f"{ingest + report - 2 * start:.1f} s wall, {ingest_cpu + report_cpu - 2 * start_cpu:.1f} "
-              f"s CPU [load {before:.1f} -> {after:.1f}]")
+        print(f"  a bare Spark start {start:.1f} s wall, {start_cpu:.1f} s CPU "
+              f"[load {before:.1f} -> {load():.1f}]")
+        for name, root in sides:
+            before = load()
+            out = work / "example"
+            subprocess.run(["rm", "-rf", str(out)], check=True)
+            ingest, ingest_cpu, _ = timed_cli(["fleet", "ingest", str(src), "--out", str(out),
+                                               "-q"], root)
+            report, report_cpu, after = timed_cli(["fleet", "report", str(out), "-q", "-o",
+                                                   "json"], root)
+            print(f"    {name}: ingest {ingest:.1f} s + report {report:.1f} s = "
+                  f"{ingest + report:.1f} s wall (goal <= 15 s), CPU {ingest_cpu:.1f} + "
+                  f"{report_cpu:.1f} s; beyond two bare starts {ingest + report - 2 * start:.1f} s "
+                  f"wall, {ingest_cpu + report_cpu - 2 * start_cpu:.1f} s CPU "
+                  f"[load {before:.1f} -> {after:.1f}]")
 
 
 def main() -> None:
@@ -352,6 +371,9 @@ def main() -> None:
                          "project): adds DuckDB's answer to the same question as a baseline")
     ap.add_argument("--example", type=int, default=0, metavar="ROUNDS",
                     help="also time the README's command on the bundled example")
+    ap.add_argument("--against", type=Path, metavar="DIR",
+                    help="with --example: also run the lbctl of this checkout (e.g. a `git "
+                         "worktree` of the baseline commit) in each round, right after this one's")
     ap.add_argument("--report", type=Path, metavar="TABLES", nargs="*", default=[],
                     help="time `fleet report`'s work alone on tables already ingested (e.g. "
                          "WORK/spark/tables of an earlier size), in a fresh session")
@@ -364,14 +386,15 @@ def main() -> None:
         child(*a.child)
         return
     if a.example:
-        example(a.work, a.example)
+        example(a.work, a.example, a.against)
     for tables in a.report:
         report_alone(tables, a.duckdb_python, a.timeout)
     sys.path.insert(0, str(HERE))
     from fleet_gen import generate
 
-    print(f"machine: {os.cpu_count()} cores; CPU seconds count the process and all it started "
-          "(JVM, Python workers); wall seconds are only comparable on a quiet machine")
+    if a.sizes:
+        print(f"machine: {os.cpu_count()} cores; CPU seconds count the process and all it "
+              "started (JVM, Python workers); wall seconds are only comparable on a quiet machine")
     driver_rss: dict[float, float] = {}
     for size in a.sizes:
         samples = int(size * 1_000_000 / (CLUSTERS * BUNDLES))

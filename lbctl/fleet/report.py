@@ -78,10 +78,10 @@ def compute(spark: Any, data: Path, opts: ReportOptions, progress: Progress) -> 
     overloaded, idle); per sample over ``bundles`` (split thresholds, oversized, unsplittable —
     the owner's bundle count and throughput were stored at ingest, so no window is needed);
     per bundle over ``bundles`` in time order (one window, the owner of each of the last
-    ``bounce_window`` samples as ``lag()`` columns: moves and bounce-backs). Two Spark jobs (each
-    costs planning and code generation, most of a small report's time): the per-sample table, and
-    the per-bundle table with each bundle's moves as a list — the hot bundles, the moves and the
-    first samples are split from it in pandas. The results are small.
+    previous owner and the bundle's totals: moves; the bounce-backs are found among the moves,
+    :func:`per_bundle_table`). Two Spark jobs (each costs planning and code generation, most of a
+    small report's time): the per-sample table, and each bundle's totals with its moves — the hot
+    bundles, the moves and the first samples are made from them in pandas. The results are small.
     """
     require_tables(data, "snapshots", "brokers", "bundles")
     F = _compat.functions()
@@ -114,10 +114,11 @@ def compute(spark: Any, data: Path, opts: ReportOptions, progress: Progress) -> 
         per_sample_b = bundles.groupBy(*keys).agg(F.count(F.lit(1)).alias("bundles"), *counts)
         samples = per_sample.join(per_sample_b, keys, "left").toPandas()
     with progress.phase("finding moves, bounce-backs and hot bundles"):
-        per_bundle = per_bundle_table(bundles, counts, opts, F.xxhash64("cluster", "bundle"))
-        if per_bundle is None:  # two bundles share a 64-bit hash: the exact (slower) window
-            per_bundle = per_bundle_table(bundles, counts, opts, None)
-    hot, moves, firsts = _split_per_bundle(per_bundle)
+        tables = per_bundle_table(bundles, opts, F.xxhash64("cluster", "bundle"))
+        if tables is None:  # two bundles share a 64-bit hash: the exact (slower) window
+            tables = per_bundle_table(bundles, opts, None)
+    assert tables is not None  # the exact window is never refused
+    hot, moves, firsts = _split_per_bundle(*tables)
     samples = _with_moves(samples, moves, firsts)
     hot = hot.sort_values(["cluster", "bundle"]).reset_index(drop=True)
     moves = moves.sort_values(["cluster", "captured_at", "bundle"]).reset_index(drop=True)
@@ -138,20 +139,26 @@ def import_libraries(plots: bool) -> None:
         drawing.preload()
 
 
-def per_bundle_table(bundles: Any, counts: list[Any], opts: ReportOptions, key: Any) -> Any:
-    """One row per bundle (pandas): sample and flag counts, moves and bounce-backs, the list of
-    its moves and its first sample — one Spark job.
+def per_bundle_table(bundles: Any, opts: ReportOptions, key: Any) -> tuple[Any, Any] | None:
+    """(one row per bundle: sample and flag counts, moves, bounce-backs, maxima and first sample;
+    one row per move) as pandas tables — one Spark job.
 
-    The window runs per bundle in time order, with the owner of each of the last
-    ``bounce_window`` samples as ``lag()`` columns. ``key`` (a long column, e.g. a 64-bit hash of
-    cluster and bundle) partitions it instead of the two strings: the sort then compares a long
-    prefix instead of long bundle names with common prefixes (the sort 2.3× cheaper at 1M rows).
-    Each group also carries the min and max of its cluster and bundle: if a key is ever shared by
-    two bundles they differ, and None is returned (the caller runs the exact window, ``key``
-    None)."""
+    One window per bundle in time order carries only the previous owner (``lag`` 1), the
+    sample's position and the bundle's totals (aggregates over the whole partition); only each
+    bundle's first sample (its totals) and the samples where the owner changed (the moves) leave
+    Spark. The bounce-backs are then found among the moves (:func:`bounced`): within a bundle the
+    owner changes only at a move, so the owners of the previous ``bounce_window`` samples are
+    known from the moves alone. At 1M bundle samples this job cost 9–13 CPU-s where ten ``lag``
+    columns and a ``collect_list`` of the moves per bundle (an object aggregate, sorted again
+    past 128 bundles per task) cost 18–27.
+
+    ``key`` (a long column, e.g. a 64-bit hash of cluster and bundle) partitions the window
+    instead of the two strings: the sort then compares a long prefix instead of long bundle
+    names with common prefixes (the sort 2.3× cheaper at 1M rows). Each partition also carries
+    the min and max of its cluster and bundle: if a key is ever shared by two bundles they
+    differ, and None is returned (the caller runs the exact window, ``key`` None)."""
     F = _compat.functions()
     W = _compat.window().Window
-    n = opts.bounce_window
     hashed = key is not None
     if hashed:
         bundles = bundles.withColumn("_k", key)
@@ -159,32 +166,76 @@ def per_bundle_table(bundles: Any, counts: list[Any], opts: ReportOptions, key: 
     else:
         by = ["cluster", "bundle"]
     w = W.partitionBy(*by).orderBy("captured_at")
-    lagged = bundles.select("*", *[F.lag("broker", k).over(w).alias(f"_lag{k}")
-                                   for k in range(1, n + 1)])
-    prev = F.col("_lag1")
-    moved = prev.isNotNull() & (prev != F.col("broker"))
-    back = F.lit(False)
-    for k in range(2, n + 1):  # lag 1 is the owner it moved from
-        back = back | F.coalesce(F.col(f"_lag{k}") == F.col("broker"), F.lit(False))
-    move = F.struct(F.col("captured_at"), prev.alias("from_broker"),
-                    F.col("broker").alias("to_broker"), back.alias("bounced"))
-    names = ([F.min("cluster").alias("cluster"), F.max("cluster").alias("_c1"),
-              F.min("bundle").alias("bundle"), F.max("bundle").alias("_b1")] if hashed else [])
-    per_bundle = lagged.groupBy(*by).agg(
-        *names,
-        F.count(F.lit(1)).alias("samples"), *counts,
-        F.sum(moved.cast("int")).alias("moved"),
-        F.sum((moved & back).cast("int")).alias("bounced"),
-        F.max("share").alias("max_share"), F.max("rate").alias("max_rate"),
-        F.max("tput").alias("max_tput"), F.max("topics").alias("max_topics"),
-        F.min("captured_at").alias("first_seen"),
-        F.collect_list(F.when(moved, move)).alias("moves"))
-    out = per_bundle.toPandas()
+    whole = w.rowsBetween(W.unboundedPreceding, W.unboundedFollowing)
+    prev = F.lag("broker", 1).over(w)
+    pos = F.row_number().over(w)
+    totals = [F.count(F.lit(1)).over(whole).alias("samples"),
+              *[F.sum(c).over(whole).alias(c) for c in ("over_split", "oversized", "unsplittable")],
+              F.max("share").over(whole).alias("max_share"),
+              F.max("rate").over(whole).alias("max_rate"),
+              F.max("tput").over(whole).alias("max_tput"),
+              F.max("topics").over(whole).alias("max_topics")]
     if hashed:
-        if ((out["cluster"] != out["_c1"]) | (out["bundle"] != out["_b1"])).any():
-            return None
-        out = out.drop(columns=["_k", "_c1", "_b1"])
+        totals += [F.min("cluster").over(whole).alias("_c0"), F.max("cluster").over(whole).alias("_c1"),
+                   F.min("bundle").over(whole).alias("_b0"), F.max("bundle").over(whole).alias("_b1")]
+    rows = bundles.select("cluster", "bundle", "captured_at", "broker", pos.alias("pos"),
+                          prev.alias("from_broker"), *totals)
+    moved = F.col("from_broker").isNotNull() & (F.col("from_broker") != F.col("broker"))
+    out = rows.filter((F.col("pos") == 1) | moved).toPandas()
+    firsts = out[out["pos"] == 1]
+    if hashed and ((firsts["cluster"] != firsts["_c1"]) | (firsts["bundle"] != firsts["_b1"])
+                   | (firsts["cluster"] != firsts["_c0"]) | (firsts["bundle"] != firsts["_b0"])).any():
+        return None
+    moves = out[out["pos"] > 1].rename(columns={"broker": "to_broker"})
+    moves = moves.sort_values(["cluster", "bundle", "pos"], kind="stable").reset_index(drop=True)
+    moves["bounced"] = bounced(moves, opts.bounce_window)
+    return _bundle_totals(firsts, moves), moves[list(_MOVE_COLUMNS)]
+
+
+def bounced(moves: Any, window: int) -> Any:
+    """Whether each move goes back to an owner of the bundle's previous ``window`` samples other
+    than the one just before it (the ``lag`` 2 … ``window`` owners), from the moves alone
+    (pandas, sorted by cluster, bundle and ``pos``, the sample's position in its bundle, 1 = the
+    first). The owner at position ``q`` is the new owner of the bundle's last move at or before
+    ``q``, or, before its first move, the first move's old owner."""
+    import numpy as np
+
+    n = len(moves)
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    new_bundle = np.ones(n, dtype=bool)
+    new_bundle[1:] = ((moves["cluster"].to_numpy()[1:] != moves["cluster"].to_numpy()[:-1])
+                      | (moves["bundle"].to_numpy()[1:] != moves["bundle"].to_numpy()[:-1]))
+    group = np.cumsum(new_bundle) - 1  # 0, 1, … per bundle, ascending
+    first = np.flatnonzero(new_bundle)[group]  # index of the bundle's first move
+    pos = moves["pos"].to_numpy(dtype=np.int64)
+    span = int(pos.max()) + 1
+    order_key = group.astype(np.int64) * span + pos  # ascending: sorted by bundle, then pos
+    to = moves["to_broker"].to_numpy(dtype=object)
+    before = moves["from_broker"].to_numpy(dtype=object)[first]
+    out = np.zeros(n, dtype=bool)
+    for k in range(2, window + 1):
+        q = pos - k
+        last = np.searchsorted(order_key, group * span + q, side="right") - 1
+        here = (q >= 1) & (last >= first)  # a move of this bundle at or before q
+        owner = np.where(here, to[np.maximum(last, 0)], before)
+        out |= (q >= 1) & (owner == to)
     return out
+
+
+def _bundle_totals(firsts: Any, moves: Any) -> Any:
+    """The per-bundle table: the totals of each bundle's first row, its moves and bounce-backs."""
+    import pandas as pd
+
+    keys = ["cluster", "bundle"]
+    per = moves.groupby(keys).agg(moved=("bounced", "size"), bounced=("bounced", "sum"))
+    pb = firsts.rename(columns={"captured_at": "first_seen"}).merge(
+        per.reset_index(), on=keys, how="left")
+    for c in ("moved", "bounced"):
+        pb[c] = pb[c].fillna(0).astype("int64")
+    cols = ["cluster", "bundle", "samples", "over_split", "oversized", "unsplittable", "moved",
+            "bounced", "max_share", "max_rate", "max_tput", "max_topics", "first_seen"]
+    return pd.DataFrame(pb[cols]).reset_index(drop=True)
 
 
 #: the columns and dtypes of the moves table (as Spark's ``toPandas`` gave them when the moves
@@ -193,21 +244,16 @@ _MOVE_COLUMNS = {"cluster": "object", "bundle": "object", "captured_at": "int64"
                  "from_broker": "object", "to_broker": "object", "bounced": "bool"}
 
 
-def _split_per_bundle(pb: Any) -> tuple[Any, Any, Any]:
+def _split_per_bundle(pb: Any, moves: Any) -> tuple[Any, Any, Any]:
     """The hot bundles, the moves (one row each) and the count of bundles first seen per sample,
-    from the per-bundle table (pandas)."""
-    import pandas as pd
-
+    from the per-bundle and move tables (pandas)."""
     ints = ("samples", "over_split", "oversized", "unsplittable", "moved", "bounced", "max_topics")
     hot = pb[(pb["over_split"] > 0) | (pb["oversized"] > 0) | (pb["moved"] > 0)]
-    hot = hot.drop(columns=["moves", "first_seen"]).reset_index(drop=True)
+    hot = hot.drop(columns=["first_seen"]).reset_index(drop=True)
     for c in ints:  # as toPandas gives a long column: int64 unless it holds a null
         if c in hot and not hot[c].isna().any():
             hot[c] = hot[c].astype("int64")
-    rows = [(c, b, m["captured_at"], m["from_broker"], m["to_broker"], m["bounced"])
-            for c, b, ms in zip(pb["cluster"], pb["bundle"], pb["moves"], strict=True)
-            for m in ms if m is not None]
-    moves = pd.DataFrame(rows, columns=list(_MOVE_COLUMNS)).astype(_MOVE_COLUMNS)
+    moves = moves.astype(_MOVE_COLUMNS)
     firsts = (pb.groupby(["cluster", "first_seen"]).size().rename("first").reset_index()
               .rename(columns={"first_seen": "captured_at"}))
     firsts["first"] = firsts["first"].astype("int64")
