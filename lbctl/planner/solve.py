@@ -40,7 +40,7 @@ from lbctl.planner.bounds import lower_bound
 from lbctl.planner.constraints import Rules
 from lbctl.planner.cost import Costs
 from lbctl.planner.goals import Targets
-from lbctl.planner.greedy import Caps, solve_greedy
+from lbctl.planner.greedy import Caps, solve_greedy, solve_hosted
 from lbctl.planner.load import LoadView
 from lbctl.planner.refine import polish
 
@@ -128,6 +128,10 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
     best_width = band_widths(targets)[0]
     for width in band_widths(targets):
         g = solve_greedy(view, rules, costs, targets, width, caps).assignment
+        if not g.violation(targets).ok and (h := solve_hosted(
+                view, rules, costs, targets, width, caps)) is not None \
+                and _beats(h.assignment, g, targets):
+            g = h.assignment  # a bundle too big to share a broker, given one (greedy.Hosts)
         if options.refine and (p := polish(g, width, targets.max_usage, caps)) is not g \
                 and _beats(p, g, targets):
             g = p
