@@ -18,6 +18,8 @@ and the deficit below it, in bytes/s at each broker's own cost per point of usag
 are planned and the cheapest plan that meets the goals wins (else the one nearest to them).
 When no window can be reached, two more candidates: one planning for capacity alone, and a
 min-max levelling (the most loaded broker gives to the least loaded while that lowers the peak).
+:func:`solve_hosted` is a second pass for when none meets the goals because a bundle is too big
+to share a broker (:class:`Hosts`); :func:`lbctl.planner.solve.solve` runs it.
 
 A broker's bundles are kept sorted by the driver of its heaviest resource, so a step finds the
 smallest bundle covering what the broker must shed by bisection rather than by trying them all.
