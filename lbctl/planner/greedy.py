@@ -658,16 +658,21 @@ class Hosts:
 
 
 def solve_hosted(view: LoadView, rules: Rules, costs: Costs, targets: Targets, width: float,
-                 caps: Caps, windows: int = 5) -> GreedyResult | None:
+                 caps: Caps, windows: int | None = None) -> GreedyResult | None:
     """Greedy's shed-and-fill with room made for bundles too big to share a broker
     (:class:`Hosts`): windows no lower than :meth:`Hosts.ceiling` allows, and a big bundle no
     broker can take as it is sent to one that sheds its other bundles. For :func:`solve`'s
     caller when :func:`solve_greedy` misses the goals; ``None`` when no window is high enough
-    under the cap (the band is out of reach by moves)."""
+    under the cap (the band is out of reach by moves). ``windows`` and local search's passes
+    as :func:`solve_greedy`'s."""
+    large = len(view.bundles) > 20_000
+    if windows is None:
+        windows = 1 if large else 5
     cands = candidates_by_broker(view, rules, costs)
     umax = targets.max_usage
-    hosts = Hosts(Assignment(view, rules, costs), cands)
-    top = hosts.ceiling(Assignment(view, rules, costs), cands)
+    start = Assignment(view, rules, costs)
+    hosts = Hosts(start, cands)
+    top = hosts.ceiling(start, cands)
     if top > umax + EPS:
         return None
     results: list[tuple[Violation, float, Assignment, tuple[float, float]]] = []
@@ -676,7 +681,7 @@ def solve_hosted(view: LoadView, rules: Rules, costs: Costs, targets: Targets, w
         fill = _Fill(a, cands, lo, min(lo + width, umax), caps, hosts)
         fill.shed()
         fill.fill()
-        improve(a, cands, width, umax)
+        improve(a, cands, width, umax, 1 if large else 2)
         results.append((_violation(a, width, umax), a.cost, a, (lo, lo + width)))
     if not results:
         return None
