@@ -267,8 +267,7 @@ class _Fill:
             if self._capped(i):
                 continue
             after = a.usage_if(j, i, -1.0)
-            if uj - after <= EPS or (after < self.lo - EPS and not (
-                    self.hosts is not None and self._cannot_keep(j, i))):
+            if uj - after <= EPS or (after < self.lo - EPS and not self._cannot_keep(j, i)):
                 continue  # (with hosts, a bundle its broker cannot keep may leave it below:
                 # the fill phase lifts it)
             dst = self._destination(i, j)
@@ -295,25 +294,30 @@ class _Fill:
             effects = [(a.u[j] - a.usage_if(j, i, -1.0), i) for i in self.cands[j]]
             total = sum(e for e, _ in effects)
             for effect, i in effects:
-                rest = total - effect
+                # small, or the least loaded broker can take it: the usual path (which never
+                # sheds a broker below the window: with hosts, one it cannot keep goes first)
                 if effect <= width / 2 or (j != lowest
                                            and a.usage_if(lowest, i, 1.0) <= self.hi + EPS
-                                           and not (self.hosts is not None
-                                                    and rest < a.u[j] - self.hi)):
-                    continue  # small, or the least loaded broker can take it: the usual path
-                    # (which never sheds more than brings its broker down to the window: with
-                    # hosts, a bundle its broker cannot keep goes first)
-                if a.u[j] - effect >= self.lo - EPS or rest < a.u[j] - self.hi:
+                                           and not self._cannot_keep(j, i)):
+                    continue
+                rest = total - effect
+                if (a.u[j] - effect >= self.lo - EPS or rest < a.u[j] - self.hi
+                        or self._cannot_keep(j, i)):
                     big.append((-effect, i, j))
                     if a.u[j] - effect < self.lo - EPS:
                         must.add(i)  # the fill phase brings its broker back up
+        order = sorted(big)
+        if self.hosts is not None:
+            # bundles their brokers cannot keep first, the one needing the strongest host first:
+            # the few brokers that can hold them are not to be filled by bundles that fit anywhere
+            need = {i: self.hosts.lowest_alone(a, i) for _, i, j in big if self._cannot_keep(j, i)}
+            order.sort(key=lambda e: (e[1] not in need, -need.get(e[1], 0.0)))
         taken: set[int] = set()  # brokers given a big bundle to hold (hosts only)
-        for _, i, j in sorted(big):
+        for _, i, j in order:
             if self._out_of_moves() or i in a.moved or a.u[j] <= self.hi + EPS:
                 continue
             if (a.usage_if(j, i, -1.0) < self.lo - EPS and i not in must
-                    and not (self.hosts is not None and self._cannot_keep(j, i))) \
-                    or self._capped(i):
+                    and not self._cannot_keep(j, i)) or self._capped(i):
                 continue
             dst = self._lowest(i, j)
             if dst is None and self.hosts is not None:
@@ -323,12 +327,9 @@ class _Fill:
                 taken.add(dst)
 
     def _cannot_keep(self, j: int, i: int) -> bool:
-        """Whether broker ``j`` stays above the window keeping bundle ``i`` however many of its
-        other unmoved bundles leave (each one's relief summed)."""
-        a = self.a
-        rest = sum(a.u[j] - a.usage_if(j, k, -1.0) for k in self.cands[j]
-                   if k != i and k not in a.moved)
-        return rest < a.u[j] - self.hi - EPS
+        """Whether broker ``j`` stays above the window keeping bundle ``i`` whatever else leaves
+        (with hosts only: its usage holding ``i`` and none of its movable bundles)."""
+        return self.hosts is not None and self.hosts.alone(self.a, j, i) > self.hi + EPS
 
     def shed(self) -> None:
         a = self.a
@@ -623,6 +624,15 @@ class Hosts:
         x, b = a.view.drivers[i], self.bare[j]  # (its owner's bare load is without it)
         return a.terms[j].usage((b[0] + x[0], b[1] + x[1], b[2] + x[2]))
 
+    def lowest_alone(self, a: Assignment, i: int) -> float:
+        """Bundle ``i`` alone on the broker where it weighs least (its owner, or one that may
+        take it)."""
+        best = math.inf
+        for d in range(len(a.u)):
+            if d == a.owner[i] or a.refuses(i, d) is None:
+                best = min(best, self.alone(a, d, i))
+        return best
+
     def ceiling(self, a: Assignment, cands: Sequence[Sequence[int]]) -> float:
         """The lowest usage the most loaded broker can have after any moves: each of the
         heaviest bundles (:data:`_HOSTED` per resource driver) held alone by the broker where it
@@ -635,12 +645,7 @@ class Hosts:
             heavy.update(heapq.nlargest(_HOSTED, movable, key=lambda i: (drivers[i][r], -i)))
         top = max((a.terms[j].usage(self.bare[j]) for j in range(n)), default=0.0)
         for i in sorted(heavy):
-            best = math.inf
-            for d in range(n):
-                if d != a.owner[i] and a.refuses(i, d) is not None:
-                    continue
-                best = min(best, self.alone(a, d, i))
-            top = max(top, best)
+            top = max(top, self.lowest_alone(a, i))
         return top
 
     def host(self, a: Assignment, i: int, src: int, hi: float, taken: set[int]) -> int | None:
