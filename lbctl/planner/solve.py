@@ -1,6 +1,8 @@
 """Which solver runs, what happens when it cannot, and how far from optimal the answer may be.
 
-``--solver auto`` (the default) always computes the greedy plan; when scipy is installed and the
+``--solver auto`` (the default) always computes the greedy plan (and, when it misses the goals,
+greedy's hosted pass for bundles too big to share a broker, :func:`lbctl.planner.greedy.solve_hosted`,
+kept when nearer them); when scipy is installed and the
 problem has at most ``--exact-limit`` (bundle, destination) pairs it also runs the exact model on
 HiGHS within a work limit (:data:`lbctl.planner.milp.NODE_LIMIT` nodes), and keeps whichever plan
 is nearer the goals, then cheaper. ``exact`` runs the exact model whatever the number of pairs,
