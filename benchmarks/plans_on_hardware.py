@@ -85,6 +85,8 @@ Owned = dict[str, dict[str, NamespaceBundleStats]]
 PULSAR_SEEDS = [5]
 #: the first one-shot seed (``--seed-start``)
 SEED_START = [1]
+#: misses listed after the one-shot table (``--show-misses``)
+SHOW_MISSES = [8]
 
 
 # --- clusters ---------------------------------------------------------------------------------
@@ -391,7 +393,7 @@ def report_one_shot(rows: Sequence[dict[str, Any]], mode: str) -> None:
               f"{(statistics.median(vs) if vs else math.nan):>9.2f} "
               f"{statistics.mean(r['seconds'] for r in rs):>6.1f}")
     missed = [r for r in rows if not r["inBand"]]
-    for r in missed[:8]:
+    for r in missed[:SHOW_MISSES[0]]:
         print(f"    missed: n={r['n']} seed={r['seed']} range {r['startRange'] * 100:.1f} -> "
               f"{r['range'] * 100:.1f} max {r['max'] * 100:.1f} moves {r['moves']} "
               f"margin {r['margin'] * 100:.1f} ({r['why']}) {r['refused'][:60]}")
@@ -693,6 +695,8 @@ def main() -> int:
                          "disturbance of each loop seed (a linear programme per host)")
     ap.add_argument("--seed-start", type=int, default=1,
                     help="diagnostic: one-shot seeds start here (e.g. 21 to tune on 21-40)")
+    ap.add_argument("--show-misses", type=int, default=8,
+                    help="diagnostic: one-shot misses listed per mode")
     ap.add_argument("--refine-mix", type=float, default=None,
                     help="diagnostic: lbctl.planner.refine.MIX for the run (0: any mix)")
     ap.add_argument("--robust-guard", action="store_true",
@@ -715,6 +719,7 @@ def main() -> int:
     if args.loop_auto_split:
         LOOP_CONFIG["loadBalancerAutoBundleSplitEnabled"] = "true"
     SEED_START[0] = args.seed_start
+    SHOW_MISSES[0] = args.show_misses
     if args.refine_mix is not None:
         import lbctl.planner.refine as refine_mod
         refine_mod.MIX = args.refine_mix if args.refine_mix > 0 else None

@@ -18,6 +18,8 @@ and the deficit below it, in bytes/s at each broker's own cost per point of usag
 are planned and the cheapest plan that meets the goals wins (else the one nearest to them).
 When no window can be reached, two more candidates: one planning for capacity alone, and a
 min-max levelling (the most loaded broker gives to the least loaded while that lowers the peak).
+:func:`solve_hosted` is a second pass for when none meets the goals because a bundle is too big
+to share a broker (:class:`Hosts`); :func:`lbctl.planner.solve.solve` runs it.
 
 A broker's bundles are kept sorted by the driver of its heaviest resource, so a step finds the
 smallest bundle covering what the broker must shed by bisection rather than by trying them all.
@@ -46,6 +48,7 @@ _BUNDLE_TRIES = 8  # bundles tried per broker step
 _NEAR = 8  # covering bundles compared by cost (the smallest ones)
 _DONORS = 4  # donors scanned per fill step (the first that can lift the receiver wins)
 _SWAPS = 3  # cheaper bundles tried per move in local search
+_HOSTED = 16  # heaviest bundles per resource driver that may need a broker of their own
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +82,13 @@ class _Fill:
     """One window's shed-and-fill pass over an assignment."""
 
     def __init__(self, a: Assignment, cands: Sequence[Sequence[int]], lo: float, hi: float,
-                 caps: Caps):
+                 caps: Caps, hosts: Hosts | None = None):
         self.a = a
         self.cands = cands
         self.lo = lo
         self.hi = hi
         self.caps = caps
+        self.hosts = hosts  # big bundles may go to a broker that sheds the rest (solve_hosted)
         n = len(a.u)
         self.ver = [0] * n
         self.low: list[tuple[float, int, int]] = [(a.u[j], 0, j) for j in range(n)]
@@ -263,8 +267,9 @@ class _Fill:
             if self._capped(i):
                 continue
             after = a.usage_if(j, i, -1.0)
-            if after < self.lo - EPS or uj - after <= EPS:
-                continue
+            if uj - after <= EPS or (after < self.lo - EPS and not self._cannot_keep(j, i)):
+                continue  # (with hosts, a bundle its broker cannot keep may leave it below:
+                # the fill phase lifts it)
             dst = self._destination(i, j)
             if dst is not None:
                 return i, dst
@@ -289,22 +294,42 @@ class _Fill:
             effects = [(a.u[j] - a.usage_if(j, i, -1.0), i) for i in self.cands[j]]
             total = sum(e for e, _ in effects)
             for effect, i in effects:
+                # small, or the least loaded broker can take it: the usual path (which never
+                # sheds a broker below the window: with hosts, one it cannot keep goes first)
                 if effect <= width / 2 or (j != lowest
-                                           and a.usage_if(lowest, i, 1.0) <= self.hi + EPS):
-                    continue  # small, or the least loaded broker can take it: the usual path
+                                           and a.usage_if(lowest, i, 1.0) <= self.hi + EPS
+                                           and not self._cannot_keep(j, i)):
+                    continue
                 rest = total - effect
-                if a.u[j] - effect >= self.lo - EPS or rest < a.u[j] - self.hi:
+                if (a.u[j] - effect >= self.lo - EPS or rest < a.u[j] - self.hi
+                        or self._cannot_keep(j, i)):
                     big.append((-effect, i, j))
                     if a.u[j] - effect < self.lo - EPS:
                         must.add(i)  # the fill phase brings its broker back up
-        for _, i, j in sorted(big):
+        order = sorted(big)
+        if self.hosts is not None:
+            # bundles their brokers cannot keep first, the one needing the strongest host first:
+            # the few brokers that can hold them are not to be filled by bundles that fit anywhere
+            need = {i: self.hosts.lowest_alone(a, i) for _, i, j in big if self._cannot_keep(j, i)}
+            order.sort(key=lambda e: (e[1] not in need, -need.get(e[1], 0.0)))
+        taken: set[int] = set()  # brokers given a big bundle to hold (hosts only)
+        for _, i, j in order:
             if self._out_of_moves() or i in a.moved or a.u[j] <= self.hi + EPS:
                 continue
-            if (a.usage_if(j, i, -1.0) < self.lo - EPS and i not in must) or self._capped(i):
+            if (a.usage_if(j, i, -1.0) < self.lo - EPS and i not in must
+                    and not self._cannot_keep(j, i)) or self._capped(i):
                 continue
             dst = self._lowest(i, j)
+            if dst is None and self.hosts is not None:
+                dst = self.hosts.host(a, i, j, self.hi, taken)
             if dst is not None:
                 self._move(i, dst)
+                taken.add(dst)
+
+    def _cannot_keep(self, j: int, i: int) -> bool:
+        """Whether broker ``j`` stays above the window keeping bundle ``i`` whatever else leaves
+        (with hosts only: its usage holding ``i`` and none of its movable bundles)."""
+        return self.hosts is not None and self.hosts.alone(self.a, j, i) > self.hi + EPS
 
     def shed(self) -> None:
         a = self.a
@@ -501,12 +526,13 @@ def _rho(view: LoadView) -> list[float]:
 
 
 def rank_windows(view: LoadView, usages: Sequence[float], width: float, umax: float,
-                 count: int) -> list[float]:
-    """The ``lo`` of the ``count`` most promising windows (estimated traffic to move)."""
+                 count: int, floor: float = -math.inf) -> list[float]:
+    """The ``lo`` of the ``count`` most promising windows (estimated traffic to move), none
+    below ``floor``."""
     rho = _rho(view)
     lo_u, hi_u = min(usages), max(usages)
     steps = 120
-    start = lo_u - width
+    start = max(lo_u - width, floor)
     span = max(hi_u - start, 1e-9)
     order = sorted(range(len(usages)), key=lambda j: usages[j])
     us = [usages[j] for j in order]
@@ -532,7 +558,8 @@ def rank_windows(view: LoadView, usages: Sequence[float], width: float, umax: fl
     for frac in (0.25, -0.25, 0.5, -0.5, 0.125, -0.125, 0.75, -0.75):
         if len(picks) >= count:
             break
-        picks.append(best + frac * width)
+        if best + frac * width >= floor:
+            picks.append(best + frac * width)
     return picks[:count]
 
 
@@ -569,6 +596,105 @@ def solve_greedy(view: LoadView, rules: Rules, costs: Costs, targets: Targets, w
             best_i = k
     _, _, best, window = results[best_i]
     return GreedyResult(best, window)
+
+
+class Hosts:
+    """Brokers emptied of their movable bundles, as hosts for bundles too big to share one.
+
+    A hot bundle may weigh most of a band's level even on the strongest broker (a few of the
+    lognormal bundles of a large cluster do: 45 points of a 32-core host while the fleet settles
+    near 45 %). The only plans that meet the band then give it a broker of its own — one that
+    sheds the rest of its bundles — and put the window high enough to hold it. :meth:`ceiling` is
+    the lowest top of the window any plan can have; :meth:`host` the broker a big bundle goes to
+    when no broker can take it as it is."""
+
+    def __init__(self, a: Assignment, cands: Sequence[Sequence[int]]):
+        drivers = a.view.drivers
+        self.bare: list[list[float]] = []
+        for lst in cands:
+            d = [0.0, 0.0, 0.0]
+            for i in lst:
+                x = drivers[i]
+                for r in range(3):
+                    d[r] -= x[r]
+            self.bare.append(d)
+
+    def alone(self, a: Assignment, j: int, i: int) -> float:
+        """Broker ``j``'s usage holding bundle ``i`` and none of its movable bundles."""
+        x, b = a.view.drivers[i], self.bare[j]  # (its owner's bare load is without it)
+        return a.terms[j].usage((b[0] + x[0], b[1] + x[1], b[2] + x[2]))
+
+    def lowest_alone(self, a: Assignment, i: int) -> float:
+        """Bundle ``i`` alone on the broker where it weighs least (its owner, or one that may
+        take it)."""
+        best = math.inf
+        for d in range(len(a.u)):
+            if d == a.owner[i] or a.refuses(i, d) is None:
+                best = min(best, self.alone(a, d, i))
+        return best
+
+    def ceiling(self, a: Assignment, cands: Sequence[Sequence[int]]) -> float:
+        """The lowest usage the most loaded broker can have after any moves: each of the
+        heaviest bundles (:data:`_HOSTED` per resource driver) held alone by the broker where it
+        weighs least (its owner, or one that may take it); every broker's own pinned load."""
+        drivers = a.view.drivers
+        n = len(a.u)
+        movable = [i for lst in cands for i in lst]
+        heavy: set[int] = set()
+        for r in range(3):
+            heavy.update(heapq.nlargest(_HOSTED, movable, key=lambda i: (drivers[i][r], -i)))
+        top = max((a.terms[j].usage(self.bare[j]) for j in range(n)), default=0.0)
+        for i in sorted(heavy):
+            top = max(top, self.lowest_alone(a, i))
+        return top
+
+    def host(self, a: Assignment, i: int, src: int, hi: float, taken: set[int]) -> int | None:
+        """The broker to hold big bundle ``i`` (none that holds another already): of those that,
+        emptied, hold it inside the window (up to ``hi``), the one with the least to shed (the
+        lowest usage with it now), the lower index on a tie."""
+        best: tuple[float, int] | None = None
+        for d in range(len(a.u)):
+            if d == src or d in taken or self.alone(a, d, i) > hi + EPS:
+                continue
+            key = (a.usage_if(d, i, 1.0), d)
+            if (best is None or key < best) and a.refuses(i, d) is None:
+                best = key
+        return None if best is None else best[1]
+
+
+def solve_hosted(view: LoadView, rules: Rules, costs: Costs, targets: Targets, width: float,
+                 caps: Caps, windows: int | None = None) -> GreedyResult | None:
+    """Greedy's shed-and-fill with room made for bundles too big to share a broker
+    (:class:`Hosts`): windows no lower than :meth:`Hosts.ceiling` allows, and a big bundle no
+    broker can take as it is sent to one that sheds its other bundles. For :func:`solve`'s
+    caller when :func:`solve_greedy` misses the goals; ``None`` when no window is high enough
+    under the cap (the band is out of reach by moves). ``windows`` and local search's passes
+    as :func:`solve_greedy`'s."""
+    large = len(view.bundles) > 20_000
+    if windows is None:
+        windows = 1 if large else 5
+    cands = candidates_by_broker(view, rules, costs)
+    umax = targets.max_usage
+    start = Assignment(view, rules, costs)
+    hosts = Hosts(start, cands)
+    top = hosts.ceiling(start, cands)
+    if top > umax + EPS:
+        return None
+    results: list[tuple[Violation, float, Assignment, tuple[float, float]]] = []
+    for lo in rank_windows(view, view.usages(), width, umax, windows, floor=top - width):
+        a = Assignment(view, rules, costs)
+        fill = _Fill(a, cands, lo, min(lo + width, umax), caps, hosts)
+        fill.shed()
+        fill.fill()
+        improve(a, cands, width, umax, 1 if large else 2)
+        results.append((_violation(a, width, umax), a.cost, a, (lo, lo + width)))
+    if not results:
+        return None
+    best_i = 0
+    for k in range(1, len(results)):
+        if better(results[k][0], results[k][1], results[best_i][0], results[best_i][1]):
+            best_i = k
+    return GreedyResult(results[best_i][2], results[best_i][3])
 
 
 def level(a: Assignment, cands: Sequence[Sequence[int]], caps: Caps) -> None:

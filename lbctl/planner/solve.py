@@ -1,6 +1,8 @@
 """Which solver runs, what happens when it cannot, and how far from optimal the answer may be.
 
-``--solver auto`` (the default) always computes the greedy plan; when scipy is installed and the
+``--solver auto`` (the default) always computes the greedy plan (and, when it misses the goals,
+greedy's hosted pass for bundles too big to share a broker, :func:`lbctl.planner.greedy.solve_hosted`,
+kept when nearer them); when scipy is installed and the
 problem has at most ``--exact-limit`` (bundle, destination) pairs it also runs the exact model on
 HiGHS within a work limit (:data:`lbctl.planner.milp.NODE_LIMIT` nodes), and keeps whichever plan
 is nearer the goals, then cheaper. ``exact`` runs the exact model whatever the number of pairs,
@@ -40,7 +42,7 @@ from lbctl.planner.bounds import lower_bound
 from lbctl.planner.constraints import Rules
 from lbctl.planner.cost import Costs
 from lbctl.planner.goals import Targets
-from lbctl.planner.greedy import Caps, solve_greedy
+from lbctl.planner.greedy import Caps, solve_greedy, solve_hosted
 from lbctl.planner.load import LoadView
 from lbctl.planner.refine import polish
 
@@ -128,6 +130,10 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
     best_width = band_widths(targets)[0]
     for width in band_widths(targets):
         g = solve_greedy(view, rules, costs, targets, width, caps).assignment
+        if not g.violation(targets).ok and (h := solve_hosted(
+                view, rules, costs, targets, width, caps)) is not None \
+                and _beats(h.assignment, g, targets):
+            g = h.assignment  # a bundle too big to share a broker, given one (greedy.Hosts)
         if options.refine and (p := polish(g, width, targets.max_usage, caps)) is not g \
                 and _beats(p, g, targets):
             g = p
