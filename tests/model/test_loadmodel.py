@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
+from collections.abc import Iterator
 
 import pytest
 
@@ -340,6 +341,23 @@ def _busy_history(hosts: dict[str, Host], steps: int,
     return out, {b: [(rate, size) for rate, size, _ in bs] for b, bs in base.items()}
 
 
+def _learnt_busy_fleets() -> Iterator[tuple[LoadModel, dict[str, Host],
+                                             dict[str, list[tuple[float, float]]]]]:
+    """Eight mixed 12-broker fleets (seeds 1-8), each with the model learnt from a dozen busy
+    reports (:func:`_busy_history`) and each broker's bundles (rate, bytes per message)."""
+    for seed in range(1, 9):
+        hosts = {f"b{j}": h for j, h in enumerate(mixed_fleet(12, seed=seed))}
+        history, bundles = _busy_history(hosts, 12, seed)
+        yield LoadModel.learn(history), hosts, bundles
+
+
+def _stats(bundles: list[tuple[float, float]], scale: float) -> list[NamespaceBundleStats]:
+    """Bundles of (rate, bytes per message) at ``scale`` of their rate, in and out alike."""
+    return [NamespaceBundleStats(msgRateIn=r * scale, msgRateOut=r * scale,
+                                 msgThroughputIn=r * size * scale,
+                                 msgThroughputOut=r * size * scale) for r, size in bundles]
+
+
 def test_a_broker_shedding_most_of_its_load_is_predicted_from_the_fleets_idle_usage() -> None:
     # a broker at 100-160 % shedding to a third of its traffic: from its own dozen reports (a
     # +-20 % wave at 2 % noise) its slope is uncertain by several percent, 2-6 points of the
@@ -347,15 +365,9 @@ def test_a_broker_shedding_most_of_its_load_is_predicted_from_the_fleets_idle_us
     # lines) pins where its line meets zero traffic. Measured, 8 seeds x 12 brokers: without the
     # pooled idle usage median 2.2, p90 5.8 points; with it 1.1 and 2.5
     misses = []
-    for seed in range(1, 9):
-        hosts = {f"b{j}": h for j, h in enumerate(mixed_fleet(12, seed=seed))}
-        history, bundles = _busy_history(hosts, 12, seed)
-        model = LoadModel.learn(history)
+    for model, hosts, bundles in _learnt_busy_fleets():
         for b, host in hosts.items():
-            stats = [NamespaceBundleStats(msgRateIn=r * 0.35, msgRateOut=r * 0.35,
-                                          msgThroughputIn=r * size * 0.35,
-                                          msgThroughputOut=r * size * 0.35)
-                     for r, size in bundles[b]]
+            stats = _stats(bundles[b], 0.35)
             predicted = model.percents(b, model.drivers(stats))["cpu"]
             misses.append(abs(predicted - _true_percent(host, stats)))
     misses.sort()
@@ -369,13 +381,9 @@ def test_the_slope_error_covers_a_change_of_another_mix() -> None:
     # must stay within two reported slope errors for most brokers (measured: 82 %; with the
     # posterior's own error 27 %, a median miss of 3.4 errors)
     within = []
-    for seed in range(1, 9):
-        hosts = {f"b{j}": h for j, h in enumerate(mixed_fleet(12, seed=seed))}
-        history, bundles = _busy_history(hosts, 12, seed)
-        model = LoadModel.learn(history)
+    for model, hosts, bundles in _learnt_busy_fleets():
         for b, host in hosts.items():
-            now = [NamespaceBundleStats(msgRateIn=r, msgRateOut=r, msgThroughputIn=r * size,
-                                        msgThroughputOut=r * size) for r, size in bundles[b]]
+            now = _stats(bundles[b], 1.0)
             kept = now[:len(now) // 3]
             change = _true_percent(host, kept) - _true_percent(host, now)
             predicted = model.fits[b]["cpu"].slope * (model.drivers(kept).cpu
