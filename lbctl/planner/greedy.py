@@ -567,21 +567,9 @@ def solve_greedy(view: LoadView, rules: Rules, costs: Costs, targets: Targets, w
                  caps: Caps, windows: int | None = None) -> GreedyResult:
     """The best of a few windows' shed-and-fill plans (then local search), and a capacity-only
     plan. ``windows`` defaults to 5, 1 for clusters of more than 20,000 bundles."""
-    if windows is None:
-        windows = 5 if len(view.bundles) <= 20_000 else 1
     cands = candidates_by_broker(view, rules, costs)
     umax = targets.max_usage
-    usages = view.usages()
-    results: list[tuple[Violation, float, Assignment, tuple[float, float] | None]] = []
-    passes = 2 if len(view.bundles) <= 20_000 else 1
-    for lo in rank_windows(view, usages, width, umax, windows):
-        a = Assignment(view, rules, costs)
-        fill = _Fill(a, cands, lo, min(lo + width, umax), caps)
-        fill.shed()
-        fill.fill()
-        improve(a, cands, width, umax, passes)
-        v = _violation(a, width, umax)
-        results.append((v, a.cost, a, (lo, lo + width)))
+    results = _window_plans(view, rules, costs, cands, width, umax, caps, windows)
     if not any(r[0].ok for r in results):
         a = Assignment(view, rules, costs)
         fill = _Fill(a, cands, -math.inf, umax, caps)
@@ -590,6 +578,34 @@ def solve_greedy(view: LoadView, rules: Rules, costs: Costs, targets: Targets, w
         a = Assignment(view, rules, costs)
         level(a, cands, caps)
         results.append((_violation(a, width, umax), a.cost, a, None))
+    return _best(results)
+
+
+_Planned = tuple[Violation, float, Assignment, tuple[float, float] | None]
+
+
+def _window_plans(view: LoadView, rules: Rules, costs: Costs, cands: Sequence[Sequence[int]],
+                  width: float, umax: float, caps: Caps, windows: int | None,
+                  floor: float = -math.inf, hosts: Hosts | None = None) -> list[_Planned]:
+    """Each ranked window's shed-and-fill plan, then local search: ``windows`` of them (5, 1
+    for clusters of more than 20,000 bundles, whose local search also makes one pass, not two),
+    none below ``floor``; with ``hosts``, big bundles may take a broker of their own."""
+    large = len(view.bundles) > 20_000
+    if windows is None:
+        windows = 1 if large else 5
+    results: list[_Planned] = []
+    for lo in rank_windows(view, view.usages(), width, umax, windows, floor=floor):
+        a = Assignment(view, rules, costs)
+        fill = _Fill(a, cands, lo, min(lo + width, umax), caps, hosts)
+        fill.shed()
+        fill.fill()
+        improve(a, cands, width, umax, 1 if large else 2)
+        results.append((_violation(a, width, umax), a.cost, a, (lo, lo + width)))
+    return results
+
+
+def _best(results: Sequence[_Planned]) -> GreedyResult:
+    """The plan nearest the goals, then cheapest (:func:`better`); the first on a tie."""
     best_i = 0
     for k in range(1, len(results)):
         if better(results[k][0], results[k][1], results[best_i][0], results[best_i][1]):
@@ -670,9 +686,6 @@ def solve_hosted(view: LoadView, rules: Rules, costs: Costs, targets: Targets, w
     caller when :func:`solve_greedy` misses the goals; ``None`` when no window is high enough
     under the cap (the band is out of reach by moves). ``windows`` and local search's passes
     as :func:`solve_greedy`'s."""
-    large = len(view.bundles) > 20_000
-    if windows is None:
-        windows = 1 if large else 5
     cands = candidates_by_broker(view, rules, costs)
     umax = targets.max_usage
     start = Assignment(view, rules, costs)
@@ -680,21 +693,9 @@ def solve_hosted(view: LoadView, rules: Rules, costs: Costs, targets: Targets, w
     top = hosts.ceiling(start, cands)
     if top > umax + EPS:
         return None
-    results: list[tuple[Violation, float, Assignment, tuple[float, float]]] = []
-    for lo in rank_windows(view, view.usages(), width, umax, windows, floor=top - width):
-        a = Assignment(view, rules, costs)
-        fill = _Fill(a, cands, lo, min(lo + width, umax), caps, hosts)
-        fill.shed()
-        fill.fill()
-        improve(a, cands, width, umax, 1 if large else 2)
-        results.append((_violation(a, width, umax), a.cost, a, (lo, lo + width)))
-    if not results:
-        return None
-    best_i = 0
-    for k in range(1, len(results)):
-        if better(results[k][0], results[k][1], results[best_i][0], results[best_i][1]):
-            best_i = k
-    return GreedyResult(results[best_i][2], results[best_i][3])
+    results = _window_plans(view, rules, costs, cands, width, umax, caps, windows,
+                            floor=top - width, hosts=hosts)
+    return _best(results) if results else None
 
 
 def level(a: Assignment, cands: Sequence[Sequence[int]], caps: Caps) -> None:
