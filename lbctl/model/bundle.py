@@ -166,6 +166,17 @@ def topic_hash(topic: str) -> int:
     return zlib.crc32(topic.encode("utf-8")) & 0xFFFFFFFF
 
 
+def whole_topic_shares(topics: int, n: int, share: float = 1.0) -> tuple[float, ...]:
+    """The parts of ``share`` of a bundle the ``n`` children of its split carry when nothing says
+    where its traffic falls (lbctl's figure): each child a whole number of the ``topics``, as even
+    as they divide, the first ones one more (a topic never divides: a one-topic bundle's children
+    are all of it and nothing), each topic an even part; a bundle without topics divides evenly."""
+    if topics <= 0:
+        return tuple(share / n for _ in range(n))
+    return tuple(share * (topics // n + (1 if j < topics % n else 0)) / topics
+                 for j in range(n))
+
+
 def topic_namespace(topic: str) -> str:
     """``persistent://tenant/ns/local`` → ``tenant/ns``."""
     _, sep, rest = topic.partition("://")

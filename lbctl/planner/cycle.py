@@ -64,10 +64,11 @@ from lbctl.loadmanager.clock import interval_ms, reports_written, shifted
 from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
 from lbctl.loadmanager.modular import ModularCycleResult
 from lbctl.loadmanager.select import Own
+from lbctl.model.bundle import whole_topic_shares
 from lbctl.model.cluster import MODULAR, ClusterState
 from lbctl.model.cycle import CycleMemory, Effect, Elapsed, Split, unload_effect
 from lbctl.model.decision import Selection, SheddingDecision, UnloadOutcome
-from lbctl.model.load import NamespaceBundleStats, java_max
+from lbctl.model.load import java_max
 from lbctl.model.loadmodel import LoadModel
 from lbctl.plan import Plan
 from lbctl.planner import PLANNER
@@ -386,21 +387,13 @@ def _split_reports(state: ClusterState, splits: tuple[tuple[str, str, tuple[str,
         kept.append((x, owner, children))
         stats = dict(rep.lastStats)
         parent = stats.pop(x)
-        n, t = len(children), parent.topics
-        for j, c in enumerate(children):
-            stats[c] = _part(parent, (t // n + (1 if j < t % n else 0)) / t if t > 0 else 1 / n)
+        for c, f in zip(children, whole_topic_shares(parent.topics, len(children)), strict=True):
+            stats[c] = parent.part(f)
         reports[owner] = replace(rep, lastStats=MappingProxyType(stats))
     if not kept:
         return state, ()
     return replace(state, brokers=MappingProxyType(reports)), tuple(kept)
 
-
-def _part(st: NamespaceBundleStats, f: float) -> NamespaceBundleStats:
-    return NamespaceBundleStats(
-        msgRateIn=st.msgRateIn * f, msgRateOut=st.msgRateOut * f,
-        msgThroughputIn=st.msgThroughputIn * f, msgThroughputOut=st.msgThroughputOut * f,
-        consumerCount=round(st.consumerCount * f), producerCount=round(st.producerCount * f),
-        topics=round(st.topics * f), cacheSize=round(st.cacheSize * f))
 
 
 def _rejoined(model: LoadModel, state: ClusterState, before: tuple[str, ...]) -> None:

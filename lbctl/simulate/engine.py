@@ -71,7 +71,13 @@ from lbctl.config import Settings, read_broker_conf
 from lbctl.errors import UsageError
 from lbctl.loadmanager.base import CycleResult, LoadManager
 from lbctl.loadmanager.select import Options, choose, kind_of, profile_of, settings_for
-from lbctl.model.bundle import BundleName, BundleNameError, topic_hash, topic_namespace
+from lbctl.model.bundle import (
+    BundleName,
+    BundleNameError,
+    topic_hash,
+    topic_namespace,
+    whole_topic_shares,
+)
 from lbctl.model.bundlecolumns import StatsColumns, columns_of, numpy_or_none
 from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
 from lbctl.model.cycle import Moved, Split
@@ -640,22 +646,15 @@ class BundleShare(Struct, frozen=True):
 
     def split(self, topics: int, n: int) -> tuple[BundleShare, ...]:
         """This part split ``n`` ways, its ``topics`` dealt to the children in order."""
-        if topics <= 0:
-            return tuple(BundleShare(self.share / n) for _ in range(n))
-        return tuple(BundleShare(self.share * (topics // n + (1 if j < topics % n else 0))
-                                 / topics) for j in range(n))
+        return tuple(BundleShare(x) for x in whole_topic_shares(topics, n, self.share))
 
     def of(self, st: NamespaceBundleStats,
            by_topics: tuple[float, float] | None) -> NamespaceBundleStats:
         """This part of ``st``: its messages and bytes by the listed topics' shares when the
         trace gives them, else by this share."""
-        f = self.share
-        fm, ft = (f, f) if by_topics is None else by_topics
-        return NamespaceBundleStats(
-            msgRateIn=st.msgRateIn * fm, msgRateOut=st.msgRateOut * fm,
-            msgThroughputIn=st.msgThroughputIn * ft, msgThroughputOut=st.msgThroughputOut * ft,
-            consumerCount=round(st.consumerCount * f), producerCount=round(st.producerCount * f),
-            topics=round(st.topics * f), cacheSize=round(st.cacheSize * f))
+        if by_topics is None:
+            return st.part(self.share)
+        return st.part(self.share, *by_topics)
 
 
 def _topic_share(st: ClusterState, root: str, child: str) -> tuple[float, float] | None:

@@ -110,6 +110,19 @@ class NamespaceBundleStats(Struct, frozen=True, gc=False):
     def throughput(self) -> float:
         return self.msgThroughputIn + self.msgThroughputOut
 
+    def part(self, f: float, messages: float | None = None,
+             throughput: float | None = None) -> "NamespaceBundleStats":
+        """The part ``f`` of this bundle a split's child carries (lbctl's figure: Pulsar divides
+        the hash range, never the figures): its counts rounded, its message and byte rates by
+        their own parts when known (the listed topics'), else by ``f``."""
+        fm = f if messages is None else messages
+        ft = f if throughput is None else throughput
+        return NamespaceBundleStats(
+            msgRateIn=self.msgRateIn * fm, msgRateOut=self.msgRateOut * fm,
+            msgThroughputIn=self.msgThroughputIn * ft, msgThroughputOut=self.msgThroughputOut * ft,
+            consumerCount=round(self.consumerCount * f), producerCount=round(self.producerCount * f),
+            topics=round(self.topics * f), cacheSize=round(self.cacheSize * f))
+
 
 Resource = Annotated[ResourceUsage, _words(expected='an object {"usage": number, "limit": number}')]
 Stats = Annotated[NamespaceBundleStats, _words(expected="an object (NamespaceBundleStats)")]
