@@ -37,6 +37,8 @@ from lbctl.fleet import _compat
 from lbctl.fleet.progress import Progress
 
 REPORT_FORMAT = "lbctl/fleet-report@1"
+#: The per-sample flags of a bundle (:func:`_bundle_flags`), summed per sample and per bundle.
+FLAGS = ("over_split", "oversized", "unsplittable")
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,7 @@ def compute(spark: Any, data: Path, opts: ReportOptions, progress: Progress) -> 
             F.sum((F.col("rate") == 0).cast("int")).alias("idle"))
 
         bundles = _bundle_flags(read_table(spark, data, "bundles"), thresholds, opts)
-    counts = [F.sum(c).alias(c) for c in ("over_split", "oversized", "unsplittable")]
+    counts = [F.sum(c).alias(c) for c in FLAGS]
     with progress.phase("aggregating brokers and bundles per sample"):
         per_sample_b = bundles.groupBy(*keys).agg(F.count(F.lit(1)).alias("bundles"), *counts)
         samples = per_sample.join(per_sample_b, keys, "left").toPandas()
@@ -170,7 +172,7 @@ def per_bundle_table(bundles: Any, opts: ReportOptions, key: Any) -> tuple[Any, 
     prev = F.lag("broker", 1).over(w)
     pos = F.row_number().over(w)
     totals = [F.count(F.lit(1)).over(whole).alias("samples"),
-              *[F.sum(c).over(whole).alias(c) for c in ("over_split", "oversized", "unsplittable")],
+              *[F.sum(c).over(whole).alias(c) for c in FLAGS],
               F.max("share").over(whole).alias("max_share"),
               F.max("rate").over(whole).alias("max_rate"),
               F.max("tput").over(whole).alias("max_tput"),
@@ -233,7 +235,7 @@ def _bundle_totals(firsts: Any, moves: Any) -> Any:
         per.reset_index(), on=keys, how="left")
     for c in ("moved", "bounced"):
         pb[c] = pb[c].fillna(0).astype("int64")
-    cols = ["cluster", "bundle", "samples", "over_split", "oversized", "unsplittable", "moved",
+    cols = ["cluster", "bundle", "samples", *FLAGS, "moved",
             "bounced", "max_share", "max_rate", "max_tput", "max_topics", "first_seen"]
     return pd.DataFrame(pb[cols]).reset_index(drop=True)
 
@@ -247,7 +249,7 @@ _MOVE_COLUMNS = {"cluster": "object", "bundle": "object", "captured_at": "int64"
 def _split_per_bundle(pb: Any, moves: Any) -> tuple[Any, Any, Any]:
     """The hot bundles, the moves (one row each) and the count of bundles first seen per sample,
     from the per-bundle and move tables (pandas)."""
-    ints = ("samples", "over_split", "oversized", "unsplittable", "moved", "bounced", "max_topics")
+    ints = ("samples", *FLAGS, "moved", "bounced", "max_topics")
     hot = pb[(pb["over_split"] > 0) | (pb["oversized"] > 0) | (pb["moved"] > 0)]
     hot = hot.drop(columns=["first_seen"]).reset_index(drop=True)
     for c in ints:  # as toPandas gives a long column: int64 unless it holds a null
@@ -353,7 +355,7 @@ def finish_samples(s: Any) -> Any:
         s[f"{c}_range"] = hi - lo
         s[f"{c}_ratio"] = (hi / lo).where(lo > 0)
     s = s.rename(columns={"moved": "moves", "bounced": "bounces"})
-    for c in ("bundles", "over_split", "oversized", "unsplittable", "moves", "bounces",
+    for c in ("bundles", *FLAGS, "moves", "bounces",
               "has_prev", "overloaded", "idle", "brokers"):
         s[c] = s[c].fillna(0).astype("int64")
     s["time"] = pd.to_datetime(s["captured_at"], unit="ms", utc=True)
