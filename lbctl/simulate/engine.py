@@ -586,10 +586,13 @@ class _Run:
             return (), ()
         done: list[str] = []
         unloaded: list[str] = []
+        stale = False  # children made here have no stats until they are rebuilt, once
         for s in splits:
             owner = self.owner.get(s.bundle)
             if owner is None or not s.children or any(c in self.owner for c in s.children):
                 continue
+            if stale and s.bundle not in self.stats:  # a child split in the same cycle
+                self.stats, stale = self._stats_of(self.trace_index), False
             root, part = self.derived.pop(s.bundle, (s.bundle, BundleShare()))
             topics = self.stats.get(s.bundle, _ZERO).topics
             del self.owned[owner][s.bundle]
@@ -599,11 +602,13 @@ class _Run:
                 self.derived[child] = (root, share)
                 self.owner[child] = owner
                 self.owned[owner][child] = None
-            self.stats = self._stats_of(self.trace_index)  # a child split next needs its own
+            stale = True
             self.dirty.add(owner)
             done.append(s.bundle)
             if s.unload:
                 unloaded += s.children
+        if stale:
+            self.stats = self._stats_of(self.trace_index)
         if not unloaded:
             return tuple(done), ()
         from lbctl.loadmanager.assign import modular_assignments
