@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http.server
+import os
 import socket
 import ssl
 import threading
@@ -20,7 +21,7 @@ import pytest
 from lbctl.admin.auth import make_auth
 from lbctl.admin.client import LOAD_REPORT, RUNTIME_CONFIG, AdminClient, call, unload_call
 from lbctl.admin.errors import AdminError, ConnectionFailed, HttpError, RequestTimeout
-from lbctl.admin.transport import Http1Transport, async_client, origin_key
+from lbctl.admin.transport import Http1Transport, _Conn, _is_ipv4, _tcp, async_client, origin_key
 from lbctl.sandbox import Fault, TestCluster, hot_cluster
 from tests.tls_helpers import self_signed
 
@@ -174,9 +175,9 @@ def test_no_cookie_is_kept_or_sent_back() -> None:
 
 
 def test_connections_opened_ahead_carry_the_requests() -> None:
-    """``open_ahead``: one connection to each origin, set up at once; each then carries its
-    origin's request (no second connection); a refused port is left to its request, which meets
-    its own error."""
+    """``open_ahead``: one connection to each origin, started at once; each then carries its
+    origin's request (no second connection), which waits for it; a refused port is left to its
+    request, which meets its own error."""
     events: list[tuple[str, int]] = []
 
     async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
@@ -199,7 +200,7 @@ def test_connections_opened_ahead_carry_the_requests() -> None:
             refused = closed.getsockname()[1]
         urls = [httpx.URL(f"http://127.0.0.1:{p}{PATH}") for p in [*ports, refused]]
         wire = Http1Transport()
-        await wire.open_ahead([origin_key(u) for u in urls], timeout=5.0, wait=5.0)
+        wire.open_ahead([origin_key(u) for u in urls], timeout=5.0)
         bodies = []
         for u in urls[:-1]:
             r = await wire.handle_async_request(httpx.Request("GET", u))
@@ -367,6 +368,66 @@ def test_connection_failures_and_timeouts_are_httpx_errors() -> None:
 
     with pytest.raises(httpx.ReadTimeout, match="no bytes within 0.1 s"):
         _serve(silent, _get, timeout=httpx.Timeout(5, read=0.1))
+
+
+def test_a_connection_to_an_address_is_create_connections_without_its_cost() -> None:
+    """``_tcp`` (an IPv4 address on a selector loop: its own non-blocking connect) carries
+    bytes like ``loop.create_connection``'s connection, fails with its very error (type, errno,
+    words), leaves no socket open when cancelled mid-way, and hands a host name to it."""
+    got: list[bytes] = []
+
+    async def echo(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        got.append(await r.read())
+        w.close()
+
+    def fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    async def main() -> tuple[BaseException, BaseException, int, int]:
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, asyncio.SelectorEventLoop) and _is_ipv4("127.0.0.1")
+        server = await asyncio.start_server(echo, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        raw, conn = await _tcp(loop, "127.0.0.1", port)
+        raw.write(b"ping")
+        raw.write_eof()
+        while not conn.closed:
+            await conn.more(5.0)
+        named, _ = await _tcp(loop, "localhost", port)  # a name: create_connection resolves it
+        named.close()
+        server.close()
+        with socket.socket() as closed:
+            closed.bind(("127.0.0.1", 0))
+            refused = closed.getsockname()[1]
+        errors = []
+        for connect in (_tcp(loop, "127.0.0.1", refused),
+                        loop.create_connection(_Conn, "127.0.0.1", refused)):
+            try:
+                await connect
+            except OSError as e:
+                errors.append(e)
+        with socket.socket() as backlog:  # connections complete in the kernel, never accepted
+            backlog.bind(("127.0.0.1", 0))
+            backlog.listen(64)
+            await asyncio.sleep(0.05)
+            before = fds()
+            for steps in range(20):  # cancelled at once, or a few steps in: the socket is closed
+                task = asyncio.ensure_future(_tcp(loop, *backlog.getsockname()))
+                for _ in range(steps % 4):
+                    await asyncio.sleep(0)
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    raw, _ = await task
+                    raw.close()  # made before the cancel arrived
+            await asyncio.sleep(0.05)
+            after = fds()
+        return errors[0], errors[1], before, after
+
+    ours, theirs, before, after = asyncio.run(main())
+    assert sorted(got) == [b"", b"ping"]
+    assert type(ours) is type(theirs) is ConnectionRefusedError
+    assert (ours.errno, str(ours)) == (theirs.errno, str(theirs))
+    assert after == before
 
 
 @pytest.mark.parametrize("headers", [{"X-Token": "a\r\nInjected: yes"}, {"X-Token": "nul\x00"}])
