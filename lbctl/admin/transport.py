@@ -374,7 +374,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
         self._ssl: ssl.SSLContext | None = verify if isinstance(verify, ssl.SSLContext) else None
         self._idle: dict[Origin, list[_Conn]] = {}
         #: connections being set up ahead of their requests (:meth:`open_ahead`)
-        self._pending: dict[Origin, asyncio.Future[_Conn]] = {}
+        self._ahead: dict[Origin, _Dial | asyncio.Task[_Conn]] = {}
 
     def _context(self) -> ssl.SSLContext:
         if self._ssl is None:  # httpx's own default (True) or no verification (False), made once
@@ -391,11 +391,8 @@ class Http1Transport(httpx.AsyncBaseTransport):
                            read: float | None, connect: float | None) -> httpx.Response:
         """One exchange of a request already on the wire's form (:func:`_message`'s, or
         :meth:`GetTemplate.message`'s): on an idle connection to ``origin`` when there is one
-        (a stale one: a GET or HEAD sent again on a new one), else on a new one. A connection
-        to ``origin`` still being set up ahead (:meth:`open_ahead`) is waited for first."""
-        pending = self._pending.get(origin)
-        if pending is not None and not pending.done():
-            await asyncio.wait((pending,))  # (this request's end does not cancel it)
+        (a stale one: a GET or HEAD sent again on a new one), else on a new one — the one
+        :meth:`open_ahead` started for it, when it did."""
         idle = self._idle.setdefault(origin, [])
         while idle:
             conn = idle.pop()
@@ -408,7 +405,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
                 if conn.received or method not in _RESEND:
                     raise
                 # a stale keep-alive connection: sent again on a new one
-        conn = await self._connect(origin, connect)
+        conn = await self._connect(origin, connect, self._ahead.pop(origin, None))
         return await self._exchange(method, origin, conn, message, read)
 
     async def _exchange(self, method: str, origin: Origin, conn: _Conn, message: bytes,
@@ -441,13 +438,19 @@ class Http1Transport(httpx.AsyncBaseTransport):
         else:
             conn.close()
 
-    async def _connect(self, origin: Origin, timeout: float | None) -> _Conn:
+    async def _connect(self, origin: Origin, timeout: float | None,
+                       ahead: _Dial | asyncio.Task[_Conn] | None = None) -> _Conn:
+        """A new connection to ``origin`` — the one :meth:`open_ahead` started, when given:
+        the same connection, the same errors, within the same ``timeout``."""
+        if isinstance(ahead, asyncio.Task):
+            return await ahead  # (this method, started earlier)
         scheme, host, port = origin
         ctx = self._context() if scheme == "https" else None
         loop = asyncio.get_running_loop()
         try:
             async with asyncio.timeout(timeout):  # TCP and the TLS handshake, as httpcore's connect
-                raw, conn = await _tcp(loop, host, port)
+                raw, conn = await (_tcp(loop, host, port) if ahead is None
+                                   else _finish(loop, ahead))
                 if ctx is not None:
                     # TLS is started here rather than by create_connection(ssl=…): on a refused
                     # certificate the socket is ours to close at once
@@ -468,37 +471,42 @@ class Http1Transport(httpx.AsyncBaseTransport):
         return conn
 
     def open_ahead(self, origins: Iterable[Origin], timeout: float | None) -> None:
-        """Connections made ahead of a fan-out: one to each of ``origins`` (:func:`origin_key`)
-        that has none idle nor on its way, all started at once and not waited for here. A
-        request to such an origin waits for its connection (:meth:`send_message`), so that each
-        request is written as soon as its own connection is up while the others are still
-        being set up, built and answered (a first refresh of 200 brokers otherwise waits for its
-        slowest connection before writing any request). One that failed is left alone: its
-        request connects as it always has, and meets its own error. :meth:`settle` ends those
-        still on their way."""
-        wanted = {o for o in origins  # (an idle one the server closed meanwhile does not count)
-                  if o not in self._pending
-                  and not any(not c.closed for c in self._idle.get(o, ()))}
-        for origin in wanted:
-            task = asyncio.ensure_future(self._connect(origin, timeout))
-            self._pending[origin] = task
-            task.add_done_callback(functools.partial(self._opened, origin))
-
-    def _opened(self, origin: Origin, task: asyncio.Future[_Conn]) -> None:
-        """A connection made ahead is idle for its request; a failed one is dropped (its
-        request meets its own error)."""
-        if self._pending.get(origin) is task:
-            del self._pending[origin]
-        if task.cancelled() or task.exception() is not None:
-            return
-        self._idle.setdefault(origin, []).append(task.result())
+        """Connections started ahead of a fan-out: one to each of ``origins``
+        (:func:`origin_key`) that has none idle nor on its way, all at once, not waited for
+        here: each is its request's own new connection (:meth:`_connect`), so each request is
+        written as soon as its connection is up while the others are still being set up, built
+        and answered (a first refresh of 200 brokers otherwise waited for its slowest
+        connection before writing any request), and meets the errors it would have met. An
+        http origin at an IPv4 address is only a socket connecting (:func:`_dial`); any other
+        is a task. :meth:`settle` ends those no request took."""
+        loop = asyncio.get_running_loop()
+        dial = isinstance(loop, asyncio.SelectorEventLoop)
+        for origin in {o for o in origins if o not in self._ahead and not any(
+                not c.closed for c in self._idle.get(o, ()))}:  # (a closed idle one: none)
+            scheme, host, port = origin
+            if dial and scheme == "http" and _is_ipv4(host):
+                try:
+                    self._ahead[origin] = _dial(loop, host, port)
+                except OSError:
+                    continue  # (failed at once: its request meets the error itself)
+            else:
+                self._ahead[origin] = asyncio.ensure_future(self._connect(origin, timeout))
 
     async def settle(self) -> None:
-        """End the connections still being set up ahead (their fan-out is over)."""
-        pending, self._pending = list(self._pending.values()), {}
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
+        """End the connections started ahead that no request took (their fan-out is over);
+        one a task made already is kept idle."""
+        ahead, self._ahead = self._ahead, {}
+        tasks: list[tuple[Origin, asyncio.Task[_Conn]]] = []
+        for origin, a in ahead.items():
+            if isinstance(a, _Dial):
+                a.drop()
+            else:
+                a.cancel()
+                tasks.append((origin, a))
+        made = await asyncio.gather(*(t for _, t in tasks), return_exceptions=True)
+        for (origin, _), conn in zip(tasks, made, strict=True):
+            if isinstance(conn, _Conn):
+                self._idle.setdefault(origin, []).append(conn)
 
     async def aclose(self) -> None:
         await self.settle()
@@ -512,15 +520,37 @@ class Http1Transport(httpx.AsyncBaseTransport):
 async def _tcp(loop: asyncio.AbstractEventLoop, host: str, port: int
                ) -> tuple[asyncio.Transport, _Conn]:
     """A TCP connection to ``host:port``: ``loop.create_connection``'s, for a third of its CPU
-    when ``host`` is an IPv4 address on a selector loop (no name to resolve, so no resolution
-    step and no ``sock_connect`` round of futures: a first refresh of 200 brokers spent ~20 % of
-    its CPU setting up connections). The socket connects without blocking and the loop says when
-    it is writable; its errors are the ones ``create_connection`` raises (``Connect call
-    failed …``, or the connect call's own), and a cancelled connect closes it."""
+    when ``host`` is an IPv4 address on a selector loop (:func:`_dial`, :func:`_finish`)."""
     if not isinstance(loop, asyncio.SelectorEventLoop) or not _is_ipv4(host):
         raw, conn = await loop.create_connection(_Conn, host, port)
         assert isinstance(raw, asyncio.Transport)
         return raw, conn
+    return await _finish(loop, _dial(loop, host, port))
+
+
+class _Dial:
+    """A TCP connection to an IPv4 address on its way (:func:`_dial`): its socket, connecting
+    without blocking, and the future the loop ends when it is connected or failed (its taker's
+    connect timeout bounds the wait: :meth:`Http1Transport._connect`)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, sock: socket.socket,
+                 made: asyncio.Future[None]) -> None:
+        self.loop, self.sock, self.made = loop, sock, made
+
+    def drop(self) -> None:
+        """Stop waiting and close the socket (nobody took it)."""
+        if self.sock.fileno() >= 0:
+            self.loop.remove_writer(self.sock.fileno())
+        if not self.made.cancel() and not self.made.cancelled():
+            self.made.exception()  # (failed, and nobody asked: no log of it)
+        self.sock.close()
+
+
+def _dial(loop: asyncio.AbstractEventLoop, host: str, port: int) -> _Dial:
+    """Start a TCP connection to an IPv4 address: no name to resolve, so none of
+    ``create_connection``'s resolution step and ``sock_connect``'s round of futures (a first
+    refresh of 200 brokers spent ~20 % of its CPU setting up connections). The socket connects
+    without blocking and the loop says when it is writable. A connect call that fails at once is raised as it is: ``create_connection``'s error too."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setblocking(False)
@@ -528,29 +558,42 @@ async def _tcp(loop: asyncio.AbstractEventLoop, host: str, port: int
         err = sock.connect_ex(address)
         if err not in (0, errno.EINPROGRESS):
             raise OSError(err, os.strerror(err))
+        made: asyncio.Future[None] = loop.create_future()
         if err:
-            fd = sock.fileno()
-            made: asyncio.Future[None] = loop.create_future()
-            loop.add_writer(fd, _made, sock, address, made)
-            try:
-                await made
-            finally:
-                loop.remove_writer(fd)
-        raw, conn = await loop.create_connection(_Conn, sock=sock)
+            loop.add_writer(sock.fileno(), _made, loop, sock, address, made)
+        else:
+            made.set_result(None)
     except BaseException:
         sock.close()
+        raise
+    return _Dial(loop, sock, made)
+
+
+async def _finish(loop: asyncio.AbstractEventLoop, dial: _Dial
+                  ) -> tuple[asyncio.Transport, _Conn]:
+    """The connection :func:`_dial` started, once made, on a transport of the loop; its errors
+    are the ones ``create_connection`` raises (``Connect call failed …``); a cancelled or
+    failed one closes its socket."""
+    try:
+        try:
+            await dial.made
+        finally:
+            loop.remove_writer(dial.sock.fileno())
+        raw, conn = await loop.create_connection(_Conn, sock=dial.sock)
+    except BaseException:
+        dial.sock.close()
         raise
     assert isinstance(raw, asyncio.Transport)
     return raw, conn
 
 
-def _made(sock: socket.socket, address: tuple[str, int], made: asyncio.Future[None]) -> None:
+def _made(loop: asyncio.AbstractEventLoop, sock: socket.socket, address: tuple[str, int],
+          made: asyncio.Future[None]) -> None:
     """A connecting socket turned writable: connected, or failed as asyncio words it."""
+    loop.remove_writer(sock.fileno())  # (not called again while its taker wakes up)
     if made.done():
         return
     err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-    if err in (errno.EINPROGRESS, errno.EAGAIN):
-        return  # not yet (spurious wake-up)
     if err:
         made.set_exception(OSError(err, f"Connect call failed {address}"))
     else:

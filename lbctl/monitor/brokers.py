@@ -189,6 +189,7 @@ class BrokerMonitor:
         for gone in [b for b in self.rows if b not in brokers]:
             del self.rows[gone]  # "Lost broker"
         from_leader = from_lbctl = 0
+        weights = settings.weights4()  # (the same for every broker)
         for b in brokers:
             rep = reports.get(b, "no load report")
             if isinstance(rep, str):
@@ -203,7 +204,7 @@ class BrokerMonitor:
                                if leader_data is not None and x in leader_data)
                 from_leader += leader_n
                 from_lbctl += len(rep.bundles or rep.lastStats) - leader_n
-                self.rows[b] = self._modular_row(b, rep, settings, threshold, data)
+                self.rows[b] = self._modular_row(b, rep, weights, threshold, data)
             elif isinstance(rep, BrokerLoadData):
                 self.rows[b] = _extensible_row(b, rep, threshold)
             else:
@@ -239,10 +240,11 @@ class BrokerMonitor:
             self.bundle_data[name] = (BundleData.first_sample(stats) if data is None
                                       else data.update(stats))
 
-    def _modular_row(self, broker: str, rep: LocalBrokerData, settings: Settings,
-                     threshold: float, data: Mapping[str, BundleData]) -> BrokerRow:
+    def _modular_row(self, broker: str, rep: LocalBrokerData,
+                     weights: tuple[float, float, float, float], threshold: float,
+                     data: Mapping[str, BundleData]) -> BrokerRow:
         avg = TimeAverageBrokerData.of(rep.bundles or tuple(rep.lastStats), data)
-        usage = rep.max_resource_usage_with_weight(*settings.weights4())
+        usage = rep.max_resource_usage_with_weight(*weights)
         return BrokerRow(
             broker, "ok", None,
             cpu=rep.cpu.percent, memory=rep.memory.percent, direct=rep.directMemory.percent,

@@ -218,6 +218,52 @@ def test_connections_opened_ahead_carry_the_requests() -> None:
         assert [e for e, q in events if q == p] == ["connect", "request"]
 
 
+def test_connections_started_ahead_and_not_taken_are_closed() -> None:
+    """What a fan-out started ahead and no request took is ended by ``settle``: a socket still
+    connecting or connected (an IPv4 origin) is closed, a task's connection (a host name) kept
+    idle for the next request; a request meanwhile took its own, and the next fan-out starts
+    none to an origin with an idle connection."""
+    ended: list[int] = []
+    connects: list[int] = []
+
+    async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        port = w.get_extra_info("sockname")[1]
+        connects.append(port)
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+            while await _head(r):
+                w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+        ended.append(port)
+        w.close()
+
+    async def main() -> tuple[list[int], bytes, bytes]:
+        servers = [await asyncio.start_server(handle, "127.0.0.1", 0) for _ in range(3)]
+        ports = [srv.sockets[0].getsockname()[1] for srv in servers]
+        wire = Http1Transport()
+        named = ("http", "localhost", ports[2])
+        wire.open_ahead([*(("http", "127.0.0.1", p) for p in ports), named], 5.0)
+        r = await wire.handle_async_request(httpx.Request("GET", f"http://127.0.0.1:{ports[0]}/"))
+        first = await r.aread()
+        await asyncio.sleep(0.1)  # the others connected meanwhile
+        await wire.settle()
+        await asyncio.sleep(0.1)
+        assert [o for o, c in wire._idle.items() if c] == [("http", "127.0.0.1", ports[0]), named]
+        wire.open_ahead([named], 5.0)  # idle already: nothing started
+        assert not wire._ahead
+        r = await wire.handle_async_request(httpx.Request("GET", f"http://localhost:{ports[2]}/"))
+        second = await r.aread()
+        await wire.aclose()
+        await asyncio.sleep(0.1)
+        for srv in servers:
+            srv.close()
+        return ports, first, second
+
+    ports, first, second = asyncio.run(main())
+    assert first == second == b"{}"
+    assert sorted(connects) == sorted([*ports, ports[2]])  # one each, and the name's own
+    assert sorted(ended[:2]) == sorted(ports[1:])  # closed by settle: the untaken sockets
+    assert sorted(ended) == sorted(connects)  # and the rest by aclose
+
+
 def test_a_fan_out_never_opens_a_connection_to_a_refused_broker() -> None:
     """Connections are opened ahead only to trusted origins: brokers outside
     ``--broker-host-allow`` are never contacted (their listening sockets have no connection
