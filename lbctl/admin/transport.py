@@ -578,7 +578,8 @@ async def _finish(loop: asyncio.AbstractEventLoop, dial: _Dial
         try:
             await dial.made
         finally:
-            loop.remove_writer(dial.sock.fileno())
+            if dial.made.cancelled():  # (else _made stopped watching, or nothing watched)
+                loop.remove_writer(dial.sock.fileno())
         raw, conn = await loop.create_connection(_Conn, sock=dial.sock)
     except BaseException:
         dial.sock.close()

@@ -40,6 +40,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from msgspec import Struct
+
 from lbctl.config import Settings
 from lbctl.model.brokerload import BrokerLoadData
 from lbctl.model.load import BundleData, LocalBrokerData, TimeAverageBrokerData
@@ -54,8 +56,7 @@ LEADER, LBCTL = "leader", "lbctl"
 Report = LocalBrokerData | BrokerLoadData | SimpleLoadReport
 
 
-@dataclass(frozen=True)
-class Rates:
+class Rates(Struct, frozen=True):
     """msg/s and bytes/s in and out (one of LATEST, SHORT, LONG)."""
 
     msg_in: float = 0.0
@@ -71,9 +72,9 @@ class Rates:
 _ALLOC_KEYS = ("allocCpu", "allocMemory", "allocDirect", "allocBwIn", "allocBwOut", "allocMax")
 
 
-@dataclass(frozen=True)
-class BrokerRow:
-    """One broker on the monitor's screen."""
+class BrokerRow(Struct, frozen=True):
+    """One broker on the monitor's screen (a Struct: 200 are made a refresh, a frozen
+    dataclass sets each of its 27 fields through ``object.__setattr__``)."""
 
     broker: str
     state: str  # "ok" | "stale" | "unreachable"
