@@ -414,7 +414,7 @@ class AdminClient:
                     self.sent.append((method, url))
                     plain = self._plain_get(http, method, url, send_headers)
                     if plain is not None:
-                        r = await self._wire.send_message("GET", *plain)
+                        r = await self._wire.send_message("GET", *plain, light=True)
                     else:
                         req = http.build_request(method, self._httpx_url(url),
                                                  content=body if method != "GET" else None,
