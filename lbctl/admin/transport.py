@@ -39,7 +39,13 @@ it), messages — and can be given any other transport instead (``httpx.MockTran
   the admin client writes a GET to a URL httpx would keep as written straight on this wire, the
   bytes httpx would have built (its headers, in its order) without building an httpx request: a
   first refresh of 200 brokers spent a quarter of its CPU parsing URLs and building requests.
-  The answer is the same ``httpx.Response`` and every rule above holds.
+  The answer is the same ``httpx.Response`` — or, when its whole body came with its head and is
+  not encoded, a :class:`WholeAnswer` with what the client reads of one — and every rule above
+  holds.
+* **Connections started ahead** (:meth:`Http1Transport.open_ahead`): a fan-out's new
+  connections all start before its requests are built; each is its request's own (same errors,
+  same timeout), and an http origin at an IPv4 address is a bare non-blocking socket
+  (:func:`_dial`) rather than ``create_connection``'s round of resolution and futures.
 * **TLS** with the given :class:`ssl.SSLContext` (verification and hostname checks as configured;
   ``True``: httpx's default CA store, loaded at the first https connection; ``False``: none) and
   the URL's host as the server name.
