@@ -218,6 +218,46 @@ def test_connections_opened_ahead_carry_the_requests() -> None:
         assert [e for e, q in events if q == p] == ["connect", "request"]
 
 
+def test_a_request_goes_as_soon_as_its_own_connection_is_up() -> None:
+    """A fan-out's requests do not wait for its slowest connection: with one broker's
+    connection hanging (its listen queue full: the handshake never completes), another
+    broker's request is answered while it still hangs, and the hanging one then meets its own
+    connect timeout."""
+
+    async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+            while await _head(r):
+                w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+        w.close()
+
+    async def main() -> tuple[bytes, bool, BaseException]:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        fast = ("http", "127.0.0.1", server.sockets[0].getsockname()[1])
+        with socket.socket() as full, socket.socket() as queued:
+            full.bind(("127.0.0.1", 0))
+            full.listen(0)
+            queued.connect(full.getsockname())  # the one connection its queue holds
+            slow = ("http", "127.0.0.1", full.getsockname()[1])
+            wire = Http1Transport()
+            wire.open_ahead([slow, fast], 5.0)
+            get = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+            hanging = asyncio.ensure_future(wire.send_message("GET", slow, get, 5.0, 0.5))
+            answer = await wire.send_message("GET", fast, get, 5.0, 5.0)
+            body = await answer.aread() if isinstance(answer, httpx.Response) else b""
+            still = not hanging.done()
+            with pytest.raises(httpx.ConnectTimeout) as late:
+                await hanging
+            await wire.aclose()
+            await asyncio.sleep(0.1)  # the server's side of the connection ends
+        server.close()
+        await server.wait_closed()
+        return body, still, late.value
+
+    body, still_hanging, late = asyncio.run(main())
+    assert body == b"{}" and still_hanging
+    assert "connection not made within 0.5 s" in str(late)
+
+
 def test_connections_started_ahead_and_not_taken_are_closed() -> None:
     """What a fan-out started ahead and no request took is ended by ``settle``: a socket still
     connecting or connected (an IPv4 origin) is closed, a task's connection (a host name) kept
