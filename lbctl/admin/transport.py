@@ -511,9 +511,10 @@ class Http1Transport(httpx.AsyncBaseTransport):
         ctx = self._context() if scheme == "https" else None
         loop = asyncio.get_running_loop()
         try:
+            if ahead is not None:  # (an http origin: nothing after TCP; a timer on the socket)
+                return (await _finish(loop, ahead, timeout))[1]
             async with asyncio.timeout(timeout):  # TCP and the TLS handshake, as httpcore's connect
-                raw, conn = await (_tcp(loop, host, port) if ahead is None
-                                   else _finish(loop, ahead))
+                raw, conn = await _tcp(loop, host, port)
                 if ctx is not None:
                     # TLS is started here rather than by create_connection(ssl=…): on a refused
                     # certificate the socket is ours to close at once
@@ -613,7 +614,8 @@ def _dial(loop: asyncio.AbstractEventLoop, host: str, port: int) -> _Dial:
     """Start a TCP connection to an IPv4 address: no name to resolve, so none of
     ``create_connection``'s resolution step and ``sock_connect``'s round of futures (a first
     refresh of 200 brokers spent ~20 % of its CPU setting up connections). The socket connects
-    without blocking and the loop says when it is writable. A connect call that fails at once is raised as it is: ``create_connection``'s error too."""
+    without blocking and the loop says when it is writable. A connect call that fails at once is
+    raised as it is: ``create_connection``'s error too."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         sock.setblocking(False)
@@ -632,16 +634,20 @@ def _dial(loop: asyncio.AbstractEventLoop, host: str, port: int) -> _Dial:
     return _Dial(loop, sock, made)
 
 
-async def _finish(loop: asyncio.AbstractEventLoop, dial: _Dial
+async def _finish(loop: asyncio.AbstractEventLoop, dial: _Dial, timeout: float | None = None
                   ) -> tuple[asyncio.Transport, _Conn]:
     """The connection :func:`_dial` started, once made, on a transport of the loop; its errors
-    are the ones ``create_connection`` raises (``Connect call failed …``); a cancelled or
-    failed one closes its socket."""
+    are the ones ``create_connection`` raises (``Connect call failed …``), one not made within
+    ``timeout`` s a :class:`TimeoutError` (a timer on the socket's future: what
+    ``asyncio.timeout`` does, for less); a cancelled, late or failed one closes its socket."""
+    timer = None if timeout is None else loop.call_later(timeout, _late, loop, dial)
     try:
         try:
             await dial.made
         finally:
-            if dial.made.cancelled():  # (else _made stopped watching, or nothing watched)
+            if timer is not None:
+                timer.cancel()
+            if dial.made.cancelled():  # (else _made or _late stopped watching, or none watched)
                 loop.remove_writer(dial.sock.fileno())
         raw, conn = await loop.create_connection(_Conn, sock=dial.sock)
     except BaseException:
@@ -662,6 +668,13 @@ def _made(loop: asyncio.AbstractEventLoop, sock: socket.socket, address: tuple[s
         made.set_exception(OSError(err, f"Connect call failed {address}"))
     else:
         made.set_result(None)
+
+
+def _late(loop: asyncio.AbstractEventLoop, dial: _Dial) -> None:
+    """A connection not made in time: its taker's connect timeout."""
+    if not dial.made.done():
+        loop.remove_writer(dial.sock.fileno())
+        dial.made.set_exception(TimeoutError())
 
 
 @functools.lru_cache(maxsize=4096)
