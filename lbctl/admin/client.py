@@ -27,8 +27,8 @@ Behaviour, mirroring ``pulsar-admin``'s ``AsyncHttpConnector`` where it matters:
   reported, with a warning when it may have reached the broker (:data:`lbctl.admin.retry.ADMIN`).
 * Fan-out to many brokers runs concurrently on one event loop, bounded by ``max_concurrency``;
   one refresh of 200 brokers costs about one round trip. A fan-out's connections to its trusted
-  origins are set up at once before its requests are built (:meth:`AdminClient._open_ahead`),
-  so each request is written as soon as it is built. Requests go through one
+  origins are all started before its requests are built (:meth:`AdminClient._open_ahead`), and
+  each request is written as soon as its own connection is up. Requests go through one
   ``httpx.AsyncClient`` whose transport is :class:`lbctl.admin.transport.Http1Transport` (HTTP/1.1
   on asyncio, keep-alive connections kept across refreshes) unless the caller gives another:
   httpx's default transport costs ~1 ms of CPU a request, most of a 200-broker refresh. The
@@ -70,10 +70,9 @@ from lbctl.safe.text import shorten
 
 MAX_REDIRECTS = 5
 DEFAULT_CONCURRENCY = 256
-#: a fan-out to this many origins or more has its connections set up at once first
-#: (:meth:`AdminClient._open_ahead`), waited for this long at most (s)
+#: a fan-out to this many origins or more has its connections started at once first
+#: (:meth:`AdminClient._open_ahead`)
 OPEN_AHEAD_MIN = 8
-OPEN_AHEAD_WAIT = 1.0
 _MAX_URLS = 4096  # parsed URLs kept (:meth:`AdminClient._httpx_url`)
 _MAX_TEMPLATES = 64  # GET templates kept, one per set of headers (:meth:`AdminClient._plain_get`)
 _REDIRECTS = (301, 302, 303, 307, 308)
@@ -159,6 +158,8 @@ class Call:
 
     @property
     def path(self) -> str:
+        if not self.path_params and "{" not in self.endpoint.template:
+            return self.endpoint.template  # (a broker's load report: asked 200 times a refresh)
         values = dict(self.path_params)
         return _PARAM.sub(lambda m: quote(values[m.group(1)], safe=""), self.endpoint.template)
 
@@ -257,6 +258,8 @@ class AdminClient:
         self._http: Any = None  # the httpx.AsyncClient, made on first use
         self._wire: Any = None  # its Http1Transport when this client made it (no ``transport``)
         self._urls: dict[str, Any] = {}  # URL → httpx.URL (:meth:`_httpx_url`)
+        #: broker id → its URL (:meth:`broker_url`: a refresh asks each id twice)
+        self._broker_urls: dict[str, str] = {}
         self._templates: dict[tuple[tuple[str, str], ...], Any] = {}  # (:meth:`_plain_get`)
         self._sem: asyncio.Semaphore | None = None
         #: every (method, url) sent, in order (tests and the journal read it)
@@ -413,7 +416,7 @@ class AdminClient:
                     self.sent.append((method, url))
                     plain = self._plain_get(http, method, url, send_headers)
                     if plain is not None:
-                        r = await self._wire.send_message("GET", *plain)
+                        r = await self._wire.send_message("GET", *plain, light=True)
                     else:
                         req = http.build_request(method, self._httpx_url(url),
                                                  content=body if method != "GET" else None,
@@ -609,13 +612,17 @@ class AdminClient:
                 return e
 
         async def all_() -> list[Any]:
-            await self._open_ahead(calls)
-            return list(await asyncio.gather(*(one(c) for c in calls)))
+            self._open_ahead(calls)
+            try:
+                return list(await asyncio.gather(*(one(c) for c in calls)))
+            finally:
+                if self._wire is not None:
+                    await self._wire.settle()
 
         return self.run(all_())
 
-    async def _open_ahead(self, calls: Sequence[Call]) -> None:
-        """A fan-out's connections set up at once before its requests are built
+    def _open_ahead(self, calls: Sequence[Call]) -> None:
+        """A fan-out's connections started at once before its requests are built
         (:meth:`Http1Transport.open_ahead`), to the trusted origins of its reads only (a refused
         origin is never contacted; a mutation's connection is its own); nothing when the caller
         gave the transport, or for fewer than :data:`OPEN_AHEAD_MIN` origins."""
@@ -639,7 +646,7 @@ class AdminClient:
                     origins.append(plain[0])
                 elif (parsed := self._httpx_url(u)).scheme in ("http", "https"):
                     origins.append(origin_key(parsed))
-            await wire.open_ahead(origins, connect, min(OPEN_AHEAD_WAIT, connect))
+            wire.open_ahead(origins, connect)
 
     # ---- typed reads ---------------------------------------------------------------------------
     def clusters(self) -> list[str]:
@@ -661,6 +668,9 @@ class AdminClient:
         that is not exactly ``host:port`` (a scheme, a path, user info, a bad port) is an error;
         a host outside ``--broker-host-allow`` is remembered as refused, and any request to it
         fails before it is sent."""
+        url = self._broker_urls.get(broker_id)
+        if url is not None:  # (its origin trusted or refused already: the patterns never change)
+            return url
         host, port = parse_broker_id(broker_id)
         netloc = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         url = f"{self.scheme}://{netloc}"
@@ -670,6 +680,9 @@ class AdminClient:
                 self._trusted.add(o)
             else:
                 self._refused.add(o)
+        if len(self._broker_urls) >= _MAX_URLS:
+            self._broker_urls.clear()
+        self._broker_urls[broker_id] = url
         return url
 
 

@@ -40,6 +40,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from msgspec import Struct
+
 from lbctl.config import Settings
 from lbctl.model.brokerload import BrokerLoadData
 from lbctl.model.load import BundleData, LocalBrokerData, TimeAverageBrokerData
@@ -54,8 +56,7 @@ LEADER, LBCTL = "leader", "lbctl"
 Report = LocalBrokerData | BrokerLoadData | SimpleLoadReport
 
 
-@dataclass(frozen=True)
-class Rates:
+class Rates(Struct, frozen=True):
     """msg/s and bytes/s in and out (one of LATEST, SHORT, LONG)."""
 
     msg_in: float = 0.0
@@ -71,9 +72,9 @@ class Rates:
 _ALLOC_KEYS = ("allocCpu", "allocMemory", "allocDirect", "allocBwIn", "allocBwOut", "allocMax")
 
 
-@dataclass(frozen=True)
-class BrokerRow:
-    """One broker on the monitor's screen."""
+class BrokerRow(Struct, frozen=True):
+    """One broker on the monitor's screen (a Struct: 200 are made a refresh, a frozen
+    dataclass sets each of its 27 fields through ``object.__setattr__``)."""
 
     broker: str
     state: str  # "ok" | "stale" | "unreachable"
@@ -189,6 +190,7 @@ class BrokerMonitor:
         for gone in [b for b in self.rows if b not in brokers]:
             del self.rows[gone]  # "Lost broker"
         from_leader = from_lbctl = 0
+        weights = settings.weights4()  # (the same for every broker)
         for b in brokers:
             rep = reports.get(b, "no load report")
             if isinstance(rep, str):
@@ -203,7 +205,7 @@ class BrokerMonitor:
                                if leader_data is not None and x in leader_data)
                 from_leader += leader_n
                 from_lbctl += len(rep.bundles or rep.lastStats) - leader_n
-                self.rows[b] = self._modular_row(b, rep, settings, threshold, data)
+                self.rows[b] = self._modular_row(b, rep, weights, threshold, data)
             elif isinstance(rep, BrokerLoadData):
                 self.rows[b] = _extensible_row(b, rep, threshold)
             else:
@@ -239,10 +241,11 @@ class BrokerMonitor:
             self.bundle_data[name] = (BundleData.first_sample(stats) if data is None
                                       else data.update(stats))
 
-    def _modular_row(self, broker: str, rep: LocalBrokerData, settings: Settings,
-                     threshold: float, data: Mapping[str, BundleData]) -> BrokerRow:
+    def _modular_row(self, broker: str, rep: LocalBrokerData,
+                     weights: tuple[float, float, float, float], threshold: float,
+                     data: Mapping[str, BundleData]) -> BrokerRow:
         avg = TimeAverageBrokerData.of(rep.bundles or tuple(rep.lastStats), data)
-        usage = rep.max_resource_usage_with_weight(*settings.weights4())
+        usage = rep.max_resource_usage_with_weight(*weights)
         return BrokerRow(
             broker, "ok", None,
             cpu=rep.cpu.percent, memory=rep.memory.percent, direct=rep.directMemory.percent,

@@ -164,6 +164,8 @@ def reconcile(brokers: dict[str, Any], namespaces: dict[str, Any]) -> list[str]:
             owner[name] = bid
     for prev, gone in dropped.items():
         _drop_bundles(brokers[prev], gone)
+    if not namespaces:  # (monitor-brokers: no boundaries to compare the bundles with)
+        return warnings
     index: dict[str, dict[Any, int] | None] = {}
     for name in owner:
         try:

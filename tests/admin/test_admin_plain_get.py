@@ -22,8 +22,15 @@ from hypothesis import strategies as st
 
 from lbctl.admin.auth import make_auth
 from lbctl.admin.client import LOAD_REPORT, AdminClient, call
-from lbctl.admin.errors import HttpError
-from lbctl.admin.transport import GetTemplate, _message, async_client, origin_key, plain_url
+from lbctl.admin.errors import AdminError, HttpError
+from lbctl.admin.transport import (
+    GetTemplate,
+    RawHeaders,
+    _message,
+    async_client,
+    origin_key,
+    plain_url,
+)
 
 httpx = pytest.importorskip("httpx")
 
@@ -188,3 +195,48 @@ def test_an_answer_read_whole_meets_the_same_decoding_and_cap(
     assert _fan_out(ports, plain=plain) == [[1, 2, 3, 44]] * len(ports)
     out = _fan_out(ports, plain=plain, max_response_bytes=9)
     assert all(isinstance(e, HttpError) and "larger than" in str(e) for e in out)
+
+
+_RAW_NAMES = st.sampled_from([b"Content-Type", b"content-type", b"CONTENT-TYPE", b"Retry-After",
+                              b"Location", b"X-\xc3\xa9", b"Content-Length"])
+_RAW_VALUES = st.one_of(st.sampled_from([b"", b"application/json", b"5", b"caf\xc3\xa9",
+                                         b"caf\xe9", b"a, b", b" x "]),
+                        st.binary(max_size=6))
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.lists(st.tuples(_RAW_NAMES, _RAW_VALUES), max_size=5),
+       st.sampled_from(["content-type", "Content-Type", "retry-after", "location", "x-é",
+                        "content-length", "absent"]))
+def test_raw_headers_read_as_httpx_headers_do(raw: list[tuple[bytes, bytes]], key: str) -> None:
+    """``RawHeaders.get`` (a :class:`~lbctl.admin.transport.WholeAnswer`'s) is
+    ``httpx.Headers.get`` over the same header lines: any case, repeats joined, the same
+    decoding (ASCII, else UTF-8, else ISO-8859-1)."""
+    try:
+        expected = httpx.Headers(raw).get(key, "-")
+    except UnicodeEncodeError:  # a name its encoding cannot spell: both refuse it
+        with pytest.raises(UnicodeEncodeError):
+            RawHeaders(raw).get(key, "-")
+        return
+    assert RawHeaders(raw).get(key, "-") == expected
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 0\r\n"
+    b"Content-Length: 25\r\n\r\n{\"reason\": \"busy, later\"}",
+    b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 7\r\n\r\nno such",
+    b"HTTP/1.1 307 Temporary Redirect\r\nLocation: http://elsewhere.example:8080/x\r\n"
+    b"Content-Length: 0\r\n\r\n",
+])
+def test_an_error_answer_read_whole_is_the_same_error(
+        recorder: tuple[list[int], list[bytes], list[bytes]], answer: bytes) -> None:
+    """An error status, its reason, ``Retry-After`` and a redirect's ``Location`` read from a
+    :class:`~lbctl.admin.transport.WholeAnswer` (the plain path) make the same errors as from
+    the ``httpx.Response`` (httpx's path)."""
+    ports, _, answers = recorder
+    answers[0] = answer
+    light = _fan_out(ports, plain=True)
+    full = _fan_out(ports, plain=False)
+    assert all(isinstance(e, AdminError) for e in light)
+    assert [(type(e), str(e), e.status, e.retry_after) for e in light] == \
+        [(type(e), str(e), e.status, e.retry_after) for e in full]

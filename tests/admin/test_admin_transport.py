@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http.server
+import os
 import socket
 import ssl
 import threading
@@ -20,7 +21,7 @@ import pytest
 from lbctl.admin.auth import make_auth
 from lbctl.admin.client import LOAD_REPORT, RUNTIME_CONFIG, AdminClient, call, unload_call
 from lbctl.admin.errors import AdminError, ConnectionFailed, HttpError, RequestTimeout
-from lbctl.admin.transport import Http1Transport, async_client, origin_key
+from lbctl.admin.transport import Http1Transport, _Conn, _is_ipv4, _tcp, async_client, origin_key
 from lbctl.sandbox import Fault, TestCluster, hot_cluster
 from tests.tls_helpers import self_signed
 
@@ -174,9 +175,9 @@ def test_no_cookie_is_kept_or_sent_back() -> None:
 
 
 def test_connections_opened_ahead_carry_the_requests() -> None:
-    """``open_ahead``: one connection to each origin, set up at once; each then carries its
-    origin's request (no second connection); a refused port is left to its request, which meets
-    its own error."""
+    """``open_ahead``: one connection to each origin, started at once; each then carries its
+    origin's request (no second connection), which waits for it; a refused port is left to its
+    request, which meets its own error."""
     events: list[tuple[str, int]] = []
 
     async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
@@ -199,7 +200,7 @@ def test_connections_opened_ahead_carry_the_requests() -> None:
             refused = closed.getsockname()[1]
         urls = [httpx.URL(f"http://127.0.0.1:{p}{PATH}") for p in [*ports, refused]]
         wire = Http1Transport()
-        await wire.open_ahead([origin_key(u) for u in urls], timeout=5.0, wait=5.0)
+        wire.open_ahead([origin_key(u) for u in urls], timeout=5.0)
         bodies = []
         for u in urls[:-1]:
             r = await wire.handle_async_request(httpx.Request("GET", u))
@@ -215,6 +216,92 @@ def test_connections_opened_ahead_carry_the_requests() -> None:
     assert bodies == [b"{}"] * 8 and isinstance(error.__cause__, ConnectionRefusedError)
     for p in ports:  # one connection each, made before its request
         assert [e for e, q in events if q == p] == ["connect", "request"]
+
+
+def test_a_request_goes_as_soon_as_its_own_connection_is_up() -> None:
+    """A fan-out's requests do not wait for its slowest connection: with one broker's
+    connection hanging (its listen queue full: the handshake never completes), another
+    broker's request is answered while it still hangs, and the hanging one then meets its own
+    connect timeout."""
+
+    async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+            while await _head(r):
+                w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+        w.close()
+
+    async def main() -> tuple[bytes, bool, BaseException]:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        fast = ("http", "127.0.0.1", server.sockets[0].getsockname()[1])
+        with socket.socket() as full, socket.socket() as queued:
+            full.bind(("127.0.0.1", 0))
+            full.listen(0)
+            queued.connect(full.getsockname())  # the one connection its queue holds
+            slow = ("http", "127.0.0.1", full.getsockname()[1])
+            wire = Http1Transport()
+            wire.open_ahead([slow, fast], 5.0)
+            get = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"
+            hanging = asyncio.ensure_future(wire.send_message("GET", slow, get, 5.0, 0.5))
+            answer = await wire.send_message("GET", fast, get, 5.0, 5.0)
+            body = await answer.aread() if isinstance(answer, httpx.Response) else b""
+            still = not hanging.done()
+            with pytest.raises(httpx.ConnectTimeout) as late:
+                await hanging
+            await wire.aclose()
+            await asyncio.sleep(0.1)  # the server's side of the connection ends
+        server.close()
+        await server.wait_closed()
+        return body, still, late.value
+
+    body, still_hanging, late = asyncio.run(main())
+    assert body == b"{}" and still_hanging
+    assert "connection not made within 0.5 s" in str(late)
+
+
+def test_connections_started_ahead_and_not_taken_are_closed() -> None:
+    """What a fan-out started ahead and no request took is ended by ``settle``: a socket still
+    connecting or connected (an IPv4 origin) is closed, a task's connection (a host name) kept
+    idle for the next request; a request meanwhile took its own, and the next fan-out starts
+    none to an origin with an idle connection."""
+    ended: list[int] = []
+    connects: list[int] = []
+
+    async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        port = w.get_extra_info("sockname")[1]
+        connects.append(port)
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError):
+            while await _head(r):
+                w.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+        ended.append(port)
+        w.close()
+
+    async def main() -> tuple[list[int], bytes, bytes]:
+        servers = [await asyncio.start_server(handle, "127.0.0.1", 0) for _ in range(3)]
+        ports = [srv.sockets[0].getsockname()[1] for srv in servers]
+        wire = Http1Transport()
+        named = ("http", "localhost", ports[2])
+        wire.open_ahead([*(("http", "127.0.0.1", p) for p in ports), named], 5.0)
+        r = await wire.handle_async_request(httpx.Request("GET", f"http://127.0.0.1:{ports[0]}/"))
+        first = await r.aread()
+        await asyncio.sleep(0.1)  # the others connected meanwhile
+        await wire.settle()
+        await asyncio.sleep(0.1)
+        assert [o for o, c in wire._idle.items() if c] == [("http", "127.0.0.1", ports[0]), named]
+        wire.open_ahead([named], 5.0)  # idle already: nothing started
+        assert not wire._ahead
+        r = await wire.handle_async_request(httpx.Request("GET", f"http://localhost:{ports[2]}/"))
+        second = await r.aread()
+        await wire.aclose()
+        await asyncio.sleep(0.1)
+        for srv in servers:
+            srv.close()
+        return ports, first, second
+
+    ports, first, second = asyncio.run(main())
+    assert first == second == b"{}"
+    assert sorted(connects) == sorted([*ports, ports[2]])  # one each, and the name's own
+    assert sorted(ended[:2]) == sorted(ports[1:])  # closed by settle: the untaken sockets
+    assert sorted(ended) == sorted(connects)  # and the rest by aclose
 
 
 def test_a_fan_out_never_opens_a_connection_to_a_refused_broker() -> None:
@@ -367,6 +454,66 @@ def test_connection_failures_and_timeouts_are_httpx_errors() -> None:
 
     with pytest.raises(httpx.ReadTimeout, match="no bytes within 0.1 s"):
         _serve(silent, _get, timeout=httpx.Timeout(5, read=0.1))
+
+
+def test_a_connection_to_an_address_is_create_connections_without_its_cost() -> None:
+    """``_tcp`` (an IPv4 address on a selector loop: its own non-blocking connect) carries
+    bytes like ``loop.create_connection``'s connection, fails with its very error (type, errno,
+    words), leaves no socket open when cancelled mid-way, and hands a host name to it."""
+    got: list[bytes] = []
+
+    async def echo(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        got.append(await r.read())
+        w.close()
+
+    def fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    async def main() -> tuple[BaseException, BaseException, int, int]:
+        loop = asyncio.get_running_loop()
+        assert isinstance(loop, asyncio.SelectorEventLoop) and _is_ipv4("127.0.0.1")
+        server = await asyncio.start_server(echo, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        raw, conn = await _tcp(loop, "127.0.0.1", port)
+        raw.write(b"ping")
+        raw.write_eof()
+        while not conn.closed:
+            await conn.more(5.0)
+        named, _ = await _tcp(loop, "localhost", port)  # a name: create_connection resolves it
+        named.close()
+        server.close()
+        with socket.socket() as closed:
+            closed.bind(("127.0.0.1", 0))
+            refused = closed.getsockname()[1]
+        errors = []
+        for connect in (_tcp(loop, "127.0.0.1", refused),
+                        loop.create_connection(_Conn, "127.0.0.1", refused)):
+            try:
+                await connect
+            except OSError as e:
+                errors.append(e)
+        with socket.socket() as backlog:  # connections complete in the kernel, never accepted
+            backlog.bind(("127.0.0.1", 0))
+            backlog.listen(64)
+            await asyncio.sleep(0.05)
+            before = fds()
+            for steps in range(20):  # cancelled at once, or a few steps in: the socket is closed
+                task = asyncio.ensure_future(_tcp(loop, *backlog.getsockname()))
+                for _ in range(steps % 4):
+                    await asyncio.sleep(0)
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    raw, _ = await task
+                    raw.close()  # made before the cancel arrived
+            await asyncio.sleep(0.05)
+            after = fds()
+        return errors[0], errors[1], before, after
+
+    ours, theirs, before, after = asyncio.run(main())
+    assert sorted(got) == [b"", b"ping"]
+    assert type(ours) is type(theirs) is ConnectionRefusedError
+    assert (ours.errno, str(ours)) == (theirs.errno, str(theirs))
+    assert after == before
 
 
 @pytest.mark.parametrize("headers", [{"X-Token": "a\r\nInjected: yes"}, {"X-Token": "nul\x00"}])
