@@ -50,7 +50,7 @@ PHASES = [
     ("read: the rules, the cluster state", "lbctl.sources.snapshot_schema", "state_from_wire",
      ("lbctl.sources.snapshot",)),
     ("cycle (all of it)", "lbctl.loadmanager.modular", "ModularLoadManager.run_cycle", ()),
-    ("  leader maps and every report merged (one map of every bundle)",
+    ("  leader maps (a first fill takes the reader's table, a later one merges the reports)",
      "lbctl.loadmanager.loaddata", "leader_maps_and_reports", ("lbctl.loadmanager.modular",)),
     ("  bundleData (over the merged reports)", "lbctl.loadmanager.loaddata",
      "update_bundle_data", ("lbctl.loadmanager.modular",)),

@@ -12,7 +12,8 @@ then costs what its shed brokers cost, not 200,000 object constructions.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from itertools import chain
 from types import MappingProxyType
 
 from lbctl.model.bundle import count_system_bundles
@@ -37,6 +38,7 @@ COLUMNS_FROM = 512
 def update_bundle_data(
     state: ClusterState, previous: Mapping[str, BundleData] | None = None, samples: int = 1,
     reported: Mapping[str, NamespaceBundleStats] | None = None,
+    order: Sequence[str] | None = None,
 ) -> BundleDataView:
     """Bundle data after this snapshot's reports.
 
@@ -47,7 +49,8 @@ def update_bundle_data(
     every bundle each time a broker writes its report, see :mod:`lbctl.loadmanager.clock`).
 
     ``reported``: every report's ``lastStats`` already merged (:func:`leader_maps_and_reports`),
-    else they are merged here in the snapshot's order.
+    else they are merged here in the snapshot's order; ``order``: ``reported``'s keys in the
+    order the leader put them, when ``reported`` iterates in another (the view iterates so).
     """
     stats: Mapping[str, NamespaceBundleStats]
     if reported is None:
@@ -56,6 +59,9 @@ def update_bundle_data(
             stats.update(local.lastStats)
     else:
         stats = reported
+    if order is not None and (previous or state.bundle_data):
+        # a history to sample or stored data: take the plain way, a table in the put order
+        stats, order = {b: stats[b] for b in order}, None
     if (samples == 0 and isinstance(previous, BundleDataView) and not state.bundle_data
             and previous.keys() == stats.keys()):
         return previous  # no report written, the same bundles: the leader's data is unchanged
@@ -68,7 +74,7 @@ def update_bundle_data(
             return BundleDataView(stats, None, base.sampled(stats, [], samples), samples)
     if isinstance(previous, BundleDataView):
         previous = previous.materialized()  # do not chain views across a long sequence
-    return BundleDataView(stats, previous, state.bundle_data, samples)
+    return BundleDataView(stats, previous, state.bundle_data, samples, order)
 
 
 def _materialized(data: Mapping[str, BundleData]) -> Mapping[str, BundleData]:
@@ -121,8 +127,9 @@ def _columns(data: Mapping[str, BundleData]) -> BundleColumns | None:
 _NO_STATS: Mapping[str, Mapping[str, NamespaceBundleStats]] = MappingProxyType({})
 
 
-def leader_maps_and_reports(state: ClusterState, previous: LeaderMaps | None = None
-                            ) -> tuple[LeaderMaps, dict[str, NamespaceBundleStats]]:
+def leader_maps_and_reports(
+    state: ClusterState, previous: LeaderMaps | None = None
+) -> tuple[LeaderMaps, Mapping[str, NamespaceBundleStats], tuple[str, ...] | None]:
     """The leader's ``brokerData`` and ``bundleData`` maps after this snapshot's update, carried
     on from ``previous`` (the last cycle of a sequence; ``None``: a leader that starts now).
 
@@ -143,7 +150,12 @@ def leader_maps_and_reports(state: ClusterState, previous: LeaderMaps | None = N
     map's new keys are that map's keys in order, so a first fill takes that very dict as the
     map's keys (:meth:`MapHistory.then_puts`; nothing mutates it afterwards) instead of a second
     table of every name, and the cycle's bundle data (:func:`update_bundle_data`'s
-    ``reported``) is that same map."""
+    ``reported``) is that same map.
+
+    The third value is ``None``, except for a first fill from a snapshot whose reader kept its
+    one-owner table (:attr:`NameIndex.owned`, every ``lastStats`` in the snapshot's order): that
+    table is the map returned, no merge is made, and the third value is its keys in the order
+    ``updateBundleData`` puts them (one pass at C speed over the reports, no table)."""
     prev = previous or LeaderMaps()
     brokers = prev.brokers
     if brokers.live.keys() != state.brokers.keys():  # else: every broker kept its place
@@ -154,21 +166,27 @@ def leader_maps_and_reports(state: ClusterState, previous: LeaderMaps | None = N
         ops += [(b, True) for b in state.brokers if b not in active]  # reported, not listed
         ops += [(b, False) for b in brokers.live if b not in active and b not in state.brokers]
         brokers = brokers.then(ops)
-    reports: dict[str, NamespaceBundleStats] = {}
     names = state.name_index()  # the reader's dicts behind the reports' lastStats, when known
     raw = names.stats if names is not None else _NO_STATS
-    for b in map_order(brokers):  # every reporting broker is in the map
-        local = state.brokers.get(b)
-        if local is not None:
-            reports.update(raw.get(b, local.lastStats))
+    reporting = [b for b in map_order(brokers) if b in state.brokers]  # every one is in the map
     known = prev.bundles.live
+    if not known and names is not None and names.owned is not None:
+        # one owner per bundle (the reader checked it): the table holds exactly the merge's
+        # entries; each report's dict, chained in the broker map's order, gives the put order
+        owned = names.owned
+        order = tuple(chain.from_iterable(map(raw.__getitem__, reporting)))
+        return LeaderMaps(brokers, prev.bundles.then_puts(owned, order=order)), owned, order
+    reports: dict[str, NamespaceBundleStats] = {}
+    for b in reporting:
+        reports.update(raw.get(b, state.brokers[b].lastStats))
     if not known:
-        return LeaderMaps(brokers, prev.bundles.then_puts(reports)), reports
+        return LeaderMaps(brokers, prev.bundles.then_puts(reports)), reports, None
     if known.keys() == reports.keys():  # the same bundles: the map is unchanged
-        return (prev if brokers is prev.brokers else LeaderMaps(brokers, prev.bundles)), reports
+        return ((prev if brokers is prev.brokers else LeaderMaps(brokers, prev.bundles)), reports,
+                None)
     removes = known.keys() - reports.keys()
-    return (LeaderMaps(brokers, prev.bundles.then_puts(reports, [x for x in known if x in removes])),
-            reports)
+    return (LeaderMaps(brokers, prev.bundles.then_puts(
+        reports, [x for x in prev.bundles.in_order() if x in removes])), reports, None)
 
 
 #: the last histories' orders: a sequence's cycles mostly keep the same keys (``then`` returns the

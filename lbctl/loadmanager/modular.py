@@ -194,8 +194,8 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         mem = memory or self.initial_memory()
         elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
         now = state.captured_at
-        maps, reports = leader_maps_and_reports(state, mem.maps)
-        bundle_data = update_bundle_data(state, mem.bundle_data, elapsed.samples, reports)
+        maps, reports, order = leader_maps_and_reports(state, mem.maps)
+        bundle_data = update_bundle_data(state, mem.bundle_data, elapsed.samples, reports, order)
         recently = latest(mem.recently_unloaded, state.recently_unloaded)
 
         active = frozenset(state.brokers)

@@ -93,6 +93,10 @@ class NameIndex:
     #: of every report costs 0.1 s more at 1,000,000 bundles)
     stats: Mapping[str, Mapping[str, NamespaceBundleStats]] = field(
         default_factory=lambda: _frozen(None))
+    #: every ``lastStats`` name → its stats, in the snapshot's order (the brokers', then each
+    #: report's): the table the one-owner check built, which a cycle takes as its bundle map
+    #: (a plain dict, never changed); ``None``: not kept
+    owned: Mapping[str, NamespaceBundleStats] | None = None
 
     def validated(self, broker: str, local: LocalBrokerData) -> bool:
         """Whether ``local`` is ``broker``'s report as the reader checked it (every name valid)."""

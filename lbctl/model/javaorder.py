@@ -953,7 +953,8 @@ def _concurrent_order(keys: Iterable[str], initial_capacity: int | None) -> list
 class MapHistory:
     """What a long-lived ``ConcurrentHashMap`` of the leader saw: every ``put`` of a new key and
     every ``remove`` of a present one, in order (``keys``, with ``puts`` holding 1 for a put and
-    0 for a removal), and the keys present now in the order they were put (``live``).
+    0 for a removal), and the keys present now (``live``), in the order they were put
+    (:meth:`in_order`).
 
     Pulsar's leader keeps its ``LoadData`` maps for its whole term: a key put cycles ago keeps its
     place, a removed one leaves it, and the table never shrinks, so the iteration order depends on
@@ -968,6 +969,15 @@ class MapHistory:
     #: the table length (0: no put yet) when every resize doubles it: after each put the size
     #: stays below 3/4 of it; removals never shrink it
     capacity: int = 0
+    #: ``live``'s keys in put order when ``live`` itself iterates in another order (a first fill
+    #: from a lookup table in the snapshot's order, :meth:`then_puts`'s ``order``); ``None``:
+    #: ``live``'s own order is the put order
+    order: Sequence[str] | None = field(default=None, compare=False)
+
+    def in_order(self) -> Iterable[str]:
+        """The keys present now, in the order they were put (what the map's history and the
+        next cycle's removals follow)."""
+        return self.live if self.order is None else self.order
 
     @property
     def ops(self) -> list[tuple[str, bool]]:
@@ -977,7 +987,7 @@ class MapHistory:
     def then(self, ops: Iterable[tuple[str, bool]]) -> MapHistory:
         """This history followed by ``ops`` (a put of a present key, or a removal of an absent
         one, changes nothing and is not recorded); this very history when nothing changes."""
-        live = dict(self.live)
+        live = dict.fromkeys(self.in_order())
         keys: list[str] = []
         puts = bytearray()
         cap = self.capacity
@@ -995,31 +1005,37 @@ class MapHistory:
             return self
         return MapHistory(self.keys + tuple(keys), self.puts + bytes(puts), live, cap)
 
-    def then_puts(self, puts: Iterable[str], removes: Iterable[str] = ()) -> MapHistory:
+    def then_puts(self, puts: Iterable[str], removes: Iterable[str] = (),
+                  order: Sequence[str] | None = None) -> MapHistory:
         """:meth:`then` with every put first, then every removal of a key present before the puts:
-        the same history, built without a step per key in Python."""
+        the same history, built without a step per key in Python.
+
+        ``order``: for a first fill from a dict, the dict's keys in the order they are put when
+        the dict iterates in another (the reader's table of every bundle, in the snapshot's
+        order): the dict is kept as the lookup table, ``order`` as the put order."""
         known = self.live
-        # a first fill from a dict takes that dict as the live map (no copy of its keys: at
-        # 1,000,000 bundles a second table of every name costs 0.3 s); the caller never mutates it
-        fresh: Mapping[str, object] = (puts if not known and type(puts) is dict
-                                       else dict.fromkeys(puts))
-        # a first fill (nothing known) takes every key: one tuple of them, no list in between
-        new: Sequence[str] = [k for k in fresh if k not in known] if known else tuple(fresh)
+        if not known and type(puts) is dict:
+            # a first fill from a dict takes that dict as the live map (no copy of its keys: at
+            # 1,000,000 bundles a second table of every name costs 0.3 s); the caller never
+            # mutates it. Nothing known: nothing to remove; one tuple of the keys, no list
+            new = tuple(puts if order is None else order)
+            if not new:
+                return self
+            assert len(new) == len(puts)
+            return MapHistory(self.keys + new, self.puts + b"\x01" * len(new), puts,
+                              _grown(self.capacity, len(new)), None if order is None else new)
+        fresh = dict.fromkeys(puts if order is None else order)
+        added = [k for k in fresh if k not in known]
         gone = [k for k in dict.fromkeys(removes) if k in known]
-        if not new and not gone:
+        if not added and not gone:
             return self
-        live: Mapping[str, object]
-        if known:
-            grown: dict[str, object] = dict.fromkeys(known)  # drops a first fill's values
-            grown.update(dict.fromkeys(new))
-            for k in gone:
-                del grown[k]
-            live = grown
-        else:
-            live = fresh  # nothing known: nothing to remove
-        cap = _grown(self.capacity, len(live) + len(gone)) if new else self.capacity
-        return MapHistory(self.keys + tuple(new) + tuple(gone),
-                          self.puts + b"\x01" * len(new) + b"\x00" * len(gone), live, cap)
+        live: dict[str, object] = dict.fromkeys(self.in_order())  # drops a first fill's values
+        live.update(dict.fromkeys(added))
+        for k in gone:
+            del live[k]
+        cap = _grown(self.capacity, len(live) + len(gone)) if added else self.capacity
+        return MapHistory(self.keys + tuple(added) + tuple(gone),
+                          self.puts + b"\x01" * len(added) + b"\x00" * len(gone), live, cap)
 
 
 def _grown(capacity: int, size: int) -> int:
@@ -1054,7 +1070,7 @@ class ConcurrentOrder:
         else:
             self._op_keys = history.keys
             self._op_puts = history.puts
-            self.keys = list(history.live)
+            self.keys = list(history.in_order())
         self.size = len(self.keys)
         self._full: JavaConcurrentHashMap | None = None
         self._levels: dict[int, dict[int, list[tuple[str, bool]]]] | None = None

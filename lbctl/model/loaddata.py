@@ -8,7 +8,7 @@ unloaded within the grace period. Strategies read it and never change it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -190,9 +190,13 @@ class BundleDataView(Mapping[str, BundleData]):
     the snapshot's own ``bundleData[b]`` when it carries one (it already holds the samples), else
     ``previous[b]`` updated with ``stats`` ``samples`` times (one per report write the leader saw),
     else the first sample ``stats`` itself (then ``samples - 1`` more).
+
+    It iterates in ``order`` when given (the order the leader put the bundles into its
+    ``bundleData`` map, when ``stats`` is a lookup table in another order: the reader's table of
+    every bundle, in the snapshot's order), else in ``stats``' order.
     """
 
-    __slots__ = ("_built", "_given", "_prev", "_samples", "_stats")
+    __slots__ = ("_built", "_given", "_order", "_prev", "_samples", "_stats")
 
     def __init__(
         self,
@@ -200,8 +204,10 @@ class BundleDataView(Mapping[str, BundleData]):
         previous: Mapping[str, BundleData] | None = None,
         given: Mapping[str, BundleData] | None = None,
         samples: int = 1,
+        order: Sequence[str] | None = None,
     ):
         self._stats = stats
+        self._order = order
         self._prev = previous or {}
         self._given = given or {}
         self._built: dict[str, BundleData] = {}
@@ -235,7 +241,7 @@ class BundleDataView(Mapping[str, BundleData]):
         return data if data is not None else self[bundle]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._stats)
+        return iter(self._stats if self._order is None else self._order)
 
     def __len__(self) -> int:
         return len(self._stats)
@@ -252,7 +258,8 @@ class BundleDataView(Mapping[str, BundleData]):
         return self._given
 
     def reported(self) -> Mapping[str, NamespaceBundleStats]:
-        """The reported stats the entries are built from (bundle → its latest stats)."""
+        """The reported stats the entries are built from (bundle → its latest stats), a lookup
+        table: it iterates in the view's order only when the view was given no ``order``."""
         return self._stats
 
     def first_samples_only(self) -> bool:
@@ -261,4 +268,4 @@ class BundleDataView(Mapping[str, BundleData]):
 
     def materialized(self) -> dict[str, BundleData]:
         """Every entry, built (used when a sequence carries the data to its next cycle)."""
-        return {b: self[b] for b in self._stats}
+        return {b: self[b] for b in self}

@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 import operator
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 from typing import Annotated, Any, NoReturn
@@ -358,33 +358,44 @@ def _brokers(c: _Checker, raw: Mapping[str, w.LocalBrokerData],
     brokers: dict[str, LocalBrokerData] = {}
     system: dict[str, int] = {}
     stats: dict[str, Mapping[str, NamespaceBundleStats]] = {}
-    owned: set[str] = set()
+    # the owned names: those with stats in one table of every report's stats (the cycle takes
+    # it as its bundle map instead of merging the reports again: NameIndex.owned), the names
+    # only a ``bundles`` list gives apart (usually none)
+    owned: dict[str, NamespaceBundleStats] = {}
+    listed: set[str] = set()
     names_ok = _NameCache(namespaces, learned)
     for bid, data in raw.items():
-        local, stats_key, extra, heads, stats[bid] = _broker(c, bid, data, names_ok)
+        local, stats_key, extra, heads, own = _broker(c, bid, data, names_ok)
+        stats[bid] = own
         if not heads.isdisjoint(names_ok.system):  # rare: a broker of a system namespace
             _count_system(local.lastStats, system)
         # a bundle has one owner: a C-speed size test, a Python scan only to name the culprit
         # (``extra`` excludes the stats' keys and a report's lists hold no repeats)
-        for names in (local.lastStats, extra):
-            before = len(owned)
-            owned.update(names)
-            if len(owned) != before + len(names):
-                dup, other = next(
-                    (n, other)
-                    for n in names
-                    for other, theirs in brokers.items()
-                    if n in theirs.lastStats or n in theirs.bundles
-                )
-                c.fail(
-                    _bundle_path(bid, stats_key, local, dup),
-                    "expected a bundle to have one owner, it is also listed by broker "
-                    + json.dumps(other, ensure_ascii=False),
-                )
+        before = len(owned)
+        owned.update(own)
+        clash = len(owned) != before + len(own) or (listed and not listed.isdisjoint(own))
+        if not clash and extra:
+            before = len(listed)
+            listed.update(extra)
+            clash = len(listed) != before + len(extra) or any(map(owned.__contains__, extra))
+        if clash:
+            dup, other = next(
+                (n, other)
+                for names in (local.lastStats, extra)
+                for n in names
+                for other, theirs in brokers.items()
+                if n in theirs.lastStats or n in theirs.bundles
+            )
+            c.fail(
+                _bundle_path(bid, stats_key, local, dup),
+                "expected a bundle to have one owner, it is also listed by broker "
+                + json.dumps(other, ensure_ascii=False),
+            )
         brokers[bid] = local
-    _check_disjoint(c, brokers, owned, namespaces, names_ok.tails)
-    return NameIndex(MappingProxyType(brokers), len(owned), MappingProxyType(system),
-                     MappingProxyType(stats))
+    _check_disjoint(c, brokers, owned.keys() | listed if listed else owned, namespaces,
+                    names_ok.tails)
+    return NameIndex(MappingProxyType(brokers), len(owned) + len(listed), MappingProxyType(system),
+                     MappingProxyType(stats), owned)
 
 
 def _count_system(stats: Iterable[str], into: dict[str, int]) -> None:
@@ -395,7 +406,7 @@ def _count_system(stats: Iterable[str], into: dict[str, int]) -> None:
             into[ns] = into.get(ns, 0) + 1
 
 
-def _check_disjoint(c: _Checker, brokers: Mapping[str, LocalBrokerData], owned: set[str],
+def _check_disjoint(c: _Checker, brokers: Mapping[str, LocalBrokerData], owned: Collection[str],
                     namespaces: Mapping[str, Any], tails: Iterable[str] = ()) -> None:
     """Owned bundles of a namespace without ``namespaces`` boundaries must not overlap: a
     namespace's bundles partition its hash range (``NamespaceBundles``), so two that overlap
@@ -431,7 +442,7 @@ def _check_disjoint(c: _Checker, brokers: Mapping[str, LocalBrokerData], owned: 
                        f"{name[-_RANGE_TAIL + 1 :]} overlaps {prev[-_RANGE_TAIL + 1 :]}")
 
 
-def _disjoint_at_c_speed(owned: set[str]) -> bool:
+def _disjoint_at_c_speed(owned: Collection[str]) -> bool:
     """True when no two owned bundles of one namespace overlap (whatever the boundaries).
 
     Names are valid here, so a name is its namespace and a fixed-width tail

@@ -108,28 +108,46 @@ def test_the_merged_reports_are_every_lastStats_in_the_bundle_maps_put_order() -
     st = state({HOT: broker(bundles={f"t/ns/0x{k:08x}_0x{k + 1:08x}": stats(k) for k in range(40)}),
                 COLD: broker(bundles={f"u/ns/0x{k:08x}_0x{k + 1:08x}": stats(k) for k in range(40)})},
                now=T0)
-    maps, reports = leader_maps_and_reports(st)
+    maps, reports, order = leader_maps_and_reports(st)
+    assert order is None  # no reader's table: the reports merged in the put order
     assert reports == {b: s for local in st.brokers.values() for b, s in local.lastStats.items()}
     assert list(maps.bundles.keys) == list(reports) == list(maps.bundles.live)
     assert list(reports)[:1] == [next(iter(st.brokers[map_order(maps.brokers)[0]].lastStats))]
     grown = state({**st.brokers, HOT: broker(bundles={
         **st.brokers[HOT].lastStats, "t/ns2/0x00000000_0xffffffff": stats(1)})}, now=T0 + MINUTE)
-    later, reports2 = leader_maps_and_reports(grown, maps)
+    later, reports2, _ = leader_maps_and_reports(grown, maps)
     assert reports2.keys() == {*reports, "t/ns2/0x00000000_0xffffffff"}
     assert later.bundles.keys == maps.bundles.keys + ("t/ns2/0x00000000_0xffffffff",)
 
 
-def test_the_readers_dicts_merge_as_the_reports_do() -> None:
-    """A snapshot read from its text merges every report from the dicts behind their
-    ``lastStats`` (the reader's name index): the same map, in the same order, as from the
-    reports themselves."""
+def test_the_readers_table_is_the_merged_reports_with_their_put_order_apart() -> None:
+    """A snapshot read from its text takes the reader's one-owner table (every ``lastStats``,
+    in the snapshot's order) as the first fill's bundle map: the same entries as the reports
+    merged without the reader's index, their put order returned apart and kept by the history
+    (the same operations, capacity, live keys in the same order, the same next cycle), while
+    the table stays the reader's own."""
+    differs = 0
     for seed in range(8):
         st = parse_snapshot(random_snapshot(seed), "s")
         index = st.name_index()
-        assert index is not None
+        assert index is not None and index.owned is not None
         for b, local in st.brokers.items():
             assert list(index.stats[b].items()) == list(local.lastStats.items())
-        maps, reports = leader_maps_and_reports(st)
-        bare_maps, bare = leader_maps_and_reports(replace(st, names=None))
-        assert list(reports.items()) == list(bare.items())
-        assert maps == bare_maps
+        maps, reports, order = leader_maps_and_reports(st)
+        bare_maps, bare, bare_order = leader_maps_and_reports(replace(st, names=None))
+        assert bare_order is None and reports is index.owned and order is not None
+        assert list(order) == list(bare) and dict(reports) == bare
+        assert maps == bare_maps and list(maps.bundles.in_order()) == list(bare_maps.bundles.live)
+        assert map_order(maps.bundles) == map_order(bare_maps.bundles)
+        differs += list(reports) != list(bare)  # the table's own order is another
+        # the next cycle carries either history on alike (one report fewer, one bundle more)
+        first = next(iter(st.brokers))
+        later = replace(st, brokers={
+            **{b: v for b, v in st.brokers.items() if b != first},
+            "extra:8080": broker(bundles={"zz/new/0x00000000_0xffffffff": stats(3)})})
+        nxt, nxt_reports, nxt_order = leader_maps_and_reports(later, maps)
+        bare_nxt, bare_nxt_reports, _ = leader_maps_and_reports(later, bare_maps)
+        assert nxt_order is None and list(nxt_reports) == list(bare_nxt_reports)
+        assert nxt == bare_nxt and list(nxt.bundles.live) == list(bare_nxt.bundles.live)
+        assert map_order(nxt.bundles) == map_order(bare_nxt.bundles)
+    assert differs  # the test sees a table whose order is not the put order

@@ -104,3 +104,20 @@ def test_the_reader_counts_each_system_prefixed_namespace(seed: int) -> None:
                          "sla-monitor/c1/broker-2:8080", "pulsar/functions")
         if (n := sum(1 for local in state.brokers.values() for b in local.lastStats
                      if b.rpartition("/")[0] == ns))}
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_sequence_plans_alike_with_the_readers_table_and_without(seed: int) -> None:
+    """A sequence whose first cycle takes the reader's one-owner table as the leader's bundle
+    map (put order kept apart) and whose later cycles carry that map on (the same reports, then
+    other bundles) plans exactly as the same sequence read without the index."""
+    docs = [random_snapshot(seed), random_snapshot(seed), random_snapshot(seed + 50)]
+    for k, doc in enumerate(docs):
+        doc["capturedAt"] = T0 + k * 120_000
+        for report in doc["brokers"].values():
+            report["lastUpdate"] = T0 + k * 120_000 - 1000
+    states = [parse_snapshot(doc, f"s{k}") for k, doc in enumerate(docs)]
+    assert all(s.name_index() is not None for s in states)
+    bare = [replace(s, names=None) for s in states]
+    assert ([p.to_dict() for p in plans(states, Options())]
+            == [p.to_dict() for p in plans(bare, Options())])

@@ -200,3 +200,33 @@ def test_history_first_fill_from_a_dict_is_then() -> None:
     assert len(reports) == 50 and "t/new/0x00000000_0xffffffff" not in reports
     # a later change keeps no value of the first fill (a replay does not hold old reports alive)
     assert set(b2.live.values()) == {None}
+
+
+def test_history_first_fill_from_a_table_in_another_order_keeps_the_put_order() -> None:
+    """A first fill from a lookup table whose own order is not the put order (the reader's
+    one-owner table, in the snapshot's order; ``order`` the leader's puts,
+    ``ModularLoadManagerImpl.updateBundleData``): the same history as puts in ``order`` (the
+    same operations, capacity and map order, live keys in put order through ``in_order``), the
+    table kept as is, and later puts and removals carried on as from the plain fill."""
+    import random
+
+    from lbctl.model.javaorder import ConcurrentOrder, MapHistory
+
+    rng = random.Random(5)
+    for n in (3, 40, 5000):
+        order = [f"t/ns-{i}/0x00000000_0xffffffff" for i in range(n)]
+        table = dict.fromkeys(rng.sample(order, n), 0)  # the same keys, another order
+        plain = MapHistory().then_puts(order)
+        kept = MapHistory().then_puts(table, order=tuple(order))
+        assert kept == plain and kept.capacity == plain.capacity and kept.live is table
+        assert list(kept.in_order()) == order == list(plain.in_order())
+        assert (ConcurrentOrder((), history=kept).order()
+                == ConcurrentOrder((), history=plain).order())
+        gone = rng.sample(order, n // 3)
+        new = [f"u/ns-{i}/0x00000000_0xffffffff" for i in range(n // 2)]
+        for a, b in ((kept.then_puts(new, gone), plain.then_puts(new, gone)),
+                     (kept.then([(k, False) for k in gone] + [(k, True) for k in new]),
+                      plain.then([(k, False) for k in gone] + [(k, True) for k in new]))):
+            assert (a.ops, list(a.in_order()), a.capacity) == (b.ops, list(b.live), b.capacity)
+            assert list(a.live) == list(b.live) and a.order is None
+        assert list(table) != order or n < 4  # the table's own order was another
