@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
+from itertools import chain
 from types import MappingProxyType
 from typing import Any
 
@@ -47,6 +48,9 @@ _USAGES = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut")
 _RATES = ("msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut")
 _COUNTS = ("numTopics", "numConsumers", "numProducers")
 _NO_USAGE = ResourceUsage()
+_PAIRS = operator.itemgetter(*_USAGES)
+_USAGE = operator.itemgetter("usage")
+_LIMIT = operator.itemgetter("limit")
 
 
 class DirectStates:
@@ -77,8 +81,8 @@ class DirectStates:
             return None
         if not self._known(owned) or "" in reports:
             return None
-        usages = [u for rep in reports.values() for r in _USAGES for u in rep[r].values()]
-        if not math.isfinite(sum(usages)):
+        pairs = list(chain.from_iterable(map(_PAIRS, reports.values())))  # in C: no frame each
+        if not math.isfinite(sum(map(_USAGE, pairs)) + sum(map(_LIMIT, pairs))):
             return None
         rates = [rep[k] for rep in reports.values() for k in _RATES]
         counts = [rep[k] for rep in reports.values() for k in _COUNTS]
