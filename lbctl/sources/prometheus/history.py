@@ -340,7 +340,12 @@ class UsageColumns:
         percents = ([0.0] * n if col is None else col if None not in col
                     else [0.0 if v is None else v for v in col])
         raw = self.limits.get(b, {}).get(r)
-        limits = [100.0] * n if raw is None else [_limit(r, v) for v in raw]
+        if raw is None:
+            return percents, [100.0] * n
+        # a limit is nearly constant along a chunk: _limit once per distinct value (equal
+        # values give equal limits, -0.0 and 0.0 alike: both are no limit)
+        limit_of = {v: _limit(r, v) for v in set(raw)}
+        limits = list(map(limit_of.__getitem__, raw))
         return percents, limits
 
 
@@ -586,14 +591,15 @@ class PrometheusHistory:
         brokers_stats, sums, clean = self._owned(
             st, gaps, (lambda: self._raw_owners(nxt)) if nxt else None)
         exported = [r for r in RESOURCES if f"resources.{r}" in layout.names]
+        every = set(exported)
         present = []
         missing: dict[str, str] = {}
         for b in sorted(st.resources):
-            lacking = [r for r in exported if r not in st.resources[b]]
-            if lacking:  # a partial scrape: the report would be half made up
-                missing[b] = f"no sample of {', '.join(lacking)} in the step"
-            else:
+            if st.resources[b].keys() >= every:  # the usual case, at C speed
                 present.append(b)
+            else:  # a partial scrape: the report would be half made up
+                lacking = [r for r in exported if r not in st.resources[b]]
+                missing[b] = f"no sample of {', '.join(lacking)} in the step"
         for b in sorted(known - set(st.resources)):
             missing[b] = "no pulsar_lb_* sample in the step (down, or not scraped)"
         for b in sorted(set(brokers_stats) - set(st.resources)):

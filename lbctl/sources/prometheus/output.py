@@ -83,27 +83,35 @@ def checked(hist: PrometheusHistory, *, write: bool) -> Iterator[tuple[ClusterSt
     and range checked in C, as a line's decode checks them) and its typed per-bundle stats,
     already checked column by column (:meth:`PrometheusHistory.built`), are taken as they are;
     then the rules a type cannot express (:func:`lbctl.sources.snapshot_schema.state_from_wire`,
-    as for a line). No JSON is made to be read back. A snapshot that is not clean, or that the
+    as for a line). A plain snapshot whose brokers pass those checks by what the history's
+    snapshots before it taught (:class:`~lbctl.sources.prometheus.state.DirectStates`) has only
+    its other sections read so, its brokers' reports made as the reader makes them. No JSON is
+    made to be read back. A snapshot that is not clean, or that the
     decode refuses, is read the way a line is (:func:`lbctl.sources.snapshot.jsonl_snapshot` of
     its JSON): the same error, in the same words. The line is written by msgspec when the
     snapshot is plain (the bytes orjson writes, faster), else by orjson."""
     import msgspec
 
     from lbctl.model.wire.snapshot import Document
+    from lbctl.sources.prometheus.state import DirectStates
     from lbctl.sources.snapshot import jsonl_snapshot
     from lbctl.sources.snapshot_schema import LearnedNames, state_from_wire
 
     encode = msgspec.json.Encoder().encode
     learned = LearnedNames()  # the bundle names' parts, checked once for the whole history
+
+    def read(snap: dict[str, Any], where: str) -> ClusterState:
+        return state_from_wire(msgspec.convert(snap, Document), where, learned=learned)
+
+    direct = DirectStates(learned, read)
     for number, (snap, clean, plain) in enumerate(hist.built(), start=1):
         where = f"prometheus:{snap['capturedAt']}"
         if clean:
             try:
-                doc = msgspec.convert(snap, Document)
+                state = (direct.state(snap, where) if plain else None) or read(snap, where)
             except msgspec.ValidationError:
                 pass
             else:
-                state = state_from_wire(doc, where, learned=learned)
                 line = b""
                 if write and plain:
                     try:
