@@ -234,7 +234,9 @@ def one_shot(seed: int, n: int, mode: str, pulsar_max: int, solver: str = "auto"
         "reachable": reach, "why": why_missed(in_band, reach, predicted, after, touched),
         "raised": max(vals) > max(before.values()) + 1e-9, "errors": errors,
         "bytes": cost, "bound": bound, "refused": p.plan().gate or "",
-        "splits": len(p.splits.actions), "seconds": elapsed,
+        "splits": len(p.splits.actions), "hotTopics": sum(h.topics == 1 for h in p.splits.hot),
+        "unsplittable": sum(h.topics > 1 for h in p.splits.hot),
+        "overCap": max(p.usages_before()) > CAP + 1e-9, "seconds": elapsed,
         "startRange": max(before.values()) - min(before.values()),
         "range": max(vals) - min(vals), "max": max(vals), "margin": view.model.margin(),
     }
@@ -392,11 +394,24 @@ def report_one_shot(rows: Sequence[dict[str, Any]], mode: str) -> None:
               f"{pct(ratios, 0.9):>6.2f} "
               f"{(statistics.median(vs) if vs else math.nan):>9.2f} "
               f"{statistics.mean(r['seconds'] for r in rs):>6.1f}")
+    out_of_reach = [r for r in rows if r["why"] == "a"]
+    if out_of_reach:
+        # what the plan did where no move could reach the band (still counted as misses: one
+        # shot applies moves only, and a one-topic bundle no split divides stays out of reach)
+        split = [r for r in out_of_reach if r["splits"]]
+        print(f"    out of reach by moves (a): {len(out_of_reach)}; a split proposed "
+              f"{len(split)} (moves with it {sum(bool(r['moves']) for r in split)}, all "
+              f"relieving a broker over the cap: {all(r['overCap'] for r in split if r['moves'])}"
+              f"); a one-topic bundle no split divides {sum(bool(r['hotTopics']) for r in out_of_reach)}"
+              f"; a bundle the split preview refuses (e.g. loadBalancerNamespaceMaximumBundles) "
+              f"{sum(bool(r['unsplittable']) for r in out_of_reach)}; none of these "
+              f"{sum(not (r['splits'] or r['hotTopics'] or r['unsplittable']) for r in out_of_reach)}")
     missed = [r for r in rows if not r["inBand"]]
     for r in missed[:SHOW_MISSES[0]]:
         print(f"    missed: n={r['n']} seed={r['seed']} range {r['startRange'] * 100:.1f} -> "
               f"{r['range'] * 100:.1f} max {r['max'] * 100:.1f} moves {r['moves']} "
-              f"margin {r['margin'] * 100:.1f} ({r['why']}) {r['refused'][:60]}")
+              f"margin {r['margin'] * 100:.1f} ({r['why']}) splits {r['splits']} one-topic "
+              f"{r['hotTopics']} unsplittable {r['unsplittable']} {r['refused'][:60]}")
     pul = [r["pulsar"] for r in rows if "pulsar" in r]
     if pul:
         names: dict[str, int] = {}

@@ -233,13 +233,22 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
                 solution = narrower
                 notes.append(f"the band is planned {margin * share * 100:.1f} points inside the "
                              f"target, not the load model's full margin ({margin * 100:.1f})")
+    uncertain = False  # the goals were met as predicted, not on the model's uncertain ends
     if solution.moves and view.model.history and targets.target_range is not None:
-        solution = _robust(view, rules, costs, solution, targets.inside(
+        robust = _robust(view, rules, costs, solution, targets.inside(
             margin * ROBUST_MARGIN, max(before)), caps)
+        uncertain = solution.violation.ok and not robust.violation.ok
+        if uncertain:
+            notes.append("the band is left out of reach: loading the brokers whose cost the "
+                         "load model knows least would risk raising the most loaded broker "
+                         "(each broker's predicted usage plus its slope's error, kept below "
+                         "the highest usage now)")
+        solution = robust
     after = Assignment(view, rules, costs)
     after.apply(solution.moves)
     splits = SplitFinding((), (), ())
-    if options.splits and not solution.violation.ok and len(view.brokers) > 1 and not refused:
+    if options.splits and not solution.violation.ok and len(view.brokers) > 1 and not refused \
+            and not uncertain:
         # too big for the band asked for (not the narrower one planned for)
         splits = find_splits(state, settings, after,
                              targets.target_range if targets.target_range is not None
