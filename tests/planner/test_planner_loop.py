@@ -3,7 +3,6 @@ from noise, and the bundles it moved stay put unless their broker is above the c
 
 from __future__ import annotations
 
-import dataclasses
 from types import MappingProxyType
 
 import pytest
@@ -295,7 +294,7 @@ def test_a_plan_predicted_to_widen_the_range_is_not_carried_out_whatever_it_gain
              (view.bundles.index(b20), at["broker-c:8080"]))
     after = Assignment(view, p.rules, p.costs)
     after.apply(moves)
-    widening = dataclasses.replace(p, after=after, order=moves)
+    widening = replace(p, after=after, order=moves)
     before = max(p.usages_before()), max(p.usages_before()) - min(p.usages_before())
     now = max(after.u), max(after.u) - min(after.u)
     assert now[0] < before[0] - 2 * GAIN_ERRORS * view.model.margin(now[0])  # a gain told from noise
