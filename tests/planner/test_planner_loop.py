@@ -322,3 +322,35 @@ def test_a_split_bundles_children_inherit_its_cool_down() -> None:
                for c in children)
     # moved again only as the band needs (the fewest of them), never all four quarters
     assert len(moved & children) < 4
+
+
+def test_the_band_met_again_without_sending_a_bundle_back_where_it_came_from() -> None:
+    # the cluster of test_the_goals_met_again_move_the_fewest_cooled_down_bundles_again, where
+    # the fewest cooled-down bundles meeting the band are the two lightest, one of them to b;
+    # that one left b ten minutes ago. A move back would undo the planner's own, so the plan is
+    # made again with it pinned, and another cooled-down bundle takes its place (before, the
+    # whole re-move plan was dropped and the band missed: n=12 seeds 5 and 10, a broker back
+    # from a restart, 23 cycles and never)
+    cheap = bundle_names("tenant/cheap", 7)
+    dear = bundle_names("tenant/dear", 1)
+    rest = bundle_names("tenant/rest", 10)
+    docs = {"broker-a:8080": broker({**{x: stats(1600.0, 256) for x in cheap},
+                                     dear[0]: stats(2 * PIECE)}),
+            "broker-b:8080": broker({x: stats(PIECE) for x in rest[:5]}),
+            "broker-c:8080": broker({x: stats(PIECE) for x in rest[5:]})}
+    state = snapshot(docs)
+    settings = resolve(state.config)
+    recent = MappingProxyType(dict.fromkeys(cheap + rest, AT_MS - 10 * 60_000))
+    lm = PlannerLoadManager(GREEDY)
+    first = lm.run_cycle(state, settings, CycleMemory(shedding=PlannerMemory(
+        recently_moved=recent)))
+    sent = {o.selection.bundle: o.destination for o in first.unloads}
+    assert sent.get(cheap[1]) == "broker-b:8080"  # the plan with no bundle's origin known
+    came = MappingProxyType({cheap[1]: "broker-b:8080"})
+    cycle = lm.run_cycle(state, settings, CycleMemory(shedding=PlannerMemory(
+        recently_moved=recent, came_from=came)))
+    assert cycle.acted and cycle.gate is None
+    moved = {o.selection.bundle: o.destination for o in cycle.unloads}
+    assert cheap[1] not in moved
+    assert set(moved) & set(recent)  # the band met by other cooled-down bundles
+    assert dear[0] in moved
