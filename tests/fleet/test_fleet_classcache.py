@@ -95,7 +95,8 @@ def test_the_archive_is_keyed_by_the_jars(tmp_path) -> None:
 def test_local_defaults_carry_the_cache_options_after_the_jit_ones(cache) -> None:
     p = plan()
     opts = default_conf("local[2]", 1000, p)["spark.driver.extraJavaOptions"]
-    assert opts == "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m " + p.java_options()
+    assert opts == ("-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:+UseSerialGC "
+                    + p.java_options())
     big = default_conf("local[2]", None, p)["spark.driver.extraJavaOptions"]
     assert big == p.java_options()
     assert "spark.driver.extraJavaOptions" not in default_conf("spark://h:7077", 1000, None)
