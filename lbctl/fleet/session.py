@@ -14,8 +14,10 @@ Why each default:
   only (``-XX:TieredStopAtLevel=1``: a job of seconds spends more time optimising code with C2
   than it gains), and under 64 MiB the serial collector (``-XX:+UseSerialGC``: G1's parallel and
   concurrent threads cost more than they save on a heap that holds a few thousand rows; on the
-  bundled example ingest + report took 27.5–29.0 CPU-s instead of 30.9–33.5, interleaved pairs);
-  and under 64 MiB no code generation and no adaptive re-planning (:data:`TINY_SQL`).
+  bundled example ingest + report took 27.5–29.0 CPU-s instead of 30.9–33.5, interleaved pairs).
+  Spark's code generation is left on: turning it off for a tiny input saved ~2 CPU-s of a
+  report, but ``spark.sql.codegen.wholeStage`` and ``spark.sql.codegen.factoryMode`` are Spark's
+  internal settings, not its public configuration.
 * the JVM's own stderr chatter (incubator-module warning, log4j banner, native-library warning)
   goes to a log file: fd 2 is pointed at the file while the JVM is spawned and restored after, so
   the JVM (and the Python workers it starts) keep writing there while lbctl's messages reach the
@@ -76,19 +78,6 @@ C1_ONLY = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 SERIAL_GC = "-XX:+UseSerialGC"
 
 
-#: a tiny input's queries, interpreted and planned once: Janino-compiling whole-stage and
-#: expression code, and adaptive execution's re-planning after every stage, cost a query over a few
-#: thousand rows more than they save (both are Spark's own settings, marked internal for the two
-#: codegen ones; the results are the same, as Spark's tests check both paths). Bundled example,
-#: report alone, four interleaved pairs at load 4–8: 13.2–15.5 CPU-s instead of 15.5–17.8 (one
-#: outlier of 28.4 left out); the ingest unchanged (11.4–12.0 both)
-TINY_SQL = {
-    "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-    "spark.sql.adaptive.enabled": "false",
-}
-
-
 #: a run with less input than this reads every file with lbctl's reader in the driver (see
 #: :mod:`lbctl.fleet.ingest`); ``--conf spark.lbctl.fleet.smallInputBytes=0`` never does. Not
 #: one of :func:`default_conf`'s settings: ``getOrCreate`` writes a builder's settings over a
@@ -111,8 +100,6 @@ def local_tuning(input_bytes: int | None = None) -> dict[str, str]:
         "spark.sql.files.minPartitionNum": str(cores if tiny else 4 * cores),
         "spark.driver.memory": f"{_driver_memory_mib()}m",
     }
-    if tiny:
-        conf.update(TINY_SQL)
     if input_bytes is not None and input_bytes < SMALL_JOB_BYTES:
         conf["spark.driver.extraJavaOptions"] = f"{C1_ONLY} {SERIAL_GC}" if tiny else C1_ONLY
     return conf
