@@ -126,14 +126,7 @@ def test_the_goals_met_again_move_the_fewest_cooled_down_bundles_again() -> None
     # messages: the cheapest to move) and one it never moved (~8 points); b and c at ~23 %. With
     # the cooled-down bundles pinned, the band is out of reach; unpinned, the plan moves three
     # of them (the cheapest). The plan carried out releases no more of them than the goals need.
-    cheap = bundle_names("tenant/cheap", 7)
-    dear = bundle_names("tenant/dear", 1)
-    rest = bundle_names("tenant/rest", 10)
-    docs = {"broker-a:8080": broker({**{x: stats(1600.0, 256) for x in cheap},
-                                     dear[0]: stats(2 * PIECE)}),
-            "broker-b:8080": broker({x: stats(PIECE) for x in rest[:5]}),
-            "broker-c:8080": broker({x: stats(PIECE) for x in rest[5:]})}
-    state = snapshot(docs)
+    state, cheap, dear, rest = _cooled_cluster()
     settings = resolve(state.config)
     recent = dict.fromkeys(cheap + rest, AT_MS - 10 * 60_000)
     assert not propose(state, settings, GREEDY, recently_moved=recent).solution.violation.ok
@@ -331,14 +324,7 @@ def test_the_band_met_again_without_sending_a_bundle_back_where_it_came_from() -
     # made again with it pinned, and another cooled-down bundle takes its place (before, the
     # whole re-move plan was dropped and the band missed: n=12 seeds 5 and 10, a broker back
     # from a restart, 23 cycles and never)
-    cheap = bundle_names("tenant/cheap", 7)
-    dear = bundle_names("tenant/dear", 1)
-    rest = bundle_names("tenant/rest", 10)
-    docs = {"broker-a:8080": broker({**{x: stats(1600.0, 256) for x in cheap},
-                                     dear[0]: stats(2 * PIECE)}),
-            "broker-b:8080": broker({x: stats(PIECE) for x in rest[:5]}),
-            "broker-c:8080": broker({x: stats(PIECE) for x in rest[5:]})}
-    state = snapshot(docs)
+    state, cheap, dear, rest = _cooled_cluster()
     settings = resolve(state.config)
     recent = MappingProxyType(dict.fromkeys(cheap + rest, AT_MS - 10 * 60_000))
     lm = PlannerLoadManager(GREEDY)
@@ -354,3 +340,16 @@ def test_the_band_met_again_without_sending_a_bundle_back_where_it_came_from() -
     assert cheap[1] not in moved
     assert set(moved) & set(recent)  # the band met by other cooled-down bundles
     assert dear[0] in moved
+
+
+def _cooled_cluster() -> tuple[ClusterState, list[str], list[str], list[str]]:
+    """a at ~39 % with seven cheap bundles (~4 points each, small messages) and one dear one
+    (~8 points); b and c at ~23 % with five bundles each: (state, cheap, dear, rest)."""
+    cheap = bundle_names("tenant/cheap", 7)
+    dear = bundle_names("tenant/dear", 1)
+    rest = bundle_names("tenant/rest", 10)
+    docs = {"broker-a:8080": broker({**{x: stats(1600.0, 256) for x in cheap},
+                                     dear[0]: stats(2 * PIECE)}),
+            "broker-b:8080": broker({x: stats(PIECE) for x in rest[:5]}),
+            "broker-c:8080": broker({x: stats(PIECE) for x in rest[5:]})}
+    return snapshot(docs), cheap, dear, rest

@@ -8,6 +8,7 @@ import random
 import pytest
 
 from lbctl.config import resolve
+from lbctl.model.cluster import ClusterState
 from lbctl.planner.assignment import Assignment
 from lbctl.planner.constraints import Rules, build_rules
 from lbctl.planner.cost import Costs
@@ -20,10 +21,7 @@ from tests.planner_clusters import broker, bundle_names, random_cluster, snapsho
 
 def _setup(seed: int) -> tuple[LoadView, Rules, Costs]:
     state = random_cluster(seed, 8, per_broker=8)
-    settings = resolve(state.config)
-    view = build(state, settings)
-    rules = build_rules(state, settings, view)
-    return view, rules, Costs.of(view)
+    return _built(state)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -82,10 +80,7 @@ def _hot_broker() -> tuple[LoadView, Rules, Costs]:
         owned[0 if k < 24 else 1 + k % 3][x] = stats(rates[k], 1024)
     state = snapshot({f"broker-{j}:8080": broker(o, cost=5.0 if j == 0 else 1.0)
                       for j, o in enumerate(owned)})
-    settings = resolve(state.config)
-    view = build(state, settings)
-    rules = build_rules(state, settings, view)
-    return view, rules, Costs.of(view)
+    return _built(state)
 
 
 def test_the_robust_repair_never_makes_the_predicted_plan_miss_what_it_met() -> None:
@@ -142,10 +137,7 @@ def _two_empty_brokers() -> tuple[LoadView, Rules, Costs]:
     for k, x in enumerate(names):
         owned[k % 3][x] = stats(560.0 + 6 * k + 50 * (k % 3), 4096)
     state = snapshot({f"broker-{j}:8080": broker(o) for j, o in enumerate(owned)})
-    settings = resolve(state.config)
-    view = build(state, settings)
-    rules = build_rules(state, settings, view)
-    return view, rules, Costs.of(view)
+    return _built(state)
 
 
 def test_the_robust_repair_keeps_an_unknown_receiver_s_high_end_below_the_max_now() -> None:
@@ -170,3 +162,10 @@ def test_the_robust_repair_keeps_an_unknown_receiver_s_high_end_below_the_max_no
     assert max(ends.high(j, u) for j, u in enumerate(after.u)) <= max(start)
     assert after.violation(targets).capacity == 0.0  # as predicted, still under the cap
     assert not after.violation(targets).ok  # the band is given up for it
+
+
+def _built(state: ClusterState) -> tuple[LoadView, Rules, Costs]:
+    """The view, rules and costs the planner builds of ``state`` under its own settings."""
+    settings = resolve(state.config)
+    view = build(state, settings)
+    return view, build_rules(state, settings, view), Costs.of(view)
