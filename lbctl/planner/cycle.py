@@ -56,7 +56,7 @@ measures and compares exactly as for Pulsar's strategies. The planner acts like 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 
 from msgspec import Struct, field
@@ -102,6 +102,10 @@ SPLIT_ROUNDS = 3
 BACK_ROUNDS = 3
 
 
+#: a split the planner made: (bundle, its owner, its children)
+SplitMade = tuple[str, str, tuple[str, ...]]
+
+
 class PlannerMemory(Struct, frozen=True):
     """What the planner keeps between cycles."""
 
@@ -117,7 +121,7 @@ class PlannerMemory(Struct, frozen=True):
     #: the brokers of the last cycle (a broker absent from them is new, or back from a restart)
     brokers: tuple[str, ...] = ()
     #: the splits the reports do not show yet: (bundle, owner, children)
-    splitting: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    splitting: tuple[SplitMade, ...] = ()
     split_at: int | None = None
 
 
@@ -251,7 +255,7 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
         now = state.captured_at
         proposal = self._proposal(cycle, state, keep, cap, seen)
         first, unsplit, recent_before = proposal, state, set(cycle.recent)
-        made: list[tuple[str, str, tuple[str, ...]]] = []
+        made: list[SplitMade] = []
         for _ in range(SPLIT_ROUNDS):
             found, refused = self._splits(cycle, state, keep, proposal)
             if refused and not made and not proposal.moves:
@@ -307,7 +311,7 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
             tuple(outcomes), decision, splits)
 
     def _splits(self, cycle: _Cycle, state: ClusterState, keep: PlannerMemory,
-                proposal: Proposal) -> tuple[list[tuple[str, str, tuple[str, ...]]], bool]:
+                proposal: Proposal) -> tuple[list[SplitMade], bool]:
         """The splits ``proposal`` proposes (bundle, owner, children) of bundles wider than the
         band (:func:`_wider_than_band`) — when cooled-down bundles were pinned, those a plan
         with none pinned proposes too: a bundle is split because no move can place it, not
@@ -315,13 +319,11 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
         permanent; counting those, the loops split 92 bundles where they split 11,
         ``benchmarks/plans_on_hardware.py --loop-seeds 10`` n=12). And whether a split was
         refused so."""
-        found = [(a.bundle, a.broker, tuple(a.children)) for a in proposal.splits.actions
-                 if a.action == "split" and a.children and _wider_than_band(proposal, a.bundle)]
+        found = _wide_splits(proposal)
         if not found or not cycle.recent:
             return found, False
         free = propose(state, cycle.settings, self.options, model=keep.model)
-        also = {a.bundle for a in free.splits.actions
-                if a.action == "split" and a.children and _wider_than_band(free, a.bundle)}
+        also = {x for x, _, _ in _wide_splits(free)}
         kept = [f for f in found if f[0] in also]
         return kept, len(kept) < len(found)
 
@@ -439,9 +441,7 @@ def _pending(state: ClusterState, settings: Settings,
              pm: PlannerMemory) -> tuple[tuple[str, str, str], ...]:
     """The moves of earlier plans the reports do not show yet: they count as done (predicted by
     the model) until ``loadBalancerReportUpdateMaxIntervalMinutes`` has passed since the plan."""
-    limit = int(settings["loadBalancerReportUpdateMaxIntervalMinutes"]) * 60_000
-    if not (pm.pending and pm.planned_at is not None
-            and state.captured_at - pm.planned_at <= limit):
+    if not (pm.pending and _unreported(state, settings, pm.planned_at)):
         return ()
     owner, _ = carried(state)
     return tuple(p for p in pm.pending if p[0] in owner and p[1] in state.brokers
@@ -450,24 +450,29 @@ def _pending(state: ClusterState, settings: Settings,
                      and p[0] not in state.brokers[p[1]].lastStats))
 
 
+def _unreported(state: ClusterState, settings: Settings, since: int | None) -> bool:
+    """Whether a change the planner made at ``since`` may still be missing from the reports:
+    at most ``loadBalancerReportUpdateMaxIntervalMinutes`` have passed since (a broker rewrites
+    its report at the latest then, ``ModularLoadManagerImpl.needBrokerDataUpdate``)."""
+    limit = int(settings["loadBalancerReportUpdateMaxIntervalMinutes"]) * 60_000
+    return since is not None and state.captured_at - since <= limit
+
+
 def _with_splits(state: ClusterState, settings: Settings, pm: PlannerMemory
-                 ) -> tuple[ClusterState, tuple[tuple[str, str, tuple[str, ...]], ...]]:
+                 ) -> tuple[ClusterState, tuple[SplitMade, ...]]:
     """``state`` with the planner's splits the reports do not show yet carried out
     (:func:`_split_reports`), and those splits. A split is shown once its owner's report lists
     none of the bundle or some of its children; until then, for at most
     ``loadBalancerReportUpdateMaxIntervalMinutes`` since the last split (as :func:`_pending`
     takes moves), the planner takes the report as the split predicts it: a split leaves the
     broker's load unchanged, so its report may not be rewritten for that long."""
-    limit = int(settings["loadBalancerReportUpdateMaxIntervalMinutes"]) * 60_000
-    if not (pm.splitting and pm.split_at is not None
-            and state.captured_at - pm.split_at <= limit):
+    if not (pm.splitting and _unreported(state, settings, pm.split_at)):
         return state, ()
     return _split_reports(state, pm.splitting)
 
 
-def _split_reports(state: ClusterState, splits: tuple[tuple[str, str, tuple[str, ...]], ...]
-                   | list[tuple[str, str, tuple[str, ...]]]
-                   ) -> tuple[ClusterState, tuple[tuple[str, str, tuple[str, ...]], ...]]:
+def _split_reports(state: ClusterState, splits: Sequence[SplitMade]
+                   ) -> tuple[ClusterState, tuple[SplitMade, ...]]:
     """``state`` with each split (bundle, owner, children) whose bundle its owner's report lists
     (and none of its children) carried out in that report, in the order made (a child split
     again follows its parent), and the splits carried out. The children take a whole number of
@@ -489,7 +494,6 @@ def _split_reports(state: ClusterState, splits: tuple[tuple[str, str, tuple[str,
     if not kept:
         return state, ()
     return replace(state, brokers=MappingProxyType(reports)), tuple(kept)
-
 
 
 def _rejoined(model: LoadModel, state: ClusterState, before: tuple[str, ...]) -> None:
@@ -518,6 +522,13 @@ def _cooling(state: ClusterState, recent: Mapping[str, int], usage: Mapping[str,
     return {x: t for x, t in recent.items() if usage.get(owner.get(x, ""), 0.0) <= cap + 1e-9}
 
 
+def _wide_splits(proposal: Proposal) -> list[SplitMade]:
+    """The splits ``proposal`` proposes, (bundle, owner, children), of bundles wider than the
+    band (:func:`_wider_than_band`)."""
+    return [(a.bundle, a.broker, tuple(a.children)) for a in proposal.splits.actions
+            if a.action == "split" and a.children and _wider_than_band(proposal, a.bundle)]
+
+
 def _wider_than_band(proposal: Proposal, bundle: str) -> bool:
     """Whether ``bundle`` alone carries more of its broker (after the plan) than the band is
     wide: only such a bundle is split in the loop. :func:`lbctl.planner.splits.find_splits` also
@@ -531,6 +542,7 @@ def _wider_than_band(proposal: Proposal, bundle: str) -> bool:
     i = proposal.view.bundles.index(bundle)
     j = a.owner[i]
     return a.u[j] - a.usage_if(j, i, -1.0) > width
+
 
 def _noise(proposal: Proposal, cap: float) -> str | None:
     """Why a plan is not carried out: its predicted max or range above doing nothing's (Cruise
