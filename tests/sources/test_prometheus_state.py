@@ -51,7 +51,8 @@ def index(state: ClusterState) -> Any:
     n = state.names
     assert n is not None
     return (n.brokers is state.brokers, n.bundles, dict(n.system),
-            {b: dict(s) for b, s in n.stats.items()})
+            {b: dict(s) for b, s in n.stats.items()},
+            None if n.owned is None else list(n.owned.items()))
 
 
 @pytest.mark.parametrize("max_points", [100, 5], ids=["one-chunk", "chunks-of-5"])

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from itertools import chain
 from types import MappingProxyType
 from typing import Any
@@ -75,11 +76,12 @@ class DirectStates:
             return None
         reports: dict[str, dict[str, Any]] = snap["brokers"]
         stats = [rep["lastStats"] for rep in reports.values()]
-        owned: set[str] = set()
-        owned.update(*stats)
+        owned: dict[str, Any] = {}  # the reader's one-owner table (NameIndex.owned)
+        for one in stats:
+            owned.update(one)
         if len(owned) != sum(map(len, stats)):  # a bundle listed twice: the reader says which
             return None
-        if not self._known(owned) or "" in reports:
+        if not self._known(owned.keys()) or "" in reports:
             return None
         pairs = list(chain.from_iterable(map(_PAIRS, reports.values())))  # in C: no frame each
         if not math.isfinite(sum(map(_USAGE, pairs)) + sum(map(_LIMIT, pairs))):
@@ -94,11 +96,11 @@ class DirectStates:
         rest = self.read({**snap, "brokers": {}}, where)
         brokers = {b: _local(rep) for b, rep in reports.items()}
         names = NameIndex(MappingProxyType(brokers), len(owned), MappingProxyType({}),
-                          MappingProxyType(dict(zip(reports, stats, strict=True))))
+                          MappingProxyType(dict(zip(reports, stats, strict=True))), owned)
         out: ClusterState = replace(rest, brokers=names.brokers, names=names)
         return out
 
-    def _known(self, names: set[str]) -> bool:
+    def _known(self, names: AbstractSet[str]) -> bool:
         """Every name valid by what was learned (a known namespace, a known range), none in a
         system namespace, and the learned ranges pairwise disjoint: the reader's checks of the
         names (``_NameCache.check``, ``_check_disjoint``) then pass without a word. What was
