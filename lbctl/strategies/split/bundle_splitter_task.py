@@ -222,17 +222,15 @@ def _scan(load: LoadData, limits: _Limits, picker: _Picker) -> None:
         for bundle, stats in reported.items():
             if bundle not in maybe:
                 continue
-            topics = stats.topics
-            few = (max_sessions <= 0
-                   or (n := stats.consumerCount + stats.producerCount) <= max_sessions
-                   or n > INT_MAX)  # an int sum over INT_MAX wraps below the limit
-            if topics <= max_topics and bundle in in_columns and bundle not in over and few:
+            # within the topic and session limits (every bundle here has two topics or more)
+            quiet = bundle not in static
+            if quiet and bundle in in_columns and bundle not in over:
                 continue
             if totals is None:  # the first bundle that needs them (a quiet cycle: none)
                 totals = columns.long_term_totals() if columns is not None else {}
             figures = totals.get(bundle)
             rate, tp = figures if figures is not None else _long_term(load, bundle, stats)
-            if topics <= max_topics and few and rate <= max_rate and tp <= max_bw:
+            if quiet and rate <= max_rate and tp <= max_bw:
                 continue  # fires nothing (a NaN figure goes on to the picker, which skips it)
             picker.over(broker, bundle, stats, rate, tp)
     # only this cycle's reports stay cached: a replayed sequence's older reports are freed
@@ -267,7 +265,7 @@ def _eligible(reported: Mapping[str, NamespaceBundleStats], max_topics: int, max
         eligible.append(bundle)
         if topics > max_topics or not (
                 max_sessions <= 0 or (n := stats.consumerCount + stats.producerCount)
-                <= max_sessions or n > INT_MAX):
+                <= max_sessions or n > INT_MAX):  # an int sum over INT_MAX wraps below it
             static.append(bundle)
     got = (frozenset(eligible), frozenset(static))
     kept[id(reported)] = (reported, (max_topics, max_sessions), *got)
