@@ -241,7 +241,13 @@ def ingest(
     skipped = _plots_skipped_said(no_plot=False) if then_report else None
     with history_inputs(ctx, given, out) as inputs, _spark(spark, _debug(ctx)) as (
             session, progress):
-        result = run(inputs, out, session=session, progress=progress)
+        sized = session
+        if then_report:  # one session for both: sized for the larger of the input and the store
+            from lbctl.fleet.files import tree_size
+
+            def sized(input_bytes: int | None = None) -> Any:
+                return session(max(input_bytes or 0, tree_size(out)))
+        result = run(inputs, out, session=sized, progress=progress)
         if not then_report:
             shown.emit(IngestView(result))
             return
