@@ -27,8 +27,9 @@ Each engine runs in a child process of its own:
   the Spark run wrote (the report's own input) — and must find the same moves and bounce-backs.
 
 ``--example N`` times the README's command on the bundled example N times (``lbctl fleet
-ingest`` then ``lbctl fleet report``, each a process of its own as a user runs them) next to a
-bare Spark start with the same defaults: the goal is ingest + report <= 15 s wall. With
+ingest … --report``: ingest and report in one process and one Spark session; a checkout whose
+ingest lacks ``--report``, ``lbctl fleet ingest`` then ``lbctl fleet report``, each a process of
+its own as a user ran them) next to a bare Spark start with the same defaults: the goal is ingest + report <= 15 s wall. With
 ``--against DIR`` (a second checkout, e.g. ``git worktree add /tmp/base <commit>``) each round
 also runs that checkout's lbctl right after this one's, so base and head see the same load
 (each line says it): on a shared machine the pairs, not single figures, are what to compare.
@@ -330,12 +331,20 @@ def timed_cli(args: list[str], root: Path | None = None) -> tuple[float, float, 
     raise SystemExit(f"lbctl {' '.join(args)} failed:\n{p.stderr[-3000:]}")
 
 
+def one_session(root: Path) -> bool:
+    """Whether the checkout's ``fleet ingest`` takes ``--report`` (ingest and report in one
+    Spark session, the README's command since then)."""
+    return '"--report"' in (root / "lbctl" / "cli" / "fleet.py").read_text()
+
+
 def example(work: Path, rounds: int, against: Path | None = None) -> None:
     """The README's command on the bundled example (``lbctl fleet ingest examples/fleet/ --out
-    DIR && lbctl fleet report DIR``), next to a bare Spark start with the same defaults; with
-    ``against``, that checkout's lbctl right after, on the same example (this checkout's)."""
+    DIR --report``: one process, one Spark session; a checkout without ``--report``: ``lbctl
+    fleet ingest … && lbctl fleet report DIR``, two processes), next to a bare Spark start with
+    the same defaults; with ``against``, that checkout's lbctl right after, on the same example
+    (this checkout's)."""
     src = HERE.parent / "lbctl" / "examples" / "fleet"
-    print(f"\nbundled example ({src}), {rounds} round(s), the README's two commands:")
+    print(f"\nbundled example ({src}), {rounds} round(s), the README's command:")
     sides: list[tuple[str, Path | None]] = [("head", None)]
     if against is not None:
         sides.append((f"base {against}", against.resolve()))
@@ -349,6 +358,13 @@ def example(work: Path, rounds: int, against: Path | None = None) -> None:
             before = load()
             out = work / "example"
             subprocess.run(["rm", "-rf", str(out)], check=True)
+            if one_session(root or HERE.parent):
+                wall, cpu, after = timed_cli(["fleet", "ingest", str(src), "--out", str(out),
+                                              "--report", "-q", "-o", "json"], root)
+                print(f"    {name}: ingest --report {wall:.1f} s wall (goal <= 15 s), CPU "
+                      f"{cpu:.1f} s; beyond a bare start {wall - start:.1f} s wall, "
+                      f"{cpu - start_cpu:.1f} s CPU [load {before:.1f} -> {after:.1f}]")
+                continue
             ingest, ingest_cpu, _ = timed_cli(["fleet", "ingest", str(src), "--out", str(out),
                                                "-q"], root)
             report, report_cpu, after = timed_cli(["fleet", "report", str(out), "-q", "-o",

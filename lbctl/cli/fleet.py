@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import typer
 
@@ -159,12 +159,65 @@ def history_inputs(ctx: typer.Context | None, given: FleetInput, out: Path) -> I
             tmp_dir.rmdir()
 
 
+class ReportChoice(NamedTuple):
+    """``fleet report``'s options (``fleet ingest --report`` takes the defaults)."""
+
+    bounce_window: int = 10
+    oversized_share: float = 0.5
+    top: int = 10
+
+
+def _plots_skipped_said(no_plot: bool) -> str | None:
+    """Why the report will draw no plot (None: it will), said before Spark starts, not after
+    its work; a missing fleet extra is the one line, before the plots' warning."""
+    from lbctl.cli.connection import warn
+    from lbctl.fleet.report import plots_skipped
+
+    _require_extras()
+    skipped = plots_skipped(no_plot)
+    if skipped is not None and not no_plot:
+        warn(f"the report's plots will be skipped ({skipped}; --no-plot: tables only)")
+    return skipped
+
+
+def _report(session: Callable[..., Any], progress: Any, data: Path, out: Path | None,
+            choice: ReportChoice, skipped: str | None, shown: Shown) -> None:
+    """The report on ``data``'s tables in ``session`` (started here if it is not up yet, while
+    Python imports what the report needs), written and printed."""
+    from lbctl.fleet.commit import locked
+    from lbctl.fleet.files import tree_size
+    from lbctl.fleet.report import (
+        ReportOptions,
+        compute,
+        import_libraries,
+        require_tables,
+        write_files,
+    )
+    from lbctl.fleet.session import start_while
+    from lbctl.render.fleet_view import ReportView
+
+    opts = ReportOptions(choice.bounce_window, choice.oversized_share, choice.top)
+    require_tables(data, "snapshots", "brokers", "bundles")
+    with locked(data, write=False):
+        spark_up, _ = start_while(lambda: session(tree_size(data)),
+                                  lambda: import_libraries(plots=skipped is None))
+        result = compute(spark_up, data, opts, progress)
+        result.plots_skipped = skipped
+        with progress.phase(f"writing the report to {out or data / 'report'}"):
+            write_files(result, out or data / "report")
+    shown.emit(ReportView(result))
+
+
 @app.command("ingest")
 @grouped
 def ingest(
     ctx: typer.Context,
     *,
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Where the Parquet tables go.")],
+    then_report: Annotated[bool, typer.Option(
+        "--report", help="Then report on the tables in the same Spark session (one JVM start, "
+                         "not two): as `lbctl fleet report DIR`, written to DIR/report and "
+                         "printed; the ingest's summary goes to stderr.")] = False,
     spark: SparkArgs,
     shown: Shown,
     given: FleetInput,
@@ -173,21 +226,36 @@ def ingest(
 
     Tables: snapshots, brokers (one row per broker per snapshot), bundles (one row per bundle per
     snapshot) and topics. Re-running adds only what is new; a malformed file is reported and
-    skipped.
+    skipped. With --report, the report follows in the same Spark session.
 
     \b
     Examples:
       lbctl fleet ingest examples/fleet/ --out /tmp/fleet
+      lbctl fleet ingest examples/fleet/ --out /tmp/fleet --report
       lbctl fleet ingest /data/snapshots --out /data/fleet --master local[8] \\
           --conf spark.driver.memory=4g
     """
     from lbctl.fleet.ingest import ingest as run
     from lbctl.render.fleet_view import IngestView
 
+    skipped = _plots_skipped_said(no_plot=False) if then_report else None
     with history_inputs(ctx, given, out) as inputs, _spark(spark, _debug(ctx)) as (
             session, progress):
-        result = run(inputs, out, session=session, progress=progress)
-    shown.emit(IngestView(result))
+        sized = session
+        if then_report:  # one session for both: sized for the larger of the input and the store
+            from lbctl.fleet.files import tree_size
+
+            def sized(input_bytes: int | None = None) -> Any:
+                return session(max(input_bytes or 0, tree_size(out)))
+        result = run(inputs, out, session=sized, progress=progress)
+        if not then_report:
+            shown.emit(IngestView(result))
+            return
+        from lbctl.render import render
+
+        render(IngestView(result), "table", sys.stderr)  # stdout holds the report alone
+        sys.stderr.flush()
+        _report(session, progress, out, None, ReportChoice(), skipped, shown)
 
 
 @app.command("report")
@@ -222,35 +290,13 @@ def report(
       lbctl fleet report /tmp/fleet
       lbctl fleet report /tmp/fleet --out /tmp/fleet-report -o json
     """
-    from lbctl.cli.connection import warn
-    from lbctl.fleet.commit import locked
-    from lbctl.fleet.report import (
-        ReportOptions,
-        compute,
-        import_libraries,
-        plots_skipped,
-        require_tables,
-        write_files,
-    )
-    from lbctl.fleet.session import start_while
-    from lbctl.render.fleet_view import ReportView
+    opts = ReportChoice(bounce_window, oversized_share, top)
+    from lbctl.fleet.report import require_tables
 
-    opts = ReportOptions(bounce_window, oversized_share, top)
     require_tables(data, "snapshots", "brokers", "bundles")  # before Spark's start-up cost
-    _require_extras()  # a missing fleet extra is the one line, before the plots' warning
-    skipped = plots_skipped(no_plot)  # said before Spark starts, not after its work
-    if skipped is not None and not no_plot:
-        warn(f"the report's plots will be skipped ({skipped}; --no-plot: tables only)")
-    from lbctl.fleet.files import tree_size
-
-    with locked(data, write=False), _spark(spark, _debug(ctx)) as (session, progress):
-        spark_up, _ = start_while(lambda: session(tree_size(data)),
-                                  lambda: import_libraries(plots=skipped is None))
-        result = compute(spark_up, data, opts, progress)
-        result.plots_skipped = skipped
-        with progress.phase(f"writing the report to {out or data / 'report'}"):
-            write_files(result, out or data / "report")
-    shown.emit(ReportView(result))
+    skipped = _plots_skipped_said(no_plot)
+    with _spark(spark, _debug(ctx)) as (session, progress):
+        _report(session, progress, data, out, opts, skipped, shown)
 
 
 @app.command("whatif")

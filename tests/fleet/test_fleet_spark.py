@@ -229,3 +229,30 @@ def test_the_per_bundle_window_by_hash_equals_the_exact_one_and_a_shared_key_is_
     pd.testing.assert_frame_equal(table(hashed[1], ["cluster", "bundle", "captured_at"]),
                                   table(exact[1], ["cluster", "bundle", "captured_at"]))
     assert R.per_bundle_table(bundles, opts, F.lit(7).cast("long")) is None
+
+
+def test_ingest_then_report_in_one_session_prints_the_report_and_the_summary_on_stderr(
+        run_fleet, tmp_path, monkeypatch) -> None:
+    """``ingest --report``: one Spark session for both (one JVM start); stdout is the report
+    alone, its figures the independent computation's, the ingest's summary on stderr. The
+    session is sized for the store the report reads, not only the few files added to it."""
+    import os
+
+    from lbctl.fleet import files
+
+    out = tmp_path / "tables"
+    store = 2 << 30  # a large store already there: its report must not get a tiny input's sizes
+    monkeypatch.setattr(files, "tree_size", lambda root: store if root == out else 0)
+    result = run_fleet("--debug", "ingest", str(CORPUS / "lab"), "--out", str(out), "--report",
+                       "-o", "json", "-q")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [c["cluster"] for c in data["clusters"]] == ["lab"]
+    lab = data["clusters"][0]
+    for key, value in expected_report([s for s in SNAPS if s["cluster"] == "lab"])["lab"].items():
+        assert lab[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
+    assert sorted(data["files"]) == sorted(str(p) for p in (out / "report").iterdir())
+    assert "Ingested into" in result.stderr and "1 skipped (malformed)" in result.stderr
+    assert "msgRateIn: expected a number >= 0, got -5" in result.stderr
+    partitions = max(8, 2 * (os.cpu_count() or 2))  # not a tiny input's one per core
+    assert f"spark spark.sql.shuffle.partitions={partitions} (lbctl default)" in result.stderr
