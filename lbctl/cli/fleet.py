@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -25,6 +25,9 @@ from lbctl.cli.common import LoadManagerChoice, Shown
 from lbctl.cli.groups import Fields, OptionGroup, grouped
 from lbctl.cli.root import HandlingGroup
 from lbctl.cli.state import FleetInput
+
+if TYPE_CHECKING:
+    from lbctl.fleet.report import ReportOptions
 
 app = typer.Typer(help="Fleet-wide offline analysis of snapshot histories on Apache Spark.",
                   no_args_is_help=True, cls=HandlingGroup)  # its own program under spark-submit
@@ -159,14 +162,6 @@ def history_inputs(ctx: typer.Context | None, given: FleetInput, out: Path) -> I
             tmp_dir.rmdir()
 
 
-class ReportChoice(NamedTuple):
-    """``fleet report``'s options (``fleet ingest --report`` takes the defaults)."""
-
-    bounce_window: int = 10
-    oversized_share: float = 0.5
-    top: int = 10
-
-
 def _plots_skipped_said(no_plot: bool) -> str | None:
     """Why the report will draw no plot (None: it will), said before Spark starts, not after
     its work; a missing fleet extra is the one line, before the plots' warning."""
@@ -181,22 +176,15 @@ def _plots_skipped_said(no_plot: bool) -> str | None:
 
 
 def _report(session: Callable[..., Any], progress: Any, data: Path, out: Path | None,
-            choice: ReportChoice, skipped: str | None, shown: Shown) -> None:
+            opts: ReportOptions, skipped: str | None, shown: Shown) -> None:
     """The report on ``data``'s tables in ``session`` (started here if it is not up yet, while
     Python imports what the report needs), written and printed."""
     from lbctl.fleet.commit import locked
     from lbctl.fleet.files import tree_size
-    from lbctl.fleet.report import (
-        ReportOptions,
-        compute,
-        import_libraries,
-        require_tables,
-        write_files,
-    )
+    from lbctl.fleet.report import compute, import_libraries, require_tables, write_files
     from lbctl.fleet.session import start_while
     from lbctl.render.fleet_view import ReportView
 
-    opts = ReportOptions(choice.bounce_window, choice.oversized_share, choice.top)
     require_tables(data, "snapshots", "brokers", "bundles")
     with locked(data, write=False):
         spark_up, _ = start_while(lambda: session(tree_size(data)),
@@ -255,7 +243,9 @@ def ingest(
 
         render(IngestView(result), "table", sys.stderr)  # stdout holds the report alone
         sys.stderr.flush()
-        _report(session, progress, out, None, ReportChoice(), skipped, shown)
+        from lbctl.fleet.report import ReportOptions
+
+        _report(session, progress, out, None, ReportOptions(), skipped, shown)
 
 
 @app.command("report")
@@ -290,8 +280,9 @@ def report(
       lbctl fleet report /tmp/fleet
       lbctl fleet report /tmp/fleet --out /tmp/fleet-report -o json
     """
-    opts = ReportChoice(bounce_window, oversized_share, top)
-    from lbctl.fleet.report import require_tables
+    from lbctl.fleet.report import ReportOptions, require_tables
+
+    opts = ReportOptions(bounce_window, oversized_share, top)
 
     require_tables(data, "snapshots", "brokers", "bundles")  # before Spark's start-up cost
     skipped = _plots_skipped_said(no_plot)
