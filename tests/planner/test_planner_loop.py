@@ -3,6 +3,7 @@ from noise, and the bundles it moved stay put unless their broker is above the c
 
 from __future__ import annotations
 
+import math
 from types import MappingProxyType
 
 import pytest
@@ -17,6 +18,7 @@ from lbctl.planner.cycle import (
     PlannerLoadManager,
     PlannerMemory,
     _noise,
+    _trend,
     _wider_than_band,
     _with_splits,
 )
@@ -353,3 +355,55 @@ def _cooled_cluster() -> tuple[ClusterState, list[str], list[str], list[str]]:
             "broker-b:8080": broker({x: stats(PIECE) for x in rest[:5]}),
             "broker-c:8080": broker({x: stats(PIECE) for x in rest[5:]})}
     return snapshot(docs), cheap, dear, rest
+
+
+def _stale_cluster(minute_d: int) -> ClusterState:
+    """At minute 10, a (18 bundles of ~4 points: ~75 %), b and c (16: ~67 %) report the traffic
+    of now; d carries what b and c carry, but its report was last written at ``minute_d``, when
+    the traffic (growing 2 % a minute) was lower: its bundles read 2 % less per minute since."""
+    names = bundle_names("tenant/ns", 66)
+    own = {"broker-a:8080": names[:18], "broker-b:8080": names[18:34],
+           "broker-c:8080": names[34:50], "broker-d:8080": names[50:]}
+    docs = {}
+    for b, xs in own.items():
+        then = minute_d if b == "broker-d:8080" else 10
+        doc = broker({x: stats(PIECE / 1.02 ** (10 - then)) for x in xs})
+        doc["lastUpdate"] = AT_MS + then * 60_000
+        docs[b] = doc
+    return replace(snapshot(docs), captured_at=AT_MS + 10 * 60_000)
+
+
+def test_a_report_not_rewritten_is_carried_along_the_traffics_trend_before_the_band_is_judged(
+        ) -> None:
+    # d's report is five minutes old: read as written the cluster is 14 points wide; carried
+    # along the trend (at most loadBalancerReportUpdateThresholdPercentage: d would have
+    # rewritten a report its traffic outgrew by more) d is ~67 % and the range 8 points
+    state = _stale_cluster(5)
+    settings = resolve(state.config)
+    trend = math.log(1.02)
+    unaware = PlannerLoadManager(GREEDY).run_cycle(state, settings)
+    assert unaware.acted, unaware.gate  # the stale report taken as now: a plan fills d
+    mem = CycleMemory(shedding=PlannerMemory(trend=trend))
+    cycle = PlannerLoadManager(GREEDY).run_cycle(state, settings, mem)
+    assert not cycle.acted
+    assert cycle.gate is not None and cycle.gate.startswith("inside the band"), cycle.gate
+
+
+def test_the_traffics_trend_is_the_median_bundles_growth_and_a_surge_is_no_trend() -> None:
+    names = bundle_names("tenant/ns", 6)
+    before = MappingProxyType(dict.fromkeys(names, (AT_MS, 2 * PIECE)))
+
+    def at_minute_2(rates: list[float], written: int = 2) -> ClusterState:
+        doc = broker({x: stats(r) for x, r in zip(names, rates, strict=True)})
+        doc["lastUpdate"] = AT_MS + written * 60_000
+        return snapshot({"broker-a:8080": doc})
+
+    # five bundles grew 2 % a minute over the two minutes since, one tripled (a hot one)
+    grown = [PIECE * 1.02 ** 2] * 5 + [3 * PIECE]
+    rates, trend = _trend(at_minute_2(grown), before, 0.0, 10.0)
+    assert trend == pytest.approx(math.log(1.02))
+    assert rates[names[0]] == (AT_MS + 2 * 60_000, 2 * PIECE * 1.02 ** 2)
+    # a report not rewritten since says nothing new: the trend stays
+    assert _trend(at_minute_2(grown, written=0), before, 0.01, 10.0)[1] == 0.01
+    # most bundles tripled: faster than a report a minute (10 %): a step, not a trend
+    assert _trend(at_minute_2([3 * PIECE] * 6), before, 0.01, 10.0)[1] == 0.0
