@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs
 
 import httpx  # noqa: TID253  # a mock Prometheus behind the client's transport API
@@ -244,22 +243,3 @@ def test_msgspec_writes_plain_floats_as_orjson_does(x: float) -> None:
     """What the typed path's lines rest on (a newer msgspec or orjson that formats otherwise
     fails here, not in a user's file)."""
     assert msgspec.json.encode([x, -x]) == orjson.dumps([x, -x])
-
-
-@pytest.mark.parametrize("max_points", [100, 5], ids=["one-chunk", "chunks-of-5"])
-def test_reports_made_per_chunk_are_those_made_one_by_one(
-        max_points: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A broker's reports zipped once per chunk (``_reports``) are the dicts
-    ``_local_broker_data`` makes of the same rows: the same lines, byte for byte (key order
-    included), and the same states."""
-    got = read(max_points=max_points)
-    used: list[int] = []
-
-    def one_by_one(self: PrometheusHistory, st: Any, b: str) -> dict[int, dict[str, Any]]:
-        used.append(st.i)
-        rows = st.bundles.rows[b]
-        return {st.i: self._local_broker_data(b, st, rows.stats[st.i], rows.sums[st.i])}
-
-    monkeypatch.setattr(PrometheusHistory, "_reports", one_by_one)
-    assert read(max_points=max_points) == got
-    assert len(used) >= STEPS

@@ -57,11 +57,6 @@ Sums = tuple[float, float, float, float, int, int, int]
 _REBUILT = (*RESOURCES, "msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut",
             "numTopics", "numBundles", "numConsumers", "numProducers", "bundles", "lastStats",
             "lastUpdate")
-#: a rebuilt report's keys, in the order :meth:`PrometheusHistory._local_broker_data` writes them
-_REPORT_KEYS = ("cpu", "memory", "directMemory", "bandwidthIn", "bandwidthOut",
-                "msgThroughputIn", "msgThroughputOut", "msgRateIn", "msgRateOut", "numTopics",
-                "numBundles", "numConsumers", "numProducers", "bundles", "lastStats",
-                "lastUpdate", RECONSTRUCTED)
 #: a snapshot, whether its typed stats are clean and whether it is plain
 #: (:meth:`PrometheusHistory.built`)
 Built = tuple[dict[str, Any], bool, bool]
@@ -273,9 +268,6 @@ class Step:
     warnings: list[str] = field(default_factory=list)
     #: the chunk's usages (from the resources and the limits), made a column at a time
     usages: UsageColumns = field(default_factory=lambda: UsageColumns({}, {}))
-    #: the chunk's reports of each broker at every step, as far as made
-    #: (:meth:`PrometheusHistory._reports`)
-    reports: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -296,7 +288,6 @@ class _Chunk:
     counters: dict[int, dict[str, dict[tuple[tuple[str, str], ...], float]]]
     warnings: list[str]
     usages: UsageColumns = field(init=False)
-    reports: dict[str, list[dict[str, Any]]] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self.usages = UsageColumns(self.brokers["resources"], self.brokers["limits"])
@@ -312,7 +303,7 @@ class _Chunk:
 
         return Step(self.grid.start + i * self.grid.step, i, rows("resources"),
                     rows("features"), self.bundles, self.topics.get(i, {}),
-                    self.counters.get(i, {}), list(self.warnings), self.usages, self.reports)
+                    self.counters.get(i, {}), list(self.warnings), self.usages)
 
 
 @dataclass
@@ -624,9 +615,7 @@ class PrometheusHistory:
             if made is None:  # a step where two brokers carry one bundle, or per-topic metrics
                 made = _sums(stats)
                 clean = clean and max(made[:_COUNTS_FROM]) < PLAIN_FLOAT
-                brokers[b] = self._local_broker_data(b, st, stats, made)
-            else:  # its bundles' one carrier at this step: the chunk's rows
-                brokers[b] = self._reports(st, b)[st.i]
+            brokers[b] = self._local_broker_data(b, st, stats, made)
         snap: dict[str, Any] = {
             "format": "lbctl/snapshot@1", "cluster": layout.cluster, "capturedAt": iso_time(at),
             "loadManager": layout.load_manager,
@@ -766,24 +755,6 @@ class PrometheusHistory:
             gaps.append(f"topics of {len(unknown)} namespace(s) without boundaries in the "
                         f"reference ({shown}{', …' if len(unknown) > 3 else ''}); left out")
         return {b: by_owner[b] for b in sorted(by_owner)}, {}, True
-
-    def _reports(self, st: Step, b: str) -> list[dict[str, Any]]:
-        """Broker ``b``'s report (:meth:`_local_broker_data`) at every step of the chunk, as if
-        it alone carried each of its bundles (:class:`BrokerRows`), made once per chunk: each
-        step's dict zipped in C from the columns (the same keys in the same order, its own
-        ``bundles`` list, ``lastStats`` the very dict of the rows). Read only at the steps
-        where the rows are the broker's stats and sums."""
-        made = st.reports.get(b)
-        if made is None:
-            rows = st.bundles.rows[b]
-            n = len(rows.stats)
-            times = range(st.t - st.i * self.req.step_ms, st.t + (n - st.i) * self.req.step_ms,
-                          self.req.step_ms)
-            sums = list(zip(*rows.sums, strict=True))  # throughputs, rates, then the counts
-            made = st.reports[b] = list(map(dict, map(zip, repeat(_REPORT_KEYS), zip(
-                *st.usages.of(b), *sums[:5], map(len, rows.stats), *sums[5:],
-                map(list, rows.stats), rows.stats, times, repeat(_REBUILT), strict=False))))
-        return made
 
     def _local_broker_data(self, b: str, st: Step, stats: dict[str, Any], sums: Sums
                            ) -> dict[str, Any]:
