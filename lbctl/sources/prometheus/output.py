@@ -22,7 +22,7 @@ def read_history(client: PrometheusClient, req: HistoryRequest,
     """The sequence in memory (what ``recommend --prometheus-url`` replays), and the report."""
     hist = PrometheusHistory(client, req, progress)
     with collector_paused(freeze=True):
-        states = [state for state, _ in checked(hist, write=False)]
+        states = [state for state, _ in checked(hist, write=False) if state is not None]
     if not states:
         raise SnapshotError(f"no snapshot could be built from Prometheus between "
                             f"{iso_time(req.start_ms)} and {iso_time(req.end_ms)}")
@@ -74,7 +74,8 @@ def write_history(client: PrometheusClient, req: HistoryRequest, path: str,
     return hist.report
 
 
-def checked(hist: PrometheusHistory, *, write: bool) -> Iterator[tuple[ClusterState, bytes]]:
+def checked(hist: PrometheusHistory, *, write: bool
+            ) -> Iterator[tuple[ClusterState | None, bytes]]:
     """Each snapshot as the state a ``.jsonl`` reader makes of its line, and (``write``) that
     line — one path for a history from a file and from Prometheus, streamed: one snapshot in
     hand at a time.
@@ -85,7 +86,9 @@ def checked(hist: PrometheusHistory, *, write: bool) -> Iterator[tuple[ClusterSt
     then the rules a type cannot express (:func:`lbctl.sources.snapshot_schema.state_from_wire`,
     as for a line). A plain snapshot whose brokers pass those checks by what the history's
     snapshots before it taught (:class:`~lbctl.sources.prometheus.state.DirectStates`) has only
-    its other sections read so, its brokers' reports made as the reader makes them. No JSON is
+    its other sections read so, its brokers' reports made as the reader makes them — or, when
+    the line is all that is wanted (``write``), not made at all: the state is then ``None``
+    (never when not ``write``). No JSON is
     made to be read back. A snapshot that is not clean, or that the
     decode refuses, is read the way a line is (:func:`lbctl.sources.snapshot.jsonl_snapshot` of
     its JSON): the same error, in the same words. The line is written by msgspec when the
@@ -108,7 +111,11 @@ def checked(hist: PrometheusHistory, *, write: bool) -> Iterator[tuple[ClusterSt
         where = f"prometheus:{snap['capturedAt']}"
         if clean:
             try:
-                state = (direct.state(snap, where) if plain else None) or read(snap, where)
+                state: ClusterState | None
+                if write and plain and direct.valid(snap, where):
+                    state = None  # checked; only its line is written
+                else:
+                    state = (direct.state(snap, where) if plain else None) or read(snap, where)
             except msgspec.ValidationError:
                 pass
             else:

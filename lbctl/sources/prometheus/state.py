@@ -72,6 +72,31 @@ class DirectStates:
     def state(self, snap: dict[str, Any], where: str) -> ClusterState | None:
         """The state of a clean, plain snapshot, or ``None`` when a check of its brokers is
         not known to pass (the caller then reads the whole snapshot the checked way)."""
+        known = self._brokers_pass(snap)
+        if known is None:
+            return None
+        reports, stats, owned = known
+        rest = self.read({**snap, "brokers": {}}, where)
+        brokers = {b: _local(rep) for b, rep in reports.items()}
+        names = NameIndex(MappingProxyType(brokers), len(owned), MappingProxyType({}),
+                          MappingProxyType(dict(zip(reports, stats, strict=True))), owned)
+        out: ClusterState = replace(rest, brokers=names.brokers, names=names)
+        return out
+
+    def valid(self, snap: dict[str, Any], where: str) -> bool:
+        """Whether a clean, plain snapshot is known to read without an error, with no state
+        made (a written history only needs its snapshots checked): its brokers pass by what
+        was learned, and the rest of it is read the checked way (raising what that reading
+        raises). ``False``: the caller reads the whole snapshot the checked way."""
+        if self._brokers_pass(snap) is None:
+            return False
+        self.read({**snap, "brokers": {}}, where)
+        return True
+
+    def _brokers_pass(self, snap: dict[str, Any]
+                      ) -> tuple[dict[str, dict[str, Any]], list[Any], dict[str, Any]] | None:
+        """The reports, their stats and the one-owner table when every check the reader would
+        make of the brokers is known to pass, else ``None``."""
         if "namespaces" in snap:  # names are then checked against boundaries
             return None
         reports: dict[str, dict[str, Any]] = snap["brokers"]
@@ -93,12 +118,7 @@ class DirectStates:
                           and min(counts) >= 0 and max(counts) <= INT_MAX
                           and min(times) > 0 and max(times) <= MAX_EPOCH_MS):
             return None
-        rest = self.read({**snap, "brokers": {}}, where)
-        brokers = {b: _local(rep) for b, rep in reports.items()}
-        names = NameIndex(MappingProxyType(brokers), len(owned), MappingProxyType({}),
-                          MappingProxyType(dict(zip(reports, stats, strict=True))), owned)
-        out: ClusterState = replace(rest, brokers=names.brokers, names=names)
-        return out
+        return reports, stats, owned
 
     def _known(self, names: AbstractSet[str]) -> bool:
         """Every name valid by what was learned (a known namespace, a known range), none in a
