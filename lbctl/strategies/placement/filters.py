@@ -120,7 +120,9 @@ def namespace_bundle_counts(
     then holds them alone, each exactly as the whole index would, and must not be asked for
     another. ``names``: the snapshot reader's :class:`~lbctl.model.cluster.NameIndex`: the names of
     the reports it checked are valid, so their namespaces are cut without a Python step per
-    name. A function of the brokers (in order) and
+    name, or not cut again at all for a broker with one bundle in each (``NameIndex.one_each``).
+    Each owner is appended to its namespace's list in C; a namespace's counts are made when it
+    is asked for (:class:`_Owners`). A function of the brokers (in order) and
     their bundle names alone (not their order within a broker): without preallocations the last
     answer is kept for the next cycle that shows the same reports and wants the same namespaces
     (read-only: shared). The memo compares the reports' key sets at C speed instead of copying
