@@ -364,9 +364,14 @@ def _brokers(c: _Checker, raw: Mapping[str, w.LocalBrokerData],
     owned: dict[str, NamespaceBundleStats] = {}
     listed: set[str] = set()
     names_ok = _NameCache(namespaces, learned)
+    # NameIndex.one_each: each namespace one string (not one slice per name: 80 MB at 1M)
+    one_each: dict[str, tuple[str, ...]] = {}
+    shared: dict[str, str] = {}
     for bid, data in raw.items():
         local, stats_key, extra, heads, own = _broker(c, bid, data, names_ok)
         stats[bid] = own
+        if len(heads) == len(own):
+            one_each[bid] = tuple(map(shared.setdefault, heads, heads))
         if not heads.isdisjoint(names_ok.system):  # rare: a broker of a system namespace
             _count_system(local.lastStats, system)
         # a bundle has one owner: a C-speed size test, a Python scan only to name the culprit
@@ -395,7 +400,7 @@ def _brokers(c: _Checker, raw: Mapping[str, w.LocalBrokerData],
     _check_disjoint(c, brokers, owned.keys() | listed if listed else owned, namespaces,
                     names_ok.tails)
     return NameIndex(MappingProxyType(brokers), len(owned) + len(listed), MappingProxyType(system),
-                     MappingProxyType(stats), owned)
+                     MappingProxyType(stats), owned, MappingProxyType(one_each))
 
 
 def _count_system(stats: Iterable[str], into: dict[str, int]) -> None:

@@ -17,12 +17,13 @@ Each filter takes the candidates in order and returns those it keeps, recording 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter, defaultdict, deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from itertools import filterfalse
+from itertools import filterfalse, repeat
 from operator import itemgetter
-from typing import Literal
+from typing import Any, Literal
 
 from msgspec import Struct
 
@@ -119,7 +120,9 @@ def namespace_bundle_counts(
     then holds them alone, each exactly as the whole index would, and must not be asked for
     another. ``names``: the snapshot reader's :class:`~lbctl.model.cluster.NameIndex`: the names of
     the reports it checked are valid, so their namespaces are cut without a Python step per
-    name. A function of the brokers (in order) and
+    name, or not cut again at all for a broker with one bundle in each (``NameIndex.one_each``).
+    Each owner is appended to its namespace's list in C; a namespace's counts are made when it
+    is asked for (:class:`_Owners`). A function of the brokers (in order) and
     their bundle names alone (not their order within a broker): without preallocations the last
     answer is kept for the next cycle that shows the same reports and wants the same namespaces
     (read-only: shared). The memo compares the reports' key sets at C speed instead of copying
@@ -151,32 +154,64 @@ _LAST_COUNTS: list[tuple[list[tuple[str, Mapping[str, object]]], AbstractSet[str
 
 
 def _namespace_bundle_counts(load: LoadData, wanted: AbstractSet[str] | None = None,
-                             names: NameIndex | None = None) -> dict[str, dict[str, int]]:
-    index: dict[str, dict[str, int]] = {}
+                             names: NameIndex | None = None) -> _Owners:
+    # namespace → its owners, a broker once per bundle of it it owns, in the brokers' order
+    # (each broker's entries together): appended in C, counted when a namespace is asked for
+    owners: defaultdict[str, list[str]] = defaultdict(list)
+    per_namespace = owners.__getitem__  # a new namespace's list made in C (defaultdict)
+    one_each: Mapping[str, tuple[str, ...]] = {} if names is None else names.one_each
     for broker, bd in load.brokers.items():
         pre = bd.preallocated
-        # a broker's key order in each namespace's map is the brokers' order: the order within
-        # one broker's names does not matter, so its lastStats serve as they are when nothing is
-        # preallocated (a Counter per broker was measured slower: a broker's bundles are mostly
-        # in distinct namespaces, so the work is one entry per bundle either way)
+        # the order within one broker's names does not matter, so its lastStats serve as they
+        # are when nothing is preallocated
         owned = {*bd.local.lastStats, *pre} if pre else bd.local.lastStats
+        spaces: Iterable[str]
         if names is not None and not pre and names.validated(broker, bd.local):
-            # names the reader checked: a namespace is the name without its 22-character
-            # range, cut (and the unwanted dropped) by C calls, with no Python step per name
-            spaces: Iterable[str] = map(_NAMESPACE, owned)
+            # the reader's namespaces of a broker with one bundle in each, else (names the
+            # reader checked) each name without its 22-character range, cut by a C call
+            each = one_each.get(broker)
+            spaces = each if each is not None else map(_NAMESPACE, owned)
             if wanted is not None:
                 spaces = filter(wanted.__contains__, spaces)
         else:
             spaces = [x.rpartition("/")[0] for x in owned]  # namespace_of, inline
             if wanted is not None:
                 spaces = [ns for ns in spaces if ns in wanted]
-        for ns in spaces:
-            per_broker = index.get(ns)
-            if per_broker is None:
-                index[ns] = {broker: 1}
-            else:
-                per_broker[broker] = per_broker.get(broker, 0) + 1
-    return index
+        # owners[ns].append(broker) for each, in C (no Python step per bundle)
+        deque(map(list.append, map(per_namespace, spaces), repeat(broker)), maxlen=0)
+    owners.default_factory = None  # a namespace absent stays absent
+    return _Owners(owners)
+
+
+class _Owners(Mapping[str, Mapping[str, int]]):
+    """The ownership index: per namespace, each owner (in the brokers' order) → how many of the
+    namespace's bundles it owns, counted the first time the namespace is asked for (a cycle asks
+    for its unloads' namespaces, once each: the counting is C's, per owner list)."""
+
+    __slots__ = ("_counted", "_lists")
+
+    def __init__(self, lists: dict[str, list[str]]) -> None:
+        self._lists = lists
+        self._counted: dict[str, dict[str, int]] = {}
+
+    def __getitem__(self, namespace: str) -> Mapping[str, int]:
+        done = self._counted.get(namespace)
+        if done is None:
+            # Counter keeps the order in which owners first appear: the brokers' order
+            done = self._counted[namespace] = dict(Counter(self._lists[namespace]))
+        return done
+
+    def get(self, namespace: str, default: Any = None) -> Any:  # no KeyError raised per miss
+        return self[namespace] if namespace in self._lists else default
+
+    def __contains__(self, namespace: object) -> bool:
+        return namespace in self._lists
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._lists)
+
+    def __len__(self) -> int:
+        return len(self._lists)
 
 
 #: a valid bundle name's namespace: the name without ``/0xLLLLLLLL_0xUUUUUUUU``
