@@ -39,8 +39,12 @@ from lbctl.planner.load import LoadView
 
 _STEPS = 100
 #: (bundle, destination) pairs up to which the LP relaxation tightens the bound (a size, not a
-#: clock, decides, so the bound is a function of the input)
-LP_PAIRS = 50_000
+#: clock, decides, so the bound is a function of the input). Only callers that do not pass
+#: ``lp_pairs`` use it (``solve`` passes ``--exact-limit``): ``benchmarks/plans_on_hardware.py``.
+#: 200,000 takes in its 120-broker clusters (171,360 pairs: 7-8 CPU s, ~650 MB, the LP 1.6-1.7x
+#: the fractional bound, seeds 1-2); at 50,000 their bytes were set against the fractional
+#: bound alone while the 60-broker ones (42,480 pairs) had the LP's
+LP_PAIRS = 200_000
 
 
 def lower_bound(view: LoadView, rules: Rules, costs: Costs, width: float,
