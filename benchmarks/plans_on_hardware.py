@@ -8,7 +8,9 @@ The truth is :mod:`lbctl.truth` hosts (``mixed_fleet``: 8/16/32 cores, 2-8 % idl
 per-byte CPU costs of their generation +-15 %, NIC, 2 % report noise), never lbctl's load model.
 Traffic: Zipf-sized namespaces, lognormal bundles and a few hot ones (x8), dealt to brokers in
 proportion to their cores times a uniform 0.2-1.8 skew, so the cluster starts outside the 10-point
-band.
+band; then split as Pulsar's automatic bundle split would have at its default thresholds
+(:func:`presplit`: a multi-topic bundle over 30,000 msg/s or 100 MB/s in a namespace of fewer than
+128 bundles; ``--as-dealt`` keeps the deal as drawn, the figures before this).
 
 **One-shot.** For each seed and size: a 12-snapshot history a minute apart (each namespace follows
 a +-30 % wave of its own phase, each bundle drifts +-20 %; every report written — a simplification
