@@ -19,15 +19,19 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from lbctl.admin.auth import PLUGIN_NAMES
-from lbctl.admin.clientconf import ConnectionOptions
 from lbctl.safe.text import one_line
 
 if TYPE_CHECKING:
     from lbctl.admin.client import AdminClient
+    from lbctl.admin.clientconf import ConnectionOptions
     from lbctl.sources.cluster import LiveCluster
 
 _P = "Connection (pulsar-admin options)"
+
+#: :data:`lbctl.admin.auth.PLUGIN_NAMES`, spelled out so that declaring the root's flags (every
+#: command, a file-reading one too) does not import the admin client's modules; a test keeps the
+#: two equal (tests/cli/test_connection.py)
+PLUGIN_NAMES = "AuthenticationToken, AuthenticationTls, AuthenticationOAuth2, AuthenticationBasic"
 
 AdminUrl = Annotated[str | None, typer.Option(
     "--admin-url", metavar="URL", rich_help_panel=_P,
@@ -94,13 +98,19 @@ OptionalSnapshots = Annotated[
 ]
 
 
+#: where the root stores the connection flags given (:func:`given_options` reads them)
+GIVEN_KEY = "lbctl.connection"
+
+
 def remember(ctx: typer.Context, **options: Any) -> None:
-    """Store the global options on the root context (called by the root callback)."""
+    """Store the global options on the root context (called by the root callback), as they
+    were given: :func:`given_options` makes the :class:`~lbctl.admin.clientconf.ConnectionOptions`
+    of them when a command asks, so a command that reads files imports nothing of the admin
+    client."""
     hosts = options.pop("broker_host_allow", None)
     if hosts:
         options["broker_host_allow"] = ",".join(hosts)
-    ctx.obj = ConnectionOptions(**{k: (str(v) if isinstance(v, Path) else v)  # type: ignore[arg-type]  # the root callback's typed flags
-                                   for k, v in options.items()})
+    ctx.meta[GIVEN_KEY] = {k: (str(v) if isinstance(v, Path) else v) for k, v in options.items()}
 
 
 def set_limits(max_input_size: str | None, max_response_size: str | None) -> None:
@@ -184,14 +194,12 @@ def sink_output_option(args: list[str], flags: dict[str, bool]) -> list[str]:
 
 
 def given_options(ctx: typer.Context | None) -> ConnectionOptions:
-    """The global options given on the line, stored on the root context (a subcommand's context
-    walks up to it)."""
-    node: Any = ctx  # parents are the CLI library's own Context class
-    while node is not None:
-        if isinstance(node.obj, ConnectionOptions):
-            return node.obj
-        node = node.parent
-    return ConnectionOptions()
+    """The global options given on the line, stored by the root callback (a context's ``meta``
+    is shared by the whole chain: a subcommand's context sees the root's)."""
+    from lbctl.admin.clientconf import ConnectionOptions
+
+    given = ctx.meta.get(GIVEN_KEY) if ctx is not None else None
+    return ConnectionOptions(**given) if given else ConnectionOptions()
 
 
 #: where the root stores ``--context NAME`` (:func:`options_of` reads it)

@@ -1,32 +1,53 @@
-"""The built-in strategies, imported once so that they register themselves; import the registries
-from here.
+"""The built-in strategies, declared by name with the module that registers each; import the
+registries from here.
 
-Every module of :mod:`lbctl.strategies.shedding`, :mod:`~lbctl.strategies.placement` and
-:mod:`~lbctl.strategies.split` is imported (the packages are walked, so a new strategy module needs
-no line anywhere else). Today: shedding (``…loadbalance.impl`` unless noted) OverloadShedder,
-ThresholdShedder, UniformLoadShedder, AvgShedder, TransferShedder (``…extensions.scheduler``);
-placement LeastLongTermMessageRate, LeastResourceUsageWithWeight, RoundRobinBrokerSelector,
-AvgShedder; split algorithms (``org.apache.pulsar.common.naming``) range_equally_divide,
-topic_count_equally_divide, specified_positions_divide, flow_or_qps_equally_divide.
+A strategy's module is imported when that strategy is first resolved or created
+(:meth:`lbctl.strategies.registry.Registry.declare`): a ``recommend`` imports the shedder and the
+placement it runs, not all nine modules. A new strategy module is one line in :data:`MODULES`
+(``tests/contract/test_strategy_contract.py`` fails on a module that registers a name not
+declared here). Today: shedding (``…loadbalance.impl`` unless noted) AvgShedder,
+OverloadShedder, ThresholdShedder, TransferShedder (``…extensions.scheduler``),
+UniformLoadShedder; placement AvgShedder, LeastLongTermMessageRate, LeastResourceUsageWithWeight,
+RoundRobinBrokerSelector; split algorithms (``org.apache.pulsar.common.naming``)
+flow_or_qps_equally_divide, range_equally_divide, specified_positions_divide,
+topic_count_equally_divide.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from lbctl.config import Settings
-from lbctl.strategies import placement, shedding, split
 from lbctl.strategies.registry import PLACEMENT, SHEDDING, SPLIT
 from lbctl.strategies.split.base import (
     FLOW_OR_QPS_EQUALLY_DIVIDE,
     RANGE_EQUALLY_DIVIDE,
+    SPECIFIED_POSITIONS_DIVIDE,
+    TOPIC_COUNT_EQUALLY_DIVIDE,
     SplitAlgorithm,
 )
 
-for _package in (shedding, placement, split):
-    for _module in pkgutil.iter_modules(_package.__path__, _package.__name__ + "."):
-        importlib.import_module(_module.name)
+_S = "lbctl.strategies."
+
+#: each registry's built-in names (by its kind) → the module that registers the name, in the order
+#: the names are listed (completion, ``did you mean``, an error's known names): the order they had
+#: when every module was imported at once, by package then module name
+MODULES: dict[str, dict[str, str]] = {
+    SHEDDING.kind: {"AvgShedder": _S + "shedding.avg",
+                    "OverloadShedder": _S + "shedding.overload",
+                    "ThresholdShedder": _S + "shedding.threshold",
+                    "TransferShedder": _S + "shedding.transfer",
+                    "UniformLoadShedder": _S + "shedding.uniform"},
+    PLACEMENT.kind: {"AvgShedder": _S + "shedding.avg",
+                     "LeastLongTermMessageRate": _S + "placement.least_long_term_message_rate",
+                     "LeastResourceUsageWithWeight":
+                         _S + "placement.least_resource_usage_with_weight",
+                     "RoundRobinBrokerSelector": _S + "placement.round_robin"},
+    SPLIT.kind: {n: _S + "split." + n for n in (
+        FLOW_OR_QPS_EQUALLY_DIVIDE, RANGE_EQUALLY_DIVIDE, SPECIFIED_POSITIONS_DIVIDE,
+        TOPIC_COUNT_EQUALLY_DIVIDE)},
+}
+SHEDDING.declare(MODULES[SHEDDING.kind])
+PLACEMENT.declare(MODULES[PLACEMENT.kind])
+SPLIT.declare(MODULES[SPLIT.kind])
 
 __all__ = ["PLACEMENT", "SHEDDING", "SPLIT", "algorithm_by_name", "algorithm_of"]
 

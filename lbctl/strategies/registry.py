@@ -3,13 +3,14 @@
 One registry per kind. A strategy is looked up by its short class name (``ThresholdShedder``) or its
 fully qualified class name (``org.apache.pulsar.broker.loadbalance.impl.ThresholdShedder``), which is
 how ``loadBalancerLoadSheddingStrategy`` names it. Unknown names are usage errors that suggest the
-closest registered name. Adding a strategy is one module that registers itself, listed in
-:mod:`lbctl.strategies.builtin`, plus its test.
+closest registered name. Adding a strategy is one module that registers itself, listed by name
+in :mod:`lbctl.strategies.builtin`, plus its test.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from importlib import import_module
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from lbctl.config import closest
@@ -25,8 +26,11 @@ T = TypeVar("T")
 class Registry(Generic[T]):
     """Strategies of one kind, by Pulsar's short class name, with the settings each reads.
 
-    The registry imports none of its strategies: each module registers itself when imported, and
-    :mod:`lbctl.strategies.builtin` imports the built-in ones (import the registries from there).
+    Each module registers itself when imported. :mod:`lbctl.strategies.builtin` declares the
+    built-in ones by name and module (import the registries from there); a declared strategy's
+    module is imported the first time that strategy is resolved, created or asked what it reads,
+    so a command that runs one shedder and one placement does not import the others (they were a
+    tenth of a small ``recommend``'s start-up). Listing the names imports nothing.
     """
 
     def __init__(self, kind: str, package: str):
@@ -35,6 +39,11 @@ class Registry(Generic[T]):
         self._factories: dict[str, Callable[[], T]] = {}
         self._packages: dict[str, str] = {}  # names registered from another Java package
         self._reads: dict[str, tuple[str, ...]] = {}
+        self._modules: dict[str, str] = {}  # declared, by name: the module that registers it
+
+    def declare(self, modules: Mapping[str, str]) -> None:
+        """Strategies by name → the module that registers each, imported when first needed."""
+        self._modules.update(modules)
 
     def register(
         self, name: str, package: str | None = None, *, reads: tuple[str, ...] = ()
@@ -53,7 +62,16 @@ class Registry(Generic[T]):
         return deco
 
     def names(self) -> list[str]:
-        return list(self._factories)
+        """The declared names, then any registered without a declaration (no import)."""
+        return list(dict.fromkeys([*self._modules, *self._factories]))
+
+    def _load(self, short: str) -> bool:
+        """Whether ``short`` is registered, its declared module imported first if need be."""
+        if short not in self._factories and short in self._modules:
+            import_module(self._modules[short])
+            if short not in self._factories:
+                raise RuntimeError(f"{self._modules[short]} did not register {self.kind} {short}")
+        return short in self._factories
 
     def qualified_name(self, name: str) -> str:
         """The fully qualified Java class name of a registered strategy."""
@@ -68,12 +86,12 @@ class Registry(Generic[T]):
         """Resolve a short or fully qualified name to the registered short name."""
         text = name.strip()
         short = text.rsplit(".", 1)[-1]
-        package = self._packages.get(short, self.package)
-        if short in self._factories and (text == short or text == f"{package}.{short}"):
+        if self._load(short) and text in (short, f"{self._packages.get(short, self.package)}.{short}"):
             return short
-        hint = closest(short, self._factories)
+        names = self.names()
+        hint = closest(short, names)
         suffix = f" (did you mean {hint}?)" if hint else ""
-        known = ", ".join(self._factories)
+        known = ", ".join(names)
         raise UsageError(f"unknown {self.kind} strategy {name!r}{suffix}; known: {known}")
 
     def create(self, name: str) -> T:
