@@ -4,7 +4,7 @@ registries from here.
 A strategy's module is imported when that strategy is first resolved or created
 (:meth:`lbctl.strategies.registry.Registry.declare`): a ``recommend`` imports the shedder and the
 placement it runs, not all nine modules. A new strategy module is one line in :data:`MODULES`
-(``tests/contract/test_strategy_contract.py`` fails on a module that registers a name not
+(``tests/strategies/test_builtin.py`` fails on a module that registers a name not
 declared here). Today: shedding (``…loadbalance.impl`` unless noted) AvgShedder,
 OverloadShedder, ThresholdShedder, TransferShedder (``…extensions.scheduler``),
 UniformLoadShedder; placement AvgShedder, LeastLongTermMessageRate, LeastResourceUsageWithWeight,
