@@ -61,9 +61,12 @@ class ResourceUsage:
         Both operands are rounded to float before the division and the product is a float too;
         products and quotients of two floats are exact in double before that final rounding, so
         rounding each step with :func:`f32` reproduces Java bit for bit. No clamping: a usage over
-        its limit gives more than 100 %.
+        its limit gives more than 100 %. A zero usage is not memoised: ``0.0 == -0.0`` as a
+        key, and Java's ``-0.0f / limit * 100f`` is ``-0.0``, so the memo would hand back the sign
+        of whichever zero came first in the process.
         """
-        return _percent_usage(self.usage, self.limit)
+        u = self.usage
+        return _percent_usage(u, self.limit) if u else _percent_of(u, self.limit)
 
 
 def trim_percent_memo(keep: int = 4096) -> None:
@@ -76,10 +79,8 @@ def trim_percent_memo(keep: int = 4096) -> None:
         _percent_usage.cache_clear()
 
 
-@lru_cache(maxsize=1 << 16)
-def _percent_usage(usage: float, limit: float) -> float:
-    """Memoised: brokers' usages are read many times per cycle (every placement scores them). The
-    size holds the five resources of 10,000+ brokers: a smaller cache thrashes on such a cycle."""
+def _percent_of(usage: float, limit: float) -> float:
+    """``ResourceUsage.percentUsage()`` of a usage and its limit (:attr:`ResourceUsage.percent`)."""
     p = 0.0
     if limit > 0:
         num, den = f32(usage), f32(limit)
@@ -88,6 +89,11 @@ def _percent_usage(usage: float, limit: float) -> float:
         else:
             p = f32(num / den)
     return f32(p * 100.0)
+
+
+#: memoised: brokers' usages are read many times per cycle (every placement scores them). The
+#: size holds the five resources of 10,000+ brokers: a smaller cache thrashes on such a cycle.
+_percent_usage = lru_cache(maxsize=1 << 16)(_percent_of)
 
 
 DEFAULT_BUNDLE_STATS = NamespaceBundleStats(

@@ -233,3 +233,13 @@ def test_first_sample_equals_default_then_update() -> None:
 
     st = NamespaceBundleStats(12.5, 3000.0, 7.25, 1500.0, 1, 2, 3, 0)
     assert BundleData.first_sample(st) == BundleData.new().update(st)
+
+
+def test_a_negative_zero_usage_keeps_its_sign_whatever_was_asked_before() -> None:
+    """Java's ``(float) -0.0 / limit * 100f`` is ``-0.0`` and ``0.0`` stays ``0.0``; the memo keys
+    ``0.0`` and ``-0.0`` alike, so a zero must not come back with the other zero's sign."""
+    for first, second in ((0.0, -0.0), (-0.0, 0.0)):
+        before = ResourceUsage(first, 8.0).percent
+        got = ResourceUsage(second, 8.0).percent
+        assert math.copysign(1.0, before) == math.copysign(1.0, first)
+        assert got == 0.0 and math.copysign(1.0, got) == math.copysign(1.0, second)
