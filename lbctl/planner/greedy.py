@@ -602,34 +602,31 @@ def _window_plans(view: LoadView, rules: Rules, costs: Costs, cands: Sequence[Se
     """Each ranked window's shed-and-fill plan, then local search: ``windows`` of them (5, 1
     for clusters of more than 20,000 bundles, whose local search also makes one pass, not two),
     none below ``floor``; with ``hosts``, big bundles may take a broker of their own. When none
-    meets the goals (and ``swaps``; ``None``: above :data:`SWAP_PAIRS` pairs), each fill's plan
-    again with :func:`~lbctl.planner.greedy_search.exchange`'s swaps, where they reach the band:
-    swaps only where single moves fail."""
+    meets the goals (and ``swaps``; ``None``: above :data:`SWAP_PAIRS` pairs), each plan gets
+    :func:`~lbctl.planner.greedy_search.exchange`'s swaps, kept where they reach the band (then
+    local search again): swaps only where single moves fail."""
     large = len(view.bundles) > 20_000
     if swaps is None:
         swaps = sum(map(len, cands)) * max(len(view.brokers) - 1, 0) > SWAP_PAIRS
     if windows is None:
         windows = 1 if large else 5
     results: list[_Planned] = []
-    filled: list[tuple[float, list[tuple[int, int]]]] = []
     for lo in rank_windows(view, view.usages(), width, umax, windows, floor=floor):
         a = Assignment(view, rules, costs)
         fill = _Fill(a, cands, lo, min(lo + width, umax), caps, hosts)
         fill.shed()
         fill.fill()
-        filled.append((lo, a.moves()))
         improve(a, cands, width, umax, 1 if large else 2)
         results.append((_violation(a, width, umax), a.cost, a, (lo, lo + width)))
     if swaps and not any(r[0].ok for r in results):
-        # single moves reached no window: each fill's plan with swaps, kept where they reach
-        # the band (greedy_search.exchange; issue 29's "b" misses on mixed hosts)
-        for lo, moves in filled:
-            a = Assignment(view, rules, costs)
-            a.apply(moves)
+        # single moves reached no window: each plan with swaps, kept where they reach the band
+        # (greedy_search.exchange; issue 29's "b" misses on mixed hosts), then local search
+        for k, (_, _, a, window) in enumerate(results):
+            moved = len(a.moved), a.cost
             exchange(a, cands, width, umax, partial(_within, a, caps))
-            if a.moves() != moves:
+            if (len(a.moved), a.cost) != moved or a.violation_free(width, umax):
                 improve(a, cands, width, umax, 1 if large else 2)
-                results.append((_violation(a, width, umax), a.cost, a, (lo, lo + width)))
+                results[k] = (_violation(a, width, umax), a.cost, a, window)
     return results
 
 

@@ -319,25 +319,25 @@ def exchange(a: Assignment, cands: Sequence[Sequence[int]], width: float, umax: 
     n = len(a.u)
     if n < 2 or a.violation_free(width, umax):
         return
-    kept = a.moves()
+    order = list(a.moved)
     ex = _Exchange(a, cands, work)
+    made: list[tuple[int, int]] = []  # (bundle, its broker before), in the order placed
     while ex.work > 0 and not a.violation_free(width, umax):
         step = _lower_top(ex, umax) or _raise_bottom(ex, umax)
         if step is None:
             break
-        before = [(x, a.owner[x]) for x, _ in step]
+        made.extend((x, a.owner[x]) for x, _ in step)
         for x, d in step:
             ex.place(x, d)
         if not within_caps():
-            for x, d in reversed(before):
-                ex.place(x, d)
             break
-    if not a.violation_free(width, umax):
+    if not within_caps() or not a.violation_free(width, umax):
         # short of the band the swaps are not kept: a plan that misses anyway is not made
         # larger (the closed loop's plans on a misreported cluster got worse with them)
-        for i in list(a.moved):
-            a.undo(i)
-        a.apply(kept)
+        for x, d in reversed(made):
+            ex.place(x, d)
+        if made:
+            a.moved = {i: a.moved[i] for i in order}  # the plan as it was, its moves in order
 
 
 _Step = list[tuple[int, int]]
