@@ -40,7 +40,7 @@ from lbctl.planner.assignment import EPS, Assignment, Violation, better
 from lbctl.planner.constraints import Rules
 from lbctl.planner.cost import Costs
 from lbctl.planner.goals import Targets
-from lbctl.planner.greedy_search import Present, best_levelling_move
+from lbctl.planner.greedy_search import Present, best_levelling_move, exchange
 from lbctl.planner.load import LoadView
 
 _DEST_TRIES = 48  # destinations looked at per bundle before giving up on it
@@ -49,6 +49,13 @@ _NEAR = 8  # covering bundles compared by cost (the smallest ones)
 _DONORS = 4  # donors scanned per fill step (the first that can lift the receiver wins)
 _SWAPS = 3  # cheaper bundles tried per move in local search
 _HOSTED = 16  # heaviest bundles per resource driver that may need a broker of their own
+#: swaps (:func:`~lbctl.planner.greedy_search.exchange`) are tried on clusters of more (bundle,
+#: destination) pairs than this: the greedy-only regime of ``benchmarks/plans_on_hardware.py``
+#: n = 120 (171,000 pairs) and 300 (1.08 M), where they were measured (in band in truth 30 ->
+#: 55 % at n = 120). Not below: on a 5-broker closed loop (``tests/planner/test_planner_cycle.py``,
+#: brokers back from a restart) a swapped plan the robust repair then judged too uncertain left
+#: the range at 40 points where the single-move plan reached the band a cycle later
+SWAP_PAIRS = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -564,12 +571,16 @@ def rank_windows(view: LoadView, usages: Sequence[float], width: float, umax: fl
 
 
 def solve_greedy(view: LoadView, rules: Rules, costs: Costs, targets: Targets, width: float,
-                 caps: Caps, windows: int | None = None) -> GreedyResult:
-    """The best of a few windows' shed-and-fill plans (then local search), and a capacity-only
-    plan. ``windows`` defaults to 5, 1 for clusters of more than 20,000 bundles."""
+                 caps: Caps, windows: int | None = None,
+                 swaps: bool | None = None) -> GreedyResult:
+    """The best of a few windows' shed-and-fill plans (then swaps where the band is missed,
+    then local search), and a capacity-only plan. ``windows`` defaults to 5, 1 for clusters of
+    more than 20,000 bundles; ``swaps``: whether to try them (``None``: above
+    :data:`SWAP_PAIRS` pairs; ``False``: shed-and-fill's own plans, as the equality test's
+    reference)."""
     cands = candidates_by_broker(view, rules, costs)
     umax = targets.max_usage
-    results = _window_plans(view, rules, costs, cands, width, umax, caps, windows)
+    results = _window_plans(view, rules, costs, cands, width, umax, caps, windows, swaps=swaps)
     if not any(r[0].ok for r in results):
         a = Assignment(view, rules, costs)
         fill = _Fill(a, cands, -math.inf, umax, caps)
@@ -586,11 +597,17 @@ _Planned = tuple[Violation, float, Assignment, tuple[float, float] | None]
 
 def _window_plans(view: LoadView, rules: Rules, costs: Costs, cands: Sequence[Sequence[int]],
                   width: float, umax: float, caps: Caps, windows: int | None,
-                  floor: float = -math.inf, hosts: Hosts | None = None) -> list[_Planned]:
+                  floor: float = -math.inf, hosts: Hosts | None = None,
+                  swaps: bool | None = None) -> list[_Planned]:
     """Each ranked window's shed-and-fill plan, then local search: ``windows`` of them (5, 1
     for clusters of more than 20,000 bundles, whose local search also makes one pass, not two),
-    none below ``floor``; with ``hosts``, big bundles may take a broker of their own."""
+    none below ``floor``; with ``hosts``, big bundles may take a broker of their own. When none
+    meets the goals (and ``swaps``; ``None``: above :data:`SWAP_PAIRS` pairs), each plan gets
+    :func:`~lbctl.planner.greedy_search.exchange`'s swaps, kept where they reach the band (then
+    local search again): swaps only where single moves fail."""
     large = len(view.bundles) > 20_000
+    if swaps is None:
+        swaps = sum(map(len, cands)) * max(len(view.brokers) - 1, 0) > SWAP_PAIRS
     if windows is None:
         windows = 1 if large else 5
     results: list[_Planned] = []
@@ -601,7 +618,22 @@ def _window_plans(view: LoadView, rules: Rules, costs: Costs, cands: Sequence[Se
         fill.fill()
         improve(a, cands, width, umax, 1 if large else 2)
         results.append((_violation(a, width, umax), a.cost, a, (lo, lo + width)))
+    if swaps and not any(r[0].ok for r in results):
+        # single moves reached no window: each plan with swaps, kept where they reach the band
+        # (greedy_search.exchange; issue 29's "b" misses on mixed hosts), then local search
+        for k, (_, _, a, window) in enumerate(results):
+            moved = len(a.moved), a.cost
+            exchange(a, cands, width, umax, partial(_within, a, caps))
+            if (len(a.moved), a.cost) != moved or a.violation_free(width, umax):
+                improve(a, cands, width, umax, 1 if large else 2)
+                results[k] = (_violation(a, width, umax), a.cost, a, window)
     return results
+
+
+def _within(a: Assignment, caps: Caps) -> bool:
+    """Whether ``a`` keeps to ``--max-moves`` and ``--max-throughput``."""
+    return ((caps.max_moves is None or len(a.moved) <= caps.max_moves)
+            and (caps.max_throughput is None or a.throughput <= caps.max_throughput + EPS))
 
 
 def _best(results: Sequence[_Planned]) -> GreedyResult:

@@ -212,3 +212,221 @@ def best_levelling_move(a: Assignment, j: int, receivers: Sequence[int],
                     seen.add(i)
                     consider(i)
     return None if best is None else (best[2], best_d)
+
+
+#: work units (usage evaluations, bundles sorted) one window's :func:`exchange` may spend: a
+#: count, not a clock, so the plan stays a function of the input
+EXCHANGE_WORK = 200_000
+_EX_BUNDLES = 8  # bundles of the extreme broker tried per step (the most relief first)
+_EX_PARTNERS = 16  # partner brokers tried per bundle
+_EX_NEAR = 6  # partner bundles tried per (bundle, partner), around the balancing one
+
+
+class _Exchange:
+    """The state of one :func:`exchange` pass: which movable bundles are on each broker now,
+    each broker's sorted by a resource's driver (built when asked, dropped when it changes),
+    and the work left."""
+
+    def __init__(self, a: Assignment, cands: Sequence[Sequence[int]], work: int):
+        self.a = a
+        self.work = work
+        self.on: list[set[int]] = [{i for i in lst if i not in a.moved} for lst in cands]
+        for i, d in a.moved.items():
+            self.on[d].add(i)
+        self._sorted: dict[tuple[int, int], Sorted] = {}
+
+    def by_driver(self, j: int, r: int) -> Sorted:
+        hit = self._sorted.get((j, r))
+        if hit is None:
+            drivers = self.a.view.drivers
+            items = sorted((drivers[i][r], i) for i in self.on[j])
+            self.work -= len(items) + 1
+            hit = self._sorted[(j, r)] = ([x for x, _ in items], [i for _, i in items])
+        return hit
+
+    def place(self, i: int, d: int) -> None:
+        """Bundle ``i`` (movable) to broker ``d``: a move, a move sent elsewhere, or undone."""
+        a = self.a
+        s = a.owner[i]
+        if s == d:
+            return
+        if i in a.moved:
+            a.undo(i)
+        if a.owner[i] != d:
+            a.move(i, d)
+        self.on[s].discard(i)
+        self.on[d].add(i)
+        for r in range(3):
+            self._sorted.pop((s, r), None)
+            self._sorted.pop((d, r), None)
+
+    def added_cost(self, i: int, d: int) -> float:
+        """What sending ``i`` to ``d`` adds to the plan's cost (negative: a move undone)."""
+        a = self.a
+        c = a.costs.cost[i]
+        return (c if a.view.owner[i] != d else 0.0) - (c if i in a.moved else 0.0)
+
+    def heaviest(self, j: int) -> int:
+        """The resource of broker ``j``'s heaviest term now (0 when none follows traffic)."""
+        a = self.a
+        t = a.terms[j]
+        best, best_r = -math.inf, 0
+        for r in range(3):
+            if t.now[r] == -math.inf or t.per_unit[r] <= 0:
+                continue
+            v = t.resource(r, a.delta[j][r])
+            if v > best:
+                best, best_r = v, r
+        return best_r
+
+    def near(self, giver: int, taker: int, into_giver: int, out_taker: int) -> list[int]:
+        """Up to :data:`_EX_NEAR` bundles of ``giver`` (not ``out_taker``'s partner), around the
+        one that leaves ``giver`` (receiving ``into_giver``) and ``taker`` (giving ``out_taker``)
+        level: bisection over ``giver``'s bundles sorted by its heaviest resource's driver."""
+        a = self.a
+        ds, ids = self.by_driver(giver, self.heaviest(giver))
+        lo, hi = 0, len(ids)
+        while lo < hi:  # the first bundle with which the giver ends no higher than the taker
+            mid = (lo + hi) // 2
+            k = ids[mid]
+            self.work -= 2
+            if a.usage_swap(giver, k, into_giver) <= a.usage_swap(taker, out_taker, k):
+                hi = mid
+            else:
+                lo = mid + 1
+        half = _EX_NEAR // 2
+        return ids[max(lo - half, 0):lo + half]
+
+
+def exchange(a: Assignment, cands: Sequence[Sequence[int]], width: float, umax: float,
+             within_caps: Callable[[], bool], work: int = EXCHANGE_WORK) -> None:
+    """Swaps and relocations that narrow the range where single moves from the greedy's fill
+    left it too wide (issue 29: on mixed 8/16/32-core hosts an 8-core broker keeps a bundle of 25
+    points it would weigh 6 on a 32-core host; the fill cannot move it, as its broker would drop
+    below the window, so the fleet's max stays pinned).
+
+    Each step takes the most loaded broker (the lower index on a tie) and looks for the pair of
+    moves that lowers it most: one of its bundles (the :data:`_EX_BUNDLES` giving most relief,
+    then by index) to a partner (the :data:`_EX_PARTNERS` where the bundle weighs least for the
+    relief it gives, then by usage and index), and nothing or one of the partner's bundles (of
+    :data:`_EX_NEAR` around the one that levels the two) back. Failing that, it raises the least
+    loaded broker the same way: a bundle from one of the most loaded brokers, nothing or one of
+    its own bundles back. A step is made only when the pair ends strictly inside the range
+    (the max lower, or the min higher, the other end not passed), each broker under the cap or
+    no higher than it was, every bundle's destination agreeing (``refuses``), within the move
+    and throughput caps; pinned bundles are not candidates. Ties: (peak, added cost, bundle,
+    partner, bundle back). Cut at ``work`` units, never a clock."""
+    n = len(a.u)
+    if n < 2 or a.violation_free(width, umax):
+        return
+    order = list(a.moved)
+    ex = _Exchange(a, cands, work)
+    made: list[tuple[int, int]] = []  # (bundle, its broker before), in the order placed
+    while ex.work > 0 and not a.violation_free(width, umax):
+        step = _lower_top(ex, umax) or _raise_bottom(ex, umax)
+        if step is None:
+            break
+        made.extend((x, a.owner[x]) for x, _ in step)
+        for x, d in step:
+            ex.place(x, d)
+        if not within_caps():
+            break
+    if not within_caps() or not a.violation_free(width, umax):
+        # short of the band the swaps are not kept: a plan that misses anyway is not made
+        # larger (the closed loop's plans on a misreported cluster got worse with them)
+        for x, d in reversed(made):
+            ex.place(x, d)
+        if made:
+            a.moved = {i: a.moved[i] for i in order}  # the plan as it was, its moves in order
+
+
+_Step = list[tuple[int, int]]
+
+
+def _fits(a: Assignment, j: int, u: float, umax: float) -> bool:
+    """Broker ``j`` may end at ``u``: under the cap, or no higher than it is."""
+    return u <= umax + EPS or u <= a.u[j] + EPS
+
+
+def _pair(ex: _Exchange, e: int, d: int, out_e: int, out_d: int) -> tuple[float, float] | None:
+    """The usages of ``e`` and ``d`` after ``out_e`` goes to ``d`` and ``out_d`` to ``e``
+    (either -1: none), or ``None`` when a destination refuses its bundle."""
+    a = ex.a
+    ex.work -= 2
+    if out_e >= 0 and a.owner[out_e] != e:
+        return None
+    if (out_e >= 0 and a.refuses(out_e, d) is not None) or (
+            out_d >= 0 and a.refuses(out_d, e) is not None):
+        return None
+    return a.usage_swap(e, out_e, out_d), a.usage_swap(d, out_d, out_e)
+
+
+def _lower_top(ex: _Exchange, umax: float) -> _Step | None:
+    a = ex.a
+    n = len(a.u)
+    e = max(range(n), key=lambda j: (a.u[j], -j))
+    top, bottom = a.u[e], min(a.u)
+    gives = []
+    for i in ex.on[e]:
+        ex.work -= 1
+        gives.append((a.usage_if(e, i, -1.0) - top, i))
+    gives.sort()
+    best: tuple[float, float, int, int, int] | None = None
+    for relief, i in gives[:_EX_BUNDLES]:
+        if relief >= -EPS or ex.work <= 0:
+            break
+        ranked = []
+        for d in range(n):
+            if d == e or a.u[d] >= top - EPS:
+                continue
+            ex.work -= 1
+            ranked.append(((a.usage_if(d, i, 1.0) - a.u[d]) / -relief, a.u[d], d))
+        ranked.sort()
+        for _, _, d in ranked[:_EX_PARTNERS]:
+            for k in [-1, *ex.near(d, e, i, i)]:
+                got = _pair(ex, e, d, i, k)
+                if got is None:
+                    continue
+                ue, ud = got
+                peak = max(ue, ud)
+                if peak >= top - EPS or min(ue, ud) < bottom - EPS or not (
+                        _fits(a, e, ue, umax) and _fits(a, d, ud, umax)):
+                    continue
+                key = (peak, ex.added_cost(i, d) + (ex.added_cost(k, e) if k >= 0 else 0.0),
+                       i, d, k)
+                if best is None or key < best:
+                    best = key
+    if best is None:
+        return None
+    _, _, i, d, k = best
+    return [(i, d)] + ([(k, e)] if k >= 0 else [])
+
+
+def _raise_bottom(ex: _Exchange, umax: float) -> _Step | None:
+    a = ex.a
+    n = len(a.u)
+    e = min(range(n), key=lambda j: (a.u[j], j))
+    low, top = a.u[e], max(a.u)
+    best: tuple[float, float, int, int, int] | None = None
+    donors = sorted(range(n), key=lambda j: (-a.u[j], j))[:_EX_PARTNERS]
+    ex.work -= n
+    for d in donors:
+        if a.u[d] <= low + EPS or ex.work <= 0:
+            break
+        for i in ex.near(d, e, -1, -1):
+            for k in [-1, *ex.near(e, d, i, i)]:
+                got = _pair(ex, e, d, k, i)
+                if got is None:
+                    continue
+                ue, ud = got
+                if min(ue, ud) <= low + EPS or max(ue, ud) > top + EPS or not (
+                        _fits(a, e, ue, umax) and _fits(a, d, ud, umax)):
+                    continue
+                key = (-min(ue, ud), ex.added_cost(i, e)
+                       + (ex.added_cost(k, d) if k >= 0 else 0.0), i, d, k)
+                if best is None or key < best:
+                    best = key
+    if best is None:
+        return None
+    _, _, i, d, k = best
+    return [(i, e)] + ([(k, d)] if k >= 0 else [])

@@ -81,7 +81,9 @@ caps = st.builds(greedy.Caps, st.one_of(st.none(), st.integers(1, 40)),
 
 def _same_plan(view: LoadView, rules: Rules, costs: Costs, targets: Targets, width: float,
                cap: greedy.Caps) -> list[tuple[int, int]]:
-    new = greedy.solve_greedy(view, rules, costs, targets, width, cap)
+    # the reference predates the swaps (issue 29; only on clusters above greedy.SWAP_PAIRS,
+    # and only where the band is missed): compared without them (test_planner_exchange)
+    new = greedy.solve_greedy(view, rules, costs, targets, width, cap, swaps=False)
     ref = old.solve_greedy(view, rules, costs, targets, width, old.Caps(cap.max_moves,
                                                                         cap.max_throughput))
     assert new.assignment.moves() == ref.assignment.moves()
