@@ -116,6 +116,19 @@ class Assignment:
                     u = v
         return u
 
+    def heaviest_term(self, j: int) -> int:
+        """The resource of broker ``j``'s heaviest weighted term now (-1: none follows
+        traffic): the driver a bundle must carry to relieve ``j``."""
+        t = self.terms[j]
+        best, best_r = -math.inf, -1
+        for r in range(3):
+            if t.now[r] == -math.inf or t.per_unit[r] <= 0:
+                continue
+            v = t.resource(r, self.delta[j][r])
+            if v > best:
+                best, best_r = v, r
+        return best_r
+
     def refuses(self, i: int, j: int) -> str | None:
         return self.rules.refuses(i, j, self.topics, self.view.topics[i], self.groups)
 

@@ -268,16 +268,7 @@ class _Exchange:
 
     def heaviest(self, j: int) -> int:
         """The resource of broker ``j``'s heaviest term now (0 when none follows traffic)."""
-        a = self.a
-        t = a.terms[j]
-        best, best_r = -math.inf, 0
-        for r in range(3):
-            if t.now[r] == -math.inf or t.per_unit[r] <= 0:
-                continue
-            v = t.resource(r, a.delta[j][r])
-            if v > best:
-                best, best_r = v, r
-        return best_r
+        return max(self.a.heaviest_term(j), 0)
 
     def near(self, giver: int, taker: int, into_giver: int, out_taker: int) -> list[int]:
         """Up to :data:`_EX_NEAR` bundles of ``giver`` (not ``out_taker``'s partner), around the

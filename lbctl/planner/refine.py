@@ -126,19 +126,6 @@ def _usual(owner: Sequence[int], tp: Sequence[float], rate: Sequence[float], bro
     return usual
 
 
-def _top_term(a: Assignment, j: int) -> int:
-    """The resource of broker ``j``'s heaviest weighted term now (-1: none follows traffic)."""
-    t = a.terms[j]
-    best, best_r = -math.inf, -1
-    for r in range(3):
-        if t.now[r] == -math.inf or t.per_unit[r] <= 0:
-            continue
-        v = t.resource(r, a.delta[j][r])
-        if v > best:
-            best, best_r = v, r
-    return best_r
-
-
 def _low_term(a: Assignment, j: int, lo: float) -> int:
     """The resource whose term lifts broker ``j`` to ``lo`` for the least driver."""
     t = a.terms[j]
@@ -192,7 +179,7 @@ def mend(a: Assignment, ratios: Ratios, lo: float, hi: float, fix: Sequence[int]
         return True
 
     def step_down(s: int) -> bool:
-        r = _top_term(a, s)
+        r = a.heaviest_term(s)
         if r < 0:
             return False
         short = [d for d in fix if a.u[d] < lo - EPS and d != s]
