@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,7 @@ from typer.testing import CliRunner
 from lbctl.admin.auth import PLUGIN_NAMES
 from lbctl.cli import connection
 from lbctl.cli.app import app
-from tests.paths import EXAMPLES
+from tests.started import modules_after_a_file_recommend
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> Any:
@@ -56,13 +54,7 @@ def test_outside_a_command_nothing_was_given() -> None:
 
 @pytest.mark.slow
 def test_a_file_recommend_imports_no_admin_client_and_one_shedder() -> None:
-    code = ("import sys\nfrom lbctl.cli.app import main\n"
-            f"sys.argv = ['lbctl', 'recommend', {str(EXAMPLES / 'hot-broker.json')!r}]\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print('MODS:' + ','.join(sorted(m for m in sys.modules if m.startswith('lbctl.'))))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
-    loaded = set(out.strip().splitlines()[-1].removeprefix("MODS:").split(","))
+    loaded = modules_after_a_file_recommend()
     assert "lbctl.strategies.shedding.threshold" in loaded  # the example's shedder
     assert not {m for m in loaded if m.startswith("lbctl.admin")}
     others = {f"lbctl.strategies.shedding.{m}" for m in ("avg", "overload", "uniform")}

@@ -4,15 +4,12 @@ command in the order an eager declaration gave (``--help``'s goldens pin the tex
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 import typer.main
 
 from lbctl.cli.app import app
 from lbctl.cli.root import LazyCommands
-from tests.paths import EXAMPLES
+from tests.started import modules_after_a_file_recommend
 
 
 def test_names_come_without_building_and_each_is_built_once() -> None:
@@ -52,13 +49,7 @@ def test_the_root_lists_every_command_in_the_declared_order() -> None:
 
 @pytest.mark.slow
 def test_recommend_imports_no_other_command() -> None:
-    code = ("import sys\nfrom lbctl.cli.app import main\n"
-            f"sys.argv = ['lbctl', 'recommend', {str(EXAMPLES / 'hot-broker.json')!r}]\n"
-            "try:\n    main()\nexcept SystemExit:\n    pass\n"
-            "print('CLI:' + ','.join(sorted(m for m in sys.modules if m.startswith('lbctl.cli.'))))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
-    loaded = set(out.strip().splitlines()[-1].removeprefix("CLI:").split(","))
+    loaded = modules_after_a_file_recommend("lbctl.cli.")
     assert "lbctl.cli.recommend" in loaded
     others = {"lbctl.cli.apply", "lbctl.cli.fleet", "lbctl.cli.compare", "lbctl.cli.drain",
               "lbctl.cli.monitor_brokers", "lbctl.cli.simulate", "lbctl.cli.explain"}
