@@ -43,7 +43,8 @@ lower ``node_limit`` (10 or 1: 3–35 % less time, the plan changed on 6 of 12) 
 this process, then the solver in a child with ``RLIMIT_CPU``, :func:`_within`), so that other
 processes' load never decides it; a run it stops is discarded (``moves`` is ``None``, status
 ``"time limit"``), the caller keeps its deterministic greedy plan and says so. The wall clock
-only ends a child starved past :data:`WALL_FACTOR` times its allowance. ``LBCTL_MILP_DEBUG=1``
+only ends a child starved past :data:`WALL_FACTOR` times its allowance (status ``"wall limit"``,
+so that the note names the clock that stopped it). ``LBCTL_MILP_DEBUG=1``
 prints HiGHS's log. scipy is an optional extra (``pip install 'lbctl[propose]'``): without it
 :func:`available` is false and the planner runs greedy only.
 
@@ -91,6 +92,11 @@ MIP_GAP = 1e-4
 #: (plus :data:`GRACE`): the CPU limit decides; this only ends a starved or stuck child
 WALL_FACTOR = 10.0
 GRACE = 2.0
+
+
+class WallClockStop(Exception):
+    """The solver's child was killed by the wall clock (:data:`WALL_FACTOR`), not by its CPU
+    allowance: a starved or stuck child, which the plan's note names apart from the safety net."""
 #: bundles whose allowed destinations are worked out at a time (memory: this × brokers bytes)
 _CHUNK = 4096
 
@@ -365,7 +371,10 @@ def solve_milp(view: LoadView, rules: Rules, costs: Costs, targets: Targets, wid
 
     with nullcontext() if debug else quiet_stdout():
         if can_fork():
-            res: Any = _within(run, left, WALL_FACTOR * left + GRACE)
+            try:
+                res: Any = _within(run, left, WALL_FACTOR * left + GRACE)
+            except WallClockStop:
+                return MilpResult(None, "wall limit", None, None, None, m.norm, nvar)
         else:  # no child to limit: HiGHS's own (wall-clock) limit is the safety net
             options["time_limit"] = max(0.1, left)
             res = run()
@@ -392,7 +401,8 @@ def can_fork() -> bool:
 def _within(run: Callable[[], Any], cpu_seconds: float, wall_seconds: float) -> Any:
     """``run()`` in a forked child that may use ``cpu_seconds`` of CPU (``RLIMIT_CPU`` in whole
     seconds, rounded up, stops it with ``SIGXCPU``; a result that took more than ``cpu_seconds``
-    is not sent back) and is killed after ``wall_seconds`` in any case; ``None`` then. CPU time,
+    is not sent back: ``None`` then) and is killed after ``wall_seconds`` in any case
+    (:class:`WallClockStop` then). CPU time,
     not the wall clock, so that other processes' load never decides whether the exact plan is
     used; the wall limit only keeps a starved or stuck child from hanging the command. HiGHS's
     own ``time_limit`` is not given: it counts wall-clock time and is checked between phases only
@@ -443,7 +453,7 @@ def _within(run: Callable[[], Any], cpu_seconds: float, wall_seconds: float) -> 
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([read_end], [], [], left)[0]:
                 os.kill(pid, signal.SIGKILL)
-                return None
+                raise WallClockStop(f"stopped after {wall_seconds:g} s of wall-clock time")
             chunk = os.read(read_end, 1 << 20)
             if not chunk:
                 break

@@ -179,6 +179,11 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
             notes.append(f"the exact solver reached its safety net (--time-limit "
                          f"{options.time_limit:g} CPU s) before its work limit: greedy's plan is "
                          "kept, and on a faster machine the plan may differ")
+        elif res.status == "wall limit":
+            notes.append(f"the exact solver's child was stopped by the wall clock "
+                         f"({milp.WALL_FACTOR:g}x --time-limit {options.time_limit:g} s, plus "
+                         f"{milp.GRACE:g} s: starved of CPU or stuck): greedy's plan is kept, and "
+                         "on a less loaded machine the plan may differ")
         else:
             notes.append(f"the exact solver found no plan ({res.status}); greedy's is kept")
         if res.bound is not None and best.violation(targets).ok:

@@ -167,3 +167,22 @@ def test_a_limit_below_the_exact_run_s_work_keeps_greedy_s_plan_and_says_so() ->
     assert short[0] == greedy[0] and short[1].startswith("greedy")
     assert any("safety net (--time-limit 0.01 CPU s)" in n for n in short[2])
     assert plan("greedy", 0.01)[0] == greedy[0]
+
+
+def test_a_child_stopped_by_the_wall_clock_keeps_greedy_s_plan_and_names_that_clock(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A child starved or stuck past :data:`milp.WALL_FACTOR` times its allowance is killed by
+    the wall clock, not by the CPU safety net: greedy's plan is kept and the note says which
+    clock stopped it (it used to name the safety net for both)."""
+    state = random_cluster(4, 5, per_broker=12)
+    s = resolve(state.config)
+
+    def stuck(run: Any, cpu: float, wall: float) -> Any:
+        raise milp.WallClockStop("stopped")
+
+    greedy = propose(state, s, ProposeOptions(solver="greedy", time_limit=30.0))
+    monkeypatch.setattr(milp, "_within", stuck)
+    p = propose(state, s, ProposeOptions(solver="auto", time_limit=30.0))
+    assert sorted(p.moves) == sorted(greedy.moves) and p.solution.solver.startswith("greedy")
+    assert any("stopped by the wall clock (10x --time-limit 30 s" in n for n in p.solution.notes)
+    assert not any("safety net" in n for n in p.solution.notes)
