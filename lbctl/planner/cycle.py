@@ -37,7 +37,7 @@ measures and compares exactly as for Pulsar's strategies. The planner acts like 
   parent's): every plan is made with them pinned first, and one moves again only when no plan
   without it meets the cap (then only off a broker above it) or the band (then sending none
   back where it came from: one it would send back stays pinned, and the plan is made again) —
-  and then as few of them as meet it
+  and then as few of them as meet it, the heaviest first
   (:meth:`PlannerLoadManager._proposal`, :meth:`PlannerLoadManager._fewest_again`).
 * **split a bundle no move can place** (issue 29 item 5): when the plan misses the band because a
   bundle is too big for it (:mod:`lbctl.planner.splits`, what ``propose`` proposes: the cluster's
@@ -364,7 +364,11 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
           own move: a bounce-back): a bundle it would send back stays pinned and the plan is
           made again, up to :data:`BACK_ROUNDS` times (dropping the whole plan instead left a
           broker back from a restart out of band for 23 cycles, and another for good:
-          ``benchmarks/plans_on_hardware.py --loop-seeds 10`` n=12 seeds 5 and 10).
+          ``benchmarks/plans_on_hardware.py --loop-seeds 10`` n=12 seeds 5 and 10). The
+          heaviest are released first (:meth:`_fewest_again`); when every plan releasing them
+          so sends a bundle back, the lightest first (heavy bundles are the ones a broker
+          back from a restart most often gave away: ``tests/planner/test_planner_cycle.py::
+          test_brokers_leaving_and_coming_back_are_each_one_pass`` stalled 40 points wide).
 
         Not the plan's own capacity target (the most loaded broker less the model's margin,
         :meth:`lbctl.planner.goals.Targets.inside`): a plan misses it whenever the most loaded
@@ -398,35 +402,43 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
         free = propose(state, cycle.settings, self.options, model=keep.model)
         if not free.solution.violation.ok:
             return pinned
-        held: dict[str, int] = {}
-        for _ in range(BACK_ROUNDS):
-            again = self._fewest_again(state, cycle, keep, free,
-                                       lambda p: p.solution.violation.ok)
-            back = {again.view.bundles[i] for i, j in again.moves
-                    if cycle.came.get(again.view.bundles[i]) == again.view.brokers[j]}
-            if not back:
-                return again
-            # the bundles it sends back stay put; the others may still meet the band
-            held.update({x: cycle.recent[x] for x in back})
-            free = propose(state, cycle.settings, self.options, model=keep.model,
-                           recently_moved=held)
-            if not free.solution.violation.ok:
-                break
+        for heaviest in (True, False):
+            held: dict[str, int] = {}
+            unheld = free
+            for _ in range(BACK_ROUNDS):
+                again = self._fewest_again(state, cycle, keep, unheld,
+                                           lambda p: p.solution.violation.ok, heaviest)
+                back = {again.view.bundles[i] for i, j in again.moves
+                        if cycle.came.get(again.view.bundles[i]) == again.view.brokers[j]}
+                if not back:
+                    return again
+                # the bundles it sends back stay put; the others may still meet the band
+                held.update({x: cycle.recent[x] for x in back})
+                unheld = propose(state, cycle.settings, self.options, model=keep.model,
+                                 recently_moved=held)
+                if not unheld.solution.violation.ok:
+                    break
         return pinned
 
     def _fewest_again(self, state: ClusterState, cycle: _Cycle, keep: PlannerMemory,
-                      free: Proposal, goal: Callable[[Proposal], bool]) -> Proposal:
+                      free: Proposal, goal: Callable[[Proposal], bool],
+                      heaviest: bool = True) -> Proposal:
         """A plan meeting ``goal`` that moves few cooled-down bundles again: of those ``free``
-        (planned with none pinned) moves again, the fewest, lightest first, whose release still
+        (planned with fewer pinned) moves again, the fewest, heaviest first, whose release still
         meets it (a bisection on their number, each step a plan with the others pinned;
         issue 29: no bundle moved twice in an hour). The solver knows no price for a re-move,
-        so unpinned it re-moves whatever is cheapest. Lightest first: a lighter move is a
-        smaller change for the model to mispredict (heaviest first released fewer, but its
-        bigger moves missed and were corrected by a move back; ``tests/planner/
-        test_planner_cycle.py``)."""
+        so unpinned it re-moves whatever is cheapest. Heaviest first: a heavy bundle is as much
+        relief as several light ones, so fewer bundles move twice. (Lightest first, a smaller
+        change for the model to mispredict, was chosen when a loop re-moved a cooled-down
+        bundle for any gain of the max; with the re-moves held to the goals the pinned plan
+        misses, heaviest first moved fewer bundles twice and no more often back or worse,
+        ``benchmarks/plans_on_hardware.py --loops --loop-seeds 10``: bundles moved twice
+        67 -> 62 at 12 brokers and 60 -> 39 at 30, worsening cycles 7 -> 5 and 16 -> 9, the
+        cycles to the band not more.)"""
         view = free.view
-        again = [x for _, x in sorted((view.throughput[i], view.bundles[i])
-                                      for i, _ in free.moves if view.bundles[i] in cycle.recent)]
+        again = [x for _, x in sorted(((view.throughput[i], view.bundles[i])
+                                       for i, _ in free.moves if view.bundles[i] in cycle.recent),
+                                      reverse=heaviest)]
         best, lo, hi = free, 0, len(again)
         while lo < hi:
             mid = (lo + hi) // 2
