@@ -164,6 +164,27 @@ def test_a_broker_above_the_cap_moves_the_fewest_cooled_down_bundles_again() -> 
     assert len({o.selection.bundle for o in cycle.unloads} & set(mine)) == 1
 
 
+def test_no_bundle_moves_twice_for_a_cap_no_plan_can_meet() -> None:
+    # a at ~45 % holds two bundles the planner moved ten minutes ago (~30 and ~12 points, one
+    # topic each); b and c at ~23 % hold one bundle each; the cap at 25 %, below the cluster's
+    # mean (~30 %): no plan meets it. Moving the 12-point bundle to b lowers the max (45 -> 35)
+    # but leaves the range above the band (12 points): no reason to move it twice in the hour
+    point = 1 / 0.0098125
+    big, mid = bundle_names("tenant/a", 2)
+    (b1,) = bundle_names("tenant/b", 1)
+    (c1,) = bundle_names("tenant/c", 1)
+    docs = {"broker-a:8080": broker({big: stats(30 * point, topics=1),
+                                     mid: stats(12 * point, topics=1)}),
+            "broker-b:8080": broker({b1: stats(20 * point, topics=1)}),
+            "broker-c:8080": broker({c1: stats(20 * point, topics=1)})}
+    state = snapshot(docs, config={"loadBalancerBrokerOverloadedThresholdPercentage": 25})
+    recent = MappingProxyType(dict.fromkeys([big, mid], AT_MS - 10 * 60_000))
+    cycle = PlannerLoadManager(GREEDY).run_cycle(state, resolve(state.config), CycleMemory(
+        shedding=PlannerMemory(recently_moved=recent)))
+    assert not {o.selection.bundle for o in cycle.unloads} & set(recent)
+    assert not cycle.splits
+
+
 def test_the_band_is_judged_on_the_figures_the_plan_is_made_on() -> None:
     # a carries ~16 points more than the six others, and its twelve reports say so (a learnt
     # fit); its latest report reads 14 points low (noise): on the reports the cluster is inside
