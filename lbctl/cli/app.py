@@ -155,4 +155,12 @@ def root(
 
 
 def main() -> None:
-    app(prog_name="lbctl")
+    from lbctl.cli.exiting import arm, exit_without_freeing
+
+    arm()
+    try:
+        app(prog_name="lbctl")
+    except SystemExit as e:
+        exit_without_freeing(e.code)  # returns unless a large result was kept
+        raise
+    exit_without_freeing(0)

@@ -102,3 +102,7 @@ def recommend(
 
         plot_plan(result[-1], plot, wide=shown.wide)
     shown.emit(RecommendView(result, all_cycles, cycles))
+    if not isinstance(seq, Streamed) and seq:
+        from lbctl.cli.exiting import keep_until_exit
+
+        keep_until_exit(seq[-1].bundle_count(), seq, result)  # not freed one by one at exit
