@@ -176,3 +176,21 @@ def test_the_reader_checked_names_give_the_same_index(seed: int) -> None:
                      filters._namespace_bundle_counts(swapped, wanted, names)):
             assert {ns: list(o.items()) for ns, o in fast.items()} == {
                 ns: list(o.items()) for ns, o in slow.items()}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_each_namespace_counts_its_owners_bundles_in_the_brokers_order(seed: int) -> None:
+    """Counted from the load directly: a namespace whose owners hold one bundle each (counted
+    in one call) and one where an owner holds several (counted per entry) alike."""
+    ld = _load(seed, preallocate=seed % 4 == 0)
+    filters._LAST_COUNTS.clear()
+    index = filters.namespace_bundle_counts(ld)
+    expected: dict[str, dict[str, int]] = {}
+    for b, bd in ld.brokers.items():
+        for name in {*bd.local.lastStats, *bd.preallocated}:
+            per = expected.setdefault(namespace_of(name), {})
+            per[b] = per.get(b, 0) + 1
+    assert {ns: list(index[ns].items()) for ns in index} == {
+        ns: list(per.items()) for ns, per in expected.items()}
+    ones = [ns for ns, per in expected.items() if set(per.values()) == {1}]
+    assert all(index.get(ns) == expected[ns] for ns in ones)

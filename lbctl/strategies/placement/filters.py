@@ -197,8 +197,14 @@ class _Owners(Mapping[str, Mapping[str, int]]):
     def __getitem__(self, namespace: str) -> Mapping[str, int]:
         done = self._counted.get(namespace)
         if done is None:
-            # Counter keeps the order in which owners first appear: the brokers' order
-            done = self._counted[namespace] = dict(Counter(self._lists[namespace]))
+            owners = self._lists[namespace]
+            # usually each owner holds one bundle of the namespace (a namespace's bundles spread
+            # over the brokers): then every count is 1, set in one C call; else Counter. Both
+            # keep the order in which owners first appear: the brokers' order
+            done = dict.fromkeys(owners, 1)
+            if len(done) != len(owners):
+                done = dict(Counter(owners))
+            self._counted[namespace] = done
         return done
 
     def get(self, namespace: str, default: Any = None) -> Any:  # no KeyError raised per miss
