@@ -235,7 +235,7 @@ def main() -> int:
     inside = best["imports"] + best["command"]
     # what no phase timer sees: the interpreter's own start and its exit. The in-process run
     # frees the command's result before it returns; the whole process ends a large command
-    # without freeing it (lbctl.cli.exiting), so at 1M bundles this is negative
+    # without freeing it (lbctl.cli.exiting), which this line does not separate out
     print(f"  interpreter start and exit (whole process - in-process total {inside:.3f}) "
           f"{whole - inside:.3f}")
     print("  phases (in process; nested ones indented):")
