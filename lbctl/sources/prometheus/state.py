@@ -52,10 +52,6 @@ _NO_USAGE = ResourceUsage()
 _PAIRS = operator.itemgetter(*_USAGES)
 _USAGE = operator.itemgetter("usage")
 _LIMIT = operator.itemgetter("limit")
-_STATS = operator.itemgetter("lastStats")
-_RATE_VALUES = operator.itemgetter(*_RATES)
-_COUNT_VALUES = operator.itemgetter(*_COUNTS)
-_LAST_UPDATE = operator.itemgetter("lastUpdate")
 
 
 class DirectStates:
@@ -104,10 +100,10 @@ class DirectStates:
         if "namespaces" in snap:  # names are then checked against boundaries
             return None
         reports: dict[str, dict[str, Any]] = snap["brokers"]
-        stats = list(map(_STATS, reports.values()))
-        # the reader's one-owner table (NameIndex.owned): each broker's stats in turn, a name
-        # met again taking its later value, as ``dict.update`` one broker at a time (in C here)
-        owned: dict[str, Any] = dict(chain.from_iterable(map(dict.items, stats)))
+        stats = [rep["lastStats"] for rep in reports.values()]
+        owned: dict[str, Any] = {}  # the reader's one-owner table (NameIndex.owned)
+        for one in stats:
+            owned.update(one)
         if len(owned) != sum(map(len, stats)):  # a bundle listed twice: the reader says which
             return None
         if not self._known(owned.keys()) or "" in reports:
@@ -115,9 +111,9 @@ class DirectStates:
         pairs = list(chain.from_iterable(map(_PAIRS, reports.values())))  # in C: no frame each
         if not math.isfinite(sum(map(_USAGE, pairs)) + sum(map(_LIMIT, pairs))):
             return None
-        rates = list(chain.from_iterable(map(_RATE_VALUES, reports.values())))
-        counts = list(chain.from_iterable(map(_COUNT_VALUES, reports.values())))
-        times = list(map(_LAST_UPDATE, reports.values()))
+        rates = [rep[k] for rep in reports.values() for k in _RATES]
+        counts = [rep[k] for rep in reports.values() for k in _COUNTS]
+        times = [rep["lastUpdate"] for rep in reports.values()]
         if rates and not (math.isfinite(sum(rates)) and min(rates) >= 0.0
                           and min(counts) >= 0 and max(counts) <= INT_MAX
                           and min(times) > 0 and max(times) <= MAX_EPOCH_MS):
