@@ -99,16 +99,6 @@ class Grid:
         return col
 
 
-#: None → 0.0, any float → itself (:func:`_zeroed`)
-_ZERO_FOR_NONE: dict[Any, float] = {None: 0.0}
-
-
-def _zeroed(col: Column) -> list[float]:
-    """The column with 0.0 at the steps without a sample, made in C (``dict.get(v, v)`` of each
-    value: no Python frame per step, where a comprehension testing each value costs one)."""
-    return list(map(_ZERO_FOR_NONE.get, col, col))
-
-
 def _fill(col: Column, other: Column) -> None:
     """``other``'s values where ``col`` has none: a second series of the same broker and field
     (the first found wins, as it always has)."""
@@ -169,13 +159,13 @@ class BundleColumns:
             else:  # a sample of any field at the step (in C: no Python frame per sample)
                 present = list(map(any, zip(*(map(operator.is_not, c, repeat(None))
                                               for c in full), strict=True)))
-            out: list[Column] = [c if None not in c else _zeroed(c) for c in full[:_COUNTS_FROM]]
-            # finite samples: _int without its checks (at C speed when every sample is ≥ 0,
-            # the steps without one taken as 0 first)
-            for c in full[_COUNTS_FROM:]:
-                z = c if None not in c else _zeroed(c)
-                out.append(list(map(round, z)) if min(z) >= 0
-                           else [0 if v < 0 else round(v) for v in z])
+            out: list[Column] = [
+                c if None not in c else [0.0 if v is None else v for v in c]
+                for c in full[:_COUNTS_FROM]]
+            # finite samples: _int without its checks (at C speed when every step has one ≥ 0)
+            out += [list(map(round, c)) if None not in c and min(c) >= 0
+                    else [0 if v is None or v < 0 else round(v) for v in c]
+                    for c in full[_COUNTS_FROM:]]
             ready[key] = (present, out)
         self.entries = [(name, [(b, *ready[(b, name)]) for b in self.carriers[name]])
                         for name in sorted(self.carriers)]
@@ -347,7 +337,8 @@ class UsageColumns:
         """The percentages (0 where none) and the limits (``_limit``'s) of a usage column."""
         col = self.resources[b].get(r)
         n = len(next(iter(self.resources[b].values())))
-        percents = [0.0] * n if col is None else col if None not in col else _zeroed(col)
+        percents = ([0.0] * n if col is None else col if None not in col
+                    else [0.0 if v is None else v for v in col])
         raw = self.limits.get(b, {}).get(r)
         if raw is None:
             return percents, [100.0] * n
