@@ -402,6 +402,8 @@ class PrometheusClient:
         self.requests = 0
         #: every URL requested with its query string, in order (tests read it)
         self.sent: list[str] = []
+        #: answers read ahead (:meth:`read_ahead`), by URL, each served once instead of a request
+        self._ahead: dict[str, tuple[int, Any, bytes]] = {}
 
     # ---- lifecycle -----------------------------------------------------------------------------
     def __enter__(self) -> PrometheusClient:
@@ -574,9 +576,8 @@ class PrometheusClient:
 
     async def _range_once(self, query: str, s: int, e: int, step: int,
                           warnings: list[str]) -> list[Series]:
-        params = [("query", query), ("start", _seconds(s)), ("end", _seconds(e)),
-                  ("step", _seconds(step))]
-        data, warns = await self._get("/api/v1/query_range", params, typed=True)
+        data, warns = await self._get("/api/v1/query_range", _range_params(query, s, e, step),
+                                      typed=True)
         warnings += warns
         if isinstance(data, _Columns):
             fast = _fast_series(data, s, e, step)
@@ -624,7 +625,7 @@ class PrometheusClient:
                    ) -> tuple[Any, list[str]]:
         """One API call: ``(data, warnings)``; retries as the module docstring says. ``typed``:
         a range query's answer, decoded straight into :class:`_Columns` when it fits."""
-        params = [*params, ("timeout", f"{self.timeout:g}s")]
+        params = self._with_timeout(params)
         attempt = 0
         while True:
             try:
@@ -637,15 +638,73 @@ class PrometheusClient:
                 else:  # an injected clock (tests)
                     self._sleep(delay)
 
+    def _with_timeout(self, params: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        return [*params, ("timeout", f"{self.timeout:g}s")]
+
+    # ---- reading ahead -----------------------------------------------------------------------
+    def can_read_ahead(self) -> bool:
+        """Whether :meth:`read_ahead` may be used: not when requests are traced (the trace
+        lists the requests sent, each with its time)."""
+        return self._trace is None
+
+    def reader(self) -> PrometheusClient:
+        """Another client of the same settings, with its own connection and event loop, for
+        :meth:`read_ahead` on another thread; its requests are not this client's (not in
+        :attr:`sent`, not counted against :attr:`max_requests`)."""
+        other = PrometheusClient(self.url, auth=self.auth, timeout=self.timeout,
+                                 verify=self._verify, transport=self._transport,
+                                 max_points=self.max_points,
+                                 max_samples=self.max_samples,
+                                 max_response_bytes=self.max_response_bytes,
+                                 max_concurrency=self.max_concurrency)
+        other._encoding = self._encoding
+        return other
+
+    def range_urls(self, queries: Sequence[RangeQuery]) -> list[str]:
+        """The URLs :meth:`query_ranges` of ``queries`` asks first, chunk by chunk."""
+        return [self._url("/api/v1/query_range",
+                          self._with_timeout(_range_params(q.query, s, e, q.step_ms)))
+                for q in queries
+                for s, e in plan_chunks(q.start_ms, q.end_ms, q.step_ms, q.series,
+                                        max_points=self.max_points, max_samples=self.max_samples)]
+
+    def read_ahead(self, urls: Sequence[str]) -> dict[str, tuple[int, Any, bytes]]:
+        """Each URL's answer as it came (status, headers, body), asked concurrently and nothing
+        decoded, for another client to serve in place of the same requests (:meth:`serve`):
+        the waiting on Prometheus, on a thread of its own, with no Python work to speak of
+        (the decoding stays on the thread that builds: two threads decoding and building at
+        once only take turns on the interpreter, and the turns cost). A URL whose request
+        failed is left out: asked again when it is needed, its error raised then."""
+
+        async def one(url: str) -> tuple[int, Any, bytes] | None:
+            try:
+                return await self._exchange(self._where("/api/v1/query_range"), url)
+            except (AdminError, OSError):
+                return None
+
+        answers = self._run(one, urls)
+        return {u: a for u, a in zip(urls, answers, strict=True) if a is not None}
+
+    def serve(self, answers: dict[str, tuple[int, Any, bytes]]) -> None:
+        """Answers read ahead (:meth:`read_ahead`), each served once to the first request of its
+        URL instead of asking Prometheus (the request is counted and listed as sent all the
+        same); those not asked for by the next call are dropped then."""
+        self._ahead = answers
+
+    def _url(self, path: str, params: list[tuple[str, str]]) -> str:
+        return f"{self.url}{path}?{urlencode(params)}"
+
     async def _get_once(self, path: str, params: list[tuple[str, str]], typed: bool
                         ) -> tuple[Any, list[str]]:
         where = self._where(path)
-        target = f"{self.url}{path}?{urlencode(params)}"
+        target = self._url(path, params)
         self.sent.append(target)
         for _ in range(MAX_REDIRECTS + 1):
             self.check_requests(1)
             self.requests += 1
-            status, headers, body = await self._exchange(where, target)
+            ahead = self._ahead.pop(target, None)
+            status, headers, body = (ahead if ahead is not None
+                                     else await self._exchange(where, target))
             location = headers.get("location") if status in _REDIRECTS else None
             if not location:
                 break
@@ -820,6 +879,11 @@ def _loopback(url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _range_params(query: str, s: int, e: int, step: int) -> list[tuple[str, str]]:
+    return [("query", query), ("start", _seconds(s)), ("end", _seconds(e)),
+            ("step", _seconds(step))]
 
 
 def _seconds(ms: int) -> str:

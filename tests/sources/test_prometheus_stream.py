@@ -1,7 +1,8 @@
-"""A history read chunk by chunk, the next chunk asked by a worker thread while this one is
-built (``PrometheusHistory._chunks``): the same sequence as one chunk, and a failure in a later
-chunk is the same one-line error, the worker stopped and the client closed cleanly. On an
-in-memory Prometheus (an ``httpx.MockTransport`` answering ``series`` and ``query_range``)."""
+"""A history read chunk by chunk, the next chunk's answers read ahead by a worker thread while
+this one is built and decoded on the building thread (``PrometheusHistory._chunks``): the same
+sequence and the same requests as one chunk, and a failure in a later chunk is the same one-line
+error, the worker stopped and the client closed cleanly. On an in-memory Prometheus (an
+``httpx.MockTransport`` answering ``series`` and ``query_range``)."""
 
 from __future__ import annotations
 
@@ -22,13 +23,17 @@ BROKERS = ["b1:8080", "b2:8080"]
 BUNDLES = ["t/ns/0x00000000_0x80000000", "t/ns/0x80000000_0xffffffff"]
 
 
-def fake(fail_after: int | None = None) -> httpx.MockTransport:
+def fake(fail_after: int | None = None, threads: list[str] | None = None
+         ) -> httpx.MockTransport:
     """Brokers b1 and b2 (b2 owns the second bundle), their five resources and per-bundle
-    metrics at every step; ``fail_after``: range queries from that step on answer 400."""
+    metrics at every step; ``fail_after``: range queries from that step on answer 400;
+    ``threads``: the thread asking each range query, listed."""
     labels = series_labels
 
     def handler(req: httpx.Request) -> httpx.Response:
         q = parse_qs(req.url.query.decode())
+        if threads is not None and req.url.path == "/api/v1/query_range":
+            threads.append(threading.current_thread().name)
         if req.url.path == "/api/v1/series":
             return series_answer(q, BROKERS)
         start, end = float(q["start"][0]), float(q["end"][0])
@@ -81,3 +86,32 @@ def test_an_abandoned_read_stops_the_worker() -> None:
         assert next(snaps)["capturedAt"]
         snaps.close()  # the consumer stops: the chunk being read ahead is cancelled
     assert threading.active_count() == before
+
+
+def test_answers_read_ahead_are_decoded_on_the_building_thread(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker only waits on Prometheus; every answer is decoded where the snapshots are
+    built (two threads decoding and building at once take turns on the interpreter, and the
+    turns cost CPU), and each request is sent, counted and listed once, as without a worker."""
+    from lbctl.admin import prometheus
+
+    decoded_on: list[str] = []
+    decode = prometheus._decode_range
+
+    def spy(body: bytes) -> object:
+        decoded_on.append(threading.current_thread().name)
+        return decode(body)
+
+    monkeypatch.setattr(prometheus, "_decode_range", spy)
+    asked_by: list[str] = []
+    with PrometheusClient("http://prom", transport=fake(threads=asked_by), max_points=5) as c:
+        ahead, _ = read_history(c, REQ)
+        sent, requests = list(c.sent), c.requests
+    with PrometheusClient("http://prom", transport=fake(), max_points=5,
+                          trace=lambda line: None) as c:  # traced: every request its own
+        alone, _ = read_history(c, REQ)
+    assert ahead == alone
+    assert (sent, requests) == (c.sent, c.requests)
+    here = threading.current_thread().name
+    assert decoded_on and set(decoded_on) == {here}
+    assert here in asked_by and any(t.startswith("lbctl-prometheus") for t in asked_by)

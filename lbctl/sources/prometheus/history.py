@@ -562,27 +562,44 @@ class PrometheusHistory:
         return plan_chunks(*span, max_points=c.max_points, max_samples=budget)
 
     def _chunks(self, plan: list[tuple[int, int]]) -> Iterator[_Chunk]:
-        """Each chunk of ``plan``, in order, the next one read by a worker thread while this
-        one is built into snapshots: Prometheus evaluates the next queries on its own cores
-        meanwhile. The client is only used by that thread until the last chunk is in; stopped
-        early (an error, an interrupt), its requests are cancelled and the thread waited for."""
-        if len(plan) == 1:
-            yield self._fetch(*plan[0])
+        """Each chunk of ``plan``, in order. While one is built into snapshots, the next one's
+        answers are read ahead by a worker thread (:meth:`PrometheusClient.read_ahead`, on a
+        client of its own): Prometheus evaluates the next queries on its own cores meanwhile.
+        Only the waiting is done there; the answers are decoded here, when their chunk is read
+        (a worker that decoded too would only take turns with this thread on the interpreter,
+        and the turns cost: 17 % more CPU measured at 24 h × 100 brokers × 500 bundles). The
+        client itself is used by this thread alone. Stopped early (an error, an interrupt), the
+        worker's requests are cancelled and the worker waited for."""
+        client = self.client
+        if len(plan) == 1 or not client.can_read_ahead():
+            for s, e in plan:
+                yield self._fetch(s, e)
             return
-        from concurrent.futures import ThreadPoolExecutor
+        from concurrent.futures import Future, ThreadPoolExecutor
+
+        reader = client.reader()
+
+        def ahead(s: int, e: int) -> dict[str, tuple[int, Any, bytes]]:
+            try:
+                return reader.read_ahead(
+                    client.range_urls([q for _, _, q in self._queries(s, e)]))
+            except Exception:  # asked again by this thread, where its error is raised
+                return {}
 
         pool = ThreadPoolExecutor(1, thread_name_prefix="lbctl-prometheus")
-        nxt = pool.submit(self._fetch, *plan[0])
+        nxt: Future[dict[str, tuple[int, Any, bytes]]] | None = None
         try:
-            for k in range(len(plan)):
-                chunk = nxt.result()
-                if k + 1 < len(plan):
-                    nxt = pool.submit(self._fetch, *plan[k + 1])
-                yield chunk
+            for k, (s, e) in enumerate(plan):
+                answers = nxt.result() if nxt is not None else {}
+                nxt = pool.submit(ahead, *plan[k + 1]) if k + 1 < len(plan) else None
+                client.serve(answers)
+                yield self._fetch(s, e)
         finally:
-            if not nxt.done():
-                self.client.interrupt()
+            client.serve({})
+            if nxt is not None and not nxt.done():
+                reader.interrupt()
             pool.shutdown(wait=True)
+            reader.close()
 
     def _snapshot(self, st: Step, nxt: Step | None, known: set[str]) -> Built:
         layout = self.layout
