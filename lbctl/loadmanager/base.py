@@ -130,3 +130,19 @@ class LoadManager(Protocol[M]):
 
     def timers(self, memory: M) -> bool:
         """Whether the clock alone can still change the memory (grace periods, cool-downs)."""
+
+    def projected_cycle(self, state: ClusterState, settings: Settings, memory: M,
+                        elapsed: Elapsed, last: CycleResult) -> CycleResult:
+        """One held cycle of ``explain``'s projection (:func:`lbctl.loadmanager.clock.
+        cycles_to_open`), of which only whether it acts and its memory are read, never its plan
+        or explanation: a load manager may skip what decides neither, and reuse what ``last``
+        (the snapshot's own cycle, on the same state) computed. By default the whole cycle."""
+        return self.run_cycle(state, settings, memory, elapsed)
+
+    def acting_key(self, memory: M, settings: Settings, at: int) -> object:
+        """What of the memory a held cycle at ``at`` left decides whether the later ones act (the
+        projection's fixed point: two successive cycles that did not act, with equal keys and no
+        timer running, mean no later one acts). By default :meth:`memory_key`; a load manager
+        may leave out what changes without changing whether a cycle acts, so that the projection
+        stops sooner with the same answer."""
+        return self.memory_key(memory)

@@ -76,7 +76,10 @@ class _HeldCycles(Struct, frozen=True):
     """Memory-only cycles to run on one held state (:func:`advance`): the state, its settings, the
     memory they start from, when each runs (the ``j``-th at ``times(j)``, j = 1, 2, …), at most
     how many, and whether one that leaves the memory unchanged ends them even while a timer runs
-    (a grace period or a cool-down the clock alone can still end)."""
+    (a grace period or a cool-down the clock alone can still end). ``last``, the snapshot's own
+    cycle, when only the first acting cycle matters, not the memory (``explain``'s projection):
+    the cycles then run as :meth:`~LoadManager.projected_cycle` and end at a fixed point of
+    :meth:`~LoadManager.acting_key`."""
 
     state: ClusterState
     settings: Settings
@@ -84,6 +87,7 @@ class _HeldCycles(Struct, frozen=True):
     times: Callable[[int], int]
     limit: int
     stop_at_fixed_point: bool = True
+    last: Any = None
 
 
 def advance(lm: LoadManager[Any], held: _HeldCycles) -> tuple[Any, int, int | None]:
@@ -92,18 +96,31 @@ def advance(lm: LoadManager[Any], held: _HeldCycles) -> tuple[Any, int, int | No
     the first acting cycle)."""
     kept = 0
     memory = held.memory
+    if held.limit < 1:
+        return memory, kept, None
+    last, settings = held.last, held.settings
+
+    def cycle(state: ClusterState, memory: Any, elapsed: Elapsed) -> CycleResult:
+        if last is None:
+            return lm.run_cycle(state, settings, memory, elapsed)
+        return lm.projected_cycle(state, settings, memory, elapsed, last)
+
+    def key(memory: Any, at: int) -> object:
+        return lm.memory_key(memory) if last is None else lm.acting_key(memory, settings, at)
+
+    before = key(memory, held.times(0))
     for j in range(1, 1 + held.limit):
         at = held.times(j)
-        result = lm.run_cycle(lm.held(held.state, at), held.settings, memory,
-                              Elapsed(samples=0, first_sight=False, replaying=True))
+        result = cycle(lm.held(held.state, at), memory,
+                       Elapsed(samples=0, first_sight=False, replaying=True))
         if result.acted:
             return memory, kept, at
         new = result.memory
         kept += 1
-        if (held.stop_at_fixed_point or not lm.timers(new)) \
-                and lm.memory_key(new) == lm.memory_key(memory):
+        after = key(new, at)
+        if (held.stop_at_fixed_point or not lm.timers(new)) and after == before:
             return new, kept, None  # a fixed point: every later cycle is the same
-        memory = new
+        memory, before = new, after
     return memory, kept, None
 
 
@@ -172,7 +189,7 @@ def project(lm: LoadManager[Any], result: CycleResult) -> CycleResult:
     acts (for ``explain``; a cycle that acted or was gated is left as is)."""
     if result.gate is not None or result.acted:
         return result
-    n = cycles_to_open(lm, result.state, result.settings, result.memory)
+    n = cycles_to_open(lm, result.state, result.settings, result.memory, last=result)
     return replace(result, opens_in=n, projected=True)
 
 
@@ -185,13 +202,14 @@ def _every(start: int, step: int) -> Callable[[int], int]:
 
 
 def cycles_to_open(lm: LoadManager[Any], state: ClusterState, settings: Settings, memory: Any,
-                   limit: int = STEADY_LIMIT) -> int | None:
+                   limit: int = STEADY_LIMIT, *, last: CycleResult | None = None) -> int | None:
     """How many more cycles of this very state the leader needs before it acts, the clock moving
     on by one interval per cycle (so grace periods and cool-downs run out); ``None``: not within
-    ``limit``."""
+    ``limit``. ``last``: the state's own cycle, whose memory is ``memory`` (the held cycles then
+    compute only whether they act: :meth:`~LoadManager.projected_cycle`)."""
     _, kept, at = advance(lm, _HeldCycles(state, settings, memory,
                                           _every(state.captured_at, interval_ms(settings)),
-                                          limit, stop_at_fixed_point=False))
+                                          limit, stop_at_fixed_point=False, last=last))
     return kept + 1 if at is not None else None
 
 

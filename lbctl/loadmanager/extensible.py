@@ -40,6 +40,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
+from dataclasses import fields
+from operator import attrgetter
 from random import Random
 from types import MappingProxyType
 from typing import Any
@@ -51,7 +53,7 @@ from lbctl.explain import Explanation
 from lbctl.explain.extensible import ExtensibleExplanation
 from lbctl.explain.outcome import extensible_decision
 from lbctl.explain.words import text
-from lbctl.loadmanager.base import LoadManager
+from lbctl.loadmanager.base import CycleResult, LoadManager
 from lbctl.loadmanager.clock import expire, interval_ms, latest, shifted
 from lbctl.loadmanager.loaddata import map_order
 from lbctl.model.brokerload import (
@@ -95,6 +97,8 @@ from lbctl.strategies.split.default_namespace_bundle_split_strategy import find_
 from lbctl.units import rounded
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
+#: a broker's load data but its ``updatedAt`` (:meth:`ExtensibleLoadManager.acting_key`)
+_BUT_UPDATED_AT = attrgetter(*(f.name for f in fields(BrokerLoadData) if f.name != "updatedAt"))
 
 
 def _store(state: ClusterState, settings: Settings, mem: ExtensibleMemory
@@ -251,9 +255,12 @@ class _Cycle(Struct, frozen=True):
 
     @staticmethod
     def of(state: ClusterState, settings: Settings, elapsed: Elapsed,
-           mem: ExtensibleMemory) -> _Cycle:
+           mem: ExtensibleMemory, tops: Mapping[str, tuple[TopBundle, ...]] | None = None
+           ) -> _Cycle:
+        """``tops``: the top bundles when already known (a held state's are its snapshot's)."""
         store, derived, history = _store(state, settings, mem)
-        tops = _top_bundles(state, settings, derived)
+        if tops is None:
+            tops = _top_bundles(state, settings, derived)
         lookups = _lookups(state)
         owners = state.owners()
         publisher = {t.bundleName: b for b, ts in tops.items() for t in ts}
@@ -281,10 +288,19 @@ class ExtensibleLoadManager(LoadManager[ExtensibleMemory]):
     def run_cycle(self, state: ClusterState, settings: Settings,
                   memory: ExtensibleMemory | None = None,
                   elapsed: Elapsed | None = None) -> ExtensibleCycleResult:
-        mem = memory or self.initial_memory()
-        elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
+        return self._run(state, settings, memory or self.initial_memory(),
+                         elapsed or Elapsed(interval_ms=interval_ms(settings)))
+
+    def _run(self, state: ClusterState, settings: Settings, mem: ExtensibleMemory,
+             elapsed: Elapsed, last: ExtensibleCycleResult | None = None
+             ) -> ExtensibleCycleResult:
+        """The cycle; with ``last`` (the snapshot's own cycle: ``state`` is it held), one of
+        ``explain``'s projection, which reads only whether it acts and its memory: the top
+        bundles are ``last``'s (a held state republishes the same ones), and neither the
+        placement previews nor the split strategy run (what they find moves no unload: the
+        split hit counts are carried as they were)."""
         now = state.captured_at
-        cycle = _Cycle.of(state, settings, elapsed, mem)
+        cycle = _Cycle.of(state, settings, elapsed, mem, None if last is None else last.top_bundles)
         recently = latest(mem.recently_unloaded, state.recently_unloaded)
         recent_brokers = latest(mem.recently_unloaded_brokers, state.recently_unloaded_brokers)
 
@@ -307,9 +323,13 @@ class ExtensibleLoadManager(LoadManager[ExtensibleMemory]):
             hit = shed.hit_count
             for b in shed.expired_brokers:
                 recent_brokers.pop(b, None)
-            actions = self._actions(cycle, shed, recently, recent_brokers)
+            actions = self._actions(cycle, shed, recently, recent_brokers,
+                                    preview=last is None)
 
-        splits, split_hits = _splits(cycle, mem.split_hits)
+        splits: tuple[SplitResult, ...] = ()
+        split_hits: Mapping[str, Mapping[str, int]] = mem.split_hits
+        if last is None:
+            splits, split_hits = _splits(cycle, mem.split_hits)
         store = MappingProxyType(cycle.store)
         new_mem = ExtensibleMemory(hit, store, MappingProxyType(recently),
                                    MappingProxyType(recent_brokers), MappingProxyType(split_hits),
@@ -331,9 +351,11 @@ class ExtensibleLoadManager(LoadManager[ExtensibleMemory]):
         return self.shedder.find_bundles_for_unloading(ctx, hit)
 
     def _actions(self, cycle: _Cycle, shed: ShedResult, recently: dict[str, int],
-                 recent_brokers: dict[str, int]) -> tuple[ExtAction, ...]:
-        """Every Success decision as the plan shows it (an unload with its placement preview),
-        recorded as recently unloaded (the bundle and its source) at the snapshot's time."""
+                 recent_brokers: dict[str, int], *, preview: bool = True
+                 ) -> tuple[ExtAction, ...]:
+        """Every Success decision as the plan shows it (an unload with its placement preview,
+        unless ``preview`` is off), recorded as recently unloaded (the bundle and its source)
+        at the snapshot's time."""
         now = cycle.state.captured_at
         actions = []
         for d in shed.decisions:
@@ -341,13 +363,13 @@ class ExtensibleLoadManager(LoadManager[ExtensibleMemory]):
                 continue
             top = next((t for t in cycle.tops.get(d.unload.source, ())
                         if t.bundleName == d.unload.bundle), None)
-            preview = None
-            if d.unload.destination is None:
-                preview = self._preview(d.unload.bundle, d.unload.source, cycle.lookups,
+            placed = None
+            if preview and d.unload.destination is None:
+                placed = self._preview(d.unload.bundle, d.unload.source, cycle.lookups,
                                         cycle.fctx, cycle.store, cycle.settings)
             actions.append(ExtAction(
                 d, top.stats.msgRateIn + top.stats.msgRateOut if top else None,
-                top.throughput if top else None, preview))
+                top.throughput if top else None, placed))
             recently[d.unload.bundle] = now
             recent_brokers[d.unload.source] = now
         return tuple(actions)
@@ -387,6 +409,24 @@ class ExtensibleLoadManager(LoadManager[ExtensibleMemory]):
     def timers(self, memory: ExtensibleMemory) -> bool:
         """Whether the clock alone can still change the memory (grace periods, cool-downs)."""
         return bool(memory.recently_unloaded or memory.recently_unloaded_brokers)
+
+    def projected_cycle(self, state: ClusterState, settings: Settings, memory: ExtensibleMemory,
+                        elapsed: Elapsed, last: CycleResult) -> ExtensibleCycleResult:
+        assert isinstance(last, ExtensibleCycleResult)
+        return self._run(state, settings, memory, elapsed, last)
+
+    def acting_key(self, memory: ExtensibleMemory, settings: Settings, at: int) -> Any:
+        """:meth:`memory_key` less what cannot change whether a held cycle unloads:
+        TransferShedder compares its hit count only with
+        ``loadBalancerSheddingConditionHitCountThreshold`` (from the threshold on, the next
+        cycle's rounds run whenever the condition holds: the count is cut there); the split hit
+        counts decide splits only; and each broker's ``updatedAt`` counts relative to ``at``
+        (a held cycle republishes every broker's data at its own time, so the same offsets give
+        the same TTL check and the same EMA update in every later one)."""
+        threshold = int(settings["loadBalancerSheddingConditionHitCountThreshold"])
+        return (min(memory.hit_count, threshold), dict(memory.recently_unloaded),
+                dict(memory.recently_unloaded_brokers),
+                {b: (d.updatedAt - at, _BUT_UPDATED_AT(d)) for b, d in memory.broker_load.items()})
 
 
 class ExtensibleCycleResult(ExtensibleCycle, frozen=True):

@@ -310,12 +310,18 @@ def manager(states: Sequence[ClusterState], opts: Options
 
 
 def run(states: Sequence[ClusterState], opts: Options) -> list[CycleResult]:
-    """Replay the snapshots as successive cycles of the load manager that serves them."""
-    lm, settings = manager(states, opts)
-    results = lm.run_sequence(states, settings, assume_steady=opts.assume_steady)
-    if opts.project:
-        results[-1] = project(lm, results[-1])
-    return results
+    """Replay the snapshots as successive cycles of the load manager that serves them.
+
+    The cyclic collector stays paused, and what the cycles leave is then frozen, as in
+    :func:`plans`: ``explain``'s projection runs more cycles of the last state, and a collection
+    after each scanned what the earlier ones made (8-20 % of ``explain``'s CPU at 200,000
+    bundles, for no garbage)."""
+    with collector_paused(freeze=True):
+        lm, settings = manager(states, opts)
+        results = lm.run_sequence(states, settings, assume_steady=opts.assume_steady)
+        if opts.project:
+            results[-1] = project(lm, results[-1])
+        return results
 
 
 def plans(states: Sequence[ClusterState], opts: Options) -> list[Plan]:

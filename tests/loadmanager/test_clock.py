@@ -12,16 +12,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
+from lbctl.loadmanager.base import CycleResult
 from lbctl.loadmanager.clock import (
     CATCH_UP_LIMIT,
+    STEADY_LIMIT,
     cycles_between,
+    cycles_to_open,
     reports_written,
     warm_up_cycles,
 )
+from lbctl.loadmanager.extensible import ExtensibleCycleResult
 from lbctl.loadmanager.select import Options, run
 from lbctl.model.cluster import ClusterState
 from lbctl.model.decision import Label, Reason
@@ -191,3 +196,49 @@ def test_recommend_cli_on_a_sequence_and_steady(tmp_path: Path) -> None:
     out = CliRunner().invoke(app, ["explain", str(one)])
     assert "Skip/HitCount" in out.stdout and "3 more cycle(s)" in out.stdout
     assert s  # the example is a sequence of four
+
+
+def _projections(r: CycleResult) -> tuple[int | None, int, int | None, int]:
+    """explain's projection of ``r`` both ways: (answer, held cycles run) with the projection's
+    short cycles (``last``) and with whole ones (as before: every cycle to the limit)."""
+    from lbctl.loadmanager.extensible import ExtensibleLoadManager
+
+    counted: list[int] = []
+
+    class Counting(ExtensibleLoadManager):
+        def run_cycle(self, *a: Any, **k: Any) -> ExtensibleCycleResult:
+            counted.append(1)
+            return super().run_cycle(*a, **k)
+
+        def projected_cycle(self, *a: Any, **k: Any) -> ExtensibleCycleResult:
+            counted.append(1)
+            return super().projected_cycle(*a, **k)
+
+    lm = Counting()
+    short = cycles_to_open(lm, r.state, r.settings, r.memory, last=r)
+    n_short = len(counted)
+    counted.clear()
+    whole = cycles_to_open(lm, r.state, r.settings, r.memory)
+    return short, n_short, whole, len(counted)
+
+
+def test_the_projection_answers_as_whole_cycles_do() -> None:
+    """A gate that opens: the projection's short cycles (no splits, no placement previews, the
+    snapshot's top bundles) find the same cycle as whole ones."""
+    (r,) = run([_imbalanced()], Options())
+    assert _projections(r) == (3, 3, 3, 3)
+
+
+def test_the_projection_stops_once_the_hit_count_passes_the_threshold() -> None:
+    """TransferShedder's condition holds every cycle but nothing can move
+    (``loadBalancerMaxNumberOfBrokerSheddingPerCycle`` = 0): the hit count grows for ever and
+    whole cycles run to the limit (64) to answer "not within 64"; the projection knows a count
+    past the threshold decides nothing more and stops at the fixed point, with the same answer."""
+    (r,) = run([_imbalanced()],
+               Options(overrides={"loadBalancerMaxNumberOfBrokerSheddingPerCycle": "0"}))
+    assert isinstance(r, ExtensibleCycleResult)
+    assert r.shed is not None and r.shed.hit_count == 1 and not r.acted
+    short, n_short, whole, n_whole = _projections(r)
+    assert short is None and whole is None
+    assert n_whole == STEADY_LIMIT
+    assert n_short == 3  # hit counts 2, 3 and 4: the last two the same once cut at 3
