@@ -110,7 +110,7 @@ def sandbox(
     lm = "extensible (TransferShedder)" if cluster.extensible else "modular (ThresholdShedder)"
     flag = "" if url == "http://127.0.0.1:8080" else f"--admin-url {url} "
     print(f"lbctl sandbox: cluster {cluster.cluster}, {len(ids)} broker(s) on "
-          f"127.0.0.1:{ids[0].split(':')[1]}-{ids[-1].split(':')[1]}")
+          f"127.0.0.1:{_port_list([int(b.rsplit(':', 1)[1]) for b in ids])}")
     print(f"scenario {chosen.name}: {lm} load manager")
     if life is not None and life.leader is not None:
         print(f"alive: clock x{speed:g}, leader {life.leader.broker()} acts every cycle; "
@@ -140,3 +140,11 @@ def sandbox(
             signal.signal(s, handler)
         cluster.stop()
     sys.stderr.write("lbctl sandbox: stopped\n")
+
+
+def _port_list(ports: list[int]) -> str:
+    """``8080-8082`` for consecutive ports; each one otherwise (``--port 0`` picks them apart, and
+    a range of two random ports names brokers that do not exist)."""
+    if len(ports) > 1 and ports == list(range(ports[0], ports[0] + len(ports))):
+        return f"{ports[0]}-{ports[-1]}"
+    return ",".join(map(str, ports))

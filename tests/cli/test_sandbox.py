@@ -84,6 +84,27 @@ def test_busy_port_is_one_line() -> None:
         _stop(proc, signal.SIGTERM)
 
 
+def test_the_banner_names_every_brokers_port() -> None:
+    """With ``--port 0`` the ports are the system's picks, not a range: the first line names each
+    broker's (it printed first-last, two random ports, as if the brokers sat between them)."""
+    proc = subprocess.Popen([sys.executable, "-m", "lbctl", "sandbox", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        url = next(x for x in iter(proc.stdout.readline, "") if x.startswith("admin URL: "))
+        res = CliRunner().invoke(app, ["--admin-url", url.split()[2], "brokers", "-o", "json"])
+        ports = [b["broker"].rsplit(":", 1)[1] for b in json.loads(res.stdout)["brokers"]]
+        listed = first.rsplit("127.0.0.1:", 1)[1].strip()
+        if "-" in listed:
+            lo, hi = map(int, listed.split("-"))
+            assert sorted(map(int, ports)) == list(range(lo, hi + 1))
+        else:
+            assert sorted(listed.split(",")) == sorted(ports)
+    finally:
+        _stop(proc, signal.SIGTERM)
+
+
 def test_unknown_scenario_suggests() -> None:
     res = CliRunner().invoke(app, ["sandbox", "--scenario", "hot-brokers"])
     assert res.exit_code == 2 and "hot-broker" in res.stderr

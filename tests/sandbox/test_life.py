@@ -248,3 +248,53 @@ def test_the_extensible_leader_transfers_straight() -> None:
         assert not c.pending
     finally:
         c.stop()
+
+
+def test_the_hot_broker_scenario_sheds_its_bundles_without_splitting() -> None:
+    """``lbctl sandbox``'s default cluster, alive: the hot broker's ``public/default`` bundles share
+    its traffic equally, none over a split threshold, so the leader's first cycle unloads some of
+    them and splits nothing (the walk through docs/commands/sandbox.md). The scenario's sample topic
+    stats must not stand in for those bundles' own traffic (they did: three bundles then carried
+    the whole hot broker and were split instead)."""
+    from lbctl.sandbox.scenarios import SCENARIOS, living
+
+    c = SCENARIOS["hot-broker"].start(3, 0, alive=True)
+    try:
+        clock = SteppedClock()
+        life = living(c, clock)  # as lbctl sandbox: mixed hosts, seed 1
+        hot = next(iter(c.brokers))
+        mine = [b for b, o in c.owners.items() if o == hot and b.startswith("public/default/")]
+        rates = [life.bundle_traffic(b, life.now).msg_rate_in for b in mine]
+        assert len(mine) == 12 and max(rates) < 30_000  # loadBalancerNamespaceBundleMaxMsgRate
+        assert max(rates) < 1.1 * min(rates)
+        assert life.leader is not None
+        run_for(life, clock, 60)
+        first = life.leader.decisions[0]
+        done = [a for a in first.actions if "skipped" not in a]
+        assert done and {a["action"] for a in done} == {"unload"}
+        assert all(a["broker"] == hot for a in done)
+    finally:
+        c.stop()
+
+
+@pytest.mark.parametrize("name", ["balanced", "rolling-restart"])
+def test_quiet_scenarios_stay_quiet_on_mixed_hosts(name: str) -> None:
+    """``--scenario balanced`` and ``rolling-restart`` alive, on the mixed hosts ``lbctl sandbox``
+    uses: each broker shows the load manager the scenario's figure (at most 50 %) even where its
+    NIC, not its CPU, is what the traffic fills (a 32-core host's 10 Gbit/s), so the leader's
+    first cycle moves nothing: ThresholdShedder's quiet baseline and PIP-220's idle broker, as
+    docs/commands/sandbox.md says (a big host was at 75 % by bandwidth, and was shed)."""
+    from lbctl.sandbox.scenarios import SCENARIOS, living
+
+    scenario = SCENARIOS[name]
+    c = scenario.start(scenario.default_brokers, 0, alive=True)
+    try:
+        clock = SteppedClock()
+        life = living(c, clock)  # as lbctl sandbox: mixed hosts, seed 1
+        assert max(w.usage for w in life.written.values()) < 0.55  # 50 % and the host noise
+        assert life.leader is not None
+        run_for(life, clock, 60)
+        first = life.leader.decisions[0]
+        assert not [a for a in first.actions if "skipped" not in a]
+    finally:
+        c.stop()
