@@ -39,8 +39,11 @@ own model, one for all of them, stated here and in ``docs/propose.md`` ("The loa
     on its earlier reports predicting its latest quarter;
   - otherwise **from its latest report**: idle usage the fleet's (at most the broker's percent),
     the slope that reproduces the report (within :data:`COST_RANGE` of the prior), or for a broker
-    carrying nothing its report as base and the prior slope. With a history such a broker is
-    **thin** when it has fewer than :data:`MIN_POINTS` reports (Cruise Control's
+    carrying nothing its report as base and the prior slope — unless its CPU traffic is too small
+    for its slope to be told from its idle usage (:func:`_identified`) and brokers of its host
+    class (its reported CPU limit) show the class's cost in theirs: then it **borrows** that cost
+    (:meth:`LoadModel._report_classes`, marked in its :class:`Quality`). With a history such a
+    broker is **thin** when it has fewer than :data:`MIN_POINTS` reports (Cruise Control's
     ``min.valid.partition.ratio`` idea: too little data to act on) — unless it carries nothing,
     when its report is its idle usage and its limits its slope, or other brokers of its host
     class (its reported limit) have learnt the class's cost, which its slope then leans on with
@@ -118,6 +121,10 @@ IDLE_SPREAD = (0.3, 50.0)
 LEAST_NOISE = 0.05
 #: golden-section steps for a pooled spread (a thousandth of its log range)
 POOL_STEPS = 15
+#: how far a host's idle usage may be from the fleet's (sd, points of percent) where no broker
+#: has a line of its own to measure it by (:meth:`LoadModel._report_classes`): a few points of
+#: its CPU (GC, ZooKeeper sessions, the JVM), which one report cannot tell from traffic
+REPORT_IDLE_SD = 3.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +147,7 @@ class Quality:
     error: float | None  # out-of-sample RMS error, points of percent (learnt fits only)
     slope_error: float  # relative uncertainty of its slope
     thin: bool = False  # a history was given but holds too little of this broker to act on
+    borrowed: bool = False  # its slope is its host class's (its own report could not tell it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +206,10 @@ class LoadModel:
         self._classes: dict[tuple[int, float], tuple[float, float]] = {}
         #: ... those whose spread was measured (enough learnt brokers), not taken as the widest
         self._measured: set[tuple[int, float]] = set()
+        #: per (resource index, limit): a host class's cost and relative error from its loaded
+        #: brokers' latest reports, for a broker whose own report cannot tell its slope
+        #: (:meth:`_report_classes`)
+        self._borrow: dict[tuple[int, float], tuple[float, float]] = {}
         #: per (broker, resource index): its fit's usage at its latest report and the weight of
         #: the report against it (:meth:`now`)
         self._now: dict[tuple[str, int], tuple[float, float]] = {}
@@ -297,6 +309,7 @@ class LoadModel:
         lines = self._lines(series)
         self._base_priors(lines)
         self._class_priors(lines)
+        self._report_classes()
         for b in self._points:
             self._fit_broker(b, series[b])
 
@@ -350,6 +363,7 @@ class LoadModel:
         last = pts[-1]
         fits: dict[str, Fit] = {}
         quality: Quality | None = None
+        borrowed = False
         for r, res in enumerate(MODELLED):
             if not last.limit[r] > 0:
                 continue
@@ -376,13 +390,19 @@ class LoadModel:
                                    pooled if (r, last.limit[r]) in self._measured else None)
             else:
                 fit, rel = _from_report(xs[-1], ys[-1], fleet.base, prior, self._sigma)
+                peers = self._borrow.get((r, last.limit[r]))
+                if peers is not None and _borrows(xs[-1], ys[-1], fleet.base,
+                                                  100.0 * peers[0] / last.limit[r]):
+                    fit, rel = _borrowed(xs[-1], ys[-1], fleet.base, 100.0 * peers[0]
+                                         / last.limit[r], peers[1])
+                    borrowed = borrowed or quality is None
             fits[res] = fit
             self._now[(b, r)] = _anchor(xs, ys, fit)
             if quality is None:  # thin: few reports while carrying traffic (an empty broker's
                 # report is its idle usage; a steady one's many reports pin its operating point)
                 quality = Quality(len(xs), learnt, err, rel, self.history and len(xs) < MIN_POINTS
                                   and any(x > 0 for x in xs)
-                                  and (r, last.limit[r]) not in self._classes)
+                                  and (r, last.limit[r]) not in self._classes, borrowed)
         self.fits[b] = fits
         self.quality[b] = quality or Quality(len(pts), False, None, 0.0, self.history)
 
@@ -441,6 +461,47 @@ class LoadModel:
                     self._measured.add((r, limit))
                 self._classes[(r, limit)] = (mid, min(max(spread, CLASS_SPREAD[0]),
                                                       CLASS_SPREAD[1]))
+
+    def _report_classes(self) -> None:
+        """Per reported CPU limit (a host class) without a cost learnt from histories
+        (:meth:`_class_priors`), the cost its brokers' latest reports show — those whose traffic
+        is large enough for their slope to be told from idle usage (:func:`_identified`) — and
+        its relative error (CPU only: a NIC's idle traffic is nil next to a broker's, so one
+        report tells a bandwidth slope): the estimates pooled like the classes'
+        (:func:`_pool_normal`), each with its variance from :data:`REPORT_IDLE_SD` over its
+        traffic.
+
+        Why: a report is ``idle + slope · traffic``; from one report a broker carrying little
+        traffic cannot tell its slope from its idle usage — a nearly idle 16-core broker came
+        out at 0.035 per unit where its loaded class mates were at 0.07-0.10, and the closed
+        loop's first plan sent it 14 bundles (predicted 38 %, true 82 %), corrected over the
+        next cycles (``benchmarks/plans_on_hardware.py --loops 12,30 --loop-seeds 10``). Brokers
+        reporting the same limits are the same hardware: such a broker borrows its class's
+        cost (:func:`_borrowed`), and keeps its own (highly uncertain) where it has no peer."""
+        self._borrow = {}
+        for r in range(1):  # CPU: bytes in and out carry no idle usage to speak of
+            fleet = self.cluster.get(MODELLED[r], Fit(0.0, 0.0))
+            est: dict[float, list[tuple[float, float]]] = {}
+            for ps in self._points.values():
+                p = ps[-1]
+                limit = p.limit[r]
+                if not limit > 0 or (r, limit) in self._classes:
+                    continue
+                x, pct = self._driver(p, r), p.percent[r]
+                if _identified(x, pct, fleet.base):  # its fit as its own (:func:`_from_report`)
+                    slope = _from_report(x, pct, fleet.base, 100.0 * fleet.slope / limit,
+                                         self._sigma)[0].slope
+                    est.setdefault(limit, []).append((slope * limit / 100,
+                                                      (REPORT_IDLE_SD / x * limit / 100) ** 2))
+            for limit, ks in est.items():
+                if len(ks) >= 2:
+                    mid = _median([k for k, _ in ks])
+                    mid, tau = _pool_normal(ks, CLASS_SPREAD[0] * mid, CLASS_SPREAD[1] * mid)
+                else:
+                    mid, tau = ks[0][0], CLASS_SPREAD[1] * ks[0][0]
+                # the class's cost is known to its mean's error; a broker of it differs by tau
+                var = tau * tau + 1.0 / sum(1.0 / (v + tau * tau) for _, v in ks)
+                self._borrow[(r, limit)] = (mid, min(1.0, math.sqrt(var) / mid))
 
     def _base_priors(self, lines: Sequence[Sequence[tuple[list[float], list[float],
                                                            float]]]) -> None:
@@ -967,6 +1028,39 @@ def _learn(xs: Sequence[float], ys: Sequence[float], prior: float,
     misses = _holdout(xs, ys, prior, spread, pooled)
     err = math.sqrt(sum(m * m for m in misses) / len(misses))
     return fit, err, rel
+
+
+def _identified(x: float, pct: float, idle: float) -> bool:
+    """Whether one report tells a broker's slope: its traffic's share of its usage (above the
+    fleet's idle usage) is at least ``1 /`` :data:`CLASS_EVIDENCE` times what its own idle usage
+    may be off by (:data:`REPORT_IDLE_SD`), so the slope is known to within that share."""
+    if x <= 0 or math.isnan(pct):
+        return False
+    return pct - min(max(idle, 0.0), pct) >= REPORT_IDLE_SD / CLASS_EVIDENCE
+
+
+def _borrows(x: float, pct: float, idle: float, prior: float) -> bool:
+    """Whether a broker takes its host class's slope ``prior``: its report cannot tell its own
+    (:func:`_identified`) and does not contradict the class's — the class's line through the
+    report leaves an idle usage of at least zero (a broker reporting less than its class's cost
+    of its traffic is not like its class: it keeps its own slope). A broker carrying nothing
+    keeps the fleet's cost over its limit (its report is its idle usage: a plan's first bundles
+    there are what tells its slope)."""
+    return x > 0 and not math.isnan(pct) and not _identified(x, pct, idle) and pct - prior * x >= 0
+
+
+def _borrowed(x: float, pct: float, idle: float, prior: float,
+              prior_rel: float) -> tuple[Fit, float]:
+    """A broker's fit from a report that cannot tell its slope (:func:`_identified`), its host
+    class's slope ``prior`` (relative error ``prior_rel``) at hand: the precision-weighted mean
+    of its own slope (its error :data:`REPORT_IDLE_SD` over its traffic) and the class's, the
+    line through its report (its idle usage not below zero: :func:`_borrows`)."""
+    own = (pct - min(max(idle, 0.0), pct)) / x
+    w_own = (x / REPORT_IDLE_SD) ** 2
+    w_prior = 1.0 / (prior_rel * prior) ** 2
+    slope = (w_own * own + w_prior * prior) / (w_own + w_prior)
+    rel = min(1.0, 1.0 / math.sqrt(w_own + w_prior) / slope) if slope > 0 else 1.0
+    return Fit(pct - slope * x, slope), rel
 
 
 def _from_report(x: float, pct: float, idle: float, prior: float,

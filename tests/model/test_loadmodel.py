@@ -414,3 +414,66 @@ def test_a_class_cost_and_spread_weigh_each_brokers_slope_by_its_precision() -> 
         est = [(rng.gauss(1.0, 0.1) + rng.gauss(0.0, 0.01), 0.01 ** 2) for _ in range(12)]
         spreads.append(_pool_normal(est, 0.05, 0.3)[1])
     assert statistics.median(spreads) == pytest.approx(0.1, abs=0.025)
+
+
+def _one_snapshot(hosts: dict[str, Host], scale: dict[str, float],
+                  seed: int = 7) -> tuple[ClusterState, dict[str, list[NamespaceBundleStats]]]:
+    """One snapshot (no report noise): each broker 8 bundles scaled by ``scale[broker]``."""
+    rng = random.Random(seed)
+    owned = {b: {f"t/ns-{k}/0x{j:08x}_0x{j + 1:08x}": _bundle(rng, scale[b]) for j in range(8)}
+             for k, b in enumerate(hosts)}
+    state = cluster_on_hosts("s", T0, hosts, owned)
+    return state, {b: list(x.values()) for b, x in owned.items()}
+
+
+def test_a_nearly_idle_broker_takes_its_host_class_cost_from_one_snapshot() -> None:
+    # the closed loop's first plan (issue 29): from one report a broker carrying almost nothing
+    # cannot tell its slope from its idle usage (here lower than the fleet's): it is given the
+    # cost of the loaded brokers reporting its limits, within the error it is given, and marked
+    loaded = Host(cores=16, idle_cpu=0.08)
+    idle = Host(cores=16, idle_cpu=0.03)
+    hosts = {"a": loaded, "b": loaded, "c": Host(cores=8, idle_cpu=0.08), "d": idle,
+             "e": Host(cores=16, idle_cpu=0.08)}
+    state, carried = _one_snapshot(hosts, {"a": 40.0, "b": 60.0, "c": 20.0, "d": 1.0,
+                                           "e": 30.0})
+    assert state.brokers["d"].cpu.percent < 100 * loaded.idle_cpu  # within the idle usages
+    model = LoadModel.calibrate(state, carried)
+    peers = [model.fits[b]["cpu"].slope for b in ("a", "b", "e")]
+    q = model.quality["d"]
+    slope = model.fits["d"]["cpu"].slope
+    assert abs(slope - statistics.mean(peers)) <= q.slope_error * slope < 0.3 * slope
+    assert q.borrowed and not any(model.quality[b].borrowed for b in ("a", "b", "c", "e"))
+    # the bundles a plan would send it cost it about what they cost it in truth (within what
+    # one snapshot tells of its class mates: their idle usage is counted as traffic), where its
+    # own report gave it a third of its class's cost
+    rng = random.Random(3)
+    stats = [_bundle(rng, 40.0) for _ in range(8)]
+    truth = _true_percent(idle, stats) - _true_percent(idle, carried["d"])
+    added = slope * (model.drivers(stats).cpu)
+    assert added == pytest.approx(truth, rel=0.2)
+    # its fit reproduces its report (the planner starts from it)
+    assert model.fits["d"]["cpu"].percent(model.drivers(carried["d"]).cpu) == pytest.approx(
+        state.brokers["d"].cpu.percent)
+
+
+def test_a_nearly_idle_broker_without_a_loaded_class_mate_keeps_its_own_uncertain_slope() -> None:
+    # no other broker reports its limits: nothing to borrow; its slope is as uncertain as can be
+    hosts = {"a": Host(cores=16, idle_cpu=0.08), "b": Host(cores=16, idle_cpu=0.08),
+             "d": Host(cores=32, idle_cpu=0.03)}
+    state, carried = _one_snapshot(hosts, {"a": 40.0, "b": 60.0, "d": 1.0})
+    model = LoadModel.calibrate(state, carried)
+    q = model.quality["d"]
+    assert not q.borrowed and q.slope_error == 1.0
+
+
+def test_a_light_broker_its_report_says_is_cheaper_than_its_class_keeps_its_own() -> None:
+    # its report is below its class's cost of its traffic even at no idle usage: it is not like
+    # its class, and its own slope stays
+    hosts = {"a": Host(cores=16, idle_cpu=0.05), "b": Host(cores=16, idle_cpu=0.05),
+             "d": Host(cores=16, idle_cpu=0.01, cpu_us_per_msg=5.0, cpu_us_per_kb=0.5)}
+    state, carried = _one_snapshot(hosts, {"a": 40.0, "b": 60.0, "d": 3.0})
+    model = LoadModel.calibrate(state, carried)
+    x = model.drivers(carried["d"]).cpu
+    assert model.fits["a"]["cpu"].slope * x > state.brokers["d"].cpu.percent
+    assert not model.quality["d"].borrowed
+    assert model.fits["d"]["cpu"].slope < model.fits["a"]["cpu"].slope / 2

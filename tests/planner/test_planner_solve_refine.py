@@ -66,20 +66,26 @@ def any_mix(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.usefixtures("any_mix")
 def test_greedy_s_plan_is_traded_for_fewer_bytes_on_random_clusters() -> None:
     """Random clusters whose bundles carry 1, 4 or 16 KiB messages (so bytes per point of CPU
-    differ 16x): the polished plans meet the band and move 10-26 % fewer bytes on four of them.
-    Without the pass the plan is greedy's."""
+    differ 16x): the polished plans meet the band and move 7-19 % fewer bytes on four of them
+    (10-27 % before a nearly idle broker took its class's cost, :func:`lbctl.model.loadmodel.
+    _borrowed`: 4.4 % with one point of traffic, its slope 0.051 from its report became its
+    8-core class mates' 0.126 — the generator's, which gives every broker of a class one cost —
+    and it takes fewer bytes for the points it was given). Without the pass the plan is
+    greedy's."""
     saved = []
     for seed in (0, 4, 12, 16):
         g, p = _greedy_and_polished(random_cluster(seed, 6, 8))
         assert g.violation(BAND).ok and p.violation(BAND).ok
         saved.append(1 - p.throughput / g.throughput)
-    assert min(saved) > 0.08, saved
-    assert max(saved) > 0.25, saved
+    assert min(saved) > 0.05, saved
+    assert max(saved) > 0.15, saved
 
 
 @pytest.mark.usefixtures("any_mix")
 def test_solve_keeps_the_polished_plan() -> None:
-    """``solve`` (greedy solver) returns the polished plan, not greedy's."""
+    """``solve`` (greedy solver) returns the polished plan, not greedy's (its cost 82 % of
+    greedy's; 74 % before a nearly idle broker took its class's cost: see
+    :func:`test_greedy_s_plan_is_traded_for_fewer_bytes_on_random_clusters`)."""
     state = random_cluster(12, 6, 8)
     s = resolve(state.config)
     view = build(state, s)
@@ -90,7 +96,7 @@ def test_solve_keeps_the_polished_plan() -> None:
     a = Assignment(view, rules, costs)
     a.apply(sol.moves)
     assert sol.violation.ok
-    assert a.cost < 0.8 * g.cost
+    assert a.cost < 0.9 * g.cost
 
 
 def _lumpy(small: int) -> ClusterState:
@@ -199,13 +205,15 @@ def test_a_bundle_far_from_its_broker_s_mix_is_not_traded(small: int) -> None:
 
 def test_bundles_near_their_broker_s_mix_are_still_traded() -> None:
     """On the random clusters of 1, 4 and 16 KiB messages, trades within :data:`refine.MIX` of
-    their brokers' mixes still cut the bytes: 4-17 % on three of the four."""
+    their brokers' mixes still cut the bytes: 2-11 % on three of the four (4-17 % before a
+    nearly idle broker took its class's cost: see
+    :func:`test_greedy_s_plan_is_traded_for_fewer_bytes_on_random_clusters`)."""
     saved = []
     for seed in (0, 4, 12, 16):
         g, p = _greedy_and_polished(random_cluster(seed, 6, 8))
         assert p.violation(BAND).ok
         saved.append(1 - p.throughput / g.throughput)
-    assert sum(x > 0.03 for x in saved) >= 3 and max(saved) > 0.15, saved
+    assert sum(x > 0.02 for x in saved) >= 3 and max(saved) > 0.10, saved
 
 
 def test_a_mix_is_measured_against_the_owner_s() -> None:
