@@ -215,6 +215,7 @@ GOLDEN_LINES: list[list[str]] = [
     ["split-bundle", "acme/events", "-bt", "HOT", "--snapshot", "tests/data/split/auto-split.json",
      "-o", "table"],
     ["recommend", "tests/data/split/auto-split.json", "-o", "table"],
+    ["explain", "tests/data/split/auto-split.json", "-o", "table"],
     # 8. refusals: one line naming the problem, exit 2
     ["recommend", "examples/avg-shedder.jsonl", "--strategy", "OverloadShedder", "-o", "json"],
     ["recommend", "examples/extensible/pip220-12-2-1-1.jsonl", "--all-cycles", "--strategy",

@@ -22,8 +22,10 @@ def context_for(states: Sequence[ClusterState], opts: Options, *,
         raise UsageError("no snapshot given")
     settings = resolve_settings(states, opts)[-1]
     _, notes = profile_of(states, opts)
+    # live: the command read the cluster, or the state says it was read live (lbctl watch
+    # diagnoses each capture with the watcher's options, which name no source)
     return make(states, settings, dynamic=dynamic, facts=facts, unreachable=unreachable,
-                live=opts.live), notes
+                live=opts.live or states[-1].live_read), notes
 
 
 def run_rules(ctx: Context, only: Sequence[str] = (), skip: Sequence[str] = ()) -> list[Finding]:

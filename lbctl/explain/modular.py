@@ -19,8 +19,10 @@ from lbctl.explain import preamble, preamble_dict
 from lbctl.explain.paging import WHOLE, Pager
 from lbctl.explain.placement import placement_data_lines
 from lbctl.explain.words import text
+from lbctl.model.bundle import format_position
 from lbctl.model.cycle import ModularCycle
 from lbctl.model.decision import (
+    AutoSplit,
     BrokerVerdict,
     BundleCandidate,
     FilterStep,
@@ -216,6 +218,32 @@ def _narrowed(cycle: ModularCycle, broker: str | None, bundle: str | None
     return cands, outcomes
 
 
+def _narrowed_splits(cycle: ModularCycle, broker: str | None, bundle: str | None
+                     ) -> list[AutoSplit]:
+    """The cycle's automatic splits (``checkNamespaceBundleSplit``) of ``broker``, or of
+    ``bundle`` — the parent or one of its children (every one when neither)."""
+    return [s for s in cycle.splits
+            if (not broker or s.candidate.broker == broker)
+            and (not bundle or s.candidate.bundle == bundle or bundle in s.children)]
+
+
+def _split_dict(s: AutoSplit) -> dict[str, Any]:
+    """A split as data: the bundle, the threshold it exceeded (the setting, the bundle's figure
+    in the setting's unit, the limit), the algorithm, and what came of it — the plan's split
+    action says the same, this adds the setting and the figure."""
+    from lbctl.explain.words.split import split_detail, split_threshold
+
+    c = s.candidate
+    setting, value = split_threshold(c)
+    return {"bundle": c.bundle, "broker": c.broker, "reason": str(c.reason),
+            "threshold": setting, "value": round(value, 6), "limit": c.limit,
+            "detail": split_detail(c), "algorithm": s.algorithm,
+            "boundaries": [format_position(b) for b in s.boundaries],
+            "children": list(s.children), "unload": s.unload,
+            "skipped": None if s.skipped is None else text(s.skipped),
+            "why": None if s.why is None else (text(s.why) or None)}
+
+
 def _outcome_dict(o: UnloadOutcome, full: bool, many: bool = False) -> dict[str, Any]:
     return {"bundle": o.selection.bundle, "broker": o.selection.broker,
             "destinationBroker": o.destination,
@@ -251,6 +279,8 @@ def explanation_dict(cycle: ModularCycle, broker: str | None = None,
         "candidates": listed,
         "outcomes": [_outcome_dict(o, full, many)
                      for o in pager.take("explanation.outcomes", outcomes)],
+        "splits": [_split_dict(s) for s in pager.take(
+            "explanation.splits", _narrowed_splits(cycle, broker, bundle))],
         "whyNothingHappens": nothing_happens(cycle),
     }
     if skipped:
@@ -290,6 +320,7 @@ class ModularExplanation(Struct, frozen=True):
         d = c.decision
         if d and d.notes and not self.broker:
             out += ["", "Cluster:"] + [f"  {text(n)}" for n in d.notes]
+        out += self._split_lines(pager)
         out += self._decided_lines(pager)
         if self.bundle:
             out += self._bundle_lines()
@@ -315,6 +346,31 @@ class ModularExplanation(Struct, frozen=True):
             out.append(line)
             if v is not None:
                 out.append(_verdict_line(v))
+        return out
+
+    def _split_lines(self, pager: Pager) -> list[str]:
+        """The bundles the cycle splits (``BundleSplitterTask`` picks them, then
+        ``checkNamespaceBundleSplit`` splits each before shedding: why candidates say "split in
+        this cycle"), with the threshold each exceeded and the algorithm's boundaries."""
+        from lbctl.explain.words.split import split_detail, split_threshold
+
+        splits = _narrowed_splits(self.cycle, self.broker, self.bundle)
+        if not splits:
+            return []
+        out = ["", "Bundle splits (BundleSplitterTask, checkNamespaceBundleSplit; before "
+                   "shedding):"]
+        for s in pager.take("explanation.splits", splits):
+            c = s.candidate
+            setting, _ = split_threshold(c)
+            head = f"  {c.bundle} on {c.broker}: {split_detail(c)} ({setting})"
+            if s.skipped is not None:
+                out.append(f"{head} — not split: {text(s.skipped)}")
+                continue
+            at = ", ".join(format_position(b) for b in s.boundaries)
+            kids = ", ".join(k.rsplit("/", 1)[-1] for k in s.children)
+            out.append(f"{head}; {s.algorithm} at {at} -> {kids}"
+                       + ("; the children are unloaded" if s.unload else
+                          "; its owner keeps the children"))
         return out
 
     def _decided_lines(self, pager: Pager) -> list[str]:

@@ -94,8 +94,11 @@ def profile_of(states: Sequence[ClusterState], opts: Options) -> tuple[versions.
     reported = {b: local.brokerVersionString
                 for st in states[-1:] for b, local in st.brokers.items()}
     try:
+        # a live read's versions are the cluster's, whether or not the command says it read
+        # live (lbctl watch reads each capture with options that name no source)
+        live = opts.live or any(st.live_read for st in states[-1:])
         return versions.choose(opts.pulsar_version, reported,
-                               origin="cluster" if opts.live else "snapshot")
+                               origin="cluster" if live else "snapshot")
     except ValueError as e:
         raise UsageError(f"--pulsar-version: {e}") from None
 

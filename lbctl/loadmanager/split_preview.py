@@ -237,7 +237,7 @@ def preview(state: ClusterState, settings: Settings, request: SplitRequest) -> S
 
 def is_live(state: ClusterState) -> bool:
     """Whether ``state`` is a live read (``lbctl.sources.live`` names it ``live:CLUSTER``)."""
-    return state.source.startswith("live:")
+    return state.live_read
 
 
 def read_from(state: ClusterState) -> str:

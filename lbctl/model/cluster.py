@@ -166,6 +166,13 @@ class ClusterState:
         return self.policies if self.policies is not None else NO_POLICIES
 
     @property
+    def live_read(self) -> bool:
+        """Whether this state was read from a running cluster (the live readers name it
+        ``live:CLUSTER``): its ``config`` is then the brokers' runtime configuration, not a
+        snapshot's, whoever reads it (``lbctl watch`` as much as ``lbctl doctor``)."""
+        return self.source.startswith("live:")
+
+    @property
     def captured_at_iso(self) -> str:
         return iso_time(self.captured_at)
 

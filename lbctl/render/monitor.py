@@ -267,7 +267,9 @@ class MonitorView:
             f"{r.cluster} at {iso_time(r.at)}: {len(rows)} broker(s), overloaded at "
             f"{' / '.join(rules)} (loadBalancerBrokerOverloadedThresholdPercentage; LOAD % is "
             "the usage the load manager compares)")]
-        if MODULAR_VIEW in views:
+        if MODULAR_VIEW in views and not self.summary:
+            # the note explains the SHORT/LONG rows of the per-broker blocks, which --summary
+            # leaves out (its one table has no starred column)
             mark = "" if r.averages == LEADER else "*"
             parts.append(wrap_prose(f"{mark}SHORT/LONG: {r.averages_note}."))
         parts.append("")

@@ -172,6 +172,42 @@ def test_recommend_shows_automatic_splits(runner) -> None:
     assert "split" in table and "MsgRate" in table
 
 
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_explain_shows_the_cycles_splits_as_recommend_does(runner, fmt: str) -> None:
+    """explain lists the splits of the cycle (its candidates say "split in this cycle") with the
+    threshold each exceeded, its figure against the limit and the algorithm; the same bundles
+    and details as recommend's split actions."""
+    snap = str(DATA / "auto-split.json")
+    res = runner.invoke(app, ["explain", snap, "-o", fmt])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout) if fmt == "json" else yaml.safe_load(res.stdout)
+    splits = {s["bundle"]: s for s in data["explanation"]["splits"]}
+    planned = {a["bundle"]: a for a in data["actions"] if a["action"] == "split"}
+    assert set(splits) == set(planned) and len(splits) == 2
+    for b, s in splits.items():
+        assert s["detail"] == planned[b]["detail"]
+        assert (s["children"], s["algorithm"]) == (planned[b]["children"],
+                                                  planned[b]["algorithm"])
+    rate = splits["acme/events/0x00000000_0x40000000"]
+    assert (rate["threshold"], rate["value"], rate["limit"]) == (
+        "loadBalancerNamespaceBundleMaxMsgRate", 49976.0, 30000)
+    assert splits["acme/events/0xc0000000_0xffffffff"]["threshold"] == (
+        "loadBalancerNamespaceBundleMaxTopics")
+    one = runner.invoke(app, ["explain", snap, "--broker", "broker-1", "-o", "json"])
+    assert [s["bundle"] for s in json.loads(one.stdout)["explanation"]["splits"]] == [
+        "acme/events/0x00000000_0x40000000"]
+    off = runner.invoke(app, ["explain", snap, "--set", "loadBalancerAutoBundleSplitEnabled=false",
+                              "-o", "json"])
+    assert json.loads(off.stdout)["explanation"]["splits"] == []
+
+
+def test_explain_text_shows_the_cycles_splits(runner) -> None:
+    table = runner.invoke(app, ["explain", str(DATA / "auto-split.json"), "--wide"]).stdout
+    assert "Bundle splits (BundleSplitterTask" in table
+    assert "Message Rate: 49976/30000 msg/s (loadBalancerNamespaceBundleMaxMsgRate)" in table
+    assert "range_equally_divide at 0x20000000" in table
+
+
 @pytest.mark.slow
 def test_subprocess_help_and_run() -> None:
     out = subprocess.run([sys.executable, "-m", "lbctl", "split-bundle", "--help"],

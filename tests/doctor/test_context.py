@@ -8,10 +8,10 @@ import pytest
 
 from lbctl.doctor.context import make
 from lbctl.doctor.run import diagnose
-from lbctl.loadmanager.select import Options, resolve_settings
+from lbctl.loadmanager.select import Options, profile_of, resolve_settings
 from lbctl.model.cluster import ClusterState
 from lbctl.sources.snapshot import read_snapshots
-from tests.paths import DATA
+from tests.paths import DATA, EXAMPLES
 
 D = DATA / "doctor"
 
@@ -50,3 +50,23 @@ def test_doctor_builds_the_owner_map_once(monkeypatch: pytest.MonkeyPatch) -> No
     report = diagnose(read_snapshots([D / "few-bundles-no-namespaces.json"]), Options())
     assert "namespace-few-bundles" in {f.rule for f in report.findings}
     assert len(calls) == 1
+
+
+def test_a_live_reads_settings_say_runtime_configuration_whoever_diagnoses_it() -> None:
+    """A setting of a state read from a running cluster came from the brokers' runtime
+    configuration: lbctl watch diagnoses each capture with options that name no source, and its
+    findings said "(snapshot)". A file's settings still say "(snapshot)"."""
+    from lbctl.records import replace
+
+    [snap] = read_snapshots([EXAMPLES / "hot-broker.json"])
+    live = replace(snap, source="live:prod-us")
+    assert live.live_read and not snap.live_read
+
+    def found(state: ClusterState) -> str:
+        return " ".join(f.found for f in diagnose([state], Options()).findings)
+
+    assert "(snapshot)" in found(snap) and "(runtime configuration)" not in found(snap)
+    assert "(runtime configuration)" in found(live) and "(snapshot)" not in found(live)
+    # the release modelled is named after where its version was read, too
+    assert profile_of([snap], Options())[0].name.endswith("(snapshot)")
+    assert profile_of([live], Options())[0].name.endswith("(cluster)")

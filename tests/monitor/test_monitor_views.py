@@ -68,6 +68,18 @@ def test_short_and_long_are_the_leaders_when_the_snapshot_carries_bundle_data() 
     assert MonitorView(own).to_data()["averages"]["source"] == "lbctl"
 
 
+def test_the_averages_note_comes_with_the_rows_it_explains() -> None:
+    """The SHORT/LONG note (starred when lbctl averaged) explains the per-broker blocks' SHORT and
+    LONG rows; --summary shows only the overall table, which has neither, so no note."""
+    for leader in (None, {B1: BundleData(TimeAverageMessageData(10, 10, 7, 0, 70, 0),
+                                         TimeAverageMessageData(1000, 500, 3, 0, 30, 0), 1)}):
+        r = BrokerMonitor().update(["a"], {"a": report(10, 0)}, Settings.defaults(), 1,
+                                   leader_data=leader)
+        full, summary = MonitorView(r).to_text(), MonitorView(r, summary=True).to_text()
+        assert "SHORT/LONG: " in full and "||SHORT" in full
+        assert "SHORT" not in summary and "Overall Broker Data" in summary
+
+
 def test_snapshot_bundle_data_reaches_the_monitor() -> None:
     [st] = read_snapshots([ROOT / "examples" / "hot-broker.json"])
     assert st.bundle_data is None

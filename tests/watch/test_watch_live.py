@@ -89,3 +89,17 @@ def test_a_restart_after_kill_loses_no_capture_and_raises_nothing_twice(tmp_path
         assert all(a.kind != "broker-down" for a in t.active())
     finally:
         w.close()
+
+
+def test_doctor_findings_name_the_runtime_configuration_not_a_snapshot(tmp_path: Path) -> None:
+    """The watcher reads the cluster: a doctor finding's setting came from the brokers' runtime
+    configuration, never "(snapshot)"."""
+    c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false")
+    w = Beside(c, life, clock, tmp_path / "h")
+    try:
+        got = w.watcher.tick()
+        doctor = [x.message for x in got.conditions if x.kind.startswith("doctor:")]
+        assert any("(runtime configuration)" in m for m in doctor), doctor
+        assert not any("(snapshot)" in m for m in doctor), doctor
+    finally:
+        w.close()

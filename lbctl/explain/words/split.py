@@ -28,6 +28,30 @@ def split_detail(c: SplitCandidate) -> str:
     return f"Message Throughput: {whole(c.throughput / MB)}/{c.limit} MB/s"
 
 
+#: the setting whose limit each split reason exceeded (``BundleSplitterTask``'s thresholds)
+SPLIT_SETTINGS = {
+    Reason.TOPICS: "loadBalancerNamespaceBundleMaxTopics",
+    Reason.SESSIONS: "loadBalancerNamespaceBundleMaxSessions",
+    Reason.MSG_RATE: "loadBalancerNamespaceBundleMaxMsgRate",
+    Reason.BANDWIDTH: "loadBalancerNamespaceBundleMaxBandwidthMbytes",
+}
+
+
+def split_threshold(c: SplitCandidate) -> tuple[str, float]:
+    """The setting the candidate exceeded and its figure in the setting's unit (topics,
+    producers + consumers, msg/s, MB/s), for ``explain``'s splits next to ``c.limit``."""
+    match c.reason:
+        case Reason.TOPICS:
+            value: float = c.topics
+        case Reason.SESSIONS:
+            value = c.producers + c.consumers
+        case Reason.MSG_RATE:
+            value = c.msg_rate
+        case _:
+            value = c.throughput / MB
+    return SPLIT_SETTINGS.get(c.reason, SPLIT_SETTINGS[Reason.BANDWIDTH]), value
+
+
 @words.register
 def splitter(w: SplitterWhy) -> str:
     match w.code:
