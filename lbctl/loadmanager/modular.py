@@ -51,7 +51,7 @@ from lbctl.explain import Explanation
 from lbctl.explain.modular import ModularExplanation
 from lbctl.explain.outcome import modular_decision
 from lbctl.explain.words import text
-from lbctl.loadmanager.base import LoadManager
+from lbctl.loadmanager.base import CycleResult, LoadManager
 from lbctl.loadmanager.clock import (
     expire,
     interval_ms,
@@ -187,15 +187,53 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         with collector_paused():
             return self._run_cycle(state, settings, memory, elapsed)
 
+    def projected_cycle(self, state: ClusterState, settings: Settings, memory: CycleMemory,
+                        elapsed: Elapsed, last: CycleResult) -> ModularCycleResult:
+        """A held cycle of ``explain``'s projection: when it would rebuild the very leader maps,
+        bundle data and load data ``last`` (the snapshot's own cycle) built, it takes ``last``'s
+        load data with its own clock and recently unloaded bundles instead
+        (:meth:`_held_like`); otherwise the whole cycle."""
+        assert isinstance(last, ModularCycleResult)
+        with collector_paused():
+            return self._run_cycle(state, settings, memory, elapsed,
+                                   last if self._held_like(state, settings, memory, elapsed, last)
+                                   else None)
+
+    @staticmethod
+    def _held_like(state: ClusterState, settings: Settings, memory: CycleMemory, elapsed: Elapsed,
+                   last: ModularCycleResult) -> bool:
+        """Whether a held cycle on ``state`` would rebuild ``last``'s load data but for its time
+        and recently unloaded bundles. A held cycle takes no sample (``elapsed.samples`` is 0: no
+        load report was written, so ``ModularLoadManagerImpl.updateBundleData`` has nothing new
+        and the ``TimeAverageMessageData`` keep their sample counts): with the same reports (the
+        same ``brokers``) over the maps and bundle data ``last`` left, the leader's maps keep
+        every key (:func:`leader_maps_and_reports` returns them as they are) and the bundle data
+        is returned as is (:func:`update_bundle_data`), so each broker's time averages, the
+        system bundles and the bundle map are ``last``'s. Not when ``last`` split bundles (its
+        maps lost them; the held cycle puts them back) or the snapshot carries Pulsar's own
+        ``bundleData`` (taken anew each cycle)."""
+        return (elapsed.replaying and elapsed.samples == 0 and last.gate is None
+                and settings is last.settings and state.brokers is last.state.brokers
+                and memory.maps is last.memory.maps
+                and memory.bundle_data is last.memory.bundle_data
+                and isinstance(memory.bundle_data, BundleDataView) and not state.bundle_data
+                and not last.load.split_away)
+
     def _run_cycle(
         self, state: ClusterState, settings: Settings, memory: CycleMemory | None,
-        elapsed: Elapsed | None,
+        elapsed: Elapsed | None, last: ModularCycleResult | None = None,
     ) -> ModularCycleResult:
+        """One cycle; ``last``: a cycle whose load data this one takes (:meth:`_held_like`)."""
         mem = memory or self.initial_memory()
         elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
         now = state.captured_at
-        maps, reports, order = leader_maps_and_reports(state, mem.maps)
-        bundle_data = update_bundle_data(state, mem.bundle_data, elapsed.samples, reports, order)
+        bundle_data: Mapping[str, BundleData]
+        if last is None:
+            maps, reports, order = leader_maps_and_reports(state, mem.maps)
+            bundle_data = update_bundle_data(state, mem.bundle_data, elapsed.samples, reports,
+                                             order)
+        else:
+            maps, bundle_data = mem.maps, mem.bundle_data
         recently = latest(mem.recently_unloaded, state.recently_unloaded)
 
         active = frozenset(state.brokers)
@@ -211,7 +249,8 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             gate = f"only {len(state.available())} broker available: no load shedding is performed"
 
         expired = expire(recently, now, settings) if gate is None else ()
-        cycle = self._prepare(state, settings, elapsed, bundle_data, recently, expired, maps)
+        cycle = self._prepare(state, settings, elapsed, bundle_data, recently, expired, maps,
+                              None if last is None else last.load)
         if gate is not None:
             return self._result(cycle, gate, None, (), CycleMemory(
                 bundle_data, MappingProxyType(recently), mem.shedding, placement_mem, rr_mem,
@@ -230,14 +269,21 @@ class ModularLoadManager(LoadManager[CycleMemory]):
 
     def _prepare(self, state: ClusterState, settings: Settings, elapsed: Elapsed,
                  bundle_data: Mapping[str, BundleData], recently: Mapping[str, int],
-                 expired: tuple[str, ...], maps: LeaderMaps) -> _Cycle:
-        """The cycle's load data and placement environment, and its automatic splits."""
+                 expired: tuple[str, ...], maps: LeaderMaps,
+                 like: LoadData | None = None) -> _Cycle:
+        """The cycle's load data and placement environment, and its automatic splits. ``like``:
+        load data built from the same reports, maps and bundle data, taken with this cycle's
+        time and recently unloaded bundles (what :func:`build_load_data` takes from them)."""
         # the reader's name index (None when the state has none): the cycle's bundle data holds
         # exactly the names of the state's reports, so it counts their system bundles too
         self._names = state.name_index()
-        load = build_load_data(state, bundle_data, recently,
-                               pulsar_system=bool(settings.profile["shedPulsarSystem"]),
-                               maps=maps, names=self._names)
+        if like is not None:
+            load = replace(like, recently_unloaded=MappingProxyType(dict(recently)),
+                           now=state.captured_at)
+        else:
+            load = build_load_data(state, bundle_data, recently,
+                                   pulsar_system=bool(settings.profile["shedPulsarSystem"]),
+                                   maps=maps, names=self._names)
         env = PlacementEnv.of(state.available(), load, state.cluster_policies(), settings)
         self._env = env
         # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none

@@ -266,6 +266,17 @@ class BundleDataView(Mapping[str, BundleData]):
         """True when :meth:`is_first_sample` holds for every bundle."""
         return not self._given and not self._prev and self._samples <= 1
 
+    def first_sample_values(self, by_rate: bool) -> Callable[[str], float] | None:
+        """Each bundle's short-term message rate (or throughput) read from its stats, without
+        building its ``BundleData``, when every entry is a first sample (both windows then hold
+        exactly the stats: :meth:`BundleData.first_sample`, the same sums); else ``None``."""
+        if not self.first_samples_only():
+            return None
+        stats = self._stats
+        if by_rate:
+            return lambda b: stats[b].msg_rate
+        return lambda b: stats[b].throughput
+
     def materialized(self) -> dict[str, BundleData]:
         """Every entry, built (used when a sequence carries the data to its next cycle)."""
         return {b: self[b] for b in self}

@@ -242,3 +242,41 @@ def test_the_projection_stops_once_the_hit_count_passes_the_threshold() -> None:
     assert short is None and whole is None
     assert n_whole == STEADY_LIMIT
     assert n_short == 3  # hit counts 2, 3 and 4: the last two the same once cut at 3
+
+
+def _avg_grace() -> ClusterState:
+    """AvgShedder on two brokers (90 % and 10 % CPU: gap 80, the high hit count gates, due every
+    second cycle). Of the busy broker's bundles only ``small`` fits the amount, and it was
+    unloaded 29 minutes before the snapshot: the first due cycle finds nothing to move (and
+    drops the counts), the next due one (3 cycles on, the grace period over) moves it."""
+    small, big = "t/ns/0x00000000_0x80000000", "t/ns/0x80000000_0xffffffff"
+    s = state({"a:8080": broker(cpu=(90, 100), bundles={small: stats(3000), big: stats(20000)}),
+               "b:8080": broker(cpu=(10, 100))}, now=100 * MINUTE)
+    return replace(s, recently_unloaded={small: 71 * MINUTE})
+
+
+def test_the_modular_projection_answers_as_whole_cycles_do(monkeypatch: Any) -> None:
+    """The modular load manager's projected cycles take the snapshot's own cycle's load data
+    (no load report written: the leader's maps, bundle data and time averages are the same)
+    with their own clock and recently unloaded bundles: the same answer as whole cycles, the
+    grace period running out on the way, without building the load data again."""
+    import lbctl.loadmanager.modular as modular
+    from lbctl.loadmanager.select import manager
+
+    s = _avg_grace()
+    lm, settings = manager([s], Options(strategy="AvgShedder", placement="AvgShedder"))
+    (r,) = lm.run_sequence([s], settings)
+    assert isinstance(r, modular.ModularCycleResult) and not r.acted and r.gate is None
+    built: list[int] = []
+    real = modular.build_load_data
+
+    def counting(*a: Any, **k: Any) -> Any:
+        built.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(modular, "build_load_data", counting)
+    assert cycles_to_open(lm, r.state, r.settings, r.memory) == 3
+    assert len(built) == 3
+    built.clear()
+    assert cycles_to_open(lm, r.state, r.settings, r.memory, last=r) == 3
+    assert not built

@@ -66,8 +66,7 @@ from lbctl.model.decision import (
     Why,
 )
 from lbctl.model.javaorder import java_hash_order
-from lbctl.model.load import BundleData
-from lbctl.model.loaddata import LoadData
+from lbctl.model.loaddata import BundleDataView, LoadData
 from lbctl.strategies.base import PlacementRequest
 from lbctl.strategies.registry import PLACEMENT, SHEDDING
 
@@ -418,25 +417,28 @@ class _Cycle:
         load, out = self.load, self.candidates
         data = load.bundle_data
         owned = [b for b in load.brokers[high].local.bundles if load.is_sheddable(b)]
+        # a bundle's short-term figure; from its stats when it is a first sample (a deep broker's
+        # bundles then build no BundleData but the chosen ones')
+        value = (data.first_sample_values(by_rate) if isinstance(data, BundleDataView)
+                 else None) or (lambda b: (data[b].shortTermData.msg_rate if by_rate
+                                           else data[b].shortTermData.throughput))
         # getBundleDataForLoadShedding() iteration order (Collectors.toMap from the CHM).
-        ordered = load.shedding_order(owned, lambda b: (
-            data[b].shortTermData.msg_rate if by_rate else data[b].shortTermData.throughput))
-        values: list[tuple[str, float, BundleData]] = []
+        ordered = load.shedding_order(owned, value)
+        values: list[tuple[str, float]] = []
+        recently = load.recently_unloaded
         for b in ordered:
-            d = data[b]
-            st = d.shortTermData
-            v = st.msg_rate if by_rate else st.throughput
-            if b in load.recently_unloaded:
+            v = value(b)
+            if b in recently:
                 out.append(BundleCandidate(high, b, v, False, _RECENTLY))
                 continue
-            values.append((b, v, d))
+            values.append((b, v))
         # Java sorts descending with Double.compare(e2, e1), stably: negate the key (reversing
         # the list would also reverse the order of equal values).
         values.sort(key=lambda t: _neg_key(t[1]))
         chosen: list[Selection] = []
-        for b, v, d in values:
+        for b, v in values:
             if v > 0 and v <= left:
-                st = d.shortTermData
+                st = data[b].shortTermData
                 chosen.append(
                     Selection(high, b, Reason.OVERLOADED, st.msg_rate, st.throughput, low)
                 )

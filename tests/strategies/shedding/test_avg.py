@@ -365,3 +365,30 @@ def test_placement_stores_its_fallback_pick_for_the_next_ask() -> None:
         ("broker1", "broker2", "broker3"), "bundle-0", data, Settings.defaults(), Random(1),
         data.bundle_data["bundle-0"], plan), strategy.on_unload_attempt_completed(mem2))
     assert fresh.broker == "broker2"
+
+
+@pytest.mark.parametrize("by_rate", [True, False])
+def test_first_samples_are_valued_from_their_stats(by_rate: bool) -> None:
+    """A snapshot's first sight (every bundle's data a first sample) values the high broker's
+    bundles from their stats, without building their bundle data: the same picks, candidates
+    and verdicts as from the built data. Rates and throughputs rank the bundles in opposite
+    orders, so reading the wrong figure picks others."""
+    from lbctl.model.loaddata import BundleDataView
+    from tests.factories import stats
+
+    settings = Settings.defaults().with_values(
+        maxUnloadPercentage=0.5, loadBalancerAvgShedderHitCountHighThreshold=1
+    )
+    figures = {"t/n/a": (3000, 1), "t/n/b": (2500, 2), "t/n/c": (2000, 3), "t/n/d": (500, 4),
+               "t/n/e": (2000, 3), "t/n/f": (0, 0)}
+    scale = 1.0 if by_rate else 0.0  # no rate gap: throughput moves
+    hi = {b: stats(r * scale, 0, t * MB, 0) for b, (r, t) in figures.items()}
+    brokers = {"hi": broker(cpu=(80, 100), bundles=hi), "lo": broker(cpu=(30, 100))}
+    view = load(brokers, recently_unloaded={"t/n/b": 1})
+    assert isinstance(view.bundle_data, BundleDataView) and view.bundle_data.first_samples_only()
+    built = load(brokers, bundle_data=view.bundle_data.materialized(),
+                 recently_unloaded={"t/n/b": 1})
+    fresh, _ = AvgShedder().shed(view, settings, AvgShedder().initial_memory())
+    slow, _ = AvgShedder().shed(built, settings, AvgShedder().initial_memory())
+    assert fresh.selections and fresh == slow
+    assert "moves throughput" in text(fresh.brokers["hi"].why) or by_rate
