@@ -73,6 +73,7 @@ from lbctl.model.decision import (
     PlacementDecision,
     Reason,
     ShedResult,
+    SplitDecision,
     SplitResult,
 )
 from lbctl.model.javaorder import MapHistory, java_hash_order
@@ -471,7 +472,7 @@ def build_plan(c: ExtensibleCycle) -> Plan:
                 throughput=rounded(st.throughput) if st else None,
                 algorithm=s.algorithm,
                 boundaries=(format_position(s.boundary),) if s.boundary is not None else (),
-                children=s.children, unload=False))
+                children=s.children, unload=False, detail=_split_detail(s)))
     decision = extensible_decision(c)
     rows = [_row(c, b, load, after, decision) for b in c.state.brokers]
     state = c.state
@@ -479,6 +480,16 @@ def build_plan(c: ExtensibleCycle) -> Plan:
     return Plan(state.cluster, state.captured_at_iso, state.load_manager, c.shedding, c.placement,
                 c.settings, tuple(actions), tuple(rows), len(c.bundle_names()), c.gate,
                 decision, history_dict(c.elapsed), warnings)
+
+
+def _split_detail(s: SplitDecision) -> str | None:
+    """The condition that fired the split ("Message Rate: 49976/30000 msg/s"), worded as the
+    modular split actions' ``detail``."""
+    if s.figures is None:
+        return None
+    from lbctl.explain.words.split import split_detail  # loaded when a cycle splits
+
+    return split_detail(s.figures)
 
 
 def _row(c: ExtensibleCycle, broker: str, load: dict[str, float],
