@@ -233,3 +233,29 @@ def test_explain_says_when_the_version_filter_cannot_apply() -> None:
     assert "BrokerVersionFilter not applied" not in cycle(no_versions).explanation().to_text()
     assert "BrokerVersionFilter not applied" not in cycle(
         st, preferLaterVersions="true").explanation().to_text()
+
+
+def test_split_says_which_condition_fired() -> None:
+    """The hot bundle (50 MiB/s) over ``loadBalancerNamespaceBundleMaxBandwidthMbytes`` 45: the
+    decision keeps the figure and the limit (``DefaultNamespaceBundleSplitStrategyImpl`` at
+    95d73ce4ef5c logs them), recommend's split action and explain's splits say them as the
+    modular splits do (setting, value, limit, "Message Throughput: 50/45 MB/s")."""
+    from lbctl.config import resolve
+
+    st = skewed()
+    settings = resolve(st.config, {}, {
+        "loadBalancerNamespaceBundleSplitConditionHitCountThreshold": "0",
+        "loadBalancerNamespaceBundleMaxBandwidthMbytes": "45"})
+    r = ExtensibleLoadManager().run_cycle(st, settings)
+    (action,) = [a for a in r.plan().actions if a.action == "split" and a.bundle == HOT_BUNDLE]
+    assert action.reason == "Bandwidth" and action.detail == "Message Throughput: 50/45 MB/s"
+    explanation = r.explanation()
+    (entry,) = [s for s in explanation.to_dict()["splits"] if s["bundle"] == HOT_BUNDLE]
+    assert (entry["threshold"], entry["limit"], round(entry["value"])) == (
+        "loadBalancerNamespaceBundleMaxBandwidthMbytes", 45, 50)
+    assert entry["detail"] == "Message Throughput: 50/45 MB/s"
+    idle = [s for s in explanation.to_dict()["splits"] if "under every limit" in s["why"]]
+    assert idle and all("threshold" not in s for s in idle)  # nothing fired: no figure
+    line = next(x for x in explanation.to_text().splitlines() if HOT_BUNDLE in x and "split:" in x)
+    assert line.endswith("; Message Throughput: 50/45 MB/s "
+                         "(loadBalancerNamespaceBundleMaxBandwidthMbytes)"), line
