@@ -76,7 +76,7 @@ from lbctl.model.decision import (
     SplitDecision,
     SplitResult,
 )
-from lbctl.model.javaorder import MapHistory, java_hash_order
+from lbctl.model.javaorder import MapHistory, concurrent_order, java_hash_order
 from lbctl.model.outcome import history_dict, history_warnings
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.records import replace
@@ -205,7 +205,11 @@ def _split_boundaries(state: ClusterState, settings: Settings
 def _splits(cycle: _Cycle, carried: Mapping[str, Mapping[str, int]]
             ) -> tuple[tuple[SplitResult, ...], dict[str, Mapping[str, int]]]:
     """Every broker's ``SplitScheduler`` over its bundles (``lastStats`` when the snapshot has
-    them, else its top bundles), with its hit counts carried; and the hit counts to carry on."""
+    them, else its top bundles), with its hit counts carried; and the hit counts to carry on.
+    The bundles go in the order ``findBundlesToSplit`` meets them — ``PulsarStats``' bundle stats
+    are a ``ConcurrentHashMap`` (at 1710bfdaa85f), put in the snapshot's order — which decides
+    the bundles taken first under ``loadBalancerMaxNumberOfBundlesToSplitPerCycle``. (The broker's
+    map is cleared, never shrunk, each stats update; a fresh map is what can be known.)"""
     state, settings, owners = cycle.state, cycle.settings, cycle.owners
     splits: list[SplitResult] = []
     split_hits = dict(carried)
@@ -223,8 +227,11 @@ def _splits(cycle: _Cycle, carried: Mapping[str, Mapping[str, int]]
         local = state.brokers.get(b)
         if local is None:
             continue  # a broker without a report has no bundle stats we know of
-        stats = ([(x, local.lastStats[x]) for x in java_hash_order(local.lastStats)]
-                 if local.lastStats else [(t.bundleName, t.stats) for t in cycle.tops.get(b, ())])
+        if local.lastStats:
+            stats = [(x, local.lastStats[x]) for x in concurrent_order(local.lastStats)]
+        else:
+            top = {t.bundleName: t.stats for t in cycle.tops.get(b, ())}
+            stats = [(x, top[x]) for x in concurrent_order(top)]
 
         def owns(bundle: str, broker: str = b) -> bool:
             return owners.get(bundle, broker) == broker

@@ -259,3 +259,27 @@ def test_split_says_which_condition_fired() -> None:
     line = next(x for x in explanation.to_text().splitlines() if HOT_BUNDLE in x and "split:" in x)
     assert line.endswith("; Message Throughput: 50/45 MB/s "
                          "(loadBalancerNamespaceBundleMaxBandwidthMbytes)"), line
+
+
+def test_split_cycle_walks_the_bundle_stats_as_a_concurrent_hash_map() -> None:
+    """``findBundlesToSplit`` iterates ``BrokerService.getBundleStats()``: ``PulsarStats``'
+    ``Maps.newConcurrentMap()`` (PulsarStats at 1710bfdaa85f), which resizes at its 12th key
+    where a ``HashMap`` waits for the 13th. With twelve hot bundles and one split per cycle the
+    bundle taken first is the ``ConcurrentHashMap``'s first (a ``HashMap`` would take
+    0x2aaaaaaa_0x3fffffff)."""
+    from lbctl.config import resolve
+    from lbctl.model.load import NamespaceBundleStats
+
+    st = skewed()
+    step = 0x100000000 // 12
+    names = [f"acme/telemetry/0x{i * step:08x}_0x{(i + 1) * step if i < 11 else 0xffffffff:08x}"
+             for i in range(12)]
+    hot = NamespaceBundleStats(topics=5, msgRateIn=50000.0)
+    st = replace(st, brokers={**st.brokers, B1: replace(st.brokers[B1],
+                                                        lastStats=dict.fromkeys(names, hot))})
+    settings = resolve(st.config, {}, {
+        "loadBalancerNamespaceBundleSplitConditionHitCountThreshold": "0",
+        "loadBalancerMaxNumberOfBundlesToSplitPerCycle": "1"})
+    r = ExtensibleLoadManager().run_cycle(st, settings)
+    got = [d.bundle for res in r.splits for d in res.decisions if d.broker == B1]
+    assert got == ["acme/telemetry/0xbffffffd_0xd5555552"]
