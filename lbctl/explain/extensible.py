@@ -16,7 +16,8 @@ from lbctl.explain.paging import WHOLE, Pager
 from lbctl.explain.placement import placement_data_lines
 from lbctl.explain.words import text
 from lbctl.model.cycle import ExtAction, ExtensibleCycle
-from lbctl.model.decision import Round, ShedResult
+from lbctl.model.decision import BundleCheck, Round, ShedResult, SplitFigures
+from lbctl.strategies.split.default_namespace_bundle_split_strategy import CheckWhy
 from lbctl.units import pct, rounded
 
 
@@ -132,11 +133,41 @@ def explanation_dict(c: ExtensibleCycle, pager: Pager = WHOLE) -> dict[str, Any]
     brokers = list(c.state.brokers)
     checks = [(brokers[i] if i < len(brokers) else None, ch)
               for i, res in enumerate(c.splits) for ch in res.checks]
-    out["splits"] = [
-        {"broker": broker, "bundle": ch.bundle, "hitCount": ch.hit_count, "why": text(ch.why)}
-        for broker, ch in take("explanation.splits", checks)
-    ]
+    out["splits"] = [_split_dict(broker, ch) for broker, ch in take("explanation.splits", checks)]
     return out
+
+
+def _split_dict(broker: str | None, ch: BundleCheck) -> dict[str, Any]:
+    """One bundle the split strategy looked at; one over a limit adds the threshold it exceeded
+    (the setting, the bundle's figure in the setting's unit, the limit) and the figure against
+    the limit, as the modular cycle's ``explanation.splits`` entries say it."""
+    out: dict[str, Any] = {"broker": broker, "bundle": ch.bundle, "hitCount": ch.hit_count,
+                           "why": text(ch.why)}
+    figures = _figures(ch)
+    if figures is not None:
+        from lbctl.explain.words.split import split_detail, split_threshold
+
+        setting, value = split_threshold(figures)
+        out |= {"threshold": setting, "value": round(value, 6), "limit": figures.limit,
+                "detail": split_detail(figures)}
+    return out
+
+
+def _figures(ch: BundleCheck) -> SplitFigures | None:
+    why = ch.why
+    return why.figures if isinstance(why, CheckWhy) else None
+
+
+def _split_figure(ch: BundleCheck) -> str:
+    """The figure against the limit and the setting, after a bundle over a limit ("; Message
+    Rate: 49976/30000 msg/s (loadBalancerNamespaceBundleMaxMsgRate)"), as the modular cycle's
+    split lines say it."""
+    figures = _figures(ch)
+    if figures is None:
+        return ""
+    from lbctl.explain.words.split import split_detail, split_threshold
+
+    return f"; {split_detail(figures)} ({split_threshold(figures)[0]})"
 
 
 @dataclass(frozen=True)
@@ -282,7 +313,7 @@ class ExtensibleExplanation:
         asked about or something splits)."""
         c = self.cycle
         owners = list(c.state.brokers)
-        lines = [f"  {ch.bundle} on {owners[idx]}: {text(ch.why)}"
+        lines = [f"  {ch.bundle} on {owners[idx]}: {text(ch.why)}{_split_figure(ch)}"
                  for idx, result in enumerate(c.splits) if self._mine(owners[idx])
                  for ch in result.checks if not self.bundle or ch.bundle == self.bundle]
         if not lines or not (self.bundle or any(r.decisions for r in c.splits)):

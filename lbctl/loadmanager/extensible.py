@@ -73,9 +73,10 @@ from lbctl.model.decision import (
     PlacementDecision,
     Reason,
     ShedResult,
+    SplitDecision,
     SplitResult,
 )
-from lbctl.model.javaorder import MapHistory, java_hash_order
+from lbctl.model.javaorder import MapHistory, concurrent_order, java_hash_order
 from lbctl.model.outcome import history_dict, history_warnings
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.records import replace
@@ -204,7 +205,11 @@ def _split_boundaries(state: ClusterState, settings: Settings
 def _splits(cycle: _Cycle, carried: Mapping[str, Mapping[str, int]]
             ) -> tuple[tuple[SplitResult, ...], dict[str, Mapping[str, int]]]:
     """Every broker's ``SplitScheduler`` over its bundles (``lastStats`` when the snapshot has
-    them, else its top bundles), with its hit counts carried; and the hit counts to carry on."""
+    them, else its top bundles), with its hit counts carried; and the hit counts to carry on.
+    The bundles go in the order ``findBundlesToSplit`` meets them — ``PulsarStats``' bundle stats
+    are a ``ConcurrentHashMap`` (at 1710bfdaa85f), put in the snapshot's order — which decides
+    the bundles taken first under ``loadBalancerMaxNumberOfBundlesToSplitPerCycle``. (The broker's
+    map is cleared, never shrunk, each stats update; a fresh map is what can be known.)"""
     state, settings, owners = cycle.state, cycle.settings, cycle.owners
     splits: list[SplitResult] = []
     split_hits = dict(carried)
@@ -222,8 +227,11 @@ def _splits(cycle: _Cycle, carried: Mapping[str, Mapping[str, int]]
         local = state.brokers.get(b)
         if local is None:
             continue  # a broker without a report has no bundle stats we know of
-        stats = ([(x, local.lastStats[x]) for x in java_hash_order(local.lastStats)]
-                 if local.lastStats else [(t.bundleName, t.stats) for t in cycle.tops.get(b, ())])
+        if local.lastStats:
+            stats = [(x, local.lastStats[x]) for x in concurrent_order(local.lastStats)]
+        else:
+            top = {t.bundleName: t.stats for t in cycle.tops.get(b, ())}
+            stats = [(x, top[x]) for x in concurrent_order(top)]
 
         def owns(bundle: str, broker: str = b) -> bool:
             return owners.get(bundle, broker) == broker
@@ -471,7 +479,7 @@ def build_plan(c: ExtensibleCycle) -> Plan:
                 throughput=rounded(st.throughput) if st else None,
                 algorithm=s.algorithm,
                 boundaries=(format_position(s.boundary),) if s.boundary is not None else (),
-                children=s.children, unload=False))
+                children=s.children, unload=False, detail=_split_detail(s)))
     decision = extensible_decision(c)
     rows = [_row(c, b, load, after, decision) for b in c.state.brokers]
     state = c.state
@@ -479,6 +487,16 @@ def build_plan(c: ExtensibleCycle) -> Plan:
     return Plan(state.cluster, state.captured_at_iso, state.load_manager, c.shedding, c.placement,
                 c.settings, tuple(actions), tuple(rows), len(c.bundle_names()), c.gate,
                 decision, history_dict(c.elapsed), warnings)
+
+
+def _split_detail(s: SplitDecision) -> str | None:
+    """The condition that fired the split ("Message Rate: 49976/30000 msg/s"), worded as the
+    modular split actions' ``detail``."""
+    if s.figures is None:
+        return None
+    from lbctl.explain.words.split import split_detail  # loaded when a cycle splits
+
+    return split_detail(s.figures)
 
 
 def _row(c: ExtensibleCycle, broker: str, load: dict[str, float],

@@ -331,9 +331,26 @@ class AutoSplit(Struct, frozen=True):
     why: Why | None = None  # the algorithm's
 
 
+class SplitFigures(Struct, frozen=True):
+    """The extensible split strategy's figures for a bundle over a limit: the first limit exceeded
+    (``reason``) and that limit (in MB/s for the bandwidth limit, as
+    ``DefaultNamespaceBundleSplitStrategyImpl`` logs ``maxBundleBandwidth / MIBI``), with the
+    bundle's counts and rates (``msg_rate`` is ``msgRateIn + msgRateOut``, ``throughput`` bytes/s)
+    — the same names as :class:`SplitCandidate`, so both are worded alike."""
+
+    reason: Reason
+    limit: int
+    topics: int
+    producers: int
+    consumers: int
+    msg_rate: float
+    throughput: float
+
+
 class SplitDecision(Struct, frozen=True):
     """The extensible ``SplitDecision`` with its ``Split``: the parent bundle, the broker, the two
-    child ranges."""
+    child ranges; ``figures``: the condition that fired (Pulsar logs it, the decision keeps it so
+    ``recommend`` and ``explain`` can say which setting, figure and limit)."""
 
     bundle: str
     broker: str
@@ -342,6 +359,7 @@ class SplitDecision(Struct, frozen=True):
     boundary: int | None = None
     children: tuple[str, ...] = ()
     algorithm: str = "range_equally_divide"
+    figures: SplitFigures | None = None
 
 
 class BundleCheck(Struct, frozen=True):

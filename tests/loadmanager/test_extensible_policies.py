@@ -233,3 +233,53 @@ def test_explain_says_when_the_version_filter_cannot_apply() -> None:
     assert "BrokerVersionFilter not applied" not in cycle(no_versions).explanation().to_text()
     assert "BrokerVersionFilter not applied" not in cycle(
         st, preferLaterVersions="true").explanation().to_text()
+
+
+def test_split_says_which_condition_fired() -> None:
+    """The hot bundle (50 MiB/s) over ``loadBalancerNamespaceBundleMaxBandwidthMbytes`` 45: the
+    decision keeps the figure and the limit (``DefaultNamespaceBundleSplitStrategyImpl`` at
+    95d73ce4ef5c logs them), recommend's split action and explain's splits say them as the
+    modular splits do (setting, value, limit, "Message Throughput: 50/45 MB/s")."""
+    from lbctl.config import resolve
+
+    st = skewed()
+    settings = resolve(st.config, {}, {
+        "loadBalancerNamespaceBundleSplitConditionHitCountThreshold": "0",
+        "loadBalancerNamespaceBundleMaxBandwidthMbytes": "45"})
+    r = ExtensibleLoadManager().run_cycle(st, settings)
+    (action,) = [a for a in r.plan().actions if a.action == "split" and a.bundle == HOT_BUNDLE]
+    assert action.reason == "Bandwidth" and action.detail == "Message Throughput: 50/45 MB/s"
+    explanation = r.explanation()
+    (entry,) = [s for s in explanation.to_dict()["splits"] if s["bundle"] == HOT_BUNDLE]
+    assert (entry["threshold"], entry["limit"], round(entry["value"])) == (
+        "loadBalancerNamespaceBundleMaxBandwidthMbytes", 45, 50)
+    assert entry["detail"] == "Message Throughput: 50/45 MB/s"
+    idle = [s for s in explanation.to_dict()["splits"] if "under every limit" in s["why"]]
+    assert idle and all("threshold" not in s for s in idle)  # nothing fired: no figure
+    line = next(x for x in explanation.to_text().splitlines() if HOT_BUNDLE in x and "split:" in x)
+    assert line.endswith("; Message Throughput: 50/45 MB/s "
+                         "(loadBalancerNamespaceBundleMaxBandwidthMbytes)"), line
+
+
+def test_split_cycle_walks_the_bundle_stats_as_a_concurrent_hash_map() -> None:
+    """``findBundlesToSplit`` iterates ``BrokerService.getBundleStats()``: ``PulsarStats``'
+    ``Maps.newConcurrentMap()`` (PulsarStats at 1710bfdaa85f), which resizes at its 12th key
+    where a ``HashMap`` waits for the 13th. With twelve hot bundles and one split per cycle the
+    bundle taken first is the ``ConcurrentHashMap``'s first (a ``HashMap`` would take
+    0x2aaaaaaa_0x3fffffff)."""
+    from lbctl.config import resolve
+    from lbctl.model.load import NamespaceBundleStats
+
+    st = skewed()
+    step = 0x100000000 // 12
+    names = [f"acme/telemetry/0x{i * step:08x}_0x{(i + 1) * step if i < 11 else 0xffffffff:08x}"
+             for i in range(12)]
+    hot = NamespaceBundleStats(topics=5, msgRateIn=50000.0)
+    st = replace(st, brokers={**st.brokers, B1: replace(st.brokers[B1],
+                                                        lastStats=dict.fromkeys(names, hot))})
+    settings = resolve(st.config, {}, {
+        "loadBalancerNamespaceBundleSplitConditionHitCountThreshold": "0",
+        "loadBalancerMaxNumberOfBundlesToSplitPerCycle": "1"})
+    r = ExtensibleLoadManager().run_cycle(st, settings)
+    got = [d.bundle for res in r.splits for d in res.decisions if d.broker == B1]
+    assert got == ["acme/telemetry/0xbffffffd_0xd5555552"]

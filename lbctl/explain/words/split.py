@@ -7,17 +7,18 @@ from __future__ import annotations
 
 from lbctl.explain.words.base import text, words
 from lbctl.model.bundle import format_position
-from lbctl.model.decision import Reason, SplitCandidate
+from lbctl.model.decision import Reason, SplitCandidate, SplitFigures
 from lbctl.strategies.split.base import MB
 from lbctl.strategies.split.bundle_splitter_task import SplitterWhy
 from lbctl.strategies.split.default_namespace_bundle_split_strategy import CheckWhy
 from lbctl.units import whole
 
 
-def split_detail(c: SplitCandidate) -> str:
-    """The figure that fired the candidate's reason against its limit, as
-    ``DefaultNamespaceBundleSplitStrategyImpl`` logs it ("Message Rate: 49976/30000 msg/s");
-    ``plan@1``'s ``detail`` of a split action."""
+def split_detail(c: SplitCandidate | SplitFigures) -> str:
+    """The figure that fired the reason against its limit, as ``BundleSplitterTask`` and
+    ``DefaultNamespaceBundleSplitStrategyImpl`` log it ("Message Rate: 49976/30000 msg/s"), for
+    a modular candidate or an extensible decision alike; ``plan@1``'s ``detail`` of a split
+    action."""
     match c.reason:
         case Reason.TOPICS:
             return f"Topics: {c.topics}/{c.limit}"
@@ -28,7 +29,8 @@ def split_detail(c: SplitCandidate) -> str:
     return f"Message Throughput: {whole(c.throughput / MB)}/{c.limit} MB/s"
 
 
-#: the setting whose limit each split reason exceeded (``BundleSplitterTask``'s thresholds)
+#: the setting whose limit each split reason exceeded (``BundleSplitterTask``'s thresholds, the
+#: same in ``DefaultNamespaceBundleSplitStrategyImpl``)
 SPLIT_SETTINGS = {
     Reason.TOPICS: "loadBalancerNamespaceBundleMaxTopics",
     Reason.SESSIONS: "loadBalancerNamespaceBundleMaxSessions",
@@ -37,8 +39,8 @@ SPLIT_SETTINGS = {
 }
 
 
-def split_threshold(c: SplitCandidate) -> tuple[str, float]:
-    """The setting the candidate exceeded and its figure in the setting's unit (topics,
+def split_threshold(c: SplitCandidate | SplitFigures) -> tuple[str, float]:
+    """The setting the candidate (or extensible decision) exceeded and its figure in the setting's unit (topics,
     producers + consumers, msg/s, MB/s), for ``explain``'s splits next to ``c.limit``."""
     match c.reason:
         case Reason.TOPICS:

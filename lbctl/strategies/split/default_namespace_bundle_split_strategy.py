@@ -29,7 +29,15 @@ from msgspec import Struct
 
 from lbctl.config import Settings
 from lbctl.model.bundle import BundleRange, bundle_name
-from lbctl.model.decision import BundleCheck, Label, Reason, SplitDecision, SplitResult, Why
+from lbctl.model.decision import (
+    BundleCheck,
+    Label,
+    Reason,
+    SplitDecision,
+    SplitFigures,
+    SplitResult,
+    Why,
+)
 from lbctl.model.javaint import int_add, int_mul
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.records import replace
@@ -69,6 +77,7 @@ class CheckWhy(Why, frozen=True):
     algorithm: str = ""
     boundaries: tuple[int, ...] = ()
     inner: Why | None = None
+    figures: SplitFigures | None = None  # waiting (over a limit) and split: what fired
 
 
 _FEW_TOPICS = CheckWhy("few-topics")
@@ -87,22 +96,29 @@ def _parse_range(rng: str) -> BundleRange | None:
         return None
 
 
-def split_reason(st: NamespaceBundleStats, settings: Settings) -> Reason | None:
-    """Topics, then Sessions, then MsgRate, then Bandwidth — the first limit exceeded. In Java
-    ``int`` arithmetic (:mod:`lbctl.model.javaint`): the session count is an ``int`` sum and the
-    bandwidth limit ``MaxBandwidthMbytes * MIBI`` an ``int`` product widened to ``long`` (2048 MB
-    wraps to -2^31: every bundle splits for Bandwidth)."""
+def split_figures(st: NamespaceBundleStats, settings: Settings) -> SplitFigures | None:
+    """The first limit exceeded — Topics, then Sessions, then MsgRate, then Bandwidth — with the
+    limit and the bundle's figures. In Java ``int`` arithmetic (:mod:`lbctl.model.javaint`): the
+    session count is an ``int`` sum and the bandwidth limit ``MaxBandwidthMbytes * MIBI`` an
+    ``int`` product widened to ``long`` (2048 MB wraps to -2^31: every bundle splits for
+    Bandwidth, and the limit reads -2048 MB/s, as Pulsar's log divides it by ``MIBI``)."""
+    max_topics = int(settings["loadBalancerNamespaceBundleMaxTopics"])
     max_sessions = int(settings["loadBalancerNamespaceBundleMaxSessions"])
-    if st.topics > int(settings["loadBalancerNamespaceBundleMaxTopics"]):
-        return Reason.TOPICS
-    if max_sessions > 0 and int_add(st.consumerCount, st.producerCount) > max_sessions:
-        return Reason.SESSIONS
-    if st.msgRateIn + st.msgRateOut > int(settings["loadBalancerNamespaceBundleMaxMsgRate"]):
-        return Reason.MSG_RATE
-    if (st.msgThroughputIn + st.msgThroughputOut
-            > int_mul(int(settings["loadBalancerNamespaceBundleMaxBandwidthMbytes"]), MIB)):
-        return Reason.BANDWIDTH
-    return None
+    max_rate = int(settings["loadBalancerNamespaceBundleMaxMsgRate"])
+    max_bw = int_mul(int(settings["loadBalancerNamespaceBundleMaxBandwidthMbytes"]), MIB)
+    rate = st.msgRateIn + st.msgRateOut
+    tp = st.msgThroughputIn + st.msgThroughputOut
+    if st.topics > max_topics:
+        reason, limit = Reason.TOPICS, max_topics
+    elif max_sessions > 0 and int_add(st.consumerCount, st.producerCount) > max_sessions:
+        reason, limit = Reason.SESSIONS, max_sessions
+    elif rate > max_rate:
+        reason, limit = Reason.MSG_RATE, max_rate
+    elif tp > max_bw:
+        reason, limit = Reason.BANDWIDTH, max_bw // MIB  # exact: a multiple of 2^20 stays one
+    else:
+        return None
+    return SplitFigures(reason, limit, st.topics, st.producerCount, st.consumerCount, rate, tp)
 
 
 class _Broker(Struct, frozen=True):
@@ -180,7 +196,8 @@ def _check(run: _Broker, bundle: str, st: NamespaceBundleStats, counts: dict[str
     if parsed is None or not parsed.can_split():
         return _Checked(BundleCheck(bundle, counts.get(bundle, 0),
                                     CheckWhy("invalid-range", detail=rng)), failed=True)
-    reason = split_reason(st, run.settings)
+    figures = split_figures(st, run.settings)
+    reason = None if figures is None else figures.reason
     if reason is not None:
         counts[bundle] = counts.get(bundle, 0) + 1
     else:
@@ -188,7 +205,7 @@ def _check(run: _Broker, bundle: str, st: NamespaceBundleStats, counts: dict[str
     hits = counts.get(bundle, 0)
     if hits <= run.threshold:
         return _Checked(BundleCheck(bundle, hits, CheckWhy(
-            "waiting", hits=hits, threshold=run.threshold, reason=reason)))
+            "waiting", hits=hits, threshold=run.threshold, reason=reason, figures=figures)))
     try:
         count = run.bundle_count(ns)
     except Exception as e:
@@ -210,9 +227,9 @@ def _check(run: _Broker, bundle: str, st: NamespaceBundleStats, counts: dict[str
     children = (bundle_name(ns, parsed.lower, boundary), bundle_name(ns, boundary, parsed.upper))
     return _Checked(
         BundleCheck(bundle, hits, CheckWhy("split", hits=hits, threshold=run.threshold,
-                                           reason=reason)),
+                                           reason=reason, figures=figures)),
         decision=SplitDecision(bundle, run.broker, Label.SUCCESS, reason or Reason.UNKNOWN,
-                               boundary, children, run.algorithm))
+                               boundary, children, run.algorithm, figures))
 
 
 def _boundary(run: _Broker, bundle: str, parsed: BundleRange) -> int | CheckWhy:

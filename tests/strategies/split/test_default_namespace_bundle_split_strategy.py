@@ -114,3 +114,36 @@ def test_unmodelled_algorithm_is_a_failure():
 def test_java_int_limits(fields, conf, reason):
     got = [d.reason for d in run(stats(**fields), conf).decisions]
     assert got == ([reason] if reason else [])
+
+
+@pytest.mark.parametrize(("fields", "reason", "value"), [
+    ({"msgRateOut": 51.0, "msgRateIn": 51.0}, Reason.MSG_RATE, 102.0),
+    ({"topics": 101}, Reason.TOPICS, 101),
+    ({"producerCount": 51, "consumerCount": 52}, Reason.SESSIONS, 103),
+    ({"msgThroughputIn": 101 * 1024 * 1024}, Reason.BANDWIDTH, 101),
+])
+def test_decision_keeps_the_condition_that_fired(fields, reason, value):
+    """The figure and the limit ``findBundlesToSplit`` logs ("Splitting bundle: ... Message Rate:
+    102.00/100 (msgs/s)") stay on the decision (and its check) for recommend and explain."""
+    from lbctl.explain.words.split import split_threshold
+
+    r = run(stats(**fields), T0)
+    (d,) = r.decisions
+    f = d.figures
+    assert f is not None and f.reason is reason and f.limit == 100
+    assert split_threshold(f)[1] == value
+    assert r.checks[0].why.figures == f
+
+
+def test_wrapped_bandwidth_limit_reads_as_pulsar_logs_it():
+    """2048 MB * MIBI wraps to -2^31 in ``int``; Pulsar logs ``maxBundleBandwidth / MIBI``."""
+    conf = T0.with_values(loadBalancerNamespaceBundleMaxBandwidthMbytes=2048)
+    (d,) = run(stats(), conf).decisions
+    assert d.figures is not None and d.figures.limit == -2048
+
+
+def test_waiting_bundle_over_a_limit_keeps_its_figures_idle_one_none():
+    hot = run(stats(**HOT)).checks[0].why
+    assert hot.code == "waiting" and hot.figures is not None and hot.figures.msg_rate == 101.0
+    idle = run(stats()).checks[0].why
+    assert idle.code == "waiting" and idle.figures is None
