@@ -199,7 +199,9 @@ def render(result: Renderable, fmt: str, stream: TextIO) -> None:
     if fmt == "table":  # for people: names from outside must not drive the terminal
         from lbctl.safe.text import terminal_safe
 
-        text = terminal_safe(text, keep_colors=True)
+        # colour sequences survive only when lbctl painted (a terminal that wants colour): else
+        # one in the text came from a name and is shown escaped
+        text = terminal_safe(text, keep_colors=current().color)
     if fmt == "jsonl" and not text:
         return  # no row, no line
     stream.write(text if text.endswith("\n") else text + "\n")

@@ -226,3 +226,37 @@ def test_max_input_size_flag(runner: CliRunner, tmp_path: Path) -> None:
 
     LIMITS.max_input_bytes = Limits().max_input_bytes
     assert sys.modules["lbctl.safe.files"].LIMITS is LIMITS
+
+
+#: a name carrying a colour of its own, a bidi override, a bell and a newline (a fake next line)
+_SGR_NAME = "\x1b[31mEVIL\x1b[0m\u202e\x07\r\nlbctl: fake line"
+
+
+@pytest.mark.parametrize("cmd", [["recommend"], ["explain"], ["snapshot", "validate"], ["doctor"],
+                                 ["simulate", "--cycles", "2"], ["propose"],
+                                 ["monitor-brokers", "--snapshot"]])
+def test_colour_sequences_and_newlines_in_names_are_shown_escaped(runner: CliRunner,
+                                                                  tmp_path: Path,
+                                                                  cmd: list[str]) -> None:
+    """The table format used to let any ``ESC [ … m`` through (it looked like lbctl's own colour)
+    and kept a name's newline (a forged line); colour is not even on here (not a terminal)."""
+    snap = json.loads(json.dumps(MINIMAL))
+    snap["brokers"][_SGR_NAME + ":8080"] = snap["brokers"].pop("broker-2:8080")
+    f = tmp_path / "evil\x1b[32m\nlbctl: fake line.json"  # validate names the file, not brokers
+    f.write_text(json.dumps(snap))
+    res = runner.invoke(app, [*cmd, str(f)])
+    assert res.exit_code in (0, 1), res.output  # doctor: 1 = warnings found
+    assert "\x1b" not in res.stdout and "\u202e" not in res.stdout and "\x07" not in res.stdout
+    assert ("\\e[32m" if cmd[0] == "snapshot" else "\\e[31mEVIL") in res.stdout
+    assert not any(line.startswith("lbctl: fake line") for line in res.stdout.splitlines())
+
+
+def test_only_lbctls_own_colours_survive_on_a_colour_terminal() -> None:
+    from lbctl.render.display import Display, paint, using
+    from lbctl.safe.text import terminal_safe
+
+    with using(Display(color=True)):
+        ours = paint("Success/Overloaded", "success")
+    text = terminal_safe(ours + " \x1b[38;5;196mred\x1b[5m", keep_colors=True)
+    assert text.startswith(ours) and "\\e[38;5;196m" in text and "\\e[5m" in text
+
