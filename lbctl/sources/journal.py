@@ -104,7 +104,10 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
     now = now or datetime.now(UTC)
     m = _DURATION.match(text.strip().lower())
     if m:
-        return now - timedelta(**{_UNIT[m.group(2)]: float(m.group(1))})
+        try:
+            return now - timedelta(**{_UNIT[m.group(2)]: float(m.group(1))})
+        except OverflowError:  # past year 1 (datetime's range): a typo, not a journal's age
+            raise UsageError(f"--since {text!r}: reaches back before year 1") from None
     try:
         return record_time(text.strip())
     except ValueError:

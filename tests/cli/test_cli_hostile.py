@@ -260,3 +260,14 @@ def test_only_lbctls_own_colours_survive_on_a_colour_terminal() -> None:
     text = terminal_safe(ours + " \x1b[38;5;196mred\x1b[5m", keep_colors=True)
     assert text.startswith(ours) and "\\e[38;5;196m" in text and "\\e[5m" in text
 
+
+@pytest.mark.parametrize(("args", "code", "says"), [
+    (["journal", "--since", "99999999999999d"], 2, "reaches back before year 1"),
+    (["examples", "--copy", "/dev/null/x"], 1, "/dev/null/x: Not a directory"),
+    (["recommend", "x" * 5000 + ".json"], 1, "File name too long"),
+])
+def test_system_refusals_are_one_line_not_internal_errors(runner: CliRunner, args: list[str],
+                                                          code: int, says: str) -> None:
+    res = runner.invoke(app, args)
+    line = _one_error_line(res)
+    assert res.exit_code == code and says in line and "internal error" not in line, line
