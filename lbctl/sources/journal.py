@@ -187,4 +187,7 @@ def read_journal(path: Path) -> Journal:
     from lbctl.safe.files import read_regular
 
     records, skipped = decode_lines(read_regular(str(path), what=_WHAT, error=ConfigError))
+    if skipped and not records:  # not a torn journal: another file (a snapshot, a plan, garbage)
+        raise ConfigError(f"{path}: not a journal: none of its {len(skipped)} non-empty line(s) "
+                          f"is a journal record ({skipped[0]})")
     return Journal(str(path), tuple(JournalEntry.of(r) for r in records), tuple(skipped))
