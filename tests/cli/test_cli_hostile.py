@@ -271,3 +271,23 @@ def test_system_refusals_are_one_line_not_internal_errors(runner: CliRunner, arg
     res = runner.invoke(app, args)
     line = _one_error_line(res)
     assert res.exit_code == code and says in line and "internal error" not in line, line
+
+
+@pytest.mark.parametrize("args", [
+    ["watch", "--interval", "nan", "--count", "1"],
+    ["apply", str(VALID / "minimal.json"), "--interval", "nan", "--dry-run"],
+    ["apply", str(VALID / "minimal.json"), "--max-age", "nan", "--dry-run"],
+    ["apply", str(VALID / "minimal.json"), "--verify-timeout", "nan", "--dry-run"],
+    ["apply", str(VALID / "minimal.json"), "--max-age", "inf", "--dry-run"],
+    ["drain", "b:1", "--interval", "nan", "--dry-run"],
+    ["monitor-brokers", "--snapshot", str(VALID / "minimal.json"), "--interval", "nan"],
+    ["propose", str(VALID / "minimal.json"), "--time-limit", "nan"],
+])
+def test_nan_and_inf_are_refused_by_every_number_option(runner: CliRunner,
+                                                         args: list[str]) -> None:
+    """The CLI library's ranges let ``nan`` through; before, these reached the cluster (or
+    ``time.sleep(nan)`` between an apply's batches)."""
+    res = runner.invoke(app, ["--admin-url", "http://127.0.0.1:9", *args])
+    line = _one_error_line(res)
+    assert res.exit_code == 2 and "is not a finite number" in line, line
+
