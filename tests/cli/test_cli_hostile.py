@@ -291,3 +291,33 @@ def test_nan_and_inf_are_refused_by_every_number_option(runner: CliRunner,
     line = _one_error_line(res)
     assert res.exit_code == 2 and "is not a finite number" in line, line
 
+
+def _hostile_yaml(tmp_path: Path, kind: str) -> str:
+    p = tmp_path / f"{kind}.yaml"
+    if kind == "fifo":
+        os.mkfifo(p)
+    elif kind == "deep":
+        p.write_text("[" * 100_000 + "]" * 100_000)
+    elif kind == "binary":
+        p.write_bytes(b"\x00\xb6\xff garbage \x80")
+    elif kind == "dup":
+        p.write_text("brokers: {}\nbrokers: {}\n")
+    else:
+        return "/dev/zero"
+    return str(p)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "deep", "binary", "dup"])
+@pytest.mark.parametrize("flag", ["simulate --hosts", "sandbox --timeline"])
+def test_hosts_and_timeline_files_are_read_as_boundedly_as_snapshots(runner: CliRunner,
+                                                                       tmp_path: Path,
+                                                                       flag: str,
+                                                                       kind: str) -> None:
+    """Both used to ``yaml.safe_load`` whatever ``open()`` gave: a FIFO or /dev/zero hung,
+    100,000 brackets were a RecursionError, bad bytes a UnicodeDecodeError (internal errors)."""
+    command, option = flag.split()
+    args = [command, str(VALID / "minimal.json")] if command == "simulate" else [command]
+    res = runner.invoke(app, [*args, option, _hostile_yaml(tmp_path, kind), "-p", "0"]
+                        if command == "sandbox" else [*args, option, _hostile_yaml(tmp_path, kind)])
+    line = _one_error_line(res)
+    assert res.exit_code == 2 and "internal error" not in line, line
