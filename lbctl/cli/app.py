@@ -185,8 +185,14 @@ def root(
 
 
 def main() -> None:
+    import warnings
+
     from lbctl.cli.exiting import arm, exit_without_freeing
 
+    # figures near the double range (a rate of 1.7e308 is a valid Java double) overflow to inf
+    # in numpy sums as they do in Java, silently: not a warning with a source line on stderr
+    for what in ("overflow encountered", "invalid value encountered"):  # inf, and inf * 0
+        warnings.filterwarnings("ignore", message=what, category=RuntimeWarning)
     arm()
     try:
         app(prog_name="lbctl")

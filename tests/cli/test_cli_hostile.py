@@ -321,3 +321,40 @@ def test_hosts_and_timeline_files_are_read_as_boundedly_as_snapshots(runner: Cli
                         if command == "sandbox" else [*args, option, _hostile_yaml(tmp_path, kind)])
     line = _one_error_line(res)
     assert res.exit_code == 2 and "internal error" not in line, line
+
+
+def _near_double_max(o: object) -> object:
+    if isinstance(o, dict):
+        return {k: 1.7e308 if (k in ("usage", "limit") or k.startswith(("msgRate", "msgThroughput")))
+                and isinstance(v, int | float) else _near_double_max(v) for k, v in o.items()}
+    if isinstance(o, list):
+        return [_near_double_max(v) for v in o]
+    return o
+
+
+@pytest.mark.parametrize("cmd", [["recommend"], ["explain"], ["propose"],
+                                 ["simulate", "--cycles", "2"]])
+def test_figures_near_the_double_range_are_not_an_internal_error(cmd: list[str],
+                                                                 tmp_path: Path) -> None:
+    """Every rate, throughput, usage and limit 1.7e308 (valid Java doubles; their sums are inf,
+    as in Java): recommend and explain died in ``round(inf)``, numpy's overflow warnings reached
+    stderr with their source lines. Run as a process: the warnings filter is set by ``main``."""
+    import subprocess
+
+    f = tmp_path / "huge.json"
+    f.write_text(json.dumps(_near_double_max(MINIMAL)))
+    res = subprocess.run([sys.executable, "-m", "lbctl", *cmd, str(f)], capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert res.returncode == 0, res.stderr
+    assert "Traceback" not in res.stderr and "Warning" not in res.stderr, res.stderr
+
+
+def test_one_huge_limit_does_not_break_the_simulators_load_model(tmp_path: Path) -> None:
+    """A cpu limit of 1e308 on one broker: the model's least squares squared it (``x ** 2``
+    raises OverflowError where Java's ``x * x`` is Infinity)."""
+    snap = json.loads(json.dumps(MINIMAL))
+    snap["brokers"]["broker-1:8080"]["cpu"]["limit"] = 1e308
+    f = tmp_path / "huge-limit.json"
+    f.write_text(json.dumps(snap))
+    res = CliRunner().invoke(app, ["simulate", str(f), "--cycles", "2"])
+    assert res.exit_code == 0 and "internal error" not in res.stderr, res.stderr
