@@ -76,7 +76,10 @@ def msg_s(rate_value: float) -> str:
 
 
 def whole(x: float) -> str:
-    """A figure as Pulsar's logs print it: whole numbers without decimals, else one decimal."""
+    """A figure as Pulsar's logs print it: whole numbers without decimals, else one decimal;
+    past the double range (a sum of figures near 1.7e308) as Java's ``%f`` prints it."""
+    if not math.isfinite(x):  # round() raises on these
+        return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
     return f"{x:.0f}" if abs(x - round(x)) < 0.05 else f"{x:.1f}"
 
 

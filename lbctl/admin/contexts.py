@@ -89,8 +89,12 @@ def given(opts: ConnectionOptions) -> dict[str, Any]:
 def add(store: Store, name: str, options: dict[str, Any]) -> bool:
     """Merge ``options`` into context ``name`` (created when new) and make it current; whether it
     was created."""
-    if not name or name != name.strip() or any(c in name for c in "\n\r\t"):
-        raise UsageError(f"bad context name {name!r}")
+    if not name or name != name.strip() or not name.isprintable():  # a control character
+        raise UsageError(f"bad context name {name!r}")  # (an escape sequence) included
+    if isinstance(options.get("admin_url"), str):  # refused now, not on every later use
+        from lbctl.admin.clientconf import check_admin_url
+
+        check_admin_url(options["admin_url"])
     created = name not in store.contexts
     store.contexts[name] = {**store.contexts.get(name, {}), **options}
     store.current = name

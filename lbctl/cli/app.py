@@ -4,6 +4,8 @@ recommend` declares `recommend` alone; see :mod:`lbctl.cli.root`)."""
 
 from __future__ import annotations
 
+import copy
+import math
 from collections.abc import Callable
 from importlib import import_module
 from typing import Annotated, Any
@@ -25,7 +27,35 @@ def _built(name: str, register: Callable[[typer.Typer], None]) -> Any:
     holder = typer.Typer(add_completion=False, **_SETTINGS)
     holder.callback()(_nothing)  # a group: its commands are built as the root's are
     register(holder)
-    return typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]  # a TyperGroup
+    command = typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
+    _finite_floats(command)
+    return command
+
+
+def _finite_floats(command: Any) -> None:
+    """Every number option of ``command`` (and of its subcommands) refuses ``nan`` and ``inf``.
+
+    Python's ``float()`` takes them and the CLI library's ranges let ``nan`` through (no
+    comparison with it is true): ``--interval nan`` reached ``time.sleep`` between an apply's
+    batches, ``--max-age nan`` made every plan fresh. Each option gets its own copy of its type
+    (a shared one, the library's ``FLOAT``, is left alone)."""
+    for sub in getattr(command, "commands", {}).values():
+        _finite_floats(sub)
+    for param in command.params:
+        kind = param.type
+        if getattr(kind, "name", None) not in ("float", "float range"):
+            continue
+        checked = copy.copy(kind)
+
+        def convert(value: Any, p: Any, ctx: Any, _orig: Any = kind.convert,
+                    _kind: Any = checked) -> Any:
+            number = _orig(value, p, ctx)
+            if isinstance(number, float) and not math.isfinite(number):
+                _kind.fail(f"{value!r} is not a finite number.", p, ctx)
+            return number
+
+        checked.convert = convert
+        param.type = checked
 
 
 def _nothing() -> None:
@@ -155,8 +185,14 @@ def root(
 
 
 def main() -> None:
+    import warnings
+
     from lbctl.cli.exiting import arm, exit_without_freeing
 
+    # figures near the double range (a rate of 1.7e308 is a valid Java double) overflow to inf
+    # in numpy sums as they do in Java, silently: not a warning with a source line on stderr
+    for what in ("overflow encountered", "invalid value encountered"):  # inf, and inf * 0
+        warnings.filterwarnings("ignore", message=what, category=RuntimeWarning)
     arm()
     try:
         app(prog_name="lbctl")

@@ -49,25 +49,38 @@ def describe(root: Path) -> list[dict[str, Any]]:
 
 def copy_examples(root: Path, dest: Path) -> int:
     """Copy every file under ``root`` to ``dest``; an existing different file is an error (never
-    overwritten). Returns the number of files written."""
-    import shutil
+    overwritten). Returns the number of files written.
+
+    What is at ``dest`` is read as any input is (a FIFO there would block the comparison
+    forever) and a symbolic link there is refused, not followed (a dangling one would have had
+    the copy written wherever it points); each file is written atomically, mode 0644."""
+    import os
 
     from lbctl.errors import LbctlError
+    from lbctl.safe.files import atomic_write, read_regular
+
+    def existing(target: Path) -> bytes | None:
+        if not os.path.lexists(target):
+            return None
+        if target.is_symlink():
+            raise LbctlError(f"{target}: is a symbolic link; nothing was copied (choose another "
+                             "directory)")
+        return read_regular(str(target), what="a copy of the example", error=LbctlError)
 
     files = [p for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
+    there = {p: existing(dest / p.relative_to(root)) for p in files}
     clash = [dest / p.relative_to(root) for p in files
-             if (dest / p.relative_to(root)).exists()
-             and (dest / p.relative_to(root)).read_bytes() != p.read_bytes()]
+             if there[p] is not None and there[p] != p.read_bytes()]
     if clash:
         raise LbctlError(f"{clash[0]} exists and differs from the example; nothing was copied "
                          "(choose another directory)")
     written = 0
     for p in files:
-        target = dest / p.relative_to(root)
-        if target.exists():
+        if there[p] is not None:
             continue
+        target = dest / p.relative_to(root)
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(p, target)
+        atomic_write(str(target), p.read_bytes(), error=LbctlError, mode=0o644)
         written += 1
     return written
 

@@ -11,6 +11,8 @@ CLI library raises while it parses the line) and hand it to :func:`exit_status`:
 * Ctrl-C: ``interrupted`` (130); Ctrl-C or Ctrl-D at a confirmation prompt (:class:`typer.Abort`):
   ``aborted at the prompt: nothing was sent`` (130);
 * a closed pipe (``lbctl … | head``): nothing, 0;
+* an :class:`OSError` naming a file (a path too long, ``--copy`` into a file): ``<path>:
+  <the system's reason>`` (1);
 * anything else: ``internal error: <type>: <first line> (set LBCTL_TRACEBACK=1 for details)``
   (1) — never a traceback, unless ``LBCTL_TRACEBACK`` is set.
 
@@ -69,6 +71,10 @@ def exit_status(e: BaseException) -> int:
         return code
     if os.environ.get("LBCTL_TRACEBACK"):
         raise e
+    if isinstance(e, OSError) and e.filename is not None:  # the system refused a path: the
+        # user's to fix (a name too long, a file where a directory goes), not an lbctl bug
+        error(f"{shorten(str(e.filename), 300)}: {e.strerror or type(e).__name__}")
+        return ExitStatus.ERROR
     msg = str(e).splitlines()[0] if str(e) else ""
     error(f"internal error: {type(e).__name__}: {shorten(msg, 300)} "
           "(set LBCTL_TRACEBACK=1 for details)")

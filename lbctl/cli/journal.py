@@ -3,14 +3,17 @@ trail: one row per action with its final outcome (:mod:`lbctl.render.journal_vie
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from lbctl.cli.common import Shown
+from lbctl.cli.connection import warn
 from lbctl.cli.groups import grouped
+
+#: torn lines named one by one on stderr; a journal with more says how many more
+_SHOWN_SKIPS = 5
 
 
 @grouped
@@ -51,7 +54,9 @@ def journal(
     path = journal_file or default_journal()
     start = parse_since(since) if since else None
     read = read_journal(path)
-    for why in read.skipped:
-        sys.stderr.write(f"lbctl: warning: {path}: {why} (skipped)\n")
+    for why in read.skipped[:_SHOWN_SKIPS]:
+        warn(f"{path}: {why} (skipped)")
+    if len(read.skipped) > _SHOWN_SKIPS:
+        warn(f"{path}: {len(read.skipped) - _SHOWN_SKIPS} more line(s) skipped")
     entries = tuple(e for e in read.entries if start is None or e.time >= start)
     shown.emit(JournalView(str(path), entries, since, steps=steps))

@@ -624,12 +624,22 @@ def _point(rep: LocalBrokerData, stats: Sequence[NamespaceBundleStats]) -> _Poin
     return _Point(rep.lastUpdate, msgs, tin, tout, *_figures(rep))
 
 
+def _norm(values: Sequence[float]) -> float:
+    """The Euclidean norm of a column; ``inf`` when a square passes the float range (a report of
+    ~1e308 reaches the model: ``x ** 2`` raises, where the sum is simply past fitting — the column
+    then scales to zero and drops out of the fit)."""
+    try:
+        return math.sqrt(sum(v ** 2 for v in values))
+    except OverflowError:
+        return math.inf
+
+
 def _nnls(rows: Sequence[Sequence[float]], ys: Sequence[float]) -> tuple[list[float], float]:
     """Non-negative least squares for a handful of columns: every subset of columns solved by
     the normal equations (scaled), the best one with no negative coefficient. Returns the
     coefficients and the sum of squared residuals."""
     ncol = len(rows[0]) if rows else 0
-    scale = [math.sqrt(sum(r[k] ** 2 for r in rows)) or 1.0 for k in range(ncol)]
+    scale = [_norm([r[k] for r in rows]) or 1.0 for k in range(ncol)]
     best: tuple[list[float], float] = ([0.0] * ncol, sum(y * y for y in ys))
     for size in range(1, ncol + 1):
         for cols in combinations(range(ncol), size):

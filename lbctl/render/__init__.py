@@ -190,6 +190,13 @@ FORMATS: dict[str, Format] = {f.name: f for f in (
 )}
 
 
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
 def render(result: Renderable, fmt: str, stream: TextIO) -> None:
     """Write ``result`` to ``stream`` in format ``fmt`` (a key of :data:`FORMATS`)."""
     f = FORMATS.get(fmt)
@@ -199,7 +206,13 @@ def render(result: Renderable, fmt: str, stream: TextIO) -> None:
     if fmt == "table":  # for people: names from outside must not drive the terminal
         from lbctl.safe.text import terminal_safe
 
-        text = terminal_safe(text, keep_colors=True)
+        # colour sequences survive only when lbctl painted (a terminal that wants colour): else
+        # one in the text came from a name and is shown escaped
+        text = terminal_safe(text, keep_colors=current().color)
+    elif fmt == "csv" and _is_terminal(stream):  # JSON, JSONL and YAML escape control
+        from lbctl.safe.text import terminal_safe  # characters themselves; CSV keeps them raw,
+
+        text = terminal_safe(text)  # which is right for a file or a pipe, not for a screen
     if fmt == "jsonl" and not text:
         return  # no row, no line
     stream.write(text if text.endswith("\n") else text + "\n")

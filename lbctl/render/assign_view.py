@@ -16,6 +16,7 @@ from lbctl.render.display import current
 from lbctl.render.names import BrokerNames
 from lbctl.render.schema import Schema, col
 from lbctl.render.tables import wrap_prose
+from lbctl.safe.text import name_safe
 from lbctl.units import rounded
 
 FORMAT = "lbctl/assign-preview@1"
@@ -70,7 +71,7 @@ class AssignView:
         st = p.state
         names = BrokerNames.of([*st.brokers, *([p.stopped] if p.stopped else [])],
                                wide=current().wide)
-        head = (f"{st.cluster} at {st.captured_at_iso}: where {_subject(p)} would be assigned "
+        head = (f"{name_safe(st.cluster)} at {st.captured_at_iso}: where {_subject(p)} would be assigned "
                 f"({st.load_manager} load manager, {p.placement}, Pulsar "
                 f"{p.settings.profile.version})")
         lines = [wrap_prose(head, hang=4)]

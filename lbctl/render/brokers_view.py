@@ -10,6 +10,7 @@ from lbctl.render.display import current
 from lbctl.render.names import BrokerNames
 from lbctl.render.schema import Schema, col
 from lbctl.render.tables import wrap_prose
+from lbctl.safe.text import name_safe
 from lbctl.sources.live_brokers import BrokerList
 
 BROKERS_SCHEMA = Schema("brokers", "active broker", (
@@ -57,7 +58,7 @@ class BrokersView:
                  "error": names.text(x.error or "")} for x in b.brokers]
         answered = sum(x.answered for x in b.brokers)
         lead = names(b.leader) if b.leader else f"none ({b.leader_error or 'not elected'})"
-        parts = [wrap_prose(f"{b.cluster}: {len(b.brokers)} active broker(s), {answered} "
+        parts = [wrap_prose(f"{name_safe(b.cluster)}: {len(b.brokers)} active broker(s), {answered} "
                             f"answered; leader {lead}"), "",
                  table(rows, styles={"answered": lambda t: None if t == "yes" else "failure"})]
         if b.leader and b.leader not in {x.broker for x in b.brokers}:

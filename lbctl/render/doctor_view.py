@@ -9,6 +9,7 @@ from lbctl.doctor.base import Report, Severity
 from lbctl.render.display import paint
 from lbctl.render.schema import Schema, col
 from lbctl.render.tables import wrap_prose
+from lbctl.safe.text import name_safe
 
 DOCTOR_SCHEMA = Schema("doctor", "finding", (
     col("cluster", "string", "the cluster"),
@@ -42,7 +43,8 @@ class DoctorView:
         r = self.report
         counts = ", ".join(f"{r.count(s)} {s.value}{'s' if r.count(s) != 1 and s != Severity.INFO else ''}"
                            for s in Severity)
-        head = (f"{r.cluster}: {r.brokers} broker(s), {r.load_manager} load manager, modelled as "
+        head = (f"{name_safe(r.cluster)}: {r.brokers} broker(s), {r.load_manager} load manager, "
+                f"modelled as "
                 f"Pulsar {r.pulsar_version}; {r.rules_run} rules: {counts}")
         parts = [wrap_prose(head)]
         parts += [wrap_prose(f"note: {n}") for n in r.notes]
@@ -51,8 +53,8 @@ class DoctorView:
         for f in r.findings:
             label = paint(f"{f.severity.value.upper():<7}", _STYLE[f.severity])
             parts += ["", f"{label} {f.rule}",
-                      wrap_prose(f"  found: {f.found}", hang=9),
-                      wrap_prose(f"  why:   {f.why}", hang=9),
-                      wrap_prose(f"  fix:   {f.fix}", hang=9)]
+                      wrap_prose(f"  found: {name_safe(f.found)}", hang=9),
+                      wrap_prose(f"  why:   {name_safe(f.why)}", hang=9),
+                      wrap_prose(f"  fix:   {name_safe(f.fix)}", hang=9)]
         parts += ["", f"exit status {int(r.status)} ({r.status.description})"]
         return "\n".join(parts)

@@ -35,6 +35,7 @@ from lbctl.render.display import current, paint
 from lbctl.render.names import BrokerNames
 from lbctl.render.schema import Schema, col
 from lbctl.render.tables import wrap_prose
+from lbctl.safe.text import name_safe
 from lbctl.units import number
 
 CELL = 14  # pulsar-perf's cell width (--wide)
@@ -264,7 +265,7 @@ class MonitorView:
         if SIMPLE_VIEW in views:
             rules.append("the simple load manager's own overLoaded")
         parts = [wrap_prose(
-            f"{r.cluster} at {iso_time(r.at)}: {len(rows)} broker(s), overloaded at "
+            f"{name_safe(r.cluster)} at {iso_time(r.at)}: {len(rows)} broker(s), overloaded at "
             f"{' / '.join(rules)} (loadBalancerBrokerOverloadedThresholdPercentage; LOAD % is "
             "the usage the load manager compares)")]
         if MODULAR_VIEW in views and not self.summary:

@@ -23,6 +23,7 @@ from lbctl.monitor.brokers import BrokerRow, Refresh, sort_rows
 from lbctl.render.display import Display, using
 from lbctl.render.monitor import broker_block, cell_width, overall
 from lbctl.render.names import BrokerNames
+from lbctl.safe.text import name_safe
 
 #: the keys ``s`` goes through, in order (numbers descending, names ascending)
 SORT_CYCLE = ("weightedMax", "max", "cpu", "bundles", "latestMsgRate", "latestKB", "broker")
@@ -71,7 +72,7 @@ def _screen(refresh: Refresh, sort: str | None, width: int, height: int, interva
     rows = sort_rows(list(refresh.rows), sort or SORT_CYCLE[0])
     names = BrokerNames.of([x.broker for x in rows])
     hot = sum(1 for r in rows if r.overloaded)
-    head = (f"{refresh.cluster} at {iso_time(refresh.at)}: {len(rows)} broker(s), {hot} "
+    head = (f"{name_safe(refresh.cluster)} at {iso_time(refresh.at)}: {len(rows)} broker(s), {hot} "
             f"overloaded (LOAD % >= {refresh.threshold:g}%)")
     keys = (f"q quit  s sort: {sort or SORT_CYCLE[0]}  r refresh  every {interval:g} s"
             + (f"  {note}" if note else ""))

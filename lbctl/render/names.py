@@ -15,6 +15,8 @@ from collections.abc import Iterable
 
 from msgspec import Struct, field
 
+from lbctl.safe.text import name_safe
+
 
 def common_suffix(names: Iterable[str]) -> str:
     """The longest suffix all ``names`` share that starts at a ``.`` or ``:`` ("" if none)."""
@@ -52,8 +54,8 @@ class BrokerNames(Struct, frozen=True):
         if name is None:
             return "-"
         if self.suffix and name.endswith(self.suffix) and len(name) > len(self.suffix):
-            return name[: -len(self.suffix)]
-        return name
+            return name_safe(name[: -len(self.suffix)])
+        return name_safe(name)
 
     def text(self, text: str) -> str:
         """``text`` with every known broker id shortened (longest ids first)."""

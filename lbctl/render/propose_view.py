@@ -27,6 +27,7 @@ from lbctl.render.display import paint
 from lbctl.render.schema import Schema
 from lbctl.render.tables import wrap_prose
 from lbctl.render.views import RECOMMEND_SCHEMA, plan_names
+from lbctl.safe.text import name_safe
 from lbctl.units import mb, pct
 
 #: the plan's actions, as recommend writes them (without the cycle columns: one plan)
@@ -154,7 +155,7 @@ class ProposeView:
     def to_text(self) -> str:
         p = self.proposal
         plan = p.plan()
-        title = f"{plan.cluster} at {plan.captured_at}: lbctl's planner ({p.targets.band_words()}"
+        title = f"{name_safe(plan.cluster)} at {plan.captured_at}: lbctl's planner ({p.targets.band_words()}"
         title += f", max usage {p.targets.max_usage * 100:g} %)"
         parts = [self.plan_text(plan, title), "", "Goals:", self.goals_text(), "",
                  *self.summary_lines()]

@@ -21,6 +21,7 @@ from lbctl.render.display import current
 from lbctl.render.names import BrokerNames
 from lbctl.render.schema import Schema, col
 from lbctl.render.tables import wrap_prose
+from lbctl.safe.text import name_safe
 from lbctl.simulate.compare import ComparisonResult
 from lbctl.simulate.engine import CycleRecord, SimulationResult
 from lbctl.simulate.hosts import host_figures
@@ -270,7 +271,7 @@ class SimulationView:
 
     def to_text(self) -> str:
         r = self.result
-        head = (f"{r.cluster} from {iso_time(r.start)}: {r.label}, {len(r.cycles)} cycles of "
+        head = (f"{name_safe(r.cluster)} from {iso_time(r.start)}: {r.label}, {len(r.cycles)} cycles of "
                 f"{r.interval_minutes} min"
                 + (f", trace of {r.trace_snapshots} snapshots" if r.trace_snapshots > 1 else "")
                 + (f"; modelled as {_profile_name(r.pulsar_version)}" if r.pulsar_version else "")
@@ -367,7 +368,7 @@ class ComparisonView:
     def to_text(self) -> str:
         runs = self._runs()
         first = runs[0]
-        head = (f"{first.cluster} from {iso_time(first.start)}: {len(first.cycles)} cycles of "
+        head = (f"{name_safe(first.cluster)} from {iso_time(first.start)}: {len(first.cycles)} cycles of "
                 f"{first.interval_minutes} min, initial load range "
                 f"{pct(first.cycles[0].spread.range)}, std {pct(first.cycles[0].spread.std)}")
         rows = []

@@ -19,6 +19,7 @@ from lbctl.render.display import current
 from lbctl.render.names import BrokerNames
 from lbctl.render.schema import Schema, col
 from lbctl.render.tables import wrap_prose
+from lbctl.safe.text import name_safe
 from lbctl.units import MB, rounded
 
 SPLIT_SCHEMA = Schema("split-bundle", "new bundle (child of the split)", (
@@ -119,7 +120,7 @@ class SplitView:
         st = p.state
         names = BrokerNames.of(st.brokers, wide=current().wide)
         owner = names(p.owner) if p.owner else "no broker (unowned)"
-        lines = [f"{st.cluster} at {st.captured_at_iso}: split {p.bundle} (owner {owner})"]
+        lines = [f"{name_safe(st.cluster)} at {st.captured_at_iso}: split {p.bundle} (owner {owner})"]
         if p.selected_by:
             lines.append(f"  bundle:     {text(p.selection_why)}")
         lines.append(f"  algorithm:  {p.algorithm} ({text(p.algorithm_note)})")

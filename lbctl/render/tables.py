@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lbctl.render.display import current, paint
+from lbctl.safe.text import name_safe
 
 GAP = 2
 MIN_HARD = 4  # a header is never squeezed below this (wrapping inside its words)
@@ -49,7 +50,7 @@ def _cell(v: Any, floatfmt: str) -> str:
         return "true" if v else "false"
     if isinstance(v, float):
         return format(v, floatfmt)
-    return str(v)
+    return name_safe(str(v))  # a cell is one line: a name's newline or escape is shown as text
 
 
 def _tokens(text: str) -> list[str]:

@@ -18,6 +18,7 @@ from lbctl.render.display import current, decision_style, paint, paint_decisions
 from lbctl.render.names import BrokerNames
 from lbctl.render.schema import Schema, col
 from lbctl.render.tables import wrap_prose
+from lbctl.safe.text import name_safe
 from lbctl.units import mb, pct, rate
 
 RECOMMEND_SCHEMA = Schema("recommend", "action of the plan (of every cycle with --all-cycles)", (
@@ -83,7 +84,7 @@ def _decision_style(text: str) -> str | None:
 
 def plan_text(plan: Plan, *, title: str | None = None) -> str:
     names = plan_names(plan)
-    head = title or (f"{plan.cluster} at {plan.captured_at}: {plan.shedding} + {plan.placement}")
+    head = title or (f"{name_safe(plan.cluster)} at {plan.captured_at}: {plan.shedding} + {plan.placement}")
     parts = [head, f"Modelled as {plan.settings.profile.name}", ""]
     if plan.decision is not None:
         d = plan.decision
@@ -182,7 +183,7 @@ def cycle_title(plan: Plan, i: int, count: int) -> str | None:
     """The title of cycle ``i`` of ``count`` in a replay's text (none for a single cycle)."""
     if count <= 1:
         return None
-    return (f"Cycle {i}/{count} — {plan.cluster} at {plan.captured_at}: "
+    return (f"Cycle {i}/{count} — {name_safe(plan.cluster)} at {plan.captured_at}: "
             f"{plan.shedding} + {plan.placement}")
 
 
@@ -312,7 +313,8 @@ class ValidateView(Struct, frozen=True):
 
     def to_text(self) -> str:
         return "\n".join(
-            f"{s['file']}: OK — cluster {s['cluster']}, {s['capturedAt']}, {s['brokers']} brokers, "
+            f"{name_safe(str(s['file']))}: OK — cluster {name_safe(str(s['cluster']))}, "
+            f"{s['capturedAt']}, {s['brokers']} brokers, "
             f"{s['bundles']} bundles ({s['loadManager']})"
             for s in self.summaries
         )

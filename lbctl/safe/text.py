@@ -34,9 +34,11 @@ def _escape(m: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
-#: Select Graphic Rendition (colour, bold): the only escape sequence output may keep; it cannot
-#: move the cursor, clear the screen or set the window title
-_SGR = re.compile(r"\x1b\[[0-9;]{0,32}m")
+#: Select Graphic Rendition (colour, bold): the only escape sequences output may keep — exactly the
+#: ones lbctl paints with (:mod:`lbctl.render.display`), so that a name from a snapshot carrying a
+#: colour or a 256-colour/blink sequence of its own is still shown escaped; they cannot move the
+#: cursor, clear the screen or set the window title
+_SGR = re.compile(r"\x1b\[(?:0|1|2|32|33|31;1)m")
 
 
 def terminal_safe(text: str, *, keep_newlines: bool = True, keep_colors: bool = False) -> str:
@@ -57,6 +59,13 @@ def terminal_safe(text: str, *, keep_newlines: bool = True, keep_colors: bool = 
             out += [color, pattern.sub(_escape, part)]
         return "".join(out)
     return pattern.sub(_escape, text)
+
+
+def name_safe(name: str) -> str:
+    """A name from outside (a cluster, broker or bundle name) for a table cell or a line of prose:
+    every control character escaped, newlines too — a name holding ``\\n`` must not start a fake
+    table row or line — and any escape sequence in it, colours included, shown as text."""
+    return terminal_safe(name, keep_newlines=False)
 
 
 def shorten(text: str, limit: int = MAX_NAME) -> str:

@@ -67,17 +67,18 @@ def seconds(value: Any, where: str) -> float:
 
 
 def read(path: Path) -> dict[str, Any]:
-    """The scenario file's document (a mapping), or a one-line error."""
-    import yaml
+    """The scenario file's document (a mapping), or a one-line error. Read as snapshots are: a
+    regular file only (a FIFO or ``/dev/zero`` would block forever), bounded in size, YAML bounded
+    in depth and aliases, no key twice (:func:`lbctl.sources.snapshot_yaml.load_yaml`)."""
+    from lbctl.errors import SnapshotError
+    from lbctl.safe.files import read_regular
+    from lbctl.sources.snapshot_yaml import load_yaml
 
+    data = read_regular(str(path), what="a timeline file (YAML)", error=TimelineError)
     try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise TimelineError(f"{path}: cannot read ({e.strerror or e})") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        at = f" line {mark.line + 1}" if mark is not None else ""
-        raise TimelineError(f"{path}:{at} not valid YAML") from None
+        doc = load_yaml(str(path), data)
+    except SnapshotError as e:
+        raise TimelineError(str(e)) from None
     if not isinstance(doc, dict):
         raise TimelineError(f"{path}: expected a mapping with base, brokers, events")
     unknown = set(doc) - {"base", "brokers", "hosts", "seed", "reconnectSeconds", "events"}

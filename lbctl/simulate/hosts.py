@@ -209,20 +209,15 @@ def read_hosts_file(path: str) -> HostsFile:
     """A hosts file (YAML or JSON): ``brokers`` maps a broker id to its host, ``default`` (optional)
     is the host of every broker not named; a broker named in neither is inferred from its report.
     Bad input is a one-line :class:`~lbctl.errors.UsageError`."""
-    import yaml
-
-    from lbctl.errors import UsageError
+    from lbctl.errors import SnapshotError, UsageError
     from lbctl.safe.files import read_regular
+    from lbctl.sources.snapshot_yaml import load_yaml
 
     data = read_regular(path, what="a hosts file (YAML or JSON)", error=UsageError)
-    try:
-        doc = yaml.safe_load(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise UsageError(f"{path}: not UTF-8 text (expected a hosts file, YAML or JSON)") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        at = f" line {mark.line + 1}:" if mark is not None else ""
-        raise UsageError(f"{path}:{at} not valid YAML or JSON") from None
+    try:  # bounded as a YAML snapshot is: depth, aliases, no key twice
+        doc = load_yaml(path, data)
+    except SnapshotError as e:
+        raise UsageError(f"{e} (expected a hosts file, YAML or JSON)") from None
     if not isinstance(doc, dict) or not ("brokers" in doc or "default" in doc):
         raise UsageError(f"{path}: expected a mapping with 'brokers' (broker id → host) and/or "
                          "'default'")

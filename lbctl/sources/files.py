@@ -46,7 +46,11 @@ def expand(paths: Sequence[Path]) -> list[Path]:
     hour); any other path is kept as given (a directory without them is refused by the reader)."""
     out: list[Path] = []
     for p in paths:
-        if p.is_dir() and not p.is_symlink():
+        try:
+            directory = p.is_dir() and not p.is_symlink()
+        except OSError:  # a name too long for the system: the reader says so, in one line
+            directory = False
+        if directory:
             files = sorted(p.glob(HISTORY_GLOB))
             if files:
                 out += files

@@ -104,7 +104,10 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
     now = now or datetime.now(UTC)
     m = _DURATION.match(text.strip().lower())
     if m:
-        return now - timedelta(**{_UNIT[m.group(2)]: float(m.group(1))})
+        try:
+            return now - timedelta(**{_UNIT[m.group(2)]: float(m.group(1))})
+        except OverflowError:  # past year 1 (datetime's range): a typo, not a journal's age
+            raise UsageError(f"--since {text!r}: reaches back before year 1") from None
     try:
         return record_time(text.strip())
     except ValueError:
@@ -184,4 +187,7 @@ def read_journal(path: Path) -> Journal:
     from lbctl.safe.files import read_regular
 
     records, skipped = decode_lines(read_regular(str(path), what=_WHAT, error=ConfigError))
+    if skipped and not records:  # not a torn journal: another file (a snapshot, a plan, garbage)
+        raise ConfigError(f"{path}: not a journal: none of its {len(skipped)} non-empty line(s) "
+                          f"is a journal record ({skipped[0]})")
     return Journal(str(path), tuple(JournalEntry.of(r) for r in records), tuple(skipped))

@@ -226,3 +226,135 @@ def test_max_input_size_flag(runner: CliRunner, tmp_path: Path) -> None:
 
     LIMITS.max_input_bytes = Limits().max_input_bytes
     assert sys.modules["lbctl.safe.files"].LIMITS is LIMITS
+
+
+#: a name carrying a colour of its own, a bidi override, a bell and a newline (a fake next line)
+_SGR_NAME = "\x1b[31mEVIL\x1b[0m\u202e\x07\r\nlbctl: fake line"
+
+
+@pytest.mark.parametrize("cmd", [["recommend"], ["explain"], ["snapshot", "validate"], ["doctor"],
+                                 ["simulate", "--cycles", "2"], ["propose"],
+                                 ["monitor-brokers", "--snapshot"]])
+def test_colour_sequences_and_newlines_in_names_are_shown_escaped(runner: CliRunner,
+                                                                  tmp_path: Path,
+                                                                  cmd: list[str]) -> None:
+    """The table format used to let any ``ESC [ … m`` through (it looked like lbctl's own colour)
+    and kept a name's newline (a forged line); colour is not even on here (not a terminal)."""
+    snap = json.loads(json.dumps(MINIMAL))
+    snap["brokers"][_SGR_NAME + ":8080"] = snap["brokers"].pop("broker-2:8080")
+    f = tmp_path / "evil\x1b[32m\nlbctl: fake line.json"  # validate names the file, not brokers
+    f.write_text(json.dumps(snap))
+    res = runner.invoke(app, [*cmd, str(f)])
+    assert res.exit_code in (0, 1), res.output  # doctor: 1 = warnings found
+    assert "\x1b" not in res.stdout and "\u202e" not in res.stdout and "\x07" not in res.stdout
+    assert ("\\e[32m" if cmd[0] == "snapshot" else "\\e[31mEVIL") in res.stdout
+    assert not any(line.startswith("lbctl: fake line") for line in res.stdout.splitlines())
+
+
+def test_only_lbctls_own_colours_survive_on_a_colour_terminal() -> None:
+    from lbctl.render.display import Display, paint, using
+    from lbctl.safe.text import terminal_safe
+
+    with using(Display(color=True)):
+        ours = paint("Success/Overloaded", "success")
+    text = terminal_safe(ours + " \x1b[38;5;196mred\x1b[5m", keep_colors=True)
+    assert text.startswith(ours) and "\\e[38;5;196m" in text and "\\e[5m" in text
+
+
+@pytest.mark.parametrize(("args", "code", "says"), [
+    (["journal", "--since", "99999999999999d"], 2, "reaches back before year 1"),
+    (["examples", "--copy", "/dev/null/x"], 1, "/dev/null/x: Not a directory"),
+    (["recommend", "x" * 5000 + ".json"], 1, "File name too long"),
+])
+def test_system_refusals_are_one_line_not_internal_errors(runner: CliRunner, args: list[str],
+                                                          code: int, says: str) -> None:
+    res = runner.invoke(app, args)
+    line = _one_error_line(res)
+    assert res.exit_code == code and says in line and "internal error" not in line, line
+
+
+@pytest.mark.parametrize("args", [
+    ["watch", "--interval", "nan", "--count", "1"],
+    ["apply", str(VALID / "minimal.json"), "--interval", "nan", "--dry-run"],
+    ["apply", str(VALID / "minimal.json"), "--max-age", "nan", "--dry-run"],
+    ["apply", str(VALID / "minimal.json"), "--verify-timeout", "nan", "--dry-run"],
+    ["apply", str(VALID / "minimal.json"), "--max-age", "inf", "--dry-run"],
+    ["drain", "b:1", "--interval", "nan", "--dry-run"],
+    ["monitor-brokers", "--snapshot", str(VALID / "minimal.json"), "--interval", "nan"],
+    ["propose", str(VALID / "minimal.json"), "--time-limit", "nan"],
+])
+def test_nan_and_inf_are_refused_by_every_number_option(runner: CliRunner,
+                                                         args: list[str]) -> None:
+    """The CLI library's ranges let ``nan`` through; before, these reached the cluster (or
+    ``time.sleep(nan)`` between an apply's batches)."""
+    res = runner.invoke(app, ["--admin-url", "http://127.0.0.1:9", *args])
+    line = _one_error_line(res)
+    assert res.exit_code == 2 and "is not a finite number" in line, line
+
+
+def _hostile_yaml(tmp_path: Path, kind: str) -> str:
+    p = tmp_path / f"{kind}.yaml"
+    if kind == "fifo":
+        os.mkfifo(p)
+    elif kind == "deep":
+        p.write_text("[" * 100_000 + "]" * 100_000)
+    elif kind == "binary":
+        p.write_bytes(b"\x00\xb6\xff garbage \x80")
+    elif kind == "dup":
+        p.write_text("brokers: {}\nbrokers: {}\n")
+    else:
+        return "/dev/zero"
+    return str(p)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "deep", "binary", "dup"])
+@pytest.mark.parametrize("flag", ["simulate --hosts", "sandbox --timeline"])
+def test_hosts_and_timeline_files_are_read_as_boundedly_as_snapshots(runner: CliRunner,
+                                                                       tmp_path: Path,
+                                                                       flag: str,
+                                                                       kind: str) -> None:
+    """Both used to ``yaml.safe_load`` whatever ``open()`` gave: a FIFO or /dev/zero hung,
+    100,000 brackets were a RecursionError, bad bytes a UnicodeDecodeError (internal errors)."""
+    command, option = flag.split()
+    args = [command, str(VALID / "minimal.json")] if command == "simulate" else [command]
+    res = runner.invoke(app, [*args, option, _hostile_yaml(tmp_path, kind), "-p", "0"]
+                        if command == "sandbox" else [*args, option, _hostile_yaml(tmp_path, kind)])
+    line = _one_error_line(res)
+    assert res.exit_code == 2 and "internal error" not in line, line
+
+
+def _near_double_max(o: object) -> object:
+    if isinstance(o, dict):
+        return {k: 1.7e308 if (k in ("usage", "limit") or k.startswith(("msgRate", "msgThroughput")))
+                and isinstance(v, int | float) else _near_double_max(v) for k, v in o.items()}
+    if isinstance(o, list):
+        return [_near_double_max(v) for v in o]
+    return o
+
+
+@pytest.mark.parametrize("cmd", [["recommend"], ["explain"], ["propose"],
+                                 ["simulate", "--cycles", "2"]])
+def test_figures_near_the_double_range_are_not_an_internal_error(cmd: list[str],
+                                                                 tmp_path: Path) -> None:
+    """Every rate, throughput, usage and limit 1.7e308 (valid Java doubles; their sums are inf,
+    as in Java): recommend and explain died in ``round(inf)``, numpy's overflow warnings reached
+    stderr with their source lines. Run as a process: the warnings filter is set by ``main``."""
+    import subprocess
+
+    f = tmp_path / "huge.json"
+    f.write_text(json.dumps(_near_double_max(MINIMAL)))
+    res = subprocess.run([sys.executable, "-m", "lbctl", *cmd, str(f)], capture_output=True,
+                         text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert res.returncode == 0, res.stderr
+    assert "Traceback" not in res.stderr and "Warning" not in res.stderr, res.stderr
+
+
+def test_one_huge_limit_does_not_break_the_simulators_load_model(tmp_path: Path) -> None:
+    """A cpu limit of 1e308 on one broker: the model's least squares squared it (``x ** 2``
+    raises OverflowError where Java's ``x * x`` is Infinity)."""
+    snap = json.loads(json.dumps(MINIMAL))
+    snap["brokers"]["broker-1:8080"]["cpu"]["limit"] = 1e308
+    f = tmp_path / "huge-limit.json"
+    f.write_text(json.dumps(snap))
+    res = CliRunner().invoke(app, ["simulate", str(f), "--cycles", "2"])
+    assert res.exit_code == 0 and "internal error" not in res.stderr, res.stderr

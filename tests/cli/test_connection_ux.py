@@ -125,6 +125,20 @@ def test_context_add_needs_flags_and_refuses_a_stdin_token(contexts: Path) -> No
     assert not contexts.exists()
 
 
+@pytest.mark.parametrize(("name", "url", "says"), [
+    ("x", "ftp://x", "must start with http"),
+    ("x", "http://[::1", "bad admin URL"),
+    ("x\x1b[2J", "http://h:1", "bad context name 'x\\x1b[2J'"),
+    ("x\u202e", "http://h:1", "bad context name"),
+])
+def test_context_add_refuses_a_bad_url_or_name_when_it_is_given(contexts: Path, name: str,
+                                                                  url: str, says: str) -> None:
+    """Both used to be stored (exit 0) and refused only on every later use of the context."""
+    r = _run("context", "add", name, "--admin-url", url)
+    assert r.exit_code == 2 and says in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    assert not contexts.exists()
+
+
 # --- completion -------------------------------------------------------------------------------------
 def _complete(line: str) -> list[str]:
     words = line.split(" ")

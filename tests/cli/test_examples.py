@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from lbctl.cli.app import app
 from lbctl.cli.examples import examples_dir
 from tests.paths import EXAMPLES
@@ -41,3 +43,26 @@ def test_copy_then_run_as_the_readme_does(runner, tmp_path: Path, monkeypatch) -
 def test_path(runner) -> None:
     res = runner.invoke(app, ["examples", "--path"])
     assert Path(res.stdout.strip()).resolve() == EXAMPLES.resolve()
+
+
+@pytest.mark.parametrize("plant", ["fifo", "dangling-link", "link"])
+def test_copy_neither_blocks_on_nor_writes_through_what_is_planted(runner, tmp_path: Path,
+                                                                    plant: str) -> None:
+    """A FIFO named like an example blocked the comparison forever; a dangling symbolic link had
+    the copy written wherever it pointed."""
+    import os
+
+    dest, victim = tmp_path / "dest", tmp_path / "victim"
+    dest.mkdir()
+    if plant == "fifo":
+        os.mkfifo(dest / "balanced.json")
+    else:
+        if plant == "link":
+            victim.write_text("mine")
+        (dest / "balanced.json").symlink_to(victim)
+    res = runner.invoke(app, ["examples", "--copy", str(dest)])
+    assert res.exit_code == 1 and res.stderr.count("\n") == 1, res.output
+    assert "balanced.json" in res.stderr
+    assert not victim.exists() if plant == "dangling-link" else True
+    assert victim.read_text() == "mine" if plant == "link" else True
+    assert sorted(p.name for p in dest.iterdir()) == ["balanced.json"]  # nothing copied

@@ -135,3 +135,30 @@ def test_a_request_without_an_answer_is_in_flight(runner, tmp_path: Path) -> Non
     p.write_text(json.dumps(LINES[0]) + "\n")
     out = runner.invoke(app, ["journal", "--journal", str(p)]).stdout
     assert "in-flight?" in out and " s-- " in out
+
+
+@pytest.mark.parametrize("content", [
+    b"\x00\x01garbage\n\xff\xfe\n",  # binary
+    b'{"format": "lbctl/snapshot@1", "cluster": "demo"}\n',  # a snapshot, not a journal
+    b"[1, 2]\nnull\n",
+])
+def test_a_file_with_no_journal_line_is_refused_not_shown_as_empty(runner, tmp_path: Path,
+                                                                    content: bytes) -> None:
+    """It used to print a warning per line and "no change recorded", exit 0."""
+    p = tmp_path / "not-a-journal.json"
+    p.write_bytes(content)
+    res = runner.invoke(app, ["journal", "--journal", str(p)])
+    assert res.exit_code == 1 and res.stdout == ""
+    assert res.stderr.count("\n") == 1 and "not a journal" in res.stderr, res.stderr
+
+
+def test_good_lines_around_bad_ones_are_all_shown_and_the_skips_bounded(runner,
+                                                                       tmp_path: Path) -> None:
+    p = tmp_path / "j\x1b[2J.jsonl"
+    good = [json.dumps(x) + "\n" for x in LINES]
+    p.write_text(good[0] + "{torn\n" * 20 + "".join(good[1:]))
+    res = runner.invoke(app, ["journal", "--journal", str(p), "-o", "jsonl"])
+    assert res.exit_code == 0 and len(res.stdout.splitlines()) == 3  # no record lost
+    warnings = res.stderr.splitlines()
+    assert len(warnings) == 6 and "15 more line(s) skipped" in warnings[-1]
+    assert "\x1b" not in res.stderr

@@ -90,7 +90,7 @@ def test_long_runs_elide_quiet_cycles_in_the_table(runner) -> None:
     (["--strategy", "Treshold"], "unknown shedding strategy"),
     (["--set", "nope=1"], "unknown setting"),
     (["--noise", "-1"], "--noise must be a percentage from 0 to 50"),
-    (["--noise", "nan"], "--noise must be"),
+    (["--noise", "nan"], "'--noise': 'nan' is not a finite number"),
     (["--host-seed", "-3"], "--host-seed must be >= 0"),
     (["--hosts", "no/such/hosts.yaml"], "no/such/hosts.yaml: no such file"),
     (["--hosts", "examples"], "is a directory (expected a hosts file"),

@@ -101,4 +101,4 @@ def test_lbctl_sandbox_refuses_a_bad_scenario_file(tmp_path: Path) -> None:
     missing = tmp_path / "missing.yaml"
     r = CliRunner().invoke(app, ["sandbox", "--port", "0", "--timeline", str(missing)])
     assert r.exit_code != 0 and len(r.stderr.strip().splitlines()) == 1
-    assert "cannot read" in r.stderr
+    assert "no such file" in r.stderr
