@@ -640,8 +640,9 @@ def resolve(
                 continue
             try:
                 values[key] = setting.parse(raw)
-            except ConfigError as e:
-                raise ConfigError(f"{label}: {e}") from None
+            except ConfigError as e:  # a bad --set is the command line's (exit 2), a bad
+                # file's value the file's (exit 1), as docs/exit-codes.md says
+                raise (UsageError if strict else ConfigError)(f"{label}: {e}") from None
             origin[key] = label
     return Settings(values, origin, profile)
 

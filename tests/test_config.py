@@ -253,10 +253,13 @@ def test_snapshot_config_ignores_unknown_keys_and_nulls() -> None:
 
 
 def test_bad_value_names_its_source() -> None:
+    """A file's bad value is the file's error (exit 1); a bad ``--set`` is the command line's,
+    a usage error (exit 2), as an unknown ``--set`` key is (docs/exit-codes.md)."""
     with pytest.raises(ConfigError, match=r"^snapshot: setting maxUnloadPercentage"):
         resolve({"maxUnloadPercentage": "lots"})
-    with pytest.raises(ConfigError, match=r"^--set: setting minUnloadMessage"):
+    with pytest.raises(UsageError, match=r"^--set: setting minUnloadMessage") as e:
         resolve(overrides={"minUnloadMessage": "1.5"})
+    assert e.value.exit_code == 2
 
 
 def test_unknown_set_key_suggests_the_closest_name() -> None:

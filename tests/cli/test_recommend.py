@@ -131,7 +131,7 @@ def test_seed_picks_among_equally_good_brokers(runner) -> None:
     (["--set", "loadBalancerBrokerThresholdShedderPercentag=5"], 2,
      "did you mean loadBalancerBrokerThresholdShedderPercentage"),
     (["--set", "noequals"], 2, "key=value"),
-    (["--set", "loadBalancerBrokerThresholdShedderPercentage=abc"], 1, "expected an integer"),
+    (["--set", "loadBalancerBrokerThresholdShedderPercentage=abc"], 2, "expected an integer"),
     (["--placement", "AvgShedder"], 2, "AvgShedder"),
 ])
 def test_bad_options_one_line(runner, args, code, text) -> None:
