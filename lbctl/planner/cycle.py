@@ -30,7 +30,7 @@ measures and compares exactly as for Pulsar's strategies. The planner acts like 
   along the traffic's trend (:func:`_trend_shift`): under a rising wave a stale report reads
   low, and a plan filling it up to the max as read made it the new max in truth
   (``benchmarks/plans_on_hardware.py`` loops, seeds 1-40: worsening cycles 55 -> 49 at 30
-  brokers, 29 -> 29 at 12, cycles to the band no worse);
+  brokers, 29 -> 29 at 12; cycles to the band 1254 -> 1236 and 652 -> 653);
 * it **learns its load model from the reports** (:meth:`lbctl.model.loadmodel.LoadModel.observe`):
   calibrated on the first cycle's reports, each report written since joins its broker's history,
   a broker's own fit is learnt once its history shows enough change, and a fit a report
