@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lbctl.explain import preamble, preamble_dict
+from lbctl.explain.modular import nothing_heading
 from lbctl.explain.paging import WHOLE, Pager
 from lbctl.explain.placement import placement_data_lines
 from lbctl.explain.words import text
@@ -32,6 +33,14 @@ def nothing_happens(c: ExtensibleCycle) -> list[str]:
         return []
     label = f"{s.skip[0]}/{s.skip[1]}" if s.skip else "no decision"
     return [f"{label}: {text(s.why)}"]
+
+
+def splits_happen(c: ExtensibleCycle) -> bool:
+    """Whether the cycle splits a bundle: ``SplitScheduler`` runs on its own schedule, gated by
+    ``loadBalancerEnabled`` and ``loadBalancerAutoBundleSplitEnabled`` only
+    (``isLoadBalancerAutoBundleSplitEnabled``), not by the unload scheduler's gates
+    (``loadBalancerSheddingEnabled``, the hit count)."""
+    return any(r.decisions for r in c.splits)
 
 
 def _round_dict(r: Round) -> dict[str, Any]:
@@ -188,8 +197,9 @@ class ExtensibleExplanation:
     def lines(self, pager: Pager = WHOLE) -> list[str]:
         """The cluster, the release and the decision; then (unless a gate held) each broker,
         the cluster's statistics and shedding condition, TransferShedder's rounds, the
-        decisions, the bundle splits, and why nothing happens; long lists a page at a time
-        (``pager``)."""
+        decisions, the bundle splits, and why nothing happens (why no bundle is unloaded, when
+        the cycle splits one); a gated cycle that splits still shows its splits. Long lists a
+        page at a time (``pager``)."""
         c, s = self.cycle, self.cycle.shed
         st = c.state
         out = [
@@ -200,8 +210,10 @@ class ExtensibleExplanation:
             *preamble(c),
             *placement_data_lines(st, c.settings),
         ]
-        if c.gate:
-            return [*out, "", f"Nothing happens: {c.gate}."]
+        if c.gate:  # the unload scheduler's gate; SplitScheduler runs on (splits_happen)
+            if not splits_happen(c):
+                return [*out, "", f"Nothing happens: {c.gate}."]
+            return [*out, *self._split_lines(pager), "", f"No bundle is unloaded: {c.gate}."]
         out += self._broker_lines(s, pager)
         if s is None:
             return out
@@ -212,7 +224,7 @@ class ExtensibleExplanation:
         out += self._split_lines(pager)
         why_not = nothing_happens(c)
         if why_not and not self.bundle:
-            out += ["", "Why nothing happens:"] + [f"  - {w}" for w in why_not]
+            out += ["", nothing_heading(splits_happen(c))] + [f"  - {w}" for w in why_not]
         return out
 
     def _broker_lines(self, s: ShedResult | None, pager: Pager) -> list[str]:

@@ -64,6 +64,21 @@ def dominant_resource(terms: Mapping[str, float]) -> str:
     return name
 
 
+def splits_happen(cycle: ModularCycle) -> bool:
+    """Whether the cycle splits a bundle. ``checkNamespaceBundleSplit`` (``ModularLoadManagerImpl``,
+    run from ``updateAll`` as load reports arrive) is gated by
+    ``loadBalancerAutoBundleSplitEnabled`` and leadership only, not by the shedding gates
+    (``loadBalancerSheddingEnabled``, the strategies' own): a cycle that unloads nothing may
+    still split."""
+    return any(s.skipped is None for s in cycle.splits)
+
+
+def nothing_heading(happens: bool) -> str:
+    """The heading over the reasons nothing is unloaded: "nothing happens" only when nothing at
+    all does (``happens``: the cycle splits a bundle)."""
+    return "Why no bundle is unloaded:" if happens else "Why nothing happens:"
+
+
 def nothing_happens(cycle: ModularCycle) -> list[str]:
     """Why the cycle unloads nothing (empty when it does unload something)."""
     if cycle.unloads:
@@ -304,7 +319,9 @@ class ModularExplanation(Struct, frozen=True):
     def lines(self, pager: Pager = WHOLE) -> list[str]:
         """The cluster, the release and the decision; then (unless a gate held) each broker,
         the cluster notes, the candidate bundles, the unloads with their placements, the
-        bundle asked about, and why nothing happens; long lists a page at a time (``pager``)."""
+        bundle asked about, and why nothing happens (why no bundle is unloaded, when the cycle
+        splits one); a gated cycle that splits still shows its splits. Long lists a page at a
+        time (``pager``)."""
         c = self.cycle
         st = c.state
         out = [
@@ -314,8 +331,10 @@ class ModularExplanation(Struct, frozen=True):
             *preamble(c),
             *placement_data_lines(st, c.settings),
         ]
-        if c.gate:
-            return [*out, "", f"Nothing happens: {c.gate}."]
+        if c.gate:  # the shedding gate; the cycle's splits are its own (splits_happen)
+            if not splits_happen(c):
+                return [*out, "", f"Nothing happens: {c.gate}."]
+            return [*out, *self._split_lines(pager), "", f"No bundle is unloaded: {c.gate}."]
         out += self._broker_lines(pager)
         d = c.decision
         if d and d.notes and not self.broker:
@@ -326,7 +345,7 @@ class ModularExplanation(Struct, frozen=True):
             out += self._bundle_lines()
         why_not = nothing_happens(c)
         if why_not and not self.bundle:
-            out += ["", "Why nothing happens:"] + [f"  - {w}" for w in why_not]
+            out += ["", nothing_heading(splits_happen(c))] + [f"  - {w}" for w in why_not]
         return out
 
     def _broker_lines(self, pager: Pager) -> list[str]:

@@ -208,6 +208,57 @@ def test_explain_text_shows_the_cycles_splits(runner) -> None:
     assert "range_equally_divide at 0x20000000" in table
 
 
+
+SKEWED = str(EXAMPLES / "extensible" / "skewed.json")
+#: the extensible example splits its hot bundles at once (no hit count to wait for)
+EXT_SPLITS = ["--set", "loadBalancerNamespaceBundleSplitConditionHitCountThreshold=0",
+              "--set", "loadBalancerNamespaceBundleMaxMsgRate=100"]
+
+
+@pytest.mark.parametrize("args", [
+    [str(DATA / "auto-split.json"), "--set", "loadBalancerSheddingEnabled=false"],
+    [SKEWED, *EXT_SPLITS, "--set", "loadBalancerSheddingEnabled=false"],
+])
+def test_gated_shedding_still_explains_the_splits(runner, args: list[str]) -> None:
+    """The split task runs on its own (modular ``checkNamespaceBundleSplit``, extensible
+    ``SplitScheduler``): a cycle whose shedding is disabled still splits, and explain says so
+    in every format, as recommend does."""
+    table = runner.invoke(app, ["explain", *args, "--wide"]).stdout
+    assert "Bundle splits (" in table
+    assert "Nothing happens" not in table
+    assert "No bundle is unloaded: loadBalancerSheddingEnabled is false" in table
+    splits = {a["bundle"] for a in json.loads(runner.invoke(
+        app, ["recommend", *args, "-o", "json"]).stdout)["actions"] if a["action"] == "split"}
+    assert splits
+    for fmt in ("json", "yaml"):
+        out = runner.invoke(app, ["explain", *args, "-o", fmt]).stdout
+        data = json.loads(out) if fmt == "json" else yaml.safe_load(out)
+        assert data["explanation"]["gate"].startswith("loadBalancerSheddingEnabled is false")
+        assert splits <= {s["bundle"] for s in data["explanation"]["splits"]}
+
+
+@pytest.mark.parametrize("args", [
+    [str(DATA / "auto-split.json")],
+    [SKEWED, *EXT_SPLITS, "--set", "loadBalancerSheddingConditionHitCountThreshold=100"],
+])
+def test_a_cycle_that_splits_but_unloads_nothing_does_not_say_nothing_happens(
+        runner, args: list[str]) -> None:
+    table = runner.invoke(app, ["explain", *args, "--wide"]).stdout
+    assert "Bundle splits (" in table
+    assert "Why no bundle is unloaded:" in table
+    assert "nothing happens" not in table.lower()
+
+
+@pytest.mark.parametrize("gate", [[], ["--set", "loadBalancerSheddingEnabled=false"]])
+def test_a_cycle_that_neither_splits_nor_unloads_says_nothing_happens(
+        runner, gate: list[str]) -> None:
+    table = runner.invoke(app, ["explain", str(DATA / "auto-split.json"), *gate, "--set",
+                                "loadBalancerAutoBundleSplitEnabled=false", "--wide"]).stdout
+    assert "Bundle splits (" not in table
+    assert ("Nothing happens: loadBalancerSheddingEnabled is false" if gate
+            else "Why nothing happens:") in table
+
+
 @pytest.mark.slow
 def test_subprocess_help_and_run() -> None:
     out = subprocess.run([sys.executable, "-m", "lbctl", "split-bundle", "--help"],
