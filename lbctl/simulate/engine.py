@@ -145,6 +145,11 @@ class CycleRecord:
     predicted: Mapping[str, float] | None = None
     #: the bundles split this cycle (before its moves)
     splits: tuple[str, ...] = ()
+    #: lbctl's figure, a counterfactual (``SimulationOptions.unmoved``): the true load once this
+    #: cycle is over had its moves not been made (its splits kept), on the same traffic and host
+    #: noise as the truth it is set beside (:meth:`SimulationResult.truth_after`); None when not
+    #: asked for or nothing moved
+    unmoved: Spread | None = None
 
     @property
     def moved_throughput(self) -> float:
@@ -255,6 +260,10 @@ class SimulationOptions:
     truth: str | None = None
     #: ``--strategy lbctl``: the planner's goals (default: the settle band as target range)
     planner: ProposeOptions | None = None
+    #: also evaluate each cycle with moves against the truth had they not been made
+    #: (``CycleRecord.unmoved``): a cycle's moves are judged against what the traffic alone did
+    #: (a diurnal wave raises the max by itself); costs a host report per broker they touched
+    unmoved: bool = False
 
     def planner_options(self) -> ProposeOptions:
         if self.planner is None:
@@ -422,6 +431,9 @@ class _Run:
         self.written: dict[str, LocalBrokerData] = dict(s0.brokers)
         self.true: dict[str, LocalBrokerData] = {}
         self.dirty: set[str] = set(s0.brokers)
+        #: a moved bundle -> the broker it left, for the next recompute's counterfactual
+        self._undo: dict[str, str] = {}
+        self.unmoved: Spread | None = None  # that counterfactual, once computed
         self.weights = self.settings0.weights4()
         self.driver.start(self)
 
@@ -498,10 +510,38 @@ class _Run:
     def _recompute(self) -> None:
         # in name order: each report draws its noise from the run's generator, and a set's order
         # of strings changes with the process's hash seed (the same --host-seed, another run)
+        undone = self._unmoved_owned()
+        twins: dict[str, LocalBrokerData] = {}
         for b in sorted(self.dirty):
             carried = {x: self.stats[x] for x in self.owned[b]}
+            if b in undone:  # the same noise draw, from a copy: the run's draws stay its own
+                twin = random.Random()
+                twin.setstate(self.rng.getstate())
+                twins[b] = host_report(self.hosts[b], self.written[b],
+                                       {x: self.stats[x] for x in undone[b]}, twin)
             self.true[b] = host_report(self.hosts[b], self.written[b], carried, self.rng)
         self.dirty = set()
+        if undone:
+            for b in undone.keys() - twins.keys():  # not recomputed: no draw to share
+                twins[b] = host_report(self.hosts[b], self.written[b],
+                                       {x: self.stats[x] for x in undone[b]})
+            self.unmoved = Spread.of([self._usage(twins.get(b, self.true[b]))
+                                      for b in self.owned])
+
+    def _unmoved_owned(self) -> dict[str, list[str]]:
+        """The bundles of each broker the last cycle's moves touched, had they not been made
+        (``SimulationOptions.unmoved``): every moved bundle still carried back on the broker it
+        left, if that broker is still there; empty when nothing is to be undone."""
+        undo, self._undo = self._undo, {}
+        back: dict[str, list[str]] = {}
+        for x, src in undo.items():
+            now = self.owner.get(x)
+            if now is None or now == src or src not in self.owned:
+                continue
+            back.setdefault(src, []).append(x)
+            back.setdefault(now, [])
+        gone = {x for xs in back.values() for x in xs}
+        return {b: [x for x in self.owned[b] if x not in gone] + back[b] for b in back}
 
     def _publish(self, now: int, settings: Settings) -> int:
         """Brokers write their reports where ``needBrokerDataUpdate`` says so; returns how many."""
@@ -533,6 +573,7 @@ class _Run:
                 self._follow_trace(i)
             self._changed = set(self.dirty)
             self._recompute()
+            self._record_unmoved(records)
             trace_state = self.states[self.trace_index]
             settings = self.settings(self.trace_index)
             tick = Tick(k, now, trace_state, settings,
@@ -546,6 +587,10 @@ class _Run:
             counts = {b: len(xs) for b, xs in self.owned.items()}
             split, placed = self._split(effect.splits, view, tick)
             moves = self._move(effect.moves + placed, loads, spread, now)
+            if self.sim.unmoved:
+                for m in moves:
+                    if m.source != m.destination:
+                        self._undo.setdefault(m.bundle, m.source)
             records.append(CycleRecord(
                 cycle=k, at=now, loads=MappingProxyType(loads),
                 reported={b: self._usage(view.brokers[b]) for b in view.brokers},
@@ -560,6 +605,7 @@ class _Run:
             if self.progress is not None:
                 self.progress(k, self.n_cycles)
         self._recompute()
+        self._record_unmoved(records)
         final = {b: self._usage(self.true[b]) for b in self.owned}
         shedding, placement = self.lm.strategies
         return SimulationResult(
@@ -574,6 +620,12 @@ class _Run:
             hosts=self.sim.truth or ("given" if self.sim.hosts is not None else "inferred"),
             truth_hosts=dict(self.hosts),
         )
+
+    def _record_unmoved(self, records: list[CycleRecord]) -> None:
+        """The last cycle's counterfactual, once the recompute after it has made it."""
+        if self.unmoved is not None:
+            records[-1] = replace(records[-1], unmoved=self.unmoved)
+            self.unmoved = None
 
     def _split(self, splits: tuple[Split, ...], view: ClusterState,
                tick: Tick) -> tuple[tuple[str, ...], tuple[Moved, ...]]:
