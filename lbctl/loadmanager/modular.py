@@ -21,10 +21,11 @@ Mirrors the parts of ``ModularLoadManagerImpl`` around the strategies:
    :mod:`lbctl.strategies.placement.filters`).
 5. ``checkNamespaceBundleSplit`` (run by ``updateAll``, not behind ``loadBalancerEnabled`` nor the
    shedding gates): only when ``loadBalancerAutoBundleSplitEnabled`` and more than one broker is
-   known, the bundles ``BundleSplitterTask`` picks (in the result ``HashMap``'s order) are
-   split with the broker's ``defaultNamespaceBundleSplitAlgorithm`` (Pulsar passes no algorithm),
-   unless their range cannot be split or they no longer exist; the children are unloaded when
-   ``loadBalancerAutoUnloadSplitBundlesEnabled``.
+   known (since 3.0.1, PR #20190: the ``splitNeedsTwoBrokers`` variant; older releases split
+   with one broker too), the bundles ``BundleSplitterTask`` picks (in the result ``HashMap``'s
+   order) are split with the broker's ``defaultNamespaceBundleSplitAlgorithm`` (Pulsar passes no
+   algorithm), unless their range cannot be split or they no longer exist; the children are
+   unloaded when ``loadBalancerAutoUnloadSplitBundlesEnabled``.
 
 Namespace policies (isolation, anti-affinity, failure domains) and the broker-version /
 load-manager-class filters apply when the snapshot carries them (``docs/snapshot-policies.md``).
@@ -567,8 +568,10 @@ def auto_splits(state: ClusterState, load: LoadData, settings: Settings,
     children are unloaded when ``loadBalancerAutoUnloadSplitBundlesEnabled`` and the namespace
     policies would let the bundle be unloaded (``shouldNamespacePoliciesUnload``,
     ``shouldAntiAffinityNamespaceUnload``)."""
-    if not settings["loadBalancerAutoBundleSplitEnabled"] or len(state.available()) <= 1:
+    if not settings["loadBalancerAutoBundleSplitEnabled"]:
         return ()
+    if len(state.available()) <= 1 and settings.profile["splitNeedsTwoBrokers"]:
+        return ()  # knownBrokers.size() <= 1 (PR #20190; older releases split anyway)
     candidates = find_bundles_to_split(load, settings, state.namespace_bundle_count)
     picked = {c.bundle: c for c in candidates if c.selected}
     if not picked:

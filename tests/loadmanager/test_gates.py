@@ -6,6 +6,8 @@ number of known brokers."""
 
 from __future__ import annotations
 
+import pytest
+
 from lbctl.explain.modular import NO_SHEDDING_TASK, ModularExplanation
 from lbctl.loadmanager.select import Options, run
 from tests.factories import MB, broker, state, stats
@@ -55,3 +57,17 @@ def test_the_split_trigger_note_is_only_for_a_disabled_load_balancer() -> None:
     assert off.splits == ()
     assert "splitTrigger" not in ModularExplanation(off).to_dict()
     assert f"Nothing happens: {NO_SHEDDING_TASK}." in ModularExplanation(off).lines()
+
+
+@pytest.mark.parametrize(("version", "splits"), [
+    ("2.10.6", True), ("2.11.4", True), ("3.0.0", True),  # before PR #20190
+    ("3.0.1", False), ("3.1.0", False), ("4.1.1", False), (None, False),
+])
+def test_a_single_broker_splits_only_before_3_0_1(version: str | None, splits: bool) -> None:
+    """``checkNamespaceBundleSplit`` returns when ``knownBrokers.size() <= 1`` since PR #20190
+    (3.0.1, 3.1.0); older releases split the hot bundle of a lone broker, and keep the children
+    there (``shouldNamespacePoliciesUnload``: no other broker could take them)."""
+    (r,) = run([one_broker()], Options(pulsar_version=version))
+    done = [s for s in r.splits if s.skipped is None]
+    assert [s.candidate.bundle for s in done] == ([HOT] if splits else [])
+    assert not any(s.unload for s in done)
