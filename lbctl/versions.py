@@ -217,6 +217,11 @@ VARIANTS: tuple[Variant, ...] = (
             Since("3.0.14", "3.3.9", "4.0.7", "4.1.1"), "threshold", "resolution",
             "PR #24772 (NamespaceBundleStats.compareTo)"),
     # --- split algorithms -------------------------------------------------------------------------
+    Variant("splitNeedsTwoBrokers",
+            "ModularLoadManagerImpl.checkNamespaceBundleSplit returns when at most one broker is "
+            "known (new), or splits with a single broker too (old)",
+            Since("3.0.1", "3.1.0"), False, True,
+            "PR #20190 (knownBrokers.size() <= 1; label release/3.0.1 only, no 2.x cherry-pick)"),
     Variant("flowOrQps",
             "the flow_or_qps_equally_divide split algorithm exists (else an unknown algorithm "
             "name falls back to range_equally_divide)",

@@ -64,6 +64,31 @@ def dominant_resource(terms: Mapping[str, float]) -> str:
     return name
 
 
+#: the gate when ``loadBalancerEnabled`` is false. ``PulsarService`` schedules the leader's
+#: ``LoadSheddingTask`` (and every broker's ``LoadReportUpdaterTask``) only when it is true, and
+#: ``doLoadShedding`` returns when it is false (``LoadManagerShared.isLoadSheddingEnabled``); the
+#: load manager still splits (:func:`split_trigger`), so this does not say it "does nothing".
+NO_SHEDDING_TASK = ("loadBalancerEnabled is false: the leader schedules no LoadSheddingTask, "
+                    "so no bundle is shed")
+
+
+def split_trigger(cycle: ModularCycle) -> str | None:
+    """When the cycle's splits happen although ``loadBalancerEnabled`` is false, what runs them:
+    ``checkNamespaceBundleSplit`` does not read that key (``ModularLoadManagerImpl``: only
+    ``loadBalancerAutoBundleSplitEnabled``, leadership and more than one known broker), and
+    ``updateAll`` calls it whenever an entry under ``/loadbalance/brokers`` changes
+    (``handleDataNotification``) and at ``start``; but no broker writes its report periodically
+    (``startLoadManagementService`` schedules ``LoadReportUpdaterTask`` only when the key is
+    true), so that happens mostly as brokers start, join or leave."""
+    if cycle.settings["loadBalancerEnabled"] or not splits_happen(cycle):
+        return None
+    return ("These splits do not wait for loadBalancerEnabled: updateAll runs "
+            "checkNamespaceBundleSplit whenever an entry under /loadbalance/brokers changes. "
+            "With it false no broker writes its load report periodically (no "
+            "LoadReportUpdaterTask), so that happens mostly when a broker starts, joins or "
+            "leaves, on the reports stored then.")
+
+
 def splits_happen(cycle: ModularCycle) -> bool:
     """Whether the cycle splits a bundle. ``checkNamespaceBundleSplit`` (``ModularLoadManagerImpl``,
     run from ``updateAll`` as load reports arrive) is gated by
@@ -300,6 +325,9 @@ def explanation_dict(cycle: ModularCycle, broker: str | None = None,
     }
     if skipped:
         out["skippedCandidates"] = skipped
+    trigger = split_trigger(cycle)
+    if trigger:  # only with loadBalancerEnabled=false and splits: what runs them then
+        out["splitTrigger"] = trigger
     if full:
         out["narrowedTo"] = {"broker": broker, "bundle": bundle}
     return out
@@ -334,7 +362,9 @@ class ModularExplanation(Struct, frozen=True):
         if c.gate:  # the shedding gate; the cycle's splits are its own (splits_happen)
             if not splits_happen(c):
                 return [*out, "", f"Nothing happens: {c.gate}."]
-            return [*out, *self._split_lines(pager), "", f"No bundle is unloaded: {c.gate}."]
+            trigger = split_trigger(c)
+            return [*out, *self._split_lines(pager), *(["", trigger] if trigger else []), "",
+                    f"No bundle is unloaded: {c.gate}."]
         out += self._broker_lines(pager)
         d = c.decision
         if d and d.notes and not self.broker:

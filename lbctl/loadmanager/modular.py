@@ -5,8 +5,8 @@ Mirrors the parts of ``ModularLoadManagerImpl`` around the strategies:
 1. ``updateBundleData``: every reported bundle takes a sample (:mod:`lbctl.loadmanager.loaddata`).
 2. ``cleanupDeadBrokersData``: the placement strategy forgets brokers that are gone
    (``onActiveBrokersChange``).
-3. ``doLoadShedding``: nothing when ``loadBalancerEnabled`` or ``loadBalancerSheddingEnabled`` is off,
-   or with one broker or fewer; drop grace-period entries older than
+3. ``doLoadShedding``: nothing when ``loadBalancerEnabled`` (``PulsarService`` then schedules no
+   ``LoadSheddingTask``) or ``loadBalancerSheddingEnabled`` is off, or with one broker or fewer; drop grace-period entries older than
    ``loadBalancerSheddingGracePeriodMinutes``; ask the shedding strategy; then for each selected
    bundle (brokers in Java ``HashMap`` order, bundles in selection order): skip namespaces in
    ``loadBalancerSheddingExcludedNamespaces``; skip when no broker other than the owner could take it
@@ -19,11 +19,13 @@ Mirrors the parts of ``ModularLoadManagerImpl`` around the strategies:
    if the pick's weighted usage exceeds ``loadBalancerBrokerOverloadedThresholdPercentage``, ask the
    placement strategy again over all brokers and take its answer when it has one (the filters are
    :mod:`lbctl.strategies.placement.filters`).
-5. ``checkNamespaceBundleSplit``: only when ``loadBalancerAutoBundleSplitEnabled`` and more than one
-   broker is known, the bundles ``BundleSplitterTask`` picks (in the result ``HashMap``'s order) are
-   split with the broker's ``defaultNamespaceBundleSplitAlgorithm`` (Pulsar passes no algorithm),
-   unless their range cannot be split or they no longer exist; the children are unloaded when
-   ``loadBalancerAutoUnloadSplitBundlesEnabled``.
+5. ``checkNamespaceBundleSplit`` (run by ``updateAll``, not behind ``loadBalancerEnabled`` nor the
+   shedding gates): only when ``loadBalancerAutoBundleSplitEnabled`` and more than one broker is
+   known (since 3.0.1, PR #20190: the ``splitNeedsTwoBrokers`` variant; older releases split
+   with one broker too), the bundles ``BundleSplitterTask`` picks (in the result ``HashMap``'s
+   order) are split with the broker's ``defaultNamespaceBundleSplitAlgorithm`` (Pulsar passes no
+   algorithm), unless their range cannot be split or they no longer exist; the children are
+   unloaded when ``loadBalancerAutoUnloadSplitBundlesEnabled``.
 
 Namespace policies (isolation, anti-affinity, failure domains) and the broker-version /
 load-manager-class filters apply when the snapshot carries them (``docs/snapshot-policies.md``).
@@ -48,7 +50,7 @@ from msgspec import Struct
 from lbctl.collector import collector_paused
 from lbctl.config import Settings
 from lbctl.explain import Explanation
-from lbctl.explain.modular import ModularExplanation
+from lbctl.explain.modular import NO_SHEDDING_TASK, ModularExplanation
 from lbctl.explain.outcome import modular_decision
 from lbctl.explain.words import text
 from lbctl.loadmanager.base import CycleResult, LoadManager
@@ -242,7 +244,10 @@ class ModularLoadManager(LoadManager[CycleMemory]):
 
         gate = None
         if not settings["loadBalancerEnabled"]:
-            gate = "loadBalancerEnabled is false: the load manager does nothing"
+            # PulsarService schedules no LoadSheddingTask; checkNamespaceBundleSplit, run by
+            # updateAll, does not read this key, so the cycle's splits stand (explain says when
+            # they run without the brokers' periodic reports).
+            gate = NO_SHEDDING_TASK
         elif not settings["loadBalancerSheddingEnabled"]:
             gate = "loadBalancerSheddingEnabled is false: no load shedding"
         elif len(state.available()) <= 1:
@@ -563,8 +568,10 @@ def auto_splits(state: ClusterState, load: LoadData, settings: Settings,
     children are unloaded when ``loadBalancerAutoUnloadSplitBundlesEnabled`` and the namespace
     policies would let the bundle be unloaded (``shouldNamespacePoliciesUnload``,
     ``shouldAntiAffinityNamespaceUnload``)."""
-    if not settings["loadBalancerAutoBundleSplitEnabled"] or len(state.available()) <= 1:
+    if not settings["loadBalancerAutoBundleSplitEnabled"]:
         return ()
+    if len(state.available()) <= 1 and settings.profile["splitNeedsTwoBrokers"]:
+        return ()  # knownBrokers.size() <= 1 (PR #20190; older releases split anyway)
     candidates = find_bundles_to_split(load, settings, state.namespace_bundle_count)
     picked = {c.bundle: c for c in candidates if c.selected}
     if not picked:

@@ -237,6 +237,31 @@ def test_gated_shedding_still_explains_the_splits(runner, args: list[str]) -> No
         assert splits <= {s["bundle"] for s in data["explanation"]["splits"]}
 
 
+def test_a_disabled_load_balancer_splits_in_modular_only(runner) -> None:
+    """``loadBalancerEnabled=false``: the modular ``checkNamespaceBundleSplit`` does not read it
+    (``ModularLoadManagerImpl``; ``updateAll`` runs it), so recommend still splits and explain
+    says what runs those splits instead of "the load manager does nothing"; the extensible
+    ``SplitScheduler.isLoadBalancerAutoBundleSplitEnabled`` reads it, so nothing splits there."""
+    off = ["--set", "loadBalancerEnabled=false"]
+    args = [str(DATA / "auto-split.json"), *off]
+    splits = [a for a in json.loads(runner.invoke(
+        app, ["recommend", *args, "-o", "json"]).stdout)["actions"] if a["action"] == "split"]
+    assert len(splits) == 2
+    table = runner.invoke(app, ["explain", *args, "--wide"]).stdout
+    assert "Bundle splits (" in table
+    assert "does nothing" not in table
+    assert "no LoadReportUpdaterTask" in table
+    assert "No bundle is unloaded: loadBalancerEnabled is false" in table
+    data = json.loads(runner.invoke(app, ["explain", *args, "-o", "json"]).stdout)
+    assert "updateAll" in data["explanation"]["splitTrigger"]
+    ext = json.loads(runner.invoke(app, ["recommend", SKEWED, *EXT_SPLITS, *off,
+                                         "-o", "json"]).stdout)
+    assert [a for a in ext["actions"] if a["action"] == "split"] == []
+    assert [a for a in json.loads(runner.invoke(app, ["recommend", SKEWED, *EXT_SPLITS,
+                                                       "-o", "json"]).stdout)["actions"]
+            if a["action"] == "split"]
+
+
 @pytest.mark.parametrize("args", [
     [str(DATA / "auto-split.json")],
     [SKEWED, *EXT_SPLITS, "--set", "loadBalancerSheddingConditionHitCountThreshold=100"],
