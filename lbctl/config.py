@@ -594,7 +594,9 @@ def read_broker_conf(path: Path) -> dict[str, str]:
 
     Keys that are not load-balancer settings lbctl knows are ignored: a broker.conf holds hundreds
     of unrelated settings. A blank value (``key=``) is what Pulsar's ``FieldParser.setEmptyValue``
-    makes of it: an empty list or set, and no change (the default stays) for any other type.
+    makes of it: an empty list or set, and no change (the default stays) for any other type. A
+    known key's bad value is the file's error (exit 1) naming the file and the key, found here when
+    the file is read, before the command does anything (the broker too refuses to start on it).
     """
     from lbctl.properties import read_properties
 
@@ -606,6 +608,10 @@ def read_broker_conf(path: Path) -> dict[str, str]:
         if not value.strip() and setting.type not in ("list", "set"):
             values.pop(key, None)  # blank scalar: Pulsar keeps the default
             continue
+        try:
+            setting.parse(value)
+        except ConfigError as e:
+            raise ConfigError(f"{path}: broker.conf: {e}") from None
         values[key] = value
     return values
 

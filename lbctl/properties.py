@@ -163,6 +163,11 @@ def read_properties(path: str | Path, role: str) -> dict[str, str]:
     raw = read_regular(str(p), what=f"a {role} file", limit=64 << 20,
                        error=lambda m: ConfigError(m.replace(": no such file",
                                                              f": no such {role} file")))
+    if b"\0" in raw:
+        # Java's Properties.load would read it (ISO-8859-1 takes any byte), but no text file
+        # holds a NUL: this is a binary file given by mistake (a keystore, a tarball), and its
+        # "keys" would silently change nothing
+        raise ConfigError(f"{path}: not a {role} file: binary (holds NUL bytes)")
     try:
         return parse_properties(raw)
     except MalformedEscape as e:

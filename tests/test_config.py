@@ -385,6 +385,23 @@ def test_read_broker_conf_errors(tmp_path: Path) -> None:
         read_broker_conf(bad)
 
 
+@pytest.mark.parametrize(("line", "key"), [
+    ("loadBalancerEnabled=maybe", "loadBalancerEnabled"),
+    ("loadBalancerBrokerOverloadedThresholdPercentage=abc",
+     "loadBalancerBrokerOverloadedThresholdPercentage"),
+    ("loadBalancerHistoryResourcePercentage 0.9x", "loadBalancerHistoryResourcePercentage"),
+])
+def test_a_known_keys_bad_value_names_the_file_and_the_key(tmp_path: Path, line: str,
+                                                           key: str) -> None:
+    """Found when the file is read (before anything is sent), not later by a merge that knows
+    only "broker.conf"."""
+    path = tmp_path / "prod-broker.conf"
+    path.write_text(f"unrelatedKey=whatever\n{line}\n")
+    with pytest.raises(ConfigError) as e:
+        read_broker_conf(path)
+    assert str(e.value).startswith(f"{path}: broker.conf: setting {key}: expected ")
+
+
 def test_read_broker_conf_as_java_does(tmp_path: Path) -> None:
     """Issue 25 #2: a blank separator was ignored (recommend planned unloads, doctor missed it);
     bytes are ISO-8859-1, as the broker's Properties.load reads them."""

@@ -127,3 +127,19 @@ def test_same_as_java_util_properties(java_properties: JavaProperties, data: byt
     except MalformedEscape:
         ours = None
     assert ours == java_properties.load(data)
+
+
+@pytest.mark.parametrize("role", ["broker.conf", "client.conf"])
+def test_a_binary_file_is_refused_in_one_line(tmp_path: Path, role: str) -> None:
+    """Java would load a keystore as properties; lbctl says it is not a conf file at all."""
+    path = tmp_path / "x.conf"
+    path.write_bytes(b"\x00\x01\xfe loadBalancerEnabled=false\n\x89PNG\x00")
+    with pytest.raises(ConfigError, match=rf"x\.conf: not a {role} file: binary") as e:
+        read_properties(path, role)
+    assert "\n" not in str(e.value)
+
+
+def test_latin1_text_without_nul_is_still_read_as_java_does(tmp_path: Path) -> None:
+    path = tmp_path / "x.conf"
+    path.write_bytes(b"garbage line\nk=caf\xe9\n")
+    assert read_properties(path, "broker.conf") == {"garbage": "line", "k": "café"}

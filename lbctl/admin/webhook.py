@@ -26,6 +26,27 @@ def shown(url: str) -> str:
     return f"{u.scheme}://{host}{port}/{first + '/…' if first else ''}"
 
 
+def check_webhook_url(url: str) -> None:
+    """``--webhook URL`` must be ``http(s)://host[:port][/path][?query]``: checked when the watcher
+    starts, before it binds its port or writes a file, so that a typo is a usage error at once and
+    not a failed post (or a ``ValueError`` from the URL parser) at the first anomaly."""
+    from lbctl.admin.clientconf import valid_host
+    from lbctl.errors import UsageError
+
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"--webhook must start with http:// or https://, got {url[:40]!r}")
+    if any(ord(ch) <= 0x20 or ord(ch) == 0x7F for ch in url) or not url.isprintable():
+        raise UsageError("--webhook URL holds blanks or control characters")
+    try:
+        u = urlsplit(url)
+        port = u.port
+    except ValueError as e:
+        raise UsageError(f"bad --webhook URL: {e}") from None
+    if not valid_host(u.hostname or "") or port == 0:
+        raise UsageError(f"bad --webhook URL {shown(url)!r}: expected a host name or address "
+                         "and a port from 1 to 65535")
+
+
 def post_json(url: str, body: Any, *, timeout: float = 5.0) -> None:
     """POST ``body`` as JSON; raise :class:`AdminError` (one line, no secret) unless 2xx."""
     import httpx

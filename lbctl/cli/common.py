@@ -149,11 +149,15 @@ class LoadManagerChoice(OptionGroup, frozen=True):
     assume_steady: AssumeSteady = False
 
     def options(self, *, live: bool = False, project: bool = False) -> Options:
-        """The choice as the load manager takes it (a bad ``--set`` is a usage error here)."""
-        from lbctl.config import parse_assignments
+        """The choice as the load manager takes it. A bad ``--set`` (malformed, an unknown key, a
+        value of the wrong type) is a usage error here, before the command reads or sends
+        anything: ``drain`` used to read the live cluster first and fail on it afterwards."""
+        from lbctl.config import parse_assignments, resolve
         from lbctl.loadmanager.select import Options
 
-        return Options(self.strategy, self.placement, parse_assignments(self.set_ or []),
+        overrides = parse_assignments(self.set_ or [])
+        resolve(None, None, overrides)  # strict for --set: raises UsageError
+        return Options(self.strategy, self.placement, overrides,
                        self.broker_conf, self.seed, self.pulsar_version, self.assume_steady,
                        live=live, project=project)
 

@@ -238,9 +238,14 @@ def open_client(ctx: typer.Context | None) -> AdminClient:
 
 def live_cluster(ctx: typer.Context | None, *, topics: bool = True,
                  namespaces: bool = True) -> LiveCluster:
-    """The cluster the connection flags name (its client opened when it is read)."""
+    """The cluster the connection flags name (its client opened when it is read). The flags and
+    client.conf are checked here, at once: a bad ``--admin-url`` is a usage error before the
+    command binds a port, starts a thread or writes a file (``lbctl watch``), not a failed read
+    later."""
+    from lbctl.admin.clientconf import resolve_connection
     from lbctl.sources.cluster import LiveCluster
 
+    resolve_connection(options_of(ctx))
     return LiveCluster(lambda: open_client(ctx), topics, namespaces)
 
 

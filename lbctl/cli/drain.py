@@ -138,6 +138,7 @@ def drain(
         _preview(ctx, given, _broker_id(broker), lm, shown, fill=fill, max_moves=max_moves,
                  pace=(per_interval, interval) if fill else None)
         return
+    _check_names(lm)
     fill_pace = (per_interval, interval)
     drain_pace = ((max_concurrent, 1.0) if max_concurrent else (1000, 0.0))
     n, every = fill_pace if fill else drain_pace
@@ -151,6 +152,17 @@ def drain(
     with live_session(ctx) as cluster:
         report = _run(cluster.client, dopts, output)
     _finish(report, output, dry_run=dry_run)
+
+
+def _check_names(lm: LoadManagerChoice) -> None:
+    """``--strategy``/``--placement`` name registered strategies: checked before the live read,
+    as every other flag is (the plan's load manager is built only after the cluster is read)."""
+    from lbctl.strategies.builtin import PLACEMENT, SHEDDING
+
+    if lm.strategy:
+        SHEDDING.short_name(lm.strategy)
+    if lm.placement:
+        PLACEMENT.short_name(lm.placement)
 
 
 def _ui(output: OutputFormat) -> UI:

@@ -82,6 +82,9 @@ def sandbox(
         raise UsageError(f"unknown scenario {scenario!r}; choose one of "
                          f"{', '.join(SCENARIOS)}" + (f" (did you mean {hint}?)" if hint else ""))
     n = brokers or chosen.default_brokers
+    if port and port + n - 1 > 65535:  # checked before any broker listens
+        raise UsageError(f"--port {port} with {n} brokers runs past port 65535: "
+                         f"give --port {65536 - n} or less, or --port 0 for free ones")
     try:
         cluster = chosen.start(n, port, alive=not static)
     except OSError as e:

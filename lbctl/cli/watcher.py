@@ -27,8 +27,10 @@ def default_history() -> Path:
 
 
 def _grace(items: list[str], interval_s: float) -> dict[str, int]:
+    from lbctl.config import closest
     from lbctl.errors import UsageError
     from lbctl.sources.prometheus.timespec import parse_duration
+    from lbctl.watch.anomalies import KINDS
 
     out: dict[str, int] = {}
     merged = dict(DEFAULT_GRACE)
@@ -36,6 +38,11 @@ def _grace(items: list[str], interval_s: float) -> dict[str, int]:
         kind, sep, value = item.partition("=")
         if not sep or not kind:
             raise UsageError(f"--grace {item!r}: give KIND=DURATION, e.g. broker-down=5m")
+        if kind not in KINDS and not kind.startswith("doctor:"):  # a typo would change nothing
+            hint = closest(kind, KINDS)
+            raise UsageError(f"--grace {item!r}: unknown anomaly kind {kind!r}"
+                             + (f" (did you mean {hint}?)" if hint else "")
+                             + f"; one of {', '.join(KINDS)}, doctor:RULE")
         merged[kind] = value
     for kind, value in merged.items():
         out[kind] = 0 if value.strip() in ("0", "0s") else parse_duration(value, f"--grace {kind}")

@@ -38,7 +38,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lbctl.errors import ConfigError, LbctlError
+from lbctl.errors import ConfigError, LbctlError, UsageError
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -62,14 +62,15 @@ ErrorFactory = Callable[[str], LbctlError]
 
 
 def parse_size(text: str, flag: str) -> int:
-    """``512M``, ``2G``, ``1.5GiB``, ``100000`` → bytes (powers of 1024)."""
+    """``512M``, ``2G``, ``1.5GiB``, ``100000`` → bytes (powers of 1024). Only flags take sizes,
+    so a bad one is a usage error (exit 2, docs/exit-codes.md: 'bad flag')."""
     m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", text)
     if m is None:
-        raise ConfigError(f"{flag}: expected a size like 512M or 2G, got {text[:40]!r}")
+        raise UsageError(f"{flag}: expected a size like 512M or 2G, got {text[:40]!r}")
     scale = {"": 1, "k": 1 << 10, "m": MIB, "g": GIB, "t": 1 << 40}[m[2].lower()]
     value = int(float(m[1]) * scale)
     if value < 1024:
-        raise ConfigError(f"{flag}: at least 1K, got {text[:40]!r}")
+        raise UsageError(f"{flag}: at least 1K, got {text[:40]!r}")
     return value
 
 

@@ -201,7 +201,9 @@ class TestCluster(OperationsMixin):
     def start(self, n_brokers: int, *, latency: float = 0.0, port: int = 0) -> list[str]:
         """Listen on ``n_brokers`` loopback ports (any free ones, or ``port``, ``port + 1``, …);
         returns the broker ids (``127.0.0.1:port``). A port that cannot be bound raises
-        ``OSError`` here."""
+        ``OSError`` here, and any other failure to listen (a port past 65535:
+        ``OverflowError``) is raised here too, rather than left in the loop's thread while this
+        waits for a readiness that never comes."""
         ready = threading.Event()
         failed: list[BaseException] = []
         self._loop = asyncio.new_event_loop()
@@ -210,7 +212,7 @@ class TestCluster(OperationsMixin):
             asyncio.set_event_loop(self._loop)
             try:
                 self._loop.run_until_complete(self._listen(n_brokers, latency, port))  # type: ignore[union-attr]
-            except OSError as e:
+            except Exception as e:  # handed to the caller, below
                 failed.append(e)
                 ready.set()
                 return

@@ -22,6 +22,11 @@ from lbctl.records import replace
 from lbctl.safe.files import atomic_write
 
 SEVERITIES = ("info", "warning", "critical")
+#: every kind :mod:`lbctl.watch.detect` and the watcher raise (``doctor:<rule>`` besides): what
+#: ``--grace KIND=…`` may name
+KINDS = ("broker-down", "report-stale", "out-of-band", "ping-pong", "unload-storm",
+         "split-blocked", "balancer-paused", "leader-changed", "idle-broker", "leader-divergence",
+         "unexpected-unload")
 #: resolved anomalies kept for the status page and ``--status``
 KEEP_RESOLVED = 50
 

@@ -61,6 +61,9 @@ class Webhook:
             raise UsageError(f"--webhook-format {fmt!r}: one of {', '.join(FORMATS)}")
         import hashlib
 
+        from lbctl.admin.webhook import check_webhook_url
+
+        check_webhook_url(url)
         self.url, self.fmt, self.max_per_minute, self.warn = url, fmt, max_per_minute, warn
         key = hashlib.sha256(url.encode()).hexdigest()[:16]
         self.path = state_dir / f"webhook-{key}.json"

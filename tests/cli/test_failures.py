@@ -52,7 +52,7 @@ def test_traceback_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_root_option_error_is_handled_too() -> None:
     """The root callback's own failure (a bad --max-input-size) is the same one line."""
     res = CliRunner().invoke(app, ["--max-input-size", "lots", "examples"], prog_name="lbctl")
-    assert res.exit_code == ExitStatus.ERROR
+    assert res.exit_code == ExitStatus.USAGE  # a bad flag (docs/exit-codes.md)
     assert res.stderr.splitlines() == [
         "lbctl: error: --max-input-size: expected a size like 512M or 2G, got 'lots'"]
 
