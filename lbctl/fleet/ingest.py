@@ -15,8 +15,9 @@ The job:
 3. **lbctl's reader** (:mod:`lbctl.fleet.rows`, in Spark tasks): YAML files (in a child process:
    :mod:`lbctl.fleet.isolate`), files whose names Spark cannot read, and every file the native
    path did not accept — so a malformed file is reported with exactly the one-line message of
-   ``lbctl snapshot validate`` and skipped, and a valid file the native checks were unsure of is
-   ingested all the same. A file Spark cannot even read (bad gzip data) is moved to this path
+   ``lbctl snapshot validate`` and skipped, a ``.jsonl`` with bad lines has its good lines
+   ingested and each bad one reported so (the native path hands the whole file over), and a
+   valid file the native checks were unsure of is ingested all the same. A file Spark cannot even read (bad gzip data) is moved to this path
    and the native job run again without it.
 4. Snapshots are identified by (cluster, ``capturedAt``): those already stored (the published
    ``snapshots`` table) and repeats within the run (the first file by name wins, then the
