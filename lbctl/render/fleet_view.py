@@ -113,8 +113,8 @@ class IngestView:
             f"Ingested into {d['out']}",
             f"files: {f['found']} found, {f['unchanged']} unchanged since the last run, "
             f"{f['read']} read, {f['skipped']} skipped (malformed)"
-            + (f", {d['linesSkipped']} malformed line(s) skipped (the files' other lines were "
-               "read; fixed, they are added by the next run)" if d["linesSkipped"] else ""),
+            + (f", {d['linesSkipped']} malformed line(s) skipped (their files' other lines "
+               "were read)" if d["linesSkipped"] else ""),
             f"read by Spark's JSON reader: {d['readers']['spark']} file(s), by lbctl's reader: "
             f"{d['readers']['lbctl']}",
             f"snapshots: {s['read']} read, {s['added']} added, {s['alreadyStored']} already stored",
