@@ -214,7 +214,7 @@ def ingest(
 
     Tables: snapshots, brokers (one row per broker per snapshot), bundles (one row per bundle per
     snapshot) and topics. Re-running adds only what is new; a malformed file is reported and
-    skipped. With --report, the report follows in the same Spark session.
+    skipped, and so is a bad line of a .jsonl (its good lines are ingested). With --report, the report follows in the same Spark session.
 
     \b
     Examples:

@@ -12,7 +12,9 @@ The manifest (``_lbctl_fleet.json`` in the output directory) remembers every fil
 successfully with its size and modification time; a re-run reads only files that are new or
 changed. Which *snapshots* are already stored is decided from the data itself (``snapshots``
 table, by cluster and ``capturedAt``), so a grown ``.jsonl`` adds only its new lines. Malformed
-files are never recorded, so they are reported again on every run until fixed.
+files are never recorded, nor a ``.jsonl`` with a bad line (its good lines are ingested), so they
+are reported again on every run until fixed — and a fixed line is then added, the lines already
+stored are not added twice.
 """
 
 from __future__ import annotations

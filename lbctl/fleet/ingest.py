@@ -15,8 +15,9 @@ The job:
 3. **lbctl's reader** (:mod:`lbctl.fleet.rows`, in Spark tasks): YAML files (in a child process:
    :mod:`lbctl.fleet.isolate`), files whose names Spark cannot read, and every file the native
    path did not accept — so a malformed file is reported with exactly the one-line message of
-   ``lbctl snapshot validate`` and skipped, and a valid file the native checks were unsure of is
-   ingested all the same. A file Spark cannot even read (bad gzip data) is moved to this path
+   ``lbctl snapshot validate`` and skipped, a ``.jsonl`` with bad lines has its good lines
+   ingested and each bad one reported so (the native path hands the whole file over), and a
+   valid file the native checks were unsure of is ingested all the same. A file Spark cannot even read (bad gzip data) is moved to this path
    and the native job run again without it.
 4. Snapshots are identified by (cluster, ``capturedAt``): those already stored (the published
    ``snapshots`` table) and repeats within the run (the first file by name wins, then the
@@ -57,7 +58,10 @@ class IngestResult:
     files_found: int = 0
     files_unchanged: int = 0
     files_read: int = 0
-    skipped: list[dict[str, str]] = field(default_factory=list)
+    #: what was not ingested, in file and line order (:func:`skip_entry`); a file with only
+    #: ``line`` entries was read (its good lines are ingested) but is not recorded in the
+    #: manifest, so it is read again next time (its stored snapshots are not added twice)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
     snapshots_read: int = 0
     snapshots_added: int = 0
     rows: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TABLES, 0))
@@ -156,7 +160,7 @@ def ingest(
         result = IngestResult(out=str(out), files_found=found,
                               files_unchanged=len(listing.files) - len(todo),
                               files_read=len(todo) + len(listing.skipped))
-        result.skipped = [{"file": f, "reason": r} for f, r in listing.skipped.items()]
+        result.skipped = [skip_entry(f, r) for f, r in listing.skipped.items()]
         result.recovered = list(recovered)
         progress.note(f"{found} snapshot file(s) found, {len(todo)} new or changed")
         for s in result.skipped:
@@ -186,8 +190,20 @@ def ingest(
             raise
         with progress.phase("publishing the tables"):
             commit.publish(out, run, {f.path: f.stamp for f in todo if f.path not in bad})
-    result.skipped.sort(key=lambda d: d["file"])
+    result.skipped.sort(key=skip_order)
     return result
+
+
+def skip_entry(file: str, reason: str, line: int | None = None) -> dict[str, Any]:
+    """An entry of :attr:`IngestResult.skipped`: the file, the reader's one-line reason, and
+    ``line`` when only that line of a ``.jsonl`` was skipped (the file's other lines are
+    ingested)."""
+    return {"file": file, "reason": reason} | ({} if line is None else {"line": line})
+
+
+def skip_order(entry: dict[str, Any]) -> tuple[str, int]:
+    """Files by name, the lines of one file in order (a whole-file reason first)."""
+    return entry["file"], entry.get("line", 0)
 
 
 def _start(session: Any, **hints: Any) -> Any:
@@ -446,10 +462,9 @@ class _Reader:
             self.rows = rows.withColumn("uid", F.xxhash64("source", "seq")) \
                 .withColumn("h", F.xxhash64("raw")).persist(level)
             if found is None:  # read in Spark tasks: the errors are in the rows
-                found = [(r["source"], r["message"]) for r in self.rows.filter(
-                    F.col("kind") == "error").select("source", "message").collect()]
-        self.errors = sorted(({"file": f, "reason": m} for f, m in found),
-                             key=lambda d: d["file"])
+                found = [(r["source"], r["message"], r["line"]) for r in self.rows.filter(
+                    F.col("kind") == "error").select("source", "message", "line").collect()]
+        self.errors = sorted((skip_entry(f, m, n) for f, m, n in found), key=skip_order)
         for s in self.errors:
             progress.note(f"skipped: {s['reason']}")
         self.keys = self.rows.filter(F.col("kind") == "snapshot").select(
@@ -463,18 +478,22 @@ class _Reader:
 
 
 def _reader_rows(spark: Any, paths: list[str], in_driver: bool,
-                 preread: Any = None) -> tuple[Any, list[tuple[str, str]] | None, Any]:
+                 preread: Any = None
+                ) -> tuple[Any, list[tuple[str, str, int | None]] | None, Any]:
     """The union-schema rows of ``paths`` by lbctl's reader, and the files it rejected when they
     are known without a Spark job: in this process (the frames handed to Spark through Arrow;
     the errors read off the frame, no job to collect them; ``preread``: those frames, read while
     Spark started), or in Spark tasks (``mapInPandas``; None: the caller collects them from the
     rows); and the frame read in this process (else None)."""
     if in_driver:
+        import pandas as pd
+
         if preread is None or preread[0] != sorted(paths):
             preread = _read_in_driver(paths)
         frame = preread[1]
         bad = frame[frame["kind"] == "error"]
-        errors = list(zip(bad["source"], bad["message"], strict=True))
+        errors = [(f, m, None if pd.isna(n) else int(n))
+                  for f, m, n in zip(bad["source"], bad["message"], bad["line"], strict=True)]
         return spark.createDataFrame(frame, union_schema()), errors, frame
     import os
 

@@ -20,7 +20,9 @@ The tables' rows are declared once, in :mod:`lbctl.model.wire.fleet`; :data:`COL
 * ``bundle``: one per owned bundle per snapshot (owner, the owner's ``lastStats`` figures, and
   the owner's bundle count and throughput, which the report needs per bundle);
 * ``topic``: one per topic of the snapshot's ``topics`` (with the bundle its CRC-32 hash falls in);
-* ``error``: ``message`` is the reader's one-line reason.
+* ``error``: ``message`` is the reader's one-line reason; ``line`` the number of the ``.jsonl``
+  line refused (its other lines' rows are there: one bad line never loses the file's good
+  snapshots), None when the whole file is.
 
 Times are epoch milliseconds (``captured_at``) and the UTC day (``date``, a partition column).
 """
@@ -92,11 +94,12 @@ def utc_date(epoch_ms: int) -> str:
 
 def file_rows(path: str, *, chunk_rows: int = 65536) -> Iterator[Batch]:
     """The rows of one snapshot file, in batches of about ``chunk_rows``; a file that cannot be
-    read or is malformed gives a single ``error`` row (and nothing else)."""
-    from lbctl.sources.snapshot import read_snapshot_file
+    read or is malformed gives a single ``error`` row (and nothing else), and a ``.jsonl``
+    sequence one ``error`` row per bad line (with ``line``) and the rows of its good lines."""
+    from lbctl.sources.snapshot import read_snapshot_lines
 
     try:
-        states = read_snapshot_file(path)
+        states, bad_lines = read_snapshot_lines(path)
     except LbctlError as e:
         yield error_batch(path, str(e).splitlines()[0] if str(e) else type(e).__name__)
         return
@@ -104,6 +107,9 @@ def file_rows(path: str, *, chunk_rows: int = 65536) -> Iterator[Batch]:
         yield error_batch(path, f"{path}: cannot read: {type(e).__name__}: {e}")
         return
     batch = Batch()
+    for refused in bad_lines:  # the file's other lines are kept
+        batch.add(kind="error", source=path, message=str(refused).splitlines()[0],
+                  line=refused.line)
     try:
         for st in states:
             snapshot_rows(st, path, batch)

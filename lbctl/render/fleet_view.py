@@ -12,7 +12,7 @@ from lbctl.units import number
 
 INGEST_SCHEMA = Schema("fleet ingest", "counter of the run", (
     col("item", "string", "files_found, files_unchanged, files_read, files_skipped, "
-        "snapshots_read, snapshots_added, snapshots_alreadyStored, rows_<table>"),
+        "lines_skipped, read_by_spark, read_by_lbctl, snapshots_read, snapshots_added, snapshots_alreadyStored, rows_<table>"),
     col("count", "integer", "its value"),
 ))
 
@@ -81,10 +81,14 @@ class IngestView:
 
     def to_data(self) -> Any:
         r = self.result
+        whole = sum("line" not in s for s in r.skipped)
         return {
             "out": r.out,
             "files": {"found": r.files_found, "unchanged": r.files_unchanged,
-                      "read": r.files_read - len(r.skipped), "skipped": len(r.skipped)},
+                      "read": r.files_read - whole, "skipped": whole},
+            # lines of .jsonl files skipped: those files' other lines are ingested (and counted
+            # as read); each is read again by the next run until it is fixed
+            "linesSkipped": len(r.skipped) - whole,
             "skipped": r.skipped,
             # which reader took the files read: Spark's JSON reader or lbctl's (YAML, the rest)
             "readers": {"spark": r.native_files, "lbctl": r.reader_files},
@@ -96,6 +100,7 @@ class IngestView:
     def to_rows(self) -> list[dict[str, Any]]:
         d = self.to_data()
         rows = [{"item": f"files_{k}", "count": v} for k, v in d["files"].items()]
+        rows += [{"item": "lines_skipped", "count": d["linesSkipped"]}]
         rows += [{"item": f"read_by_{k}", "count": v} for k, v in d["readers"].items()]
         rows += [{"item": f"snapshots_{k}", "count": v} for k, v in d["snapshots"].items()]
         rows += [{"item": f"rows_{k}", "count": v} for k, v in d["rows"].items()]
@@ -107,7 +112,9 @@ class IngestView:
         lines = [
             f"Ingested into {d['out']}",
             f"files: {f['found']} found, {f['unchanged']} unchanged since the last run, "
-            f"{f['read']} read, {f['skipped']} skipped (malformed)",
+            f"{f['read']} read, {f['skipped']} skipped (malformed)"
+            + (f", {d['linesSkipped']} malformed line(s) skipped (their files' other lines "
+               "were read)" if d["linesSkipped"] else ""),
             f"read by Spark's JSON reader: {d['readers']['spark']} file(s), by lbctl's reader: "
             f"{d['readers']['lbctl']}",
             f"snapshots: {s['read']} read, {s['added']} added, {s['alreadyStored']} already stored",

@@ -31,7 +31,8 @@ from __future__ import annotations
 import gzip
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -246,19 +247,60 @@ def _json_reason(data: bytes, e: orjson.JSONDecodeError) -> str:
 
 
 def _read_jsonl(name: str, data: bytes) -> list[ClusterState]:
+    states = [decode() for _, decode in _jsonl_lines(name, data)]
+    check_one_cluster(states)
+    return states
+
+
+def _jsonl_lines(name: str, data: bytes) -> Iterator[tuple[int, Callable[[], ClusterState]]]:
+    """For each non-blank line of a ``.jsonl`` sequence, its number and a call that decodes and validates it
+    (raising its ``file:N`` error): the one loop of :func:`_read_jsonl` (stops at the first bad
+    line) and :func:`read_snapshot_lines` (goes on)."""
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
-    states: list[ClusterState] = []
     lines = data.split(b"\n")
     check_keys = len(data) <= DUPLICATE_CHECK_BYTES
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         where = f"{name}:{number}"
-        states.append(jsonl_snapshot(where, line, number, last=number == len(lines),
-                                     check_keys=check_keys))
-    check_one_cluster(states)
-    return states
+        yield number, partial(jsonl_snapshot, where, line, number, last=number == len(lines),
+                              check_keys=check_keys)
+
+
+class LineError(SnapshotError):
+    """One line of a ``.jsonl`` sequence refused: the message is the one ``lbctl snapshot
+    validate`` prints for it; ``line`` is its number (1-based)."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def read_snapshot_lines(path: Path | str) -> tuple[list[ClusterState], list[LineError]]:
+    """The snapshots of one file, and for a ``.jsonl`` sequence the lines refused, each with its
+    own error — every good line is kept (``lbctl fleet ingest``: one bad line must not lose a
+    file's other snapshots). Each line gets exactly the verdict and message
+    :func:`read_snapshot_file` gives it (that reader stops at the first bad line). Errors of
+    the file as a whole (unreadable, bad gzip data, empty, snapshots of two clusters among the
+    good lines, not a ``.jsonl``'s) are raised as :func:`read_snapshot_file` raises them."""
+    with collector_paused(freeze=True):
+        name = str(path)
+        if name == STDIN or _kind(name)[0] != "jsonl":
+            return _read_snapshot_file(path), []
+        gz = _kind(name)[1]
+        data = _maybe_gunzip(name, _read_bytes(name), expect_gzip=gz)
+        if not data or data.isspace():
+            raise SnapshotError(f"{name}: empty file (expected a snapshot)")
+        states: list[ClusterState] = []
+        errors: list[LineError] = []
+        for number, decode in _jsonl_lines(name, data):
+            try:
+                states.append(decode())
+            except SnapshotError as e:
+                errors.append(LineError(str(e), number))
+        check_one_cluster(states)
+        return states, errors
 
 
 def jsonl_snapshot(where: str, line: bytes, number: int, *, last: bool,

@@ -11,6 +11,7 @@ wins) — whether Spark's JSON reader took the file or handed it to lbctl's.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import stat
@@ -22,10 +23,16 @@ import orjson
 import pandas as pd  # noqa: TID253 - Spark tests need pandas anyway
 import pytest
 
+from lbctl.errors import SnapshotError
 from lbctl.fleet.files import list_inputs
 from lbctl.fleet.rows import COLUMN_NAMES, TABLES, file_rows, table_schema
 from lbctl.fleet.session import SMALL_INPUT_CONF
-from lbctl.sources.snapshot import parse_snapshot, read_snapshot_file, snapshot_to_dict
+from lbctl.sources.snapshot import (
+    parse_snapshot,
+    read_snapshot_file,
+    read_snapshot_lines,
+    snapshot_to_dict,
+)
 from tests.fleet.hostile import write_corpus
 from tests.paths import DATA, EXAMPLES
 
@@ -90,7 +97,9 @@ def _verdict_in_a_child(path: str) -> str | None:
 
 
 def _oracle(files: list[str]) -> tuple[dict[str, str], list[str]]:
-    """lbctl's reader on every file: file → message of the rejected ones, the accepted ones."""
+    """lbctl's reader on every file: file → message of the rejected ones (a ``.jsonl``'s first
+    bad line's when only lines are: what ``lbctl snapshot validate`` says of the file), the
+    files with snapshots to ingest (a ``.jsonl``'s good lines are, whatever its bad ones)."""
     rejected, accepted = {}, []
     for f in files:
         if "/special/" in f:  # deep.yaml may crash the process reading it
@@ -101,10 +110,16 @@ def _oracle(files: list[str]) -> tuple[dict[str, str], list[str]]:
                 rejected[f] = message
             continue
         try:
-            read_snapshot_file(f)
-            accepted.append(f)
+            states, bad = read_snapshot_lines(f)
         except Exception as e:
             rejected[f] = str(e).splitlines()[0]
+            continue
+        if bad:
+            rejected[f] = str(bad[0]).splitlines()[0]
+            with pytest.raises(SnapshotError, match=re.escape(rejected[f])):
+                read_snapshot_file(f)  # the same first message as the whole file's reader
+        if states:
+            accepted.append(f)
     return rejected, accepted
 
 
@@ -118,7 +133,10 @@ def test_every_rejected_file_is_skipped_with_the_readers_message(corpus, ingeste
     _, summary = ingested_corpus
     rejected, accepted = oracle
     files = {f.path for f in list_inputs([corpus]).files}
-    skipped = {s["file"]: s["reason"] for s in summary["skipped"] if s["file"] in files}
+    skipped: dict[str, str] = {}
+    for s in summary["skipped"]:  # a file's first reason (its first bad line's)
+        if s["file"] in files:
+            skipped.setdefault(s["file"], s["reason"])
     assert skipped == rejected
     assert len(rejected) > 100 and len(accepted) > 80
     # Spark's own reader did the bulk of the work: every valid JSON file except those it
@@ -150,7 +168,9 @@ def test_a_lone_cr_gets_one_verdict_from_spark_and_the_reader(corpus, ingested_c
     one were ingested while lbctl's reader (JSON Lines: lines end at LF) refuses the file."""
     _, summary = ingested_corpus
     rejected, accepted = oracle
-    skipped = {s["file"]: s["reason"] for s in summary["skipped"]}
+    skipped: dict[str, str] = {}
+    for s in summary["skipped"]:
+        skipped.setdefault(s["file"], s["reason"])
     text = corpus / "text"
     for name in ("t_lone_cr_between_records.jsonl", "t_lone_cr_only.jsonl",
                  "t_lone_cr_between_records_gz.jsonl.gz"):

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from lbctl.errors import SnapshotError
 from lbctl.fleet.files import changed, is_snapshot_name, list_inputs, read_manifest, write_manifest
 from lbctl.fleet.rows import COLUMN_NAMES, TABLES, file_rows
 from lbctl.sources.snapshot import read_snapshot_file
-from tests.fleet.independent import CORPUS, brokers_frame, load_snapshots
+from tests.fleet.independent import CORPUS, brokers_frame, epoch_ms, load_snapshots
+from tests.paths import DATA
 
 
 def _rows(path) -> list[dict]:
@@ -26,6 +29,24 @@ def test_malformed_file_gives_one_error_row_with_the_readers_message() -> None:
     assert [r["kind"] for r in rows] == ["error"]
     assert rows[0]["message"] == str(e.value)
     assert "msgRateIn: expected a number >= 0" in rows[0]["message"]
+
+
+def test_a_bad_line_of_a_jsonl_is_one_error_row_and_the_good_lines_are_kept() -> None:
+    """One bad line must not lose the file's other snapshots (the hostile sweep's finding): the
+    good lines give their rows, the bad one an error row with ``lbctl snapshot validate``'s
+    message, as lbctl's reader gives it for that line."""
+    path = DATA / "malformed" / "bad_line.jsonl"  # 3 snapshots, the middle one broken
+    with pytest.raises(SnapshotError) as e:
+        read_snapshot_file(path)
+    rows = _rows(path)
+    errors = [r for r in rows if r["kind"] == "error"]
+    assert [(r["line"], r["message"]) for r in errors] == [(2, str(e.value))]
+    assert str(e.value).startswith(f"{path}:2 at ")
+    snaps = [r for r in rows if r["kind"] == "snapshot"]
+    assert [r["captured_at"] for r in snaps] == [epoch_ms("2026-11-21T22:00:00Z"),
+                                                epoch_ms("2026-11-21T22:02:00Z")]
+    good = [json.loads(line) for i, line in enumerate(path.read_text().splitlines()) if i != 1]
+    assert sum(r["kind"] == "broker" for r in rows) == sum(len(s["brokers"]) for s in good)
 
 
 def test_a_jsonl_file_gives_rows_of_every_kind_matching_the_file() -> None:

@@ -256,3 +256,51 @@ def test_ingest_then_report_in_one_session_prints_the_report_and_the_summary_on_
     assert "msgRateIn: expected a number >= 0, got -5" in result.stderr
     partitions = max(8, 2 * (os.cpu_count() or 2))  # not a tiny input's one per core
     assert f"spark spark.sql.shuffle.partitions={partitions} (lbctl default)" in result.stderr
+
+
+@pytest.mark.parametrize("small", [False, True], ids=["native", "small-run"])
+def test_a_bad_line_loses_no_good_line_and_the_fixed_file_adds_only_the_missing_one(
+        run_fleet, spark, tmp_path, small) -> None:
+    """A ``.jsonl`` of 3 snapshots whose middle line is broken: the good lines are ingested and
+    the bad one is reported with ``lbctl snapshot validate``'s message (both paths: Spark's JSON
+    reader hands the file to lbctl's reader; a small run reads it there directly). The file is
+    not recorded as done, so once fixed the next run adds the missing snapshot and no other."""
+    from lbctl.fleet.files import read_manifest
+    from lbctl.fleet.session import SMALL_INPUT_CONF
+    from lbctl.sources.snapshot import read_snapshot_file
+    from tests.paths import DATA
+
+    src, out = tmp_path / "in", tmp_path / "out"
+    src.mkdir()
+    seq = src / "seq.jsonl"
+    shutil.copy(DATA / "malformed" / "bad_line.jsonl", seq)
+    with pytest.raises(Exception) as refused:
+        read_snapshot_file(seq)
+    spark.conf.set(SMALL_INPUT_CONF, str(1 << 40) if small else "0")
+    try:
+        first = run_fleet("ingest", str(src), "--out", str(out), "-o", "json", "-q")
+        assert first.exit_code == 0, first.output
+        data = json.loads(first.stdout)
+        assert data["skipped"] == [{"file": str(seq), "reason": str(refused.value), "line": 2}]
+        assert data["files"] == {"found": 1, "unchanged": 0, "read": 1, "skipped": 0}
+        assert data["linesSkipped"] == 1
+        assert data["snapshots"] == {"read": 2, "added": 2, "alreadyStored": 0}
+        assert data["readers"] == {"spark": 0, "lbctl": 1}
+        times = sorted(pd.read_parquet(out / "snapshots")["captured_at"])
+        assert times == [epoch_ms("2026-11-21T22:00:00Z"), epoch_ms("2026-11-21T22:02:00Z")]
+        assert str(seq) not in read_manifest(out)  # read again until it is fixed
+        lines = seq.read_text().splitlines()
+        fixed = json.loads(lines[0])
+        fixed["capturedAt"] = "2026-11-21T22:01:00Z"
+        seq.write_text("\n".join([lines[0], json.dumps(fixed), lines[2]]) + "\n")
+        again = json.loads(run_fleet("ingest", str(src), "--out", str(out), "-o", "json",
+                                     "-q").stdout)
+    finally:
+        spark.conf.set(SMALL_INPUT_CONF, "0")
+    assert again["skipped"] == [] and again["linesSkipped"] == 0
+    assert again["snapshots"] == {"read": 3, "added": 1, "alreadyStored": 2}
+    snaps = pd.read_parquet(out / "snapshots")
+    assert sorted(snaps["captured_at"]) == [epoch_ms(f"2026-11-21T22:0{m}:00Z") for m in range(3)]
+    assert len(pd.read_parquet(out / "brokers")) == sum(
+        len(json.loads(line)["brokers"]) for line in seq.read_text().splitlines())
+    assert str(seq) in read_manifest(out)

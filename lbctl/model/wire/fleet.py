@@ -111,10 +111,12 @@ class TopicsRow(Struct, frozen=True):
 
 
 class ErrorRow(Struct, frozen=True):
-    """A file lbctl's reader refused: ``message`` is its one-line reason (not a table)."""
+    """A file, or one line of a ``.jsonl`` sequence (``line``, 1-based; None: the whole file),
+    lbctl's reader refused: ``message`` is its one-line reason (not a table)."""
 
     source: str
     message: str
+    line: int | None = None
 
 
 #: table → its row, in the order the tables are written
