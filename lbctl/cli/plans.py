@@ -21,6 +21,10 @@ def _queue(history: Path | None):  # type: ignore[no-untyped-def]
     from lbctl.cli.watcher import default_history
     from lbctl.watch.plans import PlanQueue
 
+    if history is not None and history.exists() and not history.is_dir():
+        from lbctl.errors import UsageError
+
+        raise UsageError(f"--history {history}: not a directory (the watcher's --history DIR)")
     return PlanQueue(history or default_history())
 
 

@@ -82,8 +82,10 @@ def sim_options(cycles: int | None, band: float, bounce_window: int | None,
 
     if not math.isfinite(band) or band < 0:
         raise UsageError(f"--band must be a percentage >= 0, got {band:g}")
-    if idle_usage is not None and (not math.isfinite(idle_usage) or idle_usage < 0):
-        raise UsageError(f"--idle-usage must be a percentage >= 0, got {idle_usage:g}")
+    if idle_usage is not None and (not math.isfinite(idle_usage) or not 0 <= idle_usage < 100):
+        # a broker carrying no traffic at 100 % or more would be overloaded by nothing
+        raise UsageError(f"--idle-usage must be a percentage from 0 to below 100, got "
+                         f"{idle_usage:g}")
     return SimulationOptions(cycles=cycles, band=band / 100.0, bounce_window=bounce_window,
                              idle_usage=idle_usage)
 

@@ -38,6 +38,9 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     [*DRAIN, "--placement", "Nope"],
     [*DRAIN, "--set", "x=y"],
     [*DRAIN, "--set", "loadBalancerEnabled=maybe"],
+    ["simulate", SNAP, "--idle-usage", "200"],
+    ["simulate", SNAP, "--idle-usage", "100"],
+    ["plans", "list", "--history", "/dev/null"],
     # already so: kept so
     ["recommend", SNAP, "-o", "xml"],
     ["recommend", SNAP, "--seed", "abc"],
