@@ -137,7 +137,7 @@ def read_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
     except OSError as e:
         raise error(f"{path}: cannot read: {e.strerror or e}") from None
     if len(data) > cap:
-        raise error(too_large(path, cap))
+        raise error(too_large(path, cap, adjustable=limit is None))
     return data
 
 
@@ -156,7 +156,11 @@ def read_stream(stream: object, name: str, *, error: ErrorFactory) -> bytes:
     return data
 
 
-def too_large(name: str, cap: int) -> str:
+def too_large(name: str, cap: int, *, adjustable: bool = True) -> str:
+    """The one line for an input over its cap; ``adjustable``: the cap is ``--max-input-size``'s
+    (a fixed cap, such as a conf file's, names no flag that would not raise it)."""
+    if not adjustable:
+        return f"{name}: larger than {human_size(cap)} (the limit for such a file)"
     return (f"{name}: larger than {human_size(cap)} (the input size limit; raise it with "
             "--max-input-size)")
 

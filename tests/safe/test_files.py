@@ -127,3 +127,15 @@ def test_the_fleet_lock_is_never_followed(tmp_path: Path, victim: Path) -> None:
     with pytest.raises(UsageError, match="symbolic link"), locked(tmp_path, write=True):
         pass
     assert victim.read_bytes() == VICTIM
+
+
+def test_a_fixed_cap_names_no_flag_that_would_not_raise_it(tmp_path: Path) -> None:
+    """Only ``--max-input-size``'s cap suggests that flag: a conf or token file's fixed cap
+    does not move with it."""
+    from lbctl.safe.files import read_regular
+
+    f = tmp_path / "big.conf"
+    f.write_bytes(b"a" * 2048)
+    with pytest.raises(ConfigError, match=r"the limit for such a file\)$") as e:
+        read_regular(str(f), what="a broker.conf file", limit=1024)
+    assert "--max-input-size" not in str(e.value)
