@@ -184,3 +184,27 @@ def test_only_and_skip() -> None:
 
 def test_data_files_are_real_files() -> None:
     assert all(isinstance(p, Path) and p.stat().st_size > 0 for p in D.iterdir())
+
+
+def test_load_balancer_disabled_says_what_still_runs() -> None:
+    """``loadBalancerEnabled=false`` stops the scheduled tasks (``PulsarService``) but not the
+    modular manager's splits on a broker change (``ModularLoadManagerImpl.updateAll`` →
+    ``checkNamespaceBundleSplit`` does not check it); the extensible ``SplitScheduler`` does. The
+    setting is not dynamic (``ServiceConfiguration``): the fix is broker.conf and a restart."""
+    from lbctl.doctor.run import context_for, run_rules
+    from lbctl.model.cluster import EXTENSIBLE
+    from lbctl.records import replace
+
+    states = read_snapshots([D / BASE])
+    opts = Options(overrides={"loadBalancerEnabled": "false"})
+    ctx, _ = context_for(states, opts)
+    (f,) = [f for f in run_rules(ctx) if f.rule == "balancing-disabled"]
+    assert f.severity == Severity.ERROR
+    assert "no load-management task at all" not in f.found
+    assert "bundles are split only when a broker joins or leaves" in f.found
+    assert "update-dynamic-config" not in f.fix and "rolling restart" in f.fix
+
+    ext = [replace(s, load_manager=EXTENSIBLE) for s in states]
+    ctx, _ = context_for(ext, opts)
+    (f,) = [f for f in run_rules(ctx) if f.rule == "balancing-disabled"]
+    assert "never sheds nor splits" in f.found
