@@ -327,8 +327,13 @@ SETTINGS: tuple[Setting, ...] = (
             "Anti-affinity placement first spreads a group over failure domains."),
 )
 
-#: ``@FieldContext(dynamic = true)`` fields (ServiceConfiguration); the others need a restart
+#: ``@FieldContext(dynamic = true)`` fields (ServiceConfiguration, apache/pulsar 0023b937); the
+#: others need a restart. ``failureDomainsEnabled`` is dynamic too (category "Server"), and so is
+#: ``loadBalancerSheddingExcludedNamespaces`` (PIP-380 declares it so). Not dynamic:
+#: ``loadBalancerEnabled``, ``loadBalancerLoadPlacementStrategy``, ``lowerBoundarySheddingEnabled``,
+#: ``topicBundleAssignmentStrategy`` and SimpleLoadManagerImpl's deprecated fields.
 _DYNAMIC = frozenset({
+    "failureDomainsEnabled", "loadBalancerSheddingExcludedNamespaces",
     "loadManagerClassName", "loadBalancerSheddingEnabled", "loadBalancerSheddingIntervalMinutes",
     "loadBalancerSheddingGracePeriodMinutes", "loadBalancerLoadSheddingStrategy",
     "loadBalancerReportUpdateThresholdPercentage", "loadBalancerReportUpdateMaxIntervalMinutes",
