@@ -208,3 +208,16 @@ def test_load_balancer_disabled_says_what_still_runs() -> None:
     ctx, _ = context_for(ext, opts)
     (f,) = [f for f in run_rules(ctx) if f.rule == "balancing-disabled"]
     assert "never sheds nor splits" in f.found
+
+
+def test_stale_reports_with_load_balancer_disabled_name_it() -> None:
+    """With ``loadBalancerEnabled=false`` no modular broker schedules ``LoadReportUpdaterTask``
+    (``PulsarService``): old reports are that setting's doing, not a broker that stopped."""
+    (f,) = [f for f in run(snapshot="stale-report.json").findings
+            if f.rule == "stale-load-report"]
+    assert "means it stopped" in f.why and "loadBalancerEnabled" not in f.settings
+    (f,) = [f for f in run(snapshot="stale-report.json", loadBalancerEnabled="false").findings
+            if f.rule == "stale-load-report"]
+    assert "means it stopped" not in f.why and "LoadReportUpdaterTask" in f.why
+    assert "loadBalancerEnabled=true in broker.conf" in f.fix
+    assert "loadBalancerEnabled" in f.settings
