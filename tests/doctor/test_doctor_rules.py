@@ -221,3 +221,16 @@ def test_stale_reports_with_load_balancer_disabled_name_it() -> None:
     assert "means it stopped" not in f.why and "LoadReportUpdaterTask" in f.why
     assert "loadBalancerEnabled=true in broker.conf" in f.fix
     assert "loadBalancerEnabled" in f.settings
+
+
+@pytest.mark.parametrize(("version", "words"), [
+    ("3.3.9", "sheds with OverloadShedder instead"),
+    ("4.0.13", "falls back to SimpleLoadManagerImpl"),
+])
+def test_transfer_shedder_on_modular_by_release(version: str, words: str) -> None:
+    """Before PR #22827 ``createLoadSheddingStrategy`` falls back to OverloadShedder; from 4.0 it
+    fails fast, ``initialize`` throws and ``LoadManager.create`` picks SimpleLoadManagerImpl."""
+    (f,) = [f for f in run(conf="transfer-shedder-on-modular.conf", version=version).findings
+            if f.rule == "load-manager-mismatch" and "TransferShedder" in f.found]
+    assert f.severity == Severity.ERROR
+    assert words in f.why
