@@ -234,3 +234,16 @@ def test_transfer_shedder_on_modular_by_release(version: str, words: str) -> Non
             if f.rule == "load-manager-mismatch" and "TransferShedder" in f.found]
     assert f.severity == Severity.ERROR
     assert words in f.why
+
+
+def test_interval_ranges_say_what_pulsar_does_with_zero() -> None:
+    """``LoadSheddingTask`` reschedules itself with ``schedule`` (PR #16408), which runs a delay of
+    0 at once rather than refusing it; the report interval is an age ``needBrokerDataUpdate``
+    compares, not a scheduling period."""
+    found = {f.settings[0]: f for f in run(loadBalancerSheddingIntervalMinutes="0",
+                                           loadBalancerReportUpdateMaxIntervalMinutes="0").findings
+             if f.rule == "setting-out-of-range"}
+    shed = found["loadBalancerSheddingIntervalMinutes"]
+    report = found["loadBalancerReportUpdateMaxIntervalMinutes"]
+    assert "refuses" not in shed.why and "sheds again at once" in shed.why
+    assert "refuses" not in report.why and "needBrokerDataUpdate" in report.why
