@@ -35,7 +35,7 @@ class Range(Struct, frozen=True):
     fields (``ServiceConfiguration``, category "Load Balancer"): Pulsar accepts any number of the
     field's Java type. The ranges here are those in which a setting means what Pulsar's code does
     with it — a percentage compared with a usage in %, a weight multiplying one, a fraction of a
-    difference, an interval a scheduler needs positive; ``why`` says which (``lbctl doctor``'s
+    difference, a delay or an age that must be positive; ``why`` says which (``lbctl doctor``'s
     ``setting-out-of-range`` rule reads it)."""
 
     low: float | None
@@ -327,8 +327,13 @@ SETTINGS: tuple[Setting, ...] = (
             "Anti-affinity placement first spreads a group over failure domains."),
 )
 
-#: ``@FieldContext(dynamic = true)`` fields (ServiceConfiguration); the others need a restart
+#: ``@FieldContext(dynamic = true)`` fields (ServiceConfiguration, apache/pulsar 0023b937); the
+#: others need a restart. ``failureDomainsEnabled`` is dynamic too (category "Server"), and so is
+#: ``loadBalancerSheddingExcludedNamespaces`` (PIP-380 declares it so). Not dynamic:
+#: ``loadBalancerEnabled``, ``loadBalancerLoadPlacementStrategy``, ``lowerBoundarySheddingEnabled``,
+#: ``topicBundleAssignmentStrategy`` and SimpleLoadManagerImpl's deprecated fields.
 _DYNAMIC = frozenset({
+    "failureDomainsEnabled", "loadBalancerSheddingExcludedNamespaces",
     "loadManagerClassName", "loadBalancerSheddingEnabled", "loadBalancerSheddingIntervalMinutes",
     "loadBalancerSheddingGracePeriodMinutes", "loadBalancerLoadSheddingStrategy",
     "loadBalancerReportUpdateThresholdPercentage", "loadBalancerReportUpdateMaxIntervalMinutes",
@@ -359,17 +364,24 @@ _DYNAMIC = frozenset({
     "loadBalancerNamespaceBundleSplitConditionHitCountThreshold", "preferLaterVersions",
 })
 
-_INTERVAL = Range(1, None, "an interval the load manager schedules a task with: Java's "
-                           "ScheduledExecutorService refuses a period of 0 or less")
+#: ``LoadSheddingTask`` reschedules itself after each run with ``schedule(this, interval,
+#: MINUTES)`` (PR #16408, 2.10.2 / 2.11.1: every modelled release), which runs a delay of 0 or less
+#: at once: it is not refused, the leader sheds back to back
+_SHEDDING_INTERVAL = Range(1, None, "the delay after which LoadSheddingTask runs again (PR "
+                                    "#16408): at 0 or less the leader sheds again at once, "
+                                    "without pause")
+#: ``ModularLoadManagerImpl.needBrokerDataUpdate`` compares a report's age with it
+_REPORT_MAX_INTERVAL = Range(1, None, "the age at which needBrokerDataUpdate rewrites a load "
+                                      "report anyway: at 0 or less every check rewrites it")
 _BUNDLES = Range(1, None, "a number of bundles: a namespace has at least one")
 _OPTIONAL_COUNT = Range(-1, None, "a count, or -1 for no limit")
 
 #: the valid range of each numeric setting (see :class:`Range`)
 _VALID: dict[str, Range] = {
-    "loadBalancerSheddingIntervalMinutes": _INTERVAL,
+    "loadBalancerSheddingIntervalMinutes": _SHEDDING_INTERVAL,
     "loadBalancerSheddingGracePeriodMinutes": NON_NEGATIVE,
     "loadBalancerReportUpdateThresholdPercentage": NON_NEGATIVE,
-    "loadBalancerReportUpdateMaxIntervalMinutes": _INTERVAL,
+    "loadBalancerReportUpdateMaxIntervalMinutes": _REPORT_MAX_INTERVAL,
     "loadBalancerBrokerMaxTopics": NON_NEGATIVE,
     "loadBalancerBrokerOverloadedThresholdPercentage": PERCENT,
     "loadBalancerBrokerUnderloadedThresholdPercentage": PERCENT,

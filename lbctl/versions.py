@@ -182,6 +182,14 @@ VARIANTS: tuple[Variant, ...] = (
             "LeastLongTermMessageRate for placement)",
             Since("3.0.6", "3.2.4", "3.3.1", "4.0.0"), False, True,
             "PIP-364, PRs #22949 / #23053; ModularLoadManagerImpl.createLoadSheddingStrategy"),
+    Variant("sheddingStrategyFailFast",
+            "a loadBalancerLoadSheddingStrategy that is not a modular LoadSheddingStrategy "
+            "(TransferShedder, a missing class): ModularLoadManagerImpl sheds with "
+            "OverloadShedder instead (old), or fails to initialize, so that Pulsar falls back to "
+            "SimpleLoadManagerImpl (new, LoadManager.create)",
+            Since("4.0.0"), False, True,
+            "PR #22827 (ModularLoadManagerImpl.createLoadSheddingStrategy: "
+            "Reflections.createInstance; master 2024-06, label doc-not-needed only)"),
     Variant("avgShedderBindKey",
             "the key ModularLoadManagerImpl.initialize compares loadBalancerLoadShedding"
             "Strategy with when placement is AvgShedder: loadBalancerLoadPlacementStrategy, or by "

@@ -41,13 +41,15 @@ from typing import Any
 Answer = tuple[int, bytes, str, dict[str, str]]
 
 #: dynamic settings the test cluster accepts (a subset of Pulsar's ``@FieldContext(dynamic=true)``
-#: load-balancer settings; every one of them is dynamic in Pulsar)
+#: load-balancer settings; every one of them is dynamic in Pulsar — not
+#: ``loadBalancerLoadPlacementStrategy``, which ``ServiceConfiguration`` declares without
+#: ``dynamic``, so Pulsar answers 412 to its update)
 DYNAMIC_SETTINGS = (
     "loadBalancerSheddingEnabled", "loadBalancerAutoBundleSplitEnabled",
     "loadBalancerAutoUnloadSplitBundlesEnabled", "loadBalancerSheddingIntervalMinutes",
     "loadBalancerSheddingGracePeriodMinutes", "loadBalancerBrokerOverloadedThresholdPercentage",
     "loadBalancerBrokerThresholdShedderPercentage", "loadBalancerNamespaceMaximumBundles",
-    "loadBalancerLoadSheddingStrategy", "loadBalancerLoadPlacementStrategy",
+    "loadBalancerLoadSheddingStrategy",
 )
 _BOOLEAN = {"loadBalancerSheddingEnabled", "loadBalancerAutoBundleSplitEnabled",
             "loadBalancerAutoUnloadSplitBundlesEnabled"}

@@ -184,3 +184,66 @@ def test_only_and_skip() -> None:
 
 def test_data_files_are_real_files() -> None:
     assert all(isinstance(p, Path) and p.stat().st_size > 0 for p in D.iterdir())
+
+
+def test_load_balancer_disabled_says_what_still_runs() -> None:
+    """``loadBalancerEnabled=false`` stops the scheduled tasks (``PulsarService``) but not the
+    modular manager's splits on a broker change (``ModularLoadManagerImpl.updateAll`` →
+    ``checkNamespaceBundleSplit`` does not check it); the extensible ``SplitScheduler`` does. The
+    setting is not dynamic (``ServiceConfiguration``): the fix is broker.conf and a restart."""
+    from lbctl.doctor.run import context_for, run_rules
+    from lbctl.model.cluster import EXTENSIBLE
+    from lbctl.records import replace
+
+    states = read_snapshots([D / BASE])
+    opts = Options(overrides={"loadBalancerEnabled": "false"})
+    ctx, _ = context_for(states, opts)
+    (f,) = [f for f in run_rules(ctx) if f.rule == "balancing-disabled"]
+    assert f.severity == Severity.ERROR
+    assert "no load-management task at all" not in f.found
+    assert "bundles are split only when a broker joins or leaves" in f.found
+    assert "update-dynamic-config" not in f.fix and "rolling restart" in f.fix
+
+    ext = [replace(s, load_manager=EXTENSIBLE) for s in states]
+    ctx, _ = context_for(ext, opts)
+    (f,) = [f for f in run_rules(ctx) if f.rule == "balancing-disabled"]
+    assert "never sheds nor splits" in f.found
+
+
+def test_stale_reports_with_load_balancer_disabled_name_it() -> None:
+    """With ``loadBalancerEnabled=false`` no modular broker schedules ``LoadReportUpdaterTask``
+    (``PulsarService``): old reports are that setting's doing, not a broker that stopped."""
+    (f,) = [f for f in run(snapshot="stale-report.json").findings
+            if f.rule == "stale-load-report"]
+    assert "means it stopped" in f.why and "loadBalancerEnabled" not in f.settings
+    (f,) = [f for f in run(snapshot="stale-report.json", loadBalancerEnabled="false").findings
+            if f.rule == "stale-load-report"]
+    assert "means it stopped" not in f.why and "LoadReportUpdaterTask" in f.why
+    assert "loadBalancerEnabled=true in broker.conf" in f.fix
+    assert "loadBalancerEnabled" in f.settings
+
+
+@pytest.mark.parametrize(("version", "words"), [
+    ("3.3.9", "sheds with OverloadShedder instead"),
+    ("4.0.13", "falls back to SimpleLoadManagerImpl"),
+])
+def test_transfer_shedder_on_modular_by_release(version: str, words: str) -> None:
+    """Before PR #22827 ``createLoadSheddingStrategy`` falls back to OverloadShedder; from 4.0 it
+    fails fast, ``initialize`` throws and ``LoadManager.create`` picks SimpleLoadManagerImpl."""
+    (f,) = [f for f in run(conf="transfer-shedder-on-modular.conf", version=version).findings
+            if f.rule == "load-manager-mismatch" and "TransferShedder" in f.found]
+    assert f.severity == Severity.ERROR
+    assert words in f.why
+
+
+def test_interval_ranges_say_what_pulsar_does_with_zero() -> None:
+    """``LoadSheddingTask`` reschedules itself with ``schedule`` (PR #16408), which runs a delay of
+    0 at once rather than refusing it; the report interval is an age ``needBrokerDataUpdate``
+    compares, not a scheduling period."""
+    found = {f.settings[0]: f for f in run(loadBalancerSheddingIntervalMinutes="0",
+                                           loadBalancerReportUpdateMaxIntervalMinutes="0").findings
+             if f.rule == "setting-out-of-range"}
+    shed = found["loadBalancerSheddingIntervalMinutes"]
+    report = found["loadBalancerReportUpdateMaxIntervalMinutes"]
+    assert "refuses" not in shed.why and "sheds again at once" in shed.why
+    assert "refuses" not in report.why and "needBrokerDataUpdate" in report.why

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from lbctl.config import SETTINGS
 from lbctl.sandbox import TestCluster, hot_cluster
-from lbctl.sandbox.operations import NthFault
+from lbctl.sandbox.operations import DYNAMIC_SETTINGS, NthFault
 
 pytestmark = pytest.mark.live
 httpx = pytest.importorskip("httpx")  # the tests speak plain HTTP to the test cluster
@@ -90,6 +91,10 @@ def test_dynamic_configuration(c: TestCluster) -> None:
     assert httpx.get(base + "/runtime", timeout=5).json()["loadBalancerSheddingEnabled"] == "false"
     assert httpx.post(base + "/loadBalancerSheddingEnabled/maybe", timeout=5).status_code == 412
     assert httpx.post(base + "/clusterName/x", timeout=5).status_code == 412
+    # not dynamic in ServiceConfiguration (no @FieldContext(dynamic = true)): refused, as by Pulsar
+    assert httpx.post(base + "/loadBalancerLoadPlacementStrategy/x.LeastResourceUsageWithWeight",
+                      timeout=5).status_code == 412
+    assert {s.name for s in SETTINGS if s.dynamic} >= set(DYNAMIC_SETTINGS)
     assert httpx.delete(base + "/loadBalancerSheddingEnabled", timeout=5).status_code == 204
     assert httpx.delete(base + "/loadBalancerSheddingEnabled", timeout=5).status_code == 404
     assert httpx.get(base + "/values", timeout=5).json() == {}

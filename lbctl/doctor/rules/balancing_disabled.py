@@ -1,13 +1,22 @@
 """``balancing-disabled``: shedding, automatic splits or the load balancer itself switched off.
 
-``loadBalancerEnabled=false`` stops the leader's load-management tasks altogether;
-``loadBalancerSheddingEnabled=false`` makes the shedding task return before any strategy runs
-(``ModularLoadManagerImpl.doLoadShedding``; the extensible manager's ``UnloadScheduler`` checks
-the same key); ``loadBalancerAutoBundleSplitEnabled=false`` stops ``BundleSplitterTask``. All but
-``loadBalancerEnabled`` are dynamic (``ServiceConfiguration``, ``@FieldContext(dynamic = true)``), so a drain or an incident
+``loadBalancerEnabled=false``: on the modular load manager the leader schedules no
+``LoadSheddingTask`` and no resource-quota task, and no broker schedules its periodic
+``LoadReportUpdaterTask`` (``PulsarService``: read once, at start and on election); bundle splits
+still run, but only when a broker joins or leaves (``ModularLoadManagerImpl.updateAll`` →
+``checkNamespaceBundleSplit``, which checks ``loadBalancerAutoBundleSplitEnabled`` and leadership,
+not ``loadBalancerEnabled``), on the reports of that moment. The extensible manager's
+``UnloadScheduler`` and ``SplitScheduler`` check it with their own key, so nothing is shed or split
+there. ``loadBalancerSheddingEnabled=false`` makes the shedding task return before any strategy
+runs (``ModularLoadManagerImpl.doLoadShedding``; ``UnloadScheduler``);
+``loadBalancerAutoBundleSplitEnabled=false`` makes ``checkNamespaceBundleSplit`` (extensible:
+``SplitScheduler``) return before any split. All but ``loadBalancerEnabled`` are dynamic
+(``ServiceConfiguration``, ``@FieldContext(dynamic = true)``; ``update-dynamic-config`` refuses
+``loadBalancerEnabled``, which only broker.conf and a restart change), so a drain or an incident
 that turned one off via ``update-dynamic-config`` leaves it off across restarts until someone turns
 it back on. ``loadBalancerAutoUnloadSplitBundlesEnabled=false`` keeps split children on the hot
-broker (info).
+broker (info). Read in apache/pulsar: ``ServiceConfiguration`` at 0023b937, ``ModularLoadManagerImpl``
+at de5dc151, ``PulsarService``, ``UnloadScheduler`` and ``SplitScheduler``.
 """
 
 from __future__ import annotations
@@ -19,12 +28,19 @@ from lbctl.doctor.context import Context
 
 #: key → (severity, what stops)
 KEYS = {
-    "loadBalancerEnabled": (Severity.ERROR, "the leader runs no load-management task at all"),
+    "loadBalancerEnabled": (
+        Severity.ERROR, "the leader never sheds and brokers stop their periodic load reports; "
+                        "bundles are split only when a broker joins or leaves"),
     "loadBalancerSheddingEnabled": (Severity.WARNING, "no bundle is ever shed"),
     "loadBalancerAutoBundleSplitEnabled": (Severity.WARNING, "hot bundles are never split"),
     "loadBalancerAutoUnloadSplitBundlesEnabled": (
         Severity.INFO, "the halves of a split bundle stay on the broker that was hot"),
 }
+
+
+#: what ``loadBalancerEnabled=false`` stops on the extensible load manager (``UnloadScheduler``
+#: and ``SplitScheduler`` check it besides their own key; its reporters keep running)
+EXTENSIBLE_DISABLED = "the leader never sheds nor splits a bundle"
 
 
 #: the keys ``lbctl drain --pause-balancer`` turns off (:mod:`lbctl.apply.balancer`)
@@ -46,6 +62,8 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
             restore = ("lbctl drain --restore --yes if lbctl drain --pause-balancer left it off "
                        "(it puts back the values the journal recorded); else "
                        if key in DRAIN_PAUSES and key in ctx.dynamic else "")
+            if key == "loadBalancerEnabled" and ctx.extensible:
+                effect = EXTENSIBLE_DISABLED
             yield r.finding(
                 f"{ctx.shown(key)}: {effect}", severity=severity,
                 fix=restore + ctx.set_fix(key, True)

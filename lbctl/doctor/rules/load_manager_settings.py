@@ -2,7 +2,9 @@
 
 * a modular cluster whose ``loadBalancerLoadSheddingStrategy`` names TransferShedder:
   ``ModularLoadManagerImpl.createLoadSheddingStrategy`` finds no ``LoadSheddingStrategy`` and
-  sheds with OverloadShedder — error;
+  sheds with OverloadShedder; from 4.0 it fails fast instead (PR #22827: ``Reflections.createInstance``,
+  read at apache/pulsar 009a9bf2), ``initialize`` throws and ``LoadManager.create`` falls back to
+  SimpleLoadManagerImpl (variant ``sheddingStrategyFailFast``) — error;
 * an extensible cluster whose shedding strategy names a modular shedder: the extensible manager
   uses TransferShedder whatever it says — warning;
 * settings only the other load manager reads, set away from their defaults: they do nothing —
@@ -47,7 +49,8 @@ def modular_only() -> tuple[str, ...]:
       title="Settings of one load manager on a cluster running the other",
       source="PIP-192, ModularLoadManagerImpl.createLoadSheddingStrategy",
       why="each load manager reads its own settings: the other's do nothing, and a TransferShedder "
-          "named on the modular manager makes it shed with OverloadShedder.",
+          "named on the modular manager makes it shed with OverloadShedder (from 4.0, PR #22827: "
+          "fall back to SimpleLoadManagerImpl).",
       fix="set the strategies of the load manager in loadManagerClassName, or switch managers")
 def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     shed_key = "loadBalancerLoadSheddingStrategy"
@@ -57,9 +60,14 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
             yield r.finding(
                 f"the modular load manager with {ctx.shown(shed_key)}",
                 severity=Severity.ERROR,
-                why="TransferShedder is not a LoadSheddingStrategy: ModularLoadManagerImpl "
-                    "sheds with OverloadShedder instead (createLoadSheddingStrategy; PIP-220 "
-                    "strategies need the extensible manager, PIP-192).",
+                why=("TransferShedder is not a LoadSheddingStrategy: ModularLoadManagerImpl "
+                     "fails to initialize (createLoadSheddingStrategy fails fast, PR #22827) "
+                     "and Pulsar falls back to SimpleLoadManagerImpl (LoadManager.create); "
+                     "PIP-220 strategies need the extensible manager (PIP-192)."
+                     if ctx.profile["sheddingStrategyFailFast"] else
+                     "TransferShedder is not a LoadSheddingStrategy: ModularLoadManagerImpl "
+                     "sheds with OverloadShedder instead (createLoadSheddingStrategy; PIP-220 "
+                     "strategies need the extensible manager, PIP-192)."),
                 fix=f"{shed_key}=org.apache.pulsar.broker.loadbalance.impl.ThresholdShedder (or "
                     "another modular shedder), or loadManagerClassName=org.apache.pulsar.broker."
                     "loadbalance.extensions.ExtensibleLoadManagerImpl",

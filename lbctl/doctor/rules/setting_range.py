@@ -3,7 +3,7 @@
 ``ServiceConfiguration`` declares no ``minValue``/``maxValue`` on the load-balancer fields, so
 Pulsar starts with any number of the field's Java type; :class:`lbctl.config.Range` records, per
 setting, the range in which Pulsar's load-balancer code does what the setting says (a percentage
-compared with a usage in %, a fraction of a gap, a weight, a scheduling period). A value outside it
+compared with a usage in %, a fraction of a gap, a weight, a delay or an age). A value outside it
 is an error: the behaviour it gets is not the one its name promises. Also caught: AvgShedder's low
 threshold above its high one (PIP-364: the pair is chosen by ``high``, the hit count by ``low``).
 """

@@ -6,7 +6,9 @@ A modular broker rewrites its report whenever a figure moved by
 an older report means the broker stopped reporting, and the leader decides on old data. On the
 extensible load manager ``loadBalancerBrokerLoadDataTTLInSeconds`` is the limit: TransferShedder
 skips the cycle on older data (``Skip/OutDatedData``, PIP-192). Reports without a ``lastUpdate``
-are not judged.
+are not judged. With ``loadBalancerEnabled=false`` no modular broker schedules its periodic
+``LoadReportUpdaterTask`` (``PulsarService.startLoadManagementService``), so the reports age by
+design: the finding says so and names that setting instead of a broken broker.
 """
 
 from __future__ import annotations
@@ -31,21 +33,31 @@ def age_text(ms: int) -> str:
       fix="check the broker's load manager (its logs, pulsar-admin broker-stats load-report)")
 def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     now = ctx.state.captured_at
+    fix: str | None = None
+    keys: tuple[str, ...]
     if ctx.extensible:
         key = "loadBalancerBrokerLoadDataTTLInSeconds"
         limit_ms = int(ctx.value(key)) * 1000
         stamps = {b: p.data.updatedAt for b, p in ctx.state.broker_load_data.items()}
+        keys = (key,)
         why = ("TransferShedder skips the whole cycle while a broker's load data is older than "
                "loadBalancerBrokerLoadDataTTLInSeconds (Skip/OutDatedData, PIP-192).")
     else:
         key = "loadBalancerReportUpdateMaxIntervalMinutes"
         limit_ms = int(ctx.value(key)) * 60_000
+        keys = (key,)
         stamps = {b: local.lastUpdate for b, local in ctx.brokers.items()}
         why = r.why
+        if ctx.value("loadBalancerEnabled") is False:
+            why = ("with loadBalancerEnabled=false no broker schedules its periodic load report "
+                   "(PulsarService, LoadReportUpdaterTask), so every report ages and the leader "
+                   "places bundles on old load.")
+            fix = ctx.set_fix("loadBalancerEnabled", True)
+            keys = (key, "loadBalancerEnabled")
     stale = {b: now - t for b, t in stamps.items() if t > 0 and now - t > limit_ms}
     if stale:
         yield r.finding(
             f"{len(stale)} broker(s) with a load report older than {ctx.shown(key)}: "
             + listing([f"{b} ({age_text(a)} old)" for b, a in
                        sorted(stale.items(), key=lambda x: -x[1])]),
-            why=why, brokers=list(stale), settings=(key,))
+            why=why, fix=fix, brokers=list(stale), settings=keys)
