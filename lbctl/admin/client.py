@@ -473,23 +473,60 @@ class AdminClient:
 
     async def _read_body(self, c: Call, url: str, r: Any) -> bytes:
         """The body, refused as soon as it passes ``max_response_bytes`` (one the transport
-        read whole with the head is taken as it is: :data:`lbctl.admin.transport.WHOLE_BODY`)."""
+        read whole with the head is taken as it is: :data:`lbctl.admin.transport.WHOLE_BODY`).
+
+        The cap counts decoded bytes and bounds memory: a gzip or deflate body is inflated here,
+        a piece at a time, asking zlib for no more output than the cap leaves (as
+        :class:`~lbctl.admin.prometheus.PrometheusClient` does). httpx's own decoder inflates a
+        whole network read at once, so a 2 MiB gzip bomb read in one piece became 2 GiB in memory
+        before the cap was looked at."""
+        import zlib
+
         from lbctl.admin.transport import WHOLE_BODY
 
         cap = self._cap()
-        declared = r.headers.get("content-length", "")
-        if declared.isascii() and declared.isdigit() and int(declared) > cap:
-            raise self._too_big(c, url, cap)
         whole = r.extensions.get(WHOLE_BODY)
         if whole is not None:  # the transport's, read already (no decoding): the same bytes
             if len(whole) > cap:
                 raise self._too_big(c, url, cap)
             return bytes(whole)
-        buf = bytearray()
-        async for chunk in r.aiter_bytes():
-            buf += chunk
-            if len(buf) > cap:
+        if r.is_stream_consumed:  # an answer made in memory (a mock transport): already decoded
+            if len(r.content) > cap:
                 raise self._too_big(c, url, cap)
+            return bytes(r.content)
+        coding = r.headers.get("content-encoding", "").strip().lower()
+        inflate: Any = None
+        if coding in ("gzip", "x-gzip"):
+            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif coding == "deflate":
+            inflate = zlib.decompressobj()
+        elif coding not in ("", "identity"):
+            raise HttpError(self.redact(f"{c.method} {url_without_userinfo(url)}: unsupported "
+                                        f"content-encoding {coding[:40]!r}"))
+        declared = r.headers.get("content-length", "")
+        if inflate is None and declared.isascii() and declared.isdigit() and int(declared) > cap:
+            raise self._too_big(c, url, cap)
+        buf = bytearray()
+        try:
+            async for chunk in r.aiter_raw():
+                if inflate is None:
+                    buf += chunk
+                else:
+                    buf += inflate.decompress(chunk, cap + 1 - len(buf))
+                    if inflate.unconsumed_tail:
+                        raise self._too_big(c, url, cap)
+                if len(buf) > cap:
+                    raise self._too_big(c, url, cap)
+            if inflate is not None:
+                buf += inflate.flush()
+                if not inflate.eof:
+                    raise HttpError(self.redact(f"{c.method} {url_without_userinfo(url)}: the "
+                                                "compressed response is truncated"))
+        except zlib.error:
+            raise HttpError(self.redact(f"{c.method} {url_without_userinfo(url)}: the compressed "
+                                        "response is corrupt")) from None
+        if len(buf) > cap:
+            raise self._too_big(c, url, cap)
         return bytes(buf)
 
     def _plain_get(self, http: Any, method: str, url: str, headers: dict[str, str]

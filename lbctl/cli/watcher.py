@@ -168,7 +168,16 @@ def watch(
         server = StatusServer(address, lambda: w.status, w.healthy)
         warn(f"watching {watcher.what}: status page {server.url}/, metrics {server.url}/metrics")
     stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_a: stop.set())
+
+    def on_term(*_a: Any) -> None:
+        """Stop after this tick; a capture still reading is abandoned at once (it only reads),
+        as Ctrl-C does: a capture of a slow or huge cluster could outlast a service manager's
+        stop timeout, the SIGTERM unheard until it ended."""
+        stop.set()
+        if watcher.reading:
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, on_term)
     try:
         watcher.run(stop, count)
     except KeyboardInterrupt:
@@ -181,4 +190,5 @@ def watch(
     if count is not None and watcher.captures == 0:
         from lbctl.errors import LbctlError
 
-        raise LbctlError(f"no capture succeeded in {count} attempt(s): {watcher.last_error}")
+        raise LbctlError(f"no capture succeeded in {count} attempt(s): "
+                         f"{watcher.last_error or 'stopped during the capture'}")

@@ -77,4 +77,6 @@ def live_refresh(src: LiveSource, mon: BrokerMonitor, last_threshold: list[float
     if src.load_manager == EXTENSIBLE:
         loads = extensible_loads(src.last_broker_load, settings, at)
         reports = {b: loads.get(b, r) for b, r in reports.items()}
-    return mon.update(d.brokers, reports, settings, at, d.cluster)
+    # a listed id that is not host:port is never contacted; it stays on screen with why
+    reports.update(src.rejected)
+    return mon.update(d.brokers + list(src.rejected), reports, settings, at, d.cluster)

@@ -128,14 +128,15 @@ class LiveSource:
     def _valid_ids(self, brokers: list[str]) -> list[str]:
         """The broker ids that are ``host:port`` (each then trusted as a destination of requests,
         within ``--broker-host-allow``); the others are never contacted and listed in
-        :attr:`rejected`. Duplicates are dropped."""
+        :attr:`rejected` (this discovery's: a refresh lists the ones the cluster still names).
+        Duplicates are dropped."""
         valid: list[str] = []
+        self.rejected = {}
         for b in dict.fromkeys(brokers):
             try:
                 self.client.broker_url(b)
             except AdminError as e:
-                if b not in self.rejected:
-                    self.rejected[b] = str(e)
+                self.rejected[b] = str(e)
                 continue
             valid.append(b)
         return valid
@@ -179,6 +180,7 @@ class LiveSource:
         reports are asked for together with the discovery — one round trip instead of two; a
         broker that joined since is read right after, one that left is dropped.
         """
+        known = [b for b in known if b not in self.rejected]  # (never contacted)
         if not known or self.load_manager != MODULAR:
             d = self.discover()
             return d, self.load_reports(d.brokers)

@@ -84,7 +84,8 @@ def _text(body: bytes) -> str:
 
 def read_brokers(client: AdminClient) -> BrokerList:
     """The cluster's active brokers with their version, load manager and leadership."""
-    d = LiveSource(client, topics=False, namespaces=False).discover()
+    src = LiveSource(client, topics=False, namespaces=False)
+    d = src.discover()
 
     async def one(bid: str) -> tuple[Any, Any]:
         base = client.broker_url(bid)
@@ -119,5 +120,9 @@ def read_brokers(client: AdminClient) -> BrokerList:
             broker=bid, leader=bid == leader, answered=err is None,
             version=version if isinstance(version, str) else None,
             load_manager=str(lm) if lm else None, error=str(err) if err else None))
+    # a listed broker id that is not host:port is never contacted, but it is listed with why:
+    # dropping it would show fewer active brokers than the cluster reports
+    rows += [BrokerInfo(broker=bid, leader=bid == leader, answered=False, error=why)
+             for bid, why in src.rejected.items()]
     return BrokerList(d.cluster, leader, str(lead) if isinstance(lead, AdminError) else None,
                       tuple(rows))

@@ -92,6 +92,8 @@ class Watcher:
         self.ours: set[str] = set()  # bundles lbctl's own healing moved
         self.last_plan: Any = None  # the load manager's plan on the last capture
         self.last_tick: float | None = None  # the watcher's clock at the last good capture
+        #: True while a capture reads the cluster (only reads: a stop may abandon it at once)
+        self.reading = False
         self._lock = threading.Lock()
         self._resume()
 
@@ -142,7 +144,11 @@ class Watcher:
 
     def tick(self) -> TickResult:
         """One capture (module docstring). A read that fails raises (the loop reports it)."""
-        state, leader = self._read()
+        self.reading = True
+        try:
+            state, leader = self._read()
+        finally:
+            self.reading = False
         self.history.append(state)
         with self._lock:
             self.captures += 1

@@ -304,3 +304,45 @@ def test_a_jks_keystore_is_read(tmp_path: Path) -> None:
         tls_trust_store_path=str(ks), tls_trust_store_password="wrong"), env={})
     with pytest.raises(ConfigError, match="password is wrong"):
         client_from_config(bad)
+
+
+@pytest.mark.live
+def test_a_gzip_bomb_stops_at_the_cap_without_being_inflated_whole() -> None:
+    """The admin client counted decoded bytes after httpx had inflated each network read whole:
+    a 2 MiB gzip body read in one piece became 2 GiB in memory before the cap was looked at."""
+    import gzip
+    import tracemalloc
+
+    from tests.admin.test_prometheus_hardening import Server, reply
+
+    bomb = gzip.compress(b"[" + b" " * (16 << 20) + b"]")  # 16 MiB in ~16 KiB
+    srv = Server(reply(bomb, Content_Encoding="gzip", Content_Type="application/json"))
+    tracemalloc.start()
+    try:
+        with AdminClient(f"http://127.0.0.1:{srv.port}", max_response_bytes=1 << 20,
+                         retries=0) as c, pytest.raises(HttpError) as e:
+            c.json(call(LOAD_REPORT))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        srv.close()
+    assert str(e.value).endswith("the response is larger than 1 MiB (raise --max-response-size)")
+    assert peak < 8 << 20  # the decoded bytes were counted as they came, never all held
+
+
+@pytest.mark.live
+def test_a_corrupt_gzip_body_is_one_clear_error() -> None:
+    import gzip
+
+    from tests.admin.test_prometheus_hardening import Server, reply
+
+    body = gzip.compress(b'{"a": 1}')
+    for bad, what in ((body[:-6], "truncated"), (body[:10] + b"\xff" * 20, "corrupt")):
+        srv = Server(reply(bad, Content_Encoding="gzip", Content_Type="application/json"))
+        try:
+            with AdminClient(f"http://127.0.0.1:{srv.port}", retries=0) as c, \
+                    pytest.raises(HttpError) as e:
+                c.json(call(LOAD_REPORT))
+        finally:
+            srv.close()
+        assert str(e.value).endswith(f"the compressed response is {what}"), str(e.value)
