@@ -113,8 +113,14 @@ def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event
         live.cluster, what=f"lbctl {kind} {o.broker}", journal=journal)
     with lock:
         if o.fill:
+            from lbctl.apply.journal import journal_unloads
+
+            now = time.time()
+            grace = float(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60
+            recent = journal_unloads(journal, now - grace, ui.warn)
             plan = write_plan(fill_plan(live.state, settings, o.broker, o.placement,
-                                        max_moves=o.apply.max_moves), journal, _stem(kind, o.broker))
+                                        max_moves=o.apply.max_moves, recent=recent, now=now),
+                              journal, _stem(kind, o.broker))
             o.apply.max_moves = None
             r = ApplyRun(client, plan, o.apply, ui, stop=stop, arm=arm, live=live,
                          locked=True).run()

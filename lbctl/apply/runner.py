@@ -49,7 +49,7 @@ from typing import Any
 
 from lbctl.admin.client import AdminClient
 from lbctl.apply import validate as V
-from lbctl.apply.journal import RunHistory, read_applied, recent_unloads
+from lbctl.apply.journal import RunHistory, journal_unloads
 from lbctl.apply.live import LiveView, bundle_throughput, read_live
 from lbctl.apply.planfile import PlanFile, PlannedAction
 from lbctl.apply.rollback import Rollback, rollback_path
@@ -293,16 +293,8 @@ class ApplyRun:
                             "re-validation anyway")
 
     def _validate(self, live: LiveView) -> list[Step]:
-        recent: dict[str, float] = {}
         grace = float(live.settings["loadBalancerSheddingGracePeriodMinutes"]) * 60
-        if self.journal.exists():
-            from lbctl.errors import ConfigError
-
-            try:
-                recent = recent_unloads(read_applied(self.journal, tail_bytes=16 << 20),
-                                        self.clock() - grace)
-            except ConfigError as e:
-                self.ui.warn(f"the journal cannot be read for recent unloads: {e}")
+        recent = journal_unloads(self.journal, self.clock() - grace, self.ui.warn)
         verdicts = V.validate(self.plan.actions, live, recent_unloads=recent, now=self.clock(),
                               force=self.opts.force,
                               exempt_grace=self.opts.rollback or self.opts.kind == "drain",

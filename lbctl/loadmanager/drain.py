@@ -31,13 +31,17 @@ usage is shared among its bundles in proportion to their throughput (:mod:`lbctl
 estimate). The target must pass the placement filters for each
 bundle (max topics; on the extensible load manager its broker filters). The plan carries no pacing:
 ``apply --concurrency N --interval S`` (what ``rebalance-after`` prints) moves at most N bundles per
-interval, so the restarted broker is not hit by a thundering herd.
+interval, so the restarted broker is not hit by a thundering herd. A bundle unloaded within
+``loadBalancerSheddingGracePeriodMinutes`` (the snapshot's ``recentlyUnloaded``, or the journal's
+unloads the caller passes: the drain that emptied the broker, a rollback) is left where it is, as
+Pulsar's shedders leave ``recentlyUnloadedBundles``: ``apply`` refuses to move it again, so a plan
+listing it would be carried out only in part.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lbctl.config import Settings
@@ -155,10 +159,29 @@ def _extensible_picks(state: ClusterState, settings: Settings, broker: str,
 
 
 # --- fill ---------------------------------------------------------------------------------------
+def in_grace(state: ClusterState, settings: Settings, recent: Mapping[str, float],
+             now: float) -> set[str]:
+    """The bundles unloaded within ``loadBalancerSheddingGracePeriodMinutes``: ``recent`` (bundle
+    → epoch seconds of its last unload, the journal's) before ``now``, and the snapshot's own
+    ``recentlyUnloaded`` before its capture — the bundles ``apply``'s validation refuses to move."""
+    grace_s = float(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60
+    if grace_s <= 0:
+        return set()
+    out = {b for b, when in recent.items() if now - when < grace_s}
+    out.update(b for b, ts in state.recently_unloaded.items()
+               if state.captured_at - ts < grace_s * 1000)
+    return out
+
+
 def fill_plan(state: ClusterState, settings: Settings, broker: str, opts: Options, *,
-              max_moves: int | None = None) -> Plan:
-    """The corrective plan that raises a restarted ``broker`` toward the mean (module docstring)."""
+              max_moves: int | None = None, recent: Mapping[str, float] | None = None,
+              now: float | None = None) -> Plan:
+    """The corrective plan that raises a restarted ``broker`` toward the mean (module docstring).
+    ``recent``: the journal's unloads (bundle → epoch seconds), judged at ``now`` (default the
+    snapshot's capture): those within the grace period stay."""
     _check(state, broker)
+    staying = in_grace(state, settings, recent or {},
+                       state.captured_at / 1000 if now is None else now)
     usage = usage_of(state, settings)
     finite = [u for u in usage.values() if math.isfinite(u)]
     if not finite or len(state.brokers) < 2:
@@ -175,7 +198,8 @@ def fill_plan(state: ClusterState, settings: Settings, broker: str, opts: Option
     for src in state.brokers:
         if src == broker or est[src] <= mean:
             continue
-        pools[src] = [(b, _share(state, src, b, usage[src])) for b in movable_bundles(state, src)]
+        pools[src] = [(b, _share(state, src, b, usage[src])) for b in movable_bundles(state, src)
+                      if b not in staying]
     actions: list[Action] = []
     overshoot_done = False
     while est[broker] < mean and (max_moves is None or len(actions) < max_moves):

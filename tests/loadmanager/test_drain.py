@@ -115,3 +115,27 @@ def test_fill_respects_max_topics() -> None:
     st = skewed_underload()
     plan = fill_plan(st, _settings(st, loadBalancerBrokerMaxTopics=4), "b3:8080", Options())
     assert len(plan.actions) == 1  # each bundle has 3 topics: a second would make 6 > 4
+
+
+def test_fill_leaves_bundles_in_the_grace_period() -> None:
+    """A bundle unloaded within loadBalancerSheddingGracePeriodMinutes (the journal's unloads, or
+    the snapshot's recentlyUnloaded) is one apply refuses to move: the fill plan must not list
+    it (after a drain, the drained bundles were all in it and the fill was applied in part)."""
+    from lbctl.records import replace
+
+    st = skewed_underload()
+    settings = _settings(st)
+    first = fill_plan(st, settings, "b3:8080", Options())
+    assert first.actions
+    now = st.captured_at / 1000
+    recent = {a.bundle: now - 60 for a in first.actions}  # unloaded a minute ago
+    held = fill_plan(st, settings, "b3:8080", Options(), recent=recent, now=now)
+    assert not {a.bundle for a in held.actions} & set(recent)
+    assert held.actions  # other bundles fill it instead
+    check_plan(held.to_dict())
+    old = dict.fromkeys(recent, now - 31 * 60)  # past the 30-minute grace period: movable again
+    assert fill_plan(st, settings, "b3:8080", Options(), recent=old, now=now).actions == first.actions
+    leader = replace(st, recently_unloaded={a.bundle: st.captured_at - 60_000
+                                             for a in first.actions})
+    by_leader = fill_plan(leader, settings, "b3:8080", Options())
+    assert not {a.bundle for a in by_leader.actions} & set(recent)
