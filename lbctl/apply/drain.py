@@ -90,8 +90,8 @@ def _stem(kind: str, broker: str) -> str:
 def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event,
           arm: Callable[[], None]) -> DrainReport:
     from lbctl.apply.lock import ClusterLock
-    from lbctl.config import resolve
     from lbctl.loadmanager.drain import drain_plan, fill_plan
+    from lbctl.loadmanager.select import settings_for
 
     journal = o.apply.journal or default_journal()
     o.apply.journal = journal
@@ -103,7 +103,7 @@ def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event
         hint = closest(o.broker, live.brokers)
         raise UsageError(f"{o.broker} is not an active broker of {live.cluster}"
                          + (f" (did you mean {hint}?)" if hint else ""))
-    settings = resolve(live.state.config, {}, dict(o.placement.overrides or {}))
+    settings = settings_for(live.state, o.placement, {})  # the release's defaults
     left = left_paused(journal, live.cluster)
     if left:
         ui.warn(left)

@@ -261,13 +261,13 @@ def _preview(ctx: typer.Context, given: Offline, target: str, lm: LoadManagerCho
     snapshot's; a fill's moves explained in the table (:mod:`lbctl.render.fill_words`)."""
     from lbctl.cli.connection import warn
     from lbctl.cli.state import choose
-    from lbctl.config import resolve
     from lbctl.loadmanager.drain import drain_plan, fill_plan
+    from lbctl.loadmanager.select import settings_for
     from lbctl.render.views import RecommendView
 
     opts = lm.options()
     state = choose(ctx, given).read().last
-    settings = resolve(state.config, {}, dict(opts.overrides or {}))
+    settings = settings_for(state, opts, {})  # the modelled release's defaults, as recommend
     recent: dict[str, float] = {}
     now: float | None = None
     if fill and given.snapshot is None:  # the journal's unloads: apply refuses those in grace

@@ -139,3 +139,19 @@ def test_fill_leaves_bundles_in_the_grace_period() -> None:
                                              for a in first.actions})
     by_leader = fill_plan(leader, settings, "b3:8080", Options())
     assert not {a.bundle for a in by_leader.actions} & set(recent)
+
+
+@pytest.mark.parametrize("command", [["rebalance-after", "broker-6.pulsar.svc:8080"],
+                                     ["drain", "broker-1.pulsar.svc:8080"]])
+def test_a_preview_models_the_snapshots_release(command: list[str]) -> None:
+    """drain.md's offline previews: the settings are the release the snapshot's brokers report
+    (4.0.4 here), as recommend and propose model it; they were the newest release's defaults
+    ("Modelled as Pulsar 4.1.1 (newest)") for the same file."""
+    from typer.testing import CliRunner
+
+    from lbctl.cli.app import app
+
+    res = CliRunner().invoke(app, [*command, "--snapshot", str(EXAMPLES / "rolling-restart.yaml")],
+                             env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.stderr
+    assert "Modelled as Pulsar 4.0.4 (snapshot)" in res.stdout
