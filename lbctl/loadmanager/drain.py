@@ -99,13 +99,23 @@ def _share(state: ClusterState, broker: str, bundle: str, usage: float) -> float
     return usage / len(stats)
 
 
+def not_active(broker: str, cluster: str, brokers: Sequence[str]) -> UsageError:
+    """The error for a broker the cluster does not list: the closest name, else the active ones
+    (the docs' ``broker-3:8080`` typed on the sandbox matches nothing: say what does)."""
+    from lbctl.config import closest
+
+    hint = closest(broker, brokers)
+    if hint:
+        return UsageError(f"{broker} is not an active broker of {cluster} (did you mean {hint}?)")
+    names = sorted(brokers)
+    listed = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return UsageError(f"{broker} is not an active broker of {cluster}"
+                      + (f"; its active brokers: {listed}" if names else ""))
+
+
 def _check(state: ClusterState, broker: str) -> None:
     if broker not in state.brokers:
-        from lbctl.config import closest
-
-        hint = closest(broker, state.brokers)
-        raise UsageError(f"{broker} is not an active broker of {state.cluster}"
-                         + (f" (did you mean {hint}?)" if hint else ""))
+        raise not_active(broker, state.cluster, list(state.brokers))
 
 
 # --- drain ------------------------------------------------------------------------------------

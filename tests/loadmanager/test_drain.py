@@ -155,3 +155,13 @@ def test_a_preview_models_the_snapshots_release(command: list[str]) -> None:
                              env={"COLUMNS": "80"})
     assert res.exit_code == 0, res.stderr
     assert "Modelled as Pulsar 4.0.4 (snapshot)" in res.stdout
+
+
+def test_an_unknown_broker_far_from_any_names_the_active_ones() -> None:
+    """`lbctl drain broker-3:8080` (drain.md) on the sandbox matches no name closely: the error
+    listed nothing to type instead."""
+    st = with_system_namespaces()
+    with pytest.raises(UsageError, match=r"its active brokers: b0:8080, b1:8080, b2:8080$"):
+        drain_plan(st, _settings(st), "broker-3.pulsar.svc:8443", Options())
+    with pytest.raises(UsageError, match=r"did you mean b1:8080\?"):
+        fill_plan(st, _settings(st), "b1:8081", Options())
