@@ -389,10 +389,13 @@ class ApplyRun:
         age = self.clock() - self.plan.captured_at / 1000
         c = {k: sum(1 for s in steps if s.verdict == k)
              for k in (V.VALID, V.CHANGED, V.GONE, V.SKIPPED)}
+        # a resumed run's confirmed moves read "changed" (their owner is the destination now):
+        # the rows say already-done, and so must the line that counts them
+        done = sum(1 for s in steps if s.state == "already-done")
         self.ui.show(f"plan {self.plan.path}: {len(steps)} action(s), computed {_ago(age)} ago; "
                      f"against cluster {self.plan.cluster} now: {c[V.VALID]} still valid, "
                      f"{c[V.CHANGED]} changed, {c[V.GONE]} gone, {c[V.SKIPPED]} skipped by the "
-                     "plan")
+                     "plan" + (f" ({done} of them already done, the journal says)" if done else ""))
         for s in steps:
             label = s.verdict if s.state in ("pending", "skipped") else s.state
             line = f"  #{s.action.step:<3} {label:<13} {s.action.describe()}"
