@@ -36,7 +36,6 @@ from lbctl.apply.live import read_live
 from lbctl.apply.planfile import PlanFile, parse_plan
 from lbctl.apply.runner import UI, ApplyOptions, ApplyReport, ApplyRun
 from lbctl.apply.verify import owned_by
-from lbctl.errors import UsageError
 from lbctl.executor import Executor, default_journal
 from lbctl.loadmanager.select import Options
 
@@ -90,20 +89,16 @@ def _stem(kind: str, broker: str) -> str:
 def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event,
           arm: Callable[[], None]) -> DrainReport:
     from lbctl.apply.lock import ClusterLock
-    from lbctl.config import resolve
-    from lbctl.loadmanager.drain import drain_plan, fill_plan
+    from lbctl.loadmanager.drain import drain_plan, fill_plan, not_active
+    from lbctl.loadmanager.select import settings_for
 
     journal = o.apply.journal or default_journal()
     o.apply.journal = journal
     report = DrainReport(o.broker)
     live = read_live(client)
     if o.broker not in live.brokers:
-        from lbctl.config import closest
-
-        hint = closest(o.broker, live.brokers)
-        raise UsageError(f"{o.broker} is not an active broker of {live.cluster}"
-                         + (f" (did you mean {hint}?)" if hint else ""))
-    settings = resolve(live.state.config, {}, dict(o.placement.overrides or {}))
+        raise not_active(o.broker, live.cluster, list(live.brokers))
+    settings = settings_for(live.state, o.placement, {})  # the release's defaults
     left = left_paused(journal, live.cluster)
     if left:
         ui.warn(left)
@@ -113,8 +108,14 @@ def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event
         live.cluster, what=f"lbctl {kind} {o.broker}", journal=journal)
     with lock:
         if o.fill:
+            from lbctl.apply.journal import journal_unloads
+
+            now = time.time()
+            grace = float(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60
+            recent = journal_unloads(journal, now - grace, ui.warn)
             plan = write_plan(fill_plan(live.state, settings, o.broker, o.placement,
-                                        max_moves=o.apply.max_moves), journal, _stem(kind, o.broker))
+                                        max_moves=o.apply.max_moves, recent=recent, now=now),
+                              journal, _stem(kind, o.broker))
             o.apply.max_moves = None
             r = ApplyRun(client, plan, o.apply, ui, stop=stop, arm=arm, live=live,
                          locked=True).run()

@@ -22,7 +22,7 @@ fields a line has); times by its one parser, in either form the journal has held
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,21 @@ def read_applied(path: Path | str, *, tail_bytes: int | None = None) -> list[dic
 
     return [msgspec.to_builtins(r)
             for r in maybe_applied(records(path, tail_bytes=tail_bytes))]
+
+
+def journal_unloads(path: Path | str, since: float,
+                    warn: Callable[[str], None] | None = None) -> dict[str, float]:
+    """:func:`recent_unloads` of the journal at ``path`` (its last 16 MB): {} when there is none;
+    one that cannot be read is said through ``warn`` and counts as none. The grace-period check
+    of ``apply`` and the plans meant for it (``rebalance-after``) read the same unloads."""
+    if not Path(path).exists():
+        return {}
+    try:
+        return recent_unloads(read_applied(path, tail_bytes=16 << 20), since)
+    except ConfigError as e:
+        if warn is not None:
+            warn(f"the journal cannot be read for recent unloads: {e}")
+        return {}
 
 
 def time_of(rec: dict[str, Any]) -> float | None:

@@ -49,7 +49,7 @@ from typing import Any
 
 from lbctl.admin.client import AdminClient
 from lbctl.apply import validate as V
-from lbctl.apply.journal import RunHistory, read_applied, recent_unloads
+from lbctl.apply.journal import RunHistory, journal_unloads
 from lbctl.apply.live import LiveView, bundle_throughput, read_live
 from lbctl.apply.planfile import PlanFile, PlannedAction
 from lbctl.apply.rollback import Rollback, rollback_path
@@ -293,16 +293,8 @@ class ApplyRun:
                             "re-validation anyway")
 
     def _validate(self, live: LiveView) -> list[Step]:
-        recent: dict[str, float] = {}
         grace = float(live.settings["loadBalancerSheddingGracePeriodMinutes"]) * 60
-        if self.journal.exists():
-            from lbctl.errors import ConfigError
-
-            try:
-                recent = recent_unloads(read_applied(self.journal, tail_bytes=16 << 20),
-                                        self.clock() - grace)
-            except ConfigError as e:
-                self.ui.warn(f"the journal cannot be read for recent unloads: {e}")
+        recent = journal_unloads(self.journal, self.clock() - grace, self.ui.warn)
         verdicts = V.validate(self.plan.actions, live, recent_unloads=recent, now=self.clock(),
                               force=self.opts.force,
                               exempt_grace=self.opts.rollback or self.opts.kind == "drain",
@@ -397,10 +389,13 @@ class ApplyRun:
         age = self.clock() - self.plan.captured_at / 1000
         c = {k: sum(1 for s in steps if s.verdict == k)
              for k in (V.VALID, V.CHANGED, V.GONE, V.SKIPPED)}
+        # a resumed run's confirmed moves read "changed" (their owner is the destination now):
+        # the rows say already-done, and so must the line that counts them
+        done = sum(1 for s in steps if s.state == "already-done")
         self.ui.show(f"plan {self.plan.path}: {len(steps)} action(s), computed {_ago(age)} ago; "
                      f"against cluster {self.plan.cluster} now: {c[V.VALID]} still valid, "
                      f"{c[V.CHANGED]} changed, {c[V.GONE]} gone, {c[V.SKIPPED]} skipped by the "
-                     "plan")
+                     "plan" + (f" ({done} of them already done, the journal says)" if done else ""))
         for s in steps:
             label = s.verdict if s.state in ("pending", "skipped") else s.state
             line = f"  #{s.action.step:<3} {label:<13} {s.action.describe()}"

@@ -261,18 +261,29 @@ def _preview(ctx: typer.Context, given: Offline, target: str, lm: LoadManagerCho
     snapshot's; a fill's moves explained in the table (:mod:`lbctl.render.fill_words`)."""
     from lbctl.cli.connection import warn
     from lbctl.cli.state import choose
-    from lbctl.config import resolve
     from lbctl.loadmanager.drain import drain_plan, fill_plan
+    from lbctl.loadmanager.select import settings_for
     from lbctl.render.views import RecommendView
 
     opts = lm.options()
     state = choose(ctx, given).read().last
-    settings = resolve(state.config, {}, dict(opts.overrides or {}))
-    plan = (fill_plan(state, settings, target, opts, max_moves=max_moves) if fill
-            else drain_plan(state, settings, target, opts))
+    settings = settings_for(state, opts, {})  # the modelled release's defaults, as recommend
+    recent: dict[str, float] = {}
+    now: float | None = None
+    if fill and given.snapshot is None:  # the journal's unloads: apply refuses those in grace
+        import time
+
+        from lbctl.apply.journal import journal_unloads
+        from lbctl.executor import default_journal
+
+        now = time.time()
+        grace = float(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60
+        recent = journal_unloads(default_journal(), now - grace, warn)
+    plan = (fill_plan(state, settings, target, opts, max_moves=max_moves, recent=recent, now=now)
+            if fill else drain_plan(state, settings, target, opts))
     shown.emit(RecommendView([plan]))
     if fill and shown.output == TABLE:
-        _explain_fill(state, settings, plan, target)
+        _explain_fill(state, settings, plan, target, recent, now)
     if given.snapshot is not None:
         warn(f"offline preview on {given.snapshot}: nothing was sent; on the cluster: "
              + (f"lbctl rebalance-after {target} -o json > fill.json, then lbctl apply fill.json"
@@ -283,11 +294,21 @@ def _preview(ctx: typer.Context, given: Offline, target: str, lm: LoadManagerCho
              f"(at most {n} bundle(s) every {every:g} s)")
 
 
-def _explain_fill(state: ClusterState, settings: Settings, plan: Plan, target: str) -> None:
+def _explain_fill(state: ClusterState, settings: Settings, plan: Plan, target: str,
+                  recent: dict[str, float], now: float | None) -> None:
+    from lbctl.loadmanager.drain import in_grace
     from lbctl.render.fill_words import fill_reasons
     from lbctl.render.tables import wrap_prose
 
     lines = fill_reasons(state, settings, plan, target)
+    staying = in_grace(state, settings, recent, state.captured_at / 1000 if now is None else now)
+    held = sum(1 for b, local in state.brokers.items() if b != target
+               for x in local.lastStats if x in staying)
+    if held:
+        lines.append(f"{held} bundle(s) unloaded within the "
+                     f"{float(settings['loadBalancerSheddingGracePeriodMinutes']):g}-minute grace "
+                     "period (loadBalancerSheddingGracePeriodMinutes; the journal, the "
+                     "snapshot's recentlyUnloaded) stay where they are: apply would refuse them.")
     if lines:
         print()
         print("\n".join(wrap_prose(line) for line in lines))

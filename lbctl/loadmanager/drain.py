@@ -31,13 +31,17 @@ usage is shared among its bundles in proportion to their throughput (:mod:`lbctl
 estimate). The target must pass the placement filters for each
 bundle (max topics; on the extensible load manager its broker filters). The plan carries no pacing:
 ``apply --concurrency N --interval S`` (what ``rebalance-after`` prints) moves at most N bundles per
-interval, so the restarted broker is not hit by a thundering herd.
+interval, so the restarted broker is not hit by a thundering herd. A bundle unloaded within
+``loadBalancerSheddingGracePeriodMinutes`` (the snapshot's ``recentlyUnloaded``, or the journal's
+unloads the caller passes: the drain that emptied the broker, a rollback) is left where it is, as
+Pulsar's shedders leave ``recentlyUnloadedBundles``: ``apply`` refuses to move it again, so a plan
+listing it would be carried out only in part.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lbctl.config import Settings
@@ -95,13 +99,23 @@ def _share(state: ClusterState, broker: str, bundle: str, usage: float) -> float
     return usage / len(stats)
 
 
+def not_active(broker: str, cluster: str, brokers: Sequence[str]) -> UsageError:
+    """The error for a broker the cluster does not list: the closest name, else the active ones
+    (the docs' ``broker-3:8080`` typed on the sandbox matches nothing: say what does)."""
+    from lbctl.config import closest
+
+    hint = closest(broker, brokers)
+    if hint:
+        return UsageError(f"{broker} is not an active broker of {cluster} (did you mean {hint}?)")
+    names = sorted(brokers)
+    listed = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return UsageError(f"{broker} is not an active broker of {cluster}"
+                      + (f"; its active brokers: {listed}" if names else ""))
+
+
 def _check(state: ClusterState, broker: str) -> None:
     if broker not in state.brokers:
-        from lbctl.config import closest
-
-        hint = closest(broker, state.brokers)
-        raise UsageError(f"{broker} is not an active broker of {state.cluster}"
-                         + (f" (did you mean {hint}?)" if hint else ""))
+        raise not_active(broker, state.cluster, list(state.brokers))
 
 
 # --- drain ------------------------------------------------------------------------------------
@@ -155,10 +169,29 @@ def _extensible_picks(state: ClusterState, settings: Settings, broker: str,
 
 
 # --- fill ---------------------------------------------------------------------------------------
+def in_grace(state: ClusterState, settings: Settings, recent: Mapping[str, float],
+             now: float) -> set[str]:
+    """The bundles unloaded within ``loadBalancerSheddingGracePeriodMinutes``: ``recent`` (bundle
+    → epoch seconds of its last unload, the journal's) before ``now``, and the snapshot's own
+    ``recentlyUnloaded`` before its capture — the bundles ``apply``'s validation refuses to move."""
+    grace_s = float(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60
+    if grace_s <= 0:
+        return set()
+    out = {b for b, when in recent.items() if now - when < grace_s}
+    out.update(b for b, ts in state.recently_unloaded.items()
+               if state.captured_at - ts < grace_s * 1000)
+    return out
+
+
 def fill_plan(state: ClusterState, settings: Settings, broker: str, opts: Options, *,
-              max_moves: int | None = None) -> Plan:
-    """The corrective plan that raises a restarted ``broker`` toward the mean (module docstring)."""
+              max_moves: int | None = None, recent: Mapping[str, float] | None = None,
+              now: float | None = None) -> Plan:
+    """The corrective plan that raises a restarted ``broker`` toward the mean (module docstring).
+    ``recent``: the journal's unloads (bundle → epoch seconds), judged at ``now`` (default the
+    snapshot's capture): those within the grace period stay."""
     _check(state, broker)
+    staying = in_grace(state, settings, recent or {},
+                       state.captured_at / 1000 if now is None else now)
     usage = usage_of(state, settings)
     finite = [u for u in usage.values() if math.isfinite(u)]
     if not finite or len(state.brokers) < 2:
@@ -175,7 +208,8 @@ def fill_plan(state: ClusterState, settings: Settings, broker: str, opts: Option
     for src in state.brokers:
         if src == broker or est[src] <= mean:
             continue
-        pools[src] = [(b, _share(state, src, b, usage[src])) for b in movable_bundles(state, src)]
+        pools[src] = [(b, _share(state, src, b, usage[src])) for b in movable_bundles(state, src)
+                      if b not in staying]
     actions: list[Action] = []
     overshoot_done = False
     while est[broker] < mean and (max_moves is None or len(actions) < max_moves):

@@ -63,7 +63,9 @@ class ApplyView:
 
     def to_text(self) -> str:
         r = self.report
-        counts = ", ".join(f"{n} {k}" for k, n in sorted(r.counts().items())) or "no action"
+        # a dry run's steps are all "dry-run": say what that means ("dry-run: 5 dry-run" did not)
+        counts = ", ".join(f"{n} {'would be sent' if k == 'dry-run' else k}"
+                           for k, n in sorted(r.counts().items())) or "no action"
         lines = [f"{r.result}: {counts}" + (f" — {r.why}" if r.why and r.result != "dry-run"
                                              else "")]
         if r.journal and r.result not in ("dry-run", "nothing"):

@@ -45,7 +45,8 @@ class DoctorView:
                            for s in Severity)
         head = (f"{name_safe(r.cluster)}: {r.brokers} broker(s), {r.load_manager} load manager, "
                 f"modelled as "
-                f"Pulsar {r.pulsar_version}; {r.rules_run} rules: {counts}")
+                f"Pulsar {r.pulsar_version}; {r.rules_run} rule{'' if r.rules_run == 1 else 's'}: "
+                f"{counts}")
         parts = [wrap_prose(head)]
         parts += [wrap_prose(f"note: {n}") for n in r.notes]
         if not r.findings:

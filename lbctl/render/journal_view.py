@@ -142,6 +142,9 @@ class Run:
         kind = next((e.kind for e in self.notes if e.kind), None)
         if kind:
             return kind
+        if any(e.state == "balancer-restored" for e in self.notes):
+            # drain --restore writes no apply-start: its verbs (delete, set) name no command
+            return "drain --restore"
         verbs = dict.fromkeys(a.verb_and_target[0] for a in self.actions)
         return ", ".join(verbs) or "notes"
 

@@ -444,8 +444,11 @@ class TestCluster(OperationsMixin):
 
     def namespace_topics(self, namespace: str) -> list[str]:
         """``NamespaceService.getListOfTopics(ALL)``: the loaded topics and the idle ones listed
-        in metadata, persistent first (each list in name order)."""
-        names = {t for t in [*self.topics, *self.idle_topics]
+        in metadata, persistent first (each list in name order). A living cluster's topics are
+        its life's (``Life.attach`` moves the scenario's topic stats there): without them a living
+        sandbox listed none, and ``split-bundle -bt LARGEST`` found no bundle."""
+        loaded = self.life.all_topics() if self.life is not None else self.topics
+        names = {t for t in [*loaded, *self.idle_topics]
                  if t.split("://", 1)[-1].startswith(namespace + "/")}
         return (sorted(t for t in names if t.startswith("persistent://"))
                 + sorted(t for t in names if t.startswith("non-persistent://")))

@@ -69,6 +69,7 @@ def test_killed_at_action_7_and_resumed_sends_8_to_20_once(cluster: TestCluster,
     out = json.loads(r.stdout)
     assert [a["outcome"] for a in out["actions"][:7]] == ["already-done"] * 7
     assert [a["outcome"] for a in out["actions"][7:]] == ["done"] * 13
+    assert "(7 of them already done, the journal says)" in r.stderr + r.stdout
     assert out["resumes"]
 
     sent = unloads_done(c)

@@ -162,3 +162,20 @@ def test_good_lines_around_bad_ones_are_all_shown_and_the_skips_bounded(runner,
     warnings = res.stderr.splitlines()
     assert len(warnings) == 6 and "15 more line(s) skipped" in warnings[-1]
     assert "\x1b" not in res.stderr
+
+
+def test_a_restore_run_is_named_drain_restore(runner, tmp_path: Path) -> None:
+    """`drain --restore` journals its requests and a balancer-restored line, no apply-start: its
+    run was headed by its first verb ("delete"), a kind no command has."""
+    p = tmp_path / "j.jsonl"
+    url = "http://localhost:8080/admin/v2/brokers/configuration/loadBalancerSheddingEnabled"
+    act = "delete the dynamic loadBalancerSheddingEnabled (back to broker.conf's value)"
+    lines = [{"time": "2026-11-28T05:51:51.790Z", "run": "a03", "state": s, "action": act,
+              "method": "DELETE", "url": url, "body": None, "status": st, "error": None}
+             for s, st in (("sending", None), ("done", 204))]
+    lines.append({"time": "2026-11-28T05:51:51.798Z", "run": "a03", "state": "balancer-restored",
+                  "cluster": "c", "previous": {"loadBalancerSheddingEnabled": None}})
+    p.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    res = runner.invoke(app, ["journal", "--journal", str(p)], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    assert "run a03 · drain --restore · 2026-11-28 05:51:51 UTC · balancer-restored" in res.stdout

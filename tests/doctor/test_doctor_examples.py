@@ -98,3 +98,22 @@ def test_avg_shedder_example_is_clean_of_avg_traps() -> None:
     states = read_snapshots([EXAMPLES / "avg-shedder.jsonl"])
     rules = {f.rule: f for f in diagnose(states, Options(pulsar_version="3.3.1")).findings}
     assert rules["avg-shedder-key"].severity == "error"
+
+
+def test_the_command_page_example_is_what_doctor_prints() -> None:
+    """docs/commands/doctor.md shows `doctor examples/rolling-restart.yaml --rule idle-broker`
+    verbatim at 100 columns: a newcomer's walkthrough found its fix from an older release
+    (recommend --assume-steady, where doctor now names rebalance-after) and "1 rules"."""
+    from typer.testing import CliRunner
+
+    from lbctl.cli.app import app
+    from tests.paths import ROOT
+
+    cmd = "lbctl doctor examples/rolling-restart.yaml --rule idle-broker"
+    page = (ROOT / "docs" / "commands" / "doctor.md").read_text()
+    start = page.index(f"$ {cmd}\n") + len(f"$ {cmd}\n")
+    shown = page[start:page.index("```", start)]
+    res = CliRunner().invoke(app, ["doctor", str(EXAMPLES / "rolling-restart.yaml"), "--rule",
+                                   "idle-broker"], env={"COLUMNS": "100"})
+    assert res.exit_code == 1
+    assert res.stdout == shown

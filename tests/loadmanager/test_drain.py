@@ -115,3 +115,53 @@ def test_fill_respects_max_topics() -> None:
     st = skewed_underload()
     plan = fill_plan(st, _settings(st, loadBalancerBrokerMaxTopics=4), "b3:8080", Options())
     assert len(plan.actions) == 1  # each bundle has 3 topics: a second would make 6 > 4
+
+
+def test_fill_leaves_bundles_in_the_grace_period() -> None:
+    """A bundle unloaded within loadBalancerSheddingGracePeriodMinutes (the journal's unloads, or
+    the snapshot's recentlyUnloaded) is one apply refuses to move: the fill plan must not list
+    it (after a drain, the drained bundles were all in it and the fill was applied in part)."""
+    from lbctl.records import replace
+
+    st = skewed_underload()
+    settings = _settings(st)
+    first = fill_plan(st, settings, "b3:8080", Options())
+    assert first.actions
+    now = st.captured_at / 1000
+    recent = {a.bundle: now - 60 for a in first.actions}  # unloaded a minute ago
+    held = fill_plan(st, settings, "b3:8080", Options(), recent=recent, now=now)
+    assert not {a.bundle for a in held.actions} & set(recent)
+    assert held.actions  # other bundles fill it instead
+    check_plan(held.to_dict())
+    old = dict.fromkeys(recent, now - 31 * 60)  # past the 30-minute grace period: movable again
+    assert fill_plan(st, settings, "b3:8080", Options(), recent=old, now=now).actions == first.actions
+    leader = replace(st, recently_unloaded={a.bundle: st.captured_at - 60_000
+                                             for a in first.actions})
+    by_leader = fill_plan(leader, settings, "b3:8080", Options())
+    assert not {a.bundle for a in by_leader.actions} & set(recent)
+
+
+@pytest.mark.parametrize("command", [["rebalance-after", "broker-6.pulsar.svc:8080"],
+                                     ["drain", "broker-1.pulsar.svc:8080"]])
+def test_a_preview_models_the_snapshots_release(command: list[str]) -> None:
+    """drain.md's offline previews: the settings are the release the snapshot's brokers report
+    (4.0.4 here), as recommend and propose model it; they were the newest release's defaults
+    ("Modelled as Pulsar 4.1.1 (newest)") for the same file."""
+    from typer.testing import CliRunner
+
+    from lbctl.cli.app import app
+
+    res = CliRunner().invoke(app, [*command, "--snapshot", str(EXAMPLES / "rolling-restart.yaml")],
+                             env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.stderr
+    assert "Modelled as Pulsar 4.0.4 (snapshot)" in res.stdout
+
+
+def test_an_unknown_broker_far_from_any_names_the_active_ones() -> None:
+    """`lbctl drain broker-3:8080` (drain.md) on the sandbox matches no name closely: the error
+    listed nothing to type instead."""
+    st = with_system_namespaces()
+    with pytest.raises(UsageError, match=r"its active brokers: b0:8080, b1:8080, b2:8080$"):
+        drain_plan(st, _settings(st), "broker-3.pulsar.svc:8443", Options())
+    with pytest.raises(UsageError, match=r"did you mean b1:8080\?"):
+        fill_plan(st, _settings(st), "b1:8081", Options())

@@ -228,6 +228,30 @@ def test_topic_stats_and_metrics_agree_with_the_reports(
     assert float(line.rsplit(" ", 1)[1]) == pytest.approx(cpu, rel=1e-6)
 
 
+def test_a_namespace_lists_its_living_topics(
+        quiet: tuple[TestCluster, Life, SteppedClock]) -> None:
+    """``namespaces/{ns}/topics`` lists the topics the living cluster carries (those of
+    /broker-stats/topics): it listed none once ``Life.attach`` took the scenario's topics, so
+    ``lbctl split-bundle public/default -bt LARGEST --dry-run`` (split-bundle.md) failed with
+    "Bundle range LARGEST not found" on the sandbox a reader starts."""
+    from typer.testing import CliRunner
+
+    from lbctl.cli.app import app
+
+    c, _, _ = quiet
+    listed = httpx.get(c.admin_url + "/admin/v2/namespaces/public/default/topics?mode=ALL",
+                       timeout=5).json()
+    carried = {t for bundles in [httpx.get(f"http://{b}/admin/v2/broker-stats/topics",
+                                           timeout=5).json() for b in c.brokers]
+               for rng, kinds in bundles.get("public/default", {}).items()
+               for t in kinds["persistent"]}
+    assert carried and carried <= set(listed)
+    res = CliRunner().invoke(app, ["--admin-url", c.admin_url, "split-bundle", "public/default",
+                                   "-bt", "LARGEST", "--dry-run"], env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.stderr
+    assert "dry run: nothing was sent" in res.stdout
+
+
 def test_the_extensible_leader_transfers_straight() -> None:
     """TransferShedder on the living extensible cluster: the first cycle (one interval after the
     start) transfers from the 85 % broker, and the bundle is owned by its destination at once —
