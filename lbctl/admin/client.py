@@ -476,12 +476,9 @@ class AdminClient:
         read whole with the head is taken as it is: :data:`lbctl.admin.transport.WHOLE_BODY`).
 
         The cap counts decoded bytes and bounds memory: a gzip or deflate body is inflated here,
-        a piece at a time, asking zlib for no more output than the cap leaves (as
-        :class:`~lbctl.admin.prometheus.PrometheusClient` does). httpx's own decoder inflates a
-        whole network read at once, so a 2 MiB gzip bomb read in one piece became 2 GiB in memory
-        before the cap was looked at."""
-        import zlib
-
+        a piece at a time (:func:`lbctl.admin.bodies.read_capped`, the Prometheus client's
+        reader too)."""
+        from lbctl.admin.bodies import read_capped
         from lbctl.admin.transport import WHOLE_BODY
 
         cap = self._cap()
@@ -490,44 +487,8 @@ class AdminClient:
             if len(whole) > cap:
                 raise self._too_big(c, url, cap)
             return bytes(whole)
-        if r.is_stream_consumed:  # an answer made in memory (a mock transport): already decoded
-            if len(r.content) > cap:
-                raise self._too_big(c, url, cap)
-            return bytes(r.content)
-        coding = r.headers.get("content-encoding", "").strip().lower()
-        inflate: Any = None
-        if coding in ("gzip", "x-gzip"):
-            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        elif coding == "deflate":
-            inflate = zlib.decompressobj()
-        elif coding not in ("", "identity"):
-            raise HttpError(self.redact(f"{c.method} {url_without_userinfo(url)}: unsupported "
-                                        f"content-encoding {coding[:40]!r}"))
-        declared = r.headers.get("content-length", "")
-        if inflate is None and declared.isascii() and declared.isdigit() and int(declared) > cap:
-            raise self._too_big(c, url, cap)
-        buf = bytearray()
-        try:
-            async for chunk in r.aiter_raw():
-                if inflate is None:
-                    buf += chunk
-                else:
-                    buf += inflate.decompress(chunk, cap + 1 - len(buf))
-                    if inflate.unconsumed_tail:
-                        raise self._too_big(c, url, cap)
-                if len(buf) > cap:
-                    raise self._too_big(c, url, cap)
-            if inflate is not None:
-                buf += inflate.flush()
-                if not inflate.eof:
-                    raise HttpError(self.redact(f"{c.method} {url_without_userinfo(url)}: the "
-                                                "compressed response is truncated"))
-        except zlib.error:
-            raise HttpError(self.redact(f"{c.method} {url_without_userinfo(url)}: the compressed "
-                                        "response is corrupt")) from None
-        if len(buf) > cap:
-            raise self._too_big(c, url, cap)
-        return bytes(buf)
+        return await read_capped(r, cap, "response", lambda words: HttpError(
+            self.redact(f"{c.method} {url_without_userinfo(url)}: {words}")))
 
     def _plain_get(self, http: Any, method: str, url: str, headers: dict[str, str]
                    ) -> tuple[tuple[str, str, int], bytes, float | None, float | None] | None:

@@ -807,48 +807,10 @@ class PrometheusClient:
         """The body, inflated here (gzip or deflate) and refused as soon as its decoded size
         passes the cap: the compressed stream is fed to zlib a piece at a time, asking for no
         more output than the cap leaves."""
-        import zlib
+        from lbctl.admin.bodies import read_capped
 
-        from lbctl.safe.files import human_size
-
-        cap = self._cap()
-        too_big = HttpError(self.redact(f"{where}: the answer is larger than {human_size(cap)} "
-                                        "(raise --max-response-size)"))
-        if r.is_stream_consumed:  # an answer made in memory (a mock transport): already decoded
-            if len(r.content) > cap:
-                raise too_big
-            return bytes(r.content)
-        coding = r.headers.get("content-encoding", "").strip().lower()
-        inflate: Any = None
-        if coding in ("gzip", "x-gzip"):
-            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        elif coding == "deflate":
-            inflate = zlib.decompressobj()
-        elif coding not in ("", "identity"):
-            raise HttpError(self.redact(f"{where}: unsupported content-encoding {coding[:40]!r}"))
-        declared = r.headers.get("content-length", "")
-        if inflate is None and declared.isascii() and declared.isdigit() and int(declared) > cap:
-            raise too_big
-        out = bytearray()
-        try:
-            async for piece in r.aiter_raw():
-                if inflate is None:
-                    out += piece
-                else:
-                    out += inflate.decompress(piece, cap + 1 - len(out))
-                    if inflate.unconsumed_tail:
-                        raise too_big
-                if len(out) > cap:
-                    raise too_big
-            if inflate is not None:
-                out += inflate.flush()
-                if not inflate.eof:
-                    raise HttpError(self.redact(f"{where}: the compressed answer is truncated"))
-        except zlib.error:
-            raise HttpError(self.redact(f"{where}: the compressed answer is corrupt")) from None
-        if len(out) > cap:
-            raise too_big
-        return bytes(out)
+        return await read_capped(r, self._cap(), "answer",
+                                 lambda words: HttpError(self.redact(f"{where}: {words}")))
 
     def _status_error(self, where: str, status: int, headers: Any, body: bytes) -> AdminError:
         from http import HTTPStatus
