@@ -24,12 +24,11 @@ from typing import Any
 
 from msgspec import Struct
 
+from lbctl.safe.text import PAINT, RESET
+
 MIN_WIDTH = 40  # narrower terminals are treated as this wide (tables would be unreadable anyway)
 DEFAULT_WIDTH = 80
 
-_CODES = {"success": "\x1b[32m", "skip": "\x1b[2m", "failure": "\x1b[31;1m", "warn": "\x1b[33m",
-          "bold": "\x1b[1m", "dim": "\x1b[2m"}
-_RESET = "\x1b[0m"
 _DECISION = re.compile(r"\b(Success|Skip|Failure)/[A-Za-z]+")
 
 
@@ -84,7 +83,7 @@ def paint(text: str, style: str | None) -> str:
     """``text`` in ``style`` (a key of the colour table) when the display has colour."""
     if not style or not text or not current().color:
         return text
-    return _CODES[style] + text + _RESET
+    return PAINT[style] + text + RESET
 
 
 def decision_style(decision: str) -> str | None:

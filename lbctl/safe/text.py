@@ -12,6 +12,7 @@ remember to.
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 
 #: C0 controls but newline and tab, DEL, C1 controls; and the Unicode bidirectional overrides and
 #: isolates, which reorder what a reader sees (``Trojan Source``)
@@ -34,11 +35,17 @@ def _escape(m: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
-#: Select Graphic Rendition (colour, bold): the only escape sequences output may keep — exactly the
-#: ones lbctl paints with (:mod:`lbctl.render.display`), so that a name from a snapshot carrying a
-#: colour or a 256-colour/blink sequence of its own is still shown escaped; they cannot move the
-#: cursor, clear the screen or set the window title
-_SGR = re.compile(r"\x1b\[(?:0|1|2|32|33|31;1)m")
+#: the Select Graphic Rendition sequences lbctl paints with, by style (:func:`lbctl.render.display.
+#: paint`), and the reset that ends each: declared here, once, because they are the only escape
+#: sequences output may keep
+PAINT = MappingProxyType({"success": "\x1b[32m", "skip": "\x1b[2m", "failure": "\x1b[31;1m",
+                          "warn": "\x1b[33m", "bold": "\x1b[1m", "dim": "\x1b[2m"})
+RESET = "\x1b[0m"
+
+#: exactly lbctl's own sequences, so that a name from a snapshot carrying a colour or a
+#: 256-colour/blink sequence of its own is still shown escaped; they cannot move the cursor,
+#: clear the screen or set the window title
+_SGR = re.compile("|".join(re.escape(c) for c in sorted({*PAINT.values(), RESET})))
 
 
 def terminal_safe(text: str, *, keep_newlines: bool = True, keep_colors: bool = False) -> str:
