@@ -10,10 +10,11 @@ def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     tests/render/test_fit.py), with COLUMNS set explicitly."""
     monkeypatch.setenv("COLUMNS", "200")
     monkeypatch.delenv("NO_COLOR", raising=False)
-    # no named connection context or PULSAR_HOME of the machine leaks into a test
+    # no named connection context, PULSAR_HOME or client.conf of the machine leaks into a test
     monkeypatch.setenv("LBCTL_CONTEXTS", "/nonexistent/lbctl-tests/contexts.json")
     monkeypatch.delenv("LBCTL_CONTEXT", raising=False)
     monkeypatch.delenv("PULSAR_HOME", raising=False)
+    monkeypatch.delenv("PULSAR_CLIENT_CONF", raising=False)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -20,9 +20,7 @@ DRAIN = [*DOWN, "drain", "b1:8080", "--dry-run"]
 
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.delenv("PULSAR_CLIENT_CONF", raising=False)
-    monkeypatch.delenv("PULSAR_HOME", raising=False)
-    monkeypatch.delenv("LBCTL_CONTEXT", raising=False)
+    # the machine's context, PULSAR_HOME and client.conf are kept out by tests/conftest.py
     monkeypatch.setenv("LBCTL_JOURNAL", str(tmp_path / "state" / "journal.jsonl"))
 
 

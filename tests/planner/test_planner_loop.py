@@ -310,6 +310,18 @@ def test_cooled_down_bundles_stay_unless_their_move_is_what_meets_the_cap() -> N
     assert not {o.selection.bundle for o in cycle.unloads} & set(recent)
 
 
+def _two_big_bundles() -> tuple[ClusterState, str, str]:
+    """Four brokers below the cap: a (~81 %) holds a 14-point bundle, b (~51 %) a 20-point one,
+    c and d small pieces; the two big bundles' names."""
+    a14, b20 = bundle_names("tenant/big", 2)
+    rest = bundle_names("tenant/ns", 48)
+    docs = {"broker-a:8080": broker({a14: stats(1427.0), **{x: stats(PIECE) for x in rest[:16]}}),
+            "broker-b:8080": broker({b20: stats(2038.0), **{x: stats(PIECE) for x in rest[16:23]}}),
+            "broker-c:8080": broker({x: stats(PIECE) for x in rest[23:35]}),
+            "broker-d:8080": broker({x: stats(PIECE) for x in rest[35:]})}
+    return snapshot(docs), a14, b20
+
+
 def test_a_plan_predicted_to_widen_the_range_is_not_carried_out_whatever_it_gains_on_the_max(
 ) -> None:
     # a at ~81 % sheds its 14-point bundle to d (55 -> 69 %), b its 20-point bundle to c
@@ -317,13 +329,7 @@ def test_a_plan_predicted_to_widen_the_range_is_not_carried_out_whatever_it_gain
     # widens from 30 to 40 points: worse than doing nothing on one goal, it is not carried out
     # (issue 29: no cycle that worsens max or spread; Cruise Control: an action must not
     # violate a goal already met)
-    a14, b20 = bundle_names("tenant/big", 2)
-    rest = bundle_names("tenant/ns", 48)
-    docs = {"broker-a:8080": broker({a14: stats(1427.0), **{x: stats(PIECE) for x in rest[:16]}}),
-            "broker-b:8080": broker({b20: stats(2038.0), **{x: stats(PIECE) for x in rest[16:23]}}),
-            "broker-c:8080": broker({x: stats(PIECE) for x in rest[23:35]}),
-            "broker-d:8080": broker({x: stats(PIECE) for x in rest[35:]})}
-    state = snapshot(docs)
+    state, a14, b20 = _two_big_bundles()
     p = propose(state, resolve(state.config), GREEDY)
     view = p.view
     at = view.index()
@@ -348,13 +354,7 @@ def test_a_plan_that_worsens_the_cluster_on_reports_carried_along_the_trend_is_n
     # carries it up: on those figures the plan makes the destination the new max, so it is not
     # carried out (issue 29: no worsening cycle; a stale destination filled to the max as read
     # overshot it in truth, plans_on_hardware.py n=30 seed 21 cycle 14)
-    a14, b20 = bundle_names("tenant/big", 2)
-    rest = bundle_names("tenant/ns", 48)
-    docs = {"broker-a:8080": broker({a14: stats(1427.0), **{x: stats(PIECE) for x in rest[:16]}}),
-            "broker-b:8080": broker({b20: stats(2038.0), **{x: stats(PIECE) for x in rest[16:23]}}),
-            "broker-c:8080": broker({x: stats(PIECE) for x in rest[23:35]}),
-            "broker-d:8080": broker({x: stats(PIECE) for x in rest[35:]})}
-    state = snapshot(docs)
+    state, _, _ = _two_big_bundles()
     p = propose(state, resolve(state.config), GREEDY)
     assert p.moves and max(p.usages_before()) < 0.85
     assert _noise(p, 0.85) is None and _noise(p, 0.85, {}) is None

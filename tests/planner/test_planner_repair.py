@@ -83,6 +83,18 @@ def _hot_broker() -> tuple[LoadView, Rules, Costs]:
     return _built(state)
 
 
+def _shed_heaviest_first(view: LoadView, rules: Rules, costs: Costs) -> Assignment:
+    """broker-0's heaviest bundles, each to the least loaded broker, until broker-0 is no longer
+    the most loaded."""
+    planned = Assignment(view, rules, costs)
+    for i in sorted((i for i, o in enumerate(view.owner) if o == 0),
+                    key=lambda i: (-view.throughput[i], i)):
+        if planned.u[0] <= min(planned.u[1:]):
+            break
+        planned.move(i, min(range(1, 4), key=lambda j: (planned.u[j], j)))
+    return planned
+
+
 def test_the_robust_repair_never_makes_the_predicted_plan_miss_what_it_met() -> None:
     # issue 29 (seed 21, n = 12 of benchmarks/plans_on_hardware.py): a broker shedding a
     # hundred points on a slope known to 13 % is predicted anywhere in a 26-point interval, so
@@ -96,12 +108,7 @@ def test_the_robust_repair_never_makes_the_predicted_plan_miss_what_it_met() -> 
     assert start[0] > 1.4 and max(start[1:]) < 0.15
     # the plan: broker-0's heaviest bundles, each to the least loaded broker, until broker-0
     # is no longer the most loaded (in band as predicted; its ends 26 points apart)
-    planned = Assignment(view, rules, costs)
-    for i in sorted((i for i, o in enumerate(view.owner) if o == 0),
-                    key=lambda i: (-view.throughput[i], i)):
-        if planned.u[0] <= min(planned.u[1:]):
-            break
-        planned.move(i, min(range(1, 4), key=lambda j: (planned.u[j], j)))
+    planned = _shed_heaviest_first(view, rules, costs)
     targets = Targets(1.0, 0.08)
     assert planned.violation(targets).ok and planned.u[0] < max(planned.u)
     unc = [0.5, 0.0, 0.0, 0.0]
@@ -122,12 +129,7 @@ def test_a_broker_shedding_most_of_its_load_is_uncertain_by_what_it_keeps() -> N
     # only shed missed by 0.55-0.73 of their slope error times their change). The plan is in
     # band at its ends and the robust repair leaves it; before, it took bundles back.
     view, rules, costs = _hot_broker()
-    planned = Assignment(view, rules, costs)
-    for i in sorted((i for i, o in enumerate(view.owner) if o == 0),
-                    key=lambda i: (-view.throughput[i], i)):
-        if planned.u[0] <= min(planned.u[1:]):
-            break
-        planned.move(i, min(range(1, 4), key=lambda j: (planned.u[j], j)))
+    planned = _shed_heaviest_first(view, rules, costs)
     unc = [0.13, 0.13, 0.13, 0.13]
     ends = _Ends(planned, unc)
     empty = [0.0, 0.0, 0.0]
