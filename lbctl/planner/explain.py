@@ -186,7 +186,9 @@ class ProposalExplanation:
 def model_quality(p: Proposal) -> dict[str, Any]:
     """How far the load model behind the plan can be trusted: what it was fitted on, the margin
     the band was planned inside the target by, and per broker its reports, whether its fit was
-    learnt from its own history, its out-of-sample error (points) and its slope's relative error."""
+    learnt from its own history, its out-of-sample error (points), its slope's relative error, and
+    whether its CPU cost was borrowed from its host class (one report could not tell its slope from
+    its idle usage: docs/propose.md says such a broker is marked, so the mark is in the output)."""
     m = p.view.model
     thin = set(m.thin())
     return {
@@ -194,7 +196,8 @@ def model_quality(p: Proposal) -> dict[str, Any]:
         "margin": round(m.margin(planned_level(p.view, p.usages_before(), p.targets)), 6),
         "brokers": {b: {"reports": q.points, "learnt": q.learnt,
                         "outOfSampleError": None if q.error is None else round(q.error, 3),
-                        "slopeError": round(q.slope_error, 4), "thin": b in thin}
+                        "slopeError": round(q.slope_error, 4), "thin": b in thin,
+                        "borrowed": q.borrowed}
                     for b in p.view.brokers if (q := m.quality.get(b)) is not None},
     }
 

@@ -104,6 +104,18 @@ def test_the_explanation_names_solver_goals_and_alternatives() -> None:
     assert e["constraints"]["notModelled"]
 
 
+def test_the_explanation_marks_brokers_whose_cpu_cost_was_borrowed() -> None:
+    """docs/propose.md: a nearly idle broker whose one report cannot tell its slope from its idle
+    usage takes its host class's CPU cost and is marked ``borrowed``; the plan's JSON carries the
+    mark beside ``thin`` (random cluster 0: broker-1 carries next to nothing)."""
+    state = random_cluster(0, 6, 8)
+    p = propose(state, resolve(state.config), ProposeOptions(solver="greedy"))
+    brokers = explain(p).to_dict()["model"]["brokers"]
+    marked = {b for b, q in brokers.items() if q["borrowed"]}
+    assert marked == {b for b, q in p.view.model.quality.items() if q.borrowed}
+    assert marked == {"broker-1.pulsar.svc:8080"}
+
+
 def test_caps_limit_the_plan() -> None:
     one = _example("rolling-restart.yaml", solver="greedy", max_moves=1)
     assert len(one.moves) == 1
