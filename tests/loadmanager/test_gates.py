@@ -71,3 +71,42 @@ def test_a_single_broker_splits_only_before_3_0_1(version: str | None, splits: b
     done = [s for s in r.splits if s.skipped is None]
     assert [s.candidate.bundle for s in done] == ([HOT] if splits else [])
     assert not any(s.unload for s in done)
+
+
+# --- the extensible schedulers ---------------------------------------------------------------------
+def _extensible_cycle(**conf: str):  # type: ignore[no-untyped-def]
+    """examples/extensible/skewed.json with its hot bundle over the split limit on the first cycle
+    (hit-count threshold 0, bandwidth limit 45 MB/s)."""
+    from pathlib import Path
+
+    from lbctl.config import resolve
+    from lbctl.loadmanager.extensible import ExtensibleLoadManager
+    from lbctl.sources.snapshot import read_snapshots
+
+    st = read_snapshots([Path(__file__).resolve().parents[2] / "examples" / "extensible"
+                         / "skewed.json"])[0]
+    settings = resolve(st.config, {}, {
+        "loadBalancerNamespaceBundleSplitConditionHitCountThreshold": "0",
+        "loadBalancerNamespaceBundleMaxBandwidthMbytes": "45", **conf})
+    return ExtensibleLoadManager(seed=0).run_cycle(st, settings)
+
+
+def _extensible_splits(r) -> list[str]:  # type: ignore[no-untyped-def]
+    return [d.bundle for res in r.splits for d in res.decisions if d.label == "Success"]
+
+
+def test_extensible_schedulers_disable_load_balancer() -> None:
+    """``UnloadSchedulerTest#testDisableLoadBalancer`` (04fc474f2bfa) and
+    ``SplitSchedulerTest#testDisableLoadBalancer`` (02c927448609): ``UnloadScheduler`` runs only
+    with ``loadBalancerEnabled`` and ``loadBalancerSheddingEnabled``, ``SplitScheduler`` only with
+    ``loadBalancerEnabled`` and ``loadBalancerAutoBundleSplitEnabled`` — neither asks its
+    strategy otherwise."""
+    on = _extensible_cycle()
+    assert on.actions and _extensible_splits(on)
+    off = _extensible_cycle(loadBalancerEnabled="false")
+    assert off.actions == () and _extensible_splits(off) == []
+    no_shedding = _extensible_cycle(loadBalancerSheddingEnabled="false")
+    assert no_shedding.actions == () and _extensible_splits(no_shedding) == _extensible_splits(on)
+    no_split = _extensible_cycle(loadBalancerAutoBundleSplitEnabled="false")
+    assert _extensible_splits(no_split) == []
+    assert [a.decision.unload for a in no_split.actions] == [a.decision.unload for a in on.actions]

@@ -1,5 +1,7 @@
 """Pulsar's extensible ``LeastResourceUsageWithWeightTest`` and the broker filter tests
-(``BrokerMaxTopicCountFilterTest``, ``BrokerVersionFilterTest``, ``BrokerIsolationPoliciesFilterTest``)."""
+(``BrokerMaxTopicCountFilterTest`` and its earlier name ``LargeTopicCountFilterTest``,
+``BrokerVersionFilterTest``, ``BrokerIsolationPoliciesFilterTest``,
+``BrokerLoadManagerClassFilterTest``)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from lbctl.strategies.placement.broker_filters import (
     FilterError,
     IsolationPoliciesFilter,
     IsolationPolicy,
+    LoadManagerClassFilter,
     MaxTopicCountFilter,
     Policies,
     VersionFilter,
@@ -104,6 +107,9 @@ def lookups(*names, version="3.0.0"):
 
 
 def test_max_topic_count_filter():
+    """``BrokerMaxTopicCountFilterTest#test`` (and ``LargeTopicCountFilterTest#test``, the same
+    scenario under the filter's earlier name): a broker at the limit is out, one without load data
+    stays."""
     conf = Settings.defaults()
     limit = int(conf["loadBalancerBrokerMaxTopics"])
     store = {"broker1": replace(BrokerLoadData(), topics=limit), "broker2": BrokerLoadData(),
@@ -111,6 +117,25 @@ def test_max_topic_count_filter():
     out = MaxTopicCountFilter()(lookups("broker1", "broker2", "broker3", "broker4"), "t/n/x",
                                 FilterContext(conf, store))
     assert set(out) == {"broker2", "broker4"}
+
+
+def test_load_manager_class_filter():
+    """``extensions.filter.BrokerLoadManagerClassFilterTest#test`` (2cd18d860af5): the brokers on
+    the leader's ``loadManagerClassName`` stay, a broker reporting no class never does."""
+    ext = "org.apache.pulsar.broker.loadbalance.extensions.ExtensibleLoadManagerImpl"
+    mod = "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl"
+    brokers = {"broker1": BrokerLookup("3.0.0", loadManagerClassName=ext),
+               "broker2": BrokerLookup("3.0.0", loadManagerClassName=ext),
+               "broker3": BrokerLookup("3.0.0", loadManagerClassName=mod),
+               "broker4": BrokerLookup("3.0.0", loadManagerClassName=mod),
+               "broker5": BrokerLookup("3.0.0", loadManagerClassName=None)}
+
+    def kept(leader):
+        ctx = FilterContext(Settings.defaults(), {}, leader_class=leader)
+        return LoadManagerClassFilter()(dict(brokers), "t/n/x", ctx)
+
+    assert kept(ext) == {"broker1": brokers["broker1"], "broker2": brokers["broker2"]}
+    assert kept(mod) == {"broker3": brokers["broker3"], "broker4": brokers["broker4"]}
 
 
 VERSION_CONF = Settings.defaults().with_values(preferLaterVersions=True)

@@ -263,6 +263,38 @@ def test_zero_bundle_throughput():
     assert (r.avg, r.std) == (SETUP_AVG, SETUP_STD)
 
 
+@pytest.mark.parametrize(("version", "skips"), [("3.3.2", False), ("4.0.0", False),
+                                               ("3.3.3", True), ("4.0.1", True)])
+def test_zero_bundle_throughput_by_release(version, skips):
+    """``testZeroBundleThroughput`` came with PR #23626 (3.3.3, 4.0.1). Before it
+    (``TransferShedder`` at 028ed6295a34) a top bundle without throughput was still decided, but
+    marked no traffic: ``stats.offload`` never ran, so the min broker stayed broker1 and no broker
+    counted towards ``loadBalancerMaxNumberOfBrokerSheddingPerCycle`` — every other broker sent
+    one bundle (which of its two equal ones: ``Map.of`` order, not pinned here) to broker1."""
+    from lbctl.model.load import NamespaceBundleStats
+    from lbctl.records import replace
+    ctx = setup_context(release_settings(version))
+    ctx.tops = {b: tuple(replace(t, stats=NamespaceBundleStats()) for t in tops)
+                for b, tops in ctx.tops.items()}
+    r = run(ctx)
+    if skips:
+        assert r.decisions == () and r.skip == (Label.SKIP, Reason.NO_BUNDLES)
+    else:
+        assert {(s, d, rs) for s, _, d, _, rs in unloads_key(r.decisions)} == {
+            (b, "broker1:8080", "Overloaded") for b in B[1:]}
+    assert (r.avg, r.std) == (SETUP_AVG, SETUP_STD)
+
+
+def release_settings(version):
+    """``getContext()``'s configuration on another release's profile (its defaults beneath)."""
+    from lbctl.config import Settings
+    from lbctl.versions import resolve
+
+    return Settings.defaults(resolve(version)).with_values(
+        loadBalancerDebugModeEnabled=True, loadBalancerSheddingBundlesWithPoliciesEnabled=False,
+        loadBalancerSheddingConditionHitCountThreshold=0)
+
+
 def test_target_std_after_transfer():
     ctx = setup_context()
     ctx.push_load("broker4:8080", 55)
@@ -358,6 +390,25 @@ def test_min_broker_with_low_traffic():
                                         dec("broker4:8080", D1, "broker2:8080", "Underloaded")}
     assert r.avg == 0.26400000000000007
     assert r.std == 0.27644891028904417
+
+
+@pytest.mark.parametrize(("ema", "underloaded"), [(10, False), (0, True), (0.5, True)])
+def test_min_broker_with_low_traffic_before_22321(ema, underloaded):
+    """``testMinBrokerWithLowTraffic``'s brokers on a release before PR #22321 (3.1.3): the
+    underloaded test was ``weightedMaxEMA < avg·m`` or a throughput EMA under 1 B/s, not a fraction
+    of the max broker's. broker2 (load 4 %, above avg·m = 0.264 × 0.125) with a throughput EMA of
+    10 is not underloaded, so only broker5's overload moves a bundle; with an EMA under 1 B/s (the
+    test's earlier form, ``testMinBrokerWithZeroTraffic``) broker4's bundle goes to broker2."""
+    ctx = setup_context(release_settings("3.1.3"))
+    ctx.push_load("broker2:8080", 4, msgThroughputEMA=ema)
+    ctx.push_load("broker4:8080", 55)
+    ctx.push_load("broker5:8080", 65)
+    r = run(ctx)
+    expected = {dec("broker5:8080", E1, "broker1:8080")}
+    if underloaded:
+        expected.add(dec("broker4:8080", D1, "broker2:8080", "Underloaded"))
+    assert unloads_key(r.decisions) == expected
+    assert r.avg == 0.26400000000000007
 
 
 def test_min_broker_with_lower_load_than_avg():
