@@ -23,7 +23,7 @@ from msgspec import Struct
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats
 from lbctl.records import replace
-from lbctl.truth.hosts import Host, HostUsage, Traffic, total
+from lbctl.truth.hosts import KBIT_PER_BYTE, Host, HostUsage, Traffic, total
 
 #: the idle share of a host's cores inferred from a snapshot: one report cannot tell idle usage
 #: from the cost of traffic, so an inferred host's CPU is all traffic (a proportional cluster stays
@@ -56,7 +56,46 @@ def inferred_hosts(state: ClusterState, idle: float = INFERRED_IDLE) -> dict[str
     factors = sorted(f for rep in state.brokers.values()
                      if (f := _factor(rep, idle)) is not None)
     median = factors[len(factors) // 2] if factors else 1.0
-    return {b: inferred_host(rep, median, idle) for b, rep in state.brokers.items()}
+    nics = _nics(state)
+    return {b: inferred_host(rep, median, idle, nics.get(b)) for b, rep in state.brokers.items()}
+
+
+def _implied_nic(rep: LocalBrokerData) -> tuple[float | None, bool]:
+    """The NIC speed (Kbit/s) a report implies, and whether its bandwidth limits are refuted.
+
+    A limit below the kilobits the broker's bundles carried through it is no NIC speed: a history
+    rebuilt from Prometheus has only the percentages (``pulsar_lb_bandwidth_in_usage``) and writes
+    them over a limit of 100 (docs/prometheus.md, *What is lost*). The NIC is then the one at
+    which the reported percentage of that traffic holds (the larger of in and out); ``None`` when
+    no direction reports a percentage to scale by."""
+    t = traffic_of(rep.lastStats.values())
+    implied: list[float] = []
+    refuted = False
+    for r, carried in ((rep.bandwidthIn, t.throughput_in), (rep.bandwidthOut, t.throughput_out)):
+        kbit = carried * KBIT_PER_BYTE
+        if 0 < r.limit < kbit:
+            refuted = True
+            if r.usage > 0:
+                implied.append(kbit * r.limit / r.usage)
+    return (max(implied) if implied else None), refuted
+
+
+def _nics(state: ClusterState) -> dict[str, float]:
+    """NIC speeds for the brokers whose reported bandwidth limits are not NIC speeds
+    (:func:`_implied_nic`). Once one broker's limit is refuted, every broker reporting that same
+    limit value shares its fate (one placeholder for all: a broker carrying a few kilobits does
+    not refute it on its own); a broker with nothing to scale by takes the median implied NIC."""
+    seen = {b: _implied_nic(rep) for b, rep in state.brokers.items()}
+    placeholders = {lim for b, (_, refuted) in seen.items() if refuted
+                    for lim in (state.brokers[b].bandwidthIn.limit,
+                                state.brokers[b].bandwidthOut.limit)}
+    if not placeholders:
+        return {}
+    known = sorted(nic for nic, _ in seen.values() if nic is not None)
+    median = known[len(known) // 2] if known else Host().nic_gbps * 1e6
+    return {b: median if nic is None else nic for b, (nic, refuted) in seen.items()
+            if refuted or {state.brokers[b].bandwidthIn.limit,
+                           state.brokers[b].bandwidthOut.limit} & placeholders}
 
 
 def _busy(rep: LocalBrokerData) -> float:
@@ -88,12 +127,17 @@ def _factor(rep: LocalBrokerData, idle: float = INFERRED_IDLE) -> float | None:
 
 
 def inferred_host(rep: LocalBrokerData, fallback: float = 1.0,
-                  idle: float = INFERRED_IDLE) -> Host:
+                  idle: float = INFERRED_IDLE, nic: float | None = None) -> Host:
     """The host a broker's report implies (module docstring); ``fallback`` is the cost factor of
-    a broker carrying no traffic (which then idles at its reported CPU)."""
+    a broker carrying no traffic (which then idles at its reported CPU); ``nic`` (Kbit/s) replaces
+    reported bandwidth limits that are not NIC speeds (:func:`_nics`; on its own report alone,
+    :func:`_implied_nic`)."""
     base = Host()
     cores = _cores(rep)
-    nic_kbit = max(rep.bandwidthIn.limit, rep.bandwidthOut.limit)
+    implied, refuted = _implied_nic(rep)
+    nic_kbit = nic if nic is not None else (
+        (implied if implied is not None else base.nic_gbps * 1e6) if refuted
+        else max(rep.bandwidthIn.limit, rep.bandwidthOut.limit))
     nic = nic_kbit / 1e6 if nic_kbit > 0 else base.nic_gbps
     heap = rep.memory.limit if rep.memory.limit > 0 else base.heap_mb
     direct = rep.directMemory.limit if rep.directMemory.limit > 0 else base.direct_mb

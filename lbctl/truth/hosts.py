@@ -26,7 +26,7 @@ from msgspec import Struct
 from lbctl.model.load import ResourceUsage
 from lbctl.model.wire.snapshot import NamespaceBundleStats
 
-_KBIT_PER_BYTE = 8 / 1000
+KBIT_PER_BYTE = 8 / 1000
 
 
 class Traffic(Struct, frozen=True, gc=False):
@@ -108,8 +108,8 @@ class Host(Struct, frozen=True, gc=False):
             memory=ResourceUsage(jitter(self.heap_base_mb + self.heap_mb_per_topic * traffic.topics),
                                  self.heap_mb),
             direct_memory=ResourceUsage(jitter(64.0 + self.direct_mb_per_mbps * mbps), self.direct_mb),
-            bandwidth_in=ResourceUsage(jitter(traffic.throughput_in * _KBIT_PER_BYTE), nic_kbit),
-            bandwidth_out=ResourceUsage(jitter(traffic.throughput_out * _KBIT_PER_BYTE), nic_kbit),
+            bandwidth_in=ResourceUsage(jitter(traffic.throughput_in * KBIT_PER_BYTE), nic_kbit),
+            bandwidth_out=ResourceUsage(jitter(traffic.throughput_out * KBIT_PER_BYTE), nic_kbit),
         )
 
 

@@ -27,6 +27,7 @@ from lbctl.sources.snapshot import read_snapshots
 from lbctl.truth.hosts import Host, mixed_fleet
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+DATA = Path(__file__).resolve().parents[1] / "data"
 T0 = 1_777_629_600_000
 
 
@@ -39,6 +40,25 @@ def test_inferred_hosts_reproduce_the_snapshots_cpu(name: str) -> None:
         got = host.usage(traffic_of(rep.lastStats.values())).cpu.percent
         assert got == pytest.approx(rep.cpu.percent, abs=1e-6)
     assert inferred_hosts(state) == inferred_hosts(state)  # no noise, no randomness
+
+
+def test_bandwidth_limits_that_are_percentages_give_way_to_the_nic_their_traffic_implies() -> None:
+    """A history rebuilt from Prometheus (tests/data: three steps of the sandbox's hot-broker
+    scenario, ``snapshot from-prometheus``) has bandwidth percentages written over a limit of 100,
+    less than one bundle's kilobits: taken as a NIC of 100 Kbit/s, ``simulate`` put brokers at
+    millions of percent. The inferred NIC is the one at which the reported percentage of the
+    carried traffic holds."""
+    state = read_snapshots([DATA / "prometheus-rebuilt-sandbox.jsonl"])[0]
+    for b, host in inferred_hosts(state).items():
+        rep = state.brokers[b]
+        assert rep.bandwidthIn.limit == 100.0  # the placeholder
+        u = host.usage(traffic_of(rep.lastStats.values()))
+        got = (u.bandwidth_in.percent, u.bandwidth_out.percent)
+        want = (rep.bandwidthIn.percent, rep.bandwidthOut.percent)
+        assert max(got) <= 100 and any(g == pytest.approx(w, rel=1e-6) for g, w in zip(got, want, strict=True))
+    run = simulate(read_snapshots([DATA / "prometheus-rebuilt-sandbox.jsonl"]), Options(),
+                   SimulationOptions(cycles=5))
+    assert max(u for c in run.cycles for u in c.loads.values()) < 1.0
 
 
 def _skewed(hosts: dict[str, Host], seed: int) -> dict[str, dict[str, NamespaceBundleStats]]:
