@@ -8,7 +8,7 @@ import typer
 
 from lbctl.cli.common import TABLE, LoadManagerChoice, Shown
 from lbctl.cli.groups import Fields, grouped
-from lbctl.cli.state import FilesOrLive
+from lbctl.cli.state import StateInput
 
 MaxUsage = Annotated[float | None, typer.Option(
     "--max-usage", metavar="PERCENT", show_default=False,
@@ -46,7 +46,7 @@ NoSplits = Annotated[bool, typer.Option(
 def propose(
     ctx: typer.Context,
     *,
-    given: FilesOrLive,
+    given: StateInput,
     max_usage: MaxUsage = None,
     target_range: TargetRange = None,
     target_std: TargetStd = None,
@@ -67,8 +67,8 @@ def propose(
     topics and connections disturbed, number of moves). Broker load is predicted per resource
     with the model simulate uses. The plan (plan@1, unloads with a destinationBroker) says which
     solver ran, its optimality gap, each goal before/after and a balancedness score (0-100).
-    With a sequence the last snapshot is planned and the load model is learnt from all of them.
-    See docs/propose.md.
+    With a sequence (or a --prometheus-url range) the last snapshot is planned and the load model
+    is learnt from all of them. See docs/propose.md.
 
     \b
     Examples:
@@ -76,6 +76,7 @@ def propose(
       lbctl propose examples/rolling-restart.yaml --target-range 5 --explain
       lbctl propose snap.json --max-moves 10 --max-throughput 500 \\
           -o json > plan.json
+      lbctl propose --prometheus-url http://prometheus:9090 --since 6h --step 5m
     """
     from lbctl.cli.state import choose
     from lbctl.loadmanager.select import resolve_settings

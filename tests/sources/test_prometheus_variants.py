@@ -363,9 +363,25 @@ def test_simulate_and_compare_from_prometheus(prom: str) -> None:
     assert sorted(b["broker"] for b in sim["cycles"][0]["brokers"]) == sorted(BROKERS)
     assert sim["cluster"] == "gappy" and sim["traceSnapshots"] == 19  # 20 steps, one empty
     assert "warning: " in res.stderr  # the gaps of that range are said
+    # the rebuilt bandwidth limits are percentages over 100, not NIC speeds: the simulated hosts
+    # keep the exported percentages (they were millions of percent)
+    assert max(b["load"] for c in sim["cycles"] for b in c["brokers"]) < 2.0
     res = CliRunner().invoke(app, ["compare", *span, "--cycles", "3", "--strategy",
                                    "ThresholdShedder", "--strategy", "UniformLoadShedder",
                                    "-o", "json"])
     assert res.exit_code == 0, res.output
     assert [r["shedding"] for r in json.loads(res.stdout)["runs"]] == [
         "ThresholdShedder", "UniformLoadShedder"]
+
+
+def test_propose_learns_from_a_prometheus_range(prom: str) -> None:
+    """``propose`` takes the same flags as recommend, explain, simulate and compare: the last
+    step is planned, the load model learnt from the whole range."""
+    span = ["--prometheus-url", prom, "--cluster", "gappy",
+            "--start", iso_time(GAPPY[0]["capturedAt"]), "--end", iso_time(GAPPY[-1]["capturedAt"])]
+    res = CliRunner().invoke(app, ["propose", *span, "--solver", "greedy", "-o", "json"])
+    assert res.exit_code == 0, res.output
+    plan = json.loads(res.stdout)
+    assert plan["cluster"] == "gappy"
+    assert plan["explanation"]["model"]["fittedOn"] == "history"
+    assert sorted(plan["explanation"]["model"]["brokers"]) == sorted(BROKERS)
