@@ -398,6 +398,13 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
                          recently_moved=dict(cycle.recent))
         if not cycle.recent or pinned.solution.violation.ok:
             return pinned
+        again = self._release(cycle, state, keep, cap, seen, pinned)
+        return again if _beyond_noise(again, pinned) else pinned
+
+    def _release(self, cycle: _Cycle, state: ClusterState, keep: PlannerMemory, cap: float,
+                 seen: tuple[tuple[str, float], ...], pinned: Proposal) -> Proposal:
+        """The plan moving cooled-down bundles again for a goal ``pinned`` misses, else
+        ``pinned`` (:meth:`_proposal`)."""
         top = max(pinned.usages_after(), default=0.0)
         if top > cap + 1e-9:
             cooling = _cooling(state, cycle.recent, dict(seen), cap)
@@ -597,6 +604,20 @@ def _wider_than_band(proposal: Proposal, bundle: str) -> bool:
     i = proposal.view.bundles.index(bundle)
     j = a.owner[i]
     return a.u[j] - a.usage_if(j, i, -1.0) > width
+
+
+def _beyond_noise(plan: Proposal, pinned: Proposal) -> bool:
+    """Whether ``plan``, moving cooled-down bundles again, does better than ``pinned`` (the
+    plan with all of them kept put) by a gain told from noise: its max or its range lower by
+    :data:`GAIN_ERRORS` times the load model's error at the level it plans to (as
+    :func:`_noise` asks of any plan against doing nothing). A bundle moved twice within the hour
+    for a gain within the model's error is a move the next cycle may undo (issue 29)."""
+    if plan is pinned:
+        return True
+    a = UsageStats.of(plan.usages_after())
+    p = UsageStats.of(pinned.usages_after())
+    gain = max(p.range - a.range, p.max - a.max)
+    return gain >= GAIN_ERRORS * plan.view.model.margin(a.max)
 
 
 def _trend_shift(state: ClusterState, settings: Settings,
