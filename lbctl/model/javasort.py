@@ -43,6 +43,8 @@ T = TypeVar("T")
 MIN_MERGE = 32
 MIN_GALLOP = 7
 CONTRACT_MESSAGE = "Comparison method violates its general contract!"
+#: the exception as Java names it (what ``LoadSheddingTask`` logs)
+JAVA_EXCEPTION = f"java.lang.IllegalArgumentException: {CONTRACT_MESSAGE}"
 
 
 class ComparisonContractViolation(ValueError):
