@@ -463,3 +463,15 @@ def test_a_broker_sort_that_throws_fails_the_cycle() -> None:
     exact, mem2 = AvgShedder().shed(data, _profile("double"), before)
     assert exact.failure == "" and mem2 != before
     assert all(v.label is not Label.FAILURE for v in exact.brokers.values())
+
+
+def test_the_sort_starts_from_the_broker_data_map_order() -> None:
+    """The ``brokers`` list is filled from ``getBrokerData()``, a ``ConcurrentHashMap``, and equal
+    scores keep its order. With 12 brokers that map has grown to 32 buckets (it grows when its
+    size *reaches* 3/4) where a ``HashMap`` of the same keys still has 16, so the orders differ."""
+    names = [f"pulsar-broker-{i}.pulsar-broker.pulsar.svc.cluster.local:8080" for i in range(12)]
+    data = load({n: _broker(40, 100) for n in names})
+    assert list(data.brokers) != java_hash_order(data.brokers)  # the case has teeth
+    decision, _ = AvgShedder().shed(data, Settings.defaults(), AvgShedder().initial_memory())
+    ranks = {b: int(v.numbers["rank"]) for b, v in decision.brokers.items()}
+    assert sorted(ranks, key=ranks.__getitem__) == list(data.brokers)
