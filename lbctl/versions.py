@@ -186,10 +186,10 @@ VARIANTS: tuple[Variant, ...] = (
             Since("3.0.6", "3.2.4", "3.3.1", "4.0.0"), False, True,
             "PIP-364, PRs #22949 / #23053; ModularLoadManagerImpl.createLoadSheddingStrategy"),
     Variant("avgShedderScoreOrder",
-            "how AvgShedder.findBundlesForUnloading sorts the brokers by score: Collections.sort "
-            "with (int) (score1 - score2) (old: scores less than a point apart tie, the order "
-            "follows TimSort's steps and the sort can throw, failing the shedding cycle), or by "
-            "the score itself (new)",
+            "how AvgShedder.findBundlesForUnloading sorts the brokers by score: a stream of the "
+            "score map sorted with (int) (score1 - score2) (old: scores less than a point apart "
+            "tie, the order follows TimSort's steps and the sort can throw, failing the "
+            "shedding cycle), or by the score itself (new)",
             Releases(), "int-cast", "double",
             "PR #24954 (AvgShedder comparison error; master 2025-11, after 4.1.1: no release "
             "lbctl models has it)"),

@@ -1,5 +1,5 @@
 """A shedding cycle whose strategy throws: AvgShedder's ``Collections.sort`` with ``(int)
-(score1 - score2)`` (every release lbctl models; AvgShedder at 00e5625b8a2f) meets TimSort's
+(score1 - score2)`` (every release lbctl models; AvgShedder at d76ae6831a1c) meets TimSort's
 "Comparison method violates its general contract!".
 
 ``ModularLoadManagerImpl.doLoadShedding`` (apache/pulsar 009a9bf2cdff) prunes the recently
@@ -14,6 +14,7 @@ from lbctl.config import Settings
 from lbctl.explain.outcome import modular_decision
 from lbctl.loadmanager.modular import ModularLoadManager
 from lbctl.model.decision import Label, Reason
+from lbctl.model.javaorder import java_hash_order
 from lbctl.model.javasort import CONTRACT_MESSAGE
 from lbctl.records import replace
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
@@ -26,7 +27,7 @@ NOW = 1_763_000_000_000
 
 def _state():  # type: ignore[no-untyped-def]
     names = [f"broker-{i}:8080" for i in range(len(THROWS))]
-    order = list(load({n: broker() for n in names}).brokers)  # getBrokerData() order
+    order = java_hash_order(load({n: broker() for n in names}).brokers)  # the score map's
     cpu = dict(zip(order, THROWS, strict=True))
     return state({n: broker(cpu=(cpu[n], 100), bundles={
         f"t/ns{i}/0x00000000_0xffffffff": stats(100, 100)}) for i, n in enumerate(names)},

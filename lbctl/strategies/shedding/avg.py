@@ -11,15 +11,18 @@ Shedding, one cycle (``findBundlesForUnloading``):
    form) × 100, so 0‥100 (more when a resource is over its limit). Weights:
    ``loadBalancerCPUResourceWeight``, ``loadBalancerDirectMemoryResourceWeight``,
    ``loadBalancerBandwidthIn/OutResourceWeight`` (with the deprecated ``…Bandwith…`` fallback).
-2. Sort brokers by score, ascending. Every release lbctl models sorts the ``LinkedList`` of
-   brokers (filled in the order of ``LoadData.getBrokerData()``, a ``ConcurrentHashMap``) with
-   ``Collections.sort(brokers, (e1, e2) -> (int) (score(e1) - score(e2)))`` (AvgShedder at
-   00e5625b8a2f): scores less than a point apart compare equal, that "equal" is not transitive,
-   so the order is whatever JDK 17's TimSort makes of it — lbctl runs the same algorithm
-   (:func:`lbctl.model.javasort.java_sort`) — and TimSort may throw ``IllegalArgumentException``
-   ("Comparison method violates its general contract!"). The throw ends the cycle: see
-   *Failure* below. Master after 4.1.1 (PR #24954) compares the scores themselves, stably; that
-   is the ``avgShedderScoreOrder`` variant's ``double`` value, which no modelled release has.
+2. Sort brokers by score, ascending. The releases lbctl models (``calculateScoresAndSort``,
+   AvgShedder at d76ae6831a1c) stream the score ``HashMap``'s entries and sort them with
+   ``(o1, o2) -> (int) (score1 - score2)`` (``Stream.sorted`` → ``Arrays.sort`` → TimSort, the
+   path of the stack trace in PR #24954): scores less than a point apart compare equal, that
+   "equal" is not transitive, so the order is whatever JDK 17's TimSort makes of it — lbctl runs
+   the same algorithm (:func:`lbctl.model.javasort.java_sort`) — and TimSort may throw
+   ``IllegalArgumentException`` ("Comparison method violates its general contract!"). The throw
+   ends the cycle: see *Failure* below. Master after 4.1.1 (PR #24954) compares the scores
+   themselves, stably; that is the ``avgShedderScoreOrder`` variant's ``double`` value, which no
+   modelled release has. (PIP-364's first draft, AvgShedder at 00e5625b8a2f, sorted a
+   ``LinkedList`` filled in ``getBrokerData()`` order with ``Collections.sort`` and the same
+   comparator.)
 3. Pair the ends: lowest with highest, second lowest with second highest…; with an odd number of
    brokers the middle one is paired with itself (gap 0).
 4. For each pair, ``gap = score(high) - score(low)``:
@@ -52,8 +55,8 @@ schedules the next run. lbctl returns a decision with no selection, every broker
 Each selection carries ``destination`` = the pair's low broker: that is AvgShedder's plan, which
 its placement half (:class:`AvgShedderPlacement`) honours.
 
-Ties: brokers are listed and scored in ``LoadData.getBrokerData()`` order (a
-``ConcurrentHashMap``: ``LoadData.brokers``' own order), which the sort starts from. Bundles are iterated in the order of
+Ties: brokers are scored in ``LoadData.getBrokerData()`` order into the score ``HashMap``, whose
+iteration order (:func:`~lbctl.model.javaorder.java_hash_order`) the sort starts from. Bundles are iterated in the order of
 ``LoadData.getBundleDataForLoadShedding()``, a ``HashMap`` built by ``Collectors.toMap`` (one put
 at a time), then stably sorted by value, so equal values keep that ``HashMap`` order.
 """
@@ -79,6 +82,7 @@ from lbctl.model.decision import (
     SheddingDecision,
     Why,
 )
+from lbctl.model.javaorder import java_hash_order
 from lbctl.model.javasort import (
     JAVA_EXCEPTION,
     ComparisonContractViolation,
@@ -249,19 +253,19 @@ def _inc(counts: dict[str, int], broker: str) -> None:
 
 
 def scores_of(load: LoadData, settings: Settings) -> dict[str, float]:
-    """Rule 1: weighted max usage × 100 per broker, in ``getBrokerData()`` order (the order the
-    ``brokers`` list is filled in, which the sort starts from)."""
+    """Rule 1: weighted max usage × 100 per broker, in the score ``HashMap``'s order (filled in
+    ``getBrokerData()`` order), which the sort streams from."""
     weights = settings.weights4()
     return {
-        b: bd.local.max_resource_usage_with_weight(*weights) * 100
-        for b, bd in load.brokers.items()
+        b: load.brokers[b].local.max_resource_usage_with_weight(*weights) * 100
+        for b in java_hash_order(load.brokers)
     }
 
 
 def sort_brokers(scores: Mapping[str, float], settings: Settings) -> list[str]:
     """Rule 2: the brokers in ascending score order, as the release modelled sorts them.
 
-    ``int-cast`` (every modelled release, AvgShedder at 00e5625b8a2f): ``Collections.sort`` with
+    ``int-cast`` (every modelled release, AvgShedder at d76ae6831a1c): ``Stream.sorted`` with
     ``(int) (score1 - score2)`` — JDK 17's TimSort over that comparator, which raises
     :class:`~lbctl.model.javasort.ComparisonContractViolation` where Java throws. ``double``
     (master after PR #24954): a stable sort by ``Double.compare`` of the scores."""

@@ -406,9 +406,10 @@ def _profile(order: str) -> Settings:
 
 
 def _scored(cpu_in_list_order: list[float], **extra) -> LoadData:
-    """Brokers ``b0``… whose cpu (= AvgShedder score) is given in ``getBrokerData()`` order."""
+    """Brokers ``b0``… whose cpu (= AvgShedder score) is given in the order the sort starts from
+    (the score ``HashMap``'s)."""
     names = [f"b{i}" for i in range(len(cpu_in_list_order))]
-    order = list(load({n: _broker(0, 0) for n in names}).brokers)
+    order = java_hash_order(load({n: _broker(0, 0) for n in names}).brokers)
     cpu = dict(zip(order, cpu_in_list_order, strict=True))
     return load({n: _broker(cpu[n], extra.get("rates", {}).get(n, 0),
                             extra.get("owned", {}).get(n, ())) for n in names},
@@ -416,11 +417,11 @@ def _scored(cpu_in_list_order: list[float], **extra) -> LoadData:
 
 
 def test_near_tied_scores_pair_as_the_int_cast_sort_does() -> None:
-    """AvgShedder at 00e5625b8a2f: ``(int) (80.0 - 80.4)`` is 0, so the two hot brokers keep their
-    ``getBrokerData()`` order and the hotter one pairs with the second coolest broker, not the
-    coolest; its bundles go there. Master (PR #24954) pairs by the exact score."""
+    """AvgShedder at d76ae6831a1c: ``(int) (80.0 - 80.4)`` is 0, so the two hot brokers keep their
+    score-map order and the hotter one pairs with the second coolest broker, not the coolest; its
+    bundles go there. Master (PR #24954) pairs by the exact score."""
     names = [f"b{i}" for i in range(4)]
-    l0, l1, l2, l3 = list(load({n: _broker(0, 0) for n in names}).brokers)
+    l0, l1, l2, l3 = java_hash_order(load({n: _broker(0, 0) for n in names}).brokers)
     owned = {l0: _bundles("h0-"), l1: _bundles("h1-")}
     data = _scored([80.4, 80.0, 10, 20], rates={l0: 10000, l1: 10000, l2: 1000, l3: 1000},
                    owned=owned, bundle_data={b: bundle_data(rate_in=450, rate_out=450)
@@ -438,7 +439,7 @@ def test_near_tied_scores_pair_as_the_int_cast_sort_does() -> None:
     assert sorted(ranks, key=ranks.__getitem__) == [l2, l3, l0, l1]
 
 
-#: 32 scores (in getBrokerData() order) on which JDK 17's TimSort throws with (int) (a - b)
+#: 32 scores (in the score map's order) on which JDK 17's TimSort throws with (int) (a - b)
 THROWS = [40.8, 45.1, 44.6, 41.5, 43.0, 42.7, 43.9, 44.7, 40.6, 40.2, 45.0, 42.6, 44.6, 40.0,
           42.7, 44.3, 41.4, 45.7, 45.4, 40.2, 40.2, 43.2, 45.6, 42.3, 41.3, 42.5, 40.2, 41.3,
           42.6, 43.0, 41.4, 41.4]
@@ -465,13 +466,14 @@ def test_a_broker_sort_that_throws_fails_the_cycle() -> None:
     assert all(v.label is not Label.FAILURE for v in exact.brokers.values())
 
 
-def test_the_sort_starts_from_the_broker_data_map_order() -> None:
-    """The ``brokers`` list is filled from ``getBrokerData()``, a ``ConcurrentHashMap``, and equal
-    scores keep its order. With 12 brokers that map has grown to 32 buckets (it grows when its
-    size *reaches* 3/4) where a ``HashMap`` of the same keys still has 16, so the orders differ."""
+def test_the_sort_starts_from_the_score_map_order() -> None:
+    """``calculateScoresAndSort`` streams the score ``HashMap`` (filled in ``getBrokerData()``
+    order), not ``getBrokerData()`` itself (PIP-364's first draft did): with 12 brokers the
+    ``ConcurrentHashMap`` has grown to 32 buckets (it grows when its size *reaches* 3/4) where the
+    ``HashMap`` still has 16, so the orders differ, and equal scores keep the ``HashMap``'s."""
     names = [f"pulsar-broker-{i}.pulsar-broker.pulsar.svc.cluster.local:8080" for i in range(12)]
     data = load({n: _broker(40, 100) for n in names})
     assert list(data.brokers) != java_hash_order(data.brokers)  # the case has teeth
     decision, _ = AvgShedder().shed(data, Settings.defaults(), AvgShedder().initial_memory())
     ranks = {b: int(v.numbers["rank"]) for b, v in decision.brokers.items()}
-    assert sorted(ranks, key=ranks.__getitem__) == list(data.brokers)
+    assert sorted(ranks, key=ranks.__getitem__) == java_hash_order(data.brokers)
