@@ -1,5 +1,6 @@
 """:mod:`lbctl.model.javasort` against the JDK: ``java/SortFacts.java`` (plain JDK, no Pulsar)
-sorts a ``LinkedList`` with ``Collections.sort`` as AvgShedder does, with ``(int) (a - b)`` (its
+sorts a ``LinkedList`` with ``Collections.sort`` (and, the same answer required, a sized
+``Stream.sorted``, as AvgShedder does), with ``(int) (a - b)`` (its
 broker order before PR #24954) and with ``Double.compare``; lbctl's TimSort must give the same
 order for every list, and throw exactly where the JDK throws. One JVM runs every case."""
 
