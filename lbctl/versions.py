@@ -102,7 +102,8 @@ class Since:
 
 @dataclass(frozen=True, slots=True)
 class Releases:
-    """An explicit list of releases (a bug that lived in a few patch releases only)."""
+    """An explicit list of releases (a bug that lived in a few patch releases only); empty for a
+    change that only master carries, after the newest release lbctl models."""
 
     listed: frozenset[Version]
 
@@ -113,6 +114,8 @@ class Releases:
         return v in self.listed
 
     def __str__(self) -> str:
+        if not self.listed:  # a change only master has: no release lbctl models carries it
+            return "no modelled release"
         return "only " + ", ".join(str(v) for v in sorted(self.listed))
 
 
@@ -182,6 +185,14 @@ VARIANTS: tuple[Variant, ...] = (
             "LeastLongTermMessageRate for placement)",
             Since("3.0.6", "3.2.4", "3.3.1", "4.0.0"), False, True,
             "PIP-364, PRs #22949 / #23053; ModularLoadManagerImpl.createLoadSheddingStrategy"),
+    Variant("avgShedderScoreOrder",
+            "how AvgShedder.findBundlesForUnloading sorts the brokers by score: a stream of the "
+            "score map sorted with (int) (score1 - score2) (old: scores less than a point apart "
+            "tie, the order follows TimSort's steps and the sort can throw, failing the "
+            "shedding cycle), or by the score itself (new)",
+            Releases(), "int-cast", "double",
+            "PR #24954 (AvgShedder comparison error; master 2025-11, after 4.1.1: no release "
+            "lbctl models has it)"),
     Variant("sheddingStrategyFailFast",
             "a loadBalancerLoadSheddingStrategy that is not a modular LoadSheddingStrategy "
             "(TransferShedder, a missing class): ModularLoadManagerImpl sheds with "

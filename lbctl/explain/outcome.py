@@ -31,6 +31,10 @@ def modular_decision(cycle: ModularCycle) -> CycleDecision:
     than Balanced, in the order of the brokers; Balanced when all are)."""
     if cycle.gate is not None:
         return _gate(cycle.gate)
+    if cycle.decision is not None and cycle.decision.failure:  # LoadSheddingTask caught it
+        notes = [text(n) for n in cycle.decision.notes]
+        return CycleDecision(Label.FAILURE, Reason.UNKNOWN,
+                             notes[-1] if notes else cycle.decision.failure)
     unloads = cycle.unloads
     if unloads:
         reasons = [o.selection.reason for o in unloads]

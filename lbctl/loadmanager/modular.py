@@ -266,8 +266,10 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         outcomes, placement_mem, rr_mem = self._unload(cycle, ordered, recently, placement_mem,
                                                        rr_mem, decision)
         # onUnloadAttemptCompleted: a shedder's own destinations, and AvgShedder's picks stored
-        # at its first ask, live for this attempt only (PR #26246).
-        placement_mem = self.placement.on_unload_attempt_completed(placement_mem)
+        # at its first ask, live for this attempt only (PR #26246). A strategy that threw never
+        # reaches it (doLoadShedding calls it in a finally after the strategy call).
+        if not decision.failure:
+            placement_mem = self.placement.on_unload_attempt_completed(placement_mem)
         return self._result(cycle, None, decision, outcomes, CycleMemory(
             bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem, capacity,
             cycle.maps))

@@ -18,6 +18,7 @@ from typing import Any
 from lbctl.config import Settings
 from lbctl.model.bundle import is_system_service_namespace, namespace_of
 from lbctl.model.javaint import int_add
+from lbctl.model.javasort import ComparisonContractViolation, java_sort
 from lbctl.model.load import LocalBrokerData, NamespaceBundleStats, ResourceUsage, java_max
 from lbctl.records import replace
 
@@ -284,8 +285,9 @@ def compare_stats(a: NamespaceBundleStats, b: NamespaceBundleStats) -> int:
 
 def compare_stats_threshold(a: NamespaceBundleStats, b: NamespaceBundleStats) -> int:
     """``NamespaceBundleStats.compareTo`` before PR #24772: each figure compares equal unless the
-    two differ by more than its threshold (not transitive: ``Collections.sort`` may then throw in
-    Java; Python's sort orders anyway)."""
+    two differ by more than its threshold (not transitive: the order ``Collections.sort`` makes
+    of it depends on TimSort's steps, and it may throw; :func:`partition_sort` runs the JDK's
+    algorithm, :mod:`lbctl.model.javasort`)."""
     for x, y, step in zip(_stat_keys(a), _stat_keys(b), _STEPS, strict=True):
         if abs(x - y) > step:
             return _sign(x, y)
@@ -294,11 +296,13 @@ def compare_stats_threshold(a: NamespaceBundleStats, b: NamespaceBundleStats) ->
 
 def partition_sort(arr: list[tuple[str, NamespaceBundleStats]], k: int,
                    compare: Callable[[NamespaceBundleStats, NamespaceBundleStats], int]) -> None:
-    """``TopKBundles.partitionSort``: a three-way quickselect that puts the ``k`` largest first,
-    then sorts that prefix descending (stable, as ``Collections.sort``). ``arr`` holds
+    """``TopKBundles.partitionSort`` (TopKBundles at 028ed6295a34): a three-way quickselect that
+    puts the ``k`` largest first, then ``Collections.sort`` of that prefix, descending — JDK 17's
+    TimSort (:func:`~lbctl.model.javasort.java_sort`), which with the threshold comparator of the
+    releases before PR #24772 gives its own order to near-ties and, from 32 bundles in the prefix
+    (``loadBalancerMaxNumberOfBundlesInBundleLoadReport`` above 32), may raise
+    :class:`~lbctl.model.javasort.ComparisonContractViolation` as Java throws. ``arr`` holds
     ``(key, value)`` pairs; ``compare(x, y)`` compares values."""
-    import functools
-
     start, end, target = 0, len(arr) - 1, k - 1
     while start < end:
         lo, hi, mid = start, end, start
@@ -324,8 +328,7 @@ def partition_sort(arr: list[tuple[str, NamespaceBundleStats]], k: int,
     def descending(x: tuple[str, NamespaceBundleStats], y: tuple[str, NamespaceBundleStats]) -> int:
         return compare(y[1], x[1])
 
-    head = sorted(arr[:end], key=functools.cmp_to_key(descending))
-    arr[:end] = head
+    arr[:end] = java_sort(arr[:end], descending)
 
 
 def top_k_bundles(
@@ -355,7 +358,13 @@ def top_k_bundles(
     if not arr:
         return ()
     k = min(k, len(arr))
-    partition_sort(arr, k, compare)
+    try:
+        partition_sort(arr, k, compare)
+    except ComparisonContractViolation:
+        # update() cleared the broker's top bundles before sorting and the exception leaves
+        # generateLoadData, so the broker pushes nothing new; the leader keeps its last push,
+        # which lbctl does not have: none
+        return ()
     return tuple(TopBundle(b, s) for b, s in reversed(arr[:k]))
 
 

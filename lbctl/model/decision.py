@@ -145,6 +145,9 @@ class SheddingDecision(Struct, frozen=True):
     candidates: tuple[BundleCandidate, ...] = ()
     notes: tuple[Note, ...] = ()  # cluster-level reasoning
     numbers: Mapping[str, float] = field(default_factory=lambda: _EMPTY)
+    #: the exception the strategy threw ("" when it returned): Pulsar's ``LoadSheddingTask``
+    #: catches it and the cycle unloads nothing (AvgShedder's broker sort before PR #24954)
+    failure: str = ""
 
 
 # --- shedding (TransferShedder) -----------------------------------------------------------------

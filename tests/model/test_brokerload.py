@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import random
+from typing import Any
 
 import pytest
 
 from lbctl.config import Settings
+from lbctl.model import brokerload
 from lbctl.model.brokerload import (
     BrokerLoadData,
     SystemUsage,
@@ -15,8 +18,10 @@ from lbctl.model.brokerload import (
     partition_sort,
     top_k_bundles,
 )
+from lbctl.model.javasort import java_sort
 from lbctl.model.load import NamespaceBundleStats, ResourceUsage
 from lbctl.strategies.placement.broker_filters import IsolationPolicy, Policies
+from lbctl.versions import resolve
 
 WEIGHTS = {"loadBalancerCPUResourceWeight": 0.5, "loadBalancerMemoryResourceWeight": 0.5,
            "loadBalancerDirectMemoryResourceWeight": 0.5,
@@ -201,3 +206,43 @@ def test_topic_connections_are_an_int_sum() -> None:
     small = NamespaceBundleStats(topics=1000)
     assert compare_stats(huge, small) == -1
     assert compare_stats_threshold(huge, small) == -1
+
+
+# --- TopKBundles' final sort: JDK 17's TimSort over a comparator that is not transitive ---------
+def _near_ties(seed: int) -> list[tuple[str, NamespaceBundleStats]]:
+    """33-60 bundles whose throughputs sit around NamespaceBundleStats' 100 kB/s threshold."""
+    rng = random.Random(seed)
+    return [(f"t/ns/0x{i:08x}_0x{i + 1:08x}", NamespaceBundleStats(
+        msgThroughputIn=rng.choice([0.0, 5e4, 1e5, 1.5e5, 2e5, 2.5e5]) + rng.uniform(0, 3e4),
+        msgRateIn=rng.uniform(0, 300))) for i in range(rng.randint(33, 60))]
+
+
+def test_top_k_prefix_is_ordered_as_the_jdk_orders_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before PR #24772 (3.0.13 here) ``Collections.sort`` of the quickselected prefix meets
+    near-ties that are not transitive: the order is TimSort's (checked against the JDK in
+    test_javasort_jdk.py), which Python's own sort does not give on this prefix."""
+    seen: list[tuple[list[tuple[str, NamespaceBundleStats]], list[Any]]] = []
+
+    def spy(items, compare):  # type: ignore[no-untyped-def]
+        head = list(items)
+        out = java_sort(head, compare)
+        seen.append((head, out))
+        return out
+
+    monkeypatch.setattr(brokerload, "java_sort", spy)
+    arr = _near_ties(1)
+    tops = top_k_bundles(arr, len(arr), Settings.defaults(resolve("3.0.13")))
+    [(head, out)] = seen
+    assert len(head) >= 32
+    python = sorted(head, key=functools.cmp_to_key(
+        lambda x, y: compare_stats_threshold(y[1], x[1])))
+    assert out != python
+    assert [t.bundleName for t in reversed(tops)][:len(out)] == [b for b, _ in out]
+
+
+def test_a_top_k_sort_that_throws_publishes_no_top_bundles() -> None:
+    """The JDK throws "Comparison method violates its general contract!" on this prefix: the
+    broker's ``TopKBundles.update`` has already cleared its list and reports nothing new."""
+    arr = _near_ties(2)
+    assert top_k_bundles(arr, len(arr), Settings.defaults(resolve("3.0.13"))) == ()
+    assert len(top_k_bundles(arr, len(arr), Settings.defaults(resolve("3.0.14")))) == len(arr)

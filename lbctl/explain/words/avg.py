@@ -103,6 +103,16 @@ def avg(w: AvgWhy) -> str:
         case "note-no-pair":
             return (f"{Reason.BALANCED}: no pair of brokers is {short(w.threshold)} or more points "
                     f"apart (loadBalancerAvgShedderLowThreshold); all hit counts cleared.")
+        case "note-sort-failed":
+            return (f"{Reason.UNKNOWN}: sorting the brokers by (int) (score1 - "
+                    "score2) threw IllegalArgumentException (\"Comparison method violates its "
+                    "general contract!\": scores less than a point apart compare equal, and that "
+                    "is not transitive); Pulsar's LoadSheddingTask logs \"Error during the load "
+                    "shedding\" and unloads nothing this cycle; hit counts unchanged (compared "
+                    "as doubles after 4.1.1, PR #24954).")
+        case "sort-failed":
+            return ("the broker sort threw (Comparison method violates its general contract!): "
+                    "the shedding cycle failed, hit counts unchanged")
     pair = w.pair
     assert pair is not None  # every other reason is about a pair
     match w.code:

@@ -11,10 +11,18 @@ Shedding, one cycle (``findBundlesForUnloading``):
    form) × 100, so 0‥100 (more when a resource is over its limit). Weights:
    ``loadBalancerCPUResourceWeight``, ``loadBalancerDirectMemoryResourceWeight``,
    ``loadBalancerBandwidthIn/OutResourceWeight`` (with the deprecated ``…Bandwith…`` fallback).
-2. Sort brokers by score, ascending, with a *stable* sort (current master:
-   ``Comparator.comparingDouble``); equal scores keep the order of the broker→score ``HashMap``.
-   (Releases up to 4.1 compared ``(int)(s1 - s2)``, so scores less than 1.0 apart tied; lbctl
-   follows master.)
+2. Sort brokers by score, ascending. The releases lbctl models (``calculateScoresAndSort``,
+   AvgShedder at d76ae6831a1c) stream the score ``HashMap``'s entries and sort them with
+   ``(o1, o2) -> (int) (score1 - score2)`` (``Stream.sorted`` → ``Arrays.sort`` → TimSort, the
+   path of the stack trace in PR #24954): scores less than a point apart compare equal, that
+   "equal" is not transitive, so the order is whatever JDK 17's TimSort makes of it — lbctl runs
+   the same algorithm (:func:`lbctl.model.javasort.java_sort`) — and TimSort may throw
+   ``IllegalArgumentException`` ("Comparison method violates its general contract!"). The throw
+   ends the cycle: see *Failure* below. Master after 4.1.1 (PR #24954) compares the scores
+   themselves, stably; that is the ``avgShedderScoreOrder`` variant's ``double`` value, which no
+   modelled release has. (PIP-364's first draft, AvgShedder at 00e5625b8a2f, sorted a
+   ``LinkedList`` filled in ``getBrokerData()`` order with ``Collections.sort`` and the same
+   comparator.)
 3. Pair the ends: lowest with highest, second lowest with second highest…; with an odd number of
    brokers the middle one is paired with itself (gap 0).
 4. For each pair, ``gap = score(high) - score(low)``:
@@ -35,11 +43,20 @@ Shedding, one cycle (``findBundlesForUnloading``):
    throughput), are taken in descending order: a bundle is selected when ``0 < v <= left``, and
    ``left -= v``. A sole bundle is shed too (Pulsar only logs a warning).
 
+Failure: when the sort throws, ``findBundlesForUnloading`` has already cleared and refilled its
+score map and changed nothing else (the hit counts are updated after the sort, the selection
+multimap is empty). The exception leaves ``ModularLoadManagerImpl.doLoadShedding`` (the strategy is
+called outside its ``try``/``finally``, so no unload runs and ``onUnloadAttemptCompleted`` is not
+called) and ``LoadSheddingTask.run`` catches it, logs "Error during the load shedding" and
+schedules the next run. lbctl returns a decision with no selection, every broker
+``Failure``/``Unknown`` (the labels Pulsar's ``UnloadDecision`` uses for an unexpected error),
+``failure`` set to the exception, and the hit counts unchanged.
+
 Each selection carries ``destination`` = the pair's low broker: that is AvgShedder's plan, which
 its placement half (:class:`AvgShedderPlacement`) honours.
 
-Ties: brokers are scored in Java ``HashMap`` order of their names (the score map is a ``HashMap``)
-and the stable sort keeps that order for equal scores. Bundles are iterated in the order of
+Ties: brokers are scored in ``LoadData.getBrokerData()`` order into the score ``HashMap``, whose
+iteration order (:func:`~lbctl.model.javaorder.java_hash_order`) the sort starts from. Bundles are iterated in the order of
 ``LoadData.getBundleDataForLoadShedding()``, a ``HashMap`` built by ``Collectors.toMap`` (one put
 at a time), then stably sorted by value, so equal values keep that ``HashMap`` order.
 """
@@ -66,6 +83,12 @@ from lbctl.model.decision import (
     Why,
 )
 from lbctl.model.javaorder import java_hash_order
+from lbctl.model.javasort import (
+    JAVA_EXCEPTION,
+    ComparisonContractViolation,
+    int_cast_compare,
+    java_sort,
+)
 from lbctl.model.loaddata import BundleDataView, LoadData
 from lbctl.strategies.base import PlacementRequest
 from lbctl.strategies.registry import PLACEMENT, SHEDDING
@@ -177,6 +200,8 @@ Avg = Literal[
     "note-not-yet",  # pair, gate
     "note-small",  # as SMALL_HIGH
     "note-no-fit",  # as NO_FIT_HIGH
+    "sort-failed",  # the broker sort threw: the cycle fails (broker)
+    "note-sort-failed",  # the same, for the cluster
 ]
 
 
@@ -228,12 +253,25 @@ def _inc(counts: dict[str, int], broker: str) -> None:
 
 
 def scores_of(load: LoadData, settings: Settings) -> dict[str, float]:
-    """Rule 1: weighted max usage × 100 per broker, in the score ``HashMap``'s order."""
+    """Rule 1: weighted max usage × 100 per broker, in the score ``HashMap``'s order (filled in
+    ``getBrokerData()`` order), which the sort streams from."""
     weights = settings.weights4()
     return {
         b: load.brokers[b].local.max_resource_usage_with_weight(*weights) * 100
         for b in java_hash_order(load.brokers)
     }
+
+
+def sort_brokers(scores: Mapping[str, float], settings: Settings) -> list[str]:
+    """Rule 2: the brokers in ascending score order, as the release modelled sorts them.
+
+    ``int-cast`` (every modelled release, AvgShedder at d76ae6831a1c): ``Stream.sorted`` with
+    ``(int) (score1 - score2)`` — JDK 17's TimSort over that comparator, which raises
+    :class:`~lbctl.model.javasort.ComparisonContractViolation` where Java throws. ``double``
+    (master after PR #24954): a stable sort by ``Double.compare`` of the scores."""
+    if settings.profile["avgShedderScoreOrder"] == "int-cast":
+        return java_sort(scores, lambda a, b: int_cast_compare(scores[a], scores[b]))
+    return sorted(scores, key=lambda b: _double_key(scores[b]))
 
 
 def find_broker_pairs(order: list[str], scores: Mapping[str, float], limits: _Limits,
@@ -290,7 +328,11 @@ class AvgShedder:
             return SheddingDecision(NAME, notes=(AvgWhy("note-no-brokers"),),
                                     numbers=limits.numbers(0)), mem
         scores = scores_of(load, settings)
-        order = sorted(scores, key=lambda b: _double_key(scores[b]))  # stable, ascending
+        try:
+            order = sort_brokers(scores, settings)
+        except ComparisonContractViolation:
+            # the exception leaves findBundlesForUnloading before the hit counts change
+            return _Cycle(load, limits, scores, list(scores)).failed(), mem
         hit_high, hit_low = dict(mem.hit_high), dict(mem.hit_low)
         pairs = find_broker_pairs(order, scores, limits, hit_high, hit_low)
         run = _Cycle(load, limits, scores, order)
@@ -339,6 +381,21 @@ class _Cycle:
                 "hit_count_high_threshold": float(limits.hit_high),
                 "hit_count_low_threshold": float(limits.hit_low),
                 "hit_high": float(hits[0]), "hit_low": float(hits[1]), **extra}))
+
+    def failed(self) -> SheddingDecision:
+        """The broker sort threw: no selection, every broker Failure/Unknown, ``failure`` set
+        (the modular load manager then ends the cycle as ``LoadSheddingTask`` does)."""
+        limits = self.limits
+        for b in self.order:
+            self.verdicts[b] = BrokerVerdict(
+                broker=b, usage=self.scores[b] / 100, label=Label.FAILURE, reason=Reason.UNKNOWN,
+                why=AvgWhy("sort-failed", b), numbers=MappingProxyType({
+                    "score": self.scores[b], "low_threshold": limits.low,
+                    "high_threshold": limits.high}))
+        self.notes.append(AvgWhy("note-sort-failed"))
+        return SheddingDecision(NAME, brokers=MappingProxyType(dict(self.verdicts)),
+                                notes=tuple(self.notes), numbers=limits.numbers(0),
+                                failure=JAVA_EXCEPTION)
 
     def no_pair(self, pairs: list[Pair]) -> SheddingDecision:
         """Rule 5: no pair kept; every hit count is cleared."""

@@ -18,7 +18,9 @@ from lbctl.config import Settings
 from lbctl.explain.words import text
 from lbctl.model.decision import Label, Reason
 from lbctl.model.javaorder import java_hash_order
+from lbctl.model.javasort import CONTRACT_MESSAGE
 from lbctl.model.loaddata import LoadData
+from lbctl.records import replace
 from lbctl.strategies.base import PlacementRequest
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 from lbctl.strategies.shedding.avg import (
@@ -27,6 +29,7 @@ from lbctl.strategies.shedding.avg import (
     AvgShedderMemory,
     AvgShedderPlacement,
 )
+from lbctl.versions import newest
 from tests.factories import broker, bundle_data, load
 
 MB = 1024 * 1024
@@ -392,3 +395,85 @@ def test_first_samples_are_valued_from_their_stats(by_rate: bool) -> None:
     slow, _ = AvgShedder().shed(built, settings, AvgShedder().initial_memory())
     assert fresh.selections and fresh == slow
     assert "moves throughput" in text(fresh.brokers["hi"].why) or by_rate
+
+
+# --- the broker sort of the modelled releases: (int) (score1 - score2) ---------------------------
+def _profile(order: str) -> Settings:
+    """Defaults of the newest profile, with AvgShedder's broker order as ``order``."""
+    p = newest()
+    return Settings.defaults(replace(p, values=MappingProxyType(
+        {**p.values, "avgShedderScoreOrder": order})))
+
+
+def _scored(cpu_in_list_order: list[float], **extra) -> LoadData:
+    """Brokers ``b0``… whose cpu (= AvgShedder score) is given in the order the sort starts from
+    (the score ``HashMap``'s)."""
+    names = [f"b{i}" for i in range(len(cpu_in_list_order))]
+    order = java_hash_order(load({n: _broker(0, 0) for n in names}).brokers)
+    cpu = dict(zip(order, cpu_in_list_order, strict=True))
+    return load({n: _broker(cpu[n], extra.get("rates", {}).get(n, 0),
+                            extra.get("owned", {}).get(n, ())) for n in names},
+                bundle_data=extra.get("bundle_data"))
+
+
+def test_near_tied_scores_pair_as_the_int_cast_sort_does() -> None:
+    """AvgShedder at d76ae6831a1c: ``(int) (80.0 - 80.4)`` is 0, so the two hot brokers keep their
+    score-map order and the hotter one pairs with the second coolest broker, not the coolest; its
+    bundles go there. Master (PR #24954) pairs by the exact score."""
+    names = [f"b{i}" for i in range(4)]
+    l0, l1, l2, l3 = java_hash_order(load({n: _broker(0, 0) for n in names}).brokers)
+    owned = {l0: _bundles("h0-"), l1: _bundles("h1-")}
+    data = _scored([80.4, 80.0, 10, 20], rates={l0: 10000, l1: 10000, l2: 1000, l3: 1000},
+                   owned=owned, bundle_data={b: bundle_data(rate_in=450, rate_out=450)
+                                             for bs in owned.values() for b in bs})
+    conf = {"maxUnloadPercentage": 0.5, "loadBalancerAvgShedderHitCountHighThreshold": 1}
+    int_cast, _ = AvgShedder().shed(data, Settings.defaults().with_values(**conf),
+                                    AvgShedder().initial_memory())
+    exact, _ = AvgShedder().shed(data, _profile("double").with_values(**conf),
+                                 AvgShedder().initial_memory())
+    assert {s.destination for s in int_cast.selections if s.broker == l0} == {l3}
+    assert {s.destination for s in int_cast.selections if s.broker == l1} == {l2}
+    assert {s.destination for s in exact.selections if s.broker == l0} == {l2}
+    assert {s.destination for s in exact.selections if s.broker == l1} == {l3}
+    ranks = {b: int(v.numbers["rank"]) for b, v in int_cast.brokers.items()}
+    assert sorted(ranks, key=ranks.__getitem__) == [l2, l3, l0, l1]
+
+
+#: 32 scores (in the score map's order) on which JDK 17's TimSort throws with (int) (a - b)
+THROWS = [40.8, 45.1, 44.6, 41.5, 43.0, 42.7, 43.9, 44.7, 40.6, 40.2, 45.0, 42.6, 44.6, 40.0,
+          42.7, 44.3, 41.4, 45.7, 45.4, 40.2, 40.2, 43.2, 45.6, 42.3, 41.3, 42.5, 40.2, 41.3,
+          42.6, 43.0, 41.4, 41.4]
+
+
+def test_a_broker_sort_that_throws_fails_the_cycle() -> None:
+    """``Collections.sort`` throws ("Comparison method violates its general contract!") before
+    ``findBrokerPairs``: nothing is selected, every broker is Failure/Unknown, and the hit counts
+    stay as they were (LoadSheddingTask only logs the exception)."""
+    data = _scored(THROWS)
+    before = AvgShedderMemory(MappingProxyType({"b3": 1}), MappingProxyType({"b3": 2, "b4": 1}))
+    decision, mem = AvgShedder().shed(data, Settings.defaults(), before)
+    assert decision.failure == f"java.lang.IllegalArgumentException: {CONTRACT_MESSAGE}"
+    assert decision.selections == () and mem == before
+    assert {(v.label, v.reason) for v in decision.brokers.values()} == {
+        (Label.FAILURE, Reason.UNKNOWN)}
+    [note] = map(text, decision.notes)
+    assert note.startswith("Unknown") and CONTRACT_MESSAGE in note
+    assert "Error during the load shedding" in note
+    assert "sort threw" in text(decision.brokers["b0"].why)
+    # master compares the doubles: no throw (and no pair 15 points apart: counts cleared)
+    exact, mem2 = AvgShedder().shed(data, _profile("double"), before)
+    assert exact.failure == "" and mem2 != before
+    assert all(v.label is not Label.FAILURE for v in exact.brokers.values())
+
+
+def test_the_sort_starts_from_the_score_map_order() -> None:
+    """``calculateScoresAndSort`` streams the score ``HashMap`` (filled in ``getBrokerData()``
+    order), not ``getBrokerData()`` itself (PIP-364's first draft did): with 12 brokers the
+    ``ConcurrentHashMap`` has grown to 32 buckets (it grows when its size *reaches* 3/4) where the
+    ``HashMap`` still has 16, so the orders differ, and equal scores keep the ``HashMap``'s."""
+    names = [f"pulsar-broker-{i}.pulsar-broker.pulsar.svc.cluster.local:8080" for i in range(12)]
+    data = load({n: _broker(40, 100) for n in names})
+    assert list(data.brokers) != java_hash_order(data.brokers)  # the case has teeth
+    decision, _ = AvgShedder().shed(data, Settings.defaults(), AvgShedder().initial_memory())
+    ranks = {b: int(v.numbers["rank"]) for b, v in decision.brokers.items()}
+    assert sorted(ranks, key=ranks.__getitem__) == java_hash_order(data.brokers)
