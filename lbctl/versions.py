@@ -190,9 +190,9 @@ VARIANTS: tuple[Variant, ...] = (
             "score map sorted with (int) (score1 - score2) (old: scores less than a point apart "
             "tie, the order follows TimSort's steps and the sort can throw, failing the "
             "shedding cycle), or by the score itself (new)",
-            Releases(), "int-cast", "double",
-            "PR #24954 (AvgShedder comparison error; master 2025-11, after 4.1.1: no release "
-            "lbctl models has it)"),
+            Since("4.0.8", "4.1.2"), "int-cast", "double",
+            "PR #24954 (AvgShedder comparison error, merged 2025-11: the 4.0 line from 4.0.8, "
+            "the release after it; 4.1.2 on the 4.1 line, past lbctl's 4.1.1)"),
     Variant("sheddingStrategyFailFast",
             "a loadBalancerLoadSheddingStrategy that is not a modular LoadSheddingStrategy "
             "(TransferShedder, a missing class): ModularLoadManagerImpl sheds with "

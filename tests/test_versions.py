@@ -108,6 +108,10 @@ def test_avg_shedder_releases() -> None:
     wrong = [v for v in ("3.0.6", "3.0.7", "3.0.8", "3.2.4", "3.3.1", "3.3.2", "3.3.3", "4.0.0")
              if key.value(Version.parse(v)) == "loadBalancerPlacementStrategy"]
     assert wrong == ["3.0.6", "3.0.7", "3.2.4", "3.3.1", "3.3.2"]
+    # PR #24954 (the scores compared as doubles): the 4.0 line from 4.0.8; lbctl's newest 4.1
+    # (4.1.1) predates it, and the 3.x lines keep the (int) comparator
+    orders = [p(v)["avgShedderScoreOrder"] for v in ("3.0.17", "3.3.9", "4.0.7", "4.0.8", "4.1.1")]
+    assert orders == ["int-cast", "int-cast", "int-cast", "double", "int-cast"]
 
 
 def test_newest_profile_changes_no_default() -> None:

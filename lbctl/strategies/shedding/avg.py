@@ -11,16 +11,15 @@ Shedding, one cycle (``findBundlesForUnloading``):
    form) × 100, so 0‥100 (more when a resource is over its limit). Weights:
    ``loadBalancerCPUResourceWeight``, ``loadBalancerDirectMemoryResourceWeight``,
    ``loadBalancerBandwidthIn/OutResourceWeight`` (with the deprecated ``…Bandwith…`` fallback).
-2. Sort brokers by score, ascending. The releases lbctl models (``calculateScoresAndSort``,
+2. Sort brokers by score, ascending. The releases before PR #24954 (``calculateScoresAndSort``,
    AvgShedder at d76ae6831a1c) stream the score ``HashMap``'s entries and sort them with
    ``(o1, o2) -> (int) (score1 - score2)`` (``Stream.sorted`` → ``Arrays.sort`` → TimSort, the
    path of the stack trace in PR #24954): scores less than a point apart compare equal, that
    "equal" is not transitive, so the order is whatever JDK 17's TimSort makes of it — lbctl runs
    the same algorithm (:func:`lbctl.model.javasort.java_sort`) — and TimSort may throw
    ``IllegalArgumentException`` ("Comparison method violates its general contract!"). The throw
-   ends the cycle: see *Failure* below. Master after 4.1.1 (PR #24954) compares the scores
-   themselves, stably; that is the ``avgShedderScoreOrder`` variant's ``double`` value, which no
-   modelled release has. (PIP-364's first draft, AvgShedder at 00e5625b8a2f, sorted a
+   ends the cycle: see *Failure* below. PR #24954 (4.0.8; on the 4.1 line after 4.1.1) compares
+   the scores themselves, stably: the ``avgShedderScoreOrder`` variant's ``double`` value. (PIP-364's first draft, AvgShedder at 00e5625b8a2f, sorted a
    ``LinkedList`` filled in ``getBrokerData()`` order with ``Collections.sort`` and the same
    comparator.)
 3. Pair the ends: lowest with highest, second lowest with second highest…; with an odd number of
@@ -265,10 +264,10 @@ def scores_of(load: LoadData, settings: Settings) -> dict[str, float]:
 def sort_brokers(scores: Mapping[str, float], settings: Settings) -> list[str]:
     """Rule 2: the brokers in ascending score order, as the release modelled sorts them.
 
-    ``int-cast`` (every modelled release, AvgShedder at d76ae6831a1c): ``Stream.sorted`` with
+    ``int-cast`` (before PR #24954, AvgShedder at d76ae6831a1c): ``Stream.sorted`` with
     ``(int) (score1 - score2)`` — JDK 17's TimSort over that comparator, which raises
     :class:`~lbctl.model.javasort.ComparisonContractViolation` where Java throws. ``double``
-    (master after PR #24954): a stable sort by ``Double.compare`` of the scores."""
+    (PR #24954, from 4.0.8): a stable sort by ``Double.compare`` of the scores."""
     if settings.profile["avgShedderScoreOrder"] == "int-cast":
         return java_sort(scores, lambda a, b: int_cast_compare(scores[a], scores[b]))
     return sorted(scores, key=lambda b: _double_key(scores[b]))
