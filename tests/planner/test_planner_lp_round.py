@@ -55,13 +55,13 @@ def _solved(state: ClusterState, options: SolveOptions = OVER
 def test_the_rounded_lp_plan_moves_fewer_bytes_than_greedy(
         monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     """12 brokers of 10 bundles (1,320 pairs): greedy's plan moved 11.5, 12.3, 12.0 MB/s, the
-    rounded LP plan 8.0, 9.9, 8.7 for the same band and cap."""
+    rounded LP plan 8.0, 9.9, 8.7 (0.69-0.81x) for the same band and cap."""
     state = random_cluster(seed, 12, 10)
     lp_bytes, lp_ok, _ = _solved(state)
     monkeypatch.setattr(solve_module, "lp_plan", lambda *a, **k: None)
     greedy_bytes, greedy_ok, _ = _solved(state)
     assert greedy_ok and lp_ok
-    assert lp_bytes < 0.85 * greedy_bytes
+    assert lp_bytes < 0.9 * greedy_bytes
 
 
 def test_greedy_solver_is_greedy_alone(monkeypatch: pytest.MonkeyPatch) -> None:
