@@ -28,6 +28,7 @@ small and are finished in pandas. Definitions (every figure the report prints):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,14 +77,13 @@ def require_tables(data: Path, *names: str) -> None:
 def compute(spark: Any, data: Path, opts: ReportOptions, progress: Progress) -> FleetReport:
     """Run the report's Spark jobs over the tables in ``data``.
 
-    Three passes over the Parquet tables, all native Spark: per sample over ``brokers`` (spreads,
-    overloaded, idle); per sample over ``bundles`` (split thresholds, oversized, unsplittable —
-    the owner's bundle count and throughput were stored at ingest, so no window is needed);
-    per bundle over ``bundles`` in time order (one window, the owner of each of the last
-    previous owner and the bundle's totals: moves; the bounce-backs are found among the moves,
-    :func:`per_bundle_table`). Two Spark jobs (each costs planning and code generation, most of a
-    small report's time): the per-sample table, and each bundle's totals with its moves — the hot
-    bundles, the moves and the first samples are made from them in pandas. The results are small.
+    Two passes over the Parquet tables, all native Spark, neither sorting the bundle samples:
+    per sample over ``brokers`` (spreads, overloaded, idle), and one aggregation of ``bundles``
+    per bundle, stretch of samples and owner (:func:`per_bundle_table`: split thresholds,
+    oversized, unsplittable — the owner's bundle count and throughput were stored at ingest —
+    and which samples each owner had), from which pandas makes the bundles' totals, their moves
+    and bounce-backs, and the per-sample counts of bundles. Two Spark jobs (each costs planning
+    and code generation, most of a small report's time); their results are small.
     """
     require_tables(data, "snapshots", "brokers", "bundles")
     F = _compat.functions()
@@ -91,9 +91,9 @@ def compute(spark: Any, data: Path, opts: ReportOptions, progress: Progress) -> 
     keys = ["cluster", "captured_at"]
     # listing the partitions and reading the Parquet footers is Spark's first wait: say it
     with progress.phase(f"reading the tables in {data}"):
-        thresholds = F.broadcast(read_table(spark, data, "snapshots").select(
+        thresholds = F.broadcast(_stretched(read_table(spark, data, "snapshots").select(
             *keys, "overloaded_threshold", "split_max_topics", "split_max_sessions",
-            "split_max_msg_rate", "split_max_bandwidth"))
+            "split_max_msg_rate", "split_max_bandwidth")))
         brokers = (read_table(spark, data, "brokers")
                    .select(*keys, "weighted_max_usage",
                            (F.col("msg_rate_in") + F.col("msg_rate_out")).alias("rate"),
@@ -104,22 +104,19 @@ def compute(spark: Any, data: Path, opts: ReportOptions, progress: Progress) -> 
         for c in ("rate", "tput"):
             aggs += [F.mean(c).alias(f"{c}_mean"), F.stddev_pop(c).alias(f"{c}_std"),
                      F.min(c).alias(f"{c}_min"), F.max(c).alias(f"{c}_max")]
-        per_sample = brokers.groupBy(*keys).agg(
+        per_sample = brokers.groupBy(*keys, "stretch", "offset").agg(
             F.count(F.lit(1)).alias("brokers"), *aggs,
             (F.max("weighted_max_usage") - F.min("weighted_max_usage")).alias("usage_range"),
             F.sum(overloaded.cast("int")).alias("overloaded"),
             F.sum((F.col("rate") == 0).cast("int")).alias("idle"))
 
         bundles = _bundle_flags(read_table(spark, data, "bundles"), thresholds, opts)
-    counts = [F.sum(c).alias(c) for c in FLAGS]
-    with progress.phase("aggregating brokers and bundles per sample"):
-        per_sample_b = bundles.groupBy(*keys).agg(F.count(F.lit(1)).alias("bundles"), *counts)
-        samples = per_sample.join(per_sample_b, keys, "left").toPandas()
+    with progress.phase("aggregating brokers per sample"):
+        samples = per_sample.toPandas()
     with progress.phase("finding moves, bounce-backs and hot bundles"):
-        tables = per_bundle_table(bundles, opts, F.xxhash64("cluster", "bundle"))
-        if tables is None:  # two bundles share a 64-bit hash: the exact (slower) window
-            tables = per_bundle_table(bundles, opts, None)
-    assert tables is not None  # the exact window is never refused
+        *tables, per_sample_b = per_bundle_table(bundles, thresholds, samples, opts)
+    place = ["cluster", "stretch", "offset"]
+    samples = samples.merge(per_sample_b, on=place, how="left").drop(columns=place[1:])
     hot, moves, firsts = _split_per_bundle(*tables)
     samples = _with_moves(samples, moves, firsts)
     hot = hot.sort_values(["cluster", "bundle"]).reset_index(drop=True)
@@ -141,57 +138,167 @@ def import_libraries(plots: bool) -> None:
         drawing.preload()
 
 
-def per_bundle_table(bundles: Any, opts: ReportOptions, key: Any) -> tuple[Any, Any] | None:
+#: samples of a cluster per stretch (:func:`per_bundle_table`): a bundle's owners are summed up
+#: per stretch, and only a stretch in which an owner comes back is read row by row
+STRETCH = 64
+
+
+def per_bundle_table(bundles: Any, thresholds: Any, samples: Any,
+                     opts: ReportOptions) -> tuple[Any, Any, Any]:
     """(one row per bundle: sample and flag counts, moves, bounce-backs, maxima and first sample;
-    one row per move) as pandas tables — one Spark job.
+    one row per move; one row per sample: its bundles and flagged bundles) as pandas tables,
+    from one Spark job that sorts nothing. ``samples``: the per-sample table (its ``cluster``,
+    ``stretch``, ``offset`` and ``captured_at`` place each sample).
 
-    One window per bundle in time order carries only the previous owner (``lag`` 1), the
-    sample's position and the bundle's totals (aggregates over the whole partition); only each
-    bundle's first sample (its totals) and the samples where the owner changed (the moves) leave
-    Spark. The bounce-backs are then found among the moves (:func:`bounced`): within a bundle the
-    owner changes only at a move, so the owners of the previous ``bounce_window`` samples are
-    known from the moves alone. At 1M bundle samples this job cost 9–13 CPU-s where ten ``lag``
-    columns and a ``collect_list`` of the moves per bundle (an object aggregate, sorted again
-    past 128 bundles per task) cost 18–27.
+    The samples of a cluster are cut into stretches of :data:`STRETCH` in ``capturedAt`` order
+    (:func:`_stretched`: ``stretch``, ``offset`` in it, ``bit`` = 1 << offset). One aggregation
+    (partial on the map side, as a ``groupBy`` is) sums each bundle's samples per stretch and
+    owner, a *segment*: count, first and last ``capturedAt``, the flags, maxima, and ``mask``,
+    the OR of the samples' bits (which of the stretch's samples the bundle had on that owner;
+    ``*_mask`` the same for its flagged samples). The per-sample counts of bundles and flagged
+    bundles are the masks' bits summed per stretch and offset. Within a stretch the samples of
+    one owner are a single run exactly when the owners' spans ``[first, last]`` do not overlap
+    (each sample has one owner); where they overlap (an owner came back within the stretch,
+    e.g. a bounce-back) the runs are read off the masks. The bundle's history is then that
+    sequence of runs, its moves the starts of runs whose owner differs from the run before
+    (``pos``, the sample's position in its bundle, from the counts), and the bounce-backs are
+    found among the moves (:func:`bounced`): within a bundle the owner changes only at a move.
 
-    ``key`` (a long column, e.g. a 64-bit hash of cluster and bundle) partitions the window
-    instead of the two strings: the sort then compares a long prefix instead of long bundle
-    names with common prefixes (the sort 2.3× cheaper at 1M rows). Each partition also carries
-    the min and max of its cluster and bundle: if a key is ever shared by two bundles they
-    differ, and None is returned (the caller runs the exact window, ``key`` None)."""
+    At 10M bundle samples (1000 bundles × 10,000 samples) the window this replaces (every
+    sample shuffled and sorted by bundle and time for ``lag``, ``row_number`` and whole-partition
+    totals) cost 42.6 CPU-s, plus the bundles' per-sample aggregation; this job, which shuffles
+    one row per segment and sorts nothing, costs a fraction of that (figures in the commit)."""
+    F = _compat.functions()
+    keys = ["cluster", "bundle", "stretch"]
+    masks = [F.bit_or(F.when(F.col(c) > 0, F.col("bit"))).alias(f"{c}_mask") for c in FLAGS]
+    segs = bundles.groupBy(*keys, "broker").agg(
+        F.count(F.lit(1)).alias("n"), F.min("captured_at").alias("t0"),
+        F.max("captured_at").alias("t1"), F.bit_or("bit").alias("mask"), *masks,
+        *[F.sum(c).alias(c) for c in FLAGS],
+        F.max("share").alias("max_share"), F.max("rate").alias("max_rate"),
+        F.max("tput").alias("max_tput"), F.max("topics").alias("max_topics")).toPandas()
+
+    def more_times(wanted: Any) -> Any:  # the snapshots' places of these (cluster, stretch)
+        return (thresholds.select("cluster", "stretch", "offset", "captured_at")
+                .join(F.broadcast(thresholds.sparkSession.createDataFrame(wanted)),
+                      ["cluster", "stretch"], "left_semi").toPandas())
+
+    return from_segments(segs, samples, opts, more_times)
+
+
+def from_segments(segs: Any, samples: Any, opts: ReportOptions,
+                  more_times: Callable[[Any], Any] | None = None) -> tuple[Any, Any, Any]:
+    """:func:`per_bundle_table`'s tables from the segments (pandas, no Spark); ``more_times``:
+    the places and times of the samples of some (cluster, stretch) pairs that ``samples`` lacks
+    (a sample no broker row names)."""
+    import pandas as pd
+
+    names = ["cluster", "bundle"]
+    keys = [*names, "stretch"]
+    per_sample = _per_sample_bundles(segs)
+    segs = segs.sort_values([*keys, "t0"], kind="stable").reset_index(drop=True)
+    overlap = _same_as_previous(segs, keys) & (segs["t0"] <= segs["t1"].shift(1))
+    bad = segs.loc[overlap, keys].drop_duplicates()
+    in_bad = segs.set_index(keys).index.isin(bad.set_index(keys).index)
+    runs = segs.loc[~in_bad, [*keys, "broker", "t0", "n"]]
+    if len(bad):
+        runs = pd.concat([runs, _runs_of(segs[in_bad], samples, more_times)], ignore_index=True)
+    runs = runs.sort_values([*names, "t0"], kind="stable").reset_index(drop=True)
+    start = runs.groupby(names, sort=False)["n"].cumsum() - runs["n"] + 1
+    prev_owner = runs["broker"].shift(1)
+    moved = _same_as_previous(runs, names) & (runs["broker"] != prev_owner)
+    moves = pd.DataFrame({"cluster": runs["cluster"], "bundle": runs["bundle"],
+                          "captured_at": runs["t0"], "from_broker": prev_owner,
+                          "to_broker": runs["broker"], "pos": start})[moved]
+    moves = moves.reset_index(drop=True)
+    moves["bounced"] = bounced(moves, opts.bounce_window)
+    per = segs.groupby(names, sort=True).agg(
+        samples=("n", "sum"), **{c: (c, "sum") for c in FLAGS},
+        max_share=("max_share", "max"), max_rate=("max_rate", "max"),
+        max_tput=("max_tput", "max"), max_topics=("max_topics", "max"),
+        first_seen=("t0", "min")).reset_index()
+    return _bundle_totals(per, moves), moves[list(_MOVE_COLUMNS)], per_sample
+
+
+def _bits(masks: Any) -> Any:
+    """The bits of 64-bit masks (pandas, null = none) as a (rows × STRETCH) 0/1 matrix (one
+    byte a bit: a segment per 64 samples makes this 1 byte per bundle sample)."""
+    import numpy as np
+
+    m = masks.fillna(0).to_numpy(dtype=np.int64).view(np.uint64)
+    return ((m[:, None] >> np.arange(STRETCH, dtype=np.uint64)) & np.uint64(1)).astype(np.uint8)
+
+
+def _per_sample_bundles(segs: Any) -> Any:
+    """Per sample (cluster, stretch, offset): bundle samples and flagged ones, from the masks."""
+    import numpy as np
+    import pandas as pd
+
+    place = ["cluster", "stretch"]
+    segs = segs.sort_values(place, kind="stable").reset_index(drop=True)
+    first = np.flatnonzero(~_same_as_previous(segs, place).to_numpy())
+    out = segs.loc[first, place].reset_index(drop=True)
+    cols = {"bundles": "mask", **{c: f"{c}_mask" for c in FLAGS}}
+    sums = {c: np.add.reduceat(_bits(segs[m]), first, axis=0, dtype=np.int64) if len(segs) else
+            np.zeros((0, STRETCH), dtype=np.int64) for c, m in cols.items()}
+    group, offset = np.nonzero(sums["bundles"])
+    table = out.iloc[group].reset_index(drop=True)
+    table["offset"] = offset.astype(np.int32)
+    for c in cols:
+        table[c] = sums[c][group, offset]
+    return pd.DataFrame(table)
+
+
+def _runs_of(segs: Any, samples: Any, more_times: Callable[[Any], Any] | None) -> Any:
+    """The runs of one owner (bundle, stretch, owner, first ``capturedAt``, samples) of the
+    segments ``segs`` (pandas; their owners' spans overlap) from their masks; the time of a
+    stretch's sample from ``samples`` (or, for one no broker row names, the snapshots)."""
+    import numpy as np
+    import pandas as pd
+
+    keys = ["cluster", "bundle", "stretch"]
+    row, offset = np.nonzero(_bits(segs["mask"]))
+    one = segs[[*keys, "broker"]].iloc[row].reset_index(drop=True)
+    one["offset"] = offset.astype(np.int32)
+    one = one.sort_values([*keys, "offset"], kind="stable").reset_index(drop=True)
+    same = _same_as_previous(one, keys).to_numpy()
+    starts = ~(same & one["broker"].eq(one["broker"].shift(1)).to_numpy())
+    place = np.arange(len(one))
+    first = place[starts]
+    group_end = np.append(place[~same][1:], len(one))
+    ends = group_end[np.searchsorted(group_end, first, side="right")]
+    runs = one[starts].reset_index(drop=True)
+    runs["n"] = np.minimum(np.append(first[1:], len(one)), ends) - first
+    at = ["cluster", "stretch", "offset"]
+    times = samples[[*at, "captured_at"]]
+    runs = runs.merge(times, on=at, how="left")
+    if runs["captured_at"].isna().any() and more_times is not None:
+        wanted = runs.loc[runs["captured_at"].isna(), ["cluster", "stretch"]].drop_duplicates()
+        more = more_times(wanted.reset_index(drop=True))
+        runs = runs.drop(columns=["captured_at"]).merge(
+            pd.concat([times, more]).drop_duplicates(at), on=at, how="left")
+    runs["t0"] = runs["captured_at"].astype("int64")
+    return pd.DataFrame(runs[[*keys, "broker", "t0", "n"]])
+
+
+def _stretched(snapshots: Any) -> Any:
+    """The snapshots with ``stretch``: their position in their cluster's ``capturedAt`` order
+    divided by :data:`STRETCH` (a window over the small snapshots table)."""
     F = _compat.functions()
     W = _compat.window().Window
-    hashed = key is not None
-    if hashed:
-        bundles = bundles.withColumn("_k", key)
-        by = ["_k"]
-    else:
-        by = ["cluster", "bundle"]
-    w = W.partitionBy(*by).orderBy("captured_at")
-    whole = w.rowsBetween(W.unboundedPreceding, W.unboundedFollowing)
-    prev = F.lag("broker", 1).over(w)
-    pos = F.row_number().over(w)
-    totals = [F.count(F.lit(1)).over(whole).alias("samples"),
-              *[F.sum(c).over(whole).alias(c) for c in FLAGS],
-              F.max("share").over(whole).alias("max_share"),
-              F.max("rate").over(whole).alias("max_rate"),
-              F.max("tput").over(whole).alias("max_tput"),
-              F.max("topics").over(whole).alias("max_topics")]
-    if hashed:
-        totals += [F.min("cluster").over(whole).alias("_c0"), F.max("cluster").over(whole).alias("_c1"),
-                   F.min("bundle").over(whole).alias("_b0"), F.max("bundle").over(whole).alias("_b1")]
-    rows = bundles.select("cluster", "bundle", "captured_at", "broker", pos.alias("pos"),
-                          prev.alias("from_broker"), *totals)
-    moved = F.col("from_broker").isNotNull() & (F.col("from_broker") != F.col("broker"))
-    out = rows.filter((F.col("pos") == 1) | moved).toPandas()
-    firsts = out[out["pos"] == 1]
-    if hashed and ((firsts["cluster"] != firsts["_c1"]) | (firsts["bundle"] != firsts["_b1"])
-                   | (firsts["cluster"] != firsts["_c0"]) | (firsts["bundle"] != firsts["_b0"])).any():
-        return None
-    moves = out[out["pos"] > 1].rename(columns={"broker": "to_broker"})
-    moves = moves.sort_values(["cluster", "bundle", "pos"], kind="stable").reset_index(drop=True)
-    moves["bounced"] = bounced(moves, opts.bounce_window)
-    return _bundle_totals(firsts, moves), moves[list(_MOVE_COLUMNS)]
+    rn = F.row_number().over(W.partitionBy("cluster").orderBy("captured_at"))
+    return snapshots.withColumn("_rn", rn - 1).select(
+        "*", F.floor(F.col("_rn") / STRETCH).cast("long").alias("stretch"),
+        (F.col("_rn") % STRETCH).cast("int").alias("offset"),
+        F.expr(f"shiftleft(1L, int(_rn % {STRETCH}))").alias("bit")).drop("_rn")
+
+
+def _same_as_previous(df: Any, keys: list[str]) -> Any:
+    """Whether each row has the same ``keys`` as the row before it."""
+    same = df[keys[0]].eq(df[keys[0]].shift(1))
+    for k in keys[1:]:
+        same &= df[k].eq(df[k].shift(1))
+    return same
 
 
 def bounced(moves: Any, window: int) -> Any:
@@ -231,8 +338,7 @@ def _bundle_totals(firsts: Any, moves: Any) -> Any:
 
     keys = ["cluster", "bundle"]
     per = moves.groupby(keys).agg(moved=("bounced", "size"), bounced=("bounced", "sum"))
-    pb = firsts.rename(columns={"captured_at": "first_seen"}).merge(
-        per.reset_index(), on=keys, how="left")
+    pb = firsts.merge(per.reset_index(), on=keys, how="left")
     for c in ("moved", "bounced"):
         pb[c] = pb[c].fillna(0).astype("int64")
     cols = ["cluster", "bundle", "samples", *FLAGS, "moved",
@@ -321,7 +427,7 @@ def _bundle_flags(bundles: Any, thresholds: Any, opts: ReportOptions) -> Any:
     oversized = F.coalesce((share > opts.oversized_share) & (F.col("owner_bundles") >= 2),
                            F.lit(False))
     unsplittable = (over | oversized) & (F.col("topics") < 2)
-    return b.select("cluster", "captured_at", "bundle", "broker", "rate", "tput", "topics",
+    return b.select("cluster", "captured_at", "stretch", "bit", "bundle", "broker", "rate", "tput", "topics",
                     share.alias("share"), over.cast("int").alias("over_split"),
                     oversized.cast("int").alias("oversized"),
                     unsplittable.cast("int").alias("unsplittable"))

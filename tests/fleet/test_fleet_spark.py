@@ -201,34 +201,22 @@ def test_no_plot_writes_tables_only_and_says_so_in_json(ingested, run_fleet, tmp
     assert not list(tmp_path.glob("*.png"))
 
 
-def test_the_per_bundle_window_by_hash_equals_the_exact_one_and_a_shared_key_is_caught(
-        spark, ingested) -> None:
-    """The report partitions its window by a 64-bit hash of (cluster, bundle); the exact window
-    (by the two names) gives the same per-bundle table, and a key shared by different bundles
-    (here: one key for all) is detected and answered with None, so the exact window runs."""
-    from lbctl.fleet import _compat
+def test_the_report_is_the_same_whatever_the_stretch(spark, ingested, monkeypatch) -> None:
+    """The report sums each bundle's samples per stretch of the cluster's samples and reads a
+    stretch sample by sample (its masks) only where an owner comes back in it: stretches of 2
+    samples (most moves and bounce-backs cut by a stretch's edge, Spark's ``bit_or`` masks on
+    every path) give the same tables as the default."""
     from lbctl.fleet import report as R
+    from lbctl.fleet.progress import Progress
 
-    F = _compat.functions()
     out, _ = ingested
-    opts = R.ReportOptions()
-    thresholds = F.broadcast(R.read_table(spark, out, "snapshots").select(
-        "cluster", "captured_at", "overloaded_threshold", "split_max_topics",
-        "split_max_sessions", "split_max_msg_rate", "split_max_bandwidth"))
-    bundles = R._bundle_flags(R.read_table(spark, out, "bundles"), thresholds, opts)
-    hashed = R.per_bundle_table(bundles, opts, F.xxhash64("cluster", "bundle"))
-    exact = R.per_bundle_table(bundles, opts, None)
-    assert hashed is not None and exact is not None
-    assert len(exact[0]) > 1 and int(exact[0]["moved"].sum()) > 0 and len(exact[1]) > 0
-
-    def table(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
-        return df.sort_values(by).reset_index(drop=True)
-
-    pd.testing.assert_frame_equal(table(hashed[0], ["cluster", "bundle"]),
-                                  table(exact[0], ["cluster", "bundle"]))
-    pd.testing.assert_frame_equal(table(hashed[1], ["cluster", "bundle", "captured_at"]),
-                                  table(exact[1], ["cluster", "bundle", "captured_at"]))
-    assert R.per_bundle_table(bundles, opts, F.lit(7).cast("long")) is None
+    opts = R.ReportOptions(bounce_window=3)
+    wide = R.compute(spark, out, opts, Progress(enabled=False))
+    monkeypatch.setattr(R, "STRETCH", 2)
+    narrow = R.compute(spark, out, opts, Progress(enabled=False))
+    assert len(wide.moves) > 0 and wide.moves["bounced"].any()
+    for name in ("clusters", "samples", "hot_bundles", "moves"):
+        pd.testing.assert_frame_equal(getattr(narrow, name), getattr(wide, name))
 
 
 def test_ingest_then_report_in_one_session_prints_the_report_and_the_summary_on_stderr(
