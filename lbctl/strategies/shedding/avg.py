@@ -47,7 +47,8 @@ at a time), then stably sorted by value, so equal values keep that ``HashMap`` o
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -413,15 +414,41 @@ class _Cycle:
                       limits.min_tp, by_rate)
 
     def _select(self, high: str, low: str, by_rate: bool, left: float) -> list[Selection]:
-        """Rule 8: ``0 < v <= left``, largest first; ``left`` shrinks with every pick."""
-        load, out = self.load, self.candidates
+        """Rule 8: ``0 < v <= left``, largest first; ``left`` shrinks with every pick.
+
+        ``selectBundleForUnloading`` sorts ``getBundleDataForLoadShedding()``'s entries by value,
+        descending and stably, so that map's iteration order (:meth:`LoadData.shedding_order`,
+        which hashes every name) decides only among bundles of equal value: the bundles are
+        sorted by value first (:func:`_descending`) and only those that tie are put in that
+        order (:func:`_order_ties`) — on a deep broker a few thousand names hashed, not
+        170,000. Its bundles still in their grace period are listed first, in that map's order,
+        as the loop meets them: with any of them the whole order is taken, as before."""
+        load = self.load
         data = load.bundle_data
-        owned = [b for b in load.brokers[high].local.bundles if load.is_sheddable(b)]
+        owned = load.sheddable(load.brokers[high].local.bundles)
         # a bundle's short-term figure; from its stats when it is a first sample (a deep broker's
         # bundles then build no BundleData but the chosen ones')
+        once = isinstance(data, BundleDataView) and data.first_samples_only()
+        stats = data.reported() if isinstance(data, BundleDataView) and once else None
         value = (data.first_sample_values(by_rate) if isinstance(data, BundleDataView)
                  else None) or (lambda b: (data[b].shortTermData.msg_rate if by_rate
                                            else data[b].shortTermData.throughput))
+        recently = load.recently_unloaded
+        if recently and not recently.keys().isdisjoint(owned):
+            return self._select_in_map_order(owned, value, high, low, by_rate, left)
+        fresh = [b for b in owned if b not in recently] if recently else owned
+        values = (list(map(attrgetter("msg_rate" if by_rate else "throughput"),
+                           map(stats.__getitem__, fresh))) if stats is not None
+                  else list(map(value, fresh)))
+        order, keys = _descending(values)
+        _order_ties(load, fresh, order, keys, value, range(len(order)))
+        return self._pick(((fresh[i], values[i]) for i in order), high, low, by_rate, left)
+
+    def _select_in_map_order(self, owned: list[str], value: Callable[[str], float], high: str,
+                             low: str, by_rate: bool, left: float) -> list[Selection]:
+        """:meth:`_select` over the whole of ``getBundleDataForLoadShedding()``'s order, its
+        bundles in their grace period listed as the loop meets them."""
+        load, out = self.load, self.candidates
         # getBundleDataForLoadShedding() iteration order (Collectors.toMap from the CHM).
         ordered = load.shedding_order(owned, value)
         values: list[tuple[str, float]] = []
@@ -435,6 +462,12 @@ class _Cycle:
         # Java sorts descending with Double.compare(e2, e1), stably: negate the key (reversing
         # the list would also reverse the order of equal values).
         values.sort(key=lambda t: _neg_key(t[1]))
+        return self._pick(values, high, low, by_rate, left)
+
+    def _pick(self, values: Iterable[tuple[str, float]], high: str, low: str, by_rate: bool,
+              left: float) -> list[Selection]:
+        """The loop of rule 8 over the sorted bundles, each listed with what it did."""
+        data, out = self.load.bundle_data, self.candidates
         chosen: list[Selection] = []
         for b, v in values:
             if v > 0 and v <= left:
@@ -451,6 +484,53 @@ class _Cycle:
                 out.append(BundleCandidate(high, b, v, False,
                                            AvgPickWhy("too-big", by_rate, v, left)))
         return chosen
+
+
+def _descending(values: list[float]) -> tuple[list[int], list[Any]]:
+    """The positions of ``values`` sorted as Java's ``Double.compare(e2, e1)`` sorts them
+    (descending, stably: NaN first, 0.0 before -0.0), and each position's sort key (equal keys:
+    a tie). Without NaN or zero, ``-v`` is that key (a float key sorts in C); otherwise
+    :func:`_neg_key`."""
+    keys: list[Any]
+    if 0.0 in values or any(map(math.isnan, values)):  # ``in`` finds -0.0 too
+        keys = list(map(_neg_key, values))
+    else:
+        keys = [-v for v in values]
+    return sorted(range(len(values)), key=keys.__getitem__), keys
+
+
+def _order_ties(load: LoadData, names: list[str], order: list[int], keys: list[Any],
+                value: Callable[[str], float], wanted: Iterable[int]) -> None:
+    """Put the runs of equal keys in ``order`` (positions into ``names``) that hold a position
+    of ``wanted`` in ``getBundleDataForLoadShedding()``'s order, in place: the stable sort
+    over that map keeps it among equal values. :meth:`LoadData.shedding_order` of only the
+    tied names orders them as the whole map's order does (a key's place there depends on its
+    own hash and, within a bucket, on the keys of that bucket with an equal value, which tie
+    too)."""
+    n = len(order)
+    if len(set(keys)) == n:
+        return
+    runs: list[tuple[int, int]] = []
+    seen = -1  # the end of the last run found
+    for p in wanted:
+        if p < seen:
+            continue
+        k = keys[order[p]]
+        start = p
+        while start > 0 and keys[order[start - 1]] == k:
+            start -= 1
+        end = p + 1
+        while end < n and keys[order[end]] == k:
+            end += 1
+        seen = end
+        if end - start > 1:
+            runs.append((start, end))
+    if not runs:
+        return
+    tied = [names[order[p]] for start, end in runs for p in range(start, end)]
+    rank = {b: r for r, b in enumerate(load.shedding_order(tied, value))}
+    for start, end in runs:
+        order[start:end] = sorted(order[start:end], key=lambda i: rank[names[i]])
 
 
 def _neg_key(x: float) -> tuple[bool, float, float]:
