@@ -400,7 +400,8 @@ def test_bundles_of_equal_value_keep_the_map_order(zeros: bool, recent: bool) ->
     in ``getBundleDataForLoadShedding()``'s order: the same candidates and picks, in the same
     order, as sorting that whole order stably by value (3,000 bundles of five values, many
     sharing a hash bucket; with zeros, -0.0 and a negative value the ``Double.compare`` key;
-    with a recently unloaded bundle the whole order, as before)."""
+    with a recently unloaded bundle the whole order, as before). ``selections`` gives the same
+    selections without candidates, and with ``first_only`` each broker's first."""
     from lbctl.strategies.shedding.avg import _neg_key
     from tests.factories import stats
 
@@ -430,6 +431,10 @@ def test_bundles_of_equal_value_keep_the_map_order(zeros: bool, recent: bool) ->
             picks.append(b)
             left -= value(b)
     assert [s.bundle for s in d.selections] == picks and 1 < len(picks) < len(rest) - 100
+    lean, _, _ = AvgShedder().selections(data, settings, mem)
+    assert lean.selections == d.selections and not lean.candidates
+    first, _, cut = AvgShedder().selections(data, settings, mem, first_only=True)
+    assert first.selections == d.selections[:1] and cut == {"hi"}
 
 
 def test_bundles_of_distinct_values_need_no_map_order(monkeypatch: pytest.MonkeyPatch) -> None:
