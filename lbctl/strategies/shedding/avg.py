@@ -443,7 +443,7 @@ class _Cycle:
     def _select(self, high: str, low: str, by_rate: bool, left: float) -> list[Selection]:
         """Rule 8: ``0 < v <= left``, largest first; ``left`` shrinks with every pick.
 
-        ``selectBundleForUnloading`` sorts ``getBundleDataForLoadShedding()``'s entries by value,
+        ``findBundlesForUnloading`` sorts ``getBundleDataForLoadShedding()``'s entries by value,
         descending and stably, so that map's iteration order (:meth:`LoadData.shedding_order`,
         which hashes every name) decides only among bundles of equal value: the bundles are
         sorted by value first (:func:`_descending`) and only those that tie are put in that
