@@ -39,6 +39,7 @@ its explanation (:mod:`lbctl.explain.modular`).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import partial
 from random import Random
@@ -94,7 +95,12 @@ from lbctl.model.loaddata import BundleDataView, LoadData
 from lbctl.model.outcome import history_dict, history_warnings
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.records import replace
-from lbctl.strategies.base import PlacementRequest, PlacementStrategy, SheddingStrategy
+from lbctl.strategies.base import (
+    PlacementRequest,
+    PlacementStrategy,
+    SelectingShedder,
+    SheddingStrategy,
+)
 from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.strategies.placement.filters import (
     PlacementEnv,
@@ -194,12 +200,14 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         """A held cycle of ``explain``'s projection: when it would rebuild the very leader maps,
         bundle data and load data ``last`` (the snapshot's own cycle) built, it takes ``last``'s
         load data with its own clock and recently unloaded bundles instead
-        (:meth:`_held_like`); otherwise the whole cycle."""
+        (:meth:`_held_like`); otherwise the whole cycle. Either way it is lean: its shedder
+        lists no candidate bundle when it can (:class:`SelectingShedder`), since only whether
+        it acts and its memory are read."""
         assert isinstance(last, ModularCycleResult)
         with collector_paused():
             return self._run_cycle(state, settings, memory, elapsed,
                                    last if self._held_like(state, settings, memory, elapsed, last)
-                                   else None)
+                                   else None, lean=True)
 
     @staticmethod
     def _held_like(state: ClusterState, settings: Settings, memory: CycleMemory, elapsed: Elapsed,
@@ -223,9 +231,11 @@ class ModularLoadManager(LoadManager[CycleMemory]):
 
     def _run_cycle(
         self, state: ClusterState, settings: Settings, memory: CycleMemory | None,
-        elapsed: Elapsed | None, last: ModularCycleResult | None = None,
+        elapsed: Elapsed | None, last: ModularCycleResult | None = None, *, lean: bool = False,
     ) -> ModularCycleResult:
-        """One cycle; ``last``: a cycle whose load data this one takes (:meth:`_held_like`)."""
+        """One cycle; ``last``: a cycle whose load data this one takes (:meth:`_held_like`);
+        ``lean``: only what it unloads and its memory are read (:meth:`projected_cycle`), so a
+        shedder that can leaves out the bundles it looked at (:class:`SelectingShedder`)."""
         mem = memory or self.initial_memory()
         elapsed = elapsed or Elapsed(interval_ms=interval_ms(settings))
         now = state.captured_at
@@ -261,10 +271,15 @@ class ModularLoadManager(LoadManager[CycleMemory]):
                 bundle_data, MappingProxyType(recently), mem.shedding, placement_mem, rr_mem,
                 mem.multimap_capacity, cycle.maps))
 
-        decision, shed_mem = self.shedding.shed(cycle.load, settings, mem.shedding)
-        ordered, capacity = self._unload_order(decision, settings, mem)
-        outcomes, placement_mem, rr_mem = self._unload(cycle, ordered, recently, placement_mem,
-                                                       rr_mem, decision)
+        shedding = self.shedding
+        if lean and elapsed.replaying and isinstance(shedding, SelectingShedder):
+            decision, shed_mem, capacity, outcomes, placement_mem, rr_mem = self._lean_unload(
+                cycle, shedding, mem, recently, placement_mem, rr_mem)
+        else:
+            decision, shed_mem = shedding.shed(cycle.load, settings, mem.shedding)
+            ordered, capacity = self._unload_order(decision, settings, mem)
+            outcomes, placement_mem, rr_mem = self._unload(cycle, ordered, recently,
+                                                           placement_mem, rr_mem, decision)
         # onUnloadAttemptCompleted: a shedder's own destinations, and AvgShedder's picks stored
         # at its first ask, live for this attempt only (PR #26246). A strategy that threw never
         # reaches it (doLoadShedding calls it in a finally after the strategy call).
@@ -301,6 +316,34 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             maps = LeaderMaps(maps.brokers, maps.bundles.then((b, False) for b in split_away))
             load = replace(load, split_away=split_away, bundle_map=map_of(maps.bundles))
         return _Cycle(state, settings, elapsed, load, env, expired, splits, maps)
+
+    def _lean_unload(self, cycle: _Cycle, shedding: SelectingShedder, mem: CycleMemory,
+                     recently: dict[str, int], placement_mem: Any, rr_mem: Any
+                     ) -> tuple[SheddingDecision, Any, int, tuple[UnloadOutcome, ...], Any, Any]:
+        """A replaying cycle's shedding and unloads when only whether it acts and its memory
+        are read (:meth:`projected_cycle`): the shedder lists no candidate bundle and, at first,
+        gives each broker's first selection alone. The unload loop stops at the first unload
+        carried out (a replaying cycle), and walks the selections broker after broker in the
+        multimap's order (its keys, the brokers with a selection, are the same either way):
+        until it has skipped every selection kept of a broker whose list was cut, it walks what
+        it would walk over the whole lists. Only when it did skip all of them — or found
+        nothing — are the cycle's whole selections taken and the loop run again, from the
+        same random generator, placement memory and recently unloaded bundles."""
+        load, settings = cycle.load, cycle.settings
+        rng = self.rng.getstate()
+        for first_only in (True, False):
+            tried = dict(recently)
+            decision, shed_mem, cut = shedding.selections(load, settings, mem.shedding,
+                                                          first_only)
+            ordered, capacity = self._unload_order(decision, settings, mem)
+            outcomes, p_mem, r_mem = self._unload(cycle, ordered, tried, placement_mem, rr_mem,
+                                                  decision)
+            skipped = Counter(o.selection.broker for o in outcomes if o.skipped is not None)
+            if not first_only or not any(skipped[b] for b in cut):
+                recently.update(tried)  # an unload carried out adds its bundle
+                return decision, shed_mem, capacity, outcomes, p_mem, r_mem
+            self.rng.setstate(rng)
+        raise AssertionError("unreachable: the second pass always returns")
 
     def _unload_order(self, decision: SheddingDecision, settings: Settings,
                       mem: CycleMemory) -> tuple[list[Selection], int]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from random import Random
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from msgspec import Struct, field
 
@@ -35,6 +35,22 @@ class SheddingStrategy(Protocol):
     def shed(
         self, load: LoadData, settings: Settings, memory: Any
     ) -> tuple[SheddingDecision, Any]: ...
+
+
+@runtime_checkable
+class SelectingShedder(Protocol):
+    """A shedding strategy that can also decide without listing every bundle it looked at:
+    ``selections`` returns ``shed``'s selections and memory with no ``candidates``, for a cycle
+    of which only what it unloads is read (``explain``'s projection,
+    :meth:`lbctl.loadmanager.base.LoadManager.projected_cycle`). With ``first_only`` each
+    broker's first selection alone; it then also returns the brokers whose selections may go
+    on after it."""
+
+    name: str
+
+    def selections(
+        self, load: LoadData, settings: Settings, memory: Any, first_only: bool = False
+    ) -> tuple[SheddingDecision, Any, frozenset[str]]: ...
 
 
 # --- what placement strategies receive and return ------------------------------------------------

@@ -280,3 +280,78 @@ def test_the_modular_projection_answers_as_whole_cycles_do(monkeypatch: Any) -> 
     built.clear()
     assert cycles_to_open(lm, r.state, r.settings, r.memory, last=r) == 3
     assert not built
+
+
+def _avg_deep(n: int) -> ClusterState:
+    """AvgShedder on two brokers (90 % and 10 % CPU), the busy one owning ``n`` bundles of
+    distinct rates: its largest in ``t/ns-0``, the others in ``t/ns-1``. The snapshot's own cycle
+    counts the first hit; the next one is due and moves the largest bundle first."""
+    big = {"t/ns-0/0x00000000_0x00010000": stats(10_000.0 + n)}
+    rest = {f"t/ns-1/0x{i:08x}_0x{i + 1:08x}": stats(1000.0 + i) for i in range(1, n)}
+    return state({"a:8080": broker(cpu=(90, 100), bundles={**big, **rest}),
+                  "b:8080": broker(cpu=(10, 100))}, now=100 * MINUTE)
+
+
+def _counting_selections(monkeypatch: Any) -> list[bool]:
+    """Each ``AvgShedder.selections`` call's ``first_only``, as the projection makes them."""
+    from lbctl.strategies.shedding.avg import AvgShedder
+
+    calls: list[bool] = []
+    real = AvgShedder.selections
+
+    def counting(self: AvgShedder, *a: Any, **k: Any) -> Any:
+        calls.append(bool(a[3] if len(a) > 3 else k.get("first_only", False)))
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(AvgShedder, "selections", counting)
+    return calls
+
+
+def test_the_modular_projection_takes_a_deep_brokers_first_selection_alone(
+        monkeypatch: Any) -> None:
+    """A projected AvgShedder cycle that acts needs the first unload carried out only: the
+    shedder gives each broker's first selection, found without sorting the deep broker's
+    bundles or hashing their names (values that do not tie need no map order) — and the
+    projection answers as whole cycles do."""
+    import lbctl.model.loaddata as loaddata
+    from lbctl.loadmanager.select import manager
+
+    s = _avg_deep(400)
+    lm, settings = manager([s], Options(strategy="AvgShedder", placement="AvgShedder"))
+    (r,) = lm.run_sequence([s], settings)
+    assert not r.acted and r.gate is None
+    assert cycles_to_open(lm, r.state, r.settings, r.memory) == 1
+    hashed: list[str] = []
+    real = loaddata.java_string_hash
+
+    def counting(name: str) -> int:
+        hashed.append(name)
+        return real(name)
+
+    monkeypatch.setattr(loaddata, "java_string_hash", counting)
+    calls = _counting_selections(monkeypatch)
+    assert cycles_to_open(lm, r.state, r.settings, r.memory, last=r) == 1
+    assert calls == [True]  # the first selections sufficed: no second pass
+    assert not hashed  # before: every one of the 400 names, for the map order
+
+
+def test_the_modular_projection_takes_every_selection_when_the_first_is_skipped(
+        monkeypatch: Any) -> None:
+    """When a broker's first selection is not unloaded (its namespace is excluded from
+    shedding), the projection cannot tell from it whether a later one is: it takes the whole
+    selections and runs the unloads again — the same answers as whole cycles, whether the
+    next bundle is unloaded or every one is excluded."""
+    from lbctl.loadmanager.select import manager
+
+    s = _avg_deep(50)
+    for excluded, expected in (("t/ns-0", 1), ("t/ns-0,t/ns-1", None)):
+        opts = Options(strategy="AvgShedder", placement="AvgShedder",
+                       overrides={"loadBalancerSheddingExcludedNamespaces": excluded})
+        lm, settings = manager([s], opts)
+        (r,) = lm.run_sequence([s], settings)
+        assert not r.acted and r.gate is None
+        whole = cycles_to_open(lm, r.state, r.settings, r.memory)
+        calls = _counting_selections(monkeypatch)
+        assert cycles_to_open(lm, r.state, r.settings, r.memory, last=r) == whole == expected
+        assert calls[:2] == [True, False]
+        monkeypatch.undo()

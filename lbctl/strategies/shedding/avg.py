@@ -63,7 +63,9 @@ at a time), then stably sorted by value, so equal values keep that ``HashMap`` o
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Mapping
+from operator import attrgetter
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -88,6 +90,7 @@ from lbctl.model.javasort import (
     int_cast_compare,
     java_sort,
 )
+from lbctl.model.load import NamespaceBundleStats
 from lbctl.model.loaddata import BundleDataView, LoadData
 from lbctl.strategies.base import PlacementRequest
 from lbctl.strategies.registry import PLACEMENT, SHEDDING
@@ -321,25 +324,45 @@ class AvgShedder:
         """``AvgShedder.findBundlesForUnloading``: score and sort the brokers, find the pairs
         (updating the hit counts); no pair kept clears every count; each kept pair whose hit
         count is due moves its amount from the high broker to the low one."""
+        return self._shed(load, settings, memory, record=True)[1:]
+
+    def selections(
+        self, load: LoadData, settings: Settings, memory: Any, first_only: bool = False
+    ) -> tuple[SheddingDecision, AvgShedderMemory, frozenset[str]]:
+        """:meth:`shed` without listing the bundles rule 8 looked at (the decision's
+        ``candidates`` are empty; its selections, notes and the memory are :meth:`shed`'s): for
+        a cycle of which only what it unloads is read — ``explain``'s projection
+        (:class:`~lbctl.strategies.base.SelectingShedder`) — where a deep broker's 170,000
+        candidates would be made and dropped. ``first_only``: each broker's first selection
+        alone (the verdicts then count that one); the brokers whose list may go on after it
+        are returned."""
+        run, decision, mem = self._shed(load, settings, memory, record=False,
+                                        first_only=first_only)
+        return decision, mem, frozenset(run.cut) if run is not None else frozenset()
+
+    def _shed(self, load: LoadData, settings: Settings, memory: Any, *, record: bool,
+              first_only: bool = False) -> tuple[_Cycle | None, SheddingDecision,
+                                                 AvgShedderMemory]:
         mem = memory if isinstance(memory, AvgShedderMemory) else AvgShedderMemory()
         limits = _Limits.of(settings)
         if not load.brokers:
-            return SheddingDecision(NAME, notes=(AvgWhy("note-no-brokers"),),
-                                    numbers=limits.numbers(0)), mem
+            return None, SheddingDecision(NAME, notes=(AvgWhy("note-no-brokers"),),
+                                          numbers=limits.numbers(0)), mem
         scores = scores_of(load, settings)
         try:
             order = sort_brokers(scores, settings)
         except ComparisonContractViolation:
             # the exception leaves findBundlesForUnloading before the hit counts change
-            return _Cycle(load, limits, scores, list(scores)).failed(), mem
+            failed = _Cycle(load, limits, scores, list(scores), record, first_only)
+            return failed, failed.failed(), mem
         hit_high, hit_low = dict(mem.hit_high), dict(mem.hit_low)
         pairs = find_broker_pairs(order, scores, limits, hit_high, hit_low)
-        run = _Cycle(load, limits, scores, order)
+        run = _Cycle(load, limits, scores, order, record, first_only)
         if not any(p.kept for p in pairs):
-            return run.no_pair(pairs), AvgShedderMemory()
+            return run, run.no_pair(pairs), AvgShedderMemory()
         for pair in pairs:
             run.pair(pair, hit_high, hit_low)
-        return run.decision(sum(p.kept for p in pairs)), AvgShedderMemory(
+        return run, run.decision(sum(p.kept for p in pairs)), AvgShedderMemory(
             MappingProxyType(hit_high), MappingProxyType(hit_low))
 
 
@@ -347,8 +370,14 @@ class _Cycle:
     """What one ``findBundlesForUnloading`` call decides, pair by pair."""
 
     def __init__(self, load: LoadData, limits: _Limits, scores: Mapping[str, float],
-                 order: list[str]) -> None:
+                 order: list[str], record: bool = True, first_only: bool = False) -> None:
         self.load = load
+        #: whether each bundle rule 8 looked at is listed (``candidates``) with why
+        self.record = record
+        #: each broker's first selection alone (:meth:`AvgShedder.selections`), and the brokers
+        #: whose list may go on after it
+        self.first_only = first_only
+        self.cut: set[str] = set()
         self.limits = limits
         self.scores = scores
         self.order = order
@@ -469,15 +498,64 @@ class _Cycle:
                       limits.min_tp, by_rate)
 
     def _select(self, high: str, low: str, by_rate: bool, left: float) -> list[Selection]:
-        """Rule 8: ``0 < v <= left``, largest first; ``left`` shrinks with every pick."""
-        load, out = self.load, self.candidates
+        """Rule 8: ``0 < v <= left``, largest first; ``left`` shrinks with every pick.
+
+        ``findBundlesForUnloading`` sorts ``getBundleDataForLoadShedding()``'s entries by value,
+        descending and stably, so that map's iteration order (:meth:`LoadData.shedding_order`,
+        which hashes every name) decides only among bundles of equal value: the bundles are
+        sorted by value first (:func:`_descending`) and only those that tie are put in that
+        order (:func:`_order_ties`) — on a deep broker a few thousand names hashed, not
+        170,000. Its bundles still in their grace period are listed first, in that map's order,
+        as the loop meets them: with any of them the whole order is taken, as before. Without
+        ``record`` (:meth:`AvgShedder.selections`) no bundle is listed, only the ties among the
+        chosen bundles are ordered, and with ``first_only`` the first pick alone is made, with
+        no sort (:meth:`_first_pick`)."""
+        load = self.load
         data = load.bundle_data
-        owned = [b for b in load.brokers[high].local.bundles if load.is_sheddable(b)]
+        owned = load.sheddable(load.brokers[high].local.bundles)
         # a bundle's short-term figure; from its stats when it is a first sample (a deep broker's
         # bundles then build no BundleData but the chosen ones')
+        once = isinstance(data, BundleDataView) and data.first_samples_only()
+        stats = data.reported() if isinstance(data, BundleDataView) and once else None
         value = (data.first_sample_values(by_rate) if isinstance(data, BundleDataView)
                  else None) or (lambda b: (data[b].shortTermData.msg_rate if by_rate
                                            else data[b].shortTermData.throughput))
+        recently = load.recently_unloaded
+        if self.record and recently and not recently.keys().isdisjoint(owned):
+            return self._select_in_map_order(owned, value, high, low, by_rate, left)
+        fresh = [b for b in owned if b not in recently] if recently else owned
+        values = (list(map(attrgetter("msg_rate" if by_rate else "throughput"),
+                           map(stats.__getitem__, fresh))) if stats is not None
+                  else list(map(value, fresh)))
+        if self.first_only:
+            return self._first_pick(fresh, values, value, high, low, left, stats)
+        order, keys = _descending(values)
+        if not self.record:
+            return self._chosen(fresh, values, order, keys, value, high, low, left, stats)
+        _order_ties(load, fresh, order, keys, value, range(len(order)))
+        return self._pick(((fresh[i], values[i]) for i in order), high, low, by_rate, left)
+
+    def _first_pick(self, fresh: list[str], values: list[float], value: Callable[[str], float],
+                    high: str, low: str, left: float,
+                    stats: Mapping[str, NamespaceBundleStats] | None) -> list[Selection]:
+        """The first bundle rule 8 takes, alone: the largest value with ``0 < v <= left`` (a
+        NaN, a zero and a negative value are never taken, so plain float comparisons find it),
+        the first in ``getBundleDataForLoadShedding()``'s order among bundles of that value; no
+        sort. The broker's list may go on after it (:attr:`cut`)."""
+        best = max((v for v in values if 0 < v <= left), default=None)
+        if best is None:
+            return []
+        tied = [fresh[i] for i, v in enumerate(values) if v == best]
+        b = tied[0] if len(tied) == 1 else self.load.shedding_order(tied, value)[0]
+        self.cut.add(high)
+        st = stats[b] if stats is not None else self.load.bundle_data[b].shortTermData
+        return [Selection(high, b, Reason.OVERLOADED, st.msg_rate, st.throughput, low)]
+
+    def _select_in_map_order(self, owned: list[str], value: Callable[[str], float], high: str,
+                             low: str, by_rate: bool, left: float) -> list[Selection]:
+        """:meth:`_select` over the whole of ``getBundleDataForLoadShedding()``'s order, its
+        bundles in their grace period listed as the loop meets them."""
+        load, out = self.load, self.candidates
         # getBundleDataForLoadShedding() iteration order (Collectors.toMap from the CHM).
         ordered = load.shedding_order(owned, value)
         values: list[tuple[str, float]] = []
@@ -491,6 +569,12 @@ class _Cycle:
         # Java sorts descending with Double.compare(e2, e1), stably: negate the key (reversing
         # the list would also reverse the order of equal values).
         values.sort(key=lambda t: _neg_key(t[1]))
+        return self._pick(values, high, low, by_rate, left)
+
+    def _pick(self, values: Iterable[tuple[str, float]], high: str, low: str, by_rate: bool,
+              left: float) -> list[Selection]:
+        """The loop of rule 8 over the sorted bundles, each listed with what it did."""
+        data, out = self.load.bundle_data, self.candidates
         chosen: list[Selection] = []
         for b, v in values:
             if v > 0 and v <= left:
@@ -507,6 +591,94 @@ class _Cycle:
                 out.append(BundleCandidate(high, b, v, False,
                                            AvgPickWhy("too-big", by_rate, v, left)))
         return chosen
+
+    def _chosen(self, fresh: list[str], values: list[float], order: list[int],
+                keys: list[Any], value: Callable[[str], float], high: str, low: str,
+                left: float, stats: Mapping[str, NamespaceBundleStats] | None
+                ) -> list[Selection]:
+        """Rule 8's picks alone, no bundle listed. Which positions of the sorted values are
+        taken depends on the values alone (equal values are equally taken, whatever their
+        order), so the loop runs first on the values and only the runs of equal values holding
+        a pick are then put in the map's order. With float keys (``-v``, :func:`_descending`)
+        the loop goes from pick to pick, the next one found by bisection: those are the
+        values ``<= left``. ``stats``: the first samples' stats, whose figures are the chosen
+        bundles' ``shortTermData``'s (no ``BundleData`` built)."""
+        taken: list[int] = []
+        n = len(order)
+        if n and isinstance(keys[0], float):
+            ranked = [keys[i] for i in order]  # ascending -v
+            p = bisect_left(ranked, -left) if left == left else n
+            while p < n:
+                v = values[order[p]]
+                if not v > 0:  # descending: none after it is positive either
+                    break
+                if v <= left:
+                    taken.append(p)
+                    left -= v
+                    p += 1
+                else:  # the next value <= left
+                    p = bisect_left(ranked, -left, p + 1)
+        else:
+            for p, i in enumerate(order):
+                v = values[i]
+                if v > 0 and v <= left:
+                    taken.append(p)
+                    left -= v
+        _order_ties(self.load, fresh, order, keys, value, taken)
+        data = self.load.bundle_data
+        chosen: list[Selection] = []
+        for p in taken:
+            b = fresh[order[p]]
+            st = stats[b] if stats is not None else data[b].shortTermData
+            chosen.append(Selection(high, b, Reason.OVERLOADED, st.msg_rate, st.throughput, low))
+        return chosen
+
+
+def _descending(values: list[float]) -> tuple[list[int], list[Any]]:
+    """The positions of ``values`` sorted as Java's ``Double.compare(e2, e1)`` sorts them
+    (descending, stably: NaN first, 0.0 before -0.0), and each position's sort key (equal keys:
+    a tie). Without NaN or zero, ``-v`` is that key (a float key sorts in C); otherwise
+    :func:`_neg_key`."""
+    keys: list[Any]
+    if 0.0 in values or any(map(math.isnan, values)):  # ``in`` finds -0.0 too
+        keys = list(map(_neg_key, values))
+    else:
+        keys = [-v for v in values]
+    return sorted(range(len(values)), key=keys.__getitem__), keys
+
+
+def _order_ties(load: LoadData, names: list[str], order: list[int], keys: list[Any],
+                value: Callable[[str], float], wanted: Iterable[int]) -> None:
+    """Put the runs of equal keys in ``order`` (positions into ``names``) that hold a position
+    of ``wanted`` in ``getBundleDataForLoadShedding()``'s order, in place: the stable sort
+    over that map keeps it among equal values. :meth:`LoadData.shedding_order` of only the
+    tied names orders them as the whole map's order does (a key's place there depends on its
+    own hash and, within a bucket, on the keys of that bucket with an equal value, which tie
+    too)."""
+    n = len(order)
+    if len(set(keys)) == n:
+        return
+    runs: list[tuple[int, int]] = []
+    seen = -1  # the end of the last run found
+    for p in wanted:
+        if p < seen:
+            continue
+        k = keys[order[p]]
+        start = p
+        while start > 0 and keys[order[start - 1]] == k:
+            start -= 1
+        end = p + 1
+        while end < n and keys[order[end]] == k:
+            end += 1
+        seen = end
+        if end - start > 1:
+            runs.append((start, end))
+    if not runs:
+        return
+    tied = [names[order[p]] for start, end in runs for p in range(start, end)]
+    rank = {b: r for r, b in enumerate(load.shedding_order(tied, value))}
+    for start, end in runs:
+        order[start:end] = sorted(order[start:end], key=lambda i: rank[names[i]])
 
 
 def _neg_key(x: float) -> tuple[bool, float, float]:

@@ -477,3 +477,70 @@ def test_the_sort_starts_from_the_score_map_order() -> None:
     decision, _ = AvgShedder().shed(data, Settings.defaults(), AvgShedder().initial_memory())
     ranks = {b: int(v.numbers["rank"]) for b, v in decision.brokers.items()}
     assert sorted(ranks, key=ranks.__getitem__) == java_hash_order(data.brokers)
+
+
+@pytest.mark.parametrize(("zeros", "recent"), [(False, False), (True, False), (False, True)])
+def test_bundles_of_equal_value_keep_the_map_order(zeros: bool, recent: bool) -> None:
+    """Rule 8 sorts the high broker's bundles by value and puts only the bundles of equal value
+    in ``getBundleDataForLoadShedding()``'s order: the same candidates and picks, in the same
+    order, as sorting that whole order stably by value (3,000 bundles of five values, many
+    sharing a hash bucket; with zeros, -0.0 and a negative value the ``Double.compare`` key;
+    with a recently unloaded bundle the whole order, as before). ``selections`` gives the same
+    selections without candidates, and with ``first_only`` each broker's first."""
+    from lbctl.strategies.shedding.avg import _neg_key
+    from tests.factories import stats
+
+    names = [f"t/ns-{i % 7}/0x{i:08x}_0x{i + 1:08x}" for i in range(3000)]
+    rates = [float(1 + (i * 7919) % 5) for i in range(3000)]
+    if zeros:
+        rates[10:13] = [0.0, -0.0, -1.0]
+    hi = {b: stats(r) for b, r in zip(names, rates, strict=True)}
+    brokers = {"hi": broker(cpu=(80, 100), bundles=hi), "lo": broker(cpu=(30, 100))}
+    data = load(brokers, recently_unloaded={names[5]: 1, names[6]: 1} if recent else None)
+    settings = Settings.defaults().with_values(maxUnloadPercentage=0.5,
+                                               loadBalancerAvgShedderHitCountHighThreshold=1)
+    mem = AvgShedder().initial_memory()
+    d, _ = AvgShedder().shed(data, settings, mem)
+
+    def value(b: str) -> float:
+        return data.bundle_data[b].shortTermData.msg_rate
+
+    ordered = data.shedding_order([b for b in names if data.is_sheddable(b)], value)
+    held = [b for b in ordered if b in data.recently_unloaded]
+    rest = sorted((b for b in ordered if b not in data.recently_unloaded),
+                  key=lambda b: _neg_key(value(b)))
+    assert [c.bundle for c in d.candidates] == held + rest
+    left, picks = d.brokers["hi"].numbers["need_msg_rate"], []
+    for b in rest:
+        if 0 < value(b) <= left:
+            picks.append(b)
+            left -= value(b)
+    assert [s.bundle for s in d.selections] == picks and 1 < len(picks) < len(rest) - 100
+    lean, _, _ = AvgShedder().selections(data, settings, mem)
+    assert lean.selections == d.selections and not lean.candidates
+    first, _, cut = AvgShedder().selections(data, settings, mem, first_only=True)
+    assert first.selections == d.selections[:1] and cut == {"hi"}
+
+
+def test_bundles_of_distinct_values_need_no_map_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``getBundleDataForLoadShedding()``'s order only decides among bundles of equal value:
+    rule 8 over a broker whose bundles all differ hashes none of their names (it hashed every
+    one, 170,000 on a deep broker) and picks the largest first."""
+    import lbctl.model.loaddata as loaddata
+    from tests.factories import stats
+
+    hi = {f"t/ns/0x{i:08x}_0x{i + 1:08x}": stats(100.0 + i) for i in range(300)}
+    data = load({"hi": broker(cpu=(80, 100), bundles=hi), "lo": broker(cpu=(30, 100))})
+    settings = Settings.defaults().with_values(maxUnloadPercentage=0.5,
+                                               loadBalancerAvgShedderHitCountHighThreshold=1)
+    hashed: list[str] = []
+    real = loaddata.java_string_hash
+
+    def counting(name: str) -> int:
+        hashed.append(name)
+        return real(name)
+
+    monkeypatch.setattr(loaddata, "java_string_hash", counting)
+    d, _ = AvgShedder().shed(data, settings, AvgShedder().initial_memory())
+    assert d.selections[0].bundle == "t/ns/0x0000012b_0x0000012c"  # 399 msg/s
+    assert len(d.candidates) == 300 and not hashed
