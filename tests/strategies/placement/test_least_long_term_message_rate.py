@@ -230,3 +230,43 @@ def test_select_over_a_view_is_select_over_its_names() -> None:
             tuple(view), BUNDLE, load, Settings.defaults(), Random(5), BundleData.new()), None)
         assert (a.broker, a.best, text(a.why), dict(a.scores), tuple(a.candidates)) == (
             b.broker, b.best, text(b.why), dict(b.scores), tuple(b.candidates))
+
+
+@pytest.mark.parametrize("version", ["3.3.9", "4.0.0"])
+def test_a_fill_reads_rule_1_s_settings_once_and_scores_as_score_does(
+        version: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scoring every candidate of a large cycle reads rule 1's settings (threshold, weights) once,
+    not once per broker, and gives each broker :func:`_score`'s score and note: brokers under
+    and over the threshold, with or without load data, weighted (4.0+, PIP-358) or not; the
+    settings a plan lists as read are the same."""
+    from lbctl.config import resolve
+    from lbctl.strategies.placement.least_long_term_message_rate import _fill, _score
+    from lbctl.versions import Version, profile_for
+
+    rng = Random(7)
+    brokers = {f"b{i}": _data(rng.random() * 1000, broker(
+        cpu=(rng.random() * 120, 100), direct_memory=(rng.random() * 100, 100),
+        bandwidth_in=(rng.random() * 100, 100))) for i in range(60)}
+    ld = _load(brokers)
+    cands = (*ld.brokers, "gone:8080")  # the last without load data
+    settings = resolve({}, profile=profile_for(Version.parse(version)))
+    expected = {c: _score(c, ld, settings) for c in cands}
+    read = settings.read_values()
+
+    fresh = resolve({}, profile=profile_for(Version.parse(version)))
+    reads: list[str] = []
+    original = Settings.__getitem__
+
+    def counted(self: Settings, key: str):
+        reads.append(key)
+        return original(self, key)
+
+    monkeypatch.setattr(Settings, "__getitem__", counted)
+    memo: tuple[dict[str, float], dict[str, object]] = ({}, {})
+    _fill(cands, ld, fresh, memo)  # type: ignore[arg-type]
+    monkeypatch.undo()
+    assert len(reads) == len(set(reads)) <= 6
+    assert fresh.read_values() == read
+    assert {c: (memo[0][c], memo[1].get(c)) for c in cands} == expected
+    codes = {n.code for _, n in expected.values() if n is not None}
+    assert codes == {"no-load-data", "overloaded"}  # every kind of broker was scored
