@@ -34,7 +34,7 @@ order, which is what the random index is drawn over.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain, filterfalse
 from types import MappingProxyType
 from typing import Any, Literal
@@ -242,36 +242,8 @@ def _score(broker: str, load: LoadData, settings: Settings) -> tuple[float, Leas
     if bd is None:
         # Pulsar would fail on a candidate without load data; lbctl ranks it last.
         return math.inf, LeastWhy("no-load-data", broker=broker)
-    return _scored(broker, bd, *_rule1(settings))
-
-
-def _rule1(settings: Settings) -> tuple[float, Callable[[LocalBrokerData], float]]:
-    """Rule 1's threshold and usage (:func:`overload_usage`), the settings read once: a cycle
-    scores every one of its 10,000 brokers (reading six settings each cost 0.04 CPU-s)."""
     threshold = float(settings["loadBalancerBrokerOverloadedThresholdPercentage"]) / 100.0
-    if settings.profile["overloadUsage"] != "weighted":
-        return threshold, _unweighted
-    cpu, direct, bw_in, bw_out, memory = (
-        float(settings["loadBalancerCPUResourceWeight"]),
-        float(settings["loadBalancerDirectMemoryResourceWeight"]),
-        float(settings["loadBalancerBandwithInResourceWeight"]),
-        float(settings["loadBalancerBandwithOutResourceWeight"]),
-        float(settings["loadBalancerMemoryResourceWeight"]))
-
-    def usage(local: LocalBrokerData) -> float:  # weighted_usage5
-        return local.max_resource_usage_with_weight(cpu, direct, bw_in, bw_out,
-                                                    memory_weight=memory)
-
-    return threshold, usage
-
-
-def _unweighted(local: LocalBrokerData) -> float:
-    return local.max_resource_usage()
-
-
-def _scored(broker: str, bd: BrokerData, threshold: float,
-            usage_of: Callable[[LocalBrokerData], float]) -> tuple[float, LeastWhy | None]:
-    usage = usage_of(bd.local)
+    usage = overload_usage(bd.local, settings)
     if usage > threshold:
         return math.inf, LeastWhy("overloaded", broker=broker, usage=usage,
                                   threshold=threshold)
@@ -280,22 +252,13 @@ def _scored(broker: str, bd: BrokerData, threshold: float,
 
 def _fill(cands: Sequence[str], load: LoadData, settings: Settings,
           memo: tuple[dict[str, float], dict[str, LeastWhy]]) -> None:
-    """Score the candidates not scored yet (rules 1-2) into ``memo``; rule 1's settings are
-    read at the first broker with load data (as :func:`_score` reads them)."""
+    """Score the candidates not scored yet (rules 1-2) into ``memo``."""
     scored, noted = memo
     if all(map(scored.__contains__, cands)):
         return
-    brokers = load.brokers
-    rule1: tuple[float, Callable[[LocalBrokerData], float]] | None = None
     for c in cands:
         if c not in scored:
-            bd = brokers.get(c)
-            if bd is None:
-                score, note = _score(c, load, settings)
-            else:
-                if rule1 is None:
-                    rule1 = _rule1(settings)
-                score, note = _scored(c, bd, *rule1)
+            score, note = _score(c, load, settings)
             scored[c] = score
             if note:
                 noted[c] = note
