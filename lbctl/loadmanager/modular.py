@@ -90,7 +90,7 @@ from lbctl.model.decision import (
     UnloadOutcome,
 )
 from lbctl.model.javaorder import java_hash_order, multimap_key_order
-from lbctl.model.load import BundleData, LocalBrokerData
+from lbctl.model.load import BundleData, LocalBrokerData, ResourcePercents
 from lbctl.model.loaddata import BundleDataView, LoadData
 from lbctl.model.outcome import history_dict, history_warnings
 from lbctl.plan import Action, BrokerRow, Plan
@@ -735,7 +735,7 @@ def _build_plan(cycle: ModularCycle) -> Plan:
             reason=reason,
             why=partial(text, v.why) if v else "",  # worded when an explanation shows it
             numbers=dict(v.numbers) if v else {},
-            resources=bd.local.resource_percents(),
+            resources=ResourcePercents(bd.local),  # worded only when explained
         ))
     splits = tuple(split_action(s) for s in cycle.splits)
     st = cycle.state

@@ -26,7 +26,6 @@ benchmark's baseline, ``benchmarks/replay_sequence.py``).
 from __future__ import annotations
 
 import gc
-import hashlib
 import os
 import zlib
 from collections.abc import Iterator, Sequence
@@ -298,6 +297,8 @@ def _parse_lines(name: str, gz: bool, check_keys: bool, *, expect: _Expect
     """``_read_jsonl`` streamed: the same messages, one snapshot at a time. Each line's digest
     is kept in ``expect.seen`` or, when ``expect`` has digests, checked against the next before
     the line is decoded (None: more lines than were validated — the end of the replay)."""
+    import hashlib  # here: every snapshot command imports this module, few stream a sequence
+
     digests = expect.digests
     for number, (line, terminated) in enumerate(_lines(_bytes(name, gz, expect)), start=1):
         if not line.strip():

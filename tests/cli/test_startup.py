@@ -53,3 +53,13 @@ def test_python_dash_m_runs() -> None:
     out = subprocess.run([sys.executable, "-m", "lbctl", "--version"], capture_output=True,
                          text=True, check=True)
     assert out.stdout.startswith("lbctl ")
+
+
+@pytest.mark.slow
+def test_a_file_recommend_does_not_import_hashlib() -> None:
+    """``hashlib`` (and OpenSSL behind it, about 2 ms) serves only a streamed sequence's line
+    digests: ``recommend`` on one file, which imports the streaming reader's module, leaves it
+    out (issue 30, item 5: the small ``recommend``'s start-up)."""
+    from tests.started import modules_after_a_file_recommend
+
+    assert "hashlib" not in modules_after_a_file_recommend("hashlib")

@@ -243,3 +243,37 @@ def test_a_negative_zero_usage_keeps_its_sign_whatever_was_asked_before() -> Non
         got = ResourceUsage(second, 8.0).percent
         assert math.copysign(1.0, before) == math.copysign(1.0, first)
         assert got == 0.0 and math.copysign(1.0, got) == math.copysign(1.0, second)
+
+
+def test_a_weighted_usage_asked_again_is_the_memo_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cycle asks for each broker's weighted usage three or four times with the same weights:
+    the report is frozen, so the second answer is the first one, not computed again."""
+    data = _sample_broker()
+    first = data.max_resource_usage_with_weight(1.0, 0.0, 1.0, 1.0)
+    five = data.max_resource_usage_with_weight(1.0, 0.0, 1.0, 1.0, memory_weight=0.5)
+
+    def recomputed(self: ResourceUsage) -> float:
+        raise AssertionError("a percentage was computed again")
+
+    monkeypatch.setattr(ResourceUsage, "percent", property(recomputed))
+    assert data.max_resource_usage_with_weight(1.0, 0.0, 1.0, 1.0) == first == 0.04
+    assert data.max_resource_usage_with_weight(1.0, 0.0, 1.0, 1.0, memory_weight=0.5) == five == 2.0
+    with pytest.raises(AssertionError, match="computed again"):  # other weights, or a copy
+        data.max_resource_usage_with_weight(1.0, 1.0, 1.0, 1.0)
+    with pytest.raises(AssertionError, match="computed again"):
+        _sample_broker().max_resource_usage_with_weight(1.0, 0.0, 1.0, 1.0)
+
+
+def test_a_negative_zero_weight_keeps_its_sign_whatever_was_asked_before() -> None:
+    """``-0.0`` and ``0.0`` are one dict key, but a percent times ``-0.0`` is ``-0.0`` and
+    ``LocalBrokerData.max`` keeps the first zero it meets: a weighted usage asked with one zero
+    must not come back with the other zero's sign."""
+    data = LocalBrokerData(cpu=ResourceUsage(50.0, 100.0))  # every other percent 0.0
+    for first, second in ((0.0, -0.0), (-0.0, 0.0)):
+        for weights in ((first, 1.0, 1.0, 1.0), (second, 1.0, 1.0, 1.0)):
+            got = data.max_resource_usage_with_weight(*weights)
+            assert got == 0.0 and math.copysign(1.0, got) == math.copysign(1.0, weights[0])
+        for memory in (first, second):
+            got = LocalBrokerData(memory=ResourceUsage(50.0, 100.0)).max_resource_usage_with_weight(
+                0.0, 0.0, 0.0, 0.0, memory_weight=memory)
+            assert got == 0.0

@@ -27,6 +27,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable
+from itertools import filterfalse
+from operator import add, attrgetter
 from typing import Any, Literal
 
 from msgspec import Struct
@@ -119,6 +121,15 @@ def _partition(load: LoadData, bundles: Iterable[str]) -> tuple[list[str], list[
     # LoadData.is_sheddable, inline (once per bundle of each shed broker)
     held = table.reported() if isinstance(table, BundleDataView) else table
     away = load.split_away
+    if load.system_bundles == 0 and not away:
+        # the usual cycle: no bundle data of a system namespace (counted when the load data was
+        # built), none split away: held or not is the whole test, made at C speed (no Python
+        # step per bundle: a cycle of 1,000 shed brokers ranks 100,000 bundles)
+        if not isinstance(bundles, (tuple, list)):
+            bundles = tuple(bundles)
+        kept = list(filter(held.__contains__, bundles))
+        return kept, ([] if len(kept) == len(bundles)
+                      else list(filterfalse(held.__contains__, bundles)))
     system = load.is_system_bundle
     ranked: list[str] = []
     other: list[str] = []
@@ -137,6 +148,10 @@ class GreedyResult(Struct, frozen=True):
     selections: tuple[Selection, ...]
     candidates: tuple[BundleCandidate, ...]
     marked: float  # throughput (bytes/s) of the chosen bundles
+
+
+_THROUGHPUT_IN = attrgetter("msgThroughputIn")
+_THROUGHPUT_OUT = attrgetter("msgThroughputOut")
 
 
 def _short_term_throughput_of(load: LoadData) -> Callable[[str], float]:
@@ -235,7 +250,13 @@ def _ranking(load: LoadData, bundles: Iterable[str]
     throughput = _short_term_throughput_of(load)
     sheddable, other = _partition(load, bundles)
     distinct = list(dict.fromkeys(sheddable))
-    values = list(map(throughput, distinct))
+    if isinstance(table, BundleDataView) and table.first_samples_only():
+        # _short_term_throughput_of's first case for every bundle at once: the same two
+        # figures added in the same order, by C calls instead of a Python call per bundle
+        stats = list(map(table.reported().__getitem__, distinct))
+        values = list(map(add, map(_THROUGHPUT_IN, stats), map(_THROUGHPUT_OUT, stats)))
+    else:
+        values = list(map(throughput, distinct))
     nan = any(map(math.isnan, values))
     order = distinct
     if nan or len(set(values)) < len(values):

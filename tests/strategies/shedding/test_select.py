@@ -212,3 +212,60 @@ def test_only_tied_throughputs_need_the_map_order(monkeypatch):
         expected = sorted(order, key=lambda x: descending(values[x]))
         ranked = [c.bundle for c in got.candidates if c.bundle in values]
         assert ranked == expected, case
+
+
+# --- the C-speed partition of a shed broker's bundles (issue 30, item 5) ---------------------------
+_NAMESPACES = ("x/y", "x/z", "pulsar/system", "pulsar/broker-a:8080", "t/n")
+
+
+def _random_load(seed: int):
+    """Two brokers over random bundles of a few namespaces (system ones among them sometimes),
+    some listed in ``bundles`` without stats, the load data a view of first samples or a plain
+    dict of bundle data, and some bundles split away."""
+    import random
+
+    from lbctl.records import replace
+    from tests.factories import stats
+
+    rng = random.Random(seed)
+    spaces = _NAMESPACES if rng.random() < 0.5 else ("x/y", "x/z", "t/n")
+    names = list(dict.fromkeys(
+        f"{rng.choice(spaces)}/0x{lo:08x}_0x{lo + 1:08x}"
+        for lo in (rng.randrange(1 << 31) for _ in range(rng.randrange(1, 40)))))
+    own = {n: stats(tp_in=rng.choice((1.0, 2.0, 3.0 * MB, rng.random())),
+                    tp_out=rng.random()) for n in names if rng.random() < 0.8}
+    listed = tuple(n for n in names if n not in own)
+    brokers = {"b": broker(bundles=own, bundle_names=tuple(own) + listed),
+               "c": broker(bundles={"q/r/0x00000000_0xffffffff": stats(tp_in=1.0)})}
+    if rng.random() < 0.5:
+        ld = load(brokers)  # the cycle's view of first samples
+    else:
+        ld = load(brokers, bundle_data={n: bundle_data(1.0, 2.0, 3.0, 4.0) for n in own})
+    if rng.random() < 0.3:
+        ld = replace(ld, split_away=frozenset(rng.sample(names, min(3, len(names)))))
+    return ld, ld.brokers["b"].local.bundles
+
+
+def test_the_partition_of_a_broker_s_bundles_is_is_sheddable_s():
+    """The sheddable bundles (``LoadData.is_sheddable``) and the others, each in the broker's
+    order, whichever way they are found (the C-speed filter when there is no system bundle data
+    and nothing split away, the loop otherwise); and their values are the short-term
+    throughputs one bundle at a time."""
+    from lbctl.strategies.shedding._select import (
+        _partition,
+        _ranking,
+        _short_term_throughput_of,
+    )
+
+    fast = 0
+    for seed in range(300):
+        ld, bundles = _random_load(seed)
+        expected = ([b for b in bundles if ld.is_sheddable(b)],
+                    [b for b in bundles if not ld.is_sheddable(b)])
+        assert _partition(ld, bundles) == expected, seed
+        assert _partition(ld, iter(bundles)) == expected, seed
+        fast += ld.system_bundles == 0 and not ld.split_away
+        ranked, values, other = _ranking(ld, bundles)
+        assert sorted(ranked) == sorted(expected[0]) and other == expected[1], seed
+        assert values == list(map(_short_term_throughput_of(ld), ranked)), seed
+    assert 50 < fast < 250  # both ways were taken
