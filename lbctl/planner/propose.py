@@ -34,6 +34,7 @@ from lbctl.planner.constraints import Rules, build_rules
 from lbctl.planner.cost import Costs, Totals
 from lbctl.planner.goals import DEFAULT_RANGE, GoalResult, Targets, balancedness, evaluate
 from lbctl.planner.greedy import Caps
+from lbctl.planner.hedge import hedge
 from lbctl.planner.load import RESOURCES, LoadView, build, canonical
 from lbctl.planner.repair import repair
 from lbctl.planner.solve import EXACT_LIMIT, SOLVERS, Solution, SolveOptions, band_widths, solve
@@ -244,6 +245,9 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
                          "(each broker's predicted usage plus its slope's error, kept below "
                          "the highest usage now)")
         solution = robust
+        if not uncertain:
+            solution = _hedged(view, rules, costs, solution, targets.inside(
+                margin * ROBUST_MARGIN, max(before)), caps, targets.target_range)
     after = Assignment(view, rules, costs)
     after.apply(solution.moves)
     splits = SplitFinding((), (), ())
@@ -303,6 +307,23 @@ def _robust(view: LoadView, rules: Rules, costs: Costs, solution: Solution, goal
     after = Assignment(view, rules, costs)
     after.apply(moves)
     return Solution(moves, solution.solver + " + robust repair", solution.status, solution.gap,
+                    solution.lower_bound, solution.width, after.violation(goals),
+                    solution.notes)
+
+
+def _hedged(view: LoadView, rules: Rules, costs: Costs, solution: Solution, goals: Targets,
+            caps: Caps, width: float) -> Solution:
+    """The plan hedged against the model's error on many brokers at once
+    (:mod:`lbctl.planner.hedge`)."""
+    quality = view.model.quality
+    unc = [ROBUST_Z * q.slope_error if (q := quality.get(b)) is not None else 0.0
+           for b in view.brokers]
+    moves = hedge(view, rules, costs, solution.moves, goals, caps, unc, width)
+    if moves == solution.moves:
+        return solution
+    after = Assignment(view, rules, costs)
+    after.apply(moves)
+    return Solution(moves, solution.solver + " + hedge", solution.status, solution.gap,
                     solution.lower_bound, solution.width, after.violation(goals),
                     solution.notes)
 

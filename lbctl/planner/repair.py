@@ -48,12 +48,12 @@ def repair(view: LoadView, rules: Rules, costs: Costs, moves: tuple[tuple[int, i
     steered toward brokers whose cost is known."""
     a = Assignment(view, rules, costs)
     a.apply(moves)
-    ends = _Ends(a, uncertainty)
+    ends = Ends(a, uncertainty)
     v = ends.violation(targets)
     if v.ok or len(a.u) < 2:
         return moves
     # robust: the plan as predicted may not get worse (the ends alone would trade it away)
-    point = None if uncertainty is None else _Ends(a, None)
+    point = None if uncertainty is None else Ends(a, None)
     ceiling = None if point is None else point.violation(targets)
     on: list[list[int]] = [[] for _ in view.brokers]  # movable bundles by current broker
     for i, why in enumerate(rules.pinned):
@@ -78,7 +78,7 @@ def repair(view: LoadView, rules: Rules, costs: Costs, moves: tuple[tuple[int, i
     return tuple(a.moves()) if better(v, a.cost, start, math.inf) else moves
 
 
-class _Ends:
+class Ends:
     """Each broker's highest and lowest usage the model's uncertainty allows.
 
     A broker's usage is known at two points: now (its report, weighed against its fit) and at
@@ -104,14 +104,14 @@ class _Ends:
         #: each broker's usage carrying nothing
         self.idle = [t.usage(c) for t, c in zip(a.terms, carried, strict=True)]
 
-    def _spread(self, j: int, u: float) -> float:
+    def spread(self, j: int, u: float) -> float:
         return self.unc[j] * min(abs(u - self.start[j]), max(0.0, u - self.idle[j]))
 
     def high(self, j: int, u: float) -> float:
-        return u + self._spread(j, u)
+        return u + self.spread(j, u)
 
     def low(self, j: int, u: float) -> float:
-        return u - self._spread(j, u)
+        return u - self.spread(j, u)
 
     def violation(self, targets: Targets) -> Violation:
         if targets.target_std is not None:
@@ -123,8 +123,8 @@ class _Ends:
                          max(0.0, hi - lo - (targets.target_range or 0.0)))
 
 
-def _best_step(a: Assignment, ends: _Ends, on: list[list[int]], targets: Targets, caps: Caps,
-               now: Violation, point: _Ends | None = None,
+def _best_step(a: Assignment, ends: Ends, on: list[list[int]], targets: Targets, caps: Caps,
+               now: Violation, point: Ends | None = None,
                ceiling: Violation | None = None) -> tuple[int, int, Violation] | None:
     """The change that lowers (capacity, band, spread) most — spread, the sum of squared
     distances from the mean usage, lets the pass cross a plateau where several brokers share the
@@ -157,7 +157,7 @@ def _best_step(a: Assignment, ends: _Ends, on: list[list[int]], targets: Targets
             for i in on[src]:
                 home = a.view.owner[i]
                 new = i not in a.moved and dst != home
-                if new and _capped(a, i, caps):
+                if new and capped(a, i, caps):
                     continue
                 if a.refuses(i, dst) is not None:  # its owner too: it may have filled up
                     continue
@@ -181,14 +181,14 @@ def _best_step(a: Assignment, ends: _Ends, on: list[list[int]], targets: Targets
     return None if best is None else (best[2], best[3], best[4])
 
 
-def _capped(a: Assignment, i: int, caps: Caps) -> bool:
+def capped(a: Assignment, i: int, caps: Caps) -> bool:
     if caps.max_moves is not None and len(a.moved) >= caps.max_moves:
         return True
     return (caps.max_throughput is not None
             and a.throughput + a.view.throughput[i] > caps.max_throughput + EPS)
 
 
-def _violation_with(a: Assignment, ends: _Ends, by_high: list[int], by_low: list[int],
+def _violation_with(a: Assignment, ends: Ends, by_high: list[int], by_low: list[int],
                     src: int, us: float, dst: int, ud: float, targets: Targets) -> Violation:
     """The plan's violation if ``src`` went to ``us`` and ``dst`` to ``ud`` (``by_high`` /
     ``by_low``: brokers by their high / low end, highest / lowest first)."""

@@ -15,7 +15,7 @@ from lbctl.planner.cost import Costs
 from lbctl.planner.goals import Targets
 from lbctl.planner.greedy import Caps
 from lbctl.planner.load import LoadView, build
-from lbctl.planner.repair import _Ends, repair
+from lbctl.planner.repair import Ends, repair
 from tests.planner_clusters import broker, bundle_names, random_cluster, snapshot, stats
 
 
@@ -112,14 +112,14 @@ def test_the_robust_repair_never_makes_the_predicted_plan_miss_what_it_met() -> 
     targets = Targets(1.0, 0.08)
     assert planned.violation(targets).ok and planned.u[0] < max(planned.u)
     unc = [0.5, 0.0, 0.0, 0.0]
-    assert _Ends(planned, unc).violation(targets).band > 0.1
+    assert Ends(planned, unc).violation(targets).band > 0.1
     robust = repair(view, rules, costs, tuple(planned.moves()), targets, Caps(), unc)
     after = Assignment(view, rules, costs)
     after.apply(robust)
     # before the fix: 20 moves, broker-0 back up at 33 % against 22-23 %, 3 points out
     assert after.violation(targets).ok, [round(u, 3) for u in after.u]
     assert robust != tuple(planned.moves())  # it still hedges: less of the change on broker-0
-    assert _Ends(after, unc).violation(targets).key() < _Ends(planned, unc).violation(targets).key()
+    assert Ends(after, unc).violation(targets).key() < Ends(planned, unc).violation(targets).key()
 
 
 def test_a_broker_shedding_most_of_its_load_is_uncertain_by_what_it_keeps() -> None:
@@ -131,7 +131,7 @@ def test_a_broker_shedding_most_of_its_load_is_uncertain_by_what_it_keeps() -> N
     view, rules, costs = _hot_broker()
     planned = _shed_heaviest_first(view, rules, costs)
     unc = [0.13, 0.13, 0.13, 0.13]
-    ends = _Ends(planned, unc)
+    ends = Ends(planned, unc)
     empty = [0.0, 0.0, 0.0]
     idle = view.terms[0].usage([-sum(view.drivers[i][r] for i, o in enumerate(view.owner)
                                      if o == 0) for r in range(3)])
@@ -191,11 +191,11 @@ def test_the_robust_repair_keeps_an_unknown_receiver_s_high_end_below_the_max_no
     planned.apply(repair(view, rules, costs, (), Targets(targets.max_usage, 0.06), Caps()))
     assert planned.violation(targets).ok
     unc = [0.0, 0.0, 0.0, 1.0, 1.0]
-    assert _Ends(planned, unc).violation(targets).capacity > 0.05
+    assert Ends(planned, unc).violation(targets).capacity > 0.05
     robust = repair(view, rules, costs, tuple(planned.moves()), targets, Caps(), unc)
     after = Assignment(view, rules, costs)
     after.apply(robust)
-    ends = _Ends(after, unc)
+    ends = Ends(after, unc)
     assert max(ends.high(j, u) for j, u in enumerate(after.u)) <= max(start)
     assert after.violation(targets).capacity == 0.0  # as predicted, still under the cap
     assert not after.violation(targets).ok  # the band is given up for it
