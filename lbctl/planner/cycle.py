@@ -31,6 +31,12 @@ measures and compares exactly as for Pulsar's strategies. The planner acts like 
   low, and a plan filling it up to the max as read made it the new max in truth
   (``benchmarks/plans_on_hardware.py`` loops, seeds 1-40: worsening cycles 55 -> 49 at 30
   brokers, 29 -> 29 at 12; cycles to the band 1254 -> 1236 and 652 -> 653);
+* **plan small while the load model is young** (:func:`_within_change_error`): below the cap,
+  while fewer than half the brokers have a fit of their own, each broker's predicted usage is
+  taken to be off by :meth:`lbctl.model.loadmodel.LoadModel.change_error` times the change the
+  plan makes to it, and the plan leaves put the bundles whose moves could take the max or the
+  range above doing nothing's at those ends (a 46-move plan at a closed loop's second cycle,
+  on one report per broker, predicted a range of 8 points and made 27);
 * it **learns its load model from the reports** (:meth:`lbctl.model.loadmodel.LoadModel.observe`):
   calibrated on the first cycle's reports, each report written since joins its broker's history,
   a broker's own fit is learnt once its history shows enough change, and a fit a report
@@ -88,7 +94,7 @@ from lbctl.model.load import java_max
 from lbctl.model.loadmodel import LoadModel
 from lbctl.plan import Plan
 from lbctl.planner import PLANNER
-from lbctl.planner.assignment import TOLERANCE
+from lbctl.planner.assignment import TOLERANCE, Assignment
 from lbctl.planner.goals import Stats as UsageStats
 from lbctl.planner.goals import band_met
 from lbctl.planner.load import calibrate, carried, percents_now, with_moves
@@ -297,6 +303,7 @@ class PlannerLoadManager(LoadManager[CycleMemory]):
                     cycle.recent.update(dict.fromkeys(children, cycle.recent[x]))
             state, _ = _split_reports(state, found)
             proposal = self._proposal(cycle, state, keep, cap, seen)
+        proposal = _within_change_error(proposal, cap)
         shift = _trend_shift(state, cycle.settings, keep)
         why = _noise(proposal, cap, shift) if proposal.moves else None
         if made and (why is not None or not proposal.moves):
@@ -629,6 +636,68 @@ def _beyond_noise(plan: Proposal, pinned: Proposal) -> bool:
     p = UsageStats.of(pinned.usages_after())
     gain = max(p.range - a.range, p.max - a.max)
     return gain >= GAIN_ERRORS * plan.view.model.margin(a.max)
+
+
+def _change_ends(before: Sequence[float], after: Sequence[float],
+                 err: Sequence[float]) -> tuple[float, float]:
+    """The highest max and widest range ``after`` (usages a plan leads to from ``before``) may
+    be in truth: each broker off by its ``err`` (:meth:`LoadModel.change_error`) times the
+    change the plan makes to it."""
+    spread = [e * abs(a - b) for e, a, b in zip(err, after, before, strict=True)]
+    hi = max(a + s for a, s in zip(after, spread, strict=True))
+    lo = min(a - s for a, s in zip(after, spread, strict=True))
+    return hi, hi - lo
+
+
+def _within_change_error(proposal: Proposal, cap: float) -> Proposal:
+    """``proposal``, smaller when at its uncertain ends (:func:`_change_ends`) it may leave the
+    max or the range above doing nothing's: the moved bundles whose return brings those ends
+    down most are left put, one at a time, until they do not (none left: no moves). Below the
+    cap only: above it, relieving the cap comes first (a closed loop's first cycle). A plan
+    made on one or two reports per broker misses by up to the change it makes; its gain is
+    then only worth having where it exceeds that change's error (issue 29: no worsening cycle).
+    ``benchmarks/plans_on_hardware.py --loops 12,30 --loop-seeds 10``: at 30 brokers bundles
+    moved twice 20 -> 11, worsening cycles 11 -> 7 (against no moves 6 -> 4), within 3 cycles
+    of a disturbance 32 -> 31 of 40; at 12 brokers unchanged but one disturbance reached in 5
+    cycles, not 2. An error of 0.3 changed nothing, 0.7 and 1.0 held back the first
+    disturbance (to the band 213 -> 217 and 355 at 30 brokers). Held out, seeds 11-30: the same
+    figures at both sizes. ``examples/rolling-restart.yaml``: the broker back from its restart
+    is filled in two cycles, not one (one snapshot cannot tell its cost).
+    """
+    start = proposal.usages_before()
+    before = UsageStats.of(start)
+    if not proposal.moves or before.max > cap + 1e-9:
+        return proposal
+    err = [proposal.view.model.change_error(b) for b in proposal.view.brokers]
+    if not any(err):
+        return proposal
+
+    def excess(u: Sequence[float]) -> float:
+        hi, width = _change_ends(start, u, err)
+        return max(0.0, hi - before.max) + max(0.0, width - before.range)
+
+    a = Assignment(proposal.view, proposal.rules, proposal.costs)
+    a.apply(proposal.moves)
+    now = excess(a.u)
+    if now <= 1e-9:
+        return proposal
+    while now > 1e-9 and a.moved:
+        best: tuple[float, int, int] | None = None
+        for i, dst in list(a.moved.items()):
+            a.undo(i)
+            e = excess(a.u)
+            a.move(i, dst)
+            if best is None or e < best[0] - 1e-12:
+                best = (e, i, dst)
+        assert best is not None
+        now = best[0]
+        a.undo(best[1])
+    kept = {i for i, _ in a.moves()}
+    moves = tuple(m for m in proposal.moves if m[0] in kept)
+    # the solution's violation stays the whole plan's: a smaller plan carried out is not a
+    # cluster no plan can improve (``hopeless``), the next cycle plans on the reports it brings
+    return replace(proposal, after=a, order=moves,
+                   solution=replace(proposal.solution, moves=moves))
 
 
 def _trend_shift(state: ClusterState, settings: Settings,

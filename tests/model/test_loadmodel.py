@@ -13,7 +13,13 @@ import pytest
 
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import NamespaceBundleStats
-from lbctl.model.loadmodel import MIN_POINTS, SNAPSHOT_MARGIN, LoadModel, _pool_normal
+from lbctl.model.loadmodel import (
+    EARLY_CHANGE_ERROR,
+    MIN_POINTS,
+    SNAPSHOT_MARGIN,
+    LoadModel,
+    _pool_normal,
+)
 from lbctl.records import replace
 from lbctl.simulate.hosts import cluster_on_hosts, traffic_of
 from lbctl.truth.hosts import Host, mixed_fleet
@@ -477,3 +483,19 @@ def test_a_light_broker_its_report_says_is_cheaper_than_its_class_keeps_its_own(
     assert model.fits["a"]["cpu"].slope * x > state.brokers["d"].cpu.percent
     assert not model.quality["d"].borrowed
     assert model.fits["d"]["cpu"].slope < model.fits["a"]["cpu"].slope / 2
+
+
+def test_a_change_predicted_before_most_brokers_are_learnt_carries_its_own_error() -> None:
+    # a calibration on one snapshot cannot measure its error (SNAPSHOT_MARGIN is a guess at a
+    # level): a change it predicts is off by a share of the change; a learnt model's margin
+    # measures that itself
+    hosts = {f"b{j}": h for j, h in enumerate(mixed_fleet(8, seed=3))}
+    history = _history(hosts, 24, seed=1)
+    (one,) = history[-1:]
+    single = LoadModel.calibrate(one, {b: list(r.lastStats.values())
+                                       for b, r in one.brokers.items()})
+    assert single.change_error("b0") == EARLY_CHANGE_ERROR
+    learnt = LoadModel.learn(history)
+    assert all(q.learnt for q in learnt.quality.values())
+    assert learnt.change_error("b0") == 0.0
+    assert single.change_error("nobody") == 0.0
