@@ -116,7 +116,8 @@ def test_an_exact_run_stopped_by_the_clock_is_not_used() -> None:
     rules = build_rules(state, settings, view)
     res = milp.solve_milp(view, rules, Costs.of(view), Targets(0.85, 0.10), 0.099, Caps(),
                           time_limit=0.1)
-    assert res.status == "time limit" and res.moves is None and res.gap is None
+    # on a loaded machine the child's wall clock (10x the allowance + 2 s) may stop it first
+    assert res.status in ("time limit", "wall limit") and res.moves is None and res.gap is None
 
 
 def _shuffled_state(state: ClusterState, rng: random.Random) -> ClusterState:
