@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+import pytest
+
 from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import (
@@ -201,3 +203,20 @@ def with_system_namespaces() -> ClusterState:
 
 SCENARIOS = {f.__name__: f for f in (balanced, skewed_overload, skewed_underload,
                                      single_hot_bundle, single_broker, with_system_namespaces)}
+
+
+def hashed_names(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The bundle names whose Java ``String.hashCode`` the load data computes from now on (for
+    ``HashMap`` order), in the order asked: a test of a path that should need no map order
+    asserts this stays empty."""
+    import lbctl.model.loaddata as loaddata
+
+    hashed: list[str] = []
+    real = loaddata.java_string_hash
+
+    def counting(name: str) -> int:
+        hashed.append(name)
+        return real(name)
+
+    monkeypatch.setattr(loaddata, "java_string_hash", counting)
+    return hashed

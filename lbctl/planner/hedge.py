@@ -33,7 +33,7 @@ from lbctl.planner.cost import Costs
 from lbctl.planner.goals import Targets
 from lbctl.planner.greedy import Caps
 from lbctl.planner.load import LoadView
-from lbctl.planner.repair import Ends, capped
+from lbctl.planner.repair import Ends, capped, relocate
 
 #: the least spread a broker's predicted usage is given (a fraction: one point): its usage now is
 #: an estimate too, and a well-known broker at the band's very edge is a risk of its own (half
@@ -143,12 +143,5 @@ def hedge(view: LoadView, rules: Rules, costs: Costs, moves: tuple[tuple[int, in
         if best is None:
             break
         _, _, i, dst = best
-        src = a.owner[i]
-        if i in a.moved:
-            a.undo(i)
-        if dst != view.owner[i]:
-            a.move(i, dst)
-        on[src].remove(i)
-        on[dst].append(i)
-        on[dst].sort()
+        relocate(a, on, i, dst)
     return tuple(a.moves())

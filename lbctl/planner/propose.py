@@ -284,13 +284,7 @@ def _solved(view: LoadView, rules: Rules, costs: Costs, planning: Targets, caps:
     if solution.violation.ok or not solution.moves:
         return solution
     moves = repair(view, rules, costs, solution.moves, planning, caps)
-    if moves == solution.moves:
-        return solution
-    after = Assignment(view, rules, costs)
-    after.apply(moves)
-    v = after.violation(planning)
-    return Solution(moves, solution.solver + " + repair", solution.status, solution.gap,
-                    solution.lower_bound, solution.width, v, solution.notes)
+    return _revised(view, rules, costs, solution, moves, "repair", planning)
 
 
 def _robust(view: LoadView, rules: Rules, costs: Costs, solution: Solution, goals: Targets,
@@ -298,34 +292,36 @@ def _robust(view: LoadView, rules: Rules, costs: Costs, solution: Solution, goal
     """The plan repaired against the model's uncertainty (:func:`repair` with each broker's
     slope error): a broker whose cost is little known should not take (or shed) the biggest
     change — its error grows with the change."""
-    quality = view.model.quality
-    unc = [ROBUST_Z * q.slope_error if (q := quality.get(b)) is not None else 0.0
-           for b in view.brokers]
-    moves = repair(view, rules, costs, solution.moves, goals, caps, unc)
-    if moves == solution.moves:
-        return solution
-    after = Assignment(view, rules, costs)
-    after.apply(moves)
-    return Solution(moves, solution.solver + " + robust repair", solution.status, solution.gap,
-                    solution.lower_bound, solution.width, after.violation(goals),
-                    solution.notes)
+    moves = repair(view, rules, costs, solution.moves, goals, caps, _uncertainty(view))
+    return _revised(view, rules, costs, solution, moves, "robust repair", goals)
 
 
 def _hedged(view: LoadView, rules: Rules, costs: Costs, solution: Solution, goals: Targets,
             caps: Caps, width: float) -> Solution:
     """The plan hedged against the model's error on many brokers at once
     (:mod:`lbctl.planner.hedge`)."""
+    moves = hedge(view, rules, costs, solution.moves, goals, caps, _uncertainty(view), width)
+    return _revised(view, rules, costs, solution, moves, "hedge", goals)
+
+
+def _uncertainty(view: LoadView) -> list[float]:
+    """Each broker's relative uncertainty the robust passes weigh changes by: its slope error,
+    :data:`ROBUST_Z` times over (0 for a broker the model has no quality for)."""
     quality = view.model.quality
-    unc = [ROBUST_Z * q.slope_error if (q := quality.get(b)) is not None else 0.0
-           for b in view.brokers]
-    moves = hedge(view, rules, costs, solution.moves, goals, caps, unc, width)
+    return [ROBUST_Z * q.slope_error if (q := quality.get(b)) is not None else 0.0
+            for b in view.brokers]
+
+
+def _revised(view: LoadView, rules: Rules, costs: Costs, solution: Solution,
+             moves: tuple[tuple[int, int], ...], by: str, goals: Targets) -> Solution:
+    """``solution`` with a pass's ``moves`` (the same solution when the pass changed nothing),
+    its solver named with the pass, its violation judged against ``goals``."""
     if moves == solution.moves:
         return solution
     after = Assignment(view, rules, costs)
     after.apply(moves)
-    return Solution(moves, solution.solver + " + hedge", solution.status, solution.gap,
-                    solution.lower_bound, solution.width, after.violation(goals),
-                    solution.notes)
+    return Solution(moves, f"{solution.solver} + {by}", solution.status, solution.gap,
+                    solution.lower_bound, solution.width, after.violation(goals), solution.notes)
 
 
 def planned_level(view: LoadView, before: Sequence[float], targets: Targets) -> float:

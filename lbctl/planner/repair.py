@@ -65,14 +65,7 @@ def repair(view: LoadView, rules: Rules, costs: Costs, moves: tuple[tuple[int, i
         if step is None:
             break
         i, dst, v = step
-        src = a.owner[i]
-        if i in a.moved:
-            a.undo(i)
-        if dst != view.owner[i]:
-            a.move(i, dst)
-        on[src].remove(i)
-        on[dst].append(i)
-        on[dst].sort()
+        relocate(a, on, i, dst)
         if v.ok:
             break
     return tuple(a.moves()) if better(v, a.cost, start, math.inf) else moves
@@ -179,6 +172,20 @@ def _best_step(a: Assignment, ends: Ends, on: list[list[int]], targets: Targets,
                 if best is None or (key, cost) < (best[0], best[1]):
                     best = (key, cost, i, dst, v)
     return None if best is None else (best[2], best[3], best[4])
+
+
+def relocate(a: Assignment, on: list[list[int]], i: int, dst: int) -> None:
+    """Bundle ``i`` to broker ``dst`` in the plan (a move, a re-route of its move, or its move
+    undone when ``dst`` is its owner now), and in ``on`` (each broker's bundles a step may take,
+    in index order: the passes' steps are then the same whatever the order bundles came in)."""
+    src = a.owner[i]
+    if i in a.moved:
+        a.undo(i)
+    if dst != a.view.owner[i]:
+        a.move(i, dst)
+    on[src].remove(i)
+    on[dst].append(i)
+    on[dst].sort()
 
 
 def capped(a: Assignment, i: int, caps: Caps) -> bool:

@@ -32,7 +32,7 @@ from lbctl.model.cluster import ClusterState
 from lbctl.model.decision import Label, Reason
 from lbctl.records import replace
 from lbctl.sources.snapshot import read_snapshots
-from tests.factories import MB, broker, state, stats
+from tests.factories import MB, broker, hashed_names, state, stats
 
 ROOT = Path(__file__).resolve().parents[2]
 EXT = ROOT / "examples" / "extensible"
@@ -313,7 +313,6 @@ def test_the_modular_projection_takes_a_deep_brokers_first_selection_alone(
     shedder gives each broker's first selection, found without sorting the deep broker's
     bundles or hashing their names (values that do not tie need no map order) — and the
     projection answers as whole cycles do."""
-    import lbctl.model.loaddata as loaddata
     from lbctl.loadmanager.select import manager
 
     s = _avg_deep(400)
@@ -321,14 +320,7 @@ def test_the_modular_projection_takes_a_deep_brokers_first_selection_alone(
     (r,) = lm.run_sequence([s], settings)
     assert not r.acted and r.gate is None
     assert cycles_to_open(lm, r.state, r.settings, r.memory) == 1
-    hashed: list[str] = []
-    real = loaddata.java_string_hash
-
-    def counting(name: str) -> int:
-        hashed.append(name)
-        return real(name)
-
-    monkeypatch.setattr(loaddata, "java_string_hash", counting)
+    hashed = hashed_names(monkeypatch)
     calls = _counting_selections(monkeypatch)
     assert cycles_to_open(lm, r.state, r.settings, r.memory, last=r) == 1
     assert calls == [True]  # the first selections sufficed: no second pass

@@ -22,7 +22,7 @@ from lbctl.model.cluster import ClusterState
 from lbctl.planner import lp_round, milp
 from lbctl.planner import solve as solve_module
 from lbctl.planner.assignment import EPS
-from lbctl.planner.constraints import build_rules, group_counts
+from lbctl.planner.constraints import build_rules
 from lbctl.planner.cost import Costs
 from lbctl.planner.goals import Targets
 from lbctl.planner.greedy import Caps
@@ -33,6 +33,7 @@ from lbctl.sources.snapshot import read_snapshots
 from tests.planner.test_greedy_equality import caps, clusters
 from tests.planner.test_planner_determinism import _shuffled
 from tests.planner.test_planner_solve_determinism import _document
+from tests.planner.test_planner_solve_refine import keeps_rules_and_caps
 from tests.planner_clusters import random_cluster
 
 pytestmark = pytest.mark.skipif(not milp.available(), reason="scipy is not installed")
@@ -84,19 +85,7 @@ def test_the_rounded_plan_keeps_every_rule(state: ClusterState, limits: Caps, wi
     p = lp_round.lp_plan(view, rules, costs, targets, width, limits)
     if p is None:
         return
-    if limits.max_moves is not None:
-        assert len(p.moved) <= limits.max_moves
-    if limits.max_throughput is not None:
-        assert p.throughput <= limits.max_throughput + EPS
-    for i, d in p.moved.items():
-        assert rules.pinned[i] is None
-        assert rules.static_refuses(i, d) is None
-    for j, topics in enumerate(p.topics):
-        assert topics <= max(rules.topics_limit, view.broker_topics[j])
-    counts = group_counts(rules, p.owner)
-    for (group, j), k in counts.items():
-        assert k <= max(rules.group_cap[group][j], group_counts(rules, view.owner).get(
-            (group, j), 0))
+    keeps_rules_and_caps(p, limits)
     # what solve keeps is never further from the goals, nor dearer, than greedy's plan
     greedy_solve = SolveOptions(solver="greedy")
     g = solve(view, rules, costs, targets, limits, greedy_solve)

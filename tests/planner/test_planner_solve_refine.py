@@ -138,19 +138,11 @@ def test_a_move_is_traded_for_at_most_trade_bundles() -> None:
     assert a.cost < costs.cost[i]
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow])
-@given(clusters, caps, st.sampled_from([0.05, 0.10, 0.20]), st.sampled_from([0.6, 0.85]))
-def test_the_pass_keeps_every_rule(state: ClusterState, limits: Caps, width: float,
-                                   umax: float) -> None:
-    targets = Targets(umax, width)
-    g, p = _greedy_and_polished(state, targets, limits)
-    assert p.cost <= g.cost + EPS
-    if p is g:
-        return
+def keeps_rules_and_caps(p: Assignment, limits: Caps) -> None:
+    """A plan's moves within the caps, none of a pinned bundle or to a destination its rules
+    refuse, no broker past its topic limit or an anti-affinity group's cap (unless it already
+    was): what every pass of the planner must keep (refine's, the rounded LP's)."""
     rules, view = p.rules, p.view
-    assert p.violation_free(width, umax)
-    assert max(p.u) <= umax + EPS
     if limits.max_moves is not None:
         assert len(p.moved) <= limits.max_moves
     if limits.max_throughput is not None:
@@ -164,6 +156,21 @@ def test_the_pass_keeps_every_rule(state: ClusterState, limits: Caps, width: flo
     for (group, j), k in counts.items():
         assert k <= max(rules.group_cap[group][j], group_counts(rules, view.owner).get(
             (group, j), 0))
+
+
+@settings(max_examples=40, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(clusters, caps, st.sampled_from([0.05, 0.10, 0.20]), st.sampled_from([0.6, 0.85]))
+def test_the_pass_keeps_every_rule(state: ClusterState, limits: Caps, width: float,
+                                   umax: float) -> None:
+    targets = Targets(umax, width)
+    g, p = _greedy_and_polished(state, targets, limits)
+    assert p.cost <= g.cost + EPS
+    if p is g:
+        return
+    assert p.violation_free(width, umax)
+    assert max(p.u) <= umax + EPS
+    keeps_rules_and_caps(p, limits)
 
 
 def test_the_polished_plan_does_not_depend_on_the_file_order(

@@ -30,7 +30,7 @@ from lbctl.strategies.shedding.avg import (
     AvgShedderPlacement,
 )
 from lbctl.versions import newest
-from tests.factories import broker, bundle_data, load
+from tests.factories import broker, bundle_data, hashed_names, load
 
 MB = 1024 * 1024
 
@@ -526,21 +526,13 @@ def test_bundles_of_distinct_values_need_no_map_order(monkeypatch: pytest.Monkey
     """``getBundleDataForLoadShedding()``'s order only decides among bundles of equal value:
     rule 8 over a broker whose bundles all differ hashes none of their names (it hashed every
     one, 170,000 on a deep broker) and picks the largest first."""
-    import lbctl.model.loaddata as loaddata
     from tests.factories import stats
 
     hi = {f"t/ns/0x{i:08x}_0x{i + 1:08x}": stats(100.0 + i) for i in range(300)}
     data = load({"hi": broker(cpu=(80, 100), bundles=hi), "lo": broker(cpu=(30, 100))})
     settings = Settings.defaults().with_values(maxUnloadPercentage=0.5,
                                                loadBalancerAvgShedderHitCountHighThreshold=1)
-    hashed: list[str] = []
-    real = loaddata.java_string_hash
-
-    def counting(name: str) -> int:
-        hashed.append(name)
-        return real(name)
-
-    monkeypatch.setattr(loaddata, "java_string_hash", counting)
+    hashed = hashed_names(monkeypatch)
     d, _ = AvgShedder().shed(data, settings, AvgShedder().initial_memory())
     assert d.selections[0].bundle == "t/ns/0x0000012b_0x0000012c"  # 399 msg/s
     assert len(d.candidates) == 300 and not hashed
