@@ -243,3 +243,22 @@ def test_msgspec_writes_plain_floats_as_orjson_does(x: float) -> None:
     """What the typed path's lines rest on (a newer msgspec or orjson that formats otherwise
     fails here, not in a user's file)."""
     assert msgspec.json.encode([x, -x]) == orjson.dumps([x, -x])
+
+
+def test_a_file_in_a_missing_directory_is_named_as_asked_before_any_request(
+        tmp_path: Path) -> None:
+    """`-f DIR/h.jsonl` in a directory that does not exist: the error names that file, as
+    `snapshot export` does, not the temporary file beside it (`.h.jsonl.x1y2.tmp` was named), and
+    Prometheus is not asked anything."""
+    asked: list[str] = []
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        asked.append(str(req.url))
+        return httpx.Response(500)
+
+    path = str(tmp_path / "missing" / "h.jsonl")
+    with (PrometheusClient("http://prom", transport=httpx.MockTransport(handler)) as c,
+          pytest.raises(SnapshotError) as e):
+        write_history(c, REQ, path)
+    assert str(e.value) == f"{path}: cannot write: No such file or directory"
+    assert asked == []
