@@ -262,3 +262,20 @@ def test_a_file_in_a_missing_directory_is_named_as_asked_before_any_request(
         write_history(c, REQ, path)
     assert str(e.value) == f"{path}: cannot write: No such file or directory"
     assert asked == []
+
+
+def test_the_last_snapshot_observes_only_a_step_that_is_over() -> None:
+    """The last snapshot's ``observed`` is what happened until one step later; a range asked at
+    an instant (``--since``: now) inside that step does not read it, so the last snapshot has no
+    ``observed`` — before, it counted the part of the step already scraped as the whole step
+    (a run 2 s after the end claimed what the leader did in the next 15 s)."""
+    end = T0 + (STEPS - 2) * STEP  # the fake serves one more step after it
+    over = HistoryRequest(T0, end, STEP, horizon_ms=end + STEP)
+    running = HistoryRequest(T0, end, STEP, horizon_ms=end + STEP // 3)
+    for req, last_observed in ((over, True), (running, False),
+                               (HistoryRequest(T0, end, STEP), True)):
+        with PrometheusClient("http://prom", transport=fake(ordinary)) as c:
+            states, _ = read_history(c, req)
+        assert len(states) == STEPS - 1
+        assert (states[-1].observed is not None) is last_observed, req
+        assert states[-2].observed is not None

@@ -551,7 +551,7 @@ class PrometheusHistory:
         from lbctl.admin.prometheus import chunk_count, plan_chunks
 
         req, c = self.req, self.client
-        span = (req.start_ms, req.end_ms + req.step_ms, req.step_ms, self.layout.max_series)
+        span = (req.start_ms, req.read_end_ms, req.step_ms, self.layout.max_series)
         queries = max(1, sum(len(names) for names in self.layout.names.values()))
         budget = min(c.max_samples, STREAM_SAMPLES)
         if queries * chunk_count(*span, max_points=c.max_points,

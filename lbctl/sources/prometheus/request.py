@@ -40,6 +40,17 @@ class HistoryRequest:
     step_ms: int = 60_000
     cluster: str | None = None
     reference: Reference | None = None
+    #: the instant the range was asked at (``--since``: now), else None (a range in the past).
+    #: The step after the end, read only for the last snapshot's observed decisions, must have
+    #: passed by then: a step not yet over would count what the leader did in part of it only
+    horizon_ms: int | None = None
+
+    @property
+    def read_end_ms(self) -> int:
+        """The last instant read: one step past the end (the last snapshot's ``observed``)
+        when that step is over by :attr:`horizon_ms`, else the end."""
+        after = self.end_ms + self.step_ms
+        return after if self.horizon_ms is None or after <= self.horizon_ms else self.end_ms
 
     def __post_init__(self) -> None:
         if self.end_ms < self.start_ms:
