@@ -67,7 +67,8 @@ class ProposeOptions:
             raise UsageError("give --target-range or --target-std, not both")
         for name, v in (("--max-usage", self.max_usage), ("--target-range", self.target_range),
                         ("--target-std", self.target_std),
-                        ("--max-throughput", self.max_throughput),
+                        ("--max-throughput",  # asked in MB/s: named in what was typed
+                         None if self.max_throughput is None else self.max_throughput / 1048576),
                         ("--time-limit", self.time_limit)):
             if v is not None and (not math.isfinite(v) or v < 0):
                 raise UsageError(f"{name} must be a number >= 0, got {v:g}")
