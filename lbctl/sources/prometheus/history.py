@@ -12,6 +12,7 @@ from functools import cached_property
 from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any
 
+from lbctl.errors import UsageError
 from lbctl.model.cluster import EXTENSIBLE, MODULAR, iso_time
 from lbctl.model.wire.java import INT_MAX, LONG_MAX
 from lbctl.model.wire.snapshot import NamespaceBundleStats
@@ -358,6 +359,11 @@ class PrometheusHistory:
         self.req = req
         self.progress = progress
         self.layout = discover(client, req)
+        ref = req.reference
+        if ref is not None and ref.cluster and ref.cluster != self.layout.cluster:
+            raise UsageError(f"--reference {ref.origin}: a snapshot of cluster {ref.cluster!r}, "
+                             f"but Prometheus is read for cluster {self.layout.cluster!r}: its "
+                             "bundle boundaries and settings are another cluster's")
         self.report = Report()
         for m in CATALOG["resources"]:
             if f"resources.{m.field}" not in self.layout.names:

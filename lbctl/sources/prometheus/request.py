@@ -22,10 +22,13 @@ class Reference:
     namespaces: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     config: Mapping[str, Any] = field(default_factory=dict)
     origin: str = ""
+    #: the cluster it was taken of ("": not known): another cluster's boundaries and settings
+    #: are no reference for this one
+    cluster: str = ""
 
     @classmethod
     def of(cls, state: ClusterState, origin: str) -> Reference:
-        return cls(dict(state.namespaces), dict(state.config), origin)
+        return cls(dict(state.namespaces), dict(state.config), origin, state.cluster)
 
 
 #: snapshots one range may make (one per step): a year at one-minute steps is 525,600; checked
