@@ -105,6 +105,10 @@ def examples(
     """
     from lbctl.render.views import ExamplesView
 
+    if path and copy is not None:
+        from lbctl.errors import UsageError
+
+        raise UsageError("give --path or --copy, not both")  # --copy was silently not done
     root = examples_dir()
     if not root.is_dir():
         from lbctl.errors import LbctlError
@@ -114,6 +118,10 @@ def examples(
         print(root)
         return
     if copy is not None:
+        if copy.exists() and not copy.is_dir():  # it said "DIR: File exists"
+            from lbctl.errors import LbctlError
+
+            raise LbctlError(f"{copy}: not a directory; nothing was copied")
         n = copy_examples(root, copy)
         sys.stderr.write(f"lbctl: copied {n} file(s) to {copy} "
                          f"(try: lbctl recommend {copy / 'hot-broker.json'})\n")

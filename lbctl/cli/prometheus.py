@@ -105,7 +105,7 @@ def request_of(ctx: typer.Context | None, args: PrometheusArgs, *, now_ms: int |
         end = parse_time(args.end, "--end") if args.end else now
     else:
         raise UsageError("--prometheus-url needs a time range: --since DURATION or --start TIME")
-    return HistoryRequest(start, end, step, args.cluster)
+    return HistoryRequest(start, end, step, args.cluster, horizon_ms=now)
 
 
 def prometheus_source(ctx: typer.Context | None, args: PrometheusArgs) -> PrometheusRange:

@@ -43,23 +43,32 @@ def placement_data_lines(state: ClusterState, settings: Settings | None = None) 
 def _id_only_policies(state: ClusterState, settings: Settings | None) -> list[str]:
     """A line per isolation policy whose broker regexes match some broker's ``host:port`` id but
     none of the hosts Pulsar matches them against (``LoadManagerShared.applyNamespacePolicies``):
-    the policy has no broker (Pulsar issue #15795)."""
+    the policy has no broker (Pulsar issue #15795). And one naming the brokers whose id gives no
+    host at all (no ``:``, ``parseBrokerHost``): every policy check skips them — those a policy
+    names are not named "by host:port", their ids have no port."""
     p = state.policies
     if p is None:
         return []
     rule: HostRule = (settings.profile["isolationBrokerHost"] if settings is not None
                       else "brokerId")
     ids = state.available()
-    hosts = [h for b in ids if (h := broker_host(b, rule)) is not None]
+    host_of = {b: broker_host(b, rule) for b in ids}
+    hosts = [h for h in host_of.values() if h is not None]
     out = []
     for policy in p.isolation:
         regexes = (*policy.primary, *policy.secondary)
         if any(full_match(regexes, h) for h in hosts):
             continue
-        named = [b for b in ids if full_match(regexes, b)]
+        named = [b for b in ids if host_of[b] is not None and full_match(regexes, b)]
         if named:
             out.append(f"Isolation policy {policy.name or '?'} names {', '.join(named)} by "
                        "host:port, but Pulsar matches its regexes against each broker's host: "
                        "it matches no broker")
+    hostless = [b for b in ids if host_of[b] is None]
+    if hostless:
+        out.append(f"No host in the id of {', '.join(hostless)} (no ':port'): Pulsar cannot take "
+                   "a host to match the namespace policies against and skips "
+                   f"{'it' if len(hostless) == 1 else 'them'} as a placement candidate of every "
+                   "namespace")
     return out
 

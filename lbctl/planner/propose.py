@@ -68,7 +68,8 @@ class ProposeOptions:
             raise UsageError("give --target-range or --target-std, not both")
         for name, v in (("--max-usage", self.max_usage), ("--target-range", self.target_range),
                         ("--target-std", self.target_std),
-                        ("--max-throughput", self.max_throughput),
+                        ("--max-throughput",  # asked in MB/s: named in what was typed
+                         None if self.max_throughput is None else self.max_throughput / 1048576),
                         ("--time-limit", self.time_limit)):
             if v is not None and (not math.isfinite(v) or v < 0):
                 raise UsageError(f"{name} must be a number >= 0, got {v:g}")
@@ -220,7 +221,7 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
         solution = Solution((), "none", "the goals are already met: nothing to move", 0.0, 0.0,
                             band_widths(planning)[-1], v0)
     elif refused := not _room(planning):
-        solution = Solution((), "none", _no_room(targets, margin), None, None, 0.0, v0)
+        solution = Solution((), "none", _no_room(targets, planning, margin), None, None, 0.0, v0)
     else:
         solve_options = SolveOptions(options.solver, options.time_limit, options.exact_limit,
                                      options.refine)
@@ -336,7 +337,14 @@ def _room(planning: Targets) -> bool:
     return (band or 0.0) > 0 and planning.max_usage > 0
 
 
-def _no_room(targets: Targets, margin: float) -> str:
+def _no_room(targets: Targets, planning: Targets, margin: float) -> str:
+    """Why the plan is refused: no band left inside the margin, or (the band has room) no cap —
+    ``--max-usage 0`` was said to leave no room inside a 10-point band."""
+    band = planning.target_std if planning.target_std is not None else planning.target_range
+    if (band or 0.0) > 0:
+        return (f"refused: the load model's error (±{margin * 100:.1f} points at p95) leaves no "
+                f"room under the cap (max usage {targets.max_usage * 100:g} %); give a history "
+                "of reports to learn the model from, or a higher --max-usage")
     return (f"refused: the load model's error (±{margin * 100:.1f} points at p95) leaves no "
             f"room inside the band ({targets.band_words()}); give a history of reports to learn "
             "the model from, or a wider band")

@@ -66,3 +66,15 @@ def test_copy_neither_blocks_on_nor_writes_through_what_is_planted(runner, tmp_p
     assert not victim.exists() if plant == "dangling-link" else True
     assert victim.read_text() == "mine" if plant == "link" else True
     assert sorted(p.name for p in dest.iterdir()) == ["balanced.json"]  # nothing copied
+
+
+def test_conflicting_or_impossible_copies_are_one_line(runner, tmp_path: Path) -> None:
+    """``--path --copy DIR`` printed the path and copied nothing, silently; ``--copy FILE`` said
+    ``FILE: File exists``."""
+    dest = tmp_path / "dest"
+    res = runner.invoke(app, ["examples", "--path", "--copy", str(dest)])
+    assert res.exit_code == 2 and res.stdout == "" and not dest.exists()
+    assert res.stderr == "lbctl: error: give --path or --copy, not both\n"
+    (a_file := tmp_path / "a-file").write_text("")
+    res = runner.invoke(app, ["examples", "--copy", str(a_file)])
+    assert res.exit_code == 1 and res.stderr == f"lbctl: error: {a_file}: not a directory; nothing was copied\n"

@@ -49,6 +49,16 @@ def test_since_is_on_the_step_grid() -> None:
                                                        30_000)
 
 
+def test_a_since_range_does_not_read_the_step_after_its_end_before_it_is_over() -> None:
+    """``--since`` ends within a step of now: the step after it (the last snapshot's observed
+    decisions) is not over, so it is not read; a range that ended a step ago or more reads it."""
+    req = request_of(None, PrometheusArgs("http://p", since="2h", step="1m"), now_ms=NOW)
+    assert req.horizon_ms == NOW and req.read_end_ms == req.end_ms
+    req = request_of(None, PrometheusArgs("http://p", start="2026-03-01T10:00:00Z",
+                                          end="2026-03-01T10:05:00Z", step="30s"), now_ms=NOW)
+    assert req.read_end_ms == req.end_ms + 30_000
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--since", "2h", "--start", "2026-03-01T10:00:00Z"], "give --since or --start, not both"),
     ([], "--prometheus-url needs a time range: --since DURATION or --start TIME"),

@@ -71,6 +71,8 @@ def test_caps_and_targets_from_the_command_line(runner: CliRunner) -> None:
     (["--solver", "magic"], "--solver"),
     (["--max-moves", "-1"], "--max-moves"),
     (["--set", "loadBalancerNope=1"], "unknown setting"),
+    # named in MB/s as typed (it said "got -1.04858e+06", the bytes it became)
+    (["--max-throughput", "-1"], "--max-throughput must be a number >= 0, got -1\n"),
 ])
 def test_bad_flags_are_one_line(runner: CliRunner, args: list[str], words: str) -> None:
     res = runner.invoke(app, ["propose", HOT, *args])

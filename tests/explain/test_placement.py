@@ -20,3 +20,17 @@ def test_a_policy_naming_host_port_is_called_out() -> None:
     said = [x for x in lines if x.startswith("Isolation policy")]
     assert said == ["Isolation policy gold names b1:8080 by host:port, but Pulsar matches its "
                     "regexes against each broker's host: it matches no broker"]
+
+
+def test_ids_without_a_port_are_not_said_to_be_named_by_host_port() -> None:
+    """Broker ids without ``:`` give ``parseBrokerHost`` no host: every policy check skips them.
+    A policy naming their hosts was said to name them "by host:port" — their ids have no port;
+    explain now says what happens to them instead."""
+    st = state({"b1": broker(), "b2:8080": broker()})
+    named = IsolationPolicy(("t/gold",), ("b1",), name="gold")
+    lines = placement_data_lines(replace(st, policies=ClusterPolicies((named,))),
+                                 Settings.defaults())
+    assert not [x for x in lines if "by host:port" in x]
+    assert ("No host in the id of b1 (no ':port'): Pulsar cannot take a host to match the "
+            "namespace policies against and skips it as a placement candidate of every namespace"
+            in lines)

@@ -56,6 +56,18 @@ def test_a_band_the_models_error_leaves_no_room_in_is_refused_with_the_reason() 
     assert "range <= 3 points" in plan.gate
 
 
+def test_a_cap_the_models_error_leaves_no_room_under_is_refused_with_that_reason() -> None:
+    """``--max-usage 0`` (or under the margin): the cap leaves no room, not the band — it was said
+    to leave "no room inside the band (range <= 10 points)"."""
+    state = read_snapshots([EXAMPLES / "hot-broker.json"])[-1]
+    p = propose(state, resolve(state.config), ProposeOptions(solver="greedy", max_usage=1.5))
+    plan = p.plan()
+    assert plan.actions == () and plan.gate is not None
+    assert plan.gate.startswith("refused: the load model's error (±2.0 points at p95) leaves no "
+                                "room under the cap (max usage 1.5 %)")
+    assert "band" not in plan.gate
+
+
 def test_thin_brokers_take_no_bundle() -> None:
     hosts = {f"b{j}:8080": h for j, h in enumerate(mixed_fleet(6, seed=5))}
     history = _history(hosts, 12, seed=4)

@@ -243,3 +243,39 @@ def test_msgspec_writes_plain_floats_as_orjson_does(x: float) -> None:
     """What the typed path's lines rest on (a newer msgspec or orjson that formats otherwise
     fails here, not in a user's file)."""
     assert msgspec.json.encode([x, -x]) == orjson.dumps([x, -x])
+
+
+def test_a_file_in_a_missing_directory_is_named_as_asked_before_any_request(
+        tmp_path: Path) -> None:
+    """`-f DIR/h.jsonl` in a directory that does not exist: the error names that file, as
+    `snapshot export` does, not the temporary file beside it (`.h.jsonl.x1y2.tmp` was named), and
+    Prometheus is not asked anything."""
+    asked: list[str] = []
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        asked.append(str(req.url))
+        return httpx.Response(500)
+
+    path = str(tmp_path / "missing" / "h.jsonl")
+    with (PrometheusClient("http://prom", transport=httpx.MockTransport(handler)) as c,
+          pytest.raises(SnapshotError) as e):
+        write_history(c, REQ, path)
+    assert str(e.value) == f"{path}: cannot write: No such file or directory"
+    assert asked == []
+
+
+def test_the_last_snapshot_observes_only_a_step_that_is_over() -> None:
+    """The last snapshot's ``observed`` is what happened until one step later; a range asked at
+    an instant (``--since``: now) inside that step does not read it, so the last snapshot has no
+    ``observed`` — before, it counted the part of the step already scraped as the whole step
+    (a run 2 s after the end claimed what the leader did in the next 15 s)."""
+    end = T0 + (STEPS - 2) * STEP  # the fake serves one more step after it
+    over = HistoryRequest(T0, end, STEP, horizon_ms=end + STEP)
+    running = HistoryRequest(T0, end, STEP, horizon_ms=end + STEP // 3)
+    for req, last_observed in ((over, True), (running, False),
+                               (HistoryRequest(T0, end, STEP), True)):
+        with PrometheusClient("http://prom", transport=fake(ordinary)) as c:
+            states, _ = read_history(c, req)
+        assert len(states) == STEPS - 1
+        assert (states[-1].observed is not None) is last_observed, req
+        assert states[-2].observed is not None

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from lbctl.admin.prometheus import PrometheusClient
 from lbctl.cli.app import app
+from lbctl.errors import UsageError
 from lbctl.model.bundle import default_boundaries, format_position, locate, topic_hash
 from lbctl.model.cluster import iso_time
 from lbctl.model.load import ResourceUsage
@@ -385,3 +386,18 @@ def test_propose_learns_from_a_prometheus_range(prom: str) -> None:
     assert plan["cluster"] == "gappy"
     assert plan["explanation"]["model"]["fittedOn"] == "history"
     assert sorted(plan["explanation"]["model"]["brokers"]) == sorted(BROKERS)
+
+
+def test_a_reference_of_another_cluster_is_refused(prom: str) -> None:
+    """A snapshot of another cluster as `--reference`: one line, exit 2 — its namespaces were
+    written into every snapshot (no bundle of them at any step "agreed" with its boundaries) and
+    its settings taken for this cluster's, silently."""
+    other = Reference({"acme/orders": tuple(int(x, 16) for x in TOPIC_BOUNDS)}, {}, "prod.json",
+                      "prod")
+    with pytest.raises(UsageError) as e:
+        read(prom, TOPICS_SNAPS, "topics", other)
+    assert str(e.value) == ("--reference prod.json: a snapshot of cluster 'prod', but Prometheus "
+                            "is read for cluster 'topics': its bundle boundaries and settings are "
+                            "another cluster's")
+    same = Reference(other.namespaces, {}, "topics.json", "topics")
+    assert len(read(prom, TOPICS_SNAPS, "topics", same)[0]) == 6

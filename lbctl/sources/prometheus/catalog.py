@@ -121,7 +121,7 @@ def _escape(v: str) -> str:
 
 def discover(client: PrometheusClient, req: HistoryRequest) -> Layout:
     """The cluster, its load manager and which metrics exist (``/api/v1/series`` only)."""
-    start, end = req.start_ms, req.end_ms + req.step_ms
+    start, end = req.start_ms, req.read_end_ms
     cluster = req.cluster
     if cluster is None:
         found = sorted({s.get("cluster", "") for s in client.series(

@@ -12,6 +12,7 @@ from functools import cached_property
 from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any
 
+from lbctl.errors import UsageError
 from lbctl.model.cluster import EXTENSIBLE, MODULAR, iso_time
 from lbctl.model.wire.java import INT_MAX, LONG_MAX
 from lbctl.model.wire.snapshot import NamespaceBundleStats
@@ -358,6 +359,11 @@ class PrometheusHistory:
         self.req = req
         self.progress = progress
         self.layout = discover(client, req)
+        ref = req.reference
+        if ref is not None and ref.cluster and ref.cluster != self.layout.cluster:
+            raise UsageError(f"--reference {ref.origin}: a snapshot of cluster {ref.cluster!r}, "
+                             f"but Prometheus is read for cluster {self.layout.cluster!r}: its "
+                             "bundle boundaries and settings are another cluster's")
         self.report = Report()
         for m in CATALOG["resources"]:
             if f"resources.{m.field}" not in self.layout.names:
@@ -551,7 +557,7 @@ class PrometheusHistory:
         from lbctl.admin.prometheus import chunk_count, plan_chunks
 
         req, c = self.req, self.client
-        span = (req.start_ms, req.end_ms + req.step_ms, req.step_ms, self.layout.max_series)
+        span = (req.start_ms, req.read_end_ms, req.step_ms, self.layout.max_series)
         queries = max(1, sum(len(names) for names in self.layout.names.values()))
         budget = min(c.max_samples, STREAM_SAMPLES)
         if queries * chunk_count(*span, max_points=c.max_points,

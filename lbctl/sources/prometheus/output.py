@@ -42,13 +42,16 @@ def write_history(client: PrometheusClient, req: HistoryRequest, path: str,
     gz = lower.endswith(".gz")
     if not lower.removesuffix(".gz").endswith((".jsonl", ".ndjson")):
         raise UsageError(f"{path}: a sequence is written as .jsonl (optionally .jsonl.gz)")
-    hist = PrometheusHistory(client, req, progress)
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.",
-                               suffix=".tmp")
+    try:  # before any request; the error names the file asked for, not the temporary one
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.",
+                                   suffix=".tmp")
+    except OSError as e:
+        raise SnapshotError(f"{path}: cannot write: {e.strerror or e}") from None
     ok = False
     try:
         with os.fdopen(fd, "wb") as raw:
+            hist = PrometheusHistory(client, req, progress)
             out: Any = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if gz else raw
             with collector_paused(freeze=False):
                 for _, line in checked(hist, write=True):

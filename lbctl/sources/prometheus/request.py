@@ -22,10 +22,13 @@ class Reference:
     namespaces: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     config: Mapping[str, Any] = field(default_factory=dict)
     origin: str = ""
+    #: the cluster it was taken of ("": not known): another cluster's boundaries and settings
+    #: are no reference for this one
+    cluster: str = ""
 
     @classmethod
     def of(cls, state: ClusterState, origin: str) -> Reference:
-        return cls(dict(state.namespaces), dict(state.config), origin)
+        return cls(dict(state.namespaces), dict(state.config), origin, state.cluster)
 
 
 #: snapshots one range may make (one per step): a year at one-minute steps is 525,600; checked
@@ -40,6 +43,17 @@ class HistoryRequest:
     step_ms: int = 60_000
     cluster: str | None = None
     reference: Reference | None = None
+    #: the instant the range was asked at (``--since``: now), else None (a range in the past).
+    #: The step after the end, read only for the last snapshot's observed decisions, must have
+    #: passed by then: a step not yet over would count what the leader did in part of it only
+    horizon_ms: int | None = None
+
+    @property
+    def read_end_ms(self) -> int:
+        """The last instant read: one step past the end (the last snapshot's ``observed``)
+        when that step is over by :attr:`horizon_ms`, else the end."""
+        after = self.end_ms + self.step_ms
+        return after if self.horizon_ms is None or after <= self.horizon_ms else self.end_ms
 
     def __post_init__(self) -> None:
         if self.end_ms < self.start_ms:
