@@ -23,10 +23,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lbctl.apply.live import LiveView
 from lbctl.apply.planfile import PlannedAction
 from lbctl.units import pct
+
+if TYPE_CHECKING:
+    from lbctl.config import Settings
+    from lbctl.model.cluster import ClusterState
 
 VALID, CHANGED, GONE, SKIPPED = "valid", "changed", "gone", "skipped"
 SPECIFIED = "specified_positions_divide"
@@ -138,6 +143,22 @@ def _in_grace(a: PlannedAction, live: LiveView, recent: Mapping[str, float], now
         return (f"{owner} gained it since its previous load report (moved moments ago), within "
                 "the grace period")
     return ""
+
+
+def refused_in_grace(state: ClusterState, settings: Settings, recent: Mapping[str, float],
+                     now: float) -> set[str]:
+    """The bundles of ``state`` that :func:`_in_grace` would refuse at ``now`` (epoch seconds),
+    from its three sources: the journal's unloads (``recent``), the leader's recently unloaded
+    bundles, and the bundles each owner gained since its previous load report. A plan made for
+    ``apply`` (``propose`` on the live cluster) leaves them where they are: planned anyway, they
+    would be skipped and the plan would land short of its goals."""
+    from lbctl.loadmanager.drain import in_grace
+
+    if float(settings["loadBalancerSheddingGracePeriodMinutes"]) <= 0:
+        return set()
+    held = in_grace(state, settings, recent, now)
+    held.update(b for r in state.brokers.values() for b in r.lastBundleGains)
+    return held
 
 
 def counts(verdicts: Sequence[Verdict]) -> dict[str, int]:

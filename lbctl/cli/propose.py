@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from lbctl.cli.common import TABLE, LoadManagerChoice, Shown
 from lbctl.cli.groups import Fields, grouped
 from lbctl.cli.state import StateInput
+
+if TYPE_CHECKING:
+    from lbctl.config import Settings
+    from lbctl.model.cluster import ClusterState
 
 MaxUsage = Annotated[float | None, typer.Option(
     "--max-usage", metavar="PERCENT", show_default=False,
@@ -97,9 +101,29 @@ def propose(
     states = chosen.read().states  # none given: the live cluster, announced
     opts = replace(opts, live=chosen.source.live)  # a live read's release is "(cluster)"
     settings = resolve_settings(states[-1:], opts)[-1]
-    proposal = run(states[-1], settings, options, history=states)
+    held = _held_live(states[-1], settings) if chosen.source.live else None
+    proposal = run(states[-1], settings, options, history=states, held=held)
     if shown.output != TABLE:  # the table prints every note itself: once, not twice
         for note in proposal.notes:
             if note.startswith("scipy is not installed"):
                 typer.echo(f"lbctl: {note}", err=True)
     shown.emit(ProposeView(proposal, explain))
+
+
+def _held_live(state: ClusterState, settings: Settings) -> dict[str, str]:
+    """A live plan's bundles that ``apply`` would refuse now, each with why
+    (:func:`lbctl.apply.validate.refused_in_grace`)."""
+    import time
+
+    from lbctl.apply.journal import journal_unloads
+    from lbctl.apply.validate import refused_in_grace
+    from lbctl.cli.connection import warn
+    from lbctl.executor import default_journal
+
+    now = time.time()
+    minutes = float(settings["loadBalancerSheddingGracePeriodMinutes"])
+    recent = journal_unloads(default_journal(), now - minutes * 60, warn)
+    why = (f"unloaded or gained within the {minutes:g}-minute grace period "
+           "(loadBalancerSheddingGracePeriodMinutes; the journal, recentlyUnloaded, its owner's "
+           "lastBundleGains): apply would refuse it")
+    return dict.fromkeys(sorted(refused_in_grace(state, settings, recent, now)), why)

@@ -114,8 +114,10 @@ class Rules:
 
 
 def build_rules(state: ClusterState, settings: Settings, view: LoadView,
-                recently_moved: Mapping[str, int] | None = None) -> Rules:
-    """The constraints of ``state`` for the bundles and brokers of ``view``."""
+                recently_moved: Mapping[str, int] | None = None,
+                held: Mapping[str, str] | None = None) -> Rules:
+    """The constraints of ``state`` for the bundles and brokers of ``view``; ``held`` pins more
+    bundles, each with why (the caller's: a live plan's bundles ``apply`` would refuse)."""
     n = len(view.brokers)
     excluded = set(settings["loadBalancerSheddingExcludedNamespaces"])
     grace_ms = int(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60_000
@@ -155,6 +157,8 @@ def build_rules(state: ClusterState, settings: Settings, view: LoadView,
             if at is not None and at >= now - grace_ms:
                 why = (f"unloaded {max(0, (now - at) // 60_000)} min ago: in the grace period "
                        f"(loadBalancerSheddingGracePeriodMinutes = {grace_ms // 60_000})")
+        if why is None and held:
+            why = held.get(x)
         pinned.append(why)
 
     closed: dict[int, str] = {}

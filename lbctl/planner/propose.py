@@ -187,13 +187,14 @@ class Proposal:
 def propose(state: ClusterState, settings: Settings, options: ProposeOptions | None = None, *,
             model: LoadModel | None = None,
             recently_moved: Mapping[str, int] | None = None,
-            history: Sequence[ClusterState] = ()) -> Proposal:
+            history: Sequence[ClusterState] = (),
+            held: Mapping[str, str] | None = None) -> Proposal:
     """Plan ``state`` against the goals of ``options`` (see the module docstring).
 
     ``model`` reuses a load model (the simulator's planner keeps learning one); else it is
     learnt from ``history`` (the snapshots up to ``state``, oldest first) when that holds more
     than one, else calibrated on ``state``. ``recently_moved`` pins bundles moved by earlier plans
-    to the grace period."""
+    to the grace period; ``held`` pins more, each with why."""
     options = options or ProposeOptions()
     targets = options.targets(settings)
     if not state.brokers:
@@ -203,7 +204,7 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
     if model is None and len(history) > 1:
         model = LoadModel.learn([canonical(h) for h in history])
     view = build(state, settings, model)
-    rules = build_rules(state, settings, view, recently_moved)
+    rules = build_rules(state, settings, view, recently_moved, held)
     notes: list[str] = []
     for b in view.model.thin():
         j = view.index().get(b)
