@@ -9,7 +9,8 @@ import json
 
 from lbctl.loadmanager.select import Options
 from lbctl.model.javasort import CONTRACT_MESSAGE
-from lbctl.render.simulation_view import SimulationView
+from lbctl.render.simulation_view import ComparisonView, SimulationView
+from lbctl.simulate.compare import Pair, compare
 from lbctl.simulate.engine import SimulationOptions, simulate
 from tests.loadmanager.test_avg_sort_failure import _state
 
@@ -30,3 +31,11 @@ def test_a_run_without_a_throw_has_no_failure_key() -> None:
     view = SimulationView(run)
     assert "threw" not in view.to_text()
     assert all("failure" not in c for c in view.to_data()["cycles"])
+
+
+def test_compare_says_which_run_threw() -> None:
+    res = compare([_state()], Options(), [Pair("AvgShedder", "AvgShedder"),
+                                           Pair("ThresholdShedder")], SimulationOptions(cycles=2))
+    text = " ".join(ComparisonView(res).to_text().split())
+    assert "AvgShedder + AvgShedder: The shedding strategy threw in 2 of 2 cycle(s)" in text
+    assert text.count("threw") == 1
