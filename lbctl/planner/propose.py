@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lbctl.config import Settings
-from lbctl.errors import UsageError
+from lbctl.errors import LbctlError, UsageError
 from lbctl.model.cluster import ClusterState
 from lbctl.model.decision import Label, Reason
 from lbctl.model.loadmodel import LoadModel
@@ -204,6 +204,7 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
     if model is None and len(history) > 1:
         model = LoadModel.learn([canonical(h) for h in history])
     view = build(state, settings, model)
+    _check_finite(state, view)
     rules = build_rules(state, settings, view, recently_moved, held)
     notes: list[str] = []
     for b in view.model.thin():
@@ -277,6 +278,34 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
         notes.append("one broker: there is nowhere to move a bundle")
     return Proposal(state, settings, view, rules, costs, targets, solution, after, splits,
                     tuple(goals), tuple(notes), order, listed)
+
+
+#: the resources whose percentages make the weighted usage (``getMaxResourceUsageWithWeight``)
+_WEIGHED = ("cpu", "directMemory", "bandwidthIn", "bandwidthOut")
+
+
+def _check_finite(state: ClusterState, view: LoadView) -> None:
+    """Refuse a broker whose usage the plan would start from is not a number: a report's usage
+    beyond float range (``ResourceUsage.percentUsage()`` computes in float: 1e308 of 800 is
+    +Infinity), or a load model spoilt by such reports. The planner's comparisons pass over a NaN
+    term, so such a broker was planned on its other resources alone and the plan said "the goals
+    are already met" beside a broker at +inf (``recommend`` models Pulsar's strategies on the
+    same figures, as Java computes them)."""
+    for b, rep in state.brokers.items():
+        for res in _WEIGHED:
+            r = getattr(rep, res)
+            if not math.isfinite(r.percent):
+                raise LbctlError(
+                    f"broker {b}: its {res} usage is not a finite percentage (it reports "
+                    f"{r.usage:g} of {r.limit:g}: {r.percent:g} % in Java's float arithmetic); "
+                    "lbctl's planner cannot plan on it: correct the report")
+    for j, b in enumerate(view.brokers):
+        for res in _WEIGHED:
+            if not math.isfinite(view.percents[j][res]):
+                raise LbctlError(
+                    f"broker {b}: the load model learnt from the history gives its {res} usage "
+                    f"as {view.percents[j][res]:g} % (a report in the history beyond float "
+                    "range); lbctl's planner cannot plan on it: leave those snapshots out")
 
 
 def _solved(view: LoadView, rules: Rules, costs: Costs, planning: Targets, caps: Caps,

@@ -126,6 +126,8 @@ def _cycle_dict(r: SimulationResult, c: CycleRecord) -> dict[str, Any]:
              "aboveAverage": m.above_average}
             for m in c.moves
         ],
+        # only where the strategy threw: a run without such a cycle reads as it always did
+        **({"failure": c.failure} if c.failure else {}),
     }
 
 
@@ -204,6 +206,22 @@ def summary_words(r: SimulationResult) -> str:
         f"{pct(s['initial']['range'])} -> {pct(s['final']['range'])}, std "
         f"{pct(s['initial']['std'])} -> {pct(s['final']['std'])}; {when}."
     )
+
+
+def failure_words(r: SimulationResult) -> str:
+    """One sentence on the cycles whose shedding strategy threw ("" when none did): their
+    "nothing unloaded" is a failed cycle, not a balanced one (Pulsar's ``LoadSheddingTask`` logs
+    "Error during the load shedding" and tries again next interval)."""
+    failed = [c for c in r.cycles if c.failure]
+    if not failed:
+        return ""
+    which = ", ".join(str(c.cycle) for c in failed[:10]) + (", …" if len(failed) > 10 else "")
+    messages = sorted({c.failure for c in failed})
+    return (f"The shedding strategy threw in {len(failed)} of {len(r.cycles)} cycle(s) "
+            f"(cycle{'s' if len(failed) > 1 else ''} {which}): {messages[0]}"
+            + (f" (and {len(messages) - 1} other error(s))" if len(messages) > 1 else "")
+            + "; Pulsar's LoadSheddingTask logs \"Error during the load shedding\" and unloads "
+            "nothing in such a cycle.")
 
 
 def host_words(r: SimulationResult, name: Callable[[str], str] = str) -> str:
@@ -304,6 +322,8 @@ class SimulationView:
                                  f"{pct(final.std)}, range {pct(final.range)} ({loads}"
                                  f"{', …' if len(r.final_loads) > 12 else ''})"),
                   wrap_prose(summary_words(r))]
+        if failure_words(r):
+            parts.append(wrap_prose(failure_words(r)))
         if r.predicts:
             parts.append(wrap_prose(f"{_PREDICTED}: {prediction_figures(r, names)}."))
         if r.hosts != "inferred":
@@ -392,6 +412,7 @@ class ComparisonView:
         optional = ("bounce", "above avg", "MB/s moved", "err p95", "final range", "unloads")
         parts = [wrap_prose(head + _truth_words(first)), "", table(rows, optional=optional), "",
                  f"settled = load range within {first.band * 100:g} points from then on"]
+        parts += [wrap_prose(f"{r.label}: {failure_words(r)}") for r in runs if failure_words(r)]
         if predicting:
             parts += [wrap_prose("err p95 = 95th percentile of the absolute error (points) of "
                                  "the usage after the plans predicted, against the truth (none: "

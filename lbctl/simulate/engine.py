@@ -150,6 +150,10 @@ class CycleRecord:
     #: noise as the truth it is set beside (:meth:`SimulationResult.truth_after`); None when not
     #: asked for or nothing moved
     unmoved: Spread | None = None
+    #: the exception the shedding strategy threw this cycle ("" when it returned): Pulsar's
+    #: ``LoadSheddingTask`` logs it and unloads nothing, so a run of such cycles is no run of
+    #: balanced cycles (AvgShedder's broker sort before PR #24954)
+    failure: str = ""
 
     @property
     def moved_throughput(self) -> float:
@@ -158,6 +162,13 @@ class CycleRecord:
     @property
     def moved_msg_rate(self) -> float:
         return sum(m.msg_rate for m in self.moves)
+
+
+def _failure(result: CycleResult) -> str:
+    """The exception the cycle's shedding strategy threw ("" when none): only the modular load
+    manager's decision records one (``ShedDecision.failure``)."""
+    decision = getattr(result, "decision", None)
+    return str(getattr(decision, "failure", "") or "")
 
 
 @dataclass(frozen=True)
@@ -600,7 +611,7 @@ class _Run:
                 msg_rate={b: self.true[b].msg_rate for b in self.owned},
                 moves=moves, skipped=effect.skipped,
                 reports_written=tick.written, gate=result.gate, spread=spread,
-                predicted=predicted_after(result), splits=split,
+                predicted=predicted_after(result), splits=split, failure=_failure(result),
             ))
             if self.progress is not None:
                 self.progress(k, self.n_cycles)

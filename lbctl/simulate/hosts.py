@@ -60,35 +60,36 @@ def inferred_hosts(state: ClusterState, idle: float = INFERRED_IDLE) -> dict[str
     return {b: inferred_host(rep, median, idle, nics.get(b)) for b, rep in state.brokers.items()}
 
 
-def _implied_nic(rep: LocalBrokerData) -> tuple[float | None, bool]:
-    """The NIC speed (Kbit/s) a report implies, and whether its bandwidth limits are refuted.
+def _implied_nic(rep: LocalBrokerData) -> tuple[float | None, frozenset[float]]:
+    """The NIC speed (Kbit/s) a report implies, and the bandwidth limit values it refutes.
 
     A limit below the kilobits the broker's bundles carried through it is no NIC speed: a history
     rebuilt from Prometheus has only the percentages (``pulsar_lb_bandwidth_in_usage``) and writes
     them over a limit of 100 (docs/prometheus.md, *What is lost*). The NIC is then the one at
     which the reported percentage of that traffic holds (the larger of in and out); ``None`` when
-    no direction reports a percentage to scale by."""
+    no direction reports a percentage to scale by. Only the refuted direction's limit is returned:
+    the other direction's may be a real NIC speed that other brokers report too."""
     t = traffic_of(rep.lastStats.values())
     implied: list[float] = []
-    refuted = False
+    refuted: set[float] = set()
     for r, carried in ((rep.bandwidthIn, t.throughput_in), (rep.bandwidthOut, t.throughput_out)):
         kbit = carried * KBIT_PER_BYTE
         if 0 < r.limit < kbit:
-            refuted = True
+            refuted.add(r.limit)
             if r.usage > 0:
                 implied.append(kbit * r.limit / r.usage)
-    return (max(implied) if implied else None), refuted
+    return (max(implied) if implied else None), frozenset(refuted)
 
 
 def _nics(state: ClusterState) -> dict[str, float]:
     """NIC speeds for the brokers whose reported bandwidth limits are not NIC speeds
     (:func:`_implied_nic`). Once one broker's limit is refuted, every broker reporting that same
     limit value shares its fate (one placeholder for all: a broker carrying a few kilobits does
-    not refute it on its own); a broker with nothing to scale by takes the median implied NIC."""
+    not refute it on its own); a broker with nothing to scale by takes the median implied NIC.
+    A limit value no broker's traffic refutes is no placeholder, even on a broker whose other
+    direction's limit is one."""
     seen = {b: _implied_nic(rep) for b, rep in state.brokers.items()}
-    placeholders = {lim for b, (_, refuted) in seen.items() if refuted
-                    for lim in (state.brokers[b].bandwidthIn.limit,
-                                state.brokers[b].bandwidthOut.limit)}
+    placeholders = frozenset().union(*(refuted for _, refuted in seen.values()))
     if not placeholders:
         return {}
     known = sorted(nic for nic, _ in seen.values() if nic is not None)

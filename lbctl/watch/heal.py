@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from lbctl.errors import UsageError
+from lbctl.errors import LbctlError, UsageError
 from lbctl.model.cluster import ClusterState
 from lbctl.watch.anomalies import Event
 from lbctl.watch.plans import PlanMeta, PlanQueue
@@ -77,7 +77,12 @@ class Healer:
                 continue
             if self.queue.pending_for(e.anomaly.id) is not None:
                 continue
-            plan, source = self.plan_for(state, settings, cycle_plan)
+            try:
+                plan, source = self.plan_for(state, settings, cycle_plan)
+            except LbctlError as err:  # the planner refuses this state (a usage that is not a
+                # finite percentage): said, and the watcher keeps watching
+                self.say(f"healing {e.anomaly.id}: no plan: {err}")
+                continue
             data, n = document(plan)
             if n == 0:
                 self.say(f"healing {e.anomaly.id}: no plan moves anything; nothing queued")

@@ -11,8 +11,9 @@ import pytest
 
 from lbctl.errors import UsageError
 from lbctl.loadmanager.select import Options
-from lbctl.model.load import NamespaceBundleStats
+from lbctl.model.load import NamespaceBundleStats, ResourceUsage
 from lbctl.planner.propose import ProposeOptions
+from lbctl.records import replace
 from lbctl.simulate.engine import SimulationOptions, simulate
 from lbctl.simulate.hosts import (
     chosen_hosts,
@@ -197,3 +198,20 @@ def test_an_extensible_snapshot_publishes_what_its_hosts_report() -> None:
     r = simulate([seen], Options(strategy="TransferShedder"), SimulationOptions(
         cycles=3, hosts=hosts, seed=2, truth="mixed"))
     assert r.hosts == "mixed" and r.prediction() is None
+
+
+def test_a_refuted_limit_of_one_direction_leaves_other_brokers_real_nic_alone() -> None:
+    """Only the limit values that are refuted are placeholders: a broker whose inbound limit is a
+    percentage's 100 but whose outbound limit is a NIC speed (10 Gbit/s) does not make the other
+    brokers' 10 Gbit/s limits placeholders (they were taken for a NIC of 1.4 Gbit/s, and simulate
+    showed them at twice their reported load)."""
+    state = read_snapshots([EXAMPLES / "hot-broker.json"])[0]
+    first = next(iter(state.brokers))
+    rep = state.brokers[first]
+    brokers = dict(state.brokers)
+    brokers[first] = replace(rep, bandwidthIn=ResourceUsage(50.0, 100.0))
+    hosts = inferred_hosts(replace(state, brokers=brokers))
+    assert all(rep.bandwidthIn.limit == 1e7 for b, rep in state.brokers.items())
+    assert {b: h.nic_gbps for b, h in hosts.items() if b != first} == {
+        b: 10.0 for b in state.brokers if b != first}
+    assert hosts[first].nic_gbps < 10.0  # its inbound percentage of its traffic holds

@@ -49,3 +49,20 @@ def test_off_by_default_and_only_raised_events() -> None:
     assert parse_heal(["out-of-band=off"]) == {"out-of-band": "off"}
     with pytest.raises(UsageError, match="not healable"):
         parse_heal(["doctor:x=apply"])
+
+
+def test_a_state_the_planner_refuses_is_said_and_watching_goes_on(tmp_path: Path) -> None:
+    """A broker reporting a usage beyond float range: propose refuses it (LbctlError); the
+    healer says so for that anomaly instead of ending the watcher."""
+    from lbctl.model.load import ResourceUsage
+    from lbctl.records import replace
+
+    state = snapshot_files([EXAMPLE]).read().states[-1]
+    b = next(iter(state.brokers))
+    bad = replace(state, brokers={**state.brokers, b: replace(
+        state.brokers[b], cpu=ResourceUsage(1e308, state.brokers[b].cpu.limit))})
+    said: list[str] = []
+    h = Healer({"out-of-band": "approve"}, PlanQueue(tmp_path), say=said.append)
+    assert h.on_events(_raised("out-of-band", "broker-2", 0), bad, run([state], Options())[-1]
+                       .settings, None) == []
+    assert len(said) == 1 and "no plan: " in said[0] and "not a finite percentage" in said[0]
