@@ -67,6 +67,8 @@ CASES: dict[str, tuple[dict, Severity, dict]] = {
     "mixed-cluster": ({"snapshot": "mixed-load-managers.json"}, Severity.ERROR,
                       {"snapshot": "base.json"}),
     "setting-out-of-range": ({"conf": "out-of-range.conf"}, Severity.ERROR, {}),
+    "isolation-primary-unmatched": ({"snapshot": "isolation-port.json"}, Severity.WARNING,
+                                    {"snapshot": "isolation-host.json"}),
 }
 
 
@@ -247,3 +249,13 @@ def test_interval_ranges_say_what_pulsar_does_with_zero() -> None:
     report = found["loadBalancerReportUpdateMaxIntervalMinutes"]
     assert "refuses" not in shed.why and "sheds again at once" in shed.why
     assert "refuses" not in report.why and "needBrokerDataUpdate" in report.why
+
+
+def test_an_isolation_primary_written_with_the_port_matches_no_broker() -> None:
+    """A policy whose primary regex names ``host:port`` (isolation-port.json): Pulsar matches the
+    host alone, so the policy's namespace goes to its secondary broker only; the finding names
+    the regex, the hosts, the broker the namespace goes to and the port."""
+    (f,) = run("isolation-port.json").findings
+    assert "isolation policy dedicated" in f.found and "'acme/orders'" in f.found
+    assert "secondary brokers only (broker-4.pulsar.svc:8080)" in f.found
+    assert "names a port" in f.found and f.brokers == ("broker-4.pulsar.svc:8080",)
