@@ -179,8 +179,7 @@ class ProposeView:
             parts += [wrap_prose("Moves, in order (to: the destination's estimated usage just "
                                  "before → just after that move):"), table(rows, optional=["MB/s"]), ""]
         else:
-            parts += [wrap_prose(f"Moves: none ({plan.gate})" if plan.gate else "Moves: none"),
-                      ""]
+            parts += [wrap_prose(f"Moves: none — {_why_none(p, plan)}"), ""]
         sends: dict[str, int] = {}
         takes: dict[str, int] = {}
         for a in moves:
@@ -214,3 +213,14 @@ class ProposeView:
         if note:
             parts += ["", wrap_prose(note)]
         return "\n".join(parts)
+
+
+def _why_none(p: Proposal, plan: Plan) -> str:
+    """Why a plan moves nothing, on its own line: the solver's word (the plan's gate), and how
+    many bundles the rules keep put when any do (``--explain`` lists why)."""
+    why = plan.gate or p.solution.status
+    held = sum(1 for x in p.rules.pinned if x is not None)
+    if held:
+        why += (f"; {held} of {len(p.rules.pinned)} bundles may not move, as --explain "
+                "lists")
+    return why

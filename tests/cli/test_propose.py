@@ -162,3 +162,15 @@ def test_each_move_before_after_replays_to_the_final_state() -> None:
     after = p.usages_after()
     for j, u in last_seen.items():
         assert abs(after[j] - u) < 1e-12  # the last move of each broker is its final state
+
+
+def test_a_plan_with_no_move_says_why_on_its_own_line(runner: CliRunner) -> None:
+    """hot-broker.json with every bundle unloaded a minute before (tests/data/planner): the table
+    said "Moves: none" and left the why to the goals table and --explain; it now gives the
+    solver's word and how many bundles may not move on that line."""
+    f = Path(__file__).resolve().parents[1] / "data" / "planner" / "all-in-grace.json"
+    res = runner.invoke(app, ["propose", str(f)])
+    assert res.exit_code == 0, res.output
+    line = " ".join(res.stdout.split("Moves: none")[1].split("\n\n")[0].split())
+    assert line.startswith("— the goals cannot be met")
+    assert "44 of 44 bundles may not move, as --explain lists" in line
