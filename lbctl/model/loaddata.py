@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import methodcaller
+from itertools import compress
+from operator import and_, methodcaller, not_
 from types import MappingProxyType
 from typing import Any
 
@@ -84,17 +85,27 @@ class LoadData:
 
     def sheddable(self, bundles: Iterable[str]) -> list[str]:
         """The keys of ``getBundleDataForLoadShedding()`` among ``bundles``, each once, in their
-        order: :meth:`is_sheddable` over a broker's bundles (a deep broker's 170,000), with a
-        method call per bundle only when one of them is not reported, is split away or has a
-        system namespace's prefix (C-speed passes tell)."""
-        names = list(dict.fromkeys(bundles))
+        order (:meth:`split_sheddable` of the distinct names)."""
+        return self.split_sheddable(list(dict.fromkeys(bundles)))[0]
+
+    def split_sheddable(self, bundles: Sequence[str]) -> tuple[list[str], list[str]]:
+        """``bundles`` split by :meth:`is_sheddable` into those the shedding map holds and the
+        others, each in ``bundles``' order, by C-speed passes (a deep broker's 170,000, a cycle of
+        1,000 shed brokers' 100,000): whether each is reported, not split away and without a
+        system namespace's prefix; only the prefixed few (every broker owns its heartbeat bundle)
+        are asked :meth:`is_system_bundle` one by one."""
         data = self.bundle_data
-        present = data.reported() if isinstance(data, BundleDataView) else data
-        if (all(map(present.__contains__, names))
-                and (not self.split_away or self.split_away.isdisjoint(names))
-                and not any(map(methodcaller("startswith", SYSTEM_PREFIXES), names))):
-            return names
-        return [b for b in names if self.is_sheddable(b)]
+        held = data.reported() if isinstance(data, BundleDataView) else data
+        keep = list(map(held.__contains__, bundles))
+        if self.split_away:
+            keep = list(map(and_, keep, map(not_, map(self.split_away.__contains__, bundles))))
+        prefixed = map(methodcaller("startswith", SYSTEM_PREFIXES), bundles)
+        for i in compress(range(len(bundles)), prefixed):
+            if keep[i] and self.is_system_bundle(bundles[i]):
+                keep[i] = False
+        kept = list(compress(bundles, keep))
+        return kept, ([] if len(kept) == len(bundles)
+                      else list(compress(bundles, map(not_, keep))))
 
     def _bundle_map(self) -> ConcurrentOrder:
         """The ``bundleData`` ``ConcurrentHashMap``: the one kept across the sequence, else one

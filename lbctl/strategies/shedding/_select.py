@@ -27,13 +27,11 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable
-from itertools import filterfalse
 from operator import add, attrgetter
 from typing import Any, Literal
 
 from msgspec import Struct
 
-from lbctl.model.bundle import SYSTEM_PREFIXES
 from lbctl.model.bundlecolumns import BundleColumns
 from lbctl.model.decision import BundleCandidate, Reason, Selection, Why
 from lbctl.model.load import BundleData
@@ -110,36 +108,14 @@ def shedding_candidates(load: LoadData, bundles: Iterable[str],
     time — not a presized ``new HashMap<>(map)`` copy — whose order
     :meth:`~lbctl.strategies.base.LoadData.shedding_order` reproduces.
     """
-    sheddable = load.is_sheddable
-    return load.shedding_order([b for b in bundles if sheddable(b)], value)
+    return load.shedding_order(_partition(load, bundles)[0], value)
 
 
 def _partition(load: LoadData, bundles: Iterable[str]) -> tuple[list[str], list[str]]:
     """The ``bundles`` the shedding map holds, and the others (in ``bundles``' order): one pass
-    for what :func:`shedding_candidates` and :func:`unranked_candidates` each test."""
-    table = load.bundle_data
-    # LoadData.is_sheddable, inline (once per bundle of each shed broker)
-    held = table.reported() if isinstance(table, BundleDataView) else table
-    away = load.split_away
-    if load.system_bundles == 0 and not away:
-        # the usual cycle: no bundle data of a system namespace (counted when the load data was
-        # built), none split away: held or not is the whole test, made at C speed (no Python
-        # step per bundle: a cycle of 1,000 shed brokers ranks 100,000 bundles)
-        if not isinstance(bundles, (tuple, list)):
-            bundles = tuple(bundles)
-        kept = list(filter(held.__contains__, bundles))
-        return kept, ([] if len(kept) == len(bundles)
-                      else list(filterfalse(held.__contains__, bundles)))
-    system = load.is_system_bundle
-    ranked: list[str] = []
-    other: list[str] = []
-    for b in bundles:
-        if (b in held and b not in away
-                and not (b.startswith(SYSTEM_PREFIXES) and system(b))):
-            ranked.append(b)
-        else:
-            other.append(b)
-    return ranked, other
+    for what :func:`shedding_candidates` and :func:`unranked_candidates` each test
+    (:meth:`LoadData.split_sheddable`)."""
+    return load.split_sheddable(bundles if isinstance(bundles, (tuple, list)) else tuple(bundles))
 
 
 class GreedyResult(Struct, frozen=True):

@@ -248,9 +248,9 @@ def _random_load(seed: int):
 
 def test_the_partition_of_a_broker_s_bundles_is_is_sheddable_s():
     """The sheddable bundles (``LoadData.is_sheddable``) and the others, each in the broker's
-    order, whichever way they are found (the C-speed filter when there is no system bundle data
-    and nothing split away, the loop otherwise); and their values are the short-term
-    throughputs one bundle at a time."""
+    order (``LoadData.split_sheddable``'s C-speed passes), on loads with and without system
+    bundle data or bundles split away; and their values are the short-term throughputs one
+    bundle at a time."""
     from lbctl.strategies.shedding._select import (
         _partition,
         _ranking,
@@ -268,4 +268,4 @@ def test_the_partition_of_a_broker_s_bundles_is_is_sheddable_s():
         ranked, values, other = _ranking(ld, bundles)
         assert sorted(ranked) == sorted(expected[0]) and other == expected[1], seed
         assert values == list(map(_short_term_throughput_of(ld), ranked)), seed
-    assert 50 < fast < 250  # both ways were taken
+    assert 50 < fast < 250  # loads of both kinds were met
