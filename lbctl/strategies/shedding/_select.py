@@ -136,13 +136,8 @@ def _short_term_throughput_of(load: LoadData) -> Callable[[str], float]:
     ``BundleData.first_sample`` stores, summed in the same order), read without building the
     bundle's ``BundleData``."""
     table = load.bundle_data
-    if isinstance(table, BundleDataView) and table.first_samples_only():
-        stats = table.reported()
-
-        def first(bundle: str) -> float:
-            st = stats[bundle]
-            return st.msgThroughputIn + st.msgThroughputOut
-
+    first = table.first_sample_values(False) if isinstance(table, BundleDataView) else None
+    if first is not None:
         return first
     stored = table.stored() if isinstance(table, BundleDataView) else None
     if isinstance(stored, BundleColumns):
