@@ -63,6 +63,14 @@ class Caps:
     max_moves: int | None = None
     max_throughput: float | None = None
 
+    def block(self, a: Assignment, i: int) -> bool:
+        """Whether moving bundle ``i`` next in plan ``a`` would pass ``--max-moves`` or
+        ``--max-throughput`` (every pass of the planner asks this one question)."""
+        if self.max_moves is not None and len(a.moved) >= self.max_moves:
+            return True
+        return (self.max_throughput is not None
+                and a.throughput + a.view.throughput[i] > self.max_throughput + EPS)
+
 
 def candidates_by_broker(view: LoadView, rules: Rules, costs: Costs) -> list[list[int]]:
     """Each broker's movable bundles, cheapest first."""
@@ -112,11 +120,7 @@ class _Fill:
         heapq.heappush(self.high, (-self.a.u[j], self.ver[j], j))
 
     def _capped(self, i: int) -> bool:
-        c = self.caps
-        if c.max_moves is not None and len(self.a.moved) >= c.max_moves:
-            return True
-        return (c.max_throughput is not None
-                and self.a.throughput + self.a.view.throughput[i] > c.max_throughput + EPS)
+        return self.caps.block(self.a, i)
 
     def _out_of_moves(self) -> bool:
         c = self.caps

@@ -33,7 +33,7 @@ from lbctl.planner.cost import Costs
 from lbctl.planner.goals import Targets
 from lbctl.planner.greedy import Caps
 from lbctl.planner.load import LoadView
-from lbctl.planner.repair import Ends, capped, relocate
+from lbctl.planner.repair import Ends, relocate
 
 #: the least spread a broker's predicted usage is given (a fraction: one point): its usage now is
 #: an estimate too, and a well-known broker at the band's very edge is a risk of its own (half
@@ -135,7 +135,7 @@ def hedge(view: LoadView, rules: Rules, costs: Costs, moves: tuple[tuple[int, in
                                         if x not in (src, dst)), us))
                 if h - low > band + EPS:
                     continue
-                if new and capped(a, i, caps):
+                if new and caps.block(a, i):
                     continue
                 if a.refuses(i, dst) is not None:
                     continue

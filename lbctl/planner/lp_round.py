@@ -117,7 +117,7 @@ def lp_plan(view: LoadView, rules: Rules, costs: Costs, targets: Targets, width:
         if share[i] + 1e-9 < ROUND:
             continue
         d = best[i][1]
-        if a.refuses(i, d) is None and _allowed(a, caps, i):
+        if a.refuses(i, d) is None and not caps.block(a, i):
             a.move(i, d)
     ratios = Ratios(a, candidates_by_broker(view, rules, costs))
     outside = [j for j in range(len(a.u)) if not lo - EPS <= a.u[j] <= hi + EPS]
@@ -159,9 +159,3 @@ def _mix_rows(view: LoadView, pairs: milp.Pairs, nvar: int, budget: float, a: An
     return (vstack([a, extra]).tocsc(), np.r_[lb, np.full(nb, -budget)],
             np.r_[ub, np.full(nb, budget)])
 
-
-def _allowed(a: Assignment, caps: Caps, i: int) -> bool:
-    if caps.max_moves is not None and len(a.moved) >= caps.max_moves:
-        return False
-    return (caps.max_throughput is None
-            or a.throughput + a.view.throughput[i] <= caps.max_throughput + EPS)

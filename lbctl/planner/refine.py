@@ -140,13 +140,6 @@ def _low_term(a: Assignment, j: int, lo: float) -> int:
     return best_r
 
 
-def _allowed(a: Assignment, caps: Caps, i: int) -> bool:
-    if caps.max_moves is not None and len(a.moved) >= caps.max_moves:
-        return False
-    return (caps.max_throughput is None
-            or a.throughput + a.view.throughput[i] <= caps.max_throughput + EPS)
-
-
 def mend(a: Assignment, ratios: Ratios, lo: float, hi: float, fix: Sequence[int],
          budget: float, caps: Caps, exclude: frozenset[int] = frozenset(),
          most: int | None = None) -> list[int] | None:
@@ -168,7 +161,7 @@ def mend(a: Assignment, ratios: Ratios, lo: float, hi: float, fix: Sequence[int]
 
     def usable(k: int) -> bool:
         return (k not in a.moved and k not in exclude and spent + cost[k] < budget
-                and _allowed(a, caps, k))
+                and not caps.block(a, k))
 
     def placed(k: int, d: int) -> bool:
         """``k`` moved to ``d`` (and noted) unless ``d``'s rules refuse it."""

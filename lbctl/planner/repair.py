@@ -150,7 +150,7 @@ def _best_step(a: Assignment, ends: Ends, on: list[list[int]], targets: Targets,
             for i in on[src]:
                 home = a.view.owner[i]
                 new = i not in a.moved and dst != home
-                if new and capped(a, i, caps):
+                if new and caps.block(a, i):
                     continue
                 if a.refuses(i, dst) is not None:  # its owner too: it may have filled up
                     continue
@@ -186,13 +186,6 @@ def relocate(a: Assignment, on: list[list[int]], i: int, dst: int) -> None:
     on[src].remove(i)
     on[dst].append(i)
     on[dst].sort()
-
-
-def capped(a: Assignment, i: int, caps: Caps) -> bool:
-    if caps.max_moves is not None and len(a.moved) >= caps.max_moves:
-        return True
-    return (caps.max_throughput is not None
-            and a.throughput + a.view.throughput[i] > caps.max_throughput + EPS)
 
 
 def _violation_with(a: Assignment, ends: Ends, by_high: list[int], by_low: list[int],
