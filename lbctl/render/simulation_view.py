@@ -322,8 +322,8 @@ class SimulationView:
                                  f"{pct(final.std)}, range {pct(final.range)} ({loads}"
                                  f"{', …' if len(r.final_loads) > 12 else ''})"),
                   wrap_prose(summary_words(r))]
-        if failure_words(r):
-            parts.append(wrap_prose(failure_words(r)))
+        if failed := failure_words(r):
+            parts.append(wrap_prose(failed))
         if r.predicts:
             parts.append(wrap_prose(f"{_PREDICTED}: {prediction_figures(r, names)}."))
         if r.hosts != "inferred":
@@ -412,7 +412,7 @@ class ComparisonView:
         optional = ("bounce", "above avg", "MB/s moved", "err p95", "final range", "unloads")
         parts = [wrap_prose(head + _truth_words(first)), "", table(rows, optional=optional), "",
                  f"settled = load range within {first.band * 100:g} points from then on"]
-        parts += [wrap_prose(f"{r.label}: {failure_words(r)}") for r in runs if failure_words(r)]
+        parts += [wrap_prose(f"{r.label}: {failed}") for r in runs if (failed := failure_words(r))]
         if predicting:
             parts += [wrap_prose("err p95 = 95th percentile of the absolute error (points) of "
                                  "the usage after the plans predicted, against the truth (none: "
