@@ -3,7 +3,7 @@
 An operator runs one Pulsar release, and the load balancer changed from release to release: setting
 defaults, the usage figure a strategy compares, which namespaces are never shed, whole strategies.
 lbctl answers "what would *my* leader do" by resolving a :class:`Profile` from a version string
-(``--pulsar-version``, else the snapshot brokers' ``brokerVersionString``, else the newest profile)
+(``--pulsar-version``, else the snapshot brokers' ``brokerVersionString``, else :data:`DEFAULT`)
 and letting the settings (:class:`lbctl.config.Settings`) and the strategies read it.
 
 Every difference is one :class:`Variant`: a name, what it changes, the Pulsar source it follows, and
@@ -62,6 +62,8 @@ def has_patch(text: str) -> bool:
 
 
 #: the release lines lbctl has profiles for, each with the newest patch release it knows of
+#: (apache/pulsar-site release-notes/versioned: 4.0.14 of 2026-10-05, 4.1.3 of 2026-02-19 and
+#: 4.2.5 are the newest notes of their lines; no 4.0.15, 4.1.4, 4.2.6 or 4.3.0 notes exist)
 LINES: Mapping[tuple[int, int], Version] = MappingProxyType({
     (2, 10): Version(2, 10, 6),
     (2, 11): Version(2, 11, 4),
@@ -69,10 +71,17 @@ LINES: Mapping[tuple[int, int], Version] = MappingProxyType({
     (3, 1): Version(3, 1, 3),
     (3, 2): Version(3, 2, 4),
     (3, 3): Version(3, 3, 9),
-    (4, 0): Version(4, 0, 13),
-    (4, 1): Version(4, 1, 1),
+    (4, 0): Version(4, 0, 14),
+    (4, 1): Version(4, 1, 3),
+    (4, 2): Version(4, 2, 5),
 })
+#: the newest release lbctl has a profile for
 NEWEST = max(LINES.values())
+#: the release modelled when neither ``--pulsar-version`` nor the brokers name one. It stays at
+#: 4.1.1, the newest release of the profiles every golden output was made with, so that adding
+#: newer releases (4.1.2+, the 4.2 line) does not move lbctl's default decisions; outputs still
+#: call it ``newest`` (``Profile.origin``). Moving it is a decision of its own (docs/versions.md).
+DEFAULT = Version(4, 1, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,16 +200,27 @@ VARIANTS: tuple[Variant, ...] = (
             "tie, the order follows TimSort's steps and the sort can throw, failing the "
             "shedding cycle), or by the score itself (new)",
             Since("4.0.8", "4.1.2"), "int-cast", "double",
-            "PR #24954 (AvgShedder comparison error, merged 2025-11: the 4.0 line from 4.0.8, "
-            "the release after it; 4.1.2 on the 4.1 line, past lbctl's 4.1.1)"),
+            "PR #24954 (AvgShedder comparison error, merged 2025-11-06; listed in the release "
+            "notes of 4.0.8 and 4.1.2, both 2025-11-17, and of 4.2.0; not in those of 3.0.15 "
+            "(the same day) or 3.0.17)"),
     Variant("sheddingStrategyFailFast",
             "a loadBalancerLoadSheddingStrategy that is not a modular LoadSheddingStrategy "
             "(TransferShedder, a missing class): ModularLoadManagerImpl sheds with "
             "OverloadShedder instead (old), or fails to initialize, so that Pulsar falls back to "
-            "SimpleLoadManagerImpl (new, LoadManager.create)",
+            "SimpleLoadManagerImpl (new, LoadManager.create; from 4.0.12 and 4.2.3 the broker "
+            "does not start instead: loadManagerFallback)",
             Since("4.0.0"), False, True,
             "PR #22827 (ModularLoadManagerImpl.createLoadSheddingStrategy: "
             "Reflections.createInstance; master 2024-06, label doc-not-needed only)"),
+    Variant("loadManagerFallback",
+            "what LoadManager.create does when the load manager named cannot be created or "
+            "refuses its configuration (a missing loadManagerClassName class, the AvgShedder "
+            "key check): run SimpleLoadManagerImpl instead (old), or fail, so that the broker "
+            "does not start (new); a blank loadManagerClassName still names SimpleLoadManagerImpl",
+            Since("4.0.12", "4.2.3"), "simple", "fail",
+            "PR #26031 (merged 2026-06; listed in the release notes of 4.0.12 and 4.2.3, both "
+            "2026-07-06; the 4.1 line had no release after it. That a blank name still means "
+            "SimpleLoadManagerImpl is inferred from the PR's description)"),
     Variant("avgShedderBindKey",
             "the key ModularLoadManagerImpl.initialize compares loadBalancerLoadShedding"
             "Strategy with when placement is AvgShedder: loadBalancerLoadPlacementStrategy, or by "
@@ -295,10 +315,11 @@ class Profile(Struct, frozen=True):
         return {key: self.values[var] for key, var in DEFAULTS.items()}
 
     def differences(self) -> list[tuple[Variant, Any]]:
-        """The variants where this release differs from the newest profile."""
-        newest = profile_for(NEWEST)
+        """The variants where this release differs from the default profile (:data:`DEFAULT`,
+        what lbctl models when no release is named)."""
+        default = profile_for(DEFAULT)
         return [(v, self.values[v.name]) for v in VARIANTS
-                if self.values[v.name] != newest.values[v.name]]
+                if self.values[v.name] != default.values[v.name]]
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"version": str(self.version), "line": self.line,
@@ -318,7 +339,9 @@ def profile_for(version: Version, requested: str | None = None, origin: str = "n
 
 
 def newest() -> Profile:
-    return profile_for(NEWEST)
+    """The profile modelled when no release is named: :data:`DEFAULT` (labelled ``newest`` in
+    outputs), not :data:`NEWEST` — see :data:`DEFAULT` for why they differ."""
+    return profile_for(DEFAULT)
 
 
 def resolve(requested: str | None, *, origin: str = "--pulsar-version") -> Profile:
@@ -371,7 +394,7 @@ def choose(requested: str | None, reported: Mapping[str, str | None], *,
     """**The** rule every command follows to pick the release it models, and its notes: the
     version asked for (``--pulsar-version``), else the one most of the brokers report
     (``brokerVersionString`` of the latest snapshot: the leader's release today; the newest on a
-    tie), else the newest profile. ``reported`` maps each broker to its version string;
+    tie), else the default profile (:data:`DEFAULT`). ``reported`` maps each broker to its version string;
     ``origin`` names where they come from (``snapshot``, or ``cluster`` for a live read).
     ``ValueError`` when ``requested`` is not a version."""
     notes: list[str] = []

@@ -38,7 +38,7 @@ def test_a_line_without_patch_means_its_newest_known_patch() -> None:
 
 
 def test_unknown_lines_get_the_nearest_profile_and_a_warning() -> None:
-    for asked, modelled in (("3.4.0", "3.3"), ("5.0", "4.1"), ("2.9.3", "2.10")):
+    for asked, modelled in (("3.4.0", "3.3"), ("5.0", "4.2"), ("2.9.3", "2.10")):
         prof = resolve_version(asked)
         assert prof.line == modelled
         assert prof.warning and asked in prof.warning
@@ -108,16 +108,35 @@ def test_avg_shedder_releases() -> None:
     wrong = [v for v in ("3.0.6", "3.0.7", "3.0.8", "3.2.4", "3.3.1", "3.3.2", "3.3.3", "4.0.0")
              if key.value(Version.parse(v)) == "loadBalancerPlacementStrategy"]
     assert wrong == ["3.0.6", "3.0.7", "3.2.4", "3.3.1", "3.3.2"]
-    # PR #24954 (the scores compared as doubles): the 4.0 line from 4.0.8; lbctl's newest 4.1
-    # (4.1.1) predates it, and the 3.x lines keep the (int) comparator
-    orders = [p(v)["avgShedderScoreOrder"] for v in ("3.0.17", "3.3.9", "4.0.7", "4.0.8", "4.1.1")]
-    assert orders == ["int-cast", "int-cast", "int-cast", "double", "int-cast"]
+    # PR #24954 (the scores compared as doubles): release notes of 4.0.8 and 4.1.2 (2025-11-17)
+    # and 4.2.0; the default 4.1.1 predates it, and the 3.x lines keep the (int) comparator
+    orders = [p(v)["avgShedderScoreOrder"] for v in ("3.0.17", "3.3.9", "4.0.7", "4.0.8", "4.1.1",
+                                                     "4.1.2", "4.1.3", "4.2.0")]
+    assert orders == ["int-cast", "int-cast", "int-cast", "double", "int-cast", "double",
+                      "double", "double"]
 
 
 def test_newest_profile_changes_no_default() -> None:
-    """lbctl's declared defaults are the newest release's: the newest profile adds nothing."""
+    """lbctl's declared defaults are the default release's: its profile adds nothing; the newest
+    release known (4.2.5) has the same setting defaults."""
     assert not versions.newest().differences()
     assert Settings.defaults().profile == versions.newest()
+    assert p(str(versions.NEWEST)).setting_defaults() == versions.newest().setting_defaults()
+
+
+def test_the_default_release_stays_4_1_1_while_newer_lines_are_known() -> None:
+    """Adding 4.1.2+, 4.0.14 and the 4.2 line does not move what lbctl models when no release is
+    named (every golden output was made on 4.1.1); ``4.2`` and ``4.1`` name their newest known
+    patch releases."""
+    assert versions.newest().version == versions.DEFAULT == Version(4, 1, 1)
+    assert versions.NEWEST == Version(4, 2, 5) > versions.DEFAULT
+    assert versions.newest().origin == "newest"
+    assert resolve_version("4.2").version == Version(4, 2, 5)
+    assert resolve_version("4.1").version == Version(4, 1, 3)
+    assert resolve_version("4.0").version == Version(4, 0, 14)
+    assert resolve_version("4.2.1").warning is None
+    chosen, notes = versions.choose(None, {})
+    assert chosen.version == Version(4, 1, 1) and not notes
 
 
 def test_docs_carry_the_table() -> None:

@@ -276,13 +276,25 @@ def simple_reason(states: Sequence[ClusterState], settings: Settings,
     Pulsar cannot create (``LoadManager.create`` then falls back to it), or — on the releases whose
     AvgShedder check reads ``loadBalancerPlacementStrategy`` (PR #23156) — the modular load manager
     refuses to start. ``--strategy``/``--placement`` ask for the modular (or extensible) load
-    manager with those strategies instead, on the same reports: what switching would do."""
+    manager with those strategies instead, on the same reports: what switching would do. From
+    4.2.3 (``loadManagerFallback``, PR #26031) Pulsar no longer falls back: a class it cannot
+    create stops the broker, a ``UsageError`` here."""
     if not states or kind_of(states) == EXTENSIBLE or opts.strategy or opts.placement:
         return None
     if all(st.load_manager == SIMPLE for st in states):
         return ""
-    why = falls_back(settings.peek("loadManagerClassName"))
-    return why if why is not None else _avg_shedder_refusal(settings)
+    name = settings.peek("loadManagerClassName")
+    why = falls_back(name)
+    if why is None:
+        why = _avg_shedder_refusal(settings)
+    blank = not isinstance(name, str) or not name.strip()
+    if why and not blank and settings.profile["loadManagerFallback"] == "fail":
+        # PR #26031 (4.2.3): LoadManager.create rethrows instead of creating SimpleLoadManagerImpl
+        cause = why.split(": ")[0] if why.startswith("loadManagerClassName") else why
+        raise UsageError(f"Pulsar {settings.profile.version} does not start the broker: {cause}, "
+                         "and since PR #26031 LoadManager.create fails instead of running "
+                         "SimpleLoadManagerImpl")
+    return why
 
 
 def _avg_shedder_refusal(settings: Settings) -> str | None:

@@ -227,7 +227,10 @@ def test_stale_reports_with_load_balancer_disabled_name_it() -> None:
 
 @pytest.mark.parametrize(("version", "words"), [
     ("3.3.9", "sheds with OverloadShedder instead"),
-    ("4.0.13", "falls back to SimpleLoadManagerImpl"),
+    ("4.0.11", "falls back to SimpleLoadManagerImpl"),
+    ("4.0.13", "the broker does not start"),  # PR #26031 from 4.0.12 and 4.2.3
+    ("4.2.2", "falls back to SimpleLoadManagerImpl"),
+    ("4.2.3", "the broker does not start"),
 ])
 def test_transfer_shedder_on_modular_by_release(version: str, words: str) -> None:
     """Before PR #22827 ``createLoadSheddingStrategy`` falls back to OverloadShedder; from 4.0 it

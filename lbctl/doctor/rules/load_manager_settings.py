@@ -62,8 +62,11 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
                 severity=Severity.ERROR,
                 why=("TransferShedder is not a LoadSheddingStrategy: ModularLoadManagerImpl "
                      "fails to initialize (createLoadSheddingStrategy fails fast, PR #22827) "
-                     "and Pulsar falls back to SimpleLoadManagerImpl (LoadManager.create); "
-                     "PIP-220 strategies need the extensible manager (PIP-192)."
+                     + ("and the broker does not start (LoadManager.create fails fast too, "
+                        "PR #26031); "
+                        if ctx.profile["loadManagerFallback"] == "fail" else
+                        "and Pulsar falls back to SimpleLoadManagerImpl (LoadManager.create); ")
+                     + "PIP-220 strategies need the extensible manager (PIP-192)."
                      if ctx.profile["sheddingStrategyFailFast"] else
                      "TransferShedder is not a LoadSheddingStrategy: ModularLoadManagerImpl "
                      "sheds with OverloadShedder instead (createLoadSheddingStrategy; PIP-220 "
