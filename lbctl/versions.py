@@ -77,11 +77,11 @@ LINES: Mapping[tuple[int, int], Version] = MappingProxyType({
 })
 #: the newest release lbctl has a profile for
 NEWEST = max(LINES.values())
-#: the release modelled when neither ``--pulsar-version`` nor the brokers name one. It stays at
-#: 4.1.1, the newest release of the profiles every golden output was made with, so that adding
-#: newer releases (4.1.2+, the 4.2 line) does not move lbctl's default decisions; outputs still
-#: call it ``newest`` (``Profile.origin``). Moving it is a decision of its own (docs/versions.md).
-DEFAULT = Version(4, 1, 1)
+#: the release modelled when neither ``--pulsar-version`` nor the brokers name one: the newest
+#: release lbctl has a profile for (labelled ``newest`` in outputs, ``Profile.origin``), as an
+#: operator who names no release expects the current one. It moved from 4.1.1 to 4.2.5 when the
+#: 4.0.14/4.1.3/4.2 profiles were added; docs/versions.md lists what that changed.
+DEFAULT = NEWEST
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,7 +340,7 @@ def profile_for(version: Version, requested: str | None = None, origin: str = "n
 
 def newest() -> Profile:
     """The profile modelled when no release is named: :data:`DEFAULT` (labelled ``newest`` in
-    outputs), not :data:`NEWEST` — see :data:`DEFAULT` for why they differ."""
+    outputs)."""
     return profile_for(DEFAULT)
 
 

@@ -124,19 +124,17 @@ def test_newest_profile_changes_no_default() -> None:
     assert p(str(versions.NEWEST)).setting_defaults() == versions.newest().setting_defaults()
 
 
-def test_the_default_release_stays_4_1_1_while_newer_lines_are_known() -> None:
-    """Adding 4.1.2+, 4.0.14 and the 4.2 line does not move what lbctl models when no release is
-    named (every golden output was made on 4.1.1); ``4.2`` and ``4.1`` name their newest known
-    patch releases."""
-    assert versions.newest().version == versions.DEFAULT == Version(4, 1, 1)
-    assert versions.NEWEST == Version(4, 2, 5) > versions.DEFAULT
+def test_the_default_release_is_the_newest_known() -> None:
+    """A run that names no release models the newest release lbctl knows (4.2.5), labelled
+    ``newest``; ``4.2`` and ``4.1`` name their newest known patch releases."""
+    assert versions.newest().version == versions.DEFAULT == versions.NEWEST == Version(4, 2, 5)
     assert versions.newest().origin == "newest"
     assert resolve_version("4.2").version == Version(4, 2, 5)
     assert resolve_version("4.1").version == Version(4, 1, 3)
     assert resolve_version("4.0").version == Version(4, 0, 14)
     assert resolve_version("4.2.1").warning is None
     chosen, notes = versions.choose(None, {})
-    assert chosen.version == Version(4, 1, 1) and not notes
+    assert chosen.version == Version(4, 2, 5) and not notes
 
 
 def test_docs_carry_the_table() -> None:

@@ -1,5 +1,5 @@
 """A shedding cycle whose strategy throws: AvgShedder's ``Collections.sort`` with ``(int)
-(score1 - score2)`` (every release lbctl models; AvgShedder at d76ae6831a1c) meets TimSort's
+(score1 - score2)`` (the releases before PR #24954, 4.1.1 here; AvgShedder at d76ae6831a1c) meets TimSort's
 "Comparison method violates its general contract!".
 
 ``ModularLoadManagerImpl.doLoadShedding`` (apache/pulsar 009a9bf2cdff) prunes the recently
@@ -19,6 +19,7 @@ from lbctl.model.javasort import CONTRACT_MESSAGE
 from lbctl.records import replace
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 from lbctl.strategies.shedding.avg import AvgPicks, AvgShedderMemory
+from lbctl.versions import Version, profile_for
 from tests.factories import broker, load, state, stats
 from tests.strategies.shedding.test_avg import THROWS
 
@@ -40,7 +41,7 @@ def test_the_strategy_throws_and_the_cycle_fails() -> None:
     mem = manager.initial_memory()
     picks = AvgPicks({"t/ns0/0x00000000_0xffffffff": "broker-1:8080"})
     mem = replace(mem, placement=picks, shedding=AvgShedderMemory({"broker-0:8080": 1}, {}))
-    r = manager.run_cycle(_state(), Settings.defaults(), mem)
+    r = manager.run_cycle(_state(), Settings.defaults(profile_for(Version(4, 1, 1))), mem)
     assert r.decision is not None and CONTRACT_MESSAGE in r.decision.failure
     assert r.outcomes == () and r.unloads == ()
     d = modular_decision(r)

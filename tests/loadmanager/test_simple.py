@@ -136,10 +136,11 @@ def test_old_snapshots_have_no_quotas_and_stay_modular() -> None:
     ("org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl", False),
 ])
 def test_load_manager_create_falls_back_to_simple(class_name: str, simple: bool) -> None:
-    """LoadManager.create: a blank name, or a class it cannot create, gives
-    SimpleLoadManagerImpl (and says why); explicit --strategy asks for another one."""
+    """LoadManager.create before PR #26031 (4.1.1 here): a blank name, or a class it cannot
+    create, gives SimpleLoadManagerImpl (and says why); explicit --strategy asks for another
+    one."""
     states = read_snapshots([DATA / "valid" / "minimal.json"])
-    opts = Options(overrides={"loadManagerClassName": class_name})
+    opts = Options(overrides={"loadManagerClassName": class_name}, pulsar_version="4.1.1")
     settings = resolve_settings(states, opts)[-1]
     lm = choose(states, opts, settings)
     assert isinstance(lm, SimpleLoadManager) is simple

@@ -14,10 +14,12 @@ from lbctl.simulate.compare import Pair, compare
 from lbctl.simulate.engine import SimulationOptions, simulate
 from tests.loadmanager.test_avg_sort_failure import _state
 
+INT_CAST = "4.1.1"  # the newest release whose AvgShedder sorts with (int) (score1 - score2)
+
 
 def test_cycles_whose_strategy_threw_are_said() -> None:
-    run = simulate([_state()], Options(strategy="AvgShedder", placement="AvgShedder"),
-                   SimulationOptions(cycles=2))
+    run = simulate([_state()], Options(strategy="AvgShedder", placement="AvgShedder",
+                           pulsar_version=INT_CAST), SimulationOptions(cycles=2))
     assert [CONTRACT_MESSAGE in c.failure for c in run.cycles] == [True, True]
     view = SimulationView(run)
     text = view.to_text()
@@ -34,7 +36,7 @@ def test_a_run_without_a_throw_has_no_failure_key() -> None:
 
 
 def test_compare_says_which_run_threw() -> None:
-    res = compare([_state()], Options(), [Pair("AvgShedder", "AvgShedder"),
+    res = compare([_state()], Options(pulsar_version=INT_CAST), [Pair("AvgShedder", "AvgShedder"),
                                            Pair("ThresholdShedder")], SimulationOptions(cycles=2))
     text = " ".join(ComparisonView(res).to_text().split())
     assert "AvgShedder + AvgShedder: The shedding strategy threw in 2 of 2 cycle(s)" in text

@@ -109,7 +109,7 @@ def avg(w: AvgWhy) -> str:
                     "general contract!\": scores less than a point apart compare equal, and that "
                     "is not transitive); Pulsar's LoadSheddingTask logs \"Error during the load "
                     "shedding\" and unloads nothing this cycle; hit counts unchanged (compared "
-                    "as doubles after 4.1.1, PR #24954).")
+                    "as doubles from 4.0.8 and 4.1.2, PR #24954).")
         case "sort-failed":
             return ("the broker sort threw (Comparison method violates its general contract!): "
                     "the shedding cycle failed, hit counts unchanged")

@@ -18,7 +18,7 @@ Shedding, one cycle (``findBundlesForUnloading``):
    "equal" is not transitive, so the order is whatever JDK 17's TimSort makes of it — lbctl runs
    the same algorithm (:func:`lbctl.model.javasort.java_sort`) — and TimSort may throw
    ``IllegalArgumentException`` ("Comparison method violates its general contract!"). The throw
-   ends the cycle: see *Failure* below. PR #24954 (4.0.8; on the 4.1 line after 4.1.1) compares
+   ends the cycle: see *Failure* below. PR #24954 (4.0.8, 4.1.2, 4.2.0) compares
    the scores themselves, stably: the ``avgShedderScoreOrder`` variant's ``double`` value. (PIP-364's first draft, AvgShedder at 00e5625b8a2f, sorted a
    ``LinkedList`` filled in ``getBrokerData()`` order with ``Collections.sort`` and the same
    comparator.)

@@ -427,7 +427,7 @@ def test_near_tied_scores_pair_as_the_int_cast_sort_does() -> None:
                    owned=owned, bundle_data={b: bundle_data(rate_in=450, rate_out=450)
                                              for bs in owned.values() for b in bs})
     conf = {"maxUnloadPercentage": 0.5, "loadBalancerAvgShedderHitCountHighThreshold": 1}
-    int_cast, _ = AvgShedder().shed(data, Settings.defaults().with_values(**conf),
+    int_cast, _ = AvgShedder().shed(data, _profile("int-cast").with_values(**conf),
                                     AvgShedder().initial_memory())
     exact, _ = AvgShedder().shed(data, _profile("double").with_values(**conf),
                                  AvgShedder().initial_memory())
@@ -451,7 +451,7 @@ def test_a_broker_sort_that_throws_fails_the_cycle() -> None:
     stay as they were (LoadSheddingTask only logs the exception)."""
     data = _scored(THROWS)
     before = AvgShedderMemory(MappingProxyType({"b3": 1}), MappingProxyType({"b3": 2, "b4": 1}))
-    decision, mem = AvgShedder().shed(data, Settings.defaults(), before)
+    decision, mem = AvgShedder().shed(data, _profile("int-cast"), before)
     assert decision.failure == f"java.lang.IllegalArgumentException: {CONTRACT_MESSAGE}"
     assert decision.selections == () and mem == before
     assert {(v.label, v.reason) for v in decision.brokers.values()} == {
