@@ -3,6 +3,8 @@ each command's and subcommand's (their examples keep their lines, so a long one 
 
 from __future__ import annotations
 
+import re
+
 import click
 import pytest
 import typer.main
@@ -37,3 +39,13 @@ def test_help_fits_80_columns(path: list[str]) -> None:
 def test_every_command_is_walked() -> None:
     names = {" ".join(p) for p in _paths()}
     assert {"", "recommend", "apply", "doctor", "snapshot export", "fleet ingest"} <= names
+
+
+@pytest.mark.parametrize("path", _paths(), ids=lambda p: " ".join(p) or "lbctl")
+def test_help_never_cuts_a_word_at_its_hyphen(path: list[str]) -> None:
+    """``--dry-run``, ``rebalance-after``, ``pulsar-admin`` stay whole on one line: Click's
+    wrapper broke at hyphens, leaving ``--dry-`` at a line's end (lbctl.cli.helptext)."""
+    res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": str(WIDTH)})
+    assert res.exit_code == 0, res.output
+    cut = [line for line in res.stdout.splitlines() if re.search(r"\w-$", line)]
+    assert not cut, f"{len(cut)} line(s) end inside a hyphenated word: {cut[0]!r}"
