@@ -49,3 +49,24 @@ def test_help_never_cuts_a_word_at_its_hyphen(path: list[str]) -> None:
     assert res.exit_code == 0, res.output
     cut = [line for line in res.stdout.splitlines() if re.search(r"\w-$", line)]
     assert not cut, f"{len(cut)} line(s) end inside a hyphenated word: {cut[0]!r}"
+
+
+def _said(cmd: click.Command) -> str:
+    texts = [cmd.help or "", cmd.epilog or ""]
+    texts += [getattr(p, "help", None) or "" for p in cmd.params]
+    return " ".join(texts)
+
+
+@pytest.mark.parametrize("path", _paths(), ids=lambda p: " ".join(p) or "lbctl")
+def test_help_keeps_every_setting_name_whole(path: list[str]) -> None:
+    """A camelCase name the help mentions (a Pulsar setting, a class) is on one line: one
+    longer than the option column was cut mid-word ('loadBalancerBrokerT' /
+    'hresholdShedderPercentage')."""
+    cmd: click.Command = typer.main.get_command(app)
+    for name in path:
+        cmd = cmd.commands[name]  # type: ignore[attr-defined]
+    names = set(re.findall(r"\b[a-z]+(?:[A-Z][a-z0-9]+){2,}\b", _said(cmd)))
+    res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": str(WIDTH)})
+    assert res.exit_code == 0, res.output
+    cut = sorted(n for n in names if n not in res.stdout)
+    assert not cut, f"cut across lines: {cut}"
