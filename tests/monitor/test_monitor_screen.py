@@ -197,3 +197,16 @@ def test_a_narrow_screen_shows_every_broker_in_a_table_without_state() -> None:
     assert [x.split()[0] for x in lines[4:10]] == [
         "broker-2", "broker-4", "broker-3", "broker-1", "broker-5", "TOTAL"]
     assert lines[10].startswith("(left out to fit 72 columns: STATE")
+
+
+@pytest.mark.parametrize("cluster", ["test-cluster", "pulsar-prod-us-east-1-payments-cluster"])
+def test_the_header_is_shortened_never_cropped_inside_the_threshold(cluster: str) -> None:
+    """The sandbox's header at 80 columns, with a time in milliseconds, was cropped to
+    '... 1 overloaded (LOAD % >= 8': the threshold read as 8 %."""
+    from lbctl.records import replace
+
+    r = _refresh()
+    r = replace(r, cluster=cluster, at=1_764_321_391_341)
+    head = screen(r, sort=None, width=80, height=24, interval=10).split("\n")[0]
+    assert head.endswith("1 overloaded (LOAD % >= 85%)") and len(head) <= 80, head
+    assert head.startswith(cluster) == (len(cluster) < 30)  # a long name gives way whole
