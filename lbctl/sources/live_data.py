@@ -199,9 +199,10 @@ def _drop_overlapped(brokers: dict[str, Any], owner: dict[str, str],
     after, a child) stays with the report updated last, as a bundle two brokers report does;
     the other leaves ``owner`` and joins ``dropped``. Reports of one age are left as they are
     (the snapshot's check then names the overlap). Pulsar's leader reads such stale reports as
-    they are (ModularLoadManagerImpl.updateBundleData takes every broker's lastStats); lbctl's model holds a namespace's bundles disjoint, so a live read (and the
-    sandbox's leader, at ``--speed 60`` with a splitting scenario) failed with "expected
-    bundles of one namespace not to overlap" until the older report was written again.
+    they are (ModularLoadManagerImpl.updateBundleData takes every broker's lastStats); lbctl's
+    model holds a namespace's bundles disjoint, so a live read (and the sandbox's leader, at
+    ``--speed 60`` with a splitting scenario) failed with "expected bundles of one namespace not
+    to overlap" until the older report was written again.
 
     One sort per namespace with more than one bundle: ranges by (lower, upper), each compared
     with the kept range reaching furthest so far."""
