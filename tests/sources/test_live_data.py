@@ -73,13 +73,17 @@ def test_the_newer_report_wins_whichever_side_of_the_split_it_is_on() -> None:
     parent, left = "t/ns/0x00000000_0x80000000", "t/ns/0x00000000_0x40000000"
     brokers = {"b1:1": {"lastUpdate": 5, "lastStats": {parent: {}}, "bundles": [parent]},
                "b2:1": {"lastUpdate": 2, "lastStats": {left: {}}, "bundles": [left]}}
-    reconcile(brokers, {})
+    namespaces = {"t/ns": {"boundaries": ["0x00000000", "0x80000000", "0xffffffff"]}}
+    reconcile(brokers, namespaces)
     assert brokers["b1:1"]["bundles"] == [parent] and brokers["b2:1"]["bundles"] == []
+    assert "t/ns" in namespaces  # what is left matches the boundaries
 
 
 def test_overlapping_bundles_of_one_report_age_are_left_for_the_check() -> None:
     parent, left = "t/ns/0x00000000_0x80000000", "t/ns/0x00000000_0x40000000"
     brokers = {"b1:1": {"lastUpdate": 3, "lastStats": {parent: {}}, "bundles": [parent]},
                "b2:1": {"lastUpdate": 3, "lastStats": {left: {}}, "bundles": [left]}}
-    assert reconcile(brokers, {}) == []
+    namespaces = {"t/ns": {"boundaries": ["0x00000000", "0x80000000", "0xffffffff"]}}
+    warnings = reconcile(brokers, namespaces)
     assert brokers["b1:1"]["bundles"] == [parent] and brokers["b2:1"]["bundles"] == [left]
+    assert namespaces == {} and len(warnings) == 1 and "boundaries left out" in warnings[0]
