@@ -18,6 +18,8 @@ exc_type
 tb
 _.__wrapped__
 _.__signature__
+_.context_class  # Click reads a command's context class (lbctl.cli.helptext)
+context_class
 _.__annotations__
 _.disabled
 whatif

@@ -15,6 +15,7 @@ import typer.main
 
 from lbctl import __version__
 from lbctl.cli import connection
+from lbctl.cli.helptext import HelpContext, whole_words
 from lbctl.cli.root import RootGroup
 
 #: the root's settings that shape how Typer builds each subcommand (see _built)
@@ -29,6 +30,7 @@ def _built(name: str, register: Callable[[typer.Typer], None]) -> Any:
     register(holder)
     command = typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
     _finite_floats(command)
+    whole_words(command)  # --help never cuts a flag at its hyphen
     return command
 
 
@@ -118,6 +120,7 @@ LAZY: dict[str, Callable[[], Any]] = {
 
 class _Root(RootGroup):
     lazy = LAZY
+    context_class = HelpContext
 
 
 def _exit_codes() -> str:

@@ -57,7 +57,7 @@ SetOpt = Annotated[
     list[str] | None,
     typer.Option("--set", metavar="KEY=VALUE",
                  help="Override a load-balancer setting (repeatable), e.g. "
-                 "--set loadBalancerBrokerThresholdShedderPercentage=5."),
+                 "--set lowerBoundarySheddingEnabled=true."),
 ]
 BrokerConf = Annotated[
     Path | None,

@@ -36,21 +36,29 @@ def _now() -> str:
 
 @app.command("list")
 def list_plans(history: History = None,
-               all_: Annotated[bool, typer.Option("--all", help="Decided plans too.")] = False
+               all_: Annotated[bool, typer.Option("--all", help="Decided plans too.")] = False,
+               wide: Annotated[bool, typer.Option(
+                   "--wide", help="Every column, whatever the terminal's width.")] = False,
                ) -> None:
     """The plans waiting for review (--all: every plan, with its outcome)."""
-    from tabulate import tabulate
+    from lbctl.cli.common import display
+    from lbctl.render import table
+    from lbctl.render.display import using
+    from lbctl.safe.text import terminal_safe
 
     rows = [m for m in _queue(history).list() if all_ or m.status in ("pending", "approved")]
     if not rows:
         print("no plan waiting" if not all_ else "no plan")
         return
-    # tabulate never wraps a cell unless asked: plan ids and anomaly ids stay whole
-    table = [[m.id, m.status, m.actions, m.source, m.anomaly or "-", m.created]
-             + ([m.note or ""] if all_ else []) for m in rows]
-    headers = ["plan", "status", "actions", "by", "anomaly", "planned on"] + (["outcome"] if all_
-                                                                             else [])
-    print(tabulate(table, headers=headers, tablefmt="simple", disable_numparse=True))
+    # lbctl's fitted table, as every command's: ids stay whole, and at 80 columns "planned on",
+    # "by" and "outcome" give way (named under it) before the rows turn into records; a
+    # tabulate table here was 98 columns wide (110 with --all) whatever the terminal
+    table_rows = [{"plan": m.id, "status": m.status, "actions": str(m.actions), "by": m.source,
+                   "anomaly": m.anomaly or "-", "planned on": m.created}
+                  | ({"outcome": m.note or ""} if all_ else {}) for m in rows]
+    with using(display(wide=wide)):
+        text = table(table_rows, optional=("outcome", "planned on", "by"))
+    print(terminal_safe(text))
 
 
 @app.command("show")

@@ -16,8 +16,8 @@ if TYPE_CHECKING:
 
 MaxUsage = Annotated[float | None, typer.Option(
     "--max-usage", metavar="PERCENT", show_default=False,
-    help="Capacity goal: no broker's weighted usage above this [default: "
-         "loadBalancerBrokerOverloadedThresholdPercentage].")]
+    help="Capacity goal: no broker's weighted usage above this [default: the cluster's "
+         "overload threshold, 85 unless set].")]
 TargetRange = Annotated[float | None, typer.Option(
     "--target-range", metavar="POINTS", show_default=False,
     help="Band goal: most and least loaded broker at most this many points apart [default: 10].")]

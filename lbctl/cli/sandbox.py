@@ -22,7 +22,7 @@ def sandbox(
     brokers: Annotated[int | None, typer.Option(
         "--brokers", "-n", metavar="N", min=1, max=500,
         help="Brokers to start [default: the scenario's: hot-broker 3, balanced 4, "
-             "rolling-restart 6].")] = None,
+             "rolling-restart 6; skewed is always 4].")] = None,
     scenario: Annotated[str, typer.Option(
         "--scenario", "-s", metavar="NAME",
         help="hot-broker, balanced, rolling-restart or skewed (extensible).")] = "hot-broker",

@@ -125,12 +125,16 @@ def _values(r: BrokerRow) -> list[str]:
 
 def cell_width(rows: list[BrokerRow]) -> int:
     """pulsar-perf's 14 with --wide; else as narrow as the display needs, never below the widest
-    value (so a column never runs into the next)."""
+    value: a value may fill its cell, the ``|`` after it keeps it from the next (as a 14-character
+    value fills BrokerMonitor's ``%-14s``), and a heading keeps a space after it. At 80 columns a
+    value of ten characters (a broker's 1 GB/s and more in KB/s, ``1078928.83``, as the sandbox's
+    hot broker carries) then fits; with a space after every value it took 87 columns, and the
+    table format's 80-column fitting broke each framed line in two."""
     if current().wide:
         return CELL
     values = [len(x) for r in rows for x in _values(r)]
     labels = _LABELS + (_SIMPLE_LABELS if any(r.view == SIMPLE_VIEW for r in rows) else ())
-    need = max([len(x) for x in labels] + values) + 1
+    need = max([len(x) + 1 for x in labels] + values)
     limit = current().limit or 0
     fit = (limit - 3) // 7 - 1
     return max(need, MIN_CELL + 1, min(CELL, fit))
@@ -222,8 +226,12 @@ def overall(rows: list[BrokerRow], total: BrokerRow, *, color: bool = False,
             "LOAD %": _two(r.weighted),
             "STATE": state,
         })
+    # STATE gives way first at 80 columns (the header names the threshold LOAD % is held to),
+    # then LONG/S: with both the table took 84 columns and turned into records, eight lines a
+    # broker, and the full-screen view at 80x24 showed one broker of three
     return "Overall Broker Data\n" + table(table_rows,
-                                            styles={"STATE": _state_style} if color else None)
+                                            styles={"STATE": _state_style} if color else None,
+                                            optional=("STATE", "LONG/S"))
 
 
 @dataclass

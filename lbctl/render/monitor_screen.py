@@ -67,13 +67,26 @@ def screen(refresh: Refresh, *, sort: str | None, width: int, height: int,
         return _screen(refresh, sort, width, max(height, 6), interval, color, note)
 
 
+def _head(refresh: Refresh, brokers: int, hot: int, width: int) -> str:
+    """The header line, shortened to fit rather than cropped: the time without its milliseconds,
+    then without ``at TIME``, then without the cluster's name. Cropped at 80 columns, the sandbox's header ended in
+    ``(LOAD % >= 8`` — a threshold of 8 % to the reader, not 85 %."""
+    what = f"{brokers} broker(s), {hot} overloaded (LOAD % >= {refresh.threshold:g}%)"
+    when = iso_time(refresh.at)
+    for head in (f"{name_safe(refresh.cluster)} at {when}: {what}",
+                 f"{name_safe(refresh.cluster)} at {when[:19]}Z: {what}",
+                 f"{name_safe(refresh.cluster)}: {what}", what):
+        if len(head) <= width:
+            break
+    return head
+
+
 def _screen(refresh: Refresh, sort: str | None, width: int, height: int, interval: float,
             color: bool, note: str) -> str:
     rows = sort_rows(list(refresh.rows), sort or SORT_CYCLE[0])
     names = BrokerNames.of([x.broker for x in rows])
     hot = sum(1 for r in rows if r.overloaded)
-    head = (f"{name_safe(refresh.cluster)} at {iso_time(refresh.at)}: {len(rows)} broker(s), {hot} "
-            f"overloaded (LOAD % >= {refresh.threshold:g}%)")
+    head = _head(refresh, len(rows), hot, width)
     keys = (f"q quit  s sort: {sort or SORT_CYCLE[0]}  r refresh  every {interval:g} s"
             + (f"  {note}" if note else ""))
     room = height - 2  # the header and the key line

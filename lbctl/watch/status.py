@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -189,6 +190,35 @@ def chart_svg(chart: Sequence[tuple[int, Sequence[tuple[str, float]]]]) -> str:
     return "".join(parts) + f'<p class="legend">{legend}</p>'
 
 
+def _ids(subject: str) -> str:
+    """An anomaly's subject as code, each comma-separated name whole (``doctor:…`` rules name
+    several settings): the line may break after a comma, never inside a name. As one unbreakable
+    ``<code>``, two setting names took 430 px and pushed the anomalies table past a 1200 px
+    window."""
+    return ",<wbr>".join(f"<code>{html.escape(x)}</code>" for x in subject.split(","))
+
+
+def _kind(kind: str) -> str:
+    """An anomaly's kind, each ``:``-part whole (``doctor:`` / ``distribute-evenly``, never
+    ``distribute-`` / ``evenly``)."""
+    parts = html.escape(kind).split(":")
+    return ":<wbr>".join(f'<span class="w">{p}</span>' for p in parts)
+
+
+def _when(ms: int) -> str:
+    """A time, free to break between its date and its time only (at its hyphens, the column
+    was as wide as the whole time, or cut into ``2026-11-`` / ``28T…``)."""
+    day, _, clock = iso_time(ms).partition("T")
+    return f'<span class="w">{html.escape(day)}</span><wbr><span class="w">T{html.escape(clock)}</span>'
+
+
+def _prose(message: str) -> str:
+    """An anomaly's message, free to break after ``=`` and after a package's dots
+    (``key=org.apache.pulsar.broker.loadbalance.impl.Class`` is one 90-character word else, and
+    held the What column at 700 px); ``<wbr>`` adds no character, so a copied name stays whole."""
+    return re.sub(r"(=|\.(?=[A-Z]|[a-z0-9_]+\.))", r"\1<wbr>", html.escape(message))
+
+
 def page_html(s: Status | None) -> str:
     """The status page."""
     e = html.escape
@@ -204,9 +234,10 @@ def page_html(s: Status | None) -> str:
             f"<td>{'above' if b.usage > hi else 'below' if b.usage < lo else 'in band'}</td></tr>"
             for b in s.brokers)
         anomalies = "".join(
-            f'<tr class="{e(a.severity)}"><td>{e(a.severity)}</td><td>{e(a.kind)}</td>'
-            f"<td><code>{e(a.subject)}</code></td><td>{e(a.message)}</td>"
-            f"<td>{e(iso_time(a.first_seen))}</td></tr>" for a in s.active) \
+            f'<tr class="{e(a.severity)}"><td>{e(a.severity)}</td><td>{_kind(a.kind)}</td>'
+            f"<td>{_ids(a.subject)}</td><td>{_prose(a.message)}</td>"
+            f"<td>{_when(a.first_seen)}</td></tr>"
+            for a in s.active) \
             or '<tr><td colspan="5">None.</td></tr>'
         plans = "".join(
             f"<tr><td><code>{e(str(p['id']))}</code></td><td>{e(str(p.get('anomaly') or ''))}</td>"
@@ -228,5 +259,5 @@ def page_html(s: Status | None) -> str:
             f"<title>{e(title)}</title><style>body{{font-family:sans-serif;margin:1.5em}}"
             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;"
             "text-align:left}td.num{text-align:right}tr.critical td{background:#fdd}"
-            "tr.warning td{background:#ffd}code{white-space:nowrap}</style></head><body>"
+            "tr.warning td{background:#ffd}code,.w{white-space:nowrap}</style></head><body>"
             f"<h1>{e(title)}</h1>{body}</body></html>")

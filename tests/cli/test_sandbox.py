@@ -140,3 +140,13 @@ def test_a_living_sandbox_at_speed_60() -> None:
     finally:
         code, _ = _stop(proc, signal.SIGTERM)
     assert code == 0
+
+
+def test_brokers_help_names_every_scenarios_default() -> None:
+    """--brokers' help gives each scenario's broker count (skewed was left out)."""
+    res = CliRunner().invoke(app, ["sandbox", "--help"], env={"COLUMNS": "80"})
+    text = " ".join(res.stdout.split())
+    line = text[text.index("-n, --brokers N"):text.index("-s, --scenario")]
+    for name, sc in SCENARIOS.items():
+        assert f"{name} is always {sc.default_brokers}" in line or \
+            f"{name} {sc.default_brokers}" in line, name

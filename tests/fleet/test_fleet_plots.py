@@ -72,3 +72,20 @@ def test_time_axis_names_month_and_year() -> None:
     fig.canvas.draw()
     labels = [t.get_text() for t in ax.get_xticklabels()] + [ax.xaxis.get_offset_text().get_text()]
     assert "Feb" in labels and any("2025" in x for x in labels)
+
+
+@pytest.mark.parametrize("clusters", [1, 3, 12])
+def test_the_churn_title_stays_inside_the_figure(clusters: int) -> None:
+    """The one-line title ran past the right edge of the 6-inch figure of a 3-cluster report."""
+    from lbctl.fleet.plots import _pyplot, churn_figure
+
+    s = _samples()
+    rows = [s.assign(cluster=s["cluster"] + f"-{i}") for i in range(clusters)]
+    fig = churn_figure(pd.concat(rows)[lambda d: d["cluster"].str.startswith("small")]
+                       if clusters == 1 else pd.concat(rows))
+    try:
+        fig.canvas.draw()
+        box = fig.axes[0].title.get_window_extent(fig.canvas.get_renderer())
+        assert box.x0 >= 0 and box.x1 <= fig.bbox.x1, (box, fig.bbox)
+    finally:
+        _pyplot().close(fig)

@@ -158,3 +158,55 @@ def test_piped_prints_the_plain_refresh() -> None:
 def test_no_sort_given_is_the_first_key_so_s_goes_to_the_second() -> None:
     assert next_sort(None) == SORT_CYCLE[1]
     assert next_sort("nonsense") == SORT_CYCLE[0]
+
+
+def _busier_refresh():
+    """hot-broker.json with broker-2 at twice its throughput: 1,130,496 KB/s in + out, a
+    ten-character cell (``1130496.00``), as the sandbox's hot broker carries (1078928.83)."""
+    from lbctl.records import replace
+
+    st = read_snapshots([EXAMPLES / "hot-broker.json"])[-1]
+    b = next(x for x in st.brokers if x.startswith("broker-2"))
+    rep = st.brokers[b]
+    hot = replace(rep, msgThroughputIn=rep.msgThroughputIn * 2,
+                  msgThroughputOut=rep.msgThroughputOut * 2)
+    st = replace(st, brokers={**st.brokers, b: hot})
+    return BrokerMonitor().update(*snapshot_refresh_args(st))
+
+
+def test_ten_character_values_keep_the_broker_tables_whole_at_80_columns() -> None:
+    """A value may fill its cell (the ``|`` after it parts it from the next): the blocks took 87
+    columns and the table format's 80-column fitting broke every framed line in two."""
+    from lbctl.render.display import Display, using
+    from lbctl.render.monitor import MonitorView
+
+    with using(Display(width=80)):
+        text = MonitorView(_busier_refresh()).to_text()
+    framed = [x for x in text.split("\n") if x.startswith(("||", "=="))]
+    assert framed and all(len(x) <= 80 for x in framed)
+    assert all(x.endswith("||") for x in framed if x.startswith("||"))
+    assert "|1130496.00||" in text
+
+
+def test_a_narrow_screen_shows_every_broker_in_a_table_without_state() -> None:
+    """The overall table with ten-character KB/S and the sandbox's 14-character broker names took
+    84 columns and became records, eight lines a broker: at 80x24 one broker of three was shown.
+    STATE gives way first (named under it); here at 72 columns with the example's short names."""
+    lines = screen(_busier_refresh(), sort=None, width=72, height=24, interval=10).split("\n")
+    assert lines[2].startswith("BROKER") and "STATE" not in lines[2]
+    assert [x.split()[0] for x in lines[4:10]] == [
+        "broker-2", "broker-4", "broker-3", "broker-1", "broker-5", "TOTAL"]
+    assert lines[10].startswith("(left out to fit 72 columns: STATE")
+
+
+@pytest.mark.parametrize("cluster", ["test-cluster", "pulsar-prod-us-east-1-payments-cluster"])
+def test_the_header_is_shortened_never_cropped_inside_the_threshold(cluster: str) -> None:
+    """The sandbox's header at 80 columns, with a time in milliseconds, was cropped to
+    '... 1 overloaded (LOAD % >= 8': the threshold read as 8 %."""
+    from lbctl.records import replace
+
+    r = _refresh()
+    r = replace(r, cluster=cluster, at=1_764_321_391_341)
+    head = screen(r, sort=None, width=80, height=24, interval=10).split("\n")[0]
+    assert head.endswith("1 overloaded (LOAD % >= 85%)") and len(head) <= 80, head
+    assert head.startswith(cluster) == (len(cluster) < 30)  # a long name gives way whole

@@ -170,3 +170,26 @@ def test_fleet_whatif_keeps_strategies_whole() -> None:
     with using(Display(width=WIDTH)):
         text = WhatIfView(counts, 10).to_text()
     _check(text, ["pulsar-prod-us-east-1-payments", *STRATEGIES])
+
+
+def test_fleet_whatif_headers_stay_whole_at_80_columns() -> None:
+    """The replay of examples/fleet at 80 columns cut its headers ('clust' / 'er', 'cycle' / 's',
+    'moved_' / 'soon_' / 'after'): the placement, one in every row, is said once under it."""
+    import pandas as pd
+
+    from lbctl.render.fleet_view import WhatIfView
+
+    counts = pd.DataFrame([{"cluster": c, "strategy": s, "placement": "LeastLongTermMessageRate",
+                            "cycles": 30, "unloads": 23, "moved_soon_after": 1, "repeats": 20,
+                            "error": None}
+                           for c in ("east", "lab", "west")
+                           for s in ("ThresholdShedder", "UniformLoadShedder")])
+    with using(Display(width=80)):
+        text = WhatIfView(counts, 10).to_text()
+    lines = text.splitlines()
+    head = next(i for i, x in enumerate(lines) if x.startswith("clust"))
+    assert lines[head].split() == ["cluster", "strategy", "cycles", "unloads", "moved_soon_after",
+                                   "repeats"]
+    assert lines[head + 1].startswith("-")  # the header took one line
+    assert "(every row: placement LeastLongTermMessageRate)" in text
+    assert all(len(x) <= 80 for x in lines)

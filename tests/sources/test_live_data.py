@@ -46,3 +46,44 @@ def test_a_split_in_between_drops_the_boundaries() -> None:
     namespaces = {"t/ns": {"boundaries": ["0x00000000", "0x80000000", "0xffffffff"]}}
     warnings = reconcile(brokers, namespaces)
     assert namespaces == {} and "changed while reading" in warnings[0]
+
+
+def test_a_stale_parent_bundle_gives_way_to_the_newer_reports_children() -> None:
+    """b1's report was written before the split of 0x00000000_0x80000000 (it still lists the
+    parent), b2's after it (a child moved there): the parent is dropped from b1, the
+    namespace's current boundaries stay, and no two bundles overlap (the snapshot's check
+    refused the read, and the sandbox's leader failed its cycles, until b1 wrote again)."""
+    parent, left, right = ("t/ns/0x00000000_0x80000000", "t/ns/0x00000000_0x40000000",
+                           "t/ns/0x40000000_0x80000000")
+    other = "t/ns/0x80000000_0xffffffff"
+    brokers = {"b1:1": {"lastUpdate": 1, "lastStats": {parent: {}, other: {}},
+                        "bundles": [parent, other]},
+               "b2:1": {"lastUpdate": 2, "lastStats": {left: {}, right: {}},
+                        "bundles": [left, right]}}
+    bounds = ["0x00000000", "0x40000000", "0x80000000", "0xffffffff"]
+    namespaces = {"t/ns": {"boundaries": list(bounds), "numBundles": 3}}
+    warnings = reconcile(brokers, namespaces)
+    assert brokers["b1:1"]["bundles"] == [other] and parent not in brokers["b1:1"]["lastStats"]
+    assert brokers["b2:1"]["bundles"] == [left, right]
+    assert namespaces["t/ns"]["boundaries"] == bounds
+    assert len(warnings) == 1 and "a split in between" in warnings[0] and parent in warnings[0]
+
+
+def test_the_newer_report_wins_whichever_side_of_the_split_it_is_on() -> None:
+    parent, left = "t/ns/0x00000000_0x80000000", "t/ns/0x00000000_0x40000000"
+    brokers = {"b1:1": {"lastUpdate": 5, "lastStats": {parent: {}}, "bundles": [parent]},
+               "b2:1": {"lastUpdate": 2, "lastStats": {left: {}}, "bundles": [left]}}
+    namespaces = {"t/ns": {"boundaries": ["0x00000000", "0x80000000", "0xffffffff"]}}
+    reconcile(brokers, namespaces)
+    assert brokers["b1:1"]["bundles"] == [parent] and brokers["b2:1"]["bundles"] == []
+    assert "t/ns" in namespaces  # what is left matches the boundaries
+
+
+def test_overlapping_bundles_of_one_report_age_are_left_for_the_check() -> None:
+    parent, left = "t/ns/0x00000000_0x80000000", "t/ns/0x00000000_0x40000000"
+    brokers = {"b1:1": {"lastUpdate": 3, "lastStats": {parent: {}}, "bundles": [parent]},
+               "b2:1": {"lastUpdate": 3, "lastStats": {left: {}}, "bundles": [left]}}
+    namespaces = {"t/ns": {"boundaries": ["0x00000000", "0x80000000", "0xffffffff"]}}
+    warnings = reconcile(brokers, namespaces)
+    assert brokers["b1:1"]["bundles"] == [parent] and brokers["b2:1"]["bundles"] == [left]
+    assert namespaces == {} and len(warnings) == 1 and "boundaries left out" in warnings[0]

@@ -106,3 +106,64 @@ def test_the_status_page_in_a_headless_browser(watched) -> None:  # type: ignore
                        timeout=120, text=True)
     assert p.returncode == 0 and shot.stat().st_size > 10_000, p.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _doctor_page() -> str:
+    """The page as the sandbox's first captures make it: doctor anomalies whose subject names
+    two settings and whose message names fully qualified classes."""
+    from lbctl.watch.anomalies import Anomaly
+    from lbctl.watch.status import BrokerNow, Status, page_html
+
+    impl = "org.apache.pulsar.broker.loadbalance.impl."
+    subject = "loadBalancerLoadSheddingStrategy,loadBalancerLoadPlacementStrategy"
+    active = (
+        Anomaly("out-of-band:127.0.0.1:8081", "out-of-band", "127.0.0.1:8081", "critical",
+                "broker 127.0.0.1:8081 at 59 % (band 37–57 %)", 1, 1),
+        Anomaly(f"doctor:shedder-placement-mismatch:{subject}",
+                "doctor:shedder-placement-mismatch", subject, "warning",
+                f"shedding with ThresholdShedder and placing with LeastLongTermMessageRate "
+                f"(loadBalancerLoadSheddingStrategy={impl}ThresholdShedder (runtime "
+                f"configuration); loadBalancerLoadPlacementStrategy={impl}"
+                f"LeastLongTermMessageRate (default)) Fix: loadBalancerLoadPlacementStrategy="
+                f"{impl}LeastResourceUsageWithWeight in broker.conf on every broker", 1, 1),
+        Anomaly("doctor:threshold-no-lower-boundary:lowerBoundarySheddingEnabled,"
+                "loadBalancerHistoryResourcePercentage", "doctor:threshold-no-lower-boundary",
+                "lowerBoundarySheddingEnabled,loadBalancerHistoryResourcePercentage", "info",
+                "ThresholdShedder with loadBalancerHistoryResourcePercentage=0.9 (default)", 1, 1))
+    brokers = tuple(BrokerNow(f"127.0.0.1:808{i}", 0.5, 10, i == 0) for i in range(3))
+    return page_html(Status("test-cluster", 1, brokers, (0.37, 0.57), active, (), 5, 0, 5, 0,
+                            ((1, (("127.0.0.1:8080", 0.5),)),)))
+
+
+def test_an_anomaly_subject_breaks_only_between_names() -> None:
+    page = _doctor_page()
+    assert ("<code>loadBalancerLoadSheddingStrategy</code>,<wbr>"
+            "<code>loadBalancerLoadPlacementStrategy</code>") in page
+    assert ('<td><span class="w">doctor</span>:<wbr><span class="w">shedder-placement-mismatch'
+            '</span></td>') in page
+
+
+@pytest.mark.slow
+def test_the_page_fits_a_1200_pixel_window_and_keeps_kinds_whole(tmp_path: Path) -> None:
+    """Rendered by headless chromium: the anomalies table stayed wider than a 1200 px window (a
+    horizontal scroll bar, the messages cut at the edge) and wrapped a kind at its hyphen
+    (``doctor:distribute-`` / ``evenly``)."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("Debian's chromium is not installed (.ci/run installs it)")
+    probe = ("<script>window.onload=function(){var k=document.querySelectorAll('span.w');"
+             "var one=true;for(var i=0;i<k.length;i++){if(k[i].getClientRects().length&&"
+             "k[i].getClientRects().length>1){one=false}}var p=document.createElement('p');p.id='probe';"
+             "p.textContent=document.documentElement.scrollWidth+' '+window.innerWidth+' '+one;"
+             "document.body.appendChild(p)}</script>")
+    page = tmp_path / "status.html"
+    page.write_text(_doctor_page().replace("</body>", probe + "</body>"), encoding="utf-8")
+    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                          "--disable-dev-shm-usage", "--no-first-run", "--window-size=1200,900",
+                          "--dump-dom", page.as_uri()], capture_output=True, timeout=120,
+                         text=True)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    m = re.search(r'<p id="probe">(\d+) (\d+) (true|false)</p>', dom.stdout)
+    assert m, dom.stdout[-2000:]
+    assert int(m[1]) <= int(m[2]), f"page {m[1]} px wide in a {m[2]} px window"
+    assert m[3] == "true", "a kind wrapped onto a second line"
