@@ -46,8 +46,9 @@ _STEPS = 100
 #: beyond it. Its 120-broker clusters had 171,360 pairs until they were split as Pulsar would
 #: split them (``presplit``), then ~207,000 (seed 1: 206,941): over the 200,000
 #: this used to be, so their bytes were set against the fractional bound alone, 1.6-1.7x below
-#: the LP's (bytes/bound median 2.87 at n = 120 against 1.94 at n = 60; seed 1: 3.57 against the
-#: fractional bound, about 2.1 against the LP's). The LP costs 7-9 CPU s and ~730 MB there
+#: the LP's: the same plans of seeds 1-20 read bytes/bound median 2.87, p90 3.37 against the
+#: fractional bound (median 5,210 MB/s) and 1.79, 2.00 against the LP's (8,553 MB/s), where the
+#: 60-broker ones read 1.94, 2.54. The LP costs 7-9 CPU s and ~730 MB there
 LP_PAIRS = 400_000
 
 
