@@ -41,10 +41,15 @@ _STEPS = 100
 #: (bundle, destination) pairs up to which the LP relaxation tightens the bound (a size, not a
 #: clock, decides, so the bound is a function of the input). Only callers that do not pass
 #: ``lp_pairs`` use it (``solve`` passes ``--exact-limit``): ``benchmarks/plans_on_hardware.py``.
-#: 200,000 takes in its 120-broker clusters (171,360 pairs: 7-8 CPU s, ~650 MB, the LP 1.6-1.7x
-#: the fractional bound, seeds 1-2); at 50,000 their bytes were set against the fractional
-#: bound alone while the 60-broker ones (42,480 pairs) had the LP's
-LP_PAIRS = 200_000
+#: The exact model's memory limit (:data:`lbctl.planner.milp.MEMORY_LIMIT`, ~22 nonzeros a pair
+#: there: about 330,000 pairs) is the real bound on size; this count only stops the listing early
+#: beyond it. Its 120-broker clusters had 171,360 pairs until they were split as Pulsar would
+#: split them (``presplit``), then ~207,000 (seed 1: 206,941): over the 200,000
+#: this used to be, so their bytes were set against the fractional bound alone, 1.6-1.7x below
+#: the LP's: the same plans of seeds 1-20 read bytes/bound median 2.87, p90 3.37 against the
+#: fractional bound (median 5,210 MB/s) and 1.79, 2.00 against the LP's (8,553 MB/s), where the
+#: 60-broker ones read 1.94, 2.54. The LP costs 7-9 CPU s and ~730 MB there
+LP_PAIRS = 400_000
 
 
 def lower_bound(view: LoadView, rules: Rules, costs: Costs, width: float,

@@ -113,3 +113,31 @@ def test_the_rounded_plan_does_not_depend_on_the_file_order(
         assert "LP relaxation rounded" in p.solution.status
     assert plans[0]
     assert all(p == plans[0] for p in plans[1:])
+
+
+def test_over_the_pair_limit_the_lp_is_offered_the_pairs_across_the_mean(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over ``limit`` pairs (``plans_on_hardware``'s 60-broker clusters, ~50,000 after the mix
+    rule), the LP is offered only bundles of brokers above the mean usage going to brokers below
+    it, when that brings it within the limit: a plan where there was none (greedy's alone)."""
+    state = random_cluster(5, 12, 10)
+    s = resolve(state.config)
+    view = build(state, s)
+    rules = build_rules(state, s, view)
+    full = milp.pairs_of(view, rules)
+    assert full is not None and len(full) > 700
+    offered: list[milp.Pairs] = []
+    build_model = milp.build_model
+
+    def spy(*args: object, **kwargs: object) -> milp.Model:
+        offered.append(args[6])  # type: ignore[arg-type]
+        return build_model(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(milp, "build_model", spy)
+    plan = lp_round.lp_plan(view, rules, Costs.of(view), BAND, 0.10, Caps(), limit=700)
+    assert plan is not None and plan.moved and plan.violation_free(0.10, 0.85)
+    u = view.usages()
+    mean = sum(u) / len(u)
+    (pairs,) = offered
+    assert 0 < len(pairs) <= 700
+    assert all(u[view.owner[i]] > mean > u[d] for i, d in pairs.tolist())
