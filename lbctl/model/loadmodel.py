@@ -630,6 +630,27 @@ class LoadModel:
             changes[res] = ResourceUsage(p / 100.0 * limit, limit)
         return replace(new, **changes) if changes else new
 
+    def along(self, broker: str, report: LocalBrokerData, factor: float) -> LocalBrokerData:
+        """``report`` as it would read with every bundle's traffic times ``factor`` (message and
+        byte rates; counts unchanged): each fitted resource moves by its slope times the change
+        of its driver, the others stay as reported. A report not rewritten for a while carried
+        along the traffic's trend (:mod:`lbctl.planner.cycle`), as :func:`lbctl.planner.load.
+        with_moves` carries it along a move: the model's own figures, never taken as data."""
+        fits = self.fits.get(broker)
+        if not fits or factor == 1.0:
+            return report
+        stats = {x: st.part(1.0, factor, factor) for x, st in report.lastStats.items()}
+        before = self.drivers(report.lastStats.values())
+        after = self.drivers(stats.values())
+        changes: dict[str, ResourceUsage] = {}
+        for res, fit in fits.items():
+            usage: ResourceUsage = getattr(report, res)
+            if usage.limit <= 0:
+                continue
+            pct = usage.percent + fit.slope * (after.get(res) - before.get(res))
+            changes[res] = ResourceUsage(pct / 100 * usage.limit, usage.limit)
+        return replace(report.with_stats(stats), **changes)
+
     def describe(self) -> dict[str, object]:
         """The calibration, for JSON output: the fleet's costs and every broker's fit."""
         return {
