@@ -215,9 +215,9 @@ class LoadModel:
         #: brokers' latest reports, for a broker whose own report cannot tell its slope
         #: (:meth:`_report_classes`)
         self._borrow: dict[tuple[int, float], tuple[float, float]] = {}
-        #: per (broker, resource index): its fit's usage at its latest report and the weight of
-        #: the report against it (:meth:`now`)
-        self._now: dict[tuple[str, int], tuple[float, float]] = {}
+        #: per (broker, resource index): its fit's usage at its latest report, the weight of
+        #: the report against it and the report's driver (:meth:`now`)
+        self._now: dict[tuple[str, int], tuple[float, float, float]] = {}
         #: per resource index: the brokers' idle usage (mean and sd, points) and the reports'
         #: relative noise, pooled over the brokers' own lines (:meth:`_base_priors`)
         self._bases: dict[int, _Pooled] = {}
@@ -402,7 +402,7 @@ class LoadModel:
                                          / last.limit[r], peers[1])
                     borrowed = borrowed or quality is None
             fits[res] = fit
-            self._now[(b, r)] = _anchor(xs, ys, fit)
+            self._now[(b, r)] = (*_anchor(xs, ys, fit), xs[-1])
             if quality is None:  # thin: few reports while carrying traffic (an empty broker's
                 # report is its idle usage; a steady one's many reports pin its operating point)
                 quality = Quality(len(xs), learnt, err, rel, self.history and len(xs) < MIN_POINTS
@@ -537,17 +537,33 @@ class LoadModel:
         k, spread = self._classes.get((r, limit), (fleet_k, FLEET_SPREAD))
         return 100.0 * k / limit, spread
 
-    def now(self, broker: str, resource: str, reported: float) -> float:
+    def now(self, broker: str, resource: str, reported: float,
+            driver: float | None = None) -> float:
         """The broker's usage of ``resource`` now (percent): its report, weighed against what
         its own fit says at the traffic it carries in proportion to how precise each is (a
         report is one noisy sample; a fit over many reports averages the noise out). A broker
-        calibrated on one report is its report."""
+        calibrated on one report is its report.
+
+        ``driver``: the traffic the report carries when it is not the one the broker wrote (a
+        report the planner moved bundles in or out of, :func:`lbctl.planner.load.with_moves`):
+        the fit is then read at that traffic too, so the change counts whole. Read at the
+        written report's traffic, the fit pulled a moved broker back toward where it was by
+        the fit's weight (a learnt broker's report weighs about a tenth: a move of 20 points
+        counted 2)."""
         r = MODELLED.index(resource)
         a = self._now.get((broker, r))
         if a is None or math.isnan(reported):
             return reported
-        predicted, weight = a
+        predicted, weight, x = a
+        if driver is not None and weight < 1.0 and abs(driver - x) > 1e-9 * max(1.0, abs(x)):
+            predicted += self.fits[broker][resource].slope * (driver - x)
         return weight * reported + (1.0 - weight) * predicted
+
+    def leans(self, broker: str) -> bool:
+        """Whether :meth:`now` weighs ``broker``'s report against its fit (a fit of enough
+        reports), so a report changed by the planner needs its traffic (``driver``)."""
+        return any(a[1] < 1.0 for r in range(len(MODELLED))
+                   if (a := self._now.get((broker, r))) is not None)
 
     def __contains__(self, broker: object) -> bool:
         return broker in self.fits
@@ -613,6 +629,27 @@ class LoadModel:
             limit = getattr(previous, res).limit
             changes[res] = ResourceUsage(p / 100.0 * limit, limit)
         return replace(new, **changes) if changes else new
+
+    def along(self, broker: str, report: LocalBrokerData, factor: float) -> LocalBrokerData:
+        """``report`` as it would read with every bundle's traffic times ``factor`` (message and
+        byte rates; counts unchanged): each fitted resource moves by its slope times the change
+        of its driver, the others stay as reported. A report not rewritten for a while carried
+        along the traffic's trend (:mod:`lbctl.planner.cycle`), as :func:`lbctl.planner.load.
+        with_moves` carries it along a move: the model's own figures, never taken as data."""
+        fits = self.fits.get(broker)
+        if not fits or factor == 1.0:
+            return report
+        stats = {x: st.part(1.0, factor, factor) for x, st in report.lastStats.items()}
+        before = self.drivers(report.lastStats.values())
+        after = self.drivers(stats.values())
+        changes: dict[str, ResourceUsage] = {}
+        for res, fit in fits.items():
+            usage: ResourceUsage = getattr(report, res)
+            if usage.limit <= 0:
+                continue
+            pct = usage.percent + fit.slope * (after.get(res) - before.get(res))
+            changes[res] = ResourceUsage(pct / 100 * usage.limit, usage.limit)
+        return replace(report.with_stats(stats), **changes)
 
     def describe(self) -> dict[str, object]:
         """The calibration, for JSON output: the fleet's costs and every broker's fit."""

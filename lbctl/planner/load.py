@@ -242,8 +242,9 @@ def percents_now(model: LoadModel, broker: str, rep: LocalBrokerData) -> dict[st
     (:meth:`LoadModel.now` for each modelled resource: a report is one noisy sample), the
     figures a plan is made on."""
     pct = rep.resource_percents()
+    d = model.drivers(rep.lastStats.values()) if model.leans(broker) else None
     for res in model.fits.get(broker, {}):
-        pct[res] = model.now(broker, res, pct[res])
+        pct[res] = model.now(broker, res, pct[res], None if d is None else d.get(res))
     return pct
 
 

@@ -22,6 +22,7 @@ from lbctl.planner.cycle import (
     _wider_than_band,
     _with_splits,
 )
+from lbctl.planner.load import percents_now, with_moves
 from lbctl.planner.propose import ProposeOptions, propose
 from lbctl.records import replace
 from tests.planner_clusters import AT_MS, broker, bundle_names, snapshot, stats
@@ -529,3 +530,52 @@ def test_the_traffics_trend_is_the_median_bundles_growth_and_a_surge_is_no_trend
     assert _trend(at_minute_2(grown, written=0), before, 0.01, 10.0)[1] == 0.01
     # most bundles tripled: faster than a report a minute (10 %): a step, not a trend
     assert _trend(at_minute_2([3 * PIECE] * 6), before, 0.01, 10.0)[1] == 0.0
+
+
+def test_a_move_onto_a_learnt_broker_counts_whole_in_the_planners_figures() -> None:
+    # a, b and c report ten minutes of varied traffic: their fits are learnt, and a report
+    # weighs little against the fit (LoadModel.now). A pending move of one of b's bundles onto
+    # a (with_moves) raises a's figure by the fit's slope times the bundle's driver, whole: read
+    # at the written report's traffic, the fit pulled it back by the fit's weight
+    names = bundle_names("tenant/ns", 24)
+    own = {"broker-a:8080": names[:8], "broker-b:8080": names[8:16],
+           "broker-c:8080": names[16:]}
+    history = []
+    for m in range(10):
+        wave = 1.0 + 0.25 * ((m % 4) - 1.5) / 1.5
+        history.append(_at(m, {b: dict.fromkeys(xs, PIECE * wave) for b, xs in own.items()}))
+    model = LoadModel.learn(history)
+    a, b = "broker-a:8080", "broker-b:8080"
+    assert model.leans(a)
+    last = history[-1]
+    x = own[b][0]
+    moved = with_moves(last, model, [(x, b, a)])
+    gained = percents_now(model, a, moved.brokers[a])["cpu"] - percents_now(
+        model, a, last.brokers[a])["cpu"]
+    driver = model.drivers([last.brokers[b].lastStats[x]]).cpu
+    assert gained == pytest.approx(model.fits[a]["cpu"].slope * driver)
+    # a report as written reads as before
+    assert percents_now(model, a, last.brokers[a])["cpu"] == pytest.approx(
+        model.now(a, "cpu", last.brokers[a].resource_percents()["cpu"]))
+
+
+def test_the_plan_is_made_on_the_reports_carried_along_the_traffics_trend() -> None:
+    # d's report is ten minutes old under traffic growing 2 % a minute: read as written d is
+    # ~55 %, carried along the trend (at most loadBalancerReportUpdateThresholdPercentage, 10 %)
+    # ~60 %; still out of the band, the cycle plans, and on the carried figures: d's report in
+    # the plan's view is the carried one (a stale destination filled to the max as read
+    # overshoots it in truth)
+    state = _stale_cluster(0)
+    settings = resolve(state.config)
+    d = "broker-d:8080"
+    unaware = PlannerLoadManager(GREEDY).run_cycle(state, settings)
+    mem = CycleMemory(shedding=PlannerMemory(trend=math.log(1.02)))
+    cycle = PlannerLoadManager(GREEDY).run_cycle(state, settings, mem)
+    assert unaware.acted and cycle.acted, (unaware.gate, cycle.gate)
+    read = state.brokers[d]
+    carried_d = cycle.state.brokers[d]
+    assert carried_d.cpu.percent > read.cpu.percent + 2.0
+    x = next(iter(read.lastStats))
+    assert carried_d.lastStats[x].msgRateIn == pytest.approx(read.lastStats[x].msgRateIn * 1.1)
+    assert carried_d.lastUpdate == read.lastUpdate
+    assert unaware.state.brokers[d] == read
