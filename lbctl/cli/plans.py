@@ -85,7 +85,7 @@ def approve(
     with its anomaly, refused while another apply holds the lock)."""
     from lbctl.cli.connection import warn
     from lbctl.cli.state import live_session
-    from lbctl.errors import PartialRun
+    from lbctl.errors import LbctlError, PartialRun
     from lbctl.watch.execute import apply_queued
 
     q = _queue(history)
@@ -94,8 +94,12 @@ def approve(
         result = apply_queued(reader.client, q, meta, when=_now(), say=warn,
                               max_age=max_age or None)
     print(f"{plan_id}: {result}")
-    if not result.startswith("applied"):
+    if result.startswith("partial"):
         raise PartialRun(f"plan {plan_id} {result}")
+    if not result.startswith("applied"):
+        # nothing of it was carried out (every action refused on re-validation, the lock held,
+        # a failed read): not PARTIAL, which says the journal holds part of the plan
+        raise LbctlError(f"plan {plan_id} not carried out: {result}")
 
 
 @app.command("reject")

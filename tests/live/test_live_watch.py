@@ -4,6 +4,7 @@ leader, carrying the strategies' memory from refresh to refresh, and says it is 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -45,3 +46,25 @@ def test_live_recommend_says_it_has_no_history(lbctl: Lbctl) -> None:
     res = lbctl("recommend")
     assert res.exit_code == 0, res.stderr
     assert "no history" in res.stdout
+
+
+def test_approving_a_plan_of_which_nothing_is_valid_is_no_partial_run(
+        lbctl: Lbctl, tmp_path: Path) -> None:
+    """Exit 13 (PARTIAL) says the journal holds part of a plan; a plan whose every action is
+    refused on re-validation (here a bundle the cluster does not have) sends nothing: exit 1,
+    the queue records it failed."""
+    from lbctl.watch.plans import PlanQueue
+
+    history = tmp_path / "h"
+    doc = json.loads(lbctl("propose", "--solver", "greedy", "-o", "json").stdout)
+    assert doc["actions"], "the hot cluster gives a plan"
+    for a in doc["actions"]:  # bundles the cluster does not have: every action refused
+        a["bundle"] = a["bundle"].rsplit("/", 1)[0] + "/0x00000000_0x00000001"
+    meta = PlanQueue(history).add(json.dumps(doc).encode(), created_ms=0,
+                                  created="2026-11-28T09:20:56.881Z", anomaly=None,
+                                  source="propose", actions=len(doc["actions"]))
+    r = lbctl("plans", "approve", meta.id, "--history", str(history), "--max-age", "0")
+    assert r.exit_code == 1, r.stdout + r.stderr
+    assert "not carried out" in r.stderr and "partial" not in r.stderr
+    listed = lbctl("plans", "list", "--history", str(history), "--all")
+    assert "failed" in listed.stdout
