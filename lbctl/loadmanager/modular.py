@@ -89,10 +89,16 @@ from lbctl.model.decision import (
     SplitCandidate,
     UnloadOutcome,
 )
-from lbctl.model.javaorder import java_hash_order, multimap_key_order
+from lbctl.model.javaorder import (
+    cleared_capacity,
+    hashset_copy_order,
+    java_hash_order,
+    multimap_key_order,
+)
 from lbctl.model.load import BundleData, LocalBrokerData, ResourcePercents
 from lbctl.model.loaddata import BundleDataView, LoadData
 from lbctl.model.outcome import history_dict, history_warnings
+from lbctl.model.policies import ClusterPolicies, broker_host
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.records import replace
 from lbctl.strategies.base import (
@@ -140,6 +146,8 @@ class _Cycle(Struct, frozen=True):
     expired: tuple[str, ...]
     splits: tuple[AutoSplit, ...]
     maps: LeaderMaps
+    #: ``brokerCandidateCache``'s table length once this cycle fills it
+    candidate_capacity: int = 0
 
 
 class ModularLoadManager(LoadManager[CycleMemory]):
@@ -265,11 +273,12 @@ class ModularLoadManager(LoadManager[CycleMemory]):
 
         expired = expire(recently, now, settings) if gate is None else ()
         cycle = self._prepare(state, settings, elapsed, bundle_data, recently, expired, maps,
-                              None if last is None else last.load)
+                              None if last is None else last.load, mem.candidate_capacity)
         if gate is not None:
             return self._result(cycle, gate, None, (), CycleMemory(
                 bundle_data, MappingProxyType(recently), mem.shedding, placement_mem, rr_mem,
-                mem.multimap_capacity, cycle.maps))
+                mem.multimap_capacity, cycle.maps,
+                _candidate_capacity(cycle, (), settings, mem.candidate_capacity)))
 
         shedding = self.shedding
         if lean and elapsed.replaying and isinstance(shedding, SelectingShedder):
@@ -287,15 +296,17 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             placement_mem = self.placement.on_unload_attempt_completed(placement_mem)
         return self._result(cycle, None, decision, outcomes, CycleMemory(
             bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem, capacity,
-            cycle.maps))
+            cycle.maps, _candidate_capacity(cycle, outcomes, settings, mem.candidate_capacity)))
 
     def _prepare(self, state: ClusterState, settings: Settings, elapsed: Elapsed,
                  bundle_data: Mapping[str, BundleData], recently: Mapping[str, int],
                  expired: tuple[str, ...], maps: LeaderMaps,
-                 like: LoadData | None = None) -> _Cycle:
+                 like: LoadData | None = None, candidate_capacity: int = 0) -> _Cycle:
         """The cycle's load data and placement environment, and its automatic splits. ``like``:
         load data built from the same reports, maps and bundle data, taken with this cycle's
-        time and recently unloaded bundles (what :func:`build_load_data` takes from them)."""
+        time and recently unloaded bundles (what :func:`build_load_data` takes from them).
+        ``candidate_capacity``: the table length ``brokerCandidateCache`` kept from earlier
+        cycles (:func:`candidate_order`)."""
         # the reader's name index (None when the state has none): the cycle's bundle data holds
         # exactly the names of the state's reports, so it counts their system bundles too
         self._names = state.name_index()
@@ -306,7 +317,10 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             load = build_load_data(state, bundle_data, recently,
                                    pulsar_system=bool(settings.profile["shedPulsarSystem"]),
                                    maps=maps, names=self._names)
-        env = PlacementEnv.of(state.available(), load, state.cluster_policies(), settings)
+        policies = state.cluster_policies()
+        order, capacity = candidate_order(state.available(), load, policies, settings,
+                                          candidate_capacity)
+        env = PlacementEnv.of(order, load, policies, settings, capacity or 16)
         self._env = env
         # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none
         splits = (auto_splits(state, load, settings, env)
@@ -315,7 +329,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         if split_away:  # checkNamespaceBundleSplit removes their bundle data before shedding
             maps = LeaderMaps(maps.brokers, maps.bundles.then((b, False) for b in split_away))
             load = replace(load, split_away=split_away, bundle_map=map_of(maps.bundles))
-        return _Cycle(state, settings, elapsed, load, env, expired, splits, maps)
+        return _Cycle(state, settings, elapsed, load, env, expired, splits, maps, capacity)
 
     def _lean_unload(self, cycle: _Cycle, shedding: SelectingShedder, mem: CycleMemory,
                      recently: dict[str, int], placement_mem: Any, rr_mem: Any
@@ -534,7 +548,8 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         """Everything that changes from cycle to cycle on a held state (bundle data does not:
         replayed cycles take no sample)."""
         return (memory.shedding, memory.placement, memory.round_robin,
-                dict(memory.recently_unloaded), memory.multimap_capacity)
+                dict(memory.recently_unloaded), memory.multimap_capacity,
+                memory.candidate_capacity)
 
     def held(self, state: ClusterState, at: int) -> ClusterState:
         return shifted(state, at)
@@ -592,6 +607,51 @@ def _total_throughput(local: LocalBrokerData) -> float:
     total = sum(s.throughput for s in local.lastStats.values())
     _TOTALS[id(local)] = (local, total)
     return total
+
+
+def candidate_order(available: Sequence[str], load: LoadData, policies: ClusterPolicies,
+                    settings: Settings, capacity: int) -> tuple[tuple[str, ...], int]:
+    """The order ``selectBroker``'s candidates come in, and the table length they come from.
+
+    ``ModularLoadManagerImpl.brokerCandidateCache`` is a field ``HashSet`` (ModularLoadManagerImpl
+    at 009a9bf2cdff) that ``selectBroker``, ``shouldNamespacePoliciesUnload`` and
+    ``shouldAntiAffinityNamespaceUnload`` ``clear()`` and refill through
+    ``LoadManagerShared.applyNamespacePolicies``, which walks ``getAvailableBrokers()`` — a
+    ``new HashSet<>(list)`` (:func:`~lbctl.model.javaorder.hashset_copy_order`) — adding each
+    broker it allows. ``clear()`` keeps the table, so the candidates iterate by the buckets of the
+    largest table the set ever had (``capacity``, carried in :class:`CycleMemory`, grown by this
+    cycle's fill: the brokers a namespace without an isolation policy is given), each bucket in
+    the order the brokers were added. The filters after it only remove brokers (or re-add a
+    subset, which keeps each bucket's order), so the candidates are a subsequence of this order.
+    A fresh set of the same brokers in the snapshot's order differs after the cluster shrank,
+    and for 12, 24, 48… brokers, where ``new HashSet<>(list)`` has twice the buckets of a set
+    filled one broker at a time. Returns the brokers in the order they are added, and the table
+    length (0: 16 or none, which order alike)."""
+    rule = settings.profile["isolationBrokerHost"]
+    added = hashset_copy_order(available)
+    fill = 0
+    for b in added:  # applyNamespacePolicies, for a namespace without an isolation policy
+        host = broker_host(b, rule)
+        bd = load.brokers.get(b)
+        if host is not None and bd is not None and bd.local.persistentTopicsEnabled \
+                and policies.is_shared(host):
+            fill += 1
+    cap = cleared_capacity(capacity, fill)
+    return tuple(added), cap if cap > 16 else 0
+
+
+def _candidate_capacity(cycle: _Cycle, outcomes: Sequence[UnloadOutcome], settings: Settings,
+                        before: int) -> int:
+    """``brokerCandidateCache``'s table length after the cycle: grown when the cycle filled the
+    set — a selected bundle outside the shedding-excluded namespaces reaches
+    ``shouldNamespacePoliciesUnload``, and a split with ``loadBalancerAutoUnloadSplitBundlesEnabled``
+    asks it too — else as it was (lookups between snapshots are not seen: lbctl assumes none)."""
+    filled = any(not (isinstance(o.skipped, CycleWhy) and o.skipped.code == "excluded-namespace")
+                 for o in outcomes)
+    # (the setting is read only when a split was made, as checkNamespaceBundleSplit reads it)
+    filled = filled or (any(s.skipped is None for s in cycle.splits)
+                        and bool(settings["loadBalancerAutoUnloadSplitBundlesEnabled"]))
+    return cycle.candidate_capacity if filled else before
 
 
 def _multimap_order(selections: Sequence[Selection], buckets: int,
