@@ -109,6 +109,9 @@ class CycleMemory(Struct, frozen=True):
     #: the table length ``ModularLoadManagerImpl.brokerCandidateCache`` (a field ``HashSet``,
     #: cleared and refilled at each use) grew to (0: never filled)
     candidate_capacity: int = 0
+    #: the table length ``BundleSplitterTask.bundleCache`` (a field ``HashMap``, cleared at each
+    #: ``findBundlesToSplit``) grew to (0: 16 or never filled)
+    split_capacity: int = 0
 
 
 class Elapsed(Struct, frozen=True):
