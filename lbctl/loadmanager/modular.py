@@ -148,6 +148,8 @@ class _Cycle(Struct, frozen=True):
     maps: LeaderMaps
     #: ``brokerCandidateCache``'s table length once this cycle fills it
     candidate_capacity: int = 0
+    #: ``BundleSplitterTask.bundleCache``'s table length after this cycle's splits
+    split_capacity: int = 0
 
 
 class ModularLoadManager(LoadManager[CycleMemory]):
@@ -273,12 +275,14 @@ class ModularLoadManager(LoadManager[CycleMemory]):
 
         expired = expire(recently, now, settings) if gate is None else ()
         cycle = self._prepare(state, settings, elapsed, bundle_data, recently, expired, maps,
-                              None if last is None else last.load, mem.candidate_capacity)
+                              None if last is None else last.load, mem.candidate_capacity,
+                              mem.split_capacity)
         if gate is not None:
             return self._result(cycle, gate, None, (), CycleMemory(
                 bundle_data, MappingProxyType(recently), mem.shedding, placement_mem, rr_mem,
                 mem.multimap_capacity, cycle.maps,
-                _candidate_capacity(cycle, (), settings, mem.candidate_capacity)))
+                _candidate_capacity(cycle, (), settings, mem.candidate_capacity),
+                cycle.split_capacity))
 
         shedding = self.shedding
         if lean and elapsed.replaying and isinstance(shedding, SelectingShedder):
@@ -296,17 +300,20 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             placement_mem = self.placement.on_unload_attempt_completed(placement_mem)
         return self._result(cycle, None, decision, outcomes, CycleMemory(
             bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem, capacity,
-            cycle.maps, _candidate_capacity(cycle, outcomes, settings, mem.candidate_capacity)))
+            cycle.maps, _candidate_capacity(cycle, outcomes, settings, mem.candidate_capacity),
+            cycle.split_capacity))
 
     def _prepare(self, state: ClusterState, settings: Settings, elapsed: Elapsed,
                  bundle_data: Mapping[str, BundleData], recently: Mapping[str, int],
                  expired: tuple[str, ...], maps: LeaderMaps,
-                 like: LoadData | None = None, candidate_capacity: int = 0) -> _Cycle:
+                 like: LoadData | None = None, candidate_capacity: int = 0,
+                 split_capacity: int = 0) -> _Cycle:
         """The cycle's load data and placement environment, and its automatic splits. ``like``:
         load data built from the same reports, maps and bundle data, taken with this cycle's
         time and recently unloaded bundles (what :func:`build_load_data` takes from them).
         ``candidate_capacity``: the table length ``brokerCandidateCache`` kept from earlier
-        cycles (:func:`candidate_order`)."""
+        cycles (:func:`candidate_order`); ``split_capacity``: ``BundleSplitterTask``'s result
+        map's (:func:`auto_splits`)."""
         # the reader's name index (None when the state has none): the cycle's bundle data holds
         # exactly the names of the state's reports, so it counts their system bundles too
         self._names = state.name_index()
@@ -323,13 +330,15 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         env = PlacementEnv.of(order, load, policies, settings, capacity or 16)
         self._env = env
         # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none
-        splits = (auto_splits(state, load, settings, env)
+        splits = (auto_splits(state, load, settings, env, split_capacity)
                   if self.check_splits and not elapsed.replaying else ())
+        kept = cleared_capacity(split_capacity, len(splits))
         split_away = frozenset(s.candidate.bundle for s in splits if s.skipped is None)
         if split_away:  # checkNamespaceBundleSplit removes their bundle data before shedding
             maps = LeaderMaps(maps.brokers, maps.bundles.then((b, False) for b in split_away))
             load = replace(load, split_away=split_away, bundle_map=map_of(maps.bundles))
-        return _Cycle(state, settings, elapsed, load, env, expired, splits, maps, capacity)
+        return _Cycle(state, settings, elapsed, load, env, expired, splits, maps, capacity,
+                      kept if kept > 16 else 0)
 
     def _lean_unload(self, cycle: _Cycle, shedding: SelectingShedder, mem: CycleMemory,
                      recently: dict[str, int], placement_mem: Any, rr_mem: Any
@@ -549,7 +558,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         replayed cycles take no sample)."""
         return (memory.shedding, memory.placement, memory.round_robin,
                 dict(memory.recently_unloaded), memory.multimap_capacity,
-                memory.candidate_capacity)
+                memory.candidate_capacity, memory.split_capacity)
 
     def held(self, state: ClusterState, at: int) -> ClusterState:
         return shifted(state, at)
@@ -668,11 +677,16 @@ def _multimap_order(selections: Sequence[Selection], buckets: int,
 
 # --- checkNamespaceBundleSplit --------------------------------------------------------------------
 def auto_splits(state: ClusterState, load: LoadData, settings: Settings,
-                env: PlacementEnv | None = None) -> tuple[AutoSplit, ...]:
+                env: PlacementEnv | None = None, capacity: int = 0) -> tuple[AutoSplit, ...]:
     """``checkNamespaceBundleSplit``: the splits the leader would make this cycle, in order. The
     children are unloaded when ``loadBalancerAutoUnloadSplitBundlesEnabled`` and the namespace
     policies would let the bundle be unloaded (``shouldNamespacePoliciesUnload``,
-    ``shouldAntiAffinityNamespaceUnload``)."""
+    ``shouldAntiAffinityNamespaceUnload``).
+
+    The order is ``bundlesToBeSplit.keySet()``'s: ``BundleSplitterTask.bundleCache`` is a field
+    ``HashMap`` (BundleSplitterTask at 0f6f07c8ef06 and master) ``clear()`` ed at each call, so it
+    iterates by the largest table it grew to: ``capacity``, that length from earlier cycles (0:
+    16 or none)."""
     if not settings["loadBalancerAutoBundleSplitEnabled"]:
         return ()
     if len(state.available()) <= 1 and settings.profile["splitNeedsTwoBrokers"]:
@@ -689,7 +703,7 @@ def auto_splits(state: ClusterState, load: LoadData, settings: Settings,
         _plan_one(state, settings, picked[b], algorithm,
                   unload and policies_block_unload(namespace_of(b), picked[b].broker, load,
                                                    env) is None)
-        for b in java_hash_order(picked))
+        for b in java_hash_order(picked, capacity=cleared_capacity(capacity, len(picked))))
 
 
 def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate,
