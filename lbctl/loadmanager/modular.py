@@ -177,6 +177,8 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         self.warnings = tuple(warnings)  # e.g. a strategy this Pulsar release does not have
         self._filter_memo: tuple[Any, ...] = (None, None)
         self._env: PlacementEnv | None = None
+        #: the table length the running cycle's candidates come from (see candidate_order)
+        self._candidate_table: int | None = None
         #: the running cycle's state's name index (see _ownership_index)
         self._names: NameIndex | None = None
         #: the namespaces of the bundles the running cycle unloads (None outside its unloads)
@@ -329,6 +331,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
                                           candidate_capacity)
         env = PlacementEnv.of(order, load, policies, settings, capacity or 16)
         self._env = env
+        self._candidate_table = capacity or 16
         # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none
         splits = (auto_splits(state, load, settings, env, split_capacity)
                   if self.check_splits and not elapsed.replaying else ())
@@ -467,14 +470,31 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         if usage > threshold:
             # applyNamespacePolicies adds its brokers to the (not cleared) candidate set: every
             # broker the namespace policies allow
+            again = self._readded(allowed, cands, env)
             recheck, placement_mem = self.placement.select(
-                PlacementRequest(allowed, bundle, load, settings, self.rng, data, planned),
+                PlacementRequest(again, bundle, load, settings, self.rng, data, planned),
                 placement_mem)
             if recheck.broker is not None:
                 why = CycleWhy("overloaded-pick", recheck.broker, broker, usage, threshold)
                 broker = recheck.broker
         return (PlacementTrace(bundle, tuple(steps), decision, recheck, broker, why),
                 placement_mem, rr_mem)
+
+    def _readded(self, allowed: Sequence[str], cands: Sequence[str],
+                 env: PlacementEnv) -> Sequence[str]:
+        """The candidate set of the overload re-check: ``applyNamespacePolicies`` adds every
+        broker the policies allow to ``brokerCandidateCache`` without clearing it, so a broker
+        the filters had removed goes back at the *end* of its bucket's chain, after the brokers
+        still there (JDK ``HashMap.putVal`` appends), not where the first fill put it
+        (ModularLoadManagerImpl.selectBroker at 009a9bf2cdff). The set then iterates by bucket,
+        each bucket's remaining brokers first. ``allowed`` as is when nothing was removed, or
+        when ``env`` is not the cycle's own (no table known)."""
+        table = self._candidate_table if env is self._env else None
+        kept = set(cands)
+        back = [b for b in allowed if b not in kept]
+        if table is None or not back:
+            return allowed
+        return tuple(java_hash_order([*cands, *back], capacity=table))
 
     def _candidates(
         self, namespace: str, load: LoadData, settings: Settings, env: PlacementEnv

@@ -112,3 +112,33 @@ def test_round_robin_rotates_in_the_kept_set_order(jdk) -> None:  # type: ignore
     assert ours == kept and len(ours[1]) == 4
     # teeth: a fresh set of the second cycle's brokers (lbctl before) rotates in another order
     assert ours[1] != [b for b in java_hash_order(avail) if b in set(ours[1])]
+
+
+def test_overload_recheck_puts_removed_brokers_back_at_their_chain_end(jdk) -> None:  # type: ignore[no-untyped-def]
+    """``selectBroker``'s overload re-check calls ``applyNamespacePolicies`` on the candidate set
+    without clearing it: the owner, which ``removeMostServicingBrokersForNamespace`` had removed,
+    goes back at the end of its bucket's chain, after a broker the first fill had put behind it.
+    The re-check (RoundRobinBrokerSelector here, every broker 90 % busy) iterates that order."""
+    from lbctl.model.javaorder import java_string_hash, spread
+
+    rng = random.Random(21)
+    names = rng.sample(POOL, 40)
+    first, _ = candidate_order(names, load({b: broker() for b in names}), ClusterPolicies(),
+                               Settings.defaults(), 0)
+    fill = java_hash_order(first, capacity=64)
+    bucket = {b: spread(java_string_hash(b)) & 63 for b in fill}
+    owner = next(b for i, b in enumerate(fill) if any(bucket[c] == bucket[b] for c in fill[i + 1:]))
+    hot = {f"t/ns/0x{i:08x}_0x{i + 1:08x}": stats(100 * (i + 1), 1000 * (i + 1)) for i in range(3)}
+    st = state({b: broker(cpu=(95, 100), bundles=hot) if b == owner else broker(cpu=(90, 100))
+                for b in names}, now=1_763_000_000_000)
+    manager = ModularLoadManager(SHEDDING.create("OverloadShedder"),
+                                 PLACEMENT.create("RoundRobinBrokerSelector"),
+                                 PLACEMENT.create("RoundRobinBrokerSelector"), seed=1)
+    r = manager.run_cycle(st, Settings.defaults(), manager.initial_memory())
+    trace = r.outcomes[0].placement
+    assert trace is not None and trace.recheck is not None and trace.decision is not None
+    assert owner not in trace.decision.candidates  # removed by the first pass's filter
+    java = jdk(["NEW", "\t".join(["fill", *st.available()]), f"RECHECK\trecheck\t{owner}"])
+    assert list(trace.recheck.candidates) == java["recheck"]
+    # teeth: the first fill's order (lbctl before) has the owner ahead of its bucket's others
+    assert java["recheck"] != java["fill"]
