@@ -89,10 +89,16 @@ from lbctl.model.decision import (
     SplitCandidate,
     UnloadOutcome,
 )
-from lbctl.model.javaorder import java_hash_order, multimap_key_order
+from lbctl.model.javaorder import (
+    cleared_capacity,
+    hashset_copy_order,
+    java_hash_order,
+    multimap_key_order,
+)
 from lbctl.model.load import BundleData, LocalBrokerData, ResourcePercents
 from lbctl.model.loaddata import BundleDataView, LoadData
 from lbctl.model.outcome import history_dict, history_warnings
+from lbctl.model.policies import ClusterPolicies, broker_host
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.records import replace
 from lbctl.strategies.base import (
@@ -140,6 +146,10 @@ class _Cycle(Struct, frozen=True):
     expired: tuple[str, ...]
     splits: tuple[AutoSplit, ...]
     maps: LeaderMaps
+    #: ``brokerCandidateCache``'s table length once this cycle fills it
+    candidate_capacity: int = 0
+    #: ``BundleSplitterTask.bundleCache``'s table length after this cycle's splits
+    split_capacity: int = 0
 
 
 class ModularLoadManager(LoadManager[CycleMemory]):
@@ -167,6 +177,8 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         self.warnings = tuple(warnings)  # e.g. a strategy this Pulsar release does not have
         self._filter_memo: tuple[Any, ...] = (None, None)
         self._env: PlacementEnv | None = None
+        #: the table length the running cycle's candidates come from (see candidate_order)
+        self._candidate_table: int | None = None
         #: the running cycle's state's name index (see _ownership_index)
         self._names: NameIndex | None = None
         #: the namespaces of the bundles the running cycle unloads (None outside its unloads)
@@ -265,11 +277,14 @@ class ModularLoadManager(LoadManager[CycleMemory]):
 
         expired = expire(recently, now, settings) if gate is None else ()
         cycle = self._prepare(state, settings, elapsed, bundle_data, recently, expired, maps,
-                              None if last is None else last.load)
+                              None if last is None else last.load, mem.candidate_capacity,
+                              mem.split_capacity)
         if gate is not None:
             return self._result(cycle, gate, None, (), CycleMemory(
                 bundle_data, MappingProxyType(recently), mem.shedding, placement_mem, rr_mem,
-                mem.multimap_capacity, cycle.maps))
+                mem.multimap_capacity, cycle.maps,
+                _candidate_capacity(cycle, (), settings, mem.candidate_capacity),
+                cycle.split_capacity))
 
         shedding = self.shedding
         if lean and elapsed.replaying and isinstance(shedding, SelectingShedder):
@@ -287,15 +302,20 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             placement_mem = self.placement.on_unload_attempt_completed(placement_mem)
         return self._result(cycle, None, decision, outcomes, CycleMemory(
             bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem, capacity,
-            cycle.maps))
+            cycle.maps, _candidate_capacity(cycle, outcomes, settings, mem.candidate_capacity),
+            cycle.split_capacity))
 
     def _prepare(self, state: ClusterState, settings: Settings, elapsed: Elapsed,
                  bundle_data: Mapping[str, BundleData], recently: Mapping[str, int],
                  expired: tuple[str, ...], maps: LeaderMaps,
-                 like: LoadData | None = None) -> _Cycle:
+                 like: LoadData | None = None, candidate_capacity: int = 0,
+                 split_capacity: int = 0) -> _Cycle:
         """The cycle's load data and placement environment, and its automatic splits. ``like``:
         load data built from the same reports, maps and bundle data, taken with this cycle's
-        time and recently unloaded bundles (what :func:`build_load_data` takes from them)."""
+        time and recently unloaded bundles (what :func:`build_load_data` takes from them).
+        ``candidate_capacity``: the table length ``brokerCandidateCache`` kept from earlier
+        cycles (:func:`candidate_order`); ``split_capacity``: ``BundleSplitterTask``'s result
+        map's (:func:`auto_splits`)."""
         # the reader's name index (None when the state has none): the cycle's bundle data holds
         # exactly the names of the state's reports, so it counts their system bundles too
         self._names = state.name_index()
@@ -306,16 +326,22 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             load = build_load_data(state, bundle_data, recently,
                                    pulsar_system=bool(settings.profile["shedPulsarSystem"]),
                                    maps=maps, names=self._names)
-        env = PlacementEnv.of(state.available(), load, state.cluster_policies(), settings)
+        policies = state.cluster_policies()
+        order, capacity = candidate_order(state.available(), load, policies, settings,
+                                          candidate_capacity)
+        env = PlacementEnv.of(order, load, policies, settings, capacity or 16)
         self._env = env
+        self._candidate_table = capacity or 16
         # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none
-        splits = (auto_splits(state, load, settings, env)
+        splits = (auto_splits(state, load, settings, env, split_capacity)
                   if self.check_splits and not elapsed.replaying else ())
+        kept = cleared_capacity(split_capacity, len(splits))
         split_away = frozenset(s.candidate.bundle for s in splits if s.skipped is None)
         if split_away:  # checkNamespaceBundleSplit removes their bundle data before shedding
             maps = LeaderMaps(maps.brokers, maps.bundles.then((b, False) for b in split_away))
             load = replace(load, split_away=split_away, bundle_map=map_of(maps.bundles))
-        return _Cycle(state, settings, elapsed, load, env, expired, splits, maps)
+        return _Cycle(state, settings, elapsed, load, env, expired, splits, maps, capacity,
+                      kept if kept > 16 else 0)
 
     def _lean_unload(self, cycle: _Cycle, shedding: SelectingShedder, mem: CycleMemory,
                      recently: dict[str, int], placement_mem: Any, rr_mem: Any
@@ -444,14 +470,31 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         if usage > threshold:
             # applyNamespacePolicies adds its brokers to the (not cleared) candidate set: every
             # broker the namespace policies allow
+            again = self._readded(allowed, cands, env)
             recheck, placement_mem = self.placement.select(
-                PlacementRequest(allowed, bundle, load, settings, self.rng, data, planned),
+                PlacementRequest(again, bundle, load, settings, self.rng, data, planned),
                 placement_mem)
             if recheck.broker is not None:
                 why = CycleWhy("overloaded-pick", recheck.broker, broker, usage, threshold)
                 broker = recheck.broker
         return (PlacementTrace(bundle, tuple(steps), decision, recheck, broker, why),
                 placement_mem, rr_mem)
+
+    def _readded(self, allowed: Sequence[str], cands: Sequence[str],
+                 env: PlacementEnv) -> Sequence[str]:
+        """The candidate set of the overload re-check: ``applyNamespacePolicies`` adds every
+        broker the policies allow to ``brokerCandidateCache`` without clearing it, so a broker
+        the filters had removed goes back at the *end* of its bucket's chain, after the brokers
+        still there (JDK ``HashMap.putVal`` appends), not where the first fill put it
+        (ModularLoadManagerImpl.selectBroker at 009a9bf2cdff). The set then iterates by bucket,
+        each bucket's remaining brokers first. ``allowed`` as is when nothing was removed, or
+        when ``env`` is not the cycle's own (no table known)."""
+        table = self._candidate_table if env is self._env else None
+        kept = set(cands)
+        back = [b for b in allowed if b not in kept]
+        if table is None or not back:
+            return allowed
+        return tuple(java_hash_order([*cands, *back], capacity=table))
 
     def _candidates(
         self, namespace: str, load: LoadData, settings: Settings, env: PlacementEnv
@@ -534,7 +577,8 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         """Everything that changes from cycle to cycle on a held state (bundle data does not:
         replayed cycles take no sample)."""
         return (memory.shedding, memory.placement, memory.round_robin,
-                dict(memory.recently_unloaded), memory.multimap_capacity)
+                dict(memory.recently_unloaded), memory.multimap_capacity,
+                memory.candidate_capacity, memory.split_capacity)
 
     def held(self, state: ClusterState, at: int) -> ClusterState:
         return shifted(state, at)
@@ -594,6 +638,51 @@ def _total_throughput(local: LocalBrokerData) -> float:
     return total
 
 
+def candidate_order(available: Sequence[str], load: LoadData, policies: ClusterPolicies,
+                    settings: Settings, capacity: int) -> tuple[tuple[str, ...], int]:
+    """The order ``selectBroker``'s candidates come in, and the table length they come from.
+
+    ``ModularLoadManagerImpl.brokerCandidateCache`` is a field ``HashSet`` (ModularLoadManagerImpl
+    at 009a9bf2cdff) that ``selectBroker``, ``shouldNamespacePoliciesUnload`` and
+    ``shouldAntiAffinityNamespaceUnload`` ``clear()`` and refill through
+    ``LoadManagerShared.applyNamespacePolicies``, which walks ``getAvailableBrokers()`` — a
+    ``new HashSet<>(list)`` (:func:`~lbctl.model.javaorder.hashset_copy_order`) — adding each
+    broker it allows. ``clear()`` keeps the table, so the candidates iterate by the buckets of the
+    largest table the set ever had (``capacity``, carried in :class:`CycleMemory`, grown by this
+    cycle's fill: the brokers a namespace without an isolation policy is given), each bucket in
+    the order the brokers were added. The filters after it only remove brokers (or re-add a
+    subset, which keeps each bucket's order), so the candidates are a subsequence of this order.
+    A fresh set of the same brokers in the snapshot's order differs after the cluster shrank,
+    and for 12, 24, 48… brokers, where ``new HashSet<>(list)`` has twice the buckets of a set
+    filled one broker at a time. Returns the brokers in the order they are added, and the table
+    length (0: 16 or none, which order alike)."""
+    rule = settings.profile["isolationBrokerHost"]
+    added = hashset_copy_order(available)
+    fill = 0
+    for b in added:  # applyNamespacePolicies, for a namespace without an isolation policy
+        host = broker_host(b, rule)
+        bd = load.brokers.get(b)
+        if host is not None and bd is not None and bd.local.persistentTopicsEnabled \
+                and policies.is_shared(host):
+            fill += 1
+    cap = cleared_capacity(capacity, fill)
+    return tuple(added), cap if cap > 16 else 0
+
+
+def _candidate_capacity(cycle: _Cycle, outcomes: Sequence[UnloadOutcome], settings: Settings,
+                        before: int) -> int:
+    """``brokerCandidateCache``'s table length after the cycle: grown when the cycle filled the
+    set — a selected bundle outside the shedding-excluded namespaces reaches
+    ``shouldNamespacePoliciesUnload``, and a split with ``loadBalancerAutoUnloadSplitBundlesEnabled``
+    asks it too — else as it was (lookups between snapshots are not seen: lbctl assumes none)."""
+    filled = any(not (isinstance(o.skipped, CycleWhy) and o.skipped.code == "excluded-namespace")
+                 for o in outcomes)
+    # (the setting is read only when a split was made, as checkNamespaceBundleSplit reads it)
+    filled = filled or (any(s.skipped is None for s in cycle.splits)
+                        and bool(settings["loadBalancerAutoUnloadSplitBundlesEnabled"]))
+    return cycle.candidate_capacity if filled else before
+
+
 def _multimap_order(selections: Sequence[Selection], buckets: int,
                     reused: int) -> tuple[list[Selection], int]:
     """``Multimap.asMap().forEach``: brokers in the backing ``HashMap``'s order (16 buckets on
@@ -608,11 +697,16 @@ def _multimap_order(selections: Sequence[Selection], buckets: int,
 
 # --- checkNamespaceBundleSplit --------------------------------------------------------------------
 def auto_splits(state: ClusterState, load: LoadData, settings: Settings,
-                env: PlacementEnv | None = None) -> tuple[AutoSplit, ...]:
+                env: PlacementEnv | None = None, capacity: int = 0) -> tuple[AutoSplit, ...]:
     """``checkNamespaceBundleSplit``: the splits the leader would make this cycle, in order. The
     children are unloaded when ``loadBalancerAutoUnloadSplitBundlesEnabled`` and the namespace
     policies would let the bundle be unloaded (``shouldNamespacePoliciesUnload``,
-    ``shouldAntiAffinityNamespaceUnload``)."""
+    ``shouldAntiAffinityNamespaceUnload``).
+
+    The order is ``bundlesToBeSplit.keySet()``'s: ``BundleSplitterTask.bundleCache`` is a field
+    ``HashMap`` (BundleSplitterTask at 0f6f07c8ef06 and master) ``clear()`` ed at each call, so it
+    iterates by the largest table it grew to: ``capacity``, that length from earlier cycles (0:
+    16 or none)."""
     if not settings["loadBalancerAutoBundleSplitEnabled"]:
         return ()
     if len(state.available()) <= 1 and settings.profile["splitNeedsTwoBrokers"]:
@@ -629,7 +723,7 @@ def auto_splits(state: ClusterState, load: LoadData, settings: Settings,
         _plan_one(state, settings, picked[b], algorithm,
                   unload and policies_block_unload(namespace_of(b), picked[b].broker, load,
                                                    env) is None)
-        for b in java_hash_order(picked))
+        for b in java_hash_order(picked, capacity=cleared_capacity(capacity, len(picked))))
 
 
 def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate,

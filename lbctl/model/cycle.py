@@ -106,6 +106,12 @@ class CycleMemory(Struct, frozen=True):
     multimap_capacity: int = 0
     #: ``LoadData``'s broker and bundle maps as the leader has kept them so far
     maps: LeaderMaps = field(default_factory=LeaderMaps)
+    #: the table length ``ModularLoadManagerImpl.brokerCandidateCache`` (a field ``HashSet``,
+    #: cleared and refilled at each use) grew to (0: never filled)
+    candidate_capacity: int = 0
+    #: the table length ``BundleSplitterTask.bundleCache`` (a field ``HashMap``, cleared at each
+    #: ``findBundlesToSplit``) grew to (0: 16 or never filled)
+    split_capacity: int = 0
 
 
 class Elapsed(Struct, frozen=True):

@@ -885,6 +885,26 @@ def hashset_copy_capacity(size: int) -> int:
     return table_size_for(max(int(_f32(_f32(float(size)) / _f32(0.75))) + 1, 16))
 
 
+def hashset_copy_order(keys: Iterable[str]) -> list[str]:
+    """``new HashSet<>(collection)`` of ``keys`` (in the collection's order) as it iterates: a
+    table of :func:`hashset_copy_capacity` buckets, one ``add`` per key (tree bins aside)."""
+    items = list(dict.fromkeys(keys))
+    return java_hash_order(items, capacity=hashset_copy_capacity(len(items)))
+
+
+def cleared_capacity(capacity: int, size: int) -> int:
+    """The table length of a ``HashMap``/``HashSet`` of table length ``capacity`` (0: none yet)
+    that is ``clear()`` ed and then given ``size`` keys one ``put``/``add`` at a time: the table
+    is kept (``clear`` never shrinks it), made at 16 on the first put when there was none, and
+    doubles while the size exceeds 3/4 of it (tree bins aside). No put: unchanged."""
+    if size <= 0:
+        return capacity
+    cap = capacity or 16
+    while size > cap * 3 // 4:
+        cap <<= 1
+    return cap
+
+
 def hashmap_capacity(size: int) -> int:
     """Capacity of a ``HashMap`` after ``size`` single ``put`` calls (no tree bins)."""
     cap = 16

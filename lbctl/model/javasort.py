@@ -33,6 +33,7 @@ leaves its input alone either way.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -59,6 +60,18 @@ def int_cast_compare(a: float, b: float) -> int:
     """``(int) (a - b)``: the comparator Pulsar writes as a lambda over two doubles (truncation
     toward zero, so differences under 1.0 compare equal; NaN → 0; saturating)."""
     return d2i(a - b)
+
+
+def double_compare_key(x: float) -> tuple[int, float, float]:
+    """An ascending sort key that orders like ``Double.compare`` (JDK 17 ``java/lang/Double.java``):
+    ``-0.0`` before ``0.0`` (Python's ``<`` calls them equal), every NaN equal to every other and
+    after everything, ``+Infinity`` included (Python's ``<`` is false both ways with a NaN, which
+    leaves a ``sorted`` by the plain float in no defined order). ``Double.compare`` is a total
+    order, so a stable sort by this key gives what ``List.sort(Comparator.comparingDouble(f))``
+    gives, equal keys in their list order."""
+    if x != x:  # NaN
+        return (1, 0.0, 0.0)
+    return (0, x, math.copysign(1.0, x))
 
 
 def java_sort(items: Iterable[T], compare: Callable[[T, T], int]) -> list[T]:

@@ -292,10 +292,14 @@ class PlacementEnv:
 
     @classmethod
     def of(cls, available: Sequence[str], load: LoadData,
-           policies: ClusterPolicies, settings: Settings) -> PlacementEnv:
+           policies: ClusterPolicies, settings: Settings,
+           capacity: int | None = None) -> PlacementEnv:
+        """``capacity``: the table length of the set the candidates are iterated from (the
+        modular ``brokerCandidateCache``, which keeps its table across calls; ``available`` then
+        in the order the set was filled); ``None``: a fresh set's."""
         locals_ = [bd.local for bd in load.brokers.values()]
         return cls(
-            tuple(java_hash_order(available)), policies,
+            tuple(java_hash_order(available, capacity=capacity)), policies,
             any(x.loadManagerClassName is not None for x in locals_),
             any(x.brokerVersionString for x in locals_),
             settings.profile["isolationBrokerHost"])

@@ -86,11 +86,13 @@ class GreedyWhy(Why, frozen=True):
     amount: float = 0.0
 
 
-def descending(value: float) -> tuple[int, float]:
-    """Sort key for ``Double.compare(b, a)`` (largest first): NaN, which ``Double.compare`` ranks
-    above everything, comes first; ``-0.0`` and ``0.0`` tie (Java puts ``0.0`` first, a
-    difference that needs negative-zero traffic figures to show)."""
-    return (0, 0.0) if math.isnan(value) else (1, -value)
+def descending(value: float) -> tuple[int, float, float]:
+    """Sort key for ``Double.compare(b, a)`` (largest first), the comparator of the greedy
+    shedders' and UniformLoadShedder's bundle sorts (OverloadShedder, ThresholdShedder,
+    UniformLoadShedder at 085e7b8f428f): NaN, which ``Double.compare`` ranks above everything,
+    comes first, and ``0.0`` before ``-0.0`` (a bundle whose two throughput figures are both
+    ``-0.0``), which Python's ``<`` calls equal."""
+    return (0, 0.0, 0.0) if value != value else (1, -value, -math.copysign(1.0, value))
 
 
 def is_sheddable_data(load: LoadData, bundle: str) -> bool:
@@ -191,9 +193,13 @@ _RANKED: list[tuple[BundleDataView, dict[Any, Any]]] = []
 
 
 def _tie_key(value: float) -> object:
-    """What ``Double.compare`` ties on, as a dict key: every NaN alike; ``0.0`` and ``-0.0``
-    already hash and compare equal (lbctl lets them tie, see :func:`descending`)."""
-    return "nan" if value != value else value
+    """What ``Double.compare`` ties on, as a dict key: every NaN alike, and ``-0.0`` apart from
+    ``0.0`` (which Python's ``==`` and ``hash`` would merge)."""
+    if value != value:
+        return "nan"
+    if value == 0.0 and math.copysign(1.0, value) < 0:
+        return "-0"
+    return value
 
 
 def _ranking(load: LoadData, bundles: Iterable[str]
@@ -229,10 +235,13 @@ def _ranking(load: LoadData, bundles: Iterable[str]
     else:
         values = list(map(throughput, distinct))
     nan = any(map(math.isnan, values))
+    # -0.0 (which ``in`` finds as 0.0) sorts after 0.0 under Double.compare
+    exact = nan or (0.0 in values and any(v == 0.0 and math.copysign(1.0, v) < 0
+                                          for v in values))
     order = distinct
     if nan or len(set(values)) < len(values):
         # The stable sort below keeps the shedding map's order among bundles that tie on their
-        # value (0.0 and -0.0 tie here; every NaN ties every NaN) and orders the others by value
+        # value (every NaN ties every NaN; 0.0 and -0.0 do not) and orders the others by value
         # alone: only the tied ones need the map's order (a Java hash of each name). They go
         # first in that order, the others after them in any order.
         count = Counter(_tie_key(v) for v in values)
@@ -243,9 +252,9 @@ def _ranking(load: LoadData, bundles: Iterable[str]
         values = list(map(value_of.__getitem__, order))
     # list.sort is stable, like Java's Stream.sorted: ties keep the map's iteration order.
     # Dropping recently unloaded bundles before or after a stable sort gives the same order.
-    if nan:  # Double.compare ranks NaN first
-        keys: list[tuple[int, float]] | list[float] = [descending(v) for v in values]
-    else:  # the same order: -0.0 and 0.0 tie either way
+    if exact:  # Double.compare ranks NaN first, 0.0 before -0.0
+        keys: list[tuple[int, float, float]] | list[float] = [descending(v) for v in values]
+    else:  # the same order: no NaN, no -0.0
         keys = [-v for v in values]
     ranks = sorted(range(len(order)), key=keys.__getitem__)
     hit = ([order[i] for i in ranks], [values[i] for i in ranks], other)

@@ -55,7 +55,9 @@ Each selection carries ``destination`` = the pair's low broker: that is AvgShedd
 its placement half (:class:`AvgShedderPlacement`) honours.
 
 Ties: brokers are scored in ``LoadData.getBrokerData()`` order into the score ``HashMap``, whose
-iteration order (:func:`~lbctl.model.javaorder.java_hash_order`) the sort starts from. Bundles are iterated in the order of
+iteration order (:func:`score_map_order`) the sort starts from. That map is a field, cleared and
+refilled each cycle: it keeps the largest table it grew to, so after the cluster shrinks its order
+is not a fresh map's (:class:`AvgShedderMemory`, ``score_capacity``). Bundles are iterated in the order of
 ``LoadData.getBundleDataForLoadShedding()``, a ``HashMap`` built by ``Collectors.toMap`` (one put
 at a time), then stably sorted by value, so equal values keep that ``HashMap`` order.
 """
@@ -83,7 +85,7 @@ from lbctl.model.decision import (
     SheddingDecision,
     Why,
 )
-from lbctl.model.javaorder import java_hash_order
+from lbctl.model.javaorder import JavaHashMap
 from lbctl.model.javasort import (
     JAVA_EXCEPTION,
     ComparisonContractViolation,
@@ -92,6 +94,7 @@ from lbctl.model.javasort import (
 )
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.model.loaddata import BundleDataView, LoadData
+from lbctl.records import replace
 from lbctl.strategies.base import PlacementRequest
 from lbctl.strategies.registry import PLACEMENT, SHEDDING
 
@@ -107,10 +110,21 @@ READS = (*WEIGHT_KEYS, "loadBalancerAvgShedderHighThreshold",
 
 
 class AvgShedderMemory(Struct, frozen=True):
-    """The hit counters AvgShedder keeps between cycles (``brokerHitCountForHigh/Low``)."""
+    """What AvgShedder's fields keep between cycles: the hit counters
+    (``brokerHitCountForHigh/Low``) and the table length of the score map (``brokerScoreMap``).
+
+    The score map is a field ``HashMap`` that ``calculateScoresAndSort`` ``clear()`` s and refills
+    each cycle (AvgShedder at d76ae6831a1c, and master after PR #24954); ``clear()`` keeps the
+    table, so after the cluster shrinks the map iterates its brokers by the buckets of the
+    largest table it ever grew to, not those of a fresh map: equal scores (and, before PR
+    #24954, scores less than a point apart) then tie in that order. ``score_capacity`` is that
+    length once it is over 16, else 0 (no put yet, or 16 buckets: a fresh map's first put makes
+    16, so both iterate alike). The hit-count maps are only read by key (``computeIfAbsent``,
+    ``remove``) and logged, never iterated for a decision: their tables change nothing."""
 
     hit_high: Mapping[str, int] = field(default_factory=lambda: _EMPTY_COUNTS)
     hit_low: Mapping[str, int] = field(default_factory=lambda: _EMPTY_COUNTS)
+    score_capacity: int = 0
 
 
 class _Limits(Struct, frozen=True):
@@ -254,14 +268,21 @@ def _inc(counts: dict[str, int], broker: str) -> None:
     counts[broker] = counts.get(broker, 0) + 1
 
 
-def scores_of(load: LoadData, settings: Settings) -> dict[str, float]:
-    """Rule 1: weighted max usage × 100 per broker, in the score ``HashMap``'s order (filled in
-    ``getBrokerData()`` order), which the sort streams from."""
-    weights = settings.weights4()
-    return {
-        b: load.brokers[b].local.max_resource_usage_with_weight(*weights) * 100
-        for b in java_hash_order(load.brokers)
-    }
+def score_map_order(brokers: Iterable[str], capacity: int = 0) -> tuple[list[str], int]:
+    """``brokerScoreMap.clear()`` then one ``put`` per broker of ``brokers`` (in
+    ``getBrokerData()``'s order): the map's iteration order, and the table length to carry to
+    the next cycle (0 when it is 16 or less; see :class:`AvgShedderMemory`).
+
+    A cleared ``HashMap`` of table length ``capacity`` fills as a ``new HashMap<>(capacity)``
+    does (its first put makes a table of that length, threshold 3/4 of it): JDK 17
+    ``HashMap.clear`` / ``resize``. :class:`~lbctl.model.javaorder.JavaHashMap` also grows the
+    table where a bucket of 9 brokers would (below 64 buckets it resizes instead of making a
+    tree bin)."""
+    m = JavaHashMap(capacity) if capacity > 16 else JavaHashMap()
+    for b in brokers:
+        m.put(b)
+    grown = m.capacity
+    return m.keys(), grown if grown > 16 else 0
 
 
 def sort_brokers(scores: Mapping[str, float], settings: Settings) -> list[str]:
@@ -348,22 +369,26 @@ class AvgShedder:
         if not load.brokers:
             return None, SheddingDecision(NAME, notes=(AvgWhy("note-no-brokers"),),
                                           numbers=limits.numbers(0)), mem
-        scores = scores_of(load, settings)
+        in_map, capacity = score_map_order(load.brokers, mem.score_capacity)
+        weights = settings.weights4()
+        scores = {b: load.brokers[b].local.max_resource_usage_with_weight(*weights) * 100
+                  for b in in_map}
         try:
             order = sort_brokers(scores, settings)
         except ComparisonContractViolation:
-            # the exception leaves findBundlesForUnloading before the hit counts change
+            # the exception leaves findBundlesForUnloading before the hit counts change; the
+            # score map was refilled (and grown) before the sort
             failed = _Cycle(load, limits, scores, list(scores), record, first_only)
-            return failed, failed.failed(), mem
+            return failed, failed.failed(), replace(mem, score_capacity=capacity)
         hit_high, hit_low = dict(mem.hit_high), dict(mem.hit_low)
         pairs = find_broker_pairs(order, scores, limits, hit_high, hit_low)
         run = _Cycle(load, limits, scores, order, record, first_only)
         if not any(p.kept for p in pairs):
-            return run, run.no_pair(pairs), AvgShedderMemory()
+            return run, run.no_pair(pairs), AvgShedderMemory(score_capacity=capacity)
         for pair in pairs:
             run.pair(pair, hit_high, hit_low)
         return run, run.decision(sum(p.kept for p in pairs)), AvgShedderMemory(
-            MappingProxyType(hit_high), MappingProxyType(hit_low))
+            MappingProxyType(hit_high), MappingProxyType(hit_low), capacity)
 
 
 class _Cycle:

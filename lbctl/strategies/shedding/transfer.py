@@ -7,7 +7,10 @@ A. **Load statistics** (``LoadStats.update``) over the load-data store, in its i
    whole cycle for a broker still cooling down (``updatedAt − lastUnload <
    loadBalanceSheddingDelayInSeconds``: Skip/CoolDown), then Skip/OutDatedData or Skip/NoBrokers
    when nothing is left, Skip/NoLoadData when an available broker has no data; otherwise the mean
-   and population standard deviation of ``weightedMaxEMA``. The store is stable-sorted by load.
+   and population standard deviation of ``weightedMaxEMA``. The store is stable-sorted by load
+   with ``Comparator.comparingDouble`` (``LoadStats.setLoadDataStore``, TransferShedder at
+   028ed6295a34): ``Double.compare``'s order, -0.0 before 0.0 and NaN after everything
+   (:func:`~lbctl.model.javasort.double_compare_key`).
 B. **Hit-count gate**: ``std > loadBalancerBrokerLoadTargetStd`` or the least loaded broker is
    underloaded or the most loaded overloaded → ``hitCount += 1``, else 0; shedding continues only
    when ``hitCount > loadBalancerSheddingConditionHitCountThreshold`` (Skip/HitCount otherwise).
@@ -58,6 +61,7 @@ from lbctl.model.decision import (
     Why,
 )
 from lbctl.model.javaorder import concurrent_order, java_hash_order
+from lbctl.model.javasort import double_compare_key
 from lbctl.model.loaddata import LoadData
 from lbctl.strategies.registry import SHEDDING
 
@@ -355,7 +359,10 @@ class _Run:
         if ctx.available is None:
             return self.result((Label.FAILURE, Reason.UNKNOWN),
                                TransferWhy("no-registry"), counted=False)
-        st.sorted = sorted(ctx.store.items(), key=lambda e: e[1].weightedMaxEMA)  # stable
+        # LoadStats.setLoadDataStore: List.sort(Comparator.comparingDouble(weightedMaxEMA)),
+        # i.e. Double.compare — -0.0 before 0.0, NaN last — stable over the store's order
+        st.sorted = sorted(ctx.store.items(),
+                           key=lambda e: double_compare_key(e[1].weightedMaxEMA))
         st.max_idx = len(st.sorted) - 1
         st.min_idx = 0
         skip = self.load_stats()

@@ -9,7 +9,8 @@ import java.util.List;
  * Plain JDK, no Pulsar: how Collections.sort orders a LinkedList of positions by their values
  * with a given comparator, or that it throws. Each stdin line is "ID<TAB>MODE<TAB>v0<TAB>v1...",
  * MODE "int" for (int) (a - b) over doubles (AvgShedder's broker order before PR #24954) or
- * "double" for Double.compare(a, b); prints "ID<TAB>i0<TAB>i1..." (the positions in sorted order)
+ * "double" for Double.compare(a, b), "desc" for Double.compare(b, a) (the shedders' bundle sorts);
+ * prints "ID<TAB>i0<TAB>i1..." (the positions in sorted order)
  * or "ID<TAB>THROW<TAB>message" when the sort throws IllegalArgumentException. The same positions
  * are also sorted through a sized Stream.sorted (AvgShedder's calculateScoresAndSort streams its
  * score map that way); when that answer differs the line is "ID<TAB>STREAM-DIFFERS".
@@ -33,6 +34,8 @@ public class SortFacts {
             }
             Comparator<Integer> c = p[1].equals("int")
                     ? (e1, e2) -> (int) (v[e1] - v[e2])
+                    : p[1].equals("desc")
+                    ? (e1, e2) -> Double.compare(v[e2], v[e1])
                     : (e1, e2) -> Double.compare(v[e1], v[e2]);
             String viaStream;
             try {
