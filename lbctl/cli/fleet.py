@@ -223,8 +223,12 @@ def ingest(
       lbctl fleet ingest /data/snapshots --out /data/fleet --master local[8] \\
           --conf spark.driver.memory=4g
     """
+    from lbctl.errors import UsageError
     from lbctl.fleet.ingest import ingest as run
     from lbctl.render.fleet_view import IngestView
+    from lbctl.safe.files import refuse_link
+
+    refuse_link(out, error=UsageError)  # the tables, the manifest and the lock are written in it
 
     skipped = _plots_skipped_said(no_plot=False) if then_report else None
     with history_inputs(ctx, given, out) as inputs, _spark(spark, _debug(ctx)) as (

@@ -28,6 +28,15 @@ class Mutating(OptionGroup, frozen=True):
     force: Force = False
     journal: Journal = None
 
+    def __post_init__(self) -> None:
+        """A journal named by a link is refused before the cluster is asked anything (the
+        executor would refuse it only after the command had read and validated)."""
+        if self.journal is not None:
+            from lbctl.errors import ConfigError
+            from lbctl.safe.files import refuse_link
+
+            refuse_link(self.journal, error=lambda m: ConfigError(f"{m}; nothing was sent"))
+
 
 @grouped
 def unload(
