@@ -54,7 +54,8 @@ def corpus(tmp_path_factory) -> Path:
 def ingested_corpus(corpus, run_fleet, tmp_path_factory):
     out = tmp_path_factory.mktemp("native") / "out"
     result = run_fleet("ingest", str(corpus), "--out", str(out), "-o", "json", "-q")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the malformed files are skipped
+    assert result.stderr.startswith("lbctl: error: skipped ")
     return out, json.loads(result.stdout)
 
 
@@ -68,7 +69,7 @@ def ingested_small(corpus, run_fleet, spark, tmp_path_factory):
         result = run_fleet("ingest", str(corpus), "--out", str(out), "-o", "json", "-q")
     finally:
         spark.conf.set(SMALL_INPUT_CONF, "0")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # the malformed files are skipped
     return out, json.loads(result.stdout)
 
 
