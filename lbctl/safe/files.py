@@ -151,6 +151,23 @@ def refuse_link(path: str | os.PathLike[str], *, error: ErrorFactory) -> None:
         raise link_refused(name, error)
 
 
+def refuse_unwritable(path: str | os.PathLike[str], *, what: str, error: ErrorFactory) -> None:
+    """Refuse, before any work, a name lbctl will write that is a link (:func:`refuse_link`) or
+    something other than a regular file (a directory, a FIFO, a device): the command would
+    otherwise read the whole cluster first and fail only when it came to write. A missing name
+    is fine (it is created)."""
+    name = os.fspath(path)
+    refuse_link(name, error=error)
+    try:
+        mode = os.stat(name).st_mode
+    except (OSError, ValueError):
+        return
+    if not stat.S_ISREG(mode):
+        e = error(f"{name}: {_describe(mode)} (expected {what})")
+        e.exit_code = ExitStatus.ERROR
+        raise e
+
+
 def open_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
                  follow: bool = False) -> int:
     """A file descriptor of ``path`` opened for reading, after checking it is a regular file.
