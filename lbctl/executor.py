@@ -103,6 +103,10 @@ class Executor:
         self.confirm = confirm
         self.show = show
         self.journal = journal or default_journal()
+        from lbctl.safe.files import refuse_link
+
+        # $LBCTL_JOURNAL's too: it is read (repeats) and appended to
+        refuse_link(self.journal, error=lambda m: ConfigError(f"{m}; nothing was sent"))
         self.clock = clock
         self.run_id = uuid.uuid4().hex[:12]
         self.force = force

@@ -143,7 +143,7 @@ class TokenAuth(Auth):
         from lbctl.safe.files import read_regular
 
         path = str(Path(self._path).expanduser())
-        raw = read_regular(path, what="a token file", limit=1 << 20,
+        raw = read_regular(path, what="a token file", limit=1 << 20, follow=True,
                            error=lambda m: ConfigError(f"auth: token file {m}"))
         try:
             tok = raw.decode("utf-8").strip()
@@ -183,7 +183,7 @@ class TlsAuth(Auth):
                 return ConfigError(prefix + m)
 
             os.close(open_regular(str(Path(p).expanduser()), what=f"a TLS client {what} file",
-                                  error=problem))
+                                  error=problem, follow=True))
         self.cert_file = str(Path(cert_file).expanduser())
         self.key_file = str(Path(key_file).expanduser())
 
@@ -251,7 +251,7 @@ class OAuth2Auth(Auth):
 
                 path = raw[len("file://"):] if raw.startswith("file://") else raw
                 text = read_regular(str(Path(path).expanduser()), what="an OAuth2 key file",
-                                    limit=1 << 20,
+                                    limit=1 << 20, follow=True,
                                     error=lambda m: ConfigError(f"auth: OAuth2 private key {m}")
                                     ).decode("utf-8")
             key = json.loads(text)

@@ -51,7 +51,7 @@ def _pem(kind: str, der: bytes) -> str:
 def read_store(path: str, kind: str | None, password: str | None, what: str) -> Store:
     from lbctl.safe.files import read_regular
 
-    data = read_regular(path, what=f"a {what}", limit=64 << 20,
+    data = read_regular(path, what=f"a {what}", limit=64 << 20, follow=True,
                         error=lambda m: ConfigError(f"TLS: {what} {m}"))
     t = (kind or "JKS").strip().upper()
     if t == "JKS":

@@ -65,7 +65,7 @@ def ssl_context(cfg: ConnectionConfig, auth: Auth) -> ssl.SSLContext | bool:
             import os
 
             os.close(open_regular(cfg.tls_trust_cert_path, what="a PEM file of CA certificates",
-                                  error=lambda m: ConfigError(f"TLS: trust certificates {m}")))
+                                  follow=True, error=lambda m: ConfigError(f"TLS: trust certificates {m}")))
             ctx = ssl.create_default_context(cafile=cfg.tls_trust_cert_path)
         else:
             import certifi

@@ -57,15 +57,19 @@ def copy_examples(root: Path, dest: Path) -> int:
     import os
 
     from lbctl.errors import LbctlError
-    from lbctl.safe.files import atomic_write, read_regular
+    from lbctl.safe.files import atomic_write, read_regular, refuse_link
+
+    def refused(m: str) -> LbctlError:
+        return LbctlError(f"{m}; nothing was copied")
+
+    refuse_link(dest, error=refused)
 
     def existing(target: Path) -> bytes | None:
+        for parent in reversed(target.relative_to(dest).parents[:-1]):  # a linked sub-directory
+            refuse_link(dest / parent, error=refused)
         if not os.path.lexists(target):
             return None
-        if target.is_symlink():
-            raise LbctlError(f"{target}: is a symbolic link; nothing was copied (choose another "
-                             "directory)")
-        return read_regular(str(target), what="a copy of the example", error=LbctlError)
+        return read_regular(str(target), what="a copy of the example", error=refused)
 
     files = [p for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
     there = {p: existing(dest / p.relative_to(root)) for p in files}

@@ -51,6 +51,12 @@ def export(
     if (file is None) == (append is None):
         raise UsageError("give exactly one of -f FILE (or -f - for stdout) or "
                          "--append FILE.jsonl")
+    from lbctl.errors import SnapshotError
+    from lbctl.safe.files import refuse_unwritable
+
+    for named in (file, append):  # before the cluster is read, not after
+        if named is not None and str(named) != "-":
+            refuse_unwritable(named, what="a snapshot file to write", error=SnapshotError)
     state = choose(ctx, topics=topics).read().last
     target: Path | str
     if append is not None:

@@ -25,6 +25,7 @@ from lbctl.cli.common import LoadManagerChoice, Shown
 from lbctl.cli.groups import Fields, OptionGroup, grouped
 from lbctl.cli.root import HandlingGroup
 from lbctl.cli.state import FleetInput
+from lbctl.errors import Interrupted, LbctlError
 
 if TYPE_CHECKING:
     from lbctl.fleet.report import ReportOptions
@@ -116,6 +117,7 @@ def _spark(spark: SparkArgs, debug: bool = False) -> Iterator[tuple[Callable[...
                 held.append(spark_session(master, settings, input_bytes=input_bytes))
             held.append(owned)
             progress.spark = held[0]
+            noted.install()  # over the handler a SparkContext started here installed
             if debug:
                 sc = held[0].sparkContext
                 sys.stderr.write(f"lbctl: debug: spark master {sc.master}, Spark "
@@ -123,11 +125,54 @@ def _spark(spark: SparkArgs, debug: bool = False) -> Iterator[tuple[Callable[...
                                  f"{sc.defaultParallelism}\n")
         return held[0]
 
+    noted = _InterruptNoted(held)
+    noted.install()
     try:
         yield session, progress
+    except Exception as e:
+        if noted.seen:  # Py4J swallows a Ctrl-C during a call; the call then fails
+            raise Interrupted("interrupted") from e
+        raise
     finally:
+        noted.uninstall()
         if held and held[1]:
             held[0].stop()
+
+
+class _InterruptNoted:
+    """Ctrl-C during the Spark work: noted, and ``KeyboardInterrupt`` raised. Py4J catches a ``KeyboardInterrupt`` that comes during a
+    call to the JVM and the call then fails ("Answer from Java side is empty"), which lbctl
+    reported as a failed Spark job, exit 1, under Py4J's traceback; noted, it is exit 130 and
+    "interrupted". Installed again each time a session starts (a SparkContext started in the
+    main thread installs its own handler)."""
+
+    def __init__(self, held: list[Any]) -> None:
+        self.held = held
+        self.seen = False
+        self.previous: Any = None
+
+    def handle(self, signum: int, frame: Any) -> None:
+        self.seen = True  # jobs are cancelled when the session stops: a call to the JVM from
+        raise KeyboardInterrupt  # here, during another, is a reentrant read of Py4J's socket
+
+    def install(self) -> None:
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            return  # only the main thread may set a handler (and receives the signal)
+        if self.previous is None:
+            self.previous = signal.getsignal(signal.SIGINT)
+        if self.previous is signal.SIG_IGN:  # run in the background by a shell: leave it so
+            return
+        signal.signal(signal.SIGINT, self.handle)
+
+    def uninstall(self) -> None:
+        import signal
+        import threading
+
+        if self.previous is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, self.previous)
 
 
 @contextmanager
@@ -214,7 +259,8 @@ def ingest(
 
     Tables: snapshots, brokers (one row per broker per snapshot), bundles (one row per bundle per
     snapshot) and topics. Re-running adds only what is new; a malformed file is reported and
-    skipped, and so is a bad line of a .jsonl (its good lines are ingested). With --report, the report follows in the same Spark session.
+    skipped, and so is a bad line of a .jsonl (its good lines are ingested); the run then ends
+    with one line counting them and exit code 1. With --report, the report follows in the same Spark session.
 
     \b
     Examples:
@@ -223,8 +269,12 @@ def ingest(
       lbctl fleet ingest /data/snapshots --out /data/fleet --master local[8] \\
           --conf spark.driver.memory=4g
     """
+    from lbctl.errors import UsageError
     from lbctl.fleet.ingest import ingest as run
     from lbctl.render.fleet_view import IngestView
+    from lbctl.safe.files import refuse_link
+
+    refuse_link(out, error=UsageError)  # the tables, the manifest and the lock are written in it
 
     skipped = _plots_skipped_said(no_plot=False) if then_report else None
     with history_inputs(ctx, given, out) as inputs, _spark(spark, _debug(ctx)) as (
@@ -238,14 +288,31 @@ def ingest(
         result = run(inputs, out, session=sized, progress=progress)
         if not then_report:
             shown.emit(IngestView(result))
-            return
-        from lbctl.render import render
+        else:
+            from lbctl.render import render
 
-        render(IngestView(result), "table", sys.stderr)  # stdout holds the report alone
-        sys.stderr.flush()
-        from lbctl.fleet.report import ReportOptions
+            render(IngestView(result), "table", sys.stderr)  # stdout holds the report alone
+            sys.stderr.flush()
+            from lbctl.fleet.report import ReportOptions
 
-        _report(session, progress, out, None, ReportOptions(), skipped, shown)
+            _report(session, progress, out, None, ReportOptions(), skipped, shown)
+    lost = skipped_input(result.skipped)
+    if lost is not None:
+        raise lost
+
+
+def skipped_input(entries: list[dict[str, Any]]) -> LbctlError | None:
+    """The error an ingest ends with when it skipped anything (None: it read everything): a
+    script must not take a run that left records out for a clean one (exit 1, "bad input file",
+    docs/exit-codes.md), though the summary was printed and every good record stored. Entries
+    with a ``line`` are bad lines of a ``.jsonl`` whose other lines were read."""
+    if not entries:
+        return None
+    lines = sum("line" in e for e in entries)
+    files = len(entries) - lines
+    parts = ([f"{files} file(s)"] if files else []) + ([f"{lines} line(s)"] if lines else [])
+    return LbctlError(f"skipped {' and '.join(parts)} that could not be read (each is named "
+                      "in the summary); everything else was ingested")
 
 
 @app.command("report")

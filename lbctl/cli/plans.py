@@ -21,6 +21,11 @@ def _queue(history: Path | None):  # type: ignore[no-untyped-def]
     from lbctl.cli.watcher import default_history
     from lbctl.watch.plans import PlanQueue
 
+    if history is not None:
+        from lbctl.errors import UsageError
+        from lbctl.safe.files import refuse_link
+
+        refuse_link(history, error=UsageError)
     if history is not None and history.exists() and not history.is_dir():
         from lbctl.errors import UsageError
 

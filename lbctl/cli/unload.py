@@ -28,6 +28,16 @@ class Mutating(OptionGroup, frozen=True):
     force: Force = False
     journal: Journal = None
 
+    def __post_init__(self) -> None:
+        """A journal named by a link, or a directory, is refused before the cluster is asked
+        anything (the executor would refuse it only after the command had read and validated)."""
+        if self.journal is not None:
+            from lbctl.errors import ConfigError
+            from lbctl.safe.files import refuse_unwritable
+
+            refuse_unwritable(self.journal, what="a journal file (JSON lines)",
+                              error=lambda m: ConfigError(f"{m}; nothing was sent"))
+
 
 @grouped
 def unload(

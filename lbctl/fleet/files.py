@@ -4,9 +4,11 @@ Inputs are files or directories (walked recursively; entries starting with ``.``
 skips them) of snapshot files:
 ``.json``, ``.yaml``/``.yml``, ``.jsonl``/``.ndjson``, each optionally ``.gz``. Other files in an
 input directory are not snapshots and are left alone (a file named explicitly is always read, so a
-wrong extension is reported by the reader). Only regular files are read: a dangling symbolic link,
+wrong extension is reported by the reader). Only regular files are read: a symbolic link (to a file
+or a directory, dangling or not: lbctl reads nothing through a link, :mod:`lbctl.safe.files`),
 a FIFO, a socket or a device in an input directory is reported with one line and skipped (a FIFO
-would block the reader forever), as is a directory that cannot be listed.
+would block the reader forever), as is a directory that cannot be listed; an input named on the
+command line that is a link is refused.
 
 The manifest (``_lbctl_fleet.json`` in the output directory) remembers every file read
 successfully with its size and modification time; a re-run reads only files that are new or
@@ -30,6 +32,7 @@ from pathlib import Path
 import orjson
 
 from lbctl.errors import UsageError
+from lbctl.safe.files import link_message, refuse_link
 
 MANIFEST = "_lbctl_fleet.json"
 MANIFEST_FORMAT = "lbctl/fleet-manifest@2"  # @2: bundles carry owner_bundles, owner_throughput
@@ -73,6 +76,7 @@ def list_inputs(paths: Iterable[Path | str]) -> Listing:
     skipped: dict[str, str] = {}
     for p in paths:
         root = Path(p)
+        refuse_link(root, error=UsageError)
         if not root.exists():
             raise UsageError(f"{p}: no such file or directory")
         if not root.is_dir():
@@ -81,6 +85,10 @@ def list_inputs(paths: Iterable[Path | str]) -> Listing:
 
         for dirpath, dirnames, filenames in os.walk(root, onerror=_unlisted(skipped, root)):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(_HIDDEN))
+            for d in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+                dirnames.remove(d)  # os.walk would not enter it either, but without a word
+                shown = os.path.abspath(os.path.join(dirpath, d))
+                skipped[shown] = link_message(shown)
             for name in sorted(filenames):
                 if not name.startswith(_HIDDEN) and is_snapshot_name(name):
                     _add(seen, skipped, Path(dirpath) / name)
@@ -101,13 +109,15 @@ def _add(seen: dict[str, InputFile], skipped: dict[str, str], path: Path) -> Non
     """A regular file is recorded (by its real path); anything else is skipped with a reason."""
     shown = os.path.abspath(path)
     try:
-        st = os.stat(path)  # follows symbolic links
+        st = os.lstat(path)  # a link is not followed
     except FileNotFoundError:
-        skipped[shown] = f"{shown}: no such file" + (
-            " (a dangling symbolic link)" if os.path.islink(path) else "")
+        skipped[shown] = f"{shown}: no such file"
         return
     except OSError as e:
         skipped[shown] = f"{shown}: cannot read: {e.strerror or e}"
+        return
+    if stat.S_ISLNK(st.st_mode):
+        skipped[shown] = link_message(shown)
         return
     if not stat.S_ISREG(st.st_mode):
         what = next((w for test, w in _KINDS if test(st.st_mode)), "not a regular file")

@@ -550,9 +550,16 @@ def plots_skipped(no_plot: bool) -> str | None:
 def write_files(report: FleetReport, out: Path) -> list[str]:
     """CSV and Parquet tables and, unless ``report.plots_skipped`` says why not, the PNG plots,
     in ``out``."""
+    from lbctl.errors import LbctlError
     from lbctl.fleet import plots
+    from lbctl.safe.files import refuse_link
 
+    refuse_link(out, error=LbctlError)
     out.mkdir(parents=True, exist_ok=True)
+    names = [f"{n}.csv" for n in ("clusters", "samples", "hot_bundles", "moves")]
+    names += ["samples.parquet", "moves.parquet", "spread.png", "churn.png"]
+    for name in names:  # pandas and matplotlib open by name, and would write through a link
+        refuse_link(out / name, error=LbctlError)
     written = []
     samples = report.samples.assign(time=report.samples["time"].map(_iso))
     for name, df in (("clusters", report.clusters), ("samples", samples),

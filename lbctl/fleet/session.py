@@ -199,6 +199,13 @@ def quiet_warnings() -> None:
     # pyspark logs every failed query's context as JSON on stderr; lbctl reports errors itself
     for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger"):
         logging.getLogger(name).disabled = True
+    # Py4J logs a Ctrl-C during a call to the JVM, with a traceback, on the root logger
+    # (GatewayClient.send_command); lbctl says "interrupted" itself (lbctl.cli.fleet)
+    logging.getLogger().addFilter(_not_py4j_interrupt)
+
+
+def _not_py4j_interrupt(record: Any) -> bool:
+    return not str(record.msg).startswith("KeyboardInterrupt while sending command")
 
 
 def spark_session(
@@ -284,6 +291,24 @@ def job_error(e: BaseException) -> SparkError:
     return SparkError(f"Spark job failed: {reason} (Spark's log: {log_path()})")
 
 
+def _wait_through_ctrl_c(finished: Any) -> None:
+    """Wait for the start even when Ctrl-C comes meanwhile, then let the interrupt go on: until
+    the start ends fd 2 is Spark's log, so the one line saying the command was interrupted went
+    there, and the user saw a bare exit 130 (hostile13). A second Ctrl-C stops waiting.
+
+    An event, not ``Thread.join``: a join that Ctrl-C interrupts marks a running thread stopped
+    (CPython 3.11's fix for bpo-45274 releases the thread's lock), and every later join returns
+    at once."""
+    try:
+        while not finished.wait(0.2):
+            pass
+    except KeyboardInterrupt:
+        with contextlib.suppress(KeyboardInterrupt):
+            while not finished.wait(0.2):
+                pass
+        raise
+
+
 def start_while(start: Callable[[], T], meanwhile: Callable[[], U]) -> tuple[T, U]:
     """``start()`` (a Spark start: the Python side mostly waits for the JVM, which keeps one core
     busy for seconds) in a thread while ``meanwhile()`` runs in this one — Python work the
@@ -298,18 +323,22 @@ def start_while(start: Callable[[], T], meanwhile: Callable[[], U]) -> tuple[T, 
     started: list[T] = []
     failed: list[BaseException] = []
 
+    finished = threading.Event()
+
     def run() -> None:
         try:
             started.append(start())
         except BaseException as e:  # handed to the calling thread
             failed.append(e)
+        finally:
+            finished.set()
 
     thread = threading.Thread(target=run, name="lbctl-spark-start", daemon=True)
     thread.start()
     try:
         done = meanwhile()
     finally:
-        thread.join()
+        _wait_through_ctrl_c(finished)
     if failed:
         raise failed[0]
     return started[0], done

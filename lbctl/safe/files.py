@@ -3,6 +3,12 @@
 Every file lbctl reads on a user's word (snapshots, ``broker.conf``, ``client.conf``, token and key
 files) is opened through :func:`read_regular`:
 
+* **never through a symbolic link** (``O_NOFOLLOW``): lbctl reads and writes no file through a
+  link, so a link planted where a snapshot, a plan, a journal or a history file is expected cannot
+  make it read (or, for a writer, replace) another file; :func:`link_message` says so in one line
+  and names the link's target, which the user may give instead. Credentials are the exception
+  (``follow=True``): a Kubernetes secret volume mounts each key as a link into ``..data``, and
+  they are only ever read;
 * **regular files only** (or ``-`` where a command reads stdin): a FIFO would block the open or the
   read forever and ``/dev/zero`` never ends. The file is opened with ``O_NONBLOCK`` — a FIFO's open
   returns at once — and ``fstat`` decides before a byte is read;
@@ -38,7 +44,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lbctl.errors import ConfigError, LbctlError, UsageError
+from lbctl.errors import ConfigError, ExitStatus, LbctlError, UsageError
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -107,13 +113,71 @@ def _regular(fd: int, name: str, *, what: str, error: ErrorFactory) -> int:
     return fd
 
 
-def open_regular(path: str, *, what: str, error: ErrorFactory = ConfigError) -> int:
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def link_message(path: str) -> str:
+    """The one line for a symbolic link where lbctl reads or writes, naming its target (which the
+    user can give instead, when that is what they meant)."""
+    try:
+        target = os.path.realpath(path)
+    except (OSError, ValueError):
+        target = "?"
+    return (f"{path}: is a symbolic link (lbctl reads and writes no file through a link; "
+            f"give the path it points to, {target}, if that is the one)")
+
+
+def link_refused(path: str, error: ErrorFactory) -> LbctlError:
+    """The caller's error for a link at ``path`` (so that whoever catches that kind still does),
+    with exit code 1 whatever the kind's own: a link is a bad input file for every command alike
+    (docs/exit-codes.md), not a usage error for some and a file error for others."""
+    e = error(link_message(path))
+    e.exit_code = ExitStatus.ERROR
+    return e
+
+
+def refuse_link(path: str | os.PathLike[str], *, error: ErrorFactory) -> None:
+    """Refuse ``path`` when its last component is a symbolic link (dangling or not): for a
+    directory lbctl reads or writes in (``fleet ingest`` inputs, ``--out``, ``--history``,
+    ``examples --copy``) and a file it replaces by renaming (``-f``), where ``O_NOFOLLOW`` cannot
+    ask for it. A name too long or otherwise unusable is left to the open that follows."""
+    name = os.fspath(path)
+    try:
+        is_link = stat.S_ISLNK(os.lstat(name).st_mode)
+    except (OSError, ValueError):
+        return
+    if is_link:
+        raise link_refused(name, error)
+
+
+def refuse_unwritable(path: str | os.PathLike[str], *, what: str, error: ErrorFactory) -> None:
+    """Refuse, before any work, a name lbctl will write that is a link (:func:`refuse_link`) or
+    something other than a regular file (a directory, a FIFO, a device): the command would
+    otherwise read the whole cluster first and fail only when it came to write. A missing name
+    is fine (it is created)."""
+    name = os.fspath(path)
+    refuse_link(name, error=error)
+    try:
+        mode = os.stat(name).st_mode
+    except (OSError, ValueError):
+        return
+    if not stat.S_ISREG(mode):
+        e = error(f"{name}: {_describe(mode)} (expected {what})")
+        e.exit_code = ExitStatus.ERROR
+        raise e
+
+
+def open_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
+                 follow: bool = False) -> int:
     """A file descriptor of ``path`` opened for reading, after checking it is a regular file.
 
-    ``what`` ends the message (``expected {what}``). The open never blocks (``O_NONBLOCK``).
+    ``what`` ends the message (``expected {what}``). The open never blocks (``O_NONBLOCK``) and
+    never follows a symbolic link unless ``follow`` (credentials only: see the module docstring).
     """
+    flags = os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise error(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -121,16 +185,18 @@ def open_regular(path: str, *, what: str, error: ErrorFactory = ConfigError) -> 
     except PermissionError:
         raise error(f"{path}: permission denied") from None
     except OSError as e:
+        if e.errno == errno.ELOOP and not follow and os.path.islink(path):
+            raise link_refused(path, error) from None
         raise error(f"{path}: cannot open: {e.strerror or e}") from None
     return _regular(fd, path, what=what, error=error)
 
 
 def read_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
-                 limit: int | None = None) -> bytes:
+                 limit: int | None = None, follow: bool = False) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` (default
-    :data:`LIMITS`.max_input_bytes)."""
+    :data:`LIMITS`.max_input_bytes); ``follow``: as :func:`open_regular`."""
     cap = LIMITS.max_input_bytes if limit is None else limit
-    fd = open_regular(path, what=what, error=error)
+    fd = open_regular(path, what=what, error=error, follow=follow)
     try:
         with os.fdopen(fd, "rb") as f:
             data = f.read(cap + 1)
@@ -197,10 +263,6 @@ def private_dir(directory: str) -> None:
         os.makedirs(directory, mode=0o700, exist_ok=True)
 
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-
-
 def open_private(name: str, *, error: ErrorFactory, new: bool = False, append: bool = False,
                  mode: int = 0o600, what: str = "a regular file to write") -> tuple[int, bool]:
     """A read-write descriptor of the regular file ``name`` and whether this call created it.
@@ -231,8 +293,7 @@ def open_private(name: str, *, error: ErrorFactory, new: bool = False, append: b
             raise error(f"{name}: cannot open: it keeps disappearing")
     except OSError as e:
         if e.errno == errno.ELOOP or (os.path.islink(name) and not isinstance(e, IsADirectoryError)):
-            raise error(f"{name}: is a symbolic link (lbctl does not write through links; "
-                        "remove it or give another path)") from None
+            raise link_refused(name, error) from None
         if isinstance(e, IsADirectoryError):
             raise error(f"{name}: is a directory (expected {what})") from None
         if isinstance(e, PermissionError):
@@ -259,7 +320,9 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def atomic_write(name: str, data: bytes, *, error: ErrorFactory, mode: int = 0o600) -> None:
     """Replace ``name`` with ``data`` at once: readers see the old file or the new one, never
-    half of it, and a crash at any point leaves no temporary file behind."""
+    half of it, and a crash at any point leaves no temporary file behind. A symbolic link at
+    ``name`` is refused (:func:`refuse_link`), not silently replaced by a file."""
+    refuse_link(name, error=error)
     directory = os.path.dirname(os.path.abspath(name))
     tmp: str | None = None
     try:

@@ -17,6 +17,7 @@ plot is a one-line error.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,9 +36,13 @@ TARGET_STD_KEY = "loadBalancerBrokerLoadTargetStd"
 
 
 def check_plot_path(path: Path, flag: str = "--plot") -> None:
-    """Refuse, before any work, a file name matplotlib would write in another format."""
+    """Refuse, before any work, a file name matplotlib would write in another format, and a
+    symbolic link (:func:`lbctl.safe.files.refuse_link`)."""
+    from lbctl.safe.files import refuse_link
+
     if path.suffix.lower() not in PLOT_SUFFIXES:
         raise UsageError(f"{flag} {path}: the file name must end in .png or .svg")
+    refuse_link(path, error=LbctlError)
 
 
 # --- the series ----------------------------------------------------------------------------------
@@ -195,12 +200,21 @@ def integer_ticks(ax: Any) -> None:
 
 
 def save(fig: Any, path: Path) -> None:
-    """Write the figure as PNG, or SVG for a ``.svg`` name; an OS error is one line."""
+    """Write the figure as PNG, or SVG for a ``.svg`` name; an OS error is one line. The image is
+    drawn in memory and written by :func:`lbctl.safe.files.atomic_write`: matplotlib opening the
+    name itself would follow a link planted there, and a full disk would leave half a file."""
+    import io
+
+    from lbctl.safe.files import atomic_write
+
     fmt = "svg" if path.suffix.lower() == ".svg" else "png"
-    try:
-        fig.savefig(str(path), format=fmt)
-    except OSError as e:
-        raise LbctlError(f"{path}: cannot write the plot ({e.strerror or e})") from None
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    atomic_write(str(path), buf.getvalue(), mode=0o666 & ~mask,
+                 error=lambda m: LbctlError(m.replace(": cannot write:",
+                                                      ": cannot write the plot:")))
 
 
 def plot_simulation(result: SimulationResult, path: Path) -> None:

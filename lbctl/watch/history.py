@@ -24,7 +24,7 @@ from msgspec import Struct
 
 from lbctl.errors import UsageError
 from lbctl.model.cluster import ClusterState
-from lbctl.safe.files import private_dir
+from lbctl.safe.files import private_dir, refuse_link
 from lbctl.sources.files import HISTORY_GLOB
 
 PREFIX, SUFFIX = HISTORY_GLOB.split("*")
@@ -55,8 +55,7 @@ class History:
     def __init__(self, directory: Path, retention: Retention | None = None):
         self.dir = directory
         self.retention = retention or Retention()
-        if directory.is_symlink():
-            raise UsageError(f"{directory}: is a symbolic link (give the real directory)")
+        refuse_link(directory, error=UsageError)
         if directory.exists() and not directory.is_dir():
             raise UsageError(f"{directory}: not a directory")
         private_dir(str(directory))

@@ -93,7 +93,7 @@ def test_long_runs_elide_quiet_cycles_in_the_table(runner) -> None:
     (["--noise", "nan"], "'--noise': 'nan' is not a finite number"),
     (["--host-seed", "-3"], "--host-seed must be >= 0"),
     (["--hosts", "no/such/hosts.yaml"], "no/such/hosts.yaml: no such file"),
-    (["--hosts", "examples"], "is a directory (expected a hosts file"),
+    (["--hosts", str(EXAMPLES.resolve())], "is a directory (expected a hosts file"),
     (["--hosts", ""], "--hosts: expected inferred or mixed or a hosts file"),
 ])
 def test_bad_flags_are_one_line_errors(runner, args: list[str], message: str) -> None:

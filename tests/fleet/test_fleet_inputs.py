@@ -6,6 +6,9 @@ import gzip
 import os
 import shutil
 
+import pytest
+
+from lbctl.errors import UsageError
 from lbctl.fleet.files import InputFile, list_inputs
 from lbctl.fleet.ingest import _failed_file, file_uri, native_kind, reader_slices
 from lbctl.fleet.isolate import isolated_file_rows, needs_isolation
@@ -23,16 +26,30 @@ def test_only_regular_files_are_listed_and_the_rest_is_reported(tmp_path) -> Non
     os.symlink(tmp_path / "a.json", tmp_path / "link.json")
     os.mkfifo(tmp_path / "pipe.jsonl")
     (tmp_path / "dir.json").mkdir()
+    (tmp_path / "real").mkdir()
+    shutil.copy(CORPUS / "west" / "snap-000.json", tmp_path / "real" / "b.json")
+    os.symlink(tmp_path / "real", tmp_path / "linked")  # os.walk skipped it without a word
     listing = list_inputs([tmp_path])
-    assert [f.path for f in listing.files] == [str(tmp_path / "a.json")]  # the link is the same file
-    assert listing.skipped == {
-        str(tmp_path / "dangling.json"):
-            f"{tmp_path / 'dangling.json'}: no such file (a dangling symbolic link)",
+    assert [f.path for f in listing.files] == [str(tmp_path / "a.json"),
+                                               str(tmp_path / "real" / "b.json")]
+
+    def link(name: str, target: str) -> str:
+        return (f"{tmp_path / name}: is a symbolic link (lbctl reads and writes no file through "
+                f"a link; give the path it points to, {tmp_path / target}, if that is the one)")
+
+    assert listing.skipped == {  # links are not followed (hostile13)
+        str(tmp_path / "dangling.json"): link("dangling.json", "gone.json"),
+        str(tmp_path / "link.json"): link("link.json", "a.json"),
+        str(tmp_path / "linked"): link("linked", "real"),
         str(tmp_path / "pipe.jsonl"):
             f"{tmp_path / 'pipe.jsonl'}: not a regular file (a FIFO); only regular files are read",
     }
     # a FIFO named on the command line is skipped the same way (reading it would block)
     assert list_inputs([tmp_path / "pipe.jsonl"]).skipped
+    # a link named on the command line is refused, file or directory
+    for name in ("link.json", "linked"):
+        with pytest.raises(UsageError, match="is a symbolic link"):
+            list_inputs([tmp_path / name])
 
 
 def test_spark_takes_json_it_can_name_and_lbctl_the_rest(tmp_path) -> None:

@@ -28,7 +28,8 @@ CLUSTERS = sorted({s["cluster"] for s in SNAPS})
 
 def test_ingest_writes_every_row_and_reports_the_malformed_file(ingested) -> None:
     out, result = ingested
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # a file was skipped: the run says so, last
+    assert result.stderr.endswith("lbctl: error: skipped 1 file(s) that could not be read (each is named in the summary); everything else was ingested\n")
     summary = json.loads(result.stdout)
     assert summary["files"] == {"found": 12, "unchanged": 0, "read": 11, "skipped": 1}
     assert [s["file"] for s in summary["skipped"]] == [str(CORPUS / "lab" / "broken.json")]
@@ -233,7 +234,8 @@ def test_ingest_then_report_in_one_session_prints_the_report_and_the_summary_on_
     monkeypatch.setattr(files, "tree_size", lambda root: store if root == out else 0)
     result = run_fleet("--debug", "ingest", str(CORPUS / "lab"), "--out", str(out), "--report",
                        "-o", "json", "-q")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output  # broken.json skipped; the report was made
+    assert result.stderr.endswith("lbctl: error: skipped 1 file(s) that could not be read (each is named in the summary); everything else was ingested\n")
     data = json.loads(result.stdout)
     assert [c["cluster"] for c in data["clusters"]] == ["lab"]
     lab = data["clusters"][0]
@@ -267,7 +269,10 @@ def test_a_bad_line_loses_no_good_line_and_the_fixed_file_adds_only_the_missing_
     spark.conf.set(SMALL_INPUT_CONF, str(1 << 40) if small else "0")
     try:
         first = run_fleet("ingest", str(src), "--out", str(out), "-o", "json", "-q")
-        assert first.exit_code == 0, first.output
+        assert first.exit_code == 1, first.output
+        assert first.stderr.endswith("lbctl: error: skipped 1 line(s) that could not be read "
+                                     "(each is named in the summary); everything else was "
+                                     "ingested\n")
         data = json.loads(first.stdout)
         assert data["skipped"] == [{"file": str(seq), "reason": str(refused.value), "line": 2}]
         assert data["files"] == {"found": 1, "unchanged": 0, "read": 1, "skipped": 0}

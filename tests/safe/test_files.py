@@ -65,12 +65,14 @@ def test_an_append_never_reaches_a_links_target(tmp_path: Path, victim: Path, gz
     assert victim.read_bytes() == VICTIM and link.is_symlink()
 
 
-def test_an_atomic_write_replaces_a_link_not_its_target(tmp_path: Path, victim: Path) -> None:
+def test_an_atomic_write_refuses_a_link_and_leaves_both_alone(tmp_path: Path, victim: Path) -> None:
+    """It used to replace the link with the file: not through it, but the user's link was gone
+    without a word. lbctl writes no file through a link, and says so (hostile13)."""
     link = tmp_path / "out.json"
     link.symlink_to(victim)
-    atomic_write(str(link), b"{}\n", error=ConfigError)
-    assert victim.read_bytes() == VICTIM
-    assert not link.is_symlink() and link.read_bytes() == b"{}\n"
+    with pytest.raises(ConfigError, match="is a symbolic link.*give the path it points to"):
+        atomic_write(str(link), b"{}\n", error=ConfigError)
+    assert victim.read_bytes() == VICTIM and link.is_symlink()
 
 
 def test_the_apply_lock_never_truncates_a_links_target(tmp_path: Path, victim: Path) -> None:

@@ -60,16 +60,22 @@ def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
 
 
 def test_a_device_is_refused(tmp_path: Path) -> None:
+    """A link named like a snapshot is refused as a link, before anything is read (hostile13:
+    lbctl follows no link); the device itself, named directly, is refused as a device."""
+    from lbctl.safe.files import read_regular
+
     link = tmp_path / "zero.json"
     link.symlink_to("/dev/zero")
-    with pytest.raises(SnapshotError, match="is a device"):
+    with pytest.raises(SnapshotError, match="zero.json: is a symbolic link .*/dev/zero"):
         _with_timeout(lambda: read_snapshot_file(link))
+    with pytest.raises(SnapshotError, match="/dev/zero: is a device"):
+        _with_timeout(lambda: read_regular("/dev/zero", what="a snapshot file", error=SnapshotError))
 
 
 def test_a_dangling_symlink_is_one_line(tmp_path: Path) -> None:
     link = tmp_path / "gone.json"
     link.symlink_to(tmp_path / "nowhere.json")
-    with pytest.raises(SnapshotError, match="no such file"):
+    with pytest.raises(SnapshotError, match="gone.json: is a symbolic link .*nowhere.json"):
         read_snapshot_file(link)
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from lbctl.collector import collector_paused
 from lbctl.errors import SnapshotError, UsageError
 from lbctl.model.cluster import iso_time
+from lbctl.safe.files import refuse_unwritable
 from lbctl.sources.prometheus.history import PrometheusHistory
 from lbctl.sources.prometheus.request import HistoryRequest, Reference, Report
 
@@ -38,10 +39,16 @@ def write_history(client: PrometheusClient, req: HistoryRequest, path: str,
     import os
     import tempfile
 
+    if path == "-":  # a stream cut by a failed step would read as a whole, shorter history
+        raise UsageError("-f -: standard output is not supported for a sequence (it is written "
+                         "atomically, whole or not at all); give a file name ending in .jsonl "
+                         "or .jsonl.gz")
     lower = path.lower()
     gz = lower.endswith(".gz")
     if not lower.removesuffix(".gz").endswith((".jsonl", ".ndjson")):
         raise UsageError(f"{path}: a sequence is written as .jsonl (optionally .jsonl.gz)")
+    # before any request; os.replace would swap a link for the file
+    refuse_unwritable(path, what="a .jsonl file to write", error=SnapshotError)
     directory = os.path.dirname(os.path.abspath(path))
     try:  # before any request; the error names the file asked for, not the temporary one
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.",
