@@ -399,14 +399,17 @@ class PrometheusHistory:
                     out.append((group, m, RangeQuery(q, s, e, self.req.step_ms, n)))
         return out
 
-    def _fetch(self, s: int, e: int) -> _Chunk:
-        """The chunk ``[s, e]``: its queries asked together, their series as columns."""
+    def _fetch(self, s: int, e: int, asked: Callable[[], None] | None = None) -> _Chunk:
+        """The chunk ``[s, e]``: its queries asked together, their series as columns;
+        ``asked`` is called once they are answered, before the columns are made."""
         from lbctl.model.bundle import BundleName, BundleNameError
 
         step = self.req.step_ms
         grid = Grid(s, step, (e - s) // step + 1)
         queries = self._queries(s, e)
         results = self.client.query_ranges([q for _, _, q in queries])
+        if asked is not None:
+            asked()
         warnings: list[str] = []
         for res in results:
             for w in res.warnings:
@@ -574,8 +577,12 @@ class PrometheusHistory:
         Only the waiting is done there; the answers are decoded here, when their chunk is read
         (a worker that decoded too would only take turns with this thread on the interpreter,
         and the turns cost: 17 % more CPU measured at 24 h × 100 brokers × 500 bundles). The
-        client itself is used by this thread alone. Stopped early (an error, an interrupt), the
-        worker's requests are cancelled and the worker waited for."""
+        next chunk is asked once this one is answered (read ahead, or asked here), never while
+        this thread waits for it: Prometheus then evaluates the chunk waited for on its cores
+        alone (at 3 h × 100 brokers × 500 bundles, two chunks, Prometheus' CPU during the first
+        wait went from 0.32 to 0.16 s; prom10's change). The client itself is used by this
+        thread alone. Stopped early (an error, an interrupt), the worker's requests are
+        cancelled and the worker waited for."""
         client = self.client
         if len(plan) == 1 or not client.can_read_ahead():
             for s, e in plan:
@@ -597,9 +604,17 @@ class PrometheusHistory:
         try:
             for k, (s, e) in enumerate(plan):
                 answers = nxt.result() if nxt is not None else {}
-                nxt = pool.submit(ahead, *plan[k + 1]) if k + 1 < len(plan) else None
+                nxt = None
+
+                def read_next(k: int = k) -> None:
+                    nonlocal nxt
+                    if k + 1 < len(plan):
+                        nxt = pool.submit(ahead, *plan[k + 1])
+
                 client.serve(answers)
-                yield self._fetch(s, e)
+                if answers:
+                    read_next()
+                yield self._fetch(s, e, None if answers else read_next)
         finally:
             client.serve({})
             if nxt is not None and not nxt.done():
