@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from lbctl.errors import UsageError
 from lbctl.model.cluster import EXTENSIBLE, MODULAR, iso_time
-from lbctl.model.wire.java import INT_MAX, LONG_MAX
+from lbctl.model.wire.java import INT_MAX, LONG_MAX, MAX_EPOCH_MS
 from lbctl.model.wire.snapshot import NamespaceBundleStats
 from lbctl.sources.percent_usage import usage_for
 from lbctl.sources.prometheus.catalog import (
@@ -198,7 +198,8 @@ class BundleColumns:
                 cuts.update(compress(range(1, n), map(operator.ne, present, present[1:])))
         stats: list[dict[str, NamespaceBundleStats]] = []
         sums: list[Sums] = []
-        big = False  # a rate sum msgspec would write otherwise than orjson
+        # a rate sum msgspec would write otherwise than orjson, or a count sum beyond a Java int
+        big = False
         bounds = sorted(cuts)
         for lo, hi in zip(bounds, bounds[1:], strict=False):
             here = [(name, cols) for name, present, cols in carried if present[lo]]
@@ -217,8 +218,10 @@ class BundleColumns:
                     total = list(map(operator.add, total, cols[f][lo:hi]))
                 acc.append(total)
             sums += zip(*acc, strict=True)
-            big = big or max(map(max, acc[:_COUNTS_FROM])) >= PLAIN_FLOAT
-        # clean: every typed stats of it, and sums that msgspec writes as orjson does
+            big = big or (max(map(max, acc[:_COUNTS_FROM])) >= PLAIN_FLOAT
+                          or max(map(max, acc[_COUNTS_FROM:])) > INT_MAX)
+        # clean: every typed stats of it, sums that msgspec writes as orjson does and counts
+        # that a LocalBrokerData holds
         clean = not big and all(self.leaves[(b, name)][1] for name, _, _ in carried)
         return BrokerRows(stats, sums, clean)
 
@@ -246,7 +249,8 @@ def _clean(cols: list[Column]) -> bool:
 class BrokerRows:
     """A broker's bundles in one chunk, as if it alone carried each of them: its ``lastStats``
     at each step and their sums (:data:`Sums`), and whether they are clean (:func:`_clean`,
-    and rate sums below :data:`PLAIN_FLOAT`)."""
+    rate sums below :data:`PLAIN_FLOAT` and count sums within a Java ``int``, as
+    ``LocalBrokerData``'s ``numTopics``, ``numConsumers`` and ``numProducers`` are)."""
 
     stats: list[dict[str, NamespaceBundleStats]]
     sums: list[Sums]
@@ -491,9 +495,13 @@ class PrometheusHistory:
     def built(self) -> Generator[Built, None, None]:
         """Each snapshot (:meth:`snapshots`) with whether its typed stats are clean (every
         value checked, column by column, as the snapshot's declarations would check it: else
-        the snapshot is to be read the checked way, through its JSON) and plain (every float
-        below :data:`PLAIN_FLOAT` and no section but the modular ones: msgspec then writes it
-        byte for byte as orjson does)."""
+        the snapshot is to be read the checked way, through its JSON; the brokers' sums too:
+        rates finite and ≥ 0, counts within a Java ``int``) and plain (every float below
+        :data:`PLAIN_FLOAT` and no section but the modular ones: msgspec then writes it byte
+        for byte as orjson does; every usage and limit finite, and its time one the reader
+        takes as ``lastUpdate``). A clean, plain snapshot's brokers thus pass every check of
+        their figures the reader makes (``DirectStates`` is told so, and does not look at
+        them again)."""
         req = self.req
         chunks = self._plan()
         total = (req.end_ms - req.start_ms) // req.step_ms + 1
@@ -658,7 +666,8 @@ class PrometheusHistory:
             # a step where two brokers carry one bundle, per-topic metrics, or no bundle here
             stats = brokers_stats.get(b, {})
             made = _sums(stats)
-            clean = clean and max(made[:_COUNTS_FROM]) < PLAIN_FLOAT
+            clean = (clean and max(made[:_COUNTS_FROM]) < PLAIN_FLOAT
+                     and max(made[_COUNTS_FROM:]) <= INT_MAX)
             brokers[b] = self._local_broker_data(b, st, stats, made)
         snap: dict[str, Any] = {
             "format": "lbctl/snapshot@1", "cluster": layout.cluster, "capturedAt": iso_time(at),
@@ -693,7 +702,8 @@ class PrometheusHistory:
         if gaps:
             snap[GAPS] = gaps
         usages_plain = st.usages.plain
-        plain = (clean and self._plain and layout.load_manager == MODULAR
+        plain = (clean and self._plain and 0 < at <= MAX_EPOCH_MS
+                 and layout.load_manager == MODULAR
                  and layout.bundles_from == "bundles" and "topics" not in snap
                  and all(usages_plain[b] for b in present))
         return snap, clean, plain
