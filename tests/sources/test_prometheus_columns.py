@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -151,36 +150,3 @@ def test_a_column_of_usages_against_one_limit_is_the_usages_one_by_one(
 
     limits = [limit] * len(percents)
     assert bits(usage_columns(percents, limits)) == bits(list(map(usage_for, percents, limits)))
-
-
-@pytest.mark.parametrize("max_points", [100, 5], ids=["one-chunk", "chunks-of-5"])
-def test_a_broker_s_reports_made_per_chunk_are_its_reports_step_by_step(max_points: int) -> None:
-    """A broker's ``LocalBrokerData`` JSON made once for its whole chunk
-    (``PrometheusHistory._reports``, read by a snapshot where no bundle of it has two carriers)
-    is, at every step, what ``_local_broker_data`` makes of that step's rows: the same keys in
-    the same order, the same values, the same stats dict (on the fake history whose bundle
-    moves, carried by two brokers at one step, and whose broker b3 is not scraped at one
-    step)."""
-    import msgspec
-    import orjson
-
-    from lbctl.admin.prometheus import PrometheusClient
-    from lbctl.sources.prometheus.history import PrometheusHistory
-    from tests.sources.test_prometheus_output import REQ, fake
-
-    compared = 0
-    with PrometheusClient("http://prom", transport=fake(), max_points=max_points) as c:
-        hist = PrometheusHistory(c, REQ)
-        for chunk in hist._chunks(hist._plan()):
-            for i in range(chunk.grid.n):
-                st = chunk.step(i)
-                for b, rows in chunk.bundles.rows.items():
-                    if b not in st.resources:
-                        continue
-                    want = hist._local_broker_data(b, st, rows.stats[i], rows.sums[i])
-                    got = hist._reports(b, st, rows)[i]
-                    assert got["lastStats"] is rows.stats[i]
-                    assert orjson.dumps(got, default=msgspec.structs.asdict) == \
-                        orjson.dumps(want, default=msgspec.structs.asdict)
-                    compared += 1
-    assert compared > 20

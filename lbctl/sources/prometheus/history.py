@@ -255,8 +255,6 @@ class BrokerRows:
     stats: list[dict[str, NamespaceBundleStats]]
     sums: list[Sums]
     clean: bool
-    #: its ``LocalBrokerData`` JSON at every step from these (:meth:`PrometheusHistory._reports`)
-    reports: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -657,17 +655,13 @@ class PrometheusHistory:
             self.report.broker_gaps[b] = self.report.broker_gaps.get(b, 0) + 1
         known.update(st.resources)
         brokers: dict[str, Any] = {}
-        rows = st.bundles.rows
         for b in present:
-            made = sums.get(b)
-            if made is not None:  # its bundles carried by it alone: the chunk's report
-                brokers[b] = self._reports(b, st, rows[b])[st.i]
-                continue
-            # a step where two brokers carry one bundle, per-topic metrics, or no bundle here
             stats = brokers_stats.get(b, {})
-            made = _sums(stats)
-            clean = (clean and max(made[:_COUNTS_FROM]) < PLAIN_FLOAT
-                     and max(made[_COUNTS_FROM:]) <= INT_MAX)
+            made = sums.get(b)
+            if made is None:  # a step where two brokers carry one bundle, or per-topic metrics
+                made = _sums(stats)
+                clean = (clean and max(made[:_COUNTS_FROM]) < PLAIN_FLOAT
+                         and max(made[_COUNTS_FROM:]) <= INT_MAX)
             brokers[b] = self._local_broker_data(b, st, stats, made)
         snap: dict[str, Any] = {
             "format": "lbctl/snapshot@1", "cluster": layout.cluster, "capturedAt": iso_time(at),
@@ -823,29 +817,6 @@ class PrometheusHistory:
                 "msgRateOut": r_out, "numTopics": topics, "numBundles": len(stats),
                 "numConsumers": consumers, "numProducers": producers, "bundles": list(stats),
                 "lastStats": stats, "lastUpdate": st.t, RECONSTRUCTED: _REBUILT}
-
-    def _reports(self, b: str, st: Step, rows: BrokerRows) -> list[dict[str, Any]]:
-        """:meth:`_local_broker_data` of broker ``b`` at every step of ``st``'s chunk from its
-        rows (its bundles as if it alone carried them), made once per chunk in one pass over
-        the columns: a snapshot where no bundle of it has two carriers takes its report from
-        here (the same dict :meth:`_local_broker_data` makes, key for key), with no call, no
-        tuple unpacked and no usage column looked up per broker and step."""
-        made = rows.reports
-        if made is None:
-            step = self.req.step_ms
-            start = st.t - st.i * step
-            times = range(start, start + len(rows.stats) * step, step)
-            made = rows.reports = [
-                {"cpu": cpu, "memory": memory, "directMemory": direct, "bandwidthIn": bw_in,
-                 "bandwidthOut": bw_out, "msgThroughputIn": tp_in, "msgThroughputOut": tp_out,
-                 "msgRateIn": r_in, "msgRateOut": r_out, "numTopics": topics,
-                 "numBundles": len(stats), "numConsumers": consumers,
-                 "numProducers": producers, "bundles": list(stats), "lastStats": stats,
-                 "lastUpdate": t, RECONSTRUCTED: _REBUILT}
-                for cpu, memory, direct, bw_in, bw_out,
-                (tp_in, tp_out, r_in, r_out, topics, consumers, producers), stats, t
-                in zip(*st.usages.of(b), rows.sums, rows.stats, times, strict=True)]
-        return made
 
     def _namespaces(self, stats: Mapping[str, Mapping[str, Any]], gaps: list[str]
                     ) -> dict[str, Any]:
