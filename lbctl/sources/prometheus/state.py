@@ -19,7 +19,11 @@ Only when every check the reader would make of the brokers is known to pass: eve
 made of a namespace and a range the reader found valid earlier in the history (its
 :class:`~lbctl.sources.snapshot_schema.LearnedNames`), none in a system namespace, no bundle
 twice, the ranges ever seen pairwise disjoint (the reader's own short cut), no empty broker id,
-every usage and limit finite, every rate sum finite and ≥ 0 and every count sum a Java ``int``.
+every usage and limit finite, every rate sum finite and ≥ 0 and every count sum a Java ``int``
+(those figures are not gathered again when the caller vouches for them: ``figures_checked``, as
+:func:`lbctl.sources.prometheus.output.checked` does for a history's clean, plain snapshots,
+whose figures :meth:`~lbctl.sources.prometheus.history.PrometheusHistory.built` checked a chunk
+at a time).
 Anything else — a name not seen yet (the first snapshot, a split), a ``namespaces`` section —
 returns ``None``: the caller reads the snapshot the checked way, which also learns its names.
 """
