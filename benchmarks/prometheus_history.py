@@ -14,10 +14,11 @@ times, interleaved --repeat times, `lbctl snapshot from-prometheus`'s work over 
 (discovery, every request, assembling, validating and writing the .jsonl: `write_history`) and, as
 the baseline, `read_snapshots` of the original .jsonl. Prints the machine's load (the cores are
 shared: read the figures with it), the medians of both (wall and this process's CPU) and their
-ratios next to issue 30's goal (≤ 2×), the requests sent and the points per request; and, as the
-floor under the read, the CPU of only asking and decoding the same range queries (the admin
-client's `query_ranges`, nothing built) as a ratio to the baseline. Needs Debian's `prometheus`
-package. Nothing here asserts a time.
+ratios next to issue 30's goal (≤ 2×), Prometheus' own CPU during the read (Linux: it shares the
+cores with lbctl), the requests sent and the points per request; and, as the floor under the
+read, the CPU of only asking and decoding the same range queries (the admin client's
+`query_ranges`, nothing built) as a ratio to the baseline. Needs Debian's `prometheus` package.
+Nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -63,6 +64,16 @@ def prepare(where: Path, brokers: int, bundles: int, steps: int) -> tuple[int, i
     return first, last
 
 
+def server_cpu(pid: int) -> float | None:
+    """CPU seconds the Prometheus process has used so far (Linux' /proc), or None elsewhere:
+    its work during a read comes on top of lbctl's on the same cores."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def answers_cpu(client: Any, req: Any) -> float:
     """CPU seconds of asking the read's range queries, chunk by chunk, and decoding the answers
     (``PrometheusClient.query_ranges``), with nothing built from them; the cyclic collector
@@ -103,6 +114,9 @@ def main() -> None:
         srv.start()
         try:
             base_wall, base_cpu, prom_wall, prom_cpu, ask_cpu = [], [], [], [], []
+            server: list[float] = []
+            assert srv.proc is not None
+            pid = srv.proc.pid
             for _ in range(args.repeat):
                 w, c = time.perf_counter(), time.process_time()
                 base = read_snapshots([where / "original.jsonl"])
@@ -111,10 +125,14 @@ def main() -> None:
                 del base
                 out = Path(tmp) / "rebuilt.jsonl"
                 with PrometheusClient(srv.url) as client:
+                    s0 = server_cpu(pid)
                     w, c = time.perf_counter(), time.process_time()
                     report = write_history(client, HistoryRequest(first, last, 60_000), str(out))
                     prom_wall.append(time.perf_counter() - w)
                     prom_cpu.append(time.process_time() - c)
+                    s1 = server_cpu(pid)
+                    if s0 is not None and s1 is not None:
+                        server.append(s1 - s0)
                     ranges = [parse_qs(urlsplit(u).query) for u in client.sent
                               if "/query_range?" in u]
                     points = [round((float(q["end"][0]) - float(q["start"][0])) / 60) + 1
@@ -136,6 +154,10 @@ def main() -> None:
           "snapshot")
     print(f"ratio to the baseline: {pw / bw:.2f}x wall, {pc / bc:.2f}x CPU  (goal <= {GOAL:g}x "
           f"wall: {'met' if pw / bw <= GOAL else 'NOT met'})")
+    if server:
+        sc = med(server)
+        print(f"Prometheus' own CPU during the read: {sc:.2f} s = {sc / bc:.2f}x the baseline's "
+              f"CPU (lbctl's and Prometheus' together: {(pc + sc) / bc:.2f}x)")
     ac = med(ask_cpu)
     print(f"of which the floor, asking and decoding the same range queries (nothing built): "
           f"{ac:.2f} s CPU = {ac / bc:.2f}x the baseline's CPU")

@@ -132,3 +132,21 @@ def test_a_column_of_usages_is_the_usages_one_by_one(steps: list[tuple[float, fl
 
     percents, limits = [p for p, _ in steps], [lim for _, lim in steps]
     assert bits(usage_columns(percents, limits)) == bits(list(map(usage_for, percents, limits)))
+
+
+@settings(max_examples=500, derandomize=True, deadline=None)
+@given(st.lists(_PERCENTS.filter(math.isfinite), min_size=1, max_size=12), _LIMITS)
+def test_a_column_of_usages_against_one_limit_is_the_usages_one_by_one(
+        percents: list[float], limit: float) -> None:
+    """The same with one limit along the whole column (CPU and bandwidth: 100; a broker's heap
+    or direct memory that did not change), which :func:`usage_columns` computes against that
+    one limit: each step's :func:`usage_for`, bit for bit."""
+    import struct
+
+    from lbctl.sources.prometheus.history import usage_columns, usage_for
+
+    def bits(got: list[dict[str, float]]) -> list[dict[str, bytes]]:
+        return [{k: struct.pack("<d", v) for k, v in u.items()} for u in got]
+
+    limits = [limit] * len(percents)
+    assert bits(usage_columns(percents, limits)) == bits(list(map(usage_for, percents, limits)))

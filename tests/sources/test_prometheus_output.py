@@ -279,3 +279,28 @@ def test_the_last_snapshot_observes_only_a_step_that_is_over() -> None:
         assert len(states) == STEPS - 1
         assert (states[-1].observed is not None) is last_observed, req
         assert states[-2].observed is not None
+
+
+@pytest.mark.parametrize(("step", "broker"), [(3, "b1:8080"), (6, "b3:8080")],
+                         ids=["bundles-of-one-broker", "a-bundle-on-two-brokers"])
+@pytest.mark.parametrize("how", ["read", "write"])
+def test_counts_each_within_a_java_int_summed_beyond_it_are_the_json_path_s_error(
+        step: int, broker: str, how: str, tmp_path: Path) -> None:
+    """Each bundle's consumers within a Java int (2e9), a broker's sum of them not: the error
+    of the JSON line, word for word. The sums are checked a chunk at a time (the rows of
+    brokers carrying their bundles alone, or a step's sums where a bundle has two carriers:
+    step 6, settled to b3), and a snapshot they pass has its figures not looked at again."""
+    def values(name: str, b: str, j: int, k: int) -> str:
+        return "2e9" if name == "consumer_count" and k == step else ordinary(name, b, j, k)
+
+    at = f"prometheus:2023-11-14T22:{14 + step:02d}:00Z"
+    with (PrometheusClient("http://prom", transport=fake(values)) as c,
+          pytest.raises(SnapshotError) as e):
+        if how == "read":
+            read_history(c, REQ)
+        else:
+            write_history(c, REQ, str(tmp_path / "h.jsonl"))
+    assert str(e.value).startswith(
+        f'{at} at brokers["{broker}"].numConsumers: expected an integer within the range of a '
+        "Java int, got 4000000000") and "\n" not in str(e.value)
+    assert not (tmp_path / "h.jsonl").exists()

@@ -150,3 +150,25 @@ def test_system_namespaces_and_overlapping_ranges_are_read_the_checked_way() -> 
             second["brokers"]["b1:8080"]["lastStats"][BUNDLES[0]]
         both["brokers"]["b1:8080"]["bundles"] = list(both["brokers"]["b1:8080"]["lastStats"])
         direct.state(both, "both") or direct.read(both, "both")
+
+
+@pytest.mark.parametrize(("change", "made"), [
+    (lambda s: s["brokers"]["b1:8080"].update(numTopics=INT_MAX + 1), True),
+    (lambda s: s["brokers"]["b2:8080"]["cpu"].update(usage=float("nan")), True),
+    (split, False),
+    (twice, False),
+    (lambda s: renamed(s, "b2:8080", ""), False),
+], ids=["topics>int", "usage-nan", "split", "twice", "empty-broker-id"])
+def test_figures_vouched_for_are_not_looked_at_again_and_names_still_are(
+        change: Any, made: bool) -> None:
+    """``figures_checked``: the caller (a history's clean, plain snapshot, its figures checked
+    column by column) vouches for the usages, sums and times, which are then not gathered
+    again; the names, the owners and the broker ids are still checked."""
+    first, second, *_ = snapshots()
+    learned = LearnedNames()
+    direct = DirectStates(learned, reader(learned))
+    direct.read(first, "first")
+    changed = copy.deepcopy(second)
+    change(changed)
+    assert (direct.state(changed, "second", figures_checked=True) is not None) is made
+    assert direct.valid(copy.deepcopy(changed), "second", figures_checked=True) is made

