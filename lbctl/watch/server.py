@@ -30,12 +30,15 @@ class StatusServer:
 
     def __init__(self, address: tuple[str, int], status: Callable[[], Status | None],
                  healthy: Callable[[], tuple[bool, str]],
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time, request_timeout: float = 10.0):
         self._status, self._healthy, self._clock = status, healthy, clock
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             server_version = "lbctl-watch"
+            # a client that connects and sends nothing (or stops half-way) would otherwise hold
+            # a thread and a socket for as long as it stays; Prometheus' scrape_timeout is 10 s
+            timeout = request_timeout
 
             def do_GET(self) -> None:
                 outer._answer(self, body=True)
