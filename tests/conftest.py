@@ -1,6 +1,13 @@
 """Fixtures every test shares."""
 
+import threading
+import time
+from collections.abc import Iterator
+
 import pytest
+
+#: how long a request thread may take to end once its test has (a loaded CI machine is slow)
+REQUEST_THREAD_GRACE = 10.0
 
 
 @pytest.fixture(autouse=True)
@@ -15,6 +22,26 @@ def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("LBCTL_CONTEXT", raising=False)
     monkeypatch.delenv("PULSAR_HOME", raising=False)
     monkeypatch.delenv("PULSAR_CLIENT_CONF", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_request_thread_outlives_its_test() -> Iterator[None]:
+    """A loopback server's request thread (socketserver's ``process_request_thread``) started by
+    a test ends with it. One that outlived its test (a stalled handler in
+    tests/watch/test_watch_sigterm.py slept 30 s) held its server, and freeing the server when
+    the thread ended raised a ResourceWarning for its listening socket — an error, by
+    ``filterwarnings``, in whichever test ran then. Here it fails the test that left the thread,
+    at its teardown (tests/loopback_http.py has a server that joins its request threads)."""
+    before = set(threading.enumerate())
+    yield
+    left = [t for t in threading.enumerate()
+            if t not in before and t.name.endswith("(process_request_thread)")]
+    deadline = time.monotonic() + REQUEST_THREAD_GRACE
+    for t in left:
+        t.join(max(0.0, deadline - time.monotonic()))
+    alive = [t.name for t in left if t.is_alive()]
+    assert not alive, (f"request threads still running {REQUEST_THREAD_GRACE:.0f} s after their "
+                       f"test ended: {alive} (close the client, release the handler, join)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

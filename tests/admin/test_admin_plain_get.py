@@ -117,6 +117,7 @@ def recorder() -> Iterator[tuple[list[int], list[bytes], list[bytes]]]:
         s.settimeout(0.1)
         socks.append(s)
     stop = threading.Event()
+    serving: list[threading.Thread] = []  # joined at the end: none outlives the test
 
     def serve(conn: socket.socket) -> None:
         buf = b""
@@ -143,7 +144,8 @@ def recorder() -> Iterator[tuple[list[int], list[bytes], list[bytes]]]:
             except TimeoutError:
                 continue
             conn.settimeout(0.1)
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+            serving.append(threading.Thread(target=serve, args=(conn,), daemon=True))
+            serving[-1].start()
 
     threads = [threading.Thread(target=accept, args=(s,), daemon=True) for s in socks]
     for t in threads:
@@ -151,6 +153,8 @@ def recorder() -> Iterator[tuple[list[int], list[bytes], list[bytes]]]:
     yield [s.getsockname()[1] for s in socks], heads, answer
     stop.set()
     for t in threads:
+        t.join()
+    for t in serving:  # complete now that nothing accepts
         t.join()
     for s in socks:
         s.close()

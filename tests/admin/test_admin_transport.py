@@ -23,6 +23,7 @@ from lbctl.admin.client import LOAD_REPORT, RUNTIME_CONFIG, AdminClient, call, u
 from lbctl.admin.errors import AdminError, ConnectionFailed, HttpError, RequestTimeout
 from lbctl.admin.transport import Http1Transport, _Conn, _is_ipv4, _tcp, async_client, origin_key
 from lbctl.sandbox import Fault, TestCluster, hot_cluster
+from tests.loopback_http import LoopbackHTTPServer
 from tests.tls_helpers import self_signed
 
 TOKEN = "eyJhbGciOiJIUzI1NiJ9.c3VwZXJ1c2Vy.TRANSPORT-SECRET-SIGNATURE"
@@ -53,7 +54,7 @@ class _Quiet(http.server.BaseHTTPRequestHandler):
 def _running(handler: type[http.server.BaseHTTPRequestHandler],
              tls: ssl.SSLContext | None = None) -> Iterator[str]:
     """A threaded server on a loopback port for the block; yields its base URL."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = LoopbackHTTPServer(("127.0.0.1", 0), handler)
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -618,7 +619,7 @@ class _Foreign:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.server = LoopbackHTTPServer(("127.0.0.1", 0), H)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
 

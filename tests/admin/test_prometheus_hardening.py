@@ -22,6 +22,7 @@ import pytest
 from lbctl.admin.errors import AdminError, ConnectionFailed, HttpError, RequestTimeout
 from lbctl.admin.prometheus import PrometheusClient, PrometheusConfig, client_from_config
 from lbctl.errors import UsageError
+from tests.loopback_http import LoopbackHTTPServer
 from tests.tls_helpers import self_signed
 
 TOKEN = "prom-token.SECRET-SIGNATURE"
@@ -47,8 +48,7 @@ class Server:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.httpd.daemon_threads = True
+        self.httpd = LoopbackHTTPServer(("127.0.0.1", 0), H)
         if tls is not None:
             self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
         self.port = self.httpd.server_address[1]

@@ -138,7 +138,9 @@ def test_prometheus_conf_authenticates_and_an_empty_prometheus_is_one_line(tmp_p
     """client.conf's keys authenticate to Prometheus (here a bearer token); a Prometheus without
     any Pulsar series says so in one line."""
     import json
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from http.server import BaseHTTPRequestHandler
+
+    from tests.loopback_http import LoopbackHTTPServer
 
     seen: list[str | None] = []
 
@@ -155,7 +157,7 @@ def test_prometheus_conf_authenticates_and_an_empty_prometheus_is_one_line(tmp_p
         def log_message(self, *args: object) -> None:
             pass
 
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Empty)
+    srv = LoopbackHTTPServer(("127.0.0.1", 0), Empty)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     conf = tmp_path / "prometheus.conf"
     conf.write_text("authPlugin=org.apache.pulsar.client.impl.auth.AuthenticationToken\n"

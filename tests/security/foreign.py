@@ -7,8 +7,10 @@ import json
 import socket
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.loopback_http import LoopbackHTTPServer
 
 FOREIGN_HOST = "127.0.0.2"
 
@@ -58,7 +60,7 @@ class Foreign:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer((self.host, 0), Handler)
+        self.server = LoopbackHTTPServer((self.host, 0), Handler)
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import ssl
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ import pytest
 
 from lbctl.sandbox import Fault, TestCluster
 from tests.live.live_helpers import ADMIN_TOKEN, Lbctl, assert_no_secret
+from tests.loopback_http import LoopbackHTTPServer
 from tests.security.foreign import Foreign
 from tests.tls_helpers import self_signed
 
@@ -151,7 +152,7 @@ class _Issuer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = LoopbackHTTPServer(("127.0.0.1", 0), Handler)
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(cert, key)
         self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)

@@ -11,7 +11,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from lbctl.model.cluster import iso_time
 from lbctl.model.load import ResourceUsage
 from lbctl.sources.prometheus import HistoryRequest, Reference, read_history
 from lbctl.sources.snapshot_schema import parse_snapshot
+from tests.loopback_http import LoopbackHTTPServer
 from tests.prom_helpers import Counters, free_port, needs_prometheus, openmetrics, prometheus_with
 
 pytestmark = [needs_prometheus, pytest.mark.slow]
@@ -281,16 +282,19 @@ def test_several_clusters_need_cluster(prom: str) -> None:
 
 # ---- down, slow, partial ---------------------------------------------------------------------------
 class _Proxy(BaseHTTPRequestHandler):
-    """Forwards to the real Prometheus, slowly (``delay``) or adding ``warnings``."""
+    """Forwards to the real Prometheus, slowly (``delay``) or adding ``warnings``; ``ended`` cuts
+    a delay short when the test ends (the client gave up long before)."""
 
     upstream = ""
     delay = 0.0
     warnings: list[str] = []
+    ended = threading.Event()
 
     def do_GET(self) -> None:  # the http.server API's name
         import httpx
 
-        time.sleep(self.delay)
+        if self.ended.wait(self.delay):
+            return  # no answer: nobody is waiting for it
         r = httpx.get(self.upstream + self.path, timeout=30)
         body = r.json()
         if self.warnings and self.path.startswith("/api/v1/query_range"):
@@ -311,15 +315,16 @@ class _Proxy(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def proxy(prom: str) -> Iterator[type[_Proxy]]:
-    handler = type("P", (_Proxy,), {"upstream": prom, "delay": 0.0, "warnings": []})
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    srv.daemon_threads = True
+    handler = type("P", (_Proxy,), {"upstream": prom, "delay": 0.0, "warnings": [],
+                                    "ended": threading.Event()})
+    srv = LoopbackHTTPServer(("127.0.0.1", 0), handler)
     t = threading.Thread(target=srv.serve_forever, daemon=True)
     t.start()
     handler.url = f"http://127.0.0.1:{srv.server_address[1]}"  # type: ignore[attr-defined]
     yield handler
+    handler.ended.set()
     srv.shutdown()
-    srv.server_close()
+    srv.server_close()  # joins the request threads
 
 
 def test_a_slow_prometheus_times_out_in_one_line(proxy) -> None:

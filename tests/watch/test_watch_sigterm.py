@@ -17,26 +17,32 @@ from typing import Any
 
 import pytest
 
+from tests.loopback_http import LoopbackHTTPServer
+
 pytestmark = pytest.mark.live
 
 
 class _Stall(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    #: set when the test ends, so the stall ends with it: a 30 s sleep outlived the test, and
+    #: its thread, the server's last holder, then freed the server's unclosed listening socket
+    #: (a ResourceWarning, an error) in whichever later test was running
+    release = threading.Event()
 
     def do_GET(self) -> None:
         self.send_response(200)
         self.send_header("Content-Length", "100")
         self.end_headers()
         self.wfile.flush()
-        time.sleep(30)  # the head, then nothing
+        self.release.wait(30)  # the head, then nothing
 
     def log_message(self, *args: Any) -> None:
         pass
 
 
 def test_sigterm_abandons_a_capture_in_flight(tmp_path: Path) -> None:
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Stall)
-    httpd.daemon_threads = True
+    _Stall.release.clear()
+    httpd = LoopbackHTTPServer(("127.0.0.1", 0), _Stall)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     env.pop("PULSAR_CLIENT_CONF", None)
@@ -54,7 +60,9 @@ def test_sigterm_abandons_a_capture_in_flight(tmp_path: Path) -> None:
         if p.poll() is None:
             p.kill()
             p.communicate()
+        _Stall.release.set()
         httpd.shutdown()
+        httpd.server_close()  # joins the stalled request's thread
     assert p.returncode == 1
     assert err.decode().strip().splitlines()[-1] == (
         "lbctl: error: no capture succeeded in 1 attempt(s): stopped during the capture")

@@ -1,0 +1,38 @@
+"""A loopback HTTP server for the tests whose request threads end with it.
+
+``http.server.ThreadingHTTPServer`` runs each connection in a *daemon* thread that
+``server_close()`` does not wait for (socketserver's ``block_on_close`` joins only non-daemon
+threads). A handler still running when its test ends — stalled on purpose, or waiting for the next
+request on a kept-alive connection — then outlives the test, and that thread holds the server
+(its target is the server's bound ``process_request_thread``). When the thread finally ends, it
+drops the last reference to a server whose listening socket a test never closed, and the
+``ResourceWarning`` it raises is reported, as an error (``filterwarnings = error``), by whichever
+test runs at that moment: a flake that CI blames on an unrelated test.
+
+:class:`LoopbackHTTPServer` makes the request threads non-daemon, so ``server_close()`` joins
+them, and gives every accepted connection a timeout, so a client that never sends nor closes
+cannot make that join wait forever. Close it as any ``ThreadingHTTPServer``: ``shutdown()``
+(when ``serve_forever`` runs in a thread), then ``server_close()``.
+"""
+
+from __future__ import annotations
+
+import socket
+from http.server import ThreadingHTTPServer
+from typing import Any
+
+#: Seconds an accepted connection may stay silent: long enough for any test's keep-alive gap on a
+#: loaded machine, short enough that a forgotten client delays ``server_close`` instead of hanging.
+IDLE_SECONDS = 30.0
+
+
+class LoopbackHTTPServer(ThreadingHTTPServer):
+    """``ThreadingHTTPServer`` whose ``server_close()`` waits for every request thread."""
+
+    daemon_threads = False  # socketserver.ThreadingMixIn then joins them in server_close()
+    block_on_close = True
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        conn, addr = super().get_request()
+        conn.settimeout(IDLE_SECONDS)  # a handler's own ``timeout`` (if set) overrides it
+        return conn, addr
