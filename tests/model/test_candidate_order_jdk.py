@@ -13,9 +13,6 @@ Skipped, with the reason shown by ``pytest -rs``, without ``javac``/``java``."""
 from __future__ import annotations
 
 import random
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -26,28 +23,17 @@ from lbctl.model.policies import ClusterPolicies
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 from lbctl.strategies.placement.filters import PlacementEnv
 from tests.factories import broker, load, state, stats
+from tests.jdk import needs_jdk, run_java
 
-JAVA = Path(__file__).parent / "java" / "CandidateOrder.java"
-
-pytestmark = pytest.mark.skipif(not (shutil.which("javac") and shutil.which("java")),
-                                reason="no JDK on the PATH (javac/java): the candidate set's "
-                                       "order is not checked against HashSet")
+pytestmark = needs_jdk("the candidate set's order is not checked against HashSet")
 
 POOL = [f"pulsar-broker-{i}.pulsar-broker.pulsar.svc.cluster.local:8080" for i in range(300)]
 
 
 @pytest.fixture(scope="module")
 def jdk(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    out = tmp_path_factory.mktemp("candidates")
-    subprocess.run(["javac", "-d", str(out), str(JAVA)], check=True, capture_output=True)
-
-    def run(lines: list[str]) -> dict[str, list[str]]:
-        res = subprocess.run(["java", "-cp", str(out), "CandidateOrder"],
-                             input="\n".join(lines) + "\n", capture_output=True, text=True,
-                             check=True)
-        return {cid: keys for cid, *keys in (ln.split("\t") for ln in res.stdout.splitlines())}
-
-    return run
+    build = tmp_path_factory.mktemp("candidates")
+    return lambda lines: run_java("CandidateOrder", build, lines)
 
 
 def test_candidate_order_cycle_after_cycle(jdk) -> None:  # type: ignore[no-untyped-def]

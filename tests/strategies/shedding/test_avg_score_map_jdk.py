@@ -12,9 +12,6 @@ must be the JDK's. Skipped, with the reason shown by ``pytest -rs``, without ``j
 from __future__ import annotations
 
 import random
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -28,27 +25,16 @@ from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 from lbctl.strategies.shedding.avg import AvgShedder, AvgShedderMemory
 from lbctl.versions import newest
 from tests.factories import broker, load, state, stats
+from tests.jdk import needs_jdk, run_java
 
-JAVA = Path(__file__).parents[2] / "model" / "java" / "MapOrder.java"
-
-pytestmark = pytest.mark.skipif(not (shutil.which("javac") and shutil.which("java")),
-                                reason="no JDK on the PATH (javac/java): AvgShedder's score map "
-                                       "order after clear() is not checked against HashMap")
+pytestmark = needs_jdk("AvgShedder's score map order after clear() is not checked against HashMap")
 
 
 @pytest.fixture(scope="module")
 def map_order(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """Runs a ``MapOrder`` script; returns ``{id: keys in iteration order}``."""
-    out = tmp_path_factory.mktemp("maporder")
-    subprocess.run(["javac", "-d", str(out), str(JAVA)], check=True, capture_output=True)
-
-    def run(lines: list[str]) -> dict[str, list[str]]:
-        res = subprocess.run(["java", "-cp", str(out), "MapOrder"],
-                             input="\n".join(lines) + "\n", capture_output=True, text=True,
-                             check=True)
-        return {cid: keys for cid, *keys in (ln.split("\t") for ln in res.stdout.splitlines())}
-
-    return run
+    build = tmp_path_factory.mktemp("maporder")
+    return lambda lines: run_java("MapOrder", build, lines)
 
 
 def _names(rng: random.Random, n: int) -> list[str]:

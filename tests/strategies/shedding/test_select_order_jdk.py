@@ -12,28 +12,13 @@ from __future__ import annotations
 
 import math
 import random
-import shutil
-import subprocess
 from pathlib import Path
-
-import pytest
 
 from lbctl.strategies.shedding._select import _ranking, _short_term_throughput_of
 from tests.factories import broker, bundle_data, load
+from tests.jdk import java_double, needs_jdk, run_java
 
-JAVA = Path(__file__).parents[2] / "model" / "java" / "SortFacts.java"
-
-pytestmark = pytest.mark.skipif(not (shutil.which("javac") and shutil.which("java")),
-                                reason="no JDK on the PATH (javac/java): the bundle sort is not "
-                                       "checked against Double.compare")
-
-
-def _java(x: float) -> str:
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    return repr(x)
+pytestmark = needs_jdk("the bundle sort is not checked against Double.compare")
 
 
 def test_bundle_ranking_follows_double_compare(tmp_path: Path) -> None:
@@ -52,15 +37,11 @@ def test_bundle_ranking_follows_double_compare(tmp_path: Path) -> None:
         value = _short_term_throughput_of(data)
         start = data.shedding_order(names, value)  # the stream's order before the sort
         ranked, _, _ = _ranking(data, data.brokers["b"].local.bundles)
-        script.append("\t".join([str(c), "desc", *(_java(value(b)) for b in start)]))
+        script.append("\t".join([str(c), "desc", *(java_double(value(b)) for b in start)]))
         ours[str(c)] = [str(start.index(b)) for b in ranked]
         plain[str(c)] = [str(i) for i in sorted(range(n), key=lambda i: -value(start[i])
                                                 if value(start[i]) == value(start[i]) else 0)]
-    subprocess.run(["javac", "-d", str(tmp_path), str(JAVA)], check=True, capture_output=True)
-    res = subprocess.run(["java", "-cp", str(tmp_path), "SortFacts"],
-                         input="\n".join(script) + "\n", capture_output=True, text=True,
-                         check=True)
-    java = {cid: rest for cid, *rest in (line.split("\t") for line in res.stdout.splitlines())}
+    java = run_java("SortFacts", tmp_path, script)
     wrong = [cid for cid in ours if ours[cid] != java[cid]]
     assert not wrong, f"{len(wrong)} of {len(ours)} rankings differ from the JDK: {wrong[:5]}"
     assert sum(plain[cid] != java[cid] for cid in java) > 50  # teeth: zeros and NaN matter

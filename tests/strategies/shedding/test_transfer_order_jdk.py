@@ -10,32 +10,16 @@ from __future__ import annotations
 
 import math
 import random
-import shutil
-import subprocess
 from pathlib import Path
-
-import pytest
 
 from lbctl.records import replace
 from lbctl.strategies.shedding.transfer import ShedderInput, TransferShedder
 from tests.ext_helpers import NOW, cpu_load, shedder_settings
+from tests.jdk import java_double, needs_jdk, run_java
 
-JAVA = Path(__file__).parents[2] / "model" / "java" / "SortFacts.java"
-
-pytestmark = pytest.mark.skipif(not (shutil.which("javac") and shutil.which("java")),
-                                reason="no JDK on the PATH (javac/java): TransferShedder's order "
-                                       "is not checked against Double.compare")
+pytestmark = needs_jdk("TransferShedder's order is not checked against Double.compare")
 
 _SPECIAL = [0.0, -0.0, math.nan, math.inf, -math.inf]
-
-
-def _java(x: float) -> str:
-    """The value as ``Double.parseDouble`` reads it (``repr`` says ``nan``/``inf``)."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    return repr(x)
 
 
 def _loads(rng: random.Random) -> list[float]:
@@ -60,12 +44,9 @@ def test_sorted_brokers_follow_double_compare(tmp_path: Path) -> None:
     cases = [_loads(rng) for _ in range(300)]
     cases.append([0.0, -0.0, 0.0, -0.0])  # Python's < calls these equal; Java does not
     cases.append([math.nan, 1.0, math.nan, 0.5, math.inf])  # NaN last, after +Infinity
-    script = "".join("\t".join([str(i), "double", *map(_java, vals)]) + "\n"
-                     for i, vals in enumerate(cases))
-    subprocess.run(["javac", "-d", str(tmp_path), str(JAVA)], check=True, capture_output=True)
-    res = subprocess.run(["java", "-cp", str(tmp_path), "SortFacts"], input=script,
-                         capture_output=True, text=True, check=True)
-    java = {cid: rest for cid, *rest in (line.split("\t") for line in res.stdout.splitlines())}
+    script = ["\t".join([str(i), "double", *map(java_double, vals)])
+              for i, vals in enumerate(cases)]
+    java = run_java("SortFacts", tmp_path, script)
     assert len(java) == len(cases)
     wrong = [i for i, vals in enumerate(cases) if _sorted_brokers(vals) != java[str(i)]]
     assert not wrong, f"{len(wrong)} of {len(cases)} differ from the JDK, e.g. {cases[wrong[0]]}"

@@ -10,11 +10,7 @@ the JDK's, not a fresh map's. Skipped, with the reason shown by ``pytest -rs``, 
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
-
-import pytest
 
 from lbctl.config import Settings
 from lbctl.loadmanager.modular import ModularLoadManager
@@ -22,12 +18,9 @@ from lbctl.model.javaorder import java_hash_order
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 from lbctl.strategies.split.bundle_splitter_task import find_bundles_to_split
 from tests.factories import broker, state, stats
+from tests.jdk import needs_jdk, run_java
 
-JAVA = Path(__file__).parents[2] / "model" / "java" / "MapOrder.java"
-
-pytestmark = pytest.mark.skipif(not (shutil.which("javac") and shutil.which("java")),
-                                reason="no JDK on the PATH (javac/java): the split order is not "
-                                       "checked against HashMap")
+pytestmark = needs_jdk("the split order is not checked against HashMap")
 
 
 def test_split_order_after_a_busier_cycle(tmp_path: Path) -> None:
@@ -53,10 +46,6 @@ def test_split_order_after_a_busier_cycle(tmp_path: Path) -> None:
         ours.append([s.candidate.bundle for s in r.splits])
         fresh.append(java_hash_order(puts))
     assert mem.split_capacity == 32
-    subprocess.run(["javac", "-d", str(tmp_path), str(JAVA)], check=True, capture_output=True)
-    res = subprocess.run(["java", "-cp", str(tmp_path), "MapOrder"],
-                         input="\n".join(script) + "\n", capture_output=True, text=True,
-                         check=True)
-    java = {cid: keys for cid, *keys in (ln.split("\t") for ln in res.stdout.splitlines())}
+    java = run_java("MapOrder", tmp_path, script)
     assert ours == [java["0"], java["1"]]
     assert java["1"] != fresh[1]  # teeth: a fresh map (lbctl before) splits in another order
