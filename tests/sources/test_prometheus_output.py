@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs
 
 import httpx  # noqa: TID253  # a mock Prometheus behind the client's transport API
@@ -186,6 +187,17 @@ def hostile(metric: str, value: str, bundles: range = range(4)) -> Values:
 AT = "prometheus:2023-11-14T22:17:00Z"
 
 
+def _refused(values: Any, how: str, tmp_path: Path) -> str:
+    """The one-line error of reading (or writing) a history whose answers are ``values``."""
+    with (PrometheusClient("http://prom", transport=fake(values)) as c,
+          pytest.raises(SnapshotError) as e):
+        if how == "read":
+            read_history(c, REQ)
+        else:
+            write_history(c, REQ, str(tmp_path / "h.jsonl"))
+    return str(e.value)
+
+
 @pytest.mark.parametrize(("metric", "value", "message"), [
     ("msg_rate_out", "-3", f'{AT} at brokers["b1:8080"].msgRateOut: expected a number >= 0, '
                            "got -6.0"),
@@ -205,13 +217,8 @@ def test_a_hostile_value_is_the_json_path_s_one_line_error(metric: str, value: s
     word (a count beyond 64 bits, which orjson cannot write, was a traceback: now one line)."""
     metric, _, only = metric.partition(":")
     values = hostile(metric, value, range(int(only), int(only) + 1) if only else range(4))
-    with (PrometheusClient("http://prom", transport=fake(values)) as c,
-          pytest.raises(SnapshotError) as e):
-        if how == "read":
-            read_history(c, REQ)
-        else:
-            write_history(c, REQ, str(tmp_path / "h.jsonl"))
-    assert str(e.value).startswith(message) and "\n" not in str(e.value)
+    error = _refused(values, how, tmp_path)
+    assert error.startswith(message) and "\n" not in error
     assert not (tmp_path / "h.jsonl").exists()
 
 
@@ -294,13 +301,8 @@ def test_counts_each_within_a_java_int_summed_beyond_it_are_the_json_path_s_erro
         return "2e9" if name == "consumer_count" and k == step else ordinary(name, b, j, k)
 
     at = f"prometheus:2023-11-14T22:{14 + step:02d}:00Z"
-    with (PrometheusClient("http://prom", transport=fake(values)) as c,
-          pytest.raises(SnapshotError) as e):
-        if how == "read":
-            read_history(c, REQ)
-        else:
-            write_history(c, REQ, str(tmp_path / "h.jsonl"))
-    assert str(e.value).startswith(
+    error = _refused(values, how, tmp_path)
+    assert error.startswith(
         f'{at} at brokers["{broker}"].numConsumers: expected an integer within the range of a '
-        "Java int, got 4000000000") and "\n" not in str(e.value)
+        "Java int, got 4000000000") and "\n" not in error
     assert not (tmp_path / "h.jsonl").exists()
