@@ -82,7 +82,7 @@ class AssignView:
             "broker": ("-" if a.broker is None else names(a.broker))
             + (" (owner)" if a.owner is not None else ""),
             "candidates": str(len(a.candidates)) if a.owner is None else "-",
-            "why": a.why,
+            "why": names.text(a.why),  # as the broker column, so that the note holds for both
         } for a in p.assignments]
         lines += ["", table(rows) if rows else "no bundle to look up", ""]
         new = [a for a in p.assignments if a.owner is None]
