@@ -88,3 +88,4 @@ def test_the_why_names_brokers_as_the_table_does(runner) -> None:  # type: ignor
     assert max(len(line) for line in lines) <= 80
     assert ".pulsar.svc:8080" not in "\n".join(lines[:-1])  # the note, last, names the suffix
     assert "broker-2 is overloaded" in res.stdout
+    assert lines[2] == "Modelled as Pulsar 4.0.4 (snapshot)"  # the origin too, as recommend says
