@@ -187,7 +187,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("loadBalancerEnabled", "boolean", True, "", "Enable the load balancer."),
     Setting("loadManagerClassName", "string", IMPL + "ModularLoadManagerImpl", "",
             "Load manager implementation (modular, extensible or simple; a class Pulsar cannot "
-            "create falls back to SimpleLoadManagerImpl)."),
+            "create runs SimpleLoadManagerImpl, or stops the broker from 4.0.12 and 4.2.3 "
+            "on, PR #26031)."),
     Setting("loadBalancerSheddingEnabled", "boolean", True, "", "Enable load shedding."),
     Setting("loadBalancerSheddingIntervalMinutes", "int", 1, "minutes",
             "Interval between load-shedding cycles."),

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +44,10 @@ def exit_codes() -> str:
               "  12 (`NOT_CONFIRMED`) with one line, the same for every command:",
               "  `lbctl: error: refusing to change the cluster without confirmation: not a",
               "  terminal; pass --yes to send, or --dry-run to only show the requests`.",
-              "* `--yes`: sent without a question.", "",
+              "* `--yes`: sent without a question.",
+              "* `unload` and `split-bundle` of a request the journal says was sent within",
+              "  `loadBalancerSheddingGracePeriodMinutes`: nothing is sent, exit 12, even with",
+              "  `--yes` (`--force` sends it again); `apply` skips such an action instead.", "",
               "A script that only wants to look passes `--dry-run` and can rely on 0; a script",
               "that forgot `--yes` fails loudly instead of passing without a change.", "",
               "## The same failure, the same code", "",
@@ -78,6 +82,7 @@ def _default(value: object) -> str:
 
 def settings() -> str:
     from lbctl.config import SETTINGS
+    from lbctl.versions import DEFAULT
 
     lines = ["# Settings lbctl reads", "",
              "<!-- generated from lbctl.config.SETTINGS: python tests/docs_pages.py -->", "",
@@ -87,7 +92,10 @@ def settings() -> str:
              "2. `--broker-conf FILE` (a `broker.conf`; keys lbctl does not know are ignored);",
              "3. the snapshot's `config` (a live read keeps only these keys from the runtime",
              "   configuration);",
-             "4. Pulsar's default, below.", "",
+             "4. the default of the Pulsar release modelled ([versions](versions.md)); the",
+             f"   column below is the default release's, {DEFAULT}: "
+             "`loadBalancerMemoryResourceWeight` and",
+             "   `loadBalancerDirectMemoryResourceWeight` were 1.0 in older releases.", "",
              "An unknown `--set` key is an error that suggests the closest name. Every plan lists",
              "the settings its computation read, with their values (`settings` in plan@1).", "",
              "*valid*: the range in which Pulsar's code gives the setting its meaning (Pulsar",
@@ -130,6 +138,7 @@ def doctor() -> str:
               for r in RULES]
     for r in RULES:
         doc = " ".join((sys.modules[r.check.__module__].__doc__ or "").split())
+        doc = re.sub(r":[a-z]+:(`[^`]+`)", r"\1", doc)  # Sphinx roles read as text in Markdown
         lines += ["", f"## {r.id}", "", f"**{r.severity.value}** — {r.title}. Source: {r.source}.",
                   "", f"*Why:* {r.why}", "", f"*Fix:* {r.fix}", "", f"*Details:* {doc}"]
     return "\n".join(lines) + "\n"

@@ -404,10 +404,7 @@ class ApplyRun:
             self.ui.show(line)
         verb = "would send" if dry else "will send"
         self.ui.show(f"lbctl {verb} {len(todo) + len(self.prelude)} request(s)"
-                     + ("" if self.opts.concurrency <= 1 else
-                         ", all at once" if self.opts.concurrency >= len(todo) else
-                         f", {self.opts.concurrency} at a time")
-                     + (f", {self.opts.interval:g} s apart" if self.opts.interval else "") + ":")
+                     + _pace(len(todo), self.opts.concurrency, self.opts.interval) + ":")
         for m in self.prelude:
             self.ui.show(f"  {m.call.describe(self.client.admin_url)}    # {m.summary}")
         for s in todo:
@@ -631,3 +628,14 @@ def _ago(seconds: float) -> str:
     if s < 7200:
         return f"{s / 60:.0f} min"
     return f"{s / 3600:.1f} h"
+
+
+def _pace(todo: int, concurrency: int, interval: float) -> str:
+    """How the requests go out, for the line before them: ``--interval`` parts the batches of
+    ``--concurrency`` moves, so it is said only when there is more than one batch ("all at once,
+    60 s apart" read as a contradiction)."""
+    if concurrency <= 1:
+        return f", {interval:g} s apart" if interval else ""
+    if concurrency >= todo:
+        return ", all at once"
+    return f", {concurrency} at a time" + (f", {interval:g} s between batches" if interval else "")

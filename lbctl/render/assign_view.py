@@ -72,9 +72,9 @@ class AssignView:
         names = BrokerNames.of([*st.brokers, *([p.stopped] if p.stopped else [])],
                                wide=current().wide)
         head = (f"{name_safe(st.cluster)} at {st.captured_at_iso}: where {_subject(p)} would be assigned "
-                f"({st.load_manager} load manager, {p.placement}, Pulsar "
-                f"{p.settings.profile.version})")
-        lines = [wrap_prose(head, hang=4)]
+                f"({st.load_manager} load manager, {p.placement})")
+        # the release and where it came from, on its own line as recommend and propose say it
+        lines = [wrap_prose(head, hang=4), f"Modelled as {p.settings.profile.name}"]
         for w in p.warnings:
             lines.append(wrap_prose(f"warning: {w}", hang=4))
         rows = [{
@@ -82,7 +82,7 @@ class AssignView:
             "broker": ("-" if a.broker is None else names(a.broker))
             + (" (owner)" if a.owner is not None else ""),
             "candidates": str(len(a.candidates)) if a.owner is None else "-",
-            "why": a.why,
+            "why": names.text(a.why),  # as the broker column, so that the note holds for both
         } for a in p.assignments]
         lines += ["", table(rows) if rows else "no bundle to look up", ""]
         new = [a for a in p.assignments if a.owner is None]

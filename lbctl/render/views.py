@@ -84,7 +84,10 @@ def _decision_style(text: str) -> str | None:
 
 def plan_text(plan: Plan, *, title: str | None = None) -> str:
     names = plan_names(plan)
-    head = title or (f"{name_safe(plan.cluster)} at {plan.captured_at}: {plan.shedding} + {plan.placement}")
+    # rebalance-after's plan is lbctl's fill rule for both halves: "fill + fill" read as a slip
+    how = ("lbctl's fill rule" if plan.shedding == plan.placement == "fill"
+           else f"{plan.shedding} + {plan.placement}")
+    head = title or f"{name_safe(plan.cluster)} at {plan.captured_at}: {how}"
     parts = [head, f"Modelled as {plan.settings.profile.name}", ""]
     if plan.decision is not None:
         d = plan.decision

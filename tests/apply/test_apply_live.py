@@ -374,3 +374,18 @@ def test_extensible_transfers_from_recommend(tmp_path: Path) -> None:
             assert c.owners[a["bundle"]] == a["destinationBroker"]
     finally:
         c.stop()
+
+
+def test_the_pace_line_says_the_interval_only_between_batches(cluster: TestCluster,
+                                                               tmp_path: Path) -> None:
+    """drain.md's fill: `apply fill.json --concurrency 2 --interval 60` of two moves printed
+    "all at once, 60 s apart"; one batch has no interval to wait."""
+    c = cluster
+    plan = write_plan(tmp_path / "plan.json", plan_doc(c, spread_moves(c, 3)))
+    r = lbctl(c, "apply", str(plan), "--dry-run", "--concurrency", "3", "--interval", "60")
+    assert r.exit_code == 0, r.stderr
+    assert "would send 3 request(s), all at once:" in r.stdout
+    r = lbctl(c, "apply", str(plan), "--dry-run", "--concurrency", "2", "--interval", "60")
+    assert "would send 3 request(s), 2 at a time, 60 s between batches:" in r.stdout
+    r = lbctl(c, "apply", str(plan), "--dry-run", "--interval", "60")
+    assert "would send 3 request(s), 60 s apart:" in r.stdout

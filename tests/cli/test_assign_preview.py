@@ -73,3 +73,19 @@ def test_a_simple_cluster_spreads_a_new_namespace(runner) -> None:  # type: igno
     assert short == ["broker-3", "broker-2", "broker-1", "broker-3", "broker-2", "broker-1"]
     assert data["perBroker"] == {"broker-3.pulsar.svc:8080": 2, "broker-2.pulsar.svc:8080": 2,
                                  "broker-1.pulsar.svc:8080": 2}
+
+
+def test_the_why_names_brokers_as_the_table_does(runner) -> None:  # type: ignore[no-untyped-def]
+    """The page's first command at 80 columns: the why column kept the full ids the note says are
+    shortened, and its 24-character words cut the 'candidates' header in two ('candidate' / 's')."""
+    res = runner.invoke(app, ["assign-preview", "--namespace", "acme/new-ns", "--bundles", "8",
+                              "--snapshot", str(EXAMPLES / "hot-broker.json")],
+                        env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    head = next(line for line in lines if line.startswith("bundle "))
+    assert head.split() == ["bundle", "broker", "candidates", "why"]
+    assert max(len(line) for line in lines) <= 80
+    assert ".pulsar.svc:8080" not in "\n".join(lines[:-1])  # the note, last, names the suffix
+    assert "broker-2 is overloaded" in res.stdout
+    assert lines[2] == "Modelled as Pulsar 4.0.4 (snapshot)"  # the origin too, as recommend says

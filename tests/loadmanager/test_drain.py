@@ -157,6 +157,21 @@ def test_a_preview_models_the_snapshots_release(command: list[str]) -> None:
     assert "Modelled as Pulsar 4.0.4 (snapshot)" in res.stdout
 
 
+@pytest.mark.parametrize("command", [["rebalance-after", "broker-6.pulsar.svc:8080"],
+                                     ["drain", "broker-6.pulsar.svc:8080", "--fill"]])
+def test_a_fill_plan_is_headed_by_its_rule(command: list[str]) -> None:
+    """drain.md's rebalance-after preview was headed 'prod-apac at …: fill + fill' (the rule
+    chooses both the bundles and their destination)."""
+    from typer.testing import CliRunner
+
+    from lbctl.cli.app import app
+
+    res = CliRunner().invoke(app, [*command, "--snapshot", str(EXAMPLES / "rolling-restart.yaml")],
+                             env={"COLUMNS": "80"})
+    assert res.exit_code == 0, res.stderr
+    assert res.stdout.splitlines()[0] == "prod-apac at 2026-03-13T02:17:00Z: lbctl's fill rule"
+
+
 def test_an_unknown_broker_far_from_any_names_the_active_ones() -> None:
     """`lbctl drain broker-3:8080` (drain.md) on the sandbox matches no name closely: the error
     listed nothing to type instead."""
