@@ -304,6 +304,10 @@ def _observed(r: CycleResult) -> ObservedComparison:
     return compare_observed(r.plan(), r.state.observed)
 
 
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 class ValidateView(Struct, frozen=True):
     summaries: Sequence[dict[str, Any]]
     schema: ClassVar[Schema] = VALIDATE_SCHEMA
@@ -317,8 +321,8 @@ class ValidateView(Struct, frozen=True):
     def to_text(self) -> str:
         return "\n".join(
             f"{name_safe(str(s['file']))}: OK — cluster {name_safe(str(s['cluster']))}, "
-            f"{s['capturedAt']}, {s['brokers']} brokers, "
-            f"{s['bundles']} bundles ({s['loadManager']})"
+            f"{s['capturedAt']}, {_count(s['brokers'], 'broker')}, "
+            f"{_count(s['bundles'], 'bundle')} ({s['loadManager']})"
             for s in self.summaries
         )
 

@@ -258,3 +258,11 @@ def test_view_renders_in_format(view: str, fmt: str) -> None:
         assert all(list(json.loads(line)) == names for line in text.splitlines())
     else:
         assert "\x1b" not in text  # no colour unless asked for
+
+
+def test_validate_counts_one_broker_and_one_bundle_in_the_singular() -> None:
+    summary = {"file": "one.json", "cluster": "c", "capturedAt": "2025-11-21T22:00:00Z",
+               "brokers": 1, "bundles": 1, "loadManager": "modular"}
+    text = ValidateView([summary]).to_text()
+    assert "1 broker, 1 bundle (modular)" in text
+    assert "2 brokers, 3 bundles" in ValidateView([{**summary, "brokers": 2, "bundles": 3}]).to_text()
