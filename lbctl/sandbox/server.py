@@ -141,7 +141,7 @@ class BrokerState:
     latency: float = 0.0
     ema: float | None = None  # extensible mode: the broker's published weightedMaxEMA
     # placement data beside load (see TestCluster._route_placement)
-    version: str = "4.1.1"  # brokerVersionString, GET /brokers/version
+    version: str = "4.2.5"  # brokerVersionString: the newest release lbctl models
     lm_class: str | None = None  # this broker's loadManagerClassName (None: the cluster's)
     persistent: bool = True  # persistentTopicsEnabled
     non_persistent: bool = True  # nonPersistentTopicsEnabled

@@ -25,7 +25,7 @@ def test_lists_every_broker_with_the_leader(lbctl: Lbctl) -> None:
     assert data["leader"] == c.leader and data["cluster"] == c.cluster
     assert [b["broker"] for b in data["brokers"]] == list(c.brokers)
     assert [b["leader"] for b in data["brokers"]] == [False, True, False]
-    assert all(b["answered"] and b["version"] == "4.1.1" for b in data["brokers"])
+    assert all(b["answered"] and b["version"] == "4.2.5" for b in data["brokers"])
     assert all(b["loadManager"].endswith("ModularLoadManagerImpl") for b in data["brokers"])
 
 

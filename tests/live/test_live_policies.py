@@ -150,7 +150,7 @@ def test_extensible_capture_records_versions_and_classes(ext: TestCluster, tmp_p
     snap = tmp_path / "s.json"
     assert lb("snapshot", "export", "-o", str(snap)).exit_code == 0
     [st] = read_snapshot_file(snap)
-    assert st.brokers[ids[0]].brokerVersionString == "4.1.1"
+    assert st.brokers[ids[0]].brokerVersionString == "4.2.5"
     assert st.brokers[ids[1]].brokerVersionString == "4.0.5"
     assert st.brokers[ids[3]].loadManagerClassName == MODULAR_LM
     assert st.brokers[ids[0]].loadManagerClassName.endswith("ExtensibleLoadManagerImpl")
