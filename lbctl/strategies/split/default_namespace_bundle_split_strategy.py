@@ -39,6 +39,7 @@ from lbctl.model.decision import (
     Why,
 )
 from lbctl.model.javaint import int_add, int_mul
+from lbctl.model.javaorder import concurrent_order
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.records import replace
 from lbctl.strategies.split.base import SplitBoundaries, SplitError
@@ -119,6 +120,31 @@ def split_figures(st: NamespaceBundleStats, settings: Settings) -> SplitFigures 
     else:
         return None
     return SplitFigures(reason, limit, st.topics, st.producerCount, st.consumerCount, rate, tp)
+
+
+def bundle_stats_walk(stats: Mapping[str, NamespaceBundleStats], *, iterated: bool
+                      ) -> list[tuple[str, NamespaceBundleStats]]:
+    """The order ``findBundlesToSplit`` walks the broker's bundle stats, given them as a snapshot
+    holds them. It walks ``BrokerService.getBundleStats()``: ``PulsarStats.bundleStats``, a
+    ``ConcurrentHashMap`` that ``updateStats`` ``clear()`` s (keeping its table) and refills with
+    ``computeIfAbsent`` in the topics map's order (PulsarStats at 1710bfdaa85f). Which order the
+    snapshot's mapping is in depends on where it came from:
+
+    * ``iterated``: a load report (``LocalBrokerData``, the modular and simple load managers'
+      reports, which lbctl reads for an extensible cycle as derived data). ``LocalBrokerData.
+      update`` keeps that very map as ``lastStats`` and the report is its JSON, written by
+      iterating it: the mapping's order *is* the map's iteration order, the kept table included,
+      and the walk takes it as it is. Putting it again into a fresh map, as if it were the order
+      the bundles were put, reorders it (bucket order of a smaller table, chains split by
+      ``transfer``): 147 of 300 JDK-filled maps of 2 to 200 bundles, a third of them
+      refilled after a larger fill (tests/strategies/split/test_split_walk_order_jdk.py).
+    * not ``iterated``: bundle stats rebuilt from the broker's topic stats (the live extensible
+      capture sums ``/broker-stats/topics``, which ``updateStats`` writes in the same walk that
+      puts the bundles): the order they were put, so the walk is a fresh map's order filled in
+      it (the table the map kept from larger fills cannot be known)."""
+    if iterated:
+        return list(stats.items())
+    return [(b, stats[b]) for b in concurrent_order(stats)]
 
 
 class _Broker(Struct, frozen=True):
