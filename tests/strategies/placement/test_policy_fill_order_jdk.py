@@ -113,3 +113,45 @@ def test_isolation_fill_puts_primaries_first_in_each_bucket(jdk) -> None:  # typ
     # where a secondary shares a bucket with a primary behind it, or the fill grew the table)
     differ = sum(java[cid] != before[cid] for cid in ours)
     assert differ >= 10, (differ, len(ours))
+
+
+def test_policy_fill_growth_is_carried_to_the_next_cycle(jdk) -> None:  # type: ignore[no-untyped-def]
+    """Through the load manager. Cycle 1: the hot primary's bundle of the policy namespace is
+    shed; the policy fails over (fewer primaries than min_limit), so 10 primaries and 10
+    secondaries fill the candidate set: 20 > 12, the table grows to 32 (a fill without a policy,
+    10 shared brokers, keeps 16). Cycle 2: a bundle of a namespace without a policy goes round
+    robin over the shared brokers, in the table cycle 1 grew."""
+    from lbctl.loadmanager.modular import ModularLoadManager
+    from lbctl.model.javaorder import java_hash_order
+    from lbctl.records import replace
+    from lbctl.strategies.builtin import PLACEMENT, SHEDDING
+    from tests.factories import state, stats
+
+    rng = random.Random(7)
+    prim, sec = rng.sample(POOL["p"], 10), rng.sample(POOL["s"], 10)
+    pol = policies(11)
+    manager = ModularLoadManager(SHEDDING.create("OverloadShedder"),
+                                 PLACEMENT.create("RoundRobinBrokerSelector"),
+                                 PLACEMENT.create("RoundRobinBrokerSelector"), seed=1)
+    mem = manager.initial_memory()
+    script, ours = ["NEW"], []
+    kind = {**dict.fromkeys(prim, "p"), **dict.fromkeys(sec, "s")}
+    for k, (hot_broker, ns, names) in enumerate(((prim[0], "iso", prim + sec),
+                                                 (sec[0], "open", sec))):
+        bundles = {f"{ns}/ns/0x{i:08x}_0x{i + 1:08x}": stats(100 * (i + 1), 1000 * (i + 1))
+                   for i in range(3)}
+        st = replace(state({b: broker(cpu=(95, 100), bundles=bundles) if b == hot_broker
+                            else broker(cpu=(10, 100)) for b in names},
+                           now=1_763_000_000_000 + k * 60_000), policies=pol)
+        r = manager.run_cycle(st, Settings.defaults(), mem)
+        mem = r.memory
+        [outcome] = r.outcomes
+        assert outcome.placement is not None and outcome.placement.decision is not None
+        ours.append(list(outcome.placement.decision.candidates))
+        script.append(_line(str(k), 11, list(st.available()), kind, k == 1))
+    assert mem.candidate_capacity == 32
+    java = jdk(script)
+    # the filters after the fill only remove brokers (the owner, here)
+    assert ours == [[b for b in java[str(k)] if b in set(ours[k])] for k in range(2)]
+    # teeth: cycle 2's shared brokers in a 16-bucket table (lbctl before) rotate otherwise
+    assert ours[1] != [b for b in java_hash_order(java["1"], capacity=16) if b in set(ours[1])]
