@@ -107,9 +107,9 @@ def apply_namespace_policies(
     skipped = tuple(b for b in available if hosts[b] is None)
     if policy is not None:
         primaries = [b for b in available if (h := hosts[b]) is not None and policy.is_primary(h)]
-        secondaries = [b for b in available if (h := hosts[b]) is not None
-                       and b not in primaries and policy.is_secondary(h)]
         keep = set(primaries)
+        secondaries = [b for b in available if (h := hosts[b]) is not None
+                       and b not in keep and policy.is_secondary(h)]
         failover = policy.should_failover(len(primaries))
         if failover:
             keep.update(secondaries)
