@@ -653,7 +653,10 @@ def candidate_order(available: Sequence[str], load: LoadData, policies: ClusterP
     largest table the set ever had (``capacity``, carried in :class:`CycleMemory`, grown by this
     cycle's fill: the brokers a namespace without an isolation policy is given), each bucket in
     the order the brokers were added. The filters after it only remove brokers (or re-add a
-    subset, which keeps each bucket's order), so the candidates are a subsequence of this order.
+    subset, which keeps each bucket's order), so the candidates are a subsequence of this order
+    — except for a namespace with an isolation policy, whose primaries are added before its
+    secondaries (:func:`~lbctl.strategies.placement.namespace_policies.apply_namespace_policies`
+    with the table).
     A fresh set of the same brokers in the snapshot's order differs after the cluster shrank,
     and for 12, 24, 48… brokers, where ``new HashSet<>(list)`` has twice the buckets of a set
     filled one broker at a time. Returns the brokers in the order they are added, and the table
