@@ -93,8 +93,9 @@ def apply_namespace_policies(
     does not add the brokers in that order: it collects the primaries and the secondaries in two
     thread-local ``HashSet`` s while walking the available brokers, then ``addAll`` s the
     primaries and, on failover, the secondaries (``applyNamespacePolicies`` alike in the
-    ``URL.getHost()`` releases and after PR #21894's ``parseBrokerHost``; LoadManagerShared at
-    01f1d8fab668 and b3659d4a5624). So within one bucket the primaries come first, each group in
+    ``URL.getHost()`` releases, LoadManagerShared at 01f1d8fab668 and b3659d4a5624, and in a
+    version after PR #21894's ``parseBrokerHost``, which has ``applyNamespacePoliciesAsync``
+    too). So within one bucket the primaries come first, each group in
     the available order, and the set grows if this fill outnumbers its table's 3/4. The
     thread-local sets' own tables are taken to be no longer than the candidate set's: true of
     the primaries (every fill of them is added to the candidate set whole), and of the
