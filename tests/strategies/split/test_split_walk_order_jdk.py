@@ -22,8 +22,12 @@ import pytest
 
 from lbctl.config import resolve
 from lbctl.loadmanager.extensible import ExtensibleLoadManager
+from lbctl.model.javaorder import concurrent_order
 from lbctl.model.load import NamespaceBundleStats
-from lbctl.strategies.split.default_namespace_bundle_split_strategy import bundle_stats_walk
+from lbctl.strategies.split.default_namespace_bundle_split_strategy import (
+    bundle_stats_walk,
+    hash_table_order,
+)
 from tests.factories import broker, state, stats
 
 JAVA = Path(__file__).parents[2] / "model" / "java" / "MapOrder.java"
@@ -79,6 +83,7 @@ def test_report_order_is_the_walk(jdk) -> None:  # type: ignore[no-untyped-def]
         # teeth: putting the report again into a fresh map (lbctl's walk before) often reorders
         differ += [b for b, _ in bundle_stats_walk(report, iterated=False)] != keys
     assert wrong == 0
+    assert all(hash_table_order(keys) is not None for keys in java.values())
     assert differ > len(java) // 5, differ  # 300 maps: see the figure in the report
 
 
@@ -121,3 +126,16 @@ def test_extensible_splits_the_first_bundles_of_the_report(jdk) -> None:  # type
     # teeth: a fresh map filled in the report's order (lbctl's walk before) starts elsewhere
     before = [b for b, _ in bundle_stats_walk(hot, iterated=False)]
     assert before[:3] != java[:3]
+
+
+def test_a_report_lbctl_edited_is_put_into_a_fresh_map() -> None:
+    """Not a hash map's order (children of a simulated split appended at the end, out of bucket
+    order): the walk puts the report into a fresh map, as for rebuilt stats."""
+    rng = random.Random(9)
+    st = NamespaceBundleStats(topics=3)
+    keys = concurrent_order(list(dict.fromkeys(_bundle(rng) for _ in range(60))))
+    assert hash_table_order(keys) is not None
+    edited = [*keys[1:], keys[0]]  # the first bucket's key moved to the end
+    assert hash_table_order(edited) is None
+    walk = [b for b, _ in bundle_stats_walk(dict.fromkeys(edited, st), iterated=True)]
+    assert walk == concurrent_order(edited)
