@@ -94,7 +94,10 @@ from lbctl.strategies.placement.broker_filters import (
 from lbctl.strategies.shedding.transfer import NAME as TRANSFER
 from lbctl.strategies.shedding.transfer import ShedderInput, TransferShedder, TransferWhy
 from lbctl.strategies.split.base import SplitBoundaries, option_for
-from lbctl.strategies.split.default_namespace_bundle_split_strategy import find_bundles_to_split
+from lbctl.strategies.split.default_namespace_bundle_split_strategy import (
+    bundle_stats_walk,
+    find_bundles_to_split,
+)
 from lbctl.units import rounded
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -207,9 +210,11 @@ def _splits(cycle: _Cycle, carried: Mapping[str, Mapping[str, int]]
     """Every broker's ``SplitScheduler`` over its bundles (``lastStats`` when the snapshot has
     them, else its top bundles), with its hit counts carried; and the hit counts to carry on.
     The bundles go in the order ``findBundlesToSplit`` meets them — ``PulsarStats``' bundle stats
-    are a ``ConcurrentHashMap`` (at 1710bfdaa85f), put in the snapshot's order — which decides
-    the bundles taken first under ``loadBalancerMaxNumberOfBundlesToSplitPerCycle``. (The broker's
-    map is cleared, never shrunk, each stats update; a fresh map is what can be known.)"""
+    are a ``ConcurrentHashMap`` (at 1710bfdaa85f): a load report's ``lastStats`` (derived data)
+    in its own order, which is that map's; rebuilt stats (and top bundles) as put in the
+    snapshot's order (:func:`bundle_stats_walk`) — which decides the bundles taken first under
+    ``loadBalancerMaxNumberOfBundlesToSplitPerCycle``. (The broker's map is cleared, never shrunk,
+    each stats update; for rebuilt stats a fresh map is what can be known.)"""
     state, settings, owners = cycle.state, cycle.settings, cycle.owners
     splits: list[SplitResult] = []
     split_hits = dict(carried)
@@ -227,8 +232,8 @@ def _splits(cycle: _Cycle, carried: Mapping[str, Mapping[str, int]]
         local = state.brokers.get(b)
         if local is None:
             continue  # a broker without a report has no bundle stats we know of
-        if local.lastStats:
-            stats = [(x, local.lastStats[x]) for x in concurrent_order(local.lastStats)]
+        if local.lastStats:  # a load report's (derived) is the map's own iteration order
+            stats = bundle_stats_walk(local.lastStats, iterated=cycle.derived)
         else:
             top = {t.bundleName: t.stats for t in cycle.tops.get(b, ())}
             stats = [(x, top[x]) for x in concurrent_order(top)]

@@ -494,6 +494,8 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         back = [b for b in allowed if b not in kept]
         if table is None or not back:
             return allowed
+        # the table after the first fill: an isolation policy's fill may have grown it
+        table = cleared_capacity(table, len(allowed))
         return tuple(java_hash_order([*cands, *back], capacity=table))
 
     def _candidates(
@@ -651,7 +653,10 @@ def candidate_order(available: Sequence[str], load: LoadData, policies: ClusterP
     largest table the set ever had (``capacity``, carried in :class:`CycleMemory`, grown by this
     cycle's fill: the brokers a namespace without an isolation policy is given), each bucket in
     the order the brokers were added. The filters after it only remove brokers (or re-add a
-    subset, which keeps each bucket's order), so the candidates are a subsequence of this order.
+    subset, which keeps each bucket's order), so the candidates are a subsequence of this order
+    — except for a namespace with an isolation policy, whose primaries are added before its
+    secondaries (:func:`~lbctl.strategies.placement.namespace_policies.apply_namespace_policies`
+    with the table).
     A fresh set of the same brokers in the snapshot's order differs after the cluster shrank,
     and for 12, 24, 48… brokers, where ``new HashSet<>(list)`` has twice the buckets of a set
     filled one broker at a time. Returns the brokers in the order they are added, and the table
@@ -674,13 +679,26 @@ def _candidate_capacity(cycle: _Cycle, outcomes: Sequence[UnloadOutcome], settin
     """``brokerCandidateCache``'s table length after the cycle: grown when the cycle filled the
     set — a selected bundle outside the shedding-excluded namespaces reaches
     ``shouldNamespacePoliciesUnload``, and a split with ``loadBalancerAutoUnloadSplitBundlesEnabled``
-    asks it too — else as it was (lookups between snapshots are not seen: lbctl assumes none)."""
-    filled = any(not (isinstance(o.skipped, CycleWhy) and o.skipped.code == "excluded-namespace")
-                 for o in outcomes)
+    asks it too — else as it was (lookups between snapshots are not seen: lbctl assumes none).
+    A fill for a namespace with an isolation policy adds that policy's brokers
+    (``LoadManagerShared.applyNamespacePolicies``), and grows the table when they outnumber its
+    3/4; the later cycles iterate that table (within the cycle, the fill's own order is
+    :func:`~lbctl.strategies.placement.namespace_policies.apply_namespace_policies`')."""
+    namespaces = {namespace_of(o.selection.bundle) for o in outcomes
+                  if not (isinstance(o.skipped, CycleWhy) and o.skipped.code == "excluded-namespace")}
     # (the setting is read only when a split was made, as checkNamespaceBundleSplit reads it)
-    filled = filled or (any(s.skipped is None for s in cycle.splits)
-                        and bool(settings["loadBalancerAutoUnloadSplitBundlesEnabled"]))
-    return cycle.candidate_capacity if filled else before
+    made = [s.candidate.bundle for s in cycle.splits if s.skipped is None]
+    if made and settings["loadBalancerAutoUnloadSplitBundlesEnabled"]:
+        namespaces.update(map(namespace_of, made))
+    if not namespaces:
+        return before
+    # a namespace with an isolation policy fills the set with its own brokers (primaries, plus
+    # the secondaries on failover), which grows the table when they are more
+    policies = cycle.env.policies
+    fills = [len(policy_candidates(ns, cycle.env, cycle.load).brokers) for ns in namespaces
+             if policies.isolation and policies.has_isolation_policy(ns)]
+    cap = cleared_capacity(cycle.candidate_capacity, max(fills, default=0))
+    return cap if cap > 16 else 0
 
 
 def _multimap_order(selections: Sequence[Selection], buckets: int,

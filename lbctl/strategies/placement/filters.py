@@ -32,7 +32,7 @@ from lbctl.model.bundle import namespace_of
 from lbctl.model.candidates import Excluding
 from lbctl.model.cluster import NameIndex
 from lbctl.model.decision import FilterStep, Why
-from lbctl.model.javaorder import java_hash_order
+from lbctl.model.javaorder import hashmap_capacity, java_hash_order
 from lbctl.model.loaddata import LoadData
 from lbctl.model.policies import NO_POLICIES, ClusterPolicies, HostRule, IsolationPolicy
 from lbctl.strategies.placement.namespace_policies import (
@@ -289,6 +289,9 @@ class PlacementEnv:
     #: per cycle: the anti-affinity counts of each group
     group_counts: dict[tuple[int, str], dict[str, int] | None] = field(
         default_factory=dict, compare=False, repr=False)
+    #: the table length of the set ``available`` is iterated from (0: a fresh set's,
+    #: ``hashmap_capacity(len(available))``); an isolation policy's fill goes into it primaries first
+    table: int = 0
 
     @classmethod
     def of(cls, available: Sequence[str], load: LoadData,
@@ -302,7 +305,7 @@ class PlacementEnv:
             tuple(java_hash_order(available, capacity=capacity)), policies,
             any(x.loadManagerClassName is not None for x in locals_),
             any(x.brokerVersionString for x in locals_),
-            settings.profile["isolationBrokerHost"])
+            settings.profile["isolationBrokerHost"], table=capacity or 0)
 
     def domains(self, settings: Settings) -> dict[str, str] | None:
         """The broker → failure-domain map when ``failureDomainsEnabled`` (read only here, as
@@ -314,7 +317,9 @@ def policy_candidates(namespace: str, env: PlacementEnv, load: LoadData) -> Poli
     """``applyNamespacePolicies`` over every available broker with the modular load manager's
     ``BrokerTopicLoadingPredicate``: the broker's load report must allow the topic kind (a broker
     without a report allows none). Bundles are placed here as persistent ones: during shedding
-    Pulsar builds the bundle from its name, which never marks it non-persistent."""
+    Pulsar builds the bundle from its name, which never marks it non-persistent. The brokers come
+    in the order ``brokerCandidateCache`` iterates them (``env.table``; see
+    :func:`apply_namespace_policies`)."""
 
     key = (id(load), env.policies.isolation_for(namespace))
     hit = env.cache.get(key)
@@ -328,8 +333,11 @@ def policy_candidates(namespace: str, env: PlacementEnv, load: LoadData) -> Poli
         return bd.local.nonPersistentTopicsEnabled if non_persistent \
             else bd.local.persistentTopicsEnabled
 
+    # the candidate set's table: an isolation policy's brokers go in primaries first
+    # (apply_namespace_policies), which orders them within a bucket
+    table = env.table or hashmap_capacity(len(set(env.available)))
     out = env.cache[key] = apply_namespace_policies(namespace, env.available, env.policies, loads,
-                                                    rule=env.host_rule)
+                                                    rule=env.host_rule, table=table)
     return out
 
 

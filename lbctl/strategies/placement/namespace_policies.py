@@ -33,6 +33,7 @@ from msgspec import Struct
 
 from lbctl.model.bundle import namespace_of
 from lbctl.model.decision import Why
+from lbctl.model.javaorder import cleared_capacity, java_hash_order
 from lbctl.model.policies import DEFAULT_DOMAIN, ClusterPolicies, HostRule, broker_host
 
 #: What the namespace policies kept, and why.
@@ -80,23 +81,45 @@ def apply_namespace_policies(
     *,
     non_persistent: bool = False,
     rule: HostRule = "brokerId",
+    table: int | None = None,
 ) -> PolicyCandidates:
     """``LoadManagerShared.applyNamespacePolicies``; ``loads_topics(broker, non_persistent)`` is the
     ``BrokerTopicLoadingPredicate`` (given the broker id). Regexes match each broker's host taken
-    by ``rule``. The result keeps ``available``'s order."""
+    by ``rule``. The result keeps ``available``'s order, except with ``table`` (below).
+
+    ``table``: the candidates go into a ``HashSet`` of that table length which iterates them
+    (the modular ``brokerCandidateCache``; ``available`` is then that set's order, each bucket in
+    the order ``getAvailableBrokers()`` gives). For a namespace with an isolation policy Pulsar
+    does not add the brokers in that order: it collects the primaries and the secondaries in two
+    thread-local ``HashSet`` s while walking the available brokers, then ``addAll`` s the
+    primaries and, on failover, the secondaries (``applyNamespacePolicies`` alike in the
+    ``URL.getHost()`` releases, LoadManagerShared at 01f1d8fab668 and b3659d4a5624, and in a
+    version after PR #21894's ``parseBrokerHost``, which has ``applyNamespacePoliciesAsync``
+    too). So within one bucket the primaries come first, each group in
+    the available order, and the set grows if this fill outnumbers its table's 3/4. The
+    thread-local sets' own tables are taken to be no longer than the candidate set's: true of
+    the primaries (every fill of them is added to the candidate set whole), and of the
+    secondaries unless a policy that did not fail over had more secondaries than the candidate
+    set ever held (then their order within a bucket would follow that longer table; not
+    modelled). ``None`` (the extensible filter, which ``retainAll`` s a map, keeping its order):
+    ``available``'s order."""
     policy = policies.isolation_for(namespace)
     hosts = {b: broker_host(b, rule) for b in available}
     skipped = tuple(b for b in available if hosts[b] is None)
     if policy is not None:
         primaries = [b for b in available if (h := hosts[b]) is not None and policy.is_primary(h)]
-        secondaries = [b for b in available if (h := hosts[b]) is not None
-                       and b not in primaries and policy.is_secondary(h)]
         keep = set(primaries)
+        secondaries = [b for b in available if (h := hosts[b]) is not None
+                       and b not in keep and policy.is_secondary(h)]
         failover = policy.should_failover(len(primaries))
         if failover:
             keep.update(secondaries)
         why = PolicyWhy("isolation", policy.name or "", tuple(primaries),
                         tuple(secondaries), failover, policy.min_limit, skipped=skipped)
+        if table is not None:  # addAll(primaries), then addAll(secondaries) on failover
+            fill = [*primaries, *secondaries] if failover else primaries
+            order = java_hash_order(fill, capacity=cleared_capacity(table, len(fill)))
+            return PolicyCandidates(tuple(order), why, policy.name)
         return PolicyCandidates(tuple(b for b in available if b in keep), why, policy.name)
     kept: list[str] = []
     no_kind: list[str] = []
