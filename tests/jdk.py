@@ -20,11 +20,12 @@ def needs_jdk(what: str) -> pytest.MarkDecorator:
                               reason=f"no JDK on the PATH (javac/java): {what}")
 
 
-def run_java(name: str, build: Path, lines: list[str]) -> dict[str, list[str]]:
-    """Compile ``tests/model/java/<name>.java`` into ``build`` (once) and run it on ``lines``;
-    each output line ``id<TAB>item<TAB>…`` becomes ``{id: [item, …]}``."""
+def run_java(name: str, build: Path, lines: list[str],
+             where: Path = JAVA_DIR) -> dict[str, list[str]]:
+    """Compile ``<where>/<name>.java`` (``tests/model/java`` unless said) into ``build`` (once)
+    and run it on ``lines``; each output line ``id<TAB>item<TAB>…`` becomes ``{id: [item, …]}``."""
     if not (build / f"{name}.class").exists():
-        subprocess.run(["javac", "-d", str(build), str(JAVA_DIR / f"{name}.java")], check=True,
+        subprocess.run(["javac", "-d", str(build), str(where / f"{name}.java")], check=True,
                        capture_output=True)
     out = subprocess.run(["java", "-cp", str(build), name], input="\n".join(lines) + "\n",
                          capture_output=True, text=True, check=True).stdout

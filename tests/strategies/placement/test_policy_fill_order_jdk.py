@@ -15,8 +15,6 @@ fill that outgrows the table. Skipped, with the reason shown by ``pytest -rs``, 
 from __future__ import annotations
 
 import random
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,12 +24,11 @@ from lbctl.loadmanager.modular import candidate_order
 from lbctl.model.policies import ClusterPolicies, IsolationPolicy
 from lbctl.strategies.placement.filters import PlacementEnv, policy_candidates
 from tests.factories import broker, load
+from tests.jdk import needs_jdk, run_java
 
-JAVA = Path(__file__).parent / "java" / "PolicyFill.java"
+JAVA = Path(__file__).parent / "java"
 
-pytestmark = pytest.mark.skipif(not (shutil.which("javac") and shutil.which("java")),
-                                reason="no JDK on the PATH (javac/java): the isolation policy's "
-                                       "candidate order is not checked against HashSet")
+pytestmark = needs_jdk("the isolation policy's candidate order is not checked against HashSet")
 
 #: brokers by kind: primaries and secondaries of policy "iso", reserved (primaries of another
 #: policy, so neither shared nor the iso policy's) and plain shared ones
@@ -48,16 +45,8 @@ def policies(min_limit: int) -> ClusterPolicies:
 
 @pytest.fixture(scope="module")
 def jdk(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    out = tmp_path_factory.mktemp("policyfill")
-    subprocess.run(["javac", "-d", str(out), str(JAVA)], check=True, capture_output=True)
-
-    def run(lines: list[str]) -> dict[str, list[str]]:
-        res = subprocess.run(["java", "-cp", str(out), "PolicyFill"],
-                             input="\n".join(lines) + "\n", capture_output=True, text=True,
-                             check=True)
-        return {cid: keys for cid, *keys in (ln.split("\t") for ln in res.stdout.splitlines())}
-
-    return run
+    build = tmp_path_factory.mktemp("policyfill")
+    return lambda lines: run_java("PolicyFill", build, lines, where=JAVA)
 
 
 def _line(cid: str, min_limit: int, names: list[str], kind: dict[str, str],

@@ -14,9 +14,6 @@ reason shown by ``pytest -rs``, without ``javac``/``java``."""
 from __future__ import annotations
 
 import random
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -29,26 +26,15 @@ from lbctl.strategies.split.default_namespace_bundle_split_strategy import (
     hash_table_order,
 )
 from tests.factories import broker, state, stats
+from tests.jdk import needs_jdk, run_java
 
-JAVA = Path(__file__).parents[2] / "model" / "java" / "MapOrder.java"
-
-pytestmark = pytest.mark.skipif(not (shutil.which("javac") and shutil.which("java")),
-                                reason="no JDK on the PATH (javac/java): the split walk's order "
-                                       "is not checked against ConcurrentHashMap")
+pytestmark = needs_jdk("the split walk's order is not checked against ConcurrentHashMap")
 
 
 @pytest.fixture(scope="module")
 def jdk(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    out = tmp_path_factory.mktemp("splitwalk")
-    subprocess.run(["javac", "-d", str(out), str(JAVA)], check=True, capture_output=True)
-
-    def run(lines: list[str]) -> dict[str, list[str]]:
-        res = subprocess.run(["java", "-cp", str(out), "MapOrder"],
-                             input="\n".join(lines) + "\n", capture_output=True, text=True,
-                             check=True)
-        return {cid: keys for cid, *keys in (ln.split("\t") for ln in res.stdout.splitlines())}
-
-    return run
+    build = tmp_path_factory.mktemp("splitwalk")
+    return lambda lines: run_java("MapOrder", build, lines)
 
 
 def _bundle(rng: random.Random) -> str:
