@@ -203,6 +203,14 @@ VARIANTS: tuple[Variant, ...] = (
             "PR #24954 (AvgShedder comparison error, merged 2025-11-06; listed in the release "
             "notes of 4.0.8 and 4.1.2, both 2025-11-17, and of 4.2.0; not in those of 3.0.15 "
             "(the same day) or 3.0.17)"),
+    Variant("avgShedderBundleMap",
+            "AvgShedder's bundle → broker map of plans and random picks: keyed by the BundleData "
+            "object and never emptied, so an entry answers any later selectBroker of the bundle "
+            "while the leader keeps that BundleData (old), or keyed by name and emptied per "
+            "unload attempt (new)",
+            Since("4.0.14", "4.2.5"), "bundle-data", "name",
+            "PR #26246 (listed in the release notes of 4.0.14 and 4.2.5); AvgShedder at "
+            "d76ae6831a1c; ModularLoadManagerImpl.updateBundleData at 009a9bf2cdff"),
     Variant("sheddingStrategyFailFast",
             "a loadBalancerLoadSheddingStrategy that is not a modular LoadSheddingStrategy "
             "(TransferShedder, a missing class): ModularLoadManagerImpl sheds with "

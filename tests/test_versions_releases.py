@@ -18,6 +18,7 @@ from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.sources.snapshot import read_snapshots
 from tests.factories import broker, state, stats
+from tests.strategies.shedding.test_avg_bundle_map import _lookup, _sequence
 
 DATA = Path(__file__).resolve().parent / "data"
 NOW = 1_763_000_000_000
@@ -101,3 +102,21 @@ def test_a_blank_or_simple_load_manager_still_runs_simple_on_4_2_3(name: str) ->
     states = read_snapshots([DATA / "valid" / "minimal.json"])
     opts = Options(overrides={"loadManagerClassName": name}, pulsar_version="4.2.5")
     assert isinstance(choose(states, opts, resolve_settings(states, opts)[-1]), SimpleLoadManager)
+
+
+@pytest.mark.parametrize(("version", "answer"), [
+    ("3.0.17", ("lo:8080", "kept")),  # AvgShedder since 3.0.6, never fixed on the 3.0 line
+    ("3.3.9", ("lo:8080", "kept")),
+    ("4.0.13", ("lo:8080", "kept")),
+    ("4.0.14", ("mid:8080", "no-plan")),  # PR #26246 in 4.0.14
+    ("4.1.3", ("lo:8080", "kept")),  # no 4.1 release after it
+    ("4.2.4", ("lo:8080", "kept")),
+    ("4.2.5", ("mid:8080", "no-plan")),  # and in 4.2.5, the default
+])
+def test_avg_shedder_map_outlives_the_attempt_by_release(version: str,
+                                                         answer: tuple[str, str]) -> None:
+    """``avgShedderBundleMap``: a lookup of a bundle AvgShedder moved to lo a cycle earlier.
+    Before PR #26246 the map (keyed by the BundleData the leader still holds) answers with the
+    stale plan, lo; from it the map was emptied and the lookup draws (mid with seed 5)."""
+    lm, (_, second), conf = _sequence(version, seed=5)
+    assert _lookup(lm, second, conf) == answer

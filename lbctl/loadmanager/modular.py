@@ -279,6 +279,9 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         cycle = self._prepare(state, settings, elapsed, bundle_data, recently, expired, maps,
                               None if last is None else last.load, mem.candidate_capacity,
                               mem.split_capacity)
+        # what the placement keeps per BundleData object dies with the bundles the leader's
+        # updateBundleData and checkNamespaceBundleSplit dropped (AvgShedder before PR #26246)
+        placement_mem = self.placement.on_bundle_data_update(placement_mem, cycle.load)
         if gate is not None:
             return self._result(cycle, gate, None, (), CycleMemory(
                 bundle_data, MappingProxyType(recently), mem.shedding, placement_mem, rr_mem,
@@ -296,10 +299,13 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             outcomes, placement_mem, rr_mem = self._unload(cycle, ordered, recently,
                                                            placement_mem, rr_mem, decision)
         # onUnloadAttemptCompleted: a shedder's own destinations, and AvgShedder's picks stored
-        # at its first ask, live for this attempt only (PR #26246). A strategy that threw never
-        # reaches it (doLoadShedding calls it in a finally after the strategy call).
+        # at its first ask, live for this attempt only (PR #26246; before it AvgShedder's map
+        # keeps them). A strategy that threw never reaches it (doLoadShedding calls it in a
+        # finally after the strategy call).
         if not decision.failure:
-            placement_mem = self.placement.on_unload_attempt_completed(placement_mem)
+            planned = {s.bundle: s.destination for s in decision.selections if s.destination}
+            placement_mem = self.placement.on_unload_attempt_completed(placement_mem, planned,
+                                                                       settings)
         return self._result(cycle, None, decision, outcomes, CycleMemory(
             bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem, capacity,
             cycle.maps, _candidate_capacity(cycle, outcomes, settings, mem.candidate_capacity),

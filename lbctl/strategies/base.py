@@ -54,7 +54,7 @@ class SelectingShedder(Protocol):
 
 
 # --- what placement strategies receive and return ------------------------------------------------
-_NO_PLAN: Mapping[str, str] = MappingProxyType({})
+NO_PLAN: Mapping[str, str] = MappingProxyType({})
 
 
 class PlacementRequest(Struct, frozen=True):
@@ -72,7 +72,7 @@ class PlacementRequest(Struct, frozen=True):
     settings: Settings
     rng: Random
     data: BundleData | None = None
-    planned: Mapping[str, str] = field(default_factory=lambda: _NO_PLAN)
+    planned: Mapping[str, str] = field(default_factory=lambda: NO_PLAN)
 
 
 class LookupRequest(Struct, frozen=True):
@@ -99,7 +99,15 @@ class PlacementStrategy(Protocol):
 
     def on_active_brokers_change(self, memory: Any, active: frozenset[str]) -> Any: ...
 
-    def on_unload_attempt_completed(self, memory: Any) -> Any:
+    def on_unload_attempt_completed(self, memory: Any, planned: Mapping[str, str] = NO_PLAN,
+                                    settings: Settings | None = None) -> Any:
         """The memory once ``doLoadShedding``'s unloads are done (AvgShedder forgets its
-        per-attempt bundle → broker map); the other strategies keep theirs."""
+        per-attempt bundle → broker map, or, in the releases before PR #26246, keeps it with
+        the attempt's plans, ``planned``); the other strategies keep theirs."""
+        ...
+
+    def on_bundle_data_update(self, memory: Any, load: LoadData) -> Any:
+        """The memory once the leader's ``updateBundleData`` (and ``checkNamespaceBundleSplit``)
+        made this cycle's ``load``: what a strategy keeps per bundle ``BundleData`` object dies
+        with the bundles gone from it (AvgShedder before PR #26246); the others keep theirs."""
         ...

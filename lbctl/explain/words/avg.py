@@ -157,6 +157,10 @@ def placed(w: PlacedWhy) -> str:
             return (f"AvgShedder answers with {w.target}, the pick it stored for {w.bundle} at "
                     "the first ask of this unload (its bundle → broker map), and "
                     f"{w.target} is a candidate")
+        case "kept":
+            return (f"AvgShedder answers with {w.target}, the broker its bundle → broker map kept "
+                    f"for {w.bundle} from an earlier unload attempt (releases before PR #26246 "
+                    f"never empty it), and {w.target} is a candidate")
         case "no-candidates":
             return "no candidate brokers"
     cause = ("no AvgShedder plan for this bundle in this unload attempt"

@@ -46,7 +46,7 @@ from lbctl.model.candidates import Excluding
 from lbctl.model.decision import PlacementDecision, Why
 from lbctl.model.load import LocalBrokerData
 from lbctl.model.loaddata import BrokerData, LoadData
-from lbctl.strategies.base import PlacementRequest
+from lbctl.strategies.base import NO_PLAN, PlacementRequest
 from lbctl.strategies.registry import PLACEMENT
 
 NAME = "LeastLongTermMessageRate"
@@ -225,7 +225,11 @@ class LeastLongTermMessageRate:
     def on_active_brokers_change(self, memory: Any, active: frozenset[str]) -> Any:
         return memory
 
-    def on_unload_attempt_completed(self, memory: Any) -> Any:
+    def on_unload_attempt_completed(self, memory: Any, planned: Mapping[str, str] = NO_PLAN,
+                                    settings: Settings | None = None) -> Any:
+        return memory
+
+    def on_bundle_data_update(self, memory: Any, load: LoadData) -> Any:
         return memory
 
 

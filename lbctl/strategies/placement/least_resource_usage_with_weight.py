@@ -36,7 +36,7 @@ from typing import Any, Literal
 from lbctl.config import USAGE_KEYS, Settings
 from lbctl.model.decision import PlacementDecision, Why
 from lbctl.model.loaddata import LoadData
-from lbctl.strategies.base import PlacementRequest
+from lbctl.strategies.base import NO_PLAN, PlacementRequest
 from lbctl.strategies.registry import PLACEMENT
 
 NAME = "LeastResourceUsageWithWeight"
@@ -119,7 +119,11 @@ class LeastResourceUsageWithWeight:
         """``onActiveBrokersChange``: forget the history of brokers that are no longer active."""
         return MappingProxyType({b: h for b, h in dict(memory or {}).items() if b in active})
 
-    def on_unload_attempt_completed(self, memory: Any) -> Any:
+    def on_unload_attempt_completed(self, memory: Any, planned: Mapping[str, str] = NO_PLAN,
+                                    settings: Settings | None = None) -> Any:
+        return memory
+
+    def on_bundle_data_update(self, memory: Any, load: LoadData) -> Any:
         return memory
 
 

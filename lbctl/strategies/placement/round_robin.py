@@ -20,13 +20,16 @@ current counter. Order: candidates in the order given (Java ``Set`` iteration or
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Literal
 
 from msgspec import Struct
 
+from lbctl.config import Settings
 from lbctl.model.decision import PlacementDecision, Why
-from lbctl.strategies.base import PlacementRequest
+from lbctl.model.loaddata import LoadData
+from lbctl.strategies.base import NO_PLAN, PlacementRequest
 from lbctl.strategies.registry import PLACEMENT
 
 NAME = "RoundRobinBrokerSelector"
@@ -107,5 +110,9 @@ class RoundRobinBrokerSelector:
     def on_active_brokers_change(self, memory: Any, active: frozenset[str]) -> Any:
         return memory
 
-    def on_unload_attempt_completed(self, memory: Any) -> Any:
+    def on_unload_attempt_completed(self, memory: Any, planned: Mapping[str, str] = NO_PLAN,
+                                    settings: Settings | None = None) -> Any:
+        return memory
+
+    def on_bundle_data_update(self, memory: Any, load: LoadData) -> Any:
         return memory

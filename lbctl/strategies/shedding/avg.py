@@ -725,6 +725,7 @@ Placed = Literal[
     "no-plan",  # random pick: names (sorted candidates), pick
     "plan-gone",  # random pick; target: the planned broker, not a candidate
     "remembered",  # bundle, target: the pick stored at an earlier ask of this attempt
+    "kept",  # bundle, target: the entry kept from an earlier attempt (before PR #26246)
 ]
 
 
@@ -737,11 +738,16 @@ class PlacedWhy(Why, frozen=True):
 
 
 class AvgPicks(Struct, frozen=True):
-    """The picks AvgShedder's placement half stored this unload attempt: a random pick made when
-    the planned broker was not a candidate is put in the same bundle → broker map as the plan
-    (``bundleBrokerMap.put``), so the next ask for that bundle answers with it."""
+    """AvgShedder's bundle → broker map as its placement half sees it.
+
+    ``picks``: the random picks stored this unload attempt: a pick made when the planned broker
+    was not a candidate is put in the same map as the plan (``bundleBrokerMap.put``), so the
+    next ask for that bundle answers with it. ``kept``: in the releases before PR #26246 (the
+    ``avgShedderBundleMap`` variant's ``bundle-data``), the entries earlier attempts left — their
+    plans and picks, by bundle name — which the map never drops; empty from PR #26246."""
 
     picks: Mapping[str, str] = field(default_factory=lambda: _NO_PICKS)
+    kept: Mapping[str, str] = field(default_factory=lambda: _NO_PICKS)
 
 
 _NO_PICKS: Mapping[str, str] = MappingProxyType({})
@@ -764,11 +770,25 @@ class AvgShedderPlacement:
        threshold: AvgShedder then answers with the stored pick, which may be the owner (the
        unload is then skipped), not with the planned low broker.
 
-    The map is keyed by bundle name and lives for one unload attempt in current master (PR
-    #26246: cleared when planning starts and when the attempt completes —
+    From PR #26246 (4.0.14, 4.2.5) the map is keyed by bundle name and lives for one unload
+    attempt (cleared when planning starts and when the attempt completes —
     :meth:`on_unload_attempt_completed`), so the stored picks are forgotten between cycles.
-    (Releases before it keyed the map by the mutable ``BundleData`` and never removed entries;
-    lbctl follows master.)
+
+    Before it (AvgShedder at d76ae6831a1c; the ``avgShedderBundleMap`` variant) the map is keyed
+    by the ``BundleData`` object itself — BundleData defines no ``equals``, so by identity — and
+    nothing ever removes an entry: the plans ``findBundlesForUnloading`` puts and the picks
+    ``selectBroker`` puts stay, and a later ``selectBroker`` of the bundle (a lookup after its
+    owner unloaded it or stopped, a later cycle) answers with the stale broker when it is a
+    candidate. An entry is found only while ``selectBroker`` is handed the same object: the
+    leader's ``LoadData.getBundleData()`` keeps a bundle's ``BundleData`` and samples it in place
+    (``updateBundleData`` puts a new one only for a bundle it does not hold), and drops it when
+    no broker reports the bundle any more or when ``checkNamespaceBundleSplit`` splits it
+    (ModularLoadManagerImpl at 009a9bf2cdff); a bundle that comes back gets a new object, and the
+    old entry can no longer be reached. lbctl's assumption, from that: an entry lives while the
+    bundle stays in the leader's bundle data from cycle to cycle (:meth:`on_bundle_data_update`
+    drops the rest), with no lookup between two cycles; a new leader (a sequence's first cycle)
+    starts from an empty map. A plan put this attempt replaces the kept entry, as the shedder's
+    ``put`` does before any ``selectBroker``.
     """
 
     name = NAME
@@ -790,10 +810,13 @@ class AvgShedderPlacement:
             if c in load.brokers
         })
         stored = picks.get(bundle)
-        target = stored if stored is not None else request.planned.get(bundle)
+        planned = request.planned.get(bundle)
+        kept = memory.kept.get(bundle) if isinstance(memory, AvgPicks) else None
+        target = stored if stored is not None else planned if planned is not None else kept
         if target is not None and target in cands:
             why = (PlacedWhy("remembered", bundle, target) if stored is not None
-                   else PlacedWhy("planned", bundle, target))
+                   else PlacedWhy("planned", bundle, target) if planned is not None
+                   else PlacedWhy("kept", bundle, target))
             return PlacementDecision(NAME, bundle, target, cands, scores, (target,), why), memory
         if not cands:
             return PlacementDecision(NAME, bundle, None, cands,
@@ -802,12 +825,34 @@ class AvgShedderPlacement:
         pick = ordered[request.rng.randrange(len(ordered))]
         why = (PlacedWhy("no-plan", bundle, pick=pick, names=ordered) if target is None
                else PlacedWhy("plan-gone", bundle, target, pick, ordered))
-        kept = AvgPicks(MappingProxyType({**picks, bundle: pick}))
-        return PlacementDecision(NAME, bundle, pick, cands, scores, ordered, why), kept
+        left = memory.kept if isinstance(memory, AvgPicks) else _NO_PICKS
+        stored_now = AvgPicks(MappingProxyType({**picks, bundle: pick}), left)
+        return PlacementDecision(NAME, bundle, pick, cands, scores, ordered, why), stored_now
 
     def on_active_brokers_change(self, memory: Any, active: frozenset[str]) -> Any:
         return memory
 
-    def on_unload_attempt_completed(self, memory: Any) -> AvgPicks:
-        """The attempt's ``finally`` clears the map (PR #26246): nothing is carried on."""
-        return AvgPicks()
+    def on_unload_attempt_completed(self, memory: Any, planned: Mapping[str, str] = _NO_PICKS,
+                                    settings: Settings | None = None) -> AvgPicks:
+        """From PR #26246 the attempt's ``finally`` clears the map: nothing is carried on.
+        Before it (``settings`` of such a release) the map keeps everything: the entries kept
+        so far, then this attempt's plans (``planned``, put by the shedder first), then the
+        picks stored at its asks (put last)."""
+        if settings is None or settings.profile["avgShedderBundleMap"] == "name":
+            return AvgPicks()
+        old = memory if isinstance(memory, AvgPicks) else AvgPicks()
+        if not (old.kept or planned or old.picks):
+            return AvgPicks()
+        return AvgPicks(_NO_PICKS, MappingProxyType({**old.kept, **planned, **old.picks}))
+
+    def on_bundle_data_update(self, memory: Any, load: LoadData) -> Any:
+        """Before PR #26246: the kept entries of bundles whose ``BundleData`` the leader dropped
+        (no broker reports them, or split this cycle) can no longer be found, as a later lookup
+        is handed a new object: they are forgotten."""
+        if not isinstance(memory, AvgPicks) or not memory.kept:
+            return memory
+        data, away = load.bundle_data, load.split_away
+        alive = {b: x for b, x in memory.kept.items() if b in data and b not in away}
+        if len(alive) == len(memory.kept):
+            return memory
+        return AvgPicks(memory.picks, MappingProxyType(alive))
