@@ -728,8 +728,7 @@ def _carried_along(state: ClusterState, settings: Settings, model: LoadModel,
     return replace(state, brokers=MappingProxyType(reports))
 
 
-def _noise(proposal: Proposal, cap: float,
-           shift: Mapping[str, float] = MappingProxyType({})) -> str | None:
+def _noise(proposal: Proposal, cap: float) -> str | None:
     """Why a plan is not carried out: its predicted max or range above doing nothing's (Cruise
     Control's rule that an action must not violate a goal already met, here: must not worsen
     one it does not fix; a plan trading a wider range for a lower max, or the other way round,
@@ -740,30 +739,15 @@ def _noise(proposal: Proposal, cap: float,
     (the fall of the max or of the range, whichever is larger) is within the load model's error
     at the level it plans to (:meth:`LoadModel.margin`, :data:`GAIN_ERRORS` times) cannot be
     told from noise, and moving on it worsens the cluster as often as it helps (issue 29: no
-    worsening cycle). Below the cap, the first rule is applied again with each broker's usage
-    moved by ``shift`` (its report, not rewritten for a while, carried along the traffic's
-    trend: a check for a plan made on the reports as read; the cycle plans on the carried
-    reports themselves, :func:`_carried_along`, and passes none): a plan that fills a broker whose report lags the wave up to the max as read makes it the
-    new max in truth. Only the check that nothing worsens, not the gain against the error: the
-    gain asked on the trended figures too held back plans that reached the band (loops, seeds
-    1-40 at 30 brokers: worsening cycles 55 -> 36, but within 3 cycles of a disturbance
-    131 -> 127/160 and cycles to the band 1254 -> 1280). ``None``: carry it out."""
+    worsening cycle). The proposal is made on the reports carried along the traffic's trend
+    (:func:`_carried_along`), so the first rule also refuses a plan that fills a broker whose
+    report lags the wave up to the max as read (the new max in truth). ``None``: carry it out."""
     before = UsageStats.of(proposal.usages_before())
     after = UsageStats.of(proposal.usages_after())
     if after.max > before.max + 1e-9 or after.range > before.range + 1e-9:
         return (f"the plan's predicted max ({after.max * 100:.1f} %) or range "
                 f"({after.range * 100:.1f} points) is above doing nothing's "
                 f"({before.max * 100:.1f} %, {before.range * 100:.1f} points): not carried out")
-    if shift and before.max <= cap + 1e-9:
-        names = proposal.view.brokers
-        moved = [shift.get(b, 0.0) for b in names]
-        b2 = UsageStats.of([u + d for u, d in zip(proposal.usages_before(), moved, strict=True)])
-        a2 = UsageStats.of([u + d for u, d in zip(proposal.usages_after(), moved, strict=True)])
-        if a2.max > b2.max + 1e-9 or a2.range > b2.range + 1e-9:
-            return (f"on the reports carried along the traffic's trend the plan's max "
-                    f"({a2.max * 100:.1f} %) or range ({a2.range * 100:.1f} points) is above "
-                    f"doing nothing's ({b2.max * 100:.1f} %, {b2.range * 100:.1f} points): "
-                    "not carried out")
     if before.max > cap + 1e-9 and after.mean <= cap + 1e-9:
         return None
     gain = max(before.range - after.range, before.max - after.max)

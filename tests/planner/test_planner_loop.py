@@ -399,27 +399,6 @@ def test_a_plan_predicted_to_widen_the_range_is_not_carried_out_whatever_it_gain
     assert _noise(p, 0.85) is None  # the planner's own plan narrows both
 
 
-def test_a_plan_that_worsens_the_cluster_on_reports_carried_along_the_trend_is_not_carried_out(
-) -> None:
-    # the planner's own plan for a cluster below the cap narrows max and range on the reports
-    # as read; but its destination's report was written a while ago, and the traffic's trend
-    # carries it up: on those figures the plan makes the destination the new max, so it is not
-    # carried out (issue 29: no worsening cycle; a stale destination filled to the max as read
-    # overshot it in truth, plans_on_hardware.py n=30 seed 21 cycle 14)
-    state, _, _ = _two_big_bundles()
-    p = propose(state, resolve(state.config), GREEDY)
-    assert p.moves and max(p.usages_before()) < 0.85
-    assert _noise(p, 0.85) is None and _noise(p, 0.85, {}) is None
-    before, after = p.usages_before(), p.usages_after()
-    j = max({d for _, d in p.moves}, key=lambda d: after[d])  # the fullest destination
-    dest = p.view.brokers[j]
-    lift = max(before) - after[j] + 0.01  # carried along the trend, it ends above the max
-    assert before[j] + lift < max(before)  # ... which doing nothing would not reach
-    why = _noise(p, 0.85, {dest: lift})
-    assert why is not None and "carried along the traffic's trend" in why
-    assert _noise(p, 0.85, {dest: lift / 10}) is None  # a small drift leaves the plan's gain
-
-
 def test_a_split_bundles_children_inherit_its_cool_down() -> None:
     # the hot bundle was moved ten minutes ago: split (no move can place it), its children carry
     # its traffic, so they cool down from its move, not from now, and not at all: moved again,
