@@ -899,10 +899,7 @@ def cleared_capacity(capacity: int, size: int) -> int:
     doubles while the size exceeds 3/4 of it (tree bins aside). No put: unchanged."""
     if size <= 0:
         return capacity
-    cap = capacity or 16
-    while size > cap * 3 // 4:
-        cap <<= 1
-    return cap
+    return max(capacity, hashmap_capacity(size))  # doubling from a kept power of two
 
 
 def hashmap_capacity(size: int) -> int:
