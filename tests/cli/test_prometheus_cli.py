@@ -119,15 +119,25 @@ def test_a_dropped_connection_is_one_line() -> None:
     srv.listen(8)
     port = srv.getsockname()[1]
 
+    srv.settimeout(0.2)
+    done = threading.Event()
+
     def serve() -> None:
-        for _ in range(3):
-            conn, _ = srv.accept()
+        # However many times the client retries, every connection is read and dropped.
+        while not done.is_set():
+            try:
+                conn, _ = srv.accept()
+            except TimeoutError:
+                continue
             conn.recv(4096)
             conn.close()
 
-    threading.Thread(target=serve, daemon=True).start()
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
     res = CliRunner().invoke(app, ["recommend", "--prometheus-url", f"http://127.0.0.1:{port}",
                                    "--since", "1h"])
+    done.set()
+    server.join()
     srv.close()
     assert res.exit_code == 3
     assert res.stderr == (f"lbctl: error: GET http://127.0.0.1:{port}/api/v1/series: connection "
