@@ -464,6 +464,9 @@ class Settings(Mapping[str, Any]):
         self._values.update(self._profile.setting_defaults())
         self._values.update(values)
         self._origin = dict(origin or {})
+        for key in self._profile.absent_settings():  # a key the release does not know: ignored
+            self._values[key] = SETTINGS_BY_NAME[key].default
+            self._origin.pop(key, None)
         self._read: set[str] = set()
 
     @classmethod

@@ -179,6 +179,12 @@ VARIANTS: tuple[Variant, ...] = (
             Since("2.11.0"), False, True,
             "LoadData.getBundleDataForLoadShedding → NamespaceService.isSystemServiceNamespace "
             "(NamespaceName.SYSTEM_NAMESPACE added by PR #15252)"),
+    Variant("sheddingExcludedNamespaces",
+            "loadBalancerSheddingExcludedNamespaces (PIP-380) exists: its namespaces are never "
+            "shed and are placed round-robin (else the key is unknown to the broker and ignored)",
+            Since("4.0.11", "4.1.0"), False, True,
+            "PIP-380, PR #23549 (listed in the release notes of 4.0.11 only; pulsar-site's broker "
+            "configuration reference has the key for 4.1.x and not for 4.0.x)"),
     Variant("lowerBoundaryShedding",
             "ThresholdShedder's lowerBoundarySheddingEnabled exists",
             Since("2.11.0"), False, True, "PR #17456 (ThresholdShedder.tryLowerBoundaryShedding)"),
@@ -291,6 +297,12 @@ DEFAULTS: Mapping[str, str] = MappingProxyType({
     "loadBalancerDirectMemoryResourceWeight": "directMemoryWeightDefault",
 })
 
+#: setting → variant without which the release has no such setting (Pulsar ignores the key: the
+#: declared default applies whatever the snapshot, broker.conf or --set say)
+ABSENT: Mapping[str, str] = MappingProxyType({
+    "loadBalancerSheddingExcludedNamespaces": "sheddingExcludedNamespaces",
+})
+
 # --- a resolved profile --------------------------------------------------------------------------
 class Profile(Struct, frozen=True):
     """The behaviour of one Pulsar release, as lbctl models it.
@@ -321,6 +333,10 @@ class Profile(Struct, frozen=True):
     def setting_defaults(self) -> dict[str, Any]:
         """Defaults of this release that differ from lbctl's declared (newest) ones."""
         return {key: self.values[var] for key, var in DEFAULTS.items()}
+
+    def absent_settings(self) -> list[str]:
+        """Settings this release does not have (:data:`ABSENT`)."""
+        return [key for key, var in ABSENT.items() if not self.values[var]]
 
     def differences(self) -> list[tuple[Variant, Any]]:
         """The variants where this release differs from the default profile (:data:`DEFAULT`,

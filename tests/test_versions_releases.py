@@ -120,3 +120,29 @@ def test_avg_shedder_map_outlives_the_attempt_by_release(version: str,
     stale plan, lo; from it the map was emptied and the lookup draws (mid with seed 5)."""
     lm, (_, second), conf = _sequence(version, seed=5)
     assert _lookup(lm, second, conf) == answer
+
+
+def _excluded_hot() -> ClusterState:
+    """One hot broker (95 % CPU) whose two heaviest bundles are in ``t/keep``; a cool one."""
+    return state({
+        "a:8080": broker(cpu=(95, 100), bundles={
+            "t/keep/0x00000000_0x80000000": stats(100, 100, 80 * 2**20, 80 * 2**20),
+            "t/keep/0x80000000_0xffffffff": stats(100, 100, 60 * 2**20, 60 * 2**20),
+            "t/move/0x00000000_0xffffffff": stats(10, 10, 2**20, 2**20)}),
+        "b:8080": broker(cpu=(5, 100), bundles={"t/other/0x00000000_0xffffffff": stats(1, 1)}),
+    }, now=NOW)
+
+
+@pytest.mark.parametrize(("version", "honoured"), [
+    ("3.3.9", False), ("4.0.10", False), ("4.0.11", True), ("4.0.14", True), ("4.1.0", True),
+    ("4.2.5", True)])
+def test_shedding_excluded_namespaces_exist_from_4_0_11_and_4_1_0(version: str,
+                                                                    honoured: bool) -> None:
+    """PIP-380 (PR #23549): ``doLoadShedding`` skips what the shedder selected in an excluded
+    namespace; before it the broker does not know ``loadBalancerSheddingExcludedNamespaces`` and
+    the hottest bundle is unloaded, in that namespace or not."""
+    (p,) = plans([_excluded_hot()], Options(
+        strategy="OverloadShedder", overrides={"loadBalancerSheddingExcludedNamespaces": "t/keep"},
+        pulsar_version=version))
+    moved = {a.bundle for a in p.actions if a.action == "unload" and not a.skipped}
+    assert any(b.startswith("t/keep/") for b in moved) is not honoured, (version, moved)
