@@ -174,10 +174,11 @@ class ProposeView:
         if moves:
             rows = [{"#": str(k), "bundle": a.bundle, "from": names(a.broker),
                      "to": names(a.destinationBroker) if a.destinationBroker else "-",
-                     "to: before→after": _arrow(st[2], st[3]), "MB/s": mb(a.throughput)}
+                     "to: before → after": _arrow(st[2], st[3]), "MB/s": mb(a.throughput)}
                     for k, (a, st) in enumerate(zip(moves, figures, strict=True), 1)]
             parts += [wrap_prose("Moves, in order (to: the destination's estimated usage just "
-                                 "before → just after that move):"), table(rows, optional=["MB/s"]), ""]
+                                 "before → just after that move):"),
+                      table(rows, optional=["MB/s", "#"]), ""]
         else:
             parts += [wrap_prose(f"Moves: none — {_why_none(p, plan)}"), ""]
         sends: dict[str, int] = {}
