@@ -53,7 +53,9 @@ BY_DESIGN = {
     "over-threshold": "the capacity goal could not be met with the moves allowed (see Goals); "
                       "this is the nearest plan found",
     "split-and-unload": "the move is planned on the bundle as it is now; the split is proposed "
-                        "for afterwards (re-run propose after it)",
+                        "for afterwards. apply refuses a plan that acts on a bundle twice: "
+                        "propose --no-splits gives the moves alone; split once they are done, "
+                        "then re-run propose",
 }
 
 
