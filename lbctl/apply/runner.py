@@ -633,7 +633,9 @@ def _ago(seconds: float) -> str:
 def _pace(todo: int, concurrency: int, interval: float) -> str:
     """How the requests go out, for the line before them: ``--interval`` parts the batches of
     ``--concurrency`` moves, so it is said only when there is more than one batch ("all at once,
-    60 s apart" read as a contradiction)."""
+    60 s apart" read as a contradiction), and never for one request (nothing to part)."""
+    if todo <= 1:
+        return ""
     if concurrency <= 1:
         return f", {interval:g} s apart" if interval else ""
     if concurrency >= todo:
