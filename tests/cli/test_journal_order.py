@@ -83,3 +83,34 @@ def test_steps_still_lists_every_line_as_written(runner, tmp_path: Path) -> None
                         env={"COLUMNS": "120"})
     states = [r.split()[1] for r in res.stdout.splitlines() if r[:2].isdigit()]
     assert states[:3] == ["apply-start", "skipped", "skipped"]
+
+
+def test_a_real_runs_deferred_actions_are_named_like_the_sent_ones(runner, tmp_path: Path,
+                                                                   monkeypatch) -> None:
+    """apply against the test cluster with --max-moves 1: the journal lists the plan's actions in
+    step order, the one sent and the ones deferred (or refused on re-validation) each named ``unload BUNDLE → DESTINATION`` as the doc's table shows (their
+    skip lines carried no action words: the row named the bundle alone)."""
+    from lbctl.sandbox import hot_cluster
+
+    monkeypatch.delenv("PULSAR_CLIENT_CONF", raising=False)
+    j = tmp_path / "journal.jsonl"
+    monkeypatch.setenv("LBCTL_JOURNAL", str(j))
+    c = hot_cluster(3, bundles_per_broker=3)
+    try:
+        r = runner.invoke(app, ["--admin-url", c.admin_url, "propose", "--solver", "greedy",
+                                "--no-splits", "-o", "json"])
+        assert r.exit_code == 0, r.stderr
+        plan = tmp_path / "plan.json"
+        plan.write_text(r.stdout)
+        r = runner.invoke(app, ["--admin-url", c.admin_url, "apply", str(plan), "--yes",
+                                "--max-moves", "1"])
+        assert r.exit_code == 0, r.stdout + r.stderr
+    finally:
+        c.stop()
+    res = runner.invoke(app, ["journal", "--journal", str(j), "-o", "json"])
+    actions = json.loads(res.stdout)["runs"][0]["actions"]
+    assert len(actions) >= 2
+    assert [a["step"] for a in actions] == list(range(1, len(actions) + 1))
+    assert all(a["action"] == "unload" and " → " in a["target"] for a in actions), actions
+    assert any(a["outcome"] == "done" for a in actions), actions
+    assert any(a["outcome"].startswith("deferred") for a in actions), actions
