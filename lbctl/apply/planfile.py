@@ -137,15 +137,21 @@ def _once(actions: tuple[PlannedAction, ...], name: str) -> None:
     which of the two the author meant is not lbctl's guess. Skipped actions are notes, not
     requests, and may repeat. (Pulsar's own cycle never lists a bundle twice: the bundles it
     splits are left out of shedding, ``ModularLoadManagerImpl.checkNamespaceBundleSplit``.)"""
-    first: dict[str, int] = {}
+    first: dict[str, PlannedAction] = {}
     for a in actions:
         if a.skipped is not None:
             continue
         if a.bundle in first:
+            kinds = {a.action, first[a.bundle].action}
+            # propose plans a move and, for the bundle as it lands, a split (its "split-and-
+            # unload" warning): say how to carry out both
+            then = ("; move it first and split it in a plan of its own (a propose plan: "
+                    "propose --no-splits plans the moves alone)"
+                    if "split" in kinds and len(kinds) > 1 else "")
             raise PlanError(f"{name}: actions[{a.step - 1}].bundle: {a.bundle} is already "
-                            f"actions[{first[a.bundle] - 1}]: a plan acts on a bundle once "
-                            "(refused, nothing was sent)")
-        first[a.bundle] = a.step
+                            f"actions[{first[a.bundle].step - 1}]: a plan acts on a bundle once "
+                            f"(refused, nothing was sent){then}")
+        first[a.bundle] = a
 
 
 def _figure(value: float | None, where: str) -> float | None:

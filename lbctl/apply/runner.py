@@ -234,9 +234,8 @@ class ApplyRun:
                 self.on_start(self.executor)
             for s in steps:
                 if s.state != "pending":
-                    self._note({"state": "skipped", "step": s.action.step,
-                                "bundle": s.action.bundle, "outcome": s.state,
-                                "why": s.why or None})
+                    self._note({"state": "skipped", **self._what(s.action),
+                                "outcome": s.state, "why": s.why or None})
             try:
                 self._execute(todo, mutations, rollback, report, live)
             except (Interrupted, NotJournaled) as e:  # their own exit codes; journaled partial
@@ -417,6 +416,16 @@ class ApplyRun:
             base["reason"] = self.opts.reason
         self.executor.note({**record, **base})
 
+    def _what(self, a: PlannedAction) -> dict[str, Any]:
+        """What a skipped action's journal line names: its step and bundle, and the action in
+        the words its request would have carried (``#4 unload … to …``) with its destination,
+        so that ``lbctl journal`` names it as it names the actions sent."""
+        out: dict[str, Any] = {"step": a.step, "bundle": a.bundle,
+                               "action": self._mutation(a).summary}
+        if a.destination:
+            out["destination"] = a.destination
+        return out
+
     def _extra(self, a: PlannedAction) -> dict[str, Any]:
         e: dict[str, Any] = {"plan": self.plan.path, "planDigest": self.plan.digest,
                              "step": a.step, "bundle": a.bundle, "source": a.broker,
@@ -451,8 +460,8 @@ class ApplyRun:
                     break
                 if declined:
                     s.state = "declined"
-                    self._note({"state": "skipped", "step": s.action.step,
-                                "bundle": s.action.bundle, "why": "declined"})
+                    self._note({"state": "skipped", **self._what(s.action),
+                                "why": "declined"})
                     continue
                 if s.action.is_move:
                     moved, stop_why = self._still_on_source(s, live.cluster)
@@ -518,7 +527,7 @@ class ApplyRun:
         s.verdict = V.CHANGED
         s.why = (f"no longer owned by {a.broker} when it was to be sent (moved since "
                  "validation): not sent")
-        self._note({"state": "skipped", "step": a.step, "bundle": a.bundle, "why": s.why})
+        self._note({"state": "skipped", **self._what(a), "why": s.why})
         self.ui.show(f"#{a.step} skipped: {a.describe()} — {s.why}")
         return True, ""
 
@@ -633,7 +642,9 @@ def _ago(seconds: float) -> str:
 def _pace(todo: int, concurrency: int, interval: float) -> str:
     """How the requests go out, for the line before them: ``--interval`` parts the batches of
     ``--concurrency`` moves, so it is said only when there is more than one batch ("all at once,
-    60 s apart" read as a contradiction)."""
+    60 s apart" read as a contradiction), and never for one request (nothing to part)."""
+    if todo <= 1:
+        return ""
     if concurrency <= 1:
         return f", {interval:g} s apart" if interval else ""
     if concurrency >= todo:

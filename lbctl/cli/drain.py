@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, ClassVar
 import typer
 
 from lbctl.cli.apply import MaxMoves, Reason, VerifyTimeout
-from lbctl.cli.common import TABLE, LoadManagerChoice, OutputFormat, Shown, emit
+from lbctl.cli.common import TABLE, LoadManagerChoice, OutputFormat, Shown, display
 from lbctl.cli.groups import Fields, grouped
 from lbctl.cli.state import StateArgs
 from lbctl.cli.unload import Mutating
@@ -97,7 +97,7 @@ def drain(
     reason: Reason = None,
     given: Offline,
     sending: Mutating,
-    shown: Annotated[Shown, Fields("output")],
+    shown: Shown,
 ) -> None:
     """Empty a broker before restarting it: every bundle to where placement would put it.
 
@@ -151,7 +151,7 @@ def drain(
         pause_balancer=pause_balancer, keep_paused=keep_paused, timeout=timeout, fill=fill)
     with live_session(ctx) as cluster:
         report = _run(cluster.client, dopts, output)
-    _finish(report, output, dry_run=dry_run)
+    _finish(report, shown, dry_run=dry_run)
 
 
 def _check_names(lm: LoadManagerChoice) -> None:
@@ -188,12 +188,12 @@ def _run(client: AdminClient, dopts: DrainOptions, output: OutputFormat) -> Drai
         return run_drain(client, dopts, _ui(output), stop=stop.event, arm=arm)
 
 
-def _finish(report: DrainReport, output: OutputFormat, *, dry_run: bool) -> None:
+def _finish(report: DrainReport, shown: Shown, *, dry_run: bool) -> None:
     from lbctl.cli.actions import refuse_unconfirmed
     from lbctl.errors import PartialRun
     from lbctl.render.apply_view import DrainView
 
-    emit(DrainView(report), output)
+    shown.emit(DrainView(report))
     from lbctl.apply.balancer import RESTORE_FAILED
 
     dry = bool(report.rounds) and report.rounds[-1].result == "dry-run"
@@ -228,7 +228,7 @@ def rebalance_after(
     interval: FillInterval = 60.0,
     lm: Placing,
     given: Offline,
-    shown: Annotated[Shown, Fields("output")],
+    shown: Shown,
 ) -> None:
     """The corrective plan after a restart: fill BROKER toward the cluster's mean usage.
 
@@ -263,6 +263,7 @@ def _preview(ctx: typer.Context, given: Offline, target: str, lm: LoadManagerCho
     from lbctl.cli.state import choose
     from lbctl.loadmanager.drain import drain_plan, fill_plan
     from lbctl.loadmanager.select import settings_for
+    from lbctl.render.display import using
     from lbctl.render.views import RecommendView
 
     opts = lm.options()
@@ -283,7 +284,8 @@ def _preview(ctx: typer.Context, given: Offline, target: str, lm: LoadManagerCho
             if fill else drain_plan(state, settings, target, opts))
     shown.emit(RecommendView([plan]))
     if fill and shown.output == TABLE:
-        _explain_fill(state, settings, plan, target, recent, now)
+        with using(display(wide=shown.wide, no_color=shown.no_color)):
+            _explain_fill(state, settings, plan, target, recent, now)
     if given.snapshot is not None:
         warn(f"offline preview on {given.snapshot}: nothing was sent; on the cluster: "
              + (f"lbctl rebalance-after {target} -o json > fill.json, then lbctl apply fill.json"
@@ -299,8 +301,10 @@ def _explain_fill(state: ClusterState, settings: Settings, plan: Plan, target: s
     from lbctl.loadmanager.drain import in_grace
     from lbctl.render.fill_words import fill_reasons
     from lbctl.render.tables import wrap_prose
+    from lbctl.render.views import plan_names
 
-    lines = fill_reasons(state, settings, plan, target)
+    names = plan_names(plan)  # broker names as the table above gives them (--wide: whole)
+    lines = [names.text(line) for line in fill_reasons(state, settings, plan, target)]
     staying = in_grace(state, settings, recent, state.captured_at / 1000 if now is None else now)
     held = sum(1 for b, local in state.brokers.items() if b != target
                for x in local.lastStats if x in staying)

@@ -91,12 +91,18 @@ def approve(
     from lbctl.cli.connection import warn
     from lbctl.cli.state import live_session
     from lbctl.errors import LbctlError, PartialRun
+    from lbctl.safe.text import terminal_safe
     from lbctl.watch.execute import apply_queued
+
+    def show(line: str) -> None:
+        """The runner's lines as ``lbctl apply`` prints them: plain, on stdout (they are the
+        command's account of what it does, not warnings)."""
+        print(terminal_safe(line), flush=True)
 
     q = _queue(history)
     meta = q.decide(plan_id, "approved", when=_now(), note="approved")
     with live_session(ctx) as reader:
-        result = apply_queued(reader.client, q, meta, when=_now(), say=warn,
+        result = apply_queued(reader.client, q, meta, when=_now(), say=show, warn=warn,
                               max_age=max_age or None)
     print(f"{plan_id}: {result}")
     if result.startswith("partial"):

@@ -62,7 +62,7 @@ def propose(
     lm: Annotated[LoadManagerChoice, Fields("set_", "broker_conf")],
     explain: Explain = False,
     no_splits: NoSplits = False,
-    shown: Annotated[Shown, Fields("output")],
+    shown: Shown,
 ) -> None:
     """Propose one plan that brings the cluster into a target band in a single pass.
 

@@ -154,7 +154,19 @@ class Chosen(Struct, frozen=True):
         terminal = connection.is_terminal(sys.stderr)
         if self.note and terminal:
             _say(self.note)
-        yield
+        try:
+            yield
+        except Exception as e:
+            if not self.note:
+                raise
+            from lbctl.admin.errors import ConnectionFailed  # not imported by a file's read
+
+            if not isinstance(e, ConnectionFailed) or e.sent:
+                raise
+            # no snapshot named and nothing listening: a newcomer's first `lbctl recommend`
+            raise ConnectionFailed(f"{e}; with no snapshot given lbctl reads the live cluster: "
+                                   "give a snapshot file, or --admin-url (or start lbctl "
+                                   "sandbox)", sent=False) from None
         if self.note and not terminal:
             _say(self.note)
 

@@ -128,9 +128,13 @@ def watch(
 
     directory = history or default_history()
     if status:
-        from lbctl.watch.report import print_status
+        from lbctl.render.tables import wrap_prose
+        from lbctl.watch.report import status_lines
 
-        print_status(directory)
+        # wrapped at spaces to the terminal (80 columns piped), as lbctl's other prose: an
+        # anomaly's message with its fix ran to 500 characters on one line
+        for line in status_lines(directory):
+            print(wrap_prose(line))
         return
     modes = parse_heal(heal or [])
     retention = Retention(parse_duration(retain, "--retain") / 1000,

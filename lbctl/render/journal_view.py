@@ -200,7 +200,29 @@ def runs_of(entries: tuple[JournalEntry, ...]) -> list[Run]:
             a = actions[full] = Action(e.run, full, e, [])  # the same request sent again
             run.actions.append(a)
         a.lines.append(e)
+    for run in runs.values():
+        run.actions = _in_step_order(run.actions)
     return list(runs.values())
+
+
+def _in_step_order(actions: list[Action]) -> list[Action]:
+    """A run's plan actions in the order of their steps, in the places plan actions hold.
+
+    An apply run journals every action it will not send (deferred by a cap, already done, gone)
+    as soon as it has validated the plan, before it sends the first request; listed by first
+    line, ``#4 deferred`` came before the ``#1`` it sent. The runner walks the plan in step
+    order, sending or passing over each action, so that is the order things happened in. The
+    run's own requests (a balancer paused before the first move) keep their places."""
+    slots = [i for i, a in enumerate(actions) if a.first.step is not None]
+    plans: dict[Any, int] = {}
+    for i in slots:
+        plans.setdefault(actions[i].first.plan, len(plans))
+    ordered = sorted((actions[i] for i in slots),
+                     key=lambda a: (plans[a.first.plan], a.first.step))
+    out = list(actions)
+    for i, a in zip(slots, ordered, strict=True):
+        out[i] = a
+    return out
 
 
 @dataclass(frozen=True)

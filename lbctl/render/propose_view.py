@@ -53,7 +53,9 @@ BY_DESIGN = {
     "over-threshold": "the capacity goal could not be met with the moves allowed (see Goals); "
                       "this is the nearest plan found",
     "split-and-unload": "the move is planned on the bundle as it is now; the split is proposed "
-                        "for afterwards (re-run propose after it)",
+                        "for afterwards. apply refuses a plan that acts on a bundle twice: "
+                        "propose --no-splits gives the moves alone; split once they are done, "
+                        "then re-run propose",
 }
 
 
@@ -174,10 +176,11 @@ class ProposeView:
         if moves:
             rows = [{"#": str(k), "bundle": a.bundle, "from": names(a.broker),
                      "to": names(a.destinationBroker) if a.destinationBroker else "-",
-                     "to: before→after": _arrow(st[2], st[3]), "MB/s": mb(a.throughput)}
+                     "to: before → after": _arrow(st[2], st[3]), "MB/s": mb(a.throughput)}
                     for k, (a, st) in enumerate(zip(moves, figures, strict=True), 1)]
             parts += [wrap_prose("Moves, in order (to: the destination's estimated usage just "
-                                 "before → just after that move):"), table(rows, optional=["MB/s"]), ""]
+                                 "before → just after that move):"),
+                      table(rows, optional=["MB/s", "#"]), ""]
         else:
             parts += [wrap_prose(f"Moves: none — {_why_none(p, plan)}"), ""]
         sends: dict[str, int] = {}

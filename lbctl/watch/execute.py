@@ -12,8 +12,11 @@ from lbctl.watch.plans import PlanMeta, PlanQueue
 
 def apply_queued(client: Any, queue: PlanQueue, meta: PlanMeta, *, when: str,
                  say: Callable[[str], None], max_age: float | None = None,
-                 yes: bool = True) -> str:
-    """Run plan ``meta``; record the outcome in the queue; a one-line result."""
+                 yes: bool = True, warn: Callable[[str], None] | None = None) -> str:
+    """Run plan ``meta``; record the outcome in the queue; a one-line result.
+
+    ``say`` gets the runner's lines (the plan against the cluster, each request, each outcome)
+    and ``warn`` its warnings (``say`` too when not given: the watcher logs both alike)."""
     from lbctl.apply.planfile import read_plan
     from lbctl.apply.runner import UI, ApplyOptions, ApplyRun
     from lbctl.errors import LbctlError
@@ -22,7 +25,7 @@ def apply_queued(client: Any, queue: PlanQueue, meta: PlanMeta, *, when: str,
     opts = ApplyOptions(yes=yes, reason=reason, max_age=max_age, force_stale=max_age is None)
     try:
         report = ApplyRun(client, read_plan(queue.plan_path(meta.id)), opts,
-                          UI(show=say, warn=say)).run()
+                          UI(show=say, warn=warn or say)).run()
     except LbctlError as e:
         queue.decide(meta.id, "failed", when=when, note=str(e), allowed_from=("approved",))
         return f"failed: {e}"

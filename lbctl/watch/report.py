@@ -41,8 +41,3 @@ def status_lines(directory: Path) -> list[str]:
 
     out += executor()
     return out
-
-
-def print_status(directory: Path) -> None:
-    for line in status_lines(directory):
-        print(line)

@@ -51,7 +51,7 @@ def check_propose_table(name: str, text: str, want: dict[str, Any]) -> None:
     f = plans(want)[0]
     assert "Success/" not in text and "Overloaded" not in text and "Underloaded" not in text, \
         f"{name}: a Pulsar label where Pulsar decided nothing"
-    moves = table_with(name, text, "#", "bundle", "to: before→after")
+    moves = table_with(name, text, "#", "bundle", "to: before → after")
     got = [] if moves is None else [(joined(r["bundle"]), r["from"], r["to"])
                                     for r in moves.rows("#")]
     exp = [(a["bundle"], short(a["broker"]), short(a.get("to"))) for a in f["actions"]
@@ -65,7 +65,7 @@ def check_propose_table(name: str, text: str, want: dict[str, Any]) -> None:
     if moves is not None and got:
         rows = moves.rows("#")
         last = rows[-1]
-        after = last["to: before→after"].rstrip("%").split("→")[1]
+        after = last["to: before → after"].rstrip("%").split("→")[1]
         assert final[last["to"]] == f"{after}%", (
             f"{name}: the last move's destination ends at {after}% in the moves, "
             f"{final[last['to']]} in the brokers table")

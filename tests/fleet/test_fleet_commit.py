@@ -74,6 +74,7 @@ def test_a_writer_excludes_other_writers_and_readers(tmp_path) -> None:
         pass  # readers share
 
 
+@pytest.mark.spark  # run_fleet starts the tests' Spark session (tests/fleet/conftest.py)
 def test_a_busy_output_is_a_usage_error_before_spark_starts(tmp_path, run_fleet) -> None:
     with commit.locked(tmp_path / "out", write=True):
         r = run_fleet("ingest", str(CORPUS), "--out", str(tmp_path / "out"), "-q")
