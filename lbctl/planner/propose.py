@@ -257,9 +257,8 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
     if options.splits and not solution.violation.ok and len(view.brokers) > 1 and not refused \
             and not uncertain:
         # too big for the band asked for (not the narrower one planned for)
-        splits = find_splits(state, settings, after,
-                             targets.target_range if targets.target_range is not None
-                             else solution.width)
+        width = targets.target_range if targets.target_range is not None else solution.width
+        splits = find_splits(state, settings, after, width)
         if splits.actions and solution.moves and v0.capacity <= 0 and caps == Caps():
             # moves for a band they cannot reach: the split comes first, the cluster is planned
             # again once the split bundles report (moves relieving an overloaded broker stay)
@@ -268,6 +267,8 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
             solution = Solution((), solution.solver, "a bundle is too big for the band: split "
                                 "it first", None, None, solution.width, v0, solution.notes)
             after = Assignment(view, rules, costs)
+            splits = find_splits(state, settings, after, width)  # on the bundles where they are
+        notes += splits.notes
     res_before = _resources(view, ())
     res_after = _resources(view, solution.moves)
     goals = evaluate(before, after.u, res_before, res_after, targets)

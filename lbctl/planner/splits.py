@@ -44,7 +44,10 @@ class SplitFinding:
 
 def find_splits(state: ClusterState, settings: Settings, a: Assignment,
                 width: float) -> SplitFinding:
-    """Split proposals for bundles too big for the band after the plan ``a``."""
+    """Split proposals for bundles too big for the band after the plan ``a``.
+
+    A bundle the plan moves is not proposed for a split in the same plan (a note says to split it
+    where it lands): a plan acts on a bundle once, which is what ``lbctl apply`` carries out."""
     view = a.view
     lowest = min(a.u)
     top = lowest + width
@@ -71,6 +74,13 @@ def find_splits(state: ClusterState, settings: Settings, a: Assignment,
             seen.add(i)
             name = view.bundles[i]
             topics = view.topics[i]
+            if a.owner[i] != view.owner[i]:
+                # the plan moves it: a split now would act on the bundle twice (apply carries out
+                # each bundle's action once); it is split where it lands, once it reports there
+                notes.append(f"{name} carries {share:.1%} of {view.brokers[j]}, where this plan "
+                             f"moves it: more than the {width * 100:.4g}-point band; split it "
+                             "there once the moves are done (re-run propose)")
+                continue
             if topics == 1:
                 hot.append(HotTopic(name, view.brokers[j], topics, share,
                                     f"one topic carrying {share:.1%} of {view.brokers[j]}, more "
