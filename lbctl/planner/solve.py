@@ -229,7 +229,8 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
         # the LP bound where auto would run the exact model (cheap there), never for greedy
         lb = lower_bound(view, rules, costs, _widest(targets, len(view.brokers)),
                          targets.max_usage,
-                         lp_pairs=0 if options.solver == "greedy" else options.exact_limit)
+                         lp_pairs=0 if options.solver == "greedy" else options.exact_limit,
+                         aggregate=False)
         if lb is not None:
             bound = max(bound or 0.0, lb)
         if bound is not None and gap is None:
