@@ -316,6 +316,56 @@ def test_the_byte_cost_makes_one_host_class_cost_alike() -> None:
     assert statistics.median(misses) < math.log(1.6)
 
 
+def _steady_mix_history(seed: int, n: int, steps: int = 12) -> tuple[list[ClusterState], float]:
+    """``n`` mixed hosts (lbctl.truth's generations, costs +-15 %, idle 2-8 %), 8 bundles each of
+    256, 1024 or 4096-byte messages, at 20-120 % of their cores; every broker's bundles follow
+    one +-30 % wave of the broker's phase — its mix of messages and bytes never changes over its
+    history — but the first broker's, each of its own phase. Returns the history and the hosts'
+    median byte-to-message cost ratio."""
+    rng = random.Random(seed)
+    hosts = {f"b{k}": h for k, h in enumerate(mixed_fleet(n, seed))}
+    base: dict[str, dict[str, tuple[float, int, float]]] = {}
+    for k, (b, h) in enumerate(hosts.items()):
+        phase = rng.uniform(0, 2 * math.pi)
+        load = rng.uniform(0.2, 1.2)
+        base[b] = {}
+        for j in range(8):
+            size = rng.choice((256, 1024, 4096))
+            rate = load * h.cores * 1e6 / 8 / (2 * h.cpu_us_per_msg
+                                                + 2 * size / 1024 * h.cpu_us_per_kb)
+            base[b][f"t/ns-{k}/0x{j:08x}_0x{j + 1:08x}"] = (
+                rate, size, rng.uniform(0, 2 * math.pi) if k == 0 else phase)
+    out = []
+    for s in range(steps):
+        owned = {}
+        for b, bundles in base.items():
+            owned[b] = {}
+            for x, (r, size, ph) in bundles.items():
+                g = r * (1 + 0.3 * math.sin(2 * math.pi * s / steps + ph))
+                owned[b][x] = NamespaceBundleStats(msgRateIn=g, msgRateOut=g,
+                                                   msgThroughputIn=g * size,
+                                                   msgThroughputOut=g * size, topics=2)
+        out.append(cluster_on_hosts("h", T0 + s * 60_000, hosts, owned, rng))
+    return out, statistics.median(h.cpu_us_per_kb / 1024 / h.cpu_us_per_msg
+                                  for h in hosts.values())
+
+
+@pytest.mark.parametrize("n", [8, 12])
+def test_brokers_whose_mix_never_changed_still_tell_the_byte_cost(n: int) -> None:
+    # one broker's mix changes, and it alone cannot tell bytes from messages: the fleet-wide
+    # least squares over absolute usage took over and missed the ratio by x13 at the median
+    # with 8 brokers, x2.6 with 12 (measured; a third of the seeds at a ratio of 0). The brokers
+    # whose mix is steady cost alike per unit of the right driver within their host class
+    # (measured: x1.7 for both)
+    misses = []
+    for seed in range(1, 21):
+        history, true = _steady_mix_history(seed, n)
+        model = LoadModel.learn(history)
+        ratio = model.throughput_weight / model.rate_weight if model.rate_weight > 0 else 0.0
+        misses.append(abs(math.log(ratio / true)) if ratio > 0 else math.inf)
+    assert statistics.median(misses) < math.log(2.0)
+
+
 def _busy_history(hosts: dict[str, Host], steps: int,
                   seed: int) -> tuple[list[ClusterState], dict[str, list[tuple[float, int]]]]:
     """``steps`` snapshots of 8 bundles per broker sized so that every host runs at 100-160 %;
