@@ -257,9 +257,11 @@ def _grid_text(start_ms: int, end_ms: int, step_ms: int
     """A range query's evaluation times (epoch ms) and the text of its series' samples around
     them, as :func:`_on_grid` splits it at the quotes: a series' first piece (``[[t,``) → the
     step it starts at, and the piece before each later step's value (``],[t,``). A time is
-    written as :func:`_seconds` writes it (the query's own ``start``/``end``): whole seconds,
-    then a point and three digits when there are milliseconds. Made once per chunk (every query
-    of a chunk has the same grid); never changed, only sliced."""
+    written as :func:`_seconds` writes it (the query's own ``start``/``end``), which is how
+    Prometheus writes a sample's time (``marshalTimestamp``, util/jsonutil): whole seconds, then
+    a point and three digits when there are milliseconds (a time before 1970 is written
+    otherwise: such a grid is not read this way). Made once per chunk (every query of a chunk
+    has the same grid); never changed, only sliced."""
     grid = list(range(start_ms, end_ms + 1, step_ms))
     texts = [_seconds(t).encode() for t in grid]
     return (grid, {b"[[" + t + b",": i for i, t in enumerate(texts)},
@@ -336,7 +338,7 @@ def _decode_range(body: bytes, grid: tuple[int, int, int] | None = None) -> _Col
         return None
     if answer.status != "success" or answer.data.resultType != "matrix" or _MINUS_ZERO in body:
         return None
-    text = _grid_text(*grid) if grid is not None else None
+    text = _grid_text(*grid) if grid is not None and grid[0] >= 0 else None
     series: list[tuple[dict[str, str], list[Any], list[float]]] = []
     on_grid: set[int] = set()
     for item in answer.data.result:

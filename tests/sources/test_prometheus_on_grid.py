@@ -172,3 +172,13 @@ def test_the_client_reads_prometheus_answers_without_decoding_their_times(
         (s,) = c.query_range("up", *GRID).series
     assert s.times == list(range(T0, T0 + N * STEP, STEP))
     assert s.values == [k + 0.25 for k in range(N)]
+
+
+def test_a_grid_before_1970_is_not_read_as_text() -> None:
+    """Prometheus writes -1.5 s as ``-1.500`` where :func:`_seconds` would write ``-2.500``: a
+    grid before 1970 is decoded with its times, whatever its text."""
+    grid = (-1500, 58_500, 60_000)
+    body = _body([[("-2.500", '"1"'), ("58.500", '"2"')]])
+    answer = p._decode_range(body, grid)
+    assert answer is not None and answer.on_grid == set()
+
