@@ -219,6 +219,8 @@ _PUNCTUATION = b'[]"'
 #: "-0" is read as +0.0 by the lax decoding, as -0.0 by ``float``: such an answer is read the slow way
 _MINUS_ZERO = b'"-0"'
 _TO_MS = 1000.0
+#: what a series' values may be written with when its times are the grid's (:func:`_on_grid`)
+_VALUE_BYTES = _NUMBER_BYTES + b","
 
 
 @functools.lru_cache(maxsize=8)
@@ -249,14 +251,67 @@ def _columns_of(raw: bytes) -> tuple[list[float], list[float]] | None:
     return flat[0::2], flat[1::2]
 
 
+@functools.lru_cache(maxsize=4)
+def _grid_text(start_ms: int, end_ms: int, step_ms: int
+               ) -> tuple[list[int], dict[bytes, int], list[bytes]]:
+    """A range query's evaluation times (epoch ms) and the text of its series' samples around
+    them, as :func:`_on_grid` splits it at the quotes: a series' first piece (``[[t,``) → the
+    step it starts at, and the piece before each later step's value (``],[t,``). A time is
+    written as :func:`_seconds` writes it (the query's own ``start``/``end``), which is how
+    Prometheus writes a sample's time (``marshalTimestamp``, util/jsonutil): whole seconds, then
+    a point and three digits when there are milliseconds (a time before 1970 is written
+    otherwise: such a grid is not read this way). Made once per chunk (every query of a chunk
+    has the same grid); never changed, only sliced."""
+    grid = list(range(start_ms, end_ms + 1, step_ms))
+    texts = [_seconds(t).encode() for t in grid]
+    return (grid, {b"[[" + t + b",": i for i, t in enumerate(texts)},
+            [b"],[" + t + b"," for t in texts])
+
+
+def _on_grid(raw: bytes, grid: tuple[list[int], dict[bytes, int], list[bytes]]
+             ) -> tuple[list[int], list[float]] | None:
+    """A series' samples whose times are consecutive steps of the query's grid, written as the
+    grid's own text (:func:`_grid_text`), and each value a JSON number in its quotes — exactly
+    ``[[t,"v"],[t,"v"],…]``, as a range query answers: the grid's times (ms) and the values,
+    with no time decoded. The text is split at its quotes: the pieces between the values must
+    be the grid's, piece by piece, and the values only number characters, ``n`` JSON numbers
+    once joined. Why: a decoded time is a float made, compared with the grid and dropped, one
+    per sample, each allocated between two values; the values then lie on twice the memory,
+    and every later pass over them (the columns, the records, the lines written) reads twice
+    the cache lines. Measured on the 3 h × 100 brokers × 500 bundles history (answers replayed
+    from memory): a fifth of the whole read's CPU, several times what decoding the times costs.
+    ``None`` otherwise: the series is decoded with its times (:func:`_columns_of`), whose
+    result on such a text is the same (the grid's times, as floats equal to the grid's)."""
+    times, firsts, joints = grid
+    pieces = raw.split(b'"')
+    n = len(pieces) // 2
+    first = firsts.get(pieces[0])
+    if first is None or not n or len(pieces) % 2 == 0 or pieces[-1] != b"]]" \
+            or pieces[2:-1:2] != joints[first + 1:first + n]:
+        return None
+    text = b",".join(pieces[1::2])
+    if text.translate(None, _VALUE_BYTES):  # a letter, a space, a bracket, a backslash …
+        return None
+    try:
+        values = _FLOATS.decode(b"[" + text + b"]")
+    except (msgspec.DecodeError, msgspec.ValidationError):  # 1e400, "-", "1.2.3", "" …
+        return None
+    if len(values) != n:  # a value holding a comma
+        return None
+    return times[first:first + n], values
+
+
 @dataclass
 class _Columns:
     """A successful matrix answer decoded: per series its labels and its samples' times
-    (seconds) and values, as floats; ``body`` for the checked reading (:meth:`builtins`)."""
+    (seconds) and values, as floats; ``body`` for the checked reading (:meth:`builtins`). A
+    series whose index is in ``on_grid`` has its times as the grid's (epoch ms, checked by
+    :func:`_on_grid`), not in seconds."""
 
-    series: list[tuple[dict[str, str], list[float], list[float]]]
+    series: list[tuple[dict[str, str], list[Any], list[float]]]
     warnings: list[str]
     body: bytes
+    on_grid: set[int] = field(default_factory=set)
 
     def builtins(self) -> Any:
         """The ``data`` the checked reading takes: what the typed decoding made of it, as plain
@@ -269,26 +324,35 @@ class _Columns:
             return orjson.loads(self.body)["data"]
 
 
-def _decode_range(body: bytes) -> _Columns | None:
+def _decode_range(body: bytes, grid: tuple[int, int, int] | None = None) -> _Columns | None:
     """A successful matrix answer decoded in one pass (labels as ``str``, sample times and values
     as ``float``: what the checked reading would make of them): each series' samples straight to
-    columns (:func:`_columns_of`), or, if one series is written otherwise, every pair decoded as a
-    record; ``None`` when anything does not fit (a ``+Inf`` value, a label that is not a string,
-    not JSON …) or the answer holds a ``"-0"``: those go the checked way
-    (:meth:`PrometheusClient._series_checked`), with its messages."""
+    columns — on the query's ``grid`` (start, end, step in ms, when given) with no time decoded
+    (:func:`_on_grid`), else with its times (:func:`_columns_of`) — or, if one series is written
+    otherwise, every pair decoded as a record; ``None`` when anything does not fit (a ``+Inf``
+    value, a label that is not a string, not JSON …) or the answer holds a ``"-0"``: those go
+    the checked way (:meth:`PrometheusClient._series_checked`), with its messages."""
     try:
         answer = _RAW_DECODER.decode(body)
     except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError):
         return None
     if answer.status != "success" or answer.data.resultType != "matrix" or _MINUS_ZERO in body:
         return None
-    series = []
+    text = _grid_text(*grid) if grid is not None and grid[0] >= 0 else None
+    series: list[tuple[dict[str, str], list[Any], list[float]]] = []
+    on_grid: set[int] = set()
     for item in answer.data.result:
-        columns = _columns_of(bytes(item.values))
+        raw = bytes(item.values)
+        ready = _on_grid(raw, text) if text is not None else None
+        if ready is not None:
+            on_grid.add(len(series))
+            series.append((item.metric, *ready))
+            continue
+        columns = _columns_of(raw)
         if columns is None:
             return _decode_pairs(body)
         series.append((item.metric, *columns))
-    return _Columns(series, answer.warnings, body)
+    return _Columns(series, answer.warnings, body, on_grid)
 
 
 def _decode_pairs(body: bytes) -> _Columns | None:
@@ -317,12 +381,16 @@ def _fast_series(data: _Columns, start_ms: int, end_ms: int, step_ms: int
     first_of = {t: i for i, t in enumerate(grid_s)}
     out = []
     isfinite = math.isfinite
-    for labels, times, vals in data.series:
+    on_grid = data.on_grid
+    for k, (labels, times, vals) in enumerate(data.series):
         if not vals:
             out.append(Series(labels, [], []))
             continue
         if not isfinite(sum(vals)):
             return None
+        if k in on_grid:  # the grid's times already (_on_grid)
+            out.append(Series(labels, times, vals))
+            continue
         first = first_of.get(times[0])
         if first is not None and times == grid_s[first:first + len(times)]:
             out.append(Series(labels, grid_ms[first:first + len(times)], vals))
@@ -577,7 +645,7 @@ class PrometheusClient:
     async def _range_once(self, query: str, s: int, e: int, step: int,
                           warnings: list[str]) -> list[Series]:
         data, warns = await self._get("/api/v1/query_range", _range_params(query, s, e, step),
-                                      typed=True)
+                                      grid=(s, e, step))
         warnings += warns
         if isinstance(data, _Columns):
             fast = _fast_series(data, s, e, step)
@@ -621,15 +689,16 @@ class PrometheusClient:
     def _where(self, path: str) -> str:
         return f"GET {url_without_userinfo(self.url + path)}"
 
-    async def _get(self, path: str, params: list[tuple[str, str]], *, typed: bool = False
-                   ) -> tuple[Any, list[str]]:
-        """One API call: ``(data, warnings)``; retries as the module docstring says. ``typed``:
-        a range query's answer, decoded straight into :class:`_Columns` when it fits."""
+    async def _get(self, path: str, params: list[tuple[str, str]], *,
+                   grid: tuple[int, int, int] | None = None) -> tuple[Any, list[str]]:
+        """One API call: ``(data, warnings)``; retries as the module docstring says. ``grid``:
+        a range query's (start, end, step in ms), its answer decoded straight into
+        :class:`_Columns` when it fits."""
         params = self._with_timeout(params)
         attempt = 0
         while True:
             try:
-                return await self._get_once(path, params, typed)
+                return await self._get_once(path, params, grid)
             except AdminError as e:
                 attempt += 1
                 delay = self.retry.next_delay(attempt, e)
@@ -694,7 +763,8 @@ class PrometheusClient:
     def _url(self, path: str, params: list[tuple[str, str]]) -> str:
         return f"{self.url}{path}?{urlencode(params)}"
 
-    async def _get_once(self, path: str, params: list[tuple[str, str]], typed: bool
+    async def _get_once(self, path: str, params: list[tuple[str, str]],
+                        grid: tuple[int, int, int] | None
                         ) -> tuple[Any, list[str]]:
         where = self._where(path)
         target = self._url(path, params)
@@ -714,7 +784,7 @@ class PrometheusClient:
                                         f"{MAX_REDIRECTS})"))
         if status >= 300:
             raise self._status_error(where, status, headers, body)
-        fast = _decode_range(body) if typed else None
+        fast = _decode_range(body, grid) if grid is not None else None
         if fast is not None:
             data: Any = fast
             warnings = fast.warnings

@@ -104,9 +104,9 @@ def test_answers_read_ahead_are_decoded_on_the_building_thread(
     decoded_on: list[str] = []
     decode = prometheus._decode_range
 
-    def spy(body: bytes) -> object:
+    def spy(body: bytes, grid: tuple[int, int, int] | None = None) -> object:
         decoded_on.append(threading.current_thread().name)
-        return decode(body)
+        return decode(body, grid)
 
     monkeypatch.setattr(prometheus, "_decode_range", spy)
     asked_by: list[str] = []
