@@ -10,6 +10,10 @@ showing the bundle on another broker fulfils the expectation; an expectation sti
 leader's silence itself. An ownership change no expectation explains is reported too: a manual
 unload, lbctl's own ``apply``, or another load manager than configured (the watcher does not read
 the apply journal yet: its own healing's moves are excused, ``ours``, a separate apply's are not).
+A bundle that left a broker no longer among the active ones is a failover — its clients looked it
+up again and it was assigned anew (``ModularLoadManagerImpl.selectBrokerForAssignment``) — and
+not an unexpected unload: the broker's ``broker-down`` says it once,
+where one ``unexpected-unload`` per bundle would bury it (a crashed broker with 20 bundles gave 20).
 """
 
 from __future__ import annotations
@@ -79,10 +83,11 @@ class Checker:
         the watcher's own healing moved, never reported as unexpected."""
         out: list[Condition] = []
         now = state.captured_at
+        active = set(state.available())
         for m in seen:
             self.observed_total += 1
             e = self.open.pop(m.bundle, None)
-            if e is None and m.bundle not in ours:
+            if e is None and m.bundle not in ours and (m.before is None or m.before in active):
                 out.append(Condition(
                     "unexpected-unload", m.bundle, "warning",
                     f"bundle {m.bundle} moved from {m.before} to {m.after}: an unload lbctl's "

@@ -1,0 +1,55 @@
+"""An operator's walk of ``lbctl watch`` beside the living sandbox (walk watch15): a crash is one
+``broker-down``, not an ``unexpected-unload`` per orphaned bundle; a broker that stops writing its
+load report (the sandbox's ``freeze``) raises ``report-stale`` and resolves when it writes again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lbctl.sandbox.timeline import schedule
+from lbctl.watch.detect import Thresholds
+from tests.sandbox.life_helpers import living_hot
+from tests.watch.watch_helpers import Beside
+
+pytestmark = pytest.mark.live
+
+
+def test_a_crash_is_one_broker_down_not_an_unexpected_unload_per_bundle(tmp_path: Path) -> None:
+    c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false",
+                                loadBalancerSheddingEnabled="false")
+    w = Beside(c, life, clock, tmp_path / "h", grace_ms={"broker-down": 60_000}, doctor=False)
+    try:
+        w.minutes(2)
+        victim = list(c.brokers)[-1]
+        orphans = len(c.bundles_of(victim))
+        assert orphans > 1
+        life.crash(victim)
+        w.minutes(3)
+        assert w.watcher.checker.observed_total >= orphans  # the failover was seen …
+        assert [e.anomaly.subject for e in w.raised("broker-down")] == [victim]
+        assert w.raised("unexpected-unload") == []  # … and is not an unload nobody expected
+    finally:
+        w.close()
+
+
+def test_a_broker_that_stops_writing_its_report_is_stale_until_it_writes_again(
+        tmp_path: Path) -> None:
+    c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false")
+    frozen = list(c.brokers)[1]
+    schedule(life, [{"at": "1m", "freeze": 1}, {"at": "20m", "thaw": frozen}])
+    w = Beside(c, life, clock, tmp_path / "h", doctor=False,
+               limits=Thresholds(stale_ms=16 * 60_000))  # the others write every 15 min at least
+    try:
+        w.minutes(15)
+        assert w.raised("report-stale") == []  # written at 0 min; 15 min is not stale yet
+        w.minutes(3)
+        [stale] = w.raised("report-stale")
+        assert stale.anomaly.subject == frozen and "min old" in stale.anomaly.message
+        assert frozen in c.brokers  # it serves on: not broker-down
+        assert w.raised("broker-down") == []
+        w.minutes(4)  # thawed at 20 min: its next sample writes (the report is over 15 min old)
+        assert [e.anomaly.id for e in w.resolved("report-stale")] == [stale.anomaly.id]
+    finally:
+        w.close()
