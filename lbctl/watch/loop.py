@@ -176,6 +176,27 @@ class Watcher:
     def what(self) -> str:
         return str(getattr(self.cluster, "what", "the cluster"))
 
+    def current(self) -> Status | None:
+        """What ``/metrics`` and the status page show now: the last good capture's figures,
+        with the counters, the last error and the plans waiting as they are at this moment — a
+        failing read builds no new status, and a plan queued or approved since the capture
+        must not wait for the next one to show."""
+        import msgspec
+
+        from lbctl.watch.status import pending_plans
+
+        with self._lock:
+            s = self.status
+            if s is None:
+                return None
+            return msgspec.structs.replace(s, captures=self.captures, errors=self.errors,
+                                           last_error=self.last_error,
+                                           plans=pending_plans(self.opts.history))
+
+    def counters(self) -> tuple[int, int]:
+        """Captures appended and captures failed, so far."""
+        return self.captures, self.errors
+
     def healthy(self) -> tuple[bool, str]:
         """``/healthz``: the last capture succeeded, within three intervals."""
         if self.last_error is not None:

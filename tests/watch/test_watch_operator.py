@@ -53,3 +53,48 @@ def test_a_broker_that_stops_writing_its_report_is_stale_until_it_writes_again(
         assert [e.anomaly.id for e in w.resolved("report-stale")] == [stale.anomaly.id]
     finally:
         w.close()
+
+
+def test_an_outage_shows_on_metrics_and_page_while_it_lasts(tmp_path: Path) -> None:
+    """The cluster stops answering after two good captures: /metrics counts the failed capture at
+    once (the status of the last good capture held the error counter frozen until the next
+    success), the page heads with the failure, and a plan queued since the capture shows."""
+    import threading
+
+    import httpx
+
+    from lbctl.watch.plans import PlanQueue
+    from lbctl.watch.server import StatusServer
+
+    c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false")
+    w = Beside(c, life, clock, tmp_path / "h", doctor=False)
+    wt = w.watcher
+    server = StatusServer(("127.0.0.1", 0), wt.current, wt.healthy, clock=clock.now,
+                          counters=wt.counters)
+    try:
+        w.minutes(2)
+        PlanQueue(w.history).add(b'{"format": "lbctl/plan@1", "actions": []}\n', created_ms=0,
+                                 created="2026-01-01T00:00:00Z", anomaly="out-of-band:x",
+                                 source="propose", actions=1)
+        metrics = httpx.get(server.url + "/metrics").text
+        assert "\nlbctl_plans_pending 1\n" in metrics
+        c.stop()  # the cluster goes away
+        wt.run(threading.Event(), count=1)
+        assert wt.errors == 1
+        metrics = httpx.get(server.url + "/metrics").text
+        assert "\nlbctl_capture_errors_total 1\n" in metrics
+        assert "\nlbctl_captures_total 2\n" in metrics
+        page = httpx.get(server.url + "/").text
+        assert 'id="health" class="failing"' in page and "last capture failed" in page
+        assert "figures below are from the last good capture" in page
+    finally:
+        server.close()
+        w.client.close()
+        c.stop()
+
+
+def test_before_any_capture_the_counters_are_written() -> None:
+    from lbctl.watch.status import metrics_text
+
+    text = metrics_text(None, 0, (0, 3))
+    assert "\nlbctl_capture_errors_total 3\n" in text and "\nlbctl_captures_total 0\n" in text
