@@ -165,7 +165,7 @@ def watch(
     server = None
     if address is not None:
         w = watcher
-        server = StatusServer(address, lambda: w.status, w.healthy)
+        server = StatusServer(address, w.current, w.healthy, counters=w.counters)
         warn(f"watching {watcher.what}: status page {server.url}/, metrics {server.url}/metrics")
     stop = threading.Event()
 
