@@ -98,3 +98,74 @@ def test_before_any_capture_the_counters_are_written() -> None:
 
     text = metrics_text(None, 0, (0, 3))
     assert "\nlbctl_capture_errors_total 3\n" in text and "\nlbctl_captures_total 0\n" in text
+
+
+ALERTS = Path(__file__).parents[2] / "docs" / "grafana" / "lbctl-watch-alerts.yml"
+
+
+def test_the_alert_rules_name_only_metrics_the_watcher_writes() -> None:
+    import re
+
+    import yaml
+
+    from lbctl.watch.status import METRICS
+
+    doc = yaml.safe_load(ALERTS.read_text())
+    exprs = [r["expr"] for g in doc["groups"] for r in g["rules"]]
+    named = {n for e in exprs for n in re.findall(r"\b(lbctl_[a-z_]+)", e)}
+    assert named and named <= set(METRICS), named - set(METRICS)
+
+
+def test_the_alert_rules_pass_promtool_and_fire(tmp_path: Path) -> None:
+    """``promtool check rules`` and ``promtool test rules`` (Debian's prometheus package): a
+    critical anomaly fires at once; failing captures fire once the last good capture is over
+    three default intervals old; a watcher that answers and captures fires nothing."""
+    import shutil
+    import subprocess
+
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool is not installed")
+    p = subprocess.run([promtool, "check", "rules", str(ALERTS)], capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stdout + p.stderr
+    tests = tmp_path / "t.yml"
+    tests.write_text(f"""rule_files: [{ALERTS}]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'up{{job="lbctl-watch", instance="w:9470"}}'
+        values: '1x30'
+      - series: 'lbctl_anomalies_active{{job="lbctl-watch", instance="w:9470", kind="broker-down", severity="critical"}}'
+        values: '_x4 1x10'
+      - series: 'lbctl_capture_errors_total{{job="lbctl-watch", instance="w:9470"}}'
+        values: '0x10 1+1x20'
+      - series: 'lbctl_capture_lag_seconds{{job="lbctl-watch", instance="w:9470"}}'
+        values: '10x10 60+60x20'
+    alert_rule_test:
+      - eval_time: 3m
+        alertname: LbctlCriticalAnomaly
+        exp_alerts: []
+      - eval_time: 6m
+        alertname: LbctlCriticalAnomaly
+        exp_alerts:
+          - exp_labels: {{severity: critical, instance: "w:9470", kind: broker-down}}
+            exp_annotations:
+              summary: "broker-down: 1 critical anomaly(ies) active"
+              description: "lbctl watch raised broker-down (after its grace); lbctl watch --status or the status page name the subject."
+      - eval_time: 10m
+        alertname: LbctlWatchCapturesFailing
+        exp_alerts: []
+      - eval_time: 10m
+        alertname: LbctlWatchDown
+        exp_alerts: []
+      - eval_time: 20m
+        alertname: LbctlWatchCapturesFailing
+        exp_alerts:
+          - exp_labels: {{severity: warning, instance: "w:9470", job: lbctl-watch}}
+            exp_annotations:
+              summary: "lbctl watch on w:9470 cannot read the cluster"
+              description: "Captures fail and the last good one is 10m 0s old; /healthz and the status page say why."
+""")
+    p = subprocess.run([promtool, "test", "rules", str(tests)], capture_output=True, timeout=60)
+    assert p.returncode == 0, (p.stdout + p.stderr).decode()
