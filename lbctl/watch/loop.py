@@ -134,13 +134,21 @@ class Watcher:
         lm = select.choose([state], self.lm_opts, self._settings(state))
         if self.follower is None or lm.kind != self.follower.lm.kind:
             self.follower = Follower(lm)
-        result = self.follower.step(state, settings)
-        self.last_plan = result.plan()
+        decided: list[Any] = []
+        prev = self.follower.prev
+        # the leader runs one cycle a loadBalancerSheddingIntervalMinutes (LoadSheddingTask):
+        # captures closer than that see no cycle of its, and lbctl runs none either — one per
+        # capture made each capture's cycle expect other bundles than the one before it (memory
+        # as if the first had shed), six a minute at --interval 10, none ever done
+        if prev is None or state.captured_at - prev[0].captured_at >= interval_ms(prev[1]):
+            result = self.follower.step(state, settings)
+            self.last_plan = result.plan()
+            decided = list(self.last_plan.actions)
         seen = moves(self.last_owner, state)
         self.last_owner.update(state.owners())
         self.log.add(seen, state.captured_at)
         self.usage.add(state.captured_at, usage_of(state, settings))
-        return settings, seen, list(self.last_plan.actions)
+        return settings, seen, decided
 
     def tick(self) -> TickResult:
         """One capture (module docstring). A read that fails raises (the loop reports it)."""

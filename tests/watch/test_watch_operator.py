@@ -171,3 +171,27 @@ tests:
 """)
     p = subprocess.run([promtool, "test", "rules", str(tests)], capture_output=True, timeout=60)
     assert p.returncode == 0, (p.stdout + p.stderr).decode()
+
+
+def test_a_faithful_leader_watched_often_is_neither_divergent_nor_unexpected(
+        tmp_path: Path) -> None:
+    """Captures every 10 s beside a leader that sheds every minute (the sandbox's leader runs
+    lbctl's own load manager: what it does is what the rules say), clients reconnecting 15 s
+    after an unload. The watcher ran a cycle of its own at every capture — six a minute, each
+    expecting other bundles the leader never shed (leader-divergence) — and took an unloaded
+    bundle, owned by nobody for a capture, for one that no longer exists: its expectation
+    dropped, its arrival elsewhere an unexpected-unload."""
+    from tests.sandbox.life_helpers import run_for
+
+    c, life, clock = living_hot(3, reconnect=15.0, loadBalancerAutoBundleSplitEnabled="false")
+    w = Beside(c, life, clock, tmp_path / "h", doctor=False)
+    try:
+        for _ in range(6 * 6):  # six minutes, a capture every 10 s
+            run_for(life, clock, 10)
+            w.watcher.tick()
+        assert life.leader is not None and any(d.actions for d in life.leader.decisions)
+        assert w.watcher.checker.observed_total >= 1
+        assert w.raised("unexpected-unload") == []
+        assert w.raised("leader-divergence") == []
+    finally:
+        w.close()
