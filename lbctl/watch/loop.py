@@ -101,7 +101,11 @@ class Watcher:
     def _resume(self) -> None:
         states = self.history.recent(RESUME_CAPTURES)
         for st in states:
-            self._cycle(st)  # memory, ownership, moves — no conditions, no events
+            # memory, ownership, moves and the leader's open expectations — no conditions, no
+            # events: without the expectations, the first capture after a restart resolved an
+            # open leader-divergence and a later one raised it again
+            settings, seen, decided = self._cycle(st)
+            self.checker.observe(st, seen, decided, interval_ms(settings), frozenset(self.ours))
         if states:
             self.known = known_brokers(states)
 

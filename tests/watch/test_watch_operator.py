@@ -195,3 +195,23 @@ def test_a_faithful_leader_watched_often_is_neither_divergent_nor_unexpected(
         assert w.raised("leader-divergence") == []
     finally:
         w.close()
+
+
+def test_a_restart_keeps_an_open_leader_divergence_open(tmp_path: Path) -> None:
+    """A stuck leader's divergence survives a restart of the watcher: the replayed captures
+    rebuild the expectations too. They were lost, so the first capture after a restart resolved
+    the divergence (a false all-clear sent) and two intervals later raised it again."""
+    c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false")
+    assert life.leader is not None
+    life.leader.fault.stuck = True
+    w = Beside(c, life, clock, tmp_path / "h", doctor=False)
+    try:
+        w.minutes(5)
+        [div] = w.raised("leader-divergence")
+        w.watcher = w.new_watcher()  # kill -9 or a redeploy
+        w.minutes(4)
+        assert w.resolved("leader-divergence") == []
+        assert w.raised("leader-divergence") == [div]
+        assert div.anomaly.id in {a.id for a in w.watcher.tracker.active()}
+    finally:
+        w.close()
