@@ -82,13 +82,15 @@ def usage_of(state: ClusterState, settings: Settings) -> dict[str, float]:
 
 def band(usages: Mapping[str, float], settings: Mapping[str, Any]) -> tuple[float, float]:
     """The band (fractions): average ± ``loadBalancerBrokerThresholdShedderPercentage``, its top
-    never above ``loadBalancerBrokerOverloadedThresholdPercentage``."""
+    never above ``loadBalancerBrokerOverloadedThresholdPercentage`` and its bottom never above its
+    top (an average over the overload threshold gave "band 89–85 %")."""
     if not usages:
         return 0.0, 1.0
     avg = sum(usages.values()) / len(usages)
     width = float(settings.get("loadBalancerBrokerThresholdShedderPercentage", 10)) / 100
     cap = float(settings.get("loadBalancerBrokerOverloadedThresholdPercentage", 85)) / 100
-    return max(0.0, avg - width), min(cap, avg + width)
+    high = min(cap, avg + width)
+    return min(max(0.0, avg - width), high), high
 
 
 #: a report older than this many of its broker's maximum write intervals is stale

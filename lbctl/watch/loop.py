@@ -150,7 +150,11 @@ class Watcher:
             decided = list(self.last_plan.actions)
         seen = moves(self.last_owner, state)
         self.last_owner.update(state.owners())
-        self.log.add(seen, state.captured_at)
+        # ping-pong and unload-storm count the balancer's moves and unloads, not a failover (a
+        # bundle whose broker is gone): a crash of a broker with 22 bundles was an unload-storm
+        active = set(state.available())
+        self.log.add([m for m in seen if m.before is None or m.before in active],
+                     state.captured_at)
         self.usage.add(state.captured_at, usage_of(state, settings))
         return settings, seen, decided
 

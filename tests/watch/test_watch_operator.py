@@ -215,3 +215,25 @@ def test_a_restart_keeps_an_open_leader_divergence_open(tmp_path: Path) -> None:
         assert div.anomaly.id in {a.id for a in w.watcher.tracker.active()}
     finally:
         w.close()
+
+
+def test_a_crash_is_no_unload_storm_and_the_band_never_inverts(tmp_path: Path) -> None:
+    from lbctl.watch.detect import Thresholds, band
+
+    c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false",
+                                loadBalancerSheddingEnabled="false")
+    w = Beside(c, life, clock, tmp_path / "h", doctor=False, limits=Thresholds(storm=3))
+    try:
+        w.minutes(2)
+        victim = list(c.brokers)[-1]
+        assert len(c.bundles_of(victim)) > 3
+        life.crash(victim)
+        w.minutes(3)
+        assert w.raised("unload-storm") == [] and w.raised("ping-pong") == []
+        assert w.raised("broker-down")
+    finally:
+        w.close()
+    settings = {"loadBalancerBrokerThresholdShedderPercentage": 10,
+                "loadBalancerBrokerOverloadedThresholdPercentage": 85}
+    low, high = band({"a": 1.72, "b": 0.26}, settings)  # average 99 %, above the threshold
+    assert (low, high) == (0.85, 0.85)
