@@ -9,7 +9,8 @@ showing the bundle on another broker fulfils the expectation; an expectation sti
 (shedding off in the dynamic configuration, the balancer disabled) or, when it gives none, the
 leader's silence itself. An ownership change no expectation explains is reported too: a manual
 unload, lbctl's own ``apply``, or another load manager than configured (the watcher does not read
-the apply journal yet: its own healing's moves are excused, ``ours``, a separate apply's are not).
+the apply journal yet: its own healing plans' moves — approved by ``lbctl plans approve`` or
+``--heal …=apply`` within the move window — are excused, ``ours``, a separate apply's are not).
 A bundle that left a broker no longer among the active ones is a failover — its clients looked it
 up again and it was assigned anew (``ModularLoadManagerImpl.selectBrokerForAssignment``) — and
 not an unexpected unload: the broker's ``broker-down`` says it once,

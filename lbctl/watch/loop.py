@@ -89,7 +89,8 @@ class Watcher:
         self.errors = 0
         self.last_error: str | None = None
         self.status: Status | None = None
-        self.ours: set[str] = set()  # bundles lbctl's own healing moved
+        self.ours: set[str] = set()  # bundles lbctl's own healing moved (besides the queue's)
+        self._plan_bundles: dict[str, frozenset[str]] = {}  # plan id → the bundles it moves
         self.last_plan: Any = None  # the load manager's plan on the last capture
         self.last_tick: float | None = None  # the watcher's clock at the last good capture
         #: True while a capture reads the cluster (only reads: a stop may abandon it at once)
@@ -170,7 +171,7 @@ class Watcher:
             self.captures += 1
             settings, seen, decided = self._cycle(state)
             found = self.checker.observe(state, seen, decided, interval_ms(settings),
-                                         frozenset(self.ours))
+                                         self._ours(state.captured_at))
             found += conditions(state, settings, known=self.known, leader=leader,
                                 previous_leader=self.leader, log=self.log,
                                 limits=self.opts.limits)
@@ -187,6 +188,31 @@ class Watcher:
             self.on_state(state, settings, events)
         self.last_tick = self.clock()
         return TickResult(state, tuple(events), tuple(found))
+
+    def _ours(self, now_ms: int) -> frozenset[str]:
+        """The bundles of the healing plans approved (by ``lbctl plans approve`` or ``--heal
+        …=apply``) within the move window: their moves are lbctl's own, not an unexpected
+        unload ("manual, or another load manager?" was said of the very plan the operator had
+        just approved)."""
+        from datetime import datetime
+
+        from lbctl.watch.plans import PlanQueue
+
+        out = set(self.ours)
+        for m in PlanQueue(self.opts.history).list():
+            if m.status not in ("approved", "applied", "partial") or m.decided is None:
+                continue
+            try:
+                at = int(datetime.fromisoformat(m.decided).timestamp() * 1000)
+            except ValueError:
+                continue
+            if now_ms - at > self.opts.limits.window_ms:
+                continue
+            if m.id not in self._plan_bundles:
+                self._plan_bundles[m.id] = _bundles_of(PlanQueue(self.opts.history)
+                                                       .plan_path(m.id))
+            out |= self._plan_bundles[m.id]
+        return frozenset(out)
 
     @property
     def what(self) -> str:
@@ -261,3 +287,16 @@ class Watcher:
             if count is not None and n >= count:
                 return
             stop.wait(max(0.0, self.opts.interval_s - (time.monotonic() - started)))
+
+
+def _bundles_of(plan: Path) -> frozenset[str]:
+    """The bundles a plan@1 file's actions name (none when it cannot be read)."""
+    import msgspec
+
+    try:
+        doc = msgspec.json.decode(plan.read_bytes())
+    except (OSError, msgspec.DecodeError):
+        return frozenset()
+    actions = doc.get("actions") if isinstance(doc, dict) else None
+    return frozenset(a["bundle"] for a in actions or () if isinstance(a, dict)
+                     and isinstance(a.get("bundle"), str))

@@ -237,3 +237,34 @@ def test_a_crash_is_no_unload_storm_and_the_band_never_inverts(tmp_path: Path) -
                 "loadBalancerBrokerOverloadedThresholdPercentage": 85}
     low, high = band({"a": 1.72, "b": 0.26}, settings)  # average 99 %, above the threshold
     assert (low, high) == (0.85, 0.85)
+
+
+def test_a_plan_the_operator_approved_is_not_an_unexpected_unload(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``lbctl plans approve`` of the watcher's own plan: its moves were reported as an
+    unexpected-unload ("manual, or another load manager?")."""
+    from lbctl.watch.anomalies import Condition, Tracker
+    from lbctl.watch.execute import apply_queued
+    from lbctl.watch.heal import Healer
+    from lbctl.watch.plans import PlanQueue
+
+    monkeypatch.setenv("LBCTL_JOURNAL", str(tmp_path / "journal.jsonl"))  # no other run's grace
+    c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false",
+                                loadBalancerSheddingEnabled="false")
+    w = Beside(c, life, clock, tmp_path / "h", doctor=False)
+    said: list[str] = []
+    try:
+        w.minutes(1)
+        wt, queue = w.watcher, PlanQueue(w.history)
+        state = wt.history.recent(1)[-1]
+        raised = Tracker().update([Condition("out-of-band", "x", "warning", "x")], 0)
+        [meta] = Healer({"out-of-band": "approve"}, queue).on_events(
+            raised, state, wt._settings(state), None)
+        meta = queue.decide(meta.id, "approved", when=state.captured_at_iso)  # plans approve
+        assert apply_queued(w.client, queue, meta, when=state.captured_at_iso,
+                            say=said.append).startswith("applied"), said
+        w.minutes(2)
+        assert wt.checker.observed_total >= 1
+        assert w.raised("unexpected-unload") == []
+    finally:
+        w.close()
