@@ -109,6 +109,9 @@ class Watcher:
             self.checker.observe(st, seen, decided, interval_ms(settings), frozenset(self.ours))
         if states:
             self.known = known_brokers(states)
+            # the page and /metrics show the last capture on record (its age in the lag, the
+            # page headed "no capture yet") rather than nothing while the cluster is unreachable
+            self.status = build_status(self, states[-1], settings)
 
     # --- one capture --------------------------------------------------------------------------
     def _read(self) -> tuple[ClusterState, str | None]:

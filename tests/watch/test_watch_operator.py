@@ -268,3 +268,21 @@ def test_a_plan_the_operator_approved_is_not_an_unexpected_unload(
         assert w.raised("unexpected-unload") == []
     finally:
         w.close()
+
+
+def test_a_restarted_watcher_shows_the_last_capture_on_record(tmp_path: Path) -> None:
+    """Restarted while the cluster is unreachable, the watcher's page showed "No capture yet"
+    and /metrics no broker at all, though its history held the last capture."""
+    c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false")
+    w = Beside(c, life, clock, tmp_path / "h", doctor=False)
+    try:
+        w.minutes(2)
+        last = w.watcher.current()
+        assert last is not None
+        w.watcher = w.new_watcher()
+        s = w.watcher.current()
+        assert s is not None and s.captured_at == last.captured_at
+        assert [b.broker for b in s.brokers] == [b.broker for b in last.brokers]
+        assert w.watcher.healthy() == (False, "no capture yet")
+    finally:
+        w.close()
