@@ -169,25 +169,31 @@ def watch(
     server = None
     if address is not None:
         w = watcher
-        server = StatusServer(address, lambda: w.status, w.healthy)
+        server = StatusServer(address, w.current, w.healthy, counters=w.counters)
         warn(f"watching {watcher.what}: status page {server.url}/, metrics {server.url}/metrics")
     stop = threading.Event()
 
     def on_term(*_a: Any) -> None:
-        """Stop after this tick; a capture still reading is abandoned at once (it only reads),
-        as Ctrl-C does: a capture of a slow or huge cluster could outlast a service manager's
-        stop timeout, the SIGTERM unheard until it ended."""
+        """Stop after this tick; a capture still reading is abandoned at once (it only reads): a
+        capture of a slow or huge cluster could outlast a service manager's stop timeout, the
+        SIGTERM unheard until it ended. Ctrl-C (SIGINT) is the same: Python's default raised
+        anywhere in the tick — between the anomalies saved as raised and their notification or
+        healing plan, which a restart never makes again."""
         stop.set()
         if watcher.reading:
             raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, on_term)
+    signals = [signal.SIGTERM]
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # a shell's `&` ignores it: so be it
+        signals.append(signal.SIGINT)
+    previous = {s: signal.signal(s, on_term) for s in signals}
     try:
         watcher.run(stop, count)
     except KeyboardInterrupt:
         pass
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
         if server is not None:
             server.close()
         sys.stdout.flush()

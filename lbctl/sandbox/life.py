@@ -107,6 +107,8 @@ class Life:
     wave: Wave | None = None
     written: dict[str, Written] = field(default_factory=dict)
     down: dict[str, Any] = field(default_factory=dict)  # crashed brokers → their BrokerState
+    #: brokers that serve but no longer write their load report (:meth:`freeze`)
+    frozen: set[str] = field(default_factory=set)
     counters: Counters = field(default_factory=Counters)
     leader: Leader | None = None
     #: timed events still to run: (cluster time, sequence, callable)
@@ -375,6 +377,8 @@ class Life:
             "loadBalancerBandwidthInResourceWeight", "loadBalancerBandwidthOutResourceWeight")]
         owned = self.owned()
         for broker in list(self.cluster.brokers):
+            if broker in self.frozen:
+                continue
             traffic = self.broker_traffic(broker, self.now)
             host = self.hosts.setdefault(broker, Host())
             usage = host.usage(traffic, self._rng)
@@ -477,6 +481,17 @@ class Life:
         self.ownership_changed()
         if self.leader is not None:
             self.leader.broker_left(broker)
+
+    def freeze(self, broker: str) -> None:
+        """The broker keeps serving its bundles but stops writing its load report — a stuck
+        ``LoadReportUpdaterTask`` or a lost metadata-store session: the report the leader reads
+        grows old (``ModularLoadManagerImpl`` goes on deciding on it), which is what ``lbctl
+        watch``'s ``report-stale`` looks for. :meth:`thaw` ends it; the next sample writes, its
+        report being older than ``loadBalancerReportUpdateMaxIntervalMinutes``."""
+        self.frozen.add(broker)
+
+    def thaw(self, broker: str) -> None:
+        self.frozen.discard(broker)
 
     def restart(self, broker: str) -> None:
         """A crashed broker comes back, with no bundle, and writes its first report."""

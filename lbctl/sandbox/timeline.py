@@ -25,6 +25,8 @@
         restart: 1
       - at: 27m
         join: {}              # a new broker (next host of the fleet); leave: 3 — a broker goes
+      - at: 28m
+        freeze: 2             # serves on but stops writing its load report; thaw: 2 ends it
       - at: 30m
         config: {loadBalancerSheddingEnabled: "false"}   # a dynamic update
       - at: 40m
@@ -49,7 +51,7 @@ from lbctl.truth.hosts import Traffic
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 KINDS = ("wave", "drift", "hotNamespace", "burst", "crash", "restart", "join", "leave", "config",
-         "rollingRestart", "leader")
+         "rollingRestart", "leader", "freeze", "thaw")
 
 
 class TimelineError(UsageError):
@@ -184,6 +186,9 @@ def _event(kind: str, value: Any, where: str, life: Life, at: float) -> Callable
         broker = _broker(life, value, where)
         # a broker leaving gracefully unloads its bundles first: for the clients, as a crash
         return (lambda lf: lf.restart(broker)) if kind == "restart" else (lambda lf: lf.crash(broker))
+    if kind in ("freeze", "thaw"):
+        broker = _broker(life, value, where)
+        return (lambda lf: lf.freeze(broker)) if kind == "freeze" else (lambda lf: lf.thaw(broker))
     if kind == "config":
         from lbctl.config import SETTINGS_BY_NAME
 

@@ -4,8 +4,10 @@ Kinds (``Condition.kind``) and the Pulsar setting or behaviour each follows:
 
 * ``broker-down``: a broker seen before is not among the active brokers now (its ZooKeeper/
   metadata-store registration is gone); ``report-stale``: its load report was last written longer
-  ago than ``stale_ms`` (cluster time) — Pulsar writes one at least every
-  ``loadBalancerReportUpdateMaxIntervalMinutes``;
+  ago than three times ``loadBalancerReportUpdateMaxIntervalMinutes`` (cluster time; 45 min at
+  Pulsar's 15) — ``ModularLoadManagerImpl.needBrokerDataUpdate`` rewrites a report at least that
+  often, and the setting is dynamic, so the bound follows the captured configuration
+  (``Thresholds.stale_ms`` overrides it);
 * ``out-of-band``: a broker's usage as the load manager sees it (the weighted maximum resource
   usage, ``LocalBrokerData.getMaxResourceUsageWithWeight``) is outside the band — the cluster's
   average ± ``loadBalancerBrokerThresholdShedderPercentage`` points, or above
@@ -80,19 +82,26 @@ def usage_of(state: ClusterState, settings: Settings) -> dict[str, float]:
 
 def band(usages: Mapping[str, float], settings: Mapping[str, Any]) -> tuple[float, float]:
     """The band (fractions): average ± ``loadBalancerBrokerThresholdShedderPercentage``, its top
-    never above ``loadBalancerBrokerOverloadedThresholdPercentage``."""
+    never above ``loadBalancerBrokerOverloadedThresholdPercentage`` and its bottom never above its
+    top (an average over the overload threshold gave "band 89–85 %")."""
     if not usages:
         return 0.0, 1.0
     avg = sum(usages.values()) / len(usages)
     width = float(settings.get("loadBalancerBrokerThresholdShedderPercentage", 10)) / 100
     cap = float(settings.get("loadBalancerBrokerOverloadedThresholdPercentage", 85)) / 100
-    return max(0.0, avg - width), min(cap, avg + width)
+    high = min(cap, avg + width)
+    return min(max(0.0, avg - width), high), high
+
+
+#: a report older than this many of its broker's maximum write intervals is stale
+STALE_WRITES = 3
 
 
 class Thresholds(Struct, frozen=True):
     """The watcher's own limits (not Pulsar settings)."""
 
-    stale_ms: int = 45 * 60_000
+    #: None: three times the cluster's loadBalancerReportUpdateMaxIntervalMinutes
+    stale_ms: int | None = None
     window_ms: int = 3_600_000
     ping_pong: int = 3
     storm: int = 20
@@ -108,11 +117,17 @@ def conditions(state: ClusterState, settings: Settings, *, known: Iterable[str],
     for b in sorted(set(known) - active):
         out.append(Condition("broker-down", b, "critical",
                              f"broker {b} is not among the active brokers"))
+    stale_ms = limits.stale_ms if limits.stale_ms is not None else STALE_WRITES * 60_000 * int(
+        settings.get("loadBalancerReportUpdateMaxIntervalMinutes", 15))
     for b, d in sorted(state.brokers.items()):
         age = state.captured_at - d.lastUpdate
-        if d.lastUpdate and age > limits.stale_ms:
+        if d.lastUpdate and age > stale_ms:
             out.append(Condition("report-stale", b, "warning",
-                                 f"broker {b}'s load report is {age // 60_000} min old"))
+                                 f"broker {b}'s load report is {age // 60_000} min old (stale "
+                                 f"after {stale_ms // 60_000} min; a broker writes one at least "
+                                 "every loadBalancerReportUpdateMaxIntervalMinutes): its "
+                                 "load-report writer is stuck or its metadata-store session is "
+                                 "lost, and the leader decides on old figures"))
     usages = usage_of(state, settings)
     low, high = band(usages, settings)
     for b, u in sorted(usages.items()):

@@ -9,11 +9,17 @@ showing the bundle on another broker fulfils the expectation; an expectation sti
 (shedding off in the dynamic configuration, the balancer disabled) or, when it gives none, the
 leader's silence itself. An ownership change no expectation explains is reported too: a manual
 unload, lbctl's own ``apply``, or another load manager than configured (the watcher does not read
-the apply journal yet: its own healing's moves are excused, ``ours``, a separate apply's are not).
+the apply journal yet: its own healing plans' moves — approved by ``lbctl plans approve`` or
+``--heal …=apply`` within the move window — are excused, ``ours``, a separate apply's are not).
+A bundle that left a broker no longer among the active ones is a failover — its clients looked it
+up again and it was assigned anew (``ModularLoadManagerImpl.selectBrokerForAssignment``) — and
+not an unexpected unload: the broker's ``broker-down`` says it once,
+where one ``unexpected-unload`` per bundle would bury it (a crashed broker with 20 bundles gave 20).
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -79,29 +85,56 @@ class Checker:
         the watcher's own healing moved, never reported as unexpected."""
         out: list[Condition] = []
         now = state.captured_at
+        active = set(state.available())
         for m in seen:
             self.observed_total += 1
             e = self.open.pop(m.bundle, None)
-            if e is None and m.bundle not in ours:
+            if e is None and m.bundle not in ours and (m.before is None or m.before in active):
                 out.append(Condition(
                     "unexpected-unload", m.bundle, "warning",
                     f"bundle {m.bundle} moved from {m.before} to {m.after}: an unload lbctl's "
                     "model does not expect — manual, or another load manager?"))
+        owners = state.owners()
         for e in sorted(self.open.values(), key=lambda e: e.bundle):
-            if now > e.due:
+            # still on the broker that should have shed it; owned by nobody, it was unloaded
+            # and waits for its clients (its next owner fulfils the expectation)
+            if now > e.due and owners.get(e.bundle) == e.broker:
                 out.append(Condition(
                     "leader-divergence", e.broker, "warning",
                     f"expected {e.broker} to shed {e.bundle} ({e.reason}) at {_when(e.at)} — "
                     f"it did not; {why_not(state.config)}"))
-        owners = state.owners()
         for e in expectations(decided, now, interval_ms, self.patience):
             if e.bundle not in self.open and owners.get(e.bundle) == e.broker:
                 self.open[e.bundle] = e
                 self.expected_total += 1
-        # a bundle gone (split, deleted) can no longer move
-        for b in [b for b in self.open if b not in owners]:
-            del self.open[b]
+        # a bundle gone (split, deleted) can no longer move; one merely unowned (unloaded, its
+        # clients not back yet, or absent from reports not rewritten since) is not gone: its
+        # arrival elsewhere is the expected move, not an unexpected one
+        for b, e in list(self.open.items()):
+            if _gone(b, state) or (b not in owners and now > e.due + FORGET_AFTER * interval_ms):
+                del self.open[b]
         return _grouped(out)
+
+
+#: shedding intervals past its due time after which an expectation whose bundle is owned by
+#: nobody is forgotten (its clients never came back)
+FORGET_AFTER = 10
+
+
+def _gone(bundle: str, state: ClusterState) -> bool:
+    """``bundle`` no longer among its namespace's bundles (split or deleted), as far as the
+    capture's bundle boundaries tell (no boundaries: not known to be gone)."""
+    ns, _, rng = bundle.rpartition("/")
+    bounds = state.namespaces.get(ns)
+    if bounds is None:
+        return False
+    lo, _, hi = rng.partition("_")
+    try:
+        a, b = int(lo, 16), int(hi, 16)
+    except ValueError:
+        return False
+    i = bisect.bisect_left(bounds, a)
+    return not (i + 1 < len(bounds) and bounds[i] == a and bounds[i + 1] == b)
 
 
 def _grouped(items: list[Condition]) -> list[Condition]:

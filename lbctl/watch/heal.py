@@ -59,7 +59,6 @@ class Healer:
         self.apply = apply
         self.say = say
         self.clock = clock
-        self.applied: list[float] = []
 
     def plan_for(self, state: ClusterState, settings: Any, cycle_plan: Any) -> tuple[Any, str]:
         if cycle_plan is not None and any(not a.skipped for a in cycle_plan.actions):
@@ -90,6 +89,10 @@ class Healer:
             meta = self.queue.add(data, created_ms=state.captured_at,
                                   created=state.captured_at_iso, anomaly=e.anomaly.id,
                                   source=source, actions=n)
+            if meta.anomaly != e.anomaly.id:  # one capture, one plan: queued for another already
+                self.say(f"healing {e.anomaly.id}: plan {meta.id} ({meta.status}, for "
+                         f"{meta.anomaly}) is the plan for this capture too; nothing new queued")
+                continue
             made.append(meta)
             if mode == "approve":
                 self.say(f"healing {e.anomaly.id}: plan {meta.id} ({n} action(s), {source}) "
@@ -97,14 +100,15 @@ class Healer:
                          f"lbctl plans approve {meta.id}")
                 continue
             now = self.clock()
-            self.applied = [t for t in self.applied if now - t < 3600]
-            if len(self.applied) >= self.max_per_hour or self.apply is None:
-                self.say(f"healing {e.anomaly.id}: {len(self.applied)} plan(s) applied in the "
+            # counted from the queue, not memory: a watcher restarted (crash loop, redeploy)
+            # within the hour keeps to the cap its predecessor used up
+            done = self.queue.auto_applied_since(now - 3600 + 1e-3)
+            if done >= self.max_per_hour or self.apply is None:
+                self.say(f"healing {e.anomaly.id}: {done} plan(s) applied in the "
                          f"last hour (cap {self.max_per_hour}): plan {meta.id} waits for review")
                 continue
             self.queue.decide(meta.id, "approved", when=state.captured_at_iso,
-                              note="applied by lbctl watch (--heal … =apply)")
-            self.applied.append(now)
+                              note="applied by lbctl watch (--heal … =apply)", auto_at=now)
             result = self.apply(meta)
             self.say(f"healing {e.anomaly.id}: plan {meta.id} {result}")
         return made

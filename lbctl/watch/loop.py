@@ -89,7 +89,8 @@ class Watcher:
         self.errors = 0
         self.last_error: str | None = None
         self.status: Status | None = None
-        self.ours: set[str] = set()  # bundles lbctl's own healing moved
+        self.ours: set[str] = set()  # bundles lbctl's own healing moved (besides the queue's)
+        self._plan_bundles: dict[str, frozenset[str]] = {}  # plan id → the bundles it moves
         self.last_plan: Any = None  # the load manager's plan on the last capture
         self.last_tick: float | None = None  # the watcher's clock at the last good capture
         #: True while a capture reads the cluster (only reads: a stop may abandon it at once)
@@ -101,9 +102,16 @@ class Watcher:
     def _resume(self) -> None:
         states = self.history.recent(RESUME_CAPTURES)
         for st in states:
-            self._cycle(st)  # memory, ownership, moves — no conditions, no events
+            # memory, ownership, moves and the leader's open expectations — no conditions, no
+            # events: without the expectations, the first capture after a restart resolved an
+            # open leader-divergence and a later one raised it again
+            settings, seen, decided = self._cycle(st)
+            self.checker.observe(st, seen, decided, interval_ms(settings), frozenset(self.ours))
         if states:
             self.known = known_brokers(states)
+            # the page and /metrics show the last capture on record (its age in the lag, the
+            # page headed "no capture yet") rather than nothing while the cluster is unreachable
+            self.status = build_status(self, states[-1], settings)
 
     # --- one capture --------------------------------------------------------------------------
     def _read(self) -> tuple[ClusterState, str | None]:
@@ -134,13 +142,25 @@ class Watcher:
         lm = select.choose([state], self.lm_opts, self._settings(state))
         if self.follower is None or lm.kind != self.follower.lm.kind:
             self.follower = Follower(lm)
-        result = self.follower.step(state, settings)
-        self.last_plan = result.plan()
+        decided: list[Any] = []
+        prev = self.follower.prev
+        # the leader runs one cycle a loadBalancerSheddingIntervalMinutes (LoadSheddingTask):
+        # captures closer than that see no cycle of its, and lbctl runs none either — one per
+        # capture made each capture's cycle expect other bundles than the one before it (memory
+        # as if the first had shed), six a minute at --interval 10, none ever done
+        if prev is None or state.captured_at - prev[0].captured_at >= interval_ms(prev[1]):
+            result = self.follower.step(state, settings)
+            self.last_plan = result.plan()
+            decided = list(self.last_plan.actions)
         seen = moves(self.last_owner, state)
         self.last_owner.update(state.owners())
-        self.log.add(seen, state.captured_at)
+        # ping-pong and unload-storm count the balancer's moves and unloads, not a failover (a
+        # bundle whose broker is gone): a crash of a broker with 22 bundles was an unload-storm
+        active = set(state.available())
+        self.log.add([m for m in seen if m.before is None or m.before in active],
+                     state.captured_at)
         self.usage.add(state.captured_at, usage_of(state, settings))
-        return settings, seen, list(self.last_plan.actions)
+        return settings, seen, decided
 
     def tick(self) -> TickResult:
         """One capture (module docstring). A read that fails raises (the loop reports it)."""
@@ -154,7 +174,7 @@ class Watcher:
             self.captures += 1
             settings, seen, decided = self._cycle(state)
             found = self.checker.observe(state, seen, decided, interval_ms(settings),
-                                         frozenset(self.ours))
+                                         self._ours(state.captured_at))
             found += conditions(state, settings, known=self.known, leader=leader,
                                 previous_leader=self.leader, log=self.log,
                                 limits=self.opts.limits)
@@ -172,9 +192,55 @@ class Watcher:
         self.last_tick = self.clock()
         return TickResult(state, tuple(events), tuple(found))
 
+    def _ours(self, now_ms: int) -> frozenset[str]:
+        """The bundles of the healing plans approved (by ``lbctl plans approve`` or ``--heal
+        …=apply``) within the move window: their moves are lbctl's own, not an unexpected
+        unload ("manual, or another load manager?" was said of the very plan the operator had
+        just approved)."""
+        from datetime import datetime
+
+        from lbctl.watch.plans import PlanQueue
+
+        out = set(self.ours)
+        for m in PlanQueue(self.opts.history).list():
+            if m.status not in ("approved", "applied", "partial") or m.decided is None:
+                continue
+            try:
+                at = int(datetime.fromisoformat(m.decided).timestamp() * 1000)
+            except ValueError:
+                continue
+            if now_ms - at > self.opts.limits.window_ms:
+                continue
+            if m.id not in self._plan_bundles:
+                self._plan_bundles[m.id] = _bundles_of(PlanQueue(self.opts.history)
+                                                       .plan_path(m.id))
+            out |= self._plan_bundles[m.id]
+        return frozenset(out)
+
     @property
     def what(self) -> str:
         return str(getattr(self.cluster, "what", "the cluster"))
+
+    def current(self) -> Status | None:
+        """What ``/metrics`` and the status page show now: the last good capture's figures,
+        with the counters, the last error and the plans waiting as they are at this moment — a
+        failing read builds no new status, and a plan queued or approved since the capture
+        must not wait for the next one to show."""
+        import msgspec
+
+        from lbctl.watch.status import pending_plans
+
+        with self._lock:
+            s = self.status
+            if s is None:
+                return None
+            return msgspec.structs.replace(s, captures=self.captures, errors=self.errors,
+                                           last_error=self.last_error,
+                                           plans=pending_plans(self.opts.history))
+
+    def counters(self) -> tuple[int, int]:
+        """Captures appended and captures failed, so far."""
+        return self.captures, self.errors
 
     def healthy(self) -> tuple[bool, str]:
         """``/healthz``: the last capture succeeded, within three intervals."""
@@ -224,3 +290,16 @@ class Watcher:
             if count is not None and n >= count:
                 return
             stop.wait(max(0.0, self.opts.interval_s - (time.monotonic() - started)))
+
+
+def _bundles_of(plan: Path) -> frozenset[str]:
+    """The bundles a plan@1 file's actions name (none when it cannot be read)."""
+    import msgspec
+
+    try:
+        doc = msgspec.json.decode(plan.read_bytes())
+    except (OSError, msgspec.DecodeError):
+        return frozenset()
+    actions = doc.get("actions") if isinstance(doc, dict) else None
+    return frozenset(a["bundle"] for a in actions or () if isinstance(a, dict)
+                     and isinstance(a.get("bundle"), str))

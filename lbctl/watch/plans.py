@@ -34,6 +34,9 @@ class PlanMeta(Struct, frozen=True):
     actions: int
     decided: str | None = None
     note: str | None = None
+    #: when ``lbctl watch --heal KIND=apply`` approved it itself (the watcher's clock, epoch
+    #: seconds): ``--heal-max-per-hour`` counts these, so a restarted watcher keeps to its cap
+    auto_at: float | None = None
 
     def to_dict(self) -> dict[str, object]:
         return msgspec.structs.asdict(self)
@@ -56,6 +59,11 @@ class PlanQueue:
         private_dir(str(self.dir))
         stamp = datetime.fromtimestamp(created_ms / 1000, UTC).strftime("%Y%m%dT%H%M%S")
         pid = f"p-{stamp}-{hashlib.sha256(document).hexdigest()[:6]}"
+        if self._meta(pid).exists():
+            # the same plan on the same capture (two anomalies raised by one tick): the plan
+            # queued first stands — rewriting its record would turn an applied plan back to
+            # pending, and apply it a second time
+            return self.get(pid)
         atomic_write(str(self.plan_path(pid)), document, error=UsageError)
         meta = PlanMeta(pid, "pending", created, anomaly, source, actions)
         self._write(meta)
@@ -87,15 +95,21 @@ class PlanQueue:
             raise UsageError(f"{self._meta(pid)}: unreadable ({e})") from None
 
     def decide(self, pid: str, status: str, *, when: str, note: str | None = None,
-               allowed_from: tuple[str, ...] = ("pending",)) -> PlanMeta:
+               allowed_from: tuple[str, ...] = ("pending",),
+               auto_at: float | None = None) -> PlanMeta:
         assert status in STATUSES, status
         meta = self.get(pid)
         if meta.status not in allowed_from:
             raise UsageError(f"plan {pid} is {meta.status}, not {' or '.join(allowed_from)}: "
                              "nothing changed")
-        meta = msgspec.structs.replace(meta, status=status, decided=when, note=note)
+        meta = msgspec.structs.replace(meta, status=status, decided=when, note=note,
+                                       auto_at=auto_at if auto_at is not None else meta.auto_at)
         self._write(meta)
         return meta
+
+    def auto_applied_since(self, since: float) -> int:
+        """How many plans the watcher approved itself at or after ``since`` (epoch seconds)."""
+        return sum(1 for m in self.list() if m.auto_at is not None and m.auto_at >= since)
 
     def pending_for(self, anomaly: str) -> PlanMeta | None:
         return next((m for m in self.list() if m.anomaly == anomaly

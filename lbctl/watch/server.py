@@ -30,8 +30,10 @@ class StatusServer:
 
     def __init__(self, address: tuple[str, int], status: Callable[[], Status | None],
                  healthy: Callable[[], tuple[bool, str]],
-                 clock: Callable[[], float] = time.time, request_timeout: float = 10.0):
+                 clock: Callable[[], float] = time.time, request_timeout: float = 10.0,
+                 counters: Callable[[], tuple[int, int]] | None = None):
         self._status, self._healthy, self._clock = status, healthy, clock
+        self._counters = counters
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -68,13 +70,14 @@ class StatusServer:
         path = h.path.split("?", 1)[0]
         status = 200
         if path == "/metrics":
-            text = metrics_text(self._status(), int(self._clock() * 1000))
+            text = metrics_text(self._status(), int(self._clock() * 1000),
+                                self._counters() if self._counters is not None else None)
             ctype = "text/plain; version=0.0.4; charset=utf-8"
         elif path == "/healthz":
             ok, why = self._healthy()
             status, text, ctype = (200 if ok else 503), why + "\n", "text/plain; charset=utf-8"
         elif path in ("/", "/index.html"):
-            text, ctype = page_html(self._status()), "text/html; charset=utf-8"
+            text, ctype = page_html(self._status(), self._healthy()), "text/html; charset=utf-8"
         else:
             status, text, ctype = 404, "not found\n", "text/plain; charset=utf-8"
         data = text.encode()

@@ -14,6 +14,7 @@ import math
 import re
 from collections import deque
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
@@ -71,11 +72,16 @@ class Status(Struct, frozen=True):
     last_error: str | None = None
 
 
-def build_status(w: Watcher, state: ClusterState, settings: Settings) -> Status:
-    usages = usage_of(state, settings)
+def pending_plans(history: Path) -> tuple[Mapping[str, Any], ...]:
+    """The plans waiting for review, as the queue holds them now."""
     from lbctl.watch.plans import PlanQueue
 
-    pending = tuple(m.to_dict() for m in PlanQueue(w.opts.history).list() if m.status == "pending")
+    return tuple(m.to_dict() for m in PlanQueue(history).list() if m.status == "pending")
+
+
+def build_status(w: Watcher, state: ClusterState, settings: Settings) -> Status:
+    usages = usage_of(state, settings)
+    pending = pending_plans(w.opts.history)
     return Status(
         cluster=state.cluster, captured_at=state.captured_at,
         brokers=tuple(BrokerNow(b, usages.get(b, 0.0), len(d.bundles), b == w.leader)
@@ -113,9 +119,14 @@ def _lv(v: str) -> str:
     return v.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def metrics_text(s: Status | None, now_ms: int) -> str:
-    """The Prometheus text exposition (version 0.0.4) of ``s``."""
+def metrics_text(s: Status | None, now_ms: int, counters: tuple[int, int] | None = None) -> str:
+    """The Prometheus text exposition (version 0.0.4) of ``s``; ``counters`` (captures,
+    errors), when given, are the watcher's own at this moment, written even before any capture
+    succeeded — an outage must show in ``lbctl_capture_errors_total`` while it lasts, not after."""
     rows: dict[str, list[str]] = {k: [] for k in METRICS}
+    if counters is not None:
+        rows["lbctl_captures_total"].append(f" {counters[0]}")
+        rows["lbctl_capture_errors_total"].append(f" {counters[1]}")
     if s is not None:
         for b in s.brokers:
             lab = f'{{broker="{_lv(b.broker)}"}}'
@@ -136,8 +147,9 @@ def metrics_text(s: Status | None, now_ms: int) -> str:
         for (kind, sev), n in sorted(counts.items()):
             rows["lbctl_anomalies_active"].append(
                 f'{{kind="{_lv(kind)}",severity="{sev}"}} {n}')
-        rows["lbctl_captures_total"].append(f" {s.captures}")
-        rows["lbctl_capture_errors_total"].append(f" {s.errors}")
+        if counters is None:
+            rows["lbctl_captures_total"].append(f" {s.captures}")
+            rows["lbctl_capture_errors_total"].append(f" {s.errors}")
         rows["lbctl_capture_lag_seconds"].append(f" {max(0.0, (now_ms - s.captured_at) / 1000):.3f}")
         rows["lbctl_plans_pending"].append(f" {len(s.plans)}")
     out: list[str] = []
@@ -219,9 +231,17 @@ def _prose(message: str) -> str:
     return re.sub(r"(=|\.(?=[A-Z]|[a-z0-9_]+\.))", r"\1<wbr>", html.escape(message))
 
 
-def page_html(s: Status | None) -> str:
-    """The status page."""
+def page_html(s: Status | None, health: tuple[bool, str] | None = None) -> str:
+    """The status page; ``health`` (``/healthz``'s answer) heads it, so a page showing the last
+    good capture says plainly when the watcher can no longer read the cluster."""
     e = html.escape
+    head = ""
+    if health is not None:
+        ok, why = health
+        head = (f'<p id="health" class="{"ok" if ok else "failing"}">Watcher: '
+                f"{'' if ok else 'NOT OK — '}{e(why)}"
+                + ("" if ok or s is None else " — the figures below are from the last good "
+                   "capture") + "</p>")
     if s is None:
         body = "<p>No capture yet.</p>"
         title = "lbctl watch"
@@ -245,8 +265,7 @@ def page_html(s: Status | None) -> str:
             f"</td></tr>" for p in s.plans) or '<tr><td colspan="4">None.</td></tr>'
         body = (f"<p>Captured {e(iso_time(s.captured_at))} · {s.captures} capture(s) · "
                 f"band {lo * 100:.0f}–{hi * 100:.0f} % · expected unloads {s.expected_unloads}, "
-                f"observed {s.observed_unloads}"
-                + (f" · last capture failed: {e(s.last_error)}" if s.last_error else "") + "</p>"
+                f"observed {s.observed_unloads}</p>"
                 f'<h2>Brokers</h2><table id="brokers"><tr><th>Broker</th><th>Usage</th>'
                 f"<th>Bundles</th><th>Band</th></tr>{rows}</table>"
                 f'<h2>Active anomalies</h2><table id="anomalies"><tr><th>Severity</th>'
@@ -259,5 +278,6 @@ def page_html(s: Status | None) -> str:
             f"<title>{e(title)}</title><style>body{{font-family:sans-serif;margin:1.5em}}"
             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;"
             "text-align:left}td.num{text-align:right}tr.critical td{background:#fdd}"
-            "tr.warning td{background:#ffd}code,.w{white-space:nowrap}</style></head><body>"
-            f"<h1>{e(title)}</h1>{body}</body></html>")
+            "tr.warning td{background:#ffd}code,.w{white-space:nowrap}"
+            "p.failing{background:#fdd;border:1px solid #c00;padding:.4em;font-weight:bold}"
+            f"</style></head><body><h1>{e(title)}</h1>{head}{body}</body></html>")

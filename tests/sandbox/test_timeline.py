@@ -30,6 +30,7 @@ def test_durations() -> None:
     ([{"crash": 1}], r"events\[0\]: expected a mapping with 'at'"),
     ([{"at": "1m", "meteor": {}}], r"events\[0\]: expected one of wave, drift"),
     ([{"at": "1m", "crash": 7}], r"events\[0\]\.crash: broker index 7 out of range \(0-2\)"),
+    ([{"at": "1m", "freeze": "nobody"}], r"events\[0\]\.freeze: no broker 'nobody'"),
     ([{"at": "1m", "hotNamespace": {"namespace": "flat"}}],
      r"events\[0\]\.hotNamespace\.namespace: expected tenant/namespace"),
     ([{"at": "1m", "burst": {"namespace": "public/default", "factor": "x"}}],

@@ -66,3 +66,52 @@ def test_sigterm_abandons_a_capture_in_flight(tmp_path: Path) -> None:
     assert p.returncode == 1
     assert err.decode().strip().splitlines()[-1] == (
         "lbctl: error: no capture succeeded in 1 attempt(s): stopped during the capture")
+
+
+def test_ctrl_c_after_the_anomalies_are_saved_still_queues_their_plan(tmp_path: Path) -> None:
+    """SIGINT while the tick notifies (a slow webhook): the anomaly is already saved as raised,
+    so a restart never raises it again — the tick must finish (its healing plan queued) before
+    the watcher stops. Python's default SIGINT raised inside the webhook's POST instead, and the
+    plan was never made."""
+    from tests.sandbox.life_helpers import living_hot
+
+    got = threading.Event()
+
+    class _SlowHook(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            got.set()
+            time.sleep(3)
+            self.send_response(204)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    hook = LoopbackHTTPServer(("127.0.0.1", 0), _SlowHook)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    c, _life, _clock = living_hot(3)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env.pop("PULSAR_CLIENT_CONF", None)
+    history = tmp_path / "h"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "lbctl", "--admin-url", c.admin_url, "watch", "--count", "1",
+         "--listen", "", "--no-doctor", "--history", str(history), "--grace", "out-of-band=0s",
+         "--heal", "out-of-band=approve", "--webhook", f"http://127.0.0.1:{hook.server_port}/h"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        assert got.wait(60), "no notification arrived"
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+        hook.shutdown()
+        hook.server_close()
+        c.stop()
+    assert b'"event":"raised"' in out and b"out-of-band" in out
+    assert "Traceback" not in err.decode()
+    plans = list(os.listdir(history / "plans")) if (history / "plans").is_dir() else []
+    assert any(n.endswith(".meta.json") for n in plans), err.decode()
