@@ -32,7 +32,7 @@ from lbctl.model.bundle import namespace_of
 from lbctl.model.candidates import Excluding
 from lbctl.model.cluster import NameIndex
 from lbctl.model.decision import FilterStep, Why
-from lbctl.model.javaorder import hashmap_capacity, java_hash_order
+from lbctl.model.javaorder import bucket_order, hashmap_capacity, java_hash_order
 from lbctl.model.loaddata import LoadData
 from lbctl.model.policies import NO_POLICIES, ClusterPolicies, HostRule, IsolationPolicy
 from lbctl.strategies.placement.namespace_policies import (
@@ -306,7 +306,8 @@ class PlacementEnv:
         secondaries' scratch set's table length (0: none longer than ``capacity``)."""
         locals_ = [bd.local for bd in load.brokers.values()]
         return cls(
-            tuple(java_hash_order(available, capacity=capacity)), policies,
+            tuple(bucket_order(available, capacity) if capacity else java_hash_order(available)),
+            policies,
             any(x.loadManagerClassName is not None for x in locals_),
             any(x.brokerVersionString for x in locals_),
             settings.profile["isolationBrokerHost"], table=capacity or 0, secondaries=secondaries)

@@ -33,7 +33,7 @@ from msgspec import Struct
 
 from lbctl.model.bundle import namespace_of
 from lbctl.model.decision import Why
-from lbctl.model.javaorder import cleared_capacity, java_hash_order
+from lbctl.model.javaorder import bucket_order, cleared_capacity
 from lbctl.model.policies import DEFAULT_DOMAIN, ClusterPolicies, HostRule, broker_host
 
 #: What the namespace policies kept, and why.
@@ -105,7 +105,9 @@ def apply_namespace_policies(
     before this fill, 0 for none yet) is longer when a policy that did not fail over once held
     more secondaries than the candidate set ever held; then the secondaries (and the shared
     brokers of a namespace without a policy) come, within a candidate bucket, by the buckets of
-    that longer table first (:func:`scratch_order`). ``None`` (the extensible filter, which
+    that longer table first (:func:`scratch_order`). Tree bins (9 brokers or more in one bucket
+    of a table of 64 or more, which only names made to collide give) are not followed here: each
+    bucket keeps the order its brokers were added in. ``None`` (the extensible filter, which
     ``retainAll`` s a map, keeping its order): ``available``'s order."""
     policy = policies.isolation_for(namespace)
     hosts = {b: broker_host(b, rule) for b in available}
@@ -126,7 +128,7 @@ def apply_namespace_policies(
             if failover:  # the secondaries' set, grown by this fill
                 scratch = cleared_capacity(secondaries_table, len(secondaries))
                 fill = [*primaries, *scratch_order(secondaries, capacity, scratch)]
-            order = java_hash_order(fill, capacity=capacity)
+            order = bucket_order(fill, capacity)
             return PolicyCandidates(tuple(order), why, policy.name)
         return PolicyCandidates(tuple(b for b in available if b in keep), why, policy.name)
     kept: list[str] = []
@@ -148,8 +150,7 @@ def apply_namespace_policies(
     if table is not None and kept:  # addAll(the secondaries' set of shared brokers)
         capacity = cleared_capacity(table, len(kept))
         fill = scratch_order(kept, capacity, cleared_capacity(secondaries_table, len(kept)))
-        if capacity != table or fill is not kept:
-            kept = java_hash_order(fill, capacity=capacity)
+        kept = bucket_order(fill, capacity)
     return PolicyCandidates(tuple(kept), shared)
 
 
@@ -161,7 +162,7 @@ def scratch_order(brokers: list[str], capacity: int, scratch: int) -> list[str]:
     when unchanged)."""
     if scratch <= capacity:
         return brokers
-    return java_hash_order(brokers, capacity=scratch)
+    return bucket_order(brokers, scratch)
 
 
 # --- anti-affinity groups ---------------------------------------------------------------------------

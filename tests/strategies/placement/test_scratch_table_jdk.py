@@ -65,36 +65,24 @@ def _line(cid: str, min_limit: int, names: list[str], fill: str) -> str:
                       *(f"{marks.get(b.split('-', 1)[0], 'n')}:{b}" for b in names)])
 
 
-def test_a_longer_secondaries_table_orders_later_fills(jdk) -> None:  # type: ignore[no-untyped-def]
-    """Random sequences of fills on one set of brokers (one leader, one thread): fills for the
-    policy namespace (failing over or not) and for a namespace without a policy. Every fill's
-    candidates are the JDK's, in order."""
-    rng = random.Random(1818)
+Fills = list[tuple[str, int]]  # (wide, narrow or shared; min_limit) in order
+
+
+def _orders(sequences: list[tuple[list[str], Fills]]) -> tuple[list[str], dict[str, list[str]],
+                                                               dict[str, list[str]]]:
+    """The PolicyFill script of these fill sequences (one leader each), lbctl's candidates of
+    each fill, and lbctl's without the secondaries set's table. The tables are tracked as
+    ``ModularLoadManager._filled`` tracks them."""
     settings = Settings.defaults()
     script: list[str] = []
     ours: dict[str, list[str]] = {}
-    without: dict[str, list[str]] = {}  # lbctl's order when the secondaries set is not followed
-    for c in range(150):
+    without: dict[str, list[str]] = {}
+    for c, (names, fills) in enumerate(sequences):
         script.append("NEW")
-        # many oth brokers: the brokers' own copy (getAvailableBrokers) has a longer table than
-        # the secondaries set, whose order then differs from the copy's within a bucket
-        counts = {"p": rng.choice([0, 1, 2, 3, 6, rng.randint(0, 20)]),
-                  "s": rng.choice([2, 5, 9, 12, rng.randint(0, 30)]),
-                  "r": rng.choice([0, 30, 60, 90, rng.randint(0, 120)]),
-                  "o": rng.choice([0, 0, 50, 100, rng.randint(0, 150)]),
-                  "h": rng.choice([0, 1, 3, 8, rng.randint(0, 12)])}
-        names = [b for k, n in counts.items() for b in rng.sample(POOL[k], n)]
-        rng.shuffle(names)
-        if not names:
-            continue
         data = load({b: broker(cpu=(10, 100)) for b in names})
         available = tuple(hashset_copy_order(names))
         tables = (0, 0)
-        for k in range(rng.randint(1, 7)):
-            # a wide fill without failover grows the secondaries set past the candidate set
-            fill = rng.choice(["wide", "narrow", "shared"])
-            min_limit = rng.choice([0, 0, 0, 1, 8, rng.randint(0, 25)] if fill == "wide"
-                                   else [0, 1, 8, rng.randint(0, 25)])
+        for k, (fill, min_limit) in enumerate(fills):
             pol = policies(min_limit, fill == "wide")
             ns = "open/ns" if fill == "shared" else "iso/ns"
             # the fill's sizes (the brokers it adds, the secondaries set's), as the manager counts
@@ -112,6 +100,35 @@ def test_a_longer_secondaries_table_orders_later_fills(jdk) -> None:  # type: ig
             flat = PlacementEnv.of(available, data, pol, settings, cap)
             without[cid] = list(policy_candidates(ns, flat, data).brokers)
             script.append(_line(cid, min_limit, names, fill))
+    return script, ours, without
+
+
+def test_a_longer_secondaries_table_orders_later_fills(jdk) -> None:  # type: ignore[no-untyped-def]
+    """Random sequences of fills on one set of brokers (one leader, one thread): fills for the
+    policy namespace (failing over or not) and for a namespace without a policy. Every fill's
+    candidates are the JDK's, in order."""
+    rng = random.Random(1818)
+    sequences: list[tuple[list[str], Fills]] = []
+    for _ in range(150):
+        # many oth brokers: the brokers' own copy (getAvailableBrokers) has a longer table than
+        # the secondaries set, whose order then differs from the copy's within a bucket
+        counts = {"p": rng.choice([0, 1, 2, 3, 6, rng.randint(0, 20)]),
+                  "s": rng.choice([2, 5, 9, 12, rng.randint(0, 30)]),
+                  "r": rng.choice([0, 30, 60, 90, rng.randint(0, 120)]),
+                  "o": rng.choice([0, 0, 50, 100, rng.randint(0, 150)]),
+                  "h": rng.choice([0, 1, 3, 8, rng.randint(0, 12)])}
+        names = [b for k, n in counts.items() for b in rng.sample(POOL[k], n)]
+        rng.shuffle(names)
+        if not names:
+            continue
+        fills: Fills = []
+        for _ in range(rng.randint(1, 7)):
+            # a wide fill without failover grows the secondaries set past the candidate set
+            fill = rng.choice(["wide", "narrow", "shared"])
+            fills.append((fill, rng.choice([0, 0, 0, 1, 8, rng.randint(0, 25)] if fill == "wide"
+                                           else [0, 1, 8, rng.randint(0, 25)])))
+        sequences.append((names, fills))
+    script, ours, without = _orders(sequences)
     java = jdk(script)
     wrong = [cid for cid in ours if ours[cid] != java[cid]]
     assert not wrong, f"{len(wrong)} of {len(ours)} fills differ from the JDK: {wrong[:5]}"
