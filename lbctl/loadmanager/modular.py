@@ -90,6 +90,7 @@ from lbctl.model.decision import (
     UnloadOutcome,
 )
 from lbctl.model.javaorder import (
+    bucket_order,
     cleared_capacity,
     hashset_copy_order,
     java_hash_order,
@@ -518,7 +519,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             return allowed
         # (the cycle's environments hold the table this fill grew to; another one's may not)
         table = cleared_capacity(table, len(allowed))
-        return tuple(java_hash_order([*cands, *back], capacity=table))
+        return tuple(bucket_order([*cands, *back], table))  # (tree bins not followed)
 
     def _filled(self, namespace: str, load: LoadData, *, shedding: bool = True) -> PlacementEnv:
         """``applyNamespacePolicies`` for a bundle of ``namespace`` on the cleared
@@ -752,7 +753,7 @@ def auto_splits(state: ClusterState, load: LoadData, settings: Settings,
         _plan_one(state, settings, picked[b], algorithm,
                   unload and policies_block_unload(namespace_of(b), picked[b].broker, load,
                                                    env) is None)
-        for b in java_hash_order(picked, capacity=cleared_capacity(capacity, len(picked))))
+        for b in java_hash_order(picked, start=capacity))
 
 
 def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate,
