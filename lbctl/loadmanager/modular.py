@@ -583,7 +583,10 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         if (self._filter_memo[0] is not load or self._filter_memo[1] is not settings
                 or self._filter_memo[2] is not env):
             # the ownership index is built at the first namespace that needs it
-            self._filter_memo = (load, settings, env, [None, None], {}, {}, {})
+            # (the ownership index depends on the load data alone: a cycle's fill that grew
+            # the candidate set's table gives another env, not another index)
+            slot = self._filter_memo[3] if self._filter_memo[0] is load else [None, None]
+            self._filter_memo = (load, settings, env, slot, {}, {}, {})
         _, _, _, index_slot, per_ns, per_policy, _ = self._filter_memo
         hit = per_ns.get(namespace)
         if hit is None:
