@@ -90,6 +90,7 @@ from lbctl.model.decision import (
     UnloadOutcome,
 )
 from lbctl.model.javaorder import (
+    bucket_order,
     cleared_capacity,
     hashset_copy_order,
     java_hash_order,
@@ -98,7 +99,7 @@ from lbctl.model.javaorder import (
 from lbctl.model.load import BundleData, LocalBrokerData, ResourcePercents
 from lbctl.model.loaddata import BundleDataView, LoadData
 from lbctl.model.outcome import history_dict, history_warnings
-from lbctl.model.policies import ClusterPolicies, broker_host
+from lbctl.model.policies import ClusterPolicies
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.records import replace
 from lbctl.strategies.base import (
@@ -146,8 +147,9 @@ class _Cycle(Struct, frozen=True):
     expired: tuple[str, ...]
     splits: tuple[AutoSplit, ...]
     maps: LeaderMaps
-    #: ``brokerCandidateCache``'s table length once this cycle fills it
-    candidate_capacity: int = 0
+    #: the running tables (``brokerCandidateCache``'s, the shedding thread's secondaries set's)
+    #: once the cycle's split checks filled the candidate set: what its shedding starts from
+    tables: tuple[int, int] = (0, 0)
     #: ``BundleSplitterTask.bundleCache``'s table length after this cycle's splits
     split_capacity: int = 0
 
@@ -177,8 +179,13 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         self.warnings = tuple(warnings)  # e.g. a strategy this Pulsar release does not have
         self._filter_memo: tuple[Any, ...] = (None, None)
         self._env: PlacementEnv | None = None
-        #: the table length the running cycle's candidates come from (see candidate_order)
-        self._candidate_table: int | None = None
+        #: the running cycle's placement environments, by the tables they are read in
+        #: (see _filled), and what they are built from
+        self._envs: dict[tuple[int, int], PlacementEnv] = {}
+        self._env_base: tuple[tuple[str, ...], LoadData, ClusterPolicies, Settings] | None = None
+        #: the running tables: ``brokerCandidateCache``'s and the shedding thread's secondaries
+        #: set's lengths so far (see _filled)
+        self._tables: tuple[int, int] = (0, 0)
         #: the running cycle's state's name index (see _ownership_index)
         self._names: NameIndex | None = None
         #: the namespaces of the bundles the running cycle unloads (None outside its unloads)
@@ -277,7 +284,8 @@ class ModularLoadManager(LoadManager[CycleMemory]):
 
         expired = expire(recently, now, settings) if gate is None else ()
         cycle = self._prepare(state, settings, elapsed, bundle_data, recently, expired, maps,
-                              None if last is None else last.load, mem.candidate_capacity,
+                              None if last is None else last.load,
+                              (mem.candidate_capacity, mem.secondaries_capacity),
                               mem.split_capacity)
         # what the placement keeps per BundleData object dies with the bundles the leader's
         # updateBundleData and checkNamespaceBundleSplit dropped (AvgShedder before PR #26246)
@@ -285,9 +293,8 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         if gate is not None:
             return self._result(cycle, gate, None, (), CycleMemory(
                 bundle_data, MappingProxyType(recently), mem.shedding, placement_mem, rr_mem,
-                mem.multimap_capacity, cycle.maps,
-                _candidate_capacity(cycle, (), settings, mem.candidate_capacity),
-                cycle.split_capacity))
+                mem.multimap_capacity, cycle.maps, _kept(cycle.tables[0]), cycle.split_capacity,
+                _kept(cycle.tables[1])))
 
         shedding = self.shedding
         if lean and elapsed.replaying and isinstance(shedding, SelectingShedder):
@@ -308,20 +315,19 @@ class ModularLoadManager(LoadManager[CycleMemory]):
                                                                        settings)
         return self._result(cycle, None, decision, outcomes, CycleMemory(
             bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem, capacity,
-            cycle.maps, _candidate_capacity(cycle, outcomes, settings, mem.candidate_capacity),
-            cycle.split_capacity))
+            cycle.maps, _kept(self._tables[0]), cycle.split_capacity, _kept(self._tables[1])))
 
     def _prepare(self, state: ClusterState, settings: Settings, elapsed: Elapsed,
                  bundle_data: Mapping[str, BundleData], recently: Mapping[str, int],
                  expired: tuple[str, ...], maps: LeaderMaps,
-                 like: LoadData | None = None, candidate_capacity: int = 0,
+                 like: LoadData | None = None, tables: tuple[int, int] = (0, 0),
                  split_capacity: int = 0) -> _Cycle:
         """The cycle's load data and placement environment, and its automatic splits. ``like``:
         load data built from the same reports, maps and bundle data, taken with this cycle's
         time and recently unloaded bundles (what :func:`build_load_data` takes from them).
-        ``candidate_capacity``: the table length ``brokerCandidateCache`` kept from earlier
-        cycles (:func:`candidate_order`); ``split_capacity``: ``BundleSplitterTask``'s result
-        map's (:func:`auto_splits`)."""
+        ``tables``: the table lengths ``brokerCandidateCache`` and the shedding thread's
+        secondaries set kept from earlier cycles (:meth:`_filled`); ``split_capacity``:
+        ``BundleSplitterTask``'s result map's (:func:`auto_splits`)."""
         # the reader's name index (None when the state has none): the cycle's bundle data holds
         # exactly the names of the state's reports, so it counts their system bundles too
         self._names = state.name_index()
@@ -333,20 +339,26 @@ class ModularLoadManager(LoadManager[CycleMemory]):
                                    pulsar_system=bool(settings.profile["shedPulsarSystem"]),
                                    maps=maps, names=self._names)
         policies = state.cluster_policies()
-        order, capacity = candidate_order(state.available(), load, policies, settings,
-                                          candidate_capacity)
-        env = PlacementEnv.of(order, load, policies, settings, capacity or 16)
-        self._env = env
-        self._candidate_table = capacity or 16
+        self._env_base = (tuple(hashset_copy_order(state.available())), load, policies, settings)
+        self._envs = {}
+        self._tables = tables
+        env = self._env = self._env_at(tables)
         # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none
         splits = (auto_splits(state, load, settings, env, split_capacity)
                   if self.check_splits and not elapsed.replaying else ())
+        if splits and settings["loadBalancerAutoUnloadSplitBundlesEnabled"]:
+            # each split that reached shouldNamespacePoliciesUnload filled the candidate set, on
+            # the load manager's own thread (updateAll): the shedding thread's scratch sets stay
+            for s in splits:
+                if s.skipped is None or (isinstance(s.skipped, CycleWhy)
+                                         and s.skipped.code in ("no-boundary", "split-refused")):
+                    self._filled(namespace_of(s.candidate.bundle), load, shedding=False)
         kept = cleared_capacity(split_capacity, len(splits))
         split_away = frozenset(s.candidate.bundle for s in splits if s.skipped is None)
         if split_away:  # checkNamespaceBundleSplit removes their bundle data before shedding
             maps = LeaderMaps(maps.brokers, maps.bundles.then((b, False) for b in split_away))
             load = replace(load, split_away=split_away, bundle_map=map_of(maps.bundles))
-        return _Cycle(state, settings, elapsed, load, env, expired, splits, maps, capacity,
+        return _Cycle(state, settings, elapsed, load, env, expired, splits, maps, self._tables,
                       kept if kept > 16 else 0)
 
     def _lean_unload(self, cycle: _Cycle, shedding: SelectingShedder, mem: CycleMemory,
@@ -401,8 +413,10 @@ class ModularLoadManager(LoadManager[CycleMemory]):
                 ) -> tuple[tuple[UnloadOutcome, ...], Any, Any]:
         """``doLoadShedding``'s loop over the selections: each bundle unloaded to the broker
         ``selectBroker`` picks, or skipped and why (``recently`` gains the unloaded bundles)."""
-        load, settings, env, now = cycle.load, cycle.settings, cycle.env, cycle.state.captured_at
+        load, settings, now = cycle.load, cycle.settings, cycle.state.captured_at
         elapsed = cycle.elapsed
+        self._tables = cycle.tables  # (a lean cycle's second pass starts over)
+        self._env = self._env_at(cycle.tables)
         planned = {s.bundle: s.destination for s in decision.selections if s.destination}
         outcomes: list[UnloadOutcome] = []
         excluded = set(settings["loadBalancerSheddingExcludedNamespaces"])
@@ -415,13 +429,16 @@ class ModularLoadManager(LoadManager[CycleMemory]):
                     outcomes.append(UnloadOutcome(
                         sel, None, CycleWhy("excluded-namespace", ns)))
                     continue
+                # shouldNamespacePoliciesUnload, shouldAntiAffinityNamespaceUnload and
+                # selectBroker each clear and fill the candidate set with the same brokers
+                env = self._filled(ns, load)
                 allowed = self._candidates(ns, load, settings, env)[0]
                 why_not = policies_block_unload(ns, sel.broker, load, env, allowed)
                 if why_not is not None:
                     outcomes.append(UnloadOutcome(sel, None, why_not))
                     continue
                 trace, placement_mem, rr_mem = self.select_broker(
-                    sel.bundle, load, settings, placement_mem, rr_mem, planned)
+                    sel.bundle, load, settings, placement_mem, rr_mem, planned, env)
                 if trace.broker is None:
                     outcomes.append(UnloadOutcome(sel, None, NO_BROKER, trace))
                 elif trace.broker == sel.broker:
@@ -494,15 +511,60 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         still there (JDK ``HashMap.putVal`` appends), not where the first fill put it
         (ModularLoadManagerImpl.selectBroker at 009a9bf2cdff). The set then iterates by bucket,
         each bucket's remaining brokers first. ``allowed`` as is when nothing was removed, or
-        when ``env`` is not the cycle's own (no table known)."""
-        table = self._candidate_table if env is self._env else None
+        when ``env`` is not one of the cycle's own (no table known)."""
+        table = env.table if self._envs.get((env.table, env.secondaries)) is env else None
         kept = set(cands)
         back = [b for b in allowed if b not in kept]
         if table is None or not back:
             return allowed
-        # the table after the first fill: an isolation policy's fill may have grown it
+        # (the cycle's environments hold the table this fill grew to; another one's may not)
         table = cleared_capacity(table, len(allowed))
-        return tuple(java_hash_order([*cands, *back], capacity=table))
+        return tuple(bucket_order([*cands, *back], table))  # (tree bins not followed)
+
+    def _filled(self, namespace: str, load: LoadData, *, shedding: bool = True) -> PlacementEnv:
+        """``applyNamespacePolicies`` for a bundle of ``namespace`` on the cleared
+        ``brokerCandidateCache``: the placement environment whose order this fill iterates.
+
+        The set is one field ``HashSet`` (ModularLoadManagerImpl at 009a9bf2cdff) that
+        ``shouldNamespacePoliciesUnload``, ``shouldAntiAffinityNamespaceUnload`` and
+        ``selectBroker`` ``clear()`` and refill, and ``clear()`` keeps the table: a fill that
+        outnumbers 3/4 of it grows it for this fill and for every later one, in this cycle and
+        the next. The fill is the namespace's isolation policy's primaries (plus its
+        secondaries on failover), or, without a policy, the shared brokers that load
+        persistent topics. ``LoadManagerShared.applyNamespacePolicies`` collects them first in
+        two thread-local ``HashSet`` s (``localPrimariesCache``, ``localSecondaryCache``), also
+        cleared and refilled; the secondaries' one grows by a policy's secondaries even when
+        they are not added (no failover), and the order they come in follows it when it is the
+        longer table (:func:`~lbctl.strategies.placement.namespace_policies.apply_namespace_policies`).
+        ``shedding``: the fill runs on the shedding thread (``LoadSheddingTask``), whose scratch
+        sets lbctl follows; the split checks run on the load manager's own thread
+        (``updateAll``), and lookups on others, whose scratch sets never order the shedding's
+        fills. Tables only grow, so a cycle reads a few environments at most, each built once
+        (:meth:`_env_at`)."""
+        policy = policy_candidates(namespace, self._env or self._env_at(self._tables), load)
+        why = policy.why
+        scratch = len(why.others) if why is not None and why.code == "isolation" \
+            else len(policy.brokers)
+        candidates, secondaries = self._tables
+        candidates = cleared_capacity(candidates, len(policy.brokers))
+        if shedding:
+            secondaries = cleared_capacity(secondaries, scratch)
+        self._tables = (candidates, secondaries)
+        env = self._env = self._env_at(self._tables)
+        return env
+
+    def _env_at(self, tables: tuple[int, int]) -> PlacementEnv:
+        """The cycle's placement environment read in these tables (the candidate set's, and the
+        secondaries set's when longer), built at the first ask."""
+        candidates = tables[0] if tables[0] > 16 else 16
+        secondaries = tables[1] if tables[1] > candidates else 0
+        env = self._envs.get((candidates, secondaries))
+        if env is None:
+            assert self._env_base is not None, "an environment is asked for before a cycle"
+            available, load, policies, settings = self._env_base
+            env = self._envs[(candidates, secondaries)] = PlacementEnv.of(
+                available, load, policies, settings, candidates, secondaries)
+        return env
 
     def _candidates(
         self, namespace: str, load: LoadData, settings: Settings, env: PlacementEnv
@@ -521,7 +583,10 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         if (self._filter_memo[0] is not load or self._filter_memo[1] is not settings
                 or self._filter_memo[2] is not env):
             # the ownership index is built at the first namespace that needs it
-            self._filter_memo = (load, settings, env, [None, None], {}, {}, {})
+            # (the ownership index depends on the load data alone: a cycle's fill that grew
+            # the candidate set's table gives another env, not another index)
+            slot = self._filter_memo[3] if self._filter_memo[0] is load else [None, None]
+            self._filter_memo = (load, settings, env, slot, {}, {}, {})
         _, _, _, index_slot, per_ns, per_policy, _ = self._filter_memo
         hit = per_ns.get(namespace)
         if hit is None:
@@ -646,65 +711,9 @@ def _total_throughput(local: LocalBrokerData) -> float:
     return total
 
 
-def candidate_order(available: Sequence[str], load: LoadData, policies: ClusterPolicies,
-                    settings: Settings, capacity: int) -> tuple[tuple[str, ...], int]:
-    """The order ``selectBroker``'s candidates come in, and the table length they come from.
-
-    ``ModularLoadManagerImpl.brokerCandidateCache`` is a field ``HashSet`` (ModularLoadManagerImpl
-    at 009a9bf2cdff) that ``selectBroker``, ``shouldNamespacePoliciesUnload`` and
-    ``shouldAntiAffinityNamespaceUnload`` ``clear()`` and refill through
-    ``LoadManagerShared.applyNamespacePolicies``, which walks ``getAvailableBrokers()`` — a
-    ``new HashSet<>(list)`` (:func:`~lbctl.model.javaorder.hashset_copy_order`) — adding each
-    broker it allows. ``clear()`` keeps the table, so the candidates iterate by the buckets of the
-    largest table the set ever had (``capacity``, carried in :class:`CycleMemory`, grown by this
-    cycle's fill: the brokers a namespace without an isolation policy is given), each bucket in
-    the order the brokers were added. The filters after it only remove brokers (or re-add a
-    subset, which keeps each bucket's order), so the candidates are a subsequence of this order
-    — except for a namespace with an isolation policy, whose primaries are added before its
-    secondaries (:func:`~lbctl.strategies.placement.namespace_policies.apply_namespace_policies`
-    with the table).
-    A fresh set of the same brokers in the snapshot's order differs after the cluster shrank,
-    and for 12, 24, 48… brokers, where ``new HashSet<>(list)`` has twice the buckets of a set
-    filled one broker at a time. Returns the brokers in the order they are added, and the table
-    length (0: 16 or none, which order alike)."""
-    rule = settings.profile["isolationBrokerHost"]
-    added = hashset_copy_order(available)
-    fill = 0
-    for b in added:  # applyNamespacePolicies, for a namespace without an isolation policy
-        host = broker_host(b, rule)
-        bd = load.brokers.get(b)
-        if host is not None and bd is not None and bd.local.persistentTopicsEnabled \
-                and policies.is_shared(host):
-            fill += 1
-    cap = cleared_capacity(capacity, fill)
-    return tuple(added), cap if cap > 16 else 0
-
-
-def _candidate_capacity(cycle: _Cycle, outcomes: Sequence[UnloadOutcome], settings: Settings,
-                        before: int) -> int:
-    """``brokerCandidateCache``'s table length after the cycle: grown when the cycle filled the
-    set — a selected bundle outside the shedding-excluded namespaces reaches
-    ``shouldNamespacePoliciesUnload``, and a split with ``loadBalancerAutoUnloadSplitBundlesEnabled``
-    asks it too — else as it was (lookups between snapshots are not seen: lbctl assumes none).
-    A fill for a namespace with an isolation policy adds that policy's brokers
-    (``LoadManagerShared.applyNamespacePolicies``), and grows the table when they outnumber its
-    3/4; the later cycles iterate that table (within the cycle, the fill's own order is
-    :func:`~lbctl.strategies.placement.namespace_policies.apply_namespace_policies`')."""
-    namespaces = {namespace_of(o.selection.bundle) for o in outcomes
-                  if not (isinstance(o.skipped, CycleWhy) and o.skipped.code == "excluded-namespace")}
-    # (the setting is read only when a split was made, as checkNamespaceBundleSplit reads it)
-    made = [s.candidate.bundle for s in cycle.splits if s.skipped is None]
-    if made and settings["loadBalancerAutoUnloadSplitBundlesEnabled"]:
-        namespaces.update(map(namespace_of, made))
-    if not namespaces:
-        return before
-    # a namespace with an isolation policy fills the set with its own brokers (primaries, plus
-    # the secondaries on failover), which grows the table when they are more
-    policies = cycle.env.policies
-    fills = [len(policy_candidates(ns, cycle.env, cycle.load).brokers) for ns in namespaces
-             if policies.isolation and policies.has_isolation_policy(ns)]
-    cap = cleared_capacity(cycle.candidate_capacity, max(fills, default=0))
-    return cap if cap > 16 else 0
+def _kept(capacity: int) -> int:
+    """A table length as :class:`CycleMemory` keeps it (0: 16 or none, which order alike)."""
+    return capacity if capacity > 16 else 0
 
 
 def _multimap_order(selections: Sequence[Selection], buckets: int,
@@ -747,7 +756,7 @@ def auto_splits(state: ClusterState, load: LoadData, settings: Settings,
         _plan_one(state, settings, picked[b], algorithm,
                   unload and policies_block_unload(namespace_of(b), picked[b].broker, load,
                                                    env) is None)
-        for b in java_hash_order(picked, capacity=cleared_capacity(capacity, len(picked))))
+        for b in java_hash_order(picked, start=capacity))
 
 
 def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate,

@@ -112,6 +112,10 @@ class CycleMemory(Struct, frozen=True):
     #: the table length ``BundleSplitterTask.bundleCache`` (a field ``HashMap``, cleared at each
     #: ``findBundlesToSplit``) grew to (0: 16 or never filled)
     split_capacity: int = 0
+    #: the table length the shedding thread's thread-local secondaries set
+    #: (``LoadManagerShared.localSecondaryCache``, cleared at each ``applyNamespacePolicies``)
+    #: grew to (0: 16 or never filled)
+    secondaries_capacity: int = 0
 
 
 class Elapsed(Struct, frozen=True):

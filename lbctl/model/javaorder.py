@@ -21,8 +21,10 @@ iterates keys in the order JDK 17 would. The rules (JDK 17 ``HashMap``, ``HashSe
   key before it is *prepended* to its half, so those come out reversed. From 12 keys on (the first
   resize) a map's order depends on its insertion history, not only on its keys.
 * A chain reaching 9 keys becomes a red-black tree bin (or, below 64 buckets, the table grows
-  instead: 8-fold for ``ConcurrentHashMap``); tree bins keep their own chain order. Both maps model
-  that too (:class:`JavaHashMap`, :class:`JavaConcurrentHashMap`).
+  instead: 8-fold for ``ConcurrentHashMap``); tree bins keep their own chain order (a
+  ``HashMap`` tree bin: its root first, each later key right after its tree parent). Both maps
+  model that too (:class:`JavaHashMap`, :class:`JavaConcurrentHashMap`), and
+  :func:`java_hash_order` turns to :class:`JavaHashMap` when a fill makes a chain that long.
 * Guava's ``ArrayListMultimap.create()`` is a ``HashMap`` created with ``Maps.capacity(12)``:
   17 → 32 buckets up to Guava 31.1, 16 buckets from Guava 32.0 on (:func:`multimap_key_order`).
 
@@ -60,6 +62,7 @@ from __future__ import annotations
 
 import math
 import struct
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -887,7 +890,7 @@ def hashset_copy_capacity(size: int) -> int:
 
 def hashset_copy_order(keys: Iterable[str]) -> list[str]:
     """``new HashSet<>(collection)`` of ``keys`` (in the collection's order) as it iterates: a
-    table of :func:`hashset_copy_capacity` buckets, one ``add`` per key (tree bins aside)."""
+    table of :func:`hashset_copy_capacity` buckets, one ``add`` per key."""
     items = list(dict.fromkeys(keys))
     return java_hash_order(items, capacity=hashset_copy_capacity(len(items)))
 
@@ -918,16 +921,68 @@ def concurrent_capacity(size: int) -> int:
     return cap
 
 
-def java_hash_order(keys: Iterable[str], *, capacity: int | None = None) -> list[str]:
+def java_hash_order(keys: Iterable[str], *, capacity: int | None = None,
+                    start: int = 0) -> list[str]:
     """``keys`` (in insertion order) as a ``HashMap``/``HashSet`` filled one ``put`` at a time
     iterates them: by bucket, then insertion order (resizes keep it). ``capacity``: the table
-    length (default: what ``len(keys)`` puts give). Tree bins (9+ keys in one bucket) are not
-    modelled here; :class:`JavaHashMap` does."""
+    length the map has from its first put to its last (a ``clear()`` ed map's kept table, or the
+    one ``new HashMap<>(n)`` makes; the puts must not outgrow it). Else ``start``: the table a
+    ``clear()`` ed map kept, which the puts may grow (doubling when the size exceeds 3/4); else
+    a ``new HashMap<>()``, 16 buckets doubling so.
+
+    A chain of 9 keys is not a chain any more (JDK 17 ``HashMap.putVal`` → ``treeifyBin``): in
+    a table of 64 buckets or more it becomes a tree bin, which iterates its root first and links
+    each later key right after its tree parent (``TreeNode.treeify``, ``putTreeVal``,
+    ``moveRootToFront``; ``resize`` splits it keeping that order, a half of 6 keys or fewer
+    back to a chain); in a shorter table the table doubles instead. Strings that collide
+    (``"Aa"``/``"BB"``) or names that share a bucket by chance get there. When some chain does
+    (:func:`_chain_reaches_tree`), the order is :class:`JavaHashMap`'s, put by put from the
+    first table (``capacity``, ``start`` or none): a tree bin's order depends on the table it
+    was built in, so a caller that gives the final ``capacity`` of a map that grew during the
+    puts gets that order only without tree bins."""
     items = list(dict.fromkeys(keys))
-    mask = (capacity or hashmap_capacity(len(items))) - 1
-    decorated = [(spread(java_string_hash(k)) & mask, i, k) for i, k in enumerate(items)]
-    decorated.sort()
+    hashes = [spread(java_string_hash(k)) for k in items]
+    first = capacity or start or 16
+    final = capacity or cleared_capacity(first, len(items))
+    buckets = list(map((final - 1).__and__, hashes))
+    if len(items) > TREEIFY_THRESHOLD and _chain_reaches_tree(hashes, buckets, first, final):
+        m = JavaHashMap(capacity or start or None)
+        for k in items:
+            m.put(k)
+        return m.keys()
+    decorated = sorted(zip(buckets, range(len(items)), items, strict=True))
     return [k for _, _, k in decorated]
+
+
+def bucket_order(keys: Iterable[str], capacity: int) -> list[str]:
+    """``keys`` by their bucket in a table of ``capacity``, each bucket in the given order: the
+    order any subset of them iterates in a map of that table filled in this order, as long as
+    no bucket of the subset holds 9 keys (then :func:`java_hash_order` of the subset itself).
+    Not a map's order when ``keys`` outnumber the table (lbctl sorts all the available brokers
+    so, to take each fill's brokers from them)."""
+    items = list(dict.fromkeys(keys))
+    mask = capacity - 1
+    decorated = sorted(zip([spread(java_string_hash(k)) & mask for k in items], range(len(items)),
+                           items, strict=True))
+    return [k for _, _, k in decorated]
+
+
+def _chain_reaches_tree(hashes: Sequence[int], buckets: Sequence[int], first: int,
+                        final: int) -> bool:
+    """Whether putting keys of these ``HashMap.hash`` es in order makes some chain 9 long (then
+    ``putVal`` calls ``treeifyBin``). ``buckets``: their indexes in the ``final`` table, which
+    holds them all; the puts begin in the ``first`` table, and each shorter length held the keys
+    put up to its resize (past 3/4). Chains only grow between resizes, so looking at each table
+    once, with every key it held, is enough."""
+    if max(Counter(buckets).values()) > TREEIFY_THRESHOLD:
+        return True
+    table = first
+    while table < final:
+        held = table * 3 // 4 + 1  # the put past 3/4 resizes after it
+        if max(Counter(map((table - 1).__and__, hashes[:held])).values()) > TREEIFY_THRESHOLD:
+            return True
+        table <<= 1
+    return False
 
 
 def hashmap_order(keys: Iterable[str], initial_capacity: int | None = None) -> list[str]:
@@ -1219,4 +1274,4 @@ def multimap_key_order(keys: Iterable[str], buckets: int = 16,
     to carry to the next cycle when the shedder reuses its multimap."""
     items = list(dict.fromkeys(keys))
     cap = multimap_capacity(len(items), buckets, reused)
-    return java_hash_order(items, capacity=cap), cap
+    return java_hash_order(items, start=max(buckets, reused)), cap

@@ -6,7 +6,7 @@
 applyNamespacePolicies``). The placement strategies iterate that set: RoundRobinBrokerSelector's
 rotation is its order. ``java/CandidateOrder.java`` (plain JDK, no Pulsar: a kept ``HashSet``
 cleared and refilled from a ``HashSet`` copy) gives the JDK's order, cycle after cycle; lbctl's
-(:func:`lbctl.loadmanager.modular.candidate_order` with the table length carried in its memory)
+(:func:`tests.model.shared_fill.shared_fill` with the table length carried in its memory)
 must be the same: after the cluster shrinks, and for 12, 24, 48 brokers even without history.
 Skipped, with the reason shown by ``pytest -rs``, without ``javac``/``java``."""
 
@@ -17,13 +17,14 @@ import random
 import pytest
 
 from lbctl.config import Settings
-from lbctl.loadmanager.modular import ModularLoadManager, candidate_order
+from lbctl.loadmanager.modular import ModularLoadManager
 from lbctl.model.javaorder import java_hash_order
 from lbctl.model.policies import ClusterPolicies
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
 from lbctl.strategies.placement.filters import PlacementEnv
 from tests.factories import broker, load, state, stats
 from tests.jdk import needs_jdk, run_java
+from tests.model.shared_fill import shared_fill
 
 pytestmark = needs_jdk("the candidate set's order is not checked against HashSet")
 
@@ -51,7 +52,7 @@ def test_candidate_order_cycle_after_cycle(jdk) -> None:  # type: ignore[no-unty
         for k, n in enumerate(seq):
             names = rng.sample(POOL, n)
             data = load({b: broker(cpu=(10, 100)) for b in names})
-            order, capacity = candidate_order(names, data, ClusterPolicies(), settings, capacity)
+            order, capacity = shared_fill(names, data, ClusterPolicies(), settings, capacity)
             env = PlacementEnv.of(order, data, ClusterPolicies(), settings, capacity or 16)
             cid = f"{c}-{k}"
             script.append("\t".join([cid, *names]))
@@ -109,7 +110,7 @@ def test_overload_recheck_puts_removed_brokers_back_at_their_chain_end(jdk) -> N
 
     rng = random.Random(21)
     names = rng.sample(POOL, 40)
-    first, _ = candidate_order(names, load({b: broker() for b in names}), ClusterPolicies(),
+    first, _ = shared_fill(names, load({b: broker() for b in names}), ClusterPolicies(),
                                Settings.defaults(), 0)
     fill = java_hash_order(first, capacity=64)
     bucket = {b: spread(java_string_hash(b)) & 63 for b in fill}

@@ -32,7 +32,7 @@ from lbctl.model.bundle import namespace_of
 from lbctl.model.candidates import Excluding
 from lbctl.model.cluster import NameIndex
 from lbctl.model.decision import FilterStep, Why
-from lbctl.model.javaorder import hashmap_capacity, java_hash_order
+from lbctl.model.javaorder import bucket_order, hashmap_capacity, java_hash_order
 from lbctl.model.loaddata import LoadData
 from lbctl.model.policies import NO_POLICIES, ClusterPolicies, HostRule, IsolationPolicy
 from lbctl.strategies.placement.namespace_policies import (
@@ -292,20 +292,25 @@ class PlacementEnv:
     #: the table length of the set ``available`` is iterated from (0: a fresh set's,
     #: ``hashmap_capacity(len(available))``); an isolation policy's fill goes into it primaries first
     table: int = 0
+    #: the table length of the thread-local set the secondaries (and the shared brokers) are
+    #: collected in, when longer than ``table`` (0: no longer; see ``apply_namespace_policies``)
+    secondaries: int = 0
 
     @classmethod
     def of(cls, available: Sequence[str], load: LoadData,
            policies: ClusterPolicies, settings: Settings,
-           capacity: int | None = None) -> PlacementEnv:
+           capacity: int | None = None, secondaries: int = 0) -> PlacementEnv:
         """``capacity``: the table length of the set the candidates are iterated from (the
         modular ``brokerCandidateCache``, which keeps its table across calls; ``available`` then
-        in the order the set was filled); ``None``: a fresh set's."""
+        in the order the set was filled); ``None``: a fresh set's. ``secondaries``: the
+        secondaries' scratch set's table length (0: none longer than ``capacity``)."""
         locals_ = [bd.local for bd in load.brokers.values()]
         return cls(
-            tuple(java_hash_order(available, capacity=capacity)), policies,
+            tuple(bucket_order(available, capacity) if capacity else java_hash_order(available)),
+            policies,
             any(x.loadManagerClassName is not None for x in locals_),
             any(x.brokerVersionString for x in locals_),
-            settings.profile["isolationBrokerHost"], table=capacity or 0)
+            settings.profile["isolationBrokerHost"], table=capacity or 0, secondaries=secondaries)
 
     def domains(self, settings: Settings) -> dict[str, str] | None:
         """The broker → failure-domain map when ``failureDomainsEnabled`` (read only here, as
@@ -337,7 +342,8 @@ def policy_candidates(namespace: str, env: PlacementEnv, load: LoadData) -> Poli
     # (apply_namespace_policies), which orders them within a bucket
     table = env.table or hashmap_capacity(len(set(env.available)))
     out = env.cache[key] = apply_namespace_policies(namespace, env.available, env.policies, loads,
-                                                    rule=env.host_rule, table=table)
+                                                    rule=env.host_rule, table=table,
+                                                    secondaries_table=env.secondaries)
     return out
 
 

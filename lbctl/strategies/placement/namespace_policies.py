@@ -33,7 +33,7 @@ from msgspec import Struct
 
 from lbctl.model.bundle import namespace_of
 from lbctl.model.decision import Why
-from lbctl.model.javaorder import cleared_capacity, java_hash_order
+from lbctl.model.javaorder import bucket_order, cleared_capacity
 from lbctl.model.policies import DEFAULT_DOMAIN, ClusterPolicies, HostRule, broker_host
 
 #: What the namespace policies kept, and why.
@@ -82,27 +82,33 @@ def apply_namespace_policies(
     non_persistent: bool = False,
     rule: HostRule = "brokerId",
     table: int | None = None,
+    secondaries_table: int = 0,
 ) -> PolicyCandidates:
     """``LoadManagerShared.applyNamespacePolicies``; ``loads_topics(broker, non_persistent)`` is the
     ``BrokerTopicLoadingPredicate`` (given the broker id). Regexes match each broker's host taken
     by ``rule``. The result keeps ``available``'s order, except with ``table`` (below).
 
-    ``table``: the candidates go into a ``HashSet`` of that table length which iterates them
-    (the modular ``brokerCandidateCache``; ``available`` is then that set's order, each bucket in
-    the order ``getAvailableBrokers()`` gives). For a namespace with an isolation policy Pulsar
-    does not add the brokers in that order: it collects the primaries and the secondaries in two
-    thread-local ``HashSet`` s while walking the available brokers, then ``addAll`` s the
-    primaries and, on failover, the secondaries (``applyNamespacePolicies`` alike in the
-    ``URL.getHost()`` releases, LoadManagerShared at 01f1d8fab668 and b3659d4a5624, and in a
-    version after PR #21894's ``parseBrokerHost``, which has ``applyNamespacePoliciesAsync``
-    too). So within one bucket the primaries come first, each group in
-    the available order, and the set grows if this fill outnumbers its table's 3/4. The
-    thread-local sets' own tables are taken to be no longer than the candidate set's: true of
-    the primaries (every fill of them is added to the candidate set whole), and of the
-    secondaries unless a policy that did not fail over had more secondaries than the candidate
-    set ever held (then their order within a bucket would follow that longer table; not
-    modelled). ``None`` (the extensible filter, which ``retainAll`` s a map, keeping its order):
-    ``available``'s order."""
+    ``table``: the candidates go into a ``HashSet`` of that table length (kept from earlier
+    fills; grown here when this fill outnumbers its 3/4) which iterates them (the modular
+    ``brokerCandidateCache``; ``available`` is then that set's order for a table no longer
+    than the grown one, each bucket in the order ``getAvailableBrokers()`` gives). Pulsar does
+    not add the brokers in that order: walking the available brokers, it collects a policy's
+    primaries and secondaries — or, without a policy, the shared brokers — in two thread-local
+    ``HashSet`` s, then ``addAll`` s the primaries and, on failover, the secondaries (or the
+    shared brokers) (``applyNamespacePolicies`` alike in the ``URL.getHost()`` releases,
+    LoadManagerShared at 01f1d8fab668 and b3659d4a5624, and in a version after PR #21894's
+    ``parseBrokerHost``, which has ``applyNamespacePoliciesAsync`` too). ``addAll`` walks each
+    scratch set in its own order, so within one bucket of the candidate set the primaries come
+    first, and each group comes in its scratch set's order. The primaries' set is never longer
+    than the candidate set (every fill of it is added whole), so within a candidate bucket its
+    order is the available order. The secondaries' set (``secondaries_table``: its table length
+    before this fill, 0 for none yet) is longer when a policy that did not fail over once held
+    more secondaries than the candidate set ever held; then the secondaries (and the shared
+    brokers of a namespace without a policy) come, within a candidate bucket, by the buckets of
+    that longer table first (:func:`scratch_order`). Tree bins (9 brokers or more in one bucket
+    of a table of 64 or more, which only names made to collide give) are not followed here: each
+    bucket keeps the order its brokers were added in. ``None`` (the extensible filter, which
+    ``retainAll`` s a map, keeping its order): ``available``'s order."""
     policy = policies.isolation_for(namespace)
     hosts = {b: broker_host(b, rule) for b in available}
     skipped = tuple(b for b in available if hosts[b] is None)
@@ -118,7 +124,11 @@ def apply_namespace_policies(
                         tuple(secondaries), failover, policy.min_limit, skipped=skipped)
         if table is not None:  # addAll(primaries), then addAll(secondaries) on failover
             fill = [*primaries, *secondaries] if failover else primaries
-            order = java_hash_order(fill, capacity=cleared_capacity(table, len(fill)))
+            capacity = cleared_capacity(table, len(fill))
+            if failover:  # the secondaries' set, grown by this fill
+                scratch = cleared_capacity(secondaries_table, len(secondaries))
+                fill = [*primaries, *scratch_order(secondaries, capacity, scratch)]
+            order = bucket_order(fill, capacity)
             return PolicyCandidates(tuple(order), why, policy.name)
         return PolicyCandidates(tuple(b for b in available if b in keep), why, policy.name)
     kept: list[str] = []
@@ -137,7 +147,22 @@ def apply_namespace_policies(
     shared = (PolicyWhy("shared", names=tuple(no_kind), others=tuple(reserved),
                         non_persistent=non_persistent, skipped=skipped)
               if no_kind or reserved or skipped else None)
+    if table is not None and kept:  # addAll(the secondaries' set of shared brokers)
+        capacity = cleared_capacity(table, len(kept))
+        fill = scratch_order(kept, capacity, cleared_capacity(secondaries_table, len(kept)))
+        kept = bucket_order(fill, capacity)
     return PolicyCandidates(tuple(kept), shared)
+
+
+def scratch_order(brokers: list[str], capacity: int, scratch: int) -> list[str]:
+    """``brokers`` (in the available order) as ``addAll`` takes them from the thread-local
+    scratch set of table length ``scratch`` into the candidate set of table length ``capacity``:
+    as they are when the scratch table is no longer (each candidate bucket then holds them in
+    the available order), else in the scratch set's own order (``brokers`` itself is returned
+    when unchanged)."""
+    if scratch <= capacity:
+        return brokers
+    return bucket_order(brokers, scratch)
 
 
 # --- anti-affinity groups ---------------------------------------------------------------------------

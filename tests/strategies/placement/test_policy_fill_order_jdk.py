@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from lbctl.config import Settings
-from lbctl.loadmanager.modular import candidate_order
 from lbctl.model.policies import ClusterPolicies, IsolationPolicy
 from lbctl.strategies.placement.filters import PlacementEnv, policy_candidates
 from tests.factories import broker, load
 from tests.jdk import needs_jdk, run_java
+from tests.model.shared_fill import shared_fill as no_policy_fill
 
 JAVA = Path(__file__).parent / "java"
 
@@ -86,7 +86,7 @@ def test_isolation_fill_puts_primaries_first_in_each_bucket(jdk) -> None:  # typ
             min_limit = rng.randint(0, 6)
             pol = policies(min_limit)
             data = load({b: broker(cpu=(10, 100)) for b in names})
-            order, capacity = candidate_order(names, data, pol, settings, capacity)
+            order, capacity = no_policy_fill(names, data, pol, settings, capacity)
             cid = f"{c}-{k}"
             script.append(_line(cid + "s", min_limit, names, kind, True))
             if k == cycles - 1:
