@@ -332,8 +332,13 @@ def too_large(name: str, cap: int, *, adjustable: bool = True) -> str:
             "--max-input-size)")
 
 
-def gunzip_limited(data: bytes, name: str, *, error: ErrorFactory, limit: int | None = None) -> bytes:
-    """Decompress every gzip member of ``data``, stopping as soon as the output passes ``limit``."""
+def gunzip_limited(data: bytes, name: str, *, error: ErrorFactory, limit: int | None = None,
+                   cut_ok: bool = False) -> bytes:
+    """Decompress every gzip member of ``data``, stopping as soon as the output passes ``limit``.
+
+    ``cut_ok`` (a JSON-lines history, appended one member at a time): data cut short at the end —
+    an append interrupted by a crash — gives what decompressed before the cut, with a warning,
+    when that holds a whole line; the reader then leaves out a partial last line."""
     cap = LIMITS.max_input_bytes if limit is None else limit
     out = bytearray()
     rest = data
@@ -346,6 +351,9 @@ def gunzip_limited(data: bytes, name: str, *, error: ErrorFactory, limit: int | 
         if len(out) > cap or d.unconsumed_tail:
             raise error(too_large(name, cap) + " (decompressed)")
         if not d.eof:
+            if cut_ok and b"\n" in out:
+                warn(f"{name}: {CUT_GZIP}")
+                return bytes(out)
             raise error(f"{name}: bad gzip data: the compressed data is truncated")
         rest = d.unused_data
         if rest and not rest.startswith(GZIP_MAGIC):
@@ -353,6 +361,11 @@ def gunzip_limited(data: bytes, name: str, *, error: ErrorFactory, limit: int | 
                 raise error(f"{name}: bad gzip data: trailing garbage after the last member")
             break
     return bytes(out)
+
+
+#: the warning for a history whose gzip data ends cut short (:func:`gunzip_limited` ``cut_ok``)
+CUT_GZIP = ("the compressed data is cut short at the end (an append was interrupted); what "
+            "precedes the cut is read")
 
 
 # --------------------------------------------------------------------------------------------
