@@ -552,6 +552,27 @@ def append_record(name: str, record: bytes, *, gz: bool, error: ErrorFactory,
     return size - good
 
 
+def try_lock(name: str, *, error: ErrorFactory) -> int | None:
+    """A descriptor of ``name`` (created 0600, never through a link) holding an exclusive
+    ``flock``, or None when another process holds it. The caller keeps the descriptor open for as
+    long as it holds the lock; the kernel drops it when the process ends, ``kill -9`` included,
+    so it never goes stale."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return -1
+    fd, _ = open_private(name, error=error, what="a lock file")
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except OSError as e:
+        os.close(fd)
+        raise error(f"{name}: cannot lock: {e.strerror or e}") from None
+    return fd
+
+
 def _lock(fd: int) -> None:
     try:
         import fcntl
