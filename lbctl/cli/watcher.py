@@ -31,9 +31,10 @@ def _hold_history(directory: Path) -> int:
     refuse (exit 14, ``LOCKED``): two
     watchers writing one history interleave their captures out of order and each prunes files the
     other is reading, which failed their captures with ``FileNotFoundError`` (hostile14)."""
-    from lbctl.errors import ConfigError, Locked
-    from lbctl.safe.files import private_dir, try_lock
+    from lbctl.errors import ConfigError, Locked, UsageError
+    from lbctl.safe.files import private_dir, refuse_link, try_lock
 
+    refuse_link(directory, error=UsageError)  # as History does: the lock goes in no link's target
     private_dir(str(directory))
     name = str(directory / HISTORY_LOCK)
     fd = try_lock(name, error=ConfigError)
