@@ -127,3 +127,10 @@ def test_the_wide_names_snapshot_renders_its_brokers_table_aligned(runner: CliRu
             if line.endswith(("Skip/Balanced", "Success/Overloaded"))]
     assert len(rows) == 5
     assert len({_starts(line, "%") for line in rows}) == 1, rows
+
+
+def test_an_empty_journal_since_is_refused(runner: CliRunner, tmp_path: Path) -> None:
+    """``journal --since ""`` showed the whole journal, as if no --since had been given."""
+    res = runner.invoke(app, ["journal", "--journal", str(tmp_path / "j.jsonl"), "--since", ""])
+    assert res.exit_code == 2, res.output
+    assert res.stderr.startswith("lbctl: error: --since '': expected a duration")
