@@ -200,5 +200,8 @@ def from_prometheus(
     with shown() as bar:
         report = source.write(str(output_file), bar.step)
     warn_report(report)
-    sys.stderr.write(f"lbctl: wrote {output_file}: {report.snapshots} snapshot(s) of "
-                     f"{report.steps} step(s)\n")
+    from lbctl.safe.text import one_line
+
+    # the name as given may hold an escape sequence: shown escaped (hostile14)
+    sys.stderr.write(one_line(f"lbctl: wrote {output_file}: {report.snapshots} snapshot(s) of "
+                              f"{report.steps} step(s)") + "\n")

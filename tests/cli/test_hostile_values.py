@@ -134,3 +134,15 @@ def test_an_empty_journal_since_is_refused(runner: CliRunner, tmp_path: Path) ->
     res = runner.invoke(app, ["journal", "--journal", str(tmp_path / "j.jsonl"), "--since", ""])
     assert res.exit_code == 2, res.output
     assert res.stderr.startswith("lbctl: error: --since '': expected a duration")
+
+
+def test_examples_copy_shows_an_escape_in_the_directory_name_escaped(
+        runner: CliRunner, tmp_path: Path) -> None:
+    """``examples --copy DIR`` printed DIR raw: a name holding ``ESC ] 0;… BEL`` set the
+    terminal's title (the error line was escaped already; the success line was not)."""
+    dest = tmp_path / "a\x1b]0;pwned\x07\x1b[2Jb"
+    res = runner.invoke(app, ["examples", "--copy", str(dest)])
+    assert res.exit_code == 0, res.output
+    assert "\x1b" not in res.stderr and "\x07" not in res.stderr
+    assert "a\\e]0;pwned\\x07\\e[2Jb" in res.stderr
+    assert (dest / "hot-broker.json").is_file()
