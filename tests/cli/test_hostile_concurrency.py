@@ -46,7 +46,7 @@ def _hold(name: Path) -> int | None:
 
 def _watch(history: Path) -> list[str]:
     return ["--admin-url", CLOSED, "watch", "--history", str(history), "--count", "1",
-            "--interval", "1"]
+            "--interval", "1", "--listen", ""]  # no status page: its port may be taken
 
 
 def test_a_second_watcher_on_one_history_is_refused(runner: CliRunner, tmp_path: Path) -> None:
