@@ -153,8 +153,14 @@ class LoadManagerChoice(OptionGroup, frozen=True):
         value of the wrong type) is a usage error here, before the command reads or sends
         anything: ``drain`` used to read the live cluster first and fail on it afterwards."""
         from lbctl.config import parse_assignments, resolve
+        from lbctl.errors import UsageError
         from lbctl.loadmanager.select import Options
 
+        for flag, value in (("--strategy", self.strategy), ("--placement", self.placement),
+                            ("--pulsar-version", self.pulsar_version)):
+            if value is not None and not value.strip():
+                # an empty value (an unset shell variable: --strategy "$S") was taken as no flag
+                raise UsageError(f"{flag}: empty; give a value or leave the flag out")
         overrides = parse_assignments(self.set_ or [])
         resolve(None, None, overrides)  # strict for --set: raises UsageError
         return Options(self.strategy, self.placement, overrides,

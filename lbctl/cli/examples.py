@@ -127,7 +127,10 @@ def examples(
 
             raise LbctlError(f"{copy}: not a directory; nothing was copied")
         n = copy_examples(root, copy)
-        sys.stderr.write(f"lbctl: copied {n} file(s) to {copy} "
-                         f"(try: lbctl recommend {copy / 'hot-broker.json'})\n")
+        from lbctl.safe.text import one_line
+
+        # the directory as given may hold an escape sequence: shown escaped (hostile14)
+        sys.stderr.write(one_line(f"lbctl: copied {n} file(s) to {copy} "
+                                  f"(try: lbctl recommend {copy / 'hot-broker.json'})") + "\n")
         return
     shown.emit(ExamplesView(str(root), describe(root)))

@@ -52,7 +52,7 @@ def journal(
     from lbctl.sources.journal import parse_since, read_journal
 
     path = journal_file or default_journal()
-    start = parse_since(since) if since else None
+    start = parse_since(since) if since is not None else None  # "" is refused, not "all"
     read = read_journal(path)
     for why in read.skipped[:_SHOWN_SKIPS]:
         warn(f"{path}: {why} (skipped)")

@@ -71,13 +71,20 @@ class PrometheusArgs(OptionGroup, frozen=True):
         return self.url is not None
 
     def check_alone(self, snapshots: object) -> None:
-        """Prometheus flags without ``--prometheus-url``, or with snapshot files too: an error."""
+        """Prometheus flags without ``--prometheus-url``, or with snapshot files too: an error.
+        Every flag of the group counts (``--step`` once it differs from its default): a
+        ``--cluster`` or ``--step`` given to a command reading a snapshot was silently ignored,
+        whatever its value (hostile14)."""
         from lbctl.errors import UsageError
 
         if self.url is None:
             stray = [f for f, v in (("--since", self.since), ("--start", self.start),
                                     ("--end", self.end), ("--reference", self.reference),
-                                    ("--prometheus-conf", self.prometheus_conf)) if v is not None]
+                                    ("--prometheus-conf", self.prometheus_conf),
+                                    ("--step", None if self.step == "1m" else self.step),
+                                    ("--cluster", self.cluster),
+                                    ("--allow-partial", self.allow_partial or None))
+                     if v is not None]
             if stray:
                 raise UsageError(f"{stray[0]} needs --prometheus-url")
         elif snapshots:
@@ -193,5 +200,8 @@ def from_prometheus(
     with shown() as bar:
         report = source.write(str(output_file), bar.step)
     warn_report(report)
-    sys.stderr.write(f"lbctl: wrote {output_file}: {report.snapshots} snapshot(s) of "
-                     f"{report.steps} step(s)\n")
+    from lbctl.safe.text import one_line
+
+    # the name as given may hold an escape sequence: shown escaped (hostile14)
+    sys.stderr.write(one_line(f"lbctl: wrote {output_file}: {report.snapshots} snapshot(s) of "
+                              f"{report.steps} step(s)") + "\n")

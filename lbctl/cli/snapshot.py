@@ -36,7 +36,7 @@ def validate(
 
     summaries = []
     for f in files:
-        states = read_snapshot_file(f)
+        states = read_snapshot_file(f, strict=True)
         check_runnable(states)  # the same selection recommend makes: one validator for both
         for st in states:
             summaries.append({"file": str(f), **summarize(st)})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -19,6 +20,28 @@ if TYPE_CHECKING:
 DEFAULT_GRACE = {"broker-down": "2m", "report-stale": "0s", "out-of-band": "3m",
                  "idle-broker": "10m", "leader-divergence": "0s"}
 
+
+
+#: the lock file of a history directory: one watcher writes a history at a time
+HISTORY_LOCK = ".lbctl-watch.lock"
+
+
+def _hold_history(directory: Path) -> int:
+    """Hold the history's lock (the descriptor holding it, closed when the command ends), or
+    refuse (exit 14, ``LOCKED``): two
+    watchers writing one history interleave their captures out of order and each prunes files the
+    other is reading, which failed their captures with ``FileNotFoundError`` (hostile14)."""
+    from lbctl.errors import ConfigError, Locked, UsageError
+    from lbctl.safe.files import private_dir, refuse_link, try_lock
+
+    refuse_link(directory, error=UsageError)  # as History does: the lock goes in no link's target
+    private_dir(str(directory))
+    name = str(directory / HISTORY_LOCK)
+    fd = try_lock(name, error=ConfigError)
+    if fd is None:
+        raise Locked(f"{directory}: another lbctl watch writes this history (it holds {name}); "
+                     "give this one another --history, or stop that watcher")
+    return fd
 
 def default_history() -> Path:
     from lbctl.executor import default_journal
@@ -146,6 +169,9 @@ def watch(
     notifier = Notifier([Webhook(u, webhook_format, directory, max_per_minute=webhook_rate,
                                  warn=warn) for u in (webhook or [])])
     queue = PlanQueue(directory)
+    held = _hold_history(directory)
+    if held >= 0:
+        ctx.call_on_close(lambda: os.close(held))
 
     def apply(meta: PlanMeta) -> str:
         from lbctl.watch.execute import apply_queued

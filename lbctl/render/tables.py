@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lbctl.render.display import current, paint
-from lbctl.safe.text import name_safe
+from lbctl.safe.text import display_width, name_safe, pad
 
 GAP = 2
 MIN_HARD = 4  # a header is never squeezed below this (wrapping inside its words)
@@ -63,7 +63,7 @@ def _min_width(text: str) -> int:
 
 def longest_word(text: str) -> int:
     """The width a cell cannot go below: its longest space-free word."""
-    return max((len(w) for w in text.split()), default=0)
+    return max((display_width(w) for w in text.split()), default=0)
 
 
 def _camel_cut(tok: str, room: int) -> int:
@@ -104,12 +104,12 @@ def wrap_cell(text: str, width: int) -> list[str]:
 def wrap_words(text: str, width: int) -> list[str]:
     """A cell in lines of at most ``width``, broken at spaces only: a word longer than ``width``
     keeps a line of its own, whole."""
-    if len(text) <= width:
+    if display_width(text) <= width:
         return [text]
     lines: list[str] = []
     line = ""
     for word in _WORD.findall(text):
-        if line and len((line + word).rstrip()) > width:
+        if line and display_width((line + word).rstrip()) > width:
             lines.append(line.rstrip())
             line = ""
         line += word
@@ -148,8 +148,9 @@ class _Layout:
         n = len(heads)
         self.numeric = [all(_NUMERIC.match(row[j]) or row[j] == "" for row in cells)
                         and any(row[j] not in ("", "-") for row in cells) for j in range(n)]
-        self.natural = [max(len(heads[j]), *(len(row[j]) for row in cells)) for j in range(n)]
-        body = [max((len(row[j]) if self.numeric[j] else longest_word(row[j]))
+        self.natural = [max(len(heads[j]), *(display_width(row[j]) for row in cells))
+                        for j in range(n)]
+        body = [max((display_width(row[j]) if self.numeric[j] else longest_word(row[j]))
                     for row in cells) for j in range(n)]
         self.minimum = [max(_min_width(heads[j]), body[j]) for j in range(n)]
         self.hard = [max(min(_min_width(heads[j]), MIN_HARD), body[j]) for j in range(n)]
@@ -225,7 +226,7 @@ def _grid(layout: _Layout, limit: int | None, styles: Mapping[str, Style]) -> st
             parts = []
             for j, w in enumerate(wrapped):
                 text = w[k] if k < len(w) else ""
-                padded = text.rjust(widths[j]) if numeric[j] else text.ljust(widths[j])
+                padded = pad(text, widths[j], right=numeric[j])
                 style = styles.get(heads[j]) if style_row else None
                 if style is not None and text:
                     s = style(values[j])

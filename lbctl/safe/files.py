@@ -9,6 +9,11 @@ files) is opened through :func:`read_regular`:
   and names the link's target, which the user may give instead. Credentials are the exception
   (``follow=True``): a Kubernetes secret volume mounts each key as a link into ``..data``, and
   they are only ever read;
+* **no untrusted link on the way** (:func:`refuse_untrusted_dirs`): a directory on the path may be
+  reached through a link only when the link is yours or root's and sits in a directory no one else
+  can change (not writable by others, or sticky like ``/tmp``), so ``/tmp`` or ``/var`` being
+  system links and a checkout's ``examples -> lbctl/examples`` keep working while a link another
+  user planted, or could swap, is refused in one line;
 * **regular files only** (or ``-`` where a command reads stdin): a FIFO would block the open or the
   read forever and ``/dev/zero`` never ends. The file is opened with ``O_NONBLOCK`` — a FIFO's open
   returns at once — and ``fstat`` decides before a byte is read;
@@ -117,6 +122,100 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 
+#: links followed on the way to one name at most (Linux's own limit is 40)
+_MAX_HOPS = 40
+
+
+def _owner(uid: int) -> str:
+    try:
+        import pwd
+
+        return f"user {pwd.getpwuid(uid).pw_name}"
+    except (ImportError, KeyError, OverflowError):
+        return f"uid {uid}"
+
+
+def _untrusted(link_st: os.stat_result, holder: str) -> str | None:
+    """Why the link (``lstat`` ``link_st``) in the directory ``holder`` may not be followed, or
+    None when it may: it must belong to you or to root, and sit in a directory that others
+    cannot change (not writable by others, or sticky like ``/tmp``, where only a link's owner
+    can replace it)."""
+    me = os.geteuid()
+    if link_st.st_uid not in (0, me):
+        return f"owned by {_owner(link_st.st_uid)}"
+    try:
+        mode = os.stat(holder).st_mode
+    except (OSError, ValueError):
+        return None  # unreadable: the open that follows says so
+    if mode & stat.S_IWOTH and not mode & stat.S_ISVTX:
+        return f"in {holder}, which anyone can write"
+    return None
+
+
+def refuse_untrusted_dirs(path: str | os.PathLike[str], *, error: ErrorFactory) -> None:
+    """Refuse ``path`` when a directory on the way to its last component is reached through a
+    symbolic link that someone else could have planted or could swap: one owned by another user
+    than you or root, or one in a directory writable by anyone without the sticky bit.
+
+    The components are resolved one by one as the kernel would (``..`` after a link goes up from
+    where the link led), from ``/`` or the working directory; every link met on the way, in the
+    path as written or in a link's target, is checked. Links that the system or you made stay
+    working: ``/tmp`` or ``/var`` being links (root's), a checkout's ``examples ->
+    lbctl/examples`` (yours), a home directory moved to another disk. The last component is not
+    walked: it is the caller's (never followed, or followed by the kernel for credentials). A
+    missing or unreadable component ends the walk; the open that follows reports it."""
+    if os.sep != "/" or not hasattr(os, "geteuid"):
+        return  # pragma: no cover - POSIX only
+    name = os.fspath(path)
+    head = os.path.dirname(name)
+    if not head or "\0" in name:
+        return
+    try:
+        current = "/" if head.startswith("/") else os.getcwd()
+    except OSError:
+        return
+    pending = [p for p in reversed(head.split("/")) if p and p != "."]
+    hops = 0
+    while pending:
+        part = pending.pop()
+        if part == "..":
+            current = os.path.dirname(current)
+            continue
+        step = os.path.join(current, part)
+        try:
+            st = os.lstat(step)
+        except (OSError, ValueError):
+            return
+        if not stat.S_ISLNK(st.st_mode):
+            current = step
+            continue
+        hops += 1
+        reason = _untrusted(st, current)
+        if reason is not None:
+            resolved = os.path.join(_realpath(head), os.path.basename(name))
+            e = error(f"{name}: {step} is a symbolic link {reason} (lbctl follows a link on "
+                      f"the way to a file only when it is yours or root's and no one else can "
+                      f"replace it); give the path it leads to, {resolved}, if that is the one")
+            e.exit_code = ExitStatus.ERROR
+            raise e
+        try:
+            target = os.readlink(step)
+        except OSError:
+            return
+        if hops > _MAX_HOPS:
+            return  # a loop: the open says "too many levels of symbolic links"
+        if target.startswith("/"):
+            current = "/"
+        pending.extend(p for p in reversed(target.split("/")) if p and p != ".")
+
+
+def _realpath(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return "?"
+
+
 def link_message(path: str) -> str:
     """The one line for a symbolic link where lbctl reads or writes, naming its target (which the
     user can give instead, when that is what they meant)."""
@@ -143,6 +242,7 @@ def refuse_link(path: str | os.PathLike[str], *, error: ErrorFactory) -> None:
     ``examples --copy``) and a file it replaces by renaming (``-f``), where ``O_NOFOLLOW`` cannot
     ask for it. A name too long or otherwise unusable is left to the open that follows."""
     name = os.fspath(path)
+    refuse_untrusted_dirs(name, error=error)
     try:
         is_link = stat.S_ISLNK(os.lstat(name).st_mode)
     except (OSError, ValueError):
@@ -176,6 +276,7 @@ def open_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
     never follows a symbolic link unless ``follow`` (credentials only: see the module docstring).
     """
     flags = os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
+    refuse_untrusted_dirs(path, error=error)
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
@@ -231,8 +332,13 @@ def too_large(name: str, cap: int, *, adjustable: bool = True) -> str:
             "--max-input-size)")
 
 
-def gunzip_limited(data: bytes, name: str, *, error: ErrorFactory, limit: int | None = None) -> bytes:
-    """Decompress every gzip member of ``data``, stopping as soon as the output passes ``limit``."""
+def gunzip_limited(data: bytes, name: str, *, error: ErrorFactory, limit: int | None = None,
+                   cut_ok: bool = False) -> bytes:
+    """Decompress every gzip member of ``data``, stopping as soon as the output passes ``limit``.
+
+    ``cut_ok`` (a JSON-lines history, appended one member at a time): data cut short at the end —
+    an append interrupted by a crash — gives what decompressed before the cut, with a warning,
+    when that holds a whole line; the reader then leaves out a partial last line."""
     cap = LIMITS.max_input_bytes if limit is None else limit
     out = bytearray()
     rest = data
@@ -245,6 +351,9 @@ def gunzip_limited(data: bytes, name: str, *, error: ErrorFactory, limit: int | 
         if len(out) > cap or d.unconsumed_tail:
             raise error(too_large(name, cap) + " (decompressed)")
         if not d.eof:
+            if cut_ok and b"\n" in out:
+                warn(f"{name}: {CUT_GZIP}")
+                return bytes(out)
             raise error(f"{name}: bad gzip data: the compressed data is truncated")
         rest = d.unused_data
         if rest and not rest.startswith(GZIP_MAGIC):
@@ -254,11 +363,19 @@ def gunzip_limited(data: bytes, name: str, *, error: ErrorFactory, limit: int | 
     return bytes(out)
 
 
+#: the warning for a history whose gzip data ends cut short (:func:`gunzip_limited` ``cut_ok``)
+CUT_GZIP = ("the compressed data is cut short at the end (an append was interrupted); what "
+            "precedes the cut is read")
+
+
 # --------------------------------------------------------------------------------------------
 # writing
 # --------------------------------------------------------------------------------------------
-def private_dir(directory: str) -> None:
-    """Create ``directory`` (and parents) with mode 0700 when missing."""
+def private_dir(directory: str, *, error: ErrorFactory = ConfigError) -> None:
+    """Create ``directory`` (and parents) with mode 0700 when missing; never under a link that
+    :func:`refuse_untrusted_dirs` refuses (the directories would be made where it leads)."""
+    if directory:
+        refuse_untrusted_dirs(os.path.join(directory, ""), error=error)
     if directory and not os.path.isdir(directory):
         os.makedirs(directory, mode=0o700, exist_ok=True)
 
@@ -272,6 +389,7 @@ def open_private(name: str, *, error: ErrorFactory, new: bool = False, append: b
     (``O_NOFOLLOW``): a link, a FIFO, a device or a directory is refused with one line. The open
     never blocks (``O_NONBLOCK``, cleared once ``fstat`` says it is a regular file)."""
     base = os.O_RDWR | os.O_NONBLOCK | _NOFOLLOW | _CLOEXEC | (os.O_APPEND if append else 0)
+    refuse_untrusted_dirs(name, error=error)
     fd = -1
     created = False
     try:
@@ -432,6 +550,27 @@ def append_record(name: str, record: bytes, *, gz: bool, error: ErrorFactory,
     if created:
         _fsync_dir(directory)
     return size - good
+
+
+def try_lock(name: str, *, error: ErrorFactory) -> int | None:
+    """A descriptor of ``name`` (created 0600, never through a link) holding an exclusive
+    ``flock``, or None when another process holds it. The caller keeps the descriptor open for as
+    long as it holds the lock; the kernel drops it when the process ends, ``kill -9`` included,
+    so it never goes stale."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return -1
+    fd, _ = open_private(name, error=error, what="a lock file")
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except OSError as e:
+        os.close(fd)
+        raise error(f"{name}: cannot lock: {e.strerror or e}") from None
+    return fd
 
 
 def _lock(fd: int) -> None:

@@ -12,12 +12,17 @@ remember to.
 from __future__ import annotations
 
 import re
+import unicodedata
 from types import MappingProxyType
 
-#: C0 controls but newline and tab, DEL, C1 controls; and the Unicode bidirectional overrides and
-#: isolates, which reorder what a reader sees (``Trojan Source``)
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_CONTROL_ALL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: C0 controls but newline and tab, DEL, C1 controls; the Unicode bidirectional marks, overrides
+#: and isolates, which reorder what a reader sees (``Trojan Source``); and the invisible format
+#: characters (soft hyphen, zero-width space and joiners, word joiner, invisible operators, BOM)
+#: and the line and paragraph separators: a broker named ``\u200b:8080`` printed as nothing at all
+#: (``to:`` with no broker after it), or two names that look the same and are not (hostile14)
+_INVISIBLE = "\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff"
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}]")
+_CONTROL_ALL = re.compile(f"[\x00-\x1f\x7f-\x9f{_INVISIBLE}]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\x1b": "\\e"}
 
 #: the longest single message line lbctl prints (a 10 MB name must not make a 20 MB error line)
@@ -89,3 +94,25 @@ def one_line(message: str, limit: int = MAX_MESSAGE) -> str:
     return terminal_safe(shorten(message, limit), keep_newlines=False)
 
 
+
+
+def display_width(text: str) -> int:
+    """The columns ``text`` takes on a terminal: East Asian wide and full-width characters (CJK,
+    most emoji) take two, combining marks none, everything else one. Tables pad and wrap by it,
+    so a broker named ``東京-1`` or ``e\u0301`` does not push its row's later cells out of their
+    columns (``len`` counts 4 and 2 where the terminal shows 6 and 1)."""
+    if text.isascii():
+        return len(text)
+    n = 0
+    for ch in text:
+        if unicodedata.combining(ch) or unicodedata.category(ch) in ("Mn", "Me", "Cf"):
+            continue
+        n += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return n
+
+
+def pad(text: str, width: int, *, right: bool = False) -> str:
+    """``text`` padded with blanks to ``width`` display columns (:func:`display_width`), on the
+    left when ``right`` (numbers), as ``str.ljust``/``rjust`` do by characters."""
+    fill = " " * max(0, width - display_width(text))
+    return fill + text if right else text + fill

@@ -48,6 +48,7 @@ from lbctl.safe.files import (
     is_json_line,
     read_regular,
     read_stream,
+    warn,
 )
 from lbctl.sources.snapshot_schema import (
     FORMAT,
@@ -110,8 +111,12 @@ def check_one_cluster(states: Sequence[ClusterState]) -> None:
             )
 
 
-def read_snapshot_file(path: Path | str) -> list[ClusterState]:
+def read_snapshot_file(path: Path | str, *, strict: bool = False) -> list[ClusterState]:
     """The snapshots of one file: one for ``.json``/``.yaml``, the lines of a ``.jsonl``.
+
+    A sequence cut short at its end (a partial last line, gzip data cut off) is read up to the
+    cut with a warning (:class:`PartialLastLine`); ``strict`` (``snapshot validate``, which
+    checks the file) makes the cut an error.
 
     The cyclic garbage collector is paused while the file is decoded and validated: a large
     snapshot allocates hundreds of thousands of acyclic containers, and the collector's repeated
@@ -119,10 +124,10 @@ def read_snapshot_file(path: Path | str) -> list[ClusterState]:
     (``gc.freeze``), out of the collector's reach (freed by reference counting as ever).
     """
     with collector_paused(freeze=True):
-        return _read_snapshot_file(path)
+        return _read_snapshot_file(path, strict=strict)
 
 
-def _read_snapshot_file(path: Path | str) -> list[ClusterState]:
+def _read_snapshot_file(path: Path | str, *, strict: bool = False) -> list[ClusterState]:
     if str(path) == STDIN:
         name = "<stdin>"
         raw = read_stream(getattr(sys.stdin, "buffer", None), name, error=SnapshotError)
@@ -132,11 +137,12 @@ def _read_snapshot_file(path: Path | str) -> list[ClusterState]:
         return [json_snapshot(name, data)]
     name = str(path)
     kind, gz = _kind(name)
-    data = _maybe_gunzip(name, _read_bytes(name), expect_gzip=gz)
+    data = _maybe_gunzip(name, _read_bytes(name), expect_gzip=gz,
+                         cut_ok=kind == "jsonl" and not strict)
     if not data or data.isspace():  # isspace stops at the first other byte: no copy
         raise SnapshotError(f"{name}: empty file (expected a snapshot)")
     if kind == "jsonl":
-        return _read_jsonl(name, data)
+        return _read_jsonl(name, data, strict=strict)
     if kind == "json":
         return [json_snapshot(name, data)]
     from lbctl.sources.snapshot_yaml import load_yaml  # PyYAML is imported for YAML files only
@@ -163,12 +169,12 @@ def _read_bytes(name: str) -> bytes:
     return read_regular(name, what="a snapshot file", error=SnapshotError)
 
 
-def _maybe_gunzip(name: str, data: bytes, *, expect_gzip: bool) -> bytes:
+def _maybe_gunzip(name: str, data: bytes, *, expect_gzip: bool, cut_ok: bool = False) -> bytes:
     if not data.startswith(_GZIP_MAGIC):
         if expect_gzip:
             raise SnapshotError(f"{name}: not a gzip file (the name ends in .gz)")
         return data
-    return gunzip_limited(data, name, error=SnapshotError)
+    return gunzip_limited(data, name, error=SnapshotError, cut_ok=cut_ok)
 
 
 def json_snapshot(name: str, data: bytes) -> ClusterState:
@@ -246,8 +252,17 @@ def _json_reason(data: bytes, e: orjson.JSONDecodeError) -> str:
     return e.msg
 
 
-def _read_jsonl(name: str, data: bytes) -> list[ClusterState]:
-    states = [decode() for _, decode in _jsonl_lines(name, data)]
+def _read_jsonl(name: str, data: bytes, *, strict: bool = False) -> list[ClusterState]:
+    """The snapshots of a sequence, stopping at its first bad line; a partial last line (an
+    append cut short) after good ones is left out with a warning, the snapshots before it read."""
+    states: list[ClusterState] = []
+    for _, decode in _jsonl_lines(name, data):
+        try:
+            states.append(decode())
+        except PartialLastLine as e:
+            if not states or strict:
+                raise
+            warn(e.left_out(len(states)))
     check_one_cluster(states)
     return states
 
@@ -266,6 +281,24 @@ def _jsonl_lines(name: str, data: bytes) -> Iterator[tuple[int, Callable[[], Clu
         where = f"{name}:{number}"
         yield number, partial(jsonl_snapshot, where, line, number, last=number == len(lines),
                               check_keys=check_keys)
+
+
+class PartialLastLine(SnapshotError):
+    """The last line of a sequence, without its newline, that does not decode: an append cut
+    short by a crash (``kill -9``, a full disk). An error when nothing precedes it; else the
+    readers leave it out with :meth:`left_out`'s warning and keep the snapshots before it — a
+    history interrupted mid-write loses only the record being written (hostile14)."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        super().__init__(f"{where}: partial last line (an append was interrupted); {_REPAIR}")
+
+    def left_out(self, kept: int) -> str:
+        return (f"{self.where}: partial last line (an append was interrupted) left out; the "
+                f"{kept} snapshot(s) before it are read; {_REPAIR}")
+
+
+_REPAIR = "the next 'lbctl snapshot export --append' to this file removes it"
 
 
 class LineError(SnapshotError):
@@ -314,9 +347,7 @@ def jsonl_snapshot(where: str, line: bytes, number: int, *, last: bool,
             obj = orjson.loads(line)
         except orjson.JSONDecodeError as e:
             if last:  # the last line, without its newline: an append cut short
-                raise SnapshotError(
-                    f"{where}: partial last line (an append was interrupted); the next "
-                    "'lbctl snapshot export --append' to this file removes it") from None
+                raise PartialLastLine(where) from None
             raise _decode_error(
                 where, line, "JSON", _json_reason(line, e), number, e.colno
             ) from None

@@ -265,11 +265,17 @@ def test_another_clusters_append_leaves_even_a_cut_tail_in_place(tmp_path: Path)
     assert path.read_bytes() == before
 
 
-def test_a_partial_last_line_is_reported_when_read(tmp_path: Path) -> None:
+def test_a_partial_last_line_is_reported_when_read(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Left out with a warning, the snapshot before it read (hostile14); an error when strict
+    (snapshot validate)."""
     path = tmp_path / "h.jsonl"
     path.write_text(json.dumps(MINIMAL) + "\n" + json.dumps(MINIMAL)[:50])
+    assert len(read_snapshot_file(path)) == 1
+    assert "h.jsonl:2: partial last line (an append was interrupted) left out" in \
+        capsys.readouterr().err
     with pytest.raises(SnapshotError, match="h.jsonl:2: partial last line"):
-        read_snapshot_file(path)
+        read_snapshot_file(path, strict=True)
 
 
 def test_a_full_disk_leaves_the_history_as_it_was(tmp_path: Path,
