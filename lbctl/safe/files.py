@@ -135,11 +135,19 @@ def _owner(uid: int) -> str:
         return f"uid {uid}"
 
 
-def _untrusted(link_st: os.stat_result, holder: str) -> str | None:
-    """Why the link (``lstat`` ``link_st``) in the directory ``holder`` may not be followed, or
-    None when it may: it must belong to you or to root, and sit in a directory that others
-    cannot change (not writable by others, or sticky like ``/tmp``, where only a link's owner
-    can replace it)."""
+def _untrusted(link_st: os.stat_result, holder: str, target: str) -> str | None:
+    """Why the link (``lstat`` ``link_st``, pointing at ``target``) in the directory ``holder`` may
+    not be followed, or None when it may.
+
+    It must belong to you or to root and sit in a directory that others cannot change (not
+    writable by others, or sticky like ``/tmp``, where only a link's owner can replace it). And it
+    must be part of the system's layout or stay where it is: a link in ``/`` itself (``/tmp``,
+    ``/var``, ``/bin`` on merged-usr systems), a relative link that leads below the directory
+    holding it (a checkout's ``examples -> lbctl/examples``), or, when you are not root, one of
+    root's (a home directory the administrator moved to another disk). A link of yours that leads
+    elsewhere (``snaps -> /etc``) is one lbctl does not follow: the rule is that lbctl reads and
+    writes no file through a link, and these are the only exceptions, so that root, for whom
+    every link is its own, is held to it too."""
     me = os.geteuid()
     if link_st.st_uid not in (0, me):
         return f"owned by {_owner(link_st.st_uid)}"
@@ -149,7 +157,13 @@ def _untrusted(link_st: os.stat_result, holder: str) -> str | None:
         return None  # unreadable: the open that follows says so
     if mode & stat.S_IWOTH and not mode & stat.S_ISVTX:
         return f"in {holder}, which anyone can write"
-    return None
+    if holder == "/" or (link_st.st_uid == 0 and me != 0):
+        return None
+    if not target.startswith("/"):
+        inside = os.path.normpath(target)
+        if inside != ".." and not inside.startswith("../") and inside != ".":
+            return None
+    return f"that leads out of {holder} (to {target})"
 
 
 def refuse_untrusted_dirs(path: str | os.PathLike[str], *, error: ErrorFactory) -> None:
@@ -190,18 +204,19 @@ def refuse_untrusted_dirs(path: str | os.PathLike[str], *, error: ErrorFactory) 
             current = step
             continue
         hops += 1
-        reason = _untrusted(st, current)
-        if reason is not None:
-            resolved = os.path.join(_realpath(head), os.path.basename(name))
-            e = error(f"{name}: {step} is a symbolic link {reason} (lbctl follows a link on "
-                      f"the way to a file only when it is yours or root's and no one else can "
-                      f"replace it); give the path it leads to, {resolved}, if that is the one")
-            e.exit_code = ExitStatus.ERROR
-            raise e
         try:
             target = os.readlink(step)
         except OSError:
             return
+        reason = _untrusted(st, current, target)
+        if reason is not None:
+            resolved = os.path.join(_realpath(head), os.path.basename(name))
+            e = error(f"{name}: {step} is a symbolic link {reason} (lbctl follows a link on "
+                      f"the way to a file only when it is part of the system's layout or stays "
+                      f"where it is, and no one else can replace it); give the path it leads "
+                      f"to, {resolved}, if that is the one")
+            e.exit_code = ExitStatus.ERROR
+            raise e
         if hops > _MAX_HOPS:
             return  # a loop: the open says "too many levels of symbolic links"
         if target.startswith("/"):

@@ -1,12 +1,13 @@
 """A symbolic link in the *middle* of a path (hostile14): a directory on the way to a file is
-followed only when the link is yours or root's and sits in a directory no one else can change
-(``lbctl.safe.files.refuse_untrusted_dirs``); before, only the last component was checked and
-any linked directory was followed.
+followed only when the link is yours or root's, sits in a directory no one else can change, and
+is part of the system's layout or stays where it is (in ``/``; relative and leading below its
+directory; root's when you are not root) — ``lbctl.safe.files.refuse_untrusted_dirs``; before,
+only the last component was checked and any linked directory was followed.
 
 Real links under ``tmp_path``. Every reader and writer kind of tests/cli/test_hostile_links.py is
 tried through a directory reached by an untrusted link — one owned by another user (root only:
 ``lchown``), one in a directory anyone can write, one of yours whose target goes through such a
-link — and must give exit 1, one line naming the link and the path it leads to, and leave the
+link, one of yours that leads out of its directory — and must give exit 1, one line naming the link and the path it leads to, and leave the
 linked directory as it was. Links you made (and root's, such as ``/tmp`` on some systems) keep
 working."""
 
@@ -23,7 +24,10 @@ from lbctl.errors import ConfigError
 from tests.cli.test_hostile_links import CASES, EXAMPLES, _files, _link_name, _plan
 
 NOBODY = 65534
-KINDS = ["foreign", "world-writable", "chained"]
+KINDS = ["foreign", "world-writable", "chained", "elsewhere"]
+#: why each kind is refused, as the line says it
+REASONS = {"foreign": "owned by user nobody", "world-writable": "which anyone can write",
+           "chained": "which anyone can write", "elsewhere": "that leads out of"}
 
 
 def _tree(root: Path) -> dict[str, bytes | None]:
@@ -47,13 +51,18 @@ def _via(tmp: Path, kind: str) -> Path:
         via.symlink_to("real", target_is_directory=True)
         os.lchown(via, NOBODY, -1)
         return via
+    if kind == "elsewhere":  # yours, in a directory only you can change, but leading out of it
+        holder = tmp / "holder"
+        holder.mkdir()
+        (holder / "via").symlink_to(tmp / "real", target_is_directory=True)
+        return holder / "via"
     shared = tmp / "shared"
     shared.mkdir()
     shared.chmod(0o777)  # writable by anyone, no sticky bit
     (shared / "via").symlink_to("../real", target_is_directory=True)
     if kind == "world-writable":
         return shared / "via"
-    (tmp / "mine").symlink_to(shared / "via", target_is_directory=True)  # yours, but leads through it
+    (tmp / "mine").symlink_to("shared/via", target_is_directory=True)  # yours, but leads through it
     return tmp / "mine"
 
 
@@ -81,8 +90,7 @@ def test_a_directory_reached_through_an_untrusted_link_is_refused(
     assert res.exit_code == 1, (res.exit_code, res.output)
     assert len(lines) == 1 and "Traceback" not in res.output, res.stderr
     assert "is a symbolic link" in lines[0], lines[0]
-    reason = "owned by user nobody" if kind == "foreign" else "which anyone can write"
-    assert reason in lines[0], lines[0]
+    assert REASONS[kind] in lines[0], lines[0]
     assert f"give the path it leads to, {real}" in lines[0], lines[0]
     assert _tree(real) == before
 
@@ -106,19 +114,20 @@ TRUSTED = {
 @pytest.mark.parametrize("case", list(TRUSTED))
 def test_a_link_of_yours_on_the_way_is_followed(runner: CliRunner, tmp_path: Path, case: str,
                                                   sticky: bool) -> None:
-    """Yours, in a directory only you can change, or in a sticky one like ``/tmp`` (where no one
-    else can replace it): followed, as a checkout's ``examples`` link must be."""
-    real = tmp_path / "real"
-    real.mkdir()
-    _files(real)
-    _plan(runner, real)
-    (real / "hosts.yaml").write_text("default: {idlePercent: 4}\n")
+    """Yours, relative and leading below its directory, in a directory only you can change or in
+    a sticky one like ``/tmp`` (where no one else can replace it): followed, as a checkout's
+    ``examples`` link must be."""
     holder = tmp_path
     if sticky:
         holder = tmp_path / "sticky"
         holder.mkdir()
         holder.chmod(0o1777)
-    (holder / "mine").symlink_to(real, target_is_directory=True)
+    real = holder / "real"
+    real.mkdir()
+    _files(real)
+    _plan(runner, real)
+    (real / "hosts.yaml").write_text("default: {idlePercent: 4}\n")
+    (holder / "mine").symlink_to("real", target_is_directory=True)
     argv = TRUSTED[case].replace("{dir}", str(holder / "mine")).split()
     res = runner.invoke(app, argv)
     assert res.exit_code == (3 if case.startswith("apply") else 0), res.output
@@ -145,7 +154,7 @@ def test_dot_dot_after_a_link_is_resolved_where_the_link_led(tmp_path: Path) -> 
     from lbctl.safe.files import refuse_untrusted_dirs
 
     (tmp_path / "a" / "b").mkdir(parents=True)
-    (tmp_path / "mine").symlink_to(tmp_path / "a" / "b", target_is_directory=True)
+    (tmp_path / "mine").symlink_to("a/b", target_is_directory=True)
     shared = tmp_path / "a" / "shared"
     shared.mkdir()
     shared.chmod(0o777)
@@ -202,3 +211,22 @@ def test_watch_history_is_not_created_under_an_untrusted_link(runner: CliRunner,
     with pytest.raises(ConfigError, match="is a symbolic link"):
         private_dir(str(via / "new" / "deeper"))
     assert list((tmp_path / "real").iterdir()) == []
+
+
+def test_a_link_that_leads_elsewhere_is_followed_only_in_the_systems_layout(
+        tmp_path: Path) -> None:
+    """``/tmp`` or ``/var`` as links are the system's own (a link in ``/``): followed wherever they
+    lead; the same link of yours anywhere else leads out of its directory and is refused — root
+    included, for whom every link is its own. A relative link that climbs out is refused too."""
+    from lbctl.safe.files import _untrusted
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "out").symlink_to(tmp_path / "real", target_is_directory=True)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "up").symlink_to("../real", target_is_directory=True)
+    st = os.lstat(tmp_path / "out")
+    assert _untrusted(st, "/", str(tmp_path / "real")) is None
+    assert "leads out of" in (_untrusted(st, str(tmp_path), str(tmp_path / "real")) or "")
+    up = os.lstat(tmp_path / "d" / "up")
+    assert "leads out of" in (_untrusted(up, str(tmp_path / "d"), "../real") or "")
+    assert _untrusted(up, str(tmp_path / "d"), "sub/../inside") is None
