@@ -33,7 +33,9 @@ bundles was predicted 7 points low). Hence:
 
 * only bundles whose bytes per message are within :data:`MIX` of their broker's are offered;
 * per broker, the CPU usage of the bytes its moves carry beyond its own mix (in less out, each at
-  the broker's slope) stays within :data:`MIX_BUDGET` either way.
+  the broker's slope) stays within :data:`MIX_BUDGET` either way; when that leaves the LP no
+  point, within the next of :data:`MIX_BUDGETS` that does (else greedy's plan, with no such
+  bound, stands).
 
 **Deterministic.** The LP is a function of the model (HiGHS's simplex; no clock, no node or time
 limit), the rounding and the mending go in index order: the same input gives the same plan. A
@@ -71,6 +73,17 @@ MIX = 10.0
 #: rule 18 and 18 of 20 on seeds 21-40 (greedy 19, 19); without it nor :data:`MIX`, 15 of 20 at
 #: n = 30, seeds 1-20 (greedy 17)
 MIX_BUDGET = 0.02
+#: the budgets tried in turn, :data:`MIX_BUDGET` first, while the LP has no point. Where the
+#: tight budget leaves none (the goals need more of the unusual bundles) the plan was greedy's,
+#: whose moves carry any mix; the LP's at 3, 5 or 8 points still bounds what the fleet byte
+#: ratio may miss, and is kept only when it beats greedy's (goals, then cost). A plan the tight
+#: budget allows is unchanged (0.05 for every plan was the measured "no" above).
+#: ``plans_on_hardware`` seeds 1-8: the LP plan then kept on n = 30 seed 2, 60/5, 60/7
+#: (bytes/bound 1.60 -> 1.28, 1.93 -> 1.60, 2.36 -> 2.01, in band in truth as before); seeds
+#: 1-20, n = 12/30/60: in band 100/80/80 % both, median 1.82/1.80/1.94 -> 1.82/1.78/1.89, p90
+#: 2.71/2.37/2.41 -> 2.71/2.37/2.30; held-out seeds 21-40, n = 30/60: in band 19/16 of 20
+#: both (the same seeds), median 1.72/2.06 -> 1.61/2.01 (7 plans changed, 6 cheaper by 3-21 %)
+MIX_BUDGETS = (MIX_BUDGET, 0.03, 0.05, 0.08)
 #: over :data:`PAIRS` pairs (after :data:`MIX`), up to this many times as many are listed and
 #: only those across the mean usage are offered: a bundle of a broker above it to a broker below
 #: it (where a plan's moves mostly go; a restriction, so still a plan of the rules).
@@ -109,10 +122,13 @@ def lp_plan(view: LoadView, rules: Rules, costs: Costs, targets: Targets, width:
     if m.lower[n + 2] > 0:  # a term that does not follow traffic is over the cap already
         return None
     m.upper[n + 2] = m.upper[n + 3] = 0.0
-    a_, lb_, ub_ = _mix_rows(view, pairs, len(m.c), MIX_BUDGET, m.a, m.lb, m.ub)
-    with milp.quiet_stdout():
-        res = highs(m.c, constraints=LinearConstraint(a_, lb_, ub_),
-                    integrality=np.zeros(len(m.c)), bounds=Bounds(m.lower, m.upper))
+    for budget in MIX_BUDGETS:  # the tightest mix budget that leaves the LP a point
+        a_, lb_, ub_ = _mix_rows(view, pairs, len(m.c), budget, m.a, m.lb, m.ub)
+        with milp.quiet_stdout():
+            res = highs(m.c, constraints=LinearConstraint(a_, lb_, ub_),
+                        integrality=np.zeros(len(m.c)), bounds=Bounds(m.lower, m.upper))
+        if res.status == 0 and res.x is not None:
+            break
     if res.status != 0 or res.x is None:
         return None
     x = np.asarray(res.x[:n])

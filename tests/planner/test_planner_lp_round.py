@@ -141,3 +141,32 @@ def test_over_the_pair_limit_the_lp_is_offered_the_pairs_across_the_mean(
     (pairs,) = offered
     assert 0 < len(pairs) <= 700
     assert all(u[view.owner[i]] > mean > u[d] for i, d in pairs.tolist())
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_where_the_tight_mix_budget_leaves_no_lp_point_the_next_one_that_does_is_used(
+        monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    """12 brokers of 10 bundles, a 10-point band: with :data:`~lbctl.planner.lp_round.MIX_BUDGET`
+    alone the LP has no point (greedy's plan, with no bound on the mix, was the only one); the
+    ladder :data:`~lbctl.planner.lp_round.MIX_BUDGETS` gives the plan of its tightest budget that
+    has one, which meets the band and keeps every rule."""
+    state = random_cluster(seed, 12, 10)
+    s = resolve(state.config)
+    view = build(state, s)
+    rules = build_rules(state, s, view)
+    costs = Costs.of(view)
+    targets = Targets(0.85, 0.10)
+
+    def plan(budgets: tuple[float, ...]) -> list[tuple[int, int]] | None:
+        monkeypatch.setattr(lp_round, "MIX_BUDGETS", budgets)
+        p = lp_round.lp_plan(view, rules, costs, targets, 0.10, Caps())
+        if p is not None:
+            keeps_rules_and_caps(p, Caps())
+            assert p.violation_free(0.10, 0.85)
+        return None if p is None else p.moves()
+
+    ladder = lp_round.MIX_BUDGETS
+    assert ladder[0] == lp_round.MIX_BUDGET and list(ladder) == sorted(ladder)
+    assert plan((lp_round.MIX_BUDGET,)) is None
+    first = next(m for b in ladder[1:] if (m := plan((b,))) is not None)
+    assert plan(ladder) == first
