@@ -29,6 +29,7 @@ import typer
 import typer.core
 
 from lbctl.cli.failures import exit_status, passes_through
+from lbctl.errors import UsageError
 
 
 class HandlingGroup(typer.core.TyperGroup):
@@ -114,5 +115,39 @@ class RootGroup(HandlingGroup):
                 for opt in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ())):
                     if opt.startswith("--") and opt not in ("--help", "--version"):
                         GLOBAL_FLAGS[opt] = not getattr(p, "is_flag", False)
-        args = sink_output_option(args, GLOBAL_FLAGS)
-        return super().parse_args(ctx, hoist_global_options(args, GLOBAL_FLAGS))
+        args = hoist_global_options(sink_output_option(args, GLOBAL_FLAGS), GLOBAL_FLAGS)
+        self._refuse_empty_paths(args, GLOBAL_FLAGS)
+        return super().parse_args(ctx, args)
+
+    def _refuse_empty_paths(self, args: list[str], flags: dict[str, bool]) -> None:
+        """Refuse an empty value for a path option of the subcommand (``--history ""``,
+        ``examples --copy ""``): the path type reads ``""`` as the working directory, so a
+        variable that expanded to nothing silently wrote there (``examples --copy "$DIR"``
+        copied 49 files into the shell's directory). ``.`` still names it. Path options are the
+        subcommand's parameters whose type is named ``path`` (a public attribute of the
+        parameter types Typer gives ``Path`` annotations)."""
+        i = 0
+        while i < len(args) and args[i].startswith("-") and args[i] not in ("-", "--"):
+            i += 2 if flags.get(args[i].split("=", 1)[0]) and "=" not in args[i] else 1
+        cmd: Any = self
+        while i < len(args):
+            sub = getattr(cmd, "commands", None)
+            if not sub or args[i] not in sub:
+                break
+            cmd = sub[args[i]]
+            i += 1
+        if cmd is self:
+            return
+        opts = {o for p in cmd.params if getattr(p.type, "name", None) == "path"
+                for o in (*getattr(p, "opts", ()), *getattr(p, "secondary_opts", ()))
+                if o.startswith("-")}
+        for j in range(i, len(args)):
+            a = args[j]
+            if a == "--":
+                return
+            name, eq, value = a.partition("=")
+            empty = (eq and name in opts and not value) or (
+                not eq and a in opts and j + 1 < len(args) and args[j + 1] == "")
+            if empty:
+                raise UsageError(f"{name}: an empty path names no file or directory (give . "
+                                 "for the working directory)")

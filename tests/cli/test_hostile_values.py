@@ -146,3 +146,21 @@ def test_examples_copy_shows_an_escape_in_the_directory_name_escaped(
     assert "\x1b" not in res.stderr and "\x07" not in res.stderr
     assert "a\\e]0;pwned\\x07\\e[2Jb" in res.stderr
     assert (dest / "hot-broker.json").is_file()
+
+
+@pytest.mark.parametrize("argv", [
+    ["examples", "--copy", ""],
+    ["examples", "--copy="],
+    ["plans", "list", "--history", ""],
+    ["watch", "--history", "", "--count", "1"],
+    ["journal", "--journal", ""],
+])
+def test_an_empty_path_option_is_refused_not_read_as_the_working_directory(
+        runner, tmp_path, monkeypatch, argv: list[str]) -> None:
+    """A variable that expanded to nothing (``examples --copy "$DIR"``) named the working
+    directory: 49 files were copied into it, or a watcher's lock left there."""
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, argv)
+    assert res.exit_code == 2, res.output
+    assert res.stderr.count("\n") == 1 and "an empty path names no file or directory" in res.stderr
+    assert list(tmp_path.iterdir()) == []
