@@ -139,3 +139,25 @@ def test_the_package_is_marked_typed() -> None:
     """PEP 561: lbctl's types are checked (mypy strict); py.typed ships them to users."""
     assert (ROOT / "lbctl" / "py.typed").is_file()
     assert "py.typed" in PYPROJECT["tool"]["setuptools"]["package-data"]["lbctl"]
+
+
+@pytest.mark.parametrize("args", [
+    ["recommend", "--plot", "x.png"],  # no snapshot: the live cluster was asked first
+    ["simulate", HOT, "--cycles", "3", "--plot", "x.png"],
+    ["compare", HOT, "--strategy", "ThresholdShedder", "--cycles", "3", "--plot", "x.svg"],
+], ids=["recommend-live", "simulate", "compare"])
+def test_plot_without_matplotlib_is_said_first(args: list[str], tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--plot`` without the plot extra: one line before the cluster is asked or the cycles run
+    (recommend with no snapshot said "cannot connect" instead; simulate ran every cycle)."""
+    _without(monkeypatch, "matplotlib")
+    monkeypatch.chdir(tmp_path)
+    calls: list[str] = []
+    import lbctl.cli.state as state
+
+    real = state.choose
+    monkeypatch.setattr(state, "choose", lambda *a, **k: calls.append("read") or real(*a, **k))
+    res = CliRunner().invoke(app, ["--admin-url", "http://127.0.0.1:9", *args])
+    assert res.exit_code == 2, res.stderr
+    assert res.stderr == "lbctl: error: --plot needs matplotlib: pip install 'lbctl[plot]'\n"
+    assert calls == [] and res.stdout == "" and not list(tmp_path.iterdir())

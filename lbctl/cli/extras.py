@@ -53,6 +53,12 @@ def require_planner(what: str) -> None:
     require(what, "propose", PLANNER_MODULES)
 
 
+def require_plot(flag: str = "--plot") -> None:
+    """``--plot`` draws with matplotlib (the ``plot`` extra): said before the snapshot is read or
+    the cluster asked, not after a simulation's cycles have run."""
+    require(flag, "plot", ("matplotlib",))
+
+
 def names_planner(values: Iterable[str | None]) -> bool:
     """Whether one of the ``--strategy`` values (``NAME`` or ``NAME:PLACEMENT``) is lbctl's own
     planner (:data:`lbctl.planner.PLANNER`, case and spaces aside, as the strategy parser reads

@@ -168,9 +168,11 @@ class SimulationRun(OptionGroup, frozen=True):
 
     def check_plot(self) -> None:
         if self.plot is not None:
+            from lbctl.cli.extras import require_plot
             from lbctl.simulate.plot import check_plot_path
 
             check_plot_path(self.plot)
+            require_plot()
 
 
 @grouped
