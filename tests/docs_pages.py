@@ -56,8 +56,9 @@ def exit_codes() -> str:
               "  --bundle`, `split-bundle`, `unload`, `drain`, `rebalance-after`), with the",
               "  closest name when there is one.",
               "* A missing optional extra exits 2 and names the `pip install` that adds it",
-              "  (`--plot` without matplotlib, `fleet` without pyspark/pandas/pyarrow). Java",
-              "  missing for Spark is not an extra: exit 1.",
+              "  (`--plot` without matplotlib, `fleet` without pyspark/pandas/pyarrow, lbctl's",
+              "  planner — `propose`, `--strategy lbctl`, `watch --heal` — without numpy),",
+              "  before any work. Java missing for Spark is not an extra: exit 1.",
               "* A 404 (7) is only an HTTP answer about something lbctl did not check first."]
     lines += ["", "## `lbctl doctor`", "",
               "`lbctl doctor` exits with its findings' worst severity when it examined the cluster,",

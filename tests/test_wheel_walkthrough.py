@@ -65,8 +65,12 @@ def test_the_wheel_ships_examples_and_license(wheel: Path) -> None:
     assert "lbctl/examples/hot-broker.json" in names
     assert "lbctl/examples/extensible/skewed.json" in names
     assert "lbctl/examples/README.md" in names
+    assert "lbctl/py.typed" in names  # PEP 561: users' type checkers read lbctl's hints
     assert any(n.endswith(".dist-info/LICENSE") or "/licenses/LICENSE" in n for n in names)
     meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("/METADATA"))).decode()
+    assert "License-Expression: Apache-2.0" in meta.splitlines()  # SPDX, not the deprecated table
+    assert "lbctl = lbctl.cli.app:main" in zipfile.ZipFile(wheel).read(
+        next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
     core = [x for x in meta.splitlines() if x.startswith("Requires-Dist:") and "extra ==" not in x]
     assert core and not any(re.search(r"pandas|numpy|pyspark|matplotlib", x) for x in core), core
 

@@ -53,12 +53,15 @@ def compare(
       lbctl compare examples/rolling-restart.yaml --strategy ThresholdShedder \\
           --strategy lbctl
     """
+    from lbctl.cli.extras import names_planner, require_planner
     from lbctl.cli.state import choose
     from lbctl.progress import shown as progress
     from lbctl.render.simulation_view import ComparisonView
     from lbctl.simulate.compare import compare as comparison
     from lbctl.simulate.compare import parse_pairs
 
+    if names_planner(strategy):  # before any work: one line, not numpy's traceback
+        require_planner("--strategy lbctl")
     opts = run.options(None)
     pairs = parse_pairs(strategy, run.placement)
     sim = run.simulation()

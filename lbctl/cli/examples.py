@@ -89,6 +89,18 @@ def copy_examples(root: Path, dest: Path) -> int:
     return written
 
 
+def _is_root(dest: Path, root: Path) -> bool:
+    """Whether ``dest`` is the installed examples directory itself (directly, or through a link
+    such as a checkout's ``examples``): copying it onto itself writes nothing. Only ``stat`` is
+    asked; a dangling link or a missing directory is not it."""
+    import os
+
+    try:
+        return os.path.samefile(dest, root)
+    except OSError:
+        return False
+
+
 @grouped
 def examples(
     *,
@@ -126,6 +138,12 @@ def examples(
             from lbctl.errors import LbctlError
 
             raise LbctlError(f"{copy}: not a directory; nothing was copied")
+        if _is_root(copy, root):
+            # a checkout's ``examples`` is a link to lbctl/examples: README's first command
+            # (``--copy examples``) there has nothing to do, and the link is not written through
+            sys.stderr.write(f"lbctl: {copy} is the bundled examples directory itself; nothing "
+                             f"to copy (try: lbctl recommend {copy / 'hot-broker.json'})\n")
+            return
         n = copy_examples(root, copy)
         from lbctl.safe.text import one_line
 

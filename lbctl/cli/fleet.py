@@ -351,6 +351,7 @@ def report(
 
     opts = ReportOptions(bounce_window, oversized_share, top)
 
+    _require_extras()  # a missing extra is said first, before the data is looked at
     require_tables(data, "snapshots", "brokers", "bundles")  # before Spark's start-up cost
     skipped = _plots_skipped_said(no_plot)
     with _spark(spark, _debug(ctx)) as (session, progress):
@@ -397,6 +398,7 @@ def whatif(
                          tuple(parse_assignments(lm.set_ or []).items()), lm.seed, window,
                          tuple(cluster or ()))
     validate(opts)
+    _require_extras()  # a missing extra is said first, before the data is looked at
     require_tables(data, "snapshots")
     from lbctl.fleet.commit import locked
 

@@ -82,6 +82,7 @@ def propose(
           -o json > plan.json
       lbctl propose --prometheus-url http://prometheus:9090 --since 6h --step 5m
     """
+    from lbctl.cli.extras import require_planner
     from lbctl.cli.state import choose
     from lbctl.loadmanager.select import resolve_settings
     from lbctl.planner.propose import ProposeOptions
@@ -89,6 +90,7 @@ def propose(
     from lbctl.records import replace
     from lbctl.render.propose_view import ProposeView
 
+    require_planner("lbctl propose")  # before any work: one line, not numpy's traceback
     opts = lm.options()
     options = ProposeOptions(
         max_usage=max_usage, target_range=target_range, target_std=target_std,

@@ -59,9 +59,11 @@ def recommend(
 
     opts = lm.options()
     if plot is not None:
+        from lbctl.cli.extras import require_plot
         from lbctl.simulate.plot import check_plot_path
 
         check_plot_path(plot)
+        require_plot()
     if watching.asked:
         if plot is not None:
             raise UsageError("--plot draws one plan: give a snapshot, not --watch")

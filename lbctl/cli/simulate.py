@@ -168,9 +168,11 @@ class SimulationRun(OptionGroup, frozen=True):
 
     def check_plot(self) -> None:
         if self.plot is not None:
+            from lbctl.cli.extras import require_plot
             from lbctl.simulate.plot import check_plot_path
 
             check_plot_path(self.plot)
+            require_plot()
 
 
 @grouped
@@ -201,11 +203,14 @@ def simulate(
       lbctl simulate examples/pip364-90-10.json --strategy lbctl --hosts mixed \\
           --host-seed 3
     """
+    from lbctl.cli.extras import names_planner, require_planner
     from lbctl.cli.state import choose
     from lbctl.progress import shown as progress
     from lbctl.render.simulation_view import SimulationView
     from lbctl.simulate.engine import simulate as simulation
 
+    if names_planner([strategy]):  # before any work: one line, not numpy's traceback
+        require_planner("--strategy lbctl")
     opts = run.options(strategy)
     sim = run.simulation()
     truth = run.truth()

@@ -160,6 +160,10 @@ def watch(
             print(wrap_prose(line))
         return
     modes = parse_heal(heal or [])
+    if any(m != "off" for m in modes.values()):  # a healing plan may be propose's
+        from lbctl.cli.extras import require_planner
+
+        require_planner("--heal")
     retention = Retention(parse_duration(retain, "--retain") / 1000,
                           parse_size(retain_size, "--retain-size") if retain_size else None)
     address = parse_listen(listen) if listen else None
