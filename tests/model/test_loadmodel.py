@@ -233,18 +233,7 @@ def _waving_history(hosts: dict[str, Host], steps: int, seed: int) -> list[Clust
                                                  + 2 * size / 1024 * h.cpu_us_per_kb)
             base[b][f"t/ns-{k}/0x{j:08x}_0x{j + 1:08x}"] = (rate, size,
                                                             rng.uniform(0, 2 * math.pi))
-    out = []
-    for s in range(steps):
-        owned = {}
-        for b, bundles in base.items():
-            owned[b] = {}
-            for x, (rate, size, phase) in bundles.items():
-                r = rate * (1 + 0.3 * math.sin(2 * math.pi * s / steps + phase))
-                owned[b][x] = NamespaceBundleStats(msgRateIn=r, msgRateOut=r,
-                                                   msgThroughputIn=r * size,
-                                                   msgThroughputOut=r * size, topics=2)
-        out.append(cluster_on_hosts("h", T0 + s * 60_000, hosts, owned, rng))
-    return out
+    return _waved(base, steps, hosts, rng)
 
 
 def _hosts_of_one_ratio(seed: int) -> tuple[dict[str, Host], float]:
@@ -335,18 +324,7 @@ def _steady_mix_history(seed: int, n: int, steps: int = 12) -> tuple[list[Cluste
                                                 + 2 * size / 1024 * h.cpu_us_per_kb)
             base[b][f"t/ns-{k}/0x{j:08x}_0x{j + 1:08x}"] = (
                 rate, size, rng.uniform(0, 2 * math.pi) if k == 0 else phase)
-    out = []
-    for s in range(steps):
-        owned = {}
-        for b, bundles in base.items():
-            owned[b] = {}
-            for x, (r, size, ph) in bundles.items():
-                g = r * (1 + 0.3 * math.sin(2 * math.pi * s / steps + ph))
-                owned[b][x] = NamespaceBundleStats(msgRateIn=g, msgRateOut=g,
-                                                   msgThroughputIn=g * size,
-                                                   msgThroughputOut=g * size, topics=2)
-        out.append(cluster_on_hosts("h", T0 + s * 60_000, hosts, owned, rng))
-    return out, statistics.median(h.cpu_us_per_kb / 1024 / h.cpu_us_per_msg
+    return _waved(base, steps, hosts, rng), statistics.median(h.cpu_us_per_kb / 1024 / h.cpu_us_per_msg
                                   for h in hosts.values())
 
 
@@ -549,3 +527,20 @@ def test_a_change_predicted_before_most_brokers_are_learnt_carries_its_own_error
     assert all(q.learnt for q in learnt.quality.values())
     assert learnt.change_error("b0") == 0.0
     assert single.change_error("nobody") == 0.0
+
+
+def _waved(base: dict, steps: int, hosts: dict, rng: random.Random) -> list:
+    """``steps`` reports a minute apart: each bundle's ``(rate, size, phase)`` of ``base`` on a
+    sine wave of ±30 % over the whole run."""
+    out = []
+    for s in range(steps):
+        owned = {}
+        for b, bundles in base.items():
+            owned[b] = {}
+            for x, (rate, size, phase) in bundles.items():
+                r = rate * (1 + 0.3 * math.sin(2 * math.pi * s / steps + phase))
+                owned[b][x] = NamespaceBundleStats(msgRateIn=r, msgRateOut=r,
+                                                   msgThroughputIn=r * size,
+                                                   msgThroughputOut=r * size, topics=2)
+        out.append(cluster_on_hosts("h", T0 + s * 60_000, hosts, owned, rng))
+    return out
