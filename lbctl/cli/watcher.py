@@ -21,16 +21,15 @@ DEFAULT_GRACE = {"broker-down": "2m", "report-stale": "0s", "out-of-band": "3m",
                  "idle-broker": "10m", "leader-divergence": "0s"}
 
 
-
 #: the lock file of a history directory: one watcher writes a history at a time
 HISTORY_LOCK = ".lbctl-watch.lock"
 
 
 def _hold_history(directory: Path) -> int:
     """Hold the history's lock (the descriptor holding it, closed when the command ends), or
-    refuse (exit 14, ``LOCKED``): two
-    watchers writing one history interleave their captures out of order and each prunes files the
-    other is reading, which failed their captures with ``FileNotFoundError`` (hostile14)."""
+    refuse (exit 14, ``LOCKED``): two watchers writing one history interleave their captures out
+    of order and each prunes files the other is reading, which failed their captures with
+    ``FileNotFoundError`` (hostile14)."""
     from lbctl.errors import ConfigError, Locked, UsageError
     from lbctl.safe.files import private_dir, refuse_link, try_lock
 
@@ -42,6 +41,7 @@ def _hold_history(directory: Path) -> int:
         raise Locked(f"{directory}: another lbctl watch writes this history (it holds {name}); "
                      "give this one another --history, or stop that watcher")
     return fd
+
 
 def default_history() -> Path:
     from lbctl.executor import default_journal
