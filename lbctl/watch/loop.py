@@ -32,7 +32,7 @@ from lbctl.loadmanager.select import Options
 from lbctl.model.cluster import ClusterState
 from lbctl.watch.anomalies import Condition, Event, Tracker
 from lbctl.watch.detect import MoveLog, Thresholds, conditions, known_brokers, moves, usage_of
-from lbctl.watch.divergence import Checker
+from lbctl.watch.divergence import Checker, warm_up
 from lbctl.watch.history import History, Retention
 from lbctl.watch.status import Status, UsageHistory, build_status
 
@@ -92,6 +92,9 @@ class Watcher:
         self.ours: set[str] = set()  # bundles lbctl's own healing moved (besides the queue's)
         self._plan_bundles: dict[str, frozenset[str]] = {}  # plan id → the bundles it moves
         self.last_plan: Any = None  # the load manager's plan on the last capture
+        #: cycles lbctl follows the leader before its expectations are firm (None: never), from
+        #: the last cycle's strategy and settings (:func:`lbctl.watch.divergence.warm_up`)
+        self.warm_up: int | None = 1
         self.last_tick: float | None = None  # the watcher's clock at the last good capture
         #: True while a capture reads the cluster (only reads: a stop may abandon it at once)
         self.reading = False
@@ -106,7 +109,8 @@ class Watcher:
             # events: without the expectations, the first capture after a restart resolved an
             # open leader-divergence and a later one raised it again
             settings, seen, decided = self._cycle(st)
-            self.checker.observe(st, seen, decided, interval_ms(settings), frozenset(self.ours))
+            self.checker.observe(st, seen, decided, interval_ms(settings), frozenset(self.ours),
+                                 warm=self.warm)
         if states:
             self.known = known_brokers(states)
             # the page and /metrics show the last capture on record (its age in the lag, the
@@ -150,6 +154,7 @@ class Watcher:
         # as if the first had shed), six a minute at --interval 10, none ever done
         if prev is None or state.captured_at - prev[0].captured_at >= interval_ms(prev[1]):
             result = self.follower.step(state, settings)
+            self.warm_up = warm_up(result.shedding, settings)
             self.last_plan = result.plan()
             decided = list(self.last_plan.actions)
         seen = moves(self.last_owner, state)
@@ -174,7 +179,7 @@ class Watcher:
             self.captures += 1
             settings, seen, decided = self._cycle(state)
             found = self.checker.observe(state, seen, decided, interval_ms(settings),
-                                         self._ours(state.captured_at))
+                                         self._ours(state.captured_at), warm=self.warm)
             found += conditions(state, settings, known=self.known, leader=leader,
                                 previous_leader=self.leader, log=self.log,
                                 limits=self.opts.limits)
@@ -216,6 +221,17 @@ class Watcher:
                                                        .plan_path(m.id))
             out |= self._plan_bundles[m.id]
         return frozenset(out)
+
+    @property
+    def followed(self) -> int:
+        """Shedding cycles lbctl has followed the leader for (the history's replayed ones too)."""
+        return 0 if self.follower is None else self.follower.cycles
+
+    @property
+    def warm(self) -> bool:
+        """lbctl's memory has warmed up: divergence checks are on (a fresh watcher's memory
+        starts at its first capture, the leader's long before — :mod:`lbctl.watch.divergence`)."""
+        return self.warm_up is not None and self.followed >= self.warm_up
 
     @property
     def what(self) -> str:
