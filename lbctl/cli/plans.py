@@ -100,6 +100,12 @@ def approve(
         print(terminal_safe(line), flush=True)
 
     q = _queue(history)
+    gone = q.withdraw_if_resolved(plan_id, when=_now())
+    if gone is not None:
+        from lbctl.errors import UsageError
+
+        raise UsageError(f"plan {plan_id} withdrawn: {gone.note}; nothing was sent "
+                         "(lbctl plans list --all shows it)")
     meta = q.decide(plan_id, "approved", when=_now(), note="approved")
     with live_session(ctx) as reader:
         result = apply_queued(reader.client, q, meta, when=_now(), say=show, warn=warn,

@@ -189,6 +189,7 @@ class Watcher:
             self.leader = leader or self.leader
             events = self.tracker.update(found, state.captured_at)
             self.tracker.save(self.opts.history / ANOMALY_FILE)
+            self._withdraw(events, state)
             self.status = build_status(self, state, settings)
         if events and self.on_events is not None:
             self.on_events(events, state)
@@ -196,6 +197,24 @@ class Watcher:
             self.on_state(state, settings, events)
         self.last_tick = self.clock()
         return TickResult(state, tuple(events), tuple(found))
+
+    def _withdraw(self, events: list[Event], state: ClusterState) -> None:
+        """The pending plans of the anomalies this capture resolved are withdrawn: a plan for a
+        state that is gone is not approvable (a 7-minute-old plan gave "applied (done 1, skipped
+        6)" — re-validation skipped what the cluster had fixed itself)."""
+        from lbctl.errors import LbctlError
+        from lbctl.watch.plans import PlanQueue
+
+        for e in events:
+            if e.event != "resolved":
+                continue
+            try:
+                for m in PlanQueue(self.opts.history).withdraw_for(
+                        e.anomaly.id, when=state.captured_at_iso,
+                        why=f"anomaly {e.anomaly.id} resolved at {state.captured_at_iso}"):
+                    self.warn(f"plan {m.id} withdrawn: {m.note}")
+            except LbctlError as err:  # a queue that cannot be written must not stop watching
+                self.warn(f"plans: {err}")
 
     def _ours(self, now_ms: int) -> frozenset[str]:
         """The bundles of the healing plans approved (by ``lbctl plans approve`` or ``--heal

@@ -5,7 +5,12 @@ plan@1 document in ``<history>/plans/<id>.json`` (the very file ``lbctl apply`` 
 record beside it (``<id>.meta.json``: status, the anomaly that caused it, when, by whom decided).
 ``lbctl plans approve ID`` carries the plan out through ``lbctl apply``'s runner — re-validated
 against the cluster as it is then, journaled with the anomaly — and ``reject`` closes it.
-Statuses: ``pending`` → ``approved`` → ``applied`` | ``partial`` | ``failed``, or ``rejected``.
+Statuses: ``pending`` → ``approved`` → ``applied`` | ``partial`` | ``failed``, or ``rejected``, or
+``withdrawn``: the anomaly it was planned for resolved before anyone approved it (a plan for a
+state that is gone is not approvable — re-validated, most of its actions would be skipped, and what
+was left would move load the cluster no longer needs moved). Every decision is also appended to
+``<history>/plans/journal.jsonl``, one JSON line each (plan, status, when, why), so a withdrawal
+or an approval is on record even after the plan's record is gone.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from msgspec import Struct
 from lbctl.errors import UsageError
 from lbctl.safe.files import atomic_write, private_dir
 
-STATUSES = ("pending", "approved", "applied", "partial", "failed", "rejected")
+STATUSES = ("pending", "approved", "applied", "partial", "failed", "rejected", "withdrawn")
+JOURNAL = "journal.jsonl"
 _ID = re.compile(r"^p-\d{8}T\d{6}-[0-9a-f]{6}$")
 
 
@@ -100,12 +106,55 @@ class PlanQueue:
         assert status in STATUSES, status
         meta = self.get(pid)
         if meta.status not in allowed_from:
-            raise UsageError(f"plan {pid} is {meta.status}, not {' or '.join(allowed_from)}: "
+            why = f" ({meta.note})" if meta.status == "withdrawn" and meta.note else ""
+            raise UsageError(f"plan {pid} is {meta.status}{why}, not {' or '.join(allowed_from)}: "
                              "nothing changed")
         meta = msgspec.structs.replace(meta, status=status, decided=when, note=note,
                                        auto_at=auto_at if auto_at is not None else meta.auto_at)
         self._write(meta)
+        self._journal(meta)
         return meta
+
+    def _journal(self, meta: PlanMeta) -> None:
+        """One line in the queue's journal for a decision (locked, fsynced, a torn last line cut
+        off first: :func:`lbctl.safe.files.append_record`)."""
+        from lbctl.safe.files import append_record, is_json_line
+
+        line = msgspec.json.encode({"plan": meta.id, "status": meta.status, "at": meta.decided,
+                                    "anomaly": meta.anomaly, "why": meta.note}) + b"\n"
+        append_record(str(self.dir / JOURNAL), line, gz=False, error=UsageError,
+                      complete=is_json_line)
+
+    def withdraw_for(self, anomaly: str, *, when: str, why: str) -> tuple[PlanMeta, ...]:
+        """Withdraw the pending plans of ``anomaly`` (it resolved): never approvable after."""
+        return tuple(self.decide(m.id, "withdrawn", when=when, note=why)
+                     for m in self.list() if m.anomaly == anomaly and m.status == "pending")
+
+    def withdraw_if_resolved(self, pid: str, *, when: str) -> PlanMeta | None:
+        """Withdraw pending plan ``pid`` when its anomaly is no longer active in the watcher's
+        saved state (resolved while no watcher ran, or before this check existed); the withdrawn
+        record, else None. A plan with no anomaly, or no saved state, is left as it is."""
+        from lbctl.watch.anomalies import Tracker
+        from lbctl.watch.loop import ANOMALY_FILE
+
+        meta = self.get(pid)
+        if meta.status != "pending" or meta.anomaly is None:
+            return None
+        saved = self.dir.parent / ANOMALY_FILE
+        if not saved.is_file():
+            return None
+        t = Tracker()
+        t.load(saved)
+        if meta.anomaly in t.open:
+            return None
+        gone = next((a for a in t.resolved if a.id == meta.anomaly), None)
+        at = ""
+        if gone is not None and gone.resolved_at is not None:
+            from lbctl.model.cluster import iso_time
+
+            at = f" at {iso_time(gone.resolved_at)}"
+        return self.decide(pid, "withdrawn", when=when,
+                           note=f"anomaly {meta.anomaly} resolved{at}")
 
     def auto_applied_since(self, since: float) -> int:
         """How many plans the watcher approved itself at or after ``since`` (epoch seconds)."""
