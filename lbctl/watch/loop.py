@@ -30,7 +30,7 @@ from msgspec import Struct, field
 from lbctl.loadmanager.clock import Follower, interval_ms
 from lbctl.loadmanager.select import Options
 from lbctl.model.cluster import ClusterState
-from lbctl.watch.anomalies import Condition, Event, Tracker
+from lbctl.watch.anomalies import ANOMALY_FILE, Condition, Event, Tracker
 from lbctl.watch.detect import MoveLog, Thresholds, conditions, known_brokers, moves, usage_of
 from lbctl.watch.divergence import Checker, warm_up
 from lbctl.watch.history import History, Retention
@@ -38,7 +38,6 @@ from lbctl.watch.status import Status, UsageHistory, build_status
 
 #: captures replayed at start to rebuild memory
 RESUME_CAPTURES = 120
-ANOMALY_FILE = "anomalies.json"
 
 
 class WatchOptions(Struct, frozen=True):

@@ -134,8 +134,7 @@ class PlanQueue:
         """Withdraw pending plan ``pid`` when its anomaly is no longer active in the watcher's
         saved state (resolved while no watcher ran, or before this check existed); the withdrawn
         record, else None. A plan with no anomaly, or no saved state, is left as it is."""
-        from lbctl.watch.anomalies import Tracker
-        from lbctl.watch.loop import ANOMALY_FILE
+        from lbctl.watch.anomalies import ANOMALY_FILE, Tracker
 
         meta = self.get(pid)
         if meta.status != "pending" or meta.anomaly is None:
