@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from lbctl.cli.app import app
@@ -100,6 +101,11 @@ def test_approving_a_plan_whose_anomaly_resolved_while_no_watcher_ran_withdraws_
                                 "--history", str(history), "--max-age", "0"])
         assert r.exit_code == ExitStatus.USAGE, r.stdout + r.stderr
         assert "withdrawn: anomaly out-of-band:b1 resolved at 2027-01-15T08:01:00Z" in r.stderr
+        r = runner.invoke(app, ["plans", "show", pid, "--history", str(history), "--wide"])
+        assert r.exit_code == 0
+        assert r.stdout.splitlines()[1] == (
+            "outcome: anomaly out-of-band:b1 resolved at 2027-01-15T08:01:00Z")
+        assert all(ln.split()[7] == "withdrawn" for ln in r.stdout.splitlines()[4:]), r.stdout
         assert PlanQueue(history).get(pid).status == "withdrawn"
         assert _journal(history)[-1]["status"] == "withdrawn"
         assert not c.requests("PUT")
@@ -129,5 +135,24 @@ def test_an_approval_mostly_skipped_on_revalidation_is_partial(tmp_path: Path) -
         meta = PlanQueue(history).get(pid)
         assert meta.status == "partial"
         assert [j["status"] for j in _journal(history)] == ["approved", "partial"]
+        # plans show: a table of the actions, each with its status and why
+        r = runner.invoke(app, ["plans", "show", pid, "--history", str(history), "--wide"])
+        assert r.exit_code == 0, r.stdout + r.stderr
+        lines = r.stdout.splitlines()
+        assert lines[0].startswith(f"{pid}: partial, {len(moves)} action(s) by propose")
+        assert lines[1].startswith("outcome: partial: 1 of ")
+        assert lines[2].split() == ["#", "action", "status", "why"]
+        rows = {ln.split()[2]: ln for ln in lines[4:]}
+        by_status = [ln.split()[7] for ln in lines[4:]]
+        assert sorted(by_status) == sorted(["done"] + ["skipped"] * skipped), r.stdout
+        for a in moves[1:]:
+            [row] = [ln for ln in lines[4:] if a["bundle"] in ln]
+            assert "skipped" in row and "owned by" in row and "now, not" in row, row
+        assert moves[0]["bundle"] in rows
+        # -o json: the plan@1 document as queued; -o yaml: the same document
+        r = runner.invoke(app, ["plans", "show", pid, "--history", str(history), "-o", "json"])
+        assert json.loads(r.stdout) == doc
+        r = runner.invoke(app, ["plans", "show", pid, "--history", str(history), "-o", "yaml"])
+        assert yaml.safe_load(r.stdout) == doc
     finally:
         c.stop()
