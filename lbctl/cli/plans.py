@@ -102,14 +102,14 @@ def show(plan_id: PlanId, history: History = None,
         print(terminal_safe(head))
         print(terminal_safe(text))
         return
+    doc = q.document(plan_id)  # a plan@1 document, or one line (before anything is printed)
     sys.stderr.write(terminal_safe(head) + "\n")
     if output is ShowFormat.json:
-        q.document(plan_id)  # JSON, or one line
         sys.stdout.write(q.raw(plan_id).decode())
         return
     from lbctl.render import to_yaml
 
-    sys.stdout.write(to_yaml(q.document(plan_id)))
+    sys.stdout.write(to_yaml(doc))
 
 
 @app.command("approve")
