@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -66,14 +67,49 @@ def list_plans(history: History = None,
     print(terminal_safe(text))
 
 
+class ShowFormat(StrEnum):
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+
+
 @app.command("show")
-def show(plan_id: PlanId, history: History = None) -> None:
-    """The plan@1 document (what lbctl apply would carry out) and its record."""
+def show(plan_id: PlanId, history: History = None,
+         output: Annotated[ShowFormat, typer.Option(
+             "-o", "--output", case_sensitive=False,
+             help="table: the actions, their status and why; json|yaml: the plan@1 document "
+                  "(what lbctl apply takes).")] = ShowFormat.table,
+         wide: Annotated[bool, typer.Option(
+             "--wide", help="Every column, whatever the terminal's width.")] = False,
+         ) -> None:
+    """A plan: its record, then its actions with their status and why (-o json|yaml: the
+    plan@1 document, its record on stderr)."""
+    from lbctl.safe.text import terminal_safe
+
     q = _queue(history)
     m = q.get(plan_id)
-    sys.stderr.write(f"{m.id}: {m.status}, {m.actions} action(s) by {m.source}, for "
-                     f"{m.anomaly or '-'}, planned on the capture of {m.created}\n")
-    sys.stdout.write(q.plan_path(plan_id).read_text())
+    head = (f"{m.id}: {m.status}, {m.actions} action(s) by {m.source}, for "
+            f"{m.anomaly or '-'}, planned on the capture of {m.created}"
+            + (f"\noutcome: {m.note}" if m.note and m.status != "pending" else ""))
+    if output is ShowFormat.table:
+        from lbctl.cli.common import display
+        from lbctl.render import table
+        from lbctl.render.display import using
+
+        rows = q.actions(m)
+        with using(display(wide=wide)):
+            text = table(rows, optional=("#",)) if rows else "no action"
+        print(terminal_safe(head))
+        print(terminal_safe(text))
+        return
+    doc = q.document(plan_id)  # a plan@1 document, or one line (before anything is printed)
+    sys.stderr.write(terminal_safe(head) + "\n")
+    if output is ShowFormat.json:
+        sys.stdout.write(q.raw(plan_id).decode())
+        return
+    from lbctl.render import to_yaml
+
+    sys.stdout.write(to_yaml(doc))
 
 
 @app.command("approve")
@@ -100,6 +136,12 @@ def approve(
         print(terminal_safe(line), flush=True)
 
     q = _queue(history)
+    gone = q.withdraw_if_resolved(plan_id, when=_now())
+    if gone is not None:
+        from lbctl.errors import UsageError
+
+        raise UsageError(f"plan {plan_id} withdrawn: {gone.note}; nothing was sent "
+                         "(lbctl plans list --all shows it)")
     meta = q.decide(plan_id, "approved", when=_now(), note="approved")
     with live_session(ctx) as reader:
         result = apply_queued(reader.client, q, meta, when=_now(), say=show, warn=warn,

@@ -27,6 +27,8 @@ SEVERITIES = ("info", "warning", "critical")
 KINDS = ("broker-down", "report-stale", "out-of-band", "ping-pong", "unload-storm",
          "split-blocked", "balancer-paused", "leader-changed", "idle-broker", "leader-divergence",
          "unexpected-unload")
+#: the anomalies' saved state, in the watcher's history directory
+ANOMALY_FILE = "anomalies.json"
 #: resolved anomalies kept for the status page and ``--status``
 KEEP_RESOLVED = 50
 

@@ -33,6 +33,7 @@ from typing import Any
 from msgspec import Struct
 
 from lbctl.config import Settings
+from lbctl.doctor.rules.stale_report import MISSED_WRITES
 from lbctl.model.cluster import ClusterState
 from lbctl.watch.anomalies import Condition
 
@@ -93,8 +94,9 @@ def band(usages: Mapping[str, float], settings: Mapping[str, Any]) -> tuple[floa
     return min(max(0.0, avg - width), high), high
 
 
-#: a report older than this many of its broker's maximum write intervals is stale
-STALE_WRITES = 3
+#: a report older than this many of its broker's maximum write intervals is stale (the same
+#: bound as ``lbctl doctor``'s stale-load-report, so the two never disagree on one report)
+STALE_WRITES = MISSED_WRITES
 
 
 class Thresholds(Struct, frozen=True):

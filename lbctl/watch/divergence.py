@@ -11,6 +11,16 @@ leader's silence itself. An ownership change no expectation explains is reported
 unload, lbctl's own ``apply``, or another load manager than configured (the watcher does not read
 the apply journal yet: its own healing plans' moves — approved by ``lbctl plans approve`` or
 ``--heal …=apply`` within the move window — are excused, ``ours``, a separate apply's are not).
+**Warm-up.** A fresh watcher starts lbctl's memory at its first capture while the leader's has a
+long history: ThresholdShedder's per-broker usage average (``brokerAvgResourceUsage``, updated each
+cycle as ``old·p + new·(1 − p)`` with ``p = loadBalancerHistoryResourcePercentage``) still carries
+what the brokers did before the watcher started, so a broker that had just received bundles looks
+overloaded to lbctl and not to the leader — a false divergence minutes after start. Expectations
+are therefore *tentative* until lbctl has followed :func:`warm_up` cycles (computed from the
+settings, :data:`FIRST_WEIGHT`): they excuse the leader's moves they foresee, but never raise a
+divergence nor count as expected unloads. A restart replays the history, so a watcher whose
+history already spans the warm-up is warm at once.
+
 A bundle that left a broker no longer among the active ones is a failover — its clients looked it
 up again and it was assigned anew (``ModularLoadManagerImpl.selectBrokerForAssignment``) — and
 not an unexpected unload: the broker's ``broker-down`` says it once,
@@ -20,11 +30,13 @@ where one ``unexpected-unload`` per bundle would bury it (a crashed broker with 
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from msgspec import Struct
 
+from lbctl.loadmanager.clock import warm_up_cycles
 from lbctl.model.cluster import ClusterState
 from lbctl.watch.anomalies import Condition
 from lbctl.watch.detect import Move
@@ -32,7 +44,8 @@ from lbctl.watch.detect import Move
 
 class Expected(Struct, frozen=True):
     """A move the leader should make: ``bundle`` off ``broker`` (to ``destination`` when named),
-    decided on the capture of ``at`` for ``reason`` (the strategy's label), due by ``due``."""
+    decided on the capture of ``at`` for ``reason`` (the strategy's label), due by ``due``;
+    ``tentative`` while lbctl's memory warms up (it excuses the move, never raises a divergence)."""
 
     bundle: str
     broker: str
@@ -40,17 +53,43 @@ class Expected(Struct, frozen=True):
     reason: str
     at: int
     due: int
+    tentative: bool = False
 
 
-def expectations(plan_actions: Iterable[Any], at: int, interval_ms: int, patience: int
-                 ) -> list[Expected]:
+#: lbctl's memory counts as the leader's once the first capture's weight in ThresholdShedder's
+#: usage average is below this (a tenth: a broker's history the watcher never saw then moves the
+#: average by under a tenth of the gap, where the shedding threshold is 10 points by default)
+FIRST_WEIGHT = 0.1
+
+
+def warm_up(shedding: str, settings: Mapping[str, Any]) -> int | None:
+    """Cycles lbctl must follow the leader (the first capture's cycle counted) before its
+    expectations are firm; ``None`` when they never are.
+
+    ThresholdShedder: the first capture seeds the average and weighs ``p ** k`` after ``k`` more
+    cycles, so ``1 + ⌈log FIRST_WEIGHT / log p⌉`` (23 at the default ``p = 0.9``; 1 at ``p = 0``;
+    never at ``p ≥ 1``, where the leader's average stays what it first saw, before the watcher).
+    The hit-count strategies (TransferShedder, AvgShedder) and the rest:
+    :func:`~lbctl.loadmanager.clock.warm_up_cycles`."""
+    if shedding == "ThresholdShedder":
+        p = float(settings["loadBalancerHistoryResourcePercentage"])
+        if p >= 1:
+            return None
+        if p <= 0:
+            return 1
+        return 1 + max(0, math.ceil(math.log(FIRST_WEIGHT) / math.log(p) - 1e-9))
+    return warm_up_cycles(shedding, settings)  # type: ignore[arg-type]
+
+
+def expectations(plan_actions: Iterable[Any], at: int, interval_ms: int, patience: int,
+                 tentative: bool = False) -> list[Expected]:
     """The unloads/transfers a cycle decided (skipped actions are not expected)."""
     out = []
     for a in plan_actions:
         if a.action not in ("unload", "transfer") or a.skipped:
             continue
         out.append(Expected(a.bundle, a.broker, a.destinationBroker, a.reason, at,
-                            at + patience * interval_ms))
+                            at + patience * interval_ms, tentative))
     return out
 
 
@@ -80,9 +119,11 @@ class Checker:
         self.observed_total = 0
 
     def observe(self, state: ClusterState, seen: Iterable[Move], decided: Iterable[Any],
-                interval_ms: int, ours: frozenset[str] = frozenset()) -> list[Condition]:
+                interval_ms: int, ours: frozenset[str] = frozenset(), warm: bool = True
+                ) -> list[Condition]:
         """Fold in one capture: the moves it shows, the cycle's decisions on it; ``ours``: bundles
-        the watcher's own healing moved, never reported as unexpected."""
+        the watcher's own healing moved, never reported as unexpected; ``warm``: lbctl's memory
+        has warmed up (module docstring), else the cycle's expectations are tentative."""
         out: list[Condition] = []
         now = state.captured_at
         active = set(state.available())
@@ -98,15 +139,23 @@ class Checker:
         for e in sorted(self.open.values(), key=lambda e: e.bundle):
             # still on the broker that should have shed it; owned by nobody, it was unloaded
             # and waits for its clients (its next owner fulfils the expectation)
-            if now > e.due and owners.get(e.bundle) == e.broker:
+            if now > e.due and owners.get(e.bundle) == e.broker and not e.tentative:
                 out.append(Condition(
                     "leader-divergence", e.broker, "warning",
                     f"expected {e.broker} to shed {e.bundle} ({e.reason}) at {_when(e.at)} — "
                     f"it did not; {why_not(state.config)}"))
-        for e in expectations(decided, now, interval_ms, self.patience):
-            if e.bundle not in self.open and owners.get(e.bundle) == e.broker:
+        for b, e in list(self.open.items()):
+            # a tentative expectation past its due, the bundle not moved, is dropped (it never
+            # diverges; a later cycle may expect the move again)
+            if e.tentative and now > e.due and owners.get(b) == e.broker:
+                del self.open[b]
+        for e in expectations(decided, now, interval_ms, self.patience, tentative=not warm):
+            cur = self.open.get(e.bundle)
+            # once warm, a cycle's firm expectation takes a tentative one's place
+            if ((cur is None or (cur.tentative and not e.tentative))
+                    and owners.get(e.bundle) == e.broker):
                 self.open[e.bundle] = e
-                self.expected_total += 1
+                self.expected_total += not e.tentative
         # a bundle gone (split, deleted) can no longer move; one merely unowned (unloaded, its
         # clients not back yet, or absent from reports not rewritten since) is not gone: its
         # arrival elsewhere is the expected move, not an unexpected one

@@ -30,8 +30,19 @@ def apply_queued(client: Any, queue: PlanQueue, meta: PlanMeta, *, when: str,
         queue.decide(meta.id, "failed", when=when, note=str(e), allowed_from=("approved",))
         return f"failed: {e}"
     status = {"complete": "applied", "partial": "partial"}.get(report.result, "failed")
-    counts = ", ".join(f"{k} {v}" for k, v in sorted(report.counts().items()))
-    queue.decide(meta.id, status, when=when, note=f"{report.result}: {counts}"
+    tally = report.counts()
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(tally.items()))
+    skipped = tally.get("skipped", 0)
+    outcome = report.result
+    if status == "applied" and skipped:
+        # the runner's run was complete, but the plan was not: actions the cluster had changed
+        # since the plan (re-validation) were skipped — "applied (done 1, skipped 6)" read as
+        # success; it is a plan carried out in part (docs/exit-codes.md: PARTIAL)
+        status = outcome = "partial"
+        total = sum(tally.values())
+        counts = (f"{total - skipped} of {total} action(s) carried out, {skipped} skipped on "
+                  f"re-validation (the cluster changed since the plan): {counts}")
+    queue.decide(meta.id, status, when=when, note=f"{outcome}: {counts}"
                  + (f"; journal {report.journal}" if report.journal else ""),
                  allowed_from=("approved",))
     return f"{status} ({counts})"

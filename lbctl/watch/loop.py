@@ -30,15 +30,14 @@ from msgspec import Struct, field
 from lbctl.loadmanager.clock import Follower, interval_ms
 from lbctl.loadmanager.select import Options
 from lbctl.model.cluster import ClusterState
-from lbctl.watch.anomalies import Condition, Event, Tracker
+from lbctl.watch.anomalies import ANOMALY_FILE, Condition, Event, Tracker
 from lbctl.watch.detect import MoveLog, Thresholds, conditions, known_brokers, moves, usage_of
-from lbctl.watch.divergence import Checker
+from lbctl.watch.divergence import Checker, warm_up
 from lbctl.watch.history import History, Retention
 from lbctl.watch.status import Status, UsageHistory, build_status
 
 #: captures replayed at start to rebuild memory
 RESUME_CAPTURES = 120
-ANOMALY_FILE = "anomalies.json"
 
 
 class WatchOptions(Struct, frozen=True):
@@ -92,6 +91,9 @@ class Watcher:
         self.ours: set[str] = set()  # bundles lbctl's own healing moved (besides the queue's)
         self._plan_bundles: dict[str, frozenset[str]] = {}  # plan id → the bundles it moves
         self.last_plan: Any = None  # the load manager's plan on the last capture
+        #: cycles lbctl follows the leader before its expectations are firm (None: never), from
+        #: the last cycle's strategy and settings (:func:`lbctl.watch.divergence.warm_up`)
+        self.warm_up: int | None = 1
         self.last_tick: float | None = None  # the watcher's clock at the last good capture
         #: True while a capture reads the cluster (only reads: a stop may abandon it at once)
         self.reading = False
@@ -106,7 +108,8 @@ class Watcher:
             # events: without the expectations, the first capture after a restart resolved an
             # open leader-divergence and a later one raised it again
             settings, seen, decided = self._cycle(st)
-            self.checker.observe(st, seen, decided, interval_ms(settings), frozenset(self.ours))
+            self.checker.observe(st, seen, decided, interval_ms(settings), frozenset(self.ours),
+                                 warm=self.warm)
         if states:
             self.known = known_brokers(states)
             # the page and /metrics show the last capture on record (its age in the lag, the
@@ -150,6 +153,7 @@ class Watcher:
         # as if the first had shed), six a minute at --interval 10, none ever done
         if prev is None or state.captured_at - prev[0].captured_at >= interval_ms(prev[1]):
             result = self.follower.step(state, settings)
+            self.warm_up = warm_up(result.shedding, settings)
             self.last_plan = result.plan()
             decided = list(self.last_plan.actions)
         seen = moves(self.last_owner, state)
@@ -174,7 +178,7 @@ class Watcher:
             self.captures += 1
             settings, seen, decided = self._cycle(state)
             found = self.checker.observe(state, seen, decided, interval_ms(settings),
-                                         self._ours(state.captured_at))
+                                         self._ours(state.captured_at), warm=self.warm)
             found += conditions(state, settings, known=self.known, leader=leader,
                                 previous_leader=self.leader, log=self.log,
                                 limits=self.opts.limits)
@@ -184,6 +188,7 @@ class Watcher:
             self.leader = leader or self.leader
             events = self.tracker.update(found, state.captured_at)
             self.tracker.save(self.opts.history / ANOMALY_FILE)
+            self._withdraw(events, state)
             self.status = build_status(self, state, settings)
         if events and self.on_events is not None:
             self.on_events(events, state)
@@ -191,6 +196,24 @@ class Watcher:
             self.on_state(state, settings, events)
         self.last_tick = self.clock()
         return TickResult(state, tuple(events), tuple(found))
+
+    def _withdraw(self, events: list[Event], state: ClusterState) -> None:
+        """The pending plans of the anomalies this capture resolved are withdrawn: a plan for a
+        state that is gone is not approvable (a 7-minute-old plan gave "applied (done 1, skipped
+        6)" — re-validation skipped what the cluster had fixed itself)."""
+        from lbctl.errors import LbctlError
+        from lbctl.watch.plans import PlanQueue
+
+        for e in events:
+            if e.event != "resolved":
+                continue
+            try:
+                for m in PlanQueue(self.opts.history).withdraw_for(
+                        e.anomaly.id, when=state.captured_at_iso,
+                        why=f"anomaly {e.anomaly.id} resolved at {state.captured_at_iso}"):
+                    self.warn(f"plan {m.id} withdrawn: {m.note}")
+            except LbctlError as err:  # a queue that cannot be written must not stop watching
+                self.warn(f"plans: {err}")
 
     def _ours(self, now_ms: int) -> frozenset[str]:
         """The bundles of the healing plans approved (by ``lbctl plans approve`` or ``--heal
@@ -216,6 +239,17 @@ class Watcher:
                                                        .plan_path(m.id))
             out |= self._plan_bundles[m.id]
         return frozenset(out)
+
+    @property
+    def followed(self) -> int:
+        """Shedding cycles lbctl has followed the leader for (the history's replayed ones too)."""
+        return 0 if self.follower is None else self.follower.cycles
+
+    @property
+    def warm(self) -> bool:
+        """lbctl's memory has warmed up: divergence checks are on (a fresh watcher's memory
+        starts at its first capture, the leader's long before — :mod:`lbctl.watch.divergence`)."""
+        return self.warm_up is not None and self.followed >= self.warm_up
 
     @property
     def what(self) -> str:

@@ -5,15 +5,22 @@ plan@1 document in ``<history>/plans/<id>.json`` (the very file ``lbctl apply`` 
 record beside it (``<id>.meta.json``: status, the anomaly that caused it, when, by whom decided).
 ``lbctl plans approve ID`` carries the plan out through ``lbctl apply``'s runner — re-validated
 against the cluster as it is then, journaled with the anomaly — and ``reject`` closes it.
-Statuses: ``pending`` → ``approved`` → ``applied`` | ``partial`` | ``failed``, or ``rejected``.
+Statuses: ``pending`` → ``approved`` → ``applied`` | ``partial`` | ``failed``, or ``rejected``, or
+``withdrawn``: the anomaly it was planned for resolved before anyone approved it (a plan for a
+state that is gone is not approvable — re-validated, most of its actions would be skipped, and what
+was left would move load the cluster no longer needs moved). Every decision is also appended to
+``<history>/plans/journal.jsonl``, one JSON line each (plan, status, when, why), so a withdrawal
+or an approval is on record even after the plan's record is gone.
 """
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import msgspec
 from msgspec import Struct
@@ -21,7 +28,8 @@ from msgspec import Struct
 from lbctl.errors import UsageError
 from lbctl.safe.files import atomic_write, private_dir
 
-STATUSES = ("pending", "approved", "applied", "partial", "failed", "rejected")
+STATUSES = ("pending", "approved", "applied", "partial", "failed", "rejected", "withdrawn")
+JOURNAL = "journal.jsonl"
 _ID = re.compile(r"^p-\d{8}T\d{6}-[0-9a-f]{6}$")
 
 
@@ -40,6 +48,38 @@ class PlanMeta(Struct, frozen=True):
 
     def to_dict(self) -> dict[str, object]:
         return msgspec.structs.asdict(self)
+
+
+def _journal_states(meta: PlanMeta) -> dict[str, tuple[str, str]]:
+    """bundle → (last state, why) in the apply journal ``meta``'s outcome names, for the runs
+    whose reason names the plan (an unreadable journal, or none: nothing)."""
+    note = meta.note or ""
+    _, sep, path = note.rpartition("; journal ")
+    if not sep or not path:
+        return {}
+    try:
+        raw = Path(path).read_bytes()
+    except OSError:
+        return {}
+    mine = f"lbctl watch plan {meta.id}"
+    runs: set[str] = set()
+    out: dict[str, tuple[str, str]] = {}
+    for line in raw.splitlines():
+        try:
+            r = msgspec.json.decode(line)
+        except msgspec.DecodeError:
+            continue
+        if not isinstance(r, dict):
+            continue
+        if r.get("state") == "apply-start" and str(r.get("reason", "")).startswith(mine):
+            runs.add(str(r.get("run")))
+        if str(r.get("run")) not in runs or not isinstance(r.get("bundle"), str):
+            continue
+        state = str(r.get("state"))
+        if state == "verified":
+            state = str(r.get("outcome") or state)
+        out[r["bundle"]] = (state, str(r.get("why") or r.get("error") or ""))
+    return out
 
 
 class PlanQueue:
@@ -100,12 +140,105 @@ class PlanQueue:
         assert status in STATUSES, status
         meta = self.get(pid)
         if meta.status not in allowed_from:
-            raise UsageError(f"plan {pid} is {meta.status}, not {' or '.join(allowed_from)}: "
+            why = f" ({meta.note})" if meta.status == "withdrawn" and meta.note else ""
+            raise UsageError(f"plan {pid} is {meta.status}{why}, not {' or '.join(allowed_from)}: "
                              "nothing changed")
         meta = msgspec.structs.replace(meta, status=status, decided=when, note=note,
                                        auto_at=auto_at if auto_at is not None else meta.auto_at)
         self._write(meta)
+        self._journal(meta)
         return meta
+
+    def _journal(self, meta: PlanMeta) -> None:
+        """One line in the queue's journal for a decision (locked, fsynced, a torn last line cut
+        off first: :func:`lbctl.safe.files.append_record`)."""
+        from lbctl.safe.files import append_record, is_json_line
+
+        line = msgspec.json.encode({"plan": meta.id, "status": meta.status, "at": meta.decided,
+                                    "anomaly": meta.anomaly, "why": meta.note}) + b"\n"
+        append_record(str(self.dir / JOURNAL), line, gz=False, error=UsageError,
+                      complete=is_json_line)
+
+    def withdraw_for(self, anomaly: str, *, when: str, why: str) -> tuple[PlanMeta, ...]:
+        """Withdraw the pending plans of ``anomaly`` (it resolved): never approvable after."""
+        return tuple(self.decide(m.id, "withdrawn", when=when, note=why)
+                     for m in self.list() if m.anomaly == anomaly and m.status == "pending")
+
+    def withdraw_if_resolved(self, pid: str, *, when: str) -> PlanMeta | None:
+        """Withdraw pending plan ``pid`` when its anomaly is no longer active in the watcher's
+        saved state (resolved while no watcher ran, or before this check existed); the withdrawn
+        record, else None. A plan with no anomaly, or no saved state, is left as it is."""
+        from lbctl.watch.anomalies import ANOMALY_FILE, Tracker
+
+        meta = self.get(pid)
+        if meta.status != "pending" or meta.anomaly is None:
+            return None
+        saved = self.dir.parent / ANOMALY_FILE
+        if not saved.is_file():
+            return None
+        t = Tracker()
+        t.load(saved)
+        if meta.anomaly in t.open:
+            return None
+        gone = next((a for a in t.resolved if a.id == meta.anomaly), None)
+        at = ""
+        if gone is not None and gone.resolved_at is not None:
+            from lbctl.model.cluster import iso_time
+
+            at = f" at {iso_time(gone.resolved_at)}"
+        return self.decide(pid, "withdrawn", when=when,
+                           note=f"anomaly {meta.anomaly} resolved{at}")
+
+    def raw(self, pid: str) -> bytes:
+        """The plan@1 file's bytes (a regular file, never a link followed; one line if not)."""
+        from lbctl.safe.files import read_regular
+
+        return read_regular(str(self.plan_path(pid)), what="a plan@1 file", error=UsageError)
+
+    def document(self, pid: str) -> dict[str, Any]:
+        """The plan@1 document, decoded (one line when it is not JSON)."""
+        try:
+            doc = msgspec.json.decode(self.raw(pid))
+        except msgspec.DecodeError as e:
+            raise UsageError(f"{self.plan_path(pid)}: not a plan@1 document ({e})") from None
+        if not isinstance(doc, dict):
+            raise UsageError(f"{self.plan_path(pid)}: not a plan@1 document")
+        return doc
+
+    def actions(self, meta: PlanMeta) -> builtins.list[dict[str, str]]:
+        """The plan's actions for ``lbctl plans show``: what each does, its status and why.
+
+        The status is the plan's while nothing of it ran (``pending``, ``rejected``,
+        ``withdrawn``; ``skipped`` for an action the plan itself skipped); once approved, each
+        action's last state in the apply journal the outcome names (``skipped`` with the
+        re-validation's reason, ``done``, ``failed`` …), from the runs whose reason names this
+        plan. Why: the skip's reason, else the strategy's reason and the planner's account."""
+        doc = self.document(meta.id)
+        if not isinstance(doc.get("actions"), list):
+            raise UsageError(f"{self.plan_path(meta.id)}: not a plan@1 document (no actions)")
+        moves = (doc.get("explanation") or {}).get("moves") or []
+        told = {m.get("bundle"): m.get("why") for m in moves if isinstance(m, dict)}
+        ran = _journal_states(meta) if meta.status in ("applied", "partial", "failed") else {}
+        rows: builtins.list[dict[str, str]] = []
+        for a in doc["actions"]:
+            if not isinstance(a, dict):
+                continue
+            bundle = str(a.get("bundle", ""))
+            dest = a.get("destinationBroker")
+            what = f"{a.get('action', '?')} {bundle} from {a.get('broker', '?')}" + (
+                f" to {dest}" if dest else "")
+            if a.get("skipped"):
+                status, why = "skipped", str(a.get("skipped"))
+            elif bundle in ran:
+                status, why = ran[bundle]
+            else:
+                status = {"applied": "not sent", "partial": "not sent", "failed": "not sent",
+                          "approved": "approved"}.get(meta.status, meta.status)
+                why = ""
+            if not why:
+                why = "; ".join(str(x) for x in (a.get("reason"), told.get(bundle)) if x)
+            rows.append({"#": str(len(rows) + 1), "action": what, "status": status, "why": why})
+        return rows
 
     def auto_applied_since(self, since: float) -> int:
         """How many plans the watcher approved itself at or after ``since`` (epoch seconds)."""

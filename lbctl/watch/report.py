@@ -7,9 +7,8 @@ from pathlib import Path
 
 from lbctl.model.cluster import iso_time
 from lbctl.safe.text import one_line
-from lbctl.watch.anomalies import Tracker
+from lbctl.watch.anomalies import ANOMALY_FILE, Tracker
 from lbctl.watch.history import History
-from lbctl.watch.loop import ANOMALY_FILE
 from lbctl.watch.plans import PlanQueue
 
 

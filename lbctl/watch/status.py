@@ -70,6 +70,9 @@ class Status(Struct, frozen=True):
     chart: tuple[tuple[int, tuple[tuple[str, float], ...]], ...]
     plans: tuple[Mapping[str, Any], ...] = ()
     last_error: str | None = None
+    #: shedding cycles followed, and how many the divergence checks wait for (None: never)
+    followed: int = 0
+    warm_up: int | None = 1
 
 
 def pending_plans(history: Path) -> tuple[Mapping[str, Any], ...]:
@@ -90,7 +93,19 @@ def build_status(w: Watcher, state: ClusterState, settings: Settings) -> Status:
         resolved=tuple(w.tracker.resolved[:10]), captures=w.captures, errors=w.errors,
         expected_unloads=w.checker.expected_total, observed_unloads=w.checker.observed_total,
         chart=tuple((t, tuple(sorted(u.items()))) for t, u in w.usage.points), plans=pending,
-        last_error=w.last_error)
+        last_error=w.last_error, followed=w.followed, warm_up=w.warm_up)
+
+
+def divergence_note(s: Status) -> str:
+    """Whether the leader is checked yet: divergence checks start once lbctl's memory has warmed
+    (:func:`lbctl.watch.divergence.warm_up`); empty once they have."""
+    if s.warm_up is None:
+        return ("divergence checks off: loadBalancerHistoryResourcePercentage ≥ 1 keeps the "
+                "leader's usage average at what it saw before the watcher")
+    if s.followed >= s.warm_up:
+        return ""
+    return (f"divergence checks start after {s.warm_up} shedding cycles "
+            f"({s.followed} followed so far)")
 
 
 # --- /metrics ---------------------------------------------------------------------------------
@@ -265,7 +280,9 @@ def page_html(s: Status | None, health: tuple[bool, str] | None = None) -> str:
             f"</td></tr>" for p in s.plans) or '<tr><td colspan="4">None.</td></tr>'
         body = (f"<p>Captured {e(iso_time(s.captured_at))} · {s.captures} capture(s) · "
                 f"band {lo * 100:.0f}–{hi * 100:.0f} % · expected unloads {s.expected_unloads}, "
-                f"observed {s.observed_unloads}</p>"
+                f"observed {s.observed_unloads}"
+                + (f' · <span id="warm-up">{e(note)}</span>' if (note := divergence_note(s))
+                   else "") + "</p>"
                 f'<h2>Brokers</h2><table id="brokers"><tr><th>Broker</th><th>Usage</th>'
                 f"<th>Bundles</th><th>Band</th></tr>{rows}</table>"
                 f'<h2>Active anomalies</h2><table id="anomalies"><tr><th>Severity</th>'

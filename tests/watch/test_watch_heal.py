@@ -61,7 +61,7 @@ def test_out_of_band_healed_by_an_approved_plan(tmp_path: Path) -> None:
         pid = re.findall(r"\bp-\d{8}T\d{6}-[0-9a-f]{6}\b", r.stdout)[0]
         assert r.stdout.splitlines()[0].split()[:3] == ["plan", "status", "actions"]
         assert any(f"lbctl plans approve {pid}" in s for s in said)
-        shown = runner.invoke(app, ["plans", "show", pid, "--history", str(history)])
+        shown = runner.invoke(app, ["plans", "show", pid, "--history", str(history), "-o", "json"])
         doc = json.loads(shown.stdout)
         assert doc["format"].startswith("lbctl-plan") or "actions" in doc
         r = runner.invoke(app, ["--admin-url", c.admin_url, "plans", "approve", pid,

@@ -10,7 +10,7 @@ import pytest
 from lbctl.watch.anomalies import Tracker
 from lbctl.watch.loop import ANOMALY_FILE
 from tests.sandbox.life_helpers import living_hot
-from tests.watch.watch_helpers import Beside
+from tests.watch.watch_helpers import Beside, until_divergence
 
 pytestmark = pytest.mark.live
 
@@ -43,8 +43,11 @@ def test_a_leader_with_shedding_silently_off_is_reported_as_a_divergence(tmp_pat
     life.leader.fault.deviate = {"loadBalancerSheddingEnabled": "false"}  # not advertised
     w = Beside(c, life, clock, tmp_path / "h", doctor=False)
     try:
-        w.minutes(6)
+        # divergence checks start once lbctl's memory has warmed (and lbctl's own first
+        # decisions, in its memory as made, wait out loadBalancerSheddingGracePeriodMinutes)
+        until_divergence(w, 60)
         [div] = w.raised("leader-divergence")
+        assert w.watcher.warm_up is not None and w.watcher.followed > w.watcher.warm_up
         hot = next(iter(c.brokers))  # hot_cluster: the first broker is hot
         assert div.anomaly.subject == hot
         assert "it did not" in div.anomaly.message

@@ -10,7 +10,7 @@ import pytest
 
 from lbctl.sandbox.timeline import schedule
 from tests.sandbox.life_helpers import living_hot
-from tests.watch.watch_helpers import Beside
+from tests.watch.watch_helpers import Beside, until_divergence
 
 pytestmark = pytest.mark.live
 
@@ -183,7 +183,9 @@ def test_a_faithful_leader_watched_often_is_neither_divergent_nor_unexpected(
     dropped, its arrival elsewhere an unexpected-unload."""
     from tests.sandbox.life_helpers import run_for
 
-    c, life, clock = living_hot(3, reconnect=15.0, loadBalancerAutoBundleSplitEnabled="false")
+    # a short usage history (0.5: warm after 5 cycles) so the six minutes are mostly warm
+    c, life, clock = living_hot(3, reconnect=15.0, loadBalancerAutoBundleSplitEnabled="false",
+                                loadBalancerHistoryResourcePercentage="0.5")
     w = Beside(c, life, clock, tmp_path / "h", doctor=False)
     try:
         for _ in range(6 * 6):  # six minutes, a capture every 10 s
@@ -193,6 +195,7 @@ def test_a_faithful_leader_watched_often_is_neither_divergent_nor_unexpected(
         assert w.watcher.checker.observed_total >= 1
         assert w.raised("unexpected-unload") == []
         assert w.raised("leader-divergence") == []
+        assert w.watcher.warm_up == 5 and w.watcher.warm
     finally:
         w.close()
 
@@ -206,9 +209,10 @@ def test_a_restart_keeps_an_open_leader_divergence_open(tmp_path: Path) -> None:
     life.leader.fault.stuck = True
     w = Beside(c, life, clock, tmp_path / "h", doctor=False)
     try:
-        w.minutes(5)
+        until_divergence(w, 60)  # divergence checks start once lbctl's memory has warmed
         [div] = w.raised("leader-divergence")
-        w.watcher = w.new_watcher()  # kill -9 or a redeploy
+        w.watcher = w.new_watcher()  # kill -9 or a redeploy: the history carries the memory
+        assert w.watcher.warm
         w.minutes(4)
         assert w.resolved("leader-divergence") == []
         assert w.raised("leader-divergence") == [div]

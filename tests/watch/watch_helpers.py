@@ -49,3 +49,11 @@ class Beside:
     def close(self) -> None:
         self.client.close()
         self.c.stop()
+
+
+def until_divergence(w: Beside, limit: int) -> None:
+    """Minutes, one at a time, until a leader-divergence is raised (at most ``limit``)."""
+    for _ in range(limit):
+        w.minutes(1)
+        if w.raised("leader-divergence"):
+            return

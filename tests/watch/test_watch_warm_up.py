@@ -1,0 +1,60 @@
+"""A fresh watcher beside a leader with a long memory: divergence checks wait for lbctl's memory
+to warm up (:func:`lbctl.watch.divergence.warm_up`), computed from the cluster's settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lbctl.watch.divergence import warm_up
+from lbctl.watch.status import page_html
+from tests.sandbox.life_helpers import living_hot, run_for
+from tests.watch.watch_helpers import Beside
+
+pytestmark = pytest.mark.live
+
+
+@pytest.mark.parametrize(("p", "cycles"), [("0.9", 23), ("0.5", 5), ("0.8", 12), ("0", 1),
+                                           ("1.0", None)])
+def test_the_warm_up_follows_the_history_percentage(p: str, cycles: int | None) -> None:
+    """ThresholdShedder: the first capture's weight ``p ** k`` falls below a tenth."""
+    assert warm_up("ThresholdShedder", {"loadBalancerHistoryResourcePercentage": p}) == cycles
+    if cycles is not None and cycles > 1:
+        assert float(p) ** (cycles - 1) < 0.1 <= float(p) ** (cycles - 2)
+
+
+def test_the_hit_count_strategies_keep_their_own_warm_up() -> None:
+    assert warm_up("TransferShedder",
+                   {"loadBalancerSheddingConditionHitCountThreshold": "3"}) == 4
+    assert warm_up("OverloadShedder", {}) == 1
+
+
+def test_a_fresh_watcher_beside_a_long_running_leader_raises_no_false_divergence(
+        tmp_path: Path) -> None:
+    """The leader has shed for 25 minutes (its usage average carries them); a watcher started
+    then seeded its average with the brokers' usage at its first capture, so a broker that had
+    just received bundles looked overloaded to lbctl and not to the leader: a false
+    leader-divergence four minutes after start. The page says when the checks start."""
+    c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false")
+    for _ in range(25):
+        run_for(life, clock, 60)
+    w = Beside(c, life, clock, tmp_path / "h", doctor=False)
+    try:
+        w.minutes(1)
+        assert w.watcher.warm_up == 23 and not w.watcher.warm
+        status = w.watcher.current()
+        assert status is not None
+        assert "divergence checks start after 23 shedding cycles (1 followed so far)" \
+            in page_html(status)
+        w.minutes(15)
+        assert w.raised("leader-divergence") == []
+        assert w.raised("unexpected-unload") == []
+        w.minutes(8)
+        assert w.watcher.warm
+        status = w.watcher.current()
+        assert status is not None and "divergence checks start" not in page_html(status)
+        restarted = w.new_watcher()  # the history carries the memory: warm at once
+        assert restarted.warm
+    finally:
+        w.close()
