@@ -143,7 +143,9 @@ def _header(st: ClusterState, prev: ClusterState | None = None) -> ClusterState:
     Every snapshot's header is held for the whole replay, so what equals the previous header's
     — the cluster's name, the configuration, the brokers with their versions: a sequence's
     usual case — is the previous header's object, not a copy (issue 30: a copy per snapshot
-    grew the replay by kilobytes a snapshot)."""
+    grew the replay by kilobytes a snapshot). The reader's name index (``names``) goes too: it
+    holds the snapshot's whole reports and bundle table (~57 kB a snapshot at 10 brokers × 100
+    bundles), and a header's new brokers mapping could not use it anyway."""
     if prev is not None and _same_versions(st, prev):
         brokers = prev.brokers
     else:
@@ -154,7 +156,7 @@ def _header(st: ClusterState, prev: ClusterState | None = None) -> ClusterState:
     return replace(st, cluster=cluster, brokers=brokers, config=config, bundle_data=None,
                    namespaces=_EMPTY, topics=_EMPTY, broker_load_data=_EMPTY,
                    top_bundles_load_data=_EMPTY, namespace_topics=_EMPTY, observed=None,
-                   recently_unloaded=_EMPTY, recently_unloaded_brokers=_EMPTY)
+                   recently_unloaded=_EMPTY, recently_unloaded_brokers=_EMPTY, names=None)
 
 
 def _same_versions(st: ClusterState, header: ClusterState) -> bool:
