@@ -20,14 +20,26 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_checkout_has_the_link_readme_meets() -> None:
-    """What the next test stands for: the repository's ``examples`` is a link to the package's."""
+    """What the next test stands for: the repository's ``examples`` is a link to the package's.
+    An unpacked sdist (MANIFEST.in's ``graft examples``) holds a copy of the same files instead."""
     link = ROOT / "examples"
+    if (ROOT / "PKG-INFO").is_file():
+        names = sorted(str(p.relative_to(link)) for p in link.rglob("*") if p.is_file())
+        assert names == sorted(str(p.relative_to(examples_dir())) for p in
+                               examples_dir().rglob("*") if p.is_file())
+        return
     assert link.is_symlink() and link.resolve() == examples_dir().resolve()
 
 
-def test_readme_copy_in_a_checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    os.symlink(examples_dir(), tmp_path / "examples")
-    monkeypatch.chdir(tmp_path)
+def test_readme_copy_in_a_checkout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the checkout itself, as README runs it: its link is relative and leads below its
+    directory, the kind lbctl follows (an absolute link to the package, which this test used
+    before, leads out of its directory and has been refused since the rule was tightened)."""
+    if not (ROOT / "examples").is_symlink() or (ROOT / "examples").resolve() != \
+            examples_dir().resolve():
+        pytest.skip("not a checkout whose examples link is the imported package's (an sdist "
+                    "holds a copy, and copying into it would change the tree)")
+    monkeypatch.chdir(ROOT)
     before = sorted(p.name for p in examples_dir().iterdir())
     res = CliRunner().invoke(app, ["examples", "--copy", "examples"])
     assert res.exit_code == 0, res.stderr

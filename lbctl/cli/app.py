@@ -125,10 +125,17 @@ class _Root(RootGroup):
 
 def _exit_codes() -> str:
     """The epilog of ``lbctl --help``: the exit codes, from :class:`~lbctl.errors.ExitStatus`
-    (``\b`` keeps Click from re-flowing the lines)."""
+    (``\b`` keeps Click from re-flowing the lines), and where the ``docs/*.md`` pages that help
+    texts and messages name are for an installed lbctl: the wheel has no docs/, the sdist has
+    them (MANIFEST.in), and no documentation site exists to name instead."""
     from lbctl.errors import ExitStatus
 
-    return "\b\nExit codes:\n" + "\n".join(f"  {int(s):>3}  {s.description}" for s in ExitStatus)
+    return ("\b\nExit codes:\n" + "\n".join(f"  {int(s):>3}  {s.description}" for s in ExitStatus)
+            + f"\n\n\b\n{DOCS_WHERE}")
+
+
+#: the one line saying where the docs/*.md pages are (``lbctl --help``'s last line)
+DOCS_WHERE = "docs/*.md: in the sdist (pip download --no-deps --no-binary :all: lbctl)"
 
 
 app = typer.Typer(

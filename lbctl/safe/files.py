@@ -44,7 +44,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -135,9 +134,11 @@ def _owner(uid: int) -> str:
         return f"uid {uid}"
 
 
-def _untrusted(link_st: os.stat_result, holder: str, target: str) -> str | None:
-    """Why the link (``lstat`` ``link_st``, pointing at ``target``) in the directory ``holder`` may
-    not be followed, or None when it may.
+def _untrusted(link_st: os.stat_result, holder: str, target: str,
+               mode: int | None = None) -> str | None:
+    """Why the link (``lstat`` ``link_st``, pointing at ``target``) in the directory ``holder``
+    (whose ``st_mode`` is ``mode``: the walk's descriptor's, so that the directory judged is the
+    one walked; None: ``stat`` it by name) may not be followed, or None when it may.
 
     It must belong to you or to root and sit in a directory that others cannot change (not
     writable by others, or sticky like ``/tmp``, where only a link's owner can replace it). And it
@@ -151,10 +152,11 @@ def _untrusted(link_st: os.stat_result, holder: str, target: str) -> str | None:
     me = os.geteuid()
     if link_st.st_uid not in (0, me):
         return f"owned by {_owner(link_st.st_uid)}"
-    try:
-        mode = os.stat(holder).st_mode
-    except (OSError, ValueError):
-        return None  # unreadable: the open that follows says so
+    if mode is None:
+        try:
+            mode = os.stat(holder).st_mode
+        except (OSError, ValueError):
+            return None  # unreadable: the open that follows says so
     if mode & stat.S_IWOTH and not mode & stat.S_ISVTX:
         return f"in {holder}, which anyone can write"
     if holder == "/" or (link_st.st_uid == 0 and me != 0):
@@ -168,60 +170,108 @@ def _untrusted(link_st: os.stat_result, holder: str, target: str) -> str | None:
 
 def refuse_untrusted_dirs(path: str | os.PathLike[str], *, error: ErrorFactory) -> None:
     """Refuse ``path`` when a directory on the way to its last component is reached through a
-    symbolic link that someone else could have planted or could swap: one owned by another user
-    than you or root, or one in a directory writable by anyone without the sticky bit.
-
-    The components are resolved one by one as the kernel would (``..`` after a link goes up from
-    where the link led), from ``/`` or the working directory; every link met on the way, in the
-    path as written or in a link's target, is checked. Links that the system or you made stay
-    working: ``/tmp`` or ``/var`` being links (root's), a checkout's ``examples ->
-    lbctl/examples`` (yours), a home directory moved to another disk. The last component is not
-    walked: it is the caller's (never followed, or followed by the kernel for credentials). A
-    missing or unreadable component ends the walk; the open that follows reports it."""
-    if os.sep != "/" or not hasattr(os, "geteuid"):
-        return  # pragma: no cover - POSIX only
-    name = os.fspath(path)
-    head = os.path.dirname(name)
-    if not head or "\0" in name:
-        return
+    symbolic link that someone else could have planted or could swap (:func:`_untrusted`): the
+    walk of :func:`open_parent`, for a caller that opens nothing there itself (a directory lbctl
+    will create, ``--out``, ``--history``). Links that the system or you made stay working:
+    ``/tmp`` or ``/var`` being links (root's), a checkout's ``examples -> lbctl/examples``
+    (yours), a home directory moved to another disk. The last component is not walked: it is the
+    caller's. A missing or unreadable component ends the walk; the open that follows reports it."""
     try:
-        current = "/" if head.startswith("/") else os.getcwd()
-    except OSError:
+        fd, _ = open_parent(path, error=error)
+    except (OSError, ValueError):
         return
+    if fd is not None:
+        os.close(fd)
+
+
+_DIR_FLAGS = (getattr(os, "O_PATH", 0) or os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
+
+
+def _refused_link(name: str, step: str, reason: str, error: ErrorFactory) -> LbctlError:
+    resolved = os.path.join(_realpath(os.path.dirname(name)), os.path.basename(name))
+    e = error(f"{name}: {step} is a symbolic link {reason} (lbctl follows a link on "
+              f"the way to a file only when it is part of the system's layout or stays "
+              f"where it is, and no one else can replace it); give the path it leads "
+              f"to, {resolved}, if that is the one")
+    e.exit_code = ExitStatus.ERROR
+    return e
+
+
+def open_parent(path: str | os.PathLike[str], *, error: ErrorFactory) -> tuple[int | None, str]:
+    """A descriptor of the directory holding ``path``'s last component, and that component:
+    the one walk behind every open, create and rename lbctl does (``dir_fd=`` with the result).
+
+    The directories are opened one at a time, each relative to the one before and never through
+    a link (``O_NOFOLLOW``); a link met on the way is read (``readlink``), judged by
+    :func:`_untrusted` against the directory that holds it (the descriptor already open, so the
+    directory judged is the one the walk is in), and its target walked the same way. A link
+    swapped in after it was judged is never followed: nothing is reopened by name. ``..`` goes up
+    from the directory reached, as the kernel's does. Returns None for the descriptor when the
+    path has no directory part (the working directory's ``AT_FDCWD``); the caller closes the
+    other. A missing or unusable component raises the ``OSError`` an open by name would
+    (``ENOENT``, ``ENOTDIR``, ``EACCES``, ``ELOOP`` after :data:`_MAX_HOPS` links); an untrusted
+    link raises ``error`` in one line, exit 1."""
+    name = os.fspath(path)
+    head, last = os.path.split(name)
+    if not head or os.sep != "/" or not hasattr(os, "geteuid"):
+        return None, name
+    if not last:  # "dir/": the directory itself
+        last = "."
+    where = "/" if head.startswith("/") else _cwd()
+    fd = os.open(where if where == "/" else ".", _DIR_FLAGS)
     pending = [p for p in reversed(head.split("/")) if p and p != "."]
     hops = 0
-    while pending:
-        part = pending.pop()
-        if part == "..":
-            current = os.path.dirname(current)
-            continue
-        step = os.path.join(current, part)
-        try:
-            st = os.lstat(step)
-        except (OSError, ValueError):
-            return
-        if not stat.S_ISLNK(st.st_mode):
-            current = step
-            continue
-        hops += 1
-        try:
-            target = os.readlink(step)
-        except OSError:
-            return
-        reason = _untrusted(st, current, target)
-        if reason is not None:
-            resolved = os.path.join(_realpath(head), os.path.basename(name))
-            e = error(f"{name}: {step} is a symbolic link {reason} (lbctl follows a link on "
-                      f"the way to a file only when it is part of the system's layout or stays "
-                      f"where it is, and no one else can replace it); give the path it leads "
-                      f"to, {resolved}, if that is the one")
-            e.exit_code = ExitStatus.ERROR
-            raise e
-        if hops > _MAX_HOPS:
-            return  # a loop: the open says "too many levels of symbolic links"
-        if target.startswith("/"):
-            current = "/"
-        pending.extend(p for p in reversed(target.split("/")) if p and p != ".")
+    try:
+        while pending:
+            part = pending.pop()
+            try:
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as e:
+                if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                st = os.lstat(part, dir_fd=fd)
+                if not stat.S_ISLNK(st.st_mode):
+                    raise
+                hops += 1
+                if hops > _MAX_HOPS:
+                    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), name) from None
+                target = os.readlink(part, dir_fd=fd)
+                reason = _untrusted(st, where, target, os.fstat(fd).st_mode)
+                if reason is not None:
+                    raise _refused_link(name, os.path.join(where, part), reason, error) from None
+                if target.startswith("/"):
+                    os.close(fd)
+                    fd, where = -1, "/"
+                    fd = os.open("/", _DIR_FLAGS)
+                pending.extend(p for p in reversed(target.split("/")) if p and p != ".")
+                continue
+            os.close(fd)
+            fd = nxt
+            where = os.path.dirname(where) if part == ".." else os.path.join(where, part)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        raise
+    return fd, last
+
+
+def _open_at(path: str, flags: int, mode: int, *, error: ErrorFactory) -> int:
+    """``os.open(path, flags, mode)`` with the directories walked by :func:`open_parent` and the
+    last component opened relative to the last of them (so ``O_NOFOLLOW`` in ``flags`` holds for
+    it, and no directory on the way can be swapped for a link meanwhile)."""
+    dfd, last = open_parent(path, error=error)
+    try:
+        return os.open(last, flags, mode, dir_fd=dfd)
+    finally:
+        if dfd is not None:
+            os.close(dfd)
+
+
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:
+        return "."
 
 
 def _realpath(path: str) -> str:
@@ -291,9 +341,8 @@ def open_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
     never follows a symbolic link unless ``follow`` (credentials only: see the module docstring).
     """
     flags = os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
-    refuse_untrusted_dirs(path, error=error)
     try:
-        fd = os.open(path, flags)
+        fd = _open_at(path, flags, 0, error=error)
     except FileNotFoundError:
         raise error(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -404,13 +453,14 @@ def open_private(name: str, *, error: ErrorFactory, new: bool = False, append: b
     (``O_NOFOLLOW``): a link, a FIFO, a device or a directory is refused with one line. The open
     never blocks (``O_NONBLOCK``, cleared once ``fstat`` says it is a regular file)."""
     base = os.O_RDWR | os.O_NONBLOCK | _NOFOLLOW | _CLOEXEC | (os.O_APPEND if append else 0)
-    refuse_untrusted_dirs(name, error=error)
     fd = -1
     created = False
+    dfd: int | None = None
     try:
+        dfd, last = open_parent(name, error=error)
         for _ in range(8):  # a name removed between the two opens: create it after all
             try:
-                fd = os.open(name, base | os.O_CREAT | os.O_EXCL, mode)
+                fd = os.open(last, base | os.O_CREAT | os.O_EXCL, mode, dir_fd=dfd)
                 created = True
                 break
             except FileExistsError:
@@ -418,7 +468,7 @@ def open_private(name: str, *, error: ErrorFactory, new: bool = False, append: b
                     raise error(f"{name}: already exists (lbctl creates it, and takes over no "
                                 "existing file)") from None
             try:
-                fd = os.open(name, base)
+                fd = os.open(last, base, dir_fd=dfd)
                 break
             except FileNotFoundError:
                 continue
@@ -432,6 +482,9 @@ def open_private(name: str, *, error: ErrorFactory, new: bool = False, append: b
         if isinstance(e, PermissionError):
             raise error(f"{name}: permission denied") from None
         raise error(f"{name}: cannot open: {e.strerror or e}") from None
+    finally:
+        if dfd is not None:
+            os.close(dfd)
     return _regular(fd, name, what=what, error=error), created
 
 
@@ -454,15 +507,27 @@ def _write_all(fd: int, data: bytes) -> None:
 def atomic_write(name: str, data: bytes, *, error: ErrorFactory, mode: int = 0o600) -> None:
     """Replace ``name`` with ``data`` at once: readers see the old file or the new one, never
     half of it, and a crash at any point leaves no temporary file behind. A symbolic link at
-    ``name`` is refused (:func:`refuse_link`), not silently replaced by a file."""
-    refuse_link(name, error=error)
-    directory = os.path.dirname(os.path.abspath(name))
+    ``name`` is refused (as :func:`refuse_link`), not silently replaced by a file.
+
+    The temporary file is made, named and renamed relative to a descriptor of the target's
+    directory (:func:`open_parent`), so a directory on the way swapped for a link during the
+    write cannot send the file elsewhere."""
+    base = os.path.basename(name) or name
+    dfd: int | None = None
     tmp: str | None = None
     try:
-        anon = _anonymous(directory, mode)
+        dfd, last = open_parent(name, error=error)
+        if dfd is None:
+            dfd = os.open(".", _DIR_FLAGS)
+        try:
+            is_link = stat.S_ISLNK(os.lstat(last, dir_fd=dfd).st_mode)
+        except FileNotFoundError:
+            is_link = False
+        if is_link:
+            raise link_refused(name, error)
+        anon = _anonymous(dfd, mode)
         if anon is None:
-            fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(name)}.",
-                                       suffix=".tmp")
+            fd, tmp = _named_temp(dfd, base, mode)
         else:
             fd = anon
         try:
@@ -470,43 +535,69 @@ def atomic_write(name: str, data: bytes, *, error: ErrorFactory, mode: int = 0o6
             os.fchmod(fd, mode)
             os.fsync(fd)
             if tmp is None:
-                tmp = _link_anonymous(fd, directory, os.path.basename(name))
+                tmp = _link_anonymous(fd, dfd, base)
                 if tmp is None:  # no /proc: write it again under a name
                     os.close(fd)
-                    fd, tmp = tempfile.mkstemp(dir=directory,
-                                               prefix=f".{os.path.basename(name)}.", suffix=".tmp")
+                    fd, tmp = _named_temp(dfd, base, mode)
                     _write_all(fd, data)
                     os.fchmod(fd, mode)
                     os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, name)
+        os.replace(tmp, last, src_dir_fd=dfd, dst_dir_fd=dfd)
         tmp = None
-        _fsync_dir(directory)
+        _fsync_dir_fd(dfd)
     except OSError as e:
         raise error(f"{name}: cannot write: {e.strerror or e}") from None
     finally:
         if tmp is not None:
             with contextlib.suppress(OSError):
-                os.unlink(tmp)
+                os.unlink(tmp, dir_fd=dfd)
+        if dfd is not None:
+            os.close(dfd)
 
 
-def _anonymous(directory: str, mode: int) -> int | None:
+def _fsync_dir_fd(dfd: int) -> None:
+    """``fsync`` the directory behind ``dfd`` (which may be an ``O_PATH`` descriptor, which
+    ``fsync`` refuses: the directory is then opened again through it, not by name)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(".", os.O_RDONLY | _CLOEXEC, dir_fd=dfd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _named_temp(dfd: int, base: str, mode: int) -> tuple[int, str]:
+    """A new temporary file next to the target (``O_EXCL``, never through a link), for a
+    filesystem without ``O_TMPFILE``."""
+    for _ in range(100):
+        tmp = f".{base}.{os.urandom(4).hex()}.tmp"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, mode,
+                         dir_fd=dfd)
+        except FileExistsError:
+            continue
+        return fd, tmp
+    raise OSError(errno.EEXIST, "no free temporary name")
+
+
+def _anonymous(dfd: int, mode: int) -> int | None:
     flag = getattr(os, "O_TMPFILE", None)
     if flag is None:
         return None
     try:
-        return os.open(directory, flag | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), mode)
+        return os.open(".", flag | os.O_WRONLY | _CLOEXEC, mode, dir_fd=dfd)
     except OSError:
         return None  # a filesystem without O_TMPFILE
 
 
-def _link_anonymous(fd: int, directory: str, base: str) -> str | None:
+def _link_anonymous(fd: int, dfd: int, base: str) -> str | None:
     """Give the anonymous inode a name, just before it is renamed over the target."""
     for _ in range(8):
-        tmp = os.path.join(directory, f".{base}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        tmp = f".{base}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         try:
-            os.link(f"/proc/self/fd/{fd}", tmp)
+            os.link(f"/proc/self/fd/{fd}", tmp, dst_dir_fd=dfd)
             return tmp
         except FileExistsError:
             continue
