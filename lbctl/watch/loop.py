@@ -98,6 +98,9 @@ class Watcher:
         #: grace map is corrected with them before the next cycle (:meth:`_correct`)
         self._decided: dict[str, int] = {}
         self._moved: dict[str, int] = {}
+        #: bundles whose grace lbctl's last cycle counted on, though it ends before the leader's
+        #: next cycle (:meth:`_grace_ending`)
+        self._ending: frozenset[str] = frozenset()
         #: cycles lbctl follows the leader before its expectations are firm (None: never), from
         #: the last cycle's strategy and settings (:func:`lbctl.watch.divergence.warm_up`)
         self.warm_up: int | None = 1
@@ -114,9 +117,10 @@ class Watcher:
             # memory, ownership, moves and the leader's open expectations — no conditions, no
             # events: without the expectations, the first capture after a restart resolved an
             # open leader-divergence and a later one raised it again
+            ending = self._ending
             settings, seen, decided = self._cycle(st, frozenset(self.ours))
             self.checker.observe(st, seen, decided, interval_ms(settings), frozenset(self.ours),
-                                 warm=self.warm)
+                                 warm=self.warm, free=ending)
         if states:
             self.known = known_brokers(states)
             # the page and /metrics show the last capture on record (its age in the lag, the
@@ -170,6 +174,7 @@ class Watcher:
             self._moved.update(_lost_before(state))
         if prev is None or state.captured_at - prev[0].captured_at >= interval_ms(prev[1]):
             self._correct()
+            self._ending = self._grace_ending(state, settings, prev)
             result = self.follower.step(state, settings)
             self.warm_up = warm_up(result.shedding, settings)
             self.last_plan = result.plan()
@@ -209,6 +214,25 @@ class Watcher:
             f.memory = replace(f.memory, recently_unloaded=MappingProxyType(fixed))
         self._decided, self._moved = {}, {}
 
+    def _grace_ending(self, state: ClusterState, settings: Any, prev: Any) -> frozenset[str]:
+        """The bundles in the follower's grace map (before this cycle expires any) whose
+        ``loadBalancerSheddingGracePeriodMinutes`` may have run out in the leader before its
+        next cycle. lbctl's cycle runs at its capture, the leader's up to one
+        ``loadBalancerSheddingIntervalMinutes`` later on its own clock (the phase is unknown),
+        and a move enters lbctl's map when a capture shows it, up to the gap between captures
+        after the leader made it (ownership shows in load reports): past that, the leader's
+        ``ModularLoadManagerImpl.doLoadShedding`` may have dropped the bundle from
+        ``recentlyUnloadedBundles`` and shed it again while lbctl's cycle still held it — a move
+        neither expected nor unexpected (a fresh leader re-shed its first unload 31 minutes
+        later, one cycle before lbctl's grace ended)."""
+        assert self.follower is not None
+        recently = getattr(self.follower.memory, "recently_unloaded", None) or {}
+        step = interval_ms(settings)
+        gap = step if prev is None else max(0, state.captured_at - prev[0].captured_at)
+        grace = int(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60_000
+        until = state.captured_at + step + gap - grace
+        return frozenset(b for b, ts in recently.items() if ts < until)
+
     def tick(self) -> TickResult:
         """One capture (module docstring). A read that fails raises (the loop reports it)."""
         self.reading = True
@@ -220,9 +244,10 @@ class Watcher:
         with self._lock:
             self.captures += 1
             ours = self._ours(state.captured_at)
+            ending = self._ending  # as lbctl's last cycle left it (the moves seen came after)
             settings, seen, decided = self._cycle(state, ours)
             found = self.checker.observe(state, seen, decided, interval_ms(settings), ours,
-                                         warm=self.warm)
+                                         warm=self.warm, free=ending)
             found += conditions(state, settings, known=self.known, leader=leader,
                                 previous_leader=self.leader, log=self.log,
                                 limits=self.opts.limits)
