@@ -119,18 +119,21 @@ class Checker:
         self.observed_total = 0
 
     def observe(self, state: ClusterState, seen: Iterable[Move], decided: Iterable[Any],
-                interval_ms: int, ours: frozenset[str] = frozenset(), warm: bool = True
-                ) -> list[Condition]:
+                interval_ms: int, ours: frozenset[str] = frozenset(), warm: bool = True,
+                free: frozenset[str] = frozenset()) -> list[Condition]:
         """Fold in one capture: the moves it shows, the cycle's decisions on it; ``ours``: bundles
         the watcher's own healing moved, never reported as unexpected; ``warm``: lbctl's memory
-        has warmed up (module docstring), else the cycle's expectations are tentative."""
+        has warmed up (module docstring), else the cycle's expectations are tentative; ``free``:
+        bundles whose grace period ends before the leader's next cycle, so that it may shed them
+        though lbctl's cycle could not (a move of one is not unexpected)."""
         out: list[Condition] = []
         now = state.captured_at
         active = set(state.available())
         for m in seen:
             self.observed_total += 1
             e = self.open.pop(m.bundle, None)
-            if e is None and m.bundle not in ours and (m.before is None or m.before in active):
+            if (e is None and m.bundle not in ours and m.bundle not in free
+                    and (m.before is None or m.before in active)):
                 out.append(Condition(
                     "unexpected-unload", m.bundle, "warning",
                     f"bundle {m.bundle} moved from {m.before} to {m.after}: an unload lbctl's "

@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from msgspec import Struct, field
@@ -30,6 +31,7 @@ from msgspec import Struct, field
 from lbctl.loadmanager.clock import Follower, interval_ms
 from lbctl.loadmanager.select import Options
 from lbctl.model.cluster import ClusterState
+from lbctl.records import replace
 from lbctl.watch.anomalies import ANOMALY_FILE, Condition, Event, Tracker
 from lbctl.watch.detect import MoveLog, Thresholds, conditions, known_brokers, moves, usage_of
 from lbctl.watch.divergence import Checker, warm_up
@@ -91,6 +93,14 @@ class Watcher:
         self.ours: set[str] = set()  # bundles lbctl's own healing moved (besides the queue's)
         self._plan_bundles: dict[str, frozenset[str]] = {}  # plan id → the bundles it moves
         self.last_plan: Any = None  # the load manager's plan on the last capture
+        #: lbctl's own unloads on its last cycle (bundle → the time its memory holds them at) and
+        #: the leader's moves seen since (bundle → the capture that showed it): the follower's
+        #: grace map is corrected with them before the next cycle (:meth:`_correct`)
+        self._decided: dict[str, int] = {}
+        self._moved: dict[str, int] = {}
+        #: bundles whose grace lbctl's last cycle counted on, though it ends before the leader's
+        #: next cycle (:meth:`_grace_ending`)
+        self._ending: frozenset[str] = frozenset()
         #: cycles lbctl follows the leader before its expectations are firm (None: never), from
         #: the last cycle's strategy and settings (:func:`lbctl.watch.divergence.warm_up`)
         self.warm_up: int | None = 1
@@ -107,9 +117,10 @@ class Watcher:
             # memory, ownership, moves and the leader's open expectations — no conditions, no
             # events: without the expectations, the first capture after a restart resolved an
             # open leader-divergence and a later one raised it again
-            settings, seen, decided = self._cycle(st)
+            ending = self._ending
+            settings, seen, decided = self._cycle(st, frozenset(self.ours))
             self.checker.observe(st, seen, decided, interval_ms(settings), frozenset(self.ours),
-                                 warm=self.warm)
+                                 warm=self.warm, free=ending)
         if states:
             self.known = known_brokers(states)
             # the page and /metrics show the last capture on record (its age in the lag, the
@@ -137,8 +148,10 @@ class Watcher:
         profile, _ = profile_of([state], self.lm_opts)
         return settings_for(state, self.lm_opts, {}, profile)
 
-    def _cycle(self, state: ClusterState) -> tuple[Any, list[Any], list[Any]]:
-        """The load manager's cycle on ``state`` and the ownership changes it shows."""
+    def _cycle(self, state: ClusterState, ours: frozenset[str] = frozenset()
+               ) -> tuple[Any, list[Any], list[Any]]:
+        """The load manager's cycle on ``state`` and the ownership changes it shows; ``ours``:
+        the bundles lbctl's own healing moved (not the leader's unloads)."""
         from lbctl.loadmanager import select
 
         settings = self._settings(state)
@@ -147,24 +160,78 @@ class Watcher:
             self.follower = Follower(lm)
         decided: list[Any] = []
         prev = self.follower.prev
+        seen = moves(self.last_owner, state)
+        active = set(state.available())
+        for m in seen:
+            # a failover (its broker gone) or lbctl's own healing is no unload of the leader's
+            if (m.before is None or m.before in active) and m.bundle not in ours:
+                self._moved[m.bundle] = m.at
         # the leader runs one cycle a loadBalancerSheddingIntervalMinutes (LoadSheddingTask):
         # captures closer than that see no cycle of its, and lbctl runs none either — one per
         # capture made each capture's cycle expect other bundles than the one before it (memory
         # as if the first had shed), six a minute at --interval 10, none ever done
+        if prev is None:
+            self._moved.update(_lost_before(state))
         if prev is None or state.captured_at - prev[0].captured_at >= interval_ms(prev[1]):
+            self._correct()
+            self._ending = self._grace_ending(state, settings, prev)
             result = self.follower.step(state, settings)
             self.warm_up = warm_up(result.shedding, settings)
             self.last_plan = result.plan()
             decided = list(self.last_plan.actions)
-        seen = moves(self.last_owner, state)
+            self._decided = {a.bundle: state.captured_at for a in decided
+                             if a.action in ("unload", "transfer") and not a.skipped}
         self.last_owner.update(state.owners())
         # ping-pong and unload-storm count the balancer's moves and unloads, not a failover (a
         # bundle whose broker is gone): a crash of a broker with 22 bundles was an unload-storm
-        active = set(state.available())
         self.log.add([m for m in seen if m.before is None or m.before in active],
                      state.captured_at)
         self.usage.add(state.captured_at, usage_of(state, settings))
         return settings, seen, decided
+
+    def _correct(self) -> None:
+        """The follower's recently unloaded bundles made the leader's, as far as the captures
+        show, before lbctl's next cycle. lbctl's memory takes its own decisions as carried out
+        (``ModularLoadManagerImpl.doLoadShedding`` puts each unloaded bundle in
+        ``recentlyUnloadedBundles`` at the cycle's time, the extensible ``UnloadManager`` on a
+        Success; both skip such a bundle for ``loadBalancerSheddingGracePeriodMinutes``), so a
+        decision the leader never carried out (taken during the warm-up, or where the leader did
+        something else) kept its bundle out of lbctl's choices for 30 minutes while the leader
+        could shed it, and a bundle the leader did unload was not in lbctl's map (or was, at
+        lbctl's time, not the leader's): the two grace periods ended apart — an
+        unexpected-unload and a leader-divergence 30 minutes after the start — and a stuck
+        leader was reported only once that grace had run. Now the leader's moves seen since the
+        last cycle enter the map at the capture that showed them, and lbctl's own unloads of
+        that cycle not seen done leave it (a later capture showing one done puts it back)."""
+        f = self.follower
+        recently = getattr(f.memory, "recently_unloaded", None) if f is not None else None
+        if f is not None and recently is not None and (self._decided or self._moved):
+            fixed = dict(recently)
+            for b, at in self._decided.items():
+                if b not in self._moved and fixed.get(b) == at:
+                    del fixed[b]
+            fixed.update(self._moved)
+            f.memory = replace(f.memory, recently_unloaded=MappingProxyType(fixed))
+        self._decided, self._moved = {}, {}
+
+    def _grace_ending(self, state: ClusterState, settings: Any, prev: Any) -> frozenset[str]:
+        """The bundles in the follower's grace map (before this cycle expires any) whose
+        ``loadBalancerSheddingGracePeriodMinutes`` may have run out in the leader before its
+        next cycle. lbctl's cycle runs at its capture, the leader's up to one
+        ``loadBalancerSheddingIntervalMinutes`` later on its own clock (the phase is unknown),
+        and a move enters lbctl's map when a capture shows it, up to the gap between captures
+        after the leader made it (ownership shows in load reports): past that, the leader's
+        ``ModularLoadManagerImpl.doLoadShedding`` may have dropped the bundle from
+        ``recentlyUnloadedBundles`` and shed it again while lbctl's cycle still held it — a move
+        neither expected nor unexpected (a fresh leader re-shed its first unload 31 minutes
+        later, one cycle before lbctl's grace ended)."""
+        assert self.follower is not None
+        recently = getattr(self.follower.memory, "recently_unloaded", None) or {}
+        step = interval_ms(settings)
+        gap = step if prev is None else max(0, state.captured_at - prev[0].captured_at)
+        grace = int(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60_000
+        until = state.captured_at + step + gap - grace
+        return frozenset(b for b, ts in recently.items() if ts < until)
 
     def tick(self) -> TickResult:
         """One capture (module docstring). A read that fails raises (the loop reports it)."""
@@ -176,9 +243,11 @@ class Watcher:
         self.history.append(state)
         with self._lock:
             self.captures += 1
-            settings, seen, decided = self._cycle(state)
-            found = self.checker.observe(state, seen, decided, interval_ms(settings),
-                                         self._ours(state.captured_at), warm=self.warm)
+            ours = self._ours(state.captured_at)
+            ending = self._ending  # as lbctl's last cycle left it (the moves seen came after)
+            settings, seen, decided = self._cycle(state, ours)
+            found = self.checker.observe(state, seen, decided, interval_ms(settings), ours,
+                                         warm=self.warm, free=ending)
             found += conditions(state, settings, known=self.known, leader=leader,
                                 previous_leader=self.leader, log=self.log,
                                 limits=self.opts.limits)
@@ -324,6 +393,20 @@ class Watcher:
             if count is not None and n >= count:
                 return
             stop.wait(max(0.0, self.opts.interval_s - (time.monotonic() - started)))
+
+
+def _lost_before(state: ClusterState) -> dict[str, int]:
+    """The unloads a first capture can tell of, though it sees no move: the bundles a broker's
+    last report lists as lost (``LocalBrokerData.lastBundleLosses``, the bundles gone since its
+    previous report) that another broker owns now or nobody does — a leader's unload made just
+    before the watcher started (its grace runs on in the leader) — at the report's time."""
+    owners = state.owners()
+    out: dict[str, int] = {}
+    for broker, report in state.brokers.items():
+        for b in report.lastBundleLosses:
+            if owners.get(b) != broker:
+                out[b] = report.lastUpdate or state.captured_at
+    return out
 
 
 def _bundles_of(plan: Path) -> frozenset[str]:

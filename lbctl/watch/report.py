@@ -26,6 +26,9 @@ def status_lines(directory: Path) -> list[str]:
         s = last[-1]
         out.append(f"last capture: {s.captured_at_iso}, cluster {s.cluster}, "
                    f"{len(s.brokers)} broker(s), {s.bundle_count()} bundle(s)")
+        note = _warm_up_note(directory)
+        if note:
+            out.append(note)
     t = Tracker()
     t.load(directory / ANOMALY_FILE)
     active = t.active()
@@ -40,3 +43,19 @@ def status_lines(directory: Path) -> list[str]:
 
     out += executor()
     return out
+
+
+def _warm_up_note(directory: Path) -> str:
+    """Whether a watcher started on this history checks the leader yet: the cycles its history
+    spans, replayed as a restarted watcher replays them (:class:`lbctl.watch.loop.Watcher`), so
+    the line says what the running watcher's page says (empty once the checks are on)."""
+    from lbctl.errors import LbctlError
+    from lbctl.loadmanager.select import Options
+    from lbctl.watch.loop import Watcher, WatchOptions
+    from lbctl.watch.status import divergence_note
+
+    try:
+        w = Watcher(None, WatchOptions(directory, doctor=False), Options())
+    except LbctlError as e:  # the rest of the status is still worth showing
+        return one_line(f"divergence checks: unknown ({e})")
+    return "" if w.status is None else divergence_note(w.status)

@@ -96,6 +96,11 @@ def build_status(w: Watcher, state: ClusterState, settings: Settings) -> Status:
         last_error=w.last_error, followed=w.followed, warm_up=w.warm_up)
 
 
+def warm_up_left(s: Status) -> int | None:
+    """Shedding cycles before the divergence checks start (0 once they have; None: never)."""
+    return None if s.warm_up is None else max(0, s.warm_up - s.followed)
+
+
 def divergence_note(s: Status) -> str:
     """Whether the leader is checked yet: divergence checks start once lbctl's memory has warmed
     (:func:`lbctl.watch.divergence.warm_up`); empty once they have."""
@@ -127,6 +132,9 @@ METRICS = {
     "lbctl_capture_errors_total": ("counter", "Captures that failed."),
     "lbctl_capture_lag_seconds": ("gauge", "Seconds since the last capture (watcher's clock)."),
     "lbctl_plans_pending": ("gauge", "Healing plans waiting for review."),
+    "lbctl_divergence_warmup_cycles_remaining": (
+        "gauge", "Shedding cycles lbctl still follows the leader before divergence checks "
+                 "start (0: checking; +Inf: never, loadBalancerHistoryResourcePercentage >= 1)."),
 }
 
 
@@ -167,6 +175,9 @@ def metrics_text(s: Status | None, now_ms: int, counters: tuple[int, int] | None
             rows["lbctl_capture_errors_total"].append(f" {s.errors}")
         rows["lbctl_capture_lag_seconds"].append(f" {max(0.0, (now_ms - s.captured_at) / 1000):.3f}")
         rows["lbctl_plans_pending"].append(f" {len(s.plans)}")
+        left = warm_up_left(s)
+        rows["lbctl_divergence_warmup_cycles_remaining"].append(
+            " +Inf" if left is None else f" {left}")
     out: list[str] = []
     for name, (kind, text) in METRICS.items():
         out.append(f"# HELP {name} {text}")

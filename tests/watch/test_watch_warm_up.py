@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from lbctl.watch.divergence import warm_up
-from lbctl.watch.status import page_html
+from lbctl.watch.report import status_lines
+from lbctl.watch.status import metrics_text, page_html
 from tests.sandbox.life_helpers import living_hot, run_for
 from tests.watch.watch_helpers import Beside
 
@@ -45,8 +46,11 @@ def test_a_fresh_watcher_beside_a_long_running_leader_raises_no_false_divergence
         assert w.watcher.warm_up == 23 and not w.watcher.warm
         status = w.watcher.current()
         assert status is not None
-        assert "divergence checks start after 23 shedding cycles (1 followed so far)" \
-            in page_html(status)
+        note = "divergence checks start after 23 shedding cycles (1 followed so far)"
+        assert note in page_html(status)
+        # lbctl watch --status (from the history alone) and /metrics say it too
+        assert note in status_lines(w.history)
+        assert "\nlbctl_divergence_warmup_cycles_remaining 22\n" in metrics_text(status, 0)
         w.minutes(15)
         assert w.raised("leader-divergence") == []
         assert w.raised("unexpected-unload") == []
@@ -54,7 +58,18 @@ def test_a_fresh_watcher_beside_a_long_running_leader_raises_no_false_divergence
         assert w.watcher.warm
         status = w.watcher.current()
         assert status is not None and "divergence checks start" not in page_html(status)
+        assert not any("divergence checks" in line for line in status_lines(w.history))
+        assert "\nlbctl_divergence_warmup_cycles_remaining 0\n" in metrics_text(status, 0)
         restarted = w.new_watcher()  # the history carries the memory: warm at once
         assert restarted.warm
     finally:
         w.close()
+
+
+
+def test_the_warm_up_gauge_is_inf_when_checks_never_start() -> None:
+    """p ≥ 1: the leader's average never forgets what it saw before the watcher."""
+    from lbctl.watch.status import Status
+
+    status = Status("c", 0, (), (0.0, 1.0), (), (), 1, 0, 0, 0, (), warm_up=None, followed=40)
+    assert "\nlbctl_divergence_warmup_cycles_remaining +Inf\n" in metrics_text(status, 0)
