@@ -207,6 +207,11 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
     _check_finite(state, view)
     rules = build_rules(state, settings, view, recently_moved, held)
     notes: list[str] = []
+    if view.model.history and not math.isfinite(view.model.ratio_error):
+        notes.append("the reports' history does not tell what a byte costs against a message "
+                     "(the brokers' message sizes changed too little): bytes are costed at the "
+                     "fleet's fit, and a bundle whose message size differs from its new "
+                     "broker's is predicted with less confidence")
     for b in view.model.thin():
         j = view.index().get(b)
         if j is not None and j not in rules.closed:
