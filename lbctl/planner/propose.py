@@ -37,7 +37,15 @@ from lbctl.planner.greedy import Caps
 from lbctl.planner.hedge import hedge
 from lbctl.planner.load import RESOURCES, LoadView, build, canonical
 from lbctl.planner.repair import repair
-from lbctl.planner.solve import EXACT_LIMIT, SOLVERS, Solution, SolveOptions, band_widths, solve
+from lbctl.planner.solve import (
+    EXACT_LIMIT,
+    SOLVERS,
+    ExactBudget,
+    Solution,
+    SolveOptions,
+    band_widths,
+    solve,
+)
 from lbctl.planner.splits import SplitFinding, find_splits
 from lbctl.units import rounded
 
@@ -230,8 +238,9 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
     elif refused := not _room(planning):
         solution = Solution((), "none", _no_room(targets, planning, margin), None, None, 0.0, v0)
     else:
+        # one exact-solver budget for every pass below (--time-limit is the command's)
         solve_options = SolveOptions(options.solver, options.time_limit, options.exact_limit,
-                                     options.refine)
+                                     options.refine, ExactBudget(options.time_limit))
         solution = _solved(view, rules, costs, planning, caps, solve_options)
         for share in (0.5, 0.0):  # the margin out of reach: as much of it as the bundles allow
             if solution.violation.ok:

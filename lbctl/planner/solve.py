@@ -13,8 +13,8 @@ an error).
 **The same input gives the same plan.** The greedy plan is deterministic (brokers and bundles are
 read in name order, :func:`lbctl.planner.load.canonical`, and ties go to the lower name); the exact
 solver's answer is a function of the model and its work limits (nodes, gap), not of the clock.
-``--time-limit`` is only the exact solver's safety net, in CPU seconds (the model's build counts
-against it), so other processes' load never trips it; with the default work limits and
+``--time-limit`` is only the exact solver's safety net, in CPU seconds of the whole command
+(every exact pass shares it, :class:`ExactBudget`; the model's build counts against it), so other processes' load never trips it; with the default work limits and
 ``--exact-limit`` it is out of reach. When it does run out first (a very slow machine, a tiny
 limit, ``--solver exact`` on a big model) the exact run is discarded, the greedy plan is kept and
 a note says the plan then depends on the machine.
@@ -34,7 +34,11 @@ the band; otherwise nothing moves.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import resource
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
 
 from lbctl.planner import milp
 from lbctl.planner.assignment import TOLERANCE, Assignment, Violation, better
@@ -46,6 +50,8 @@ from lbctl.planner.greedy import Caps, solve_greedy, solve_hosted
 from lbctl.planner.load import LoadView
 from lbctl.planner.lp_round import lp_plan
 from lbctl.planner.refine import polish
+
+_R = TypeVar("_R")
 
 SOLVERS = ("auto", "exact", "greedy")
 #: (bundle, destination) pairs up to which ``auto`` runs the exact model: HiGHS's root work (cuts,
@@ -66,12 +72,60 @@ INSTALL_HINT = "pip install 'lbctl[propose]'"
 IMPROVEMENT = 0.001
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its waited-for children (the exact solver's forks,
+    :func:`lbctl.planner.milp._within`), user and system."""
+    ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + ch.ru_utime + ch.ru_stime
+
+
+class ExactBudget:
+    """``--time-limit`` as the whole command's exact-solver budget, in CPU seconds: every exact
+    pass (a solve's main and cheapest-nearest runs, propose's narrower passes) gets what the
+    earlier ones left, its model's sizing and build counted; none runs once it is spent. A pass
+    the budget stops falls back to greedy's plan as a clock-stopped run always did, so the plan
+    is still decided by the work limits wherever the clock does not intervene. (Each pass used
+    to get the full limit: 172 CPU s for ``--time-limit 60`` on a 114k-pair model.)
+
+    ``limits`` lists the limit each pass was given (tests count them)."""
+
+    __slots__ = ("limits", "seconds", "used")
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.used = 0.0
+        self.limits: list[float] = []
+
+    def left(self) -> float:
+        return self.seconds - self.used
+
+    def charge(self, run: Callable[[], _R]) -> _R:
+        """``run()``, its CPU seconds (this process's and its children's) taken from the
+        budget."""
+        t0 = _cpu_seconds()
+        try:
+            return run()
+        finally:
+            self.used += max(0.0, _cpu_seconds() - t0)
+
+    def solve(self, run: Callable[[float], milp.MilpResult]) -> milp.MilpResult:
+        """``run(limit)`` with what is left as its limit; a ``"time limit"`` result without
+        running when nothing is."""
+        left = self.left()
+        if left <= 0:
+            return milp.MilpResult(None, "time limit", None, None, None, 1.0, 0)
+        self.limits.append(left)
+        return self.charge(lambda: run(left))
+
+
 @dataclass(frozen=True, slots=True)
 class SolveOptions:
     solver: str = "auto"
     time_limit: float = TIME_LIMIT
     exact_limit: int = EXACT_LIMIT
     refine: bool = True  # greedy's plan polished for fewer bytes (lbctl.planner.refine.polish)
+    #: shared by every solve of one command (propose's passes); ``None``: this solve's own
+    budget: ExactBudget | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -159,6 +213,7 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
 
     movable = sum(1 for why in rules.pinned if why is None)
     most = movable * max(len(view.brokers) - 1, 0)  # pairs, before the constraints
+    budget = options.budget if options.budget is not None else ExactBudget(options.time_limit)
     exact_wanted = options.solver == "exact" or (options.solver == "auto"
                                                   and most <= options.exact_limit)
     if options.solver == "auto" and not exact_wanted:
@@ -171,15 +226,16 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
     elif exact_wanted and not milp.available():
         notes.append(f"scipy is not installed: greedy solver only ({INSTALL_HINT} for the "
                      "exact solver)")
-    elif exact_wanted and not (size := milp.size_of(view, rules, caps)).fits:
+    elif exact_wanted and not (size := budget.charge(
+            lambda: milp.size_of(view, rules, caps))).fits:
         listed = size.pairs is not None
         notes.append(f"{len(size.pairs) if size.pairs is not None else most:,} (bundle, "
                      f"destination) pairs: the exact model would need "
                      f"{'about' if listed else 'more than'} {size.memory / 2**20:,.0f} MB, over "
                      f"its {milp.MEMORY_LIMIT / 2**20:,.0f} MB limit; greedy solver")
     elif exact_wanted:
-        res = milp.solve_milp(view, rules, costs, targets, best_width, caps, options.time_limit,
-                              pairs=size.pairs)
+        res = budget.solve(lambda limit: milp.solve_milp(
+            view, rules, costs, targets, best_width, caps, limit, pairs=size.pairs))
         if res.moves is not None:
             exact = Assignment(view, rules, costs)
             exact.apply(res.moves)
@@ -211,8 +267,9 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
             span = v_exact.band + (targets.target_range or 0.0) if targets.target_std is None \
                 else max(best.u) - min(best.u)
             limits = (v_exact.capacity + TOLERANCE, max(0.0, span - best_width) + TOLERANCE)
-            cheap = milp.solve_milp(view, rules, costs, targets, best_width, caps,
-                                    options.time_limit, pairs=size.pairs, slack_limits=limits)
+            cheap = budget.solve(lambda limit: milp.solve_milp(
+                view, rules, costs, targets, best_width, caps, limit, pairs=size.pairs,
+                slack_limits=limits))
             if cheap.moves is not None:
                 lean = Assignment(view, rules, costs)
                 lean.apply(cheap.moves)
