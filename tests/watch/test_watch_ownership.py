@@ -54,3 +54,25 @@ def test_a_bundle_moved_back_and_forth_within_one_report_interval_is_seen_each_t
     seen_before, raised_before, reported_before = _ping_pong(tmp_path / "off", ownership=False)
     assert reported_before == reported == [0, 0, 0]  # no report rewritten: still on A
     assert seen_before < 3 and raised_before == []
+
+
+def test_a_cluster_refusing_ownedNamespaces_is_followed_by_its_reports_with_one_warning(
+        tmp_path: Path) -> None:
+    from lbctl.sandbox import Fault
+
+    c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false")
+    w = Beside(c, life, clock, tmp_path / "h", doctor=False)
+    warned: list[str] = []
+    w.watcher.warn = warned.append
+    try:
+        refused = Fault(path="/ownedNamespaces$", status=403,
+                        reason="This operation requires super-user access")
+        c.faults.append(refused)
+        w.minutes(3)
+        assert len(warned) == 1 and "ownedNamespaces" in warned[0] and "super-user" in warned[0]
+        assert w.watcher.captures == 3  # the captures go on, from the reports
+        c.faults.remove(refused)
+        w.minutes(2)
+        assert len(warned) == 2 and "again" in warned[1]
+    finally:
+        w.close()
