@@ -8,16 +8,17 @@ that moves shows in the reports only once both brokers have rewritten theirs, an
 twice in between may show no move at all.
 
 ``GET /admin/v2/brokers/{clusterName}/{brokerId}/ownedNamespaces`` (``BrokersBase
-.getOwnedNamespaces``, Pulsar's admin API; answered by the broker named, which redirects when
-asked elsewhere: ``validateBrokerName``) is the broker's ``OwnershipCache`` now: a map of full
-bundle name → ``NamespaceOwnershipStatus`` (``broker_assignment``, ``is_controlled``,
-``is_active``). One request per broker, sent to that broker itself and all at once on the
+.getOwnedNamespaces``, Pulsar's admin API; answered by the broker named, another one redirects:
+``maybeRedirectToBroker``) is what the broker owns now
+(``NamespaceService.getOwnedNameSpacesStatusAsync``): a map of full bundle name →
+``NamespaceOwnershipStatus`` (``broker_assignment``, ``is_controlled``, ``is_active``). One request per broker, sent to that broker itself and all at once on the
 client's connections (:meth:`lbctl.admin.client.AdminClient.gather`), so no redirect is needed.
 
 The heartbeat, SLA-monitor and ``pulsar/system`` namespaces never move
 (``NamespaceService.isSystemServiceNamespace``) and are left out. A broker that refuses or fails
 is named in :attr:`Ownership.failed`; when none answers (an older broker, a role without
-super-user access: the endpoint is ``validateSuperUser``'s) the ownership is None and
+super-user access: ``validateBothSuperuserAndBrokerOperation`` with
+``BrokerOperation.LIST_OWNED_NAMESPACES``) the ownership is None and
 :attr:`Ownership.note` says why, and the caller keeps to the load reports.
 
 Sources never decide: this only copies what each broker says it owns.
