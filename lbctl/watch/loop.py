@@ -196,6 +196,12 @@ class Watcher:
         # as if the first had shed), six a minute at --interval 10, none ever done
         if prev is None:
             self._moved.update(_lost_before(state))
+            if owners is not None:
+                # moved after its broker last wrote its report (before this first capture, so
+                # no move is seen): the leader has it in its grace map, as lbctl must
+                reported = state.owners()
+                self._moved.update({b: state.captured_at for b, o in owners.items()
+                                    if reported.get(b, o) != o})
         if prev is None or state.captured_at - prev[0].captured_at >= interval_ms(prev[1]):
             self._correct()
             self._ending = self._grace_ending(state, settings, prev)

@@ -76,3 +76,32 @@ def test_a_cluster_refusing_ownedNamespaces_is_followed_by_its_reports_with_one_
         assert len(warned) == 2 and "again" in warned[1]
     finally:
         w.close()
+
+
+def test_a_move_before_the_first_capture_enters_lbctls_grace_map(tmp_path: Path) -> None:
+    """The reports still list the bundle on its old broker (not rewritten since), the brokers say
+    it moved: the leader unloaded it, so lbctl's grace map holds it as the leader's does — else
+    lbctl's cycle, on the same reports, expected that unload again and the leader's next one, of
+    another bundle, was unexpected."""
+    from tests.sandbox.life_helpers import run_for
+
+    c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false",
+                                loadBalancerSheddingEnabled="false",
+                                loadBalancerReportUpdateThresholdPercentage="1000000")
+    w = Beside(c, life, clock, tmp_path / "h", doctor=False)
+    try:
+        run_for(life, clock, 30)
+        a, b = list(c.brokers)[:2]
+        bundle = sorted(c.bundles_of(a))[0]
+        ns, rng = bundle.rsplit("/", 1)
+        w.client.request(unload_call(ns, rng, b))
+        run_for(life, clock, 1)
+        w.watcher.tick()
+        assert w.watcher.history.recent(1)[-1].owners()[bundle] == a  # the report is stale
+        f = w.watcher.follower
+        assert f is not None
+        recently = f.memory.recently_unloaded  # type: ignore[attr-defined]
+        assert recently.get(bundle) == w.watcher.history.recent(1)[-1].captured_at
+        assert w.raised("unexpected-unload") == []
+    finally:
+        w.close()
