@@ -186,10 +186,20 @@ class Watcher:
         prev = self.follower.prev
         seen = moves(self.last_owner, state, owners)
         active = set(state.available())
+        fresh: dict[str, int] = {}
         for m in seen:
             # a failover (its broker gone) or lbctl's own healing is no unload of the leader's
             if (m.before is None or m.before in active) and m.bundle not in ours:
-                self._moved[m.bundle] = m.at
+                fresh[m.bundle] = m.at
+        # with the ownership read from the brokers, a move shows at the first capture after the
+        # leader's cycle that made it, while the reports (which both cycles read) may still hold
+        # the bundle where it was: lbctl's cycle on this capture is the leader's past one, so
+        # the move enters lbctl's grace map after it (a cycle with it there already made the
+        # leader's next choice instead, and the leader's move was unexpected); from the reports
+        # alone a move shows once they are rewritten, after the leader's cycle, and enters first
+        if owners is None:
+            self._moved.update(fresh)
+            fresh = {}
         # the leader runs one cycle a loadBalancerSheddingIntervalMinutes (LoadSheddingTask):
         # captures closer than that see no cycle of its, and lbctl runs none either — one per
         # capture made each capture's cycle expect other bundles than the one before it (memory
@@ -211,6 +221,7 @@ class Watcher:
             decided = list(self.last_plan.actions)
             self._decided = {a.bundle: state.captured_at for a in decided
                              if a.action in ("unload", "transfer") and not a.skipped}
+        self._moved.update(fresh)
         self.last_owner.update(state.owners() if owners is None else owners)
         # ping-pong and unload-storm count the balancer's moves and unloads, not a failover (a
         # bundle whose broker is gone): a crash of a broker with 22 bundles was an unload-storm
@@ -277,7 +288,7 @@ class Watcher:
             ending = self._ending  # as lbctl's last cycle left it (the moves seen came after)
             settings, seen, decided = self._cycle(state, ours, owners)
             found = self.checker.observe(state, seen, decided, interval_ms(settings), ours,
-                                         warm=self.warm, free=ending, owners=owners)
+                                         warm=self.warm, free=ending | _agreed(seen, decided), owners=owners)
             found += conditions(state, settings, known=self.known, leader=leader,
                                 previous_leader=self.leader, log=self.log,
                                 limits=self.opts.limits)
@@ -423,6 +434,18 @@ class Watcher:
             if count is not None and n >= count:
                 return
             stop.wait(max(0.0, self.opts.interval_s - (time.monotonic() - started)))
+
+
+def _agreed(seen: list[Any], decided: list[Any]) -> frozenset[str]:
+    """The moves this capture shows that lbctl's cycle on the same capture decides too (the
+    bundle, off the broker it left). The leader's cycle runs up to one shedding interval before
+    lbctl's on its own clock, and reads the brokers' load reports as lbctl's does: with the
+    ownership read from the brokers, its unload shows at the next capture while the reports
+    still hold the bundle where it was, and lbctl's cycle on them makes the same decision one
+    capture after the leader — the same unload, not an unexpected one."""
+    chosen = {(a.bundle, a.broker) for a in decided
+              if a.action in ("unload", "transfer") and not a.skipped}
+    return frozenset(m.bundle for m in seen if (m.bundle, m.before) in chosen)
 
 
 def _lost_before(state: ClusterState) -> dict[str, int]:

@@ -105,3 +105,22 @@ def test_a_move_before_the_first_capture_enters_lbctls_grace_map(tmp_path: Path)
         assert w.raised("unexpected-unload") == []
     finally:
         w.close()
+
+
+def test_a_fresh_leader_and_watcher_agree_while_the_reports_lag(tmp_path: Path) -> None:
+    """Reports rewritten only every loadBalancerReportUpdateMaxIntervalMinutes: each leader's
+    unload shows (from ownedNamespaces) at the capture after its cycle, while the reports lbctl's
+    cycle reads still hold the bundle — that cycle makes the leader's decision, not its next one.
+    From the reports alone: a leader-divergence at 26 min, unexpected-unloads at 16 and 36 and a
+    false ping-pong at 67; with the ownership but the moves entering lbctl's grace map before
+    its cycle: an unexpected-unload at 20."""
+    c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false",
+                                loadBalancerReportUpdateThresholdPercentage="1000000")
+    w = Beside(c, life, clock, tmp_path / "h", doctor=False)
+    try:
+        w.minutes(45)
+        assert w.watcher.log.items  # the leader did move bundles
+        for kind in ("unexpected-unload", "leader-divergence", "ping-pong"):
+            assert w.raised(kind) == [], kind
+    finally:
+        w.close()
