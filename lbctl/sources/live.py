@@ -85,6 +85,10 @@ class LiveSource:
         #: load_reports() (monitor-brokers' extensible view)
         self.last_broker_load: dict[str, dict[str, Any]] = {}
 
+    #: also read every broker's ``ownedNamespaces`` (:mod:`lbctl.sources.live_ownership`) into
+    #: :attr:`LiveRead.owners`; a cluster that refuses it is read from the reports, with a note
+    ownership: bool = False
+
     def load(self) -> ClusterState:
         return self.read().state
 
@@ -199,6 +203,22 @@ class LiveSource:
         return d, reports
 
     def read(self) -> LiveRead:
+        """One read of the cluster (module docstring), with the brokers' ownership listings when
+        :attr:`ownership` is set: read right after the reports, one request per active broker."""
+        read = self._read()
+        if self.ownership:
+            from lbctl.sources.live_ownership import merged, read_ownership
+
+            got = read_ownership(self.client, read.state.cluster, list(read.state.available()))
+            read.owners = None if got.owners is None else merged(read.state.owners(), got)
+            if got.note is not None:
+                read.warnings.append(got.note)
+            elif got.failed:
+                read.warnings.append(f"{len(got.failed)} broker(s) did not answer ownedNamespaces: "
+                                     "their bundles are as their load reports list them")
+        return read
+
+    def _read(self) -> LiveRead:
         captured = int(self.clock() * 1000)
         self.progress("brokers", 0, 1)
         d = self.discover()

@@ -41,6 +41,11 @@ class LiveRead:
     snapshot: w.Snapshot
     failures: list[BrokerFailure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: bundle → broker from every broker's ``ownedNamespaces`` when the reader was asked for it
+    #: (:mod:`lbctl.sources.live_ownership`): ownership now, not as the load reports last had it
+    #: (the reports' owner for a broker that did not answer: ``live_ownership.merged``); None
+    #: when not asked for or no broker answered
+    owners: dict[str, str] | None = None
 
 
 def live_snapshot(name: str, *, cluster: str, captured_at: int, load_manager: str,

@@ -49,12 +49,15 @@ class Move(Struct, frozen=True):
     at: int  # epoch ms of the capture that showed it
 
 
-def moves(last_owner: Mapping[str, str], later: ClusterState) -> list[Move]:
+def moves(last_owner: Mapping[str, str], later: ClusterState,
+          owners: Mapping[str, str] | None = None) -> list[Move]:
     """Ownership changes since each bundle's last known owner (``last_owner``, updated by the
     caller): an unloaded bundle may be unowned in one capture and owned again in the next — one
     move. Bundles that vanished (split, deleted) are not moves; a split's children appear with
-    their first owner and are not moves either."""
-    return [Move(b, last_owner[b], o, later.captured_at) for b, o in sorted(later.owners().items())
+    their first owner and are not moves either. ``owners``: who owns each bundle at ``later``
+    when read from the brokers themselves (``ownedNamespaces``), else the load reports'."""
+    now = later.owners() if owners is None else owners
+    return [Move(b, last_owner[b], o, later.captured_at) for b, o in sorted(now.items())
             if b in last_owner and last_owner[b] != o]
 
 

@@ -120,12 +120,15 @@ class Checker:
 
     def observe(self, state: ClusterState, seen: Iterable[Move], decided: Iterable[Any],
                 interval_ms: int, ours: frozenset[str] = frozenset(), warm: bool = True,
-                free: frozenset[str] = frozenset()) -> list[Condition]:
+                free: frozenset[str] = frozenset(),
+                owners: Mapping[str, str] | None = None) -> list[Condition]:
         """Fold in one capture: the moves it shows, the cycle's decisions on it; ``ours``: bundles
         the watcher's own healing moved, never reported as unexpected; ``warm``: lbctl's memory
         has warmed up (module docstring), else the cycle's expectations are tentative; ``free``:
         bundles whose grace period ends before the leader's next cycle, so that it may shed them
-        though lbctl's cycle could not (a move of one is not unexpected)."""
+        though lbctl's cycle could not (a move of one is not unexpected); ``owners``: who owns
+        each bundle now as the brokers list it (``ownedNamespaces``), else the load reports'
+        (which lag a move by up to ``loadBalancerReportUpdateMaxIntervalMinutes``)."""
         out: list[Condition] = []
         now = state.captured_at
         active = set(state.available())
@@ -138,7 +141,8 @@ class Checker:
                     "unexpected-unload", m.bundle, "warning",
                     f"bundle {m.bundle} moved from {m.before} to {m.after}: an unload lbctl's "
                     "model does not expect — manual, or another load manager?"))
-        owners = state.owners()
+        if owners is None:
+            owners = state.owners()
         for e in sorted(self.open.values(), key=lambda e: e.bundle):
             # still on the broker that should have shed it; owned by nobody, it was unloaded
             # and waits for its clients (its next owner fulfils the expectation)

@@ -53,6 +53,9 @@ class WatchOptions(Struct, frozen=True):
     limits: Thresholds = field(default_factory=Thresholds)
     patience: int = 2  # shedding intervals an expected move may take
     doctor: bool = True
+    #: who owns each bundle from every broker's ``ownedNamespaces`` (moves seen at the capture
+    #: they happen), else from the load reports only (a move shows once both are rewritten)
+    ownership: bool = True
 
 
 class TickResult(Struct, frozen=True):
@@ -85,6 +88,8 @@ class Watcher:
         self.known: set[str] = set()
         self.log = MoveLog(opts.limits.window_ms)
         self.leader: str | None = None
+        #: whether the last capture read ownership from the brokers (None: no capture yet)
+        self.owned_read: bool | None = None
         self.usage = UsageHistory()
         self.captures = 0
         self.errors = 0
@@ -128,19 +133,36 @@ class Watcher:
             self.status = build_status(self, states[-1], settings)
 
     # --- one capture --------------------------------------------------------------------------
-    def _read(self) -> tuple[ClusterState, str | None]:
+    def _read(self) -> tuple[ClusterState, str | None, dict[str, str] | None]:
+        """The capture, the leader and who owns each bundle now (None: from the reports only).
+
+        Ownership is read from the brokers (:mod:`lbctl.sources.live_ownership`) because the
+        load reports lag a move by up to ``loadBalancerReportUpdateMaxIntervalMinutes``: a bundle
+        moved there and back within one report interval showed no move, and lbctl's expected
+        moves were checked against the ownership of the last reports, not the leader's. A
+        cluster that refuses the listing is followed by its reports, with one warning when that
+        starts and one when the listing comes back."""
         from lbctl.admin.client import call
         from lbctl.admin.errors import AdminError
         from lbctl.sources.live_brokers import LEADER_BROKER, leader_id
 
         with self.cluster.session() as reader:
             reader.clock = self.clock
-            state = reader.read().state
+            reader.ownership = self.opts.ownership
+            read = reader.read()
             try:
                 leader = leader_id(reader.client.json(call(LEADER_BROKER)))
             except AdminError:
                 leader = None
-        return state, leader
+        if self.opts.ownership and (read.owners is not None) != self.owned_read:
+            if read.owners is None:
+                note = next((w for w in read.warnings if "ownedNamespaces" in w),
+                            "ownedNamespaces not read")
+                self.warn(f"ownership: {note}")
+            elif self.owned_read is False:
+                self.warn("ownership: read from every broker's ownedNamespaces again")
+            self.owned_read = read.owners is not None
+        return read.state, leader, read.owners
 
     def _settings(self, state: ClusterState) -> Any:
         from lbctl.loadmanager.select import profile_of, settings_for
@@ -148,10 +170,12 @@ class Watcher:
         profile, _ = profile_of([state], self.lm_opts)
         return settings_for(state, self.lm_opts, {}, profile)
 
-    def _cycle(self, state: ClusterState, ours: frozenset[str] = frozenset()
-               ) -> tuple[Any, list[Any], list[Any]]:
+    def _cycle(self, state: ClusterState, ours: frozenset[str] = frozenset(),
+               owners: Mapping[str, str] | None = None) -> tuple[Any, list[Any], list[Any]]:
         """The load manager's cycle on ``state`` and the ownership changes it shows; ``ours``:
-        the bundles lbctl's own healing moved (not the leader's unloads)."""
+        the bundles lbctl's own healing moved (not the leader's unloads); ``owners``: who owns
+        each bundle now as the brokers list it (None: the reports'). The cycle itself runs on
+        the reports' ownership, which is what the leader's ``ModularLoadManagerImpl`` reads."""
         from lbctl.loadmanager import select
 
         settings = self._settings(state)
@@ -160,18 +184,34 @@ class Watcher:
             self.follower = Follower(lm)
         decided: list[Any] = []
         prev = self.follower.prev
-        seen = moves(self.last_owner, state)
+        seen = moves(self.last_owner, state, owners)
         active = set(state.available())
+        fresh: dict[str, int] = {}
         for m in seen:
             # a failover (its broker gone) or lbctl's own healing is no unload of the leader's
             if (m.before is None or m.before in active) and m.bundle not in ours:
-                self._moved[m.bundle] = m.at
+                fresh[m.bundle] = m.at
+        # with the ownership read from the brokers, a move shows at the first capture after the
+        # leader's cycle that made it, while the reports (which both cycles read) may still hold
+        # the bundle where it was: lbctl's cycle on this capture is the leader's past one, so
+        # the move enters lbctl's grace map after it (a cycle with it there already made the
+        # leader's next choice instead, and the leader's move was unexpected); from the reports
+        # alone a move shows once they are rewritten, after the leader's cycle, and enters first
+        if owners is None:
+            self._moved.update(fresh)
+            fresh = {}
         # the leader runs one cycle a loadBalancerSheddingIntervalMinutes (LoadSheddingTask):
         # captures closer than that see no cycle of its, and lbctl runs none either — one per
         # capture made each capture's cycle expect other bundles than the one before it (memory
         # as if the first had shed), six a minute at --interval 10, none ever done
         if prev is None:
             self._moved.update(_lost_before(state))
+            if owners is not None:
+                # moved after its broker last wrote its report (before this first capture, so
+                # no move is seen): the leader has it in its grace map, as lbctl must
+                reported = state.owners()
+                self._moved.update({b: state.captured_at for b, o in owners.items()
+                                    if reported.get(b, o) != o})
         if prev is None or state.captured_at - prev[0].captured_at >= interval_ms(prev[1]):
             self._correct()
             self._ending = self._grace_ending(state, settings, prev)
@@ -181,7 +221,8 @@ class Watcher:
             decided = list(self.last_plan.actions)
             self._decided = {a.bundle: state.captured_at for a in decided
                              if a.action in ("unload", "transfer") and not a.skipped}
-        self.last_owner.update(state.owners())
+        self._moved.update(fresh)
+        self.last_owner.update(state.owners() if owners is None else owners)
         # ping-pong and unload-storm count the balancer's moves and unloads, not a failover (a
         # bundle whose broker is gone): a crash of a broker with 22 bundles was an unload-storm
         self.log.add([m for m in seen if m.before is None or m.before in active],
@@ -237,7 +278,7 @@ class Watcher:
         """One capture (module docstring). A read that fails raises (the loop reports it)."""
         self.reading = True
         try:
-            state, leader = self._read()
+            state, leader, owners = self._read()
         finally:
             self.reading = False
         self.history.append(state)
@@ -245,9 +286,9 @@ class Watcher:
             self.captures += 1
             ours = self._ours(state.captured_at)
             ending = self._ending  # as lbctl's last cycle left it (the moves seen came after)
-            settings, seen, decided = self._cycle(state, ours)
+            settings, seen, decided = self._cycle(state, ours, owners)
             found = self.checker.observe(state, seen, decided, interval_ms(settings), ours,
-                                         warm=self.warm, free=ending)
+                                         warm=self.warm, free=ending | _agreed(seen, decided), owners=owners)
             found += conditions(state, settings, known=self.known, leader=leader,
                                 previous_leader=self.leader, log=self.log,
                                 limits=self.opts.limits)
@@ -393,6 +434,18 @@ class Watcher:
             if count is not None and n >= count:
                 return
             stop.wait(max(0.0, self.opts.interval_s - (time.monotonic() - started)))
+
+
+def _agreed(seen: list[Any], decided: list[Any]) -> frozenset[str]:
+    """The moves this capture shows that lbctl's cycle on the same capture decides too (the
+    bundle, off the broker it left). The leader's cycle runs up to one shedding interval before
+    lbctl's on its own clock, and reads the brokers' load reports as lbctl's does: with the
+    ownership read from the brokers, its unload shows at the next capture while the reports
+    still hold the bundle where it was, and lbctl's cycle on them makes the same decision one
+    capture after the leader — the same unload, not an unexpected one."""
+    chosen = {(a.bundle, a.broker) for a in decided
+              if a.action in ("unload", "transfer") and not a.skipped}
+    return frozenset(m.bundle for m in seen if (m.bundle, m.before) in chosen)
 
 
 def _lost_before(state: ClusterState) -> dict[str, int]:
