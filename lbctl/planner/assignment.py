@@ -98,22 +98,44 @@ class Assignment:
 
     def usage_swap(self, j: int, out: int, into: int) -> float:
         """Broker ``j``'s usage if bundle ``out`` left it and bundle ``into`` arrived
-        (either may be -1: none)."""
-        drivers = self.view.drivers
+        (either may be -1: none). The exchange search's unit of work (millions of calls on a
+        large namespace): the three resources unrolled, with the same operations in the same
+        order as a loop over them."""
         t = self.terms[j]
+        now, per = t.now, t.per_unit
         dj = self.delta[j]
+        drivers = self.view.drivers
+        o = drivers[out] if out >= 0 else None
+        n = drivers[into] if into >= 0 else None
         u = t.floor
-        for r in range(3):
-            now = t.now[r]
-            if now != -math.inf:
-                x = dj[r]
-                if out >= 0:
-                    x -= drivers[out][r]
-                if into >= 0:
-                    x += drivers[into][r]
-                v = now + t.per_unit[r] * x
-                if v > u:
-                    u = v
+        inf = -math.inf
+        if now[0] != inf:
+            x = dj[0]
+            if o is not None:
+                x -= o[0]
+            if n is not None:
+                x += n[0]
+            v = now[0] + per[0] * x
+            if v > u:
+                u = v
+        if now[1] != inf:
+            x = dj[1]
+            if o is not None:
+                x -= o[1]
+            if n is not None:
+                x += n[1]
+            v = now[1] + per[1] * x
+            if v > u:
+                u = v
+        if now[2] != inf:
+            x = dj[2]
+            if o is not None:
+                x -= o[2]
+            if n is not None:
+                x += n[2]
+            v = now[2] + per[2] * x
+            if v > u:
+                u = v
         return u
 
     def heaviest_term(self, j: int) -> int:

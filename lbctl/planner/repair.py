@@ -139,38 +139,102 @@ def _best_step(a: Assignment, ends: Ends, on: list[list[int]], targets: Targets,
     low = by_low[:_ENDS]
     mean = sum(a.u) / n
     here = (round(now.capacity, 8), round(now.band, 8), 0.0)
+    here_head = here[:2]
     best: tuple[tuple[float, float, float], float, int, int, Violation] | None = None
+    std = targets.target_std is not None
+    max_usage = targets.max_usage
+    width = targets.target_range or 0.0
+    u = a.u
+    owner = a.view.owner
+    moved = a.moved
+    cost_of = a.costs.cost
+    drivers = a.view.drivers
+    unc, start, idle = ends.unc, ends.start, ends.idle
     for src in high:
         for dst in low:
             # a step goes down the usage as predicted, or down the high ends (a broker whose
             # cost is little known, predicted low, may be the highest at its end)
-            if dst == src or a.u[dst] >= a.u[src] and (
-                    ends.high(dst, a.u[dst]) >= ends.high(src, a.u[src])):
+            if dst == src or u[dst] >= u[src] and (
+                    ends.high(dst, u[dst]) >= ends.high(src, u[src])):
                 continue
+            # per pair, not per bundle: the ends of the brokers other than src and dst (the
+            # bundle only moves those two), and the two brokers' spread terms now
+            pair = (src, dst)
+            other_hi = next((ends.high(j, u[j]) for j in by_high if j not in pair), None)
+            other_lo = next((ends.low(j, u[j]) for j in by_low if j not in pair), None)
+            if point is not None:
+                p_hi = next((point.high(j, u[j]) for j in p_high if j not in pair), None)
+                p_lo = next((point.low(j, u[j]) for j in p_low if j not in pair), None)
+            now_s, now_d = (u[src] - mean) ** 2, (u[dst] - mean) ** 2
+            unc_s, start_s, idle_s = unc[src], start[src], idle[src]
+            unc_d, start_d, idle_d = unc[dst], start[dst], idle[dst]
+            # Assignment.usage_if of both brokers, its terms read once per pair
+            t_s, t_d = a.terms[src], a.terms[dst]
+            floor_s, floor_d = t_s.floor, t_d.floor
+            res_s = [r for r in range(3) if t_s.now[r] != -math.inf]
+            res_d = [r for r in range(3) if t_d.now[r] != -math.inf]
+            leave = [(t_s.now[r], t_s.per_unit[r], a.delta[src][r]) for r in range(3)
+                     if t_s.now[r] != -math.inf]
+            come = [(t_d.now[r], t_d.per_unit[r], a.delta[dst][r]) for r in range(3)
+                    if t_d.now[r] != -math.inf]
             for i in on[src]:
-                home = a.view.owner[i]
-                new = i not in a.moved and dst != home
+                home = owner[i]
+                new = i not in moved and dst != home
                 if new and caps.block(a, i):
                     continue
                 if a.refuses(i, dst) is not None:  # its owner too: it may have filled up
                     continue
-                us, ud = a.usage_if(src, i, -1.0), a.usage_if(dst, i, 1.0)
-                v = _violation_with(a, ends, by_high, by_low, src, us, dst, ud, targets)
-                spread = ((us - mean) ** 2 + (ud - mean) ** 2
-                          - (a.u[src] - mean) ** 2 - (a.u[dst] - mean) ** 2)
-                key = (round(v.capacity, 8), round(v.band, 8), round(spread, 10))
+                d = drivers[i]
+                us = floor_s
+                for r, (x0, per, x) in zip(res_s, leave, strict=True):
+                    w = x0 + per * (x - d[r])
+                    if w > us:
+                        us = w
+                ud = floor_d
+                for r, (x0, per, x) in zip(res_d, come, strict=True):
+                    w = x0 + per * (x + d[r])
+                    if w > ud:
+                        ud = w
+                if std:
+                    v = _violation_with(a, ends, by_high, by_low, src, us, dst, ud, targets)
+                    cap, band = v.capacity, v.band
+                else:  # _violation_with's sum, with the other brokers' ends taken per pair
+                    sp_s = unc_s * min(abs(us - start_s), max(0.0, us - idle_s))
+                    sp_d = unc_d * min(abs(ud - start_d), max(0.0, ud - idle_d))
+                    hs = us + sp_s
+                    ls = us - sp_s
+                    hi = max(hs, ud + sp_d, hs if other_hi is None else other_hi)
+                    lo = min(ls, ud - sp_d, ls if other_lo is None else other_lo)
+                    cap, band = max(0.0, hi - max_usage), max(0.0, hi - lo - width)
+                # keys compare capacity and band first: a candidate already behind on those,
+                # against the plan or the best so far, needs no spread
+                head = (round(cap, 8), round(band, 8))
+                if head > here_head or best is not None and head > best[0][:2]:
+                    continue
+                spread = (us - mean) ** 2 + (ud - mean) ** 2 - now_s - now_d
+                key = (*head, round(spread, 10))
                 if not key < here:
                     continue
-                if point is not None and ceiling is not None:
-                    pv = _violation_with(a, point, p_high, p_low, src, us, dst, ud, targets)
-                    if pv.capacity > ceiling.capacity + EPS or (
-                            pv.band > ceiling.band + EPS
-                            and not v.capacity < now.capacity - EPS):
-                        continue
-                c = a.costs.cost[i]
+                c = cost_of[i]
                 cost = (c if new else 0.0) - (c if dst == home else 0.0)
-                if best is None or (key, cost) < (best[0], best[1]):
-                    best = (key, cost, i, dst, v)
+                if best is not None and not (key, cost) < (best[0], best[1]):
+                    continue
+                if point is not None and ceiling is not None:
+                    if std:
+                        pv = _violation_with(a, point, p_high, p_low, src, us, dst, ud,
+                                             targets)
+                        p_cap, p_band = pv.capacity, pv.band
+                    else:
+                        hs, hd = point.high(src, us), point.high(dst, ud)
+                        ls, ld = point.low(src, us), point.low(dst, ud)
+                        hi = max(hs, hd, hs if p_hi is None else p_hi)
+                        lo = min(ls, ld, ls if p_lo is None else p_lo)
+                        p_cap, p_band = max(0.0, hi - max_usage), max(0.0, hi - lo - width)
+                    if p_cap > ceiling.capacity + EPS or (
+                            p_band > ceiling.band + EPS
+                            and not cap < now.capacity - EPS):
+                        continue
+                best = (key, cost, i, dst, Violation(cap, band))
     return None if best is None else (best[2], best[3], best[4])
 
 
