@@ -196,21 +196,23 @@ def history_inputs(ctx: typer.Context | None, given: FleetInput, out: Path) -> I
     # made and removed relative to descriptors of OUT and OUT/_prometheus (lbctl.safe.files), so
     # a directory swapped for a link meanwhile cannot have a file made or removed elsewhere
     with open_dir(out, error=LbctlError, make=0o777) as held_out:
-        with open_dir(_TMP_DIR, error=LbctlError, make=0o777, at=held_out) as held:
-            name = f"history-{os.urandom(8).hex()}.jsonl"  # O_EXCL: never one already there
-            fd, _ = open_private(name, error=LbctlError, new=True, at=held)
-            os.close(fd)
-            target = Path(held.join(name))
-            try:
-                with shown() as bar:
-                    report = source.write(str(target), bar.step)
-                warn_report(report)
-                yield [target]
-            finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(name, dir_fd=held.fd)
-        with contextlib.suppress(OSError):
-            os.rmdir(_TMP_DIR, dir_fd=held_out.fd)
+        try:
+            with open_dir(_TMP_DIR, error=LbctlError, make=0o777, at=held_out) as held:
+                name = f"history-{os.urandom(8).hex()}.jsonl"  # O_EXCL: never one already there
+                fd, _ = open_private(name, error=LbctlError, new=True, at=held)
+                os.close(fd)
+                target = Path(held.join(name))
+                try:
+                    with shown() as bar:
+                        report = source.write(str(target), bar.step)
+                    warn_report(report)
+                    yield [target]
+                finally:
+                    with contextlib.suppress(OSError):
+                        os.unlink(name, dir_fd=held.fd)
+        finally:
+            with contextlib.suppress(OSError):
+                os.rmdir(_TMP_DIR, dir_fd=held_out.fd)
 
 
 def _plots_skipped_said(no_plot: bool) -> str | None:
