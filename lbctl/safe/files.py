@@ -277,11 +277,12 @@ def open_parent(path: str | os.PathLike[str], *, error: ErrorFactory, make: int 
     return fd, last
 
 
-def _open_at(path: str, flags: int, mode: int, *, error: ErrorFactory) -> int:
+def _open_at(path: str, flags: int, mode: int, *, error: ErrorFactory,
+             at: HeldDir | None = None) -> int:
     """``os.open(path, flags, mode)`` with the directories walked by :func:`open_parent` and the
     last component opened relative to the last of them (so ``O_NOFOLLOW`` in ``flags`` holds for
     it, and no directory on the way can be swapped for a link meanwhile)."""
-    dfd, last = open_parent(path, error=error)
+    dfd, last = open_parent(path, error=error, at=at)
     try:
         return os.open(last, flags, mode, dir_fd=dfd)
     finally:
@@ -356,15 +357,18 @@ def refuse_unwritable(path: str | os.PathLike[str], *, what: str, error: ErrorFa
 
 
 def open_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
-                 follow: bool = False) -> int:
+                 follow: bool = False, at: HeldDir | None = None) -> int:
     """A file descriptor of ``path`` opened for reading, after checking it is a regular file.
 
     ``what`` ends the message (``expected {what}``). The open never blocks (``O_NONBLOCK``) and
     never follows a symbolic link unless ``follow`` (credentials only: see the module docstring).
+    ``at``: ``path`` is relative to that held directory (:func:`open_dir`); messages name the
+    whole path.
     """
+    rel, path = path, (at.join(path) if at is not None else path)
     flags = os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
     try:
-        fd = _open_at(path, flags, 0, error=error)
+        fd = _open_at(rel, flags, 0, error=error, at=at)
     except FileNotFoundError:
         raise error(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -379,11 +383,13 @@ def open_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
 
 
 def read_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
-                 limit: int | None = None, follow: bool = False) -> bytes:
+                 limit: int | None = None, follow: bool = False,
+                 at: HeldDir | None = None) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` (default
-    :data:`LIMITS`.max_input_bytes); ``follow``: as :func:`open_regular`."""
+    :data:`LIMITS`.max_input_bytes); ``follow``, ``at``: as :func:`open_regular`."""
     cap = LIMITS.max_input_bytes if limit is None else limit
-    fd = open_regular(path, what=what, error=error, follow=follow)
+    fd = open_regular(path, what=what, error=error, follow=follow, at=at)
+    path = at.join(path) if at is not None else path
     try:
         with os.fdopen(fd, "rb") as f:
             data = f.read(cap + 1)
