@@ -227,3 +227,35 @@ def test_no_descriptor_is_left_open(tmp_path: Path) -> None:
             with contextlib.suppress(ConfigError):
                 files.open_dir("missing", error=ConfigError, at=held)
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_examples_copy_writes_in_the_directory_it_checked(tmp_path: Path, runner: Any,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``examples --copy DEST`` holds DEST once checked: DEST renamed and replaced (after the
+    check, at the first comparison) by a link the rule would follow (yours, relative, staying in
+    its directory) gets nothing; every file lands in the directory checked. On 73ac7a1 the files
+    were written by path, so through the new link."""
+    from lbctl.cli.app import app
+
+    dest, moved, other = tmp_path / "dest", tmp_path / "moved", tmp_path / "other"
+    dest.mkdir()
+    other.mkdir()
+    done = threading.Event()
+    real_lstat = os.lstat
+
+    def lstat(path: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return real_lstat(path, *args, **kwargs)  # a missing name raises: swapped all the same
+        finally:
+            if not done.is_set() and os.path.basename(os.fspath(path)).endswith(".json"):
+                done.set()
+                os.rename(dest, moved)
+                os.symlink("other", dest)
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    res = runner.invoke(app, ["examples", "--copy", str(dest)])
+    monkeypatch.undo()
+    assert done.is_set(), res.output
+    assert res.exit_code == 0, res.output
+    assert os.listdir(other) == []
+    assert (moved / "hot-broker.json").is_file() and (moved / "extensible").is_dir()
