@@ -540,7 +540,7 @@ def open_dir(directory: str | os.PathLike[str], *, error: ErrorFactory,
         if isinstance(e, FileNotFoundError):
             raise error(f"{name}: no such directory") from None
         if e.errno == errno.ENOTDIR or isinstance(e, FileExistsError):
-            raise error(f"{name}: not a directory") from None
+            raise error(f"{name}: Not a directory") from None  # the system's words, as before
         if isinstance(e, PermissionError):
             raise error(f"{name}: permission denied") from None
         raise error(f"{name}: cannot open the directory: {e.strerror or e}") from None

@@ -202,7 +202,7 @@ def test_open_dir_refuses_in_one_line(tmp_path: Path, case: str) -> None:
     msg = str(e.value)
     assert "\n" not in msg and msg.startswith(str(path) + ": ")
     assert {"link": "is a symbolic link", "missing": "no such directory",
-            "file": "not a directory", "untrusted-middle": "which anyone can write"}[case] in msg
+            "file": "Not a directory", "untrusted-middle": "which anyone can write"}[case] in msg
 
 
 def test_make_creates_no_directory_through_a_dangling_link(tmp_path: Path) -> None:
