@@ -53,40 +53,63 @@ def copy_examples(root: Path, dest: Path) -> int:
 
     What is at ``dest`` is read as any input is (a FIFO there would block the comparison
     forever) and a symbolic link there is refused, not followed (a dangling one would have had
-    the copy written wherever it points); each file is written atomically, mode 0644."""
+    the copy written wherever it points); each file is written atomically, mode 0644. ``dest``
+    is checked once and held by descriptor (:func:`lbctl.safe.files.open_dir`): every file is
+    read, created and renamed relative to it, so the directory written in is the one checked."""
     import os
 
     from lbctl.errors import LbctlError
-    from lbctl.safe.files import atomic_write, read_regular, refuse_link
+    from lbctl.safe.files import HeldDir, atomic_write, open_dir, read_regular, refuse_link
 
     def refused(m: str) -> LbctlError:
         return LbctlError(f"{m}; nothing was copied")
 
     refuse_link(dest, error=refused)
+    held: HeldDir | None = open_dir(dest, error=refused) if os.path.lexists(dest) else None
 
-    def existing(target: Path) -> bytes | None:
-        for parent in reversed(target.relative_to(dest).parents[:-1]):  # a linked sub-directory
-            refuse_link(dest / parent, error=refused)
-        if not os.path.lexists(target):
+    def existing(rel: Path) -> bytes | None:
+        if held is None:
             return None
-        return read_regular(str(target), what="a copy of the example", error=refused)
+        sub = held
+        try:
+            if rel.parent != Path("."):  # a linked or missing sub-directory
+                try:
+                    sub = open_dir(str(rel.parent), error=refused, at=held)
+                except LbctlError as e:
+                    if "no such directory" in str(e):
+                        return None
+                    raise
+            try:
+                os.lstat(rel.name, dir_fd=sub.fd)
+            except FileNotFoundError:
+                return None
+            return read_regular(rel.name, what="a copy of the example", error=refused, at=sub)
+        finally:
+            if sub is not held:
+                sub.close()
 
-    files = [p for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
-    there = {p: existing(dest / p.relative_to(root)) for p in files}
-    clash = [dest / p.relative_to(root) for p in files
-             if there[p] is not None and there[p] != p.read_bytes()]
-    if clash:
-        raise LbctlError(f"{clash[0]} exists and differs from the example; nothing was copied "
-                         "(choose another directory)")
-    written = 0
-    for p in files:
-        if there[p] is not None:
-            continue
-        target = dest / p.relative_to(root)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(str(target), p.read_bytes(), error=LbctlError, mode=0o644)
-        written += 1
-    return written
+    try:
+        files = [p for p in sorted(root.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
+        there = {p: existing(p.relative_to(root)) for p in files}
+        clash = [dest / p.relative_to(root) for p in files
+                 if there[p] is not None and there[p] != p.read_bytes()]
+        if clash:
+            raise LbctlError(f"{clash[0]} exists and differs from the example; nothing was "
+                             "copied (choose another directory)")
+        written = 0
+        for p in files:
+            if there[p] is not None:
+                continue
+            if held is None:
+                held = open_dir(dest, error=LbctlError, make=0o777)
+            rel = p.relative_to(root)
+            with open_dir(str(rel.parent), error=LbctlError, make=0o777, at=held) as sub:
+                atomic_write(rel.name, p.read_bytes(), error=LbctlError, mode=0o644, at=sub)
+            written += 1
+        return written
+    finally:
+        if held is not None:
+            held.close()
 
 
 def _is_root(dest: Path, root: Path) -> bool:

@@ -175,36 +175,44 @@ class _InterruptNoted:
             signal.signal(signal.SIGINT, self.previous)
 
 
+_TMP_DIR = "_prometheus"
+
+
 @contextmanager
 def history_inputs(ctx: typer.Context | None, given: FleetInput, out: Path) -> Iterator[list[Path]]:
     """``fleet ingest``'s inputs: the given paths, or the Prometheus history written to a
     temporary ``.jsonl`` under ``OUT/_prometheus/`` (readable by Spark's executors wherever OUT
     is; Spark skips ``_`` folders) and removed once ingested."""
-    import tempfile
-
     from lbctl.cli.prometheus import warn_report
     from lbctl.cli.state import choose
     from lbctl.progress import shown
+    from lbctl.safe.files import open_dir, open_private
     from lbctl.sources.prometheus.source import PrometheusRange
 
     source = choose(ctx, given).source
     if not isinstance(source, PrometheusRange):
         yield list(given.paths or ())
         return
-    tmp_dir = out / "_prometheus"
-    tmp_dir.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(dir=tmp_dir, prefix="history-", suffix=".jsonl")
-    os.close(fd)
-    target = Path(name)
-    try:
-        with shown() as bar:
-            report = source.write(str(target), bar.step)
-        warn_report(report)
-        yield [target]
-    finally:
-        target.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            tmp_dir.rmdir()
+    # made and removed relative to descriptors of OUT and OUT/_prometheus (lbctl.safe.files), so
+    # a directory swapped for a link meanwhile cannot have a file made or removed elsewhere
+    with open_dir(out, error=LbctlError, make=0o777) as held_out:
+        try:
+            with open_dir(_TMP_DIR, error=LbctlError, make=0o777, at=held_out) as held:
+                name = f"history-{os.urandom(8).hex()}.jsonl"  # O_EXCL: never one already there
+                fd, _ = open_private(name, error=LbctlError, new=True, at=held)
+                os.close(fd)
+                target = Path(held.join(name))
+                try:
+                    with shown() as bar:
+                        report = source.write(str(target), bar.step)
+                    warn_report(report)
+                    yield [target]
+                finally:
+                    with contextlib.suppress(OSError):
+                        os.unlink(name, dir_fd=held.fd)
+        finally:
+            with contextlib.suppress(OSError):
+                os.rmdir(_TMP_DIR, dir_fd=held_out.fd)
 
 
 def _plots_skipped_said(no_plot: bool) -> str | None:

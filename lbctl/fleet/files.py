@@ -24,15 +24,14 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
-from lbctl.errors import UsageError
-from lbctl.safe.files import link_message, refuse_link
+from lbctl.errors import LbctlError, UsageError
+from lbctl.safe.files import atomic_write, link_message, open_dir, refuse_link
 
 MANIFEST = "_lbctl_fleet.json"
 MANIFEST_FORMAT = "lbctl/fleet-manifest@2"  # @2: bundles carry owner_bundles, owner_throughput
@@ -150,20 +149,14 @@ def read_manifest(out: Path) -> dict[str, list[int]]:
 
 
 def write_manifest(out: Path, files: Mapping[str, list[int]]) -> None:
-    """Replace the manifest atomically (a reader never sees half a file)."""
-    out.mkdir(parents=True, exist_ok=True)
+    """Replace the manifest atomically (a reader never sees half a file), with
+    :func:`lbctl.safe.files.atomic_write` relative to a descriptor of ``out`` (created, as
+    ``mkdir -p`` would, each directory relative to its parent's descriptor): the one way lbctl
+    writes a file, so a directory on the way swapped for a link cannot send it elsewhere."""
     data = orjson.dumps({"format": MANIFEST_FORMAT, "files": dict(sorted(files.items()))},
                         option=orjson.OPT_INDENT_2)
-    fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{MANIFEST}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, out / MANIFEST)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+    with open_dir(out, error=LbctlError, make=0o777) as held:
+        atomic_write(MANIFEST, data, error=LbctlError, at=held)
 
 
 def changed(inputs: Iterable[InputFile], manifest: Mapping[str, list[int]]) -> list[InputFile]:

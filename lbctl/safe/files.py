@@ -45,8 +45,9 @@ import re
 import stat
 import sys
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from lbctl.errors import ConfigError, ExitStatus, LbctlError, UsageError
 
@@ -197,7 +198,8 @@ def _refused_link(name: str, step: str, reason: str, error: ErrorFactory) -> Lbc
     return e
 
 
-def open_parent(path: str | os.PathLike[str], *, error: ErrorFactory) -> tuple[int | None, str]:
+def open_parent(path: str | os.PathLike[str], *, error: ErrorFactory, make: int | None = None,
+                at: HeldDir | None = None) -> tuple[int | None, str]:
     """A descriptor of the directory holding ``path``'s last component, and that component:
     the one walk behind every open, create and rename lbctl does (``dir_fd=`` with the result).
 
@@ -210,22 +212,42 @@ def open_parent(path: str | os.PathLike[str], *, error: ErrorFactory) -> tuple[i
     path has no directory part (the working directory's ``AT_FDCWD``); the caller closes the
     other. A missing or unusable component raises the ``OSError`` an open by name would
     (``ENOENT``, ``ENOTDIR``, ``EACCES``, ``ELOOP`` after :data:`_MAX_HOPS` links); an untrusted
-    link raises ``error`` in one line, exit 1."""
+    link raises ``error`` in one line, exit 1.
+
+    ``make`` (a mode): a directory of ``path`` that is missing is created, with ``os.mkdir``
+    relative to the descriptor of the one holding it (so it is made in the directory the walk
+    judged, never where a link swapped in meanwhile leads), and then walked like the others. Only
+    the path's own components are created, never a link's missing target (``mkdir`` would not
+    follow a dangling link either). ``at``: a relative ``path`` is walked from that held
+    directory (:func:`open_dir`) instead of the working directory."""
     name = os.fspath(path)
     head, last = os.path.split(name)
-    if not head or os.sep != "/" or not hasattr(os, "geteuid"):
+    relative_to = at if at is not None and not name.startswith("/") else None
+    if (not head and relative_to is None) or os.sep != "/" or not hasattr(os, "geteuid"):
         return None, name
     if not last:  # "dir/": the directory itself
         last = "."
-    where = "/" if head.startswith("/") else _cwd()
-    fd = os.open(where if where == "/" else ".", _DIR_FLAGS)
-    pending = [p for p in reversed(head.split("/")) if p and p != "."]
-    hops = 0
+    if relative_to is not None:
+        where = relative_to.path
+        fd = os.open(".", _DIR_FLAGS, dir_fd=relative_to.fd)
+    else:
+        where = "/" if head.startswith("/") else _cwd()
+        fd = os.open(where if where == "/" else ".", _DIR_FLAGS)
+    pending = [(p, True) for p in reversed(head.split("/")) if p and p != "."]
+    hops = made = 0
     try:
         while pending:
-            part = pending.pop()
+            part, own = pending.pop()
             try:
                 nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if make is None or not own or part == ".." or made > _MAX_HOPS:
+                    raise
+                made += 1  # bounded: a directory removed as fast as it is made
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, make, dir_fd=fd)
+                pending.append((part, own))
+                continue
             except OSError as e:
                 if e.errno not in (errno.ELOOP, errno.ENOTDIR):
                     raise
@@ -243,7 +265,7 @@ def open_parent(path: str | os.PathLike[str], *, error: ErrorFactory) -> tuple[i
                     os.close(fd)
                     fd, where = -1, "/"
                     fd = os.open("/", _DIR_FLAGS)
-                pending.extend(p for p in reversed(target.split("/")) if p and p != ".")
+                pending.extend((p, False) for p in reversed(target.split("/")) if p and p != ".")
                 continue
             os.close(fd)
             fd = nxt
@@ -255,11 +277,12 @@ def open_parent(path: str | os.PathLike[str], *, error: ErrorFactory) -> tuple[i
     return fd, last
 
 
-def _open_at(path: str, flags: int, mode: int, *, error: ErrorFactory) -> int:
+def _open_at(path: str, flags: int, mode: int, *, error: ErrorFactory,
+             at: HeldDir | None = None) -> int:
     """``os.open(path, flags, mode)`` with the directories walked by :func:`open_parent` and the
     last component opened relative to the last of them (so ``O_NOFOLLOW`` in ``flags`` holds for
     it, and no directory on the way can be swapped for a link meanwhile)."""
-    dfd, last = open_parent(path, error=error)
+    dfd, last = open_parent(path, error=error, at=at)
     try:
         return os.open(last, flags, mode, dir_fd=dfd)
     finally:
@@ -334,15 +357,18 @@ def refuse_unwritable(path: str | os.PathLike[str], *, what: str, error: ErrorFa
 
 
 def open_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
-                 follow: bool = False) -> int:
+                 follow: bool = False, at: HeldDir | None = None) -> int:
     """A file descriptor of ``path`` opened for reading, after checking it is a regular file.
 
     ``what`` ends the message (``expected {what}``). The open never blocks (``O_NONBLOCK``) and
     never follows a symbolic link unless ``follow`` (credentials only: see the module docstring).
+    ``at``: ``path`` is relative to that held directory (:func:`open_dir`); messages name the
+    whole path.
     """
+    rel, path = path, (at.join(path) if at is not None else path)
     flags = os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC | (0 if follow else _NOFOLLOW)
     try:
-        fd = _open_at(path, flags, 0, error=error)
+        fd = _open_at(rel, flags, 0, error=error, at=at)
     except FileNotFoundError:
         raise error(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -357,11 +383,13 @@ def open_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
 
 
 def read_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
-                 limit: int | None = None, follow: bool = False) -> bytes:
+                 limit: int | None = None, follow: bool = False,
+                 at: HeldDir | None = None) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` (default
-    :data:`LIMITS`.max_input_bytes); ``follow``: as :func:`open_regular`."""
+    :data:`LIMITS`.max_input_bytes); ``follow``, ``at``: as :func:`open_regular`."""
     cap = LIMITS.max_input_bytes if limit is None else limit
-    fd = open_regular(path, what=what, error=error, follow=follow)
+    fd = open_regular(path, what=what, error=error, follow=follow, at=at)
+    path = at.join(path) if at is not None else path
     try:
         with os.fdopen(fd, "rb") as f:
             data = f.read(cap + 1)
@@ -435,29 +463,107 @@ CUT_GZIP = ("the compressed data is cut short at the end (an append was interrup
 # --------------------------------------------------------------------------------------------
 # writing
 # --------------------------------------------------------------------------------------------
-def private_dir(directory: str, *, error: ErrorFactory = ConfigError) -> None:
-    """Create ``directory`` (and parents) with mode 0700 when missing; never under a link that
-    :func:`refuse_untrusted_dirs` refuses (the directories would be made where it leads)."""
-    if directory:
-        refuse_untrusted_dirs(os.path.join(directory, ""), error=error)
-    if directory and not os.path.isdir(directory):
-        os.makedirs(directory, mode=0o700, exist_ok=True)
+def private_dir(directory: str, *, error: ErrorFactory = ConfigError, mode: int = 0o700) -> None:
+    """Create ``directory`` (and parents) with ``mode`` (0700: private) when missing; never under
+    a link that :func:`refuse_untrusted_dirs` refuses (the directories would be made where it
+    leads). Each missing component is made relative to a descriptor of the directory holding it
+    (:func:`open_parent` ``make``), not by path, so a directory swapped for a link while they are
+    made cannot send the rest elsewhere."""
+    if not directory:
+        return
+    # an OSError (a file in the way, permission denied) goes to the caller, as os.makedirs's did
+    dfd, _ = open_parent(os.path.join(directory, ""), error=error, make=mode)
+    if dfd is not None:
+        os.close(dfd)
+
+
+class HeldDir:
+    """A directory checked once and held open by descriptor (an ``O_PATH`` one): the files a
+    command writes in an ``--out``, a ``--history`` or an ``examples --copy`` directory are then
+    opened, created and renamed relative to it (``at=``), so the directory written in is the one
+    checked, whatever is renamed or swapped for a link by its name meanwhile. A context manager
+    that closes the descriptor."""
+
+    __slots__ = ("fd", "path")
+
+    def __init__(self, fd: int, path: str) -> None:
+        self.fd = fd
+        self.path = path
+
+    def join(self, name: str) -> str:
+        """The name shown for ``name`` inside this directory (messages say the whole path)."""
+        return os.path.join(self.path, name)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __enter__(self) -> HeldDir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_dir(directory: str | os.PathLike[str], *, error: ErrorFactory,
+             make: int | None = None, at: HeldDir | None = None) -> HeldDir:
+    """The directory ``directory``, walked by :func:`open_parent` (its links judged by the same
+    rule) and held open (:class:`HeldDir`); the directory itself may not be a symbolic link
+    (refused in one line, as :func:`refuse_link`). ``make`` (a mode): it and its missing parents
+    are created, each relative to its parent's descriptor. A missing directory (without
+    ``make``), a file in its place or an unusable path is ``error`` in one line. ``at``: a
+    relative ``directory`` is inside that held one."""
+    rel = os.fspath(directory)
+    name = at.join(rel) if at is not None else rel
+    try:
+        bare = rel.rstrip("/")
+        if not bare:
+            return HeldDir(os.open("/", _DIR_FLAGS), name)
+        dfd, last = open_parent(bare, error=error, make=make, at=at)
+        try:
+            for _ in range(8):
+                try:
+                    return HeldDir(os.open(last, _DIR_FLAGS, dir_fd=dfd), name)
+                except FileNotFoundError:
+                    if make is None:
+                        raise
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(last, make, dir_fd=dfd)
+            raise OSError(errno.ENOENT, "it keeps disappearing")
+        finally:
+            if dfd is not None:
+                os.close(dfd)
+    except OSError as e:
+        if e.errno == errno.ELOOP or (e.errno == errno.ENOTDIR and os.path.islink(name)):
+            raise link_refused(name, error) from None
+        if isinstance(e, FileNotFoundError):
+            raise error(f"{name}: no such directory") from None
+        if e.errno == errno.ENOTDIR or isinstance(e, FileExistsError):
+            raise error(f"{name}: Not a directory") from None  # the system's words, as before
+        if isinstance(e, PermissionError):
+            raise error(f"{name}: permission denied") from None
+        raise error(f"{name}: cannot open the directory: {e.strerror or e}") from None
 
 
 def open_private(name: str, *, error: ErrorFactory, new: bool = False, append: bool = False,
-                 mode: int = 0o600, what: str = "a regular file to write") -> tuple[int, bool]:
+                 mode: int = 0o600, what: str = "a regular file to write",
+                 at: HeldDir | None = None) -> tuple[int, bool]:
     """A read-write descriptor of the regular file ``name`` and whether this call created it.
 
     The name is created exclusively (``O_CREAT | O_EXCL``, ``mode``) when missing; an existing
     one is opened only when ``new`` is false, and never through a symbolic link
     (``O_NOFOLLOW``): a link, a FIFO, a device or a directory is refused with one line. The open
-    never blocks (``O_NONBLOCK``, cleared once ``fstat`` says it is a regular file)."""
+    never blocks (``O_NONBLOCK``, cleared once ``fstat`` says it is a regular file). ``at``:
+    ``name`` is relative to that held directory (:func:`open_dir`); messages name the whole
+    path."""
+    rel, name = name, (at.join(name) if at is not None else name)
     base = os.O_RDWR | os.O_NONBLOCK | _NOFOLLOW | _CLOEXEC | (os.O_APPEND if append else 0)
     fd = -1
     created = False
     dfd: int | None = None
     try:
-        dfd, last = open_parent(name, error=error)
+        dfd, last = open_parent(rel, error=error, at=at)
         for _ in range(8):  # a name removed between the two opens: create it after all
             try:
                 fd = os.open(last, base | os.O_CREAT | os.O_EXCL, mode, dir_fd=dfd)
@@ -504,19 +610,22 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def atomic_write(name: str, data: bytes, *, error: ErrorFactory, mode: int = 0o600) -> None:
+def atomic_write(name: str, data: bytes, *, error: ErrorFactory, mode: int = 0o600,
+                 at: HeldDir | None = None) -> None:
     """Replace ``name`` with ``data`` at once: readers see the old file or the new one, never
     half of it, and a crash at any point leaves no temporary file behind. A symbolic link at
     ``name`` is refused (as :func:`refuse_link`), not silently replaced by a file.
 
     The temporary file is made, named and renamed relative to a descriptor of the target's
     directory (:func:`open_parent`), so a directory on the way swapped for a link during the
-    write cannot send the file elsewhere."""
-    base = os.path.basename(name) or name
+    write cannot send the file elsewhere. ``at``: ``name`` is relative to that held directory
+    (:func:`open_dir`), and messages name the whole path."""
+    rel, name = name, (at.join(name) if at is not None else name)
+    base = os.path.basename(rel) or rel
     dfd: int | None = None
     tmp: str | None = None
     try:
-        dfd, last = open_parent(name, error=error)
+        dfd, last = open_parent(rel, error=error, at=at)
         if dfd is None:
             dfd = os.open(".", _DIR_FLAGS)
         try:
@@ -555,6 +664,54 @@ def atomic_write(name: str, data: bytes, *, error: ErrorFactory, mode: int = 0o6
                 os.unlink(tmp, dir_fd=dfd)
         if dfd is not None:
             os.close(dfd)
+
+
+@contextlib.contextmanager
+def atomic_file(name: str, *, error: ErrorFactory, mode: int = 0o600,
+                at: HeldDir | None = None) -> Iterator[BinaryIO]:
+    """:func:`atomic_write` for data written as it comes (a history streamed from Prometheus):
+    a binary file to write to, renamed over ``name`` when the ``with`` block ends normally and
+    removed, leaving ``name`` as it was, when it raises. The temporary file is created before
+    the block runs (so an unwritable directory is said before any work), with an ``O_EXCL``
+    name next to the target, all relative to a descriptor of the directory (:func:`open_parent`):
+    a directory on the way swapped for a link meanwhile cannot send the file elsewhere. A
+    symbolic link at ``name`` is refused, not replaced."""
+    rel, name = name, (at.join(name) if at is not None else name)
+    base = os.path.basename(rel) or rel
+    dfd: int | None = None
+    tmp: str | None = None
+    try:
+        dfd, last = open_parent(rel, error=error, at=at)
+        if dfd is None:
+            dfd = os.open(".", _DIR_FLAGS)
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISLNK(os.lstat(last, dir_fd=dfd).st_mode):
+                raise link_refused(name, error)
+        fd, tmp = _named_temp(dfd, base, mode)
+    except OSError as e:
+        if dfd is not None:
+            os.close(dfd)
+        raise error(f"{name}: cannot write: {e.strerror or e}") from None
+    except BaseException:
+        if dfd is not None:
+            os.close(dfd)
+        raise
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            yield fh
+            fh.flush()
+            os.fchmod(fh.fileno(), mode)
+            os.fsync(fh.fileno())
+        os.replace(tmp, last, src_dir_fd=dfd, dst_dir_fd=dfd)
+        tmp = None
+        _fsync_dir_fd(dfd)
+    except OSError as e:
+        raise error(f"{name}: cannot write: {e.strerror or e}") from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dfd)
+        os.close(dfd)
 
 
 def _fsync_dir_fd(dfd: int) -> None:
@@ -620,7 +777,8 @@ def is_json_line(line: bytes) -> bool:
 
 def append_record(name: str, record: bytes, *, gz: bool, error: ErrorFactory,
                   mode: int = 0o600, complete: Callable[[bytes], bool] | None = None,
-                  accept: Callable[[bytes | None], None] | None = None) -> int:
+                  accept: Callable[[bytes | None], None] | None = None,
+                  at: HeldDir | None = None) -> int:
     """Append one newline-terminated ``record`` (a gzip member when ``gz``) to ``name``.
 
     A last line without its newline is a record cut short by a crash and is cut off first —
@@ -628,10 +786,12 @@ def append_record(name: str, record: bytes, *, gz: bool, error: ErrorFactory,
     the record. ``accept``, called under the lock with the last whole line (None: none) before
     anything changes, may raise to refuse the append (the file is then left as it was).
     Returns the number of bytes of a partial last record that was cut off (0 normally).
+    ``at``: ``name`` is relative to that held directory (:func:`open_dir`).
     """
-    directory = os.path.dirname(os.path.abspath(name))
-    fd, created = open_private(name, error=error, mode=mode,
+    fd, created = open_private(name, error=error, mode=mode, at=at,
                                what="a regular file to append to")
+    name = at.join(name) if at is not None else name
+    directory = os.path.dirname(os.path.abspath(name))
     try:
         _lock(fd)
         size = os.fstat(fd).st_size

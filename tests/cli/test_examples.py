@@ -12,9 +12,45 @@ from lbctl.cli.examples import examples_dir
 from tests.paths import EXAMPLES
 
 
+def _tree(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                  if "__pycache__" not in p.parts)
+
+
+def same_examples(shipped: Path) -> None:
+    """``shipped`` (the package's examples) is the checkout's ``examples``: the same directory
+    where ``examples`` is the checkout's link to it, the same files where it is a copy (an
+    unpacked sdist holds the link's target copied, hostile15's MANIFEST.in)."""
+    if EXAMPLES.is_symlink():
+        assert shipped.resolve() == EXAMPLES.resolve()
+    else:
+        assert _tree(shipped) == _tree(EXAMPLES)
+        assert all((shipped / f).read_bytes() == (EXAMPLES / f).read_bytes()
+                   for f in _tree(EXAMPLES) if (EXAMPLES / f).is_file())
+
+
 def test_the_package_holds_the_examples() -> None:
-    assert examples_dir().resolve() == EXAMPLES.resolve()
+    same_examples(examples_dir())
     assert (examples_dir() / "hot-broker.json").is_file()
+
+
+def test_a_copy_is_compared_by_its_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As in an unpacked sdist (``examples`` a copy, not the link): the same files pass, one file
+    missing or changed fails (the check can fail)."""
+    import shutil
+
+    import tests.cli.test_examples as me
+
+    copy = tmp_path / "examples"
+    shutil.copytree(examples_dir(), copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(me, "EXAMPLES", copy)
+    same_examples(examples_dir())
+    (copy / "hot-broker.json").write_bytes(b"{}")
+    with pytest.raises(AssertionError):
+        same_examples(examples_dir())
+    (copy / "hot-broker.json").unlink()
+    with pytest.raises(AssertionError):
+        same_examples(examples_dir())
 
 
 def test_list(runner) -> None:
@@ -42,7 +78,8 @@ def test_copy_then_run_as_the_readme_does(runner, tmp_path: Path, monkeypatch) -
 
 def test_path(runner) -> None:
     res = runner.invoke(app, ["examples", "--path"])
-    assert Path(res.stdout.strip()).resolve() == EXAMPLES.resolve()
+    assert res.exit_code == 0, res.output
+    same_examples(Path(res.stdout.strip()))
 
 
 @pytest.mark.parametrize("plant", ["fifo", "dangling-link", "link"])

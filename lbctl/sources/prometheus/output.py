@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from lbctl.collector import collector_paused
 from lbctl.errors import SnapshotError, UsageError
 from lbctl.model.cluster import iso_time
-from lbctl.safe.files import refuse_unwritable
+from lbctl.safe.files import atomic_file, refuse_unwritable
 from lbctl.sources.prometheus.history import PrometheusHistory
 from lbctl.sources.prometheus.request import HistoryRequest, Reference, Report
 
@@ -34,10 +34,8 @@ def write_history(client: PrometheusClient, req: HistoryRequest, path: str,
                   progress: Callable[[str, int, int], None] | None = None) -> Report:
     """The sequence as a ``.jsonl`` (optionally ``.gz``), streamed, each snapshot validated,
     written atomically (a temporary file renamed at the end: never half a file)."""
-    import contextlib
     import gzip
     import os
-    import tempfile
 
     if path == "-":  # a stream cut by a failed step would read as a whole, shorter history
         raise UsageError("-f -: standard output is not supported for a sequence (it is written "
@@ -47,40 +45,23 @@ def write_history(client: PrometheusClient, req: HistoryRequest, path: str,
     gz = lower.endswith(".gz")
     if not lower.removesuffix(".gz").endswith((".jsonl", ".ndjson")):
         raise UsageError(f"{path}: a sequence is written as .jsonl (optionally .jsonl.gz)")
-    # before any request; os.replace would swap a link for the file
+    # before any request; a rename would swap a link for the file
     refuse_unwritable(path, what="a .jsonl file to write", error=SnapshotError)
-    directory = os.path.dirname(os.path.abspath(path))
-    try:  # before any request; the error names the file asked for, not the temporary one
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.",
-                                   suffix=".tmp")
-    except OSError as e:
-        raise SnapshotError(f"{path}: cannot write: {e.strerror or e}") from None
-    ok = False
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            hist = PrometheusHistory(client, req, progress)
-            out: Any = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if gz else raw
-            with collector_paused(freeze=False):
-                for _, line in checked(hist, write=True):
-                    out.write(line)
-            if gz:
-                out.close()
-            raw.flush()
-            os.fsync(raw.fileno())
+    mask = os.umask(0o022)
+    os.umask(mask)
+    # the temporary file is made before any request, relative to a descriptor of the directory
+    # (lbctl.safe.files.atomic_file), and renamed in that same directory; errors name ``path``
+    with atomic_file(path, error=SnapshotError, mode=0o666 & ~mask) as raw:
+        hist = PrometheusHistory(client, req, progress)
+        out: Any = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if gz else raw
+        with collector_paused(freeze=False):
+            for _, line in checked(hist, write=True):
+                out.write(line)
+        if gz:
+            out.close()
         if hist.report.snapshots == 0:
             raise SnapshotError(f"no snapshot could be built from Prometheus between "
                                 f"{iso_time(req.start_ms)} and {iso_time(req.end_ms)}")
-        mask = os.umask(0o022)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-        ok = True
-    except OSError as e:
-        raise SnapshotError(f"{path}: cannot write: {e.strerror or e}") from None
-    finally:
-        if not ok:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
     return hist.report
 
 
