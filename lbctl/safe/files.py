@@ -610,6 +610,25 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
+def _replace_target(rel: str, name: str, *, error: ErrorFactory,
+                    at: HeldDir | None) -> tuple[int, str]:
+    """A descriptor of the directory of a file about to be replaced by renaming (the working
+    directory's when ``rel`` has none) and its last component, refusing a symbolic link there
+    (a rename would replace the link, not write where it leads). The caller closes the
+    descriptor; on an error raised here there is none to close."""
+    dfd, last = open_parent(rel, error=error, at=at)
+    if dfd is None:
+        dfd = os.open(".", _DIR_FLAGS)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISLNK(os.lstat(last, dir_fd=dfd).st_mode):
+                raise link_refused(name, error)
+    except BaseException:
+        os.close(dfd)
+        raise
+    return dfd, last
+
+
 def atomic_write(name: str, data: bytes, *, error: ErrorFactory, mode: int = 0o600,
                  at: HeldDir | None = None) -> None:
     """Replace ``name`` with ``data`` at once: readers see the old file or the new one, never
@@ -625,15 +644,7 @@ def atomic_write(name: str, data: bytes, *, error: ErrorFactory, mode: int = 0o6
     dfd: int | None = None
     tmp: str | None = None
     try:
-        dfd, last = open_parent(rel, error=error, at=at)
-        if dfd is None:
-            dfd = os.open(".", _DIR_FLAGS)
-        try:
-            is_link = stat.S_ISLNK(os.lstat(last, dir_fd=dfd).st_mode)
-        except FileNotFoundError:
-            is_link = False
-        if is_link:
-            raise link_refused(name, error)
+        dfd, last = _replace_target(rel, name, error=error, at=at)
         anon = _anonymous(dfd, mode)
         if anon is None:
             fd, tmp = _named_temp(dfd, base, mode)
@@ -653,9 +664,8 @@ def atomic_write(name: str, data: bytes, *, error: ErrorFactory, mode: int = 0o6
                     os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(tmp, last, src_dir_fd=dfd, dst_dir_fd=dfd)
+        _rename_over(dfd, tmp, last)
         tmp = None
-        _fsync_dir_fd(dfd)
     except OSError as e:
         raise error(f"{name}: cannot write: {e.strerror or e}") from None
     finally:
@@ -681,12 +691,7 @@ def atomic_file(name: str, *, error: ErrorFactory, mode: int = 0o600,
     dfd: int | None = None
     tmp: str | None = None
     try:
-        dfd, last = open_parent(rel, error=error, at=at)
-        if dfd is None:
-            dfd = os.open(".", _DIR_FLAGS)
-        with contextlib.suppress(FileNotFoundError):
-            if stat.S_ISLNK(os.lstat(last, dir_fd=dfd).st_mode):
-                raise link_refused(name, error)
+        dfd, last = _replace_target(rel, name, error=error, at=at)
         fd, tmp = _named_temp(dfd, base, mode)
     except OSError as e:
         if dfd is not None:
@@ -702,9 +707,8 @@ def atomic_file(name: str, *, error: ErrorFactory, mode: int = 0o600,
             fh.flush()
             os.fchmod(fh.fileno(), mode)
             os.fsync(fh.fileno())
-        os.replace(tmp, last, src_dir_fd=dfd, dst_dir_fd=dfd)
+        _rename_over(dfd, tmp, last)
         tmp = None
-        _fsync_dir_fd(dfd)
     except OSError as e:
         raise error(f"{name}: cannot write: {e.strerror or e}") from None
     finally:
@@ -712,6 +716,13 @@ def atomic_file(name: str, *, error: ErrorFactory, mode: int = 0o600,
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=dfd)
         os.close(dfd)
+
+
+def _rename_over(dfd: int, tmp: str, last: str) -> None:
+    """Rename the written temporary file over the target, both in the directory behind ``dfd``,
+    and make the rename durable (the temporary name is then gone)."""
+    os.replace(tmp, last, src_dir_fd=dfd, dst_dir_fd=dfd)
+    _fsync_dir_fd(dfd)
 
 
 def _fsync_dir_fd(dfd: int) -> None:
