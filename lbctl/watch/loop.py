@@ -123,7 +123,8 @@ class Watcher:
             # events: without the expectations, the first capture after a restart resolved an
             # open leader-divergence and a later one raised it again
             ending = self._ending
-            settings, seen, decided = self._cycle(st, frozenset(self.ours))
+            settings = self._settings(st)
+            seen, decided = self._cycle(st, settings, frozenset(self.ours))
             self.checker.observe(st, seen, decided, interval_ms(settings), frozenset(self.ours),
                                  warm=self.warm, free=ending)
         if states:
@@ -170,16 +171,18 @@ class Watcher:
         profile, _ = profile_of([state], self.lm_opts)
         return settings_for(state, self.lm_opts, {}, profile)
 
-    def _cycle(self, state: ClusterState, ours: frozenset[str] = frozenset(),
-               owners: Mapping[str, str] | None = None) -> tuple[Any, list[Any], list[Any]]:
-        """The load manager's cycle on ``state`` and the ownership changes it shows; ``ours``:
-        the bundles lbctl's own healing moved (not the leader's unloads); ``owners``: who owns
-        each bundle now as the brokers list it (None: the reports'). The cycle itself runs on
-        the reports' ownership, which is what the leader's ``ModularLoadManagerImpl`` reads."""
+    def _cycle(self, state: ClusterState, settings: Any, ours: frozenset[str] = frozenset(),
+               owners: Mapping[str, str] | None = None) -> tuple[list[Any], list[Any]]:
+        """The load manager's cycle on ``state`` (with its ``settings``, resolved once by the
+        caller) and the ownership changes it shows; ``ours``: the bundles lbctl's own healing
+        moved (not the leader's unloads); ``owners``: who owns each bundle now as the brokers
+        list it (None: the reports'). The cycle itself runs on the reports' ownership, which is
+        what the leader's ``ModularLoadManagerImpl`` reads."""
         from lbctl.loadmanager import select
 
-        settings = self._settings(state)
-        lm = select.choose([state], self.lm_opts, self._settings(state))
+        # the load manager is built from its own copy (what choosing reads of the settings is
+        # not what the cycle read, which the plan lists) — a copy, not a second resolution
+        lm = select.choose([state], self.lm_opts, settings.with_values())
         if self.follower is None or lm.kind != self.follower.lm.kind:
             self.follower = Follower(lm)
         decided: list[Any] = []
@@ -228,7 +231,7 @@ class Watcher:
         self.log.add([m for m in seen if m.before is None or m.before in active],
                      state.captured_at)
         self.usage.add(state.captured_at, usage_of(state, settings))
-        return settings, seen, decided
+        return seen, decided
 
     def _correct(self) -> None:
         """The follower's recently unloaded bundles made the leader's, as far as the captures
@@ -286,7 +289,8 @@ class Watcher:
             self.captures += 1
             ours = self._ours(state.captured_at)
             ending = self._ending  # as lbctl's last cycle left it (the moves seen came after)
-            settings, seen, decided = self._cycle(state, ours, owners)
+            settings = self._settings(state)
+            seen, decided = self._cycle(state, settings, ours, owners)
             found = self.checker.observe(state, seen, decided, interval_ms(settings), ours,
                                          warm=self.warm, free=ending | _agreed(seen, decided), owners=owners)
             found += conditions(state, settings, known=self.known, leader=leader,
