@@ -103,6 +103,10 @@ class Watcher:
         #: grace map is corrected with them before the next cycle (:meth:`_correct`)
         self._decided: dict[str, int] = {}
         self._moved: dict[str, int] = {}
+        #: the same for the extensible load manager's recently unloaded *brokers* (broker → the
+        #: time): the sources of lbctl's own unloads, and the brokers the leader's moves left
+        self._decided_from: dict[str, int] = {}
+        self._left: dict[str, int] = {}
         #: bundles whose grace lbctl's last cycle counted on, though it ends before the leader's
         #: next cycle (:meth:`_grace_ending`)
         self._ending: frozenset[str] = frozenset()
@@ -190,10 +194,13 @@ class Watcher:
         seen = moves(self.last_owner, state, owners)
         active = set(state.available())
         fresh: dict[str, int] = {}
+        leaving: dict[str, tuple[str, int]] = {}  # bundle → the broker it left, when seen
         for m in seen:
             # a failover (its broker gone) or lbctl's own healing is no unload of the leader's
             if (m.before is None or m.before in active) and m.bundle not in ours:
                 fresh[m.bundle] = m.at
+                if m.before is not None:
+                    leaving[m.bundle] = (m.before, m.at)
         # with the ownership read from the brokers, a move shows at the first capture after the
         # leader's cycle that made it, while the reports (which both cycles read) may still hold
         # the bundle where it was: lbctl's cycle on this capture is the leader's past one, so
@@ -202,7 +209,8 @@ class Watcher:
         # alone a move shows once they are rewritten, after the leader's cycle, and enters first
         if owners is None:
             self._moved.update(fresh)
-            fresh = {}
+            self._left.update(dict(leaving.values()))
+            fresh, leaving = {}, {}
         # the leader runs one cycle a loadBalancerSheddingIntervalMinutes (LoadSheddingTask):
         # captures closer than that see no cycle of its, and lbctl runs none either — one per
         # capture made each capture's cycle expect other bundles than the one before it (memory
@@ -222,9 +230,11 @@ class Watcher:
             self.warm_up = warm_up(result.shedding, settings)
             self.last_plan = result.plan()
             decided = list(self.last_plan.actions)
-            self._decided = {a.bundle: state.captured_at for a in decided
-                             if a.action in ("unload", "transfer") and not a.skipped}
+            carried = [a for a in decided if a.action in ("unload", "transfer") and not a.skipped]
+            self._decided = {a.bundle: state.captured_at for a in carried}
+            self._decided_from = {a.broker: state.captured_at for a in carried}
         self._moved.update(fresh)
+        self._left.update(dict(leaving.values()))
         self.last_owner.update(state.owners() if owners is None else owners)
         # ping-pong and unload-storm count the balancer's moves and unloads, not a failover (a
         # bundle whose broker is gone): a crash of a broker with 22 bundles was an unload-storm
@@ -250,13 +260,19 @@ class Watcher:
         f = self.follower
         recently = getattr(f.memory, "recently_unloaded", None) if f is not None else None
         if f is not None and recently is not None and (self._decided or self._moved):
-            fixed = dict(recently)
-            for b, at in self._decided.items():
-                if b not in self._moved and fixed.get(b) == at:
-                    del fixed[b]
-            fixed.update(self._moved)
-            f.memory = replace(f.memory, recently_unloaded=MappingProxyType(fixed))
+            f.memory = replace(f.memory, recently_unloaded=MappingProxyType(
+                _corrected(recently, self._decided, self._moved)))
+        # the extensible load manager's per-broker list (``UnloadScheduler`` puts each unload's
+        # source broker in ``recentlyUnloadedBrokers`` when it succeeds; TransferShedder holds a
+        # broker there out of the cycle for ``loadBalanceSheddingDelayInSeconds`` and drops it
+        # after): a broker lbctl's cycle unloaded from, the leader not, cooled lbctl's next
+        # cycles down alone, and a broker the leader unloaded from was shed again by lbctl
+        brokers = getattr(f.memory, "recently_unloaded_brokers", None) if f is not None else None
+        if f is not None and brokers is not None and (self._decided_from or self._left):
+            f.memory = replace(f.memory, recently_unloaded_brokers=MappingProxyType(
+                _corrected(brokers, self._decided_from, self._left)))
         self._decided, self._moved = {}, {}
+        self._decided_from, self._left = {}, {}
 
     def _grace_ending(self, state: ClusterState, settings: Any, prev: Any) -> frozenset[str]:
         """The bundles in the follower's grace map (before this cycle expires any) whose
@@ -438,6 +454,19 @@ class Watcher:
             if count is not None and n >= count:
                 return
             stop.wait(max(0.0, self.opts.interval_s - (time.monotonic() - started)))
+
+
+def _corrected(recently: Mapping[str, int], decided: Mapping[str, int],
+               seen: Mapping[str, int]) -> dict[str, int]:
+    """A grace map made the leader's: lbctl's own entries of its last cycle (``decided``, at that
+    cycle's time) that no move showed carried out leave it, the leader's moves seen enter it at
+    the capture that showed them."""
+    fixed = dict(recently)
+    for key, at in decided.items():
+        if key not in seen and fixed.get(key) == at:
+            del fixed[key]
+    fixed.update(seen)
+    return fixed
 
 
 def _agreed(seen: list[Any], decided: list[Any]) -> frozenset[str]:
