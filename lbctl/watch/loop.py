@@ -13,8 +13,9 @@ One tick (:meth:`Watcher.tick`):
 6. publish what ``/metrics`` and the status page show (:mod:`lbctl.watch.status`).
 
 A restarted watcher resumes from its history: the last captures are replayed through the load
-manager to rebuild the strategies' memory, ownership and the move log, and the anomalies' saved
-state means nothing already raised is raised again.
+manager to rebuild the strategies' memory, ownership and the move log — with the ownership each
+capture was taken with (:class:`lbctl.watch.history.Seen`, where the history has it) — and the
+anomalies' saved state means nothing already raised is raised again.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from lbctl.records import replace
 from lbctl.watch.anomalies import ANOMALY_FILE, Condition, Event, Tracker
 from lbctl.watch.detect import MoveLog, Thresholds, conditions, known_brokers, moves, usage_of
 from lbctl.watch.divergence import Checker, warm_up
-from lbctl.watch.history import History, Retention
+from lbctl.watch.history import History, Retention, seen_of
 from lbctl.watch.status import Status, UsageHistory, build_status
 
 #: captures replayed at start to rebuild memory
@@ -110,6 +111,7 @@ class Watcher:
         #: bundles whose grace lbctl's last cycle counted on, though it ends before the leader's
         #: next cycle (:meth:`_grace_ending`)
         self._ending: frozenset[str] = frozenset()
+        self._record_failed = False  # a capture's record could not be written (said once)
         #: cycles lbctl follows the leader before its expectations are firm (None: never), from
         #: the last cycle's strategy and settings (:func:`lbctl.watch.divergence.warm_up`)
         self.warm_up: int | None = 1
@@ -122,15 +124,21 @@ class Watcher:
     # --- resume -------------------------------------------------------------------------------
     def _resume(self) -> None:
         states = self.history.recent(RESUME_CAPTURES)
+        records = self.history.seen(states) if states else {}
         for st in states:
             # memory, ownership, moves and the leader's open expectations — no conditions, no
             # events: without the expectations, the first capture after a restart resolved an
-            # open leader-divergence and a later one raised it again
+            # open leader-divergence and a later one raised it again. Each capture with the
+            # ownership it was taken with: replayed with the reports', a move the brokers had
+            # listed before the reports showed it was seen again at the first live capture
+            rec = records.get(st.captured_at)
+            owners = rec.ownership_of(st) if rec is not None else None
             ending = self._ending
             settings = self._settings(st)
-            seen, decided = self._cycle(st, settings, frozenset(self.ours))
+            seen, decided = self._cycle(st, settings, frozenset(self.ours), owners)
             self.checker.observe(st, seen, decided, interval_ms(settings), frozenset(self.ours),
-                                 warm=self.warm, free=ending)
+                                 warm=self.warm, free=ending | _agreed(seen, decided),
+                                 owners=owners)
         if states:
             self.known = known_brokers(states)
             # the page and /metrics show the last capture on record (its age in the lag, the
@@ -307,6 +315,7 @@ class Watcher:
             ending = self._ending  # as lbctl's last cycle left it (the moves seen came after)
             settings = self._settings(state)
             seen, decided = self._cycle(state, settings, ours, owners)
+            self._record(state, owners)
             found = self.checker.observe(state, seen, decided, interval_ms(settings), ours,
                                          warm=self.warm, free=ending | _agreed(seen, decided), owners=owners)
             found += conditions(state, settings, known=self.known, leader=leader,
@@ -326,6 +335,22 @@ class Watcher:
             self.on_state(state, settings, events)
         self.last_tick = self.clock()
         return TickResult(state, tuple(events), tuple(found))
+
+    def _record(self, state: ClusterState, owners: dict[str, str] | None) -> None:
+        """The capture's record beside it in the history (:class:`~lbctl.watch.history.Seen`):
+        what a restart replays it with. A record that cannot be written is said (once, until one
+        can be again), not fatal: the capture then replays with its reports' ownership."""
+        from lbctl.errors import LbctlError
+
+        try:
+            self.history.record(seen_of(state, "admin" if self.opts.ownership else "reports",
+                                        owners), state)
+        except LbctlError as e:
+            if not self._record_failed:
+                self.warn(f"history: {e}")
+            self._record_failed = True
+        else:
+            self._record_failed = False
 
     def _withdraw(self, events: list[Event], state: ClusterState) -> None:
         """The pending plans of the anomalies this capture resolved are withdrawn: a plan for a
