@@ -13,8 +13,9 @@ watcher killed after that and restarted finds it.
 
 Beside each hour's file, ``lbctl-watch-<UTC hour>.jsonl.gz`` holds what the watcher knew of each
 capture that snapshot@1 has no place for (:class:`Seen`): who owned each bundle as the brokers
-listed it (``ownedNamespaces``, where it differed from the load reports). A restarted watcher
-replays its history with them; a history without them (an older watcher's) replays with the reports' ownership. The name
+listed it (``ownedNamespaces``, where it differed from the load reports), the leader's unload
+count and the moves that were not the leader's. A restarted watcher replays its history with
+them; a history without them (an older watcher's) replays with the reports' ownership. The name
 does not match ``lbctl-history-*``, so the commands that read the history never see it.
 """
 
@@ -46,12 +47,17 @@ class Seen(Struct, frozen=True, omit_defaults=True):
     ``ownership``: what ``--ownership`` asked for (``admin``: each broker's ``ownedNamespaces``;
     ``reports``: the load reports); ``read``: whether the brokers' listing was read (a cluster
     refusing it is followed by its reports); ``owners``: where the listing differed from the
-    reports' ownership, bundle → broker (``None``: owned by nobody at that capture)."""
+    reports' ownership, bundle → broker (``None``: owned by nobody at that capture);
+    ``leader``/``leaderUnloads``: the leader and its ``brk_lb_unload_bundle_count``;
+    ``notLeaders``: bundle → why its move at this capture was not the leader's."""
 
     capturedAt: int
     ownership: str
     read: bool = False
     owners: dict[str, str | None] = {}
+    leader: str | None = None
+    leaderUnloads: int | None = None
+    notLeaders: dict[str, str] = {}
 
     def ownership_of(self, state: ClusterState) -> dict[str, str] | None:
         """Who owned each bundle at ``state`` as the brokers listed it (None: not read)."""
@@ -66,14 +72,17 @@ class Seen(Struct, frozen=True, omit_defaults=True):
         return out
 
 
-def seen_of(state: ClusterState, ownership: str, owners: dict[str, str] | None) -> Seen:
+def seen_of(state: ClusterState, ownership: str, owners: dict[str, str] | None, *,
+            leader: str | None = None, unloads: int | None = None,
+            not_leaders: dict[str, str] | None = None) -> Seen:
     """The record of one capture: ``owners`` kept as its differences from the reports'."""
     diff: dict[str, str | None] = {}
     if owners is not None:
         reported = state.owners()
         diff = {b: o for b, o in owners.items() if reported.get(b) != o}
         diff.update({b: None for b in reported if b not in owners})
-    return Seen(state.captured_at, ownership, owners is not None, diff)
+    return Seen(state.captured_at, ownership, owners is not None, diff, leader, unloads,
+                dict(not_leaders or {}))
 
 
 class Retention(Struct, frozen=True):
