@@ -110,6 +110,11 @@ def watch(
              "idle-broker=10m by default).")] = None,
     doctor: Annotated[bool, typer.Option(
         "--doctor/--no-doctor", help="Raise lbctl doctor's findings as anomalies.")] = True,
+    ownership: Annotated[str, typer.Option(
+        "--ownership", metavar="admin|reports",
+        help="Who owns each bundle: admin asks every broker (ownedNamespaces, one request per "
+             "broker per capture: a move shows at once); reports reads the load reports only (a "
+             "move shows once both brokers rewrite theirs).")] = "admin",
     count: Annotated[int | None, typer.Option(
         "--count", metavar="N", min=1, help="Stop after N captures (default: run until "
                                              "SIGTERM/Ctrl-C).")] = None,
@@ -126,9 +131,9 @@ def watch(
     leader's clock to check what the leader did against what its rules say, and raises anomalies
     after their grace: broker-down, report-stale, out-of-band, ping-pong, unload-storm,
     split-blocked, balancer-paused, leader-changed, idle-broker, leader-divergence,
-    unexpected-unload, doctor:<rule>. Each is printed as a JSON line on stdout (and sent to
-    --webhook) once when raised and once when resolved. Fits systemd and a Kubernetes
-    Deployment (docs/commands/watch.md).
+    unexpected-unload, manual-unload, doctor:<rule>. Each is printed as a JSON line on stdout
+    (and sent to --webhook) once when raised and once when resolved. Fits systemd and a
+    Kubernetes Deployment (docs/commands/watch.md).
 
     \b
     Examples:
@@ -159,6 +164,10 @@ def watch(
         for line in status_lines(directory):
             print(wrap_prose(line))
         return
+    if ownership not in ("admin", "reports"):
+        from lbctl.errors import UsageError
+
+        raise UsageError(f"--ownership {ownership!r}: one of admin, reports")
     modes = parse_heal(heal or [])
     if any(m != "off" for m in modes.values()):  # a healing plan may be propose's
         from lbctl.cli.extras import require_planner
@@ -167,8 +176,10 @@ def watch(
     retention = Retention(parse_duration(retain, "--retain") / 1000,
                           parse_size(retain_size, "--retain-size") if retain_size else None)
     address = parse_listen(listen) if listen else None
+    from lbctl.executor import default_journal
+
     opts = WatchOptions(directory, interval, retention, _grace(grace or [], interval),
-                        doctor=doctor)
+                        doctor=doctor, ownership=ownership == "admin", journal=default_journal())
     cluster = choose(ctx)
     notifier = Notifier([Webhook(u, webhook_format, directory, max_per_minute=webhook_rate,
                                  warn=warn) for u in (webhook or [])])

@@ -346,6 +346,14 @@ class TestCluster(OperationsMixin):
                 "brk_lb_bandwidth_in_usage": java_float(pct["in"]),
                 "brk_lb_bandwidth_out_usage": java_float(pct["out"])}},
         ]
+        life = self.life
+        if not self.extensible and life is not None and life.leader is not None \
+                and broker == life.leader.broker():
+            # the living leader's own unload counters (ModularLoadManagerImpl
+            # .updateBundleUnloadingMetrics: only its doLoadShedding raises them)
+            out.append({"dimensions": {"metric": "bundleUnloading"}, "metrics": {
+                "brk_lb_unload_broker_count": life.counters.unload_broker,
+                "brk_lb_unload_bundle_count": life.counters.unload_bundle}})
         if self.extensible:
             max_usage = max(pct["cpu"], pct["direct"], pct["in"], pct["out"]) / 100
             # default weights: CPU and bandwidth 1, heap and direct memory 0

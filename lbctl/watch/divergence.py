@@ -8,9 +8,11 @@ showing the bundle on another broker fulfils the expectation; an expectation sti
 ``patience`` shedding intervals is a divergence, reported with the reason the configuration gives
 (shedding off in the dynamic configuration, the balancer disabled) or, when it gives none, the
 leader's silence itself. An ownership change no expectation explains is reported too: a manual
-unload, lbctl's own ``apply``, or another load manager than configured (the watcher does not read
-the apply journal yet: its own healing plans' moves — approved by ``lbctl plans approve`` or
-``--heal …=apply`` within the move window — are excused, ``ours``, a separate apply's are not).
+unload, lbctl's own ``apply``, or another load manager than configured. Where the evidence says
+the move was not the leader's (lbctl's apply journal, shedding off, the leader's own unload count:
+:meth:`lbctl.watch.loop.Watcher._not_leaders`) it is a ``manual-unload`` instead, never a
+divergence; the watcher's own healing plans' moves — approved by ``lbctl plans approve`` or
+``--heal …=apply`` within the move window — are excused, ``ours``.
 **Warm-up.** A fresh watcher starts lbctl's memory at its first capture while the leader's has a
 long history: ThresholdShedder's per-broker usage average (``brokerAvgResourceUsage``, updated each
 cycle as ``old·p + new·(1 − p)`` with ``p = loadBalancerHistoryResourcePercentage``) still carries
@@ -121,21 +123,31 @@ class Checker:
     def observe(self, state: ClusterState, seen: Iterable[Move], decided: Iterable[Any],
                 interval_ms: int, ours: frozenset[str] = frozenset(), warm: bool = True,
                 free: frozenset[str] = frozenset(),
-                owners: Mapping[str, str] | None = None) -> list[Condition]:
+                owners: Mapping[str, str] | None = None,
+                manual: Mapping[str, str] | None = None) -> list[Condition]:
         """Fold in one capture: the moves it shows, the cycle's decisions on it; ``ours``: bundles
         the watcher's own healing moved, never reported as unexpected; ``warm``: lbctl's memory
         has warmed up (module docstring), else the cycle's expectations are tentative; ``free``:
         bundles whose grace period ends before the leader's next cycle, so that it may shed them
         though lbctl's cycle could not (a move of one is not unexpected); ``owners``: who owns
         each bundle now as the brokers list it (``ownedNamespaces``), else the load reports'
-        (which lag a move by up to ``loadBalancerReportUpdateMaxIntervalMinutes``)."""
+        (which lag a move by up to ``loadBalancerReportUpdateMaxIntervalMinutes``); ``manual``:
+        the moves the evidence says were not the leader's (bundle → why), each a
+        ``manual-unload`` and never a divergence of the leader's (the expectation it met is
+        closed: the bundle left the broker, whoever moved it)."""
         out: list[Condition] = []
         now = state.captured_at
         active = set(state.available())
         for m in seen:
             self.observed_total += 1
             e = self.open.pop(m.bundle, None)
-            if (e is None and m.bundle not in ours and m.bundle not in free
+            why = (manual or {}).get(m.bundle)
+            if why is not None:
+                out.append(Condition(
+                    "manual-unload", m.bundle, "info",
+                    f"bundle {m.bundle} moved from {m.before} to {m.after}: not the leader's "
+                    f"unload ({why})"))
+            elif (e is None and m.bundle not in ours and m.bundle not in free
                     and (m.before is None or m.before in active)):
                 out.append(Condition(
                     "unexpected-unload", m.bundle, "warning",

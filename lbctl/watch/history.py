@@ -10,6 +10,13 @@ Retention is by age (a file whose hour ended longer ago than ``max_age``) and by
 files go first until the directory fits ``max_bytes``); the file being written is never removed.
 A capture is *acknowledged* once :meth:`History.append` returned: it is on disk (fsynced), and a
 watcher killed after that and restarted finds it.
+
+Beside each hour's file, ``lbctl-watch-<UTC hour>.jsonl.gz`` holds what the watcher knew of each
+capture that snapshot@1 has no place for (:class:`Seen`): who owned each bundle as the brokers
+listed it (``ownedNamespaces``, where it differed from the load reports), the leader's unload
+count and the moves that were not the leader's. A restarted watcher replays its history with
+them; a history without them (an older watcher's) replays with the reports' ownership. The name
+does not match ``lbctl-history-*``, so the commands that read the history never see it.
 """
 
 from __future__ import annotations
@@ -20,9 +27,10 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
 from msgspec import Struct
 
-from lbctl.errors import UsageError
+from lbctl.errors import ConfigError, UsageError
 from lbctl.model.cluster import ClusterState
 from lbctl.safe.files import private_dir, refuse_link
 from lbctl.sources.files import HISTORY_GLOB
@@ -30,6 +38,51 @@ from lbctl.sources.files import HISTORY_GLOB
 PREFIX, SUFFIX = HISTORY_GLOB.split("*")
 _NAME = re.compile(r"^lbctl-history-(\d{8}T\d{2})\.jsonl\.gz$")
 _HOUR_MS = 3_600_000
+SEEN_PREFIX = "lbctl-watch-"
+
+
+class Seen(Struct, frozen=True, omit_defaults=True):
+    """What the watcher knew of one capture besides the snapshot (module docstring).
+
+    ``ownership``: what ``--ownership`` asked for (``admin``: each broker's ``ownedNamespaces``;
+    ``reports``: the load reports); ``read``: whether the brokers' listing was read (a cluster
+    refusing it is followed by its reports); ``owners``: where the listing differed from the
+    reports' ownership, bundle → broker (``None``: owned by nobody at that capture);
+    ``leader``/``leaderUnloads``: the leader and its ``brk_lb_unload_bundle_count``;
+    ``notLeaders``: bundle → why its move at this capture was not the leader's."""
+
+    capturedAt: int
+    ownership: str
+    read: bool = False
+    owners: dict[str, str | None] = {}
+    leader: str | None = None
+    leaderUnloads: int | None = None
+    notLeaders: dict[str, str] = {}
+
+    def ownership_of(self, state: ClusterState) -> dict[str, str] | None:
+        """Who owned each bundle at ``state`` as the brokers listed it (None: not read)."""
+        if not self.read:
+            return None
+        out = dict(state.owners())
+        for b, o in self.owners.items():
+            if o is None:
+                out.pop(b, None)
+            else:
+                out[b] = o
+        return out
+
+
+def seen_of(state: ClusterState, ownership: str, owners: dict[str, str] | None, *,
+            leader: str | None = None, unloads: int | None = None,
+            not_leaders: dict[str, str] | None = None) -> Seen:
+    """The record of one capture: ``owners`` kept as its differences from the reports'."""
+    diff: dict[str, str | None] = {}
+    if owners is not None:
+        reported = state.owners()
+        diff = {b: o for b, o in owners.items() if reported.get(b) != o}
+        diff.update({b: None for b in reported if b not in owners})
+    return Seen(state.captured_at, ownership, owners is not None, diff, leader, unloads,
+                dict(not_leaders or {}))
 
 
 class Retention(Struct, frozen=True):
@@ -68,6 +121,46 @@ class History:
     def path_for(self, state: ClusterState) -> Path:
         return self.dir / f"{PREFIX}{hour_of(state.captured_at)}{SUFFIX}"
 
+    def seen_path(self, history_file: Path) -> Path:
+        """The file of :class:`Seen` records beside one hour's history file."""
+        return self.dir / (SEEN_PREFIX + history_file.name.removeprefix(PREFIX))
+
+    def record(self, seen: Seen, state: ClusterState) -> None:
+        """Append the watcher's record of ``state`` (after the capture itself: a crash between
+        the two leaves a capture replayed with its reports' ownership, nothing worse)."""
+        from lbctl.safe.files import append_record, gzip_member, is_json_line
+
+        append_record(str(self.seen_path(self.path_for(state))),
+                      gzip_member(msgspec.json.encode(seen) + b"\n"), gz=True,
+                      error=ConfigError, complete=is_json_line)
+
+    def seen(self, states: list[ClusterState]) -> dict[int, Seen]:
+        """The records of ``states`` (by capture time) that their hours' files hold; a file that
+        cannot be read, or a line that does not decode, is left out (its captures replay with
+        the reports' ownership)."""
+        from lbctl.safe.files import gunzip_limited, read_regular
+
+        out: dict[int, Seen] = {}
+        want = {s.captured_at for s in states}
+        decoder = msgspec.json.Decoder(Seen)
+        for key in sorted({hour_of(s.captured_at) for s in states}):
+            path = self.dir / f"{SEEN_PREFIX}{key}{SUFFIX}"
+            if not path.exists():
+                continue
+            try:
+                text = gunzip_limited(read_regular(str(path), what="a watcher record file"),
+                                      str(path), error=ConfigError, cut_ok=True)
+            except ConfigError:
+                continue
+            for line in text.splitlines():
+                try:
+                    rec = decoder.decode(line)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    continue
+                if rec.capturedAt in want:
+                    out[rec.capturedAt] = rec
+        return out
+
     def append(self, state: ClusterState) -> Path:
         """Append one capture (acknowledged when this returns) and apply the retention."""
         from lbctl.sources.snapshot import append_snapshot
@@ -90,7 +183,7 @@ class History:
                 removed.append(f)
         left = [f for f in files if f not in removed]
         if r.max_bytes is not None:
-            sizes = {f: f.stat().st_size for f in left}
+            sizes = {f: f.stat().st_size + _size(self.seen_path(f)) for f in left}
             total = sum(sizes.values())
             for f in left:
                 if total <= r.max_bytes:
@@ -101,6 +194,7 @@ class History:
                 total -= sizes[f]
         for f in removed:
             f.unlink(missing_ok=True)
+            self.seen_path(f).unlink(missing_ok=True)
         return removed
 
     def recent(self, limit: int) -> list[ClusterState]:
@@ -118,3 +212,10 @@ class History:
 
     def __iter__(self) -> Iterator[Path]:
         return iter(self.files())
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -13,8 +13,9 @@ One tick (:meth:`Watcher.tick`):
 6. publish what ``/metrics`` and the status page show (:mod:`lbctl.watch.status`).
 
 A restarted watcher resumes from its history: the last captures are replayed through the load
-manager to rebuild the strategies' memory, ownership and the move log, and the anomalies' saved
-state means nothing already raised is raised again.
+manager to rebuild the strategies' memory, ownership and the move log — with the ownership each
+capture was taken with (:class:`lbctl.watch.history.Seen`, where the history has it) — and the
+anomalies' saved state means nothing already raised is raised again.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from lbctl.records import replace
 from lbctl.watch.anomalies import ANOMALY_FILE, Condition, Event, Tracker
 from lbctl.watch.detect import MoveLog, Thresholds, conditions, known_brokers, moves, usage_of
 from lbctl.watch.divergence import Checker, warm_up
-from lbctl.watch.history import History, Retention
+from lbctl.watch.history import History, Retention, Seen, seen_of
 from lbctl.watch.status import Status, UsageHistory, build_status
 
 #: captures replayed at start to rebuild memory
@@ -56,6 +57,19 @@ class WatchOptions(Struct, frozen=True):
     #: who owns each bundle from every broker's ``ownedNamespaces`` (moves seen at the capture
     #: they happen), else from the load reports only (a move shows once both are rewritten)
     ownership: bool = True
+    #: lbctl's apply journal: an unload it sent is lbctl's, not the leader's (None: not read)
+    journal: Path | None = None
+
+
+class Capture(Struct, frozen=True):
+    """One read of the cluster: the state, the leader, who owns each bundle as the brokers list
+    it (None: from the reports only) and the leader's ``brk_lb_unload_bundle_count`` (None: not
+    read)."""
+
+    state: ClusterState
+    leader: str | None = None
+    owners: dict[str, str] | None = None
+    unloads: int | None = None
 
 
 class TickResult(Struct, frozen=True):
@@ -103,9 +117,23 @@ class Watcher:
         #: grace map is corrected with them before the next cycle (:meth:`_correct`)
         self._decided: dict[str, int] = {}
         self._moved: dict[str, int] = {}
+        #: the same for the extensible load manager's recently unloaded *brokers* (broker → the
+        #: time): the sources of lbctl's own unloads, and the brokers the leader's moves left
+        self._decided_from: dict[str, int] = {}
+        self._left: dict[str, int] = {}
         #: bundles whose grace lbctl's last cycle counted on, though it ends before the leader's
         #: next cycle (:meth:`_grace_ending`)
         self._ending: frozenset[str] = frozenset()
+        #: the leader and its unload count at the last capture, who owned each bundle then as
+        #: the brokers listed it (None: not read), and the bundles that left a broker since
+        #: without the leader (bundle → the capture's time and why), told when they arrive on
+        #: their next owner: :meth:`_not_leaders`
+        self._unloads: tuple[str, int] | None = None
+        self._prev: ClusterState | None = None  # the last capture (its configuration, its time)
+        self._listed: Mapping[str, str] | None = None
+        self._left_alone: dict[str, tuple[int, str]] = {}
+        self._journal_failed = False  # the apply journal could not be read (said once)
+        self._record_failed = False  # a capture's record could not be written (said once)
         #: cycles lbctl follows the leader before its expectations are firm (None: never), from
         #: the last cycle's strategy and settings (:func:`lbctl.watch.divergence.warm_up`)
         self.warm_up: int | None = 1
@@ -118,14 +146,22 @@ class Watcher:
     # --- resume -------------------------------------------------------------------------------
     def _resume(self) -> None:
         states = self.history.recent(RESUME_CAPTURES)
+        records = self.history.seen(states) if states else {}
         for st in states:
             # memory, ownership, moves and the leader's open expectations — no conditions, no
             # events: without the expectations, the first capture after a restart resolved an
-            # open leader-divergence and a later one raised it again
+            # open leader-divergence and a later one raised it again. Each capture with the
+            # ownership it was taken with: replayed with the reports', a move the brokers had
+            # listed before the reports showed it was seen again at the first live capture
+            rec = records.get(st.captured_at)
+            owners = rec.ownership_of(st) if rec is not None else None
             ending = self._ending
-            settings, seen, decided = self._cycle(st, frozenset(self.ours))
+            settings = self._settings(st)
+            seen, decided, manual = self._cycle(st, settings, frozenset(self.ours), owners,
+                                                recorded=rec)
             self.checker.observe(st, seen, decided, interval_ms(settings), frozenset(self.ours),
-                                 warm=self.warm, free=ending)
+                                 warm=self.warm, free=ending | _agreed(seen, decided),
+                                 owners=owners, manual=manual)
         if states:
             self.known = known_brokers(states)
             # the page and /metrics show the last capture on record (its age in the lag, the
@@ -133,27 +169,43 @@ class Watcher:
             self.status = build_status(self, states[-1], settings)
 
     # --- one capture --------------------------------------------------------------------------
-    def _read(self) -> tuple[ClusterState, str | None, dict[str, str] | None]:
-        """The capture, the leader and who owns each bundle now (None: from the reports only).
+    def _read(self) -> Capture:
+        """The capture, the leader, who owns each bundle now (None: from the reports only) and
+        the leader's unload count.
 
         Ownership is read from the brokers (:mod:`lbctl.sources.live_ownership`) because the
         load reports lag a move by up to ``loadBalancerReportUpdateMaxIntervalMinutes``: a bundle
         moved there and back within one report interval showed no move, and lbctl's expected
         moves were checked against the ownership of the last reports, not the leader's. A
         cluster that refuses the listing is followed by its reports, with one warning when that
-        starts and one when the listing comes back."""
-        from lbctl.admin.client import call
-        from lbctl.admin.errors import AdminError
+        starts and one when the listing comes back.
+
+        The leader's unload count (``ModularLoadManagerImpl``'s ``brk_lb_unload_bundle_count``,
+        in the leader's ``/broker-stats/metrics``) tells its unloads from an operator's: it
+        counts the bundles its own ``doLoadShedding`` unloaded, never an admin unload. It is
+        read only with the brokers' ownership (with the reports, a move shows too long after
+        for the count to say whose it was)."""
+        from lbctl.admin.client import BROKER_METRICS, call
+        from lbctl.errors import LbctlError
+        from lbctl.model.cluster import MODULAR
         from lbctl.sources.live_brokers import LEADER_BROKER, leader_id
 
+        unloads = None
         with self.cluster.session() as reader:
             reader.clock = self.clock
             reader.ownership = self.opts.ownership
             read = reader.read()
             try:
                 leader = leader_id(reader.client.json(call(LEADER_BROKER)))
-            except AdminError:
+            except LbctlError:
                 leader = None
+            if (leader is not None and read.owners is not None
+                    and read.state.load_manager == MODULAR):
+                try:
+                    unloads = unload_count(reader.client.json(call(
+                        BROKER_METRICS, base=reader.client.broker_url(leader))))
+                except LbctlError:
+                    unloads = None
         if self.opts.ownership and (read.owners is not None) != self.owned_read:
             if read.owners is None:
                 note = next((w for w in read.warnings if "ownedNamespaces" in w),
@@ -162,7 +214,7 @@ class Watcher:
             elif self.owned_read is False:
                 self.warn("ownership: read from every broker's ownedNamespaces again")
             self.owned_read = read.owners is not None
-        return read.state, leader, read.owners
+        return Capture(read.state, leader, read.owners, unloads)
 
     def _settings(self, state: ClusterState) -> Any:
         from lbctl.loadmanager.select import profile_of, settings_for
@@ -170,16 +222,22 @@ class Watcher:
         profile, _ = profile_of([state], self.lm_opts)
         return settings_for(state, self.lm_opts, {}, profile)
 
-    def _cycle(self, state: ClusterState, ours: frozenset[str] = frozenset(),
-               owners: Mapping[str, str] | None = None) -> tuple[Any, list[Any], list[Any]]:
-        """The load manager's cycle on ``state`` and the ownership changes it shows; ``ours``:
-        the bundles lbctl's own healing moved (not the leader's unloads); ``owners``: who owns
-        each bundle now as the brokers list it (None: the reports'). The cycle itself runs on
-        the reports' ownership, which is what the leader's ``ModularLoadManagerImpl`` reads."""
+    def _cycle(self, state: ClusterState, settings: Any, ours: frozenset[str] = frozenset(),
+               owners: Mapping[str, str] | None = None, *, capture: Capture | None = None,
+               recorded: Seen | None = None) -> tuple[list[Any], list[Any], dict[str, str]]:
+        """The load manager's cycle on ``state`` (with its ``settings``, resolved once by the
+        caller), the ownership changes it shows and which of them were not the leader's (bundle
+        → why: :meth:`_not_leaders`); ``ours``: the bundles lbctl's own healing moved (not the
+        leader's unloads); ``owners``: who owns each bundle now as the brokers list it (None:
+        the reports'); ``capture``: the live read (its leader's unload count); ``recorded``: a
+        replayed capture's record, whose moves not the leader's are taken as they were found.
+        The cycle itself runs on the reports' ownership, which is what the leader's
+        ``ModularLoadManagerImpl`` reads."""
         from lbctl.loadmanager import select
 
-        settings = self._settings(state)
-        lm = select.choose([state], self.lm_opts, self._settings(state))
+        # the load manager is built from its own copy (what choosing reads of the settings is
+        # not what the cycle read, which the plan lists) — a copy, not a second resolution
+        lm = select.choose([state], self.lm_opts, settings.with_values())
         if self.follower is None or lm.kind != self.follower.lm.kind:
             self.follower = Follower(lm)
         decided: list[Any] = []
@@ -187,10 +245,31 @@ class Watcher:
         seen = moves(self.last_owner, state, owners)
         active = set(state.available())
         fresh: dict[str, int] = {}
+        leaving: dict[str, tuple[str, int]] = {}  # bundle → the broker it left, when seen
         for m in seen:
             # a failover (its broker gone) or lbctl's own healing is no unload of the leader's
             if (m.before is None or m.before in active) and m.bundle not in ours:
                 fresh[m.bundle] = m.at
+                if m.before is not None:
+                    leaving[m.bundle] = (m.before, m.at)
+
+        def whose(decided: list[Any]) -> dict[str, str]:
+            """The moves of this capture that were not the leader's, kept out of lbctl's grace
+            maps (the leader's ``doLoadShedding`` records its own unloads only)."""
+            if recorded is not None:
+                found = dict(recorded.notLeaders)
+            elif capture is None:
+                found = {}
+            else:
+                found = self._not_leaders([m for m in seen if m.bundle in fresh], state,
+                                          settings, capture, decided, ending)
+            for b in found:
+                fresh.pop(b, None)
+                leaving.pop(b, None)
+            return found
+
+        manual: dict[str, str] = {}
+        ending = self._ending  # as lbctl's last cycle left it (this one's comes after the moves)
         # with the ownership read from the brokers, a move shows at the first capture after the
         # leader's cycle that made it, while the reports (which both cycles read) may still hold
         # the bundle where it was: lbctl's cycle on this capture is the leader's past one, so
@@ -198,8 +277,10 @@ class Watcher:
         # leader's next choice instead, and the leader's move was unexpected); from the reports
         # alone a move shows once they are rewritten, after the leader's cycle, and enters first
         if owners is None:
+            manual = whose([])
             self._moved.update(fresh)
-            fresh = {}
+            self._left.update(dict(leaving.values()))
+            fresh, leaving = {}, {}
         # the leader runs one cycle a loadBalancerSheddingIntervalMinutes (LoadSheddingTask):
         # captures closer than that see no cycle of its, and lbctl runs none either — one per
         # capture made each capture's cycle expect other bundles than the one before it (memory
@@ -219,16 +300,27 @@ class Watcher:
             self.warm_up = warm_up(result.shedding, settings)
             self.last_plan = result.plan()
             decided = list(self.last_plan.actions)
-            self._decided = {a.bundle: state.captured_at for a in decided
-                             if a.action in ("unload", "transfer") and not a.skipped}
+            carried = [a for a in decided if a.action in ("unload", "transfer") and not a.skipped]
+            self._decided = {a.bundle: state.captured_at for a in carried}
+            self._decided_from = {a.broker: state.captured_at for a in carried}
+        if owners is not None:
+            manual = whose(decided)
         self._moved.update(fresh)
+        self._left.update(dict(leaving.values()))
         self.last_owner.update(state.owners() if owners is None else owners)
         # ping-pong and unload-storm count the balancer's moves and unloads, not a failover (a
         # bundle whose broker is gone): a crash of a broker with 22 bundles was an unload-storm
         self.log.add([m for m in seen if m.before is None or m.before in active],
                      state.captured_at)
         self.usage.add(state.captured_at, usage_of(state, settings))
-        return settings, seen, decided
+        self._prev, self._listed = state, owners
+        if recorded is not None:
+            self._unloads = (None if recorded.leader is None or recorded.leaderUnloads is None
+                             else (recorded.leader, recorded.leaderUnloads))
+        elif capture is not None:
+            self._unloads = (None if capture.leader is None or capture.unloads is None
+                             else (capture.leader, capture.unloads))
+        return seen, decided, manual
 
     def _correct(self) -> None:
         """The follower's recently unloaded bundles made the leader's, as far as the captures
@@ -247,13 +339,19 @@ class Watcher:
         f = self.follower
         recently = getattr(f.memory, "recently_unloaded", None) if f is not None else None
         if f is not None and recently is not None and (self._decided or self._moved):
-            fixed = dict(recently)
-            for b, at in self._decided.items():
-                if b not in self._moved and fixed.get(b) == at:
-                    del fixed[b]
-            fixed.update(self._moved)
-            f.memory = replace(f.memory, recently_unloaded=MappingProxyType(fixed))
+            f.memory = replace(f.memory, recently_unloaded=MappingProxyType(
+                _corrected(recently, self._decided, self._moved)))
+        # the extensible load manager's per-broker list (``UnloadScheduler`` puts each unload's
+        # source broker in ``recentlyUnloadedBrokers`` when it succeeds; TransferShedder holds a
+        # broker there out of the cycle for ``loadBalanceSheddingDelayInSeconds`` and drops it
+        # after): a broker lbctl's cycle unloaded from, the leader not, cooled lbctl's next
+        # cycles down alone, and a broker the leader unloaded from was shed again by lbctl
+        brokers = getattr(f.memory, "recently_unloaded_brokers", None) if f is not None else None
+        if f is not None and brokers is not None and (self._decided_from or self._left):
+            f.memory = replace(f.memory, recently_unloaded_brokers=MappingProxyType(
+                _corrected(brokers, self._decided_from, self._left)))
         self._decided, self._moved = {}, {}
+        self._decided_from, self._left = {}, {}
 
     def _grace_ending(self, state: ClusterState, settings: Any, prev: Any) -> frozenset[str]:
         """The bundles in the follower's grace map (before this cycle expires any) whose
@@ -278,17 +376,21 @@ class Watcher:
         """One capture (module docstring). A read that fails raises (the loop reports it)."""
         self.reading = True
         try:
-            state, leader, owners = self._read()
+            capture = self._read()
         finally:
             self.reading = False
+        state, leader, owners = capture.state, capture.leader, capture.owners
         self.history.append(state)
         with self._lock:
             self.captures += 1
             ours = self._ours(state.captured_at)
             ending = self._ending  # as lbctl's last cycle left it (the moves seen came after)
-            settings, seen, decided = self._cycle(state, ours, owners)
+            settings = self._settings(state)
+            seen, decided, manual = self._cycle(state, settings, ours, owners, capture=capture)
+            self._record(state, capture, manual)
             found = self.checker.observe(state, seen, decided, interval_ms(settings), ours,
-                                         warm=self.warm, free=ending | _agreed(seen, decided), owners=owners)
+                                         warm=self.warm, free=ending | _agreed(seen, decided),
+                                         owners=owners, manual=manual)
             found += conditions(state, settings, known=self.known, leader=leader,
                                 previous_leader=self.leader, log=self.log,
                                 limits=self.opts.limits)
@@ -306,6 +408,129 @@ class Watcher:
             self.on_state(state, settings, events)
         self.last_tick = self.clock()
         return TickResult(state, tuple(events), tuple(found))
+
+    def _record(self, state: ClusterState, capture: Capture, manual: dict[str, str]) -> None:
+        """The capture's record beside it in the history (:class:`~lbctl.watch.history.Seen`):
+        what a restart replays it with. A record that cannot be written is said (once, until one
+        can be again), not fatal: the capture then replays with its reports' ownership."""
+        from lbctl.errors import LbctlError
+
+        try:
+            self.history.record(seen_of(state, "admin" if self.opts.ownership else "reports",
+                                        capture.owners, leader=capture.leader,
+                                        unloads=capture.unloads, not_leaders=manual), state)
+        except LbctlError as e:
+            if not self._record_failed:
+                self.warn(f"history: {e}")
+            self._record_failed = True
+        else:
+            self._record_failed = False
+
+    def _not_leaders(self, seen: list[Any], state: ClusterState, settings: Any,
+                     capture: Capture, decided: list[Any],
+                     ending: frozenset[str]) -> dict[str, str]:
+        """The moves of this capture (failovers and lbctl's healing already left out) that were
+        not the leader's, each with the evidence: an operator's ``pulsar-admin namespaces
+        unload`` moves a bundle as the leader's unload does, but the leader does not put it in
+        its grace map, and it is no divergence of the leader's.
+
+        * lbctl's apply journal sent an unload of the bundle since the move could have started
+          (the previous capture, less one shedding interval; the reports' maximum write interval
+          more with the reports' ownership, which lag the move);
+        * with the brokers' ownership, a bundle leaves its broker's listing at the capture after
+          its unload (and shows on its next owner once its clients are back, maybe captures
+          later): the bundles that left since the last capture are judged then
+          (:meth:`_departures`), and told when they arrive."""
+        out: dict[str, str] = {}
+        if capture.owners is not None:
+            self._departures(state, capture, decided, ending)
+        if not seen:
+            return out
+        prev = self._prev
+        lag = interval_ms(settings) + (
+            0 if capture.owners is not None else
+            int(settings["loadBalancerReportUpdateMaxIntervalMinutes"]) * 60_000)
+        since = (prev.captured_at if prev is not None else state.captured_at) - lag
+        sent = self._journal_unloads(since)
+        for m in seen:
+            left = self._left_alone.pop(m.bundle, None)
+            if m.bundle in sent:
+                out[m.bundle] = f"lbctl apply sent its unload at {_when(sent[m.bundle])}"
+            elif left is not None and capture.owners is not None:
+                out[m.bundle] = left[1]
+        return out
+
+    def _departures(self, state: ClusterState, capture: Capture, decided: list[Any],
+                    ending: frozenset[str]) -> None:
+        """The bundles that left a broker's listing since the last capture (both read from the
+        brokers) without the leader, as far as the evidence tells, into ``_left_alone``:
+
+        * the leader does not shed (``loadBalancerEnabled`` or ``loadBalancerSheddingEnabled``
+          false in the dynamic configuration at both captures: ``ModularLoadManagerImpl
+          .doLoadShedding`` and the extensible ``UnloadScheduler.execute`` return at once);
+        * the leader (the same broker at both) counted fewer unloads in between
+          (``brk_lb_unload_bundle_count``, raised by ``doLoadShedding`` by every bundle it chose,
+          carried out or not, never by an admin unload) than the departures lbctl's model
+          expects of it take, leaving none for the others; none at all, and no departure is the
+          leader's. Where the count leaves room for some of several unexpected departures, which
+          are the leader's is unknown: none is said to be an operator's.
+
+        A failover (its broker gone) and a bundle gone from its namespace (split, deleted) are
+        no departure; a judgement waits at most the move window for its bundle to arrive."""
+        from lbctl.watch.divergence import _gone
+
+        prev, listed, owners = self._prev, self._listed, capture.owners
+        now_ms = state.captured_at
+        window = self.opts.limits.window_ms
+        self._left_alone = {b: v for b, v in self._left_alone.items() if now_ms - v[0] <= window}
+        if prev is None or listed is None or owners is None:
+            return
+        active = set(state.available())
+        gone = [(b, o) for b, o in listed.items()
+                if owners.get(b) != o and o in active and not _gone(b, state)]
+        if not gone:
+            return
+        since = _when(prev.captured_at)
+        off = [k for k in ("loadBalancerEnabled", "loadBalancerSheddingEnabled")
+               if _false(state.config.get(k)) and _false(prev.config.get(k))]
+        if off:
+            for b, _o in gone:
+                self._left_alone[b] = (now_ms, f"the leader does not shed: {off[0]}=false in "
+                                       f"the dynamic configuration since {since} at least")
+            return
+        last, count = self._unloads, capture.unloads
+        if last is None or count is None or capture.leader != last[0] or count < last[1]:
+            return  # no count, another leader (its own count), or a restarted one
+        rose = count - last[1]
+        chosen = {(a.bundle, a.broker) for a in decided
+                  if a.action in ("unload", "transfer") and not a.skipped}
+        opened = self.checker.open
+        expected = [(b, o) for b, o in gone if (b, o) in chosen or b in ending
+                    or (b in opened and opened[b].broker == o)]
+        others = gone if rose == 0 else [x for x in gone if x not in expected]
+        if rose > len(expected) and rose != 0:
+            return  # room for some of the others: whose is unknown
+        for b, _o in others:
+            self._left_alone[b] = (now_ms, (
+                f"the leader {last[0]} made no unload since {since} "
+                f"(brk_lb_unload_bundle_count stayed at {count})" if rose == 0 else
+                f"the leader {last[0]} counted {rose} unload(s) since {since} "
+                f"(brk_lb_unload_bundle_count {last[1]} → {count}), as many as the moves "
+                "lbctl's model expected of it"))
+
+    def _journal_unloads(self, since_ms: int) -> dict[str, int]:
+        """bundle → when lbctl's apply journal last sent its unload (epoch ms), from ``since_ms``
+        on; a journal that cannot be read counts as none, said once until it can be again."""
+        if self.opts.journal is None:
+            return {}
+        from lbctl.apply.journal import journal_unloads
+
+        failed: list[str] = []
+        found = journal_unloads(self.opts.journal, since_ms / 1000, warn=failed.append)
+        if failed and not self._journal_failed:
+            self.warn(f"journal: {failed[0]}")
+        self._journal_failed = bool(failed)
+        return {b: int(t * 1000) for b, t in found.items()}
 
     def _withdraw(self, events: list[Event], state: ClusterState) -> None:
         """The pending plans of the anomalies this capture resolved are withdrawn: a plan for a
@@ -434,6 +659,47 @@ class Watcher:
             if count is not None and n >= count:
                 return
             stop.wait(max(0.0, self.opts.interval_s - (time.monotonic() - started)))
+
+
+def unload_count(metrics: Any) -> int | None:
+    """The leader's ``brk_lb_unload_bundle_count`` in a ``/broker-stats/metrics`` answer (the
+    ``bundleUnloading`` entry ``ModularLoadManagerImpl.updateBundleUnloadingMetrics`` keeps);
+    None without one."""
+    if not isinstance(metrics, list):
+        return None
+    for entry in metrics:
+        if not isinstance(entry, dict):
+            continue
+        dims, values = entry.get("dimensions"), entry.get("metrics")
+        if isinstance(dims, dict) and dims.get("metric") == "bundleUnloading" \
+                and isinstance(values, dict):
+            n = values.get("brk_lb_unload_bundle_count")
+            if isinstance(n, (int, float)) and not isinstance(n, bool) and n >= 0:
+                return int(n)
+    return None
+
+
+def _false(value: Any) -> bool:
+    return str(value).strip().lower() == "false"
+
+
+def _when(ms: int) -> str:
+    from lbctl.model.cluster import iso_time
+
+    return iso_time(ms)[11:16]
+
+
+def _corrected(recently: Mapping[str, int], decided: Mapping[str, int],
+               seen: Mapping[str, int]) -> dict[str, int]:
+    """A grace map made the leader's: lbctl's own entries of its last cycle (``decided``, at that
+    cycle's time) that no move showed carried out leave it, the leader's moves seen enter it at
+    the capture that showed them."""
+    fixed = dict(recently)
+    for key, at in decided.items():
+        if key not in seen and fixed.get(key) == at:
+            del fixed[key]
+    fixed.update(seen)
+    return fixed
 
 
 def _agreed(seen: list[Any], decided: list[Any]) -> frozenset[str]:

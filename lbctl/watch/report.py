@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lbctl.model.cluster import iso_time
+from lbctl.model.cluster import ClusterState, iso_time
 from lbctl.safe.text import one_line
 from lbctl.watch.anomalies import ANOMALY_FILE, Tracker
 from lbctl.watch.history import History
@@ -26,6 +26,7 @@ def status_lines(directory: Path) -> list[str]:
         s = last[-1]
         out.append(f"last capture: {s.captured_at_iso}, cluster {s.cluster}, "
                    f"{len(s.brokers)} broker(s), {s.bundle_count()} bundle(s)")
+        out.append(_ownership_note(h, s))
         note = _warm_up_note(directory)
         if note:
             out.append(note)
@@ -43,6 +44,21 @@ def status_lines(directory: Path) -> list[str]:
 
     out += executor()
     return out
+
+
+def _ownership_note(h: History, last: ClusterState) -> str:
+    """How the watcher read who owns each bundle at its last capture (``--ownership``), from
+    the capture's record beside the history."""
+    rec = h.seen([last]).get(last.captured_at)
+    if rec is None:
+        return "ownership: not recorded for the last capture (a watcher before --ownership)"
+    if rec.ownership == "reports":
+        return ("ownership: from the load reports (--ownership reports): a move shows once both "
+                "brokers rewrite theirs, up to loadBalancerReportUpdateMaxIntervalMinutes later")
+    if not rec.read:
+        return ("ownership: from the load reports at the last capture — no broker answered "
+                "ownedNamespaces (--ownership admin; the watcher warned why)")
+    return "ownership: each broker's ownedNamespaces (--ownership admin)"
 
 
 def _warm_up_note(directory: Path) -> str:

@@ -64,3 +64,35 @@ def test_a_symlinked_history_directory_is_refused(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to(tmp_path / "real")
     with pytest.raises(UsageError, match="symbolic link"):
         History(tmp_path / "link")
+
+
+def test_records_beside_the_history_go_with_their_hour_and_stay_out_of_its_readers(
+        tmp_path: Path) -> None:
+    """Each capture's record (the watcher's ownership and verdicts) is written beside its hour's
+    file, read back by capture time, removed with that file by the retention, and never read by
+    the commands that read the history directory."""
+    from lbctl.watch.history import seen_of
+
+    h = History(tmp_path / "h", Retention(max_age_s=2 * 3600))
+    t0 = 1_767_225_600_000
+    states = []
+    for k in range(5):
+        st = _state(t0 + k * HOUR)
+        h.append(st)
+        owners = dict(st.owners())
+        moved = sorted(owners)[0]
+        owners[moved] = "elsewhere:8080"
+        del owners[sorted(owners)[1]]
+        h.record(seen_of(st, "admin", owners, leader="l:8080", unloads=k), st)
+        states.append(st)
+    assert sorted(f.name[-14:-9] for f in (tmp_path / "h").glob("lbctl-watch-*")) == \
+        ["01T01", "01T02", "01T03", "01T04"]  # hour 00's went with its history file
+    got = h.seen(states)
+    assert sorted(got) == [s.captured_at for s in states[1:]]
+    rec = got[states[-1].captured_at]
+    assert rec.leaderUnloads == 4 and rec.read
+    assert rec.ownership_of(states[-1]) == {**{b: o for b, o in states[-1].owners().items()
+                                               if b != sorted(states[-1].owners())[1]},
+                                            sorted(states[-1].owners())[0]: "elsewhere:8080"}
+    r = CliRunner().invoke(app, ["recommend", str(tmp_path / "h"), "--all-cycles", "-o", "json"])
+    assert r.exit_code == 0, r.stderr

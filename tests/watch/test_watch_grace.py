@@ -60,3 +60,36 @@ def test_a_stuck_leader_is_reported_soon_after_the_warm_up(tmp_path: Path) -> No
         assert w.raised("leader-divergence"), "no leader-divergence within 12 minutes"
     finally:
         w.close()
+
+
+def test_the_extensible_broker_grace_list_follows_the_leader(tmp_path: Path) -> None:
+    """The extensible load manager keeps each unload's source broker in
+    ``recentlyUnloadedBrokers`` (``UnloadScheduler``), and TransferShedder sits out
+    ``loadBalanceSheddingDelayInSeconds`` after it. A stuck leader unloads nothing, so it never
+    cools down: lbctl's list used to hold its own transfers, never carried out, and its cycles
+    cooled down alone for three minutes out of four (expecting nothing). Now the list holds the
+    leader's seen moves only, and lbctl expects the transfer at every cycle."""
+    from lbctl.sandbox.clock import SteppedClock
+    from lbctl.sandbox.scenarios import extensible_cluster, living
+
+    c = extensible_cluster()
+    clock = SteppedClock()
+    life = living(c, clock, hosts="uniform", reconnect=0.0)
+    assert life.leader is not None
+    life.leader.fault.stuck = True
+    w = Beside(c, life, clock, tmp_path / "h", doctor=False)
+    try:
+        idle = []
+        for minute in range(10):
+            w.minutes(1)
+            plan = w.watcher.last_plan
+            assert w.watcher.follower is not None and plan is not None
+            from_ = {a.broker for a in plan.actions if not a.skipped}
+            held = set(w.watcher.follower.memory.recently_unloaded_brokers)  # type: ignore[attr-defined]
+            assert held <= from_, (minute, held, from_)  # only what this cycle just decided
+            if not from_:
+                idle.append(minute)
+        assert idle == []
+        assert w.raised("leader-divergence")
+    finally:
+        w.close()
