@@ -190,6 +190,15 @@ def _sqrt(x: float) -> float:
     return math.sqrt(x) if x >= 0 else math.nan
 
 
+def _long(x: int) -> int:
+    """A Java ``long`` result: ``x`` wrapped to 64 bits two's complement. ``LoadStats.update``
+    multiplies ``loadBalancerBrokerLoadDataTTLInSeconds`` and ``loadBalanceSheddingDelayInSeconds``
+    (both ``long``, any 64-bit value accepted) by 1000 and subtracts timestamps in ``long``: a TTL
+    of ``Long.MAX_VALUE`` seconds, meant as "never outdated", is -1000 ms, and every broker is
+    outdated; such a delay is -1000 ms too, and no broker cools down."""
+    return (x + 2**63) % 2**64 - 2**63
+
+
 def _jdiv(a: float, b: float) -> float:
     """Java's ``a / b`` on doubles, IEEE 754: a zero divisor gives ±infinity (the signs of both
     operands, a zero's included) or NaN (0/0, NaN/0), never an exception. TransferShedder divides
@@ -342,8 +351,8 @@ class _Run:
     def load_stats(self) -> Reason | None:
         conf, ctx, st = self.conf, self.ctx, self.stats
         st.max_shed = int(conf["loadBalancerMaxNumberOfBrokerSheddingPerCycle"])
-        ttl_ms = int(conf["loadBalancerBrokerLoadDataTTLInSeconds"]) * 1000
-        delay_ms = int(conf["loadBalanceSheddingDelayInSeconds"]) * 1000
+        ttl_ms = _long(int(conf["loadBalancerBrokerLoadDataTTLInSeconds"]) * 1000)
+        delay_ms = _long(int(conf["loadBalanceSheddingDelayInSeconds"]) * 1000)
         reason: Reason | None = None
         total = sq = 0.0
         n = 0
@@ -351,13 +360,14 @@ class _Run:
         recently = ctx.recently_unloaded_brokers
         for broker, data in ctx.store.items():
             missing.pop(broker, None)
-            if ctx.now - data.updatedAt > ttl_ms:
+            age = _long(ctx.now - data.updatedAt)
+            if age > ttl_ms:
                 self.brokers.append(BrokerStat(broker, data.weightedMaxEMA, False, TransferWhy(
-                    "outdated", amount=(ctx.now - data.updatedAt) / 1000)))
+                    "outdated", amount=age / 1000)))
                 reason = Reason.OUTDATED_DATA
                 continue
             if broker in recently:
-                elapsed = data.updatedAt - recently[broker]
+                elapsed = _long(data.updatedAt - recently[broker])
                 if elapsed < delay_ms:
                     self.brokers.append(BrokerStat(broker, data.weightedMaxEMA, False, TransferWhy(
                         "cooling", amount=elapsed, count=delay_ms)))

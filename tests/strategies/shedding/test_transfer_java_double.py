@@ -98,3 +98,24 @@ def test_nan_bundle_throughput_is_not_idle() -> None:
     from lbctl.model.brokerload import top_k_bundles
 
     assert len(top_k_bundles([("t/n/0x00000000_0x0FFFFFFF", st)], 2, settings)) == 1
+
+
+def test_long_overflow_of_the_ttl_and_the_delay() -> None:
+    """``loadBalancerBrokerLoadDataTTLInSeconds`` and ``loadBalanceSheddingDelayInSeconds`` are
+    ``long`` s multiplied by 1000 in ``long``: ``Long.MAX_VALUE`` seconds wraps to -1000 ms. As
+    a TTL every broker's data is then older than it (Skip/OutDatedData); as a delay no broker
+    is cooling down, even one unloaded a second ago."""
+    biggest = 2**63 - 1
+    assert (biggest * 1000 + 2**63) % 2**64 - 2**63 == -1000
+    ctx = setup_context()
+    res = run(ctx, settings=ctx.settings.with_values(
+        loadBalancerBrokerLoadDataTTLInSeconds=biggest))
+    assert res.skip == (Label.SKIP, Reason.OUTDATED_DATA) and res.decisions == ()
+
+    just_now = {"broker1:8080": NOW - 1000}
+    cooling = run(ctx, recently_brokers=just_now)
+    assert cooling.skip == (Label.SKIP, Reason.COOL_DOWN)
+    res = run(ctx, recently_brokers=just_now, settings=ctx.settings.with_values(
+        loadBalanceSheddingDelayInSeconds=biggest))
+    assert res.skip is None and len(res.decisions) == 2
+    assert res.expired_brokers == ("broker1:8080",)  # removed from recentlyUnloadedBrokers
