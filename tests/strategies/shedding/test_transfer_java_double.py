@@ -119,3 +119,38 @@ def test_long_overflow_of_the_ttl_and_the_delay() -> None:
         loadBalanceSheddingDelayInSeconds=biggest))
     assert res.skip is None and len(res.decisions) == 2
     assert res.expired_brokers == ("broker1:8080",)  # removed from recentlyUnloadedBrokers
+
+
+
+
+def test_no_python_exception_on_special_figures() -> None:
+    """Random stores whose loads, throughputs and EMAs mix 0, -0.0, infinities, NaN and huge
+    values: Java runs every such cycle to an answer (no arithmetic of TransferShedder throws), so
+    lbctl's must never be a Failure/Unknown born of a Python exception."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as hs
+
+    special = hs.sampled_from([0.0, -0.0, 1.0, 0.5, 1e-300, 1e300, math.inf, -math.inf,
+                               math.nan, 3e6])
+    figure = hs.one_of(special, hs.floats(min_value=0.0, max_value=1e7))
+    broker = hs.tuples(figure, figure, figure, hs.lists(figure, min_size=0, max_size=4))
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(hs.lists(broker, min_size=2, max_size=6), hs.sampled_from([-1.0, 0.0, 0.25, 1e300]))
+    def check(brokers: list[tuple[float, float, float, list[float]]], target: float) -> None:
+        conf = shedder_settings(loadBalancerBrokerLoadTargetStd=target)
+        base = cpu_load(conf, 50, None)
+        loads, tops = {}, {}
+        for i, (load, tp, ema, bundles) in enumerate(brokers):
+            name = f"broker{i}:8080"
+            loads[name] = replace(base, weightedMaxEMA=load, msgThroughputOut=tp,
+                                  msgThroughputIn=0.0, msgThroughputEMA=ema)
+            tops[name] = tuple(
+                transfer.TopBundle(f"t/ns{i}/0x{j:08x}_0x{j + 1:08x}",
+                                   NamespaceBundleStats(msgThroughputOut=v))
+                for j, v in enumerate(bundles))
+        res = TransferShedder().find_bundles_for_unloading(
+            ShedderInput(conf, NOW, store(loads), store(tops), list(loads)), 0)
+        assert res.skip != (Label.FAILURE, Reason.UNKNOWN), res.why
+
+    check()
