@@ -23,7 +23,14 @@ C. **Rounds**: pair the current max broker with the current min broker, offload 
 
 Version variants (:mod:`lbctl.versions`): the underloaded test compares the min broker's
 ``msgThroughputEMA`` with the max broker's (PR #22321; before it, with 1 B/s), and bundles without
-throughput are skipped on both sides (PR #23626; before it, they could move).
+throughput are skipped on both sides (PR #23626; before it, they could move) — the same PR keeps
+them out of the top bundles a broker reports (``TopKBundles``, the ``topKSkipsZeroThroughput``
+variant of :func:`~lbctl.model.brokerload.top_k_bundles`), so from then on a busy bundle beside
+an idle one is a broker's sole top bundle and stays.
+
+Java arithmetic is kept where Python's differs: divisions by a zero load or throughput give
+infinities or NaN (:func:`_jdiv`), ``Math.max``/``Math.min`` keep NaN (:func:`_jmax`), and the
+TTL and cool-down products and differences are ``long`` s (:func:`_long`).
 
 Quirks kept on purpose (see the shared reference §2.7): failed rounds keep the same min broker;
 the swap gain only counts with ``loadBalancerDebugModeEnabled`` (``trafficMarkedToGain`` is updated
