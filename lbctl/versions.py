@@ -263,6 +263,11 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("transferSkipsZeroThroughput",
             "TransferShedder skips bundles without throughput (in + out = 0)",
             Since("3.3.3", "4.0.1"), False, True, "PR #23626 (TransferShedder)"),
+    Variant("topKSkipsZeroThroughput",
+            "TopKBundles leaves bundles without throughput (in + out = 0) out of the top bundles a "
+            "broker reports, so they neither fill its top-k slots nor count as its top bundles",
+            Since("3.3.3", "4.0.1"), False, True,
+            "PR #23626 (TopKBundles.update; the same change as transferSkipsZeroThroughput)"),
     Variant("topKComparator",
             "NamespaceBundleStats.compareTo, which orders TopKBundles: figures within a "
             "threshold compare equal (old, not transitive), or figures rounded to a resolution "

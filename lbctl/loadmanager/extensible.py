@@ -19,8 +19,9 @@ strategies (the extensible counterpart of :mod:`lbctl.loadmanager.modular`):
    the report's ``lastUpdate``; its top bundles are ``TopKBundles`` of ``lastStats``
    (``loadBalancerMaxNumberOfBundlesInBundleLoadReport``, in ``HashMap`` order before sorting).
 2. **UnloadScheduler.** Nothing when ``loadBalancerEnabled`` or ``loadBalancerSheddingEnabled``
-   is off or at most one broker is available; recently unloaded bundles older than
-   ``loadBalancerSheddingGracePeriodMinutes`` are forgotten; TransferShedder runs with its hit
+   is off; recently unloaded bundles older than ``loadBalancerSheddingGracePeriodMinutes`` are
+   forgotten (also when at most one broker is available, which ends the cycle there:
+   ``UnloadScheduler.execute`` at 040a3bcce902 expires them first); TransferShedder runs with its hit
    count carried; every Success decision records the bundle and its source broker as recently
    unloaded at the snapshot's time (the next cycle's cool-down). The store iterates in
    ``ConcurrentHashMap`` order (the table view), which breaks ties between equal loads.
@@ -330,8 +331,11 @@ class ExtensibleLoadManager(LoadManager[ExtensibleMemory]):
         shed: ShedResult | None = None
         actions: tuple[ExtAction, ...] = ()
         hit = mem.hit_count
-        if gate is None:
+        if settings["loadBalancerEnabled"] and settings["loadBalancerSheddingEnabled"]:
+            # UnloadScheduler.execute forgets the bundles past the grace period before it asks
+            # for the available brokers, so a cycle with one broker forgets them too
             expired = expire(recently, now, settings)
+        if gate is None:
             shed = self._shed(cycle, recently, recent_brokers, hit)
             hit = shed.hit_count
             for b in shed.expired_brokers:

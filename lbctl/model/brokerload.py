@@ -337,16 +337,26 @@ def top_k_bundles(
     settings: Settings,
     has_policies: Callable[[str], bool] | None = None,
 ) -> tuple[TopBundle, ...]:
-    """``TopKBundles.update(bundleStats, k)``: drop system-service namespaces, bundles with
+    """``TopKBundles.update(bundleStats, k)``: drop bundles without throughput (from PR #23626,
+    the ``topKSkipsZeroThroughput`` variant: ``msgThroughputIn + msgThroughputOut == 0`` in
+    ``double``, so -0.0 counts as none and NaN as some), system-service namespaces, bundles with
     isolation or anti-affinity policies (unless ``loadBalancerSheddingBundlesWithPoliciesEnabled``)
     and ``loadBalancerSheddingExcludedNamespaces``; keep the ``k`` largest and return them in
-    **ascending** order (smallest first). ``bundle_stats`` comes in the broker's map order."""
+    **ascending** order (smallest first). ``bundle_stats`` comes in the broker's map order.
+
+    Before PR #23626 a bundle without traffic could fill a top-k slot and count among the
+    broker's top bundles (TransferShedder leaves a broker's last top bundle in place, and a
+    broker with one top bundle alone); the TopKBundles of release branches with the change
+    (a stored version without PIP-380's exclusions) skip it before any other filter."""
     compare = (compare_stats if settings.profile["topKComparator"] == "resolution"
                else compare_stats_threshold)
+    skip_zero = bool(settings.profile["topKSkipsZeroThroughput"])
     with_policies = bool(settings["loadBalancerSheddingBundlesWithPoliciesEnabled"])
     excluded = set(settings["loadBalancerSheddingExcludedNamespaces"])
     arr: list[tuple[str, NamespaceBundleStats]] = []
     for bundle, st in bundle_stats:
+        if skip_zero and st.msgThroughputIn + st.msgThroughputOut == 0:
+            continue
         ns = namespace_of(bundle)
         if is_system_service_namespace(ns):
             continue

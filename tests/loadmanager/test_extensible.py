@@ -208,3 +208,26 @@ def test_bad_broker_load_data_is_one_line(runner, tmp_path):
     assert res.exit_code == 1
     assert res.output.startswith("lbctl: error: ") and res.output.count("\n") == 1
     assert 'brokerLoadData["broker-1.pulsar.svc:8080"].msgThroughputIn' in res.output
+
+
+def test_one_broker_cycle_still_forgets_expired_bundles():
+    """``UnloadScheduler.execute`` removes the bundles unloaded longer than
+    ``loadBalancerSheddingGracePeriodMinutes`` ago before it reads the available brokers, so a
+    cycle that then stops at one broker has forgotten them all the same; a cycle with
+    shedding off stops before and forgets nothing."""
+    from lbctl.config import Settings
+    from lbctl.loadmanager.extensible import ExtensibleLoadManager
+
+    (s,) = read_snapshots([EXT / "skewed.json"])
+    lone = next(iter(s.brokers))
+    old, fresh = s.captured_at - 31 * 60_000, s.captured_at - 60_000
+    state = replace(s, available_brokers=(lone,),
+                    recently_unloaded={"t/n/0x00000000_0x0fffffff": old,
+                                       "t/n/0x0fffffff_0xffffffff": fresh})
+    res = ExtensibleLoadManager().run_cycle(state, Settings.defaults())
+    assert res.gate is not None and "1 broker" in res.gate
+    assert res.expired_grace == ("t/n/0x00000000_0x0fffffff",)
+    assert dict(res.memory.recently_unloaded) == {"t/n/0x0fffffff_0xffffffff": fresh}
+    off = ExtensibleLoadManager().run_cycle(
+        state, Settings.defaults().with_values(loadBalancerSheddingEnabled=False))
+    assert off.expired_grace == () and len(off.memory.recently_unloaded) == 2

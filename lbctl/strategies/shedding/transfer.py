@@ -23,7 +23,14 @@ C. **Rounds**: pair the current max broker with the current min broker, offload 
 
 Version variants (:mod:`lbctl.versions`): the underloaded test compares the min broker's
 ``msgThroughputEMA`` with the max broker's (PR #22321; before it, with 1 B/s), and bundles without
-throughput are skipped on both sides (PR #23626; before it, they could move).
+throughput are skipped on both sides (PR #23626; before it, they could move) — the same PR keeps
+them out of the top bundles a broker reports (``TopKBundles``, the ``topKSkipsZeroThroughput``
+variant of :func:`~lbctl.model.brokerload.top_k_bundles`), so from then on a busy bundle beside
+an idle one is a broker's sole top bundle and stays.
+
+Java arithmetic is kept where Python's differs: divisions by a zero load or throughput give
+infinities or NaN (:func:`_jdiv`), ``Math.max``/``Math.min`` keep NaN (:func:`_jmax`), and the
+TTL and cool-down products and differences are ``long`` s (:func:`_long`).
 
 Quirks kept on purpose (see the shared reference §2.7): failed rounds keep the same min broker;
 the swap gain only counts with ``loadBalancerDebugModeEnabled`` (``trafficMarkedToGain`` is updated
@@ -190,6 +197,47 @@ def _sqrt(x: float) -> float:
     return math.sqrt(x) if x >= 0 else math.nan
 
 
+def _long(x: int) -> int:
+    """A Java ``long`` result: ``x`` wrapped to 64 bits two's complement. ``LoadStats.update``
+    multiplies ``loadBalancerBrokerLoadDataTTLInSeconds`` and ``loadBalanceSheddingDelayInSeconds``
+    (both ``long``, any 64-bit value accepted) by 1000 and subtracts timestamps in ``long``: a TTL
+    of ``Long.MAX_VALUE`` seconds, meant as "never outdated", is -1000 ms, and every broker is
+    outdated; such a delay is -1000 ms too, and no broker cools down."""
+    return (x + 2**63) % 2**64 - 2**63
+
+
+def _jdiv(a: float, b: float) -> float:
+    """Java's ``a / b`` on doubles, IEEE 754: a zero divisor gives ±infinity (the signs of both
+    operands, a zero's included) or NaN (0/0, NaN/0), never an exception. TransferShedder divides
+    by a broker's load (the offload throughput) and by its throughput (the adjusted offload);
+    either may be 0 while its top bundles carry traffic (they are separate stores)."""
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a == 0 or math.isnan(a):
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def _jmax(a: float, b: float) -> float:
+    """``Math.max(double, double)``: NaN when either is NaN (Python's ``max`` keeps the first
+    argument instead), 0.0 over -0.0."""
+    if math.isnan(a) or math.isnan(b):
+        return math.nan
+    if a == b == 0:
+        return a if math.copysign(1.0, a) > 0 else b
+    return a if a > b else b
+
+
+def _jmin(a: float, b: float) -> float:
+    """``Math.min(double, double)``: NaN when either is NaN, -0.0 under 0.0."""
+    if math.isnan(a) or math.isnan(b):
+        return math.nan
+    if a == b == 0:
+        return a if math.copysign(1.0, a) < 0 else b
+    return a if a < b else b
+
+
 class _Stats:
     """``TransferShedder.LoadStats``."""
 
@@ -213,8 +261,10 @@ class _Stats:
             self.std = _sqrt(sq_sum / total - self.avg * self.avg)
 
     def offload(self, mx: float, mn: float, amount: float) -> None:
+        """``LoadStats.offload``: the std as if ``amount`` of load had moved (``Math.max``
+        keeps a NaN amount NaN, so is the std then, and the loop goes on by the other tests)."""
         self.sq_sum -= mx * mx + mn * mn
-        maxd = max(0.0, mx - amount)
+        maxd = _jmax(0.0, mx - amount)
         mind = mn + amount
         self.sq_sum += maxd * maxd + mind * mind
         self.std = math.sqrt(abs(self.sq_sum / self.total - self.avg * self.avg))
@@ -237,13 +287,18 @@ class TransferShedder:
     name = NAME
 
     def find_bundles_for_unloading(self, ctx: ShedderInput, hit_count: int = 0) -> ShedResult:
+        """One cycle. Pulsar catches any Throwable of the cycle (Failure/Unknown, no decision)
+        but keeps ``unloadConditionHitCount`` as far as the cycle got: a throw after the
+        hit-count gate leaves the count it set (TransferShedder at 028ed6295a34)."""
+        run: _Run | None = None
         try:
-            return _Run(ctx, hit_count).run()
+            run = _Run(ctx, hit_count)
+            return run.run()
         except Exception as e:  # Pulsar: any Throwable → Failure/Unknown
             return ShedResult((), (Label.FAILURE, Reason.UNKNOWN),
                               TransferWhy("failed", other=str(e),
                                           detail=type(e).__name__),
-                              hit_count, hit_count,
+                              hit_count, hit_count if run is None else run.hit,
                               int(ctx.settings["loadBalancerSheddingConditionHitCountThreshold"]),
                               0.0, 0.0, 0.0)
 
@@ -269,7 +324,7 @@ class _Run:
         data = self.ctx.store.get(broker)
         if data is None:
             return False, TransferWhy("no-data", broker)
-        m = min(0.5, max(0.0, self.target / 2.0))
+        m = _jmin(0.5, _jmax(0.0, self.target / 2.0))
         avg = self.stats.avg
         if data.weightedMaxEMA < avg * m:
             return True, TransferWhy("under-load", broker, load=data.weightedMaxEMA,
@@ -303,8 +358,8 @@ class _Run:
     def load_stats(self) -> Reason | None:
         conf, ctx, st = self.conf, self.ctx, self.stats
         st.max_shed = int(conf["loadBalancerMaxNumberOfBrokerSheddingPerCycle"])
-        ttl_ms = int(conf["loadBalancerBrokerLoadDataTTLInSeconds"]) * 1000
-        delay_ms = int(conf["loadBalanceSheddingDelayInSeconds"]) * 1000
+        ttl_ms = _long(int(conf["loadBalancerBrokerLoadDataTTLInSeconds"]) * 1000)
+        delay_ms = _long(int(conf["loadBalanceSheddingDelayInSeconds"]) * 1000)
         reason: Reason | None = None
         total = sq = 0.0
         n = 0
@@ -312,13 +367,14 @@ class _Run:
         recently = ctx.recently_unloaded_brokers
         for broker, data in ctx.store.items():
             missing.pop(broker, None)
-            if ctx.now - data.updatedAt > ttl_ms:
+            age = _long(ctx.now - data.updatedAt)
+            if age > ttl_ms:
                 self.brokers.append(BrokerStat(broker, data.weightedMaxEMA, False, TransferWhy(
-                    "outdated", amount=(ctx.now - data.updatedAt) / 1000)))
+                    "outdated", amount=age / 1000)))
                 reason = Reason.OUTDATED_DATA
                 continue
             if broker in recently:
-                elapsed = data.updatedAt - recently[broker]
+                elapsed = _long(data.updatedAt - recently[broker])
                 if elapsed < delay_ms:
                     self.brokers.append(BrokerStat(broker, data.weightedMaxEMA, False, TransferWhy(
                         "cooling", amount=elapsed, count=delay_ms)))
@@ -470,7 +526,7 @@ class _Run:
         max_load, min_load = max_d.weightedMaxEMA, min_d.weightedMaxEMA
         offload = (max_load - min_load) / 2
         max_t, min_t = max_d.throughput, min_d.throughput
-        offload_t = max_t * offload / max_load if max_load else math.nan
+        offload_t = _jdiv(max_t * offload, max_load)
         nums = {"max_load": max_load, "min_load": min_load, "offload": offload,
                 "offload_throughput": offload_t, "max_throughput": max_t, "min_throughput": min_t}
         tops = ctx.top_bundles.get(max_b)
@@ -483,7 +539,7 @@ class _Run:
         walk = _Walk(self, reason, max_b, min_b, max_t, min_t, offload_t, transfer, debug)
         walk.run(tops)
         if walk.marked > 0:
-            adj = (walk.marked - walk.gained) * max_load / max_t
+            adj = _jdiv((walk.marked - walk.gained) * max_load, max_t)
             st.offload(max_load, min_load, adj)
             return ended("offloaded", TransferWhy(
                 "offloaded", amount=walk.marked - walk.gained, load=adj),
