@@ -815,9 +815,14 @@ def dropped_or_malformed(e: BaseException) -> str:
 def _reason_text(e: BaseException) -> str:
     """A short cause: the errno of the first OSError in the chain, else known phrases."""
     import errno
+    import ssl
 
     seen: BaseException | None = e
     while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError) and seen.verify_message:
+            # which check failed: a host name the certificate does not name (a wrong or
+            # intercepting server), a self-signed or expired one
+            return f"TLS certificate verification failed: {seen.verify_message.rstrip('.')}"
         if isinstance(seen, OSError) and seen.errno in (errno.ECONNREFUSED, errno.EHOSTUNREACH,
                                                         errno.ENETUNREACH, errno.ECONNRESET):
             return {errno.ECONNREFUSED: "connection refused", errno.ECONNRESET: "connection reset",
