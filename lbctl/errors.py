@@ -144,6 +144,15 @@ class Interrupted(LbctlError):
     exit_code = ExitStatus.INTERRUPTED
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a service manager's stop) during a command that does not handle it
+    itself, raised where Ctrl-C's ``KeyboardInterrupt`` would be (:mod:`lbctl.cli.root`): the
+    same clean-ups run (a temporary file removed, a request in flight journaled as interrupted)
+    and the command ends with one line, ``INTERRUPTED``, where the default action killed it
+    silently mid-write. A ``KeyboardInterrupt`` so that every ``except KeyboardInterrupt`` that
+    ends a command cleanly ends it the same way."""
+
+
 class NotJournaled(LbctlError):
     """A change was applied but its outcome could not be written to the journal."""
 

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
-from lbctl.admin.auth import Auth, make_auth
+from lbctl.admin.auth import Auth, BasicAuth, make_auth
 from lbctl.admin.clientconf import ConnectionConfig, parse_host_port, without_zone
 from lbctl.admin.errors import (
     AdminError,
@@ -65,7 +65,7 @@ from lbctl.admin.policy import connection_warnings, downgrade, join_location, or
 from lbctl.admin.retry import ADMIN, RetryPolicy, retry_after
 from lbctl.admin.tls import verify_for
 from lbctl.records import replace
-from lbctl.safe.redact import redact, url_without_userinfo
+from lbctl.safe.redact import redact, split_userinfo, url_without_userinfo
 from lbctl.safe.text import shorten
 
 MAX_REDIRECTS = 5
@@ -183,6 +183,11 @@ class Call:
 def call(endpoint: Endpoint, *, base: str | None = None, query: dict[str, Any] | None = None,
          body: Any = None, **path_params: str) -> Call:
     q = tuple((k, _query_value(v)) for k, v in (query or {}).items() if v is not None)
+    for name, value in path_params.items():
+        if not isinstance(value, str):  # a name taken from an answer of another shape (a
+            # tenant list holding numbers or lists): the URL cannot be made; one line, exit 11
+            raise HttpError(f"{endpoint.method} {endpoint.template}: the cluster's answer gave "
+                            f"the {name} {shorten(repr(value), 80)}, not a name")
     return Call(endpoint, tuple(path_params.items()), q, body, base)
 
 
@@ -810,9 +815,14 @@ def dropped_or_malformed(e: BaseException) -> str:
 def _reason_text(e: BaseException) -> str:
     """A short cause: the errno of the first OSError in the chain, else known phrases."""
     import errno
+    import ssl
 
     seen: BaseException | None = e
     while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError) and seen.verify_message:
+            # which check failed: a host name the certificate does not name (a wrong or
+            # intercepting server), a self-signed or expired one
+            return f"TLS certificate verification failed: {seen.verify_message.rstrip('.')}"
         if isinstance(seen, OSError) and seen.errno in (errno.ECONNREFUSED, errno.EHOSTUNREACH,
                                                         errno.ENETUNREACH, errno.ECONNRESET):
             return {errno.ECONNREFUSED: "connection refused", errno.ECONNRESET: "connection reset",
@@ -838,9 +848,17 @@ def client_from_config(cfg: ConnectionConfig, *, transport: Any = None,
                        trace: Callable[[str], None] | None = None,
                        warn: Callable[[str], None] | None = None, **kwargs: Any) -> AdminClient:
     """An :class:`AdminClient` for resolved connection settings (``warn`` gets
-    :func:`connection_warnings`)."""
+    :func:`connection_warnings`). User info in the admin URL (``http://user:pass@host``) is
+    taken out of it and becomes basic auth when no other is configured, as for
+    ``--prometheus-url``: left in, httpx turned it into an ``Authorization`` header that replaced
+    a ``--token``'s, and its password, unknown to the auth, was not redacted."""
+    admin_url, userinfo = split_userinfo(cfg.admin_url)
     auth = make_auth(cfg.auth_plugin, cfg.auth_params, cert_file=cfg.tls_cert_file,
                      key_file=cfg.tls_key_file, timeout=cfg.request_timeout)
+    if userinfo is not None and type(auth) is Auth:
+        auth = BasicAuth(*userinfo)
+    if admin_url != cfg.admin_url:
+        cfg = replace(cfg, admin_url=admin_url)
     verify = verify_for(cfg, auth)
     if hasattr(auth, "verify"):
         auth.verify = verify  # the OAuth2 issuer is reached with the same trust settings

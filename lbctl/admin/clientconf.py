@@ -271,6 +271,11 @@ def check_admin_url(url: str) -> None:
         raise UsageError(f"admin URL must start with http:// or https://, got {shown!r}")
     if any(ord(ch) <= 0x20 or ord(ch) == 0x7F for ch in url) or not url.isprintable():
         raise UsageError(f"admin URL holds blanks or control characters: {shown!r}")
+    netloc = url.split("://", 1)[1].split("/", 1)[0]
+    if "," in netloc.rpartition("@")[2]:
+        raise UsageError(f"bad admin URL {shown!r}: one host expected (pulsar-admin's "
+                         "comma-separated host list, AsyncHttpConnector's "
+                         "PulsarServiceNameResolver, is not supported: give one of them)")
     try:
         parts = urlsplit(url)
         port = parts.port

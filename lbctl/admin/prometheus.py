@@ -55,7 +55,7 @@ from dataclasses import dataclass, field, fields
 from itertools import repeat
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import urlencode, urlsplit, urlunsplit
+from urllib.parse import urlencode, urlsplit
 
 import msgspec
 
@@ -72,7 +72,7 @@ from lbctl.admin.errors import (
 from lbctl.admin.policy import connection_warnings, downgrade, join_location, origin_of
 from lbctl.admin.retry import PROMETHEUS, RetryPolicy, retry_after
 from lbctl.records import replace
-from lbctl.safe.redact import redact, url_without_userinfo
+from lbctl.safe.redact import redact, split_userinfo, url_without_userinfo
 
 #: Prometheus' limit of points per series in one range query (``api/v1`` ``query_range``)
 MAX_POINTS = 11_000
@@ -800,7 +800,11 @@ class PrometheusClient:
                     or "data" not in answer:
                 raise HttpError(self.redact(f"{where}: not a Prometheus API answer"))
             data = answer["data"]
-            warnings = [str(w) for w in answer.get("warnings") or []]
+            raw_warnings = answer.get("warnings") or []
+            if not isinstance(raw_warnings, list):  # the API's warnings are a list of strings
+                raise HttpError(self.redact(f"{where}: not a Prometheus API answer (warnings "
+                                            "is not a list)"))
+            warnings = [str(w) for w in raw_warnings]
         if warnings and not self.allow_partial:
             raise PartialData(self.redact(
                 f"{where}: Prometheus returned partial data ({'; '.join(warnings)[:200]}); "
@@ -922,21 +926,6 @@ def _seconds(ms: int) -> str:
     """Epoch milliseconds as the decimal seconds Prometheus reads, exactly."""
     whole, frac = divmod(ms, 1000)
     return f"{whole}.{frac:03d}" if frac else str(whole)
-
-
-def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
-    """``https://user:pass@host/…`` → (``https://host/…``, (user, pass)); basic auth in the URL."""
-    parts = urlsplit(url)
-    if parts.username is None:
-        return url, None
-    from urllib.parse import unquote
-
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    clean = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-    return clean, (unquote(parts.username), unquote(parts.password or ""))
 
 
 def client_from_config(cfg: PrometheusConfig, *, transport: Any = None,

@@ -8,11 +8,13 @@ CLI library raises while it parses the line) and hand it to :func:`exit_status`:
 * a command-line mistake the CLI library found (an unknown option, a bad or missing value; the
   vendored click's exceptions derive from the public :class:`typer.TyperException`):
   ``lbctl: error: <its message> (try 'lbctl CMD -h')``, its code (2);
-* Ctrl-C: ``interrupted`` (130); Ctrl-C or Ctrl-D at a confirmation prompt (:class:`typer.Abort`):
+* Ctrl-C: ``interrupted`` (130); SIGTERM (:class:`~lbctl.errors.Terminated`): ``terminated
+  (SIGTERM)`` (130); Ctrl-C or Ctrl-D at a confirmation prompt (:class:`typer.Abort`):
   ``aborted at the prompt: nothing was sent`` (130);
 * a closed pipe (``lbctl … | head``): nothing, 0;
 * an :class:`OSError` naming a file (a path too long, ``--copy`` into a file): ``<path>:
-  <the system's reason>`` (1);
+  <the system's reason>`` (1); one naming none that only a write meets (the output into a full
+  disk or ``/dev/full``, a quota, ``ulimit -f``): ``cannot write the output: <the reason>`` (1);
 * anything else: ``internal error: <type>: <first line> (set LBCTL_TRACEBACK=1 for details)``
   (1) — never a traceback, unless ``LBCTL_TRACEBACK`` is set.
 
@@ -22,13 +24,17 @@ CLI library raises while it parses the line) and hand it to :func:`exit_status`:
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
 import typer
 
-from lbctl.errors import ExitStatus, LbctlError
+from lbctl.errors import ExitStatus, LbctlError, Terminated
 from lbctl.safe.text import one_line, shorten
+
+#: what only a write meets, and no bug of lbctl's: no space left, a quota, a file-size limit
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
 def error(message: str) -> None:
@@ -54,7 +60,7 @@ def exit_status(e: BaseException) -> int:
         error(str(e) if str(e) else type(e).__name__)
         return int(e.exit_code)
     if isinstance(e, KeyboardInterrupt):
-        error("interrupted")
+        error("terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted")
         return ExitStatus.INTERRUPTED
     if isinstance(e, typer.Abort):  # Ctrl-C or Ctrl-D at a prompt (typer.confirm)
         error("aborted at the prompt: nothing was sent")
@@ -74,6 +80,10 @@ def exit_status(e: BaseException) -> int:
     if isinstance(e, OSError) and e.filename is not None:  # the system refused a path: the
         # user's to fix (a name too long, a file where a directory goes), not an lbctl bug
         error(f"{shorten(str(e.filename), 300)}: {e.strerror or type(e).__name__}")
+        return ExitStatus.ERROR
+    if isinstance(e, OSError) and e.errno in _NO_ROOM:  # a write the system refused with no
+        # file named: the output (stdout into a full disk, /dev/full, a quota), the user's to fix
+        error(f"cannot write the output: {e.strerror or os.strerror(e.errno)}")
         return ExitStatus.ERROR
     msg = str(e).splitlines()[0] if str(e) else ""
     error(f"internal error: {type(e).__name__}: {shorten(msg, 300)} "

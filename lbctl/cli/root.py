@@ -14,6 +14,10 @@ given as ``cls=``. Both overrides below are public methods of it:
   (:func:`lbctl.cli.connection.hoist_global_options`), and ``-o/--output`` given before the
   subcommand is moved after it (:func:`lbctl.cli.connection.sink_output_option`), so
   ``lbctl -o json recommend`` works as ``lbctl recommend -o json``;
+* :meth:`RootGroup.invoke`: while a subcommand runs, SIGTERM raises
+  :class:`~lbctl.errors.Terminated` (a ``KeyboardInterrupt``) where its default action killed the
+  process silently mid-write: the clean-ups of a Ctrl-C run and the command ends with one line,
+  exit 130 (apply, drain, watch and sandbox install their own handler over it);
 * its subcommands are built when first asked for (:class:`LazyCommands`): ``lbctl recommend``
   imports and declares ``recommend`` alone, not the ~25 commands (their modules and option
   declarations were a fifth of a small ``recommend``'s start-up); ``--help`` and completion ask
@@ -22,6 +26,9 @@ given as ``cls=``. Both overrides below are public methods of it:
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any, ClassVar
 
@@ -29,7 +36,27 @@ import typer
 import typer.core
 
 from lbctl.cli.failures import exit_status, passes_through
-from lbctl.errors import UsageError
+from lbctl.errors import Terminated, UsageError
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` inside the block, when its action is the default one
+    (a process that chose to ignore it, or a caller with its own handler, keeps it) and this is
+    the main thread (the only one that may set a handler); the action before is put back."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
+        yield
+        return
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 class HandlingGroup(typer.core.TyperGroup):
@@ -102,6 +129,14 @@ class RootGroup(HandlingGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.commands = LazyCommands(self.lazy, self.commands)
+
+    def invoke(self, ctx: Any) -> Any:
+        """The subcommand, with SIGTERM raising :class:`~lbctl.errors.Terminated` where Ctrl-C
+        raises ``KeyboardInterrupt`` (its one line and exit code, and the clean-ups a Ctrl-C
+        runs) while it runs; a command with its own handler (apply, drain, watch, sandbox)
+        installs it over this one and puts this one back."""
+        with _sigterm_raises():
+            return super().invoke(ctx)
 
     def list_commands(self, ctx: Any) -> list[str]:
         """The names, in order, without building the commands (``TyperGroup`` reads items)."""

@@ -235,6 +235,7 @@ def open_parent(path: str | os.PathLike[str], *, error: ErrorFactory, make: int 
         fd = os.open(where if where == "/" else ".", _DIR_FLAGS)
     pending = [(p, True) for p in reversed(head.split("/")) if p and p != "."]
     hops = made = 0
+    part = ""
     try:
         while pending:
             part, own = pending.pop()
@@ -270,9 +271,13 @@ def open_parent(path: str | os.PathLike[str], *, error: ErrorFactory, make: int 
             os.close(fd)
             fd = nxt
             where = os.path.dirname(where) if part == ".." else os.path.join(where, part)
-    except BaseException:
+    except BaseException as e:
         if fd >= 0:
             os.close(fd)
+        if isinstance(e, OSError) and part and e.filename == part:
+            # the system names the component opened relative to a descriptor ("h: Read-only
+            # file system"): the message names the directory the walk was in, not a bare name
+            e.filename = os.path.join(where, part)
         raise
     return fd, last
 
@@ -285,6 +290,10 @@ def _open_at(path: str, flags: int, mode: int, *, error: ErrorFactory,
     dfd, last = open_parent(path, error=error, at=at)
     try:
         return os.open(last, flags, mode, dir_fd=dfd)
+    except OSError as e:
+        if dfd is not None and e.filename == last:  # (named as given, not by its last part)
+            e.filename = at.join(os.fspath(path)) if at is not None else os.fspath(path)
+        raise
     finally:
         if dfd is not None:
             os.close(dfd)

@@ -22,7 +22,7 @@ import functools
 import re
 from collections.abc import Iterable
 
-__all__ = ["MIN_SECRET", "redact", "url_without_userinfo"]
+__all__ = ["MIN_SECRET", "redact", "split_userinfo", "url_without_userinfo"]
 
 #: shorter strings are not replaced (a 1-3 character "secret" would blank out ordinary words)
 MIN_SECRET = 4
@@ -40,6 +40,23 @@ def url_without_userinfo(url: str) -> str:
     if "@" in host:
         host = "***@" + host.rsplit("@", 1)[1]
     return f"{scheme}{sep}{host}{tail}"
+
+
+def split_userinfo(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``https://user:pass@host/…`` → (``https://host/…``, (user, pass)); basic auth in the URL
+    (the admin URL and ``--prometheus-url`` alike), taken out so that no HTTP library sends it
+    on its own."""
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.username is None:
+        return url, None
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    clean = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    return clean, (unquote(parts.username), unquote(parts.password or ""))
 
 
 def _char(ch: str) -> str:

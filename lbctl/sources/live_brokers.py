@@ -75,6 +75,8 @@ def _text(body: bytes) -> str:
     import json
 
     text = body.decode("utf-8", "replace").strip()
+    if not text.startswith('"'):  # only a JSON string is unquoted (a deep array: no recursion)
+        return text
     try:
         value = json.loads(text)
     except ValueError:
