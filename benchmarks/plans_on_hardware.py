@@ -790,6 +790,10 @@ def main() -> int:
     ap.add_argument("--no-one-shot", action="store_true", help="the closed loop only")
     ap.add_argument("--loop-seeds", type=int, default=1,
                     help="closed loops on seeds 1..N (the Done-when rows stay seed 1's)")
+    ap.add_argument("--loop-seed-start", type=int, default=1,
+                    help="diagnostic: the closed loops' seeds start here (e.g. 11 with "
+                         "--loop-seeds 20: the held-out seeds 11-30; the Done-when rows are "
+                         "then the first of them)")
     ap.add_argument("--loop-only", default="",
                     help="comma-separated strategies of the closed loop (default: lbctl and "
                          "every Pulsar strategy); e.g. lbctl")
@@ -870,18 +874,19 @@ def main() -> int:
         names = args.loop_only.split(",") if args.loop_only else ["lbctl", *PULSAR]
         for n in loops:
             ours = []
-            for seed in range(1, args.loop_seeds + 1):
+            first_seed = args.loop_seed_start
+            for seed in range(first_seed, first_seed + args.loop_seeds):
                 figs = list(pool.map(loop_run, [(seed, n, args.loop_cycles, args.loop_solver,
                                                  name) for name in names]))
                 report_loop(n, args.loop_cycles, args.loop_solver, figs, seed)
                 if args.loop_reach:
                     print(f"  band reachable by moves: {loop_reach(seed, n, args.loop_cycles)}")
                 ours += [f for name, f, _ in figs if name == "lbctl"]
-                if seed == 1:
+                if seed == first_seed:
                     loop_figs[n] = figs
             if len(ours) > 1:
                 to_band = [x for f in ours for x in f["toBand"]]
-                print(f"lbctl n={n} over seeds 1-{len(ours)}: band within 3 cycles "
+                print(f"lbctl n={n} over seeds {first_seed}-{first_seed + len(ours) - 1}: band within 3 cycles "
                       f"{sum(x is not None and x <= 3 for x in to_band)} of {len(to_band)}, "
                       f"cycles to band (sum, '-' as {args.loop_cycles}) "
                       f"{sum(args.loop_cycles if x is None else x for x in to_band)}, twice "
