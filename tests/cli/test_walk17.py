@@ -1,0 +1,61 @@
+"""walk17's stumbles, each pinned: three newcomers (an operator, an SRE, a capacity planner)
+followed README and docs/ alone, on the examples and on `lbctl sandbox`; what they tripped on is
+checked here so that it stays fixed."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from lbctl.cli.app import app
+from lbctl.sandbox import hot_cluster
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("PULSAR_CLIENT_CONF", raising=False)
+    monkeypatch.setenv("LBCTL_JOURNAL", str(tmp_path / "state" / "journal.jsonl"))
+    monkeypatch.setenv("LBCTL_CONTEXTS", str(tmp_path / "contexts.json"))
+
+
+def test_the_readme_counts_the_doctor_rules_there_are() -> None:
+    """README said "20 rules" while doctor ran 21 (its own heading says so on every run)."""
+    import lbctl.doctor.builtin  # noqa: F401  (the built-in rules register themselves)
+    from lbctl.doctor.base import RULES
+
+    said = re.findall(r"(\d+) rules\b", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert said and {int(n) for n in said} == {len(RULES)}
+
+
+def test_simulate_with_no_snapshot_says_how_to_get_one() -> None:
+    """Every other command reads the live cluster when given no snapshot; simulate and compare
+    need a start to replay, and a newcomer on the sandbox was left at "give snapshot files"."""
+    for args in (["simulate", "--cycles", "3"],
+                 ["compare", "--strategy", "ThresholdShedder", "--strategy", "AvgShedder"]):
+        r = CliRunner().invoke(app, args)
+        assert r.exit_code == 2
+        assert r.stdout == ""
+        assert r.stderr.count("\n") == 1
+        assert "lbctl snapshot export -f snap.json" in r.stderr, r.stderr
+
+
+@pytest.mark.live
+def test_the_watch_banner_is_not_a_warning(tmp_path: Path) -> None:
+    """Where the status page is, said at every start, was printed as "lbctl: warning:": an SRE
+    grepping the service's log for warnings found one on every healthy start."""
+    c = hot_cluster(3)
+    try:
+        r = CliRunner().invoke(app, [
+            "--admin-url", c.admin_url, "watch", "--history", str(tmp_path / "h"), "--count",
+            "1", "--interval", "1", "--listen", "127.0.0.1:0", "--no-doctor"])
+    finally:
+        c.stop()
+    assert r.exit_code == 0, r.stderr
+    banner = [x for x in r.stderr.splitlines() if "status page http://127.0.0.1:" in x]
+    assert len(banner) == 1 and banner[0].startswith("lbctl: watching "), r.stderr
+    assert "warning" not in banner[0]
