@@ -59,3 +59,17 @@ def test_the_watch_banner_is_not_a_warning(tmp_path: Path) -> None:
     banner = [x for x in r.stderr.splitlines() if "status page http://127.0.0.1:" in x]
     assert len(banner) == 1 and banner[0].startswith("lbctl: watching "), r.stderr
     assert "warning" not in banner[0]
+
+
+def test_propose_explain_names_brokers_as_its_tables() -> None:
+    """propose --explain's tables said "(common suffix .pulsar.svc:8080 left out …)", then its
+    account of each move wrote every name whole, and each line wrapped in two at 80 columns."""
+    from tests.paths import EXAMPLES
+
+    args = ["propose", str(EXAMPLES / "hot-broker.json"), "--solver", "greedy", "--explain"]
+    r = CliRunner().invoke(app, args, env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.stderr
+    moves = r.stdout.split("\nMoves:\n", 1)[1]
+    assert "broker-2 -> broker-" in moves and ".pulsar.svc:8080" not in moves
+    r = CliRunner().invoke(app, [*args, "--wide"], env={"COLUMNS": "80"})
+    assert "broker-2.pulsar.svc:8080 -> " in r.stdout.split("\nMoves:\n", 1)[1]
