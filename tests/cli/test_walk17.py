@@ -73,3 +73,38 @@ def test_propose_explain_names_brokers_as_its_tables() -> None:
     assert "broker-2 -> broker-" in moves and ".pulsar.svc:8080" not in moves
     r = CliRunner().invoke(app, [*args, "--wide"], env={"COLUMNS": "80"})
     assert "broker-2.pulsar.svc:8080 -> " in r.stdout.split("\nMoves:\n", 1)[1]
+
+
+@pytest.mark.live
+def test_the_sandbox_page_walks_an_sre_to_an_approved_healing(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    """sandbox.md's "Watching it" block, on the static sandbox it starts: the watcher queues a
+    plan, `plans list` shows it pending, and approving it moves the bundle. On the living
+    sandbox with the default grace, the newcomer's plan never came or was withdrawn first."""
+    from tests.test_docs import _lines, _pieces
+
+    text = (ROOT / "docs" / "commands" / "sandbox.md").read_text(encoding="utf-8")
+    block = text.split("## Watching it", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    lines = [p[1:] for line in _lines(block) for p in _pieces(line)]
+    assert lines[0][:2] == ["sandbox", "--static"]
+    monkeypatch.chdir(tmp_path)
+    c = hot_cluster(3)
+    c.set_reassignment(delay=0.05)
+    try:
+        before = dict(c.owners)
+        outs = []
+        for args in lines[1:]:
+            r = CliRunner().invoke(app, ["--admin-url", c.admin_url, *args],
+                                   env={"COLUMNS": "80"})
+            assert r.exit_code == 0, f"{args}\n{r.stderr}"
+            outs.append(r)
+        queued = re.search(r"plans approve (p-\S+)", outs[0].stderr)
+        assert queued, outs[0].stderr
+        assert queued.group(1) in outs[-1].stdout and "pending" in outs[-1].stdout
+        r = CliRunner().invoke(app, ["--admin-url", c.admin_url, "plans", "approve",
+                                     queued.group(1), "--history", "watch-history"])
+        assert r.exit_code == 0, r.stderr
+        assert c.owners != before
+    finally:
+        c.stop()
