@@ -97,8 +97,13 @@ def show(plan_id: PlanId, history: History = None,
         from lbctl.render.display import using
 
         rows = q.actions(m)
+        from lbctl.render.tables import wrap_prose
+
         with using(display(wide=wide)):
             text = table(rows, optional=("#",)) if rows else "no action"
+            # the record's line ran to 140 characters over the table fitted to 80 columns:
+            # wrapped at spaces (no id is cut), as lbctl's other prose
+            head = "\n".join(wrap_prose(x) for x in head.split("\n"))
         print(terminal_safe(head))
         print(terminal_safe(text))
         return

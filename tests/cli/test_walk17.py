@@ -108,3 +108,27 @@ def test_the_sandbox_page_walks_an_sre_to_an_approved_healing(tmp_path: Path,
         assert c.owners != before
     finally:
         c.stop()
+
+
+@pytest.mark.live
+def test_plans_show_fits_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`plans show ID`'s record line (id, status, source, anomaly, capture time) ran to 140
+    characters above a table fitted to 80 columns."""
+    monkeypatch.chdir(tmp_path)
+    c = hot_cluster(3)
+    try:
+        r = CliRunner().invoke(app, [
+            "--admin-url", c.admin_url, "watch", "--history", "wh", "--count", "1",
+            "--grace", "out-of-band=0s", "--heal", "out-of-band=approve", "--listen", "",
+            "--no-doctor"])
+        assert r.exit_code == 0, r.stderr
+    finally:
+        c.stop()
+    queued = re.search(r"plans approve (p-\S+)", r.stderr)
+    assert queued, r.stderr
+    r = CliRunner().invoke(app, ["plans", "show", queued.group(1), "--history", "wh"],
+                           env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.stderr
+    assert max(len(x) for x in r.stdout.splitlines()) <= 80, r.stdout
+    assert queued.group(1) in r.stdout.splitlines()[0]  # the id whole, first
+    assert "out-of-band:" in r.stdout  # the anomaly's id whole too
