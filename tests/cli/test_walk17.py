@@ -132,3 +132,34 @@ def test_plans_show_fits_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert max(len(x) for x in r.stdout.splitlines()) <= 80, r.stdout
     assert queued.group(1) in r.stdout.splitlines()[0]  # the id whole, first
     assert "out-of-band:" in r.stdout  # the anomaly's id whole too
+
+
+@pytest.mark.live
+def test_apply_held_back_by_a_cap_says_what_to_run_next(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`complete: 3 deferred, 2 done` ended the run with no next step; the line now names the
+    command, and that command sends the rest."""
+    from lbctl.sandbox.scenarios import SCENARIOS
+
+    monkeypatch.chdir(tmp_path)
+    c = SCENARIOS["hot-broker"].start(3, 0, alive=True)
+    try:
+        url = ["--admin-url", c.admin_url]
+        r = CliRunner().invoke(app, [*url, "recommend", "-o", "json"])
+        assert r.exit_code == 0, r.stderr
+        (tmp_path / "plan.json").write_text(r.stdout)
+        r = CliRunner().invoke(app, [*url, "apply", "plan.json", "--yes", "--max-moves", "2",
+                                     "--interval", "0"], env={"COLUMNS": "80"})
+        assert r.exit_code == 0, r.stderr
+        n = r.stdout.split("complete: ", 1)[1].split(" deferred", 1)[0]
+        assert int(n) >= 1
+        nxt = re.search(r"^next: (\d+) action\(s\) held back by the caps; (lbctl apply plan\.json) "
+                        r"again", r.stdout, re.M)
+        assert nxt and nxt.group(1) == n, r.stdout
+        again = nxt.group(2).split()[1:]
+        r = CliRunner().invoke(app, [*url, *again, "--yes", "--interval", "0"])
+        assert r.exit_code == 0, r.stderr
+        assert f"{n} done" in r.stdout and "deferred" not in r.stdout.splitlines()[-3]
+        assert "next:" not in r.stdout
+    finally:
+        c.stop()
