@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,7 +35,8 @@ from tests.docs_pages import DOCS, PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
-_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
+# a block may be indented (inside a list item): its closing fence is indented alike
+_BLOCK = re.compile(r"^( *)```sh\n(?P<body>.*?)^\1```", re.S | re.M)
 _CUT = {"&&", "||", ";", "|", ">", ">>", "&", "2>&1", "<"}
 
 
@@ -96,7 +98,7 @@ def _commands() -> list[tuple[str, str]]:
         text = src.read_text()
         for m in _BLOCK.finditer(text):
             lineno = text[: m.start()].count("\n") + 2
-            for line in _lines(m.group(1)):
+            for line in _lines(textwrap.dedent(m.group("body"))):
                 for piece in _pieces(line):
                     reason = _skip(piece[1:], line)
                     if reason:
@@ -165,7 +167,7 @@ def test_documented_command_runs(where: str, line: str, sandbox: TestCluster, wo
         pytest.skip(_skip(_pieces(line)[0][1:], line) or "nothing to run")
 
 
-_CONSOLE = re.compile(r"^```console\n(.*?)^```", re.S | re.M)
+_CONSOLE = re.compile(r"^( *)```console\n(?P<body>.*?)^\1```", re.S | re.M)
 _EXIT = re.compile(r"#.*\bexit (\d+)\b")
 #: contexts a skipped `context add` names: a later line using one is skipped too
 _UNADDED: dict[str, str] = {}
@@ -225,7 +227,7 @@ def _sessions() -> list[tuple[str, list[str]]]:
     for src in sorted(DOCS.rglob("*.md")):
         text = src.read_text()
         for m in _CONSOLE.finditer(text):
-            lines = _console_lines(m.group(1))
+            lines = _console_lines(textwrap.dedent(m.group("body")))
             if lines:
                 lineno = text[: m.start()].count("\n") + 2
                 out.append((f"{src.relative_to(ROOT)}:{lineno}", lines))
@@ -295,7 +297,7 @@ def _shown_outputs() -> list[tuple[str, str, list[str]]]:
         text = src.read_text()
         for m in _CONSOLE.finditer(text):
             lineno = text[: m.start()].count("\n") + 2
-            block = m.group(1).splitlines()
+            block = textwrap.dedent(m.group("body")).splitlines()
             for k, line in enumerate(block):
                 if not line.startswith("$ lbctl ") or "examples/" not in line:
                     continue
