@@ -31,7 +31,14 @@ def _queue(history: Path | None):  # type: ignore[no-untyped-def]
         from lbctl.errors import UsageError
 
         raise UsageError(f"--history {history}: not a directory (the watcher's --history DIR)")
-    return PlanQueue(history or default_history())
+    directory = history or default_history()
+    if not directory.exists():
+        # a mistyped --history said "no plan waiting", as a watcher with nothing to heal does;
+        # `watch --status` says this of the same directory
+        from lbctl.errors import UsageError
+
+        raise UsageError(f"{directory}: no watcher history here (lbctl watch --history DIR)")
+    return PlanQueue(directory)
 
 
 def _now() -> str:

@@ -163,3 +163,17 @@ def test_apply_held_back_by_a_cap_says_what_to_run_next(tmp_path: Path,
         assert "next:" not in r.stdout
     finally:
         c.stop()
+
+
+@pytest.mark.parametrize("args", [["list"], ["list", "--all"], ["show", "p-x"],
+                                  ["approve", "p-x"], ["reject", "p-x"]])
+def test_plans_of_a_history_that_is_not_there_say_so(tmp_path: Path, args: list[str]) -> None:
+    """`plans list --history` with a typo said "no plan waiting", as a watcher with nothing to
+    heal does; now it says what `watch --status` says of the same directory."""
+    missing = tmp_path / "watch-histroy"
+    r = CliRunner().invoke(app, ["plans", *args, "--history", str(missing)])
+    assert r.exit_code == 2
+    assert r.stdout == ""
+    assert r.stderr == (f"lbctl: error: {missing}: no watcher history here "
+                        "(lbctl watch --history DIR)\n")
+    assert not missing.exists()  # nothing created by looking
