@@ -177,3 +177,45 @@ def test_plans_of_a_history_that_is_not_there_say_so(tmp_path: Path, args: list[
     assert r.stderr == (f"lbctl: error: {missing}: no watcher history here "
                         "(lbctl watch --history DIR)\n")
     assert not missing.exists()  # nothing created by looking
+
+
+def test_apply_of_a_snapshot_says_how_to_make_a_plan_of_it(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    """`lbctl apply examples/hot-broker.json` stopped at "format is 'lbctl/snapshot@1',
+    expected 'lbctl/plan@1'"; the line now names the command that writes a plan, and that
+    command's plan is one apply takes."""
+    import shlex
+    import shutil
+
+    from tests.paths import EXAMPLES
+
+    monkeypatch.chdir(tmp_path)
+    shutil.copyfile(EXAMPLES / "hot-broker.json", tmp_path / "hot broker.json")
+    r = CliRunner().invoke(app, ["apply", "hot broker.json", "--dry-run"])
+    assert r.exit_code == 1 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
+    cmd = re.search(r"\(a snapshot: lbctl (recommend .*?) > plan\.json", r.stderr)
+    assert cmd, r.stderr
+    made = CliRunner().invoke(app, shlex.split(cmd.group(1)))
+    assert made.exit_code == 0, made.stderr
+    (tmp_path / "plan.json").write_text(made.stdout)
+    r = CliRunner().invoke(app, ["apply", "plan.json", "--dry-run", "--force-stale"])
+    assert "format is" not in r.stderr  # a plan now: what stops it is the cluster, not the file
+    # another wrong format gets no such hint
+    (tmp_path / "other.json").write_text('{"format": "lbctl/plan@2"}')
+    r = CliRunner().invoke(app, ["apply", "other.json", "--dry-run"])
+    assert "expected 'lbctl/plan@1'\n" in r.stderr and "recommend" not in r.stderr
+
+
+@pytest.mark.parametrize(("given", "hint"), [("mix", "(did you mean mixed?)\n"),
+                                             ("inferd", "(did you mean inferred?)\n"),
+                                             ("nothing", "no such hosts file\n")])
+def test_hosts_that_is_neither_a_mix_nor_a_file(given: str, hint: str) -> None:
+    """`simulate --hosts mix` said "mix: no such file": neither the mixes nor a file."""
+    from tests.paths import EXAMPLES
+
+    r = CliRunner().invoke(app, ["simulate", str(EXAMPLES / "hot-broker.json"), "--hosts",
+                                 given, "--cycles", "1"])
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.startswith(f"lbctl: error: --hosts '{given}': not a mix (inferred, mixed)")
+    assert r.stderr.endswith(hint), r.stderr
