@@ -7,7 +7,7 @@ cut at ``&&``, ``;``, ``|``, ``>`` and ``&``; every piece that starts with ``lbc
 ``.venv/bin/lbctl``) is run in-process in a directory holding a copy of the examples, with the
 sandbox's ``--admin-url`` and ``COLUMNS=80``. Other programs (pip, sleep, spark-submit) are not
 run. Lines that cannot run here are skipped for a stated reason (:func:`_skip`): ``lbctl sandbox``
-itself (the test's sandbox stands in), ``lbctl fleet`` (Spark has its own tests), credentials,
+itself (the test's sandbox stands in), ``lbctl fleet`` (run on local Spark by a test of its own, marked spark), credentials,
 files of a real host, a real cluster's broker names.
 
 A ``console`` block of docs/ is a session: its ``$ lbctl`` lines run in order on a fresh sandbox
@@ -18,6 +18,7 @@ be what lbctl prints. README's sessions are run by tests/apply/test_readme_walkt
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -62,7 +63,7 @@ def _skip(args: list[str], line: str) -> str | None:
     if args[:1] == ["sandbox"]:
         return "the test's sandbox stands in for `lbctl sandbox`"
     if "fleet" in args[:1]:
-        return "needs Spark (tests/fleet runs the fleet commands)"
+        return "needs Spark (test_documented_fleet_commands_run runs it on local Spark)"
     if any(a.startswith(("--auth", "--tls")) for a in args):
         return "needs credentials of a real cluster"
     if "--prometheus-url" in args or any(a.startswith("--prometheus-url=") for a in args):
@@ -245,7 +246,6 @@ def test_documented_session_runs(where: str, lines: list[str], workdir: Path,
     page's reader starts: the sandbox's broker names (``127.0.0.1:8080``…) stand for the test
     cluster's, ``> FILE`` writes the file a later line reads, ``~`` is a home of the test's own,
     and each line exits as its comment says (``exit N``), else 0 (doctor: 0 or 1)."""
-    import os
 
     shutil.copytree(workdir / "examples", tmp_path / "examples")
     monkeypatch.chdir(tmp_path)
@@ -326,6 +326,44 @@ def test_documented_output_is_what_lbctl_prints(where: str, line: str, shown: li
                              env={"COLUMNS": str(width), "NO_COLOR": "1"})
     assert res.exit_code in (0, 1), f"{where}: {line}\n{res.stderr}"
     assert res.stdout.rstrip("\n").splitlines() == [x.rstrip() for x in shown], where
+
+
+def _fleet_lines() -> list[tuple[str, list[str]]]:
+    """The documented `lbctl fleet` lines a local Spark can run (not a Prometheus, not a
+    cluster's shared storage), in document order, each command shape once: the output
+    directory (``/tmp/…``) is the test's own."""
+    out, seen = [], set()
+    for where, line in COMMANDS:
+        for piece in _pieces(line):
+            args = piece[1:]
+            if args[:1] != ["fleet"] or any(a.startswith("--prometheus-url") for a in args):
+                continue
+            if any(re.match(r"^/(shared|data)\b", a) for a in args):
+                continue
+            args = ["OUT" if re.match(r"^/tmp/[\w.-]+$", a) else a for a in args]
+            if tuple(args) not in seen:
+                seen.add(tuple(args))
+                out.append((where, args))
+    return out
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_documented_fleet_commands_run(workdir: Path, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fleet lines the other runners skip ("needs Spark"), on local Spark: ingest, report,
+    ingest --report and whatif on the bundled examples/fleet, as fleet.md and README give them."""
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("needs Java 17 or later")
+    pytest.importorskip("pyspark")
+    monkeypatch.chdir(workdir)
+    monkeypatch.setenv("LBCTL_SPARK_CLASS_CACHE", "off")
+    lines = _fleet_lines()
+    assert {a[1] for _, a in lines} >= {"ingest", "report", "whatif"}
+    for where, args in lines:
+        args = [str(tmp_path / "fleet") if a == "OUT" else a for a in args]
+        res = CliRunner().invoke(app, args, env={"COLUMNS": "80"})
+        assert res.exit_code == 0, f"{where}: lbctl {' '.join(args)}\n{res.stderr[-2000:]}"
 
 
 def test_the_documentation_runs_many_commands() -> None:
