@@ -219,3 +219,18 @@ def test_hosts_that_is_neither_a_mix_nor_a_file(given: str, hint: str) -> None:
     assert r.exit_code == 2 and r.stdout == ""
     assert r.stderr.startswith(f"lbctl: error: --hosts '{given}': not a mix (inferred, mixed)")
     assert r.stderr.endswith(hint), r.stderr
+
+
+def test_a_word_longer_than_the_line_stays_in_its_paragraph() -> None:
+    """doctor's `found:` of shedder-placement-mismatch printed its setting=Class words (92 and
+    104 characters) at column 0, outside the finding they belong to; they keep the paragraph's
+    indent now (and are still never cut)."""
+    from tests.paths import EXAMPLES
+
+    r = CliRunner().invoke(app, ["doctor", str(EXAMPLES / "hot-broker.json"), "--rule",
+                                 "shedder-placement-mismatch"], env={"COLUMNS": "80"})
+    assert r.exit_code == 1, r.stderr
+    finding = r.stdout.split("WARNING shedder-placement-mismatch\n", 1)[1].split("\n\n", 1)[0]
+    assert all(line.startswith("  ") for line in finding.splitlines()), finding
+    assert ("           loadBalancerLoadPlacementStrategy=org.apache.pulsar.broker.loadbalance."
+            "impl.LeastLongTermMessageRate\n") in finding
