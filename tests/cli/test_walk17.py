@@ -234,3 +234,23 @@ def test_a_word_longer_than_the_line_stays_in_its_paragraph() -> None:
     assert all(line.startswith("  ") for line in finding.splitlines()), finding
     assert ("           loadBalancerLoadPlacementStrategy=org.apache.pulsar.broker.loadbalance."
             "impl.LeastLongTermMessageRate\n") in finding
+
+
+def test_a_taken_status_port_says_what_to_do(tmp_path: Path) -> None:
+    """A second watcher (its own --history) on the default 127.0.0.1:9470 stopped at
+    "Address already in use"; the line names --listen's way out."""
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        r = CliRunner().invoke(app, ["--admin-url", "http://127.0.0.1:1", "watch", "--history",
+                                     str(tmp_path / "h"), "--count", "1",
+                                     "--listen", f"127.0.0.1:{port}"])
+    finally:
+        taken.close()
+    assert r.exit_code == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(f"lbctl: error: --listen 127.0.0.1:{port}: ")
+    assert "give this one --listen HOST:PORT, or --listen '' for no status page" in r.stderr
