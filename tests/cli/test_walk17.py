@@ -254,3 +254,29 @@ def test_a_taken_status_port_says_what_to_do(tmp_path: Path) -> None:
     assert r.exit_code == 2 and r.stdout == "" and r.stderr.count("\n") == 1, r.stderr
     assert r.stderr.startswith(f"lbctl: error: --listen 127.0.0.1:{port}: ")
     assert "give this one --listen HOST:PORT, or --listen '' for no status page" in r.stderr
+
+
+@pytest.mark.live
+def test_brokers_takes_pulsar_admins_words() -> None:
+    """A pulsar-admin user types `lbctl brokers list` and `lbctl brokers leader-broker` out of
+    habit; both got "Got unexpected extra argument(s)". They mean what they mean there now, and
+    any other word names lbctl's spelling."""
+    from typer.testing import Result
+
+    c = hot_cluster(3)
+    try:
+        def run(*args: str) -> Result:
+            return CliRunner().invoke(app, ["--admin-url", c.admin_url, "brokers", *args],
+                                      env={"COLUMNS": "80"})
+
+        plain = run()
+        assert run("list").stdout == plain.stdout != ""
+        assert run("list", "test-cluster").stdout == plain.stdout
+        assert run("leader-broker").stdout == run("--leader").stdout
+        other = run("list", "prod")
+        assert other.exit_code != 0 and "is test-cluster, not prod" in other.stderr
+        bad = run("foo")
+        assert bad.exit_code == 2
+        assert "--leader prints the leader (pulsar-admin brokers leader-broker)" in bad.stderr
+    finally:
+        c.stop()
