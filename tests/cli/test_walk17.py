@@ -280,3 +280,35 @@ def test_brokers_takes_pulsar_admins_words() -> None:
         assert "--leader prints the leader (pulsar-admin brokers leader-broker)" in bad.stderr
     finally:
         c.stop()
+
+
+def test_the_commands_without_every_output_format_are_those_the_docs_name() -> None:
+    """README and docs/index.md list the commands that do not take all of
+    `-o table|json|yaml|csv|jsonl`; a newcomer tried `plans list -o json` (refused, as said) and
+    found `plans show -o json` works (not said). The list is checked against the commands."""
+    import click
+    import typer.main
+
+    from tests.cli.test_help_width import _paths
+
+    root = typer.main.get_command(app)
+    lacking = set()
+    for path in _paths():
+        cmd: click.Command = root
+        for name in path:
+            cmd = cmd.commands[name]  # type: ignore[attr-defined]
+        if getattr(cmd, "commands", None):
+            continue
+        opt = next((p for p in cmd.params if "-o" in getattr(p, "opts", [])), None)
+        choices = getattr(getattr(opt, "type", None), "choices", None) or []
+        if list(choices) != ["table", "json", "yaml", "csv", "jsonl"]:
+            lacking.add((" ".join(path), tuple(choices)))
+    assert lacking == {("sandbox", ()), ("watch", ()), ("snapshot export", ()),
+                       ("snapshot from-prometheus", ()), ("context add", ()),
+                       ("context use", ()), ("context delete", ()), ("plans list", ()),
+                       ("plans show", ("table", "json", "yaml")), ("plans approve", ()),
+                       ("plans reject", ())}
+    for page in (ROOT / "README.md", ROOT / "docs" / "index.md"):
+        said = " ".join(page.read_text(encoding="utf-8").split())
+        assert ("`sandbox` and `watch`" in said and "`context add|use|delete` and `plans`, "
+                "whose `show` takes `-o json|yaml`: the plan itself)" in said), page
