@@ -53,9 +53,10 @@ def brokers(
 
 
 def _pulsar_admin_words(words: list[str]) -> str | None:
-    """pulsar-admin's spelling, which its users type out of habit: ``brokers list [CLUSTER]``
-    (the cluster, checked against the one answering) and ``brokers leader-broker`` (returned as
-    that word). Anything else is one line naming lbctl's spelling."""
+    """pulsar-admin's spelling, which its users type out of habit (the ``list`` and
+    ``leader-broker`` subcommands of pulsar-admin's ``CmdBrokers``; ``list`` takes the cluster):
+    ``brokers list [CLUSTER]`` (the cluster, checked against the one answering) and ``brokers
+    leader-broker`` (returned as that word). Anything else is one line naming lbctl's spelling."""
     from lbctl.errors import UsageError
 
     if not words:
