@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import shlex
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -111,7 +112,13 @@ def parse_plan(doc: Any, name: str, digest: str = "") -> PlanFile:
         raise PlanError(f"{name}: expected a plan@1 object")
     fmt = doc.get("format")
     if fmt != PLAN_FORMAT:
-        raise PlanError(f"{name}: format is {fmt!r}, expected {PLAN_FORMAT!r}")
+        from lbctl.model.wire.snapshot import FORMAT as SNAPSHOT_FORMAT
+
+        # a newcomer's first apply is often of the snapshot itself: say how a plan is made of it
+        hint = (f" (a snapshot: lbctl recommend {shlex.quote(name)} -o json > plan.json, or "
+                "lbctl propose,"
+                " writes a plan of it)" if fmt == SNAPSHOT_FORMAT else "")
+        raise PlanError(f"{name}: format is {fmt!r}, expected {PLAN_FORMAT!r}{hint}")
     actions = doc.get("actions")
     if isinstance(actions, list):  # which record an action is, before its fields are read
         for i, a in enumerate(actions):

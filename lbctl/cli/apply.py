@@ -209,6 +209,20 @@ def finish(report: ApplyReport, output: OutputFormat, extra: dict[str, object] |
     from lbctl.render.apply_view import ApplyView
 
     emit(ApplyView(report, dict(extra or {})), output)
+    deferred = report.counts().get("deferred", 0)
+    if deferred and report.result == "complete" and output == TABLE:
+        # "complete: 1 deferred, 5 done" left a newcomer with no next step: the same plan again
+        # sends what the caps held back (the moves made show as changed and are skipped)
+        import shlex
+
+        from lbctl.render.tables import wrap_prose
+        from lbctl.safe.text import terminal_safe
+
+        again = shlex.quote(report.plan.path)
+        print(wrap_prose(terminal_safe(
+            f"next: {deferred} action(s) held back by the caps; lbctl apply {again} again "
+            "sends them (the moves made are skipped; a plan older than --max-age is refused: "
+            "plan again)")))
     if report.result == "dry-run":
         refuse_unconfirmed(dry_run)
     if report.result == "partial":

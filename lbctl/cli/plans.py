@@ -31,7 +31,14 @@ def _queue(history: Path | None):  # type: ignore[no-untyped-def]
         from lbctl.errors import UsageError
 
         raise UsageError(f"--history {history}: not a directory (the watcher's --history DIR)")
-    return PlanQueue(history or default_history())
+    directory = history or default_history()
+    if not directory.exists():
+        # a mistyped --history said "no plan waiting", as a watcher with nothing to heal does;
+        # `watch --status` says this of the same directory
+        from lbctl.errors import UsageError
+
+        raise UsageError(f"{directory}: no watcher history here (lbctl watch --history DIR)")
+    return PlanQueue(directory)
 
 
 def _now() -> str:
@@ -97,8 +104,13 @@ def show(plan_id: PlanId, history: History = None,
         from lbctl.render.display import using
 
         rows = q.actions(m)
+        from lbctl.render.tables import wrap_prose
+
         with using(display(wide=wide)):
             text = table(rows, optional=("#",)) if rows else "no action"
+            # the record's line ran to 140 characters over the table fitted to 80 columns:
+            # wrapped at spaces (no id is cut), as lbctl's other prose
+            head = "\n".join(wrap_prose(x) for x in head.split("\n"))
         print(terminal_safe(head))
         print(terminal_safe(text))
         return

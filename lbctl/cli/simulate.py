@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -135,6 +136,13 @@ def truth_options(hosts: str | None, seed: int, noise: float | None) -> Truth:
         return Truth(choice, seed, fraction)
     if not choice.strip():
         raise UsageError(f"--hosts: expected {' or '.join(HOST_MIXES)} or a hosts file")
+    if "/" not in choice and "." not in choice and not os.path.lexists(choice):
+        # "--hosts mix" said "mix: no such file", naming neither mix nor what a file would be
+        import difflib
+
+        close = difflib.get_close_matches(choice, HOST_MIXES, n=1)
+        raise UsageError(f"--hosts {choice!r}: not a mix ({', '.join(HOST_MIXES)}) and no such "
+                         "hosts file" + (f" (did you mean {close[0]}?)" if close else ""))
     return Truth("file", seed, fraction, read_hosts_file(choice))
 
 

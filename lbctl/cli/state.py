@@ -75,7 +75,10 @@ class StateInput(FilesOrLive, frozen=True):
 class HistoryInput(StateArgs, frozen=True):
     """``[SNAPSHOT]...`` or the Prometheus flags, one of them (simulate, compare)."""
 
-    missing: ClassVar[str | None] = "give snapshot files, or --prometheus-url with --since/--start"
+    #: the live cluster is one moment, not a start to replay: say how to make it a file
+    missing: ClassVar[str | None] = (
+        "give snapshot files, or --prometheus-url with --since/--start (the live cluster as "
+        "a file: lbctl snapshot export -f snap.json)")
 
     snapshots: SnapshotsOrPrometheus = None
     prometheus: PrometheusArgs = PrometheusArgs()

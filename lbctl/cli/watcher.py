@@ -211,7 +211,10 @@ def watch(
     if address is not None:
         w = watcher
         server = StatusServer(address, w.current, w.healthy, counters=w.counters)
-        warn(f"watching {watcher.what}: status page {server.url}/, metrics {server.url}/metrics")
+        # where to look, not a warning: "lbctl: warning:" on every start read as a fault
+        sys.stderr.write(f"lbctl: watching {watcher.what}: status page {server.url}/, "
+                         f"metrics {server.url}/metrics\n")
+        sys.stderr.flush()
     stop = threading.Event()
 
     def on_term(*_a: Any) -> None:

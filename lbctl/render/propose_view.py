@@ -162,7 +162,10 @@ class ProposeView:
         parts = [self.plan_text(plan, title), "", "Goals:", self.goals_text(), "",
                  *self.summary_lines()]
         if self.detailed:
-            parts += self.moves_text()
+            # the account of each move names brokers as the tables above it do (short, said in
+            # their note; whole with --wide): full names here wrapped every line in two
+            names = plan_names(plan)
+            parts += [names.text(line) for line in self.moves_text()]
         return "\n".join(parts)
 
     def plan_text(self, plan: Plan, title: str) -> str:

@@ -287,7 +287,10 @@ def wrap_prose(text: str, limit: int | None = -1, *, hang: int = 4) -> str:
             continue
         indent = len(raw) - len(raw.lstrip(" "))
         sub = " " * min(indent + hang, max(0, limit // 2))
-        out.extend(textwrap.wrap(raw, width=limit, initial_indent="", subsequent_indent=sub,
-                                 break_long_words=False, break_on_hyphens=False,
-                                 drop_whitespace=True) or [raw])
+        # the line's own indent is the first line's prefix, not a chunk of its text: as a chunk
+        # it was dropped when the word after it was longer than the line (a setting=Class word),
+        # which then started at column 0, outside the paragraph it belongs to
+        out.extend(textwrap.wrap(raw[indent:], width=limit, initial_indent=raw[:indent],
+                                 subsequent_indent=sub, break_long_words=False,
+                                 break_on_hyphens=False, drop_whitespace=True) or [raw])
     return "\n".join(out)

@@ -54,7 +54,13 @@ class StatusServer:
         try:
             self.httpd = ThreadingHTTPServer(address, Handler)
         except OSError as e:
-            raise UsageError(f"--listen {address[0]}:{address[1]}: {e.strerror or e}") from None
+            import errno
+
+            # a second watcher (another --history) on the default port: say what to do
+            hint = ("; another lbctl watch? give this one --listen HOST:PORT, or --listen '' "
+                    "for no status page" if e.errno == errno.EADDRINUSE else "")
+            raise UsageError(f"--listen {address[0]}:{address[1]}: {e.strerror or e}{hint}") \
+                from None
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, name="lbctl-watch-http",
                                        daemon=True)

@@ -85,7 +85,8 @@ def test_prometheus_flags_alone_or_with_files_are_errors(tmp_path) -> None:
     res = CliRunner().invoke(app, ["simulate"])
     assert res.exit_code == 2
     assert res.stderr == ("lbctl: error: give snapshot files, or --prometheus-url with "
-                          "--since/--start\n")
+                          "--since/--start (the live cluster as a file: lbctl snapshot export "
+                          "-f snap.json)\n")
 
 
 def test_from_prometheus_needs_a_jsonl(tmp_path) -> None:

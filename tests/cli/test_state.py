@@ -69,7 +69,8 @@ def test_a_command_that_acts_on_the_cluster_goes_live_quietly() -> None:
 
 
 @pytest.mark.parametrize(("given", "message"), [
-    (HistoryInput(), "give snapshot files, or --prometheus-url with --since/--start"),
+    (HistoryInput(), "give snapshot files, or --prometheus-url with --since/--start (the live "
+                     "cluster as a file: lbctl snapshot export -f snap.json)"),
     (StateInput([HOT], RANGE), "give snapshot files or --prometheus-url, not both"),
     (StateInput(prometheus=PrometheusArgs(since="2h")), "--since needs --prometheus-url"),
     (StateInput(prometheus=PrometheusArgs("http://p")),
