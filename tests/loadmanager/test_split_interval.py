@@ -111,3 +111,49 @@ def test_the_plan_lists_the_split_interval_only_where_it_changes_the_cadence() -
     other = _settings(st, loadBalancerSplitIntervalMinutes=5)
     lm.run_cycle(st, other)
     assert other.read_values()["loadBalancerSplitIntervalMinutes"] == 5
+
+
+# --- the modular load manager: the split check follows the report writes -------------------------
+def _modular_splits(lm_states: list[ClusterState], **conf: str) -> list[list[str]]:
+    from lbctl.loadmanager.select import Options, run
+
+    rs = run(lm_states, Options(strategy="OverloadShedder", overrides=conf or None))
+    return [[s.candidate.bundle for s in r.splits if s.skipped is None] for r in rs]
+
+
+def _two_brokers(at: int, written: bool = False) -> ClusterState:
+    """tests/loadmanager/test_gates.py's hot bundle at ``at``; ``written``: broker a wrote its
+    report then (``lastUpdate``), else neither report changed since the previous snapshot."""
+    from lbctl.records import replace
+    from tests.loadmanager.test_gates import NOW, two_brokers
+
+    st = replace(two_brokers(), captured_at=NOW + at)
+    if written:
+        a = replace(st.brokers["a:8080"], lastUpdate=NOW + at)
+        st = replace(st, brokers={**st.brokers, "a:8080": a})
+    return st
+
+
+def test_modular_checks_splits_on_report_writes_not_on_a_timer() -> None:
+    """``ModularLoadManagerImpl.updateAll`` (run on each write under /loadbalance/brokers,
+    ``handleDataNotification``) calls ``checkNamespaceBundleSplit``: a snapshot after which no
+    broker wrote its report saw no split check; one after a write did."""
+    from tests.loadmanager.test_gates import HOT
+
+    states = [_two_brokers(0), _two_brokers(MINUTE), _two_brokers(2 * MINUTE, written=True)]
+    assert _modular_splits(states) == [[HOT], [], [HOT]]
+
+
+@pytest.mark.parametrize("split_minutes", ["1", "5"])
+def test_modular_ignores_the_split_interval(split_minutes: str) -> None:
+    """loadBalancerSplitIntervalMinutes is the extensible SplitScheduler's ("only used in load
+    balancer extension logics"): the modular splits the same whatever its value, and does not
+    read it."""
+    from lbctl.loadmanager.select import Options, run
+    from tests.loadmanager.test_gates import HOT
+
+    states = [_two_brokers(j * MINUTE, written=True) for j in range(3)]
+    assert _modular_splits(states, loadBalancerSplitIntervalMinutes=split_minutes) == [[HOT]] * 3
+    (r,) = run(states[:1], Options(strategy="OverloadShedder", overrides={
+        "loadBalancerSplitIntervalMinutes": split_minutes}))
+    assert "loadBalancerSplitIntervalMinutes" not in r.settings.read_values()
