@@ -31,3 +31,26 @@ def test_a_cycle_after_a_write_checks_splits() -> None:
 
 def test_a_cycle_without_a_write_does_not() -> None:
     assert _splits(5, 0) == []
+
+
+def test_the_extensible_simulation_splits_on_the_split_scheduler_s_clock() -> None:
+    """The SplitScheduler's period (loadBalancerSplitIntervalMinutes) against 1-minute cycles: at
+    1 minute the hot bundles split in cycle 4 (their fourth check, threshold 3); at 2 minutes
+    the checks fall in cycles 1, 3, 5 and 7, so the fourth comes in cycle 7."""
+    from pathlib import Path
+
+    from lbctl.loadmanager.select import Options
+    from lbctl.simulate.engine import SimulationOptions, simulate
+    from lbctl.sources.snapshot import read_snapshots
+
+    ext = Path(__file__).resolve().parents[2] / "examples" / "extensible" / "skewed.json"
+    states = read_snapshots([ext])
+
+    def split_cycles(minutes: str) -> list[int]:
+        r = simulate(states, Options(overrides={"loadBalancerNamespaceBundleMaxMsgRate": "100",
+                                                "loadBalancerSplitIntervalMinutes": minutes}),
+                     SimulationOptions(cycles=8))
+        return [c.cycle for c in r.cycles if c.splits]
+
+    assert split_cycles("1")[0] == 4
+    assert split_cycles("2")[0] == 7
