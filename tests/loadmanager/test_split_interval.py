@@ -14,6 +14,7 @@ from lbctl.loadmanager.clock import replay, split_runs
 from lbctl.loadmanager.extensible import ExtensibleCycleResult, ExtensibleLoadManager
 from lbctl.model.cluster import ClusterState
 from lbctl.sources.snapshot import read_snapshots
+from tests.jdk import needs_jdk, run_java
 
 ROOT = Path(__file__).resolve().parents[2]
 SKEWED = ROOT / "examples" / "extensible" / "skewed.json"
@@ -157,3 +158,18 @@ def test_modular_ignores_the_split_interval(split_minutes: str) -> None:
     (r,) = run(states[:1], Options(strategy="OverloadShedder", overrides={
         "loadBalancerSplitIntervalMinutes": split_minutes}))
     assert "loadBalancerSplitIntervalMinutes" not in r.settings.read_values()
+
+
+@needs_jdk("that scheduleAtFixedRate refuses a split period <= 0")
+def test_the_jdk_refuses_a_period_of_zero_or_less(tmp_path: Path) -> None:
+    """``SplitScheduler.start`` passes ``TimeUnit.MINUTES.toMillis(loadBalancerSplitIntervalMinutes)``
+    as both delay and period: the JDK refuses 0 and below, and :func:`split_runs` never runs the
+    split check for them."""
+    values = [1, 5, 0, -1, -2**31]
+    got = run_java("FixedRate", tmp_path, [f"{i}\t{v}" for i, v in enumerate(values)],
+                   where=Path(__file__).parent / "java")
+    for i, v in enumerate(values):
+        s = Settings.defaults().with_values(loadBalancerSplitIntervalMinutes=v,
+                                            loadBalancerSheddingIntervalMinutes=2)
+        runs = split_runs(s, True, 10 * MINUTE)[0]
+        assert got[str(i)] == ["refused" if runs == 0 else "scheduled"], v
