@@ -263,6 +263,17 @@ def _splits(cycle: _Cycle, carried: Mapping[str, Mapping[str, int]], runs: int =
     return tuple(splits), split_hits
 
 
+def _no_split_run(settings: Settings) -> str:
+    """Why a cycle shows no split check (:func:`~lbctl.loadmanager.clock.split_runs` gave none)."""
+    minutes = int(settings["loadBalancerSplitIntervalMinutes"])
+    if minutes <= 0:
+        return (f"loadBalancerSplitIntervalMinutes={minutes}: scheduleAtFixedRate refuses the "
+                "period, so no broker's SplitScheduler ever runs")
+    return (f"no broker's SplitScheduler ran in this cycle: it runs every "
+            f"loadBalancerSplitIntervalMinutes={minutes} min, the shedding cycle every "
+            f"{interval_ms(settings) // 60_000} min")
+
+
 class _Cycle(Struct, frozen=True):
     """What the steps of one cycle share: its state, settings and clock, the load-data store and
     top bundles it reads (``derived``: from modular reports), the available brokers, who owns or
@@ -360,9 +371,13 @@ class ExtensibleLoadManager(LoadManager[ExtensibleMemory]):
         splits: tuple[SplitResult, ...] = ()
         split_hits: Mapping[str, Mapping[str, int]] = mem.split_hits
         split_wait = mem.split_wait_ms
+        warnings = self.warnings
         if last is None:
             runs, split_wait = split_runs(settings, mem.started, mem.split_wait_ms)
             splits, split_hits = _splits(cycle, mem.split_hits, runs)
+            if runs == 0 and settings["loadBalancerEnabled"] \
+                    and settings["loadBalancerAutoBundleSplitEnabled"]:
+                warnings = (*warnings, _no_split_run(settings))
         store = MappingProxyType(cycle.store)
         new_mem = ExtensibleMemory(hit, store, MappingProxyType(recently),
                                    MappingProxyType(recent_brokers), MappingProxyType(split_hits),
@@ -371,7 +386,7 @@ class ExtensibleLoadManager(LoadManager[ExtensibleMemory]):
             state, settings, store, MappingProxyType(cycle.tops), cycle.derived, gate,
             shed, actions, splits, expired, MappingProxyType(dict(recently)),
             MappingProxyType(dict(recent_brokers)), new_mem, elapsed=elapsed,
-            warnings=self.warnings)
+            warnings=warnings)
 
     def _shed(self, cycle: _Cycle, recently: Mapping[str, int], recent_brokers: Mapping[str, int],
               hit: int) -> ShedResult:

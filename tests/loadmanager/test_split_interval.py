@@ -173,3 +173,16 @@ def test_the_jdk_refuses_a_period_of_zero_or_less(tmp_path: Path) -> None:
                                             loadBalancerSheddingIntervalMinutes=2)
         runs = split_runs(s, True, 10 * MINUTE)[0]
         assert got[str(i)] == ["refused" if runs == 0 else "scheduled"], v
+
+
+def test_a_cycle_without_a_split_run_says_so() -> None:
+    states = _held(2, 1)
+    settings = [_settings(s, loadBalancerSplitIntervalMinutes=5) for s in states]
+    first, second = replay(ExtensibleLoadManager(), states, settings)
+    assert not any("SplitScheduler" in w for w in first.plan().warnings)
+    assert any("SplitScheduler ran in this cycle" in w and "=5 min" in w
+               for w in second.plan().warnings)
+    never = [_settings(s, loadBalancerSplitIntervalMinutes=0) for s in states]
+    for r in replay(ExtensibleLoadManager(), states, never):
+        assert not r.splits
+        assert any("refuses the period" in w for w in r.plan().warnings)
