@@ -82,3 +82,15 @@ def test_the_bound_is_strictly_older_than_the_ttl(tmp_path: Path) -> None:
     assert _stale(_snapshot(tmp_path, {0: 1800}), **{TTL: "1800"}) == []
     (f,) = _stale(_snapshot(tmp_path, {0: 1801}), **{TTL: "1800"})
     assert list(f.brokers) == ["broker-1.pulsar.svc:8080"]
+
+
+def test_the_split_interval_set_on_a_modular_cluster_is_flagged() -> None:
+    """loadBalancerSplitIntervalMinutes is the extensible SplitScheduler's period: the modular
+    load manager splits on report writes and never reads it (load-manager-mismatch)."""
+    from lbctl.sources.snapshot import read_snapshots as read
+    from tests.paths import DATA
+
+    report = diagnose(read([DATA / "doctor" / "base.json"]),
+                      Options(overrides={"loadBalancerSplitIntervalMinutes": "5"}))
+    (f,) = [f for f in report.findings if f.rule == "load-manager-mismatch"]
+    assert "loadBalancerSplitIntervalMinutes=5" in f.found
