@@ -318,6 +318,8 @@ SETTINGS: tuple[Setting, ...] = (
             "Extensible LB may shed bundles with isolation or anti-affinity policies."),
     Setting("loadBalancerReportUpdateMinIntervalMillis", "int", 5000, "ms",
             "Extensible LB reporters sample (and advance the load EMA) this often."),
+    Setting("loadBalancerSplitIntervalMinutes", "int", 1, "minutes",
+            "Extensible split scheduler: interval between every broker's split checks."),
     Setting("loadBalancerMaxNumberOfBundlesToSplitPerCycle", "int", 10, "bundles",
             "Extensible split strategy: splits per cycle."),
     Setting("loadBalancerNamespaceBundleSplitConditionHitCountThreshold", "int", 3, "cycles",
@@ -371,6 +373,11 @@ _DYNAMIC = frozenset({
 _SHEDDING_INTERVAL = Range(1, None, "the delay after which LoadSheddingTask runs again (PR "
                                     "#16408): at 0 or less the leader sheds again at once, "
                                     "without pause")
+#: ``SplitScheduler.start`` passes it to ``scheduleAtFixedRate`` as the period (SplitScheduler at
+#: 1a5df8f3962d), which refuses one of 0 or less: the split scheduler never runs
+_SPLIT_INTERVAL = Range(1, None, "the period of every broker's SplitScheduler "
+                                 "(scheduleAtFixedRate): at 0 or less it refuses to schedule, and "
+                                 "no bundle is split automatically")
 #: ``ModularLoadManagerImpl.needBrokerDataUpdate`` compares a report's age with it
 _REPORT_MAX_INTERVAL = Range(1, None, "the age at which needBrokerDataUpdate rewrites a load "
                                       "report anyway: at 0 or less every check rewrites it")
@@ -422,6 +429,7 @@ _VALID: dict[str, Range] = {
     "loadBalanceSheddingDelayInSeconds": NON_NEGATIVE,
     "loadBalancerBrokerLoadDataTTLInSeconds": NON_NEGATIVE,
     "loadBalancerReportUpdateMinIntervalMillis": NON_NEGATIVE,
+    "loadBalancerSplitIntervalMinutes": _SPLIT_INTERVAL,
     "loadBalancerMaxNumberOfBundlesToSplitPerCycle": NON_NEGATIVE,
     "loadBalancerNamespaceBundleSplitConditionHitCountThreshold": NON_NEGATIVE,
 }

@@ -102,6 +102,7 @@ PULSAR: dict[str, tuple[str, object]] = {
     "loadBalancerBrokerLoadDataTTLInSeconds": ("long", 1800),
     "loadBalancerSheddingBundlesWithPoliciesEnabled": ("boolean", False),
     "loadBalancerReportUpdateMinIntervalMillis": ("int", 5000),
+    "loadBalancerSplitIntervalMinutes": ("int", 1),
     "loadBalancerMaxNumberOfBundlesToSplitPerCycle": ("int", 10),
     "loadBalancerNamespaceBundleSplitConditionHitCountThreshold": ("int", 3),
     "preferLaterVersions": ("boolean", False),
@@ -132,7 +133,7 @@ NOT_DYNAMIC = {
     "loadBalancerEnabled", "loadBalancerPlacementStrategy", "lowerBoundarySheddingEnabled",
     "loadBalancerLoadPlacementStrategy", "loadBalancerBrokerUnderloadedThresholdPercentage",
     "loadBalancerBrokerComfortLoadLevelPercentage", "topicBundleAssignmentStrategy",
-    "defaultNumberOfNamespaceBundles",
+    "defaultNumberOfNamespaceBundles", "loadBalancerSplitIntervalMinutes",
 }
 
 

@@ -49,6 +49,35 @@ def interval_ms(settings: Settings) -> int:
     return max(1, int(settings["loadBalancerSheddingIntervalMinutes"])) * 60_000
 
 
+def split_runs(settings: Settings, started: bool, waited: int) -> tuple[int, int]:
+    """How many times every broker's ``SplitScheduler`` ran during this shedding cycle, and the
+    cycle time since its last run to carry to the next (``ExtensibleMemory.split_wait_ms``).
+
+    The extensible load manager schedules the split check on its own timer:
+    ``SplitScheduler.start`` calls ``scheduleAtFixedRate`` with ``loadBalancerSplitIntervalMinutes``
+    as the period (SplitScheduler at 1a5df8f3962d; ``ServiceConfiguration``: an ``int``, default 1,
+    not dynamic), apart from the ``UnloadScheduler``'s ``loadBalancerSheddingIntervalMinutes``. So
+    with a shedding interval of 1 minute and a split interval of 5, one shedding cycle in five sees
+    a split check; with 5 and 1, each sees five. The two timers' phase is not observable: lbctl
+    lines them up on the first cycle it runs (``started`` false: one split run, as before), then
+    counts each cycle's interval towards the next run. At equal intervals every cycle runs the
+    check once, as lbctl always did, and the setting is not recorded as read (a plan lists it
+    only where it changes the cadence). A period of 0 or less: ``scheduleAtFixedRate`` refuses
+    it, and no split check ever runs. (The modular load manager has no split timer:
+    ``checkNamespaceBundleSplit`` runs in ``updateAll``, on each load-report write.)"""
+    shed = interval_ms(settings)
+    period = int(settings.peek("loadBalancerSplitIntervalMinutes")) * 60_000
+    if period == shed:
+        return 1, 0
+    settings["loadBalancerSplitIntervalMinutes"]  # it changes the cadence: the plan lists it
+    if period <= 0:
+        return 0, 0
+    if not started:
+        return 1, 0
+    waited += shed
+    return waited // period, waited % period
+
+
 def cycles_between(earlier: int, later: int, settings: Settings) -> int:
     """Shedding cycles the leader ran in ``(earlier, later]`` (epoch ms): ``⌊Δt / interval⌋``,
     counted as 1 when the snapshots are closer than one interval (each snapshot is one cycle)."""

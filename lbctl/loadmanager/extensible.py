@@ -33,7 +33,9 @@ strategies (the extensible counterpart of :mod:`lbctl.loadmanager.modular`):
    shows what ``LeastResourceUsageWithWeight`` would pick then (``--seed``), the plan leaves the
    destination empty as Pulsar does.
 5. **SplitScheduler** on every broker over its bundles (``lastStats`` when the snapshot has them,
-   else its top bundles), with per-broker hit counts carried.
+   else its top bundles), with per-broker hit counts carried, every
+   ``loadBalancerSplitIntervalMinutes`` (its own timer: a cycle may see no split run, or several;
+   :func:`~lbctl.loadmanager.clock.split_runs`).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from lbctl.explain.extensible import ExtensibleExplanation
 from lbctl.explain.outcome import extensible_decision
 from lbctl.explain.words import text
 from lbctl.loadmanager.base import CycleResult, LoadManager
-from lbctl.loadmanager.clock import expire, interval_ms, latest, shifted
+from lbctl.loadmanager.clock import expire, interval_ms, latest, shifted, split_runs
 from lbctl.loadmanager.loaddata import map_order
 from lbctl.model.brokerload import (
     BrokerLoadData,
@@ -206,10 +208,16 @@ def _split_boundaries(state: ClusterState, settings: Settings
     return boundaries
 
 
-def _splits(cycle: _Cycle, carried: Mapping[str, Mapping[str, int]]
+def _splits(cycle: _Cycle, carried: Mapping[str, Mapping[str, int]], runs: int = 1
             ) -> tuple[tuple[SplitResult, ...], dict[str, Mapping[str, int]]]:
     """Every broker's ``SplitScheduler`` over its bundles (``lastStats`` when the snapshot has
     them, else its top bundles), with its hit counts carried; and the hit counts to carry on.
+    ``runs``: how many times the schedulers ran during the cycle (:func:`~lbctl.loadmanager.clock.
+    split_runs`: none, once, or several when ``loadBalancerSplitIntervalMinutes`` is shorter than
+    the shedding interval). Each broker's runs read the same snapshot and stop after the first
+    that splits (the bundle it splits is gone from the next run's stats, which the snapshot cannot
+    show) or that leaves its hit counts as they were (every later run would too); its result is
+    its last run's.
     The bundles go in the order ``findBundlesToSplit`` meets them — ``PulsarStats``' bundle stats
     are a ``ConcurrentHashMap`` (at 1710bfdaa85f): a load report's ``lastStats`` (derived data)
     in its own order, which is that map's; rebuilt stats (and top bundles) as put in the
@@ -219,7 +227,8 @@ def _splits(cycle: _Cycle, carried: Mapping[str, Mapping[str, int]]
     state, settings, owners = cycle.state, cycle.settings, cycle.owners
     splits: list[SplitResult] = []
     split_hits = dict(carried)
-    if not (settings["loadBalancerEnabled"] and settings["loadBalancerAutoBundleSplitEnabled"]):
+    if runs < 1 or not (settings["loadBalancerEnabled"]
+                        and settings["loadBalancerAutoBundleSplitEnabled"]):
         return (), split_hits
     known = {t.bundleName for ts in cycle.tops.values() for t in ts} | set(state.owners())
 
@@ -242,11 +251,27 @@ def _splits(cycle: _Cycle, carried: Mapping[str, Mapping[str, int]]
         def owns(bundle: str, broker: str = b) -> bool:
             return owners.get(bundle, broker) == broker
 
-        res = find_bundles_to_split(b, stats, settings, split_hits.get(b, {}),
-                                    bundle_count, owns, boundaries=boundaries)
+        hits = split_hits.get(b, {})
+        for _ in range(runs):
+            res = find_bundles_to_split(b, stats, settings, hits, bundle_count, owns,
+                                        boundaries=boundaries)
+            if res.decisions or res.hit_counts == hits:
+                break
+            hits = res.hit_counts
         split_hits[b] = res.hit_counts
         splits.append(res)
     return tuple(splits), split_hits
+
+
+def _no_split_run(settings: Settings) -> str:
+    """Why a cycle shows no split check (:func:`~lbctl.loadmanager.clock.split_runs` gave none)."""
+    minutes = int(settings["loadBalancerSplitIntervalMinutes"])
+    if minutes <= 0:
+        return (f"loadBalancerSplitIntervalMinutes={minutes}: scheduleAtFixedRate refuses the "
+                "period, so no broker's SplitScheduler ever runs")
+    return (f"no broker's SplitScheduler ran in this cycle: it runs every "
+            f"loadBalancerSplitIntervalMinutes={minutes} min, the shedding cycle every "
+            f"{interval_ms(settings) // 60_000} min")
 
 
 class _Cycle(Struct, frozen=True):
@@ -345,17 +370,23 @@ class ExtensibleLoadManager(LoadManager[ExtensibleMemory]):
 
         splits: tuple[SplitResult, ...] = ()
         split_hits: Mapping[str, Mapping[str, int]] = mem.split_hits
+        split_wait = mem.split_wait_ms
+        warnings = self.warnings
         if last is None:
-            splits, split_hits = _splits(cycle, mem.split_hits)
+            runs, split_wait = split_runs(settings, mem.started, mem.split_wait_ms)
+            splits, split_hits = _splits(cycle, mem.split_hits, runs)
+            if runs == 0 and settings["loadBalancerEnabled"] \
+                    and settings["loadBalancerAutoBundleSplitEnabled"]:
+                warnings = (*warnings, _no_split_run(settings))
         store = MappingProxyType(cycle.store)
         new_mem = ExtensibleMemory(hit, store, MappingProxyType(recently),
                                    MappingProxyType(recent_brokers), MappingProxyType(split_hits),
-                                   True, cycle.store_history)
+                                   True, cycle.store_history, split_wait)
         return ExtensibleCycleResult(
             state, settings, store, MappingProxyType(cycle.tops), cycle.derived, gate,
             shed, actions, splits, expired, MappingProxyType(dict(recently)),
             MappingProxyType(dict(recent_brokers)), new_mem, elapsed=elapsed,
-            warnings=self.warnings)
+            warnings=warnings)
 
     def _shed(self, cycle: _Cycle, recently: Mapping[str, int], recent_brokers: Mapping[str, int],
               hit: int) -> ShedResult:
@@ -409,7 +440,8 @@ class ExtensibleLoadManager(LoadManager[ExtensibleMemory]):
     def memory_key(self, memory: ExtensibleMemory) -> Any:
         return (memory.hit_count, dict(memory.recently_unloaded),
                 dict(memory.recently_unloaded_brokers),
-                {b: dict(h) for b, h in memory.split_hits.items()}, dict(memory.broker_load))
+                {b: dict(h) for b, h in memory.split_hits.items()}, dict(memory.broker_load),
+                memory.split_wait_ms)  # a cycle without a split run is no fixed point
 
     def held(self, state: ClusterState, at: int) -> ClusterState:
         """The state observed again at ``at``: brokers republished the same figures (their load

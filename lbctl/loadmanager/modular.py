@@ -343,9 +343,12 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         self._envs = {}
         self._tables = tables
         env = self._env = self._env_at(tables)
-        # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none
+        # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none.
+        # updateAll runs the split check on each load-report write, on no timer of its own: with
+        # no report written since the previous cycle (samples 0) none ran (ModularLoadManagerImpl
+        # at 009a9bf2cdff, handleDataNotification)
         splits = (auto_splits(state, load, settings, env, split_capacity)
-                  if self.check_splits and not elapsed.replaying else ())
+                  if self.check_splits and not elapsed.replaying and elapsed.samples else ())
         if splits and settings["loadBalancerAutoUnloadSplitBundlesEnabled"]:
             # each split that reached shouldNamespacePoliciesUnload filled the candidate set, on
             # the load manager's own thread (updateAll): the shedding thread's scratch sets stay

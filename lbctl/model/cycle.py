@@ -203,6 +203,9 @@ class ExtensibleMemory(Struct, frozen=True):
     #: ``brokerLoadDataStore``) as the leader has kept it: brokers keep their place while they
     #: publish, leave it on a tombstone
     store_map: MapHistory = field(default_factory=MapHistory)
+    #: shedding-cycle time (ms) since the brokers' ``SplitScheduler`` last ran: it runs every
+    #: ``loadBalancerSplitIntervalMinutes``, not every cycle (:mod:`lbctl.loadmanager.extensible`)
+    split_wait_ms: int = 0
 
 
 class ExtAction(Struct, frozen=True):

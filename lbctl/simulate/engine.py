@@ -70,6 +70,7 @@ from msgspec import Struct
 from lbctl.config import Settings, read_broker_conf
 from lbctl.errors import UsageError
 from lbctl.loadmanager.base import CycleResult, LoadManager
+from lbctl.loadmanager.modular import ModularLoadManager
 from lbctl.loadmanager.select import Options, choose, kind_of, profile_of, settings_for
 from lbctl.model.bundle import (
     BundleName,
@@ -80,7 +81,7 @@ from lbctl.model.bundle import (
 )
 from lbctl.model.bundlecolumns import StatsColumns, columns_of, numpy_or_none
 from lbctl.model.cluster import EXTENSIBLE, MODULAR, ClusterState
-from lbctl.model.cycle import Moved, Split
+from lbctl.model.cycle import Elapsed, Moved, Split
 from lbctl.model.load import BundleData, LocalBrokerData, NamespaceBundleStats
 from lbctl.model.loaddata import BundleDataView
 from lbctl.model.loadmodel import LoadModel
@@ -794,7 +795,12 @@ class ModularDriver:
     def decide(self, run: _Run, tick: Tick, view: ClusterState, memory: Any) -> CycleResult:
         if memory is not None:  # our bundle data replaces the cycle's (already sampled)
             memory = replace(memory, bundle_data=self.bundle_data)
-        result = run.lm.run_cycle(view, tick.settings, memory)
+        elapsed = None
+        if tick.k > 1 and not tick.written and isinstance(run.lm, ModularLoadManager):
+            # no broker wrote its report since the last cycle: the leader's updateAll, and the
+            # checkNamespaceBundleSplit it runs on each write, did not run (no split timer)
+            elapsed = Elapsed(samples=0, interval_ms=run.interval_ms)
+        result = run.lm.run_cycle(view, tick.settings, memory, elapsed)
         if tick.k == 1:
             data = result.memory.bundle_data
             self.bundle_data = (data.materialized() if isinstance(data, BundleDataView)

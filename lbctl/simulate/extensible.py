@@ -16,7 +16,10 @@ The load model, the traffic, the brokers' report writes and the metrics are the 
   (hit count, cool-down, recently unloaded bundles and brokers) carried; its load-data store is
   the published one. A transfer moves its bundle to the shedder's destination; an unload (transfer
   disabled) to the broker ``LeastResourceUsageWithWeight`` would pick at the next lookup (the
-  placement preview). Splits are decided but not applied, as in the modular loop.
+  placement preview). Every broker's ``SplitScheduler`` runs on its own timer,
+  ``loadBalancerSplitIntervalMinutes`` (:func:`lbctl.loadmanager.clock.split_runs`: with
+  intervals that differ, a cycle sees no split check or several); its splits are carried out
+  as the modular loop's.
 
 Cycle 1 is ``lbctl recommend`` on the snapshot as given.
 """

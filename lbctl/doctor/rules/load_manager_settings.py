@@ -26,7 +26,7 @@ EXTENSIBLE_ONLY = (
     "loadBalancerSheddingConditionHitCountThreshold", "loadBalancerTransferEnabled",
     "loadBalancerMaxNumberOfBrokerSheddingPerCycle", "loadBalanceSheddingDelayInSeconds",
     "loadBalancerBrokerLoadDataTTLInSeconds", "loadBalancerSheddingBundlesWithPoliciesEnabled",
-    "loadBalancerMaxNumberOfBundlesToSplitPerCycle",
+    "loadBalancerSplitIntervalMinutes", "loadBalancerMaxNumberOfBundlesToSplitPerCycle",
     "loadBalancerNamespaceBundleSplitConditionHitCountThreshold",
 )
 _EXT_STRATEGIES = {"TransferShedder", "LeastResourceUsageWithWeight"}
