@@ -23,6 +23,17 @@ def int32(x: int) -> int:
     return (x + 2**31) % 2**32 - 2**31
 
 
+def int64(x: int) -> int:
+    """The Java ``long`` an exact integer result wraps to (64-bit two's complement).
+
+    ``LoadStats.update`` (extensible ``TransferShedder``) multiplies
+    ``loadBalancerBrokerLoadDataTTLInSeconds`` and ``loadBalanceSheddingDelayInSeconds`` (both
+    ``long``, any 64-bit value accepted) by 1000 and subtracts timestamps in ``long``: a TTL of
+    ``Long.MAX_VALUE`` seconds, meant as "never outdated", is -1000 ms, and every broker is
+    outdated. doctor's stale-load-report rule reads the same figures the same way."""
+    return (x + 2**63) % 2**64 - 2**63
+
+
 def int_add(*xs: int) -> int:
     """``a + b + …`` on Java ``int``s, left to right (wrapping at each step is the same as once)."""
     return int32(sum(xs))

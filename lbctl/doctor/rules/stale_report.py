@@ -28,7 +28,7 @@ from collections.abc import Iterator
 
 from lbctl.doctor.base import Finding, Rule, Severity, rule
 from lbctl.doctor.context import Context, listing
-from lbctl.strategies.shedding.transfer import _long as java_long  # LoadStats.update's arithmetic
+from lbctl.model.javaint import int64  # LoadStats.update's long arithmetic
 
 #: rewrites a modular broker's report may miss before it is stale (``lbctl watch``'s
 #: ``report-stale`` uses the same figure)
@@ -84,9 +84,9 @@ def _extensible(ctx: Context, r: Rule) -> Iterator[Finding]:
     whose data's age, in Java ``long`` arithmetic, exceeds the TTL in ms, itself a ``long``."""
     now = ctx.state.captured_at
     seconds = int(ctx.value(TTL_KEY))
-    ttl_ms = java_long(seconds * 1000)
+    ttl_ms = int64(seconds * 1000)
     store = ctx.state.broker_load_data
-    ages = {b: java_long(now - (p.data.updatedAt or now)) for b, p in store.items()}
+    ages = {b: int64(now - (p.data.updatedAt or now)) for b, p in store.items()}
     stale = {b: a for b, a in ages.items() if a > ttl_ms}
     if not stale:
         return

@@ -30,7 +30,7 @@ an idle one is a broker's sole top bundle and stays.
 
 Java arithmetic is kept where Python's differs: divisions by a zero load or throughput give
 infinities or NaN (:func:`_jdiv`), ``Math.max``/``Math.min`` keep NaN (:func:`_jmax`), and the
-TTL and cool-down products and differences are ``long`` s (:func:`_long`).
+TTL and cool-down products and differences are ``long`` s (:func:`lbctl.model.javaint.int64`).
 
 Quirks kept on purpose (see the shared reference §2.7): failed rounds keep the same min broker;
 the swap gain only counts with ``loadBalancerDebugModeEnabled`` (``trafficMarkedToGain`` is updated
@@ -67,6 +67,7 @@ from lbctl.model.decision import (
     UnloadDecision,
     Why,
 )
+from lbctl.model.javaint import int64
 from lbctl.model.javaorder import concurrent_order, java_hash_order
 from lbctl.model.javasort import double_compare_key
 from lbctl.model.loaddata import LoadData
@@ -195,15 +196,6 @@ class ShedderInput(Struct, frozen=True):
 def _sqrt(x: float) -> float:
     """``Math.sqrt``: NaN for a negative argument."""
     return math.sqrt(x) if x >= 0 else math.nan
-
-
-def _long(x: int) -> int:
-    """A Java ``long`` result: ``x`` wrapped to 64 bits two's complement. ``LoadStats.update``
-    multiplies ``loadBalancerBrokerLoadDataTTLInSeconds`` and ``loadBalanceSheddingDelayInSeconds``
-    (both ``long``, any 64-bit value accepted) by 1000 and subtracts timestamps in ``long``: a TTL
-    of ``Long.MAX_VALUE`` seconds, meant as "never outdated", is -1000 ms, and every broker is
-    outdated; such a delay is -1000 ms too, and no broker cools down."""
-    return (x + 2**63) % 2**64 - 2**63
 
 
 def _jdiv(a: float, b: float) -> float:
@@ -358,8 +350,8 @@ class _Run:
     def load_stats(self) -> Reason | None:
         conf, ctx, st = self.conf, self.ctx, self.stats
         st.max_shed = int(conf["loadBalancerMaxNumberOfBrokerSheddingPerCycle"])
-        ttl_ms = _long(int(conf["loadBalancerBrokerLoadDataTTLInSeconds"]) * 1000)
-        delay_ms = _long(int(conf["loadBalanceSheddingDelayInSeconds"]) * 1000)
+        ttl_ms = int64(int(conf["loadBalancerBrokerLoadDataTTLInSeconds"]) * 1000)
+        delay_ms = int64(int(conf["loadBalanceSheddingDelayInSeconds"]) * 1000)
         reason: Reason | None = None
         total = sq = 0.0
         n = 0
@@ -367,14 +359,14 @@ class _Run:
         recently = ctx.recently_unloaded_brokers
         for broker, data in ctx.store.items():
             missing.pop(broker, None)
-            age = _long(ctx.now - data.updatedAt)
+            age = int64(ctx.now - data.updatedAt)
             if age > ttl_ms:
                 self.brokers.append(BrokerStat(broker, data.weightedMaxEMA, False, TransferWhy(
                     "outdated", amount=age / 1000)))
                 reason = Reason.OUTDATED_DATA
                 continue
             if broker in recently:
-                elapsed = _long(data.updatedAt - recently[broker])
+                elapsed = int64(data.updatedAt - recently[broker])
                 if elapsed < delay_ms:
                     self.brokers.append(BrokerStat(broker, data.weightedMaxEMA, False, TransferWhy(
                         "cooling", amount=elapsed, count=delay_ms)))
