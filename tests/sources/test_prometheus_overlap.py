@@ -174,3 +174,56 @@ def test_history_columns_are_made_before_the_last_answer(monkeypatch: pytest.Mon
     chunk = h._fetch(T0, T0)
     assert seen == [0, 1]  # the second answer came after the first was a column
     assert set(chunk.brokers["resources"]["b:8080"]) == {"cpu", "memory"}
+
+
+def test_bundles_are_sealed_before_the_counters_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bundles' columns are sealed once their last query is taken: the counters' answers,
+    which come after, find them sealed; a chunk without bundle queries is sealed at the end."""
+    from lbctl.admin.prometheus import Series
+    from lbctl.sources.prometheus import history as hi
+    from lbctl.sources.prometheus.catalog import Layout
+    from lbctl.sources.prometheus.request import HistoryRequest, Report
+
+    sealed: list[int] = []
+    orig_seal = hi.BundleColumns.seal
+    seen: list[tuple[str, int]] = []
+
+    def seal(self: Any) -> None:
+        sealed.append(1)
+        orig_seal(self)
+
+    monkeypatch.setattr(hi.BundleColumns, "seal", seal)
+
+    class Client:
+        def query_ranges(self, qs: list[RangeQuery], done: Any = None) -> list[RangeResult]:
+            out = []
+            for q in qs:
+                labels = {"cluster": "c", "broker": "b:8080"}
+                if "bundle" in q.query:
+                    labels["bundle"] = "public/default/0x00000000_0xffffffff"
+                out.append(RangeResult([Series(labels, [T0], [1.0])], []))
+            for i, (q, r) in enumerate(zip(qs, out, strict=True)):
+                seen.append((q.query.split("{")[0].split("(")[-1], len(sealed)))
+                done(i, r)
+            return out
+
+    def history(names: dict[str, list[str]]) -> Any:
+        h = object.__new__(hi.PrometheusHistory)
+        h.client = Client()  # type: ignore[assignment]
+        h.req = HistoryRequest(T0, T0, STEP)
+        h.report = Report()
+        h._instance_broker = {}
+        h.layout = Layout("c", "modular", "bundles", names, {}, 1)
+        return h
+
+    chunk = history({"resources.cpu": ["pulsar_lb_cpu_usage"],
+                     "bundles.msgRateIn": ["pulsar_bundle_msg_rate_in"],
+                     "counters.unloadedBundles": ["pulsar_lb_unload_bundle_total"]}
+                    )._fetch(T0, T0)
+    assert seen == [("pulsar_lb_cpu_usage", 0), ("pulsar_bundle_msg_rate_in", 0),
+                    ("pulsar_lb_unload_bundle_total", 1)]
+    assert sealed == [1] and list(chunk.bundles.rows) == ["b:8080"]
+    sealed.clear()
+    seen.clear()
+    history({"resources.cpu": ["pulsar_lb_cpu_usage"]})._fetch(T0, T0)
+    assert sealed == [1]  # no bundle query: sealed after the answers
