@@ -45,7 +45,9 @@ it), messages — and can be given any other transport instead (``httpx.MockTran
 * **Connections started ahead** (:meth:`Http1Transport.open_ahead`): a fan-out's new
   connections all start before its requests are built; each is its request's own (same errors,
   same timeout), and an http origin at an IPv4 address is a bare non-blocking socket
-  (:func:`_dial`) rather than ``create_connection``'s round of resolution and futures.
+  (:func:`_dial`) rather than ``create_connection``'s round of resolution and futures; the
+  fan-out's host names are resolved together, in a few executor jobs (:func:`_resolve_ahead`),
+  and a name of one IPv4 address is dialled the same way.
 * **TLS** with the given :class:`ssl.SSLContext` (verification and hostname checks as configured;
   ``True``: httpx's default CA store, loaded at the first https connection; ``False``: none) and
   the URL's host as the server name.
