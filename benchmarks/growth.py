@@ -12,7 +12,8 @@ them less than wall time), peak RSS and output bytes, then the **growth exponent
 every size's work is over 0.25 s, else ``nan``) on
 the process less the same command's CPU on ``examples/hot-broker.json`` (start-up and imports),
 which is what the work itself costs. 1.0 is
-linear, 1.1 about ``n log n``, 2 quadratic. A run over ``--cap`` CPU seconds is killed and shown
+linear, 1.1 about ``n log n``, 2 quadratic. A run over ``--cap`` CPU seconds (its own and its
+children's: the exact solver forks) is killed and shown
 ``>cap``; the exponent then uses the cap (a lower bound).
 
 Shapes (size is what grows; full sizes, ``--quick`` uses smaller ones):
@@ -205,7 +206,8 @@ def run(argv: list[str], cap: float, ok: tuple[int, ...] = (0,)) -> tuple[float,
         killed = False
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
+            if pid:  # reaped here: Popen is told, or it warns that the process still runs
+                proc.returncode = os.waitstatus_to_exitcode(status)
                 break
             cpu = _cpu_of(proc.pid)
             if cpu is not None and cpu > cap:
@@ -219,12 +221,26 @@ def run(argv: list[str], cap: float, ok: tuple[int, ...] = (0,)) -> tuple[float,
 
 
 def _cpu_of(pid: int) -> float | None:
-    """A running process's CPU seconds (Linux ``/proc``), to kill it at the cap."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU seconds of a running command and of every process it started (Linux ``/proc``), to
+    kill it at the cap: the exact solver runs in forked children (``propose --solver exact``),
+    whose CPU the command's own ``utime``/``stime`` do not hold while they run. The command is
+    started in a session of its own (``start_new_session``), so its processes are those of
+    session ``pid``: each one's own CPU plus its waited-for children's (``cutime``/``cstime``;
+    a child once waited for is gone from ``/proc``, so nothing is counted twice). None when the
+    command itself is not (or no longer) there."""
+    total, found = 0, False
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[3]) != pid:  # its session
+            continue
+        found = found or int(entry.name) == pid
+        total += sum(int(f) for f in fields[11:15])
+    return total / os.sysconf("SC_CLK_TCK") if found else None
 
 
 def exponent(sizes: list[int], cpus: list[float]) -> float:

@@ -75,7 +75,7 @@ for _ in olds:
     s.bind(("127.0.0.1", 0))
     s.listen(1024)
     socks.append(s)
-new = [f"127.0.0.1:{{s.getsockname()[1]}}" for s in socks]
+new = [f"{host}:{{s.getsockname()[1]}}" for s in socks]
 renamed = {{o.encode(): w.encode() for o, w in zip(olds, new)}}
 ids = re.compile(b"|".join(re.escape(o) for o in sorted(renamed, key=len, reverse=True)))
 table = {{}}
@@ -120,6 +120,10 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.05)
     ap.add_argument("--no-httpx", action="store_true",
                     help="skip the comparison run on httpx's default transport")
+    ap.add_argument("--host", default="127.0.0.1",
+                    help="the canned brokers' host in their ids and the admin URL: a name "
+                         "(localhost) makes every connection resolve it, as a cluster's broker "
+                         "names do (the address is 127.0.0.1 either way)")
     ap.add_argument("--server", choices=("canned", "sandbox", "both"), default="canned",
                     help="the brokers: the test cluster's answers replayed (canned), the test "
                          "cluster itself (sandbox), or one after the other (both)")
@@ -129,7 +133,7 @@ def main() -> None:
         code = CANNED if kind == "canned" else SERVER
         server = subprocess.Popen(
             [sys.executable, "-c", code.format(tests=str(ROOT / "tests"), n=args.brokers,
-                                               lat=args.latency)],
+                                               lat=args.latency, host=args.host)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         try:
             assert server.stdout is not None

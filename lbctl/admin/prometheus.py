@@ -560,15 +560,56 @@ class PrometheusClient:
         points of a series found in several chunks are merged."""
         return self.query_ranges([RangeQuery(query, start_ms, end_ms, step_ms, series)])[0]
 
-    def query_ranges(self, queries: Sequence[RangeQuery]) -> list[RangeResult]:
+    def query_ranges(self, queries: Sequence[RangeQuery],
+                     done: Callable[[int, RangeResult], None] | None = None
+                     ) -> list[RangeResult]:
         """:meth:`query_range` of each query, asked concurrently (at most
         :attr:`max_concurrency` requests at once: Prometheus evaluates them on its own cores
         while the answers already in are decoded); in the order given. Refused before the first
-        request if they would take more than :attr:`max_requests`."""
+        request if they would take more than :attr:`max_requests`.
+
+        ``done(i, result)``, when given, is called once per query, in the order given, as soon
+        as that query and every one before it are answered — while the later ones are still
+        being evaluated, so the caller's work on the first answers overlaps Prometheus' on the
+        rest instead of starting after the last answer. It runs on this client's loop, after
+        the request that took the freed slot was sent. An error it raises stops the calls and
+        is raised once every query is answered; a failed query's error comes first, as it
+        would without ``done``."""
         self.check_requests(sum(
             chunk_count(q.start_ms, q.end_ms, q.step_ms, q.series, max_points=self.max_points,
                         max_samples=self.max_samples) for q in queries))
-        return self._run(self._aquery_range, queries)
+        if done is None:
+            return self._run(self._aquery_range, queries)
+        got: dict[int, RangeResult] = {}
+        taken = [0]  # results handed to ``done`` so far
+        failed: list[BaseException] = []
+        open_ = [True]  # False once this call returned: a hop left on the loop does nothing
+
+        def flush() -> None:
+            while open_[0] and not failed and taken[0] in got:
+                i = taken[0]
+                taken[0] += 1
+                try:
+                    done(i, got.pop(i))
+                except Exception as e:  # raised by query_ranges, not by the loop
+                    failed.append(e)
+
+        async def one(item: tuple[int, RangeQuery]) -> RangeResult:
+            res = await self._aquery_range(item[1])
+            got[item[0]] = res
+            # two hops: the task waiting for this slot sends its request before ``done`` runs
+            loop = asyncio.get_running_loop()
+            loop.call_soon(loop.call_soon, flush)
+            return res
+
+        try:
+            results = self._run(one, list(enumerate(queries)))
+            flush()  # any not handed over on the loop
+        finally:
+            open_[0] = False
+        if failed:
+            raise failed[0]
+        return results
 
     async def _aquery_range(self, q: RangeQuery) -> RangeResult:
         merged: dict[tuple[tuple[str, str], ...], Series] = {}

@@ -45,7 +45,9 @@ it), messages — and can be given any other transport instead (``httpx.MockTran
 * **Connections started ahead** (:meth:`Http1Transport.open_ahead`): a fan-out's new
   connections all start before its requests are built; each is its request's own (same errors,
   same timeout), and an http origin at an IPv4 address is a bare non-blocking socket
-  (:func:`_dial`) rather than ``create_connection``'s round of resolution and futures.
+  (:func:`_dial`) rather than ``create_connection``'s round of resolution and futures; the
+  fan-out's host names are resolved together, in a few executor jobs (:func:`_resolve_ahead`),
+  and a name of one IPv4 address is dialled the same way.
 * **TLS** with the given :class:`ssl.SSLContext` (verification and hostname checks as configured;
   ``True``: httpx's default CA store, loaded at the first https connection; ``False``: none) and
   the URL's host as the server name.
@@ -502,9 +504,11 @@ class Http1Transport(httpx.AsyncBaseTransport):
             conn.close()
 
     async def _connect(self, origin: Origin, timeout: float | None,
-                       ahead: _Dial | asyncio.Task[_Conn] | None = None) -> _Conn:
+                       ahead: _Dial | asyncio.Task[_Conn] | None = None,
+                       resolved: asyncio.Future[Any] | None = None) -> _Conn:
         """A new connection to ``origin`` — the one :meth:`open_ahead` started, when given:
-        the same connection, the same errors, within the same ``timeout``."""
+        the same connection, the same errors, within the same ``timeout`` (``resolved``: its
+        host name's resolution, started by :meth:`open_ahead`; :func:`_tcp`)."""
         if isinstance(ahead, asyncio.Task):
             return await ahead  # (this method, started earlier)
         scheme, host, port = origin
@@ -514,7 +518,7 @@ class Http1Transport(httpx.AsyncBaseTransport):
             if ahead is not None:  # (an http origin: nothing after TCP; a timer on the socket)
                 return (await _finish(loop, ahead, timeout))[1]
             async with asyncio.timeout(timeout):  # TCP and the TLS handshake, as httpcore's connect
-                raw, conn = await _tcp(loop, host, port)
+                raw, conn = await _tcp(loop, host, port, resolved)
                 if ctx is not None:
                     # TLS is started here rather than by create_connection(ssl=…): on a refused
                     # certificate the socket is ours to close at once
@@ -542,9 +546,15 @@ class Http1Transport(httpx.AsyncBaseTransport):
         and answered (a first refresh of 200 brokers otherwise waited for its slowest
         connection before writing any request), and meets the errors it would have met. An
         http origin at an IPv4 address is only a socket connecting (:func:`_dial`); any other
-        is a task. :meth:`settle` ends those no request took."""
+        is a task. :meth:`settle` ends those no request took.
+
+        The host names among them are resolved together first, in a few jobs on the loop's
+        executor (:func:`_resolve_ahead`), rather than each in a job of its own: 200 broker
+        names otherwise cost 200 jobs, their thread hand-overs and wake-ups (a first refresh
+        of 200 brokers named by host: ~50 ms of CPU against ~40 for 200 IPv4 addresses)."""
         loop = asyncio.get_running_loop()
         dial = isinstance(loop, asyncio.SelectorEventLoop)
+        names: dict[tuple[str, int], list[asyncio.Future[Any]]] = {}
         for origin in {o for o in origins if o not in self._ahead and not any(
                 not c.closed for c in self._idle.get(o, ()))}:  # (a closed idle one: none)
             scheme, host, port = origin
@@ -554,7 +564,14 @@ class Http1Transport(httpx.AsyncBaseTransport):
                 except OSError:
                     continue  # (failed at once: its request meets the error itself)
             else:
-                self._ahead[origin] = asyncio.ensure_future(self._connect(origin, timeout))
+                resolved = None
+                if dial and not _is_ipv4(host):
+                    resolved = loop.create_future()
+                    names.setdefault((host, port), []).append(resolved)
+                self._ahead[origin] = asyncio.ensure_future(
+                    self._connect(origin, timeout, resolved=resolved))
+        if names:
+            _resolve_ahead(loop, names)
 
     async def settle(self) -> None:
         """End the connections started ahead that no request took (their fan-out is over);
@@ -581,15 +598,89 @@ class Http1Transport(httpx.AsyncBaseTransport):
         await asyncio.sleep(0)  # the closed transports' callbacks run on this loop
 
 
-async def _tcp(loop: asyncio.AbstractEventLoop, host: str, port: int
-               ) -> tuple[asyncio.Transport, _Conn]:
+async def _tcp(loop: asyncio.AbstractEventLoop, host: str, port: int,
+               resolved: asyncio.Future[Any] | None = None) -> tuple[asyncio.Transport, _Conn]:
     """A TCP connection to ``host:port``: ``loop.create_connection``'s, for a third of its CPU
-    when ``host`` is an IPv4 address on a selector loop (:func:`_dial`, :func:`_finish`)."""
-    if not isinstance(loop, asyncio.SelectorEventLoop) or not _is_ipv4(host):
-        raw, conn = await loop.create_connection(_Conn, host, port)
-        assert isinstance(raw, asyncio.Transport)
-        return raw, conn
-    return await _finish(loop, _dial(loop, host, port))
+    when ``host`` is an IPv4 address on a selector loop (:func:`_dial`, :func:`_finish`).
+
+    A host name is resolved first, as ``create_connection`` resolves it (``getaddrinfo`` of the
+    host and port for a stream socket, on the loop's executor); when it names one IPv4 address
+    (a cluster's broker names do), that address is dialled the same light way: a first refresh
+    of 200 brokers named by host spent a third more CPU than one of 200 IPv4 addresses, most of
+    it in resolving each name in a job of its own (``resolved``: the answer
+    :func:`_resolve_ahead` is getting, or None when this one is to ask itself). The
+    connection and its errors are the
+    ones ``create_connection`` makes for a single address (``Connect call failed (address)``).
+    A name that does not resolve raises the resolver's error, as ``create_connection`` does;
+    one that resolves otherwise (several addresses, IPv6, none) is left to
+    ``create_connection`` whole: its own resolution, order of attempts and errors."""
+    if isinstance(loop, asyncio.SelectorEventLoop):
+        if _is_ipv4(host):
+            return await _finish(loop, _dial(loop, host, port))
+        # (a name that does not resolve raises here what create_connection's resolution raises)
+        infos = await resolved if resolved is not None else None
+        if infos is None:
+            infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        if len(infos) == 1 and infos[0][0] == socket.AF_INET:
+            return await _finish(loop, _dial(loop, *infos[0][4][:2]))
+    raw, conn = await loop.create_connection(_Conn, host, port)
+    assert isinstance(raw, asyncio.Transport)
+    return raw, conn
+
+
+#: the jobs a fan-out's host names are resolved in, at most (:func:`_resolve_ahead`): about the
+#: threads of asyncio's default executor (5 or more), so the names are resolved as many at once
+RESOLVE_JOBS = 8
+
+
+def _resolve_ahead(loop: asyncio.AbstractEventLoop,
+                   names: dict[tuple[str, int], list[asyncio.Future[Any]]]) -> None:
+    """Resolve each ``(host, port)`` of ``names`` as ``create_connection`` would
+    (``getaddrinfo`` for a stream socket), the names dealt over at most :data:`RESOLVE_JOBS`
+    jobs on the loop's executor, and give each of its futures the answer or the resolver's
+    error (a future already given up, cancelled with its connection, is left alone). A job
+    that cannot run, or fails as a whole, gives None: each of its connections asks itself."""
+    keys = list(names)
+    for part in (keys[i::RESOLVE_JOBS] for i in range(min(RESOLVE_JOBS, len(keys)))):
+        try:
+            job = loop.run_in_executor(None, _getaddrinfo_all, part)
+        except RuntimeError:  # (the executor is shut down)
+            _give(names, part, None)
+            continue
+        job.add_done_callback(functools.partial(_resolved_part, names, part))
+
+
+def _getaddrinfo_all(keys: list[tuple[str, int]]) -> list[Any]:
+    """Each name's ``getaddrinfo`` answer, or its :class:`OSError` (on an executor thread)."""
+    out: list[Any] = []
+    for host, port in keys:
+        try:
+            out.append(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
+        except OSError as e:
+            out.append(e)
+    return out
+
+
+def _resolved_part(names: dict[tuple[str, int], list[asyncio.Future[Any]]],
+                   part: list[tuple[str, int]], job: asyncio.Future[list[Any]]) -> None:
+    if job.cancelled() or job.exception() is not None:
+        _give(names, part, None)
+        return
+    for key, answer in zip(part, job.result(), strict=True):
+        _give(names, [key], answer)
+
+
+def _give(names: dict[tuple[str, int], list[asyncio.Future[Any]]],
+          keys: list[tuple[str, int]], answer: Any) -> None:
+    for key in keys:
+        for fut in names[key]:
+            if fut.done():
+                continue
+            if isinstance(answer, OSError):
+                fut.set_exception(answer)
+                fut.exception()  # (its connection raises it; one never started logs nothing)
+            else:
+                fut.set_result(answer)
 
 
 class _Dial:

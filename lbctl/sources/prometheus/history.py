@@ -35,7 +35,7 @@ from lbctl.sources.prometheus.decisions import add_moves, increase, owners_of
 from lbctl.sources.prometheus.request import HistoryRequest, Report
 
 if TYPE_CHECKING:
-    from lbctl.admin.prometheus import PrometheusClient, RangeQuery
+    from lbctl.admin.prometheus import PrometheusClient, RangeQuery, RangeResult
 
 
 #: samples per query a chunk of steps aims at (:meth:`PrometheusHistory._plan`)
@@ -405,21 +405,21 @@ class PrometheusHistory:
 
     def _fetch(self, s: int, e: int, asked: Callable[[], None] | None = None) -> _Chunk:
         """The chunk ``[s, e]``: its queries asked together, their series as columns;
-        ``asked`` is called once they are answered, before the columns are made."""
+        ``asked`` is called once they are answered.
+
+        Each answer is made into columns as soon as it and every answer before it are in
+        (``query_ranges``' ``done``), while Prometheus still evaluates the later queries: on a
+        chunk asked here (the first; a later one when it was not read ahead) the columns were
+        otherwise made after the last answer, on the critical path (about 0.1 s of the first
+        chunk's 0.33 s at 3 h × 100 brokers × 500 bundles). The answers are taken in the
+        queries' order, as before, so every column, name and broker is the same. The bundles'
+        columns are sealed once their last query is taken (the counters' queries come after
+        it): the CPU left after the last answer of the first chunk went from ~64 to ~5 ms."""
         from lbctl.model.bundle import BundleName, BundleNameError
 
         step = self.req.step_ms
         grid = Grid(s, step, (e - s) // step + 1)
         queries = self._queries(s, e)
-        results = self.client.query_ranges([q for _, _, q in queries])
-        if asked is not None:
-            asked()
-        warnings: list[str] = []
-        for res in results:
-            for w in res.warnings:
-                self.report.warnings.append(f"Prometheus warned (partial data, {iso_time(s)} to "
-                                            f"{iso_time(e)}): {w}")
-                warnings.append(f"Prometheus warned: {w}")
         brokers: dict[str, dict[str, dict[str, Column]]] = {
             "resources": {}, "features": {}, "limits": {}}
         bundles = BundleColumns(grid.n)
@@ -427,7 +427,12 @@ class PrometheusHistory:
         counters: dict[int, dict[str, dict[tuple[tuple[str, str], ...], float]]] = {}
         bad: set[str] = set()
         names: dict[str, str | None] = {}  # bundle label → its name, once per chunk
-        for (group, m, _), res in zip(queries, results, strict=True):
+        # the bundles are sealed once their last query is taken (nothing after it adds to them)
+        last_bundles = max((k for k, (group, _, _) in enumerate(queries) if group == "bundles"),
+                           default=None)
+
+        def take(k: int, res: RangeResult) -> None:
+            group, m, _ = queries[k]
             for ser in res.series:
                 labels = ser.labels
                 if group == "resources":
@@ -468,7 +473,20 @@ class PrometheusHistory:
                     for i, v in enumerate(grid.column(ser.times, ser.values)):
                         if v is not None:
                             counters.setdefault(i, {}).setdefault(m.field, {})[key] = v
-        bundles.seal()
+            if k == last_bundles:
+                bundles.seal()
+
+        results = self.client.query_ranges([q for _, _, q in queries], take)
+        if asked is not None:
+            asked()
+        warnings: list[str] = []
+        for res in results:
+            for w in res.warnings:
+                self.report.warnings.append(f"Prometheus warned (partial data, {iso_time(s)} to "
+                                            f"{iso_time(e)}): {w}")
+                warnings.append(f"Prometheus warned: {w}")
+        if last_bundles is None:
+            bundles.seal()
         for bn in sorted(bad)[:3]:
             self.report.warnings.append(f"bundle label {bn!r} is not a bundle name; left out")
         return _Chunk(grid, brokers, bundles, topics, counters, list(dict.fromkeys(warnings)))
