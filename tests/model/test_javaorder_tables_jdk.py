@@ -21,6 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lbctl.config import Settings
+from lbctl.loadmanager.modular import _auto_splits
 from lbctl.model.javaorder import (
     cleared_capacity,
     hash_fill,
@@ -30,6 +32,8 @@ from lbctl.model.javaorder import (
     spread,
     table_size_for,
 )
+from lbctl.strategies.split.bundle_splitter_task import find_bundles_to_split
+from tests.factories import broker, load, state, stats
 from tests.jdk import JAVA_DIR, needs_jdk
 
 pytestmark = needs_jdk("carried table lengths are not checked against HashMap")
@@ -161,3 +165,23 @@ def test_a_reused_multimap_carries_the_length_its_chains_grew(
     for i, keys in enumerate(fills):
         order, reused = multimap_key_order(keys, buckets, reused)
         assert (reused, order) == java[str(i)], i
+
+
+def test_the_split_checks_carry_the_table_their_colliding_bundles_grew(jdk: Script) -> None:
+    """``BundleSplitterTask.bundleCache`` (a field ``HashMap``, cleared at each check): 9 hot
+    bundles of namespaces whose names collide ("Aa"/"BB") make a chain of 9 in 16 buckets, so
+    the table the next cycle's check starts from is 32 (the JDK's, same puts), not the 16 the
+    count gives; the splits come in the order of that map."""
+    spaces = [f"t/{''.join(p)}" for p in itertools.product(["Aa", "BB"], repeat=4)][:9]
+    hot = {f"{ns}/0x00000000_0x40000000": stats(40000, topics=5) for ns in spaces}
+    st = state({"b1:8080": broker(bundles=hot),
+                "b2:8080": broker(bundles={"t/x/0x40000000_0x80000000": stats(10, topics=2)})})
+    ld = load(st.brokers)
+    settings = Settings.defaults()
+    puts = [c.bundle for c in find_bundles_to_split(ld, settings, st.namespace_bundle_count)
+            if c.selected]
+    assert sorted(puts) == sorted(hot)
+    splits, kept = _auto_splits(st, ld, settings, None, 0)
+    java = jdk(_script(None, [puts]))["0"]
+    assert (kept, [s.candidate.bundle for s in splits]) == java
+    assert kept == 32 and cleared_capacity(0, len(puts)) == 16
