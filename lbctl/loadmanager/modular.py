@@ -679,7 +679,8 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         replayed cycles take no sample)."""
         return (memory.shedding, memory.placement, memory.round_robin,
                 dict(memory.recently_unloaded), memory.multimap_capacity,
-                memory.candidate_capacity, memory.split_capacity)
+                memory.candidate_capacity, memory.split_capacity, memory.secondaries_capacity,
+                memory.primaries_capacity)
 
     def held(self, state: ClusterState, at: int) -> ClusterState:
         return shifted(state, at)
