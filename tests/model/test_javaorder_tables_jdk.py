@@ -24,6 +24,9 @@ from hypothesis import strategies as st
 from lbctl.config import Settings
 from lbctl.loadmanager.modular import _auto_splits
 from lbctl.model.javaorder import (
+    ConcurrentOrder,
+    JavaConcurrentHashMap,
+    MapHistory,
     cleared_capacity,
     hash_fill,
     java_hash_order,
@@ -69,7 +72,8 @@ def jdk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Script]:
     build = tmp_path_factory.mktemp("tablefills")
     subprocess.run(["javac", "-d", str(build), str(JAVA_DIR / "TableFills.java")], check=True,
                    capture_output=True)
-    proc = subprocess.Popen(["java", "--add-opens", "java.base/java.util=ALL-UNNAMED", "-cp",
+    proc = subprocess.Popen(["java", "--add-opens", "java.base/java.util=ALL-UNNAMED",
+                             "--add-opens", "java.base/java.util.concurrent=ALL-UNNAMED", "-cp",
                              str(build), "TableFills"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True, encoding="utf-8")
     assert proc.stdin is not None and proc.stdout is not None
@@ -185,3 +189,45 @@ def test_the_split_checks_carry_the_table_their_colliding_bundles_grew(jdk: Scri
     java = jdk(_script(None, [puts]))["0"]
     assert (kept, [s.candidate.bundle for s in splits]) == java
     assert kept == 32 and cleared_capacity(0, len(puts)) == 16
+
+
+@st.composite
+def _history(draw: st.DrawFn) -> list[tuple[str, bool]]:
+    """Cycles of a leader's ``ConcurrentHashMap`` of bundle data: puts of new names, removals of
+    some present ones (bundles split, unloaded or gone), colliding names among them."""
+    ops: list[tuple[str, bool]] = []
+    live: list[str] = []
+    for _ in range(draw(st.integers(1, 4))):
+        puts = draw(st.lists(st.sampled_from(POOL), unique=True, max_size=50))
+        ops += [(k, True) for k in puts]
+        live += [k for k in puts if k not in live]
+        gone = draw(st.lists(st.sampled_from(live), unique=True, max_size=len(live))) \
+            if live else []
+        ops += [(k, False) for k in gone]
+        live = [k for k in live if k not in gone]
+    return ops
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(_history())
+def test_a_concurrent_map_with_colliding_names_and_removals(
+        jdk: Script, ops: list[tuple[str, bool]]) -> None:
+    """``LoadData``'s ``ConcurrentHashMap`` s live as long as the leader: names come and go, and
+    colliding ones make tree bins (``TreeBin``), grow a table below 64 buckets 8-fold at once
+    (``tryPresize``), and untreeify as they leave. The full model, the per-bucket replay
+    lbctl uses on large maps (:class:`ConcurrentOrder` over a :class:`MapHistory`) and its
+    table length are the JDK's."""
+    java = jdk(["CHM", *(f"{'PUT' if put else 'REM'}\t{k}" for k, put in ops), "PRINT\tm"])
+    length, order = java["m"]
+    model = JavaConcurrentHashMap()
+    for k, put in ops:
+        if put:
+            model.put(k)
+        else:
+            model.remove(k)
+    assert model.keys() == order
+    history = MapHistory().then(ops)
+    lazy = ConcurrentOrder((), exact_limit=0, history=history)
+    if order:
+        assert lazy.capacity == length
+        assert [k for b in range(lazy.capacity) for k in lazy.bucket(b)] == order
