@@ -63,7 +63,7 @@ from __future__ import annotations
 import math
 import struct
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import mul
@@ -904,7 +904,10 @@ def cleared_capacity(capacity: int, size: int) -> int:
     :func:`hash_fill`, given the keys in order, follows. No put: unchanged."""
     if size <= 0:
         return capacity
-    return max(capacity, hashmap_capacity(size))  # doubling from a kept power of two
+    cap = capacity or 16
+    while size > cap * 3 // 4 and cap < MAXIMUM_CAPACITY:  # (int) (length * 0.75f)
+        cap <<= 1
+    return cap
 
 
 def hashmap_capacity(size: int) -> int:
@@ -952,23 +955,60 @@ def hash_fill(keys: Iterable[str], start: int = 0) -> tuple[list[str], int]:
     that share a bucket by chance get there. When some chain does (:func:`_chain_reaches_tree`)
     the answer is :class:`JavaHashMap`'s, put by put from the ``start`` table: both the order
     and the length then depend on the order of the puts, not only on the keys. Otherwise it is
-    the bucket sort, and the length the 3/4 rule gives (:func:`cleared_capacity` from 16 on)."""
+    the bucket sort, and the length the 3/4 rule gives (:func:`cleared_capacity`)."""
     items = list(dict.fromkeys(keys))
     if not items:
         return [], start
-    hashes = [spread(java_string_hash(k)) for k in items]
-    first = start or 16
-    final = first
-    while len(items) > final * 3 // 4 and final < MAXIMUM_CAPACITY:  # (int) (length * 0.75f)
-        final <<= 1
-    buckets = list(map((final - 1).__and__, hashes))
-    if len(items) > TREEIFY_THRESHOLD and _chain_reaches_tree(hashes, buckets, first, final):
+    plain = _plain_fill(items, start)
+    if plain is None:
         m = JavaHashMap(start or None)
         for k in items:
             m.put(k)
         return m.keys(), m.capacity
+    buckets, final = plain
     decorated = sorted(zip(buckets, range(len(items)), items, strict=True))
     return [k for _, _, k in decorated], final
+
+
+def _plain_fill(items: Sequence[str], start: int) -> tuple[list[int], int] | None:
+    """The bucket of each of ``items`` (distinct, put in order into a table of ``start``, 0 for
+    none) in the table they leave, and its length; ``None`` when some chain reaches 9 keys on
+    the way (then only :class:`JavaHashMap` knows)."""
+    hashes = [spread(java_string_hash(k)) for k in items]
+    first = start or 16
+    final = cleared_capacity(first, len(items))
+    buckets = list(map((final - 1).__and__, hashes))
+    if len(items) > TREEIFY_THRESHOLD and _chain_reaches_tree(hashes, buckets, first, final):
+        return None
+    return buckets, final
+
+
+def refill_order(puts: Iterable[str], start: int, kept: Collection[str],
+                 again: Iterable[str] | None = None) -> list[str]:
+    """A kept ``HashMap``/``HashSet`` of table ``start`` (0: a new one) given ``puts``, then
+    every key not in ``kept`` removed, then ``again`` (the same keys; ``puts`` when not given)
+    put without a ``clear()`` (the modular ``selectBroker`` restoring its candidates, or
+    re-checking an overloaded pick, with ``applyNamespacePolicies``): the order it then
+    iterates. A key put back goes to the end of its bucket's chain (``putVal`` appends), after
+    the keys that stayed; in a tree bin (a chain of 9) it goes where ``putTreeVal`` links it,
+    after the removals' ``removeTreeNode`` (lbctl removes in the set's iteration order)."""
+    items = list(dict.fromkeys(puts))
+    plain = _plain_fill(items, start)
+    if plain is None:
+        m = JavaHashMap(start or None)
+        for k in items:
+            m.put(k)
+        gone = [k for k in m.keys() if k not in kept]  # noqa: SIM118 (a JavaHashMap, not a dict)
+        for k in gone:
+            m.remove(k)
+        for k in items if again is None else again:
+            m.put(k)
+        return m.keys()
+    buckets, _ = plain
+    # within a bucket: the keys that stayed, in put order, then those put back, in put order
+    decorated = sorted((b, k not in kept, i, k) for i, (b, k) in enumerate(zip(buckets, items,
+                                                                                 strict=True)))
+    return [k for _, _, _, k in decorated]
 
 
 def bucket_order(keys: Iterable[str], capacity: int) -> list[str]:

@@ -74,6 +74,9 @@ class PolicyCandidates(Struct, frozen=True):
     #: with a ``table``: the table lengths the fill left (the candidate set's, the secondaries
     #: set's, the primaries set's), which the kept sets carry to the next fill
     tables: tuple[int, int, int] | None = None
+    #: with a ``table``: the brokers in the order the candidate set was given them (what a
+    #: refill without ``clear()`` puts again: ``refill_order``)
+    puts: tuple[str, ...] = ()
 
 
 def apply_namespace_policies(
@@ -132,8 +135,10 @@ def apply_namespace_policies(
             seconds_order, s_table = hash_fill(
                 secondaries if walk is None else [b for b in walk if b in seconds],
                 secondaries_table)
-            order, c_table = hash_fill([*firsts, *seconds_order] if failover else firsts, table)
-            return PolicyCandidates(tuple(order), why, policy.name, (c_table, s_table, p_table))
+            puts = (*firsts, *seconds_order) if failover else tuple(firsts)
+            order, c_table = hash_fill(puts, table)
+            return PolicyCandidates(tuple(order), why, policy.name, (c_table, s_table, p_table),
+                                    puts)
         return PolicyCandidates(tuple(b for b in available if b in keep), why, policy.name)
     kept: list[str] = []
     no_kind: list[str] = []
@@ -157,7 +162,8 @@ def apply_namespace_policies(
             kept = [b for b in walk if b in shared_set]
         scratch, s_table = hash_fill(kept, secondaries_table)
         kept, c_table = hash_fill(scratch, table)
-        return PolicyCandidates(tuple(kept), shared, tables=(c_table, s_table, primaries_table))
+        return PolicyCandidates(tuple(kept), shared, tables=(c_table, s_table, primaries_table),
+                                puts=tuple(scratch))
     return PolicyCandidates(tuple(kept), shared)
 
 
