@@ -90,12 +90,11 @@ from lbctl.model.decision import (
     UnloadOutcome,
 )
 from lbctl.model.javaorder import (
-    bucket_order,
-    cleared_capacity,
     hash_fill,
     hashset_copy_order,
     java_hash_order,
     multimap_key_order,
+    refill_order,
 )
 from lbctl.model.load import BundleData, LocalBrokerData, ResourcePercents
 from lbctl.model.loaddata import BundleDataView, LoadData
@@ -495,7 +494,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         if usage > threshold:
             # applyNamespacePolicies adds its brokers to the (not cleared) candidate set: every
             # broker the namespace policies allow
-            again = self._readded(allowed, cands, env)
+            again = self._readded(ns, load, allowed, cands, env)
             recheck, placement_mem = self.placement.select(
                 PlacementRequest(again, bundle, load, settings, self.rng, data, planned),
                 placement_mem)
@@ -505,24 +504,29 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         return (PlacementTrace(bundle, tuple(steps), decision, recheck, broker, why),
                 placement_mem, rr_mem)
 
-    def _readded(self, allowed: Sequence[str], cands: Sequence[str],
-                 env: PlacementEnv) -> Sequence[str]:
-        """The candidate set of the overload re-check: ``applyNamespacePolicies`` adds every
-        broker the policies allow to ``brokerCandidateCache`` without clearing it, so a broker
-        the filters had removed goes back at the *end* of its bucket's chain, after the brokers
-        still there (JDK ``HashMap.putVal`` appends), not where the first fill put it
-        (ModularLoadManagerImpl.selectBroker at 009a9bf2cdff). The set then iterates by bucket,
-        each bucket's remaining brokers first. ``allowed`` as is when nothing was removed, or
-        when ``env`` is not one of the cycle's own (no table known)."""
-        table = env.table if env.start is not None and self._envs.get(
-            (env.table, env.start)) is env else None
+    def _readded(self, namespace: str, load: LoadData, allowed: Sequence[str],
+                 cands: Sequence[str], env: PlacementEnv) -> Sequence[str]:
+        """``brokerCandidateCache`` once ``applyNamespacePolicies`` added the policy's brokers
+        back without clearing it (the overload re-check, and the restore after a filter threw,
+        ModularLoadManagerImpl.selectBroker at 009a9bf2cdff): a broker the filters had removed
+        goes back at the *end* of its bucket's chain, after the brokers still there (JDK
+        ``HashMap.putVal`` appends), not where the first fill put it; in a tree bin where
+        ``putTreeVal`` links it (:func:`~lbctl.model.javaorder.refill_order`). The brokers of
+        ``allowed`` in that order; ``allowed`` as is when nothing was removed, or when ``env``
+        is not one of the cycle's own (no table known)."""
         kept = set(cands)
-        back = [b for b in allowed if b not in kept]
-        if table is None or not back:
+        if env.start is None or self._envs.get((env.table, env.start)) is not env or all(
+                b in kept for b in allowed):
             return allowed
-        # (the cycle's environments hold the table this fill grew to; another one's may not)
-        table = cleared_capacity(table, len(allowed))
-        return tuple(bucket_order([*cands, *back], table))  # (tree bins not followed)
+        fill = policy_candidates(namespace, env, load)
+        # the refill walks the thread-local sets again, from the tables the fill left (which
+        # only a chain of 9 colliding names changes; lbctl does not carry what the refill
+        # grows)
+        again = None if fill.tables is None else policy_candidates(
+            namespace, self._env_at(fill.tables), load).puts
+        order = refill_order(fill.puts, env.start[0], kept, again)
+        wanted = set(allowed)
+        return tuple(b for b in order if b in wanted)
 
     def _checked(self, namespace: str, owner: str, load: LoadData,
                  settings: Settings | None = None) -> CycleWhy | None:
@@ -641,9 +645,12 @@ class ModularLoadManager(LoadManager[CycleMemory]):
                     known = sets[id(cands)] = (cands, frozenset(cands))
                 index = self._ownership_index(namespace, load, index_slot)
                 cands = remove_most_servicing(cands, namespace, index, steps, known[1])
-            piped = filter_versions(filter_load_manager_class(cands, load, settings, env, steps),
-                                    load, settings, env, steps)
-            cands = allowed if piped is None else piped
+            classed = filter_load_manager_class(cands, load, settings, env, steps)
+            piped = filter_versions(classed, load, settings, env, steps)
+            # the version filter threw: selectBroker adds the policy's brokers back to the set
+            # the earlier filters left, without clearing it
+            cands = self._readded(namespace, load, allowed, classed, env) if piped is None \
+                else piped
             if not cands:
                 steps.append(FilterStep("restore", (), allowed, RESTORED))
                 cands = allowed
