@@ -32,6 +32,7 @@ from lbctl.model.javaorder import (
     hashset_copy_order,
     java_hash_order,
     java_string_hash,
+    refill_order,
     spread,
 )
 from lbctl.model.load import LocalBrokerData
@@ -193,3 +194,97 @@ def test_a_chain_of_colliding_names_grows_the_carried_candidate_table(jdk) -> No
     for table in (16, 32):  # (32: one fill per shed bundle, not two)
         before = java_hash_order(fill, capacity=table)
         assert ours != [b for b in before if b in set(ours)], table
+
+
+def test_brokers_added_back_without_a_clear(jdk) -> None:  # type: ignore[no-untyped-def]
+    """``selectBroker``'s overload re-check and its restore after a filter threw call
+    ``applyNamespacePolicies`` on the set the filters left, without ``clear()``: the brokers the
+    filters removed go back at the end of their bucket, or into a tree bin where
+    ``putTreeVal`` links them. Random fills of colliding and plain names, random removals (in
+    the set's order), then the refill: lbctl's :func:`refill_order` is the JDK's."""
+    rng = random.Random(2021)
+    settings = Settings.defaults()
+    script: list[str] = []
+    ours: dict[str, list[str]] = {}
+    plain: dict[str, list[str]] = {}
+    for c in range(150):
+        names = [b for k in KINDS for b in _pick(rng, k)]
+        if not names:
+            continue
+        rng.shuffle(names)
+        data = load({b: broker(cpu=(10, 100)) for b in names})
+        walk = tuple(hashset_copy_order(names))
+        fill = rng.choice(["wide", "narrow", "shared"])
+        min_limit = rng.choice([0, 1, 8, 30])
+        pol = policies(min_limit, fill == "wide")
+        ns = "open/ns" if fill == "shared" else "iso/ns"
+        start = (16, 16, 16)  # three new sets
+        env = PlacementEnv.of(walk, data, pol, settings, start[0], start=start)
+        got = policy_candidates(ns, env, data)
+        if not got.brokers:
+            continue
+        out = set(rng.sample(list(got.brokers), rng.randint(1, len(got.brokers))))
+        gone = [b for b in got.brokers if b in out]  # removed in the set's order
+        kept = [b for b in got.brokers if b not in out]
+        # the refill walks the scratch sets again, from the tables the fill left
+        assert got.tables is not None
+        post = (max(got.tables[0], 16), max(got.tables[1], 16), max(got.tables[2], 16))
+        again = policy_candidates(ns, PlacementEnv.of(walk, data, pol, settings, post[0],
+                                                      start=post), data).puts
+        ours[f"+{c}"] = refill_order(got.puts, start[0], set(kept), again)
+        # what lbctl gave before: the table the counts give, each bucket's kept brokers first
+        table = max(16, cleared_capacity(16, len(got.brokers)))
+        plain[f"+{c}"] = bucket_order([*kept, *(b for b in got.puts if b in gone)], table)
+        script += ["NEW", _line(f"{c}", min_limit, names, fill), "\t".join(["DEL", *gone]),
+                   _line(f"+{c}", min_limit, names, fill)]
+    java = jdk(script)
+    assert ours, "no case"
+    wrong = [cid for cid in ours if ours[cid] != java[cid]]
+    assert not wrong, f"{len(wrong)} of {len(ours)} refills differ from the JDK: {wrong[:5]}"
+    assert sum(plain[cid] != java[cid] for cid in ours) >= 5
+
+
+MODULAR_CLASS = "org.apache.pulsar.broker.loadbalance.impl.ModularLoadManagerImpl"
+
+
+def test_the_restore_after_a_throwing_filter_adds_the_removed_brokers_back(jdk) -> None:  # type: ignore[no-untyped-def]
+    """No collision needed: ``BrokerLoadManagerClassFilter`` removes the brokers that run
+    another load manager, ``loadBalancerDistributeBundlesEvenlyEnabled`` the owner, then
+    ``BrokerVersionFilter`` throws (a candidate reports no version) and ``selectBroker``
+    restores with ``applyNamespacePolicies`` on the set as the filters left it
+    (ModularLoadManagerImpl.selectBroker at 009a9bf2cdff): the removed brokers come back at the
+    end of their buckets. RoundRobinBrokerSelector rotates over that order, the JDK's; before,
+    lbctl took the first fill's order (the policy candidates)."""
+    settings = Settings.defaults().with_values(preferLaterVersions=True)
+    script: list[str] = []
+    ours: dict[str, list[str]] = {}
+    for seed in range(12):
+        rng = random.Random(seed)
+        names = rng.sample([f"broker-{i}.pulsar.svc:8080" for i in range(200)], 30)
+        other = set(rng.sample(names[1:], 10))  # another load manager class
+        silent = next(b for b in names[1:] if b not in other)  # no version in its report
+        hot = names[0]
+        bundles = {f"open/ns/0x{i:08x}_0x{i + 1:08x}": stats(100 * (i + 1), 1000 * (i + 1))
+                   for i in range(3)}
+        brokers: dict[str, LocalBrokerData] = {}
+        for b in names:
+            report = broker(cpu=(95, 100), bundles=bundles) if b == hot else \
+                broker(cpu=(10, 100))
+            brokers[b] = replace(report, loadManagerClassName="other.Class" if b in other
+                                 else MODULAR_CLASS,
+                                 brokerVersionString="" if b == silent else "3.0.7")
+        manager = _manager()
+        r = manager.run_cycle(state(brokers, now=1_763_000_000_000), settings,
+                              manager.initial_memory())
+        (o,) = r.outcomes
+        assert o.placement is not None and o.placement.decision is not None
+        ours[f"+{seed}"] = list(o.placement.decision.candidates)
+        # every broker is shared (no policy): mark them all h
+        marked = "\t".join(f"h:{b}" for b in r.state.available())
+        script += ["NEW", f"{seed}\t0\t{marked}", f"{seed}\t0\t{marked}",
+                   "\t".join(["DEL", hot, *sorted(other)]), f"+{seed}\t0\t{marked}"]
+    java = jdk(script)
+    wrong = [cid for cid in ours if ours[cid] != java[cid]]
+    assert not wrong, wrong
+    # teeth: the first fill's order (lbctl before) differs in some of them
+    assert sum(ours[cid] != java[cid[1:]] for cid in ours) >= 3
