@@ -574,13 +574,16 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         and grow only the candidate set). Tables only grow, so a cycle reads a few
         environments at most, each built once (:meth:`_env_at`)."""
         start = self._tables
-        policy = policy_candidates(namespace, self._env_at(start), load)
+        env = self._env_at(start)
+        policy = policy_candidates(namespace, env, load)
         assert policy.tables is not None
-        candidates, secondaries, primaries = policy.tables
-        self._tables = ((candidates, secondaries, primaries) if shedding
-                        else (candidates, start[1], start[2]))
-        env = self._env_at(start, candidates)
-        self._env = self._env_at(self._tables)
+        tables = policy.tables if shedding else (policy.tables[0], start[1], start[2])
+        if tables == start:  # the usual fill: nothing grew
+            self._env = env
+            return env
+        self._tables = tables
+        env = self._env_at(start, tables[0])
+        self._env = self._env_at(tables)
         return env
 
     def _env_at(self, start: tuple[int, int, int], table: int = 0) -> PlacementEnv:
@@ -588,6 +591,9 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         (the candidate set's, the secondaries set's, the primaries set's) and whose available
         brokers are shown in a candidate table of ``table`` (0: ``start``'s), built at the
         first ask."""
+        env = self._envs.get((table, start))  # (as asked: most asks repeat)
+        if env is not None:
+            return env
         begin = (max(start[0], 16), max(start[1], 16), max(start[2], 16))
         candidates = max(table, begin[0])
         env = self._envs.get((candidates, begin))
@@ -596,6 +602,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             available, load, policies, settings = self._env_base
             env = self._envs[(candidates, begin)] = PlacementEnv.of(
                 available, load, policies, settings, candidates, start=begin)
+        self._envs[(table, start)] = env
         return env
 
     def _candidates(
