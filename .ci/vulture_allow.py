@@ -102,6 +102,7 @@ unloads_key
 _.copy_of
 hashmap_order
 guava_expected_size_capacity
+auto_splits  # checkNamespaceBundleSplit alone (the load manager also takes bundleCache's table)
 broker_host
 _.vector
 _.set_reassignment

@@ -90,11 +90,11 @@ from lbctl.model.decision import (
     UnloadOutcome,
 )
 from lbctl.model.javaorder import (
-    bucket_order,
-    cleared_capacity,
+    hash_fill,
     hashset_copy_order,
     java_hash_order,
     multimap_key_order,
+    refill_order,
 )
 from lbctl.model.load import BundleData, LocalBrokerData, ResourcePercents
 from lbctl.model.loaddata import BundleDataView, LoadData
@@ -147,9 +147,10 @@ class _Cycle(Struct, frozen=True):
     expired: tuple[str, ...]
     splits: tuple[AutoSplit, ...]
     maps: LeaderMaps
-    #: the running tables (``brokerCandidateCache``'s, the shedding thread's secondaries set's)
-    #: once the cycle's split checks filled the candidate set: what its shedding starts from
-    tables: tuple[int, int] = (0, 0)
+    #: the running tables (``brokerCandidateCache``'s, the shedding thread's secondaries set's
+    #: and primaries set's) once the cycle's split checks filled the candidate set: what its
+    #: shedding starts from
+    tables: tuple[int, int, int] = (0, 0, 0)
     #: ``BundleSplitterTask.bundleCache``'s table length after this cycle's splits
     split_capacity: int = 0
 
@@ -181,11 +182,11 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         self._env: PlacementEnv | None = None
         #: the running cycle's placement environments, by the tables they are read in
         #: (see _filled), and what they are built from
-        self._envs: dict[tuple[int, int], PlacementEnv] = {}
+        self._envs: dict[tuple[int, tuple[int, int, int]], PlacementEnv] = {}
         self._env_base: tuple[tuple[str, ...], LoadData, ClusterPolicies, Settings] | None = None
         #: the running tables: ``brokerCandidateCache``'s and the shedding thread's secondaries
-        #: set's lengths so far (see _filled)
-        self._tables: tuple[int, int] = (0, 0)
+        #: and primaries sets' lengths so far (see _filled)
+        self._tables: tuple[int, int, int] = (0, 0, 0)
         #: the running cycle's state's name index (see _ownership_index)
         self._names: NameIndex | None = None
         #: the namespaces of the bundles the running cycle unloads (None outside its unloads)
@@ -285,7 +286,8 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         expired = expire(recently, now, settings) if gate is None else ()
         cycle = self._prepare(state, settings, elapsed, bundle_data, recently, expired, maps,
                               None if last is None else last.load,
-                              (mem.candidate_capacity, mem.secondaries_capacity),
+                              (mem.candidate_capacity, mem.secondaries_capacity,
+                               mem.primaries_capacity),
                               mem.split_capacity)
         # what the placement keeps per BundleData object dies with the bundles the leader's
         # updateBundleData and checkNamespaceBundleSplit dropped (AvgShedder before PR #26246)
@@ -294,7 +296,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             return self._result(cycle, gate, None, (), CycleMemory(
                 bundle_data, MappingProxyType(recently), mem.shedding, placement_mem, rr_mem,
                 mem.multimap_capacity, cycle.maps, _kept(cycle.tables[0]), cycle.split_capacity,
-                _kept(cycle.tables[1])))
+                _kept(cycle.tables[1]), _kept(cycle.tables[2])))
 
         shedding = self.shedding
         if lean and elapsed.replaying and isinstance(shedding, SelectingShedder):
@@ -315,18 +317,19 @@ class ModularLoadManager(LoadManager[CycleMemory]):
                                                                        settings)
         return self._result(cycle, None, decision, outcomes, CycleMemory(
             bundle_data, MappingProxyType(recently), shed_mem, placement_mem, rr_mem, capacity,
-            cycle.maps, _kept(self._tables[0]), cycle.split_capacity, _kept(self._tables[1])))
+            cycle.maps, _kept(self._tables[0]), cycle.split_capacity, _kept(self._tables[1]),
+            _kept(self._tables[2])))
 
     def _prepare(self, state: ClusterState, settings: Settings, elapsed: Elapsed,
                  bundle_data: Mapping[str, BundleData], recently: Mapping[str, int],
                  expired: tuple[str, ...], maps: LeaderMaps,
-                 like: LoadData | None = None, tables: tuple[int, int] = (0, 0),
+                 like: LoadData | None = None, tables: tuple[int, int, int] = (0, 0, 0),
                  split_capacity: int = 0) -> _Cycle:
         """The cycle's load data and placement environment, and its automatic splits. ``like``:
         load data built from the same reports, maps and bundle data, taken with this cycle's
         time and recently unloaded bundles (what :func:`build_load_data` takes from them).
         ``tables``: the table lengths ``brokerCandidateCache`` and the shedding thread's
-        secondaries set kept from earlier cycles (:meth:`_filled`); ``split_capacity``:
+        secondaries and primaries sets kept from earlier cycles (:meth:`_filled`); ``split_capacity``:
         ``BundleSplitterTask``'s result map's (:func:`auto_splits`)."""
         # the reader's name index (None when the state has none): the cycle's bundle data holds
         # exactly the names of the state's reports, so it counts their system bundles too
@@ -347,22 +350,22 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         # updateAll runs the split check on each load-report write, on no timer of its own: with
         # no report written since the previous cycle (samples 0) none ran (ModularLoadManagerImpl
         # at 009a9bf2cdff, handleDataNotification)
-        splits = (auto_splits(state, load, settings, env, split_capacity)
-                  if self.check_splits and not elapsed.replaying and elapsed.samples else ())
+        splits, kept = (_auto_splits(state, load, settings, env, split_capacity)
+                        if self.check_splits and not elapsed.replaying and elapsed.samples
+                        else ((), split_capacity))
         if splits and settings["loadBalancerAutoUnloadSplitBundlesEnabled"]:
             # each split that reached shouldNamespacePoliciesUnload filled the candidate set, on
             # the load manager's own thread (updateAll): the shedding thread's scratch sets stay
             for s in splits:
                 if s.skipped is None or (isinstance(s.skipped, CycleWhy)
                                          and s.skipped.code in ("no-boundary", "split-refused")):
-                    self._filled(namespace_of(s.candidate.bundle), load, shedding=False)
-        kept = cleared_capacity(split_capacity, len(splits))
+                    self._checked(namespace_of(s.candidate.bundle), s.candidate.broker, load)
         split_away = frozenset(s.candidate.bundle for s in splits if s.skipped is None)
         if split_away:  # checkNamespaceBundleSplit removes their bundle data before shedding
             maps = LeaderMaps(maps.brokers, maps.bundles.then((b, False) for b in split_away))
             load = replace(load, split_away=split_away, bundle_map=map_of(maps.bundles))
         return _Cycle(state, settings, elapsed, load, env, expired, splits, maps, self._tables,
-                      kept if kept > 16 else 0)
+                      kept)
 
     def _lean_unload(self, cycle: _Cycle, shedding: SelectingShedder, mem: CycleMemory,
                      recently: dict[str, int], placement_mem: Any, rr_mem: Any
@@ -434,12 +437,11 @@ class ModularLoadManager(LoadManager[CycleMemory]):
                     continue
                 # shouldNamespacePoliciesUnload, shouldAntiAffinityNamespaceUnload and
                 # selectBroker each clear and fill the candidate set with the same brokers
-                env = self._filled(ns, load)
-                allowed = self._candidates(ns, load, settings, env)[0]
-                why_not = policies_block_unload(ns, sel.broker, load, env, allowed)
+                why_not = self._checked(ns, sel.broker, load, settings)
                 if why_not is not None:
                     outcomes.append(UnloadOutcome(sel, None, why_not))
                     continue
+                env = self._filled(ns, load)  # selectBroker's own fill
                 trace, placement_mem, rr_mem = self.select_broker(
                     sel.bundle, load, settings, placement_mem, rr_mem, planned, env)
                 if trace.broker is None:
@@ -496,7 +498,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         if usage > threshold:
             # applyNamespacePolicies adds its brokers to the (not cleared) candidate set: every
             # broker the namespace policies allow
-            again = self._readded(allowed, cands, env)
+            again = self._readded(ns, load, allowed, cands, env)
             recheck, placement_mem = self.placement.select(
                 PlacementRequest(again, bundle, load, settings, self.rng, data, planned),
                 placement_mem)
@@ -506,23 +508,49 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         return (PlacementTrace(bundle, tuple(steps), decision, recheck, broker, why),
                 placement_mem, rr_mem)
 
-    def _readded(self, allowed: Sequence[str], cands: Sequence[str],
-                 env: PlacementEnv) -> Sequence[str]:
-        """The candidate set of the overload re-check: ``applyNamespacePolicies`` adds every
-        broker the policies allow to ``brokerCandidateCache`` without clearing it, so a broker
-        the filters had removed goes back at the *end* of its bucket's chain, after the brokers
-        still there (JDK ``HashMap.putVal`` appends), not where the first fill put it
-        (ModularLoadManagerImpl.selectBroker at 009a9bf2cdff). The set then iterates by bucket,
-        each bucket's remaining brokers first. ``allowed`` as is when nothing was removed, or
-        when ``env`` is not one of the cycle's own (no table known)."""
-        table = env.table if self._envs.get((env.table, env.secondaries)) is env else None
+    def _readded(self, namespace: str, load: LoadData, allowed: Sequence[str],
+                 cands: Sequence[str], env: PlacementEnv) -> Sequence[str]:
+        """``brokerCandidateCache`` once ``applyNamespacePolicies`` added the policy's brokers
+        back without clearing it (the overload re-check, and the restore after a filter threw,
+        ModularLoadManagerImpl.selectBroker at 009a9bf2cdff): a broker the filters had removed
+        goes back at the *end* of its bucket's chain, after the brokers still there (JDK
+        ``HashMap.putVal`` appends), not where the first fill put it; in a tree bin where
+        ``putTreeVal`` links it (:func:`~lbctl.model.javaorder.refill_order`). The brokers of
+        ``allowed`` in that order; ``allowed`` as is when nothing was removed, or when ``env``
+        is not one of the cycle's own (no table known)."""
         kept = set(cands)
-        back = [b for b in allowed if b not in kept]
-        if table is None or not back:
+        if env.start is None or self._envs.get((env.table, env.start)) is not env or all(
+                b in kept for b in allowed):
             return allowed
-        # (the cycle's environments hold the table this fill grew to; another one's may not)
-        table = cleared_capacity(table, len(allowed))
-        return tuple(bucket_order([*cands, *back], table))  # (tree bins not followed)
+        fill = policy_candidates(namespace, env, load)
+        # the refill walks the thread-local sets again, from the tables the fill left (which
+        # only a chain of 9 colliding names changes; lbctl does not carry what the refill
+        # grows)
+        again = None if fill.tables is None else policy_candidates(
+            namespace, self._env_at(fill.tables), load).puts
+        order = refill_order(fill.puts, env.start[0], kept, again)
+        wanted = set(allowed)
+        return tuple(b for b in order if b in wanted)
+
+    def _checked(self, namespace: str, owner: str, load: LoadData,
+                 settings: Settings | None = None) -> CycleWhy | None:
+        """``shouldNamespacePoliciesUnload`` then ``shouldAntiAffinityNamespaceUnload`` for a
+        bundle of ``namespace`` on ``owner``, each with its own fill of the candidate set (the
+        second only for a namespace of an anti-affinity group, and only when the first lets the
+        bundle go): why the bundle stays (``None``: it goes). Their answers depend on which
+        brokers the fills hold, not on their order; the fills count for the tables.
+
+        ``settings``: the shedding thread's checks (the policy candidates are those with load
+        reports, as the placement reads them); ``None``: the split checks of ``updateAll``
+        (:func:`auto_splits` decided them already; here only their fills count)."""
+        shedding = settings is not None
+        env = self._filled(namespace, load, shedding=shedding)
+        allowed = (self._candidates(namespace, load, settings, env)[0] if settings is not None
+                   else None)
+        why = policies_block_unload(namespace, owner, load, env, allowed)
+        if why is not OWNER_ONLY and env.policies.anti_affinity_group(namespace) is not None:
+            self._filled(namespace, load, shedding=shedding)
+        return why
 
     def _filled(self, namespace: str, load: LoadData, *, shedding: bool = True) -> PlacementEnv:
         """``applyNamespacePolicies`` for a bundle of ``namespace`` on the cleared
@@ -537,36 +565,48 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         persistent topics. ``LoadManagerShared.applyNamespacePolicies`` collects them first in
         two thread-local ``HashSet`` s (``localPrimariesCache``, ``localSecondaryCache``), also
         cleared and refilled; the secondaries' one grows by a policy's secondaries even when
-        they are not added (no failover), and the order they come in follows it when it is the
-        longer table (:func:`~lbctl.strategies.placement.namespace_policies.apply_namespace_policies`).
+        they are not added (no failover). The fill is followed put by put from the tables the
+        earlier fills left, and leaves the tables it grew
+        (:func:`~lbctl.strategies.placement.namespace_policies.apply_namespace_policies`), so a
+        chain of 9 colliding names, which grows a table below 64 buckets early and makes a tree
+        bin from 64 on, orders this fill and the later ones as the JDK would; and a second fill
+        of the same brokers can then differ from the first.
         ``shedding``: the fill runs on the shedding thread (``LoadSheddingTask``), whose scratch
         sets lbctl follows; the split checks run on the load manager's own thread
         (``updateAll``), and lookups on others, whose scratch sets never order the shedding's
-        fills. Tables only grow, so a cycle reads a few environments at most, each built once
-        (:meth:`_env_at`)."""
-        policy = policy_candidates(namespace, self._env or self._env_at(self._tables), load)
-        why = policy.why
-        scratch = len(why.others) if why is not None and why.code == "isolation" \
-            else len(policy.brokers)
-        candidates, secondaries = self._tables
-        candidates = cleared_capacity(candidates, len(policy.brokers))
-        if shedding:
-            secondaries = cleared_capacity(secondaries, scratch)
-        self._tables = (candidates, secondaries)
-        env = self._env = self._env_at(self._tables)
+        fills (the split checks' fills are read with the shedding thread's scratch tables,
+        and grow only the candidate set). Tables only grow, so a cycle reads a few
+        environments at most, each built once (:meth:`_env_at`)."""
+        start = self._tables
+        env = self._env_at(start)
+        policy = policy_candidates(namespace, env, load)
+        assert policy.tables is not None
+        tables = policy.tables if shedding else (policy.tables[0], start[1], start[2])
+        if tables == start:  # the usual fill: nothing grew
+            self._env = env
+            return env
+        self._tables = tables
+        env = self._env_at(start, tables[0])
+        self._env = self._env_at(tables)
         return env
 
-    def _env_at(self, tables: tuple[int, int]) -> PlacementEnv:
-        """The cycle's placement environment read in these tables (the candidate set's, and the
-        secondaries set's when longer), built at the first ask."""
-        candidates = tables[0] if tables[0] > 16 else 16
-        secondaries = tables[1] if tables[1] > candidates else 0
-        env = self._envs.get((candidates, secondaries))
+    def _env_at(self, start: tuple[int, int, int], table: int = 0) -> PlacementEnv:
+        """The cycle's placement environment whose fills start from the tables ``start``
+        (the candidate set's, the secondaries set's, the primaries set's) and whose available
+        brokers are shown in a candidate table of ``table`` (0: ``start``'s), built at the
+        first ask."""
+        env = self._envs.get((table, start))  # (as asked: most asks repeat)
+        if env is not None:
+            return env
+        begin = (max(start[0], 16), max(start[1], 16), max(start[2], 16))
+        candidates = max(table, begin[0])
+        env = self._envs.get((candidates, begin))
         if env is None:
             assert self._env_base is not None, "an environment is asked for before a cycle"
             available, load, policies, settings = self._env_base
-            env = self._envs[(candidates, secondaries)] = PlacementEnv.of(
-                available, load, policies, settings, candidates, secondaries)
+            env = self._envs[(candidates, begin)] = PlacementEnv.of(
+                available, load, policies, settings, candidates, start=begin)
+        self._envs[(table, start)] = env
         return env
 
     def _candidates(
@@ -616,9 +656,12 @@ class ModularLoadManager(LoadManager[CycleMemory]):
                     known = sets[id(cands)] = (cands, frozenset(cands))
                 index = self._ownership_index(namespace, load, index_slot)
                 cands = remove_most_servicing(cands, namespace, index, steps, known[1])
-            piped = filter_versions(filter_load_manager_class(cands, load, settings, env, steps),
-                                    load, settings, env, steps)
-            cands = allowed if piped is None else piped
+            classed = filter_load_manager_class(cands, load, settings, env, steps)
+            piped = filter_versions(classed, load, settings, env, steps)
+            # the version filter threw: selectBroker adds the policy's brokers back to the set
+            # the earlier filters left, without clearing it
+            cands = self._readded(namespace, load, allowed, classed, env) if piped is None \
+                else piped
             if not cands:
                 steps.append(FilterStep("restore", (), allowed, RESTORED))
                 cands = allowed
@@ -654,7 +697,8 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         replayed cycles take no sample)."""
         return (memory.shedding, memory.placement, memory.round_robin,
                 dict(memory.recently_unloaded), memory.multimap_capacity,
-                memory.candidate_capacity, memory.split_capacity)
+                memory.candidate_capacity, memory.split_capacity, memory.secondaries_capacity,
+                memory.primaries_capacity)
 
     def held(self, state: ClusterState, at: int) -> ClusterState:
         return shifted(state, at)
@@ -741,25 +785,34 @@ def auto_splits(state: ClusterState, load: LoadData, settings: Settings,
 
     The order is ``bundlesToBeSplit.keySet()``'s: ``BundleSplitterTask.bundleCache`` is a field
     ``HashMap`` (BundleSplitterTask at 0f6f07c8ef06 and master) ``clear()`` ed at each call, so it
-    iterates by the largest table it grew to: ``capacity``, that length from earlier cycles (0:
+    iterates by the table it kept: ``capacity``, the length it grew to in earlier cycles (0:
     16 or none)."""
+    return _auto_splits(state, load, settings, env, capacity)[0]
+
+
+def _auto_splits(state: ClusterState, load: LoadData, settings: Settings,
+                 env: PlacementEnv | None, capacity: int) -> tuple[tuple[AutoSplit, ...], int]:
+    """:func:`auto_splits` and the table length ``bundleCache`` is left with (0: 16 or none),
+    which the next cycle's check starts from: the map's own, put by put (a chain of 9 colliding
+    names grows a table below 64 buckets before 3/4 of it is used, ``HashMap.treeifyBin``)."""
     if not settings["loadBalancerAutoBundleSplitEnabled"]:
-        return ()
+        return (), capacity
     if len(state.available()) <= 1 and settings.profile["splitNeedsTwoBrokers"]:
-        return ()  # knownBrokers.size() <= 1 (PR #20190; older releases split anyway)
+        return (), capacity  # knownBrokers.size() <= 1 (PR #20190; older releases split anyway)
     candidates = find_bundles_to_split(load, settings, state.namespace_bundle_count)
     picked = {c.bundle: c for c in candidates if c.selected}
     if not picked:
-        return ()
+        return (), capacity
     unload = bool(settings["loadBalancerAutoUnloadSplitBundlesEnabled"])
     algorithm = algorithm_by_name(None, settings)
     if env is None:
         env = PlacementEnv.of(state.available(), load, state.cluster_policies(), settings)
+    order, grown = hash_fill(picked, capacity)
     return tuple(
         _plan_one(state, settings, picked[b], algorithm,
                   unload and policies_block_unload(namespace_of(b), picked[b].broker, load,
                                                    env) is None)
-        for b in java_hash_order(picked, start=capacity))
+        for b in order), _kept(grown)
 
 
 def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate,

@@ -116,6 +116,10 @@ class CycleMemory(Struct, frozen=True):
     #: (``LoadManagerShared.localSecondaryCache``, cleared at each ``applyNamespacePolicies``)
     #: grew to (0: 16 or never filled)
     secondaries_capacity: int = 0
+    #: the same for the shedding thread's thread-local primaries set
+    #: (``LoadManagerShared.localPrimariesCache``); longer than ``candidate_capacity`` only when
+    #: a chain of 9 colliding names grew it early
+    primaries_capacity: int = 0
 
 
 class Elapsed(Struct, frozen=True):

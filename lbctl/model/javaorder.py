@@ -63,7 +63,7 @@ from __future__ import annotations
 import math
 import struct
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import mul
@@ -899,14 +899,20 @@ def cleared_capacity(capacity: int, size: int) -> int:
     """The table length of a ``HashMap``/``HashSet`` of table length ``capacity`` (0: none yet)
     that is ``clear()`` ed and then given ``size`` keys one ``put``/``add`` at a time: the table
     is kept (``clear`` never shrinks it), made at 16 on the first put when there was none, and
-    doubles while the size exceeds 3/4 of it (tree bins aside). No put: unchanged."""
+    doubles while the size exceeds 3/4 of it. From the counts alone: a chain of 9 colliding
+    keys grows a table below 64 buckets earlier (``HashMap.treeifyBin``), which only
+    :func:`hash_fill`, given the keys in order, follows. No put: unchanged."""
     if size <= 0:
         return capacity
-    return max(capacity, hashmap_capacity(size))  # doubling from a kept power of two
+    cap = capacity or 16
+    while size > cap * 3 // 4 and cap < MAXIMUM_CAPACITY:  # (int) (length * 0.75f)
+        cap <<= 1
+    return cap
 
 
 def hashmap_capacity(size: int) -> int:
-    """Capacity of a ``HashMap`` after ``size`` single ``put`` calls (no tree bins)."""
+    """Capacity of a ``HashMap`` after ``size`` single ``put`` calls, from the count alone (a
+    chain of 9 keys below 64 buckets grows it earlier: :func:`hash_fill`)."""
     cap = 16
     while size > cap * 3 // 4:
         cap <<= 1
@@ -928,30 +934,81 @@ def java_hash_order(keys: Iterable[str], *, capacity: int | None = None,
     length the map has from its first put to its last (a ``clear()`` ed map's kept table, or the
     one ``new HashMap<>(n)`` makes; the puts must not outgrow it). Else ``start``: the table a
     ``clear()`` ed map kept, which the puts may grow (doubling when the size exceeds 3/4); else
-    a ``new HashMap<>()``, 16 buckets doubling so.
+    a ``new HashMap<>()``, 16 buckets doubling so. :func:`hash_fill` also gives the table length
+    the puts leave."""
+    return hash_fill(keys, capacity or start)[0]
+
+
+def hash_fill(keys: Iterable[str], start: int = 0) -> tuple[list[str], int]:
+    """``keys`` put one at a time into a ``HashMap``/``HashSet`` whose table is ``start`` long
+    (a ``clear()`` ed map keeps its table; 0: ``new HashMap<>()``, 16 buckets at the first put):
+    the order it then iterates them in, and the table length it is left with, which a map kept
+    across calls carries to the next fill (``start`` itself when nothing is put).
 
     A chain of 9 keys is not a chain any more (JDK 17 ``HashMap.putVal`` → ``treeifyBin``): in
     a table of 64 buckets or more it becomes a tree bin, which iterates its root first and links
     each later key right after its tree parent (``TreeNode.treeify``, ``putTreeVal``,
     ``moveRootToFront``; ``resize`` splits it keeping that order, a half of 6 keys or fewer
-    back to a chain); in a shorter table the table doubles instead. Strings that collide
-    (``"Aa"``/``"BB"``) or names that share a bucket by chance get there. When some chain does
-    (:func:`_chain_reaches_tree`), the order is :class:`JavaHashMap`'s, put by put from the
-    first table (``capacity``, ``start`` or none): a tree bin's order depends on the table it
-    was built in, so a caller that gives the final ``capacity`` of a map that grew during the
-    puts gets that order only without tree bins."""
+    back to a chain); in a shorter table the table doubles instead (``treeifyBin`` calls
+    ``resize`` below ``MIN_TREEIFY_CAPACITY``), earlier than the size alone would double it, and
+    that longer table is what the map keeps. Strings that collide (``"Aa"``/``"BB"``) or names
+    that share a bucket by chance get there. When some chain does (:func:`_chain_reaches_tree`)
+    the answer is :class:`JavaHashMap`'s, put by put from the ``start`` table: both the order
+    and the length then depend on the order of the puts, not only on the keys. Otherwise it is
+    the bucket sort, and the length the 3/4 rule gives (:func:`cleared_capacity`)."""
     items = list(dict.fromkeys(keys))
-    hashes = [spread(java_string_hash(k)) for k in items]
-    first = capacity or start or 16
-    final = capacity or cleared_capacity(first, len(items))
-    buckets = list(map((final - 1).__and__, hashes))
-    if len(items) > TREEIFY_THRESHOLD and _chain_reaches_tree(hashes, buckets, first, final):
-        m = JavaHashMap(capacity or start or None)
+    if not items:
+        return [], start
+    plain = _plain_fill(items, start)
+    if plain is None:
+        m = JavaHashMap(start or None)
         for k in items:
             m.put(k)
-        return m.keys()
+        return m.keys(), m.capacity
+    buckets, final = plain
     decorated = sorted(zip(buckets, range(len(items)), items, strict=True))
-    return [k for _, _, k in decorated]
+    return [k for _, _, k in decorated], final
+
+
+def _plain_fill(items: Sequence[str], start: int) -> tuple[list[int], int] | None:
+    """The bucket of each of ``items`` (distinct, put in order into a table of ``start``, 0 for
+    none) in the table they leave, and its length; ``None`` when some chain reaches 9 keys on
+    the way (then only :class:`JavaHashMap` knows)."""
+    hashes = [spread(java_string_hash(k)) for k in items]
+    first = start or 16
+    final = cleared_capacity(first, len(items))
+    buckets = list(map((final - 1).__and__, hashes))
+    if len(items) > TREEIFY_THRESHOLD and _chain_reaches_tree(hashes, buckets, first, final):
+        return None
+    return buckets, final
+
+
+def refill_order(puts: Iterable[str], start: int, kept: Collection[str],
+                 again: Iterable[str] | None = None) -> list[str]:
+    """A kept ``HashMap``/``HashSet`` of table ``start`` (0: a new one) given ``puts``, then
+    every key not in ``kept`` removed, then ``again`` (the same keys; ``puts`` when not given)
+    put without a ``clear()`` (the modular ``selectBroker`` restoring its candidates, or
+    re-checking an overloaded pick, with ``applyNamespacePolicies``): the order it then
+    iterates. A key put back goes to the end of its bucket's chain (``putVal`` appends), after
+    the keys that stayed; in a tree bin (a chain of 9) it goes where ``putTreeVal`` links it,
+    after the removals' ``removeTreeNode`` (lbctl removes in the set's iteration order)."""
+    items = list(dict.fromkeys(puts))
+    plain = _plain_fill(items, start)
+    if plain is None:
+        m = JavaHashMap(start or None)
+        for k in items:
+            m.put(k)
+        gone = [k for k in m.keys() if k not in kept]  # noqa: SIM118 (a JavaHashMap, not a dict)
+        for k in gone:
+            m.remove(k)
+        for k in items if again is None else again:
+            m.put(k)
+        return m.keys()
+    buckets, _ = plain
+    # within a bucket: the keys that stayed, in put order, then those put back, in put order
+    decorated = sorted((b, k not in kept, i, k) for i, (b, k) in enumerate(zip(buckets, items,
+                                                                                 strict=True)))
+    return [k for _, _, _, k in decorated]
 
 
 def bucket_order(keys: Iterable[str], capacity: int) -> list[str]:
@@ -1261,7 +1318,9 @@ def guava_expected_size_capacity(expected_size: int, buckets: int = 16) -> int:
 def multimap_capacity(keys: int, buckets: int = 16, reused: int = 0) -> int:
     """Table length of an ``ArrayListMultimap.create()``'s backing ``HashMap`` holding ``keys``
     keys: it starts at ``buckets`` (16 on Guava 32+, 32 on Guava ≤ 31.1) and doubles when the size
-    exceeds 3/4; a multimap reused with ``clear()`` keeps the ``reused`` length it grew to."""
+    exceeds 3/4; a multimap reused with ``clear()`` keeps the ``reused`` length it grew to. From
+    the count alone: :func:`multimap_key_order` follows the keys, whose chains of 9 can grow
+    the table earlier."""
     cap = max(buckets, reused)
     while keys > cap * 3 // 4:
         cap <<= 1
@@ -1272,6 +1331,4 @@ def multimap_key_order(keys: Iterable[str], buckets: int = 16,
                        reused: int = 0) -> tuple[list[str], int]:
     """``Multimap.asMap()`` key order (keys given in first-insertion order) and the table length,
     to carry to the next cycle when the shedder reuses its multimap."""
-    items = list(dict.fromkeys(keys))
-    cap = multimap_capacity(len(items), buckets, reused)
-    return java_hash_order(items, start=max(buckets, reused)), cap
+    return hash_fill(keys, max(buckets, reused))

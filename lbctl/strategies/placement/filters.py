@@ -295,22 +295,33 @@ class PlacementEnv:
     #: the table length of the thread-local set the secondaries (and the shared brokers) are
     #: collected in, when longer than ``table`` (0: no longer; see ``apply_namespace_policies``)
     secondaries: int = 0
+    #: ``getAvailableBrokers()``'s ``HashSet`` copy as it iterates, which the policy fills walk
+    #: (empty: ``available``'s order)
+    walk: tuple[str, ...] = ()
+    #: the table lengths before the fill (``brokerCandidateCache``'s, the secondaries set's,
+    #: the primaries set's) that the policy fills start from (``None``: ``table`` and
+    #: ``secondaries``, the primaries set fresh)
+    start: tuple[int, int, int] | None = None
 
     @classmethod
     def of(cls, available: Sequence[str], load: LoadData,
            policies: ClusterPolicies, settings: Settings,
-           capacity: int | None = None, secondaries: int = 0) -> PlacementEnv:
+           capacity: int | None = None, secondaries: int = 0,
+           start: tuple[int, int, int] | None = None) -> PlacementEnv:
         """``capacity``: the table length of the set the candidates are iterated from (the
         modular ``brokerCandidateCache``, which keeps its table across calls; ``available`` then
-        in the order the set was filled); ``None``: a fresh set's. ``secondaries``: the
-        secondaries' scratch set's table length (0: none longer than ``capacity``)."""
+        in the order the set was filled, and the order given is the walk of the fills);
+        ``None``: a fresh set's. ``secondaries``: the secondaries' scratch set's table length
+        (0: none longer than ``capacity``). ``start``: the three sets' table lengths before the
+        fill (see :attr:`start`)."""
         locals_ = [bd.local for bd in load.brokers.values()]
         return cls(
             tuple(bucket_order(available, capacity) if capacity else java_hash_order(available)),
             policies,
             any(x.loadManagerClassName is not None for x in locals_),
             any(x.brokerVersionString for x in locals_),
-            settings.profile["isolationBrokerHost"], table=capacity or 0, secondaries=secondaries)
+            settings.profile["isolationBrokerHost"], table=capacity or 0, secondaries=secondaries,
+            walk=tuple(available) if capacity else (), start=start)
 
     def domains(self, settings: Settings) -> dict[str, str] | None:
         """The broker → failure-domain map when ``failureDomainsEnabled`` (read only here, as
@@ -340,10 +351,14 @@ def policy_candidates(namespace: str, env: PlacementEnv, load: LoadData) -> Poli
 
     # the candidate set's table: an isolation policy's brokers go in primaries first
     # (apply_namespace_policies), which orders them within a bucket
-    table = env.table or hashmap_capacity(len(set(env.available)))
-    out = env.cache[key] = apply_namespace_policies(namespace, env.available, env.policies, loads,
-                                                    rule=env.host_rule, table=table,
-                                                    secondaries_table=env.secondaries)
+    if env.start is not None:
+        table, secondaries, primaries = env.start
+    else:
+        table = env.table or hashmap_capacity(len(set(env.available)))
+        secondaries, primaries = env.secondaries, 0
+    out = env.cache[key] = apply_namespace_policies(
+        namespace, env.available, env.policies, loads, rule=env.host_rule, table=table,
+        secondaries_table=secondaries, primaries_table=primaries, walk=env.walk or None)
     return out
 
 

@@ -33,7 +33,7 @@ from msgspec import Struct
 
 from lbctl.model.bundle import namespace_of
 from lbctl.model.decision import Why
-from lbctl.model.javaorder import bucket_order, cleared_capacity
+from lbctl.model.javaorder import hash_fill
 from lbctl.model.policies import DEFAULT_DOMAIN, ClusterPolicies, HostRule, broker_host
 
 #: What the namespace policies kept, and why.
@@ -71,6 +71,12 @@ class PolicyCandidates(Struct, frozen=True):
     brokers: tuple[str, ...]
     why: PolicyWhy | None
     policy: str | None = None  # the isolation policy's name, when one applies
+    #: with a ``table``: the table lengths the fill left (the candidate set's, the secondaries
+    #: set's, the primaries set's), which the kept sets carry to the next fill
+    tables: tuple[int, int, int] | None = None
+    #: with a ``table``: the brokers in the order the candidate set was given them (what a
+    #: refill without ``clear()`` puts again: ``refill_order``)
+    puts: tuple[str, ...] = ()
 
 
 def apply_namespace_policies(
@@ -83,53 +89,56 @@ def apply_namespace_policies(
     rule: HostRule = "brokerId",
     table: int | None = None,
     secondaries_table: int = 0,
+    primaries_table: int = 0,
+    walk: Sequence[str] | None = None,
 ) -> PolicyCandidates:
     """``LoadManagerShared.applyNamespacePolicies``; ``loads_topics(broker, non_persistent)`` is the
     ``BrokerTopicLoadingPredicate`` (given the broker id). Regexes match each broker's host taken
     by ``rule``. The result keeps ``available``'s order, except with ``table`` (below).
 
-    ``table``: the candidates go into a ``HashSet`` of that table length (kept from earlier
-    fills; grown here when this fill outnumbers its 3/4) which iterates them (the modular
-    ``brokerCandidateCache``; ``available`` is then that set's order for a table no longer
-    than the grown one, each bucket in the order ``getAvailableBrokers()`` gives). Pulsar does
-    not add the brokers in that order: walking the available brokers, it collects a policy's
-    primaries and secondaries — or, without a policy, the shared brokers — in two thread-local
-    ``HashSet`` s, then ``addAll`` s the primaries and, on failover, the secondaries (or the
-    shared brokers) (``applyNamespacePolicies`` alike in the ``URL.getHost()`` releases,
-    LoadManagerShared at 01f1d8fab668 and b3659d4a5624, and in a version after PR #21894's
-    ``parseBrokerHost``, which has ``applyNamespacePoliciesAsync`` too). ``addAll`` walks each
-    scratch set in its own order, so within one bucket of the candidate set the primaries come
-    first, and each group comes in its scratch set's order. The primaries' set is never longer
-    than the candidate set (every fill of it is added whole), so within a candidate bucket its
-    order is the available order. The secondaries' set (``secondaries_table``: its table length
-    before this fill, 0 for none yet) is longer when a policy that did not fail over once held
-    more secondaries than the candidate set ever held; then the secondaries (and the shared
-    brokers of a namespace without a policy) come, within a candidate bucket, by the buckets of
-    that longer table first (:func:`scratch_order`). Tree bins (9 brokers or more in one bucket
-    of a table of 64 or more, which only names made to collide give) are not followed here: each
-    bucket keeps the order its brokers were added in. ``None`` (the extensible filter, which
-    ``retainAll`` s a map, keeping its order): ``available``'s order."""
+    ``table``: the candidates go into ``brokerCandidateCache``, a kept ``HashSet`` whose table
+    is ``table`` long before this fill (``clear()`` keeps it), and come out in that set's order.
+    Pulsar does not add them in ``available``'s order: walking ``getAvailableBrokers()``'s own
+    ``HashSet`` copy (``walk``; ``available`` when not given) it collects a policy's primaries
+    and secondaries — or, without a policy, the shared brokers — in two kept thread-local
+    ``HashSet`` s (``localPrimariesCache``, ``localSecondaryCache``, tables
+    ``primaries_table`` and ``secondaries_table`` long before the fill, 0 for none yet), then
+    ``addAll`` s the primaries' set and, on failover, the secondaries' set (or the shared
+    brokers' set) to the candidate set, each walked in its own order
+    (``applyNamespacePolicies`` alike in the ``URL.getHost()`` releases, LoadManagerShared at
+    01f1d8fab668 and b3659d4a5624, and in a version after PR #21894's ``parseBrokerHost``,
+    which has ``applyNamespacePoliciesAsync`` too). All three sets are followed put by put
+    (:func:`~lbctl.model.javaorder.hash_fill`): the secondaries' set grows by a policy's
+    secondaries even when they are not added (no failover), a chain of 9 brokers grows a table
+    below 64 buckets early and becomes a tree bin from 64 on (only names made to collide do
+    that), and the tables the fill leaves are in :attr:`PolicyCandidates.tables`. ``None``
+    (the extensible filter, which ``retainAll`` s a map, keeping its order): ``available``'s
+    order."""
     policy = policies.isolation_for(namespace)
     hosts = {b: broker_host(b, rule) for b in available}
     skipped = tuple(b for b in available if hosts[b] is None)
     if policy is not None:
         primaries = [b for b in available if (h := hosts[b]) is not None and policy.is_primary(h)]
         keep = set(primaries)
+        keep_p = frozenset(primaries)
         secondaries = [b for b in available if (h := hosts[b]) is not None
                        and b not in keep and policy.is_secondary(h)]
+        seconds = frozenset(secondaries)
         failover = policy.should_failover(len(primaries))
         if failover:
             keep.update(secondaries)
         why = PolicyWhy("isolation", policy.name or "", tuple(primaries),
                         tuple(secondaries), failover, policy.min_limit, skipped=skipped)
         if table is not None:  # addAll(primaries), then addAll(secondaries) on failover
-            fill = [*primaries, *secondaries] if failover else primaries
-            capacity = cleared_capacity(table, len(fill))
-            if failover:  # the secondaries' set, grown by this fill
-                scratch = cleared_capacity(secondaries_table, len(secondaries))
-                fill = [*primaries, *scratch_order(secondaries, capacity, scratch)]
-            order = bucket_order(fill, capacity)
-            return PolicyCandidates(tuple(order), why, policy.name)
+            firsts, p_table = hash_fill(
+                primaries if walk is None else [b for b in walk if b in keep_p], primaries_table)
+            seconds_order, s_table = hash_fill(
+                secondaries if walk is None else [b for b in walk if b in seconds],
+                secondaries_table)
+            puts = (*firsts, *seconds_order) if failover else tuple(firsts)
+            order, c_table = hash_fill(puts, table)
+            return PolicyCandidates(tuple(order), why, policy.name, (c_table, s_table, p_table),
+                                    puts)
         return PolicyCandidates(tuple(b for b in available if b in keep), why, policy.name)
     kept: list[str] = []
     no_kind: list[str] = []
@@ -147,22 +156,15 @@ def apply_namespace_policies(
     shared = (PolicyWhy("shared", names=tuple(no_kind), others=tuple(reserved),
                         non_persistent=non_persistent, skipped=skipped)
               if no_kind or reserved or skipped else None)
-    if table is not None and kept:  # addAll(the secondaries' set of shared brokers)
-        capacity = cleared_capacity(table, len(kept))
-        fill = scratch_order(kept, capacity, cleared_capacity(secondaries_table, len(kept)))
-        kept = bucket_order(fill, capacity)
+    if table is not None:  # addAll(the secondaries' set of shared brokers)
+        if walk is not None:
+            shared_set = frozenset(kept)
+            kept = [b for b in walk if b in shared_set]
+        scratch, s_table = hash_fill(kept, secondaries_table)
+        kept, c_table = hash_fill(scratch, table)
+        return PolicyCandidates(tuple(kept), shared, tables=(c_table, s_table, primaries_table),
+                                puts=tuple(scratch))
     return PolicyCandidates(tuple(kept), shared)
-
-
-def scratch_order(brokers: list[str], capacity: int, scratch: int) -> list[str]:
-    """``brokers`` (in the available order) as ``addAll`` takes them from the thread-local
-    scratch set of table length ``scratch`` into the candidate set of table length ``capacity``:
-    as they are when the scratch table is no longer (each candidate bucket then holds them in
-    the available order), else in the scratch set's own order (``brokers`` itself is returned
-    when unchanged)."""
-    if scratch <= capacity:
-        return brokers
-    return bucket_order(brokers, scratch)
 
 
 # --- anti-affinity groups ---------------------------------------------------------------------------

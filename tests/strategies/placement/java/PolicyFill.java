@@ -16,7 +16,9 @@ import java.util.Set;
  * adds them all to the candidate set. Otherwise: walking the copy, p names go to the first
  * scratch set, s names to the second; the candidate set gets the first set, then the second when
  * the first holds fewer than MIN names. Prints "ID TAB name ..." in the candidate set's order.
- * A line "NEW" starts with three new sets.
+ * A line "NEW" starts with three new sets. A line "DEL TAB name ..." removes those names from the
+ * candidate set (as a filter does); a fill line whose ID starts with "+" does not clear the
+ * candidate set first (a refill that adds the names back).
  */
 public final class PolicyFill {
     public static void main(String[] args) throws Exception {
@@ -34,6 +36,12 @@ public final class PolicyFill {
                 continue;
             }
             String[] f = line.split("\t", -1);
+            if (f[0].equals("DEL")) {
+                for (int i = 1; i < f.length; i++) {
+                    cands.remove(f[i]);
+                }
+                continue;
+            }
             int min = Integer.parseInt(f[1]);
             List<String> names = new ArrayList<>();
             Set<String> p = new HashSet<>();
@@ -59,7 +67,9 @@ public final class PolicyFill {
                     second.add(b);
                 }
             }
-            cands.clear();
+            if (!f[0].startsWith("+")) {
+                cands.clear();
+            }
             if (!h.isEmpty()) {
                 cands.addAll(second);
             } else {
