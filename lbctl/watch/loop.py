@@ -368,7 +368,10 @@ class Watcher:
             return frozenset()
         ghost = copy.copy(f)
         try:
-            later = replace(state, captured_at=state.captured_at + interval_ms(settings))
+            # the capture held an interval on, as the load manager's projection holds it (the
+            # extensible brokers republish the same load data at the new time: TransferShedder's
+            # cool-down counts from a broker's ``updatedAt``, not the cycle's clock)
+            later = f.lm.held(state, state.captured_at + interval_ms(settings))
             acts = ghost.step(later, settings).plan().actions
         except Exception as e:  # the judgement is only an excuse: never stop watching for it
             self.warn(f"divergence: the next cycle's check failed: {e!r}")
