@@ -124,6 +124,16 @@ class Watcher:
         #: bundles whose grace lbctl's last cycle counted on, though it ends before the leader's
         #: next cycle (:meth:`_grace_ending`)
         self._ending: frozenset[str] = frozenset()
+        #: bundles in flight: left their broker's listing (owned by nobody since) → the capture
+        #: that showed it, the broker left and whether lbctl's grace-ending window excused the
+        #: leader's unload of it then (:meth:`_in_flight`); and the arrivals so excused
+        self._away: dict[str, tuple[int, str, bool]] = {}
+        self.excused: frozenset[str] = frozenset()
+        #: the states this capture's moves were judged on (an unexpected-unload's evidence)
+        self.judged = ""
+        #: the unloads the leader's next cycle may make on the last capture's reports
+        #: (:meth:`_next_cycle`)
+        self._could: frozenset[tuple[str, str]] = frozenset()
         #: the leader and its unload count at the last capture, who owned each bundle then as
         #: the brokers listed it (None: not read), and the bundles that left a broker since
         #: without the leader (bundle → the capture's time and why), told when they arrive on
@@ -160,8 +170,10 @@ class Watcher:
             seen, decided, manual = self._cycle(st, settings, frozenset(self.ours), owners,
                                                 recorded=rec)
             self.checker.observe(st, seen, decided, interval_ms(settings), frozenset(self.ours),
-                                 warm=self.warm, free=ending | _agreed(seen, decided),
-                                 owners=owners, manual=manual)
+                                 warm=self.warm, free=ending | self.excused
+                                 | _agreed(seen, decided),
+                                 owners=owners, manual=manual, last=self.last_owner,
+                                 judged=self.judged)
         if states:
             self.known = known_brokers(states)
             # the page and /metrics show the last capture on record (its age in the lag, the
@@ -246,12 +258,18 @@ class Watcher:
         active = set(state.available())
         fresh: dict[str, int] = {}
         leaving: dict[str, tuple[str, int]] = {}  # bundle → the broker it left, when seen
+        could = self._could  # what lbctl's last cycle's reports let the leader's next one do
+        self.judged = _judged(self._prev, state, settings)
+        left = self._in_flight(state, owners, seen, could)
         for m in seen:
-            # a failover (its broker gone) or lbctl's own healing is no unload of the leader's
+            # a failover (its broker gone) or lbctl's own healing is no unload of the leader's;
+            # the unload is dated by the capture its bundle left its broker at, not the one it
+            # arrived at (its clients may take minutes to look it up again)
             if (m.before is None or m.before in active) and m.bundle not in ours:
-                fresh[m.bundle] = m.at
+                at = left.get(m.bundle, m.at)
+                fresh[m.bundle] = at
                 if m.before is not None:
-                    leaving[m.bundle] = (m.before, m.at)
+                    leaving[m.bundle] = (m.before, at)
 
         def whose(decided: list[Any]) -> dict[str, str]:
             """The moves of this capture that were not the leader's, kept out of lbctl's grace
@@ -303,8 +321,17 @@ class Watcher:
             carried = [a for a in decided if a.action in ("unload", "transfer") and not a.skipped]
             self._decided = {a.bundle: state.captured_at for a in carried}
             self._decided_from = {a.broker: state.captured_at for a in carried}
+            self._could = self._next_cycle(state, settings)
         if owners is not None:
             manual = whose(decided)
+            # a bundle that left its broker's listing at this capture (the leader's unload, as
+            # far as the evidence tells) enters lbctl's grace maps now, as a move seen does, not
+            # when its clients bring it back (90 s later, lbctl's next cycle chose it again)
+            for b, (at, o, _x) in self._away.items():
+                if at == state.captured_at and o in active and b not in ours \
+                        and b not in self._left_alone:
+                    self._moved.setdefault(b, at)
+                    self._left.setdefault(o, at)
         self._moved.update(fresh)
         self._left.update(dict(leaving.values()))
         self.last_owner.update(state.owners() if owners is None else owners)
@@ -321,6 +348,70 @@ class Watcher:
             self._unloads = (None if capture.leader is None or capture.unloads is None
                              else (capture.leader, capture.unloads))
         return seen, decided, manual
+
+    def _next_cycle(self, state: ClusterState, settings: Any) -> frozenset[tuple[str, str]]:
+        """The unloads (bundle, broker) the leader's next cycle may make on this capture's
+        reports: lbctl's cycle run once more, on a copy of its memory, one
+        ``loadBalancerSheddingIntervalMinutes`` on. The leader's cycle comes up to an interval
+        after lbctl's capture on its own clock, often on the same reports (a broker rewrites
+        its report only past ``loadBalancerReportUpdateThresholdPercentage`` or
+        ``…MaxIntervalMinutes``), and its clock alone changes what it does: a grace period
+        (``loadBalancerSheddingGracePeriodMinutes``) or TransferShedder's cool-down
+        (``loadBalanceSheddingDelayInSeconds``) runs out, ThresholdShedder's usage average
+        takes one more step (``loadBalancerHistoryResourcePercentage``) — an unload made then,
+        on reports the next capture no longer holds (the unload rewrote them), was an
+        unexpected-unload. A cycle that fails is no excuse."""
+        import copy
+
+        f = self.follower
+        if f is None:
+            return frozenset()
+        ghost = copy.copy(f)
+        try:
+            # the capture held an interval on, as the load manager's projection holds it (the
+            # extensible brokers republish the same load data at the new time: TransferShedder's
+            # cool-down counts from a broker's ``updatedAt``, not the cycle's clock)
+            later = f.lm.held(state, state.captured_at + interval_ms(settings))
+            acts = ghost.step(later, settings).plan().actions
+        except Exception as e:  # the judgement is only an excuse: never stop watching for it
+            self.warn(f"divergence: the next cycle's check failed: {e!r}")
+            return frozenset()
+        return frozenset((a.bundle, a.broker) for a in acts
+                         if a.action in ("unload", "transfer") and not a.skipped)
+
+    def _in_flight(self, state: ClusterState, owners: Mapping[str, str] | None,
+                   seen: list[Any], could: frozenset[tuple[str, str]]) -> dict[str, int]:
+        """The bundles of this capture's moves that were seen in flight (owned by nobody, with
+        the brokers' ownership) → the capture that first showed them gone from their broker;
+        the bundles that left their broker's listing since the last capture enter
+        ``_away``, excused when lbctl's last cycle left them in its grace-ending window
+        (:meth:`_grace_ending`), and :attr:`excused` holds the arrivals so excused.
+
+        An unload shows in two steps when clients take time to look the bundle up again
+        (``ModularLoadManagerImpl`` unloads; the next owner is chosen at the lookup): it leaves
+        its broker's listing at the capture after the leader's cycle, and arrives up to
+        minutes later. Judged at its arrival, the state the leader decided on was gone: the
+        grace that let the leader re-shed a bundle had ended in lbctl's map too by then, and
+        the bundle entered lbctl's map at its arrival, two captures after the leader's —
+        30 minutes on, the leader re-shed it a cycle before lbctl could (an unexpected-unload
+        with clients back after 90 s)."""
+        now = state.captured_at
+        window = self.opts.limits.window_ms
+        moved = {m.bundle: m for m in seen}
+        back = {b: v for b, v in self._away.items() if b in moved and moved[b].before == v[1]}
+        now_excused = {m.bundle for m in seen if (m.bundle, m.before) in could}
+        # still in flight (owned by nobody) within the move window; arrived or gone: done
+        self._away = {b: v for b, v in self._away.items() if b not in moved
+                      and now - v[0] <= window and (owners is None or b not in owners)}
+        if owners is not None and self._listed is not None:
+            from lbctl.watch.divergence import _gone
+
+            for b, o in self._listed.items():
+                # (a bundle split or deleted is gone, not in flight)
+                if b not in owners and b not in self._away and not _gone(b, state):
+                    self._away[b] = (now, o, b in self._ending or (b, o) in could)
+        self.excused = frozenset(b for b, v in back.items() if v[2]) | now_excused
+        return {b: v[0] for b, v in back.items()}
 
     def _correct(self) -> None:
         """The follower's recently unloaded bundles made the leader's, as far as the captures
@@ -389,8 +480,10 @@ class Watcher:
             seen, decided, manual = self._cycle(state, settings, ours, owners, capture=capture)
             self._record(state, capture, manual)
             found = self.checker.observe(state, seen, decided, interval_ms(settings), ours,
-                                         warm=self.warm, free=ending | _agreed(seen, decided),
-                                         owners=owners, manual=manual)
+                                         warm=self.warm,
+                                         free=ending | self.excused | _agreed(seen, decided),
+                                         owners=owners, manual=manual, last=self.last_owner,
+                                         judged=self.judged)
             found += conditions(state, settings, known=self.known, leader=leader,
                                 previous_leader=self.leader, log=self.log,
                                 limits=self.opts.limits)
@@ -700,6 +793,18 @@ def _corrected(recently: Mapping[str, int], decided: Mapping[str, int],
             del fixed[key]
     fixed.update(seen)
     return fixed
+
+
+def _judged(prev: ClusterState | None, state: ClusterState, settings: Any) -> str:
+    """The states a move seen at ``state`` was judged on, for the evidence: lbctl's cycle on the
+    last capture's reports (and the leader's next cycle on them, an interval later:
+    :meth:`Watcher._next_cycle`), and its cycle on this capture's."""
+    if prev is None:
+        return f"judged on the reports of {_when(state.captured_at)}"
+    nxt = prev.captured_at + interval_ms(settings)
+    return (f"none of lbctl's cycles makes it expected: on the reports of "
+            f"{_when(prev.captured_at)} at {_when(prev.captured_at)} and at {_when(nxt)} "
+            f"(the leader's next cycle), nor on those of {_when(state.captured_at)}")
 
 
 def _agreed(seen: list[Any], decided: list[Any]) -> frozenset[str]:

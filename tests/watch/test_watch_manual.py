@@ -64,12 +64,14 @@ def test_an_operators_unload_is_told_from_the_leaders_by_its_unload_count(
         raised = w.raised("manual-unload")
         assert [e.anomaly.subject for e in raised] == manual
         assert all("brk_lb_unload_bundle_count" in e.anomaly.message for e in raised)
-        if reconnect:
-            return  # (the leader's re-shed of an operator's bundle, unowned at the capture
-            # after lbctl's cycle decided it, is an unexpected-unload: not this test's concern)
-        assert w.raised("unexpected-unload") == []
         assert w.raised("leader-divergence") == []
         assert wrong == []
+        if reconnect:
+            return  # (the leader's re-shed of the third operator's bundle is still an
+            # unexpected-unload: the bundle arrived on the leader's broker, its report was
+            # rewritten with it, shed on and rewritten again between two captures, and no
+            # state lbctl's cycles judge on holds it — left, see docs/commands/watch.md)
+        assert w.raised("unexpected-unload") == []
     finally:
         w.close()
 
