@@ -228,3 +228,48 @@ def test_the_simulated_simple_cluster_splits() -> None:
                  SimulationOptions(cycles=3))
     assert len(r.cycles[0].splits) == 4
     assert sum(r.cycles[1].bundles.values()) == 12 + 4
+
+
+def _bounds(n: int) -> list[str]:
+    """LoadBalancerTest.getBundles(n): n equal segments, the last ending at 0xffffffff."""
+    seg = 0x100000000 // n
+    return [f"0x{i * seg:08x}" for i in range(n)] + ["0xffffffff"]
+
+
+def test_ported_namespace_bundle_auto_split(tmp_path: Path) -> None:
+    """LoadBalancerTest.testNamespaceBundleAutoSplit (01f1d8fab668): one report, Pulsar's default
+    limits; namespaces 01-07 each exceed one limit (topics, producers, consumers, rate in, rate
+    out, throughput in, out) and are split; 08 sits exactly at every limit, 09 has one topic,
+    10 already has loadBalancerNamespaceMaximumBundles (128) bundles: none of them is."""
+    max_topics, max_sessions, max_rate, max_bw = 1000, 1000, 30_000, 100 * MB
+
+    def stats(topics: int, prod: int, cons: int, r_in: float, r_out: float, t_in: float,
+              t_out: float) -> dict[str, Any]:
+        return {"topics": topics, "producerCount": prod, "consumerCount": cons,
+                "msgRateIn": r_in, "msgRateOut": r_out, "msgThroughputIn": t_in,
+                "msgThroughputOut": t_out}
+
+    half = "0x00000000_0x80000000"
+    report = {
+        f"pulsar/use/primary-ns-01/{half}": stats(max_topics + 1, 0, 0, 0, 0, 0, 0),
+        f"pulsar/use/primary-ns-02/{half}": stats(2, max_sessions + 1, 0, 0, 0, 0, 0),
+        f"pulsar/use/primary-ns-03/{half}": stats(2, 0, max_sessions + 1, 0, 0, 0, 0),
+        f"pulsar/use/primary-ns-04/{half}": stats(2, 0, 0, max_rate + 1, 0, 0, 0),
+        f"pulsar/use/primary-ns-05/{half}": stats(2, 0, 0, 0, max_rate + 1, 0, 0),
+        f"pulsar/use/primary-ns-06/{half}": stats(2, 0, 0, 0, 0, max_bw + 1, 0),
+        f"pulsar/use/primary-ns-07/{half}": stats(2, 0, 0, 0, 0, 0, max_bw + 1),
+        f"pulsar/use/primary-ns-08/{half}": stats(max_topics - 1, max_sessions - 1, 1,
+                                                  max_rate - 1, 1, max_bw - 1, 1),
+        f"pulsar/use/primary-ns-09/{half}": stats(1, 0, 0, 0, 0, 0, max_bw + 1),
+        "pulsar/use/primary-ns-10/0x00000000_0x02000000": stats(max_topics + 1, 0, 0, 0, 0, 0, 0),
+    }
+    namespaces = {f"pulsar/use/primary-ns-{i:02d}": {
+        "boundaries": _bounds(128 if i == 10 else 2), "numBundles": 128 if i == 10 else 2}
+        for i in range(1, 11)}
+    p = _snap(tmp_path, report, namespaces=namespaces)
+    got = _splits(p)
+    assert sorted(b for b, *_ in got) == [f"pulsar/use/primary-ns-{i:02d}/{half}"
+                                          for i in range(1, 8)]
+    assert [r for *_, r, _ in sorted(got)] == [
+        Reason.TOPICS, Reason.SESSIONS, Reason.SESSIONS, Reason.MSG_RATE, Reason.MSG_RATE,
+        Reason.BANDWIDTH, Reason.BANDWIDTH]
