@@ -66,7 +66,7 @@ from lbctl.model.decision import (
     SheddingDecision,
     UnloadOutcome,
 )
-from lbctl.model.javaorder import java_hash_order
+from lbctl.model.javaorder import bucket_order, hashmap_capacity, java_hash_order
 from lbctl.model.load import LocalBrokerData
 from lbctl.model.wire.snapshot import ResourceQuota as WireQuota
 from lbctl.plan import Plan
@@ -274,11 +274,15 @@ def auto_splits(state: ClusterState, settings: Settings,
     out: list[AutoSplit] = []
     for b in written:
         stats = reports[b].lastStats
-        ordered = {k: stats[k] for k in java_hash_order(stats)}
         picked = {c.bundle: c for c in simple_split_candidates(
-            b, ordered, settings, state.namespace_bundle_count) if c.selected}
+            b, stats, settings, state.namespace_bundle_count) if c.selected}
+        if not picked:
+            continue
+        # the picks as the report's HashMap walks them (bucket order in its table; the scan
+        # itself needs no order), then as the HashSet they are added to iterates them
+        walked = bucket_order(picked, hashmap_capacity(len(stats)))
         out.extend(_plan_one(state, settings, picked[k], algorithm, unload)
-                   for k in java_hash_order(picked))
+                   for k in java_hash_order(walked))
     return tuple(out)
 
 

@@ -195,13 +195,17 @@ def test_the_split_order_is_the_hash_set_s(tmp_path: Path) -> None:
 
 
 @needs_jdk("the order SimpleLoadManagerImpl splits in: a HashMap's walk into a HashSet")
-def test_the_split_order_against_the_jdk(tmp_path: Path) -> None:
-    names = _names(20)
+@pytest.mark.parametrize(("n", "every"), [(20, 1), (300, 7), (1000, 3)])
+def test_the_split_order_against_the_jdk(tmp_path: Path, n: int, every: int) -> None:
+    """A report of ``n`` bundles, every ``every``-th hot: the report's HashMap (its table sized
+    for all ``n``) walked, the hot ones added to a new HashSet, which is then iterated."""
+    names = _names(n)
+    hot = set(names[::every])
     script = ["NEW\thashmap", *(f"PUT\t{b}" for b in names), "PRINT\tmap"]
-    walked = run_java("MapOrder", tmp_path, script)["map"]
+    walked = [b for b in run_java("MapOrder", tmp_path, script)["map"] if b in hot]
     script = ["NEW\thashset", *(f"PUT\t{b}" for b in walked), "PRINT\tset"]
     expected = run_java("MapOrder", tmp_path, script)["set"]
-    p = _snap(tmp_path, {b: _stats(rate=40_000.0) for b in names})
+    p = _snap(tmp_path, {b: _stats(rate=40_000.0 if b in hot else 1.0) for b in names})
     assert [b for b, *_ in _splits(p)] == expected
 
 
