@@ -277,3 +277,31 @@ def test_ported_namespace_bundle_auto_split(tmp_path: Path) -> None:
     assert [r for *_, r, _ in sorted(got)] == [
         Reason.TOPICS, Reason.SESSIONS, Reason.SESSIONS, Reason.MSG_RATE, Reason.MSG_RATE,
         Reason.BANDWIDTH, Reason.BANDWIDTH]
+
+
+@pytest.mark.live
+@pytest.mark.slow
+def test_the_sandbox_s_simple_leader_splits() -> None:
+    """The living sandbox on SimpleLoadManagerImpl (its leader: lbctl's simple cycle on the
+    reports as written, carrying out the plan): with a 500 msg/s limit the hot bundles of
+    public/default are split, and the namespace has more bundles after."""
+    from lbctl.sandbox import hot_cluster
+    from lbctl.sandbox.clock import SteppedClock
+    from lbctl.sandbox.scenarios import living
+
+    c = hot_cluster(3)
+    c.config["loadManagerClassName"] = \
+        "org.apache.pulsar.broker.loadbalance.impl.SimpleLoadManagerImpl"
+    c.config["loadBalancerNamespaceBundleMaxMsgRate"] = "500"
+    before = len(c.namespaces["public/default"]) - 1
+    clock = SteppedClock()
+    life = living(c, clock)
+    try:
+        start = clock.now()
+        for minute in (1, 2):
+            life.advance(start + 60 * minute)
+    finally:
+        c.stop()
+    assert life.leader is not None
+    splits = [a for d in life.leader.decisions for a in d.actions if a["action"] == "split"]
+    assert splits and len(c.namespaces["public/default"]) - 1 > before
