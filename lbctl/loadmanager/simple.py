@@ -39,6 +39,7 @@ back to the store (``writeResourceQuotasToZooKeeper``), the dynamic settings und
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping, Sequence
 from random import Random
 from types import MappingProxyType
@@ -66,7 +67,7 @@ from lbctl.model.decision import (
     SheddingDecision,
     UnloadOutcome,
 )
-from lbctl.model.javaorder import bucket_order, hashmap_capacity, java_hash_order
+from lbctl.model.javaorder import bucket_order, java_hash_order, table_size_for
 from lbctl.model.load import LocalBrokerData
 from lbctl.model.wire.snapshot import ResourceQuota as WireQuota
 from lbctl.plan import Plan
@@ -280,10 +281,21 @@ def auto_splits(state: ClusterState, settings: Settings,
             continue
         # the picks as the report's HashMap walks them (bucket order in its table; the scan
         # itself needs no order), then as the HashSet they are added to iterates them
-        walked = bucket_order(picked, hashmap_capacity(len(stats)))
+        walked = bucket_order(picked, _report_table(len(stats)))
         out.extend(_plan_one(state, settings, picked[k], algorithm, unload)
                    for k in java_hash_order(walked))
     return tuple(out)
+
+
+def _f32(x: float) -> float:
+    return float(struct.unpack("f", struct.pack("f", x))[0])
+
+
+def _report_table(n: int) -> int:
+    """The table length of the report's ``bundleStats``: ``LoadReport.setBundleStats`` copies the
+    map with ``new HashMap<>(stats)`` (``putMapEntries``: ``tableSizeFor((int) (n / 0.75f +
+    1.0f))``, in ``float``), not one ``put`` at a time (12 bundles: 32 buckets, not 16)."""
+    return table_size_for(int(_f32(_f32(_f32(float(n)) / _f32(0.75)) + 1.0)))
 
 
 def _expire(recently: dict[str, int], now: int, settings: Settings) -> tuple[str, ...]:

@@ -25,6 +25,7 @@ from tests.jdk import needs_jdk, run_java
 from tests.paths import EXAMPLES
 
 DATA = Path(__file__).resolve().parents[1] / "data"
+JAVA = Path(__file__).parent / "java"
 B1, B2 = "b1.example:8080", "b2.example:8080"
 FULL = "0x00000000_0xffffffff"
 HALF = ("0x00000000_0x80000000", "0x80000000_0xffffffff")
@@ -194,17 +195,17 @@ def test_the_split_order_is_the_hash_set_s(tmp_path: Path) -> None:
     assert sorted(got) == sorted(names) and got != names
 
 
-@needs_jdk("the order SimpleLoadManagerImpl splits in: a HashMap's walk into a HashSet")
-@pytest.mark.parametrize(("n", "every"), [(20, 1), (300, 7), (1000, 3)])
+@needs_jdk("the order SimpleLoadManagerImpl splits in: a HashMap copy's walk into a HashSet")
+@pytest.mark.parametrize(("n", "every"), [(12, 1), (20, 1), (300, 7), (1000, 3), (3000, 2)])
 def test_the_split_order_against_the_jdk(tmp_path: Path, n: int, every: int) -> None:
-    """A report of ``n`` bundles, every ``every``-th hot: the report's HashMap (its table sized
-    for all ``n``) walked, the hot ones added to a new HashSet, which is then iterated."""
+    """A report of ``n`` bundles, every ``every``-th hot: ``LoadReport.setBundleStats`` copies the
+    stats into ``new HashMap<>(stats)`` (its table presized for all ``n``), which
+    doNamespaceBundleSplit walks, adding the hot ones to a new HashSet, split in its order
+    (java/ReportSplitOrder.java, plain JDK)."""
     names = _names(n)
     hot = set(names[::every])
-    script = ["NEW\thashmap", *(f"PUT\t{b}" for b in names), "PRINT\tmap"]
-    walked = [b for b in run_java("MapOrder", tmp_path, script)["map"] if b in hot]
-    script = ["NEW\thashset", *(f"PUT\t{b}" for b in walked), "PRINT\tset"]
-    expected = run_java("MapOrder", tmp_path, script)["set"]
+    lines = [f"{b}\t{int(b in hot)}" for b in names]
+    expected = run_java("ReportSplitOrder", tmp_path, lines, JAVA)["order"]
     p = _snap(tmp_path, {b: _stats(rate=40_000.0 if b in hot else 1.0) for b in names})
     assert [b for b, *_ in _splits(p)] == expected
 
