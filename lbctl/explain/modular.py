@@ -89,6 +89,14 @@ def split_trigger(cycle: ModularCycle) -> str | None:
             "leaves, on the reports stored then.")
 
 
+#: the simple load manager's splits' heading: each broker's own ``doNamespaceBundleSplit``,
+#: run when it has written its load report, on that report's figures
+#: (:mod:`lbctl.strategies.simple.split`)
+_SIMPLE_SPLITS = ("Bundle splits (SimpleLoadManagerImpl.doNamespaceBundleSplit, \"Will split hot "
+                  "namespace bundle\": each broker after writing its load report, on the "
+                  "report's own bundle stats):")
+
+
 def splits_happen(cycle: ModularCycle) -> bool:
     """Whether the cycle splits a bundle. ``checkNamespaceBundleSplit`` (``ModularLoadManagerImpl``,
     run from ``updateAll`` as load reports arrive) is gated by
@@ -406,8 +414,9 @@ class ModularExplanation(Struct, frozen=True):
         splits = _narrowed_splits(self.cycle, self.broker, self.bundle)
         if not splits:
             return []
-        out = ["", "Bundle splits (BundleSplitterTask, checkNamespaceBundleSplit; before "
-                   "shedding):"]
+        out = ["", _SIMPLE_SPLITS if self.cycle.shedding == "SimpleLoadManagerImpl" else
+               "Bundle splits (BundleSplitterTask, checkNamespaceBundleSplit; before "
+               "shedding):"]
         for s in pager.take("explanation.splits", splits):
             c = s.candidate
             setting, _ = split_threshold(c)

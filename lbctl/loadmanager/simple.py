@@ -16,17 +16,30 @@ initialise). A cycle is what the leader does between two shedding runs:
 3. The destination is not the leader's choice: the next lookup asks ``getLeastLoadedBroker``.
    lbctl shows that lookup's answer (:func:`~lbctl.strategies.simple.decide.least_loaded`, on the
    rankings of this cycle, each lookup preallocating its pick as Pulsar does).
+4. ``doNamespaceBundleSplit`` (:func:`auto_splits`): not the leader's. Every broker runs it on its
+   own report right after ``writeLoadReportOnZookeeper`` wrote one (``needUpdate``), so lbctl runs
+   it for each broker whose report is newer than the one the previous cycle saw (every broker on
+   a first sight), on that report's short-term bundle stats
+   (:func:`lbctl.strategies.simple.split.simple_split_candidates`). ``LoadReportUpdaterTask`` is
+   scheduled only when ``loadBalancerEnabled`` (``PulsarService.startLoadManagementService``), so
+   with it off nothing splits. The bundles picked go into a fresh ``HashSet`` and are split in its
+   order through the admin API with no algorithm (the broker's
+   ``defaultNamespaceBundleSplitAlgorithm``), their children unloaded when
+   ``loadBalancerAutoUnloadSplitBundlesEnabled`` — with no namespace-policy check, unlike the
+   modular ``checkNamespaceBundleSplit``. After splitting, Pulsar forces the broker's next
+   report (``setLoadReportForceUpdateFlag``); lbctl reads reports as the snapshots hold them.
 
 The stored resource quotas and load factors come from the snapshot's ``resourceQuotas`` section
 (Pulsar's defaults without it). Not modelled: the leader's periodic writes of the realtime quotas
-back to the store (``writeResourceQuotasToZooKeeper``), ``doNamespaceBundleSplit`` (each broker
-splits its own bundles when it writes its report), the dynamic settings under
-``/loadbalance/settings`` other than the load factors. Each cycle's record is a
+back to the store (``writeResourceQuotasToZooKeeper``), the dynamic settings under
+``/loadbalance/settings`` other than the load factors (``auto_bundle_split_enabled`` among them:
+``loadBalancerAutoBundleSplitEnabled`` is read from the configuration). Each cycle's record is a
 :class:`~lbctl.model.cycle.ModularCycle` (the same plan and explanation builders serve it).
 """
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping, Sequence
 from random import Random
 from types import MappingProxyType
@@ -40,10 +53,11 @@ from lbctl.explain.modular import ModularExplanation
 from lbctl.loadmanager.base import LoadManager
 from lbctl.loadmanager.clock import interval_ms, latest, reports_written, shifted
 from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
-from lbctl.loadmanager.modular import build_plan
+from lbctl.loadmanager.modular import _plan_one, build_plan
 from lbctl.model.cluster import SIMPLE, ClusterState
 from lbctl.model.cycle import CycleMemory, Elapsed, ModularCycle
 from lbctl.model.decision import (
+    AutoSplit,
     BrokerVerdict,
     Label,
     PlacementDecision,
@@ -53,8 +67,11 @@ from lbctl.model.decision import (
     SheddingDecision,
     UnloadOutcome,
 )
+from lbctl.model.javaorder import bucket_order, java_hash_order, table_size_for
+from lbctl.model.load import LocalBrokerData
 from lbctl.model.wire.snapshot import ResourceQuota as WireQuota
 from lbctl.plan import Plan
+from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.strategies.simple.decide import (
     Ranked,
     SimpleWhy,
@@ -65,16 +82,20 @@ from lbctl.strategies.simple.decide import (
 )
 from lbctl.strategies.simple.quota import INITIAL_QUOTA, QuotaState, ResourceQuota, Stored
 from lbctl.strategies.simple.ranking import placement_key
+from lbctl.strategies.simple.split import simple_split_candidates
 
 NAME = "SimpleLoadManagerImpl"
 class SimpleMemory(Struct, frozen=True):
     """What the leader keeps between cycles besides the grace cache: the realtime quotas, each
-    broker's preallocated bundles, the rotation cursor of ``findBrokerForPlacement``."""
+    broker's preallocated bundles, the rotation cursor of ``findBrokerForPlacement``; and what
+    lbctl keeps to know which brokers wrote a report since: each report's ``lastUpdate`` as the
+    last cycle not replayed saw it."""
 
     quotas: QuotaState = QuotaState()
     preallocated: Mapping[str, tuple[str, ...]] = field(
         default_factory=lambda: MappingProxyType({}))
     cursor: int = 0
+    stamps: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
 
 class SimpleCycleResult(ModularCycle, frozen=True):
@@ -154,6 +175,10 @@ class SimpleLoadManager(LoadManager[CycleMemory]):
             "loadBalancerEnabled is false: the load manager does nothing"
         selected, verdict_whys = ([], {}) if gate else shed(reports, ranked, settings, policies,
                                                             loads_topics)
+        written = () if elapsed.replaying or not settings["loadBalancerEnabled"] else \
+            _written(reports, sm.stamps, elapsed)
+        splits = auto_splits(state, settings, reports, written)
+        split_away = {s.candidate.bundle for s in splits if s.skipped is None}
         rankings = ranked.rankings
         cursor = sm.cursor
         outcomes: list[UnloadOutcome] = []
@@ -166,10 +191,15 @@ class SimpleLoadManager(LoadManager[CycleMemory]):
                 outcomes.append(UnloadOutcome(sel, None, SimpleWhy("grace", s.broker,
                                                                    names=(s.bundle,))))
                 continue
-            recently[s.bundle] = now  # unloadedHotNamespaceCache.put, dry run or not
             if dry:
+                recently[s.bundle] = now  # unloadedHotNamespaceCache.put, after the log
                 outcomes.append(UnloadOutcome(sel, None, SimpleWhy("dry-run", s.broker)))
                 continue
+            if s.bundle in split_away:  # the admin unload throws before the cache's put
+                outcomes.append(UnloadOutcome(sel, None, SimpleWhy("split-away", s.broker,
+                                                                   names=(s.bundle,))))
+                continue
+            recently[s.bundle] = now  # unloadedHotNamespaceCache.put after the unload
             before = rankings
             placed = least_loaded(s.bundle, ranked, rankings, cursor, settings, policies,
                                   tuple(active), loads_topics, self.rng)
@@ -188,12 +218,14 @@ class SimpleLoadManager(LoadManager[CycleMemory]):
                       reports[s.broker].lastStats[s.bundle].msg_rate,
                       reports[s.broker].lastStats[s.bundle].throughput)
             for s in selected if s.bundle is not None))
+        seen = sm.stamps if elapsed.replaying else MappingProxyType(
+            {b: local.lastUpdate for b, local in reports.items()})
         new_sm = SimpleMemory(ranked.quotas, MappingProxyType(
-            {b: r.preallocated for b, r in rankings.items() if r.preallocated}), cursor)
+            {b: r.preallocated for b, r in rankings.items() if r.preallocated}), cursor, seen)
         memory_out = CycleMemory(bundle_data, MappingProxyType(recently), new_sm)
         return SimpleCycleResult(
             state, settings, NAME, key, load, decision, tuple(outcomes), gate, expired,
-            memory_out, (), elapsed, self.warnings)
+            memory_out, splits, elapsed, self.warnings)
 
     # --- what lbctl.loadmanager.clock needs -------------------------------------------------------
     def memory_key(self, memory: CycleMemory) -> Any:
@@ -210,6 +242,60 @@ class SimpleLoadManager(LoadManager[CycleMemory]):
 
     def timers(self, memory: CycleMemory) -> bool:
         return bool(memory.recently_unloaded)
+
+
+def _written(reports: Mapping[str, LocalBrokerData], stamps: Mapping[str, int],
+             elapsed: Elapsed) -> tuple[str, ...]:
+    """The brokers that wrote their report since the last cycle lbctl saw: a broker not seen
+    before, or whose ``lastUpdate`` advanced; without timestamps, every broker when some report
+    changed (``elapsed.samples``)."""
+    out = []
+    for b, local in reports.items():
+        seen = stamps.get(b)
+        if seen is None or local.lastUpdate > seen or (
+                local.lastUpdate == seen == 0 and elapsed.samples > 0):
+            out.append(b)
+    return tuple(out)
+
+
+def auto_splits(state: ClusterState, settings: Settings,
+                reports: Mapping[str, LocalBrokerData], written: Sequence[str]
+                ) -> tuple[AutoSplit, ...]:
+    """``doNamespaceBundleSplit`` on each broker of ``written`` (in the snapshot's order: each
+    splits on its own, after its write): the bundles of its report picked by
+    :func:`~lbctl.strategies.simple.split.simple_split_candidates`, in the order of the
+    ``HashSet`` they are put in (one ``add`` each in the order the report's ``bundleStats``
+    ``HashMap`` iterates), each split as ``_plan_one`` (the modular load manager's) does it with
+    the broker's default algorithm. Nothing when ``loadBalancerAutoBundleSplitEnabled`` is off
+    (Pulsar logs a dry run)."""
+    if not written or not settings["loadBalancerAutoBundleSplitEnabled"]:
+        return ()
+    algorithm = algorithm_by_name(None, settings)
+    unload = bool(settings["loadBalancerAutoUnloadSplitBundlesEnabled"])
+    out: list[AutoSplit] = []
+    for b in written:
+        stats = reports[b].lastStats
+        picked = {c.bundle: c for c in simple_split_candidates(
+            b, stats, settings, state.namespace_bundle_count) if c.selected}
+        if not picked:
+            continue
+        # the picks as the report's HashMap walks them (bucket order in its table; the scan
+        # itself needs no order), then as the HashSet they are added to iterates them
+        walked = bucket_order(picked, _report_table(len(stats)))
+        out.extend(_plan_one(state, settings, picked[k], algorithm, unload)
+                   for k in java_hash_order(walked))
+    return tuple(out)
+
+
+def _f32(x: float) -> float:
+    return float(struct.unpack("f", struct.pack("f", x))[0])
+
+
+def _report_table(n: int) -> int:
+    """The table length of the report's ``bundleStats``: ``LoadReport.setBundleStats`` copies the
+    map with ``new HashMap<>(stats)`` (``putMapEntries``: ``tableSizeFor((int) (n / 0.75f +
+    1.0f))``, in ``float``), not one ``put`` at a time (12 bundles: 32 buckets, not 16)."""
+    return table_size_for(int(_f32(_f32(_f32(float(n)) / _f32(0.75)) + 1.0)))
 
 
 def _expire(recently: dict[str, int], now: int, settings: Settings) -> tuple[str, ...]:

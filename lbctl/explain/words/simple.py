@@ -66,3 +66,7 @@ def simple(w: SimpleWhy) -> str:
         case "dry-run":
             return ("loadBalancerSheddingEnabled is false: SimpleLoadManagerImpl only logs the "
                     "unload (DRY RUN)")
+        case "split-away":
+            return (f"{w.broker} split this bundle after writing its load report "
+                    "(doNamespaceBundleSplit): the unload of a bundle that no longer exists "
+                    "fails, and it is not remembered in unloadedHotNamespaceCache")

@@ -59,6 +59,7 @@ SimpleCode = Literal[
     "no-candidate",  # placement: no candidate broker
     "grace",  # unload skipped: unloaded less than the grace period ago
     "dry-run",  # loadBalancerSheddingEnabled is off: Pulsar logs the unload only
+    "split-away",  # unload fails: its broker split the bundle after writing its report
 ]
 RESOURCES = ("CPU", "Memory", "BandwidthIn", "BandwidthOut")
 

@@ -83,6 +83,18 @@ class _Limits(Struct, frozen=True):
                    int(settings["loadBalancerNamespaceBundleMaxMsgRate"]),
                    max_bw_mb, int_mul(max_bw_mb, MB))  # int * int, then widened to long
 
+    @classmethod
+    def of_long(cls, settings: Settings) -> _Limits:
+        """The same thresholds read as ``SimpleLoadManagerImpl.doNamespaceBundleSplit`` reads
+        them: each widened to ``long``, and the bandwidth limit ``MaxBandwidthMbytes`` times a
+        ``long`` MiB, which cannot wrap (``BundleSplitterTask`` multiplies two ``int`` s)."""
+        max_bw_mb = int(settings["loadBalancerNamespaceBundleMaxBandwidthMbytes"])
+        return cls(int(settings["loadBalancerNamespaceMaximumBundles"]),
+                   int(settings["loadBalancerNamespaceBundleMaxTopics"]),
+                   int(settings["loadBalancerNamespaceBundleMaxSessions"]),
+                   int(settings["loadBalancerNamespaceBundleMaxMsgRate"]),
+                   max_bw_mb, max_bw_mb * MB)
+
     def fired(self, stats: NamespaceBundleStats, rate: float, tp: float
               ) -> tuple[Reason, int] | None:
         """The first limit exceeded (Topics, Sessions, MsgRate, Bandwidth) and its value."""
@@ -95,6 +107,11 @@ class _Limits(Struct, frozen=True):
         if tp > self.max_bw:  # reported as Pulsar logs it: maxBundleBandwidth / MIBI
             return Reason.BANDWIDTH, self.max_bw // MB
         return None
+
+
+#: the split thresholds and the first-limit test, shared with the simple load manager's scan
+#: (:mod:`lbctl.strategies.simple.split`)
+SplitLimits = _Limits
 
 
 def _sessions(stats: NamespaceBundleStats) -> int:
