@@ -809,14 +809,18 @@ def _auto_splits(state: ClusterState, load: LoadData, settings: Settings,
         env = PlacementEnv.of(state.available(), load, state.cluster_policies(), settings)
     order, grown = hash_fill(picked, capacity)
     return tuple(
-        _plan_one(state, settings, picked[b], algorithm,
+        plan_split(state, settings, picked[b], algorithm,
                   unload and policies_block_unload(namespace_of(b), picked[b].broker, load,
                                                    env) is None)
         for b in order), _kept(grown)
 
 
-def _plan_one(state: ClusterState, settings: Settings, cand: SplitCandidate,
+def plan_split(state: ClusterState, settings: Settings, cand: SplitCandidate,
               algorithm: SplitAlgorithm, unload: bool) -> AutoSplit:
+    """One picked bundle's split as ``splitAndUnloadNamespaceBundle`` makes it with
+    ``algorithm`` (and its children unloaded when ``unload``), or the reason it is skipped.
+    Shared by the modular ``checkNamespaceBundleSplit`` and the simple manager's
+    ``doNamespaceBundleSplit``, which split the same way."""
     try:
         name = BundleName.parse(cand.bundle)
     except BundleNameError as e:

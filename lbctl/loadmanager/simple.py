@@ -53,7 +53,7 @@ from lbctl.explain.modular import ModularExplanation
 from lbctl.loadmanager.base import LoadManager
 from lbctl.loadmanager.clock import interval_ms, latest, reports_written, shifted
 from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
-from lbctl.loadmanager.modular import _plan_one, build_plan
+from lbctl.loadmanager.modular import build_plan, plan_split
 from lbctl.model.cluster import SIMPLE, ClusterState
 from lbctl.model.cycle import CycleMemory, Elapsed, ModularCycle
 from lbctl.model.decision import (
@@ -265,7 +265,7 @@ def auto_splits(state: ClusterState, settings: Settings,
     splits on its own, after its write): the bundles of its report picked by
     :func:`~lbctl.strategies.simple.split.simple_split_candidates`, in the order of the
     ``HashSet`` they are put in (one ``add`` each in the order the report's ``bundleStats``
-    ``HashMap`` iterates), each split as ``_plan_one`` (the modular load manager's) does it with
+    ``HashMap`` iterates), each split as ``plan_split`` (the modular load manager's) does it with
     the broker's default algorithm. Nothing when ``loadBalancerAutoBundleSplitEnabled`` is off
     (Pulsar logs a dry run)."""
     if not written or not settings["loadBalancerAutoBundleSplitEnabled"]:
@@ -282,7 +282,7 @@ def auto_splits(state: ClusterState, settings: Settings,
         # the picks as the report's HashMap walks them (bucket order in its table; the scan
         # itself needs no order), then as the HashSet they are added to iterates them
         walked = bucket_order(picked, _report_table(len(stats)))
-        out.extend(_plan_one(state, settings, picked[k], algorithm, unload)
+        out.extend(plan_split(state, settings, picked[k], algorithm, unload)
                    for k in java_hash_order(walked))
     return tuple(out)
 
