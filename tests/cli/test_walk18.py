@@ -70,3 +70,91 @@ def test_profile_values_are_spelt_as_broker_conf_spells_them() -> None:
 
     assert [java(True), java(False), java(("a", "b")), java(0.9)] == ["true", "false", "a,b",
                                                                       "0.9"]
+
+
+@pytest.fixture(scope="module")
+def _sandbox():  # type: ignore[no-untyped-def]
+    from lbctl.sandbox import hot_cluster
+
+    c = hot_cluster(3)
+    yield c
+    c.stop()
+
+
+def _dry_run(c: object, tmp_path: Path, *extra: str) -> tuple[str, dict]:  # type: ignore[type-arg]
+    import json
+
+    url = c.admin_url  # type: ignore[attr-defined]
+    r = CliRunner().invoke(app, ["--admin-url", url, "recommend", "-o", "json"])
+    assert r.exit_code == 0, r.stderr
+    plan = tmp_path / "plan.json"
+    plan.write_text(r.stdout, encoding="utf-8")
+    r = CliRunner().invoke(app, ["--admin-url", url, "apply", str(plan), "--dry-run", *extra],
+                           env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.stderr
+    j = CliRunner().invoke(app, ["--admin-url", url, "apply", str(plan), "--dry-run", "-o",
+                                 "json"], env={"COLUMNS": "80"})
+    assert j.exit_code == 0, j.stderr
+    return r.stdout, json.loads(j.stdout)
+
+
+@pytest.mark.live
+def test_apply_dry_run_says_once_that_nothing_was_sent(_sandbox: object, tmp_path: Path) -> None:
+    """"dry run: nothing was sent" and then "dry-run: 1 would be sent": one line now."""
+    out, data = _dry_run(_sandbox, tmp_path)
+    said = [x for x in out.splitlines() if "nothing was sent" in x or "would be sent" in x]
+    n = len(data["actions"])
+    assert said == [f"dry run: nothing was sent ({n} would be sent)"], out
+
+
+@pytest.mark.live
+def test_dry_run_request_lines_fit_80_columns_and_keep_the_request(_sandbox: object,
+                                                                   tmp_path: Path) -> None:
+    """The request lines ran to ~160 columns (URL and comment on one line). At 80 columns the
+    admin URL is named once in the heading and each request breaks only before its query
+    string; put back together, each is the request -o json records, whole."""
+    out, data = _dry_run(_sandbox, tmp_path)
+    lines = out.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith("lbctl would send "))
+    heading = lines[start]
+    assert heading.endswith(f" to {_sandbox.admin_url}:"), heading  # type: ignore[attr-defined]
+    block = lines[start + 1:lines.index(next(x for x in lines if x.startswith("dry run")))]
+    assert all(len(x) <= 80 for x in block), block
+    rebuilt, cur = [], ""
+    for x in block:
+        s = x.strip()
+        if s.startswith("#"):
+            rebuilt.append(cur)
+            cur = ""
+        elif s.startswith(("?", "&")):
+            cur += s
+        elif not x.startswith("        "):  # not a comment's continuation
+            cur = s
+    base = _sandbox.admin_url  # type: ignore[attr-defined]
+    assert [r.replace(" ", f" {base}", 1) for r in rebuilt] == [
+        a["request"] for a in data["actions"]]
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 100, 200, 400])
+def test_request_lines_never_split_an_identifier(width: int) -> None:
+    """Whatever the width, every path segment and query parameter of a request is whole on
+    one line, and a line is longer than the width only when one such piece is."""
+    from lbctl.executor import request_lines
+
+    base = "http://pulsar-broker-0.pulsar-broker.pulsar.svc.cluster.local:8080"
+    items = [(f"PUT {base}/admin/v2/namespaces/acme-payments/settlement-events/"
+              "0x7ffffffe_0xaaaaaaa8/unload?destinationBroker=pulsar-broker-2.pulsar-broker."
+              "pulsar.svc.cluster.local%3A8080&force=true",
+              "#1 unload acme-payments/settlement-events/0x7ffffffe_0xaaaaaaa8 to broker-2"),
+             (f"PUT {base}/admin/v2/namespaces/public/default/0x00000000_0x40000000/split"
+              "?unload=true  body: [536870912]", "#2 split public/default/0x00000000_0x40000000")]
+    lines = request_lines("lbctl would send 2 request(s)", base, items, width)
+    text = "\n".join(lines)
+    for request, _ in items:
+        for piece in re.split(r"(?=[?&])|  body: ", request.removeprefix(f"PUT {base}")):
+            assert any(piece.strip() in x for x in lines), (piece, text)
+    for x in lines[1:]:
+        words = x.split()
+        assert len(x) <= width or any(len(w) > width - 8 for w in words), text
+    if width >= 400:
+        assert lines[1] == f"  {items[0][0]}    # {items[0][1]}"  # whole when it fits
