@@ -339,6 +339,18 @@ def recent_requests(journal: Path, since: float, *, tail_bytes: int = 4 << 20
 BUNDLE_KEYWORDS = ("LARGEST", "HOT")  # resolved by the broker (NamespacesBase.getBundleRange)
 
 
+def bundle_error(full: str, e: Exception) -> str:
+    """What is wrong with the bundle name ``full``, said once: the range's own error when the
+    range is what is wrong (it names the range the operator typed), else the name's."""
+    from lbctl.model.bundle import BundleNameError, BundleRange
+
+    try:
+        BundleRange.parse(full.rpartition("/")[2])
+    except BundleNameError as inner:
+        return str(inner)
+    return str(e)
+
+
 def parse_range(namespace: str, bundle: str) -> str:
     """``0xLLLLLLLL_0xUUUUUUUU`` (or ``tenant/ns/0x…_0x…`` of ``namespace``, or LARGEST/HOT)."""
     from lbctl.errors import UsageError
@@ -350,7 +362,9 @@ def parse_range(namespace: str, bundle: str) -> str:
     try:
         name = BundleName.parse(full)
     except BundleNameError as e:
-        raise UsageError(f"bad bundle {bundle!r}: {e}") from None
+        # the model's message names the name, then the range within it; wrapped again here it
+        # read "bad bundle 'X': bad bundle name 'X': bad bundle range 'X': …" (walk18): once
+        raise UsageError(bundle_error(full, e)) from None
     if name.namespace != namespace:
         raise UsageError(f"bundle {bundle} is not of namespace {namespace}")
     return full.rsplit("/", 1)[1]

@@ -145,9 +145,12 @@ def check_known_bundle(bundle: str, states: Sequence[ClusterState],
 def check_bundle_name(bundle: str) -> str:
     """Validate a ``--bundle`` argument (full name)."""
     from lbctl.errors import UsageError
+    from lbctl.executor import bundle_error
     from lbctl.model.bundle import BundleName, BundleNameError
 
     try:
         return str(BundleName.parse(bundle))
     except BundleNameError as e:
-        raise UsageError(str(e)) from None
+        if "/" not in bundle:  # no range to blame: the name's shape is what is wrong
+            raise UsageError(str(e)) from None
+        raise UsageError(bundle_error(bundle, e)) from None

@@ -158,3 +158,22 @@ def test_request_lines_never_split_an_identifier(width: int) -> None:
         assert len(x) <= width or any(len(w) > width - 8 for w in words), text
     if width >= 400:
         assert lines[1] == f"  {items[0][0]}    # {items[0][1]}"  # whole when it fits
+
+
+@pytest.mark.parametrize("args", [
+    ["unload", "public/default", "-b", "0x00000000_0xzz"],
+    ["unload", "public/default", "-b", "public/default/0x00000000_0xzz"],
+    ["unload", "public/default", "-b", "0x0_0x4"],
+    ["split-bundle", "public/default", "-b", "0xzz"],
+    ["explain", str(EXAMPLES / "hot-broker.json"), "-b", "public/default/0xzz_0x1"],
+])
+def test_a_bad_bundle_range_is_named_once(args: list[str]) -> None:
+    """"bad bundle 'X': bad bundle name 'public/default/X': bad bundle range 'X': expected …":
+    one line saying it once, naming what was typed."""
+    r = CliRunner().invoke(app, ["--admin-url", "http://127.0.0.1:1", *args, "--dry-run"]
+                           if args[0] != "explain" else args)
+    assert r.exit_code == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("lbctl: error: "), r.stderr
+    typed = args[-1].rpartition("/")[2]
+    assert r.stderr.count("bad bundle") == 1 and r.stderr.count(typed) == 1, r.stderr
+    assert "0xLLLLLLLL_0xUUUUUUUU" in r.stderr
