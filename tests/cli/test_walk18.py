@@ -177,3 +177,25 @@ def test_a_bad_bundle_range_is_named_once(args: list[str]) -> None:
     typed = args[-1].rpartition("/")[2]
     assert r.stderr.count("bad bundle") == 1 and r.stderr.count(typed) == 1, r.stderr
     assert "0xLLLLLLLL_0xUUUUUUUU" in r.stderr
+
+
+@pytest.mark.live
+def test_a_plan_waiting_for_review_is_information_not_a_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The healer's "plan … waits for review" was `lbctl: warning:`: an SRE grepping the
+    service's log for warnings found one for every plan queued as asked (--heal …=approve)."""
+    from lbctl.sandbox import hot_cluster
+
+    monkeypatch.chdir(tmp_path)
+    c = hot_cluster(3)
+    try:
+        r = CliRunner().invoke(app, [
+            "--admin-url", c.admin_url, "watch", "--history", "wh", "--count", "1",
+            "--grace", "out-of-band=0s", "--heal", "out-of-band=approve", "--listen", "",
+            "--no-doctor"])
+    finally:
+        c.stop()
+    assert r.exit_code == 0, r.stderr
+    waiting = [x for x in r.stderr.splitlines() if "waits for review" in x]
+    assert waiting, r.stderr
+    assert all(x.startswith("lbctl: healing ") and "warning" not in x for x in waiting)
