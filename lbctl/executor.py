@@ -29,6 +29,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import shutil
+import textwrap
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -42,6 +45,47 @@ from lbctl.admin.client import AdminClient, Call
 from lbctl.admin.errors import AdminError
 from lbctl.errors import ConfigError, Interrupted, MutationRefused, NotJournaled
 from lbctl.model.wire.journal import JournalRecord, format_time, seconds_of
+from lbctl.safe.redact import url_without_userinfo
+
+#: where a request line may break when it does not fit: before its query string, each further
+#: query parameter and its body — never inside a path, a bundle or a broker name
+_REQUEST_BREAKS = re.compile(r"(?=[?&])|(?=  body: )")
+
+
+def request_lines(heading: str, admin_url: str, items: Sequence[tuple[str, str]],
+                  width: int | None = None) -> list[str]:
+    """The requests a command is about to send (or would), each with what it does, fitted to
+    ``width`` (the terminal's, else ``$COLUMNS``, else 80) as the tables are: whole when every
+    line fits; else the admin URL every request starts with is said once in ``heading`` (as a
+    table names the broker-name suffix it left out), a request that still does not fit breaks
+    before its query parameters and its body, and its ``# …`` comment goes under it. walk18: the lines ran to 160 columns, the URL
+    and the comment on one line. The requests themselves (journal, ``-o json``) stay whole."""
+    if width is None:
+        width = max(40, shutil.get_terminal_size((80, 24)).columns)
+    whole = [f"  {request}    # {summary}" for request, summary in items]
+    if all(len(x) <= width for x in whole):  # a wide terminal: each request as sent, one a line
+        return [heading + ":", *whole]
+    base = url_without_userinfo(admin_url).rstrip("/")
+    common = bool(items) and all(r.partition(" ")[2].startswith(base + "/") for r, _ in items)
+    out = [heading + (f" to {base}:" if common else ":")]
+    for request, summary in items:
+        method, _, rest = request.partition(" ")
+        text = f"{method} {rest[len(base):] if common else rest}"
+        one = f"  {text}    # {summary}"
+        if len(one) <= width:
+            out.append(one)
+            continue
+        line = "  "
+        for part in _REQUEST_BREAKS.split(text):
+            if line.strip() and len(line) + len(part.strip()) > width:
+                out.append(line)
+                line = "      "
+            line += part.strip() if line.isspace() else part
+        out.append(line)
+        out += textwrap.wrap(f"# {summary}", width, initial_indent="      ",
+                             subsequent_indent="        ", break_long_words=False,
+                             break_on_hyphens=False)
+    return out
 
 
 @dataclass(frozen=True)
@@ -120,9 +164,9 @@ class Executor:
     def run(self, mutations: Sequence[Mutation]) -> list[Outcome]:
         requests = [m.call.describe(self.client.admin_url) for m in mutations]
         verb = "would send" if self.dry_run else "will send"
-        self.show(f"lbctl {verb} {len(mutations)} request(s):")
-        for m, r in zip(mutations, requests, strict=True):
-            self.show(f"  {r}    # {m.summary}")
+        for line in request_lines(f"lbctl {verb} {len(mutations)} request(s)", self.client.admin_url,
+                                  [(r, m.summary) for m, r in zip(mutations, requests, strict=True)]):
+            self.show(line)
         repeats = self._repeats(mutations)
         if self.dry_run:
             for line in repeats:
@@ -295,6 +339,18 @@ def recent_requests(journal: Path, since: float, *, tail_bytes: int = 4 << 20
 BUNDLE_KEYWORDS = ("LARGEST", "HOT")  # resolved by the broker (NamespacesBase.getBundleRange)
 
 
+def bundle_error(full: str, e: Exception) -> str:
+    """What is wrong with the bundle name ``full``, said once: the range's own error when the
+    range is what is wrong (it names the range the operator typed), else the name's."""
+    from lbctl.model.bundle import BundleNameError, BundleRange
+
+    try:
+        BundleRange.parse(full.rpartition("/")[2])
+    except BundleNameError as inner:
+        return str(inner)
+    return str(e)
+
+
 def parse_range(namespace: str, bundle: str) -> str:
     """``0xLLLLLLLL_0xUUUUUUUU`` (or ``tenant/ns/0x…_0x…`` of ``namespace``, or LARGEST/HOT)."""
     from lbctl.errors import UsageError
@@ -306,7 +362,9 @@ def parse_range(namespace: str, bundle: str) -> str:
     try:
         name = BundleName.parse(full)
     except BundleNameError as e:
-        raise UsageError(f"bad bundle {bundle!r}: {e}") from None
+        # the model's message names the name, then the range within it; wrapped again here it
+        # read "bad bundle 'X': bad bundle name 'X': bad bundle range 'X': …" (walk18): once
+        raise UsageError(bundle_error(full, e)) from None
     if name.namespace != namespace:
         raise UsageError(f"bundle {bundle} is not of namespace {namespace}")
     return full.rsplit("/", 1)[1]

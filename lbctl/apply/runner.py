@@ -63,7 +63,14 @@ from lbctl.apply.verify import (
     topic_in,
 )
 from lbctl.errors import Interrupted, LbctlError, NotJournaled, StalePlan, UsageError
-from lbctl.executor import Executor, Mutation, default_journal, split_mutation, unload_mutation
+from lbctl.executor import (
+    Executor,
+    Mutation,
+    default_journal,
+    request_lines,
+    split_mutation,
+    unload_mutation,
+)
 from lbctl.units import MB, pct
 
 #: a failed request with one of these statuses fails its action only; any other stops the run
@@ -209,7 +216,8 @@ class ApplyRun:
             report.why = ("dry run: nothing was sent" if self.opts.dry_run else
                           "dry run (no terminal and no --yes): nothing was sent; pass --yes to "
                           "apply")
-            self.ui.show(report.why)
+            # said once, by the report's line with its counts (ApplyView): walk18 found "dry
+            # run: nothing was sent" here and "dry-run: 6 would be sent" under it
             return report
         self.executor.refuse_repeats(self.executor.repeats(list(mutations.values())))
         from lbctl.apply.lock import ClusterLock
@@ -402,13 +410,12 @@ class ApplyRun:
                 line += f": {s.why}"
             self.ui.show(line)
         verb = "would send" if dry else "will send"
-        self.ui.show(f"lbctl {verb} {len(todo) + len(self.prelude)} request(s)"
-                     + _pace(len(todo), self.opts.concurrency, self.opts.interval) + ":")
-        for m in self.prelude:
-            self.ui.show(f"  {m.call.describe(self.client.admin_url)}    # {m.summary}")
-        for s in todo:
-            m = mutations[s.action.step]
-            self.ui.show(f"  {s.request}    # {m.summary}")
+        items = [(m.call.describe(self.client.admin_url), m.summary) for m in self.prelude]
+        items += [(s.request or "", mutations[s.action.step].summary) for s in todo]
+        heading = (f"lbctl {verb} {len(todo) + len(self.prelude)} request(s)"
+                   + _pace(len(todo), self.opts.concurrency, self.opts.interval))
+        for line in request_lines(heading, self.client.admin_url, items):
+            self.ui.show(line)
 
     def _note(self, record: dict[str, Any]) -> None:
         base: dict[str, Any] = {"plan": self.plan.path, "planDigest": self.plan.digest}

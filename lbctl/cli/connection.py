@@ -260,3 +260,10 @@ def _warn_once(message: str) -> None:
 
 def warn(message: str) -> None:
     sys.stderr.write(f"lbctl: warning: {one_line(message)}\n")
+
+
+def inform(message: str) -> None:
+    """A line of information on stderr, ``lbctl: …``: what a long-running command did that
+    needs no one's attention now (a plan queued for review), so not ``lbctl: warning:``, which
+    an SRE greps the service's log for (walk18)."""
+    sys.stderr.write(f"lbctl: {one_line(message)}\n")

@@ -46,6 +46,10 @@ def explain(
         "--limit", metavar="N", min=0,
         help="Items of a long list on a page (default 100); 0: every item (on a large "
              "cluster, hundreds of megabytes).")] = None,
+    full_profile: Annotated[bool, typer.Option(
+        "--profile",
+        help="Every way the Pulsar release modelled differs from the newest (by default only "
+             "those that bore on the decision, after it).")] = False,
     lm: LoadManagerChoice,
     all_cycles: AllCycles = False,
     watching: Watching,
@@ -84,7 +88,8 @@ def explain(
     if watching.asked:
         from lbctl.cli.watch import run_watch
 
-        run_watch(ctx, opts, lambda r: ExplainView([r], broker, bundle, page=page, limit=per_page),
+        run_watch(ctx, opts, lambda r: ExplainView([r], broker, bundle, page=page, limit=per_page,
+                                                 full_profile=full_profile),
                   shown.output, watching, given)
         return
     chosen = choose(ctx, given)
@@ -97,7 +102,7 @@ def explain(
         check_known_bundle(bundle, states, where)
     with progress() as bar, bar.phase(f"running the load manager over {len(states)} cycle(s)"):
         results = run(states, opts)
-    shown.emit(ExplainView(results, broker, bundle, all_cycles, page, per_page))
+    shown.emit(ExplainView(results, broker, bundle, all_cycles, page, per_page, full_profile))
 
 
 def resolve_broker(name: str, brokers: list[str], where: str = "the snapshot") -> str:
@@ -140,9 +145,12 @@ def check_known_bundle(bundle: str, states: Sequence[ClusterState],
 def check_bundle_name(bundle: str) -> str:
     """Validate a ``--bundle`` argument (full name)."""
     from lbctl.errors import UsageError
+    from lbctl.executor import bundle_error
     from lbctl.model.bundle import BundleName, BundleNameError
 
     try:
         return str(BundleName.parse(bundle))
     except BundleNameError as e:
-        raise UsageError(str(e)) from None
+        if "/" not in bundle:  # no range to blame: the name's shape is what is wrong
+            raise UsageError(str(e)) from None
+        raise UsageError(bundle_error(bundle, e)) from None

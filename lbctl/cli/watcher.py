@@ -142,7 +142,7 @@ def watch(
       lbctl watch --heal out-of-band=approve      # then: lbctl plans list
       lbctl watch --status
     """
-    from lbctl.cli.connection import warn
+    from lbctl.cli.connection import inform, warn
     from lbctl.cli.state import choose
     from lbctl.loadmanager.select import Options
     from lbctl.safe.files import parse_size
@@ -194,7 +194,8 @@ def watch(
         with cluster.session() as reader:
             return apply_queued(reader.client, queue, meta, when=meta.created, say=warn)
 
-    healer = Healer(modes, queue, max_per_hour=heal_max_per_hour, apply=apply, say=warn)
+    healer = Healer(modes, queue, max_per_hour=heal_max_per_hour, apply=apply, say=warn,
+                    inform=inform)
     watcher: Watcher | None = None
 
     def on_state(state: ClusterState, settings: Any, events: list[Event]) -> None:

@@ -11,8 +11,9 @@ from typing import Any, Protocol
 
 from lbctl.explain.outcome import cycle_decision
 from lbctl.explain.paging import Pager
+from lbctl.explain.profile import profile_lines
 from lbctl.model.cycle import ExtensibleCycle, ModularCycle
-from lbctl.model.outcome import history_lines, profile_lines, projection_line
+from lbctl.model.outcome import history_lines, projection_line
 
 
 class Explanation(Protocol):
@@ -27,16 +28,17 @@ class Explanation(Protocol):
     def to_dict(self, pager: Pager = ...) -> dict[str, Any]: ...
 
 
-def preamble(cycle: ModularCycle | ExtensibleCycle) -> list[str]:
-    """What every explanation says first: the Pulsar release modelled, the cycle's decision, how
-    the leader's clock got there, how long until the gate opens, and the run's warnings."""
+def preamble(cycle: ModularCycle | ExtensibleCycle, full_profile: bool = False) -> list[str]:
+    """What every explanation says first: the cycle's decision, how the leader's clock got
+    there, how long until the gate opens and the run's warnings — what the operator came for —
+    then the Pulsar release modelled, cut to what bore on this cycle unless ``full_profile``
+    (:mod:`lbctl.explain.profile`)."""
     dec = cycle_decision(cycle)
-    out = profile_lines(cycle.settings)
-    out += ["", f"Decision: {dec.label}/{dec.reason} — {dec.detail}"]
+    out = [f"Decision: {dec.label}/{dec.reason} — {dec.detail}"]
     out += history_lines(cycle.elapsed, samples=isinstance(cycle, ModularCycle))
     out += projection_line(cycle.opens_in, cycle.projected, cycle.elapsed.interval_ms)
     out += [f"Warning: {w}" for w in cycle.warnings]
-    return out
+    return [*out, "", *profile_lines(cycle, full_profile)]
 
 
 def preamble_dict(cycle: ModularCycle | ExtensibleCycle) -> dict[str, Any]:

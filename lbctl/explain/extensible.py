@@ -207,7 +207,7 @@ class ExtensibleExplanation:
             f"{len(c.bundle_names())} bundles), extensible load manager"
             + (" (load data derived from the modular reports)" if c.derived else ""),
             f"Shedding strategy {c.shedding}, placement {c.placement}",
-            *preamble(c),
+            *preamble(c, pager.full_profile),
             *placement_data_lines(st, c.settings),
         ]
         if c.gate:  # the unload scheduler's gate; SplitScheduler runs on (splits_happen)

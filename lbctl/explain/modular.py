@@ -364,7 +364,7 @@ class ModularExplanation(Struct, frozen=True):
             f"Cluster {st.cluster} at {st.captured_at_iso} ({len(st.brokers)} brokers, "
             f"{st.bundle_count()} bundles)",
             f"Shedding strategy {c.shedding}, placement {c.placement}",
-            *preamble(c),
+            *preamble(c, pager.full_profile),
             *placement_data_lines(st, c.settings),
         ]
         if c.gate:  # the shedding gate; the cycle's splits are its own (splits_happen)

@@ -31,15 +31,18 @@ DEFAULT_LIMIT = 100
 
 
 class Pager:
-    """Page ``number`` (from 1) of ``limit`` items (0: no paging); the lists it cut so far."""
+    """Page ``number`` (from 1) of ``limit`` items (0: no paging); the lists it cut so far.
+    ``full_profile`` (``explain --profile``): the Pulsar profile whole, not cut to what bore on
+    the cycle (:mod:`lbctl.explain.profile`) — another "how much to show" of the same run."""
 
-    def __init__(self, number: int = 1, limit: int = DEFAULT_LIMIT):
+    def __init__(self, number: int = 1, limit: int = DEFAULT_LIMIT, full_profile: bool = False):
         if number < 1:
             raise UsageError(f"--page must be 1 or more, got {number}")
         if limit < 0:
             raise UsageError(f"--limit must be 0 (no paging) or more, got {limit}")
         self.number = number
         self.limit = limit
+        self.full_profile = full_profile
         #: each paged list's name (its JSON path) and length (the longest, over several cycles)
         self.totals: dict[str, int] = {}
 

@@ -1,16 +1,14 @@
-"""How the leader's clock and the release modelled frame a cycle, in the words plans and
+"""How the leader's clock frames a cycle, in the words plans and
 explanations share (the cycle's decision in one line is :mod:`lbctl.explain.outcome`'s).
 
 * :func:`history_dict` / :func:`history_lines`: how the leader's clock moved before the cycle
-  (:mod:`lbctl.loadmanager.clock`);
-* :func:`profile_lines`: the Pulsar release modelled and how it differs from the newest.
+  (:mod:`lbctl.loadmanager.clock`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from lbctl.config import Settings
 from lbctl.model.cluster import iso_time
 from lbctl.model.cycle import Elapsed
 
@@ -91,14 +89,3 @@ def projection_line(opens_in: int | None, projected: bool, interval_ms: int) -> 
     minutes = opens_in * interval_ms // 60_000
     return [f"The leader would act after {opens_in} more cycle(s) of this state (~{minutes} min); "
             "--assume-steady shows that cycle"]
-
-
-def profile_lines(settings: Settings) -> list[str]:
-    """The release modelled, and each way it differs from the newest profile."""
-    p = settings.profile
-    lines = [f"Pulsar profile: {p.name}"]
-    if p.warning:
-        lines.append(f"  {p.warning}")
-    for variant, value in p.differences():
-        lines.append(f"  {variant.name} = {value}: {variant.what} [{variant.source}]")
-    return lines

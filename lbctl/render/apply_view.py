@@ -66,8 +66,11 @@ class ApplyView:
         # a dry run's steps are all "dry-run": say what that means ("dry-run: 5 dry-run" did not)
         counts = ", ".join(f"{n} {'would be sent' if k == 'dry-run' else k}"
                            for k, n in sorted(r.counts().items())) or "no action"
-        lines = [f"{r.result}: {counts}" + (f" — {r.why}" if r.why and r.result != "dry-run"
-                                             else "")]
+        if r.result == "dry-run":  # one line: why nothing was sent, and what would have been
+            head, said, tail = (r.why or "dry run: nothing was sent").partition("nothing was sent")
+            lines = [f"{head}{said} ({counts}){tail}" if said else f"{head}: {counts}"]
+        else:
+            lines = [f"{r.result}: {counts}" + (f" — {r.why}" if r.why else "")]
         if r.journal and r.result not in ("dry-run", "nothing"):
             lines.append(f"journal: {r.journal} (run {r.run_id})")
         if r.rollback:

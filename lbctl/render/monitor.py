@@ -199,6 +199,10 @@ def _state_style(text: str) -> str | None:
     return "dim" if text else None
 
 
+#: the overall table's columns left out to fit, the first first; never STATE or LOAD %
+OVERALL_GIVES_WAY = ("LONG/S", "MAX %", "KB/S")
+
+
 def overall(rows: list[BrokerRow], total: BrokerRow, *, color: bool = False,
             names: BrokerNames | None = None) -> str:
     """"Overall Broker Data": BROKER, BUNDLE, MSG/S, LONG/S, KB/S, MAX %, then LOAD % (the usage
@@ -226,12 +230,14 @@ def overall(rows: list[BrokerRow], total: BrokerRow, *, color: bool = False,
             "LOAD %": _two(r.weighted),
             "STATE": state,
         })
-    # STATE gives way first at 80 columns (the header names the threshold LOAD % is held to),
-    # then LONG/S: with both the table took 84 columns and turned into records, eight lines a
-    # broker, and the full-screen view at 80x24 showed one broker of three
+    # with every column the table took 84 columns at 80 and turned into records, eight lines a
+    # broker (the full-screen view at 80x24 showed one broker of three). What gives way is what
+    # another column already says: LONG/S (the long-term average of MSG/S), then MAX % (the
+    # unweighted usage; LOAD % is the one compared), then KB/S. STATE, the one word an operator
+    # scans for ("overloaded"), never does (walk18: it used to go first).
     return "Overall Broker Data\n" + table(table_rows,
                                             styles={"STATE": _state_style} if color else None,
-                                            optional=("STATE", "LONG/S"))
+                                            optional=OVERALL_GIVES_WAY)
 
 
 @dataclass

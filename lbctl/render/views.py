@@ -203,6 +203,8 @@ class ExplainView(Struct, frozen=True):
     all_cycles: bool = False
     page: int = 1
     limit: int = DEFAULT_LIMIT
+    #: ``--profile``: the text lists every way the release modelled differs from the newest
+    full_profile: bool = False
     schema: ClassVar[Schema] = EXPLAIN_SCHEMA
 
     def _shown(self) -> list[tuple[int, CycleResult]]:
@@ -271,7 +273,7 @@ class ExplainView(Struct, frozen=True):
     def to_text(self) -> str:
         shown = self._shown()
         texts = []
-        pager = Pager(self.page, self.limit)
+        pager = Pager(self.page, self.limit, self.full_profile)
         for i, r in shown:
             text = r.explanation(self.broker, self.bundle).to_text(pager)
             if r.state.observed is not None:

@@ -52,12 +52,15 @@ class Healer:
     def __init__(self, modes: Mapping[str, str], queue: PlanQueue, *, max_per_hour: int = 2,
                  apply: Callable[[PlanMeta], str] | None = None,
                  say: Callable[[str], None] = lambda _m: None,
-                 clock: Callable[[], float] = time.time):
+                 clock: Callable[[], float] = time.time,
+                 inform: Callable[[str], None] | None = None):
         self.modes = {k: v for k, v in modes.items() if v != "off"}
         self.queue = queue
         self.max_per_hour = max_per_hour
         self.apply = apply
         self.say = say
+        #: what is information, not a warning: a plan queued and waiting for review (walk18)
+        self.inform = inform or say
         self.clock = clock
 
     def plan_for(self, state: ClusterState, settings: Any, cycle_plan: Any) -> tuple[Any, str]:
@@ -95,17 +98,18 @@ class Healer:
                 continue
             made.append(meta)
             if mode == "approve":
-                self.say(f"healing {e.anomaly.id}: plan {meta.id} ({n} action(s), {source}) "
-                         f"waits for review: lbctl plans show {meta.id}; "
-                         f"lbctl plans approve {meta.id}")
+                self.inform(f"healing {e.anomaly.id}: plan {meta.id} ({n} action(s), {source}) "
+                            f"waits for review: lbctl plans show {meta.id}; "
+                            f"lbctl plans approve {meta.id}")
                 continue
             now = self.clock()
             # counted from the queue, not memory: a watcher restarted (crash loop, redeploy)
             # within the hour keeps to the cap its predecessor used up
             done = self.queue.auto_applied_since(now - 3600 + 1e-3)
             if done >= self.max_per_hour or self.apply is None:
-                self.say(f"healing {e.anomaly.id}: {done} plan(s) applied in the "
-                         f"last hour (cap {self.max_per_hour}): plan {meta.id} waits for review")
+                self.inform(f"healing {e.anomaly.id}: {done} plan(s) applied in the "
+                            f"last hour (cap {self.max_per_hour}): plan {meta.id} waits for "
+                            "review")
                 continue
             self.queue.decide(meta.id, "approved", when=state.captured_at_iso,
                               note="applied by lbctl watch (--heal … =apply)", auto_at=now)

@@ -112,7 +112,8 @@ def test_diff_is_printed_and_no_tty_means_dry_run(cluster: TestCluster, tmp_path
     assert mutations(c) == []
     r = lbctl(c, "apply", str(plan), "--dry-run", "--yes")
     assert r.exit_code == 0 and mutations(c) == []
-    assert "dry-run: 3 would be sent" in r.stdout  # not "3 dry-run"
+    assert "dry run: nothing was sent (3 would be sent)" in r.stdout  # one line (walk18)
+    assert r.stdout.count("nothing was sent") == 1
 
 
 def test_answer_no_sends_nothing(cluster: TestCluster, tmp_path: Path,

@@ -188,15 +188,39 @@ def test_ten_character_values_keep_the_broker_tables_whole_at_80_columns() -> No
     assert "|1130496.00||" in text
 
 
-def test_a_narrow_screen_shows_every_broker_in_a_table_without_state() -> None:
+def test_a_narrow_screen_shows_every_broker_in_a_table_with_its_state() -> None:
     """The overall table with ten-character KB/S and the sandbox's 14-character broker names took
     84 columns and became records, eight lines a broker: at 80x24 one broker of three was shown.
-    STATE gives way first (named under it); here at 72 columns with the example's short names."""
+    LONG/S gives way first (named under it), never STATE (walk18: STATE went first, and with it
+    the word "overloaded"); here at 72 columns with the example's short names."""
     lines = screen(_busier_refresh(), sort=None, width=72, height=24, interval=10).split("\n")
-    assert lines[2].startswith("BROKER") and "STATE" not in lines[2]
+    assert lines[2].startswith("BROKER") and "LONG/S" not in lines[2]
+    assert lines[2].split()[-1] == "STATE"
     assert [x.split()[0] for x in lines[4:10]] == [
         "broker-2", "broker-4", "broker-3", "broker-1", "broker-5", "TOTAL"]
-    assert lines[10].startswith("(left out to fit 72 columns: STATE")
+    assert lines[4].split()[-1] == "overloaded"
+    assert lines[10].startswith("(left out to fit 72 columns: LONG/S")
+
+
+@pytest.mark.parametrize("width", range(56, 85, 4))
+def test_the_overall_table_keeps_state_whatever_gives_way(width: int) -> None:
+    """At every width the overall table is drawn at, STATE is in it and broker-2 is said to be
+    overloaded; what gave way is named under it and is never STATE (walk18)."""
+    from lbctl.render.display import Display, using
+    from lbctl.render.monitor import overall
+
+    refresh = _busier_refresh()
+    with using(Display(width=width)):
+        text = overall(list(refresh.rows), refresh.total())
+    lines = text.split("\n")
+    if lines[1].startswith("- "):  # too narrow for any table: records, STATE among the fields
+        assert "  STATE:  overloaded" in lines and width < 64, text
+        return
+    assert lines[1].split()[-1] == "STATE", text
+    assert all(len(x) <= width for x in lines if not x.startswith("("))  # the note: prose
+    assert any(x.startswith("broker-2") and x.endswith("overloaded") for x in lines), text
+    left_out = [x for x in lines if x.startswith("(left out to fit")]
+    assert all("STATE" not in x for x in left_out)
 
 
 @pytest.mark.parametrize("cluster", ["test-cluster", "pulsar-prod-us-east-1-payments-cluster"])
