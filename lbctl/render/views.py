@@ -108,7 +108,11 @@ def plan_text(plan: Plan, *, title: str | None = None) -> str:
         for a in plan.actions
     ]
     if actions:
-        parts += ["Actions:", table(actions, optional=ACTION_OPTIONAL), ""]
+        # "action" gives way only when every row's is the same (said once, above the table): a
+        # row of a mixed plan without it does not say whether it is an unload or a split
+        mixed = len({a["action"] for a in actions}) > 1
+        parts += ["Actions:", table(actions, optional=ACTION_OPTIONAL[:-1] if mixed
+                                    else ACTION_OPTIONAL), ""]
     elif not plan.gate:
         parts += ["Actions: none", ""]
     brokers = [
