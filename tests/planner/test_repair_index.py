@@ -143,3 +143,14 @@ def test_no_bundle_scores_under_its_buckets_bound(
         key = (round(cap, 8), round(band, 8), round(spread, 10))
         assert lb <= key, (lb, key)
         assert all(not math.isnan(v) for v in lb)
+
+
+@pytest.mark.parametrize("limit", [70, 90, 110, 140])
+@pytest.mark.parametrize("seed", range(3))
+def test_destinations_near_the_topic_limit(seed: int, limit: int, tiny_buckets: None) -> None:
+    """A step reads of a bucket only the bundles the destination has topic room for: the
+    lightest brokers near ``loadBalancerBrokerMaxTopics`` take some of the deep broker's bundles
+    and refuse the rest; the plans are still the full scan's."""
+    state = deep_cluster(seed, 8, 600, 5 / 6, config={"loadBalancerBrokerMaxTopics": limit})
+    for t in (Targets(0.85, 0.05), Targets(0.6, 0.02)):
+        _check(state, t, greedy.Caps(None, None), seed)
