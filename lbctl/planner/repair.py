@@ -20,7 +20,8 @@ met; here the step is scored on the goals the plan has to meet, in their order.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from lbctl.planner.assignment import EPS, Assignment, Violation, better
 from lbctl.planner.constraints import Rules
@@ -28,6 +29,7 @@ from lbctl.planner.cost import Costs
 from lbctl.planner.goals import Stats, Targets
 from lbctl.planner.greedy import Caps
 from lbctl.planner.load import LoadView
+from lbctl.planner.repair_index import Bucket, Index, bound
 
 #: the most / least loaded brokers a step looks at, each
 _ENDS = 3
@@ -60,12 +62,15 @@ def repair(view: LoadView, rules: Rules, costs: Costs, moves: tuple[tuple[int, i
         if why is None:
             on[a.owner[i]].append(i)
     start = v
+    index = Index(on, view.drivers, costs.cost, view.topics)
     for _ in range(_STEPS_PER_BROKER * len(a.u) + 20):
-        step = _best_step(a, ends, on, targets, caps, v, point, ceiling)
+        step = _best_step(a, ends, on, targets, caps, v, point, ceiling, index)
         if step is None:
             break
         i, dst, v = step
+        src = a.owner[i]
         relocate(a, on, i, dst)
+        index.move(i, src, dst)
         if v.ok:
             break
     return tuple(a.moves()) if better(v, a.cost, start, math.inf) else moves
@@ -118,7 +123,8 @@ class Ends:
 
 def _best_step(a: Assignment, ends: Ends, on: list[list[int]], targets: Targets, caps: Caps,
                now: Violation, point: Ends | None = None,
-               ceiling: Violation | None = None) -> tuple[int, int, Violation] | None:
+               ceiling: Violation | None = None,
+               index: Index | None = None) -> tuple[int, int, Violation] | None:
     """The change that lowers (capacity, band, spread) most — spread, the sum of squared
     distances from the mean usage, lets the pass cross a plateau where several brokers share the
     lowest usage and one move cannot raise the minimum — ties to the cheaper change.
@@ -128,7 +134,13 @@ def _best_step(a: Assignment, ends: Ends, on: list[list[int]], targets: Targets,
     made — save one that lowers the ends' capacity miss at the price of the predicted band: a
     broker whose cost is little known, filled to the band, may land above the most loaded
     broker now, and never raising the max outranks the band (Cruise Control's goal priority:
-    capacity before distribution). The predicted capacity miss never grows."""
+    capacity before distribution). The predicted capacity miss never grows.
+
+    The choice is the least ``(key, cost, pair, bundle)`` over the candidates that pass the
+    filters (pairs in the order tried, bundles by index). With ``index``
+    (:mod:`lbctl.planner.repair_index`) a source carrying many bundles is read a bucket at a
+    time, best bound first, and the buckets that cannot hold the choice are skipped (the proof
+    is that module's docstring); the band goal only — the standard deviation reads them all."""
     n = len(a.u)
     by_high = sorted(range(n), key=lambda j: (-ends.high(j, a.u[j]), j))
     by_low = sorted(range(n), key=lambda j: (ends.low(j, a.u[j]), j))
@@ -140,7 +152,7 @@ def _best_step(a: Assignment, ends: Ends, on: list[list[int]], targets: Targets,
     mean = sum(a.u) / n
     here = (round(now.capacity, 8), round(now.band, 8), 0.0)
     here_head = here[:2]
-    best: tuple[tuple[float, float, float], float, int, int, Violation] | None = None
+    best: tuple[tuple[float, float, float], float, int, int, int, Violation] | None = None
     std = targets.target_std is not None
     max_usage = targets.max_usage
     width = targets.target_range or 0.0
@@ -150,8 +162,10 @@ def _best_step(a: Assignment, ends: Ends, on: list[list[int]], targets: Targets,
     cost_of = a.costs.cost
     drivers = a.view.drivers
     unc, start, idle = ends.unc, ends.start, ends.idle
+    rank = -1
     for src in high:
         for dst in low:
+            rank += 1
             # a step goes down the usage as predicted, or down the high ends (a broker whose
             # cost is little known, predicted low, may be the highest at its end)
             if dst == src or u[dst] >= u[src] and (
@@ -177,7 +191,24 @@ def _best_step(a: Assignment, ends: Ends, on: list[list[int]], targets: Targets,
                      if t_s.now[r] != -math.inf]
             come = [(t_d.now[r], t_d.per_unit[r], a.delta[dst][r]) for r in range(3)
                     if t_d.now[r] != -math.inf]
-            for i in on[src]:
+            order: Iterable[int] = on[src]
+            cut = None if std or index is None else index.of(src)
+            if cut is not None and _finite(
+                    floor_s, floor_d, *(x for t in (*leave, *come) for x in t), unc_s, start_s,
+                    idle_s, unc_d, start_d, idle_d, mean, now_s, now_d, max_usage, width,
+                    0.0 if other_hi is None else other_hi,
+                    0.0 if other_lo is None else other_lo):
+                sides = ((floor_s, tuple(leave), res_s, unc_s, start_s, idle_s),
+                         (floor_d, tuple(come), res_d, unc_d, start_d, idle_d))
+                buckets, tail = cut
+                bounds = sorted(
+                    ((bound(bk, *sides, other_hi, other_lo, max_usage, width, mean, now_s,
+                            now_d), -bk.cmax, k) for k, bk in enumerate(buckets) if bk.ids),
+                    key=lambda e: (e[0], e[1], e[2]))
+                # late binding wanted: each bucket is weighed against the best found by then
+                order = _bucketed(bounds, buckets, tail, here, lambda: best,  # noqa: B023
+                                  a.rules.topics_limit - a.topics[dst])
+            for i in order:
                 home = owner[i]
                 new = i not in moved and dst != home
                 if new and caps.block(a, i):
@@ -217,7 +248,7 @@ def _best_step(a: Assignment, ends: Ends, on: list[list[int]], targets: Targets,
                     continue
                 c = cost_of[i]
                 cost = (c if new else 0.0) - (c if dst == home else 0.0)
-                if best is not None and not (key, cost) < (best[0], best[1]):
+                if best is not None and not (key, cost, rank, i) < best[:4]:
                     continue
                 if point is not None and ceiling is not None:
                     if std:
@@ -234,8 +265,33 @@ def _best_step(a: Assignment, ends: Ends, on: list[list[int]], targets: Targets,
                             p_band > ceiling.band + EPS
                             and not cap < now.capacity - EPS):
                         continue
-                best = (key, cost, i, dst, Violation(cap, band))
-    return None if best is None else (best[2], best[3], best[4])
+                best = (key, cost, rank, i, dst, Violation(cap, band))
+    return None if best is None else (best[3], best[4], best[5])
+
+
+def _finite(*xs: float) -> bool:
+    return all(math.isfinite(x) for x in xs)
+
+
+def _bucketed(bounds: list[tuple[tuple[float, float, float], float, int]],
+              buckets: list[Bucket], tail: list[int], here: tuple[float, float, float],
+              best: Callable[[], tuple[tuple[float, float, float], float, int, int, int,
+                                       Violation] | None],
+              room: int) -> Iterator[int]:
+    """The bundles of a source's tail, then of its buckets in ``bounds`` order (each bound
+    with its bucket's least cost), up to the first bucket that cannot hold a change better than
+    the plan (``here``) or than ``best()``, the best change found so far; of a bucket only the
+    bundles of at most ``room`` topics (the destination's room under the topic limit: the
+    others it refuses)."""
+    yield from list(tail)
+    for lb, c, k in bounds:
+        if not lb < here:
+            return
+        b = best()
+        if b is not None and (lb, c) > (b[0], b[1]):
+            return
+        bk = buckets[k]
+        yield from bk.ids[:bisect_right(bk.tops, room)]
 
 
 def relocate(a: Assignment, on: list[list[int]], i: int, dst: int) -> None:

@@ -38,7 +38,7 @@ def _both(state: ClusterState, t: Targets, cap: greedy.Caps, seed: int) -> None:
     runs = [((), None), ((), unc), (start, None), (start, unc)]
     new = [repair.repair(view, rules, costs, m, t, cap, u) for m, u in runs]
     fast = repair._best_step
-    repair._best_step = old._best_step
+    repair._best_step = lambda *args: old._best_step(*args[:8])
     try:
         was_start = repair.repair(view, rules, costs, (), t.inside(0.02, t.max_usage), cap)
         was = [repair.repair(view, rules, costs, m, t, cap, u) for m, u in runs]
