@@ -11,13 +11,17 @@ test runs at that moment: a flake that CI blames on an unrelated test.
 
 :class:`LoopbackHTTPServer` makes the request threads non-daemon, so ``server_close()`` joins
 them, and gives every accepted connection a timeout, so a client that never sends nor closes
-cannot make that join wait forever. Close it as any ``ThreadingHTTPServer``: ``shutdown()``
+cannot make that join wait forever. A client that hangs up before its answer is written (lbctl
+stops reading after the first refused answer of a fan-out) is not reported: socketserver's
+``handle_error`` would print that ``BrokenPipeError`` to ``sys.stderr``, which a ``CliRunner``
+running at that moment captures as the command's own output. Close it as any ``ThreadingHTTPServer``: ``shutdown()``
 (when ``serve_forever`` runs in a thread), then ``server_close()``.
 """
 
 from __future__ import annotations
 
 import socket
+import sys
 from http.server import ThreadingHTTPServer
 from typing import Any
 
@@ -36,3 +40,10 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
         conn, addr = super().get_request()
         conn.settimeout(IDLE_SECONDS)  # a handler's own ``timeout`` (if set) overrides it
         return conn, addr
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client gone before its answer (broken pipe, reset) is the client's business; any
+        other handler error is reported as socketserver reports it."""
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
