@@ -200,3 +200,59 @@ def test_sigterm_that_py4j_turns_into_a_failed_call_is_still_sigterm(
         except KeyboardInterrupt:
             raise RuntimeError("Answer from Java side is empty") from None
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+# -- fleet report's output on hostile targets -----------------------------------------------------
+
+
+@pytest.mark.spark
+def test_report_into_a_fifo_is_refused_not_a_hang(ingested: Any, tmp_path: Path) -> None:
+    """A FIFO where a report file goes: pandas opened it by name and waited for a reader
+    forever. (A reader is started after 60 s so that a regression fails, not hangs.)"""
+    data, _ = ingested
+    out = tmp_path / "report"
+    out.mkdir()
+    fifo = out / "clusters.csv"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    done = threading.Event()
+
+    def reader() -> None:
+        if not done.wait(60):
+            with open(fifo, "rb") as f:
+                got.append(f.read())
+
+    threading.Thread(target=reader, daemon=True).start()
+    try:
+        res = CliRunner().invoke(app, ["fleet", "report", str(data), "--out", str(out), "-q",
+                                       "--no-plot"])
+    finally:
+        done.set()
+    assert not got, "the report waited for a reader of the FIFO"
+    assert res.exit_code == 1, res.stderr
+    assert _errors(res.stderr) == [f"lbctl: error: {fifo}: is a FIFO (named pipe) "
+                                   "(expected a file of the report to write)"]
+    assert sorted(os.listdir(out)) == ["clusters.csv"]  # nothing written before the refusal
+
+    os.unlink(fifo)
+    os.mkfifo(tmp_path / "not-a-dir")
+    res = CliRunner().invoke(app, ["fleet", "report", str(data), "--out",
+                                   str(tmp_path / "not-a-dir"), "-q", "--no-plot"])
+    assert res.exit_code == 1, res.stderr
+    assert len(_errors(res.stderr)) == 1 and "not a directory" in res.stderr
+
+
+@pytest.mark.spark
+def test_report_into_a_full_disk_leaves_no_half_file(ingested: Any, tmp_path: Path) -> None:
+    data, _ = ingested
+    with _full_tmpfs(tmp_path / "mnt") as mnt:
+        out = mnt / "report"
+        res = CliRunner().invoke(app, ["fleet", "report", str(data), "--out", str(out), "-q",
+                                       "--no-plot"])
+        assert res.exit_code == 1, res.stderr
+        errors = _errors(res.stderr)
+        assert len(errors) == 1 and errors[0].endswith(": No space left on device"), errors
+        assert str(out) in errors[0]
+        # no temporary file and no half-written table: each file is whole or absent
+        assert all(os.path.getsize(out / n) > 0 for n in os.listdir(out)), os.listdir(out)
+        assert not [n for n in os.listdir(out) if not n.endswith((".csv", ".parquet"))]
