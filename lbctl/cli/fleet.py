@@ -306,6 +306,8 @@ def ingest(
     from lbctl.safe.files import refuse_link
 
     refuse_link(out, error=UsageError)  # the tables, the manifest and the lock are written in it
+    if out.exists() and not out.is_dir():  # (a FIFO there was "File exists")
+        raise UsageError(f"{out}: not a directory (--out is where the tables are written)")
 
     skipped = _plots_skipped_said(no_plot=False) if then_report else None
     with history_inputs(ctx, given, out) as inputs, _spark(spark, _debug(ctx)) as (
