@@ -356,6 +356,22 @@ class OAuth2Auth(Auth):
         return list(self._seen)
 
 
+def url_auth(auth: Auth, userinfo: tuple[str, str] | None,
+             url_name: str = "admin URL") -> tuple[Auth, str | None]:
+    """The auth to use when ``userinfo`` (``user:pass@`` taken out of a URL) may be given
+    alongside a configured one, and the one warning line to show (None: nothing to say). The
+    URL's user name and password become basic auth only when nothing else is configured; with
+    another auth they are not sent, and the user is told so (they were dropped silently), in
+    words that never hold the password (nor the user name: a URL may carry a token there)."""
+    if userinfo is None:
+        return auth, None
+    if type(auth) is Auth:
+        return BasicAuth(*userinfo), None
+    return auth, (f"the user name and password in the {url_name} are ignored: the "
+                  f"{auth.credential_name} of the configured {auth.name} authentication is used "
+                  f"(remove them from the URL, or the other authentication)")
+
+
 def make_auth(plugin: str | None, params: str | None, *, cert_file: str | None = None,
               key_file: str | None = None, timeout: float = 30.0, verify: Any = True,
               stdin: Any = None, env: dict[str, str] | None = None) -> Auth:

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
-from lbctl.admin.auth import Auth, BasicAuth, make_auth
+from lbctl.admin.auth import Auth, make_auth, url_auth
 from lbctl.admin.clientconf import ConnectionConfig, parse_host_port, without_zone
 from lbctl.admin.errors import (
     AdminError,
@@ -855,8 +855,9 @@ def client_from_config(cfg: ConnectionConfig, *, transport: Any = None,
     admin_url, userinfo = split_userinfo(cfg.admin_url)
     auth = make_auth(cfg.auth_plugin, cfg.auth_params, cert_file=cfg.tls_cert_file,
                      key_file=cfg.tls_key_file, timeout=cfg.request_timeout)
-    if userinfo is not None and type(auth) is Auth:
-        auth = BasicAuth(*userinfo)
+    auth, ignored = url_auth(auth, userinfo)
+    if ignored is not None and warn is not None:
+        warn(ignored)
     if admin_url != cfg.admin_url:
         cfg = replace(cfg, admin_url=admin_url)
     verify = verify_for(cfg, auth)

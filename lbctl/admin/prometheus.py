@@ -59,7 +59,7 @@ from urllib.parse import urlencode, urlsplit
 
 import msgspec
 
-from lbctl.admin.auth import Auth, BasicAuth, make_auth
+from lbctl.admin.auth import Auth, make_auth, url_auth
 from lbctl.admin.clientconf import ConnectionConfig
 from lbctl.admin.errors import (
     AdminError,
@@ -985,8 +985,9 @@ def client_from_config(cfg: PrometheusConfig, *, transport: Any = None,
     url, userinfo = split_userinfo(url)
     auth = make_auth(cfg.auth_plugin, cfg.auth_params, cert_file=cfg.tls_cert_file,
                      key_file=cfg.tls_key_file, timeout=cfg.request_timeout)
-    if userinfo is not None and type(auth) is Auth:
-        auth = BasicAuth(*userinfo)
+    auth, ignored = url_auth(auth, userinfo, "--prometheus-url")
+    if ignored is not None and warn is not None:
+        warn(ignored)
     connection = cfg.connection(url)
     verify = verify_for(connection, auth)
     if hasattr(auth, "verify"):

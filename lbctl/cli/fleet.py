@@ -25,7 +25,7 @@ from lbctl.cli.common import LoadManagerChoice, Shown
 from lbctl.cli.groups import Fields, OptionGroup, grouped
 from lbctl.cli.root import HandlingGroup
 from lbctl.cli.state import FleetInput
-from lbctl.errors import Interrupted, LbctlError
+from lbctl.errors import Interrupted, LbctlError, Terminated
 
 if TYPE_CHECKING:
     from lbctl.fleet.report import ReportOptions
@@ -130,13 +130,18 @@ def _spark(spark: SparkArgs, debug: bool = False) -> Iterator[tuple[Callable[...
     try:
         yield session, progress
     except Exception as e:
+        if noted.terminated:  # the same for SIGTERM (lbctl.cli.root): exit 130, one line
+            raise Terminated from e
         if noted.seen:  # Py4J swallows a Ctrl-C during a call; the call then fails
             raise Interrupted("interrupted") from e
         raise
     finally:
         noted.uninstall()
         if held and held[1]:
-            held[0].stop()
+            held[0].stop()  # its jobs with it
+        elif held and (noted.seen or noted.terminated):  # a session the caller keeps: the
+            with contextlib.suppress(Exception):  # interrupted command's jobs end here
+                held[0].sparkContext.cancelAllJobs()
 
 
 class _InterruptNoted:
@@ -149,11 +154,19 @@ class _InterruptNoted:
     def __init__(self, held: list[Any]) -> None:
         self.held = held
         self.seen = False
+        self.terminated = False
         self.previous: Any = None
+        self.previous_term: Any = None
 
     def handle(self, signum: int, frame: Any) -> None:
         self.seen = True  # jobs are cancelled when the session stops: a call to the JVM from
         raise KeyboardInterrupt  # here, during another, is a reentrant read of Py4J's socket
+
+    def handle_term(self, signum: int, frame: Any) -> None:
+        """SIGTERM, where lbctl's root made it raise (:mod:`lbctl.cli.root`): noted too, since
+        Py4J turns it into a failed call just as it does Ctrl-C (hostile18)."""
+        self.terminated = True
+        raise Terminated
 
     def install(self) -> None:
         import signal
@@ -163,6 +176,12 @@ class _InterruptNoted:
             return  # only the main thread may set a handler (and receives the signal)
         if self.previous is None:
             self.previous = signal.getsignal(signal.SIGINT)
+            term = signal.getsignal(signal.SIGTERM)
+            # only over a handler that raises already (the root's): SIGTERM's default action
+            # (spark-submit, a caller's own choice) is left alone
+            self.previous_term = term if callable(term) and term != self.handle_term else None
+        if self.previous_term is not None:
+            signal.signal(signal.SIGTERM, self.handle_term)
         if self.previous is signal.SIG_IGN:  # run in the background by a shell: leave it so
             return
         signal.signal(signal.SIGINT, self.handle)
@@ -171,8 +190,12 @@ class _InterruptNoted:
         import signal
         import threading
 
-        if self.previous is not None and threading.current_thread() is threading.main_thread():
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if self.previous is not None:
             signal.signal(signal.SIGINT, self.previous)
+        if self.previous_term is not None:
+            signal.signal(signal.SIGTERM, self.previous_term)
 
 
 _TMP_DIR = "_prometheus"
@@ -283,6 +306,8 @@ def ingest(
     from lbctl.safe.files import refuse_link
 
     refuse_link(out, error=UsageError)  # the tables, the manifest and the lock are written in it
+    if out.exists() and not out.is_dir():  # (a FIFO there was "File exists")
+        raise UsageError(f"{out}: not a directory (--out is where the tables are written)")
 
     skipped = _plots_skipped_said(no_plot=False) if then_report else None
     with history_inputs(ctx, given, out) as inputs, _spark(spark, _debug(ctx)) as (

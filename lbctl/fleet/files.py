@@ -132,10 +132,17 @@ def _add(seen: dict[str, InputFile], skipped: dict[str, str], path: Path) -> Non
 def read_manifest(out: Path) -> dict[str, list[int]]:
     """File path → [size, mtime_ns] of the files already ingested into ``out``."""
     f = out / MANIFEST
-    if not f.exists():
+    if not f.exists() and not f.is_symlink():
         return {}
+    from lbctl.safe.files import open_regular
+
+    # never through a link, and a FIFO there is refused, not waited on (hostile18): the open
+    # does not block and the file must be regular; any size (a manifest grows with the inputs)
+    fd = open_regular(str(f), what="an lbctl fleet manifest", error=UsageError)
     try:
-        data = orjson.loads(f.read_bytes())
+        with os.fdopen(fd, "rb") as fh:
+            raw = fh.read()
+        data = orjson.loads(raw)
         files = data["files"]
         fmt = data.get("format")
         if not isinstance(files, dict) or not isinstance(fmt, str):

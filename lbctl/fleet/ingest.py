@@ -186,7 +186,7 @@ def ingest(
         except Exception as e:
             commit.discard(run)
             if type(e).__module__.startswith(("pyspark", "py4j")):
-                raise job_error(e) from None
+                raise job_error(e, writing=out) from None
             raise
         with progress.phase("publishing the tables"):
             commit.publish(out, run, {f.path: f.stamp for f in todo if f.path not in bad})

@@ -11,6 +11,7 @@ matplotlib is imported here only, when a report is written, with the non-interac
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +48,23 @@ def _pyplot() -> Any:
     return plt
 
 
-def write_plots(report: Any, out: Path) -> list[str]:
-    return [spread_plot(report.samples, out / "spread.png"),
-            churn_plot(report.samples, out / "churn.png")]
+def write_plots(report: Any, out: Path,
+                write: Callable[[Path, bytes], str] | None = None) -> list[str]:
+    """The two PNG plots in ``out``; ``write(path, data)`` writes each one's bytes (the report
+    writes every file whole, then renames it into place)."""
+    return [spread_plot(report.samples, out / "spread.png", write),
+            churn_plot(report.samples, out / "churn.png", write)]
+
+
+def _save(fig: Any, path: Path, write: Callable[[Path, bytes], str] | None) -> str:
+    if write is None:
+        fig.savefig(path, dpi=100)
+        return str(path)
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=100, format="png")
+    return write(path, buf.getvalue())
 
 
 def churn_series(samples: Any) -> Any:
@@ -80,7 +95,7 @@ def _dates(ax: Any) -> None:
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator, show_offset=True))
 
 
-def spread_plot(samples: Any, path: Path) -> str:
+def spread_plot(samples: Any, path: Path, write: Callable[[Path, bytes], str] | None = None) -> str:
     """Coefficient of variation of broker throughput and message rate, and churn per bundle-sample,
     over time, per cluster."""
     plt = _pyplot()
@@ -102,18 +117,20 @@ def spread_plot(samples: Any, path: Path) -> str:
         ax.grid(True, alpha=0.3)
     _dates(axes[2])
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return str(path)
+    try:
+        return _save(fig, path, write)
+    finally:
+        plt.close(fig)
 
 
-def churn_plot(samples: Any, path: Path) -> str:
+def churn_plot(samples: Any, path: Path, write: Callable[[Path, bytes], str] | None = None) -> str:
     """Observed moves and bounce-backs per bundle-sample, per cluster, worst churn first."""
     plt = _pyplot()
     fig = churn_figure(samples)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return str(path)
+    try:
+        return _save(fig, path, write)
+    finally:
+        plt.close(fig)
 
 
 def churn_figure(samples: Any) -> Any:

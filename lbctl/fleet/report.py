@@ -549,27 +549,43 @@ def plots_skipped(no_plot: bool) -> str | None:
 
 def write_files(report: FleetReport, out: Path) -> list[str]:
     """CSV and Parquet tables and, unless ``report.plots_skipped`` says why not, the PNG plots,
-    in ``out``."""
+    in ``out``.
+
+    Each file is made whole and then renamed into place (:func:`lbctl.safe.files.atomic_write`):
+    a full disk or SIGTERM leaves the file as it was, never half written, and no temporary file.
+    A name that is a link, a directory or a FIFO is refused before anything is written (a FIFO
+    opened by name, as pandas did, waited forever for a reader), and so is an ``out`` that is not
+    a directory (hostile18)."""
+    import os
+
     from lbctl.errors import LbctlError
     from lbctl.fleet import plots
-    from lbctl.safe.files import refuse_link
+    from lbctl.safe.files import atomic_write, refuse_link, refuse_unwritable
 
     refuse_link(out, error=LbctlError)
+    if out.exists() and not out.is_dir():
+        raise LbctlError(f"{out}: not a directory (the report's tables and plots are written in it)")
     out.mkdir(parents=True, exist_ok=True)
     names = [f"{n}.csv" for n in ("clusters", "samples", "hot_bundles", "moves")]
     names += ["samples.parquet", "moves.parquet", "spread.png", "churn.png"]
-    for name in names:  # pandas and matplotlib open by name, and would write through a link
-        refuse_link(out / name, error=LbctlError)
+    for name in names:
+        refuse_unwritable(out / name, what="a file of the report to write", error=LbctlError)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    mode = 0o666 & ~mask  # as a file opened by name would be made
+
+    def write(path: Path, data: bytes) -> str:
+        atomic_write(str(path), data, error=LbctlError, mode=mode)
+        return str(path)
+
     written = []
     samples = report.samples.assign(time=report.samples["time"].map(_iso))
     for name, df in (("clusters", report.clusters), ("samples", samples),
                      ("hot_bundles", report.hot_bundles), ("moves", report.moves)):
-        df.to_csv(out / f"{name}.csv", index=False)
-        written.append(str(out / f"{name}.csv"))
+        written.append(write(out / f"{name}.csv", df.to_csv(index=False).encode("utf-8")))
         if name in ("samples", "moves"):
-            df.to_parquet(out / f"{name}.parquet", index=False)
-            written.append(str(out / f"{name}.parquet"))
+            written.append(write(out / f"{name}.parquet", df.to_parquet(None, index=False)))
     if report.plots_skipped is None:
-        written += plots.write_plots(report, out)
+        written += plots.write_plots(report, out, write)
     report.files = written
     return written

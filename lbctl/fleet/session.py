@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import tempfile
 import warnings
@@ -280,8 +281,66 @@ def _first_line(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
-def job_error(e: BaseException) -> SparkError:
-    """A failed Spark job as one line: the Python exception of the task when there is one."""
+#: the system's refusals a failed write or read ends in, as the JVM words them (its
+#: ``IOException`` messages are the C library's ``strerror`` text): the user's to fix, never a
+#: Spark bug, so the job's one line says which and where rather than pointing at Spark's log
+_REFUSALS = ("No space left on device", "Disk quota exceeded", "File too large",
+             "Read-only file system", "Permission denied")
+#: a path in a refusal: Hadoop's ``file:/…`` URI, or ``FileNotFoundException``'s ``/path (reason)``
+_URI = re.compile(r"file:(/[^\s,;'\"]*)")
+_PATH_REASON = re.compile(r"(/[^\s(]*) \((" + "|".join(_REFUSALS) + r")\)")
+
+
+def _cause_texts(e: BaseException) -> list[str]:
+    """The texts of ``e``'s cause chain, outermost first: the Python chain's messages, then,
+    for an error that crossed Py4J, the Java exception's ``getCause()`` chain (its
+    ``toString()`` each: the public API PySpark exposes as ``Py4JJavaError.java_exception``),
+    then every line of the text Py4J gives (its ``Caused by:`` lines). Bounded: a cyclic or
+    endless chain stops at 32, and a Java call that fails is skipped."""
+    texts: list[str] = []
+    seen: set[int] = set()
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen and len(seen) < 32:
+        seen.add(id(cur))
+        java = getattr(cur, "java_exception", None)
+        for _ in range(32):
+            if java is None:
+                break
+            try:
+                texts.append(str(java.toString()))
+                java = java.getCause()
+            except Exception:  # the gateway is gone, or not a Java object: the text below
+                break
+        texts.extend(line.strip() for line in str(cur).splitlines())
+        cur = cur.__cause__ or cur.__context__
+    return texts
+
+
+def refusal(e: BaseException) -> tuple[str, str | None] | None:
+    """The system's refusal at the root of a failed job (``No space left on device``,
+    ``Read-only file system``, ``Permission denied``, a quota, a file-size limit) and the path
+    it names when one does (Hadoop's ``file:`` URI, ``/path (reason)``); None: some other
+    failure. The deepest cause that holds a refusal decides."""
+    texts = _cause_texts(e)
+    reasons = [r for text in texts for r in _REFUSALS if r in text]
+    if not reasons:
+        return None
+    paths = [m.group(1) for text in texts if (m := _PATH_REASON.search(text))]
+    paths += [m.group(1).rstrip(".") for text in texts if (m := _URI.search(text))]
+    return reasons[-1], (paths[0] if paths else None)
+
+
+def job_error(e: BaseException, writing: Path | str | None = None) -> SparkError:
+    """A failed Spark job as one line: the system's refusal at its root when there is one
+    (``cannot write OUT: No space left on device``; ``writing`` is the directory the job writes,
+    named rather than Spark's staging path inside it), else the Python exception of the task
+    when there is one, else the first line and Spark's log."""
+    refused = refusal(e)
+    if refused is not None:
+        reason, path = refused
+        where = writing if writing is not None else path
+        verb = "write" if writing is not None or reason != "Permission denied" else "read or write"
+        return SparkError(f"cannot {verb} {where or 'a file Spark needs'}: {reason}")
     text = str(e)
     reason = _first_line(e)
     for line in text.splitlines():  # a PythonException carries the worker's traceback

@@ -747,7 +747,10 @@ class Watcher:
                 with self._lock:
                     self.errors += 1
                     self.last_error = str(e) if isinstance(e, LbctlError) else repr(e)
-                self.warn(f"capture failed: {self.last_error}")
+                # not on a last attempt that leaves no capture: the caller's error line says
+                # the same reason (lbctl.cli.watcher), and once is enough (hostile18)
+                if count is None or n + 1 < count or self.captures:
+                    self.warn(f"capture failed: {self.last_error}")
             n += 1
             if count is not None and n >= count:
                 return

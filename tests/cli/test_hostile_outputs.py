@@ -1,45 +1,88 @@
-"""A name lbctl will write that is a directory, a FIFO or a device is refused before the cluster
-is read (hostile13): ``unload --journal DIR`` and ``snapshot export -f DIR`` asked the cluster
-first and failed on the connection (exit 3) or, with a cluster, only after reading all of it.
+"""Every output option on a FIFO (hostile18): one line, a non-zero exit, never a wait.
 
-The connection flags point at a closed port: refused first is exit 1, gone to the network is 3."""
+Each command runs in a subprocess bounded by a timeout, so a regression that opens the FIFO and
+waits for a reader fails instead of hanging the suite. Two of them waited before hostile18:
+``fleet ingest`` (and ``report``, ``whatif``) with a FIFO as ``OUT/_lbctl_fleet.json`` read the
+manifest by name; ``fleet ingest --out FIFO`` said only ``File exists``. The others are guards.
+(The full and read-only disks are tests/cli/test_hostile_resources.py's,
+test_hostile_watch_disk.py's and tests/fleet/test_fleet_hostile.py's.)
+"""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from lbctl.cli.app import app
+from tests.paths import EXAMPLES
 
-CLOSED = "http://127.0.0.1:9"
+ROOT = Path(__file__).resolve().parents[2]
+CLOSED = ["--admin-url", "http://127.0.0.1:9", "--request-timeout", "2"]
 
-CASES = {
-    "unload --journal DIR": ("dir", f"unload public/default --journal {{name}} --yes "
-                                    f"--admin-url {CLOSED}", "is a directory"),
-    "unload --journal FIFO": ("fifo", f"unload public/default --journal {{name}} --yes "
-                                      f"--admin-url {CLOSED}", "is a FIFO"),
-    "snapshot export -f DIR": ("dir", f"snapshot export -f {{name}} --admin-url {CLOSED}",
-                               "is a directory"),
-    "snapshot export --append FIFO": ("fifo", f"snapshot export --append {{name}} "
-                                              f"--admin-url {CLOSED}", "is a FIFO"),
-    "from-prometheus -f DIR": ("dir", f"snapshot from-prometheus --prometheus-url {CLOSED} "
-                                      "--since 1h -f {name}", "is a directory"),
-}
+pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 
 
-@pytest.mark.parametrize("case", list(CASES))
-def test_an_output_that_cannot_be_a_file_is_refused_before_the_cluster_is_asked(
-        runner: CliRunner, tmp_path: Path, case: str) -> None:
-    kind, line, words = CASES[case]
-    name = tmp_path / "out.jsonl"
-    if kind == "dir":
-        name.mkdir()
-    else:
-        os.mkfifo(name)
-    res = runner.invoke(app, line.replace("{name}", str(name)).split())
-    assert res.exit_code == 1, (res.exit_code, res.output)
-    lines = res.stderr.splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"lbctl: error: {name}: {words}"), res.stderr
+def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PULSAR_", "LBCTL_"))}
+    env.update(PYTHONPATH=str(ROOT), LBCTL_JOURNAL=str(tmp_path / "state" / "journal.jsonl"),
+               LBCTL_SPARK_CLASS_CACHE="off")
+    try:
+        return subprocess.run([sys.executable, "-m", "lbctl", *args], env=env, text=True,
+                              capture_output=True, timeout=90, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"lbctl {' '.join(args)}: still waiting after 90 s (on the FIFO?)")
+
+
+def _one_error(p: subprocess.CompletedProcess[str]) -> str:
+    assert p.returncode not in (0, None), p.stderr
+    assert "Traceback" not in p.stderr and "internal error" not in p.stderr, p.stderr
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("lbctl: error:")]
+    assert len(errors) == 1, p.stderr
+    return errors[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("args", [
+    [*CLOSED, "snapshot", "export", "-f", "{fifo}.json"],
+    [*CLOSED, "snapshot", "export", "--append", "{fifo}.jsonl"],
+    [*CLOSED, "snapshot", "from-prometheus", "--prometheus-url", "http://127.0.0.1:9",
+     "--since", "10m", "-f", "{fifo}.jsonl"],
+    [*CLOSED, "watch", "--history", "{fifo}", "--count", "1", "--listen", ""],
+    ["examples", "--copy", "{fifo}"],
+    [*CLOSED, "unload", "public/default", "-b", "0x0_0x1", "--yes", "--journal", "{fifo}.jsonl"],
+    ["journal", "--journal", "{fifo}.jsonl"],
+    ["fleet", "ingest", str(EXAMPLES / "fleet"), "--out", "{fifo}"],
+], ids=["export-f", "export-append", "from-prometheus-f", "watch-history", "examples-copy",
+        "unload-journal", "journal", "fleet-ingest-out"])
+def test_an_output_that_is_a_fifo_is_one_line(tmp_path: Path, args: list[str]) -> None:
+    fifo = tmp_path / "fifo"
+    given = [a.replace("{fifo}", str(fifo)) for a in args]
+    target = next(a for a in given if a.startswith(str(fifo)))
+    os.mkfifo(target)
+    line = _one_error(_run(tmp_path, *given))
+    assert target in line and "File exists" not in line, line
+    assert Path(target).exists() and not Path(target).is_file()  # left as it was
+
+
+@pytest.mark.slow
+def test_a_fifo_as_the_fleet_manifest_is_refused_not_waited_on(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "_lbctl_fleet.json")
+    line = _one_error(_run(tmp_path, "fleet", "ingest", str(EXAMPLES / "fleet"), "--out", str(out)))
+    assert str(out / "_lbctl_fleet.json") in line and "FIFO" in line, line
+
+
+def test_a_link_as_the_fleet_manifest_is_refused(tmp_path: Path) -> None:
+    from lbctl.errors import UsageError
+    from lbctl.fleet.files import read_manifest
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (tmp_path / "elsewhere.json").write_text('{"format": "x", "files": {}}')
+    (out / "_lbctl_fleet.json").symlink_to(tmp_path / "elsewhere.json")
+    with pytest.raises(UsageError, match="is a symbolic link"):
+        read_manifest(out)
