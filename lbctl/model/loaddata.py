@@ -46,6 +46,8 @@ _ORDER_MEMO_SIZE = 4096
 #: bundles (:class:`ConcurrentOrder`'s own full-simulation limit); larger maps take the count's
 #: table and chains (a chain of 9 sheddable names there is not followed: docs/fidelity.md)
 FULL_FILL_LIMIT = 4096
+#: the last such fill: [its keys in put order, (each key's position, the table length)]
+_FILL_MEMO: list[Any] = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,8 +143,15 @@ class LoadData:
         key's position and the table length, once per :class:`LoadData`."""
         memo = self._memo.get("shed_fill")
         if memo is None:
-            order, length = hash_fill(k for k in chm.order() if self.is_sheddable(k))
-            memo = self._memo["shed_fill"] = ({k: i for i, k in enumerate(order)}, length)
+            keys = [k for k in chm.order() if self.is_sheddable(k)]
+            # a sequence's cycles mostly fill the same keys in the same order: the same map
+            if _FILL_MEMO and _FILL_MEMO[0] == keys:
+                memo = _FILL_MEMO[1]
+            else:
+                order, length = hash_fill(keys)
+                memo = ({k: i for i, k in enumerate(order)}, length)
+                _FILL_MEMO[:] = [keys, memo]
+            self._memo["shed_fill"] = memo
         return memo
 
     def shedding_order(self, bundles: Iterable[str],
