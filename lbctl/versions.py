@@ -179,6 +179,13 @@ VARIANTS: tuple[Variant, ...] = (
             Since("2.11.0"), False, True,
             "LoadData.getBundleDataForLoadShedding → NamespaceService.isSystemServiceNamespace "
             "(NamespaceName.SYSTEM_NAMESPACE added by PR #15252)"),
+    Variant("namespacePoliciesUnloadCheck",
+            "doLoadShedding keeps a bundle whose namespace policies let no broker but its owner "
+            "take it (shouldNamespacePoliciesUnload, before the anti-affinity check); before, "
+            "only the anti-affinity check could keep a selected bundle",
+            Since("2.11.0"), False, True,
+            "PR #16476 (ModularLoadManagerImpl.shouldNamespacePoliciesUnload; merged to master "
+            "2022-07, after branch-2.10; no cherry-pick or release/2.10.x label)"),
     Variant("sheddingExcludedNamespaces",
             "loadBalancerSheddingExcludedNamespaces (PIP-380) exists: its namespaces are never "
             "shed and are placed round-robin (else the key is unknown to the broker and ignored)",

@@ -544,6 +544,16 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         reports, as the placement reads them); ``None``: the split checks of ``updateAll``
         (:func:`auto_splits` decided them already; here only their fills count)."""
         shedding = settings is not None
+        if settings is not None and not settings.profile["namespacePoliciesUnloadCheck"]:
+            # before 2.11 (PR #16476) doLoadShedding asked shouldAntiAffinityNamespaceUnload
+            # alone: no policies fill, and a bundle only its owner may take is still unloaded
+            if self._env_at(self._tables).policies.anti_affinity_group(namespace) is None:
+                return None
+            env = self._filled(namespace, load)
+            cands = self._candidates(namespace, load, settings, env)[0]
+            counts = anti_affinity_counts(namespace, env, load)
+            return (None if should_anti_affinity_namespace_unload(owner, cands, counts)
+                    else WOULD_COME_BACK)
         env = self._filled(namespace, load, shedding=shedding)
         allowed = (self._candidates(namespace, load, settings, env)[0] if settings is not None
                    else None)

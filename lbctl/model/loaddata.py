@@ -21,7 +21,13 @@ from lbctl.model.bundle import (
     is_shedding_excluded,
     namespace_of,
 )
-from lbctl.model.javaorder import ConcurrentOrder, hashmap_capacity, java_string_hash, spread
+from lbctl.model.javaorder import (
+    ConcurrentOrder,
+    hash_fill,
+    hashmap_capacity,
+    java_string_hash,
+    spread,
+)
 from lbctl.model.load import (
     BundleData,
     LocalBrokerData,
@@ -36,6 +42,12 @@ _LAST_ORDER: list[ConcurrentOrder] = []
 #: bundles, HashMap mask) → (their buckets, shared buckets, the keys by bucket)
 _ORDER_MEMO: dict[Any, Any] = {}
 _ORDER_MEMO_SIZE = 4096
+#: :meth:`LoadData.shedding_order` fills the shedding ``HashMap`` put by put up to this many
+#: bundles (:class:`ConcurrentOrder`'s own full-simulation limit); larger maps take the count's
+#: table and chains (a chain of 9 sheddable names there is not followed: docs/fidelity.md)
+FULL_FILL_LIMIT = 4096
+#: the last such fill: [its keys in put order, (each key's position, the table length)]
+_FILL_MEMO: list[Any] = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +138,22 @@ class LoadData:
         assert isinstance(order, ConcurrentOrder)
         return order
 
+    def _shedding_fill(self, chm: ConcurrentOrder) -> tuple[dict[str, int], int]:
+        """``getBundleDataForLoadShedding()`` filled put by put (:meth:`shedding_order`): each
+        key's position and the table length, once per :class:`LoadData`."""
+        memo = self._memo.get("shed_fill")
+        if memo is None:
+            keys = [k for k in chm.order() if self.is_sheddable(k)]
+            # a sequence's cycles mostly fill the same keys in the same order: the same map
+            if _FILL_MEMO and _FILL_MEMO[0] == keys:
+                memo = _FILL_MEMO[1]
+            else:
+                order, length = hash_fill(keys)
+                memo = ({k: i for i, k in enumerate(order)}, length)
+                _FILL_MEMO[:] = [keys, memo]
+            self._memo["shed_fill"] = memo
+        return memo
+
     def shedding_order(self, bundles: Iterable[str],
                        value: Callable[[str], float] | None = None) -> list[str]:
         """``bundles`` in the order ``getBundleDataForLoadShedding()`` iterates them.
@@ -135,6 +163,14 @@ class LoadData:
         bucket, then in the concurrent map's order (its bucket — the concurrent map is never
         smaller — then the position in that bucket, which depends on the map's resizes and is
         replayed only for buckets holding two or more of ``bundles``).
+
+        Its table length is the count's (:func:`hashmap_capacity`) and each bucket a chain,
+        unless a chain reaches 9 keys on the way (colliding names, ``"Aa"``/``"BB"``): JDK 17's
+        ``treeifyBin`` then doubles a table under 64 buckets early, or makes a tree bin, which
+        iterates in another order (and keeps it when a resize splits it). A map of up to
+        :data:`FULL_FILL_LIMIT` bundles (whose concurrent map is simulated in full anyway), or
+        one under 64 buckets, is therefore filled put by put in the concurrent map's order
+        (:func:`hash_fill`, once per map) and ``bundles`` come in that fill's order.
 
         ``value``: the figure the caller then sorts by (stably). Keys sharing a bucket only need
         their exact order when they also tie on it, so other buckets are not replayed: that
@@ -151,6 +187,11 @@ class LoadData:
                    and not self.is_system_bundle(b))
         hm_mask = hashmap_capacity(total - system - gone) - 1
         chm = self._bundle_map()
+        if hm_mask < 63 or chm.size <= FULL_FILL_LIMIT:
+            at, length = self._shedding_fill(chm)
+            if all(map(at.__contains__, items)):
+                return sorted(items, key=at.__getitem__)
+            hm_mask = length - 1  # keys the map lacks: placed by their bucket as below
         chm_mask = chm.capacity - 1
         # the buckets depend on the keys and the two table lengths alone: a sequence's cycles ask
         # for the same brokers' bundles again and again

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from lbctl.config import IMPL, Settings
 from lbctl.explain.words import text
-from lbctl.loadmanager.modular import ModularLoadManager
+from lbctl.loadmanager.modular import OWNER_ONLY, ModularLoadManager
 from lbctl.model.cluster import ClusterState
 from lbctl.model.policies import ClusterPolicies, IsolationPolicy
 from lbctl.records import replace
 from lbctl.strategies.builtin import PLACEMENT, SHEDDING
+from lbctl.versions import Version, profile_for
 from tests.factories import broker, state, stats
 
 ISO = "iso/ns/0x00000000_0xffffffff"
@@ -233,3 +234,41 @@ def test_the_policies_example() -> None:
                     "acme/billing": "broker-1.pulsar.svc:8080"}
     [base] = plans(read_snapshots([EXAMPLES / "hot-broker.json"]), Options())
     assert [a.bundle for a in base.actions] == [a.bundle for a in plan.actions]
+
+
+def _at(version: str) -> Settings:
+    return Settings.defaults(profile_for(Version.parse(version)))
+
+
+def test_owner_only_policy_keeps_the_bundle_from_2_11() -> None:
+    """``shouldNamespacePoliciesUnload`` (PR #16476, 2.11.0): a namespace only its owner may
+    take stays with it. 2.11.0 is the first release with the check."""
+    policy = IsolationPolicy(("iso/.*",), ("hot",), name="p")
+    st = cluster(ISO, policies=ClusterPolicies((policy,)))
+    for version in ("2.11.0", "2.11.4", "4.2.5"):
+        o = outcome(st, _at(version))
+        assert o.skipped is OWNER_ONLY, version
+        assert "shouldNamespacePoliciesUnload" in text(o.skipped)
+
+
+def test_owner_only_policy_does_not_keep_the_bundle_before_2_11() -> None:
+    """2.10.x's ``doLoadShedding`` asked only ``shouldAntiAffinityNamespaceUnload``: the bundle
+    goes on to ``selectBroker``, whose only candidate is the owner itself."""
+    policy = IsolationPolicy(("iso/.*",), ("hot",), name="p")
+    st = cluster(ISO, policies=ClusterPolicies((policy,)))
+    for version in ("2.10.0", "2.10.6"):
+        o = outcome(st, _at(version))
+        assert o.skipped is not OWNER_ONLY, version
+        assert o.placement is not None and o.placement.decision.broker == HOT, version
+
+
+def test_anti_affinity_still_keeps_the_bundle_before_2_11() -> None:
+    """Without the policies check, the anti-affinity check still runs (its own fill)."""
+    st = _group_state()
+    gc = "g/c/0x00000000_0xffffffff"
+    mid = broker(cpu=(50, 100), bundles={gc: stats(1, 1, 1, 1), **st.brokers[MID].lastStats})
+    st = replace(st, brokers={**st.brokers, MID: mid},
+                 policies=ClusterPolicies(anti_affinity={"g/a": "grp", "g/b": "grp", "g/c": "grp"}))
+    o = outcome(st, _at("2.10.6"))
+    assert o.destination is None
+    assert "shouldAntiAffinityNamespaceUnload" in text(o.skipped)
