@@ -119,6 +119,8 @@ BEARING: dict[str, Callable[[Cycle], bool]] = {
     "sheddingStrategyFailFast": _not_modular_shedder,
     "loadManagerFallback": lambda c: _not_modular_shedder(c) or _avg_shedder(c),
     "isolationBrokerHost": lambda c: bool(c.state.cluster_policies().isolation),
+    "namespacePoliciesUnloadCheck": lambda c: isinstance(c, ModularCycle) and bool(
+        c.unloads) and bool(c.state.cluster_policies().isolation),
     "extensible": lambda c: isinstance(c, ExtensibleCycle) or "TransferShedder" in _strategies(c),
     "transferUnderloadedRule": lambda c: isinstance(c, ExtensibleCycle),
     "transferSkipsZeroThroughput": lambda c: isinstance(c, ExtensibleCycle),
