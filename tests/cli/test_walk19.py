@@ -1,0 +1,81 @@
+"""walk19's follow-ups to walk18's "left alone" list: apply's plan line and per-action rows fit
+the terminal with every identifier whole, the note under a table wraps to the width, and the
+healer's "nothing queued" and "applied" lines are information, not warnings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lbctl.loadmanager.select import Options, run
+from lbctl.sources.files import snapshot_files
+from lbctl.watch.anomalies import Condition, Tracker
+from lbctl.watch.heal import Healer
+from lbctl.watch.plans import PlanMeta, PlanQueue
+from tests.paths import EXAMPLES
+
+# --- the healer: information is not a warning -------------------------------------------------
+
+
+class _NoPlan:
+    """A plan that moves nothing (what a balanced capture gives)."""
+
+    actions: list[Any] = []
+
+    def to_wire(self) -> dict[str, Any]:
+        return {}
+
+
+class _Quiet(Healer):
+    def plan_for(self, state: Any, settings: Any, cycle_plan: Any) -> tuple[Any, str]:
+        return _NoPlan(), "propose"
+
+
+def _healer(kind: type[Healer], tmp_path: Path, mode: str,
+            apply: Callable[[PlanMeta], str] | None = None) -> tuple[Healer, list[str], list[str]]:
+    warned: list[str] = []
+    told: list[str] = []
+    h = kind({"out-of-band": mode}, PlanQueue(tmp_path), max_per_hour=5, apply=apply,
+             say=warned.append, inform=told.append)
+    return h, warned, told
+
+
+def _events(*brokers: str) -> Any:
+    return Tracker().update([Condition("out-of-band", b, "warning", "x") for b in brokers], 0)
+
+
+def _hot() -> tuple[Any, Any]:
+    state = snapshot_files([EXAMPLES / "hot-broker.json"]).read().states[-1]
+    return state, run([state], Options())[-1]
+
+
+def test_nothing_queued_is_information(tmp_path: Path) -> None:
+    """"no plan moves anything; nothing queued" was `lbctl: warning:`: nothing needs anyone."""
+    state, result = _hot()
+    h, warned, told = _healer(_Quiet, tmp_path, "approve")
+    assert h.on_events(_events("broker-1"), state, result.settings, None) == []
+    assert warned == [] and any("nothing queued" in x for x in told), (warned, told)
+
+
+@pytest.mark.parametrize("outcome, warning", [("applied (done 2)", False),
+                                              ("partial (done 1, failed 1)", True),
+                                              ("failed: the lock is held", True)])
+def test_a_plan_applied_whole_is_information_a_plan_that_failed_a_warning(
+        tmp_path: Path, outcome: str, warning: bool) -> None:
+    state, result = _hot()
+    h, warned, told = _healer(Healer, tmp_path, "apply", apply=lambda _m: outcome)
+    made = h.on_events(_events("broker-1"), state, result.settings, result.plan())
+    assert len(made) == 1
+    line = f"healing out-of-band:broker-1: plan {made[0].id} {outcome}"
+    assert (line in warned) is warning and (line in told) is not warning, (warned, told)
+
+
+def test_a_plan_shared_by_two_anomalies_is_information(tmp_path: Path) -> None:
+    state, result = _hot()
+    h, warned, told = _healer(Healer, tmp_path, "approve")
+    h.on_events(_events("broker-1", "broker-2"), state, result.settings, result.plan())
+    assert warned == [], warned
+    assert any("is the plan for this capture too" in x for x in told), told
