@@ -79,3 +79,46 @@ def test_a_plan_shared_by_two_anomalies_is_information(tmp_path: Path) -> None:
     h.on_events(_events("broker-1", "broker-2"), state, result.settings, result.plan())
     assert warned == [], warned
     assert any("is the plan for this capture too" in x for x in told), told
+
+
+# --- the notes under a table wrap to the width ------------------------------------------------
+
+
+def _table_rows() -> list[dict[str, Any]]:
+    return [{"bundle": f"acme-payments/settlement-events/0x{i:08x}_0x{i + 1:08x}",
+             "action": "unload", "reason": "Overloaded", "destinationBroker": f"broker-{i}",
+             "throughputInMegabytes": 1.5 * i, "messagesPerSecondIn": 100.0 * i,
+             "estimatedLoadAfter": 0.5} for i in range(3)]
+
+
+_OPTIONAL = ("action", "reason", "throughputInMegabytes", "messagesPerSecondIn",
+             "estimatedLoadAfter", "destinationBroker")
+
+
+@pytest.mark.parametrize("limit", [60, 70, 80, 90])
+def test_the_notes_under_a_table_fit_the_width_with_every_name_whole(limit: int) -> None:
+    """"(left out to fit 60 columns: …; --wide shows them)" ran past the 60 columns it named."""
+    from lbctl.render.tables import render_table
+
+    text = render_table(_table_rows(), limit=limit, optional=_OPTIONAL)
+    lines = text.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith("("))
+    notes = lines[start:]
+    assert all(len(x) <= limit for x in lines), text
+    said = " ".join(x.strip() for x in notes)
+    assert "(every row: action unload, reason Overloaded, " in said, text
+    left = said.split("(left out to fit ", 1)[1]
+    for name in left.split(": ", 1)[1].split(";")[0].split(", "):
+        assert name in _OPTIONAL and any(name in x for x in notes), (name, text)
+    assert "(left out" in text and "--wide shows them)" in said
+
+
+def test_a_note_that_fits_is_as_it_was() -> None:
+    from lbctl.render.tables import render_table
+
+    text = render_table(_table_rows(), limit=100, optional=_OPTIONAL)
+    assert text.splitlines()[-2:] == [
+        "(every row: action unload, reason Overloaded, estimatedLoadAfter 0.50)",
+        "(left out to fit 100 columns: throughputInMegabytes; --wide shows them)"], text
+    assert "(" not in render_table(_table_rows(), limit=None, optional=_OPTIONAL)
+
