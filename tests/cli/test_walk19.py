@@ -122,3 +122,72 @@ def test_a_note_that_fits_is_as_it_was() -> None:
         "(left out to fit 100 columns: throughputInMegabytes; --wide shows them)"], text
     assert "(" not in render_table(_table_rows(), limit=None, optional=_OPTIONAL)
 
+
+
+# --- apply's plan line and per-action rows fit the terminal ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def _sandbox():  # type: ignore[no-untyped-def]
+    from lbctl.sandbox import hot_cluster
+
+    c = hot_cluster(3)
+    yield c
+    c.stop()
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("columns", [60, 80])
+def test_apply_plan_line_and_rows_fit_with_every_name_whole(
+        _sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, columns: int) -> None:
+    """"plan …: 1 action(s), computed … ago; against cluster … now: …" and "#1 valid unload …
+    from … to …" ran past 80 columns; each breaks at spaces now, a row under its description."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from lbctl.cli.app import app
+
+    monkeypatch.delenv("PULSAR_CLIENT_CONF", raising=False)
+    monkeypatch.setenv("LBCTL_JOURNAL", str(tmp_path / "journal.jsonl"))
+    monkeypatch.setenv("LBCTL_CONTEXTS", str(tmp_path / "contexts.json"))
+    url = _sandbox.admin_url
+    r = CliRunner().invoke(app, ["--admin-url", url, "recommend", "-o", "json"])
+    assert r.exit_code == 0, r.stderr
+    plan = tmp_path / "a-plan-file-named-at-some-length.json"
+    plan.write_text(r.stdout, encoding="utf-8")
+    env = {"COLUMNS": str(columns)}
+    r = CliRunner().invoke(app, ["--admin-url", url, "apply", str(plan), "--dry-run"], env=env)
+    assert r.exit_code == 0, r.stderr
+    j = CliRunner().invoke(app, ["--admin-url", url, "apply", str(plan), "--dry-run", "-o",
+                                 "json"], env=env)
+    actions = json.loads(j.stdout)["actions"]
+    lines = r.stdout.splitlines()
+    block = lines[:next(i for i, x in enumerate(lines) if x.startswith("lbctl would send"))]
+    for x in block:  # longer than the width only when it is one word (the plan's long path)
+        assert len(x) <= columns or len(x.split()) == 1, r.stdout
+    said = " ".join(" ".join(block).split())
+    assert f"plan {plan}: {len(actions)} action(s), computed " in said, said
+    assert "skipped by the plan" in said
+    for a in actions:  # each row, put back together, is the action whole
+        assert (f"#{a['step']} valid {a['action']} {a['bundle']} from {a['broker']} to "
+                f"{a['destinationBroker']}") in said, said
+    rows = [i for i, x in enumerate(block) if x.startswith("  #")]
+    assert rows and all(block[i + 1].startswith(" " * 21) for i in rows
+                        if i + 1 < len(block) and not block[i + 1].startswith("  #")), block
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 120])
+def test_fit_line_breaks_only_at_spaces(width: int) -> None:
+    from lbctl.apply.runner import fit_line
+
+    line = ("  #12  valid         unload acme-payments/settlement-events/0x7ffffffe_0xaaaaaaa8 "
+            "from pulsar-broker-0.pulsar-broker.pulsar.svc.cluster.local:8080 to "
+            "pulsar-broker-2.pulsar-broker.pulsar.svc.cluster.local:8080: moved since")
+    out = fit_line(line, width, hang=21)
+    assert " ".join(" ".join(out).split()) == " ".join(line.split())
+    assert out[0].startswith("  #12  valid         unload")
+    for x in out:
+        assert len(x) <= width or len(x.split()) == 1, out
+    assert all(x.startswith(" " * min(21, width // 2)) for x in out[1:])
+    assert fit_line(line, None) == [line]  # a log keeps one record a line
