@@ -40,6 +40,8 @@ A run, in order — each step stops the run or narrows what is sent, never widen
 from __future__ import annotations
 
 import contextlib
+import shutil
+import textwrap
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -107,6 +109,26 @@ class UI:
     warn: Callable[[str], None] = lambda _line: None
     confirm: Callable[[str], bool] | None = None
     interactive: bool = False
+    #: the columns ``show``'s lines are fitted to (:func:`fit_line`): -1 the terminal's (as
+    #: :func:`~lbctl.executor.request_lines`), None whole lines (a log: one record a line)
+    width: int | None = -1
+
+
+def fit_line(line: str, width: int | None, hang: int = 4) -> list[str]:
+    """``line`` in lines of at most ``width`` columns, broken at spaces only, as the tables break
+    their cells (lbctl.render.tables): a bundle, a broker or a path is never split, and a line is
+    longer than ``width`` only when one such word is. Continued ``hang`` columns in (a row's
+    description column), at most half the width. -1: the terminal's width (``$COLUMNS``, else
+    80 when piped, never below 40); None: the line whole. walk19: the plan line and each
+    action's row ran to 150 columns."""
+    if width is not None and width < 0:
+        width = max(40, shutil.get_terminal_size((80, 24)).columns)
+    if width is None or len(line) <= width:
+        return [line]
+    indent = len(line) - len(line.lstrip(" "))
+    return textwrap.wrap(line[indent:], width, initial_indent=line[:indent],
+                         subsequent_indent=" " * min(hang, width // 2),
+                         break_long_words=False, break_on_hyphens=False) or [line]
 
 
 @dataclass
@@ -399,16 +421,18 @@ class ApplyRun:
         # a resumed run's confirmed moves read "changed" (their owner is the destination now):
         # the rows say already-done, and so must the line that counts them
         done = sum(1 for s in steps if s.state == "already-done")
-        self.ui.show(f"plan {self.plan.path}: {len(steps)} action(s), computed {_ago(age)} ago; "
-                     f"against cluster {self.plan.cluster} now: {c[V.VALID]} still valid, "
-                     f"{c[V.CHANGED]} changed, {c[V.GONE]} gone, {c[V.SKIPPED]} skipped by the "
-                     "plan" + (f" ({done} of them already done, the journal says)" if done else ""))
+        self._show_fit(f"plan {self.plan.path}: {len(steps)} action(s), computed {_ago(age)} "
+                       f"ago; against cluster {self.plan.cluster} now: {c[V.VALID]} still "
+                       f"valid, {c[V.CHANGED]} changed, {c[V.GONE]} gone, {c[V.SKIPPED]} "
+                       "skipped by the plan"
+                       + (f" ({done} of them already done, the journal says)" if done else ""))
         for s in steps:
             label = s.verdict if s.state in ("pending", "skipped") else s.state
-            line = f"  #{s.action.step:<3} {label:<13} {s.action.describe()}"
+            lead = f"  #{s.action.step:<3} {label:<13} "
+            line = lead + s.action.describe()
             if s.why:
                 line += f": {s.why}"
-            self.ui.show(line)
+            self._show_fit(line, hang=len(lead))  # continued under the description
         verb = "would send" if dry else "will send"
         items = [(m.call.describe(self.client.admin_url), m.summary) for m in self.prelude]
         items += [(s.request or "", mutations[s.action.step].summary) for s in todo]
@@ -416,6 +440,10 @@ class ApplyRun:
                    + _pace(len(todo), self.opts.concurrency, self.opts.interval))
         for line in request_lines(heading, self.client.admin_url, items):
             self.ui.show(line)
+
+    def _show_fit(self, line: str, hang: int = 4) -> None:
+        for part in fit_line(line, self.ui.width, hang):
+            self.ui.show(part)
 
     def _note(self, record: dict[str, Any]) -> None:
         base: dict[str, Any] = {"plan": self.plan.path, "planDigest": self.plan.digest}
@@ -535,7 +563,7 @@ class ApplyRun:
         s.why = (f"no longer owned by {a.broker} when it was to be sent (moved since "
                  "validation): not sent")
         self._note({"state": "skipped", **self._what(a), "why": s.why})
-        self.ui.show(f"#{a.step} skipped: {a.describe()} — {s.why}")
+        self._show_fit(f"#{a.step} skipped: {a.describe()} — {s.why}")
         return True, ""
 
     def _ask_one(self, s: Step) -> bool:
@@ -581,7 +609,7 @@ class ApplyRun:
             line += f", after {s.seconds:g} s)" if s.seconds is not None else ")"
         if s.why or s.error:
             line += f" — {s.why or s.error}"
-        self.ui.show(line)
+        self._show_fit(line)
 
     def _between(self, rest: list[Step], start_overloaded: set[str]) -> str:
         """Read the brokers again: a broker of the remaining actions gone stops the run; a
@@ -613,9 +641,9 @@ class ApplyRun:
                 return (f"paused {waited:.0f} s for overloaded broker(s) "
                         f"{', '.join(sorted(hot))} (--pause-timeout)")
             if not waited:
-                self.ui.show("paused: " + ", ".join(f"{b} turned overloaded ({pct(u)} >= "
-                                                     f"{pct(now.overload_threshold, 0)})"
-                                                     for b, u in sorted(hot.items())))
+                self._show_fit("paused: " + ", ".join(f"{b} turned overloaded ({pct(u)} >= "
+                                                       f"{pct(now.overload_threshold, 0)})"
+                                                       for b, u in sorted(hot.items())))
                 self._note({"state": "paused", "overloaded": sorted(hot)})
             step = min(5.0, max(0.5, self.opts.pause_timeout / 10))
             if self.stop.wait(step):

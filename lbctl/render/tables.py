@@ -205,11 +205,14 @@ def render_table(rows: Sequence[Mapping[str, Any]], *, floatfmt: str = ",.2f",
         return _records(heads, [[_cell(r.get(h), floatfmt) for h in heads] for r in rows],
                         styles or {}, limit)
     text = _grid(layout, limit, styles or {})
+    # the notes wrap at spaces as lbctl's other notes do, a column name or value whole; one that
+    # fits is as it was (walk19: "(left out to fit 60 columns: …)" ran to 70 columns at 60)
     if lifted:
-        text += f"\n(every row: {', '.join(t for _, t in sorted(lifted))})"
+        text += "\n" + wrap_prose(f"(every row: {', '.join(t for _, t in sorted(lifted))})",
+                                  limit)
     if dropped:
-        text += (f"\n(left out to fit {limit} columns: {', '.join(dropped)}; "
-                 "--wide shows them)")
+        text += "\n" + wrap_prose(f"(left out to fit {limit} columns: {', '.join(dropped)}; "
+                                  "--wide shows them)", limit)
     return text
 
 

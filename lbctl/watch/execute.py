@@ -25,7 +25,7 @@ def apply_queued(client: Any, queue: PlanQueue, meta: PlanMeta, *, when: str,
     opts = ApplyOptions(yes=yes, reason=reason, max_age=max_age, force_stale=max_age is None)
     try:
         report = ApplyRun(client, read_plan(queue.plan_path(meta.id)), opts,
-                          UI(show=say, warn=warn or say)).run()
+                          UI(show=say, warn=warn or say, width=None)).run()
     except LbctlError as e:
         queue.decide(meta.id, "failed", when=when, note=str(e), allowed_from=("approved",))
         return f"failed: {e}"

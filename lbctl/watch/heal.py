@@ -59,7 +59,9 @@ class Healer:
         self.max_per_hour = max_per_hour
         self.apply = apply
         self.say = say
-        #: what is information, not a warning: a plan queued and waiting for review (walk18)
+        #: what is information, not a warning: a plan queued and waiting for review (walk18),
+        #: nothing to queue, a plan applied whole (walk19). ``say`` keeps what needs someone: a
+        #: planner's refusal, a plan applied in part or failed
         self.inform = inform or say
         self.clock = clock
 
@@ -87,13 +89,13 @@ class Healer:
                 continue
             data, n = document(plan)
             if n == 0:
-                self.say(f"healing {e.anomaly.id}: no plan moves anything; nothing queued")
+                self.inform(f"healing {e.anomaly.id}: no plan moves anything; nothing queued")
                 continue
             meta = self.queue.add(data, created_ms=state.captured_at,
                                   created=state.captured_at_iso, anomaly=e.anomaly.id,
                                   source=source, actions=n)
             if meta.anomaly != e.anomaly.id:  # one capture, one plan: queued for another already
-                self.say(f"healing {e.anomaly.id}: plan {meta.id} ({meta.status}, for "
+                self.inform(f"healing {e.anomaly.id}: plan {meta.id} ({meta.status}, for "
                          f"{meta.anomaly}) is the plan for this capture too; nothing new queued")
                 continue
             made.append(meta)
@@ -114,5 +116,7 @@ class Healer:
             self.queue.decide(meta.id, "approved", when=state.captured_at_iso,
                               note="applied by lbctl watch (--heal … =apply)", auto_at=now)
             result = self.apply(meta)
-            self.say(f"healing {e.anomaly.id}: plan {meta.id} {result}")
+            # apply_queued's line starts with the plan's status: applied, partial or failed
+            told = self.inform if result.startswith("applied") else self.say
+            told(f"healing {e.anomaly.id}: plan {meta.id} {result}")
         return made
