@@ -273,7 +273,18 @@ def active_session(*, if_imported: bool = False) -> Any:
     importing pyspark when it was never imported (then no session can be running)."""
     if if_imported and "pyspark.sql" not in sys.modules:
         return None
-    return _compat.sql().SparkSession.getActiveSession()
+    spark_session_class = _compat.sql().SparkSession
+    session = spark_session_class.getActiveSession()
+    if session is not None:
+        return session
+    # The active session is the JVM thread's: a thread whose Py4J connection is new (another
+    # Python thread, or this one after a signal broke its connection during a call) sees none
+    # although the process runs one. ``SparkSession.active()`` falls back to the default
+    # session, so a session the caller made is never taken for lbctl's own (and stopped).
+    try:
+        return spark_session_class.active()
+    except Exception:  # NO_ACTIVE_OR_DEFAULT_SESSION: none is running
+        return None
 
 
 def _first_line(e: BaseException) -> str:
