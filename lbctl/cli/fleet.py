@@ -258,14 +258,15 @@ def _report(session: Callable[..., Any], progress: Any, data: Path, out: Path | 
     from lbctl.fleet.commit import locked
     from lbctl.fleet.files import tree_size
     from lbctl.fleet.report import compute, import_libraries, require_tables, write_files
-    from lbctl.fleet.session import start_while
+    from lbctl.fleet.session import spark_jobs, start_while
     from lbctl.render.fleet_view import ReportView
 
     require_tables(data, "snapshots", "brokers", "bundles")
     with locked(data, write=False):
         spark_up, _ = start_while(lambda: session(tree_size(data)),
                                   lambda: import_libraries(plots=skipped is None))
-        result = compute(spark_up, data, opts, progress)
+        with spark_jobs(spark_up):
+            result = compute(spark_up, data, opts, progress)
         result.plots_skipped = skipped
         with progress.phase(f"writing the report to {out or data / 'report'}"):
             write_files(result, out or data / "report")
@@ -434,9 +435,12 @@ def whatif(
     _require_extras()  # a missing extra is said first, before the data is looked at
     require_tables(data, "snapshots")
     from lbctl.fleet.commit import locked
+    from lbctl.fleet.session import spark_jobs
 
     with locked(data, write=False), _spark(spark, _debug(ctx)) as (session, progress):
-        counts = compute(session(), data, opts, progress)
+        up = session()
+        with spark_jobs(up):
+            counts = compute(up, data, opts, progress)
     shown.emit(WhatIfView(counts, window))
 
 

@@ -167,7 +167,7 @@ def ingest(
             progress.note(f"skipped: {s['reason']}")
         if not todo:
             return result
-        from lbctl.fleet.session import active_session, job_error, start_while
+        from lbctl.fleet.session import active_session, from_spark, job_error, start_while
 
         hints = {"input_bytes": sum(f.size for f in todo)}
         if active_session(if_imported=True) is not None:  # up already: its settings decide
@@ -185,7 +185,7 @@ def ingest(
             raise
         except Exception as e:
             commit.discard(run)
-            if type(e).__module__.startswith(("pyspark", "py4j")):
+            if from_spark(e):
                 raise job_error(e, writing=out) from None
             raise
         with progress.phase("publishing the tables"):

@@ -197,6 +197,10 @@ def quiet_warnings() -> None:
     warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas",
                             category=FutureWarning)
     warnings.filterwarnings("ignore", message="The copy keyword is deprecated")
+    # a job that fails under toPandas is also warned about, with the whole Java stack trace, on
+    # stderr; lbctl says why in one line itself (:func:`job_error`, hostile19)
+    warnings.filterwarnings("ignore", message="toPandas attempted Arrow optimization because .*"
+                            "can not continue", category=UserWarning)
     # pyspark logs every failed query's context as JSON on stderr; lbctl reports errors itself
     for name in ("DataFrameQueryContextLogger", "SQLQueryContextLogger"):
         logging.getLogger(name).disabled = True
@@ -341,15 +345,20 @@ def refusal(e: BaseException) -> tuple[str, str | None] | None:
     return reasons[-1], (paths[0] if paths else None)
 
 
-def job_error(e: BaseException, writing: Path | str | None = None) -> SparkError:
+def job_error(e: BaseException, writing: Path | str | None = None,
+              scratch: str | None = None) -> SparkError:
     """A failed Spark job as one line: the system's refusal at its root when there is one
     (``cannot write OUT: No space left on device``; ``writing`` is the directory the job writes,
-    named rather than Spark's staging path inside it), else the Python exception of the task
-    when there is one, else the first line and Spark's log."""
+    named rather than Spark's staging path inside it; ``scratch``, where Spark keeps its shuffle
+    and spill files (:func:`scratch_dirs`), is named when the refusal names no file: a job that
+    writes no output of its own, such as the report's, can only have been refused there), else
+    the Python exception of the task when there is one, else the first line and Spark's log."""
     refused = refusal(e)
     if refused is not None:
         reason, path = refused
-        where = writing if writing is not None else path
+        where: Path | str | None = writing if writing is not None else path
+        if where is None and scratch is not None:
+            return SparkError(f"cannot write Spark's scratch space {scratch}: {reason}")
         verb = "write" if writing is not None or reason != "Permission denied" else "read or write"
         return SparkError(f"cannot {verb} {where or 'a file Spark needs'}: {reason}")
     text = str(e)
@@ -359,6 +368,46 @@ def job_error(e: BaseException, writing: Path | str | None = None) -> SparkError
         if line.startswith(("lbctl.", "ValueError:", "TypeError:", "KeyError:", "RuntimeError:")):
             reason = line
     return SparkError(f"Spark job failed: {reason} (Spark's log: {log_path()})")
+
+
+def from_spark(e: BaseException) -> bool:
+    """Whether ``e`` is Spark's (a job or a call that failed: PySpark's exceptions, Py4J's)
+    rather than lbctl's own or Python's."""
+    return type(e).__module__.startswith(("pyspark", "py4j"))
+
+
+def scratch_dirs(spark: Any) -> str:
+    """Where the session's executors keep shuffle and spill files, and the setting that chose it
+    (``/data/tmp (spark.local.dir)``), as Spark chooses it
+    (Spark's ``Utils.getConfiguredLocalDirs``, outside YARN): ``SPARK_LOCAL_DIRS`` (set by a
+    cluster manager, or the user), else ``spark.local.dir``, else the JVM's ``java.io.tmpdir``.
+    Asked of the driver's JVM, which made the choice (in local mode the executors are that JVM);
+    when the gateway is gone, Python's temporary directory, the usual ``java.io.tmpdir``."""
+    default = "(the JVM's java.io.tmpdir; --conf spark.local.dir=DIR moves it)"
+    try:
+        env = spark.sparkContext._jvm.java.lang.System.getenv("SPARK_LOCAL_DIRS")
+        if env:
+            return f"{env} (SPARK_LOCAL_DIRS)"
+        conf = spark.sparkContext.getConf().get("spark.local.dir")
+        if conf:
+            return f"{conf} (spark.local.dir)"
+        return f"{spark.sparkContext._jvm.java.lang.System.getProperty('java.io.tmpdir')} {default}"
+    except Exception:  # the gateway is gone
+        return f"{tempfile.gettempdir()} {default}"
+
+
+@contextlib.contextmanager
+def spark_jobs(spark: Any) -> Iterator[None]:
+    """Spark's failures of the jobs run in the block, as :func:`job_error`'s one line (a refusal
+    naming no file is Spark's scratch space's: :func:`scratch_dirs`); other errors pass as they
+    are. For work that writes no output of Spark's (``fleet report``, ``fleet whatif``); ingest
+    names the directory it writes instead."""
+    try:
+        yield
+    except Exception as e:
+        if not from_spark(e):
+            raise
+        raise job_error(e, scratch=scratch_dirs(spark)) from None
 
 
 def _wait_through_ctrl_c(finished: Any) -> None:

@@ -624,14 +624,24 @@ def _replace_target(rel: str, name: str, *, error: ErrorFactory,
     """A descriptor of the directory of a file about to be replaced by renaming (the working
     directory's when ``rel`` has none) and its last component, refusing a symbolic link there
     (a rename would replace the link, not write where it leads). The caller closes the
-    descriptor; on an error raised here there is none to close."""
+    descriptor; on an error raised here there is none to close.
+
+    Anything else that is not a regular file is refused too, as :func:`refuse_unwritable`
+    refuses it before the work: a FIFO (the rename would replace it, and whoever reads from it
+    would wait for a file that never comes), a socket, a device or a directory (hostile19). A
+    caller that checked before its work still meets here what appeared at the name meanwhile."""
     dfd, last = open_parent(rel, error=error, at=at)
     if dfd is None:
         dfd = os.open(".", _DIR_FLAGS)
     try:
         with contextlib.suppress(FileNotFoundError):
-            if stat.S_ISLNK(os.lstat(last, dir_fd=dfd).st_mode):
+            mode = os.lstat(last, dir_fd=dfd).st_mode
+            if stat.S_ISLNK(mode):
                 raise link_refused(name, error)
+            if not stat.S_ISREG(mode):
+                e = error(f"{name}: {_describe(mode)} (expected a regular file to replace)")
+                e.exit_code = ExitStatus.ERROR
+                raise e
     except BaseException:
         os.close(dfd)
         raise

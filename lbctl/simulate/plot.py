@@ -37,12 +37,14 @@ TARGET_STD_KEY = "loadBalancerBrokerLoadTargetStd"
 
 def check_plot_path(path: Path, flag: str = "--plot") -> None:
     """Refuse, before any work, a file name matplotlib would write in another format, and a
-    symbolic link (:func:`lbctl.safe.files.refuse_link`)."""
-    from lbctl.safe.files import refuse_link
+    name that is a symbolic link, a directory, a FIFO or a device
+    (:func:`lbctl.safe.files.refuse_unwritable`, as ``snapshot export -f`` does): the plot is
+    renamed over the name, which would replace a FIFO someone reads from (hostile19)."""
+    from lbctl.safe.files import refuse_unwritable
 
     if path.suffix.lower() not in PLOT_SUFFIXES:
         raise UsageError(f"{flag} {path}: the file name must end in .png or .svg")
-    refuse_link(path, error=LbctlError)
+    refuse_unwritable(path, what="a plot file to write", error=LbctlError)
 
 
 # --- the series ----------------------------------------------------------------------------------
