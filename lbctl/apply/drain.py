@@ -34,7 +34,7 @@ from lbctl.admin.client import AdminClient
 from lbctl.apply import balancer
 from lbctl.apply.live import read_live
 from lbctl.apply.planfile import PlanFile, parse_plan
-from lbctl.apply.runner import UI, ApplyOptions, ApplyReport, ApplyRun
+from lbctl.apply.runner import UI, ApplyOptions, ApplyReport, ApplyRun, fit_line
 from lbctl.apply.verify import owned_by
 from lbctl.executor import Executor, default_journal
 from lbctl.loadmanager.select import Options
@@ -166,8 +166,8 @@ def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event
                     report.safe = True
                     report.message = f"{o.broker} owns no bundle now: it is safe to restart it"
                     return report
-                ui.show(f"{o.broker} still owns {len(report.remaining)} bundle(s)"
-                        + (": planning them again" if rnd < MAX_ROUNDS else ""))
+                _say(ui, f"{o.broker} still owns {len(report.remaining)} bundle(s)"
+                         + (": planning them again" if rnd < MAX_ROUNDS else ""))
             report.message = (f"{o.broker} still owns {len(report.remaining)} bundle(s) after "
                               f"{MAX_ROUNDS} rounds: not safe to restart")
             return report
@@ -175,8 +175,8 @@ def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event
             if paused["done"]:
                 if o.keep_paused:
                     report.balancer = "kept paused"
-                    ui.show("the balancer stays paused (--keep-paused): lbctl drain --restore "
-                            "puts it back")
+                    _say(ui, "the balancer stays paused (--keep-paused): lbctl drain --restore "
+                             "puts it back")
                 else:
                     restorer = Executor(client, yes=True, journal=journal, show=ui.show,
                                         warn=ui.warn)
@@ -190,9 +190,17 @@ def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event
                         report.message = f"{report.message}; {loud}" if report.message else loud
                     else:
                         report.balancer = "restored"
-                        ui.show("balancer settings restored: " + ", ".join(
+                        _say(ui, "balancer settings restored: " + ", ".join(
                             f"{k}={'(broker.conf)' if v is None else balancer.value_text(v)}"
                             for k, v in previous.items()))
+
+
+def _say(ui: UI, line: str) -> None:
+    """The drain's own line through ``ui.show``, fitted to ``ui.width`` as the runner fits its
+    lines (:func:`~lbctl.apply.runner.fit_line`): "balancer settings restored: …" lists every
+    setting and ran past the terminal (walk20)."""
+    for part in fit_line(line, ui.width):
+        ui.show(part)
 
 
 def left_paused(journal: Path, cluster: str) -> str:
@@ -278,7 +286,7 @@ def restore_from_journal(client: AdminClient, journal: Path, ui: UI, *, yes: boo
     if todo:
         ex.run(balancer.restore_mutations(todo))
     else:
-        ui.show("the balancer settings are as before the pause already: nothing to send")
+        _say(ui, "the balancer settings are as before the pause already: nothing to send")
     if not dry_run:
         ex.note({"state": "balancer-restored", "cluster": cluster, "previous": previous})
     return previous

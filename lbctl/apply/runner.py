@@ -40,8 +40,8 @@ A run, in order — each step stops the run or narrows what is sent, never widen
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
-import textwrap
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -73,6 +73,7 @@ from lbctl.executor import (
     split_mutation,
     unload_mutation,
 )
+from lbctl.safe.text import display_width
 from lbctl.units import MB, pct
 
 #: a failed request with one of these statuses fails its action only; any other stops the run
@@ -120,15 +121,24 @@ def fit_line(line: str, width: int | None, hang: int = 4) -> list[str]:
     longer than ``width`` only when one such word is. Continued ``hang`` columns in (a row's
     description column), at most half the width. -1: the terminal's width (``$COLUMNS``, else
     80 when piped, never below 40); None: the line whole. walk19: the plan line and each
-    action's row ran to 150 columns."""
+    action's row ran to 150 columns. walk20: columns are screen columns
+    (:func:`~lbctl.safe.text.display_width`, the tables' measure), not characters: a broker
+    named ``東京-1`` takes 6, not 4."""
     if width is not None and width < 0:
         width = max(40, shutil.get_terminal_size((80, 24)).columns)
-    if width is None or len(line) <= width:
+    if width is None or display_width(line) <= width:
         return [line]
-    indent = len(line) - len(line.lstrip(" "))
-    return textwrap.wrap(line[indent:], width, initial_indent=line[:indent],
-                         subsequent_indent=" " * min(hang, width // 2),
-                         break_long_words=False, break_on_hyphens=False) or [line]
+    indent = line[:len(line) - len(line.lstrip(" "))]
+    lead = " " * min(hang, width // 2)
+    lines: list[str] = []
+    cur = indent
+    for word in re.findall(r"\S+\s*", line[len(indent):]):  # a word and the blanks after it
+        if cur.strip() and display_width(cur + word.rstrip()) > width:
+            lines.append(cur.rstrip())
+            cur = lead
+        cur += word
+    lines.append(cur.rstrip())
+    return lines
 
 
 @dataclass

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from lbctl.apply.drain import DrainReport
-from lbctl.apply.runner import ApplyReport
+from lbctl.apply.runner import ApplyReport, fit_line
+from lbctl.render.display import current
 from lbctl.render.schema import Schema, col
 
 RUN_FORMAT = "lbctl/apply-run@1"
@@ -80,7 +81,8 @@ class ApplyView:
         for k, v in self.extra.items():
             if isinstance(v, str):
                 lines.append(f"{k}: {v}")
-        return "\n".join(lines)
+        # fitted as the runner's lines are (walk20): a path stays whole, so it can be copied
+        return "\n".join(part for line in lines for part in fit_line(line, current().limit))
 
 
 @dataclass
@@ -102,11 +104,12 @@ class DrainView:
 
     def to_text(self) -> str:
         r = self.report
-        lines = [ApplyView(x).to_text() for x in r.rounds]
+        lines = [line for x in r.rounds for line in ApplyView(x).to_text().split("\n")]
         if r.remaining:
             lines.append(f"{r.broker} still owns: " + ", ".join(r.remaining[:10])
                          + (" …" if len(r.remaining) > 10 else ""))
         if r.balancer:
             lines.append(f"balancer: {r.balancer}")
         lines.append(r.message)
-        return "\n".join(x for x in lines if x)
+        limit = current().limit  # the rounds' lines are fitted by ApplyView already
+        return "\n".join(part for x in lines if x for part in fit_line(x, limit))
