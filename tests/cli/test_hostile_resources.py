@@ -18,7 +18,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -35,6 +34,7 @@ from typer.testing import CliRunner
 from lbctl.cli.app import app
 from lbctl.sandbox import Fault, TestCluster, hot_cluster
 from tests.paths import EXAMPLES
+from tests.tmpfs import fill, make_read_only, tmpfs
 
 ROOT = Path(__file__).resolve().parents[2]
 CLOSED = "http://127.0.0.1:9"
@@ -133,23 +133,6 @@ def test_watch_names_the_history_directory_it_cannot_make(tmp_path: Path,
 # -- every writer on a full and on a read-only file system (root: tmpfs mounts) ------------------
 
 
-def _can_mount() -> bool:
-    return sys.platform == "linux" and os.geteuid() == 0
-
-
-@contextlib.contextmanager
-def _tmpfs(where: Path, options: str) -> Iterator[Path]:
-    where.mkdir(parents=True, exist_ok=True)
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
-
-
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[TestCluster]:
     c = hot_cluster(3)
@@ -161,20 +144,14 @@ def cluster() -> Iterator[TestCluster]:
 def refusing(request: Any, tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """A directory on a tmpfs with no room left, or mounted read-only; each holds ``seq.jsonl``
     and ``journal.jsonl`` of one line already."""
-    if not _can_mount():
-        pytest.skip("mounting a tmpfs needs root")
     kind = request.param
-    where = tmp_path / "mnt"
-    with _tmpfs(where, "size=64k,mode=0755") as mnt:
+    with tmpfs(tmp_path / "mnt") as mnt:
         for name in ("seq.jsonl", "journal.jsonl"):
             (mnt / name).write_text('{"first": 1}\n')
         if kind == "full":
-            with contextlib.suppress(OSError), open(mnt / "filler", "wb") as f:
-                while True:
-                    f.write(b"\0" * 4096)
-                    f.flush()
+            fill(mnt)
         else:
-            subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
+            make_read_only(mnt)
         yield kind, mnt
 
 

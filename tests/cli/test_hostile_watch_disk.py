@@ -7,10 +7,6 @@ warning is now left to the error line, so one attempt is one line; earlier attem
 
 from __future__ import annotations
 
-import contextlib
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +15,7 @@ from typer.testing import CliRunner
 
 from lbctl.cli.app import app
 from lbctl.sandbox import TestCluster, hot_cluster
+from tests.tmpfs import refusing_tmpfs
 
 
 @pytest.fixture(scope="module")
@@ -30,26 +27,9 @@ def cluster() -> Iterator[TestCluster]:
 
 @pytest.fixture(params=["full", "read-only"])
 def refusing(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path, str]]:
-    if sys.platform != "linux" or os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    where = tmp_path / "mnt"
-    where.mkdir()
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0755", "tmpfs", str(where)],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
-    try:
-        if request.param == "full":
-            with contextlib.suppress(OSError), open(where / "filler", "wb") as f:
-                while True:
-                    f.write(b"\0" * 4096)
-                    f.flush()
-            yield where, "No space left on device"
-        else:
-            subprocess.run(["mount", "-o", "remount,ro", str(where)], check=True)
-            yield where, "Read-only file system"
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
+    kind = str(request.param)
+    with refusing_tmpfs(tmp_path / "mnt", kind) as mnt:
+        yield mnt, ("No space left on device" if kind == "full" else "Read-only file system")
 
 
 def _watch(cluster: TestCluster, history: Path, count: int) -> tuple[int, list[str]]:

@@ -13,14 +13,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +26,7 @@ from typer.testing import CliRunner
 from lbctl.cli.app import app
 from lbctl.fleet.session import job_error, refusal
 from tests.fleet.independent import CORPUS
+from tests.tmpfs import refusing_tmpfs
 
 TABLES = ("snapshots", "brokers", "bundles", "topics")
 
@@ -105,25 +102,6 @@ def test_a_java_chain_that_fails_or_never_ends_is_bounded() -> None:
 # -- on a real disk, with the tests' Spark session ----------------------------------------------
 
 
-@contextlib.contextmanager
-def _full_tmpfs(where: Path) -> Iterator[Path]:
-    if sys.platform != "linux" or os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    where.mkdir(parents=True, exist_ok=True)
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0755", "tmpfs", str(where)],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
-    try:
-        with contextlib.suppress(OSError), open(where / "filler", "wb") as f:
-            while True:
-                f.write(b"\0" * 4096)
-                f.flush()
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
-
-
 def _errors(stderr: str) -> list[str]:
     assert "Traceback" not in stderr and "internal error" not in stderr, stderr
     return [ln for ln in stderr.splitlines() if ln.startswith("lbctl: error:")]
@@ -131,7 +109,7 @@ def _errors(stderr: str) -> list[str]:
 
 @pytest.mark.spark
 def test_ingest_into_a_full_disk_says_no_space(spark: Any, tmp_path: Path) -> None:
-    with _full_tmpfs(tmp_path / "mnt") as mnt:
+    with refusing_tmpfs(tmp_path / "mnt", "full") as mnt:
         out = mnt / "out"
         res = CliRunner().invoke(app, ["fleet", "ingest", str(CORPUS), "--out", str(out), "-q"])
         assert res.exit_code == 1, res.stderr
@@ -245,7 +223,7 @@ def test_report_into_a_fifo_is_refused_not_a_hang(ingested: Any, tmp_path: Path)
 @pytest.mark.spark
 def test_report_into_a_full_disk_leaves_no_half_file(ingested: Any, tmp_path: Path) -> None:
     data, _ = ingested
-    with _full_tmpfs(tmp_path / "mnt") as mnt:
+    with refusing_tmpfs(tmp_path / "mnt", "full") as mnt:
         out = mnt / "report"
         res = CliRunner().invoke(app, ["fleet", "report", str(data), "--out", str(out), "-q",
                                        "--no-plot"])

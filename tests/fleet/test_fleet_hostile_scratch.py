@@ -13,11 +13,9 @@ it is held here as a guard.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +24,7 @@ from typer.testing import CliRunner
 
 from lbctl.cli.app import app
 from lbctl.fleet.session import from_spark, job_error, scratch_dirs
+from tests.tmpfs import refusing_tmpfs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,27 +33,6 @@ def _errors(stderr: str) -> list[str]:
     assert "Traceback" not in stderr and "internal error" not in stderr, stderr
     assert "at org.apache" not in stderr and "toPandas attempted" not in stderr, stderr
     return [ln for ln in stderr.splitlines() if ln.startswith("lbctl: error:")]
-
-
-@contextlib.contextmanager
-def _tmpfs(where: Path, *, full: bool = False, ro: bool = False) -> Iterator[Path]:
-    if sys.platform != "linux" or os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    where.mkdir(parents=True, exist_ok=True)
-    opts = "size=64k,mode=0755" + (",ro" if ro else "")
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(where)],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {p.stderr.strip()}")
-    try:
-        if full:
-            with contextlib.suppress(OSError), open(where / "filler", "wb") as f:
-                while True:
-                    f.write(b"\0" * 4096)
-                    f.flush()
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
 
 
 # -- the one line, without Spark -------------------------------------------------------------------
@@ -106,7 +84,7 @@ def test_a_job_refused_by_the_disk_is_one_line_in_process(
     the replay's Spark work, in the session the suite keeps: one line, exit 1, the session still
     usable afterwards."""
     data, _ = ingested
-    with _tmpfs(tmp_path / "mnt", full=True) as mnt:
+    with refusing_tmpfs(tmp_path / "mnt", "full") as mnt:
         def refused(*_: Any, **__: Any) -> Any:
             jvm = spark.sparkContext._jvm
             out = jvm.java.io.FileOutputStream(str(mnt / "shuffle_0_0_0.data"))
@@ -129,7 +107,7 @@ def test_a_job_refused_by_the_disk_is_one_line_in_process(
 @pytest.mark.spark
 def test_a_read_only_out_is_one_line(ingested: Any, tmp_path: Path) -> None:
     data, _ = ingested
-    with _tmpfs(tmp_path / "ro", ro=True) as ro:
+    with refusing_tmpfs(tmp_path / "ro", "read-only") as ro:
         for out, words in ((ro / "report", f"{ro / 'report'}: Read-only file system"),
                            (ro, f"{ro / 'clusters.csv'}: cannot write: Read-only file system")):
             res = CliRunner().invoke(app, ["fleet", "report", str(data), "--out", str(out), "-q",
@@ -146,7 +124,7 @@ def test_report_with_its_scratch_space_full_is_one_line(ingested: Any, tmp_path:
     """The real thing: a Spark of its own (the suite's session cannot move its scratch space)
     whose ``spark.local.dir`` (or ``SPARK_LOCAL_DIRS``) is a full disk."""
     data, _ = ingested
-    with _tmpfs(tmp_path / "full", full=True) as full:
+    with refusing_tmpfs(tmp_path / "full", "full") as full:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "LBCTL_SPARK_CLASS_CACHE": "off"}
         args = [sys.executable, "-m", "lbctl", "fleet", "report", str(data), "--out",
                 str(tmp_path / "rep"), "-q", "--no-plot", "--master", "local[1]"]
