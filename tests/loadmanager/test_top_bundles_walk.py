@@ -49,3 +49,34 @@ def test_derived_top_bundles_walk_the_report_s_order() -> None:
     assert [t.bundleName for t in expected] != [t.bundleName for t in refilled]
     assert [t.bundleName for t in got] == [t.bundleName for t in expected]
     assert len(got) == 10
+
+
+def test_the_sandbox_s_top_bundles_walk_the_split_walk_s_order() -> None:
+    """The simulator publishes every broker's ``TopKBundles`` of its true bundle stats; the cycle
+    it feeds walks the same ``ConcurrentHashMap`` for its splits (``bundle_stats_walk`` of
+    rebuilt stats: a fresh map filled in the stats' order). Both walks are that one map's order,
+    not one of them a ``HashMap``'s."""
+    from types import SimpleNamespace
+
+    from lbctl.model.cluster import EXTENSIBLE
+    from lbctl.records import replace
+    from lbctl.simulate.engine import Tick
+    from lbctl.simulate.extensible import ExtensibleDriver
+    from lbctl.strategies.split.default_namespace_bundle_split_strategy import bundle_stats_walk
+
+    put_order = twelve_bundles("tenant/ns0")
+    assert concurrent_order(put_order) != java_hash_order(put_order)
+    busy = {b: stats(tp_in=MB) for b in put_order}
+    true = broker(bundles=busy, bandwidth_in=(80, 100))
+    s0 = replace(state({"b1:8080": true}), load_manager=EXTENSIBLE)
+    settings = Settings.defaults()
+    run = SimpleNamespace(states=[s0], owned=["b1:8080"], true={"b1:8080": true},
+                          written={"b1:8080": true})
+    view = ExtensibleDriver().view(run, Tick(2, 60_000, s0, settings, 0))  # type: ignore[arg-type]
+    got = view.top_bundles_load_data["b1:8080"].bundles
+    walk = bundle_stats_walk(true.lastStats, iterated=False)
+    assert [b for b, _ in walk] == concurrent_order(put_order)
+    expected = top_k_bundles(walk, 10, settings)
+    refilled = top_k_bundles(((b, busy[b]) for b in java_hash_order(put_order)), 10, settings)
+    assert [t.bundleName for t in expected] != [t.bundleName for t in refilled]
+    assert [t.bundleName for t in got] == [t.bundleName for t in expected]
