@@ -12,8 +12,8 @@ regexes (``LoadManagerShared.applyNamespacePolicies``), as ``findPrimaryBrokers`
 
 Not ported: ``testShouldFailover`` and ``testGetAvailablePrimaryBrokers`` check the
 ``SortedSet<BrokerStatus>`` overloads (``MinAvailablePolicy.isBrokerAvailable``: active and load
-factor below ``usage_threshold``), which only the admin API's ``brokers-with-policies`` view
-uses; the load managers call ``shouldFailoverToSecondaries(namespace, primariesCount)``, the
+factor below ``usage_threshold``), which no load manager calls: they call
+``shouldFailoverToSecondaries(namespace, primariesCount)`` (``applyNamespacePolicies``), the
 count-only overload, so ``usage_threshold`` decides nothing in lbctl (its count form is
 ``test_namespace_policies.py::test_min_available_failover``). ``testConstructor`` and the two
 getters check the policy's JSON form (tests/sources/test_snapshot_policies.py).
