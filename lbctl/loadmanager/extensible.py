@@ -151,14 +151,19 @@ def store_map(store: Mapping[str, BrokerLoadData], mem: ExtensibleMemory) -> Map
 
 def _top_bundles(state: ClusterState, settings: Settings, derived: bool
                  ) -> dict[str, tuple[TopBundle, ...]]:
+    """The brokers' top bundles: as published, or (derived data) ``TopKBundles.update`` over each
+    report's ``lastStats``. ``TopBundleLoadDataReporter`` walks ``PulsarStats.bundleStats``, the
+    ``ConcurrentHashMap`` a load report's ``lastStats`` is written from, so the walk is the one
+    the split walk takes (:func:`bundle_stats_walk`: the report's own order, not a ``HashMap``
+    refilled from it); among equal bundles it decides which fill the top-k slots and in which
+    order TransferShedder meets them."""
     if not derived:
         return {b: p.bundles for b, p in state.top_bundles_load_data.items()}
     k = int(settings["loadBalancerMaxNumberOfBundlesInBundleLoadReport"])
     has_policies = state.policies.has_policies if state.policies is not None else None
     out = {}
     for b, local in state.brokers.items():
-        order = java_hash_order(local.lastStats)
-        out[b] = top_k_bundles(((x, local.lastStats[x]) for x in order), k, settings,
+        out[b] = top_k_bundles(bundle_stats_walk(local.lastStats, iterated=True), k, settings,
                                has_policies)
     return out
 

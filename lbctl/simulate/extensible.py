@@ -39,9 +39,9 @@ from lbctl.model.brokerload import (
     top_k_bundles,
 )
 from lbctl.model.cluster import EXTENSIBLE, ClusterState
-from lbctl.model.javaorder import java_hash_order
 from lbctl.model.load import LocalBrokerData
 from lbctl.records import replace
+from lbctl.strategies.split.default_namespace_bundle_split_strategy import bundle_stats_walk
 
 if TYPE_CHECKING:
     from lbctl.simulate.engine import Tick, _Run
@@ -99,9 +99,10 @@ class ExtensibleDriver:
             data = self.report(b, true, now, settings)
             if run.written[b].lastUpdate == now:  # published with this cycle's write
                 self.published[b] = data
-            stats = true.lastStats
+            # TopBundleLoadDataReporter walks PulsarStats' bundle-stats ConcurrentHashMap, the
+            # map the cycle's split walk reads too: the same order (bundle_stats_walk)
             tops[b] = PublishedTopBundles(top_k_bundles(
-                ((x, stats[x]) for x in java_hash_order(stats)), k, settings,
+                bundle_stats_walk(true.lastStats, iterated=False), k, settings,
                 trace_state.policies.has_policies if trace_state.policies else None))
         return ClusterState(
             cluster=s0.cluster, captured_at=now,
