@@ -63,8 +63,8 @@ class WatchOptions(Struct, frozen=True):
 
 class Capture(Struct, frozen=True):
     """One read of the cluster: the state, the leader, who owns each bundle as the brokers list
-    it (None: from the reports only) and the leader's ``brk_lb_unload_bundle_count`` (None: not
-    read)."""
+    it (None: from the reports only) and the unloads the leader's own shedding counted
+    (:func:`unload_count`; None: not read)."""
 
     state: ClusterState
     leader: str | None = None
@@ -196,10 +196,17 @@ class Watcher:
         in the leader's ``/broker-stats/metrics``) tells its unloads from an operator's: it
         counts the bundles its own ``doLoadShedding`` unloaded, never an admin unload. It is
         read only with the brokers' ownership (with the reports, a move shows too long after
-        for the count to say whose it was)."""
+        for the count to say whose it was).
+
+        On the extensible load manager the leader's ``UnloadCounter`` counts admin unloads too
+        (``ExtensibleLoadManagerImpl.unloadNamespaceBundleAsync`` hands ``UnloadManager`` a
+        Success decision with reason ``Admin``), so its totals (``brk_lb_unload_bundle_total``)
+        cannot tell them apart; its breakdown can: ``brk_lb_unload_broker_breakdown_total`` with
+        ``result="Success"`` and the reasons of ``UnloadScheduler``'s own decisions
+        (:func:`unload_count`)."""
         from lbctl.admin.client import BROKER_METRICS, call
         from lbctl.errors import LbctlError
-        from lbctl.model.cluster import MODULAR
+        from lbctl.model.cluster import EXTENSIBLE, MODULAR
         from lbctl.sources.live_brokers import LEADER_BROKER, leader_id
 
         unloads = None
@@ -211,11 +218,12 @@ class Watcher:
                 leader = leader_id(reader.client.json(call(LEADER_BROKER)))
             except LbctlError:
                 leader = None
+            kind = read.state.load_manager
             if (leader is not None and read.owners is not None
-                    and read.state.load_manager == MODULAR):
+                    and kind in (MODULAR, EXTENSIBLE)):
                 try:
                     unloads = unload_count(reader.client.json(call(
-                        BROKER_METRICS, base=reader.client.broker_url(leader))))
+                        BROKER_METRICS, base=reader.client.broker_url(leader))), kind)
                 except LbctlError:
                     unloads = None
         if self.opts.ownership and (read.owners is not None) != self.owned_read:
@@ -280,7 +288,7 @@ class Watcher:
                 found = {}
             else:
                 found = self._not_leaders([m for m in seen if m.bundle in fresh], state,
-                                          settings, capture, decided, ending)
+                                          settings, capture, decided, ending, could)
             for b in found:
                 fresh.pop(b, None)
                 leaving.pop(b, None)
@@ -520,8 +528,8 @@ class Watcher:
             self._record_failed = False
 
     def _not_leaders(self, seen: list[Any], state: ClusterState, settings: Any,
-                     capture: Capture, decided: list[Any],
-                     ending: frozenset[str]) -> dict[str, str]:
+                     capture: Capture, decided: list[Any], ending: frozenset[str],
+                     could: frozenset[tuple[str, str]] = frozenset()) -> dict[str, str]:
         """The moves of this capture (failovers and lbctl's healing already left out) that were
         not the leader's, each with the evidence: an operator's ``pulsar-admin namespaces
         unload`` moves a bundle as the leader's unload does, but the leader does not put it in
@@ -536,7 +544,7 @@ class Watcher:
           (:meth:`_departures`), and told when they arrive."""
         out: dict[str, str] = {}
         if capture.owners is not None:
-            self._departures(state, capture, decided, ending)
+            self._departures(state, capture, decided, ending, could)
         if not seen:
             return out
         prev = self._prev
@@ -554,7 +562,8 @@ class Watcher:
         return out
 
     def _departures(self, state: ClusterState, capture: Capture, decided: list[Any],
-                    ending: frozenset[str]) -> None:
+                    ending: frozenset[str],
+                    could: frozenset[tuple[str, str]] = frozenset()) -> None:
         """The bundles that left a broker's listing since the last capture (both read from the
         brokers) without the leader, as far as the evidence tells, into ``_left_alone``:
 
@@ -563,8 +572,10 @@ class Watcher:
           .doLoadShedding`` and the extensible ``UnloadScheduler.execute`` return at once);
         * the leader (the same broker at both) counted fewer unloads in between
           (``brk_lb_unload_bundle_count``, raised by ``doLoadShedding`` by every bundle it chose,
-          carried out or not, never by an admin unload) than the departures lbctl's model
-          expects of it take, leaving none for the others; none at all, and no departure is the
+          carried out or not, never by an admin unload; on the extensible load manager the
+          ``UnloadCounter`` breakdown's Success decisions but the ``Admin`` ones, raised when
+          ``UnloadScheduler``'s unloads complete: :func:`unload_count`) than the departures
+          lbctl's model expects of it take, leaving none for the others; none at all, and no departure is the
           leader's. Where the count leaves room for some of several unexpected departures, which
           are the leader's is unknown: none is said to be an operator's.
 
@@ -598,17 +609,21 @@ class Watcher:
         chosen = {(a.bundle, a.broker) for a in decided
                   if a.action in ("unload", "transfer") and not a.skipped}
         opened = self.checker.open
-        expected = [(b, o) for b, o in gone if (b, o) in chosen or b in ending
-                    or (b in opened and opened[b].broker == o)]
+        # (``could``: what the leader's next cycle on the last capture's reports may do —
+        # :meth:`_next_cycle` — is expected of it as much: an operator's unload in the interval
+        # of such a move was unexpected, the count's room taken by a move lbctl had foreseen)
+        expected = [(b, o) for b, o in gone if (b, o) in chosen or (b, o) in could
+                    or b in ending or (b in opened and opened[b].broker == o)]
         others = gone if rose == 0 else [x for x in gone if x not in expected]
         if rose > len(expected) and rose != 0:
             return  # room for some of the others: whose is unknown
+        name = count_name(state.load_manager)
         for b, _o in others:
             self._left_alone[b] = (now_ms, (
                 f"the leader {last[0]} made no unload since {since} "
-                f"(brk_lb_unload_bundle_count stayed at {count})" if rose == 0 else
+                f"({name} stayed at {count})" if rose == 0 else
                 f"the leader {last[0]} counted {rose} unload(s) since {since} "
-                f"(brk_lb_unload_bundle_count {last[1]} → {count}), as many as the moves "
+                f"({name} {last[1]} → {count}), as many as the moves "
                 "lbctl's model expected of it"))
 
     def _journal_unloads(self, since_ms: int) -> dict[str, int]:
@@ -757,22 +772,49 @@ class Watcher:
             stop.wait(max(0.0, self.opts.interval_s - (time.monotonic() - started)))
 
 
-def unload_count(metrics: Any) -> int | None:
-    """The leader's ``brk_lb_unload_bundle_count`` in a ``/broker-stats/metrics`` answer (the
-    ``bundleUnloading`` entry ``ModularLoadManagerImpl.updateBundleUnloadingMetrics`` keeps);
-    None without one."""
+def unload_count(metrics: Any, load_manager: str = "modular") -> int | None:
+    """The unloads the leader's own shedding made, as a ``/broker-stats/metrics`` answer
+    counts them; None where it does not tell.
+
+    * modular: ``brk_lb_unload_bundle_count`` (the ``bundleUnloading`` entry
+      ``ModularLoadManagerImpl.updateBundleUnloadingMetrics`` keeps; never an admin unload);
+    * extensible: the sum of ``brk_lb_unload_broker_breakdown_total`` over the
+      ``result="Success"`` entries whose ``reason`` is not ``Admin`` (``UnloadCounter.toMetrics``:
+      ``UnloadScheduler``'s decisions are Overloaded or Underloaded, an operator's unload through
+      ``ExtensibleLoadManagerImpl.unloadNamespaceBundleAsync`` is Admin). Only an answer that has
+      the Success/Admin entry is trusted: without it the release may count an admin unload
+      under another reason, and its totals (``brk_lb_unload_bundle_total``) count them all."""
     if not isinstance(metrics, list):
         return None
+    extensible = load_manager == "extensible"
+    total, admin = 0, False
     for entry in metrics:
         if not isinstance(entry, dict):
             continue
         dims, values = entry.get("dimensions"), entry.get("metrics")
-        if isinstance(dims, dict) and dims.get("metric") == "bundleUnloading" \
-                and isinstance(values, dict):
-            n = values.get("brk_lb_unload_bundle_count")
-            if isinstance(n, (int, float)) and not isinstance(n, bool) and n >= 0:
-                return int(n)
-    return None
+        if not (isinstance(dims, dict) and dims.get("metric") == "bundleUnloading"
+                and isinstance(values, dict)):
+            continue
+        name = "brk_lb_unload_broker_breakdown_total" if extensible else "brk_lb_unload_bundle_count"
+        n = values.get(name)
+        if not isinstance(n, (int, float)) or isinstance(n, bool) or n < 0:
+            continue
+        if not extensible:
+            return int(n)
+        if dims.get("result") != "Success":
+            continue
+        if dims.get("reason") == "Admin":
+            admin = True
+        else:
+            total += int(n)
+    return total if extensible and admin else None
+
+
+def count_name(load_manager: str) -> str:
+    """The leader's unload count as :func:`unload_count` reads it, for the evidence."""
+    if load_manager == "extensible":
+        return 'brk_lb_unload_broker_breakdown_total{result="Success", reason≠"Admin"}'
+    return "brk_lb_unload_bundle_count"
 
 
 def _false(value: Any) -> bool:
