@@ -42,8 +42,9 @@ def test_the_modular_count_and_bad_answers() -> None:
           "metrics": {"brk_lb_unload_broker_count": 2, "brk_lb_unload_bundle_count": 5}}]
     assert unload_count(m) == 5
     assert unload_count(m, "extensible") is None
-    for bad in (None, {}, [1, "x"], [{"dimensions": {"metric": "bundleUnloading"},
-                                      "metrics": {"brk_lb_unload_bundle_count": True}}]):
+    bads: list[Any] = [None, {}, [1, "x"], [{"dimensions": {"metric": "bundleUnloading"},
+                                             "metrics": {"brk_lb_unload_bundle_count": True}}]]
+    for bad in bads:
         assert unload_count(bad) is None
         assert unload_count(bad, "extensible") is None
     assert "Admin" in count_name("extensible") and count_name("modular").endswith("_count")
