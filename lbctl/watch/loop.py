@@ -131,6 +131,10 @@ class Watcher:
         self.excused: frozenset[str] = frozenset()
         #: the states this capture's moves were judged on (an unexpected-unload's evidence)
         self.judged = ""
+        #: this capture's moves no captured report lets lbctl judge (bundle → why:
+        #: :meth:`_unseen`), each an ``unjudged-unload`` rather than an unexpected one
+        self.unseen: dict[str, str] = {}
+        self._unseen_away: dict[str, str] = {}  # the same of the bundles in flight (``_away``)
         #: the unloads the leader's next cycle may make on the last capture's reports
         #: (:meth:`_next_cycle`)
         self._could: frozenset[tuple[str, str]] = frozenset()
@@ -173,7 +177,7 @@ class Watcher:
                                  warm=self.warm, free=ending | self.excused
                                  | _agreed(seen, decided),
                                  owners=owners, manual=manual, last=self.last_owner,
-                                 judged=self.judged)
+                                 judged=self.judged, unseen=self.unseen)
         if states:
             self.known = known_brokers(states)
             # the page and /metrics show the last capture on record (its age in the lag, the
@@ -268,6 +272,7 @@ class Watcher:
         leaving: dict[str, tuple[str, int]] = {}  # bundle → the broker it left, when seen
         could = self._could  # what lbctl's last cycle's reports let the leader's next one do
         self.judged = _judged(self._prev, state, settings)
+        self.unseen = self._unseen(seen, state, owners)
         left = self._in_flight(state, owners, seen, could)
         for m in seen:
             # a failover (its broker gone) or lbctl's own healing is no unload of the leader's;
@@ -357,6 +362,50 @@ class Watcher:
                              else (capture.leader, capture.unloads))
         return seen, decided, manual
 
+    def _unseen(self, seen: list[Any], state: ClusterState,
+                owners: Mapping[str, str] | None) -> dict[str, str]:
+        """The moves of this capture whose state the leader decided on no capture holds (bundle
+        → why), so that lbctl cannot judge them: with the brokers' ownership, the bundle was
+        listed by the broker it left at the last capture, but neither that capture's report of
+        the broker nor this one's holds it — the broker rewrote its report with the bundle,
+        the leader's cycle read that report and shed the bundle, and the broker rewrote it again
+        without, all between two captures (``LocalBrokerData.bundles``, ``lastUpdate``). The
+        leader may shed such a bundle only where its grace map does not hold it
+        (``ModularLoadManagerImpl.doLoadShedding``'s ``recentlyUnloadedBundles``, the extensible
+        ``UnloadScheduler``'s): a bundle whose last move was an operator's, a failover's or
+        its first assignment. One lbctl's grace map holds (the leader's own unload, its grace
+        not over) is judged as before: shed again within its grace, whatever the reports, it
+        breaks the leader's rules. Before, the leader's re-shed of an operator's bundle was an
+        unexpected-unload (the usage it was shed on is in no capture)."""
+        if owners is None or not seen:
+            return {}
+        out: dict[str, str] = {}
+        for m in seen:
+            why = self._unseen_one(m.bundle, m.before, state)
+            if why is not None:
+                out[m.bundle] = why
+        return out
+
+    def _unseen_one(self, bundle: str, x: str | None, state: ClusterState) -> str | None:
+        """Why the leader's unload of ``bundle`` off ``x``, seen gone from ``x``'s listing at
+        ``state``, cannot be judged (:meth:`_unseen`); None when it can. Asked when the bundle
+        leaves the listing: a bundle in flight is told when it arrives, captures later, when the
+        leader's unload has entered lbctl's grace map."""
+        prev, f = self._prev, self.follower
+        if x is None or prev is None or f is None or (self._listed or {}).get(bundle) != x:
+            return None
+        recently = getattr(f.memory, "recently_unloaded", None) or {}
+        if bundle in recently or bundle in self._moved:
+            return None
+        old, new = prev.brokers.get(x), state.brokers.get(x)
+        if old is None or new is None or _holds(old, bundle) or _holds(new, bundle) \
+                or new.lastUpdate <= old.lastUpdate:
+            return None
+        return (f"{x} owned it at {_when(prev.captured_at)}, but neither its load report of "
+                f"{_when(old.lastUpdate)} nor the one of {_when(new.lastUpdate)} holds it: the "
+                "report the leader shed it on was written in between and no capture holds it, "
+                "so the evidence is incomplete; the bundle was not in the leader's grace map")
+
     def _next_cycle(self, state: ClusterState, settings: Any) -> frozenset[tuple[str, str]]:
         """The unloads (bundle, broker) the leader's next cycle may make on this capture's
         reports: lbctl's cycle run once more, on a copy of its memory, one
@@ -418,7 +467,15 @@ class Watcher:
                 # (a bundle split or deleted is gone, not in flight)
                 if b not in owners and b not in self._away and not _gone(b, state):
                     self._away[b] = (now, o, b in self._ending or (b, o) in could)
+                    why = self._unseen_one(b, o, state)
+                    if why is not None:
+                        self._unseen_away[b] = why
         self.excused = frozenset(b for b, v in back.items() if v[2]) | now_excused
+        for b in back:
+            why = self._unseen_away.pop(b, None)
+            if why is not None:
+                self.unseen[b] = why
+        self._unseen_away = {b: v for b, v in self._unseen_away.items() if b in self._away}
         return {b: v[0] for b, v in back.items()}
 
     def _correct(self) -> None:
@@ -491,7 +548,7 @@ class Watcher:
                                          warm=self.warm,
                                          free=ending | self.excused | _agreed(seen, decided),
                                          owners=owners, manual=manual, last=self.last_owner,
-                                         judged=self.judged)
+                                         judged=self.judged, unseen=self.unseen)
             found += conditions(state, settings, known=self.known, leader=leader,
                                 previous_leader=self.leader, log=self.log,
                                 limits=self.opts.limits)
@@ -815,6 +872,11 @@ def count_name(load_manager: str) -> str:
     if load_manager == "extensible":
         return 'brk_lb_unload_broker_breakdown_total{result="Success", reason≠"Admin"}'
     return "brk_lb_unload_bundle_count"
+
+
+def _holds(report: Any, bundle: str) -> bool:
+    """A broker's load report lists ``bundle``."""
+    return bundle in report.lastStats or bundle in report.bundles
 
 
 def _false(value: Any) -> bool:
