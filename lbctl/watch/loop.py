@@ -135,6 +135,12 @@ class Watcher:
         #: :meth:`_unseen`), each an ``unjudged-unload`` rather than an unexpected one
         self.unseen: dict[str, str] = {}
         self._unseen_away: dict[str, str] = {}  # the same of the bundles in flight (``_away``)
+        #: the moves judged without lbctl's apply journal, within the move window (bundle → the
+        #: start of its window, the capture that showed it, from, to, its grace entry), and
+        #: those its journal told since, each a manual-unload at this capture
+        #: (:meth:`_late_journal`)
+        self._unmatched: dict[str, tuple[int, int, str, str, int]] = {}
+        self.late: dict[str, str] = {}
         #: the unloads the leader's next cycle may make on the last capture's reports
         #: (:meth:`_next_cycle`)
         self._could: frozenset[tuple[str, str]] = frozenset()
@@ -293,7 +299,7 @@ class Watcher:
                 found = {}
             else:
                 found = self._not_leaders([m for m in seen if m.bundle in fresh], state,
-                                          settings, capture, decided, ending, could)
+                                          settings, capture, decided, ending, could, fresh)
             for b in found:
                 fresh.pop(b, None)
                 leaving.pop(b, None)
@@ -542,6 +548,7 @@ class Watcher:
             ours = self._ours(state.captured_at)
             ending = self._ending  # as lbctl's last cycle left it (the moves seen came after)
             settings = self._settings(state)
+            self.late = {}
             seen, decided, manual = self._cycle(state, settings, ours, owners, capture=capture)
             self._record(state, capture, manual)
             found = self.checker.observe(state, seen, decided, interval_ms(settings), ours,
@@ -549,6 +556,7 @@ class Watcher:
                                          free=ending | self.excused | _agreed(seen, decided),
                                          owners=owners, manual=manual, last=self.last_owner,
                                          judged=self.judged, unseen=self.unseen)
+            found += [Condition("manual-unload", b, "info", why) for b, why in self.late.items()]
             found += conditions(state, settings, known=self.known, leader=leader,
                                 previous_leader=self.leader, log=self.log,
                                 limits=self.opts.limits)
@@ -586,7 +594,8 @@ class Watcher:
 
     def _not_leaders(self, seen: list[Any], state: ClusterState, settings: Any,
                      capture: Capture, decided: list[Any], ending: frozenset[str],
-                     could: frozenset[tuple[str, str]] = frozenset()) -> dict[str, str]:
+                     could: frozenset[tuple[str, str]] = frozenset(),
+                     started: Mapping[str, int] | None = None) -> dict[str, str]:
         """The moves of this capture (failovers and lbctl's healing already left out) that were
         not the leader's, each with the evidence: an operator's ``pulsar-admin namespaces
         unload`` moves a bundle as the leader's unload does, but the leader does not put it in
@@ -602,21 +611,73 @@ class Watcher:
         out: dict[str, str] = {}
         if capture.owners is not None:
             self._departures(state, capture, decided, ending, could)
-        if not seen:
+        now = state.captured_at
+        window = self.opts.limits.window_ms
+        self._unmatched = {b: v for b, v in self._unmatched.items() if now - v[1] <= window}
+        if not seen and not self._unmatched:
             return out
         prev = self._prev
         lag = interval_ms(settings) + (
             0 if capture.owners is not None else
             int(settings["loadBalancerReportUpdateMaxIntervalMinutes"]) * 60_000)
-        since = (prev.captured_at if prev is not None else state.captured_at) - lag
-        sent = self._journal_unloads(since)
+        gap = now - prev.captured_at if prev is not None else interval_ms(settings)
+        # each move from the capture before the one that first showed it (a bundle in flight:
+        # gone from its broker's listing captures before it arrived), less the lag
+        starts = {m.bundle: (started or {}).get(m.bundle, m.at) - gap - lag for m in seen}
+        sent = self._journal_unloads(min([*starts.values(), *(v[0] for v in
+                                                             self._unmatched.values())]))
+        self._late_journal(sent)
         for m in seen:
             left = self._left_alone.pop(m.bundle, None)
-            if m.bundle in sent:
-                out[m.bundle] = f"lbctl apply sent its unload at {_when(sent[m.bundle])}"
+            t = sent.get(m.bundle)
+            if t is not None and t >= starts[m.bundle]:
+                out[m.bundle] = f"lbctl apply sent its unload at {_when(t)}"
+                # (a bundle in flight entered lbctl's grace maps when it left its broker)
+                self._ungrace(m.bundle, m.before, (started or {}).get(m.bundle, m.at))
             elif left is not None and capture.owners is not None:
                 out[m.bundle] = left[1]
+            elif self.opts.journal is not None and m.before is not None:
+                self._unmatched[m.bundle] = (starts[m.bundle], now, m.before, m.after,
+                                             (started or {}).get(m.bundle, m.at))
         return out
+
+    def _late_journal(self, sent: Mapping[str, int]) -> None:
+        """The moves judged without lbctl's apply journal whose unload it has recorded since:
+        an unload ``lbctl apply`` (or an approved plan) sent whose journal record came after the
+        capture that saw the move — a journal read from another host, written when the request
+        returned, or a capture between the send and the write. Read by each move's time window
+        (from the capture before it, less the lag, to the capture that showed it) for the move
+        window after, not only when the move is seen: each is a ``manual-unload`` (:attr:`late`)
+        and leaves lbctl's grace maps, where it had entered as the leader's unload."""
+        for b, (since, at, before, after, entered) in list(self._unmatched.items()):
+            t = sent.get(b)
+            if t is None or not since <= t <= at:
+                continue
+            del self._unmatched[b]
+            self.late[b] = (f"bundle {b} moved from {before} to {after} at {_when(at)}: not the "
+                            f"leader's unload (lbctl apply sent its unload at {_when(t)}; its "
+                            "journal record came after the capture that saw the move)")
+            self._ungrace(b, before, entered)
+
+    def _ungrace(self, bundle: str, broker: str | None, at: int) -> None:
+        """``bundle``'s entry at ``at`` (and ``broker``'s, extensible) out of lbctl's grace maps,
+        pending or in the follower's memory: an unload that was not the leader's
+        (``doLoadShedding`` and ``UnloadScheduler`` record their own only)."""
+        if self._moved.get(bundle) == at:
+            del self._moved[bundle]
+        if broker is not None and self._left.get(broker) == at:
+            del self._left[broker]
+        f = self.follower
+        if f is None:
+            return
+        recently = getattr(f.memory, "recently_unloaded", None)
+        if recently is not None and recently.get(bundle) == at:
+            f.memory = replace(f.memory, recently_unloaded=MappingProxyType(
+                {k: v for k, v in recently.items() if k != bundle}))
+        brokers = getattr(f.memory, "recently_unloaded_brokers", None)
+        if broker is not None and brokers is not None and brokers.get(broker) == at:
+            f.memory = replace(f.memory, recently_unloaded_brokers=MappingProxyType(
+                {k: v for k, v in brokers.items() if k != broker}))
 
     def _departures(self, state: ClusterState, capture: Capture, decided: list[Any],
                     ending: frozenset[str],

@@ -57,3 +57,43 @@ def test_an_operators_unload_beside_the_leaders_foreseen_transfers_is_an_operato
         assert w.raised("leader-divergence") == []
     finally:
         w.close()
+
+
+def test_an_unload_whose_journal_record_comes_late_is_still_lbctls(tmp_path: Path) -> None:
+    """lbctl apply's unload, its journal record written only after the capture that saw the
+    move (a journal from another host, a record written when the request returned). Before: the
+    journal was read at that capture alone — an unexpected-unload, and the bundle stayed in
+    lbctl's grace map as the leader's unload. Now the journal is read by the move's time window
+    for the move window: a manual-unload when the record comes, and out of the grace map.
+    (Ownership from the reports: no other evidence tells the move is not the leader's.)"""
+    from lbctl.executor import Executor, Mutation
+    from tests.sandbox.life_helpers import living_hot
+
+    journal, elsewhere = tmp_path / "journal.jsonl", tmp_path / "elsewhere.jsonl"
+    c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false",
+                                loadBalancerSheddingEnabled="false")
+    w = Beside(c, life, clock, tmp_path / "h", doctor=False, ownership=False, journal=journal)
+    try:
+        w.minutes(2)
+        a, b = list(c.brokers)[:2]
+        bundle = sorted(c.bundles_of(a))[0]
+        ns, rng = bundle.rsplit("/", 1)
+        Executor(w.client, yes=True, journal=elsewhere, clock=clock.now, show=lambda _l: None,
+                 force=True).run([Mutation(unload_call(ns, rng, b), f"unload {bundle}")])
+        for _ in range(20):  # until a capture shows the move (the reports' ownership lags)
+            w.minutes(1)
+            if w.watcher.last_owner.get(bundle) == b:
+                break
+        assert w.watcher.last_owner.get(bundle) == b
+        assert w.raised("manual-unload") == []  # (the record has not come yet)
+        journal.write_bytes(elsewhere.read_bytes())
+        w.minutes(2)
+        [e] = w.raised("manual-unload")
+        assert e.anomaly.subject == bundle
+        assert "lbctl apply sent its unload" in e.anomaly.message
+        assert "after the capture that saw the move" in e.anomaly.message
+        assert w.watcher.follower is not None
+        assert bundle not in w.watcher.follower.memory.recently_unloaded  # type: ignore[attr-defined]
+    finally:
+        w.close()
+
