@@ -153,6 +153,8 @@ class Watcher:
         self._listed: Mapping[str, str] | None = None
         self._left_alone: dict[str, tuple[int, str]] = {}
         self._journal_failed = False  # the apply journal could not be read (said once)
+        #: the journal's unloads as last read: (its size and mtime, from when, what)
+        self._journal_cache: tuple[tuple[int, int], int, dict[str, int]] | None = None
         self._record_failed = False  # a capture's record could not be written (said once)
         #: cycles lbctl follows the leader before its expectations are firm (None: never), from
         #: the last cycle's strategy and settings (:func:`lbctl.watch.divergence.warm_up`)
@@ -746,17 +748,34 @@ class Watcher:
 
     def _journal_unloads(self, since_ms: int) -> dict[str, int]:
         """bundle → when lbctl's apply journal last sent its unload (epoch ms), from ``since_ms``
-        on; a journal that cannot be read counts as none, said once until it can be again."""
+        on; a journal that cannot be read counts as none, said once until it can be again.
+
+        Read again only when the file changed (its size and modification time) or an earlier
+        start is asked: the moves' time windows keep it asked each capture for the move window
+        (:meth:`_late_journal`), and its last 16 MB need not be parsed each minute to say the
+        same."""
         if self.opts.journal is None:
             return {}
+        import os
+
         from lbctl.apply.journal import journal_unloads
 
+        try:
+            st = os.stat(self.opts.journal)
+            key: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            key = None
+        cached = self._journal_cache
+        if key is not None and cached is not None and cached[0] == key and cached[1] <= since_ms:
+            return {b: t for b, t in cached[2].items() if t >= since_ms}
         failed: list[str] = []
         found = journal_unloads(self.opts.journal, since_ms / 1000, warn=failed.append)
         if failed and not self._journal_failed:
             self.warn(f"journal: {failed[0]}")
         self._journal_failed = bool(failed)
-        return {b: int(t * 1000) for b, t in found.items()}
+        out = {b: int(t * 1000) for b, t in found.items()}
+        self._journal_cache = None if failed or key is None else (key, since_ms, out)
+        return out
 
     def _withdraw(self, events: list[Event], state: ClusterState) -> None:
         """The pending plans of the anomalies this capture resolved are withdrawn: a plan for a
