@@ -437,7 +437,10 @@ class Watcher:
             # extensible brokers republish the same load data at the new time: TransferShedder's
             # cool-down counts from a broker's ``updatedAt``, not the cycle's clock)
             later = f.lm.held(state, state.captured_at + interval_ms(settings))
-            acts = ghost.step(later, settings).plan().actions
+            result = ghost.step(later, settings)
+            # a cycle that moved nothing has no unload to excuse: its plan is not built
+            # (``acted``: an unload or transfer carried out — a third of this check's CPU)
+            acts = result.plan().actions if result.acted else ()
         except Exception as e:  # the judgement is only an excuse: never stop watching for it
             self.warn(f"divergence: the next cycle's check failed: {e!r}")
             return frozenset()
