@@ -97,3 +97,37 @@ def test_an_unload_whose_journal_record_comes_late_is_still_lbctls(tmp_path: Pat
     finally:
         w.close()
 
+
+
+def test_an_unload_in_flight_is_matched_in_the_journal_from_when_it_left(tmp_path: Path) -> None:
+    """Clients back 90 s after lbctl apply's unload: the bundle leaves its broker's listing at
+    one capture and shows on its next owner two captures later. The journal was read from the
+    capture before the arrival only, after the unload was sent: the move was told by the other
+    evidence (here shedding off), never as lbctl's own. Now each move's window starts at the
+    capture before the one that showed it gone."""
+    from lbctl.executor import Executor, Mutation
+    from tests.sandbox.life_helpers import living_hot
+
+    journal = tmp_path / "journal.jsonl"
+    c, life, clock = living_hot(3, reconnect=90.0, loadBalancerAutoBundleSplitEnabled="false",
+                                loadBalancerSheddingEnabled="false")
+    w = Beside(c, life, clock, tmp_path / "h", doctor=False, journal=journal)
+    try:
+        w.minutes(2)
+        run_for(life, clock, 58)  # sent just before a capture: it arrives two captures after
+        a, b = list(c.brokers)[:2]
+        bundle = sorted(c.bundles_of(a))[0]
+        ns, rng = bundle.rsplit("/", 1)
+        Executor(w.client, yes=True, journal=journal, clock=clock.now, show=lambda _l: None,
+                 force=True).run([Mutation(unload_call(ns, rng, b), f"unload {bundle}")])
+        run_for(life, clock, 2)
+        w.watcher.tick()
+        assert bundle not in (w.watcher._listed or {})  # in flight
+        w.minutes(1)
+        assert bundle not in (w.watcher._listed or {})  # still in flight
+        w.minutes(3)
+        [e] = w.raised("manual-unload")
+        assert e.anomaly.subject == bundle
+        assert "lbctl apply sent its unload" in e.anomaly.message
+    finally:
+        w.close()
