@@ -131,9 +131,9 @@ def watch(
     leader's clock to check what the leader did against what its rules say, and raises anomalies
     after their grace: broker-down, report-stale, out-of-band, ping-pong, unload-storm,
     split-blocked, balancer-paused, leader-changed, idle-broker, leader-divergence,
-    unexpected-unload, manual-unload, doctor:<rule>. Each is printed as a JSON line on stdout
-    (and sent to --webhook) once when raised and once when resolved. Fits systemd and a
-    Kubernetes Deployment (docs/commands/watch.md).
+    unexpected-unload, manual-unload, unjudged-unload, doctor:<rule>. Each is printed as a JSON
+    line on stdout (and sent to --webhook) once when raised and once when resolved. Fits systemd
+    and a Kubernetes Deployment (docs/commands/watch.md).
 
     \b
     Examples:

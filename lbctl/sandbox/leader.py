@@ -227,6 +227,9 @@ class Leader:
                 continue
             c._move(a.bundle, a.destinationBroker)
             life.counters.unload_bundle += 1
+            if c.extensible:
+                why = a.reason if a.reason in ("Overloaded", "Underloaded") else "Overloaded"
+                life.counters.reasons[why] = life.counters.reasons.get(why, 0) + 1
             sources.add(a.broker)
         life.counters.unload_broker += len(sources)
         life.ownership_changed()

@@ -91,6 +91,12 @@ class Counters:
     unload_bundle: int = 0
     unload_broker: int = 0
     split: int = 0
+    #: the extensible leader's ``UnloadCounter`` breakdown of its own Success decisions by
+    #: ``UnloadDecision.Reason`` (Overloaded, Underloaded), and the admin unloads each broker
+    #: carried out as the bundle's owner (``ExtensibleLoadManagerImpl.unloadNamespaceBundleAsync``
+    #: counts them there as Success/Admin)
+    reasons: dict[str, int] = field(default_factory=dict)
+    admin: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

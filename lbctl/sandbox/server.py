@@ -365,6 +365,20 @@ class TestCluster(OperationsMixin):
                     {"dimensions": {"broker": dims["broker"], "metric": "bundleUnloading"},
                      "metrics": {"brk_lb_unload_broker_total": 0,
                                  "brk_lb_unload_bundle_total": 0}}]
+            if life is not None and life.leader is not None and broker == life.leader.broker():
+                # the leader's UnloadCounter.toMetrics (only the leader's UnloadScheduler
+                # publishes it): the totals count admin unloads too, the breakdown's reason
+                # label tells them (Success/Admin) from its own decisions
+                n = life.counters
+                admin = n.admin.get(broker, 0)
+                out[-1]["metrics"] = {"brk_lb_unload_broker_total": n.unload_broker + admin,
+                                      "brk_lb_unload_bundle_total": n.unload_bundle + admin}
+                for reason in ("Overloaded", "Underloaded", "Admin"):
+                    count = admin if reason == "Admin" else n.reasons.get(reason, 0)
+                    out.append({"dimensions": {"broker": dims["broker"],
+                                               "metric": "bundleUnloading",
+                                               "result": "Success", "reason": reason},
+                                "metrics": {"brk_lb_unload_broker_breakdown_total": count}})
         return out
 
     def add_namespace(self, namespace: str, boundaries: list[int]) -> list[str]:
@@ -760,6 +774,9 @@ class TestCluster(OperationsMixin):
                                 return err(412, "Not allowed unload namespace bundle to inactive "
                                                 f"destination broker {dest}")
                         self._move(bundle, dest)
+                        if self.extensible and self.life is not None:
+                            admin = self.life.counters.admin
+                            admin[broker] = admin.get(broker, 0) + 1
                         return 204, b"", "", {}
                     return self._split(bundle, query, body, err)
             return err(405, "Method Not Allowed")

@@ -26,7 +26,7 @@ SEVERITIES = ("info", "warning", "critical")
 #: ``--grace KIND=…`` may name
 KINDS = ("broker-down", "report-stale", "out-of-band", "ping-pong", "unload-storm",
          "split-blocked", "balancer-paused", "leader-changed", "idle-broker", "leader-divergence",
-         "unexpected-unload", "manual-unload")
+         "unexpected-unload", "manual-unload", "unjudged-unload")
 #: the anomalies' saved state, in the watcher's history directory
 ANOMALY_FILE = "anomalies.json"
 #: resolved anomalies kept for the status page and ``--status``

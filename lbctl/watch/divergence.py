@@ -130,7 +130,8 @@ class Checker:
                 owners: Mapping[str, str] | None = None,
                 manual: Mapping[str, str] | None = None,
                 last: Mapping[str, str] | None = None,
-                judged: str = "") -> list[Condition]:
+                judged: str = "",
+                unseen: Mapping[str, str] | None = None) -> list[Condition]:
         """Fold in one capture: the moves it shows, the cycle's decisions on it; ``ours``: bundles
         the watcher's own healing moved, never reported as unexpected; ``warm``: lbctl's memory
         has warmed up (module docstring), else the cycle's expectations are tentative and a move
@@ -147,7 +148,10 @@ class Checker:
         unload, which lbctl's cycle on the same reports repeats, while its clients have not
         looked it up again — 90 s later, its arrival two captures on was an unexpected-unload);
         ``judged``: the states lbctl's cycles judged the moves on, said in an unexpected-unload's
-        evidence (none of them makes it expected)."""
+        evidence (none of them makes it expected); ``unseen``: the moves whose state the leader
+        decided on no capture holds (bundle → why: :meth:`lbctl.watch.loop.Watcher._unseen`),
+        each an ``unjudged-unload`` (info) that says the evidence is incomplete, never an
+        unexpected-unload, when no expectation explains it."""
         out: list[Condition] = []
         now = state.captured_at
         active = set(state.available())
@@ -168,6 +172,14 @@ class Checker:
                     # watcher beside a hot cluster whose leader had seen the broker at 90 % a
                     # minute before lbctl's first capture raised seven in its first 16 minutes
                     self.unjudged_total += 1
+                    continue
+                why = (unseen or {}).get(m.bundle)
+                if why is not None:
+                    self.unjudged_total += 1
+                    out.append(Condition(
+                        "unjudged-unload", m.bundle, "info",
+                        f"bundle {m.bundle} moved from {m.before} to {m.after}: not judged, "
+                        f"lbctl cannot tell whether the leader's rules allowed it ({why})"))
                     continue
                 out.append(Condition(
                     "unexpected-unload", m.bundle, "warning",

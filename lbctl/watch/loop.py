@@ -63,8 +63,8 @@ class WatchOptions(Struct, frozen=True):
 
 class Capture(Struct, frozen=True):
     """One read of the cluster: the state, the leader, who owns each bundle as the brokers list
-    it (None: from the reports only) and the leader's ``brk_lb_unload_bundle_count`` (None: not
-    read)."""
+    it (None: from the reports only) and the unloads the leader's own shedding counted
+    (:func:`unload_count`; None: not read)."""
 
     state: ClusterState
     leader: str | None = None
@@ -131,6 +131,16 @@ class Watcher:
         self.excused: frozenset[str] = frozenset()
         #: the states this capture's moves were judged on (an unexpected-unload's evidence)
         self.judged = ""
+        #: this capture's moves no captured report lets lbctl judge (bundle → why:
+        #: :meth:`_unseen`), each an ``unjudged-unload`` rather than an unexpected one
+        self.unseen: dict[str, str] = {}
+        self._unseen_away: dict[str, str] = {}  # the same of the bundles in flight (``_away``)
+        #: the moves judged without lbctl's apply journal, within the move window (bundle → the
+        #: start of its window, the capture that showed it, from, to, its grace entry), and
+        #: those its journal told since, each a manual-unload at this capture
+        #: (:meth:`_late_journal`)
+        self._unmatched: dict[str, tuple[int, int, str, str, int]] = {}
+        self.late: dict[str, str] = {}
         #: the unloads the leader's next cycle may make on the last capture's reports
         #: (:meth:`_next_cycle`)
         self._could: frozenset[tuple[str, str]] = frozenset()
@@ -143,6 +153,8 @@ class Watcher:
         self._listed: Mapping[str, str] | None = None
         self._left_alone: dict[str, tuple[int, str]] = {}
         self._journal_failed = False  # the apply journal could not be read (said once)
+        #: the journal's unloads as last read: (its size and mtime, from when, what)
+        self._journal_cache: tuple[tuple[int, int], int, dict[str, int]] | None = None
         self._record_failed = False  # a capture's record could not be written (said once)
         #: cycles lbctl follows the leader before its expectations are firm (None: never), from
         #: the last cycle's strategy and settings (:func:`lbctl.watch.divergence.warm_up`)
@@ -173,7 +185,7 @@ class Watcher:
                                  warm=self.warm, free=ending | self.excused
                                  | _agreed(seen, decided),
                                  owners=owners, manual=manual, last=self.last_owner,
-                                 judged=self.judged)
+                                 judged=self.judged, unseen=self.unseen)
         if states:
             self.known = known_brokers(states)
             # the page and /metrics show the last capture on record (its age in the lag, the
@@ -196,10 +208,17 @@ class Watcher:
         in the leader's ``/broker-stats/metrics``) tells its unloads from an operator's: it
         counts the bundles its own ``doLoadShedding`` unloaded, never an admin unload. It is
         read only with the brokers' ownership (with the reports, a move shows too long after
-        for the count to say whose it was)."""
+        for the count to say whose it was).
+
+        On the extensible load manager the leader's ``UnloadCounter`` counts admin unloads too
+        (``ExtensibleLoadManagerImpl.unloadNamespaceBundleAsync`` hands ``UnloadManager`` a
+        Success decision with reason ``Admin``), so its totals (``brk_lb_unload_bundle_total``)
+        cannot tell them apart; its breakdown can: ``brk_lb_unload_broker_breakdown_total`` with
+        ``result="Success"`` and the reasons of ``UnloadScheduler``'s own decisions
+        (:func:`unload_count`)."""
         from lbctl.admin.client import BROKER_METRICS, call
         from lbctl.errors import LbctlError
-        from lbctl.model.cluster import MODULAR
+        from lbctl.model.cluster import EXTENSIBLE, MODULAR
         from lbctl.sources.live_brokers import LEADER_BROKER, leader_id
 
         unloads = None
@@ -211,11 +230,12 @@ class Watcher:
                 leader = leader_id(reader.client.json(call(LEADER_BROKER)))
             except LbctlError:
                 leader = None
+            kind = read.state.load_manager
             if (leader is not None and read.owners is not None
-                    and read.state.load_manager == MODULAR):
+                    and kind in (MODULAR, EXTENSIBLE)):
                 try:
                     unloads = unload_count(reader.client.json(call(
-                        BROKER_METRICS, base=reader.client.broker_url(leader))))
+                        BROKER_METRICS, base=reader.client.broker_url(leader))), kind)
                 except LbctlError:
                     unloads = None
         if self.opts.ownership and (read.owners is not None) != self.owned_read:
@@ -260,6 +280,7 @@ class Watcher:
         leaving: dict[str, tuple[str, int]] = {}  # bundle → the broker it left, when seen
         could = self._could  # what lbctl's last cycle's reports let the leader's next one do
         self.judged = _judged(self._prev, state, settings)
+        self.unseen = self._unseen(seen, state, owners)
         left = self._in_flight(state, owners, seen, could)
         for m in seen:
             # a failover (its broker gone) or lbctl's own healing is no unload of the leader's;
@@ -280,7 +301,7 @@ class Watcher:
                 found = {}
             else:
                 found = self._not_leaders([m for m in seen if m.bundle in fresh], state,
-                                          settings, capture, decided, ending)
+                                          settings, capture, decided, ending, could, fresh)
             for b in found:
                 fresh.pop(b, None)
                 leaving.pop(b, None)
@@ -349,6 +370,50 @@ class Watcher:
                              else (capture.leader, capture.unloads))
         return seen, decided, manual
 
+    def _unseen(self, seen: list[Any], state: ClusterState,
+                owners: Mapping[str, str] | None) -> dict[str, str]:
+        """The moves of this capture whose state the leader decided on no capture holds (bundle
+        → why), so that lbctl cannot judge them: with the brokers' ownership, the bundle was
+        listed by the broker it left at the last capture, but neither that capture's report of
+        the broker nor this one's holds it — the broker rewrote its report with the bundle,
+        the leader's cycle read that report and shed the bundle, and the broker rewrote it again
+        without, all between two captures (``LocalBrokerData.bundles``, ``lastUpdate``). The
+        leader may shed such a bundle only where its grace map does not hold it
+        (``ModularLoadManagerImpl.doLoadShedding``'s ``recentlyUnloadedBundles``, the extensible
+        ``UnloadScheduler``'s): a bundle whose last move was an operator's, a failover's or
+        its first assignment. One lbctl's grace map holds (the leader's own unload, its grace
+        not over) is judged as before: shed again within its grace, whatever the reports, it
+        breaks the leader's rules. Before, the leader's re-shed of an operator's bundle was an
+        unexpected-unload (the usage it was shed on is in no capture)."""
+        if owners is None or not seen:
+            return {}
+        out: dict[str, str] = {}
+        for m in seen:
+            why = self._unseen_one(m.bundle, m.before, state)
+            if why is not None:
+                out[m.bundle] = why
+        return out
+
+    def _unseen_one(self, bundle: str, x: str | None, state: ClusterState) -> str | None:
+        """Why the leader's unload of ``bundle`` off ``x``, seen gone from ``x``'s listing at
+        ``state``, cannot be judged (:meth:`_unseen`); None when it can. Asked when the bundle
+        leaves the listing: a bundle in flight is told when it arrives, captures later, when the
+        leader's unload has entered lbctl's grace map."""
+        prev, f = self._prev, self.follower
+        if x is None or prev is None or f is None or (self._listed or {}).get(bundle) != x:
+            return None
+        recently = getattr(f.memory, "recently_unloaded", None) or {}
+        if bundle in recently or bundle in self._moved:
+            return None
+        old, new = prev.brokers.get(x), state.brokers.get(x)
+        if old is None or new is None or _holds(old, bundle) or _holds(new, bundle) \
+                or new.lastUpdate <= old.lastUpdate:
+            return None
+        return (f"{x} owned it at {_when(prev.captured_at)}, but neither its load report of "
+                f"{_when(old.lastUpdate)} nor the one of {_when(new.lastUpdate)} holds it: the "
+                "report the leader shed it on was written in between and no capture holds it, "
+                "so the evidence is incomplete; the bundle was not in the leader's grace map")
+
     def _next_cycle(self, state: ClusterState, settings: Any) -> frozenset[tuple[str, str]]:
         """The unloads (bundle, broker) the leader's next cycle may make on this capture's
         reports: lbctl's cycle run once more, on a copy of its memory, one
@@ -372,7 +437,10 @@ class Watcher:
             # extensible brokers republish the same load data at the new time: TransferShedder's
             # cool-down counts from a broker's ``updatedAt``, not the cycle's clock)
             later = f.lm.held(state, state.captured_at + interval_ms(settings))
-            acts = ghost.step(later, settings).plan().actions
+            result = ghost.step(later, settings)
+            # a cycle that moved nothing has no unload to excuse: its plan is not built
+            # (``acted``: an unload or transfer carried out — a third of this check's CPU)
+            acts = result.plan().actions if result.acted else ()
         except Exception as e:  # the judgement is only an excuse: never stop watching for it
             self.warn(f"divergence: the next cycle's check failed: {e!r}")
             return frozenset()
@@ -410,7 +478,15 @@ class Watcher:
                 # (a bundle split or deleted is gone, not in flight)
                 if b not in owners and b not in self._away and not _gone(b, state):
                     self._away[b] = (now, o, b in self._ending or (b, o) in could)
+                    why = self._unseen_one(b, o, state)
+                    if why is not None:
+                        self._unseen_away[b] = why
         self.excused = frozenset(b for b, v in back.items() if v[2]) | now_excused
+        for b in back:
+            why = self._unseen_away.pop(b, None)
+            if why is not None:
+                self.unseen[b] = why
+        self._unseen_away = {b: v for b, v in self._unseen_away.items() if b in self._away}
         return {b: v[0] for b, v in back.items()}
 
     def _correct(self) -> None:
@@ -477,13 +553,15 @@ class Watcher:
             ours = self._ours(state.captured_at)
             ending = self._ending  # as lbctl's last cycle left it (the moves seen came after)
             settings = self._settings(state)
+            self.late = {}
             seen, decided, manual = self._cycle(state, settings, ours, owners, capture=capture)
             self._record(state, capture, manual)
             found = self.checker.observe(state, seen, decided, interval_ms(settings), ours,
                                          warm=self.warm,
                                          free=ending | self.excused | _agreed(seen, decided),
                                          owners=owners, manual=manual, last=self.last_owner,
-                                         judged=self.judged)
+                                         judged=self.judged, unseen=self.unseen)
+            found += [Condition("manual-unload", b, "info", why) for b, why in self.late.items()]
             found += conditions(state, settings, known=self.known, leader=leader,
                                 previous_leader=self.leader, log=self.log,
                                 limits=self.opts.limits)
@@ -520,8 +598,9 @@ class Watcher:
             self._record_failed = False
 
     def _not_leaders(self, seen: list[Any], state: ClusterState, settings: Any,
-                     capture: Capture, decided: list[Any],
-                     ending: frozenset[str]) -> dict[str, str]:
+                     capture: Capture, decided: list[Any], ending: frozenset[str],
+                     could: frozenset[tuple[str, str]] = frozenset(),
+                     started: Mapping[str, int] | None = None) -> dict[str, str]:
         """The moves of this capture (failovers and lbctl's healing already left out) that were
         not the leader's, each with the evidence: an operator's ``pulsar-admin namespaces
         unload`` moves a bundle as the leader's unload does, but the leader does not put it in
@@ -536,25 +615,78 @@ class Watcher:
           (:meth:`_departures`), and told when they arrive."""
         out: dict[str, str] = {}
         if capture.owners is not None:
-            self._departures(state, capture, decided, ending)
-        if not seen:
+            self._departures(state, capture, decided, ending, could)
+        now = state.captured_at
+        window = self.opts.limits.window_ms
+        self._unmatched = {b: v for b, v in self._unmatched.items() if now - v[1] <= window}
+        if not seen and not self._unmatched:
             return out
         prev = self._prev
         lag = interval_ms(settings) + (
             0 if capture.owners is not None else
             int(settings["loadBalancerReportUpdateMaxIntervalMinutes"]) * 60_000)
-        since = (prev.captured_at if prev is not None else state.captured_at) - lag
-        sent = self._journal_unloads(since)
+        gap = now - prev.captured_at if prev is not None else interval_ms(settings)
+        # each move from the capture before the one that first showed it (a bundle in flight:
+        # gone from its broker's listing captures before it arrived), less the lag
+        starts = {m.bundle: (started or {}).get(m.bundle, m.at) - gap - lag for m in seen}
+        sent = self._journal_unloads(min([*starts.values(), *(v[0] for v in
+                                                             self._unmatched.values())]))
+        self._late_journal(sent)
         for m in seen:
             left = self._left_alone.pop(m.bundle, None)
-            if m.bundle in sent:
-                out[m.bundle] = f"lbctl apply sent its unload at {_when(sent[m.bundle])}"
+            t = sent.get(m.bundle)
+            if t is not None and t >= starts[m.bundle]:
+                out[m.bundle] = f"lbctl apply sent its unload at {_when(t)}"
+                # (a bundle in flight entered lbctl's grace maps when it left its broker)
+                self._ungrace(m.bundle, m.before, (started or {}).get(m.bundle, m.at))
             elif left is not None and capture.owners is not None:
                 out[m.bundle] = left[1]
+            elif self.opts.journal is not None and m.before is not None:
+                self._unmatched[m.bundle] = (starts[m.bundle], now, m.before, m.after,
+                                             (started or {}).get(m.bundle, m.at))
         return out
 
+    def _late_journal(self, sent: Mapping[str, int]) -> None:
+        """The moves judged without lbctl's apply journal whose unload it has recorded since:
+        an unload ``lbctl apply`` (or an approved plan) sent whose journal record came after the
+        capture that saw the move — a journal read from another host, written when the request
+        returned, or a capture between the send and the write. Read by each move's time window
+        (from the capture before it, less the lag, to the capture that showed it) for the move
+        window after, not only when the move is seen: each is a ``manual-unload`` (:attr:`late`)
+        and leaves lbctl's grace maps, where it had entered as the leader's unload."""
+        for b, (since, at, before, after, entered) in list(self._unmatched.items()):
+            t = sent.get(b)
+            if t is None or not since <= t <= at:
+                continue
+            del self._unmatched[b]
+            self.late[b] = (f"bundle {b} moved from {before} to {after} at {_when(at)}: not the "
+                            f"leader's unload (lbctl apply sent its unload at {_when(t)}; its "
+                            "journal record came after the capture that saw the move)")
+            self._ungrace(b, before, entered)
+
+    def _ungrace(self, bundle: str, broker: str | None, at: int) -> None:
+        """``bundle``'s entry at ``at`` (and ``broker``'s, extensible) out of lbctl's grace maps,
+        pending or in the follower's memory: an unload that was not the leader's
+        (``doLoadShedding`` and ``UnloadScheduler`` record their own only)."""
+        if self._moved.get(bundle) == at:
+            del self._moved[bundle]
+        if broker is not None and self._left.get(broker) == at:
+            del self._left[broker]
+        f = self.follower
+        if f is None:
+            return
+        recently = getattr(f.memory, "recently_unloaded", None)
+        if recently is not None and recently.get(bundle) == at:
+            f.memory = replace(f.memory, recently_unloaded=MappingProxyType(
+                {k: v for k, v in recently.items() if k != bundle}))
+        brokers = getattr(f.memory, "recently_unloaded_brokers", None)
+        if broker is not None and brokers is not None and brokers.get(broker) == at:
+            f.memory = replace(f.memory, recently_unloaded_brokers=MappingProxyType(
+                {k: v for k, v in brokers.items() if k != broker}))
+
     def _departures(self, state: ClusterState, capture: Capture, decided: list[Any],
-                    ending: frozenset[str]) -> None:
+                    ending: frozenset[str],
+                    could: frozenset[tuple[str, str]] = frozenset()) -> None:
         """The bundles that left a broker's listing since the last capture (both read from the
         brokers) without the leader, as far as the evidence tells, into ``_left_alone``:
 
@@ -563,8 +695,10 @@ class Watcher:
           .doLoadShedding`` and the extensible ``UnloadScheduler.execute`` return at once);
         * the leader (the same broker at both) counted fewer unloads in between
           (``brk_lb_unload_bundle_count``, raised by ``doLoadShedding`` by every bundle it chose,
-          carried out or not, never by an admin unload) than the departures lbctl's model
-          expects of it take, leaving none for the others; none at all, and no departure is the
+          carried out or not, never by an admin unload; on the extensible load manager the
+          ``UnloadCounter`` breakdown's Success decisions but the ``Admin`` ones, raised when
+          ``UnloadScheduler``'s unloads complete: :func:`unload_count`) than the departures
+          lbctl's model expects of it take, leaving none for the others; none at all, and no departure is the
           leader's. Where the count leaves room for some of several unexpected departures, which
           are the leader's is unknown: none is said to be an operator's.
 
@@ -598,32 +732,53 @@ class Watcher:
         chosen = {(a.bundle, a.broker) for a in decided
                   if a.action in ("unload", "transfer") and not a.skipped}
         opened = self.checker.open
-        expected = [(b, o) for b, o in gone if (b, o) in chosen or b in ending
-                    or (b in opened and opened[b].broker == o)]
+        # (``could``: what the leader's next cycle on the last capture's reports may do —
+        # :meth:`_next_cycle` — is expected of it as much: an operator's unload in the interval
+        # of such a move was unexpected, the count's room taken by a move lbctl had foreseen)
+        expected = [(b, o) for b, o in gone if (b, o) in chosen or (b, o) in could
+                    or b in ending or (b in opened and opened[b].broker == o)]
         others = gone if rose == 0 else [x for x in gone if x not in expected]
         if rose > len(expected) and rose != 0:
             return  # room for some of the others: whose is unknown
+        name = count_name(state.load_manager)
         for b, _o in others:
             self._left_alone[b] = (now_ms, (
                 f"the leader {last[0]} made no unload since {since} "
-                f"(brk_lb_unload_bundle_count stayed at {count})" if rose == 0 else
+                f"({name} stayed at {count})" if rose == 0 else
                 f"the leader {last[0]} counted {rose} unload(s) since {since} "
-                f"(brk_lb_unload_bundle_count {last[1]} → {count}), as many as the moves "
+                f"({name} {last[1]} → {count}), as many as the moves "
                 "lbctl's model expected of it"))
 
     def _journal_unloads(self, since_ms: int) -> dict[str, int]:
         """bundle → when lbctl's apply journal last sent its unload (epoch ms), from ``since_ms``
-        on; a journal that cannot be read counts as none, said once until it can be again."""
+        on; a journal that cannot be read counts as none, said once until it can be again.
+
+        Read again only when the file changed (its size and modification time) or an earlier
+        start is asked: the moves' time windows keep it asked each capture for the move window
+        (:meth:`_late_journal`), and its last 16 MB need not be parsed each minute to say the
+        same."""
         if self.opts.journal is None:
             return {}
+        import os
+
         from lbctl.apply.journal import journal_unloads
 
+        try:
+            st = os.stat(self.opts.journal)
+            key: tuple[int, int] | None = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            key = None
+        cached = self._journal_cache
+        if key is not None and cached is not None and cached[0] == key and cached[1] <= since_ms:
+            return {b: t for b, t in cached[2].items() if t >= since_ms}
         failed: list[str] = []
         found = journal_unloads(self.opts.journal, since_ms / 1000, warn=failed.append)
         if failed and not self._journal_failed:
             self.warn(f"journal: {failed[0]}")
         self._journal_failed = bool(failed)
-        return {b: int(t * 1000) for b, t in found.items()}
+        out = {b: int(t * 1000) for b, t in found.items()}
+        self._journal_cache = None if failed or key is None else (key, since_ms, out)
+        return out
 
     def _withdraw(self, events: list[Event], state: ClusterState) -> None:
         """The pending plans of the anomalies this capture resolved are withdrawn: a plan for a
@@ -757,22 +912,54 @@ class Watcher:
             stop.wait(max(0.0, self.opts.interval_s - (time.monotonic() - started)))
 
 
-def unload_count(metrics: Any) -> int | None:
-    """The leader's ``brk_lb_unload_bundle_count`` in a ``/broker-stats/metrics`` answer (the
-    ``bundleUnloading`` entry ``ModularLoadManagerImpl.updateBundleUnloadingMetrics`` keeps);
-    None without one."""
+def unload_count(metrics: Any, load_manager: str = "modular") -> int | None:
+    """The unloads the leader's own shedding made, as a ``/broker-stats/metrics`` answer
+    counts them; None where it does not tell.
+
+    * modular: ``brk_lb_unload_bundle_count`` (the ``bundleUnloading`` entry
+      ``ModularLoadManagerImpl.updateBundleUnloadingMetrics`` keeps; never an admin unload);
+    * extensible: the sum of ``brk_lb_unload_broker_breakdown_total`` over the
+      ``result="Success"`` entries whose ``reason`` is not ``Admin`` (``UnloadCounter.toMetrics``:
+      ``UnloadScheduler``'s decisions are Overloaded or Underloaded, an operator's unload through
+      ``ExtensibleLoadManagerImpl.unloadNamespaceBundleAsync`` is Admin). Only an answer that has
+      the Success/Admin entry is trusted: without it the release may count an admin unload
+      under another reason, and its totals (``brk_lb_unload_bundle_total``) count them all."""
     if not isinstance(metrics, list):
         return None
+    extensible = load_manager == "extensible"
+    total, admin = 0, False
     for entry in metrics:
         if not isinstance(entry, dict):
             continue
         dims, values = entry.get("dimensions"), entry.get("metrics")
-        if isinstance(dims, dict) and dims.get("metric") == "bundleUnloading" \
-                and isinstance(values, dict):
-            n = values.get("brk_lb_unload_bundle_count")
-            if isinstance(n, (int, float)) and not isinstance(n, bool) and n >= 0:
-                return int(n)
-    return None
+        if not (isinstance(dims, dict) and dims.get("metric") == "bundleUnloading"
+                and isinstance(values, dict)):
+            continue
+        name = "brk_lb_unload_broker_breakdown_total" if extensible else "brk_lb_unload_bundle_count"
+        n = values.get(name)
+        if not isinstance(n, (int, float)) or isinstance(n, bool) or n < 0:
+            continue
+        if not extensible:
+            return int(n)
+        if dims.get("result") != "Success":
+            continue
+        if dims.get("reason") == "Admin":
+            admin = True
+        else:
+            total += int(n)
+    return total if extensible and admin else None
+
+
+def count_name(load_manager: str) -> str:
+    """The leader's unload count as :func:`unload_count` reads it, for the evidence."""
+    if load_manager == "extensible":
+        return 'brk_lb_unload_broker_breakdown_total{result="Success", reason≠"Admin"}'
+    return "brk_lb_unload_bundle_count"
+
+
+def _holds(report: Any, bundle: str) -> bool:
+    """A broker's load report lists ``bundle``."""
+    return bundle in report.lastStats or bundle in report.bundles
 
 
 def _false(value: Any) -> bool:

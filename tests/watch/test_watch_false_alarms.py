@@ -151,11 +151,13 @@ def test_the_extensible_leaders_next_cycle_after_its_cool_down_is_expected(
         w.close()
 
 
-def test_an_operators_unload_on_the_extensible_load_manager_is_still_unexpected(
+def test_an_operators_unload_on_the_extensible_load_manager_is_told_by_its_reason(
         tmp_path: Path) -> None:
-    """No unload count on the extensible load manager: an operator's unload, with nothing to
-    tell it from the leader's, is still an unexpected-unload ("manual, or another load
-    manager?")."""
+    """The extensible leader's ``UnloadCounter`` counts an operator's unload too (Success/Admin):
+    its breakdown by reason tells them apart. An operator's unload at minute 12, beside the
+    leader's transfers, is a manual-unload naming the breakdown, never an unexpected-unload;
+    none of the leader's transfers is a manual-unload (before: an unexpected-unload, "manual, or
+    another load manager?")."""
     from lbctl.admin.client import unload_call
 
     c, life, clock = _extensible(1.0)
@@ -167,7 +169,12 @@ def test_an_operators_unload_on_the_extensible_load_manager_is_still_unexpected(
         bundle = sorted(c.bundles_of(a))[-1]
         ns, rng = bundle.rsplit("/", 1)
         w.client.request(unload_call(ns, rng, b))
-        w.minutes(3)
-        assert bundle in [e.anomaly.subject for e in w.raised("unexpected-unload")]
+        w.minutes(8)
+        assert bundle not in [e.anomaly.subject for e in w.raised("unexpected-unload")]
+        raised = w.raised("manual-unload")
+        assert [e.anomaly.subject for e in raised] == [bundle]
+        assert 'reason≠"Admin"' in raised[0].anomaly.message
+        assert _raised(w) == []
+        assert life.counters.reasons  # the leader did transfer meanwhile or before
     finally:
         w.close()
