@@ -895,6 +895,43 @@ def hashset_copy_order(keys: Iterable[str]) -> list[str]:
     return java_hash_order(items, capacity=hashset_copy_capacity(len(items)))
 
 
+def hashmap_copy_capacity(size: int) -> int:
+    """The table length of ``new HashMap<>(map)`` of ``size`` entries (``putMapEntries``:
+    ``tableSizeFor((int) (size / 0.75f + 1.0f))``, in ``float``; 12 entries: 32 buckets, where
+    12 single puts leave 16). 0: no table (an empty copy never makes one)."""
+    if size <= 0:
+        return 0
+    return table_size_for(_f2i(_f32(_f32(_f32(float(size)) / _f32(0.75)) + 1.0)))
+
+
+def hashmap_copy_order(source_order: Iterable[str]) -> list[str]:
+    """``new HashMap<>(map)`` of a map that iterates ``source_order``: a table of
+    :func:`hashmap_copy_capacity` buckets, then one ``putVal`` per entry in the source's order
+    (a chain reaching 9 keys below 64 buckets still grows it: :func:`hash_fill`)."""
+    items = list(dict.fromkeys(source_order))
+    return hash_fill(items, hashmap_copy_capacity(len(items)))[0]
+
+
+def concurrent_copy_order(source_order: Iterable[str]) -> list[str]:
+    """``new ConcurrentHashMap<>(map)`` of a map that iterates ``source_order``, as it iterates.
+
+    The copy constructor sets ``sizeCtl`` to 16 and calls ``putAll``, which first
+    ``tryPresize`` s for the source's size — ``tableSizeFor(n + n/2 + 1)``, and since that loop
+    goes on until the target is at most 3/4 of the table, a copy of 12 keys gets 64 buckets where
+    12 single puts leave 32 — then puts every entry in the source's order. A different table
+    from the source's, and so (from 12 keys on, or with colliding bucket mates) a different order:
+    ``ExtensibleLoadManagerImpl.selectAsync``'s candidates are such a copy of the broker
+    registry's map (:class:`JavaConcurrentHashMap`, checked against the JDK by
+    tests/model/test_concurrent_copy_jdk.py)."""
+    return JavaConcurrentHashMap.copy_of(source_order).keys()
+
+
+def java_sorted(keys: Iterable[str]) -> list[str]:
+    """``keys`` sorted as ``Collections.sort`` sorts strings (``String.compareTo``: UTF-16 code
+    units, then length), which differs from Python's code-point order above U+FFFF."""
+    return sorted(dict.fromkeys(keys), key=_utf16)
+
+
 def cleared_capacity(capacity: int, size: int) -> int:
     """The table length of a ``HashMap``/``HashSet`` of table length ``capacity`` (0: none yet)
     that is ``clear()`` ed and then given ``size`` keys one ``put``/``add`` at a time: the table
