@@ -203,7 +203,7 @@ def select_candidates(lookups: Mapping[str, BrokerLookup], source: str | None, b
     ``new ConcurrentHashMap<>(availableBrokers)`` (:func:`~lbctl.model.javaorder.
     concurrent_copy_order` of :func:`registry_order`), the excluded broker removed (``source``,
     the owner a transfer leaves), then every filter of the pipeline removes brokers from that
-    one map (ExtensibleLoadManagerImpl at 9dc2e90114a0, the filters' ``filterAsync``); removals
+    one map (``filterAsync``, all started before any is waited for); removals
     keep the others' order. A filter that fails (``FilterError``) removes nothing and the
     others' removals stand: ``selectAsync`` logs the failure and selects from the map as it is.
 
