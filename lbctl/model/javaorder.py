@@ -1028,7 +1028,20 @@ def refill_order(puts: Iterable[str], start: int, kept: Collection[str],
     re-checking an overloaded pick, with ``applyNamespacePolicies``): the order it then
     iterates. A key put back goes to the end of its bucket's chain (``putVal`` appends), after
     the keys that stayed; in a tree bin (a chain of 9) it goes where ``putTreeVal`` links it,
-    after the removals' ``removeTreeNode`` (lbctl removes in the set's iteration order)."""
+    after the removals' ``removeTreeNode`` (lbctl removes in the set's iteration order).
+    :func:`refill_fill` also gives the table length the refill leaves."""
+    return refill_fill(puts, start, kept, again)[0]
+
+
+def refill_fill(puts: Iterable[str], start: int, kept: Collection[str],
+                again: Iterable[str] | None = None) -> tuple[list[str], int]:
+    """:func:`refill_order`, and the table length the set is left with, which the set keeps
+    for its next ``clear()`` and fill (``HashSet.clear`` keeps the table), in this cycle and the
+    next. It is the fill's own (:func:`hash_fill`) unless a key put back makes a chain of 9 in a
+    table below 64 buckets: ``putVal`` then calls ``treeifyBin``, which doubles the table
+    instead — a second growth the first fill did not make, when the removals had brought a
+    9-chain down and the put back raises it again (a tree bin that shrank to a chain of 6 or
+    fewer at a removal, ``untreeify``, and is put back to 9, ``treeifyBin`` again)."""
     items = list(dict.fromkeys(puts))
     plain = _plain_fill(items, start)
     if plain is None:
@@ -1040,12 +1053,15 @@ def refill_order(puts: Iterable[str], start: int, kept: Collection[str],
             m.remove(k)
         for k in items if again is None else again:
             m.put(k)
-        return m.keys()
-    buckets, _ = plain
-    # within a bucket: the keys that stayed, in put order, then those put back, in put order
-    decorated = sorted((b, k not in kept, i, k) for i, (b, k) in enumerate(zip(buckets, items,
-                                                                                 strict=True)))
-    return [k for _, _, _, k in decorated]
+        return m.keys(), m.capacity
+    buckets, final = plain
+    # within a bucket: the keys that stayed, in the fill's put order, then those put back, in
+    # the refill's put order; no chain reached 9 with every key in, so none does when the same
+    # keys are put back
+    back = {k: i for i, k in enumerate(dict.fromkeys(items if again is None else again))}
+    decorated = sorted((b, k not in kept, i if k in kept else back.get(k, i), k)
+                       for i, (b, k) in enumerate(zip(buckets, items, strict=True)))
+    return [k for _, _, _, k in decorated], final
 
 
 def bucket_order(keys: Iterable[str], capacity: int) -> list[str]:
