@@ -32,8 +32,9 @@ initialise). A cycle is what the leader does between two shedding runs:
 The stored resource quotas and load factors come from the snapshot's ``resourceQuotas`` section
 (Pulsar's defaults without it). Not modelled: the leader's periodic writes of the realtime quotas
 back to the store (``writeResourceQuotasToZooKeeper``), the dynamic settings under
-``/loadbalance/settings`` other than the load factors (``auto_bundle_split_enabled`` among them:
-``loadBalancerAutoBundleSplitEnabled`` is read from the configuration). Each cycle's record is a
+``/loadbalance/settings`` other than the load factors and ``auto_bundle_split_enabled``
+(:func:`auto_split_enabled`): the strategy and the thresholds, which lbctl reads from the
+configuration. Each cycle's record is a
 :class:`~lbctl.model.cycle.ModularCycle` (the same plan and explanation builders serve it).
 """
 
@@ -45,7 +46,7 @@ from random import Random
 from types import MappingProxyType
 from typing import Any
 
-from msgspec import Struct, field
+from msgspec import Struct, UnsetType, field
 
 from lbctl.config import Settings
 from lbctl.explain import Explanation
@@ -277,7 +278,7 @@ def auto_splits(state: ClusterState, settings: Settings,
     are synchronous (``splitNamespaceBundle`` returns once done), so a broker that writes its
     report later in the cycle reads the count the earlier brokers' splits left (each split
     adds its children less the parent)."""
-    if not written or not settings["loadBalancerAutoBundleSplitEnabled"]:
+    if not written or not auto_split_enabled(state, settings):
         return ()
     algorithm = algorithm_by_name(None, settings)
     unload = bool(settings["loadBalancerAutoUnloadSplitBundlesEnabled"])
@@ -305,6 +306,24 @@ def auto_splits(state: ClusterState, settings: Settings,
                 counts[ns] = bundle_count(ns) + len(s.children) - 1
         out.extend(done)
     return tuple(out)
+
+
+def auto_split_enabled(state: ClusterState, settings: Settings) -> bool:
+    """``SimpleLoadManagerImpl.getLoadBalancerAutoBundleSplitEnabled``: the
+    ``autoBundleSplitEnabled`` entry of ``/loadbalance/settings/auto_bundle_split_enabled`` (the
+    snapshot's ``resourceQuotas.autoBundleSplitEnabled``), read with ``Boolean.parseBoolean``
+    (only ``"true"``, in any case, is true); without it, ``loadBalancerAutoBundleSplitEnabled``
+    as the broker's configuration holds it — a dynamic setting
+    (``@FieldContext(dynamic = true)``), so the value set with ``update-dynamic-config`` over
+    broker.conf's, which is what a live snapshot's runtime configuration reports."""
+    rq = state.resource_quotas
+    stored = None if rq is None or isinstance(rq.autoBundleSplitEnabled, UnsetType) \
+        else rq.autoBundleSplitEnabled
+    if isinstance(stored, bool):
+        return stored
+    if isinstance(stored, str):
+        return stored.isascii() and stored.lower() == "true"  # "true".equalsIgnoreCase(s)
+    return bool(settings["loadBalancerAutoBundleSplitEnabled"])
 
 
 def _f32(x: float) -> float:

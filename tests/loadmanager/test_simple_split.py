@@ -194,6 +194,37 @@ def test_switched_off(tmp_path: Path, setting: str) -> None:
     assert _splits(p, **{setting: "false"}) == []
 
 
+def _with_switch(path: Path, value: object) -> Path:
+    doc = json.loads(path.read_text())
+    doc["resourceQuotas"] = {"autoBundleSplitEnabled": value}
+    out = path.with_name(f"switch-{json.dumps(value)}.json")
+    out.write_text(json.dumps(doc))
+    return out
+
+
+@pytest.mark.parametrize(("stored", "setting", "splits"), [
+    ("false", "true", False), ("true", "false", True), ("TRUE", "false", True),
+    ("yes", "true", False), ("", "true", False), (False, "true", False), (True, "false", True)])
+def test_the_simple_managers_own_switch_beats_the_setting(
+        tmp_path: Path, stored: object, setting: str, splits: bool) -> None:
+    """``getLoadBalancerAutoBundleSplitEnabled`` reads ``/loadbalance/settings/
+    auto_bundle_split_enabled`` first (``Boolean.parseBoolean`` of the stored string: "yes" and
+    "" are false), and the dynamic ``loadBalancerAutoBundleSplitEnabled`` only without it."""
+    p = _with_switch(_snap(tmp_path, {f"t/ns/{FULL}": _stats(rate=40_000.0)}), stored)
+    assert bool(_splits(p, loadBalancerAutoBundleSplitEnabled=setting)) is splits
+
+
+def test_a_bad_switch_is_one_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from lbctl.cli.app import app
+    p = _with_switch(_snap(tmp_path, {f"t/ns/{FULL}": _stats(rate=40_000.0)}), 3)
+    r = CliRunner().invoke(app, ["recommend", str(p)])
+    assert r.exit_code == 1
+    assert "autoBundleSplitEnabled" in r.output and "Traceback" not in r.output
+    assert len([ln for ln in r.output.splitlines() if ln.strip()]) == 1
+
+
 def test_children_stay_when_unload_split_bundles_is_off(tmp_path: Path) -> None:
     p = _snap(tmp_path, {f"t/ns/{FULL}": _stats(rate=40_000.0)})
     (cycle,) = _run([p], loadBalancerAutoUnloadSplitBundlesEnabled="false")
