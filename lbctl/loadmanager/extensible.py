@@ -17,7 +17,8 @@ strategies (the extensible counterpart of :mod:`lbctl.loadmanager.modular`):
    as a first sample (``weightedMaxEMA`` = the weighted max with the configured weights, JVM heap
    included with ``loadBalancerMemoryResourceWeight``; ``msgThroughputEMA`` = the throughput) at
    the report's ``lastUpdate``; its top bundles are ``TopKBundles`` of ``lastStats``
-   (``loadBalancerMaxNumberOfBundlesInBundleLoadReport``, in ``HashMap`` order before sorting).
+   (``loadBalancerMaxNumberOfBundlesInBundleLoadReport``, walked in the report's own order:
+   ``PulsarStats.bundleStats``' ``ConcurrentHashMap``, which ``lastStats`` is the JSON walk of).
 2. **UnloadScheduler.** Nothing when ``loadBalancerEnabled`` or ``loadBalancerSheddingEnabled``
    is off; recently unloaded bundles older than ``loadBalancerSheddingGracePeriodMinutes`` are
    forgotten (also when at most one broker is available, which ends the cycle there:
@@ -85,7 +86,6 @@ from lbctl.model.javaorder import (
     concurrent_copy_order,
     concurrent_order,
     hashmap_copy_order,
-    java_hash_order,
     java_sorted,
 )
 from lbctl.model.outcome import history_dict, history_warnings
@@ -165,9 +165,11 @@ def _top_bundles(state: ClusterState, settings: Settings, derived: bool
     has_policies = state.policies.has_policies if state.policies is not None else None
     out = {}
     for b, local in state.brokers.items():
-        order = java_hash_order(local.lastStats)
-        out[b] = top_k_bundles(((x, local.lastStats[x]) for x in order), k, settings,
-                               has_policies)
+        # TopBundleLoadDataReporter hands TopKBundles.update the broker's PulsarStats.bundleStats,
+        # the ConcurrentHashMap a load report's lastStats is the JSON walk of: its order decides
+        # which of equal bundles the partition sort keeps (the split strategy's walk, too)
+        walk = bundle_stats_walk(local.lastStats, iterated=True)
+        out[b] = top_k_bundles(walk, k, settings, has_policies)
     return out
 
 

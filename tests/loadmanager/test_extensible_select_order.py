@@ -142,3 +142,43 @@ def test_preview_lists_candidates_in_the_copied_maps_order(tmp_path: Path) -> No
         jdk = run_java("MapOrder", tmp_path, _jdk_script("p", "chm", brokers, [src]))["p"]
         assert list(a.preview.candidates) == jdk, k
         assert list(a.preview.candidates) != [b for b in java_hash_order(brokers) if b != src]
+
+
+def test_derived_top_bundles_walk_the_reports_own_order(tmp_path: Path) -> None:
+    """A modular snapshot read by TransferShedder: each broker's top bundles are
+    ``TopKBundles.update`` over its ``PulsarStats.bundleStats``, the ``ConcurrentHashMap`` the
+    load report's ``lastStats`` is the walk of (cleared and refilled, so it keeps the table of a
+    larger fill: here 64 buckets for 16 bundles). Of 16 equal bundles the partition sort keeps
+    5 by that order; a fresh ``HashMap`` of the 16 (32 buckets) would keep others."""
+    from lbctl.model.brokerload import top_k_bundles
+    from lbctl.model.javaorder import JavaConcurrentHashMap
+    from lbctl.model.load import NamespaceBundleStats
+    from lbctl.strategies.split.default_namespace_bundle_split_strategy import hash_table_order
+
+    names = [f"t/ns/0x{i:08x}_0x{i + 1:08x}" for i in range(0, 160, 10)]
+    kept = JavaConcurrentHashMap()
+    for n in [f"x/old/0x{i:08x}_0x{i + 1:08x}" for i in range(40)]:
+        kept.put(n)  # an earlier, larger fill grew the table to 64
+    kept.clear()
+    for n in names:
+        kept.put(n)
+    report = kept.keys()
+    assert kept.capacity == 64 and hash_table_order(report) is not None
+    one = {"msgRateIn": 10.0, "msgRateOut": 10.0, "msgThroughputIn": 1000.0,
+           "msgThroughputOut": 1000.0, "consumerCount": 1, "producerCount": 1, "topics": 2}
+    doc = json.loads((ROOT / "examples" / "hot-broker.json").read_text())
+    b = next(iter(doc["brokers"]))
+    doc["brokers"][b]["lastStats"] = {n: dict(one) for n in report}
+    doc["brokers"][b]["bundles"] = list(report)
+    path = tmp_path / "equal.json"
+    path.write_text(json.dumps(doc))
+    (s,) = read_snapshots([path])
+    r = run([s], Options(strategy="TransferShedder", overrides={
+        "loadBalancerMaxNumberOfBundlesInBundleLoadReport": "5"}))[-1]
+    got = [t.bundleName for t in r.top_bundles[b]]
+    stats = s.brokers[b].lastStats
+    expect = top_k_bundles(list(stats.items()), 5, r.settings)
+    fresh = top_k_bundles([(x, stats[x]) for x in java_hash_order(stats)], 5, r.settings)
+    assert got == [t.bundleName for t in expect]
+    assert got != [t.bundleName for t in fresh]
+    assert isinstance(stats[report[0]], NamespaceBundleStats)
