@@ -164,13 +164,31 @@ def _top_bundles(state: ClusterState, settings: Settings, derived: bool
     k = int(settings["loadBalancerMaxNumberOfBundlesInBundleLoadReport"])
     has_policies = state.policies.has_policies if state.policies is not None else None
     out = {}
-    for b, local in state.brokers.items():
+    for b in state.brokers:
         # TopBundleLoadDataReporter hands TopKBundles.update the broker's PulsarStats.bundleStats,
         # the ConcurrentHashMap a load report's lastStats is the JSON walk of: its order decides
         # which of equal bundles the partition sort keeps (the split strategy's walk, too)
-        walk = bundle_stats_walk(local.lastStats, iterated=True)
-        out[b] = top_k_bundles(walk, k, settings, has_policies)
+        out[b] = top_k_bundles(_report_walk(state, b), k, settings, has_policies)
     return out
+
+
+#: the last state's report walks: (that state, broker → walk), swapped whole (a thread that
+#: runs another state's cycle keeps its own pair)
+_WALKS: list[tuple[ClusterState | None, dict[str, list[tuple[str, Any]]]]] = [(None, {})]
+
+
+def _report_walk(state: ClusterState, broker: str) -> list[tuple[str, Any]]:
+    """:func:`bundle_stats_walk` of ``broker``'s load report ``lastStats`` (``iterated``), once
+    per report of the latest state: the top bundles and the split strategy walk the same map in
+    the same cycle. Only the latest state's walks are kept."""
+    held = _WALKS[0]
+    if held[0] is not state:
+        held = _WALKS[0] = (state, {})
+    walks = held[1]
+    walk = walks.get(broker)
+    if walk is None:
+        walk = walks[broker] = bundle_stats_walk(state.brokers[broker].lastStats, iterated=True)
+    return walk
 
 
 def _lookups(state: ClusterState) -> dict[str, BrokerLookup]:
@@ -297,7 +315,8 @@ def _splits(cycle: _Cycle, carried: Mapping[str, Mapping[str, int]], runs: int =
         if local is None:
             continue  # a broker without a report has no bundle stats we know of
         if local.lastStats:  # a load report's (derived) is the map's own iteration order
-            stats = bundle_stats_walk(local.lastStats, iterated=cycle.derived)
+            stats = (_report_walk(state, b) if cycle.derived
+                     else bundle_stats_walk(local.lastStats, iterated=False))
         else:
             top = {t.bundleName: t.stats for t in cycle.tops.get(b, ())}
             stats = [(x, top[x]) for x in concurrent_order(top)]
