@@ -515,7 +515,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         ModularLoadManagerImpl.selectBroker at 009a9bf2cdff): a broker the filters had removed
         goes back at the *end* of its bucket's chain, after the brokers still there (JDK
         ``HashMap.putVal`` appends), not where the first fill put it; in a tree bin where
-        ``putTreeVal`` links it (:func:`~lbctl.model.javaorder.refill_order`). The brokers of
+        ``putTreeVal`` links it (:func:`~lbctl.model.javaorder.refill_fill`). The brokers of
         ``allowed`` in that order; ``allowed`` as is when nothing was removed, or when ``env``
         is not one of the cycle's own (no table known)."""
         kept = set(cands)
