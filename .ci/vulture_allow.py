@@ -103,6 +103,7 @@ _.copy_of
 hashmap_order
 guava_expected_size_capacity
 auto_splits  # checkNamespaceBundleSplit alone (the load manager also takes bundleCache's table)
+refill_order  # refill_fill's order alone (the load manager also takes the table it leaves)
 broker_host
 _.vector
 _.set_reassignment

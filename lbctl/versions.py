@@ -262,6 +262,14 @@ VARIANTS: tuple[Variant, ...] = (
     Variant("extensible",
             "the extensible load manager (PIP-192) and TransferShedder (PIP-220) exist",
             Since("3.0.0"), False, True, "PIP-192, PIP-220"),
+    Variant("selectCandidateMap",
+            "the map ExtensibleLoadManagerImpl.selectAsync copies the broker registry's map into "
+            "(its iteration order is the candidates' order, which the random pick among equal "
+            "brokers indexes): a HashMap, the filters run one by one and a failing one restores "
+            "the candidates in a fresh copy (old), or a ConcurrentHashMap the filters share, a "
+            "failing one keeping the others' removals (new)",
+            Since("3.0.1", "3.1.0"), "HashMap", "ConcurrentHashMap",
+            "PR #20666 (listed in the 3.0.1 release notes)"),
     Variant("transferUnderloadedRule",
             "TransferShedder's underloaded test: weightedMaxEMA < avg·m or msgThroughputEMA < 1 "
             "B/s (old), or msgThroughputEMA < the max broker's msgThroughputEMA·m (new)",

@@ -17,7 +17,8 @@ strategies (the extensible counterpart of :mod:`lbctl.loadmanager.modular`):
    as a first sample (``weightedMaxEMA`` = the weighted max with the configured weights, JVM heap
    included with ``loadBalancerMemoryResourceWeight``; ``msgThroughputEMA`` = the throughput) at
    the report's ``lastUpdate``; its top bundles are ``TopKBundles`` of ``lastStats``
-   (``loadBalancerMaxNumberOfBundlesInBundleLoadReport``, in ``HashMap`` order before sorting).
+   (``loadBalancerMaxNumberOfBundlesInBundleLoadReport``, walked in the report's own order:
+   ``PulsarStats.bundleStats``' ``ConcurrentHashMap``, which ``lastStats`` is the JSON walk of).
 2. **UnloadScheduler.** Nothing when ``loadBalancerEnabled`` or ``loadBalancerSheddingEnabled``
    is off; recently unloaded bundles older than ``loadBalancerSheddingGracePeriodMinutes`` are
    forgotten (also when at most one broker is available, which ends the cycle there:
@@ -31,7 +32,9 @@ strategies (the extensible counterpart of :mod:`lbctl.loadmanager.modular`):
    publishing it in its top bundles.
 4. **Placement preview.** In unload mode the new owner is chosen at the next lookup; ``explain``
    shows what ``LeastResourceUsageWithWeight`` would pick then (``--seed``), the plan leaves the
-   destination empty as Pulsar does.
+   destination empty as Pulsar does. Its candidates iterate as ``selectAsync``'s map does: the
+   registry's ``ConcurrentHashMap`` copied into a new one (a ``HashMap`` in 3.0.0), which decides
+   the order of the equally good brokers the random pick indexes (:func:`select_candidates`).
 5. **SplitScheduler** on every broker over its bundles (``lastStats`` when the snapshot has them,
    else its top bundles), with per-broker hit counts carried, every
    ``loadBalancerSplitIntervalMinutes`` (its own timer: a cycle may see no split run, or several;
@@ -41,8 +44,7 @@ strategies (the extensible counterpart of :mod:`lbctl.loadmanager.modular`):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import suppress
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from operator import attrgetter
 from random import Random
@@ -79,7 +81,13 @@ from lbctl.model.decision import (
     SplitDecision,
     SplitResult,
 )
-from lbctl.model.javaorder import MapHistory, concurrent_order, java_hash_order
+from lbctl.model.javaorder import (
+    MapHistory,
+    concurrent_copy_order,
+    concurrent_order,
+    hashmap_copy_order,
+    java_sorted,
+)
 from lbctl.model.outcome import history_dict, history_warnings
 from lbctl.plan import Action, BrokerRow, Plan
 from lbctl.records import replace
@@ -87,10 +95,10 @@ from lbctl.strategies.base import LookupRequest
 from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.strategies.placement import extensible_least_resource_usage as lruw
 from lbctl.strategies.placement.broker_filters import (
+    BrokerFilter,
     BrokerLookup,
     FilterContext,
     FilterError,
-    apply_filters,
     default_pipeline,
     make_transferable,
 )
@@ -162,10 +170,31 @@ def _top_bundles(state: ClusterState, settings: Settings, derived: bool
     k = int(settings["loadBalancerMaxNumberOfBundlesInBundleLoadReport"])
     has_policies = state.policies.has_policies if state.policies is not None else None
     out = {}
-    for b, local in state.brokers.items():
-        out[b] = top_k_bundles(bundle_stats_walk(local.lastStats, iterated=True), k, settings,
-                               has_policies)
+    for b in state.brokers:
+        # TopBundleLoadDataReporter hands TopKBundles.update the broker's PulsarStats.bundleStats,
+        # the ConcurrentHashMap a load report's lastStats is the JSON walk of: its order decides
+        # which of equal bundles the partition sort keeps (the split strategy's walk, too)
+        out[b] = top_k_bundles(_report_walk(state, b), k, settings, has_policies)
     return out
+
+
+#: the last state's report walks: (that state, broker → walk), swapped whole (a thread that
+#: runs another state's cycle keeps its own pair)
+_WALKS: list[tuple[ClusterState | None, dict[str, list[tuple[str, Any]]]]] = [(None, {})]
+
+
+def _report_walk(state: ClusterState, broker: str) -> list[tuple[str, Any]]:
+    """:func:`bundle_stats_walk` of ``broker``'s load report ``lastStats`` (``iterated``), once
+    per report of the latest state: the top bundles and the split strategy walk the same map in
+    the same cycle. Only the latest state's walks are kept."""
+    held = _WALKS[0]
+    if held[0] is not state:
+        held = _WALKS[0] = (state, {})
+    walks = held[1]
+    walk = walks.get(broker)
+    if walk is None:
+        walk = walks[broker] = bundle_stats_walk(state.brokers[broker].lastStats, iterated=True)
+    return walk
 
 
 def _lookups(state: ClusterState) -> dict[str, BrokerLookup]:
@@ -179,6 +208,50 @@ def _lookups(state: ClusterState) -> dict[str, BrokerLookup]:
                   BrokerLookup(local.brokerVersionString, local.persistentTopicsEnabled,
                                local.nonPersistentTopicsEnabled, local.loadManagerClassName))
     return out
+
+
+def registry_order(brokers: Iterable[str]) -> list[str]:
+    """How ``BrokerRegistryImpl.getAvailableBrokerLookupDataAsync``'s map iterates: a
+    ``new ConcurrentHashMap<>()`` given one ``put`` per child of ``/loadbalance/brokers``, in the
+    order ``MetadataStore.getChildren`` lists them (lexicographically sorted, its contract; the
+    lookup data are read through a cache, whose completed futures put them in that order)."""
+    return concurrent_order(java_sorted(brokers))
+
+
+def select_candidates(lookups: Mapping[str, BrokerLookup], source: str | None, bundle: str,
+                      fctx: FilterContext, concurrent: bool = True,
+                      pipeline: Sequence[BrokerFilter] | None = None) -> list[str]:
+    """The brokers ``ExtensibleLoadManagerImpl.selectAsync`` hands the selection strategy, in
+    the order its candidate map iterates them (which LeastResourceUsageWithWeight sums them in
+    and its random pick indexes).
+
+    ``concurrent`` (3.0.1+, PR #20666; the ``selectCandidateMap`` variant): the map is
+    ``new ConcurrentHashMap<>(availableBrokers)`` (:func:`~lbctl.model.javaorder.
+    concurrent_copy_order` of :func:`registry_order`), the excluded broker removed (``source``,
+    the owner a transfer leaves), then every filter of the pipeline removes brokers from that
+    one map (``filterAsync``, all started before any is waited for); removals
+    keep the others' order. A filter that fails (``FilterError``) removes nothing and the
+    others' removals stand: ``selectAsync`` logs the failure and selects from the map as it is.
+
+    Otherwise (3.0.0): ``new HashMap<>(availableBrokers)`` (:func:`~lbctl.model.javaorder.
+    hashmap_copy_order`), filtered one filter at a time; a failing filter makes the candidates a
+    fresh ``new HashMap<>`` copy of the registry's map retained to the brokers that passed the
+    filters before it (``availableBrokers.keySet().retainAll``), in that copy's order, and the
+    next filters go on from there. 3.0.0 has no excluded set; lbctl leaves the owner out all the
+    same (a bundle unloaded in unload mode is not previewed back onto its owner)."""
+    registry = registry_order(lookups)
+    order = concurrent_copy_order(registry) if concurrent else hashmap_copy_order(registry)
+    cands = {b: lookups[b] for b in order if b != source}
+    for f in default_pipeline() if pipeline is None else pipeline:
+        try:
+            after = f(dict(cands), bundle, fctx)
+        except (FilterError, ValueError):
+            if not concurrent:
+                cands = {b: lookups[b] for b in hashmap_copy_order(
+                    b for b in registry if b in cands)}
+            continue
+        cands = {b: v for b, v in cands.items() if b in after}
+    return list(cands)
 
 
 def _filter_context(state: ClusterState, settings: Settings, store: Mapping[str, BrokerLoadData],
@@ -248,7 +321,8 @@ def _splits(cycle: _Cycle, carried: Mapping[str, Mapping[str, int]], runs: int =
         if local is None:
             continue  # a broker without a report has no bundle stats we know of
         if local.lastStats:  # a load report's (derived) is the map's own iteration order
-            stats = bundle_stats_walk(local.lastStats, iterated=cycle.derived)
+            stats = (_report_walk(state, b) if cycle.derived
+                     else bundle_stats_walk(local.lastStats, iterated=False))
         else:
             top = {t.bundleName: t.stats for t in cycle.tops.get(b, ())}
             stats = [(x, top[x]) for x in concurrent_order(top)]
@@ -431,11 +505,10 @@ class ExtensibleLoadManager(LoadManager[ExtensibleMemory]):
                  fctx: FilterContext, store: Mapping[str, BrokerLoadData],
                  settings: Settings) -> PlacementDecision:
         """``ExtensibleLoadManagerImpl.selectAsync`` at the next lookup: the filters over the
-        available brokers except the current owner, then LeastResourceUsageWithWeight."""
-        cands = {b: v for b, v in lookups.items() if b != source}
-        with suppress(FilterError):  # Pulsar logs a failing filter and keeps its candidates
-            cands, _ = apply_filters(cands, bundle, fctx, default_pipeline())
-        order = java_hash_order(cands)
+        available brokers except the current owner, then LeastResourceUsageWithWeight over the
+        survivors in the order the candidate map iterates (:func:`select_candidates`)."""
+        order = select_candidates(lookups, source, bundle, fctx,
+                                  settings.profile["selectCandidateMap"] == "ConcurrentHashMap")
         return lruw.select(LookupRequest(order, bundle, store, settings, self.rng))
 
     # --- what lbctl.loadmanager.clock needs -------------------------------------------------------

@@ -94,7 +94,7 @@ from lbctl.model.javaorder import (
     hashset_copy_order,
     java_hash_order,
     multimap_key_order,
-    refill_order,
+    refill_fill,
 )
 from lbctl.model.load import BundleData, LocalBrokerData, ResourcePercents
 from lbctl.model.loaddata import BundleDataView, LoadData
@@ -515,7 +515,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         ModularLoadManagerImpl.selectBroker at 009a9bf2cdff): a broker the filters had removed
         goes back at the *end* of its bucket's chain, after the brokers still there (JDK
         ``HashMap.putVal`` appends), not where the first fill put it; in a tree bin where
-        ``putTreeVal`` links it (:func:`~lbctl.model.javaorder.refill_order`). The brokers of
+        ``putTreeVal`` links it (:func:`~lbctl.model.javaorder.refill_fill`). The brokers of
         ``allowed`` in that order; ``allowed`` as is when nothing was removed, or when ``env``
         is not one of the cycle's own (no table known)."""
         kept = set(cands)
@@ -524,11 +524,14 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             return allowed
         fill = policy_candidates(namespace, env, load)
         # the refill walks the thread-local sets again, from the tables the fill left (which
-        # only a chain of 9 colliding names changes; lbctl does not carry what the refill
-        # grows)
-        again = None if fill.tables is None else policy_candidates(
-            namespace, self._env_at(fill.tables), load).puts
-        order = refill_order(fill.puts, env.start[0], kept, again)
+        # only a chain of 9 colliding names changes), and a broker put back can raise a chain
+        # to 9 again: what the refill grows, the sets keep for the next fills (refill_fill)
+        refilled = None if fill.tables is None else policy_candidates(
+            namespace, self._env_at(fill.tables), load)
+        order, grown = refill_fill(fill.puts, env.start[0], kept,
+                                   None if refilled is None else refilled.puts)
+        if refilled is not None and refilled.tables is not None and fill.tables == self._tables:
+            self._tables = (grown, refilled.tables[1], refilled.tables[2])  # the latest fill's
         wanted = set(allowed)
         return tuple(b for b in order if b in wanted)
 

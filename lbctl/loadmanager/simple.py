@@ -32,8 +32,9 @@ initialise). A cycle is what the leader does between two shedding runs:
 The stored resource quotas and load factors come from the snapshot's ``resourceQuotas`` section
 (Pulsar's defaults without it). Not modelled: the leader's periodic writes of the realtime quotas
 back to the store (``writeResourceQuotasToZooKeeper``), the dynamic settings under
-``/loadbalance/settings`` other than the load factors (``auto_bundle_split_enabled`` among them:
-``loadBalancerAutoBundleSplitEnabled`` is read from the configuration). Each cycle's record is a
+``/loadbalance/settings`` other than the load factors and ``auto_bundle_split_enabled``
+(:func:`auto_split_enabled`): the strategy and the thresholds, which lbctl reads from the
+configuration. Each cycle's record is a
 :class:`~lbctl.model.cycle.ModularCycle` (the same plan and explanation builders serve it).
 """
 
@@ -45,7 +46,7 @@ from random import Random
 from types import MappingProxyType
 from typing import Any
 
-from msgspec import Struct, field
+from msgspec import Struct, UnsetType, field
 
 from lbctl.config import Settings
 from lbctl.explain import Explanation
@@ -54,6 +55,7 @@ from lbctl.loadmanager.base import LoadManager
 from lbctl.loadmanager.clock import interval_ms, latest, reports_written, shifted
 from lbctl.loadmanager.loaddata import build_load_data, update_bundle_data
 from lbctl.loadmanager.modular import build_plan, plan_split
+from lbctl.model.bundle import namespace_of
 from lbctl.model.cluster import SIMPLE, ClusterState
 from lbctl.model.cycle import CycleMemory, Elapsed, ModularCycle
 from lbctl.model.decision import (
@@ -261,30 +263,67 @@ def _written(reports: Mapping[str, LocalBrokerData], stamps: Mapping[str, int],
 def auto_splits(state: ClusterState, settings: Settings,
                 reports: Mapping[str, LocalBrokerData], written: Sequence[str]
                 ) -> tuple[AutoSplit, ...]:
-    """``doNamespaceBundleSplit`` on each broker of ``written`` (in the snapshot's order: each
-    splits on its own, after its write): the bundles of its report picked by
-    :func:`~lbctl.strategies.simple.split.simple_split_candidates`, in the order of the
+    """``doNamespaceBundleSplit`` on each broker of ``written``, in the order they wrote their
+    reports (``lastUpdate``; the snapshot's order among equal times): the bundles of its report
+    picked by :func:`~lbctl.strategies.simple.split.simple_split_candidates`, in the order of the
     ``HashSet`` they are put in (one ``add`` each in the order the report's ``bundleStats``
     ``HashMap`` iterates), each split as ``plan_split`` (the modular load manager's) does it with
     the broker's default algorithm. Nothing when ``loadBalancerAutoBundleSplitEnabled`` is off
-    (Pulsar logs a dry run)."""
-    if not written or not settings["loadBalancerAutoBundleSplitEnabled"]:
+    (Pulsar logs a dry run).
+
+    The namespace's bundle count (``NamespaceService.getBundleCount``, compared with
+    ``loadBalancerNamespaceMaximumBundles``) is read for each hot bundle during the scan, and a
+    broker splits only after its scan: two bundles of one namespace in one broker's report both
+    see the count from before either split, so both may split past the maximum. The admin splits
+    are synchronous (``splitNamespaceBundle`` returns once done), so a broker that writes its
+    report later in the cycle reads the count the earlier brokers' splits left (each split
+    adds its children less the parent)."""
+    if not written or not auto_split_enabled(state, settings):
         return ()
     algorithm = algorithm_by_name(None, settings)
     unload = bool(settings["loadBalancerAutoUnloadSplitBundlesEnabled"])
     out: list[AutoSplit] = []
-    for b in written:
+    counts: dict[str, int] = {}  # namespaces split by an earlier broker this cycle
+
+    def bundle_count(ns: str) -> int:
+        got = counts.get(ns)
+        return state.namespace_bundle_count(ns) if got is None else got
+
+    for b in sorted(written, key=lambda x: reports[x].lastUpdate):  # stable: ties keep order
         stats = reports[b].lastStats
         picked = {c.bundle: c for c in simple_split_candidates(
-            b, stats, settings, state.namespace_bundle_count) if c.selected}
+            b, stats, settings, bundle_count) if c.selected}
         if not picked:
             continue
         # the picks as the report's HashMap walks them (bucket order in its table; the scan
         # itself needs no order), then as the HashSet they are added to iterates them
         walked = bucket_order(picked, _report_table(len(stats)))
-        out.extend(plan_split(state, settings, picked[k], algorithm, unload)
-                   for k in java_hash_order(walked))
+        done = [plan_split(state, settings, picked[k], algorithm, unload)
+                for k in java_hash_order(walked)]
+        for s in done:  # the admin splits return before the next broker's scan reads the count
+            if s.skipped is None and s.children:
+                ns = namespace_of(s.candidate.bundle)
+                counts[ns] = bundle_count(ns) + len(s.children) - 1
+        out.extend(done)
     return tuple(out)
+
+
+def auto_split_enabled(state: ClusterState, settings: Settings) -> bool:
+    """``SimpleLoadManagerImpl.getLoadBalancerAutoBundleSplitEnabled``: the
+    ``autoBundleSplitEnabled`` entry of ``/loadbalance/settings/auto_bundle_split_enabled`` (the
+    snapshot's ``resourceQuotas.autoBundleSplitEnabled``), read with ``Boolean.parseBoolean``
+    (only ``"true"``, in any case, is true); without it, ``loadBalancerAutoBundleSplitEnabled``
+    as the broker's configuration holds it — a dynamic setting
+    (``@FieldContext(dynamic = true)``), so the value set with ``update-dynamic-config`` over
+    broker.conf's, which is what a live snapshot's runtime configuration reports."""
+    rq = state.resource_quotas
+    stored = None if rq is None or isinstance(rq.autoBundleSplitEnabled, UnsetType) \
+        else rq.autoBundleSplitEnabled
+    if isinstance(stored, bool):
+        return stored
+    if isinstance(stored, str):
+        return stored.isascii() and stored.lower() == "true"  # "true".equalsIgnoreCase(s)
+    return bool(settings["loadBalancerAutoBundleSplitEnabled"])
 
 
 def _f32(x: float) -> float:

@@ -895,6 +895,43 @@ def hashset_copy_order(keys: Iterable[str]) -> list[str]:
     return java_hash_order(items, capacity=hashset_copy_capacity(len(items)))
 
 
+def hashmap_copy_capacity(size: int) -> int:
+    """The table length of ``new HashMap<>(map)`` of ``size`` entries (``putMapEntries``:
+    ``tableSizeFor((int) (size / 0.75f + 1.0f))``, in ``float``; 12 entries: 32 buckets, where
+    12 single puts leave 16). 0: no table (an empty copy never makes one)."""
+    if size <= 0:
+        return 0
+    return table_size_for(_f2i(_f32(_f32(_f32(float(size)) / _f32(0.75)) + 1.0)))
+
+
+def hashmap_copy_order(source_order: Iterable[str]) -> list[str]:
+    """``new HashMap<>(map)`` of a map that iterates ``source_order``: a table of
+    :func:`hashmap_copy_capacity` buckets, then one ``putVal`` per entry in the source's order
+    (a chain reaching 9 keys below 64 buckets still grows it: :func:`hash_fill`)."""
+    items = list(dict.fromkeys(source_order))
+    return hash_fill(items, hashmap_copy_capacity(len(items)))[0]
+
+
+def concurrent_copy_order(source_order: Iterable[str]) -> list[str]:
+    """``new ConcurrentHashMap<>(map)`` of a map that iterates ``source_order``, as it iterates.
+
+    The copy constructor sets ``sizeCtl`` to 16 and calls ``putAll``, which first
+    ``tryPresize`` s for the source's size — ``tableSizeFor(n + n/2 + 1)``, and since that loop
+    goes on until the target is at most 3/4 of the table, a copy of 12 keys gets 64 buckets where
+    12 single puts leave 32 — then puts every entry in the source's order. A different table
+    from the source's, and so (from 12 keys on, or with colliding bucket mates) a different order:
+    ``ExtensibleLoadManagerImpl.selectAsync``'s candidates are such a copy of the broker
+    registry's map (:class:`JavaConcurrentHashMap`, checked against the JDK by
+    tests/model/test_concurrent_copy_jdk.py)."""
+    return JavaConcurrentHashMap.copy_of(source_order).keys()
+
+
+def java_sorted(keys: Iterable[str]) -> list[str]:
+    """``keys`` sorted as ``Collections.sort`` sorts strings (``String.compareTo``: UTF-16 code
+    units, then length), which differs from Python's code-point order above U+FFFF."""
+    return sorted(dict.fromkeys(keys), key=_utf16)
+
+
 def cleared_capacity(capacity: int, size: int) -> int:
     """The table length of a ``HashMap``/``HashSet`` of table length ``capacity`` (0: none yet)
     that is ``clear()`` ed and then given ``size`` keys one ``put``/``add`` at a time: the table
@@ -991,7 +1028,20 @@ def refill_order(puts: Iterable[str], start: int, kept: Collection[str],
     re-checking an overloaded pick, with ``applyNamespacePolicies``): the order it then
     iterates. A key put back goes to the end of its bucket's chain (``putVal`` appends), after
     the keys that stayed; in a tree bin (a chain of 9) it goes where ``putTreeVal`` links it,
-    after the removals' ``removeTreeNode`` (lbctl removes in the set's iteration order)."""
+    after the removals' ``removeTreeNode`` (lbctl removes in the set's iteration order).
+    :func:`refill_fill` also gives the table length the refill leaves."""
+    return refill_fill(puts, start, kept, again)[0]
+
+
+def refill_fill(puts: Iterable[str], start: int, kept: Collection[str],
+                again: Iterable[str] | None = None) -> tuple[list[str], int]:
+    """:func:`refill_order`, and the table length the set is left with, which the set keeps
+    for its next ``clear()`` and fill (``HashSet.clear`` keeps the table), in this cycle and the
+    next. It is the fill's own (:func:`hash_fill`) unless a key put back makes a chain of 9 in a
+    table below 64 buckets: ``putVal`` then calls ``treeifyBin``, which doubles the table
+    instead — a second growth the first fill did not make, when the removals had brought a
+    9-chain down and the put back raises it again (a tree bin that shrank to a chain of 6 or
+    fewer at a removal, ``untreeify``, and is put back to 9, ``treeifyBin`` again)."""
     items = list(dict.fromkeys(puts))
     plain = _plain_fill(items, start)
     if plain is None:
@@ -1003,12 +1053,15 @@ def refill_order(puts: Iterable[str], start: int, kept: Collection[str],
             m.remove(k)
         for k in items if again is None else again:
             m.put(k)
-        return m.keys()
-    buckets, _ = plain
-    # within a bucket: the keys that stayed, in put order, then those put back, in put order
-    decorated = sorted((b, k not in kept, i, k) for i, (b, k) in enumerate(zip(buckets, items,
-                                                                                 strict=True)))
-    return [k for _, _, _, k in decorated]
+        return m.keys(), m.capacity
+    buckets, final = plain
+    # within a bucket: the keys that stayed, in the fill's put order, then those put back, in
+    # the refill's put order; no chain reached 9 with every key in, so none does when the same
+    # keys are put back
+    back = {k: i for i, k in enumerate(dict.fromkeys(items if again is None else again))}
+    decorated = sorted((b, k not in kept, i if k in kept else back.get(k, i), k)
+                       for i, (b, k) in enumerate(zip(buckets, items, strict=True)))
+    return [k for _, _, _, k in decorated], final
 
 
 def bucket_order(keys: Iterable[str], capacity: int) -> list[str]:

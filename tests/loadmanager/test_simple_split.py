@@ -151,6 +151,23 @@ def test_the_namespace_count_is_not_raised_by_earlier_picks(tmp_path: Path) -> N
     assert _splits(p, loadBalancerNamespaceMaximumBundles="2") == []
 
 
+@pytest.mark.parametrize(("stamps", "first"), [((1, 2), B1), ((2, 1), B2)])
+def test_a_later_broker_reads_the_count_earlier_splits_left(
+        tmp_path: Path, stamps: tuple[int, int], first: str) -> None:
+    """One hot bundle of a 2-bundle namespace on each broker, loadBalancerNamespaceMaximumBundles
+    3: the broker that wrote its report first splits (synchronous admin split, 3 bundles); the
+    other scans after it and reads getBundleCount = 3, at the maximum, so it does not split. At
+    4 both split; within one broker's report both did (the test above)."""
+    lo, hi = (f"t/ns/{h}" for h in HALF)
+    ns = {"t/ns": {"boundaries": ["0x00000000", "0x80000000", "0xffffffff"], "numBundles": 2}}
+    base = 1_700_000_000_000
+    p = _snap(tmp_path, {lo: _stats(rate=40_000.0)}, {hi: _stats(rate=40_000.0)}, namespaces=ns,
+              stamps=(base + stamps[0], base + stamps[1]))
+    assert [b for _, b, _, _ in _splits(p, loadBalancerNamespaceMaximumBundles="3")] == [first]
+    assert sorted(b for _, b, _, _ in _splits(p, loadBalancerNamespaceMaximumBundles="4")) == [
+        B1, B2]
+
+
 def test_the_bandwidth_limit_is_a_long_and_does_not_wrap(tmp_path: Path) -> None:
     """2048 MB: BundleSplitterTask's int product wraps to -2^31, so every bundle with throughput
     splits there; SimpleLoadManagerImpl multiplies by a long MBytes: 1 MB/s stays under it."""
@@ -175,6 +192,37 @@ def test_switched_off(tmp_path: Path, setting: str) -> None:
     p = _snap(tmp_path, {f"t/ns/{FULL}": _stats(rate=40_000.0)})
     assert _splits(p) != []
     assert _splits(p, **{setting: "false"}) == []
+
+
+def _with_switch(path: Path, value: object) -> Path:
+    doc = json.loads(path.read_text())
+    doc["resourceQuotas"] = {"autoBundleSplitEnabled": value}
+    out = path.with_name(f"switch-{json.dumps(value)}.json")
+    out.write_text(json.dumps(doc))
+    return out
+
+
+@pytest.mark.parametrize(("stored", "setting", "splits"), [
+    ("false", "true", False), ("true", "false", True), ("TRUE", "false", True),
+    ("yes", "true", False), ("", "true", False), (False, "true", False), (True, "false", True)])
+def test_the_simple_managers_own_switch_beats_the_setting(
+        tmp_path: Path, stored: object, setting: str, splits: bool) -> None:
+    """``getLoadBalancerAutoBundleSplitEnabled`` reads ``/loadbalance/settings/
+    auto_bundle_split_enabled`` first (``Boolean.parseBoolean`` of the stored string: "yes" and
+    "" are false), and the dynamic ``loadBalancerAutoBundleSplitEnabled`` only without it."""
+    p = _with_switch(_snap(tmp_path, {f"t/ns/{FULL}": _stats(rate=40_000.0)}), stored)
+    assert bool(_splits(p, loadBalancerAutoBundleSplitEnabled=setting)) is splits
+
+
+def test_a_bad_switch_is_one_line(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from lbctl.cli.app import app
+    p = _with_switch(_snap(tmp_path, {f"t/ns/{FULL}": _stats(rate=40_000.0)}), 3)
+    r = CliRunner().invoke(app, ["recommend", str(p)])
+    assert r.exit_code == 1
+    assert "autoBundleSplitEnabled" in r.output and "Traceback" not in r.output
+    assert len([ln for ln in r.output.splitlines() if ln.strip()]) == 1
 
 
 def test_children_stay_when_unload_split_bundles_is_off(tmp_path: Path) -> None:

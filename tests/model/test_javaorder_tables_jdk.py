@@ -32,6 +32,7 @@ from lbctl.model.javaorder import (
     java_hash_order,
     java_string_hash,
     multimap_key_order,
+    refill_fill,
     spread,
     table_size_for,
 )
@@ -146,6 +147,48 @@ def test_a_long_chain_below_64_buckets_doubles_the_kept_table(jdk: Script) -> No
         assert cleared_capacity(0, n) == 16  # the counts alone
     # teeth: the second fill's order in the carried 32 buckets is not its order in 16
     assert jdk(_script(None, [SAME[:9], later]))["1"][1] != java_hash_order(later, capacity=16)
+
+
+def _refill_script(fill: Sequence[str], kept: set[str], again: Sequence[str],
+                   later: Sequence[str]) -> list[str]:
+    """A cleared set filled, the keys not in ``kept`` removed in its iteration order, ``again``
+    put back without ``clear()`` (selectBroker's restore / re-check), then the next fill."""
+    order = hash_fill(fill)[0]
+    return (["NEW", "CLEAR", *(f"PUT\t{k}" for k in fill),
+             *(f"REM\t{k}" for k in order if k not in kept),
+             *(f"PUT\t{k}" for k in again), "PRINT\tr",
+             "CLEAR", *(f"PUT\t{k}" for k in later), "PRINT\tn"])
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(POOL), unique=True, min_size=1, max_size=40), st.data())
+def test_a_refill_without_clear_leaves_the_jdks_table(jdk: Script, fill: list[str],
+                                                      data: st.DataObject) -> None:
+    """The refill's order and the table it leaves, and the next fill's order from that table,
+    are the JDK's (colliding names among the fills, so that a put back raises a chain to 9)."""
+    kept = set(data.draw(st.lists(st.sampled_from(fill), unique=True)))
+    again = data.draw(st.permutations(fill))
+    later = data.draw(st.lists(st.sampled_from(POOL), unique=True, max_size=30))
+    java = jdk(_refill_script(fill, kept, again, later))
+    order, grown = refill_fill(fill, 0, kept, again)
+    assert (grown, order) == java["r"]
+    assert hash_fill(later, grown)[::-1] == tuple(java["n"])
+
+
+def test_a_put_back_that_remakes_a_chain_of_9_grows_the_kept_table(jdk: Script) -> None:
+    """9 colliding brokers grow a fresh set to 32 (treeifyBin below 64 buckets resizes);
+    the filters remove 2 (a chain of 7), and the restore puts them back: the 9th put of the
+    chain resizes again, to 64, a growth the fill alone does not make. The set keeps 64 for
+    the next fill, which then orders 12 plain brokers in 64 buckets, not in the fill's 32."""
+    fill = SAME[:9]
+    kept = set(fill[2:])
+    later = [f"plain-{i}:8080" for i in range(12)]
+    java = jdk(_refill_script(fill, kept, fill, later))
+    order, grown = refill_fill(fill, 0, kept)
+    assert (hash_fill(fill)[1], grown) == (32, 64)
+    assert (grown, order) == java["r"]
+    assert (64, hash_fill(later, grown)[0]) == java["n"]
+    assert hash_fill(later, 32)[0] != java["n"][1]  # the fill's table orders them otherwise
 
 
 @st.composite

@@ -443,17 +443,21 @@ Quota = Annotated[ResourceQuota, _words(
 class ResourceQuotas(Struct, frozen=True, gc=False):
     """The quotas in the metadata store (``/loadbalance/resource-quota``) and the dynamic load
     factors (``/loadbalance/settings/load_factor_cpu``, ``load_factor_mem``) that
-    ``SimpleLoadManagerImpl`` starts from; absent parts: Pulsar's defaults."""
+    ``SimpleLoadManagerImpl`` starts from, and its own auto-split switch
+    (``/loadbalance/settings/auto_bundle_split_enabled``, stored as a string); absent parts:
+    Pulsar's defaults."""
 
     default: Quota | UnsetType = UNSET
     bundles: Annotated[dict[BundleNameText, Quota], _words(
         expected="an object: bundle name → ResourceQuota")] = {}
     loadFactorCPU: JavaDouble | UnsetType = UNSET
     loadFactorMemory: JavaDouble | UnsetType = UNSET
+    autoBundleSplitEnabled: bool | str | UnsetType = UNSET
 
 
 ResourceQuotasSection = Annotated[ResourceQuotas, _words(
-    expected='an object {"default", "bundles", "loadFactorCPU", "loadFactorMemory"}')]
+    expected='an object {"default", "bundles", "loadFactorCPU", "loadFactorMemory", '
+             '"autoBundleSplitEnabled"}')]
 
 
 class Snapshot(Struct, frozen=True, gc=False, kw_only=True):

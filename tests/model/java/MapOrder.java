@@ -13,6 +13,8 @@ import java.util.stream.Collectors;
  * One command per line, fields separated by TAB:
  *   NEW chm|hashmap|hashset [N]   a new map (N: the initial-capacity constructor)
  *   TOMAP                         a HashMap collected with Collectors.toMap from the current map
+ *   COPY chm|hashmap              the current map replaced by its copy: new ConcurrentHashMap<>(map)
+ *                                 or new HashMap<>(map)
  *   PUT key / REM key / CLEAR     map operations
  *   PRINT id                      prints "id TAB key TAB key ..." in iteration order
  */
@@ -42,6 +44,9 @@ public final class MapOrder {
                 case "TOMAP":
                     map = map.entrySet().stream()
                             .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
+                    break;
+                case "COPY":
+                    map = f[1].equals("chm") ? new ConcurrentHashMap<>(map) : new HashMap<>(map);
                     break;
                 case "PUT":
                     if (map != null) { map.put(f[1], "v"); } else { set.add(f[1]); }
