@@ -220,11 +220,14 @@ def top_bundles_load_data(stats: Mapping[str, Mapping[str, Any]], settings: Sett
     """``TopBundlesLoadData`` of the bundle stats: ``TopKBundles.update(bundleStats, k)`` (bundles
     of namespaces with policies left out, as ``hasPolicies``, when the policies are known)."""
     from lbctl.model.brokerload import top_k_bundles
-    from lbctl.model.javaorder import java_hash_order
+    from lbctl.model.javaorder import concurrent_order
     from lbctl.model.load import NamespaceBundleStats
 
     k = int(settings["loadBalancerMaxNumberOfBundlesInBundleLoadReport"])
-    tops = top_k_bundles(((b, NamespaceBundleStats(**stats[b])) for b in java_hash_order(stats)),
+    # TopKBundles walks PulsarStats.bundleStats, a ConcurrentHashMap filled in the topics'
+    # order, which these rebuilt stats keep: a fresh ConcurrentHashMap's order (as the split
+    # walk's bundle_stats_walk of rebuilt stats), not a HashMap's
+    tops = top_k_bundles(((b, NamespaceBundleStats(**stats[b])) for b in concurrent_order(stats)),
                          k, settings, has_policies)
     return {"topBundlesLoadData": [{"bundleName": t.bundleName, "stats": dict(stats[t.bundleName])}
                                    for t in tops],

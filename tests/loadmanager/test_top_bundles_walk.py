@@ -13,11 +13,15 @@ a ``HashMap`` waits for 13, so twelve bundles sit in 32 buckets, not 16).
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from lbctl.config import Settings
 from lbctl.loadmanager.extensible import ExtensibleLoadManager
 from lbctl.model.brokerload import top_k_bundles
 from lbctl.model.javaorder import concurrent_order, java_hash_order
-from tests.factories import broker, state, stats
+from tests.factories import broker, load, state, stats
 
 MB = 1024 * 1024
 
@@ -80,3 +84,56 @@ def test_the_sandbox_s_top_bundles_walk_the_split_walk_s_order() -> None:
     refilled = top_k_bundles(((b, busy[b]) for b in java_hash_order(put_order)), 10, settings)
     assert [t.bundleName for t in expected] != [t.bundleName for t in refilled]
     assert [t.bundleName for t in got] == [t.bundleName for t in expected]
+
+
+def test_the_transfer_shedder_adapter_s_top_bundles_walk_the_report_s_order(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The registry's TransferShedder (the simulator's and ``compare``'s modular cycles) derives
+    each broker's top bundles from its modular report as the extensible cycle does on derived
+    data: ``TopKBundles`` over the report's own (``ConcurrentHashMap``) order, not a ``HashMap``
+    refill's."""
+    from lbctl.strategies.shedding import transfer
+
+    names = twelve_bundles("tenant/ns0")
+    report_order = concurrent_order(names)
+    busy = {b: stats(tp_in=MB) for b in report_order}
+    data = load({"b1:8080": broker(bundles=busy, bandwidth_in=(80, 100)),
+                 "b2:8080": broker(bandwidth_in=(10, 100))})
+    seen: list[Any] = []
+
+    def capture(self: Any, ctx: Any, hit_count: int) -> Any:
+        seen.append(ctx.top_bundles)
+        raise _Captured
+
+    monkeypatch.setattr(transfer.TransferShedder, "find_bundles_for_unloading", capture)
+    settings = Settings.defaults()
+    with pytest.raises(_Captured):
+        transfer.TransferShedderAdapter().shed(data, settings, None)
+    expected = top_k_bundles(((b, busy[b]) for b in report_order), 10, settings)
+    refilled = top_k_bundles(((b, busy[b]) for b in java_hash_order(report_order)), 10,
+                             settings)
+    assert [t.bundleName for t in expected] != [t.bundleName for t in refilled]
+    assert [t.bundleName for t in seen[0]["b1:8080"]] == [t.bundleName for t in expected]
+
+
+class _Captured(Exception):
+    """Stops the adapter once the shedder's input is seen."""
+
+
+def test_live_extensible_top_bundles_walk_a_fresh_concurrent_map() -> None:
+    """Bundle stats rebuilt from a broker's topic stats are in the order ``updateStats`` put them
+    into ``PulsarStats.bundleStats``: ``TopKBundles`` walks that fresh ``ConcurrentHashMap``, as
+    the split walk does (``bundle_stats_walk`` of rebuilt stats), not a ``HashMap``."""
+    from lbctl.sources.live_extensible import top_bundles_load_data
+
+    put_order = twelve_bundles("tenant/ns0")
+    raw = {b: {"msgThroughputIn": float(MB)} for b in put_order}
+    settings = Settings.defaults()
+    got = [t["bundleName"] for t in top_bundles_load_data(raw, settings)["topBundlesLoadData"]]
+    as_stats = {b: stats(tp_in=MB) for b in put_order}
+    expected = top_k_bundles(((b, as_stats[b]) for b in concurrent_order(put_order)), 10,
+                             settings)
+    refilled = top_k_bundles(((b, as_stats[b]) for b in java_hash_order(put_order)), 10,
+                             settings)
+    assert [t.bundleName for t in expected] != [t.bundleName for t in refilled]
+    assert got == [t.bundleName for t in expected]

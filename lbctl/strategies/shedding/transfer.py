@@ -68,10 +68,11 @@ from lbctl.model.decision import (
     Why,
 )
 from lbctl.model.javaint import int64
-from lbctl.model.javaorder import concurrent_order, java_hash_order
+from lbctl.model.javaorder import concurrent_order
 from lbctl.model.javasort import double_compare_key
 from lbctl.model.loaddata import LoadData
 from lbctl.strategies.registry import SHEDDING
+from lbctl.strategies.split.default_namespace_bundle_split_strategy import bundle_stats_walk
 
 NAME = "TransferShedder"
 PACKAGE = "org.apache.pulsar.broker.loadbalance.extensions.scheduler"
@@ -693,8 +694,11 @@ class TransferShedderAdapter:
                         else prev or sample)
         store = {b: store[b] for b in concurrent_order(store)}
         k = int(settings["loadBalancerMaxNumberOfBundlesInBundleLoadReport"])
-        tops = {b: top_k_bundles(((x, bd.local.lastStats[x])
-                                  for x in java_hash_order(bd.local.lastStats)), k, settings)
+        # TopBundleLoadDataReporter walks PulsarStats.bundleStats, the ConcurrentHashMap a
+        # report's lastStats is the JSON walk of: the report's own order, as the extensible
+        # cycle's derived top bundles and the split walk take it (bundle_stats_walk)
+        tops = {b: top_k_bundles(bundle_stats_walk(bd.local.lastStats, iterated=True), k,
+                                 settings)
                 for b, bd in load.brokers.items()}
         ctx = ShedderInput(settings, load.now, store, tops, list(load.brokers),
                            dict(load.recently_unloaded))
