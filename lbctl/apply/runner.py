@@ -448,7 +448,9 @@ class ApplyRun:
         items += [(s.request or "", mutations[s.action.step].summary) for s in todo]
         heading = (f"lbctl {verb} {len(todo) + len(self.prelude)} request(s)"
                    + _pace(len(todo), self.opts.concurrency, self.opts.interval))
-        for line in request_lines(heading, self.client.admin_url, items):
+        # the UI's width (walk21): a log (the watcher's apply, width None) keeps each request
+        # and its summary on one line, one record, as the plan line and the rows already were
+        for line in request_lines(heading, self.client.admin_url, items, self.ui.width):
             self.ui.show(line)
 
     def _show_fit(self, line: str, hang: int = 4) -> None:
