@@ -183,11 +183,12 @@ def run_plan(client: AdminClient, plan: PlanFile, opts: ApplyOptions, output: Ou
     and SIGINT/SIGTERM finishing the action in flight."""
     from lbctl.apply.runner import UI, ApplyRun
     from lbctl.apply.signals import stop_on_signals
-    from lbctl.cli.connection import is_terminal, warn
+    from lbctl.cli.connection import is_terminal, warn, warn_fitted
     from lbctl.safe.text import terminal_safe
 
     stream = sys.stdout if output == TABLE else sys.stderr
-    ui = UI(show=lambda line: print(terminal_safe(line), file=stream, flush=True), warn=warn,
+    ui = UI(show=lambda line: print(terminal_safe(line), file=stream, flush=True),
+            warn=warn_fitted,
             confirm=lambda q: typer.confirm(q, default=False, err=True),
             interactive=is_terminal(sys.stdin) and is_terminal(sys.stderr))
     with stop_on_signals(warn) as stop:

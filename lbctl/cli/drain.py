@@ -167,11 +167,12 @@ def _check_names(lm: LoadManagerChoice) -> None:
 
 def _ui(output: OutputFormat) -> UI:
     from lbctl.apply.runner import UI
-    from lbctl.cli.connection import is_terminal, warn
+    from lbctl.cli.connection import is_terminal, warn_fitted
     from lbctl.safe.text import terminal_safe
 
     stream = sys.stdout if output == TABLE else sys.stderr
-    return UI(show=lambda line: print(terminal_safe(line), file=stream, flush=True), warn=warn,
+    return UI(show=lambda line: print(terminal_safe(line), file=stream, flush=True),
+              warn=warn_fitted,
               confirm=lambda q: typer.confirm(q, default=False, err=True),
               interactive=is_terminal(sys.stdin) and is_terminal(sys.stderr))
 
@@ -258,8 +259,9 @@ def _preview(ctx: typer.Context, given: Offline, target: str, lm: LoadManagerCho
              shown: Shown, *, fill: bool, max_moves: int | None,
              pace: tuple[int, float] | None) -> None:
     """A drain's or a fill's plan, printed (never sent): the live cluster's, or with --snapshot a
-    snapshot's; a fill's moves explained in the table (:mod:`lbctl.render.fill_words`)."""
-    from lbctl.cli.connection import warn
+    snapshot's; a fill's moves explained in the table (:mod:`lbctl.render.fill_words`). Its
+    warnings fit the terminal as a drain's do (walk21)."""
+    from lbctl.cli.connection import warn_fitted as warn
     from lbctl.cli.state import choose
     from lbctl.loadmanager.drain import drain_plan, fill_plan
     from lbctl.loadmanager.select import settings_for
