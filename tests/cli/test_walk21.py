@@ -256,3 +256,146 @@ def test_fleet_report_and_ingest_say_a_read_only_out_alike(tmp_path: Path) -> No
                 run(out)
             assert str(e.value) == f"cannot write {named}: {reason}", out
             assert e.value.exit_code == ExitStatus.ERROR
+
+
+# --- drain --restore: twice in a grace period, and its closing line fitted ---------------------
+
+
+@pytest.mark.live
+def test_drain_restore_twice_within_the_grace_period_and_its_line_fits(
+        _sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sandbox session drained with --keep-paused and restored, then did it again: the
+    second ``drain --restore`` was refused by the grace-period guard ("the same request … was
+    sent 8 min ago"), though the balancer was paused and the restore is read from the live
+    configuration. And its "balancer settings restored: …" line ran to 118 columns."""
+    from typer.testing import CliRunner
+
+    from lbctl.admin.client import AdminClient
+    from lbctl.apply import balancer
+    from lbctl.cli.app import app
+    from lbctl.executor import Executor
+    from lbctl.sources.live_dynamic import read_dynamic_config
+
+    journal = tmp_path / "journal.jsonl"
+    monkeypatch.delenv("PULSAR_CLIENT_CONF", raising=False)
+    monkeypatch.setenv("LBCTL_JOURNAL", str(journal))
+    monkeypatch.setenv("LBCTL_CONTEXTS", str(tmp_path / "contexts.json"))
+    url = _sandbox.admin_url
+    for _ in range(2):
+        with AdminClient(url) as client:
+            previous = balancer.to_pause(Executor(client, journal=journal, show=lambda _x: None))
+            balancer.pause(Executor(client, yes=True, journal=journal, show=lambda _x: None),
+                           "test-cluster", previous)
+            assert read_dynamic_config(client).get("loadBalancerSheddingEnabled") == "false"
+        r = CliRunner().invoke(app, ["--admin-url", url, "drain", "--restore", "--yes"],
+                               env={"COLUMNS": "80"})
+        assert r.exit_code == 0, r.stderr
+        assert "grace period" not in r.stderr, r.stderr
+        lines = r.stdout.splitlines()
+        at = next(i for i, x in enumerate(lines) if x.startswith("balancer settings restored:"))
+        _fits(lines[at:], 80)
+        assert len(lines[at:]) > 1, lines
+        with AdminClient(url) as client:
+            assert "loadBalancerSheddingEnabled" not in read_dynamic_config(client)
+
+
+# --- the walk: what an operator is told -------------------------------------------------------
+
+
+@pytest.mark.live
+def test_a_paused_run_says_how_long_it_waits(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """"paused: B turned overloaded (95.0% >= 85%)" and then nothing for five minutes read as
+    a hang; the line now says what it waits for and how long."""
+    from tests.apply.apply_helpers import busy_cluster, lbctl, plan_doc, spread_moves, write_plan
+
+    monkeypatch.delenv("PULSAR_CLIENT_CONF", raising=False)
+    monkeypatch.setenv("LBCTL_JOURNAL", str(tmp_path / "journal.jsonl"))
+    c = busy_cluster()
+    try:
+        ids = list(c.brokers)
+        moves: list[tuple[str, str, str | None]] = [(b, ids[0], ids[1])
+                                                    for b, _, _ in spread_moves(c, 2)]
+        plan = write_plan(tmp_path / "plan.json", plan_doc(c, moves))
+
+        def hot(method: str, path: str, query: dict[str, str]) -> None:
+            c.brokers[ids[1]].cpu = (95.0, 100.0)
+
+        c.after_mutation.append(hot)
+        r = lbctl(c, "apply", str(plan), "--yes", "--pause-timeout", "1")
+    finally:
+        c.stop()
+    said = " ".join(r.stdout.split())
+    assert f"paused: {ids[1]} turned overloaded" in said, r.stdout
+    assert "waiting up to 1 s (--pause-timeout) for it to fall below before the next action" \
+        in said, r.stdout
+
+
+def test_drain_takes_the_pause_timeout_its_message_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A drain stopped with "paused 300 s for overloaded broker(s) … (--pause-timeout)", a flag
+    drain did not have."""
+    from typer.testing import CliRunner
+
+    from lbctl.cli import drain as cli_drain
+    from lbctl.cli.app import app
+
+    seen: dict[str, Any] = {}
+
+    def fake_run(client: Any, dopts: Any, output: Any) -> Any:
+        seen["pause"] = dopts.apply.pause_timeout
+        raise SystemExit(0)
+
+    monkeypatch.setattr(cli_drain, "_run", fake_run)
+    from contextlib import contextmanager
+
+    import lbctl.cli.state as state
+
+    @contextmanager
+    def session(ctx: Any) -> Any:
+        class _C:
+            client = None
+        yield _C()
+
+    monkeypatch.setattr(state, "live_session", session)
+    r = CliRunner().invoke(app, ["drain", "127.0.0.1:8081", "--pause-timeout", "42", "--yes"])
+    assert r.exit_code == 0, r.output
+    assert seen == {"pause": 42.0}
+    help_text = CliRunner().invoke(app, ["drain", "--help"], env={"COLUMNS": "80"}).stdout
+    assert "--pause-timeout" in help_text
+
+
+def test_a_second_examples_copy_says_the_files_are_there(tmp_path: Path) -> None:
+    """``lbctl examples --copy examples`` run again said "copied 0 file(s)" and nothing more."""
+    from typer.testing import CliRunner
+
+    from lbctl.cli.app import app
+
+    dest = tmp_path / "examples"
+    first = CliRunner().invoke(app, ["examples", "--copy", str(dest)])
+    assert first.exit_code == 0, first.stderr
+    n = int(re.search(r"copied (\d+) file", first.stderr).group(1))  # type: ignore[union-attr]
+    assert "already there" not in first.stderr
+    again = CliRunner().invoke(app, ["examples", "--copy", str(dest)])
+    assert again.exit_code == 0, again.stderr
+    assert f"copied 0 file(s) to {dest}; {n} already there, the same" in again.stderr
+
+
+@pytest.mark.parametrize(("command", "words"), [
+    (["recommend"], "default 0, so a run repeats its picks"),
+    (["apply"], "this run (default: no limit)"),
+    (["apply"], "source or destination; default: no limit"),
+    (["unload"], "loadBalancerSheddingGracePeriodMinutes, 30 min by default"),
+    (["propose"], "Move at most N bundles (default: no limit)"),
+    (["sandbox"], "so a plan stays valid until you apply it"),
+])
+def test_help_says_the_defaults_and_the_pulsar_setting(command: list[str], words: str) -> None:
+    """What the walk found missing in --help: a default (--seed, the caps), the Pulsar setting a
+    flag follows (--force's grace period), and --static's "as before 0.2" a newcomer cannot
+    read."""
+    from typer.testing import CliRunner
+
+    from lbctl.cli.app import app
+
+    text = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200"}).stdout
+    assert words in " ".join(text.split()), text
+    assert "before 0.2" not in text
