@@ -399,3 +399,18 @@ def test_help_says_the_defaults_and_the_pulsar_setting(command: list[str], words
     text = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200"}).stdout
     assert words in " ".join(text.split()), text
     assert "before 0.2" not in text
+
+
+def test_the_examples_list_says_what_a_sequence_is() -> None:
+    """The list's kinds are "snapshot" and "sequence"; the heading read "(what each shows:
+    README.md there)" and never said what a sequence is."""
+    from typer.testing import CliRunner
+
+    from lbctl.cli.app import app
+
+    r = CliRunner().invoke(app, ["examples"], env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.stderr
+    head = " ".join(r.stdout.split("\n\n")[0].split())
+    assert "its README.md says what each shows" in head, head
+    assert "a sequence is snapshots over time, replayed cycle by cycle" in head, head
+    assert all(len(x) <= 80 for x in r.stdout.splitlines())
