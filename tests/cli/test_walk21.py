@@ -387,6 +387,7 @@ def test_a_second_examples_copy_says_the_files_are_there(tmp_path: Path) -> None
     (["unload"], "loadBalancerSheddingGracePeriodMinutes, 30 min by default"),
     (["propose"], "Move at most N bundles (default: no limit)"),
     (["sandbox"], "so a plan stays valid until you apply it"),
+    (["watch"], "(500M, 10G; default: no size limit)"),
 ])
 def test_help_says_the_defaults_and_the_pulsar_setting(command: list[str], words: str) -> None:
     """What the walk found missing in --help: a default (--seed, the caps), the Pulsar setting a
