@@ -388,6 +388,7 @@ def test_a_second_examples_copy_says_the_files_are_there(tmp_path: Path) -> None
     (["propose"], "Move at most N bundles (default: no limit)"),
     (["sandbox"], "so a plan stays valid until you apply it"),
     (["watch"], "(500M, 10G; default: no size limit)"),
+    (["monitor-brokers"], "default: weightedMax on the full-screen view, else the cluster's"),
 ])
 def test_help_says_the_defaults_and_the_pulsar_setting(command: list[str], words: str) -> None:
     """What the walk found missing in --help: a default (--seed, the caps), the Pulsar setting a
