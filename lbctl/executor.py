@@ -31,7 +31,6 @@ import contextlib
 import os
 import re
 import shutil
-import textwrap
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -46,6 +45,7 @@ from lbctl.admin.errors import AdminError
 from lbctl.errors import ConfigError, Interrupted, MutationRefused, NotJournaled
 from lbctl.model.wire.journal import JournalRecord, format_time, seconds_of
 from lbctl.safe.redact import url_without_userinfo
+from lbctl.safe.text import display_width
 
 #: where a request line may break when it does not fit: before its query string, each further
 #: query parameter and its body — never inside a path, a bundle or a broker name
@@ -53,17 +53,24 @@ _REQUEST_BREAKS = re.compile(r"(?=[?&])|(?=  body: )")
 
 
 def request_lines(heading: str, admin_url: str, items: Sequence[tuple[str, str]],
-                  width: int | None = None) -> list[str]:
+                  width: int | None = -1) -> list[str]:
     """The requests a command is about to send (or would), each with what it does, fitted to
-    ``width`` (the terminal's, else ``$COLUMNS``, else 80) as the tables are: whole when every
-    line fits; else the admin URL every request starts with is said once in ``heading`` (as a
-    table names the broker-name suffix it left out), a request that still does not fit breaks
-    before its query parameters and its body, and its ``# …`` comment goes under it. walk18: the lines ran to 160 columns, the URL
-    and the comment on one line. The requests themselves (journal, ``-o json``) stay whole."""
-    if width is None:
-        width = max(40, shutil.get_terminal_size((80, 24)).columns)
+    ``width`` screen columns as the tables are: whole when every line fits; else the admin URL
+    every request starts with is said once in ``heading`` (as a table names the broker-name
+    suffix it left out), a request that still does not fit breaks before its query parameters
+    and its body, and its ``# …`` comment goes under it. walk18: the lines ran to 160 columns,
+    the URL and the comment on one line. The requests themselves (journal, ``-o json``) stay
+    whole. ``width`` -1: the terminal's (``$COLUMNS``, else 80 when piped, never below 40);
+    None: each request whole on one line, for a log whose every line is a record (the watcher's
+    apply, walk21). Columns are screen columns (:func:`~lbctl.safe.text.display_width`, as the
+    tables and :func:`lbctl.apply.runner.fit_line` measure): a ``#`` summary naming a broker
+    ``東京-1`` takes 6, not 4 (walk21)."""
     whole = [f"  {request}    # {summary}" for request, summary in items]
-    if all(len(x) <= width for x in whole):  # a wide terminal: each request as sent, one a line
+    if width is None:
+        return [heading + ":", *whole]
+    if width < 0:
+        width = max(40, shutil.get_terminal_size((80, 24)).columns)
+    if all(display_width(x) <= width for x in whole):  # a wide terminal: each as sent, one a line
         return [heading + ":", *whole]
     base = url_without_userinfo(admin_url).rstrip("/")
     common = bool(items) and all(r.partition(" ")[2].startswith(base + "/") for r, _ in items)
@@ -72,20 +79,35 @@ def request_lines(heading: str, admin_url: str, items: Sequence[tuple[str, str]]
         method, _, rest = request.partition(" ")
         text = f"{method} {rest[len(base):] if common else rest}"
         one = f"  {text}    # {summary}"
-        if len(one) <= width:
+        if display_width(one) <= width:
             out.append(one)
             continue
         line = "  "
         for part in _REQUEST_BREAKS.split(text):
-            if line.strip() and len(line) + len(part.strip()) > width:
+            if line.strip() and display_width(line) + display_width(part.strip()) > width:
                 out.append(line)
                 line = "      "
             line += part.strip() if line.isspace() else part
         out.append(line)
-        out += textwrap.wrap(f"# {summary}", width, initial_indent="      ",
-                             subsequent_indent="        ", break_long_words=False,
-                             break_on_hyphens=False)
+        out += _wrap_words(f"# {summary}", width, "      ", "        ")
     return out
+
+
+def _wrap_words(text: str, width: int, first: str, rest: str) -> list[str]:
+    """``text`` broken at blanks only into lines of at most ``width`` screen columns (a word
+    longer than that stays whole on its own line), the first led by ``first``, the others by
+    ``rest``: textwrap's ``break_long_words=False`` wrap, measured by
+    :func:`~lbctl.safe.text.display_width` instead of characters."""
+    lines: list[str] = []
+    cur = first
+    for word in text.split():
+        if cur.strip() and display_width(cur) + 1 + display_width(word) > width:
+            lines.append(cur)
+            cur = rest
+        cur += (" " if cur.strip() else "") + word
+    if cur.strip():
+        lines.append(cur)
+    return lines
 
 
 @dataclass(frozen=True)

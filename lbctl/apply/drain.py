@@ -281,8 +281,12 @@ def restore_from_journal(client: AdminClient, journal: Path, ui: UI, *, yes: boo
     from lbctl.sources.live_dynamic import read_dynamic_config
 
     todo = balancer.still_paused(read_dynamic_config(client), previous)
+    # no grace-period guard: what is sent is what the live configuration still lacks
+    # (still_paused), never a repeat by accident; the guard, meant for unloads, refused the
+    # restore of a second pause within 30 minutes of the first one's restore (walk21: the
+    # sandbox session, drained twice)
     ex = Executor(client, dry_run=dry_run, yes=yes, interactive=interactive, confirm=ui.confirm,
-                  show=ui.show, journal=journal, warn=ui.warn)
+                  show=ui.show, journal=journal, warn=ui.warn, grace_minutes=0)
     if todo:
         ex.run(balancer.restore_mutations(todo))
     else:

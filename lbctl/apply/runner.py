@@ -448,7 +448,9 @@ class ApplyRun:
         items += [(s.request or "", mutations[s.action.step].summary) for s in todo]
         heading = (f"lbctl {verb} {len(todo) + len(self.prelude)} request(s)"
                    + _pace(len(todo), self.opts.concurrency, self.opts.interval))
-        for line in request_lines(heading, self.client.admin_url, items):
+        # the UI's width (walk21): a log (the watcher's apply, width None) keeps each request
+        # and its summary on one line, one record, as the plan line and the rows already were
+        for line in request_lines(heading, self.client.admin_url, items, self.ui.width):
             self.ui.show(line)
 
     def _show_fit(self, line: str, hang: int = 4) -> None:
@@ -651,9 +653,12 @@ class ApplyRun:
                 return (f"paused {waited:.0f} s for overloaded broker(s) "
                         f"{', '.join(sorted(hot))} (--pause-timeout)")
             if not waited:
+                # what happens next, so that a quiet terminal does not read as a hang (walk21)
                 self._show_fit("paused: " + ", ".join(f"{b} turned overloaded ({pct(u)} >= "
                                                        f"{pct(now.overload_threshold, 0)})"
-                                                       for b, u in sorted(hot.items())))
+                                                       for b, u in sorted(hot.items()))
+                               + f"; waiting up to {self.opts.pause_timeout:g} s "
+                               "(--pause-timeout) for it to fall below before the next action")
                 self._note({"state": "paused", "overloaded": sorted(hot)})
             step = min(5.0, max(0.5, self.opts.pause_timeout / 10))
             if self.stop.wait(step):

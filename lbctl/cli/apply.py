@@ -30,8 +30,13 @@ Concurrency = Annotated[int, typer.Option(
 VerifyTimeout = Annotated[float, typer.Option(
     "--verify-timeout", metavar="SECONDS", min=0, max=86400,
     help="How long to wait for a moved bundle to be owned again (lookup API).")]
+#: drain has it too (walk21): its "paused 300 s … (--pause-timeout)" named a flag it lacked
+PauseTimeout = Annotated[float, typer.Option(
+    "--pause-timeout", metavar="SECONDS", min=0, max=86400,
+    help="How long to wait for a destination that turned overloaded to fall back below the "
+         "overload threshold (85 % by default) before stopping.")]
 MaxMoves = Annotated[int | None, typer.Option(
-    "--max-moves", metavar="N", min=0, help="Move at most N bundles in this run.")]
+    "--max-moves", metavar="N", min=0, help="Move at most N bundles in this run (default: no limit).")]
 
 
 @grouped
@@ -63,18 +68,16 @@ def apply(
     max_moves: MaxMoves = None,
     max_per_broker: Annotated[int | None, typer.Option(
         "--max-per-broker", metavar="N", min=0,
-        help="At most N moves touching one broker (as source or destination).")] = None,
+        help="At most N moves touching one broker (as source or destination; default: no "
+             "limit).")] = None,
     max_throughput: Annotated[float | None, typer.Option(
         "--max-throughput", metavar="MB/S", min=0,
         help="At most this much bundle throughput moved in this run (MB/s, 1 MB = 1024² "
-             "bytes).")] = None,
+             "bytes; default: no limit).")] = None,
     interval: Interval = 0.0,
     concurrency: Concurrency = 1,
     verify_timeout: VerifyTimeout = 60.0,
-    pause_timeout: Annotated[float, typer.Option(
-        "--pause-timeout", metavar="SECONDS", min=0, max=86400,
-        help="How long to wait for a destination that turned overloaded before stopping.")]
-        = 300.0,
+    pause_timeout: PauseTimeout = 300.0,
     reason: Reason = None,
     status: Annotated[bool, typer.Option(
         "--status", help="Show the apply or drain running now (progress, who holds the lock) "
@@ -183,11 +186,12 @@ def run_plan(client: AdminClient, plan: PlanFile, opts: ApplyOptions, output: Ou
     and SIGINT/SIGTERM finishing the action in flight."""
     from lbctl.apply.runner import UI, ApplyRun
     from lbctl.apply.signals import stop_on_signals
-    from lbctl.cli.connection import is_terminal, warn
+    from lbctl.cli.connection import is_terminal, warn, warn_fitted
     from lbctl.safe.text import terminal_safe
 
     stream = sys.stdout if output == TABLE else sys.stderr
-    ui = UI(show=lambda line: print(terminal_safe(line), file=stream, flush=True), warn=warn,
+    ui = UI(show=lambda line: print(terminal_safe(line), file=stream, flush=True),
+            warn=warn_fitted,
             confirm=lambda q: typer.confirm(q, default=False, err=True),
             interactive=is_terminal(sys.stdin) and is_terminal(sys.stderr))
     with stop_on_signals(warn) as stop:

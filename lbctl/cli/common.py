@@ -65,7 +65,10 @@ BrokerConf = Annotated[
 ]
 Seed = Annotated[
     int | None,
-    typer.Option("--seed", metavar="N", help="Seed for random choices among equally good brokers."),
+    # Pulsar picks among equally good brokers at random (ThreadLocalRandom in
+    # LeastLongTermMessageRate, LeastResourceUsageWithWeight): lbctl seeds its pick (walk21)
+    typer.Option("--seed", metavar="N", help="Seed for the pick among equally good brokers, which "
+                 "Pulsar makes at random; default 0, so a run repeats its picks."),
 ]
 PulsarVersion = Annotated[
     str | None,

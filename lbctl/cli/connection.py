@@ -262,6 +262,18 @@ def warn(message: str) -> None:
     sys.stderr.write(f"lbctl: warning: {one_line(message)}\n")
 
 
+def warn_fitted(message: str) -> None:
+    """:func:`warn` fitted to the terminal as apply's own lines are
+    (:func:`lbctl.apply.runner.fit_line`: ``$COLUMNS``, else 80 when piped; broken at blanks
+    only, so the journal's path or a bundle stays whole; continued 4 columns in). For the
+    warnings of a run an operator watches (``apply``, ``drain``: "THE BALANCER IS STILL PAUSED
+    …" ran to 250 columns, walk21); a log that wants one record a line uses :func:`warn`."""
+    from lbctl.apply.runner import fit_line
+
+    for part in fit_line(f"lbctl: warning: {one_line(message)}", -1):
+        sys.stderr.write(part + "\n")
+
+
 def inform(message: str) -> None:
     """A line of information on stderr, ``lbctl: …``: what a long-running command did that
     needs no one's attention now (a plan queued for review), so not ``lbctl: warning:``, which

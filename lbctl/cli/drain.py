@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, ClassVar
 
 import typer
 
-from lbctl.cli.apply import MaxMoves, Reason, VerifyTimeout
+from lbctl.cli.apply import MaxMoves, PauseTimeout, Reason, VerifyTimeout
 from lbctl.cli.common import TABLE, LoadManagerChoice, OutputFormat, Shown, display
 from lbctl.cli.groups import Fields, grouped
 from lbctl.cli.state import StateArgs
@@ -93,6 +93,7 @@ def drain(
     interval: FillInterval = 60.0,
     max_moves: MaxMoves = None,
     verify_timeout: VerifyTimeout = 60.0,
+    pause_timeout: PauseTimeout = 300.0,
     lm: Placing,
     reason: Reason = None,
     given: Offline,
@@ -143,7 +144,8 @@ def drain(
     drain_pace = ((max_concurrent, 1.0) if max_concurrent else (1000, 0.0))
     n, every = fill_pace if fill else drain_pace
     opts = ApplyOptions(dry_run=dry_run, yes=yes, force=sending.force, journal=journal,
-                        reason=reason, verify_timeout=verify_timeout, concurrency=n,
+                        reason=reason, verify_timeout=verify_timeout,
+                        pause_timeout=pause_timeout, concurrency=n,
                         interval=every, max_moves=max_moves, max_age=None)
     dopts = DrainOptions(
         broker=_broker_id(broker),
@@ -167,11 +169,12 @@ def _check_names(lm: LoadManagerChoice) -> None:
 
 def _ui(output: OutputFormat) -> UI:
     from lbctl.apply.runner import UI
-    from lbctl.cli.connection import is_terminal, warn
+    from lbctl.cli.connection import is_terminal, warn_fitted
     from lbctl.safe.text import terminal_safe
 
     stream = sys.stdout if output == TABLE else sys.stderr
-    return UI(show=lambda line: print(terminal_safe(line), file=stream, flush=True), warn=warn,
+    return UI(show=lambda line: print(terminal_safe(line), file=stream, flush=True),
+              warn=warn_fitted,
               confirm=lambda q: typer.confirm(q, default=False, err=True),
               interactive=is_terminal(sys.stdin) and is_terminal(sys.stderr))
 
@@ -210,12 +213,14 @@ def _restore(client: AdminClient, journal: Path | None, *, yes: bool, dry_run: b
     ui = _ui(TABLE)
     previous = restore_from_journal(client, journal or default_journal(), ui,
                                     yes=yes, interactive=ui.interactive, dry_run=dry_run)
-    if not dry_run:
+    if not dry_run:  # fitted as the drain's own "balancer settings restored" is (walk21)
         from lbctl.apply.balancer import value_text
+        from lbctl.apply.runner import fit_line
 
-        print("balancer settings restored: " + ", ".join(
-            f"{k}={'(broker.conf)' if v is None else value_text(v)}"
-            for k, v in previous.items()))
+        for part in fit_line("balancer settings restored: " + ", ".join(
+                f"{k}={'(broker.conf)' if v is None else value_text(v)}"
+                for k, v in previous.items()), ui.width):
+            ui.show(part)
 
 
 @grouped
@@ -258,8 +263,9 @@ def _preview(ctx: typer.Context, given: Offline, target: str, lm: LoadManagerCho
              shown: Shown, *, fill: bool, max_moves: int | None,
              pace: tuple[int, float] | None) -> None:
     """A drain's or a fill's plan, printed (never sent): the live cluster's, or with --snapshot a
-    snapshot's; a fill's moves explained in the table (:mod:`lbctl.render.fill_words`)."""
-    from lbctl.cli.connection import warn
+    snapshot's; a fill's moves explained in the table (:mod:`lbctl.render.fill_words`). Its
+    warnings fit the terminal as a drain's do (walk21)."""
+    from lbctl.cli.connection import warn_fitted as warn
     from lbctl.cli.state import choose
     from lbctl.loadmanager.drain import drain_plan, fill_plan
     from lbctl.loadmanager.select import settings_for

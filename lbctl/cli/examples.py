@@ -170,8 +170,11 @@ def examples(
         n = copy_examples(root, copy)
         from lbctl.safe.text import one_line
 
+        # a second copy said "copied 0 file(s)" and no more: say the files are there (walk21)
+        total = sum(1 for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        kept = f"; {total - n} already there, the same" if total > n else ""
         # the directory as given may hold an escape sequence: shown escaped (hostile14)
-        sys.stderr.write(one_line(f"lbctl: copied {n} file(s) to {copy} "
+        sys.stderr.write(one_line(f"lbctl: copied {n} file(s) to {copy}{kept} "
                                   f"(try: lbctl recommend {copy / 'hot-broker.json'})") + "\n")
         return
     shown.emit(ExamplesView(str(root), describe(root)))

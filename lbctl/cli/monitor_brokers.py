@@ -23,7 +23,8 @@ def monitor_brokers(
         "--count", "-n", metavar="N", min=1, help="Stop after N refreshes.")] = None,
     sort: Annotated[str | None, typer.Option(
         "--sort", metavar="COLUMN", help="Sort brokers by a column: max, cpu, bundles, "
-        "latestMsgRate, longMsgRate, … (numbers descending).")] = None,
+        "latestMsgRate, longMsgRate, … (numbers descending; default: weightedMax on the "
+        "full-screen view, else the cluster's order).")] = None,
     summary: Annotated[bool, typer.Option(
         "--summary", help="Only the overall table, not one table per broker.")] = False,
     given: MonitorSnapshots,

@@ -26,10 +26,11 @@ TargetStd = Annotated[float | None, typer.Option(
     help="Band goal as a standard deviation of broker usage, in points (instead of "
          "--target-range).")]
 MaxMoves = Annotated[int | None, typer.Option(
-    "--max-moves", metavar="N", show_default=False, help="Move at most N bundles.")]
+    "--max-moves", metavar="N", show_default=False,
+    help="Move at most N bundles (default: no limit).")]
 MaxThroughput = Annotated[float | None, typer.Option(
     "--max-throughput", metavar="MB/S", show_default=False,
-    help="Move at most this much traffic (in + out, MB/s).")]
+    help="Move at most this much traffic (in + out, MB/s; default: no limit).")]
 Solver = Annotated[str, typer.Option(
     "--solver", metavar="auto|exact|greedy",
     help="exact: the mixed-integer model on HiGHS (needs scipy: pip install 'lbctl[propose]'); "

@@ -41,7 +41,8 @@ def sandbox(
         help="A scenario file: the starting cluster and timed events (docs/commands/sandbox.md)."
     )] = None,
     static: Annotated[bool, typer.Option(
-        "--static", help="Fixed figures: nothing reacts, no leader acts (as before 0.2).")] = False,
+        "--static", help="Fixed figures: nothing reacts and no leader acts, so a plan stays valid "
+             "until you apply it.")] = False,
 ) -> None:
     """Start a loopback Pulsar-admin test cluster and keep it running until Ctrl-C.
 

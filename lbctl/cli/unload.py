@@ -13,7 +13,8 @@ from lbctl.cli.groups import Fields, OptionGroup, grouped
 DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the requests; send nothing.")]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 Force = Annotated[bool, typer.Option(
-    "--force", help="Send even when the journal shows the same request within the grace period.")]
+    "--force", help="Send even when the journal shows the same request within the grace period "
+    "(loadBalancerSheddingGracePeriodMinutes, 30 min by default).")]
 Journal = Annotated[Path | None, typer.Option(
     "--journal", metavar="FILE",
     help="Append what is sent to this JSON-lines file (default $LBCTL_JOURNAL, else "

@@ -84,7 +84,8 @@ def watch(
     retain: Annotated[str, typer.Option(
         "--retain", metavar="DURATION", help="Keep this much history (7d, 48h).")] = "7d",
     retain_size: Annotated[str | None, typer.Option(
-        "--retain-size", metavar="SIZE", help="And at most this much disk (500M, 10G).")] = None,
+        "--retain-size", metavar="SIZE",
+        help="And at most this much disk (500M, 10G; default: no size limit).")] = None,
     listen: Annotated[str, typer.Option(
         "--listen", metavar="HOST:PORT",
         help="Serve /metrics, /healthz and the status page here ('' for none).")]

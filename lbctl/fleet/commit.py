@@ -34,7 +34,7 @@ from typing import IO
 
 import orjson
 
-from lbctl.errors import UsageError
+from lbctl.errors import LbctlError, UsageError
 from lbctl.fleet.files import read_manifest, write_manifest
 
 STAGING = "_staging"
@@ -53,19 +53,24 @@ def locked(out: Path, *, write: bool) -> Iterator[list[str]]:
     takes the lock exclusively to do so)."""
     done: list[str] = []
     if write:
-        out.mkdir(parents=True, exist_ok=True)
+        try:  # one wording for a disk's refusal, the job's own (session.job_error; walk21)
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise LbctlError(f"cannot write {out}: {e.strerror or e}") from None
     elif not out.is_dir():
         yield done
         return
     path = out / LOCK
-    from lbctl.errors import LbctlError
     from lbctl.safe.files import open_private
 
     try:  # never through a link (O_NOFOLLOW); shared with other readers as before (umask)
         fd, _ = open_private(str(path), mode=0o666, error=LbctlError, what="a lock file")
         fh: IO[str] = os.fdopen(fd, "r+")
     except LbctlError as e:
-        if write:
+        if write:  # the directory refused the lock file: said as the job says it (walk21)
+            _, said, reason = str(e).partition(": cannot open: ")
+            if said or str(e).endswith(": permission denied"):
+                raise LbctlError(f"cannot write {out}: {reason or 'Permission denied'}") from None
             raise UsageError(f"{out}: cannot write: {e}") from None
         yield done  # a read-only directory: nothing can be writing it through lbctl
         return

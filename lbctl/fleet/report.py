@@ -565,7 +565,10 @@ def write_files(report: FleetReport, out: Path) -> list[str]:
     refuse_link(out, error=LbctlError)
     if out.exists() and not out.is_dir():
         raise LbctlError(f"{out}: not a directory (the report's tables and plots are written in it)")
-    out.mkdir(parents=True, exist_ok=True)
+    try:  # the disk's refusal in ingest's words (walk21): ``cannot write OUT: <the reason>``
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise LbctlError(f"cannot write {out}: {e.strerror or e}") from None
     names = [f"{n}.csv" for n in ("clusters", "samples", "hot_bundles", "moves")]
     names += ["samples.parquet", "moves.parquet", "spread.png", "churn.png"]
     for name in names:
@@ -574,8 +577,13 @@ def write_files(report: FleetReport, out: Path) -> list[str]:
     os.umask(mask)
     mode = 0o666 & ~mask  # as a file opened by name would be made
 
+    def refused(message: str) -> LbctlError:
+        """``NAME: cannot write: REASON`` said as ingest says a refused write (walk21)."""
+        name, said, reason = message.partition(": cannot write: ")
+        return LbctlError(f"cannot write {name}: {reason}" if said else message)
+
     def write(path: Path, data: bytes) -> str:
-        atomic_write(str(path), data, error=LbctlError, mode=mode)
+        atomic_write(str(path), data, error=refused, mode=mode)
         return str(path)
 
     written = []

@@ -362,7 +362,10 @@ class ExamplesView(Struct, frozen=True):
                  "bundles": str(f["bundles"]), "load manager": f["loadManager"]}
                 for f in self.files]
         return "\n".join([
-            wrap_prose(f"Example snapshots in {self.directory} (what each shows: README.md "
-                       "there):"), "", table(rows), "",
+            # walk21: "(what each shows: README.md there)" read as a fragment, and "sequence"
+            # was not explained where a newcomer first meets it
+            wrap_prose(f"Example snapshots in {self.directory} (its README.md says what each "
+                       "shows; a sequence is snapshots over time, replayed cycle by cycle):"),
+            "", table(rows), "",
             wrap_prose("Copy them next to you with `lbctl examples --copy examples`, then e.g. "
                        "`lbctl recommend examples/hot-broker.json`.")])

@@ -8,7 +8,7 @@ They now say hostile18's one line, from the same cause search (``job_error``): `
 Spark's scratch space DIR (spark.local.dir): No space left on device``, exit 1.
 
 A read-only ``--out`` was already one line naming the file (``write_files`` writes in Python);
-it is held here as a guard.
+it is held here as a guard, in ingest's words since walk21 (``cannot write PATH: REASON``).
 """
 
 from __future__ import annotations
@@ -108,8 +108,9 @@ def test_a_job_refused_by_the_disk_is_one_line_in_process(
 def test_a_read_only_out_is_one_line(ingested: Any, tmp_path: Path) -> None:
     data, _ = ingested
     with refusing_tmpfs(tmp_path / "ro", "read-only") as ro:
-        for out, words in ((ro / "report", f"{ro / 'report'}: Read-only file system"),
-                           (ro, f"{ro / 'clusters.csv'}: cannot write: Read-only file system")):
+        # ingest's words for the same refusal (walk21): ``cannot write PATH: REASON``
+        for out, words in ((ro / "report", f"cannot write {ro / 'report'}: Read-only file system"),
+                           (ro, f"cannot write {ro / 'clusters.csv'}: Read-only file system")):
             res = CliRunner().invoke(app, ["fleet", "report", str(data), "--out", str(out), "-q",
                                            "--no-plot"])
             assert res.exit_code == 1, res.stderr
