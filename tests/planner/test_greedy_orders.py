@@ -119,7 +119,8 @@ def test_a_pass_after_moves_gets_the_sorted_bundles_it_would_sort() -> None:
         assert fill._by_driver(0, r) == ([d for d, _ in items], [i for _, i in items])
     ds, ids = fill._by_driver(0, 0)
     ds.pop(), ids.pop()
-    assert len(orders.by_driver(0, 0)[1]) == len(cands[0])  # (a pass's copy, not the shared)
+    shared = orders.by_driver(0, 0)
+    assert shared is not None and len(shared[1]) == len(cands[0])  # (a copy was popped)
 
 
 def test_a_nan_driver_leaves_the_sort_to_each_pass() -> None:
