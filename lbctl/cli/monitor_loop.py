@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from lbctl.cli.common import TABLE, OutputFormat, Shown, emit
 from lbctl.monitor.brokers import BrokerMonitor, Refresh
-from lbctl.monitor.live import live_refresh, snapshot_refresh_args
+from lbctl.monitor.live import live_refresh, prepare, snapshot_refresh_args
 from lbctl.render.display import colour_wanted
 
 if TYPE_CHECKING:
@@ -54,11 +54,13 @@ def run_live(chosen: Chosen, *, interval: float, refreshes: int | None, sort: st
     in_place = tty and shown.output == TABLE and refreshes != 1
     if in_place and refreshes is None and not summary:
         with chosen.session() as src:
+            prepare(src)
             full_screen(src, interval=interval, sort=sort,
                         color=colour_wanted(sys.stdout, no_color=shown.no_color))
         return
     n = 0
     with chosen.session() as src:
+        prepare(src)  # start-up, not the first refresh's (lbctl.monitor.live.prepare)
         mon = BrokerMonitor()
         threshold = [85.0]
         try:

@@ -60,6 +60,27 @@ def snapshot_refresh_args(st: ClusterState) -> tuple[Any, ...]:
     return brokers, reports, settings, st.captured_at, st.cluster, st.bundle_data
 
 
+def prepare(src: LiveSource) -> None:
+    """The refresh loop's start-up: what a first refresh would otherwise do on first use, done
+    before it (where the operator sees a process start, not a refresh).
+
+    In a fresh ``lbctl monitor-brokers`` the first refresh imported the HTTP layer
+    (:mod:`lbctl.admin.transport`, and with it httpx, whose package imports its own command
+    line's click, rich and pygments: ~150 modules), the body reader, the extensible cluster's
+    reader and the usage arithmetic, then made the client's event loop — ~70 ms of CPU before
+    its first request could leave, on a refresh whose own work is ~30 ms (``benchmarks/
+    monitor_brokers.py``, "fresh process"). Nothing is sent here: a cluster that does not
+    answer is still the first refresh's error."""
+    import asyncio
+
+    import lbctl.admin.bodies
+    import lbctl.admin.transport
+    import lbctl.sources.live_extensible
+    import lbctl.sources.percent_usage  # noqa: F401  # (imported for their first use)
+
+    src.client.run(asyncio.sleep(0))  # the client's event loop, made once and kept
+
+
 def live_refresh(src: LiveSource, mon: BrokerMonitor, last_threshold: list[float]) -> Refresh:
     """Read the brokers and their reports once and fold them into ``mon``; when the admin URL
     fails after a first good read, every broker stays on screen, stale, with the error. An

@@ -83,6 +83,53 @@ def candidates_by_broker(view: LoadView, rules: Rules, costs: Costs) -> list[lis
     return out
 
 
+#: a pass's broker heaps are rebuilt without their stale entries (:meth:`_Fill._compact`) when
+#: they hold more than this many entries per broker (with 16 brokers' worth of room)
+HEAP_SLACK = 4
+#: bundles of one broker from which :meth:`_Fill._without` computes their usages with numpy (the
+#: same float operations as :meth:`Assignment.usage_if`; below it, a loop is cheaper)
+VECTOR_MIN = 256
+
+
+class Orders:
+    """What every pass of one solve sorts and reads the same way, made once for them all: each
+    broker's movable bundles sorted by their driver of a resource (:meth:`_Fill._by_driver`;
+    a pass takes a copy less the bundles it has moved) and the drivers as a numpy array.
+
+    At 60,000 bundles with one broker owning 50,000 (``benchmarks/growth.py``'s deep broker),
+    every pass — each window's shed-and-fill, the capacity-only plan, the levelling, the hosted
+    pass — sorted that broker's 50,000 bundles again, and :meth:`_Fill._big_first` called
+    ``usage_if`` on each of them one at a time. Filtering a sorted list gives the list sorting
+    the filtered bundles would give because ``(driver, bundle)`` pairs are totally ordered —
+    unless a driver is NaN (no order): such a broker is sorted per pass, as before."""
+
+    def __init__(self, view: LoadView, cands: Sequence[Sequence[int]]):
+        self.view = view
+        self.cands = cands
+        self._sorted: dict[tuple[int, int], tuple[list[float], list[int]] | None] = {}
+        self._array: Any = None
+
+    def by_driver(self, j: int, r: int) -> tuple[list[float], list[int]] | None:
+        """Broker ``j``'s movable bundles sorted by (driver of ``r``, bundle), all of them
+        (None: a driver is NaN; the caller sorts its own)."""
+        key = (j, r)
+        if key not in self._sorted:
+            drivers = self.view.drivers
+            items = sorted((drivers[i][r], i) for i in self.cands[j])
+            ds = [d for d, _ in items]
+            nan = any(map(math.isnan, ds))
+            self._sorted[key] = None if nan else (ds, [i for _, i in items])
+        return self._sorted[key]
+
+    def drivers(self) -> Any:
+        """Every bundle's drivers, an (n, 3) float64 array."""
+        if self._array is None:
+            import numpy as np
+
+            self._array = np.array(self.view.drivers, dtype=np.float64).reshape(-1, 3)
+        return self._array
+
+
 def _dominant(a: Assignment, j: int) -> int:
     t = a.terms[j]
     best, best_r = -math.inf, 0
@@ -97,9 +144,11 @@ class _Fill:
     """One window's shed-and-fill pass over an assignment."""
 
     def __init__(self, a: Assignment, cands: Sequence[Sequence[int]], lo: float, hi: float,
-                 caps: Caps, hosts: Hosts | None = None):
+                 caps: Caps, hosts: Hosts | None = None, orders: Orders | None = None):
         self.a = a
         self.cands = cands
+        #: the sorts and arrays shared with the solve's other passes (made here when alone)
+        self.orders = orders if orders is not None else Orders(a.view, cands)
         self.lo = lo
         self.hi = hi
         self.caps = caps
@@ -118,6 +167,20 @@ class _Fill:
         self.ver[j] += 1
         heapq.heappush(self.low, (self.a.u[j], self.ver[j], j))
         heapq.heappush(self.high, (-self.a.u[j], self.ver[j], j))
+        if len(self.low) + len(self.high) > 2 * HEAP_SLACK * (len(self.ver) + 16):
+            self._compact()
+
+    def _compact(self) -> None:
+        """Both heaps without their stale entries. Every move pushes its two brokers' new
+        usages on both heaps, and most stale entries are never popped (a deep broker's old
+        usages sit at the bottom of ``low``, the receivers' at the bottom of ``high``): 20,000
+        moves left 20,000 entries to sift through per pop. The current entries are all kept and
+        ``(usage, version, broker)`` orders them totally, so the brokers come off in the same
+        order."""
+        ver = self.ver
+        for heap in (self.low, self.high):
+            heap[:] = [e for e in heap if e[1] == ver[e[2]]]
+            heapq.heapify(heap)
 
     def _capped(self, i: int) -> bool:
         return self.caps.block(self.a, i)
@@ -167,9 +230,18 @@ class _Fill:
         key = (j, r)
         hit = self._sorted.get(key)
         if hit is None:
-            drivers = self.a.view.drivers
-            items = sorted((drivers[i][r], i) for i in self.cands[j] if i not in self.a.moved)
-            hit = self._sorted[key] = ([d for d, _ in items], [i for _, i in items])
+            moved = self.a.moved
+            whole = self.orders.by_driver(j, r)
+            if whole is None:  # a NaN driver: this pass's own sort, as ever
+                drivers = self.a.view.drivers
+                items = sorted((drivers[i][r], i) for i in self.cands[j] if i not in moved)
+                hit = ([d for d, _ in items], [i for _, i in items])
+            elif not moved:
+                hit = (whole[0].copy(), whole[1].copy())
+            else:
+                keep = [k for k, i in enumerate(whole[1]) if i not in moved]
+                hit = ([whole[0][k] for k in keep], [whole[1][k] for k in keep])
+            self._sorted[key] = hit
         return hit
 
     def _drop(self, j: int, i: int) -> None:
@@ -190,6 +262,12 @@ class _Fill:
         """The least loaded broker that may take ``i`` and stays inside the window with it;
         failing that (a big bundle, brokers of different strength), the broker where it ends
         lowest, if that is inside the window."""
+        low, ver, a = self.low, self.ver, self.a
+        while low and low[0][1] != ver[low[0][2]]:
+            heapq.heappop(low)  # (stale: the walk below would drop it too)
+        if low and (j := low[0][2]) != src and a.u[j] <= self.hi and \
+                a.refuses(i, j) is None and a.usage_if(j, i, 1.0) <= self.hi + EPS:
+            return j  # the walk's first broker fits: what it would return, without the walk
         with closing(self._walk(self.low)) as walk:
             found = self._first_fit(walk, i, src)
         if found is not None:
@@ -302,7 +380,9 @@ class _Fill:
         for j in range(len(a.u)):
             if a.u[j] <= self.hi + EPS:
                 continue
-            effects = [(a.u[j] - a.usage_if(j, i, -1.0), i) for i in self.cands[j]]
+            uj = a.u[j]
+            effects = [(uj - x, i) for x, i in zip(self._without(j, self.cands[j]),
+                                                   self.cands[j], strict=True)]
             total = sum(e for e, _ in effects)
             for effect, i in effects:
                 # small, or the least loaded broker can take it: the usual path (which never
@@ -336,6 +416,29 @@ class _Fill:
             if dst is not None:
                 self._move(i, dst)
                 taken.add(dst)
+
+    def _without(self, j: int, ids: Sequence[int]) -> list[float]:
+        """Broker ``j``'s usage were each bundle of ``ids`` to leave it: ``usage_if(j, i, -1.0)``
+        for each, with numpy for :data:`VECTOR_MIN` bundles or more — the same IEEE operations
+        in the same order (``now + per * (delta + -1.0 * driver)``, a term replacing the floor
+        only when greater, so a NaN term never does), element by element."""
+        a = self.a
+        if len(ids) < VECTOR_MIN:
+            return [a.usage_if(j, i, -1.0) for i in ids]
+        import numpy as np
+
+        d = self.orders.drivers()[np.asarray(ids, dtype=np.intp)]
+        t = a.terms[j]
+        dj = a.delta[j]
+        u = np.full(len(ids), t.floor, dtype=np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            for r in range(3):
+                now = t.now[r]
+                if now != -math.inf:
+                    v = now + t.per_unit[r] * (dj[r] + -1.0 * d[:, r])
+                    u = np.where(v > u, v, u)
+        out: list[float] = u.tolist()
+        return out
 
     def _cannot_keep(self, j: int, i: int) -> bool:
         """Whether broker ``j`` stays above the window keeping bundle ``i`` whatever else leaves
@@ -583,15 +686,17 @@ def solve_greedy(view: LoadView, rules: Rules, costs: Costs, targets: Targets, w
     :data:`SWAP_PAIRS` pairs; ``False``: shed-and-fill's own plans, as the equality test's
     reference)."""
     cands = candidates_by_broker(view, rules, costs)
+    orders = Orders(view, cands)
     umax = targets.max_usage
-    results = _window_plans(view, rules, costs, cands, width, umax, caps, windows, swaps=swaps)
+    results = _window_plans(view, rules, costs, cands, width, umax, caps, windows, swaps=swaps,
+                            orders=orders)
     if not any(r[0].ok for r in results):
         a = Assignment(view, rules, costs)
-        fill = _Fill(a, cands, -math.inf, umax, caps)
+        fill = _Fill(a, cands, -math.inf, umax, caps, orders=orders)
         fill.shed()
         results.append((_violation(a, width, umax), a.cost, a, None))
         a = Assignment(view, rules, costs)
-        level(a, cands, caps)
+        level(a, cands, caps, orders)
         results.append((_violation(a, width, umax), a.cost, a, None))
     return _best(results)
 
@@ -602,7 +707,7 @@ _Planned = tuple[Violation, float, Assignment, tuple[float, float] | None]
 def _window_plans(view: LoadView, rules: Rules, costs: Costs, cands: Sequence[Sequence[int]],
                   width: float, umax: float, caps: Caps, windows: int | None,
                   floor: float = -math.inf, hosts: Hosts | None = None,
-                  swaps: bool | None = None) -> list[_Planned]:
+                  swaps: bool | None = None, orders: Orders | None = None) -> list[_Planned]:
     """Each ranked window's shed-and-fill plan, then local search: ``windows`` of them (5, 1
     for clusters of more than 20,000 bundles, whose local search also makes one pass, not two),
     none below ``floor``; with ``hosts``, big bundles may take a broker of their own. When none
@@ -614,10 +719,12 @@ def _window_plans(view: LoadView, rules: Rules, costs: Costs, cands: Sequence[Se
         swaps = sum(map(len, cands)) * max(len(view.brokers) - 1, 0) > SWAP_PAIRS
     if windows is None:
         windows = 1 if large else 5
+    if orders is None:
+        orders = Orders(view, cands)
     results: list[_Planned] = []
     for lo in rank_windows(view, view.usages(), width, umax, windows, floor=floor):
         a = Assignment(view, rules, costs)
-        fill = _Fill(a, cands, lo, min(lo + width, umax), caps, hosts)
+        fill = _Fill(a, cands, lo, min(lo + width, umax), caps, hosts, orders)
         fill.shed()
         fill.fill()
         improve(a, cands, width, umax, 1 if large else 2)
@@ -730,15 +837,16 @@ def solve_hosted(view: LoadView, rules: Rules, costs: Costs, targets: Targets, w
     if top > umax + EPS:
         return None
     results = _window_plans(view, rules, costs, cands, width, umax, caps, windows,
-                            floor=top - width, hosts=hosts)
+                            floor=top - width, hosts=hosts, orders=Orders(view, cands))
     return _best(results) if results else None
 
 
-def level(a: Assignment, cands: Sequence[Sequence[int]], caps: Caps) -> None:
+def level(a: Assignment, cands: Sequence[Sequence[int]], caps: Caps,
+          orders: Orders | None = None) -> None:
     """Min-max levelling, for clusters where no window can be reached: move a bundle from the
     most loaded broker to the least loaded one that may take it whenever that lowers the larger
     of the two below the most loaded broker's usage, until no such move is left."""
-    fill = _Fill(a, cands, -math.inf, math.inf, caps)
+    fill = _Fill(a, cands, -math.inf, math.inf, caps, orders=orders)
     for _ in range(len(a.view.bundles)):
         if fill._out_of_moves():
             return

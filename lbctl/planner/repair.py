@@ -19,9 +19,11 @@ met; here the step is scored on the goals the plan has to meet, in their order.
 
 from __future__ import annotations
 
+import heapq
 import math
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 
 from lbctl.planner.assignment import EPS, Assignment, Violation, better
 from lbctl.planner.constraints import Rules
@@ -29,7 +31,7 @@ from lbctl.planner.cost import Costs
 from lbctl.planner.goals import Stats, Targets
 from lbctl.planner.greedy import Caps
 from lbctl.planner.load import LoadView
-from lbctl.planner.repair_index import Bucket, Index, bound
+from lbctl.planner.repair_index import Bucket, Group, Index, bound
 
 #: the most / least loaded brokers a step looks at, each
 _ENDS = 3
@@ -201,13 +203,14 @@ def _best_step(a: Assignment, ends: Ends, on: list[list[int]], targets: Targets,
                 sides = ((floor_s, tuple(leave), res_s, unc_s, start_s, idle_s),
                          (floor_d, tuple(come), res_d, unc_d, start_d, idle_d))
                 buckets, tail = cut
-                bounds = sorted(
-                    ((bound(bk, *sides, other_hi, other_lo, max_usage, width, mean, now_s,
-                            now_d), -bk.cmax, k) for k, bk in enumerate(buckets) if bk.ids),
-                    key=lambda e: (e[0], e[1], e[2]))
+                assert index is not None  # (cut is index's)
                 # late binding wanted: each bucket is weighed against the best found by then
-                order = _bucketed(bounds, buckets, tail, here, lambda: best,  # noqa: B023
-                                  a.rules.topics_limit - a.topics[dst])
+                order = _bucketed(
+                    partial(bound, s=sides[0], d=sides[1], other_hi=other_hi,
+                            other_lo=other_lo, max_usage=max_usage, width=width, mean=mean,
+                            now_s=now_s, now_d=now_d),
+                    index.groups[src], buckets, tail, here, lambda: best,  # noqa: B023
+                    a.rules.topics_limit - a.topics[dst])
             for i in order:
                 home = owner[i]
                 new = i not in moved and dst != home
@@ -273,23 +276,41 @@ def _finite(*xs: float) -> bool:
     return all(math.isfinite(x) for x in xs)
 
 
-def _bucketed(bounds: list[tuple[tuple[float, float, float], float, int]],
-              buckets: list[Bucket], tail: list[int], here: tuple[float, float, float],
+def _bucketed(weigh: Callable[[Bucket | Group], tuple[float, float, float]],
+              groups: list[Group], buckets: list[Bucket], tail: list[int],
+              here: tuple[float, float, float],
               best: Callable[[], tuple[tuple[float, float, float], float, int, int, int,
                                        Violation] | None],
               room: int) -> Iterator[int]:
-    """The bundles of a source's tail, then of its buckets in ``bounds`` order (each bound
-    with its bucket's least cost), up to the first bucket that cannot hold a change better than
-    the plan (``here``) or than ``best()``, the best change found so far; of a bucket only the
-    bundles of at most ``room`` topics (the destination's room under the topic limit: the
-    others it refuses)."""
+    """The bundles of a source's tail, then of its buckets in order of (bound, least cost,
+    bucket) — ``weigh`` gives a bound — up to the first bucket that cannot hold a change
+    better than the plan (``here``) or than ``best()``, the best change found so far; of a
+    bucket only the bundles of at most ``room`` topics (the destination's room under the topic
+    limit: the others it refuses).
+
+    The buckets are weighed a :class:`~lbctl.planner.repair_index.Group` at a time, when the
+    group comes up in a heap of groups and weighed buckets: a group's (bound, least cost) is no
+    higher than its buckets', so every bucket is weighed before one with a higher key is
+    taken, and the buckets come in the order sorting them all would give (ties: the group
+    first, then the lower bucket); the group that fails the stop above ends it as its first
+    bucket would have."""
     yield from list(tail)
-    for lb, c, k in bounds:
+    heap: list[tuple[tuple[float, float, float], float, int, int]] = [
+        (weigh(g), -g.cmax, -1, k) for k, g in enumerate(groups)]
+    heapq.heapify(heap)
+    while heap:
+        lb, c, kind, k = heapq.heappop(heap)
         if not lb < here:
             return
         b = best()
         if b is not None and (lb, c) > (b[0], b[1]):
             return
+        if kind < 0:
+            for m in groups[k].members:
+                bk = buckets[m]
+                if bk.ids:
+                    heapq.heappush(heap, (weigh(bk), -bk.cmax, 0, m))
+            continue
         bk = buckets[k]
         yield from bk.ids[:bisect_right(bk.tops, room)]
 

@@ -87,9 +87,10 @@ def test_deep_broker_plans_equal_and_buckets_are_skipped(seed: int,
     read, held = [0], [0]
     orig = repair._bucketed
 
-    def counting(bounds: Any, buckets: Any, tail: Any, *rest: Any) -> Iterator[int]:
+    def counting(weigh: Any, groups: Any, buckets: Any, tail: Any,
+                 *rest: Any) -> Iterator[int]:
         held[0] += len(tail) + sum(len(b.ids) for b in buckets)
-        for i in orig(bounds, buckets, tail, *rest):
+        for i in orig(weigh, groups, buckets, tail, *rest):
             read[0] += 1
             yield i
 
