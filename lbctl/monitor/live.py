@@ -60,6 +60,11 @@ def snapshot_refresh_args(st: ClusterState) -> tuple[Any, ...]:
     return brokers, reports, settings, st.captured_at, st.cluster, st.bundle_data
 
 
+#: the modules a first refresh would import on first use (:func:`prepare`)
+_FIRST_REFRESH_MODULES = ("lbctl.admin.bodies", "lbctl.admin.transport",
+                          "lbctl.sources.live_extensible", "lbctl.sources.percent_usage")
+
+
 def prepare(src: LiveSource) -> None:
     """The refresh loop's start-up: what a first refresh would otherwise do on first use, done
     before it (where the operator sees a process start, not a refresh).
@@ -72,12 +77,10 @@ def prepare(src: LiveSource) -> None:
     monitor_brokers.py``, "fresh process"). Nothing is sent here: a cluster that does not
     answer is still the first refresh's error."""
     import asyncio
+    from importlib import import_module
 
-    import lbctl.admin.bodies
-    import lbctl.admin.transport
-    import lbctl.sources.live_extensible
-    import lbctl.sources.percent_usage  # noqa: F401  # (imported for their first use)
-
+    for module in _FIRST_REFRESH_MODULES:  # imported now for their first use
+        import_module(module)
     src.client.run(asyncio.sleep(0))  # the client's event loop, made once and kept
 
 
