@@ -925,7 +925,8 @@ def append_record(name: str, record: bytes, *, gz: bool, error: ErrorFactory,
     try:
         _lock(fd)
         size = os.fstat(fd).st_size
-        good, glue, last = _good_end(fd, size, gz=gz, complete=complete)
+        good, glue, last = _good_end(fd, size, gz=gz, complete=complete,
+                                     want_last=accept is not None, name=name, error=error)
         if accept is not None:
             accept(last)
         if good != size:
@@ -977,16 +978,26 @@ def _lock(fd: int) -> None:
     fcntl.flock(fd, fcntl.LOCK_EX)
 
 
-def _good_end(fd: int, size: int, *, gz: bool, complete: Callable[[bytes], bool] | None
+def _good_end(fd: int, size: int, *, gz: bool, complete: Callable[[bytes], bool] | None,
+              want_last: bool = True, name: str = "", error: ErrorFactory = ConfigError
               ) -> tuple[int, bytes, bytes | None]:
     """Where the whole records end, what must go before the next one (a newline, when a whole
-    last record lacks its own), and the last whole line (None: none)."""
+    last record lacks its own), and the last whole line (None: none, or not ``want_last``).
+
+    A plain file's unterminated tail and last line are read only when they are needed, and
+    never past :func:`max_line_bytes` (a file ending in a 200 MB line was read into memory at
+    every append, a journal's at every request): such a file is refused, nothing appended."""
     if gz:
         good, tail, last = _good_end_gz(fd, size)
     else:
+        cap = max_line_bytes()
         good = _good_end_lines(fd, size)
-        tail = os.pread(fd, size - good, good) if good != size else b""
-        last = _last_line(fd, good)
+        if size - good > cap:
+            raise error(f"{name}: ends with a line longer than {human_size(cap)} and no newline "
+                        "(the limit for one line, an eighth of the input size limit); nothing "
+                        "was appended")
+        tail = os.pread(fd, size - good, good) if good != size and complete is not None else b""
+        last = _last_line(fd, good, cap, name, error) if want_last else None
     if good != size and complete is not None and tail is not None and complete(tail):
         glue = gzip_member(b"\n") if gz else b"\n"
         return size, glue, tail
@@ -999,8 +1010,10 @@ def gzip_member(text: bytes) -> bytes:
     return gzip.compress(text, compresslevel=6, mtime=0)
 
 
-def _last_line(fd: int, end: int) -> bytes | None:
-    """The line that ends (with its newline) at ``end``, without the newline."""
+def _last_line(fd: int, end: int, cap: int | None = None, name: str = "",
+               error: ErrorFactory = ConfigError) -> bytes | None:
+    """The line that ends (with its newline) at ``end``, without the newline; one longer than
+    ``cap`` is refused (``error``) as soon as that is known."""
     if end <= 0:
         return None
     pos = end - 1
@@ -1014,6 +1027,9 @@ def _last_line(fd: int, end: int) -> bytes | None:
             break
         parts.append(chunk)
         pos = start
+        if cap is not None and end - 1 - pos > cap:
+            raise error(f"{name}: its last line is longer than {human_size(cap)} (the limit for "
+                        "one line, an eighth of the input size limit); nothing was appended")
     return b"".join(reversed(parts))
 
 

@@ -169,3 +169,29 @@ def test_a_200_mb_line_is_refused_in_little_memory(tmp_path: Path) -> None:
                             "with --max-input-size)")
         kib = int(lines[-1].split()[1])
         assert kib < 150 * 1024, f"{command}: {kib // 1024} MiB"
+
+
+@pytest.mark.parametrize("terminated", [True, False], ids=["last-line", "unterminated-tail"])
+def test_an_append_after_a_giant_line_is_refused_and_changes_nothing(small_cap: None,
+                                                                     tmp_path: Path,
+                                                                     terminated: bool) -> None:
+    """``snapshot export --append`` (and the journal, and watch's history) read the file's last
+    line to check it, and an unterminated tail to keep or cut it: read whole before, whatever
+    its length. Over the line limit, the append is refused and the file left as it was."""
+    from lbctl.sources.snapshot import append_snapshot
+
+    state = read_snapshot_file(EXAMPLES / "hot-broker.json")[0]
+    f = tmp_path / "s.jsonl"
+    body = HOT + b"\n" + _giant(3 * MIB) + (b"\n" if terminated else b"")
+    f.write_bytes(body)
+    tracemalloc.start()
+    try:
+        with pytest.raises(SnapshotError, match=r"longer than 2 MiB.*nothing was appended"):
+            append_snapshot(state, f)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert f.read_bytes() == body
+    assert peak < 2 * CAP, f"{peak / MIB:.1f} MiB held"
+    f.write_bytes(HOT + b"\n")  # an ordinary sequence still takes it
+    assert append_snapshot(state, f) == 0 and len(read_snapshot_file(f)) == 2
