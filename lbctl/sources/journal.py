@@ -131,6 +131,9 @@ def decode_lines(data: bytes) -> tuple[list[JournalRecord], list[str]]:
                 OSError) as e:
             skipped.append(f"line {n}: {str(e).splitlines()[0] if str(e) else 'unreadable'}")
             continue
+        except RecursionError:  # msgspec skips an unknown key's value recursively (hostile20)
+            skipped.append(f"line {n}: nested too deeply")
+            continue
         records.append(rec)
     return records, skipped
 

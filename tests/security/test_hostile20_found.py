@@ -222,3 +222,18 @@ def test_a_number_setting_takes_only_what_javas_parser_takes(tmp_path: Path, set
         assert float(expected) == got, (text, expected, got)
     with pytest.raises(ConfigError):  # the finding itself, with or without a JDK
         SETTINGS_BY_NAME[setting].parse("1_0")
+
+
+def test_a_journal_line_nested_100000_deep_is_skipped(tmp_path: Path) -> None:
+    """An unknown key's value is skipped by msgspec recursively: ``RecursionError`` was an
+    internal error for ``journal`` and ``apply --resume``."""
+    f = tmp_path / "journal.jsonl"
+    deep = b'{"x":' + b'{"a":' * 100_000 + b"1" + b"}" * 100_001
+    f.write_bytes(json.dumps(GOOD).encode() + b"\n" + deep + b"\n")
+    res = _invoke("journal", "--journal", str(f), "-o", "json")
+    assert res.exit_code == 0, res.stderr
+    assert "line 2: nested too deeply" in res.stderr and "internal error" not in res.stderr
+    f.write_bytes(deep + b"\n")
+    assert "nested too deeply" in _one_error(_invoke("journal", "--journal", str(f)))
+    line = _one_error(_invoke("apply", "--resume", str(f), "--dry-run", "--admin-url", CLOSED))
+    assert "RecursionError" not in line
