@@ -237,3 +237,16 @@ def test_a_journal_line_nested_100000_deep_is_skipped(tmp_path: Path) -> None:
     assert "nested too deeply" in _one_error(_invoke("journal", "--journal", str(f)))
     line = _one_error(_invoke("apply", "--resume", str(f), "--dry-run", "--admin-url", CLOSED))
     assert "RecursionError" not in line
+
+
+def test_a_contexts_file_nested_100000_deep_is_one_line(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``LBCTL_CONTEXTS`` is read by every command that connects: a deeply nested unknown value
+    was ``internal error: RecursionError`` for all of them."""
+    f = tmp_path / "contexts.json"
+    f.write_bytes(b'{"current": null, "contexts": {}, "x": ' + b'{"a":' * 100_000 + b"1"
+                  + b"}" * 100_001)
+    monkeypatch.setenv("LBCTL_CONTEXTS", str(f))
+    for args in (["context", "list"], ["--request-timeout", "1", "brokers"]):
+        line = _one_error(_invoke(*args))
+        assert line == f"lbctl: error: {f}: not lbctl's contexts file: nested too deeply"
