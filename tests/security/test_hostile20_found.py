@@ -250,3 +250,41 @@ def test_a_contexts_file_nested_100000_deep_is_one_line(tmp_path: Path,
     for args in (["context", "list"], ["--request-timeout", "1", "brokers"]):
         line = _one_error(_invoke(*args))
         assert line == f"lbctl: error: {f}: not lbctl's contexts file: nested too deeply"
+
+
+# -- watch's plan records --------------------------------------------------------------------------
+PID = "p-20260101T000000-abcdef"
+
+
+def test_a_fifo_as_a_plan_record_hangs_no_command(tmp_path: Path) -> None:
+    """``plans list``/``show`` read each record with ``Path.read_bytes``: a FIFO hung them
+    forever (a subprocess here, bounded), and a link was followed."""
+    import os
+    import subprocess
+    import sys
+
+    record = tmp_path / "plans" / f"{PID}.meta.json"
+    record.parent.mkdir()
+    os.mkfifo(record)
+    for args in (["plans", "list"], ["plans", "show", PID]):
+        r = subprocess.run([sys.executable, "-m", "lbctl", *args, "--history", str(tmp_path)],
+                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                           cwd=Path(__file__).resolve().parents[2])
+        assert "Traceback" not in r.stderr and "internal error" not in r.stderr, r.stderr
+        if args[1] == "show":
+            assert r.returncode != 0 and r.stderr.count("\n") == 1, r.stderr
+            assert "is a FIFO" in r.stderr
+    record.unlink()
+    record.symlink_to("/etc/passwd")
+    line = _one_error(_invoke("plans", "show", PID, "--history", str(tmp_path)))
+    assert "is a symbolic link" in line
+
+
+def test_a_plan_record_nested_100000_deep_is_one_line(tmp_path: Path) -> None:
+    record = tmp_path / "plans" / f"{PID}.meta.json"
+    record.parent.mkdir()
+    record.write_bytes(b'{"x":' + b'{"a":' * 100_000 + b"1" + b"}" * 100_001)
+    res = _invoke("plans", "list", "--history", str(tmp_path))
+    assert res.exit_code == 0 and "internal error" not in res.stderr, res.stderr
+    assert "nested too deeply" in _one_error(_invoke("plans", "show", PID, "--history",
+                                                     str(tmp_path)))
