@@ -112,8 +112,10 @@ _JAVA_BLANKS = "".join(map(chr, range(33)))
 
 
 def _java_number(raw: str) -> str:
-    """``raw`` trimmed as Pulsar's ``FieldParser`` trims a setting before ``Integer.valueOf`` or
-    ``Double.valueOf``, refusing what only Python's ``int``/``float`` would take: ``1_000``
+    """``raw`` trimmed as Pulsar's ``FieldParser`` (pulsar-common,
+    ``org.apache.pulsar.common.util``, ``stringToInteger``/``stringToDouble`` at 00855f5b) trims a
+    setting before ``Integer.valueOf`` or ``Double.valueOf``, refusing what only Python's
+    ``int``/``float`` would take: ``1_000``
     (digit separators: ``NumberFormatException`` in Java, 1000 in Python, hostile20) and
     blanks Java keeps (a no-break space)."""
     text = raw.strip(_JAVA_BLANKS)
