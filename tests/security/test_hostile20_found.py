@@ -288,3 +288,27 @@ def test_a_plan_record_nested_100000_deep_is_one_line(tmp_path: Path) -> None:
     assert res.exit_code == 0 and "internal error" not in res.stderr, res.stderr
     assert "nested too deeply" in _one_error(_invoke("plans", "show", PID, "--history",
                                                      str(tmp_path)))
+
+
+# -- a plan naming a broker no cluster has ---------------------------------------------------------
+@pytest.mark.live
+@pytest.mark.parametrize("field", ["broker", "destinationBroker"])
+@pytest.mark.parametrize("name", ["x\x1b[2J\nINJECTED", "b\u202er", "a b:8080", "\u200b:8080"],
+                         ids=["escape-newline", "rlo", "blank", "zero-width"])
+def test_a_plan_naming_a_broker_id_with_a_control_character_is_refused(
+        sandbox: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, field: str,
+        name: str) -> None:
+    """apply printed the plan's broker ids in its lines as they were: a newline in one started a
+    line of its own (``from x\\e[2J`` / ``INJECTED to …``). A broker id is ``host:port``: such a
+    plan is refused where it is read, naming the action and the field."""
+    monkeypatch.setenv("LBCTL_JOURNAL", str(tmp_path / "journal.jsonl"))
+    res = _invoke("--admin-url", sandbox.admin_url, "recommend", "-o", "json")
+    plan = json.loads(res.stdout)
+    assert plan["actions"], res.stdout
+    plan["actions"][0][field] = name
+    f = tmp_path / "plan.json"
+    f.write_text(json.dumps(plan))
+    line = _one_error(_invoke("--admin-url", sandbox.admin_url, "apply", str(f), "--dry-run"))
+    assert f"{f}: actions[0].{field}: expected a broker id (host:port" in line
+    assert not (tmp_path / "journal.jsonl").exists() or "INJECTED" not in (
+        tmp_path / "journal.jsonl").read_text()
