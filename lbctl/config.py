@@ -103,8 +103,25 @@ def _integer(raw: Any) -> int:
     if isinstance(raw, float) and raw.is_integer():
         return int(raw)
     if isinstance(raw, str):
-        return int(raw.strip())
+        return int(_java_number(raw))
     raise TypeError(raw)
+
+
+#: what Java's ``String.trim`` removes: every character up to the space (controls included)
+_JAVA_BLANKS = "".join(map(chr, range(33)))
+
+
+def _java_number(raw: str) -> str:
+    """``raw`` trimmed as Pulsar's ``FieldParser`` (pulsar-common,
+    ``org.apache.pulsar.common.util``, ``stringToInteger``/``stringToDouble`` at 00855f5b) trims a
+    setting before ``Integer.valueOf`` or ``Double.valueOf``, refusing what only Python's
+    ``int``/``float`` would take: ``1_000``
+    (digit separators: ``NumberFormatException`` in Java, 1000 in Python, hostile20) and
+    blanks Java keeps (a no-break space)."""
+    text = raw.strip(_JAVA_BLANKS)
+    if "_" in text or text != text.strip():
+        raise ValueError(raw)
+    return text
 
 
 def _int(raw: Any) -> int:
@@ -127,7 +144,9 @@ def _double(raw: Any) -> float:
     if isinstance(raw, bool):
         raise TypeError(raw)
     if isinstance(raw, int | float | str):
-        value = float(raw.strip() if isinstance(raw, str) else raw)
+        if isinstance(raw, str) and not _java_number(raw).isascii():
+            raise ValueError(raw)  # Double.valueOf reads ASCII digits only (int: any digit)
+        value = float(_java_number(raw) if isinstance(raw, str) else raw)
         if not math.isfinite(value):
             raise ValueError(raw)
         return value

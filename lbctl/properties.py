@@ -169,6 +169,19 @@ def read_properties(path: str | Path, role: str) -> dict[str, str]:
         # "keys" would silently change nothing
         raise ConfigError(f"{path}: not a {role} file: binary (holds NUL bytes)")
     try:
-        return parse_properties(raw)
+        values = parse_properties(raw)
     except MalformedEscape as e:
         raise ConfigError(f"{path}: {role}: {e} (Java refuses the whole file)") from None
+    for key in values:
+        if key.startswith(_BOM) and key[len(_BOM):] and key[len(_BOM)] not in "#!":
+            # an editor's UTF-8 byte order mark: ISO-8859-1 makes it three characters of the
+            # first key, so Java (and lbctl with it) would silently ignore that setting — a
+            # client.conf's webServiceUrl, and the default URL is used instead (hostile20)
+            raise ConfigError(f"{path}: {role}: a UTF-8 byte order mark opens the file, so "
+                              f"Java reads its first key as {key!r}, not {key[len(_BOM):]!r} "
+                              "(that setting would be ignored): save the file without it")
+    return values
+
+
+#: a UTF-8 byte order mark read as ISO-8859-1, as Properties.load(InputStream) reads it
+_BOM = "\u00ef\u00bb\u00bf"

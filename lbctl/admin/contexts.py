@@ -65,6 +65,8 @@ def load(path: Path) -> Store:
         return msgspec.json.decode(data, type=Store)
     except (msgspec.DecodeError, msgspec.ValidationError) as e:
         raise ConfigError(f"{path}: not lbctl's contexts file: {str(e).splitlines()[0]}") from None
+    except RecursionError:  # an unknown key's value nested past the limit (msgspec recurses)
+        raise ConfigError(f"{path}: not lbctl's contexts file: nested too deeply") from None
 
 
 def save(path: Path, store: Store) -> None:

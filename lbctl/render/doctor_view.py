@@ -48,7 +48,7 @@ class DoctorView:
                 f"Pulsar {r.pulsar_version}; {r.rules_run} rule{'' if r.rules_run == 1 else 's'}: "
                 f"{counts}")
         parts = [wrap_prose(head)]
-        parts += [wrap_prose(f"note: {n}") for n in r.notes]
+        parts += [wrap_prose(f"note: {name_safe(n)}") for n in r.notes]  # one line each
         if not r.findings:
             parts += ["", "no finding: none of the known load-balancing traps applies"]
         for f in r.findings:

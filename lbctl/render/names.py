@@ -15,7 +15,9 @@ from collections.abc import Iterable
 
 from msgspec import Struct, field
 
-from lbctl.safe.text import name_safe
+from lbctl.safe.text import name_safe, needs_escape
+
+_odd = needs_escape
 
 
 def common_suffix(names: Iterable[str]) -> str:
@@ -58,10 +60,12 @@ class BrokerNames(Struct, frozen=True):
         return name_safe(name)
 
     def text(self, text: str) -> str:
-        """``text`` with every known broker id shortened (longest ids first)."""
-        if not self.suffix:
-            return text
-        known = sorted((n for n in self.full if n.endswith(self.suffix)), key=len, reverse=True)
+        """``text`` with every known broker id shortened (longest ids first), and every one
+        holding a newline, a control character or a bidirectional mark shown escaped, as a table
+        shows it: prose names brokers too, and a newline in an id must not start a line of its
+        own (hostile20: explain's "x\\nINJECTED: usage 35.0%" line)."""
+        known = sorted((n for n in self.full if (self.suffix and n.endswith(self.suffix))
+                        or (_odd(n) and name_safe(n) != n)), key=len, reverse=True)
         if not known:
             return text
         rx = re.compile("|".join(re.escape(n) for n in known))
@@ -72,3 +76,18 @@ class BrokerNames(Struct, frozen=True):
         if not self.suffix:
             return None
         return f"(common suffix {self.suffix} left out of broker names; --wide: full names)"
+
+
+def escape_names(text: str, names: Iterable[str]) -> str:
+    """``text`` with each of ``names`` (a cluster, namespace, bundle or topic name from a
+    snapshot) that holds a newline, a control character or a bidirectional mark shown as
+    :func:`~lbctl.safe.text.name_safe` shows it. Prose is built with the names as they are and
+    keeps its own newlines, so the final escaping pass of the table format
+    (:func:`~lbctl.safe.text.terminal_safe`) must leave newlines alone: a name's newline would
+    start a line of its own. Names are looked at one by one only when one of them needs it."""
+    names = [n for n in names if n]
+    if not names or not needs_escape("".join(names)):
+        return text
+    odd = sorted({n for n in names if name_safe(n) != n}, key=len, reverse=True)
+    rx = re.compile("|".join(re.escape(n) for n in odd))
+    return rx.sub(lambda m: name_safe(m.group(0)), text)

@@ -15,7 +15,7 @@ from lbctl.plan import Plan
 from lbctl.records import replace
 from lbctl.render import table
 from lbctl.render.display import current, decision_style, paint, paint_decisions
-from lbctl.render.names import BrokerNames
+from lbctl.render.names import BrokerNames, escape_names
 from lbctl.render.schema import Schema, col
 from lbctl.render.tables import wrap_prose
 from lbctl.safe.text import name_safe
@@ -297,7 +297,9 @@ class ExplainView(Struct, frozen=True):
             texts.append(paged)
         plan = self.results[-1].plan()
         names = plan_names(plan)
-        text = wrap_prose(names.text("\n\n".join(texts)))
+        said = {n for _, r in shown for n in (r.state.cluster, *r.state.namespaces,
+                                              *r.state.topics)}  # in the reasoning's prose
+        text = wrap_prose(names.text(escape_names("\n\n".join(texts), said)))
         note = names.note()
         if note:
             text += "\n\n" + wrap_prose(note)

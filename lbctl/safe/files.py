@@ -393,20 +393,110 @@ def open_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
 
 def read_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
                  limit: int | None = None, follow: bool = False,
-                 at: HeldDir | None = None) -> bytes:
+                 at: HeldDir | None = None, max_line: int | None = None) -> bytes:
     """The bytes of the regular file ``path``, at most ``limit`` (default
-    :data:`LIMITS`.max_input_bytes); ``follow``, ``at``: as :func:`open_regular`."""
+    :data:`LIMITS`.max_input_bytes); ``follow``, ``at``: as :func:`open_regular`.
+
+    ``max_line`` (a JSON-lines file): no line may be longer. A file larger than that is first
+    scanned a chunk at a time, so one giant line is refused without the file being held
+    (:class:`LineCheck`); a smaller file cannot hold such a line and is read at once."""
     cap = LIMITS.max_input_bytes if limit is None else limit
     fd = open_regular(path, what=what, error=error, follow=follow, at=at)
     path = at.join(path) if at is not None else path
+    if max_line is not None:
+        try:
+            _scan_lines(fd, path, max_line, cap, error)
+        except BaseException:
+            os.close(fd)
+            raise
     try:
         with os.fdopen(fd, "rb") as f:
-            data = f.read(cap + 1)
+            # sized by the file, not the cap: a read of cap + 1 bytes allocated the whole cap
+            # (1 GiB) for a small file's (a gzip file's) few bytes
+            want = min(cap, os.fstat(f.fileno()).st_size) + 1
+            data = f.read(want)
+            if len(data) == want <= cap:  # it grew since: read on, up to the cap
+                data += f.read(cap + 1 - want)
     except OSError as e:
         raise error(f"{path}: cannot read: {e.strerror or e}") from None
     if len(data) > cap:
         raise error(too_large(path, cap, adjustable=limit is None))
     return data
+
+
+#: the least :func:`max_line_bytes` is, whatever ``--max-input-size`` says
+LINE_FLOOR = 128 * MIB
+_GZ_STEP = _CHUNK  # bytes inflated per step by gunzip_limited (zlib holds a step twice)
+
+
+def max_line_bytes() -> int:
+    """The longest line a JSON-lines input (a snapshot sequence, a history) may hold: an eighth
+    of ``--max-input-size``, at least :data:`LINE_FLOOR` (128 MiB by default, a snapshot of
+    over 100,000 bundles). Without it a file of one giant line under the input limit was held
+    whole, then copied and decoded (200 MB: 0.8 GB of memory, and 28 s in the streamed
+    replay, hostile20) only to be refused as a snapshot."""
+    return max(LIMITS.max_input_bytes // 8, LINE_FLOOR)
+
+
+def line_too_long(name: str, number: int, cap: int) -> str:
+    """The one line for line ``number`` of ``name`` longer than ``cap`` bytes."""
+    return (f"{name}:{number}: a line longer than {human_size(cap)} (the limit for one line of "
+            "a sequence, an eighth of the input size limit; raise it with --max-input-size)")
+
+
+class LineCheck:
+    """Lines counted across the chunks of a file, refusing the first one longer than ``cap``
+    (its number in :func:`line_too_long`'s message) as soon as it is seen: nothing of it needs
+    to be kept."""
+
+    def __init__(self, name: str, cap: int, error: ErrorFactory) -> None:
+        self.name = name
+        self.cap = cap
+        self.error = error
+        self.run = 0  # bytes of the current line so far
+        self.number = 1  # the current line's number
+
+    def feed(self, chunk: bytes) -> None:
+        if len(chunk) <= self.cap:  # the lines inside it are shorter than the cap
+            first = chunk.find(b"\n")
+            if first < 0:
+                self.run += len(chunk)
+            else:
+                self._check(self.run + first)
+                self.number += chunk.count(b"\n")
+                self.run = len(chunk) - chunk.rfind(b"\n") - 1
+            self._check(self.run)
+            return
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            self._check(self.run + end - start)
+            self.run = 0
+            self.number += 1
+            start = end + 1
+        self.run += len(chunk) - start
+        self._check(self.run)
+
+    def _check(self, length: int) -> None:
+        if length > self.cap:
+            e = self.error(line_too_long(self.name, self.number, self.cap))
+            e.exit_code = ExitStatus.ERROR
+            raise e
+
+
+def _scan_lines(fd: int, name: str, max_line: int, cap: int, error: ErrorFactory) -> None:
+    """:func:`read_regular`'s scan of a file larger than ``max_line`` (at most ``cap`` bytes
+    read), then back to its start."""
+    try:
+        if os.fstat(fd).st_size <= max_line:
+            return
+        check = LineCheck(name, max_line, error)
+        total = 0
+        while total <= cap and (chunk := os.read(fd, _CHUNK)):
+            total += len(chunk)
+            check.feed(chunk)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError as e:
+        raise error(f"{name}: cannot read: {e.strerror or e}") from None
 
 
 def read_stream(stream: object, name: str, *, error: ErrorFactory) -> bytes:
@@ -434,21 +524,31 @@ def too_large(name: str, cap: int, *, adjustable: bool = True) -> str:
 
 
 def gunzip_limited(data: bytes, name: str, *, error: ErrorFactory, limit: int | None = None,
-                   cut_ok: bool = False) -> bytes:
+                   cut_ok: bool = False, max_line: int | None = None) -> bytes:
     """Decompress every gzip member of ``data``, stopping as soon as the output passes ``limit``.
 
     ``cut_ok`` (a JSON-lines history, appended one member at a time): data cut short at the end —
     an append interrupted by a crash — gives what decompressed before the cut, with a warning,
-    when that holds a whole line; the reader then leaves out a partial last line."""
+    when that holds a whole line; the reader then leaves out a partial last line. ``max_line``:
+    as :func:`read_regular`'s, checked as the data inflates."""
     cap = LIMITS.max_input_bytes if limit is None else limit
+    lines = LineCheck(name, max_line, error) if max_line is not None else None
     out = bytearray()
     rest = data
     while rest:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            out += d.decompress(rest, cap + 1 - len(out))
-        except zlib.error as e:
-            raise error(f"{name}: bad gzip data: {e}") from None
+        tail = rest
+        while True:  # a step at a time: a line too long is refused before it is all inflated
+            try:
+                piece = d.decompress(tail, min(_GZ_STEP, cap + 1 - len(out)))
+            except zlib.error as e:
+                raise error(f"{name}: bad gzip data: {e}") from None
+            out += piece
+            if lines is not None:
+                lines.feed(piece)
+            tail = d.unconsumed_tail
+            if len(out) > cap or not tail or d.eof:
+                break
         if len(out) > cap or d.unconsumed_tail:
             raise error(too_large(name, cap) + " (decompressed)")
         if not d.eof:
@@ -825,7 +925,8 @@ def append_record(name: str, record: bytes, *, gz: bool, error: ErrorFactory,
     try:
         _lock(fd)
         size = os.fstat(fd).st_size
-        good, glue, last = _good_end(fd, size, gz=gz, complete=complete)
+        good, glue, last = _good_end(fd, size, gz=gz, complete=complete,
+                                     want_last=accept is not None, name=name, error=error)
         if accept is not None:
             accept(last)
         if good != size:
@@ -877,16 +978,26 @@ def _lock(fd: int) -> None:
     fcntl.flock(fd, fcntl.LOCK_EX)
 
 
-def _good_end(fd: int, size: int, *, gz: bool, complete: Callable[[bytes], bool] | None
+def _good_end(fd: int, size: int, *, gz: bool, complete: Callable[[bytes], bool] | None,
+              want_last: bool = True, name: str = "", error: ErrorFactory = ConfigError
               ) -> tuple[int, bytes, bytes | None]:
     """Where the whole records end, what must go before the next one (a newline, when a whole
-    last record lacks its own), and the last whole line (None: none)."""
+    last record lacks its own), and the last whole line (None: none, or not ``want_last``).
+
+    A plain file's unterminated tail and last line are read only when they are needed, and
+    never past :func:`max_line_bytes` (a file ending in a 200 MB line was read into memory at
+    every append, a journal's at every request): such a file is refused, nothing appended."""
     if gz:
         good, tail, last = _good_end_gz(fd, size)
     else:
+        cap = max_line_bytes()
         good = _good_end_lines(fd, size)
-        tail = os.pread(fd, size - good, good) if good != size else b""
-        last = _last_line(fd, good)
+        if size - good > cap:
+            raise error(f"{name}: ends with a line longer than {human_size(cap)} and no newline "
+                        "(the limit for one line, an eighth of the input size limit); nothing "
+                        "was appended")
+        tail = os.pread(fd, size - good, good) if good != size and complete is not None else b""
+        last = _last_line(fd, good, cap, name, error) if want_last else None
     if good != size and complete is not None and tail is not None and complete(tail):
         glue = gzip_member(b"\n") if gz else b"\n"
         return size, glue, tail
@@ -899,8 +1010,10 @@ def gzip_member(text: bytes) -> bytes:
     return gzip.compress(text, compresslevel=6, mtime=0)
 
 
-def _last_line(fd: int, end: int) -> bytes | None:
-    """The line that ends (with its newline) at ``end``, without the newline."""
+def _last_line(fd: int, end: int, cap: int | None = None, name: str = "",
+               error: ErrorFactory = ConfigError) -> bytes | None:
+    """The line that ends (with its newline) at ``end``, without the newline; one longer than
+    ``cap`` is refused (``error``) as soon as that is known."""
     if end <= 0:
         return None
     pos = end - 1
@@ -914,6 +1027,9 @@ def _last_line(fd: int, end: int) -> bytes | None:
             break
         parts.append(chunk)
         pos = start
+        if cap is not None and end - 1 - pos > cap:
+            raise error(f"{name}: its last line is longer than {human_size(cap)} (the limit for "
+                        "one line, an eighth of the input size limit); nothing was appended")
     return b"".join(reversed(parts))
 
 

@@ -73,6 +73,11 @@ def terminal_safe(text: str, *, keep_newlines: bool = True, keep_colors: bool = 
     return pattern.sub(_escape, text)
 
 
+def needs_escape(text: str) -> bool:
+    """Whether :func:`name_safe` would change ``text`` (newlines and tabs included)."""
+    return _CONTROL_ALL.search(text) is not None
+
+
 def name_safe(name: str) -> str:
     """A name from outside (a cluster, broker or bundle name) for a table cell or a line of prose:
     every control character escaped, newlines too — a name holding ``\\n`` must not start a fake

@@ -125,12 +125,33 @@ def decode_lines(data: bytes) -> tuple[list[JournalRecord], list[str]]:
         try:
             rec = _DECODER.decode(line)
             record_time(rec.time)
+            _check_body(rec.body)
+            _check_body(rec.previous)
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError, OverflowError,
                 OSError) as e:
             skipped.append(f"line {n}: {str(e).splitlines()[0] if str(e) else 'unreadable'}")
             continue
+        except RecursionError:  # msgspec skips an unknown key's value recursively (hostile20)
+            skipped.append(f"line {n}: nested too deeply")
+            continue
         records.append(rec)
     return records, skipped
+
+
+def _check_body(body: Any) -> None:
+    """A request body (or a setting's ``previous`` value) is any JSON value, decoded as it is:
+    an integer past 64 bits (no body
+    lbctl sends holds one), or nesting past 255 levels, would decode, then fail the JSON writer
+    of it (``journal -o json``: "internal error: Integer exceeds 64-bit range", hostile20). Such
+    a line is not lbctl's."""
+    if body is None or isinstance(body, str | bool | float | msgspec.UnsetType):
+        return
+    import orjson  # what the JSON outputs write it with
+
+    try:
+        orjson.dumps(body)
+    except TypeError as e:  # an integer past 64 bits, nesting past orjson's 255 levels
+        raise ValueError(f"body: {e} (not a body lbctl sends)") from None
 
 
 def maybe_applied(records: Iterable[JournalRecord]) -> list[JournalRecord]:

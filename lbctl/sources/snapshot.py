@@ -46,6 +46,8 @@ from lbctl.safe.files import (
     atomic_write,
     gunzip_limited,
     is_json_line,
+    line_too_long,
+    max_line_bytes,
     read_regular,
     read_stream,
     warn,
@@ -137,8 +139,9 @@ def _read_snapshot_file(path: Path | str, *, strict: bool = False) -> list[Clust
         return [json_snapshot(name, data)]
     name = str(path)
     kind, gz = _kind(name)
-    data = _maybe_gunzip(name, _read_bytes(name), expect_gzip=gz,
-                         cut_ok=kind == "jsonl" and not strict)
+    lines = kind == "jsonl"
+    data = _maybe_gunzip(name, _read_bytes(name, lines=lines), expect_gzip=gz,
+                         cut_ok=lines and not strict, lines=lines)
     if not data or data.isspace():  # isspace stops at the first other byte: no copy
         raise SnapshotError(f"{name}: empty file (expected a snapshot)")
     if kind == "jsonl":
@@ -164,17 +167,22 @@ def _kind(name: str) -> tuple[str, bool]:
     return kind, gz
 
 
-def _read_bytes(name: str) -> bytes:
-    """A regular file's bytes (a FIFO or a device is refused before any read), bounded."""
-    return read_regular(name, what="a snapshot file", error=SnapshotError)
+def _read_bytes(name: str, *, lines: bool = False) -> bytes:
+    """A regular file's bytes (a FIFO or a device is refused before any read), bounded;
+    ``lines`` (a sequence): no line longer than :func:`~lbctl.safe.files.max_line_bytes`, refused
+    before the file is held."""
+    return read_regular(name, what="a snapshot file", error=SnapshotError,
+                        max_line=max_line_bytes() if lines else None)
 
 
-def _maybe_gunzip(name: str, data: bytes, *, expect_gzip: bool, cut_ok: bool = False) -> bytes:
+def _maybe_gunzip(name: str, data: bytes, *, expect_gzip: bool, cut_ok: bool = False,
+                  lines: bool = False) -> bytes:
     if not data.startswith(_GZIP_MAGIC):
         if expect_gzip:
             raise SnapshotError(f"{name}: not a gzip file (the name ends in .gz)")
         return data
-    return gunzip_limited(data, name, error=SnapshotError, cut_ok=cut_ok)
+    return gunzip_limited(data, name, error=SnapshotError, cut_ok=cut_ok,
+                          max_line=max_line_bytes() if lines else None)
 
 
 def json_snapshot(name: str, data: bytes) -> ClusterState:
@@ -275,7 +283,10 @@ def _jsonl_lines(name: str, data: bytes) -> Iterator[tuple[int, Callable[[], Clu
         data = data[len(_BOM) :]
     lines = data.split(b"\n")
     check_keys = len(data) <= DUPLICATE_CHECK_BYTES
+    cap = max_line_bytes()
     for number, line in enumerate(lines, start=1):
+        if len(line) > cap:  # the readers refuse it first; bytes from elsewhere are checked here
+            raise SnapshotError(line_too_long(name, number, cap))
         if not line.strip():
             continue
         where = f"{name}:{number}"
@@ -322,7 +333,7 @@ def read_snapshot_lines(path: Path | str) -> tuple[list[ClusterState], list[Line
         if name == STDIN or _kind(name)[0] != "jsonl":
             return _read_snapshot_file(path), []
         gz = _kind(name)[1]
-        data = _maybe_gunzip(name, _read_bytes(name), expect_gzip=gz)
+        data = _maybe_gunzip(name, _read_bytes(name, lines=True), expect_gzip=gz, lines=True)
         if not data or data.isspace():
             raise SnapshotError(f"{name}: empty file (expected a snapshot)")
         states: list[ClusterState] = []

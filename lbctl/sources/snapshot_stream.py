@@ -39,7 +39,17 @@ from lbctl.errors import SnapshotError
 from lbctl.model.cluster import ClusterState
 from lbctl.model.load import LocalBrokerData
 from lbctl.records import replace
-from lbctl.safe.files import CUT_GZIP, GZIP_MAGIC, LIMITS, open_regular, too_large, warn
+from lbctl.safe.files import (
+    CUT_GZIP,
+    GZIP_MAGIC,
+    LIMITS,
+    LineCheck,
+    line_too_long,
+    max_line_bytes,
+    open_regular,
+    too_large,
+    warn,
+)
 from lbctl.sources.snapshot import (
     _BOM,
     DUPLICATE_CHECK_BYTES,
@@ -232,12 +242,12 @@ def _gunzip(name: str, chunks: Iterator[bytes], *, say_cut: bool = False) -> Ite
                 trailing = True
                 continue
             d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        try:
-            piece = d.decompress(data, cap + 1 - out)
+        try:  # a step at a time: a small chunk may inflate to a giant line
+            piece = d.decompress(data, min(_CHUNK, cap + 1 - out))
         except zlib.error as e:
             raise SnapshotError(f"{name}: bad gzip data: {e}") from None
         out += len(piece)
-        if out > cap or d.unconsumed_tail:
+        if out > cap:
             raise SnapshotError(too_large(name, cap) + " (decompressed)")
         if piece:
             newline = newline or b"\n" in piece
@@ -245,7 +255,7 @@ def _gunzip(name: str, chunks: Iterator[bytes], *, say_cut: bool = False) -> Ite
         if d.eof:
             data, d = d.unused_data, None
         else:
-            data = b""
+            data = d.unconsumed_tail  # more of this chunk to inflate, or none
     if d is not None:
         if newline:
             if say_cut:
@@ -277,7 +287,9 @@ def _check_bytes(name: str, gz_name: bool) -> tuple[int, bool, tuple[int, int]]:
 
     size = 0
     blank = True
+    lines = LineCheck(name, max_line_bytes(), SnapshotError)  # refused before any is decoded
     for piece in (_gunzip(name, chunks()) if gz else chunks()):
+        lines.feed(piece)
         size += len(piece)
         if blank and piece and not piece.isspace():
             blank = False
@@ -288,22 +300,39 @@ def _check_bytes(name: str, gz_name: bool) -> tuple[int, bool, tuple[int, int]]:
 
 
 # --- lines ------------------------------------------------------------------------------------
-def _lines(chunks: Iterator[bytes]) -> Iterator[tuple[bytes, bool]]:
-    """Each line without its newline, and whether it had one (``data.split(b"\\n")``'s segments)."""
-    buf = b""
-    first = True
+def _lines(name: str, chunks: Iterator[bytes]) -> Iterator[tuple[bytes, bool]]:
+    """Each line without its newline, and whether it had one (``data.split(b"\\n")``'s segments;
+    a BOM opening the file is not part of line 1). A line's pieces are joined once, when its
+    newline comes (adding each chunk to one growing buffer copied a long line again for every
+    chunk: a 200 MB line took 28 s), and a line longer than
+    :func:`~lbctl.safe.files.max_line_bytes` is refused (pass 1 refused it already, unless the
+    file changed since)."""
+    cap = max_line_bytes()
+    parts: list[bytes] = []
+    size = 0
+    number = 1
+
+    def whole(last: bytes) -> bytes:
+        line = b"".join((*parts, last)) if parts else last
+        return line[len(_BOM):] if number == 1 and line.startswith(_BOM) else line
+
     for chunk in chunks:
-        buf += chunk
-        if first and len(buf) >= len(_BOM):
-            if buf.startswith(_BOM):
-                buf = buf[len(_BOM):]
-            first = False
-        *done, buf = buf.split(b"\n")
-        for line in done:
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            if size + end - start > cap:
+                raise SnapshotError(line_too_long(name, number, cap))
+            line = whole(chunk[start:end])
+            parts.clear()
+            size = 0
             yield line, True
-    if first and buf.startswith(_BOM):
-        buf = buf[len(_BOM):]
-    yield buf, False
+            number += 1
+            start = end + 1
+        if start < len(chunk):
+            size += len(chunk) - start
+            if size > cap:
+                raise SnapshotError(line_too_long(name, number, cap))
+            parts.append(chunk[start:] if start else chunk)
+    yield whole(b""), False
 
 
 def _parse_lines(name: str, gz: bool, check_keys: bool, *, expect: _Expect
@@ -314,7 +343,7 @@ def _parse_lines(name: str, gz: bool, check_keys: bool, *, expect: _Expect
     import hashlib  # here: every snapshot command imports this module, few stream a sequence
 
     digests = expect.digests
-    for number, (line, terminated) in enumerate(_lines(_bytes(name, gz, expect)), start=1):
+    for number, (line, terminated) in enumerate(_lines(name, _bytes(name, gz, expect)), start=1):
         if not line.strip():
             continue
         where = f"{name}:{number}"

@@ -25,8 +25,8 @@ from typing import Any
 import msgspec
 from msgspec import Struct
 
-from lbctl.errors import UsageError
-from lbctl.safe.files import atomic_write, private_dir
+from lbctl.errors import LbctlError, UsageError
+from lbctl.safe.files import atomic_write, private_dir, read_regular
 
 STATUSES = ("pending", "approved", "applied", "partial", "failed", "rejected", "withdrawn")
 JOURNAL = "journal.jsonl"
@@ -57,9 +57,9 @@ def _journal_states(meta: PlanMeta) -> dict[str, tuple[str, str]]:
     _, sep, path = note.rpartition("; journal ")
     if not sep or not path:
         return {}
-    try:
-        raw = Path(path).read_bytes()
-    except OSError:
+    try:  # a regular file, never a link followed nor a FIFO waited on (hostile20)
+        raw = read_regular(path, what="a journal", error=UsageError)
+    except LbctlError:
         return {}
     mine = f"lbctl watch plan {meta.id}"
     runs: set[str] = set()
@@ -119,20 +119,22 @@ class PlanQueue:
         for name in sorted(os.listdir(self.dir)):
             if name.endswith(".meta.json") and _ID.match(name[:-10]):
                 try:
-                    out.append(msgspec.json.decode((self.dir / name).read_bytes(), type=PlanMeta))
-                except (OSError, msgspec.DecodeError):
+                    out.append(msgspec.json.decode(_record(self.dir / name), type=PlanMeta))
+                except (LbctlError, msgspec.DecodeError, RecursionError):
                     continue
         return out
 
     def get(self, pid: str) -> PlanMeta:
         if not _ID.match(pid):
             raise UsageError(f"{pid!r} is not a plan id (lbctl plans list shows them)")
+        if not os.path.lexists(self._meta(pid)):
+            raise UsageError(f"no plan {pid} in {self.dir} (lbctl plans list shows them)")
         try:
-            return msgspec.json.decode(self._meta(pid).read_bytes(), type=PlanMeta)
-        except FileNotFoundError:
-            raise UsageError(f"no plan {pid} in {self.dir} (lbctl plans list shows them)") from None
+            return msgspec.json.decode(_record(self._meta(pid)), type=PlanMeta)
         except msgspec.DecodeError as e:
             raise UsageError(f"{self._meta(pid)}: unreadable ({e})") from None
+        except RecursionError:
+            raise UsageError(f"{self._meta(pid)}: unreadable (nested too deeply)") from None
 
     def decide(self, pid: str, status: str, *, when: str, note: str | None = None,
                allowed_from: tuple[str, ...] = ("pending",),
@@ -201,6 +203,9 @@ class PlanQueue:
             doc = msgspec.json.decode(self.raw(pid))
         except msgspec.DecodeError as e:
             raise UsageError(f"{self.plan_path(pid)}: not a plan@1 document ({e})") from None
+        except RecursionError:
+            raise UsageError(f"{self.plan_path(pid)}: not a plan@1 document (nested too "
+                             "deeply)") from None
         if not isinstance(doc, dict):
             raise UsageError(f"{self.plan_path(pid)}: not a plan@1 document")
         return doc
@@ -247,3 +252,9 @@ class PlanQueue:
     def pending_for(self, anomaly: str) -> PlanMeta | None:
         return next((m for m in self.list() if m.anomaly == anomaly
                      and m.status in ("pending", "approved")), None)
+
+
+def _record(path: Path) -> bytes:
+    """A plan's record: a regular file, never a link followed nor a FIFO waited on (``plans
+    list`` hung on a FIFO, and read a link's target: hostile20), at most a MiB."""
+    return read_regular(str(path), what="a plan record (JSON)", error=UsageError, limit=1 << 20)

@@ -12,13 +12,16 @@ before that hold epoch seconds, which are read as well (:func:`record_time`, the
 
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
-from msgspec import UNSET, Struct, UnsetType
+from msgspec import UNSET, Meta, Struct, UnsetType
 
 __all__ = ["JournalRecord", "format_time", "record_time", "seconds_of"]
 
 Opt = UnsetType
+#: a whole number within Java's long (msgspec decodes a JSON integer of any size into ``int``, and
+#: one past 64 bits then failed the JSON writer of ``lbctl journal -o json``: hostile20)
+Long = Annotated[int, Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
 
 
 class JournalRecord(Struct, frozen=True, kw_only=True, gc=False):
@@ -32,13 +35,13 @@ class JournalRecord(Struct, frozen=True, kw_only=True, gc=False):
     method: str | Opt = UNSET
     url: str | Opt = UNSET
     body: Any = UNSET
-    status: int | None | Opt = UNSET
+    status: Long | None | Opt = UNSET
     error: str | None | Opt = UNSET
     balancer: bool | Opt = UNSET  # a request of a balancer pause or restore
     # --- what an apply (or drain) run sends it for, and its own lines
     plan: str | Opt = UNSET
     planDigest: str | Opt = UNSET
-    step: int | Opt = UNSET
+    step: Long | Opt = UNSET
     bundle: str | Opt = UNSET
     source: str | Opt = UNSET
     destination: str | None | Opt = UNSET
@@ -46,8 +49,8 @@ class JournalRecord(Struct, frozen=True, kw_only=True, gc=False):
     reason: str | Opt = UNSET  # the operator's --reason
     cluster: str | Opt = UNSET
     adminUrl: str | Opt = UNSET
-    actions: int | Opt = UNSET
-    steps: list[int] | Opt = UNSET
+    actions: Long | Opt = UNSET
+    steps: list[Long] | Opt = UNSET
     resumes: str | None | Opt = UNSET
     outcome: str | Opt = UNSET
     owner: str | None | Opt = UNSET
@@ -56,9 +59,9 @@ class JournalRecord(Struct, frozen=True, kw_only=True, gc=False):
     overloaded: list[str] | Opt = UNSET
     result: str | Opt = UNSET
     rollback: str | None | Opt = UNSET
-    outcomes: dict[str, int] | Opt = UNSET
-    sent: list[int] | Opt = UNSET  # a partial run's end: the steps whose request went out
-    notSent: list[int] | Opt = UNSET  # … and those never sent
+    outcomes: dict[str, Long] | Opt = UNSET
+    sent: list[Long] | Opt = UNSET  # a partial run's end: the steps whose request went out
+    notSent: list[Long] | Opt = UNSET  # … and those never sent
     previous: dict[str, Any] | Opt = UNSET  # a setting's dynamic value before a pause, or null
 
 

@@ -33,20 +33,34 @@ NonEmpty = Annotated[str, Meta(min_length=1, extra={"expected": "a non-empty str
 
 
 Skipped = Annotated[str | None, _words(expected="a string or absent")] | UnsetType
+#: a broker id (``host:port``, the lookup service address Pulsar names a broker by) holds no
+#: blank, control, invisible or bidirectional character: a plan naming one (a hand-edited file, a
+#: snapshot with a hostile name) printed it raw in apply's lines — a newline in it started a line
+#: of its own (hostile20) — and no broker of a real cluster has such an id
+_ID_CHARS = "[^\\s\x00-\x1f\x7f-\x9f\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
+_BROKER_ID = "a broker id (host:port: no blank, control or invisible character)"
+
+
+def _broker_id_words(value: object) -> str:
+    return "expected a non-empty string" if value == "" else f"expected {_BROKER_ID}"
+
+
+BrokerId = Annotated[str, Meta(min_length=1, pattern=f"^{_ID_CHARS}+$",
+                               extra={"explain": _broker_id_words})]
 
 
 class _Action(Struct, frozen=True, kw_only=True, tag_field="action"):
     bundle: NonEmpty
-    broker: Text = ""  # the owner; a split may leave it empty
+    broker: Annotated[str, Meta(pattern=f"^{_ID_CHARS}*$", extra={
+        "expected": f"{_BROKER_ID}, or empty"})] = ""  # the owner; a split may leave it empty
 
 
 class MoveAction(_Action, frozen=True, kw_only=True):
     """An ``unload`` (or ``transfer``) of ``bundle`` from ``broker``; ``destinationBroker`` is
     ``null`` when the next lookup chooses."""
 
-    broker: NonEmpty
-    destinationBroker: Annotated[Annotated[str, Meta(min_length=1)] | None,
-                                 _words(expected="a broker id or null")] = None
+    broker: BrokerId
+    destinationBroker: Annotated[BrokerId | None, _words(expected="a broker id or null")] = None
     reason: Text = ""
     msgRate: Figure = None
     throughput: Figure = None
