@@ -48,17 +48,19 @@ import re
 import struct
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qs, parse_qsl, unquote, urlsplit
 
 from lbctl.sandbox.clock import Clock, RunningClock
 from lbctl.sandbox.operations import OperationsMixin
 
 if TYPE_CHECKING:
     from lbctl.sandbox.life import Life
+    from lbctl.sandbox.prometheus import Store
 
 #: an HTTP answer: status, body, content type, extra headers
 Response = tuple[int, bytes, str, dict[str, str]]
@@ -195,6 +197,8 @@ class TestCluster(OperationsMixin):
         self.clock: Clock = RunningClock()
         #: the living part, once attached (lbctl.sandbox.life); None: fixed figures
         self.life: Life | None = None
+        #: the Prometheus beside it, once :meth:`keep_scraping` starts it (lbctl.sandbox.prometheus)
+        self.prometheus: Store | None = None
         self._ops_init()
 
     # ---- lifecycle ----------------------------------------------------------------------------
@@ -305,6 +309,36 @@ class TestCluster(OperationsMixin):
             self._tasks.add(loop.create_task(tick()))
 
         loop.call_soon_threadsafe(schedule)
+
+    def keep_scraping(self, interval: float | None = None) -> Store:
+        """Start the Prometheus beside the cluster (:mod:`lbctl.sandbox.prometheus`): a scrape of
+        every broker's ``/metrics`` now and every ``interval`` wall seconds (default
+        ``SCRAPE_INTERVAL``; longer when a scrape takes more than a twentieth of it), answered on
+        every broker's port at ``/api/v1/…``."""
+        from lbctl.sandbox.prometheus import SCRAPE_INTERVAL, Store
+
+        store = self.prometheus = Store()
+        loop = self._loop
+        every = SCRAPE_INTERVAL if interval is None else interval
+        if loop is None:
+            return store
+
+        async def scrape() -> None:
+            while True:
+                took = time.perf_counter()
+                try:
+                    store.scrape(self)
+                except Exception as e:  # a bug must show, not stop the cluster
+                    sys.stderr.write(f"lbctl sandbox: prometheus: {type(e).__name__}: {e}\n")
+                # a scrape of thousands of bundles takes a second or more: at most 1/20 of the
+                # time goes to scraping, as a Prometheus whose scrapes run long falls behind
+                await asyncio.sleep(max(every, 20 * (time.perf_counter() - took)))
+
+        def schedule() -> None:
+            self._tasks.add(loop.create_task(scrape()))
+
+        loop.call_soon_threadsafe(schedule)
+        return store
 
     @property
     def admin_url(self) -> str:
@@ -641,7 +675,8 @@ class TestCluster(OperationsMixin):
             if status < 300:
                 self._after(method, path, query)
         entry.status = status
-        reason = {200: "OK", 204: "No Content", 307: "Temporary Redirect", 401: "Unauthorized",
+        reason = {200: "OK", 204: "No Content", 307: "Temporary Redirect", 400: "Bad Request",
+                  401: "Unauthorized",
                   403: "Forbidden", 404: "Not Found", 409: "Conflict", 412: "Precondition Failed",
                   500: "Internal Server Error", 503: "Service Unavailable"}.get(status, "Status")
         head = [f"HTTP/1.1 {status} {reason}", f"Content-Length: {len(payload)}",
@@ -679,6 +714,12 @@ class TestCluster(OperationsMixin):
 
             with self._lock:
                 return 200, exposition(self, broker).encode(), CONTENT_TYPE, {}
+        if method == "GET" and path.startswith("/api/v1/") and self.prometheus is not None:
+            from lbctl.sandbox.prometheus import answer
+
+            api = answer(self.prometheus, path, parse_qs(raw_query, keep_blank_values=True))
+            if api is not None:
+                return api[0], json.dumps(api[1]).encode(), "application/json", {}
 
         if self.tokens is not None:
             auth = headers.get("authorization", "")
