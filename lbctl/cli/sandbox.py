@@ -108,6 +108,9 @@ def sandbox(
             cluster.stop()
             raise
         cluster.keep_alive()
+    cluster.keep_scraping()  # a Prometheus API beside it: --prometheus-url reads the sandbox too
+    from lbctl.sandbox.prometheus import SCRAPE_INTERVAL
+
     ids = list(cluster.brokers)
     url = cluster.admin_url
     lm = "extensible (TransferShedder)" if cluster.extensible else "modular (ThresholdShedder)"
@@ -119,6 +122,8 @@ def sandbox(
         print(f"alive: clock x{speed:g}, leader {life.leader.broker()} acts every cycle; "
               f"{len(life.events)} timed event(s)")
     print(f"admin URL: {url}")
+    print(f"Prometheus URL: {url} (/api/v1 series and query_range; a scrape every "
+          f"{SCRAPE_INTERVAL:g} s)")
     print("try, in another terminal:")
     for cmd in ("brokers", "monitor-brokers --once", "recommend", "explain",
                 f"unload public/default -b {cluster.ranges('public/default')[0]} --dry-run"):
