@@ -438,6 +438,31 @@ class TestCluster(OperationsMixin):
                 return written
         return self.fresh_report(broker)
 
+    #: serve ``/broker-stats/load-report`` as last written (the leader's view: the tests that
+    #: replay an export into the leader's decisions, and lbctl watch's, judge against it) rather
+    #: than refreshed as Pulsar's endpoint does (:meth:`served_report`), which ``lbctl sandbox``
+    #: serves unless ``--reports-as-written``
+    reports_as_written: bool = True
+
+    def served_report(self, broker: str) -> dict[str, Any]:
+        """``GET /broker-stats/load-report`` as Pulsar answers it:
+        ``ModularLoadManagerWrapper.generateLoadReport`` runs
+        ``ModularLoadManagerImpl.updateLocalBrokerData``, which refreshes the broker's
+        ``LocalBrokerData`` with its bundles now (``LocalBrokerData.update``: bundles, lastStats,
+        totals, the gains and losses since the last write) but leaves ``lastUpdate`` at the last
+        write to the metadata store — so a split or a move shows at once, and a broker that
+        stopped writing still shows how old its report is. The usage is the last sample the
+        sandbox wrote (it samples the host only when it writes). Served as written
+        (:attr:`reports_as_written`), a split leaves the parent bundle in the owner's report for
+        up to ``loadBalancerReportUpdateMaxIntervalMinutes``: every live read leaves the
+        namespace out, and drain and apply find all its bundles gone."""
+        written = self.life.report(broker) if self.life is not None else None
+        if written is None:
+            return self.fresh_report(broker)
+        if self.reports_as_written:
+            return written
+        return self.fresh_report(broker, written["lastUpdate"])
+
     def fresh_report(self, broker: str, at_ms: int | None = None) -> dict[str, Any]:
         """The broker's ``LocalBrokerData`` from its figures now (``lastUpdate``: ``at_ms``,
         else the cluster's clock)."""
@@ -758,7 +783,7 @@ class TestCluster(OperationsMixin):
                         return 500, b'{"reason":null}', "application/json", {}
                     if self.brokers[broker].simple_lm:
                         return ok(self.simple_load_report(broker))
-                    return ok(self.load_report(broker))
+                    return ok(self.served_report(broker))
                 if seg == ["broker-stats", "metrics"]:
                     return ok(self.metrics(broker))
                 if seg == ["broker-stats", "topics"]:
