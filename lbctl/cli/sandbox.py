@@ -42,6 +42,11 @@ def sandbox(
     )] = None,
     static: Annotated[bool, typer.Option(
         "--static", help="Fixed figures: nothing reacts, no leader acts (as before 0.2).")] = False,
+    reports_as_written: Annotated[bool, typer.Option(
+        "--reports-as-written",
+        help="Serve each load report as the broker last wrote it (what the leader decided on: "
+             "an exported history replays into its decisions cycle for cycle) instead of "
+             "refreshed with the broker's bundles now, as Pulsar's load-report does.")] = False,
 ) -> None:
     """Start a loopback Pulsar-admin test cluster and keep it running until Ctrl-C.
 
@@ -91,6 +96,9 @@ def sandbox(
         raise LbctlError(f"cannot listen on 127.0.0.1:{port}"
                          f"{f'-{port + n - 1}' if n > 1 else ''} ({e.strerror or e}); "
                          "choose another --port, or --port 0 for free ones") from None
+    # Pulsar's load-report refreshes the broker's bundles (ModularLoadManagerWrapper
+    # .generateLoadReport): a split or a move shows at once, lastUpdate stays the last write
+    cluster.reports_as_written = reports_as_written
     if extensible and not cluster.extensible:
         cluster.set_extensible(loadBalancerSheddingConditionHitCountThreshold="0")
     life = None
