@@ -62,6 +62,11 @@ def test_a_split_shows_at_once_and_lastupdate_stays_the_last_write(tmp_path: Pat
         assert set(bundles) == {*c.bundles_of(hot), f"pulsar/{c.cluster}/{hot}/0x00000000_0xffffffff"}
         assert served["lastUpdate"] == written["lastUpdate"]  # not written since
         assert served["numBundles"] == len(bundles)
+        # and the bundle metrics with it (updateLoadBalancingBundlesMetrics at each update)
+        text = httpx.get(f"http://{hot}/metrics", timeout=5).text
+        metric_bundles = {ln.split('bundle="', 1)[1].split('"', 1)[0] for ln in text.splitlines()
+                          if ln.startswith("pulsar_bundle_msg_rate_in{")}
+        assert metric_bundles == set(bundles)
         # the live read keeps the namespace, and a plan for it is valid
         snap = tmp_path / "s.json"
         r = lbctl(c, "snapshot", "export", "-f", str(snap))
