@@ -449,10 +449,10 @@ class TestCluster(OperationsMixin):
         ``ModularLoadManagerWrapper.generateLoadReport`` runs
         ``ModularLoadManagerImpl.updateLocalBrokerData``, which refreshes the broker's
         ``LocalBrokerData`` with its bundles now (``LocalBrokerData.update``: bundles, lastStats,
-        totals, the gains and losses since the last write) but leaves ``lastUpdate`` at the last
-        write to the metadata store — so a split or a move shows at once, and a broker that
-        stopped writing still shows how old its report is. The usage is the last sample the
-        sandbox wrote (it samples the host only when it writes). Served as written
+        totals, the gains and losses since the last write) and its usage (the host's last
+        sample, written or not) but leaves ``lastUpdate`` at the last write to the metadata store
+        — so a split or a move shows at once, and a broker that stopped writing still shows how
+        old its report is. Served as written
         (:attr:`reports_as_written`), a split leaves the parent bundle in the owner's report for
         up to ``loadBalancerReportUpdateMaxIntervalMinutes``: every live read leaves the
         namespace out, and drain and apply find all its bundles gone."""
@@ -461,12 +461,21 @@ class TestCluster(OperationsMixin):
             return self.fresh_report(broker)
         if self.reports_as_written:
             return written
-        return self.fresh_report(broker, written["lastUpdate"])
+        assert self.life is not None
+        u = self.life.sampled.get(broker)
+        usage = None if u is None else tuple(
+            (r.usage, r.limit) for r in (u.cpu, u.memory, u.direct_memory, u.bandwidth_in,
+                                         u.bandwidth_out))
+        return self.fresh_report(broker, written["lastUpdate"], usage=usage)
 
-    def fresh_report(self, broker: str, at_ms: int | None = None) -> dict[str, Any]:
+    def fresh_report(self, broker: str, at_ms: int | None = None,
+                     usage: tuple[tuple[float, float], ...] | None = None) -> dict[str, Any]:
         """The broker's ``LocalBrokerData`` from its figures now (``lastUpdate``: ``at_ms``,
-        else the cluster's clock)."""
+        else the cluster's clock; ``usage``: cpu, memory, direct memory, bandwidth in and out as
+        (usage, limit), else the broker's last written)."""
         st = self.brokers[broker]
+        cpu, memory, direct, bw_in, bw_out = usage or (st.cpu, st.memory, st.direct, st.bw_in,
+                                                       st.bw_out)
         # every broker owns its heartbeat namespace's bundle (pulsar/<cluster>/<broker id>)
         heartbeat = f"pulsar/{self.cluster}/{broker}/0x00000000_0xffffffff"
         bundles = [*self.bundles_of(broker), heartbeat]
@@ -486,8 +495,8 @@ class TestCluster(OperationsMixin):
             "pulsarServiceUrl": f"pulsar://{host}:6650",
             "persistentTopicsEnabled": st.persistent,
             "nonPersistentTopicsEnabled": st.non_persistent,
-            "cpu": ru(st.cpu), "memory": ru(st.memory), "directMemory": ru(st.direct),
-            "bandwidthIn": ru(st.bw_in), "bandwidthOut": ru(st.bw_out),
+            "cpu": ru(cpu), "memory": ru(memory), "directMemory": ru(direct),
+            "bandwidthIn": ru(bw_in), "bandwidthOut": ru(bw_out),
             "msgThroughputIn": total("msgThroughputIn"), "msgThroughputOut": total("msgThroughputOut"),
             "msgRateIn": total("msgRateIn"), "msgRateOut": total("msgRateOut"),
             "lastUpdate": int(self.clock.now() * 1000) if at_ms is None else at_ms,
@@ -500,7 +509,7 @@ class TestCluster(OperationsMixin):
             "protocols": {}, "advertisedListeners": {},
             "loadManagerClassName": self.broker_lm_class(broker),
             "startTimestamp": 1700000000000,
-            "maxResourceUsage": max(pct(st.cpu), pct(st.direct), pct(st.bw_in), pct(st.bw_out)) / 100,
+            "maxResourceUsage": max(pct(cpu), pct(direct), pct(bw_in), pct(bw_out)) / 100,
             "loadReportType": "LocalBrokerData",
         }
 

@@ -142,3 +142,27 @@ def test_lbctl_sandbox_serves_them_refreshed_unless_asked(flag: list[str]) -> No
     finally:
         proc.terminate()
         proc.communicate(timeout=10)  # reads and closes its pipes
+
+
+def test_the_usage_is_the_hosts_last_sample_written_or_not() -> None:
+    """A change under loadBalancerReportUpdateThresholdPercentage is sampled but not written:
+    the endpoint shows it (updateLocalBrokerData), the written report does not."""
+    c, life, clock = living_hot(3, loadBalancerAutoBundleSplitEnabled="false")
+    c.reports_as_written = False
+    try:
+        assert life.leader is not None
+        life.leader.fault.stuck = True
+        run_for(life, clock, 5)
+        hot = next(iter(c.brokers))
+        written = life.report(hot)
+        assert written is not None
+        life.namespace_factor["public/default"] = 1.04  # +4 %: no write
+        run_for(life, clock, 5)
+        assert life.report(hot) is written
+        served = _report(c, hot)
+        cpu = served["cpu"]
+        assert isinstance(cpu, dict)
+        assert cpu["usage"] == life.sampled[hot].cpu.usage != written["cpu"]["usage"]
+        assert served["lastUpdate"] == written["lastUpdate"]
+    finally:
+        c.stop()
