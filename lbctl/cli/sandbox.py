@@ -43,6 +43,11 @@ def sandbox(
     static: Annotated[bool, typer.Option(
         "--static", help="Fixed figures: nothing reacts and no leader acts, so a plan stays valid "
              "until you apply it.")] = False,
+    reports_as_written: Annotated[bool, typer.Option(
+        "--reports-as-written",
+        help="Serve each load report as the broker last wrote it (what the leader decided on: "
+             "an exported history replays into its decisions cycle for cycle) instead of "
+             "refreshed with the broker's bundles now, as Pulsar's load-report does.")] = False,
 ) -> None:
     """Start a loopback Pulsar-admin test cluster and keep it running until Ctrl-C.
 
@@ -92,6 +97,9 @@ def sandbox(
         raise LbctlError(f"cannot listen on 127.0.0.1:{port}"
                          f"{f'-{port + n - 1}' if n > 1 else ''} ({e.strerror or e}); "
                          "choose another --port, or --port 0 for free ones") from None
+    # Pulsar's load-report refreshes the broker's bundles (ModularLoadManagerWrapper
+    # .generateLoadReport): a split or a move shows at once, lastUpdate stays the last write
+    cluster.reports_as_written = reports_as_written
     if extensible and not cluster.extensible:
         cluster.set_extensible(loadBalancerSheddingConditionHitCountThreshold="0")
     life = None
@@ -109,6 +117,9 @@ def sandbox(
             cluster.stop()
             raise
         cluster.keep_alive()
+    cluster.keep_scraping()  # a Prometheus API beside it: --prometheus-url reads the sandbox too
+    from lbctl.sandbox.prometheus import SCRAPE_INTERVAL
+
     ids = list(cluster.brokers)
     url = cluster.admin_url
     lm = "extensible (TransferShedder)" if cluster.extensible else "modular (ThresholdShedder)"
@@ -120,6 +131,8 @@ def sandbox(
         print(f"alive: clock x{speed:g}, leader {life.leader.broker()} acts every cycle; "
               f"{len(life.events)} timed event(s)")
     print(f"admin URL: {url}")
+    print(f"Prometheus URL: {url} (/api/v1 series and query_range; a scrape every "
+          f"{SCRAPE_INTERVAL:g} s)")
     print("try, in another terminal:")
     for cmd in ("brokers", "monitor-brokers --once", "recommend", "explain",
                 f"unload public/default -b {cluster.ranges('public/default')[0]} --dry-run"):

@@ -115,6 +115,9 @@ class Life:
     down: dict[str, Any] = field(default_factory=dict)  # crashed brokers → their BrokerState
     #: brokers that serve but no longer write their load report (:meth:`freeze`)
     frozen: set[str] = field(default_factory=set)
+    #: each broker's usage at its last sample, written or not (the load-report endpoint's:
+    #: ``TestCluster.served_report``)
+    sampled: dict[str, Any] = field(default_factory=dict)
     counters: Counters = field(default_factory=Counters)
     leader: Leader | None = None
     #: timed events still to run: (cluster time, sequence, callable)
@@ -388,6 +391,7 @@ class Life:
             traffic = self.broker_traffic(broker, self.now)
             host = self.hosts.setdefault(broker, Host())
             usage = host.usage(traffic, self._rng)
+            self.sampled[broker] = usage
             figures = (traffic.msg_rate_in + traffic.msg_rate_out,
                        traffic.throughput_in + traffic.throughput_out,
                        len(owned.get(broker, ())) + 1, _weighted(usage, weights))

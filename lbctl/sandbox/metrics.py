@@ -77,7 +77,9 @@ def exposition(c: TestCluster, broker: str) -> str:
                              metric="loadBalancing")
         for key, v in values.items():
             put(key.replace("brk_", "pulsar_", 1), labels, _num(v))
-    report = c.load_report(broker)
+    # ModularLoadManagerImpl.updateLocalBrokerData refreshes the bundle metrics with the
+    # broker's bundles at every update, written or not: the load-report's view (served_report)
+    report = c.served_report(broker)
     for bundle, stats in report["lastStats"].items():
         labels = _labels(cluster=cluster, broker=host, bundle=bundle, metric="bundle")
         for key, name in _BUNDLE:

@@ -48,17 +48,19 @@ import re
 import struct
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qs, parse_qsl, unquote, urlsplit
 
 from lbctl.sandbox.clock import Clock, RunningClock
 from lbctl.sandbox.operations import OperationsMixin
 
 if TYPE_CHECKING:
     from lbctl.sandbox.life import Life
+    from lbctl.sandbox.prometheus import Store
 
 #: an HTTP answer: status, body, content type, extra headers
 Response = tuple[int, bytes, str, dict[str, str]]
@@ -195,6 +197,8 @@ class TestCluster(OperationsMixin):
         self.clock: Clock = RunningClock()
         #: the living part, once attached (lbctl.sandbox.life); None: fixed figures
         self.life: Life | None = None
+        #: the Prometheus beside it, once :meth:`keep_scraping` starts it (lbctl.sandbox.prometheus)
+        self.prometheus: Store | None = None
         self._ops_init()
 
     # ---- lifecycle ----------------------------------------------------------------------------
@@ -305,6 +309,36 @@ class TestCluster(OperationsMixin):
             self._tasks.add(loop.create_task(tick()))
 
         loop.call_soon_threadsafe(schedule)
+
+    def keep_scraping(self, interval: float | None = None) -> Store:
+        """Start the Prometheus beside the cluster (:mod:`lbctl.sandbox.prometheus`): a scrape of
+        every broker's ``/metrics`` now and every ``interval`` wall seconds (default
+        ``SCRAPE_INTERVAL``; longer when a scrape takes more than a twentieth of it), answered on
+        every broker's port at ``/api/v1/…``."""
+        from lbctl.sandbox.prometheus import SCRAPE_INTERVAL, Store
+
+        store = self.prometheus = Store()
+        loop = self._loop
+        every = SCRAPE_INTERVAL if interval is None else interval
+        if loop is None:
+            return store
+
+        async def scrape() -> None:
+            while True:
+                took = time.perf_counter()
+                try:
+                    store.scrape(self)
+                except Exception as e:  # a bug must show, not stop the cluster
+                    sys.stderr.write(f"lbctl sandbox: prometheus: {type(e).__name__}: {e}\n")
+                # a scrape of thousands of bundles takes a second or more: at most 1/20 of the
+                # time goes to scraping, as a Prometheus whose scrapes run long falls behind
+                await asyncio.sleep(max(every, 20 * (time.perf_counter() - took)))
+
+        def schedule() -> None:
+            self._tasks.add(loop.create_task(scrape()))
+
+        loop.call_soon_threadsafe(schedule)
+        return store
 
     @property
     def admin_url(self) -> str:
@@ -418,10 +452,44 @@ class TestCluster(OperationsMixin):
                 return written
         return self.fresh_report(broker)
 
-    def fresh_report(self, broker: str, at_ms: int | None = None) -> dict[str, Any]:
+    #: serve ``/broker-stats/load-report`` as last written (the leader's view: the tests that
+    #: replay an export into the leader's decisions, and lbctl watch's, judge against it) rather
+    #: than refreshed as Pulsar's endpoint does (:meth:`served_report`), which ``lbctl sandbox``
+    #: serves unless ``--reports-as-written``
+    reports_as_written: bool = True
+
+    def served_report(self, broker: str) -> dict[str, Any]:
+        """``GET /broker-stats/load-report`` as Pulsar answers it:
+        ``ModularLoadManagerWrapper.generateLoadReport`` runs
+        ``ModularLoadManagerImpl.updateLocalBrokerData``, which refreshes the broker's
+        ``LocalBrokerData`` with its bundles now (``LocalBrokerData.update``: bundles, lastStats,
+        totals, the gains and losses since the last write) and its usage (the host's last
+        sample, written or not) but leaves ``lastUpdate`` at the last write to the metadata store
+        — so a split or a move shows at once, and a broker that stopped writing still shows how
+        old its report is. Served as written
+        (:attr:`reports_as_written`), a split leaves the parent bundle in the owner's report for
+        up to ``loadBalancerReportUpdateMaxIntervalMinutes``: every live read leaves the
+        namespace out, and drain and apply find all its bundles gone."""
+        written = self.life.report(broker) if self.life is not None else None
+        if written is None:
+            return self.fresh_report(broker)
+        if self.reports_as_written:
+            return written
+        assert self.life is not None
+        u = self.life.sampled.get(broker)
+        usage = None if u is None else tuple(
+            (r.usage, r.limit) for r in (u.cpu, u.memory, u.direct_memory, u.bandwidth_in,
+                                         u.bandwidth_out))
+        return self.fresh_report(broker, written["lastUpdate"], usage=usage)
+
+    def fresh_report(self, broker: str, at_ms: int | None = None,
+                     usage: tuple[tuple[float, float], ...] | None = None) -> dict[str, Any]:
         """The broker's ``LocalBrokerData`` from its figures now (``lastUpdate``: ``at_ms``,
-        else the cluster's clock)."""
+        else the cluster's clock; ``usage``: cpu, memory, direct memory, bandwidth in and out as
+        (usage, limit), else the broker's last written)."""
         st = self.brokers[broker]
+        cpu, memory, direct, bw_in, bw_out = usage or (st.cpu, st.memory, st.direct, st.bw_in,
+                                                       st.bw_out)
         # every broker owns its heartbeat namespace's bundle (pulsar/<cluster>/<broker id>)
         heartbeat = f"pulsar/{self.cluster}/{broker}/0x00000000_0xffffffff"
         bundles = [*self.bundles_of(broker), heartbeat]
@@ -441,8 +509,8 @@ class TestCluster(OperationsMixin):
             "pulsarServiceUrl": f"pulsar://{host}:6650",
             "persistentTopicsEnabled": st.persistent,
             "nonPersistentTopicsEnabled": st.non_persistent,
-            "cpu": ru(st.cpu), "memory": ru(st.memory), "directMemory": ru(st.direct),
-            "bandwidthIn": ru(st.bw_in), "bandwidthOut": ru(st.bw_out),
+            "cpu": ru(cpu), "memory": ru(memory), "directMemory": ru(direct),
+            "bandwidthIn": ru(bw_in), "bandwidthOut": ru(bw_out),
             "msgThroughputIn": total("msgThroughputIn"), "msgThroughputOut": total("msgThroughputOut"),
             "msgRateIn": total("msgRateIn"), "msgRateOut": total("msgRateOut"),
             "lastUpdate": int(self.clock.now() * 1000) if at_ms is None else at_ms,
@@ -455,7 +523,7 @@ class TestCluster(OperationsMixin):
             "protocols": {}, "advertisedListeners": {},
             "loadManagerClassName": self.broker_lm_class(broker),
             "startTimestamp": 1700000000000,
-            "maxResourceUsage": max(pct(st.cpu), pct(st.direct), pct(st.bw_in), pct(st.bw_out)) / 100,
+            "maxResourceUsage": max(pct(cpu), pct(direct), pct(bw_in), pct(bw_out)) / 100,
             "loadReportType": "LocalBrokerData",
         }
 
@@ -655,7 +723,8 @@ class TestCluster(OperationsMixin):
             if status < 300:
                 self._after(method, path, query)
         entry.status = status
-        reason = {200: "OK", 204: "No Content", 307: "Temporary Redirect", 401: "Unauthorized",
+        reason = {200: "OK", 204: "No Content", 307: "Temporary Redirect", 400: "Bad Request",
+                  401: "Unauthorized",
                   403: "Forbidden", 404: "Not Found", 409: "Conflict", 412: "Precondition Failed",
                   500: "Internal Server Error", 503: "Service Unavailable"}.get(status, "Status")
         head = [f"HTTP/1.1 {status} {reason}", f"Content-Length: {len(payload)}",
@@ -693,6 +762,12 @@ class TestCluster(OperationsMixin):
 
             with self._lock:
                 return 200, exposition(self, broker).encode(), CONTENT_TYPE, {}
+        if method == "GET" and path.startswith("/api/v1/") and self.prometheus is not None:
+            from lbctl.sandbox.prometheus import answer
+
+            api = answer(self.prometheus, path, parse_qs(raw_query, keep_blank_values=True))
+            if api is not None:
+                return api[0], json.dumps(api[1]).encode(), "application/json", {}
 
         if self.tokens is not None:
             auth = headers.get("authorization", "")
@@ -731,7 +806,7 @@ class TestCluster(OperationsMixin):
                         return 500, b'{"reason":null}', "application/json", {}
                     if self.brokers[broker].simple_lm:
                         return ok(self.simple_load_report(broker))
-                    return ok(self.load_report(broker))
+                    return ok(self.served_report(broker))
                 if seg == ["broker-stats", "metrics"]:
                     return ok(self.metrics(broker))
                 if seg == ["broker-stats", "topics"]:
