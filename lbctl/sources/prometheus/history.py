@@ -168,6 +168,7 @@ class BundleColumns:
                     else [0 if v is None or v < 0 else round(v) for v in c]
                     for c in full[_COUNTS_FROM:]]
             ready[key] = (present, out)
+        _drop_split_parents(ready, self.carriers)
         self.entries = [(name, [(b, *ready[(b, name)]) for b in self.carriers[name]])
                         for name in sorted(self.carriers)]
         self.cols = {}
@@ -234,6 +235,45 @@ class BundleColumns:
             if bs:
                 out[name] = bs
         return out
+
+
+def _drop_split_parents(ready: dict[tuple[str, str], tuple[list[bool], list[Column]]],
+                        carriers: Mapping[str, list[str]]) -> None:
+    """A bundle is absent at every step where a bundle inside its range is present.
+
+    lbctl reads ``last_over_time(…[window])``, which returns a series' last sample within the
+    window even after the series stopped (a range selector never sees a staleness marker): for
+    a window after a split, the parent's last samples and its children's first ones are both
+    there, and a step carried both, overlapping ranges the snapshot refuses ("expected bundles
+    of one namespace not to overlap"). Pulsar never merges bundles, so of two nested ranges
+    present at one step the outer one is the bundle that was split: its samples there are
+    stale. One pass over the chunk's names (not per step); nothing changes when no two ranges
+    of a namespace nest (the usual chunk)."""
+    by_ns: dict[str, list[tuple[int, int, str]]] = {}
+    for name in carriers:
+        ns, _, tail = name.rpartition("/")
+        lower, _, upper = tail.partition("_")
+        try:
+            by_ns.setdefault(ns, []).append((int(lower, 16), -int(upper, 16), name))
+        except ValueError:
+            continue  # not a bundle name: the snapshot's check names it
+    for ranges in by_ns.values():
+        if len(ranges) < 2:
+            continue
+        ranges.sort()  # by lower bound, the widest first: an outer range before its inner ones
+        open_: list[tuple[int, str]] = []  # the ranges enclosing the current one (upper, name)
+        for lo, neg_hi, name in ranges:
+            while open_ and open_[-1][0] <= lo:
+                open_.pop()
+            if open_:
+                inner = [any(col) for col in zip(*(ready[(b, name)][0] for b in carriers[name]),
+                                                 strict=True)]
+                for _, outer in open_:
+                    for b in carriers[outer]:
+                        present, out = ready[(b, outer)]
+                        ready[(b, outer)] = ([p and not q for p, q in zip(present, inner,
+                                                                          strict=True)], out)
+            open_.append((-neg_hi, name))
 
 
 def _clean(cols: list[Column]) -> bool:
