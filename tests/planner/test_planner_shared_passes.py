@@ -24,10 +24,12 @@ from tests.planner_clusters import random_cluster
 
 #: clusters and options under which propose misses the goals in its first pass, so that the
 #: narrower passes run (``max_moves`` 2 keeps every window out of reach: greedy levels)
+_SHAPES: list[tuple[int, int, dict[str, Any]]] = [(6, 8, {}), (8, 5, {"skew": 0.3}),
+                                                  (5, 12, {"strong": 0.6})]
 CASES = [
     (random_cluster(seed, n, per, **kw), opts)
     for seed in range(4)
-    for n, per, kw in ((6, 8, {}), (8, 5, {"skew": 0.3}), (5, 12, {"strong": 0.6}))
+    for n, per, kw in _SHAPES
     for opts in (ProposeOptions(solver="greedy", max_moves=2),
                  ProposeOptions(solver="greedy", max_moves=3, target_std=3.0),
                  ProposeOptions(solver="greedy"))
