@@ -679,14 +679,14 @@ def rank_windows(view: LoadView, usages: Sequence[float], width: float, umax: fl
 
 def solve_greedy(view: LoadView, rules: Rules, costs: Costs, targets: Targets, width: float,
                  caps: Caps, windows: int | None = None,
-                 swaps: bool | None = None) -> GreedyResult:
+                 swaps: bool | None = None, shared: Shared | None = None) -> GreedyResult:
     """The best of a few windows' shed-and-fill plans (then swaps where the band is missed,
     then local search), and a capacity-only plan. ``windows`` defaults to 5, 1 for clusters of
     more than 20,000 bundles; ``swaps``: whether to try them (``None``: above
     :data:`SWAP_PAIRS` pairs; ``False``: shed-and-fill's own plans, as the equality test's
-    reference)."""
-    cands = candidates_by_broker(view, rules, costs)
-    orders = Orders(view, cands)
+    reference); ``shared``: what earlier solves of the same cluster made (:class:`Shared`)."""
+    shared = Shared.of(shared, view, rules, costs)
+    cands, orders = shared.cands, shared.orders
     umax = targets.max_usage
     results = _window_plans(view, rules, costs, cands, width, umax, caps, windows, swaps=swaps,
                             orders=orders)
@@ -695,8 +695,7 @@ def solve_greedy(view: LoadView, rules: Rules, costs: Costs, targets: Targets, w
         fill = _Fill(a, cands, -math.inf, umax, caps, orders=orders)
         fill.shed()
         results.append((_violation(a, width, umax), a.cost, a, None))
-        a = Assignment(view, rules, costs)
-        level(a, cands, caps, orders)
+        a = shared.levelled(caps)
         results.append((_violation(a, width, umax), a.cost, a, None))
     return _best(results)
 
@@ -822,23 +821,89 @@ class Hosts:
 
 
 def solve_hosted(view: LoadView, rules: Rules, costs: Costs, targets: Targets, width: float,
-                 caps: Caps, windows: int | None = None) -> GreedyResult | None:
+                 caps: Caps, windows: int | None = None,
+                 shared: Shared | None = None) -> GreedyResult | None:
     """Greedy's shed-and-fill with room made for bundles too big to share a broker
     (:class:`Hosts`): windows no lower than :meth:`Hosts.ceiling` allows, and a big bundle no
     broker can take as it is sent to one that sheds its other bundles. For :func:`solve`'s
     caller when :func:`solve_greedy` misses the goals; ``None`` when no window is high enough
     under the cap (the band is out of reach by moves). ``windows`` and local search's passes
-    as :func:`solve_greedy`'s."""
-    cands = candidates_by_broker(view, rules, costs)
+    as :func:`solve_greedy`'s, ``shared`` too."""
+    shared = Shared.of(shared, view, rules, costs)
     umax = targets.max_usage
-    start = Assignment(view, rules, costs)
-    hosts = Hosts(start, cands)
-    top = hosts.ceiling(start, cands)
+    hosts, top = shared.hosts()
     if top > umax + EPS:
         return None
-    results = _window_plans(view, rules, costs, cands, width, umax, caps, windows,
-                            floor=top - width, hosts=hosts, orders=Orders(view, cands))
+    results = _window_plans(view, rules, costs, shared.cands, width, umax, caps, windows,
+                            floor=top - width, hosts=hosts, orders=shared.orders)
     return _best(results) if results else None
+
+
+class Shared:
+    """What every solve of one cluster (``view``, ``rules``, ``costs``: the same objects) makes
+    the same way, made once: each broker's candidates, their sorts (:class:`Orders`), the
+    levelled plan per :class:`Caps` (:func:`level` reads neither the width nor the cap), and
+    :func:`solve_hosted`'s hosts and ceiling (neither reads the width nor the targets).
+
+    propose's margin passes (1, 0.5 and 0 of the margin) and a std target's four widths each
+    ran all of it again: at 60,000 bundles with one broker owning 50,000 (``benchmarks/growth.py``'s
+    deep broker) the levelling made the same 1,518 moves in every pass and each hosted pass
+    spent ~0.1 s re-making its set-up. A levelled plan is handed out as a fresh
+    :class:`Assignment` replaying the recorded moves in their order (``Assignment.move``'s
+    float operations in the same order: the same state to the bit), so a caller may change it.
+    ``made`` counts what was computed (tests check the sharing)."""
+
+    def __init__(self, view: LoadView, rules: Rules, costs: Costs):
+        self.view, self.rules, self.costs = view, rules, costs
+        self._cands: list[list[int]] | None = None  # made on first use (a solve may need none)
+        self._orders: Orders | None = None
+        self._levelled: dict[Caps, list[tuple[int, int]]] = {}
+        self._hosts: tuple[Hosts, float] | None = None
+        self.made = {"cands": 0, "level": 0, "hosts": 0}
+
+    @property
+    def cands(self) -> list[list[int]]:
+        """:func:`candidates_by_broker`."""
+        if self._cands is None:
+            self._cands = candidates_by_broker(self.view, self.rules, self.costs)
+            self.made["cands"] += 1
+        return self._cands
+
+    @property
+    def orders(self) -> Orders:
+        if self._orders is None:
+            self._orders = Orders(self.view, self.cands)
+        return self._orders
+
+    @classmethod
+    def of(cls, shared: Shared | None, view: LoadView, rules: Rules, costs: Costs) -> Shared:
+        """``shared`` when it was made for these very objects, else a new one (a caller's
+        stale one is never read for another cluster)."""
+        if shared is not None and shared.view is view and shared.rules is rules \
+                and shared.costs is costs:
+            return shared
+        return cls(view, rules, costs)
+
+    def levelled(self, caps: Caps) -> Assignment:
+        """A fresh assignment holding :func:`level`'s plan under ``caps``."""
+        a = Assignment(self.view, self.rules, self.costs)
+        moves = self._levelled.get(caps)
+        if moves is None:
+            level(a, self.cands, caps, self.orders)
+            self._levelled[caps] = a.moves()
+            self.made["level"] += 1
+        else:
+            a.apply(moves)
+        return a
+
+    def hosts(self) -> tuple[Hosts, float]:
+        """:class:`Hosts` of the cluster as it is, and its :meth:`Hosts.ceiling`."""
+        if self._hosts is None:
+            start = Assignment(self.view, self.rules, self.costs)
+            hosts = Hosts(start, self.cands)
+            self._hosts = (hosts, hosts.ceiling(start, self.cands))
+            self.made["hosts"] += 1
+        return self._hosts
 
 
 def level(a: Assignment, cands: Sequence[Sequence[int]], caps: Caps,

@@ -33,7 +33,7 @@ from lbctl.planner.assignment import Assignment, violation
 from lbctl.planner.constraints import Rules, build_rules
 from lbctl.planner.cost import Costs, Totals
 from lbctl.planner.goals import DEFAULT_RANGE, GoalResult, Targets, balancedness, evaluate
-from lbctl.planner.greedy import Caps
+from lbctl.planner.greedy import Caps, Shared
 from lbctl.planner.hedge import hedge
 from lbctl.planner.load import RESOURCES, LoadView, build, canonical
 from lbctl.planner.repair import repair
@@ -238,9 +238,11 @@ def propose(state: ClusterState, settings: Settings, options: ProposeOptions | N
     elif refused := not _room(planning):
         solution = Solution((), "none", _no_room(targets, planning, margin), None, None, 0.0, v0)
     else:
-        # one exact-solver budget for every pass below (--time-limit is the command's)
+        # one exact-solver budget for every pass below (--time-limit is the command's), and
+        # greedy's set-up and levelling, which no pass's narrower goals change, made once
         solve_options = SolveOptions(options.solver, options.time_limit, options.exact_limit,
-                                     options.refine, ExactBudget(options.time_limit))
+                                     options.refine, ExactBudget(options.time_limit),
+                                     Shared(view, rules, costs))
         solution = _solved(view, rules, costs, planning, caps, solve_options)
         for share in (0.5, 0.0):  # the margin out of reach: as much of it as the bundles allow
             if solution.violation.ok:

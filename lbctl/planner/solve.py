@@ -46,7 +46,7 @@ from lbctl.planner.bounds import lower_bound
 from lbctl.planner.constraints import Rules
 from lbctl.planner.cost import Costs
 from lbctl.planner.goals import Targets
-from lbctl.planner.greedy import Caps, solve_greedy, solve_hosted
+from lbctl.planner.greedy import Caps, Shared, solve_greedy, solve_hosted
 from lbctl.planner.load import LoadView
 from lbctl.planner.lp_round import lp_plan
 from lbctl.planner.refine import polish
@@ -126,6 +126,9 @@ class SolveOptions:
     refine: bool = True  # greedy's plan polished for fewer bytes (lbctl.planner.refine.polish)
     #: shared by every solve of one command (propose's passes); ``None``: this solve's own
     budget: ExactBudget | None = field(default=None, compare=False)
+    #: greedy's set-up and levelling made once for every solve of one cluster (propose's margin
+    #: passes: :class:`lbctl.planner.greedy.Shared`); ``None``: this solve's own (its widths share)
+    shared: Shared | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -195,10 +198,11 @@ def solve(view: LoadView, rules: Rules, costs: Costs, targets: Targets, caps: Ca
     # greedy, for every candidate width; the cheapest plan meeting the goals, else the nearest
     best: Assignment | None = None
     best_width = band_widths(targets)[0]
+    shared = Shared.of(options.shared, view, rules, costs)  # what the widths and passes share
     for width in band_widths(targets):
-        g = solve_greedy(view, rules, costs, targets, width, caps).assignment
+        g = solve_greedy(view, rules, costs, targets, width, caps, shared=shared).assignment
         if not g.violation(targets).ok and (h := solve_hosted(
-                view, rules, costs, targets, width, caps)) is not None \
+                view, rules, costs, targets, width, caps, shared=shared)) is not None \
                 and _beats(h.assignment, g, targets):
             g = h.assignment  # a bundle too big to share a broker, given one (greedy.Hosts)
         if options.refine and (p := polish(g, width, targets.max_usage, caps)) is not g \
