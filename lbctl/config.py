@@ -4,7 +4,15 @@ Each :class:`Setting` mirrors a field of ``org.apache.pulsar.broker.ServiceConfi
 (category "Load Balancer" and a few namespace ones): Pulsar's exact name, its Java type, unit and
 default. Values resolve with this precedence (highest first)::
 
-    --set key=value   >   --broker-conf FILE (broker.conf)   >   the snapshot's "config"   >   default
+    --set key=value  >  dynamic config  >  --broker-conf FILE (broker.conf)
+                     >  the snapshot's "config"  >  default
+
+"Dynamic config" is what ``pulsar-admin brokers update-dynamic-config`` stored in the metadata store
+(``/admin/configuration``; a snapshot's ``dynamicConfig``, ``GET /admin/v2/brokers/configuration/
+values``): ``BrokerService.updateDynamicServiceConfiguration`` sets those fields over the values
+``broker.conf`` gave when the broker starts, and its listener on that path does again on every
+change, so a stored value beats the file. Only settings whose field is ``@FieldContext(dynamic =
+true)`` (:attr:`Setting.dynamic`) take part: ``BrokersBase`` refuses to store any other.
 
 Unknown keys are errors that suggest the closest known name; values are parsed like Pulsar's
 ``PulsarConfigurationLoader`` (``true``/``false``, numbers, comma-separated lists).
@@ -541,7 +549,7 @@ class Settings(Mapping[str, Any]):
         return Settings(values, origin, self._profile)
 
     def origin(self, key: str) -> str:
-        """Where the value came from: default, snapshot, broker.conf or --set."""
+        """Where the value came from: default, snapshot, broker.conf, dynamic config or --set."""
         return self._origin.get(key, "default")
 
     def read_values(self) -> dict[str, Any]:
@@ -659,6 +667,10 @@ def read_broker_conf(path: Path) -> dict[str, str]:
     return values
 
 
+#: the origin of a value stored with ``update-dynamic-config`` (``explain``'s "where each came from")
+DYNAMIC_ORIGIN = "dynamic config"
+
+
 def resolve(
     snapshot_config: Mapping[str, Any] | None = None,
     broker_conf: Mapping[str, str] | None = None,
@@ -666,17 +678,22 @@ def resolve(
     *,
     source_names: tuple[str, str] = ("snapshot", "broker.conf"),
     profile: Profile | None = None,
+    dynamic_config: Mapping[str, Any] | None = None,
 ) -> Settings:
-    """Merge the layers: overrides > broker.conf > snapshot config > Pulsar's defaults.
+    """Merge the layers: overrides > dynamic config > broker.conf > snapshot config > Pulsar's
+    defaults (the module docstring says why a dynamic value beats broker.conf).
 
-    Unknown keys in a snapshot's ``config`` are ignored (brokers report every setting they have);
-    unknown keys in ``--set`` are errors that suggest the closest name.
+    ``dynamic_config``: the values stored with ``update-dynamic-config`` (a snapshot's
+    ``dynamicConfig``); a key whose setting is not dynamic is ignored there, as the broker
+    never stores one. Unknown keys in a snapshot's ``config`` are ignored (brokers report every
+    setting they have); unknown keys in ``--set`` are errors that suggest the closest name.
     """
     values: dict[str, Any] = {}
     origin: dict[str, str] = {}
     for layer, label, strict in (
         (snapshot_config or {}, source_names[0], False),
         (broker_conf or {}, source_names[1], False),
+        (dynamic_config or {}, DYNAMIC_ORIGIN, False),
         (overrides or {}, "--set", True),
     ):
         for key, raw in layer.items():
@@ -685,7 +702,7 @@ def resolve(
                 if strict:
                     raise unknown_setting(key)
                 continue
-            if raw is None:
+            if raw is None or (label == DYNAMIC_ORIGIN and not setting.dynamic):
                 continue
             try:
                 values[key] = setting.parse(raw)

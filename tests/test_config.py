@@ -464,3 +464,94 @@ def test_read_values_records_what_was_read() -> None:
         "loadBalancerBandwidthOutResourceWeight",
         "loadBalancerBandwithOutResourceWeight",
     }
+
+
+# --- the dynamic configuration (update-dynamic-config) beats broker.conf ------------------------
+# BrokerService.updateDynamicServiceConfiguration sets the stored values over the ones broker.conf
+# gave, at start and on every change (its listener on /admin/configuration); BrokersBase stores
+# only fields that are @FieldContext(dynamic = true).
+
+
+def test_a_dynamic_value_beats_broker_conf_and_set_beats_both() -> None:
+    key = "loadBalancerBrokerOverloadedThresholdPercentage"
+    assert SETTINGS_BY_NAME[key].dynamic
+    s = resolve({key: "85"}, {key: "70"}, dynamic_config={key: "60"})
+    assert (s[key], s.origin(key)) == (60, "dynamic config")
+    s = resolve({key: "85"}, {key: "70"}, {key: "50"}, dynamic_config={key: "60"})
+    assert (s[key], s.origin(key)) == (50, "--set")
+    s = resolve({key: "85"}, {key: "70"}, dynamic_config={})
+    assert (s[key], s.origin(key)) == (70, "broker.conf")
+    s = resolve({key: "85"}, None, dynamic_config={key: 60})
+    assert (s[key], s.origin(key)) == (60, "dynamic config")
+
+
+@pytest.mark.parametrize("key", sorted(s.name for s in SETTINGS if not s.dynamic))
+def test_a_stored_value_of_a_setting_that_is_not_dynamic_is_ignored(key: str) -> None:
+    setting = SETTINGS_BY_NAME[key]
+    stored = {"boolean": "false", "string": "x", "set": "a/b", "list": "a"}.get(setting.type, "7")
+    s = resolve(None, None, dynamic_config={key: stored})
+    assert s.origin(key) == "default"
+
+
+def _dynamic_snapshot(tmp_path: Path, dynamic: dict[str, object] | None) -> Path:
+    import json
+
+    from tests.paths import EXAMPLES
+
+    doc = json.loads((EXAMPLES / "hot-broker.json").read_text())
+    doc.setdefault("config", {})["loadBalancerBrokerThresholdShedderPercentage"] = 10
+    if dynamic is not None:
+        doc["dynamicConfig"] = dynamic
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _explain(*args: str) -> tuple[int, str, str]:
+    from typer.testing import CliRunner
+
+    from lbctl.cli.app import app
+
+    r = CliRunner().invoke(app, ["explain", *args], env={"COLUMNS": "200"})
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_explain_says_a_dynamic_value_beat_broker_conf(tmp_path: Path, monkeypatch:
+                                                       pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LBCTL_JOURNAL", str(tmp_path / "journal.jsonl"))
+    conf = tmp_path / "broker.conf"
+    conf.write_text("loadBalancerBrokerThresholdShedderPercentage=40\n")
+    key = "loadBalancerBrokerThresholdShedderPercentage"
+    code, out, err = _explain(str(_dynamic_snapshot(tmp_path, {key: "25"})),
+                              "--broker-conf", str(conf))
+    assert code == 0, err
+    assert f"{key} = 25 (dynamic config)" in out
+    code, out, err = _explain(str(_dynamic_snapshot(tmp_path, None)), "--broker-conf", str(conf))
+    assert code == 0, err
+    assert f"{key} = 40 (broker.conf)" in out
+    code, out, err = _explain(str(_dynamic_snapshot(tmp_path, {key: "25"})),
+                              "--broker-conf", str(conf), "--set", f"{key}=30")
+    assert code == 0, err
+    assert f"{key} = 30 (--set)" in out
+
+
+def test_dynamic_config_round_trips_through_a_snapshot(tmp_path: Path) -> None:
+    from lbctl.sources.snapshot import read_snapshots
+    from lbctl.sources.snapshot_schema import snapshot_to_wire
+
+    key = "loadBalancerBrokerThresholdShedderPercentage"
+    (st,) = read_snapshots([_dynamic_snapshot(tmp_path, {key: "25"})])
+    assert dict(st.dynamic_config) == {key: "25"}
+    assert snapshot_to_wire(st).dynamicConfig == {key: "25"}
+    (bare,) = read_snapshots([_dynamic_snapshot(tmp_path, None)])
+    assert not bare.dynamic_config
+
+
+def test_a_bad_dynamic_value_is_the_snapshots_error(tmp_path: Path, monkeypatch:
+                                                    pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LBCTL_JOURNAL", str(tmp_path / "journal.jsonl"))
+    key = "loadBalancerBrokerThresholdShedderPercentage"
+    code, out, err = _explain(str(_dynamic_snapshot(tmp_path, {key: "lots"})))
+    assert code == 1
+    assert len(err.strip().splitlines()) == 1 and f"dynamicConfig.{key}" in err
+    assert "Traceback" not in err

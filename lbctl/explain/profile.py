@@ -89,6 +89,16 @@ def _system_bundles(c: Cycle) -> bool:
         namespace_of(b) == "pulsar/system" for b in c.load.bundle_data)
 
 
+def _select_candidates(c: Cycle) -> bool:
+    """Whether ``ExtensibleLoadManagerImpl.selectAsync`` ran with a choice: some unload's
+    placement preview (the next lookup's pick) had more than one candidate. Only then does the
+    copied map's iteration order (``selectCandidateMap``: a ``HashMap`` in 3.0.0, a
+    ``ConcurrentHashMap`` from 3.0.1, PR #20666) reach LeastResourceUsageWithWeight's sum and
+    its random pick among the best; with one candidate or none, either map gives the same."""
+    return isinstance(c, ExtensibleCycle) and any(
+        a.preview is not None and len(a.preview.candidates) > 1 for a in c.actions)
+
+
 def _split(c: Cycle) -> bool:
     return bool(c.settings.peek("loadBalancerAutoBundleSplitEnabled"))
 
@@ -122,6 +132,7 @@ BEARING: dict[str, Callable[[Cycle], bool]] = {
     "namespacePoliciesUnloadCheck": lambda c: isinstance(c, ModularCycle) and bool(
         c.unloads) and bool(c.state.cluster_policies().isolation),
     "extensible": lambda c: isinstance(c, ExtensibleCycle) or "TransferShedder" in _strategies(c),
+    "selectCandidateMap": _select_candidates,
     "transferUnderloadedRule": lambda c: isinstance(c, ExtensibleCycle),
     "transferSkipsZeroThroughput": lambda c: isinstance(c, ExtensibleCycle),
     "topKSkipsZeroThroughput": lambda c: isinstance(c, ExtensibleCycle),

@@ -67,7 +67,7 @@ DRIVER_SECTIONS = frozenset({"config", "namespaces"})
 #: sections whose rules (bundle names of observed moves, regular expressions, topic lists of a
 #: namespace, every broker listed) are not restated here: a snapshot with any goes to lbctl
 READER_SECTIONS = frozenset({"observed", "availableBrokers", "policies", "namespaceTopics",
-                             "resourceQuotas"})
+                             "resourceQuotas", "dynamicConfig"})
 #: snapshot_schema's ``_RFC3339_RE`` with the parts as groups
 RFC3339_RE = (r"^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2}):([0-9]{2})"
               r"(?:\.([0-9]+))?(?:[Zz]|([+-])([0-9]{2}):([0-9]{2}))\z")

@@ -109,7 +109,8 @@ def settings_for(state: ClusterState, opts: Options, broker_conf: Mapping[str, s
     overrides = dict(opts.overrides or {})
     if profile is None:
         profile, _ = profile_of([state], opts)
-    return resolve(state.config, broker_conf, overrides, profile=profile)
+    return resolve(state.config, broker_conf, overrides, profile=profile,
+                   dynamic_config=state.dynamic_config)
 
 
 def resolve_settings(states: Sequence[ClusterState], opts: Options) -> list[Settings]:

@@ -126,6 +126,9 @@ class ClusterState:
     brokers: Mapping[str, LocalBrokerData]
     load_manager: str = MODULAR
     config: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))
+    #: the settings stored with ``update-dynamic-config`` (``dynamicConfig``), which beat
+    #: broker.conf (:func:`lbctl.config.resolve`); empty: none stored, or not captured
+    dynamic_config: Mapping[str, Any] = field(default_factory=lambda: _frozen(None))
     bundle_data: Mapping[str, BundleData] | None = None
     namespaces: Mapping[str, tuple[int, ...]] = field(default_factory=lambda: _frozen(None))
     topics: Mapping[str, TopicStats] = field(default_factory=lambda: _frozen(None))

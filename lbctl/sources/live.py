@@ -16,7 +16,9 @@ What is read (REST only: no ZooKeeper, no Pulsar client):
    ``/broker-stats/topics`` instead: :mod:`lbctl.sources.live_extensible`);
 4. ``GET /admin/v2/tenants`` → ``GET /admin/v2/namespaces/{tenant}`` →
    ``GET /admin/v2/namespaces/{t}/{ns}/bundles``: every namespace's boundaries;
-5. the placement data beside load (:mod:`lbctl.sources.live_policies`): the active brokers as
+5. ``GET /admin/v2/brokers/configuration/values``: which settings were set with
+   ``update-dynamic-config`` (``dynamicConfig``, :meth:`LiveSource.dynamic_section`);
+6. the placement data beside load (:mod:`lbctl.sources.live_policies`): the active brokers as
    ``availableBrokers`` (with those whose report could not be read), the isolation policies,
    anti-affinity groups and failure domains, and every namespace's topic lists in metadata.
 
@@ -294,6 +296,7 @@ class LiveSource:
         from lbctl.sources.live_policies import read_namespace_topics, read_policies
 
         out: dict[str, Any] = {"availableBrokers": list(d.brokers)}
+        out.update(self.dynamic_section(warnings))
         if not self.namespaces:
             return out
         self.progress("policies", 0, 1)
@@ -308,6 +311,27 @@ class LiveSource:
             self.progress("topic lists", len(self.namespace_names), len(self.namespace_names))
         self.progress("policies", 1, 1)
         return out
+
+    def dynamic_section(self, warnings: list[str]) -> dict[str, Any]:
+        """``dynamicConfig``: the load-balancer settings stored with ``update-dynamic-config``
+        (``GET /admin/v2/brokers/configuration/values``, :mod:`lbctl.sources.live_dynamic`),
+        which beat a ``--broker-conf`` file as they beat the broker's own (:func:`lbctl.config.
+        resolve`). Their values are already in the runtime configuration; this says which ones
+        came from there. Nothing stored (404 on releases without the node) or a refusal: no
+        section, the latter with a warning."""
+        from lbctl.sources.live_dynamic import read_dynamic_config
+
+        try:
+            stored = read_dynamic_config(self.client)
+        except NotFound:
+            return {}
+        except AdminError as e:
+            warnings.append(f"dynamic configuration not read ({e}): a --broker-conf value is "
+                            "taken over a value set with update-dynamic-config")
+            return {}
+        kept, dropped = lb_settings(stored)
+        warnings += [f"dynamic setting {k} ignored: value cannot be parsed" for k in dropped]
+        return {"dynamicConfig": kept} if kept else {}
 
     def _topics(self, brokers: list[str], failures: list[BrokerFailure]) -> dict[str, Any]:
         self.progress("topic stats", 0, len(brokers))

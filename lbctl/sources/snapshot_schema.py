@@ -224,6 +224,7 @@ def _yaml_instants(c: _Checker, obj: object) -> object:
 def _state(c: _Checker, doc: w.Snapshot, learned: LearnedNames | None = None) -> ClusterState:
     captured_at = parse_captured_at(c, "capturedAt", doc.capturedAt)
     config = _config(c, doc.config)
+    dynamic = {} if doc.dynamicConfig is UNSET else _config(c, doc.dynamicConfig, "dynamicConfig")
     namespaces = _namespaces(c, doc.namespaces)
     names = _brokers(c, doc.brokers, namespaces, learned)
     brokers = names.brokers
@@ -236,6 +237,7 @@ def _state(c: _Checker, doc: w.Snapshot, learned: LearnedNames | None = None) ->
         brokers=brokers,
         load_manager=doc.loadManager,
         config=MappingProxyType(config),
+        dynamic_config=MappingProxyType(dynamic),
         bundle_data=bundle_data,
         namespaces=MappingProxyType({ns: b for ns, (b, _) in namespaces.items()}),
         topics=MappingProxyType(topics),
@@ -293,10 +295,10 @@ def _to_epoch_ms(c: _Checker, path: str, dt: datetime, millis: int, raw: object 
     return ms
 
 
-def _config(c: _Checker, config: Mapping[str, Any]) -> dict[str, Any]:
-    """Broker settings: those lbctl knows are parsed with the same rules as
-    :func:`lbctl.config.resolve`, so that a bad value is reported here with its JSON path; the
-    raw values are kept as given."""
+def _config(c: _Checker, config: Mapping[str, Any], section: str = "config") -> dict[str, Any]:
+    """Broker settings (``config``, or ``dynamicConfig``): those lbctl knows are parsed with the
+    same rules as :func:`lbctl.config.resolve`, so that a bad value is reported here with its JSON
+    path; the raw values are kept as given."""
     for key, value in config.items():
         setting = SETTINGS_BY_NAME.get(key)
         if setting is not None and value is not None:
@@ -304,7 +306,7 @@ def _config(c: _Checker, config: Mapping[str, Any]) -> dict[str, Any]:
                 setting.parse(value)
             except ConfigError as e:
                 reason = str(e).split(": ", 1)[-1]
-                c.fail(f"config.{key}", _one_line(reason))
+                c.fail(f"{section}.{key}", _one_line(reason))
     return dict(config)
 
 
@@ -789,6 +791,7 @@ def snapshot_to_wire(state: ClusterState) -> w.Snapshot:
         capturedAt=iso_time(state.captured_at),
         loadManager=state.load_manager,  # type: ignore[arg-type]  # checked when read
         config={k: _plain(v) for k, v in state.config.items()},
+        dynamicConfig={k: _plain(v) for k, v in state.dynamic_config.items()} or UNSET,
         brokers={bid: broker_to_wire(local) for bid, local in state.brokers.items()},
         bundleData=UNSET if state.bundle_data is None else {
             name: w.BundleData(_tamd_to_wire(bd.shortTermData), _tamd_to_wire(bd.longTermData),

@@ -471,6 +471,9 @@ class Snapshot(Struct, frozen=True, gc=False, kw_only=True):
     loadManager: Annotated[Literal["modular", "extensible", "simple"], _words(
         expected='"modular", "extensible" or "simple"')] = MODULAR
     config: Config = {}
+    #: the values stored with ``pulsar-admin brokers update-dynamic-config``
+    #: (``GET /admin/v2/brokers/configuration/values``), which beat broker.conf
+    dynamicConfig: Config | UnsetType = UNSET
     brokers: Brokers
     bundleData: BundleDataMap | UnsetType = UNSET
     namespaces: Namespaces | UnsetType = UNSET
