@@ -174,6 +174,8 @@ class ApplyReport:
     journal: Path | None = None
     rollback: Path | None = None
     resumed: list[str] = field(default_factory=list)
+    #: the command the run belongs to (``ApplyOptions.kind``): a drain's resume line names its run
+    kind: str = "apply"
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -225,7 +227,8 @@ class ApplyRun:
         steps = self._validate(live)
         report = ApplyReport(self.plan, live.cluster, self.executor.run_id, steps,
                              journal=self.journal,
-                             resumed=list(self.history.runs) if self.history else [])
+                             resumed=list(self.history.runs) if self.history else [],
+                             kind=self.opts.kind)
         self._resume(steps, live)
         self._caps(steps, live)
         todo = [s for s in steps if s.state == "pending"]
