@@ -149,10 +149,10 @@ def last_run(records: list[dict[str, Any]], run: str | None = None, *,
                 if r.get("state") == "apply-end" and r.get("run") == last.get("run")]
         if not ends or ends[-1].get("result") == "partial":
             own = [r for r in starts if run_kind(r) == "apply"]
-            state = "partial" if ends else "running, or killed"
+            status = "partial" if ends else "running, or killed"
             raise ConfigError(
                 f"the journal's last open run is a {run_kind(last)} (run {last.get('run')}, "
-                f"{state}), not an apply: resume it with lbctl apply --resume {journal} "
+                f"{status}), not an apply: resume it with lbctl apply --resume {journal} "
                 f"--run {last.get('run')}"
                 + (f", or the last apply with --run {own[-1].get('run')}" if own else ""))
     if run is None:
