@@ -256,3 +256,53 @@ def test_request_lines_heading_fits(width: int) -> None:
     assert said in ("lbctl would send 3 request(s):", f"lbctl would send 3 request(s) to {base}:")
     assert request_lines("lbctl would send 3 request(s)", base, items, None)[0] == \
         "lbctl would send 3 request(s):"
+
+
+# --- 3b. apply's and drain's own lines keep a command whole (fit_line) ---------------------------
+
+
+@pytest.mark.parametrize("width", [50, 60, 70, 80, 100])
+def test_fit_line_keeps_a_command_whole_when_it_fits(width: int) -> None:
+    """On the drain page's session at 80 columns, rebalance-after's warning broke "lbctl apply
+    PLAN.json --concurrency 2 --interval" / "60", and the rollback line "(lbctl apply" / "PATH)"."""
+    from lbctl.apply.runner import fit_line
+
+    cases = [
+        ("lbctl: warning: apply it paced: lbctl apply PLAN.json --concurrency 2 --interval 60 "
+         "(at most 2 bundle(s) every 60 s)", "lbctl apply PLAN.json --concurrency 2 --interval 60"),
+        ("rollback plan: /tmp/w22/rollback-1040e5a3a87a.json  (lbctl apply "
+         "/tmp/w22/rollback-1040e5a3a87a.json)", "(lbctl apply /tmp/w22/rollback-1040e5a3a87a.json)"),
+        ("partial run: stopped; journal /var/j.jsonl; resume with lbctl apply --resume "
+         "/var/j.jsonl --run 0123456789ab", "lbctl apply --resume /var/j.jsonl --run 0123456789ab"),
+    ]
+    for line, command in cases:
+        out = fit_line(line, width)
+        assert " ".join(" ".join(out).split()) == " ".join(line.split())  # nothing lost
+        if len(command) <= width - 4:
+            assert any(command in x for x in out), (width, out)
+            for x in out:
+                assert display_width(x) <= width or command in x, (width, out)
+        else:  # longer than a line: broken at its blanks, as before
+            assert all(display_width(x) <= width or len(x.split()) == 1 for x in out), out
+    # a line without a command breaks as before: the prose "lbctl:" prefix is not one
+    assert fit_line("lbctl: warning: " + "word " * 30, 40)[0] == "lbctl: warning: " + "word " * 4 + "word"
+
+
+@pytest.mark.live
+def test_rebalance_after_s_paced_command_is_whole_at_80_columns(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lbctl.sandbox import hot_cluster
+
+    _env(tmp_path, monkeypatch)
+    c = hot_cluster(3)  # its own: the module's sandbox has been drained by then
+    try:
+        b = CliRunner().invoke(app, ["--admin-url", c.admin_url, "brokers", "-o", "json"])
+        name = re.findall(r'"(?:broker|name)": "([^"]+)"', b.stdout)[-1]
+        r = CliRunner().invoke(app, ["--admin-url", c.admin_url, "rebalance-after", name,
+                                     "-o", "json"], env={"COLUMNS": "80"})
+    finally:
+        c.stop()
+    assert r.exit_code == 0, r.stderr
+    said = [x for x in r.stderr.splitlines() if "lbctl apply" in x]
+    assert said and re.search(r"lbctl apply \S+ --concurrency \d+ --interval \d+", said[0]), \
+        r.stderr
