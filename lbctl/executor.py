@@ -71,10 +71,12 @@ def request_lines(heading: str, admin_url: str, items: Sequence[tuple[str, str]]
     if width < 0:
         width = max(40, shutil.get_terminal_size((80, 24)).columns)
     if all(display_width(x) <= width for x in whole):  # a wide terminal: each as sent, one a line
-        return [heading + ":", *whole]
+        return [*_wrap_words(heading + ":", width, "", "    "), *whole]
     base = url_without_userinfo(admin_url).rstrip("/")
     common = bool(items) and all(r.partition(" ")[2].startswith(base + "/") for r, _ in items)
-    out = [heading + (f" to {base}:" if common else ":")]
+    # the heading is fitted too, broken at blanks (the URL whole), continued 4 columns in: at 40
+    # columns "lbctl would send N request(s) to URL:" ran past the width (walk21, walk22)
+    out = _wrap_words(heading + (f" to {base}:" if common else ":"), width, "", "    ")
     for request, summary in items:
         method, _, rest = request.partition(" ")
         text = f"{method} {rest[len(base):] if common else rest}"

@@ -155,8 +155,16 @@ class TokenAuth(Auth):
         check_credential(tok, f"token in {self._path}")
         return tok
 
+    #: where the credential came from (a context), said after a later read's error
+    origin: str | None = None
+
     def token(self) -> str:
-        return self._token if self._token is not None else self._read()
+        if self._token is not None:
+            return self._token
+        try:
+            return self._read()
+        except ConfigError as e:
+            raise from_origin(e, self.origin) from None
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token()}"}
@@ -372,15 +380,38 @@ def url_auth(auth: Auth, userinfo: tuple[str, str] | None,
                   f"(remove them from the URL, or the other authentication)")
 
 
+def from_origin(error: ConfigError, origin: str | None) -> ConfigError:
+    """``error`` with where its credential came from appended (``origin``: a context's, see
+    :func:`lbctl.admin.contexts.origin`), still one line; ``error`` itself without one."""
+    if not origin:
+        return error
+    return ConfigError(f"{error} ({origin})")
+
+
 def make_auth(plugin: str | None, params: str | None, *, cert_file: str | None = None,
               key_file: str | None = None, timeout: float = 30.0, verify: Any = True,
-              stdin: Any = None, env: dict[str, str] | None = None) -> Auth:
+              stdin: Any = None, env: dict[str, str] | None = None,
+              origin: str | None = None) -> Auth:
     """The :class:`Auth` for a pulsar-admin ``--auth-plugin``/``--auth-params`` pair.
 
     Without a plugin, ``tlsCertificateFilePath``/``tlsKeyFilePath`` (``cert_file``/``key_file``)
     still give a client certificate, as they do for pulsar-admin. ``stdin``/``env`` are where
-    ``token:-`` and ``env:VAR`` read (the process's by default).
+    ``token:-`` and ``env:VAR`` read (the process's by default). ``origin`` (a context gave the
+    credential) ends every auth error, now or on a later read of a token file.
     """
+    try:
+        auth = _make_auth(plugin, params, cert_file=cert_file, key_file=key_file,
+                          timeout=timeout, verify=verify, stdin=stdin, env=env)
+    except ConfigError as e:
+        raise from_origin(e, origin) from None
+    if isinstance(auth, TokenAuth):
+        auth.origin = origin
+    return auth
+
+
+def _make_auth(plugin: str | None, params: str | None, *, cert_file: str | None,
+               key_file: str | None, timeout: float, verify: Any, stdin: Any,
+               env: dict[str, str] | None) -> Auth:
     if not plugin:
         if cert_file and key_file:
             return TlsAuth(cert_file, key_file)

@@ -854,7 +854,8 @@ def client_from_config(cfg: ConnectionConfig, *, transport: Any = None,
     a ``--token``'s, and its password, unknown to the auth, was not redacted."""
     admin_url, userinfo = split_userinfo(cfg.admin_url)
     auth = make_auth(cfg.auth_plugin, cfg.auth_params, cert_file=cfg.tls_cert_file,
-                     key_file=cfg.tls_key_file, timeout=cfg.request_timeout)
+                     key_file=cfg.tls_key_file, timeout=cfg.request_timeout,
+                     origin=cfg.auth_origin)
     auth, ignored = url_auth(auth, userinfo)
     if ignored is not None and warn is not None:
         warn(ignored)

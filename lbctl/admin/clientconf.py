@@ -102,6 +102,9 @@ class ConnectionOptions:
     tls_key_store_type: str | None = None
     tls_key_store_path: str | None = None
     tls_key_store_password: str | None = field(default=None, repr=False)
+    #: not a flag: where the credential came from when a context gave it
+    #: (:func:`lbctl.admin.contexts.origin`), said at the end of an auth error
+    context_origin: str | None = None
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,8 @@ class ConnectionConfig:
     tls_key_store_type: str | None = None
     tls_key_store_path: str | None = None
     tls_key_store_password: str | None = field(default=None, repr=False)
+    #: where the credential came from when a context gave it (an auth error says so)
+    auth_origin: str | None = None
 
     def __repr__(self) -> str:  # secrets excluded by field(repr=False); keep it explicit
         return (f"ConnectionConfig(admin_url={self.admin_url!r}, auth_plugin={self.auth_plugin!r}, "
@@ -174,7 +179,7 @@ def resolve_connection(opts: ConnectionOptions, env: dict[str, str] | None = Non
         if attr in names and getattr(opts, attr) is not None
     }
     flags.update(_token_flags(opts))
-    cfg = replace(cfg, **flags)
+    cfg = replace(cfg, **flags, auth_origin=opts.context_origin)
     t = cfg.request_timeout
     if not math.isfinite(t) or t <= 0 or t > MAX_REQUEST_TIMEOUT:
         raise UsageError(f"--request-timeout must be a number of seconds between 0 and "

@@ -34,7 +34,7 @@ from lbctl.records import replace
 ENV_FILE = "LBCTL_CONTEXTS"
 ENV_NAME = "LBCTL_CONTEXT"
 #: the options a context keeps (every connection flag but --debug)
-KEPT = tuple(f.name for f in fields(ConnectionOptions) if f.name != "debug")
+KEPT = tuple(f.name for f in fields(ConnectionOptions) if f.name not in ("debug", "context_origin"))
 #: never printed
 SECRETS = frozenset(f.name for f in fields(ConnectionOptions) if not f.repr)
 
@@ -151,4 +151,24 @@ def with_context(opts: ConnectionOptions, name: str | None,
                                                        "auth_plugin")):
         for k in ("token", "token_file", "auth_params", "auth_plugin"):  # flags' auth wins whole
             fill.pop(k, None)
+    if any(k in fill for k in AUTH_KEYS):
+        fill["context_origin"] = origin(wanted, "flag" if name else
+                                        "env" if env.get(ENV_NAME) else "current")
     return replace(opts, **fill)
+
+
+#: the options that make a context's credential (an auth error names the context that gave them)
+AUTH_KEYS = ("token", "token_file", "auth_params", "auth_plugin", "tls_cert_file", "tls_key_file")
+
+
+def origin(name: str, how: str) -> str:
+    """Where a credential came from and how to leave it, for the end of an auth error: a context
+    made current by ``context use`` a week ago is otherwise invisible, and the error named only a
+    token file the operator never typed (walk21). ``how``: ``flag``, ``env`` or ``current``."""
+    other = "--token-file/--auth-params FILE"
+    if how == "flag":
+        return f"from --context {name}; to leave it, drop --context or give {other}"
+    if how == "env":
+        return f"from context {name} named by ${ENV_NAME}; to leave it, unset {ENV_NAME} or give {other}"
+    return (f"from context {name}, made current by lbctl context add/use; to leave it, lbctl "
+            f"context use OTHER, lbctl context delete {name} or give {other}")

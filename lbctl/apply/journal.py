@@ -123,12 +123,40 @@ class RunHistory:
                       if h.sent and not h.confirmed and h.failed is None)
 
 
-def last_run(records: list[dict[str, Any]], run: str | None = None) -> RunHistory:
-    """The history of the plan of the last ``apply-start`` (or of run ``run``), gathered over
-    every run of the same plan digest."""
+def run_kind(start: dict[str, Any]) -> str:
+    """The command an ``apply-start`` record's run belongs to: ``apply``, ``drain`` or ``fill``
+    (a journal older than the ``kind`` field held apply's runs only)."""
+    kind = start.get("kind")
+    return kind if isinstance(kind, str) and kind else "apply"
+
+
+def last_run(records: list[dict[str, Any]], run: str | None = None, *,
+             journal: str = "JOURNAL") -> RunHistory:
+    """The history of the plan of the last ``apply-start`` of an apply (or of run ``run``, of
+    any kind: the operator named it), gathered over every run of the same plan digest.
+
+    Without ``run`` a drain's or fill's run is never taken: a drain running now holds the
+    cluster lock, so resuming it was stopped there, and an older one is not apply's to continue
+    unasked (walk22). When the journal's last run is such a run and still open (no
+    ``apply-end``, or a partial one), the error says so and gives the ``--run`` that resumes it,
+    rather than silently resuming an older apply behind it."""
     starts = [r for r in records if r.get("state") == "apply-start"]
     if run is not None:
         starts = [r for r in starts if r.get("run") == run]
+    elif starts and run_kind(starts[-1]) != "apply":
+        last = starts[-1]
+        ends = [r for r in records
+                if r.get("state") == "apply-end" and r.get("run") == last.get("run")]
+        if not ends or ends[-1].get("result") == "partial":
+            own = [r for r in starts if run_kind(r) == "apply"]
+            status = "partial" if ends else "running, or killed"
+            raise ConfigError(
+                f"the journal's last open run is a {run_kind(last)} (run {last.get('run')}, "
+                f"{status}), not an apply: resume it with lbctl apply --resume {journal} "
+                f"--run {last.get('run')}"
+                + (f", or the last apply with --run {own[-1].get('run')}" if own else ""))
+    if run is None:
+        starts = [r for r in starts if run_kind(r) == "apply"]
     if not starts:
         raise ConfigError("the journal has no apply run to resume"
                           + (f" with id {run}" if run else ""))

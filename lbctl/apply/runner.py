@@ -132,13 +132,42 @@ def fit_line(line: str, width: int | None, hang: int = 4) -> list[str]:
     lead = " " * min(hang, width // 2)
     lines: list[str] = []
     cur = indent
-    for word in re.findall(r"\S+\s*", line[len(indent):]):  # a word and the blanks after it
+    words = re.findall(r"\S+\s*", line[len(indent):])  # a word and the blanks after it
+    for word in _commands_whole(words, width - len(lead)):
         if cur.strip() and display_width(cur + word.rstrip()) > width:
             lines.append(cur.rstrip())
             cur = lead
         cur += word
     lines.append(cur.rstrip())
     return lines
+
+
+def _commands_whole(words: list[str], room: int) -> list[str]:
+    """``words`` with each ``lbctl …`` command a line names joined into one word when it fits in
+    ``room`` columns, so that :func:`fit_line` moves it whole to the next line rather than split
+    it (walk22: "lbctl apply PLAN.json --concurrency 2 --interval" / "60", "(lbctl apply" /
+    "PATH)"): it can be copied from one line. A command starts at the word ``lbctl`` (after an
+    opening bracket or quote) and runs until a word that closes it (``)``, ``;``, ``,``, a
+    backtick) or before one that opens an aside (``(``); one longer than ``room`` is left in
+    words, broken at its blanks as before."""
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        if words[i].strip().lstrip("(`'\"") != "lbctl":
+            out.append(words[i])
+            i += 1
+            continue
+        j = i + 1
+        while (j < len(words) and not words[j - 1].rstrip().endswith((")", ";", ",", "`"))
+               and not words[j].startswith("(")):
+            j += 1
+        command = "".join(words[i:j])
+        if display_width(command.rstrip()) <= room:
+            out.append(command)
+        else:
+            out.extend(words[i:j])
+        i = j
+    return out
 
 
 @dataclass
@@ -174,6 +203,8 @@ class ApplyReport:
     journal: Path | None = None
     rollback: Path | None = None
     resumed: list[str] = field(default_factory=list)
+    #: the command the run belongs to (``ApplyOptions.kind``): a drain's resume line names its run
+    kind: str = "apply"
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -225,7 +256,8 @@ class ApplyRun:
         steps = self._validate(live)
         report = ApplyReport(self.plan, live.cluster, self.executor.run_id, steps,
                              journal=self.journal,
-                             resumed=list(self.history.runs) if self.history else [])
+                             resumed=list(self.history.runs) if self.history else [],
+                             kind=self.opts.kind)
         self._resume(steps, live)
         self._caps(steps, live)
         todo = [s for s in steps if s.state == "pending"]

@@ -162,6 +162,8 @@ def _rollback_plan(journal: Path | None, run_id: str | None) -> Path:
 
 def _plan_and_history(plan: Path | None, resume: Path | None, run_id: str | None
                       ) -> tuple[PlanFile, RunHistory | None]:
+    import shlex
+
     from lbctl.apply.journal import last_run, read_records
     from lbctl.apply.planfile import read_plan
     from lbctl.errors import UsageError
@@ -171,7 +173,7 @@ def _plan_and_history(plan: Path | None, resume: Path | None, run_id: str | None
             raise UsageError("--run needs --resume JOURNAL")
         assert plan is not None
         return read_plan(plan), None
-    history = last_run(read_records(resume), run_id)
+    history = last_run(read_records(resume), run_id, journal=shlex.quote(str(resume)))
     path = plan or Path(history.plan)
     pf = read_plan(path)
     if history.digest and pf.digest != history.digest:
@@ -232,4 +234,5 @@ def finish(report: ApplyReport, output: OutputFormat, extra: dict[str, object] |
     if report.result == "partial":
         raise PartialRun(f"partial run: {report.why}; journal {report.journal}"
                          + (f"; resume with lbctl apply --resume {report.journal}"
+                            + (f" --run {report.run_id}" if report.kind != "apply" else "")
                             if report.journal else ""))

@@ -77,7 +77,9 @@ class ApplyView:
         if r.rollback:
             lines.append(f"rollback plan: {r.rollback}  (lbctl apply {r.rollback})")
         if r.result == "partial" and r.journal:
-            lines.append(f"resume with: lbctl apply --resume {r.journal}")
+            # a drain's run is resumed by its id: apply --resume alone takes apply's runs only
+            lines.append(f"resume with: lbctl apply --resume {r.journal}"
+                         + (f" --run {r.run_id}" if r.kind != "apply" else ""))
         for k, v in self.extra.items():
             if isinstance(v, str):
                 lines.append(f"{k}: {v}")

@@ -274,9 +274,19 @@ def _records(heads: list[str], cells: list[list[str]], styles: Mapping[str, Styl
     return "\n".join(blocks)
 
 
+#: a command quoted in prose (```lbctl recommend FILE```): wrapped as one word
+_QUOTED = re.compile(r"`[^`\n]*`")
+#: stands for a blank inside a quoted command while wrapping (one column, as the blank; not a
+#: blank to textwrap, a private-use character no text of lbctl holds)
+_KEEP = "\ue000"
+
+
 def wrap_prose(text: str, limit: int | None = -1, *, hang: int = 4) -> str:
     """Lines of prose longer than the display wrapped at spaces, continued ``hang`` columns
-    deeper than the line's own indent (so an indented list stays readable)."""
+    deeper than the line's own indent (so an indented list stays readable). A command quoted in
+    backticks is never split: it moves whole to the next line, as apply's lines keep a path
+    whole (walk22: ``lbctl examples``' hint broke between `lbctl` and `recommend …` at 80
+    columns, so the command could not be copied from one line)."""
     import textwrap
 
     if limit == -1:
@@ -288,12 +298,16 @@ def wrap_prose(text: str, limit: int | None = -1, *, hang: int = 4) -> str:
         if len(raw) <= limit:
             out.append(raw)
             continue
+        kept = _KEEP not in raw
+        if kept:
+            raw = _QUOTED.sub(lambda m: m.group(0).replace(" ", _KEEP), raw)
         indent = len(raw) - len(raw.lstrip(" "))
         sub = " " * min(indent + hang, max(0, limit // 2))
         # the line's own indent is the first line's prefix, not a chunk of its text: as a chunk
         # it was dropped when the word after it was longer than the line (a setting=Class word),
         # which then started at column 0, outside the paragraph it belongs to
-        out.extend(textwrap.wrap(raw[indent:], width=limit, initial_indent=raw[:indent],
-                                 subsequent_indent=sub, break_long_words=False,
-                                 break_on_hyphens=False, drop_whitespace=True) or [raw])
+        wrapped = textwrap.wrap(raw[indent:], width=limit, initial_indent=raw[:indent],
+                                subsequent_indent=sub, break_long_words=False,
+                                break_on_hyphens=False, drop_whitespace=True) or [raw]
+        out.extend(w.replace(_KEEP, " ") if kept else w for w in wrapped)
     return "\n".join(out)
