@@ -37,6 +37,7 @@ from lbctl.watch.anomalies import ANOMALY_FILE, Condition, Event, Tracker
 from lbctl.watch.detect import MoveLog, Thresholds, conditions, known_brokers, moves, usage_of
 from lbctl.watch.divergence import Checker, warm_up
 from lbctl.watch.history import History, Retention, Seen, seen_of
+from lbctl.watch.leader_view import LeaderView
 from lbctl.watch.status import Status, UsageHistory, build_status
 
 #: captures replayed at start to rebuild memory
@@ -59,6 +60,12 @@ class WatchOptions(Struct, frozen=True):
     ownership: bool = True
     #: lbctl's apply journal: an unload it sent is lbctl's, not the leader's (None: not read)
     journal: Path | None = None
+    #: the load reports are served refreshed, as Pulsar's load-report endpoint serves them
+    #: (``ModularLoadManagerWrapper.generateLoadReport``: the bundles and usage now, the gains
+    #: and losses since the last write, ``lastUpdate`` kept); False: as the broker wrote them
+    #: (``lbctl sandbox --reports-as-written``). Only a first capture needs telling: later ones
+    #: show which (:mod:`lbctl.watch.leader_view`)
+    refreshed: bool = True
 
 
 class Capture(Struct, frozen=True):
@@ -98,6 +105,9 @@ class Watcher:
         self.tracker.load(opts.history / ANOMALY_FILE)
         self.checker = Checker(opts.patience)
         self.follower: Follower | None = None
+        #: each broker's report as the leader read it (:mod:`lbctl.watch.leader_view`): the
+        #: load-report endpoint serves it refreshed, ``lastUpdate`` kept at the last write
+        self.view = LeaderView(opts.refreshed)
         self.last_owner: dict[str, str] = {}
         self.known: set[str] = set()
         self.log = MoveLog(opts.limits.window_ms)
@@ -170,6 +180,7 @@ class Watcher:
         states = self.history.recent(RESUME_CAPTURES)
         records = self.history.seen(states) if states else {}
         for st in states:
+            self.view.of(st)  # (the history holds the leader's view: this only remembers it)
             # memory, ownership, moves and the leader's open expectations — no conditions, no
             # events: without the expectations, the first capture after a restart resolved an
             # open leader-divergence and a later one raised it again. Each capture with the
@@ -325,13 +336,23 @@ class Watcher:
         # capture made each capture's cycle expect other bundles than the one before it (memory
         # as if the first had shed), six a minute at --interval 10, none ever done
         if prev is None:
-            self._moved.update(_lost_before(state))
+            self._moved.update(_lost_before(state, self.opts.refreshed))
             if owners is not None:
                 # moved after its broker last wrote its report (before this first capture, so
                 # no move is seen): the leader has it in its grace map, as lbctl must
                 reported = state.owners()
                 self._moved.update({b: state.captured_at for b, o in owners.items()
                                     if reported.get(b, o) != o})
+                # in flight (owned by nobody): an unload whose clients are not back yet, which
+                # a refreshed report no longer tells of once its broker rewrote it
+                # (``writeBrokerDataOnZooKeeper`` clears the gains and losses it wrote)
+                for b in _unowned(state, owners):
+                    self._moved.setdefault(b, state.captured_at)
+                if self.opts.refreshed:
+                    # arrived since its owner's write (a refreshed report's gains): neither
+                    # written report holds it, so the reports' owners above did not tell
+                    for b in _gained_since(state, owners):
+                        self._moved.setdefault(b, state.captured_at)
         if prev is None or state.captured_at - prev[0].captured_at >= interval_ms(prev[1]):
             self._correct()
             self._ending = self._grace_ending(state, settings, prev)
@@ -546,7 +567,9 @@ class Watcher:
             capture = self._read()
         finally:
             self.reading = False
-        state, leader, owners = capture.state, capture.leader, capture.owners
+        # the reports as the leader read them, not as the endpoint refreshed them: what the
+        # history keeps (a restart replays it as it was judged) and the cycle reads
+        state, leader, owners = self.view.of(capture.state), capture.leader, capture.owners
         self.history.append(state)
         with self._lock:
             self.captures += 1
@@ -1009,17 +1032,64 @@ def _agreed(seen: list[Any], decided: list[Any]) -> frozenset[str]:
     return frozenset(m.bundle for m in seen if (m.bundle, m.before) in chosen)
 
 
-def _lost_before(state: ClusterState) -> dict[str, int]:
+def _lost_before(state: ClusterState, refreshed: bool = True) -> dict[str, int]:
     """The unloads a first capture can tell of, though it sees no move: the bundles a broker's
-    last report lists as lost (``LocalBrokerData.lastBundleLosses``, the bundles gone since its
-    previous report) that another broker owns now or nobody does — a leader's unload made just
-    before the watcher started (its grace runs on in the leader) — at the report's time."""
+    report lists as lost (``LocalBrokerData.lastBundleLosses``) that another broker owns now or
+    nobody does — a leader's unload made just before the watcher started (its grace runs on in
+    the leader). A report as written lists those lost before its write (dated at the report's
+    time); Pulsar's load-report endpoint answers a refreshed one (``LocalBrokerData.update``
+    after the write's ``cleanDeltas``), listing those lost since — after ``lastUpdate``, so
+    dated at this capture: at ``lastUpdate`` lbctl's grace ended before the leader's."""
     owners = state.owners()
     out: dict[str, int] = {}
     for broker, report in state.brokers.items():
         for b in report.lastBundleLosses:
             if owners.get(b) != broker:
-                out[b] = report.lastUpdate or state.captured_at
+                out[b] = state.captured_at if refreshed or not report.lastUpdate \
+                    else report.lastUpdate
+    return out
+
+
+def _gained_since(state: ClusterState, owners: Mapping[str, str]) -> list[str]:
+    """The bundles each broker now owns (as the brokers list it) that its refreshed report
+    gained since its last write (``LocalBrokerData.lastBundleGains``) and did not lose again,
+    but a split's children (inside a range the same report lost): moves, not splits."""
+    out: list[str] = []
+    for broker, report in state.brokers.items():
+        lost = [_range_of(b) for b in report.lastBundleLosses]
+        for b in report.lastBundleGains:
+            if owners.get(b) != broker or b in report.lastBundleLosses:
+                continue
+            r = _range_of(b)
+            if r is not None and any(p is not None and p[0] == r[0] and p[1] <= r[1]
+                                     and r[2] <= p[2] for p in lost):
+                continue
+            out.append(b)
+    return out
+
+
+def _range_of(bundle: str) -> tuple[str, int, int] | None:
+    """(namespace, lower, upper) of a bundle's name (None: not a bundle name)."""
+    ns, _, rng = bundle.rpartition("/")
+    lo, _, hi = rng.partition("_")
+    try:
+        return ns, int(lo, 16), int(hi, 16)
+    except ValueError:
+        return None
+
+
+def _unowned(state: ClusterState, owners: Mapping[str, str]) -> list[str]:
+    """The bundles of the namespaces' boundaries that neither the brokers' listing nor any
+    report holds: owned by nobody at this capture."""
+    from lbctl.model.bundle import bundle_name
+
+    reported = state.owners()
+    out: list[str] = []
+    for ns, bounds in state.namespaces.items():
+        for lo, hi in zip(bounds, bounds[1:], strict=False):
+            b = bundle_name(ns, lo, hi)
+            if b not in owners and b not in reported:
+                out.append(b)
     return out
 
 

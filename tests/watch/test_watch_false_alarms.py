@@ -19,14 +19,19 @@ pytestmark = pytest.mark.live
 
 FALSE = ("unexpected-unload", "leader-divergence")
 
+#: the load reports as Pulsar's load-report endpoint serves them (refreshed, lastUpdate kept)
+#: and as the brokers wrote them (an exported history, ``lbctl sandbox --reports-as-written``)
+MODES = pytest.mark.parametrize("written", [False, True], ids=["refreshed", "as-written"])
+
 
 def _raised(w: Beside) -> list[tuple[str, str]]:
     return [(e.anomaly.kind, e.anomaly.subject) for e in w.events
             if e.event == "raised" and e.anomaly.kind in FALSE]
 
 
+@MODES
 @pytest.mark.parametrize("p", ["0.9", "0.5"])
-def test_clients_back_after_90_s_raise_nothing(tmp_path: Path, p: str) -> None:
+def test_clients_back_after_90_s_raise_nothing(tmp_path: Path, p: str, written: bool) -> None:
     """Each unload leaves its bundle owned by nobody for 90 s, so it arrives two captures after
     the leader's cycle. Before: judged at its arrival, the leader's re-shed of its first unload
     (its grace ended a cycle before lbctl's capture) was an unexpected-unload at minute 34, and
@@ -36,6 +41,7 @@ def test_clients_back_after_90_s_raise_nothing(tmp_path: Path, p: str) -> None:
     the leader's times (within a capture)."""
     c, life, clock = living_hot(3, reconnect=90.0, loadBalancerAutoBundleSplitEnabled="false",
                                 loadBalancerHistoryResourcePercentage=p)
+    c.reports_as_written = written
     w = Beside(c, life, clock, tmp_path / "h", doctor=False)
     try:
         w.minutes(60)
@@ -51,13 +57,16 @@ def test_clients_back_after_90_s_raise_nothing(tmp_path: Path, p: str) -> None:
         w.close()
 
 
-def test_the_leaders_next_cycle_on_the_same_reports_is_expected(tmp_path: Path) -> None:
+@MODES
+def test_the_leaders_next_cycle_on_the_same_reports_is_expected(tmp_path: Path,
+                                                                written: bool) -> None:
     """The leader's cycle comes an interval after lbctl's capture, on the same reports: one more
     step of ThresholdShedder's usage average (p 0.5) took a broker over the threshold, the unload
     rewrote its report before the next capture, and no capture held what the leader decided on
     — unexpected-unloads at 40 and 46 before :meth:`Watcher._next_cycle`."""
     c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false",
                                 loadBalancerHistoryResourcePercentage="0.5")
+    c.reports_as_written = written
     w = Beside(c, life, clock, tmp_path / "h", doctor=False)
     try:
         w.minutes(50)

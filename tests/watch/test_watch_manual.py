@@ -21,9 +21,10 @@ def _unload(w: Beside, bundle: str, dest: str) -> None:
     w.client.request(unload_call(ns, rng, dest))
 
 
+@pytest.mark.parametrize("written", [False, True], ids=["refreshed", "as-written"])
 @pytest.mark.parametrize("reconnect", [0.0, 90.0])
 def test_an_operators_unload_is_told_from_the_leaders_by_its_unload_count(
-        tmp_path: Path, reconnect: float) -> None:
+        tmp_path: Path, reconnect: float, written: bool) -> None:
     """A hot cluster whose leader sheds all along; an operator moves a bundle half-way between
     the leader's cycles, three times. The leader's brk_lb_unload_bundle_count did not rise for
     them: each is a manual-unload, none of the leader's moves is, and lbctl's grace map never
@@ -35,6 +36,7 @@ def test_an_operators_unload_is_told_from_the_leaders_by_its_unload_count(
     left, told when it arrives."""
     c, life, clock = living_hot(3, reconnect=reconnect,
                                 loadBalancerAutoBundleSplitEnabled="false")
+    c.reports_as_written = written  # (Pulsar's endpoint serves them refreshed)
     w = Beside(c, life, clock, tmp_path / "h", doctor=False)
     assert life.leader is not None
     manual: list[str] = []

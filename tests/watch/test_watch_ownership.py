@@ -15,7 +15,8 @@ from tests.watch.watch_helpers import Beside
 pytestmark = pytest.mark.live
 
 
-def _ping_pong(tmp_path: Path, ownership: bool) -> tuple[int, list[str], list[int]]:
+def _ping_pong(tmp_path: Path, ownership: bool,
+               written: bool) -> tuple[int, list[str], list[int]]:
     """A bundle moved A→B→A→B a minute apart, well within one report interval: the moves of it
     the watcher saw, the ping-pong anomalies raised and the owners the reports showed after each
     move (as indices in the broker list: A is 0)."""
@@ -26,6 +27,7 @@ def _ping_pong(tmp_path: Path, ownership: bool) -> tuple[int, list[str], list[in
     c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false",
                                 loadBalancerSheddingEnabled="false",
                                 loadBalancerReportUpdateThresholdPercentage="1000000")
+    c.reports_as_written = written
     w = Beside(c, life, clock, tmp_path / "h", doctor=False, ownership=ownership)
     try:
         w.minutes(2)
@@ -45,13 +47,16 @@ def _ping_pong(tmp_path: Path, ownership: bool) -> tuple[int, list[str], list[in
         w.close()
 
 
+@pytest.mark.parametrize("written", [False, True], ids=["refreshed", "as-written"])
 def test_a_bundle_moved_back_and_forth_within_one_report_interval_is_seen_each_time(
-        tmp_path: Path) -> None:
-    seen, raised, reported = _ping_pong(tmp_path / "on", ownership=True)
+        tmp_path: Path, written: bool) -> None:
+    """(Refreshed, the history keeps the reports as the leader read them: still on A.)"""
+    seen, raised, reported = _ping_pong(tmp_path / "on", ownership=True, written=written)
     assert seen == 3
     assert len(raised) == 1
     # the reports alone (the watcher before ownedNamespaces) lag: the same moves are under-counted
-    seen_before, raised_before, reported_before = _ping_pong(tmp_path / "off", ownership=False)
+    seen_before, raised_before, reported_before = _ping_pong(tmp_path / "off", ownership=False,
+                                                                written=written)
     assert reported_before == reported == [0, 0, 0]  # no report rewritten: still on A
     assert seen_before < 3 and raised_before == []
 
@@ -78,7 +83,9 @@ def test_a_cluster_refusing_ownedNamespaces_is_followed_by_its_reports_with_one_
         w.close()
 
 
-def test_a_move_before_the_first_capture_enters_lbctls_grace_map(tmp_path: Path) -> None:
+@pytest.mark.parametrize("written", [False, True], ids=["refreshed", "as-written"])
+def test_a_move_before_the_first_capture_enters_lbctls_grace_map(tmp_path: Path,
+                                                                 written: bool) -> None:
     """The reports still list the bundle on its old broker (not rewritten since), the brokers say
     it moved: the leader unloaded it, so lbctl's grace map holds it as the leader's does — else
     lbctl's cycle, on the same reports, expected that unload again and the leader's next one, of
@@ -88,6 +95,7 @@ def test_a_move_before_the_first_capture_enters_lbctls_grace_map(tmp_path: Path)
     c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false",
                                 loadBalancerSheddingEnabled="false",
                                 loadBalancerReportUpdateThresholdPercentage="1000000")
+    c.reports_as_written = written
     w = Beside(c, life, clock, tmp_path / "h", doctor=False)
     try:
         run_for(life, clock, 30)

@@ -19,12 +19,14 @@ LAGGING = {"loadBalancerReportUpdateThresholdPercentage": "1000000",
            "loadBalancerAutoBundleSplitEnabled": "false", "loadBalancerSheddingEnabled": "false"}
 
 
+@pytest.mark.parametrize("written", [False, True], ids=["refreshed", "as-written"])
 def test_a_restart_replays_each_capture_with_the_ownership_it_was_taken_with(
-        tmp_path: Path) -> None:
+        tmp_path: Path, written: bool) -> None:
     """A move the brokers listed while the reports still held the bundle where it was, then a
     restart: replayed with the reports' ownership, the move was seen again at the first live
     capture — raised again, and a second entry in the move log (ping-pong counts it)."""
     c, life, clock = living_hot(3, reconnect=0.0, **LAGGING)
+    c.reports_as_written = written
     w = Beside(c, life, clock, tmp_path / "h", doctor=False)
     try:
         w.minutes(2)

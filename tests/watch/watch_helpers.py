@@ -23,6 +23,8 @@ class Beside:
         self.c, self.life, self.clock = c, life, clock
         self.client = AdminClient(c.admin_url)
         self.history = history
+        # (what the sandbox serves: refreshed as Pulsar's endpoint, or as written)
+        opts.setdefault("refreshed", not c.reports_as_written)
         self.opts = WatchOptions(history, **opts)
         self.events: list[Any] = []
         self.watcher = self.new_watcher()
