@@ -116,6 +116,12 @@ def watch(
         help="Who owns each bundle: admin asks every broker (ownedNamespaces, one request per "
              "broker per capture: a move shows at once); reports reads the load reports only (a "
              "move shows once both brokers rewrite theirs).")] = "admin",
+    reports_as_written: Annotated[bool, typer.Option(
+        "--reports-as-written",
+        help="The cluster serves each load report as its broker wrote it (lbctl sandbox "
+             "--reports-as-written) rather than refreshed with lastUpdate kept, as Pulsar's "
+             "load-report endpoint does (the default). Only the first capture needs telling.")
+    ] = False,
     count: Annotated[int | None, typer.Option(
         "--count", metavar="N", min=1, help="Stop after N captures (default: run until "
                                              "SIGTERM/Ctrl-C).")] = None,
@@ -180,7 +186,8 @@ def watch(
     from lbctl.executor import default_journal
 
     opts = WatchOptions(directory, interval, retention, _grace(grace or [], interval),
-                        doctor=doctor, ownership=ownership == "admin", journal=default_journal())
+                        doctor=doctor, ownership=ownership == "admin", journal=default_journal(),
+                        refreshed=not reports_as_written)
     cluster = choose(ctx)
     notifier = Notifier([Webhook(u, webhook_format, directory, max_per_minute=webhook_rate,
                                  warn=warn) for u in (webhook or [])])

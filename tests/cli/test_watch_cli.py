@@ -74,3 +74,31 @@ def test_a_watcher_that_never_captured_fails_with_the_reason(tmp_path: Path) -> 
     assert r.exit_code != 0
     assert "no capture succeeded in 1 attempt(s)" in r.stderr and "refused" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(("args", "refreshed"), [([], True), (["--reports-as-written"], False)])
+def test_watch_is_told_how_the_cluster_serves_its_load_reports(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], refreshed: bool) -> None:
+    """Pulsar's load-report endpoint serves a refreshed report (lastUpdate kept at the last
+    write), the default; beside ``lbctl sandbox --reports-as-written`` the first capture must
+    not roll each report back by deltas its broker already wrote."""
+    from lbctl.watch import loop
+
+    seen: list[loop.WatchOptions] = []
+
+    class Told(Exception):
+        pass
+
+    def capture(self: object, reader: object, opts: loop.WatchOptions, *a: object,
+                **k: object) -> None:
+        seen.append(opts)
+        raise Told
+
+    monkeypatch.setattr(loop.Watcher, "__init__", capture)
+    c = hot_cluster(3)
+    try:
+        CliRunner().invoke(app, ["--admin-url", c.admin_url, "watch", "--history",
+                                 str(tmp_path / "h"), "--count", "1", "--no-doctor", *args])
+    finally:
+        c.stop()
+    assert [o.refreshed for o in seen] == [refreshed]
