@@ -350,3 +350,61 @@ def matrix_answer(result: list[dict[str, Any]]) -> httpx.Response:
     """A range query's successful answer."""
     return httpx.Response(200, content=orjson.dumps({"status": "success", "data": {
         "resultType": "matrix", "result": result}}))
+
+
+class TwoBrokerPrometheus:
+    """A loopback Prometheus API for two brokers of ``cluster`` over real HTTP: ``/api/v1/series``
+    and ``/api/v1/query_range`` answer as Prometheus would (one sample of ``value`` at the
+    query's start), unless ``series`` / ``query_range`` give the answer (a JSON-able value, or
+    bytes as they are); ``mutate(endpoint, body)`` may then change the body on its way out (the
+    hostile answers' tests). Stop it with :meth:`stop`."""
+
+    def __init__(self, cluster: str, *, series: Any = None, query_range: Any = None,
+                 mutate: Any = None, value: str = "1") -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler
+        from urllib.parse import parse_qs, urlsplit
+
+        from tests.loopback_http import LoopbackHTTPServer
+
+        brokers = ["127.0.0.1:8080", "127.0.0.1:8081"]
+
+        def good_series(q: dict[str, list[str]]) -> Any:
+            name = q["match[]"][0].split("{")[0]
+            return {"status": "success", "data": [
+                {"__name__": name, "cluster": cluster, "broker": "127.0.0.1", "instance": b}
+                for b in brokers]}
+
+        def good_range(q: dict[str, list[str]]) -> Any:
+            return {"status": "success", "data": {"resultType": "matrix", "result": [
+                {"metric": {"__name__": "x", "cluster": cluster, "instance": b},
+                 "values": [[float(q["start"][0]), value]]} for b in brokers]}}
+
+        answers = {"series": series or good_series, "query_range": query_range or good_range}
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                u = urlsplit(self.path)
+                endpoint = u.path.rsplit("/", 1)[-1]
+                answer = answers[endpoint](parse_qs(u.query))
+                body = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
+                if mutate is not None:
+                    body = mutate(endpoint, body)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = LoopbackHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

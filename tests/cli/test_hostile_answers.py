@@ -18,11 +18,10 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from typer.testing import CliRunner
@@ -31,6 +30,7 @@ from lbctl.cli.app import app
 from lbctl.sandbox import TestCluster, hot_cluster
 from tests.loopback_http import LoopbackHTTPServer
 from tests.paths import EXAMPLES
+from tests.prom_helpers import TwoBrokerPrometheus
 
 pytestmark = pytest.mark.live
 
@@ -137,51 +137,6 @@ def test_watch_takes_wrong_owned_namespaces(cluster: TestCluster,
 # -- Prometheus ----------------------------------------------------------------------------------
 
 
-class _Prometheus:
-    """A loopback Prometheus API whose ``/api/v1/series`` or ``/api/v1/query_range`` answers
-    ``answer(query)``; the other one answers as Prometheus would, for two brokers."""
-
-    def __init__(self, cluster: str, series: Callable[[dict[str, list[str]]], Any] | None = None,
-                 query_range: Callable[[dict[str, list[str]]], Any] | None = None) -> None:
-        brokers = ["127.0.0.1:8080", "127.0.0.1:8081"]
-
-        def good_series(q: dict[str, list[str]]) -> Any:
-            name = q["match[]"][0].split("{")[0]
-            return {"status": "success", "data": [
-                {"__name__": name, "cluster": cluster, "broker": "127.0.0.1", "instance": b}
-                for b in brokers]}
-
-        def good_range(q: dict[str, list[str]]) -> Any:
-            return {"status": "success", "data": {"resultType": "matrix", "result": [
-                {"metric": {"__name__": "x", "cluster": cluster, "instance": b},
-                 "values": [[float(q["start"][0]), "1"]]} for b in brokers]}}
-
-        answers = {"series": series or good_series, "query_range": query_range or good_range}
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                u = urlsplit(self.path)
-                answer = answers[u.path.rsplit("/", 1)[-1]](parse_qs(u.query))
-                body = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = LoopbackHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.mark.parametrize("endpoint", ["series", "query_range"])
 @pytest.mark.parametrize("warnings", [5, {"a": 1}, "text", True])
 def test_prometheus_warnings_that_are_not_a_list(tmp_path: Path, endpoint: str,
@@ -189,8 +144,8 @@ def test_prometheus_warnings_that_are_not_a_list(tmp_path: Path, endpoint: str,
     reference = EXAMPLES / "hot-broker.json"
     cluster = json.loads(reference.read_text())["cluster"]
     payload = {"status": "success", "data": [], "warnings": warnings}
-    prom = (_Prometheus(cluster, series=lambda q: payload) if endpoint == "series"
-            else _Prometheus(cluster, query_range=lambda q: payload))
+    prom = (TwoBrokerPrometheus(cluster, series=lambda q: payload) if endpoint == "series"
+            else TwoBrokerPrometheus(cluster, query_range=lambda q: payload))
     try:
         res = CliRunner().invoke(app, [
             "snapshot", "from-prometheus", "--prometheus-url", prom.url, "--since", "10m",

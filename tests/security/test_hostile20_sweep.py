@@ -29,12 +29,9 @@ import random
 import re
 import signal
 import tempfile
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import click
 import pytest
@@ -44,8 +41,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lbctl.cli.app import app
-from tests.loopback_http import LoopbackHTTPServer
 from tests.paths import DATA, EXAMPLES
+from tests.prom_helpers import TwoBrokerPrometheus
 
 COMMAND: click.Command = typer.main.get_command(app)  # built once (cli_cases.py)
 ENV = {"COLUMNS": "80", "NO_COLOR": "1", "LBCTL_TRACEBACK": "", "LBCTL_CONTEXTS":
@@ -624,46 +621,6 @@ def test_admin_answers_sweep(sandbox: Any, data: st.DataObject) -> None:
     _admin_case(data, sandbox)
 
 
-class Prometheus:
-    """A loopback Prometheus API for two brokers whose answers pass through ``mutate``."""
-
-    def __init__(self, cluster: str, mutate: Callable[[str, bytes], bytes]) -> None:
-        brokers = ["127.0.0.1:8080", "127.0.0.1:8081"]
-
-        def answer(endpoint: str, q: dict[str, list[str]]) -> Any:
-            if endpoint == "series":
-                name = q["match[]"][0].split("{")[0]
-                return {"status": "success", "data": [
-                    {"__name__": name, "cluster": cluster, "broker": "127.0.0.1", "instance": b}
-                    for b in brokers]}
-            return {"status": "success", "data": {"resultType": "matrix", "result": [
-                {"metric": {"__name__": "x", "cluster": cluster, "instance": b},
-                 "values": [[float(q["start"][0]), "1.5"]]} for b in brokers]}}
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                u = urlsplit(self.path)
-                endpoint = u.path.rsplit("/", 1)[-1]
-                body = mutate(endpoint, json.dumps(answer(endpoint, parse_qs(u.query))).encode())
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = LoopbackHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 def _prometheus_case(data: st.DataObject) -> None:
     endpoint = data.draw(st.sampled_from(["series", "query_range"]), label="endpoint")
     seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
@@ -671,7 +628,7 @@ def _prometheus_case(data: st.DataObject) -> None:
     def mutate(at: str, body: bytes) -> bytes:
         return _seeded(body, random.Random(seed)).data if at == endpoint else body
 
-    prom = Prometheus("prod-us", mutate)
+    prom = TwoBrokerPrometheus("prod-us", mutate=mutate, value="1.5")
     try:
         with scratch() as d:
             out = d / "out.jsonl"
