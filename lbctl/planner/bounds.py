@@ -181,7 +181,10 @@ def fractional_bound(view: LoadView, rules: Rules, costs: Costs, width: float,
                 now, k = t.now[r], t.per_unit[r]
                 if now == -math.inf or k <= 0 or cheapest[r] == math.inf:
                     continue
-                best = np.minimum(best, np.maximum(0.0, grid - now) / k * cheapest[r])
+                # a per-unit cost below ~1e-308 (a limit near the float range) overflows to
+                # inf: no finite gain reaches the band there, as the bound should say
+                with np.errstate(over="ignore"):
+                    best = np.minimum(best, np.maximum(0.0, grid - now) / k * cheapest[r])
             if t.floor != -math.inf:
                 best = np.where(grid <= t.floor, 0.0, best)
             best = np.where(grid <= usages[j], 0.0, best)
