@@ -157,40 +157,27 @@ def store_map(store: Mapping[str, BrokerLoadData], mem: ExtensibleMemory) -> Map
                      + [(b, True) for b in store])
 
 
-def _top_bundles(state: ClusterState, settings: Settings, derived: bool
-                 ) -> dict[str, tuple[TopBundle, ...]]:
+def _top_bundles(state: ClusterState, settings: Settings, derived: bool,
+                 walks: dict[str, list[tuple[str, Any]]]) -> dict[str, tuple[TopBundle, ...]]:
     """The brokers' top bundles: as published, or (derived data) ``TopKBundles.update`` over each
     report's ``lastStats``. ``TopBundleLoadDataReporter`` walks ``PulsarStats.bundleStats``, the
     ``ConcurrentHashMap`` a load report's ``lastStats`` is written from, so the walk is the one
     the split walk takes (:func:`bundle_stats_walk`: the report's own order, not a ``HashMap``
     refilled from it); among equal bundles it decides which fill the top-k slots and in which
-    order TransferShedder meets them."""
+    order TransferShedder meets them. ``walks``: the cycle's report walks (:func:`_report_walk`)."""
     if not derived:
         return {b: p.bundles for b, p in state.top_bundles_load_data.items()}
     k = int(settings["loadBalancerMaxNumberOfBundlesInBundleLoadReport"])
     has_policies = state.policies.has_policies if state.policies is not None else None
-    out = {}
-    for b in state.brokers:
-        # TopBundleLoadDataReporter hands TopKBundles.update the broker's PulsarStats.bundleStats,
-        # the ConcurrentHashMap a load report's lastStats is the JSON walk of: its order decides
-        # which of equal bundles the partition sort keeps (the split strategy's walk, too)
-        out[b] = top_k_bundles(_report_walk(state, b), k, settings, has_policies)
-    return out
+    return {b: top_k_bundles(_report_walk(state, b, walks), k, settings, has_policies)
+            for b in state.brokers}
 
 
-#: the last state's report walks: (that state, broker → walk), swapped whole (a thread that
-#: runs another state's cycle keeps its own pair)
-_WALKS: list[tuple[ClusterState | None, dict[str, list[tuple[str, Any]]]]] = [(None, {})]
-
-
-def _report_walk(state: ClusterState, broker: str) -> list[tuple[str, Any]]:
-    """:func:`bundle_stats_walk` of ``broker``'s load report ``lastStats`` (``iterated``), once
-    per report of the latest state: the top bundles and the split strategy walk the same map in
-    the same cycle. Only the latest state's walks are kept."""
-    held = _WALKS[0]
-    if held[0] is not state:
-        held = _WALKS[0] = (state, {})
-    walks = held[1]
+def _report_walk(state: ClusterState, broker: str, walks: dict[str, list[tuple[str, Any]]]
+                 ) -> list[tuple[str, Any]]:
+    """:func:`bundle_stats_walk` of ``broker``'s load report ``lastStats`` (``iterated``), made
+    once a cycle and kept in ``walks`` (the cycle's): the top bundles and the split strategy
+    walk the same map in the same cycle."""
     walk = walks.get(broker)
     if walk is None:
         walk = walks[broker] = bundle_stats_walk(state.brokers[broker].lastStats, iterated=True)
@@ -321,7 +308,7 @@ def _splits(cycle: _Cycle, carried: Mapping[str, Mapping[str, int]], runs: int =
         if local is None:
             continue  # a broker without a report has no bundle stats we know of
         if local.lastStats:  # a load report's (derived) is the map's own iteration order
-            stats = (_report_walk(state, b) if cycle.derived
+            stats = (_report_walk(state, b, cycle.walks) if cycle.derived
                      else bundle_stats_walk(local.lastStats, iterated=False))
         else:
             top = {t.bundleName: t.stats for t in cycle.tops.get(b, ())}
@@ -370,6 +357,8 @@ class _Cycle(Struct, frozen=True):
     publisher: Mapping[str, str]
     fctx: FilterContext
     store_history: MapHistory
+    #: each broker's report walk, made once a cycle (:func:`_report_walk`)
+    walks: dict[str, list[tuple[str, Any]]]
 
     @staticmethod
     def of(state: ClusterState, settings: Settings, elapsed: Elapsed,
@@ -377,14 +366,15 @@ class _Cycle(Struct, frozen=True):
            ) -> _Cycle:
         """``tops``: the top bundles when already known (a held state's are its snapshot's)."""
         store, derived, history = _store(state, settings, mem)
+        walks: dict[str, list[tuple[str, Any]]] = {}
         if tops is None:
-            tops = _top_bundles(state, settings, derived)
+            tops = _top_bundles(state, settings, derived, walks)
         lookups = _lookups(state)
         owners = state.owners()
         publisher = {t.bundleName: b for b, ts in tops.items() for t in ts}
         fctx = _filter_context(state, settings, store, lookups, {**publisher, **owners}, derived)
         return _Cycle(state, settings, elapsed, derived, store, tops, list(state.available()),
-                      lookups, owners, publisher, fctx, history)
+                      lookups, owners, publisher, fctx, history, walks)
 
     def is_owner(self, bundle: str, broker: str) -> bool:
         owner = self.owners.get(bundle) or self.publisher.get(bundle)
