@@ -1070,12 +1070,13 @@ def _gained_since(state: ClusterState, owners: Mapping[str, str]) -> list[str]:
 
 def _range_of(bundle: str) -> tuple[str, int, int] | None:
     """(namespace, lower, upper) of a bundle's name (None: not a bundle name)."""
-    ns, _, rng = bundle.rpartition("/")
-    lo, _, hi = rng.partition("_")
+    from lbctl.model.bundle import BundleName, BundleNameError
+
     try:
-        return ns, int(lo, 16), int(hi, 16)
-    except ValueError:
+        name = BundleName.parse(bundle)
+    except BundleNameError:
         return None
+    return name.namespace, name.range.lower, name.range.upper
 
 
 def _unowned(state: ClusterState, owners: Mapping[str, str]) -> list[str]:
