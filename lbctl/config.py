@@ -152,9 +152,10 @@ def _double(raw: Any) -> float:
     if isinstance(raw, bool):
         raise TypeError(raw)
     if isinstance(raw, int | float | str):
-        if isinstance(raw, str) and not _java_number(raw).isascii():
+        text = _java_number(raw) if isinstance(raw, str) else raw
+        if isinstance(text, str) and not text.isascii():
             raise ValueError(raw)  # Double.valueOf reads ASCII digits only (int: any digit)
-        value = float(_java_number(raw) if isinstance(raw, str) else raw)
+        value = float(text)
         if not math.isfinite(value):
             raise ValueError(raw)
         return value
