@@ -297,16 +297,31 @@ class TestCluster(OperationsMixin):
             return
         period = min(0.25, 5.0 / self.clock.speed)
 
-        async def tick() -> None:
+        def tick() -> float:
+            life.advance(budget=0.5 * period + 0.05)
+            return period
+
+        self._repeat(loop, "", tick, retry=period, first=period)
+
+    def _repeat(self, loop: asyncio.AbstractEventLoop, label: str, step: Callable[[], float],
+                retry: float, first: float = 0.0) -> None:
+        """Run ``step`` on the server's loop, after ``first`` seconds and then after as many as
+        it returns, until the loop stops. A step that raises is printed (``lbctl sandbox:
+        LABEL…``) and the next runs ``retry`` seconds later: a bug must show, not stop the
+        cluster."""
+
+        async def run() -> None:
+            wait = first
             while True:
-                await asyncio.sleep(period)
+                await asyncio.sleep(wait)
                 try:
-                    life.advance(budget=0.5 * period + 0.05)
-                except Exception as e:  # a bug must show, not stop the cluster
-                    sys.stderr.write(f"lbctl sandbox: {type(e).__name__}: {e}\n")
+                    wait = step()
+                except Exception as e:
+                    sys.stderr.write(f"lbctl sandbox: {label}{type(e).__name__}: {e}\n")
+                    wait = retry
 
         def schedule() -> None:
-            self._tasks.add(loop.create_task(tick()))
+            self._tasks.add(loop.create_task(run()))
 
         loop.call_soon_threadsafe(schedule)
 
@@ -323,21 +338,14 @@ class TestCluster(OperationsMixin):
         if loop is None:
             return store
 
-        async def scrape() -> None:
-            while True:
-                took = time.perf_counter()
-                try:
-                    store.scrape(self)
-                except Exception as e:  # a bug must show, not stop the cluster
-                    sys.stderr.write(f"lbctl sandbox: prometheus: {type(e).__name__}: {e}\n")
-                # a scrape of thousands of bundles takes a second or more: at most 1/20 of the
-                # time goes to scraping, as a Prometheus whose scrapes run long falls behind
-                await asyncio.sleep(max(every, 20 * (time.perf_counter() - took)))
+        def scrape() -> float:
+            took = time.perf_counter()
+            store.scrape(self)
+            # a scrape of thousands of bundles takes a second or more: at most 1/20 of the
+            # time goes to scraping, as a Prometheus whose scrapes run long falls behind
+            return max(every, 20 * (time.perf_counter() - took))
 
-        def schedule() -> None:
-            self._tasks.add(loop.create_task(scrape()))
-
-        loop.call_soon_threadsafe(schedule)
+        self._repeat(loop, "prometheus: ", scrape, retry=every)
         return store
 
     @property
