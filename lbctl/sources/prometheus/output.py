@@ -54,15 +54,83 @@ def write_history(client: PrometheusClient, req: HistoryRequest, path: str,
     with atomic_file(path, error=SnapshotError, mode=0o666 & ~mask) as raw:
         hist = PrometheusHistory(client, req, progress)
         out: Any = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if gz else raw
-        with collector_paused(freeze=False):
+        with collector_paused(freeze=False), LineWriter(out, raw) as write:
             for _, line in checked(hist, write=True):
-                out.write(line)
+                write(line)
         if gz:
             out.close()
         if hist.report.snapshots == 0:
             raise SnapshotError(f"no snapshot could be built from Prometheus between "
                                 f"{iso_time(req.start_ms)} and {iso_time(req.end_ms)}")
     return hist.report
+
+
+#: lines handed to the writer and not yet written, at most (memory: a few lines, not the history)
+WRITER_QUEUE = 4
+#: bytes written between two ``fdatasync`` calls of the writer (the file's data made durable as
+#: it is written, so the ``fsync`` before the rename has only the last few MiB left to wait for)
+SYNC_EVERY = 8 << 20
+
+
+class LineWriter:
+    """Writes a history's lines on a thread of its own, as the building thread makes them.
+
+    ``write`` (the file's, the kernel's copy of each line) and, for ``.jsonl.gz``, zlib's
+    compression release the interpreter's lock, so they run on the other core while the next
+    snapshot is built, instead of on the building thread. Every :data:`SYNC_EVERY` bytes the
+    writer also makes what reached the file durable (``fdatasync``, where the OS has it), so the
+    ``fsync`` before the rename waits only for the file's tail. At most :data:`WRITER_QUEUE`
+    lines wait (bounded memory). The lines are written in the order given, by one thread. A
+    write's error (a full disk) is raised on the building thread, at its next line or when the
+    block ends, as the same exception (the atomic file then removes the partial file and says
+    the same one line); once the block raises, the lines still waiting are dropped and the
+    writer is waited for: it never outlives the file."""
+
+    def __init__(self, out: Any, raw: Any) -> None:
+        import queue
+        import threading
+
+        self._out = out
+        self._raw = raw
+        self._lines: queue.Queue[bytes | None] = queue.Queue(maxsize=WRITER_QUEUE)
+        self._error: BaseException | None = None
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, name="lbctl-writer", daemon=True)
+
+    def __enter__(self) -> Callable[[bytes], None]:
+        self._thread.start()
+        return self.write
+
+    def write(self, line: bytes) -> None:
+        if self._error is not None:
+            raise self._error
+        self._lines.put(line)
+
+    def _run(self) -> None:
+        import os
+
+        sync = getattr(os, "fdatasync", None)  # not on every OS: the final fsync still holds
+        unsynced = 0
+        while (line := self._lines.get()) is not None:
+            if self._error is not None or self._stop:
+                continue  # drained, not written: the building thread raises
+            try:
+                self._out.write(line)
+                unsynced += len(line)
+                if sync is not None and unsynced >= SYNC_EVERY:
+                    self._raw.flush()
+                    sync(self._raw.fileno())
+                    unsynced = 0
+            except BaseException as e:  # raised on the building thread
+                self._error = e
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        if kind is not None:
+            self._stop = True
+        self._lines.put(None)
+        self._thread.join()
+        if kind is None and self._error is not None:
+            raise self._error
 
 
 def checked(hist: PrometheusHistory, *, write: bool
