@@ -45,8 +45,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lbctl.config import SETTINGS_BY_NAME
+from lbctl.model.load import ResourceUsage
 from lbctl.sandbox.clock import Clock
-from lbctl.truth.hosts import Host, Traffic, total
+from lbctl.truth.hosts import Host, HostUsage, Traffic, total
 
 if TYPE_CHECKING:
     from lbctl.sandbox.leader import Leader
@@ -390,7 +391,7 @@ class Life:
                 continue
             traffic = self.broker_traffic(broker, self.now)
             host = self.hosts.setdefault(broker, Host())
-            usage = host.usage(traffic, self._rng)
+            usage = reported(host, traffic, self._rng)
             self.sampled[broker] = usage
             figures = (traffic.msg_rate_in + traffic.msg_rate_out,
                        traffic.throughput_in + traffic.throughput_out,
@@ -513,7 +514,7 @@ class Life:
         self.cluster.brokers[broker] = st
         self.ownership_changed()
         traffic = self.broker_traffic(broker, self.now)
-        usage = self.hosts.setdefault(broker, Host()).usage(traffic, self._rng)
+        usage = reported(self.hosts.setdefault(broker, Host()), traffic, self._rng)
         self._write(broker, usage, (0.0, 0.0, 1, 0.0))
 
 
@@ -527,7 +528,7 @@ class Life:
         self.hosts[broker] = (mixed_fleet(len(self.hosts) + 1, self.seed)[-1] if len(kinds) > 1
                               else next(iter(self.hosts.values()), Host()))
         self.ownership_changed()
-        self._write(broker, self.hosts[broker].usage(Traffic(), self._rng), (0.0, 0.0, 1, 0.0))
+        self._write(broker, reported(self.hosts[broker], Traffic(), self._rng), (0.0, 0.0, 1, 0.0))
         return broker
 
     def drift(self, sigma: float) -> None:
@@ -536,6 +537,38 @@ class Life:
         for t, tr in self.topic_traffic.items():
             self.topic_traffic[t] = tr.scaled(math.exp(rng.gauss(0.0, sigma)))
         self._index_topics(self.cluster.namespaces)
+
+
+def reported(host: Host, traffic: Traffic, rng: random.Random | None = None) -> HostUsage:
+    """What a broker on ``host`` reports for ``traffic``: the host's *demand*
+    (:meth:`~lbctl.truth.hosts.Host.usage`, which the simulator keeps uncapped on purpose) held to
+    what a running broker can measure, resource by resource.
+
+    * **Direct memory** never exceeds ``-XX:MaxDirectMemorySize``: the JDK's and Netty's direct
+      allocators refuse past it (``LoadManagerShared.getSystemResourceUsage`` reports Netty's
+      ``usedDirectMemory`` over ``DirectMemoryUtils.jvmMaxDirectMemory``). Pulsar's allocator
+      (``PulsarByteBufAllocator``, ``pulsar.allocator.out_of_memory_policy`` default
+      ``FallbackToHeap``) then allocates the rest on the heap, so the excess shows there.
+    * **Heap** (``Runtime.totalMemory - freeMemory`` over ``maxMemory``) cannot exceed the
+      maximum heap either: a JVM at its limit collects or fails, it does not report more.
+    * **CPU**: ``LinuxBrokerHostUsageImpl`` reports the busy share of ``/proc/stat``'s ticks times
+      ``getTotalCpuLimit`` (or the cgroup's ``cpuacct.usage`` under its CFS quota), so a
+      saturated host reports its limit, never more; demand beyond it queues.
+    * **Bandwidth**: the NIC counters' rate over the NIC's speed; a NIC does not carry more than
+      its line rate (the sandbox sets no ``loadBalancerOverrideBrokerNicSpeedGbps``, the one way a
+      real report exceeds 100 %: a limit configured below the real speed).
+    """
+    u = host.usage(traffic, rng)
+    spill = max(0.0, u.direct_memory.usage - u.direct_memory.limit)
+    return HostUsage(cpu=_capped(u.cpu), memory=_capped(u.memory, spill),
+                     direct_memory=_capped(u.direct_memory), bandwidth_in=_capped(u.bandwidth_in),
+                     bandwidth_out=_capped(u.bandwidth_out))
+
+
+def _capped(ru: ResourceUsage, extra: float = 0.0) -> ResourceUsage:
+    if ru.limit <= 0:
+        return ru
+    return ResourceUsage(min(ru.usage + extra, ru.limit), ru.limit)
 
 
 def _pending(ready_at: float) -> Any:
