@@ -119,6 +119,10 @@ class Life:
     #: each broker's usage at its last sample, written or not (the load-report endpoint's:
     #: ``TestCluster.served_report``)
     sampled: dict[str, Any] = field(default_factory=dict)
+    #: extensible mode: each broker's own ``weightedMaxEMA``, which
+    #: ``BrokerLoadDataReporter.generateLoadData`` updates at every report tick
+    #: (``loadBalancerReportUpdateMinIntervalMillis``), written or not; a write publishes it
+    ema: dict[str, float] = field(default_factory=dict)
     counters: Counters = field(default_factory=Counters)
     leader: Leader | None = None
     #: timed events still to run: (cluster time, sequence, callable)
@@ -386,6 +390,7 @@ class Life:
             "loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourceWeight",
             "loadBalancerBandwidthInResourceWeight", "loadBalancerBandwidthOutResourceWeight")]
         owned = self.owned()
+        extensible = self.cluster.extensible
         for broker in list(self.cluster.brokers):
             if broker in self.frozen:
                 continue
@@ -396,6 +401,8 @@ class Life:
             figures = (traffic.msg_rate_in + traffic.msg_rate_out,
                        traffic.throughput_in + traffic.throughput_out,
                        len(owned.get(broker, ())) + 1, _weighted(usage, weights))
+            if extensible:
+                self._update_ema(broker, figures[3])
             last = self.written.get(broker)
             if not force and last is not None and self.now - last.at <= max_age and max(
                     _change(last.msg_rate, figures[0]), _change(last.throughput, figures[1]),
@@ -420,15 +427,24 @@ class Life:
                           "consumerCount": tr.consumers, "producerCount": tr.producers,
                           "topics": tr.topics, "cacheSize": 0}
         if c.extensible:
-            # BrokerLoadData.updateWeightedMaxEMA (every update; here: every write)
-            h = float(self.setting("loadBalancerHistoryResourcePercentage"))
-            st.ema = figures[3] if st.ema is None or broker not in self.written \
-                else st.ema * h + (1 - h) * figures[3]
+            if broker not in self.ema:  # a broker (re)started: its first report
+                self._update_ema(broker, figures[3])
+            st.ema = self.ema[broker]  # the published weightedMaxEMA: as of this write
         report = c.fresh_report(broker, int(self.now * 1000))
         self.written[broker] = Written(report, self.now, figures[0], figures[1], figures[2],
                                        figures[3])
         st.gains.clear()  # LocalBrokerData.update: gains and losses since the last write
         st.losses.clear()
+
+    def _update_ema(self, broker: str, weighted: float) -> None:
+        """``BrokerLoadData.updateWeightedMaxEMA``: the first update takes the weighted maximum
+        as it is, each later one moves it by ``1 - loadBalancerHistoryResourcePercentage``."""
+        prev = self.ema.get(broker)
+        if prev is None:
+            self.ema[broker] = weighted
+            return
+        h = float(self.setting("loadBalancerHistoryResourcePercentage"))
+        self.ema[broker] = prev * h + (1 - h) * weighted
 
     def report(self, broker: str) -> dict[str, Any] | None:
         w = self.written.get(broker)
@@ -485,6 +501,7 @@ class Life:
             return
         self.down[broker] = st
         self.written.pop(broker, None)
+        self.ema.pop(broker, None)  # its JVM's load data goes with it
         for bundle, owner in list(c.owners.items()):
             if owner == broker:
                 del c.owners[bundle]
