@@ -142,3 +142,38 @@ def test_max_age_is_cluster_time(cluster: TestCluster, tmp_path: Path,
         assert len(cluster.requests("PUT")) == before
     else:
         assert r.exit_code == 0, r.stderr
+
+
+def test_the_pause_for_an_overloaded_destination_is_cluster_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--pause-timeout 60 is a cluster minute: a wall second at 60x. The run stops paused (the
+    destination stays overloaded) and says how long that is on the wall; at 1x it would wait a
+    wall minute."""
+    from lbctl.errors import ExitStatus
+    from tests.apply.apply_helpers import (
+        busy_cluster,
+        plan_doc,
+        spread_moves,
+        unloads_done,
+        write_plan,
+    )
+
+    monkeypatch.setenv("LBCTL_JOURNAL", str(tmp_path / "journal.jsonl"))
+    c = busy_cluster()
+    try:
+        c.clock = RunningClock(60)
+        ids = list(c.brokers)
+        moves = [(b, ids[0], ids[1]) for b, _, _ in spread_moves(c, 3)]
+        plan = write_plan(tmp_path / "plan.json", plan_doc(c, moves))
+
+        def hot(method: str, path: str, query: dict[str, str]) -> None:
+            c.brokers[ids[1]].cpu = (95.0, 100.0)
+
+        c.after_mutation.append(hot)
+        r = lbctl(c, "apply", str(plan), "--yes", "--pause-timeout", "60", "--max-age", "0")
+        assert r.exit_code == ExitStatus.PARTIAL, r.stderr
+        assert "waiting up to 60 s (1 s of wall time at the sandbox's 60x)" in " ".join(
+            r.stdout.split())
+        assert len(unloads_done(c)) == 1
+    finally:
+        c.stop()
