@@ -163,7 +163,8 @@ def test_the_pause_for_an_overloaded_destination_is_cluster_time(
     try:
         c.clock = RunningClock(60)
         ids = list(c.brokers)
-        moves = [(b, ids[0], ids[1]) for b, _, _ in spread_moves(c, 3)]
+        moves: list[tuple[str, str, str | None]] = [
+            (b, ids[0], ids[1]) for b, _, _ in spread_moves(c, 3)]
         plan = write_plan(tmp_path / "plan.json", plan_doc(c, moves))
 
         def hot(method: str, path: str, query: dict[str, str]) -> None:
