@@ -272,14 +272,16 @@ class Executor:
         """Lines about each request the journal shows as sent within the grace period."""
         if self.grace_minutes <= 0:
             return []
-        since = self.clock() - self.grace_minutes * 60
+        # the grace period is cluster time: a sandbox's clock may run faster than the wall's
+        speed = self.client.cluster_speed()
+        since = self.clock() - self.grace_minutes * 60 / speed
         recent = recent_requests(self.journal, since)
         out = []
         for m in mutations:
             key = self._key(m)
             when = recent.get(key)
             if when is not None:
-                ago = max(0.0, self.clock() - when) / 60
+                ago = max(0.0, self.clock() - when) * speed / 60
                 out.append(f"the same request ({m.summary}) was sent {ago:.0f} min ago according "
                            f"to the journal {self.journal}, within the "
                            f"{self.grace_minutes:g}-minute grace period")

@@ -73,6 +73,9 @@ DEFAULT_CONCURRENCY = 256
 #: a fan-out to this many origins or more has its connections started at once first
 #: (:meth:`AdminClient._open_ahead`)
 OPEN_AHEAD_MIN = 8
+#: the header only ``lbctl sandbox`` sets, with its cluster clock (``now=<epoch s>; speed=<N>``):
+#: read from a loopback answer only (:attr:`AdminClient.sandbox_clock`; lbctl.apply.clock)
+SANDBOX_CLOCK_HEADER = "X-Lbctl-Sandbox-Clock"
 _MAX_URLS = 4096  # parsed URLs kept (:meth:`AdminClient._httpx_url`)
 _MAX_TEMPLATES = 64  # GET templates kept, one per set of headers (:meth:`AdminClient._plain_get`)
 _REDIRECTS = (301, 302, 303, 307, 308)
@@ -278,6 +281,9 @@ class AdminClient:
         self._refused: set[str] = set()
         self._brokers_asked = False
         self.max_response_bytes = max_response_bytes
+        #: (wall time, value) of the last :data:`SANDBOX_CLOCK_HEADER` a loopback host answered
+        #: with; None against any real cluster (Pulsar never sets it)
+        self.sandbox_clock: tuple[float, str] | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def __enter__(self) -> AdminClient:
@@ -429,6 +435,8 @@ class AdminClient:
                         r = await http.send(req, stream=True)
                     try:
                         status, rheaders = r.status_code, r.headers
+                        if (clock := rheaders.get(SANDBOX_CLOCK_HEADER)) is not None:
+                            self._note_clock(url, clock)
                         location = rheaders.get("location") if status in _REDIRECTS else None
                         if location:
                             content = b""  # not read: the connection is not reused
@@ -463,6 +471,32 @@ class AdminClient:
                 "retry-after": rheaders.get("retry-after", "")})
         raise HttpError(self.redact(f"{c.method} {url_without_userinfo(c.url(self.admin_url))}: too many "
                                     f"redirects (more than {self.max_redirects})"))
+
+    def cluster_speed(self) -> float:
+        """Cluster seconds per wall second: 1 on a real cluster, a loopback sandbox's ``--speed``
+        once it has answered (so that apply's and drain's windows are cluster time there). An
+        unreadable or non-positive value (a stepped test clock) counts as 1."""
+        if self.sandbox_clock is None:
+            return 1.0
+        m = re.search(r"(?:^|;)\s*speed=([0-9.eE+]+)\s*(?:;|$)", self.sandbox_clock[1])
+        try:
+            speed = float(m[1]) if m else 1.0
+        except ValueError:
+            return 1.0
+        return speed if 0 < speed < float("inf") else 1.0
+
+    def _note_clock(self, url: str, value: str) -> None:
+        """Keep the sandbox's clock header, from a loopback host only: ``lbctl sandbox`` listens
+        on nothing else, and no remote answer may stretch apply's time windows."""
+        import ipaddress
+
+        host = (urlsplit(url).hostname or "").lower()
+        try:
+            loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+        except ValueError:  # a host name other than localhost
+            loopback = False
+        if loopback:
+            self.sandbox_clock = (time.time(), value)
 
     def _cap(self) -> int:
         from lbctl.safe.files import LIMITS

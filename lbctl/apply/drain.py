@@ -109,10 +109,12 @@ def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event
     with lock:
         if o.fill:
             from lbctl.apply.journal import journal_unloads
+            from lbctl.apply.runner import in_cluster_time
 
             now = time.time()
-            grace = float(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60
-            recent = journal_unloads(journal, now - grace, ui.warn)
+            grace = float(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60  # cluster time
+            recent = in_cluster_time(client, now, journal_unloads(
+                journal, now - grace / client.cluster_speed(), ui.warn))
             plan = write_plan(fill_plan(live.state, settings, o.broker, o.placement,
                                         max_moves=o.apply.max_moves, recent=recent, now=now),
                               journal, _stem(kind, o.broker))
@@ -247,7 +249,9 @@ def _wait_empty(client: AdminClient, cluster: str, broker: str, moving: set[str]
                 o: DrainOptions, stop: threading.Event) -> list[str]:
     """Until the broker owns nothing, or the timeout; at once when what it still owns is none of
     the bundles this round moved (they arrived since, or could not be sent: plan them again)."""
-    deadline = time.monotonic() + o.timeout
+    # --timeout is cluster time (clients reconnecting): 1/N of it on a sandbox running N times
+    # as fast as the wall
+    deadline = time.monotonic() + o.timeout / client.cluster_speed()
     while True:
         left = owned_by(client, cluster, broker)
         if (not left or not set(left) & moving or time.monotonic() >= deadline

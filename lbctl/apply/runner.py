@@ -248,6 +248,8 @@ class ApplyRun:
         self._check_age()
         live = self.live or read_live(self.client)
         self.live = live
+        if (speed := self.client.cluster_speed()) != 1:
+            self._check_age(speed)  # cluster time (a sandbox's faster clock)
         for line in live.failures:
             self.ui.warn(line)
         if live.cluster != self.plan.cluster:
@@ -346,10 +348,13 @@ class ApplyRun:
         report.why = "; ".join([why, *counts])
 
     # ---- pieces -----------------------------------------------------------------------------
-    def _check_age(self) -> None:
+    def _check_age(self, speed: float = 1.0) -> None:
+        """``--max-age`` against the plan's ``capturedAt``, in cluster seconds: ``speed`` is the
+        cluster's (``AdminClient.cluster_speed``), known once it has answered, so :meth:`run`
+        checks again after its first read when a sandbox's clock runs faster than the wall's."""
         if self.opts.max_age is None or self.opts.force_stale:
             return
-        age = self.clock() - self.plan.captured_at / 1000
+        age = (self.clock() - self.plan.captured_at / 1000) * speed
         if age < -self.opts.max_age:
             # a plan "from the future" is no fresher than a stale one: a skewed clock or an edited
             # capturedAt says nothing about the cluster now
@@ -365,8 +370,10 @@ class ApplyRun:
 
     def _validate(self, live: LiveView) -> list[Step]:
         grace = float(live.settings["loadBalancerSheddingGracePeriodMinutes"]) * 60
-        recent = journal_unloads(self.journal, self.clock() - grace, self.ui.warn)
-        verdicts = V.validate(self.plan.actions, live, recent_unloads=recent, now=self.clock(),
+        now = self.clock()
+        recent = in_cluster_time(self.client, now, journal_unloads(
+            self.journal, now - grace / self.client.cluster_speed(), self.ui.warn))
+        verdicts = V.validate(self.plan.actions, live, recent_unloads=recent, now=now,
                               force=self.opts.force,
                               exempt_grace=self.opts.rollback or self.opts.kind == "drain",
                               rollback=self.opts.rollback)
@@ -684,16 +691,21 @@ class ApplyRun:
             if waited >= self.opts.pause_timeout:
                 return (f"paused {waited:.0f} s for overloaded broker(s) "
                         f"{', '.join(sorted(hot))} (--pause-timeout)")
+            # --pause-timeout is cluster time (how long the cluster has to cool down): a sandbox
+            # whose clock runs N times as fast has it in 1/N of the wall's
+            speed = self.client.cluster_speed()
             if not waited:
                 # what happens next, so that a quiet terminal does not read as a hang (walk21)
+                wall = (f" ({self.opts.pause_timeout / speed:.3g} s of wall time at the "
+                        f"sandbox's {speed:g}x)" if speed != 1 else "")
                 self._show_fit("paused: " + ", ".join(f"{b} turned overloaded ({pct(u)} >= "
                                                        f"{pct(now.overload_threshold, 0)})"
                                                        for b, u in sorted(hot.items()))
-                               + f"; waiting up to {self.opts.pause_timeout:g} s "
+                               + f"; waiting up to {self.opts.pause_timeout:g} s{wall} "
                                "(--pause-timeout) for it to fall below before the next action")
                 self._note({"state": "paused", "overloaded": sorted(hot)})
             step = min(5.0, max(0.5, self.opts.pause_timeout / 10))
-            if self.stop.wait(step):
+            if self.stop.wait(max(0.05, step / speed)):
                 return "stopped by a signal"
             waited += step
 
@@ -710,6 +722,17 @@ class ApplyRun:
             self._note(record)
         except Exception as e:  # the report is still printed; say why it was not journaled
             self.ui.warn(f"the end of the run could not be journaled: {e}")
+
+
+def in_cluster_time(client: AdminClient, now: float, times: dict[str, float]) -> dict[str, float]:
+    """``times`` (wall epoch seconds, as the journal stamps them) moved to the cluster's time
+    scale about ``now``: a request sent ``w`` wall seconds ago is ``w × speed`` cluster seconds
+    old on a sandbox whose clock runs ``speed`` times as fast (``AdminClient.cluster_speed``; 1,
+    and ``times`` unchanged, on a real cluster)."""
+    speed = client.cluster_speed()
+    if speed == 1:
+        return times
+    return {k: now - (now - t) * speed for k, t in times.items()}
 
 
 def _ago(seconds: float) -> str:

@@ -45,8 +45,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lbctl.config import SETTINGS_BY_NAME
+from lbctl.model.load import ResourceUsage
 from lbctl.sandbox.clock import Clock
-from lbctl.truth.hosts import Host, Traffic, total
+from lbctl.truth.hosts import Host, HostUsage, Traffic, total
 
 if TYPE_CHECKING:
     from lbctl.sandbox.leader import Leader
@@ -118,6 +119,10 @@ class Life:
     #: each broker's usage at its last sample, written or not (the load-report endpoint's:
     #: ``TestCluster.served_report``)
     sampled: dict[str, Any] = field(default_factory=dict)
+    #: extensible mode: each broker's own ``weightedMaxEMA``, which
+    #: ``BrokerLoadDataReporter.generateLoadData`` updates at every report tick
+    #: (``loadBalancerReportUpdateMinIntervalMillis``), written or not; a write publishes it
+    ema: dict[str, float] = field(default_factory=dict)
     counters: Counters = field(default_factory=Counters)
     leader: Leader | None = None
     #: timed events still to run: (cluster time, sequence, callable)
@@ -385,16 +390,19 @@ class Life:
             "loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourceWeight",
             "loadBalancerBandwidthInResourceWeight", "loadBalancerBandwidthOutResourceWeight")]
         owned = self.owned()
+        extensible = self.cluster.extensible
         for broker in list(self.cluster.brokers):
             if broker in self.frozen:
                 continue
             traffic = self.broker_traffic(broker, self.now)
             host = self.hosts.setdefault(broker, Host())
-            usage = host.usage(traffic, self._rng)
+            usage = reported(host, traffic, self._rng)
             self.sampled[broker] = usage
             figures = (traffic.msg_rate_in + traffic.msg_rate_out,
                        traffic.throughput_in + traffic.throughput_out,
                        len(owned.get(broker, ())) + 1, _weighted(usage, weights))
+            if extensible:
+                self._update_ema(broker, figures[3])
             last = self.written.get(broker)
             if not force and last is not None and self.now - last.at <= max_age and max(
                     _change(last.msg_rate, figures[0]), _change(last.throughput, figures[1]),
@@ -419,15 +427,24 @@ class Life:
                           "consumerCount": tr.consumers, "producerCount": tr.producers,
                           "topics": tr.topics, "cacheSize": 0}
         if c.extensible:
-            # BrokerLoadData.updateWeightedMaxEMA (every update; here: every write)
-            h = float(self.setting("loadBalancerHistoryResourcePercentage"))
-            st.ema = figures[3] if st.ema is None or broker not in self.written \
-                else st.ema * h + (1 - h) * figures[3]
+            if broker not in self.ema:  # a broker (re)started: its first report
+                self._update_ema(broker, figures[3])
+            st.ema = self.ema[broker]  # the published weightedMaxEMA: as of this write
         report = c.fresh_report(broker, int(self.now * 1000))
         self.written[broker] = Written(report, self.now, figures[0], figures[1], figures[2],
                                        figures[3])
         st.gains.clear()  # LocalBrokerData.update: gains and losses since the last write
         st.losses.clear()
+
+    def _update_ema(self, broker: str, weighted: float) -> None:
+        """``BrokerLoadData.updateWeightedMaxEMA``: the first update takes the weighted maximum
+        as it is, each later one moves it by ``1 - loadBalancerHistoryResourcePercentage``."""
+        prev = self.ema.get(broker)
+        if prev is None:
+            self.ema[broker] = weighted
+            return
+        h = float(self.setting("loadBalancerHistoryResourcePercentage"))
+        self.ema[broker] = prev * h + (1 - h) * weighted
 
     def report(self, broker: str) -> dict[str, Any] | None:
         w = self.written.get(broker)
@@ -484,6 +501,7 @@ class Life:
             return
         self.down[broker] = st
         self.written.pop(broker, None)
+        self.ema.pop(broker, None)  # its JVM's load data goes with it
         for bundle, owner in list(c.owners.items()):
             if owner == broker:
                 del c.owners[bundle]
@@ -513,7 +531,7 @@ class Life:
         self.cluster.brokers[broker] = st
         self.ownership_changed()
         traffic = self.broker_traffic(broker, self.now)
-        usage = self.hosts.setdefault(broker, Host()).usage(traffic, self._rng)
+        usage = reported(self.hosts.setdefault(broker, Host()), traffic, self._rng)
         self._write(broker, usage, (0.0, 0.0, 1, 0.0))
 
 
@@ -527,7 +545,7 @@ class Life:
         self.hosts[broker] = (mixed_fleet(len(self.hosts) + 1, self.seed)[-1] if len(kinds) > 1
                               else next(iter(self.hosts.values()), Host()))
         self.ownership_changed()
-        self._write(broker, self.hosts[broker].usage(Traffic(), self._rng), (0.0, 0.0, 1, 0.0))
+        self._write(broker, reported(self.hosts[broker], Traffic(), self._rng), (0.0, 0.0, 1, 0.0))
         return broker
 
     def drift(self, sigma: float) -> None:
@@ -536,6 +554,38 @@ class Life:
         for t, tr in self.topic_traffic.items():
             self.topic_traffic[t] = tr.scaled(math.exp(rng.gauss(0.0, sigma)))
         self._index_topics(self.cluster.namespaces)
+
+
+def reported(host: Host, traffic: Traffic, rng: random.Random | None = None) -> HostUsage:
+    """What a broker on ``host`` reports for ``traffic``: the host's *demand*
+    (:meth:`~lbctl.truth.hosts.Host.usage`, which the simulator keeps uncapped on purpose) held to
+    what a running broker can measure, resource by resource.
+
+    * **Direct memory** never exceeds ``-XX:MaxDirectMemorySize``: the JDK's and Netty's direct
+      allocators refuse past it (``LoadManagerShared.getSystemResourceUsage`` reports Netty's
+      ``usedDirectMemory`` over ``DirectMemoryUtils.jvmMaxDirectMemory``). Pulsar's allocator
+      (``PulsarByteBufAllocator``, ``pulsar.allocator.out_of_memory_policy`` default
+      ``FallbackToHeap``) then allocates the rest on the heap, so the excess shows there.
+    * **Heap** (``Runtime.totalMemory - freeMemory`` over ``maxMemory``) cannot exceed the
+      maximum heap either: a JVM at its limit collects or fails, it does not report more.
+    * **CPU**: ``LinuxBrokerHostUsageImpl`` reports the busy share of ``/proc/stat``'s ticks times
+      ``getTotalCpuLimit`` (or the cgroup's ``cpuacct.usage`` under its CFS quota), so a
+      saturated host reports its limit, never more; demand beyond it queues.
+    * **Bandwidth**: the NIC counters' rate over the NIC's speed; a NIC does not carry more than
+      its line rate (the sandbox sets no ``loadBalancerOverrideBrokerNicSpeedGbps``, the one way a
+      real report exceeds 100 %: a limit configured below the real speed).
+    """
+    u = host.usage(traffic, rng)
+    spill = max(0.0, u.direct_memory.usage - u.direct_memory.limit)
+    return HostUsage(cpu=_capped(u.cpu), memory=_capped(u.memory, spill),
+                     direct_memory=_capped(u.direct_memory), bandwidth_in=_capped(u.bandwidth_in),
+                     bandwidth_out=_capped(u.bandwidth_out))
+
+
+def _capped(ru: ResourceUsage, extra: float = 0.0) -> ResourceUsage:
+    if ru.limit <= 0:
+        return ru
+    return ResourceUsage(min(ru.usage + extra, ru.limit), ru.limit)
 
 
 def _pending(ready_at: float) -> Any:

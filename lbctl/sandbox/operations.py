@@ -164,7 +164,11 @@ class OperationsMixin:
         elsewhere = bundle in r.elsewhere or bool(
             r.elsewhere_every and r.unloads % r.elsewhere_every == 0)
         owner = self.owners.pop(bundle)
-        self.pending[bundle] = Pending(dest, self.clock.now() + r.delay, elsewhere)
+        # a living cluster's time is where its life has run to: a leader's cycle run late (the
+        # loop catching up with a faster clock, on a busy machine) unloads at its cycle's time,
+        # so its bundles' clients reconnect r.delay later, not r.delay after the wall caught up
+        now = self.life.now if self.life is not None else self.clock.now()
+        self.pending[bundle] = Pending(dest, now + r.delay, elsewhere)
         self._settle_losses(bundle, owner)
         return True
 

@@ -55,6 +55,7 @@ from email.utils import formatdate
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, parse_qsl, unquote, urlsplit
 
+from lbctl.admin.client import SANDBOX_CLOCK_HEADER
 from lbctl.sandbox.clock import Clock, RunningClock
 from lbctl.sandbox.operations import OperationsMixin
 
@@ -736,7 +737,10 @@ class TestCluster(OperationsMixin):
                   403: "Forbidden", 404: "Not Found", 409: "Conflict", 412: "Precondition Failed",
                   500: "Internal Server Error", 503: "Service Unavailable"}.get(status, "Status")
         head = [f"HTTP/1.1 {status} {reason}", f"Content-Length: {len(payload)}",
-                f"Date: {formatdate(self.clock.now(), usegmt=True)}"]  # the cluster's time
+                f"Date: {formatdate(self.clock.now(), usegmt=True)}",  # the cluster's time
+                # what no Pulsar sends: lbctl's time windows (apply's grace, drain's pause) are
+                # cluster time, and this cluster's clock may run faster than the wall's
+                f"{SANDBOX_CLOCK_HEADER}: now={self.clock.now():.3f}; speed={self.clock.speed:g}"]
         if payload:
             head.append(f"Content-Type: {ctype}")
         head += [f"{k}: {v}" for k, v in extra.items()]
