@@ -205,12 +205,43 @@ class ApplyReport:
     resumed: list[str] = field(default_factory=list)
     #: the command the run belongs to (``ApplyOptions.kind``): a drain's resume line names its run
     kind: str = "apply"
+    #: a drain's or fill's pace as apply's flags (``--concurrency N --interval S``), for its resume
+    #: line: ``apply --resume`` alone sends at apply's defaults, back to back, so a fill resumed
+    #: that way was the thundering herd it exists to avoid (walk23); "" for apply's own runs
+    pace: str = ""
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for s in self.steps:
             out[s.state] = out.get(s.state, 0) + 1
         return out
+
+
+def pace_flags(opts: ApplyOptions) -> str:
+    """The apply flags that keep a drain's or fill's pace on resume ("" for apply's own runs, and
+    for a pace that is apply's default: one at a time, no wait)."""
+    if opts.kind == "apply":
+        return ""
+    flags = []
+    if opts.concurrency != 1:
+        flags.append(f"--concurrency {opts.concurrency}")
+    if opts.interval > 0:
+        flags.append(f"--interval {opts.interval:g}")
+    return " ".join(flags)
+
+
+def step_ranges(steps: Sequence[int]) -> str:
+    """Step numbers as a reader counts them: ``#3–#16``, ``#2, #5–#7`` (sorted, runs joined)."""
+    out: list[str] = []
+    ordered = sorted(set(steps))
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        out.append(f"#{ordered[i]}" if i == j else f"#{ordered[i]}\u2013#{ordered[j]}")
+        i = j + 1
+    return ", ".join(out)
 
 
 class ApplyRun:
@@ -257,7 +288,7 @@ class ApplyRun:
         report = ApplyReport(self.plan, live.cluster, self.executor.run_id, steps,
                              journal=self.journal,
                              resumed=list(self.history.runs) if self.history else [],
-                             kind=self.opts.kind)
+                             kind=self.opts.kind, pace=pace_flags(self.opts))
         self._resume(steps, live)
         self._caps(steps, live)
         todo = [s for s in steps if s.state == "pending"]
