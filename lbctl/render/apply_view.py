@@ -79,7 +79,8 @@ class ApplyView:
         if r.result == "partial" and r.journal:
             # a drain's run is resumed by its id: apply --resume alone takes apply's runs only
             lines.append(f"resume with: lbctl apply --resume {r.journal}"
-                         + (f" --run {r.run_id}" if r.kind != "apply" else ""))
+                         + (f" --run {r.run_id}" if r.kind != "apply" else "")
+                         + (f" {r.pace}" if r.pace else ""))
         for k, v in self.extra.items():
             if isinstance(v, str):
                 lines.append(f"{k}: {v}")
