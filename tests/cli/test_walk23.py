@@ -8,9 +8,11 @@
 from __future__ import annotations
 
 import http.server
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -154,3 +156,154 @@ def test_a_token_file_that_goes_away_later_is_named_with_its_origin(tmp_path: Pa
                        r"http://127\.0\.0\.1:9, from authPlugin/authParams in"):
         client.auth.headers()
     assert client.reader().auth_note == client.auth_note
+
+
+# --- 1. a stopped drain, and its resume, say which steps remain and what resume does -------------
+
+
+def test_step_ranges_join_runs() -> None:
+    from lbctl.apply.runner import step_ranges
+
+    assert step_ranges([3, 4, 5, 6]) == "#3\u2013#6"
+    assert step_ranges([9, 2, 5, 6, 7, 2]) == "#2, #5\u2013#7, #9"
+    assert step_ranges([1]) == "#1"
+    assert step_ranges([]) == ""
+
+
+@pytest.mark.parametrize(("kind", "concurrency", "interval", "flags"), [
+    ("apply", 2, 60.0, ""),  # apply's own resume: the operator gives its pace again
+    ("drain", 1, 1.0, "--interval 1"),  # drain -m 1
+    ("drain", 1000, 0.0, "--concurrency 1000"),  # drain -m 0: no limit
+    ("fill", 2, 60.0, "--concurrency 2 --interval 60"),
+    ("fill", 1, 0.0, ""),
+])
+def test_a_drains_or_fills_resume_line_keeps_its_pace(
+        tmp_path: Path, kind: str, concurrency: int, interval: float, flags: str) -> None:
+    """``apply --resume`` alone sends at apply's defaults, back to back: a fill (2 a minute)
+    resumed from its own ``resume with:`` line moved everything left at once."""
+    from lbctl.apply.planfile import PlanFile
+    from lbctl.apply.runner import ApplyOptions, ApplyReport, pace_flags
+    from lbctl.render.apply_view import ApplyView
+
+    pace = pace_flags(ApplyOptions(kind=kind, concurrency=concurrency, interval=interval))
+    assert pace == flags
+    pf = PlanFile("p.json", "d", "c", 0, "m", "s", "p", ())
+    report = ApplyReport(pf, "c", "r1", [], result="partial", why="stopped by a signal",
+                         journal=tmp_path / "j.jsonl", kind=kind, pace=pace)
+    text = " ".join(ApplyView(report).to_text().split())
+    run = " --run r1" if kind != "apply" else ""
+    assert text.endswith(f"resume with: lbctl apply --resume {tmp_path / 'j.jsonl'}{run}"
+                         + (f" {flags}" if flags else "")), text
+
+
+def _steps(states: list[str]) -> list[Any]:
+    from lbctl.apply.planfile import PlannedAction
+    from lbctl.apply.runner import Step
+
+    return [Step(PlannedAction(i + 1, "unload", f"t/n/0x{i:08x}_0x{i + 1:08x}", "b1:8080",
+                               destination="b2:8080"), "valid", state=st)
+            for i, st in enumerate(states)]
+
+
+def test_a_stopped_drains_line_says_what_resuming_does() -> None:
+    from lbctl.apply.drain import stopped_note
+    from lbctl.apply.planfile import PlanFile
+    from lbctl.apply.runner import ApplyReport
+
+    pf = PlanFile("p.json", "d", "c", 0, "m", "s", "p", ())
+    r = ApplyReport(pf, "c", "r1", _steps(["done", "done", "not-sent", "not-sent", "in-doubt",
+                                           "not-sent"]), result="partial", kind="drain")
+    note = stopped_note(r, "b1:8080", paused=True)
+    assert "the 3 unload(s) left (#3\u2013#4, #6)" in note, note
+    assert "does not wait until the broker owns nothing" in note, note
+    assert note.endswith("lbctl drain b1:8080 --pause-balancer does)"), note
+    assert "--pause-balancer" not in stopped_note(r, "b1:8080", paused=False)
+    r.steps = _steps(["done", "failed"])
+    assert stopped_note(r, "b1:8080", paused=False) == ""  # nothing a resume sends
+
+
+def _broker_names(url: str) -> list[str]:
+    r = CliRunner().invoke(app, ["--admin-url", url, "brokers", "-o", "json"])
+    assert r.exit_code == 0, r.stderr
+    return re.findall(r'"(?:broker|name)": "([^"]+)"', r.stdout)
+
+
+@pytest.mark.live
+def test_a_drain_stopped_by_apply_stop_then_resumed_says_what_remains(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole walk: ``drain --pause-balancer`` in its own process, ``apply --stop`` after its
+    first move, then ``apply --resume JOURNAL --run ID``. The stopped drain's last line says what
+    a resume does (the unloads left, not the wait); its ``resume with:`` line keeps the drain's
+    pace; the resume says which steps are left and that the balancer is not paused again."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from lbctl.sandbox import hot_cluster
+
+    _env(tmp_path, monkeypatch)
+    monkeypatch.setenv("LBCTL_LOCK_DIR", str(tmp_path / "locks"))
+    journal = tmp_path / "journal.jsonl"
+    c = hot_cluster(3)
+    try:
+        url = c.admin_url
+        name = _broker_names(url)[-1]
+        env = {**os.environ, "COLUMNS": "80", "PYTHONPATH": str(Path(__file__).parents[2])}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lbctl", "--admin-url", url, "drain", name, "--yes",
+             "--pause-balancer"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the first move verified: the stop comes next
+            if journal.exists() and '"verified"' in journal.read_text():
+                break
+            time.sleep(0.1)
+        stop = subprocess.run([sys.executable, "-m", "lbctl", "apply", "--stop"], env=env,
+                              capture_output=True, text=True, timeout=60)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 13, (out, err)
+        assert "the 'resume with:' line it prints continues it" in stop.stdout, stop.stdout
+        flat = " ".join(out.split())
+        run = [json.loads(x) for x in journal.read_text().splitlines()
+               if '"apply-start"' in x][0]["run"]
+        assert f"resume with: lbctl apply --resume {journal} --run {run} --interval 1" in flat
+        last = err.strip().splitlines()[-1]
+        assert re.search(r"resuming sends the (\d+) unload\(s\) left \(#\d", last), last
+        assert f"lbctl drain {name} --pause-balancer does)" in last, last
+        for line in out.splitlines():  # a path longer than the line stays whole, alone
+            assert len(line) <= 80 or len(line.split()) == 1, line
+
+        r = CliRunner().invoke(app, ["--admin-url", url, "apply", "--resume", str(journal),
+                                     "--run", run, "--dry-run"], env={"COLUMNS": "80"})
+        assert r.exit_code == 0, (r.stdout, r.stderr)
+        head = " ".join(r.stdout.split("\nplan")[0].split())
+        m = re.search(rf"resuming the drain of {re.escape(name)} \(run {run}\): (\d+) of its "
+                      r"(\d+) unload\(s\) left \(#\d+", head)
+        assert m is not None, head
+        assert "only those are sent" in head and "the balancer is not paused again" in head, head
+        assert f"(then run lbctl drain {name})" in head, head
+        assert f"dry run: nothing was sent ({int(m[2]) - int(m[1])} already-done, {m[1]} would " \
+               "be sent" in " ".join(r.stdout.split()), r.stdout
+    finally:
+        c.stop()
+
+
+def test_apply_resume_of_an_apply_run_adds_no_drain_line(
+        tmp_path: Path) -> None:
+    from lbctl.apply.drain import resume_note
+    from lbctl.apply.journal import RunHistory, StepHistory
+    from lbctl.apply.planfile import PlanFile, PlannedAction
+
+    acts = tuple(PlannedAction(i, "unload", f"t/n/0x{i:08x}_0x{i + 1:08x}", "b2:8080",
+                               destination="b1:8080") for i in (1, 2, 3, 4))
+    pf = PlanFile("p.json", "d", "c", 0, "m", "s", "p", acts)
+    h = RunHistory("p.json", "d", "c", steps={1: StepHistory(sent=True, confirmed=True)})
+    line = resume_note("fill", "b1:8080", "r9", pf, h, paused_now=False, paused_by_run=False)
+    assert line.startswith("resuming the fill of b1:8080 (run r9): 3 of its 4 move(s) left "
+                           "(#2\u2013#4), 1 done"), line
+    assert "--concurrency and --interval" in line
+    line = resume_note("drain", None, "r9", pf, h, paused_now=True, paused_by_run=True)
+    assert "still paused (put it back with lbctl drain --restore --yes)" in line, line
+    assert line.endswith("(then run lbctl drain BROKER)"), line
