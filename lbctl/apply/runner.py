@@ -205,9 +205,10 @@ class ApplyReport:
     resumed: list[str] = field(default_factory=list)
     #: the command the run belongs to (``ApplyOptions.kind``): a drain's resume line names its run
     kind: str = "apply"
-    #: a drain's or fill's pace as apply's flags (``--concurrency N --interval S``), for its resume
-    #: line: ``apply --resume`` alone sends at apply's defaults, back to back, so a fill resumed
-    #: that way was the thundering herd it exists to avoid (walk23); "" for apply's own runs
+    #: the run's pace as apply's flags (``--concurrency N --interval S``), for its resume line:
+    #: ``apply --resume`` alone sends at apply's defaults, back to back, so a fill (or an apply
+    #: run with ``--interval 30``) resumed from that line lost the pace it was given (walk23);
+    #: "" for apply's default pace
     pace: str = ""
 
     def counts(self) -> dict[str, int]:
@@ -218,10 +219,9 @@ class ApplyReport:
 
 
 def pace_flags(opts: ApplyOptions) -> str:
-    """The apply flags that keep a drain's or fill's pace on resume ("" for apply's own runs, and
-    for a pace that is apply's default: one at a time, no wait)."""
-    if opts.kind == "apply":
-        return ""
+    """The apply flags that keep a run's pace on resume: a drain's (``-m``), a fill's
+    (``--per-interval``, ``--interval``) or apply's own; "" for apply's default pace (one at a
+    time, no wait)."""
     flags = []
     if opts.concurrency != 1:
         flags.append(f"--concurrency {opts.concurrency}")

@@ -171,7 +171,8 @@ def test_step_ranges_join_runs() -> None:
 
 
 @pytest.mark.parametrize(("kind", "concurrency", "interval", "flags"), [
-    ("apply", 2, 60.0, ""),  # apply's own resume: the operator gives its pace again
+    ("apply", 2, 30.0, "--concurrency 2 --interval 30"),  # walk23's apply stopped and resumed
+    ("apply", 1, 0.0, ""),
     ("drain", 1, 1.0, "--interval 1"),  # drain -m 1
     ("drain", 1000, 0.0, "--concurrency 1000"),  # drain -m 0: no limit
     ("fill", 2, 60.0, "--concurrency 2 --interval 60"),
@@ -179,8 +180,9 @@ def test_step_ranges_join_runs() -> None:
 ])
 def test_a_drains_or_fills_resume_line_keeps_its_pace(
         tmp_path: Path, kind: str, concurrency: int, interval: float, flags: str) -> None:
-    """``apply --resume`` alone sends at apply's defaults, back to back: a fill (2 a minute)
-    resumed from its own ``resume with:`` line moved everything left at once."""
+    """``apply --resume`` alone sends at apply's defaults, back to back: a fill (2 a minute), or
+    an apply run with ``--interval 30``, resumed from its own ``resume with:`` line moved
+    everything left at once."""
     from lbctl.apply.planfile import PlanFile
     from lbctl.apply.runner import ApplyOptions, ApplyReport, pace_flags
     from lbctl.render.apply_view import ApplyView
@@ -307,3 +309,25 @@ def test_apply_resume_of_an_apply_run_adds_no_drain_line(
     line = resume_note("drain", None, "r9", pf, h, paused_now=True, paused_by_run=True)
     assert "still paused (put it back with lbctl drain --restore --yes)" in line, line
     assert line.endswith("(then run lbctl drain BROKER)"), line
+
+
+# --- 4. the walk -----------------------------------------------------------------------------------
+
+
+def test_a_partial_runs_line_says_each_count_once(tmp_path: Path) -> None:
+    """walk23: "partial: 2 done, 4 not-sent — stopped by a signal; 4 not-sent"."""
+    from lbctl.apply.planfile import PlanFile
+    from lbctl.apply.runner import ApplyReport
+    from lbctl.render.apply_view import ApplyView
+
+    pf = PlanFile("p.json", "d", "c", 0, "m", "s", "p", ())
+    r = ApplyReport(pf, "c", "r1", _steps(["done", "done", "not-sent", "not-sent", "failed"]),
+                    result="partial", why="stopped by a signal; 1 failed; 2 not-sent",
+                    journal=tmp_path / "j.jsonl")
+    first = ApplyView(r).to_text().splitlines()[0]
+    assert first == "partial: 2 done, 1 failed, 2 not-sent — stopped by a signal", first
+    r.why = "step #3 failed: 500; 1 failed; 3 not-sent"  # a count the rows do not say stays
+    first = ApplyView(r).to_text().splitlines()[0]
+    assert first.endswith("— step #3 failed: 500; 3 not-sent"), first
+    r.why = "2 not-sent"
+    assert ApplyView(r).to_text().splitlines()[0] == "partial: 2 done, 1 failed, 2 not-sent"
