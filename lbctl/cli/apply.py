@@ -120,8 +120,13 @@ def apply(
 
         if plan is not None or resume is not None or rollback:
             raise UsageError("--status and --stop take no plan, --resume or --rollback")
+        from lbctl.apply.runner import fit_line
+
+        # fitted as the run's own lines are (a journal path stays whole): "run ID: 2 of 6
+        # step(s) sent, …; journal PATH" ran to 130 columns (walk23)
         for line in (ask_to_stop() if stop else status_lines()):
-            print(line)
+            for part in fit_line(line, -1):
+                print(part)
         return
     journal, output = sending.journal, shown.output
     if rollback:

@@ -331,3 +331,30 @@ def test_a_partial_runs_line_says_each_count_once(tmp_path: Path) -> None:
     assert first.endswith("— step #3 failed: 500; 3 not-sent"), first
     r.why = "2 not-sent"
     assert ApplyView(r).to_text().splitlines()[0] == "partial: 2 done, 1 failed, 2 not-sent"
+
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+@pytest.mark.parametrize("flag", ["--status", "--stop"])
+def test_apply_status_and_stop_lines_fit_the_terminal(
+        monkeypatch: pytest.MonkeyPatch, width: int, flag: str) -> None:
+    """walk23: ``apply --status`` printed "  run ID: 2 of 6 step(s) sent, 2 done, 1 verified,
+    0 failed; running; journal PATH" whole, 130 columns."""
+    import lbctl.watch.executor_state as state
+
+    journal = "/tmp/w23/home/.local/state/lbctl/journal.jsonl"
+    lines = ["cluster test-cluster: lbctl drain 127.0.0.1:41495 — pid 21829 (root@vm), since "
+             "2026-11-28T20:07:07Z",
+             f"  run c440e06880ae: 2 of 6 step(s) sent, 2 done, 1 verified, 0 failed; running; "
+             f"journal {journal}"]
+    monkeypatch.setattr(state, "status_lines", lambda: lines)
+    monkeypatch.setattr(state, "stop", lambda: lines)
+    r = CliRunner().invoke(app, ["apply", flag], env={"COLUMNS": str(width)})
+    assert r.exit_code == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert len(out) > 2
+    for x in out:
+        assert len(x) <= width, out
+    words = r.stdout.split()
+    for whole in (journal, "127.0.0.1:41495", "2026-11-28T20:07:07Z", "c440e06880ae:"):
+        assert whole in words, out
+    assert " ".join(words) == " ".join(" ".join(lines).split())  # nothing lost, in order
