@@ -113,6 +113,8 @@ class PrometheusConfig:
     tls_cert_file: str | None = None
     tls_key_file: str | None = None
     request_timeout: float = DEFAULT_TIMEOUT
+    #: the --prometheus-conf file these settings were read from (named by auth errors)
+    conf: str | None = None
 
     @classmethod
     def read(cls, url: str, conf: str | Path | None, request_timeout: float) -> PrometheusConfig:
@@ -124,7 +126,9 @@ class PrometheusConfig:
         given = conf_settings(conf) if conf else {}
         names = {f.name for f in fields(cls)}
         kept: dict[str, Any] = {k: v for k, v in given.items() if k in names}
-        return cls(url=url, request_timeout=request_timeout, **kept)
+        kept.pop("conf", None)
+        return cls(url=url, request_timeout=request_timeout, **kept,
+                   conf=str(conf) if conf else None)
 
     def connection(self, url: str) -> ConnectionConfig:
         """These settings as the admin client's, for the shared TLS and warning rules."""
@@ -446,8 +450,11 @@ class PrometheusClient:
                  trace: Callable[[str], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep,
                  max_response_bytes: int | None = None, max_requests: int = MAX_REQUESTS,
-                 max_concurrency: int = DEFAULT_CONCURRENCY):
+                 max_concurrency: int = DEFAULT_CONCURRENCY, auth_note: str | None = None):
         self.url = url.rstrip("/")
+        #: what a 401 or 403 answer adds in brackets: which credential was sent, from where
+        #: (:func:`auth_note`); None adds nothing
+        self.auth_note = auth_note
         self.auth = auth or Auth()
         self.timeout = timeout
         #: how failed requests are asked again
@@ -766,7 +773,8 @@ class PrometheusClient:
                                  max_points=self.max_points,
                                  max_samples=self.max_samples,
                                  max_response_bytes=self.max_response_bytes,
-                                 max_concurrency=self.max_concurrency)
+                                 max_concurrency=self.max_concurrency,
+                                 auth_note=self.auth_note)
         other._encoding = self._encoding
         return other
 
@@ -938,6 +946,8 @@ class PrometheusClient:
         text = f"{where}: {status} {phrase}".rstrip()
         if reason and reason != phrase:
             text += f": {reason}"
+        if status in (401, 403) and self.auth_note:
+            text += f" ({self.auth_note})"
         err = error_class(status)(self.redact(text), status=status)
         err.retry_after = retry_after(headers.get("retry-after"))
         return err
@@ -983,8 +993,11 @@ def client_from_config(cfg: PrometheusConfig, *, transport: Any = None,
         raise UsageError(f"--prometheus-url must start with http:// or https://, got "
                          f"{url_without_userinfo(url)!r}")
     url, userinfo = split_userinfo(url)
+    keys = _auth_keys(cfg)
+    where = f"for --prometheus-url {url}" + (f", from {keys} in --prometheus-conf {cfg.conf}"
+                                              if keys else "")
     auth = make_auth(cfg.auth_plugin, cfg.auth_params, cert_file=cfg.tls_cert_file,
-                     key_file=cfg.tls_key_file, timeout=cfg.request_timeout)
+                     key_file=cfg.tls_key_file, timeout=cfg.request_timeout, origin=where)
     auth, ignored = url_auth(auth, userinfo, "--prometheus-url")
     if ignored is not None and warn is not None:
         warn(ignored)
@@ -995,5 +1008,40 @@ def client_from_config(cfg: PrometheusConfig, *, transport: Any = None,
     if warn is not None:
         for line in connection_warnings(connection, auth, "--prometheus-url"):
             warn(line)
+    kwargs.setdefault("auth_note", auth_note(cfg, auth))
     return PrometheusClient(url, auth=auth, timeout=cfg.request_timeout, verify=verify,
                             transport=transport, trace=trace, **kwargs)
+
+
+def _auth_keys(cfg: PrometheusConfig) -> str | None:
+    """The client.conf keys that made the credential (None: the file gave none)."""
+    if cfg.auth_plugin:
+        return "authPlugin/authParams"
+    if cfg.tls_cert_file and cfg.tls_key_file:
+        return "tlsCertificateFilePath/tlsKeyFilePath"
+    return None
+
+
+def auth_note(cfg: PrometheusConfig, auth: Auth) -> str:
+    """What a 401 or 403 from Prometheus ends with: which credential lbctl sent and where it came
+    from, or that it sent none and how to give one. Before, the line said only ``401
+    Unauthorized``, and the operator could not tell an absent ``--prometheus-conf`` from a stale
+    token (walk23). Never the credential itself: a token file's path or an environment variable's
+    name, at most."""
+    from lbctl.admin.auth import BasicAuth, TokenAuth
+
+    if type(auth) is Auth:
+        return ("no credential was sent: give --prometheus-conf FILE with authPlugin and "
+                "authParams, or USER:PASS@ in --prometheus-url for basic auth")
+    keys = _auth_keys(cfg)
+    if keys is None and isinstance(auth, BasicAuth):
+        return "sent: basic auth with the user name and password in --prometheus-url"
+    how = f"of {auth.name} auth"
+    if isinstance(auth, TokenAuth):
+        params = (cfg.auth_params or "").strip()
+        path = getattr(auth, "_path", None)
+        if path:
+            how = f"in the token file {path}"
+        elif params.startswith(("env:", "token:env:")):
+            how = f"in ${params.rsplit('env:', 1)[1]}"
+    return f"sent: the {auth.credential_name} {how}, from {keys} in --prometheus-conf {cfg.conf}"

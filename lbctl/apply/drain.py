@@ -32,9 +32,10 @@ from typing import Any
 
 from lbctl.admin.client import AdminClient
 from lbctl.apply import balancer
+from lbctl.apply.journal import RunHistory
 from lbctl.apply.live import read_live
 from lbctl.apply.planfile import PlanFile, parse_plan
-from lbctl.apply.runner import UI, ApplyOptions, ApplyReport, ApplyRun, fit_line
+from lbctl.apply.runner import UI, ApplyOptions, ApplyReport, ApplyRun, fit_line, step_ranges
 from lbctl.apply.verify import owned_by
 from lbctl.executor import Executor, default_journal
 from lbctl.loadmanager.select import Options
@@ -153,7 +154,8 @@ def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event
                                       + (" (balancer paused first)" if previous else ""))
                     return report
                 if r.result == "partial" or stop.is_set():
-                    report.message = f"drain of {o.broker} stopped: {r.why or 'stopped'}"
+                    report.message = (f"drain of {o.broker} stopped: {r.why or 'stopped'}"
+                                      + stopped_note(r, o.broker, o.pause_balancer))
                     report.remaining = _owned(client, live.cluster, o.broker)
                     return report
                 unplaced = [x for x in plan.actions if x.skipped is not None]
@@ -195,6 +197,47 @@ def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event
                         _say(ui, "balancer settings restored: " + ", ".join(
                             f"{k}={'(broker.conf)' if v is None else balancer.value_text(v)}"
                             for k, v in previous.items()))
+
+
+#: the step states a resume sends again (a confirmed step is already done; a failed or in-doubt one
+#: only with --force, which the runner's rows say)
+_LEFT = ("not-sent", "deferred", "declined", "pending")
+
+
+def stopped_note(r: ApplyReport, broker: str, paused: bool) -> str:
+    """What resuming a stopped drain does and does not do, for the end of its last line: the
+    "resume with:" line sends this round's unloads left, and only them. Before, a newcomer read
+    "partial … resume with: …" as "run that and the drain goes on", but the balancer pause and the
+    wait until the broker owns nothing are the drain's, not the resumed plan's (walk23)."""
+    left = [s.action.step for s in r.steps if s.state in _LEFT]
+    if not left:
+        return ""
+    again = f"lbctl drain {broker}" + (" --pause-balancer" if paused else "")
+    return (f"; resuming sends the {len(left)} unload(s) left ({step_ranges(left)}) and "
+            f"nothing more (it does not wait until the broker owns nothing; {again} does)")
+
+
+def resume_note(kind: str, broker: str | None, run: str, pf: PlanFile, history: RunHistory,
+                paused_now: bool, paused_by_run: bool) -> str:
+    """The line ``apply --resume JOURNAL --run ID`` prints first when the run is a drain's or a
+    fill's: which of its steps remain (never confirmed), that only those are sent, and what of
+    the drain is not resumed (the balancer pause, the wait until the broker owns nothing)."""
+    steps = [a.step for a in pf.actions if a.skipped is None]
+    done = [n for n in steps if (h := history.steps.get(n)) is not None and h.confirmed]
+    left = [n for n in steps if n not in done]
+    what = "unload(s)" if kind == "drain" else "move(s)"
+    who = f"the {kind} of {broker}" if broker else f"the {kind}"
+    line = (f"resuming {who} (run {run}): {len(left)} of its {len(steps)} {what} left"
+            + (f" ({step_ranges(left)})" if left else "") + f", {len(done)} done; only those are "
+            "sent")
+    if kind == "fill":
+        return line + ", paced by this command's --concurrency and --interval"
+    if paused_now:
+        line += "; the balancer is still paused (put it back with lbctl drain --restore --yes)"
+    elif paused_by_run:
+        line += "; the balancer is not paused again (the drain restored it when it stopped)"
+    target = f"lbctl drain {broker}" if broker else "lbctl drain BROKER"
+    return line + f"; this does not wait until the broker owns nothing (then run {target})"
 
 
 def _say(ui: UI, line: str) -> None:

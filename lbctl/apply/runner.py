@@ -205,12 +205,43 @@ class ApplyReport:
     resumed: list[str] = field(default_factory=list)
     #: the command the run belongs to (``ApplyOptions.kind``): a drain's resume line names its run
     kind: str = "apply"
+    #: the run's pace as apply's flags (``--concurrency N --interval S``), for its resume line:
+    #: ``apply --resume`` alone sends at apply's defaults, back to back, so a fill (or an apply
+    #: run with ``--interval 30``) resumed from that line lost the pace it was given (walk23);
+    #: "" for apply's default pace
+    pace: str = ""
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for s in self.steps:
             out[s.state] = out.get(s.state, 0) + 1
         return out
+
+
+def pace_flags(opts: ApplyOptions) -> str:
+    """The apply flags that keep a run's pace on resume: a drain's (``-m``), a fill's
+    (``--per-interval``, ``--interval``) or apply's own; "" for apply's default pace (one at a
+    time, no wait)."""
+    flags = []
+    if opts.concurrency != 1:
+        flags.append(f"--concurrency {opts.concurrency}")
+    if opts.interval > 0:
+        flags.append(f"--interval {opts.interval:g}")
+    return " ".join(flags)
+
+
+def step_ranges(steps: Sequence[int]) -> str:
+    """Step numbers as a reader counts them: ``#3–#16``, ``#2, #5–#7`` (sorted, runs joined)."""
+    out: list[str] = []
+    ordered = sorted(set(steps))
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        out.append(f"#{ordered[i]}" if i == j else f"#{ordered[i]}\u2013#{ordered[j]}")
+        i = j + 1
+    return ", ".join(out)
 
 
 class ApplyRun:
@@ -259,7 +290,7 @@ class ApplyRun:
         report = ApplyReport(self.plan, live.cluster, self.executor.run_id, steps,
                              journal=self.journal,
                              resumed=list(self.history.runs) if self.history else [],
-                             kind=self.opts.kind)
+                             kind=self.opts.kind, pace=pace_flags(self.opts))
         self._resume(steps, live)
         self._caps(steps, live)
         todo = [s for s in steps if s.state == "pending"]

@@ -84,7 +84,7 @@ def apply(
                          "and exit; reads nothing else.")] = False,
     stop: Annotated[bool, typer.Option(
         "--stop", help="Ask the apply or drain running on this host to stop after the action "
-                       "in flight (it exits 13; --resume continues it).")] = False,
+                       "in flight (it exits 13; the 'resume with:' line it prints continues it).")] = False,
     sending: Mutating,
     shown: Annotated[Shown, Fields("output")],
 ) -> None:
@@ -120,8 +120,13 @@ def apply(
 
         if plan is not None or resume is not None or rollback:
             raise UsageError("--status and --stop take no plan, --resume or --rollback")
+        from lbctl.apply.runner import fit_line
+
+        # fitted as the run's own lines are (a journal path stays whole): "run ID: 2 of 6
+        # step(s) sent, …; journal PATH" ran to 130 columns (walk23)
         for line in (ask_to_stop() if stop else status_lines()):
-            print(line)
+            for part in fit_line(line, -1):
+                print(part)
         return
     journal, output = sending.journal, shown.output
     if rollback:
@@ -140,6 +145,8 @@ def apply(
     plan_file, history = _plan_and_history(plan, resume, run_id)
     if history is not None and opts.reason is None:
         opts.reason = history.reason
+    if history is not None and resume is not None and run_id is not None:
+        _say_resumed(resume, run_id, plan_file, history, output)
     with live_session(ctx) as cluster:
         report = run_plan(cluster.client, plan_file, opts, output, history=history)
     finish(report, output, dry_run=sending.dry_run)
@@ -180,6 +187,34 @@ def _plan_and_history(plan: Path | None, resume: Path | None, run_id: str | None
         raise UsageError(f"{path} is not the plan the journal's run carried out (its SHA-256 "
                          "differs): nothing was sent")
     return pf, history
+
+
+def _say_resumed(journal: Path, run_id: str, pf: PlanFile, history: RunHistory,
+                 output: OutputFormat) -> None:
+    """Before a drain's or a fill's run is resumed (``--run ID``): which of its steps remain and
+    what of the drain this does not do (:func:`lbctl.apply.drain.resume_note`), fitted, where the
+    run's own lines go. Apply's own runs say nothing more: their plan table says it all."""
+    from lbctl.apply.drain import resume_note
+    from lbctl.apply.journal import paused_balancer, read_records, run_kind
+    from lbctl.apply.runner import fit_line
+    from lbctl.safe.text import terminal_safe
+
+    records = read_records(journal)
+    start = next((r for r in reversed(records)
+                  if r.get("state") == "apply-start" and r.get("run") == run_id), None)
+    kind = run_kind(start) if start is not None else "apply"
+    if kind == "apply":
+        return
+    ends = {a.broker if kind == "drain" else a.destination for a in pf.actions if a.is_move}
+    broker = next(iter(ends)) if len(ends) == 1 else None
+    paused_by_run = any(r.get("state") == "balancer-paused" and r.get("run") == run_id
+                        for r in records)
+    line = resume_note(kind, broker, run_id, pf, history,
+                       paused_now=paused_balancer(records, history.cluster or None) is not None,
+                       paused_by_run=paused_by_run)
+    stream = sys.stdout if output == TABLE else sys.stderr
+    for part in fit_line(terminal_safe(line), -1):
+        print(part, file=stream, flush=True)
 
 
 def run_plan(client: AdminClient, plan: PlanFile, opts: ApplyOptions, output: OutputFormat, *,
@@ -235,4 +270,5 @@ def finish(report: ApplyReport, output: OutputFormat, extra: dict[str, object] |
         raise PartialRun(f"partial run: {report.why}; journal {report.journal}"
                          + (f"; resume with lbctl apply --resume {report.journal}"
                             + (f" --run {report.run_id}" if report.kind != "apply" else "")
+                            + (f" {report.pace}" if report.pace else "")
                             if report.journal else ""))

@@ -298,7 +298,7 @@ def ingest(
     Examples:
       lbctl fleet ingest examples/fleet/ --out /tmp/fleet
       lbctl fleet ingest examples/fleet/ --out /tmp/fleet --report
-      lbctl fleet ingest /data/snapshots --out /data/fleet --master local[8] \\
+      lbctl fleet ingest /data/snapshots --out /data/fleet --master 'local[8]' \\
           --conf spark.driver.memory=4g
     """
     from lbctl.errors import UsageError

@@ -71,7 +71,11 @@ class ApplyView:
             head, said, tail = (r.why or "dry run: nothing was sent").partition("nothing was sent")
             lines = [f"{head}{said} ({counts}){tail}" if said else f"{head}: {counts}"]
         else:
-            lines = [f"{r.result}: {counts}" + (f" — {r.why}" if r.why else "")]
+            # the why's own counts ("stopped by a signal; 4 not-sent") are the line's already:
+            # "partial: 2 done, 4 not-sent — stopped by a signal; 4 not-sent" said it twice
+            said_already = {f"{n} {k}" for k, n in r.counts().items()}
+            why = "; ".join(p for p in r.why.split("; ") if p not in said_already)
+            lines = [f"{r.result}: {counts}" + (f" — {why}" if why else "")]
         if r.journal and r.result not in ("dry-run", "nothing"):
             lines.append(f"journal: {r.journal} (run {r.run_id})")
         if r.rollback:
@@ -79,7 +83,8 @@ class ApplyView:
         if r.result == "partial" and r.journal:
             # a drain's run is resumed by its id: apply --resume alone takes apply's runs only
             lines.append(f"resume with: lbctl apply --resume {r.journal}"
-                         + (f" --run {r.run_id}" if r.kind != "apply" else ""))
+                         + (f" --run {r.run_id}" if r.kind != "apply" else "")
+                         + (f" {r.pace}" if r.pace else ""))
         for k, v in self.extra.items():
             if isinstance(v, str):
                 lines.append(f"{k}: {v}")

@@ -131,6 +131,7 @@ def stop(directory: Path | None = None) -> list[str]:
         except PermissionError:
             out.append(f"cluster {h.lock}: pid {h.pid} belongs to another user ({h.user})")
             continue
+        # a drain's or fill's run is resumed by its id, and its last line says which (walk23)
         out.append(f"cluster {h.lock}: asked pid {h.pid} to stop after the action in flight "
-                   "(it exits 13; lbctl apply --resume continues it)")
+                   "(it exits 13; the 'resume with:' line it prints continues it)")
     return out
