@@ -83,6 +83,10 @@ def cells(f: Fig) -> str:
     return f"{'>' if f[3] else ''}{f[0]:.2f} s CPU, {f[1] / 1024:.0f} MB RSS"
 
 
+def growth_k(grown: dict, k: float) -> str:
+    return f"growth k={k:.2f}" if grown else "growth not run (--no-growth)"
+
+
 def lbctl(args: list[str], path: Path, cap: float, ok: tuple[int, ...] = (0,)) -> Fig:
     return growth.run([*growth.LBCTL, *args, str(path)], cap, ok)
 
@@ -126,7 +130,7 @@ def row_doctor(quick: bool, cap: float, grown: dict) -> None:
     k = grown.get(("namespaces", "doctor"), (float("nan"), []))[0]
     row("doctor", f"doctor -o json, {sizes[-1]:,} bundles, no `namespaces` section",
         f"recommend on the same file {cells(rec)}",
-        f"{cells(doc)} = {doc[0] / rec[0]:.2f}x recommend; growth k={k:.2f}",
+        f"{cells(doc)} = {doc[0] / rec[0]:.2f}x recommend; {growth_k(grown, k)}",
         "linear (k <= ~1.1), no killed run", not doc[3] and not k > 1.2,
         "200k: > 351 s CPU, killed; k 2.2")
 
@@ -139,7 +143,7 @@ def row_propose(quick: bool, cap: float, grown: dict) -> None:
     k = grown.get(("deep-broker", "propose"), (float("nan"), []))[0]
     row("propose", f"propose -o json (auto), one of 20 brokers owning 5/6 of {n:,} bundles",
         f"recommend on the same file {cells(rec)}",
-        f"{cells(pro)} = {pro[0] / rec[0]:.1f}x recommend; greedy growth k={k:.2f}",
+        f"{cells(pro)} = {pro[0] / rec[0]:.1f}x recommend; greedy {growth_k(grown, k)}",
         "completes, linear (k <= ~1.1)", not pro[3] and not k > 1.2,
         "60k: > 600 s, killed; recommend 0.67 s")
 
