@@ -305,9 +305,14 @@ def row_monitor(quick: bool) -> None:
         "<= 4x one request, under load too", float(first[3]) <= 4.0, issue)
 
 
-def row_fleet(quick: bool, duckdb_python: str | None) -> None:
+def row_fleet(quick: bool, duckdb_python: str | None, spark: bool = True) -> None:
     what = "fleet ingest --report on the bundled example (Spark local mode)"
     issue = "example: ingest 33 s + report 15 s; 10M: Spark 169 s vs DuckDB 7-9 s (18-24x)"
+    if not spark:
+        for name, w in (("fleet", what), ("fleet-10M", "fleet report, 10M bundle-sample rows")):
+            row(name, w, "a bare Spark start", "not run (--no-spark)", "<= 15 s wall"
+                if name == "fleet" else "Spark <= 5x DuckDB (wall)", None, issue)
+        return
     if importlib.util.find_spec("pyspark") is None:
         row("fleet", what, "a bare Spark start", "needs PySpark (the `fleet` extra)",
             "<= 15 s wall", None, issue)
@@ -350,6 +355,8 @@ def main() -> int:
     ap.add_argument("--cap", type=float, default=300.0, help="CPU seconds before a run is killed")
     ap.add_argument("--repeat", type=int, default=0, help="recommend row: interleaved pairs "
                     "(default 1 at --quick, 3 otherwise)")
+    ap.add_argument("--no-spark", action="store_true", help="print the fleet rows as not run "
+                    "(the suite's own run: one Spark session per test run)")
     ap.add_argument("--duckdb-python", metavar="PYTHON", help="an interpreter with duckdb")
     args = ap.parse_args()
     QUICK[0] = args.quick
@@ -373,7 +380,7 @@ def main() -> int:
         "recommend": lambda: row_recommend(args.quick, args.cap,
                                            args.repeat or (1 if args.quick else 3)),
         "monitor": lambda: row_monitor(args.quick),
-        "fleet": lambda: row_fleet(args.quick, args.duckdb_python),
+        "fleet": lambda: row_fleet(args.quick, args.duckdb_python, not args.no_spark),
     }
     for name in ROWS:
         if name in wanted:
