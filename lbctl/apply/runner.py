@@ -687,7 +687,8 @@ class ApplyRun:
             if not waited:
                 # what happens next, so that a quiet terminal does not read as a hang (walk21)
                 self._show_fit("paused: " + ", ".join(f"{b} turned overloaded ({pct(u)} >= "
-                                                       f"{pct(now.overload_threshold, 0)})"
+                                                       f"{pct(now.overload_threshold, 0)}"
+                                                       f"{now.threshold_note})"
                                                        for b, u in sorted(hot.items()))
                                + f"; waiting up to {self.opts.pause_timeout:g} s "
                                "(--pause-timeout) for it to fall below before the next action")
