@@ -179,3 +179,30 @@ def test_a_live_read_asks_for_the_dynamic_configuration_once_beside_the_runtime(
     paths = [r.path for r in hot.log]
     assert paths.count("/admin/v2/brokers/configuration/values") == 1
     assert got.snapshot.dynamicConfig == {THRESHOLD: "95"}
+
+
+# --- AdminApiDynamicConfigurationsTest.testDeleteIntDynamicConfig, ported ----------------------------
+def test_a_deleted_value_reverts_to_the_one_the_broker_started_with(hot: TestCluster) -> None:
+    """Pulsar's ``AdminApiDynamicConfigurationsTest.testDeleteIntDynamicConfig`` (PR #22673):
+    an update takes effect, and ``delete-dynamic-config`` reverts the field to the value the
+    broker started with (``BrokerService.configValueChanged`` with no value: the field's value
+    when ``dynamicConfigurationMap`` was prepared, broker.conf's). The same monitor, refresh after
+    refresh, follows it: the stored value and its origin, then the runtime value again — no
+    stored value is kept from an earlier refresh."""
+    import lbctl.monitor.live as live
+    from lbctl.monitor.brokers import BrokerMonitor
+    from lbctl.sources.live import LiveSource
+
+    url = f"{hot.admin_url}/admin/v2/brokers/configuration"
+    mon = BrokerMonitor()
+    with AdminClient(hot.admin_url, retries=0) as client:
+        src = LiveSource(client, topics=False, namespaces=False)
+        before = live.live_refresh(src, mon, [85.0])
+        assert before.threshold == 85 and before.threshold_origin != DYNAMIC_ORIGIN
+        assert httpx.post(f"{url}/{THRESHOLD}/95", timeout=5).status_code == 204
+        during = live.live_refresh(src, mon, [85.0])
+        assert during.threshold == 95 and during.threshold_origin == DYNAMIC_ORIGIN
+        assert httpx.delete(f"{url}/{THRESHOLD}", timeout=5).status_code == 204
+        after = live.live_refresh(src, mon, [85.0])
+        assert after.threshold == 85 and after.threshold_origin != DYNAMIC_ORIGIN
+        assert src.last_dynamic == {}
