@@ -24,7 +24,7 @@ import difflib
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from msgspec import Struct
 
@@ -712,6 +712,28 @@ def resolve(
                 raise (UsageError if strict else ConfigError)(f"{label}: {e}") from None
             origin[key] = label
     return Settings(values, origin, profile)
+
+
+class Layers(Protocol):
+    """What a cluster state holds of its settings (:class:`lbctl.model.cluster.ClusterState`):
+    the reported (runtime) configuration and the values stored with ``update-dynamic-config``."""
+
+    @property
+    def config(self) -> Mapping[str, Any]: ...
+
+    @property
+    def dynamic_config(self) -> Mapping[str, Any]: ...
+
+
+def of_state(state: Layers, broker_conf: Mapping[str, str] | None = None,
+             overrides: Mapping[str, str] | None = None, *,
+             profile: Profile | None = None) -> Settings:
+    """A state's settings: :func:`resolve` over its ``config`` and its ``dynamicConfig`` — the
+    one way every command that holds a state (a live read's or a snapshot's) resolves them, so
+    that none drops the dynamic layer (a value stored with ``update-dynamic-config`` wins, and
+    its origin says so)."""
+    return resolve(state.config, broker_conf, overrides, profile=profile,
+                   dynamic_config=state.dynamic_config)
 
 
 def describe(setting: Setting) -> str:

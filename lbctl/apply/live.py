@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lbctl.admin.client import AdminClient
-from lbctl.config import Settings, resolve
+from lbctl.config import DYNAMIC_ORIGIN, Settings, of_state
 from lbctl.model.cluster import EXTENSIBLE, ClusterState
 from lbctl.sources.base import StateRead
 
@@ -39,6 +39,14 @@ class LiveView:
     @property
     def overload_threshold(self) -> float:
         return float(self.settings["loadBalancerBrokerOverloadedThresholdPercentage"]) / 100.0
+
+    @property
+    def threshold_note(self) -> str:
+        """``, dynamic config`` when the overload threshold is a value stored with
+        ``update-dynamic-config`` (what the brokers run, over broker.conf): a refusal that quotes
+        the threshold says so; else nothing."""
+        origin = self.settings.origin("loadBalancerBrokerOverloadedThresholdPercentage")
+        return f", {DYNAMIC_ORIGIN}" if origin == DYNAMIC_ORIGIN else ""
 
     def ranges(self, namespace: str) -> frozenset[tuple[int, int]] | None:
         """The namespace's bundle ranges (cached: a plan of many actions checks each once)."""
@@ -83,7 +91,7 @@ def read_live(client: AdminClient, *, topics: bool = True, namespaces: bool = Tr
 def view_of(got: StateRead) -> LiveView:
     """What a run checks its actions against, from one read of the live cluster."""
     state = got.last
-    settings = resolve(state.config, {}, {})
+    settings = of_state(state)  # with the values stored by update-dynamic-config
     return LiveView(
         cluster=state.cluster,
         brokers=list(state.brokers),

@@ -730,7 +730,8 @@ class ApplyRun:
                 wall = (f" ({self.opts.pause_timeout / speed:.3g} s of wall time at the "
                         f"sandbox's {speed:g}x)" if speed != 1 else "")
                 self._show_fit("paused: " + ", ".join(f"{b} turned overloaded ({pct(u)} >= "
-                                                       f"{pct(now.overload_threshold, 0)})"
+                                                       f"{pct(now.overload_threshold, 0)}"
+                                                       f"{now.threshold_note})"
                                                        for b, u in sorted(hot.items()))
                                + f"; waiting up to {self.opts.pause_timeout:g} s{wall} "
                                "(--pause-timeout) for it to fall below before the next action")

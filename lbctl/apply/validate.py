@@ -103,7 +103,7 @@ def _one(a: PlannedAction, live: LiveView, *, rollback: bool = False) -> Verdict
         u = live.usage.get(d)
         if u is not None and u >= live.overload_threshold:
             why = (f"destination {d} is overloaded now ({pct(u)} >= "
-                   f"{pct(live.overload_threshold, 0)})")
+                   f"{pct(live.overload_threshold, 0)}{live.threshold_note})")
             if rollback:
                 return Verdict(a, VALID, why + "; a rollback returns the bundle anyway", owner)
             return Verdict(a, CHANGED, why, owner)

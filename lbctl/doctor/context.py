@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from lbctl.config import SETTINGS_BY_NAME, Settings
+from lbctl.config import DYNAMIC_ORIGIN, SETTINGS_BY_NAME, Settings
 from lbctl.model.bundle import namespace_of
 from lbctl.model.cluster import EXTENSIBLE, ClusterState
 from lbctl.model.load import LocalBrokerData
@@ -108,11 +108,20 @@ class Context:
         return bool(self.value(key) != self.default(key))
 
     def origin(self, key: str) -> str:
-        """Where the value came from: dynamic configuration, broker.conf, snapshot, --set, default."""
-        if key in self.dynamic:
-            return "dynamic configuration"
+        """Where the value came from: dynamic configuration, broker.conf, snapshot, --set, default.
+        The settings say so for a value stored with ``update-dynamic-config`` (the live read's or
+        the snapshot's ``dynamicConfig`` layer, :func:`lbctl.config.of_state`); a stored key that
+        is not dynamic, or a value that cannot be parsed, is not where the value came from."""
         origin = self.settings.origin(key)
+        if origin == DYNAMIC_ORIGIN:
+            return "dynamic configuration"
         return "runtime configuration" if origin == "snapshot" and self.live else origin
+
+    def stored(self, key: str) -> bool:
+        """Whether the dynamic configuration holds ``key`` as a dynamic setting (one
+        ``delete-dynamic-config`` can remove: it refuses any other)."""
+        setting = SETTINGS_BY_NAME.get(key)
+        return key in self.dynamic and setting is not None and setting.dynamic
 
     def shown(self, key: str) -> str:
         """``key=value (origin)`` for a finding."""
@@ -168,7 +177,9 @@ def make(states: Sequence[ClusterState], settings: Settings, *,
          dynamic: Mapping[str, str] | None = None, facts: Sequence[BrokerFacts] | None = None,
          unreachable: Sequence[tuple[str, str]] = (), live: bool = False) -> Context:
     st = tuple(states)
-    return Context(st, settings, dict(dynamic or {}),
+    if dynamic is None:  # a snapshot's dynamicConfig (a live read hands its whole answer in)
+        dynamic = {k: plain(v) for k, v in st[-1].dynamic_config.items()}
+    return Context(st, settings, dict(dynamic),
                    tuple(facts) if facts is not None else facts_from_state(st[-1]),
                    tuple(unreachable), live)
 

@@ -1,7 +1,7 @@
 """What ``lbctl doctor`` reads from a running cluster: its state (the same read as every other
 live command: the reader of the live cluster source the CLI chose, :mod:`lbctl.sources.cluster`),
 its dynamic configuration
-(:mod:`lbctl.sources.live_dynamic`) and each broker's version, load manager and leadership
+(:mod:`lbctl.sources.live_dynamic`, as that read asked for it) and each broker's version, load manager and leadership
 (:func:`lbctl.sources.live_brokers.read_brokers`). Brokers or pieces that could not be read are
 kept as ``unreachable`` (the report lists them; they are not fatal unless nothing answered)."""
 
@@ -31,18 +31,18 @@ class LiveFacts:
 
 def read_live(reader: LiveSource) -> LiveFacts:
     """The cluster ``reader`` reads (on its open client): state, dynamic configuration,
-    per-broker facts."""
+    per-broker facts. The dynamic configuration is the one the read itself asked for (beside the
+    runtime configuration, :meth:`LiveSource.discover`): one request a run, not a second."""
     from lbctl.sources.live_brokers import read_brokers
-    from lbctl.sources.live_dynamic import read_dynamic_config
 
     client = reader.client
     read = reader.read()
     out = LiveFacts(read.state, warnings=list(read.warnings))
     out.unreachable += [(f.broker, f.error) for f in read.failures]
-    try:
-        out.dynamic = read_dynamic_config(client)
-    except AdminError as e:
-        out.unreachable.append(("dynamic configuration", str(e)))
+    if reader.stored_error is not None:
+        out.unreachable.append(("dynamic configuration", str(reader.stored_error)))
+    else:
+        out.dynamic = dict(reader.stored)
     try:
         listed = read_brokers(client)
     except AdminError as e:

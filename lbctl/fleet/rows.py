@@ -139,7 +139,7 @@ def snapshot_rows(st: ClusterState, source: str, out: Batch) -> None:
     from lbctl.fleet.sections import config_info
     from lbctl.sources.snapshot import snapshot_to_dict
 
-    info = config_info(st.config)
+    info = config_info(st.config, st.dynamic_config)
     weights = info.weights
     common = {"cluster": st.cluster, "date": utc_date(st.captured_at),
               "captured_at": st.captured_at, "source": source}

@@ -42,11 +42,15 @@ class ConfigInfo:
     weights: tuple[float, float, float, float]  # cpu, direct memory, bandwidth in, out
 
 
-def config_info(config: Any) -> ConfigInfo:
-    """Resolve a (validated) ``config`` mapping the way :mod:`lbctl.fleet.rows` does."""
+def config_info(config: Any, dynamic: Any = None) -> ConfigInfo:
+    """Resolve a (validated) ``config`` mapping the way :mod:`lbctl.fleet.rows` does, with the
+    snapshot's ``dynamicConfig`` over it (:func:`lbctl.config.resolve`'s dynamic layer: a value
+    stored with ``update-dynamic-config`` is the one the brokers run). A snapshot that has one
+    is read by lbctl's reader (:data:`lbctl.fleet.native.READER_SECTIONS`), so the distinct
+    ``config`` values checked here alone come from snapshots without one."""
     from lbctl.config import resolve
 
-    settings = resolve(config)
+    settings = resolve(config, dynamic_config=dynamic)
     return ConfigInfo(
         float(settings["loadBalancerBrokerOverloadedThresholdPercentage"]),
         int(settings["loadBalancerNamespaceBundleMaxTopics"]),

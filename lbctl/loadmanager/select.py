@@ -5,8 +5,8 @@ The one place where:
 * **the Pulsar release is chosen** (:func:`profile_of`): ``--pulsar-version``, else the version
   most of the snapshot's brokers report (``brokerVersionString``), else the newest profile
   (:mod:`lbctl.versions`); an unknown release gets the nearest profile and a warning;
-* **settings are resolved** for each snapshot (``--set`` > ``--broker-conf`` > the snapshot's
-  ``config`` > that release's defaults, :func:`lbctl.config.resolve`);
+* **settings are resolved** for each snapshot (``--set`` > its ``dynamicConfig`` > ``--broker-conf``
+  > the snapshot's ``config`` > that release's defaults, :func:`lbctl.config.of_state`);
 * **the load manager is chosen** (:func:`choose`, the one function that returns a
   :class:`~lbctl.loadmanager.base.LoadManager`): an extensible snapshot always runs the extensible
   load manager (Pulsar falls back to TransferShedder whatever ``loadBalancerLoadSheddingStrategy``
@@ -40,7 +40,7 @@ from msgspec import Struct
 
 from lbctl import versions
 from lbctl.collector import collector_paused
-from lbctl.config import SETTINGS_BY_NAME, Settings, read_broker_conf, resolve
+from lbctl.config import SETTINGS_BY_NAME, Settings, of_state, read_broker_conf
 from lbctl.errors import UsageError
 from lbctl.loadmanager.base import CycleResult, LoadManager
 from lbctl.loadmanager.clock import Follower, project
@@ -109,8 +109,7 @@ def settings_for(state: ClusterState, opts: Options, broker_conf: Mapping[str, s
     overrides = dict(opts.overrides or {})
     if profile is None:
         profile, _ = profile_of([state], opts)
-    return resolve(state.config, broker_conf, overrides, profile=profile,
-                   dynamic_config=state.dynamic_config)
+    return of_state(state, broker_conf, overrides, profile=profile)
 
 
 def resolve_settings(states: Sequence[ClusterState], opts: Options) -> list[Settings]:

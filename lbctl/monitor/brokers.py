@@ -42,7 +42,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from lbctl.config import Settings
+from lbctl.config import DYNAMIC_ORIGIN, Settings
 from lbctl.model.brokerload import BrokerLoadData
 from lbctl.model.load import BundleData, LocalBrokerData, TimeAverageBrokerData
 from lbctl.model.loadreport import SimpleLoadReport
@@ -140,6 +140,15 @@ class Refresh:
     warnings: list[str] = field(default_factory=list)
     averages: str = LBCTL
     averages_note: str = ""
+    #: where the threshold came from (:meth:`lbctl.config.Settings.origin`)
+    threshold_origin: str = "default"
+
+    @property
+    def threshold_note(self) -> str:
+        """``, dynamic config`` when the threshold is a value stored with
+        ``update-dynamic-config`` (it beats broker.conf, and ``delete-dynamic-config`` is the way
+        back), else nothing: the screens say where it came from only then."""
+        return f", {DYNAMIC_ORIGIN}" if self.threshold_origin == DYNAMIC_ORIGIN else ""
 
     def total(self) -> BrokerRow:
         ok = [r for r in self.rows if r.latest is not None]
@@ -212,7 +221,9 @@ class BrokerMonitor:
                 self.rows[b] = _simple_row(b, rep)
         averages, note = self._averages_note(from_leader, from_lbctl)
         return Refresh([self.rows[b] for b in brokers if b in self.rows], threshold, at, cluster,
-                       averages=averages, averages_note=note)
+                       averages=averages, averages_note=note,
+                       threshold_origin=settings.origin(
+                           "loadBalancerBrokerOverloadedThresholdPercentage"))
 
     def _averages_note(self, from_leader: int, from_lbctl: int) -> tuple[str, str]:
         samples = max(self._samples.values(), default=0)

@@ -9,19 +9,21 @@ from typing import Any
 
 from lbctl.admin.errors import AdminError
 from lbctl.collector import collector_paused
-from lbctl.config import Settings, resolve
+from lbctl.config import Settings
 from lbctl.model.cluster import EXTENSIBLE, ClusterState
 from lbctl.monitor.brokers import BrokerMonitor, Refresh
 from lbctl.sources.live import LiveSource
-from lbctl.sources.live_data import lb_settings, parse_reports
+from lbctl.sources.live_data import live_settings, parse_reports
 
 THRESHOLD = "loadBalancerBrokerOverloadedThresholdPercentage"
 
 
-def settings_of(config: Mapping[str, Any]) -> Settings:
+def settings_of(config: Mapping[str, Any], dynamic: Mapping[str, Any] | None = None) -> Settings:
     """The load-balancer settings of a runtime configuration or a snapshot's ``config`` (defaults
-    for what is absent): the overload threshold and the resource weights."""
-    return resolve(lb_settings(dict(config))[0])
+    for what is absent) with the values stored by ``update-dynamic-config`` (a live discovery's,
+    a snapshot's ``dynamicConfig``), which win and say so: the overload threshold and the
+    resource weights (:func:`lbctl.sources.live_data.live_settings`)."""
+    return live_settings(config, dynamic)
 
 
 def extensible_loads(raw: Mapping[str, Any], settings: Settings, at: int) -> dict[str, Any]:
@@ -46,7 +48,7 @@ def snapshot_refresh_args(st: ClusterState) -> tuple[Any, ...]:
     """:meth:`BrokerMonitor.update`'s arguments for one snapshot: an extensible one in
     ``--extensions``' view (its published ``brokerLoadData``), a modular one with the leader's
     own bundle data when it carries ``bundleData``."""
-    settings = settings_of(st.config)
+    settings = settings_of(st.config, st.dynamic_config)
     brokers = list(st.available())
     if st.load_manager == EXTENSIBLE:
         from lbctl.model.brokerload import first_sample
@@ -111,7 +113,7 @@ def _live_refresh(src: LiveSource, mon: BrokerMonitor, last_threshold: list[floa
             raise
         brokers = list(mon.rows)
         return mon.update(brokers, dict.fromkeys(brokers, f"admin URL: {e}"), last_threshold[0], at)
-    settings = settings_of(d.config)
+    settings = settings_of(d.config, d.dynamic)
     last_threshold[0] = float(settings[THRESHOLD])
     reports = parse_reports(d.cluster, raw_reports)
     if src.load_manager == EXTENSIBLE:

@@ -280,7 +280,8 @@ class MonitorView:
             rules.append("the simple load manager's own overLoaded")
         parts = [wrap_prose(
             f"{name_safe(r.cluster)} at {iso_time(r.at)}: {len(rows)} broker(s), overloaded at "
-            f"{' / '.join(rules)} (loadBalancerBrokerOverloadedThresholdPercentage; LOAD % is "
+            f"{' / '.join(rules)} (loadBalancerBrokerOverloadedThresholdPercentage"
+            f"{r.threshold_note}; LOAD % is "
             "the usage the load manager compares)")]
         if MODULAR_VIEW in views and not self.summary:
             # the note explains the SHORT/LONG rows of the per-broker blocks, which --summary

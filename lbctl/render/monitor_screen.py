@@ -71,7 +71,7 @@ def _head(refresh: Refresh, brokers: int, hot: int, width: int) -> str:
     """The header line, shortened to fit rather than cropped: the time without its milliseconds,
     then without ``at TIME``, then without the cluster's name. Cropped at 80 columns, the sandbox's header ended in
     ``(LOAD % >= 8`` — a threshold of 8 % to the reader, not 85 %."""
-    what = f"{brokers} broker(s), {hot} overloaded (LOAD % >= {refresh.threshold:g}%)"
+    what = f"{brokers} broker(s), {hot} overloaded (LOAD % >= {refresh.threshold:g}%{refresh.threshold_note})"
     when = iso_time(refresh.at)
     for head in (f"{name_safe(refresh.cluster)} at {when}: {what}",
                  f"{name_safe(refresh.cluster)} at {when[:19]}Z: {what}",

@@ -108,12 +108,15 @@ class Leader:
         first = next(iter(c.brokers))
         runtime = {**c.config, **c.dynamic, "loadManagerClassName": c.broker_lm_class(first)}
         config, _ = lb_settings(runtime)
+        dynamic, _ = lb_settings(dict(c.dynamic))  # what /configuration/values lists
         namespaces = {ns: {"boundaries": [fmt(x) for x in bounds], "numBundles": len(bounds) - 1}
                       for ns, bounds in c.namespaces.items()}
         sections: dict[str, Any] = {"availableBrokers": list(c.brokers), "policies": {
             "namespaceIsolationPolicies": dict(c.isolation_policies),
             "antiAffinityGroups": dict(c.anti_affinity),
             "failureDomains": {d: {"brokers": list(b)} for d, b in c.failure_domains.items()}}}
+        if dynamic:
+            sections["dynamicConfig"] = dynamic
         brokers: dict[str, Any] = {}
         topics: dict[str, Any] = {}
         if c.extensible:
@@ -144,8 +147,7 @@ class Leader:
         """An extensible cluster's state as ``ExtensibleReader.read`` rebuilds it: each broker's
         ``BrokerLoadData`` and ``TopBundlesLoadData`` from its ``/broker-stats/metrics`` and
         ``/broker-stats/topics`` (the leader of a real one reads them from system topics)."""
-        from lbctl.config import resolve
-        from lbctl.sources.live_data import reconcile
+        from lbctl.sources.live_data import live_settings, reconcile
         from lbctl.sources.live_extensible import (
             _has_policies,
             broker_load_data,
@@ -165,7 +167,7 @@ class Leader:
             brokers[b] = local_broker_data(m, stats, now_ms)
             metrics[b] = m
         reconcile(brokers, namespaces)
-        settings = resolve(config)
+        settings = live_settings(config, sections.get("dynamicConfig"))
         has_policies = _has_policies(sections.get("policies"))
         load, tops = {}, {}
         for b, rep in brokers.items():

@@ -5,7 +5,10 @@ What is read (REST only: no ZooKeeper, no Pulsar client):
 1. ``GET /admin/v2/brokers/configuration/runtime`` on the admin URL: the settings in force (only the
    load-balancer settings lbctl declares are kept — the runtime configuration also holds secrets
    such as ``brokerClientAuthenticationParameters``, which must never reach a snapshot), the
-   ``clusterName`` and the ``loadManagerClassName``;
+   ``clusterName`` and the ``loadManagerClassName``; at the same time,
+   ``GET /admin/v2/brokers/configuration/values``: which settings were set with
+   ``update-dynamic-config`` (``dynamicConfig``, :meth:`LiveSource.discover`), the layer every
+   reader of these settings resolves them with (:func:`lbctl.config.resolve`);
 2. ``GET /admin/v2/brokers`` (at the same time as 1; the local cluster's active broker ids), or on
    older brokers ``GET /admin/v2/brokers/{cluster}`` (``GET /admin/v2/clusters`` when the runtime
    configuration does not name the cluster and there is exactly one);
@@ -16,9 +19,7 @@ What is read (REST only: no ZooKeeper, no Pulsar client):
    ``/broker-stats/topics`` instead: :mod:`lbctl.sources.live_extensible`);
 4. ``GET /admin/v2/tenants`` → ``GET /admin/v2/namespaces/{tenant}`` →
    ``GET /admin/v2/namespaces/{t}/{ns}/bundles``: every namespace's boundaries;
-5. ``GET /admin/v2/brokers/configuration/values``: which settings were set with
-   ``update-dynamic-config`` (``dynamicConfig``, :meth:`LiveSource.dynamic_section`);
-6. the placement data beside load (:mod:`lbctl.sources.live_policies`): the active brokers as
+5. the placement data beside load (:mod:`lbctl.sources.live_policies`): the active brokers as
    ``availableBrokers`` (with those whose report could not be read), the isolation policies,
    anti-affinity groups and failure domains, and every namespace's topic lists in metadata.
 
@@ -46,6 +47,7 @@ from lbctl.admin.client import (
     BROKER_TOPICS,
     BUNDLES,
     CLUSTERS,
+    DYNAMIC_CONFIG_VALUES,
     LOAD_REPORT,
     LOCAL_BROKERS,
     NAMESPACES,
@@ -66,6 +68,7 @@ from lbctl.sources.live_data import (
     lb_settings,
     reconcile,
 )
+from lbctl.sources.live_dynamic import stored_values
 
 
 class LiveSource:
@@ -86,6 +89,14 @@ class LiveSource:
         #: an extensible cluster's rebuilt BrokerLoadData JSON per broker, from the last
         #: load_reports() (monitor-brokers' extensible view)
         self.last_broker_load: dict[str, dict[str, Any]] = {}
+        #: every key stored with ``update-dynamic-config`` (not only load-balancer ones, values
+        #: as strings) as the last discovery that asked read it, and that request's error
+        #: (``doctor`` reads both, so that a run asks once)
+        self.stored: dict[str, str] = {}
+        self.stored_error: AdminError | None = None
+        #: the load-balancer settings stored with ``update-dynamic-config``, as the last
+        #: discovery that asked read them (:attr:`Discovery.dynamic`)
+        self.last_dynamic: dict[str, Any] = {}
 
     #: also read every broker's ``ownedNamespaces`` (:mod:`lbctl.sources.live_ownership`) into
     #: :attr:`LiveRead.owners`; a cluster that refuses it is read from the reports, with a note
@@ -95,11 +106,46 @@ class LiveSource:
         return self.read().state
 
     # ---- steps -----------------------------------------------------------------------------
-    def discover(self) -> Discovery:
+    def discover(self, *, dynamic: bool = False) -> Discovery:
         """The cluster, its active brokers and the runtime configuration, in one round trip when
-        the broker serves ``GET /admin/v2/brokers`` (the local cluster's brokers, Pulsar 3.x+)."""
-        raw, local = self.client.gather([call(RUNTIME_CONFIG), call(LOCAL_BROKERS)])
-        return self._discovery(raw, local)
+        the broker serves ``GET /admin/v2/brokers`` (the local cluster's brokers, Pulsar 3.x+).
+
+        ``dynamic``: also the settings stored with ``update-dynamic-config`` (``GET /admin/v2/
+        brokers/configuration/values``), asked in the same round trip: what every reader of a
+        live read's settings resolves them with (:attr:`Discovery.dynamic`)."""
+        calls = [call(RUNTIME_CONFIG), call(LOCAL_BROKERS)]
+        if dynamic:
+            calls.append(call(DYNAMIC_CONFIG_VALUES))
+        raw, local, *stored = self.client.gather(calls)
+        d = self._discovery(raw, local)
+        if dynamic:
+            self._take_stored(stored[0], d)
+        return d
+
+    def _take_stored(self, answer: Any, d: Discovery) -> None:
+        """The answer to ``GET /admin/v2/brokers/configuration/values`` into ``d.dynamic`` (only
+        the load-balancer keys lbctl declares: nothing else reaches a snapshot) and
+        :attr:`stored`. Nothing stored (404 on releases without the node): no layer. Any other
+        refusal: no layer, and a note that the runtime configuration's values stand alone.
+
+        Their values are in the runtime configuration already (``BrokerService.
+        handleDynamicConfigurationUpdates`` sets each over the field broker.conf filled, at start
+        and on every change); this says which came from there, and they beat a
+        ``--broker-conf`` file as they beat the broker's own."""
+        self.stored, self.stored_error = {}, None
+        try:
+            if isinstance(answer, AdminError):
+                raise answer
+            self.stored = stored_values(answer)
+        except NotFound as e:
+            self.stored_error = e
+        except AdminError as e:
+            self.stored_error = e
+            d.dynamic_notes.append(f"dynamic configuration not read ({e}): a --broker-conf value "
+                                   "is taken over a value set with update-dynamic-config")
+        d.dynamic, dropped = lb_settings(self.stored)
+        d.dynamic_notes += [f"dynamic setting {k} ignored: value cannot be parsed" for k in dropped]
+        self.last_dynamic = d.dynamic
 
     def _discovery(self, raw: Any, local: Any) -> Discovery:
         """:meth:`discover` from the answers to its two first requests."""
@@ -188,17 +234,18 @@ class LiveSource:
         """
         known = [b for b in known if b not in self.rejected]  # (never contacted)
         if not known or self.load_manager != MODULAR:
-            d = self.discover()
+            d = self.discover(dynamic=True)
             return d, self.load_reports(d.brokers)
         results = self.client.gather(
-            [call(RUNTIME_CONFIG), call(LOCAL_BROKERS)]
+            [call(RUNTIME_CONFIG), call(LOCAL_BROKERS), call(DYNAMIC_CONFIG_VALUES)]
             + [call(LOAD_REPORT, base=self.client.broker_url(b)) for b in known])
         d = self._discovery(results[0], results[1])
+        self._take_stored(results[2], d)
         if d.load_manager != MODULAR:
             return d, self.load_reports(d.brokers)
         listed = set(d.brokers)
         # (if every report answered 500, _reports found an extensible cluster and rebuilt them)
-        reports = {b: r for b, r in self._reports(known, results[2:]).items() if b in listed}
+        reports = {b: r for b, r in self._reports(known, results[3:]).items() if b in listed}
         joined = [b for b in d.brokers if b not in reports]
         if joined:
             reports.update(self.load_reports(joined))
@@ -223,7 +270,7 @@ class LiveSource:
     def _read(self) -> LiveRead:
         captured = int(self.clock() * 1000)
         self.progress("brokers", 0, 1)
-        d = self.discover()
+        d = self.discover(dynamic=True)
         failures: list[BrokerFailure] = []
         warnings: list[str] = []
         config, dropped = lb_settings(d.config)
@@ -296,7 +343,7 @@ class LiveSource:
         from lbctl.sources.live_policies import read_namespace_topics, read_policies
 
         out: dict[str, Any] = {"availableBrokers": list(d.brokers)}
-        out.update(self.dynamic_section(warnings))
+        out.update(self.dynamic_section(d, warnings))
         if not self.namespaces:
             return out
         self.progress("policies", 0, 1)
@@ -312,26 +359,11 @@ class LiveSource:
         self.progress("policies", 1, 1)
         return out
 
-    def dynamic_section(self, warnings: list[str]) -> dict[str, Any]:
-        """``dynamicConfig``: the load-balancer settings stored with ``update-dynamic-config``
-        (``GET /admin/v2/brokers/configuration/values``, :mod:`lbctl.sources.live_dynamic`),
-        which beat a ``--broker-conf`` file as they beat the broker's own (:func:`lbctl.config.
-        resolve`). Their values are already in the runtime configuration; this says which ones
-        came from there. Nothing stored (404 on releases without the node) or a refusal: no
-        section, the latter with a warning."""
-        from lbctl.sources.live_dynamic import read_dynamic_config
-
-        try:
-            stored = read_dynamic_config(self.client)
-        except NotFound:
-            return {}
-        except AdminError as e:
-            warnings.append(f"dynamic configuration not read ({e}): a --broker-conf value is "
-                            "taken over a value set with update-dynamic-config")
-            return {}
-        kept, dropped = lb_settings(stored)
-        warnings += [f"dynamic setting {k} ignored: value cannot be parsed" for k in dropped]
-        return {"dynamicConfig": kept} if kept else {}
+    def dynamic_section(self, d: Discovery, warnings: list[str]) -> dict[str, Any]:
+        """``dynamicConfig``: the load-balancer settings stored with ``update-dynamic-config``, as
+        the discovery read them (:meth:`_take_stored`), with what it left to say."""
+        warnings += d.dynamic_notes
+        return {"dynamicConfig": dict(d.dynamic)} if d.dynamic else {}
 
     def _topics(self, brokers: list[str], failures: list[BrokerFailure]) -> dict[str, Any]:
         self.progress("topic stats", 0, len(brokers))

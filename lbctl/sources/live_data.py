@@ -7,14 +7,14 @@ file of it are read by the same code. Pure data and parsing; no request is sent 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 
 from lbctl.admin.errors import AdminError
-from lbctl.config import SETTINGS_BY_NAME
+from lbctl.config import SETTINGS_BY_NAME, Settings, resolve
 from lbctl.errors import ConfigError, SnapshotError
 from lbctl.model.bundle import BundleName, BundleNameError
 from lbctl.model.cluster import ClusterState
@@ -80,6 +80,11 @@ class Discovery:
     brokers: list[str]
     config: dict[str, Any]
     load_manager: str
+    #: the load-balancer settings stored with ``update-dynamic-config`` (:func:`lb_settings` of
+    #: ``GET /admin/v2/brokers/configuration/values``), when the discovery asked for them
+    dynamic: dict[str, Any] = field(default_factory=dict)
+    #: what that read leaves to say: the request failed, or a stored value cannot be parsed
+    dynamic_notes: list[str] = field(default_factory=list)
 
 
 def lb_settings(runtime: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -99,6 +104,19 @@ def lb_settings(runtime: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
             continue
         kept[key] = value if not isinstance(value, dict) else str(value)
     return kept, dropped
+
+
+def live_settings(runtime: Mapping[str, Any],
+                  dynamic: Mapping[str, Any] | None = None) -> Settings:
+    """The settings of a runtime configuration (or a snapshot's ``config``) and the values stored
+    with ``update-dynamic-config`` beside it (:attr:`Discovery.dynamic`, a snapshot's
+    ``dynamicConfig``), resolved by the one function that layers them
+    (:func:`lbctl.config.resolve`: the dynamic value wins and says so) — what every reader of a
+    live read's settings uses (the extensible reader's weights, ``monitor-brokers``, the
+    sandbox's leader), so that none resolves them without the dynamic layer. Values that cannot
+    be parsed are left out (:func:`lb_settings`), as a live read leaves them out of a snapshot."""
+    return resolve(lb_settings(dict(runtime))[0],
+                   dynamic_config=lb_settings(dict(dynamic or {}))[0])
 
 
 def flatten_topics(nested: dict[str, Any]) -> dict[str, dict[str, Any]]:

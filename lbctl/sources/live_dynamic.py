@@ -17,7 +17,13 @@ from lbctl.admin.errors import HttpError
 
 def read_dynamic_config(client: AdminClient) -> dict[str, str]:
     """Key → value of every dynamic setting set in the cluster (values as strings)."""
-    raw = client.json(call(DYNAMIC_CONFIG_VALUES))
+    return stored_values(client.json(call(DYNAMIC_CONFIG_VALUES)))
+
+
+def stored_values(raw: object) -> dict[str, str]:
+    """The answer of ``GET /admin/v2/brokers/configuration/values`` as key → string value (a
+    live read asks for it beside the runtime configuration, :meth:`lbctl.sources.live.
+    LiveSource.discover`)."""
     if raw is None:
         return {}
     if not isinstance(raw, dict):

@@ -311,17 +311,21 @@ class ExtensibleReader:
     def _settings(self) -> Settings:
         """The settings of the runtime configuration the last discovery read (the weights of a
         ``weightedMaxEMA`` a broker does not publish)."""
-        from lbctl.config import resolve
-        from lbctl.sources.live_data import lb_settings
+        from lbctl.sources.live_data import live_settings
 
-        return resolve(lb_settings(self.src.last_config)[0])
+        return live_settings(self.src.last_config, self.src.last_dynamic)
 
     def read(self, d: Discovery, captured: int, config: dict[str, Any],
              failures: list[BrokerFailure], warnings: list[str]) -> LiveRead:
         """The cluster as an extensible snapshot (``loadManager: "extensible"``)."""
-        from lbctl.config import resolve
         from lbctl.model.bundle import parse_position
-        from lbctl.sources.live_data import BrokerFailure, LiveRead, live_snapshot, reconcile
+        from lbctl.sources.live_data import (
+            BrokerFailure,
+            LiveRead,
+            live_settings,
+            live_snapshot,
+            reconcile,
+        )
         from lbctl.sources.snapshot_schema import state_from_wire
 
         src = self.src
@@ -336,7 +340,7 @@ class ExtensibleReader:
 
         namespaces: dict[str, Any] = src._namespaces(failures) if src.namespaces else {}
         bounds = {ns: [parse_position(x) for x in v["boundaries"]] for ns, v in namespaces.items()}
-        settings = resolve(config)
+        settings = live_settings(config, d.dynamic)
         brokers: dict[str, Any] = {}
         load: dict[str, Any] = {}
         tops: dict[str, Any] = {}

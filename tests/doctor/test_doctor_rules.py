@@ -69,6 +69,8 @@ CASES: dict[str, tuple[dict, Severity, dict]] = {
     "setting-out-of-range": ({"conf": "out-of-range.conf"}, Severity.ERROR, {}),
     "isolation-primary-unmatched": ({"snapshot": "isolation-port.json"}, Severity.WARNING,
                                     {"snapshot": "isolation-host.json"}),
+    "stored-not-dynamic": ({"snapshot": "stored-not-dynamic.json"}, Severity.WARNING,
+                           {"snapshot": "dynamic-stored.json"}),
 }
 
 
@@ -161,13 +163,53 @@ def test_dynamic_origin_and_fix() -> None:
     """A setting found in the dynamic configuration is said so, and the fix names
     delete-dynamic-config."""
     from lbctl.doctor.run import context_for, run_rules
+    from lbctl.records import replace
 
-    states = read_snapshots([D / BASE])
-    opts = Options(overrides={"loadBalancerSheddingEnabled": "false"})
-    ctx, _ = context_for(states, opts, dynamic={"loadBalancerSheddingEnabled": "false"})
+    stored = {"loadBalancerSheddingEnabled": "false"}
+    # a live read: the state carries the stored values, and doctor gets the whole answer too
+    states = [replace(st, dynamic_config=stored) for st in read_snapshots([D / BASE])]
+    ctx, _ = context_for(states, Options(), dynamic=stored)
     (f,) = [f for f in run_rules(ctx) if f.rule == "balancing-disabled"]
     assert "(dynamic configuration)" in f.found
     assert "delete-dynamic-config --config loadBalancerSheddingEnabled" in f.fix
+    # --set beats the stored value, and says so
+    ctx, _ = context_for(states, Options(overrides=stored), dynamic=stored)
+    (f,) = [f for f in run_rules(ctx) if f.rule == "balancing-disabled"]
+    assert "(--set)" in f.found
+
+
+def test_a_snapshots_dynamic_config_is_the_values_origin() -> None:
+    """A snapshot's ``dynamicConfig`` (an export of a live read) is the value in force and its
+    origin, as a live doctor run says it: the same resolution (``lbctl.config.of_state``)."""
+    from lbctl.doctor.run import context_for
+
+    ctx, _ = context_for(read_snapshots([D / "dynamic-stored.json"]), Options())
+    key = "loadBalancerBrokerOverloadedThresholdPercentage"
+    assert ctx.value(key) == 80 and ctx.origin(key) == "dynamic configuration"
+    assert ctx.stored(key)
+
+
+def test_a_stored_key_that_is_not_dynamic_is_never_applied() -> None:
+    """``BrokerService.configValueChanged`` skips a stored key outside the dynamic fields (at
+    start and on every change): the brokers run the runtime configuration's value, doctor says
+    the stored one is dead, and the only way out is an edit of /admin/configuration
+    (delete-dynamic-config answers 412 for it)."""
+    from lbctl.doctor.run import context_for, run_rules
+
+    ctx, _ = context_for(read_snapshots([D / "stored-not-dynamic.json"]), Options())
+    assert ctx.value("loadBalancerEnabled") is True
+    assert ctx.origin("loadBalancerEnabled") == "default"
+    assert not ctx.stored("loadBalancerEnabled")
+    (f,) = run_rules(ctx)
+    assert f.rule == "stored-not-dynamic" and f.settings == ("loadBalancerEnabled",)
+    assert "loadBalancerEnabled=false is stored" in f.found
+    assert "the brokers run loadBalancerEnabled=true (default)" in f.found
+    assert "/admin/configuration" in f.fix and "rolling restart" in f.fix
+    # turned off in broker.conf as well: balancing-disabled must not offer delete-dynamic-config
+    ctx, _ = context_for(read_snapshots([D / "stored-not-dynamic.json"]),
+                         Options(overrides={"loadBalancerEnabled": "false"}))
+    (g,) = [g for g in run_rules(ctx) if g.rule == "balancing-disabled"]
+    assert "delete-dynamic-config" not in g.fix
 
 
 def test_unknown_rule_is_a_usage_error() -> None:

@@ -88,3 +88,13 @@ def test_inputs_are_listed_recursively_and_the_manifest_finds_changes(tmp_path) 
     assert changed(inputs, read_manifest(tmp_path / "out")) == []
     (tmp_path / "a" / "x.json").write_text('{"grown": true}')
     assert [f.path for f in changed(list_inputs([tmp_path]).files, read_manifest(tmp_path / "out"))] == [found[0]]
+
+
+def test_a_snapshots_dynamic_config_is_the_threshold_its_rows_use() -> None:
+    """A snapshot with ``dynamicConfig`` (lbctl's reader reads it, ``READER_SECTIONS``) resolves
+    its thresholds and weights with the stored values over its ``config``, as every other
+    command does (``lbctl.config.resolve``'s dynamic layer): 80 stored over 85 reported."""
+    (snap,) = [r for r in _rows(DATA / "doctor" / "dynamic-stored.json") if r["kind"] == "snapshot"]
+    assert snap["overloaded_threshold"] == 80.0
+    (base,) = [r for r in _rows(DATA / "doctor" / "base.json") if r["kind"] == "snapshot"]
+    assert base["overloaded_threshold"] == 85.0

@@ -43,8 +43,33 @@ def test_modular_defaults(cluster: TestCluster, lbctl: Lbctl) -> None:
     assert "/admin/v2/brokers/version" in paths
 
 
+def test_one_request_for_the_dynamic_configuration(cluster: TestCluster, lbctl: Lbctl) -> None:
+    """doctor takes the dynamic configuration the live read asked for (beside the runtime
+    configuration) instead of asking again: one request a run, and its findings still say a
+    stored value's origin."""
+    cluster.set_dynamic(loadBalancerSheddingEnabled="false")
+    res = lbctl("doctor", "-o", "json")
+    paths = [r.path for r in cluster.log]
+    assert paths.count("/admin/v2/brokers/configuration/values") == 1
+    found = findings(res)["balancing-disabled"]
+    assert "(dynamic configuration)" in found["found"]
+    assert "delete-dynamic-config --config loadBalancerSheddingEnabled" in found["fix"]
+
+
+def test_a_refused_dynamic_configuration_is_still_said(cluster: TestCluster, lbctl: Lbctl) -> None:
+    from lbctl.sandbox import Fault
+
+    cluster.faults.append(Fault(r"/configuration/values", status=403, reason="Forbidden"))
+    res = lbctl("doctor", "-o", "json")
+    notes = " ".join(json.loads(res.stdout)["notes"])
+    assert "could not read dynamic configuration" in notes and "403" in notes
+    assert [r.path for r in cluster.log].count("/admin/v2/brokers/configuration/values") == 1
+
+
 def test_modular_fixed_then_drained(cluster: TestCluster, lbctl: Lbctl) -> None:
-    cluster.set_dynamic(loadBalancerLoadPlacementStrategy=LRUWW)
+    # (broker.conf: the placement strategy is not dynamic, and a stored one is never applied —
+    # the stored-not-dynamic finding)
+    cluster.config["loadBalancerLoadPlacementStrategy"] = LRUWW
     cluster.config["lowerBoundarySheddingEnabled"] = "true"
     res = lbctl("doctor", "-o", "json")
     assert res.exit_code == 0 and findings(res) == {}

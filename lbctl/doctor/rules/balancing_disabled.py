@@ -61,12 +61,12 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
         if ctx.value(key) is False:
             restore = ("lbctl drain --restore --yes if lbctl drain --pause-balancer left it off "
                        "(it puts back the values the journal recorded); else "
-                       if key in DRAIN_PAUSES and key in ctx.dynamic else "")
+                       if key in DRAIN_PAUSES and ctx.stored(key) else "")
             if key == "loadBalancerEnabled" and ctx.extensible:
                 effect = EXTENSIBLE_DISABLED
             yield r.finding(
                 f"{ctx.shown(key)}: {effect}", severity=severity,
                 fix=restore + ctx.set_fix(key, True)
                 + (f" or pulsar-admin brokers delete-dynamic-config --config {key}"
-                   if key in ctx.dynamic else ""),
+                   if ctx.stored(key) else ""),
                 settings=(key,))
