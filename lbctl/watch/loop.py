@@ -307,7 +307,8 @@ class Watcher:
             """The moves of this capture that were not the leader's, kept out of lbctl's grace
             maps (the leader's ``doLoadShedding`` records its own unloads only)."""
             if recorded is not None:
-                found = dict(recorded.notLeaders)
+                found = self._replayed([m for m in seen if m.bundle in fresh], state, settings,
+                                       recorded, fresh)
             elif capture is None:
                 found = {}
             else:
@@ -612,7 +613,8 @@ class Watcher:
         try:
             self.history.record(seen_of(state, "admin" if self.opts.ownership else "reports",
                                         capture.owners, leader=capture.leader,
-                                        unloads=capture.unloads, not_leaders=manual), state)
+                                        unloads=capture.unloads, not_leaders=manual,
+                                        late=self.late), state)
         except LbctlError as e:
             if not self._record_failed:
                 self.warn(f"history: {e}")
@@ -644,14 +646,7 @@ class Watcher:
         self._unmatched = {b: v for b, v in self._unmatched.items() if now - v[1] <= window}
         if not seen and not self._unmatched:
             return out
-        prev = self._prev
-        lag = interval_ms(settings) + (
-            0 if capture.owners is not None else
-            int(settings["loadBalancerReportUpdateMaxIntervalMinutes"]) * 60_000)
-        gap = now - prev.captured_at if prev is not None else interval_ms(settings)
-        # each move from the capture before the one that first showed it (a bundle in flight:
-        # gone from its broker's listing captures before it arrived), less the lag
-        starts = {m.bundle: (started or {}).get(m.bundle, m.at) - gap - lag for m in seen}
+        starts = self._starts(seen, state, settings, capture.owners is not None, started)
         sent = self._journal_unloads(min([*starts.values(), *(v[0] for v in
                                                              self._unmatched.values())]))
         self._late_journal(sent)
@@ -668,6 +663,45 @@ class Watcher:
                 self._unmatched[m.bundle] = (starts[m.bundle], now, m.before, m.after,
                                              (started or {}).get(m.bundle, m.at))
         return out
+
+    def _starts(self, seen: list[Any], state: ClusterState, settings: Any, read: bool,
+                started: Mapping[str, int] | None) -> dict[str, int]:
+        """When each move could have started: from the capture before the one that first showed
+        it (a bundle in flight: gone from its broker's listing captures before it arrived), less
+        one shedding interval, and the reports' maximum write interval more when ownership was
+        not ``read`` from the brokers (the reports lag the move)."""
+        prev = self._prev
+        lag = interval_ms(settings) + (
+            0 if read else int(settings["loadBalancerReportUpdateMaxIntervalMinutes"]) * 60_000)
+        gap = state.captured_at - prev.captured_at if prev is not None else interval_ms(settings)
+        return {m.bundle: (started or {}).get(m.bundle, m.at) - gap - lag for m in seen}
+
+    def _replayed(self, seen: list[Any], state: ClusterState, settings: Any, recorded: Seen,
+                  started: Mapping[str, int]) -> dict[str, str]:
+        """A replayed capture's moves that were not the leader's, as its record says, and the
+        journal's pending windows rebuilt as :meth:`_not_leaders` left them: the moves judged
+        the leader's wait for a late journal record (:meth:`_late_journal`) as they did live,
+        and those the record says a later record matched (``late``) leave the pending windows
+        and lbctl's grace maps at the capture that matched them. Before, a restart forgot the
+        windows — a record written while the watcher was down was never matched, the bundle
+        stayed in lbctl's grace map as the leader's unload — and a match made before the
+        restart was undone by the replay, the bundle back in the grace map."""
+        found = dict(recorded.notLeaders)
+        now = state.captured_at
+        window = self.opts.limits.window_ms
+        self._unmatched = {b: v for b, v in self._unmatched.items() if now - v[1] <= window}
+        for b in recorded.late:
+            v = self._unmatched.pop(b, None)
+            if v is not None:
+                self._ungrace(b, v[2], v[4])
+        if self.opts.journal is None:
+            return found
+        starts = self._starts(seen, state, settings, recorded.read, started)
+        for m in seen:
+            if m.bundle not in found and m.before is not None:
+                self._unmatched[m.bundle] = (starts[m.bundle], now, m.before, m.after,
+                                             started.get(m.bundle, m.at))
+        return found
 
     def _late_journal(self, sent: Mapping[str, int]) -> None:
         """The moves judged without lbctl's apply journal whose unload it has recorded since:
