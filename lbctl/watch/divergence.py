@@ -121,8 +121,13 @@ class Checker:
         self.open: dict[str, Expected] = {}
         self.expected_total = 0
         self.observed_total = 0
-        #: moves seen while lbctl's memory warmed up that no expectation foresaw: not judged
+        #: moves no captured state let lbctl judge (each an ``unjudged-unload``: the evidence is
+        #: incomplete) — not the warm-up's, which say nothing of the evidence
         self.unjudged_total = 0
+        #: moves seen while lbctl's memory warmed up that no expectation foresaw: not judged
+        #: either, counted apart (a fresh watcher's first 23 cycles made the unjudged count
+        #: look like missing evidence)
+        self.warmup_total = 0
 
     def observe(self, state: ClusterState, seen: Iterable[Move], decided: Iterable[Any],
                 interval_ms: int, ours: frozenset[str] = frozenset(), warm: bool = True,
@@ -171,7 +176,7 @@ class Checker:
                     # a move it did not foresee says nothing of the leader's rules — a fresh
                     # watcher beside a hot cluster whose leader had seen the broker at 90 % a
                     # minute before lbctl's first capture raised seven in its first 16 minutes
-                    self.unjudged_total += 1
+                    self.warmup_total += 1
                     continue
                 why = (unseen or {}).get(m.bundle)
                 if why is not None:
