@@ -76,6 +76,8 @@ class Status(Struct, frozen=True):
     #: moves not judged: the evidence incomplete (``unjudged-unload``), and during the warm-up
     unjudged_unloads: int = 0
     warmup_unloads: int = 0
+    #: TransferShedder's hit count known to be the leader's (None: the strategy keeps none)
+    hits_synced: bool | None = None
 
 
 def pending_plans(history: Path) -> tuple[Mapping[str, Any], ...]:
@@ -97,12 +99,16 @@ def build_status(w: Watcher, state: ClusterState, settings: Settings) -> Status:
         expected_unloads=w.checker.expected_total, observed_unloads=w.checker.observed_total,
         chart=tuple((t, tuple(sorted(u.items()))) for t, u in w.usage.points), plans=pending,
         last_error=w.last_error, followed=w.followed, warm_up=w.warm_up,
-        unjudged_unloads=w.checker.unjudged_total, warmup_unloads=w.checker.warmup_total)
+        unjudged_unloads=w.checker.unjudged_total, warmup_unloads=w.checker.warmup_total,
+        hits_synced=w.hits_synced)
 
 
 def warm_up_left(s: Status) -> int | None:
-    """Shedding cycles before the divergence checks start (0 once they have; None: never)."""
-    return None if s.warm_up is None else max(0, s.warm_up - s.followed)
+    """Shedding cycles before the divergence checks start (0 once they have; None: never); at
+    least one while TransferShedder's hit count is not known to be the leader's."""
+    if s.warm_up is None:
+        return None
+    return max(0 if s.hits_synced is not False else 1, s.warm_up - s.followed)
 
 
 def divergence_note(s: Status) -> str:
@@ -112,6 +118,9 @@ def divergence_note(s: Status) -> str:
         return ("divergence checks off: loadBalancerHistoryResourcePercentage ≥ 1 keeps the "
                 "leader's usage average at what it saw before the watcher")
     if s.followed >= s.warm_up:
+        if s.hits_synced is False:
+            return ("divergence checks start once TransferShedder's hit count is known to be the "
+                    "leader's (a cycle without a hit, or the leader's transfers seen)")
         return ""
     return (f"divergence checks start after {s.warm_up} shedding cycles "
             f"({s.followed} followed so far)")

@@ -69,3 +69,18 @@ def test_a_stuck_leader_counting_hits_is_still_reported(tmp_path: Path) -> None:
         assert w.raised("leader-divergence")
     finally:
         w.close()
+
+
+def test_the_page_and_the_gauge_say_the_checks_wait_for_the_hit_count() -> None:
+    """Past the warm-up's cycles, but the counts not known equal: the checks have not started,
+    and the page and ``lbctl_divergence_warmup_cycles_remaining`` said they had."""
+    from lbctl.watch.status import Status, divergence_note, metrics_text
+
+    waiting = Status("c", 0, (), (0.0, 1.0), (), (), 1, 0, 0, 0, (), followed=9, warm_up=4,
+                     hits_synced=False)
+    assert "hit count" in divergence_note(waiting)
+    assert "\nlbctl_divergence_warmup_cycles_remaining 1\n" in metrics_text(waiting, 0)
+    on = Status("c", 0, (), (0.0, 1.0), (), (), 1, 0, 0, 0, (), followed=9, warm_up=4,
+                hits_synced=True)
+    assert divergence_note(on) == ""
+    assert "\nlbctl_divergence_warmup_cycles_remaining 0\n" in metrics_text(on, 0)
