@@ -91,6 +91,8 @@ class Endpoint:
     method: str
     template: str
     text: bool = False  # the broker answers plain text (a Java String), not JSON
+    #: a successful answer keeps its ``Date`` header (the broker's clock: ``lbctl watch``)
+    dated: bool = False
 
     @property
     def mutation(self) -> bool:
@@ -466,7 +468,10 @@ class AdminClient:
                 if status == 303:
                     method, body = "GET", b""
                 continue
-            return Response(status, content, url, {} if status < 300 else {
+            if status < 300:
+                return Response(status, content, url, {} if not c.endpoint.dated else {
+                    "date": rheaders.get("date", "")})
+            return Response(status, content, url, {
                 "content-type": rheaders.get("content-type", ""),
                 "retry-after": rheaders.get("retry-after", "")})
         raise HttpError(self.redact(f"{c.method} {url_without_userinfo(c.url(self.admin_url))}: too many "

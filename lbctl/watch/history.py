@@ -49,7 +49,10 @@ class Seen(Struct, frozen=True, omit_defaults=True):
     refusing it is followed by its reports); ``owners``: where the listing differed from the
     reports' ownership, bundle → broker (``None``: owned by nobody at that capture);
     ``leader``/``leaderUnloads``: the leader and its ``brk_lb_unload_bundle_count``;
-    ``notLeaders``: bundle → why its move at this capture was not the leader's."""
+    ``notLeaders``: bundle → why its move at this capture was not the leader's; ``late``: bundle
+    → why an earlier capture's move, judged as the leader's, was found not to be at this one
+    (lbctl's apply journal recorded its unload after the capture that saw it): a restart
+    replays the finding here, so the move leaves lbctl's grace map again and is not told twice."""
 
     capturedAt: int
     ownership: str
@@ -58,6 +61,7 @@ class Seen(Struct, frozen=True, omit_defaults=True):
     leader: str | None = None
     leaderUnloads: int | None = None
     notLeaders: dict[str, str] = {}
+    late: dict[str, str] = {}
 
     def ownership_of(self, state: ClusterState) -> dict[str, str] | None:
         """Who owned each bundle at ``state`` as the brokers listed it (None: not read)."""
@@ -74,7 +78,8 @@ class Seen(Struct, frozen=True, omit_defaults=True):
 
 def seen_of(state: ClusterState, ownership: str, owners: dict[str, str] | None, *,
             leader: str | None = None, unloads: int | None = None,
-            not_leaders: dict[str, str] | None = None) -> Seen:
+            not_leaders: dict[str, str] | None = None,
+            late: dict[str, str] | None = None) -> Seen:
     """The record of one capture: ``owners`` kept as its differences from the reports'."""
     diff: dict[str, str | None] = {}
     if owners is not None:
@@ -82,7 +87,7 @@ def seen_of(state: ClusterState, ownership: str, owners: dict[str, str] | None, 
         diff = {b: o for b, o in owners.items() if reported.get(b) != o}
         diff.update({b: None for b in reported if b not in owners})
     return Seen(state.captured_at, ownership, owners is not None, diff, leader, unloads,
-                dict(not_leaders or {}))
+                dict(not_leaders or {}), dict(late or {}))
 
 
 class Retention(Struct, frozen=True):

@@ -29,11 +29,13 @@ from typing import Any
 
 from msgspec import Struct, field
 
+from lbctl.admin.client import Endpoint
 from lbctl.loadmanager.clock import Follower, interval_ms
 from lbctl.loadmanager.select import Options
 from lbctl.model.cluster import ClusterState
 from lbctl.records import replace
 from lbctl.watch.anomalies import ANOMALY_FILE, Condition, Event, Tracker
+from lbctl.watch.cluster_clock import ClusterClock
 from lbctl.watch.detect import MoveLog, Thresholds, conditions, known_brokers, moves, usage_of
 from lbctl.watch.divergence import Checker, warm_up
 from lbctl.watch.history import History, Retention, Seen, seen_of
@@ -42,6 +44,14 @@ from lbctl.watch.status import Status, UsageHistory, build_status
 
 #: captures replayed at start to rebuild memory
 RESUME_CAPTURES = 120
+#: how much shorter than ``loadBalancerSheddingIntervalMinutes`` the gap between two captures
+#: may be and still hold one of the leader's cycles (lbctl runs one then): a capture is stamped
+#: when its read starts, a little after the interval's tick, so captures an interval apart came
+#: a few milliseconds short half the time — and 60 times that beside ``lbctl sandbox --speed
+#: 60``, where 200 of 448 captures ran no cycle (a move they showed was matched against none)
+CYCLE_SLACK = 0.1
+#: ``GET /admin/v2/brokers/leaderBroker`` (``BrokersBase.getLeaderBroker``), its ``Date`` kept
+LEADER_DATED = Endpoint("GET", "/admin/v2/brokers/leaderBroker", dated=True)
 
 
 class WatchOptions(Struct, frozen=True):
@@ -169,6 +179,15 @@ class Watcher:
         #: cycles lbctl follows the leader before its expectations are firm (None: never), from
         #: the last cycle's strategy and settings (:func:`lbctl.watch.divergence.warm_up`)
         self.warm_up: int | None = 1
+        #: TransferShedder's ``unloadConditionHitCount`` in lbctl's memory is the leader's
+        #: (None: the strategy keeps none; :meth:`_hits`), and the leader's transfers seen since
+        #: lbctl's last cycle reset the leader's (:meth:`_correct`)
+        self.hits_synced: bool | None = None
+        self._own_acts = 0  # lbctl's own unloading cycles while the counts were not known equal
+        self._leader_acted = False
+        #: the cluster's time for the watcher's clock, from the leader's ``Date``: the captures
+        #: and the apply journal's times are compared with the brokers' (:meth:`_read`)
+        self.cluster_clock = ClusterClock()
         self.last_tick: float | None = None  # the watcher's clock at the last good capture
         #: True while a capture reads the cluster (only reads: a stop may abandon it at once)
         self.reading = False
@@ -230,17 +249,24 @@ class Watcher:
         from lbctl.admin.client import BROKER_METRICS, call
         from lbctl.errors import LbctlError
         from lbctl.model.cluster import EXTENSIBLE, MODULAR
-        from lbctl.sources.live_brokers import LEADER_BROKER, leader_id
+        from lbctl.sources.live_brokers import leader_id
+        from lbctl.watch.cluster_clock import date_of
 
         unloads = None
         with self.cluster.session() as reader:
-            reader.clock = self.clock
+            # who leads, first: the answer's Date puts the capture on the cluster's clock
+            # (:mod:`lbctl.watch.cluster_clock`)
+            asked = self.clock()
+            try:
+                answer = reader.client.request(call(LEADER_DATED))
+                leader = leader_id(answer.json())
+                date = date_of(answer.headers.get("date"))
+            except LbctlError:
+                leader, date = None, None
+            self.cluster_clock.observe((asked + self.clock()) / 2, date)
+            reader.clock = lambda: self.cluster_clock.at(self.clock())
             reader.ownership = self.opts.ownership
             read = reader.read()
-            try:
-                leader = leader_id(reader.client.json(call(LEADER_BROKER)))
-            except LbctlError:
-                leader = None
             kind = read.state.load_manager
             if (leader is not None and read.owners is not None
                     and kind in (MODULAR, EXTENSIBLE)):
@@ -277,6 +303,7 @@ class Watcher:
         The cycle itself runs on the reports' ownership, which is what the leader's
         ``ModularLoadManagerImpl`` reads."""
         from lbctl.loadmanager import select
+        from lbctl.model.cluster import EXTENSIBLE
 
         # the load manager is built from its own copy (what choosing reads of the settings is
         # not what the cycle read, which the plan lists) — a copy, not a second resolution
@@ -307,7 +334,8 @@ class Watcher:
             """The moves of this capture that were not the leader's, kept out of lbctl's grace
             maps (the leader's ``doLoadShedding`` records its own unloads only)."""
             if recorded is not None:
-                found = dict(recorded.notLeaders)
+                found = self._replayed([m for m in seen if m.bundle in fresh], state, settings,
+                                       recorded, fresh)
             elif capture is None:
                 found = {}
             else:
@@ -353,11 +381,13 @@ class Watcher:
                     # written report holds it, so the reports' owners above did not tell
                     for b in _gained_since(state, owners):
                         self._moved.setdefault(b, state.captured_at)
-        if prev is None or state.captured_at - prev[0].captured_at >= interval_ms(prev[1]):
+        if prev is None or state.captured_at - prev[0].captured_at \
+                >= interval_ms(prev[1]) * (1 - CYCLE_SLACK):
             self._correct()
             self._ending = self._grace_ending(state, settings, prev)
             result = self.follower.step(state, settings)
             self.warm_up = warm_up(result.shedding, settings)
+            self._hits(result)
             self.last_plan = result.plan()
             decided = list(self.last_plan.actions)
             carried = [a for a in decided if a.action in ("unload", "transfer") and not a.skipped]
@@ -374,6 +404,12 @@ class Watcher:
                         and b not in self._left_alone:
                     self._moved.setdefault(b, at)
                     self._left.setdefault(o, at)
+        if owners is not None and fresh:
+            # (the moves seen this capture, the operators' left out, are the leader's: the cycle
+            # that made them came before lbctl's cycle on this capture)
+            self._leader_acted = True
+            if state.load_manager == EXTENSIBLE and decided:
+                decided = _superseded(decided, {o for o, _at in leaving.values()}, fresh)
         self._moved.update(fresh)
         self._left.update(dict(leaving.values()))
         self.last_owner.update(state.owners() if owners is None else owners)
@@ -540,6 +576,19 @@ class Watcher:
                 _corrected(brokers, self._decided_from, self._left)))
         self._decided, self._moved = {}, {}
         self._decided_from, self._left = {}, {}
+        # TransferShedder zeroes ``unloadConditionHitCount`` at every cycle that decided an
+        # unload (``findBundlesForUnloading``: a non-empty ``decisionCache``), and only then or
+        # when the condition is not hit: a leader whose count ran ahead of lbctl's (it had been
+        # counting before the watcher started) acted a cycle or more before lbctl would, and
+        # lbctl, counting on, acted cycles after — out of phase for good (threshold 3: two
+        # leader-divergences and three unexpected-unloads in 40 minutes). The leader's
+        # transfers seen since lbctl's last cycle zero lbctl's count too, as the leader's was
+        hits = getattr(f.memory, "hit_count", None) if f is not None else None
+        if f is not None and self._leader_acted and hits is not None:
+            if hits:
+                f.memory = replace(f.memory, hit_count=0)
+            self.hits_synced = True
+        self._leader_acted = False
 
     def _grace_ending(self, state: ClusterState, settings: Any, prev: Any) -> frozenset[str]:
         """The bundles in the follower's grace map (before this cycle expires any) whose
@@ -612,7 +661,8 @@ class Watcher:
         try:
             self.history.record(seen_of(state, "admin" if self.opts.ownership else "reports",
                                         capture.owners, leader=capture.leader,
-                                        unloads=capture.unloads, not_leaders=manual), state)
+                                        unloads=capture.unloads, not_leaders=manual,
+                                        late=self.late), state)
         except LbctlError as e:
             if not self._record_failed:
                 self.warn(f"history: {e}")
@@ -644,14 +694,7 @@ class Watcher:
         self._unmatched = {b: v for b, v in self._unmatched.items() if now - v[1] <= window}
         if not seen and not self._unmatched:
             return out
-        prev = self._prev
-        lag = interval_ms(settings) + (
-            0 if capture.owners is not None else
-            int(settings["loadBalancerReportUpdateMaxIntervalMinutes"]) * 60_000)
-        gap = now - prev.captured_at if prev is not None else interval_ms(settings)
-        # each move from the capture before the one that first showed it (a bundle in flight:
-        # gone from its broker's listing captures before it arrived), less the lag
-        starts = {m.bundle: (started or {}).get(m.bundle, m.at) - gap - lag for m in seen}
+        starts = self._starts(seen, state, settings, capture.owners is not None, started)
         sent = self._journal_unloads(min([*starts.values(), *(v[0] for v in
                                                              self._unmatched.values())]))
         self._late_journal(sent)
@@ -668,6 +711,45 @@ class Watcher:
                 self._unmatched[m.bundle] = (starts[m.bundle], now, m.before, m.after,
                                              (started or {}).get(m.bundle, m.at))
         return out
+
+    def _starts(self, seen: list[Any], state: ClusterState, settings: Any, read: bool,
+                started: Mapping[str, int] | None) -> dict[str, int]:
+        """When each move could have started: from the capture before the one that first showed
+        it (a bundle in flight: gone from its broker's listing captures before it arrived), less
+        one shedding interval, and the reports' maximum write interval more when ownership was
+        not ``read`` from the brokers (the reports lag the move)."""
+        prev = self._prev
+        lag = interval_ms(settings) + (
+            0 if read else int(settings["loadBalancerReportUpdateMaxIntervalMinutes"]) * 60_000)
+        gap = state.captured_at - prev.captured_at if prev is not None else interval_ms(settings)
+        return {m.bundle: (started or {}).get(m.bundle, m.at) - gap - lag for m in seen}
+
+    def _replayed(self, seen: list[Any], state: ClusterState, settings: Any, recorded: Seen,
+                  started: Mapping[str, int]) -> dict[str, str]:
+        """A replayed capture's moves that were not the leader's, as its record says, and the
+        journal's pending windows rebuilt as :meth:`_not_leaders` left them: the moves judged
+        the leader's wait for a late journal record (:meth:`_late_journal`) as they did live,
+        and those the record says a later record matched (``late``) leave the pending windows
+        and lbctl's grace maps at the capture that matched them. Before, a restart forgot the
+        windows — a record written while the watcher was down was never matched, the bundle
+        stayed in lbctl's grace map as the leader's unload — and a match made before the
+        restart was undone by the replay, the bundle back in the grace map."""
+        found = dict(recorded.notLeaders)
+        now = state.captured_at
+        window = self.opts.limits.window_ms
+        self._unmatched = {b: v for b, v in self._unmatched.items() if now - v[1] <= window}
+        for b in recorded.late:
+            v = self._unmatched.pop(b, None)
+            if v is not None:
+                self._ungrace(b, v[2], v[4])
+        if self.opts.journal is None:
+            return found
+        starts = self._starts(seen, state, settings, recorded.read, started)
+        for m in seen:
+            if m.bundle not in found and m.before is not None:
+                self._unmatched[m.bundle] = (starts[m.bundle], now, m.before, m.after,
+                                             started.get(m.bundle, m.at))
+        return found
 
     def _late_journal(self, sent: Mapping[str, int]) -> None:
         """The moves judged without lbctl's apply journal whose unload it has recorded since:
@@ -795,11 +877,13 @@ class Watcher:
         if key is not None and cached is not None and cached[0] == key and cached[1] <= since_ms:
             return {b: t for b, t in cached[2].items() if t >= since_ms}
         failed: list[str] = []
-        found = journal_unloads(self.opts.journal, since_ms / 1000, warn=failed.append)
+        found = journal_unloads(self.opts.journal, self.cluster_clock.local(since_ms / 1000),
+                                warn=failed.append)
         if failed and not self._journal_failed:
             self.warn(f"journal: {failed[0]}")
         self._journal_failed = bool(failed)
-        out = {b: int(t * 1000) for b, t in found.items()}
+        # (the journal is dated by this host's clock: on the cluster's, as the captures are)
+        out = {b: int(self.cluster_clock.at(t) * 1000) for b, t in found.items()}
         self._journal_cache = None if failed or key is None else (key, since_ms, out)
         return out
 
@@ -851,11 +935,41 @@ class Watcher:
         """Shedding cycles lbctl has followed the leader for (the history's replayed ones too)."""
         return 0 if self.follower is None else self.follower.cycles
 
+    def _hits(self, result: Any) -> None:
+        """Whether lbctl's ``unloadConditionHitCount`` is the leader's yet, after a cycle.
+
+        The leader's count is older than the watcher and unknown to it
+        (``TransferShedder.findBundlesForUnloading`` zeroes it when the condition is not hit and
+        when the cycle decided an unload, and adds one at every other cycle that reaches the
+        gate). It is known to equal lbctl's only after a cycle that reaches the gate without a
+        hit (both zeroed on the same data), after the leader's own transfers are seen (its count
+        zeroed: :meth:`_correct`), or at once with ``loadBalancerSheddingConditionHitCountThreshold``
+        0 (any hit passes the gate, whatever the count). lbctl's own unload is no proof: a leader
+        that acted just before the watcher's first capture counts from 0 while lbctl counts on,
+        and acts cycles after lbctl. Its second is: from lbctl's first, zeroed, the leader's count
+        is at least lbctl's, so a leader that has not acted by lbctl's second does not act (a
+        stuck leader is still reported). Until then the warm-up's ``threshold + 1`` cycles are not enough: a cycle TransferShedder
+        skips before its gate (``LoadStats.update``'s CoolDown after a transfer, for
+        ``loadBalanceSheddingDelayInSeconds``; outdated or missing load data) leaves the count as
+        it was."""
+        shed = getattr(result, "shed", None)
+        if self.hits_synced is None and hasattr(result.memory, "hit_count"):
+            self.hits_synced = False
+        if shed is None or not shed.condition:
+            return
+        if shed.threshold <= 0 or (shed.hit_count == 0 and not shed.decisions):
+            self.hits_synced = True
+        elif shed.decisions and not self.hits_synced:
+            self._own_acts += 1
+            self.hits_synced = self._own_acts >= 2
+
     @property
     def warm(self) -> bool:
         """lbctl's memory has warmed up: divergence checks are on (a fresh watcher's memory
-        starts at its first capture, the leader's long before — :mod:`lbctl.watch.divergence`)."""
-        return self.warm_up is not None and self.followed >= self.warm_up
+        starts at its first capture, the leader's long before — :mod:`lbctl.watch.divergence`),
+        TransferShedder's hit count the leader's (:meth:`_hits`)."""
+        return (self.warm_up is not None and self.followed >= self.warm_up
+                and self.hits_synced is not False)
 
     @property
     def what(self) -> str:
@@ -1018,6 +1132,22 @@ def _judged(prev: ClusterState | None, state: ClusterState, settings: Any) -> st
     return (f"none of lbctl's cycles makes it expected: on the reports of "
             f"{_when(prev.captured_at)} at {_when(prev.captured_at)} and at {_when(nxt)} "
             f"(the leader's next cycle), nor on those of {_when(state.captured_at)}")
+
+
+def _superseded(decided: list[Any], left: set[str], moved: Mapping[str, int]) -> list[Any]:
+    """lbctl's extensible cycle on a capture that shows the leader's transfers off ``left``,
+    without its unloads off those brokers of bundles that did not move: that cycle stands for
+    the leader's past one (:func:`_agreed`), but the extensible capture's ownership is the
+    service-unit channel's, after the transfers, while the brokers' load data is from before
+    them — so lbctl's TransferShedder, its count past the gate one cycle after the leader's
+    (``loadBalancerSheddingConditionHitCountThreshold`` above 0), shed the broker again for the
+    bundles the leader had just moved, and expected it of a leader that had already acted on
+    that broker and then sat out ``loadBalanceSheddingDelayInSeconds`` (``UnloadScheduler`` puts
+    each transfer's source in ``recentlyUnloadedBrokers``; ``TransferShedder``'s
+    ``LoadStats.update`` skips the cycle as CoolDown): a leader-divergence each time the count
+    came round. The leader's choice on that broker is what it did."""
+    return [a for a in decided if not (a.action in ("unload", "transfer") and not a.skipped
+                                       and a.bundle not in moved)]
 
 
 def _agreed(seen: list[Any], decided: list[Any]) -> frozenset[str]:

@@ -73,6 +73,11 @@ class Status(Struct, frozen=True):
     #: shedding cycles followed, and how many the divergence checks wait for (None: never)
     followed: int = 0
     warm_up: int | None = 1
+    #: moves not judged: the evidence incomplete (``unjudged-unload``), and during the warm-up
+    unjudged_unloads: int = 0
+    warmup_unloads: int = 0
+    #: TransferShedder's hit count known to be the leader's (None: the strategy keeps none)
+    hits_synced: bool | None = None
 
 
 def pending_plans(history: Path) -> tuple[Mapping[str, Any], ...]:
@@ -93,12 +98,17 @@ def build_status(w: Watcher, state: ClusterState, settings: Settings) -> Status:
         resolved=tuple(w.tracker.resolved[:10]), captures=w.captures, errors=w.errors,
         expected_unloads=w.checker.expected_total, observed_unloads=w.checker.observed_total,
         chart=tuple((t, tuple(sorted(u.items()))) for t, u in w.usage.points), plans=pending,
-        last_error=w.last_error, followed=w.followed, warm_up=w.warm_up)
+        last_error=w.last_error, followed=w.followed, warm_up=w.warm_up,
+        unjudged_unloads=w.checker.unjudged_total, warmup_unloads=w.checker.warmup_total,
+        hits_synced=w.hits_synced)
 
 
 def warm_up_left(s: Status) -> int | None:
-    """Shedding cycles before the divergence checks start (0 once they have; None: never)."""
-    return None if s.warm_up is None else max(0, s.warm_up - s.followed)
+    """Shedding cycles before the divergence checks start (0 once they have; None: never); at
+    least one while TransferShedder's hit count is not known to be the leader's."""
+    if s.warm_up is None:
+        return None
+    return max(0 if s.hits_synced is not False else 1, s.warm_up - s.followed)
 
 
 def divergence_note(s: Status) -> str:
@@ -108,6 +118,9 @@ def divergence_note(s: Status) -> str:
         return ("divergence checks off: loadBalancerHistoryResourcePercentage ≥ 1 keeps the "
                 "leader's usage average at what it saw before the watcher")
     if s.followed >= s.warm_up:
+        if s.hits_synced is False:
+            return ("divergence checks start once TransferShedder's hit count is known to be the "
+                    "leader's (a cycle without a hit, or the leader's transfers seen)")
         return ""
     return (f"divergence checks start after {s.warm_up} shedding cycles "
             f"({s.followed} followed so far)")
@@ -127,6 +140,11 @@ METRICS = {
     "lbctl_expected_unloads_total": ("counter", "Unloads lbctl's load manager expected of the "
                                                 "leader."),
     "lbctl_observed_unloads_total": ("counter", "Ownership changes seen between captures."),
+    "lbctl_unjudged_unloads_total": ("counter", "Ownership changes lbctl could not judge: no "
+                                                "capture holds the state the leader decided on "
+                                                "(unjudged-unload)."),
+    "lbctl_warmup_unloads_total": ("counter", "Ownership changes seen while lbctl's memory "
+                                              "warmed up that it did not foresee: not judged."),
     "lbctl_anomalies_active": ("gauge", "Active anomalies by kind and severity."),
     "lbctl_captures_total": ("counter", "Captures of the cluster appended to the history."),
     "lbctl_capture_errors_total": ("counter", "Captures that failed."),
@@ -164,6 +182,8 @@ def metrics_text(s: Status | None, now_ms: int, counters: tuple[int, int] | None
         rows["lbctl_usage_stddev_ratio"].append(f" {sd:.6g}")
         rows["lbctl_expected_unloads_total"].append(f" {s.expected_unloads}")
         rows["lbctl_observed_unloads_total"].append(f" {s.observed_unloads}")
+        rows["lbctl_unjudged_unloads_total"].append(f" {s.unjudged_unloads}")
+        rows["lbctl_warmup_unloads_total"].append(f" {s.warmup_unloads}")
         counts: dict[tuple[str, str], int] = {}
         for a in s.active:
             counts[(a.kind, a.severity)] = counts.get((a.kind, a.severity), 0) + 1
@@ -291,7 +311,8 @@ def page_html(s: Status | None, health: tuple[bool, str] | None = None) -> str:
             f"</td></tr>" for p in s.plans) or '<tr><td colspan="4">None.</td></tr>'
         body = (f"<p>Captured {e(iso_time(s.captured_at))} · {s.captures} capture(s) · "
                 f"band {lo * 100:.0f}–{hi * 100:.0f} % · expected unloads {s.expected_unloads}, "
-                f"observed {s.observed_unloads}"
+                f"observed {s.observed_unloads} (not judged: {s.unjudged_unloads} on "
+                f"incomplete evidence, {s.warmup_unloads} during the warm-up)"
                 + (f' · <span id="warm-up">{e(note)}</span>' if (note := divergence_note(s))
                    else "") + "</p>"
                 f'<h2>Brokers</h2><table id="brokers"><tr><th>Broker</th><th>Usage</th>'

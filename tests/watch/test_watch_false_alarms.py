@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from lbctl.sandbox.life import Wave
+from lbctl.watch.status import metrics_text, page_html
 from tests.sandbox.life_helpers import living_hot
 from tests.watch.watch_helpers import Beside
 
@@ -90,7 +91,17 @@ def test_a_fresh_watcher_does_not_judge_what_its_memory_could_not_foresee(
         w.minutes(20)
         assert not w.watcher.warm
         assert _raised(w) == []
-        assert w.watcher.checker.unjudged_total >= 1  # the leader moved what lbctl did not expect
+        # the leader moved what lbctl did not expect: counted as the warm-up's, not as moves
+        # whose evidence is incomplete (before, the one count held both), and shown apart
+        assert w.watcher.checker.warmup_total >= 1
+        assert w.watcher.checker.unjudged_total == 0
+        status = w.watcher.current()
+        assert status is not None
+        text = metrics_text(status, 0)
+        assert f"\nlbctl_warmup_unloads_total {w.watcher.checker.warmup_total}\n" in text
+        assert "\nlbctl_unjudged_unloads_total 0\n" in text
+        assert (f"(not judged: 0 on incomplete evidence, {w.watcher.checker.warmup_total} "
+                "during the warm-up)") in page_html(status)
     finally:
         w.close()
 

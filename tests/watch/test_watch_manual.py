@@ -78,7 +78,7 @@ def test_an_operators_unload_is_told_from_the_leaders_by_its_unload_count(
         assert all("the evidence is incomplete" in e.anomaly.message for e in unjudged)
         if reconnect:
             assert unjudged
-        assert w.watcher.checker.unjudged_total >= len(unjudged)  # (the warm-up's besides)
+        assert w.watcher.checker.unjudged_total >= len(unjudged)  # (the warm-up's apart)
     finally:
         w.close()
 

@@ -131,3 +131,59 @@ def test_an_unload_in_flight_is_matched_in_the_journal_from_when_it_left(tmp_pat
         assert "lbctl apply sent its unload" in e.anomaly.message
     finally:
         w.close()
+
+
+@pytest.mark.parametrize("restart", ["before-the-record", "after-the-match"])
+def test_a_late_journal_record_is_told_once_across_a_restart(tmp_path: Path,
+                                                             restart: str) -> None:
+    """The late journal record (above) with the watcher restarted on its history (kill -9, a
+    redeploy): a restart replayed the captures without the pending journal windows, so a record
+    written while the watcher was down was never matched — the bundle stayed in lbctl's grace
+    map as the leader's unload, no manual-unload — and a match made before the restart was
+    undone by the replay (the bundle back in the grace map). Now the record is matched at the
+    first capture after the restart, exactly once, and a match made before it stays made."""
+    from lbctl.executor import Executor, Mutation
+    from tests.sandbox.life_helpers import living_hot
+
+    journal, elsewhere = tmp_path / "journal.jsonl", tmp_path / "elsewhere.jsonl"
+    c, life, clock = living_hot(3, reconnect=0.0, loadBalancerAutoBundleSplitEnabled="false",
+                                loadBalancerSheddingEnabled="false")
+    w = Beside(c, life, clock, tmp_path / "h", doctor=False, ownership=False, journal=journal)
+    try:
+        w.minutes(2)
+        a, b = list(c.brokers)[:2]
+        bundle = sorted(c.bundles_of(a))[0]
+        ns, rng = bundle.rsplit("/", 1)
+        Executor(w.client, yes=True, journal=elsewhere, clock=clock.now, show=lambda _l: None,
+                 force=True).run([Mutation(unload_call(ns, rng, b), f"unload {bundle}")])
+        for _ in range(20):  # until a capture shows the move (the reports' ownership lags)
+            w.minutes(1)
+            if w.watcher.last_owner.get(bundle) == b:
+                break
+        assert w.watcher.last_owner.get(bundle) == b
+        assert w.raised("manual-unload") == []  # (the record has not come yet)
+        if restart == "after-the-match":
+            journal.write_bytes(elsewhere.read_bytes())
+            w.minutes(1)
+            assert [e.anomaly.subject for e in w.raised("manual-unload")] == [bundle]
+        w.watcher = w.new_watcher()  # the restart: a new watcher on the same history
+        f = w.watcher.follower
+        assert f is not None
+        if restart == "after-the-match":  # the replay keeps the match: out of the grace map
+            assert bundle not in f.memory.recently_unloaded  # type: ignore[attr-defined]
+        else:
+            assert bundle in f.memory.recently_unloaded  # type: ignore[attr-defined]
+            journal.write_bytes(elsewhere.read_bytes())  # written while the watcher was down
+        w.minutes(1)
+        [e] = w.raised("manual-unload")  # at the first capture after the restart, or before it
+        assert e.anomaly.subject == bundle
+        assert "after the capture that saw the move" in e.anomaly.message
+        assert bundle not in w.watcher.follower.memory.recently_unloaded  # type: ignore[union-attr]
+        w.minutes(2)
+        w.watcher = w.new_watcher()  # and again: the match is replayed, never told twice
+        assert bundle not in w.watcher.follower.memory.recently_unloaded  # type: ignore[union-attr]
+        w.minutes(2)
+        assert len(w.raised("manual-unload")) == 1
+        assert w.raised("unexpected-unload") == []
+    finally:
+        w.close()

@@ -73,3 +73,15 @@ def test_the_warm_up_gauge_is_inf_when_checks_never_start() -> None:
 
     status = Status("c", 0, (), (0.0, 1.0), (), (), 1, 0, 0, 0, (), warm_up=None, followed=40)
     assert "\nlbctl_divergence_warmup_cycles_remaining +Inf\n" in metrics_text(status, 0)
+
+
+def test_transfer_shedder_waits_out_the_cool_down_it_cannot_see() -> None:
+    """A leader that transferred just before the first capture sits out
+    ``loadBalanceSheddingDelayInSeconds`` (CoolDown), which no capture shows."""
+    base = {"loadBalancerSheddingConditionHitCountThreshold": "0",
+            "loadBalancerSheddingIntervalMinutes": "1"}
+    assert warm_up("TransferShedder", {**base, "loadBalanceSheddingDelayInSeconds": "180"}) == 4
+    assert warm_up("TransferShedder", {**base, "loadBalanceSheddingDelayInSeconds": "0"}) == 1
+    assert warm_up("TransferShedder", {**base, "loadBalanceSheddingDelayInSeconds": "181"}) == 5
+    assert warm_up("TransferShedder", {**base, "loadBalancerSheddingConditionHitCountThreshold":
+                                       "5", "loadBalanceSheddingDelayInSeconds": "180"}) == 6
