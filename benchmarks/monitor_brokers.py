@@ -15,8 +15,8 @@ interpreter, in two forms (each measured with its own "one request"):
 
 Prints the machine's load (the cores are shared: read the
 figures with it; each figure's line says the load when it was taken), one request's time (median of 20 GETs of a load report), then the wall and CPU
-time of a warm refresh (discovery + 200 load reports on open connections, median of 5) and of a
-first one (a new client: new connections, median of 5; the command's start-up,
+time of a warm refresh (discovery + 200 load reports on open connections, median of --runs, 5)
+and of a first one (a new client: new connections, median of --runs; the command's start-up,
 ``lbctl.monitor.live.prepare``, done before the clock as the command does it), each as a ratio to one request next to
 issue 14's goal (issue 30: the first one under load too) — with the admin client's own transport
 (lbctl.admin.transport), and for comparison with httpx's default transport (httpcore; --no-httpx
@@ -27,7 +27,11 @@ the whole `lbctl monitor-brokers --once` command in a fresh process (interpreter
 included).
 
     python benchmarks/monitor_brokers.py [--brokers 200] [--latency 0.05] [--no-httpx]
-                                         [--server canned|sandbox|both]
+                                         [--server canned|sandbox|both] [--runs 5]
+
+The first refresh's line is followed by the CPU it spent after the last answer (the load
+reports' parsing and the monitor's update: the part no wait hides) and by issue 30's figure for
+it, the baseline to read the ratio against.
 """
 
 from __future__ import annotations
@@ -130,7 +134,12 @@ def main() -> None:
     ap.add_argument("--server", choices=("canned", "sandbox", "both"), default="canned",
                     help="the brokers: the test cluster's answers replayed (canned), the test "
                          "cluster itself (sandbox), or one after the other (both)")
+    ap.add_argument("--runs", type=int, default=5,
+                    help="refreshes per figure (the medians; more of them steady a figure on "
+                         "shared cores)")
     args = ap.parse_args()
+    if args.runs < 1:
+        ap.error("--runs must be at least 1")
     kinds = ["canned", "sandbox"] if args.server == "both" else [args.server]
     for kind in kinds:
         code = CANNED if kind == "canned" else SERVER
@@ -142,7 +151,7 @@ def main() -> None:
             assert server.stdout is not None
             url = server.stdout.readline().strip()
             print(f"== brokers: {kind} ({'the test cluster' if kind == 'sandbox' else 'its answers replayed'})")
-            run(url, args.brokers, args.latency, not args.no_httpx, server.pid)
+            run(url, args.brokers, args.latency, not args.no_httpx, server.pid, args.runs)
         finally:
             assert server.stdin is not None
             server.stdin.close()
@@ -151,6 +160,8 @@ def main() -> None:
 
 GOAL_WARM = 3.0  # issue 14: a warm refresh within 3 requests' time
 GOAL_FIRST = 4.0  # and the first one (new connections) within 4
+#: issue 30's measurement of the first refresh (200 brokers at 50 ms), the baseline of its row
+ISSUE_30_FIRST = "3.94-4.41 x one request (issue 30, re-measured under load)"
 
 
 def server_cpu(pid: int) -> float:
@@ -210,11 +221,12 @@ def fresh_first(url: str, runs: int) -> tuple[list[float], list[float]]:
     return walls, cpus
 
 
-def refreshes(url: str, n: int, cold: int, warm: int, transport: Callable[[], Any] | None
+def refreshes(url: str, n: int, cold: int, warm: int, transport: Callable[[], Any] | None,
+              tail: Tail | None = None, tails: list[float] | None = None
               ) -> tuple[list[float], list[float], list[float], list[float]]:
     """Wall and CPU (this process) of ``cold`` first refreshes (a new client each) and of ``warm``
     refreshes on one client after a first one; ``transport`` makes each client's (None: the
-    admin client's default)."""
+    admin client's default); each first refresh's :class:`Tail` CPU is added to ``tails``."""
     from lbctl.admin.client import AdminClient
     from lbctl.cli import monitor_loop
     from lbctl.cli.monitor_loop import live_refresh
@@ -227,10 +239,13 @@ def refreshes(url: str, n: int, cold: int, warm: int, transport: Callable[[], An
         with AdminClient(url, transport=transport and transport()) as client:
             src = LiveSource(client, topics=False, namespaces=False)
             prepare(src)  # the command's start-up, before its first refresh
+            t0 = tail.cpu if tail is not None else 0.0
             w, c = time.perf_counter(), time.process_time()
             ref = live_refresh(src, BrokerMonitor(), [85.0])
             first_wall.append(time.perf_counter() - w)
             first_cpu.append(time.process_time() - c)
+            if tail is not None and tails is not None:
+                tails.append(tail.cpu - t0)
             assert len(ref.rows) == n and all(r.state == "ok" for r in ref.rows)
         time.sleep(SETTLE)
     with AdminClient(url, transport=transport and transport()) as client:
@@ -247,7 +262,32 @@ def refreshes(url: str, n: int, cold: int, warm: int, transport: Callable[[], An
     return first_wall, first_cpu, warm_wall, warm_cpu
 
 
-def run(url: str, n: int, latency: float, with_httpx: bool, server_pid: int) -> None:
+class Tail:
+    """Thread CPU a refresh spends after its last answer: ``parse_reports`` and
+    ``BrokerMonitor.update``, counted around the functions ``live_refresh`` calls (nothing of
+    the kind in a tree without them)."""
+
+    def __init__(self) -> None:
+        self.cpu = 0.0
+        import lbctl.monitor.brokers as brokers
+        import lbctl.monitor.live as live
+
+        for owner, name in ((live, "parse_reports"), (brokers.BrokerMonitor, "update")):
+            if hasattr(owner, name):
+                setattr(owner, name, self._counted(getattr(owner, name)))
+
+    def _counted(self, f: Callable[..., Any]) -> Callable[..., Any]:
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            t = time.thread_time()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                self.cpu += time.thread_time() - t
+        return counted
+
+
+def run(url: str, n: int, latency: float, with_httpx: bool, server_pid: int,
+        runs: int = 5) -> None:
     import httpx
 
     med = statistics.median
@@ -268,27 +308,33 @@ def run(url: str, n: int, latency: float, with_httpx: bool, server_pid: int) -> 
         ("the admin client's transport (lbctl.admin.transport.Http1Transport)", None)]
     if with_httpx:
         paths.append(("httpx's default transport (httpcore)", httpx.AsyncHTTPTransport))
+    tail = Tail()
     for label, transport in paths:
         before = server_cpu(server_pid)
-        fw, fc, ww, wc = refreshes(url, n, cold=5, warm=5, transport=transport)
-        served = (server_cpu(server_pid) - before) / (5 + 6)
+        tails: list[float] = []
+        fw, fc, ww, wc = refreshes(url, n, cold=runs, warm=runs, transport=transport,
+                                   tail=tail, tails=tails)
+        served = (server_cpu(server_pid) - before) / (2 * runs + 1)
         load = os.getloadavg()[0]
         print(f"-- {label}")
-        print(f"one refresh (brokers + {n} load reports), warm, median of 5: "
+        print(f"one refresh (brokers + {n} load reports), warm, median of {runs}: "
               f"{med(ww) * 1000:7.1f} ms wall ({med(wc) * 1000:5.1f} ms CPU, least "
               f"{min(wc) * 1000:5.1f})  = {med(ww) / one:5.2f} x one request  (goal <= "
               f"{GOAL_WARM:g} x: {'met' if med(ww) / one <= GOAL_WARM else 'NOT met'}; "
               f"load {load:.2f})")
-        print(f"first refresh (new connections), median of 5:        "
+        print(f"first refresh (new connections), median of {runs}:        "
               f"{med(fw) * 1000:7.1f} ms wall ({med(fc) * 1000:5.1f} ms CPU, least "
               f"{min(fc) * 1000:5.1f})  = {med(fw) / one:5.2f} x one request  (goal <= "
               f"{GOAL_FIRST:g} x: {'met' if med(fw) / one <= GOAL_FIRST else 'NOT met'}; "
               f"load {load:.2f})")
+        print(f"  issue 30's figure: {ISSUE_30_FIRST}; of the first refresh's CPU, after "
+              f"the last answer (parsing the reports, the monitor's update), median: "
+              f"{med(tails) * 1000:4.1f} ms")
         print(f"the test cluster's own CPU per refresh (its process, mean):  {served * 1000:5.1f} ms")
 
-    fw, fc = fresh_first(url, 5)
+    fw, fc = fresh_first(url, runs)
     load = os.getloadavg()[0]
-    print(f"first refresh of a fresh process (after the command's start-up), median of 5: "
+    print(f"first refresh of a fresh process (after the command's start-up), median of {runs}: "
           f"{med(fw) * 1000:7.1f} ms wall ({med(fc) * 1000:5.1f} ms CPU, least "
           f"{min(fc) * 1000:5.1f})  = {med(fw) / one:5.2f} x one request  (load {load:.2f})")
     env = dict(os.environ, PULSAR_CLIENT_CONF="")
