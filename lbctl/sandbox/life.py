@@ -571,11 +571,13 @@ class Life:
     def _first(self, usage: HostUsage) -> tuple[float, float, int, float]:
         """What a new broker's next needBrokerDataUpdate compares with after its first report (no
         bundle, no traffic yet). Modular: ``ModularLoadManagerImpl.start`` writes its
-        ``localData`` but leaves ``lastData`` a fresh ``LocalBrokerData``, all zero. Extensible:
-        ``BrokerLoadDataReporter.reportAsync`` copies the pushed data into ``lastData``, so its
-        unweighted maximum usage is the first sample's."""
-        return (0.0, 0.0, 1, _load_data(usage).max_resource_usage() if self.cluster.extensible
-                else 0.0)
+        ``localData`` but leaves ``lastData`` a fresh ``LocalBrokerData``, all zero, no bundle
+        either, so the next tick writes again (its heartbeat bundle is a change from 0).
+        Extensible: ``BrokerLoadDataReporter.reportAsync`` copies the pushed data into
+        ``lastData``: the first sample's bundle count and unweighted maximum usage."""
+        if self.cluster.extensible:
+            return (0.0, 0.0, 1, _load_data(usage).max_resource_usage())
+        return (0.0, 0.0, 0, 0.0)
 
     def drift(self, sigma: float) -> None:
         """Every topic's traffic drifts by a log-normal factor (median 1, ``sigma``)."""

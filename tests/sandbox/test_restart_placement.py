@@ -84,3 +84,24 @@ def test_a_broker_back_before_the_cycle_gets_all_of_the_cycles_bundles() -> None
         at_5m = _cycle(life, 300)
         assert at_5m.actions and _destinations(at_5m) == {restarted}
         assert set(c.bundles_of(restarted)) >= {a["bundle"] for a in at_5m.actions}
+
+
+def test_a_restarted_modular_broker_writes_again_at_its_first_tick() -> None:
+    """``ModularLoadManagerImpl.start`` writes the first ``LocalBrokerData`` with its lock but
+    leaves ``lastData`` fresh (no bundle, no rate, no usage), so the next
+    ``writeBrokerDataOnZooKeeper`` sees its heartbeat bundle as a change from 0 and writes:
+    the report's ``lastUpdate`` is a tick old, not the restart's."""
+    from tests.sandbox.life_helpers import living_hot, run_for
+
+    c, life, clock = living_hot(3)
+    try:
+        run_for(life, clock, 5)
+        broker = list(c.brokers)[1]
+        life.crash(broker)
+        run_for(life, clock, 5)
+        life.restart(broker)
+        first = life.written[broker].at
+        run_for(life, clock, 5)
+        assert life.written[broker].at == first + 5
+    finally:
+        c.stop()
