@@ -17,6 +17,9 @@ from lbctl.cli.state import StateArgs
 from lbctl.cli.unload import Mutating
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from contextlib import AbstractContextManager
+
     from lbctl.admin.client import AdminClient
     from lbctl.apply.drain import DrainOptions, DrainReport
     from lbctl.apply.runner import UI
@@ -271,21 +274,33 @@ def _preview(ctx: typer.Context, given: Offline, target: str, lm: LoadManagerCho
     from lbctl.loadmanager.select import settings_for
     from lbctl.render.display import using
     from lbctl.render.views import RecommendView
+    from lbctl.sources.cluster import LiveCluster
 
     opts = lm.options()
-    state = choose(ctx, given).read().last
+    chosen = choose(ctx, given)
+    read_by: list[AdminClient] = []  # the live read's client: it knows the cluster's clock
+    if isinstance(chosen.source, LiveCluster):
+        from lbctl.records import replace
+
+        chosen = replace(chosen, source=replace(chosen.source,
+                                                connect=_kept(chosen.source.connect, read_by)))
+    state = chosen.read().last
     settings = settings_for(state, opts, {})  # the modelled release's defaults, as recommend
     recent: dict[str, float] = {}
     now: float | None = None
-    if fill and given.snapshot is None:  # the journal's unloads: apply refuses those in grace
+    if fill and read_by:  # the journal's unloads: apply refuses those in grace
         import time
 
         from lbctl.apply.journal import journal_unloads
+        from lbctl.apply.runner import in_cluster_time
         from lbctl.executor import default_journal
 
         now = time.time()
+        # the grace period is cluster time, the journal wall time: as apply's own check
+        # (lbctl.apply.runner.in_cluster_time), so a sped-up sandbox's fill is what apply allows
         grace = float(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60
-        recent = journal_unloads(default_journal(), now - grace, warn)
+        recent = in_cluster_time(read_by[0], now, journal_unloads(
+            default_journal(), now - grace / read_by[0].cluster_speed(), warn))
     plan = (fill_plan(state, settings, target, opts, max_moves=max_moves, recent=recent, now=now)
             if fill else drain_plan(state, settings, target, opts))
     shown.emit(RecommendView([plan]))
@@ -300,6 +315,22 @@ def _preview(ctx: typer.Context, given: Offline, target: str, lm: LoadManagerCho
         n, every = pace
         warn(f"apply it paced: lbctl apply PLAN.json --concurrency {n} --interval {every:g} "
              f"(at most {n} bundle(s) every {every:g} s)")
+
+
+def _kept(connect: Callable[[], AbstractContextManager[AdminClient]],
+          into: list[AdminClient]) -> Callable[[], AbstractContextManager[AdminClient]]:
+    """``connect`` that also keeps the client it opens in ``into``: once the read has closed it,
+    its :meth:`~lbctl.admin.client.AdminClient.cluster_speed` still says how fast the cluster's
+    clock ran (a loopback sandbox's ``--speed``; 1 on a real cluster)."""
+    from contextlib import contextmanager
+
+    @contextmanager
+    def opened() -> Iterator[AdminClient]:
+        with connect() as client:
+            into.append(client)
+            yield client
+
+    return opened
 
 
 def _explain_fill(state: ClusterState, settings: Settings, plan: Plan, target: str,

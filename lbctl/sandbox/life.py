@@ -16,7 +16,13 @@ turns its fixed figures into a running cluster:
   ``ModularLoadManagerImpl.needBrokerDataUpdate`` says so — more than
   ``loadBalancerReportUpdateMaxIntervalMinutes`` since the last write, or a change above
   ``loadBalancerReportUpdateThresholdPercentage`` in the message rate, the throughput, the bundle
-  count or (in points) the weighted maximum usage. The admin API's ``load-report`` serves the
+  count or (in points) the weighted maximum usage. An extensible broker samples on the same
+  cadence and publishes when ``BrokerLoadDataReporter.needBrokerDataUpdate`` says so (apache/pulsar
+  ``extensions/reporter``, read at 1a5df8f3): the same test on the *unweighted*
+  ``BrokerLoadData.getMaxResourceUsage`` (CPU, direct memory and the NICs; no heap, no weights;
+  ``extensions/data/BrokerLoadData`` at de4f6200), while every sample moves its
+  ``weightedMaxEMA`` (the 5-weight ``getMaxResourceUsageWithWeight``, the heap weighed by
+  ``loadBalancerMemoryResourceWeight``). The admin API's ``load-report`` serves the
   report *as written*, which is what the leader reads from the metadata store (Pulsar's endpoint
   refreshes it first, ``ModularLoadManagerWrapper.generateLoadReport``; the sandbox does not, so
   that an export sees exactly what the leader decided on).
@@ -45,11 +51,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lbctl.config import SETTINGS_BY_NAME
+from lbctl.model.brokerload import BrokerLoadData
 from lbctl.model.load import ResourceUsage
 from lbctl.sandbox.clock import Clock
 from lbctl.truth.hosts import Host, HostUsage, Traffic, total
 
 if TYPE_CHECKING:
+    from lbctl.config import Settings
     from lbctl.sandbox.leader import Leader
     from lbctl.sandbox.server import TestCluster
 
@@ -68,7 +76,10 @@ class Written:
     msg_rate: float
     throughput: float
     bundles: int
-    usage: float  # getMaxResourceUsageWithWeight, a fraction
+    #: the usage figure needBrokerDataUpdate compares, a fraction: modular's 4-weight
+    #: LocalBrokerData.getMaxResourceUsageWithWeight, extensible's unweighted
+    #: BrokerLoadData.getMaxResourceUsage
+    usage: float
 
 
 @dataclass
@@ -390,7 +401,7 @@ class Life:
             "loadBalancerCPUResourceWeight", "loadBalancerDirectMemoryResourceWeight",
             "loadBalancerBandwidthInResourceWeight", "loadBalancerBandwidthOutResourceWeight")]
         owned = self.owned()
-        extensible = self.cluster.extensible
+        settings = self._settings() if self.cluster.extensible else None
         for broker in list(self.cluster.brokers):
             if broker in self.frozen:
                 continue
@@ -398,11 +409,14 @@ class Life:
             host = self.hosts.setdefault(broker, Host())
             usage = reported(host, traffic, self._rng)
             self.sampled[broker] = usage
+            data = _load_data(usage) if settings is not None else None
             figures = (traffic.msg_rate_in + traffic.msg_rate_out,
                        traffic.throughput_in + traffic.throughput_out,
-                       len(owned.get(broker, ())) + 1, _weighted(usage, weights))
-            if extensible:
-                self._update_ema(broker, figures[3])
+                       len(owned.get(broker, ())) + 1,
+                       data.max_resource_usage() if data is not None
+                       else _weighted(usage, weights))
+            if data is not None and settings is not None:
+                self._update_ema(broker, data.weighted_max(settings))
             last = self.written.get(broker)
             if not force and last is not None and self.now - last.at <= max_age and max(
                     _change(last.msg_rate, figures[0]), _change(last.throughput, figures[1]),
@@ -428,13 +442,19 @@ class Life:
                           "topics": tr.topics, "cacheSize": 0}
         if c.extensible:
             if broker not in self.ema:  # a broker (re)started: its first report
-                self._update_ema(broker, figures[3])
+                self._update_ema(broker, _load_data(usage).weighted_max(self._settings()))
             st.ema = self.ema[broker]  # the published weightedMaxEMA: as of this write
         report = c.fresh_report(broker, int(self.now * 1000))
         self.written[broker] = Written(report, self.now, figures[0], figures[1], figures[2],
                                        figures[3])
         st.gains.clear()  # LocalBrokerData.update: gains and losses since the last write
         st.losses.clear()
+
+    def _settings(self) -> Settings:
+        """The runtime configuration with its dynamic overrides, resolved as a broker reads it."""
+        from lbctl.config import resolve
+
+        return resolve(self.cluster.config, dynamic_config=self.cluster.dynamic)
 
     def _update_ema(self, broker: str, weighted: float) -> None:
         """``BrokerLoadData.updateWeightedMaxEMA``: the first update takes the weighted maximum
@@ -532,8 +552,7 @@ class Life:
         self.ownership_changed()
         traffic = self.broker_traffic(broker, self.now)
         usage = reported(self.hosts.setdefault(broker, Host()), traffic, self._rng)
-        self._write(broker, usage, (0.0, 0.0, 1, 0.0))
-
+        self._write(broker, usage, self._first(usage))
 
     def join(self) -> str:
         """A new broker joins (the next host of the fleet's kind), empty, and writes its first
@@ -545,8 +564,20 @@ class Life:
         self.hosts[broker] = (mixed_fleet(len(self.hosts) + 1, self.seed)[-1] if len(kinds) > 1
                               else next(iter(self.hosts.values()), Host()))
         self.ownership_changed()
-        self._write(broker, reported(self.hosts[broker], Traffic(), self._rng), (0.0, 0.0, 1, 0.0))
+        usage = reported(self.hosts[broker], Traffic(), self._rng)
+        self._write(broker, usage, self._first(usage))
         return broker
+
+    def _first(self, usage: HostUsage) -> tuple[float, float, int, float]:
+        """What a new broker's next needBrokerDataUpdate compares with after its first report (no
+        bundle, no traffic yet). Modular: ``ModularLoadManagerImpl.start`` writes its
+        ``localData`` but leaves ``lastData`` a fresh ``LocalBrokerData``, all zero, no bundle
+        either, so the next tick writes again (its heartbeat bundle is a change from 0).
+        Extensible: ``BrokerLoadDataReporter.reportAsync`` copies the pushed data into
+        ``lastData``: the first sample's bundle count and unweighted maximum usage."""
+        if self.cluster.extensible:
+            return (0.0, 0.0, 1, _load_data(usage).max_resource_usage())
+        return (0.0, 0.0, 0, 0.0)
 
     def drift(self, sigma: float) -> None:
         """Every topic's traffic drifts by a log-normal factor (median 1, ``sigma``)."""
@@ -597,6 +628,14 @@ def _pending(ready_at: float) -> Any:
 def _pct(ru: Any) -> float:
     """``ResourceUsage.percentUsage``."""
     return ru.usage / ru.limit * 100 if ru.limit > 0 else 0.0
+
+
+def _load_data(usage: HostUsage) -> BrokerLoadData:
+    """A sample as an extensible broker's ``BrokerLoadData`` holds it, for its usage figures
+    (:meth:`~lbctl.model.brokerload.BrokerLoadData.max_resource_usage`, ``weighted_max``): the
+    sandbox computes them with lbctl's own model of the class, not a copy."""
+    return BrokerLoadData(cpu=usage.cpu, memory=usage.memory, directMemory=usage.direct_memory,
+                          bandwidthIn=usage.bandwidth_in, bandwidthOut=usage.bandwidth_out)
 
 
 def _weighted(usage: Any, weights: list[float]) -> float:

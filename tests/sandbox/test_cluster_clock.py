@@ -178,3 +178,47 @@ def test_the_pause_for_an_overloaded_destination_is_cluster_time(
         assert len(unloads_done(c)) == 1
     finally:
         c.stop()
+
+
+@pytest.mark.parametrize(("speed", "wall_seconds", "held"), [
+    (1, 60, True),     # a real cluster: a minute ago is within the 30-minute grace period
+    (60, 20, True),    # 20 wall s at 60x: 20 cluster minutes, still within it
+    (60, 60, False),   # a wall minute at 60x: a cluster hour, past it
+])
+def test_rebalance_afters_grace_is_cluster_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                speed: float, wall_seconds: float,
+                                                held: bool) -> None:
+    """``lbctl rebalance-after`` leaves out the bundles the journal unloaded within the grace
+    period, as apply would refuse them: at ``--speed 60`` a wall minute is a cluster hour, so
+    those bundles may move again. Before, the grace was wall time (30 wall minutes at 60x)."""
+    import json
+    import time
+
+    from lbctl.sandbox.clock import RunningClock
+    from tests.apply.apply_helpers import move_now
+
+    journal = tmp_path / "journal.jsonl"
+    monkeypatch.setenv("LBCTL_JOURNAL", str(journal))
+    monkeypatch.delenv("PULSAR_CLIENT_CONF", raising=False)
+    c = hot_cluster(3, bundles_per_broker=3)
+    try:
+        c.clock = RunningClock(speed)
+        ids = list(c.brokers)
+        target = ids[1]
+        for b in sorted(c.bundles_of(target)):  # restarted: it owns nothing
+            move_now(c, b, ids[2])
+        c.brokers[target].cpu = (5.0, 100.0)
+        sent = time.time() - wall_seconds
+        journal.write_text("".join(
+            json.dumps({"run": "r", "time": sent, "state": "done", "method": "PUT",
+                        "url": f"{c.admin_url}/admin/v2/namespaces/{b}/unload"}) + "\n"
+            for b in sorted(c.owners)))
+        r = lbctl(c, "rebalance-after", target, "-o", "json")
+        assert r.exit_code == 0, r.stderr
+        actions = json.loads(r.stdout)["actions"]
+        assert (actions == []) == held, actions
+        r = lbctl(c, "rebalance-after", target)
+        assert r.exit_code == 0, r.stderr
+        assert ("stay where they are" in " ".join(r.stdout.split())) == held, r.stdout
+    finally:
+        c.stop()
