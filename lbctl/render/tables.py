@@ -287,6 +287,10 @@ _QUOTED = re.compile(r"`[^`\n]*`")
 #: stands for a blank inside a quoted command while wrapping (one column, as the blank; not a
 #: blank to textwrap, a private-use character no text of lbctl holds)
 _KEEP = "\ue000"
+#: the blank between a figure and its unit (``256.3 MB/s``, ``13,416.2 msg/s``, ``1 min``): kept,
+#: as a quoted command's, so a line never ends on a bare number with its unit on the next
+#: (walk24: explain's "selected: 206.0" / "MB/s so far" at 80 columns)
+_UNIT_BLANK = re.compile(r"(?<=\d) (?=(?:[KMGT]?B/s|msg/s|[kM]bit/s|min)(?![\w/]))")
 
 
 def wrap_prose(text: str, limit: int | None = -1, *, hang: int = 4) -> str:
@@ -309,6 +313,7 @@ def wrap_prose(text: str, limit: int | None = -1, *, hang: int = 4) -> str:
         kept = _KEEP not in raw
         if kept:
             raw = _QUOTED.sub(lambda m: m.group(0).replace(" ", _KEEP), raw)
+            raw = _UNIT_BLANK.sub(_KEEP, raw)
         indent = len(raw) - len(raw.lstrip(" "))
         sub = " " * min(indent + hang, max(0, limit // 2))
         # the line's own indent is the first line's prefix, not a chunk of its text: as a chunk

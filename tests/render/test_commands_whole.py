@@ -142,3 +142,29 @@ def test_table_cells_keep_a_command_whole(width: int) -> None:
     assert sum(LONG in line for line in lines) == 1
     assert longest_word(cell) == len(LONG) + 1  # with its comma
     assert " ".join(lines) == cell
+
+
+_UNIT_LEADS = re.compile(r"^ *(?:[KMGT]?B/s|msg/s|[kM]bit/s|min)(?![\w/])")
+
+
+@pytest.mark.parametrize("width", [40, 60, 80])
+def test_wrap_prose_keeps_a_figure_with_its_unit(width: int) -> None:
+    """walk24: explain's "selected: 206.0" / "MB/s so far < 215.3 MB/s needed" at 80 columns."""
+    text = ("  [chosen ] acme/clickstream/0xa0000000_0xb0000000 on broker-2: selected: 206.0 "
+            "MB/s so far < 215.3 MB/s needed, 13,416.2 msg/s, 10,485,760 B/s in 1 min")
+    out = wrap_prose(text, width, hang=4).splitlines()
+    assert not [x for x in out if _UNIT_LEADS.match(x)], out
+    assert " ".join(x.strip() for x in out) == " ".join(text.split())
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("args", [["explain", "hot-broker.json"],
+                                  ["explain", "hot-broker.json", "--strategy", "OverloadShedder"],
+                                  ["explain", "two-brokers-90-10.jsonl", "--all-cycles"],
+                                  ["explain", "extensible/skewed.json"]], ids=" ".join)
+def test_explain_never_starts_a_line_with_a_unit(args: list[str], width: int) -> None:
+    cmd = [args[0], str(EXAMPLES / args[1]), *args[2:]]
+    r = CliRunner().invoke(app, cmd, env={"COLUMNS": str(width)})
+    assert r.exit_code == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert not [x for x in lines if _UNIT_LEADS.match(x)]
