@@ -47,3 +47,22 @@ def test_a_given_history_that_is_not_there_is_not_called_the_default(
     assert r.exit_code == 2
     assert r.stderr.startswith(f"lbctl: error: {missing}: no watcher history here; ")
     assert "default" not in r.stderr and "give --history" in r.stderr
+
+
+@pytest.mark.parametrize("window", [None, "5"])
+def test_compare_says_what_bounce_and_above_avg_count(window: str | None) -> None:
+    """compare at 80 columns printed "(every row: bounce 0)" and "left out to fit 80 columns:
+    above avg, …" with no word on what either counts; the legend says it, with the window."""
+    from tests.paths import EXAMPLES
+
+    args = ["compare", str(EXAMPLES / "hot-broker.json"), "--strategy", "ThresholdShedder",
+            "--strategy", "AvgShedder", "--cycles", "10"]
+    if window:
+        args += ["--bounce-window", window]
+    r = CliRunner().invoke(app, args, env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.stderr
+    text = " ".join(r.stdout.split())
+    minutes = 30 if window is None else int(window)  # the example's cycles are 1 min apart
+    assert (f"bounce = moves back to a broker the bundle left in the last {minutes} min"
+            in text)
+    assert "above avg = moves onto a broker above the mean load" in text
