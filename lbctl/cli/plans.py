@@ -19,7 +19,7 @@ PlanId = Annotated[str, typer.Argument(metavar="PLAN_ID", show_default=False)]
 
 
 def _queue(history: Path | None):  # type: ignore[no-untyped-def]
-    from lbctl.cli.watcher import default_history
+    from lbctl.cli.watcher import default_history, missing_history
     from lbctl.watch.plans import PlanQueue
 
     if history is not None:
@@ -37,7 +37,7 @@ def _queue(history: Path | None):  # type: ignore[no-untyped-def]
         # `watch --status` says this of the same directory
         from lbctl.errors import UsageError
 
-        raise UsageError(f"{directory}: no watcher history here (lbctl watch --history DIR)")
+        raise UsageError(missing_history(directory, given=history is not None))
     return PlanQueue(directory)
 
 

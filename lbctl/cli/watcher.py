@@ -49,6 +49,17 @@ def default_history() -> Path:
     return default_journal().parent / "history"
 
 
+def missing_history(directory: Path, *, given: bool) -> str:
+    """What ``plans`` and ``watch --status`` say of a history directory that is not there: the
+    directory looked in, and, when it was the default one, where that default comes from (an
+    operator who never passed ``--history`` could not tell where lbctl had looked, nor how to
+    point it at the watcher's directory)."""
+    where = "" if given else (", lbctl's default place (beside its journal; LBCTL_JOURNAL or "
+                              "XDG_STATE_HOME move it)")
+    return (f"{directory}: no watcher history here{where}; give --history the DIR the watcher "
+            f"was started with (lbctl watch --history DIR)")
+
+
 def _grace(items: list[str], interval_s: float) -> dict[str, int]:
     from lbctl.config import closest
     from lbctl.errors import UsageError
@@ -165,6 +176,11 @@ def watch(
     if status:
         from lbctl.render.tables import wrap_prose
         from lbctl.watch.report import status_lines
+
+        if not directory.is_dir():
+            from lbctl.errors import UsageError
+
+            raise UsageError(missing_history(directory, given=history is not None))
 
         # wrapped at spaces to the terminal (80 columns piped), as lbctl's other prose: an
         # anomaly's message with its fix ran to 500 characters on one line

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from shlex import quote
 from typing import Any
 
 from lbctl.config import DYNAMIC_ORIGIN, SETTINGS_BY_NAME, Settings
@@ -132,8 +133,8 @@ class Context:
         text = plain(value)
         setting = SETTINGS_BY_NAME[key]
         if setting.dynamic and key != "loadBalancerLoadSheddingStrategy":
-            return (f"pulsar-admin brokers update-dynamic-config --config {key} --value {text} "
-                    f"(or {key}={text} in broker.conf)")
+            return (f"`pulsar-admin brokers update-dynamic-config --config {key} --value "
+                    f"{quote(text)}` (or {key}={text} in broker.conf)")
         return f"{key}={text} in broker.conf on every broker, then a rolling restart"
 
     def shedder(self) -> str:

@@ -9,6 +9,7 @@ records each bundle it looked at. This module arranges those records for ``lbctl
 from __future__ import annotations
 
 from dataclasses import dataclass
+from shlex import quote
 from typing import Any
 
 from lbctl.explain import preamble, preamble_dict
@@ -314,8 +315,8 @@ class ExtensibleExplanation:
                              if b is not None and b in p.scores}
                 scores = ", ".join(f"{k}={v:.3f}" for k, v in shown.items())
                 if shown is not p.scores:
-                    scores = (f"{len(p.scores)} brokers scored ({scores}; lbctl explain "
-                              f"--bundle {u.bundle}: every score)")
+                    scores = (f"{len(p.scores)} brokers scored ({scores}; `lbctl explain "
+                              f"--bundle {quote(u.bundle)}`: every score)")
                 out.append(f"      next lookup, {c.placement}: {scores or 'no load data'}; "
                            f"{text(a.preview.why)}; e.g. {a.preview.broker}")
         return out

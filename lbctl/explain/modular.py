@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from shlex import quote
 from typing import Any
 
 from msgspec import Struct
@@ -519,7 +520,7 @@ def _candidate_lines(cands: Sequence[BundleCandidate], full: bool,
             done.append(line)
             continue
         done += [f"  [skipped] {n} bundle(s) on {line}: {why}" for why, n in reasons.items()]
-        done.append(f"      (lbctl explain --broker {line} lists each of them)")
+        done.append(f"      (`lbctl explain --broker {quote(line)}` lists each of them)")
     return done
 
 
@@ -540,7 +541,7 @@ def _placement_lines(t: PlacementTrace | None, full: bool = True) -> list[str]:
             continue
         head = step_why[:_WHY_LIMIT].rsplit(", ", 1)[0]
         out.append(f"      filter {s.name}: {len(s.before)} -> {len(s.after)} broker(s): "
-                   f"{head}, … (lbctl explain --bundle {t.bundle}: every name)")
+                   f"{head}, … (`lbctl explain --bundle {quote(t.bundle)}`: every name)")
     for label, dec in (("placement", t.decision), ("overload re-check", t.recheck)):
         if dec is None:
             continue
@@ -550,16 +551,16 @@ def _placement_lines(t: PlacementTrace | None, full: bool = True) -> list[str]:
         else:  # the best brokers' scores and the chosen one's
             shown = {b: dec.scores[b] for b in (*best, dec.broker)
                      if b is not None and b in dec.scores}
-            scores = (f"{len(dec.scores)} brokers scored ({_scores_text(shown)}; lbctl explain "
-                      f"--bundle {t.bundle}: every score)")
+            scores = (f"{len(dec.scores)} brokers scored ({_scores_text(shown)}; `lbctl explain "
+                      f"--bundle {quote(t.bundle)}`: every score)")
         more = f" and {len(dec.best) - len(best)} more" if len(best) < len(dec.best) else ""
         out.append(f"      {label} {dec.strategy}: {scores or 'no scores'}"
                    + (f"; best {', '.join(best)}{more}" if dec.best else ""))
         why = text(dec.why)
         if why:
             if not full and len(why) > _WHY_LIMIT:
-                why = (why[:_WHY_LIMIT].rsplit("; ", 1)[0] + f"; … (lbctl explain --bundle "
-                       f"{t.bundle}: the whole reason)")
+                why = (why[:_WHY_LIMIT].rsplit("; ", 1)[0] + f"; … (`lbctl explain --bundle "
+                       f"{quote(t.bundle)}`: the whole reason)")
             out.append(f"        {why}")
     if t.why and t.recheck is not None:
         out.append(f"      {text(t.why)}")

@@ -411,7 +411,12 @@ class ComparisonView:
         # strategy names stay whole: the counts give way first (tables.py)
         optional = ("bounce", "above avg", "MB/s moved", "err p95", "final range", "unloads")
         parts = [wrap_prose(head + _truth_words(first)), "", table(rows, optional=optional), "",
-                 f"settled = load range within {first.band * 100:g} points from then on"]
+                 f"settled = load range within {first.band * 100:g} points from then on",
+                 # the two counts a newcomer met without a word on what they count (walk24:
+                 # "(every row: bounce 0)"); the same words as the columns' schema
+                 wrap_prose(f"bounce = moves back to a broker the bundle left in the last "
+                            f"{first.bounce_window_ms / 60_000:g} min; above avg = moves onto a "
+                            "broker above the mean load")]
         parts += [wrap_prose(f"{r.label}: {failed}") for r in runs if (failed := failure_words(r))]
         if predicting:
             parts += [wrap_prose("err p95 = 95th percentile of the absolute error (points) of "

@@ -37,7 +37,9 @@ GAP = 2
 MIN_HARD = 4  # a header is never squeezed below this (wrapping inside its words)
 _NUMERIC = re.compile(r"^[-+]?(\d[\d,]*(\.\d+)?|\.\d+)(%|x)?$|^[-?]$|^-?inf$")
 _TOKEN = re.compile(r"[^ /_,;]*[ /_,;]?")
-_WORD = re.compile(r"\S+\s*")
+#: a word of a cell: text up to a blank, a command quoted in backticks (```lbctl apply x --yes```,
+#: see :data:`_QUOTED`) counting as one word with whatever it is glued to
+_WORD = re.compile(r"(?:`[^`\n]*`|[^\s`]|`)+\s*")
 RECORD_INDENT = "  "
 
 Style = Callable[[str], str | None]
@@ -62,8 +64,9 @@ def _min_width(text: str) -> int:
 
 
 def longest_word(text: str) -> int:
-    """The width a cell cannot go below: its longest space-free word."""
-    return max((display_width(w) for w in text.split()), default=0)
+    """The width a cell cannot go below: its longest space-free word (a quoted command is one
+    word, as :func:`wrap_words` keeps it)."""
+    return max((display_width(w.rstrip()) for w in _WORD.findall(text)), default=0)
 
 
 def _camel_cut(tok: str, room: int) -> int:
@@ -274,11 +277,20 @@ def _records(heads: list[str], cells: list[list[str]], styles: Mapping[str, Styl
     return "\n".join(blocks)
 
 
-#: a command quoted in prose (```lbctl recommend FILE```): wrapped as one word
+#: a command quoted in prose (```lbctl recommend FILE```): wrapped as one word. This is lbctl's one
+#: rule for a runnable command in printed text (doctor's fixes, explain's hints, the examples
+#: hint): the text quotes it in backticks, and every wrapper of render/ keeps it on one line,
+#: moved whole to a line of its own and left to overflow rather than split, as an operator copies
+#: it whole (walk24: doctor's ``pulsar-admin brokers update-dynamic-config --config`` /
+#: ``loadBalancer…Enabled --value false`` at 80 columns)
 _QUOTED = re.compile(r"`[^`\n]*`")
 #: stands for a blank inside a quoted command while wrapping (one column, as the blank; not a
 #: blank to textwrap, a private-use character no text of lbctl holds)
 _KEEP = "\ue000"
+#: the blank between a figure and its unit (``256.3 MB/s``, ``13,416.2 msg/s``, ``1 min``): kept,
+#: as a quoted command's, so a line never ends on a bare number with its unit on the next
+#: (walk24: explain's "selected: 206.0" / "MB/s so far" at 80 columns)
+_UNIT_BLANK = re.compile(r"(?<=\d) (?=(?:[KMGT]?B/s|msg/s|[kM]bit/s|min)(?![\w/]))")
 
 
 def wrap_prose(text: str, limit: int | None = -1, *, hang: int = 4) -> str:
@@ -301,6 +313,7 @@ def wrap_prose(text: str, limit: int | None = -1, *, hang: int = 4) -> str:
         kept = _KEEP not in raw
         if kept:
             raw = _QUOTED.sub(lambda m: m.group(0).replace(" ", _KEEP), raw)
+            raw = _UNIT_BLANK.sub(_KEEP, raw)
         indent = len(raw) - len(raw.lstrip(" "))
         sub = " " * min(indent + hang, max(0, limit // 2))
         # the line's own indent is the first line's prefix, not a chunk of its text: as a chunk

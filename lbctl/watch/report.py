@@ -16,7 +16,8 @@ def status_lines(directory: Path) -> list[str]:
     from lbctl.errors import UsageError
 
     if not directory.is_dir():
-        raise UsageError(f"{directory}: no watcher history here (lbctl watch --history DIR)")
+        raise UsageError(f"{directory}: no watcher history here; give --history the DIR the "
+                         "watcher was started with (lbctl watch --history DIR)")
     h = History(directory)
     files = h.files()
     out = [f"history: {directory} — {len(files)} file(s), "

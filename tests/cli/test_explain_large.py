@@ -55,7 +55,7 @@ def test_whole_cycle_counts_what_is_long(runner, tmp_path: Path) -> None:
     assert whole.exit_code == 0, whole.output
     text = whole.stdout
     assert "bundle(s) on broker-03:8080: not needed:" in text
-    assert "(lbctl explain --broker broker-03:8080 lists each of them)" in text
+    assert "(`lbctl explain --broker broker-03:8080` lists each of them)" in text
     assert "brokers scored (" in text and ": every score)" in text
     narrowed = runner.invoke(app, ["explain", str(f), "--wide", "--broker", "broker-03:8080"])
     assert narrowed.exit_code == 0, narrowed.output

@@ -174,8 +174,8 @@ def test_plans_of_a_history_that_is_not_there_say_so(tmp_path: Path, args: list[
     r = CliRunner().invoke(app, ["plans", *args, "--history", str(missing)])
     assert r.exit_code == 2
     assert r.stdout == ""
-    assert r.stderr == (f"lbctl: error: {missing}: no watcher history here "
-                        "(lbctl watch --history DIR)\n")
+    assert r.stderr == (f"lbctl: error: {missing}: no watcher history here; give --history "
+                        "the DIR the watcher was started with (lbctl watch --history DIR)\n")
     assert not missing.exists()  # nothing created by looking
 
 

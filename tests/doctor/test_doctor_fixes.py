@@ -41,12 +41,13 @@ def _finding(c: TestCluster, rule: str) -> dict[str, Any] | None:
 
 
 def _run_fix(c: TestCluster, fix: str) -> list[str]:
-    """Every ``lbctl …`` command of the fix's first alternative (up to "; else" / "; "), run in
+    """Every quoted ```lbctl …``` command of the fix's first alternative (up to "; else" /
+    "; ", and before its condition: "… if `lbctl drain --pause-balancer` left it off"), run in
     order as printed (a ``> FILE`` redirect written); their outputs."""
-    first = re.split(r";", fix)[0]
+    first = re.split(r";| if | when ", fix)[0]
     outs = []
-    for cmd in re.findall(r"lbctl ([^,;()]+)", first):
-        args = shlex.split(cmd.replace(" if ", " # if "), comments=True)
+    for cmd in re.findall(r"`lbctl ([^`]+)`", first):
+        args = shlex.split(cmd)
         out = None
         if ">" in args:
             out, args = args[args.index(">") + 1], args[:args.index(">")]
@@ -66,8 +67,8 @@ def test_idle_broker_fix_fills_it(cluster: TestCluster) -> None:
         c.owners[b] = ids[i % 2]
     assert c.bundles_of(ids[2]) == []
     f = _finding(c, "idle-broker")
-    assert f is not None and f"lbctl rebalance-after {ids[2]} -o json > fill.json" in f["fix"]
-    assert "lbctl apply fill.json --yes" in f["fix"]
+    assert f is not None and f"`lbctl rebalance-after {ids[2]} -o json > fill.json`" in f["fix"]
+    assert "`lbctl apply fill.json --yes`" in f["fix"]
     _run_fix(c, f["fix"])
     assert c.bundles_of(ids[2]), "the fill moved nothing"
     assert _finding(c, "idle-broker") is None
@@ -80,7 +81,7 @@ def test_paused_balancer_fix_is_drain_restore(cluster: TestCluster) -> None:
                "--timeout", "10")
     assert r.exit_code == 0, r.stderr
     f = _finding(c, "balancing-disabled")
-    assert f is not None and f["fix"].startswith("lbctl drain --restore --yes")
+    assert f is not None and f["fix"].startswith("`lbctl drain --restore --yes`")
     _run_fix(c, f["fix"])
     assert c.dynamic == {}
     assert _finding(c, "balancing-disabled") is None
@@ -90,8 +91,8 @@ def test_offline_fix_previews_on_the_snapshot() -> None:
     snap = str(EXAMPLES / "rolling-restart.yaml")
     r = CliRunner().invoke(app, ["doctor", snap, "--rule", "idle-broker", "-o", "json"])
     fix = json.loads(r.stdout)["findings"][0]["fix"]
-    assert fix.startswith("preview with lbctl rebalance-after broker-6.pulsar.svc:8080 "
-                          "--snapshot SNAPSHOT")
+    assert fix.startswith("preview with `lbctl rebalance-after broker-6.pulsar.svc:8080 "
+                          "--snapshot SNAPSHOT`")
     r = CliRunner().invoke(app, ["rebalance-after", "broker-6.pulsar.svc:8080", "--snapshot",
                                  snap])
     assert r.exit_code == 0, r.stderr
@@ -124,7 +125,7 @@ def test_a_lone_hot_topic_bundle_points_to_explain_bundle() -> None:
     snap = str(DATA / "doctor" / "single-hot-topic.json")
     r = CliRunner().invoke(app, ["doctor", snap, "--rule", "single-hot-topic", "-o", "json"])
     fixes = [f["fix"] for f in json.loads(r.stdout)["findings"]]
-    named = [re.search(r"lbctl (explain --bundle \S+)", f) for f in fixes]
+    named = [re.search(r"`lbctl (explain --bundle [^`]+)`", f) for f in fixes]
     cmd = next(m.group(1) for m in named if m)
     out = CliRunner().invoke(app, [*shlex.split(cmd)[:1], snap, *shlex.split(cmd)[1:]])
     assert out.exit_code == 0, out.stderr

@@ -53,13 +53,13 @@ DRAIN_PAUSES = ("loadBalancerSheddingEnabled", "loadBalancerAutoBundleSplitEnabl
       why="a dynamic setting turned off for a drain or an incident stays off in the metadata "
           "store across restarts, and the cluster silently stops rebalancing "
           "(ServiceConfiguration marks it dynamic; ModularLoadManagerImpl.doLoadShedding).",
-      fix="lbctl drain --restore --yes when lbctl drain --pause-balancer left it off; else "
-          "pulsar-admin brokers update-dynamic-config --config loadBalancerSheddingEnabled "
-          "--value true (likewise the other key), or delete-dynamic-config")
+      fix="`lbctl drain --restore --yes` when `lbctl drain --pause-balancer` left it off; else "
+          "`pulsar-admin brokers update-dynamic-config --config loadBalancerSheddingEnabled "
+          "--value true` (likewise the other key), or delete-dynamic-config")
 def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     for key, (severity, effect) in KEYS.items():
         if ctx.value(key) is False:
-            restore = ("lbctl drain --restore --yes if lbctl drain --pause-balancer left it off "
+            restore = ("`lbctl drain --restore --yes` if `lbctl drain --pause-balancer` left it off "
                        "(it puts back the values the journal recorded); else "
                        if key in DRAIN_PAUSES and ctx.stored(key) else "")
             if key == "loadBalancerEnabled" and ctx.extensible:
@@ -67,6 +67,6 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
             yield r.finding(
                 f"{ctx.shown(key)}: {effect}", severity=severity,
                 fix=restore + ctx.set_fix(key, True)
-                + (f" or pulsar-admin brokers delete-dynamic-config --config {key}"
+                + (f" or `pulsar-admin brokers delete-dynamic-config --config {key}`"
                    if ctx.stored(key) else ""),
                 settings=(key,))

@@ -11,6 +11,7 @@ even spread would give the idle broker some.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from shlex import quote
 
 from lbctl.doctor.base import Finding, Rule, Severity, rule
 from lbctl.doctor.context import Context, listing
@@ -21,7 +22,7 @@ from lbctl.doctor.context import Context, listing
       source="#12160, PIP-364",
       why="a restarted broker only gets bundles when something unloads them, and with every "
           "broker under the shedding thresholds nothing does, so it stays idle (#12160).",
-      fix="lbctl rebalance-after BROKER -o json > fill.json, then lbctl apply fill.json --yes "
+      fix="`lbctl rebalance-after BROKER -o json > fill.json`, then `lbctl apply fill.json --yes` "
           "(moves bundles onto the idle broker, paced); lowerBoundarySheddingEnabled=true "
           "(ThresholdShedder) or AvgShedder keep it from recurring")
 def check(ctx: Context, r: Rule) -> Iterator[Finding]:
@@ -46,11 +47,11 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
 def fix_for(idle: list[str], *, live: bool) -> str:
     """The lbctl commands that fill the idle brokers, one after the other: ``rebalance-after``'s
     plan, applied (paced by ``apply --concurrency/--interval``); offline, its preview first."""
-    first = idle[0]
-    steps = [f"lbctl rebalance-after {first} -o json > fill.json, then lbctl apply fill.json "
-             "--yes"]
+    first = quote(idle[0])
+    steps = [f"`lbctl rebalance-after {first} -o json > fill.json`, then "
+             "`lbctl apply fill.json --yes`"]
     if not live:
-        steps.insert(0, f"preview with lbctl rebalance-after {first} --snapshot SNAPSHOT")
+        steps.insert(0, f"preview with `lbctl rebalance-after {first} --snapshot SNAPSHOT`")
     more = f" (then the same for {listing(idle[1:])})" if len(idle) > 1 else ""
     return ("; ".join(steps) + more + "; lowerBoundarySheddingEnabled=true (ThresholdShedder) "
             "or AvgShedder keep it from recurring")

@@ -31,10 +31,10 @@ _PORT = re.compile(r":(\d+|\\d[+*]?|\[0-9\][+*]?)\$?$")
           "(LoadManagerShared.applyNamespacePolicies; the broker id's host from 3.2, PR #21894): "
           "a primary regex that matches no host leaves the policy's namespaces to its secondary "
           "brokers, or to no broker at all.",
-      fix="pulsar-admin ns-isolation-policy set CLUSTER POLICY --namespaces NS --primary "
-          "'HOST-REGEX' (the host alone, e.g. 'broker-1\\..*') --secondary ... "
-          "--auto-failover-policy-type min_available --auto-failover-policy-params "
-          "min_limit=1,usage_threshold=80")
+      fix="`pulsar-admin ns-isolation-policy set CLUSTER POLICY --namespaces NS --primary "
+          "'HOST-REGEX' --secondary 'HOST-REGEX' --auto-failover-policy-type min_available "
+          "--auto-failover-policy-params min_limit=1,usage_threshold=80`, each regex matching "
+          "the host alone (e.g. 'broker-1\\..*', no port)")
 def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     policies = ctx.state.cluster_policies().isolation
     if not policies or not ctx.brokers:

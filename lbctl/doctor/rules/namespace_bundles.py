@@ -9,6 +9,7 @@ without traffic are left out; one finding lists them all.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from shlex import quote
 
 from lbctl.doctor.base import Finding, Rule, Severity, rule
 from lbctl.doctor.context import Context, is_system, listing
@@ -30,8 +31,8 @@ def namespace_traffic(ctx: Context) -> dict[str, float]:
       source="PR #12137",
       why="a bundle is placed whole, so a namespace with fewer bundles than brokers can only use "
           "that many brokers (PR #12137: 4 bundles on 10 brokers).",
-      fix="split its bundles: lbctl split-bundle NAMESPACE -bt LARGEST (or pulsar-admin "
-          "namespaces split-bundle); create namespaces with --bundles ≥ the broker count")
+      fix="split its bundles: `lbctl split-bundle NAMESPACE -bt LARGEST` (or `pulsar-admin "
+          "namespaces split-bundle NAMESPACE -b LARGEST`); create namespaces with --bundles ≥ the broker count")
 def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     n = len(ctx.brokers)
     if n < 2:
@@ -45,6 +46,6 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
         yield r.finding(
             f"{len(few)} namespace(s) with traffic have fewer bundles than the {n} brokers: "
             f"{listing(shown)}",
-            fix=f"lbctl split-bundle {few[0]} -bt LARGEST (repeat until it has ≥ {n} bundles), "
-                f"or pulsar-admin namespaces split-bundle {few[0]} -b LARGEST",
+            fix=f"`lbctl split-bundle {quote(few[0])} -bt LARGEST` (repeat until it has ≥ {n} "
+                f"bundles), or `pulsar-admin namespaces split-bundle {quote(few[0])} -b LARGEST`",
             namespaces=few)

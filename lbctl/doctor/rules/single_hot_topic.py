@@ -11,6 +11,7 @@ split keeps it whole in one child. The fix is to partition the topic.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from shlex import quote
 
 from lbctl.doctor.base import Finding, Rule, Severity, rule
 from lbctl.doctor.context import Context, listing
@@ -25,7 +26,7 @@ MB = 1024 * 1024
       source="#3419, PR #11937",
       why="a topic is served by one broker and no split can divide it, so its bundle stays hot "
           "(#3419); the leader does not split a one-topic bundle at all (PR #11937).",
-      fix="partition the topic: pulsar-admin topics create-partitioned-topic (or "
+      fix="partition the topic: `pulsar-admin topics create-partitioned-topic TOPIC -p N` (or "
           "update-partitioned-topic) with enough partitions")
 def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     max_rate = float(ctx.value("loadBalancerNamespaceBundleMaxMsgRate"))
@@ -40,9 +41,9 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
         yield r.finding(
             f"{len(lone)} bundle(s) of a single topic over the split limits ({max_rate:g} "
             f"msg/s, {mb_s(max_tp)}): {listing(lone, 3)}",
-            fix=f"see which topic it is: lbctl explain --bundle {lone[0].split(' (')[0]} lists "
+            fix=f"see which topic it is: `lbctl explain --bundle {quote(lone[0].split(' (')[0])}` lists "
                 "the bundle's top topics by traffic; then partition that topic "
-                "(pulsar-admin topics create-partitioned-topic TOPIC -p N)",
+                "(`pulsar-admin topics create-partitioned-topic TOPIC -p N`)",
             bundles=[x.split(" (")[0] for x in lone], settings=keys)
     hot = sorted((t for t, st in ctx.state.topics.items()
                   if st.msgRateIn + st.msgRateOut > max_rate
@@ -57,6 +58,6 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
         yield r.finding(
             f"{len(hot)} topic(s) alone exceed the bundle split limits ({max_rate:g} msg/s, "
             f"{mb_s(max_tp)}): {listing([figures(t) for t in hot], 3)}",
-            fix=f"partition them (pulsar-admin topics create-partitioned-topic {hot[0]} -p N, "
+            fix=f"partition them (`pulsar-admin topics create-partitioned-topic {quote(hot[0])} -p N`, "
                 "N ≥ its traffic / the bundle limit)",
             namespaces=sorted({topic_namespace(t) for t in hot}), settings=keys)

@@ -47,7 +47,7 @@ def age_text(ms: int) -> str:
       why="a broker reports at least every loadBalancerReportUpdateMaxIntervalMinutes, so an "
           "older report means it stopped and the leader balances on its old load "
           "(ModularLoadManagerImpl.needBrokerDataUpdate).",
-      fix="check the broker's load manager (its logs, pulsar-admin broker-stats load-report)")
+      fix="check the broker's load manager (its logs, `pulsar-admin broker-stats load-report`)")
 def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     if ctx.extensible:
         yield from _extensible(ctx, r)

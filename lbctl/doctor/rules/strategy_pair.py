@@ -27,8 +27,8 @@ LRUWW = IMPL + "LeastResourceUsageWithWeight"
       why="ThresholdShedder sheds by resource usage but LeastLongTermMessageRate places by "
           "message rate, so a shed bundle can land on another hot broker (PIP-181, PIP-364).",
       fix="loadBalancerLoadPlacementStrategy=" + LRUWW + ", or AvgShedder for both "
-          "(preview: lbctl compare SNAPSHOT --strategy ThresholdShedder "
-          "--strategy ThresholdShedder:LeastResourceUsageWithWeight)")
+          "(preview: `lbctl compare SNAPSHOT --strategy ThresholdShedder "
+          "--strategy ThresholdShedder:LeastResourceUsageWithWeight`)")
 def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     if ctx.extensible:
         return
@@ -38,9 +38,9 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
         yield r.finding(
             f"shedding with ThresholdShedder and placing with LeastLongTermMessageRate "
             f"({ctx.shown(keys[0])}; {ctx.shown(keys[1])})",
-            fix=(f"{ctx.set_fix(keys[1], LRUWW)}; preview the pair first: lbctl compare "
+            fix=(f"{ctx.set_fix(keys[1], LRUWW)}; preview the pair first: `lbctl compare "
                  "SNAPSHOT --strategy ThresholdShedder "
-                 "--strategy ThresholdShedder:LeastResourceUsageWithWeight"),
+                 "--strategy ThresholdShedder:LeastResourceUsageWithWeight`"),
             settings=keys)
     elif shed == "AvgShedder" and place != "AvgShedder" and ctx.profile["avgShedder"]:
         yield r.finding(
