@@ -34,7 +34,7 @@ from lbctl.doctor.context import Context
           "to whoever reads it.",
       fix="set the value in broker.conf on every broker with a rolling restart if it is wanted, "
           "and remove the key from the metadata store's /admin/configuration node "
-          "(pulsar-admin brokers delete-dynamic-config refuses a key that is not dynamic)")
+          "(`pulsar-admin brokers delete-dynamic-config` refuses a key that is not dynamic)")
 def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     for key, value in ctx.dynamic.items():
         setting = SETTINGS_BY_NAME.get(key)
