@@ -5,7 +5,10 @@ A moved broker's predicted usage after the plan is its usage now plus a change t
 computes from its fitted slope; the model knows how well it knows that slope
 (:attr:`lbctl.model.loadmodel.Quality.slope_error`, relative; while the model is young,
 :meth:`~lbctl.model.loadmodel.LoadModel.change_error` is larger and is taken instead). So each
-moved broker's usage after is predicted to within ``σ = relative error × |change|`` (1 σ). The
+moved broker's usage after is predicted to within ``σ = relative error × |change|`` (1 σ), and
+never more than the relative error × its usage after (the model's line starts from the broker's
+idle usage, so a slope off by x % puts the usage off by at most x % of it: a broker shedding 200
+points to 50 % is not off by x % of 200). The
 plan's probability of landing in the band is that of ``max − min <= width`` and ``max <= cap``
 with each moved broker drawn from a normal law around its prediction and the unmoved brokers at
 theirs: a fixed number of draws from a fixed seed (a work-unit limit, not wall clock), over the
@@ -154,7 +157,11 @@ def confidence(p: Proposal) -> Confidence:
             g, bundle = max(gain[j], key=lambda t: (t[0], t[1]))
             if total > 0 and g > DOMINANT * total:
                 dominant = bundle
-        rows.append(Receiver(b, before[j], after[j], rel * abs(d), rel, dominant))
+        # the slope's error moves the change, and at most the usage its traffic makes after
+        # (a broker shedding 200 points to 50 % cannot be off by more than its slope's error of
+        # 50 %: the model's line starts from the broker's idle usage)
+        rows.append(Receiver(b, before[j], after[j], rel * min(abs(d), max(after[j], 0.0)),
+                             rel, dominant))
     half = planned / 2
     uncertain = tuple(r.broker for r in sorted(
         (r for r in rows if r.after > r.before and 2 * r.sigma > half),
