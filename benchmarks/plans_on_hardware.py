@@ -66,6 +66,7 @@ from lbctl.model.cluster import ClusterState
 from lbctl.model.load import NamespaceBundleStats
 from lbctl.model.loadmodel import LoadModel
 from lbctl.planner.bounds import lower_bound
+from lbctl.planner.confidence import confidence
 from lbctl.planner.constraints import build_rules
 from lbctl.planner.cost import Costs
 from lbctl.planner.load import build
@@ -294,6 +295,7 @@ def one_shot(seed: int, n: int, mode: str, pulsar_max: int, solver: str = "auto"
     bound = lower_bound(oview, rules, costs, BAND, CAP)
     cost = p.totals().throughput
     reach = reachable(hosts, owned, w, before)
+    sure = confidence(p)  # lbctl's own figure, checked below against the truth's outcome
     touched = {view.brokers[view.owner[i]] for i, _ in p.moves} | {view.brokers[d]
                                                                     for _, d in p.moves}
     row: dict[str, Any] = {
@@ -306,6 +308,7 @@ def one_shot(seed: int, n: int, mode: str, pulsar_max: int, solver: str = "auto"
         "overCap": max(p.usages_before()) > CAP + 1e-9, "seconds": elapsed,
         "startRange": max(before.values()) - min(before.values()),
         "range": max(vals) - min(vals), "max": max(vals), "margin": view.model.margin(),
+        "pInBand": sure.probability, "uncertain": len(sure.uncertain),
     }
     if n <= pulsar_max and seed <= PULSAR_SEEDS[0]:
         row["pulsar"] = closest_pulsar(hosts, last, 30)
@@ -446,6 +449,44 @@ def pct(xs: Sequence[float], q: float) -> float:
     return s[min(len(s) - 1, max(0, math.ceil(q * len(s)) - 1))] if s else math.nan
 
 
+#: the reliability table's bins of lbctl's predicted in-band probability (lower edges)
+CALIBRATION_BINS = (0.0, 0.2, 0.4, 0.6, 0.8, 0.9, 0.95)
+
+
+def report_calibration(rows: Sequence[dict[str, Any]]) -> None:
+    """lbctl's own in-band probability (``lbctl.planner.confidence``) against the truth's
+    outcome: a reliability table (per bin of the predicted probability, how many plans, their
+    mean prediction, the share in band in truth), the Brier score, and its ratio to the Brier
+    score of one constant guess (the observed in-band rate of these plans: the baseline a
+    figure must beat to say anything plan by plan). Plans that move nothing have no figure."""
+    rated = [(r["pInBand"], bool(r["inBand"]), r["n"], r["uncertain"]) for r in rows
+             if r.get("pInBand") is not None]
+    if not rated:
+        return
+    print(f"  calibration of lbctl's in-band probability ({len(rated)} plans with a figure, "
+          f"{len(rows) - len(rated)} without):")
+    print(f"    {'bin':>11} {'plans':>5} {'predicted':>9} {'observed':>8}")
+    edges = (*CALIBRATION_BINS, 1.0 + 1e-9)
+    for lo, hi in zip(edges, edges[1:], strict=False):
+        got = [(p, ok) for p, ok, _, _ in rated if lo <= p < hi]
+        if got:
+            print(f"    {lo:>5.2f}-{min(hi, 1.0):<5.2f} {len(got):>5} "
+                  f"{statistics.mean(p for p, _ in got):>9.2f} "
+                  f"{sum(ok for _, ok in got) / len(got):>8.2f}")
+    brier = statistics.mean((p - ok) ** 2 for p, ok, _, _ in rated)
+    rate = sum(ok for _, ok, _, _ in rated) / len(rated)
+    base = statistics.mean((rate - ok) ** 2 for _, ok, _, _ in rated)
+    print(f"    Brier {brier:.3f}; constant guess {rate:.2f}: {base:.3f}; ratio "
+          f"{(brier / base if base else math.nan):.2f} (< 1: the figure tells plans apart)")
+    for n in sorted({x[2] for x in rated}):
+        rs = [x for x in rated if x[2] == n]
+        noted = [x for x in rs if x[3]]
+        print(f"    n={n}: mean predicted {statistics.mean(x[0] for x in rs):.2f}, observed "
+              f"{sum(x[1] for x in rs) / len(rs):.2f}; plans with the 'not assured' note "
+              f"{len(noted)} (in band {sum(x[1] for x in noted)}), without "
+              f"{len(rs) - len(noted)} (in band {sum(x[1] for x in rs if not x[3])})")
+
+
 def report_one_shot(rows: Sequence[dict[str, Any]], mode: str) -> None:
     print(f"\nOne-shot plans on mixed hosts (truth != model; model from the {mode})")
     print("  (reach: plans whose band moves alone may reach in truth; inReach: share of them "
@@ -474,6 +515,7 @@ def report_one_shot(rows: Sequence[dict[str, Any]], mode: str) -> None:
               f"{pct(ratios, 0.9):>6.2f} "
               f"{(statistics.median(vs) if vs else math.nan):>9.2f} "
               f"{statistics.mean(r['seconds'] for r in rs):>6.1f}")
+    report_calibration(rows)
     out_of_reach = [r for r in rows if r["why"] == "a"]
     if out_of_reach:
         # what the plan did where no move could reach the band (still counted as misses: one

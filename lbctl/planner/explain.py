@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lbctl.planner.assignment import EPS
+from lbctl.planner.confidence import confidence
 from lbctl.planner.propose import Proposal, planned_level
 
 DETAILED = 50
@@ -159,6 +160,7 @@ class ProposalExplanation:
                 "notes": list(p.notes),
             },
             "model": model_quality(p),
+            "confidence": confidence(p).to_dict(),
             "targets": {
                 "maxUsage": t.max_usage,
                 "targetRange": t.target_range,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from lbctl.plan import Plan
+from lbctl.planner.confidence import confidence, note
 from lbctl.planner.explain import DETAILED, explain, move_reasons, pinned_counts
 from lbctl.planner.goals import Stats
 from lbctl.planner.propose import Proposal
@@ -121,6 +122,10 @@ class ProposeView:
                  f"Cost: {tot.moves} move(s), {_mb(tot.throughput)}, {tot.topics} topic(s), "
                  f"{tot.connections} producer/consumer connection(s) disturbed"]
         lines += [f"Note: {n}" for n in p.notes]
+        sure = confidence(p)
+        lines.append(sure.line())
+        if (said := note(sure)) is not None:
+            lines.append(f"Note: {said}")
         for h in p.splits.hot:
             lines.append(f"Hot bundle: {h.bundle} on {h.broker}: {h.why}")
         for a in p.splits.actions:
