@@ -109,13 +109,11 @@ def drain(client: AdminClient, o: DrainOptions, ui: UI, *, stop: threading.Event
         live.cluster, what=f"lbctl {kind} {o.broker}", journal=journal)
     with lock:
         if o.fill:
-            from lbctl.apply.journal import journal_unloads
-            from lbctl.apply.runner import in_cluster_time
+            from lbctl.apply.runner import unloads_in_grace
 
             now = time.time()
             grace = float(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60  # cluster time
-            recent = in_cluster_time(client, now, journal_unloads(
-                journal, now - grace / client.cluster_speed(), ui.warn))
+            recent = unloads_in_grace(client, journal, grace, now, ui.warn)
             plan = write_plan(fill_plan(live.state, settings, o.broker, o.placement,
                                         max_moves=o.apply.max_moves, recent=recent, now=now),
                               journal, _stem(kind, o.broker))

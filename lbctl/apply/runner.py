@@ -402,8 +402,7 @@ class ApplyRun:
     def _validate(self, live: LiveView) -> list[Step]:
         grace = float(live.settings["loadBalancerSheddingGracePeriodMinutes"]) * 60
         now = self.clock()
-        recent = in_cluster_time(self.client, now, journal_unloads(
-            self.journal, now - grace / self.client.cluster_speed(), self.ui.warn))
+        recent = unloads_in_grace(self.client, self.journal, grace, now, self.ui.warn)
         verdicts = V.validate(self.plan.actions, live, recent_unloads=recent, now=now,
                               force=self.opts.force,
                               exempt_grace=self.opts.rollback or self.opts.kind == "drain",
@@ -754,6 +753,18 @@ class ApplyRun:
             self._note(record)
         except Exception as e:  # the report is still printed; say why it was not journaled
             self.ui.warn(f"the end of the run could not be journaled: {e}")
+
+
+def unloads_in_grace(client: AdminClient, journal: Path | str, grace: float, now: float,
+                     warn: Callable[[str], None]) -> dict[str, float]:
+    """The journal's unloads within ``grace`` *cluster* seconds of ``now``
+    (``loadBalancerSheddingGracePeriodMinutes`` is the leader's time), each dated on the
+    cluster's time scale: the journal is wall time, so on a sandbox whose clock runs ``speed``
+    times as fast the window is ``grace / speed`` wall seconds (:func:`in_cluster_time`). The
+    one reading of the journal for a grace check: apply's re-validation, drain's fill,
+    ``rebalance-after`` and ``propose``'s held bundles."""
+    return in_cluster_time(client, now, journal_unloads(
+        journal, now - grace / client.cluster_speed(), warn))
 
 
 def in_cluster_time(client: AdminClient, now: float, times: dict[str, float]) -> dict[str, float]:

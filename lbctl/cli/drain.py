@@ -17,9 +17,6 @@ from lbctl.cli.state import StateArgs
 from lbctl.cli.unload import Mutating
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
-    from contextlib import AbstractContextManager
-
     from lbctl.admin.client import AdminClient
     from lbctl.apply.drain import DrainOptions, DrainReport
     from lbctl.apply.runner import UI
@@ -269,21 +266,16 @@ def _preview(ctx: typer.Context, given: Offline, target: str, lm: LoadManagerCho
     snapshot's; a fill's moves explained in the table (:mod:`lbctl.render.fill_words`). Its
     warnings fit the terminal as a drain's do (walk21)."""
     from lbctl.cli.connection import warn_fitted as warn
-    from lbctl.cli.state import choose
+    from lbctl.cli.state import choose, keeping_client
     from lbctl.loadmanager.drain import drain_plan, fill_plan
     from lbctl.loadmanager.select import settings_for
     from lbctl.render.display import using
     from lbctl.render.views import RecommendView
-    from lbctl.sources.cluster import LiveCluster
 
     opts = lm.options()
     chosen = choose(ctx, given)
     read_by: list[AdminClient] = []  # the live read's client: it knows the cluster's clock
-    if isinstance(chosen.source, LiveCluster):
-        from lbctl.records import replace
-
-        chosen = replace(chosen, source=replace(chosen.source,
-                                                connect=_kept(chosen.source.connect, read_by)))
+    chosen = keeping_client(chosen, read_by)
     state = chosen.read().last
     settings = settings_for(state, opts, {})  # the modelled release's defaults, as recommend
     recent: dict[str, float] = {}
@@ -291,16 +283,14 @@ def _preview(ctx: typer.Context, given: Offline, target: str, lm: LoadManagerCho
     if fill and read_by:  # the journal's unloads: apply refuses those in grace
         import time
 
-        from lbctl.apply.journal import journal_unloads
-        from lbctl.apply.runner import in_cluster_time
+        from lbctl.apply.runner import unloads_in_grace
         from lbctl.executor import default_journal
 
         now = time.time()
-        # the grace period is cluster time, the journal wall time: as apply's own check
-        # (lbctl.apply.runner.in_cluster_time), so a sped-up sandbox's fill is what apply allows
+        # the grace period is cluster time, the journal wall time: as apply's own check, so a
+        # sped-up sandbox's fill is what apply allows
         grace = float(settings["loadBalancerSheddingGracePeriodMinutes"]) * 60
-        recent = in_cluster_time(read_by[0], now, journal_unloads(
-            default_journal(), now - grace / read_by[0].cluster_speed(), warn))
+        recent = unloads_in_grace(read_by[0], default_journal(), grace, now, warn)
     plan = (fill_plan(state, settings, target, opts, max_moves=max_moves, recent=recent, now=now)
             if fill else drain_plan(state, settings, target, opts))
     shown.emit(RecommendView([plan]))
@@ -315,22 +305,6 @@ def _preview(ctx: typer.Context, given: Offline, target: str, lm: LoadManagerCho
         n, every = pace
         warn(f"apply it paced: lbctl apply PLAN.json --concurrency {n} --interval {every:g} "
              f"(at most {n} bundle(s) every {every:g} s)")
-
-
-def _kept(connect: Callable[[], AbstractContextManager[AdminClient]],
-          into: list[AdminClient]) -> Callable[[], AbstractContextManager[AdminClient]]:
-    """``connect`` that also keeps the client it opens in ``into``: once the read has closed it,
-    its :meth:`~lbctl.admin.client.AdminClient.cluster_speed` still says how fast the cluster's
-    clock ran (a loopback sandbox's ``--speed``; 1 on a real cluster)."""
-    from contextlib import contextmanager
-
-    @contextmanager
-    def opened() -> Iterator[AdminClient]:
-        with connect() as client:
-            into.append(client)
-            yield client
-
-    return opened
 
 
 def _explain_fill(state: ClusterState, settings: Settings, plan: Plan, target: str,

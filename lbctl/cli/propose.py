@@ -11,6 +11,7 @@ from lbctl.cli.groups import Fields, grouped
 from lbctl.cli.state import StateInput
 
 if TYPE_CHECKING:
+    from lbctl.admin.client import AdminClient
     from lbctl.config import Settings
     from lbctl.model.cluster import ClusterState
 
@@ -84,7 +85,7 @@ def propose(
       lbctl propose --prometheus-url http://prometheus:9090 --since 6h --step 5m
     """
     from lbctl.cli.extras import require_planner
-    from lbctl.cli.state import choose
+    from lbctl.cli.state import choose, keeping_client
     from lbctl.loadmanager.select import resolve_settings
     from lbctl.planner.propose import ProposeOptions
     from lbctl.planner.propose import propose as run
@@ -100,11 +101,13 @@ def propose(
         solver=solver.strip().lower(), time_limit=time_limit, exact_limit=exact_limit,
         splits=not no_splits)
     options.check()
-    chosen = choose(ctx, given)
+    read_by: list[AdminClient] = []  # the live read's client: it knows the cluster's clock
+    chosen = keeping_client(choose(ctx, given), read_by)
     states = chosen.read().states  # none given: the live cluster, announced
     opts = replace(opts, live=chosen.source.live)  # a live read's release is "(cluster)"
     settings = resolve_settings(states[-1:], opts)[-1]
-    held = _held_live(states[-1], settings) if chosen.source.live else None
+    held = _held_live(states[-1], settings, read_by[0]) \
+        if chosen.source.live and read_by else None
     proposal = run(states[-1], settings, options, history=states, held=held)
     if shown.output != TABLE:  # the table prints every note itself: once, not twice
         for note in proposal.notes:
@@ -113,19 +116,20 @@ def propose(
     shown.emit(ProposeView(proposal, explain))
 
 
-def _held_live(state: ClusterState, settings: Settings) -> dict[str, str]:
+def _held_live(state: ClusterState, settings: Settings, client: AdminClient) -> dict[str, str]:
     """A live plan's bundles that ``apply`` would refuse now, each with why
-    (:func:`lbctl.apply.validate.refused_in_grace`)."""
+    (:func:`lbctl.apply.validate.refused_in_grace`), the grace period counted on the cluster's
+    clock as apply counts it (:func:`lbctl.apply.runner.unloads_in_grace`)."""
     import time
 
-    from lbctl.apply.journal import journal_unloads
+    from lbctl.apply.runner import unloads_in_grace
     from lbctl.apply.validate import refused_in_grace
     from lbctl.cli.connection import warn
     from lbctl.executor import default_journal
 
     now = time.time()
     minutes = float(settings["loadBalancerSheddingGracePeriodMinutes"])
-    recent = journal_unloads(default_journal(), now - minutes * 60, warn)
+    recent = unloads_in_grace(client, default_journal(), minutes * 60, now, warn)
     why = (f"unloaded or gained within the {minutes:g}-minute grace period "
            "(loadBalancerSheddingGracePeriodMinutes; the journal, recentlyUnloaded, its owner's "
            "lastBundleGains): apply would refuse it")

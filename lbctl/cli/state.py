@@ -30,6 +30,7 @@ from lbctl.cli.groups import OptionGroup
 from lbctl.cli.prometheus import PrometheusArgs, SnapshotsOrPrometheus
 
 if TYPE_CHECKING:
+    from lbctl.admin.client import AdminClient
     from lbctl.sources.base import Progress, StateRead, StateSource
     from lbctl.sources.live import LiveSource
 
@@ -186,6 +187,29 @@ class Chosen(Struct, frozen=True):
 def _say(note: str) -> None:
     sys.stderr.write(f"lbctl: {note}\n")
     sys.stderr.flush()
+
+
+def keeping_client(chosen: Chosen, into: list[AdminClient]) -> Chosen:
+    """``chosen`` whose live read also keeps the client it opens in ``into`` (a file or
+    Prometheus source is returned as it is): once the read has closed it, the client's
+    :meth:`~lbctl.admin.client.AdminClient.cluster_speed` still says how fast the cluster's clock
+    ran (a loopback sandbox's ``--speed``; 1 on a real cluster), for a grace check against the
+    journal (:func:`lbctl.apply.runner.unloads_in_grace`)."""
+    from lbctl.records import replace
+    from lbctl.sources.cluster import LiveCluster
+
+    source = chosen.source
+    if not isinstance(source, LiveCluster):
+        return chosen
+    connect = source.connect
+
+    @contextmanager
+    def opened() -> Iterator[AdminClient]:
+        with connect() as client:
+            into.append(client)
+            yield client
+
+    return replace(chosen, source=replace(source, connect=opened))
 
 
 def choose(ctx: typer.Context | None, given: StateArgs | None = None, *, stream: bool = False,

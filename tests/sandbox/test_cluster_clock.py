@@ -222,3 +222,40 @@ def test_rebalance_afters_grace_is_cluster_time(tmp_path: Path, monkeypatch: pyt
         assert ("stay where they are" in " ".join(r.stdout.split())) == held, r.stdout
     finally:
         c.stop()
+
+
+@pytest.mark.parametrize(("speed", "wall_seconds", "held"), [
+    (1, 60, True),     # a wall minute at 1x: within the default 30 minutes
+    (60, 20, True),    # 20 wall s at 60x: 20 cluster minutes, still within it
+    (60, 60, False),   # a wall minute at 60x: a cluster hour, past it
+])
+def test_proposes_held_bundles_are_counted_in_cluster_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, speed: float, wall_seconds: float,
+        held: bool) -> None:
+    """``lbctl propose`` on a live cluster pins the bundles the journal unloaded within the grace
+    period (apply would refuse them), counted on the cluster's clock as apply counts it
+    (``unloads_in_grace``): at ``--speed 60`` a wall minute is a cluster hour, so a hot broker's
+    bundles unloaded then may move again. Before, propose counted the grace in wall time (30
+    wall minutes at 60x) and pinned every one of them."""
+    import json
+    import time
+
+    from lbctl.sandbox.clock import RunningClock
+
+    journal = tmp_path / "journal.jsonl"
+    monkeypatch.setenv("LBCTL_JOURNAL", str(journal))
+    monkeypatch.delenv("PULSAR_CLIENT_CONF", raising=False)
+    c = hot_cluster(3, bundles_per_broker=3)
+    try:
+        c.clock = RunningClock(speed)
+        sent = time.time() - wall_seconds
+        journal.write_text("".join(
+            json.dumps({"run": "r", "time": sent, "state": "done", "method": "PUT",
+                        "url": f"{c.admin_url}/admin/v2/namespaces/{b}/unload"}) + "\n"
+            for b in sorted(c.owners)))
+        r = lbctl(c, "propose", "-o", "json")
+        assert r.exit_code == 0, r.stderr
+        actions = [a for a in json.loads(r.stdout)["actions"] if a.get("action") == "unload"]
+        assert (actions == []) == held, actions
+    finally:
+        c.stop()
