@@ -42,6 +42,7 @@ from msgspec import Struct
 
 from lbctl.loadmanager.clock import warm_up_cycles
 from lbctl.model.cluster import ClusterState
+from lbctl.records import replace
 from lbctl.watch.anomalies import Condition
 from lbctl.watch.detect import Move
 
@@ -148,7 +149,8 @@ class Checker:
                 manual: Mapping[str, str] | None = None,
                 last: Mapping[str, str] | None = None,
                 judged: str = "",
-                unseen: Mapping[str, str] | None = None) -> list[Condition]:
+                unseen: Mapping[str, str] | None = None,
+                unsure: frozenset[str] = frozenset()) -> list[Condition]:
         """Fold in one capture: the moves it shows, the cycle's decisions on it; ``ours``: bundles
         the watcher's own healing moved, never reported as unexpected; ``warm``: lbctl's memory
         has warmed up (module docstring), else the cycle's expectations are tentative and a move
@@ -168,7 +170,10 @@ class Checker:
         evidence (none of them makes it expected); ``unseen``: the moves whose state the leader
         decided on no capture holds (bundle → why: :meth:`lbctl.watch.loop.Watcher._unseen`),
         each an ``unjudged-unload`` (info) that says the evidence is incomplete, never an
-        unexpected-unload, when no expectation explains it."""
+        unexpected-unload, when no expectation explains it; ``unsure``: the bundles whose
+        expectation of this cycle is tentative though lbctl is warm (the leader may read other
+        load data by its cycle, on which lbctl's cycle decides otherwise:
+        :meth:`lbctl.watch.loop.Watcher._unsure`), judged again at the next capture."""
         out: list[Condition] = []
         now = state.captured_at
         active = set(state.available())
@@ -220,6 +225,8 @@ class Checker:
                 del self.open[b]
         last = last or {}
         for e in expectations(decided, now, interval_ms, self.patience, tentative=not warm):
+            if e.bundle in unsure and not e.tentative:
+                e = replace(e, tentative=True)
             cur = self.open.get(e.bundle)
             # once warm, a cycle's firm expectation takes a tentative one's place; the bundle on
             # the broker that is to shed it, or in flight from it (unloaded, its clients not

@@ -20,6 +20,7 @@ anomalies' saved state means nothing already raised is raised again.
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -164,6 +165,13 @@ class Watcher:
         #: the unloads the leader's next cycle may make on the last capture's reports
         #: (:meth:`_next_cycle`)
         self._could: frozenset[tuple[str, str]] = frozenset()
+        #: the follower after lbctl's last cycle and that cycle's capture: the leader's next
+        #: cycle replayed on the load data it may have read (:meth:`_between`)
+        self._could_from: tuple[Follower, ClusterState] | None = None
+        #: the bundles of this capture's expectations that lbctl's cycle does not decide on the
+        #: load data the leader may read by its next cycle (:func:`_ahead`): tentative, judged
+        #: again on the next capture
+        self.unsure: frozenset[str] = frozenset()
         #: the leader and its unload count at the last capture, who owned each bundle then as
         #: the brokers listed it (None: not read), and the bundles that left a broker since
         #: without the leader (bundle → the capture's time and why), told when they arrive on
@@ -215,7 +223,8 @@ class Watcher:
                                  warm=self.warm, free=ending | self.excused
                                  | _agreed(seen, decided),
                                  owners=owners, manual=manual, last=self.last_owner,
-                                 judged=self.judged, unseen=self.unseen)
+                                 judged=self.judged, unseen=self.unseen,
+                                 unsure=self.unsure)
         if states:
             self.known = known_brokers(states)
             # the page and /metrics show the last capture on record (its age in the lag, the
@@ -313,10 +322,12 @@ class Watcher:
         decided: list[Any] = []
         prev = self.follower.prev
         seen = moves(self.last_owner, state, owners)
+        self.unsure = frozenset()
         active = set(state.available())
         fresh: dict[str, int] = {}
         leaving: dict[str, tuple[str, int]] = {}  # bundle → the broker it left, when seen
         could = self._could  # what lbctl's last cycle's reports let the leader's next one do
+        could |= self._between(state, seen)
         self.judged = _judged(self._prev, state, settings)
         self.unseen = self._unseen(seen, state, owners)
         left = self._in_flight(state, owners, seen, could)
@@ -385,12 +396,15 @@ class Watcher:
                 >= interval_ms(prev[1]) * (1 - CYCLE_SLACK):
             self._correct()
             self._ending = self._grace_ending(state, settings, prev)
+            ahead = _ahead(state, settings, self._prev)
+            before = None if ahead is None else copy.copy(self.follower)
             result = self.follower.step(state, settings)
             self.warm_up = warm_up(result.shedding, settings)
             self._hits(result)
             self.last_plan = result.plan()
             decided = list(self.last_plan.actions)
             carried = [a for a in decided if a.action in ("unload", "transfer") and not a.skipped]
+            self.unsure = self._unsure(before, ahead, settings, carried)
             self._decided = {a.bundle: state.captured_at for a in carried}
             self._decided_from = {a.broker: state.captured_at for a in carried}
             self._could = self._next_cycle(state, settings)
@@ -409,7 +423,7 @@ class Watcher:
             # that made them came before lbctl's cycle on this capture)
             self._leader_acted = True
             if state.load_manager == EXTENSIBLE and decided:
-                decided = _superseded(decided, {o for o, _at in leaving.values()}, fresh)
+                decided = _superseded(decided, {b: o for b, (o, _at) in leaving.items()})
         self._moved.update(fresh)
         self._left.update(dict(leaving.values()))
         self.last_owner.update(state.owners() if owners is None else owners)
@@ -488,21 +502,106 @@ class Watcher:
         f = self.follower
         if f is None:
             return frozenset()
-        ghost = copy.copy(f)
-        try:
-            # the capture held an interval on, as the load manager's projection holds it (the
-            # extensible brokers republish the same load data at the new time: TransferShedder's
-            # cool-down counts from a broker's ``updatedAt``, not the cycle's clock)
-            later = f.lm.held(state, state.captured_at + interval_ms(settings))
-            result = ghost.step(later, settings)
-            # a cycle that moved nothing has no unload to excuse: its plan is not built
-            # (``acted``: an unload or transfer carried out — a third of this check's CPU)
-            acts = result.plan().actions if result.acted else ()
-        except Exception as e:  # the judgement is only an excuse: never stop watching for it
-            self.warn(f"divergence: the next cycle's check failed: {e!r}")
+        self._could_from = (copy.copy(f), state) if state.broker_load_data else None
+        out: set[tuple[str, str]] = set()
+        ahead = _ahead(state, settings, self._prev)
+        for each in (state,) if ahead is None else (state, ahead):
+            ghost = copy.copy(f)
+            try:
+                # the capture held an interval on, as the load manager's projection holds it
+                # (the extensible brokers republish the same load data at the new time:
+                # TransferShedder's cool-down counts from a broker's ``updatedAt``, not the
+                # cycle's clock); and the extensible brokers' load data as the leader may read
+                # it by then (:func:`_ahead`): a leader that transferred off a broker whose
+                # published ``weightedMaxEMA`` rose between the capture and its cycle (the
+                # bundles just received; live22's EMA moving at every report tick) made an
+                # unload on data no capture held — an unexpected-unload at minute 4 beside the
+                # extensible sandbox's wave of 0.8
+                later = f.lm.held(each, each.captured_at + interval_ms(settings))
+                result = ghost.step(later, settings)
+                # a cycle that moved nothing has no unload to excuse: its plan is not built
+                # (``acted``: an unload or transfer carried out — a third of this check's CPU)
+                acts = result.plan().actions if result.acted else ()
+            except Exception as e:  # the judgement is only an excuse: never stop watching
+                self.warn(f"divergence: the next cycle's check failed: {e!r}")
+                continue
+            out.update((a.bundle, a.broker) for a in acts
+                       if a.action in ("unload", "transfer") and not a.skipped)
+        return frozenset(out)
+
+    def _between(self, state: ClusterState, seen: list[Any]) -> frozenset[tuple[str, str]]:
+        """The unloads (bundle, broker) of this capture's moves that no projection of lbctl's
+        last cycle foresaw (:meth:`_next_cycle`) but that the leader's cycle between the two
+        captures makes on load data it may have read. The extensible leader reads each broker's
+        ``BrokerLoadData`` as last written (``BrokerLoadDataReporter.reportAsync``, a write at
+        any report tick whose figures moved past ``loadBalancerReportUpdateThresholdPercentage``),
+        so each broker's published ``weightedMaxEMA`` at its cycle lies between what the last
+        capture and this one show — some brokers written since, some not, which no capture
+        holds. For each broker a move left, lbctl's next cycle on the last capture (its
+        ownership and bundles, as the leader had them) is replayed once on the end of those
+        ranges that favours that move: the broker at its higher figure, every broker that is
+        above it either way at its higher, every other at its lower (the spread and the order
+        ``TransferShedder`` sheds by). The leader that transferred off a broker whose EMA rose
+        from 0.435 to 0.571 between two captures (the bundles it had received), with the
+        spread 0.004 over ``loadBalancerBrokerLoadStdThreshold``, was an unexpected-unload.
+        A wrong strategy or setting is still told: its moves are not what lbctl's model does
+        on any of those figures. A replay that fails excuses nothing."""
+        if self._could_from is None or not state.broker_load_data or not seen:
             return frozenset()
-        return frozenset((a.bundle, a.broker) for a in acts
-                         if a.action in ("unload", "transfer") and not a.skipped)
+        base, was = self._could_from
+        settings = self._settings(was)
+        sources = sorted({m.before for m in seen if m.before is not None
+                          and (m.bundle, m.before) not in self._could})
+        then, now = was.broker_load_data, state.broker_load_data
+        out: set[tuple[str, str]] = set()
+        for b in sources:
+            if b not in then:
+                continue
+            span = {x: (min(p.data.weightedMaxEMA, now[x].data.weightedMaxEMA),
+                        max(p.data.weightedMaxEMA, now[x].data.weightedMaxEMA))
+                    if x in now and p.has_features and now[x].has_features
+                    else (p.data.weightedMaxEMA, p.data.weightedMaxEMA)
+                    for x, p in then.items()}
+            top = span[b][1]
+            loads = {x: (hi if x == b or lo >= top else lo) for x, (lo, hi) in span.items()}
+            if all(loads[x] == then[x].data.weightedMaxEMA for x in then):
+                continue  # the last capture's own figures: already projected
+            mixed = replace(was, broker_load_data=MappingProxyType({
+                x: replace(p, data=replace(p.data, weightedMaxEMA=loads[x]))
+                for x, p in then.items()}))
+            try:
+                later = base.lm.held(mixed, was.captured_at + interval_ms(settings))
+                result = copy.copy(base).step(later, settings)
+                acts = result.plan().actions if result.acted else ()
+            except Exception as e:  # only an excuse: never stop watching for it
+                self.warn(f"divergence: the check on the leader's possible data failed: {e!r}")
+                continue
+            out.update((a.bundle, a.broker) for a in acts
+                       if a.action in ("unload", "transfer") and not a.skipped)
+        return frozenset(out)
+
+    def _unsure(self, before: Follower | None, ahead: ClusterState | None, settings: Any,
+                carried: list[Any]) -> frozenset[str]:
+        """The bundles of ``carried`` (the unloads lbctl's cycle decided on the capture) that
+        the same cycle, from the same memory (``before``: the follower before it stepped), does
+        not decide on ``ahead`` (:func:`_ahead`): the leader's cycle reads the load data its
+        brokers last wrote, which may be as far on as that by then, so a decision whose margin
+        lies within the gap may go either way in the leader — its expectation stays tentative
+        (it excuses the move, never raises a divergence) and the next capture judges it again
+        (its firm expectation takes the tentative one's place: :class:`Checker`). A stuck
+        leader is still reported: once the brokers' data stops moving, the two cycles agree.
+        A check that fails leaves every expectation firm."""
+        if before is None or ahead is None or not carried:
+            return frozenset()
+        try:
+            result = before.step(ahead, settings)
+            acts = result.plan().actions if result.acted else ()
+        except Exception as e:  # the judgement only softens: never stop watching for it
+            self.warn(f"divergence: the check on the leader's possible data failed: {e!r}")
+            return frozenset()
+        also = {(a.bundle, a.broker) for a in acts
+                if a.action in ("unload", "transfer") and not a.skipped}
+        return frozenset(a.bundle for a in carried if (a.bundle, a.broker) not in also)
 
     def _in_flight(self, state: ClusterState, owners: Mapping[str, str] | None,
                    seen: list[Any], could: frozenset[tuple[str, str]]) -> dict[str, int]:
@@ -632,7 +731,8 @@ class Watcher:
                                          warm=self.warm,
                                          free=ending | self.excused | _agreed(seen, decided),
                                          owners=owners, manual=manual, last=self.last_owner,
-                                         judged=self.judged, unseen=self.unseen)
+                                         judged=self.judged, unseen=self.unseen,
+                                         unsure=self.unsure)
             found += [Condition("manual-unload", b, "info", why) for b, why in self.late.items()]
             found += conditions(state, settings, known=self.known, leader=leader,
                                 previous_leader=self.leader, log=self.log,
@@ -1134,20 +1234,72 @@ def _judged(prev: ClusterState | None, state: ClusterState, settings: Any) -> st
             f"(the leader's next cycle), nor on those of {_when(state.captured_at)}")
 
 
-def _superseded(decided: list[Any], left: set[str], moved: Mapping[str, int]) -> list[Any]:
-    """lbctl's extensible cycle on a capture that shows the leader's transfers off ``left``,
-    without its unloads off those brokers of bundles that did not move: that cycle stands for
-    the leader's past one (:func:`_agreed`), but the extensible capture's ownership is the
-    service-unit channel's, after the transfers, while the brokers' load data is from before
-    them — so lbctl's TransferShedder, its count past the gate one cycle after the leader's
-    (``loadBalancerSheddingConditionHitCountThreshold`` above 0), shed the broker again for the
-    bundles the leader had just moved, and expected it of a leader that had already acted on
-    that broker and then sat out ``loadBalanceSheddingDelayInSeconds`` (``UnloadScheduler`` puts
-    each transfer's source in ``recentlyUnloadedBrokers``; ``TransferShedder``'s
-    ``LoadStats.update`` skips the cycle as CoolDown): a leader-divergence each time the count
-    came round. The leader's choice on that broker is what it did."""
+def _ahead(state: ClusterState, settings: Any,
+           prev: ClusterState | None = None) -> ClusterState | None:
+    """``state`` with each extensible broker's published ``weightedMaxEMA`` moved on as far as
+    the leader may read it at its next cycle; ``None`` for a modular capture (or one without
+    the extensible load data).
+
+    ``BrokerLoadDataReporter.reportAsync`` runs every ``loadBalancerReportUpdateMinIntervalMillis``
+    and each run updates the broker's local ``BrokerLoadData`` (``generateLoadData`` →
+    ``BrokerLoadData.update``: ``ema·h + (1 − h)·weightedMax`` with ``h =
+    loadBalancerHistoryResourcePercentage``), written or not; a write (``needBrokerDataUpdate``)
+    publishes the EMA as it then is, which the leader's ``TransferShedder`` reads from the
+    load-data store. So between a capture and the leader's next cycle (one
+    ``loadBalancerSheddingIntervalMinutes``: ``k`` ticks) a broker that writes publishes an EMA
+    up to ``1 − h^k`` of the way to its weighted maximum (72 % at the defaults' 12 ticks; it
+    was one tick's 10 % while the sandbox moved the EMA only at writes). The capture's figures
+    are those of the last write, so that weighted maximum is where the EMA heads — carried on
+    by its change since ``prev`` (the capture before), as a load that keeps rising or falling
+    does for one more interval (a wave of ±50 % over 10 minutes took a broker from 0.90 to
+    0.78 in one interval where its last write said 0.85); this is the far end of what the
+    leader may see, the capture the near one."""
+    data = state.broker_load_data
+    if not data:
+        return None
+    h = float(settings["loadBalancerHistoryResourcePercentage"])
+    tick = int(settings["loadBalancerReportUpdateMinIntervalMillis"])
+    if not 0.0 <= h < 1.0:
+        return None
+    k = max(1, interval_ms(settings) // tick) if tick > 0 else 1
+    moved = 1.0 - h ** k
+    before = {} if prev is None else prev.broker_load_data
+    out = {}
+    for b, p in data.items():
+        d = p.data
+        if not p.has_features:
+            out[b] = p
+            continue
+        heads = d.weighted_max(settings)
+        q = before.get(b)
+        if q is not None and q.has_features:
+            heads = max(0.0, 2 * heads - q.data.weighted_max(settings))
+        out[b] = replace(p, data=replace(
+            d, weightedMaxEMA=d.weightedMaxEMA + (heads - d.weightedMaxEMA) * moved))
+    return replace(state, broker_load_data=MappingProxyType(out))
+
+
+def _superseded(decided: list[Any], left: Mapping[str, str]) -> list[Any]:
+    """lbctl's extensible cycle on a capture that shows the leader's transfers (``left``: each
+    bundle seen moving → the broker it left), kept to the unloads the leader made: that cycle
+    stands for the leader's past one (:func:`_agreed`), but the extensible capture's ownership
+    is the service-unit channel's, after the transfers, while the brokers' load data is from
+    before them — so lbctl's TransferShedder, its count past the gate one cycle after the
+    leader's (``loadBalancerSheddingConditionHitCountThreshold`` above 0), shed the broker again
+    for the bundles the leader had just moved, and expected it of a leader that had already
+    acted on that broker and then sat out ``loadBalanceSheddingDelayInSeconds``
+    (``UnloadScheduler`` puts each transfer's source in ``recentlyUnloadedBrokers``;
+    ``TransferShedder``'s ``LoadStats.update`` skips the cycle as CoolDown): a leader-divergence
+    each time the count came round. The leader's choice is what it did — and that includes the
+    bundles it moved *onto* a broker: TransferShedder's swap (an underloaded broker's bundles
+    sent to the overloaded one while the overloaded one's go the other way) left them on the
+    broker lbctl's cycle, reading the channel after the swap, then shed them from, and lbctl
+    expected a transfer back that no leader cycle makes (a leader-divergence at minute 12
+    beside the extensible sandbox at threshold 3 once the published ``weightedMaxEMA`` moved at
+    every report tick, live22's 48da4dd). Only an unload of a bundle off the broker it was seen
+    leaving is kept."""
     return [a for a in decided if not (a.action in ("unload", "transfer") and not a.skipped
-                                       and a.bundle not in moved)]
+                                       and left.get(a.bundle) != a.broker)]
 
 
 def _agreed(seen: list[Any], decided: list[Any]) -> frozenset[str]:
