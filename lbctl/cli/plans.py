@@ -117,7 +117,9 @@ def show(plan_id: PlanId, history: History = None,
     doc = q.document(plan_id)  # a plan@1 document, or one line (before anything is printed)
     sys.stderr.write(terminal_safe(head) + "\n")
     if output is ShowFormat.json:
-        sys.stdout.write(q.raw(plan_id).decode())
+        from lbctl.render import json_text
+
+        sys.stdout.write(json_text(q.raw(plan_id)))  # the record's bytes, hidden chars escaped
         return
     from lbctl.render import to_yaml
 
