@@ -122,13 +122,14 @@ class Tracker:
 
     def load(self, path: Path) -> None:
         """Restore what a previous watcher saved (nothing when the file is missing)."""
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
+        from lbctl.safe.files import read_if_present
+
+        raw = read_if_present(path, what="the watcher's anomaly state (JSON)", error=UsageError)
+        if raw is None:
             return
         try:
             saved = msgspec.json.decode(raw, type=_Saved)
-        except msgspec.DecodeError as e:
+        except (msgspec.DecodeError, RecursionError) as e:
             raise UsageError(f"{path}: not the watcher's anomaly state ({e}); move it away to "
                              "start afresh") from None
         self.open = {a.id: a for a in saved.open}
