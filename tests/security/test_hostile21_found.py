@@ -59,11 +59,15 @@ def _one_error(res: Any) -> str:
     return str(lines[0])
 
 
+class _Hung(BaseException):
+    pass
+
+
 @pytest.fixture(autouse=True)
 def _alarm() -> Iterator[None]:
     """A FIFO read by mistake blocks forever: fail the test instead of hanging the run."""
     def hung(*_: object) -> None:
-        raise TimeoutError("hung (a FIFO read?)")
+        raise _Hung("hung (a FIFO read?)")  # not an OSError: no reader's except may take it
 
     old = signal.signal(signal.SIGALRM, hung)
     signal.alarm(60)
@@ -227,8 +231,9 @@ def test_set_with_a_unicode_blank_is_one_line(item: str, named: str) -> None:
 
 
 def test_set_is_trimmed_as_java_trims() -> None:
-    """Guard (true before too): ASCII blanks and controls around a key and a value go, as Java's
-    ``String.trim`` takes them; full-width digits are an int to ``Integer.valueOf``."""
+    """ASCII blanks and controls around a key and a value go, as Java's ``String.trim`` takes
+    them (Python's ``strip`` kept ``\x01``, so lbctl refused a value the broker takes);
+    full-width digits are an int to ``Integer.valueOf`` (a guard: true before)."""
     from lbctl.config import parse_assignments
 
     assert parse_assignments([f"\t{INT_SETTING} = 70\x01 "]) == {INT_SETTING: "70"}
@@ -389,7 +394,8 @@ def test_a_webhook_queue_is_read_safely(tmp_path: Path, kind: str) -> None:
 
 
 def test_a_missing_state_file_is_a_fresh_start(tmp_path: Path) -> None:
-    """Guard (true before): nothing at the name is no state; a dangling link is refused."""
+    """Nothing at the name is no state (a guard: true before); a dangling link at it is refused
+    (before, it was a fresh start, which the next save then wrote through)."""
     from lbctl.errors import LbctlError
     from lbctl.watch.anomalies import Tracker
     from lbctl.watch.notify import Webhook
