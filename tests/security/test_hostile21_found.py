@@ -395,7 +395,7 @@ def test_a_webhook_queue_is_read_safely(tmp_path: Path, kind: str) -> None:
 
 def test_a_missing_state_file_is_a_fresh_start(tmp_path: Path) -> None:
     """Nothing at the name is no state (a guard: true before); a dangling link at it is refused
-    (before, it was a fresh start, which the next save then wrote through)."""
+    (before, a missing target read as a fresh start)."""
     from lbctl.errors import LbctlError
     from lbctl.watch.anomalies import Tracker
     from lbctl.watch.notify import Webhook
