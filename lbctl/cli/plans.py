@@ -98,7 +98,7 @@ def show(plan_id: PlanId, history: History = None,
     # the record's fields come from a file in the history directory: each is escaped whole
     # (a newline in one printed a line of its own: hostile21's sweep), the layout's own newline
     # stays
-    head = (f"{m.id}: {name_safe(m.status)}, {m.actions} action(s) by {name_safe(m.source)}, "
+    head = (f"{name_safe(m.id)}: {name_safe(m.status)}, {m.actions} action(s) by {name_safe(m.source)}, "
             f"for {name_safe(m.anomaly or '-')}, planned on the capture of {name_safe(m.created)}"
             + (f"\noutcome: {name_safe(m.note)}" if m.note and m.status != "pending" else ""))
     if output is ShowFormat.table:
