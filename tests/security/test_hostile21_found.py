@@ -418,3 +418,44 @@ def test_the_watchers_approved_plan_is_read_safely(tmp_path: Path, kind: str) ->
     plain = tmp_path / "plain.json"
     plain.write_text('{"actions": [{"bundle": "a/b/0x00000000_0xffffffff"}]}')
     assert _bundles_of(plain) == {"a/b/0x00000000_0xffffffff"}  # guard
+
+
+# -- found by the history-directory sweep (test_hostile21_sweep.py) -----------------------------
+@pytest.fixture
+def history(tmp_path: Path) -> tuple[Path, str]:
+    from tests.security.test_hostile21_sweep import _make_state
+
+    root = tmp_path / "history"
+    return root, _make_state(root)
+
+
+def _spoil_record(root: Path, pid: str, **fields: str) -> None:
+    path = root / "plans" / f"{pid}.meta.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **fields}))
+
+
+@pytest.mark.parametrize("field", ["source", "anomaly", "created", "status"])
+def test_a_plan_records_fields_are_escaped_on_the_terminal(history: tuple[Path, str],
+                                                           field: str) -> None:
+    """``plans show`` kept newlines in the record's line and ``watch --status`` printed the
+    record's fields raw (an ESC cleared the screen)."""
+    root, pid = history
+    _spoil_record(root, pid, **{field: "x\x1b[2J\nINJECTED"})
+    for args in (["plans", "show", pid], ["plans", "show", pid, "-o", "json"],
+                 ["watch", "--status"]):
+        res = _invoke(*args, "--history", str(root))
+        shown = res.stdout + res.stderr
+        assert "\x1b[2J" not in shown and "\nINJECTED" not in shown, (args, shown)
+        assert "internal error" not in shown
+
+
+def test_a_plan_record_of_another_id_is_one_line(history: tuple[Path, str]) -> None:
+    """The record's id named the plan's file: a NUL in it was ``internal error: ValueError:
+    embedded null byte``, a newline a line of its own."""
+    root, pid = history
+    _spoil_record(root, pid, id=pid + "\x00\nINJECTED")
+    for args in (["plans", "show", pid], ["plans", "show", pid, "-o", "json"]):
+        line = _one_error(_invoke(*args, "--history", str(root)))
+        assert "the record is not plan" in line and "\\u0000" in line
+    res = _invoke("plans", "list", "--history", str(root))
+    assert res.exit_code == 0 and pid not in res.stdout  # left out, as an unreadable record is
