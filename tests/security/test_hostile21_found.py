@@ -459,3 +459,16 @@ def test_a_plan_record_of_another_id_is_one_line(history: tuple[Path, str]) -> N
         assert "the record is not plan" in line and "\\u0000" in line
     res = _invoke("plans", "list", "--history", str(root))
     assert res.exit_code == 0 and pid not in res.stdout  # left out, as an unreadable record is
+
+
+@pytest.mark.parametrize("when", [9223372036854775807, -1, 253_402_300_800_000])
+def test_an_anomaly_time_no_clock_gives_is_one_line(history: tuple[Path, str], when: int) -> None:
+    """``watch --status`` printed each active anomaly's time as a date: ``internal error:
+    ValueError: year 292278994 is out of range``."""
+    root, _ = history
+    path = root / "anomalies.json"
+    saved = json.loads(path.read_text())
+    saved["open"][0]["first_seen"] = when
+    path.write_text(json.dumps(saved))
+    line = _one_error(_invoke("watch", "--status", "--history", str(root)))
+    assert "not the watcher's anomaly state" in line and "1970-9999" in line
