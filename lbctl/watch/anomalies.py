@@ -133,7 +133,7 @@ class Tracker:
             return
         try:
             saved = msgspec.json.decode(raw, type=_Saved)
-        except (msgspec.DecodeError, RecursionError) as e:
+        except (msgspec.DecodeError, RecursionError, UnicodeDecodeError) as e:
             raise UsageError(f"{path}: not the watcher's anomaly state ({e}); move it away to "
                              "start afresh") from None
         for a in (*saved.open, *saved.resolved):

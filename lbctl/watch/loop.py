@@ -1106,7 +1106,7 @@ def _bundles_of(plan: Path) -> frozenset[str]:
     try:
         doc = msgspec.json.decode(read_regular(str(plan), what="a plan@1 file",
                                                error=LbctlError))
-    except (LbctlError, msgspec.DecodeError, RecursionError):
+    except (LbctlError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
         return frozenset()
     actions = doc.get("actions") if isinstance(doc, dict) else None
     return frozenset(a["bundle"] for a in actions or () if isinstance(a, dict)

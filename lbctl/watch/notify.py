@@ -79,7 +79,7 @@ class Webhook:
         raw = read_if_present(self.path, what="a webhook queue (JSON)", error=UsageError)
         try:
             self.q = _Queue() if raw is None else msgspec.json.decode(raw, type=_Queue)
-        except (msgspec.DecodeError, RecursionError):
+        except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
             self.q = _Queue()
 
     def _save(self) -> None:

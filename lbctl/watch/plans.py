@@ -120,7 +120,7 @@ class PlanQueue:
             if name.endswith(".meta.json") and _ID.match(name[:-10]):
                 try:
                     meta = msgspec.json.decode(_record(self.dir / name), type=PlanMeta)
-                except (LbctlError, msgspec.DecodeError, RecursionError):
+                except (LbctlError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
                     continue
                 if meta.id == name[:-10]:  # a record naming another id is not this plan's
                     out.append(meta)
@@ -133,7 +133,7 @@ class PlanQueue:
             raise UsageError(f"no plan {pid} in {self.dir} (lbctl plans list shows them)")
         try:
             meta = msgspec.json.decode(_record(self._meta(pid)), type=PlanMeta)
-        except msgspec.DecodeError as e:
+        except (msgspec.DecodeError, UnicodeDecodeError) as e:
             raise UsageError(f"{self._meta(pid)}: unreadable ({e})") from None
         except RecursionError:
             raise UsageError(f"{self._meta(pid)}: unreadable (nested too deeply)") from None
@@ -210,7 +210,7 @@ class PlanQueue:
         """The plan@1 document, decoded (one line when it is not JSON)."""
         try:
             doc = msgspec.json.decode(self.raw(pid))
-        except msgspec.DecodeError as e:
+        except (msgspec.DecodeError, UnicodeDecodeError) as e:
             raise UsageError(f"{self.plan_path(pid)}: not a plan@1 document ({e})") from None
         except RecursionError:
             raise UsageError(f"{self.plan_path(pid)}: not a plan@1 document (nested too "

@@ -472,3 +472,20 @@ def test_an_anomaly_time_no_clock_gives_is_one_line(history: tuple[Path, str], w
     path.write_text(json.dumps(saved))
     line = _one_error(_invoke("watch", "--status", "--history", str(root)))
     assert "not the watcher's anomaly state" in line and "1970-9999" in line
+
+
+@pytest.mark.parametrize("rel", ["anomalies.json", "plans/{pid}.meta.json", "plans/{pid}.json"])
+def test_invalid_utf8_in_watch_state_is_one_line(history: tuple[Path, str], rel: str) -> None:
+    """msgspec raises ``UnicodeDecodeError`` (not ``DecodeError``) for a string that is not
+    UTF-8: ``internal error`` from ``watch --status`` and ``plans show``."""
+    root, pid = history
+    path = root / rel.format(pid=pid)
+    data = path.read_bytes()
+    at = data.index(b'"', 5) + 1
+    path.write_bytes(data[:at] + b"\xed\xa0\x80" + data[at:])
+    for args in (["watch", "--status"], ["plans", "show", pid], ["plans", "show", pid, "-o",
+                                                                  "json"]):
+        res = _invoke(*args, "--history", str(root))
+        if res.exit_code != 0:
+            _one_error(res)
+        assert "internal error" not in res.stdout + res.stderr
