@@ -481,7 +481,8 @@ def test_invalid_utf8_in_watch_state_is_one_line(history: tuple[Path, str], rel:
     root, pid = history
     path = root / rel.format(pid=pid)
     data = path.read_bytes()
-    at = data.index(b'"', 5) + 1
+    opening = b'":"' if b'":"' in data else b'": "'
+    at = data.index(opening) + len(opening)  # inside the first string value
     path.write_bytes(data[:at] + b"\xed\xa0\x80" + data[at:])
     for args in (["watch", "--status"], ["plans", "show", pid], ["plans", "show", pid, "-o",
                                                                   "json"]):
