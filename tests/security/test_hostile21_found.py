@@ -490,3 +490,18 @@ def test_invalid_utf8_in_watch_state_is_one_line(history: tuple[Path, str], rel:
         if res.exit_code != 0:
             _one_error(res)
         assert "internal error" not in res.stdout + res.stderr
+
+
+def test_invalid_utf8_in_a_watcher_record_is_left_out(history: tuple[Path, str]) -> None:
+    """``History.seen`` caught ``DecodeError`` only: a record line that is not UTF-8 was
+    ``internal error: UnicodeDecodeError`` for ``watch --status``; it is left out, as a line
+    that does not decode is."""
+    import gzip
+
+    root, _ = history
+    path = next(root.glob("lbctl-watch-*.jsonl.gz"))
+    text = gzip.decompress(path.read_bytes())
+    at = text.index(b'":"') + 3
+    path.write_bytes(gzip.compress(text[:at] + b"\xed\xa0\x80" + text[at:]))
+    res = _invoke("watch", "--status", "--history", str(root))
+    assert res.exit_code == 0 and "internal error" not in res.stderr, res.stderr
