@@ -628,15 +628,43 @@ def _plain(v: Any) -> Any:
     return list(v) if isinstance(v, tuple) else v
 
 
+def _unseen(text: str) -> str | None:
+    """The first character of ``text`` that is a blank other than the ASCII space, a control
+    or an invisible format character (``U+00A0 (NO-BREAK SPACE)``), or None."""
+    import unicodedata
+
+    for ch in text:
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Cf", "Zl", "Zp") or (cat == "Zs" and ch != " "):
+            return f"U+{ord(ch):04X} ({unicodedata.name(ch, 'a control character')})"
+    return None
+
+
 def parse_assignments(items: Iterable[str]) -> dict[str, str]:
-    """``--set key=value`` items → dict; malformed items are usage errors."""
+    """``--set key=value`` items → dict; malformed items are usage errors.
+
+    Both sides are trimmed as Java's ``String.trim`` trims (what Pulsar's ``FieldParser`` does
+    to a value, pulsar-common ``org.apache.pulsar.common.util.FieldParser`` at 00855f5b): only
+    U+0000–U+0020. Python's ``strip`` also took a no-break space, an em space or an ideographic
+    space off, so ``--set k=\u00a070`` modelled 70 where the broker's ``Integer.valueOf``
+    refuses the value. A blank, control or invisible character left after that trim (in the
+    name, or in the value: no setting's value holds one) is one line naming it. Other non-ASCII
+    text is left to the setting's parser, which follows Java's: ``Integer.valueOf`` reads
+    full-width digits (``７０`` is 70), ``Double.valueOf`` does not."""
     out: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
-        key = key.strip()
+        key = key.strip(_JAVA_BLANKS)
         if not sep or not key:
             raise UsageError(f"--set expects key=value, got {item!r}")
-        out[key] = value.strip()
+        value = value.strip(_JAVA_BLANKS)
+        for side, text in (("setting name", key), ("value", value)):
+            found = _unseen(text)
+            if found is not None:
+                raise UsageError(f"--set {item!r}: the {side} holds {found}, which Java's "
+                                 "String.trim (Pulsar's FieldParser) does not remove; type it "
+                                 "again with plain spaces or none")
+        out[key] = value
     return out
 
 

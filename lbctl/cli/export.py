@@ -68,9 +68,10 @@ def export(
                  "append before appending")
         target = append
     elif file == "-":
+        from lbctl.safe.text import json_hidden_escaped
         from lbctl.sources.snapshot import encode_snapshot
 
-        data = encode_snapshot(state, "json")
+        data = json_hidden_escaped(encode_snapshot(state, "json"))  # -f -: a screen, perhaps
         sys.stdout.buffer.write(data if data.endswith(b"\n") else data + b"\n")
         sys.stdout.flush()
         target = "stdout"

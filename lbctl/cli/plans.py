@@ -91,13 +91,16 @@ def show(plan_id: PlanId, history: History = None,
          ) -> None:
     """A plan: its record, then its actions with their status and why (-o json|yaml: the
     plan@1 document, its record on stderr)."""
-    from lbctl.safe.text import terminal_safe
+    from lbctl.safe.text import name_safe, terminal_safe
 
     q = _queue(history)
     m = q.get(plan_id)
-    head = (f"{m.id}: {m.status}, {m.actions} action(s) by {m.source}, for "
-            f"{m.anomaly or '-'}, planned on the capture of {m.created}"
-            + (f"\noutcome: {m.note}" if m.note and m.status != "pending" else ""))
+    # the record's fields come from a file in the history directory: each is escaped whole
+    # (a newline in one printed a line of its own: hostile21's sweep), the layout's own newline
+    # stays
+    head = (f"{name_safe(m.id)}: {name_safe(m.status)}, {m.actions} action(s) by {name_safe(m.source)}, "
+            f"for {name_safe(m.anomaly or '-')}, planned on the capture of {name_safe(m.created)}"
+            + (f"\noutcome: {name_safe(m.note)}" if m.note and m.status != "pending" else ""))
     if output is ShowFormat.table:
         from lbctl.cli.common import display
         from lbctl.render import table
@@ -117,7 +120,9 @@ def show(plan_id: PlanId, history: History = None,
     doc = q.document(plan_id)  # a plan@1 document, or one line (before anything is printed)
     sys.stderr.write(terminal_safe(head) + "\n")
     if output is ShowFormat.json:
-        sys.stdout.write(q.raw(plan_id).decode())
+        from lbctl.render import json_text
+
+        sys.stdout.write(json_text(q.raw(plan_id)))  # the record's bytes, hidden chars escaped
         return
     from lbctl.render import to_yaml
 

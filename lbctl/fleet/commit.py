@@ -151,9 +151,14 @@ def publish(out: Path, run: Path, manifest_update: dict[str, list[int]]) -> None
 
 def _roll_forward(out: Path, run: Path) -> None:
     try:
-        plan = orjson.loads((run / PLAN).read_bytes())
+        from lbctl.safe.files import read_regular
+
+        # the one safe reader: a FIFO or a link planted in the output directory is not waited
+        # on nor followed (a torn or foreign plan is discarded as before)
+        plan = orjson.loads(read_regular(str(run / PLAN), what="a fleet commit plan",
+                                         error=LbctlError))
         moves, update = plan["moves"], plan["manifest"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, LbctlError):
         discard(run)  # a torn plan is never written (atomic rename); be safe anyway
         return
     for rel in moves:

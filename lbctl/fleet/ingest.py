@@ -229,11 +229,23 @@ def native_kind(f: InputFile) -> str | None:
     stem = lower[:-3] if gz else lower
     if not stem.endswith(_NATIVE) or _UNSAFE_PATH.search(f.path) or f.size == 0:
         return None
-    try:  # gzip is told by its magic bytes whatever the name (lbctl's reader does the same)
-        with open(f.path, "rb") as fh:
-            head = fh.read(2)
+    import os
+
+    from lbctl.errors import LbctlError
+    from lbctl.safe.files import open_regular
+
+    try:  # gzip is told by its magic bytes whatever the name (lbctl's reader does the same);
+        # opened as every input is (a file swapped for a FIFO or a link since it was listed is
+        # not waited on nor followed: lbctl's reader then says what it is)
+        fd = open_regular(f.path, what="a snapshot file", error=LbctlError)
+    except LbctlError:
+        return None
+    try:
+        head = os.read(fd, 2)
     except OSError:
         return None
+    finally:
+        os.close(fd)
     if (head == _GZIP_MAGIC) != gz:
         return None
     return "whole" if stem.endswith(".json") else "lines"

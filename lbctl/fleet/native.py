@@ -25,10 +25,9 @@ is sent to lbctl:
   numbers too large for a double become infinity and fail the range checks;
 * invalid UTF-8 and ``\\uD800``-style surrogate escapes go to lbctl (Spark would replace them);
 * duplicate keys in a map (Spark keeps both entries, Python the last) go to lbctl;
-* a key twice in any one object of a document small enough for lbctl's reader to check for
-  repeated keys (:data:`DUPLICATE_CHECK_BYTES`): Spark's struct keeps one value, the reader may
-  refuse the document, so such a line goes to lbctl (``try_parse_json``, which refuses repeated
-  keys, is run only on the lines of those files: ``check_keys``);
+* a key twice in any one object: Spark's struct keeps one value, lbctl's reader refuses the
+  document (every document, whatever its size, since hostile21), so such a line goes to lbctl
+  (``try_parse_json``, which refuses repeated keys: ``check_keys``, now true for every file);
 * a broker whose ``bundles`` is not a permutation of its ``lastStats`` keys goes to lbctl;
 * so does a snapshot with a section whose rules are not restated here (:data:`READER_SECTIONS`:
   what the leader was observed to do, the placement inputs).
@@ -76,14 +75,12 @@ RFC3339_RE = (r"^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt ]([0-9]{2}):([0-9]{2}):([0-
 NULL_RE = r"[\[:,][ \t\r\n]*null"
 SURROGATE_RE = r"\\u[dD][89abcdefABCDEF]"
 _RANGE_TAIL = 22  # len("/0xLLLLLLLL_0xUUUUUUUU")
-#: a gzip file is never much smaller than its content, so files up to lbctl's duplicate-key
-#: check size (after gunzip) plus a margin on disk are the ones whose lines are checked here
-DUPLICATE_CHECK_MARGIN = 64 << 10
-
-
 def check_keys(size: int) -> bool:
-    """Whether the lines of a file of ``size`` bytes on disk are checked for repeated keys."""
-    return size <= DUPLICATE_CHECK_BYTES + DUPLICATE_CHECK_MARGIN
+    """Whether the lines of a file of ``size`` bytes on disk are checked for repeated keys:
+    always, as lbctl's reader checks every document (``lbctl.sources.snapshot.
+    _check_duplicate_keys``); until hostile21 only files up to :data:`DUPLICATE_CHECK_BYTES`."""
+    del size
+    return True
 
 #: Spark's JSON reader made as strict as JSON (and orjson) is
 JSON_OPTIONS = {

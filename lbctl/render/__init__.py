@@ -21,6 +21,7 @@ from lbctl.errors import UsageError
 from lbctl.render.display import current
 from lbctl.render.schema import Schema, csv_value, infer, json_value, schema_of
 from lbctl.render.tables import Style, render_table, wrap_prose
+from lbctl.safe.text import json_hidden_escaped
 
 
 class Renderable(Protocol):
@@ -122,13 +123,21 @@ def _dumps(data: Any, option: int) -> str:
     text = orjson.dumps(data, option=option)
     if b"null" in text and not _all_finite(data):
         text = orjson.dumps(_json_ready(data), option=option)
-    return text.decode()
+    return json_text(text)
+
+
+def json_text(data: bytes) -> str:
+    """Encoded JSON as text, with the characters a terminal would hide or reorder escaped
+    (``\\u202e``: :func:`lbctl.safe.text.json_hidden_escaped`, the rule of
+    :mod:`lbctl.render.hidden`)."""
+    return json_hidden_escaped(data).decode()
 
 
 def to_yaml(data: Any) -> str:
-    import yaml
+    """YAML as PyYAML's safe dumper writes it, hidden characters escaped (:mod:`.hidden`)."""
+    from lbctl.render.hidden import yaml_text
 
-    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    return yaml_text(data)
 
 
 def to_csv(rows: Sequence[dict[str, Any]], schema: Schema | None = None) -> str:
@@ -148,8 +157,9 @@ def to_jsonl(rows: Sequence[dict[str, Any]], schema: Schema | None = None) -> st
     import orjson
 
     schema = schema or infer(rows)
-    return "".join(orjson.dumps({k: json_value(v) for k, v in schema.record(r).items()},
-                                option=orjson.OPT_NON_STR_KEYS).decode() + "\n" for r in rows)
+    option = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
+    return json_text(b"".join(orjson.dumps({k: json_value(v) for k, v in schema.record(r).items()},
+                                           option=option) for r in rows))
 
 
 def table(rows: Sequence[dict[str, Any]], *, floatfmt: str = ",.2f",

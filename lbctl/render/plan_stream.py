@@ -15,7 +15,15 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from lbctl.plan import Plan
-from lbctl.render import fit_text, json_safe, non_finite, to_csv, to_jsonl, warn_non_finite
+from lbctl.render import (
+    fit_text,
+    json_safe,
+    json_text,
+    non_finite,
+    to_csv,
+    to_jsonl,
+    warn_non_finite,
+)
 from lbctl.render.views import RECOMMEND_SCHEMA, RecommendView, cycle_title, plan_text
 
 #: the formats written cycle by cycle
@@ -44,7 +52,7 @@ def _json(plans: Iterable[Plan], count: int, fmt: str, stream: TextIO) -> Plan |
         data = plan.to_dict()
         found += non_finite(data, f"cycles[{i}]") if non_finite(data) else []
         stream.write(("\n" if last is None else ",\n")
-                     + _indented(orjson.dumps(data, option=opt).decode(), "    "))
+                     + _indented(json_text(orjson.dumps(data, option=opt)), "    "))
         last = plan
     stream.write("\n  ]" if last is not None else "]")
     if found:

@@ -424,6 +424,18 @@ def read_regular(path: str, *, what: str, error: ErrorFactory = ConfigError,
     return data
 
 
+def read_if_present(path: str | os.PathLike[str], *, what: str, error: ErrorFactory,
+                    limit: int | None = None) -> bytes | None:
+    """:func:`read_regular` of a state file that may not exist yet (None then): watch's anomaly
+    state and webhook queues. Anything at the name counts as there, a dangling link included,
+    so that a link or a FIFO planted at it is one line (:func:`open_regular`), never followed,
+    never waited on, and never mistaken for a fresh start."""
+    name = os.fspath(path)
+    if not os.path.lexists(name):
+        return None
+    return read_regular(name, what=what, error=error, limit=limit)
+
+
 #: the least :func:`max_line_bytes` is, whatever ``--max-input-size`` says
 LINE_FLOOR = 128 * MIB
 _GZ_STEP = _CHUNK  # bytes inflated per step by gunzip_limited (zlib holds a step twice)

@@ -73,6 +73,38 @@ def terminal_safe(text: str, *, keep_newlines: bool = True, keep_colors: bool = 
     return pattern.sub(_escape, text)
 
 
+#: what JSON and YAML output write as ``\\uXXXX`` (:func:`json_hidden_escaped`,
+#: :mod:`lbctl.render.hidden`): DEL, the C1 controls and :data:`_INVISIBLE`. Their encoders
+#: already escape C0 but write these raw, and a terminal showing ``-o json`` then reorders the
+#: line (U+202E) or hides a name (U+200B), or reads U+009B as the start of a control sequence.
+#: Newlines and tabs are not here: outside a string they are the document's own layout.
+HIDDEN_IN_DATA = re.compile(f"[\x7f-\x9f{_INVISIBLE}]")
+_HIDDEN_CODES = sorted({c for lo, hi in re.findall("(.)(?:-(.))?", f"\x7f-\x9f{_INVISIBLE}")
+                        for c in range(ord(lo), ord(hi or lo) + 1)})
+#: the same characters as UTF-8 (a sequence of one can only be that character: UTF-8 is
+#: self-synchronising, so replacing them in encoded JSON never touches another character)
+_HIDDEN_UTF8 = re.compile(b"|".join(re.escape(chr(c).encode()) for c in _HIDDEN_CODES))
+#: each sequence but its last byte (DEL whole), six in all: ``bytes.find`` of each is the quick
+#: answer for a document that has none, as almost all have
+_HIDDEN_LEADS = tuple(sorted({e[:max(1, len(e) - 1)]
+                              for e in (chr(c).encode() for c in _HIDDEN_CODES)}))
+
+
+def _u_escape(m: re.Match[bytes]) -> bytes:
+    return b"\\u%04x" % ord(m.group().decode())
+
+
+def json_hidden_escaped(data: bytes) -> bytes:
+    """JSON text ``data`` (UTF-8) with each :data:`HIDDEN_IN_DATA` character written as the
+    JSON escape ``\\u202e``: the same document to a parser, nothing invisible or reordering on
+    a screen. Only string contents can hold such a character, so the escape is always legal."""
+    if data.isascii() and b"\x7f" not in data:
+        return data
+    if not any(lead in data for lead in _HIDDEN_LEADS):
+        return data
+    return _HIDDEN_UTF8.sub(_u_escape, data)
+
+
 def needs_escape(text: str) -> bool:
     """Whether :func:`name_safe` would change ``text`` (newlines and tabs included)."""
     return _CONTROL_ALL.search(text) is not None

@@ -68,6 +68,10 @@ class Event(Struct, frozen=True):
     anomaly: Anomaly
 
 
+#: epoch milliseconds of 10000-01-01: no capture's time is later (Python's dates end there)
+_YEAR_10000_MS = 253_402_300_800_000
+
+
 class _Saved(Struct):
     open: list[Anomaly] = []
     resolved: list[Anomaly] = []
@@ -122,14 +126,22 @@ class Tracker:
 
     def load(self, path: Path) -> None:
         """Restore what a previous watcher saved (nothing when the file is missing)."""
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
+        from lbctl.safe.files import read_if_present
+
+        raw = read_if_present(path, what="the watcher's anomaly state (JSON)", error=UsageError)
+        if raw is None:
             return
         try:
             saved = msgspec.json.decode(raw, type=_Saved)
-        except msgspec.DecodeError as e:
+        except (msgspec.DecodeError, RecursionError, UnicodeDecodeError) as e:
             raise UsageError(f"{path}: not the watcher's anomaly state ({e}); move it away to "
                              "start afresh") from None
+        for a in (*saved.open, *saved.resolved):
+            times = (a.first_seen, a.last_seen, a.raised_at, a.resolved_at)
+            if any(t is not None and not 0 <= t < _YEAR_10000_MS for t in times):
+                # a time no clock gives: printed as a date it was 'internal error: ValueError:
+                # year 292278994 is out of range' (watch --status; hostile21's sweep)
+                raise UsageError(f"{path}: not the watcher's anomaly state (anomaly {a.id[:80]!r}: "
+                                 "a time outside years 1970-9999); move it away to start afresh")
         self.open = {a.id: a for a in saved.open}
         self.resolved = saved.resolved[:KEEP_RESOLVED]

@@ -160,7 +160,7 @@ class History:
             for line in text.splitlines():
                 try:
                     rec = decoder.decode(line)
-                except (msgspec.DecodeError, msgspec.ValidationError):
+                except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
                     continue
                 if rec.capturedAt in want:
                     out[rec.capturedAt] = rec

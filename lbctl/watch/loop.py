@@ -1377,12 +1377,18 @@ def _unowned(state: ClusterState, owners: Mapping[str, str]) -> list[str]:
 
 
 def _bundles_of(plan: Path) -> frozenset[str]:
-    """The bundles a plan@1 file's actions name (none when it cannot be read)."""
+    """The bundles a plan@1 file's actions name (none when it cannot be read). Read with the one
+    safe reader: a link planted at the plan's name is not followed, and a FIFO there does not
+    hang the watcher's loop."""
     import msgspec
 
+    from lbctl.errors import LbctlError
+    from lbctl.safe.files import read_regular
+
     try:
-        doc = msgspec.json.decode(plan.read_bytes())
-    except (OSError, msgspec.DecodeError):
+        doc = msgspec.json.decode(read_regular(str(plan), what="a plan@1 file",
+                                               error=LbctlError))
+    except (LbctlError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
         return frozenset()
     actions = doc.get("actions") if isinstance(doc, dict) else None
     return frozenset(a["bundle"] for a in actions or () if isinstance(a, dict)

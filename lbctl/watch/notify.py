@@ -18,7 +18,8 @@ from msgspec import Struct
 
 from lbctl.errors import UsageError
 from lbctl.model.cluster import ClusterState, iso_time
-from lbctl.safe.files import atomic_write
+from lbctl.safe.files import atomic_write, read_if_present
+from lbctl.safe.text import json_hidden_escaped
 from lbctl.watch.anomalies import Event
 
 FORMATS = ("json", "slack")
@@ -73,9 +74,12 @@ class Webhook:
 
             post = post_json
         self.post = post
+        # read safely (a link or FIFO at the queue's name is one line, not followed or waited
+        # on); a queue that does not decode starts afresh, as before
+        raw = read_if_present(self.path, what="a webhook queue (JSON)", error=UsageError)
         try:
-            self.q = msgspec.json.decode(self.path.read_bytes(), type=_Queue)
-        except (FileNotFoundError, msgspec.DecodeError):
+            self.q = _Queue() if raw is None else msgspec.json.decode(raw, type=_Queue)
+        except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
             self.q = _Queue()
 
     def _save(self) -> None:
@@ -124,7 +128,7 @@ class Notifier:
         recs = [record(e, state.cluster) for e in events]
         if self.stdout:
             for r in recs:
-                sys.stdout.write(msgspec.json.encode(r).decode() + "\n")
+                sys.stdout.write(json_hidden_escaped(msgspec.json.encode(r)).decode() + "\n")
             sys.stdout.flush()
         for w in self.webhooks:
             w.offer(recs)

@@ -119,9 +119,11 @@ class PlanQueue:
         for name in sorted(os.listdir(self.dir)):
             if name.endswith(".meta.json") and _ID.match(name[:-10]):
                 try:
-                    out.append(msgspec.json.decode(_record(self.dir / name), type=PlanMeta))
-                except (LbctlError, msgspec.DecodeError, RecursionError):
+                    meta = msgspec.json.decode(_record(self.dir / name), type=PlanMeta)
+                except (LbctlError, msgspec.DecodeError, RecursionError, UnicodeDecodeError):
                     continue
+                if meta.id == name[:-10]:  # a record naming another id is not this plan's
+                    out.append(meta)
         return out
 
     def get(self, pid: str) -> PlanMeta:
@@ -130,11 +132,18 @@ class PlanQueue:
         if not os.path.lexists(self._meta(pid)):
             raise UsageError(f"no plan {pid} in {self.dir} (lbctl plans list shows them)")
         try:
-            return msgspec.json.decode(_record(self._meta(pid)), type=PlanMeta)
-        except msgspec.DecodeError as e:
+            meta = msgspec.json.decode(_record(self._meta(pid)), type=PlanMeta)
+        except (msgspec.DecodeError, UnicodeDecodeError) as e:
             raise UsageError(f"{self._meta(pid)}: unreadable ({e})") from None
         except RecursionError:
             raise UsageError(f"{self._meta(pid)}: unreadable (nested too deeply)") from None
+        if meta.id != pid:
+            # the record's id names the plan's file (plan_path) and is printed: one from the
+            # file that is not its name's was a path with a NUL in it (internal error) or a
+            # line of its own on the terminal (hostile21's sweep)
+            raise UsageError(f"{self._meta(pid)}: the record is not plan {pid}'s (its id is "
+                             f"{msgspec.json.encode(meta.id).decode()[:80]})")
+        return meta
 
     def decide(self, pid: str, status: str, *, when: str, note: str | None = None,
                allowed_from: tuple[str, ...] = ("pending",),
@@ -201,7 +210,7 @@ class PlanQueue:
         """The plan@1 document, decoded (one line when it is not JSON)."""
         try:
             doc = msgspec.json.decode(self.raw(pid))
-        except msgspec.DecodeError as e:
+        except (msgspec.DecodeError, UnicodeDecodeError) as e:
             raise UsageError(f"{self.plan_path(pid)}: not a plan@1 document ({e})") from None
         except RecursionError:
             raise UsageError(f"{self.plan_path(pid)}: not a plan@1 document (nested too "

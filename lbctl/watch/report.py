@@ -39,8 +39,8 @@ def status_lines(directory: Path) -> list[str]:
                      f"(since {iso_time(a.first_seen)})") for a in active]
     plans = [m for m in PlanQueue(directory).list() if m.status in ("pending", "approved")]
     out.append(f"plans waiting: {len(plans)}")
-    out += [f"  {m.id} {m.status} ({m.actions} action(s), {m.source}) for {m.anomaly}"
-            for m in plans]
+    out += [one_line(f"  {m.id} {m.status} ({m.actions} action(s), {m.source}) for {m.anomaly}")
+            for m in plans]  # a plan record's fields, from a file: escaped as the anomalies are
     from lbctl.watch.executor_state import status_lines as executor
 
     out += executor()

@@ -62,12 +62,14 @@ def test_a_bare_non_finite_value() -> None:
 
 
 def _old_to_json(data: Any, option: int) -> str:
-    """The encoding before the finite fast path: walk first, then encode what the walk gave."""
+    """The encoding before the finite fast path: walk first, then encode what the walk gave
+    (hidden characters escaped, as all JSON output has them since hostile21)."""
     import orjson
 
     from lbctl.render import _json_ready
+    from lbctl.safe.text import json_hidden_escaped
 
-    return orjson.dumps(_json_ready(data), option=option).decode()
+    return json_hidden_escaped(orjson.dumps(_json_ready(data), option=option)).decode()
 
 
 _LEAVES = st.one_of(
