@@ -131,3 +131,9 @@ recommend
 sandbox
 split_bundle
 _.list_commands
+# render/hidden._Dumper: PyYAML's emitter reads these ScalarAnalysis flags (allow_* decide the
+# scalar's style); set on the analysis it returns, never read by lbctl
+_.allow_flow_plain
+_.allow_block_plain
+_.allow_single_quoted
+_.allow_block
