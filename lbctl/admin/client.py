@@ -92,8 +92,6 @@ class Endpoint:
     method: str
     template: str
     text: bool = False  # the broker answers plain text (a Java String), not JSON
-    #: a successful answer keeps its ``Date`` header (the broker's clock: ``lbctl watch``)
-    dated: bool = False
 
     @property
     def mutation(self) -> bool:
@@ -470,8 +468,7 @@ class AdminClient:
                     method, body = "GET", b""
                 continue
             if status < 300:
-                return Response(status, content, url, {} if not c.endpoint.dated else {
-                    "date": rheaders.get("date", "")})
+                return Response(status, content, url)
             return Response(status, content, url, {
                 "content-type": rheaders.get("content-type", ""),
                 "retry-after": rheaders.get("retry-after", "")})
