@@ -15,8 +15,10 @@ Two readers need the cluster's time rather than this host's, and used to keep on
 
 What feeds it:
 
-* every answer's ``Date`` (RFC 9110 §6.6.1: the origin server's clock, to the second; Jetty, a
-  Pulsar broker's server, sets it from the broker's clock). Against this host's clock at the
+* every answer's ``Date`` (RFC 9110 §6.6.1: the origin server's clock, to the second; a broker's
+  ``WebService`` (apache/pulsar 02a8e4586ca8) builds its connectors on a default Jetty
+  ``HttpConfiguration``, whose date header is on, so every admin answer carries the broker's
+  clock). Against this host's clock at the
   request it gives the offset, and the rate when it is not one — measured over at least
   :data:`SPAN_S` of samples, a rate within :data:`SAME_RATE` of one being one (a second's
   rounding must not make it wander). Within :data:`CLOSE_S` of this host's clock the local clock
