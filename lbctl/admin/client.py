@@ -53,6 +53,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from lbctl.admin.auth import Auth, make_auth, url_auth
 from lbctl.admin.clientconf import ConnectionConfig, parse_host_port, without_zone
+from lbctl.admin.clock import ClusterClock
 from lbctl.admin.errors import (
     AdminError,
     ConnectionFailed,
@@ -74,7 +75,7 @@ DEFAULT_CONCURRENCY = 256
 #: (:meth:`AdminClient._open_ahead`)
 OPEN_AHEAD_MIN = 8
 #: the header only ``lbctl sandbox`` sets, with its cluster clock (``now=<epoch s>; speed=<N>``):
-#: read from a loopback answer only (:attr:`AdminClient.sandbox_clock`; lbctl.apply.clock)
+#: read from a loopback answer only (:attr:`AdminClient.clock`, :mod:`lbctl.admin.clock`)
 SANDBOX_CLOCK_HEADER = "X-Lbctl-Sandbox-Clock"
 _MAX_URLS = 4096  # parsed URLs kept (:meth:`AdminClient._httpx_url`)
 _MAX_TEMPLATES = 64  # GET templates kept, one per set of headers (:meth:`AdminClient._plain_get`)
@@ -91,8 +92,6 @@ class Endpoint:
     method: str
     template: str
     text: bool = False  # the broker answers plain text (a Java String), not JSON
-    #: a successful answer keeps its ``Date`` header (the broker's clock: ``lbctl watch``)
-    dated: bool = False
 
     @property
     def mutation(self) -> bool:
@@ -283,9 +282,9 @@ class AdminClient:
         self._refused: set[str] = set()
         self._brokers_asked = False
         self.max_response_bytes = max_response_bytes
-        #: (wall time, value) of the last :data:`SANDBOX_CLOCK_HEADER` a loopback host answered
-        #: with; None against any real cluster (Pulsar never sets it)
-        self.sandbox_clock: tuple[float, str] | None = None
+        #: the cluster's clock, fed by every answer's ``Date`` and (loopback hosts only) the
+        #: :data:`SANDBOX_CLOCK_HEADER`: apply's speed and the watcher's times both read it
+        self.clock = ClusterClock()
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def __enter__(self) -> AdminClient:
@@ -421,6 +420,7 @@ class AdminClient:
             self._check_target(c, url, hop)
             send_headers = {**headers, **self.auth.headers()}  # recomputed per hop (token files)
             start = time.perf_counter()
+            asked = self.clock.source()
             http = self._client()
             if self._sem is None:
                 self._sem = asyncio.Semaphore(self.max_concurrency)
@@ -437,8 +437,7 @@ class AdminClient:
                         r = await http.send(req, stream=True)
                     try:
                         status, rheaders = r.status_code, r.headers
-                        if (clock := rheaders.get(SANDBOX_CLOCK_HEADER)) is not None:
-                            self._note_clock(url, clock)
+                        self._heard(url, asked, rheaders)
                         location = rheaders.get("location") if status in _REDIRECTS else None
                         if location:
                             content = b""  # not read: the connection is not reused
@@ -469,8 +468,7 @@ class AdminClient:
                     method, body = "GET", b""
                 continue
             if status < 300:
-                return Response(status, content, url, {} if not c.endpoint.dated else {
-                    "date": rheaders.get("date", "")})
+                return Response(status, content, url)
             return Response(status, content, url, {
                 "content-type": rheaders.get("content-type", ""),
                 "retry-after": rheaders.get("retry-after", "")})
@@ -480,28 +478,30 @@ class AdminClient:
     def cluster_speed(self) -> float:
         """Cluster seconds per wall second: 1 on a real cluster, a loopback sandbox's ``--speed``
         once it has answered (so that apply's and drain's windows are cluster time there). An
-        unreadable or non-positive value (a stepped test clock) counts as 1."""
-        if self.sandbox_clock is None:
-            return 1.0
-        m = re.search(r"(?:^|;)\s*speed=([0-9.eE+]+)\s*(?:;|$)", self.sandbox_clock[1])
-        try:
-            speed = float(m[1]) if m else 1.0
-        except ValueError:
-            return 1.0
-        return speed if 0 < speed < float("inf") else 1.0
+        unreadable or non-positive value (a stepped test clock) counts as 1
+        (:meth:`lbctl.admin.clock.ClusterClock.speed`)."""
+        return self.clock.speed()
 
-    def _note_clock(self, url: str, value: str) -> None:
-        """Keep the sandbox's clock header, from a loopback host only: ``lbctl sandbox`` listens
-        on nothing else, and no remote answer may stretch apply's time windows."""
-        import ipaddress
+    @property
+    def sandbox_clock(self) -> tuple[float, str] | None:
+        """(local time, value) of the last :data:`SANDBOX_CLOCK_HEADER` a loopback host answered
+        with; None against any real cluster (Pulsar never sets it)."""
+        return self.clock.sandbox
 
-        host = (urlsplit(url).hostname or "").lower()
-        try:
-            loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-        except ValueError:  # a host name other than localhost
-            loopback = False
-        if loopback:
-            self.sandbox_clock = (time.time(), value)
+    def _heard(self, url: str, asked: float, headers: Any) -> None:
+        """An answer's clock headers to :attr:`clock`, dated midway through its request."""
+        date, sandbox = headers.get("date"), headers.get(SANDBOX_CLOCK_HEADER)
+        if date or sandbox is not None:
+            local = (asked + self.clock.source()) / 2
+            if sandbox is not None:
+                self._note_clock(url, sandbox, local)
+            self.clock.heard(local, date)
+
+    def _note_clock(self, url: str, value: str, local: float | None = None) -> None:
+        """The sandbox's clock header (answered at ``local``; now if not said), believed from
+        a loopback host only."""
+        if _loopback(url):
+            self.clock.heard(self.clock.source() if local is None else local, None, value)
 
     def _cap(self) -> int:
         from lbctl.safe.files import LIMITS
@@ -734,6 +734,18 @@ MAX_REASON = 300
 
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 _UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _loopback(url: str) -> bool:
+    """``url``'s host is this machine's (``localhost`` or a loopback address): ``lbctl sandbox``
+    listens on nothing else, and no remote answer may stretch apply's time windows."""
+    import ipaddress
+
+    host = (urlsplit(url).hostname or "").lower()
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name other than localhost
+        return False
 
 
 def _escapes_normalised(path: str) -> str:

@@ -30,13 +30,12 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from lbctl.admin.client import Endpoint
+from lbctl.admin.clock import ClusterClock
 from lbctl.loadmanager.clock import Follower, interval_ms
 from lbctl.loadmanager.select import Options
 from lbctl.model.cluster import ClusterState
 from lbctl.records import replace
 from lbctl.watch.anomalies import ANOMALY_FILE, Condition, Event, Tracker
-from lbctl.watch.cluster_clock import ClusterClock
 from lbctl.watch.detect import MoveLog, Thresholds, conditions, known_brokers, moves, usage_of
 from lbctl.watch.divergence import Checker, warm_up
 from lbctl.watch.history import History, Retention, Seen, seen_of
@@ -51,8 +50,6 @@ RESUME_CAPTURES = 120
 #: a few milliseconds short half the time — and 60 times that beside ``lbctl sandbox --speed
 #: 60``, where 200 of 448 captures ran no cycle (a move they showed was matched against none)
 CYCLE_SLACK = 0.1
-#: ``GET /admin/v2/brokers/leaderBroker`` (``BrokersBase.getLeaderBroker``), its ``Date`` kept
-LEADER_DATED = Endpoint("GET", "/admin/v2/brokers/leaderBroker", dated=True)
 
 
 class WatchOptions(Struct, frozen=True):
@@ -193,9 +190,10 @@ class Watcher:
         self.hits_synced: bool | None = None
         self._own_acts = 0  # lbctl's own unloading cycles while the counts were not known equal
         self._leader_acted = False
-        #: the cluster's time for the watcher's clock, from the leader's ``Date``: the captures
-        #: and the apply journal's times are compared with the brokers' (:meth:`_read`)
-        self.cluster_clock = ClusterClock()
+        #: the cluster's time for the watcher's clock (:mod:`lbctl.admin.clock`): the captures and
+        #: the apply journal's times are compared with the brokers'. Each capture opens a client;
+        #: this one clock is every such client's (:meth:`_read`), so it outlives them
+        self.cluster_clock = ClusterClock(lambda: self.clock())
         self.last_tick: float | None = None  # the watcher's clock at the last good capture
         #: True while a capture reads the cluster (only reads: a stop may abandon it at once)
         self.reading = False
@@ -258,21 +256,17 @@ class Watcher:
         from lbctl.admin.client import BROKER_METRICS, call
         from lbctl.errors import LbctlError
         from lbctl.model.cluster import EXTENSIBLE, MODULAR
-        from lbctl.sources.live_brokers import leader_id
-        from lbctl.watch.cluster_clock import date_of
+        from lbctl.sources.live_brokers import LEADER_BROKER, leader_id
 
         unloads = None
         with self.cluster.session() as reader:
-            # who leads, first: the answer's Date puts the capture on the cluster's clock
-            # (:mod:`lbctl.watch.cluster_clock`)
-            asked = self.clock()
+            # the client's answers feed the cluster's clock (:mod:`lbctl.admin.clock`); who
+            # leads, first: its answer puts the capture on the cluster's clock
+            reader.client.clock = self.cluster_clock
             try:
-                answer = reader.client.request(call(LEADER_DATED))
-                leader = leader_id(answer.json())
-                date = date_of(answer.headers.get("date"))
+                leader = leader_id(reader.client.json(call(LEADER_BROKER)))
             except LbctlError:
-                leader, date = None, None
-            self.cluster_clock.observe((asked + self.clock()) / 2, date)
+                leader = None
             reader.clock = lambda: self.cluster_clock.at(self.clock())
             reader.ownership = self.opts.ownership
             read = reader.read()

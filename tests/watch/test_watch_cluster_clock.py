@@ -1,4 +1,4 @@
-"""The captures on the cluster's clock (:mod:`lbctl.watch.cluster_clock`): a cluster whose
+"""The captures on the cluster's clock (:mod:`lbctl.admin.clock`): a cluster whose
 clock runs apart from the watcher's (``lbctl sandbox --speed 60``, a skewed broker host)."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from lbctl.admin.clock import ClusterClock, date_of
 from lbctl.loadmanager.select import Options
 from lbctl.sources.cluster import on_client
-from lbctl.watch.cluster_clock import ClusterClock, date_of
 from lbctl.watch.loop import Watcher
 from tests.sandbox.life_helpers import living_hot
 from tests.watch.watch_helpers import Beside
