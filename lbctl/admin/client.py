@@ -277,7 +277,8 @@ class AdminClient:
         #: host patterns (fnmatch, case-insensitive) a broker must match to be contacted
         self.broker_host_allow = tuple(p.strip().lower() for p in broker_host_allow if p.strip())
         #: origins requests (and credentials) may go to: the admin URL's and this cluster's brokers
-        self._trusted: set[str] = {origin_of(self.admin_url)}
+        self._origin = origin_of(self.admin_url)
+        self._trusted: set[str] = {self._origin}
         #: brokers' origins refused by --broker-host-allow, with the pattern text for the message
         self._refused: set[str] = set()
         self._brokers_asked = False
@@ -489,8 +490,15 @@ class AdminClient:
         return self.clock.sandbox
 
     def _heard(self, url: str, asked: float, headers: Any) -> None:
-        """An answer's clock headers to :attr:`clock`, dated midway through its request."""
+        """An answer's clock headers to :attr:`clock`, dated midway through its request. A
+        ``Date`` counts from the admin URL's own origin only: the per-broker requests (a load
+        report from each broker's own URL) come from brokers whose clocks may disagree by
+        seconds, and samples from two of them would read as a clock that runs fast or slow
+        (``ClusterClock.rate`` over first and last); the admin URL is the one clock the
+        watcher dates its captures by, as it asked who leads there."""
         date, sandbox = headers.get("date"), headers.get(SANDBOX_CLOCK_HEADER)
+        if date and origin_of(url) != self._origin:
+            date = None
         if date or sandbox is not None:
             local = (asked + self.clock.source()) / 2
             if sandbox is not None:

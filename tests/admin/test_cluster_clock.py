@@ -109,3 +109,28 @@ def test_a_date_running_fast_moves_the_time_never_apply_speed() -> None:
     assert c.rate() == pytest.approx(60.0)
     assert c.at(1007.5) == pytest.approx(1_000_000 + 60 * 7.5)
     assert c.speed() == 1
+
+
+def test_a_date_from_another_broker_than_the_admin_url_is_not_a_sample() -> None:
+    """Per-broker requests (``base``: a broker's own URL) answer with that broker's clock, which
+    may disagree with the admin URL's by seconds: two clocks' samples read as one clock running
+    fast or slow (here a broker ten minutes ahead, its answers over more than the 5 s span).
+    Only the admin URL's answers date the cluster."""
+    skew = 600.0
+
+    def answer(req: httpx.Request) -> httpx.Response:
+        ahead = skew if req.url.host == "broker-2.example.com" else 0.0
+        return httpx.Response(200, content=b"[]", headers={
+            "content-type": "application/json",
+            "date": formatdate(time.time() + ahead, usegmt=True)})
+
+    client = AdminClient("https://pulsar.example.com:8443", backoff=0,
+                         transport=httpx.MockTransport(answer))
+    client.trust_brokers(["broker-2.example.com:8443"])
+    with client:
+        client.json(call(CLUSTERS, base="https://broker-2.example.com:8443"))
+        assert not client.clock.samples  # another broker's clock: not heard
+        client.json(call(CLUSTERS))
+        now = time.time()
+        assert client.clock.at(now) == now  # the admin URL's clock agrees with ours
+        assert client.cluster_speed() == 1
