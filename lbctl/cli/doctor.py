@@ -57,7 +57,9 @@ def doctor(
     chosen = choose(ctx, given)
     opts = replace(opts, live=chosen.source.live)
     if not chosen.source.live:
-        report = diagnose(chosen.read().states, opts, only=only or (), skip=skip or ())
+        # the fixes' commands name the files as given (a .jsonl state's source is FILE:LINE)
+        report = diagnose(chosen.read().states, opts, only=only or (), skip=skip or (),
+                          files=[str(f) for f in given.files])
     else:
         from lbctl.cli.connection import warn
         from lbctl.doctor.live import read_live

@@ -74,6 +74,8 @@ def explain(
 
       lbctl explain examples/extensible/skewed.json --pulsar-version 3.1 --assume-steady
     """
+    from shlex import quote
+
     from lbctl.cli.state import choose
     from lbctl.explain.paging import DEFAULT_LIMIT
     from lbctl.loadmanager.select import run
@@ -102,7 +104,10 @@ def explain(
         check_known_bundle(bundle, states, where)
     with progress() as bar, bar.phase(f"running the load manager over {len(states)} cycle(s)"):
         results = run(states, opts)
-    shown.emit(ExplainView(results, broker, bundle, all_cycles, page, per_page, full_profile))
+    # the hints' commands name the files as given (a .jsonl state's source is FILE:LINE)
+    files = " ".join(quote(str(f)) for f in given.files)
+    shown.emit(ExplainView(results, broker, bundle, all_cycles, page, per_page, full_profile,
+                           files))
 
 
 def resolve_broker(name: str, brokers: list[str], where: str = "the snapshot") -> str:
