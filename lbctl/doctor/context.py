@@ -43,7 +43,9 @@ class Context:
     force, and in ``settings``); ``facts``: per broker; ``unreachable``: what a live read could
     not read, and why; ``files``: the snapshot files as the command was given them, which the
     lbctl commands of a fix name so that a copied command runs as is (a ``.jsonl`` sequence is
-    its file: a state's ``source`` is ``FILE:LINE``, which no command reads).
+    its file: a state's ``source`` is ``FILE:LINE``, which no command reads); ``flags``: the
+    settings flags given (``--broker-conf``, ``--set``, ``--pulsar-version``), which compare and
+    explain take too, so that they judge the settings doctor judged.
     """
 
     states: tuple[ClusterState, ...]
@@ -53,6 +55,7 @@ class Context:
     unreachable: tuple[tuple[str, str], ...] = ()
     live: bool = False
     files: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
 
     # --- the state ---------------------------------------------------------------------------
     @property
@@ -155,17 +158,20 @@ class Context:
     def compare_fix(self, *strategies: str) -> str:
         """``lbctl compare`` of ``strategies`` on the cluster examined. compare replays a history
         and cannot read a live cluster, so after a live read the fix exports it first."""
-        flags = " ".join(f"--strategy {s}" for s in strategies)
+        flags = " ".join([*(f"--strategy {s}" for s in strategies), *self._settings_flags()])
         if self.live and not self.files:
             return (f"`lbctl snapshot export -f snap.json`, then "
                     f"`lbctl compare snap.json {flags}`")
         return f"`lbctl compare {self.snapshots()} {flags}`"
 
+    def _settings_flags(self) -> list[str]:
+        return [quote(f) for f in self.flags]
+
     def explain_fix(self, flags: str) -> str:
         """``lbctl explain`` with ``flags`` on the cluster examined (a live read: on the live
         cluster again, which explain reads when given no file)."""
         given = "" if self.live and not self.files else f"{self.snapshots()} "
-        return f"`lbctl explain {given}{flags}`"
+        return f"`lbctl explain {given}{flags}{''.join(' ' + f for f in self._settings_flags())}`"
 
     def shedder(self) -> str:
         """The shedding strategy's short class name (TransferShedder on the extensible manager)."""
@@ -207,13 +213,13 @@ def facts_from_state(state: ClusterState) -> tuple[BrokerFacts, ...]:
 def make(states: Sequence[ClusterState], settings: Settings, *,
          dynamic: Mapping[str, str] | None = None, facts: Sequence[BrokerFacts] | None = None,
          unreachable: Sequence[tuple[str, str]] = (), live: bool = False,
-         files: Sequence[str] = ()) -> Context:
+         files: Sequence[str] = (), flags: Sequence[str] = ()) -> Context:
     st = tuple(states)
     if dynamic is None:  # a snapshot's dynamicConfig (a live read hands its whole answer in)
         dynamic = {k: plain(v) for k, v in st[-1].dynamic_config.items()}
     return Context(st, settings, dict(dynamic),
                    tuple(facts) if facts is not None else facts_from_state(st[-1]),
-                   tuple(unreachable), live, tuple(files))
+                   tuple(unreachable), live, tuple(files), tuple(flags))
 
 
 def listing(items: Sequence[str], limit: int = 5) -> str:

@@ -127,3 +127,28 @@ def test_a_live_read_needs_no_snapshot() -> None:
     assert fix == ("`lbctl snapshot export -f snap.json`, then "
                    "`lbctl compare snap.json --strategy ThresholdShedder --strategy AvgShedder`")
     assert "SNAPSHOT" not in fix
+
+
+def test_the_settings_flags_go_with_the_command(tmp_path: Path) -> None:
+    """doctor judged base.json with --broker-conf and --set: compare must judge the same settings
+    (without them it compares the snapshot's own placement, not the conf's
+    LeastLongTermMessageRate that the finding is about)."""
+    snap = _copy(DATA / "doctor" / "base.json", tmp_path)
+    conf = _copy(DATA / "doctor" / "threshold-llmr.conf", tmp_path)
+    given = ["--broker-conf", conf, "--set", "loadBalancerBrokerThresholdShedderPercentage=5"]
+    r = CliRunner().invoke(app, ["doctor", snap, *given], env=ENV)
+    ran = _run_each(r.stdout, [snap])
+    compare = next(a for a in ran if a[0] == "compare")
+    assert compare[compare.index("--broker-conf"):][:4] == given
+
+
+def test_explain_hints_keep_the_settings_flags(tmp_path: Path) -> None:
+    from tests.cli.test_explain_large import snapshot
+
+    f = tmp_path / "s.json"
+    snapshot(f)
+    given = ["--pulsar-version", "3.0.7", "--set", "loadBalancerBrokerOverloadedThresholdPercentage=85"]
+    r = CliRunner().invoke(app, ["explain", str(f), *given], env=ENV)
+    assert r.exit_code == 0, r.stderr
+    ran = _run_each(r.stdout, [str(f)])
+    assert ran and all(a[1:2] == [str(f)] and a[2:6] == given for a in ran), ran
