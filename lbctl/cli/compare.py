@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -19,10 +19,10 @@ def _pairs(incomplete: str) -> list[str]:
 
 
 Strategies = Annotated[
-    list[str],
+    list[str] | None,
     typer.Option("--strategy", metavar="NAME[:PLACEMENT]", show_default=False,
                  autocompletion=_pairs,
-                 help="A shedding strategy to compare (repeatable), optionally with its placement "
+                 help="A shedding strategy to compare (repeatable; at least one), optionally with its placement "
                  "strategy, e.g. AvgShedder:AvgShedder; lbctl for lbctl's own planner."),
 ]
 
@@ -31,7 +31,7 @@ Strategies = Annotated[
 def compare(
     ctx: typer.Context,
     *,
-    strategy: Strategies,
+    strategy: Strategies = None,
     run: SimulationRun,
     shown: Shown,
     given: HistoryInput,
@@ -60,6 +60,8 @@ def compare(
     from lbctl.simulate.compare import compare as comparison
     from lbctl.simulate.compare import parse_pairs
 
+    if not strategy:  # Typer's own "Missing option" names neither an example nor the choices
+        raise_missing_strategy()
     if names_planner(strategy):  # before any work: one line, not numpy's traceback
         require_planner("--strategy lbctl")
     opts = run.options(None)
@@ -77,3 +79,15 @@ def compare(
 
         plot_comparison(result.runs, run.plot)
     shown.emit(ComparisonView(result))
+
+
+def raise_missing_strategy() -> NoReturn:
+    """One usage line when ``--strategy`` is left out: what to give, an example and every name
+    it takes (the shedding strategies lbctl models, and ``lbctl`` for its planner) — what
+    ``drain`` and ``apply`` say of their missing argument, instead of Typer's bare "Missing
+    option '--strategy'"."""
+    from lbctl.cli.complete import strategies
+    from lbctl.errors import UsageError
+
+    raise UsageError("give --strategy once per strategy (two or more side by side), e.g. --strategy ThresholdShedder "
+                     "--strategy AvgShedder; strategies: " + ", ".join([*strategies(""), "lbctl"]))

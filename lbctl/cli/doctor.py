@@ -48,6 +48,7 @@ def doctor(
       lbctl doctor -o json > findings.json || echo "needs attention"
       lbctl --admin-url http://pulsar:8080 doctor
     """
+    from lbctl.cli.explain import choice_flags
     from lbctl.cli.state import choose
     from lbctl.doctor.run import diagnose
     from lbctl.records import replace
@@ -57,7 +58,9 @@ def doctor(
     chosen = choose(ctx, given)
     opts = replace(opts, live=chosen.source.live)
     if not chosen.source.live:
-        report = diagnose(chosen.read().states, opts, only=only or (), skip=skip or ())
+        # the fixes' commands name the files as given (a .jsonl state's source is FILE:LINE)
+        report = diagnose(chosen.read().states, opts, only=only or (), skip=skip or (),
+                          files=[str(f) for f in given.files], flags=choice_flags(lm))
     else:
         from lbctl.cli.connection import warn
         from lbctl.doctor.live import read_live
@@ -69,6 +72,7 @@ def doctor(
         for w in got.warnings:
             warn(w)
         report = diagnose([got.state], opts, dynamic=got.dynamic, facts=got.facts,
-                          unreachable=got.unreachable, only=only or (), skip=skip or ())
+                          unreachable=got.unreachable, only=only or (), skip=skip or (),
+                          flags=choice_flags(lm))
     shown.emit(DoctorView(report))
     raise typer.Exit(int(report.status))

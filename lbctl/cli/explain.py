@@ -74,6 +74,8 @@ def explain(
 
       lbctl explain examples/extensible/skewed.json --pulsar-version 3.1 --assume-steady
     """
+    from shlex import quote
+
     from lbctl.cli.state import choose
     from lbctl.explain.paging import DEFAULT_LIMIT
     from lbctl.loadmanager.select import run
@@ -102,7 +104,25 @@ def explain(
         check_known_bundle(bundle, states, where)
     with progress() as bar, bar.phase(f"running the load manager over {len(states)} cycle(s)"):
         results = run(states, opts)
-    shown.emit(ExplainView(results, broker, bundle, all_cycles, page, per_page, full_profile))
+    # the hints' commands name the files as given (a .jsonl state's source is FILE:LINE)
+    files = " ".join(quote(str(a)) for a in [*given.files, *choice_flags(lm)])
+    shown.emit(ExplainView(results, broker, bundle, all_cycles, page, per_page, full_profile,
+                           files))
+
+
+def choice_flags(lm: LoadManagerChoice) -> list[str]:
+    """The load-manager flags as given (``--set`` in order), for a printed command that must
+    decide as this one did: explain's hints, doctor's compare and explain fixes (walk25: they
+    named neither the file nor ``--broker-conf``, so a copied command judged other settings)."""
+    out: list[str] = []
+    for flag, value in (("--strategy", lm.strategy), ("--placement", lm.placement),
+                        ("--broker-conf", lm.broker_conf), ("--seed", lm.seed),
+                        ("--pulsar-version", lm.pulsar_version)):
+        if value is not None:
+            out += [flag, str(value)]
+    for assignment in lm.set_ or []:
+        out += ["--set", assignment]
+    return out + (["--assume-steady"] if lm.assume_steady else [])
 
 
 def resolve_broker(name: str, brokers: list[str], where: str = "the snapshot") -> str:

@@ -41,7 +41,11 @@ class Context:
     last state's settings (``--set`` > ``--broker-conf`` > its ``config`` > the release's
     defaults); ``dynamic``: the dynamic configuration a live read found (its values are already in
     force, and in ``settings``); ``facts``: per broker; ``unreachable``: what a live read could
-    not read, and why.
+    not read, and why; ``files``: the snapshot files as the command was given them, which the
+    lbctl commands of a fix name so that a copied command runs as is (a ``.jsonl`` sequence is
+    its file: a state's ``source`` is ``FILE:LINE``, which no command reads); ``flags``: the
+    settings flags given (``--broker-conf``, ``--set``, ``--pulsar-version``), which compare and
+    explain take too, so that they judge the settings doctor judged.
     """
 
     states: tuple[ClusterState, ...]
@@ -50,6 +54,8 @@ class Context:
     facts: tuple[BrokerFacts, ...] = ()
     unreachable: tuple[tuple[str, str], ...] = ()
     live: bool = False
+    files: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
 
     # --- the state ---------------------------------------------------------------------------
     @property
@@ -137,6 +143,36 @@ class Context:
                     f"{quote(text)}` (or {key}={text} in broker.conf)")
         return f"{key}={text} in broker.conf on every broker, then a rolling restart"
 
+    # --- the commands of a fix -----------------------------------------------------------------
+    def snapshots(self) -> str:
+        """The snapshot arguments of an lbctl command run on what doctor examined: the files
+        given, shell-quoted, in order (a sequence replays as doctor read it); ``SNAPSHOT`` when
+        none is known (the rules run without a command line)."""
+        return " ".join(quote(f) for f in self.files) or "SNAPSHOT"
+
+    def last_snapshot(self) -> str:
+        """The one file of a ``--snapshot FILE`` option (``drain``, ``rebalance-after``: the last
+        state of a sequence, the one doctor examined)."""
+        return quote(self.files[-1]) if self.files else "SNAPSHOT"
+
+    def compare_fix(self, *strategies: str) -> str:
+        """``lbctl compare`` of ``strategies`` on the cluster examined. compare replays a history
+        and cannot read a live cluster, so after a live read the fix exports it first."""
+        flags = " ".join([*(f"--strategy {s}" for s in strategies), *self._settings_flags()])
+        if self.live and not self.files:
+            return (f"`lbctl snapshot export -f snap.json`, then "
+                    f"`lbctl compare snap.json {flags}`")
+        return f"`lbctl compare {self.snapshots()} {flags}`"
+
+    def _settings_flags(self) -> list[str]:
+        return [quote(f) for f in self.flags]
+
+    def explain_fix(self, flags: str) -> str:
+        """``lbctl explain`` with ``flags`` on the cluster examined (a live read: on the live
+        cluster again, which explain reads when given no file)."""
+        given = "" if self.live and not self.files else f"{self.snapshots()} "
+        return f"`lbctl explain {given}{flags}{''.join(' ' + f for f in self._settings_flags())}`"
+
     def shedder(self) -> str:
         """The shedding strategy's short class name (TransferShedder on the extensible manager)."""
         if self.extensible:
@@ -176,13 +212,14 @@ def facts_from_state(state: ClusterState) -> tuple[BrokerFacts, ...]:
 
 def make(states: Sequence[ClusterState], settings: Settings, *,
          dynamic: Mapping[str, str] | None = None, facts: Sequence[BrokerFacts] | None = None,
-         unreachable: Sequence[tuple[str, str]] = (), live: bool = False) -> Context:
+         unreachable: Sequence[tuple[str, str]] = (), live: bool = False,
+         files: Sequence[str] = (), flags: Sequence[str] = ()) -> Context:
     st = tuple(states)
     if dynamic is None:  # a snapshot's dynamicConfig (a live read hands its whole answer in)
         dynamic = {k: plain(v) for k, v in st[-1].dynamic_config.items()}
     return Context(st, settings, dict(dynamic),
                    tuple(facts) if facts is not None else facts_from_state(st[-1]),
-                   tuple(unreachable), live)
+                   tuple(unreachable), live, tuple(files), tuple(flags))
 
 
 def listing(items: Sequence[str], limit: int = 5) -> str:

@@ -15,9 +15,12 @@ from lbctl.model.cluster import ClusterState
 def context_for(states: Sequence[ClusterState], opts: Options, *,
                 dynamic: Mapping[str, str] | None = None,
                 facts: Sequence[BrokerFacts] | None = None,
-                unreachable: Sequence[tuple[str, str]] = ()) -> tuple[Context, list[str]]:
+                unreachable: Sequence[tuple[str, str]] = (),
+                files: Sequence[str] = (), flags: Sequence[str] = ()
+                ) -> tuple[Context, list[str]]:
     """The rules' context (settings resolved as ``recommend`` resolves them), and the notes about
-    the release modelled."""
+    the release modelled. ``files``: the snapshot files as given, and ``flags`` the settings
+    flags (``--broker-conf``, ``--set``, ``--pulsar-version``), which the fixes' commands name."""
     if not states:
         raise UsageError("no snapshot given")
     settings = resolve_settings(states, opts)[-1]
@@ -25,7 +28,7 @@ def context_for(states: Sequence[ClusterState], opts: Options, *,
     # live: the command read the cluster, or the state says it was read live (lbctl watch
     # diagnoses each capture with the watcher's options, which name no source)
     return make(states, settings, dynamic=dynamic, facts=facts, unreachable=unreachable,
-                live=opts.live or states[-1].live_read), notes
+                live=opts.live or states[-1].live_read, files=files, flags=flags), notes
 
 
 def run_rules(ctx: Context, only: Sequence[str] = (), skip: Sequence[str] = ()) -> list[Finding]:
@@ -50,8 +53,10 @@ def diagnose(states: Sequence[ClusterState], opts: Options, *,
              dynamic: Mapping[str, str] | None = None,
              facts: Sequence[BrokerFacts] | None = None,
              unreachable: Sequence[tuple[str, str]] = (),
-             only: Sequence[str] = (), skip: Sequence[str] = ()) -> Report:
-    ctx, notes = context_for(states, opts, dynamic=dynamic, facts=facts, unreachable=unreachable)
+             only: Sequence[str] = (), skip: Sequence[str] = (),
+             files: Sequence[str] = (), flags: Sequence[str] = ()) -> Report:
+    ctx, notes = context_for(states, opts, dynamic=dynamic, facts=facts, unreachable=unreachable,
+                             files=files, flags=flags)
     findings = run_rules(ctx, only, skip)
     n = len(RULES) - len(set(skip)) if not only else len(set(only))
     st = ctx.state

@@ -28,6 +28,30 @@ class Explanation(Protocol):
     def to_dict(self, pager: Pager = ...) -> dict[str, Any]: ...
 
 
+#: how an explanation's hints start: the explain command narrowed to a broker or a bundle
+HINT = "lbctl explain "
+
+
+def pointed(text: str, snapshots: str) -> str:
+    """``text`` with each quoted hint (```lbctl explain --bundle …```) run on ``snapshots`` (the
+    shell-quoted files explain was given), so that a copied hint explains the same cluster;
+    unchanged when ``snapshots`` is empty (a live read, which the hint reads again)."""
+    return text.replace(f"`{HINT}", f"`{HINT}{snapshots} ") if snapshots else text
+
+
+def pointed_data(data: Any, snapshots: str) -> Any:
+    """:func:`pointed` for the ``more`` hints of ``explain -o json``'s ``explanation``."""
+    if not snapshots:
+        return data
+    if isinstance(data, dict):
+        return {k: (HINT + snapshots + " " + v.removeprefix(HINT)
+                    if k == "more" and isinstance(v, str) and v.startswith(HINT)
+                    else pointed_data(v, snapshots)) for k, v in data.items()}
+    if isinstance(data, list):
+        return [pointed_data(v, snapshots) for v in data]
+    return data
+
+
 def preamble(cycle: ModularCycle | ExtensibleCycle, full_profile: bool = False) -> list[str]:
     """What every explanation says first: the cycle's decision, how the leader's clock got
     there, how long until the gate opens and the run's warnings — what the operator came for —

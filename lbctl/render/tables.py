@@ -37,9 +37,17 @@ GAP = 2
 MIN_HARD = 4  # a header is never squeezed below this (wrapping inside its words)
 _NUMERIC = re.compile(r"^[-+]?(\d[\d,]*(\.\d+)?|\.\d+)(%|x)?$|^[-?]$|^-?inf$")
 _TOKEN = re.compile(r"[^ /_,;]*[ /_,;]?")
+#: the inside of a command quoted in backticks: its shell-quoted arguments whole (```lbctl explain
+#: --broker 'a`b'```: ``shlex.quote`` keeps a name's backtick, which must not end the command's
+#: quote — walk25), else anything but a backtick. A quoted argument starts an argument (after a
+#: blank, ``=`` or another quoted part, as ``shlex.quote``'s ``'a'"'"'b'``), so an apostrophe
+#: inside a word (``broker's``) is text
+_INSIDE = r"""(?:(?<=[\s='"])'[^'\n]*'|(?<=[\s='"])"[^"\n]*"|[^`\n])*"""
+#: a command quoted in backticks (see :data:`_QUOTED`)
+_COMMAND = rf"`{_INSIDE}`"
 #: a word of a cell: text up to a blank, a command quoted in backticks (```lbctl apply x --yes```,
 #: see :data:`_QUOTED`) counting as one word with whatever it is glued to
-_WORD = re.compile(r"(?:`[^`\n]*`|[^\s`]|`)+\s*")
+_WORD = re.compile(rf"(?:{_COMMAND}|[^\s`]|`)+\s*")
 RECORD_INDENT = "  "
 
 Style = Callable[[str], str | None]
@@ -283,7 +291,7 @@ def _records(heads: list[str], cells: list[list[str]], styles: Mapping[str, Styl
 #: moved whole to a line of its own and left to overflow rather than split, as an operator copies
 #: it whole (walk24: doctor's ``pulsar-admin brokers update-dynamic-config --config`` /
 #: ``loadBalancer…Enabled --value false`` at 80 columns)
-_QUOTED = re.compile(r"`[^`\n]*`")
+_QUOTED = re.compile(_COMMAND)
 #: stands for a blank inside a quoted command while wrapping (one column, as the blank; not a
 #: blank to textwrap, a private-use character no text of lbctl holds)
 _KEEP = "\ue000"

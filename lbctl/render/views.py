@@ -209,6 +209,9 @@ class ExplainView(Struct, frozen=True):
     limit: int = DEFAULT_LIMIT
     #: ``--profile``: the text lists every way the release modelled differs from the newest
     full_profile: bool = False
+    #: the snapshot files explained, shell-quoted, which the hints' commands name ("": a live
+    #: read, which a hint reads again)
+    snapshots: str = ""
     schema: ClassVar[Schema] = EXPLAIN_SCHEMA
 
     def _shown(self) -> list[tuple[int, CycleResult]]:
@@ -229,7 +232,10 @@ class ExplainView(Struct, frozen=True):
                     data[key] = whole[key]
         else:
             data = plan.to_dict(explained=True)
-        data["explanation"] = r.explanation(self.broker, self.bundle).to_dict(pager)
+        from lbctl.explain import pointed_data
+
+        data["explanation"] = pointed_data(
+            r.explanation(self.broker, self.bundle).to_dict(pager), self.snapshots)
         if r.state.observed is not None:  # a sequence rebuilt from Prometheus
             data["observed"] = _observed(r).to_dict()
         return data
@@ -275,11 +281,13 @@ class ExplainView(Struct, frozen=True):
         return rows
 
     def to_text(self) -> str:
+        from lbctl.explain import pointed
+
         shown = self._shown()
         texts = []
         pager = Pager(self.page, self.limit, self.full_profile)
         for i, r in shown:
-            text = r.explanation(self.broker, self.bundle).to_text(pager)
+            text = pointed(r.explanation(self.broker, self.bundle).to_text(pager), self.snapshots)
             if r.state.observed is not None:
                 text += "\n\n" + _observed(r).to_text()
             if len(shown) > 1:

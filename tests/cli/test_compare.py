@@ -75,9 +75,20 @@ def test_bad_strategy_lists_are_one_line_errors(runner, args: list[str], message
     assert res.stderr.startswith("lbctl: error: ") and message in res.stderr
 
 
-def test_no_strategy_is_a_usage_error(runner) -> None:
-    res = runner.invoke(app, ["compare", str(EXAMPLES / "balanced.json")])
-    assert res.exit_code == 2 and "Missing option '--strategy'" in res.stderr
+@pytest.mark.parametrize("args", [[str(EXAMPLES / "balanced.json")], []])
+def test_no_strategy_is_one_line_with_an_example_and_the_names(runner, args: list[str]) -> None:
+    """walk25: Typer's bare "Missing option '--strategy'" named neither an example nor the
+    strategies; the line does both, before any file is read."""
+    from lbctl.strategies.builtin import SHEDDING
+
+    res = runner.invoke(app, ["compare", *args])
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("lbctl: error: "), res.stderr
+    assert "--strategy ThresholdShedder --strategy AvgShedder" in lines[0]
+    names = lines[0].rsplit("strategies: ", 1)[1].split(", ")
+    assert names == [*sorted(SHEDDING.names()), "lbctl"]
+    assert "Missing option" not in res.stderr and "Traceback" not in res.output
 
 
 def test_prediction_error_per_strategy_on_mixed_hosts(runner) -> None:

@@ -55,7 +55,7 @@ def test_whole_cycle_counts_what_is_long(runner, tmp_path: Path) -> None:
     assert whole.exit_code == 0, whole.output
     text = whole.stdout
     assert "bundle(s) on broker-03:8080: not needed:" in text
-    assert "(`lbctl explain --broker broker-03:8080` lists each of them)" in text
+    assert f"(`lbctl explain {f} --broker broker-03:8080` lists each of them)" in text
     assert "brokers scored (" in text and ": every score)" in text
     narrowed = runner.invoke(app, ["explain", str(f), "--wide", "--broker", "broker-03:8080"])
     assert narrowed.exit_code == 0, narrowed.output
@@ -88,7 +88,7 @@ def test_json_whole_cycle_counts_what_is_long(runner, tmp_path: Path) -> None:
     e = _explained(runner, f)
     assert "narrowedTo" not in e
     placement = e["outcomes"][0]["placement"]
-    assert placement["more"].startswith("lbctl explain --bundle ")
+    assert placement["more"].startswith(f"lbctl explain {f} --bundle ")
     for step in placement["filters"]:
         assert "before" not in step and step["beforeCount"] >= step["afterCount"]
         removed = step["beforeCount"] - step["afterCount"]
@@ -179,7 +179,7 @@ def test_json_many_placements_on_few_brokers_are_cut(runner, tmp_path: Path) -> 
     assert len(e["outcomes"]) > LIST_LIMIT and placed
     for o in placed:
         p = o["placement"]
-        assert p["more"] == f"lbctl explain --bundle {o['bundle']} -o json"
+        assert p["more"] == f"lbctl explain {f} --bundle {o['bundle']} -o json"
         assert all("before" not in s and "beforeCount" in s for s in p["filters"])
         assert "candidates" not in p["decision"]
     one = _explained(runner, f, "--bundle", placed[0]["bundle"])["outcomes"][0]["placement"]

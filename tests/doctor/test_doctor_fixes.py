@@ -91,10 +91,9 @@ def test_offline_fix_previews_on_the_snapshot() -> None:
     snap = str(EXAMPLES / "rolling-restart.yaml")
     r = CliRunner().invoke(app, ["doctor", snap, "--rule", "idle-broker", "-o", "json"])
     fix = json.loads(r.stdout)["findings"][0]["fix"]
-    assert fix.startswith("preview with `lbctl rebalance-after broker-6.pulsar.svc:8080 "
-                          "--snapshot SNAPSHOT`")
-    r = CliRunner().invoke(app, ["rebalance-after", "broker-6.pulsar.svc:8080", "--snapshot",
-                                 snap])
+    preview = f"lbctl rebalance-after broker-6.pulsar.svc:8080 --snapshot {shlex.quote(snap)}"
+    assert fix.startswith(f"preview with `{preview}`")  # the file doctor read (walk25)
+    r = CliRunner().invoke(app, shlex.split(preview)[1:])
     assert r.exit_code == 0, r.stderr
     assert "offline preview" in r.stderr and "nothing was sent" in r.stderr
     # it explains each move, and says where the plan leaves its documented rule
@@ -125,8 +124,9 @@ def test_a_lone_hot_topic_bundle_points_to_explain_bundle() -> None:
     snap = str(DATA / "doctor" / "single-hot-topic.json")
     r = CliRunner().invoke(app, ["doctor", snap, "--rule", "single-hot-topic", "-o", "json"])
     fixes = [f["fix"] for f in json.loads(r.stdout)["findings"]]
-    named = [re.search(r"`lbctl (explain --bundle [^`]+)`", f) for f in fixes]
+    named = [re.search(r"`lbctl (explain [^`]+ --bundle [^`]+)`", f) for f in fixes]
     cmd = next(m.group(1) for m in named if m)
-    out = CliRunner().invoke(app, [*shlex.split(cmd)[:1], snap, *shlex.split(cmd)[1:]])
+    assert shlex.split(cmd)[1] == snap  # run as printed: it names the file (walk25)
+    out = CliRunner().invoke(app, shlex.split(cmd))
     assert out.exit_code == 0, out.stderr
     assert "Top topics of" in out.stdout

@@ -116,10 +116,10 @@ def test_explain_hints_keep_their_commands_whole(tmp_path: Path, width: int) -> 
     r = CliRunner().invoke(app, ["explain", str(f)], env={"COLUMNS": str(width)})
     assert r.exit_code == 0, r.stderr
     printed = commands_of(r.stdout)
-    assert any(c.startswith("lbctl explain --broker ") for c in printed)
-    assert any(c.startswith("lbctl explain --bundle ") for c in printed)
+    assert any(c.startswith(f"lbctl explain {f} --broker ") for c in printed)
+    assert any(c.startswith(f"lbctl explain {f} --bundle ") for c in printed)
     for cmd in printed:
-        assert len(shlex.split(cmd)) == 4
+        assert len(shlex.split(cmd)) == 5 and shlex.split(cmd)[2] == str(f)
 
 
 LONG = ("`pulsar-admin brokers update-dynamic-config --config "

@@ -41,17 +41,17 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
     yield r.finding(
         f"{len(idle)} of {n} brokers own no bundle ({listing(idle)}) while "
         f"{listing([f'{b} owns {counts[b]}' for b in busy], 3)} (average {mean:.1f} per broker)",
-        fix=fix_for(idle, live=ctx.live), brokers=idle + busy)
+        fix=fix_for(idle, live=ctx.live, snapshot=ctx.last_snapshot()), brokers=idle + busy)
 
 
-def fix_for(idle: list[str], *, live: bool) -> str:
+def fix_for(idle: list[str], *, live: bool, snapshot: str = "SNAPSHOT") -> str:
     """The lbctl commands that fill the idle brokers, one after the other: ``rebalance-after``'s
     plan, applied (paced by ``apply --concurrency/--interval``); offline, its preview first."""
     first = quote(idle[0])
     steps = [f"`lbctl rebalance-after {first} -o json > fill.json`, then "
              "`lbctl apply fill.json --yes`"]
     if not live:
-        steps.insert(0, f"preview with `lbctl rebalance-after {first} --snapshot SNAPSHOT`")
+        steps.insert(0, f"preview with `lbctl rebalance-after {first} --snapshot {snapshot}`")
     more = f" (then the same for {listing(idle[1:])})" if len(idle) > 1 else ""
     return ("; ".join(steps) + more + "; lowerBoundarySheddingEnabled=true (ThresholdShedder) "
             "or AvgShedder keep it from recurring")

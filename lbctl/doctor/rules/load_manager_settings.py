@@ -83,8 +83,7 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
                 why="ServiceConfiguration documents them as used only by the extensible load "
                     "manager (PIP-192): ModularLoadManagerImpl never reads them.",
                 fix="remove them, or move the cluster to ExtensibleLoadManagerImpl (compare "
-                    "first: `lbctl compare SNAPSHOT --strategy ThresholdShedder "
-                    "--strategy TransferShedder`)",
+                    "first: " + ctx.compare_fix("ThresholdShedder", "TransferShedder") + ")",
                 settings=wrong)
         return
     if ctx.is_set(shed_key) and shed != "TransferShedder":

@@ -47,8 +47,8 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
                 "different stores, so the two kinds of broker do not see each other's load and "
                 "disagree on who owns a bundle (PIP-192).",
             fix="set the same loadManagerClassName on every broker (a switch between the two "
-                "needs a restart of the whole cluster; compare first: `lbctl compare SNAPSHOT "
-                "--strategy ThresholdShedder --strategy TransferShedder`)",
+                "needs a restart of the whole cluster; compare first: "
+                + ctx.compare_fix("ThresholdShedder", "TransferShedder") + ")",
             brokers=[b for v in managers.values() for b in v], settings=("loadManagerClassName",))
     versions = _groups([(f.broker, f.version) for f in ctx.facts if f.version])
     if len(versions) > 1:

@@ -41,7 +41,8 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
         yield r.finding(
             f"{len(lone)} bundle(s) of a single topic over the split limits ({max_rate:g} "
             f"msg/s, {mb_s(max_tp)}): {listing(lone, 3)}",
-            fix=f"see which topic it is: `lbctl explain --bundle {quote(lone[0].split(' (')[0])}` lists "
+            fix="see which topic it is: "
+                + ctx.explain_fix(f"--bundle {quote(lone[0].split(' (')[0])}") + " lists "
                 "the bundle's top topics by traffic; then partition that topic "
                 "(`pulsar-admin topics create-partitioned-topic TOPIC -p N`)",
             bundles=[x.split(" (")[0] for x in lone], settings=keys)

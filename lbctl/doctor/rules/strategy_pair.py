@@ -38,9 +38,9 @@ def check(ctx: Context, r: Rule) -> Iterator[Finding]:
         yield r.finding(
             f"shedding with ThresholdShedder and placing with LeastLongTermMessageRate "
             f"({ctx.shown(keys[0])}; {ctx.shown(keys[1])})",
-            fix=(f"{ctx.set_fix(keys[1], LRUWW)}; preview the pair first: `lbctl compare "
-                 "SNAPSHOT --strategy ThresholdShedder "
-                 "--strategy ThresholdShedder:LeastResourceUsageWithWeight`"),
+            fix=(f"{ctx.set_fix(keys[1], LRUWW)}; preview the pair first: "
+                 + ctx.compare_fix("ThresholdShedder",
+                                   "ThresholdShedder:LeastResourceUsageWithWeight")),
             settings=keys)
     elif shed == "AvgShedder" and place != "AvgShedder" and ctx.profile["avgShedder"]:
         yield r.finding(
