@@ -93,19 +93,26 @@ def filter_large_topic_count(
     keep them all."""
     limit = int(settings["loadBalancerBrokerMaxTopics"])
     kept = []
+    brokers = load.brokers
     for b in cands:
-        bd = load.brokers.get(b)
-        # a broker without BrokerData counts 0 topics
-        topics = 0 if bd is None else (
-            bd.local.numTopics + sum(d.topics for d in bd.preallocated.values()))
+        bd = brokers.get(b)
+        # a broker without BrokerData counts 0 topics; the preallocated bundles' topics are
+        # summed only when there are some (usually none: no generator per broker)
+        if bd is None:
+            topics = 0
+        else:
+            pre = bd.preallocated
+            topics = bd.local.numTopics + (sum(d.topics for d in pre.values()) if pre else 0)
         if topics <= limit:
             kept.append(b)
     if not kept:
         steps.append(FilterStep("loadBalancerBrokerMaxTopics", cands, cands,
                                 FilterWhy("all-too-many-topics", limit)))
         return cands
-    kept_set = set(kept)
-    removed = tuple(b for b in cands if b not in kept_set)
+    removed: tuple[str, ...] = ()
+    if len(kept) < len(cands):
+        kept_set = set(kept)
+        removed = tuple(b for b in cands if b not in kept_set)
     steps.append(FilterStep(
         "loadBalancerBrokerMaxTopics", cands, tuple(kept),
         FilterWhy("too-many-topics", limit, names=removed) if removed else None))

@@ -215,3 +215,35 @@ def test_scores_read_once_are_the_per_broker_scores(seed: int, version: str) -> 
     unread = Settings.defaults(profile)
     lltmr._fill(["missing-1"], load, unread, ({}, {}))
     assert unread.read_values() == Settings.defaults(profile).read_values()
+
+
+def test_large_topic_count_with_and_without_preallocations() -> None:
+    """``filterBrokersWithLargeTopicCount``: a broker's topics plus its preallocated bundles'
+    (summed only when it has some); a broker without data counts 0; the removed are named."""
+    from lbctl.model.load import BundleData
+    from lbctl.records import replace
+    from lbctl.strategies.placement.filters import filter_large_topic_count
+
+    def pre(topics: int) -> BundleData:
+        return replace(BundleData.new(), topics=topics)
+
+    limit = 10
+    brokers = {
+        "a:1": BrokerData(local=LocalBrokerData(numTopics=10)),
+        "b:1": BrokerData(local=LocalBrokerData(numTopics=11)),
+        "c:1": BrokerData(local=LocalBrokerData(numTopics=6), preallocated=MappingProxyType(
+            {"t/n/0x0_0x1": pre(3), "t/n/0x1_0x2": pre(2)})),
+        "d:1": BrokerData(local=LocalBrokerData(numTopics=7), preallocated=MappingProxyType(
+            {"t/n/0x0_0x1": pre(4)})),
+        "e:1": BrokerData(local=LocalBrokerData(numTopics=6), preallocated=MappingProxyType(
+            {"t/n/0x0_0x1": pre(4)})),
+    }
+    load = LoadData(MappingProxyType(brokers), MappingProxyType({}))
+    settings = Settings.defaults().with_values(loadBalancerBrokerMaxTopics=limit)
+    steps: list = []
+    cands = ("a:1", "b:1", "c:1", "d:1", "e:1", "nodata:1")
+    assert filter_large_topic_count(cands, load, settings, steps) == ("a:1", "e:1", "nodata:1")
+    assert steps[-1].why is not None and steps[-1].why.names == ("b:1", "c:1", "d:1")
+    kept = ("a:1", "e:1")
+    assert filter_large_topic_count(kept, load, settings, steps) == kept
+    assert steps[-1].why is None and steps[-1].after == kept
