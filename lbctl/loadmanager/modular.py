@@ -110,6 +110,7 @@ from lbctl.strategies.base import (
 )
 from lbctl.strategies.builtin import algorithm_by_name
 from lbctl.strategies.placement.filters import (
+    ClassesMemo,
     PlacementEnv,
     anti_affinity_counts,
     filter_anti_affinity_modular,
@@ -184,6 +185,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         #: (see _filled), and what they are built from
         self._envs: dict[tuple[int, tuple[int, int, int]], PlacementEnv] = {}
         self._env_base: tuple[tuple[str, ...], LoadData, ClusterPolicies, Settings] | None = None
+        self._env_classes: ClassesMemo = {}
         #: the running tables: ``brokerCandidateCache``'s and the shedding thread's secondaries
         #: and primaries sets' lengths so far (see _filled)
         self._tables: tuple[int, int, int] = (0, 0, 0)
@@ -344,6 +346,7 @@ class ModularLoadManager(LoadManager[CycleMemory]):
         policies = state.cluster_policies()
         self._env_base = (tuple(hashset_copy_order(state.available())), load, policies, settings)
         self._envs = {}
+        self._env_classes = {}  # the brokers' policy classes, shared by the cycle's environments
         self._tables = tables
         env = self._env = self._env_at(tables)
         # a replayed cycle only advances memory; splits (checkNamespaceBundleSplit) leave none.
@@ -618,7 +621,8 @@ class ModularLoadManager(LoadManager[CycleMemory]):
             assert self._env_base is not None, "an environment is asked for before a cycle"
             available, load, policies, settings = self._env_base
             env = self._envs[(candidates, begin)] = PlacementEnv.of(
-                available, load, policies, settings, candidates, start=begin)
+                available, load, policies, settings, candidates, start=begin,
+                classes=self._env_classes)
         self._envs[(table, start)] = env
         return env
 

@@ -18,7 +18,7 @@ Each filter takes the candidates in order and returns those it keeps, recording 
 from __future__ import annotations
 
 from collections import Counter, defaultdict, deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import filterfalse, repeat
@@ -36,8 +36,10 @@ from lbctl.model.javaorder import bucket_order, hashmap_capacity, java_hash_orde
 from lbctl.model.loaddata import LoadData
 from lbctl.model.policies import NO_POLICIES, ClusterPolicies, HostRule, IsolationPolicy
 from lbctl.strategies.placement.namespace_policies import (
+    BrokerClasses,
     PolicyCandidates,
     apply_namespace_policies,
+    classify,
     filter_anti_affinity,
     namespace_group_counts,
 )
@@ -91,19 +93,26 @@ def filter_large_topic_count(
     keep them all."""
     limit = int(settings["loadBalancerBrokerMaxTopics"])
     kept = []
+    brokers = load.brokers
     for b in cands:
-        bd = load.brokers.get(b)
-        # a broker without BrokerData counts 0 topics
-        topics = 0 if bd is None else (
-            bd.local.numTopics + sum(d.topics for d in bd.preallocated.values()))
+        bd = brokers.get(b)
+        # a broker without BrokerData counts 0 topics; the preallocated bundles' topics are
+        # summed only when there are some (usually none: no generator per broker)
+        if bd is None:
+            topics = 0
+        else:
+            pre = bd.preallocated
+            topics = bd.local.numTopics + (sum(d.topics for d in pre.values()) if pre else 0)
         if topics <= limit:
             kept.append(b)
     if not kept:
         steps.append(FilterStep("loadBalancerBrokerMaxTopics", cands, cands,
                                 FilterWhy("all-too-many-topics", limit)))
         return cands
-    kept_set = set(kept)
-    removed = tuple(b for b in cands if b not in kept_set)
+    removed: tuple[str, ...] = ()
+    if len(kept) < len(cands):
+        kept_set = set(kept)
+        removed = tuple(b for b in cands if b not in kept_set)
     steps.append(FilterStep(
         "loadBalancerBrokerMaxTopics", cands, tuple(kept),
         FilterWhy("too-many-topics", limit, names=removed) if removed else None))
@@ -266,6 +275,10 @@ def remove_most_servicing(
 
 
 # --- namespace policies, anti-affinity, the filter pipeline (selectBroker) --------------------------
+#: :attr:`PlacementEnv.classes`
+ClassesMemo = dict[int, tuple[LoadData, ClusterPolicies, str, BrokerClasses]]
+
+
 @dataclass(frozen=True)
 class PlacementEnv:
     """What the modular ``selectBroker`` reads besides ``LoadData``, fixed for one cycle.
@@ -285,6 +298,11 @@ class PlacementEnv:
     #: per cycle: the policy candidates of each isolation policy (None: namespaces without one),
     #: which is all that makes them differ between namespaces
     cache: dict[tuple[int, IsolationPolicy | None], PolicyCandidates] = field(
+        default_factory=dict, compare=False, repr=False)
+    #: per cycle, shared by the cycle's environments (same brokers, policies and host rule):
+    #: by the load data's id, the load data, policies and host rule the brokers' classes were
+    #: taken with, and the classes (:func:`_classes`)
+    classes: ClassesMemo = field(
         default_factory=dict, compare=False, repr=False)
     #: per cycle: the anti-affinity counts of each group
     group_counts: dict[tuple[int, str], dict[str, int] | None] = field(
@@ -307,13 +325,15 @@ class PlacementEnv:
     def of(cls, available: Sequence[str], load: LoadData,
            policies: ClusterPolicies, settings: Settings,
            capacity: int | None = None, secondaries: int = 0,
-           start: tuple[int, int, int] | None = None) -> PlacementEnv:
+           start: tuple[int, int, int] | None = None,
+           classes: ClassesMemo | None = None) -> PlacementEnv:
         """``capacity``: the table length of the set the candidates are iterated from (the
         modular ``brokerCandidateCache``, which keeps its table across calls; ``available`` then
         in the order the set was filled, and the order given is the walk of the fills);
         ``None``: a fresh set's. ``secondaries``: the secondaries' scratch set's table length
         (0: none longer than ``capacity``). ``start``: the three sets' table lengths before the
-        fill (see :attr:`start`)."""
+        fill (see :attr:`start`). ``classes``: the dict the environments of one cycle share
+        (:attr:`classes`; a new one when not given)."""
         locals_ = [bd.local for bd in load.brokers.values()]
         return cls(
             tuple(bucket_order(available, capacity) if capacity else java_hash_order(available)),
@@ -321,7 +341,8 @@ class PlacementEnv:
             any(x.loadManagerClassName is not None for x in locals_),
             any(x.brokerVersionString for x in locals_),
             settings.profile["isolationBrokerHost"], table=capacity or 0, secondaries=secondaries,
-            walk=tuple(available) if capacity else (), start=start)
+            walk=tuple(available) if capacity else (), start=start,
+            classes={} if classes is None else classes)
 
     def domains(self, settings: Settings) -> dict[str, str] | None:
         """The broker → failure-domain map when ``failureDomainsEnabled`` (read only here, as
@@ -356,10 +377,31 @@ def policy_candidates(namespace: str, env: PlacementEnv, load: LoadData) -> Poli
     else:
         table = env.table or hashmap_capacity(len(set(env.available)))
         secondaries, primaries = env.secondaries, 0
+    classes = None
+    if key[1] is None:  # no isolation policy: the brokers' classes, kept for the cycle's fills
+        classes = _classes(env, load, loads)
     out = env.cache[key] = apply_namespace_policies(
         namespace, env.available, env.policies, loads, rule=env.host_rule, table=table,
-        secondaries_table=secondaries, primaries_table=primaries, walk=env.walk or None)
+        secondaries_table=secondaries, primaries_table=primaries, walk=env.walk or None,
+        classes=classes)
     return out
+
+
+def _classes(env: PlacementEnv, load: LoadData,
+             loads: Callable[[str, bool], bool]) -> BrokerClasses:
+    """:func:`classify` of ``env``'s brokers for persistent bundles, kept in ``env.classes``
+    (which a modular cycle's environments share) by the load data: a cycle fills the candidate
+    set from three environments or more (each table the fills grow gives one), each with the
+    same brokers in another order, and the classes do not depend on the order."""
+    brokers = frozenset(env.available)
+    known = env.classes.get(id(load))
+    if (known is not None and known[0] is load and known[1] is env.policies
+            and known[2] == env.host_rule and known[3].brokers == brokers):
+        return known[3]
+    classes = classify(brokers, env.policies, loads, rule=env.host_rule)
+    # holding the load data and the policies: their ids are not reused
+    env.classes[id(load)] = (load, env.policies, env.host_rule, classes)
+    return classes
 
 
 def filter_anti_affinity_modular(

@@ -34,7 +34,7 @@ order, which is what the random index is drawn over.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from itertools import chain, filterfalse
 from types import MappingProxyType
 from typing import Any, Literal
@@ -246,8 +246,33 @@ def _score(broker: str, load: LoadData, settings: Settings) -> tuple[float, Leas
     if bd is None:
         # Pulsar would fail on a candidate without load data; lbctl ranks it last.
         return math.inf, LeastWhy("no-load-data", broker=broker)
+    threshold, usage_of = _rule1(settings)
+    return _scored(broker, bd, threshold, usage_of)
+
+
+def _rule1(settings: Settings) -> tuple[float, Callable[[LocalBrokerData], float]]:
+    """Rule 1's threshold and usage function, the settings read once for a whole candidate set
+    (a first fill scores every broker: 10,000 lookups of six settings each otherwise). The same
+    values and the same calls as :func:`overload_usage` and :func:`weighted_usage5`."""
     threshold = float(settings["loadBalancerBrokerOverloadedThresholdPercentage"]) / 100.0
-    usage = overload_usage(bd.local, settings)
+    if settings.profile["overloadUsage"] != "weighted":
+        return threshold, LocalBrokerData.max_resource_usage
+    weights = (float(settings["loadBalancerCPUResourceWeight"]),
+               float(settings["loadBalancerDirectMemoryResourceWeight"]),
+               float(settings["loadBalancerBandwithInResourceWeight"]),
+               float(settings["loadBalancerBandwithOutResourceWeight"]))
+    memory_weight = float(settings["loadBalancerMemoryResourceWeight"])
+
+    def usage_of(local: LocalBrokerData) -> float:
+        return local.max_resource_usage_with_weight(*weights, memory_weight=memory_weight)
+
+    return threshold, usage_of
+
+
+def _scored(broker: str, bd: BrokerData, threshold: float,
+            usage_of: Callable[[LocalBrokerData], float]) -> tuple[float, LeastWhy | None]:
+    """Rules 1-2 for a broker with load data, given :func:`_rule1`."""
+    usage = usage_of(bd.local)
     if usage > threshold:
         return math.inf, LeastWhy("overloaded", broker=broker, usage=usage,
                                   threshold=threshold)
@@ -256,16 +281,26 @@ def _score(broker: str, load: LoadData, settings: Settings) -> tuple[float, Leas
 
 def _fill(cands: Sequence[str], load: LoadData, settings: Settings,
           memo: tuple[dict[str, float], dict[str, LeastWhy]]) -> None:
-    """Score the candidates not scored yet (rules 1-2) into ``memo``."""
+    """Score the candidates not scored yet (rules 1-2) into ``memo``. The settings are read at
+    the first candidate with load data, as :func:`_score` reads them (none without)."""
     scored, noted = memo
     if all(map(scored.__contains__, cands)):
         return
+    brokers = load.brokers
+    rule1: tuple[float, Callable[[LocalBrokerData], float]] | None = None
     for c in cands:
-        if c not in scored:
+        if c in scored:
+            continue
+        bd = brokers.get(c)
+        if bd is None:
             score, note = _score(c, load, settings)
-            scored[c] = score
-            if note:
-                noted[c] = note
+        else:
+            if rule1 is None:
+                rule1 = _rule1(settings)
+            score, note = _scored(c, bd, *rule1)
+        scored[c] = score
+        if note:
+            noted[c] = note
 
 
 def _rank(

@@ -27,6 +27,7 @@ the owned *bundles* of the group (``ServiceUnitStateChannel`` ownership entries)
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import filterfalse
 from typing import Literal
 
 from msgspec import Struct
@@ -79,6 +80,40 @@ class PolicyCandidates(Struct, frozen=True):
     puts: tuple[str, ...] = ()
 
 
+class BrokerClasses(Struct, frozen=True):
+    """How ``applyNamespacePolicies`` sorts the available brokers for a namespace without an
+    isolation policy (:func:`classify`): the brokers whose host cannot be taken (skipped), those
+    that do not load the topic kind, and those some policy names primary (reserved); every
+    other broker is shared. ``brokers``: the brokers classified."""
+
+    brokers: frozenset[str]
+    skipped: frozenset[str]
+    no_kind: frozenset[str]
+    reserved: frozenset[str]
+
+
+def classify(available: Iterable[str], policies: ClusterPolicies,
+             loads_topics: Callable[[str, bool], bool], *, non_persistent: bool = False,
+             rule: HostRule = "brokerId") -> BrokerClasses:
+    """The classes of :class:`BrokerClasses`, with the tests :func:`apply_namespace_policies`
+    makes per broker in the same order. Depends on each broker alone, not on the order: a
+    modular cycle fills the candidate set three times or more over the same brokers, each fill
+    in another order, and classifies them once (the fill is O(brokers))."""
+    brokers = frozenset(available)
+    skipped: set[str] = set()
+    no_kind: set[str] = set()
+    reserved: set[str] = set()
+    for b in brokers:
+        host = broker_host(b, rule)
+        if host is None:
+            skipped.add(b)
+        elif not loads_topics(b, non_persistent):
+            no_kind.add(b)
+        elif not policies.is_shared(host):
+            reserved.add(b)
+    return BrokerClasses(brokers, frozenset(skipped), frozenset(no_kind), frozenset(reserved))
+
+
 def apply_namespace_policies(
     namespace: str,
     available: Sequence[str],
@@ -91,6 +126,7 @@ def apply_namespace_policies(
     secondaries_table: int = 0,
     primaries_table: int = 0,
     walk: Sequence[str] | None = None,
+    classes: BrokerClasses | None = None,
 ) -> PolicyCandidates:
     """``LoadManagerShared.applyNamespacePolicies``; ``loads_topics(broker, non_persistent)`` is the
     ``BrokerTopicLoadingPredicate`` (given the broker id). Regexes match each broker's host taken
@@ -113,53 +149,59 @@ def apply_namespace_policies(
     below 64 buckets early and becomes a tree bin from 64 on (only names made to collide do
     that), and the tables the fill leaves are in :attr:`PolicyCandidates.tables`. ``None``
     (the extensible filter, which ``retainAll`` s a map, keeping its order): ``available``'s
-    order."""
+    order.
+
+    ``classes``: :func:`classify` of ``available`` with the same ``policies``, ``loads_topics``,
+    ``non_persistent`` and ``rule``, when the caller kept it (only a namespace without an
+    isolation policy reads it); computed here otherwise."""
     policy = policies.isolation_for(namespace)
+    if policy is None:
+        return _shared_candidates(available, classes or classify(
+            available, policies, loads_topics, non_persistent=non_persistent, rule=rule),
+            non_persistent, table, secondaries_table, primaries_table, walk)
     hosts = {b: broker_host(b, rule) for b in available}
     skipped = tuple(b for b in available if hosts[b] is None)
-    if policy is not None:
-        primaries = [b for b in available if (h := hosts[b]) is not None and policy.is_primary(h)]
-        keep = set(primaries)
-        keep_p = frozenset(primaries)
-        secondaries = [b for b in available if (h := hosts[b]) is not None
-                       and b not in keep and policy.is_secondary(h)]
-        seconds = frozenset(secondaries)
-        failover = policy.should_failover(len(primaries))
-        if failover:
-            keep.update(secondaries)
-        why = PolicyWhy("isolation", policy.name or "", tuple(primaries),
-                        tuple(secondaries), failover, policy.min_limit, skipped=skipped)
-        if table is not None:  # addAll(primaries), then addAll(secondaries) on failover
-            firsts, p_table = hash_fill(
-                primaries if walk is None else [b for b in walk if b in keep_p], primaries_table)
-            seconds_order, s_table = hash_fill(
-                secondaries if walk is None else [b for b in walk if b in seconds],
-                secondaries_table)
-            puts = (*firsts, *seconds_order) if failover else tuple(firsts)
-            order, c_table = hash_fill(puts, table)
-            return PolicyCandidates(tuple(order), why, policy.name, (c_table, s_table, p_table),
-                                    puts)
-        return PolicyCandidates(tuple(b for b in available if b in keep), why, policy.name)
-    kept: list[str] = []
-    no_kind: list[str] = []
-    reserved: list[str] = []
-    for b in available:
-        host = hosts[b]
-        if host is None:
-            continue
-        if not loads_topics(b, non_persistent):
-            no_kind.append(b)
-        elif not policies.is_shared(host):
-            reserved.append(b)
-        else:
-            kept.append(b)
-    shared = (PolicyWhy("shared", names=tuple(no_kind), others=tuple(reserved),
+    primaries = [b for b in available if (h := hosts[b]) is not None and policy.is_primary(h)]
+    keep = set(primaries)
+    keep_p = frozenset(primaries)
+    secondaries = [b for b in available if (h := hosts[b]) is not None
+                   and b not in keep and policy.is_secondary(h)]
+    seconds = frozenset(secondaries)
+    failover = policy.should_failover(len(primaries))
+    if failover:
+        keep.update(secondaries)
+    why = PolicyWhy("isolation", policy.name or "", tuple(primaries),
+                    tuple(secondaries), failover, policy.min_limit, skipped=skipped)
+    if table is not None:  # addAll(primaries), then addAll(secondaries) on failover
+        firsts, p_table = hash_fill(
+            primaries if walk is None else [b for b in walk if b in keep_p], primaries_table)
+        seconds_order, s_table = hash_fill(
+            secondaries if walk is None else [b for b in walk if b in seconds],
+            secondaries_table)
+        puts = (*firsts, *seconds_order) if failover else tuple(firsts)
+        order, c_table = hash_fill(puts, table)
+        return PolicyCandidates(tuple(order), why, policy.name, (c_table, s_table, p_table),
+                                puts)
+    return PolicyCandidates(tuple(b for b in available if b in keep), why, policy.name)
+
+
+def _shared_candidates(available: Sequence[str], classes: BrokerClasses, non_persistent: bool,
+                       table: int | None, secondaries_table: int, primaries_table: int,
+                       walk: Sequence[str] | None) -> PolicyCandidates:
+    """:func:`apply_namespace_policies` for a namespace without an isolation policy: the shared
+    brokers that load the topic kind, each list in ``available``'s order."""
+    out = classes.skipped | classes.no_kind | classes.reserved
+    kept = list(filterfalse(out.__contains__, available)) if out else list(available)
+    skipped = tuple(filter(classes.skipped.__contains__, available)) if classes.skipped else ()
+    no_kind = tuple(filter(classes.no_kind.__contains__, available)) if classes.no_kind else ()
+    reserved = (tuple(filter(classes.reserved.__contains__, available)) if classes.reserved
+                else ())
+    shared = (PolicyWhy("shared", names=no_kind, others=reserved,
                         non_persistent=non_persistent, skipped=skipped)
               if no_kind or reserved or skipped else None)
     if table is not None:  # addAll(the secondaries' set of shared brokers)
         if walk is not None:
-            shared_set = frozenset(kept)
-            kept = [b for b in walk if b in shared_set]
+            kept = list(filter(frozenset(kept).__contains__, walk))
         scratch, s_table = hash_fill(kept, secondaries_table)
         kept, c_table = hash_fill(scratch, table)
         return PolicyCandidates(tuple(kept), shared, tables=(c_table, s_table, primaries_table),
