@@ -595,6 +595,16 @@ class LoadModel:
             return SNAPSHOT_MARGIN
         return max(LEAST_MARGIN, _p95(misses) / 100)
 
+    def held_out_error(self, broker: str) -> float | None:
+        """How far ``broker``'s line missed the reports it was not fitted on, as a share of the
+        usage it missed (the RMS of its latest quarter's misses by a fit on its earlier reports:
+        the same held-out check :meth:`margin` pools); ``None`` for a broker not learnt from its
+        own history, whose line was never checked so."""
+        rel = self._relative.get(broker)
+        if not rel:
+            return None
+        return math.sqrt(sum(m * m for m in rel) / len(rel))
+
     def change_error(self, broker: str) -> float:
         """The relative error of a predicted change of ``broker``'s usage (a share of the
         change): :data:`EARLY_CHANGE_ERROR` while fewer than half the brokers have a fit of their
