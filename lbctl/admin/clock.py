@@ -1,4 +1,4 @@
-"""The cluster's clock, one per admin client, fed by every answer the client gets.
+"""The cluster's clock, one per admin client, fed by the answers the client gets.
 
 Two readers need the cluster's time rather than this host's, and used to keep one each:
 
@@ -15,7 +15,10 @@ Two readers need the cluster's time rather than this host's, and used to keep on
 
 What feeds it:
 
-* every answer's ``Date`` (RFC 9110 §6.6.1: the origin server's clock, to the second; a broker's
+* the ``Date`` of every answer from the admin URL's own origin (``AdminClient`` leaves out the
+  per-broker requests' answers: brokers' clocks may disagree by seconds, and two clocks' samples
+  would read as one running fast or slow) (RFC 9110 §6.6.1: the origin server's clock, to the
+  second; a broker's
   ``WebService`` (apache/pulsar 02a8e4586ca8) builds its connectors on a default Jetty
   ``HttpConfiguration``, whose date header is on, so every admin answer carries the broker's
   clock). Against this host's clock at the
