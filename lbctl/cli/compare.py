@@ -61,7 +61,7 @@ def compare(
     from lbctl.simulate.compare import parse_pairs
 
     if not strategy:  # Typer's own "Missing option" names neither an example nor the choices
-        raise_missing_strategy()
+        raise_missing_strategy(ctx)
     if names_planner(strategy):  # before any work: one line, not numpy's traceback
         require_planner("--strategy lbctl")
     opts = run.options(None)
@@ -81,13 +81,22 @@ def compare(
     shown.emit(ComparisonView(result))
 
 
-def raise_missing_strategy() -> NoReturn:
+def raise_missing_strategy(ctx: typer.Context) -> NoReturn:
     """One usage line when ``--strategy`` is left out: what to give, an example and every name
-    it takes (the shedding strategies lbctl models, and ``lbctl`` for its planner) — what
-    ``drain`` and ``apply`` say of their missing argument, instead of Typer's bare "Missing
-    option '--strategy'"."""
+    it takes (the shedding strategies lbctl models, and ``lbctl`` for its planner), instead of
+    Typer's bare "Missing option '--strategy'"; a usage error of the command's context, so it
+    ends as every usage error does ("(try 'lbctl compare -h')", exit 2)."""
     from lbctl.cli.complete import strategies
-    from lbctl.errors import UsageError
 
-    raise UsageError("give --strategy once per strategy (two or more side by side), e.g. --strategy ThresholdShedder "
-                     "--strategy AvgShedder; strategies: " + ", ".join([*strategies(""), "lbctl"]))
+    raise _MissingStrategy(
+        "Missing option '--strategy': give it once per strategy (two or more side by side), "
+        "e.g. --strategy ThresholdShedder --strategy AvgShedder; strategies: "
+        + ", ".join([*strategies(""), "lbctl"]), ctx=ctx)
+
+
+class _MissingStrategy(typer.BadParameter):
+    """A usage error worded whole (not "Invalid value: …"): lbctl.cli.failures prints it as
+    every usage error, one line ending "(try 'lbctl compare -h')", exit 2."""
+
+    def format_message(self) -> str:
+        return self.message

@@ -141,8 +141,10 @@ def confidence(p: Proposal) -> Confidence:
         return Confidence(False, "the plan moves nothing")
     m = p.view.model
     if not m.history:
-        return Confidence(False, "a load model calibrated on one snapshot has no error "
-                                 "estimate of its own; give a history (several snapshots)")
+        # (worded for a live read as for a file: a live command never says "snapshot")
+        return Confidence(False, "a load model calibrated on one reading of the cluster has no "
+                                 "error estimate of its own; give it a history (a sequence of "
+                                 "readings: a .jsonl, or Prometheus with --since)")
     if p.targets.target_range is None:
         return Confidence(False, "the band is given as a standard deviation; the figure is "
                                  "for a range")

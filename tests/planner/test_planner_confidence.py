@@ -107,7 +107,7 @@ def test_a_snapshot_plan_is_not_assessed() -> None:
     p = _proposal(read_snapshots([str(EXAMPLES / "hot-broker.json")]))
     assert p.moves
     c = confidence(p)
-    assert not c.assessed and "one snapshot" in c.why
+    assert not c.assessed and "one reading" in c.why
     assert ProposeView(p).to_data()["explanation"]["confidence"]["assessed"] is False
 
 
