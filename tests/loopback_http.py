@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import socket
 import sys
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 #: Seconds an accepted connection may stay silent: long enough for any test's keep-alive gap on a
@@ -47,3 +47,13 @@ class LoopbackHTTPServer(ThreadingHTTPServer):
         if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
             return
         super().handle_error(request, client_address)
+
+
+def send_json(handler: BaseHTTPRequestHandler, body: bytes, status: int = 200) -> None:
+    """``handler``'s answer: ``status`` with ``body`` (JSON text, already encoded), its type and
+    length said — the one way the tests' loopback servers answer JSON."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)

@@ -366,7 +366,7 @@ class TwoBrokerPrometheus:
         from http.server import BaseHTTPRequestHandler
         from urllib.parse import parse_qs, urlsplit
 
-        from tests.loopback_http import LoopbackHTTPServer
+        from tests.loopback_http import LoopbackHTTPServer, send_json
 
         brokers = ["127.0.0.1:8080", "127.0.0.1:8081"]
 
@@ -391,11 +391,7 @@ class TwoBrokerPrometheus:
                 body = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
                 if mutate is not None:
                     body = mutate(endpoint, body)
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                send_json(self, body)
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 
 from lbctl.cli.app import app
 from lbctl.sandbox import TestCluster, hot_cluster
-from tests.loopback_http import LoopbackHTTPServer
+from tests.loopback_http import LoopbackHTTPServer, send_json
 from tests.paths import EXAMPLES
 from tests.prom_helpers import TwoBrokerPrometheus
 
@@ -175,11 +175,7 @@ class _Recorder:
                 sent = self.headers.get("Authorization")
                 outer.authorization.append(sent)
                 body = json.dumps({"reason": f"refused {sent} {echo}"}).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                send_json(self, body, status)
 
             def log_message(self, *args: Any) -> None:
                 pass

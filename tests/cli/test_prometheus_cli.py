@@ -151,7 +151,7 @@ def test_prometheus_conf_authenticates_and_an_empty_prometheus_is_one_line(tmp_p
     import json
     from http.server import BaseHTTPRequestHandler
 
-    from tests.loopback_http import LoopbackHTTPServer
+    from tests.loopback_http import LoopbackHTTPServer, send_json
 
     seen: list[str | None] = []
 
@@ -159,11 +159,7 @@ def test_prometheus_conf_authenticates_and_an_empty_prometheus_is_one_line(tmp_p
         def do_GET(self) -> None:  # the http.server API's name
             seen.append(self.headers.get("Authorization"))
             body = json.dumps({"status": "success", "data": []}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            send_json(self, body)
 
         def log_message(self, *args: object) -> None:
             pass

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.loopback_http import LoopbackHTTPServer
+from tests.loopback_http import LoopbackHTTPServer, send_json
 
 FOREIGN_HOST = "127.0.0.2"
 
@@ -49,11 +49,7 @@ class Foreign:
                 body = self.rfile.read(n) if n else b""
                 outer.seen.append(Seen(self.command, self.path, dict(self.headers), body))
                 payload = json.dumps(outer.answers.get(self.path.split("?")[0], {})).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                send_json(self, payload)
 
             do_GET = do_PUT = do_POST = do_DELETE = _any
 

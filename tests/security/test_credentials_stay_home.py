@@ -15,7 +15,7 @@ import pytest
 
 from lbctl.sandbox import Fault, TestCluster
 from tests.live.live_helpers import ADMIN_TOKEN, Lbctl, assert_no_secret
-from tests.loopback_http import LoopbackHTTPServer
+from tests.loopback_http import LoopbackHTTPServer, send_json
 from tests.security.foreign import Foreign
 from tests.tls_helpers import self_signed
 
@@ -133,21 +133,13 @@ class _Issuer:
             def do_GET(self) -> None:
                 outer.seen.append(("GET", self.path, b""))
                 body = json.dumps({"issuer": outer.url, "token_endpoint": token_endpoint}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                send_json(self, body)
 
             def do_POST(self) -> None:
                 n = int(self.headers.get("content-length") or 0)
                 outer.seen.append(("POST", self.path, self.rfile.read(n)))
                 body = json.dumps({"access_token": ADMIN_TOKEN, "expires_in": 60}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                send_json(self, body)
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -219,11 +211,7 @@ class _IssuerSelf(_Issuer):
         def do_get(h: Any) -> None:
             outer.seen.append(("GET", h.path, b""))
             body = json.dumps({"issuer": outer.url, "token_endpoint": outer._endpoint}).encode()
-            h.send_response(200)
-            h.send_header("Content-Type", "application/json")
-            h.send_header("Content-Length", str(len(body)))
-            h.end_headers()
-            h.wfile.write(body)
+            send_json(h, body)
 
         handler.do_GET = do_get  # type: ignore[method-assign]
 

@@ -7,6 +7,7 @@ errors of a Prometheus that is down, slow or answers with partial data.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -27,7 +28,7 @@ from lbctl.model.cluster import iso_time
 from lbctl.model.load import ResourceUsage
 from lbctl.sources.prometheus import HistoryRequest, Reference, read_history
 from lbctl.sources.snapshot_schema import parse_snapshot
-from tests.loopback_http import LoopbackHTTPServer
+from tests.loopback_http import LoopbackHTTPServer, send_json
 from tests.prom_helpers import Counters, free_port, needs_prometheus, openmetrics, prometheus_with
 
 pytestmark = [needs_prometheus, pytest.mark.slow]
@@ -300,14 +301,8 @@ class _Proxy(BaseHTTPRequestHandler):
         if self.warnings and self.path.startswith("/api/v1/query_range"):
             body["warnings"] = self.warnings
         data = json.dumps(body).encode()
-        try:
-            self.send_response(r.status_code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            send_json(self, data, r.status_code)
 
     def log_message(self, *args: Any) -> None:
         pass
