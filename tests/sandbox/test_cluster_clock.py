@@ -209,10 +209,7 @@ def test_rebalance_afters_grace_is_cluster_time(tmp_path: Path, monkeypatch: pyt
             move_now(c, b, ids[2])
         c.brokers[target].cpu = (5.0, 100.0)
         sent = time.time() - wall_seconds
-        journal.write_text("".join(
-            json.dumps({"run": "r", "time": sent, "state": "done", "method": "PUT",
-                        "url": f"{c.admin_url}/admin/v2/namespaces/{b}/unload"}) + "\n"
-            for b in sorted(c.owners)))
+        _journal_unloads(journal, c, sent)
         r = lbctl(c, "rebalance-after", target, "-o", "json")
         assert r.exit_code == 0, r.stderr
         actions = json.loads(r.stdout)["actions"]
@@ -249,13 +246,20 @@ def test_proposes_held_bundles_are_counted_in_cluster_time(
     try:
         c.clock = RunningClock(speed)
         sent = time.time() - wall_seconds
-        journal.write_text("".join(
-            json.dumps({"run": "r", "time": sent, "state": "done", "method": "PUT",
-                        "url": f"{c.admin_url}/admin/v2/namespaces/{b}/unload"}) + "\n"
-            for b in sorted(c.owners)))
+        _journal_unloads(journal, c, sent)
         r = lbctl(c, "propose", "-o", "json")
         assert r.exit_code == 0, r.stderr
         actions = [a for a in json.loads(r.stdout)["actions"] if a.get("action") == "unload"]
         assert (actions == []) == held, actions
     finally:
         c.stop()
+
+
+def _journal_unloads(journal: Path, c: TestCluster, sent: float) -> None:
+    """A journal of one done unload of every bundle ``c`` owns, each sent at ``sent`` (wall)."""
+    import json
+
+    journal.write_text("".join(
+        json.dumps({"run": "r", "time": sent, "state": "done", "method": "PUT",
+                    "url": f"{c.admin_url}/admin/v2/namespaces/{b}/unload"}) + "\n"
+        for b in sorted(c.owners)))
