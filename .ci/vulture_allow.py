@@ -110,7 +110,6 @@ _.set_reassignment
 _.remove_broker
 _.set_dynamic
 _.unjudged_total  # lbctl.watch.divergence.Checker: the moves not judged during the warm-up
-_.sandbox_clock  # lbctl.admin.client.AdminClient: the sandbox header a loopback host sent
 
 # -- lbctl.sandbox.clock: the clock tests step by hand (every report, cycle and lookup at a time
 # the test chose); the CLI runs the RunningClock

@@ -483,12 +483,6 @@ class AdminClient:
         (:meth:`lbctl.admin.clock.ClusterClock.speed`)."""
         return self.clock.speed()
 
-    @property
-    def sandbox_clock(self) -> tuple[float, str] | None:
-        """(local time, value) of the last :data:`SANDBOX_CLOCK_HEADER` a loopback host answered
-        with; None against any real cluster (Pulsar never sets it)."""
-        return self.clock.sandbox
-
     def _heard(self, url: str, asked: float, headers: Any) -> None:
         """An answer's clock headers to :attr:`clock`, dated midway through its request. A
         ``Date`` counts from the admin URL's own origin only: the per-broker requests (a load

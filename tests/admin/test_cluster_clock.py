@@ -59,7 +59,7 @@ def test_a_remote_sandbox_header_is_not_believed_for_speed_or_time() -> None:
     with client:
         client.json(call(CLUSTERS))
         now = time.time()
-        assert client.cluster_speed() == 1 and client.sandbox_clock is None
+        assert client.cluster_speed() == 1 and client.clock.sandbox is None
         assert client.clock.at(now) == now
 
 
